@@ -1,0 +1,205 @@
+//! Definitions shared by the HRT kernel and the `hrt` monitor.
+//!
+//! Everything that crosses the guest/host boundary is defined here once: the physical memory
+//! layout at boot, the boot-info block, and the hypercall request block with its numbers.
+//! All structures are `#[repr(C)]` with fixed-width fields so both sides agree on layout.
+#![no_std]
+
+/// Bumped whenever a structure below changes incompatibly.
+pub const ABI_VERSION: u32 = 1;
+
+/// Identifies a valid boot-info block ("HRTBOOT1").
+pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
+
+/// Largest number of vCPUs the kernel supports (x2APIC IDs 0..MAX_CPUS).
+pub const MAX_CPUS: usize = 256;
+/// Largest number of memory zones (NUMA nodes) the boot-info block can describe.
+pub const MAX_ZONES: usize = 8;
+/// Largest number of reserved physical ranges the boot-info block can describe.
+pub const MAX_RESERVED: usize = 8;
+/// Bytes of kernel command line.
+pub const CMDLINE_LEN: usize = 512;
+
+/// Physical layout at boot. Page 0 stays unused so the kernel can leave it unmapped.
+pub mod layout {
+    /// The boot-info block (one 4 KiB page).
+    pub const BOOT_INFO: u64 = 0x1000;
+    /// The monitor's boot page tables: PML4, PDPT, then one PD per GiB of guest memory in
+    /// `[BOOT_PD, BOOT_PD_END)`, identity-mapping all of it with 2 MiB pages until the kernel
+    /// has built its own tables.
+    pub const BOOT_PML4: u64 = 0x2000;
+    pub const BOOT_PDPT: u64 = 0x3000;
+    pub const BOOT_PD: u64 = 0x4000;
+    pub const BOOT_PD_END: u64 = 0x10_0000;
+    /// Largest guest memory the boot tables can map (one PD per GiB).
+    pub const MAX_MEM: u64 = ((BOOT_PD_END - BOOT_PD) / 0x1000) << 30;
+    /// Everything below this address is reserved for the monitor's boot structures.
+    pub const LOW_RESERVED_END: u64 = 0x10_0000;
+    /// The kernel image is linked here (see kernel/linker.ld).
+    pub const KERNEL_BASE: u64 = 0x10_0000;
+    /// The kernel image must end below this address; static executables linked at 0x400000
+    /// (gcc's default) keep their link address in the identity map.
+    pub const KERNEL_LIMIT: u64 = 0x40_0000;
+    /// Size of each vCPU's boot stack (the stack `_start` runs on; each CPU's idle thread).
+    pub const BOOT_STACK_SIZE: u64 = 64 << 10;
+}
+
+/// The block the monitor writes at `layout::BOOT_INFO` before the first instruction runs.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct BootInfo {
+    pub magic: u64,
+    pub version: u32,
+    /// Number of vCPUs; vCPU i has x2APIC ID i.
+    pub num_cpus: u32,
+    /// Bytes of guest RAM, starting at guest physical 0.
+    pub mem_size: u64,
+    /// TSC frequency in kHz as KVM reports it.
+    pub tsc_khz: u64,
+    /// Host CLOCK_REALTIME in ns and the guest TSC read at the same moment.
+    pub wallclock_ns: u64,
+    pub wallclock_tsc: u64,
+    /// `flags::*`.
+    pub flags: u64,
+    /// `features::*` the monitor's guest CPUID offers. Authoritative: on PVM the CPUID
+    /// instruction runs on the host CPU and reports features the VM does not support.
+    pub features: u64,
+    /// `Platform` as u32.
+    pub platform: u32,
+    pub num_zones: u32,
+    pub zones: [Zone; MAX_ZONES],
+    /// NUMA node of each CPU.
+    pub cpu_zone: [u8; MAX_CPUS],
+    pub num_reserved: u32,
+    pub _pad: u32,
+    /// Physical ranges the kernel must not hand out (besides its own image and the low MiB).
+    pub reserved: [Range; MAX_RESERVED],
+    /// Physical base of the boot stacks; CPU i's stack is
+    /// `[boot_stacks + i*BOOT_STACK_SIZE, boot_stacks + (i+1)*BOOT_STACK_SIZE)`.
+    pub boot_stacks: u64,
+    /// Timer preemption quantum in microseconds; 0 means no preemption (the default).
+    pub preempt_us: u64,
+    /// NUL-padded kernel command line, e.g. `selftest filter=thread`.
+    pub cmdline_len: u32,
+    pub _pad2: u32,
+    pub cmdline: [u8; CMDLINE_LEN],
+}
+
+impl BootInfo {
+    pub const fn zeroed() -> Self {
+        BootInfo {
+            magic: 0,
+            version: 0,
+            num_cpus: 0,
+            mem_size: 0,
+            tsc_khz: 0,
+            wallclock_ns: 0,
+            wallclock_tsc: 0,
+            flags: 0,
+            features: 0,
+            platform: 0,
+            num_zones: 0,
+            zones: [Zone { base: 0, size: 0 }; MAX_ZONES],
+            cpu_zone: [0; MAX_CPUS],
+            num_reserved: 0,
+            _pad: 0,
+            reserved: [Range { base: 0, size: 0 }; MAX_RESERVED],
+            boot_stacks: 0,
+            preempt_us: 0,
+            cmdline_len: 0,
+            _pad2: 0,
+            cmdline: [0; CMDLINE_LEN],
+        }
+    }
+
+    /// The command line as a string (empty if it is not UTF-8).
+    pub fn cmdline(&self) -> &str {
+        let len = (self.cmdline_len as usize).min(CMDLINE_LEN);
+        core::str::from_utf8(&self.cmdline[..len]).unwrap_or("")
+    }
+}
+
+/// A physical memory range.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub base: u64,
+    pub size: u64,
+}
+
+/// One NUMA node's memory.
+pub type Zone = Range;
+
+/// Bits of `BootInfo::flags`.
+pub mod flags {
+    /// Idle CPUs halt (and are woken by IPI) instead of polling.
+    pub const IDLE_HALT: u64 = 1 << 0;
+    /// Guest RAM is all zero at boot (fresh anonymous memory), so the kernel may skip zeroing.
+    pub const MEMORY_ZEROED: u64 = 1 << 1;
+}
+
+/// Bits of `BootInfo::features`.
+pub mod features {
+    pub const X2APIC: u64 = 1 << 0;
+    pub const TSC_DEADLINE: u64 = 1 << 1;
+    pub const XSAVE: u64 = 1 << 2;
+    pub const AVX: u64 = 1 << 3;
+    pub const PAGES_1G: u64 = 1 << 4;
+}
+
+/// What the guest kernel runs on; decides which privilege model is fast.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Platform {
+    /// VT-x / AMD-V: guest ring 0 runs natively.
+    HardwareVirt = 0,
+    /// KVM served by kvm_pvm for a guest that does not speak PVM: ring 0 is emulated.
+    PvmEmulated = 1,
+}
+
+impl Platform {
+    pub fn from_u32(v: u32) -> Platform {
+        match v {
+            1 => Platform::PvmEmulated,
+            _ => Platform::HardwareVirt,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Platform::HardwareVirt => "hardware virtualization (guest ring 0 native)",
+            Platform::PvmEmulated => "PVM, emulated supervisor mode (guest ring 0 ~1000x slower)",
+        }
+    }
+}
+
+/// The I/O port the guest writes the physical address of a [`Hypercall`] block to (32-bit OUT).
+/// Each vCPU owns its block, so requests from different CPUs never share state.
+pub const HYPERCALL_PORT: u16 = 0x0510;
+
+/// A request from the guest to the monitor. The monitor validates every guest address in it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hypercall {
+    /// `nr::*`
+    pub nr: u64,
+    pub args: [u64; 6],
+    /// Written by the monitor: a non-negative result or a negated errno.
+    pub ret: i64,
+}
+
+/// Hypercall numbers.
+pub mod nr {
+    /// Write bytes to the console (stderr). args: guest physical address, length.
+    pub const CONSOLE_WRITE: u64 = 1;
+    /// Power off; the monitor exits with args[0] as its status.
+    pub const SHUTDOWN: u64 = 2;
+    /// Release the secondary vCPUs (they do not run until the boot CPU is ready for them).
+    pub const START_CPUS: u64 = 3;
+    /// A kernel panic: args[0..2] is the message (address, length) already printed;
+    /// the monitor records it and exits with [`super::PANIC_STATUS`].
+    pub const PANIC: u64 = 4;
+}
+
+/// `hrt` exit status after a kernel panic.
+pub const PANIC_STATUS: i32 = 101;

@@ -1,0 +1,157 @@
+//! The local APIC: x2APIC through MSRs when offered, xAPIC through MMIO otherwise.
+//! Provides IPIs (one CPU, a set, all others), end-of-interrupt, and a one-shot timer
+//! (TSC-deadline when offered, else the APIC count-down timer calibrated against the TSC).
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::instr::{rdmsr, rdtsc, wrmsr, MSR_APIC_BASE, MSR_TSC_DEADLINE};
+
+pub const TIMER_VECTOR: u8 = 0xf0;
+/// Wakes a halted CPU so it looks at its run queue (the condition-variable "kick").
+pub const KICK_VECTOR: u8 = 0xf1;
+pub const SPURIOUS_VECTOR: u8 = 0xff;
+
+/// The xAPIC MMIO window (identity-mapped uncached by `paging`).
+pub const XAPIC_BASE: u64 = 0xfee0_0000;
+
+static X2APIC: AtomicBool = AtomicBool::new(false);
+static TSC_DEADLINE: AtomicBool = AtomicBool::new(false);
+/// APIC timer ticks per 1024 TSC cycles (count-down mode only).
+static TICKS_PER_1K_TSC: AtomicU64 = AtomicU64::new(0);
+
+// Register indices (xAPIC offset >> 4; x2APIC MSR = 0x800 + index).
+const REG_ID: u32 = 0x02;
+const REG_EOI: u32 = 0x0b;
+const REG_SVR: u32 = 0x0f;
+const REG_ICR: u32 = 0x30;
+const REG_ICR_HIGH: u32 = 0x31;
+const REG_LVT_TIMER: u32 = 0x32;
+const REG_TIMER_INIT: u32 = 0x38;
+const REG_TIMER_CURRENT: u32 = 0x39;
+const REG_TIMER_DIVIDE: u32 = 0x3e;
+
+const ICR_PENDING: u64 = 1 << 12;
+const ICR_ALL_BUT_SELF: u64 = 0b11 << 18;
+const LVT_MASKED: u32 = 1 << 16;
+const LVT_TSC_DEADLINE: u32 = 0b10 << 17;
+
+fn read(reg: u32) -> u64 {
+    if X2APIC.load(Ordering::Relaxed) {
+        rdmsr(0x800 + reg)
+    } else {
+        // SAFETY: the xAPIC page is mapped and `reg` is a valid register offset.
+        unsafe { core::ptr::read_volatile((XAPIC_BASE + ((reg as u64) << 4)) as *const u32) as u64 }
+    }
+}
+
+fn write(reg: u32, value: u64) {
+    if X2APIC.load(Ordering::Relaxed) {
+        // SAFETY: x2APIC registers are MSRs 0x800+; writing them only affects the local APIC.
+        unsafe { wrmsr(0x800 + reg, value) };
+    } else {
+        // SAFETY: the xAPIC page is mapped and `reg` is a valid register offset.
+        unsafe { core::ptr::write_volatile((XAPIC_BASE + ((reg as u64) << 4)) as *mut u32, value as u32) };
+    }
+}
+
+/// Decides the APIC mode; called once by the boot CPU before `init_cpu` anywhere.
+pub fn detect() {
+    use super::features::{has, TSC_DEADLINE as DEADLINE, X2APIC as X2};
+    X2APIC.store(has(X2), Ordering::Relaxed);
+    TSC_DEADLINE.store(has(DEADLINE), Ordering::Relaxed);
+}
+
+pub fn is_x2apic() -> bool {
+    X2APIC.load(Ordering::Relaxed)
+}
+
+pub fn has_tsc_deadline() -> bool {
+    TSC_DEADLINE.load(Ordering::Relaxed)
+}
+
+/// Enables this CPU's local APIC and installs the timer, kick and spurious vectors.
+pub fn init_cpu() {
+    let mut base = rdmsr(MSR_APIC_BASE) | (1 << 11);
+    if is_x2apic() {
+        base |= 1 << 10;
+    }
+    // SAFETY: enabling the local APIC (and x2APIC mode where CPUID offers it).
+    unsafe { wrmsr(MSR_APIC_BASE, base) };
+    write(REG_SVR, 0x100 | SPURIOUS_VECTOR as u64);
+    let mode = if has_tsc_deadline() { LVT_TSC_DEADLINE } else { 0 };
+    write(REG_LVT_TIMER, (mode | TIMER_VECTOR as u32) as u64);
+    if !has_tsc_deadline() {
+        write(REG_TIMER_DIVIDE, 0b1011); // divide by 1
+        if TICKS_PER_1K_TSC.load(Ordering::Relaxed) == 0 {
+            calibrate();
+        }
+    }
+}
+
+/// Measures the count-down timer against the TSC (only without TSC-deadline mode).
+fn calibrate() {
+    write(REG_LVT_TIMER, (LVT_MASKED | TIMER_VECTOR as u32) as u64);
+    write(REG_TIMER_INIT, u32::MAX as u64);
+    let t0 = rdtsc();
+    while rdtsc() - t0 < 1 << 20 {
+        core::hint::spin_loop();
+    }
+    let elapsed = rdtsc() - t0;
+    let ticks = u32::MAX as u64 - read(REG_TIMER_CURRENT);
+    TICKS_PER_1K_TSC.store((ticks * 1024 / elapsed).max(1), Ordering::Relaxed);
+    write(REG_TIMER_INIT, 0);
+    write(REG_LVT_TIMER, TIMER_VECTOR as u64);
+}
+
+/// This CPU's APIC ID.
+pub fn id() -> u32 {
+    let v = read(REG_ID);
+    if is_x2apic() {
+        v as u32
+    } else {
+        (v >> 24) as u32
+    }
+}
+
+pub fn eoi() {
+    write(REG_EOI, 0);
+}
+
+fn send_icr(dest: u32, low: u64) {
+    if is_x2apic() {
+        write(REG_ICR, ((dest as u64) << 32) | low);
+    } else {
+        while read(REG_ICR) & ICR_PENDING != 0 {
+            core::hint::spin_loop();
+        }
+        write(REG_ICR_HIGH, (dest as u64) << 24);
+        write(REG_ICR, low);
+    }
+}
+
+/// Sends `vector` to the CPU whose APIC ID is `apic_id` (fixed delivery, physical mode).
+pub fn send_ipi(apic_id: u32, vector: u8) {
+    send_icr(apic_id, vector as u64);
+}
+
+/// Sends `vector` to every CPU but this one.
+pub fn send_ipi_all_others(vector: u8) {
+    send_icr(0, ICR_ALL_BUT_SELF | vector as u64);
+}
+
+/// Arms this CPU's one-shot timer to fire at TSC value `deadline` (0 disarms).
+pub fn set_deadline(deadline: u64) {
+    if has_tsc_deadline() {
+        // SAFETY: the TSC-deadline MSR only arms this CPU's timer.
+        unsafe { wrmsr(MSR_TSC_DEADLINE, deadline) };
+        return;
+    }
+    if deadline == 0 {
+        write(REG_TIMER_INIT, 0);
+        return;
+    }
+    let now = rdtsc();
+    let delta = deadline.saturating_sub(now).max(1);
+    let ticks = (delta as u128 * TICKS_PER_1K_TSC.load(Ordering::Relaxed) as u128 / 1024).clamp(1, u32::MAX as u128);
+    write(REG_TIMER_INIT, ticks as u64);
+}

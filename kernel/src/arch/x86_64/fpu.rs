@@ -1,0 +1,94 @@
+//! FPU/SSE state. The kernel itself is built soft-float and never touches these registers, so
+//! state only has to be switched between threads: FXSAVE/FXRSTOR, or XSAVE/XRSTOR with every
+//! component the CPU enables where XSAVE is offered.
+
+use core::arch::asm;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::instr::{cpuid, read_cr4, write_cr4};
+
+static USE_XSAVE: AtomicBool = AtomicBool::new(false);
+static AREA_SIZE: AtomicUsize = AtomicUsize::new(512);
+static XCR0: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+const CR4_OSFXSR: u64 = 1 << 9;
+const CR4_OSXMMEXCPT: u64 = 1 << 10;
+const CR4_OSXSAVE: u64 = 1 << 18;
+
+/// Decides FXSAVE or XSAVE and the save-area size; boot CPU, once.
+pub fn detect() {
+    if super::features::has(super::features::XSAVE) {
+        let (eax, _, _, edx) = cpuid(0xd, 0);
+        let supported = ((edx as u64) << 32) | eax as u64;
+        // x87, SSE, and AVX where offered: the state a Linux program may use.
+        let avx = if super::features::has(super::features::AVX) { 0x4 } else { 0 };
+        let xcr0 = supported & (0x3 | avx);
+        XCR0.store(xcr0, Ordering::Relaxed);
+        USE_XSAVE.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Enables SSE (and XSAVE where used) on this CPU and sets the area size.
+pub fn init_cpu() {
+    let mut cr4 = read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT;
+    if USE_XSAVE.load(Ordering::Relaxed) {
+        cr4 |= CR4_OSXSAVE;
+    }
+    // SAFETY: enabling features CPUID reported.
+    unsafe { write_cr4(cr4) };
+    if USE_XSAVE.load(Ordering::Relaxed) {
+        let xcr0 = XCR0.load(Ordering::Relaxed);
+        // SAFETY: OSXSAVE is on and xcr0 only holds supported components with x87 set.
+        unsafe { asm!("xsetbv", in("ecx") 0, in("eax") xcr0 as u32, in("edx") (xcr0 >> 32) as u32) };
+        let (_, ebx, _, _) = cpuid(0xd, 0);
+        AREA_SIZE.store(ebx as usize, Ordering::Relaxed);
+    }
+}
+
+pub fn uses_xsave() -> bool {
+    USE_XSAVE.load(Ordering::Relaxed)
+}
+
+/// Bytes of a save area (64-byte aligned).
+pub fn area_size() -> usize {
+    AREA_SIZE.load(Ordering::Relaxed)
+}
+
+/// Writes a clean initial state (default MXCSR and x87 control word) into `area`.
+///
+/// # Safety
+/// `area` must be `area_size()` writable bytes, 64-byte aligned.
+pub unsafe fn init_area(area: *mut u8) {
+    // SAFETY: forwarded to the caller's contract.
+    unsafe {
+        core::ptr::write_bytes(area, 0, area_size());
+        (area as *mut u16).write(0x037f); // FCW: all exceptions masked
+        (area.add(24) as *mut u32).write(0x1f80); // MXCSR: all exceptions masked
+    }
+}
+
+/// # Safety
+/// `area` must be a save area as for `init_area`.
+#[inline(always)]
+pub unsafe fn save(area: *mut u8) {
+    if USE_XSAVE.load(Ordering::Relaxed) {
+        // SAFETY: forwarded; eax:edx = all enabled components.
+        unsafe { asm!("xsave64 [{}]", in(reg) area, in("eax") u32::MAX, in("edx") u32::MAX, options(nostack)) };
+    } else {
+        // SAFETY: forwarded.
+        unsafe { asm!("fxsave64 [{}]", in(reg) area, options(nostack)) };
+    }
+}
+
+/// # Safety
+/// `area` must hold state written by `save` or `init_area`.
+#[inline(always)]
+pub unsafe fn restore(area: *const u8) {
+    if USE_XSAVE.load(Ordering::Relaxed) {
+        // SAFETY: forwarded.
+        unsafe { asm!("xrstor64 [{}]", in(reg) area, in("eax") u32::MAX, in("edx") u32::MAX, options(nostack)) };
+    } else {
+        // SAFETY: forwarded.
+        unsafe { asm!("fxrstor64 [{}]", in(reg) area, options(nostack)) };
+    }
+}

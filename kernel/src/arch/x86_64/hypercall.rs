@@ -1,0 +1,51 @@
+//! Requests to the monitor: one `out` to `HYPERCALL_PORT` carrying the physical address of this
+//! CPU's request block. The vCPU stops until the monitor has served it, so the block can be
+//! reused as soon as `out` returns.
+
+use hrt_abi::{nr, Hypercall, HYPERCALL_PORT, MAX_CPUS};
+
+use super::instr::outl;
+use crate::sync::PerCpuCell;
+
+static BLOCKS: [PerCpuCell<Hypercall>; MAX_CPUS] =
+    [const { PerCpuCell::new(Hypercall { nr: 0, args: [0; 6], ret: 0 }) }; MAX_CPUS];
+
+/// Performs hypercall `nr` with `args` and returns the monitor's result.
+pub fn call(nr: u64, args: &[u64]) -> i64 {
+    let cpu = super::percpu::cpu_id();
+    let was = super::irq::save_and_disable();
+    // SAFETY: interrupts are off and the block belongs to this CPU, so nothing else touches it.
+    let ret = unsafe {
+        let block = &mut *BLOCKS[cpu].get();
+        block.nr = nr;
+        let n = args.len().min(6);
+        block.args[..n].copy_from_slice(&args[..n]);
+        block.ret = 0;
+        let block = block as *mut Hypercall;
+        // Identity-mapped kernel below 4 GiB: the address fits the 32-bit port write.
+        outl(HYPERCALL_PORT, block as u64 as u32);
+        core::ptr::read_volatile(&(*block).ret)
+    };
+    super::irq::restore(was);
+    ret
+}
+
+pub fn console_write(bytes: &[u8]) {
+    call(nr::CONSOLE_WRITE, &[bytes.as_ptr() as u64, bytes.len() as u64]);
+}
+
+pub fn shutdown(status: i32) -> ! {
+    loop {
+        call(nr::SHUTDOWN, &[status as u32 as u64]);
+    }
+}
+
+pub fn start_cpus() {
+    call(nr::START_CPUS, &[]);
+}
+
+pub fn report_panic() -> ! {
+    loop {
+        call(nr::PANIC, &[]);
+    }
+}

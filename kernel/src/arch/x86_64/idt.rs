@@ -1,0 +1,160 @@
+//! The interrupt descriptor table, shared by all CPUs, and the 256 entry stubs.
+//!
+//! Each stub is 16 bytes at `isr_stubs + 16 * vector`: it pushes a zero error code where the
+//! CPU pushes none, pushes the vector, and jumps to `trap_common`, which saves every
+//! general-purpose register into a `TrapFrame` and calls `traps::dispatch`. Gates are filled
+//! lazily (exceptions at boot, interrupt vectors when a handler is registered): on emulated
+//! ring 0 every boot instruction costs about a microsecond.
+
+use core::arch::asm;
+use core::cell::UnsafeCell;
+
+use super::gdt::{IST_DOUBLE_FAULT, IST_MACHINE_CHECK, IST_NMI, KERNEL_CS};
+
+core::arch::global_asm!(
+    ".section .text",
+    ".balign 16",
+    ".global isr_stubs",
+    "isr_stubs:",
+    ".set vec, 0",
+    ".rept 256",
+    "    .balign 16",
+    // Vectors 8, 10-14, 17, 21, 29, 30 come with an error code from the CPU.
+    "    .if (vec == 8) || ((vec >= 10) && (vec <= 14)) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30)",
+    "    .else",
+    "    .byte 0x6a, 0x00", // push 0
+    "    .endif",
+    "    .byte 0x68", // push imm32
+    "    .long vec",
+    "    jmp {common}",
+    "    .set vec, vec + 1",
+    ".endr",
+    common = sym trap_common,
+);
+
+/// Saves registers into a `TrapFrame`, swaps GS when the trap came from ring 3, dispatches.
+#[unsafe(naked)]
+unsafe extern "C" fn trap_common() {
+    core::arch::naked_asm!(
+        // [rsp] = vector, [rsp+8] = error, [rsp+16] = rip, [rsp+24] = cs
+        "test byte ptr [rsp + 24], 3",
+        "jz 2f",
+        "swapgs",
+        "2:",
+        "push rax",
+        "push rbx",
+        "push rcx",
+        "push rdx",
+        "push rsi",
+        "push rdi",
+        "push rbp",
+        "push r8",
+        "push r9",
+        "push r10",
+        "push r11",
+        "push r12",
+        "push r13",
+        "push r14",
+        "push r15",
+        "mov rdi, rsp",
+        "cld",
+        "call {dispatch}",
+        "pop r15",
+        "pop r14",
+        "pop r13",
+        "pop r12",
+        "pop r11",
+        "pop r10",
+        "pop r9",
+        "pop r8",
+        "pop rbp",
+        "pop rdi",
+        "pop rsi",
+        "pop rdx",
+        "pop rcx",
+        "pop rbx",
+        "pop rax",
+        "test byte ptr [rsp + 24], 3",
+        "jz 3f",
+        "swapgs",
+        "3:",
+        "add rsp, 16",
+        "iretq",
+        dispatch = sym super::traps::dispatch,
+    );
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Gate {
+    offset_low: u16,
+    selector: u16,
+    ist: u8,
+    type_attr: u8,
+    offset_mid: u16,
+    offset_high: u32,
+    _reserved: u32,
+}
+
+const MISSING: Gate =
+    Gate { offset_low: 0, selector: 0, ist: 0, type_attr: 0, offset_mid: 0, offset_high: 0, _reserved: 0 };
+
+#[repr(C, align(16))]
+struct Idt(UnsafeCell<[Gate; 256]>);
+
+// SAFETY: gates are written only by `set_gate`, whose callers serialise (boot CPU at boot,
+// handler registration under the handler-table lock); the CPU reads them.
+unsafe impl Sync for Idt {}
+
+static IDT: Idt = Idt(UnsafeCell::new([MISSING; 256]));
+
+extern "C" {
+    static isr_stubs: u8;
+}
+
+fn stub_address(vector: u8) -> u64 {
+    core::ptr::addr_of!(isr_stubs) as u64 + 16 * vector as u64
+}
+
+/// Installs the stub for `vector` as a present interrupt gate (IF cleared on entry).
+pub fn set_gate(vector: u8, ist: u8, user_callable: bool) {
+    let addr = stub_address(vector);
+    let dpl: u8 = if user_callable { 3 } else { 0 };
+    let gate = Gate {
+        offset_low: addr as u16,
+        selector: KERNEL_CS,
+        ist,
+        type_attr: 0x8e | (dpl << 5),
+        offset_mid: (addr >> 16) as u16,
+        offset_high: (addr >> 32) as u32,
+        _reserved: 0,
+    };
+    // SAFETY: see `Idt`'s Sync note; a 16-byte gate write while another CPU could take that
+    // vector is impossible because vectors are only raised after registration completes.
+    unsafe { (*IDT.0.get())[vector as usize] = gate };
+}
+
+/// Fills the exception gates; called once by the boot CPU.
+pub fn init() {
+    for v in 0..32u8 {
+        let ist = match v {
+            2 => IST_NMI,
+            8 => IST_DOUBLE_FAULT,
+            18 => IST_MACHINE_CHECK,
+            _ => 0,
+        };
+        set_gate(v, ist, v == 3);
+    }
+}
+
+/// Loads the shared IDT on this CPU.
+pub fn load() {
+    #[repr(C, packed)]
+    struct Pointer {
+        limit: u16,
+        base: u64,
+    }
+    let ptr = Pointer { limit: (256 * 16 - 1) as u16, base: IDT.0.get() as u64 };
+    // SAFETY: the IDT is static and its present gates point at valid stubs.
+    unsafe { asm!("lidt [{}]", in(reg) &ptr, options(readonly, nostack)) };
+}

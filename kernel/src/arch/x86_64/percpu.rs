@@ -1,0 +1,40 @@
+//! Per-CPU data through the GS base: GS:0 holds a pointer to this CPU's `crate::cpu::PerCpu`,
+//! GS:8 its CPU index. Reading either costs one instruction and needs no lock.
+
+use core::arch::asm;
+
+use super::instr::{wrmsr, MSR_GS_BASE};
+
+/// Offsets of the fields the assembly below (and later entry paths) read through GS.
+pub const OFF_SELF: usize = 0;
+pub const OFF_CPU_ID: usize = 8;
+
+/// # Safety
+/// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields
+/// at the offsets above.
+pub unsafe fn set_base(base: u64) {
+    // SAFETY: forwarded to the caller's contract.
+    unsafe { wrmsr(MSR_GS_BASE, base) };
+}
+
+/// This CPU's index (0 .. number of CPUs).
+#[inline(always)]
+pub fn cpu_id() -> usize {
+    let id: usize;
+    // SAFETY: GS is set up before any code that can call this runs (first thing at entry).
+    unsafe {
+        asm!("mov {}, gs:[{off}]", out(reg) id, off = const OFF_CPU_ID, options(nostack, readonly, preserves_flags))
+    };
+    id
+}
+
+/// Address of this CPU's `PerCpu`.
+#[inline(always)]
+pub fn self_ptr() -> usize {
+    let p: usize;
+    // SAFETY: as for `cpu_id`.
+    unsafe {
+        asm!("mov {}, gs:[{off}]", out(reg) p, off = const OFF_SELF, options(nostack, readonly, preserves_flags))
+    };
+    p
+}

@@ -1,0 +1,122 @@
+//! Bring-up after `_start`: the boot CPU initialises memory, paging, descriptor tables, LAPIC,
+//! time and the scheduler, releases the other CPUs, then runs the kernel's main thread.
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use alloc::string::String;
+use hrt_abi::{BootInfo, Platform, ABI_VERSION, BOOT_MAGIC};
+
+use crate::arch::{apic, fpu, gdt, hypercall, idt, paging};
+use crate::{cpu, mem, sched, time};
+
+static BOOT_INFO: AtomicUsize = AtomicUsize::new(0);
+static CPUS_ONLINE: AtomicUsize = AtomicUsize::new(0);
+
+/// The boot-info block the monitor wrote.
+pub fn info() -> &'static BootInfo {
+    // SAFETY: set once by the boot CPU before anything reads it; the block is never written
+    // again and its page is reserved.
+    unsafe { &*(BOOT_INFO.load(Ordering::Acquire) as *const BootInfo) }
+}
+
+/// Entered from `_start` on every CPU.
+pub extern "C" fn kernel_entry(boot_info: u64, cpu_index: u64) -> ! {
+    let cpu_index = cpu_index as usize;
+    // SAFETY: the monitor passes the address of the block it wrote.
+    let boot: &'static BootInfo = unsafe { &*(boot_info as *const BootInfo) };
+    cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);
+    if cpu_index == 0 {
+        boot_cpu(boot)
+    } else {
+        secondary_cpu()
+    }
+}
+
+fn boot_cpu(boot: &'static BootInfo) -> ! {
+    if boot.magic != BOOT_MAGIC || boot.version != ABI_VERSION {
+        kprintln!(
+            "hrt: boot-info block has magic {:#x} version {} (want version {})",
+            boot.magic,
+            boot.version,
+            ABI_VERSION
+        );
+        hypercall::shutdown(1);
+    }
+    BOOT_INFO.store(boot as *const BootInfo as usize, Ordering::Release);
+    cpu::set_count(boot.num_cpus as usize);
+    crate::arch::features::init(boot.features);
+    time::init(boot.tsc_khz);
+    mem::init(boot);
+    apic::detect();
+    fpu::detect();
+    paging::build_identity_map(boot.mem_size, !apic::is_x2apic());
+    idt::init();
+    sched::configure(boot.flags & hrt_abi::flags::IDLE_HALT != 0, boot.preempt_us);
+    init_this_cpu();
+    kprintln!(
+        "hrt: kernel up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz, idle {}{}",
+        boot.num_cpus,
+        boot.mem_size >> 20,
+        boot.num_zones,
+        if paging::has_1g_pages() { "1 GiB" } else { "2 MiB" },
+        if apic::is_x2apic() { "x2APIC" } else { "xAPIC" },
+        boot.tsc_khz / 1000,
+        if sched::idle_halts() { "halt" } else { "poll" },
+        if boot.preempt_us > 0 { ", preemptive" } else { "" },
+    );
+    kprintln!("hrt: platform: {}", Platform::from_u32(boot.platform).describe());
+    if boot.num_cpus > 1 {
+        hypercall::start_cpus();
+        while CPUS_ONLINE.load(Ordering::Acquire) < boot.num_cpus as usize {
+            core::hint::spin_loop();
+        }
+    }
+    let main = sched::spawn(sched::ThreadOptions::named("main").on_cpu(0), kernel_main)
+        .expect("cannot create the main thread");
+    main.detach();
+    sched::idle::idle_loop()
+}
+
+fn secondary_cpu() -> ! {
+    init_this_cpu();
+    sched::idle::idle_loop()
+}
+
+/// Per-CPU set-up common to every CPU.
+fn init_this_cpu() {
+    paging::activate();
+    let this = cpu::this();
+    // SAFETY: the IST stacks are fresh allocations owned by this CPU's TSS forever.
+    unsafe {
+        let tss = &mut *this.tss.get();
+        for slot in 0..gdt::IST_COUNT {
+            let stack = mem::alloc_pages(mem::order_for(gdt::IST_STACK_SIZE), None).expect("no memory for IST stacks");
+            tss.ist[slot] = stack + gdt::IST_STACK_SIZE as u64;
+        }
+        gdt::load(&mut *this.gdt.get(), &*this.tss.get());
+    }
+    idt::load();
+    fpu::init_cpu();
+    apic::init_cpu();
+    sched::init_cpu();
+    this.online.store(true, Ordering::Release);
+    CPUS_ONLINE.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The kernel's main thread: runs what the command line asks for, then shuts down.
+fn kernel_main() -> u64 {
+    let cmdline = String::from(info().cmdline());
+    let mut words = cmdline.split_whitespace();
+    let status = match words.next() {
+        Some("selftest") => {
+            let filter = words.find_map(|w| w.strip_prefix("filter="));
+            crate::selftest::run_all(filter)
+        }
+        Some(other) => {
+            kprintln!("hrt: unknown kernel command '{other}'");
+            2
+        }
+        None => 0,
+    };
+    hypercall::shutdown(status)
+}

@@ -1,0 +1,103 @@
+//! Per-CPU state. Each CPU's `PerCpu` sits in a static array and is reached through GS
+//! (see `arch::percpu`), so finding it costs one instruction.
+
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use hrt_abi::MAX_CPUS;
+
+use crate::arch::gdt::{Gdt, Tss};
+use crate::arch::percpu;
+use crate::sched::CpuSched;
+use crate::sync::PerCpuCell;
+
+#[repr(C)]
+pub struct PerCpu {
+    /// Fields read from assembly through GS; offsets in `arch::percpu`.
+    self_ptr: usize,
+    id: usize,
+    /// Kernel stack top of the running thread (for entries from ring 3).
+    pub kernel_rsp: u64,
+    /// Scratch slot for the ring-3 system-call entry.
+    pub user_rsp: u64,
+    pub zone: AtomicUsize,
+    pub online: AtomicBool,
+    pub gdt: PerCpuCell<Gdt>,
+    pub tss: PerCpuCell<Tss>,
+    pub sched: CpuSched,
+}
+
+impl PerCpu {
+    const fn new() -> Self {
+        PerCpu {
+            self_ptr: 0,
+            id: 0,
+            kernel_rsp: 0,
+            user_rsp: 0,
+            zone: AtomicUsize::new(0),
+            online: AtomicBool::new(false),
+            gdt: PerCpuCell::new(Gdt::new()),
+            tss: PerCpuCell::new(Tss::new()),
+            sched: CpuSched::new(),
+        }
+    }
+}
+
+struct PerCpuArray([PerCpuCell<PerCpu>; MAX_CPUS]);
+
+static CPUS: PerCpuArray = PerCpuArray([const { PerCpuCell::new(PerCpu::new()) }; MAX_CPUS]);
+static NUM_CPUS: AtomicUsize = AtomicUsize::new(1);
+
+/// Points GS at CPU `id`'s record. First thing every CPU does.
+pub fn init_this_cpu(id: usize, zone: usize) {
+    let cpu = CPUS.0[id].get();
+    // SAFETY: during early boot only CPU `id` touches its own record; GS then makes it the
+    // current CPU's record for the lifetime of the kernel.
+    unsafe {
+        (*cpu).self_ptr = cpu as usize;
+        (*cpu).id = id;
+        (*cpu).zone.store(zone, Ordering::Relaxed);
+        percpu::set_base(cpu as u64);
+    }
+}
+
+pub fn set_count(n: usize) {
+    NUM_CPUS.store(n, Ordering::Relaxed);
+}
+
+/// Number of CPUs in the VM.
+pub fn count() -> usize {
+    NUM_CPUS.load(Ordering::Relaxed)
+}
+
+/// Index of the CPU running this code.
+#[inline(always)]
+pub fn id() -> usize {
+    percpu::cpu_id()
+}
+
+/// The current CPU's record.
+#[inline(always)]
+pub fn this() -> &'static PerCpu {
+    // SAFETY: GS:0 holds a pointer to this CPU's static record.
+    unsafe { &*(percpu::self_ptr() as *const PerCpu) }
+}
+
+/// CPU `id`'s record (shared fields only: atomics and locks).
+pub fn get(id: usize) -> &'static PerCpu {
+    // SAFETY: records are static; callers only use their synchronised fields.
+    unsafe { &*CPUS.0[id].get() }
+}
+
+/// NUMA zone of the current CPU.
+pub fn current_zone() -> usize {
+    this().zone.load(Ordering::Relaxed)
+}
+
+pub fn zone_of(cpu: usize) -> usize {
+    get(cpu).zone.load(Ordering::Relaxed)
+}
+
+/// APIC ID of CPU `cpu` (the monitor numbers them identically).
+pub fn apic_id(cpu: usize) -> u32 {
+    cpu as u32
+}

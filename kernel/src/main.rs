@@ -1,0 +1,18 @@
+//! The HRT kernel: an AeroKernel for parallel runtimes (identity-mapped memory, per-CPU state,
+//! cheap kernel threads, tickless LAPIC timers and IPIs), booted by the `hrt` monitor.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+#[macro_use]
+pub mod console;
+pub mod arch;
+pub mod boot;
+pub mod cpu;
+pub mod mem;
+pub mod panic;
+pub mod sched;
+pub mod selftest;
+pub mod sync;
+pub mod time;

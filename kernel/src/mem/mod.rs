@@ -1,0 +1,217 @@
+//! Physical memory: one buddy allocator per zone (NUMA node), plus the kernel heap.
+//!
+//! Each zone's allocator keeps its bitmap in the zone's own memory (the lowest free spot),
+//! so a zone's bookkeeping stays node-local. Zones are independent locks; `alloc_pages`
+//! prefers the current CPU's zone and falls back to the others.
+
+pub mod buddy;
+pub mod heap;
+mod ranges;
+
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use hrt_abi::{flags, layout, BootInfo, MAX_RESERVED, MAX_ZONES};
+
+use crate::sync::spinlock::IrqSpinLock;
+use buddy::{Buddy, PAGE_SIZE};
+use ranges::Excluded;
+
+pub use buddy::{block_size, MAX_ORDER};
+
+/// One zone: its allocator, and its bounds readable without the lock (fixed after `init`).
+struct Zone {
+    buddy: IrqSpinLock<Buddy>,
+    base: AtomicUsize,
+    end: AtomicUsize,
+}
+
+impl Zone {
+    const fn new() -> Zone {
+        Zone { buddy: IrqSpinLock::new(Buddy::empty()), base: AtomicUsize::new(0), end: AtomicUsize::new(0) }
+    }
+}
+
+static ZONES: [Zone; MAX_ZONES] = [const { Zone::new() }; MAX_ZONES];
+static NUM_ZONES: AtomicUsize = AtomicUsize::new(0);
+
+/// Physical address of each zone's metadata once its allocator is set up; 0 = not yet
+/// (address 0 is in the reserved low memory, so it is never a real location).
+static META: [AtomicU64; MAX_ZONES] = [const { AtomicU64::new(0) }; MAX_ZONES];
+
+const PAGE: u64 = PAGE_SIZE as u64;
+
+extern "C" {
+    // Defined by kernel/linker.ld; only their addresses are meaningful.
+    static __kernel_start: u8;
+    static __kernel_end: u8;
+}
+
+/// Sets up every zone's allocator. Runs once, on the boot CPU, before other CPUs start and
+/// before the first heap allocation; the monitor's boot page tables map all guest RAM.
+pub fn init(boot: &BootInfo) {
+    let excluded = excluded_ranges(boot);
+    let n = (boot.num_zones as usize).min(MAX_ZONES);
+    for z in 0..n {
+        let (lo, hi) = zone_bounds(boot, z);
+        if lo < hi {
+            setup_zone(boot, z, &excluded, lo, hi);
+        }
+    }
+    NUM_ZONES.store(n, Ordering::Release);
+}
+
+/// Zone `z`'s page-aligned bounds.
+fn zone_bounds(boot: &BootInfo, z: usize) -> (u64, u64) {
+    let info = boot.zones[z];
+    let lo = info.base.next_multiple_of(PAGE);
+    let hi = info.base.saturating_add(info.size) & !(PAGE - 1);
+    (lo, hi)
+}
+
+/// Everything that is never free, whichever zone it falls in.
+fn excluded_ranges(boot: &BootInfo) -> Excluded<{ MAX_RESERVED + 3 }> {
+    let mut excluded = Excluded::new();
+    excluded.add(0, layout::LOW_RESERVED_END, PAGE);
+    let kernel_start = &raw const __kernel_start as u64;
+    let kernel_end = &raw const __kernel_end as u64;
+    excluded.add(kernel_start, kernel_end, PAGE);
+    let stacks = boot.num_cpus as u64 * layout::BOOT_STACK_SIZE;
+    excluded.add(boot.boot_stacks, boot.boot_stacks + stacks, PAGE);
+    for r in &boot.reserved[..(boot.num_reserved as usize).min(MAX_RESERVED)] {
+        excluded.add(r.base, r.base.saturating_add(r.size), PAGE);
+    }
+    excluded
+}
+
+/// Places zone `z`'s metadata at its lowest free spot, sets up its allocator over `[lo, hi)`
+/// and frees the rest. Leaves the zone empty if the metadata does not fit.
+fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>, lo: u64, hi: u64) {
+    let meta_size = Buddy::metadata_bytes((hi - lo) as usize) as u64;
+    let Some(meta) = excluded.first_fit(lo, hi, meta_size, PAGE) else {
+        crate::kprintln!("mem: zone {z} [{lo:#x}, {hi:#x}): no room for metadata; unused");
+        return;
+    };
+    let zone = &ZONES[z];
+    let mut buddy = zone.buddy.lock();
+    let meta_zeroed = boot.flags & flags::MEMORY_ZEROED != 0;
+    // SAFETY: `meta` lies in this zone, mapped, and clear of every excluded range, so nothing
+    // else uses it; untouched guest RAM is zero when the monitor says so. Then every gap is
+    // free, mapped memory that nothing else uses.
+    unsafe {
+        buddy.init(lo as usize, (hi - lo) as usize, phys_to_virt(meta), meta_zeroed);
+        add_gaps(&mut buddy, excluded, (meta, meta + meta_size), lo, hi);
+    }
+    zone.base.store(buddy.base(), Ordering::Relaxed);
+    zone.end.store(buddy.end(), Ordering::Relaxed);
+    META[z].store(meta, Ordering::Relaxed);
+    crate::kprintln!(
+        "mem: zone {z} [{lo:#x}, {hi:#x}): {} MiB free, {} KiB metadata at {meta:#x}",
+        buddy.free_bytes() >> 20,
+        meta_size >> 10
+    );
+}
+
+/// Frees every part of `[lo, hi)` outside the excluded ranges and the zone's metadata.
+///
+/// # Safety
+/// Those parts must be unused, mapped memory of this buddy's zone, not already free.
+unsafe fn add_gaps<const N: usize>(buddy: &mut Buddy, excluded: &Excluded<N>, meta: (u64, u64), lo: u64, hi: u64) {
+    let mut meta_range = Excluded::<1>::new();
+    meta_range.add(meta.0, meta.1, PAGE);
+    excluded.for_each_gap(lo, hi, |start, end| {
+        meta_range.for_each_gap(start, end, |start, end| {
+            // SAFETY: forwarded from the caller.
+            unsafe { buddy.add_free_range(start as usize, end as usize) };
+        });
+    });
+}
+
+/// Allocates `4 KiB << order` bytes aligned to their size and returns the physical address.
+/// `zone: None` prefers the current CPU's zone and falls back to the others; `Some(z)`
+/// uses only zone `z`. The memory is not zeroed.
+pub fn alloc_pages(order: usize, zone: Option<usize>) -> Option<u64> {
+    let n = num_zones();
+    if let Some(z) = zone {
+        return if z < n { alloc_in(z, order) } else { None };
+    }
+    if n == 0 {
+        return None;
+    }
+    let home = crate::cpu::current_zone() % n;
+    (0..n).find_map(|i| alloc_in((home + i) % n, order))
+}
+
+fn alloc_in(z: usize, order: usize) -> Option<u64> {
+    ZONES[z].buddy.lock().alloc(order).map(|a| a as u64)
+}
+
+/// Returns a block from `alloc_pages(order, _)` (or an aligned part of a `reserve`d range).
+/// Panics if `addr` belongs to no zone.
+pub fn free_pages(addr: u64, order: usize) {
+    let z = zone_of(addr).unwrap_or_else(|| panic!("free_pages: {addr:#x} is in no zone"));
+    // SAFETY: the caller gives back a block it owns; the buddy checks the rest in debug builds.
+    unsafe { ZONES[z].buddy.lock().free(addr as usize, order) };
+}
+
+/// Takes the physical range `[start, end)` (rounded outwards to pages) out of the free pool
+/// if all of it is free and in one zone; the caller then owns it and may give it back with
+/// `free_pages` in aligned blocks. Returns false, changing nothing, otherwise.
+pub fn reserve(start: u64, end: u64) -> bool {
+    match zone_of(start) {
+        Some(z) => ZONES[z].buddy.lock().reserve(start as usize, end as usize),
+        None => false,
+    }
+}
+
+/// The smallest order whose block holds `bytes` (may exceed `MAX_ORDER`).
+pub fn order_for(bytes: usize) -> usize {
+    if bytes <= PAGE_SIZE {
+        0
+    } else {
+        (usize::BITS - (bytes - 1).leading_zeros()) as usize - buddy::PAGE_SHIFT
+    }
+}
+
+/// The zone whose managed range contains `addr`.
+pub fn zone_of(addr: u64) -> Option<usize> {
+    let addr = addr as usize;
+    (0..num_zones()).find(|&z| {
+        let zone = &ZONES[z];
+        addr >= zone.base.load(Ordering::Relaxed) && addr < zone.end.load(Ordering::Relaxed)
+    })
+}
+
+/// Zone `z`'s managed physical range `(start, end)` (empty if the zone is unused).
+pub fn zone_range(z: usize) -> (u64, u64) {
+    let zone = &ZONES[z];
+    (zone.base.load(Ordering::Relaxed) as u64, zone.end.load(Ordering::Relaxed) as u64)
+}
+
+pub fn num_zones() -> usize {
+    NUM_ZONES.load(Ordering::Acquire)
+}
+
+pub fn zone_free_bytes(z: usize) -> usize {
+    ZONES[z].buddy.lock().free_bytes()
+}
+
+/// Usable bytes of zone `z` (free or allocated; excludes reserved memory and metadata).
+pub fn zone_total_bytes(z: usize) -> usize {
+    ZONES[z].buddy.lock().total_bytes()
+}
+
+pub fn total_free_bytes() -> usize {
+    (0..num_zones()).map(zone_free_bytes).sum()
+}
+
+/// The kernel's pointer to physical address `p` (identity-mapped today).
+#[inline]
+pub fn phys_to_virt(p: u64) -> *mut u8 {
+    p as *mut u8
+}
+
+/// The physical address of a kernel pointer into direct-mapped memory.
+#[inline]
+pub fn virt_to_phys(v: *const u8) -> u64 {
+    v as u64
+}

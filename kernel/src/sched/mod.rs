@@ -1,0 +1,319 @@
+//! The scheduler: per-CPU run queues of pinned threads, blocking and waking, yield, sleep,
+//! optional timer preemption, and the idle loop. Tickless: the LAPIC timer is armed only for
+//! the next sleeper (and the preemption quantum when preemption is on).
+
+pub mod fork;
+pub mod idle;
+pub mod runqueue;
+pub mod sleep;
+pub mod task;
+pub mod thread;
+
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+use crate::arch::{apic, context, fpu, irq};
+use crate::cpu;
+use crate::sync::{IrqSpinLock, PerCpuCell};
+use runqueue::RunQueue;
+use thread::{Thread, BLOCKED, BLOCKING, EXITED, READY, RUNNING};
+
+pub use fork::{fork, Fork};
+pub use sleep::sleep_ns;
+pub use thread::{create, exit, spawn, ThreadHandle, ThreadOptions};
+
+/// Scheduler state of one CPU (inside its `PerCpu`).
+pub struct CpuSched {
+    runq: IrqSpinLock<RunQueue>,
+    /// Mirrors the run queue length so idle loops and yields can check it without the lock.
+    runq_len: AtomicUsize,
+    current: AtomicPtr<Thread>,
+    idle: AtomicPtr<Thread>,
+    /// Set by the idle loop just before `hlt`; wakers send a kick IPI only then.
+    pub halted: AtomicBool,
+    need_resched: AtomicBool,
+    /// A thread that exited and whose stack we were still on until the switch completed.
+    prev_exited: PerCpuCell<*mut Thread>,
+    pub(crate) sleepers: IrqSpinLock<sleep::SleepList>,
+    pub(crate) tasks: IrqSpinLock<task::TaskQueue>,
+    pub(crate) tasks_len: AtomicUsize,
+    /// TSC of the next preemption tick (0: preemption off).
+    preempt_at: AtomicU64,
+}
+
+impl CpuSched {
+    pub const fn new() -> Self {
+        CpuSched {
+            runq: IrqSpinLock::new(RunQueue::new()),
+            runq_len: AtomicUsize::new(0),
+            current: AtomicPtr::new(null_mut()),
+            idle: AtomicPtr::new(null_mut()),
+            halted: AtomicBool::new(false),
+            need_resched: AtomicBool::new(false),
+            prev_exited: PerCpuCell::new(null_mut()),
+            sleepers: IrqSpinLock::new(sleep::SleepList::new()),
+            tasks: IrqSpinLock::new(task::TaskQueue::new()),
+            tasks_len: AtomicUsize::new(0),
+            preempt_at: AtomicU64::new(0),
+        }
+    }
+
+    pub fn runnable(&self) -> usize {
+        self.runq_len.load(Ordering::SeqCst)
+    }
+}
+
+static IDLE_HALT: AtomicBool = AtomicBool::new(false);
+/// Preemption quantum in TSC ticks (0 = off, the default).
+static QUANTUM: AtomicU64 = AtomicU64::new(0);
+
+fn this_sched() -> &'static CpuSched {
+    &cpu::this().sched
+}
+
+/// Global settings from the boot-info block; boot CPU, before any thread exists.
+pub fn configure(idle_halt: bool, preempt_us: u64) {
+    IDLE_HALT.store(idle_halt, Ordering::Relaxed);
+    if preempt_us > 0 {
+        QUANTUM.store(crate::time::ns_to_ticks(preempt_us * 1000), Ordering::Relaxed);
+    }
+}
+
+pub fn idle_halts() -> bool {
+    IDLE_HALT.load(Ordering::Relaxed)
+}
+
+pub fn preemption_enabled() -> bool {
+    QUANTUM.load(Ordering::Relaxed) != 0
+}
+
+/// Makes the running boot context this CPU's idle thread and installs the timer and kick
+/// handlers. Every CPU calls this once.
+pub fn init_cpu() {
+    let s = this_sched();
+    let idle = Thread::new_boot(cpu::id());
+    s.idle.store(idle, Ordering::Relaxed);
+    s.current.store(idle, Ordering::Relaxed);
+    if cpu::id() == 0 {
+        crate::arch::traps::register(apic::TIMER_VECTOR, timer_interrupt);
+        crate::arch::traps::register(apic::KICK_VECTOR, |_| {});
+    }
+    let q = QUANTUM.load(Ordering::Relaxed);
+    if q != 0 {
+        s.preempt_at.store(crate::time::ticks() + q, Ordering::Relaxed);
+        arm_timer(s);
+    }
+}
+
+/// The running thread.
+#[inline]
+pub fn current() -> *mut Thread {
+    this_sched().current.load(Ordering::Relaxed)
+}
+
+/// Name and id of the running thread, for log and panic lines.
+pub fn current_description() -> (u64, &'static str) {
+    let t = this_sched().current.load(Ordering::Relaxed);
+    if t.is_null() {
+        (0, "boot")
+    } else {
+        // SAFETY: the current thread's record outlives this call.
+        unsafe { ((*t).id, (*t).name()) }
+    }
+}
+
+/// Puts a new or woken thread on its CPU's run queue, kicking that CPU if it is halted.
+pub(crate) fn make_runnable(t: *mut Thread) {
+    // SAFETY: `t` is a live thread record.
+    let target = unsafe { (*t).cpu };
+    let s = &cpu::get(target).sched;
+    // SAFETY: as above.
+    unsafe { (*t).state.store(READY, Ordering::SeqCst) };
+    {
+        let mut q = s.runq.lock();
+        q.push(t);
+        s.runq_len.store(q.len(), Ordering::SeqCst);
+    }
+    kick_if_halted(target);
+}
+
+/// Sends the kick IPI to `target` if its idle loop is halted.
+pub(crate) fn kick_if_halted(target: usize) {
+    if target != cpu::id() && cpu::get(target).sched.halted.load(Ordering::SeqCst) {
+        apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
+    }
+}
+
+/// Wakes a thread that is blocking or blocked; does nothing to a running or ready thread.
+pub fn wake(t: *mut Thread) {
+    // SAFETY: `t` is a live thread record; its state is atomic.
+    let state = unsafe { &(*t).state };
+    loop {
+        match state.load(Ordering::SeqCst) {
+            BLOCKING => {
+                // Not yet off its CPU: cancelling the block is enough.
+                if state.compare_exchange(BLOCKING, READY, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                    return;
+                }
+            }
+            BLOCKED => {
+                if state.compare_exchange(BLOCKED, READY, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                    make_runnable(t);
+                    return;
+                }
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Blocks the current thread, which has set its state to BLOCKING and registered itself
+/// where a waker will find it. Returns once woken (immediately if already woken).
+pub fn block() {
+    let was = irq::save_and_disable();
+    let cur = current();
+    // SAFETY: the current thread's record is alive.
+    let state = unsafe { &(*cur).state };
+    if state.compare_exchange(BLOCKING, BLOCKED, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+        switch_away(this_sched(), cur);
+    } else {
+        state.store(RUNNING, Ordering::SeqCst);
+    }
+    irq::restore(was);
+}
+
+/// Gives the CPU to the next ready thread on this CPU, if any.
+pub fn yield_now() {
+    let s = this_sched();
+    if s.runnable() == 0 {
+        return;
+    }
+    let was = irq::save_and_disable();
+    let cur = current();
+    if cur != s.idle.load(Ordering::Relaxed) {
+        // SAFETY: the current thread is alive and in no queue while running.
+        unsafe { (*cur).state.store(READY, Ordering::SeqCst) };
+        let mut q = s.runq.lock();
+        q.push(cur);
+        s.runq_len.store(q.len(), Ordering::SeqCst);
+    }
+    switch_away(s, cur);
+    irq::restore(was);
+}
+
+/// Switches to the next ready thread (or idle). Interrupts must be off.
+fn switch_away(s: &CpuSched, cur: *mut Thread) {
+    let next = {
+        let mut q = s.runq.lock();
+        let n = q.pop();
+        s.runq_len.store(q.len(), Ordering::SeqCst);
+        n
+    };
+    let next = match next {
+        Some(n) => n,
+        None => s.idle.load(Ordering::Relaxed),
+    };
+    if next == cur {
+        // SAFETY: live record.
+        unsafe { (*cur).state.store(RUNNING, Ordering::SeqCst) };
+        return;
+    }
+    // SAFETY: both records are alive; `next` was ready (queued) or is the idle thread, so its
+    // saved_rsp came from an earlier switch or from prepare_stack.
+    unsafe {
+        (*next).state.store(RUNNING, Ordering::SeqCst);
+        s.current.store(next, Ordering::Relaxed);
+        fpu::save((*cur).fpu.0.as_mut_ptr());
+        context::switch(&mut (*cur).saved_rsp, (*next).saved_rsp);
+    }
+    finish_switch();
+}
+
+/// Runs on the new thread right after every switch: completes the exit of the thread we left
+/// (now that nothing runs on its stack) and restores the new thread's FPU state.
+pub(crate) fn finish_switch() {
+    let s = this_sched();
+    // SAFETY: interrupts are off and the slot belongs to this CPU.
+    let prev = unsafe { core::mem::replace(&mut *s.prev_exited.get(), null_mut()) };
+    if !prev.is_null() {
+        // SAFETY: `prev` exited and we have left its stack; its record is still allocated.
+        unsafe {
+            let mut e = (*prev).exit.lock();
+            e.done = true;
+            let joiner = core::mem::replace(&mut e.joiner, null_mut());
+            let detached = e.detached;
+            drop(e);
+            if detached {
+                Thread::free(prev);
+            } else if !joiner.is_null() {
+                wake(joiner);
+            }
+        }
+    }
+    let cur = s.current.load(Ordering::Relaxed);
+    // SAFETY: the record is alive and its area holds saved or initial state.
+    unsafe { fpu::restore((*cur).fpu.0.as_ptr()) };
+}
+
+/// Leaves an exited thread for good.
+pub(crate) fn exit_current(cur: *mut Thread) -> ! {
+    let s = this_sched();
+    // SAFETY: interrupts are off; this CPU's slot.
+    unsafe { *s.prev_exited.get() = cur };
+    debug_assert_eq!(unsafe { (*cur).state.load(Ordering::Relaxed) }, EXITED);
+    switch_away(s, cur);
+    unreachable!("an exited thread was resumed");
+}
+
+/// The idle thread hands the CPU to the first ready thread.
+pub(crate) fn idle_run_next() {
+    let was = irq::save_and_disable();
+    let s = this_sched();
+    let idle = s.idle.load(Ordering::Relaxed);
+    if s.runnable() > 0 {
+        // SAFETY: the idle record is alive.
+        unsafe { (*idle).state.store(READY, Ordering::SeqCst) };
+        switch_away(s, idle);
+    }
+    irq::restore(was);
+}
+
+/// Programs this CPU's timer for the earliest of the next sleeper and the next preemption.
+pub(crate) fn arm_timer(s: &CpuSched) {
+    let sleeper = s.sleepers.lock().next_deadline();
+    let preempt = s.preempt_at.load(Ordering::Relaxed);
+    let deadline = match (sleeper, preempt) {
+        (Some(a), 0) => a,
+        (Some(a), b) => a.min(b),
+        (None, b) => b,
+    };
+    apic::set_deadline(deadline);
+}
+
+fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
+    let s = this_sched();
+    sleep::wake_expired(s);
+    let q = QUANTUM.load(Ordering::Relaxed);
+    if q != 0 {
+        let now = crate::time::ticks();
+        if now >= s.preempt_at.load(Ordering::Relaxed) {
+            s.preempt_at.store(now + q, Ordering::Relaxed);
+            if s.runnable() > 0 {
+                s.need_resched.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+    arm_timer(s);
+}
+
+/// Called at the end of every interrupt: preempts the running thread if its quantum ran out.
+pub fn after_interrupt() {
+    let s = this_sched();
+    if s.need_resched.swap(false, Ordering::Relaxed) {
+        let cur = current();
+        // SAFETY: live record.
+        if unsafe { (*cur).state.load(Ordering::SeqCst) } == RUNNING {
+            yield_now();
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Sleeping: each CPU keeps its sleeping threads in a list sorted by TSC deadline; the LAPIC
+//! timer is armed for the earliest one and its interrupt wakes everything that is due.
+//! A sleep never ends early: the deadline is rounded up and re-checked after every wake-up.
+
+use core::ptr::null_mut;
+use core::sync::atomic::Ordering;
+
+use super::thread::{Thread, BLOCKING};
+use super::CpuSched;
+use crate::time;
+
+/// Sleeping threads linked through `Thread::next`, earliest deadline first.
+pub struct SleepList {
+    head: *mut Thread,
+}
+
+// SAFETY: only used under its CPU's lock.
+unsafe impl Send for SleepList {}
+
+impl SleepList {
+    pub const fn new() -> Self {
+        SleepList { head: null_mut() }
+    }
+
+    pub fn next_deadline(&self) -> Option<u64> {
+        // SAFETY: linked records are alive while they sleep.
+        (!self.head.is_null()).then(|| unsafe { (*self.head).sleep_deadline })
+    }
+
+    fn insert(&mut self, t: *mut Thread) {
+        // SAFETY: `t` and every linked record are alive; the list is ours under the lock.
+        unsafe {
+            let deadline = (*t).sleep_deadline;
+            let mut link: *mut *mut Thread = &mut self.head;
+            while !(*link).is_null() && (**link).sleep_deadline <= deadline {
+                link = &mut (**link).next;
+            }
+            (*t).next = *link;
+            *link = t;
+        }
+    }
+
+    fn pop_due(&mut self, now: u64) -> Option<*mut Thread> {
+        let t = self.head;
+        // SAFETY: linked records are alive.
+        if t.is_null() || unsafe { (*t).sleep_deadline } > now {
+            return None;
+        }
+        // SAFETY: as above.
+        self.head = unsafe { (*t).next };
+        Some(t)
+    }
+}
+
+/// Sleeps for at least `ns` nanoseconds.
+pub fn sleep_ns(ns: u64) {
+    let deadline = time::ticks() + time::ns_to_ticks(ns);
+    sleep_until_tsc(deadline);
+}
+
+/// Sleeps until the TSC reaches `deadline`.
+pub fn sleep_until_tsc(deadline: u64) {
+    let s: &CpuSched = &crate::cpu::this().sched;
+    while time::ticks() < deadline {
+        let cur = super::current();
+        {
+            let mut list = s.sleepers.lock();
+            // SAFETY: the current thread's record is alive and in no other queue.
+            unsafe {
+                (*cur).sleep_deadline = deadline;
+                (*cur).state.store(BLOCKING, Ordering::SeqCst);
+            }
+            list.insert(cur);
+        }
+        super::arm_timer(s);
+        super::block();
+    }
+}
+
+/// Wakes every sleeper whose deadline has passed (timer interrupt).
+pub(super) fn wake_expired(s: &CpuSched) {
+    let now = time::ticks();
+    loop {
+        let t = s.sleepers.lock().pop_due(now);
+        match t {
+            Some(t) => super::wake(t),
+            None => break,
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Kernel threads: create (function + argument, or closure), exit with a value, join, detach.
+//! A thread is pinned to one CPU for its life (HPC placement: one thread per CPU, no
+//! migration); new threads go round-robin over the CPUs unless a CPU is named.
+
+use alloc::boxed::Box;
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+
+use crate::arch::{context, fpu};
+use crate::sync::IrqSpinLock;
+
+pub const RUNNING: u8 = 0;
+/// In a run queue (or about to be), waiting for its CPU.
+pub const READY: u8 = 1;
+/// Announced that it will block; a wake-up now cancels the block.
+pub const BLOCKING: u8 = 2;
+/// Off CPU, waiting for `sched::wake`.
+pub const BLOCKED: u8 = 3;
+pub const EXITED: u8 = 4;
+
+pub const DEFAULT_STACK_SIZE: usize = 32 << 10;
+const NAME_LEN: usize = 24;
+/// Room for FXSAVE (512 B) or XSAVE of x87+SSE+AVX (832 B).
+const FPU_AREA: usize = 1024;
+
+#[repr(C, align(64))]
+pub struct FpuArea(pub [u8; FPU_AREA]);
+
+/// What a finished thread leaves for its joiner.
+pub struct ExitState {
+    pub done: bool,
+    pub detached: bool,
+    pub value: u64,
+    pub joiner: *mut Thread,
+}
+
+// SAFETY: the joiner pointer is only used under the lock that wraps ExitState.
+unsafe impl Send for ExitState {}
+
+type Closure = Box<dyn FnOnce() -> u64 + Send>;
+
+#[repr(C)]
+pub struct Thread {
+    /// First field: 64-byte aligned as XSAVE requires.
+    pub fpu: FpuArea,
+    pub saved_rsp: u64,
+    /// Link for whichever single queue holds the thread (run queue, wait queue, sleepers).
+    pub next: *mut Thread,
+    pub state: AtomicU8,
+    pub cpu: usize,
+    pub id: u64,
+    name: [u8; NAME_LEN],
+    name_len: usize,
+    /// Owned stack (0 for a CPU's boot/idle thread, whose stack the monitor provided).
+    stack_base: u64,
+    stack_order: usize,
+    pub sleep_deadline: u64,
+    pub exit: IrqSpinLock<ExitState>,
+    closure: Option<Closure>,
+    entry: Option<fn(u64) -> u64>,
+    arg: u64,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
+
+impl Thread {
+    fn new(name: &str, cpu: usize) -> Box<Thread> {
+        let mut t = Box::new(Thread {
+            fpu: FpuArea([0; FPU_AREA]),
+            saved_rsp: 0,
+            next: null_mut(),
+            state: AtomicU8::new(READY),
+            cpu,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            name: [0; NAME_LEN],
+            name_len: 0,
+            stack_base: 0,
+            stack_order: 0,
+            sleep_deadline: 0,
+            exit: IrqSpinLock::new(ExitState { done: false, detached: false, value: 0, joiner: null_mut() }),
+            closure: None,
+            entry: None,
+            arg: 0,
+        });
+        let n = name.len().min(NAME_LEN);
+        t.name[..n].copy_from_slice(&name.as_bytes()[..n]);
+        t.name_len = n;
+        // SAFETY: the area is inside the new, 64-byte aligned thread record.
+        unsafe { fpu::init_area(t.fpu.0.as_mut_ptr()) };
+        t
+    }
+
+    /// The record for a CPU's boot context, which becomes that CPU's idle thread.
+    pub fn new_boot(cpu: usize) -> *mut Thread {
+        let t = Thread::new("idle", cpu);
+        t.state.store(RUNNING, Ordering::Relaxed);
+        Box::into_raw(t)
+    }
+
+    pub fn name(&self) -> &str {
+        core::str::from_utf8(&self.name[..self.name_len]).unwrap_or("?")
+    }
+
+    /// Frees a thread that has finished switching away for the last time.
+    ///
+    /// # Safety
+    /// `t` must be exited and no longer referenced by any queue or handle.
+    pub unsafe fn free(t: *mut Thread) {
+        // SAFETY: the caller guarantees exclusive ownership of an exited thread.
+        unsafe {
+            if (*t).stack_base != 0 {
+                crate::mem::free_pages((*t).stack_base, (*t).stack_order);
+            }
+            drop(Box::from_raw(t));
+        }
+    }
+}
+
+/// How to create a thread.
+#[derive(Clone, Copy)]
+pub struct ThreadOptions<'a> {
+    pub name: &'a str,
+    /// A CPU index, or None for round-robin placement.
+    pub cpu: Option<usize>,
+    pub stack_size: usize,
+}
+
+impl Default for ThreadOptions<'_> {
+    fn default() -> Self {
+        ThreadOptions { name: "thread", cpu: None, stack_size: DEFAULT_STACK_SIZE }
+    }
+}
+
+impl<'a> ThreadOptions<'a> {
+    pub fn named(name: &'a str) -> Self {
+        ThreadOptions { name, ..Default::default() }
+    }
+
+    pub fn on_cpu(mut self, cpu: usize) -> Self {
+        self.cpu = Some(cpu);
+        self
+    }
+
+    pub fn stack(mut self, bytes: usize) -> Self {
+        self.stack_size = bytes;
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateError {
+    NoSuchCpu,
+    OutOfMemory,
+}
+
+/// A created thread; must be joined or detached.
+#[must_use = "a thread must be joined or detached"]
+pub struct ThreadHandle {
+    t: *mut Thread,
+}
+
+// SAFETY: a handle only refers to a heap thread record whose shared parts are synchronised.
+unsafe impl Send for ThreadHandle {}
+
+impl ThreadHandle {
+    pub fn id(&self) -> u64 {
+        // SAFETY: the record lives until join/detach consume the handle.
+        unsafe { (*self.t).id }
+    }
+
+    pub fn cpu(&self) -> usize {
+        // SAFETY: as above.
+        unsafe { (*self.t).cpu }
+    }
+
+    /// Waits for the thread to exit and returns its exit value.
+    pub fn join(self) -> u64 {
+        let t = self.t;
+        core::mem::forget(self);
+        // SAFETY: the handle kept the record alive; `join` is its only consumer.
+        unsafe {
+            loop {
+                let mut e = (*t).exit.lock();
+                if e.done {
+                    let v = e.value;
+                    drop(e);
+                    Thread::free(t);
+                    return v;
+                }
+                let cur = super::current();
+                e.joiner = cur;
+                (*cur).state.store(BLOCKING, Ordering::SeqCst);
+                drop(e);
+                super::block();
+            }
+        }
+    }
+
+    /// Lets the thread free itself when it exits.
+    pub fn detach(self) {
+        let t = self.t;
+        core::mem::forget(self);
+        // SAFETY: as for join.
+        unsafe {
+            let mut e = (*t).exit.lock();
+            if e.done {
+                drop(e);
+                Thread::free(t);
+            } else {
+                e.detached = true;
+            }
+        }
+    }
+
+    pub(super) fn from_raw(t: *mut Thread) -> Self {
+        ThreadHandle { t }
+    }
+}
+
+impl Drop for ThreadHandle {
+    fn drop(&mut self) {
+        // Dropping without join/detach would leak or race; treat it as detach.
+        let t = core::mem::replace(&mut self.t, null_mut());
+        if !t.is_null() {
+            ThreadHandle { t }.detach();
+        }
+    }
+}
+
+fn pick_cpu(cpu: Option<usize>) -> Result<usize, CreateError> {
+    let n = crate::cpu::count();
+    match cpu {
+        Some(c) if c < n => Ok(c),
+        Some(_) => Err(CreateError::NoSuchCpu),
+        None => Ok(NEXT_CPU.fetch_add(1, Ordering::Relaxed) % n),
+    }
+}
+
+/// Allocates the record and stack (on the target CPU's NUMA zone) of a thread that will call
+/// `start(record)` when first switched to.
+pub(super) fn allocate(opts: &ThreadOptions) -> Result<Box<Thread>, CreateError> {
+    let cpu = pick_cpu(opts.cpu)?;
+    let mut t = Thread::new(opts.name, cpu);
+    let order = crate::mem::order_for(opts.stack_size.max(4096));
+    let zone = crate::cpu::zone_of(cpu);
+    let stack = crate::mem::alloc_pages(order, Some(zone))
+        .or_else(|| crate::mem::alloc_pages(order, None))
+        .ok_or(CreateError::OutOfMemory)?;
+    t.stack_base = stack;
+    t.stack_order = order;
+    Ok(t)
+}
+
+pub(super) fn stack_top(t: &Thread) -> u64 {
+    t.stack_base + (4096u64 << t.stack_order)
+}
+
+fn launch(mut t: Box<Thread>) -> ThreadHandle {
+    let top = stack_top(&t);
+    let raw: *mut Thread = &mut *t;
+    // SAFETY: the stack is freshly allocated and owned by this thread.
+    t.saved_rsp = unsafe { context::prepare_stack(top, thread_start, raw as u64) };
+    let raw = Box::into_raw(t);
+    super::make_runnable(raw);
+    ThreadHandle::from_raw(raw)
+}
+
+/// Creates a thread running `entry(arg)`; its return value is the exit value.
+pub fn create(entry: fn(u64) -> u64, arg: u64, opts: ThreadOptions) -> Result<ThreadHandle, CreateError> {
+    let mut t = allocate(&opts)?;
+    t.entry = Some(entry);
+    t.arg = arg;
+    Ok(launch(t))
+}
+
+/// Creates a thread running a closure.
+pub fn spawn<F>(opts: ThreadOptions, f: F) -> Result<ThreadHandle, CreateError>
+where
+    F: FnOnce() -> u64 + Send + 'static,
+{
+    let mut t = allocate(&opts)?;
+    t.closure = Some(Box::new(f));
+    Ok(launch(t))
+}
+
+extern "C" fn thread_start(raw: u64) -> ! {
+    super::finish_switch();
+    crate::arch::irq::enable();
+    let t = raw as *mut Thread;
+    // SAFETY: the record is ours and alive; entry fields are only read here.
+    let value = unsafe {
+        if let Some(f) = (*t).closure.take() {
+            f()
+        } else if let Some(entry) = (*t).entry {
+            entry((*t).arg)
+        } else {
+            0
+        }
+    };
+    exit(value)
+}
+
+/// Ends the current thread with `value` (returned by `join`).
+pub fn exit(value: u64) -> ! {
+    crate::arch::irq::disable();
+    let cur = super::current();
+    // SAFETY: the current thread's record is alive until it has switched away.
+    unsafe {
+        (*cur).exit.lock().value = value;
+        (*cur).state.store(EXITED, Ordering::SeqCst);
+    }
+    super::exit_current(cur)
+}

@@ -1,0 +1,45 @@
+//! Paging and fault reporting.
+
+use super::TestResult;
+use crate::arch::traps;
+use crate::ensure;
+
+pub fn paging() -> TestResult {
+    let mem = crate::boot::info().mem_size;
+    kprintln!("  page 0 absent, reading 8 bytes at 4 KiB, 2 MiB and the end of {} MiB", mem >> 20);
+    ensure!(traps::probe_read(0).is_err(), "page 0 is mapped");
+    for addr in [0x1000, 2 << 20, mem - 8] {
+        ensure!(traps::probe_read(addr).is_ok(), "address {addr:#x} is not mapped");
+    }
+    Ok(())
+}
+
+pub fn fault_report() -> TestResult {
+    kprintln!("  provoking a page fault at 0x18 and an invalid opcode");
+    let f = match traps::probe_read(0x18) {
+        Ok(v) => return Err(alloc::format!("read of 0x18 succeeded with {v:#x}")),
+        Err(f) => f,
+    };
+    ensure!(f.vector == 14, "page fault reported as vector {}", f.vector);
+    ensure!(f.address == 0x18, "page fault address {:#x}, want 0x18", f.address);
+    ensure!(f.error & 1 == 0 && f.error & 2 == 0, "error code {:#x}: want not-present read", f.error);
+    let u = match traps::probe_invalid_opcode() {
+        Ok(_) => return Err("ud2 did not fault".into()),
+        Err(u) => u,
+    };
+    ensure!(u.vector == 6, "ud2 reported as vector {}", u.vector);
+    ensure!(u.rip == traps::invalid_opcode_probe_address(), "ud2 rip {:#x}", u.rip);
+    Ok(())
+}
+
+/// Dereferences an unmapped address with no probe: the kernel must panic with a report.
+pub fn crash_page_fault() -> TestResult {
+    kprintln!("  writing to address 0x28 (expect a kernel panic)");
+    // SAFETY: deliberately not safe: this test checks the fatal-fault report.
+    unsafe { core::ptr::write_volatile(0x28 as *mut u64, 1) };
+    Err("the write to 0x28 did not fault".into())
+}
+
+pub fn crash_panic() -> TestResult {
+    panic!("deliberate panic from the crash_panic self-test");
+}

@@ -1,0 +1,155 @@
+//! Spinlocks: `SpinLock` for data never touched by interrupt handlers, `IrqSpinLock` for data
+//! that is (it disables interrupts on this CPU while held and restores the previous state).
+
+use core::cell::UnsafeCell;
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::arch::irq;
+
+/// A test-and-test-and-set spinlock.
+pub struct SpinLock<T: ?Sized> {
+    locked: AtomicBool,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: the lock serialises all access to `data`.
+unsafe impl<T: ?Sized + Send> Sync for SpinLock<T> {}
+// SAFETY: moving the lock moves the data; T: Send makes that fine.
+unsafe impl<T: ?Sized + Send> Send for SpinLock<T> {}
+
+impl<T> SpinLock<T> {
+    pub const fn new(value: T) -> Self {
+        SpinLock { locked: AtomicBool::new(false), data: UnsafeCell::new(value) }
+    }
+}
+
+impl<T: ?Sized> SpinLock<T> {
+    pub fn lock(&self) -> SpinGuard<'_, T> {
+        self.acquire();
+        SpinGuard { lock: self }
+    }
+
+    pub fn try_lock(&self) -> Option<SpinGuard<'_, T>> {
+        if self.locked.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+            Some(SpinGuard { lock: self })
+        } else {
+            None
+        }
+    }
+
+    fn acquire(&self) {
+        loop {
+            if self.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                return;
+            }
+            while self.locked.load(Ordering::Relaxed) {
+                core::hint::spin_loop();
+            }
+        }
+    }
+
+    fn release(&self) {
+        self.locked.store(false, Ordering::Release);
+    }
+
+    /// Access without locking, for the owner of `&mut self`.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.data.get_mut()
+    }
+
+    pub fn is_locked(&self) -> bool {
+        self.locked.load(Ordering::Relaxed)
+    }
+}
+
+pub struct SpinGuard<'a, T: ?Sized> {
+    lock: &'a SpinLock<T>,
+}
+
+impl<'a, T: ?Sized> SpinGuard<'a, T> {
+    /// Releases the lock and returns it, so a waiter can take it again later.
+    pub fn unlock(self) -> &'a SpinLock<T> {
+        let lock = self.lock;
+        drop(self);
+        lock
+    }
+}
+
+impl<T: ?Sized> Deref for SpinGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard proves the lock is held.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for SpinGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the guard proves the lock is held, and `&mut self` makes this access unique.
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> Drop for SpinGuard<'_, T> {
+    fn drop(&mut self) {
+        self.lock.release();
+    }
+}
+
+/// A spinlock that also disables interrupts on the local CPU while held.
+pub struct IrqSpinLock<T: ?Sized> {
+    inner: SpinLock<T>,
+}
+
+impl<T> IrqSpinLock<T> {
+    pub const fn new(value: T) -> Self {
+        IrqSpinLock { inner: SpinLock::new(value) }
+    }
+}
+
+impl<T: ?Sized> IrqSpinLock<T> {
+    pub fn lock(&self) -> IrqSpinGuard<'_, T> {
+        let were_enabled = irq::save_and_disable();
+        self.inner.acquire();
+        IrqSpinGuard { lock: &self.inner, were_enabled }
+    }
+}
+
+pub struct IrqSpinGuard<'a, T: ?Sized> {
+    lock: &'a SpinLock<T>,
+    were_enabled: bool,
+}
+
+impl<'a, T: ?Sized> IrqSpinGuard<'a, T> {
+    /// Releases the lock but leaves interrupts disabled; returns whether they were enabled
+    /// before `lock()`. For callers that must drop the lock and switch threads atomically.
+    pub fn unlock_keep_irqs_off(self) -> bool {
+        let were = self.were_enabled;
+        self.lock.release();
+        core::mem::forget(self);
+        were
+    }
+}
+
+impl<T: ?Sized> Deref for IrqSpinGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard proves the lock is held.
+        unsafe { &*self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for IrqSpinGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the guard proves the lock is held, and `&mut self` makes this access unique.
+        unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<T: ?Sized> Drop for IrqSpinGuard<'_, T> {
+    fn drop(&mut self) {
+        self.lock.release();
+        irq::restore(self.were_enabled);
+    }
+}

@@ -1,0 +1,44 @@
+//! Monotonic time in nanoseconds from the TSC, whose frequency the monitor reports.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::arch::instr::rdtsc;
+
+static BOOT_TSC: AtomicU64 = AtomicU64::new(0);
+static TSC_KHZ: AtomicU64 = AtomicU64::new(1);
+/// ns = (ticks * NS_MULT) >> 32, precomputed to avoid a division per reading.
+static NS_MULT: AtomicU64 = AtomicU64::new(0);
+/// ticks = (ns * TICKS_MULT) >> 32.
+static TICKS_MULT: AtomicU64 = AtomicU64::new(0);
+
+pub fn init(tsc_khz: u64) {
+    let khz = tsc_khz.max(1);
+    BOOT_TSC.store(rdtsc(), Ordering::Relaxed);
+    TSC_KHZ.store(khz, Ordering::Relaxed);
+    NS_MULT.store((1_000_000u64 << 32) / khz, Ordering::Relaxed);
+    TICKS_MULT.store(((khz as u128) << 32).div_ceil(1_000_000) as u64, Ordering::Relaxed);
+}
+
+pub fn tsc_khz() -> u64 {
+    TSC_KHZ.load(Ordering::Relaxed)
+}
+
+pub fn ticks_to_ns(ticks: u64) -> u64 {
+    ((ticks as u128 * NS_MULT.load(Ordering::Relaxed) as u128) >> 32) as u64
+}
+
+/// TSC ticks in `ns` nanoseconds, rounded up (so deadlines never come early).
+pub fn ns_to_ticks(ns: u64) -> u64 {
+    ((ns as u128 * TICKS_MULT.load(Ordering::Relaxed) as u128) >> 32) as u64 + 1
+}
+
+/// Nanoseconds since boot.
+pub fn now_ns() -> u64 {
+    ticks_to_ns(rdtsc().wrapping_sub(BOOT_TSC.load(Ordering::Relaxed)))
+}
+
+/// The TSC now.
+#[inline(always)]
+pub fn ticks() -> u64 {
+    rdtsc()
+}

@@ -1,0 +1,83 @@
+//! The kernel ELF: the one built into `hrt`, or `--kernel PATH`; loaded at its physical
+//! addresses.
+
+use std::path::Path;
+
+use goblin::elf::{header, program_header::PT_LOAD, Elf};
+use hrt_abi::layout;
+
+use crate::err;
+use crate::error::Result;
+
+static BUILTIN: &[u8] = include_bytes!(env!("HRT_KERNEL_IMAGE"));
+
+/// A validated kernel image.
+pub struct KernelImage {
+    bytes: Vec<u8>,
+    pub entry: u64,
+    /// (physical address, file offset, file size, memory size) of each PT_LOAD segment.
+    pub segments: Vec<(u64, usize, usize, usize)>,
+}
+
+impl KernelImage {
+    pub fn load(path: Option<&Path>) -> Result<KernelImage> {
+        let (bytes, name) = match path {
+            None => (BUILTIN.to_vec(), "built-in kernel".to_string()),
+            Some(p) => {
+                let b = std::fs::read(p)
+                    .map_err(|e| err!("cannot read kernel image {}: {}", p.display(), io_reason(&e)))?;
+                (b, p.display().to_string())
+            }
+        };
+        Self::parse(bytes, &name)
+    }
+
+    fn parse(bytes: Vec<u8>, name: &str) -> Result<KernelImage> {
+        if bytes.len() < 4 || &bytes[..4] != b"\x7fELF" {
+            return Err(err!("{name} is not an ELF file"));
+        }
+        let elf = Elf::parse(&bytes).map_err(|e| err!("{name} is not a valid ELF file: {e}"))?;
+        if !elf.is_64 || elf.header.e_machine != header::EM_X86_64 {
+            return Err(err!("{name} is not an x86-64 ELF64 kernel"));
+        }
+        let mut segments = Vec::new();
+        for ph in elf.program_headers.iter().filter(|p| p.p_type == PT_LOAD) {
+            let (addr, off, filesz, memsz) =
+                (ph.p_paddr, ph.p_offset as usize, ph.p_filesz as usize, ph.p_memsz as usize);
+            if addr < layout::KERNEL_BASE || addr + memsz as u64 > layout::KERNEL_LIMIT {
+                return Err(err!(
+                    "{name}: segment at {addr:#x} (+{memsz:#x}) is outside the kernel area {:#x}..{:#x}",
+                    layout::KERNEL_BASE,
+                    layout::KERNEL_LIMIT
+                ));
+            }
+            if off.checked_add(filesz).is_none_or(|end| end > bytes.len()) || filesz > memsz {
+                return Err(err!("{name}: a segment lies outside the file"));
+            }
+            segments.push((addr, off, filesz, memsz));
+        }
+        if segments.is_empty() {
+            return Err(err!("{name} has no loadable segments"));
+        }
+        let entry = elf.entry;
+        Ok(KernelImage { bytes, entry, segments })
+    }
+
+    pub fn segment_bytes(&self, off: usize, len: usize) -> &[u8] {
+        &self.bytes[off..off + len]
+    }
+
+    /// First byte after the image in physical memory.
+    pub fn end(&self) -> u64 {
+        self.segments.iter().map(|s| s.0 + s.3 as u64).max().unwrap_or(layout::KERNEL_BASE)
+    }
+}
+
+/// The OS error text without Rust's " (os error N)" suffix.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}

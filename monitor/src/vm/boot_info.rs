@@ -1,0 +1,100 @@
+//! The boot-info block and the boot page tables the kernel starts on.
+
+use hrt_abi::{flags, layout, BootInfo, Range, ABI_VERSION, BOOT_MAGIC, MAX_CPUS};
+
+use super::memory::GuestRam;
+use super::VmConfig;
+use crate::error::Result;
+use crate::kernel_image::KernelImage;
+
+const PRESENT_WRITABLE: u64 = 0x3;
+const LARGE: u64 = 0x80;
+
+/// Where things landed, for the vCPU set-up.
+#[derive(Clone, Copy)]
+pub struct BootLayout {
+    pub boot_stacks: u64,
+}
+
+pub fn write(
+    ram: &GuestRam,
+    config: &VmConfig,
+    image: &KernelImage,
+    cpuid: &kvm_bindings::CpuId,
+    tsc_khz: u64,
+) -> Result<BootLayout> {
+    write_page_tables(ram)?;
+    let mut info = BootInfo::zeroed();
+    info.magic = BOOT_MAGIC;
+    info.version = ABI_VERSION;
+    info.num_cpus = config.cpus;
+    info.mem_size = ram.size;
+    info.platform = crate::platform::detect() as u32;
+    info.flags = flags::MEMORY_ZEROED | if config.idle_halt { flags::IDLE_HALT } else { 0 };
+    info.preempt_us = config.preempt_us;
+    info.tsc_khz = tsc_khz;
+    info.features = guest_features(cpuid);
+    info.wallclock_ns =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+
+    // Boot stacks at the top of memory, out of the way of programs linked at low addresses.
+    let stacks = config.cpus as u64 * layout::BOOT_STACK_SIZE;
+    info.boot_stacks = (ram.size - stacks) & !0xfff;
+    if info.boot_stacks < image.end() {
+        return Err(crate::err!("--mem {} MiB leaves no room for {} boot stacks", ram.size >> 20, config.cpus));
+    }
+
+    // Zones: memory split evenly (2 MiB granules), CPUs split evenly.
+    let zones = config.numa as u64;
+    let granule = 2u64 << 20;
+    let per_zone = (ram.size / zones) & !(granule - 1);
+    info.num_zones = config.numa;
+    for z in 0..zones {
+        let base = z * per_zone;
+        let size = if z == zones - 1 { ram.size - base } else { per_zone };
+        info.zones[z as usize] = Range { base, size };
+    }
+    for cpu in 0..config.cpus.min(MAX_CPUS as u32) {
+        info.cpu_zone[cpu as usize] = (cpu as u64 * zones / config.cpus as u64) as u8;
+    }
+    let cmd = config.cmdline.as_bytes();
+    info.cmdline[..cmd.len()].copy_from_slice(cmd);
+    info.cmdline_len = cmd.len() as u32;
+    ram.write_obj(layout::BOOT_INFO, &info)?;
+    Ok(BootLayout { boot_stacks: info.boot_stacks })
+}
+
+fn guest_features(cpuid: &kvm_bindings::CpuId) -> u64 {
+    use super::cpuid::has;
+    use hrt_abi::features::*;
+    [
+        (has(cpuid, 1, 'c', 21), X2APIC),
+        (has(cpuid, 1, 'c', 24), TSC_DEADLINE),
+        (has(cpuid, 1, 'c', 26), XSAVE),
+        (has(cpuid, 1, 'c', 28), AVX),
+        (has(cpuid, 0x8000_0001, 'd', 26), PAGES_1G),
+    ]
+    .into_iter()
+    .filter_map(|(on, bit)| on.then_some(bit))
+    .fold(0, |a, b| a | b)
+}
+
+/// Identity-maps all guest RAM with 2 MiB pages: PML4 -> one PDPT -> one PD per GiB.
+fn write_page_tables(ram: &GuestRam) -> Result<()> {
+    ram.write_obj(layout::BOOT_PML4, &(layout::BOOT_PDPT | PRESENT_WRITABLE))?;
+    let gibs = ram.size.div_ceil(1 << 30);
+    let mut pdpt = vec![0u64; 512];
+    for (g, entry) in pdpt.iter_mut().enumerate().take(gibs as usize) {
+        *entry = (layout::BOOT_PD + g as u64 * 4096) | PRESENT_WRITABLE;
+    }
+    ram.write(layout::BOOT_PDPT, as_bytes(&pdpt))?;
+    let large_pages = ram.size.div_ceil(2 << 20);
+    let pds: Vec<u64> =
+        (0..gibs * 512).map(|i| if i < large_pages { (i << 21) | PRESENT_WRITABLE | LARGE } else { 0 }).collect();
+    ram.write(layout::BOOT_PD, as_bytes(&pds))
+}
+
+fn as_bytes(v: &[u64]) -> &[u8] {
+    // SAFETY: u64s viewed as bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, v.len() * 8) }
+}

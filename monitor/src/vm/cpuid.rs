@@ -1,0 +1,41 @@
+//! The CPUID the guest sees: what KVM supports, with per-vCPU APIC IDs filled in.
+
+use kvm_bindings::{CpuId, KVM_MAX_CPUID_ENTRIES};
+use kvm_ioctls::Kvm;
+
+use crate::err;
+use crate::error::Result;
+
+pub fn guest_cpuid(kvm: &Kvm, _cpus: u32) -> Result<CpuId> {
+    kvm.get_supported_cpuid(KVM_MAX_CPUID_ENTRIES).map_err(|e| err!("cannot read KVM's CPUID: {e}"))
+}
+
+/// A copy of `base` for vCPU `id`: its initial APIC ID (leaf 1) and x2APIC ID (leaves 0xB, 0x1F).
+pub fn for_vcpu(base: &CpuId, id: u32) -> CpuId {
+    let mut c = base.clone();
+    for e in c.as_mut_slice() {
+        match e.function {
+            1 => {
+                e.ebx = (e.ebx & 0x00ff_ffff) | (id << 24);
+                e.ecx |= 1 << 31; // running under a hypervisor
+            }
+            0xb | 0x1f => e.edx = id,
+            _ => {}
+        }
+    }
+    c
+}
+
+/// Whether leaf `function` reports feature bit `bit` of register `reg` ('c' or 'd').
+pub fn has(c: &CpuId, function: u32, reg: char, bit: u32) -> bool {
+    c.as_slice().iter().find(|e| e.function == function && e.index == 0).is_some_and(|e| {
+        let r = if reg == 'c' {
+            e.ecx
+        } else if reg == 'b' {
+            e.ebx
+        } else {
+            e.edx
+        };
+        r & (1 << bit) != 0
+    })
+}

@@ -1,0 +1,60 @@
+//! Opening /dev/kvm and creating the VM, with errors that say how to fix them.
+
+use kvm_ioctls::{Kvm, VmFd};
+
+use crate::err;
+use crate::error::Result;
+
+/// The KVM device; `HRT_KVM_DEVICE` overrides it (for tests of the error paths).
+pub fn device_path() -> String {
+    std::env::var("HRT_KVM_DEVICE").unwrap_or_else(|_| "/dev/kvm".into())
+}
+
+pub fn open_kvm() -> Result<Kvm> {
+    use std::os::unix::io::FromRawFd;
+    let path = device_path();
+    let cpath = std::ffi::CString::new(path.clone()).map_err(|_| err!("bad KVM device path"))?;
+    // SAFETY: a plain open(2) of a NUL-terminated path.
+    let fd = unsafe { libc::open(cpath.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ENOENT) => err!(
+                "{path} does not exist: this host has no KVM (enable virtualization and load kvm_intel or kvm_amd, e.g. `sudo modprobe kvm_intel`)"
+            ),
+            Some(libc::EACCES) | Some(libc::EPERM) => err!(
+                "no permission to open {path}: add yourself to the kvm group (`sudo usermod -aG kvm $USER`, then log in again) or run as root"
+            ),
+            _ => err!("cannot open {path}: {}", crate::kernel_image::io_reason(&e)),
+        });
+    }
+    // SAFETY: fd is a freshly opened descriptor we own.
+    let kvm = unsafe { Kvm::from_raw_fd(fd) };
+    match kvm.get_api_version() {
+        12 => Ok(kvm),
+        v if v < 0 => Err(err!("{path} is not a KVM device")),
+        v => Err(err!("{path} speaks KVM API version {v}; hrt needs version 12")),
+    }
+}
+
+/// Checks `--cpus` against KVM's limit and the kernel's; None means the host's CPU count.
+pub fn check_cpus(requested: Option<u32>, kvm: &Kvm) -> Result<u32> {
+    let kvm_max = kvm.get_max_vcpus().min(hrt_abi::MAX_CPUS) as u32;
+    let cpus = match requested {
+        Some(n) => n,
+        None => std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1).min(kvm_max),
+    };
+    if cpus == 0 {
+        return Err(err!("--cpus 0: a VM needs at least one vCPU"));
+    }
+    if cpus > kvm_max {
+        return Err(err!("--cpus {cpus} is more than this host's KVM allows ({kvm_max} vCPUs)"));
+    }
+    Ok(cpus)
+}
+
+pub fn create_vm(kvm: &Kvm) -> Result<VmFd> {
+    let vm = kvm.create_vm().map_err(|e| err!("cannot create a VM: {e}"))?;
+    vm.create_irq_chip().map_err(|e| err!("cannot create the in-kernel interrupt controller: {e}"))?;
+    Ok(vm)
+}

@@ -1,0 +1,90 @@
+//! A KVM virtual machine running the HRT kernel: creation, boot, vCPU threads, hypercalls.
+
+mod boot_info;
+mod cpuid;
+mod hypercall;
+mod kvm;
+mod memory;
+mod vcpu;
+
+use std::sync::Arc;
+
+use crate::cli::{SelftestArgs, VmArgs};
+use crate::error::Result;
+use crate::kernel_image::KernelImage;
+
+pub use kvm::open_kvm;
+
+/// Validated VM shape, derived from the command line and the host.
+pub struct VmConfig {
+    pub cpus: u32,
+    pub mem: u64,
+    pub idle_halt: bool,
+    pub pin: bool,
+    pub preempt_us: u64,
+    pub numa: u32,
+    pub cmdline: String,
+}
+
+impl VmConfig {
+    pub fn from_args(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<VmConfig> {
+        let cpus = kvm::check_cpus(args.cpus, kvm)?;
+        let mem = memory::check_size(args.mem)?;
+        if args.numa == 0 || args.numa as usize > hrt_abi::MAX_ZONES || args.numa > cpus {
+            return Err(crate::err!(
+                "--numa {} is invalid: use 1 to {} zones, no more than the vCPUs ({cpus})",
+                args.numa,
+                hrt_abi::MAX_ZONES
+            ));
+        }
+        if cmdline.len() > hrt_abi::CMDLINE_LEN {
+            return Err(crate::err!("kernel command line longer than {} bytes", hrt_abi::CMDLINE_LEN));
+        }
+        Ok(VmConfig {
+            cpus,
+            mem,
+            idle_halt: args.idle == crate::cli::IdleMode::Halt,
+            pin: args.pin,
+            preempt_us: args.preempt.unwrap_or(0),
+            numa: args.numa,
+            cmdline,
+        })
+    }
+}
+
+/// `hrt selftest`: boots the kernel with the self-test command line; returns its status.
+pub fn run_selftest(args: &SelftestArgs) -> Result<u8> {
+    let kvm = open_kvm()?;
+    let mut cmdline = String::from("selftest");
+    if let Some(f) = &args.filter {
+        if f.is_empty() || f.contains(char::is_whitespace) {
+            return Err(crate::err!("--filter takes one test name (without spaces)"));
+        }
+        cmdline.push_str(" filter=");
+        cmdline.push_str(f);
+    }
+    let config = VmConfig::from_args(&args.vm, &kvm, cmdline)?;
+    let image = KernelImage::load(args.vm.kernel.as_deref())?;
+    run(kvm, config, &image)
+}
+
+/// Creates the VM, boots `image`, and waits for the kernel to shut down.
+pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Result<u8> {
+    let vm = kvm::create_vm(&kvm)?;
+    let mem = memory::GuestRam::new(&vm, config.mem)?;
+    memory::load_kernel(&mem, image)?;
+    let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
+    let tsc_khz = probe_tsc_khz(&kvm).ok_or_else(|| crate::err!("KVM does not report the TSC frequency"))?;
+    let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
+    let shared = Arc::new(vcpu::Shared::new(mem, config.cpus));
+    vcpu::run_all(&vm, &cpuid, shared, &config, image.entry, boot)
+}
+
+pub use cpuid::has as cpuid_has;
+
+/// The TSC frequency a vCPU would get, in kHz.
+pub fn probe_tsc_khz(kvm: &kvm_ioctls::Kvm) -> Option<u32> {
+    let vm = kvm.create_vm().ok()?;
+    let vcpu = vm.create_vcpu(0).ok()?;
+    vcpu.get_tsc_khz().ok()
+}

@@ -1,0 +1,207 @@
+//! vCPU set-up (64-bit mode from the first instruction) and the per-vCPU run loops. Each vCPU
+//! thread serves its own exits, so hypercalls from different CPUs never wait on each other.
+
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
+
+use kvm_bindings::{kvm_fpu, kvm_mp_state, kvm_segment, CpuId, KVM_MP_STATE_RUNNABLE};
+use kvm_ioctls::{VcpuExit, VcpuFd, VmFd};
+use std::sync::Arc;
+
+use super::boot_info::BootLayout;
+use super::hypercall::{self, Outcome};
+use super::memory::GuestRam;
+use super::VmConfig;
+use crate::err;
+use crate::error::Result;
+use hrt_abi::layout;
+
+/// How the VM ended.
+#[derive(Debug, Clone, Copy)]
+pub enum Exit {
+    /// The kernel shut down with this status.
+    Status(i32),
+    /// A kernel panic or a VM failure, already reported on stderr.
+    Failure(u8),
+}
+
+pub struct Shared {
+    pub ram: GuestRam,
+    started: Mutex<bool>,
+    start: Condvar,
+}
+
+impl Shared {
+    pub fn new(ram: GuestRam, _cpus: u32) -> Shared {
+        Shared { ram, started: Mutex::new(false), start: Condvar::new() }
+    }
+
+    /// Lets the secondary vCPUs enter the guest (the boot CPU asks once it is ready).
+    pub fn release_secondaries(&self) {
+        *self.started.lock().unwrap() = true;
+        self.start.notify_all();
+    }
+
+    fn wait_for_release(&self) {
+        let mut s = self.started.lock().unwrap();
+        while !*s {
+            s = self.start.wait(s).unwrap();
+        }
+    }
+}
+
+fn segment(selector: u16, code: bool) -> kvm_segment {
+    kvm_segment {
+        base: 0,
+        limit: 0xffff_ffff,
+        selector,
+        type_: if code { 0xb } else { 0x3 },
+        present: 1,
+        dpl: 0,
+        db: if code { 0 } else { 1 },
+        s: 1,
+        l: if code { 1 } else { 0 },
+        g: 1,
+        avl: 0,
+        unusable: 0,
+        padding: 0,
+    }
+}
+
+fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, entry: u64, boot: BootLayout) -> Result<()> {
+    let fail = |what: &str, e: kvm_ioctls::Error| err!("vCPU {id}: cannot set {what}: {e}");
+    vcpu.set_cpuid2(&super::cpuid::for_vcpu(cpuid, id)).map_err(|e| fail("CPUID", e))?;
+
+    let mut sregs = vcpu.get_sregs().map_err(|e| fail("special registers", e))?;
+    sregs.cs = segment(0x08, true);
+    let data = segment(0x10, false);
+    sregs.ds = data;
+    sregs.es = data;
+    sregs.fs = data;
+    sregs.gs = data;
+    sregs.ss = data;
+    sregs.tr = kvm_segment { base: 0, limit: 0x67, selector: 0, type_: 11, present: 1, ..Default::default() };
+    sregs.cr3 = layout::BOOT_PML4;
+    sregs.cr4 = (1 << 5) | (1 << 9) | (1 << 10); // PAE, OSFXSR, OSXMMEXCPT
+    sregs.cr0 = 0x8005_0033; // PG, WP, NE, ET, MP, PE
+    sregs.efer = (1 << 0) | (1 << 8) | (1 << 10); // SCE, LME, LMA
+    vcpu.set_sregs(&sregs).map_err(|e| fail("special registers", e))?;
+
+    let fpu = kvm_fpu { fcw: 0x37f, mxcsr: 0x1f80, ..Default::default() };
+    vcpu.set_fpu(&fpu).map_err(|e| fail("FPU state", e))?;
+
+    let mut regs = vcpu.get_regs().map_err(|e| fail("registers", e))?;
+    regs.rip = entry;
+    regs.rsp = boot.boot_stacks + (id as u64 + 1) * layout::BOOT_STACK_SIZE;
+    regs.rdi = layout::BOOT_INFO;
+    regs.rsi = id as u64;
+    regs.rflags = 0x2;
+    vcpu.set_regs(&regs).map_err(|e| fail("registers", e))?;
+
+    if id != 0 {
+        // With the in-kernel LAPIC, secondary vCPUs would wait for INIT/SIPI; the monitor
+        // starts them directly in 64-bit mode instead.
+        vcpu.set_mp_state(kvm_mp_state { mp_state: KVM_MP_STATE_RUNNABLE }).map_err(|e| fail("run state", e))?;
+    }
+    Ok(())
+}
+
+fn pin_to_host_cpu(id: u32) {
+    let host = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) affects only this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(id as usize % host, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn describe_crash(vcpu: &VcpuFd, id: u32, what: &str) -> String {
+    match (vcpu.get_regs(), vcpu.get_sregs()) {
+        (Ok(r), Ok(s)) => format!(
+            "{what} on vCPU {id}: rip={:#x} rsp={:#x} cr2={:#x} cr3={:#x} rflags={:#x}",
+            r.rip, r.rsp, s.cr2, s.cr3, r.rflags
+        ),
+        _ => format!("{what} on vCPU {id}"),
+    }
+}
+
+fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
+    loop {
+        let exit = match vcpu.run() {
+            Ok(exit) => exit,
+            Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => continue,
+            Err(e) => {
+                eprintln!("hrt: vCPU {id}: KVM_RUN failed: {e}");
+                return Exit::Failure(1);
+            }
+        };
+        match exit {
+            VcpuExit::IoOut(port, data) if port == hrt_abi::HYPERCALL_PORT && data.len() == 4 => {
+                let addr = u32::from_le_bytes([data[0], data[1], data[2], data[3]]) as u64;
+                if let Outcome::Stop(e) = hypercall::serve(shared, addr) {
+                    return e;
+                }
+            }
+            VcpuExit::IoOut(..) => {}
+            VcpuExit::IoIn(_, data) => data.fill(0xff),
+            VcpuExit::MmioRead(_, data) => data.fill(0xff),
+            VcpuExit::MmioWrite(..) => {}
+            VcpuExit::Hlt => {
+                eprintln!("hrt: {}", describe_crash(&vcpu, id, "the guest halted with interrupts off"));
+                return Exit::Failure(1);
+            }
+            VcpuExit::Shutdown => {
+                eprintln!(
+                    "hrt: {}",
+                    describe_crash(&vcpu, id, "the guest triple-faulted (kernel crash before its fault handlers)")
+                );
+                return Exit::Failure(hrt_abi::PANIC_STATUS as u8);
+            }
+            other => {
+                let what = format!("unexpected VM exit {other:?}");
+                eprintln!("hrt: {}", describe_crash(&vcpu, id, &what));
+                return Exit::Failure(1);
+            }
+        }
+    }
+}
+
+/// Creates and starts every vCPU, then waits for the first one to end the VM.
+pub fn run_all(
+    vm: &VmFd,
+    cpuid: &CpuId,
+    shared: Arc<Shared>,
+    config: &VmConfig,
+    entry: u64,
+    boot: BootLayout,
+) -> Result<u8> {
+    let mut vcpus = Vec::new();
+    for id in 0..config.cpus {
+        let vcpu = vm.create_vcpu(id as u64).map_err(|e| err!("cannot create vCPU {id}: {e}"))?;
+        setup_vcpu(&vcpu, id, cpuid, entry, boot)?;
+        vcpus.push(vcpu);
+    }
+    let (tx, rx) = mpsc::channel::<Exit>();
+    for (id, vcpu) in vcpus.into_iter().enumerate() {
+        let (tx, shared, pin) = (tx.clone(), shared.clone(), config.pin);
+        std::thread::Builder::new()
+            .name(format!("vcpu{id}"))
+            .spawn(move || {
+                if pin {
+                    pin_to_host_cpu(id as u32);
+                }
+                if id != 0 {
+                    shared.wait_for_release();
+                }
+                let _ = tx.send(run_loop(vcpu, id as u32, &shared));
+            })
+            .map_err(|e| err!("cannot start a vCPU thread: {e}"))?;
+    }
+    drop(tx);
+    let exit = rx.recv().map_err(|_| err!("every vCPU thread ended without a result"))?;
+    Ok(match exit {
+        Exit::Status(s) => s.clamp(0, 255) as u8,
+        Exit::Failure(code) => code,
+    })
+}
