@@ -95,16 +95,37 @@ pub fn fork_join() -> TestResult {
     Ok(())
 }
 
+/// Byte offsets of xmm0, xmm7 and xmm15 in an FXSAVE/XSAVE legacy area.
+const XMM_OFFSETS: [usize; 3] = [160, 160 + 7 * 16, 160 + 15 * 16];
+
+#[repr(C, align(64))]
+struct Area([u8; 1024]);
+
+/// Loads `v` into xmm0, xmm7 and xmm15 through FXRSTOR/XRSTOR rather than SSE instructions:
+/// emulated ring 0 (PVM hosts) cannot execute SSE, but the save/restore path is what this
+/// test checks.
 fn set_xmm(v: u64) {
-    // SAFETY: SSE is enabled; the kernel itself never uses xmm registers.
-    unsafe { core::arch::asm!("movq xmm0, {0}", "movq xmm7, {0}", "movq xmm15, {0}", in(reg) v) };
+    let mut area = Area([0; 1024]);
+    // SAFETY: a 64-byte aligned area of the size the FPU code uses.
+    unsafe {
+        crate::arch::fpu::init_area(area.0.as_mut_ptr());
+        crate::arch::fpu::save(area.0.as_mut_ptr());
+    }
+    for off in XMM_OFFSETS {
+        area.0[off..off + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    if crate::arch::fpu::uses_xsave() {
+        area.0[512] |= 0x2; // XSTATE_BV: SSE state present
+    }
+    // SAFETY: the area holds a state written by `save`, with only register values changed.
+    unsafe { crate::arch::fpu::restore(area.0.as_ptr()) };
 }
 
 fn get_xmm() -> [u64; 3] {
-    let (a, b, c): (u64, u64, u64);
+    let mut area = Area([0; 1024]);
     // SAFETY: as above.
-    unsafe { core::arch::asm!("movq {}, xmm0", "movq {}, xmm7", "movq {}, xmm15", out(reg) a, out(reg) b, out(reg) c) };
-    [a, b, c]
+    unsafe { crate::arch::fpu::save(area.0.as_mut_ptr()) };
+    XMM_OFFSETS.map(|off| u64::from_le_bytes(area.0[off..off + 8].try_into().unwrap()))
 }
 
 pub fn fpu_state() -> TestResult {
