@@ -2,6 +2,8 @@
 //! cheap kernel threads, tickless LAPIC timers and IPIs), booted by the `hrt` monitor.
 #![no_std]
 #![no_main]
+// Kernel types are built by `const fn new()` for statics; `Default` would add nothing.
+#![allow(clippy::new_without_default)]
 
 extern crate alloc;
 

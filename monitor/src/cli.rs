@@ -71,7 +71,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         _ => (t, 1),
     };
     let value: f64 = num.parse().map_err(|_| format!("'{s}' is not a size (examples: 512M, 4G)"))?;
-    if !(value > 0.0) {
+    if value.is_nan() || value <= 0.0 {
         return Err(format!("'{s}' is not a positive size"));
     }
     Ok((value * mult as f64) as u64)

@@ -132,6 +132,7 @@ extern "C" fn fork_impl(entry_rsp: u64, caller_rbp: u64, regs: *const u64) -> u6
         child.saved_rsp = rsp;
     }
     let raw = Box::into_raw(child);
-    super::make_runnable(raw);
+    // SAFETY: a new, live thread in no queue.
+    unsafe { super::make_runnable(raw) };
     Box::into_raw(Box::new(ThreadHandle::from_raw(raw))) as u64
 }

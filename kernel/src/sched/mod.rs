@@ -123,7 +123,10 @@ pub fn current_description() -> (u64, &'static str) {
 }
 
 /// Puts a new or woken thread on its CPU's run queue, kicking that CPU if it is halted.
-pub(crate) fn make_runnable(t: *mut Thread) {
+///
+/// # Safety
+/// `t` must be a live thread record in no queue.
+pub(crate) unsafe fn make_runnable(t: *mut Thread) {
     // SAFETY: `t` is a live thread record.
     let target = unsafe { (*t).cpu };
     let s = &cpu::get(target).sched;
@@ -131,7 +134,8 @@ pub(crate) fn make_runnable(t: *mut Thread) {
     unsafe { (*t).state.store(READY, Ordering::SeqCst) };
     {
         let mut q = s.runq.lock();
-        q.push(t);
+        // SAFETY: the caller's contract.
+        unsafe { q.push(t) };
         s.runq_len.store(q.len(), Ordering::SeqCst);
     }
     kick_if_halted(target);
@@ -145,7 +149,10 @@ pub(crate) fn kick_if_halted(target: usize) {
 }
 
 /// Wakes a thread that is blocking or blocked; does nothing to a running or ready thread.
-pub fn wake(t: *mut Thread) {
+///
+/// # Safety
+/// `t` must be a live thread record.
+pub unsafe fn wake(t: *mut Thread) {
     // SAFETY: `t` is a live thread record; its state is atomic.
     let state = unsafe { &(*t).state };
     loop {
@@ -191,10 +198,12 @@ pub fn yield_now() {
     let was = irq::save_and_disable();
     let cur = current();
     if cur != s.idle.load(Ordering::Relaxed) {
-        // SAFETY: the current thread is alive and in no queue while running.
-        unsafe { (*cur).state.store(READY, Ordering::SeqCst) };
         let mut q = s.runq.lock();
-        q.push(cur);
+        // SAFETY: the current thread is alive and in no queue while running.
+        unsafe {
+            (*cur).state.store(READY, Ordering::SeqCst);
+            q.push(cur);
+        }
         s.runq_len.store(q.len(), Ordering::SeqCst);
     }
     switch_away(s, cur);

@@ -18,8 +18,10 @@ impl RunQueue {
         RunQueue { head: null_mut(), tail: null_mut(), len: 0 }
     }
 
-    pub fn push(&mut self, t: *mut Thread) {
-        // SAFETY: `t` is a live thread not linked in any queue (one queue at a time).
+    /// # Safety
+    /// `t` must be a live thread linked in no queue (a thread is in at most one at a time).
+    pub unsafe fn push(&mut self, t: *mut Thread) {
+        // SAFETY: the caller's contract.
         unsafe { (*t).next = null_mut() };
         if self.tail.is_null() {
             self.head = t;
@@ -46,6 +48,7 @@ impl RunQueue {
     }
 
     /// Unlinks `t` if present (used by wait queues for timeouts and cancellation).
+    /// Only compares `t` with the linked pointers, so any value is fine.
     pub fn remove(&mut self, t: *mut Thread) -> bool {
         let mut prev: *mut Thread = null_mut();
         let mut cur = self.head;

@@ -83,7 +83,8 @@ pub(super) fn wake_expired(s: &CpuSched) {
     loop {
         let t = s.sleepers.lock().pop_due(now);
         match t {
-            Some(t) => super::wake(t),
+            // SAFETY: a sleeping thread's record is alive until it is woken.
+            Some(t) => unsafe { super::wake(t) },
             None => break,
         }
     }

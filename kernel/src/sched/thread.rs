@@ -262,7 +262,8 @@ fn launch(mut t: Box<Thread>) -> ThreadHandle {
     // SAFETY: the stack is freshly allocated and owned by this thread.
     t.saved_rsp = unsafe { context::prepare_stack(top, thread_start, raw as u64) };
     let raw = Box::into_raw(t);
-    super::make_runnable(raw);
+    // SAFETY: a new, live thread in no queue.
+    unsafe { super::make_runnable(raw) };
     ThreadHandle::from_raw(raw)
 }
 

@@ -28,7 +28,8 @@ impl WaitQueue {
         let mut q = self.waiters.lock();
         // SAFETY: the current thread is alive and in no other queue while running.
         unsafe { (*cur).state.store(BLOCKING, Ordering::SeqCst) };
-        q.push(cur);
+        // SAFETY: the running thread is live and in no queue.
+        unsafe { q.push(cur) };
     }
 
     /// Blocks until `cond()` is true. `cond` is re-checked after enqueueing, so a wake-up
@@ -62,7 +63,8 @@ impl WaitQueue {
         let t = self.waiters.lock().pop();
         match t {
             Some(t) => {
-                crate::sched::wake(t);
+                // SAFETY: a waiting thread's record is alive until it is woken.
+                unsafe { crate::sched::wake(t) };
                 true
             }
             None => false,
