@@ -53,6 +53,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     idt::init();
     sched::configure(boot.flags & hrt_abi::flags::IDLE_HALT != 0, boot.preempt_us);
     init_this_cpu();
+    fpu::prepare_initial();
     kprintln!(
         "hrt: kernel up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz, idle {}{}",
         boot.num_cpus,

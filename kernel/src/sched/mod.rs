@@ -233,6 +233,7 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
         (*next).state.store(RUNNING, Ordering::SeqCst);
         s.current.store(next, Ordering::Relaxed);
         fpu::save((*cur).fpu.0.as_mut_ptr());
+        (*cur).fpu_saved = true;
         context::switch(&mut (*cur).saved_rsp, (*next).saved_rsp);
     }
     finish_switch();
@@ -260,8 +261,14 @@ pub(crate) fn finish_switch() {
         }
     }
     let cur = s.current.load(Ordering::Relaxed);
-    // SAFETY: the record is alive and its area holds saved or initial state.
-    unsafe { fpu::restore((*cur).fpu.0.as_ptr()) };
+    // SAFETY: the record is alive; its area holds state once `fpu_saved` is set.
+    unsafe {
+        if (*cur).fpu_saved {
+            fpu::restore((*cur).fpu.0.as_ptr());
+        } else {
+            fpu::restore_initial();
+        }
+    }
 }
 
 /// Leaves an exited thread for good.

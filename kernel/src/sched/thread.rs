@@ -3,10 +3,10 @@
 //! migration); new threads go round-robin over the CPUs unless a CPU is named.
 
 use alloc::boxed::Box;
-use core::ptr::null_mut;
+use core::ptr::{addr_of_mut, null_mut};
 use core::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
-use crate::arch::{context, fpu};
+use crate::arch::context;
 use crate::sync::IrqSpinLock;
 
 pub const RUNNING: u8 = 0;
@@ -41,8 +41,9 @@ type Closure = Box<dyn FnOnce() -> u64 + Send>;
 
 #[repr(C)]
 pub struct Thread {
-    /// First field: 64-byte aligned as XSAVE requires.
+    /// First field: 64-byte aligned as XSAVE requires. Holds state only once `fpu_saved`.
     pub fpu: FpuArea,
+    pub fpu_saved: bool,
     pub saved_rsp: u64,
     /// Link for whichever single queue holds the thread (run queue, wait queue, sleepers).
     pub next: *mut Thread,
@@ -65,30 +66,36 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
 
 impl Thread {
+    /// Builds the record in place: the 1 KiB FPU area is left uninitialised (a thread's first
+    /// switch-in loads the shared initial state instead), because on emulated ring 0 every
+    /// byte copied or zeroed here costs time on each thread creation.
     fn new(name: &str, cpu: usize) -> Box<Thread> {
-        let mut t = Box::new(Thread {
-            fpu: FpuArea([0; FPU_AREA]),
-            saved_rsp: 0,
-            next: null_mut(),
-            state: AtomicU8::new(READY),
-            cpu,
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            name: [0; NAME_LEN],
-            name_len: 0,
-            stack_base: 0,
-            stack_order: 0,
-            sleep_deadline: 0,
-            exit: IrqSpinLock::new(ExitState { done: false, detached: false, value: 0, joiner: null_mut() }),
-            closure: None,
-            entry: None,
-            arg: 0,
-        });
+        let mut b = Box::<Thread>::new_uninit();
+        let p = b.as_mut_ptr();
+        let mut name_buf = [0u8; NAME_LEN];
         let n = name.len().min(NAME_LEN);
-        t.name[..n].copy_from_slice(&name.as_bytes()[..n]);
-        t.name_len = n;
-        // SAFETY: the area is inside the new, 64-byte aligned thread record.
-        unsafe { fpu::init_area(t.fpu.0.as_mut_ptr()) };
-        t
+        name_buf[..n].copy_from_slice(&name.as_bytes()[..n]);
+        // SAFETY: every field but `fpu` (plain bytes, valid uninitialised as far as the kernel
+        // reads them: only after `fpu_saved` is set) is written before `assume_init`.
+        unsafe {
+            addr_of_mut!((*p).fpu_saved).write(false);
+            addr_of_mut!((*p).saved_rsp).write(0);
+            addr_of_mut!((*p).next).write(null_mut());
+            addr_of_mut!((*p).state).write(AtomicU8::new(READY));
+            addr_of_mut!((*p).cpu).write(cpu);
+            addr_of_mut!((*p).id).write(NEXT_ID.fetch_add(1, Ordering::Relaxed));
+            addr_of_mut!((*p).name).write(name_buf);
+            addr_of_mut!((*p).name_len).write(n);
+            addr_of_mut!((*p).stack_base).write(0);
+            addr_of_mut!((*p).stack_order).write(0);
+            addr_of_mut!((*p).sleep_deadline).write(0);
+            addr_of_mut!((*p).exit)
+                .write(IrqSpinLock::new(ExitState { done: false, detached: false, value: 0, joiner: null_mut() }));
+            addr_of_mut!((*p).closure).write(None);
+            addr_of_mut!((*p).entry).write(None);
+            addr_of_mut!((*p).arg).write(0);
+            b.assume_init()
+        }
     }
 
     /// The record for a CPU's boot context, which becomes that CPU's idle thread.

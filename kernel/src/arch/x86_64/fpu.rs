@@ -28,6 +28,27 @@ pub fn detect() {
     }
 }
 
+#[repr(C, align(64))]
+struct InitialState(core::cell::UnsafeCell<[u8; 1024]>);
+
+// SAFETY: written once by the boot CPU before any thread exists, then only read.
+unsafe impl Sync for InitialState {}
+
+/// The state every new thread starts with (masked exceptions, zeroed registers).
+static INITIAL: InitialState = InitialState(core::cell::UnsafeCell::new([0; 1024]));
+
+/// Loads the initial FPU/SSE state (a new thread's first switch-in).
+pub fn restore_initial() {
+    // SAFETY: INITIAL holds a valid state from `prepare_initial`.
+    unsafe { restore(INITIAL.0.get() as *const u8) };
+}
+
+/// Fills the initial state; boot CPU, after `detect` and `init_cpu`.
+pub fn prepare_initial() {
+    // SAFETY: nothing reads INITIAL before this returns (no thread runs yet).
+    unsafe { init_area(INITIAL.0.get() as *mut u8) };
+}
+
 /// Enables SSE (and XSAVE where used) on this CPU and sets the area size.
 pub fn init_cpu() {
     let mut cr4 = read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT;
