@@ -183,7 +183,8 @@ pub const HYPERCALL_PORT: u16 = 0x0510;
 pub struct Hypercall {
     /// `nr::*`
     pub nr: u64,
-    pub args: [u64; 6],
+    /// Seven so that a forwarded system call fits: its number and its six arguments.
+    pub args: [u64; 7],
     /// Written by the monitor: a non-negative result or a negated errno.
     pub ret: i64,
 }
@@ -199,6 +200,11 @@ pub mod nr {
     /// A kernel panic: args[0..2] is the message (address, length) already printed;
     /// the monitor records it and exits with [`super::PANIC_STATUS`].
     pub const PANIC: u64 = 4;
+    /// A Linux system call the monitor performs on the host for the program:
+    /// args[0] = Linux system-call number, args[1..7] = its arguments (guest addresses are
+    /// guest-physical, which equals the program's virtual addresses). `ret` is the Linux
+    /// return value (negated errno on failure).
+    pub const SYSCALL: u64 = 5;
 }
 
 /// `hrt` exit status after a kernel panic.

@@ -8,7 +8,7 @@ use super::instr::outl;
 use crate::sync::PerCpuCell;
 
 static BLOCKS: [PerCpuCell<Hypercall>; MAX_CPUS] =
-    [const { PerCpuCell::new(Hypercall { nr: 0, args: [0; 6], ret: 0 }) }; MAX_CPUS];
+    [const { PerCpuCell::new(Hypercall { nr: 0, args: [0; 7], ret: 0 }) }; MAX_CPUS];
 
 /// Performs hypercall `nr` with `args` and returns the monitor's result.
 pub fn call(nr: u64, args: &[u64]) -> i64 {
@@ -18,7 +18,7 @@ pub fn call(nr: u64, args: &[u64]) -> i64 {
     let ret = unsafe {
         let block = &mut *BLOCKS[cpu].get();
         block.nr = nr;
-        let n = args.len().min(6);
+        let n = args.len().min(7);
         block.args[..n].copy_from_slice(&args[..n]);
         block.ret = 0;
         let block = block as *mut Hypercall;
