@@ -40,6 +40,9 @@ pub mod layout {
     /// The kernel image must end below this address; static executables linked at 0x400000
     /// (gcc's default) keep their link address in the identity map.
     pub const KERNEL_LIMIT: u64 = 0x40_0000;
+    /// `hrt run`: where the program's memory pool starts (the first 2 MiB page above the
+    /// kernel image area).
+    pub const USER_POOL_BASE: u64 = KERNEL_LIMIT;
     /// Size of each vCPU's boot stack (the stack `_start` runs on; each CPU's idle thread).
     pub const BOOT_STACK_SIZE: u64 = 64 << 10;
 }
@@ -79,6 +82,27 @@ pub struct BootInfo {
     pub boot_stacks: u64,
     /// Timer preemption quantum in microseconds; 0 means no preemption (the default).
     pub preempt_us: u64,
+    /// `hrt run`: the program file's bytes, placed in reserved guest memory by the monitor.
+    pub program: Range,
+    /// `hrt run` of a fixed-address (ET_EXEC) program: its 2 MiB-aligned link span, reserved
+    /// (also listed in `reserved`) so the loader can place the program at its link address.
+    pub program_fixed: Range,
+    /// `hrt run`: the memory the program's allocations come from (2 MiB aligned, reserved
+    /// from the kernel's allocator, mapped user-accessible). Contains `program_fixed`.
+    pub user_pool: Range,
+    /// `hrt run`: argv then envp as NUL-terminated strings, `argc` and `envc` of them.
+    pub args: Range,
+    pub argc: u32,
+    pub envc: u32,
+    /// Privilege ring of the program: 0 (hybrid runtime) or 3 (user mode).
+    pub app_ring: u32,
+    pub _pad3: u32,
+    /// The identity of the user running `hrt` (the program's getuid etc.).
+    pub uid: u32,
+    pub gid: u32,
+    /// `hrt`'s own pid: the program's getppid.
+    pub host_pid: u32,
+    pub _pad4: u32,
     /// NUL-padded kernel command line, e.g. `selftest filter=thread`.
     pub cmdline_len: u32,
     pub _pad2: u32,
@@ -106,6 +130,18 @@ impl BootInfo {
             reserved: [Range { base: 0, size: 0 }; MAX_RESERVED],
             boot_stacks: 0,
             preempt_us: 0,
+            program: Range { base: 0, size: 0 },
+            program_fixed: Range { base: 0, size: 0 },
+            user_pool: Range { base: 0, size: 0 },
+            args: Range { base: 0, size: 0 },
+            argc: 0,
+            envc: 0,
+            app_ring: 3,
+            _pad3: 0,
+            uid: 0,
+            gid: 0,
+            host_pid: 0,
+            _pad4: 0,
             cmdline_len: 0,
             _pad2: 0,
             cmdline: [0; CMDLINE_LEN],
@@ -136,6 +172,11 @@ pub mod flags {
     pub const IDLE_HALT: u64 = 1 << 0;
     /// Guest RAM is all zero at boot (fresh anonymous memory), so the kernel may skip zeroing.
     pub const MEMORY_ZEROED: u64 = 1 << 1;
+    /// `hrt run --strace`: log every system call of the program.
+    pub const STRACE: u64 = 1 << 2;
+    /// Keep the kernel's informational boot lines off the console (`hrt run` without
+    /// --verbose), so the program's stderr is its own.
+    pub const QUIET: u64 = 1 << 3;
 }
 
 /// Bits of `BootInfo::features`.
@@ -205,6 +246,10 @@ pub mod nr {
     /// guest-physical, which equals the program's virtual addresses). `ret` is the Linux
     /// return value (negated errno on failure).
     pub const SYSCALL: u64 = 5;
+    /// Copy guest memory at host speed: args dst, src, len (physical; ranges checked).
+    pub const MEM_COPY: u64 = 6;
+    /// Zero guest memory at host speed: args addr, len.
+    pub const MEM_ZERO: u64 = 7;
 }
 
 /// `hrt` exit status after a kernel panic.

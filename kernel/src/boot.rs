@@ -44,18 +44,20 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     }
     BOOT_INFO.store(boot as *const BootInfo as usize, Ordering::Release);
     cpu::set_count(boot.num_cpus as usize);
+    crate::console::set_quiet(boot.flags & hrt_abi::flags::QUIET != 0);
     crate::arch::features::init(boot.features);
     time::init(boot.tsc_khz);
     mem::init(boot);
     apic::detect();
     fpu::detect();
-    paging::build_identity_map(boot.mem_size, !apic::is_x2apic());
+    let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
+    paging::build_identity_map(boot.mem_size, !apic::is_x2apic(), user);
     idt::init();
     sched::configure(boot.flags & hrt_abi::flags::IDLE_HALT != 0, boot.preempt_us);
     init_this_cpu();
     fpu::prepare_initial();
-    kprintln!(
-        "hrt: kernel up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz, idle {}{}",
+    kinfo!(
+        "kernel: up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz, idle {}{}",
         boot.num_cpus,
         boot.mem_size >> 20,
         boot.num_zones,
@@ -65,7 +67,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         if sched::idle_halts() { "halt" } else { "poll" },
         if boot.preempt_us > 0 { ", preemptive" } else { "" },
     );
-    kprintln!("hrt: platform: {}", Platform::from_u32(boot.platform).describe());
+    kinfo!("kernel: platform: {}", Platform::from_u32(boot.platform).describe());
     if boot.num_cpus > 1 {
         hypercall::start_cpus();
         while CPUS_ONLINE.load(Ordering::Acquire) < boot.num_cpus as usize {
@@ -97,6 +99,7 @@ fn init_this_cpu() {
         gdt::load(&mut *this.gdt.get(), &*this.tss.get());
     }
     idt::load();
+    crate::arch::syscall::init_cpu();
     fpu::init_cpu();
     apic::init_cpu();
     sched::init_cpu();
@@ -112,6 +115,12 @@ fn kernel_main() -> u64 {
         Some("selftest") => {
             let filter = words.find_map(|w| w.strip_prefix("filter="));
             crate::selftest::run_all(filter)
+        }
+        Some("run") => {
+            crate::linux::syscall::set_strace(info().flags & hrt_abi::flags::STRACE != 0);
+            // The program's threads run on; the VM ends when the program exits.
+            crate::linux::start();
+            return 0;
         }
         Some(other) => {
             kprintln!("hrt: unknown kernel command '{other}'");

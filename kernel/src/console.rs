@@ -40,6 +40,17 @@ impl Write for LineBuffer {
     }
 }
 
+static QUIET: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Silences `kinfo!` lines.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, core::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn quiet() -> bool {
+    QUIET.load(core::sync::atomic::Ordering::Relaxed)
+}
+
 #[doc(hidden)]
 pub fn print_args(args: fmt::Arguments) {
     let mut line = LineBuffer { buf: [0; LINE_MAX], len: 0 };
@@ -51,6 +62,16 @@ pub fn print_args(args: fmt::Arguments) {
 #[macro_export]
 macro_rules! kprint {
     ($($arg:tt)*) => ($crate::console::print_args(format_args!($($arg)*)));
+}
+
+/// Prints an informational line (boot progress), unless the monitor asked for quiet.
+#[macro_export]
+macro_rules! kinfo {
+    ($($arg:tt)*) => {
+        if !$crate::console::quiet() {
+            $crate::kprintln!($($arg)*);
+        }
+    };
 }
 
 /// Prints a line to the kernel log (the monitor's stderr).

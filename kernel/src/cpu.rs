@@ -1,7 +1,7 @@
 //! Per-CPU state. Each CPU's `PerCpu` sits in a static array and is reached through GS
 //! (see `arch::percpu`), so finding it costs one instruction.
 
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use hrt_abi::MAX_CPUS;
 
@@ -16,9 +16,9 @@ pub struct PerCpu {
     self_ptr: usize,
     id: usize,
     /// Kernel stack top of the running thread (for entries from ring 3).
-    pub kernel_rsp: u64,
+    pub kernel_rsp: AtomicU64,
     /// Scratch slot for the ring-3 system-call entry.
-    pub user_rsp: u64,
+    pub user_rsp: AtomicU64,
     pub zone: AtomicUsize,
     pub online: AtomicBool,
     pub gdt: PerCpuCell<Gdt>,
@@ -31,8 +31,8 @@ impl PerCpu {
         PerCpu {
             self_ptr: 0,
             id: 0,
-            kernel_rsp: 0,
-            user_rsp: 0,
+            kernel_rsp: AtomicU64::new(0),
+            user_rsp: AtomicU64::new(0),
             zone: AtomicUsize::new(0),
             online: AtomicBool::new(false),
             gdt: PerCpuCell::new(Gdt::new()),

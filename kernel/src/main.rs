@@ -12,6 +12,7 @@ pub mod console;
 pub mod arch;
 pub mod boot;
 pub mod cpu;
+pub mod linux;
 pub mod mem;
 pub mod panic;
 pub mod sched;

@@ -15,6 +15,29 @@ pub enum Command {
     Selftest(SelftestArgs),
     /// Print what a VM would get on this host (platform, vCPUs, memory, CPU features, TSC)
     Info(VmArgs),
+    /// Run a static Linux x86-64 program as the kernel: hrt run [OPTIONS] -- PROG [ARGS...]
+    Run(RunArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct RunArgs {
+    /// Privilege ring of the program [default: 3 on PVM hosts, 0 where guest ring 0 is native]
+    #[arg(long, value_name = "RING", value_parser = clap::value_parser!(u32).range(0..=3))]
+    pub app_ring: Option<u32>,
+    /// Print every system call of the program (thread, name, arguments, result, L or F)
+    #[arg(long)]
+    pub strace: bool,
+    /// Start the program with an empty environment instead of hrt's own
+    #[arg(long)]
+    pub clear_env: bool,
+    /// Show the kernel's boot lines (quiet by default, so stderr is the program's own)
+    #[arg(long, short)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub vm: VmArgs,
+    /// The program and its arguments
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROG [ARGS]")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args, Clone)]
@@ -40,9 +63,9 @@ pub struct VmArgs {
     /// Number of vCPUs [default: the host's CPU count]
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
-    /// Guest memory, e.g. 512M or 4G
-    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
-    pub mem: u64,
+    /// Guest memory, e.g. 512M or 4G [default: 1G for selftest and info, 4G for run]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub mem: Option<u64>,
     /// Kernel image to boot instead of the one built into hrt
     #[arg(long, value_name = "PATH")]
     pub kernel: Option<std::path::PathBuf>,
@@ -58,6 +81,24 @@ pub struct VmArgs {
     /// Split guest memory and vCPUs into N NUMA zones (emulated layout)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub numa: u32,
+}
+
+/// Prints a command-line error as one `hrt: ...` line (help and version print as usual).
+pub fn report_parse_error(e: clap::Error) -> std::process::ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            std::process::ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+        }
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid command line");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("hrt: {first} (see hrt --help)");
+            std::process::ExitCode::from(2)
+        }
+    }
 }
 
 /// Parses sizes like 512M, 4G, 65536, 2g, 1.5G.

@@ -1,20 +1,27 @@
 //! `hrt`: boots the HRT kernel in a KVM virtual machine.
 mod cli;
 mod error;
+mod forward;
 mod info;
 mod kernel_image;
 mod platform;
+mod program;
+mod run;
 mod vm;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::Parser as _;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return cli::report_parse_error(e),
+    };
     let result = match cli.command {
         cli::Command::Selftest(args) => vm::run_selftest(&args),
         cli::Command::Info(args) => info::print(&args),
+        cli::Command::Run(args) => run::run(&args),
     };
     match result {
         Ok(status) => ExitCode::from(status),

@@ -173,6 +173,19 @@ impl Buddy {
         unsafe { self.merge_and_push(addr, order) };
     }
 
+    /// Gives back the page-aligned range `[start, end)` of memory that came from `alloc` or
+    /// `reserve` (any page-aligned part of it), as the largest aligned blocks that fit.
+    ///
+    /// # Safety
+    /// The range must be allocated memory of this buddy that is no longer used.
+    pub unsafe fn free_pages(&mut self, start: usize, end: usize) {
+        debug_assert!(
+            start.is_multiple_of(PAGE_SIZE) && end.is_multiple_of(PAGE_SIZE) && start >= self.base && end <= self.end
+        );
+        // SAFETY: forwarded from the caller.
+        unsafe { self.free_range(start, end) };
+    }
+
     /// Takes `[start, end)` (rounded outwards to pages) out of the free pool if every page of
     /// it is free and managed; otherwise returns false and changes nothing. The caller then
     /// owns that memory and may give it back with `free` in aligned blocks.

@@ -88,7 +88,7 @@ fn excluded_ranges(boot: &BootInfo) -> Excluded<{ MAX_RESERVED + 3 }> {
 fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>, lo: u64, hi: u64) {
     let meta_size = Buddy::metadata_bytes((hi - lo) as usize) as u64;
     let Some(meta) = excluded.first_fit(lo, hi, meta_size, PAGE) else {
-        crate::kprintln!("mem: zone {z} [{lo:#x}, {hi:#x}): no room for metadata; unused");
+        crate::kprintln!("kernel: mem: zone {z} [{lo:#x}, {hi:#x}): no room for metadata; unused");
         return;
     };
     let zone = &ZONES[z];
@@ -104,8 +104,8 @@ fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>,
     zone.base.store(buddy.base(), Ordering::Relaxed);
     zone.end.store(buddy.end(), Ordering::Relaxed);
     META[z].store(meta, Ordering::Relaxed);
-    crate::kprintln!(
-        "mem: zone {z} [{lo:#x}, {hi:#x}): {} MiB free, {} KiB metadata at {meta:#x}",
+    crate::kinfo!(
+        "kernel: mem: zone {z} [{lo:#x}, {hi:#x}): {} MiB free, {} KiB metadata at {meta:#x}",
         buddy.free_bytes() >> 20,
         meta_size >> 10
     );

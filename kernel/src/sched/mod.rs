@@ -16,11 +16,11 @@ use crate::arch::{apic, context, fpu, irq};
 use crate::cpu;
 use crate::sync::{IrqSpinLock, PerCpuCell};
 use runqueue::RunQueue;
-use thread::{Thread, BLOCKED, BLOCKING, EXITED, READY, RUNNING};
+use thread::{BLOCKED, BLOCKING, EXITED, READY, RUNNING};
 
 pub use fork::{fork, Fork};
-pub use sleep::sleep_ns;
-pub use thread::{create, exit, spawn, ThreadHandle, ThreadOptions};
+pub use sleep::{block_until, sleep_ns};
+pub use thread::{create, exit, spawn, spawn_with, Thread, ThreadHandle, ThreadOptions};
 
 /// Scheduler state of one CPU (inside its `PerCpu`).
 pub struct CpuSched {
@@ -232,6 +232,10 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
     unsafe {
         (*next).state.store(RUNNING, Ordering::SeqCst);
         s.current.store(next, Ordering::Relaxed);
+        if (*next).is_user {
+            crate::arch::syscall::set_kernel_stack(thread::stack_top(&*next));
+            crate::arch::syscall::set_fs_base((*next).fs_base);
+        }
         fpu::save((*cur).fpu.0.as_mut_ptr());
         (*cur).fpu_saved = true;
         context::switch(&mut (*cur).saved_rsp, (*next).saved_rsp);

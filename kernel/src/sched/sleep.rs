@@ -9,7 +9,7 @@ use super::thread::{Thread, BLOCKING};
 use super::CpuSched;
 use crate::time;
 
-/// Sleeping threads linked through `Thread::next`, earliest deadline first.
+/// Sleeping threads linked through `Thread::sleep_next`, earliest deadline first.
 pub struct SleepList {
     head: *mut Thread,
 }
@@ -33,11 +33,27 @@ impl SleepList {
             let deadline = (*t).sleep_deadline;
             let mut link: *mut *mut Thread = &mut self.head;
             while !(*link).is_null() && (**link).sleep_deadline <= deadline {
-                link = &mut (**link).next;
+                link = &mut (**link).sleep_next;
             }
-            (*t).next = *link;
+            (*t).sleep_next = *link;
             *link = t;
         }
+    }
+
+    /// Unlinks `t` if it is in the list; returns whether it was.
+    fn remove(&mut self, t: *mut Thread) -> bool {
+        // SAFETY: linked records are alive; the list is ours under the lock.
+        unsafe {
+            let mut link: *mut *mut Thread = &mut self.head;
+            while !(*link).is_null() {
+                if *link == t {
+                    *link = (*t).sleep_next;
+                    return true;
+                }
+                link = &mut (**link).sleep_next;
+            }
+        }
+        false
     }
 
     fn pop_due(&mut self, now: u64) -> Option<*mut Thread> {
@@ -47,7 +63,7 @@ impl SleepList {
             return None;
         }
         // SAFETY: as above.
-        self.head = unsafe { (*t).next };
+        self.head = unsafe { (*t).sleep_next };
         Some(t)
     }
 }
@@ -75,6 +91,23 @@ pub fn sleep_until_tsc(deadline: u64) {
         super::arm_timer(s);
         super::block();
     }
+}
+
+/// Blocks the current thread, which is BLOCKING and registered with some waker, until that
+/// waker wakes it or the TSC reaches `deadline`. The caller tells which by checking whether it
+/// is still registered with its waker.
+pub fn block_until(deadline: u64) {
+    let s: &CpuSched = &crate::cpu::this().sched;
+    let cur = super::current();
+    {
+        let mut list = s.sleepers.lock();
+        // SAFETY: the current thread's record is alive and in no sleep list.
+        unsafe { (*cur).sleep_deadline = deadline };
+        list.insert(cur);
+    }
+    super::arm_timer(s);
+    super::block();
+    s.sleepers.lock().remove(cur);
 }
 
 /// Wakes every sleeper whose deadline has passed (timer interrupt).

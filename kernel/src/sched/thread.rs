@@ -56,7 +56,20 @@ pub struct Thread {
     stack_base: u64,
     stack_order: usize,
     pub sleep_deadline: u64,
+    /// Link in its CPU's sleep list (separate from `next`: a timed wait can be woken while
+    /// still in that list).
+    pub sleep_next: *mut Thread,
     pub exit: IrqSpinLock<ExitState>,
+    /// Runs a Linux program's code (has a user context: TLS base, kernel stack for entries).
+    pub is_user: bool,
+    pub fs_base: u64,
+    /// Linux thread id, and CLONE_CHILD_CLEARTID's address (0 = none).
+    pub tid: u32,
+    pub clear_child_tid: u64,
+    pub robust_list: u64,
+    pub sigmask: u64,
+    /// TSC when the thread was created (its CPU-time clock: threads own their CPUs).
+    pub created_tsc: u64,
     closure: Option<Closure>,
     entry: Option<fn(u64) -> u64>,
     arg: u64,
@@ -89,8 +102,20 @@ impl Thread {
             addr_of_mut!((*p).stack_base).write(0);
             addr_of_mut!((*p).stack_order).write(0);
             addr_of_mut!((*p).sleep_deadline).write(0);
-            addr_of_mut!((*p).exit)
-                .write(IrqSpinLock::new(ExitState { done: false, detached: false, value: 0, joiner: null_mut() }));
+            addr_of_mut!((*p).sleep_next).write(null_mut());
+            addr_of_mut!((*p).is_user).write(false);
+            addr_of_mut!((*p).fs_base).write(0);
+            addr_of_mut!((*p).tid).write(0);
+            addr_of_mut!((*p).clear_child_tid).write(0);
+            addr_of_mut!((*p).robust_list).write(0);
+            addr_of_mut!((*p).sigmask).write(0);
+            addr_of_mut!((*p).created_tsc).write(crate::time::ticks());
+            addr_of_mut!((*p).exit).write(IrqSpinLock::new(ExitState {
+                done: false,
+                detached: false,
+                value: 0,
+                joiner: null_mut(),
+            }));
             addr_of_mut!((*p).closure).write(None);
             addr_of_mut!((*p).entry).write(None);
             addr_of_mut!((*p).arg).write(0);
@@ -131,11 +156,13 @@ pub struct ThreadOptions<'a> {
     /// A CPU index, or None for round-robin placement.
     pub cpu: Option<usize>,
     pub stack_size: usize,
+    /// Runs Linux program code (gets a user context on every switch-in).
+    pub user: bool,
 }
 
 impl Default for ThreadOptions<'_> {
     fn default() -> Self {
-        ThreadOptions { name: "thread", cpu: None, stack_size: DEFAULT_STACK_SIZE }
+        ThreadOptions { name: "thread", cpu: None, stack_size: DEFAULT_STACK_SIZE, user: false }
     }
 }
 
@@ -151,6 +178,11 @@ impl<'a> ThreadOptions<'a> {
 
     pub fn stack(mut self, bytes: usize) -> Self {
         self.stack_size = bytes;
+        self
+    }
+
+    pub fn user(mut self) -> Self {
+        self.user = true;
         self
     }
 }
@@ -249,6 +281,7 @@ fn pick_cpu(cpu: Option<usize>) -> Result<usize, CreateError> {
 pub(super) fn allocate(opts: &ThreadOptions) -> Result<Box<Thread>, CreateError> {
     let cpu = pick_cpu(opts.cpu)?;
     let mut t = Thread::new(opts.name, cpu);
+    t.is_user = opts.user;
     let order = crate::mem::order_for(opts.stack_size.max(4096));
     let zone = crate::cpu::zone_of(cpu);
     let stack = crate::mem::alloc_pages(order, Some(zone))
@@ -259,12 +292,16 @@ pub(super) fn allocate(opts: &ThreadOptions) -> Result<Box<Thread>, CreateError>
     Ok(t)
 }
 
-pub(super) fn stack_top(t: &Thread) -> u64 {
+pub fn stack_top(t: &Thread) -> u64 {
     t.stack_base + (4096u64 << t.stack_order)
 }
 
+/// Bytes at the top of a user thread's kernel stack kept for the register frame of entries
+/// from ring 3 (the thread's own kernel frames start below it).
+pub const USER_FRAME_RESERVE: u64 = 256;
+
 fn launch(mut t: Box<Thread>) -> ThreadHandle {
-    let top = stack_top(&t);
+    let top = stack_top(&t) - if t.is_user { USER_FRAME_RESERVE } else { 0 };
     let raw: *mut Thread = &mut *t;
     // SAFETY: the stack is freshly allocated and owned by this thread.
     t.saved_rsp = unsafe { context::prepare_stack(top, thread_start, raw as u64) };
@@ -287,8 +324,17 @@ pub fn spawn<F>(opts: ThreadOptions, f: F) -> Result<ThreadHandle, CreateError>
 where
     F: FnOnce() -> u64 + Send + 'static,
 {
+    spawn_with(opts, |_| {}, f)
+}
+
+/// Creates a thread running a closure, letting `setup` fill in the record before it can run.
+pub fn spawn_with<F>(opts: ThreadOptions, setup: impl FnOnce(&mut Thread), f: F) -> Result<ThreadHandle, CreateError>
+where
+    F: FnOnce() -> u64 + Send + 'static,
+{
     let mut t = allocate(&opts)?;
     t.closure = Some(Box::new(f));
+    setup(&mut t);
     Ok(launch(t))
 }
 

@@ -14,6 +14,8 @@ const LARGE: u64 = 0x80;
 #[derive(Clone, Copy)]
 pub struct BootLayout {
     pub boot_stacks: u64,
+    /// The program's memory pool (empty without a program): all the forwarder may touch.
+    pub user_pool: (u64, u64),
 }
 
 pub fn write(
@@ -57,11 +59,90 @@ pub fn write(
     for cpu in 0..config.cpus.min(MAX_CPUS as u32) {
         info.cpu_zone[cpu as usize] = (cpu as u64 * zones / config.cpus as u64) as u8;
     }
+    if let Some(setup) = &config.program {
+        place_program(ram, &mut info, setup)?;
+    }
     let cmd = config.cmdline.as_bytes();
     info.cmdline[..cmd.len()].copy_from_slice(cmd);
     info.cmdline_len = cmd.len() as u32;
     ram.write_obj(layout::BOOT_INFO, &info)?;
-    Ok(BootLayout { boot_stacks: info.boot_stacks })
+    let pool = (info.user_pool.base, info.user_pool.base + info.user_pool.size);
+    Ok(BootLayout { boot_stacks: info.boot_stacks, user_pool: pool })
+}
+
+/// Puts the program file and its argv/envp block below the boot stacks, reserves them and the
+/// program's fixed link span, and checks that everything fits.
+fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetup) -> Result<()> {
+    let p = &setup.program;
+    let mut block = Vec::new();
+    for s in setup.argv.iter().chain(setup.envp.iter()) {
+        block.extend_from_slice(s);
+        block.push(0);
+    }
+    let align = 2u64 << 20;
+    let image_len = p.bytes.len() as u64;
+    let args_len = block.len() as u64;
+    let top = info.boot_stacks & !(align - 1);
+    let needed = image_len.div_ceil(align) * align + args_len.div_ceil(4096) * 4096 + p.mem_needed + (64 << 20);
+    if needed > top {
+        return Err(crate::err!(
+            "{} needs about {} MiB but the VM has {} MiB: use a larger --mem",
+            p.given,
+            needed >> 20,
+            ram.size >> 20
+        ));
+    }
+    let image_base = (top - image_len) & !(align - 1);
+    let args_base = (image_base - args_len) & !0xfff;
+    ram.write(image_base, &p.bytes)?;
+    ram.write(args_base, &block)?;
+    info.program = Range { base: image_base, size: image_len };
+    info.args = Range { base: args_base, size: args_len };
+    info.argc = setup.argv.len() as u32;
+    info.envc = setup.envp.len() as u32;
+    info.app_ring = setup.app_ring;
+    // SAFETY: plain identity queries.
+    unsafe {
+        info.uid = libc::getuid();
+        info.gid = libc::getgid();
+    }
+    info.host_pid = std::process::id();
+    if setup.strace {
+        info.flags |= flags::STRACE;
+    }
+    if !setup.verbose {
+        info.flags |= flags::QUIET;
+    }
+    // The program's pool: everything from USER_POOL_BASE up to the kernel's share at the top
+    // (image, args and boot stacks included), which keeps max(64 MiB, 1/16 of memory).
+    let kernel_share = (ram.size / 16).max(64 << 20);
+    let pool_end = (args_base.min(ram.size - kernel_share)) & !(align - 1);
+    let pool_base = layout::USER_POOL_BASE;
+    if pool_end <= pool_base + p.mem_needed {
+        return Err(crate::err!(
+            "{} needs {} MiB; the VM's {} MiB is too small: use a larger --mem",
+            p.given,
+            p.mem_needed >> 20,
+            ram.size >> 20
+        ));
+    }
+    info.user_pool = Range { base: pool_base, size: pool_end - pool_base };
+    let reserved = vec![Range { base: args_base, size: top - args_base }, info.user_pool];
+    if let Some((start, end)) = p.fixed_span {
+        if end > pool_end {
+            return Err(crate::err!(
+                "{} is linked at {start:#x}..{end:#x}, beyond the VM's {} MiB: use a larger --mem",
+                p.given,
+                ram.size >> 20
+            ));
+        }
+        info.program_fixed = Range { base: start, size: end - start };
+    }
+    for r in reserved {
+        info.reserved[info.num_reserved as usize] = r;
+        info.num_reserved += 1;
+    }
+    Ok(())
 }
 
 fn guest_features(cpuid: &kvm_bindings::CpuId) -> u64 {

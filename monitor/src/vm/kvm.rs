@@ -39,7 +39,8 @@ pub fn open_kvm() -> Result<Kvm> {
 
 /// Checks `--cpus` against KVM's limit and the kernel's; None means the host's CPU count.
 pub fn check_cpus(requested: Option<u32>, kvm: &Kvm) -> Result<u32> {
-    let kvm_max = kvm.get_max_vcpus().min(hrt_abi::MAX_CPUS) as u32;
+    let (kvm_limit, kernel_limit) = (kvm.get_max_vcpus(), hrt_abi::MAX_CPUS);
+    let kvm_max = kvm_limit.min(kernel_limit) as u32;
     let cpus = match requested {
         Some(n) => n,
         None => std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1).min(kvm_max),
@@ -48,7 +49,9 @@ pub fn check_cpus(requested: Option<u32>, kvm: &Kvm) -> Result<u32> {
         return Err(err!("--cpus 0: a VM needs at least one vCPU"));
     }
     if cpus > kvm_max {
-        return Err(err!("--cpus {cpus} is more than this host's KVM allows ({kvm_max} vCPUs)"));
+        return Err(err!(
+            "--cpus {cpus} is more than hrt can run here: at most {kvm_max} vCPUs (KVM allows {kvm_limit}, the kernel {kernel_limit})"
+        ));
     }
     Ok(cpus)
 }

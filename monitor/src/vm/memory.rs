@@ -13,6 +13,8 @@ use hrt_abi::layout;
 /// The smallest guest memory the kernel boots in: its image area, page tables, per-CPU
 /// stacks and a working heap.
 pub const MIN_MEM: u64 = 32 << 20;
+/// Guest memory for `selftest` and `info` unless --mem says otherwise.
+pub const DEFAULT_MEM: u64 = 1 << 30;
 
 pub fn check_size(mem: u64) -> Result<u64> {
     if mem < MIN_MEM {

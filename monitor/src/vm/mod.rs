@@ -15,6 +15,16 @@ use crate::kernel_image::KernelImage;
 
 pub use kvm::open_kvm;
 
+/// What `hrt run` adds to a VM: the program, its argv/envp, and how to run it.
+pub struct ProgramSetup {
+    pub program: crate::program::Program,
+    pub argv: Vec<Vec<u8>>,
+    pub envp: Vec<Vec<u8>>,
+    pub app_ring: u32,
+    pub strace: bool,
+    pub verbose: bool,
+}
+
 /// Validated VM shape, derived from the command line and the host.
 pub struct VmConfig {
     pub cpus: u32,
@@ -24,12 +34,13 @@ pub struct VmConfig {
     pub preempt_us: u64,
     pub numa: u32,
     pub cmdline: String,
+    pub program: Option<ProgramSetup>,
 }
 
 impl VmConfig {
     pub fn from_args(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<VmConfig> {
         let cpus = kvm::check_cpus(args.cpus, kvm)?;
-        let mem = memory::check_size(args.mem)?;
+        let mem = memory::check_size(args.mem.unwrap_or(memory::DEFAULT_MEM))?;
         if args.numa == 0 || args.numa as usize > hrt_abi::MAX_ZONES || args.numa > cpus {
             return Err(crate::err!(
                 "--numa {} is invalid: use 1 to {} zones, no more than the vCPUs ({cpus})",
@@ -48,6 +59,7 @@ impl VmConfig {
             preempt_us: args.preempt.unwrap_or(0),
             numa: args.numa,
             cmdline,
+            program: None,
         })
     }
 }
@@ -76,8 +88,13 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
     let tsc_khz = probe_tsc_khz(&kvm).ok_or_else(|| crate::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
-    let shared = Arc::new(vcpu::Shared::new(mem, config.cpus));
-    vcpu::run_all(&vm, &cpuid, shared, &config, image.entry, boot)
+    let forwarder = config.program.as_ref().map(|p| crate::forward::Forwarder::new(p.program.host_path.clone()));
+    let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
+    let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &config, image.entry, boot);
+    if let Some(f) = &shared.forwarder {
+        f.shutdown();
+    }
+    status
 }
 
 pub use cpuid::has as cpuid_has;

@@ -27,13 +27,17 @@ pub enum Exit {
 
 pub struct Shared {
     pub ram: GuestRam,
+    /// Performs the program's forwarded system calls (`hrt run` only).
+    pub forwarder: Option<crate::forward::Forwarder>,
+    /// The program's memory: forwarded calls may only name addresses in it.
+    pub program_mem: (u64, u64),
     started: Mutex<bool>,
     start: Condvar,
 }
 
 impl Shared {
-    pub fn new(ram: GuestRam, _cpus: u32) -> Shared {
-        Shared { ram, started: Mutex::new(false), start: Condvar::new() }
+    pub fn new(ram: GuestRam, forwarder: Option<crate::forward::Forwarder>, program_mem: (u64, u64)) -> Shared {
+        Shared { ram, forwarder, program_mem, started: Mutex::new(false), start: Condvar::new() }
     }
 
     /// Lets the secondary vCPUs enter the guest (the boot CPU asks once it is ready).

@@ -11,4 +11,5 @@ pub mod instr;
 pub mod irq;
 pub mod paging;
 pub mod percpu;
+pub mod syscall;
 pub mod traps;

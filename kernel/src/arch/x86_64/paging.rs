@@ -46,7 +46,7 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
     unsafe {
         let entry = table.add(index);
         if *entry & PRESENT == 0 {
-            *entry = new_table() as u64 | PRESENT | WRITABLE;
+            *entry = new_table() as u64 | PRESENT | WRITABLE | USER;
         }
         crate::mem::phys_to_virt(*entry & ADDR_MASK) as *mut u64
     }
@@ -54,7 +54,10 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
 
 /// Builds the identity map of `[0, mem_size)` (plus the xAPIC window when `map_xapic`) and
 /// returns the PML4's physical address. Boot CPU, once.
-pub fn build_identity_map(mem_size: u64, map_xapic: bool) -> u64 {
+/// `user`: a 2 MiB-aligned range mapped user-accessible (the program's memory pool); every
+/// other page is supervisor-only. Intermediate entries allow user access; the leaves decide.
+pub fn build_identity_map(mem_size: u64, map_xapic: bool, user: Option<(u64, u64)>) -> u64 {
+    let (user_lo, user_hi) = user.unwrap_or((0, 0));
     let pml4 = new_table();
     let huge = has_1g_pages();
     let mut addr = 0u64;
@@ -63,8 +66,11 @@ pub fn build_identity_map(mem_size: u64, map_xapic: bool) -> u64 {
         while addr < mem_size {
             let pdpt = next_table(pml4, (addr >> 39) as usize & 511);
             let gib_index = (addr >> 30) as usize & 511;
-            if huge && addr != 0 && addr + HUGE_PAGE_SIZE <= mem_size {
-                *pdpt.add(gib_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL;
+            let user_gib = addr >= user_lo && addr + HUGE_PAGE_SIZE <= user_hi;
+            let kernel_gib = addr + HUGE_PAGE_SIZE <= user_lo || addr >= user_hi;
+            if huge && addr != 0 && addr + HUGE_PAGE_SIZE <= mem_size && (user_gib || kernel_gib) {
+                let u = if user_gib { USER } else { 0 };
+                *pdpt.add(gib_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL | u;
                 addr += HUGE_PAGE_SIZE;
                 continue;
             }
@@ -74,12 +80,16 @@ pub fn build_identity_map(mem_size: u64, map_xapic: bool) -> u64 {
                 let pd_index = (addr >> 21) as usize & 511;
                 if addr == 0 {
                     let pt = next_table(pd, 0);
-                    // Page 0 stays not present.
+                    // Page 0 stays not present; the system-call trampoline page is the only
+                    // user-accessible page of the kernel image.
+                    let tramp = super::syscall::trampoline_page();
                     for i in 1..512u64 {
-                        *pt.add(i as usize) = (i * PAGE_SIZE) | PRESENT | WRITABLE | GLOBAL;
+                        let u = if i * PAGE_SIZE == tramp { USER } else { 0 };
+                        *pt.add(i as usize) = (i * PAGE_SIZE) | PRESENT | WRITABLE | GLOBAL | u;
                     }
                 } else {
-                    *pd.add(pd_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL;
+                    let u = if addr >= user_lo && addr < user_hi { USER } else { 0 };
+                    *pd.add(pd_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL | u;
                 }
                 addr += LARGE_PAGE_SIZE;
             }

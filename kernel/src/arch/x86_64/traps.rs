@@ -97,6 +97,13 @@ fn exception(frame: &mut TrapFrame) {
     if probe_recover(frame, cr2) {
         return;
     }
+    if frame.cs & 3 == 3 {
+        if frame.vector == 6 && frame.rip == super::syscall::trampoline_page() {
+            super::syscall::syscall_from_trampoline(frame);
+            return;
+        }
+        crate::linux::fault::user_exception(frame, cr2);
+    }
     crate::panic::exception_panic(frame, cr2);
 }
 

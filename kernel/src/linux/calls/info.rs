@@ -1,0 +1,192 @@
+//! System information, limits, identity, randomness.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, EINVAL, EPERM, ESRCH};
+use crate::linux::process::{self, PROCESS};
+use crate::linux::{uaccess, usermem};
+
+pub fn uname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let mut u = [[0u8; 65]; 6];
+    let fields: [&[u8]; 6] = [b"Linux", b"hrt", b"6.1.0-hrt", b"#1 SMP HRT", b"x86_64", b"(none)"];
+    for (dst, src) in u.iter_mut().zip(fields) {
+        dst[..src.len()].copy_from_slice(src);
+    }
+    uaccess::write(a[0], u)?;
+    Ok(0)
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Sysinfo {
+    uptime: i64,
+    loads: [u64; 3],
+    totalram: u64,
+    freeram: u64,
+    sharedram: u64,
+    bufferram: u64,
+    totalswap: u64,
+    freeswap: u64,
+    procs: u16,
+    pad: u16,
+    pad2: u32,
+    totalhigh: u64,
+    freehigh: u64,
+    mem_unit: u32,
+    reserved: [u8; 4],
+}
+
+pub fn sysinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let info = Sysinfo {
+        uptime: (crate::time::now_ns() / 1_000_000_000) as i64,
+        loads: [0; 3],
+        totalram: usermem::total_bytes(),
+        freeram: usermem::free_bytes(),
+        sharedram: 0,
+        bufferram: 0,
+        totalswap: 0,
+        freeswap: 0,
+        procs: 1,
+        pad: 0,
+        pad2: 0,
+        totalhigh: 0,
+        freehigh: 0,
+        mem_unit: 1,
+        reserved: [0; 4],
+    };
+    uaccess::write(a[0], info)?;
+    Ok(0)
+}
+
+fn rlimit_index(resource: u64) -> Result<usize, u32> {
+    if resource < 16 {
+        Ok(resource as usize)
+    } else {
+        Err(EINVAL)
+    }
+}
+
+pub fn getrlimit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let r = PROCESS.rlimits.lock()[rlimit_index(a[0])?];
+    uaccess::write::<[u64; 2]>(a[1], [r.0, r.1])?;
+    Ok(0)
+}
+
+fn set_limit(resource: usize, new: [u64; 2]) -> SysResult {
+    let mut limits = PROCESS.rlimits.lock();
+    let old = limits[resource];
+    if new[0] > new[1] {
+        return Err(EINVAL);
+    }
+    if new[1] > old.1 {
+        return Err(EPERM);
+    }
+    limits[resource] = (new[0], new[1]);
+    Ok(0)
+}
+
+pub fn setrlimit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let r = rlimit_index(a[0])?;
+    set_limit(r, uaccess::read::<[u64; 2]>(a[1])?)
+}
+
+pub fn prlimit64(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (pid, resource, new, old) = (a[0], a[1], a[2], a[3]);
+    if pid != 0 && pid as u32 != process::pid() {
+        return Err(ESRCH);
+    }
+    let r = rlimit_index(resource)?;
+    if old != 0 {
+        let cur = PROCESS.rlimits.lock()[r];
+        uaccess::write::<[u64; 2]>(old, [cur.0, cur.1])?;
+    }
+    if new != 0 {
+        set_limit(r, uaccess::read::<[u64; 2]>(new)?)?;
+    }
+    Ok(0)
+}
+
+/// getrusage: user time is the program's (or thread's) run time; no page faults, ever.
+pub fn getrusage(f: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let who = a[0] as i64;
+    let ns = match who {
+        0 | -1 => super::time::clock_ns(2).unwrap_or(0),
+        1 => super::time::clock_ns(3).unwrap_or(0),
+        _ => return Err(EINVAL),
+    };
+    let _ = f;
+    let mut usage = [0i64; 18];
+    usage[0] = (ns / 1_000_000_000) as i64;
+    usage[1] = ((ns % 1_000_000_000) / 1000) as i64;
+    uaccess::write(a[1], usage)?;
+    Ok(0)
+}
+
+pub fn times(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let ticks = crate::time::now_ns() / 10_000_000;
+    if a[0] != 0 {
+        uaccess::write::<[i64; 4]>(a[0], [ticks as i64, 0, 0, 0])?;
+    }
+    Ok(ticks)
+}
+
+pub fn getuid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(crate::boot::info().uid as u64)
+}
+
+pub fn getgid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(crate::boot::info().gid as u64)
+}
+
+pub fn umask(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    Ok(PROCESS.umask.swap(a[0] as u32 & 0o777, Ordering::Relaxed) as u64)
+}
+
+const PR_SET_NAME: u64 = 15;
+const PR_GET_NAME: u64 = 16;
+
+pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    match a[0] {
+        PR_SET_NAME => {
+            let s = uaccess::read_cstr(a[1], 4096).or_else(|_| uaccess::slice(a[1], 16))?;
+            let mut name = [0u8; 16];
+            let n = s.len().min(15);
+            name[..n].copy_from_slice(&s[..n]);
+            *PROCESS.name.lock() = name;
+            Ok(0)
+        }
+        PR_GET_NAME => {
+            let name = *PROCESS.name.lock();
+            uaccess::write(a[1], name)?;
+            Ok(0)
+        }
+        _ => Err(EINVAL),
+    }
+}
+
+pub fn sched_getparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    uaccess::write::<i32>(a[1], 0)?;
+    Ok(0)
+}
+
+pub fn sched_getscheduler(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(0) // SCHED_OTHER
+}
+
+static RANDOM_STATE: AtomicU64 = AtomicU64::new(0);
+
+/// getrandom: xorshift output seeded from the TSC (not cryptographic; HPC programs use it for
+/// seeds and hash salts).
+pub fn getrandom(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (buf, len) = (a[0], a[1].min(1 << 25));
+    let out = uaccess::slice_mut(buf, len)?;
+    let mut x = RANDOM_STATE.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed) ^ crate::time::ticks();
+    for chunk in out.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    Ok(len)
+}

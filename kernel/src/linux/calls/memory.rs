@@ -1,0 +1,143 @@
+//! brk, mmap, munmap, mremap, mprotect, madvise. Memory is physical, mapped once and zeroed;
+//! protections are not enforced (every program page is readable, writable and executable:
+//! HRT trusts the program it runs, as a hybrid runtime does).
+
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
+use crate::linux::process::PROCESS;
+use crate::linux::usermem::{self, page_up, PAGE};
+
+const MAP_SHARED: u64 = 0x01;
+const MAP_PRIVATE: u64 = 0x02;
+const MAP_FIXED: u64 = 0x10;
+const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
+const MREMAP_MAYMOVE: u64 = 1;
+const MREMAP_FIXED: u64 = 2;
+const MADV_DONTNEED: u64 = 4;
+const MADV_FREE: u64 = 8;
+const LARGE_PAGE: u64 = 2 << 20;
+
+pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let want = a[0];
+    let mut b = PROCESS.brk.lock();
+    if want < b.start {
+        return Ok(b.cur);
+    }
+    if want > b.mapped_end {
+        // Grow in 2 MiB steps; on failure the break stays (Linux returns the old break).
+        let new_end = want.div_ceil(LARGE_PAGE) * LARGE_PAGE;
+        if !usermem::grow_in_place(b.mapped_end, new_end) {
+            return Ok(b.cur);
+        }
+        b.mapped_end = new_end;
+    } else if want < b.cur {
+        // Memory above the break must read as zero when the break grows again (glibc's
+        // calloc relies on it); the mapping itself is kept.
+        let from = page_up(want);
+        if from < b.cur {
+            usermem::zero(from, page_up(b.cur) - from);
+        }
+    }
+    b.cur = want;
+    Ok(want)
+}
+
+pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (addr, len, _prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4] as i32, a[5]);
+    if len == 0 || !off.is_multiple_of(PAGE) || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
+        return Err(EINVAL);
+    }
+    let len = page_up(len);
+    let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
+        if !addr.is_multiple_of(PAGE) {
+            return Err(EINVAL);
+        }
+        if flags & MAP_FIXED != 0 && usermem::is_mapped(addr, addr + len) {
+            // Replacing our own mapping: fresh contents, same memory.
+            usermem::zero(addr, len);
+            addr
+        } else {
+            if flags & MAP_FIXED != 0 {
+                usermem::unmap(addr, addr + len);
+            }
+            usermem::alloc_fixed(addr, len).map_err(|e| {
+                if flags & MAP_FIXED_NOREPLACE != 0 {
+                    linux_raw_sys::errno::EEXIST
+                } else {
+                    e
+                }
+            })?
+        }
+    } else {
+        // Large mappings get 2 MiB alignment (fewer TLB entries for the program).
+        let align = if len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
+        usermem::alloc(len, align)?
+    };
+    if flags & MAP_ANONYMOUS == 0 {
+        // A file mapping: read its contents through the monitor (private, read-only use).
+        let got = crate::linux::syscall::forward(
+            linux_raw_sys::general::__NR_pread64 as u64,
+            [fd as u64, start, len, off, 0, 0],
+        );
+        if got < 0 {
+            usermem::unmap(start, start + len);
+            return Err((-got) as u32);
+        }
+    }
+    Ok(start)
+}
+
+pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (addr, len) = (a[0], a[1]);
+    if !addr.is_multiple_of(PAGE) || len == 0 {
+        return Err(EINVAL);
+    }
+    let end = addr.checked_add(page_up(len)).ok_or(EINVAL)?;
+    usermem::unmap(addr, end);
+    Ok(0)
+}
+
+pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (old, old_len, new_len, flags) = (a[0], page_up(a[1]), page_up(a[2]), a[3]);
+    if !old.is_multiple_of(PAGE) || new_len == 0 || flags & MREMAP_FIXED != 0 {
+        return Err(EINVAL);
+    }
+    if !usermem::is_mapped(old, old + old_len) {
+        return Err(linux_raw_sys::errno::EFAULT);
+    }
+    if new_len <= old_len {
+        usermem::unmap(old + new_len, old + old_len);
+        return Ok(old);
+    }
+    if usermem::grow_in_place(old + old_len, old + new_len) {
+        return Ok(old);
+    }
+    if flags & MREMAP_MAYMOVE == 0 {
+        return Err(ENOMEM);
+    }
+    let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
+    let new = usermem::alloc(new_len, align)?;
+    usermem::copy(new, old, old_len);
+    usermem::unmap(old, old + old_len);
+    Ok(new)
+}
+
+pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if !a[0].is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    Ok(0)
+}
+
+pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (addr, len, advice) = (a[0], page_up(a[1]), a[2]);
+    if !addr.is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    if (advice == MADV_DONTNEED || advice == MADV_FREE) && usermem::is_mapped(addr, addr + len) {
+        // Private anonymous memory reads as zero after DONTNEED.
+        usermem::zero(addr, len);
+    }
+    Ok(0)
+}

@@ -1,0 +1,6 @@
+//! Local system calls, grouped by subject.
+pub mod info;
+pub mod memory;
+pub mod signal;
+pub mod thread;
+pub mod time;

@@ -1,0 +1,196 @@
+//! clone and thread exit, identity, affinity, TLS.
+
+use core::sync::atomic::Ordering;
+
+use crate::arch::syscall as user;
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM};
+use crate::linux::process::{self, PROCESS, TID_BASE};
+use crate::linux::{futex, uaccess};
+use crate::sched::{self, Thread, ThreadOptions};
+
+const CLONE_VM: u64 = 0x100;
+const CLONE_SIGHAND: u64 = 0x800;
+const CLONE_THREAD: u64 = 0x1_0000;
+const CLONE_SETTLS: u64 = 0x8_0000;
+const CLONE_PARENT_SETTID: u64 = 0x10_0000;
+const CLONE_CHILD_CLEARTID: u64 = 0x20_0000;
+const CLONE_CHILD_SETTID: u64 = 0x100_0000;
+
+fn current() -> &'static mut Thread {
+    // SAFETY: the current thread's record is alive while it runs, and only it touches these
+    // fields.
+    unsafe { &mut *sched::current() }
+}
+
+/// clone(flags, newsp, parent_tid, child_tid, tls): threads only (CLONE_VM | CLONE_THREAD).
+pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+    let needed = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND;
+    if flags & needed != needed {
+        kprintln!("hrt: clone with flags {flags:#x} would create a process; HRT runs one process: returning ENOSYS");
+        return Err(ENOSYS);
+    }
+    let mut child = *frame;
+    child.rax = 0;
+    if newsp != 0 {
+        child.rsp = newsp;
+    }
+    let parent = current();
+    let fs_base = if flags & CLONE_SETTLS != 0 { tls } else { parent.fs_base };
+    let sigmask = parent.sigmask;
+    let mut tid = 0u32;
+    PROCESS.live_threads.fetch_add(1, Ordering::SeqCst);
+    let spawned = sched::spawn_with(
+        ThreadOptions::named("clone").user(),
+        |t| {
+            t.tid = t.id as u32 + TID_BASE;
+            t.fs_base = fs_base;
+            t.sigmask = sigmask;
+            tid = t.tid;
+            if flags & CLONE_CHILD_CLEARTID != 0 {
+                t.clear_child_tid = ctid;
+            }
+            // Written before the child can run, as Linux does.
+            if flags & CLONE_PARENT_SETTID != 0 {
+                let _ = uaccess::write::<u32>(ptid, t.tid);
+            }
+            if flags & CLONE_CHILD_SETTID != 0 {
+                let _ = uaccess::write::<u32>(ctid, t.tid);
+            }
+        },
+        move || {
+            let top = sched::thread::stack_top(current());
+            // SAFETY: our own kernel stack; the frame is the parent's, with the child's stack.
+            unsafe { user::return_to_user(&child, top) }
+        },
+    );
+    match spawned {
+        Ok(h) => {
+            h.detach();
+            Ok(tid as u64)
+        }
+        Err(_) => {
+            PROCESS.live_threads.fetch_sub(1, Ordering::SeqCst);
+            Err(linux_raw_sys::errno::EAGAIN)
+        }
+    }
+}
+
+/// clone3: not provided; glibc and musl fall back to clone.
+pub fn clone3(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Err(ENOSYS)
+}
+
+/// Ends the calling thread: clears and wakes CLONE_CHILD_CLEARTID (what pthread_join waits
+/// on); the last thread's exit ends the program.
+pub fn exit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let t = current();
+    if t.clear_child_tid != 0 && uaccess::write::<u32>(t.clear_child_tid, 0).is_ok() {
+        futex::wake_address(t.clear_child_tid, 1);
+    }
+    if PROCESS.live_threads.fetch_sub(1, Ordering::SeqCst) == 1 {
+        process::exit_program((a[0] & 0xff) as i32);
+    }
+    sched::exit(0)
+}
+
+pub fn exit_group(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    process::exit_program((a[0] & 0xff) as i32)
+}
+
+pub fn set_tid_address(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let t = current();
+    t.clear_child_tid = a[0];
+    Ok(t.tid as u64)
+}
+
+pub fn set_robust_list(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[1] != 24 {
+        return Err(EINVAL);
+    }
+    current().robust_list = a[0];
+    Ok(0)
+}
+
+pub fn get_robust_list(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[0] != 0 && a[0] as u32 != process::current_tid() {
+        return Err(EPERM);
+    }
+    uaccess::write::<u64>(a[1], current().robust_list)?;
+    uaccess::write::<u64>(a[2], 24)?;
+    Ok(0)
+}
+
+/// rseq: not provided (glibc continues without it).
+pub fn rseq(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Err(ENOSYS)
+}
+
+pub fn gettid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(process::current_tid() as u64)
+}
+
+pub fn getpid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(process::pid() as u64)
+}
+
+pub fn getppid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(crate::boot::info().host_pid as u64)
+}
+
+pub fn sched_yield(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    sched::yield_now();
+    Ok(0)
+}
+
+/// Every thread may run on every CPU of the VM (threads are placed round-robin and pinned).
+pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (len, mask) = (a[1], a[2]);
+    let n = crate::cpu::count() as u64;
+    let bytes = n.div_ceil(64) * 8;
+    if len < bytes {
+        return Err(EINVAL);
+    }
+    let out = uaccess::slice_mut(mask, bytes)?;
+    out.fill(0);
+    for cpu in 0..n as usize {
+        out[cpu / 8] |= 1 << (cpu % 8);
+    }
+    Ok(bytes)
+}
+
+/// Accepted but not applied: HRT places each thread on a CPU when it is created and never
+/// migrates it.
+pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    uaccess::check(a[2], a[1])?;
+    Ok(0)
+}
+
+pub fn getcpu(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[0] != 0 {
+        uaccess::write::<u32>(a[0], crate::cpu::id() as u32)?;
+    }
+    if a[1] != 0 {
+        uaccess::write::<u32>(a[1], crate::cpu::current_zone() as u32)?;
+    }
+    Ok(0)
+}
+
+const ARCH_SET_FS: u64 = 0x1002;
+const ARCH_GET_FS: u64 = 0x1003;
+
+pub fn arch_prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    match a[0] {
+        ARCH_SET_FS => {
+            current().fs_base = a[1];
+            user::set_fs_base(a[1]);
+            Ok(0)
+        }
+        ARCH_GET_FS => {
+            uaccess::write::<u64>(a[1], current().fs_base)?;
+            Ok(0)
+        }
+        _ => Err(EINVAL),
+    }
+}

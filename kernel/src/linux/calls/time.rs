@@ -1,0 +1,97 @@
+//! Clocks and sleeping. REALTIME is the host's wall clock at boot plus the TSC since; the
+//! CPU-time clocks count time since the thread (or program) started, because HRT threads own
+//! their CPUs.
+
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, EINVAL};
+use crate::linux::uaccess;
+use crate::sched;
+use crate::time;
+
+const CLOCK_REALTIME: u64 = 0;
+const CLOCK_MONOTONIC: u64 = 1;
+const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
+const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
+const CLOCK_MONOTONIC_RAW: u64 = 4;
+const CLOCK_REALTIME_COARSE: u64 = 5;
+const CLOCK_MONOTONIC_COARSE: u64 = 6;
+const CLOCK_BOOTTIME: u64 = 7;
+const TIMER_ABSTIME: u64 = 1;
+
+pub fn realtime_ns() -> u64 {
+    crate::boot::info().wallclock_ns + time::now_ns()
+}
+
+pub fn clock_ns(clock: u64) -> Option<u64> {
+    Some(match clock {
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE => realtime_ns(),
+        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => time::now_ns(),
+        CLOCK_PROCESS_CPUTIME_ID => time::now_ns(),
+        CLOCK_THREAD_CPUTIME_ID => {
+            // SAFETY: the current thread's record is alive.
+            let created = unsafe { (*sched::current()).created_tsc };
+            time::ticks_to_ns(time::ticks() - created)
+        }
+        _ => return None,
+    })
+}
+
+fn write_timespec(addr: u64, ns: u64) -> Result<(), u32> {
+    uaccess::write::<[i64; 2]>(addr, [(ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64])
+}
+
+fn read_timespec(addr: u64) -> Result<u64, u32> {
+    let [s, ns] = uaccess::read::<[i64; 2]>(addr)?;
+    if s < 0 || !(0..1_000_000_000).contains(&ns) {
+        return Err(EINVAL);
+    }
+    Ok((s as u64).saturating_mul(1_000_000_000).saturating_add(ns as u64))
+}
+
+pub fn clock_gettime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let ns = clock_ns(a[0]).ok_or(EINVAL)?;
+    write_timespec(a[1], ns)?;
+    Ok(0)
+}
+
+pub fn clock_getres(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    clock_ns(a[0]).ok_or(EINVAL)?;
+    if a[1] != 0 {
+        write_timespec(a[1], 1)?;
+    }
+    Ok(0)
+}
+
+pub fn gettimeofday(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[0] != 0 {
+        let ns = realtime_ns();
+        uaccess::write::<[i64; 2]>(a[0], [(ns / 1_000_000_000) as i64, ((ns % 1_000_000_000) / 1000) as i64])?;
+    }
+    if a[1] != 0 {
+        uaccess::write::<[i32; 2]>(a[1], [0, 0])?;
+    }
+    Ok(0)
+}
+
+pub fn time(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let s = realtime_ns() / 1_000_000_000;
+    if a[0] != 0 {
+        uaccess::write::<i64>(a[0], s as i64)?;
+    }
+    Ok(s)
+}
+
+pub fn nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let ns = read_timespec(a[0])?;
+    sched::sleep_ns(ns);
+    Ok(0)
+}
+
+pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (clock, flags, req) = (a[0], a[1], a[2]);
+    let now = clock_ns(clock).ok_or(EINVAL)?;
+    let t = read_timespec(req)?;
+    let ns = if flags & TIMER_ABSTIME != 0 { t.saturating_sub(now) } else { t };
+    sched::sleep_ns(ns);
+    Ok(0)
+}

@@ -1,0 +1,244 @@
+//! Futexes: kernel wait queues keyed by the program's address. Waiters sit in one of 64
+//! hashed buckets; each waiter's record lives on its own kernel stack while it waits.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::errno::{SysResult, EAGAIN, EFAULT, EINVAL, ENOSYS, ETIMEDOUT};
+use super::uaccess;
+use crate::arch::traps::TrapFrame;
+use crate::sched::{self, thread::BLOCKING, Thread};
+use crate::sync::IrqSpinLock;
+
+const FUTEX_WAIT: u64 = 0;
+const FUTEX_WAKE: u64 = 1;
+const FUTEX_REQUEUE: u64 = 3;
+const FUTEX_CMP_REQUEUE: u64 = 4;
+const FUTEX_WAKE_OP: u64 = 5;
+const FUTEX_WAIT_BITSET: u64 = 9;
+const FUTEX_WAKE_BITSET: u64 = 10;
+const FUTEX_CLOCK_REALTIME: u64 = 256;
+const BITSET_ANY: u32 = u32::MAX;
+
+struct Waiter {
+    addr: u64,
+    bitset: u32,
+    thread: *mut Thread,
+    woken: bool,
+}
+
+struct Bucket(Vec<*mut Waiter>);
+
+// SAFETY: waiter pointers are only dereferenced under the bucket lock, while their owners wait.
+unsafe impl Send for Bucket {}
+
+static BUCKETS: [IrqSpinLock<Bucket>; 64] = [const { IrqSpinLock::new(Bucket(Vec::new())) }; 64];
+
+fn bucket(addr: u64) -> &'static IrqSpinLock<Bucket> {
+    &BUCKETS[((addr >> 2) ^ (addr >> 8)) as usize % 64]
+}
+
+fn user_atomic(addr: u64) -> Result<&'static AtomicU32, u32> {
+    if !addr.is_multiple_of(4) {
+        return Err(EINVAL);
+    }
+    uaccess::check(addr, 4)?;
+    // SAFETY: checked, aligned program memory.
+    Ok(unsafe { &*(addr as *const AtomicU32) })
+}
+
+/// Waits on `addr` while it holds `val`, until woken or until TSC `deadline`.
+fn wait(addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
+    if bitset == 0 {
+        return Err(EINVAL);
+    }
+    let word = user_atomic(addr)?;
+    let me = sched::current();
+    let mut node = Waiter { addr, bitset, thread: me, woken: false };
+    let node_ptr: *mut Waiter = &mut node;
+    {
+        let mut b = bucket(addr).lock();
+        if word.load(Ordering::SeqCst) != val {
+            return Err(EAGAIN);
+        }
+        b.0.push(node_ptr);
+        // SAFETY: the current thread's record is alive.
+        unsafe { (*me).state.store(BLOCKING, Ordering::SeqCst) };
+    }
+    match deadline {
+        Some(d) => sched::block_until(d),
+        None => sched::block(),
+    }
+    // Woken, timed out, or requeued and then one of those: find our bucket to settle it.
+    loop {
+        // SAFETY: `node` is ours; `addr` only changes under the lock of the bucket holding it.
+        let at = unsafe { core::ptr::read_volatile(&(*node_ptr).addr) };
+        let mut b = bucket(at).lock();
+        // SAFETY: as above, now under that bucket's lock.
+        if unsafe { (*node_ptr).woken } {
+            return Ok(0);
+        }
+        if let Some(i) = b.0.iter().position(|&w| w == node_ptr) {
+            b.0.swap_remove(i);
+            return Err(ETIMEDOUT);
+        }
+        // Requeued meanwhile to another bucket: look again.
+    }
+}
+
+/// Wakes up to `n` waiters of `addr` whose bitset matches; returns how many.
+fn wake_in(b: &mut Bucket, addr: u64, n: u64, bitset: u32) -> u64 {
+    let mut woken = 0;
+    let mut i = 0;
+    while i < b.0.len() && woken < n {
+        let w = b.0[i];
+        // SAFETY: listed waiters are alive (their owners wait for this lock to leave).
+        unsafe {
+            if (*w).addr == addr && (*w).bitset & bitset != 0 {
+                b.0.remove(i);
+                (*w).woken = true;
+                // Under the lock: the waiter cannot return (and exit) before this.
+                sched::wake((*w).thread);
+                woken += 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    woken
+}
+
+/// Wakes up to `n` waiters of `addr` (thread exit's CLONE_CHILD_CLEARTID wake-up).
+pub fn wake_address(addr: u64, n: u64) -> u64 {
+    wake_in(&mut bucket(addr).lock(), addr, n, BITSET_ANY)
+}
+
+fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>) -> SysResult {
+    let word = user_atomic(addr)?;
+    user_atomic(addr2)?;
+    let (b1, b2) = (bucket(addr), bucket(addr2));
+    let same = core::ptr::eq(b1, b2);
+    // Lock in address order so two requeues cannot deadlock.
+    let (first, second) = if (b1 as *const _ as usize) <= (b2 as *const _ as usize) { (b1, b2) } else { (b2, b1) };
+    let mut g1 = first.lock();
+    let mut g2 = if same { None } else { Some(second.lock()) };
+    if let Some(v) = expect {
+        if word.load(Ordering::SeqCst) != v {
+            return Err(EAGAIN);
+        }
+    }
+    let src: &mut Bucket = if core::ptr::eq(first, b1) { &mut g1 } else { g2.as_mut().unwrap() };
+    let woken = wake_in(src, addr, nwake, BITSET_ANY);
+    let mut moved = Vec::new();
+    let mut i = 0;
+    while i < src.0.len() && (moved.len() as u64) < nmove {
+        let w = src.0[i];
+        // SAFETY: listed waiters are alive.
+        if unsafe { (*w).addr } == addr {
+            src.0.remove(i);
+            // SAFETY: as above; we hold the locks of both buckets.
+            unsafe { (*w).addr = addr2 };
+            moved.push(w);
+        } else {
+            i += 1;
+        }
+    }
+    let n = moved.len() as u64;
+    let dst: &mut Bucket = if same || core::ptr::eq(first, b2) { &mut g1 } else { g2.as_mut().unwrap() };
+    dst.0.extend(moved);
+    Ok(woken + n)
+}
+
+fn sign_extend_12(v: u32) -> i32 {
+    ((v << 20) as i32) >> 20
+}
+
+fn wake_op(addr: u64, addr2: u64, n: u64, n2: u64, encoded: u32) -> SysResult {
+    user_atomic(addr)?;
+    let word2 = user_atomic(addr2)?;
+    let op = (encoded >> 28) & 0xf;
+    let cmp = (encoded >> 24) & 0xf;
+    let mut oparg = sign_extend_12((encoded >> 12) & 0xfff) as u32;
+    let cmparg = sign_extend_12(encoded & 0xfff);
+    if op & 8 != 0 {
+        oparg = 1u32.checked_shl(oparg).unwrap_or(0);
+    }
+    let apply = |old: u32| match op & 7 {
+        0 => Some(oparg),
+        1 => Some(old.wrapping_add(oparg)),
+        2 => Some(old | oparg),
+        3 => Some(old & !oparg),
+        4 => Some(old ^ oparg),
+        _ => None,
+    };
+    let mut old = word2.load(Ordering::SeqCst);
+    loop {
+        let new = apply(old).ok_or(ENOSYS)?;
+        match word2.compare_exchange(old, new, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => break,
+            Err(v) => old = v,
+        }
+    }
+    let o = old as i32;
+    let cond = match cmp {
+        0 => o == cmparg,
+        1 => o != cmparg,
+        2 => o < cmparg,
+        3 => o <= cmparg,
+        4 => o > cmparg,
+        5 => o >= cmparg,
+        _ => return Err(ENOSYS),
+    };
+    let mut woken = wake_address(addr, n);
+    if cond {
+        woken += wake_address(addr2, n2);
+    }
+    Ok(woken)
+}
+
+/// A TSC deadline from a timeout: relative for FUTEX_WAIT, absolute for FUTEX_WAIT_BITSET.
+fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<Option<u64>, u32> {
+    if timeout == 0 {
+        return Ok(None);
+    }
+    let [s, ns] = uaccess::read::<[i64; 2]>(timeout).map_err(|_| EFAULT)?;
+    if s < 0 || !(0..1_000_000_000).contains(&ns) {
+        return Err(EINVAL);
+    }
+    let t = (s as u64).saturating_mul(1_000_000_000).saturating_add(ns as u64);
+    let rel = if absolute {
+        let now = if realtime { super::calls::time::realtime_ns() } else { crate::time::now_ns() };
+        t.saturating_sub(now)
+    } else {
+        t
+    };
+    Ok(Some(crate::time::ticks().saturating_add(crate::time::ns_to_ticks(rel))))
+}
+
+/// futex(uaddr, op, val, timeout/val2, uaddr2, val3)
+pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (addr, op, val, timeout, addr2, val3) = (a[0], a[1], a[2] as u32, a[3], a[4], a[5] as u32);
+    let realtime = op & FUTEX_CLOCK_REALTIME != 0;
+    match op & 0x7f {
+        FUTEX_WAIT => wait(addr, val, BITSET_ANY, deadline(timeout, false, realtime)?),
+        FUTEX_WAIT_BITSET => wait(addr, val, val3, deadline(timeout, true, realtime)?),
+        FUTEX_WAKE => {
+            user_atomic(addr)?;
+            Ok(wake_address(addr, val as u64))
+        }
+        FUTEX_WAKE_BITSET => {
+            user_atomic(addr)?;
+            if val3 == 0 {
+                return Err(EINVAL);
+            }
+            Ok(wake_in(&mut bucket(addr).lock(), addr, val as u64, val3))
+        }
+        FUTEX_REQUEUE => requeue(addr, addr2, val as u64, timeout, None),
+        FUTEX_CMP_REQUEUE => requeue(addr, addr2, val as u64, timeout, Some(val3)),
+        FUTEX_WAKE_OP => wake_op(addr, addr2, val as u64, timeout, val3),
+        other => {
+            kprintln!("hrt: futex operation {other} is not implemented: returning ENOSYS");
+            Err(ENOSYS)
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Loads the program the monitor placed in memory and starts its main thread with the
+//! initial stack Linux builds: argc, argv, envp, auxv and the strings they point to.
+
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use hrt_abi::BootInfo;
+
+use super::elf::{Elf, ET_DYN, ET_EXEC, PT_LOAD, PT_PHDR};
+use super::process::{Brk, PROCESS, TID_BASE};
+use super::usermem::{self, page_up, PAGE};
+use crate::arch::syscall as user;
+use crate::sched::{self, ThreadOptions};
+
+const STACK_SIZE: u64 = 8 << 20;
+const LARGE_PAGE: u64 = 2 << 20;
+
+// Auxiliary vector keys.
+const AT_NULL: u64 = 0;
+const AT_PHDR: u64 = 3;
+const AT_PHENT: u64 = 4;
+const AT_PHNUM: u64 = 5;
+const AT_PAGESZ: u64 = 6;
+const AT_BASE: u64 = 7;
+const AT_FLAGS: u64 = 8;
+const AT_ENTRY: u64 = 9;
+const AT_UID: u64 = 11;
+const AT_EUID: u64 = 12;
+const AT_GID: u64 = 13;
+const AT_EGID: u64 = 14;
+const AT_PLATFORM: u64 = 15;
+const AT_HWCAP: u64 = 16;
+const AT_CLKTCK: u64 = 17;
+const AT_SECURE: u64 = 23;
+const AT_RANDOM: u64 = 25;
+const AT_HWCAP2: u64 = 26;
+const AT_EXECFN: u64 = 31;
+const AT_MINSIGSTKSZ: u64 = 51;
+
+/// Where the program landed.
+struct Loaded {
+    entry: u64,
+    phdr: u64,
+    phnum: u64,
+    end: u64,
+}
+
+fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> {
+    let elf = Elf::parse(image).ok_or("not an ELF64 file")?;
+    let loads: Vec<_> = elf.program_headers().filter(|p| p.kind == PT_LOAD).collect();
+    let lo = loads.iter().map(|p| p.vaddr).min().ok_or("no loadable segment")? & !(PAGE - 1);
+    let hi = page_up(loads.iter().map(|p| p.vaddr + p.memsz).max().unwrap_or(0));
+    let base = match elf.kind {
+        ET_EXEC => {
+            let fixed = boot.program_fixed;
+            if lo < fixed.base || hi > fixed.base + fixed.size {
+                return Err("segments outside the span the monitor reserved");
+            }
+            usermem::alloc_fixed(lo, hi - lo).map_err(|_| "its link addresses are not free")?;
+            0
+        }
+        ET_DYN => usermem::alloc(hi - lo, LARGE_PAGE).map_err(|_| "not enough memory for its segments")? - lo,
+        _ => return Err("not an executable"),
+    };
+    let image_addr = image.as_ptr() as u64;
+    for p in &loads {
+        if p.offset.checked_add(p.filesz).is_none_or(|e| e > image.len() as u64) || p.filesz > p.memsz {
+            return Err("a segment lies outside the file");
+        }
+        usermem::copy(base + p.vaddr, image_addr + p.offset, p.filesz);
+    }
+    // The program headers: PT_PHDR, else inside the segment that maps file offset phoff.
+    let phdr = match elf.program_headers().find(|p| p.kind == PT_PHDR) {
+        Some(p) => base + p.vaddr,
+        None => loads
+            .iter()
+            .find(|p| p.offset <= elf.phoff && elf.phoff < p.offset + p.filesz)
+            .map(|p| base + p.vaddr + (elf.phoff - p.offset))
+            .unwrap_or(0),
+    };
+    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi })
+}
+
+/// Builds the initial stack in `[stack_lo, stack_hi)` and returns the initial rsp.
+fn build_stack(boot: &BootInfo, loaded: &Loaded, stack_hi: u64) -> Result<u64, &'static str> {
+    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
+    // SAFETY: the monitor placed argv/envp there and reserved the range.
+    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
+    let strings: Vec<&[u8]> = block.split(|&b| b == 0).take((boot.argc + boot.envc) as usize).collect();
+    if strings.len() != (boot.argc + boot.envc) as usize {
+        return Err("malformed argument block");
+    }
+    let mut sp = stack_hi;
+    let mut push_bytes = |bytes: &[u8]| -> u64 {
+        sp -= bytes.len() as u64 + 1;
+        // SAFETY: inside the freshly allocated stack (zeroed, so the NUL is already there).
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), sp as *mut u8, bytes.len()) };
+        sp
+    };
+    let execfn = push_bytes(strings.first().copied().unwrap_or(b""));
+    let platform = push_bytes(b"x86_64");
+    let ptrs: Vec<u64> = strings.iter().map(|s| push_bytes(s)).collect();
+    let mut random = [0u8; 16];
+    fill_random(&mut random);
+    sp -= 16;
+    let random_addr = sp;
+    // SAFETY: inside the stack.
+    unsafe { core::ptr::copy_nonoverlapping(random.as_ptr(), sp as *mut u8, 16) };
+
+    let hwcap = crate::arch::instr::cpuid(1, 0).3 as u64;
+    let auxv: [(u64, u64); 20] = [
+        (AT_PHDR, loaded.phdr),
+        (AT_PHENT, 56),
+        (AT_PHNUM, loaded.phnum),
+        (AT_PAGESZ, PAGE),
+        (AT_BASE, 0),
+        (AT_FLAGS, 0),
+        (AT_ENTRY, loaded.entry),
+        (AT_UID, boot.uid as u64),
+        (AT_EUID, boot.uid as u64),
+        (AT_GID, boot.gid as u64),
+        (AT_EGID, boot.gid as u64),
+        (AT_SECURE, 0),
+        (AT_RANDOM, random_addr),
+        (AT_HWCAP, hwcap),
+        (AT_HWCAP2, 0),
+        (AT_CLKTCK, 100),
+        (AT_PLATFORM, platform),
+        (AT_EXECFN, execfn),
+        (AT_MINSIGSTKSZ, 2048),
+        (AT_NULL, 0),
+    ];
+    let argc = boot.argc as usize;
+    // argc, argv..., NULL, envp..., NULL, auxv pairs.
+    let words = 1 + argc + 1 + (ptrs.len() - argc) + 1 + auxv.len() * 2;
+    sp = (sp - words as u64 * 8) & !15;
+    let mut w = sp as *mut u64;
+    let mut put = |v: u64| {
+        // SAFETY: inside the stack, below the strings.
+        unsafe {
+            w.write(v);
+            w = w.add(1);
+        }
+    };
+    put(argc as u64);
+    ptrs[..argc].iter().for_each(|&p| put(p));
+    put(0);
+    ptrs[argc..].iter().for_each(|&p| put(p));
+    put(0);
+    for (k, v) in auxv {
+        put(k);
+        put(v);
+    }
+    Ok(sp)
+}
+
+/// Random bytes for AT_RANDOM (stack protector and pointer guard seeds).
+fn fill_random(buf: &mut [u8]) {
+    let mut x = crate::time::ticks() ^ 0x9e37_79b9_7f4a_7c15;
+    for chunk in buf.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+}
+
+pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
+    let pool = boot.user_pool;
+    usermem::init(pool.base, pool.base + pool.size);
+    let image_ptr = crate::mem::phys_to_virt(boot.program.base) as *const u8;
+    // SAFETY: the monitor placed the file there and reserved the range.
+    let image = unsafe { core::slice::from_raw_parts(image_ptr, boot.program.size as usize) };
+    let loaded = load_segments(boot, image)?;
+    *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: loaded.end };
+    let stack = usermem::alloc(STACK_SIZE, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
+    let sp = build_stack(boot, &loaded, stack + STACK_SIZE)?;
+    let entry = loaded.entry;
+    PROCESS.live_threads.store(1, Ordering::SeqCst);
+    let name = boot_name(boot);
+    *PROCESS.name.lock() = name;
+    let handle = sched::spawn_with(
+        ThreadOptions::named("main").on_cpu(0).user(),
+        |t| {
+            t.tid = t.id as u32 + TID_BASE;
+            PROCESS.pid.store(t.tid, Ordering::Relaxed);
+        },
+        move || {
+            let top = sched::thread::stack_top(
+                // SAFETY: the current thread's record is alive.
+                unsafe { &*sched::current() },
+            );
+            // SAFETY: our own kernel stack; entry and sp are in program memory.
+            unsafe { user::return_to_user(&user::initial_user_frame(entry, sp), top) }
+        },
+    )
+    .map_err(|_| "cannot create the main thread")?;
+    handle.detach();
+    Ok(())
+}
+
+/// The program's comm name: the last path component of argv[0], at most 15 bytes.
+fn boot_name(boot: &BootInfo) -> [u8; 16] {
+    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
+    // SAFETY: as in build_stack.
+    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
+    let argv0 = block.split(|&b| b == 0).next().unwrap_or(b"");
+    let base = argv0.rsplit(|&b| b == b'/').next().unwrap_or(argv0);
+    let mut name = [0u8; 16];
+    let n = base.len().min(15);
+    name[..n].copy_from_slice(&base[..n]);
+    name
+}

@@ -1,0 +1,28 @@
+//! Running an unmodified static Linux x86-64 program as the kernel's application (the
+//! process-in-kernel path): loader, system-call table, local calls, forwarding, faults.
+
+pub mod calls;
+pub mod elf;
+pub mod errno;
+pub mod fault;
+pub mod futex;
+pub mod loader;
+pub mod process;
+pub mod syscall;
+pub mod table;
+pub mod uaccess;
+pub mod usermem;
+
+/// Starts the program described by the boot-info block. Its threads then run on their own;
+/// the VM ends when the program exits (exit_group, the last thread's exit, or a fatal signal).
+pub fn start() {
+    let boot = crate::boot::info();
+    if boot.app_ring != 3 {
+        kprintln!("hrt: --app-ring 0 is not implemented yet; run with --app-ring 3");
+        crate::arch::hypercall::shutdown(127);
+    }
+    if let Err(msg) = loader::start_program(boot) {
+        kprintln!("hrt: cannot start the program: {msg}");
+        crate::arch::hypercall::shutdown(127);
+    }
+}

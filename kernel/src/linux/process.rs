@@ -1,0 +1,73 @@
+//! The one process a VM runs: identity, brk, thread count, recorded signal state, limits.
+
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+use crate::sync::IrqSpinLock;
+
+/// Linux thread ids are kernel thread ids plus this, so they look like ordinary pids.
+pub const TID_BASE: u32 = 1000;
+
+pub struct Brk {
+    pub start: u64,
+    /// The program's current break.
+    pub cur: u64,
+    /// End of the memory backing the break (grows in 2 MiB steps, never shrinks).
+    pub mapped_end: u64,
+}
+
+pub struct Process {
+    pub pid: AtomicU32,
+    pub live_threads: AtomicUsize,
+    pub brk: IrqSpinLock<Brk>,
+    pub umask: AtomicU32,
+    pub name: IrqSpinLock<[u8; 16]>,
+    /// Recorded rt_sigaction handlers (delivery beyond fatal signals comes later).
+    pub sigactions: IrqSpinLock<[[u64; 4]; 65]>,
+    /// soft, hard per resource (RLIMIT_*).
+    pub rlimits: IrqSpinLock<[(u64, u64); 16]>,
+}
+
+const INF: u64 = u64::MAX;
+
+pub static PROCESS: Process = Process {
+    pid: AtomicU32::new(0),
+    live_threads: AtomicUsize::new(0),
+    brk: IrqSpinLock::new(Brk { start: 0, cur: 0, mapped_end: 0 }),
+    umask: AtomicU32::new(0o022),
+    name: IrqSpinLock::new([0; 16]),
+    sigactions: IrqSpinLock::new([[0; 4]; 65]),
+    rlimits: IrqSpinLock::new([
+        (INF, INF),          // CPU
+        (INF, INF),          // FSIZE
+        (INF, INF),          // DATA
+        (8 << 20, INF),      // STACK
+        (0, INF),            // CORE
+        (INF, INF),          // RSS
+        (INF, INF),          // NPROC
+        (1024, 1024 * 1024), // NOFILE
+        (8 << 20, 8 << 20),  // MEMLOCK
+        (INF, INF),          // AS
+        (INF, INF),          // LOCKS
+        (INF, INF),          // SIGPENDING
+        (819_200, 819_200),  // MSGQUEUE
+        (0, 0),              // NICE
+        (0, 0),              // RTPRIO
+        (INF, INF),          // RTTIME
+    ]),
+};
+
+pub fn pid() -> u32 {
+    PROCESS.pid.load(Ordering::Relaxed)
+}
+
+/// The Linux tid of the current thread.
+pub fn current_tid() -> u32 {
+    // SAFETY: the current thread's record is alive.
+    unsafe { (*crate::sched::current()).tid }
+}
+
+/// Ends the program: the VM shuts down with `status` (the program's exit status as the
+/// shell would report it). Never returns.
+pub fn exit_program(status: i32) -> ! {
+    crate::arch::hypercall::shutdown(status)
+}

@@ -1,0 +1,66 @@
+//! System-call dispatch from the ring-3 entry: route through the table, run a local handler or
+//! forward to the monitor, trace with `--strace`.
+
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use super::errno::{to_ret, ENOSYS};
+use super::table::{route, Route};
+use crate::arch::traps::TrapFrame;
+
+static STRACE: AtomicBool = AtomicBool::new(false);
+
+pub fn set_strace(on: bool) {
+    STRACE.store(on, Ordering::Relaxed);
+}
+
+/// Forwards system call `nr` to the monitor, which performs it on the host.
+pub fn forward(nr: u64, a: [u64; 6]) -> i64 {
+    crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]])
+}
+
+/// Called by the SYSCALL entry with the program's registers; leaves the result in rax.
+pub extern "C" fn dispatch(frame: &mut TrapFrame) {
+    crate::arch::irq::enable();
+    let nr = frame.rax;
+    let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
+    let (name, nargs, how) = route(nr);
+    let (ret, kind) = match how {
+        Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
+        Route::Forward => (forward(nr, args), 'F'),
+        Route::Unimplemented => {
+            kprintln!("hrt: system call {nr} ({name}) is not implemented: returning ENOSYS");
+            (-(ENOSYS as i64), 'L')
+        }
+    };
+    if STRACE.load(Ordering::Relaxed) {
+        trace(nr, name, &args[..nargs], ret, kind);
+    }
+    frame.rax = ret as u64;
+}
+
+fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char) {
+    use core::fmt::Write;
+    let mut line = alloc::string::String::with_capacity(96);
+    let _ = write!(line, "[{}] ", super::process::current_tid());
+    if name.is_empty() {
+        let _ = write!(line, "syscall_{nr}(");
+    } else {
+        let _ = write!(line, "{name}(");
+    }
+    for (i, a) in args.iter().enumerate() {
+        let sep = if i == 0 { "" } else { ", " };
+        if *a < 4096 || (*a as i64) < 0 && (*a as i64) > -4096 {
+            let _ = write!(line, "{sep}{}", *a as i64);
+        } else {
+            let _ = write!(line, "{sep}{a:#x}");
+        }
+    }
+    if (-4095..0).contains(&ret) {
+        let _ = write!(line, ") = -1 errno {} {kind}", -ret);
+    } else if ret.unsigned_abs() < 1 << 20 {
+        let _ = write!(line, ") = {ret} {kind}");
+    } else {
+        let _ = write!(line, ") = {ret:#x} {kind}");
+    }
+    kprintln!("{line}");
+}

@@ -1,0 +1,69 @@
+//! Access to the program's memory from the kernel. Every pointer the program passes is
+//! checked to lie in its own memory (the user pool) before the kernel touches it; memory is
+//! identity-mapped, so a checked address is also the kernel's pointer.
+
+use super::errno::{Errno, EFAULT};
+
+/// Checks `[addr, addr + len)` is program memory.
+pub fn check(addr: u64, len: u64) -> Result<(), Errno> {
+    let end = addr.checked_add(len).ok_or(EFAULT)?;
+    if len == 0 || super::usermem::is_user_range(addr, end) {
+        Ok(())
+    } else {
+        Err(EFAULT)
+    }
+}
+
+pub fn slice<'a>(addr: u64, len: u64) -> Result<&'a [u8], Errno> {
+    check(addr, len)?;
+    if len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: checked to be program memory, which stays mapped for the program's lifetime.
+    Ok(unsafe { core::slice::from_raw_parts(addr as *const u8, len as usize) })
+}
+
+pub fn slice_mut<'a>(addr: u64, len: u64) -> Result<&'a mut [u8], Errno> {
+    check(addr, len)?;
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    // SAFETY: as above; the program may race with us on its own memory, as on Linux.
+    Ok(unsafe { core::slice::from_raw_parts_mut(addr as *mut u8, len as usize) })
+}
+
+pub fn read<T: Copy>(addr: u64) -> Result<T, Errno> {
+    check(addr, core::mem::size_of::<T>() as u64)?;
+    // SAFETY: checked; unaligned reads are fine on x86.
+    Ok(unsafe { core::ptr::read_unaligned(addr as *const T) })
+}
+
+pub fn write<T: Copy>(addr: u64, value: T) -> Result<(), Errno> {
+    check(addr, core::mem::size_of::<T>() as u64)?;
+    // SAFETY: checked.
+    unsafe { core::ptr::write_unaligned(addr as *mut T, value) };
+    Ok(())
+}
+
+/// Copies plain data to the program.
+pub fn write_bytes(addr: u64, bytes: &[u8]) -> Result<(), Errno> {
+    slice_mut(addr, bytes.len() as u64)?.copy_from_slice(bytes);
+    Ok(())
+}
+
+/// Views a plain-data value as bytes.
+pub fn as_bytes<T: Copy>(v: &T) -> &[u8] {
+    // SAFETY: T is plain data (Copy, no padding-sensitive reads by the caller).
+    unsafe { core::slice::from_raw_parts(v as *const T as *const u8, core::mem::size_of::<T>()) }
+}
+
+/// Reads a NUL-terminated string of at most `max` bytes (without the NUL).
+pub fn read_cstr<'a>(addr: u64, max: usize) -> Result<&'a [u8], Errno> {
+    let end = super::usermem::user_extent(addr).ok_or(EFAULT)?;
+    let window = slice(addr, (end - addr).min(max as u64))?;
+    match window.iter().position(|&b| b == 0) {
+        Some(n) => Ok(&window[..n]),
+        None if window.len() == max => Err(super::errno::ENAMETOOLONG),
+        None => Err(EFAULT),
+    }
+}

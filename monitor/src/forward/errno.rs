@@ -1,0 +1,34 @@
+//! Linux error numbers as the forwarder returns them.
+
+/// A positive Linux errno; a forwarded call returns its negation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Errno(pub i32);
+
+pub type SysResult<T> = Result<T, Errno>;
+
+impl Errno {
+    pub const ENOENT: Errno = Errno(libc::ENOENT);
+    pub const EINTR: Errno = Errno(libc::EINTR);
+    pub const EBADF: Errno = Errno(libc::EBADF);
+    pub const EACCES: Errno = Errno(libc::EACCES);
+    pub const EFAULT: Errno = Errno(libc::EFAULT);
+    pub const EINVAL: Errno = Errno(libc::EINVAL);
+    pub const EMFILE: Errno = Errno(libc::EMFILE);
+    pub const ENOTTY: Errno = Errno(libc::ENOTTY);
+    pub const ERANGE: Errno = Errno(libc::ERANGE);
+    pub const ENAMETOOLONG: Errno = Errno(libc::ENAMETOOLONG);
+    pub const ENOSYS: Errno = Errno(libc::ENOSYS);
+
+    /// The calling thread's errno after a failed host call.
+    pub fn last() -> Errno {
+        Errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+    }
+}
+
+/// The value a forwarded call returns to the guest.
+pub fn to_ret(r: SysResult<i64>) -> i64 {
+    match r {
+        Ok(v) => v,
+        Err(Errno(e)) => -(e as i64),
+    }
+}

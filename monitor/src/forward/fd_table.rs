@@ -1,0 +1,201 @@
+//! The guest's file descriptors: a table the monitor owns, from guest fd numbers to host
+//! descriptors. The guest names only what is in this table, so descriptors the monitor opened for
+//! itself (KVM, memory) are never reachable.
+//!
+//! Guest fds that are duplicates of each other (dup, dup2, F_DUPFD) share one host descriptor
+//! (one open file description, as on Linux) through an `Arc`; the host descriptor is closed when
+//! the last guest fd naming it goes. A call in progress holds its own reference, so a concurrent
+//! close() from another guest thread never lets the host number be reused under it.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::errno::{Errno, SysResult};
+
+/// One host descriptor.
+#[derive(Debug)]
+pub struct HostFd {
+    fd: i32,
+    /// Whether the forwarder opened it (and closes it). The host's standard descriptors 0/1/2
+    /// are the monitor's too (its own messages go to stderr): they are only borrowed.
+    owned: bool,
+    /// Opened under /proc or /dev: relative paths below it are checked (see paths.rs).
+    special: bool,
+}
+
+impl HostFd {
+    /// A descriptor the forwarder opened; closed when dropped.
+    pub fn owned(fd: i32, special: bool) -> HostFd {
+        HostFd { fd, owned: true, special }
+    }
+
+    /// One of the host's standard descriptors, never closed by the forwarder.
+    pub fn borrowed(fd: i32) -> HostFd {
+        HostFd { fd, owned: false, special: false }
+    }
+
+    pub fn raw(&self) -> i32 {
+        self.fd
+    }
+
+    pub fn special(&self) -> bool {
+        self.special
+    }
+
+    /// Closes the host descriptor now and reports the host's answer (close can report a write
+    /// error). The descriptor is gone whatever the answer, as on Linux.
+    pub fn close(self) -> SysResult<i64> {
+        let (fd, owned) = (self.fd, self.owned);
+        std::mem::forget(self);
+        if !owned {
+            return Ok(0);
+        }
+        // SAFETY: closing a descriptor this value owned; nothing else refers to it.
+        if unsafe { libc::close(fd) } < 0 {
+            let e = Errno::last();
+            // EINTR: the descriptor is closed anyway (Linux semantics); do not report it.
+            return if e == Errno::EINTR { Ok(0) } else { Err(e) };
+        }
+        Ok(0)
+    }
+}
+
+impl Drop for HostFd {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: this value owns the descriptor.
+            unsafe { libc::close(self.fd) };
+        }
+    }
+}
+
+/// One guest fd: its host descriptor and its own FD_CLOEXEC flag.
+pub struct Slot {
+    pub host: Arc<HostFd>,
+    pub cloexec: bool,
+}
+
+impl Slot {
+    /// Drops this guest fd's reference; closes the host descriptor if it was the last one and
+    /// returns the host's answer.
+    pub fn close(self) -> SysResult<i64> {
+        match Arc::into_inner(self.host) {
+            Some(h) => h.close(),
+            None => Ok(0),
+        }
+    }
+}
+
+pub struct FdTable {
+    slots: Mutex<Vec<Option<Slot>>>,
+    /// Guest fds are below this (the descriptor limit the guest sees: EMFILE, EBADF, EINVAL).
+    limit: usize,
+}
+
+impl FdTable {
+    pub fn new(limit: usize) -> FdTable {
+        FdTable { slots: Mutex::new(Vec::new()), limit }
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Option<Slot>>> {
+        // A panic elsewhere while holding the lock leaves the table consistent (every update is
+        // one assignment): keep going.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Guest fd number from a system-call argument (Linux takes the low 32 bits: `unsigned int`
+    /// or `int`); negative numbers are EBADF.
+    pub fn number(arg: u64) -> SysResult<usize> {
+        let n = arg as u32 as i32;
+        if n < 0 {
+            return Err(Errno::EBADF);
+        }
+        Ok(n as usize)
+    }
+
+    /// The host descriptor behind guest fd `arg` (EBADF if none).
+    pub fn get(&self, arg: u64) -> SysResult<Arc<HostFd>> {
+        let n = Self::number(arg)?;
+        let slots = self.lock();
+        match slots.get(n) {
+            Some(Some(slot)) => Ok(slot.host.clone()),
+            _ => Err(Errno::EBADF),
+        }
+    }
+
+    /// Like `get` for a guest fd already known to be non-negative; None if absent.
+    pub fn lookup(&self, n: usize) -> Option<Arc<HostFd>> {
+        self.lock().get(n).and_then(|s| s.as_ref()).map(|s| s.host.clone())
+    }
+
+    /// Adds `host` at the lowest free guest fd at or above `min` (EMFILE when none is below the
+    /// limit; the host descriptor is then released with `host`).
+    pub fn insert(&self, host: Arc<HostFd>, cloexec: bool, min: usize) -> SysResult<i64> {
+        let mut slots = self.lock();
+        let start = min.min(slots.len());
+        let free = slots[start..].iter().position(|s| s.is_none()).map(|i| i + start);
+        let n = match free {
+            Some(n) if n >= min => n,
+            _ => slots.len().max(min),
+        };
+        if n >= self.limit {
+            return Err(Errno::EMFILE);
+        }
+        if n >= slots.len() {
+            slots.resize_with(n + 1, || None);
+        }
+        slots[n] = Some(Slot { host, cloexec });
+        Ok(n as i64)
+    }
+
+    /// Puts `host` at guest fd `n`, returning what was there (the caller closes it outside the
+    /// lock). EBADF if `n` is at or above the limit (dup2/dup3 semantics).
+    pub fn replace(&self, n: usize, host: Arc<HostFd>, cloexec: bool) -> SysResult<Option<Slot>> {
+        if n >= self.limit {
+            return Err(Errno::EBADF);
+        }
+        let mut slots = self.lock();
+        if n >= slots.len() {
+            slots.resize_with(n + 1, || None);
+        }
+        Ok(slots[n].replace(Slot { host, cloexec }))
+    }
+
+    /// Removes guest fd `arg` (EBADF if absent).
+    pub fn remove(&self, arg: u64) -> SysResult<Slot> {
+        let n = Self::number(arg)?;
+        let mut slots = self.lock();
+        let slot = slots.get_mut(n).and_then(|s| s.take()).ok_or(Errno::EBADF)?;
+        while matches!(slots.last(), Some(None)) {
+            slots.pop();
+        }
+        Ok(slot)
+    }
+
+    pub fn cloexec(&self, arg: u64) -> SysResult<bool> {
+        let n = Self::number(arg)?;
+        match self.lock().get(n) {
+            Some(Some(slot)) => Ok(slot.cloexec),
+            _ => Err(Errno::EBADF),
+        }
+    }
+
+    pub fn set_cloexec(&self, arg: u64, on: bool) -> SysResult<()> {
+        let n = Self::number(arg)?;
+        match self.lock().get_mut(n) {
+            Some(Some(slot)) => {
+                slot.cloexec = on;
+                Ok(())
+            }
+            _ => Err(Errno::EBADF),
+        }
+    }
+
+    /// Empties the table, returning every slot (the caller drops them outside the lock).
+    pub fn take_all(&self) -> Vec<Slot> {
+        std::mem::take(&mut *self.lock()).into_iter().flatten().collect()
+    }
+}

@@ -1,0 +1,117 @@
+//! Descriptor operations: dup, dup2, dup3, pipe, pipe2, fcntl, ioctl.
+
+use std::sync::Arc;
+
+use super::errno::{Errno, SysResult};
+use super::fd_table::{FdTable, HostFd};
+use super::guest_mem::Guest;
+use super::host::{int, ptr, uint};
+use super::Forwarder;
+
+/// sizeof(struct flock) on x86-64.
+const FLOCK_SIZE: u64 = 32;
+/// The kernel's struct termios (what TCGETS writes; not glibc's larger one).
+const TERMIOS_SIZE: u64 = 36;
+/// struct winsize.
+const WINSIZE_SIZE: u64 = 8;
+
+impl Forwarder {
+    pub(super) fn dup(&self, fd: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        self.fds.insert(h, false, 0)
+    }
+
+    pub(super) fn dup2(&self, old: u64, new: u64) -> SysResult<i64> {
+        let h = self.fds.get(old)?;
+        let n = FdTable::number(new)?;
+        if FdTable::number(old)? == n {
+            return Ok(n as i64);
+        }
+        // Whatever was at `new` is closed silently, as dup2 does.
+        drop(self.fds.replace(n, h, false)?);
+        Ok(n as i64)
+    }
+
+    pub(super) fn dup3(&self, old: u64, new: u64, flags: u64) -> SysResult<i64> {
+        let flags = int(flags);
+        if flags & !(libc::O_CLOEXEC as libc::c_long) != 0 || old as u32 == new as u32 {
+            return Err(Errno::EINVAL);
+        }
+        let n = FdTable::number(new)?;
+        let h = self.fds.get(old)?;
+        drop(self.fds.replace(n, h, flags != 0)?);
+        Ok(n as i64)
+    }
+
+    pub(super) fn pipe2(&self, g: Guest, fds: u64, flags: u64) -> SysResult<i64> {
+        g.range(fds, 8)?;
+        let flags = int(flags);
+        let mut host = [0i32; 2];
+        // SAFETY: `host` holds two ints.
+        unsafe { self.sys(libc::SYS_pipe2, &[ptr(host.as_mut_ptr()), flags | libc::O_CLOEXEC as libc::c_long])? };
+        let (r, w) = (Arc::new(HostFd::owned(host[0], false)), Arc::new(HostFd::owned(host[1], false)));
+        let cloexec = flags & libc::O_CLOEXEC as libc::c_long != 0;
+        let gr = self.fds.insert(r, cloexec, 0)?;
+        let gw = match self.fds.insert(w, cloexec, 0) {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = self.fds.remove(gr as u64);
+                return Err(e);
+            }
+        };
+        g.write(fds, &[gr as i32, gw as i32])?;
+        Ok(0)
+    }
+
+    pub(super) fn fcntl(&self, g: Guest, fd: u64, cmd: u64, arg: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        let raw = h.raw() as libc::c_long;
+        match int(cmd) as libc::c_int {
+            c @ (libc::F_DUPFD | libc::F_DUPFD_CLOEXEC) => {
+                let min = arg as u32 as usize;
+                if min >= self.fds.limit() {
+                    return Err(Errno::EINVAL);
+                }
+                self.fds.insert(h, c == libc::F_DUPFD_CLOEXEC, min)
+            }
+            libc::F_GETFD => Ok(if self.fds.cloexec(fd)? { libc::FD_CLOEXEC as i64 } else { 0 }),
+            libc::F_SETFD => {
+                self.fds.set_cloexec(fd, arg & libc::FD_CLOEXEC as u64 != 0)?;
+                Ok(0)
+            }
+            c @ (libc::F_GETFL | libc::F_SETFL | libc::F_GETPIPE_SZ | libc::F_SETPIPE_SZ) => {
+                // SAFETY: these take an integer argument.
+                unsafe { self.sys(libc::SYS_fcntl, &[raw, c as libc::c_long, arg as libc::c_long]) }
+            }
+            c @ (libc::F_GETLK
+            | libc::F_SETLK
+            | libc::F_SETLKW
+            | libc::F_OFD_GETLK
+            | libc::F_OFD_SETLK
+            | libc::F_OFD_SETLKW) => {
+                let p = g.range(arg, FLOCK_SIZE)?;
+                // SAFETY: `p` covers a struct flock in guest memory.
+                unsafe { self.sys(libc::SYS_fcntl, &[raw, c as libc::c_long, ptr(p)]) }
+            }
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    pub(super) fn ioctl(&self, g: Guest, fd: u64, cmd: u64, arg: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        let cmd = uint(cmd) as u32 as libc::Ioctl;
+        let size = match cmd {
+            libc::TCGETS => TERMIOS_SIZE,
+            libc::TIOCGWINSZ => WINSIZE_SIZE,
+            libc::FIONREAD => std::mem::size_of::<libc::c_int>() as u64,
+            libc::FIOCLEX | libc::FIONCLEX => {
+                self.fds.set_cloexec(fd, cmd == libc::FIOCLEX)?;
+                return Ok(0);
+            }
+            _ => return Err(Errno::ENOTTY),
+        };
+        let p = g.range(arg, size)?;
+        // SAFETY: `p` covers the structure this request writes.
+        unsafe { self.sys(libc::SYS_ioctl, &[h.raw() as libc::c_long, cmd as libc::c_long, ptr(p)]) }
+    }
+}

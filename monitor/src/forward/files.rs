@@ -1,0 +1,252 @@
+//! Files and directories: open, close, stat, seek, access, cwd, directories, names, links,
+//! modes, times, truncation, sync.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::errno::{Errno, SysResult};
+use super::fd_table::HostFd;
+use super::guest_mem::Guest;
+use super::host::{int, ptr, uint};
+use super::{paths, Forwarder};
+
+/// sizeof(struct stat) and sizeof(struct statx) on x86-64 Linux.
+const STAT_SIZE: u64 = 144;
+const STATX_SIZE: u64 = 256;
+/// Two struct timespec (utimensat).
+const TIMES_SIZE: u64 = 32;
+
+impl Forwarder {
+    pub(super) fn openat(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mode: u64) -> SysResult<i64> {
+        let at = self.path_at(g, dirfd, path)?;
+        let flags = int(flags);
+        // SAFETY: the path is a host C string.
+        let fd = unsafe {
+            self.sys(
+                libc::SYS_openat,
+                &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags | libc::O_CLOEXEC as libc::c_long, uint(mode)],
+            )?
+        };
+        let host = Arc::new(HostFd::owned(fd as i32, at.special));
+        self.fds.insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0)
+    }
+
+    pub(super) fn close(&self, fd: u64) -> SysResult<i64> {
+        self.fds.remove(fd)?.close()
+    }
+
+    pub(super) fn fstat(&self, g: Guest, fd: u64, buf: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        let p = g.range(buf, STAT_SIZE)?;
+        // SAFETY: `p` covers a struct stat in guest memory.
+        unsafe { self.sys(libc::SYS_fstat, &[h.raw() as libc::c_long, ptr(p)]) }
+    }
+
+    pub(super) fn fstatat(&self, g: Guest, dirfd: u64, path: u64, buf: u64, flags: u64) -> SysResult<i64> {
+        let at = self.path_at(g, dirfd, path)?;
+        let p = g.range(buf, STAT_SIZE)?;
+        // SAFETY: a host C string and a struct stat in guest memory.
+        unsafe {
+            self.sys(libc::SYS_newfstatat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), int(flags)])
+        }
+    }
+
+    pub(super) fn statx(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mask: u64, buf: u64) -> SysResult<i64> {
+        let p = g.range(buf, STATX_SIZE)?;
+        if path == 0 {
+            // Linux 6.11+: a NULL path with AT_EMPTY_PATH means the descriptor itself; older
+            // hosts answer EFAULT themselves.
+            let (dfd, _hold) = self.dirfd(dirfd)?;
+            // SAFETY: a NULL path and a struct statx in guest memory.
+            return unsafe { self.sys(libc::SYS_statx, &[dfd as libc::c_long, 0, int(flags), uint(mask), ptr(p)]) };
+        }
+        let at = self.path_at(g, dirfd, path)?;
+        // SAFETY: a host C string and a struct statx in guest memory.
+        unsafe {
+            self.sys(
+                libc::SYS_statx,
+                &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(flags), uint(mask), ptr(p)],
+            )
+        }
+    }
+
+    pub(super) fn lseek(&self, fd: u64, offset: u64, whence: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        // SAFETY: no pointers.
+        unsafe { self.sys(libc::SYS_lseek, &[h.raw() as libc::c_long, offset as libc::c_long, uint(whence)]) }
+    }
+
+    /// faccessat (flags None) or faccessat2.
+    pub(super) fn faccessat(&self, g: Guest, dirfd: u64, path: u64, mode: u64, flags: Option<u64>) -> SysResult<i64> {
+        let at = self.path_at(g, dirfd, path)?;
+        let (nr, flags) = match flags {
+            None => (libc::SYS_faccessat, 0),
+            Some(f) => (libc::SYS_faccessat2, int(f)),
+        };
+        // SAFETY: a host C string.
+        unsafe { self.sys(nr, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(mode), flags]) }
+    }
+
+    /// getcwd: the length written, NUL included (the system call's answer, not libc's).
+    pub(super) fn getcwd(&self, g: Guest, buf: u64, size: u64) -> SysResult<i64> {
+        let mut local = vec![0u8; libc::PATH_MAX as usize];
+        // SAFETY: `local` is PATH_MAX bytes.
+        let n = unsafe { self.sys(libc::SYS_getcwd, &[ptr(local.as_mut_ptr()), local.len() as libc::c_long])? };
+        if n as u64 > size {
+            return Err(Errno::ERANGE);
+        }
+        g.write_bytes(buf, &local[..n as usize])?;
+        Ok(n)
+    }
+
+    fn note_cwd(&self) {
+        self.cwd_special.store(paths::cwd_is_special(), Ordering::Relaxed);
+    }
+
+    pub(super) fn chdir(&self, g: Guest, path: u64) -> SysResult<i64> {
+        let at = self.path(g, path)?;
+        // SAFETY: a host C string (absolute, or relative to the working directory).
+        let r = unsafe { self.sys(libc::SYS_chdir, &[ptr(at.path.as_ptr())]) };
+        self.note_cwd();
+        r
+    }
+
+    pub(super) fn fchdir(&self, fd: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        // SAFETY: no pointers.
+        let r = unsafe { self.sys(libc::SYS_fchdir, &[h.raw() as libc::c_long]) };
+        self.note_cwd();
+        r
+    }
+
+    pub(super) fn mkdirat(&self, g: Guest, dirfd: u64, path: u64, mode: u64) -> SysResult<i64> {
+        let at = self.path_at(g, dirfd, path)?;
+        // SAFETY: a host C string.
+        unsafe { self.sys(libc::SYS_mkdirat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode)]) }
+    }
+
+    pub(super) fn unlinkat(&self, g: Guest, dirfd: u64, path: u64, flags: u64) -> SysResult<i64> {
+        let at = self.path_at(g, dirfd, path)?;
+        // SAFETY: a host C string.
+        unsafe { self.sys(libc::SYS_unlinkat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(flags)]) }
+    }
+
+    /// renameat (flags None) or renameat2.
+    pub(super) fn renameat(
+        &self,
+        g: Guest,
+        olddir: u64,
+        old: u64,
+        newdir: u64,
+        new: u64,
+        flags: Option<u64>,
+    ) -> SysResult<i64> {
+        let from = self.path_at(g, olddir, old)?;
+        let to = self.path_at(g, newdir, new)?;
+        let args = [
+            from.dirfd as libc::c_long,
+            ptr(from.path.as_ptr()),
+            to.dirfd as libc::c_long,
+            ptr(to.path.as_ptr()),
+            flags.map_or(0, uint),
+        ];
+        let nr = if flags.is_some() { libc::SYS_renameat2 } else { libc::SYS_renameat };
+        // SAFETY: host C strings.
+        unsafe { self.sys(nr, &args) }
+    }
+
+    pub(super) fn linkat(&self, g: Guest, olddir: u64, old: u64, newdir: u64, new: u64, flags: u64) -> SysResult<i64> {
+        let from = self.path_at(g, olddir, old)?;
+        let to = self.path_at(g, newdir, new)?;
+        let args = [
+            from.dirfd as libc::c_long,
+            ptr(from.path.as_ptr()),
+            to.dirfd as libc::c_long,
+            ptr(to.path.as_ptr()),
+            int(flags),
+        ];
+        // SAFETY: host C strings.
+        unsafe { self.sys(libc::SYS_linkat, &args) }
+    }
+
+    /// symlinkat: the target is stored as text, never resolved.
+    pub(super) fn symlinkat(&self, g: Guest, target: u64, newdir: u64, new: u64) -> SysResult<i64> {
+        let target = g.read_path(target)?;
+        let to = self.path_at(g, newdir, new)?;
+        // SAFETY: host C strings.
+        unsafe {
+            self.sys(libc::SYS_symlinkat, &[ptr(target.as_ptr()), to.dirfd as libc::c_long, ptr(to.path.as_ptr())])
+        }
+    }
+
+    /// readlinkat; `/proc/self/exe` answers the program's host path.
+    pub(super) fn readlinkat(&self, g: Guest, dirfd: u64, path: u64, buf: u64, size: u64) -> SysResult<i64> {
+        let size = int(size);
+        if size <= 0 {
+            return Err(Errno::EINVAL);
+        }
+        let at = self.path_at(g, dirfd, path)?;
+        if at.exe {
+            let n = self.exe.len().min(size as usize);
+            g.write_bytes(buf, &self.exe[..n])?;
+            return Ok(n as i64);
+        }
+        let p = g.range(buf, size as u64)?;
+        // SAFETY: a host C string and `size` bytes of guest memory.
+        unsafe { self.sys(libc::SYS_readlinkat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), size]) }
+    }
+
+    pub(super) fn getdents64(&self, g: Guest, fd: u64, buf: u64, count: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        let count = uint(count);
+        let p = g.range(buf, count as u64)?;
+        // SAFETY: `count` bytes of guest memory.
+        unsafe { self.sys(libc::SYS_getdents64, &[h.raw() as libc::c_long, ptr(p), count]) }
+    }
+
+    pub(super) fn truncate(&self, g: Guest, path: u64, len: u64) -> SysResult<i64> {
+        let at = self.path(g, path)?;
+        // SAFETY: a host C string.
+        unsafe { self.sys(libc::SYS_truncate, &[ptr(at.path.as_ptr()), len as libc::c_long]) }
+    }
+
+    pub(super) fn ftruncate(&self, fd: u64, len: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        // SAFETY: no pointers.
+        unsafe { self.sys(libc::SYS_ftruncate, &[h.raw() as libc::c_long, len as libc::c_long]) }
+    }
+
+    /// A call whose only argument is a descriptor (fsync, fdatasync).
+    pub(super) fn fd_only(&self, nr: libc::c_long, fd: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        // SAFETY: no pointers.
+        unsafe { self.sys(nr, &[h.raw() as libc::c_long]) }
+    }
+
+    pub(super) fn fchmod(&self, fd: u64, mode: u64) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        // SAFETY: no pointers.
+        unsafe { self.sys(libc::SYS_fchmod, &[h.raw() as libc::c_long, uint(mode)]) }
+    }
+
+    pub(super) fn fchmodat(&self, g: Guest, dirfd: u64, path: u64, mode: u64) -> SysResult<i64> {
+        let at = self.path_at(g, dirfd, path)?;
+        // SAFETY: a host C string.
+        unsafe { self.sys(libc::SYS_fchmodat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode)]) }
+    }
+
+    /// utimensat: a NULL path means the descriptor itself, NULL times means now.
+    pub(super) fn utimensat(&self, g: Guest, dirfd: u64, path: u64, times: u64, flags: u64) -> SysResult<i64> {
+        let t = if times == 0 { std::ptr::null_mut() } else { g.range(times, TIMES_SIZE)? };
+        let (dfd, path_ptr, _at, _hold) = if path == 0 {
+            let (dfd, hold) = self.dirfd(dirfd)?;
+            (dfd, std::ptr::null(), None, hold)
+        } else {
+            let at = self.path_at(g, dirfd, path)?;
+            (at.dirfd, at.path.as_ptr(), Some(at), None)
+        };
+        // SAFETY: a host C string (owned by `_at`, alive until the end) or NULL, and NULL or two
+        // timespecs in guest memory.
+        unsafe { self.sys(libc::SYS_utimensat, &[dfd as libc::c_long, ptr(path_ptr), ptr(t), int(flags)]) }
+    }
+}

@@ -1,0 +1,179 @@
+//! Guest memory as the forwarder sees it, and checked accessors over it.
+//!
+//! Every guest address is guest-physical (equal to the program's virtual address). Nothing here
+//! forms a Rust reference to guest memory: the guest may change it concurrently, so values are
+//! copied in and out through raw pointers, and host system calls get raw pointers into it.
+
+use std::ffi::CString;
+
+use super::errno::{Errno, SysResult};
+
+/// Guest memory as the forwarder sees it. Implemented by the monitor's GuestRam; tests use
+/// [`VecMemory`].
+pub trait GuestMemory: Sync {
+    /// `[addr, addr+len)` as host memory, or None if any part is outside guest RAM.
+    fn host_range(&self, addr: u64, len: u64) -> Option<*mut u8>;
+}
+
+/// The first guest page is never a program buffer (Linux never maps page 0 for a program:
+/// `vm.mmap_min_addr`), but it is guest RAM. A pointer into it is the program's NULL: EFAULT,
+/// as on Linux, instead of reading or writing the kernel's low memory.
+pub const NULL_GUARD: u64 = 4096;
+
+/// Linux's PATH_MAX, terminating NUL included.
+pub const PATH_MAX: usize = 4096;
+
+/// Checked access to guest memory for one forwarded call.
+#[derive(Clone, Copy)]
+pub struct Guest<'a> {
+    mem: &'a dyn GuestMemory,
+}
+
+impl<'a> Guest<'a> {
+    pub fn new(mem: &'a dyn GuestMemory) -> Guest<'a> {
+        Guest { mem }
+    }
+
+    /// `[addr, addr+len)` as a host pointer. An empty range is always valid (Linux accepts any
+    /// pointer with a zero length) and gives a dangling, non-null pointer the host never touches.
+    pub fn range(&self, addr: u64, len: u64) -> SysResult<*mut u8> {
+        if len == 0 {
+            return Ok(std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8);
+        }
+        if addr < NULL_GUARD || addr.checked_add(len).is_none() || len > isize::MAX as u64 {
+            return Err(Errno::EFAULT);
+        }
+        self.mem.host_range(addr, len).ok_or(Errno::EFAULT)
+    }
+
+    /// Reads a plain-data value (any bit pattern valid for `T`) from guest memory.
+    pub fn read<T: Copy>(&self, addr: u64) -> SysResult<T> {
+        let p = self.range(addr, std::mem::size_of::<T>() as u64)?;
+        // SAFETY: `p` covers size_of::<T>() bytes of live guest RAM; T is plain data (callers use
+        // integers and C structs of integers and pointers), so every bit pattern is a valid T.
+        Ok(unsafe { std::ptr::read_unaligned(p as *const T) })
+    }
+
+    /// Writes a plain-data value to guest memory.
+    pub fn write<T: Copy>(&self, addr: u64, value: &T) -> SysResult<()> {
+        let p = self.range(addr, std::mem::size_of::<T>() as u64)?;
+        // SAFETY: `p` covers size_of::<T>() bytes of live guest RAM.
+        unsafe { std::ptr::write_unaligned(p as *mut T, *value) };
+        Ok(())
+    }
+
+    /// Copies `len` bytes out of guest memory.
+    pub fn read_bytes(&self, addr: u64, len: u64) -> SysResult<Vec<u8>> {
+        let p = self.range(addr, len)?;
+        let mut v = vec![0u8; len as usize];
+        // SAFETY: `p` covers `len` bytes of guest RAM; `v` is a separate host buffer.
+        unsafe { std::ptr::copy_nonoverlapping(p as *const u8, v.as_mut_ptr(), v.len()) };
+        Ok(v)
+    }
+
+    /// Copies `data` into guest memory.
+    pub fn write_bytes(&self, addr: u64, data: &[u8]) -> SysResult<()> {
+        let p = self.range(addr, data.len() as u64)?;
+        // SAFETY: `p` covers data.len() bytes of guest RAM; `data` is a host buffer.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+        Ok(())
+    }
+
+    /// Reads a NUL-terminated string of at most `PATH_MAX` bytes (NUL included), the way Linux's
+    /// `getname` does: EFAULT if it runs out of guest memory first, ENAMETOOLONG if no NUL within
+    /// the limit. Reads page by page, so a string that ends just before the end of memory is fine.
+    pub fn read_path(&self, addr: u64) -> SysResult<CString> {
+        let mut out = Vec::new();
+        let mut at = addr;
+        while out.len() < PATH_MAX {
+            // The rest of the current 4 KiB page, limited to what the length cap still allows.
+            let page_left = 4096 - (at & 4095);
+            let want = page_left.min((PATH_MAX - out.len()) as u64);
+            let chunk = match self.read_bytes(at, want) {
+                Ok(c) => c,
+                // Memory may end inside this page: take the bytes that are there, one by one.
+                Err(_) => self.read_prefix(at, want),
+            };
+            if chunk.is_empty() {
+                return Err(Errno::EFAULT);
+            }
+            if let Some(nul) = chunk.iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..nul]);
+                // No interior NUL: `out` stops at the first one.
+                return CString::new(out).map_err(|_| Errno::EFAULT);
+            }
+            out.extend_from_slice(&chunk);
+            at = at.checked_add(chunk.len() as u64).ok_or(Errno::EFAULT)?;
+        }
+        Err(Errno::ENAMETOOLONG)
+    }
+
+    /// The readable bytes of `[addr, addr+len)` up to the first unreadable one.
+    fn read_prefix(&self, addr: u64, len: u64) -> Vec<u8> {
+        let mut v = Vec::new();
+        for i in 0..len {
+            match addr.checked_add(i).map(|a| self.read::<u8>(a)) {
+                Some(Ok(b)) => v.push(b),
+                _ => break,
+            }
+        }
+        v
+    }
+}
+
+/// Guest memory backed by a host buffer, guest address 0 at its start (for tests).
+#[cfg(test)]
+pub struct VecMemory {
+    base: *mut u8,
+    len: usize,
+}
+
+#[cfg(test)]
+// SAFETY: the buffer lives as long as the VecMemory; accesses go through raw pointers.
+unsafe impl Sync for VecMemory {}
+
+#[cfg(test)]
+impl VecMemory {
+    pub fn new(len: usize) -> VecMemory {
+        let buf = vec![0u8; len].into_boxed_slice();
+        VecMemory { base: Box::into_raw(buf) as *mut u8, len }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len as u64
+    }
+
+    pub fn put(&self, addr: u64, data: &[u8]) {
+        let p = self.host_range(addr, data.len() as u64).expect("test address inside memory");
+        // SAFETY: inside the buffer (checked).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+    }
+
+    pub fn get(&self, addr: u64, len: u64) -> Vec<u8> {
+        let p = self.host_range(addr, len).expect("test address inside memory");
+        let mut v = vec![0u8; len as usize];
+        // SAFETY: inside the buffer (checked).
+        unsafe { std::ptr::copy_nonoverlapping(p, v.as_mut_ptr(), v.len()) };
+        v
+    }
+}
+
+#[cfg(test)]
+impl Drop for VecMemory {
+    fn drop(&mut self) {
+        // SAFETY: `base`/`len` came from Box::into_raw of a boxed slice of this length.
+        unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.base, self.len))) };
+    }
+}
+
+#[cfg(test)]
+impl GuestMemory for VecMemory {
+    fn host_range(&self, addr: u64, len: u64) -> Option<*mut u8> {
+        let end = addr.checked_add(len)?;
+        if end > self.len as u64 {
+            return None;
+        }
+        // SAFETY: inside the buffer (checked).
+        Some(unsafe { self.base.add(addr as usize) })
+    }
+}

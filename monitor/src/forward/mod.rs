@@ -1,0 +1,266 @@
+//! Forwarded system calls: the program's calls that touch host resources (files, terminal,
+//! pipes), performed by the monitor on the host.
+//!
+//! The guest kernel sends a Linux x86-64 system-call number and six arguments; [`Forwarder::call`]
+//! returns the Linux result (a negated errno on failure). Guest addresses in the arguments are
+//! guest-physical (equal to the program's virtual addresses): every pointer and length, and every
+//! pointer inside a structure (iovec arrays, pollfd arrays, fd_sets, timeouts), is checked
+//! against guest memory (EFAULT otherwise) before the host sees it. Descriptors go through the
+//! monitor's own table ([`fd_table`]): guest fd numbers are the guest's (lowest free, as Linux
+//! allocates them), never the host's.
+//!
+//! Decisions:
+//! - Guest fds 0/1/2 start as the host's 0/1/2 — those the monitor inherited (open and without
+//!   FD_CLOEXEC: a descriptor inherited across exec never has it, and everything the monitor
+//!   opens itself has it, so a closed standard descriptor reused by KVM is not mistaken for it).
+//!   They are borrowed: the guest closing its fd 2 (or dup2-ing over it) removes only its own
+//!   mapping, and the host descriptor stays open for the monitor's messages.
+//! - Host descriptors are always opened with O_CLOEXEC; the guest's FD_CLOEXEC is kept per guest
+//!   fd (F_GETFD/F_SETFD, O_CLOEXEC, dup3, F_DUPFD_CLOEXEC). F_GETFL never shows O_CLOEXEC on
+//!   Linux, so the host flag is invisible.
+//! - The guest's descriptor limit is the monitor's RLIMIT_NOFILE soft limit at start-up.
+//! - ppoll/pselect6 signal masks are checked (EFAULT, EINVAL for a wrong size, as Linux does)
+//!   and then ignored: the guest delivers no signals other than fatal ones.
+//! - A host call interrupted by a signal aimed at the monitor is restarted (timeouts continue
+//!   with the time left), unless [`Forwarder::shutdown`] was called: then the call returns EINTR,
+//!   so the monitor can free a vCPU thread blocked in a forwarded read by calling shutdown() and
+//!   then signalling that thread.
+//! - Blocking calls (read on a pipe or terminal, poll) block the calling vCPU thread.
+
+mod errno;
+mod fd_table;
+mod fds;
+mod files;
+mod guest_mem;
+mod host;
+mod io;
+mod paths;
+mod poll;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use errno::{to_ret, Errno, SysResult};
+use fd_table::{FdTable, HostFd};
+use guest_mem::Guest;
+pub use guest_mem::GuestMemory;
+
+/// AT_FDCWD as a system-call argument.
+const CWD: u64 = libc::AT_FDCWD as u32 as u64;
+
+/// Every call the forwarder performs (Linux x86-64 numbers).
+#[cfg(test)]
+const HANDLED: &[libc::c_long] = &[
+    libc::SYS_read,
+    libc::SYS_write,
+    libc::SYS_readv,
+    libc::SYS_writev,
+    libc::SYS_pread64,
+    libc::SYS_pwrite64,
+    libc::SYS_preadv,
+    libc::SYS_pwritev,
+    libc::SYS_sendfile,
+    libc::SYS_open,
+    libc::SYS_creat,
+    libc::SYS_openat,
+    libc::SYS_close,
+    libc::SYS_fstat,
+    libc::SYS_stat,
+    libc::SYS_lstat,
+    libc::SYS_newfstatat,
+    libc::SYS_statx,
+    libc::SYS_lseek,
+    libc::SYS_access,
+    libc::SYS_faccessat,
+    libc::SYS_faccessat2,
+    libc::SYS_getcwd,
+    libc::SYS_chdir,
+    libc::SYS_fchdir,
+    libc::SYS_mkdir,
+    libc::SYS_mkdirat,
+    libc::SYS_rmdir,
+    libc::SYS_unlink,
+    libc::SYS_unlinkat,
+    libc::SYS_rename,
+    libc::SYS_renameat,
+    libc::SYS_renameat2,
+    libc::SYS_link,
+    libc::SYS_linkat,
+    libc::SYS_symlink,
+    libc::SYS_symlinkat,
+    libc::SYS_readlink,
+    libc::SYS_readlinkat,
+    libc::SYS_getdents64,
+    libc::SYS_fcntl,
+    libc::SYS_ioctl,
+    libc::SYS_dup,
+    libc::SYS_dup2,
+    libc::SYS_dup3,
+    libc::SYS_pipe,
+    libc::SYS_pipe2,
+    libc::SYS_truncate,
+    libc::SYS_ftruncate,
+    libc::SYS_fsync,
+    libc::SYS_fdatasync,
+    libc::SYS_chmod,
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    libc::SYS_utimensat,
+    libc::SYS_poll,
+    libc::SYS_ppoll,
+    libc::SYS_select,
+    libc::SYS_pselect6,
+];
+
+/// Performs the program's forwarded system calls. Shared by all vCPU threads.
+pub struct Forwarder {
+    fds: FdTable,
+    /// What readlink("/proc/self/exe") answers: the program's absolute host path.
+    exe: Vec<u8>,
+    /// The monitor's pid as text (`/proc/<pid>` is `/proc/self`).
+    host_pid: String,
+    /// Set by shutdown(): interrupted host calls are no longer restarted.
+    stopping: AtomicBool,
+    /// The working directory is under /proc or /dev (relative paths are then checked).
+    cwd_special: AtomicBool,
+}
+
+/// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE.
+fn fd_limit() -> usize {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct we pass.
+    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0 { rl.rlim_cur } else { 1024 };
+    cur.clamp(64, 1 << 20) as usize
+}
+
+/// Whether host descriptor `fd` is a standard descriptor the monitor inherited.
+fn inherited(fd: i32) -> bool {
+    // SAFETY: F_GETFD only reads descriptor flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    flags >= 0 && flags & libc::FD_CLOEXEC == 0
+}
+
+impl Forwarder {
+    /// `exe`: the program's host path (for readlink("/proc/self/exe")).
+    pub fn new(exe: PathBuf) -> Forwarder {
+        let fds = FdTable::new(fd_limit());
+        for fd in 0..3 {
+            if inherited(fd) {
+                // Cannot fail: 0..3 is below the limit (at least 64).
+                let _ = fds.replace(fd as usize, Arc::new(HostFd::borrowed(fd)), false);
+            }
+        }
+        Forwarder {
+            fds,
+            exe: paths::exe_path(&exe),
+            host_pid: std::process::id().to_string(),
+            stopping: AtomicBool::new(false),
+            cwd_special: AtomicBool::new(paths::cwd_is_special()),
+        }
+    }
+
+    /// Performs forwarded system call `nr` for the guest; returns the Linux return value.
+    /// Called concurrently from several vCPU threads.
+    pub fn call(&self, mem: &dyn GuestMemory, nr: u64, args: [u64; 6]) -> i64 {
+        to_ret(self.dispatch(Guest::new(mem), nr, &args))
+    }
+
+    /// Whether `nr` is one this forwarder handles (the kernel's table decides routing; this is
+    /// for consistency checks).
+    #[cfg(test)]
+    pub fn handles(nr: u64) -> bool {
+        HANDLED.iter().any(|&h| h as u64 == nr)
+    }
+
+    /// Closes everything (end of run). Calls still blocked on the host return EINTR if their
+    /// thread is signalled; later calls find no descriptors (EBADF).
+    pub fn shutdown(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+        for slot in self.fds.take_all() {
+            let _ = slot.close();
+        }
+    }
+
+    /// One raw host system call with up to six arguments, restarted after EINTR (see the module
+    /// documentation).
+    ///
+    /// # Safety
+    /// Every pointer among `args` must be valid for what system call `nr` does with it.
+    unsafe fn sys(&self, nr: libc::c_long, args: &[libc::c_long]) -> SysResult<i64> {
+        let mut a = [0 as libc::c_long; 6];
+        for (d, s) in a.iter_mut().zip(args) {
+            *d = *s;
+        }
+        // SAFETY: the caller vouches for the pointer arguments.
+        host::restarting(&self.stopping, || unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) })
+    }
+
+    fn dispatch(&self, g: Guest, nr: u64, a: &[u64; 6]) -> SysResult<i64> {
+        let Ok(nr) = libc::c_long::try_from(nr) else { return Err(Errno::ENOSYS) };
+        match nr {
+            libc::SYS_read => self.read(g, a[0], a[1], a[2]),
+            libc::SYS_write => self.write(g, a[0], a[1], a[2]),
+            libc::SYS_readv => self.readv(g, a[0], a[1], a[2]),
+            libc::SYS_writev => self.writev(g, a[0], a[1], a[2]),
+            libc::SYS_pread64 => self.pread64(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_pwrite64 => self.pwrite64(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_preadv => self.preadv(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_pwritev => self.pwritev(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_sendfile => self.sendfile(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_open => self.openat(g, CWD, a[0], a[1], a[2]),
+            libc::SYS_creat => self.openat(g, CWD, a[0], (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64, a[1]),
+            libc::SYS_openat => self.openat(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_close => self.close(a[0]),
+            libc::SYS_fstat => self.fstat(g, a[0], a[1]),
+            libc::SYS_stat => self.fstatat(g, CWD, a[0], a[1], 0),
+            libc::SYS_lstat => self.fstatat(g, CWD, a[0], a[1], libc::AT_SYMLINK_NOFOLLOW as u64),
+            libc::SYS_newfstatat => self.fstatat(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_statx => self.statx(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_lseek => self.lseek(a[0], a[1], a[2]),
+            libc::SYS_access => self.faccessat(g, CWD, a[0], a[1], None),
+            libc::SYS_faccessat => self.faccessat(g, a[0], a[1], a[2], None),
+            libc::SYS_faccessat2 => self.faccessat(g, a[0], a[1], a[2], Some(a[3])),
+            libc::SYS_getcwd => self.getcwd(g, a[0], a[1]),
+            libc::SYS_chdir => self.chdir(g, a[0]),
+            libc::SYS_fchdir => self.fchdir(a[0]),
+            libc::SYS_mkdir => self.mkdirat(g, CWD, a[0], a[1]),
+            libc::SYS_mkdirat => self.mkdirat(g, a[0], a[1], a[2]),
+            libc::SYS_rmdir => self.unlinkat(g, CWD, a[0], libc::AT_REMOVEDIR as u64),
+            libc::SYS_unlink => self.unlinkat(g, CWD, a[0], 0),
+            libc::SYS_unlinkat => self.unlinkat(g, a[0], a[1], a[2]),
+            libc::SYS_rename => self.renameat(g, CWD, a[0], CWD, a[1], None),
+            libc::SYS_renameat => self.renameat(g, a[0], a[1], a[2], a[3], None),
+            libc::SYS_renameat2 => self.renameat(g, a[0], a[1], a[2], a[3], Some(a[4])),
+            libc::SYS_link => self.linkat(g, CWD, a[0], CWD, a[1], 0),
+            libc::SYS_linkat => self.linkat(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_symlink => self.symlinkat(g, a[0], CWD, a[1]),
+            libc::SYS_symlinkat => self.symlinkat(g, a[0], a[1], a[2]),
+            libc::SYS_readlink => self.readlinkat(g, CWD, a[0], a[1], a[2]),
+            libc::SYS_readlinkat => self.readlinkat(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_getdents64 => self.getdents64(g, a[0], a[1], a[2]),
+            libc::SYS_fcntl => self.fcntl(g, a[0], a[1], a[2]),
+            libc::SYS_ioctl => self.ioctl(g, a[0], a[1], a[2]),
+            libc::SYS_dup => self.dup(a[0]),
+            libc::SYS_dup2 => self.dup2(a[0], a[1]),
+            libc::SYS_dup3 => self.dup3(a[0], a[1], a[2]),
+            libc::SYS_pipe => self.pipe2(g, a[0], 0),
+            libc::SYS_pipe2 => self.pipe2(g, a[0], a[1]),
+            libc::SYS_truncate => self.truncate(g, a[0], a[1]),
+            libc::SYS_ftruncate => self.ftruncate(a[0], a[1]),
+            libc::SYS_fsync => self.fd_only(libc::SYS_fsync, a[0]),
+            libc::SYS_fdatasync => self.fd_only(libc::SYS_fdatasync, a[0]),
+            libc::SYS_chmod => self.fchmodat(g, CWD, a[0], a[1]),
+            libc::SYS_fchmod => self.fchmod(a[0], a[1]),
+            libc::SYS_fchmodat => self.fchmodat(g, a[0], a[1], a[2]),
+            libc::SYS_utimensat => self.utimensat(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_poll => self.poll(g, a[0], a[1], a[2]),
+            libc::SYS_ppoll => self.ppoll(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_select => self.select(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_pselect6 => self.pselect6(g, a[0], a[1], a[2], a[3], a[4], a[5]),
+            _ => Err(Errno::ENOSYS),
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Waiting on descriptors: poll, ppoll, select, pselect6. Guest descriptor numbers are
+//! translated to host ones going in and back coming out; timeouts are read from guest memory
+//! and (as Linux does for select, pselect6 and ppoll) the time left is written back.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::errno::{Errno, SysResult};
+use super::fd_table::HostFd;
+use super::guest_mem::Guest;
+use super::host::{int, ptr, restarting};
+use super::Forwarder;
+
+/// sizeof(struct pollfd); revents is at offset 6.
+const POLLFD_SIZE: u64 = 8;
+const REVENTS_OFFSET: u64 = 6;
+
+/// The time left until `deadline` in poll's milliseconds, rounded up.
+fn ms_left(deadline: Instant) -> libc::c_long {
+    let left = deadline.saturating_duration_since(Instant::now());
+    left.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_long
+}
+
+/// Checks a ppoll/pselect6 signal mask the way Linux does (EFAULT, EINVAL for a wrong size) and
+/// ignores it: the guest delivers no signals other than fatal ones.
+fn check_sigmask(g: Guest, mask: u64, size: u64) -> SysResult<()> {
+    if mask != 0 {
+        if size != 8 {
+            return Err(Errno::EINVAL);
+        }
+        g.read::<u64>(mask)?;
+    }
+    Ok(())
+}
+
+/// A guest fd_set of `words` 64-bit words, or None for NULL.
+fn read_set(g: Guest, addr: u64, words: usize) -> SysResult<Option<Vec<u64>>> {
+    if addr == 0 {
+        return Ok(None);
+    }
+    let bytes = g.read_bytes(addr, words as u64 * 8)?;
+    Ok(Some(bytes.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default())).collect()))
+}
+
+fn bit(set: &[u64], n: usize) -> bool {
+    set.get(n / 64).is_some_and(|w| w & (1 << (n % 64)) != 0)
+}
+
+fn set_bit(set: &mut [u64], n: usize) {
+    if let Some(w) = set.get_mut(n / 64) {
+        *w |= 1 << (n % 64);
+    }
+}
+
+impl Forwarder {
+    /// The guest's pollfd array, translated: host pollfds (unknown guest fds become -1, ignored
+    /// by the host), which entries were unknown (POLLNVAL), and the descriptors held.
+    #[allow(clippy::type_complexity)]
+    fn pollfds(&self, g: Guest, fds: u64, nfds: u64) -> SysResult<(Vec<libc::pollfd>, Vec<bool>, Vec<Arc<HostFd>>)> {
+        let nfds = nfds as u32 as u64;
+        if nfds > self.fds.limit() as u64 {
+            return Err(Errno::EINVAL);
+        }
+        let raw = g.read_bytes(fds, nfds * POLLFD_SIZE)?;
+        let mut host = Vec::with_capacity(nfds as usize);
+        let mut nval = Vec::with_capacity(nfds as usize);
+        let mut hold = Vec::new();
+        for c in raw.chunks_exact(POLLFD_SIZE as usize) {
+            // SAFETY: `c` is exactly one struct pollfd of plain integers.
+            let p: libc::pollfd = unsafe { std::ptr::read_unaligned(c.as_ptr() as *const libc::pollfd) };
+            let (fd, bad) = if p.fd < 0 {
+                (-1, false)
+            } else {
+                match self.fds.lookup(p.fd as usize) {
+                    Some(h) => {
+                        let fd = h.raw();
+                        hold.push(h);
+                        (fd, false)
+                    }
+                    None => (-1, true),
+                }
+            };
+            host.push(libc::pollfd { fd, events: p.events, revents: 0 });
+            nval.push(bad);
+        }
+        Ok((host, nval, hold))
+    }
+
+    /// Writes the revents back; returns the count of ready entries (POLLNVAL ones included).
+    fn poll_results(&self, g: Guest, fds: u64, host: &[libc::pollfd], nval: &[bool]) -> SysResult<i64> {
+        let mut ready = 0;
+        for (i, (p, &bad)) in host.iter().zip(nval).enumerate() {
+            let revents = if bad { libc::POLLNVAL } else { p.revents };
+            if revents != 0 {
+                ready += 1;
+            }
+            g.write(fds + i as u64 * POLLFD_SIZE + REVENTS_OFFSET, &revents)?;
+        }
+        Ok(ready)
+    }
+
+    pub(super) fn poll(&self, g: Guest, fds: u64, nfds: u64, timeout: u64) -> SysResult<i64> {
+        let (mut host, nval, _hold) = self.pollfds(g, fds, nfds)?;
+        let timeout = int(timeout);
+        // An unknown fd is an event: Linux does not wait then.
+        let timeout = if nval.contains(&true) { 0 } else { timeout };
+        let deadline = (timeout > 0).then(|| Instant::now() + Duration::from_millis(timeout as u64));
+        let (p, n) = (host.as_mut_ptr(), host.len());
+        // Restarted after a signal with the time left.
+        restarting(&self.stopping, || {
+            let t = deadline.map_or(timeout, ms_left);
+            // SAFETY: `p` points to `n` host pollfds.
+            unsafe { libc::syscall(libc::SYS_poll, ptr(p), n as libc::c_long, t) }
+        })?;
+        self.poll_results(g, fds, &host, &nval)
+    }
+
+    pub(super) fn ppoll(&self, g: Guest, fds: u64, nfds: u64, tsp: u64, mask: u64, size: u64) -> SysResult<i64> {
+        let mut ts = if tsp == 0 { None } else { Some(g.read::<libc::timespec>(tsp)?) };
+        check_sigmask(g, mask, size)?;
+        let (mut host, nval, _hold) = self.pollfds(g, fds, nfds)?;
+        // An unknown fd is an event: Linux does not wait then (and the time left is all of it).
+        let immediate = nval.contains(&true);
+        if immediate {
+            ts = Some(libc::timespec { tv_sec: 0, tv_nsec: 0 });
+        }
+        let tp = ts.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+        // SAFETY: host pollfds and NULL or a host timespec (the host writes the time left there,
+        // so a restart continues with it).
+        unsafe { self.sys(libc::SYS_ppoll, &[ptr(host.as_mut_ptr()), host.len() as libc::c_long, ptr(tp), 0, 8])? };
+        if let (Some(t), false) = (ts, tsp == 0 || immediate) {
+            // Linux ignores a failure to write back the time left.
+            let _ = g.write(tsp, &t);
+        }
+        self.poll_results(g, fds, &host, &nval)
+    }
+
+    /// select and pselect6 after their timeout and mask handling: `call(nfds, [read, write,
+    /// except])` performs the host call on host fd_sets (null pointers for absent sets).
+    fn select_sets(
+        &self,
+        g: Guest,
+        nfds: u64,
+        sets: [u64; 3],
+        call: impl FnOnce(libc::c_long, [*mut u64; 3]) -> SysResult<i64>,
+    ) -> SysResult<i64> {
+        let n = int(nfds);
+        if n < 0 {
+            return Err(Errno::EINVAL);
+        }
+        // Linux looks no further than its descriptor table.
+        let n = (n as usize).min(self.fds.limit());
+        let words = n.div_ceil(64);
+        let mut guest = Vec::with_capacity(3);
+        for &addr in &sets {
+            guest.push(read_set(g, addr, words)?);
+        }
+        // Every guest fd named in any set, and its host descriptor (EBADF for an unknown one).
+        let mut map: Vec<(usize, Arc<HostFd>)> = Vec::new();
+        for fd in 0..n {
+            if guest.iter().flatten().any(|s| bit(s, fd)) {
+                map.push((fd, self.fds.lookup(fd).ok_or(Errno::EBADF)?));
+            }
+        }
+        let host_n = map.iter().map(|(_, h)| h.raw() as usize + 1).max().unwrap_or(0);
+        let host_words = host_n.div_ceil(64).max(1);
+        let mut host: Vec<Option<Vec<u64>>> =
+            guest.iter().map(|s| s.as_ref().map(|_| vec![0u64; host_words])).collect();
+        for (fd, h) in &map {
+            for (gs, hs) in guest.iter().zip(host.iter_mut()) {
+                if let (Some(gs), Some(hs)) = (gs, hs) {
+                    if bit(gs, *fd) {
+                        set_bit(hs, h.raw() as usize);
+                    }
+                }
+            }
+        }
+        let ptrs: Vec<*mut u64> =
+            host.iter_mut().map(|s| s.as_mut().map_or(std::ptr::null_mut(), |v| v.as_mut_ptr())).collect();
+        call(host_n as libc::c_long, [ptrs[0], ptrs[1], ptrs[2]])?;
+        // Back to guest numbers; the count is of guest bits (dup'ed fds share a host one).
+        let mut ready = 0;
+        for ((addr, gs), hs) in sets.iter().zip(&guest).zip(&host) {
+            let (Some(gs), Some(hs)) = (gs, hs) else { continue };
+            let mut out = vec![0u64; words];
+            for (fd, h) in &map {
+                if bit(gs, *fd) && bit(hs, h.raw() as usize) {
+                    set_bit(&mut out, *fd);
+                    ready += 1;
+                }
+            }
+            let bytes: Vec<u8> = out.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            g.write_bytes(*addr, &bytes)?;
+        }
+        Ok(ready)
+    }
+
+    pub(super) fn select(&self, g: Guest, nfds: u64, r: u64, w: u64, e: u64, tv: u64) -> SysResult<i64> {
+        let mut t = if tv == 0 { None } else { Some(g.read::<libc::timeval>(tv)?) };
+        let tp = t.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timeval);
+        let ready = self.select_sets(g, nfds, [r, w, e], |n, s| {
+            // SAFETY: host fd_sets of at least `n` bits or NULL, and NULL or a host timeval
+            // (the host writes the time left there, so a restart continues with it).
+            unsafe { self.sys(libc::SYS_select, &[n, ptr(s[0]), ptr(s[1]), ptr(s[2]), ptr(tp)]) }
+        })?;
+        if let Some(t) = t {
+            let _ = g.write(tv, &t);
+        }
+        Ok(ready)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn pselect6(&self, g: Guest, nfds: u64, r: u64, w: u64, e: u64, tsp: u64, sig: u64) -> SysResult<i64> {
+        let mut t = if tsp == 0 { None } else { Some(g.read::<libc::timespec>(tsp)?) };
+        if sig != 0 {
+            // { const sigset_t *ss; size_t ss_len; }
+            let [mask, size] = g.read::<[u64; 2]>(sig)?;
+            check_sigmask(g, mask, size)?;
+        }
+        let tp = t.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+        let ready = self.select_sets(g, nfds, [r, w, e], |n, s| {
+            // SAFETY: as in select, with a host timespec and no signal mask.
+            unsafe { self.sys(libc::SYS_pselect6, &[n, ptr(s[0]), ptr(s[1]), ptr(s[2]), ptr(tp), 0]) }
+        })?;
+        if let Some(t) = t {
+            let _ = g.write(tsp, &t);
+        }
+        Ok(ready)
+    }
+}

@@ -1,0 +1,46 @@
+//! `hrt run`: boot the kernel with a program to run as its application.
+
+use std::os::unix::ffi::OsStrExt;
+
+use crate::cli::RunArgs;
+use crate::err;
+use crate::error::Result;
+use crate::kernel_image::KernelImage;
+use crate::program::Program;
+use crate::vm::{self, ProgramSetup, VmConfig};
+
+/// Default guest memory for programs: HPC codes often have static arrays of several hundred
+/// MiB; untouched guest memory costs the host nothing.
+pub const DEFAULT_RUN_MEM: u64 = 4 << 30;
+
+pub fn run(args: &RunArgs) -> Result<u8> {
+    let (prog, rest) = args.command.split_first().ok_or_else(|| err!("no program given: hrt run -- PROG [ARGS]"))?;
+    let given = prog.to_str().ok_or_else(|| err!("the program path is not valid UTF-8"))?;
+    let program = Program::open(given)?;
+    let kvm = vm::open_kvm()?;
+    let mut vm_args = args.vm.clone();
+    vm_args.mem.get_or_insert(DEFAULT_RUN_MEM);
+    let mut config = VmConfig::from_args(&vm_args, &kvm, String::from("run"))?;
+    let platform = crate::platform::detect();
+    let app_ring = args.app_ring.unwrap_or(if platform == hrt_abi::Platform::PvmEmulated { 3 } else { 0 });
+    if app_ring != 0 && app_ring != 3 {
+        return Err(err!("--app-ring {app_ring}: the program runs in ring 0 or ring 3"));
+    }
+    let mut argv: Vec<Vec<u8>> = vec![given.as_bytes().to_vec()];
+    argv.extend(rest.iter().map(|a| a.as_bytes().to_vec()));
+    let envp: Vec<Vec<u8>> = if args.clear_env {
+        Vec::new()
+    } else {
+        std::env::vars_os()
+            .map(|(k, v)| {
+                let mut e = k.as_bytes().to_vec();
+                e.push(b'=');
+                e.extend_from_slice(v.as_bytes());
+                e
+            })
+            .collect()
+    };
+    config.program = Some(ProgramSetup { program, argv, envp, app_ring, strace: args.strace, verbose: args.verbose });
+    let image = KernelImage::load(args.vm.kernel.as_deref())?;
+    vm::run(kvm, config, &image)
+}

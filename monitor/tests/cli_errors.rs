@@ -1,0 +1,198 @@
+//! Each CLI error of `hrt` is one line, `hrt: ...`, on stderr, with a non-zero exit status.
+//! None of these boots a VM: `--filter -` makes a selftest boot-only in case a check were missing.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::PathBuf;
+use std::process::Command;
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn hrt_env(args: &[&str], env: &[(&str, &str)]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_hrt")).args(args).envs(env.iter().copied()).output().expect("run hrt");
+    Out {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn hrt(args: &[&str]) -> Out {
+    hrt_env(args, &[])
+}
+
+/// Asserts a non-zero exit and exactly one stderr line `hrt: ...` containing every one of
+/// `facts`; returns that line.
+fn assert_one_line_error(out: &Out, facts: &[&str]) -> String {
+    assert!(matches!(out.code, Some(c) if c != 0), "exit status {:?}; stderr:\n{}", out.code, out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr is not one line:\n{}", out.stderr);
+    let line = lines[0];
+    assert!(line.starts_with("hrt: "), "the error does not start with `hrt: `: {line}");
+    for fact in facts {
+        assert!(line.contains(fact), "the error does not mention `{fact}`: {line}");
+    }
+    assert!(out.stdout.is_empty(), "an error run printed to stdout:\n{}", out.stdout);
+    line.to_string()
+}
+
+/// A file in the temporary directory, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, bytes: &[u8]) -> TempFile {
+        let path = std::env::temp_dir().join(format!("hrt-cli-test-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        TempFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A minimal ELF header (no program headers): `class` 1 = ELF32, 2 = ELF64.
+fn elf_header(class: u8, machine: u16) -> Vec<u8> {
+    let mut h = vec![0x7f, b'E', b'L', b'F', class, 1, 1, 0];
+    h.resize(16, 0);
+    h.extend_from_slice(&2u16.to_le_bytes()); // e_type: executable
+    h.extend_from_slice(&machine.to_le_bytes());
+    h.extend_from_slice(&1u32.to_le_bytes()); // e_version
+    if class == 1 {
+        // e_entry, e_phoff, e_shoff, e_flags; e_ehsize, e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx
+        for v in [0x10_0000u32, 0, 0, 0] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [52u16, 32, 0, 40, 0, 0] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+    } else {
+        for v in [0x10_0000u64, 0, 0] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        h.extend_from_slice(&0u32.to_le_bytes());
+        for v in [64u16, 56, 0, 64, 0, 0] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    h
+}
+
+#[test]
+fn cpus_zero() {
+    let line = assert_one_line_error(&hrt(&["selftest", "--cpus", "0", "--filter", "-"]), &["--cpus 0"]);
+    assert!(line.contains("at least one"), "{line}");
+}
+
+#[test]
+fn cpus_zero_info() {
+    assert_one_line_error(&hrt(&["info", "--cpus", "0"]), &["--cpus 0"]);
+}
+
+#[test]
+fn cpus_beyond_kvm_limit() {
+    assert_one_line_error(&hrt(&["selftest", "--cpus", "100000", "--filter", "-"]), &["--cpus 100000", "allows"]);
+}
+
+#[test]
+fn mem_too_small() {
+    assert_one_line_error(&hrt(&["selftest", "--mem", "8M", "--filter", "-"]), &["--mem", "8 MiB", "too small"]);
+}
+
+#[test]
+fn mem_not_a_size() {
+    // A clap parse error: not necessarily one line, but it must fail and name the value.
+    let out = hrt(&["selftest", "--mem", "lots", "--filter", "-"]);
+    assert!(matches!(out.code, Some(c) if c != 0), "exit status {:?}; stderr:\n{}", out.code, out.stderr);
+    assert!(out.stderr.contains("lots"), "stderr:\n{}", out.stderr);
+    assert!(out.stderr.contains("--mem"), "stderr:\n{}", out.stderr);
+}
+
+#[test]
+fn kernel_missing() {
+    assert_one_line_error(
+        &hrt(&["selftest", "--kernel", "/nonexistent", "--filter", "-"]),
+        &["/nonexistent", "No such file"],
+    );
+}
+
+#[test]
+fn kernel_not_elf() {
+    let file = TempFile::new("not-elf", b"#!/bin/sh\necho this is not a kernel\n");
+    assert_one_line_error(&hrt(&["selftest", "--kernel", file.path(), "--filter", "-"]), &[file.path(), "not an ELF"]);
+}
+
+#[test]
+fn kernel_elf32() {
+    let file = TempFile::new("elf32", &elf_header(1, 3)); // EM_386
+    assert_one_line_error(&hrt(&["selftest", "--kernel", file.path(), "--filter", "-"]), &[file.path(), "x86-64"]);
+}
+
+#[test]
+fn kernel_elf64_not_x86() {
+    let file = TempFile::new("elf64-aarch64", &elf_header(2, 183)); // EM_AARCH64
+    assert_one_line_error(&hrt(&["selftest", "--kernel", file.path(), "--filter", "-"]), &[file.path(), "x86-64"]);
+}
+
+#[test]
+fn kvm_device_missing() {
+    let line = assert_one_line_error(&hrt_env(&["info"], &[("HRT_KVM_DEVICE", "/nonexistent")]), &["/nonexistent"]);
+    assert!(line.contains("no KVM"), "does not say there is no KVM: {line}");
+    assert!(line.contains("modprobe"), "does not say how to fix it: {line}");
+}
+
+#[test]
+fn kvm_device_not_kvm() {
+    assert_one_line_error(&hrt_env(&["info"], &[("HRT_KVM_DEVICE", "/dev/null")]), &["/dev/null", "not a KVM device"]);
+}
+
+/// No permission on the KVM device. As root, runs a copy of hrt as user `nobody` through setpriv
+/// (skipped, with a note, when that is impossible).
+#[test]
+fn kvm_device_no_permission() {
+    let device = TempFile::new("kvm-no-permission", b"");
+    let euid = std::fs::metadata("/proc/self").unwrap().uid();
+    let out = if euid == 0 {
+        std::fs::set_permissions(&device.0, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let have_setpriv = Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+        if !have_setpriv {
+            eprintln!("skipped: running as root and setpriv is not installed");
+            return;
+        }
+        // A world-readable copy, since the build tree may sit in a directory only root can enter.
+        let binary = TempFile::new("hrt", &std::fs::read(env!("CARGO_BIN_EXE_hrt")).unwrap());
+        std::fs::set_permissions(&binary.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", binary.path(), "info"])
+            .env("HRT_KVM_DEVICE", device.path())
+            .output()
+            .expect("run setpriv");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if stderr.starts_with("setpriv:") || out.status.code() == Some(126) {
+            eprintln!("skipped: user nobody cannot run hrt here: {stderr}");
+            return;
+        }
+        Out { code: out.status.code(), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr }
+    } else {
+        std::fs::set_permissions(&device.0, std::fs::Permissions::from_mode(0o000)).unwrap();
+        hrt_env(&["info"], &[("HRT_KVM_DEVICE", device.path())])
+    };
+    let line = assert_one_line_error(&out, &[device.path(), "permission"]);
+    assert!(line.contains("kvm group"), "does not say how to fix it: {line}");
+}
+
+#[test]
+fn info_succeeds() {
+    let out = hrt(&["info"]);
+    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    assert!(out.stdout.lines().any(|l| l.starts_with("platform:")), "no `platform:` line:\n{}", out.stdout);
+}
