@@ -142,6 +142,9 @@ impl Thread {
         // SAFETY: the caller guarantees exclusive ownership of an exited thread.
         unsafe {
             if (*t).stack_base != 0 {
+                LOAD[(*t).cpu].fetch_sub(1, Ordering::Relaxed);
+            }
+            if (*t).stack_base != 0 {
                 crate::mem::free_pages((*t).stack_base, (*t).stack_order);
             }
             drop(Box::from_raw(t));
@@ -267,13 +270,23 @@ impl Drop for ThreadHandle {
     }
 }
 
+/// Live threads placed on each CPU (idle threads not counted).
+static LOAD: [AtomicUsize; hrt_abi::MAX_CPUS] = [const { AtomicUsize::new(0) }; hrt_abi::MAX_CPUS];
+
+/// Where a new thread goes: the named CPU, or the least loaded one (round-robin among equals),
+/// so that a program's N threads on N CPUs get one CPU each.
 fn pick_cpu(cpu: Option<usize>) -> Result<usize, CreateError> {
     let n = crate::cpu::count();
-    match cpu {
-        Some(c) if c < n => Ok(c),
-        Some(_) => Err(CreateError::NoSuchCpu),
-        None => Ok(NEXT_CPU.fetch_add(1, Ordering::Relaxed) % n),
-    }
+    let chosen = match cpu {
+        Some(c) if c < n => c,
+        Some(_) => return Err(CreateError::NoSuchCpu),
+        None => {
+            let start = NEXT_CPU.fetch_add(1, Ordering::Relaxed) % n;
+            (0..n).map(|i| (start + i) % n).min_by_key(|&c| LOAD[c].load(Ordering::Relaxed)).unwrap_or(0)
+        }
+    };
+    LOAD[chosen].fetch_add(1, Ordering::Relaxed);
+    Ok(chosen)
 }
 
 /// Allocates the record and stack (on the target CPU's NUMA zone) of a thread that will call
@@ -284,9 +297,11 @@ pub(super) fn allocate(opts: &ThreadOptions) -> Result<Box<Thread>, CreateError>
     t.is_user = opts.user;
     let order = crate::mem::order_for(opts.stack_size.max(4096));
     let zone = crate::cpu::zone_of(cpu);
-    let stack = crate::mem::alloc_pages(order, Some(zone))
-        .or_else(|| crate::mem::alloc_pages(order, None))
-        .ok_or(CreateError::OutOfMemory)?;
+    let Some(stack) = crate::mem::alloc_pages(order, Some(zone)).or_else(|| crate::mem::alloc_pages(order, None))
+    else {
+        LOAD[cpu].fetch_sub(1, Ordering::Relaxed);
+        return Err(CreateError::OutOfMemory);
+    };
     t.stack_base = stack;
     t.stack_order = order;
     Ok(t)
