@@ -10,7 +10,7 @@ use crate::sched::{self, task, Fork, ThreadOptions};
 pub fn threads_1000() -> TestResult {
     const N: usize = 1000;
     let ncpu = crate::cpu::count();
-    kprintln!("  {N} threads round-robin over {ncpu} CPU(s), created in batches of 100, then joined");
+    kprintln!("  {N} threads placed over {ncpu} CPU(s) (least loaded first), created in batches of 100, then joined");
     static RAN_ON: [AtomicUsize; hrt_abi::MAX_CPUS] = [const { AtomicUsize::new(0) }; hrt_abi::MAX_CPUS];
     for c in RAN_ON.iter() {
         c.store(0, Ordering::Relaxed);
@@ -33,7 +33,8 @@ pub fn threads_1000() -> TestResult {
     }
     for (c, count) in RAN_ON.iter().take(ncpu).enumerate() {
         let n = count.load(Ordering::Relaxed);
-        ensure!(n >= N / ncpu - 1, "CPU {c} ran {n} threads");
+        // Balanced placement: every CPU gets a fair share (the busy CPU 0 somewhat less).
+        ensure!(n >= N / (2 * ncpu), "CPU {c} ran only {n} of {N} threads");
     }
     Ok(())
 }
