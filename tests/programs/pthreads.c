@@ -27,7 +27,7 @@ static void must(int err, const char *what) {
 
 /* --- 200 threads, mutex counter, __thread --------------------------------------------------- */
 
-enum { TOTAL_THREADS = 200, BATCH = 25, INCREMENTS = 1000 };
+enum { TOTAL_THREADS = 200, BATCH = 25, INCREMENTS = 300 };
 
 static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
 static long counter;
@@ -211,6 +211,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static long once_runs, destructor_runs, destructor_sum;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static long rw_value;
+enum { RW_ROUNDS = 100 };
 
 static void destructor(void *p) {
     pthread_mutex_lock(&counter_lock);
@@ -230,7 +231,7 @@ static void *specific_thread(void *arg) {
     long *v = malloc(sizeof *v);
     *v = (long)(intptr_t)arg;
     pthread_setspecific(key, v);
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < RW_ROUNDS; i++) {
         pthread_rwlock_wrlock(&rwlock);
         rw_value++;
         pthread_rwlock_unlock(&rwlock);
@@ -258,7 +259,7 @@ static void specific(void) {
     report("pthread_getspecific per thread", ok, N);
     report("key destructors run", destructor_runs, N);
     report("key destructor argument sum", destructor_sum, (long)N * (N + 1) / 2);
-    report("rwlock-protected counter", rw_value, (long)N * 200);
+    report("rwlock-protected counter", rw_value, (long)N * RW_ROUNDS);
 }
 
 /* --- detached threads ------------------------------------------------------------------------ */

@@ -20,6 +20,14 @@ impl Forwarder {
     pub(super) fn openat(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mode: u64) -> SysResult<i64> {
         let at = self.path_at(g, dirfd, path)?;
         let flags = int(flags);
+        if at.dirfd == libc::AT_FDCWD || at.path.as_bytes().starts_with(b"/") {
+            if let Some(data) = super::synthetic::contents(at.path.as_bytes(), self.cpus) {
+                let fd = super::synthetic::open_memory_file(&data)
+                    .map_err(|e| super::errno::Errno(e.raw_os_error().unwrap_or(libc::EMFILE)))?;
+                let host = Arc::new(HostFd::owned(fd, false));
+                return self.fds.insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0);
+            }
+        }
         // SAFETY: the path is a host C string.
         let fd = unsafe {
             self.sys(

@@ -36,6 +36,7 @@ mod host;
 mod io;
 mod paths;
 mod poll;
+mod synthetic;
 #[cfg(test)]
 mod tests;
 
@@ -126,6 +127,8 @@ pub struct Forwarder {
     stopping: AtomicBool,
     /// The working directory is under /proc or /dev (relative paths are then checked).
     cwd_special: AtomicBool,
+    /// The VM's vCPUs (what the synthetic /sys CPU lists answer).
+    cpus: u32,
 }
 
 /// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE.
@@ -145,7 +148,7 @@ fn inherited(fd: i32) -> bool {
 
 impl Forwarder {
     /// `exe`: the program's host path (for readlink("/proc/self/exe")).
-    pub fn new(exe: PathBuf) -> Forwarder {
+    pub fn new(exe: PathBuf, cpus: u32) -> Forwarder {
         let fds = FdTable::new(fd_limit());
         for fd in 0..3 {
             if inherited(fd) {
@@ -159,6 +162,7 @@ impl Forwarder {
             host_pid: std::process::id().to_string(),
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(paths::cwd_is_special()),
+            cpus,
         }
     }
 

@@ -52,7 +52,11 @@ struct T {
 
 impl T {
     fn new() -> T {
-        T { mem: VecMemory::new(MEM), fwd: Forwarder::new(PathBuf::from("/bin/true")), next: AtomicU64::new(0x10000) }
+        T {
+            mem: VecMemory::new(MEM),
+            fwd: Forwarder::new(PathBuf::from("/bin/true"), 2),
+            next: AtomicU64::new(0x10000),
+        }
     }
 
     fn call(&self, nr: libc::c_long, args: &[u64]) -> i64 {
