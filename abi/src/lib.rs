@@ -186,6 +186,7 @@ pub mod features {
     pub const XSAVE: u64 = 1 << 2;
     pub const AVX: u64 = 1 << 3;
     pub const PAGES_1G: u64 = 1 << 4;
+    pub const RDTSCP: u64 = 1 << 5;
 }
 
 /// What the guest kernel runs on; decides which privilege model is fast.

@@ -100,6 +100,12 @@ fn init_this_cpu() {
     }
     idt::load();
     crate::arch::syscall::init_cpu();
+    if crate::arch::features::has(crate::arch::features::RDTSCP) {
+        // RDTSCP (the vDSO's getcpu) reads TSC_AUX: cpu | node << 12, as on Linux.
+        let aux = (cpu::id() as u64) | ((cpu::current_zone() as u64) << 12);
+        // SAFETY: TSC_AUX only changes what RDTSCP/RDPID report.
+        unsafe { crate::arch::instr::wrmsr(0xc000_0103, aux) };
+    }
     fpu::init_cpu();
     apic::init_cpu();
     sched::init_cpu();

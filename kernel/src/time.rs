@@ -19,6 +19,11 @@ pub fn init(tsc_khz: u64) {
     TICKS_MULT.store(((khz as u128) << 32).div_ceil(1_000_000) as u64, Ordering::Relaxed);
 }
 
+/// (TSC at time zero, ns multiplier): ns = ((tsc - zero) * mult) >> 32. For the vDSO.
+pub fn tsc_parameters() -> (u64, u64) {
+    (BOOT_TSC.load(Ordering::Relaxed), NS_MULT.load(Ordering::Relaxed))
+}
+
 pub fn tsc_khz() -> u64 {
     TSC_KHZ.load(Ordering::Relaxed)
 }

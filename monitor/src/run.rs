@@ -13,6 +13,21 @@ use crate::vm::{self, ProgramSetup, VmConfig};
 /// MiB; untouched guest memory costs the host nothing.
 pub const DEFAULT_RUN_MEM: u64 = 4 << 30;
 
+/// Ctrl-C, SIGTERM or SIGHUP sent to `hrt` stop the VM at once, and `hrt` exits as a program
+/// killed by that signal would be reported by a shell: 128 + signal (130, 143, 129).
+extern "C" fn stop_on_signal(sig: libc::c_int) {
+    // SAFETY: _exit is async-signal-safe; the program's output is already on the host
+    // descriptors (the monitor buffers nothing).
+    unsafe { libc::_exit(128 + sig) }
+}
+
+fn install_stop_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installing a handler that only calls _exit.
+        unsafe { libc::signal(sig, stop_on_signal as *const () as libc::sighandler_t) };
+    }
+}
+
 pub fn run(args: &RunArgs) -> Result<u8> {
     let (prog, rest) = args.command.split_first().ok_or_else(|| err!("no program given: hrt run -- PROG [ARGS]"))?;
     let given = prog.to_str().ok_or_else(|| err!("the program path is not valid UTF-8"))?;
@@ -42,5 +57,6 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     };
     config.program = Some(ProgramSetup { program, argv, envp, app_ring, strace: args.strace, verbose: args.verbose });
     let image = KernelImage::load(args.vm.kernel.as_deref())?;
+    install_stop_handlers();
     vm::run(kvm, config, &image)
 }

@@ -35,6 +35,7 @@ const AT_SECURE: u64 = 23;
 const AT_RANDOM: u64 = 25;
 const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
+const AT_SYSINFO_EHDR: u64 = 33;
 const AT_MINSIGSTKSZ: u64 = 51;
 
 /// Where the program landed.
@@ -108,7 +109,10 @@ fn build_stack(boot: &BootInfo, loaded: &Loaded, stack_hi: u64) -> Result<u64, &
     unsafe { core::ptr::copy_nonoverlapping(random.as_ptr(), sp as *mut u8, 16) };
 
     let hwcap = crate::arch::instr::cpuid(1, 0).3 as u64;
-    let auxv: [(u64, u64); 20] = [
+    // Without a vDSO, libc simply makes system calls (the entry is then AT_IGNORE, 1).
+    let vdso = super::vdso::map().map_or((1, 0), |a| (AT_SYSINFO_EHDR, a));
+    let auxv: [(u64, u64); 21] = [
+        vdso,
         (AT_PHDR, loaded.phdr),
         (AT_PHENT, 56),
         (AT_PHNUM, loaded.phnum),

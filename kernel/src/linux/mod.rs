@@ -12,6 +12,7 @@ pub mod syscall;
 pub mod table;
 pub mod uaccess;
 pub mod usermem;
+pub mod vdso;
 
 /// Starts the program described by the boot-info block. Its threads then run on their own;
 /// the VM ends when the program exits (exit_group, the last thread's exit, or a fatal signal).

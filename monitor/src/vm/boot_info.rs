@@ -154,6 +154,7 @@ fn guest_features(cpuid: &kvm_bindings::CpuId) -> u64 {
         (has(cpuid, 1, 'c', 26), XSAVE),
         (has(cpuid, 1, 'c', 28), AVX),
         (has(cpuid, 0x8000_0001, 'd', 26), PAGES_1G),
+        (has(cpuid, 0x8000_0001, 'd', 27), RDTSCP),
     ]
     .into_iter()
     .filter_map(|(on, bit)| on.then_some(bit))

@@ -20,6 +20,7 @@ pub fn init(offered: u64) {
         (ecx1 & (1 << 26) != 0, XSAVE),
         (ecx1 & (1 << 28) != 0, AVX),
         (edx_ext & (1 << 26) != 0, PAGES_1G),
+        (edx_ext & (1 << 27) != 0, RDTSCP),
     ]
     .into_iter()
     .filter_map(|(on, bit)| on.then_some(bit))

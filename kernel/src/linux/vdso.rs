@@ -1,0 +1,37 @@
+//! The vDSO: a small shared object (built from kernel/vdso/vdso.c) mapped into the program,
+//! answering clock_gettime, gettimeofday, time and getcpu from the TSC without entering the
+//! kernel. Its data page (`Vvar`, just below the image) holds the clock parameters.
+
+use super::usermem::{self, PAGE};
+
+static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/vdso.so"));
+
+/// Must match `struct hrt_vvar` in vdso.c.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Vvar {
+    boot_tsc: u64,
+    ns_mult: u64,
+    wall_ns: u64,
+    rdtscp: u64,
+}
+
+/// Maps the vDSO and its data page into the program; returns the image's address
+/// (AT_SYSINFO_EHDR), or None if there is no memory for it.
+pub fn map() -> Option<u64> {
+    let image_len = (IMAGE.len() as u64).div_ceil(PAGE) * PAGE;
+    let base = usermem::alloc(PAGE + image_len, PAGE).ok()?;
+    let (boot_tsc, ns_mult) = crate::time::tsc_parameters();
+    let vvar = Vvar {
+        boot_tsc,
+        ns_mult,
+        wall_ns: crate::boot::info().wallclock_ns,
+        rdtscp: crate::arch::features::has(crate::arch::features::RDTSCP) as u64,
+    };
+    // SAFETY: both ranges are freshly allocated program memory.
+    unsafe {
+        (base as *mut Vvar).write(vvar);
+        core::ptr::copy_nonoverlapping(IMAGE.as_ptr(), (base + PAGE) as *mut u8, IMAGE.len());
+    }
+    Some(base + PAGE)
+}

@@ -1,0 +1,97 @@
+/* The HRT vDSO: clock_gettime, gettimeofday, time and getcpu answered in the program from the
+ * TSC and a data page the kernel fills (`struct hrt_vvar`, the page just below this image),
+ * without entering the kernel. Built by kernel/build.rs as a tiny shared object; the kernel
+ * maps it into the program and passes its address in AT_SYSINFO_EHDR. Must match
+ * kernel/src/linux/vdso.rs. */
+#include <stdint.h>
+
+struct hrt_vvar {
+    uint64_t boot_tsc;  /* TSC at the kernel's time zero */
+    uint64_t ns_mult;   /* ns = (ticks * ns_mult) >> 32 */
+    uint64_t wall_ns;   /* CLOCK_REALTIME at time zero */
+    uint64_t rdtscp;    /* non-zero: TSC_AUX holds cpu | node << 12 */
+};
+
+extern const struct hrt_vvar hrt_vvar __attribute__((visibility("hidden")));
+
+struct hrt_timespec { long tv_sec; long tv_nsec; };
+struct hrt_timeval { long tv_sec; long tv_usec; };
+
+static inline uint64_t rdtsc(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static inline uint64_t mono_ns(void) {
+    const volatile struct hrt_vvar *v = &hrt_vvar;
+    return (uint64_t)(((unsigned __int128)(rdtsc() - v->boot_tsc) * v->ns_mult) >> 32);
+}
+
+static inline long sys2(long nr, long a, long b) {
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b) : "rcx", "r11", "memory");
+    return r;
+}
+
+static inline long sys3(long nr, long a, long b, long c) {
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+    return r;
+}
+
+int __vdso_clock_gettime(int clock, struct hrt_timespec *ts) {
+    uint64_t ns;
+    switch (clock) {
+    case 0: /* REALTIME */
+    case 5: /* REALTIME_COARSE */
+        ns = hrt_vvar.wall_ns + mono_ns();
+        break;
+    case 1: /* MONOTONIC */
+    case 4: /* MONOTONIC_RAW */
+    case 6: /* MONOTONIC_COARSE */
+    case 7: /* BOOTTIME */
+        ns = mono_ns();
+        break;
+    default:
+        return (int)sys2(228, clock, (long)ts);
+    }
+    ts->tv_sec = (long)(ns / 1000000000u);
+    ts->tv_nsec = (long)(ns % 1000000000u);
+    return 0;
+}
+
+int __vdso_gettimeofday(struct hrt_timeval *tv, void *tz) {
+    if (tz)
+        return (int)sys2(96, (long)tv, (long)tz);
+    if (tv) {
+        uint64_t ns = hrt_vvar.wall_ns + mono_ns();
+        tv->tv_sec = (long)(ns / 1000000000u);
+        tv->tv_usec = (long)((ns % 1000000000u) / 1000u);
+    }
+    return 0;
+}
+
+long __vdso_time(long *t) {
+    long s = (long)((hrt_vvar.wall_ns + mono_ns()) / 1000000000u);
+    if (t)
+        *t = s;
+    return s;
+}
+
+int __vdso_getcpu(unsigned *cpu, unsigned *node, void *unused) {
+    if (!hrt_vvar.rdtscp)
+        return (int)sys3(309, (long)cpu, (long)node, (long)unused);
+    uint32_t lo, hi, aux;
+    __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+    if (cpu)
+        *cpu = aux & 0xfff;
+    if (node)
+        *node = aux >> 12;
+    return 0;
+}
+
+int clock_gettime(int, struct hrt_timespec *) __attribute__((weak, alias("__vdso_clock_gettime")));
+int gettimeofday(struct hrt_timeval *, void *) __attribute__((weak, alias("__vdso_gettimeofday")));
+long time(long *) __attribute__((weak, alias("__vdso_time")));
+int getcpu(unsigned *, unsigned *, void *) __attribute__((weak, alias("__vdso_getcpu")));

@@ -1,0 +1,94 @@
+//! `hrt run` behaviour seen from the host: signals sent to `hrt`, and clock reads that never
+//! enter the kernel (the vDSO). Each test builds its own small static C program.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const HRT: &str = env!("CARGO_BIN_EXE_hrt");
+
+/// Compiles `source` statically into a temporary directory and returns the binary.
+fn build(name: &str, source: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hrt-host-side-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let bin = dir.join(name);
+    let status = Command::new("gcc").args(["-O2", "-static", "-o"]).arg(&bin).arg(&src).status().expect("gcc");
+    assert!(status.success(), "gcc failed for {name}");
+    bin
+}
+
+const SLEEPER: &str = r#"
+#include <stdio.h>
+#include <unistd.h>
+int main(void) { printf("ready\n"); fflush(stdout); sleep(60); return 0; }
+"#;
+
+/// Starts the sleeper under hrt, waits for its first line, sends `sig`, returns the status.
+fn stop_with(sig: libc::c_int) -> Option<i32> {
+    use std::io::BufRead;
+    let bin = build("sleeper", SLEEPER);
+    let mut child = Command::new(HRT)
+        .args(["run", "--cpus", "1", "--"])
+        .arg(&bin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    for _ in 0..200 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    None
+}
+
+#[test]
+fn sigterm_to_hrt_exits_143() {
+    assert_eq!(stop_with(libc::SIGTERM), Some(143));
+}
+
+#[test]
+fn ctrl_c_to_hrt_exits_130() {
+    assert_eq!(stop_with(libc::SIGINT), Some(130));
+}
+
+const CLOCKS: &str = r#"
+#include <stdio.h>
+#include <time.h>
+#include <sys/time.h>
+int main(void) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < 100; i++) clock_gettime(CLOCK_MONOTONIC, &b);
+    struct timeval tv;
+    gettimeofday(&tv, 0);
+    time_t now = time(0);
+    int monotonic = b.tv_sec > a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec >= a.tv_nsec);
+    printf("monotonic %d, wall clock agrees %d\n", monotonic, now - tv.tv_sec <= 1 && now > 1600000000);
+    return 0;
+}
+"#;
+
+#[test]
+fn clocks_are_read_without_system_calls() {
+    let bin = build("clocks", CLOCKS);
+    let out = Command::new(HRT).args(["run", "--strace", "--cpus", "1", "--"]).arg(&bin).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "monotonic 1, wall clock agrees 1\n");
+    for call in ["clock_gettime(", "gettimeofday(", "time("] {
+        assert!(!stderr.lines().any(|l| l.contains(&format!("] {call}"))), "{call} entered the kernel:\n{stderr}");
+    }
+    // The trace itself works: the program's write is there, forwarded.
+    assert!(stderr.lines().any(|l| l.contains("] write(1,") && l.ends_with(" F")), "no traced write:\n{stderr}");
+}
