@@ -33,6 +33,9 @@ core::arch::global_asm!(
 );
 
 /// Saves registers into a `TrapFrame`, swaps GS when the trap came from ring 3, dispatches.
+/// Two inner labels are shared with the ring-3 paths (`syscall.rs`): `hrt_trap_save` (the
+/// frame's top seven words are pushed and GS is the kernel's) and `hrt_trap_return` (rsp
+/// points at a complete `TrapFrame`).
 #[unsafe(naked)]
 unsafe extern "C" fn trap_common() {
     core::arch::naked_asm!(
@@ -41,6 +44,8 @@ unsafe extern "C" fn trap_common() {
         "jz 2f",
         "swapgs",
         "2:",
+        ".global hrt_trap_save",
+        "hrt_trap_save:",
         "push rax",
         "push rbx",
         "push rcx",
@@ -59,6 +64,10 @@ unsafe extern "C" fn trap_common() {
         "mov rdi, rsp",
         "cld",
         "call {dispatch}",
+        ".global hrt_trap_return",
+        "hrt_trap_return:",
+        // Handlers may have enabled interrupts; none may arrive between swapgs and iretq.
+        "cli",
         "pop r15",
         "pop r14",
         "pop r13",

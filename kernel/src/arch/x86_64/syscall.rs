@@ -62,8 +62,10 @@ pub fn syscall_from_trampoline(frame: &mut TrapFrame) {
     crate::linux::syscall::dispatch(frame);
 }
 
-/// Where SYSCALL lands: switch to the thread's kernel stack, build a `TrapFrame` shaped like
-/// an interrupt's, dispatch, return with IRETQ.
+/// Where SYSCALL lands where it enters supervisor mode (hardware virtualization): switch to
+/// the thread's kernel stack, push the top of a `TrapFrame` shaped like an interrupt's, and
+/// join the common trap path, which dispatches (vector `SYSCALL_VECTOR`) and returns with
+/// IRETQ.
 #[unsafe(naked)]
 unsafe extern "C" fn syscall_entry() {
     naked_asm!(
@@ -77,58 +79,12 @@ unsafe extern "C" fn syscall_entry() {
         "push rcx",
         "push 0",
         "push {vector}",
-        "push rax",
-        "push rbx",
-        "push rcx",
-        "push rdx",
-        "push rsi",
-        "push rdi",
-        "push rbp",
-        "push r8",
-        "push r9",
-        "push r10",
-        "push r11",
-        "push r12",
-        "push r13",
-        "push r14",
-        "push r15",
-        "mov rdi, rsp",
-        "cld",
-        "call {dispatch}",
-        "jmp {exit}",
+        "jmp hrt_trap_save",
         user_rsp = const OFF_USER_RSP,
         kernel_rsp = const OFF_KERNEL_RSP,
         ss = const USER_SS as u64,
         cs = const USER_CS as u64,
         vector = const SYSCALL_VECTOR,
-        dispatch = sym crate::linux::syscall::dispatch,
-        exit = sym return_to_user_asm,
-    );
-}
-
-/// Pops a `TrapFrame` at rsp and returns to ring 3 with it.
-#[unsafe(naked)]
-unsafe extern "C" fn return_to_user_asm() {
-    naked_asm!(
-        "cli",
-        "pop r15",
-        "pop r14",
-        "pop r13",
-        "pop r12",
-        "pop r11",
-        "pop r10",
-        "pop r9",
-        "pop r8",
-        "pop rbp",
-        "pop rdi",
-        "pop rsi",
-        "pop rdx",
-        "pop rcx",
-        "pop rbx",
-        "pop rax",
-        "add rsp, 16",
-        "swapgs",
-        "iretq",
     );
 }
 
@@ -145,7 +101,7 @@ pub unsafe fn return_to_user(frame: &TrapFrame, kernel_stack_top: u64) -> ! {
     unsafe {
         super::irq::disable();
         dst.write(*frame);
-        core::arch::asm!("mov rsp, {0}", "jmp {1}", in(reg) dst, sym return_to_user_asm, options(noreturn));
+        core::arch::asm!("mov rsp, {0}", "jmp hrt_trap_return", in(reg) dst, options(noreturn));
     }
 }
 

@@ -76,6 +76,10 @@ pub fn register(vector: u8, handler: Handler) {
 
 /// Called by `trap_common` for every trap, with interrupts disabled.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
+    if frame.vector == super::syscall::SYSCALL_VECTOR {
+        crate::linux::syscall::dispatch(frame);
+        return;
+    }
     if frame.vector < 32 {
         exception(frame);
         return;
