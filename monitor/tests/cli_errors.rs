@@ -1,6 +1,9 @@
 //! Each CLI error of `hrt` is one line, `hrt: ...`, on stderr, with a non-zero exit status.
 //! None of these boots a VM: `--filter -` makes a selftest boot-only in case a check were missing.
 
+mod common;
+use common::elf_header;
+
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
 use std::process::Command;
@@ -58,33 +61,6 @@ impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
-}
-
-/// A minimal ELF header (no program headers): `class` 1 = ELF32, 2 = ELF64.
-fn elf_header(class: u8, machine: u16) -> Vec<u8> {
-    let mut h = vec![0x7f, b'E', b'L', b'F', class, 1, 1, 0];
-    h.resize(16, 0);
-    h.extend_from_slice(&2u16.to_le_bytes()); // e_type: executable
-    h.extend_from_slice(&machine.to_le_bytes());
-    h.extend_from_slice(&1u32.to_le_bytes()); // e_version
-    if class == 1 {
-        // e_entry, e_phoff, e_shoff, e_flags; e_ehsize, e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx
-        for v in [0x10_0000u32, 0, 0, 0] {
-            h.extend_from_slice(&v.to_le_bytes());
-        }
-        for v in [52u16, 32, 0, 40, 0, 0] {
-            h.extend_from_slice(&v.to_le_bytes());
-        }
-    } else {
-        for v in [0x10_0000u64, 0, 0] {
-            h.extend_from_slice(&v.to_le_bytes());
-        }
-        h.extend_from_slice(&0u32.to_le_bytes());
-        for v in [64u16, 56, 0, 64, 0, 0] {
-            h.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    h
 }
 
 #[test]

@@ -12,6 +12,9 @@
 //! `HRT_TEST_TIME_LIMIT` seconds (default 900) is taken to be hung and killed; no test depends
 //! on how long anything takes.
 
+mod common;
+use common::elf_header;
+
 use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -827,32 +830,6 @@ impl TempFile {
     fn path(&self) -> &str {
         self.path.to_str().unwrap()
     }
-}
-
-/// A minimal ELF header without program headers: `class` 1 = ELF32, 2 = ELF64.
-fn elf_header(class: u8, machine: u16) -> Vec<u8> {
-    let mut h = vec![0x7f, b'E', b'L', b'F', class, 1, 1, 0];
-    h.resize(16, 0);
-    h.extend_from_slice(&2u16.to_le_bytes()); // e_type: executable
-    h.extend_from_slice(&machine.to_le_bytes());
-    h.extend_from_slice(&1u32.to_le_bytes()); // e_version
-    if class == 1 {
-        for v in [0x0804_8000u32, 0, 0, 0] {
-            h.extend_from_slice(&v.to_le_bytes());
-        }
-        for v in [52u16, 32, 0, 40, 0, 0] {
-            h.extend_from_slice(&v.to_le_bytes());
-        }
-    } else {
-        for v in [0x40_0000u64, 0, 0] {
-            h.extend_from_slice(&v.to_le_bytes());
-        }
-        h.extend_from_slice(&0u32.to_le_bytes());
-        for v in [64u16, 56, 0, 64, 0, 0] {
-            h.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    h
 }
 
 #[test]

@@ -40,6 +40,17 @@ static void report(const char *what, int ok) {
 }
 
 /* Many small blocks, allocated and freed in random order, with live-set churn. */
+/* Allocates and fills a block of `size` bytes tagged `id`; returns 0 if malloc failed. */
+static int new_block(unsigned char **block, size_t *size, uint64_t *tag, size_t n, uint64_t id) {
+    *size = n;
+    *tag = id;
+    *block = malloc(n);
+    if (!*block)
+        return 0;
+    fill(*block, n, id);
+    return 1;
+}
+
 static void small_blocks(void) {
     enum { N = 20000 };
     static unsigned char *blocks[N];
@@ -48,14 +59,7 @@ static void small_blocks(void) {
     uint64_t next_id = 0;
     int ok = 1;
     for (int i = 0; i < N; i++) {
-        sizes[i] = 1 + rng() % 256;
-        ids[i] = next_id++;
-        blocks[i] = malloc(sizes[i]);
-        if (!blocks[i]) {
-            ok = 0;
-            continue;
-        }
-        fill(blocks[i], sizes[i], ids[i]);
+        ok &= new_block(&blocks[i], &sizes[i], &ids[i], 1 + rng() % 256, next_id++);
     }
     /* Churn: three rounds that each free and reallocate N/2 randomly chosen blocks. */
     for (int k = 0; k < 3 * N / 2; k++) {
@@ -63,14 +67,7 @@ static void small_blocks(void) {
         if (blocks[i] && !verify(blocks[i], sizes[i], ids[i]))
             ok = 0;
         free(blocks[i]);
-        sizes[i] = 1 + rng() % 512;
-        ids[i] = next_id++;
-        blocks[i] = malloc(sizes[i]);
-        if (!blocks[i]) {
-            ok = 0;
-            continue;
-        }
-        fill(blocks[i], sizes[i], ids[i]);
+        ok &= new_block(&blocks[i], &sizes[i], &ids[i], 1 + rng() % 512, next_id++);
     }
     /* Free in a random permutation. */
     static int order[N];

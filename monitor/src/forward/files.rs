@@ -149,32 +149,34 @@ impl Forwarder {
         new: u64,
         flags: Option<u64>,
     ) -> SysResult<i64> {
-        let from = self.path_at(g, olddir, old)?;
-        let to = self.path_at(g, newdir, new)?;
+        let nr = if flags.is_some() { libc::SYS_renameat2 } else { libc::SYS_renameat };
+        self.two_paths(g, nr, (olddir, old), (newdir, new), flags.map_or(0, uint))
+    }
+
+    /// A host call of the form `nr(olddirfd, oldpath, newdirfd, newpath, last)`.
+    fn two_paths(
+        &self,
+        g: Guest,
+        nr: libc::c_long,
+        old: (u64, u64),
+        new: (u64, u64),
+        last: libc::c_long,
+    ) -> SysResult<i64> {
+        let from = self.path_at(g, old.0, old.1)?;
+        let to = self.path_at(g, new.0, new.1)?;
         let args = [
             from.dirfd as libc::c_long,
             ptr(from.path.as_ptr()),
             to.dirfd as libc::c_long,
             ptr(to.path.as_ptr()),
-            flags.map_or(0, uint),
+            last,
         ];
-        let nr = if flags.is_some() { libc::SYS_renameat2 } else { libc::SYS_renameat };
-        // SAFETY: host C strings.
+        // SAFETY: the paths are host C strings that live until the call returns.
         unsafe { self.sys(nr, &args) }
     }
 
     pub(super) fn linkat(&self, g: Guest, olddir: u64, old: u64, newdir: u64, new: u64, flags: u64) -> SysResult<i64> {
-        let from = self.path_at(g, olddir, old)?;
-        let to = self.path_at(g, newdir, new)?;
-        let args = [
-            from.dirfd as libc::c_long,
-            ptr(from.path.as_ptr()),
-            to.dirfd as libc::c_long,
-            ptr(to.path.as_ptr()),
-            int(flags),
-        ];
-        // SAFETY: host C strings.
-        unsafe { self.sys(libc::SYS_linkat, &args) }
+        self.two_paths(g, libc::SYS_linkat, (olddir, old), (newdir, new), int(flags))
     }
 
     /// symlinkat: the target is stored as text, never resolved.
