@@ -67,7 +67,11 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         if sched::idle_halts() { "halt" } else { "poll" },
         if boot.preempt_us > 0 { ", preemptive" } else { "" },
     );
-    kinfo!("kernel: platform: {}", Platform::from_u32(boot.platform).describe());
+    kinfo!(
+        "kernel: platform: {}; PVM signature (synthetic CPUID 0x40000002): {}",
+        Platform::from_u32(boot.platform).describe(),
+        if crate::arch::pvm::signature_present() { "present" } else { "absent" }
+    );
     if boot.num_cpus > 1 {
         hypercall::start_cpus();
         while CPUS_ONLINE.load(Ordering::Acquire) < boot.num_cpus as usize {

@@ -11,5 +11,6 @@ pub mod instr;
 pub mod irq;
 pub mod paging;
 pub mod percpu;
+pub mod pvm;
 pub mod syscall;
 pub mod traps;
