@@ -12,5 +12,6 @@ pub mod irq;
 pub mod paging;
 pub mod percpu;
 pub mod pvm;
+pub mod ring0;
 pub mod syscall;
 pub mod traps;
