@@ -1,5 +1,5 @@
 //! `cond_wakeup`: a thread on CPU 1 blocked on a condition variable is signalled from CPU 0;
-//! the sample is the TSC from just before the signal to the waiter running again. With
+//! the sample is the TSC from just before the signal (after the predicate is set) to the waiter running again. With
 //! polling idle (`cond_wakeup.poll`) CPU 1 notices its run queue; with halting idle
 //! (`cond_wakeup.halt`) the wake-up kicks it out of `hlt` with an IPI.
 
@@ -71,8 +71,9 @@ pub fn cond_wakeup(plan: &Plan) {
     let s = plan.run(|| {
         wait_until_parked(&sh, halt);
         sh.woke_at.store(0, Ordering::Release);
-        let t0 = ticks();
+        // As on the Linux side: the predicate is set under the lock, then the signal is timed.
         *sh.generation.lock() += 1;
+        let t0 = ticks();
         sh.cv.signal();
         loop {
             let t1 = sh.woke_at.load(Ordering::Acquire);
