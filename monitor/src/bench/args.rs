@@ -18,22 +18,23 @@ pub enum SuiteChoice {
     All,
 }
 
-impl SuiteChoice {
-    pub fn includes(self, suite: &str) -> bool {
-        match self {
+impl BenchArgs {
+    /// Whether `--suite` selects `suite`.
+    pub fn includes(&self, suite: &str) -> bool {
+        self.suite.iter().any(|c| match c {
             SuiteChoice::All => true,
             SuiteChoice::Micro => suite == "micro",
             SuiteChoice::Omp => suite == "omp",
             SuiteChoice::Apps => suite == "apps",
-        }
+        })
     }
 }
 
 #[derive(Args, Clone)]
 pub struct BenchArgs {
-    /// Which benchmarks to run
-    #[arg(long, value_enum, default_value = "all")]
-    pub suite: SuiteChoice,
+    /// Which benchmarks to run (several separated by commas, e.g. micro,apps)
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    pub suite: Vec<SuiteChoice>,
     /// Fewer repetitions and the small application class only (under 2 minutes on 2 cores)
     #[arg(long)]
     pub quick: bool,

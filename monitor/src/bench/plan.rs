@@ -60,16 +60,16 @@ pub fn classes(quick: bool) -> &'static [&'static str] {
 pub fn jobs(args: &BenchArgs, cpus: u32) -> Vec<Job> {
     let quick_flag = || if args.quick { vec!["--quick".to_string()] } else { Vec::new() };
     let mut jobs = Vec::new();
-    if args.suite.includes("micro") {
+    if args.includes("micro") {
         for halt in [false, true] {
             jobs.push(Job { side: Side::Hrt, via: Via::Kernel, work: Work::Kernel { halt } });
         }
         jobs.extend(both("micro", quick_flag(), cpus));
     }
-    if args.suite.includes("omp") {
+    if args.includes("omp") {
         jobs.extend(both("epcc", quick_flag(), cpus));
     }
-    if args.suite.includes("apps") {
+    if args.includes("apps") {
         let reps = if args.quick { "1" } else { "3" };
         for class in classes(args.quick) {
             for app in APPS {

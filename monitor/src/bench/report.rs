@@ -13,8 +13,11 @@ pub struct Row {
 }
 
 impl Row {
-    /// Linux median over HRT median: above 1, HRT is faster.
+    /// Linux median over HRT median: above 1, HRT is faster. Only for times (not counts).
     pub fn ratio(&self) -> Option<f64> {
+        if self.unit == "count" {
+            return None;
+        }
         let (l, h) = (self.linux.as_ref()?.m.median, self.hrt.as_ref()?.m.median);
         (l > 0.0 && h > 0.0).then(|| l / h)
     }

@@ -74,10 +74,11 @@ pub fn build(programs: &[&str]) -> Result<Built> {
             .and_then(|_| std::fs::write(&path, text))
             .map_err(|e| err!("cannot write {}: {e}", path.display()))?;
     }
+    std::fs::create_dir_all(dir.join("bin")).map_err(|e| err!("cannot create {}: {e}", dir.display()))?;
     let mut jobs = Vec::new();
     for &program in programs {
         let src = source_of(program).ok_or_else(|| err!("no benchmark program '{program}'"))?;
-        let out = dir.join(program);
+        let out = dir.join("bin").join(program);
         let child = Command::new("gcc")
             .current_dir(&dir)
             .args(["-O2", "-fopenmp", "-pthread", "-static", "-o"])
@@ -94,7 +95,13 @@ pub fn build(programs: &[&str]) -> Result<Built> {
         let result = child.wait_with_output().map_err(|e| err!("waiting for gcc: {e}"))?;
         if !result.status.success() {
             let text = String::from_utf8_lossy(&result.stderr);
-            let first = text.lines().find(|l| l.contains("error")).or_else(|| text.lines().next()).unwrap_or("");
+            // The first line that says what went wrong (not a warning, a context line or
+            // collect2's summary).
+            let first = text
+                .lines()
+                .find(|l| !l.contains("warning") && !l.contains("In function") && !l.starts_with("collect2"))
+                .or_else(|| text.lines().next())
+                .unwrap_or("");
             return Err(err!("compiling bench/{src} failed: {}", first.trim()));
         }
         built.programs.insert(program.to_string(), out);
