@@ -27,12 +27,22 @@ pub enum PvmInterface {
     Refused,
 }
 
+/// The platform `--platform auto` picks: PVM (emulated supervisor mode) on kvm_pvm hosts.
+pub fn detect() -> Platform {
+    if Path::new("/sys/module/kvm_pvm").exists() {
+        Platform::PvmEmulated
+    } else {
+        Platform::HardwareVirt
+    }
+}
+
 /// The platform to boot on: `--platform auto` detects it, `pvm` and `native` insist.
 pub fn choose(choice: PlatformChoice, kvm: &Kvm) -> Result<Platform> {
-    let interface = pvm_interface(kvm);
-    match (choice, interface) {
-        (PlatformChoice::Auto, PvmInterface::NotPvm) | (PlatformChoice::Native, _) => Ok(Platform::HardwareVirt),
-        (PlatformChoice::Auto, _) => Ok(Platform::PvmEmulated),
+    if choice == PlatformChoice::Auto {
+        return Ok(detect());
+    }
+    match (choice, pvm_interface(kvm)) {
+        (PlatformChoice::Native, _) | (PlatformChoice::Auto, _) => Ok(Platform::HardwareVirt),
         (PlatformChoice::Pvm, PvmInterface::NotPvm) => {
             Err(crate::err!("--platform pvm: /dev/kvm is served by {}, not kvm_pvm", kvm_module()))
         }
