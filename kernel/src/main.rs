@@ -10,7 +10,6 @@ extern crate alloc;
 #[macro_use]
 pub mod console;
 pub mod arch;
-pub mod bench;
 pub mod boot;
 pub mod cpu;
 pub mod linux;
