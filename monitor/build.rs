@@ -6,9 +6,13 @@ use std::env;
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "build/bench_sources.rs"]
+mod bench_sources;
+
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.parent().unwrap().to_path_buf();
+    bench_sources::generate(&root, &PathBuf::from(env::var("OUT_DIR").unwrap()));
     let kernel_dir = root.join("kernel");
     let target_dir = root.join("target").join("kernel");
     for p in ["src", "Cargo.toml", "linker.ld", ".cargo/config.toml"] {

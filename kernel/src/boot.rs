@@ -127,6 +127,7 @@ fn kernel_main() -> u64 {
             let filter = words.find_map(|w| w.strip_prefix("filter="));
             crate::selftest::run_all(filter)
         }
+        Some("bench") => crate::bench::run(words),
         Some("run") => {
             crate::linux::syscall::set_strace(info().flags & hrt_abi::flags::STRACE != 0);
             // The program's threads run on; the VM ends when the program exits.

@@ -10,6 +10,7 @@ extern crate alloc;
 #[macro_use]
 pub mod console;
 pub mod arch;
+pub mod bench;
 pub mod boot;
 pub mod cpu;
 pub mod linux;

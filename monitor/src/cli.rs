@@ -17,6 +17,11 @@ pub enum Command {
     Info(VmArgs),
     /// Run a static Linux x86-64 program as the kernel: hrt run [OPTIONS] -- PROG [ARGS...]
     Run(RunArgs),
+    /// Benchmarks, Linux and HRT side by side: hrt bench [--suite S] [--quick] [--json F] [--plot F]
+    Bench(crate::bench::BenchArgs),
+    /// Boot the kernel's in-kernel benchmark suite (used by `hrt bench`)
+    #[command(hide = true)]
+    BenchKernel(crate::bench::KernelBenchArgs),
 }
 
 #[derive(Args, Clone)]

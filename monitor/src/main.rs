@@ -1,4 +1,5 @@
 //! `hrt`: boots the HRT kernel in a KVM virtual machine.
+mod bench;
 mod cli;
 mod error;
 mod forward;
@@ -22,6 +23,8 @@ fn main() -> ExitCode {
         cli::Command::Selftest(args) => vm::run_selftest(&args),
         cli::Command::Info(args) => info::print(&args),
         cli::Command::Run(args) => run::run(&args),
+        cli::Command::Bench(args) => bench::run(&args),
+        cli::Command::BenchKernel(args) => bench::run_kernel_suite(&args),
     };
     match result {
         Ok(status) => ExitCode::from(status),

@@ -1,0 +1,254 @@
+/* OpenMP construct overheads measured the way the EPCC microbenchmarks describe it (this is an
+ * independent implementation, not EPCC's code):
+ *
+ *   - a delay loop (volatile, not inlined so every caller runs the same instructions,
+ *     calibrated to DELAY_SYNC_US) is the unit of work;
+ *   - the reference is `inner` delays executed bare by one thread;
+ *   - the test is the same amount of work per thread executed inside the construct, `inner`
+ *     times per sample, with `inner` doubled until one sample lasts at least the target time;
+ *   - overhead per construct (us) = (sample time - median reference time) / inner,
+ *     with min/median/max over the samples.
+ *
+ * Loop schedules (static, dynamic, guided; chunks 1, 8, 64) follow the schedbench idea: each
+ * thread gets ITERS_PER_THREAD iterations of a longer delay per loop; the reference is one
+ * thread's share of that work bare, so the overhead is that of one scheduled loop (the
+ * closing barrier of `omp for` included).
+ *
+ * Usage: epcc [--quick]        threads: OMP_NUM_THREADS, as for any OpenMP program. */
+#include <omp.h>
+
+#include "../common/bench.h"
+
+#define DELAY_SYNC_US 0.1
+#define DELAY_SCHED_US 0.25
+#define ITERS_PER_THREAD 128
+
+static long delay_sync, delay_sched; /* delay-loop lengths (iterations) */
+static int nthreads;
+static long atomic_counter;
+static omp_lock_t lock;
+
+__attribute__((noinline)) static void delay(long len) {
+    volatile long acc = 0;
+    for (long i = 0; i < len; i++)
+        acc += i;
+}
+
+/* Loop length that makes delay() last `us` microseconds (best of a few timings). */
+static long calibrate_delay(double us) {
+    const long probe = 1000000;
+    double best = 1e30;
+    for (int k = 0; k < 5; k++) {
+        double t0 = omp_get_wtime();
+        delay(probe);
+        double t = omp_get_wtime() - t0;
+        if (t < best)
+            best = t;
+    }
+    long len = (long)(us * 1e-6 / (best / probe));
+    return len > 0 ? len : 1;
+}
+
+/* ---- the tests: each runs `inner` repetitions of its construct ---- */
+
+static void ref_sync(long inner) {
+    for (long j = 0; j < inner; j++)
+        delay(delay_sync);
+}
+
+static void test_parallel(long inner) {
+    for (long j = 0; j < inner; j++) {
+#pragma omp parallel
+        delay(delay_sync);
+    }
+}
+
+static void test_for(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++) {
+#pragma omp for
+        for (int i = 0; i < nthreads; i++)
+            delay(delay_sync);
+    }
+}
+
+static void test_parallel_for(long inner) {
+    for (long j = 0; j < inner; j++) {
+#pragma omp parallel for
+        for (int i = 0; i < nthreads; i++)
+            delay(delay_sync);
+    }
+}
+
+static void test_barrier(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++) {
+        delay(delay_sync);
+#pragma omp barrier
+    }
+}
+
+static void test_single(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++) {
+#pragma omp single
+        delay(delay_sync);
+    }
+}
+
+/* Critical and lock serialize the delay: inner / nthreads per thread makes inner in all. */
+static void test_critical(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner / nthreads; j++) {
+#pragma omp critical
+        delay(delay_sync);
+    }
+}
+
+static void test_lock(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner / nthreads; j++) {
+        omp_set_lock(&lock);
+        delay(delay_sync);
+        omp_unset_lock(&lock);
+    }
+}
+
+/* Every thread runs delay + atomic update inner times, side by side. */
+static void test_atomic(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++) {
+        delay(delay_sync);
+#pragma omp atomic
+        atomic_counter += 1;
+    }
+}
+
+static void test_reduction(long inner) {
+    for (long j = 0; j < inner; j++) {
+        long sum = 0;
+#pragma omp parallel reduction(+ : sum)
+        {
+            delay(delay_sync);
+            sum += 1;
+        }
+        atomic_counter += sum;
+    }
+}
+
+static void ref_sched(long inner) {
+    for (long j = 0; j < inner; j++)
+        for (int i = 0; i < ITERS_PER_THREAD; i++)
+            delay(delay_sched);
+}
+
+#define PRAGMA(x) _Pragma(#x)
+#define SCHED_TEST(fn, kind, chunk)                                                           \
+    static void fn(long inner) {                                                              \
+        long iters = (long)ITERS_PER_THREAD * nthreads;                                       \
+        PRAGMA(omp parallel)                                                                  \
+        for (long j = 0; j < inner; j++) {                                                    \
+            PRAGMA(omp for schedule(kind, chunk))                                             \
+            for (long i = 0; i < iters; i++)                                                  \
+                delay(delay_sched);                                                           \
+        }                                                                                     \
+    }
+SCHED_TEST(test_static_1, static, 1)
+SCHED_TEST(test_static_8, static, 8)
+SCHED_TEST(test_static_64, static, 64)
+SCHED_TEST(test_dynamic_1, dynamic, 1)
+SCHED_TEST(test_dynamic_8, dynamic, 8)
+SCHED_TEST(test_dynamic_64, dynamic, 64)
+SCHED_TEST(test_guided_1, guided, 1)
+SCHED_TEST(test_guided_8, guided, 8)
+SCHED_TEST(test_guided_64, guided, 64)
+
+struct test {
+    const char *name;
+    void (*run)(long inner);
+    void (*ref)(long inner);
+};
+
+static const struct test tests[] = {
+    {"epcc.parallel", test_parallel, ref_sync},
+    {"epcc.for", test_for, ref_sync},
+    {"epcc.parallel_for", test_parallel_for, ref_sync},
+    {"epcc.barrier", test_barrier, ref_sync},
+    {"epcc.single", test_single, ref_sync},
+    {"epcc.critical", test_critical, ref_sync},
+    {"epcc.lock", test_lock, ref_sync},
+    {"epcc.atomic", test_atomic, ref_sync},
+    {"epcc.reduction", test_reduction, ref_sync},
+    {"epcc.static.1", test_static_1, ref_sched},
+    {"epcc.static.8", test_static_8, ref_sched},
+    {"epcc.static.64", test_static_64, ref_sched},
+    {"epcc.dynamic.1", test_dynamic_1, ref_sched},
+    {"epcc.dynamic.8", test_dynamic_8, ref_sched},
+    {"epcc.dynamic.64", test_dynamic_64, ref_sched},
+    {"epcc.guided.1", test_guided_1, ref_sched},
+    {"epcc.guided.8", test_guided_8, ref_sched},
+    {"epcc.guided.64", test_guided_64, ref_sched},
+};
+
+static double time_once(void (*fn)(long), long inner) {
+    double t0 = omp_get_wtime();
+    fn(inner);
+    return omp_get_wtime() - t0;
+}
+
+static void measure(const struct test *t, int samples, double target_s) {
+    /* inner: a multiple of nthreads, doubled until one test sample lasts target_s. */
+    long inner = nthreads;
+    t->run(inner); /* warm-up */
+    while (time_once(t->run, inner) < target_s && inner < (1L << 30))
+        inner *= 2;
+
+    double *ref = bench_alloc(sizeof(double) * samples);
+    double *ovh = bench_alloc(sizeof(double) * samples);
+    for (int s = 0; s < samples; s++) { /* interleaved, so drift hits both alike */
+        ref[s] = time_once(t->ref, inner);
+        ovh[s] = time_once(t->run, inner);
+    }
+    qsort(ref, samples, sizeof *ref, bench_cmp_double);
+    double ref_med = samples % 2 ? ref[samples / 2] : (ref[samples / 2 - 1] + ref[samples / 2]) / 2;
+    for (int s = 0; s < samples; s++)
+        ovh[s] = (ovh[s] - ref_med) / (double)inner * 1e6;
+    printf("# %s: inner=%ld reference=%.3f us/rep\n", t->name, inner, ref_med / inner * 1e6);
+    char extra[32];
+    snprintf(extra, sizeof extra, "threads=%d", nthreads);
+    bench_result("omp", t->name, "us", ovh, samples, extra);
+    free(ref);
+    free(ovh);
+}
+
+int main(int argc, char **argv) {
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) {
+            quick = 1;
+        } else {
+            fprintf(stderr, "usage: epcc [--quick]\n");
+            return 2;
+        }
+    }
+    int samples = quick ? 20 : 50;
+    double target_s = quick ? 0.3e-3 : 1.5e-3;
+
+    nthreads = omp_get_max_threads();
+    omp_init_lock(&lock);
+#pragma omp parallel
+    delay(1000); /* start the thread team before calibrating */
+    delay_sync = calibrate_delay(DELAY_SYNC_US);
+    delay_sched = calibrate_delay(DELAY_SCHED_US);
+    printf("# epcc: threads=%d samples=%d target_sample=%.1f us delay=%ld iters (%.2f us), "
+           "sched delay=%ld iters (%.2f us), iters/thread=%d%s\n",
+           nthreads, samples, target_s * 1e6, delay_sync, DELAY_SYNC_US, delay_sched,
+           DELAY_SCHED_US, ITERS_PER_THREAD, quick ? " (quick)" : "");
+    fflush(stdout);
+
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+        measure(&tests[i], samples, target_s);
+    omp_destroy_lock(&lock);
+    printf("# epcc: done (atomic/reduction check %ld)\n", atomic_counter);
+    return 0;
+}

@@ -1,0 +1,97 @@
+//! Spinlock acquire+release alone and under contention from every other CPU, and a barrier
+//! across all CPUs.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::stats::{report, Plan, Samples};
+use crate::sched::{self, ThreadHandle, ThreadOptions};
+use crate::sync::{Barrier, SpinLock};
+use crate::time::ticks;
+
+/// Lock+unlock pairs per sample; the line reports cycles per pair.
+const BATCH: u64 = 100;
+
+fn batch(lock: &SpinLock<u64>) -> u64 {
+    let t0 = ticks();
+    for _ in 0..BATCH {
+        *lock.lock() += 1;
+    }
+    ticks() - t0
+}
+
+/// One thread on each CPU but this one (CPU 0), running `f`.
+fn helpers(f: impl Fn() -> u64 + Send + Sync + Clone + 'static) -> Vec<ThreadHandle> {
+    (1..crate::cpu::count())
+        .map(|cpu| {
+            let f = f.clone();
+            sched::spawn(ThreadOptions::named("bench").on_cpu(cpu), f).expect("bench: thread creation failed")
+        })
+        .collect()
+}
+
+fn join_all(hs: Vec<ThreadHandle>) {
+    hs.into_iter().for_each(|h| {
+        h.join();
+    });
+}
+
+pub fn spin_uncontended(plan: &Plan) {
+    let lock = SpinLock::new(0u64);
+    let s = plan.run(|| batch(&lock));
+    report("spin_uncontended", &Samples::per_op(s, BATCH), "threads=1");
+}
+
+pub fn spin_contended(plan: &Plan) {
+    let ncpu = crate::cpu::count();
+    let lock = Arc::new(SpinLock::new(0u64));
+    let stop = Arc::new(AtomicBool::new(false));
+    let ready = Arc::new(AtomicUsize::new(0));
+    let (l, st, r) = (lock.clone(), stop.clone(), ready.clone());
+    let hs = helpers(move || {
+        r.fetch_add(1, Ordering::AcqRel);
+        while !st.load(Ordering::Acquire) {
+            *l.lock() += 1;
+        }
+        0
+    });
+    while ready.load(Ordering::Acquire) < ncpu - 1 {
+        core::hint::spin_loop();
+    }
+    let s = plan.run(|| batch(&lock));
+    stop.store(true, Ordering::Release);
+    join_all(hs);
+    report("spin_contended", &Samples::per_op(s, BATCH), &alloc::format!("threads={ncpu}"));
+}
+
+pub fn barrier(plan: &Plan) {
+    let ncpu = crate::cpu::count();
+    let bar = Arc::new(Barrier::new(ncpu));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (b, st) = (bar.clone(), stop.clone());
+    let hs = helpers(move || loop {
+        b.wait();
+        b.wait();
+        if st.load(Ordering::Acquire) {
+            return 0;
+        }
+    });
+    // Each round: a timed crossing, then an untimed one after which everybody reads the
+    // decision to stop, so all parties leave after the same round.
+    let mut values = Vec::new();
+    let start = ticks();
+    loop {
+        let t0 = ticks();
+        bar.wait();
+        values.push(ticks() - t0);
+        let last = plan.done(values.len(), start);
+        stop.store(last, Ordering::Release);
+        bar.wait();
+        if last {
+            break;
+        }
+    }
+    join_all(hs);
+    report("barrier", &Samples::from_values(values, plan, 1), &alloc::format!("threads={ncpu}"));
+}

@@ -1,0 +1,60 @@
+//! Command-line arguments of `hrt bench` and of its internal in-kernel suite command.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::cli::VmArgs;
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
+pub enum SuiteChoice {
+    /// Kernel primitives in HRT against threads and system calls on Linux (micro.c)
+    Micro,
+    /// OpenMP construct overheads (EPCC method, epcc.c)
+    Omp,
+    /// Application kernels: ep, cg, is, mg, for 1..=CPUs threads
+    Apps,
+    /// Everything above
+    All,
+}
+
+impl BenchArgs {
+    /// Whether `--suite` selects `suite`.
+    pub fn includes(&self, suite: &str) -> bool {
+        self.suite.iter().any(|c| match c {
+            SuiteChoice::All => true,
+            SuiteChoice::Micro => suite == "micro",
+            SuiteChoice::Omp => suite == "omp",
+            SuiteChoice::Apps => suite == "apps",
+        })
+    }
+}
+
+#[derive(Args, Clone)]
+pub struct BenchArgs {
+    /// Which benchmarks to run (several separated by commas, e.g. micro,apps)
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    pub suite: Vec<SuiteChoice>,
+    /// Fewer repetitions and the small application class only (under 2 minutes on 2 cores)
+    #[arg(long)]
+    pub quick: bool,
+    /// Write every result, with the machine and platform, as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write an SVG plot (Linux/HRT ratios; application time against threads) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// vCPUs of the HRT side and threads of the Linux side [default: the host's CPU count]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cpus: Option<u32>,
+}
+
+/// The internal command the harness runs to boot the in-kernel suite (hidden from --help).
+#[derive(Args, Clone)]
+pub struct KernelBenchArgs {
+    /// 200 repetitions instead of 1,000, and a smaller time budget on slow platforms
+    #[arg(long)]
+    pub quick: bool,
+    #[command(flatten)]
+    pub vm: VmArgs,
+}

@@ -1,0 +1,171 @@
+//! Pairs Linux and HRT measurements into rows and prints one table per suite.
+
+use super::result::{Measurement, Record, Side, Via};
+
+/// One benchmark, both sides.
+pub struct Row {
+    pub suite: String,
+    pub name: String,
+    pub threads: Option<u32>,
+    pub unit: String,
+    pub linux: Option<Record>,
+    pub hrt: Option<Record>,
+}
+
+impl Row {
+    /// Linux median over HRT median: above 1, HRT is faster. Only for times (not counts).
+    pub fn ratio(&self) -> Option<f64> {
+        if self.unit == "count" {
+            return None;
+        }
+        let (l, h) = (self.linux.as_ref()?.m.median, self.hrt.as_ref()?.m.median);
+        (l > 0.0 && h > 0.0).then(|| l / h)
+    }
+
+    /// How the HRT side ran, and the programs' own notes (hrt_only, verified=no, ...).
+    pub fn note(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(h) = &self.hrt {
+            parts.push(h.via.label().to_string());
+        }
+        for r in [&self.linux, &self.hrt].into_iter().flatten() {
+            if let Some(n) = r.m.get("note") {
+                parts.push(n.to_string());
+            }
+            if r.m.get("verified") == Some("no") {
+                parts.push(format!("{} not verified", if r.side == Side::Linux { "Linux" } else { "HRT" }));
+            }
+        }
+        if self.linux.is_none() && !parts.iter().any(|p| p == "hrt_only") {
+            parts.push("no Linux result".into());
+        }
+        if self.hrt.is_none() && !parts.iter().any(|p| p == "linux_only") {
+            parts.push("no HRT result".into());
+        }
+        parts.dedup();
+        parts.join(", ")
+    }
+}
+
+/// The name the Linux side uses: `cond_wakeup.poll` and `.halt` both pair with `cond_wakeup`.
+fn linux_name(name: &str) -> &str {
+    name.strip_suffix(".poll").or_else(|| name.strip_suffix(".halt")).unwrap_or(name)
+}
+
+/// Applications report the same name for every thread count, so threads are part of their key.
+fn same_benchmark(linux: &Measurement, hrt: &Measurement) -> bool {
+    linux.suite == hrt.suite
+        && (linux.name == hrt.name || linux.name == linux_name(&hrt.name))
+        && (linux.suite != "apps" || linux.threads() == hrt.threads())
+}
+
+/// Rows in the order results arrived: each HRT result with its Linux counterpart, then the
+/// Linux results nothing paired with.
+pub fn pair(records: &[Record]) -> Vec<Row> {
+    let linux: Vec<&Record> = records.iter().filter(|r| r.side == Side::Linux).collect();
+    let mut used = vec![false; linux.len()];
+    let mut rows = Vec::new();
+    for h in records.iter().filter(|r| r.side == Side::Hrt) {
+        let found = linux.iter().position(|l| same_benchmark(&l.m, &h.m));
+        if let Some(i) = found {
+            used[i] = true;
+        }
+        rows.push(Row {
+            suite: h.m.suite.clone(),
+            name: h.m.name.clone(),
+            threads: h.m.threads(),
+            unit: h.m.unit.clone(),
+            linux: found.map(|i| linux[i].clone()),
+            hrt: Some(h.clone()),
+        });
+    }
+    for (l, _) in linux.iter().zip(used).filter(|(_, u)| !u) {
+        rows.push(Row {
+            suite: l.m.suite.clone(),
+            name: l.m.name.clone(),
+            threads: l.m.threads(),
+            unit: l.m.unit.clone(),
+            linux: Some((*l).clone()),
+            hrt: None,
+        });
+    }
+    // Keep the kernel rows of a benchmark next to its `hrt run` row.
+    rows.sort_by_key(|r| (suite_order(&r.suite), r.hrt.as_ref().map(|h| h.via != Via::Kernel).unwrap_or(true)));
+    rows
+}
+
+fn suite_order(s: &str) -> usize {
+    ["micro", "omp", "apps"].iter().position(|x| *x == s).unwrap_or(3)
+}
+
+/// Geometric mean of the ratios of `suite`'s rows that have both sides.
+pub fn geomean(rows: &[Row], suite: &str) -> Option<f64> {
+    let logs: Vec<f64> = rows.iter().filter(|r| r.suite == suite).filter_map(Row::ratio).map(f64::ln).collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+/// A number in at most 4 significant digits (or an integer when large).
+pub fn num(v: f64) -> String {
+    if v >= 10_000.0 {
+        format!("{v:.0}")
+    } else if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn triple(r: &Option<Record>) -> String {
+    match r {
+        Some(r) => format!("{} / {} / {}", num(r.m.min), num(r.m.median), num(r.m.max)),
+        None => "-".into(),
+    }
+}
+
+pub fn display_name(r: &Row) -> String {
+    match (r.suite.as_str(), r.threads) {
+        ("apps", Some(t)) => format!("{} t={t}", r.name),
+        _ => r.name.clone(),
+    }
+}
+
+/// Prints one table per suite that has rows, with the geometric mean of its ratios.
+pub fn print_tables(rows: &[Row]) {
+    for suite in ["micro", "omp", "apps"] {
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.suite == suite).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let cells: Vec<[String; 6]> = mine
+            .iter()
+            .map(|r| {
+                [
+                    display_name(r),
+                    r.unit.clone(),
+                    triple(&r.linux),
+                    triple(&r.hrt),
+                    r.ratio().map(num).unwrap_or_else(|| "-".into()),
+                    r.note(),
+                ]
+            })
+            .collect();
+        let head = ["benchmark", "unit", "Linux min / median / max", "HRT min / median / max", "Linux/HRT", "note"];
+        let widths: Vec<usize> =
+            (0..6).map(|i| cells.iter().map(|c| c[i].len()).chain([head[i].len()]).max().unwrap_or(0)).collect();
+        let line = |c: &[String]| {
+            let text: Vec<String> = c.iter().zip(&widths).map(|(s, w)| format!("{s:<w$}")).collect();
+            println!("{}", text.join("  ").trim_end());
+        };
+        println!("\n== suite {suite} ==");
+        line(&head.map(String::from));
+        for c in &cells {
+            line(c);
+        }
+        match geomean(rows, suite) {
+            Some(g) => println!("geometric mean of Linux/HRT ratios ({suite}): {} (above 1: HRT faster)", num(g)),
+            None => println!("geometric mean of Linux/HRT ratios ({suite}): - (no benchmark with both sides)"),
+        }
+    }
+}
