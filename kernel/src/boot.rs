@@ -52,6 +52,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
     paging::build_identity_map(boot.mem_size, !apic::is_x2apic(), user);
+    crate::arch::ring0::init(boot);
     idt::init();
     sched::configure(boot.flags & hrt_abi::flags::IDLE_HALT != 0, boot.preempt_us);
     init_this_cpu();
@@ -67,7 +68,11 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         if sched::idle_halts() { "halt" } else { "poll" },
         if boot.preempt_us > 0 { ", preemptive" } else { "" },
     );
-    kinfo!("kernel: platform: {}", Platform::from_u32(boot.platform).describe());
+    kinfo!(
+        "kernel: platform: {}; PVM signature (synthetic CPUID 0x40000002): {}",
+        Platform::from_u32(boot.platform).describe(),
+        if crate::arch::pvm::signature_present() { "present" } else { "absent" }
+    );
     if boot.num_cpus > 1 {
         hypercall::start_cpus();
         while CPUS_ONLINE.load(Ordering::Acquire) < boot.num_cpus as usize {

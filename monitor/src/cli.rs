@@ -55,6 +55,16 @@ pub struct SelftestArgs {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlatformChoice {
+    /// Detect: PVM (emulated supervisor mode) on kvm_pvm hosts, hardware virtualization elsewhere
+    Auto,
+    /// Use the PVM specification's paravirtual supervisor mode (refused where the host lacks it)
+    Pvm,
+    /// Treat guest ring 0 as native (hardware virtualization), whatever the host
+    Native,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IdleMode {
     /// Idle CPUs spin (lowest wake-up latency)
     Poll,
@@ -83,6 +93,9 @@ pub struct VmArgs {
     /// Preempt threads every US microseconds (default: no preemption)
     #[arg(long, value_name = "US")]
     pub preempt: Option<u64>,
+    /// Where the kernel's ring 0 runs: auto-detected, or forced
+    #[arg(long, value_enum, default_value = "auto")]
+    pub platform: PlatformChoice,
     /// Split guest memory and vCPUs into N NUMA zones (emulated layout)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub numa: u32,

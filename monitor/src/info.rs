@@ -7,7 +7,7 @@ use crate::vm::{self, VmConfig};
 pub fn print(args: &VmArgs) -> Result<u8> {
     let kvm = vm::open_kvm()?;
     let config = VmConfig::from_args(args, &kvm, String::new())?;
-    let platform = crate::platform::detect();
+    let platform = config.platform;
     let cpuid = kvm
         .get_supported_cpuid(kvm_bindings::KVM_MAX_CPUID_ENTRIES)
         .map_err(|e| crate::err!("cannot read KVM's CPUID: {e}"))?;
@@ -35,6 +35,7 @@ pub fn print(args: &VmArgs) -> Result<u8> {
         .collect();
     let tsc = vm::probe_tsc_khz(&kvm);
     println!("platform:     {} (module {})", platform.describe(), crate::platform::kvm_module());
+    println!("PVM interface: {}", crate::platform::describe_interface(crate::platform::pvm_interface(&kvm)));
     println!("app ring:     {}", if platform == hrt_abi::Platform::PvmEmulated { 3 } else { 0 });
     println!(
         "vCPUs:        {} (KVM allows up to {}, recommends {})",

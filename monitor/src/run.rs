@@ -36,8 +36,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let mut vm_args = args.vm.clone();
     vm_args.mem.get_or_insert(DEFAULT_RUN_MEM);
     let mut config = VmConfig::from_args(&vm_args, &kvm, String::from("run"))?;
-    let platform = crate::platform::detect();
-    let app_ring = args.app_ring.unwrap_or(if platform == hrt_abi::Platform::PvmEmulated { 3 } else { 0 });
+    let app_ring = args.app_ring.unwrap_or(if config.platform == hrt_abi::Platform::PvmEmulated { 3 } else { 0 });
     if app_ring != 0 && app_ring != 3 {
         return Err(err!("--app-ring {app_ring}: the program runs in ring 0 or ring 3"));
     }

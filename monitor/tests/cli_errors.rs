@@ -172,3 +172,31 @@ fn info_succeeds() {
     assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
     assert!(out.stdout.lines().any(|l| l.starts_with("platform:")), "no `platform:` line:\n{}", out.stdout);
 }
+
+/// `--platform pvm` is refused with the reason on every host this project has: not kvm_pvm, or
+/// a kvm_pvm that refuses the PVM specification's MSRs (docs/pvm.md). `hrt info` says which.
+#[test]
+fn platform_pvm_refused_with_reason() {
+    let info = hrt(&["info"]);
+    assert_eq!(info.code, Some(0), "stderr:\n{}", info.stderr);
+    let interface = info.stdout.lines().find(|l| l.starts_with("PVM interface:")).expect("no `PVM interface:` line");
+    let expected = if std::path::Path::new("/sys/module/kvm_pvm").exists() {
+        if interface.contains("not offered") {
+            "does not offer the PVM specification's interface"
+        } else {
+            "does not speak it yet"
+        }
+    } else {
+        assert!(interface.contains("not a PVM host"), "{interface}");
+        "not kvm_pvm"
+    };
+    assert_one_line_error(&hrt(&["info", "--platform", "pvm"]), &["--platform pvm", expected]);
+}
+
+#[test]
+fn platform_native_overrides_detection() {
+    let out = hrt(&["info", "--platform", "native"]);
+    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    assert!(out.stdout.contains("platform:     hardware virtualization"), "{}", out.stdout);
+    assert!(out.stdout.contains("app ring:     0"), "{}", out.stdout);
+}

@@ -2,7 +2,7 @@
 # Builds the C test programs into target/programs/ (or $HRT_PROGRAMS_OUT): NAME-static
 # (gcc -O2 -static) and NAME-pie (gcc -O2 -static-pie) for every NAME.c here, NAME-musl with
 # musl-gcc for a few programs when musl-gcc is installed, and hello-dyn (dynamically linked, for
-# the test that hrt refuses it). Rebuilds only what is older than its source or this script.
+# the test that hrt refuses it), and bare-static (bare/bare.c, no libc). Rebuilds only what is older than its source or this script.
 # Usage: bash tests/programs/build.sh [-v]    (-v: print every compiler command)
 set -euo pipefail
 
@@ -58,6 +58,10 @@ for source in "$src_dir"/*.c; do
     fi
 done
 build "$out/hello-dyn" "$src_dir/hello.c" "$cc" "${cflags[@]}"
+# bare/bare.c has no libc and uses general registers only (no SSE), so it also runs in ring 0
+# where guest ring 0 is emulated (PVM hosts), whose emulator lacks SSE.
+build "$out/bare-static" "$src_dir/bare/bare.c" "$cc" "${cflags[@]}" -nostdlib -static -ffreestanding \
+    -mgeneral-regs-only -fno-stack-protector
 
 [ "$verbose" = 1 ] && echo "build.sh: $built built, output in $out"
 exit 0

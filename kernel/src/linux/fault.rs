@@ -39,7 +39,7 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
     super::process::exit_program(128 + sig)
 }
 
-/// An exception raised by the program (ring 3).
+/// An exception raised by the program (in ring 3, or in ring 0 with `--app-ring 0`).
 pub fn user_exception(frame: &TrapFrame, cr2: u64) -> ! {
     let sig = match frame.vector {
         0 | 16 | 19 => 8, // #DE, #MF, #XM: SIGFPE

@@ -169,6 +169,24 @@ fn fill_random(buf: &mut [u8]) {
     }
 }
 
+/// Reserves the memory right after the program for its break, before anything else is placed
+/// there (the allocator hands out the lowest free blocks, so the first stack or mmap would
+/// otherwise sit where the break must grow, and brk would fail at once). An eighth of the
+/// program's pool, at most 1 GiB, shrinking if that much is not free; only reserved, not
+/// touched. Returns the end of the window (`end` itself if nothing could be reserved).
+fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
+    let mut window = (pool_size / 8).min(1 << 30) / LARGE_PAGE * LARGE_PAGE;
+    let end_up = end.div_ceil(LARGE_PAGE) * LARGE_PAGE;
+    while window >= LARGE_PAGE {
+        let top = end_up + window;
+        if usermem::reserve_fresh(end, top - end).is_ok() {
+            return top;
+        }
+        window /= 2;
+    }
+    end
+}
+
 pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let pool = boot.user_pool;
     usermem::init(pool.base, pool.base + pool.size);
@@ -176,7 +194,8 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     // SAFETY: the monitor placed the file there and reserved the range.
     let image = unsafe { core::slice::from_raw_parts(image_ptr, boot.program.size as usize) };
     let loaded = load_segments(boot, image)?;
-    *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: loaded.end };
+    let brk_end = reserve_brk_window(loaded.end, pool.size);
+    *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
     let stack = usermem::alloc(STACK_SIZE, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
     let sp = build_stack(boot, &loaded, stack + STACK_SIZE)?;
     let entry = loaded.entry;

@@ -18,10 +18,6 @@ pub mod vdso;
 /// the VM ends when the program exits (exit_group, the last thread's exit, or a fatal signal).
 pub fn start() {
     let boot = crate::boot::info();
-    if boot.app_ring != 3 {
-        kprintln!("hrt: --app-ring 0 is not implemented yet; run with --app-ring 3");
-        crate::arch::hypercall::shutdown(127);
-    }
     if let Err(msg) = loader::start_program(boot) {
         kprintln!("hrt: cannot start the program: {msg}");
         crate::arch::hypercall::shutdown(127);

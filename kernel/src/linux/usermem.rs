@@ -133,6 +133,18 @@ pub fn alloc_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
     Ok(addr)
 }
 
+/// Reserves `[addr, addr + len)` like `alloc_fixed` but without zeroing it: for memory that is
+/// still as the monitor handed it over (zero, and untouched on the host until the program
+/// writes it), such as the window the break grows into.
+pub fn reserve_fresh(addr: u64, len: u64) -> Result<u64, Errno> {
+    let end = addr.checked_add(page_up(len)).ok_or(ENOMEM)?;
+    if !is_user_range(addr, end) || !addr.is_multiple_of(PAGE) || !POOL.lock().reserve(addr as usize, end as usize) {
+        return Err(ENOMEM);
+    }
+    record(addr, end);
+    Ok(addr)
+}
+
 /// Whether every page of `[start, end)` is mapped.
 pub fn is_mapped(start: u64, end: u64) -> bool {
     let regions = REGIONS.lock();

@@ -31,7 +31,7 @@ pub fn write(
     info.version = ABI_VERSION;
     info.num_cpus = config.cpus;
     info.mem_size = ram.size;
-    info.platform = crate::platform::detect() as u32;
+    info.platform = config.platform as u32;
     info.flags = flags::MEMORY_ZEROED | if config.idle_halt { flags::IDLE_HALT } else { 0 };
     info.preempt_us = config.preempt_us;
     info.tsc_khz = tsc_khz;

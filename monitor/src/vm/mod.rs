@@ -35,6 +35,7 @@ pub struct VmConfig {
     pub numa: u32,
     pub cmdline: String,
     pub program: Option<ProgramSetup>,
+    pub platform: hrt_abi::Platform,
 }
 
 impl VmConfig {
@@ -60,6 +61,7 @@ impl VmConfig {
             numa: args.numa,
             cmdline,
             program: None,
+            platform: crate::platform::choose(args.platform, kvm)?,
         })
     }
 }

@@ -130,6 +130,28 @@ fn describe_crash(vcpu: &VcpuFd, id: u32, what: &str) -> String {
     }
 }
 
+/// True if the vCPU stopped in the program's code while the program runs in ring 0.
+fn program_in_ring0(vcpu: &VcpuFd, shared: &Shared) -> bool {
+    let (lo, hi) = shared.program_mem;
+    match (vcpu.get_regs(), vcpu.get_sregs()) {
+        (Ok(r), Ok(s)) => s.cs.dpl == 0 && lo < hi && (lo..hi).contains(&r.rsp),
+        _ => false,
+    }
+}
+
+/// On a PVM host guest ring 0 is emulated instruction by instruction, and KVM's emulator stops
+/// at instructions it lacks (SSE ones, which every libc uses): the program's own code, not a
+/// kernel fault. Says so, with the instruction bytes (program memory is identity-mapped).
+fn describe_unemulated(vcpu: &VcpuFd, shared: &Shared) -> String {
+    let rip = vcpu.get_regs().map(|r| r.rip).unwrap_or(0);
+    let bytes = shared.ram.slice(rip, 8).map(|b| format!(" ({b:02x?})")).unwrap_or_default();
+    format!(
+        "the program's instruction at {rip:#x}{bytes} cannot run in guest ring 0 here: this host emulates \
+         guest ring 0 and its emulator lacks the instruction (SSE, as in libc); run the program in ring 3 \
+         (--app-ring 3, the default here)"
+    )
+}
+
 fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
     loop {
         let exit = match vcpu.run() {
@@ -161,6 +183,15 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
                     describe_crash(&vcpu, id, "the guest triple-faulted (kernel crash before its fault handlers)")
                 );
                 return Exit::Failure(hrt_abi::PANIC_STATUS as u8);
+            }
+            VcpuExit::InternalError => {
+                let what = if program_in_ring0(&vcpu, shared) {
+                    describe_unemulated(&vcpu, shared)
+                } else {
+                    describe_crash(&vcpu, id, "unexpected VM exit InternalError")
+                };
+                eprintln!("hrt: {what}");
+                return Exit::Failure(1);
             }
             other => {
                 let what = format!("unexpected VM exit {other:?}");

@@ -17,7 +17,9 @@ pub const TSS_SEL: u16 = 0x28;
 pub const IST_DOUBLE_FAULT: u8 = 1;
 pub const IST_NMI: u8 = 2;
 pub const IST_MACHINE_CHECK: u8 = 3;
-pub const IST_COUNT: usize = 3;
+/// Every other gate when the program runs in ring 0 (see `ring0`).
+pub const IST_PROGRAM: u8 = 4;
+pub const IST_COUNT: usize = 4;
 pub const IST_STACK_SIZE: usize = 16 << 10;
 
 #[repr(C, packed(4))]

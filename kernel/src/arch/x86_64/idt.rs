@@ -9,7 +9,7 @@
 use core::arch::asm;
 use core::cell::UnsafeCell;
 
-use super::gdt::{IST_DOUBLE_FAULT, IST_MACHINE_CHECK, IST_NMI, KERNEL_CS};
+use super::gdt::{IST_DOUBLE_FAULT, IST_MACHINE_CHECK, IST_NMI, IST_PROGRAM, KERNEL_CS};
 
 core::arch::global_asm!(
     ".section .text",
@@ -125,9 +125,14 @@ fn stub_address(vector: u8) -> u64 {
     core::ptr::addr_of!(isr_stubs) as u64 + 16 * vector as u64
 }
 
-/// Installs the stub for `vector` as a present interrupt gate (IF cleared on entry).
+/// Installs the stub for `vector` as a present interrupt gate (IF cleared on entry). With a
+/// ring-0 program, gates without an IST of their own use the program-safe one (`ring0`).
 pub fn set_gate(vector: u8, ist: u8, user_callable: bool) {
-    let addr = stub_address(vector);
+    let (addr, ist) = if ist == 0 && super::ring0::active() {
+        (super::ring0::stub_address(vector), IST_PROGRAM)
+    } else {
+        (stub_address(vector), ist)
+    };
     let dpl: u8 = if user_callable { 3 } else { 0 };
     let gate = Gate {
         offset_low: addr as u16,

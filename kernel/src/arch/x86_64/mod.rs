@@ -11,5 +11,7 @@ pub mod instr;
 pub mod irq;
 pub mod paging;
 pub mod percpu;
+pub mod pvm;
+pub mod ring0;
 pub mod syscall;
 pub mod traps;

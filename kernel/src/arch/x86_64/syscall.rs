@@ -4,8 +4,6 @@
 //! The return path is always IRETQ: SYSRETQ triple-faults on PVM hosts, and IRETQ also serves
 //! returns after interrupts and signals with full register state.
 
-use core::arch::naked_asm;
-
 use super::gdt::{KERNEL_CS, USER_CS, USER_SS};
 use super::instr::{wrmsr, MSR_FMASK, MSR_FS_BASE, MSR_LSTAR, MSR_STAR};
 use super::traps::TrapFrame;
@@ -13,8 +11,9 @@ use super::traps::TrapFrame;
 /// `TrapFrame::vector` of a system call (not a real vector).
 pub const SYSCALL_VECTOR: u64 = 0x100;
 
-const OFF_KERNEL_RSP: usize = 16;
-const OFF_USER_RSP: usize = 24;
+/// Offsets of `PerCpu::kernel_rsp` and `PerCpu::user_rsp` from GS.
+pub const OFF_KERNEL_RSP: usize = 16;
+pub const OFF_USER_RSP: usize = 24;
 
 // On PVM hosts a non-PVM guest's SYSCALL from ring 3 jumps to LSTAR *without* entering
 // supervisor mode (measured: the entry's first instruction then takes a user-mode page fault,
@@ -43,7 +42,13 @@ pub fn trampoline_page() -> u64 {
 /// Sets up SYSCALL on this CPU (EFER.SCE is set by the monitor).
 pub fn init_cpu() {
     let via_trampoline = crate::boot::info().platform == hrt_abi::Platform::PvmEmulated as u32;
-    let entry = if via_trampoline { trampoline_page() } else { syscall_entry as *const () as u64 };
+    let entry = if super::ring0::active() {
+        super::ring0::syscall_entry_ring0 as *const () as u64
+    } else if via_trampoline {
+        trampoline_page()
+    } else {
+        syscall_entry as *const () as u64
+    };
     // SAFETY: standard SYSCALL MSRs; the entry point handles every SYSCALL.
     unsafe {
         wrmsr(MSR_STAR, ((0x10u64) << 48) | ((KERNEL_CS as u64) << 32));
@@ -62,30 +67,38 @@ pub fn syscall_from_trampoline(frame: &mut TrapFrame) {
     crate::linux::syscall::dispatch(frame);
 }
 
-/// Where SYSCALL lands where it enters supervisor mode (hardware virtualization): switch to
-/// the thread's kernel stack, push the top of a `TrapFrame` shaped like an interrupt's, and
-/// join the common trap path, which dispatches (vector `SYSCALL_VECTOR`) and returns with
-/// IRETQ.
+/// The body of a SYSCALL entry: optional prologue lines (SWAPGS from ring 3), then save the
+/// program's stack pointer, move to the thread's kernel stack, push the top of a `TrapFrame`
+/// shaped like an interrupt's (with the given SS and CS) and join the common trap path, which
+/// dispatches (vector `SYSCALL_VECTOR`) and returns with IRETQ.
+macro_rules! syscall_entry_asm {
+    ($($prologue:literal,)* ss = $ss:expr, cs = $cs:expr) => {
+        core::arch::naked_asm!(
+            $($prologue,)*
+            "mov gs:[{user_rsp}], rsp",
+            "mov rsp, gs:[{kernel_rsp}]",
+            "push {ss}",
+            "push qword ptr gs:[{user_rsp}]",
+            "push r11",
+            "push {cs}",
+            "push rcx",
+            "push 0",
+            "push {vector}",
+            "jmp hrt_trap_save",
+            user_rsp = const $crate::arch::x86_64::syscall::OFF_USER_RSP,
+            kernel_rsp = const $crate::arch::x86_64::syscall::OFF_KERNEL_RSP,
+            ss = const $ss as u64,
+            cs = const $cs as u64,
+            vector = const $crate::arch::x86_64::syscall::SYSCALL_VECTOR,
+        )
+    };
+}
+pub(super) use syscall_entry_asm;
+
+/// Where SYSCALL from ring 3 lands where it enters supervisor mode (hardware virtualization).
 #[unsafe(naked)]
 unsafe extern "C" fn syscall_entry() {
-    naked_asm!(
-        "swapgs",
-        "mov gs:[{user_rsp}], rsp",
-        "mov rsp, gs:[{kernel_rsp}]",
-        "push {ss}",
-        "push qword ptr gs:[{user_rsp}]",
-        "push r11",
-        "push {cs}",
-        "push rcx",
-        "push 0",
-        "push {vector}",
-        "jmp hrt_trap_save",
-        user_rsp = const OFF_USER_RSP,
-        kernel_rsp = const OFF_KERNEL_RSP,
-        ss = const USER_SS as u64,
-        cs = const USER_CS as u64,
-        vector = const SYSCALL_VECTOR,
-    );
+    syscall_entry_asm!("swapgs", ss = USER_SS, cs = USER_CS);
 }
 
 /// Enters ring 3 with the register state `frame` (copied to the top of this thread's kernel
@@ -105,8 +118,10 @@ pub unsafe fn return_to_user(frame: &TrapFrame, kernel_stack_top: u64) -> ! {
     }
 }
 
-/// A frame that starts user code at `rip` with stack `rsp`, interrupts on, other registers 0.
+/// A frame that starts program code at `rip` with stack `rsp`, interrupts on, other registers
+/// 0, in ring 3 or (`--app-ring 0`) ring 0.
 pub fn initial_user_frame(rip: u64, rsp: u64) -> TrapFrame {
+    let (cs, ss) = if super::ring0::active() { super::ring0::SELECTORS } else { (USER_CS, USER_SS) };
     TrapFrame {
         r15: 0,
         r14: 0,
@@ -126,10 +141,10 @@ pub fn initial_user_frame(rip: u64, rsp: u64) -> TrapFrame {
         vector: SYSCALL_VECTOR,
         error: 0,
         rip,
-        cs: USER_CS as u64,
+        cs: cs as u64,
         rflags: 0x202,
         rsp,
-        ss: USER_SS as u64,
+        ss: ss as u64,
     }
 }
 

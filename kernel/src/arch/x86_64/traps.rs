@@ -108,6 +108,9 @@ fn exception(frame: &mut TrapFrame) {
         }
         crate::linux::fault::user_exception(frame, cr2);
     }
+    if super::ring0::interrupted_program(frame) {
+        crate::linux::fault::user_exception(frame, cr2);
+    }
     crate::panic::exception_panic(frame, cr2);
 }
 

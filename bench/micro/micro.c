@@ -1,0 +1,794 @@
+/* Process-level micro benchmarks (pthreads + libc) for HRT's `hrt bench`: the same static
+ * program runs natively (the Linux figure) and under `hrt run` (HRT's figure). Results are
+ * RESULT lines (bench/common/bench.h); everything else starts with '#'.
+ *
+ * Usage: micro [--quick] [--only NAME[,NAME...]]
+ *   NAME is a test (thread_create, thread_create_seq, create_join, cond_wakeup,
+ *   spin_uncontended, spin_contended, barrier, getpid, write_devnull, mmap_touch_64m,
+ *   brk_pattern, fwq, forkjoin, buffer, noise) or one of its result names (forkjoin.2).
+ *
+ * Each test has a wanted repetition count (full / --quick). When a calibration repetition
+ * shows that the wanted count would take longer than the per-result time budget (system calls
+ * are much slower in some environments), the count is lowered, a '#' line says so, and n=
+ * reports the count used. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../common/bench.h"
+
+#define STACK_SIZE (256 * 1024) /* every created thread: 256 threads stay well within memory */
+#define WORK_ITERS 16384        /* fwq/noise work quantum: ~65 K cycles of dependent ALU work */
+#define TINY_WORK_ITERS 256     /* forkjoin's per-thread work */
+#define MAX_SEQ 256
+
+static int quick, ncpu;
+static double budget_s;       /* time budget of one result's measured repetitions */
+static double syscall_cost_s; /* one getpid, measured at start */
+static double tsc_hz;
+static pthread_attr_t thread_attr;
+static int devnull = -1;
+static volatile uint64_t sink;
+
+/* ---------------------------------------------------------------- helpers */
+
+__attribute__((noinline)) static uint64_t work(uint64_t x, int iters) {
+    for (int i = 0; i < iters; i++)
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return x;
+}
+
+static atomic_int pin_failures;
+
+static int pin_self(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu % ncpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+/* Pins the caller; counts a failure when that fails or does not take effect (the thread is
+ * not on that CPU afterwards: HRT accepts affinity but keeps threads where it placed them). */
+static void pin_or_count(int cpu) {
+    if (pin_self(cpu) != 0 || sched_getcpu() != cpu % ncpu)
+        atomic_fetch_add(&pin_failures, 1);
+}
+
+/* Says once per test whether pinning failed (the test then ran unpinned). */
+static void report_pinning(const char *name) {
+    int f = atomic_exchange(&pin_failures, 0);
+    if (f)
+        printf("# %s: pinning to a CPU failed or did not take effect for %d thread(s); they ran "
+               "unpinned\n",
+               name, f);
+}
+
+static void spawn(pthread_t *th, void *(*fn)(void *), void *arg) {
+    int e = pthread_create(th, &thread_attr, fn, arg);
+    if (e) {
+        fprintf(stderr, "pthread_create: %s\n", strerror(e));
+        exit(1);
+    }
+}
+
+/* The harness's own waits spin (no system calls to disturb what is measured), and after
+ * ~50 us also yield the CPU: where threads are not preempted (HRT by default), the thread
+ * waited for may be queued behind the waiter on its CPU, not yet pinned elsewhere. */
+static uint64_t yield_after; /* cycles */
+
+#define WAIT_UNTIL(cond)                                                                      \
+    do {                                                                                      \
+        uint64_t w0_ = bench_tsc();                                                           \
+        while (!(cond)) {                                                                     \
+            if (bench_tsc() - w0_ > yield_after)                                              \
+                sched_yield();                                                                \
+            else                                                                              \
+                bench_pause();                                                                \
+        }                                                                                     \
+    } while (0)
+
+/* A spinning barrier for the harness itself. Only its first episode (members may not have
+ * run yet), an oversubscribed team and a team whose pinning failed may yield: a yield inside
+ * a timed sample would let the other members run their share while the yielding one is away
+ * (a system call is ~0.5 ms under HRT on PVM). */
+struct sbar {
+    atomic_int count, gen;
+    int n;
+};
+
+static void sbar_wait(struct sbar *b) {
+    int g = atomic_load(&b->gen);
+    if (atomic_fetch_add(&b->count, 1) == b->n - 1) {
+        atomic_store(&b->count, 0);
+        atomic_fetch_add(&b->gen, 1);
+    } else if (g == 0 || b->n > ncpu || atomic_load(&pin_failures)) {
+        WAIT_UNTIL(atomic_load(&b->gen) != g);
+    } else {
+        while (atomic_load(&b->gen) == g)
+            bench_pause();
+    }
+}
+
+/* Runs fn(idx, ctx) on k threads, thread idx pinned to CPU idx % ncpu, and joins them. */
+struct member {
+    int idx;
+    void (*fn)(int idx, void *ctx);
+    void *ctx;
+};
+
+static void *member_main(void *p) {
+    struct member *m = p;
+    pin_or_count(m->idx);
+    m->fn(m->idx, m->ctx);
+    return NULL;
+}
+
+static void run_team(int k, void (*fn)(int, void *), void *ctx) {
+    pthread_t *th = bench_alloc(sizeof(pthread_t) * k);
+    struct member *m = bench_alloc(sizeof(struct member) * k);
+    for (int i = 0; i < k; i++) {
+        m[i] = (struct member){i, fn, ctx};
+        spawn(&th[i], member_main, &m[i]);
+    }
+    for (int i = 0; i < k; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    free(m);
+}
+
+/* Repetitions to run: the wanted count, lowered to fit the budget given one repetition's cost. */
+static long plan_reps(const char *name, long want, long min, double rep_s) {
+    if (rep_s * (double)want <= budget_s)
+        return want;
+    long n = (long)(budget_s / rep_s);
+    if (n < min)
+        n = min;
+    if (n >= want)
+        return want;
+    printf("# %s: one repetition takes %.3f ms; repetitions lowered from %ld to %ld (budget "
+           "%.1f s)\n",
+           name, rep_s * 1e3, want, n, budget_s);
+    return n;
+}
+
+static const char *threads_key(int k) {
+    static char buf[32];
+    snprintf(buf, sizeof buf, "threads=%d", k);
+    return buf;
+}
+
+/* One repetition: returns its value and may set *aux (a second value, e.g. page faults). */
+typedef double (*rep_fn)(void *ctx, double *aux);
+
+/* Timed warm-up repetitions (the second sets the cost, unless the first was already slow),
+ * then the planned repetitions; prints `name` and, when aux_name is given, a second result of
+ * the aux values (unit=count). */
+static void sampled(const char *name, const char *unit, long want_full, long want_quick,
+                    long min, rep_fn fn, void *ctx, const char *aux_name, int threads) {
+    double aux_dummy, t0 = bench_now();
+    fn(ctx, &aux_dummy);
+    double cost = bench_now() - t0;
+    if (cost < budget_s / 10) {
+        t0 = bench_now();
+        fn(ctx, &aux_dummy);
+        cost = bench_now() - t0;
+    }
+    long n = plan_reps(name, quick ? want_quick : want_full, min, cost);
+    double *v = bench_alloc(sizeof(double) * n), *aux = bench_alloc(sizeof(double) * n);
+    for (long i = 0; i < n; i++)
+        v[i] = fn(ctx, &aux[i]);
+    bench_result("micro", name, unit, v, n, threads_key(threads));
+    if (aux_name)
+        bench_result("micro", aux_name, "count", aux, n, threads_key(threads));
+    free(v);
+    free(aux);
+}
+
+static long minflt(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+static void *empty_thread(void *arg) { return arg; }
+
+static double rep_thread_create(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    pthread_t th;
+    uint64_t t0 = bench_tsc();
+    spawn(&th, empty_thread, NULL);
+    uint64_t t1 = bench_tsc();
+    pthread_join(th, NULL);
+    return (double)(t1 - t0);
+}
+
+static double rep_thread_create_seq(void *ctx, double *aux) {
+    (void)aux;
+    int n = *(int *)ctx;
+    static pthread_t th[MAX_SEQ];
+    uint64_t t0 = bench_tsc();
+    for (int i = 0; i < n; i++)
+        spawn(&th[i], empty_thread, NULL);
+    uint64_t t1 = bench_tsc();
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    return (double)(t1 - t0);
+}
+
+static double rep_create_join(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    pthread_t th;
+    uint64_t t0 = bench_tsc();
+    spawn(&th, empty_thread, NULL);
+    pthread_join(th, NULL);
+    return (double)(bench_tsc() - t0);
+}
+
+static void *tiny_thread(void *arg) {
+    sink = work((uint64_t)(uintptr_t)arg, TINY_WORK_ITERS);
+    return NULL;
+}
+
+static double rep_forkjoin(void *ctx, double *aux) {
+    (void)aux;
+    int k = *(int *)ctx;
+    pthread_t th[MAX_SEQ];
+    uint64_t t0 = bench_tsc();
+    for (int i = 0; i < k; i++)
+        spawn(&th[i], tiny_thread, (void *)(uintptr_t)i);
+    for (int i = 0; i < k; i++)
+        pthread_join(th[i], NULL);
+    return (double)(bench_tsc() - t0);
+}
+
+static void test_thread_create(void) {
+    sampled("thread_create", "cycles", 1000, 200, 50, rep_thread_create, NULL, NULL, 1);
+}
+
+static void test_thread_create_seq(void) {
+    for (int n = 1; n <= MAX_SEQ; n *= 2) {
+        char name[48];
+        snprintf(name, sizeof name, "thread_create_seq.%d", n);
+        sampled(name, "cycles", 50, 10, 3, rep_thread_create_seq, &n, NULL, 1);
+    }
+}
+
+static void test_create_join(void) {
+    sampled("create_join", "cycles", 1000, 200, 50, rep_create_join, NULL, NULL, 1);
+}
+
+static void test_forkjoin(void) {
+    for (int k = 1; k <= ncpu && k <= MAX_SEQ; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "forkjoin.%d", k);
+        sampled(name, "cycles", 1000, 200, 20, rep_forkjoin, &k, NULL, k);
+    }
+}
+
+/* ---------------------------------------------------------------- cond_wakeup */
+
+static struct {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    atomic_long ready; /* round number + 1 the waiter is (about to be) waiting in */
+    int go;
+    long rounds;
+    uint64_t settle; /* cycles the signaller waits so the waiter is asleep, not just waiting */
+    uint64_t *wake, *sig;
+} cw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, NULL, NULL};
+
+/* Member 1 waits (CPU 1); member 0 signals (CPU 0): once the waiter has published its round
+ * and released the mutex inside pthread_cond_wait, the signaller lets it settle into its sleep,
+ * takes the TSC and signals. Latency = the waiter's TSC on return - the signaller's TSC. */
+static void cond_member(int idx, void *ctx) {
+    (void)ctx;
+    for (long r = 0; r < cw.rounds; r++) {
+        if (idx == 1) {
+            pthread_mutex_lock(&cw.m);
+            atomic_store(&cw.ready, r + 1);
+            while (!cw.go)
+                pthread_cond_wait(&cw.c, &cw.m);
+            cw.wake[r] = bench_tsc();
+            cw.go = 0;
+            pthread_mutex_unlock(&cw.m);
+        } else {
+            WAIT_UNTIL(atomic_load(&cw.ready) == r + 1);
+            pthread_mutex_lock(&cw.m); /* held by the waiter until pthread_cond_wait */
+            cw.go = 1;
+            pthread_mutex_unlock(&cw.m);
+            uint64_t s0 = bench_tsc();
+            while (bench_tsc() - s0 < cw.settle)
+                bench_pause();
+            cw.sig[r] = bench_tsc();
+            pthread_cond_signal(&cw.c);
+        }
+    }
+}
+
+static void test_cond_wakeup(void) {
+    if (ncpu < 2)
+        printf("# cond_wakeup: one CPU: signaller and waiter share it\n");
+    double settle_s = 10 * syscall_cost_s > 20e-6 ? 10 * syscall_cost_s : 20e-6;
+    long n = plan_reps("cond_wakeup", quick ? 200 : 1000, 20, settle_s + 40 * syscall_cost_s);
+    printf("# cond_wakeup: the signaller waits %.1f us before each signal\n", settle_s * 1e6);
+    cw.rounds = n + 1; /* round 0 is a warm-up */
+    cw.settle = (uint64_t)(settle_s * tsc_hz);
+    atomic_store(&cw.ready, 0);
+    cw.wake = bench_alloc(sizeof(uint64_t) * cw.rounds);
+    cw.sig = bench_alloc(sizeof(uint64_t) * cw.rounds);
+    run_team(2, cond_member, NULL);
+    report_pinning("cond_wakeup");
+    double *v = bench_alloc(sizeof(double) * n);
+    for (long r = 0; r < n; r++)
+        v[r] = (double)(int64_t)(cw.wake[r + 1] - cw.sig[r + 1]);
+    bench_result("micro", "cond_wakeup", "cycles", v, n, threads_key(2));
+    free(v);
+    free(cw.wake);
+    free(cw.sig);
+}
+
+/* ---------------------------------------------------------------- spin locks, barrier */
+
+#define SPIN_BATCH 1000
+static pthread_spinlock_t spin;
+static long spin_shared;
+
+static double rep_spin_uncontended(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    uint64_t t0 = bench_tsc();
+    for (int i = 0; i < SPIN_BATCH; i++) {
+        pthread_spin_lock(&spin);
+        pthread_spin_unlock(&spin);
+    }
+    return (double)(bench_tsc() - t0) / SPIN_BATCH;
+}
+
+static void test_spin_uncontended(void) {
+    sampled("spin_uncontended", "cycles", 1000, 200, 50, rep_spin_uncontended, NULL, NULL, 1);
+}
+
+/* A team measuring samples of something all members take part in: member 0 times it. */
+struct team_run {
+    struct sbar bar;
+    long samples;
+    double *v;
+};
+
+static void spin_member(int idx, void *ctx) {
+    struct team_run *t = ctx;
+    for (long s = 0; s < t->samples; s++) {
+        sbar_wait(&t->bar);
+        uint64_t t0 = bench_tsc();
+        for (int i = 0; i < SPIN_BATCH; i++) {
+            pthread_spin_lock(&spin);
+            spin_shared++;
+            pthread_spin_unlock(&spin);
+        }
+        sbar_wait(&t->bar);
+        if (idx == 0)
+            t->v[s] = (double)(bench_tsc() - t0) / ((double)SPIN_BATCH * ncpu);
+    }
+}
+
+static void test_spin_contended(void) {
+    struct team_run t = {.bar = {.n = ncpu}, .samples = quick ? 200 : 1000};
+    t.v = bench_alloc(sizeof(double) * t.samples);
+    run_team(ncpu, spin_member, &t);
+    report_pinning("spin_contended");
+    bench_result("micro", "spin_contended", "cycles", t.v, t.samples, threads_key(ncpu));
+    free(t.v);
+}
+
+/* pthread_barrier_wait: member 0 times the interval between its successive returns (one
+ * barrier episode each). The first 10 episodes calibrate; the count is published through the
+ * barrier itself. */
+static pthread_barrier_t pbar;
+
+static void barrier_member(int idx, void *ctx) {
+    struct team_run *t = ctx;
+    double t0 = bench_now();
+    for (int i = 0; i < 10; i++)
+        pthread_barrier_wait(&pbar);
+    if (idx == 0)
+        t->samples = plan_reps("barrier", quick ? 200 : 1000, 20, (bench_now() - t0) / 10);
+    pthread_barrier_wait(&pbar);
+    uint64_t prev = bench_tsc();
+    for (long s = 0; s < t->samples; s++) {
+        pthread_barrier_wait(&pbar);
+        if (idx == 0) {
+            uint64_t now = bench_tsc();
+            t->v[s] = (double)(now - prev);
+            prev = now;
+        }
+    }
+}
+
+static void test_barrier(void) {
+    long want = quick ? 200 : 1000;
+    struct team_run t = {.samples = want};
+    t.v = bench_alloc(sizeof(double) * want);
+    pthread_barrier_init(&pbar, NULL, ncpu);
+    run_team(ncpu, barrier_member, &t);
+    pthread_barrier_destroy(&pbar);
+    report_pinning("barrier");
+    bench_result("micro", "barrier", "cycles", t.v, t.samples, threads_key(ncpu));
+    free(t.v);
+}
+
+/* ---------------------------------------------------------------- system calls, memory */
+
+static double rep_getpid(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    uint64_t t0 = bench_tsc();
+    syscall(SYS_getpid);
+    return (double)(bench_tsc() - t0);
+}
+
+static double rep_write_devnull(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    uint64_t t0 = bench_tsc();
+    if (write(devnull, "x", 1) != 1) {
+        perror("write /dev/null");
+        exit(1);
+    }
+    return (double)(bench_tsc() - t0);
+}
+
+static void test_getpid(void) {
+    sampled("getpid", "cycles", 10000, 1000, 100, rep_getpid, NULL, NULL, 1);
+}
+
+static void test_write_devnull(void) {
+    sampled("write_devnull", "cycles", 10000, 1000, 100, rep_write_devnull, NULL, NULL, 1);
+}
+
+#define MMAP_BYTES (64UL << 20)
+
+static double rep_mmap_touch(void *ctx, double *faults) {
+    (void)ctx;
+    long f0 = minflt();
+    double t0 = bench_now();
+    char *p = mmap(NULL, MMAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap 64 MiB");
+        exit(1);
+    }
+    for (size_t off = 0; off < MMAP_BYTES; off += 4096)
+        p[off] = 1;
+    munmap(p, MMAP_BYTES);
+    double us = (bench_now() - t0) * 1e6;
+    *faults = (double)(minflt() - f0);
+    return us;
+}
+
+static void test_mmap_touch(void) {
+    sampled("mmap_touch_64m", "us", 50, 10, 5, rep_mmap_touch, NULL, "mmap_touch_64m.faults", 1);
+}
+
+/* LULESH-like heap breathing: 1000 steps of sbrk(+K), touch every page, sbrk(-K), with K
+ * cycling through 4 KiB .. 1 MiB. */
+static double rep_brk(void *ctx, double *faults) {
+    (void)ctx;
+    static const long sizes[] = {4096, 16384, 65536, 262144, 1048576, 131072, 8192};
+    const int nsizes = sizeof sizes / sizeof sizes[0];
+    long f0 = minflt();
+    double t0 = bench_now();
+    for (int step = 0; step < 1000; step++) {
+        long k = sizes[step % nsizes];
+        char *p = sbrk(k);
+        if (p == (void *)-1) {
+            perror("sbrk");
+            exit(1);
+        }
+        for (long off = 0; off < k; off += 4096)
+            p[off] = 1;
+        if (sbrk(-k) == (void *)-1) {
+            perror("sbrk shrink");
+            exit(1);
+        }
+    }
+    double us = (bench_now() - t0) * 1e6;
+    *faults = (double)(minflt() - f0);
+    return us;
+}
+
+static int failed; /* a test could not run: exit status 1 after the others */
+
+static void test_brk_pattern(void) {
+    if (sbrk(4096) == (void *)-1) {
+        int e = errno;
+        printf("# brk_pattern: not run: the break does not grow (sbrk(4096): %s)\n", strerror(e));
+        fprintf(stderr, "micro: brk_pattern: sbrk(4096): %s\n", strerror(e));
+        failed = 1;
+        return;
+    }
+    sbrk(-4096);
+    sampled("brk_pattern", "us", 20, 5, 3, rep_brk, NULL, "brk_pattern.faults", 1);
+}
+
+/* ---------------------------------------------------------------- FWQ, noise */
+
+/* Fixed Work Quantum: every member (one per CPU) times the same work quantum many times. */
+static void fwq_member(int idx, void *ctx) {
+    struct team_run *t = ctx;
+    double *mine = t->v + (size_t)idx * t->samples;
+    uint64_t x = (uint64_t)idx;
+    sbar_wait(&t->bar);
+    for (long s = 0; s < t->samples; s++) {
+        uint64_t t0 = bench_tsc();
+        x = work(x, WORK_ITERS);
+        mine[s] = (double)(bench_tsc() - t0);
+    }
+    sink = x;
+}
+
+static void test_fwq(void) {
+    struct team_run t = {.bar = {.n = ncpu}, .samples = quick ? 10000 : 100000};
+    t.v = bench_alloc(sizeof(double) * t.samples * ncpu);
+    run_team(ncpu, fwq_member, &t);
+    report_pinning("fwq");
+    printf("# fwq: %d iterations of dependent multiply-add per quantum, %ld quanta per CPU\n",
+           WORK_ITERS, t.samples);
+    bench_result_opts("micro", "fwq", "cycles", t.v, (size_t)t.samples * ncpu,
+                      threads_key(ncpu), 1, 1);
+    free(t.v);
+}
+
+/* Members below `compute` time work quanta; the others (if `hammer`) make system calls
+ * (getpid, 1-byte write to /dev/null) until the compute members are done. */
+static struct {
+    int compute, hammer;
+    long samples;
+    double *v;
+    atomic_int started, done;
+} nz;
+
+static void noise_member(int idx, void *ctx) {
+    (void)ctx;
+    if (idx >= nz.compute) {
+        atomic_fetch_add(&nz.started, 1);
+        while (atomic_load(&nz.done) < nz.compute) {
+            syscall(SYS_getpid);
+            if (write(devnull, "x", 1) != 1)
+                exit(1);
+        }
+        return;
+    }
+    WAIT_UNTIL(atomic_load(&nz.started) >= nz.hammer);
+    double *mine = nz.v + (size_t)idx * nz.samples;
+    uint64_t x = (uint64_t)idx;
+    for (long s = 0; s < nz.samples; s++) {
+        uint64_t t0 = bench_tsc();
+        x = work(x, WORK_ITERS);
+        mine[s] = (double)(bench_tsc() - t0);
+    }
+    sink = x;
+    atomic_fetch_add(&nz.done, 1);
+}
+
+static void noise_run(const char *name, int hammer) {
+    nz.hammer = hammer;
+    atomic_store(&nz.started, 0);
+    atomic_store(&nz.done, 0);
+    run_team(nz.compute + hammer, noise_member, NULL);
+    bench_result("micro", name, "cycles", nz.v, (size_t)nz.samples * nz.compute,
+                 threads_key(nz.compute));
+}
+
+static void test_noise(void) {
+    nz.compute = ncpu / 2 > 0 ? ncpu / 2 : 1;
+    nz.samples = quick ? 2000 : 10000;
+    nz.v = bench_alloc(sizeof(double) * nz.samples * nz.compute);
+    printf("# noise: %d compute thread(s) time %ld work quanta each; %d other thread(s) make "
+           "system calls (getpid, write /dev/null) for noise.with\n",
+           nz.compute, nz.samples, ncpu - nz.compute);
+    noise_run("noise.alone", 0);
+    if (ncpu > nz.compute)
+        noise_run("noise.with", ncpu - nz.compute);
+    else
+        printf("# noise: one CPU, no room for interfering threads: noise.with skipped\n");
+    report_pinning("noise");
+    free(nz.v);
+}
+
+/* ---------------------------------------------------------------- buffer */
+
+/* Producer/consumer pairs, each through its own ring buffer guarded by two POSIX semaphores
+ * (free slots, filled slots) and a mutex. Members 2p and 2p+1 are pair p's producer and
+ * consumer. A sample moves BUF_ITEMS items through every pair; member 0 times it. */
+#define BUF_SLOTS 16
+#define BUF_ITEMS 64
+
+struct ring {
+    sem_t free_slots, filled;
+    pthread_mutex_t m;
+    unsigned head, tail;
+    long slot[BUF_SLOTS];
+} __attribute__((aligned(64)));
+
+static struct {
+    struct team_run t;
+    struct ring *rings;
+    int pairs;
+    int disorder;
+} bf;
+
+static void buffer_transfer(int idx) {
+    struct ring *r = &bf.rings[idx / 2];
+    for (long i = 0; i < BUF_ITEMS; i++) {
+        if (idx % 2 == 0) {
+            sem_wait(&r->free_slots);
+            pthread_mutex_lock(&r->m);
+            r->slot[r->head++ % BUF_SLOTS] = i;
+            pthread_mutex_unlock(&r->m);
+            sem_post(&r->filled);
+        } else {
+            sem_wait(&r->filled);
+            pthread_mutex_lock(&r->m);
+            long item = r->slot[r->tail++ % BUF_SLOTS];
+            pthread_mutex_unlock(&r->m);
+            sem_post(&r->free_slots);
+            if (item != i)
+                bf.disorder = 1; /* reported below */
+        }
+    }
+}
+
+static void buffer_member(int idx, void *ctx) {
+    (void)ctx;
+    struct team_run *t = &bf.t;
+    sbar_wait(&t->bar); /* calibration sample */
+    double c0 = bench_now();
+    buffer_transfer(idx);
+    sbar_wait(&t->bar);
+    if (idx == 0)
+        t->samples = plan_reps("buffer", t->samples, 5, bench_now() - c0);
+    sbar_wait(&t->bar);
+    for (long s = 0; s < t->samples; s++) {
+        sbar_wait(&t->bar);
+        uint64_t t0 = bench_tsc();
+        buffer_transfer(idx);
+        sbar_wait(&t->bar);
+        if (idx == 0)
+            t->v[s] = (double)(bench_tsc() - t0) / ((double)BUF_ITEMS * bf.pairs);
+    }
+}
+
+static void test_buffer(void) {
+    bf.pairs = ncpu / 2 > 0 ? ncpu / 2 : 1;
+    bf.rings = bench_alloc(sizeof(struct ring) * bf.pairs);
+    for (int p = 0; p < bf.pairs; p++) {
+        sem_init(&bf.rings[p].free_slots, 0, BUF_SLOTS);
+        sem_init(&bf.rings[p].filled, 0, 0);
+        pthread_mutex_init(&bf.rings[p].m, NULL);
+    }
+    bf.t = (struct team_run){.bar = {.n = 2 * bf.pairs}, .samples = quick ? 200 : 1000};
+    bf.t.v = bench_alloc(sizeof(double) * bf.t.samples);
+    printf("# buffer: %d pair(s), %d slots, %d items per sample and pair\n", bf.pairs, BUF_SLOTS,
+           BUF_ITEMS);
+    run_team(2 * bf.pairs, buffer_member, NULL);
+    report_pinning("buffer");
+    if (bf.disorder) {
+        fprintf(stderr, "buffer: items arrived out of order\n");
+        exit(1);
+    }
+    bench_result("micro", "buffer", "cycles", bf.t.v, bf.t.samples, threads_key(2 * bf.pairs));
+    for (int p = 0; p < bf.pairs; p++) {
+        sem_destroy(&bf.rings[p].free_slots);
+        sem_destroy(&bf.rings[p].filled);
+    }
+    free(bf.rings);
+    free(bf.t.v);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static const struct {
+    const char *name;
+    void (*run)(void);
+} tests[] = {
+    {"thread_create", test_thread_create},
+    {"thread_create_seq", test_thread_create_seq},
+    {"create_join", test_create_join},
+    {"cond_wakeup", test_cond_wakeup},
+    {"spin_uncontended", test_spin_uncontended},
+    {"spin_contended", test_spin_contended},
+    {"barrier", test_barrier},
+    {"getpid", test_getpid},
+    {"write_devnull", test_write_devnull},
+    {"mmap_touch_64m", test_mmap_touch},
+    {"brk_pattern", test_brk_pattern},
+    {"fwq", test_fwq},
+    {"forkjoin", test_forkjoin},
+    {"buffer", test_buffer},
+    {"noise", test_noise},
+};
+#define NTESTS (sizeof tests / sizeof tests[0])
+
+/* Index of the test a --only name designates (the test's name, or a result name whose part
+ * before the first '.' is the test's name), or -1. */
+static int test_index(const char *name, size_t len) {
+    for (size_t i = 0; i < NTESTS; i++) {
+        size_t n = strlen(tests[i].name);
+        if (len >= n && !strncmp(name, tests[i].name, n) && (len == n || name[n] == '.'))
+            return (int)i;
+    }
+    return -1;
+}
+
+static double median_syscall_seconds(void) {
+    double v[9];
+    for (int i = 0; i < 9; i++) {
+        double t0 = bench_now();
+        syscall(SYS_getpid);
+        v[i] = bench_now() - t0;
+    }
+    qsort(v, 9, sizeof v[0], bench_cmp_double);
+    return v[4];
+}
+
+int main(int argc, char **argv) {
+    int selected[NTESTS] = {0}, any_selected = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) {
+            quick = 1;
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            for (const char *p = argv[++i]; *p;) {
+                size_t len = strcspn(p, ",");
+                int t = test_index(p, len);
+                if (t < 0) {
+                    fprintf(stderr, "micro: unknown test '%.*s'\n", (int)len, p);
+                    return 2;
+                }
+                selected[t] = any_selected = 1;
+                p += len + (p[len] == ',');
+            }
+        } else {
+            fprintf(stderr, "usage: micro [--quick] [--only NAME[,NAME...]]\n");
+            return 2;
+        }
+    }
+
+    ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1)
+        ncpu = 1;
+    budget_s = quick ? 1.0 : 8.0;
+    devnull = open("/dev/null", O_WRONLY);
+    if (devnull < 0) {
+        perror("/dev/null");
+        return 1;
+    }
+    pthread_attr_init(&thread_attr);
+    pthread_attr_setstacksize(&thread_attr, STACK_SIZE);
+    pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
+    tsc_hz = bench_tsc_hz();
+    yield_after = (uint64_t)(50e-6 * tsc_hz);
+    syscall_cost_s = median_syscall_seconds();
+    uint64_t t0 = bench_tsc();
+    uint64_t tsc_cost = bench_tsc() - t0;
+    printf("# micro: cpus=%d tsc=%.3f GHz getpid=%.3f us tsc_read=%llu cycles stack=%d KiB "
+           "budget=%.1f s per result%s\n",
+           ncpu, tsc_hz / 1e9, syscall_cost_s * 1e6, (unsigned long long)tsc_cost,
+           STACK_SIZE / 1024, budget_s, quick ? " (quick)" : "");
+    fflush(stdout);
+
+    for (size_t i = 0; i < NTESTS; i++) {
+        if (any_selected && !selected[i])
+            continue;
+        tests[i].run();
+        fflush(stdout);
+    }
+    pthread_spin_destroy(&spin);
+    close(devnull);
+    return failed;
+}
