@@ -699,6 +699,12 @@ fn pthreads() {
     check_program("pthreads", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
 }
 
+/// Pinning moves the thread (two spinning threads pinned apart must really run apart).
+#[test]
+fn affinity() {
+    check_program("affinity", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+}
+
 #[test]
 fn openmp() {
     check_program("openmp", &[Case::new("no arguments")], Checks { stderr: true, num_procs_line: true });

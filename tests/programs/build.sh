@@ -49,7 +49,7 @@ for source in "$src_dir"/*.c; do
     extra=()
     case "$name" in
         openmp) extra=(-fopenmp) ;;
-        pthreads) extra=(-pthread) ;;
+        pthreads | affinity) extra=(-pthread) ;;
     esac
     build "$out/$name-static" "$source" "$cc" "${cflags[@]}" "${extra[@]}" -static
     build "$out/$name-pie" "$source" "$cc" "${cflags[@]}" "${extra[@]}" -static-pie -fPIE

@@ -34,6 +34,8 @@ pub struct CpuSched {
     need_resched: AtomicBool,
     /// A thread that exited and whose stack we were still on until the switch completed.
     prev_exited: PerCpuCell<*mut Thread>,
+    /// A thread moving to another CPU, queued there only once we have left its stack.
+    prev_migrating: PerCpuCell<*mut Thread>,
     pub(crate) sleepers: IrqSpinLock<sleep::SleepList>,
     pub(crate) tasks: IrqSpinLock<task::TaskQueue>,
     pub(crate) tasks_len: AtomicUsize,
@@ -51,6 +53,7 @@ impl CpuSched {
             halted: AtomicBool::new(false),
             need_resched: AtomicBool::new(false),
             prev_exited: PerCpuCell::new(null_mut()),
+            prev_migrating: PerCpuCell::new(null_mut()),
             sleepers: IrqSpinLock::new(sleep::SleepList::new()),
             tasks: IrqSpinLock::new(task::TaskQueue::new()),
             tasks_len: AtomicUsize::new(0),
@@ -247,6 +250,14 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
 /// (now that nothing runs on its stack) and restores the new thread's FPU state.
 pub(crate) fn finish_switch() {
     let s = this_sched();
+    // SAFETY: interrupts are off and the slot belongs to this CPU; the migrating thread's
+    // stack is no longer in use, and its record names its new CPU.
+    unsafe {
+        let migrating = core::mem::replace(&mut *s.prev_migrating.get(), null_mut());
+        if !migrating.is_null() {
+            make_runnable(migrating);
+        }
+    }
     // SAFETY: interrupts are off and the slot belongs to this CPU.
     let prev = unsafe { core::mem::replace(&mut *s.prev_exited.get(), null_mut()) };
     if !prev.is_null() {
@@ -273,6 +284,28 @@ pub(crate) fn finish_switch() {
             fpu::restore_initial();
         }
     }
+}
+
+/// Moves the current thread to CPU `target` (it continues there; returns on the new CPU).
+/// The thread is put on the target's run queue by this CPU's next thread, once nothing runs on
+/// the migrating thread's stack any more (otherwise the target could resume it too early).
+pub fn migrate_current(target: usize) {
+    if target >= cpu::count() || target == cpu::id() {
+        return;
+    }
+    let was = irq::save_and_disable();
+    let s = this_sched();
+    let cur = current();
+    // SAFETY: the current thread's record is alive and in no queue while running; interrupts
+    // are off and the slot is this CPU's.
+    unsafe {
+        thread::move_load((*cur).cpu, target);
+        (*cur).cpu = target;
+        (*cur).state.store(READY, Ordering::SeqCst);
+        *s.prev_migrating.get() = cur;
+    }
+    switch_away(s, cur);
+    irq::restore(was);
 }
 
 /// Leaves an exited thread for good.

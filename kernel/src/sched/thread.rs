@@ -68,6 +68,8 @@ pub struct Thread {
     pub clear_child_tid: u64,
     pub robust_list: u64,
     pub sigmask: u64,
+    /// CPUs the program allowed this thread (sched_setaffinity); all zero = every CPU.
+    pub affinity: [u64; 4],
     /// TSC when the thread was created (its CPU-time clock: threads own their CPUs).
     pub created_tsc: u64,
     closure: Option<Closure>,
@@ -109,6 +111,7 @@ impl Thread {
             addr_of_mut!((*p).clear_child_tid).write(0);
             addr_of_mut!((*p).robust_list).write(0);
             addr_of_mut!((*p).sigmask).write(0);
+            addr_of_mut!((*p).affinity).write([0; 4]);
             addr_of_mut!((*p).created_tsc).write(crate::time::ticks());
             addr_of_mut!((*p).exit).write(IrqSpinLock::new(ExitState {
                 done: false,
@@ -272,6 +275,17 @@ impl Drop for ThreadHandle {
 
 /// Live threads placed on each CPU (idle threads not counted).
 static LOAD: [AtomicUsize; hrt_abi::MAX_CPUS] = [const { AtomicUsize::new(0) }; hrt_abi::MAX_CPUS];
+
+/// Moves one unit of placement load from CPU `from` to CPU `to` (a thread migrated).
+pub(super) fn move_load(from: usize, to: usize) {
+    LOAD[from].fetch_sub(1, Ordering::Relaxed);
+    LOAD[to].fetch_add(1, Ordering::Relaxed);
+}
+
+/// The least loaded of the CPUs `allowed` accepts (for threads created under an affinity mask).
+pub fn least_loaded(allowed: impl Fn(usize) -> bool) -> Option<usize> {
+    (0..crate::cpu::count()).filter(|&c| allowed(c)).min_by_key(|&c| LOAD[c].load(Ordering::Relaxed))
+}
 
 /// Where a new thread goes: the named CPU, or the least loaded one (round-robin among equals),
 /// so that a program's N threads on N CPUs get one CPU each.

@@ -39,14 +39,21 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let parent = current();
     let fs_base = if flags & CLONE_SETTLS != 0 { tls } else { parent.fs_base };
     let sigmask = parent.sigmask;
+    // Linux threads inherit their creator's CPU mask: place the child inside it.
+    let affinity = parent.affinity;
+    let mut options = ThreadOptions::named("clone").user();
+    if affinity != [0; 4] {
+        options.cpu = sched::thread::least_loaded(|c| affinity[c / 64] & (1 << (c % 64)) != 0);
+    }
     let mut tid = 0u32;
     PROCESS.live_threads.fetch_add(1, Ordering::SeqCst);
     let spawned = sched::spawn_with(
-        ThreadOptions::named("clone").user(),
+        options,
         |t| {
             t.tid = t.id as u32 + TID_BASE;
             t.fs_base = fs_base;
             t.sigmask = sigmask;
+            t.affinity = affinity;
             tid = t.tid;
             if flags & CLONE_CHILD_CLEARTID != 0 {
                 t.clear_child_tid = ctid;
@@ -144,26 +151,53 @@ pub fn sched_yield(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
-/// Every thread may run on every CPU of the VM (threads are placed round-robin and pinned).
+/// Bytes of the CPU mask this VM reports: whole 64-bit words, as Linux does.
+fn mask_bytes() -> u64 {
+    (crate::cpu::count() as u64).div_ceil(64) * 8
+}
+
+/// The calling thread's CPU mask: every CPU of the VM unless it set one.
 pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (len, mask) = (a[1], a[2]);
-    let n = crate::cpu::count() as u64;
-    let bytes = n.div_ceil(64) * 8;
+    let (pid, len, mask) = (a[0], a[1], a[2]);
+    let bytes = mask_bytes();
     if len < bytes {
         return Err(EINVAL);
     }
+    let own = pid == 0 || pid == current().tid as u64;
     let out = uaccess::slice_mut(mask, bytes)?;
     out.fill(0);
-    for cpu in 0..n as usize {
-        out[cpu / 8] |= 1 << (cpu % 8);
+    let set = current().affinity;
+    for cpu in 0..crate::cpu::count() {
+        if !own || set == [0; 4] || set[cpu / 64] & (1 << (cpu % 64)) != 0 {
+            out[cpu / 8] |= 1 << (cpu % 8);
+        }
     }
     Ok(bytes)
 }
 
-/// Accepted but not applied: HRT places each thread on a CPU when it is created and never
-/// migrates it.
+/// For the calling thread (pid 0 or its own tid, what glibc's pthread_setaffinity_np and
+/// libgomp's binding use): records the mask and, if the thread's CPU is not in it, moves the
+/// thread to the first CPU that is. Other threads' masks are accepted but not applied
+/// (HRT places threads when they are created).
 pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    uaccess::check(a[2], a[1])?;
+    let (pid, len, mask) = (a[0], a[1], a[2]);
+    let given = uaccess::slice(mask, len.min(32))?;
+    let mut set = [0u64; 4];
+    for (i, &b) in given.iter().enumerate() {
+        set[i / 8] |= (b as u64) << ((i % 8) * 8);
+    }
+    let n = crate::cpu::count();
+    let allowed = |cpu: usize| set[cpu / 64] & (1 << (cpu % 64)) != 0;
+    let Some(first) = (0..n).find(|&c| allowed(c)) else {
+        return Err(EINVAL);
+    };
+    if pid != 0 && pid != current().tid as u64 {
+        return Ok(0);
+    }
+    current().affinity = set;
+    if !allowed(crate::cpu::id()) {
+        sched::migrate_current(first);
+    }
     Ok(0)
 }
 
