@@ -21,8 +21,7 @@ fn esc(t: &str) -> String {
 
 /// Ratio bars; returns the height used.
 fn ratio_panel(o: &mut String, rows: &[Row], top: f64) -> f64 {
-    let bars: Vec<(String, f64)> =
-        rows.iter().filter_map(|r| r.ratio().map(|x| (format!("{}: {}", r.suite, display_name(r)), x))).collect();
+    let bars: Vec<(String, f64)> = rows.iter().filter_map(|r| r.ratio().map(|x| (bar_label(r), x))).collect();
     let _ = writeln!(
         o,
         r#"<text x="10" y="{}" font-size="15" font-weight="bold">Linux/HRT ratio of medians (log scale; right of 1.0: HRT faster)</text>"#,
@@ -163,4 +162,13 @@ pub fn render(rows: &[Row], title: &str) -> String {
     format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height:.0}\" viewBox=\"0 0 {WIDTH} {height:.0}\" font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n{body}</svg>\n"
     )
+}
+
+/// A bar's label: suite, name and, for the micro suite (where the same name is measured both
+/// in the kernel and under `hrt run`), how the HRT side ran.
+fn bar_label(r: &super::report::Row) -> String {
+    match (&r.hrt, r.suite.as_str()) {
+        (Some(h), "micro") => format!("{}: {} ({})", r.suite, display_name(r), h.via.label()),
+        _ => format!("{}: {}", r.suite, display_name(r)),
+    }
 }
