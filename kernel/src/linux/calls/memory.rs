@@ -2,20 +2,23 @@
 //! protections are not enforced (every program page is readable, writable and executable:
 //! HRT trusts the program it runs, as a hybrid runtime does).
 
+use linux_raw_sys::general;
+
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
 use crate::linux::process::PROCESS;
 use crate::linux::usermem::{self, page_up, PAGE};
 
-const MAP_SHARED: u64 = 0x01;
-const MAP_PRIVATE: u64 = 0x02;
-const MAP_FIXED: u64 = 0x10;
-const MAP_ANONYMOUS: u64 = 0x20;
-const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
-const MREMAP_MAYMOVE: u64 = 1;
-const MREMAP_FIXED: u64 = 2;
-const MADV_DONTNEED: u64 = 4;
-const MADV_FREE: u64 = 8;
+// Linux's flag values (linux-raw-sys has them as u32; system-call arguments arrive as u64).
+const MAP_SHARED: u64 = general::MAP_SHARED as u64;
+const MAP_PRIVATE: u64 = general::MAP_PRIVATE as u64;
+const MAP_FIXED: u64 = general::MAP_FIXED as u64;
+const MAP_ANONYMOUS: u64 = general::MAP_ANONYMOUS as u64;
+const MAP_FIXED_NOREPLACE: u64 = general::MAP_FIXED_NOREPLACE as u64;
+const MREMAP_MAYMOVE: u64 = general::MREMAP_MAYMOVE as u64;
+const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
+const MADV_DONTNEED: u64 = general::MADV_DONTNEED as u64;
+const MADV_FREE: u64 = general::MADV_FREE as u64;
 const LARGE_PAGE: u64 = 2 << 20;
 
 pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -76,10 +79,7 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     };
     if flags & MAP_ANONYMOUS == 0 {
         // A file mapping: read its contents through the monitor (private, read-only use).
-        let got = crate::linux::syscall::forward(
-            linux_raw_sys::general::__NR_pread64 as u64,
-            [fd as u64, start, len, off, 0, 0],
-        );
+        let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, [fd as u64, start, len, off, 0, 0]);
         if got < 0 {
             usermem::unmap(start, start + len);
             return Err((-got) as u32);
