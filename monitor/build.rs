@@ -21,6 +21,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", root.join("abi/src").display());
     println!("cargo:rerun-if-env-changed=HRT_SKIP_KERNEL_BUILD");
 
+    ensure_kernel_target();
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&kernel_dir)
@@ -44,4 +45,34 @@ fn main() {
     }
     let image = target_dir.join("x86_64-unknown-none/release/hrt-kernel");
     println!("cargo:rustc-env=HRT_KERNEL_IMAGE={}", image.display());
+}
+
+/// Installs the kernel's target through rustup when the toolchain lacks it, so that a machine
+/// with only rustup and a C compiler builds HRT with one `cargo build` (rust-toolchain.toml
+/// names the target too, but rustup adds it only when it installs a toolchain, not to one that
+/// is already there).
+fn ensure_kernel_target() {
+    const TARGET: &str = "x86_64-unknown-none";
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let Some(sysroot) = sysroot else { return };
+    if sysroot.join("lib/rustlib").join(TARGET).exists() {
+        return;
+    }
+    let mut cmd = Command::new("rustup");
+    cmd.args(["target", "add", TARGET]);
+    if let Ok(toolchain) = env::var("RUSTUP_TOOLCHAIN") {
+        cmd.args(["--toolchain", &toolchain]);
+    }
+    eprintln!("installing the kernel's Rust target: rustup target add {TARGET}");
+    match cmd.status() {
+        Ok(s) if s.success() => {}
+        // The kernel build below fails with the message that says what to do.
+        _ => eprintln!("rustup target add {TARGET} failed"),
+    }
 }

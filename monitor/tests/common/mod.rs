@@ -27,3 +27,7 @@ pub fn elf_header(class: u8, machine: u16) -> Vec<u8> {
     }
     h
 }
+
+// Each test crate uses only some of the helpers.
+#[allow(dead_code)]
+pub mod hostile;

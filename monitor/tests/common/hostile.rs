@@ -1,0 +1,146 @@
+//! Running the hostile programs of tests/programs/hostile: each is one C file, built once with
+//! `gcc -O1 -g -static -pthread` into target/programs/hostile-NAME, then run natively and under
+//! `hrt run` so a test can compare what Linux does (exit status, errno, output) with what HRT
+//! does. A run is killed after `HRT_TEST_TIME_LIMIT` seconds (default 300) and reported as hung.
+
+use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("monitor/ has a parent").to_path_buf()
+}
+
+/// Builds tests/programs/hostile/NAME.c (once per test binary and source change) and returns the
+/// executable's path. `extra` flags are appended (e.g. `-static-pie`); they are part of the
+/// output name so different builds of one source coexist.
+pub fn build(name: &str, extra: &[&str]) -> PathBuf {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let root = repo_root();
+    let source = root.join("tests/programs/hostile").join(format!("{name}.c"));
+    let out_dir = root.join("target/programs");
+    std::fs::create_dir_all(&out_dir).expect("creating target/programs");
+    let suffix: String =
+        extra.iter().map(|f| f.trim_start_matches('-').replace(['=', '/'], "_")).collect::<Vec<_>>().join("-");
+    let out =
+        out_dir.join(if suffix.is_empty() { format!("hostile-{name}") } else { format!("hostile-{name}-{suffix}") });
+    let fresh = |o: &Path| -> bool {
+        let (Ok(a), Ok(b)) = (std::fs::metadata(o), std::fs::metadata(&source)) else { return false };
+        a.modified().ok() >= b.modified().ok()
+    };
+    if !fresh(&out) {
+        let tmp = out.with_extension("tmp");
+        let result = Command::new("gcc")
+            .args(["-O1", "-g", "-Wall", "-static", "-pthread"])
+            .args(extra)
+            .arg("-o")
+            .arg(&tmp)
+            .arg(&source)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run gcc: {e}"));
+        assert!(result.status.success(), "building {}: {}", source.display(), String::from_utf8_lossy(&result.stderr));
+        std::fs::rename(&tmp, &out).expect("renaming the built program");
+    }
+    out
+}
+
+/// What a finished (or killed) process left.
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub hung: bool,
+}
+
+impl Outcome {
+    /// The exit status as a shell reports it: the code, or 128 + the signal.
+    pub fn code(&self) -> i32 {
+        self.status.code().unwrap_or_else(|| 128 + self.status.signal().unwrap_or(0))
+    }
+}
+
+fn time_limit() -> Duration {
+    let secs = std::env::var("HRT_TEST_TIME_LIMIT").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
+    Duration::from_secs(secs)
+}
+
+/// Runs `cmd` with `stdin` as its standard input (None: /dev/null); kills it after the limit.
+pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let writer = stdin.map(|bytes| {
+        let mut pipe = child.stdin.take().unwrap();
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        })
+    });
+    let collect = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let stdout = collect(Box::new(child.stdout.take().unwrap()));
+    let stderr = collect(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + time_limit();
+    let mut hung = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for a child") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            hung = true;
+            let _ = child.kill();
+            break child.wait().expect("waiting for a killed child");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    Outcome { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap(), hung }
+}
+
+/// `PROG ARGS` natively.
+pub fn native(prog: &Path, args: &[&str]) -> Outcome {
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    run(cmd, None)
+}
+
+/// `hrt run OPTIONS -- PROG ARGS` (add `--cpus N` to `options` as needed; the default is the
+/// host's CPU count).
+pub fn hrt(options: &[&str], prog: &Path, args: &[&str]) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    cmd.arg("run").args(options).arg("--").arg(prog).args(args);
+    run(cmd, None)
+}
+
+/// Runs `hrt` with `options` and arguments `args` (not only `run`), stdin from `stdin`.
+pub fn hrt_cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hrt"))
+}
+
+/// Asserts that `hrt` behaved as Linux did: same exit status and stdout, not hung.
+#[track_caller]
+pub fn assert_same(what: &str, native: &Outcome, hrt: &Outcome) {
+    assert!(!hrt.hung, "{what}: hrt hung (killed after the time limit); stderr:\n{}", hrt.stderr);
+    assert!(
+        native.code() == hrt.code() && native.stdout == hrt.stdout,
+        "{what}: native and hrt differ\nnative: status {} stdout:\n{}\nstderr:\n{}\nhrt: status {} stdout:\n{}\nstderr:\n{}",
+        native.code(),
+        native.stdout,
+        native.stderr,
+        hrt.code(),
+        hrt.stdout,
+        hrt.stderr
+    );
+}
