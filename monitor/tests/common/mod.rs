@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
+#[allow(dead_code)] // not every test crate refuses ELFs
 /// A minimal ELF header without program headers, for refusal tests: `class` 1 = ELF32,
 /// 2 = ELF64; `machine` is e_machine.
 pub fn elf_header(class: u8, machine: u16) -> Vec<u8> {
