@@ -28,6 +28,10 @@ fn description(sig: i32) -> &'static str {
 
 /// Ends the program with signal `sig`; `fault` = (faulting address, instruction pointer).
 pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
+    if !super::process::claim_end() {
+        // Another thread is ending the program already; its status stands.
+        super::process::lost_end()
+    }
     let what = description(sig);
     match fault {
         Some((addr, rip)) => match super::uaccess::slice(rip, 8) {
@@ -36,7 +40,7 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
         },
         None => kprintln!("{what}"),
     }
-    super::process::exit_program(128 + sig)
+    super::process::end_claimed(128 + sig)
 }
 
 /// An exception raised by the program (in ring 3, or in ring 0 with `--app-ring 0`).

@@ -1,6 +1,6 @@
 //! The one process a VM runs: identity, brk, thread count, recorded signal state, limits.
 
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use crate::sync::IrqSpinLock;
 
@@ -66,8 +66,36 @@ pub fn current_tid() -> u32 {
     unsafe { (*crate::sched::current()).tid }
 }
 
+/// Set by the first thread that ends the program. Threads on other CPUs can reach an end at
+/// the same moment (a thread dies of SIGABRT while the main thread calls exit): exactly one of
+/// them decides the status, as Linux's exit_group does under its signal lock, so that the report
+/// on stderr ("Aborted") and the exit status always belong to the same end.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Claims the end of the program for the calling thread. Returns false when another thread
+/// has already claimed it; that thread's status stands, and the caller must not report anything.
+pub fn claim_end() -> bool {
+    !ENDING.swap(true, Ordering::SeqCst)
+}
+
 /// Ends the program: the VM shuts down with `status` (the program's exit status as the
-/// shell would report it). Never returns.
+/// shell would report it). Never returns. A thread that loses the race to end the program
+/// waits here for the VM to stop.
 pub fn exit_program(status: i32) -> ! {
+    if claim_end() {
+        end_claimed(status)
+    }
+    lost_end()
+}
+
+/// Ends the program after the caller won `claim_end`.
+pub fn end_claimed(status: i32) -> ! {
     crate::arch::hypercall::shutdown(status)
+}
+
+/// Parks a thread that lost the race to end the program until the VM stops.
+pub fn lost_end() -> ! {
+    loop {
+        core::hint::spin_loop();
+    }
 }
