@@ -11,6 +11,7 @@ pub mod process;
 pub mod syscall;
 pub mod table;
 pub mod uaccess;
+pub mod usermap;
 pub mod usermem;
 pub mod vdso;
 

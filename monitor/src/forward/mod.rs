@@ -47,7 +47,7 @@ use std::sync::Arc;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
 use guest_mem::Guest;
-pub use guest_mem::GuestMemory;
+pub use guest_mem::{mapped_len_in, GuestMemory};
 
 /// AT_FDCWD as a system-call argument.
 const CWD: u64 = libc::AT_FDCWD as u32 as u64;

@@ -1,0 +1,23 @@
+//! Hostile programs about system calls: pointers and lengths that leave the program's mappings,
+//! values that must not reach a privileged register, signals (SIGPIPE, blocked signals),
+//! routing of every call the forwarder implements. Each is compared with the same program run
+//! natively (exit status, errno, output).
+
+mod common;
+use common::hostile::{assert_same, build, hrt, native};
+
+/// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
+fn same_as_linux(name: &str, args: &[&str]) {
+    let prog = build(name, &[]);
+    let linux = native(&prog, args);
+    let got = hrt(&["--cpus", "1"], &prog, args);
+    assert_same(name, &linux, &got);
+}
+
+/// read/write/poll/readv/getrandom and others with ranges that run out of the program's
+/// mappings, and pointers into just-munmapped memory: the same short counts and EFAULTs as
+/// Linux (the monitor checks forwarded ranges against the kernel's page map, the kernel its own).
+#[test]
+fn ranges_past_the_mappings_fault_as_on_linux() {
+    same_as_linux("calls_ranges", &[]);
+}
