@@ -21,3 +21,24 @@ fn same_as_linux(name: &str, args: &[&str]) {
 fn ranges_past_the_mappings_fault_as_on_linux() {
     same_as_linux("calls_ranges", &[]);
 }
+
+/// An unimplemented call made 50 times is reported once, with its name (also for calls the
+/// kernel's table does not list), and an unknown number once.
+#[test]
+fn unimplemented_calls_are_reported_once_by_name() {
+    let prog = build("calls_enosys", &[]);
+    let linux = native(&prog, &[]);
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_same("calls_enosys", &linux, &got);
+    let lines: Vec<&str> = got.stderr.lines().filter(|l| l.contains("is not implemented")).collect();
+    assert_eq!(lines.len(), 2, "one line per call expected:\n{}", got.stderr);
+    assert!(lines.iter().any(|l| l.contains("system call 163 (acct)")), "{}", got.stderr);
+    assert!(lines.iter().any(|l| l.contains("system call 1000 (no such Linux call)")), "{}", got.stderr);
+}
+
+/// creat, link, linkat, symlink, symlinkat, preadv, pwritev and fchmodat reach the forwarder
+/// (they answered ENOSYS before) and behave as on Linux.
+#[test]
+fn forwarded_file_calls_behave_as_on_linux() {
+    same_as_linux("calls_forwarded", &[]);
+}

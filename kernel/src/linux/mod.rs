@@ -7,6 +7,7 @@ pub mod errno;
 pub mod fault;
 pub mod futex;
 pub mod loader;
+pub mod names;
 pub mod process;
 pub mod syscall;
 pub mod table;

@@ -1,7 +1,7 @@
 //! System-call dispatch from the ring-3 entry: route through the table, run a local handler or
 //! forward to the monitor, trace with `--strace`.
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::errno::{to_ret, ENOSYS};
 use super::table::{route, Route};
@@ -28,7 +28,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
         Route::Forward => (forward(nr, args), 'F'),
         Route::Unimplemented => {
-            kprintln!("hrt: system call {nr} ({name}) is not implemented: returning ENOSYS");
+            report_unimplemented(nr, name);
             (-(ENOSYS as i64), 'L')
         }
     };
@@ -36,6 +36,24 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         trace(nr, name, &args[..nargs], ret, kind);
     }
     frame.rax = ret as u64;
+}
+
+/// Calls already reported as unimplemented, one bit per number (numbers past the table share
+/// the last bit).
+static REPORTED: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+
+/// Says once per call (not once per use) that it is not implemented, with its name.
+fn report_unimplemented(nr: u64, name: &str) {
+    let slot = nr.min(REPORTED.len() as u64 * 64 - 1);
+    let bit = 1u64 << (slot % 64);
+    if REPORTED[(slot / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+        return;
+    }
+    if name.is_empty() {
+        kprintln!("hrt: system call {nr} (no such Linux call) is not implemented: returning ENOSYS");
+    } else {
+        kprintln!("hrt: system call {nr} ({name}) is not implemented: returning ENOSYS (reported once)");
+    }
 }
 
 fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char) {

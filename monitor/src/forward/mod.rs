@@ -36,6 +36,8 @@ mod host;
 mod io;
 mod paths;
 mod poll;
+#[cfg(test)]
+mod routing_tests;
 mod synthetic;
 #[cfg(test)]
 mod tests;
