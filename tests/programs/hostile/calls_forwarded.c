@@ -29,7 +29,7 @@ int main(void) {
     report("pwritev", syscall(SYS_pwritev, fd, w, 2, 3L, 0L));
     close(fd);
     fd = open("f", O_RDONLY);
-    char x[4] = {0}, y[8] = {0};
+    char x[4] = {0}, y[9] = {0};
     struct iovec r[2] = {{x, 3}, {y, 8}};
     report("preadv", syscall(SYS_preadv, fd, r, 2, 3L, 0L));
     printf("read back: %s|%s\n", x, y);
