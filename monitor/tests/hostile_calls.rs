@@ -42,3 +42,17 @@ fn unimplemented_calls_are_reported_once_by_name() {
 fn forwarded_file_calls_behave_as_on_linux() {
     same_as_linux("calls_forwarded", &[]);
 }
+
+/// Non-canonical and kernel-half values for the TLS base (arch_prctl, clone's CLONE_SETTLS:
+/// these panicked the kernel through the FS_BASE MSR), futex words, robust lists, sigaltstack,
+/// timeouts: EPERM, EFAULT, EINVAL as on Linux. A thread started on a non-canonical stack dies of
+/// SIGBUS (#SS), one on a kernel-half stack of SIGSEGV, taking the process with it.
+#[test]
+fn privileged_values_are_refused_as_on_linux() {
+    let prog = build("calls_privileged", &[]);
+    for mode in ["all", "stack", "kstack"] {
+        let linux = native(&prog, &[mode]);
+        let got = hrt(&["--cpus", "1"], &prog, &[mode]);
+        assert_same(&format!("calls_privileged {mode}"), &linux, &got);
+    }
+}

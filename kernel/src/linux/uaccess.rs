@@ -5,6 +5,10 @@
 
 use super::errno::{Errno, EFAULT};
 
+/// The end of Linux's x86-64 user address space (TASK_SIZE_MAX with 4-level paging): user
+/// pointers and the TLS base lie below it.
+pub const USER_END: u64 = (1 << 47) - 4096;
+
 /// Checks `[addr, addr + len)` is mapped program memory.
 pub fn check(addr: u64, len: u64) -> Result<(), Errno> {
     let end = addr.checked_add(len).ok_or(EFAULT)?;

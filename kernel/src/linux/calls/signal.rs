@@ -2,11 +2,14 @@
 //! terminate it (abort's SIGABRT included) ends the program with status 128 + signal and the
 //! shell's message. Delivery to handlers is not implemented yet.
 
+use alloc::collections::BTreeMap;
+
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EINVAL, ESRCH};
+use crate::linux::errno::{SysResult, EINVAL, ENOMEM, ESRCH};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::{fault, uaccess};
 use crate::sched;
+use crate::sync::IrqSpinLock;
 
 const SIG_IGN: u64 = 1;
 
@@ -50,12 +53,43 @@ pub fn rt_sigprocmask(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+const SS_ONSTACK: u64 = 1;
+const SS_DISABLE: u64 = 2;
+const SS_AUTODISARM: u64 = 1 << 31;
+const MINSIGSTKSZ: u64 = 2048;
+
+/// Each thread's alternate signal stack (sp, size, flags), by tid; recorded and reported back,
+/// not used yet (handlers are not delivered).
+static ALT_STACKS: IrqSpinLock<BTreeMap<u32, [u64; 3]>> = IrqSpinLock::new(BTreeMap::new());
+
+/// sigaltstack(ss, old_ss), with Linux's checks: EFAULT for unreadable or unwritable stack_t,
+/// EINVAL for unknown flags, ENOMEM for a stack below MINSIGSTKSZ.
 pub fn sigaltstack(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if a[1] != 0 {
-        // stack_t { sp, flags = SS_DISABLE, size }
-        uaccess::write::<[u64; 3]>(a[1], [0, 2, 0])?;
+    let (ss, old) = (a[0], a[1]);
+    let tid = process::current_tid();
+    let new = if ss != 0 { Some(uaccess::read::<[u64; 3]>(ss)?) } else { None };
+    let current = ALT_STACKS.lock().get(&tid).copied().unwrap_or([0, 0, 0]);
+    if let Some([sp, flags, size]) = new {
+        let flags = flags & 0xffff_ffff;
+        let value = match flags & !SS_AUTODISARM {
+            SS_DISABLE => [0, 0, 0],
+            0 | SS_ONSTACK if size < MINSIGSTKSZ => return Err(ENOMEM),
+            0 | SS_ONSTACK => [sp, size, flags & SS_AUTODISARM],
+            _ => return Err(EINVAL),
+        };
+        ALT_STACKS.lock().insert(tid, value);
+    }
+    if old != 0 {
+        let [sp, size, flags] = current;
+        let flags = if size == 0 { SS_DISABLE } else { flags };
+        uaccess::write::<[u64; 3]>(old, [sp, flags, size])?;
     }
     Ok(0)
+}
+
+/// Forgets an exiting thread's alternate signal stack.
+pub fn thread_exited(tid: u32) {
+    ALT_STACKS.lock().remove(&tid);
 }
 
 /// Acts on a signal sent to this process.
