@@ -56,3 +56,54 @@ fn privileged_values_are_refused_as_on_linux() {
         assert_same(&format!("calls_privileged {mode}"), &linux, &got);
     }
 }
+
+/// A blocked SIGTERM sent to oneself (kill, and SIGUSR1 by tgkill) stays pending while the
+/// program carries on, shows in sigpending, is dropped when it becomes ignored, and ends the
+/// program (143) when unblocked; it terminated at once before.
+#[test]
+fn blocked_signals_to_oneself_stay_pending() {
+    same_as_linux("calls_blocked", &[]);
+}
+
+/// `PROG | head -1`: runs `cmd` with stdout piped, reads one line, closes the pipe and waits
+/// (killed after 120 s: then `None`, a hang). Returns the exit status as a shell shows it.
+fn first_line_then_close(mut cmd: std::process::Command) -> Option<(i32, String)> {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::{Duration, Instant};
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).stdin(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("spawning");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("reading a line");
+    // The reader is dropped here: the pipe has no reader any more.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(status) = child.try_wait().expect("waiting") {
+            let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+            return Some((code, line));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `PROG | head -1` ends as on Linux: without a SIGPIPE handler the program dies of SIGPIPE
+/// (141; before, `hrt run -- yes | head -1` never ended), with SIGPIPE ignored or blocked its
+/// write fails with EPIPE (and a blocked one is pending), with a handler too.
+#[test]
+fn writing_to_a_closed_pipe_raises_sigpipe() {
+    let prog = build("calls_sigpipe", &[]);
+    for mode in ["default", "ignore", "blocked", "handler"] {
+        let mut native_cmd = std::process::Command::new(&prog);
+        native_cmd.arg(mode);
+        let linux = first_line_then_close(native_cmd).expect("natively the program ends");
+        let mut hrt_cmd = common::hostile::hrt_cmd();
+        hrt_cmd.args(["run", "--cpus", "1", "--"]).arg(&prog).arg(mode);
+        let got = first_line_then_close(hrt_cmd);
+        assert_eq!(got, Some(linux.clone()), "calls_sigpipe {mode}: hrt (None: hung) differs from Linux {linux:?}");
+    }
+}

@@ -34,6 +34,8 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
             Ok(code) => kprintln!("{what} (address {addr:#x}, instruction at {rip:#x}: {code:02x?})"),
             Err(_) => kprintln!("{what} (address {addr:#x}, instruction at {rip:#x})"),
         },
+        // Shells say nothing about a program killed by SIGINT or SIGPIPE.
+        None if sig == 2 || sig == 13 => {}
         None => kprintln!("{what}"),
     }
     super::process::exit_program(128 + sig)

@@ -3,7 +3,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::errno::{to_ret, ENOSYS};
+use super::errno::{to_ret, ENOSYS, EPIPE};
 use super::table::{route, Route};
 use crate::arch::traps::TrapFrame;
 
@@ -18,6 +18,13 @@ pub fn forward(nr: u64, a: [u64; 6]) -> i64 {
     crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]])
 }
 
+/// The forwarded calls that raise SIGPIPE when they fail with EPIPE (writes to a pipe or socket
+/// without readers).
+fn raises_sigpipe(nr: u64) -> bool {
+    use linux_raw_sys::general::*;
+    [__NR_write, __NR_writev, __NR_pwrite64, __NR_pwritev, __NR_sendfile].contains(&(nr as u32))
+}
+
 /// Called by the SYSCALL entry with the program's registers; leaves the result in rax.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     crate::arch::irq::enable();
@@ -26,7 +33,13 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let (name, nargs, how) = route(nr);
     let (ret, kind) = match how {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
-        Route::Forward => (forward(nr, args), 'F'),
+        Route::Forward => {
+            let ret = forward(nr, args);
+            if ret == -(EPIPE as i64) && raises_sigpipe(nr) {
+                super::calls::signal::broken_pipe();
+            }
+            (ret, 'F')
+        }
         Route::Unimplemented => {
             report_unimplemented(nr, name);
             (-(ENOSYS as i64), 'L')

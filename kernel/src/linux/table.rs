@@ -148,6 +148,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         // Signals: recorded; fatal signals end the program.
         __NR_rt_sigaction => ("rt_sigaction", 4, L(signal::rt_sigaction)),
         __NR_rt_sigprocmask => ("rt_sigprocmask", 4, L(signal::rt_sigprocmask)),
+        __NR_rt_sigpending => ("rt_sigpending", 2, L(signal::rt_sigpending)),
         __NR_sigaltstack => ("sigaltstack", 2, L(signal::sigaltstack)),
 
         _ => (super::names::name(nr as u64), 6, U),
