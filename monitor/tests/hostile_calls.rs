@@ -107,3 +107,10 @@ fn writing_to_a_closed_pipe_raises_sigpipe() {
         assert_eq!(got, Some(linux.clone()), "calls_sigpipe {mode}: hrt (None: hung) differs from Linux {linux:?}");
     }
 }
+
+/// chown, fchown, lchown, fchownat, statfs, fstatfs and getgroups (issue 10) are forwarded and
+/// behave as on Linux, bad pointers and descriptors included.
+#[test]
+fn owner_statfs_and_group_calls_behave_as_on_linux() {
+    same_as_linux("calls_owners", &[]);
+}

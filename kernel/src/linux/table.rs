@@ -85,6 +85,13 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_symlink => ("symlink", 2, F),
         __NR_symlinkat => ("symlinkat", 3, F),
         __NR_fchmodat => ("fchmodat", 3, F),
+        __NR_chown => ("chown", 3, F),
+        __NR_fchown => ("fchown", 3, F),
+        __NR_lchown => ("lchown", 3, F),
+        __NR_fchownat => ("fchownat", 5, F),
+        __NR_statfs => ("statfs", 2, F),
+        __NR_fstatfs => ("fstatfs", 2, F),
+        __NR_getgroups => ("getgroups", 2, F),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),
