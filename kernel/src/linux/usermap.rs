@@ -57,17 +57,53 @@ fn word_mask(w: u64, first: u64, last: u64) -> u64 {
     }
 }
 
+/// Source of the monitor's copies when many words are set at once.
+static ONES: [u8; 4096] = [0xff; 4096];
+/// Above this many whole words, `set` has the monitor fill them (one hypercall per 128 MiB of
+/// pages) instead of updating word by word in emulated ring 0.
+const BULK_WORDS: u64 = 16;
+
 /// Marks the pages of `[start, end)` mapped (`on`) or unmapped.
 pub fn set(start: u64, end: u64, on: bool) {
     let (first, last) = pages_of(start, end);
+    if first >= last {
+        return;
+    }
     let words = words();
-    for w in first / 64..last.div_ceil(64) {
+    let update = |w: u64| {
         let mask = word_mask(w, first, last);
         if on {
             words[w as usize].fetch_or(mask, Ordering::Relaxed);
         } else {
             words[w as usize].fetch_and(!mask, Ordering::Relaxed);
         }
+    };
+    // Whole words [inner_lo, inner_hi): the pages are this caller's (just allocated or being
+    // unmapped), so no one else changes these bits meanwhile and plain copies are fine.
+    let (inner_lo, inner_hi) = (first.div_ceil(64), last / 64);
+    if inner_hi > inner_lo + BULK_WORDS {
+        let at = words.as_ptr() as u64 + inner_lo * 8;
+        let len = (inner_hi - inner_lo) * 8;
+        if on {
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(ONES.len() as u64);
+                crate::arch::hypercall::call(hrt_abi::nr::MEM_COPY, &[at + done, ONES.as_ptr() as u64, n]);
+                done += n;
+            }
+        } else {
+            super::usermem::zero(at, len);
+        }
+        if first < inner_lo * 64 {
+            update(first / 64);
+        }
+        if last > inner_hi * 64 {
+            update(inner_hi);
+        }
+        return;
+    }
+    for w in first / 64..last.div_ceil(64) {
+        update(w);
     }
 }
 
@@ -98,7 +134,24 @@ pub fn mapped_len(addr: u64, len: u64) -> u64 {
     (base + last * PAGE).saturating_sub(addr).min(len)
 }
 
-/// Whether every page of `[addr, addr + len)` is mapped (an empty range always is).
+/// Whether every page of `[addr, addr + len)` is mapped (an empty range always is). Ranges
+/// within one word of the map (most system-call arguments) take a short path.
 pub fn is_mapped(addr: u64, len: u64) -> bool {
-    len == 0 || mapped_len(addr, len) == len
+    if len == 0 {
+        return true;
+    }
+    let base = BASE.load(Ordering::Relaxed);
+    let Some(last_byte) = addr.checked_add(len - 1) else { return false };
+    if addr < base {
+        return false;
+    }
+    let (first, last) = ((addr - base) / PAGE, (last_byte - base) / PAGE);
+    if last >= PAGES.load(Ordering::Relaxed) {
+        return false;
+    }
+    if first / 64 == last / 64 {
+        let mask = word_mask(first / 64, first, last + 1);
+        return words()[(first / 64) as usize].load(Ordering::Relaxed) & mask == mask;
+    }
+    mapped_len(addr, len) == len
 }
