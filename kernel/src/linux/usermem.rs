@@ -137,8 +137,25 @@ pub fn reserve_fresh(addr: u64, len: u64) -> Result<u64, Errno> {
     if !is_user_range(addr, end) || !addr.is_multiple_of(PAGE) || !POOL.lock().reserve(addr as usize, end as usize) {
         return Err(ENOMEM);
     }
-    record(addr, end);
+    // The break's window: its pages count as mapped in the page map only below the break
+    // (`break_moved`), as Linux's heap ends at the break.
+    REGIONS.lock().insert(addr, end);
     Ok(addr)
+}
+
+/// Page-map hook for brk: the break moved from `old` to `new`, and its window from `old_end` to
+/// `new_end` (grown by `grow_in_place`, which marks what it adds). Only the pages below the
+/// break count as mapped, so a range running past the break faults as on Linux.
+pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
+    let (o, n) = (page_up(old), page_up(new));
+    if n > o {
+        super::usermap::set(o, n, true);
+    } else if n < o {
+        super::usermap::set(n, o, false);
+    }
+    if new_end > old_end {
+        super::usermap::set(n.max(old_end), new_end, false);
+    }
 }
 
 /// Whether every page of `[start, end)` is mapped.

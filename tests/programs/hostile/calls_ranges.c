@@ -92,6 +92,15 @@ int main(void) {
     __asm__("" : "+r"(many));
     report("poll 20000 fds in a 16-entry array on the stack", poll(on_stack, many, 0));
 
+    // A small malloc comes from the break's heap, which ends at the break (page-rounded).
+    char *small = malloc(100);
+    char *heap_end = (char *)(((uintptr_t)sbrk(0) + PAGE - 1) & ~(PAGE - 1));
+    long got = read(zero, small, 1L << 26);
+    printf("read /dev/zero 64 MiB into a small malloc: stops at the break %d\n", got == heap_end - small);
+    report("read /dev/zero just past the break", read(zero, heap_end, 10));
+    report("getrandom running past the break", getrandom(heap_end - 10, 100, 0));
+    report("clock_gettime just past the break", syscall(SYS_clock_gettime, CLOCK_REALTIME, heap_end));
+
     char *gone = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     strcpy(gone, "hello");
     munmap(gone, PAGE);
