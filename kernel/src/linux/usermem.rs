@@ -158,6 +158,11 @@ pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
     }
 }
 
+/// Page-map hook for memory mapped again where a region already is (mmap MAP_FIXED).
+pub fn mark_mapped(start: u64, end: u64) {
+    super::usermap::set(start, end, true);
+}
+
 /// Whether every page of `[start, end)` is mapped.
 pub fn is_mapped(start: u64, end: u64) -> bool {
     let regions = REGIONS.lock();

@@ -101,6 +101,11 @@ int main(void) {
     report("getrandom running past the break", getrandom(heap_end - 10, 100, 0));
     report("clock_gettime just past the break", syscall(SYS_clock_gettime, CLOCK_REALTIME, heap_end));
 
+    // A fixed mapping in the page after the break (natively nothing is mapped there).
+    char *fixed = mmap(heap_end + 64 * PAGE, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    report("read /dev/zero into a MAP_FIXED page past the break", read(zero, fixed, 100));
+    munmap(fixed, PAGE);
+
     char *gone = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     strcpy(gone, "hello");
     munmap(gone, PAGE);

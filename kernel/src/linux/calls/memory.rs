@@ -59,8 +59,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(EINVAL);
         }
         if flags & MAP_FIXED != 0 && usermem::is_mapped(addr, addr + len) {
-            // Replacing our own mapping: fresh contents, same memory.
+            // Replacing our own mapping: fresh contents, same memory (mapped in the page map
+            // too, should it lie in the break's window above the break).
             usermem::zero(addr, len);
+            usermem::mark_mapped(addr, addr + len);
             addr
         } else {
             if flags & MAP_FIXED != 0 {
