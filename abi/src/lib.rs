@@ -251,7 +251,32 @@ pub mod nr {
     pub const MEM_COPY: u64 = 6;
     /// Zero guest memory at host speed: args addr, len.
     pub const MEM_ZERO: u64 = 7;
+    /// `hrt run`: where the kernel keeps its map of the program's mapped pages (see
+    /// [`super::UserMap`]). Sent once, before the program starts; later calls are refused.
+    /// args: bitmap guest-physical address, its length in bytes, first address covered, number
+    /// of 4 KiB pages covered.
+    pub const USER_MAP: u64 = 8;
+    /// Fill `[addr, addr + len)` of guest memory with the host's `getrandom` bytes (args: addr,
+    /// len). Returns len or a negated errno.
+    pub const RANDOM: u64 = 9;
 }
+
+/// The program's page map (`nr::USER_MAP`): bit `i % 8` of byte `i / 8` is set while the 4 KiB
+/// page at `base + i * USER_MAP_PAGE` is mapped in the program. It lives in kernel memory the
+/// program cannot write; the kernel updates it on every mmap, munmap, mremap and brk, and the
+/// monitor reads it to check every range a forwarded call names (EFAULT where Linux would give
+/// it, for ranges that leave the program's mappings).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserMap {
+    pub bitmap: u64,
+    pub bytes: u64,
+    pub base: u64,
+    pub pages: u64,
+}
+
+/// Page size of [`UserMap`].
+pub const USER_MAP_PAGE: u64 = 4096;
 
 /// `hrt` exit status after a kernel panic.
 pub const PANIC_STATUS: i32 = 101;

@@ -34,7 +34,8 @@ pub fn ticks_to_ns(ticks: u64) -> u64 {
 
 /// TSC ticks in `ns` nanoseconds, rounded up (so deadlines never come early).
 pub fn ns_to_ticks(ns: u64) -> u64 {
-    ((ns as u128 * TICKS_MULT.load(Ordering::Relaxed) as u128) >> 32) as u64 + 1
+    // Saturating: a program's timeout of centuries must mean "never", not wrap to a short one.
+    u64::try_from((ns as u128 * TICKS_MULT.load(Ordering::Relaxed) as u128) >> 32).unwrap_or(u64::MAX).saturating_add(1)
 }
 
 /// Nanoseconds since boot.

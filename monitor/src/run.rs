@@ -26,6 +26,11 @@ fn install_stop_handlers() {
         // SAFETY: installing a handler that only calls _exit.
         unsafe { libc::signal(sig, stop_on_signal as *const () as libc::sighandler_t) };
     }
+    // A forwarded write into a pipe whose reader quit must fail with EPIPE (the kernel then
+    // raises SIGPIPE for the program), never kill hrt itself. Rust's runtime ignores SIGPIPE
+    // already; say so here rather than rely on it.
+    // SAFETY: setting a signal's disposition to SIG_IGN.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
 pub fn run(args: &RunArgs) -> Result<u8> {

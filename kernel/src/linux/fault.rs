@@ -38,6 +38,8 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
             Ok(code) => kprintln!("{what} (address {addr:#x}, instruction at {rip:#x}: {code:02x?})"),
             Err(_) => kprintln!("{what} (address {addr:#x}, instruction at {rip:#x})"),
         },
+        // Shells say nothing about a program killed by SIGINT or SIGPIPE.
+        None if sig == 2 || sig == 13 => {}
         None => kprintln!("{what}"),
     }
     super::process::end_claimed(128 + sig)
@@ -46,11 +48,11 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
 /// An exception raised by the program (in ring 3, or in ring 0 with `--app-ring 0`).
 pub fn user_exception(frame: &TrapFrame, cr2: u64) -> ! {
     let sig = match frame.vector {
-        0 | 16 | 19 => 8, // #DE, #MF, #XM: SIGFPE
-        1 | 3 => 5,       // #DB, #BP: SIGTRAP
-        6 => 4,           // #UD: SIGILL
-        17 => 7,          // #AC: SIGBUS
-        _ => 11,          // #GP, #PF, #SS, #NP and the rest: SIGSEGV
+        0 | 16 | 19 => 8,  // #DE, #MF, #XM: SIGFPE
+        1 | 3 => 5,        // #DB, #BP: SIGTRAP
+        6 => 4,            // #UD: SIGILL
+        11 | 12 | 17 => 7, // #NP, #SS (a non-canonical stack pointer), #AC: SIGBUS, as on Linux
+        _ => 11,           // #GP, #PF and the rest: SIGSEGV
     };
     let addr = if frame.vector == 14 { cr2 } else { 0 };
     terminate(sig, Some((addr, frame.rip)))

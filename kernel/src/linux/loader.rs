@@ -101,12 +101,11 @@ fn build_stack(boot: &BootInfo, loaded: &Loaded, stack_hi: u64) -> Result<u64, &
     let execfn = push_bytes(strings.first().copied().unwrap_or(b""));
     let platform = push_bytes(b"x86_64");
     let ptrs: Vec<u64> = strings.iter().map(|s| push_bytes(s)).collect();
-    let mut random = [0u8; 16];
-    fill_random(&mut random);
     sp -= 16;
     let random_addr = sp;
-    // SAFETY: inside the stack.
-    unsafe { core::ptr::copy_nonoverlapping(random.as_ptr(), sp as *mut u8, 16) };
+    // The host's random bytes straight into the stack (seeds of the stack protector and pointer
+    // guard).
+    super::calls::info::fill_random(random_addr, 16).map_err(|_| "no random bytes from the host")?;
 
     let hwcap = crate::arch::instr::cpuid(1, 0).3 as u64;
     // Without a vDSO, libc simply makes system calls (the entry is then AT_IGNORE, 1).
@@ -156,17 +155,6 @@ fn build_stack(boot: &BootInfo, loaded: &Loaded, stack_hi: u64) -> Result<u64, &
         put(v);
     }
     Ok(sp)
-}
-
-/// Random bytes for AT_RANDOM (stack protector and pointer guard seeds).
-fn fill_random(buf: &mut [u8]) {
-    let mut x = crate::time::ticks() ^ 0x9e37_79b9_7f4a_7c15;
-    for chunk in buf.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
-    }
 }
 
 /// Reserves the memory right after the program for its break, before anything else is placed

@@ -7,10 +7,12 @@ pub mod errno;
 pub mod fault;
 pub mod futex;
 pub mod loader;
+pub mod names;
 pub mod process;
 pub mod syscall;
 pub mod table;
 pub mod uaccess;
+pub mod usermap;
 pub mod usermem;
 pub mod vdso;
 

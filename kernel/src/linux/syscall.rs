@@ -1,9 +1,9 @@
 //! System-call dispatch from the ring-3 entry: route through the table, run a local handler or
 //! forward to the monitor, trace with `--strace`.
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::errno::{to_ret, ENOSYS};
+use super::errno::{to_ret, ENOSYS, EPIPE};
 use super::table::{route, Route};
 use crate::arch::traps::TrapFrame;
 
@@ -18,6 +18,13 @@ pub fn forward(nr: u64, a: [u64; 6]) -> i64 {
     crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]])
 }
 
+/// The forwarded calls that raise SIGPIPE when they fail with EPIPE (writes to a pipe or socket
+/// without readers).
+fn raises_sigpipe(nr: u64) -> bool {
+    use linux_raw_sys::general::*;
+    [__NR_write, __NR_writev, __NR_pwrite64, __NR_pwritev, __NR_sendfile].contains(&(nr as u32))
+}
+
 /// Called by the SYSCALL entry with the program's registers; leaves the result in rax.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     crate::arch::irq::enable();
@@ -26,9 +33,15 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let (name, nargs, how) = route(nr);
     let (ret, kind) = match how {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
-        Route::Forward => (forward(nr, args), 'F'),
+        Route::Forward => {
+            let ret = forward(nr, args);
+            if ret == -(EPIPE as i64) && raises_sigpipe(nr) {
+                super::calls::signal::broken_pipe();
+            }
+            (ret, 'F')
+        }
         Route::Unimplemented => {
-            kprintln!("hrt: system call {nr} ({name}) is not implemented: returning ENOSYS");
+            report_unimplemented(nr, name);
             (-(ENOSYS as i64), 'L')
         }
     };
@@ -36,6 +49,24 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         trace(nr, name, &args[..nargs], ret, kind);
     }
     frame.rax = ret as u64;
+}
+
+/// Calls already reported as unimplemented, one bit per number (numbers past the table share
+/// the last bit).
+static REPORTED: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+
+/// Says once per call (not once per use) that it is not implemented, with its name.
+fn report_unimplemented(nr: u64, name: &str) {
+    let slot = nr.min(REPORTED.len() as u64 * 64 - 1);
+    let bit = 1u64 << (slot % 64);
+    if REPORTED[(slot / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+        return;
+    }
+    if name.is_empty() {
+        kprintln!("hrt: system call {nr} (no such Linux call) is not implemented: returning ENOSYS");
+    } else {
+        kprintln!("hrt: system call {nr} ({name}) is not implemented: returning ENOSYS (reported once)");
+    }
 }
 
 fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char) {

@@ -1,6 +1,8 @@
 //! The system-call table: every Linux x86-64 system call is *local* (served in the kernel),
 //! *forwarded* (performed by the monitor on the host) or *unimplemented* (ENOSYS and a trace
-//! line). One match, readable at a glance; numbers not listed are unimplemented.
+//! line). One match, readable at a glance; numbers not listed are unimplemented. Every call
+//! the monitor's forwarder performs must be routed `F` here: a host test
+//! (monitor/src/forward/routing_tests.rs) reads this file and checks it.
 
 use linux_raw_sys::general::*;
 
@@ -75,6 +77,21 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_fchmod => ("fchmod", 2, F),
         __NR_utimensat => ("utimensat", 4, F),
         __NR_sendfile => ("sendfile", 4, F),
+        __NR_preadv => ("preadv", 5, F),
+        __NR_pwritev => ("pwritev", 5, F),
+        __NR_creat => ("creat", 2, F),
+        __NR_link => ("link", 2, F),
+        __NR_linkat => ("linkat", 5, F),
+        __NR_symlink => ("symlink", 2, F),
+        __NR_symlinkat => ("symlinkat", 3, F),
+        __NR_fchmodat => ("fchmodat", 3, F),
+        __NR_chown => ("chown", 3, F),
+        __NR_fchown => ("fchown", 3, F),
+        __NR_lchown => ("lchown", 3, F),
+        __NR_fchownat => ("fchownat", 5, F),
+        __NR_statfs => ("statfs", 2, F),
+        __NR_fstatfs => ("fstatfs", 2, F),
+        __NR_getgroups => ("getgroups", 2, F),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),
@@ -138,8 +155,9 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         // Signals: recorded; fatal signals end the program.
         __NR_rt_sigaction => ("rt_sigaction", 4, L(signal::rt_sigaction)),
         __NR_rt_sigprocmask => ("rt_sigprocmask", 4, L(signal::rt_sigprocmask)),
+        __NR_rt_sigpending => ("rt_sigpending", 2, L(signal::rt_sigpending)),
         __NR_sigaltstack => ("sigaltstack", 2, L(signal::sigaltstack)),
 
-        _ => ("", 6, U),
+        _ => (super::names::name(nr as u64), 6, U),
     }
 }

@@ -1,13 +1,18 @@
 //! Access to the program's memory from the kernel. Every pointer the program passes is
-//! checked to lie in its own memory (the user pool) before the kernel touches it; memory is
+//! checked to lie in pages it has mapped (the page map of `usermap`, inside its pool) before the
+//! kernel touches it, so a range that leaves its mappings gives EFAULT as on Linux; memory is
 //! identity-mapped, so a checked address is also the kernel's pointer.
 
 use super::errno::{Errno, EFAULT};
 
-/// Checks `[addr, addr + len)` is program memory.
+/// The end of Linux's x86-64 user address space (TASK_SIZE_MAX with 4-level paging): user
+/// pointers and the TLS base lie below it.
+pub const USER_END: u64 = (1 << 47) - 4096;
+
+/// Checks `[addr, addr + len)` is mapped program memory.
 pub fn check(addr: u64, len: u64) -> Result<(), Errno> {
     let end = addr.checked_add(len).ok_or(EFAULT)?;
-    if len == 0 || super::usermem::is_user_range(addr, end) {
+    if len == 0 || super::usermem::is_user_range(addr, end) && super::usermap::is_mapped(addr, len) {
         Ok(())
     } else {
         Err(EFAULT)
@@ -59,8 +64,11 @@ pub fn as_bytes<T: Copy>(v: &T) -> &[u8] {
 
 /// Reads a NUL-terminated string of at most `max` bytes (without the NUL).
 pub fn read_cstr<'a>(addr: u64, max: usize) -> Result<&'a [u8], Errno> {
-    let end = super::usermem::user_extent(addr).ok_or(EFAULT)?;
-    let window = slice(addr, (end - addr).min(max as u64))?;
+    let mapped = super::usermap::mapped_len(addr, max as u64);
+    if mapped == 0 {
+        return Err(EFAULT);
+    }
+    let window = slice(addr, mapped)?;
     match window.iter().position(|&b| b == 0) {
         Some(n) => Ok(&window[..n]),
         None if window.len() == max => Err(super::errno::ENAMETOOLONG),

@@ -40,6 +40,7 @@ pub fn init(lo: u64, hi: u64) {
     }
     POOL_LO.store(lo, Ordering::Relaxed);
     POOL_HI.store(hi, Ordering::Relaxed);
+    super::usermap::init(lo, hi);
 }
 
 pub fn pool_range() -> (u64, u64) {
@@ -50,12 +51,6 @@ pub fn pool_range() -> (u64, u64) {
 pub fn is_user_range(start: u64, end: u64) -> bool {
     let (lo, hi) = pool_range();
     start >= lo && end <= hi && start <= end
-}
-
-/// End of the user memory containing `addr`, if any.
-pub fn user_extent(addr: u64) -> Option<u64> {
-    let (lo, hi) = pool_range();
-    (addr >= lo && addr < hi).then_some(hi)
 }
 
 /// Zeroes program memory (through the monitor when that is faster).
@@ -80,6 +75,7 @@ pub fn copy(dst: u64, src: u64, len: u64) {
 
 fn record(start: u64, end: u64) {
     REGIONS.lock().insert(start, end);
+    super::usermap::set(start, end, true);
 }
 
 /// Allocates `len` bytes (page-rounded) aligned to `align` (a power of two >= 4 KiB), zeroed.
@@ -141,8 +137,30 @@ pub fn reserve_fresh(addr: u64, len: u64) -> Result<u64, Errno> {
     if !is_user_range(addr, end) || !addr.is_multiple_of(PAGE) || !POOL.lock().reserve(addr as usize, end as usize) {
         return Err(ENOMEM);
     }
-    record(addr, end);
+    // The break's window: its pages count as mapped in the page map only below the break
+    // (`break_moved`), as Linux's heap ends at the break.
+    REGIONS.lock().insert(addr, end);
     Ok(addr)
+}
+
+/// Page-map hook for brk: the break moved from `old` to `new`, and its window from `old_end` to
+/// `new_end` (grown by `grow_in_place`, which marks what it adds). Only the pages below the
+/// break count as mapped, so a range running past the break faults as on Linux.
+pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
+    let (o, n) = (page_up(old), page_up(new));
+    if n > o {
+        super::usermap::set(o, n, true);
+    } else if n < o {
+        super::usermap::set(n, o, false);
+    }
+    if new_end > old_end {
+        super::usermap::set(n.max(old_end), new_end, false);
+    }
+}
+
+/// Page-map hook for memory mapped again where a region already is (mmap MAP_FIXED).
+pub fn mark_mapped(start: u64, end: u64) {
+    super::usermap::set(start, end, true);
 }
 
 /// Whether every page of `[start, end)` is mapped.
@@ -161,6 +179,7 @@ pub fn is_mapped(start: u64, end: u64) -> bool {
 /// Unmaps every mapped page of `[start, end)`; unmapped parts are ignored, as on Linux.
 pub fn unmap(start: u64, end: u64) {
     let mut regions = REGIONS.lock();
+    super::usermap::set(start, end, false);
     // Collect the overlapping regions, then split them.
     let mut overlapping = alloc::vec::Vec::new();
     for (&s, &e) in regions.range(..end) {
@@ -188,6 +207,7 @@ pub fn grow_in_place(end: u64, new_end: u64) -> bool {
         return false;
     }
     zero(end, new_end - end);
+    super::usermap::set(end, new_end, true);
     let mut regions = REGIONS.lock();
     let start = regions.range(..end).next_back().filter(|(_, &e)| e == end).map(|(&s, _)| s);
     match start {

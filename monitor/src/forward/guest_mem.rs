@@ -13,12 +13,52 @@ use super::errno::{Errno, SysResult};
 pub trait GuestMemory: Sync {
     /// `[addr, addr+len)` as host memory, or None if any part is outside guest RAM.
     fn host_range(&self, addr: u64, len: u64) -> Option<*mut u8>;
+
+    /// How many bytes from `addr` (at most `len`) lie in pages the program has mapped: `len` if
+    /// all of them, else the distance to the first unmapped page (0 if `addr`'s page is not
+    /// mapped). Where Linux would fault, this is short.
+    fn mapped_len(&self, addr: u64, len: u64) -> u64;
+}
+
+/// The length of the mapped prefix of `[addr, addr+len)` by the program's page map
+/// (`hrt_abi::UserMap`): `bits` is the host address of the bitmap's `map.bytes` bytes.
+///
+/// # Safety
+/// `bits` must point to `map.bytes` readable bytes (guest RAM the kernel may change meanwhile:
+/// they are read with volatile loads, never through a reference).
+pub unsafe fn mapped_len_in(bits: *const u8, map: &hrt_abi::UserMap, addr: u64, len: u64) -> u64 {
+    const PAGE: u64 = hrt_abi::USER_MAP_PAGE;
+    if len == 0 || addr < map.base {
+        return 0;
+    }
+    let pages = map.pages.min(map.bytes.saturating_mul(8));
+    let end = addr.saturating_add(len);
+    let first = (addr - map.base) / PAGE;
+    let last = (end - map.base).div_ceil(PAGE).min(pages);
+    let mut page = first;
+    while page < last {
+        // SAFETY: page < pages <= map.bytes * 8, so the byte is inside the bitmap.
+        let byte = unsafe { std::ptr::read_volatile(bits.add((page / 8) as usize)) };
+        if byte == 0xff && page.is_multiple_of(8) && page + 8 <= last {
+            page += 8;
+            continue;
+        }
+        if byte & (1 << (page % 8)) == 0 {
+            break;
+        }
+        page += 1;
+    }
+    (map.base + page * PAGE).saturating_sub(addr).min(len)
 }
 
 /// The first guest page is never a program buffer (Linux never maps page 0 for a program:
 /// `vm.mmap_min_addr`), but it is guest RAM. A pointer into it is the program's NULL: EFAULT,
 /// as on Linux, instead of reading or writing the kernel's low memory.
 pub const NULL_GUARD: u64 = 4096;
+
+/// The end of Linux's x86-64 user address space (TASK_SIZE_MAX with 4-level paging): a range
+/// ending above it fails `access_ok`, EFAULT before anything is copied.
+pub const USER_END: u64 = (1 << 47) - 4096;
 
 /// Linux's PATH_MAX, terminating NUL included.
 pub const PATH_MAX: usize = 4096;
@@ -43,7 +83,28 @@ impl<'a> Guest<'a> {
         if addr < NULL_GUARD || addr.checked_add(len).is_none() || len > isize::MAX as u64 {
             return Err(Errno::EFAULT);
         }
-        self.mem.host_range(addr, len).ok_or(Errno::EFAULT)
+        let p = self.mem.host_range(addr, len).ok_or(Errno::EFAULT)?;
+        if self.mem.mapped_len(addr, len) != len {
+            return Err(Errno::EFAULT);
+        }
+        Ok(p)
+    }
+
+    /// How much of `[addr, addr+len)` a transfer can use before it would fault: the mapped
+    /// prefix (EFAULT if it is empty). A `read` or `write` with a length running past the
+    /// program's mappings moves that many bytes, as Linux's copies stop at the first fault;
+    /// a range past the user address space (Linux's `access_ok`) is EFAULT at once.
+    pub fn usable_len(&self, addr: u64, len: u64) -> SysResult<u64> {
+        if len == 0 {
+            return Ok(0);
+        }
+        if addr.checked_add(len).is_none_or(|end| end > USER_END) {
+            return Err(Errno::EFAULT);
+        }
+        match self.mem.mapped_len(addr, len) {
+            0 => Err(Errno::EFAULT),
+            n => Ok(n),
+        }
     }
 
     /// Reads a plain-data value (any bit pattern valid for `T`) from guest memory.
@@ -175,5 +236,53 @@ impl GuestMemory for VecMemory {
         }
         // SAFETY: inside the buffer (checked).
         Some(unsafe { self.base.add(addr as usize) })
+    }
+
+    /// No page map: a range inside the buffer is mapped, any other not at all (tests of the
+    /// page map use `mapped_len_in`).
+    fn mapped_len(&self, addr: u64, len: u64) -> u64 {
+        if addr.checked_add(len).is_some_and(|end| end <= self.len as u64) {
+            len
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod page_map_tests {
+    use super::mapped_len_in;
+    use hrt_abi::UserMap;
+
+    const BASE: u64 = 0x40_0000;
+    const P: u64 = 4096;
+
+    fn map(bits: &[u8]) -> UserMap {
+        UserMap { bitmap: 0, bytes: bits.len() as u64, base: BASE, pages: bits.len() as u64 * 8 }
+    }
+
+    fn len(bits: &[u8], addr: u64, n: u64) -> u64 {
+        // SAFETY: `bits` holds map.bytes bytes.
+        unsafe { mapped_len_in(bits.as_ptr(), &map(bits), addr, n) }
+    }
+
+    #[test]
+    fn mapped_prefix_stops_at_the_first_unmapped_page() {
+        // Pages 0..=9 mapped, 10 not, 11 mapped, the rest not.
+        let bits = [0xff, 0b0000_1011, 0, 0];
+        assert_eq!(len(&bits, BASE, 10 * P), 10 * P);
+        assert_eq!(len(&bits, BASE + 100, u64::MAX), 10 * P - 100);
+        assert_eq!(len(&bits, BASE + 10 * P, 1), 0);
+        assert_eq!(len(&bits, BASE + 11 * P + 5, 2 * P), P - 5);
+        assert_eq!(len(&bits, BASE - 1, 2), 0, "below the pool");
+        assert_eq!(len(&bits, BASE + 32 * P, P), 0, "above the pool");
+        assert_eq!(len(&bits, BASE + 9 * P, 0), 0);
+    }
+
+    #[test]
+    fn a_fully_mapped_pool_ends_at_its_end() {
+        let bits = [0xff; 4];
+        assert_eq!(len(&bits, BASE + P, 64 * P), 31 * P);
+        assert_eq!(len(&bits, BASE, 32 * P), 32 * P);
     }
 }

@@ -20,7 +20,8 @@ impl Forwarder {
     /// read/write/pread64/pwrite64: one buffer.
     fn rw(&self, g: Guest, nr: libc::c_long, fd: u64, buf: u64, count: u64, pos: Option<u64>) -> SysResult<i64> {
         let h = self.fds.get(fd)?;
-        let count = count.min(MAX_RW_COUNT);
+        // Only the part of the buffer before the first unmapped page (Linux's copy stops there).
+        let count = g.usable_len(buf, count)?.min(MAX_RW_COUNT);
         let p = g.range(buf, count)?;
         let pos = pos.map_or(0, |p| p as libc::c_long);
         // SAFETY: `p` covers `count` bytes of guest memory.

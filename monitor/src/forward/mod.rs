@@ -34,8 +34,11 @@ mod files;
 mod guest_mem;
 mod host;
 mod io;
+mod owners;
 mod paths;
 mod poll;
+#[cfg(test)]
+mod routing_tests;
 mod synthetic;
 #[cfg(test)]
 mod tests;
@@ -47,7 +50,7 @@ use std::sync::Arc;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
 use guest_mem::Guest;
-pub use guest_mem::GuestMemory;
+pub use guest_mem::{mapped_len_in, GuestMemory};
 
 /// AT_FDCWD as a system-call argument.
 const CWD: u64 = libc::AT_FDCWD as u32 as u64;
@@ -114,6 +117,13 @@ const HANDLED: &[libc::c_long] = &[
     libc::SYS_ppoll,
     libc::SYS_select,
     libc::SYS_pselect6,
+    libc::SYS_chown,
+    libc::SYS_fchown,
+    libc::SYS_lchown,
+    libc::SYS_fchownat,
+    libc::SYS_statfs,
+    libc::SYS_fstatfs,
+    libc::SYS_getgroups,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -264,6 +274,13 @@ impl Forwarder {
             libc::SYS_ppoll => self.ppoll(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_select => self.select(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_pselect6 => self.pselect6(g, a[0], a[1], a[2], a[3], a[4], a[5]),
+            libc::SYS_chown => self.fchownat(g, CWD, a[0], a[1], a[2], 0),
+            libc::SYS_lchown => self.fchownat(g, CWD, a[0], a[1], a[2], libc::AT_SYMLINK_NOFOLLOW as u64),
+            libc::SYS_fchownat => self.fchownat(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_fchown => self.fchown(a[0], a[1], a[2]),
+            libc::SYS_statfs => self.statfs(g, a[0], a[1]),
+            libc::SYS_fstatfs => self.fstatfs(g, a[0], a[1]),
+            libc::SYS_getgroups => self.getgroups(g, a[0], a[1]),
             _ => Err(Errno::ENOSYS),
         }
     }

@@ -7,10 +7,13 @@ use hrt_abi::{nr, Hypercall};
 
 use super::vcpu::{Exit, Shared};
 
-/// The program's memory as forwarded calls see it: only its pool, never the kernel's memory.
+/// The program's memory as forwarded calls see it: only its pool, never the kernel's memory,
+/// and within the pool only the pages the kernel's page map says the program has mapped
+/// (none before the kernel has sent the map).
 struct ProgramMemory<'a> {
     ram: &'a super::memory::GuestRam,
     range: (u64, u64),
+    map: Option<&'a hrt_abi::UserMap>,
 }
 
 impl crate::forward::GuestMemory for ProgramMemory<'_> {
@@ -21,6 +24,55 @@ impl crate::forward::GuestMemory for ProgramMemory<'_> {
         }
         self.ram.slice(addr, len).map(|s| s.as_ptr() as *mut u8)
     }
+
+    fn mapped_len(&self, addr: u64, len: u64) -> u64 {
+        let Some(map) = self.map else { return 0 };
+        let Some(bits) = self.ram.slice(map.bitmap, map.bytes) else { return 0 };
+        // SAFETY: `bits` covers the bitmap's bytes in guest RAM (checked when it was registered
+        // and again just now).
+        unsafe { crate::forward::mapped_len_in(bits.as_ptr(), map, addr, len) }
+    }
+}
+
+/// Accepts the kernel's page map (`nr::USER_MAP`) once: it must cover exactly the program's
+/// pool and lie in guest RAM outside it (where the program cannot write it).
+fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
+    let map = hrt_abi::UserMap { bitmap: a[0], bytes: a[1], base: a[2], pages: a[3] };
+    let (lo, hi) = shared.program_mem;
+    let pool_pages = (hi - lo) / hrt_abi::USER_MAP_PAGE;
+    let bitmap_end = map.bitmap.checked_add(map.bytes);
+    let valid = map.base == lo
+        && map.pages == pool_pages
+        && map.bytes >= pool_pages.div_ceil(8)
+        && shared.ram.slice(map.bitmap, map.bytes).is_some()
+        && bitmap_end.is_some_and(|end| end <= lo || map.bitmap >= hi);
+    if !valid {
+        return -(libc::EINVAL as i64);
+    }
+    match shared.user_map.set(map) {
+        Ok(()) => 0,
+        Err(_) => -(libc::EPERM as i64),
+    }
+}
+
+/// Fills `[addr, addr+len)` of guest RAM with the host's random bytes (`nr::RANDOM`).
+fn fill_random(ram: &super::memory::GuestRam, addr: u64, len: u64) -> i64 {
+    let Some(dst) = ram.slice(addr, len) else { return -(libc::EFAULT as i64) };
+    let mut done = 0usize;
+    while done < dst.len() {
+        // SAFETY: the destination lies inside guest RAM (checked); getrandom writes at most the
+        // length given.
+        let n = unsafe { libc::getrandom(dst.as_ptr().add(done) as *mut libc::c_void, dst.len() - done, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            if e == libc::EINTR {
+                continue;
+            }
+            return -(e as i64);
+        }
+        done += n as usize;
+    }
+    len as i64
 }
 
 /// What the vCPU loop does after a hypercall.
@@ -56,7 +108,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::SYSCALL => match &shared.forwarder {
             Some(f) => {
                 let a = &call.args;
-                let view = ProgramMemory { ram, range: shared.program_mem };
+                let view = ProgramMemory { ram, range: shared.program_mem, map: shared.user_map.get() };
                 f.call(&view, a[0], [a[1], a[2], a[3], a[4], a[5], a[6]])
             }
             None => -(libc::ENOSYS as i64),
@@ -77,6 +129,8 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             }
             None => -(libc::EFAULT as i64),
         },
+        nr::USER_MAP => register_user_map(shared, &call.args),
+        nr::RANDOM => fill_random(ram, call.args[0], call.args[1]),
         nr::PANIC => {
             outcome = Outcome::Stop(Exit::Failure(hrt_abi::PANIC_STATUS as u8));
             0

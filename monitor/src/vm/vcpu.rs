@@ -31,13 +31,22 @@ pub struct Shared {
     pub forwarder: Option<crate::forward::Forwarder>,
     /// The program's memory: forwarded calls may only name addresses in it.
     pub program_mem: (u64, u64),
+    /// The kernel's map of the program's mapped pages (`nr::USER_MAP`), once it has sent it.
+    pub user_map: std::sync::OnceLock<hrt_abi::UserMap>,
     started: Mutex<bool>,
     start: Condvar,
 }
 
 impl Shared {
     pub fn new(ram: GuestRam, forwarder: Option<crate::forward::Forwarder>, program_mem: (u64, u64)) -> Shared {
-        Shared { ram, forwarder, program_mem, started: Mutex::new(false), start: Condvar::new() }
+        Shared {
+            ram,
+            forwarder,
+            program_mem,
+            user_map: std::sync::OnceLock::new(),
+            started: Mutex::new(false),
+            start: Condvar::new(),
+        }
     }
 
     /// Lets the secondary vCPUs enter the guest (the boot CPU asks once it is ready).

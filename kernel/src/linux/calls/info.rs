@@ -1,6 +1,6 @@
 //! System information, limits, identity, randomness.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, EPERM, ESRCH};
@@ -174,19 +174,38 @@ pub fn sched_getscheduler(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Ok(0) // SCHED_OTHER
 }
 
-static RANDOM_STATE: AtomicU64 = AtomicU64::new(0);
+const GRND_NONBLOCK: u64 = 1;
+const GRND_RANDOM: u64 = 2;
+const GRND_INSECURE: u64 = 4;
+/// Linux never transfers more than this in one call.
+const MAX_RW_COUNT: u64 = 0x7fff_f000;
 
-/// getrandom: xorshift output seeded from the TSC (not cryptographic; HPC programs use it for
-/// seeds and hash salts).
+/// getrandom: the host's own `getrandom` fills the program's buffer (one hypercall, at host
+/// speed), so the bytes are as good as Linux's. As on Linux, a buffer that runs into unmapped
+/// memory gets the bytes before it (EFAULT if there are none).
 pub fn getrandom(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (buf, len) = (a[0], a[1].min(1 << 25));
-    let out = uaccess::slice_mut(buf, len)?;
-    let mut x = RANDOM_STATE.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed) ^ crate::time::ticks();
-    for chunk in out.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    let (buf, len, flags) = (a[0], a[1].min(MAX_RW_COUNT), a[2]);
+    if flags & !(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) != 0
+        || flags & (GRND_RANDOM | GRND_INSECURE) == GRND_RANDOM | GRND_INSECURE
+    {
+        return Err(EINVAL);
     }
-    Ok(len)
+    if len == 0 {
+        return Ok(0);
+    }
+    let n = crate::linux::usermap::mapped_len(buf, len);
+    uaccess::check(buf, n.max(1))?;
+    fill_random(buf, n)?;
+    Ok(n)
+}
+
+/// Fills `[addr, addr + len)` (checked program memory, or the kernel's own) with the host's
+/// random bytes.
+pub fn fill_random(addr: u64, len: u64) -> Result<(), u32> {
+    let ret = crate::arch::hypercall::call(hrt_abi::nr::RANDOM, &[addr, len]);
+    if ret < 0 {
+        Err((-ret) as u32)
+    } else {
+        Ok(())
+    }
 }

@@ -27,6 +27,7 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if want < b.start {
         return Ok(b.cur);
     }
+    let (old_cur, old_end) = (b.cur, b.mapped_end);
     if want > b.mapped_end {
         // Grow in 2 MiB steps; on failure the break stays (Linux returns the old break).
         let new_end = want.div_ceil(LARGE_PAGE) * LARGE_PAGE;
@@ -43,6 +44,7 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
     }
     b.cur = want;
+    usermem::break_moved(old_cur, want, old_end, b.mapped_end);
     Ok(want)
 }
 
@@ -57,8 +59,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(EINVAL);
         }
         if flags & MAP_FIXED != 0 && usermem::is_mapped(addr, addr + len) {
-            // Replacing our own mapping: fresh contents, same memory.
+            // Replacing our own mapping: fresh contents, same memory (mapped in the page map
+            // too, should it lie in the break's window above the break).
             usermem::zero(addr, len);
+            usermem::mark_mapped(addr, addr + len);
             addr
         } else {
             if flags & MAP_FIXED != 0 {

@@ -37,7 +37,7 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         child.rsp = newsp;
     }
     let parent = current();
-    let fs_base = if flags & CLONE_SETTLS != 0 { tls } else { parent.fs_base };
+    let fs_base = if flags & CLONE_SETTLS != 0 { user_fs_base(tls)? } else { parent.fs_base };
     let sigmask = parent.sigmask;
     // Linux threads inherit their creator's CPU mask: place the child inside it.
     let affinity = parent.affinity;
@@ -93,6 +93,7 @@ pub fn clone3(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
 /// on); the last thread's exit ends the program.
 pub fn exit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let t = current();
+    super::signal::thread_exited(t.tid);
     if t.clear_child_tid != 0 && uaccess::write::<u32>(t.clear_child_tid, 0).is_ok() {
         futex::wake_address(t.clear_child_tid, 1);
     }
@@ -214,11 +215,22 @@ pub fn getcpu(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 const ARCH_SET_FS: u64 = 0x1002;
 const ARCH_GET_FS: u64 = 0x1003;
 
+/// A TLS base the program asks for (ARCH_SET_FS, CLONE_SETTLS): it goes into the FS_BASE MSR,
+/// where a non-canonical value raises #GP in the kernel, so only user addresses are accepted,
+/// as on Linux (EPERM at or above its user address-space end).
+fn user_fs_base(v: u64) -> Result<u64, u32> {
+    if v >= crate::linux::uaccess::USER_END {
+        return Err(EPERM);
+    }
+    Ok(v)
+}
+
 pub fn arch_prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     match a[0] {
         ARCH_SET_FS => {
-            current().fs_base = a[1];
-            user::set_fs_base(a[1]);
+            let base = user_fs_base(a[1])?;
+            current().fs_base = base;
+            user::set_fs_base(base);
             Ok(0)
         }
         ARCH_GET_FS => {

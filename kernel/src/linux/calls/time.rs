@@ -83,7 +83,7 @@ pub fn time(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 pub fn nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let ns = read_timespec(a[0])?;
-    sched::sleep_ns(ns);
+    sleep(ns);
     Ok(0)
 }
 
@@ -92,6 +92,11 @@ pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let now = clock_ns(clock).ok_or(EINVAL)?;
     let t = read_timespec(req)?;
     let ns = if flags & TIMER_ABSTIME != 0 { t.saturating_sub(now) } else { t };
-    sched::sleep_ns(ns);
+    sleep(ns);
     Ok(0)
+}
+
+/// Sleeps `ns` (which the program chose: a huge value sleeps for good instead of wrapping).
+fn sleep(ns: u64) {
+    sched::sleep::sleep_until_tsc(time::ticks().saturating_add(time::ns_to_ticks(ns)));
 }

@@ -1,0 +1,157 @@
+//! Which pages of the program's pool are mapped: one bit per 4 KiB page (`hrt_abi::UserMap`),
+//! in kernel memory the program cannot write. `usermem` sets and clears bits whenever it records
+//! or unmaps a region; `uaccess` checks the program's pointers against it, and the monitor reads
+//! the same bitmap to check the pointers of forwarded calls, so both give EFAULT exactly where
+//! a range leaves the program's mappings (as Linux does), not only where it leaves its pool.
+
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use hrt_abi::USER_MAP_PAGE as PAGE;
+
+/// The bitmap's words (kernel pointer), the first address covered and the number of pages.
+static WORDS: AtomicUsize = AtomicUsize::new(0);
+static BASE: AtomicU64 = AtomicU64::new(0);
+static PAGES: AtomicU64 = AtomicU64::new(0);
+
+/// Allocates the (zeroed: nothing mapped) bitmap for the pool `[lo, hi)` and tells the monitor
+/// where it is.
+pub fn init(lo: u64, hi: u64) {
+    let pages = (hi - lo) / PAGE;
+    let bytes = pages.div_ceil(64) * 8;
+    let order = crate::mem::order_for(bytes as usize);
+    let phys = crate::mem::alloc_pages(order, None).expect("no memory for the program's page map");
+    super::usermem::zero(phys, bytes);
+    WORDS.store(crate::mem::phys_to_virt(phys) as usize, Ordering::Relaxed);
+    BASE.store(lo, Ordering::Relaxed);
+    PAGES.store(pages, Ordering::Relaxed);
+    crate::arch::hypercall::call(hrt_abi::nr::USER_MAP, &[phys, bytes, lo, pages]);
+}
+
+fn words() -> &'static [AtomicU64] {
+    let p = WORDS.load(Ordering::Relaxed) as *const AtomicU64;
+    if p.is_null() {
+        return &[];
+    }
+    let n = PAGES.load(Ordering::Relaxed).div_ceil(64) as usize;
+    // SAFETY: init allocated n words for the bitmap and never frees them.
+    unsafe { core::slice::from_raw_parts(p, n) }
+}
+
+/// Page indices `[first, last)` of `[start, end)` (page-aligned outward), clipped to the pool.
+fn pages_of(start: u64, end: u64) -> (u64, u64) {
+    let base = BASE.load(Ordering::Relaxed);
+    let pages = PAGES.load(Ordering::Relaxed);
+    let first = (start.max(base) - base) / PAGE;
+    let last = (end.max(base) - base).div_ceil(PAGE);
+    (first.min(pages), last.min(pages))
+}
+
+/// The bits of word `w` that fall in pages `[first, last)`.
+fn word_mask(w: u64, first: u64, last: u64) -> u64 {
+    let lo = first.max(w * 64) - w * 64;
+    let hi = last.min(w * 64 + 64) - w * 64;
+    if hi - lo == 64 {
+        u64::MAX
+    } else {
+        ((1u64 << (hi - lo)) - 1) << lo
+    }
+}
+
+/// Source of the monitor's copies when many words are set at once.
+static ONES: [u8; 4096] = [0xff; 4096];
+/// Above this many whole words, `set` has the monitor fill them (one hypercall per 128 MiB of
+/// pages) instead of updating word by word in emulated ring 0.
+const BULK_WORDS: u64 = 16;
+
+/// Marks the pages of `[start, end)` mapped (`on`) or unmapped.
+pub fn set(start: u64, end: u64, on: bool) {
+    let (first, last) = pages_of(start, end);
+    if first >= last {
+        return;
+    }
+    let words = words();
+    let update = |w: u64| {
+        let mask = word_mask(w, first, last);
+        if on {
+            words[w as usize].fetch_or(mask, Ordering::Relaxed);
+        } else {
+            words[w as usize].fetch_and(!mask, Ordering::Relaxed);
+        }
+    };
+    // Whole words [inner_lo, inner_hi): the pages are this caller's (just allocated or being
+    // unmapped), so no one else changes these bits meanwhile and plain copies are fine.
+    let (inner_lo, inner_hi) = (first.div_ceil(64), last / 64);
+    if inner_hi > inner_lo + BULK_WORDS {
+        let at = words.as_ptr() as u64 + inner_lo * 8;
+        let len = (inner_hi - inner_lo) * 8;
+        if on {
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(ONES.len() as u64);
+                crate::arch::hypercall::call(hrt_abi::nr::MEM_COPY, &[at + done, ONES.as_ptr() as u64, n]);
+                done += n;
+            }
+        } else {
+            super::usermem::zero(at, len);
+        }
+        if first < inner_lo * 64 {
+            update(first / 64);
+        }
+        if last > inner_hi * 64 {
+            update(inner_hi);
+        }
+        return;
+    }
+    for w in first / 64..last.div_ceil(64) {
+        update(w);
+    }
+}
+
+/// How many bytes from `addr` (up to `len`) lie in mapped pages: the whole range if all of it
+/// is mapped, else the distance to the first unmapped page.
+pub fn mapped_len(addr: u64, len: u64) -> u64 {
+    let base = BASE.load(Ordering::Relaxed);
+    let pages = PAGES.load(Ordering::Relaxed);
+    if addr < base || len == 0 {
+        return 0;
+    }
+    let first = (addr - base) / PAGE;
+    let end = addr.saturating_add(len);
+    let last = ((end - base).div_ceil(PAGE)).min(pages);
+    let words = words();
+    let mut page = first;
+    while page < last {
+        let w = page / 64;
+        let mask = word_mask(w, page, last);
+        let bits = words[w as usize].load(Ordering::Relaxed);
+        if bits & mask != mask {
+            let missing = (!bits & mask).trailing_zeros() as u64;
+            let stop = base + (w * 64 + missing) * PAGE;
+            return stop.saturating_sub(addr).min(len);
+        }
+        page = (w + 1) * 64;
+    }
+    (base + last * PAGE).saturating_sub(addr).min(len)
+}
+
+/// Whether every page of `[addr, addr + len)` is mapped (an empty range always is). Ranges
+/// within one word of the map (most system-call arguments) take a short path.
+pub fn is_mapped(addr: u64, len: u64) -> bool {
+    if len == 0 {
+        return true;
+    }
+    let base = BASE.load(Ordering::Relaxed);
+    let Some(last_byte) = addr.checked_add(len - 1) else { return false };
+    if addr < base {
+        return false;
+    }
+    let (first, last) = ((addr - base) / PAGE, (last_byte - base) / PAGE);
+    if last >= PAGES.load(Ordering::Relaxed) {
+        return false;
+    }
+    if first / 64 == last / 64 {
+        let mask = word_mask(first / 64, first, last + 1);
+        return words()[(first / 64) as usize].load(Ordering::Relaxed) & mask == mask;
+    }
+    mapped_len(addr, len) == len
+}

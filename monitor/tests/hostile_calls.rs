@@ -1,0 +1,116 @@
+//! Hostile programs about system calls: pointers and lengths that leave the program's mappings,
+//! values that must not reach a privileged register, signals (SIGPIPE, blocked signals),
+//! routing of every call the forwarder implements. Each is compared with the same program run
+//! natively (exit status, errno, output).
+
+mod common;
+use common::hostile::{assert_same, build, hrt, native};
+
+/// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
+fn same_as_linux(name: &str, args: &[&str]) {
+    let prog = build(name, &[]);
+    let linux = native(&prog, args);
+    let got = hrt(&["--cpus", "1"], &prog, args);
+    assert_same(name, &linux, &got);
+}
+
+/// read/write/poll/readv/getrandom and others with ranges that run out of the program's
+/// mappings, and pointers into just-munmapped memory: the same short counts and EFAULTs as
+/// Linux (the monitor checks forwarded ranges against the kernel's page map, the kernel its own).
+#[test]
+fn ranges_past_the_mappings_fault_as_on_linux() {
+    same_as_linux("calls_ranges", &[]);
+}
+
+/// An unimplemented call made 50 times is reported once, with its name (also for calls the
+/// kernel's table does not list), and an unknown number once.
+#[test]
+fn unimplemented_calls_are_reported_once_by_name() {
+    let prog = build("calls_enosys", &[]);
+    let linux = native(&prog, &[]);
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_same("calls_enosys", &linux, &got);
+    let lines: Vec<&str> = got.stderr.lines().filter(|l| l.contains("is not implemented")).collect();
+    assert_eq!(lines.len(), 2, "one line per call expected:\n{}", got.stderr);
+    assert!(lines.iter().any(|l| l.contains("system call 163 (acct)")), "{}", got.stderr);
+    assert!(lines.iter().any(|l| l.contains("system call 1000 (no such Linux call)")), "{}", got.stderr);
+}
+
+/// creat, link, linkat, symlink, symlinkat, preadv, pwritev and fchmodat reach the forwarder
+/// (they answered ENOSYS before) and behave as on Linux.
+#[test]
+fn forwarded_file_calls_behave_as_on_linux() {
+    same_as_linux("calls_forwarded", &[]);
+}
+
+/// Non-canonical and kernel-half values for the TLS base (arch_prctl, clone's CLONE_SETTLS:
+/// these panicked the kernel through the FS_BASE MSR), futex words, robust lists, sigaltstack,
+/// timeouts: EPERM, EFAULT, EINVAL as on Linux. A thread started on a non-canonical stack dies of
+/// SIGBUS (#SS), one on a kernel-half stack of SIGSEGV, taking the process with it.
+#[test]
+fn privileged_values_are_refused_as_on_linux() {
+    let prog = build("calls_privileged", &[]);
+    for mode in ["all", "stack", "kstack"] {
+        let linux = native(&prog, &[mode]);
+        let got = hrt(&["--cpus", "1"], &prog, &[mode]);
+        assert_same(&format!("calls_privileged {mode}"), &linux, &got);
+    }
+}
+
+/// A blocked SIGTERM sent to oneself (kill, and SIGUSR1 by tgkill) stays pending while the
+/// program carries on, shows in sigpending, is dropped when it becomes ignored, and ends the
+/// program (143) when unblocked; it terminated at once before.
+#[test]
+fn blocked_signals_to_oneself_stay_pending() {
+    same_as_linux("calls_blocked", &[]);
+}
+
+/// `PROG | head -1`: runs `cmd` with stdout piped, reads one line, closes the pipe and waits
+/// (killed after 120 s: then `None`, a hang). Returns the exit status as a shell shows it.
+fn first_line_then_close(mut cmd: std::process::Command) -> Option<(i32, String)> {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::{Duration, Instant};
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).stdin(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("spawning");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("reading a line");
+    // The reader is dropped here: the pipe has no reader any more.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(status) = child.try_wait().expect("waiting") {
+            let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+            return Some((code, line));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `PROG | head -1` ends as on Linux: without a SIGPIPE handler the program dies of SIGPIPE
+/// (141; before, `hrt run -- yes | head -1` never ended), with SIGPIPE ignored or blocked its
+/// write fails with EPIPE (and a blocked one is pending), with a handler too.
+#[test]
+fn writing_to_a_closed_pipe_raises_sigpipe() {
+    let prog = build("calls_sigpipe", &[]);
+    for mode in ["default", "ignore", "blocked", "handler"] {
+        let mut native_cmd = std::process::Command::new(&prog);
+        native_cmd.arg(mode);
+        let linux = first_line_then_close(native_cmd).expect("natively the program ends");
+        let mut hrt_cmd = common::hostile::hrt_cmd();
+        hrt_cmd.args(["run", "--cpus", "1", "--"]).arg(&prog).arg(mode);
+        let got = first_line_then_close(hrt_cmd);
+        assert_eq!(got, Some(linux.clone()), "calls_sigpipe {mode}: hrt (None: hung) differs from Linux {linux:?}");
+    }
+}
+
+/// chown, fchown, lchown, fchownat, statfs, fstatfs and getgroups (issue 10) are forwarded and
+/// behave as on Linux, bad pointers and descriptors included.
+#[test]
+fn owner_statfs_and_group_calls_behave_as_on_linux() {
+    same_as_linux("calls_owners", &[]);
+}
