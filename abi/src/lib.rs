@@ -107,7 +107,14 @@ pub struct BootInfo {
     pub cmdline_len: u32,
     pub _pad2: u32,
     pub cmdline: [u8; CMDLINE_LEN],
+    /// `hrt run` of a dynamically linked program: its interpreter's file (PT_INTERP, e.g.
+    /// ld-linux-x86-64.so.2) read from the host, placed in reserved guest memory like
+    /// `program`; empty for a static program.
+    pub interp: Range,
 }
+
+// The block sits in the page at `layout::BOOT_INFO`, below the boot page tables.
+const _: () = assert!(core::mem::size_of::<BootInfo>() <= 4096);
 
 impl BootInfo {
     pub const fn zeroed() -> Self {
@@ -145,6 +152,7 @@ impl BootInfo {
             cmdline_len: 0,
             _pad2: 0,
             cmdline: [0; CMDLINE_LEN],
+            interp: Range { base: 0, size: 0 },
         }
     }
 

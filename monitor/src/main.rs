@@ -4,9 +4,11 @@ mod cli;
 mod error;
 mod forward;
 mod info;
+mod interp;
 mod kernel_image;
 mod platform;
 mod program;
+mod program_path;
 mod run;
 mod vm;
 

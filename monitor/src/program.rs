@@ -1,4 +1,4 @@
-//! The program `hrt run` starts: checked to be a static x86-64 Linux executable before any VM
+//! The program `hrt run` starts: checked to be an x86-64 Linux executable (static, or dynamic with a readable interpreter) before any VM
 //! exists, so that mistakes get one clear line.
 
 use std::path::{Path, PathBuf};
@@ -21,6 +21,8 @@ pub struct Program {
     pub fixed_span: Option<(u64, u64)>,
     /// Bytes of memory its segments need.
     pub mem_needed: u64,
+    /// A dynamically linked program's interpreter (ld.so), loaded beside it.
+    pub interp: Option<crate::interp::Interp>,
 }
 
 impl Program {
@@ -37,11 +39,7 @@ impl Program {
         if elf.header.e_machine != header::EM_X86_64 {
             return Err(err!("{given} is built for {}, not x86-64", header::machine_to_str(elf.header.e_machine)));
         }
-        if elf.interpreter.is_some() {
-            return Err(err!(
-                "{given} is dynamically linked; HRT runs static executables: rebuild with -static or -static-pie"
-            ));
-        }
+        let interp = elf.interpreter.map(|path| crate::interp::read(given, path)).transpose()?;
         let loads: Vec<_> = elf.program_headers.iter().filter(|p| p.p_type == program_header::PT_LOAD).collect();
         if loads.is_empty() {
             return Err(err!("{given} has no loadable segments"));
@@ -63,6 +61,7 @@ impl Program {
             _ => return Err(err!("{given} is not an executable (ELF type {})", elf.header.e_type)),
         };
         let host_path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        Ok(Program { given: given.to_string(), host_path, mem_needed: hi - lo, fixed_span, bytes })
+        let mem_needed = hi - lo + interp.as_ref().map_or(0, |i| i.mem_needed);
+        Ok(Program { given: given.to_string(), host_path, mem_needed, fixed_span, bytes, interp })
     }
 }

@@ -36,7 +36,9 @@ fn install_stop_handlers() {
 pub fn run(args: &RunArgs) -> Result<u8> {
     let (prog, rest) = args.command.split_first().ok_or_else(|| err!("no program given: hrt run -- PROG [ARGS]"))?;
     let given = prog.to_str().ok_or_else(|| err!("the program path is not valid UTF-8"))?;
-    let program = Program::open(given)?;
+    // As a shell does: a name without a slash is looked up in PATH; argv[0] stays as given.
+    let found = crate::program_path::resolve(given).ok_or_else(|| err!("{given}: command not found in PATH"))?;
+    let program = Program::open(found.to_str().unwrap_or(given))?;
     let kvm = vm::open_kvm()?;
     let mut vm_args = args.vm.clone();
     vm_args.mem.get_or_insert(DEFAULT_RUN_MEM);

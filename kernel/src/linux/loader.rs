@@ -1,5 +1,6 @@
-//! Loads the program the monitor placed in memory and starts its main thread with the
-//! initial stack Linux builds: argc, argv, envp, auxv and the strings they point to.
+//! Loads the program the monitor placed in memory (and, for a dynamically linked program, its
+//! interpreter) and starts its main thread with the initial stack Linux builds: argc, argv,
+//! envp, auxv and the strings they point to.
 
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -44,8 +45,12 @@ struct Loaded {
     phdr: u64,
     phnum: u64,
     end: u64,
+    /// The address its link address 0 landed at (AT_BASE for an interpreter).
+    base: u64,
 }
 
+/// Maps a program's PT_LOAD segments: an ET_EXEC program at its link addresses (inside the
+/// span the monitor reserved), an ET_DYN one (or an interpreter) wherever memory is free.
 fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> {
     let elf = Elf::parse(image).ok_or("not an ELF64 file")?;
     let loads: Vec<_> = elf.program_headers().filter(|p| p.kind == PT_LOAD).collect();
@@ -79,11 +84,18 @@ fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> 
             .map(|p| base + p.vaddr + (elf.phoff - p.offset))
             .unwrap_or(0),
     };
-    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi })
+    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base })
+}
+
+/// The bytes of a file the monitor placed in reserved guest memory.
+fn placed_file(r: hrt_abi::Range) -> &'static [u8] {
+    let ptr = crate::mem::phys_to_virt(r.base) as *const u8;
+    // SAFETY: the monitor placed the file there and reserved the range for good.
+    unsafe { core::slice::from_raw_parts(ptr, r.size as usize) }
 }
 
 /// Builds the initial stack in `[stack_lo, stack_hi)` and returns the initial rsp.
-fn build_stack(boot: &BootInfo, loaded: &Loaded, stack_hi: u64) -> Result<u64, &'static str> {
+fn build_stack(boot: &BootInfo, loaded: &Loaded, interp_base: u64, stack_hi: u64) -> Result<u64, &'static str> {
     let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
     // SAFETY: the monitor placed argv/envp there and reserved the range.
     let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
@@ -116,7 +128,7 @@ fn build_stack(boot: &BootInfo, loaded: &Loaded, stack_hi: u64) -> Result<u64, &
         (AT_PHENT, 56),
         (AT_PHNUM, loaded.phnum),
         (AT_PAGESZ, PAGE),
-        (AT_BASE, 0),
+        (AT_BASE, interp_base),
         (AT_FLAGS, 0),
         (AT_ENTRY, loaded.entry),
         (AT_UID, boot.uid as u64),
@@ -178,15 +190,19 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
 pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let pool = boot.user_pool;
     usermem::init(pool.base, pool.base + pool.size);
-    let image_ptr = crate::mem::phys_to_virt(boot.program.base) as *const u8;
-    // SAFETY: the monitor placed the file there and reserved the range.
-    let image = unsafe { core::slice::from_raw_parts(image_ptr, boot.program.size as usize) };
-    let loaded = load_segments(boot, image)?;
+    let loaded = load_segments(boot, placed_file(boot.program))?;
     let brk_end = reserve_brk_window(loaded.end, pool.size);
     *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
+    // A dynamically linked program starts in its interpreter (ld.so), placed after the break's
+    // window; the auxiliary vector tells it where the program is (AT_PHDR, AT_ENTRY) and where
+    // it is itself (AT_BASE), as Linux's execve does.
+    let interp = match boot.interp.size {
+        0 => None,
+        _ => Some(load_segments(boot, placed_file(boot.interp)).map_err(|_| "cannot load its interpreter")?),
+    };
     let stack = usermem::alloc(STACK_SIZE, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
-    let sp = build_stack(boot, &loaded, stack + STACK_SIZE)?;
-    let entry = loaded.entry;
+    let sp = build_stack(boot, &loaded, interp.as_ref().map_or(0, |i| i.base), stack + STACK_SIZE)?;
+    let entry = interp.as_ref().map_or(loaded.entry, |i| i.entry);
     PROCESS.live_threads.store(1, Ordering::SeqCst);
     let name = boot_name(boot);
     *PROCESS.name.lock() = name;

@@ -70,7 +70,7 @@ pub fn write(
     Ok(BootLayout { boot_stacks: info.boot_stacks, user_pool: pool })
 }
 
-/// Puts the program file and its argv/envp block below the boot stacks, reserves them and the
+/// Puts the program file, its interpreter's file and its argv/envp block below the boot stacks, reserves them and the
 /// program's fixed link span, and checks that everything fits.
 fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetup) -> Result<()> {
     let p = &setup.program;
@@ -81,9 +81,14 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     }
     let align = 2u64 << 20;
     let image_len = p.bytes.len() as u64;
+    let interp_len = p.interp.as_ref().map_or(0, |i| i.bytes.len() as u64);
     let args_len = block.len() as u64;
     let top = info.boot_stacks & !(align - 1);
-    let needed = image_len.div_ceil(align) * align + args_len.div_ceil(4096) * 4096 + p.mem_needed + (64 << 20);
+    let needed = image_len.div_ceil(align) * align
+        + interp_len.div_ceil(4096) * 4096
+        + args_len.div_ceil(4096) * 4096
+        + p.mem_needed
+        + (64 << 20);
     if needed > top {
         return Err(crate::err!(
             "{} needs about {} MiB but the VM has {} MiB: use a larger --mem",
@@ -93,8 +98,14 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
         ));
     }
     let image_base = (top - image_len) & !(align - 1);
-    let args_base = (image_base - args_len) & !0xfff;
+    // The interpreter's file (if any) right below the program's, then the argument block.
+    let interp_base = (image_base - interp_len) & !0xfff;
+    let args_base = (interp_base - args_len) & !0xfff;
     ram.write(image_base, &p.bytes)?;
+    if let Some(interp) = &p.interp {
+        ram.write(interp_base, &interp.bytes)?;
+        info.interp = Range { base: interp_base, size: interp_len };
+    }
     ram.write(args_base, &block)?;
     info.program = Range { base: image_base, size: image_len };
     info.args = Range { base: args_base, size: args_len };
