@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the C test programs into target/programs/ (or $HRT_PROGRAMS_OUT): NAME-static
 # (gcc -O2 -static) and NAME-pie (gcc -O2 -static-pie) for every NAME.c here, NAME-musl with
-# musl-gcc for a few programs when musl-gcc is installed, and hello-dyn (dynamically linked, for
-# the test that hrt refuses it), and bare-static (bare/bare.c, no libc). Rebuilds only what is older than its source or this script.
+# musl-gcc for a few programs when musl-gcc is installed, and hello-dyn (dynamically linked, as
+# gcc builds by default), and bare-static (bare/bare.c, no libc). Rebuilds only what is older than its source or this script.
 # Usage: bash tests/programs/build.sh [-v]    (-v: print every compiler command)
 set -euo pipefail
 

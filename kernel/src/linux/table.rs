@@ -92,6 +92,12 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_statfs => ("statfs", 2, F),
         __NR_fstatfs => ("fstatfs", 2, F),
         __NR_getgroups => ("getgroups", 2, F),
+        __NR_getxattr => ("getxattr", 4, F),
+        __NR_lgetxattr => ("lgetxattr", 4, F),
+        __NR_fgetxattr => ("fgetxattr", 4, F),
+        __NR_listxattr => ("listxattr", 3, F),
+        __NR_llistxattr => ("llistxattr", 3, F),
+        __NR_flistxattr => ("flistxattr", 3, F),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),

@@ -42,6 +42,7 @@ mod routing_tests;
 mod synthetic;
 #[cfg(test)]
 mod tests;
+mod xattr;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -124,6 +125,12 @@ const HANDLED: &[libc::c_long] = &[
     libc::SYS_statfs,
     libc::SYS_fstatfs,
     libc::SYS_getgroups,
+    libc::SYS_getxattr,
+    libc::SYS_lgetxattr,
+    libc::SYS_fgetxattr,
+    libc::SYS_listxattr,
+    libc::SYS_llistxattr,
+    libc::SYS_flistxattr,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -281,6 +288,10 @@ impl Forwarder {
             libc::SYS_statfs => self.statfs(g, a[0], a[1]),
             libc::SYS_fstatfs => self.fstatfs(g, a[0], a[1]),
             libc::SYS_getgroups => self.getgroups(g, a[0], a[1]),
+            libc::SYS_getxattr | libc::SYS_lgetxattr => self.getxattr(g, nr, a[0], a[1], a[2], a[3]),
+            libc::SYS_fgetxattr => self.fgetxattr(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_listxattr | libc::SYS_llistxattr => self.listxattr(g, nr, a[0], a[1], a[2]),
+            libc::SYS_flistxattr => self.flistxattr(g, a[0], a[1], a[2]),
             _ => Err(Errno::ENOSYS),
         }
     }

@@ -144,3 +144,33 @@ pub fn assert_same(what: &str, native: &Outcome, hrt: &Outcome) {
         hrt.stderr
     );
 }
+
+/// Builds a C file with the system's default linking (dynamic, PIE) into
+/// target/programs/dyn-`out_name`: `gcc -O1 -g -pthread -o OUT SOURCE FLAGS` (libraries last). Rebuilt when the
+/// source is newer.
+#[allow(dead_code)] // only the dynamic-linking tests use it
+pub fn build_dynamic(source: &Path, out_name: &str, flags: &[&str]) -> PathBuf {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out_dir = repo_root().join("target/programs");
+    std::fs::create_dir_all(&out_dir).expect("creating target/programs");
+    let out = out_dir.join(format!("dyn-{out_name}"));
+    std::fs::create_dir_all(out.parent().expect("a file in target/programs")).expect("creating its directory");
+    let fresh = match (std::fs::metadata(&out), std::fs::metadata(source)) {
+        (Ok(a), Ok(b)) => a.modified().ok() >= b.modified().ok(),
+        _ => false,
+    };
+    if !fresh {
+        let tmp = out.with_extension("tmp");
+        let result = Command::new("gcc")
+            .args(["-O1", "-g", "-pthread", "-o"])
+            .arg(&tmp)
+            .arg(source)
+            .args(flags)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run gcc: {e}"));
+        assert!(result.status.success(), "building {}: {}", source.display(), String::from_utf8_lossy(&result.stderr));
+        std::fs::rename(&tmp, &out).expect("renaming the built program");
+    }
+    out
+}
