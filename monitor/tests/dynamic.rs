@@ -54,7 +54,12 @@ fn both(cpus: u32, prog: &Path, args: &[&str], env: &[(&str, &str)], dir: Option
 
 /// The test programs of tests/programs, built by plain gcc (dynamic PIE), with 1 and 2 vCPUs.
 fn check_program(name: &str, flags: &[&str], args: &[&str]) {
-    let prog = build_dynamic(&program_source(name), name, flags);
+    check_build(name, name, flags, args)
+}
+
+/// As `check_program`, built into `dyn-OUT` with `flags`.
+fn check_build(name: &str, out: &str, flags: &[&str], args: &[&str]) {
+    let prog = build_dynamic(&program_source(name), out, flags);
     for cpus in [1, 2] {
         let dir = TempDir::new(&format!("{name}-{cpus}"));
         let threads = cpus.to_string();
@@ -72,6 +77,13 @@ fn check_program(name: &str, flags: &[&str], args: &[&str]) {
 #[test]
 fn hello() {
     check_program("hello", &[], &[]);
+}
+
+/// A dynamic program linked at a fixed address (ET_EXEC): placed at its link address, its
+/// interpreter elsewhere.
+#[test]
+fn hello_no_pie() {
+    check_build("hello", "hello-nopie", &["-no-pie"], &[]);
 }
 
 #[test]
