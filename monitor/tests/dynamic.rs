@@ -228,3 +228,15 @@ fn python3() {
     assert_same("python3 exception", &native, &hrt);
     assert!(hrt.stderr.contains("ZeroDivisionError"), "{hrt:?}");
 }
+
+/// The file mappings ld.so makes, one by one (tests/programs/hostile/dyn_mmap.c): the same
+/// answers as on Linux, with 1 and 2 vCPUs.
+#[test]
+fn file_mappings_as_ld_so_makes_them() {
+    let prog = build_dynamic(&hostile_source("dyn_mmap"), "mmap", &[]);
+    for cpus in [1, 2] {
+        let (native, hrt) = both(cpus, &prog, &[], &[], None);
+        assert!(native.stdout.contains("code from the file returns 42"), "{native:?}");
+        assert_same(&format!("dyn_mmap --cpus {cpus}"), &native, &hrt);
+    }
+}

@@ -1,0 +1,90 @@
+/* What ld.so asks of file mappings, checked against Linux: a reservation of a whole file,
+ * MAP_FIXED file mappings at an offset into it, the zero-filled tail of a partial last page,
+ * an anonymous MAP_FIXED "bss" over it, private copy-on-write, code executed from a file
+ * mapped PROT_READ|PROT_EXEC, and the errors for bad offsets. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PG 4096
+#define FILE_LEN (3 * PG + 100)
+
+static unsigned char pattern(long i)
+{
+    return (unsigned char)(i * 7 + 3);
+}
+
+static int same_as_file(const unsigned char *p, long off, long len)
+{
+    for (long i = 0; i < len; i++)
+        if (p[i] != pattern(off + i))
+            return 0;
+    return 1;
+}
+
+static int all_zero(const unsigned char *p, long len)
+{
+    for (long i = 0; i < len; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+int main(void)
+{
+    char path[] = "/tmp/hrt-dyn-mmap-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return perror("mkstemp"), 1;
+    unlink(path);
+    static unsigned char buf[FILE_LEN];
+    for (long i = 0; i < FILE_LEN; i++)
+        buf[i] = pattern(i);
+    if (write(fd, buf, FILE_LEN) != FILE_LEN)
+        return perror("write"), 1;
+
+    /* The reservation: the whole file and more, read-only. */
+    unsigned char *r = mmap(NULL, 6 * PG, PROT_READ, MAP_PRIVATE, fd, 0);
+    printf("reservation: %s\n", r == MAP_FAILED ? strerror(errno) : "mapped");
+    printf("reservation holds the file: %d\n", same_as_file(r, 0, FILE_LEN));
+    printf("partial last page zero after EOF: %d\n", all_zero(r + FILE_LEN, 4 * PG - FILE_LEN));
+
+    /* A segment at an offset, MAP_FIXED into the reservation, writable and private. */
+    unsigned char *seg = mmap(r + PG, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 2 * PG);
+    printf("fixed segment at its address: %d\n", seg == r + PG);
+    printf("segment holds file offset 8192: %d\n", same_as_file(seg, 2 * PG, PG + 100));
+    printf("segment zero after EOF: %d\n", all_zero(seg + PG + 100, PG - 100));
+    memset(seg, 0xee, 16);
+    unsigned char back[16];
+    printf("private write leaves the file: %d\n",
+           pread(fd, back, 16, 2 * PG) == 16 && same_as_file(back, 2 * PG, 16));
+    printf("rest of the reservation unchanged: %d\n", same_as_file(r, 0, PG));
+
+    /* bss: an anonymous MAP_FIXED over the reservation's tail. */
+    unsigned char *bss = mmap(r + 4 * PG, 2 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+    printf("bss at its address and zero: %d %d\n", bss == r + 4 * PG, all_zero(bss, 2 * PG));
+
+    /* Code from a file: mov eax, 42; ret at file offset 4096. */
+    static const unsigned char code[] = {0xb8, 42, 0, 0, 0, 0xc3};
+    if (pwrite(fd, code, sizeof code, PG) != sizeof code)
+        return perror("pwrite"), 1;
+    void *text = mmap(NULL, PG, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, PG);
+    if (text == MAP_FAILED)
+        return perror("mmap exec"), 1;
+    int (*fn)(void) = (int (*)(void))text;
+    printf("code from the file returns %d\n", fn());
+
+    /* Errors. */
+    void *bad = mmap(NULL, PG, PROT_READ, MAP_PRIVATE, fd, 100);
+    printf("unaligned offset: %s\n", bad == MAP_FAILED ? strerror(errno) : "mapped");
+    bad = mmap(NULL, PG, PROT_READ, MAP_PRIVATE, 99, 0);
+    printf("bad descriptor: %s\n", bad == MAP_FAILED ? strerror(errno) : "mapped");
+    munmap(r, 6 * PG);
+    munmap(text, PG);
+    close(fd);
+    return 0;
+}
