@@ -240,3 +240,26 @@ fn file_mappings_as_ld_so_makes_them() {
         assert_same(&format!("dyn_mmap --cpus {cpus}"), &native, &hrt);
     }
 }
+
+/// Everyday tools from PATH give Linux's output and stderr (before fadvise64 and mincore
+/// existed, each printed an ENOSYS line): `cat`, `sort`, `md5sum` advise on the file, `grep`
+/// probes its stack with mincore.
+#[test]
+fn coreutils() {
+    let dir = TempDir::new("coreutils");
+    let text: String =
+        (0..2000).map(|i| format!("line {} {}\n", (i * 7919) % 2000, if i % 3 == 0 { "hrt" } else { "x" })).collect();
+    std::fs::write(dir.0.join("t.txt"), text).unwrap();
+    let cases: [&[&str]; 5] = [
+        &["cat", "t.txt"],
+        &["sort", "t.txt"],
+        &["md5sum", "t.txt"],
+        &["grep", "-c", "hrt", "t.txt"],
+        &["wc", "t.txt"],
+    ];
+    for case in cases {
+        let (native, hrt) = both(1, Path::new(case[0]), &case[1..], &[("LC_ALL", "C")], Some(&dir.0));
+        assert_same(&case.join(" "), &native, &hrt);
+        assert_eq!(native.stderr, hrt.stderr, "{}: stderr differs", case.join(" "));
+    }
+}

@@ -6,7 +6,7 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{info, memory, signal, thread, time};
+use super::calls::{info, memory, residency, signal, thread, time};
 use super::errno::SysResult;
 use crate::arch::traps::TrapFrame;
 
@@ -98,6 +98,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_listxattr => ("listxattr", 3, F),
         __NR_llistxattr => ("llistxattr", 3, F),
         __NR_flistxattr => ("flistxattr", 3, F),
+        __NR_fadvise64 => ("fadvise64", 4, F),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),
@@ -106,6 +107,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_mremap => ("mremap", 5, L(memory::mremap)),
         __NR_mprotect => ("mprotect", 3, L(memory::mprotect)),
         __NR_madvise => ("madvise", 3, L(memory::madvise)),
+        __NR_mincore => ("mincore", 3, L(residency::mincore)),
 
         // Threads, identity, scheduling.
         __NR_clone => ("clone", 5, L(thread::clone)),

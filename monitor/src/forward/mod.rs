@@ -28,6 +28,7 @@
 //! - Blocking calls (read on a pipe or terminal, poll) block the calling vCPU thread.
 
 mod errno;
+mod fadvise;
 mod fd_table;
 mod fds;
 mod files;
@@ -131,6 +132,7 @@ const HANDLED: &[libc::c_long] = &[
     libc::SYS_listxattr,
     libc::SYS_llistxattr,
     libc::SYS_flistxattr,
+    libc::SYS_fadvise64,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -292,6 +294,7 @@ impl Forwarder {
             libc::SYS_fgetxattr => self.fgetxattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_listxattr | libc::SYS_llistxattr => self.listxattr(g, nr, a[0], a[1], a[2]),
             libc::SYS_flistxattr => self.flistxattr(g, a[0], a[1], a[2]),
+            libc::SYS_fadvise64 => self.fadvise64(a[0], a[1], a[2], a[3]),
             _ => Err(Errno::ENOSYS),
         }
     }

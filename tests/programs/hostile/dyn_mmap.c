@@ -1,7 +1,7 @@
 /* What ld.so asks of file mappings, checked against Linux: a reservation of a whole file,
  * MAP_FIXED file mappings at an offset into it, the zero-filled tail of a partial last page,
  * an anonymous MAP_FIXED "bss" over it, private copy-on-write, code executed from a file
- * mapped PROT_READ|PROT_EXEC, and the errors for bad offsets. */
+ * mapped PROT_READ|PROT_EXEC, the errors for bad offsets, and mincore. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -83,7 +83,15 @@ int main(void)
     printf("unaligned offset: %s\n", bad == MAP_FAILED ? strerror(errno) : "mapped");
     bad = mmap(NULL, PG, PROT_READ, MAP_PRIVATE, 99, 0);
     printf("bad descriptor: %s\n", bad == MAP_FAILED ? strerror(errno) : "mapped");
+    /* mincore (GNU tools probe their stack with it): resident, unmapped, unaligned. */
+    unsigned char vec[2] = {0, 0};
+    int rc = mincore(bss, 2 * PG, vec);
+    printf("mincore of the bss: %d, resident %d %d\n", rc, vec[0] & 1, vec[1] & 1);
     munmap(r, 6 * PG);
+    rc = mincore(r, PG, vec);
+    printf("mincore after munmap: %s\n", rc ? strerror(errno) : "ok");
+    rc = mincore((char *)text + 1, PG, vec);
+    printf("mincore unaligned: %s\n", rc ? strerror(errno) : "ok");
     munmap(text, PG);
     close(fd);
     return 0;
