@@ -4,7 +4,7 @@
 //! natively.
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, build, hrt, hrt_cmd, native, run};
 
 /// Chunks of 256 MiB the program takes under each --mem: most of its memory (the rest is the
 /// kernel's share, the break's window, the stack and the program).
@@ -64,4 +64,40 @@ fn two_hundred_vcpus_boot_and_run_a_program() {
     let got = hrt(&["--cpus", "200", "--idle", "halt"], &prog, &[]);
     assert_same("layout_many_cpus --cpus 200", &linux, &got);
     assert!(got.stderr.contains("affinity: 200 CPUs"), "stderr:\n{}", got.stderr);
+}
+
+/// The hole is nobody's memory: system calls given an address in it fail with EFAULT (the
+/// kernel's and the forwarder's checks) and a store there is a segmentation fault.
+#[test]
+fn the_hole_below_4_gib_is_not_program_memory() {
+    let prog = build("layout_hole", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 139, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1", "--mem", "8G"], &prog, &[]);
+    assert_same("layout_hole --mem 8G", &linux, &got);
+}
+
+/// The kernel's own view: its self-tests over 8 GiB (the paging test checks that the hole is
+/// not mapped and that both RAM ranges end where they should) and the buddy allocator over two
+/// NUMA zones that meet at the hole.
+#[test]
+fn selftests_over_the_split_memory() {
+    for (filter, options) in [
+        ("paging", &["--cpus", "1", "--mem", "8G"][..]),
+        ("buddy_stress", &["--cpus", "2", "--numa", "2", "--mem", "6G"]),
+    ] {
+        let out = run(
+            {
+                let mut cmd = hrt_cmd();
+                cmd.args(["selftest", "--filter", filter]).args(options);
+                cmd
+            },
+            None,
+        );
+        assert!(!out.hung && out.code() == 0, "selftest {filter} {options:?}: {out:?}");
+        assert!(out.stderr.contains(&format!("test {filter} ok")), "selftest {filter}: {}", out.stderr);
+        if filter == "paging" {
+            assert!(out.stderr.contains("the hole [0xc0000000, 0x100000000) is not mapped"), "{}", out.stderr);
+        }
+    }
 }
