@@ -88,6 +88,13 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let mem = memory::GuestRam::new(&vm, config.mem)?;
     memory::load_kernel(&mem, image)?;
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
+    // xAPIC IDs are 8 bits and 0xFF is the broadcast address: more CPUs need x2APIC.
+    if config.cpus > 255 && !cpuid::has(&cpuid, 1, 'c', 21) {
+        return Err(crate::err!(
+            "--cpus {} needs x2APIC, which KVM does not offer here: at most 255 vCPUs",
+            config.cpus
+        ));
+    }
     let tsc_khz = probe_tsc_khz(&kvm).ok_or_else(|| crate::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
     let forwarder =
