@@ -164,9 +164,6 @@ pub struct BootInfo {
     pub interp: Range,
 }
 
-// The block sits in the page at `layout::BOOT_INFO`, below the boot page tables.
-const _: () = assert!(core::mem::size_of::<BootInfo>() <= 4096);
-
 impl BootInfo {
     pub const fn zeroed() -> Self {
         BootInfo {
