@@ -39,6 +39,7 @@ mod poll;
 mod synthetic;
 #[cfg(test)]
 mod tests;
+mod walk;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -129,6 +130,10 @@ pub struct Forwarder {
     cwd_special: AtomicBool,
     /// The VM's vCPUs (what the synthetic /sys CPU lists answer).
     cpus: u32,
+    /// The program's argv (its /proc/self/cmdline, status and comm).
+    argv: Vec<Vec<u8>>,
+    /// The program's memory, guest addresses [start, end) (its /proc/self/maps).
+    program_mem: (u64, u64),
 }
 
 /// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE.
@@ -163,7 +168,20 @@ impl Forwarder {
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(paths::cwd_is_special()),
             cpus,
+            argv: Vec::new(),
+            program_mem: (0, 0),
         }
+    }
+
+    /// What the program's own /proc/self files describe: its argv and its memory.
+    pub fn describe_program(&mut self, argv: Vec<Vec<u8>>, program_mem: (u64, u64)) {
+        self.argv = argv;
+        self.program_mem = program_mem;
+    }
+
+    /// The contents of the program's `/proc/self/<name>` (one of walk::SYNTHESIZED).
+    fn synthesize(&self, name: &[u8]) -> Vec<u8> {
+        synthetic::own_proc_file(name, &self.argv, self.program_mem)
     }
 
     /// Performs forwarded system call `nr` for the guest; returns the Linux return value.

@@ -90,8 +90,11 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
     let tsc_khz = probe_tsc_khz(&kvm).ok_or_else(|| crate::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
-    let forwarder =
-        config.program.as_ref().map(|p| crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus));
+    let forwarder = config.program.as_ref().map(|p| {
+        let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
+        f.describe_program(p.argv.clone(), boot.user_pool);
+        f
+    });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
     let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &config, image.entry, boot);
     if let Some(f) = &shared.forwarder {
