@@ -54,3 +54,93 @@ fn monitor_proc_entries_are_unreachable() {
     assert_eq!(view(&linux.stdout), view(&got.stdout));
     let _ = assert_same;
 }
+
+/// `PROG` run natively and under hrt with standard descriptor `closed` closed; the "case" lines
+/// the program prints on stderr.
+fn with_closed(prog: &std::path::Path, closed: i32, mode: &str) -> (String, String) {
+    use std::os::unix::process::CommandExt;
+    let cases = |mut cmd: std::process::Command| {
+        // SAFETY: close() is async-signal-safe; the child closes its own descriptor.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::close(closed);
+                Ok(())
+            })
+        };
+        let out = common::hostile::run(cmd, None);
+        assert!(!out.hung && out.code() == 0, "{out:?}");
+        out.stderr.lines().filter(|l| l.starts_with("case ")).collect::<Vec<_>>().join("\n")
+    };
+    let mut n = std::process::Command::new(prog);
+    n.arg(mode);
+    let mut h = common::hostile::hrt_cmd();
+    h.args(["run", "--cpus", "1", "--"]).arg(prog).arg(mode);
+    (cases(n), cases(h))
+}
+
+/// With stdout or stdin closed, the program's fd 1 or 0 is closed too (EBADF, and the number
+/// is the lowest free one for its next open), whatever hrt opened for itself; ioctl on a
+/// non-terminal is ENOTTY before its argument is looked at; SIZE_MAX lengths are EFAULT.
+#[test]
+fn closed_standard_descriptors_and_argument_order() {
+    let prog = build("host_stdio", &[]);
+    for (fd, mode) in [(1, "out"), (0, "in")] {
+        let (linux, got) = with_closed(&prog, fd, mode);
+        assert!(linux.contains("EBADF"), "natively: {linux}");
+        assert_eq!(linux, got, "fd {fd} closed: native (left) and hrt (right) differ");
+    }
+    let linux = native(&prog, &["open"]);
+    let got = hrt(&["--cpus", "1"], &prog, &["open"]);
+    let cases = |s: &str| s.lines().filter(|l| l.starts_with("case ")).collect::<Vec<_>>().join("\n");
+    assert!(cases(&linux.stderr).contains("ENOTTY"), "natively: {}", linux.stderr);
+    assert_eq!(cases(&linux.stderr), cases(&got.stderr));
+}
+
+/// Files Linux refuses to execute are refused before any VM exists, with one `hrt:` line and
+/// status 126 (found, cannot run), never read without limit or waited on.
+#[test]
+fn programs_linux_refuses_to_execute() {
+    let dir = std::env::temp_dir().join(format!("hrt-host-refuse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = build("host_stdio", &[]);
+    let bytes = std::fs::read(&real).unwrap();
+    let mut cases: Vec<(String, std::path::PathBuf)> = vec![("/dev/zero".into(), "/dev/zero".into())];
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a C string path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o700) }, 0);
+    cases.push(("FIFO without a writer".into(), fifo));
+    let noexec = dir.join("noexec");
+    std::fs::write(&noexec, &bytes).unwrap();
+    cases.push(("no execute permission".into(), noexec));
+    cases.push(("a directory".into(), dir.clone()));
+    let patched = |name: &str, at: usize, value: &[u8]| {
+        let mut b = bytes.clone();
+        b[at..at + value.len()].copy_from_slice(value);
+        let p = dir.join(name);
+        std::fs::write(&p, &b).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        p
+    };
+    // e_phentsize at 54, e_phnum at 56, e_phoff at 32.
+    cases.push(("e_phentsize 0".into(), patched("phent0", 54, &0u16.to_le_bytes())));
+    cases.push(("e_phentsize 1".into(), patched("phent1", 54, &1u16.to_le_bytes())));
+    cases.push(("e_phoff past the end".into(), patched("phoff", 32, &(bytes.len() as u64).to_le_bytes())));
+    for (what, path) in &cases {
+        let native_err = std::process::Command::new(path).output().err();
+        let got = hrt(&["--cpus", "1"], path, &[]);
+        assert!(!got.hung, "{what}: hrt hung");
+        assert_eq!(got.code(), 126, "{what}: {got:?} (natively: {native_err:?})");
+        let lines: Vec<_> = got.stderr.lines().collect();
+        assert!(lines.len() == 1 && lines[0].starts_with("hrt: "), "{what}: {}", got.stderr);
+        if what != "a directory" {
+            // Linux refuses each of these too (EACCES or ENOEXEC).
+            let e = native_err.unwrap_or_else(|| panic!("{what}: Linux ran it"));
+            assert!(matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::ENOEXEC)), "{what}: {e}");
+        }
+    }
+    let missing = hrt(&[], &dir.join("missing"), &[]);
+    assert_eq!(missing.code(), 127, "{missing:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -20,8 +20,10 @@ impl Forwarder {
     /// read/write/pread64/pwrite64: one buffer.
     fn rw(&self, g: Guest, nr: libc::c_long, fd: u64, buf: u64, count: u64, pos: Option<u64>) -> SysResult<i64> {
         let h = self.fds.get(fd)?;
-        let count = count.min(MAX_RW_COUNT);
+        // The whole range must be the program's memory (EFAULT otherwise, never a silent
+        // shortening); then, as Linux, one call moves at most MAX_RW_COUNT bytes.
         let p = g.range(buf, count)?;
+        let count = count.min(MAX_RW_COUNT);
         let pos = pos.map_or(0, |p| p as libc::c_long);
         // SAFETY: `p` covers `count` bytes of guest memory.
         unsafe { self.sys(nr, &[h.raw() as libc::c_long, ptr(p), count as libc::c_long, pos]) }

@@ -144,6 +144,35 @@ fn fd_limit() -> usize {
     cur.clamp(64, 1 << 20) as usize
 }
 
+/// Reserves the standard descriptor numbers (0, 1, 2) the monitor was started without
+/// (`hrt run ... >&-`): each closed one gets /dev/null with FD_CLOEXEC, so the monitor's own
+/// files (KVM, the program) never take those numbers, and the guest's table, which maps only
+/// inherited descriptors (no FD_CLOEXEC), gives the program EBADF for them, as Linux would.
+///
+/// It runs from `.init_array`, before Rust's runtime start-up, which would otherwise put
+/// /dev/null *without* FD_CLOEXEC there, indistinguishable from an inherited descriptor.
+extern "C" fn reserve_closed_standard_fds() {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only reads descriptor flags.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0 {
+            continue;
+        }
+        // SAFETY: opening /dev/null; the lowest free number is `fd` (lower ones are open).
+        let got = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if got >= 0 && got != fd {
+            // SAFETY: moving our own fresh descriptor onto the free number, then closing it.
+            unsafe {
+                libc::dup3(got, fd, libc::O_CLOEXEC);
+                libc::close(got);
+            }
+        }
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+static RESERVE_STANDARD_FDS: extern "C" fn() = reserve_closed_standard_fds;
+
 /// Whether host descriptor `fd` is a standard descriptor the monitor inherited.
 fn inherited(fd: i32) -> bool {
     // SAFETY: F_GETFD only reads descriptor flags.
