@@ -99,6 +99,9 @@ pub struct VmArgs {
     /// Split guest memory and vCPUs into N NUMA zones (emulated layout)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub numa: u32,
+    /// Run the vCPU threads without their seccomp filter (the host calls they may make)
+    #[arg(long)]
+    pub no_seccomp: bool,
 }
 
 /// Prints a command-line error as one `hrt: ...` line (help and version print as usual).

@@ -31,6 +31,8 @@ mod errno;
 mod fd_table;
 mod fds;
 mod files;
+#[cfg(test)]
+mod fuzz;
 mod guest_mem;
 mod host;
 mod io;

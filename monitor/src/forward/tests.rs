@@ -497,7 +497,15 @@ fn ioctl_on_non_tty() {
     assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TCGETS, buf]), enotty);
     assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TIOCGWINSZ, buf]), enotty);
     assert_eq!(t.call(libc::SYS_ioctl, &[fd, 0x1234, buf]), enotty);
-    assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TCGETS, MEM as u64 - 8]), EFAULT);
+    // Linux looks at the descriptor first: ENOTTY even with a bad pointer...
+    assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TCGETS, MEM as u64 - 8]), enotty);
+    assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TCGETS, 0]), enotty);
+    // ...and EFAULT where the request applies (FIONREAD on a pipe).
+    let fds = t.alloc(8);
+    assert_eq!(t.call(libc::SYS_pipe2, &[fds, 0]), 0);
+    let rd = u32::from_ne_bytes(t.mem.get(fds, 4).try_into().unwrap()) as u64;
+    assert_eq!(t.call(libc::SYS_ioctl, &[rd, libc::FIONREAD, MEM as u64 - 2]), EFAULT);
+    assert_eq!(t.call(libc::SYS_ioctl, &[rd, libc::FIONREAD, buf]), 0);
     assert_eq!(t.call(libc::SYS_ioctl, &[99, libc::TCGETS, buf]), EBADF);
     assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::FIOCLEX, 0]), 0);
     assert_eq!(t.call(libc::SYS_fcntl, &[fd, libc::F_GETFD as u64]), libc::FD_CLOEXEC as i64);

@@ -5,6 +5,7 @@ mod cpuid;
 mod hypercall;
 mod kvm;
 mod memory;
+mod seccomp;
 mod vcpu;
 
 use std::sync::Arc;
@@ -36,6 +37,8 @@ pub struct VmConfig {
     pub cmdline: String,
     pub program: Option<ProgramSetup>,
     pub platform: hrt_abi::Platform,
+    /// vCPU threads run under the seccomp filter (see seccomp.rs).
+    pub seccomp: bool,
 }
 
 impl VmConfig {
@@ -62,6 +65,7 @@ impl VmConfig {
             cmdline,
             program: None,
             platform: crate::platform::choose(args.platform, kvm)?,
+            seccomp: !args.no_seccomp,
         })
     }
 }
