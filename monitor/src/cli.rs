@@ -38,6 +38,9 @@ pub struct RunArgs {
     /// Show the kernel's boot lines (quiet by default, so stderr is the program's own)
     #[arg(long, short)]
     pub verbose: bool,
+    /// Let the program open files only under DIR (Landlock; a few /dev and time-zone files too)
+    #[arg(long, value_name = "DIR")]
+    pub sandbox: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub vm: VmArgs,
     /// The program and its arguments

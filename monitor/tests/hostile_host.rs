@@ -144,3 +144,27 @@ fn programs_linux_refuses_to_execute() {
     assert_eq!(missing.code(), 127, "{missing:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--sandbox DIR`: the program opens files under DIR and /dev/null, nothing else (natively,
+/// without a sandbox, everything opens).
+#[test]
+fn sandbox_limits_opens_to_its_directory() {
+    let prog = build("host_sandbox", &[]);
+    let base = std::env::temp_dir().join(format!("hrt-host-sandbox-{}", std::process::id()));
+    let inside = base.join("inside");
+    std::fs::create_dir_all(&inside).unwrap();
+    let outside = base.join("outside");
+    std::fs::write(&outside, "not for the program\n").unwrap();
+    let (i, o) = (inside.to_str().unwrap(), outside.to_str().unwrap());
+    let linux = native(&prog, &[i, o]);
+    assert_eq!(linux.stdout.matches(": opened").count(), 5, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1", "--sandbox", i], &prog, &[i, o]);
+    let _ = std::fs::remove_dir_all(&base);
+    assert_eq!(
+        got.stdout,
+        "create under DIR: opened\nread under DIR: opened\nread outside: EACCES\n\
+         create outside through ..: EACCES\nwrite /dev/null: opened\n",
+        "{got:?}"
+    );
+    assert_eq!(got.code(), 0);
+}

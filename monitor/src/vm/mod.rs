@@ -5,6 +5,7 @@ mod cpuid;
 mod hypercall;
 mod kvm;
 mod memory;
+mod sandbox;
 mod seccomp;
 mod vcpu;
 
@@ -24,6 +25,8 @@ pub struct ProgramSetup {
     pub app_ring: u32,
     pub strace: bool,
     pub verbose: bool,
+    /// `--sandbox DIR` (see sandbox.rs).
+    pub sandbox: Option<std::path::PathBuf>,
 }
 
 /// Validated VM shape, derived from the command line and the host.

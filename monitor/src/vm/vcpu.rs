@@ -223,6 +223,10 @@ pub fn run_all(
     } else {
         None
     };
+    // The vCPU threads inherit the file sandbox from this thread.
+    if let Some(dir) = config.program.as_ref().and_then(|p| p.sandbox.as_deref()) {
+        super::sandbox::restrict(dir)?;
+    }
     let (tx, rx) = mpsc::channel::<Exit>();
     for (id, vcpu) in vcpus.into_iter().enumerate() {
         let (tx, shared, pin, filter) = (tx.clone(), shared.clone(), config.pin, filter.clone());
