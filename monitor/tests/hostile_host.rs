@@ -44,7 +44,10 @@ fn monitor_proc_entries_are_unreachable() {
         match result {
             "yes" | "0" => {}
             "refused" => cases += 1,
-            _ => panic!("hrt: `{case}` gave `{result}` (the monitor's own /proc was reached)\n{}", got.stdout),
+            _ => panic!(
+                "hrt: `{case}` gave `{result}` (the monitor's own /proc was reached)\n{}\nstderr:\n{}",
+                got.stdout, got.stderr
+            ),
         }
     }
     assert!(cases >= 12, "every memory case ran:\n{}", got.stdout);
@@ -90,10 +93,13 @@ fn closed_standard_descriptors_and_argument_order() {
         assert_eq!(linux, got, "fd {fd} closed: native (left) and hrt (right) differ");
     }
     let linux = native(&prog, &["open"]);
-    let got = hrt(&["--cpus", "1"], &prog, &["open"]);
     let cases = |s: &str| s.lines().filter(|l| l.starts_with("case ")).collect::<Vec<_>>().join("\n");
     assert!(cases(&linux.stderr).contains("ENOTTY"), "natively: {}", linux.stderr);
-    assert_eq!(cases(&linux.stderr), cases(&got.stderr));
+    // With the vCPU threads' seccomp filter (the default) and without it.
+    for options in [&["--cpus", "1"][..], &["--cpus", "1", "--no-seccomp"]] {
+        let got = hrt(options, &prog, &["open"]);
+        assert_eq!(cases(&linux.stderr), cases(&got.stderr), "{options:?}");
+    }
 }
 
 /// Files Linux refuses to execute are refused before any VM exists, with one `hrt:` line and
