@@ -4,9 +4,13 @@
 
 use goblin::elf::{header, program_header, Elf};
 
-use crate::err;
-use crate::error::Result;
+use crate::error::{Error, Result, CANNOT_EXECUTE, NOT_FOUND};
 use crate::kernel_image::io_reason;
+
+/// An interpreter that exists but cannot be used: 126, as for the program itself.
+macro_rules! refuse {
+    ($($arg:tt)*) => { Error::with_status(format!($($arg)*), CANNOT_EXECUTE) };
+}
 
 pub struct Interp {
     pub bytes: Vec<u8>,
@@ -16,16 +20,23 @@ pub struct Interp {
 
 /// Reads and checks the interpreter `path` that the program `given` names.
 pub fn read(given: &str, path: &str) -> Result<Interp> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| err!("{given} needs the interpreter {path}, which cannot be read: {}", io_reason(&e)))?;
-    let elf = Elf::parse(&bytes).map_err(|e| err!("{given}: its interpreter {path} is not a valid ELF file: {e}"))?;
+    // A missing interpreter is "not found" (127), as a shell reports execve's ENOENT.
+    let bytes = std::fs::read(path).map_err(|e| {
+        let status = if e.kind() == std::io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE };
+        Error::with_status(
+            format!("{given} needs the interpreter {path}, which cannot be read: {}", io_reason(&e)),
+            status,
+        )
+    })?;
+    let elf =
+        Elf::parse(&bytes).map_err(|e| refuse!("{given}: its interpreter {path} is not a valid ELF file: {e}"))?;
     if !elf.is_64 || elf.header.e_machine != header::EM_X86_64 {
-        return Err(err!("{given}: its interpreter {path} is not an x86-64 ELF64 file"));
+        return Err(refuse!("{given}: its interpreter {path} is not an x86-64 ELF64 file"));
     }
     // Linux loads an ET_EXEC interpreter at its link address too, but every ld.so is ET_DYN;
     // the kernel places this one anywhere.
     if elf.header.e_type != header::ET_DYN {
-        return Err(err!(
+        return Err(refuse!(
             "{given}: its interpreter {path} is not position-independent (ELF type {})",
             elf.header.e_type
         ));
@@ -35,10 +46,10 @@ pub fn read(given: &str, path: &str) -> Result<Interp> {
         .iter()
         .map(|p| p.p_vaddr)
         .min()
-        .ok_or_else(|| err!("{given}: its interpreter {path} has no loadable segments"))?;
+        .ok_or_else(|| refuse!("{given}: its interpreter {path} has no loadable segments"))?;
     let hi = loads.iter().map(|p| p.p_vaddr.saturating_add(p.p_memsz)).max().unwrap_or(0);
     if loads.iter().any(|p| p.p_offset.saturating_add(p.p_filesz) > bytes.len() as u64 || p.p_filesz > p.p_memsz) {
-        return Err(err!("{given}: its interpreter {path} has a segment outside the file"));
+        return Err(refuse!("{given}: its interpreter {path} has a segment outside the file"));
     }
     Ok(Interp { mem_needed: hi - lo, bytes })
 }

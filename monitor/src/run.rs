@@ -37,7 +37,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let (prog, rest) = args.command.split_first().ok_or_else(|| err!("no program given: hrt run -- PROG [ARGS]"))?;
     let given = prog.to_str().ok_or_else(|| err!("the program path is not valid UTF-8"))?;
     // As a shell does: a name without a slash is looked up in PATH; argv[0] stays as given.
-    let found = crate::program_path::resolve(given).ok_or_else(|| err!("{given}: command not found in PATH"))?;
+    let found = crate::program_path::resolve(given).ok_or_else(|| {
+        crate::error::Error::with_status(format!("{given}: command not found in PATH"), crate::error::NOT_FOUND)
+    })?;
     let program = Program::open(found.to_str().unwrap_or(given))?;
     let kvm = vm::open_kvm()?;
     let mut vm_args = args.vm.clone();
@@ -61,7 +63,15 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             })
             .collect()
     };
-    config.program = Some(ProgramSetup { program, argv, envp, app_ring, strace: args.strace, verbose: args.verbose });
+    config.program = Some(ProgramSetup {
+        program,
+        argv,
+        envp,
+        app_ring,
+        strace: args.strace,
+        verbose: args.verbose,
+        sandbox: args.sandbox.clone(),
+    });
     let image = KernelImage::load(args.vm.kernel.as_deref())?;
     install_stop_handlers();
     vm::run(kvm, config, &image)

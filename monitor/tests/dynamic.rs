@@ -140,7 +140,7 @@ fn path_lookup_and_shell() {
 }
 
 /// PATH decides: the first directory holding an executable file of that name wins; a name
-/// found nowhere is one `hrt:` line and status 1 (like a missing file).
+/// found nowhere is one `hrt:` line and status 127 (a shell's "command not found").
 #[test]
 fn path_order_and_not_found() {
     let dir = TempDir::new("path");
@@ -169,7 +169,7 @@ fn path_order_and_not_found() {
         },
         None,
     );
-    assert_eq!(missing.code(), 1, "{missing:?}");
+    assert_eq!(missing.code(), 127, "{missing:?}");
     assert!(missing.stderr.starts_with("hrt: hrt-no-such-command") && missing.stderr.contains("PATH"), "{missing:?}");
 }
 
@@ -197,7 +197,8 @@ fn ld_library_path_and_preload() {
     assert!(hrt.stderr.contains("libdynlib.so"), "{hrt:?}");
 }
 
-/// An interpreter that does not exist: refused before the VM starts, naming it.
+/// An interpreter that does not exist: refused before the VM starts, naming it, with status
+/// 127 (as a shell reports execve's ENOENT).
 #[test]
 fn missing_interpreter() {
     let prog = build_dynamic(
@@ -208,7 +209,7 @@ fn missing_interpreter() {
     let mut c = hrt_cmd();
     c.args(["run", "--"]).arg(&prog);
     let got = run(c, None);
-    assert_eq!(got.code(), 1, "{got:?}");
+    assert_eq!(got.code(), 127, "{got:?}");
     assert!(got.stderr.starts_with("hrt: ") && got.stderr.contains("/nonexistent/ld-hrt-test.so"), "{got:?}");
 }
 

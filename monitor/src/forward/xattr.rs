@@ -3,6 +3,7 @@
 //! them stay unimplemented (ENOSYS).
 
 use std::ffi::CString;
+use std::os::fd::{FromRawFd, OwnedFd};
 
 use super::errno::{Errno, SysResult};
 use super::guest_mem::Guest;
@@ -13,17 +14,20 @@ use super::Forwarder;
 /// The largest attribute value or name list Linux hands out (XATTR_SIZE_MAX, XATTR_LIST_MAX).
 const XATTR_MAX: u64 = 65536;
 
-/// A host path for `at` usable without a directory descriptor.
-fn plain_path(at: &At) -> SysResult<CString> {
-    if at.dirfd == libc::AT_FDCWD {
-        return Ok(at.path.clone());
+/// An O_PATH descriptor for the object the walk found (`follow`: a final symbolic link is
+/// followed), and its name under /proc/self/fd: the xattr calls take no directory descriptor,
+/// and the walk's result must be used as it was checked.
+fn open_object(at: &At, follow: bool) -> SysResult<(OwnedFd, CString)> {
+    let nofollow = if at.nofollow || !follow { libc::O_NOFOLLOW } else { 0 };
+    // SAFETY: a host C string owned by `at`.
+    let fd = unsafe { libc::openat(at.dirfd, at.path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | nofollow) };
+    if fd < 0 {
+        return Err(Errno::last());
     }
-    let mut p = format!("/proc/self/fd/{}", at.dirfd).into_bytes();
-    if !at.path.as_bytes().is_empty() {
-        p.push(b'/');
-        p.extend_from_slice(at.path.as_bytes());
-    }
-    CString::new(p).map_err(|_| Errno::EINVAL)
+    // SAFETY: `fd` was just opened and is ours alone.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let name = CString::new(format!("/proc/self/fd/{fd}")).map_err(|_| Errno::EINVAL)?;
+    Ok((owned, name))
 }
 
 /// The guest buffer of `size` bytes (NULL when `size` is 0: only the length is asked for).
@@ -36,7 +40,9 @@ fn out_buffer(g: Guest, addr: u64, size: u64) -> SysResult<(*mut u8, u64)> {
 }
 
 impl Forwarder {
-    /// getxattr (`nr` SYS_getxattr) and lgetxattr (SYS_lgetxattr).
+    /// getxattr (`nr` SYS_getxattr) and lgetxattr (SYS_lgetxattr). Both are made as getxattr
+    /// of the object's /proc/self/fd name, which reaches the object itself (for lgetxattr a
+    /// symbolic link opened without following it).
     pub(super) fn getxattr(
         &self,
         g: Guest,
@@ -46,12 +52,13 @@ impl Forwarder {
         value: u64,
         size: u64,
     ) -> SysResult<i64> {
-        let at = self.path(g, path)?;
-        let host = plain_path(&at)?;
+        let follow = nr == libc::SYS_getxattr;
+        let at = self.path(g, path, follow)?;
+        let (_object, host) = open_object(&at, follow)?;
         let name = g.read_path(name)?;
         let (out, size) = out_buffer(g, value, size)?;
         // SAFETY: host C strings and a `size`-byte guest buffer (or NULL with size 0).
-        unsafe { self.sys(nr, &[ptr(host.as_ptr()), ptr(name.as_ptr()), ptr(out), uint(size)]) }
+        unsafe { self.sys(libc::SYS_getxattr, &[ptr(host.as_ptr()), ptr(name.as_ptr()), ptr(out), uint(size)]) }
     }
 
     pub(super) fn fgetxattr(&self, g: Guest, fd: u64, name: u64, value: u64, size: u64) -> SysResult<i64> {
@@ -62,13 +69,14 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_fgetxattr, &[h.raw() as libc::c_long, ptr(name.as_ptr()), ptr(out), uint(size)]) }
     }
 
-    /// listxattr (`nr` SYS_listxattr) and llistxattr (SYS_llistxattr).
+    /// listxattr (`nr` SYS_listxattr) and llistxattr (SYS_llistxattr), as getxattr.
     pub(super) fn listxattr(&self, g: Guest, nr: libc::c_long, path: u64, list: u64, size: u64) -> SysResult<i64> {
-        let at = self.path(g, path)?;
-        let host = plain_path(&at)?;
+        let follow = nr == libc::SYS_listxattr;
+        let at = self.path(g, path, follow)?;
+        let (_object, host) = open_object(&at, follow)?;
         let (out, size) = out_buffer(g, list, size)?;
         // SAFETY: a host C string and a `size`-byte guest buffer (or NULL with size 0).
-        unsafe { self.sys(nr, &[ptr(host.as_ptr()), ptr(out), uint(size)]) }
+        unsafe { self.sys(libc::SYS_listxattr, &[ptr(host.as_ptr()), ptr(out), uint(size)]) }
     }
 
     pub(super) fn flistxattr(&self, g: Guest, fd: u64, list: u64, size: u64) -> SysResult<i64> {
