@@ -123,7 +123,7 @@ impl GuestMemory for Guarded {
     /// map is fuzzed too: ranges across it are shortened or refused.
     fn mapped_len(&self, addr: u64, len: u64) -> u64 {
         let hole = LO + (UNMAPPED_PAGE * PAGE) as u64;
-        if addr < LO || addr >= HI || (hole..hole + PAGE as u64).contains(&addr) {
+        if !(LO..HI).contains(&addr) || (hole..hole + PAGE as u64).contains(&addr) {
             return 0;
         }
         let limit = if addr < hole { hole } else { HI };
