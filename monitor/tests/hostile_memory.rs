@@ -55,7 +55,8 @@ fn mallocs_use_most_of_the_vm_memory() {
 }
 
 /// Runs `hrt run ARGS` and returns its exit status and peak resident memory in bytes (the
-/// child's `ru_maxrss` from wait4).
+/// child's `ru_maxrss` from wait4, which also reaps it: std's `wait` would not give the rusage).
+#[allow(clippy::zombie_processes)]
 fn hrt_peak_rss(args: &[&str]) -> (i32, u64) {
     let child = common::hostile::hrt_cmd()
         .arg("run")
