@@ -8,6 +8,7 @@ pub mod fault;
 pub mod futex;
 pub mod loader;
 pub mod process;
+pub mod protect;
 pub mod syscall;
 pub mod table;
 pub mod uaccess;
