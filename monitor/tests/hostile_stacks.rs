@@ -42,6 +42,11 @@ fn reading_prot_none_memory_faults() {
 }
 
 #[test]
+fn executing_a_page_without_prot_exec_faults() {
+    same_as_linux(&build("stack_guard", &[]), "exec_readonly", 139, &["2"]);
+}
+
+#[test]
 fn mprotect_back_to_read_write_keeps_the_data() {
     same_as_linux(&build("stack_guard", &[]), "restore", 0, &["1", "2"]);
 }

@@ -211,7 +211,7 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
     let stack_size = main_stack_size();
     let guard = usermem::alloc(STACK_GUARD + stack_size, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
-    super::protect::set(guard, guard + STACK_GUARD, 0);
+    super::protect::set_fresh(guard, guard + STACK_GUARD, 0);
     let stack = guard + STACK_GUARD;
     let sp = build_stack(boot, &loaded, stack + stack_size)?;
     let entry = loaded.entry;

@@ -36,6 +36,18 @@ fn access(prot: u8) -> UserAccess {
 
 /// Gives `[start, end)` (page-aligned program memory) the protection `prot` (PROT_* bits).
 pub fn set(start: u64, end: u64, prot: u64) {
+    change(start, end, prot, false);
+}
+
+/// `set` for memory that was free until now (a new mapping): no other CPU can have a use
+/// for its TLB entries, so taking permissions away needs no shootdown. (Free pool memory is
+/// mapped read-write for the program anyway; a program that touches memory it does not own
+/// is not protected from itself.)
+pub fn set_fresh(start: u64, end: u64, prot: u64) {
+    change(start, end, prot, true);
+}
+
+fn change(start: u64, end: u64, prot: u64, fresh: bool) {
     let prot = (prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) as u8;
     if start >= end || (prot == DEFAULT && COUNT.load(Ordering::Acquire) == 0) {
         return;
@@ -77,9 +89,13 @@ pub fn set(start: u64, end: u64, prot: u64) {
         paging::protect_user(start, end, access(prot), &mut stale)
     };
     drop(ranges);
-    // Every change is flushed everywhere: a reduced permission must not survive in any TLB,
-    // and a stale narrower one would fault, which HRT does not retry.
-    crate::arch::tlb::shoot_down(&stale, crate::cpu::count());
+    // A permission taken away must not survive in any TLB (nor a freed table in any
+    // paging-structure cache); one that grew is fixed where it faults.
+    if stale.needs_shootdown() && !(fresh && freed.is_empty()) {
+        crate::arch::tlb::shoot_down(&stale, crate::cpu::count());
+    } else {
+        crate::arch::tlb::flush_here(&stale);
+    }
     for table in freed {
         crate::mem::free_pages(table, 0);
     }

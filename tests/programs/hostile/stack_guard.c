@@ -120,8 +120,19 @@ int main(int argc, char **argv) {
         errno = 0;
         ok = mprotect(n + 1, page, PROT_READ);
         printf("mprotect unaligned: %d errno %s\n", ok, strerror(errno));
+    } else if (!strcmp(c, "exec_readonly")) {
+        // Without PROT_EXEC a page does not execute (where the CPU has NX, as here and on Linux).
+        unsigned char *p = (unsigned char *)map(page, PROT_READ | PROT_WRITE);
+        p[0] = 0xc3; // ret
+        if (mprotect(p, page, PROT_READ | PROT_EXEC)) perror("mprotect");
+        ((void (*)(void))p)();
+        say("executing a PROT_READ|PROT_EXEC page: ok");
+        if (mprotect(p, page, PROT_READ)) perror("mprotect");
+        say("executing a PROT_READ page");
+        ((void (*)(void))p)();
+        say("survived (wrong)");
     } else {
-        fprintf(stderr, "usage: %s main|thread|write_readonly|read_none|read_mprotect_none|restore\n", argv[0]);
+        fprintf(stderr, "usage: %s main|thread|write_readonly|read_none|read_mprotect_none|restore|exec_readonly\n", argv[0]);
         return 2;
     }
     return 0;

@@ -52,11 +52,14 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(EINVAL);
     }
     let len = page_up(len);
+    let mut replaced = false;
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         if !addr.is_multiple_of(PAGE) {
             return Err(EINVAL);
         }
-        if flags & MAP_FIXED != 0 && usermem::is_mapped(addr, addr + len) {
+        // MAP_FIXED may replace mappings in use (their old TLB entries too).
+        replaced = flags & MAP_FIXED != 0;
+        if replaced && usermem::is_mapped(addr, addr + len) {
             // Replacing our own mapping: fresh contents, same memory.
             usermem::zero(addr, len);
             addr
@@ -85,17 +88,19 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err((-got) as u32);
         }
     }
-    apply_prot(start, start + len, prot);
+    apply_prot(start, start + len, prot, !replaced);
     Ok(start)
 }
 
 /// Gives a new mapping its protection. Read-write (with or without exec) is what fresh memory
 /// already allows; anything else changes the page tables (a replaced MAP_FIXED range may
 /// also carry an older protection, which `reset` undoes).
-fn apply_prot(start: u64, end: u64, prot: u64) {
+fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
     let rw = protect::PROT_READ | protect::PROT_WRITE;
     if prot & rw == rw {
         protect::reset(start, end);
+    } else if fresh {
+        protect::set_fresh(start, end, prot);
     } else {
         protect::set(start, end, prot);
     }
