@@ -161,12 +161,15 @@ pub fn is_mapped(start: u64, end: u64) -> bool {
 /// Unmaps every mapped page of `[start, end)`; unmapped parts are ignored, as on Linux.
 pub fn unmap(start: u64, end: u64) {
     let mut regions = REGIONS.lock();
-    // Collect the overlapping regions, then split them.
+    // Collect the overlapping regions, then split them. Regions are disjoint, so their ends
+    // grow with their starts: walking down from `end` can stop at the first one that ends at
+    // or before `start` (a forward walk from the lowest region costs O(regions) per call).
     let mut overlapping = alloc::vec::Vec::new();
-    for (&s, &e) in regions.range(..end) {
-        if e > start {
-            overlapping.push((s, e));
+    for (&s, &e) in regions.range(..end).rev() {
+        if e <= start {
+            break;
         }
+        overlapping.push((s, e));
     }
     for (s, e) in overlapping {
         regions.remove(&s);

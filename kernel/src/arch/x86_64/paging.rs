@@ -371,24 +371,46 @@ pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleT
     freed
 }
 
-/// The leaf entry mapping `addr` in the kernel's tables (0 if none).
-fn leaf_entry(addr: u64) -> u64 {
+/// Whether every page of `[start, end)` is present (and writable, with `write`) in the
+/// kernel's tables: one look-up per leaf, so large ranges in 2 MiB leaves cost little.
+/// Interrupts are off meanwhile, so a TLB shootdown (after which a merged table is freed)
+/// waits for the walk to finish.
+pub fn user_range_allows(start: u64, end: u64, write: bool) -> bool {
+    let need = PRESENT | if write { WRITABLE } else { 0 };
+    let was = super::irq::save_and_disable();
+    let mut cur = start & !(PAGE_SIZE - 1);
+    let mut ok = true;
+    while cur < end {
+        let (leaf, size) = leaf_entry_sized(cur);
+        if leaf & need != need {
+            ok = false;
+            break;
+        }
+        cur = (cur & !(size - 1)) + size;
+    }
+    super::irq::restore(was);
+    ok
+}
+
+/// The leaf entry mapping `addr` (0 if none) and the size it maps.
+fn leaf_entry_sized(addr: u64) -> (u64, u64) {
     let pml4 = crate::mem::phys_to_virt(kernel_pml4()) as *const u64;
-    // SAFETY: reading the kernel's live tables; entries are replaced atomically.
+    // SAFETY: reading the kernel's live tables; entries are replaced atomically and tables
+    // are freed only after a shootdown, which cannot complete while interrupts are off here.
     unsafe {
         let e4 = *pml4.add((addr >> 39) as usize & 511);
         if e4 & PRESENT == 0 {
-            return 0;
+            return (0, HUGE_PAGE_SIZE);
         }
         let e3 = *(crate::mem::phys_to_virt(e4 & ADDR_MASK) as *const u64).add((addr >> 30) as usize & 511);
         if e3 & PRESENT == 0 || e3 & PAGE_SIZE_BIT != 0 {
-            return e3;
+            return (e3, HUGE_PAGE_SIZE);
         }
         let e2 = *(crate::mem::phys_to_virt(e3 & ADDR_MASK) as *const u64).add((addr >> 21) as usize & 511);
         if e2 & PRESENT == 0 || e2 & PAGE_SIZE_BIT != 0 {
-            return e2;
+            return (e2, LARGE_PAGE_SIZE);
         }
-        *(crate::mem::phys_to_virt(e2 & ADDR_MASK) as *const u64).add((addr >> 12) as usize & 511)
+        (*(crate::mem::phys_to_virt(e2 & ADDR_MASK) as *const u64).add((addr >> 12) as usize & 511), PAGE_SIZE)
     }
 }
 
@@ -400,7 +422,7 @@ pub fn retry_spurious_fault(addr: u64, error: u64) -> bool {
     const ERR_USER: u64 = 1 << 2;
     const ERR_RESERVED: u64 = 1 << 3;
     const ERR_FETCH: u64 = 1 << 4;
-    let leaf = leaf_entry(addr);
+    let (leaf, _) = leaf_entry_sized(addr);
     let allowed = leaf & PRESENT != 0
         && error & ERR_RESERVED == 0
         && (error & ERR_WRITE == 0 || leaf & WRITABLE != 0)
