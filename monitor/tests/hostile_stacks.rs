@@ -59,3 +59,35 @@ fn clone_with_a_stack_that_is_not_writable_memory_faults() {
     }
     same_as_linux(&prog, "valid", 0, &["2"]);
 }
+
+#[test]
+fn ten_thousand_threads_created_and_joined_in_batches() {
+    same_as_linux(&build("stack_threads", &[]), "batches", 0, &["2"]);
+}
+
+#[test]
+fn two_thousand_threads_alive_at_once() {
+    same_as_linux(&build("stack_threads", &[]), "live", 0, &["2"]);
+}
+
+/// Thread stacks are physical memory mapped up front: with 8 MiB stacks the pool (about
+/// 3.3 GiB of `--mem 4G` after the break's window) holds about 400 of them. Linux makes all
+/// 10,000 (its stacks are virtual); HRT must refuse the rest with EAGAIN, neither hang nor
+/// panic, and work on once they are joined.
+#[test]
+fn threads_with_default_stacks_stop_with_eagain() {
+    let prog = build("stack_threads", &[]);
+    let got = hrt(&["--cpus", "2", "--mem", "4G"], &prog, &["default"]);
+    assert!(!got.hung && got.code() == 0, "hrt: {got:?}");
+    let line = got.stdout.trim();
+    let n: u32 = line
+        .strip_prefix("default: ")
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected output: {line}"));
+    assert!(n >= 400, "only {n} threads with 8 MiB stacks: {line}");
+    assert!(
+        line.ends_with("(then Resource temporarily unavailable); after joining them, one more: ok"),
+        "unexpected output: {line}"
+    );
+}

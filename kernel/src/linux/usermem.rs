@@ -92,6 +92,11 @@ pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
     if order > MAX_ORDER {
         return alloc_large(len);
     }
+    if len >= LARGE && !len.is_power_of_two() {
+        if let Some(at) = alloc_next_fit(len) {
+            return Ok(at);
+        }
+    }
     let block = POOL.lock().alloc(order).ok_or(ENOMEM)? as u64;
     let block_end = block + (PAGE << order);
     if block + len < block_end {
@@ -101,6 +106,36 @@ pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
     zero(block, len);
     record(block, block + len);
     Ok(block)
+}
+
+const LARGE: u64 = 2 << 20;
+/// End of the last large odd-sized allocation: where the next one is tried first.
+static NEXT_FIT: AtomicU64 = AtomicU64::new(0);
+
+/// Large requests that are not a power of two (a thread stack of 8 MiB plus its guard page,
+/// 8 MiB + 4 KiB) would take a buddy block of twice the size, whose tail only smaller
+/// requests can use: 8 MiB stacks then used 16 MiB each. Such requests are placed right
+/// after the previous one when that memory is free, so a series of them packs tightly.
+/// The start is then only page-aligned (the identity map uses 2 MiB pages regardless).
+fn alloc_next_fit(len: u64) -> Option<u64> {
+    let at = NEXT_FIT.load(Ordering::Relaxed);
+    let end = at.checked_add(len)?;
+    if at != 0 && is_user_range(at, end) && POOL.lock().reserve(at as usize, end as usize) {
+        zero(at, len);
+        record(at, end);
+        NEXT_FIT.store(end, Ordering::Relaxed);
+        return Some(at);
+    }
+    // Take a buddy block as before; the next request tries to follow it.
+    let order = crate::mem::order_for(len as usize);
+    let block = POOL.lock().alloc(order)? as u64;
+    let block_end = block + (PAGE << order);
+    // SAFETY: the tail of the block we just allocated is unused.
+    unsafe { POOL.lock().free_pages((block + len) as usize, block_end as usize) };
+    zero(block, len);
+    record(block, block + len);
+    NEXT_FIT.store(block + len, Ordering::Relaxed);
+    Some(block)
 }
 
 /// Requests above the largest buddy block: find a free run by reserving candidates.
