@@ -71,7 +71,8 @@ fn two_thousand_threads_alive_at_once() {
 }
 
 /// Thread stacks are physical memory mapped up front: with 8 MiB stacks the pool (about
-/// 3.3 GiB of `--mem 4G` after the break's window) holds about 400 of them. Linux makes all
+/// 3.3 GiB of `--mem 4G` after the break's window) holds about 330 of them (8 MiB + 4 KiB
+/// each, placed on 2 MiB boundaries). Linux makes all
 /// 10,000 (its stacks are virtual); HRT must refuse the rest with EAGAIN, neither hang nor
 /// panic, and work on once they are joined.
 #[test]
@@ -85,7 +86,7 @@ fn threads_with_default_stacks_stop_with_eagain() {
         .and_then(|r| r.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("unexpected output: {line}"));
-    assert!(n >= 400, "only {n} threads with 8 MiB stacks: {line}");
+    assert!(n >= 300, "only {n} threads with 8 MiB stacks: {line}");
     assert!(
         line.ends_with("(then Resource temporarily unavailable); after joining them, one more: ok"),
         "unexpected output: {line}"

@@ -114,11 +114,13 @@ static NEXT_FIT: AtomicU64 = AtomicU64::new(0);
 
 /// Large requests that are not a power of two (a thread stack of 8 MiB plus its guard page,
 /// 8 MiB + 4 KiB) would take a buddy block of twice the size, whose tail only smaller
-/// requests can use: 8 MiB stacks then used 16 MiB each. Such requests are placed right
-/// after the previous one when that memory is free, so a series of them packs tightly.
-/// The start is then only page-aligned (the identity map uses 2 MiB pages regardless).
+/// requests can use: 8 MiB stacks then used 16 MiB each. Such requests are placed at the
+/// first 2 MiB boundary after the previous one when that memory is free, so a series of
+/// them packs with less than 2 MiB between them (left free for smaller requests). A start
+/// that is only page-aligned would pack tighter (about 25 % more 8 MiB stacks) but makes
+/// the buddy split blocks at both ends: 5-16 M cycles per mapping instead of about 1 M.
 fn alloc_next_fit(len: u64) -> Option<u64> {
-    let at = NEXT_FIT.load(Ordering::Relaxed);
+    let at = NEXT_FIT.load(Ordering::Relaxed).next_multiple_of(LARGE);
     let end = at.checked_add(len)?;
     if at != 0 && is_user_range(at, end) && POOL.lock().reserve(at as usize, end as usize) {
         zero(at, len);

@@ -266,15 +266,33 @@ unsafe fn split_leaf(entry: *mut u64, base: u64, size: u64, (lo, hi): (u64, u64)
         // 2 MiB leaves keep the PS bit; 4 KiB leaves must not have it (bit 7 is PAT there).
         let flags = (old & !ADDR_MASK) & if step == PAGE_SIZE { !PAGE_SIZE_BIT } else { u64::MAX };
         let changed = (flags & !PERMISSION_BITS) | bits;
-        for i in 0..512u64 {
-            let addr = base + i * step;
-            let inside = addr >= lo && addr + step <= hi;
-            *table.add(i as usize) = addr | if inside { changed } else { flags };
-        }
+        // Entries [a, b) lie wholly inside [lo, hi). Three plain loops: each emulated
+        // instruction costs thousands of cycles here, so the loop body is kept minimal.
+        let a = (lo.max(base) - base).div_ceil(step).min(512);
+        let b = (hi.min(base + size).saturating_sub(base) / step).max(a);
+        fill_entries(table, 0, a, base, step, flags);
+        fill_entries(table, a, b, base, step, changed);
+        fill_entries(table, b, 512, base, step, flags);
         core::ptr::write_volatile(entry, crate::mem::virt_to_phys(table as *const u8) | TABLE_ENTRY_BITS);
         if changed != flags {
             stale.add(base.max(lo), old, changed);
         }
+    }
+}
+
+/// Writes entries `[from, to)` of `table`: `(base + i * step) | flags`.
+///
+/// # Safety
+/// `table` must be a 512-entry table the caller owns and `to <= 512`.
+unsafe fn fill_entries(table: *mut u64, from: u64, to: u64, base: u64, step: u64, flags: u64) {
+    let mut entry = (base + from * step) | flags;
+    let mut p = table.wrapping_add(from as usize);
+    let end = table.wrapping_add(to as usize);
+    while p < end {
+        // SAFETY: inside the table (caller's contract).
+        unsafe { p.write(entry) };
+        entry += step;
+        p = p.wrapping_add(1);
     }
 }
 
