@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static void say(const char *s) {
@@ -19,21 +20,30 @@ static void say(const char *s) {
 }
 
 // Each frame touches both ends of a 1 KiB buffer, so every stack page is written in order
-// and the first page below the stack is hit (no frame jumps over a guard).
-__attribute__((noinline)) static int recurse(int n) {
+// and the first page below the stack is hit (no frame jumps over a guard). The recursion
+// uses 256 KiB more than the stack has, then returns: where nothing guards the stack, the
+// program survives (having written below its stack) and says so.
+__attribute__((noinline)) static int recurse(long n, long max) {
     volatile char buf[1024];
     buf[0] = (char)n;
     buf[sizeof buf - 1] = (char)n;
-    if (n < 0) return 0;
-    return recurse(n + 1) + buf[0];
+    if (n >= max) return 0;
+    return recurse(n + 1, max) + buf[0];
+}
+
+static long frames_beyond(size_t stack) {
+    return (long)((stack + (256 << 10)) / 1024);
 }
 
 static void *thread_recurse(void *arg) {
-    (void)arg;
+    size_t stack = 0;
+    pthread_attr_t attr;
+    pthread_getattr_np(pthread_self(), &attr);
+    pthread_attr_getstacksize(&attr, &stack);
     say("thread: recursing");
-    recurse(1);
+    recurse(1, frames_beyond(stack));
     say("thread: survived (wrong)");
-    return NULL;
+    return arg;
 }
 
 static char *map(size_t len, int prot) {
@@ -49,8 +59,10 @@ int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "";
     long page = sysconf(_SC_PAGESIZE);
     if (!strcmp(c, "main")) {
+        struct rlimit lim;
+        getrlimit(RLIMIT_STACK, &lim);
         say("main: recursing");
-        recurse(1);
+        recurse(1, frames_beyond(lim.rlim_cur));
         say("main: survived (wrong)");
     } else if (!strcmp(c, "thread")) {
         pthread_t t;
