@@ -317,6 +317,7 @@ unsafe fn set_leaf(entry: *mut u64, addr: u64, bits: u64, stale: &mut StaleTlb) 
 /// frees them (`crate::mem::free_pages(p, 0)`) once `stale` has been flushed on every CPU.
 pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleTlb) -> alloc::vec::Vec<u64> {
     let bits = access.bits();
+    PROTECTION_CHANGES.fetch_add(1, Ordering::AcqRel);
     let mut freed = alloc::vec::Vec::new();
     let pml4 = crate::mem::phys_to_virt(kernel_pml4()) as *mut u64;
     let mut cur = start;
@@ -449,10 +450,14 @@ pub fn retry_spurious_fault(addr: u64, error: u64) -> bool {
     if !allowed {
         return false;
     }
-    // The same address faulting again right after a retry is a real fault after all (say,
-    // a hypervisor that did not drop its entry): report it rather than loop.
+    // The same address faulting again with no protection change in between is a real
+    // fault after all (say, a hypervisor that did not drop its entry): report it rather
+    // than loop.
     let cpu = super::percpu::cpu_id();
-    let again = LAST_SPURIOUS[cpu].swap(addr, Ordering::Relaxed) == addr;
+    let generation = PROTECTION_CHANGES.load(Ordering::Acquire);
+    let again = LAST_SPURIOUS[cpu].swap(addr, Ordering::Relaxed) == addr
+        && LAST_SPURIOUS_GENERATION[cpu].swap(generation, Ordering::Relaxed) == generation;
+    LAST_SPURIOUS_GENERATION[cpu].store(generation, Ordering::Relaxed);
     if again {
         LAST_SPURIOUS[cpu].store(0, Ordering::Relaxed);
         return false;
@@ -462,5 +467,8 @@ pub fn retry_spurious_fault(addr: u64, error: u64) -> bool {
     true
 }
 
-/// The address of each CPU's last retried fault.
+/// The address of each CPU's last retried fault, and `PROTECTION_CHANGES` at that time.
 static LAST_SPURIOUS: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
+static LAST_SPURIOUS_GENERATION: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
+/// Counts calls of `protect_user`.
+static PROTECTION_CHANGES: AtomicU64 = AtomicU64::new(0);
