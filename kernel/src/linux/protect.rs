@@ -99,11 +99,11 @@ fn change(start: u64, end: u64, prot: u64, fresh: bool) {
     }
     drop(touched);
     // A permission taken away must not survive in any TLB (nor a freed table in any
-    // paging-structure cache); one that grew is fixed where it faults.
+    // paging-structure cache). One that grew needs no flush at all, not even here (INVLPG
+    // is emulated too): a stale entry that allows less faults once and is retried
+    // (`paging::retry_spurious_fault`).
     if stale.needs_shootdown() && !(fresh && freed.is_empty()) {
         crate::arch::tlb::shoot_down(&stale, crate::cpu::count());
-    } else {
-        crate::arch::tlb::flush_here(&stale);
     }
     for table in freed {
         crate::mem::free_pages(table, 0);
