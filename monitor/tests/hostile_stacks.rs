@@ -47,6 +47,11 @@ fn executing_a_page_without_prot_exec_faults() {
 }
 
 #[test]
+fn a_page_made_writable_is_writable_on_every_cpu() {
+    same_as_linux(&build("stack_guard", &[]), "grow_other_cpu", 0, &["2"]);
+}
+
+#[test]
 fn mprotect_back_to_read_write_keeps_the_data() {
     same_as_linux(&build("stack_guard", &[]), "restore", 0, &["1", "2"]);
 }

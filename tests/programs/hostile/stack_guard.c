@@ -46,6 +46,25 @@ static void *thread_recurse(void *arg) {
     return arg;
 }
 
+struct grow_args {
+    volatile char *page;
+    int ready, go;
+};
+
+static void *grow_reader(void *arg) {
+    struct grow_args *a = arg;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(1, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    long sum = 0;
+    for (int i = 0; i < 1000; i++) sum += a->page[0];
+    __atomic_store_n(&a->ready, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&a->go, __ATOMIC_ACQUIRE)) sum += a->page[0];
+    a->page[0] = (char)(sum > 0 ? 42 : 41);
+    return NULL;
+}
+
 static char *map(size_t len, int prot) {
     char *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -132,6 +151,21 @@ int main(int argc, char **argv) {
         errno = 0;
         ok = mprotect(n + 1, page, PROT_READ);
         printf("mprotect unaligned: %d errno %s\n", ok, strerror(errno));
+    } else if (!strcmp(c, "grow_other_cpu")) {
+        // A thread on another CPU reads a read-only page (its TLB may keep that), then the
+        // page becomes writable and the thread writes it: that must work (HRT does not flush
+        // other CPUs when permissions grow; a stale entry faults once and is retried).
+        char *p = map(page, PROT_READ | PROT_WRITE);
+        p[0] = 1;
+        if (mprotect(p, page, PROT_READ)) perror("mprotect");
+        pthread_t t;
+        struct grow_args args = {p, 0, 0};
+        pthread_create(&t, NULL, grow_reader, &args);
+        while (!__atomic_load_n(&args.ready, __ATOMIC_ACQUIRE)) sched_yield();
+        if (mprotect(p, page, PROT_READ | PROT_WRITE)) perror("mprotect");
+        __atomic_store_n(&args.go, 1, __ATOMIC_RELEASE);
+        pthread_join(t, NULL);
+        printf("the other thread wrote %d after the page became writable\n", p[0]);
     } else if (!strcmp(c, "exec_readonly")) {
         // Without PROT_EXEC a page does not execute (where the CPU has NX, as here and on Linux).
         unsigned char *p = (unsigned char *)map(page, PROT_READ | PROT_WRITE);
@@ -144,7 +178,7 @@ int main(int argc, char **argv) {
         ((void (*)(void))p)();
         say("survived (wrong)");
     } else {
-        fprintf(stderr, "usage: %s main|thread|write_readonly|read_none|read_mprotect_none|restore|exec_readonly\n", argv[0]);
+        fprintf(stderr, "usage: %s main|thread|write_readonly|read_none|read_mprotect_none|restore|exec_readonly|grow_other_cpu\n", argv[0]);
         return 2;
     }
     return 0;
