@@ -1,12 +1,13 @@
-//! brk, mmap, munmap, mremap, mprotect, madvise. Memory is physical, mapped once and zeroed;
-//! protections are not enforced (every program page is readable, writable and executable:
-//! HRT trusts the program it runs, as a hybrid runtime does).
+//! brk, mmap, munmap, mremap, mprotect, madvise. Memory is physical, mapped once and reads
+//! zero when handed out (free pool memory is kept zero: see usermem); protections other than
+//! read-write are enforced by the page tables (`linux::protect`).
 
 use linux_raw_sys::general;
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
 use crate::linux::process::PROCESS;
+use crate::linux::protect;
 use crate::linux::usermem::{self, page_up, PAGE};
 
 // Linux's flag values (linux-raw-sys has them as u32; system-call arguments arrive as u64).
@@ -20,6 +21,14 @@ const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
 const MADV_DONTNEED: u64 = general::MADV_DONTNEED as u64;
 const MADV_FREE: u64 = general::MADV_FREE as u64;
 const LARGE_PAGE: u64 = 2 << 20;
+/// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
+/// lengths and fixed addresses against it before anything else.
+const TASK_SIZE: u64 = (1 << 47) - PAGE;
+
+/// Linux's `len > TASK_SIZE - start` test: whether `[start, start + len)` fits in user space.
+fn fits_user_space(start: u64, len: u64) -> bool {
+    start <= TASK_SIZE && len <= TASK_SIZE - start
+}
 
 pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let want = a[0];
@@ -30,7 +39,9 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (old_cur, old_end) = (b.cur, b.mapped_end);
     if want > b.mapped_end {
         // Grow in 2 MiB steps; on failure the break stays (Linux returns the old break).
-        let new_end = want.div_ceil(LARGE_PAGE) * LARGE_PAGE;
+        let Some(new_end) = want.checked_next_multiple_of(LARGE_PAGE) else {
+            return Ok(b.cur);
+        };
         if !usermem::grow_in_place(b.mapped_end, new_end) {
             return Ok(b.cur);
         }
@@ -49,35 +60,34 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (addr, len, _prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4] as i32, a[5]);
+    let (addr, len, prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4] as i32, a[5]);
     if len == 0 || !off.is_multiple_of(PAGE) || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
         return Err(EINVAL);
     }
+    // As Linux: a length that rounds past the end of the address space, or a fixed range that
+    // does not fit in it, is ENOMEM.
+    if len > TASK_SIZE {
+        return Err(ENOMEM);
+    }
     let len = page_up(len);
+    let mut replaced = false;
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         if !addr.is_multiple_of(PAGE) {
             return Err(EINVAL);
         }
-        if flags & MAP_FIXED != 0 && usermem::is_mapped(addr, addr + len) {
-            // Replacing our own mapping: fresh contents, same memory (mapped in the page map
-            // too, should it lie in the break's window above the break).
-            usermem::zero(addr, len);
-            usermem::mark_mapped(addr, addr + len);
-            addr
+        // MAP_FIXED may replace mappings in use (their protections and old TLB entries too).
+        replaced = flags & MAP_FIXED != 0;
+        if !fits_user_space(addr, len) {
+            return Err(ENOMEM);
+        }
+        if flags & MAP_FIXED_NOREPLACE != 0 {
+            usermem::alloc_fixed(addr, len)?
         } else {
-            if flags & MAP_FIXED != 0 {
-                usermem::unmap(addr, addr + len);
-            }
-            usermem::alloc_fixed(addr, len).map_err(|e| {
-                if flags & MAP_FIXED_NOREPLACE != 0 {
-                    linux_raw_sys::errno::EEXIST
-                } else {
-                    e
-                }
-            })?
+            // Replaces whatever the program had there with fresh contents.
+            usermem::map_fixed(addr, len)?
         }
     } else {
-        // Large mappings get 2 MiB alignment (fewer TLB entries for the program).
+        // Large mappings get 2 MiB alignment where possible (fewer TLB entries).
         let align = if len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
         usermem::alloc(len, align)?
     };
@@ -85,33 +95,62 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // A file mapping: read its contents through the monitor (private, read-only use).
         let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, [fd as u64, start, len, off, 0, 0]);
         if got < 0 {
-            usermem::unmap(start, start + len);
+            release(start, start + len);
             return Err((-got) as u32);
         }
     }
+    apply_prot(start, start + len, prot, !replaced);
     Ok(start)
+}
+
+/// Gives a new mapping its protection. Read-write (with or without exec) is what fresh memory
+/// already allows; anything else changes the page tables (a replaced MAP_FIXED range may
+/// also carry an older protection, which `reset` undoes).
+fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
+    let rw = protect::PROT_READ | protect::PROT_WRITE;
+    if prot & rw == rw {
+        protect::reset(start, end);
+    } else if fresh {
+        protect::set_fresh(start, end, prot);
+    } else {
+        protect::set(start, end, prot);
+    }
+}
+
+/// Unmaps program memory, restoring the default protection first so that whoever gets the
+/// memory next finds it readable and writable.
+fn release(start: u64, end: u64) {
+    protect::reset(start, end);
+    usermem::unmap(start, end);
 }
 
 pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, len) = (a[0], a[1]);
-    if !addr.is_multiple_of(PAGE) || len == 0 {
+    if !addr.is_multiple_of(PAGE) || len == 0 || !fits_user_space(addr, len) {
         return Err(EINVAL);
     }
-    let end = addr.checked_add(page_up(len)).ok_or(EINVAL)?;
-    usermem::unmap(addr, end);
+    release(addr, addr + page_up(len));
     Ok(0)
 }
 
 pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (old, old_len, new_len, flags) = (a[0], page_up(a[1]), page_up(a[2]), a[3]);
+    let (old, flags) = (a[0], a[3]);
+    // Lengths that round past the end of the address space become 0 on Linux: EINVAL.
+    let (Some(old_len), Some(new_len)) = (a[1].checked_next_multiple_of(PAGE), a[2].checked_next_multiple_of(PAGE))
+    else {
+        return Err(EINVAL);
+    };
     if !old.is_multiple_of(PAGE) || new_len == 0 || flags & MREMAP_FIXED != 0 {
         return Err(EINVAL);
+    }
+    if !fits_user_space(old, old_len) || !fits_user_space(old, new_len) {
+        return Err(linux_raw_sys::errno::EFAULT);
     }
     if !usermem::is_mapped(old, old + old_len) {
         return Err(linux_raw_sys::errno::EFAULT);
     }
     if new_len <= old_len {
-        usermem::unmap(old + new_len, old + old_len);
+        release(old + new_len, old + old_len);
         return Ok(old);
     }
     if usermem::grow_in_place(old + old_len, old + new_len) {
@@ -123,19 +162,35 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
     let new = usermem::alloc(new_len, align)?;
     usermem::copy(new, old, old_len);
-    usermem::unmap(old, old + old_len);
+    release(old, old + old_len);
     Ok(new)
 }
 
+/// mprotect(addr, len, prot): the whole range must be mapped (ENOMEM otherwise, as Linux).
 pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if !a[0].is_multiple_of(PAGE) {
+    let (addr, len, prot) = (a[0], a[1], a[2]);
+    let known = protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC;
+    let grows = (general::PROT_GROWSDOWN | general::PROT_GROWSUP) as u64;
+    if !addr.is_multiple_of(PAGE) || prot & !(known | grows) != 0 {
         return Err(EINVAL);
     }
+    let end = addr.checked_add(page_up(len)).ok_or(ENOMEM)?;
+    if addr == end {
+        return Ok(0);
+    }
+    if !usermem::is_mapped(addr, end) {
+        return Err(ENOMEM);
+    }
+    protect::set(addr, end, prot & known);
     Ok(0)
 }
 
 pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (addr, len, advice) = (a[0], page_up(a[1]), a[2]);
+    let (addr, advice) = (a[0], a[2]);
+    // As Linux: a length that rounds past the end of the address space is EINVAL.
+    let Some(len) = a[1].checked_next_multiple_of(PAGE).filter(|l| addr.checked_add(*l).is_some()) else {
+        return Err(EINVAL);
+    };
     if !addr.is_multiple_of(PAGE) {
         return Err(EINVAL);
     }

@@ -17,6 +17,9 @@ const CLONE_PARENT_SETTID: u64 = 0x10_0000;
 const CLONE_CHILD_CLEARTID: u64 = 0x20_0000;
 const CLONE_CHILD_SETTID: u64 = 0x100_0000;
 
+/// Kernel memory that thread creation leaves free (page tables, heap, forwarding buffers).
+const KERNEL_MEMORY_KEPT: usize = 8 << 20;
+
 fn current() -> &'static mut Thread {
     // SAFETY: the current thread's record is alive while it runs, and only it touches these
     // fields.
@@ -36,6 +39,10 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if newsp != 0 {
         child.rsp = newsp;
     }
+    // A stack that is not writable program memory: on Linux the child faults on its first
+    // push and SIGSEGV ends the process. Here the child reports that fault instead of
+    // running (in ring 0 its pushes could otherwise land in kernel memory).
+    let bad_stack = newsp != 0 && !writable_stack(newsp);
     let parent = current();
     let fs_base = if flags & CLONE_SETTLS != 0 { user_fs_base(tls)? } else { parent.fs_base };
     let sigmask = parent.sigmask;
@@ -44,6 +51,12 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let mut options = ThreadOptions::named("clone").user();
     if affinity != [0; 4] {
         options.cpu = sched::thread::least_loaded(|c| affinity[c / 64] & (1 << (c % 64)) != 0);
+    }
+    // Each thread takes a kernel stack and record from the kernel's share of memory; refuse
+    // (EAGAIN, as Linux does at its limits) while some is left for everything else, rather
+    // than fail an allocation deep inside the kernel.
+    if crate::mem::total_free_bytes() < KERNEL_MEMORY_KEPT {
+        return Err(linux_raw_sys::errno::EAGAIN);
     }
     let mut tid = 0u32;
     PROCESS.live_threads.fetch_add(1, Ordering::SeqCst);
@@ -67,6 +80,9 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             }
         },
         move || {
+            if bad_stack {
+                crate::linux::fault::terminate(11, Some((newsp.wrapping_sub(8), child.rip)));
+            }
             let top = sched::thread::stack_top(current());
             // SAFETY: our own kernel stack; the frame is the parent's, with the child's stack.
             unsafe { user::return_to_user(&child, top) }
@@ -82,6 +98,13 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             Err(linux_raw_sys::errno::EAGAIN)
         }
     }
+}
+
+/// Whether the word below `sp` (where a new thread's first push goes) is mapped, writable
+/// program memory.
+fn writable_stack(sp: u64) -> bool {
+    let Some(lo) = sp.checked_sub(8) else { return false };
+    crate::linux::usermem::is_mapped(lo, sp) && uaccess::check_write(lo, 8).is_ok()
 }
 
 /// clone3: not provided; glibc and musl fall back to clone.

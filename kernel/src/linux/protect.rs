@@ -1,0 +1,118 @@
+//! Protections of the program's memory (mprotect, mmap's prot, stack guard gaps), enforced by
+//! the page tables: PROT_NONE pages are not present, pages without PROT_WRITE are read-only,
+//! pages without PROT_EXEC are execute-disabled where the CPU has NX.
+//!
+//! Memory the identity map hands out is readable, writable and executable, and stays so
+//! unless a protection is set (fresh `mmap` with PROT_READ|PROT_WRITE leaves it that way: no
+//! page-table change, which costs a lot in emulated ring 0). The page tables themselves say
+//! what each page allows; besides them there is only one bit per 2 MiB of the program's pool,
+//! set once a protection was changed there, so that `munmap` (which restores the default
+//! before the memory is reused) looks at the tables only where something may differ.
+//! (A search tree of protected ranges cost about 2.4 M cycles per change here, more than
+//! the page-table change itself.)
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::arch::paging::{self, StaleTlb, UserAccess};
+use crate::sync::SpinLock;
+
+pub const PROT_READ: u64 = 1;
+pub const PROT_WRITE: u64 = 2;
+pub const PROT_EXEC: u64 = 4;
+/// What every program page allows until told otherwise.
+pub const DEFAULT: u64 = PROT_READ | PROT_WRITE | PROT_EXEC;
+const CHUNK: u64 = 2 << 20;
+
+/// One bit per 2 MiB of the pool: a protection was changed there (maybe since undone).
+/// The lock also serialises page-table changes.
+static TOUCHED: SpinLock<Vec<u64>> = SpinLock::new(Vec::new());
+/// Whether any bit was ever set (until then, restoring the default has nothing to do).
+static ANY: AtomicBool = AtomicBool::new(false);
+
+fn access(prot: u64) -> UserAccess {
+    UserAccess {
+        present: prot & DEFAULT != 0,
+        writable: prot & PROT_WRITE != 0,
+        executable: prot & PROT_EXEC != 0 || prot == DEFAULT,
+    }
+}
+
+/// The chunk indices `[first, last)` covering `[start, end)` of the pool.
+fn chunks(start: u64, end: u64) -> (usize, usize) {
+    let (lo, _) = super::usermem::pool_range();
+    let first = (start.saturating_sub(lo) / CHUNK) as usize;
+    let last = (end.saturating_sub(lo)).div_ceil(CHUNK) as usize;
+    (first, last)
+}
+
+fn is_touched(bits: &[u64], i: usize) -> bool {
+    bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
+/// Gives `[start, end)` (page-aligned program memory) the protection `prot` (PROT_* bits).
+pub fn set(start: u64, end: u64, prot: u64) {
+    change(start, end, prot & DEFAULT, false);
+}
+
+/// `set` for memory that was free until now (a new mapping): no other CPU can have a use
+/// for its TLB entries, so taking permissions away needs no shootdown. (Free pool memory is
+/// mapped read-write for the program anyway; a program that touches memory it does not own
+/// is not protected from itself.)
+pub fn set_fresh(start: u64, end: u64, prot: u64) {
+    change(start, end, prot & DEFAULT, true);
+}
+
+/// Restores the default protection of `[start, end)` (memory being unmapped or replaced).
+pub fn reset(start: u64, end: u64) {
+    if ANY.load(Ordering::Acquire) {
+        change(start, end, DEFAULT, false);
+    }
+}
+
+fn change(start: u64, end: u64, prot: u64, fresh: bool) {
+    if start >= end {
+        return;
+    }
+    let (first, last) = chunks(start, end);
+    let mut stale = StaleTlb::new();
+    let mut freed = Vec::new();
+    let mut touched = TOUCHED.lock();
+    if prot == DEFAULT {
+        // Only chunks where something was changed can differ from the default.
+        for i in first..last {
+            if is_touched(&touched, i) {
+                let (lo, _) = super::usermem::pool_range();
+                let c = lo + i as u64 * CHUNK;
+                freed.extend(paging::protect_user(start.max(c), end.min(c + CHUNK), access(prot), &mut stale));
+            }
+        }
+    } else {
+        if touched.len() < last.div_ceil(64) {
+            touched.resize(last.div_ceil(64), 0);
+        }
+        for i in first..last {
+            touched[i / 64] |= 1 << (i % 64);
+        }
+        ANY.store(true, Ordering::Release);
+        freed = paging::protect_user(start, end, access(prot), &mut stale);
+    }
+    drop(touched);
+    // A permission taken away must not survive in any TLB (nor a freed table in any
+    // paging-structure cache). One that grew needs no flush at all, not even here (INVLPG
+    // is emulated too): a stale entry that allows less faults once and is retried
+    // (`paging::retry_spurious_fault`).
+    if stale.needs_shootdown() && !(fresh && freed.is_empty()) {
+        crate::arch::tlb::shoot_down(&stale, crate::cpu::count());
+    }
+    for table in freed {
+        crate::mem::free_pages(table, 0);
+    }
+}
+
+/// Whether the kernel may read (and, with `write`, write) `[start, end)` on the program's
+/// behalf: no part of it is PROT_NONE (or, for writes, lacks PROT_WRITE). Asks the page
+/// tables: one look-up per leaf, no lock.
+pub fn allows(start: u64, end: u64, write: bool) -> bool {
+    !ANY.load(Ordering::Acquire) || start >= end || paging::user_range_allows(start, end, write)
+}
