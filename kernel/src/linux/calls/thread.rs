@@ -81,7 +81,13 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         },
         move || {
             if bad_stack {
-                crate::linux::fault::terminate(11, Some((newsp.wrapping_sub(8), child.rip)));
+                let push = newsp.wrapping_sub(8);
+                // A non-canonical stack faults with #SS, which Linux reports as SIGBUS.
+                let canonical = matches!((push as i64) >> 47, 0 | -1);
+                if canonical {
+                    crate::linux::fault::terminate(11, Some((push, child.rip)));
+                }
+                crate::linux::fault::terminate(7, Some((0, child.rip)));
             }
             let top = sched::thread::stack_top(current());
             // SAFETY: our own kernel stack; the frame is the parent's, with the child's stack.
