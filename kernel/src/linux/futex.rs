@@ -156,6 +156,8 @@ fn sign_extend_12(v: u32) -> i32 {
 fn wake_op(addr: u64, addr2: u64, n: u64, n2: u64, encoded: u32) -> SysResult {
     user_atomic(addr)?;
     let word2 = user_atomic(addr2)?;
+    // The kernel writes this word: it must be writable (a read-only page would fault here).
+    uaccess::check_write(addr2, 4)?;
     let op = (encoded >> 28) & 0xf;
     let cmp = (encoded >> 24) & 0xf;
     let mut oparg = sign_extend_12((encoded >> 12) & 0xfff) as u32;

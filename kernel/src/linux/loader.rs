@@ -12,8 +12,13 @@ use super::usermem::{self, page_up, PAGE};
 use crate::arch::syscall as user;
 use crate::sched::{self, ThreadOptions};
 
-const STACK_SIZE: u64 = 8 << 20;
 const LARGE_PAGE: u64 = 2 << 20;
+/// Inaccessible memory right below the main stack, so that a runaway recursion faults
+/// (SIGSEGV) instead of writing over whatever lies below. One 2 MiB leaf made not present:
+/// no page table is split. Linux's gap is 1 MiB (stack_guard_gap).
+const STACK_GUARD: u64 = LARGE_PAGE;
+/// The main stack's size when RLIMIT_STACK is unlimited (or absurd).
+const STACK_FALLBACK: u64 = 8 << 20;
 
 // Auxiliary vector keys.
 const AT_NULL: u64 = 0;
@@ -157,6 +162,14 @@ fn build_stack(boot: &BootInfo, loaded: &Loaded, stack_hi: u64) -> Result<u64, &
     Ok(sp)
 }
 
+/// The main stack's size: RLIMIT_STACK's soft limit (8 MiB by default, as on Linux), in
+/// whole 2 MiB pages, at most 1 GiB (memory is physical and mapped up front).
+fn main_stack_size() -> u64 {
+    let soft = PROCESS.rlimits.lock()[3].0;
+    let size = if soft == u64::MAX || soft > 1 << 30 { STACK_FALLBACK } else { soft.max(LARGE_PAGE) };
+    size.div_ceil(LARGE_PAGE) * LARGE_PAGE
+}
+
 /// Reserves the memory right after the program for its break, before anything else is placed
 /// there (the allocator hands out the lowest free blocks, so the first stack or mmap would
 /// otherwise sit where the break must grow, and brk would fail at once). An eighth of the
@@ -184,8 +197,11 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let loaded = load_segments(boot, image)?;
     let brk_end = reserve_brk_window(loaded.end, pool.size);
     *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
-    let stack = usermem::alloc(STACK_SIZE, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
-    let sp = build_stack(boot, &loaded, stack + STACK_SIZE)?;
+    let stack_size = main_stack_size();
+    let guard = usermem::alloc(STACK_GUARD + stack_size, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
+    super::protect::set_fresh(guard, guard + STACK_GUARD, 0);
+    let stack = guard + STACK_GUARD;
+    let sp = build_stack(boot, &loaded, stack + stack_size)?;
     let entry = loaded.entry;
     PROCESS.live_threads.store(1, Ordering::SeqCst);
     let name = boot_name(boot);

@@ -9,6 +9,7 @@ pub mod futex;
 pub mod loader;
 pub mod names;
 pub mod process;
+pub mod protect;
 pub mod syscall;
 pub mod table;
 pub mod uaccess;

@@ -9,10 +9,23 @@ use super::errno::{Errno, EFAULT};
 /// pointers and the TLS base lie below it.
 pub const USER_END: u64 = (1 << 47) - 4096;
 
-/// Checks `[addr, addr + len)` is mapped program memory.
+/// Checks `[addr, addr + len)` is mapped program memory the program can read.
 pub fn check(addr: u64, len: u64) -> Result<(), Errno> {
+    check_access(addr, len, false)
+}
+
+/// Checks `[addr, addr + len)` is program memory the program can write.
+pub fn check_write(addr: u64, len: u64) -> Result<(), Errno> {
+    check_access(addr, len, true)
+}
+
+fn check_access(addr: u64, len: u64, write: bool) -> Result<(), Errno> {
     let end = addr.checked_add(len).ok_or(EFAULT)?;
-    if len == 0 || super::usermem::is_user_range(addr, end) && super::usermap::is_mapped(addr, len) {
+    if len == 0
+        || super::usermem::is_user_range(addr, end)
+            && super::usermap::is_mapped(addr, len)
+            && super::protect::allows(addr, end, write)
+    {
         Ok(())
     } else {
         Err(EFAULT)
@@ -29,7 +42,7 @@ pub fn slice<'a>(addr: u64, len: u64) -> Result<&'a [u8], Errno> {
 }
 
 pub fn slice_mut<'a>(addr: u64, len: u64) -> Result<&'a mut [u8], Errno> {
-    check(addr, len)?;
+    check_write(addr, len)?;
     if len == 0 {
         return Ok(&mut []);
     }
@@ -44,7 +57,7 @@ pub fn read<T: Copy>(addr: u64) -> Result<T, Errno> {
 }
 
 pub fn write<T: Copy>(addr: u64, value: T) -> Result<(), Errno> {
-    check(addr, core::mem::size_of::<T>() as u64)?;
+    check_write(addr, core::mem::size_of::<T>() as u64)?;
     // SAFETY: checked.
     unsafe { core::ptr::write_unaligned(addr as *mut T, value) };
     Ok(())

@@ -14,4 +14,5 @@ pub mod percpu;
 pub mod pvm;
 pub mod ring0;
 pub mod syscall;
+pub mod tlb;
 pub mod traps;

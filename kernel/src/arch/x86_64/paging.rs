@@ -111,8 +111,316 @@ pub fn activate() {
     assert!(pml4 != 0, "page tables not built");
     // SAFETY: the table identity-maps all memory, including the running kernel and its stacks.
     unsafe { write_cr3(pml4) };
+    enable_nx();
 }
 
 pub fn kernel_pml4() -> u64 {
     KERNEL_PML4.load(Ordering::Acquire)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Protections of the program's pages (mprotect, mmap with PROT_NONE/PROT_READ, stack guards).
+// The identity map gives every program page read, write and execute; these functions change
+// the leaves of a range, splitting a 1 GiB or 2 MiB leaf into smaller ones where the range
+// covers only part of it, and merging a 4 KiB table back into a 2 MiB leaf when a change
+// covers all of it. The caller serialises changes and flushes the TLBs (`super::tlb`).
+// ---------------------------------------------------------------------------------------------
+
+/// Execute-disable (needs EFER.NXE).
+pub const NO_EXECUTE: u64 = 1 << 63;
+/// The permission bits `protect_user` decides.
+const PERMISSION_BITS: u64 = PRESENT | WRITABLE | NO_EXECUTE;
+/// A table entry pointing to a lower-level table: permissive, the leaves decide.
+const TABLE_ENTRY_BITS: u64 = PRESENT | WRITABLE | USER;
+const EFER_NXE: u64 = 1 << 11;
+
+static NX_ENABLED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Turns on execute-disable on this CPU if the CPU has it (CPUID 0x8000_0001 EDX bit 20).
+/// Every CPU calls this once (from `activate`); the answer is the same on all of them.
+fn enable_nx() {
+    let (_, _, _, edx) = super::instr::cpuid(0x8000_0001, 0);
+    if edx & (1 << 20) == 0 {
+        return;
+    }
+    let efer = super::instr::rdmsr(super::instr::MSR_EFER);
+    if efer & EFER_NXE == 0 {
+        // SAFETY: NXE only lets page-table entries forbid execution; no entry sets bit 63 yet.
+        unsafe { super::instr::wrmsr(super::instr::MSR_EFER, efer | EFER_NXE) };
+    }
+    NX_ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Whether leaves may carry `NO_EXECUTE`.
+pub fn nx_enabled() -> bool {
+    NX_ENABLED.load(Ordering::Relaxed)
+}
+
+/// What a program page allows.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct UserAccess {
+    pub present: bool,
+    pub writable: bool,
+    pub executable: bool,
+}
+
+impl UserAccess {
+    /// What the identity map gives every program page.
+    pub const ALL: UserAccess = UserAccess { present: true, writable: true, executable: true };
+
+    fn bits(self) -> u64 {
+        if !self.present {
+            return 0;
+        }
+        let mut b = PRESENT;
+        if self.writable {
+            b |= WRITABLE;
+        }
+        if !self.executable && nx_enabled() {
+            b |= NO_EXECUTE;
+        }
+        b
+    }
+}
+
+/// TLB entries a protection change made stale: a few addresses (each flushed with INVLPG),
+/// or everything; and whether any permission was taken away (only then must other CPUs
+/// flush at once: a stale entry that allows less only causes a spurious fault, which
+/// `retry_spurious_fault` resolves) or a table was freed.
+pub struct StaleTlb {
+    pages: [u64; StaleTlb::MAX],
+    count: usize,
+    everything: bool,
+    reduced: bool,
+    freed_table: bool,
+}
+
+impl StaleTlb {
+    pub const MAX: usize = 16;
+
+    pub const fn new() -> Self {
+        StaleTlb { pages: [0; Self::MAX], count: 0, everything: false, reduced: false, freed_table: false }
+    }
+
+    /// `addr` lies in a leaf whose permissions changed (any address of a large leaf flushes
+    /// its whole TLB entry).
+    fn add(&mut self, addr: u64, old: u64, new: u64) {
+        if old & PRESENT != 0
+            && (new & PRESENT == 0 || old & WRITABLE > new & WRITABLE || old & NO_EXECUTE < new & NO_EXECUTE)
+        {
+            self.reduced = true;
+        }
+        if self.count < Self::MAX {
+            self.pages[self.count] = addr;
+            self.count += 1;
+        } else {
+            self.everything = true;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0 && !self.everything
+    }
+
+    pub fn everything(&self) -> bool {
+        self.everything
+    }
+
+    pub fn pages(&self) -> &[u64] {
+        &self.pages[..self.count]
+    }
+
+    /// Some CPU may still use a permission that was taken away, or a table that was freed.
+    pub fn needs_shootdown(&self) -> bool {
+        self.reduced || self.freed_table
+    }
+}
+
+impl Default for StaleTlb {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A 4 KiB page for a table, not zeroed (the caller writes all 512 entries).
+fn alloc_table_page() -> *mut u64 {
+    let page = crate::mem::alloc_pages(0, None).expect("out of memory for page tables");
+    crate::mem::phys_to_virt(page) as *mut u64
+}
+
+/// Replaces the large leaf `*entry` (mapping `base`, `size` bytes) with a table of 512
+/// leaves of `size / 512` bytes carrying the same flags, except that the leaves inside
+/// `[lo, hi)` get the permission bits `bits` right away (a table that is in use may be
+/// write-protected by the hypervisor's shadow paging, so each later write to it can trap).
+/// The table is complete before the entry points to it: other CPUs see the old leaf or the
+/// new table.
+///
+/// # Safety
+/// `entry` must be a large leaf of the kernel's tables; the caller serialises changes.
+unsafe fn split_leaf(entry: *mut u64, base: u64, size: u64, (lo, hi): (u64, u64), bits: u64, stale: &mut StaleTlb) {
+    let table = alloc_table_page();
+    // SAFETY: the caller's contract; `table` is a fresh page we own.
+    unsafe {
+        let old = *entry;
+        let step = size / 512;
+        // 2 MiB leaves keep the PS bit; 4 KiB leaves must not have it (bit 7 is PAT there).
+        let flags = (old & !ADDR_MASK) & if step == PAGE_SIZE { !PAGE_SIZE_BIT } else { u64::MAX };
+        let changed = (flags & !PERMISSION_BITS) | bits;
+        for i in 0..512u64 {
+            let addr = base + i * step;
+            let inside = addr >= lo && addr + step <= hi;
+            *table.add(i as usize) = addr | if inside { changed } else { flags };
+        }
+        core::ptr::write_volatile(entry, crate::mem::virt_to_phys(table as *const u8) | TABLE_ENTRY_BITS);
+        if changed != flags {
+            stale.add(base.max(lo), old, changed);
+        }
+    }
+}
+
+/// Sets the permission bits of leaf `*entry`; notes the address if they changed.
+///
+/// # Safety
+/// `entry` must be a leaf entry of the kernel's tables.
+unsafe fn set_leaf(entry: *mut u64, addr: u64, bits: u64, stale: &mut StaleTlb) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let old = *entry;
+        let new = (old & !PERMISSION_BITS) | bits;
+        if new != old {
+            core::ptr::write_volatile(entry, new);
+            stale.add(addr, old, new);
+        }
+    }
+}
+
+/// Gives the program's pages `[start, end)` (4 KiB aligned, inside the identity map) the
+/// permissions `access`. Returns the page-table pages that are no longer used: the caller
+/// frees them (`crate::mem::free_pages(p, 0)`) once `stale` has been flushed on every CPU.
+pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleTlb) -> alloc::vec::Vec<u64> {
+    let bits = access.bits();
+    let mut freed = alloc::vec::Vec::new();
+    let pml4 = crate::mem::phys_to_virt(kernel_pml4()) as *mut u64;
+    let mut cur = start;
+    // SAFETY: the kernel's tables, changed one entry at a time with complete replacements;
+    // the caller serialises protection changes.
+    unsafe {
+        while cur < end {
+            let e4 = *pml4.add((cur >> 39) as usize & 511);
+            if e4 & PRESENT == 0 {
+                cur = (cur | ((1 << 39) - 1)) + 1;
+                continue;
+            }
+            let pdpt = crate::mem::phys_to_virt(e4 & ADDR_MASK) as *mut u64;
+            let e3 = pdpt.add((cur >> 30) as usize & 511);
+            let gib = cur & !(HUGE_PAGE_SIZE - 1);
+            // Zero: nothing mapped. A leaf made PROT_NONE is not present but keeps its address
+            // and size bit, so it is still recognised as a leaf here.
+            if *e3 == 0 {
+                cur = gib + HUGE_PAGE_SIZE;
+                continue;
+            }
+            if *e3 & PAGE_SIZE_BIT != 0 {
+                if cur == gib && end >= gib + HUGE_PAGE_SIZE {
+                    set_leaf(e3, gib, bits, stale);
+                    cur = gib + HUGE_PAGE_SIZE;
+                    continue;
+                }
+                // Into 2 MiB leaves; those wholly inside the range get the new bits at once.
+                split_leaf(e3, gib, HUGE_PAGE_SIZE, (cur, end), bits, stale);
+                stale.everything = true;
+            }
+            let pd = crate::mem::phys_to_virt(*e3 & ADDR_MASK) as *mut u64;
+            let e2 = pd.add((cur >> 21) as usize & 511);
+            let mib2 = cur & !(LARGE_PAGE_SIZE - 1);
+            let whole = cur == mib2 && end >= mib2 + LARGE_PAGE_SIZE;
+            if *e2 == 0 {
+                cur = mib2 + LARGE_PAGE_SIZE;
+                continue;
+            }
+            if *e2 & PAGE_SIZE_BIT != 0 {
+                if whole {
+                    set_leaf(e2, mib2, bits, stale);
+                } else {
+                    split_leaf(e2, mib2, LARGE_PAGE_SIZE, (cur, end), bits, stale);
+                }
+                cur = end.min(mib2 + LARGE_PAGE_SIZE);
+                continue;
+            }
+            if whole {
+                // All 512 small leaves get the same permissions: one 2 MiB leaf again.
+                let pt = *e2 & ADDR_MASK;
+                let first = *(crate::mem::phys_to_virt(pt) as *const u64);
+                let flags = (first & !ADDR_MASK & !PERMISSION_BITS) | PAGE_SIZE_BIT | bits;
+                core::ptr::write_volatile(e2, mib2 | flags);
+                freed.push(pt);
+                stale.add(mib2, first, flags);
+                stale.everything = true;
+                stale.freed_table = true;
+                cur = mib2 + LARGE_PAGE_SIZE;
+                continue;
+            }
+            let pt = crate::mem::phys_to_virt(*e2 & ADDR_MASK) as *mut u64;
+            let stop = end.min(mib2 + LARGE_PAGE_SIZE);
+            while cur < stop {
+                set_leaf(pt.add((cur >> 12) as usize & 511), cur, bits, stale);
+                cur += PAGE_SIZE;
+            }
+        }
+    }
+    freed
+}
+
+/// The leaf entry mapping `addr` in the kernel's tables (0 if none).
+fn leaf_entry(addr: u64) -> u64 {
+    let pml4 = crate::mem::phys_to_virt(kernel_pml4()) as *const u64;
+    // SAFETY: reading the kernel's live tables; entries are replaced atomically.
+    unsafe {
+        let e4 = *pml4.add((addr >> 39) as usize & 511);
+        if e4 & PRESENT == 0 {
+            return 0;
+        }
+        let e3 = *(crate::mem::phys_to_virt(e4 & ADDR_MASK) as *const u64).add((addr >> 30) as usize & 511);
+        if e3 & PRESENT == 0 || e3 & PAGE_SIZE_BIT != 0 {
+            return e3;
+        }
+        let e2 = *(crate::mem::phys_to_virt(e3 & ADDR_MASK) as *const u64).add((addr >> 21) as usize & 511);
+        if e2 & PRESENT == 0 || e2 & PAGE_SIZE_BIT != 0 {
+            return e2;
+        }
+        *(crate::mem::phys_to_virt(e2 & ADDR_MASK) as *const u64).add((addr >> 12) as usize & 511)
+    }
+}
+
+/// A page fault at `addr` with error code `error` that the current tables would allow came
+/// from a TLB entry older than a permission increase (which is not shot down on other CPUs):
+/// drops that entry and returns true, so the faulting instruction is simply run again.
+pub fn retry_spurious_fault(addr: u64, error: u64) -> bool {
+    const ERR_WRITE: u64 = 1 << 1;
+    const ERR_USER: u64 = 1 << 2;
+    const ERR_RESERVED: u64 = 1 << 3;
+    const ERR_FETCH: u64 = 1 << 4;
+    let leaf = leaf_entry(addr);
+    let allowed = leaf & PRESENT != 0
+        && error & ERR_RESERVED == 0
+        && (error & ERR_WRITE == 0 || leaf & WRITABLE != 0)
+        && (error & ERR_USER == 0 || leaf & USER != 0)
+        && (error & ERR_FETCH == 0 || leaf & NO_EXECUTE == 0);
+    if !allowed {
+        return false;
+    }
+    // The same address faulting again right after a retry is a real fault after all (say,
+    // a hypervisor that did not drop its entry): report it rather than loop.
+    let cpu = super::percpu::cpu_id();
+    let again = LAST_SPURIOUS[cpu].swap(addr, Ordering::Relaxed) == addr;
+    if again {
+        LAST_SPURIOUS[cpu].store(0, Ordering::Relaxed);
+        return false;
+    }
+    // SAFETY: INVLPG only drops TLB entries.
+    unsafe { core::arch::asm!("invlpg [{}]", in(reg) addr, options(nostack)) };
+    true
+}
+
+/// The address of each CPU's last retried fault.
+static LAST_SPURIOUS: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];

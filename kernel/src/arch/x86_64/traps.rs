@@ -101,6 +101,9 @@ fn exception(frame: &mut TrapFrame) {
     if probe_recover(frame, cr2) {
         return;
     }
+    if frame.vector == VEC_PAGE_FAULT && super::paging::retry_spurious_fault(cr2, frame.error) {
+        return;
+    }
     if frame.cs & 3 == 3 {
         if frame.vector == 6 && frame.rip == super::syscall::trampoline_page() {
             super::syscall::syscall_from_trampoline(frame);

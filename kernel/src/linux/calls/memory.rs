@@ -1,12 +1,12 @@
 //! brk, mmap, munmap, mremap, mprotect, madvise. Memory is physical, mapped once and zeroed;
-//! protections are not enforced (every program page is readable, writable and executable:
-//! HRT trusts the program it runs, as a hybrid runtime does).
+//! protections other than read-write are enforced by the page tables (`linux::protect`).
 
 use linux_raw_sys::general;
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
 use crate::linux::process::PROCESS;
+use crate::linux::protect;
 use crate::linux::usermem::{self, page_up, PAGE};
 
 // Linux's flag values (linux-raw-sys has them as u32; system-call arguments arrive as u64).
@@ -49,24 +49,26 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (addr, len, _prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4] as i32, a[5]);
+    let (addr, len, prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4] as i32, a[5]);
     if len == 0 || !off.is_multiple_of(PAGE) || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
         return Err(EINVAL);
     }
     let len = page_up(len);
+    let mut replaced = false;
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         if !addr.is_multiple_of(PAGE) {
             return Err(EINVAL);
         }
-        if flags & MAP_FIXED != 0 && usermem::is_mapped(addr, addr + len) {
-            // Replacing our own mapping: fresh contents, same memory (mapped in the page map
-            // too, should it lie in the break's window above the break).
+        // MAP_FIXED may replace mappings in use (their old TLB entries too).
+        replaced = flags & MAP_FIXED != 0;
+        if replaced && usermem::is_mapped(addr, addr + len) {
+            // Replacing our own mapping: fresh contents, same memory.
             usermem::zero(addr, len);
             usermem::mark_mapped(addr, addr + len);
             addr
         } else {
             if flags & MAP_FIXED != 0 {
-                usermem::unmap(addr, addr + len);
+                release(addr, addr + len);
             }
             usermem::alloc_fixed(addr, len).map_err(|e| {
                 if flags & MAP_FIXED_NOREPLACE != 0 {
@@ -85,11 +87,33 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // A file mapping: read its contents through the monitor (private, read-only use).
         let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, [fd as u64, start, len, off, 0, 0]);
         if got < 0 {
-            usermem::unmap(start, start + len);
+            release(start, start + len);
             return Err((-got) as u32);
         }
     }
+    apply_prot(start, start + len, prot, !replaced);
     Ok(start)
+}
+
+/// Gives a new mapping its protection. Read-write (with or without exec) is what fresh memory
+/// already allows; anything else changes the page tables (a replaced MAP_FIXED range may
+/// also carry an older protection, which `reset` undoes).
+fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
+    let rw = protect::PROT_READ | protect::PROT_WRITE;
+    if prot & rw == rw {
+        protect::reset(start, end);
+    } else if fresh {
+        protect::set_fresh(start, end, prot);
+    } else {
+        protect::set(start, end, prot);
+    }
+}
+
+/// Unmaps program memory, restoring the default protection first so that whoever gets the
+/// memory next finds it readable and writable.
+fn release(start: u64, end: u64) {
+    protect::reset(start, end);
+    usermem::unmap(start, end);
 }
 
 pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -98,7 +122,7 @@ pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(EINVAL);
     }
     let end = addr.checked_add(page_up(len)).ok_or(EINVAL)?;
-    usermem::unmap(addr, end);
+    release(addr, end);
     Ok(0)
 }
 
@@ -111,7 +135,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(linux_raw_sys::errno::EFAULT);
     }
     if new_len <= old_len {
-        usermem::unmap(old + new_len, old + old_len);
+        release(old + new_len, old + old_len);
         return Ok(old);
     }
     if usermem::grow_in_place(old + old_len, old + new_len) {
@@ -123,14 +147,26 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
     let new = usermem::alloc(new_len, align)?;
     usermem::copy(new, old, old_len);
-    usermem::unmap(old, old + old_len);
+    release(old, old + old_len);
     Ok(new)
 }
 
+/// mprotect(addr, len, prot): the whole range must be mapped (ENOMEM otherwise, as Linux).
 pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if !a[0].is_multiple_of(PAGE) {
+    let (addr, len, prot) = (a[0], a[1], a[2]);
+    let known = protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC;
+    let grows = (general::PROT_GROWSDOWN | general::PROT_GROWSUP) as u64;
+    if !addr.is_multiple_of(PAGE) || prot & !(known | grows) != 0 {
         return Err(EINVAL);
     }
+    let end = addr.checked_add(page_up(len)).ok_or(ENOMEM)?;
+    if addr == end {
+        return Ok(0);
+    }
+    if !usermem::is_mapped(addr, end) {
+        return Err(ENOMEM);
+    }
+    protect::set(addr, end, prot & known);
     Ok(0)
 }
 

@@ -36,6 +36,10 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if newsp != 0 {
         child.rsp = newsp;
     }
+    // A stack that is not writable program memory: on Linux the child faults on its first
+    // push and SIGSEGV ends the process. Here the child reports that fault instead of
+    // running (in ring 0 its pushes could otherwise land in kernel memory).
+    let bad_stack = newsp != 0 && !writable_stack(newsp);
     let parent = current();
     let fs_base = if flags & CLONE_SETTLS != 0 { user_fs_base(tls)? } else { parent.fs_base };
     let sigmask = parent.sigmask;
@@ -67,6 +71,9 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             }
         },
         move || {
+            if bad_stack {
+                crate::linux::fault::terminate(11, Some((newsp.wrapping_sub(8), child.rip)));
+            }
             let top = sched::thread::stack_top(current());
             // SAFETY: our own kernel stack; the frame is the parent's, with the child's stack.
             unsafe { user::return_to_user(&child, top) }
@@ -82,6 +89,13 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             Err(linux_raw_sys::errno::EAGAIN)
         }
     }
+}
+
+/// Whether the word below `sp` (where a new thread's first push goes) is mapped, writable
+/// program memory.
+fn writable_stack(sp: u64) -> bool {
+    let Some(lo) = sp.checked_sub(8) else { return false };
+    crate::linux::usermem::is_mapped(lo, sp) && uaccess::check_write(lo, 8).is_ok()
 }
 
 /// clone3: not provided; glibc and musl fall back to clone.
