@@ -152,11 +152,15 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_umask => ("umask", 1, L(info::umask)),
         __NR_prctl => ("prctl", 5, L(info::prctl)),
 
-        // Signals: recorded; fatal signals end the program.
+        // Signals: delivered to handlers on the way back to the program (linux::signal).
         __NR_rt_sigaction => ("rt_sigaction", 4, L(signal::rt_sigaction)),
         __NR_rt_sigprocmask => ("rt_sigprocmask", 4, L(signal::rt_sigprocmask)),
         __NR_rt_sigpending => ("rt_sigpending", 2, L(signal::rt_sigpending)),
         __NR_sigaltstack => ("sigaltstack", 2, L(signal::sigaltstack)),
+        __NR_rt_sigreturn => ("rt_sigreturn", 0, L(signal::rt_sigreturn)),
+        __NR_rt_sigsuspend => ("rt_sigsuspend", 2, L(signal::rt_sigsuspend)),
+        __NR_rt_sigtimedwait => ("rt_sigtimedwait", 4, L(signal::rt_sigtimedwait)),
+        __NR_pause => ("pause", 0, L(signal::pause)),
 
         _ => (super::names::name(nr as u64), 6, U),
     }
