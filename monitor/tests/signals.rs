@@ -92,3 +92,28 @@ fn sigsegv_on_an_unmapped_address_reports_it() {
 fn fault_with_its_signal_blocked_kills() {
     same_as_linux("sig_faults", "blocked", 139);
 }
+
+#[test]
+fn alarm_interrupts_pause() {
+    same_as_linux("sig_timers", "alarm", 0);
+}
+
+#[test]
+fn unhandled_alarm_kills() {
+    same_as_linux("sig_timers", "alarm_default", 142);
+}
+
+#[test]
+fn setitimer_real_repeats() {
+    same_as_linux("sig_timers", "setitimer", 0);
+}
+
+#[test]
+fn posix_timer_sends_its_signal_and_value() {
+    same_as_linux("sig_timers", "posix", 0);
+}
+
+#[test]
+fn posix_timer_to_a_thread() {
+    same_as_linux("sig_timers", "thread_id", 0);
+}

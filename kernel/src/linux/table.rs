@@ -8,6 +8,7 @@ use linux_raw_sys::general::*;
 
 use super::calls::{info, memory, signal, thread, time};
 use super::errno::SysResult;
+use super::signal::timers;
 use crate::arch::traps::TrapFrame;
 
 pub type Handler = fn(&mut TrapFrame, [u64; 6]) -> SysResult;
@@ -161,6 +162,14 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_rt_sigsuspend => ("rt_sigsuspend", 2, L(signal::rt_sigsuspend)),
         __NR_rt_sigtimedwait => ("rt_sigtimedwait", 4, L(signal::rt_sigtimedwait)),
         __NR_pause => ("pause", 0, L(signal::pause)),
+        __NR_alarm => ("alarm", 1, L(timers::alarm)),
+        __NR_setitimer => ("setitimer", 3, L(timers::setitimer)),
+        __NR_getitimer => ("getitimer", 2, L(timers::getitimer)),
+        __NR_timer_create => ("timer_create", 3, L(timers::timer_create)),
+        __NR_timer_settime => ("timer_settime", 4, L(timers::timer_settime)),
+        __NR_timer_gettime => ("timer_gettime", 2, L(timers::timer_gettime)),
+        __NR_timer_getoverrun => ("timer_getoverrun", 1, L(timers::timer_getoverrun)),
+        __NR_timer_delete => ("timer_delete", 1, L(timers::timer_delete)),
 
         _ => (super::names::name(nr as u64), 6, U),
     }

@@ -172,7 +172,7 @@ pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     if signo != 0 {
         state::send_process(SigInfo::from_user(signo, SI_USER));
-        kick_others();
+        state::kick_all();
     }
     Ok(0)
 }
@@ -198,31 +198,10 @@ fn send_to_thread(tid: u32, signo: u64) -> SysResult {
         state::send_thread(tid, SigInfo::from_user(signo, SI_TKILL));
         if !is_self {
             // SAFETY: registered threads are alive (they unregister before exiting).
-            kick(unsafe { (*target).cpu });
+            state::kick(unsafe { (*target).cpu });
         }
     }
     Ok(0)
-}
-
-/// Interrupts CPU `cpu` so that a thread running the program there passes the return path.
-fn kick(cpu: usize) {
-    if cpu != crate::cpu::id() {
-        crate::arch::x86_64::apic::send_ipi(crate::cpu::apic_id(cpu), crate::arch::x86_64::apic::KICK_VECTOR);
-    }
-}
-
-fn kick_others() {
-    let cpus: alloc::vec::Vec<usize> = SIGNALS
-        .lock()
-        .threads
-        .values()
-        .filter(|t| !t.thread.is_null())
-        // SAFETY: registered threads are alive.
-        .map(|t| unsafe { (*t.thread).cpu })
-        .collect();
-    for cpu in cpus {
-        kick(cpu);
-    }
 }
 
 pub fn tgkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {

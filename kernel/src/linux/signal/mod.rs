@@ -5,6 +5,7 @@
 pub mod deliver;
 pub mod frame;
 pub mod state;
+pub mod timers;
 
 pub use deliver::{deliver_fault, on_return, sigreturn};
 pub use state::{

@@ -221,3 +221,37 @@ pub fn thread_exited(tid: u32) {
         PENDING_COUNT.fetch_sub(t.pending.set.count_ones() as u64, Ordering::SeqCst);
     }
 }
+
+/// Interrupts CPU `cpu` so that a thread running the program there passes the return path
+/// (and takes a signal just sent to it).
+pub fn kick(cpu: usize) {
+    if cpu != crate::cpu::id() {
+        crate::arch::x86_64::apic::send_ipi(crate::cpu::apic_id(cpu), crate::arch::x86_64::apic::KICK_VECTOR);
+    }
+}
+
+/// Kicks the CPUs of the program's registered threads (after a process-directed signal).
+pub fn kick_all() {
+    let cpus: alloc::vec::Vec<usize> = SIGNALS
+        .lock()
+        .threads
+        .values()
+        .filter(|t| !t.thread.is_null())
+        // SAFETY: registered threads are alive (they unregister before exiting).
+        .map(|t| unsafe { (*t.thread).cpu })
+        .collect();
+    for cpu in cpus {
+        kick(cpu);
+    }
+}
+
+/// Kicks the CPU of thread `tid`, if registered.
+pub fn kick_thread(tid: u32) {
+    let cpu = SIGNALS.lock().threads.get(&tid).filter(|t| !t.thread.is_null()).map(|t| {
+        // SAFETY: as above.
+        unsafe { (*t.thread).cpu }
+    });
+    if let Some(cpu) = cpu {
+        kick(cpu);
+    }
+}
