@@ -117,3 +117,23 @@ fn posix_timer_sends_its_signal_and_value() {
 fn posix_timer_to_a_thread() {
     same_as_linux("sig_timers", "thread_id", 0);
 }
+
+#[test]
+fn handler_interrupts_a_futex_wait() {
+    same_as_linux("sig_interrupt", "futex", 0);
+}
+
+#[test]
+fn sa_restart_restarts_a_futex_wait() {
+    same_as_linux("sig_interrupt", "futex_restart", 0);
+}
+
+#[test]
+fn handler_interrupts_nanosleep() {
+    same_as_linux("sig_interrupt", "nanosleep", 0);
+}
+
+#[test]
+fn kill_runs_on_a_thread_that_does_not_block_it() {
+    same_as_linux("sig_interrupt", "process", 0);
+}

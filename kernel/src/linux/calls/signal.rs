@@ -232,6 +232,7 @@ fn wait_for_signal(mask: u64, deadline: Option<u64>) -> bool {
                 return true;
             }
             ts.waiter = t as *mut Thread;
+            ts.wait_mask = mask;
             t.state.store(sched::thread::BLOCKING, Ordering::SeqCst);
         }
         match deadline {

@@ -29,7 +29,10 @@ fn current() -> &'static mut crate::sched::Thread {
 /// Called on every return to the program (after a system call, a fault or an interrupt):
 /// acts on the pending signals the thread does not block, setting up handler frames.
 pub fn on_return(frame: &mut TrapFrame) {
-    if PENDING_COUNT.load(Ordering::SeqCst) == 0 && SUSPENDED.load(Ordering::SeqCst) == 0 {
+    if PENDING_COUNT.load(Ordering::SeqCst) == 0
+        && SUSPENDED.load(Ordering::SeqCst) == 0
+        && state::RESTARTS.load(Ordering::SeqCst) == 0
+    {
         return;
     }
     let t = current();
@@ -53,6 +56,11 @@ pub fn on_return(frame: &mut TrapFrame) {
             SIG_DFL => {}
             _ => setup(frame, info, act, FaultRegs::default()),
         }
+    }
+    // A call interrupted for a signal no handler took (another thread took it, or it was
+    // ignored meanwhile) starts again, as on Linux.
+    if let Some(nr) = state::take_restart(tid) {
+        restart(frame, nr);
     }
     // rt_sigsuspend's caller mask comes back once no handler took it over.
     let mut s = SIGNALS.lock();
@@ -113,6 +121,12 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     let t = current();
     let sig = info.signo as u64;
     let flags = act[1];
+    // An interrupted system call: EINTR (already in rax), or restarted after the handler.
+    if let Some(nr) = state::take_restart(t.tid) {
+        if flags & SA_RESTART != 0 {
+            restart(regs, nr);
+        }
+    }
     let (saved, [ss_sp, ss_size, ss_flags]) = {
         let mut s = SIGNALS.lock();
         let ts = s.thread(t.tid);
@@ -190,6 +204,12 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     regs.rip = act[0];
     regs.rsp = addr;
     regs.rflags &= !(0x100 | 0x400 | 0x1_0000); // TF, DF, RF
+}
+
+/// Points the program back at system call `nr` (the 2-byte SYSCALL instruction before rip).
+fn restart(regs: &mut TrapFrame, nr: u64) {
+    regs.rax = nr;
+    regs.rip -= 2;
 }
 
 /// rt_sigreturn: restores the registers, mask and FPU state saved in (and perhaps changed

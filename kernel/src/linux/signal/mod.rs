@@ -25,6 +25,10 @@ pub const SA_NODEFER: u64 = 0x4000_0000;
 pub const SA_RESETHAND: u64 = 0x8000_0000;
 pub const SA_RESTORER: u64 = 0x0400_0000;
 
+/// Returned by an interrupted system call that SA_RESTART restarts (EINTR otherwise); never
+/// seen by the program.
+pub const ERESTARTSYS: u32 = 512;
+
 /// si_code values.
 pub const SI_USER: i32 = 0;
 pub const SI_KERNEL: i32 = 0x80;

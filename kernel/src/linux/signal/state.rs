@@ -107,6 +107,11 @@ pub struct ThreadSignals {
     /// The thread record, while it waits for a signal (rt_sigsuspend, rt_sigtimedwait) or
     /// sleeps interruptibly.
     pub waiter: *mut Thread,
+    /// Signals that do not wake the waiter (its mask while it waits).
+    pub wait_mask: u64,
+    /// The number of a system call interrupted by a signal (ERESTARTSYS): restarted after a
+    /// handler with SA_RESTART (or when no handler runs), EINTR otherwise.
+    pub restart: Option<u64>,
     /// The thread's record once registered (clone, or its first signal call): tgkill's target.
     pub thread: *mut Thread,
 }
@@ -129,6 +134,8 @@ impl Signals {
                 alt: [0; 3],
                 saved_mask: None,
                 waiter: core::ptr::null_mut(),
+                wait_mask: 0,
+                restart: None,
                 thread: core::ptr::null_mut(),
             })
         })
@@ -153,7 +160,7 @@ pub fn send_thread(tid: u32, info: SigInfo) -> bool {
     if t.pending.add(info) {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
-    wake_waiter(t);
+    wake_waiter(t, bit(sig));
     true
 }
 
@@ -169,12 +176,12 @@ pub fn send_process(info: SigInfo) {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
     for t in s.threads.values_mut() {
-        wake_waiter(t);
+        wake_waiter(t, bit(sig));
     }
 }
 
-fn wake_waiter(t: &mut ThreadSignals) {
-    if !t.waiter.is_null() {
+fn wake_waiter(t: &mut ThreadSignals, b: u64) {
+    if !t.waiter.is_null() && t.wait_mask & b == 0 {
         // SAFETY: a registered waiter is alive (it unregisters itself under this lock before
         // it goes on).
         unsafe { crate::sched::wake(t.waiter) };
@@ -254,4 +261,54 @@ pub fn kick_thread(tid: u32) {
     if let Some(cpu) = cpu {
         kick(cpu);
     }
+}
+
+/// Makes the current thread's coming block interruptible by signals it does not block: called
+/// after it set itself BLOCKING and registered with its waker, before `sched::block`. A signal
+/// already pending cancels the block at once.
+pub fn interruptible_begin() {
+    let me = crate::sched::current();
+    // SAFETY: the current thread's record is alive.
+    let (tid, mask) = unsafe { ((*me).tid, (*me).sigmask) };
+    let mut s = SIGNALS.lock();
+    let shared = s.shared.set;
+    let t = s.thread(tid);
+    t.waiter = me;
+    t.wait_mask = mask;
+    if (t.pending.set | shared) & !mask != 0 {
+        // SAFETY: our own record; BLOCKING becomes READY and the block returns at once.
+        unsafe { crate::sched::wake(me) };
+    }
+}
+
+/// Ends an interruptible block; true if a signal the thread does not block is pending (the
+/// call should stop with EINTR or ERESTARTSYS).
+pub fn interruptible_end() -> bool {
+    let me = crate::sched::current();
+    // SAFETY: the current thread's record is alive.
+    let (tid, mask) = unsafe { ((*me).tid, (*me).sigmask) };
+    let mut s = SIGNALS.lock();
+    let shared = s.shared.set;
+    let t = s.thread(tid);
+    t.waiter = core::ptr::null_mut();
+    (t.pending.set | shared) & !mask != 0
+}
+
+/// Records that the current system call `nr` was interrupted (see `ThreadSignals::restart`).
+pub fn note_restart(tid: u32, nr: u64) {
+    if SIGNALS.lock().thread(tid).restart.replace(nr).is_none() {
+        RESTARTS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Threads with an interrupted system call to settle on their way back.
+pub static RESTARTS: AtomicU64 = AtomicU64::new(0);
+
+/// Takes the current thread's interrupted system call, if any.
+pub fn take_restart(tid: u32) -> Option<u64> {
+    let nr = SIGNALS.lock().thread(tid).restart.take();
+    if nr.is_some() {
+        RESTARTS.fetch_sub(1, Ordering::SeqCst);
+    }
+    nr
 }
