@@ -137,3 +137,8 @@ fn handler_interrupts_nanosleep() {
 fn kill_runs_on_a_thread_that_does_not_block_it() {
     same_as_linux("sig_interrupt", "process", 0);
 }
+
+#[test]
+fn ss_autodisarm_stack_comes_back_after_the_handler() {
+    same_as_linux("sig_handlers", "autodisarm", 0);
+}

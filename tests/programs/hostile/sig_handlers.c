@@ -14,6 +14,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
+
 static volatile int hits, depth, max_depth, code, same_pid, on_alt, usr2_seen_inside;
 static volatile pid_t handler_tid;
 static char *alt_base;
@@ -47,7 +51,7 @@ static void on_alt_handler(int sig, siginfo_t *si, void *uc_) {
     on_alt = &here >= alt_base && &here < alt_base + alt_size;
     stack_t now;
     sigaltstack(NULL, &now);
-    printf("alt handler sig=%d on_alt=%d ss_flags_onstack=%d\n", sig, on_alt, (now.ss_flags & SS_ONSTACK) != 0);
+    printf("alt handler sig=%d on_alt=%d ss_flags=%#x\n", sig, on_alt, now.ss_flags);
 }
 
 static void on_nested(int sig, siginfo_t *si, void *uc) {
@@ -122,6 +126,17 @@ int main(int argc, char **argv) {
         raise(SIGUSR1);
         install(SIGUSR2, on_alt_handler, 0);
         raise(SIGUSR2);
+    } else if (!strcmp(c, "autodisarm")) {
+        alt_base = malloc(alt_size);
+        stack_t ss = {.ss_sp = alt_base, .ss_size = alt_size, .ss_flags = SS_AUTODISARM};
+        if (sigaltstack(&ss, NULL) != 0)
+            perror("sigaltstack");
+        install(SIGUSR1, on_alt_handler, SA_ONSTACK);
+        raise(SIGUSR1);
+        stack_t after;
+        sigaltstack(NULL, &after);
+        printf("after: same stack=%d size_ok=%d flags=%#x\n", after.ss_sp == alt_base, after.ss_size == alt_size,
+               after.ss_flags);
     } else if (!strcmp(c, "resethand")) {
         install(SIGUSR1, on_info, SA_RESETHAND);
         raise(SIGUSR1);

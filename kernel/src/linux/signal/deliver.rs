@@ -224,6 +224,12 @@ pub fn sigreturn(regs: &mut TrapFrame) -> SysResult {
     }
     frame::restore_regs(regs, &r.gregs);
     current().sigmask = r.mask & !UNBLOCKABLE;
+    // An SS_AUTODISARM stack, disarmed for the handler, comes back as uc_stack says (Linux
+    // restores uc_stack; while on the stack that changes nothing else).
+    let [ss_sp, ss_flags, ss_size] = r.stack;
+    if ss_flags & SS_AUTODISARM != 0 && ss_size >= 2048 {
+        state::set_alt_stack(current().tid, [ss_sp, ss_size, SS_AUTODISARM]);
+    }
     if r.fpstate == 0 {
         fpu::restore_initial();
     } else {

@@ -90,6 +90,8 @@ impl UContext<'_> {
 /// What rt_sigreturn takes back from a ucontext.
 pub struct Restored {
     pub gregs: [u64; GREGS],
+    /// uc_stack: (sp, flags, size).
+    pub stack: [u64; 3],
     pub fpstate: u64,
     pub mask: u64,
 }
@@ -99,7 +101,12 @@ pub fn parse(b: &[u8; UC_SIZE]) -> Restored {
     for (i, r) in gregs.iter_mut().enumerate() {
         *r = get(b, MC + 8 * i);
     }
-    Restored { gregs, fpstate: get(b, MC + 184), mask: get(b, 296) }
+    Restored {
+        gregs,
+        stack: [get(b, 16), get(b, 24) & 0xffff_ffff, get(b, 32)],
+        fpstate: get(b, MC + 184),
+        mask: get(b, 296),
+    }
 }
 
 /// The arithmetic flags (and DF, TF, AC, RF) a handler may change in the saved rflags, as
