@@ -142,3 +142,13 @@ fn kill_runs_on_a_thread_that_does_not_block_it() {
 fn ss_autodisarm_stack_comes_back_after_the_handler() {
     same_as_linux("sig_handlers", "autodisarm", 0);
 }
+
+#[test]
+fn alarm_reaches_a_thread_spinning_in_user_code() {
+    same_as_linux("sig_timers", "alarm_spin", 0);
+}
+
+#[test]
+fn interval_timer_reaches_a_spinning_thread_repeatedly() {
+    same_as_linux("sig_timers", "itimer_spin", 0);
+}

@@ -56,6 +56,22 @@ int main(int argc, char **argv) {
         alarm(100);
         printf("alarm left=%u\n", alarm(0));
         printf("alarm left after cancel=%u\n", alarm(0));
+    } else if (!strcmp(c, "alarm_spin")) {
+        // The alarm must reach a thread that never enters the kernel.
+        install(SIGALRM);
+        alarm(1);
+        while (!ticks)
+            ;
+        printf("spinning thread got SIGALRM: si_code=%d\n", code);
+    } else if (!strcmp(c, "itimer_spin")) {
+        install(SIGALRM);
+        struct itimerval it = {{0, 20000}, {0, 20000}};
+        setitimer(ITIMER_REAL, &it, NULL);
+        while (ticks < 3)
+            ;
+        struct itimerval off = {{0, 0}, {0, 0}};
+        setitimer(ITIMER_REAL, &off, NULL);
+        printf("spinning thread got 3 ticks\n");
     } else if (!strcmp(c, "alarm_default")) {
         printf("waiting for SIGALRM\n");
         alarm(1);

@@ -237,19 +237,10 @@ pub fn kick(cpu: usize) {
     }
 }
 
-/// Kicks the CPUs of the program's registered threads (after a process-directed signal).
+/// Kicks every other CPU (after a process-directed signal: whichever runs a thread that does
+/// not block it takes it).
 pub fn kick_all() {
-    let cpus: alloc::vec::Vec<usize> = SIGNALS
-        .lock()
-        .threads
-        .values()
-        .filter(|t| !t.thread.is_null())
-        // SAFETY: registered threads are alive (they unregister before exiting).
-        .map(|t| unsafe { (*t.thread).cpu })
-        .collect();
-    for cpu in cpus {
-        kick(cpu);
-    }
+    crate::arch::x86_64::apic::send_ipi_all_others(crate::arch::x86_64::apic::KICK_VECTOR);
 }
 
 /// Kicks the CPU of thread `tid`, if registered.

@@ -4,7 +4,7 @@
 //! the deadline on the scheduler's sleep list and sends the signal; re-arming wakes it.
 
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::state::{self, SigInfo};
 use crate::arch::traps::TrapFrame;
@@ -72,32 +72,10 @@ fn worker(slot: usize) -> u64 {
         }
         let now = time::now_ns();
         if tm.deadline != 0 && now >= tm.deadline {
-            let late = now - tm.deadline;
-            if let Some(missed) = late.checked_div(tm.interval) {
-                tm.overrun = missed;
-                tm.deadline += (missed + 1) * tm.interval;
-            } else {
-                tm.deadline = 0;
-            }
-            // ITIMER_REAL's SIGALRM comes from the kernel (SI_KERNEL); POSIX timers' are SI_TIMER.
-            let info = if slot == 0 {
-                SigInfo { signo: tm.signo as i32, code: super::SI_KERNEL, w16: 0, w24: 0 }
-            } else {
-                SigInfo { signo: tm.signo as i32, code: SI_TIMER, w16: slot as u64 | tm.overrun << 32, w24: tm.value }
-            };
-            let target = tm.target;
+            let sent = expire(slot, tm, now);
+            update_next(&timers);
             drop(timers);
-            match target {
-                Some(0) => {
-                    state::send_process(info);
-                    state::kick_all();
-                }
-                Some(tid) => {
-                    state::send_thread(tid, info);
-                    state::kick_thread(tid);
-                }
-                None => {}
-            }
+            send(sent);
             continue;
         }
         let me = sched::current();
@@ -114,6 +92,86 @@ fn worker(slot: usize) -> u64 {
     }
 }
 
+/// Takes an expiry of `tm` (slot `slot`) due at `now`: re-arms an interval timer (counting the
+/// expiries missed as overruns) and returns the signal to send and its target.
+fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
+    let late = now - tm.deadline;
+    if let Some(missed) = late.checked_div(tm.interval) {
+        tm.overrun = missed;
+        tm.deadline += (missed + 1) * tm.interval;
+    } else {
+        tm.deadline = 0;
+    }
+    // ITIMER_REAL's SIGALRM comes from the kernel (SI_KERNEL); POSIX timers' are SI_TIMER.
+    let info = if slot == 0 {
+        SigInfo { signo: tm.signo as i32, code: super::SI_KERNEL, w16: 0, w24: 0 }
+    } else {
+        SigInfo { signo: tm.signo as i32, code: SI_TIMER, w16: slot as u64 | tm.overrun << 32, w24: tm.value }
+    };
+    (info, tm.target)
+}
+
+fn send((info, target): (SigInfo, Option<u32>)) {
+    match target {
+        Some(0) => {
+            state::send_process(info);
+            state::kick_all();
+        }
+        Some(tid) => {
+            state::send_thread(tid, info);
+            state::kick_thread(tid);
+        }
+        None => {}
+    }
+}
+
+/// The earliest armed deadline (monotonic ns), u64::MAX when none: lets every return to the
+/// program fire due timers itself (a thread spinning in user code on the timer's CPU would
+/// otherwise never let the timer's kernel thread run).
+static NEXT_DEADLINE: AtomicU64 = AtomicU64::new(u64::MAX);
+
+fn update_next(timers: &[Option<Timer>]) {
+    let next = timers.iter().flatten().filter(|t| t.deadline != 0 && !t.deleted).map(|t| t.deadline).min();
+    NEXT_DEADLINE.store(next.unwrap_or(u64::MAX), Ordering::SeqCst);
+}
+
+/// Fires the timers that are due (called on the way back to the program).
+pub fn fire_due() {
+    if NEXT_DEADLINE.load(Ordering::SeqCst) == u64::MAX {
+        return;
+    }
+    let now = time::now_ns();
+    if now < NEXT_DEADLINE.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut due = Vec::new();
+    {
+        let mut timers = TIMERS.lock();
+        for (slot, t) in timers.iter_mut().enumerate() {
+            if let Some(tm) = t {
+                if !tm.deleted && tm.deadline != 0 && now >= tm.deadline {
+                    due.push(expire(slot, tm, now));
+                }
+            }
+        }
+        update_next(&timers);
+    }
+    for sent in due {
+        send(sent);
+    }
+    arm_local();
+}
+
+/// Makes this CPU's timer interrupt come at the next armed deadline, so that the return path
+/// fires it (see NEXT_DEADLINE).
+fn arm_local() {
+    let next = NEXT_DEADLINE.load(Ordering::SeqCst);
+    if next != u64::MAX {
+        let wait = next.saturating_sub(time::now_ns());
+        sched::arm_timer_also(time::ticks().saturating_add(time::ns_to_ticks(wait)));
+    }
+}
+
 /// Arms (or disarms, value 0) slot `slot`, starting its worker on first use. Returns the old
 /// (remaining, interval) in nanoseconds.
 fn arm(slot: usize, value: u64, interval: u64) -> Result<(u64, u64), u32> {
@@ -125,7 +183,9 @@ fn arm(slot: usize, value: u64, interval: u64) -> Result<(u64, u64), u32> {
         tm.deadline = if value == 0 { 0 } else { now.saturating_add(value) };
         tm.interval = interval;
         tm.overrun = 0;
-        (old, tm.worker)
+        let worker = tm.worker;
+        update_next(&timers);
+        (old, worker)
     };
     if !worker.is_null() && worker != STARTING {
         // SAFETY: a timer's worker lives as long as its slot.
@@ -144,6 +204,7 @@ fn arm(slot: usize, value: u64, interval: u64) -> Result<(u64, u64), u32> {
             }
         }
     }
+    arm_local();
     Ok(old)
 }
 
