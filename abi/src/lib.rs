@@ -6,7 +6,7 @@
 #![no_std]
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -15,6 +15,9 @@ pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
 pub const MAX_CPUS: usize = 256;
 /// Largest number of memory zones (NUMA nodes) the boot-info block can describe.
 pub const MAX_ZONES: usize = 8;
+/// Largest number of guest RAM ranges the boot-info block can describe (below and above the
+/// hole under 4 GiB).
+pub const MAX_RAM_RANGES: usize = 2;
 /// Largest number of reserved physical ranges the boot-info block can describe.
 pub const MAX_RESERVED: usize = 8;
 /// Bytes of kernel command line.
@@ -31,8 +34,48 @@ pub mod layout {
     pub const BOOT_PDPT: u64 = 0x3000;
     pub const BOOT_PD: u64 = 0x4000;
     pub const BOOT_PD_END: u64 = 0x10_0000;
-    /// Largest guest memory the boot tables can map (one PD per GiB).
-    pub const MAX_MEM: u64 = ((BOOT_PD_END - BOOT_PD) / 0x1000) << 30;
+    /// Highest guest-physical address (exclusive) the boot tables can map (one PD per GiB).
+    pub const MAX_PHYS_END: u64 = ((BOOT_PD_END - BOOT_PD) / 0x1000) << 30;
+    /// Largest guest memory: everything up to `MAX_PHYS_END` except the hole.
+    pub const MAX_MEM: u64 = MAX_PHYS_END - (HIGH_RAM_BASE - LOW_RAM_END);
+
+    /// Guest RAM below 4 GiB ends here; `[LOW_RAM_END, HIGH_RAM_BASE)` is the hole every PC
+    /// leaves for devices (the IOAPIC at 0xFEC00000, the local APIC at 0xFEE00000, ...): no
+    /// RAM is mapped there, so no memory access ever reaches an emulated device by accident.
+    /// 3 GiB, 1 GiB-aligned so both parts map with 1 GiB pages.
+    pub const LOW_RAM_END: u64 = 0xC000_0000;
+    /// The IOAPIC KVM's in-kernel interrupt controller emulates (the local APIC is at
+    /// 0xFEE00000); both inside the hole.
+    pub const IOAPIC_BASE: u64 = 0xFEC0_0000;
+    /// Guest RAM beyond the first `LOW_RAM_END` bytes continues here (4 GiB).
+    pub const HIGH_RAM_BASE: u64 = 1 << 32;
+
+    /// The guest-physical ranges `(base, size)` of `mem` bytes of guest RAM: `[0, LOW_RAM_END)`
+    /// and the rest from `HIGH_RAM_BASE`. The second is empty when `mem <= LOW_RAM_END`.
+    pub const fn ram_ranges(mem: u64) -> [(u64, u64); 2] {
+        let low = if mem < LOW_RAM_END { mem } else { LOW_RAM_END };
+        [(0, low), (HIGH_RAM_BASE, mem - low)]
+    }
+
+    /// The guest-physical address of byte `offset` of guest RAM counted without the hole
+    /// (offset `LOW_RAM_END` is `HIGH_RAM_BASE`).
+    pub const fn ram_phys(offset: u64) -> u64 {
+        if offset < LOW_RAM_END {
+            offset
+        } else {
+            offset + (HIGH_RAM_BASE - LOW_RAM_END)
+        }
+    }
+
+    /// The guest-physical end of the first `offset` bytes of guest RAM (exclusive: offset
+    /// `LOW_RAM_END` ends at `LOW_RAM_END`, before the hole).
+    pub const fn ram_phys_end(offset: u64) -> u64 {
+        if offset <= LOW_RAM_END {
+            offset
+        } else {
+            offset + (HIGH_RAM_BASE - LOW_RAM_END)
+        }
+    }
     /// Everything below this address is reserved for the monitor's boot structures.
     pub const LOW_RESERVED_END: u64 = 0x10_0000;
     /// The kernel image is linked here (see kernel/linker.ld).
@@ -55,7 +98,7 @@ pub struct BootInfo {
     pub version: u32,
     /// Number of vCPUs; vCPU i has x2APIC ID i.
     pub num_cpus: u32,
-    /// Bytes of guest RAM, starting at guest physical 0.
+    /// Bytes of guest RAM in all, laid out as `ram` says.
     pub mem_size: u64,
     /// TSC frequency in kHz as KVM reports it.
     pub tsc_khz: u64,
@@ -70,6 +113,8 @@ pub struct BootInfo {
     /// `Platform` as u32.
     pub platform: u32,
     pub num_zones: u32,
+    /// Each zone's guest-physical span; a span may contain the hole below 4 GiB, which is
+    /// never RAM (only the `ram` ranges are).
     pub zones: [Zone; MAX_ZONES],
     /// NUMA node of each CPU.
     pub cpu_zone: [u8; MAX_CPUS],
@@ -77,6 +122,11 @@ pub struct BootInfo {
     pub _pad: u32,
     /// Physical ranges the kernel must not hand out (besides its own image and the low MiB).
     pub reserved: [Range; MAX_RESERVED],
+    /// Guest RAM: `num_ram` ranges, sorted, not touching (`layout::ram_ranges`). Everything
+    /// else (the hole below 4 GiB, anything above the last range) is not memory.
+    pub num_ram: u32,
+    pub _pad5: u32,
+    pub ram: [Range; MAX_RAM_RANGES],
     /// Physical base of the boot stacks; CPU i's stack is
     /// `[boot_stacks + i*BOOT_STACK_SIZE, boot_stacks + (i+1)*BOOT_STACK_SIZE)`.
     pub boot_stacks: u64,
@@ -87,8 +137,9 @@ pub struct BootInfo {
     /// `hrt run` of a fixed-address (ET_EXEC) program: its 2 MiB-aligned link span, reserved
     /// (also listed in `reserved`) so the loader can place the program at its link address.
     pub program_fixed: Range,
-    /// `hrt run`: the memory the program's allocations come from (2 MiB aligned, reserved
-    /// from the kernel's allocator, mapped user-accessible). Contains `program_fixed`.
+    /// `hrt run`: the span the program's allocations come from (2 MiB aligned, reserved
+    /// from the kernel's allocator, its RAM mapped user-accessible; it may contain the hole,
+    /// which stays unmapped). Contains `program_fixed`.
     pub user_pool: Range,
     /// `hrt run`: argv then envp as NUL-terminated strings, `argc` and `envc` of them.
     pub args: Range,
@@ -128,6 +179,9 @@ impl BootInfo {
             num_reserved: 0,
             _pad: 0,
             reserved: [Range { base: 0, size: 0 }; MAX_RESERVED],
+            num_ram: 0,
+            _pad5: 0,
+            ram: [Range { base: 0, size: 0 }; MAX_RAM_RANGES],
             boot_stacks: 0,
             preempt_us: 0,
             program: Range { base: 0, size: 0 },
@@ -280,3 +334,6 @@ pub const USER_MAP_PAGE: u64 = 4096;
 
 /// `hrt` exit status after a kernel panic.
 pub const PANIC_STATUS: i32 = 101;
+
+// The boot-info block is one page.
+const _: () = assert!(core::mem::size_of::<BootInfo>() <= 4096);

@@ -51,7 +51,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     apic::detect();
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
-    paging::build_identity_map(boot.mem_size, !apic::is_x2apic(), user);
+    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user);
     crate::arch::ring0::init(boot);
     idt::init();
     sched::configure(boot.flags & hrt_abi::flags::IDLE_HALT != 0, boot.preempt_us);

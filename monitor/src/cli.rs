@@ -38,6 +38,9 @@ pub struct RunArgs {
     /// Show the kernel's boot lines (quiet by default, so stderr is the program's own)
     #[arg(long, short)]
     pub verbose: bool,
+    /// Let the program open files only under DIR (Landlock; a few /dev and time-zone files too)
+    #[arg(long, value_name = "DIR")]
+    pub sandbox: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub vm: VmArgs,
     /// The program and its arguments
@@ -99,6 +102,9 @@ pub struct VmArgs {
     /// Split guest memory and vCPUs into N NUMA zones (emulated layout)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub numa: u32,
+    /// Run the vCPU threads without their seccomp filter (the host calls they may make)
+    #[arg(long)]
+    pub no_seccomp: bool,
 }
 
 /// Prints a command-line error as one `hrt: ...` line (help and version print as usual).

@@ -43,7 +43,12 @@ pub fn print(args: &VmArgs) -> Result<u8> {
         kvm.get_max_vcpus(),
         kvm.get_nr_vcpus()
     );
-    println!("memory:       {} MiB in {} zone(s)", config.mem >> 20, config.numa);
+    let ranges: Vec<String> = hrt_abi::layout::ram_ranges(config.mem)
+        .into_iter()
+        .filter(|&(_, size)| size > 0)
+        .map(|(base, size)| format!("{base:#x}-{:#x}", base + size))
+        .collect();
+    println!("memory:       {} MiB in {} zone(s), guest-physical {}", config.mem >> 20, config.numa, ranges.join(" "));
     println!(
         "TSC:          {}",
         tsc.map(|k| format!("{:.3} MHz", k as f64 / 1000.0)).unwrap_or_else(|| "unknown".into())

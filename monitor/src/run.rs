@@ -59,7 +59,15 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             })
             .collect()
     };
-    config.program = Some(ProgramSetup { program, argv, envp, app_ring, strace: args.strace, verbose: args.verbose });
+    config.program = Some(ProgramSetup {
+        program,
+        argv,
+        envp,
+        app_ring,
+        strace: args.strace,
+        verbose: args.verbose,
+        sandbox: args.sandbox.clone(),
+    });
     let image = KernelImage::load(args.vm.kernel.as_deref())?;
     install_stop_handlers();
     vm::run(kvm, config, &image)

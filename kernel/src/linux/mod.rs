@@ -25,6 +25,7 @@ pub fn start() {
     signal::init();
     if let Err(msg) = loader::start_program(boot) {
         kprintln!("hrt: cannot start the program: {msg}");
-        crate::arch::hypercall::shutdown(127);
+        // Found but not runnable: 126, as `hrt run` reports the programs it refuses itself.
+        crate::arch::hypercall::shutdown(126);
     }
 }

@@ -36,7 +36,8 @@ pub fn init(lo: u64, hi: u64) {
     // SAFETY: the monitor reserved [lo, hi) for the program; the metadata is ours and zeroed.
     unsafe {
         pool.init(lo as usize, (hi - lo) as usize, crate::mem::phys_to_virt(meta), true);
-        pool.add_free_range(lo as usize, hi as usize);
+        // Only RAM: the span may contain the hole below 4 GiB.
+        crate::mem::for_each_ram(lo, hi, |s, e| pool.add_free_range(s as usize, e as usize));
     }
     POOL_LO.store(lo, Ordering::Relaxed);
     POOL_HI.store(hi, Ordering::Relaxed);
@@ -50,7 +51,7 @@ pub fn pool_range() -> (u64, u64) {
 /// Whether `[start, end)` lies in the program's memory pool.
 pub fn is_user_range(start: u64, end: u64) -> bool {
     let (lo, hi) = pool_range();
-    start >= lo && end <= hi && start <= end
+    start >= lo && end <= hi && start <= end && crate::mem::is_ram(start, end)
 }
 
 /// Zeroes program memory (through the monitor when that is faster).

@@ -10,7 +10,7 @@ mod ranges;
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use hrt_abi::{flags, layout, BootInfo, MAX_RESERVED, MAX_ZONES};
+use hrt_abi::{flags, layout, BootInfo, MAX_RAM_RANGES, MAX_RESERVED, MAX_ZONES};
 
 use crate::sync::spinlock::IrqSpinLock;
 use buddy::{Buddy, PAGE_SIZE};
@@ -34,6 +34,11 @@ impl Zone {
 static ZONES: [Zone; MAX_ZONES] = [const { Zone::new() }; MAX_ZONES];
 static NUM_ZONES: AtomicUsize = AtomicUsize::new(0);
 
+/// Guest RAM as the boot-info block describes it: `(start, end)` of each range, ascending;
+/// unused entries are empty. Between them lies the hole below 4 GiB (devices, never RAM).
+static RAM: [(AtomicU64, AtomicU64); MAX_RAM_RANGES] =
+    [const { (AtomicU64::new(0), AtomicU64::new(0)) }; MAX_RAM_RANGES];
+
 /// Physical address of each zone's metadata once its allocator is set up; 0 = not yet
 /// (address 0 is in the reserved low memory, so it is never a real location).
 static META: [AtomicU64; MAX_ZONES] = [const { AtomicU64::new(0) }; MAX_ZONES];
@@ -49,6 +54,10 @@ extern "C" {
 /// Sets up every zone's allocator. Runs once, on the boot CPU, before other CPUs start and
 /// before the first heap allocation; the monitor's boot page tables map all guest RAM.
 pub fn init(boot: &BootInfo) {
+    for (i, r) in boot.ram[..(boot.num_ram as usize).min(MAX_RAM_RANGES)].iter().enumerate() {
+        RAM[i].0.store(r.base, Ordering::Relaxed);
+        RAM[i].1.store(r.base.saturating_add(r.size), Ordering::Relaxed);
+    }
     let excluded = excluded_ranges(boot);
     let n = (boot.num_zones as usize).min(MAX_ZONES);
     for z in 0..n {
@@ -68,10 +77,17 @@ fn zone_bounds(boot: &BootInfo, z: usize) -> (u64, u64) {
     (lo, hi)
 }
 
-/// Everything that is never free, whichever zone it falls in.
-fn excluded_ranges(boot: &BootInfo) -> Excluded<{ MAX_RESERVED + 3 }> {
+/// Everything that is never free, whichever zone it falls in: what is not RAM (the hole below
+/// 4 GiB and anything above the last range) too.
+fn excluded_ranges(boot: &BootInfo) -> Excluded<{ MAX_RESERVED + 3 + MAX_RAM_RANGES }> {
     let mut excluded = Excluded::new();
     excluded.add(0, layout::LOW_RESERVED_END, PAGE);
+    let mut ram_end = 0;
+    for (start, end) in ram_ranges() {
+        excluded.add(ram_end, start, PAGE);
+        ram_end = end;
+    }
+    excluded.add(ram_end, u64::MAX, PAGE);
     let kernel_start = &raw const __kernel_start as u64;
     let kernel_end = &raw const __kernel_end as u64;
     excluded.add(kernel_start, kernel_end, PAGE);
@@ -202,6 +218,31 @@ pub fn zone_total_bytes(z: usize) -> usize {
 
 pub fn total_free_bytes() -> usize {
     (0..num_zones()).map(zone_free_bytes).sum()
+}
+
+/// The guest RAM ranges `(start, end)`, ascending (set by `init`).
+pub fn ram_ranges() -> impl Iterator<Item = (u64, u64)> {
+    RAM.iter().map(|(s, e)| (s.load(Ordering::Relaxed), e.load(Ordering::Relaxed))).filter(|(s, e)| s < e)
+}
+
+/// Calls `f(start, end)` for each part of `[lo, hi)` that is RAM.
+pub fn for_each_ram(lo: u64, hi: u64, mut f: impl FnMut(u64, u64)) {
+    for (start, end) in ram_ranges() {
+        let (s, e) = (start.max(lo), end.min(hi));
+        if s < e {
+            f(s, e);
+        }
+    }
+}
+
+/// The end of the RAM range that contains `addr`, if any.
+pub fn ram_extent(addr: u64) -> Option<u64> {
+    ram_ranges().find(|&(s, e)| (s..e).contains(&addr)).map(|(_, e)| e)
+}
+
+/// Whether all of `[start, end)` is RAM (one range: nothing crosses the hole).
+pub fn is_ram(start: u64, end: u64) -> bool {
+    start == end || ram_extent(start).is_some_and(|e| end <= e)
 }
 
 /// The kernel's pointer to physical address `p` (identity-mapped today).

@@ -6,11 +6,24 @@ use crate::ensure;
 
 pub fn paging() -> TestResult {
     let mem = crate::boot::info().mem_size;
-    kprintln!("  page 0 absent, reading 8 bytes at 4 KiB, 2 MiB and the end of {} MiB", mem >> 20);
+    kprintln!("  page 0 absent, reading 8 bytes at 4 KiB, 2 MiB and the end of each RAM range of {} MiB", mem >> 20);
     ensure!(traps::probe_read(0).is_err(), "page 0 is mapped");
-    for addr in [0x1000, 2 << 20, mem - 8] {
+    for addr in [0x1000, 2 << 20] {
         ensure!(traps::probe_read(addr).is_ok(), "address {addr:#x} is not mapped");
     }
+    let mut last_end = 0;
+    for (start, end) in crate::mem::ram_ranges() {
+        ensure!(traps::probe_read(end - 8).is_ok(), "address {:#x} (end of RAM) is not mapped", end - 8);
+        // The hole below 4 GiB (IOAPIC 0xFEC00000, local APIC 0xFEE00000) is not RAM.
+        if start > last_end {
+            kprintln!("  the hole [{last_end:#x}, {start:#x}) is not mapped");
+            for addr in [last_end, hrt_abi::layout::IOAPIC_BASE, start - 8] {
+                ensure!(traps::probe_read(addr).is_err(), "address {addr:#x} in the hole is mapped");
+            }
+        }
+        last_end = end;
+    }
+    ensure!(traps::probe_read(last_end).is_err(), "address {last_end:#x} beyond RAM is mapped");
     Ok(())
 }
 

@@ -18,6 +18,7 @@ impl Errno {
     pub const ERANGE: Errno = Errno(libc::ERANGE);
     pub const ENAMETOOLONG: Errno = Errno(libc::ENAMETOOLONG);
     pub const ENOSYS: Errno = Errno(libc::ENOSYS);
+    pub const ELOOP: Errno = Errno(libc::ELOOP);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

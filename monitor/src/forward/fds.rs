@@ -97,6 +97,10 @@ impl Forwarder {
         }
     }
 
+    /// ioctl: the three queries programs make (terminal attributes, window size, bytes
+    /// readable). The host answers into a local buffer first, so a descriptor of the wrong kind
+    /// gives ENOTTY before the argument is looked at (Linux's order: `ioctl(file, TCGETS, NULL)`
+    /// is ENOTTY, not EFAULT); then the answer is copied to the program.
     pub(super) fn ioctl(&self, g: Guest, fd: u64, cmd: u64, arg: u64) -> SysResult<i64> {
         let h = self.fds.get(fd)?;
         let cmd = uint(cmd) as u32 as libc::Ioctl;
@@ -110,8 +114,12 @@ impl Forwarder {
             }
             _ => return Err(Errno::ENOTTY),
         };
-        let p = g.range(arg, size)?;
-        // SAFETY: `p` covers the structure this request writes.
-        unsafe { self.sys(libc::SYS_ioctl, &[h.raw() as libc::c_long, cmd as libc::c_long, ptr(p)]) }
+        let mut local = [0u8; TERMIOS_SIZE as usize];
+        // SAFETY: `local` is larger than any of these answers.
+        let r = unsafe {
+            self.sys(libc::SYS_ioctl, &[h.raw() as libc::c_long, cmd as libc::c_long, ptr(local.as_mut_ptr())])?
+        };
+        g.write_bytes(arg, &local[..size as usize])?;
+        Ok(r)
     }
 }

@@ -16,24 +16,25 @@ const STATX_SIZE: u64 = 256;
 /// Two struct timespec (utimensat).
 const TIMES_SIZE: u64 = 32;
 
+/// Whether *at `flags` follow a symbolic link in the last component.
+fn follows(flags: libc::c_long) -> bool {
+    flags & libc::AT_SYMLINK_NOFOLLOW as libc::c_long == 0
+}
+
 impl Forwarder {
     pub(super) fn openat(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mode: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path)?;
         let flags = int(flags);
-        if at.dirfd == libc::AT_FDCWD || at.path.as_bytes().starts_with(b"/") {
-            if let Some(data) = super::synthetic::contents(at.path.as_bytes(), self.cpus) {
-                let fd = super::synthetic::open_memory_file(&data)
-                    .map_err(|e| super::errno::Errno(e.raw_os_error().unwrap_or(libc::EMFILE)))?;
-                let host = Arc::new(HostFd::owned(fd, false));
-                return self.fds.insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0);
-            }
+        let at = self.path_at(g, dirfd, path, flags & libc::O_NOFOLLOW as libc::c_long == 0)?;
+        if let Some(data) = &at.synthetic {
+            let fd = super::synthetic::open_memory_file(data)
+                .map_err(|e| super::errno::Errno(e.raw_os_error().unwrap_or(libc::EMFILE)))?;
+            let host = Arc::new(HostFd::owned(fd, false));
+            return self.fds.insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0);
         }
+        let host_flags = at.open_flags(flags | libc::O_CLOEXEC as libc::c_long);
         // SAFETY: the path is a host C string.
         let fd = unsafe {
-            self.sys(
-                libc::SYS_openat,
-                &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags | libc::O_CLOEXEC as libc::c_long, uint(mode)],
-            )?
+            self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), host_flags, uint(mode)])?
         };
         let host = Arc::new(HostFd::owned(fd as i32, at.special));
         self.fds.insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0)
@@ -51,12 +52,12 @@ impl Forwarder {
     }
 
     pub(super) fn fstatat(&self, g: Guest, dirfd: u64, path: u64, buf: u64, flags: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path)?;
+        let flags = int(flags);
+        let at = self.path_at(g, dirfd, path, follows(flags))?;
         let p = g.range(buf, STAT_SIZE)?;
+        let flags = at.at_flags(flags);
         // SAFETY: a host C string and a struct stat in guest memory.
-        unsafe {
-            self.sys(libc::SYS_newfstatat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), int(flags)])
-        }
+        unsafe { self.sys(libc::SYS_newfstatat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), flags]) }
     }
 
     pub(super) fn statx(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mask: u64, buf: u64) -> SysResult<i64> {
@@ -68,13 +69,11 @@ impl Forwarder {
             // SAFETY: a NULL path and a struct statx in guest memory.
             return unsafe { self.sys(libc::SYS_statx, &[dfd as libc::c_long, 0, int(flags), uint(mask), ptr(p)]) };
         }
-        let at = self.path_at(g, dirfd, path)?;
+        let at = self.path_at(g, dirfd, path, follows(int(flags)))?;
+        let flags = at.at_flags(int(flags));
         // SAFETY: a host C string and a struct statx in guest memory.
         unsafe {
-            self.sys(
-                libc::SYS_statx,
-                &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(flags), uint(mask), ptr(p)],
-            )
+            self.sys(libc::SYS_statx, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags, uint(mask), ptr(p)])
         }
     }
 
@@ -86,13 +85,20 @@ impl Forwarder {
 
     /// faccessat (flags None) or faccessat2.
     pub(super) fn faccessat(&self, g: Guest, dirfd: u64, path: u64, mode: u64, flags: Option<u64>) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path)?;
-        let (nr, flags) = match flags {
-            None => (libc::SYS_faccessat, 0),
-            Some(f) => (libc::SYS_faccessat2, int(f)),
-        };
+        let flags = flags.map(int);
+        let at = self.path_at(g, dirfd, path, follows(flags.unwrap_or(0)))?;
+        let args = |f| [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(mode), f];
+        let with_flags = at.at_flags(flags.unwrap_or(0));
+        if flags.is_none() && with_flags == 0 {
+            // SAFETY: a host C string.
+            return unsafe { self.sys(libc::SYS_faccessat, &args(0)) };
+        }
         // SAFETY: a host C string.
-        unsafe { self.sys(nr, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(mode), flags]) }
+        match unsafe { self.sys(libc::SYS_faccessat2, &args(with_flags)) } {
+            // A host without faccessat2 (before Linux 5.8): the 3-argument form.
+            Err(Errno::ENOSYS) if flags.is_none() => unsafe { self.sys(libc::SYS_faccessat, &args(0)) },
+            r => r,
+        }
     }
 
     /// getcwd: the length written, NUL included (the system call's answer, not libc's).
@@ -111,10 +117,17 @@ impl Forwarder {
         self.cwd_special.store(paths::cwd_is_special(), Ordering::Relaxed);
     }
 
+    /// chdir: the directory the walk found is opened (O_PATH) and entered with fchdir, so the
+    /// working directory is the object that was checked.
     pub(super) fn chdir(&self, g: Guest, path: u64) -> SysResult<i64> {
-        let at = self.path(g, path)?;
-        // SAFETY: a host C string (absolute, or relative to the working directory).
-        let r = unsafe { self.sys(libc::SYS_chdir, &[ptr(at.path.as_ptr())]) };
+        let at = self.path(g, path, true)?;
+        let flags = at.open_flags((libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as libc::c_long);
+        // SAFETY: a host C string.
+        let fd = unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags])? };
+        let dir = HostFd::owned(fd as i32, false);
+        // SAFETY: no pointers.
+        let r = unsafe { self.sys(libc::SYS_fchdir, &[dir.raw() as libc::c_long]) };
+        drop(dir);
         self.note_cwd();
         r
     }
@@ -128,13 +141,13 @@ impl Forwarder {
     }
 
     pub(super) fn mkdirat(&self, g: Guest, dirfd: u64, path: u64, mode: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path)?;
+        let at = self.path_at(g, dirfd, path, false)?;
         // SAFETY: a host C string.
         unsafe { self.sys(libc::SYS_mkdirat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode)]) }
     }
 
     pub(super) fn unlinkat(&self, g: Guest, dirfd: u64, path: u64, flags: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path)?;
+        let at = self.path_at(g, dirfd, path, false)?;
         // SAFETY: a host C string.
         unsafe { self.sys(libc::SYS_unlinkat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(flags)]) }
     }
@@ -150,7 +163,7 @@ impl Forwarder {
         flags: Option<u64>,
     ) -> SysResult<i64> {
         let nr = if flags.is_some() { libc::SYS_renameat2 } else { libc::SYS_renameat };
-        self.two_paths(g, nr, (olddir, old), (newdir, new), flags.map_or(0, uint))
+        self.two_paths(g, nr, (olddir, old, false), (newdir, new), flags.map_or(0, uint))
     }
 
     /// A host call of the form `nr(olddirfd, oldpath, newdirfd, newpath, last)`.
@@ -158,12 +171,12 @@ impl Forwarder {
         &self,
         g: Guest,
         nr: libc::c_long,
-        old: (u64, u64),
+        old: (u64, u64, bool),
         new: (u64, u64),
         last: libc::c_long,
     ) -> SysResult<i64> {
-        let from = self.path_at(g, old.0, old.1)?;
-        let to = self.path_at(g, new.0, new.1)?;
+        let from = self.path_at(g, old.0, old.1, old.2)?;
+        let to = self.path_at(g, new.0, new.1, false)?;
         let args = [
             from.dirfd as libc::c_long,
             ptr(from.path.as_ptr()),
@@ -176,13 +189,14 @@ impl Forwarder {
     }
 
     pub(super) fn linkat(&self, g: Guest, olddir: u64, old: u64, newdir: u64, new: u64, flags: u64) -> SysResult<i64> {
-        self.two_paths(g, libc::SYS_linkat, (olddir, old), (newdir, new), int(flags))
+        let follow = int(flags) & libc::AT_SYMLINK_FOLLOW as libc::c_long != 0;
+        self.two_paths(g, libc::SYS_linkat, (olddir, old, follow), (newdir, new), int(flags))
     }
 
     /// symlinkat: the target is stored as text, never resolved.
     pub(super) fn symlinkat(&self, g: Guest, target: u64, newdir: u64, new: u64) -> SysResult<i64> {
         let target = g.read_path(target)?;
-        let to = self.path_at(g, newdir, new)?;
+        let to = self.path_at(g, newdir, new, false)?;
         // SAFETY: host C strings.
         unsafe {
             self.sys(libc::SYS_symlinkat, &[ptr(target.as_ptr()), to.dirfd as libc::c_long, ptr(to.path.as_ptr())])
@@ -195,7 +209,7 @@ impl Forwarder {
         if size <= 0 {
             return Err(Errno::EINVAL);
         }
-        let at = self.path_at(g, dirfd, path)?;
+        let at = self.path_at(g, dirfd, path, false)?;
         if at.exe {
             let n = self.exe.len().min(size as usize);
             g.write_bytes(buf, &self.exe[..n])?;
@@ -215,9 +229,17 @@ impl Forwarder {
     }
 
     pub(super) fn truncate(&self, g: Guest, path: u64, len: u64) -> SysResult<i64> {
-        let at = self.path(g, path)?;
+        let at = self.path(g, path, true)?;
+        // truncate takes no directory fd: name the walk's directory through our /proc/self/fd.
+        let full = if at.dirfd == libc::AT_FDCWD || at.path.as_bytes().starts_with(b"/") {
+            at.path.clone()
+        } else {
+            let mut p = format!("/proc/self/fd/{}/", at.dirfd).into_bytes();
+            p.extend_from_slice(at.path.as_bytes());
+            std::ffi::CString::new(p).map_err(|_| Errno::EINVAL)?
+        };
         // SAFETY: a host C string.
-        unsafe { self.sys(libc::SYS_truncate, &[ptr(at.path.as_ptr()), len as libc::c_long]) }
+        unsafe { self.sys(libc::SYS_truncate, &[ptr(full.as_ptr()), len as libc::c_long]) }
     }
 
     pub(super) fn ftruncate(&self, fd: u64, len: u64) -> SysResult<i64> {
@@ -240,7 +262,7 @@ impl Forwarder {
     }
 
     pub(super) fn fchmodat(&self, g: Guest, dirfd: u64, path: u64, mode: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path)?;
+        let at = self.path_at(g, dirfd, path, true)?;
         // SAFETY: a host C string.
         unsafe { self.sys(libc::SYS_fchmodat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode)]) }
     }
@@ -252,11 +274,12 @@ impl Forwarder {
             let (dfd, hold) = self.dirfd(dirfd)?;
             (dfd, std::ptr::null(), None, hold)
         } else {
-            let at = self.path_at(g, dirfd, path)?;
+            let at = self.path_at(g, dirfd, path, follows(int(flags)))?;
             (at.dirfd, at.path.as_ptr(), Some(at), None)
         };
+        let flags = _at.as_ref().map_or(int(flags), |a| a.at_flags(int(flags)));
         // SAFETY: a host C string (owned by `_at`, alive until the end) or NULL, and NULL or two
         // timespecs in guest memory.
-        unsafe { self.sys(libc::SYS_utimensat, &[dfd as libc::c_long, ptr(path_ptr), ptr(t), int(flags)]) }
+        unsafe { self.sys(libc::SYS_utimensat, &[dfd as libc::c_long, ptr(path_ptr), ptr(t), flags]) }
     }
 }

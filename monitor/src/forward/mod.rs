@@ -31,6 +31,8 @@ mod errno;
 mod fd_table;
 mod fds;
 mod files;
+#[cfg(test)]
+mod fuzz;
 mod guest_mem;
 mod host;
 mod io;
@@ -42,6 +44,7 @@ mod routing_tests;
 mod synthetic;
 #[cfg(test)]
 mod tests;
+mod walk;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -139,6 +142,10 @@ pub struct Forwarder {
     cwd_special: AtomicBool,
     /// The VM's vCPUs (what the synthetic /sys CPU lists answer).
     cpus: u32,
+    /// The program's argv (its /proc/self/cmdline, status and comm).
+    argv: Vec<Vec<u8>>,
+    /// The program's memory, guest addresses [start, end) (its /proc/self/maps).
+    program_mem: (u64, u64),
 }
 
 /// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE.
@@ -148,6 +155,35 @@ fn fd_limit() -> usize {
     let cur = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0 { rl.rlim_cur } else { 1024 };
     cur.clamp(64, 1 << 20) as usize
 }
+
+/// Reserves the standard descriptor numbers (0, 1, 2) the monitor was started without
+/// (`hrt run ... >&-`): each closed one gets /dev/null with FD_CLOEXEC, so the monitor's own
+/// files (KVM, the program) never take those numbers, and the guest's table, which maps only
+/// inherited descriptors (no FD_CLOEXEC), gives the program EBADF for them, as Linux would.
+///
+/// It runs from `.init_array`, before Rust's runtime start-up, which would otherwise put
+/// /dev/null *without* FD_CLOEXEC there, indistinguishable from an inherited descriptor.
+extern "C" fn reserve_closed_standard_fds() {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only reads descriptor flags.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0 {
+            continue;
+        }
+        // SAFETY: opening /dev/null; the lowest free number is `fd` (lower ones are open).
+        let got = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if got >= 0 && got != fd {
+            // SAFETY: moving our own fresh descriptor onto the free number, then closing it.
+            unsafe {
+                libc::dup3(got, fd, libc::O_CLOEXEC);
+                libc::close(got);
+            }
+        }
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+static RESERVE_STANDARD_FDS: extern "C" fn() = reserve_closed_standard_fds;
 
 /// Whether host descriptor `fd` is a standard descriptor the monitor inherited.
 fn inherited(fd: i32) -> bool {
@@ -173,7 +209,20 @@ impl Forwarder {
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(paths::cwd_is_special()),
             cpus,
+            argv: Vec::new(),
+            program_mem: (0, 0),
         }
+    }
+
+    /// What the program's own /proc/self files describe: its argv and its memory.
+    pub fn describe_program(&mut self, argv: Vec<Vec<u8>>, program_mem: (u64, u64)) {
+        self.argv = argv;
+        self.program_mem = program_mem;
+    }
+
+    /// The contents of the program's `/proc/self/<name>` (one of walk::SYNTHESIZED).
+    fn synthesize(&self, name: &[u8]) -> Vec<u8> {
+        synthetic::own_proc_file(name, &self.argv, self.program_mem)
     }
 
     /// Performs forwarded system call `nr` for the guest; returns the Linux return value.

@@ -12,7 +12,10 @@ const STATFS_SIZE: u64 = 120;
 impl Forwarder {
     /// chown, lchown (`flags` AT_SYMLINK_NOFOLLOW) and fchownat. uid/gid are 32-bit; -1 keeps one.
     pub(super) fn fchownat(&self, g: Guest, dirfd: u64, path: u64, uid: u64, gid: u64, flags: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path)?;
+        let follow = flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0;
+        let at = self.path_at(g, dirfd, path, follow)?;
+        // The walk checked the last name: never follow a link swapped in since.
+        let flags = if at.nofollow { flags | libc::AT_SYMLINK_NOFOLLOW as u64 } else { flags };
         let args = [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(uid), uint(gid), int(flags)];
         // SAFETY: a host C string, owned by `at`.
         unsafe { self.sys(libc::SYS_fchownat, &args) }
@@ -25,11 +28,21 @@ impl Forwarder {
     }
 
     pub(super) fn statfs(&self, g: Guest, path: u64, buf: u64) -> SysResult<i64> {
-        let at = self.path(g, path)?;
+        let at = self.path(g, path, true)?;
         let out = g.range(buf, STATFS_SIZE)?;
-        // `path` resolves against the working directory (AT_FDCWD), the guest's and the host's.
-        // SAFETY: a host C string and a statfs-sized buffer in guest memory.
-        unsafe { self.sys(libc::SYS_statfs, &[ptr(at.path.as_ptr()), ptr(out)]) }
+        // statfs takes no directory fd: open the walk's result as a path-only descriptor
+        // relative to the directory the walk ended in, and ask fstatfs.
+        let nofollow = if at.nofollow { libc::O_NOFOLLOW } else { 0 };
+        // SAFETY: a host C string owned by `at`.
+        let fd = unsafe { libc::openat(at.dirfd, at.path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | nofollow) };
+        if fd < 0 {
+            return Err(Errno::last());
+        }
+        // SAFETY: a statfs-sized buffer in guest memory; `fd` is ours and closed right after.
+        let r = unsafe { self.sys(libc::SYS_fstatfs, &[fd as libc::c_long, ptr(out)]) };
+        // SAFETY: closing the descriptor opened above.
+        unsafe { libc::close(fd) };
+        r
     }
 
     pub(super) fn fstatfs(&self, g: Guest, fd: u64, buf: u64) -> SysResult<i64> {

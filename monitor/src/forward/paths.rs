@@ -1,16 +1,20 @@
-//! Path arguments: read from guest memory, then resolved against the few host paths that would
-//! show the monitor instead of the program.
+//! Path arguments: read from guest memory, then resolved so that no spelling reaches the
+//! monitor's own /proc entries.
 //!
-//! The monitor process is the program's host process, so `/proc/self` is the monitor. Paths
-//! that name it are rewritten: `/proc/self/exe` is the program's executable;
-//! `/proc/self/fd/N` (also `/dev/fd/N`, `/dev/stdin|stdout|stderr`, `/proc/thread-self/fd/N`,
-//! `/proc/<monitor pid>/...`, `/proc/self/task/T/...`) is the guest's fd N — ENOENT if the guest
-//! has no fd N, so the monitor's own descriptors cannot be reopened through /proc;
-//! `/proc/self/mem` and `/proc/self/map_files` are EACCES. This is lexical and best-effort (a
-//! symbolic link elsewhere pointing into /proc is not followed): the program runs with the
-//! user's rights anyway; the point is that the program sees itself, not the monitor.
+//! The monitor process is the program's host process, so `/proc/self` is the monitor. Two steps:
+//! 1. The usual spellings of the program's own view are rewritten (lexically): `/proc/self/exe`
+//!    is the program's executable; `/proc/self/fd/N` (also `/dev/fd/N`,
+//!    `/dev/stdin|stdout|stderr`, `/proc/thread-self/fd/N`, `/proc/<monitor pid>/...`,
+//!    `/proc/self/task/T/...`) is the guest's fd N — ENOENT if the guest has no fd N;
+//!    `/proc/self/{cmdline,status,comm,maps}` are synthesized for the program.
+//! 2. Every other path is walked component by component on the host ([`walk`]): any lookup in
+//!    the monitor's own /proc directories (its pid and each of its thread ids), however reached
+//!    (`..`, symbolic links, `/proc/self/cwd/...`, a directory fd), is EACCES, except the
+//!    harmless namespace entries (`mounts`, `net`, ...). The call is then made relative to the
+//!    directory the walk ended in.
 
 use std::ffi::{CString, OsStr};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,6 +22,7 @@ use std::sync::Arc;
 use super::errno::{Errno, SysResult};
 use super::fd_table::HostFd;
 use super::guest_mem::Guest;
+use super::walk::{self, Resolved};
 use super::Forwarder;
 
 /// A path argument ready for a host *at call.
@@ -29,8 +34,39 @@ pub struct At {
     pub exe: bool,
     /// The resolved path lies under /proc or /dev (descriptors opened here are `special`).
     pub special: bool,
+    /// The last name was looked up and is not a symbolic link: a call that follows links must
+    /// not follow one found there now (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW), so a link swapped in
+    /// after the check is refused instead of followed.
+    pub nofollow: bool,
+    /// Opening it gives these contents instead (the program's /proc/self/cmdline, ...).
+    pub synthetic: Option<Vec<u8>>,
     /// Host descriptors the call uses (kept open until it returns).
     _hold: Option<Arc<HostFd>>,
+    _dir: Option<OwnedFd>,
+}
+
+impl At {
+    fn new(dirfd: i32, path: CString, hold: Option<Arc<HostFd>>) -> At {
+        At { dirfd, path, exe: false, special: false, nofollow: false, synthetic: None, _hold: hold, _dir: None }
+    }
+
+    /// `flags` for an open of this path (O_NOFOLLOW added where the walk says so).
+    pub fn open_flags(&self, flags: libc::c_long) -> libc::c_long {
+        if self.nofollow {
+            flags | libc::O_NOFOLLOW as libc::c_long
+        } else {
+            flags
+        }
+    }
+
+    /// `flags` for a *at call that follows links unless AT_SYMLINK_NOFOLLOW is given.
+    pub fn at_flags(&self, flags: libc::c_long) -> libc::c_long {
+        if self.nofollow {
+            flags | libc::AT_SYMLINK_NOFOLLOW as libc::c_long
+        } else {
+            flags
+        }
+    }
 }
 
 /// What a normalized absolute path means.
@@ -41,6 +77,8 @@ enum Meaning {
     Fd(usize, Vec<Vec<u8>>),
     /// `/proc/self/fdinfo/N`.
     FdInfo(usize),
+    /// One of walk::SYNTHESIZED (`cmdline`, `status`, ...).
+    Own(&'static [u8]),
     Denied,
 }
 
@@ -89,6 +127,10 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8]) -> Meaning {
                 },
                 [b"fdinfo", n] => number(n).map_or(Meaning::Plain, Meaning::FdInfo),
                 [b"mem", ..] | [b"map_files", ..] => Meaning::Denied,
+                [name] => match walk::SYNTHESIZED.iter().find(|s| **s == *name) {
+                    Some(s) => Meaning::Own(s),
+                    None => Meaning::Plain,
+                },
                 [b"root", below @ ..] => meaning(&below.iter().map(|r| r.to_vec()).collect::<Vec<_>>(), host_pid),
                 _ => Meaning::Plain,
             }
@@ -119,14 +161,15 @@ impl Forwarder {
     /// Reads path argument `path_addr` for a call relative to guest directory fd `dirfd_arg`
     /// (AT_FDCWD or a guest fd; the fd is not needed and not checked for an absolute path, as on
     /// Linux), and resolves it.
-    pub(super) fn path_at(&self, g: Guest, dirfd_arg: u64, path_addr: u64) -> SysResult<At> {
+    /// `follow`: whether the call follows a symbolic link in the last component.
+    pub(super) fn path_at(&self, g: Guest, dirfd_arg: u64, path_addr: u64, follow: bool) -> SysResult<At> {
         let raw = g.read_path(path_addr)?.into_bytes();
-        self.resolve(dirfd_arg, raw)
+        self.resolve(dirfd_arg, raw, follow)
     }
 
     /// A path argument for the calls without a directory fd.
-    pub(super) fn path(&self, g: Guest, path_addr: u64) -> SysResult<At> {
-        self.path_at(g, libc::AT_FDCWD as u32 as u64, path_addr)
+    pub(super) fn path(&self, g: Guest, path_addr: u64, follow: bool) -> SysResult<At> {
+        self.path_at(g, libc::AT_FDCWD as u32 as u64, path_addr, follow)
     }
 
     /// Host directory fd for a guest dirfd argument (AT_FDCWD passes through).
@@ -138,12 +181,12 @@ impl Forwarder {
         Ok((h.raw(), Some(h)))
     }
 
-    fn resolve(&self, dirfd_arg: u64, raw: Vec<u8>) -> SysResult<At> {
+    fn resolve(&self, dirfd_arg: u64, raw: Vec<u8>, follow: bool) -> SysResult<At> {
         let (dirfd, hold, abs) = if raw.first() == Some(&b'/') {
             (libc::AT_FDCWD, None, Some(raw.clone()))
         } else {
             let (dirfd, hold) = self.dirfd(dirfd_arg)?;
-            // Only below /proc or /dev can a relative path mean the monitor; elsewhere, no cost.
+            // Only below /proc or /dev can a relative path be one of the rewritten spellings.
             let base = match &hold {
                 None if self.cwd_special.load(Ordering::Relaxed) => {
                     std::env::current_dir().ok().map(|p| p.as_os_str().as_bytes().to_vec())
@@ -161,40 +204,99 @@ impl Forwarder {
             };
             (dirfd, hold, abs)
         };
-        let plain = |special| Ok(At { dirfd, path: cstring(raw.clone())?, exe: false, special, _hold: hold.clone() });
-        let Some(abs) = abs else {
-            let special = hold.as_ref().is_some_and(|h| h.special());
-            return plain(special);
-        };
-        let comps = components(&abs);
-        let special = is_special(&comps);
-        match meaning(&comps, self.host_pid.as_bytes()) {
-            Meaning::Plain => plain(special),
-            Meaning::Exe => Ok(At {
-                dirfd: libc::AT_FDCWD,
-                path: cstring(self.exe.clone())?,
-                exe: true,
-                special: false,
-                _hold: None,
-            }),
-            Meaning::Fd(n, below) => {
-                let h = self.fds.lookup(n).ok_or(Errno::ENOENT)?;
-                let mut p = format!("/proc/self/fd/{}", h.raw()).into_bytes();
-                for c in below {
-                    p.push(b'/');
-                    p.extend_from_slice(&c);
+        if raw.is_empty() {
+            // The descriptor itself (AT_EMPTY_PATH) or ENOENT: the host decides.
+            let mut at = At::new(dirfd, cstring(raw)?, hold.clone());
+            at.special = hold.as_ref().is_some_and(|h| h.special());
+            return Ok(at);
+        }
+        let mut special = hold.as_ref().is_some_and(|h| h.special());
+        if let Some(abs) = abs {
+            let comps = components(&abs);
+            special = is_special(&comps);
+            match meaning(&comps, self.host_pid.as_bytes()) {
+                Meaning::Plain => {}
+                Meaning::Exe => {
+                    let mut at = At::new(libc::AT_FDCWD, cstring(self.exe.clone())?, None);
+                    at.exe = true;
+                    return Ok(at);
                 }
-                let special = below_is_special(&h);
-                Ok(At { dirfd: libc::AT_FDCWD, path: cstring(p)?, exe: false, special, _hold: Some(h) })
+                Meaning::Fd(n, below) => {
+                    let h = self.fds.lookup(n).ok_or(Errno::ENOENT)?;
+                    if below.is_empty() {
+                        // The guest's own descriptor, reopened through our /proc/self/fd.
+                        let p = format!("/proc/self/fd/{}", h.raw()).into_bytes();
+                        let mut at = At::new(libc::AT_FDCWD, cstring(p)?, Some(h.clone()));
+                        at.special = below_is_special(&h);
+                        return Ok(at);
+                    }
+                    let rest = below.join(&b'/');
+                    let mut at = self.walked(h.raw(), &rest, follow)?;
+                    at.special = below_is_special(&h);
+                    at._hold = Some(h);
+                    return Ok(at);
+                }
+                Meaning::FdInfo(n) => {
+                    let h = self.fds.lookup(n).ok_or(Errno::ENOENT)?;
+                    let p = format!("/proc/self/fdinfo/{}", h.raw()).into_bytes();
+                    let mut at = At::new(libc::AT_FDCWD, cstring(p)?, Some(h));
+                    at.special = true;
+                    return Ok(at);
+                }
+                Meaning::Own(name) => return self.own_entry(name),
+                Meaning::Denied => return Err(Errno::EACCES),
             }
-            Meaning::FdInfo(n) => {
-                let h = self.fds.lookup(n).ok_or(Errno::ENOENT)?;
-                let p = format!("/proc/self/fdinfo/{}", h.raw()).into_bytes();
-                Ok(At { dirfd: libc::AT_FDCWD, path: cstring(p)?, exe: false, special: true, _hold: Some(h) })
+            if let Some(data) = super::synthetic::contents(&abs_text(&comps), self.cpus) {
+                let mut at = self.walked(dirfd, &raw, follow)?;
+                at.synthetic = Some(data);
+                return Ok(at);
             }
-            Meaning::Denied => Err(Errno::EACCES),
+        }
+        let mut at = self.walked(dirfd, &raw, follow)?;
+        at.special = special;
+        at._hold = hold;
+        Ok(at)
+    }
+
+    /// `raw` walked from host directory `dirfd` (see walk.rs).
+    fn walked(&self, dirfd: i32, raw: &[u8], follow: bool) -> SysResult<At> {
+        match walk::resolve(dirfd, raw, follow)? {
+            Resolved::At { dir, raw_dir, name, nofollow } => {
+                let mut at = At::new(raw_dir, name, None);
+                at.nofollow = nofollow;
+                at._dir = dir;
+                Ok(at)
+            }
+            Resolved::Object(fd) => {
+                let p = format!("/proc/self/fd/{}", fd.as_raw_fd()).into_bytes();
+                let mut at = At::new(libc::AT_FDCWD, cstring(p)?, None);
+                at._dir = Some(fd);
+                Ok(at)
+            }
+            Resolved::Own(name) => self.own_entry(name),
         }
     }
+
+    /// The program's own `/proc/self/<name>` (one of walk::SYNTHESIZED): opening it gives the
+    /// synthesized contents; other calls (stat, access) see the monitor's harmless entry.
+    fn own_entry(&self, name: &'static [u8]) -> SysResult<At> {
+        let mut p = b"/proc/self/".to_vec();
+        p.extend_from_slice(name);
+        let mut at = At::new(libc::AT_FDCWD, cstring(p)?, None);
+        at.special = true;
+        at.synthetic = Some(self.synthesize(name));
+        Ok(at)
+    }
+}
+
+/// Normalized components back to an absolute path.
+fn abs_text(comps: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for c in comps {
+        v.push(b'/');
+        v.extend_from_slice(c);
+    }
+    v
 }
 
 /// Whether what a host descriptor refers to lies under /proc or /dev.

@@ -17,6 +17,38 @@ pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
     }
 }
 
+/// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` and
+/// `status` (its name, as Linux shows the first 15 bytes of the executable's name; pid and
+/// threads are the guest kernel's business and not known here, so `status` has Name, State
+/// and the identities only), `maps` (one line: the program's memory, every page of which
+/// is readable, writable and executable since protections are not enforced).
+pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], mem: (u64, u64)) -> Vec<u8> {
+    let comm: Vec<u8> = {
+        let arg0 = argv.first().map(|a| a.as_slice()).unwrap_or(b"");
+        let base = arg0.rsplit(|&b| b == b'/').next().unwrap_or(arg0);
+        base.iter().copied().take(15).collect()
+    };
+    match name {
+        b"cmdline" => argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect(),
+        b"comm" => [comm.as_slice(), b"\n"].concat(),
+        b"status" => {
+            // SAFETY: the identity calls cannot fail.
+            let (uid, euid, gid, egid) = unsafe { (libc::getuid(), libc::geteuid(), libc::getgid(), libc::getegid()) };
+            let mut s = b"Name:\t".to_vec();
+            s.extend_from_slice(&comm);
+            s.extend_from_slice(
+                format!(
+                    "\nState:\tR (running)\nUid:\t{uid}\t{euid}\t{euid}\t{euid}\nGid:\t{gid}\t{egid}\t{egid}\t{egid}\n"
+                )
+                .as_bytes(),
+            );
+            s
+        }
+        b"maps" => format!("{:08x}-{:08x} rwxp 00000000 00:00 0 \n", mem.0, mem.1).into_bytes(),
+        _ => Vec::new(),
+    }
+}
+
 /// A host descriptor reading `data` from its start (a sealed-size memfd).
 pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
     // SAFETY: a plain memfd_create with a static NUL-terminated name.

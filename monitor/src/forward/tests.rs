@@ -461,10 +461,30 @@ fn readlink_proc_self() {
     }
     let mem = t.str("/proc/self/mem");
     assert_eq!(t.call(libc::SYS_open, &[mem, libc::O_RDONLY as u64]), -(libc::EACCES as i64));
-    // Relative to a /proc directory fd.
-    let proc_self = t.open(Path::new("/proc/self"), libc::O_RDONLY | libc::O_DIRECTORY) as u64;
-    let rel = t.str("exe");
-    assert_eq!(t.call(libc::SYS_readlinkat, &[proc_self, rel, buf, 4096]), want.as_os_str().len() as i64);
+    // The monitor's /proc/self directory itself cannot be opened; relative to /proc, the
+    // program's spellings still work.
+    let eacces = -(libc::EACCES as i64);
+    assert_eq!(t.open(Path::new("/proc/self"), libc::O_RDONLY | libc::O_DIRECTORY), eacces);
+    let proc_dir = t.open(Path::new("/proc"), libc::O_RDONLY | libc::O_DIRECTORY) as u64;
+    let rel = t.str("self/exe");
+    assert_eq!(t.call(libc::SYS_readlinkat, &[proc_dir, rel, buf, 4096]), want.as_os_str().len() as i64);
+    // Other spellings of the monitor's memory: a dirfd of "/", through cwd, a thread's id.
+    let root = t.open(Path::new("/"), libc::O_RDONLY | libc::O_DIRECTORY) as u64;
+    let rel = t.str("proc/self/mem");
+    assert_eq!(t.call(libc::SYS_openat, &[root, rel, libc::O_RDWR as u64]), eacces);
+    let via_cwd = t.str("/proc/self/cwd/proc/self/mem");
+    assert_eq!(t.call(libc::SYS_open, &[via_cwd, libc::O_RDONLY as u64]), eacces);
+    // SAFETY: gettid has no arguments.
+    let tid = unsafe { libc::gettid() };
+    let by_tid = t.str(&format!("/proc/{tid}/mem"));
+    assert_eq!(t.call(libc::SYS_open, &[by_tid, libc::O_RDONLY as u64]), eacces);
+    let kvm_like = t.str(&format!("/proc/{tid}/fd/{hostfd}"));
+    assert_eq!(t.call(libc::SYS_open, &[kvm_like, libc::O_RDONLY as u64]), eacces);
+    // The program's own cmdline.
+    let cmdline = t.str("/proc/self/cmdline");
+    let fd = t.call(libc::SYS_open, &[cmdline, libc::O_RDONLY as u64]);
+    assert!(fd >= 0);
+    assert_eq!(t.call(libc::SYS_read, &[fd as u64, buf, 4096]), 0, "no argv described: empty");
 }
 
 #[test]
@@ -477,7 +497,15 @@ fn ioctl_on_non_tty() {
     assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TCGETS, buf]), enotty);
     assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TIOCGWINSZ, buf]), enotty);
     assert_eq!(t.call(libc::SYS_ioctl, &[fd, 0x1234, buf]), enotty);
-    assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TCGETS, MEM as u64 - 8]), EFAULT);
+    // Linux looks at the descriptor first: ENOTTY even with a bad pointer...
+    assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TCGETS, MEM as u64 - 8]), enotty);
+    assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::TCGETS, 0]), enotty);
+    // ...and EFAULT where the request applies (FIONREAD on a pipe).
+    let fds = t.alloc(8);
+    assert_eq!(t.call(libc::SYS_pipe2, &[fds, 0]), 0);
+    let rd = u32::from_ne_bytes(t.mem.get(fds, 4).try_into().unwrap()) as u64;
+    assert_eq!(t.call(libc::SYS_ioctl, &[rd, libc::FIONREAD, MEM as u64 - 2]), EFAULT);
+    assert_eq!(t.call(libc::SYS_ioctl, &[rd, libc::FIONREAD, buf]), 0);
     assert_eq!(t.call(libc::SYS_ioctl, &[99, libc::TCGETS, buf]), EBADF);
     assert_eq!(t.call(libc::SYS_ioctl, &[fd, libc::FIOCLEX, 0]), 0);
     assert_eq!(t.call(libc::SYS_fcntl, &[fd, libc::F_GETFD as u64]), libc::FD_CLOEXEC as i64);

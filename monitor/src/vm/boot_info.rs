@@ -1,8 +1,8 @@
 //! The boot-info block and the boot page tables the kernel starts on.
 
-use hrt_abi::{flags, layout, BootInfo, Range, ABI_VERSION, BOOT_MAGIC, MAX_CPUS};
+use hrt_abi::{flags, layout, BootInfo, Range, ABI_VERSION, BOOT_MAGIC, MAX_CPUS, MAX_RAM_RANGES};
 
-use super::memory::GuestRam;
+use super::memory::{GuestRam, GRANULE};
 use super::VmConfig;
 use crate::error::Result;
 use crate::kernel_image::KernelImage;
@@ -31,6 +31,10 @@ pub fn write(
     info.version = ABI_VERSION;
     info.num_cpus = config.cpus;
     info.mem_size = ram.size;
+    for (i, (base, size)) in ram.ranges().into_iter().take(MAX_RAM_RANGES).enumerate() {
+        info.ram[i] = Range { base, size };
+        info.num_ram = i as u32 + 1;
+    }
     info.platform = config.platform as u32;
     info.flags = flags::MEMORY_ZEROED | if config.idle_halt { flags::IDLE_HALT } else { 0 };
     info.preempt_us = config.preempt_us;
@@ -39,22 +43,24 @@ pub fn write(
     info.wallclock_ns =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
 
-    // Boot stacks at the top of memory, out of the way of programs linked at low addresses.
+    // Boot stacks at the top of memory (with the program's file and arguments below them),
+    // out of the way of programs linked at low addresses; all in one RAM range.
     let stacks = config.cpus as u64 * layout::BOOT_STACK_SIZE;
-    info.boot_stacks = (ram.size - stacks) & !0xfff;
-    if info.boot_stacks < image.end() {
-        return Err(crate::err!("--mem {} MiB leaves no room for {} boot stacks", ram.size >> 20, config.cpus));
-    }
+    let program_bytes = config.program.as_ref().map_or(0, program_top_bytes);
+    let top_end = top_range_end(ram, stacks + program_bytes, image.end()).ok_or_else(|| {
+        crate::err!("--mem {} MiB leaves no room for {} boot stacks and the program", ram.size >> 20, config.cpus)
+    })?;
+    info.boot_stacks = (top_end - stacks) & !0xfff;
 
-    // Zones: memory split evenly (2 MiB granules), CPUs split evenly.
+    // Zones: RAM split evenly (2 MiB granules, counted without the hole), CPUs split evenly.
     let zones = config.numa as u64;
-    let granule = 2u64 << 20;
-    let per_zone = (ram.size / zones) & !(granule - 1);
+    let per_zone = (ram.size / zones) & !(GRANULE - 1);
     info.num_zones = config.numa;
     for z in 0..zones {
-        let base = z * per_zone;
-        let size = if z == zones - 1 { ram.size - base } else { per_zone };
-        info.zones[z as usize] = Range { base, size };
+        let start = z * per_zone;
+        let end = if z == zones - 1 { ram.size } else { start + per_zone };
+        let base = layout::ram_phys(start);
+        info.zones[z as usize] = Range { base, size: layout::ram_phys_end(end) - base };
     }
     for cpu in 0..config.cpus.min(MAX_CPUS as u32) {
         info.cpu_zone[cpu as usize] = (cpu as u64 * zones / config.cpus as u64) as u8;
@@ -70,21 +76,44 @@ pub fn write(
     Ok(BootLayout { boot_stacks: info.boot_stacks, user_pool: pool })
 }
 
-/// Puts the program file and its argv/envp block below the boot stacks, reserves them and the
-/// program's fixed link span, and checks that everything fits.
-fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetup) -> Result<()> {
-    let p = &setup.program;
+/// The argv/envp block: every string NUL-terminated, argv then envp.
+fn args_block(setup: &super::ProgramSetup) -> Vec<u8> {
     let mut block = Vec::new();
     for s in setup.argv.iter().chain(setup.envp.iter()) {
         block.extend_from_slice(s);
         block.push(0);
     }
-    let align = 2u64 << 20;
+    block
+}
+
+/// Bytes the program's file and argument block take below the boot stacks, with alignment.
+fn program_top_bytes(setup: &super::ProgramSetup) -> u64 {
+    let image = (setup.program.bytes.len() as u64).div_ceil(GRANULE) * GRANULE;
+    let args = args_block(setup).len() as u64;
+    GRANULE + image + args.div_ceil(4096) * 4096
+}
+
+/// The end of the highest RAM range that can hold `bytes` at its top, above `floor` (the
+/// kernel image's end): the boot stacks and the program's file must not straddle the hole.
+fn top_range_end(ram: &GuestRam, bytes: u64, floor: u64) -> Option<u64> {
+    ram.ranges()
+        .into_iter()
+        .rev()
+        .find(|&(base, size)| size >= bytes && base + size - bytes >= floor.max(base))
+        .map(|(base, size)| base + size)
+}
+
+/// Puts the program file and its argv/envp block below the boot stacks, reserves them and the
+/// program's fixed link span, and checks that everything fits.
+fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetup) -> Result<()> {
+    let p = &setup.program;
+    let block = args_block(setup);
+    let align = GRANULE;
     let image_len = p.bytes.len() as u64;
     let args_len = block.len() as u64;
     let top = info.boot_stacks & !(align - 1);
     let needed = image_len.div_ceil(align) * align + args_len.div_ceil(4096) * 4096 + p.mem_needed + (64 << 20);
-    if needed > top {
+    if needed > ram.size {
         return Err(crate::err!(
             "{} needs about {} MiB but the VM has {} MiB: use a larger --mem",
             p.given,
@@ -114,11 +143,13 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
         info.flags |= flags::QUIET;
     }
     // The program's pool: everything from USER_POOL_BASE up to the kernel's share at the top
-    // (image, args and boot stacks included), which keeps max(64 MiB, 1/16 of memory).
+    // (image, args and boot stacks included), which keeps max(64 MiB, 1/16 of memory) of RAM.
+    // The span may contain the hole below 4 GiB; only its RAM is the program's.
     let kernel_share = (ram.size / 16).max(64 << 20);
-    let pool_end = (args_base.min(ram.size - kernel_share)) & !(align - 1);
+    let pool_end = args_base.min(layout::ram_phys(ram.size - kernel_share)) & !(align - 1);
     let pool_base = layout::USER_POOL_BASE;
-    if pool_end <= pool_base + p.mem_needed {
+    let pool_ram = ram_bytes_in(ram, pool_base, pool_end);
+    if pool_end <= pool_base || pool_ram <= p.mem_needed {
         return Err(crate::err!(
             "{} needs {} MiB; the VM's {} MiB is too small: use a larger --mem",
             p.given,
@@ -136,6 +167,14 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
                 ram.size >> 20
             ));
         }
+        if ram_bytes_in(ram, start, end) != end - start {
+            return Err(crate::err!(
+                "{} is linked at {start:#x}..{end:#x}, in the hole below 4 GiB ({:#x}..{:#x}) where no RAM is: link it elsewhere or build it with -static-pie",
+                p.given,
+                layout::LOW_RAM_END,
+                layout::HIGH_RAM_BASE
+            ));
+        }
         info.program_fixed = Range { base: start, size: end - start };
     }
     for r in reserved {
@@ -143,6 +182,11 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
         info.num_reserved += 1;
     }
     Ok(())
+}
+
+/// Bytes of RAM in the guest-physical span `[start, end)`.
+fn ram_bytes_in(ram: &GuestRam, start: u64, end: u64) -> u64 {
+    ram.ranges().into_iter().map(|(base, size)| (base + size).min(end).saturating_sub(base.max(start))).sum()
 }
 
 fn guest_features(cpuid: &kvm_bindings::CpuId) -> u64 {
@@ -161,18 +205,20 @@ fn guest_features(cpuid: &kvm_bindings::CpuId) -> u64 {
     .fold(0, |a, b| a | b)
 }
 
-/// Identity-maps all guest RAM with 2 MiB pages: PML4 -> one PDPT -> one PD per GiB.
+/// Identity-maps all guest RAM with 2 MiB pages: PML4 -> one PDPT -> one PD per GiB of
+/// guest-physical space up to the end of RAM (the hole below 4 GiB stays unmapped).
 fn write_page_tables(ram: &GuestRam) -> Result<()> {
     ram.write_obj(layout::BOOT_PML4, &(layout::BOOT_PDPT | PRESENT_WRITABLE))?;
-    let gibs = ram.size.div_ceil(1 << 30);
+    let gibs = ram.phys_end().div_ceil(1 << 30);
     let mut pdpt = vec![0u64; 512];
-    for (g, entry) in pdpt.iter_mut().enumerate().take(gibs as usize) {
-        *entry = (layout::BOOT_PD + g as u64 * 4096) | PRESENT_WRITABLE;
+    let mut pds = vec![0u64; gibs as usize * 512];
+    for (base, size) in ram.ranges() {
+        for page in (base..base + size).step_by(GRANULE as usize) {
+            pds[(page >> 21) as usize] = page | PRESENT_WRITABLE | LARGE;
+            pdpt[(page >> 30) as usize] = (layout::BOOT_PD + (page >> 30) * 4096) | PRESENT_WRITABLE;
+        }
     }
     ram.write(layout::BOOT_PDPT, as_bytes(&pdpt))?;
-    let large_pages = ram.size.div_ceil(2 << 20);
-    let pds: Vec<u64> =
-        (0..gibs * 512).map(|i| if i < large_pages { (i << 21) | PRESENT_WRITABLE | LARGE } else { 0 }).collect();
     ram.write(layout::BOOT_PD, as_bytes(&pds))
 }
 

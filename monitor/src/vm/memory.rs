@@ -1,6 +1,8 @@
-//! Guest RAM: one anonymous mapping (transparent huge pages requested) registered with KVM at
-//! guest physical 0. Untouched pages cost the host nothing; the kernel never zeroes memory it
-//! does not use.
+//! Guest RAM: anonymous mappings (transparent huge pages requested) registered with KVM as
+//! one memory slot per RAM range. Below 4 GiB RAM stops at `layout::LOW_RAM_END` and the rest
+//! continues at 4 GiB, leaving the hole where the IOAPIC and the local APIC live, as on every PC
+//! (`layout::ram_ranges`). Untouched pages cost the host nothing; the kernel never zeroes memory
+//! it does not use.
 
 use kvm_ioctls::VmFd;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
@@ -15,7 +17,10 @@ use hrt_abi::layout;
 pub const MIN_MEM: u64 = 32 << 20;
 /// Guest memory for `selftest` and `info` unless --mem says otherwise.
 pub const DEFAULT_MEM: u64 = 1 << 30;
+/// Guest memory comes in whole 2 MiB pages, so the identity map needs no partial large page.
+pub const GRANULE: u64 = 2 << 20;
 
+/// Checks `--mem` and rounds it down to whole 2 MiB pages.
 pub fn check_size(mem: u64) -> Result<u64> {
     if mem < MIN_MEM {
         return Err(err!("--mem {} MiB is too small: the kernel needs at least {} MiB", mem >> 20, MIN_MEM >> 20));
@@ -23,41 +28,66 @@ pub fn check_size(mem: u64) -> Result<u64> {
     if mem > layout::MAX_MEM {
         return Err(err!("--mem {} GiB is more than hrt supports ({} GiB)", mem >> 30, layout::MAX_MEM >> 30));
     }
-    // Whole 2 MiB pages, so the identity map needs no partial large page.
-    Ok(mem & !((2 << 20) - 1))
+    Ok(mem & !(GRANULE - 1))
 }
 
 pub struct GuestRam {
-    pub mem: GuestMemoryMmap,
+    mem: GuestMemoryMmap,
+    /// Bytes of RAM in all.
     pub size: u64,
-    /// Host address of guest physical 0.
-    pub host_base: *mut u8,
 }
 
-// SAFETY: the mapping lives as long as GuestRam; concurrent guest access is KVM's business and
+// SAFETY: the mappings live as long as GuestRam; concurrent guest access is KVM's business and
 // the monitor's own accesses go through checked, bounded copies.
 unsafe impl Send for GuestRam {}
 // SAFETY: as above.
 unsafe impl Sync for GuestRam {}
 
 impl GuestRam {
-    pub fn new(vm: &VmFd, size: u64) -> Result<GuestRam> {
-        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), size as usize)])
+    /// Maps `size` bytes of guest RAM (a multiple of 2 MiB) at their guest-physical ranges,
+    /// without giving them to a VM yet.
+    pub fn map(size: u64) -> Result<GuestRam> {
+        let ranges: Vec<(GuestAddress, usize)> = layout::ram_ranges(size)
+            .into_iter()
+            .filter(|&(_, len)| len > 0)
+            .map(|(base, len)| (GuestAddress(base), len as usize))
+            .collect();
+        let mem = GuestMemoryMmap::<()>::from_ranges(&ranges)
             .map_err(|e| err!("cannot reserve {} MiB of guest memory: {e}", size >> 20))?;
-        let region = mem.iter().next().ok_or_else(|| err!("no guest memory region"))?;
-        let host_base = mem.get_host_address(GuestAddress(0)).map_err(|e| err!("guest memory: {e}"))?;
-        // SAFETY: advice on our own mapping; failure only means no huge pages.
-        unsafe { libc::madvise(host_base as *mut libc::c_void, size as usize, libc::MADV_HUGEPAGE) };
-        let slot = kvm_bindings::kvm_userspace_memory_region {
-            slot: 0,
-            flags: 0,
-            guest_phys_addr: 0,
-            memory_size: region.len(),
-            userspace_addr: host_base as u64,
-        };
-        // SAFETY: the mapping stays alive (owned by `mem`) for as long as the VM exists.
-        unsafe { vm.set_user_memory_region(slot) }.map_err(|e| err!("cannot give memory to the VM: {e}"))?;
-        Ok(GuestRam { mem, size, host_base })
+        for region in mem.iter() {
+            let host = mem.get_host_address(region.start_addr()).map_err(|e| err!("guest memory: {e}"))?;
+            // SAFETY: advice on our own mapping; failure only means no huge pages.
+            unsafe { libc::madvise(host as *mut libc::c_void, region.len() as usize, libc::MADV_HUGEPAGE) };
+        }
+        Ok(GuestRam { mem, size })
+    }
+
+    /// Maps `size` bytes of guest RAM and gives them to `vm`, one memory slot per range.
+    pub fn new(vm: &VmFd, size: u64) -> Result<GuestRam> {
+        let ram = GuestRam::map(size)?;
+        for (slot, region) in ram.mem.iter().enumerate() {
+            let host = ram.mem.get_host_address(region.start_addr()).map_err(|e| err!("guest memory: {e}"))?;
+            let slot = kvm_bindings::kvm_userspace_memory_region {
+                slot: slot as u32,
+                flags: 0,
+                guest_phys_addr: region.start_addr().0,
+                memory_size: region.len(),
+                userspace_addr: host as u64,
+            };
+            // SAFETY: the mapping stays alive (owned by `ram`) for as long as the VM exists.
+            unsafe { vm.set_user_memory_region(slot) }.map_err(|e| err!("cannot give memory to the VM: {e}"))?;
+        }
+        Ok(ram)
+    }
+
+    /// The guest-physical RAM ranges `(base, size)`, ascending.
+    pub fn ranges(&self) -> Vec<(u64, u64)> {
+        self.mem.iter().map(|r| (r.start_addr().0, r.len())).collect()
+    }
+
+    /// The guest-physical end of the highest RAM range.
+    pub fn phys_end(&self) -> u64 {
+        self.mem.iter().map(|r| r.start_addr().0 + r.len()).max().unwrap_or(0)
     }
 
     /// Copies `data` to guest physical `addr` (bounds-checked).
@@ -67,13 +97,16 @@ impl GuestRam {
 
     /// The guest range `[addr, addr + len)` as a host slice, or None if it is not all RAM.
     /// The guest may change it concurrently; callers copy out what they need.
+    /// A range in the hole below 4 GiB, beyond the last range, or across the hole is not RAM.
     pub fn slice(&self, addr: u64, len: u64) -> Option<&[u8]> {
         let end = addr.checked_add(len)?;
-        if end > self.size {
+        let region = self.mem.find_region(GuestAddress(addr))?;
+        if end > region.start_addr().0 + region.len() {
             return None;
         }
-        // SAFETY: the range lies inside the live mapping (checked above).
-        Some(unsafe { std::slice::from_raw_parts(self.host_base.add(addr as usize), len as usize) })
+        let host = self.mem.get_host_address(GuestAddress(addr)).ok()?;
+        // SAFETY: `[addr, end)` lies inside one live mapping (checked above).
+        Some(unsafe { std::slice::from_raw_parts(host, len as usize) })
     }
 
     pub fn write_obj<T: Copy>(&self, addr: u64, value: &T) -> Result<()> {
@@ -97,4 +130,59 @@ pub fn load_kernel(ram: &GuestRam, image: &KernelImage) -> Result<()> {
         ram.write(addr, image.segment_bytes(off, filesz))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    /// Writes a marker through `write` and reads it back through `slice`.
+    fn roundtrip(ram: &GuestRam, addr: u64) -> bool {
+        let marker = addr.to_le_bytes();
+        ram.write(addr, &marker).is_ok() && ram.slice(addr, 8).map(|s| s == marker).unwrap_or(false)
+    }
+
+    #[test]
+    fn eight_gib_leaves_the_hole_below_4_gib() {
+        let ram = GuestRam::map(8 * GIB).expect("8 GiB of address space");
+        assert_eq!(ram.ranges(), vec![(0, 3 * GIB), (4 * GIB, 5 * GIB)]);
+        assert_eq!(ram.phys_end(), 9 * GIB);
+        for addr in [0x1000, 3 * GIB - 8, 4 * GIB, 0x1_0000_0000 + 0xFEE0_0000, 9 * GIB - 8] {
+            assert!(roundtrip(&ram, addr), "{addr:#x} is RAM");
+        }
+        // The hole (IOAPIC, local APIC), beyond the end, and ranges across either are not RAM.
+        for (addr, len) in [
+            (0xFEC0_0000, 8),
+            (0xFEE0_0000, 8),
+            (3 * GIB, 1),
+            (4 * GIB - 1, 1),
+            (3 * GIB - 8, 16),
+            (4 * GIB - 8, 16),
+            (9 * GIB, 1),
+            (9 * GIB - 8, 9),
+            (u64::MAX - 4, 8),
+        ] {
+            assert!(ram.slice(addr, len).is_none(), "[{addr:#x}, +{len}) must not be RAM");
+        }
+        assert!(ram.write(3 * GIB - 4, &[0; 8]).is_err(), "a write across the hole");
+    }
+
+    #[test]
+    fn small_memory_is_one_range() {
+        let ram = GuestRam::map(64 << 20).unwrap();
+        assert_eq!(ram.ranges(), vec![(0, 64 << 20)]);
+        assert!(roundtrip(&ram, (64 << 20) - 8));
+        assert!(ram.slice((64 << 20) - 4, 8).is_none());
+    }
+
+    #[test]
+    fn sizes_round_down_to_2_mib_and_huge_ones_are_accepted() {
+        assert_eq!(check_size((100 << 20) + 12345).unwrap(), 100 << 20);
+        assert_eq!(check_size(3 * GIB + (1 << 20)).unwrap(), 3 * GIB);
+        assert_eq!(check_size(100 * GIB).unwrap(), 100 * GIB);
+        assert!(check_size(layout::MAX_MEM + GRANULE).is_err());
+        assert!(check_size(MIN_MEM - 1).is_err());
+    }
 }

@@ -5,6 +5,8 @@ mod cpuid;
 mod hypercall;
 mod kvm;
 mod memory;
+mod sandbox;
+mod seccomp;
 mod vcpu;
 
 use std::sync::Arc;
@@ -23,6 +25,8 @@ pub struct ProgramSetup {
     pub app_ring: u32,
     pub strace: bool,
     pub verbose: bool,
+    /// `--sandbox DIR` (see sandbox.rs).
+    pub sandbox: Option<std::path::PathBuf>,
 }
 
 /// Validated VM shape, derived from the command line and the host.
@@ -36,6 +40,8 @@ pub struct VmConfig {
     pub cmdline: String,
     pub program: Option<ProgramSetup>,
     pub platform: hrt_abi::Platform,
+    /// vCPU threads run under the seccomp filter (see seccomp.rs).
+    pub seccomp: bool,
 }
 
 impl VmConfig {
@@ -62,6 +68,7 @@ impl VmConfig {
             cmdline,
             program: None,
             platform: crate::platform::choose(args.platform, kvm)?,
+            seccomp: !args.no_seccomp,
         })
     }
 }
@@ -88,10 +95,20 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let mem = memory::GuestRam::new(&vm, config.mem)?;
     memory::load_kernel(&mem, image)?;
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
+    // xAPIC IDs are 8 bits and 0xFF is the broadcast address: more CPUs need x2APIC.
+    if config.cpus > 255 && !cpuid::has(&cpuid, 1, 'c', 21) {
+        return Err(crate::err!(
+            "--cpus {} needs x2APIC, which KVM does not offer here: at most 255 vCPUs",
+            config.cpus
+        ));
+    }
     let tsc_khz = probe_tsc_khz(&kvm).ok_or_else(|| crate::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
-    let forwarder =
-        config.program.as_ref().map(|p| crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus));
+    let forwarder = config.program.as_ref().map(|p| {
+        let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
+        f.describe_program(p.argv.clone(), boot.user_pool);
+        f
+    });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
     let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &config, image.entry, boot);
     if let Some(f) = &shared.forwarder {

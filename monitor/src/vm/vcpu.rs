@@ -226,14 +226,30 @@ pub fn run_all(
         setup_vcpu(&vcpu, id, cpuid, entry, boot)?;
         vcpus.push(vcpu);
     }
+    let filter = if config.seccomp {
+        super::seccomp::install_report_handler();
+        Some(super::seccomp::filter()?)
+    } else {
+        None
+    };
+    // The vCPU threads inherit the file sandbox from this thread.
+    if let Some(dir) = config.program.as_ref().and_then(|p| p.sandbox.as_deref()) {
+        super::sandbox::restrict(dir)?;
+    }
     let (tx, rx) = mpsc::channel::<Exit>();
     for (id, vcpu) in vcpus.into_iter().enumerate() {
-        let (tx, shared, pin) = (tx.clone(), shared.clone(), config.pin);
+        let (tx, shared, pin, filter) = (tx.clone(), shared.clone(), config.pin, filter.clone());
         std::thread::Builder::new()
             .name(format!("vcpu{id}"))
             .spawn(move || {
                 if pin {
                     pin_to_host_cpu(id as u32);
+                }
+                // From here on, this thread makes only the host calls the filter allows.
+                if let Some(Err(e)) = filter.as_ref().map(super::seccomp::install) {
+                    eprintln!("hrt: {e}");
+                    let _ = tx.send(Exit::Failure(1));
+                    return;
                 }
                 if id != 0 {
                     shared.wait_for_release();

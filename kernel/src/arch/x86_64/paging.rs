@@ -52,30 +52,57 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
     }
 }
 
-/// Builds the identity map of `[0, mem_size)` (plus the xAPIC window when `map_xapic`) and
-/// returns the PML4's physical address. Boot CPU, once.
+/// Builds the identity map of the RAM ranges `ram` (`(start, end)`, 2 MiB aligned; the hole
+/// between them stays unmapped, except the xAPIC window when `map_xapic`) and returns the
+/// PML4's physical address. Boot CPU, once.
 /// `user`: a 2 MiB-aligned range mapped user-accessible (the program's memory pool); every
 /// other page is supervisor-only. Intermediate entries allow user access; the leaves decide.
-pub fn build_identity_map(mem_size: u64, map_xapic: bool, user: Option<(u64, u64)>) -> u64 {
+pub fn build_identity_map(ram: impl Iterator<Item = (u64, u64)>, map_xapic: bool, user: Option<(u64, u64)>) -> u64 {
     let (user_lo, user_hi) = user.unwrap_or((0, 0));
     let pml4 = new_table();
     let huge = has_1g_pages();
-    let mut addr = 0u64;
     // SAFETY: all tables below are freshly allocated and only reachable from `pml4`.
+    unsafe {
+        for (start, end) in ram {
+            map_range(pml4, start, end, huge, (user_lo, user_hi));
+        }
+        if map_xapic {
+            let base = super::apic::XAPIC_BASE & !(LARGE_PAGE_SIZE - 1);
+            let pdpt = next_table(pml4, 0);
+            let pd = next_table(pdpt, (base >> 30) as usize);
+            *pd.add((base >> 21) as usize & 511) = base | PRESENT | WRITABLE | PAGE_SIZE_BIT | NO_CACHE | WRITE_THROUGH;
+        }
+    }
+    KERNEL_PML4.store(pml4 as u64, Ordering::Release);
+    pml4 as u64
+}
+
+/// Identity-maps `[start, mem_size)` (one RAM range, 2 MiB aligned) into `pml4`.
+///
+/// # Safety
+/// `pml4` must be the table `build_identity_map` is building.
+unsafe fn map_range(pml4: *mut u64, start: u64, mem_size: u64, huge: bool, (user_lo, user_hi): (u64, u64)) {
+    let mut addr = start;
+    // SAFETY: the caller's contract; every table reached is fresh and owned by `pml4`.
     unsafe {
         while addr < mem_size {
             let pdpt = next_table(pml4, (addr >> 39) as usize & 511);
             let gib_index = (addr >> 30) as usize & 511;
             let user_gib = addr >= user_lo && addr + HUGE_PAGE_SIZE <= user_hi;
             let kernel_gib = addr + HUGE_PAGE_SIZE <= user_lo || addr >= user_hi;
-            if huge && addr != 0 && addr + HUGE_PAGE_SIZE <= mem_size && (user_gib || kernel_gib) {
+            if huge
+                && addr != 0
+                && addr.is_multiple_of(HUGE_PAGE_SIZE)
+                && addr + HUGE_PAGE_SIZE <= mem_size
+                && (user_gib || kernel_gib)
+            {
                 let u = if user_gib { USER } else { 0 };
                 *pdpt.add(gib_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL | u;
                 addr += HUGE_PAGE_SIZE;
                 continue;
             }
             let pd = next_table(pdpt, gib_index);
-            let end = (addr + HUGE_PAGE_SIZE).min(mem_size);
+            let end = ((addr | (HUGE_PAGE_SIZE - 1)) + 1).min(mem_size);
             while addr < end {
                 let pd_index = (addr >> 21) as usize & 511;
                 if addr == 0 {
@@ -94,15 +121,7 @@ pub fn build_identity_map(mem_size: u64, map_xapic: bool, user: Option<(u64, u64
                 addr += LARGE_PAGE_SIZE;
             }
         }
-        if map_xapic {
-            let base = super::apic::XAPIC_BASE & !(LARGE_PAGE_SIZE - 1);
-            let pdpt = next_table(pml4, 0);
-            let pd = next_table(pdpt, (base >> 30) as usize);
-            *pd.add((base >> 21) as usize & 511) = base | PRESENT | WRITABLE | PAGE_SIZE_BIT | NO_CACHE | WRITE_THROUGH;
-        }
     }
-    KERNEL_PML4.store(pml4 as u64, Ordering::Release);
-    pml4 as u64
 }
 
 /// Loads the kernel's page tables on this CPU.

@@ -1,0 +1,484 @@
+//! A deterministic fuzz run of the forwarding decoder, as an ordinary test (so CI runs it):
+//! random system-call numbers and argument words, pointers near and across the edges of guest
+//! memory, iovec / pollfd / fd_set / timespec arrays with bad inner pointers and lengths,
+//! starting from the seeds in `fuzz_seeds.txt` and mutating them.
+//!
+//! Guest memory is a small host mapping with a canary page on each side and an inaccessible
+//! guard page beyond each canary: a forwarder access outside guest memory either faults (the
+//! guard: the test process dies) or changes a canary (checked after every call). A panic fails
+//! the test. `HRT_FUZZ_INPUTS=N` changes the number of inputs (default 200,000).
+//!
+//! The host calls are real, so they are kept harmless: the run happens in a child process (this
+//! test binary again, running only `fuzz_child`) whose working directory is a scratch directory
+//! (emptied every few hundred inputs), so no other test sees it; every path argument the program would
+//! pass is checked before the call and replaced by a plain name unless it is one (no `/`, no
+//! `.`), so nothing outside the scratch directory is named; symbolic-link targets likewise;
+//! the inherited descriptors 0/1/2 are closed for the guest first; blocking is impossible
+//! (pipes non-blocking, zero timeouts, no waiting locks).
+
+use super::guest_mem::GuestMemory;
+use super::{Forwarder, HANDLED};
+
+const PAGE: usize = 4096;
+/// Guest memory: 16 pages at this guest address.
+const LO: u64 = 0x10000;
+const PAGES: usize = 16;
+const HI: u64 = LO + (PAGES * PAGE) as u64;
+const CANARY: u8 = 0xc5;
+
+/// Guest memory between canaries and guard pages.
+struct Guarded {
+    /// The whole mapping: guard, canary, memory, canary, guard.
+    base: *mut u8,
+    len: usize,
+}
+
+// SAFETY: a plain mapping, accessed through raw pointers only.
+unsafe impl Sync for Guarded {}
+
+impl Guarded {
+    fn new() -> Guarded {
+        let len = (PAGES + 4) * PAGE;
+        // SAFETY: a fresh anonymous mapping.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        let base = base as *mut u8;
+        // SAFETY: inside the mapping: the first and last pages become inaccessible; the canary
+        // pages are filled.
+        unsafe {
+            libc::mprotect(base as *mut libc::c_void, PAGE, libc::PROT_NONE);
+            libc::mprotect(base.add(len - PAGE) as *mut libc::c_void, PAGE, libc::PROT_NONE);
+            std::ptr::write_bytes(base.add(PAGE), CANARY, PAGE);
+            std::ptr::write_bytes(base.add(len - 2 * PAGE), CANARY, PAGE);
+        }
+        Guarded { base, len }
+    }
+
+    fn mem(&self) -> *mut u8 {
+        // SAFETY: inside the mapping.
+        unsafe { self.base.add(2 * PAGE) }
+    }
+
+    fn canaries_intact(&self) -> bool {
+        // SAFETY: the canary pages are readable parts of the mapping.
+        let (a, b) = unsafe {
+            (
+                std::slice::from_raw_parts(self.base.add(PAGE), PAGE),
+                std::slice::from_raw_parts(self.base.add(self.len - 2 * PAGE), PAGE),
+            )
+        };
+        a.iter().chain(b).all(|&x| x == CANARY)
+    }
+
+    fn put(&self, addr: u64, data: &[u8]) {
+        assert!(addr >= LO && addr + data.len() as u64 <= HI);
+        // SAFETY: inside guest memory (checked).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.mem().add((addr - LO) as usize), data.len()) };
+    }
+
+    /// The NUL-terminated string at guest `addr`, if it lies in guest memory.
+    fn c_string(&self, addr: u64) -> Option<Vec<u8>> {
+        let mut v = Vec::new();
+        let mut a = addr;
+        while (LO..HI).contains(&a) {
+            // SAFETY: inside guest memory (checked).
+            let b = unsafe { *self.mem().add((a - LO) as usize) };
+            if b == 0 {
+                return Some(v);
+            }
+            v.push(b);
+            a += 1;
+        }
+        None
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+impl GuestMemory for Guarded {
+    fn host_range(&self, addr: u64, len: u64) -> Option<*mut u8> {
+        let end = addr.checked_add(len)?;
+        if addr < LO || end > HI {
+            return None;
+        }
+        // SAFETY: inside guest memory (checked).
+        Some(unsafe { self.mem().add((addr - LO) as usize) })
+    }
+}
+
+/// xorshift64*: deterministic, so a failure names its input number and reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
+        v[self.below(v.len() as u64) as usize]
+    }
+}
+
+/// Fixed places in guest memory the seeds and the generator point at.
+mod at {
+    use super::LO;
+    /// A plain name ("fz0").
+    pub const NAME: u64 = LO + 0x100;
+    /// Another plain name ("fz1").
+    pub const NAME2: u64 = LO + 0x110;
+    /// A zero timespec / timeval (16 bytes).
+    pub const ZERO_TIME: u64 = LO + 0x120;
+    /// An iovec array (8 entries).
+    pub const IOV: u64 = LO + 0x200;
+    /// A pollfd array (16 entries).
+    pub const POLLFD: u64 = LO + 0x300;
+    /// Three fd_sets (1024 bits each).
+    pub const FDSET: u64 = LO + 0x400;
+    /// Where random bytes and buffers live.
+    pub const DATA: u64 = LO + 0x1000;
+}
+
+/// Interesting argument words: pointers at and across the edges, lengths that overflow.
+fn edge_word(r: &mut Rng) -> u64 {
+    let off = r.below(33).wrapping_sub(16);
+    match r.below(16) {
+        0 => LO.wrapping_add(off),
+        1 => HI.wrapping_add(off),
+        2 => HI - r.below(64),
+        3 => r.below(8),
+        4 => r.pick(&[u64::MAX, u64::MAX - 7, 1 << 63, isize::MAX as u64, u32::MAX as u64, 0x7fff_f000]),
+        5 => r.pick(&[0, 1, 8, 16, 4095, 4096, 4097, HI - LO, HI]),
+        6 => r.pick(&[at::NAME, at::NAME2, at::ZERO_TIME, at::IOV, at::POLLFD, at::FDSET, at::DATA]),
+        7 => (libc::AT_FDCWD as u32) as u64,
+        8 => r.below(4096),
+        9 => 0,
+        10 => r.pick(&[0xffff_ffff_ffff_ff9c, 0x8000_0000, 0xffff_ffff]),
+        11..=13 => LO + r.below(HI - LO),
+        _ => r.next(),
+    }
+}
+
+/// Fills guest memory: plain names, a zero time, arrays whose inner pointers and lengths cross
+/// the edges, and random bytes from an alphabet without `/` and `.` elsewhere.
+fn fill(mem: &Guarded, r: &mut Rng) {
+    let mut data = vec![0u8; (HI - LO) as usize];
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789_\0\0\0\0";
+    for b in data.iter_mut() {
+        *b = ALPHABET[r.below(ALPHABET.len() as u64) as usize];
+    }
+    mem.put(LO, &data);
+    mem.put(at::NAME, b"fz0\0");
+    mem.put(at::NAME2, b"fz1\0");
+    mem.put(at::ZERO_TIME, &[0u8; 16]);
+    for i in 0..8u64 {
+        let (base, len) = (edge_word(r), edge_word(r));
+        mem.put(at::IOV + 16 * i, &base.to_ne_bytes());
+        mem.put(at::IOV + 16 * i + 8, &len.to_ne_bytes());
+    }
+    for i in 0..16u64 {
+        let fd = if r.below(4) == 0 { r.next() as i32 } else { r.below(12) as i32 - 1 };
+        mem.put(at::POLLFD + 8 * i, &fd.to_ne_bytes());
+        mem.put(at::POLLFD + 8 * i + 4, &(r.next() as u32).to_ne_bytes());
+    }
+    for i in 0..48u64 {
+        mem.put(at::FDSET + 8 * i, &(r.next() & r.next()).to_ne_bytes());
+    }
+}
+
+/// Which arguments of forwarded call `nr` are paths (and symlink targets).
+fn path_args(nr: i64) -> &'static [usize] {
+    match nr {
+        libc::SYS_open
+        | libc::SYS_creat
+        | libc::SYS_stat
+        | libc::SYS_lstat
+        | libc::SYS_access
+        | libc::SYS_chdir
+        | libc::SYS_mkdir
+        | libc::SYS_rmdir
+        | libc::SYS_unlink
+        | libc::SYS_readlink
+        | libc::SYS_truncate
+        | libc::SYS_chmod => &[0],
+        libc::SYS_rename | libc::SYS_link | libc::SYS_symlink => &[0, 1],
+        libc::SYS_openat
+        | libc::SYS_newfstatat
+        | libc::SYS_statx
+        | libc::SYS_faccessat
+        | libc::SYS_faccessat2
+        | libc::SYS_mkdirat
+        | libc::SYS_unlinkat
+        | libc::SYS_readlinkat
+        | libc::SYS_fchmodat
+        | libc::SYS_utimensat => &[1],
+        libc::SYS_renameat | libc::SYS_renameat2 | libc::SYS_linkat => &[1, 3],
+        libc::SYS_symlinkat => &[0, 2],
+        _ => &[],
+    }
+}
+
+/// Makes one call harmless for the host (see the module documentation); returns the call to
+/// make (pipe becomes a non-blocking pipe2).
+fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
+    // Earlier calls may have written over it.
+    mem.put(at::ZERO_TIME, &[0u8; 16]);
+    for &i in path_args(nr) {
+        // NULL stays NULL (EFAULT, or the descriptor itself for utimensat/statx); a string
+        // outside memory stays (EFAULT); anything but a plain name becomes one.
+        if a[i] == 0 {
+            continue;
+        }
+        if let Some(s) = mem.c_string(a[i]) {
+            if s.is_empty() || s.iter().any(|&b| b == b'/' || b == b'.') {
+                a[i] = at::NAME;
+            }
+        }
+    }
+    match nr {
+        libc::SYS_poll => a[2] = 0,
+        libc::SYS_ppoll => a[2] = at::ZERO_TIME,
+        libc::SYS_select => a[4] = at::ZERO_TIME,
+        libc::SYS_pselect6 => a[4] = at::ZERO_TIME,
+        libc::SYS_pipe => {
+            a[1] = libc::O_NONBLOCK as u64;
+            return libc::SYS_pipe2;
+        }
+        libc::SYS_pipe2 => a[1] |= libc::O_NONBLOCK as u64,
+        libc::SYS_fcntl => match a[1] as u32 as i32 {
+            libc::F_SETLKW => a[1] = libc::F_SETLK as u64,
+            libc::F_OFD_SETLKW => a[1] = libc::F_OFD_SETLK as u64,
+            libc::F_SETFL => a[2] |= libc::O_NONBLOCK as u64,
+            _ => {}
+        },
+        // Opening a pipe end again through a path cannot happen (no paths into /proc); new
+        // descriptors are made non-blocking.
+        libc::SYS_open => a[1] |= libc::O_NONBLOCK as u64,
+        libc::SYS_openat => a[2] |= libc::O_NONBLOCK as u64,
+        // dup2/dup3 onto 0..2 are fine: the guest's table only.
+        _ => {}
+    }
+    nr
+}
+
+/// One seed: a call with symbolic arguments (see fuzz_seeds.txt).
+fn parse_seeds(text: &str) -> Vec<(i64, [u64; 6])> {
+    let word = |w: &str| -> u64 {
+        let named = |n: &str| match n {
+            "LO" => Some(LO),
+            "HI" => Some(HI),
+            "NAME" => Some(at::NAME),
+            "NAME2" => Some(at::NAME2),
+            "ZERO_TIME" => Some(at::ZERO_TIME),
+            "IOV" => Some(at::IOV),
+            "POLLFD" => Some(at::POLLFD),
+            "FDSET" => Some(at::FDSET),
+            "DATA" => Some(at::DATA),
+            "CWD" => Some(libc::AT_FDCWD as u32 as u64),
+            "MAX" => Some(u64::MAX),
+            _ => None,
+        };
+        let num = |n: &str| match n.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => n.parse().ok(),
+        };
+        if let Some((l, r)) = w.split_once('+') {
+            return named(l).or_else(|| num(l)).unwrap().wrapping_add(num(r).unwrap());
+        }
+        if let Some((l, r)) = w.split_once('-') {
+            return named(l).or_else(|| num(l)).unwrap().wrapping_sub(num(r).unwrap());
+        }
+        named(w).or_else(|| num(w)).unwrap_or_else(|| panic!("seed word {w}"))
+    };
+    text.lines()
+        .map(|l| l.split('#').next().unwrap().trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut it = l.split_whitespace();
+            let name = it.next().unwrap();
+            let nr = syscall_number(name).unwrap_or_else(|| panic!("seed call {name}"));
+            let mut a = [0u64; 6];
+            for (slot, w) in a.iter_mut().zip(it) {
+                *slot = word(w);
+            }
+            (nr, a)
+        })
+        .collect()
+}
+
+fn syscall_number(name: &str) -> Option<i64> {
+    Some(match name {
+        "read" => libc::SYS_read,
+        "write" => libc::SYS_write,
+        "readv" => libc::SYS_readv,
+        "writev" => libc::SYS_writev,
+        "pread64" => libc::SYS_pread64,
+        "pwritev" => libc::SYS_pwritev,
+        "preadv" => libc::SYS_preadv,
+        "open" => libc::SYS_open,
+        "openat" => libc::SYS_openat,
+        "close" => libc::SYS_close,
+        "fstat" => libc::SYS_fstat,
+        "newfstatat" => libc::SYS_newfstatat,
+        "statx" => libc::SYS_statx,
+        "getcwd" => libc::SYS_getcwd,
+        "readlink" => libc::SYS_readlink,
+        "getdents64" => libc::SYS_getdents64,
+        "fcntl" => libc::SYS_fcntl,
+        "ioctl" => libc::SYS_ioctl,
+        "dup2" => libc::SYS_dup2,
+        "dup3" => libc::SYS_dup3,
+        "pipe2" => libc::SYS_pipe2,
+        "poll" => libc::SYS_poll,
+        "ppoll" => libc::SYS_ppoll,
+        "select" => libc::SYS_select,
+        "pselect6" => libc::SYS_pselect6,
+        "sendfile" => libc::SYS_sendfile,
+        "utimensat" => libc::SYS_utimensat,
+        "symlinkat" => libc::SYS_symlinkat,
+        "renameat2" => libc::SYS_renameat2,
+        "mkdir" => libc::SYS_mkdir,
+        "truncate" => libc::SYS_truncate,
+        n => return n.parse().ok(),
+    })
+}
+
+/// What a run did.
+struct Stats {
+    inputs: u64,
+    /// Calls that succeeded (returned 0 or more).
+    succeeded: u64,
+    /// Distinct handled calls that succeeded at least once.
+    calls_that_worked: usize,
+}
+
+/// Runs the forwarder on `inputs` inputs in scratch directory `scratch`.
+fn run(scratch: &std::path::Path, inputs: u64, seed: u64) -> Stats {
+    let mut succeeded = 0;
+    let mut worked = std::collections::BTreeSet::new();
+    let reset = || {
+        let _ = std::fs::remove_dir_all(scratch);
+        std::fs::create_dir_all(scratch).unwrap();
+        std::env::set_current_dir(scratch).unwrap();
+    };
+    reset();
+    let mem = Guarded::new();
+    let mut fwd = Forwarder::new(std::path::PathBuf::from("/bin/true"), 2);
+    fwd.describe_program(vec![b"fuzz".to_vec()], (LO, HI));
+    let close_std = |f: &Forwarder| {
+        for fd in 0..3 {
+            f.call(&mem, libc::SYS_close as u64, [fd, 0, 0, 0, 0, 0]);
+        }
+    };
+    close_std(&fwd);
+    let seeds = parse_seeds(include_str!("fuzz_seeds.txt"));
+    let mut r = Rng(seed | 1);
+    fill(&mem, &mut r);
+    for n in 0..inputs {
+        if n % 256 == 0 && n > 0 {
+            // Fresh descriptors, files and memory contents now and then.
+            fwd.shutdown();
+            fwd = Forwarder::new(std::path::PathBuf::from("/bin/true"), 2);
+            close_std(&fwd);
+            reset();
+            fill(&mem, &mut r);
+        }
+        let (nr, mut a) = match r.below(4) {
+            // A seed, some of its words mutated.
+            0 | 1 => {
+                let (nr, mut a) = seeds[r.below(seeds.len() as u64) as usize];
+                for _ in 0..r.below(3) {
+                    a[r.below(6) as usize] = edge_word(&mut r);
+                }
+                (nr, a)
+            }
+            // A handled call with edge words.
+            2 => (r.pick(HANDLED), std::array::from_fn(|_| edge_word(&mut r))),
+            // Anything.
+            _ => {
+                (if r.below(2) == 0 { r.below(512) as i64 } else { r.next() as i64 }, std::array::from_fn(|_| r.next()))
+            }
+        };
+        let nr = tame(&mem, nr, &mut a);
+        let ret = fwd.call(&mem, nr as u64, a);
+        assert!(ret >= -4095, "input {n}: {nr}({a:x?}) returned {ret}");
+        if ret >= 0 {
+            succeeded += 1;
+            worked.insert(nr);
+        }
+        assert!(mem.canaries_intact(), "input {n}: {nr}({a:x?}) wrote outside guest memory");
+    }
+    fwd.shutdown();
+    Stats { inputs, succeeded, calls_that_worked: worked.len() }
+}
+
+const CHILD_SCRATCH: &str = "HRT_FUZZ_SCRATCH";
+
+/// The fuzz run itself, in the child process `forwarder_survives_hostile_inputs` starts (it
+/// does nothing unless started that way, inside its scratch directory).
+#[test]
+#[ignore = "run by forwarder_survives_hostile_inputs in a child process"]
+fn fuzz_child() {
+    let Some(scratch) = std::env::var_os(CHILD_SCRATCH) else { return };
+    let scratch = std::path::PathBuf::from(scratch);
+    assert_eq!(std::env::current_dir().unwrap(), scratch.canonicalize().unwrap());
+    let inputs = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(200_000);
+    let start = std::time::Instant::now();
+    let s = run(&scratch, inputs, 0x9e37_79b9_7f4a_7c15);
+    println!(
+        "fuzz: {} inputs ({} succeeded, {} different calls succeeded), no panic, no access outside guest memory ({:.1} s)",
+        s.inputs,
+        s.succeeded,
+        s.calls_that_worked,
+        start.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn forwarder_survives_hostile_inputs() {
+    let scratch = std::env::temp_dir().join(format!("hrt-fuzz-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "forward::fuzz::fuzz_child", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(CHILD_SCRATCH, &scratch)
+        .current_dir(&scratch)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&scratch);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report = text.lines().find_map(|l| l.find("fuzz: ").map(|i| &l[i..]));
+    assert!(
+        out.status.success() && report.is_some(),
+        "the fuzz run failed ({}):\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{}", report.unwrap());
+}
+
+#[test]
+fn seeds_parse() {
+    let seeds = parse_seeds(include_str!("fuzz_seeds.txt"));
+    assert!(seeds.len() >= 20);
+}

@@ -1,0 +1,359 @@
+//! Path resolution that keeps the program out of the monitor's own /proc entries.
+//!
+//! The monitor is the program's host process: `/proc/<monitor pid>` (and `/proc/<tid>` for each
+//! of its threads) hold its memory (`mem`), descriptors (`fd/`, KVM's among them), environment,
+//! maps and so on. Matching path *text* cannot keep the program out (`openat(fd of "/",
+//! "proc/self/mem")`, `/proc/self/cwd/proc/self/mem`, symbolic links, a vCPU thread's id...), so
+//! every path is walked here one component at a time with `O_PATH | O_NOFOLLOW` descriptors, and
+//! each lookup is judged by the *directory object* it happens in:
+//!
+//! - a directory on procfs that is one of the monitor's process or thread directories
+//!   (`/proc/<pid>`, `/proc/<tid>`, `/proc/<pid>/task/<tid>`) allows only the harmless entries of
+//!   [`HARMLESS`]; anything else is EACCES, and so is the directory itself as a final object;
+//! - symbolic links outside procfs and procfs's own (`self`, `thread-self`, `mounts`, `net`) are
+//!   followed here, as text; the "magic" links inside other processes' directories
+//!   (`/proc/<other>/cwd`, `fd/N`) are followed by the kernel, and where they land is checked.
+//!
+//! The walk ends with a directory descriptor and one last name; the forwarded call is then made
+//! relative to that descriptor, with O_NOFOLLOW / AT_SYMLINK_NOFOLLOW where the last name was
+//! found not to be a link (see [`Resolved::nofollow`]), so a link swapped in by another program
+//! thread after the check is not followed.
+
+use std::collections::VecDeque;
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+use super::errno::{Errno, SysResult};
+
+/// Linux's limit on symbolic links followed in one lookup.
+const MAX_LINKS: u32 = 40;
+
+/// Entries of the monitor's own /proc directories the program may look up: they describe the
+/// namespace (mounts, network, cgroup), not the monitor. `cmdline`, `status`, `comm` and `maps`
+/// are answered with the program's own contents when opened (see synthetic.rs).
+const HARMLESS: &[&[u8]] =
+    &[b"net", b"mounts", b"mountinfo", b"mountstats", b"cgroup", b"cmdline", b"status", b"comm", b"maps"];
+
+/// Entries of the monitor's /proc directories that the forwarder synthesizes for the program.
+pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps"];
+
+/// Where a walk ended.
+pub enum Resolved {
+    /// `name` in directory `dir` (an O_PATH descriptor, or AT_FDCWD's stand-in when `dir` is None).
+    /// `nofollow`: the name was looked up and is not a symbolic link (or does not exist yet): the
+    /// call must not follow one found there later.
+    At { dir: Option<OwnedFd>, raw_dir: i32, name: CString, nofollow: bool },
+    /// An object reached through a magic link (another process's `/proc/<pid>/cwd`, `fd/N`):
+    /// the call names it as `/proc/self/fd/<fd>`.
+    Object(OwnedFd),
+    /// One of [`SYNTHESIZED`] in the monitor's own /proc directory.
+    Own(&'static [u8]),
+}
+
+fn cstr(v: &[u8]) -> SysResult<CString> {
+    CString::new(v).map_err(|_| Errno::EINVAL)
+}
+
+/// openat(dir, name, O_PATH | extra), restarted after EINTR.
+fn open_path(dir: i32, name: &CStr, extra: libc::c_int) -> SysResult<OwnedFd> {
+    loop {
+        // SAFETY: a C string and plain flags; the result is a fresh descriptor we own.
+        let fd = unsafe { libc::openat(dir, name.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | extra) };
+        if fd >= 0 {
+            // SAFETY: `fd` was just opened and is owned by nobody else.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        match Errno::last() {
+            Errno::EINTR => continue,
+            e => return Err(e),
+        }
+    }
+}
+
+fn is_link(fd: &OwnedFd) -> SysResult<bool> {
+    // SAFETY: fstat writes the struct we pass; O_PATH descriptors allow fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
+        return Err(Errno::last());
+    }
+    Ok(st.st_mode & libc::S_IFMT == libc::S_IFLNK)
+}
+
+/// Whether host descriptor `fd` (or the working directory, for AT_FDCWD) is on procfs.
+fn on_procfs(fd: i32) -> bool {
+    // SAFETY: statfs is plain data written by the call.
+    let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a descriptor and a struct we own; "." for AT_FDCWD.
+    let r = unsafe {
+        if fd == libc::AT_FDCWD {
+            libc::statfs(c".".as_ptr(), &mut sf)
+        } else {
+            libc::fstatfs(fd, &mut sf)
+        }
+    };
+    r == 0 && sf.f_type == libc::PROC_SUPER_MAGIC
+}
+
+/// The path of what host descriptor `fd` refers to (AT_FDCWD: the working directory).
+fn fd_text(fd: i32) -> Option<Vec<u8>> {
+    let p = if fd == libc::AT_FDCWD {
+        std::env::current_dir().ok()?
+    } else {
+        std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?
+    };
+    Some(p.as_os_str().as_bytes().to_vec())
+}
+
+fn number(c: &[u8]) -> Option<u32> {
+    if c.is_empty() || c.len() > 9 || !c.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(c).ok()?.parse().ok()
+}
+
+/// Whether `n` is the monitor's pid or one of its thread ids (threads come and go: asked each time).
+pub fn is_ours(n: u32) -> bool {
+    n == std::process::id() || std::path::Path::new(&format!("/proc/self/task/{n}")).exists()
+}
+
+/// Where a procfs path (as /proc/self/fd shows it) lies relative to the monitor's directories.
+#[derive(PartialEq, Eq, Debug)]
+enum Place {
+    Elsewhere,
+    /// A process or thread directory of the monitor itself.
+    OwnDir,
+    /// Inside one, below entry `first`.
+    Below(Vec<u8>),
+}
+
+fn place(text: &[u8]) -> Place {
+    let comps: Vec<&[u8]> = text.split(|&b| b == b'/').filter(|c| !c.is_empty()).collect();
+    for (i, c) in comps.iter().enumerate() {
+        if !number(c).is_some_and(is_ours) {
+            continue;
+        }
+        let rest = &comps[i + 1..];
+        return match rest {
+            [] => Place::OwnDir,
+            [b"task", t] if number(t).is_some_and(is_ours) => Place::OwnDir,
+            [b"task", t, first, ..] if number(t).is_some_and(is_ours) => Place::Below(first.to_vec()),
+            [first, ..] => Place::Below(first.to_vec()),
+        };
+    }
+    Place::Elsewhere
+}
+
+/// Whether directory `dir` is one of the monitor's own /proc directories.
+fn is_own_dir(dir: i32) -> bool {
+    on_procfs(dir) && fd_text(dir).is_some_and(|t| place(&t) == Place::OwnDir)
+}
+
+/// Checks an object reached through a procfs magic link.
+fn check_landing(fd: &OwnedFd) -> SysResult<()> {
+    if !on_procfs(fd.as_raw_fd()) {
+        return Ok(());
+    }
+    match fd_text(fd.as_raw_fd()).map(|t| place(&t)) {
+        Some(Place::Elsewhere) => Ok(()),
+        Some(Place::Below(first)) if HARMLESS.contains(&first.as_slice()) => Ok(()),
+        _ => Err(Errno::EACCES),
+    }
+}
+
+/// Resolves `path` relative to host directory `start` (AT_FDCWD for the working directory).
+/// `follow`: a symbolic link as the last component is followed (stat, open) or not (lstat,
+/// unlink, readlink). Errors are those Linux gives for the same lookup (ENOENT, ENOTDIR, EACCES,
+/// ELOOP), plus EACCES for anything in the monitor's own /proc directories.
+pub fn resolve(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
+    if path.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    let trailing_slash = path.ends_with(b"/");
+    let mut queue: VecDeque<Vec<u8>> = VecDeque::new();
+    push_front(&mut queue, path);
+    let mut cur: Option<OwnedFd> = None;
+    let mut raw = start;
+    if path.starts_with(b"/") {
+        let root = open_path(libc::AT_FDCWD, c"/", 0)?;
+        raw = root.as_raw_fd();
+        cur = Some(root);
+    }
+    let mut links = 0;
+    loop {
+        let own = is_own_dir(raw);
+        let Some(c) = queue.pop_front() else {
+            // The path ends at a directory ("/", "a/.", "a/..").
+            if own {
+                return Err(Errno::EACCES);
+            }
+            return Ok(Resolved::At { dir: cur, raw_dir: raw, name: c".".to_owned(), nofollow: true });
+        };
+        let last = queue.is_empty();
+        if own && c.as_slice() != b".." {
+            match HARMLESS.iter().find(|h| **h == c.as_slice()) {
+                Some(h) if last && SYNTHESIZED.contains(h) => return Ok(Resolved::Own(h)),
+                Some(_) => {}
+                None => return Err(Errno::EACCES),
+            }
+        }
+        let name = cstr(&c)?;
+        if c.as_slice() == b".." {
+            if last {
+                if own {
+                    return Err(Errno::EACCES);
+                }
+                return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true });
+            }
+            let up = open_path(raw, &name, 0)?;
+            raw = up.as_raw_fd();
+            cur = Some(up);
+            continue;
+        }
+        let next = match open_path(raw, &name, libc::O_NOFOLLOW) {
+            Ok(f) => f,
+            // A name to be created (open O_CREAT, mkdir, rename's target...).
+            Err(Errno::ENOENT) if last => {
+                let name = if trailing_slash { cstr(&[&c[..], b"/"].concat())? } else { name };
+                return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true });
+            }
+            Err(e) => return Err(e),
+        };
+        let link = is_link(&next)?;
+        if link && (!last || follow || trailing_slash) {
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(Errno::ELOOP);
+            }
+            if on_procfs(raw) && !is_procfs_root(raw) {
+                // A magic link of some other process's directory: the kernel follows it.
+                let obj = open_path(raw, &name, 0)?;
+                check_landing(&obj)?;
+                if last {
+                    return Ok(Resolved::Object(obj));
+                }
+                raw = obj.as_raw_fd();
+                cur = Some(obj);
+                continue;
+            }
+            let target = read_link_at(raw, &name)?;
+            if target.starts_with(b"/") {
+                let root = open_path(libc::AT_FDCWD, c"/", 0)?;
+                raw = root.as_raw_fd();
+                cur = Some(root);
+            }
+            push_front(&mut queue, &target);
+            if queue.is_empty() {
+                // A link to "/" (or "."): the directory itself.
+                continue;
+            }
+            continue;
+        }
+        if last {
+            // The object itself is one of ours (`/proc/<our pid>` as the last name).
+            if !link && on_procfs(next.as_raw_fd()) {
+                check_final(&next)?;
+            }
+            let name = if trailing_slash { cstr(&[&c[..], b"/"].concat())? } else { name };
+            return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: !link });
+        }
+        raw = next.as_raw_fd();
+        cur = Some(next);
+    }
+}
+
+/// A last component that is itself one of the monitor's directories is refused.
+fn check_final(fd: &OwnedFd) -> SysResult<()> {
+    match fd_text(fd.as_raw_fd()).map(|t| place(&t)) {
+        Some(Place::OwnDir) => Err(Errno::EACCES),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `dir` is the root of a procfs mount (where `self` and `thread-self` are plain links).
+fn is_procfs_root(dir: i32) -> bool {
+    // SAFETY: fstat/stat write the struct we pass.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe {
+        if dir == libc::AT_FDCWD {
+            libc::stat(c".".as_ptr(), &mut st)
+        } else {
+            libc::fstat(dir, &mut st)
+        }
+    };
+    // procfs's root directory has inode number 1 (PROC_ROOT_INO).
+    r == 0 && st.st_ino == 1
+}
+
+fn read_link_at(dir: i32, name: &CStr) -> SysResult<Vec<u8>> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: `buf` is PATH_MAX bytes.
+    let n = unsafe { libc::readlinkat(dir, name.as_ptr(), buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
+    if n < 0 {
+        return Err(Errno::last());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+/// Puts the components of `path` (without "" and ".") in front of `queue`.
+fn push_front(queue: &mut VecDeque<Vec<u8>>, path: &[u8]) {
+    for c in path.split(|&b| b == b'/').filter(|c| !c.is_empty() && *c != b".").rev() {
+        queue.push_front(c.to_vec());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places() {
+        let me = std::process::id();
+        assert_eq!(place(format!("/proc/{me}").as_bytes()), Place::OwnDir);
+        assert_eq!(place(format!("/proc/{me}/task/{me}").as_bytes()), Place::OwnDir);
+        assert_eq!(place(format!("/proc/{me}/mem").as_bytes()), Place::Below(b"mem".to_vec()));
+        assert_eq!(place(format!("/proc/{me}/task/{me}/fd").as_bytes()), Place::Below(b"fd".to_vec()));
+        assert_eq!(place(b"/proc/1/mem"), Place::Elsewhere);
+    }
+
+    fn denied(path: &str, follow: bool) -> bool {
+        matches!(resolve(libc::AT_FDCWD, path.as_bytes(), follow), Err(Errno::EACCES))
+    }
+
+    #[test]
+    fn own_proc_entries_are_refused_however_spelled() {
+        let me = std::process::id();
+        for p in [
+            "/proc/self/mem".to_string(),
+            "/proc/self".to_string(),
+            "/proc/thread-self/mem".to_string(),
+            format!("/proc/{me}/environ"),
+            format!("/proc/{me}/task/{me}/mem"),
+            "/proc/self/cwd/proc/self/mem".to_string(),
+            "/proc/self/root/proc/self/mem".to_string(),
+            "/proc/self/fd/0".to_string(),
+            "/proc/self/net/../mem".to_string(),
+            "//proc/./self/../self/mem".to_string(),
+        ] {
+            assert!(denied(&p, true), "{p}");
+        }
+        let dir = std::env::temp_dir().join(format!("hrt-walk-{me}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink("/proc/self/mem", dir.join("mem")).unwrap();
+        std::os::unix::fs::symlink("/proc", dir.join("p")).unwrap();
+        assert!(denied(dir.join("mem").to_str().unwrap(), true));
+        assert!(!denied(dir.join("mem").to_str().unwrap(), false), "lstat of the link itself is fine");
+        assert!(denied(&format!("{}/p/self/net/../environ", dir.display()), true));
+        let _ = std::fs::remove_dir_all(&dir);
+        // Harmless and other entries.
+        assert!(resolve(libc::AT_FDCWD, b"/proc/self/mounts", true).is_ok());
+        assert!(resolve(libc::AT_FDCWD, b"/proc/cpuinfo", true).is_ok());
+        assert!(matches!(resolve(libc::AT_FDCWD, b"/proc/self/cmdline", true), Ok(Resolved::Own(b"cmdline"))));
+        assert!(resolve(libc::AT_FDCWD, b"/proc/1/status", true).is_ok());
+        assert!(matches!(resolve(libc::AT_FDCWD, b"/nonexistent/x", true), Err(Errno::ENOENT)));
+    }
+}

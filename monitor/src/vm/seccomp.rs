@@ -1,0 +1,250 @@
+//! The seccomp filter of the vCPU threads (defence in depth): the threads that run the guest
+//! and perform its forwarded system calls may make only the host calls that forwarding,
+//! KVM_RUN and Rust's runtime need. Should a bug in the forwarder let the program steer the
+//! monitor into anything else (a socket, exec, ptrace, an ioctl other than the few expected),
+//! the kernel stops it: the call raises SIGSYS, whose handler prints the call's number and ends
+//! `hrt` with status 159 (128 + SIGSYS). `--no-seccomp` runs without the filter.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+};
+
+use crate::err;
+use crate::error::Result;
+
+/// Exit status after a forbidden call: as if killed by SIGSYS.
+pub const FORBIDDEN_STATUS: i32 = 128 + libc::SIGSYS;
+
+/// Calls allowed with any arguments: what the forwarder performs on the program's behalf (see
+/// forward/), its path walk (O_PATH lookups, statfs, readlink), and what Rust's runtime does
+/// on these threads (memory, futexes, signals, thread exit, stderr).
+const ALLOWED: &[libc::c_long] = &[
+    // Forwarded calls.
+    libc::SYS_read,
+    libc::SYS_write,
+    libc::SYS_readv,
+    libc::SYS_writev,
+    libc::SYS_pread64,
+    libc::SYS_pwrite64,
+    libc::SYS_preadv,
+    libc::SYS_pwritev,
+    libc::SYS_sendfile,
+    libc::SYS_open,
+    libc::SYS_creat,
+    libc::SYS_openat,
+    libc::SYS_close,
+    libc::SYS_fstat,
+    libc::SYS_stat,
+    libc::SYS_lstat,
+    libc::SYS_newfstatat,
+    libc::SYS_statx,
+    libc::SYS_lseek,
+    libc::SYS_access,
+    libc::SYS_faccessat,
+    libc::SYS_faccessat2,
+    libc::SYS_getcwd,
+    libc::SYS_chdir,
+    libc::SYS_fchdir,
+    libc::SYS_mkdir,
+    libc::SYS_mkdirat,
+    libc::SYS_rmdir,
+    libc::SYS_unlink,
+    libc::SYS_unlinkat,
+    libc::SYS_rename,
+    libc::SYS_renameat,
+    libc::SYS_renameat2,
+    libc::SYS_link,
+    libc::SYS_linkat,
+    libc::SYS_symlink,
+    libc::SYS_symlinkat,
+    libc::SYS_readlink,
+    libc::SYS_readlinkat,
+    libc::SYS_getdents64,
+    libc::SYS_fcntl,
+    libc::SYS_dup,
+    libc::SYS_dup2,
+    libc::SYS_dup3,
+    libc::SYS_pipe,
+    libc::SYS_pipe2,
+    libc::SYS_truncate,
+    libc::SYS_ftruncate,
+    libc::SYS_fsync,
+    libc::SYS_fdatasync,
+    libc::SYS_chmod,
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    libc::SYS_utimensat,
+    libc::SYS_fchownat,
+    libc::SYS_fchown,
+    libc::SYS_getgroups,
+    libc::SYS_poll,
+    libc::SYS_ppoll,
+    libc::SYS_select,
+    libc::SYS_pselect6,
+    // The path walk and the synthetic files.
+    libc::SYS_statfs,
+    libc::SYS_fstatfs,
+    libc::SYS_memfd_create,
+    libc::SYS_getuid,
+    libc::SYS_geteuid,
+    libc::SYS_getgid,
+    libc::SYS_getegid,
+    // Rust's runtime on these threads.
+    libc::SYS_futex,
+    libc::SYS_mmap,
+    libc::SYS_munmap,
+    libc::SYS_mremap,
+    libc::SYS_madvise,
+    libc::SYS_mprotect,
+    libc::SYS_brk,
+    libc::SYS_rt_sigprocmask,
+    libc::SYS_rt_sigreturn,
+    libc::SYS_sigaltstack,
+    libc::SYS_restart_syscall,
+    libc::SYS_sched_yield,
+    libc::SYS_sched_getaffinity,
+    libc::SYS_getpid,
+    libc::SYS_gettid,
+    libc::SYS_tgkill,
+    libc::SYS_clock_gettime,
+    libc::SYS_clock_nanosleep,
+    libc::SYS_nanosleep,
+    libc::SYS_getrandom,
+    libc::SYS_exit,
+    libc::SYS_exit_group,
+];
+
+/// `_IOR(KVMIO, nr, T)`.
+const fn kvm_ior(nr: u64, size: usize) -> u64 {
+    (2 << 30) | ((size as u64) << 16) | (0xae << 8) | nr
+}
+
+/// The ioctl requests these threads make: KVM_RUN and the register reads of a crash report,
+/// and the terminal queries the forwarder passes on.
+fn ioctl_requests() -> Vec<u64> {
+    vec![
+        0xae80, // KVM_RUN
+        kvm_ior(0x81, std::mem::size_of::<kvm_bindings::kvm_regs>()),
+        kvm_ior(0x83, std::mem::size_of::<kvm_bindings::kvm_sregs>()),
+        libc::TCGETS,
+        libc::TIOCGWINSZ,
+        libc::FIONREAD,
+    ]
+}
+
+/// The compiled filter (built once, installed by each vCPU thread on itself).
+pub fn filter() -> Result<BpfProgram> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = ALLOWED.iter().map(|&nr| (nr, Vec::new())).collect();
+    let fail = |e: seccompiler::BackendError| err!("cannot build the seccomp filter: {e}");
+    let ioctls = ioctl_requests()
+        .into_iter()
+        .map(|req| {
+            SeccompRule::new(vec![
+                SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, req).map_err(fail)?
+            ])
+            .map_err(fail)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    rules.insert(libc::SYS_ioctl, ioctls);
+    let arch = std::env::consts::ARCH.try_into().map_err(|e| err!("seccomp: {e}"))?;
+    let filter = SeccompFilter::new(rules, SeccompAction::Trap, SeccompAction::Allow, arch).map_err(fail)?;
+    filter.try_into().map_err(|e: seccompiler::BackendError| err!("cannot compile the seccomp filter: {e}"))
+}
+
+/// Installs `filter` on the calling thread (only: other threads keep theirs).
+pub fn install(filter: &BpfProgram) -> Result<()> {
+    seccompiler::apply_filter(filter)
+        .map_err(|e| err!("cannot install the seccomp filter ({e}); --no-seccomp runs without it"))
+}
+
+/// Writes `n` in decimal into `buf`, returning the digits (no allocation: signal handler).
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+extern "C" fn forbidden_call(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // struct siginfo for SIGSYS: signo, errno, code (3 ints, padded to 16 bytes), then
+    // `void *_call_addr; int _syscall; unsigned _arch;`.
+    // SAFETY: the kernel passes a valid siginfo_t; reading an int at offset 24 of it.
+    let nr = unsafe { std::ptr::read_unaligned((info as *const u8).add(24) as *const i32) };
+    let mut digits = [0u8; 20];
+    let parts: [&[u8]; 3] = [
+        b"hrt: the monitor made host system call ",
+        decimal(nr as u64, &mut digits),
+        b", which its seccomp filter forbids (a bug in hrt; --no-seccomp runs without the filter)\n",
+    ];
+    for p in parts {
+        // SAFETY: write and _exit are async-signal-safe; the buffers are live.
+        unsafe { libc::write(2, p.as_ptr() as *const libc::c_void, p.len()) };
+    }
+    // SAFETY: as above.
+    unsafe { libc::_exit(FORBIDDEN_STATUS) };
+}
+
+/// Installs the process-wide SIGSYS handler that reports a forbidden call.
+pub fn install_report_handler() {
+    // SAFETY: sigaction with a zeroed struct, our handler and SA_SIGINFO.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = forbidden_call as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO;
+        libc::sigaction(libc::SIGSYS, &sa, std::ptr::null_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A forbidden call in a filtered thread ends the process with the message and status 159;
+    /// an allowed one works. Runs in a child process (fork), which installs the filter on
+    /// itself.
+    #[test]
+    fn forbidden_call_is_reported_and_fatal() {
+        let bpf = filter().unwrap();
+        let mut pipe = [0i32; 2];
+        // SAFETY: a two-int array.
+        assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
+        // SAFETY: the child makes only async-signal-safe calls (sigaction, seccomp, write,
+        // socket, _exit) and never returns into the test harness.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: see above.
+            unsafe {
+                libc::dup2(pipe[1], 2);
+                install_report_handler();
+                if seccompiler::apply_filter(&bpf).is_err() {
+                    libc::_exit(3);
+                }
+                if libc::write(2, b"allowed\n".as_ptr() as *const libc::c_void, 8) != 8 {
+                    libc::_exit(4);
+                }
+                libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+                libc::_exit(0);
+            }
+        }
+        // SAFETY: closing our copy of the write end; reading the child's stderr.
+        unsafe { libc::close(pipe[1]) };
+        let mut status = 0;
+        // SAFETY: waiting for our child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        let mut out = vec![0u8; 4096];
+        // SAFETY: reading into our buffer.
+        let n = unsafe { libc::read(pipe[0], out.as_mut_ptr() as *mut libc::c_void, out.len()) };
+        out.truncate(n.max(0) as usize);
+        let text = String::from_utf8_lossy(&out);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == FORBIDDEN_STATUS, "status {status:#x}: {text}");
+        let want = format!("allowed\nhrt: the monitor made host system call {}, ", libc::SYS_socket);
+        assert!(text.starts_with(&want), "{text}");
+    }
+}

@@ -1,0 +1,176 @@
+//! Hostile programs against the host: the monitor's own /proc entries, programs that are not
+//! regular executables, closed standard descriptors. Each runs natively and under `hrt run`.
+
+mod common;
+use common::hostile::{assert_same, build, hrt, native};
+
+/// A scratch directory with the symbolic links host_proc follows.
+struct Links(std::path::PathBuf);
+
+impl Links {
+    fn new() -> Links {
+        let dir = std::env::temp_dir().join(format!("hrt-host-proc-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink("/proc/self/mem", dir.join("mem")).unwrap();
+        std::os::unix::fs::symlink("/proc/self", dir.join("p")).unwrap();
+        std::os::unix::fs::symlink("/proc", dir.join("proc")).unwrap();
+        Links(dir)
+    }
+}
+
+impl Drop for Links {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Natively /proc/self is the program ("own"); under hrt it would be the monitor, so every
+/// spelling must be refused, and the program's own view (cmdline, comm, status, maps) must
+/// describe the program on both sides.
+#[test]
+fn monitor_proc_entries_are_unreachable() {
+    let prog = build("host_proc", &[]);
+    let links = Links::new();
+    let dir = links.0.to_str().unwrap();
+    let linux = native(&prog, &[dir]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(!linux.stdout.contains("FOREIGN"), "natively: {}", linux.stdout);
+    let got = hrt(&["--cpus", "2"], &prog, &[dir]);
+    assert_eq!(got.code(), 0, "hrt: {got:?}");
+    let mut cases = 0;
+    for line in got.stdout.lines() {
+        let (case, result) = line.split_once(": ").expect("case: result");
+        match result {
+            "yes" | "0" => {}
+            "refused" => cases += 1,
+            _ => panic!(
+                "hrt: `{case}` gave `{result}` (the monitor's own /proc was reached)\n{}\nstderr:\n{}",
+                got.stdout, got.stderr
+            ),
+        }
+    }
+    assert!(cases >= 12, "every memory case ran:\n{}", got.stdout);
+    // The view lines are the same as natively.
+    let view =
+        |s: &str| s.lines().filter(|l| l.ends_with(": yes") || l.starts_with("kvm")).collect::<Vec<_>>().join("\n");
+    assert_eq!(view(&linux.stdout), view(&got.stdout));
+    let _ = assert_same;
+}
+
+/// `PROG` run natively and under hrt with standard descriptor `closed` closed; the "case" lines
+/// the program prints on stderr.
+fn with_closed(prog: &std::path::Path, closed: i32, mode: &str) -> (String, String) {
+    use std::os::unix::process::CommandExt;
+    let cases = |mut cmd: std::process::Command| {
+        // SAFETY: close() is async-signal-safe; the child closes its own descriptor.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::close(closed);
+                Ok(())
+            })
+        };
+        let out = common::hostile::run(cmd, None);
+        assert!(!out.hung && out.code() == 0, "{out:?}");
+        out.stderr.lines().filter(|l| l.starts_with("case ")).collect::<Vec<_>>().join("\n")
+    };
+    let mut n = std::process::Command::new(prog);
+    n.arg(mode);
+    let mut h = common::hostile::hrt_cmd();
+    h.args(["run", "--cpus", "1", "--"]).arg(prog).arg(mode);
+    (cases(n), cases(h))
+}
+
+/// With stdout or stdin closed, the program's fd 1 or 0 is closed too (EBADF, and the number
+/// is the lowest free one for its next open), whatever hrt opened for itself; ioctl on a
+/// non-terminal is ENOTTY before its argument is looked at; SIZE_MAX lengths are EFAULT.
+#[test]
+fn closed_standard_descriptors_and_argument_order() {
+    let prog = build("host_stdio", &[]);
+    for (fd, mode) in [(1, "out"), (0, "in")] {
+        let (linux, got) = with_closed(&prog, fd, mode);
+        assert!(linux.contains("EBADF"), "natively: {linux}");
+        assert_eq!(linux, got, "fd {fd} closed: native (left) and hrt (right) differ");
+    }
+    let linux = native(&prog, &["open"]);
+    let cases = |s: &str| s.lines().filter(|l| l.starts_with("case ")).collect::<Vec<_>>().join("\n");
+    assert!(cases(&linux.stderr).contains("ENOTTY"), "natively: {}", linux.stderr);
+    // With the vCPU threads' seccomp filter (the default) and without it.
+    for options in [&["--cpus", "1"][..], &["--cpus", "1", "--no-seccomp"]] {
+        let got = hrt(options, &prog, &["open"]);
+        assert_eq!(cases(&linux.stderr), cases(&got.stderr), "{options:?}");
+    }
+}
+
+/// Files Linux refuses to execute are refused before any VM exists, with one `hrt:` line and
+/// status 126 (found, cannot run), never read without limit or waited on.
+#[test]
+fn programs_linux_refuses_to_execute() {
+    let dir = std::env::temp_dir().join(format!("hrt-host-refuse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = build("host_stdio", &[]);
+    let bytes = std::fs::read(&real).unwrap();
+    let mut cases: Vec<(String, std::path::PathBuf)> = vec![("/dev/zero".into(), "/dev/zero".into())];
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a C string path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o700) }, 0);
+    cases.push(("FIFO without a writer".into(), fifo));
+    let noexec = dir.join("noexec");
+    std::fs::write(&noexec, &bytes).unwrap();
+    cases.push(("no execute permission".into(), noexec));
+    cases.push(("a directory".into(), dir.clone()));
+    let patched = |name: &str, at: usize, value: &[u8]| {
+        let mut b = bytes.clone();
+        b[at..at + value.len()].copy_from_slice(value);
+        let p = dir.join(name);
+        std::fs::write(&p, &b).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        p
+    };
+    // e_phentsize at 54, e_phnum at 56, e_phoff at 32.
+    cases.push(("e_phentsize 0".into(), patched("phent0", 54, &0u16.to_le_bytes())));
+    cases.push(("e_phentsize 1".into(), patched("phent1", 54, &1u16.to_le_bytes())));
+    cases.push(("e_phoff past the end".into(), patched("phoff", 32, &(bytes.len() as u64).to_le_bytes())));
+    for (what, path) in &cases {
+        let native_err = std::process::Command::new(path).output().err();
+        let got = hrt(&["--cpus", "1"], path, &[]);
+        assert!(!got.hung, "{what}: hrt hung");
+        assert_eq!(got.code(), 126, "{what}: {got:?} (natively: {native_err:?})");
+        let lines: Vec<_> = got.stderr.lines().collect();
+        assert!(lines.len() == 1 && lines[0].starts_with("hrt: "), "{what}: {}", got.stderr);
+        if what != "a directory" {
+            // Linux refuses each of these too (EACCES or ENOEXEC).
+            let e = native_err.unwrap_or_else(|| panic!("{what}: Linux ran it"));
+            assert!(matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::ENOEXEC)), "{what}: {e}");
+        }
+    }
+    let missing = hrt(&[], &dir.join("missing"), &[]);
+    assert_eq!(missing.code(), 127, "{missing:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--sandbox DIR`: the program opens files under DIR and /dev/null, nothing else (natively,
+/// without a sandbox, everything opens).
+#[test]
+fn sandbox_limits_opens_to_its_directory() {
+    let prog = build("host_sandbox", &[]);
+    let base = std::env::temp_dir().join(format!("hrt-host-sandbox-{}", std::process::id()));
+    let inside = base.join("inside");
+    std::fs::create_dir_all(&inside).unwrap();
+    let outside = base.join("outside");
+    std::fs::write(&outside, "not for the program\n").unwrap();
+    let (i, o) = (inside.to_str().unwrap(), outside.to_str().unwrap());
+    let linux = native(&prog, &[i, o]);
+    assert_eq!(linux.stdout.matches(": opened").count(), 5, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1", "--sandbox", i], &prog, &[i, o]);
+    let _ = std::fs::remove_dir_all(&base);
+    assert_eq!(
+        got.stdout,
+        "create under DIR: opened\nread under DIR: opened\nread outside: EACCES\n\
+         create outside through ..: EACCES\nwrite /dev/null: opened\n",
+        "{got:?}"
+    );
+    assert_eq!(got.code(), 0);
+}
