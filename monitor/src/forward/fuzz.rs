@@ -118,7 +118,21 @@ impl GuestMemory for Guarded {
         // SAFETY: inside guest memory (checked).
         Some(unsafe { self.mem().add((addr - LO) as usize) })
     }
+
+    /// Every page is mapped but one in the middle (`UNMAPPED_PAGE`), so the program's page
+    /// map is fuzzed too: ranges across it are shortened or refused.
+    fn mapped_len(&self, addr: u64, len: u64) -> u64 {
+        let hole = LO + (UNMAPPED_PAGE * PAGE) as u64;
+        if !(LO..HI).contains(&addr) || (hole..hole + PAGE as u64).contains(&addr) {
+            return 0;
+        }
+        let limit = if addr < hole { hole } else { HI };
+        len.min(limit - addr)
+    }
 }
+
+/// The one page of the test memory the program has not mapped.
+const UNMAPPED_PAGE: usize = PAGES / 2;
 
 /// xorshift64*: deterministic, so a failure names its input number and reproduces.
 struct Rng(u64);
