@@ -152,3 +152,8 @@ fn alarm_reaches_a_thread_spinning_in_user_code() {
 fn interval_timer_reaches_a_spinning_thread_repeatedly() {
     same_as_linux("sig_timers", "itimer_spin", 0);
 }
+
+#[test]
+fn tgkill_reaches_the_main_thread() {
+    same_as_linux("sig_to_main", "", 0);
+}
