@@ -157,3 +157,8 @@ fn interval_timer_reaches_a_spinning_thread_repeatedly() {
 fn tgkill_reaches_the_main_thread() {
     same_as_linux("sig_to_main", "", 0);
 }
+
+#[test]
+fn blocked_default_ignored_signal_waits_for_sigwait() {
+    same_as_linux("sig_handlers", "sigwait_default", 0);
+}

@@ -193,6 +193,16 @@ int main(int argc, char **argv) {
         siginfo_t si;
         r = sigtimedwait(&set, &si, &zero);
         printf("wait=%d si_signo=%d si_code=%d\n", r, si.si_signo, si.si_code);
+    } else if (!strcmp(c, "sigwait_default")) {
+        // A blocked signal whose default is to be ignored still waits for sigwait.
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGWINCH);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        raise(SIGWINCH);
+        int got = 0;
+        int r = sigwait(&set, &got);
+        printf("sigwait=%d got=%d\n", r, got);
     } else if (!strcmp(c, "fpu")) {
         install(SIGUSR1, on_fpu, 0);
         volatile double a = 1.25, b = 0;

@@ -55,8 +55,12 @@ pub fn handler(sig: u64) -> u64 {
     PROCESS.sigactions.lock()[sig as usize][0]
 }
 
-/// True if sending `sig` now would be discarded (ignored explicitly or by default).
-fn discarded(sig: u64) -> bool {
+/// True if sending `sig` now would be discarded (ignored explicitly or by default). A blocked
+/// signal is kept either way, as Linux does: sigwait and sigtimedwait may take it.
+fn discarded(sig: u64, blocked: bool) -> bool {
+    if blocked {
+        return false;
+    }
     let h = handler(sig);
     sig != super::SIGKILL && (h == SIG_IGN || h == SIG_DFL && ignored_by_default(sig))
 }
@@ -152,11 +156,13 @@ pub static PENDING_COUNT: AtomicU64 = AtomicU64::new(0);
 /// Returns false when no such thread exists.
 pub fn send_thread(tid: u32, info: SigInfo) -> bool {
     let sig = info.signo as u64;
-    if discarded(sig) {
-        return true;
-    }
     let mut s = SIGNALS.lock();
     let t = s.thread(tid);
+    // SAFETY: registered threads are alive (they unregister before exiting).
+    let blocked = !t.thread.is_null() && unsafe { (*t.thread).sigmask } & bit(sig) != 0;
+    if discarded(sig, blocked) {
+        return true;
+    }
     if t.pending.add(info) {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
@@ -168,10 +174,16 @@ pub fn send_thread(tid: u32, info: SigInfo) -> bool {
 /// takes it; threads waiting for signals are woken to look.
 pub fn send_process(info: SigInfo) {
     let sig = info.signo as u64;
-    if discarded(sig) {
+    let mut s = SIGNALS.lock();
+    let blocked = s
+        .threads
+        .values()
+        .filter(|t| !t.thread.is_null())
+        // SAFETY: as above.
+        .any(|t| unsafe { (*t.thread).sigmask } & bit(sig) != 0);
+    if discarded(sig, blocked) {
         return;
     }
-    let mut s = SIGNALS.lock();
     if s.shared.add(info) {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
