@@ -47,6 +47,11 @@ fn executing_a_page_without_prot_exec_faults() {
 }
 
 #[test]
+fn a_page_made_writable_is_writable_on_every_cpu() {
+    same_as_linux(&build("stack_guard", &[]), "grow_other_cpu", 0, &["2"]);
+}
+
+#[test]
 fn mprotect_back_to_read_write_keeps_the_data() {
     same_as_linux(&build("stack_guard", &[]), "restore", 0, &["1", "2"]);
 }
@@ -58,4 +63,37 @@ fn clone_with_a_stack_that_is_not_writable_memory_faults() {
         same_as_linux(&prog, case, 139, &["2"]);
     }
     same_as_linux(&prog, "valid", 0, &["2"]);
+}
+
+#[test]
+fn ten_thousand_threads_created_and_joined_in_batches() {
+    same_as_linux(&build("stack_threads", &[]), "batches", 0, &["2"]);
+}
+
+#[test]
+fn two_thousand_threads_alive_at_once() {
+    same_as_linux(&build("stack_threads", &[]), "live", 0, &["2"]);
+}
+
+/// Thread stacks are physical memory mapped up front: with 8 MiB stacks the pool (about
+/// 3.3 GiB of `--mem 4G` after the break's window) holds about 330 of them (8 MiB + 4 KiB
+/// each, placed on 2 MiB boundaries). Linux makes all
+/// 10,000 (its stacks are virtual); HRT must refuse the rest with EAGAIN, neither hang nor
+/// panic, and work on once they are joined.
+#[test]
+fn threads_with_default_stacks_stop_with_eagain() {
+    let prog = build("stack_threads", &[]);
+    let got = hrt(&["--cpus", "2", "--mem", "4G"], &prog, &["default"]);
+    assert!(!got.hung && got.code() == 0, "hrt: {got:?}");
+    let line = got.stdout.trim();
+    let n: u32 = line
+        .strip_prefix("default: ")
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected output: {line}"));
+    assert!(n >= 300, "only {n} threads with 8 MiB stacks: {line}");
+    assert!(
+        line.ends_with("(then Resource temporarily unavailable); after joining them, one more: ok"),
+        "unexpected output: {line}"
+    );
 }

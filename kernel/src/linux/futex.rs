@@ -93,25 +93,26 @@ fn wait(addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
     }
 }
 
-/// Wakes up to `n` waiters of `addr` whose bitset matches; returns how many.
+/// Wakes up to `n` waiters of `addr` whose bitset matches; returns how many. One pass over
+/// the bucket (removing woken waiters one by one would make a broadcast to n waiters O(n^2)).
 fn wake_in(b: &mut Bucket, addr: u64, n: u64, bitset: u32) -> u64 {
     let mut woken = 0;
-    let mut i = 0;
-    while i < b.0.len() && woken < n {
-        let w = b.0[i];
+    b.0.retain(|&w| {
+        if woken >= n {
+            return true;
+        }
         // SAFETY: listed waiters are alive (their owners wait for this lock to leave).
         unsafe {
             if (*w).addr == addr && (*w).bitset & bitset != 0 {
-                b.0.remove(i);
                 (*w).woken = true;
                 // Under the lock: the waiter cannot return (and exit) before this.
                 sched::wake((*w).thread);
                 woken += 1;
-                continue;
+                return false;
             }
         }
-        i += 1;
-    }
+        true
+    });
     woken
 }
 
@@ -137,19 +138,17 @@ fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>) -
     let src: &mut Bucket = if core::ptr::eq(first, b1) { &mut g1 } else { g2.as_mut().unwrap() };
     let woken = wake_in(src, addr, nwake, BITSET_ANY);
     let mut moved = Vec::new();
-    let mut i = 0;
-    while i < src.0.len() && (moved.len() as u64) < nmove {
-        let w = src.0[i];
-        // SAFETY: listed waiters are alive.
-        if unsafe { (*w).addr } == addr {
-            src.0.remove(i);
-            // SAFETY: as above; we hold the locks of both buckets.
-            unsafe { (*w).addr = addr2 };
-            moved.push(w);
-        } else {
-            i += 1;
+    src.0.retain(|&w| {
+        // SAFETY: listed waiters are alive; we hold the locks of both buckets.
+        unsafe {
+            if (moved.len() as u64) < nmove && (*w).addr == addr {
+                (*w).addr = addr2;
+                moved.push(w);
+                return false;
+            }
         }
-    }
+        true
+    });
     let n = moved.len() as u64;
     let dst: &mut Bucket = if same || core::ptr::eq(first, b2) { &mut g1 } else { g2.as_mut().unwrap() };
     dst.0.extend(moved);

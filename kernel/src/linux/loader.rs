@@ -180,7 +180,7 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
     let end_up = end.div_ceil(LARGE_PAGE) * LARGE_PAGE;
     while window >= LARGE_PAGE {
         let top = end_up + window;
-        if usermem::reserve_fresh(end, top - end).is_ok() {
+        if usermem::reserve_break_window(end, top - end).is_ok() {
             return top;
         }
         window /= 2;

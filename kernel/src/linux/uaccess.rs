@@ -9,7 +9,7 @@ use super::errno::{Errno, EFAULT};
 /// pointers and the TLS base lie below it.
 pub const USER_END: u64 = (1 << 47) - 4096;
 
-/// Checks `[addr, addr + len)` is mapped program memory the program can read.
+/// Checks `[addr, addr + len)` is program memory the program can read.
 pub fn check(addr: u64, len: u64) -> Result<(), Errno> {
     check_access(addr, len, false)
 }

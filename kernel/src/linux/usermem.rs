@@ -1,43 +1,54 @@
 //! The program's memory: a pool of user-accessible, identity-mapped memory reserved by the
-//! monitor, managed by its own buddy allocator. mmap and brk hand out physical memory at once
-//! (no demand paging), zeroed; munmap gives it back.
+//! monitor, handed out in exact page runs (`PageRuns`, whose bookkeeping lives on the kernel
+//! heap, never in the pool). mmap and brk hand out physical memory at once (no demand paging);
+//! munmap gives it back.
+//!
+//! Invariant: **free pool memory reads zero.** The pool starts untouched (guest RAM is a fresh
+//! anonymous host mapping, so zero, and it costs the host nothing until written), and memory is
+//! zeroed when it comes back (munmap, mremap), not when it goes out. So mmap, brk and mremap
+//! growth never zero anything, and memory never used since boot is never touched.
+//!
+//! The page map (`usermap`) says which pages are mapped, for the pointer checks of the kernel
+//! and the monitor; it is kept here, where regions are recorded and cut.
 //!
 //! Zeroing and copying of program memory go through the monitor (`MEM_ZERO`, `MEM_COPY`)
 //! when they are large: host code does them at memory speed, where emulated ring 0 would take
-//! about a microsecond per 8 bytes.
+//! about a microsecond per 8 bytes, and the monitor gives whole 2 MiB pages back to the host.
 
 use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::errno::{Errno, EINVAL, ENOMEM};
+use super::errno::{Errno, EEXIST, EINVAL, ENOMEM};
 use crate::arch::hypercall;
-use crate::mem::buddy::{Buddy, MAX_ORDER, PAGE_SIZE};
+use crate::mem::page_runs::PageRuns;
 use crate::sync::IrqSpinLock;
 
-static POOL: IrqSpinLock<Buddy> = IrqSpinLock::new(Buddy::empty());
-/// Mapped regions of the program: start -> end (page-aligned).
-static REGIONS: IrqSpinLock<BTreeMap<u64, u64>> = IrqSpinLock::new(BTreeMap::new());
+/// The pool's free memory and the program's mappings, under one lock so that taking and
+/// replacing ranges is atomic.
+struct Memory {
+    free: PageRuns,
+    /// Mapped regions of the program: start -> end (page-aligned, disjoint).
+    regions: BTreeMap<u64, u64>,
+}
+
+static MEMORY: IrqSpinLock<Memory> = IrqSpinLock::new(Memory { free: PageRuns::new(), regions: BTreeMap::new() });
 static POOL_LO: AtomicU64 = AtomicU64::new(0);
 static POOL_HI: AtomicU64 = AtomicU64::new(0);
 
-pub const PAGE: u64 = PAGE_SIZE as u64;
+pub const PAGE: u64 = crate::mem::page_runs::PAGE;
 
+/// `v` rounded up to a page; saturates at the last page boundary (callers check ranges).
 pub fn page_up(v: u64) -> u64 {
-    v.div_ceil(PAGE) * PAGE
+    v.checked_next_multiple_of(PAGE).unwrap_or(!(PAGE - 1))
 }
 
-/// Sets up the pool over `[lo, hi)`.
+/// Sets up the pool over `[lo, hi)`, which the monitor reserved and left untouched (zero).
+/// Only its RAM is free: the span may contain the hole below 4 GiB.
 pub fn init(lo: u64, hi: u64) {
-    let meta_bytes = Buddy::metadata_bytes((hi - lo) as usize);
-    let order = crate::mem::order_for(meta_bytes);
-    let meta = crate::mem::alloc_pages(order, None).expect("no memory for the program's allocator");
-    zero(meta, meta_bytes as u64);
-    let mut pool = POOL.lock();
-    // SAFETY: the monitor reserved [lo, hi) for the program; the metadata is ours and zeroed.
-    unsafe {
-        pool.init(lo as usize, (hi - lo) as usize, crate::mem::phys_to_virt(meta), true);
-        // Only RAM: the span may contain the hole below 4 GiB.
-        crate::mem::for_each_ram(lo, hi, |s, e| pool.add_free_range(s as usize, e as usize));
+    {
+        let mut mem = MEMORY.lock();
+        crate::mem::for_each_ram(lo, hi, |s, e| mem.free.add(s, e));
     }
     POOL_LO.store(lo, Ordering::Relaxed);
     POOL_HI.store(hi, Ordering::Relaxed);
@@ -74,74 +85,54 @@ pub fn copy(dst: u64, src: u64, len: u64) {
     }
 }
 
-fn record(start: u64, end: u64) {
-    REGIONS.lock().insert(start, end);
-    super::usermap::set(start, end, true);
+fn record(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) {
+    regions.insert(start, end);
 }
 
-/// Allocates `len` bytes (page-rounded) aligned to `align` (a power of two >= 4 KiB), zeroed.
+/// Allocates `len` bytes (page-rounded) aligned to `align` (a power of two >= 4 KiB) if such a
+/// run is free, else page aligned: exactly the pages asked for, reading zero.
 pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
     if len == 0 {
         return Err(EINVAL);
     }
-    let len = page_up(len);
-    let order = crate::mem::order_for(len.max(align) as usize);
-    if order > MAX_ORDER {
-        return alloc_large(len);
-    }
-    let block = POOL.lock().alloc(order).ok_or(ENOMEM)? as u64;
-    let block_end = block + (PAGE << order);
-    if block + len < block_end {
-        // SAFETY: the tail of the block we just allocated is unused.
-        unsafe { POOL.lock().free_pages((block + len) as usize, block_end as usize) };
-    }
-    zero(block, len);
-    record(block, block + len);
-    Ok(block)
+    let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
+    let mut mem = MEMORY.lock();
+    let at = mem.free.alloc(len, align.max(PAGE)).or_else(|| mem.free.alloc(len, PAGE)).ok_or(ENOMEM)?;
+    record(&mut mem.regions, at, at + len);
+    super::usermap::set(at, at + len, true);
+    Ok(at)
 }
 
-/// Requests above the largest buddy block: find a free run by reserving candidates.
-fn alloc_large(len: u64) -> Result<u64, Errno> {
-    let (lo, hi) = pool_range();
-    let step = PAGE << MAX_ORDER;
-    let mut at = lo.div_ceil(step) * step;
-    while at + len <= hi {
-        if POOL.lock().reserve(at as usize, (at + len) as usize) {
-            zero(at, len);
-            record(at, at + len);
-            return Ok(at);
-        }
-        at += step;
+/// `[addr, addr + len)` page-rounded, if it lies in the pool and `addr` is page aligned.
+fn pool_span(addr: u64, len: u64) -> Result<u64, Errno> {
+    let end = addr.checked_add(len).and_then(|e| e.checked_next_multiple_of(PAGE)).ok_or(ENOMEM)?;
+    if !is_user_range(addr, end) || !addr.is_multiple_of(PAGE) {
+        return Err(ENOMEM);
     }
-    Err(ENOMEM)
+    Ok(end)
 }
 
 /// Takes `[addr, addr + len)` at exactly that address; fails if any of it is in use.
 pub fn alloc_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
-    let end = addr.checked_add(page_up(len)).ok_or(ENOMEM)?;
-    if !is_user_range(addr, end) || !addr.is_multiple_of(PAGE) {
-        return Err(ENOMEM);
-    }
-    if !POOL.lock().reserve(addr as usize, end as usize) {
-        return Err(ENOMEM);
-    }
-    zero(addr, end - addr);
-    record(addr, end);
+    let end = take_fixed(addr, len)?;
+    super::usermap::set(addr, end, true);
     Ok(addr)
 }
 
-/// Reserves `[addr, addr + len)` like `alloc_fixed` but without zeroing it: for memory that is
-/// still as the monitor handed it over (zero, and untouched on the host until the program
-/// writes it), such as the window the break grows into.
-pub fn reserve_fresh(addr: u64, len: u64) -> Result<u64, Errno> {
-    let end = addr.checked_add(page_up(len)).ok_or(ENOMEM)?;
-    if !is_user_range(addr, end) || !addr.is_multiple_of(PAGE) || !POOL.lock().reserve(addr as usize, end as usize) {
-        return Err(ENOMEM);
+/// Reserves the break's window like `alloc_fixed`, but its pages count as mapped in the page
+/// map only below the break (`break_moved`), as Linux's heap ends at the break.
+pub fn reserve_break_window(addr: u64, len: u64) -> Result<u64, Errno> {
+    take_fixed(addr, len).map(|_| addr)
+}
+
+fn take_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
+    let end = pool_span(addr, len)?;
+    let mut mem = MEMORY.lock();
+    if !mem.free.take(addr, end) {
+        return Err(if overlaps_mapping(&mem.regions, addr, end) { EEXIST } else { ENOMEM });
     }
-    // The break's window: its pages count as mapped in the page map only below the break
-    // (`break_moved`), as Linux's heap ends at the break.
-    REGIONS.lock().insert(addr, end);
-    Ok(addr)
+    record(&mut mem.regions, addr, end);
+    Ok(end)
 }
 
 /// Page-map hook for brk: the break moved from `old` to `new`, and its window from `old_end` to
@@ -159,36 +150,58 @@ pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
     }
 }
 
-/// Page-map hook for memory mapped again where a region already is (mmap MAP_FIXED).
-pub fn mark_mapped(start: u64, end: u64) {
-    super::usermap::set(start, end, true);
+/// Maps `[addr, addr + len)` at exactly that address with fresh (zero) contents, replacing
+/// whatever the program had mapped there (MAP_FIXED). Fails with ENOMEM, changing nothing, if
+/// part of it is outside the pool or being unmapped by another thread right now.
+pub fn map_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
+    let end = pool_span(addr, len)?;
+    let replaced = {
+        let mut mem = MEMORY.lock();
+        // Every page must be either mapped or free.
+        let mut cur = addr;
+        while cur < end {
+            let covered = region_containing(&mem.regions, cur).or_else(|| mem.free.extent_containing(cur));
+            match covered {
+                Some((_, e)) => cur = e,
+                None => return Err(ENOMEM),
+            }
+        }
+        let replaced = cut_regions(&mut mem.regions, addr, end);
+        // What was not mapped is free: take it.
+        let mut cur = addr;
+        for &(s, e) in replaced.iter().chain(core::iter::once(&(end, end))) {
+            if cur < s {
+                let taken = mem.free.take(cur, s);
+                debug_assert!(taken);
+            }
+            cur = e;
+        }
+        record(&mut mem.regions, addr, end);
+        super::usermap::set(addr, end, true);
+        replaced
+    };
+    for (s, e) in replaced {
+        zero(s, e - s);
+    }
+    Ok(addr)
 }
 
-/// Whether every page of `[start, end)` is mapped.
-pub fn is_mapped(start: u64, end: u64) -> bool {
-    let regions = REGIONS.lock();
-    let mut cur = start;
-    while cur < end {
-        match regions.range(..=cur).next_back() {
-            Some((_, &e)) if e > cur => cur = e,
-            _ => return false,
-        }
-    }
-    true
+/// The region containing `addr`, if any.
+fn region_containing(regions: &BTreeMap<u64, u64>, addr: u64) -> Option<(u64, u64)> {
+    regions.range(..=addr).next_back().map(|(&s, &e)| (s, e)).filter(|&(_, e)| e > addr)
 }
 
-/// Unmaps every mapped page of `[start, end)`; unmapped parts are ignored, as on Linux.
-pub fn unmap(start: u64, end: u64) {
-    let mut regions = REGIONS.lock();
-    super::usermap::set(start, end, false);
-    // Collect the overlapping regions, then split them.
-    let mut overlapping = alloc::vec::Vec::new();
-    for (&s, &e) in regions.range(..end) {
-        if e > start {
-            overlapping.push((s, e));
-        }
-    }
-    for (s, e) in overlapping {
+fn overlaps_mapping(regions: &BTreeMap<u64, u64>, start: u64, end: u64) -> bool {
+    regions.range(..end).next_back().is_some_and(|(_, &e)| e > start)
+}
+
+/// Removes `[start, end)` from the regions (splitting those that stick out) and returns the
+/// parts that were mapped, in address order.
+fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u64, u64)> {
+    let overlapping: Vec<(u64, u64)> =
+        regions.range(..end).rev().take_while(|(_, &e)| e > start).map(|(&s, &e)| (s, e)).collect();
+    let mut cut = Vec::with_capacity(overlapping.len());
+    for &(s, e) in overlapping.iter().rev() {
         regions.remove(&s);
         if s < start {
             regions.insert(s, start);
@@ -196,37 +209,62 @@ pub fn unmap(start: u64, end: u64) {
         if e > end {
             regions.insert(end, e);
         }
-        let (fs, fe) = (s.max(start), e.min(end));
-        // SAFETY: [fs, fe) was a mapped part of the program's memory, now unmapped.
-        unsafe { POOL.lock().free_pages(fs as usize, fe as usize) };
+        cut.push((s.max(start), e.min(end)));
     }
+    cut
 }
 
-/// Tries to extend the mapping that ends at `end` to `new_end` in place.
-pub fn grow_in_place(end: u64, new_end: u64) -> bool {
-    if !is_user_range(end, new_end) || !POOL.lock().reserve(end as usize, new_end as usize) {
-        return false;
-    }
-    zero(end, new_end - end);
-    super::usermap::set(end, new_end, true);
-    let mut regions = REGIONS.lock();
-    let start = regions.range(..end).next_back().filter(|(_, &e)| e == end).map(|(&s, _)| s);
-    match start {
-        Some(s) => {
-            regions.insert(s, new_end);
-        }
-        None => {
-            regions.insert(end, new_end);
+/// Whether every page of `[start, end)` is mapped.
+pub fn is_mapped(start: u64, end: u64) -> bool {
+    let regions = &MEMORY.lock().regions;
+    let mut cur = start;
+    while cur < end {
+        match region_containing(regions, cur) {
+            Some((_, e)) => cur = e,
+            None => return false,
         }
     }
     true
 }
 
+/// Unmaps every mapped page of `[start, end)`; unmapped parts are ignored, as on Linux. The
+/// memory is zeroed before it becomes free again.
+pub fn unmap(start: u64, end: u64) {
+    let cut = cut_regions(&mut MEMORY.lock().regions, start, end);
+    if cut.is_empty() {
+        return;
+    }
+    // Zeroed outside the lock: the pieces are neither mapped nor free meanwhile.
+    for &(s, e) in &cut {
+        super::usermap::set(s, e, false);
+        zero(s, e - s);
+    }
+    let mut mem = MEMORY.lock();
+    for (s, e) in cut {
+        mem.free.give_back(s, e);
+    }
+}
+
+/// Tries to extend the mapping that ends at `end` to `new_end` in place.
+pub fn grow_in_place(end: u64, new_end: u64) -> bool {
+    if !is_user_range(end, new_end) {
+        return false;
+    }
+    let mut mem = MEMORY.lock();
+    if !mem.free.take(end, new_end) {
+        return false;
+    }
+    let start = mem.regions.range(..end).next_back().filter(|(_, &e)| e == end).map(|(&s, _)| s);
+    record(&mut mem.regions, start.unwrap_or(end), new_end);
+    super::usermap::set(end, new_end, true);
+    true
+}
+
 /// Free bytes in the pool (sysinfo, ENOMEM decisions).
 pub fn free_bytes() -> u64 {
-    POOL.lock().free_bytes() as u64
+    MEMORY.lock().free.free_bytes()
 }
 
 pub fn total_bytes() -> u64 {
-    POOL.lock().total_bytes() as u64
+    MEMORY.lock().free.total_bytes()
 }

@@ -6,6 +6,7 @@
 
 pub mod buddy;
 pub mod heap;
+pub mod page_runs;
 mod ranges;
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -22,7 +22,7 @@ impl crate::forward::GuestMemory for ProgramMemory<'_> {
         if addr < self.range.0 || end > self.range.1 {
             return None;
         }
-        self.ram.slice(addr, len).map(|s| s.as_ptr() as *mut u8)
+        self.ram.host_ptr(addr, len)
     }
 
     fn mapped_len(&self, addr: u64, len: u64) -> u64 {
@@ -57,12 +57,13 @@ fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
 
 /// Fills `[addr, addr+len)` of guest RAM with the host's random bytes (`nr::RANDOM`).
 fn fill_random(ram: &super::memory::GuestRam, addr: u64, len: u64) -> i64 {
-    let Some(dst) = ram.slice(addr, len) else { return -(libc::EFAULT as i64) };
+    let Some(dst) = ram.host_ptr(addr, len) else { return -(libc::EFAULT as i64) };
+    let len = len as usize;
     let mut done = 0usize;
-    while done < dst.len() {
+    while done < len {
         // SAFETY: the destination lies inside guest RAM (checked); getrandom writes at most the
         // length given.
-        let n = unsafe { libc::getrandom(dst.as_ptr().add(done) as *mut libc::c_void, dst.len() - done, 0) };
+        let n = unsafe { libc::getrandom(dst.add(done) as *mut libc::c_void, len - done, 0) };
         if n < 0 {
             let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
             if e == libc::EINTR {
@@ -113,18 +114,20 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             }
             None => -(libc::ENOSYS as i64),
         },
-        nr::MEM_COPY => match (ram.slice(call.args[0], call.args[2]), ram.slice(call.args[1], call.args[2])) {
-            (Some(dst), Some(src)) => {
-                // SAFETY: both ranges are inside guest RAM (checked); they may overlap.
-                unsafe { std::ptr::copy(src.as_ptr(), dst.as_ptr() as *mut u8, src.len()) };
-                0
+        nr::MEM_COPY => {
+            match (host_range(ram, call.args[0], call.args[2]), host_range(ram, call.args[1], call.args[2])) {
+                (Some(dst), Some(src)) => {
+                    // SAFETY: both ranges are inside guest RAM (checked); they may overlap.
+                    unsafe { std::ptr::copy(src, dst, call.args[2] as usize) };
+                    0
+                }
+                _ => -(libc::EFAULT as i64),
             }
-            _ => -(libc::EFAULT as i64),
-        },
-        nr::MEM_ZERO => match ram.slice(call.args[0], call.args[1]) {
+        }
+        nr::MEM_ZERO => match host_range(ram, call.args[0], call.args[1]) {
             Some(dst) => {
-                // SAFETY: inside guest RAM (checked).
-                unsafe { std::ptr::write_bytes(dst.as_ptr() as *mut u8, 0, dst.len()) };
+                // SAFETY: the range is inside guest RAM (checked).
+                unsafe { zero(dst, call.args[1] as usize) };
                 0
             }
             None => -(libc::EFAULT as i64),
@@ -142,4 +145,45 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         return Outcome::Stop(Exit::Failure(1));
     }
     outcome
+}
+
+/// Host huge-page size: zeroing gives whole 2 MiB pages back to the host.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// The host address of the guest range `[addr, addr + len)` if it is all guest RAM. A raw
+/// pointer, not a slice: the monitor writes through it, which a `&[u8]` would not allow (the
+/// compiler may drop writes made through a shared reference).
+fn host_range(ram: &super::memory::GuestRam, addr: u64, len: u64) -> Option<*mut u8> {
+    ram.host_ptr(addr, len)
+}
+
+/// Zeroes `len` bytes of guest RAM at host address `dst` (MEM_ZERO). The whole 2 MiB pages
+/// inside are given back to the host with `MADV_DONTNEED`: guest RAM is a private anonymous
+/// mapping, so they read zero afterwards and cost the host nothing until written again, and
+/// KVM drops its mappings of them through its MMU notifier. The ends are cleared with memset,
+/// so a huge page the guest keeps using is not split (the guest would fault on its 4 KiB pieces
+/// again).
+///
+/// # Safety
+/// `[dst, dst + len)` must lie inside guest RAM.
+unsafe fn zero(dst: *mut u8, len: usize) {
+    let start = dst as usize;
+    let end = start + len;
+    let (inner_start, inner_end) = (start.next_multiple_of(HUGE_PAGE), end & !(HUGE_PAGE - 1));
+    let memset = |from: usize, to: usize| {
+        // SAFETY: [from, to) lies inside [dst, dst + len), guest RAM (the caller's promise).
+        unsafe { std::ptr::write_bytes(from as *mut u8, 0, to - from) };
+    };
+    if inner_start >= inner_end {
+        memset(start, end);
+        return;
+    }
+    memset(start, inner_start);
+    // SAFETY: advice on whole pages of our own guest RAM mapping, which the guest asked to zero.
+    let released =
+        unsafe { libc::madvise(inner_start as *mut libc::c_void, inner_end - inner_start, libc::MADV_DONTNEED) } == 0;
+    if !released {
+        memset(inner_start, inner_end);
+    }
+    memset(inner_end, end);
 }

@@ -99,14 +99,21 @@ impl GuestRam {
     /// The guest may change it concurrently; callers copy out what they need.
     /// A range in the hole below 4 GiB, beyond the last range, or across the hole is not RAM.
     pub fn slice(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        let host = self.host_ptr(addr, len)?;
+        // SAFETY: `[addr, addr + len)` lies inside one live mapping (checked by host_ptr).
+        Some(unsafe { std::slice::from_raw_parts(host, len as usize) })
+    }
+
+    /// The host address of the guest range `[addr, addr + len)` if it is all RAM of one range.
+    /// A raw pointer for the monitor's writes into guest memory: writing through the `&[u8]` of
+    /// `slice` would be undefined (the compiler may drop writes made through a shared reference).
+    pub fn host_ptr(&self, addr: u64, len: u64) -> Option<*mut u8> {
         let end = addr.checked_add(len)?;
         let region = self.mem.find_region(GuestAddress(addr))?;
         if end > region.start_addr().0 + region.len() {
             return None;
         }
-        let host = self.mem.get_host_address(GuestAddress(addr)).ok()?;
-        // SAFETY: `[addr, end)` lies inside one live mapping (checked above).
-        Some(unsafe { std::slice::from_raw_parts(host, len as usize) })
+        self.mem.get_host_address(GuestAddress(addr)).ok()
     }
 
     pub fn write_obj<T: Copy>(&self, addr: u64, value: &T) -> Result<()> {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static void say(const char *s) {
@@ -19,20 +20,48 @@ static void say(const char *s) {
 }
 
 // Each frame touches both ends of a 1 KiB buffer, so every stack page is written in order
-// and the first page below the stack is hit (no frame jumps over a guard).
-__attribute__((noinline)) static int recurse(int n) {
+// and the first page below the stack is hit (no frame jumps over a guard). The recursion
+// uses 256 KiB more than the stack has, then returns: where nothing guards the stack, the
+// program survives (having written below its stack) and says so.
+__attribute__((noinline)) static int recurse(long n, long max) {
     volatile char buf[1024];
     buf[0] = (char)n;
     buf[sizeof buf - 1] = (char)n;
-    if (n < 0) return 0;
-    return recurse(n + 1) + buf[0];
+    if (n >= max) return 0;
+    return recurse(n + 1, max) + buf[0];
+}
+
+static long frames_beyond(size_t stack) {
+    return (long)((stack + (256 << 10)) / 1024);
 }
 
 static void *thread_recurse(void *arg) {
-    (void)arg;
+    size_t stack = 0;
+    pthread_attr_t attr;
+    pthread_getattr_np(pthread_self(), &attr);
+    pthread_attr_getstacksize(&attr, &stack);
     say("thread: recursing");
-    recurse(1);
+    recurse(1, frames_beyond(stack));
     say("thread: survived (wrong)");
+    return arg;
+}
+
+struct grow_args {
+    volatile char *page;
+    int ready, go;
+};
+
+static void *grow_reader(void *arg) {
+    struct grow_args *a = arg;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(1, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    long sum = 0;
+    for (int i = 0; i < 1000; i++) sum += a->page[0];
+    __atomic_store_n(&a->ready, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&a->go, __ATOMIC_ACQUIRE)) sum += a->page[0];
+    a->page[0] = (char)(sum > 0 ? 42 : 41);
     return NULL;
 }
 
@@ -49,8 +78,10 @@ int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "";
     long page = sysconf(_SC_PAGESIZE);
     if (!strcmp(c, "main")) {
+        struct rlimit lim;
+        getrlimit(RLIMIT_STACK, &lim);
         say("main: recursing");
-        recurse(1);
+        recurse(1, frames_beyond(lim.rlim_cur));
         say("main: survived (wrong)");
     } else if (!strcmp(c, "thread")) {
         pthread_t t;
@@ -120,6 +151,21 @@ int main(int argc, char **argv) {
         errno = 0;
         ok = mprotect(n + 1, page, PROT_READ);
         printf("mprotect unaligned: %d errno %s\n", ok, strerror(errno));
+    } else if (!strcmp(c, "grow_other_cpu")) {
+        // A thread on another CPU reads a read-only page (its TLB may keep that), then the
+        // page becomes writable and the thread writes it: that must work (HRT does not flush
+        // other CPUs when permissions grow; a stale entry faults once and is retried).
+        char *p = map(page, PROT_READ | PROT_WRITE);
+        p[0] = 1;
+        if (mprotect(p, page, PROT_READ)) perror("mprotect");
+        pthread_t t;
+        struct grow_args args = {p, 0, 0};
+        pthread_create(&t, NULL, grow_reader, &args);
+        while (!__atomic_load_n(&args.ready, __ATOMIC_ACQUIRE)) sched_yield();
+        if (mprotect(p, page, PROT_READ | PROT_WRITE)) perror("mprotect");
+        __atomic_store_n(&args.go, 1, __ATOMIC_RELEASE);
+        pthread_join(t, NULL);
+        printf("the other thread wrote %d after the page became writable\n", p[0]);
     } else if (!strcmp(c, "exec_readonly")) {
         // Without PROT_EXEC a page does not execute (where the CPU has NX, as here and on Linux).
         unsigned char *p = (unsigned char *)map(page, PROT_READ | PROT_WRITE);
@@ -132,7 +178,7 @@ int main(int argc, char **argv) {
         ((void (*)(void))p)();
         say("survived (wrong)");
     } else {
-        fprintf(stderr, "usage: %s main|thread|write_readonly|read_none|read_mprotect_none|restore|exec_readonly\n", argv[0]);
+        fprintf(stderr, "usage: %s main|thread|write_readonly|read_none|read_mprotect_none|restore|exec_readonly|grow_other_cpu\n", argv[0]);
         return 2;
     }
     return 0;

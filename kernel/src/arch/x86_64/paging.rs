@@ -285,15 +285,33 @@ unsafe fn split_leaf(entry: *mut u64, base: u64, size: u64, (lo, hi): (u64, u64)
         // 2 MiB leaves keep the PS bit; 4 KiB leaves must not have it (bit 7 is PAT there).
         let flags = (old & !ADDR_MASK) & if step == PAGE_SIZE { !PAGE_SIZE_BIT } else { u64::MAX };
         let changed = (flags & !PERMISSION_BITS) | bits;
-        for i in 0..512u64 {
-            let addr = base + i * step;
-            let inside = addr >= lo && addr + step <= hi;
-            *table.add(i as usize) = addr | if inside { changed } else { flags };
-        }
+        // Entries [a, b) lie wholly inside [lo, hi). Three plain loops: each emulated
+        // instruction costs thousands of cycles here, so the loop body is kept minimal.
+        let a = (lo.max(base) - base).div_ceil(step).min(512);
+        let b = (hi.min(base + size).saturating_sub(base) / step).max(a);
+        fill_entries(table, 0, a, base, step, flags);
+        fill_entries(table, a, b, base, step, changed);
+        fill_entries(table, b, 512, base, step, flags);
         core::ptr::write_volatile(entry, crate::mem::virt_to_phys(table as *const u8) | TABLE_ENTRY_BITS);
         if changed != flags {
             stale.add(base.max(lo), old, changed);
         }
+    }
+}
+
+/// Writes entries `[from, to)` of `table`: `(base + i * step) | flags`.
+///
+/// # Safety
+/// `table` must be a 512-entry table the caller owns and `to <= 512`.
+unsafe fn fill_entries(table: *mut u64, from: u64, to: u64, base: u64, step: u64, flags: u64) {
+    let mut entry = (base + from * step) | flags;
+    let mut p = table.wrapping_add(from as usize);
+    let end = table.wrapping_add(to as usize);
+    while p < end {
+        // SAFETY: inside the table (caller's contract).
+        unsafe { p.write(entry) };
+        entry += step;
+        p = p.wrapping_add(1);
     }
 }
 
@@ -318,6 +336,7 @@ unsafe fn set_leaf(entry: *mut u64, addr: u64, bits: u64, stale: &mut StaleTlb) 
 /// frees them (`crate::mem::free_pages(p, 0)`) once `stale` has been flushed on every CPU.
 pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleTlb) -> alloc::vec::Vec<u64> {
     let bits = access.bits();
+    PROTECTION_CHANGES.fetch_add(1, Ordering::AcqRel);
     let mut freed = alloc::vec::Vec::new();
     let pml4 = crate::mem::phys_to_virt(kernel_pml4()) as *mut u64;
     let mut cur = start;
@@ -390,24 +409,46 @@ pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleT
     freed
 }
 
-/// The leaf entry mapping `addr` in the kernel's tables (0 if none).
-fn leaf_entry(addr: u64) -> u64 {
+/// Whether every page of `[start, end)` is present (and writable, with `write`) in the
+/// kernel's tables: one look-up per leaf, so large ranges in 2 MiB leaves cost little.
+/// Interrupts are off meanwhile, so a TLB shootdown (after which a merged table is freed)
+/// waits for the walk to finish.
+pub fn user_range_allows(start: u64, end: u64, write: bool) -> bool {
+    let need = PRESENT | if write { WRITABLE } else { 0 };
+    let was = super::irq::save_and_disable();
+    let mut cur = start & !(PAGE_SIZE - 1);
+    let mut ok = true;
+    while cur < end {
+        let (leaf, size) = leaf_entry_sized(cur);
+        if leaf & need != need {
+            ok = false;
+            break;
+        }
+        cur = (cur & !(size - 1)) + size;
+    }
+    super::irq::restore(was);
+    ok
+}
+
+/// The leaf entry mapping `addr` (0 if none) and the size it maps.
+fn leaf_entry_sized(addr: u64) -> (u64, u64) {
     let pml4 = crate::mem::phys_to_virt(kernel_pml4()) as *const u64;
-    // SAFETY: reading the kernel's live tables; entries are replaced atomically.
+    // SAFETY: reading the kernel's live tables; entries are replaced atomically and tables
+    // are freed only after a shootdown, which cannot complete while interrupts are off here.
     unsafe {
         let e4 = *pml4.add((addr >> 39) as usize & 511);
         if e4 & PRESENT == 0 {
-            return 0;
+            return (0, HUGE_PAGE_SIZE);
         }
         let e3 = *(crate::mem::phys_to_virt(e4 & ADDR_MASK) as *const u64).add((addr >> 30) as usize & 511);
         if e3 & PRESENT == 0 || e3 & PAGE_SIZE_BIT != 0 {
-            return e3;
+            return (e3, HUGE_PAGE_SIZE);
         }
         let e2 = *(crate::mem::phys_to_virt(e3 & ADDR_MASK) as *const u64).add((addr >> 21) as usize & 511);
         if e2 & PRESENT == 0 || e2 & PAGE_SIZE_BIT != 0 {
-            return e2;
+            return (e2, LARGE_PAGE_SIZE);
         }
-        *(crate::mem::phys_to_virt(e2 & ADDR_MASK) as *const u64).add((addr >> 12) as usize & 511)
+        (*(crate::mem::phys_to_virt(e2 & ADDR_MASK) as *const u64).add((addr >> 12) as usize & 511), PAGE_SIZE)
     }
 }
 
@@ -419,7 +460,7 @@ pub fn retry_spurious_fault(addr: u64, error: u64) -> bool {
     const ERR_USER: u64 = 1 << 2;
     const ERR_RESERVED: u64 = 1 << 3;
     const ERR_FETCH: u64 = 1 << 4;
-    let leaf = leaf_entry(addr);
+    let (leaf, _) = leaf_entry_sized(addr);
     let allowed = leaf & PRESENT != 0
         && error & ERR_RESERVED == 0
         && (error & ERR_WRITE == 0 || leaf & WRITABLE != 0)
@@ -428,10 +469,14 @@ pub fn retry_spurious_fault(addr: u64, error: u64) -> bool {
     if !allowed {
         return false;
     }
-    // The same address faulting again right after a retry is a real fault after all (say,
-    // a hypervisor that did not drop its entry): report it rather than loop.
+    // The same address faulting again with no protection change in between is a real
+    // fault after all (say, a hypervisor that did not drop its entry): report it rather
+    // than loop.
     let cpu = super::percpu::cpu_id();
-    let again = LAST_SPURIOUS[cpu].swap(addr, Ordering::Relaxed) == addr;
+    let generation = PROTECTION_CHANGES.load(Ordering::Acquire);
+    let again = LAST_SPURIOUS[cpu].swap(addr, Ordering::Relaxed) == addr
+        && LAST_SPURIOUS_GENERATION[cpu].swap(generation, Ordering::Relaxed) == generation;
+    LAST_SPURIOUS_GENERATION[cpu].store(generation, Ordering::Relaxed);
     if again {
         LAST_SPURIOUS[cpu].store(0, Ordering::Relaxed);
         return false;
@@ -441,5 +486,8 @@ pub fn retry_spurious_fault(addr: u64, error: u64) -> bool {
     true
 }
 
-/// The address of each CPU's last retried fault.
+/// The address of each CPU's last retried fault, and `PROTECTION_CHANGES` at that time.
 static LAST_SPURIOUS: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
+static LAST_SPURIOUS_GENERATION: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
+/// Counts calls of `protect_user`.
+static PROTECTION_CHANGES: AtomicU64 = AtomicU64::new(0);

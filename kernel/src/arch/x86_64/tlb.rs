@@ -42,13 +42,6 @@ fn on_ipi(_: &mut super::traps::TrapFrame) {
     PENDING.fetch_sub(1, Ordering::AcqRel);
 }
 
-/// Flushes the pages of `stale` on this CPU only (permissions that grew: other CPUs fix a
-/// stale entry when it faults, `paging::retry_spurious_fault`). A change too large to list
-/// is left to that too: reloading CR3 costs more under shadow paging than a few faults.
-pub fn flush_here(stale: &StaleTlb) {
-    stale.pages().iter().for_each(|&p| invlpg(p));
-}
-
 /// Flushes `stale` on this CPU and on the other `cpus - 1` CPUs (all of them online).
 pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
     if stale.is_empty() {

@@ -194,6 +194,7 @@ pub fn getrandom(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(0);
     }
     let n = crate::linux::usermap::mapped_len(buf, len);
+    // The host writes the bytes, so the page protections are checked here.
     uaccess::check_write(buf, n.max(1))?;
     fill_random(buf, n)?;
     Ok(n)

@@ -1,5 +1,6 @@
-//! brk, mmap, munmap, mremap, mprotect, madvise. Memory is physical, mapped once and zeroed;
-//! protections other than read-write are enforced by the page tables (`linux::protect`).
+//! brk, mmap, munmap, mremap, mprotect, madvise. Memory is physical, mapped once and reads
+//! zero when handed out (free pool memory is kept zero: see usermem); protections other than
+//! read-write are enforced by the page tables (`linux::protect`).
 
 use linux_raw_sys::general;
 
@@ -20,6 +21,14 @@ const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
 const MADV_DONTNEED: u64 = general::MADV_DONTNEED as u64;
 const MADV_FREE: u64 = general::MADV_FREE as u64;
 const LARGE_PAGE: u64 = 2 << 20;
+/// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
+/// lengths and fixed addresses against it before anything else.
+const TASK_SIZE: u64 = (1 << 47) - PAGE;
+
+/// Linux's `len > TASK_SIZE - start` test: whether `[start, start + len)` fits in user space.
+fn fits_user_space(start: u64, len: u64) -> bool {
+    start <= TASK_SIZE && len <= TASK_SIZE - start
+}
 
 pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let want = a[0];
@@ -30,7 +39,9 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (old_cur, old_end) = (b.cur, b.mapped_end);
     if want > b.mapped_end {
         // Grow in 2 MiB steps; on failure the break stays (Linux returns the old break).
-        let new_end = want.div_ceil(LARGE_PAGE) * LARGE_PAGE;
+        let Some(new_end) = want.checked_next_multiple_of(LARGE_PAGE) else {
+            return Ok(b.cur);
+        };
         if !usermem::grow_in_place(b.mapped_end, new_end) {
             return Ok(b.cur);
         }
@@ -53,33 +64,30 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if len == 0 || !off.is_multiple_of(PAGE) || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
         return Err(EINVAL);
     }
+    // As Linux: a length that rounds past the end of the address space, or a fixed range that
+    // does not fit in it, is ENOMEM.
+    if len > TASK_SIZE {
+        return Err(ENOMEM);
+    }
     let len = page_up(len);
     let mut replaced = false;
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         if !addr.is_multiple_of(PAGE) {
             return Err(EINVAL);
         }
-        // MAP_FIXED may replace mappings in use (their old TLB entries too).
+        // MAP_FIXED may replace mappings in use (their protections and old TLB entries too).
         replaced = flags & MAP_FIXED != 0;
-        if replaced && usermem::is_mapped(addr, addr + len) {
-            // Replacing our own mapping: fresh contents, same memory.
-            usermem::zero(addr, len);
-            usermem::mark_mapped(addr, addr + len);
-            addr
+        if !fits_user_space(addr, len) {
+            return Err(ENOMEM);
+        }
+        if flags & MAP_FIXED_NOREPLACE != 0 {
+            usermem::alloc_fixed(addr, len)?
         } else {
-            if flags & MAP_FIXED != 0 {
-                release(addr, addr + len);
-            }
-            usermem::alloc_fixed(addr, len).map_err(|e| {
-                if flags & MAP_FIXED_NOREPLACE != 0 {
-                    linux_raw_sys::errno::EEXIST
-                } else {
-                    e
-                }
-            })?
+            // Replaces whatever the program had there with fresh contents.
+            usermem::map_fixed(addr, len)?
         }
     } else {
-        // Large mappings get 2 MiB alignment (fewer TLB entries for the program).
+        // Large mappings get 2 MiB alignment where possible (fewer TLB entries).
         let align = if len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
         usermem::alloc(len, align)?
     };
@@ -118,18 +126,25 @@ fn release(start: u64, end: u64) {
 
 pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, len) = (a[0], a[1]);
-    if !addr.is_multiple_of(PAGE) || len == 0 {
+    if !addr.is_multiple_of(PAGE) || len == 0 || !fits_user_space(addr, len) {
         return Err(EINVAL);
     }
-    let end = addr.checked_add(page_up(len)).ok_or(EINVAL)?;
-    release(addr, end);
+    release(addr, addr + page_up(len));
     Ok(0)
 }
 
 pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (old, old_len, new_len, flags) = (a[0], page_up(a[1]), page_up(a[2]), a[3]);
+    let (old, flags) = (a[0], a[3]);
+    // Lengths that round past the end of the address space become 0 on Linux: EINVAL.
+    let (Some(old_len), Some(new_len)) = (a[1].checked_next_multiple_of(PAGE), a[2].checked_next_multiple_of(PAGE))
+    else {
+        return Err(EINVAL);
+    };
     if !old.is_multiple_of(PAGE) || new_len == 0 || flags & MREMAP_FIXED != 0 {
         return Err(EINVAL);
+    }
+    if !fits_user_space(old, old_len) || !fits_user_space(old, new_len) {
+        return Err(linux_raw_sys::errno::EFAULT);
     }
     if !usermem::is_mapped(old, old + old_len) {
         return Err(linux_raw_sys::errno::EFAULT);
@@ -171,7 +186,11 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (addr, len, advice) = (a[0], page_up(a[1]), a[2]);
+    let (addr, advice) = (a[0], a[2]);
+    // As Linux: a length that rounds past the end of the address space is EINVAL.
+    let Some(len) = a[1].checked_next_multiple_of(PAGE).filter(|l| addr.checked_add(*l).is_some()) else {
+        return Err(EINVAL);
+    };
     if !addr.is_multiple_of(PAGE) {
         return Err(EINVAL);
     }

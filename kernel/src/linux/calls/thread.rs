@@ -17,6 +17,9 @@ const CLONE_PARENT_SETTID: u64 = 0x10_0000;
 const CLONE_CHILD_CLEARTID: u64 = 0x20_0000;
 const CLONE_CHILD_SETTID: u64 = 0x100_0000;
 
+/// Kernel memory that thread creation leaves free (page tables, heap, forwarding buffers).
+const KERNEL_MEMORY_KEPT: usize = 8 << 20;
+
 fn current() -> &'static mut Thread {
     // SAFETY: the current thread's record is alive while it runs, and only it touches these
     // fields.
@@ -49,6 +52,12 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if affinity != [0; 4] {
         options.cpu = sched::thread::least_loaded(|c| affinity[c / 64] & (1 << (c % 64)) != 0);
     }
+    // Each thread takes a kernel stack and record from the kernel's share of memory; refuse
+    // (EAGAIN, as Linux does at its limits) while some is left for everything else, rather
+    // than fail an allocation deep inside the kernel.
+    if crate::mem::total_free_bytes() < KERNEL_MEMORY_KEPT {
+        return Err(linux_raw_sys::errno::EAGAIN);
+    }
     let mut tid = 0u32;
     PROCESS.live_threads.fetch_add(1, Ordering::SeqCst);
     let spawned = sched::spawn_with(
@@ -73,7 +82,13 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         },
         move || {
             if bad_stack {
-                crate::linux::fault::terminate(11, Some((newsp.wrapping_sub(8), child.rip)));
+                let push = newsp.wrapping_sub(8);
+                // A non-canonical stack faults with #SS, which Linux reports as SIGBUS.
+                let canonical = matches!((push as i64) >> 47, 0 | -1);
+                if canonical {
+                    crate::linux::fault::terminate(11, Some((push, child.rip)));
+                }
+                crate::linux::fault::terminate(7, Some((0, child.rip)));
             }
             let top = sched::thread::stack_top(current());
             // SAFETY: our own kernel stack; the frame is the parent's, with the child's stack.
