@@ -2,6 +2,7 @@
 //! description (with the faulting address and instruction for faults) on stderr, and exit
 //! status 128 + signal.
 
+use super::signal::{self, frame::FaultRegs, SigInfo, SI_KERNEL};
 use crate::arch::traps::TrapFrame;
 
 fn description(sig: i32) -> &'static str {
@@ -45,15 +46,49 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
     super::process::end_claimed(128 + sig)
 }
 
-/// An exception raised by the program (in ring 3, or in ring 0 with `--app-ring 0`).
-pub fn user_exception(frame: &TrapFrame, cr2: u64) -> ! {
-    let sig = match frame.vector {
-        0 | 16 | 19 => 8,  // #DE, #MF, #XM: SIGFPE
-        1 | 3 => 5,        // #DB, #BP: SIGTRAP
-        6 => 4,            // #UD: SIGILL
-        11 | 12 | 17 => 7, // #NP, #SS (a non-canonical stack pointer), #AC: SIGBUS, as on Linux
-        _ => 11,           // #GP, #PF and the rest: SIGSEGV
+/// An exception raised by the program (in ring 3, or in ring 0 with `--app-ring 0`): its
+/// synchronous signal goes to the program's handler when one is installed and not blocked;
+/// otherwise the program ends with the shell-style report.
+pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
+    let (sig, code, addr) = match frame.vector {
+        0 => (8, FPE_INTDIV, frame.rip),
+        16 | 19 => (8, simd_fpe_code(), frame.rip), // #MF, #XM
+        1 => (5, TRAP_TRACE, frame.rip),            // #DB
+        3 => (5, SI_KERNEL, 0),                     // #BP (int3)
+        6 => (4, ILL_ILLOPN, frame.rip),            // #UD
+        17 => (7, BUS_ADRALN, 0),                   // #AC
+        11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
+        // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
+        14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) => (11, SEGV_ACCERR, cr2),
+        14 => (11, SEGV_MAPERR, cr2),
+        _ => (11, SI_KERNEL, 0), // #GP and the rest
     };
-    let addr = if frame.vector == 14 { cr2 } else { 0 };
-    terminate(sig, Some((addr, frame.rip)))
+    let info = SigInfo { signo: sig, code, w16: addr, w24: 0 };
+    let regs = FaultRegs { err: frame.error, trapno: frame.vector, cr2 };
+    if signal::deliver_fault(frame, info, regs) {
+        return;
+    }
+    let shown = if frame.vector == 14 { cr2 } else { 0 };
+    terminate(sig, Some((shown, frame.rip)))
+}
+
+const FPE_INTDIV: i32 = 1;
+const FPE_FLTDIV: i32 = 3;
+const FPE_FLTINV: i32 = 7;
+const TRAP_TRACE: i32 = 2;
+const ILL_ILLOPN: i32 = 2;
+const BUS_ADRALN: i32 = 1;
+const SEGV_MAPERR: i32 = 1;
+const SEGV_ACCERR: i32 = 2;
+
+/// si_code of an SSE floating-point exception: division by zero or (for the rest) invalid.
+fn simd_fpe_code() -> i32 {
+    let mut mxcsr = 0u32;
+    // SAFETY: STMXCSR only stores the (live, program's) MXCSR into the local.
+    unsafe { core::arch::asm!("stmxcsr [{}]", in(reg) &mut mxcsr, options(nostack)) };
+    if mxcsr & 4 != 0 {
+        FPE_FLTDIV
+    } else {
+        FPE_FLTINV
+    }
 }

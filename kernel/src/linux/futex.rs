@@ -65,10 +65,13 @@ fn wait(addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
         // SAFETY: the current thread's record is alive.
         unsafe { (*me).state.store(BLOCKING, Ordering::SeqCst) };
     }
+    // A signal the thread does not block ends the wait (EINTR, or a restart with SA_RESTART).
+    super::signal::state::interruptible_begin();
     match deadline {
         Some(d) => sched::block_until(d),
         None => sched::block(),
     }
+    let interrupted = super::signal::state::interruptible_end();
     // Woken, timed out, or requeued and then one of those: find our bucket to settle it.
     loop {
         // SAFETY: `node` is ours; `addr` only changes under the lock of the bucket holding it.
@@ -80,7 +83,11 @@ fn wait(addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
         }
         if let Some(i) = b.0.iter().position(|&w| w == node_ptr) {
             b.0.swap_remove(i);
-            return Err(ETIMEDOUT);
+            return Err(match (interrupted, deadline) {
+                (true, None) => super::signal::ERESTARTSYS,
+                (true, Some(_)) => super::errno::EINTR,
+                (false, _) => ETIMEDOUT,
+            });
         }
         // Requeued meanwhile to another bucket: look again.
     }

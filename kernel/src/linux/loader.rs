@@ -227,6 +227,7 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
         |t| {
             t.tid = t.id as u32 + TID_BASE;
             PROCESS.pid.store(t.tid, Ordering::Relaxed);
+            super::calls::signal::thread_started(t);
         },
         move || {
             let top = sched::thread::stack_top(

@@ -10,6 +10,7 @@ pub mod loader;
 pub mod names;
 pub mod process;
 pub mod protect;
+pub mod signal;
 pub mod syscall;
 pub mod table;
 pub mod uaccess;
@@ -21,6 +22,7 @@ pub mod vdso;
 /// the VM ends when the program exits (exit_group, the last thread's exit, or a fatal signal).
 pub fn start() {
     let boot = crate::boot::info();
+    signal::init();
     if let Err(msg) = loader::start_program(boot) {
         kprintln!("hrt: cannot start the program: {msg}");
         // Found but not runnable: 126, as `hrt run` reports the programs it refuses itself.

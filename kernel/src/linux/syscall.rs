@@ -45,6 +45,13 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
             (-(ENOSYS as i64), 'L')
         }
     };
+    let ret = if ret == -(super::signal::ERESTARTSYS as i64) {
+        // Interrupted by a signal: the return path restarts it or makes it EINTR.
+        super::signal::state::note_restart(super::process::current_tid(), nr);
+        -(super::errno::EINTR as i64)
+    } else {
+        ret
+    };
     if STRACE.load(Ordering::Relaxed) {
         trace(nr, name, &args[..nargs], ret, kind);
     }

@@ -8,6 +8,7 @@ use linux_raw_sys::general::*;
 
 use super::calls::{info, memory, residency, signal, thread, time};
 use super::errno::SysResult;
+use super::signal::timers;
 use crate::arch::traps::TrapFrame;
 
 pub type Handler = fn(&mut TrapFrame, [u64; 6]) -> SysResult;
@@ -160,11 +161,23 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_umask => ("umask", 1, L(info::umask)),
         __NR_prctl => ("prctl", 5, L(info::prctl)),
 
-        // Signals: recorded; fatal signals end the program.
+        // Signals: delivered to handlers on the way back to the program (linux::signal).
         __NR_rt_sigaction => ("rt_sigaction", 4, L(signal::rt_sigaction)),
         __NR_rt_sigprocmask => ("rt_sigprocmask", 4, L(signal::rt_sigprocmask)),
         __NR_rt_sigpending => ("rt_sigpending", 2, L(signal::rt_sigpending)),
         __NR_sigaltstack => ("sigaltstack", 2, L(signal::sigaltstack)),
+        __NR_rt_sigreturn => ("rt_sigreturn", 0, L(signal::rt_sigreturn)),
+        __NR_rt_sigsuspend => ("rt_sigsuspend", 2, L(signal::rt_sigsuspend)),
+        __NR_rt_sigtimedwait => ("rt_sigtimedwait", 4, L(signal::rt_sigtimedwait)),
+        __NR_pause => ("pause", 0, L(signal::pause)),
+        __NR_alarm => ("alarm", 1, L(timers::alarm)),
+        __NR_setitimer => ("setitimer", 3, L(timers::setitimer)),
+        __NR_getitimer => ("getitimer", 2, L(timers::getitimer)),
+        __NR_timer_create => ("timer_create", 3, L(timers::timer_create)),
+        __NR_timer_settime => ("timer_settime", 4, L(timers::timer_settime)),
+        __NR_timer_gettime => ("timer_gettime", 2, L(timers::timer_gettime)),
+        __NR_timer_getoverrun => ("timer_getoverrun", 1, L(timers::timer_getoverrun)),
+        __NR_timer_delete => ("timer_delete", 1, L(timers::timer_delete)),
 
         _ => (super::names::name(nr as u64), 6, U),
     }

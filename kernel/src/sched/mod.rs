@@ -333,14 +333,28 @@ pub(crate) fn idle_run_next() {
 
 /// Programs this CPU's timer for the earliest of the next sleeper and the next preemption.
 pub(crate) fn arm_timer(s: &CpuSched) {
+    apic::set_deadline(timer_deadline(s));
+}
+
+/// The TSC deadline this CPU's timer needs (0 = none): its first sleeper or its preemption.
+fn timer_deadline(s: &CpuSched) -> u64 {
     let sleeper = s.sleepers.lock().next_deadline();
     let preempt = s.preempt_at.load(Ordering::Relaxed);
-    let deadline = match (sleeper, preempt) {
+    match (sleeper, preempt) {
         (Some(a), 0) => a,
         (Some(a), b) => a.min(b),
         (None, b) => b,
-    };
-    apic::set_deadline(deadline);
+    }
+}
+
+/// Arms this CPU's timer for what the scheduler needs and, if earlier, for TSC value `extra`
+/// (the Linux layer's signal timers, which must fire even while a program thread spins in user
+/// code on this CPU and the timer's kernel thread cannot run).
+pub fn arm_timer_also(extra: u64) {
+    let was = irq::save_and_disable();
+    let own = timer_deadline(this_sched());
+    apic::set_deadline(if own == 0 { extra } else { own.min(extra) });
+    irq::restore(was);
 }
 
 fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {

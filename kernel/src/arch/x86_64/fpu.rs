@@ -66,6 +66,11 @@ pub fn init_cpu() {
     }
 }
 
+/// The state components XSAVE saves (XCR0); 0 without XSAVE.
+pub fn xcr0() -> u64 {
+    XCR0.load(Ordering::Relaxed)
+}
+
 pub fn uses_xsave() -> bool {
     USE_XSAVE.load(Ordering::Relaxed)
 }

@@ -74,8 +74,29 @@ pub fn register(vector: u8, handler: Handler) {
     super::idt::set_gate(vector, 0, false);
 }
 
+/// Run on every return to the program (signal delivery); 0 = none.
+static USER_RETURN_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the function run with the program's registers whenever a trap (system call,
+/// exception, interrupt) returns to the program.
+pub fn set_user_return_hook(hook: Handler) {
+    USER_RETURN_HOOK.store(hook as usize, Ordering::Release);
+}
+
 /// Called by `trap_common` for every trap, with interrupts disabled.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
+    dispatch_trap(frame);
+    let to_program =
+        frame.vector == super::syscall::SYSCALL_VECTOR || frame.cs & 3 == 3 || super::ring0::interrupted_program(frame);
+    let hook = USER_RETURN_HOOK.load(Ordering::Acquire);
+    if to_program && hook != 0 {
+        // SAFETY: only `set_user_return_hook` stores non-zero values, and they are `Handler`s.
+        let hook: Handler = unsafe { core::mem::transmute::<usize, Handler>(hook) };
+        hook(frame);
+    }
+}
+
+fn dispatch_trap(frame: &mut TrapFrame) {
     if frame.vector == super::syscall::SYSCALL_VECTOR {
         crate::linux::syscall::dispatch(frame);
         return;
@@ -110,9 +131,11 @@ fn exception(frame: &mut TrapFrame) {
             return;
         }
         crate::linux::fault::user_exception(frame, cr2);
+        return;
     }
     if super::ring0::interrupted_program(frame) {
         crate::linux::fault::user_exception(frame, cr2);
+        return;
     }
     crate::panic::exception_panic(frame, cr2);
 }

@@ -1,111 +1,80 @@
-//! Signals: handlers and masks are recorded; a signal the program sends itself that would
-//! terminate it (abort's SIGABRT included) ends the program with status 128 + signal and the
-//! shell's message. A signal blocked by the sending thread's mask stays pending, as on Linux,
-//! and acts when the mask lets it through (or is dropped if it becomes ignored). A forwarded
-//! write that meets a pipe without readers raises SIGPIPE. Delivery to handlers is not
-//! implemented yet.
+//! The signal system calls: actions, per-thread masks, pending sets, alternate stacks, sending
+//! (kill, tgkill, tkill), waiting (rt_sigsuspend, pause, rt_sigtimedwait) and rt_sigreturn.
+//! Signals act when the receiving thread next returns to the program (linux::signal::deliver):
+//! default action, or a handler frame as on Linux.
 
-use alloc::collections::BTreeMap;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EINVAL, ENOMEM, ESRCH};
+use crate::linux::errno::{SysResult, EAGAIN, EINTR, EINVAL, ENOMEM, ESRCH};
 use crate::linux::process::{self, PROCESS};
-use crate::linux::{fault, uaccess};
-use crate::sched;
-use crate::sync::IrqSpinLock;
+use crate::linux::signal::deliver::SUSPENDED;
+use crate::linux::signal::state::{self, PENDING_COUNT, SIGNALS};
+use crate::linux::signal::{self as sig, SigInfo, SIG_DFL, SIG_IGN, SI_TKILL, SI_USER, UNBLOCKABLE};
+use crate::linux::uaccess;
+use crate::sched::{self, Thread};
+use crate::time;
 
-const SIG_DFL: u64 = 0;
-const SIG_IGN: u64 = 1;
-const SIGKILL: u64 = 9;
-const SIGPIPE: u64 = 13;
-const SIGSTOP: u64 = 19;
-
-/// Signals sent to the process while blocked: bit `sig - 1`.
-static PENDING: AtomicU64 = AtomicU64::new(0);
-
-fn bit(sig: u64) -> u64 {
-    1 << (sig - 1)
-}
-
-/// Signals whose default action is to do nothing (SIGCHLD, SIGURG, SIGWINCH, SIGCONT).
-fn ignored_by_default(sig: u64) -> bool {
-    matches!(sig, 17 | 18 | 23 | 28)
-}
-
-fn current_mask() -> u64 {
-    // SAFETY: the current thread's record is alive.
-    unsafe { (*sched::current()).sigmask }
-}
-
-fn handler(sig: u64) -> u64 {
-    PROCESS.sigactions.lock()[sig as usize][0]
+fn current() -> &'static mut Thread {
+    // SAFETY: the current thread's record is alive while it runs; only it changes its mask.
+    unsafe { &mut *sched::current() }
 }
 
 pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (sig, act, oact, size) = (a[0] as usize, a[1], a[2], a[3]);
-    if !(1..=64).contains(&sig) || size != 8 {
+    let (signo, act, oact, size) = (a[0] as usize, a[1], a[2], a[3]);
+    if !(1..=64).contains(&signo) || size != 8 {
         return Err(EINVAL);
     }
+    let new = if act != 0 { Some(uaccess::read::<[u64; 4]>(act)?) } else { None };
     let mut table = PROCESS.sigactions.lock();
     if oact != 0 {
-        uaccess::write::<[u64; 4]>(oact, table[sig])?;
+        uaccess::write::<[u64; 4]>(oact, table[signo])?;
     }
-    if act != 0 {
-        if sig == 9 || sig == 19 {
+    if let Some(mut new) = new {
+        if signo == 9 || signo == 19 {
             return Err(EINVAL);
         }
-        table[sig] = uaccess::read::<[u64; 4]>(act)?;
-        let h = table[sig][0];
-        if h == SIG_IGN || h == SIG_DFL && ignored_by_default(sig as u64) {
+        new[3] &= !UNBLOCKABLE;
+        table[signo] = new;
+        drop(table);
+        let h = new[0];
+        if h == SIG_IGN || h == SIG_DFL && sig::ignored_by_default(signo as u64) {
             // Linux discards a pending signal that becomes ignored.
-            PENDING.fetch_and(!bit(sig as u64), Ordering::SeqCst);
+            state::discard(signo as u64);
         }
     }
     Ok(0)
 }
 
+/// rt_sigprocmask: the calling thread's mask. Signals it unblocks act on the way back.
 pub fn rt_sigprocmask(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (how, set, oset, size) = (a[0], a[1], a[2], a[3]);
     if size != 8 {
         return Err(EINVAL);
     }
-    // SAFETY: the current thread's record; only it changes its mask.
-    let t = unsafe { &mut *sched::current() };
+    let t = current();
+    let new = if set != 0 { Some(uaccess::read::<u64>(set)? & !UNBLOCKABLE) } else { None };
     if oset != 0 {
         uaccess::write::<u64>(oset, t.sigmask)?;
     }
-    if set != 0 {
-        let s = uaccess::read::<u64>(set)? & !((1 << 8) | (1 << 18)); // KILL, STOP
+    if let Some(s) = new {
         t.sigmask = match how {
             0 => t.sigmask | s,
             1 => t.sigmask & !s,
             2 => s,
             _ => return Err(EINVAL),
         };
-        deliver_unblocked(t.sigmask)?;
     }
     Ok(0)
 }
 
-/// Acts on the pending signals `mask` no longer blocks (as Linux does on the way back to the
-/// program).
-fn deliver_unblocked(mask: u64) -> SysResult {
-    let ready = PENDING.load(Ordering::SeqCst) & !mask;
-    for sig in 1..=64u64 {
-        if ready & bit(sig) != 0 && PENDING.fetch_and(!bit(sig), Ordering::SeqCst) & bit(sig) != 0 {
-            act(sig)?;
-        }
-    }
-    Ok(0)
-}
-
-/// rt_sigpending: the pending signals the calling thread blocks.
+/// rt_sigpending: the pending signals (the thread's and the process's) the caller blocks.
 pub fn rt_sigpending(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if a[1] > 8 {
         return Err(EINVAL);
     }
-    let set = PENDING.load(Ordering::SeqCst) & current_mask();
+    let t = current();
+    let set = state::pending_for(t.tid) & t.sigmask;
     uaccess::write_bytes(a[0], &set.to_le_bytes()[..a[1] as usize])?;
     Ok(0)
 }
@@ -115,18 +84,18 @@ const SS_DISABLE: u64 = 2;
 const SS_AUTODISARM: u64 = 1 << 31;
 const MINSIGSTKSZ: u64 = 2048;
 
-/// Each thread's alternate signal stack (sp, size, flags), by tid; recorded and reported back,
-/// not used yet (handlers are not delivered).
-static ALT_STACKS: IrqSpinLock<BTreeMap<u32, [u64; 3]>> = IrqSpinLock::new(BTreeMap::new());
-
 /// sigaltstack(ss, old_ss), with Linux's checks: EFAULT for unreadable or unwritable stack_t,
-/// EINVAL for unknown flags, ENOMEM for a stack below MINSIGSTKSZ.
-pub fn sigaltstack(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+/// EINVAL for unknown flags, ENOMEM for a stack below MINSIGSTKSZ, EPERM while running on it.
+pub fn sigaltstack(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (ss, old) = (a[0], a[1]);
     let tid = process::current_tid();
     let new = if ss != 0 { Some(uaccess::read::<[u64; 3]>(ss)?) } else { None };
-    let current = ALT_STACKS.lock().get(&tid).copied().unwrap_or([0, 0, 0]);
+    let current = state::alt_stack(tid);
+    let on_it = current[1] != 0 && frame.rsp > current[0] && frame.rsp - current[0] <= current[1];
     if let Some([sp, flags, size]) = new {
+        if on_it {
+            return Err(linux_raw_sys::errno::EPERM);
+        }
         let flags = flags & 0xffff_ffff;
         let value = match flags & !SS_AUTODISARM {
             SS_DISABLE => [0, 0, 0],
@@ -134,66 +103,57 @@ pub fn sigaltstack(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             0 | SS_ONSTACK => [sp, size, flags & SS_AUTODISARM],
             _ => return Err(EINVAL),
         };
-        ALT_STACKS.lock().insert(tid, value);
+        state::set_alt_stack(tid, value);
     }
     if old != 0 {
         let [sp, size, flags] = current;
-        let flags = if size == 0 { SS_DISABLE } else { flags };
+        let flags = if size == 0 {
+            SS_DISABLE
+        } else if on_it {
+            SS_ONSTACK
+        } else {
+            flags
+        };
         uaccess::write::<[u64; 3]>(old, [sp, flags, size])?;
     }
     Ok(0)
 }
 
-/// Forgets an exiting thread's alternate signal stack.
+/// Forgets an exiting thread's signal state.
 pub fn thread_exited(tid: u32) {
-    ALT_STACKS.lock().remove(&tid);
+    state::thread_exited(tid);
 }
 
-/// Acts on a signal sent to this process: ignored, left pending while the sending thread
-/// blocks it, or fatal.
-fn send_to_self(sig: u64) -> SysResult {
-    if sig == 0 {
-        return Ok(0);
-    }
-    if !(1..=64).contains(&sig) {
-        return Err(EINVAL);
-    }
-    if sig != SIGKILL && sig != SIGSTOP && current_mask() & bit(sig) != 0 {
-        let h = handler(sig);
-        if h != SIG_IGN && !(h == SIG_DFL && ignored_by_default(sig)) {
-            PENDING.fetch_or(bit(sig), Ordering::SeqCst);
-        }
-        return Ok(0);
-    }
-    act(sig)
+/// Records a new thread of the program (for tgkill and wake-ups).
+pub fn thread_started(t: &mut Thread) {
+    SIGNALS.lock().thread(t.tid).thread = t as *mut Thread;
 }
 
-/// What an unblocked signal does to the program now.
-fn act(sig: u64) -> SysResult {
-    let handler = handler(sig);
-    if handler == SIG_IGN && sig != SIGKILL {
-        return Ok(0);
+/// The calling thread's record, registered for tgkill on first use (the main thread).
+fn register_current() -> &'static mut Thread {
+    let t = current();
+    let mut s = SIGNALS.lock();
+    let ts = s.thread(t.tid);
+    if ts.thread.is_null() {
+        ts.thread = t as *mut Thread;
     }
-    if handler == SIG_DFL && ignored_by_default(sig) {
-        return Ok(0);
-    }
-    if handler > SIG_IGN {
-        kprintln!("hrt: signal {sig} has a handler, but HRT does not deliver signals yet: terminating");
-    }
-    fault::terminate(sig as i32, None)
+    t
 }
 
-/// A forwarded write met a pipe without readers (EPIPE): Linux raises SIGPIPE, which ends a
-/// program that neither ignores, blocks nor handles it (status 141, no message, as a shell
-/// reports it). Ignored or blocked (then pending), the call just fails with EPIPE; with a
-/// handler too, after a trace line, since handlers are not delivered yet.
+fn valid(signo: u64) -> Result<(), u32> {
+    if (1..=64).contains(&signo) {
+        Ok(())
+    } else {
+        Err(EINVAL)
+    }
+}
+
+/// A forwarded write met a pipe without readers (EPIPE): Linux sends SIGPIPE to the writing
+/// thread, which ends a program that neither ignores, blocks nor handles it (status 141, no
+/// message, as a shell reports it); a handler runs on the way back; the write fails with EPIPE.
 pub fn broken_pipe() {
-    let h = handler(SIGPIPE);
-    if h > SIG_IGN && current_mask() & bit(SIGPIPE) == 0 {
-        kprintln!("hrt: SIGPIPE has a handler, but HRT does not deliver signals yet: the write returns EPIPE");
-        return;
-    }
-    let _ = send_to_self(SIGPIPE);
+    let tid = process::current_tid();
+    state::send_thread(tid, SigInfo::from_user(sig::SIGPIPE, SI_USER));
 }
 
 fn is_us(pid: u64) -> bool {
@@ -202,19 +162,163 @@ fn is_us(pid: u64) -> bool {
 }
 
 pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    register_current();
+    let signo = a[1];
+    if signo != 0 {
+        valid(signo)?;
+    }
     if !is_us(a[0]) {
         return Err(ESRCH);
     }
-    send_to_self(a[1])
+    if signo != 0 {
+        state::send_process(SigInfo::from_user(signo, SI_USER));
+        state::kick_all();
+    }
+    Ok(0)
+}
+
+/// Sends to thread `tid` of this process; the target acts at its next return to the program
+/// (a thread running on another CPU is interrupted for it).
+fn send_to_thread(tid: u32, signo: u64) -> SysResult {
+    let me = register_current();
+    if signo != 0 {
+        valid(signo)?;
+    }
+    let is_self = tid == me.tid;
+    let target = if is_self {
+        me as *mut Thread
+    } else {
+        let t = SIGNALS.lock().threads.get(&tid).map_or(core::ptr::null_mut(), |t| t.thread);
+        if t.is_null() {
+            return Err(ESRCH);
+        }
+        t
+    };
+    if signo != 0 {
+        state::send_thread(tid, SigInfo::from_user(signo, SI_TKILL));
+        if !is_self {
+            // SAFETY: registered threads are alive (they unregister before exiting).
+            state::kick(unsafe { (*target).cpu });
+        }
+    }
+    Ok(0)
 }
 
 pub fn tgkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if a[0] as u32 != process::pid() {
-        return Err(ESRCH);
+    if a[0] as u32 != process::pid() || (a[0] as i64) <= 0 || (a[1] as i64) <= 0 {
+        return Err(if (a[0] as i64) <= 0 || (a[1] as i64) <= 0 { EINVAL } else { ESRCH });
     }
-    send_to_self(a[2])
+    send_to_thread(a[1] as u32, a[2])
 }
 
 pub fn tkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    send_to_self(a[1])
+    if (a[0] as i64) <= 0 {
+        return Err(EINVAL);
+    }
+    send_to_thread(a[0] as u32, a[1])
+}
+
+/// Blocks until a signal outside `mask` is pending for the caller (or the TSC passes
+/// `deadline`). Returns false on timeout.
+fn wait_for_signal(mask: u64, deadline: Option<u64>) -> bool {
+    let t = register_current();
+    loop {
+        {
+            let mut s = SIGNALS.lock();
+            let shared = s.shared.set;
+            let ts = s.thread(t.tid);
+            if (ts.pending.set | shared) & !mask != 0 {
+                ts.waiter = core::ptr::null_mut();
+                return true;
+            }
+            ts.waiter = t as *mut Thread;
+            ts.wait_mask = mask;
+            t.state.store(sched::thread::BLOCKING, Ordering::SeqCst);
+        }
+        match deadline {
+            Some(d) => sched::block_until(d),
+            None => sched::block(),
+        }
+        SIGNALS.lock().thread(t.tid).waiter = core::ptr::null_mut();
+        if deadline.is_some_and(|d| time::ticks() >= d) {
+            return false;
+        }
+    }
+}
+
+/// rt_sigsuspend(mask): waits with `mask` for a signal that runs a handler (or ends the
+/// program); the handler's frame carries the caller's own mask, restored by rt_sigreturn.
+pub fn rt_sigsuspend(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[1] != 8 {
+        return Err(EINVAL);
+    }
+    let mask = uaccess::read::<u64>(a[0])? & !UNBLOCKABLE;
+    let t = register_current();
+    {
+        let mut s = SIGNALS.lock();
+        let ts = s.thread(t.tid);
+        if ts.saved_mask.replace(t.sigmask).is_none() {
+            SUSPENDED.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    t.sigmask = mask;
+    wait_for_signal(mask, None);
+    Err(EINTR)
+}
+
+/// pause(): waits for a signal that runs a handler or ends the program.
+pub fn pause(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    wait_for_signal(current().sigmask, None);
+    Err(EINTR)
+}
+
+/// rt_sigtimedwait(set, info, timeout, size): takes a pending signal of `set` (the caller
+/// blocks them, as POSIX asks) and returns its number; EAGAIN after the timeout, EINTR when
+/// another signal runs a handler meanwhile.
+pub fn rt_sigtimedwait(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (set, info, timeout, size) = (a[0], a[1], a[2], a[3]);
+    if size != 8 {
+        return Err(EINVAL);
+    }
+    let set = uaccess::read::<u64>(set)? & !UNBLOCKABLE;
+    let deadline = if timeout != 0 {
+        let [s, ns] = uaccess::read::<[i64; 2]>(timeout)?;
+        if s < 0 || !(0..1_000_000_000).contains(&ns) {
+            return Err(EINVAL);
+        }
+        let total = (s as u64).saturating_mul(1_000_000_000).saturating_add(ns as u64);
+        Some(time::ticks().saturating_add(time::ns_to_ticks(total)))
+    } else {
+        None
+    };
+    let t = register_current();
+    loop {
+        let taken = {
+            let mut s = SIGNALS.lock();
+            let own = s.thread(t.tid).pending.take(!set);
+            own.or_else(|| s.shared.take(!set))
+        };
+        if let Some(got) = taken {
+            PENDING_COUNT.fetch_sub(1, Ordering::SeqCst);
+            if info != 0 {
+                uaccess::write_bytes(info, &got.bytes())?;
+            }
+            return Ok(got.signo as u64);
+        }
+        // Anything else deliverable interrupts the wait.
+        if state::pending_for(t.tid) & !t.sigmask & !set != 0 {
+            return Err(EINTR);
+        }
+        if deadline.is_some_and(|d| time::ticks() >= d) {
+            return Err(EAGAIN);
+        }
+        if !wait_for_signal(t.sigmask & !set, deadline) {
+            return Err(EAGAIN);
+        }
+    }
+}
+
+/// rt_sigreturn: back from a handler to the interrupted context.
+pub fn rt_sigreturn(frame: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    sig::sigreturn(frame)
 }

@@ -68,6 +68,7 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             t.sigmask = sigmask;
             t.affinity = affinity;
             tid = t.tid;
+            super::signal::thread_started(t);
             if flags & CLONE_CHILD_CLEARTID != 0 {
                 t.clear_child_tid = ctid;
             }

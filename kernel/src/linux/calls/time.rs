@@ -3,7 +3,7 @@
 //! their CPUs.
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EINVAL};
+use crate::linux::errno::{SysResult, EINTR, EINVAL};
 use crate::linux::uaccess;
 use crate::sched;
 use crate::time;
@@ -83,8 +83,17 @@ pub fn time(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 pub fn nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let ns = read_timespec(a[0])?;
-    sleep(ns);
-    Ok(0)
+    interrupted_sleep(ns, a[1])
+}
+
+/// Sleeps `ns`; a signal the thread does not block ends the sleep with EINTR, the time left
+/// written to `rem` (when not 0), as Linux's nanosleep does when a handler runs.
+fn interrupted_sleep(ns: u64, rem: u64) -> SysResult {
+    let Err(left) = sleep(ns) else { return Ok(0) };
+    if rem != 0 {
+        write_timespec(rem, left)?;
+    }
+    Err(EINTR)
 }
 
 pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -92,11 +101,22 @@ pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let now = clock_ns(clock).ok_or(EINVAL)?;
     let t = read_timespec(req)?;
     let ns = if flags & TIMER_ABSTIME != 0 { t.saturating_sub(now) } else { t };
-    sleep(ns);
-    Ok(0)
+    interrupted_sleep(ns, if flags & TIMER_ABSTIME != 0 { 0 } else { a[3] })
 }
 
 /// Sleeps `ns` (which the program chose: a huge value sleeps for good instead of wrapping).
-fn sleep(ns: u64) {
-    sched::sleep::sleep_until_tsc(time::ticks().saturating_add(time::ns_to_ticks(ns)));
+/// A signal the thread does not block cuts it short: Err(nanoseconds left).
+fn sleep(ns: u64) -> Result<(), u64> {
+    let deadline = time::ticks().saturating_add(time::ns_to_ticks(ns));
+    while time::ticks() < deadline {
+        // SAFETY: the current thread's record is alive; nothing else wakes it but the timer and
+        // a signal.
+        unsafe { (*sched::current()).state.store(sched::thread::BLOCKING, core::sync::atomic::Ordering::SeqCst) };
+        crate::linux::signal::state::interruptible_begin();
+        sched::block_until(deadline);
+        if crate::linux::signal::state::interruptible_end() {
+            return Err(time::ticks_to_ns(deadline.saturating_sub(time::ticks())));
+        }
+    }
+    Ok(())
 }

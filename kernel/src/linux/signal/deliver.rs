@@ -1,0 +1,264 @@
+//! Delivery on the way back to the program: the default action, or a handler frame on the
+//! program's (or the alternate) stack exactly as Linux x86-64 builds it; rt_sigreturn undoes it.
+
+use alloc::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::frame::{self, FaultRegs, UContext};
+use super::state::{self, SigInfo, PENDING_COUNT, SIGNALS};
+use super::*;
+use crate::arch::traps::TrapFrame;
+use crate::arch::x86_64::fpu;
+use crate::linux::errno::SysResult;
+use crate::linux::process::PROCESS;
+use crate::linux::{fault, uaccess};
+use crate::sched;
+
+const SS_ONSTACK: u64 = 1;
+const SS_DISABLE: u64 = 2;
+const SS_AUTODISARM: u64 = 1 << 31;
+
+/// Threads inside rt_sigsuspend (their caller's mask waits in `saved_mask`).
+pub static SUSPENDED: AtomicU64 = AtomicU64::new(0);
+
+fn current() -> &'static mut crate::sched::Thread {
+    // SAFETY: the current thread's record is alive while it runs; only it changes its mask.
+    unsafe { &mut *sched::current() }
+}
+
+/// Called on every return to the program (after a system call, a fault or an interrupt):
+/// acts on the pending signals the thread does not block, setting up handler frames.
+pub fn on_return(frame: &mut TrapFrame) {
+    super::timers::fire_due();
+    if PENDING_COUNT.load(Ordering::SeqCst) == 0
+        && SUSPENDED.load(Ordering::SeqCst) == 0
+        && state::RESTARTS.load(Ordering::SeqCst) == 0
+    {
+        return;
+    }
+    let t = current();
+    let tid = t.tid;
+    if !t.is_user {
+        return;
+    }
+    loop {
+        let taken = {
+            let mut s = SIGNALS.lock();
+            let own = s.thread(tid).pending.take(t.sigmask);
+            own.or_else(|| s.shared.take(t.sigmask))
+        };
+        let Some(info) = taken else { break };
+        PENDING_COUNT.fetch_sub(1, Ordering::SeqCst);
+        let sig = info.signo as u64;
+        let act = PROCESS.sigactions.lock()[sig as usize];
+        match act[0] {
+            SIG_IGN if sig != SIGKILL => {}
+            SIG_DFL | SIG_IGN if sig == SIGKILL || !ignored_by_default(sig) => fault::terminate(sig as i32, None),
+            SIG_DFL => {}
+            _ => setup(frame, info, act, FaultRegs::default()),
+        }
+    }
+    // A call interrupted for a signal no handler took (another thread took it, or it was
+    // ignored meanwhile) starts again, as on Linux.
+    if let Some(nr) = state::take_restart(tid) {
+        restart(frame, nr);
+    }
+    // rt_sigsuspend's caller mask comes back once no handler took it over.
+    let mut s = SIGNALS.lock();
+    if let Some(mask) = s.thread(tid).saved_mask.take() {
+        t.sigmask = mask;
+        SUSPENDED.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A synchronous signal from a fault: runs the handler if there is one and the thread does not
+/// block the signal (Linux forces the default action otherwise). Returns false when the caller
+/// must end the program.
+pub fn deliver_fault(frame: &mut TrapFrame, info: SigInfo, regs: FaultRegs) -> bool {
+    let sig = info.signo as u64;
+    let act = PROCESS.sigactions.lock()[sig as usize];
+    if act[0] <= SIG_IGN || current().sigmask & bit(sig) != 0 {
+        return false;
+    }
+    setup(frame, info, act, regs);
+    true
+}
+
+/// A 64-byte aligned kernel buffer for an FPU save area.
+struct FpuBuf {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+impl FpuBuf {
+    fn new() -> Self {
+        let layout = Layout::from_size_align(fpu::area_size(), 64).expect("FPU area layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            handle_alloc_error(layout);
+        }
+        FpuBuf { ptr, layout }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` owns `layout.size()` initialised bytes.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+    }
+}
+
+impl Drop for FpuBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr, self.layout) };
+    }
+}
+
+/// Sets up a handler for `info`: builds the rt_sigframe and points the registers at the
+/// handler (rdi = signal, rsi = &siginfo, rdx = &ucontext, rsp = frame with the return address
+/// sa_restorer). A frame that cannot be written ends the program with SIGSEGV, as Linux's
+/// force_sigsegv does for a handler without a usable stack.
+fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
+    let t = current();
+    let sig = info.signo as u64;
+    let flags = act[1];
+    // An interrupted system call: EINTR (already in rax), or restarted after the handler.
+    if let Some(nr) = state::take_restart(t.tid) {
+        if flags & SA_RESTART != 0 {
+            restart(regs, nr);
+        }
+    }
+    let (saved, [ss_sp, ss_size, ss_flags]) = {
+        let mut s = SIGNALS.lock();
+        let ts = s.thread(t.tid);
+        let saved = ts.saved_mask.take();
+        if saved.is_some() {
+            SUSPENDED.fetch_sub(1, Ordering::SeqCst);
+        }
+        (saved, ts.alt)
+    };
+    let on_alt = ss_size != 0 && regs.rsp > ss_sp && regs.rsp - ss_sp <= ss_size;
+    let mut sp = regs.rsp.wrapping_sub(128); // the red zone
+    if flags & SA_ONSTACK != 0 && ss_size != 0 && !on_alt {
+        sp = ss_sp + ss_size;
+        if ss_flags & SS_AUTODISARM != 0 {
+            state::set_alt_stack(t.tid, [0; 3]);
+        }
+    }
+    let uc_stack_flags = if ss_size == 0 {
+        SS_DISABLE
+    } else if on_alt {
+        SS_ONSTACK
+    } else {
+        ss_flags
+    };
+    let xsave = fpu::uses_xsave();
+    let size = fpu::area_size() as u64;
+    let math = if xsave { size + 4 } else { size };
+    let fp = sp.wrapping_sub(math) & !63;
+    let addr = (fp.wrapping_sub(frame::FRAME_SIZE) & !15).wrapping_sub(8);
+    if flags & SA_RESTORER == 0 || uaccess::check_write(addr, fp + math - addr).is_err() {
+        fault::terminate(11, None);
+    }
+    let mut area = FpuBuf::new();
+    // SAFETY: a 64-byte aligned area of the save size; the live FPU state is this thread's
+    // (the kernel never uses the FPU).
+    unsafe { fpu::save(area.ptr) };
+    if xsave {
+        let b = area.bytes();
+        b[464..468].copy_from_slice(&frame::FP_XSTATE_MAGIC1.to_le_bytes());
+        b[468..472].copy_from_slice(&(math as u32).to_le_bytes());
+        b[472..480].copy_from_slice(&fpu::xcr0().to_le_bytes());
+        b[480..484].copy_from_slice(&(size as u32).to_le_bytes());
+    }
+    let old_mask = saved.unwrap_or(t.sigmask);
+    let uc = UContext {
+        flags: frame::UC_SIGCONTEXT_SS | frame::UC_STRICT_RESTORE_SS | if xsave { frame::UC_FP_XSTATE } else { 0 },
+        stack: [ss_sp, uc_stack_flags, ss_size],
+        regs,
+        fault,
+        fpstate: fp,
+        mask: old_mask,
+    };
+    let written = uaccess::write_bytes(fp, area.bytes())
+        .and_then(|_| if xsave { uaccess::write(fp + size, frame::FP_XSTATE_MAGIC2) } else { Ok(()) })
+        .and_then(|_| uaccess::write(addr, act[2]))
+        .and_then(|_| uaccess::write_bytes(addr + frame::UC_OFFSET, &uc.bytes()))
+        .and_then(|_| uaccess::write_bytes(addr + frame::INFO_OFFSET, &info.bytes()));
+    if written.is_err() {
+        fault::terminate(11, None);
+    }
+    // The handler starts with a clean FPU, as on Linux.
+    fpu::restore_initial();
+    let mut mask = t.sigmask | act[3];
+    if flags & SA_NODEFER == 0 {
+        mask |= bit(sig);
+    }
+    t.sigmask = mask & !UNBLOCKABLE;
+    if flags & SA_RESETHAND != 0 {
+        PROCESS.sigactions.lock()[sig as usize][0] = SIG_DFL;
+    }
+    regs.rdi = sig;
+    regs.rsi = addr + frame::INFO_OFFSET;
+    regs.rdx = addr + frame::UC_OFFSET;
+    regs.rax = 0;
+    regs.rip = act[0];
+    regs.rsp = addr;
+    regs.rflags &= !(0x100 | 0x400 | 0x1_0000); // TF, DF, RF
+}
+
+/// Points the program back at system call `nr` (the 2-byte SYSCALL instruction before rip).
+fn restart(regs: &mut TrapFrame, nr: u64) {
+    regs.rax = nr;
+    regs.rip -= 2;
+}
+
+/// rt_sigreturn: restores the registers, mask and FPU state saved in (and perhaps changed
+/// through) the ucontext at the stack pointer (the handler's `ret` popped the return address).
+pub fn sigreturn(regs: &mut TrapFrame) -> SysResult {
+    let Ok(uc) = uaccess::read::<[u8; frame::UC_SIZE]>(regs.rsp) else { fault::terminate(11, None) };
+    let r = frame::parse(&uc);
+    let (rsp, rip) = (r.gregs[15], r.gregs[16]);
+    if regs.cs & 3 == 3 && (rip >= uaccess::USER_END || rsp >= uaccess::USER_END) {
+        // IRETQ to a non-canonical address would fault in the kernel.
+        fault::terminate(11, None);
+    }
+    frame::restore_regs(regs, &r.gregs);
+    current().sigmask = r.mask & !UNBLOCKABLE;
+    // An SS_AUTODISARM stack, disarmed for the handler, comes back as uc_stack says (Linux
+    // restores uc_stack; while on the stack that changes nothing else).
+    let [ss_sp, ss_flags, ss_size] = r.stack;
+    if ss_flags & SS_AUTODISARM != 0 && ss_size >= 2048 {
+        state::set_alt_stack(current().tid, [ss_sp, ss_size, SS_AUTODISARM]);
+    }
+    if r.fpstate == 0 {
+        fpu::restore_initial();
+    } else {
+        let mut area = FpuBuf::new();
+        let b = area.bytes();
+        let Ok(saved) = uaccess::slice(r.fpstate, b.len() as u64) else { fault::terminate(11, None) };
+        b.copy_from_slice(saved);
+        sanitize(b);
+        // SAFETY: a 64-byte aligned area whose reserved bits were cleared, so XRSTOR/FXRSTOR
+        // accept it.
+        unsafe { fpu::restore(area.ptr) };
+    }
+    Ok(regs.rax)
+}
+
+/// Clears what would make FXRSTOR/XRSTOR fault: MXCSR's reserved bits, unknown components and
+/// the compacted form in the XSAVE header. A frame without the XSAVE magic carries only the
+/// legacy (x87, SSE) state.
+fn sanitize(b: &mut [u8]) {
+    let mxcsr = u32::from_le_bytes(b[24..28].try_into().unwrap()) & 0xffff;
+    b[24..28].copy_from_slice(&mxcsr.to_le_bytes());
+    if fpu::uses_xsave() {
+        let magic = u32::from_le_bytes(b[464..468].try_into().unwrap());
+        let mut bv = u64::from_le_bytes(b[512..520].try_into().unwrap()) & fpu::xcr0();
+        if magic != frame::FP_XSTATE_MAGIC1 {
+            bv &= 3;
+        }
+        b[512..520].copy_from_slice(&bv.to_le_bytes());
+        b[520..576].fill(0);
+    }
+}

@@ -1,0 +1,43 @@
+//! Signal state and delivery: pending signals (per thread and process-wide), the alternate
+//! stacks, and delivery to handlers on the way back to the program (an rt_sigframe laid out as
+//! Linux x86-64 builds it, see `frame`), rt_sigreturn, and the default actions.
+
+pub mod deliver;
+pub mod frame;
+pub mod state;
+pub mod timers;
+
+pub use deliver::{deliver_fault, on_return, sigreturn};
+pub use state::{
+    alt_stack, bit, handler, ignored_by_default, send_process, send_thread, set_alt_stack, thread_exited, SigInfo,
+};
+
+pub const SIG_DFL: u64 = 0;
+pub const SIG_IGN: u64 = 1;
+pub const SIGKILL: u64 = 9;
+pub const SIGPIPE: u64 = 13;
+pub const SIGSTOP: u64 = 19;
+
+pub const SA_SIGINFO: u64 = 4;
+pub const SA_ONSTACK: u64 = 0x0800_0000;
+pub const SA_RESTART: u64 = 0x1000_0000;
+pub const SA_NODEFER: u64 = 0x4000_0000;
+pub const SA_RESETHAND: u64 = 0x8000_0000;
+pub const SA_RESTORER: u64 = 0x0400_0000;
+
+/// Returned by an interrupted system call that SA_RESTART restarts (EINTR otherwise); never
+/// seen by the program.
+pub const ERESTARTSYS: u32 = 512;
+
+/// si_code values.
+pub const SI_USER: i32 = 0;
+pub const SI_KERNEL: i32 = 0x80;
+pub const SI_TKILL: i32 = -6;
+
+/// Signals that can be neither caught, blocked nor ignored.
+pub const UNBLOCKABLE: u64 = (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
+
+/// Registers the delivery hook with the trap code; once, at boot.
+pub fn init() {
+    crate::arch::traps::set_user_return_hook(on_return);
+}

@@ -1,0 +1,317 @@
+//! Pending signals and alternate stacks. A signal sent to a thread (tgkill, raise, a fault's
+//! SIGPIPE) waits in that thread's set; one sent to the process (kill) in the shared set, taken
+//! by whichever thread returns to the program first without blocking it. Standard signals do not
+//! queue: a second one while pending is merged, as on Linux.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::{SIG_DFL, SIG_IGN};
+use crate::linux::process::PROCESS;
+use crate::sched::Thread;
+use crate::sync::IrqSpinLock;
+
+/// The part of a siginfo_t that the kinds of signal we send use: si_signo, si_code and the
+/// two words at offsets 16 and 24 (si_pid/si_uid, si_addr, si_tid/si_overrun + si_value).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct SigInfo {
+    pub signo: i32,
+    pub code: i32,
+    pub w16: u64,
+    pub w24: u64,
+}
+
+impl SigInfo {
+    /// A signal sent by this process with kill (SI_USER) or tgkill/tkill (SI_TKILL).
+    pub fn from_user(sig: u64, code: i32) -> Self {
+        let pid = crate::linux::process::pid() as u64;
+        let uid = crate::boot::info().uid as u64;
+        SigInfo { signo: sig as i32, code, w16: pid | uid << 32, w24: 0 }
+    }
+
+    /// The 128-byte siginfo_t.
+    pub fn bytes(&self) -> [u8; 128] {
+        let mut b = [0u8; 128];
+        b[0..4].copy_from_slice(&self.signo.to_le_bytes());
+        b[8..12].copy_from_slice(&self.code.to_le_bytes());
+        b[16..24].copy_from_slice(&self.w16.to_le_bytes());
+        b[24..32].copy_from_slice(&self.w24.to_le_bytes());
+        b
+    }
+}
+
+pub fn bit(sig: u64) -> u64 {
+    1 << (sig - 1)
+}
+
+/// Signals whose default action is to do nothing (SIGCHLD, SIGCONT, SIGURG, SIGWINCH).
+pub fn ignored_by_default(sig: u64) -> bool {
+    matches!(sig, 17 | 18 | 23 | 28)
+}
+
+/// The handler recorded for `sig` (SIG_DFL, SIG_IGN or an address).
+pub fn handler(sig: u64) -> u64 {
+    PROCESS.sigactions.lock()[sig as usize][0]
+}
+
+/// True if sending `sig` now would be discarded (ignored explicitly or by default). A blocked
+/// signal is kept either way, as Linux does: sigwait and sigtimedwait may take it.
+fn discarded(sig: u64, blocked: bool) -> bool {
+    if blocked {
+        return false;
+    }
+    let h = handler(sig);
+    sig != super::SIGKILL && (h == SIG_IGN || h == SIG_DFL && ignored_by_default(sig))
+}
+
+/// A set of pending signals with the information of each.
+pub struct Pending {
+    pub set: u64,
+    pub info: [SigInfo; 64],
+}
+
+impl Pending {
+    const fn new() -> Self {
+        Pending { set: 0, info: [SigInfo { signo: 0, code: 0, w16: 0, w24: 0 }; 64] }
+    }
+
+    fn add(&mut self, info: SigInfo) -> bool {
+        let b = bit(info.signo as u64);
+        if self.set & b != 0 {
+            return false;
+        }
+        self.set |= b;
+        self.info[info.signo as usize - 1] = info;
+        true
+    }
+
+    /// Takes the lowest pending signal not in `mask`, synchronous ones (SEGV, BUS, ILL, TRAP,
+    /// FPE) first as Linux does.
+    pub fn take(&mut self, mask: u64) -> Option<SigInfo> {
+        let ready = self.set & !mask;
+        if ready == 0 {
+            return None;
+        }
+        let sync = ready & (bit(11) | bit(7) | bit(4) | bit(5) | bit(8));
+        let pick = if sync != 0 { sync } else { ready };
+        let sig = pick.trailing_zeros() as usize;
+        self.set &= !(1 << sig);
+        Some(self.info[sig])
+    }
+}
+
+/// One thread's signal state.
+pub struct ThreadSignals {
+    pub pending: Pending,
+    /// The alternate stack: (sp, size, flags) with size 0 = none.
+    pub alt: [u64; 3],
+    /// The mask to restore once a handler is set up (rt_sigsuspend's caller mask).
+    pub saved_mask: Option<u64>,
+    /// The thread record, while it waits for a signal (rt_sigsuspend, rt_sigtimedwait) or
+    /// sleeps interruptibly.
+    pub waiter: *mut Thread,
+    /// Signals that do not wake the waiter (its mask while it waits).
+    pub wait_mask: u64,
+    /// The number of a system call interrupted by a signal (ERESTARTSYS): restarted after a
+    /// handler with SA_RESTART (or when no handler runs), EINTR otherwise.
+    pub restart: Option<u64>,
+    /// The thread's record once registered (clone, or its first signal call): tgkill's target.
+    pub thread: *mut Thread,
+}
+
+// SAFETY: `waiter` and `thread` are only dereferenced under the THREADS lock while the thread is registered,
+// and a thread unregisters itself before it can exit.
+unsafe impl Send for ThreadSignals {}
+
+pub struct Signals {
+    pub shared: Pending,
+    pub threads: BTreeMap<u32, Box<ThreadSignals>>,
+}
+
+impl Signals {
+    /// The state of thread `tid`, created on first use.
+    pub fn thread(&mut self, tid: u32) -> &mut ThreadSignals {
+        self.threads.entry(tid).or_insert_with(|| {
+            Box::new(ThreadSignals {
+                pending: Pending::new(),
+                alt: [0; 3],
+                saved_mask: None,
+                waiter: core::ptr::null_mut(),
+                wait_mask: 0,
+                restart: None,
+                thread: core::ptr::null_mut(),
+            })
+        })
+    }
+}
+
+pub static SIGNALS: IrqSpinLock<Signals> =
+    IrqSpinLock::new(Signals { shared: Pending::new(), threads: BTreeMap::new() });
+
+/// How many signals are pending anywhere: the return path looks at nothing else while it is 0.
+pub static PENDING_COUNT: AtomicU64 = AtomicU64::new(0);
+
+/// Sends `info` to thread `tid` (it acts when the thread next returns to the program).
+/// Returns false when no such thread exists.
+pub fn send_thread(tid: u32, info: SigInfo) -> bool {
+    let sig = info.signo as u64;
+    let mut s = SIGNALS.lock();
+    let t = s.thread(tid);
+    // SAFETY: registered threads are alive (they unregister before exiting).
+    let blocked = !t.thread.is_null() && unsafe { (*t.thread).sigmask } & bit(sig) != 0;
+    if discarded(sig, blocked) {
+        return true;
+    }
+    if t.pending.add(info) {
+        PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
+    }
+    wake_waiter(t, bit(sig));
+    true
+}
+
+/// Sends `info` to the process: the first thread to return to the program without blocking it
+/// takes it; threads waiting for signals are woken to look.
+pub fn send_process(info: SigInfo) {
+    let sig = info.signo as u64;
+    let mut s = SIGNALS.lock();
+    let blocked = s
+        .threads
+        .values()
+        .filter(|t| !t.thread.is_null())
+        // SAFETY: as above.
+        .any(|t| unsafe { (*t.thread).sigmask } & bit(sig) != 0);
+    if discarded(sig, blocked) {
+        return;
+    }
+    if s.shared.add(info) {
+        PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
+    }
+    for t in s.threads.values_mut() {
+        wake_waiter(t, bit(sig));
+    }
+}
+
+fn wake_waiter(t: &mut ThreadSignals, b: u64) {
+    if !t.waiter.is_null() && t.wait_mask & b == 0 {
+        // SAFETY: a registered waiter is alive (it unregisters itself under this lock before
+        // it goes on).
+        unsafe { crate::sched::wake(t.waiter) };
+    }
+}
+
+/// Drops pending instances of `sig` (it became ignored).
+pub fn discard(sig: u64) {
+    let mut s = SIGNALS.lock();
+    let b = bit(sig);
+    let mut dropped = 0;
+    if s.shared.set & b != 0 {
+        s.shared.set &= !b;
+        dropped += 1;
+    }
+    for t in s.threads.values_mut() {
+        if t.pending.set & b != 0 {
+            t.pending.set &= !b;
+            dropped += 1;
+        }
+    }
+    PENDING_COUNT.fetch_sub(dropped, Ordering::SeqCst);
+}
+
+/// The pending signals of thread `tid` and of the process.
+pub fn pending_for(tid: u32) -> u64 {
+    let mut s = SIGNALS.lock();
+    let shared = s.shared.set;
+    s.thread(tid).pending.set | shared
+}
+
+/// Thread `tid`'s alternate stack (sp, size, flags).
+pub fn alt_stack(tid: u32) -> [u64; 3] {
+    SIGNALS.lock().threads.get(&tid).map_or([0; 3], |t| t.alt)
+}
+
+pub fn set_alt_stack(tid: u32, alt: [u64; 3]) {
+    SIGNALS.lock().thread(tid).alt = alt;
+}
+
+/// Forgets an exiting thread's state (its pending signals die with it, as on Linux).
+pub fn thread_exited(tid: u32) {
+    if let Some(t) = SIGNALS.lock().threads.remove(&tid) {
+        PENDING_COUNT.fetch_sub(t.pending.set.count_ones() as u64, Ordering::SeqCst);
+    }
+}
+
+/// Interrupts CPU `cpu` so that a thread running the program there passes the return path
+/// (and takes a signal just sent to it).
+pub fn kick(cpu: usize) {
+    if cpu != crate::cpu::id() {
+        crate::arch::x86_64::apic::send_ipi(crate::cpu::apic_id(cpu), crate::arch::x86_64::apic::KICK_VECTOR);
+    }
+}
+
+/// Kicks every other CPU (after a process-directed signal: whichever runs a thread that does
+/// not block it takes it).
+pub fn kick_all() {
+    crate::arch::x86_64::apic::send_ipi_all_others(crate::arch::x86_64::apic::KICK_VECTOR);
+}
+
+/// Kicks the CPU of thread `tid`, if registered.
+pub fn kick_thread(tid: u32) {
+    let cpu = SIGNALS.lock().threads.get(&tid).filter(|t| !t.thread.is_null()).map(|t| {
+        // SAFETY: as above.
+        unsafe { (*t.thread).cpu }
+    });
+    if let Some(cpu) = cpu {
+        kick(cpu);
+    }
+}
+
+/// Makes the current thread's coming block interruptible by signals it does not block: called
+/// after it set itself BLOCKING and registered with its waker, before `sched::block`. A signal
+/// already pending cancels the block at once.
+pub fn interruptible_begin() {
+    let me = crate::sched::current();
+    // SAFETY: the current thread's record is alive.
+    let (tid, mask) = unsafe { ((*me).tid, (*me).sigmask) };
+    let mut s = SIGNALS.lock();
+    let shared = s.shared.set;
+    let t = s.thread(tid);
+    t.waiter = me;
+    t.wait_mask = mask;
+    if (t.pending.set | shared) & !mask != 0 {
+        // SAFETY: our own record; BLOCKING becomes READY and the block returns at once.
+        unsafe { crate::sched::wake(me) };
+    }
+}
+
+/// Ends an interruptible block; true if a signal the thread does not block is pending (the
+/// call should stop with EINTR or ERESTARTSYS).
+pub fn interruptible_end() -> bool {
+    let me = crate::sched::current();
+    // SAFETY: the current thread's record is alive.
+    let (tid, mask) = unsafe { ((*me).tid, (*me).sigmask) };
+    let mut s = SIGNALS.lock();
+    let shared = s.shared.set;
+    let t = s.thread(tid);
+    t.waiter = core::ptr::null_mut();
+    (t.pending.set | shared) & !mask != 0
+}
+
+/// Records that the current system call `nr` was interrupted (see `ThreadSignals::restart`).
+pub fn note_restart(tid: u32, nr: u64) {
+    if SIGNALS.lock().thread(tid).restart.replace(nr).is_none() {
+        RESTARTS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Threads with an interrupted system call to settle on their way back.
+pub static RESTARTS: AtomicU64 = AtomicU64::new(0);
+
+/// Takes the current thread's interrupted system call, if any.
+pub fn take_restart(tid: u32) -> Option<u64> {
+    let nr = SIGNALS.lock().thread(tid).restart.take();
+    if nr.is_some() {
+        RESTARTS.fetch_sub(1, Ordering::SeqCst);
+    }
+    nr
+}

@@ -1,0 +1,416 @@
+//! Timers that send signals: alarm and setitimer(ITIMER_REAL) (the process's real-time timer,
+//! SIGALRM), and POSIX timers (timer_create with SIGEV_SIGNAL, SIGEV_THREAD_ID or SIGEV_NONE on
+//! CLOCK_REALTIME / CLOCK_MONOTONIC). Each armed timer has a kernel thread that sleeps until
+//! the deadline on the scheduler's sleep list and sends the signal; re-arming wakes it.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::state::{self, SigInfo};
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, EAGAIN, EINVAL};
+use crate::linux::uaccess;
+use crate::sched::{self, Thread};
+use crate::sync::IrqSpinLock;
+use crate::time;
+
+const SIGALRM: u64 = 14;
+const SI_TIMER: i32 = -2;
+const SIGEV_SIGNAL: u32 = 0;
+const SIGEV_NONE: u32 = 1;
+const SIGEV_THREAD_ID: u32 = 4;
+const TIMER_ABSTIME: u64 = 1;
+const CLOCK_REALTIME: u64 = 0;
+const ITIMER_REAL: u64 = 0;
+const MAX_TIMERS: usize = 256;
+
+#[derive(Clone, Copy)]
+struct Timer {
+    /// Monotonic nanoseconds of the next expiry; 0 = disarmed.
+    deadline: u64,
+    interval: u64,
+    signo: u64,
+    /// Thread to signal (SIGEV_THREAD_ID), 0 = the process; None = no signal (SIGEV_NONE).
+    target: Option<u32>,
+    value: u64,
+    overrun: u64,
+    /// The timer's kernel thread once started.
+    worker: *mut Thread,
+    deleted: bool,
+    clock: u64,
+}
+
+// SAFETY: `worker` is only used to wake the worker, which stays alive while its slot exists.
+unsafe impl Send for Timer {}
+
+/// Slot 0 is ITIMER_REAL (alarm); POSIX timer ids are slot numbers from 1.
+static TIMERS: IrqSpinLock<Vec<Option<Timer>>> = IrqSpinLock::new(Vec::new());
+
+fn ns_from_timespec(t: [i64; 2]) -> Result<u64, u32> {
+    if t[0] < 0 || !(0..1_000_000_000).contains(&t[1]) {
+        return Err(EINVAL);
+    }
+    Ok((t[0] as u64).saturating_mul(1_000_000_000).saturating_add(t[1] as u64))
+}
+
+fn timespec(ns: u64) -> [i64; 2] {
+    [(ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64]
+}
+
+fn timeval(ns: u64) -> [i64; 2] {
+    [(ns / 1_000_000_000) as i64, ((ns % 1_000_000_000) / 1000) as i64]
+}
+
+/// The timer's kernel thread: sleeps until the deadline, sends, re-arms intervals.
+fn worker(slot: usize) -> u64 {
+    loop {
+        let mut timers = TIMERS.lock();
+        let Some(Some(tm)) = timers.get_mut(slot) else { return 0 };
+        if tm.deleted {
+            timers[slot] = None;
+            return 0;
+        }
+        let now = time::now_ns();
+        if tm.deadline != 0 && now >= tm.deadline {
+            let sent = expire(slot, tm, now);
+            update_next(&timers);
+            drop(timers);
+            send(sent);
+            continue;
+        }
+        let me = sched::current();
+        tm.worker = me;
+        // SAFETY: our own record; registered as the timer's worker, where re-arming finds it.
+        unsafe { (*me).state.store(sched::thread::BLOCKING, Ordering::SeqCst) };
+        let deadline = tm.deadline;
+        drop(timers);
+        if deadline == 0 {
+            sched::block();
+        } else {
+            sched::block_until(time::ticks().saturating_add(time::ns_to_ticks(deadline.saturating_sub(now))));
+        }
+    }
+}
+
+/// Takes an expiry of `tm` (slot `slot`) due at `now`: re-arms an interval timer (counting the
+/// expiries missed as overruns) and returns the signal to send and its target.
+fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
+    let late = now - tm.deadline;
+    if let Some(missed) = late.checked_div(tm.interval) {
+        tm.overrun = missed;
+        tm.deadline += (missed + 1) * tm.interval;
+    } else {
+        tm.deadline = 0;
+    }
+    // ITIMER_REAL's SIGALRM comes from the kernel (SI_KERNEL); POSIX timers' are SI_TIMER.
+    let info = if slot == 0 {
+        SigInfo { signo: tm.signo as i32, code: super::SI_KERNEL, w16: 0, w24: 0 }
+    } else {
+        SigInfo { signo: tm.signo as i32, code: SI_TIMER, w16: slot as u64 | tm.overrun << 32, w24: tm.value }
+    };
+    (info, tm.target)
+}
+
+fn send((info, target): (SigInfo, Option<u32>)) {
+    match target {
+        Some(0) => {
+            state::send_process(info);
+            state::kick_all();
+        }
+        Some(tid) => {
+            state::send_thread(tid, info);
+            state::kick_thread(tid);
+        }
+        None => {}
+    }
+}
+
+/// The earliest armed deadline (monotonic ns), u64::MAX when none: lets every return to the
+/// program fire due timers itself (a thread spinning in user code on the timer's CPU would
+/// otherwise never let the timer's kernel thread run).
+static NEXT_DEADLINE: AtomicU64 = AtomicU64::new(u64::MAX);
+
+fn update_next(timers: &[Option<Timer>]) {
+    let next = timers.iter().flatten().filter(|t| t.deadline != 0 && !t.deleted).map(|t| t.deadline).min();
+    NEXT_DEADLINE.store(next.unwrap_or(u64::MAX), Ordering::SeqCst);
+}
+
+/// Fires the timers that are due (called on the way back to the program).
+pub fn fire_due() {
+    if NEXT_DEADLINE.load(Ordering::SeqCst) == u64::MAX {
+        return;
+    }
+    let now = time::now_ns();
+    if now < NEXT_DEADLINE.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut due = Vec::new();
+    {
+        let mut timers = TIMERS.lock();
+        for (slot, t) in timers.iter_mut().enumerate() {
+            if let Some(tm) = t {
+                if !tm.deleted && tm.deadline != 0 && now >= tm.deadline {
+                    due.push(expire(slot, tm, now));
+                }
+            }
+        }
+        update_next(&timers);
+    }
+    for sent in due {
+        send(sent);
+    }
+    arm_local();
+}
+
+/// Makes this CPU's timer interrupt come at the next armed deadline, so that the return path
+/// fires it (see NEXT_DEADLINE).
+fn arm_local() {
+    let next = NEXT_DEADLINE.load(Ordering::SeqCst);
+    if next != u64::MAX {
+        let wait = next.saturating_sub(time::now_ns());
+        sched::arm_timer_also(time::ticks().saturating_add(time::ns_to_ticks(wait)));
+    }
+}
+
+/// Arms (or disarms, value 0) slot `slot`, starting its worker on first use. Returns the old
+/// (remaining, interval) in nanoseconds.
+fn arm(slot: usize, value: u64, interval: u64) -> Result<(u64, u64), u32> {
+    let now = time::now_ns();
+    let (old, worker) = {
+        let mut timers = TIMERS.lock();
+        let tm = timers.get_mut(slot).and_then(|t| t.as_mut()).ok_or(EINVAL)?;
+        let old = (if tm.deadline == 0 { 0 } else { tm.deadline.saturating_sub(now).max(1) }, tm.interval);
+        tm.deadline = if value == 0 { 0 } else { now.saturating_add(value) };
+        tm.interval = interval;
+        tm.overrun = 0;
+        let worker = tm.worker;
+        update_next(&timers);
+        (old, worker)
+    };
+    if !worker.is_null() && worker != STARTING {
+        // SAFETY: a timer's worker lives as long as its slot.
+        unsafe { sched::wake(worker) };
+    } else if worker.is_null() && value != 0 {
+        let started = sched::spawn(sched::ThreadOptions::named("timer"), move || worker_entry(slot));
+        match started {
+            Ok(h) => h.detach(),
+            Err(_) => return Err(EAGAIN),
+        }
+        // Mark the worker as started so a second arm does not start another; it registers its
+        // record before it first sleeps.
+        if let Some(Some(tm)) = TIMERS.lock().get_mut(slot) {
+            if tm.worker.is_null() {
+                tm.worker = STARTING;
+            }
+        }
+    }
+    arm_local();
+    Ok(old)
+}
+
+/// A placeholder worker pointer between spawning and the worker's first sleep.
+const STARTING: *mut Thread = core::ptr::dangling_mut::<Thread>();
+
+fn worker_entry(slot: usize) -> u64 {
+    worker(slot)
+}
+
+fn ensure_real_timer() {
+    let mut timers = TIMERS.lock();
+    if timers.is_empty() {
+        timers.push(Some(new_timer(SIGALRM, Some(0), 0, CLOCK_REALTIME)));
+    }
+}
+
+fn new_timer(signo: u64, target: Option<u32>, value: u64, clock: u64) -> Timer {
+    Timer {
+        deadline: 0,
+        interval: 0,
+        signo,
+        target,
+        value,
+        overrun: 0,
+        worker: core::ptr::null_mut(),
+        deleted: false,
+        clock,
+    }
+}
+
+/// alarm(seconds): SIGALRM after that many seconds (0 cancels); returns the seconds left of the
+/// previous alarm, rounded to nearest (at least 1), as Linux does.
+pub fn alarm(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    ensure_real_timer();
+    let secs = a[0] & 0xffff_ffff;
+    let (left, _) = arm(0, secs.saturating_mul(1_000_000_000), 0)?;
+    let (s, us) = (left / 1_000_000_000, (left % 1_000_000_000) / 1000);
+    Ok(if s == 0 && us > 0 || us >= 500_000 { s + 1 } else { s })
+}
+
+/// setitimer(ITIMER_REAL, new, old); the CPU-time timers (VIRTUAL, PROF) are not provided.
+pub fn setitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (which, new, old) = (a[0], a[1], a[2]);
+    if which != ITIMER_REAL {
+        kprintln!("hrt: setitimer({which}): only ITIMER_REAL is implemented: returning EINVAL");
+        return Err(EINVAL);
+    }
+    ensure_real_timer();
+    let (value, interval) = if new != 0 {
+        let [is, ius, vs, vus] = uaccess::read::<[i64; 4]>(new)?;
+        if [is, vs].iter().any(|s| *s < 0) || [ius, vus].iter().any(|u| !(0..1_000_000).contains(u)) {
+            return Err(EINVAL);
+        }
+        (vs as u64 * 1_000_000_000 + vus as u64 * 1000, is as u64 * 1_000_000_000 + ius as u64 * 1000)
+    } else {
+        (0, 0)
+    };
+    let (left, ival) = if new != 0 { arm(0, value, interval)? } else { current(0)? };
+    if old != 0 {
+        let [i0, i1] = timeval(ival);
+        let [v0, v1] = timeval(left);
+        uaccess::write::<[i64; 4]>(old, [i0, i1, v0, v1])?;
+    }
+    Ok(0)
+}
+
+/// The (remaining, interval) of slot `slot`.
+fn current(slot: usize) -> Result<(u64, u64), u32> {
+    let now = time::now_ns();
+    let timers = TIMERS.lock();
+    let tm = timers.get(slot).and_then(|t| t.as_ref()).ok_or(EINVAL)?;
+    Ok((if tm.deadline == 0 { 0 } else { tm.deadline.saturating_sub(now).max(1) }, tm.interval))
+}
+
+pub fn getitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[0] != ITIMER_REAL {
+        kprintln!("hrt: getitimer({}): only ITIMER_REAL is implemented: returning EINVAL", a[0]);
+        return Err(EINVAL);
+    }
+    ensure_real_timer();
+    let (left, ival) = current(0)?;
+    let [i0, i1] = timeval(ival);
+    let [v0, v1] = timeval(left);
+    uaccess::write::<[i64; 4]>(a[1], [i0, i1, v0, v1])?;
+    Ok(0)
+}
+
+/// timer_create(clock, sevp, timerid) on CLOCK_REALTIME or CLOCK_MONOTONIC (and their
+/// variants); other clocks (CPU time) are refused with EINVAL and a trace line.
+pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (clock, sevp, idp) = (a[0], a[1], a[2]);
+    if !matches!(clock, 0 | 1 | 4 | 5 | 6 | 7) {
+        kprintln!("hrt: timer_create on clock {clock} (CPU time) is not implemented: returning EINVAL");
+        return Err(EINVAL);
+    }
+    ensure_real_timer();
+    let mut timer = new_timer(SIGALRM, Some(0), 0, clock);
+    let explicit = if sevp != 0 {
+        let ev = uaccess::read::<[u32; 6]>(sevp)?;
+        let value = ev[0] as u64 | (ev[1] as u64) << 32;
+        let (signo, notify, tid) = (ev[2] as u64, ev[3], ev[4]);
+        match notify {
+            SIGEV_NONE => timer.target = None,
+            SIGEV_SIGNAL | SIGEV_THREAD_ID => {
+                if !(1..=64).contains(&signo) {
+                    return Err(EINVAL);
+                }
+                timer.signo = signo;
+                if notify == SIGEV_THREAD_ID {
+                    let known = state::SIGNALS.lock().threads.get(&tid).is_some_and(|t| !t.thread.is_null());
+                    if !known && tid != crate::linux::process::current_tid() {
+                        return Err(EINVAL);
+                    }
+                    timer.target = Some(tid);
+                }
+            }
+            _ => return Err(EINVAL),
+        }
+        Some(value)
+    } else {
+        None
+    };
+    let id = {
+        let mut timers = TIMERS.lock();
+        let free = (1..timers.len()).find(|&i| timers[i].is_none());
+        let id = match free {
+            Some(i) => i,
+            None if timers.len() < MAX_TIMERS => {
+                timers.push(None);
+                timers.len() - 1
+            }
+            None => return Err(EAGAIN),
+        };
+        // Without a sigevent the value is the timer id, as on Linux.
+        timer.value = explicit.unwrap_or(id as u64);
+        timers[id] = Some(timer);
+        id
+    };
+    if let Err(e) = uaccess::write::<i32>(idp, id as i32) {
+        TIMERS.lock()[id] = None;
+        return Err(e);
+    }
+    Ok(0)
+}
+
+fn posix_slot(id: u64) -> Result<usize, u32> {
+    let id = id as i32;
+    let timers = TIMERS.lock();
+    if id >= 1 && (id as usize) < timers.len() && timers[id as usize].is_some_and(|t| !t.deleted) {
+        Ok(id as usize)
+    } else {
+        Err(EINVAL)
+    }
+}
+
+/// timer_settime(id, flags, new, old).
+pub fn timer_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (slot, flags, new, old) = (posix_slot(a[0])?, a[1], a[2], a[3]);
+    let [is, ins, vs, vns] = uaccess::read::<[i64; 4]>(new)?;
+    let interval = ns_from_timespec([is, ins])?;
+    let mut value = ns_from_timespec([vs, vns])?;
+    if flags & TIMER_ABSTIME != 0 && value != 0 {
+        let clock = TIMERS.lock()[slot].map_or(1, |t| t.clock);
+        let now = crate::linux::calls::time::clock_ns(clock).ok_or(EINVAL)?;
+        // An absolute time already past expires at once.
+        value = value.saturating_sub(now).max(1);
+    }
+    let (left, ival) = arm(slot, value, interval)?;
+    if old != 0 {
+        let [i0, i1] = timespec(ival);
+        let [v0, v1] = timespec(left);
+        uaccess::write::<[i64; 4]>(old, [i0, i1, v0, v1])?;
+    }
+    Ok(0)
+}
+
+pub fn timer_gettime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (left, ival) = current(posix_slot(a[0])?)?;
+    let [i0, i1] = timespec(ival);
+    let [v0, v1] = timespec(left);
+    uaccess::write::<[i64; 4]>(a[1], [i0, i1, v0, v1])?;
+    Ok(0)
+}
+
+pub fn timer_getoverrun(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let slot = posix_slot(a[0])?;
+    Ok(TIMERS.lock()[slot].map_or(0, |t| t.overrun.min(i32::MAX as u64)))
+}
+
+pub fn timer_delete(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let slot = posix_slot(a[0])?;
+    let worker = {
+        let mut timers = TIMERS.lock();
+        let tm = timers[slot].as_mut().ok_or(EINVAL)?;
+        if tm.worker.is_null() {
+            timers[slot] = None;
+            return Ok(0);
+        }
+        tm.deleted = true;
+        tm.deadline = 0;
+        tm.worker
+    };
+    if worker != STARTING {
+        // SAFETY: the worker lives until it sees `deleted` and frees the slot.
+        unsafe { sched::wake(worker) };
+    }
+    Ok(0)
+}

@@ -1,0 +1,164 @@
+//! Signal delivery to handlers (issue 10, item 3): SA_SIGINFO contents, raise and kill,
+//! sigaltstack, SA_RESETHAND, SA_NODEFER, sa_mask, masks with sigpending/sigsuspend,
+//! rt_sigtimedwait, FPU state across a handler, tgkill to another thread, and synchronous
+//! signals from faults (SIGSEGV recovery through mprotect, siglongjmp out of SIGFPE, a SIGILL
+//! handler that moves RIP past ud2). Each case runs natively and under `hrt run --cpus 1` and
+//! `--cpus 2`, and must give the same stdout and exit status.
+
+mod common;
+use common::hostile::{assert_same, build, hrt, native};
+
+fn same_as_linux(prog: &str, case: &str, want: i32) {
+    let prog = build(prog, &[]);
+    let linux = native(&prog, &[case]);
+    assert_eq!(linux.code(), want, "{case} natively: {linux:?}");
+    for n in ["1", "2"] {
+        let got = hrt(&["--cpus", n], &prog, &[case]);
+        assert_same(&format!("{case} --cpus {n}"), &linux, &got);
+    }
+}
+
+#[test]
+fn handler_gets_siginfo_from_raise_and_kill() {
+    same_as_linux("sig_handlers", "siginfo", 0);
+}
+
+#[test]
+fn sa_onstack_handler_runs_on_the_alternate_stack() {
+    same_as_linux("sig_handlers", "altstack", 0);
+}
+
+#[test]
+fn sa_resethand_second_raise_kills() {
+    same_as_linux("sig_handlers", "resethand", 138);
+}
+
+#[test]
+fn sa_nodefer_nests_and_the_default_defers() {
+    same_as_linux("sig_handlers", "nodefer", 0);
+}
+
+#[test]
+fn sa_mask_blocks_during_the_handler() {
+    same_as_linux("sig_handlers", "samask", 0);
+}
+
+#[test]
+fn blocked_signal_stays_pending_until_sigsuspend() {
+    same_as_linux("sig_handlers", "suspend", 0);
+}
+
+#[test]
+fn sigtimedwait_takes_a_pending_signal() {
+    same_as_linux("sig_handlers", "timedwait", 0);
+}
+
+#[test]
+fn fpu_state_survives_a_handler() {
+    same_as_linux("sig_handlers", "fpu", 0);
+}
+
+#[test]
+fn tgkill_reaches_another_thread() {
+    same_as_linux("sig_handlers", "tgkill", 0);
+}
+
+#[test]
+fn default_action_of_sigterm_kills() {
+    same_as_linux("sig_handlers", "default_fatal", 143);
+}
+
+#[test]
+fn sigsegv_handler_recovers_through_mprotect() {
+    same_as_linux("sig_faults", "mprotect", 0);
+}
+
+#[test]
+fn siglongjmp_out_of_sigfpe() {
+    same_as_linux("sig_faults", "fpe", 0);
+}
+
+#[test]
+fn sigill_handler_skips_ud2_by_changing_rip() {
+    same_as_linux("sig_faults", "ud2", 0);
+}
+
+#[test]
+fn sigsegv_on_an_unmapped_address_reports_it() {
+    same_as_linux("sig_faults", "unmapped", 0);
+}
+
+#[test]
+fn fault_with_its_signal_blocked_kills() {
+    same_as_linux("sig_faults", "blocked", 139);
+}
+
+#[test]
+fn alarm_interrupts_pause() {
+    same_as_linux("sig_timers", "alarm", 0);
+}
+
+#[test]
+fn unhandled_alarm_kills() {
+    same_as_linux("sig_timers", "alarm_default", 142);
+}
+
+#[test]
+fn setitimer_real_repeats() {
+    same_as_linux("sig_timers", "setitimer", 0);
+}
+
+#[test]
+fn posix_timer_sends_its_signal_and_value() {
+    same_as_linux("sig_timers", "posix", 0);
+}
+
+#[test]
+fn posix_timer_to_a_thread() {
+    same_as_linux("sig_timers", "thread_id", 0);
+}
+
+#[test]
+fn handler_interrupts_a_futex_wait() {
+    same_as_linux("sig_interrupt", "futex", 0);
+}
+
+#[test]
+fn sa_restart_restarts_a_futex_wait() {
+    same_as_linux("sig_interrupt", "futex_restart", 0);
+}
+
+#[test]
+fn handler_interrupts_nanosleep() {
+    same_as_linux("sig_interrupt", "nanosleep", 0);
+}
+
+#[test]
+fn kill_runs_on_a_thread_that_does_not_block_it() {
+    same_as_linux("sig_interrupt", "process", 0);
+}
+
+#[test]
+fn ss_autodisarm_stack_comes_back_after_the_handler() {
+    same_as_linux("sig_handlers", "autodisarm", 0);
+}
+
+#[test]
+fn alarm_reaches_a_thread_spinning_in_user_code() {
+    same_as_linux("sig_timers", "alarm_spin", 0);
+}
+
+#[test]
+fn interval_timer_reaches_a_spinning_thread_repeatedly() {
+    same_as_linux("sig_timers", "itimer_spin", 0);
+}
+
+#[test]
+fn tgkill_reaches_the_main_thread() {
+    same_as_linux("sig_to_main", "", 0);
+}
+
+#[test]
+fn blocked_default_ignored_signal_waits_for_sigwait() {
+    same_as_linux("sig_handlers", "sigwait_default", 0);
+}

@@ -1,0 +1,121 @@
+// Signals that interrupt blocked threads: a futex wait ends with EINTR when a handler runs
+// (and is restarted with SA_RESTART), nanosleep ends with EINTR and the time left, and a
+// process-directed kill runs on the thread that does not block the signal. `sig_interrupt
+// CASE`. The sender waits 200 ms after the target says it is about to block, so that the
+// signal finds it blocked (as it would on Linux).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int ready, handled, word;
+static volatile pid_t worker_tid, handler_tid;
+static volatile long result, err, left_s;
+
+static void on_usr1(int sig) {
+    (void)sig;
+    handled++;
+    handler_tid = gettid();
+}
+
+static void install(int flags) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = flags;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+static void *futex_waiter(void *arg) {
+    (void)arg;
+    worker_tid = gettid();
+    ready = 1;
+    result = syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    err = errno;
+    return NULL;
+}
+
+static void *sleeper(void *arg) {
+    (void)arg;
+    worker_tid = gettid();
+    ready = 1;
+    struct timespec t = {30, 0}, left = {0, 0};
+    result = nanosleep(&t, &left);
+    err = errno;
+    left_s = left.tv_sec;
+    return NULL;
+}
+
+static void *unblocked_waiter(void *arg) {
+    (void)arg;
+    sigset_t none;
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, NULL);
+    worker_tid = gettid();
+    ready = 1;
+    while (!handled)
+        pause();
+    return NULL;
+}
+
+static void settle(void) {
+    while (!ready)
+        sched_yield();
+    struct timespec t = {0, 200 * 1000 * 1000};
+    nanosleep(&t, NULL);
+}
+
+int main(int argc, char **argv) {
+    const char *c = argc > 1 ? argv[1] : "futex";
+    setvbuf(stdout, NULL, _IONBF, 0);
+    pthread_t th;
+    if (!strcmp(c, "futex") || !strcmp(c, "futex_restart")) {
+        int restart = !strcmp(c, "futex_restart");
+        install(restart ? SA_RESTART : 0);
+        pthread_create(&th, NULL, futex_waiter, NULL);
+        settle();
+        syscall(SYS_tgkill, getpid(), worker_tid, SIGUSR1);
+        if (restart) {
+            while (!handled)
+                sched_yield();
+            settle(); // the wait has started again
+            word = 1;
+            while (syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0) == 0)
+                sched_yield();
+        }
+        pthread_join(th, NULL);
+        printf("futex wait=%ld eintr=%d handled=%d on_worker=%d\n", result, err == EINTR, handled,
+               handler_tid == worker_tid);
+    } else if (!strcmp(c, "nanosleep")) {
+        install(SA_RESTART); // nanosleep is never restarted after a handler
+        pthread_create(&th, NULL, sleeper, NULL);
+        settle();
+        syscall(SYS_tgkill, getpid(), worker_tid, SIGUSR1);
+        pthread_join(th, NULL);
+        printf("nanosleep=%ld eintr=%d left_plenty=%d handled=%d\n", result, err == EINTR, left_s >= 20 && left_s < 30,
+               handled);
+    } else if (!strcmp(c, "process")) {
+        install(0);
+        sigset_t block;
+        sigemptyset(&block);
+        sigaddset(&block, SIGUSR1);
+        pthread_sigmask(SIG_BLOCK, &block, NULL);
+        pthread_create(&th, NULL, unblocked_waiter, NULL);
+        settle();
+        kill(getpid(), SIGUSR1);
+        pthread_join(th, NULL);
+        printf("kill ran on the thread that does not block it=%d\n", handler_tid == worker_tid);
+    } else {
+        fprintf(stderr, "unknown case %s\n", c);
+        return 2;
+    }
+    return 0;
+}
