@@ -6,7 +6,7 @@
 #![no_std]
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -162,7 +162,13 @@ pub struct BootInfo {
     /// ld-linux-x86-64.so.2) read from the host, placed in reserved guest memory like
     /// `program`; empty for a static program.
     pub interp: Range,
+    /// The host's uname (sysname, nodename, release, version, machine, domainname; each
+    /// NUL-padded to 65 bytes): the program sees the host's, as a container does.
+    pub uname: [[u8; UTS_LEN]; 6],
 }
+
+/// Length of each uname field, its NUL included (Linux's `__NEW_UTS_LEN + 1`).
+pub const UTS_LEN: usize = 65;
 
 impl BootInfo {
     pub const fn zeroed() -> Self {
@@ -204,6 +210,7 @@ impl BootInfo {
             _pad2: 0,
             cmdline: [0; CMDLINE_LEN],
             interp: Range { base: 0, size: 0 },
+            uname: [[0; UTS_LEN]; 6],
         }
     }
 

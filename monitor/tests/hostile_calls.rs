@@ -114,3 +114,10 @@ fn writing_to_a_closed_pipe_raises_sigpipe() {
 fn owner_statfs_and_group_calls_behave_as_on_linux() {
     same_as_linux("calls_owners", &[]);
 }
+
+/// uname gives the host's sysname, node name, release, version, machine and domain name, as
+/// a container would (it invented "hrt" and "6.1.0-hrt" before).
+#[test]
+fn uname_is_the_hosts() {
+    same_as_linux("calls_uname", &[]);
+}

@@ -154,6 +154,7 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
         info.gid = libc::getgid();
     }
     info.host_pid = std::process::id();
+    info.uname = host_uname();
     if setup.strace {
         info.flags |= flags::STRACE;
     }
@@ -243,4 +244,22 @@ fn write_page_tables(ram: &GuestRam) -> Result<()> {
 fn as_bytes(v: &[u64]) -> &[u8] {
     // SAFETY: u64s viewed as bytes.
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, v.len() * 8) }
+}
+
+/// The host's uname fields, as the program's uname reports them.
+fn host_uname() -> [[u8; hrt_abi::UTS_LEN]; 6] {
+    let mut out = [[0u8; hrt_abi::UTS_LEN]; 6];
+    // SAFETY: utsname is plain data; uname fills it.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return out;
+    }
+    let fields = [&u.sysname, &u.nodename, &u.release, &u.version, &u.machine, &u.domainname];
+    for (dst, src) in out.iter_mut().zip(fields) {
+        for (d, &c) in dst.iter_mut().zip(src.iter()).take(hrt_abi::UTS_LEN - 1) {
+            *d = c as u8;
+        }
+    }
+    out
 }
