@@ -134,11 +134,12 @@ impl GuestMemory for Guarded {
 /// The one page of the test memory the program has not mapped.
 const UNMAPPED_PAGE: usize = PAGES / 2;
 
-/// xorshift64*: deterministic, so a failure names its input number and reproduces.
-struct Rng(u64);
+/// xorshift64*: deterministic, so a failure names its input number and reproduces. Also used
+/// by the hypercall decoder's fuzz run (vm/hypercall.rs).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

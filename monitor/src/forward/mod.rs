@@ -33,7 +33,7 @@ mod fd_table;
 mod fds;
 mod files;
 #[cfg(test)]
-mod fuzz;
+pub(crate) mod fuzz;
 mod guest_mem;
 mod host;
 mod io;

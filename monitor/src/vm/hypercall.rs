@@ -200,17 +200,14 @@ mod fuzz {
 
     const RAM: u64 = 64 << 20;
 
-    struct Rng(u64);
+    use crate::forward::fuzz::Rng;
 
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            // xorshift64*: deterministic, so a failure names its input and reproduces.
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
+    /// Edge-seeking words on top of the shared generator.
+    trait Words {
+        fn word(&mut self) -> u64;
+    }
 
+    impl Words for Rng {
         /// A guest address or length chosen to hit edges: around 0, the end of RAM, the top of
         /// the address space, page boundaries, or anything.
         fn word(&mut self) -> u64 {
