@@ -121,3 +121,10 @@ fn owner_statfs_and_group_calls_behave_as_on_linux() {
 fn uname_is_the_hosts() {
     same_as_linux("calls_uname", &[]);
 }
+
+/// PROT_NONE memory is off limits to forwarded calls too (EFAULT, a read stops before it), and
+/// open to them again after mprotect.
+#[test]
+fn forwarded_calls_respect_prot_none() {
+    same_as_linux("calls_prot_none", &[]);
+}

@@ -135,6 +135,13 @@ fn take_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
     Ok(end)
 }
 
+/// Page-map hook for mmap/mprotect: PROT_NONE pages count as unmapped in the page map, so the
+/// monitor's forwarded calls give EFAULT for them as Linux does (they cannot be touched at all);
+/// access given back counts them as mapped again.
+pub fn access_changed(start: u64, end: u64, accessible: bool) {
+    super::usermap::set(start, end, accessible);
+}
+
 /// Page-map hook for brk: the break moved from `old` to `new`, and its window from `old_end` to
 /// `new_end` (grown by `grow_in_place`, which marks what it adds). Only the pages below the
 /// break count as mapped, so a range running past the break faults as on Linux.

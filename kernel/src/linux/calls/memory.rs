@@ -108,6 +108,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// also carry an older protection, which `reset` undoes).
 fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
     let rw = protect::PROT_READ | protect::PROT_WRITE;
+    let any = rw | protect::PROT_EXEC;
+    if prot & any == 0 {
+        usermem::access_changed(start, end, false);
+    }
     if prot & rw == rw {
         protect::reset(start, end);
     } else if fresh {
@@ -182,6 +186,7 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(ENOMEM);
     }
     protect::set(addr, end, prot & known);
+    usermem::access_changed(addr, end, prot & known != 0);
     Ok(0)
 }
 
