@@ -59,7 +59,9 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         17 => (7, BUS_ADRALN, 0),                   // #AC
         11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
         // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
-        14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) => (11, SEGV_ACCERR, cr2),
+        14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) || is_prot_none(cr2) => {
+            (11, SEGV_ACCERR, cr2)
+        }
         14 => (11, SEGV_MAPERR, cr2),
         _ => (11, SI_KERNEL, 0), // #GP and the rest
     };
@@ -91,4 +93,12 @@ fn simd_fpe_code() -> i32 {
     } else {
         FPE_FLTINV
     }
+}
+
+/// Whether `addr` lies in a mapping whose protection is PROT_NONE (such pages count as unmapped
+/// in the page map, but a fault there is an access error, SEGV_ACCERR, as on Linux).
+fn is_prot_none(addr: u64) -> bool {
+    let page = addr & !(super::usermem::PAGE - 1);
+    let end = page.saturating_add(super::usermem::PAGE);
+    super::usermem::is_mapped(page, end) && !super::protect::allows(page, end, false)
 }
