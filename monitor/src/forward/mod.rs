@@ -60,9 +60,10 @@ pub use guest_mem::{mapped_len_in, GuestMemory};
 /// AT_FDCWD as a system-call argument.
 const CWD: u64 = libc::AT_FDCWD as u32 as u64;
 
-/// Every call the forwarder performs (Linux x86-64 numbers).
-#[cfg(test)]
-const HANDLED: &[libc::c_long] = &[
+/// Every call the forwarder performs (Linux x86-64 numbers). The kernel's table must route
+/// exactly these here (routing_tests.rs), and the vCPU threads' seccomp filter allows them
+/// (vm/seccomp.rs).
+pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_read,
     libc::SYS_write,
     libc::SYS_readv,

@@ -17,77 +17,11 @@ use crate::error::Result;
 /// Exit status after a forbidden call: as if killed by SIGSYS.
 pub const FORBIDDEN_STATUS: i32 = 128 + libc::SIGSYS;
 
-/// Calls allowed with any arguments: what the forwarder performs on the program's behalf (see
-/// forward/), its path walk (O_PATH lookups, statfs, readlink), and what Rust's runtime does
-/// on these threads (memory, futexes, signals, thread exit, stderr).
-const ALLOWED: &[libc::c_long] = &[
-    // Forwarded calls.
-    libc::SYS_read,
-    libc::SYS_write,
-    libc::SYS_readv,
-    libc::SYS_writev,
-    libc::SYS_pread64,
-    libc::SYS_pwrite64,
-    libc::SYS_preadv,
-    libc::SYS_pwritev,
-    libc::SYS_sendfile,
-    libc::SYS_open,
-    libc::SYS_creat,
-    libc::SYS_openat,
-    libc::SYS_close,
-    libc::SYS_fstat,
-    libc::SYS_stat,
-    libc::SYS_lstat,
-    libc::SYS_newfstatat,
-    libc::SYS_statx,
-    libc::SYS_lseek,
-    libc::SYS_access,
-    libc::SYS_faccessat,
-    libc::SYS_faccessat2,
-    libc::SYS_getcwd,
-    libc::SYS_chdir,
-    libc::SYS_fchdir,
-    libc::SYS_mkdir,
-    libc::SYS_mkdirat,
-    libc::SYS_rmdir,
-    libc::SYS_unlink,
-    libc::SYS_unlinkat,
-    libc::SYS_rename,
-    libc::SYS_renameat,
-    libc::SYS_renameat2,
-    libc::SYS_link,
-    libc::SYS_linkat,
-    libc::SYS_symlink,
-    libc::SYS_symlinkat,
-    libc::SYS_readlink,
-    libc::SYS_readlinkat,
-    libc::SYS_getdents64,
-    libc::SYS_fcntl,
-    libc::SYS_dup,
-    libc::SYS_dup2,
-    libc::SYS_dup3,
-    libc::SYS_pipe,
-    libc::SYS_pipe2,
-    libc::SYS_truncate,
-    libc::SYS_ftruncate,
-    libc::SYS_fsync,
-    libc::SYS_fdatasync,
-    libc::SYS_chmod,
-    libc::SYS_fchmod,
-    libc::SYS_fchmodat,
-    libc::SYS_utimensat,
-    libc::SYS_fchownat,
-    libc::SYS_fchown,
-    libc::SYS_getgroups,
-    libc::SYS_poll,
-    libc::SYS_ppoll,
-    libc::SYS_select,
-    libc::SYS_pselect6,
-    libc::SYS_getxattr,
-    libc::SYS_fgetxattr,
-    libc::SYS_listxattr,
-    libc::SYS_flistxattr,
-    libc::SYS_fadvise64,
+/// Host calls allowed with any arguments besides the forwarded calls themselves
+/// (`forward::HANDLED`, except `ioctl`, which is limited to its requests): the forwarder's path
+/// walk and synthetic files (O_PATH lookups, statfs, memfd), identities, and what Rust's runtime
+/// does on these threads (memory, futexes, signals, thread exit, stderr).
+const HOST_ONLY: &[libc::c_long] = &[
     // The path walk and the synthetic files.
     libc::SYS_statfs,
     libc::SYS_fstatfs,
@@ -121,6 +55,12 @@ const ALLOWED: &[libc::c_long] = &[
     libc::SYS_exit_group,
 ];
 
+/// Every call allowed with any arguments: the forwarded calls (but `ioctl`) and `HOST_ONLY`.
+fn allowed() -> Vec<libc::c_long> {
+    let forwarded = crate::forward::HANDLED.iter().filter(|&&nr| nr != libc::SYS_ioctl);
+    forwarded.chain(HOST_ONLY).copied().collect()
+}
+
 /// `_IOR(KVMIO, nr, T)`.
 const fn kvm_ior(nr: u64, size: usize) -> u64 {
     (2 << 30) | ((size as u64) << 16) | (0xae << 8) | nr
@@ -141,7 +81,7 @@ fn ioctl_requests() -> Vec<u64> {
 
 /// The compiled filter (built once, installed by each vCPU thread on itself).
 pub fn filter() -> Result<BpfProgram> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = ALLOWED.iter().map(|&nr| (nr, Vec::new())).collect();
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = allowed().into_iter().map(|nr| (nr, Vec::new())).collect();
     let fail = |e: seccompiler::BackendError| err!("cannot build the seccomp filter: {e}");
     let ioctls = ioctl_requests()
         .into_iter()

@@ -11,12 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static void report(const char *what, long r) {
-    if (r < 0)
-        printf("%s: -1 errno %d\n", what, errno);
-    else
-        printf("%s: %ld\n", what, r);
-}
+#include "report.h"
 
 int main(void) {
     char dir[] = "/tmp/hrt-calls-own-XXXXXX";
