@@ -243,6 +243,9 @@ pub mod flags {
     /// Keep the kernel's informational boot lines off the console (`hrt run` without
     /// --verbose), so the program's stderr is its own.
     pub const QUIET: u64 = 1 << 3;
+    /// Keep the kernel in ring 0 on a PVM host instead of running it in ring 3 with the
+    /// program (`--kernel-ring 0`).
+    pub const KERNEL_RING0: u64 = 1 << 4;
 }
 
 /// Bits of `BootInfo::features`.

@@ -51,14 +51,15 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     apic::detect();
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
-    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user);
+    crate::arch::ring3::choose(kernel_in_ring3(boot));
+    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active());
     crate::arch::ring0::init(boot);
     idt::init();
     sched::configure(boot.flags & hrt_abi::flags::IDLE_HALT != 0, boot.preempt_us);
     init_this_cpu();
     fpu::prepare_initial();
     kinfo!(
-        "kernel: up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz, idle {}{}",
+        "kernel: up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz, idle {}{}, kernel in ring {}",
         boot.num_cpus,
         boot.mem_size >> 20,
         boot.num_zones,
@@ -67,6 +68,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         boot.tsc_khz / 1000,
         if sched::idle_halts() { "halt" } else { "poll" },
         if boot.preempt_us > 0 { ", preemptive" } else { "" },
+        if crate::arch::ring3::active() { 3 } else { 0 },
     );
     kinfo!(
         "kernel: platform: {}; PVM signature (synthetic CPUID 0x40000002): {}",
@@ -83,6 +85,14 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         .expect("cannot create the main thread");
     main.detach();
     sched::idle::idle_loop()
+}
+
+/// One ring: on a PVM host (emulated ring 0) the kernel runs in ring 3 with the program,
+/// unless the program runs in ring 0 (`--app-ring 0`) or `--kernel-ring 0` asks otherwise.
+fn kernel_in_ring3(boot: &BootInfo) -> bool {
+    boot.platform == Platform::PvmEmulated as u32
+        && (boot.program.size == 0 || boot.app_ring != 0)
+        && boot.flags & hrt_abi::flags::KERNEL_RING0 == 0
 }
 
 fn secondary_cpu() -> ! {
@@ -114,6 +124,14 @@ fn init_this_cpu() {
     fpu::init_cpu();
     apic::init_cpu();
     sched::init_cpu();
+    if crate::arch::ring3::active() {
+        let size = gdt::IST_STACK_SIZE;
+        let stack = mem::alloc_pages(mem::order_for(size), None).expect("no memory for the entry stack");
+        crate::arch::ring3::init_cpu(stack + size as u64);
+        // SAFETY: everything ring 3 needs is in place: user-accessible kernel memory, the
+        // entry stack, the ring-3 gates and SYSCALL entry.
+        unsafe { crate::arch::ring3::enter() };
+    }
     this.online.store(true, Ordering::Release);
     CPUS_ONLINE.fetch_add(1, Ordering::AcqRel);
 }

@@ -19,6 +19,10 @@ pub struct PerCpu {
     pub kernel_rsp: AtomicU64,
     /// Scratch slot for the ring-3 system-call entry.
     pub user_rsp: AtomicU64,
+    /// Ring-3 mode: interrupts are masked on this CPU (the software interrupt flag).
+    pub irq_off: AtomicU64,
+    /// Ring-3 mode: interrupt vectors that arrived while masked, one bit each.
+    pub irq_pending: [AtomicU64; 4],
     pub zone: AtomicUsize,
     pub online: AtomicBool,
     pub gdt: PerCpuCell<Gdt>,
@@ -33,6 +37,8 @@ impl PerCpu {
             id: 0,
             kernel_rsp: AtomicU64::new(0),
             user_rsp: AtomicU64::new(0),
+            irq_off: AtomicU64::new(0),
+            irq_pending: [const { AtomicU64::new(0) }; 4],
             zone: AtomicUsize::new(0),
             online: AtomicBool::new(false),
             gdt: PerCpuCell::new(Gdt::new()),
@@ -101,3 +107,12 @@ pub fn zone_of(cpu: usize) -> usize {
 pub fn apic_id(cpu: usize) -> u32 {
     cpu as u32
 }
+
+// The assembly entry paths read these fields at fixed GS offsets.
+const _: () = {
+    assert!(core::mem::offset_of!(PerCpu, kernel_rsp) == percpu::OFF_KERNEL_RSP);
+    assert!(core::mem::offset_of!(PerCpu, user_rsp) == percpu::OFF_USER_RSP);
+    assert!(core::mem::offset_of!(PerCpu, irq_off) == percpu::OFF_IRQ_OFF);
+    // The vDSO's getcpu reads the zone (NUMA node) at this offset (kernel/vdso/vdso.c).
+    assert!(core::mem::offset_of!(PerCpu, zone) == 72);
+};

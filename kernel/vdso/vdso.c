@@ -9,7 +9,8 @@ struct hrt_vvar {
     uint64_t boot_tsc;  /* TSC at the kernel's time zero */
     uint64_t ns_mult;   /* ns = (ticks * ns_mult) >> 32 */
     uint64_t wall_ns;   /* CLOCK_REALTIME at time zero */
-    uint64_t rdtscp;    /* non-zero: TSC_AUX holds cpu | node << 12 */
+    uint64_t rdtscp;    /* 1: TSC_AUX holds cpu | node << 12; 2: GS holds the kernel's per-CPU
+                           record (the kernel runs in ring 3), cpu at gs:8, node at gs:72 */
 };
 
 extern const struct hrt_vvar hrt_vvar __attribute__((visibility("hidden")));
@@ -82,6 +83,17 @@ long __vdso_time(long *t) {
 int __vdso_getcpu(unsigned *cpu, unsigned *node, void *unused) {
     if (!hrt_vvar.rdtscp)
         return (int)sys3(309, (long)cpu, (long)node, (long)unused);
+    if (hrt_vvar.rdtscp == 2) {
+        /* RDTSCP would give the host's CPU on a PVM host. */
+        uint64_t c, n;
+        __asm__ volatile("mov %%gs:8, %0" : "=r"(c));
+        __asm__ volatile("mov %%gs:72, %0" : "=r"(n));
+        if (cpu)
+            *cpu = (unsigned)c;
+        if (node)
+            *node = (unsigned)n;
+        return 0;
+    }
     uint32_t lo, hi, aux;
     __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
     if (cpu)

@@ -99,6 +99,10 @@ pub struct VmArgs {
     /// Where the kernel's ring 0 runs: auto-detected, or forced
     #[arg(long, value_enum, default_value = "auto")]
     pub platform: PlatformChoice,
+    /// Ring of the kernel's hot paths on a PVM host: 3 (default: with the program, system calls
+    /// without a mode switch) or 0 (separated from the program, at emulated ring 0's cost)
+    #[arg(long, value_name = "RING", value_parser = clap::builder::PossibleValuesParser::new(["0", "3"]))]
+    pub kernel_ring: Option<String>,
     /// Split guest memory and vCPUs into N NUMA zones (emulated layout)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub numa: u32,

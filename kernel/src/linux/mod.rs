@@ -23,6 +23,8 @@ pub mod vdso;
 pub fn start() {
     let boot = crate::boot::info();
     signal::init();
+    crate::arch::traps::set_syscall_handler(|frame| syscall::dispatch(frame));
+    crate::arch::traps::set_user_exception_handler(fault::user_exception);
     if let Err(msg) = loader::start_program(boot) {
         kprintln!("hrt: cannot start the program: {msg}");
         // Found but not runnable: 126, as `hrt run` reports the programs it refuses itself.

@@ -26,7 +26,13 @@ pub fn map() -> Option<u64> {
         boot_tsc,
         ns_mult,
         wall_ns: crate::boot::info().wallclock_ns,
-        rdtscp: crate::arch::features::has(crate::arch::features::RDTSCP) as u64,
+        // getcpu: from GS when the kernel runs in ring 3 (RDTSCP would give the host's CPU
+        // there), else from RDTSCP's TSC_AUX where offered, else a system call.
+        rdtscp: if crate::arch::ring3::active() {
+            2
+        } else {
+            crate::arch::features::has(crate::arch::features::RDTSCP) as u64
+        },
     };
     // SAFETY: both ranges are freshly allocated program memory.
     unsafe {

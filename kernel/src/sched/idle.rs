@@ -4,7 +4,7 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{instr, irq};
+use crate::arch::irq;
 
 pub fn idle_loop() -> ! {
     let s = &crate::cpu::this().sched;
@@ -19,11 +19,10 @@ pub fn idle_loop() -> ! {
             irq::disable();
             s.halted.store(true, Ordering::SeqCst);
             if s.runnable() == 0 && !super::task::pending() {
-                // sti;hlt: a kick sent after the checks above still ends the hlt.
-                instr::enable_and_hlt();
-            } else {
-                irq::enable();
+                // A kick sent after the checks above still ends the wait.
+                irq::wait_for_interrupt();
             }
+            irq::enable();
             s.halted.store(false, Ordering::SeqCst);
         } else {
             core::hint::spin_loop();

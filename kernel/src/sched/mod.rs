@@ -100,6 +100,7 @@ pub fn init_cpu() {
     if cpu::id() == 0 {
         crate::arch::traps::register(apic::TIMER_VECTOR, timer_interrupt);
         crate::arch::traps::register(apic::KICK_VECTOR, |_| {});
+        crate::arch::traps::set_after_interrupt_hook(after_interrupt);
     }
     let q = QUANTUM.load(Ordering::Relaxed);
     if q != 0 {

@@ -37,6 +37,9 @@ pub fn write(
     }
     info.platform = config.platform as u32;
     info.flags = flags::MEMORY_ZEROED | if config.idle_halt { flags::IDLE_HALT } else { 0 };
+    if config.kernel_ring0 {
+        info.flags |= flags::KERNEL_RING0;
+    }
     info.preempt_us = config.preempt_us;
     info.tsc_khz = tsc_khz;
     info.features = guest_features(cpuid);

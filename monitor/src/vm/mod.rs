@@ -34,6 +34,8 @@ pub struct VmConfig {
     pub cpus: u32,
     pub mem: u64,
     pub idle_halt: bool,
+    /// `--kernel-ring 0`: keep the kernel in ring 0 on a PVM host.
+    pub kernel_ring0: bool,
     pub pin: bool,
     pub preempt_us: u64,
     pub numa: u32,
@@ -62,6 +64,7 @@ impl VmConfig {
             cpus,
             mem,
             idle_halt: args.idle == crate::cli::IdleMode::Halt,
+            kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
             pin: args.pin,
             preempt_us: args.preempt.unwrap_or(0),
             numa: args.numa,

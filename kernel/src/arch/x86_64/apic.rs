@@ -35,7 +35,26 @@ const ICR_ALL_BUT_SELF: u64 = 0b11 << 18;
 const LVT_MASKED: u32 = 1 << 16;
 const LVT_TSC_DEADLINE: u32 = 0b10 << 17;
 
+/// Reads APIC register `reg` (in ring 0; see `ring3::privileged`).
 fn read(reg: u32) -> u64 {
+    super::ring3::privileged(read_ring0, reg as u64, 0, 0)
+}
+
+/// Writes APIC register `reg` (in ring 0).
+fn write(reg: u32, value: u64) {
+    super::ring3::privileged(write_ring0, reg as u64, value, 0);
+}
+
+extern "C" fn read_ring0(reg: u64, _: u64, _: u64) -> u64 {
+    read_direct(reg as u32)
+}
+
+extern "C" fn write_ring0(reg: u64, value: u64, _: u64) -> u64 {
+    write_direct(reg as u32, value);
+    0
+}
+
+fn read_direct(reg: u32) -> u64 {
     if X2APIC.load(Ordering::Relaxed) {
         rdmsr(0x800 + reg)
     } else {
@@ -44,7 +63,7 @@ fn read(reg: u32) -> u64 {
     }
 }
 
-fn write(reg: u32, value: u64) {
+fn write_direct(reg: u32, value: u64) {
     if X2APIC.load(Ordering::Relaxed) {
         // SAFETY: x2APIC registers are MSRs 0x800+; writing them only affects the local APIC.
         unsafe { wrmsr(0x800 + reg, value) };
@@ -118,15 +137,20 @@ pub fn eoi() {
 }
 
 fn send_icr(dest: u32, low: u64) {
+    super::ring3::privileged(send_icr_ring0, dest as u64, low, 0);
+}
+
+extern "C" fn send_icr_ring0(dest: u64, low: u64, _: u64) -> u64 {
     if is_x2apic() {
-        write(REG_ICR, ((dest as u64) << 32) | low);
+        write_direct(REG_ICR, (dest << 32) | low);
     } else {
-        while read(REG_ICR) & ICR_PENDING != 0 {
+        while read_direct(REG_ICR) & ICR_PENDING != 0 {
             core::hint::spin_loop();
         }
-        write(REG_ICR_HIGH, (dest as u64) << 24);
-        write(REG_ICR, low);
+        write_direct(REG_ICR_HIGH, dest << 24);
+        write_direct(REG_ICR, low);
     }
+    0
 }
 
 /// Sends `vector` to the CPU whose APIC ID is `apic_id` (fixed delivery, physical mode).
@@ -141,17 +165,22 @@ pub fn send_ipi_all_others(vector: u8) {
 
 /// Arms this CPU's one-shot timer to fire at TSC value `deadline` (0 disarms).
 pub fn set_deadline(deadline: u64) {
+    super::ring3::privileged(set_deadline_ring0, deadline, 0, 0);
+}
+
+extern "C" fn set_deadline_ring0(deadline: u64, _: u64, _: u64) -> u64 {
     if has_tsc_deadline() {
         // SAFETY: the TSC-deadline MSR only arms this CPU's timer.
         unsafe { wrmsr(MSR_TSC_DEADLINE, deadline) };
-        return;
+        return 0;
     }
     if deadline == 0 {
-        write(REG_TIMER_INIT, 0);
-        return;
+        write_direct(REG_TIMER_INIT, 0);
+        return 0;
     }
     let now = rdtsc();
     let delta = deadline.saturating_sub(now).max(1);
     let ticks = (delta as u128 * TICKS_PER_1K_TSC.load(Ordering::Relaxed) as u128 / 1024).clamp(1, u32::MAX as u128);
-    write(REG_TIMER_INIT, ticks as u64);
+    write_direct(REG_TIMER_INIT, ticks as u64);
+    0
 }

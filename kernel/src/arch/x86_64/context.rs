@@ -1,5 +1,11 @@
 //! Thread context switch. A suspended thread's stack holds its callee-saved registers and the
 //! return address into `switch`; the thread record keeps only the stack pointer.
+//!
+//! In ring-3 mode (`ring3`) a switch made in ring 0 (preemption from an interrupt handler)
+//! continues the next thread in ring 3: kernel code runs in either ring, and ring 3 is the
+//! one that costs nothing there.
+
+use super::gdt::{USER_CS, USER_SS};
 
 /// Saves callee-saved registers on the current stack, stores rsp in `*save_rsp`, loads
 /// `next_rsp` and pops the next thread's registers. Returns when the old thread is resumed.
@@ -17,6 +23,13 @@ pub unsafe extern "C" fn switch(save_rsp: *mut u64, next_rsp: u64) {
         "push r15",
         "mov [rdi], rsp",
         "mov rsp, rsi",
+        "cmp byte ptr [rip + {ring3}], 0",
+        "je 1f",
+        "mov ax, cs",
+        "test al, 3",
+        "jnz 1f",
+        super::ring3::drop_to_ring3_asm!(),
+        "1:",
         "pop r15",
         "pop r14",
         "pop r13",
@@ -24,6 +37,9 @@ pub unsafe extern "C" fn switch(save_rsp: *mut u64, next_rsp: u64) {
         "pop rbx",
         "pop rbp",
         "ret",
+        ring3 = sym super::ring3::KERNEL_RING3,
+        ss = const USER_SS as u64,
+        cs = const USER_CS as u64,
     );
 }
 

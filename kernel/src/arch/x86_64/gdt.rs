@@ -32,7 +32,15 @@ pub struct Tss {
     _reserved2: u64,
     _reserved3: u16,
     pub iomap_base: u16,
+    /// I/O permission bitmap (a set bit denies ring 3 the port), then the 0xff terminator the
+    /// CPU reads past the last byte. Covers the hypercall port; in effect only in ring-3 mode
+    /// (`open_hypercall_port`), where ring-3 code makes the hypercalls.
+    iomap: [u8; IOMAP_BYTES],
 }
+
+const IOMAP_BYTES: usize = hrt_abi::HYPERCALL_PORT as usize / 8 + 2;
+/// Offset of `iomap` in the TSS (the hardware part is 104 bytes).
+const IOMAP_OFFSET: u16 = 104;
 
 impl Tss {
     pub const fn new() -> Self {
@@ -43,10 +51,22 @@ impl Tss {
             ist: [0; 7],
             _reserved2: 0,
             _reserved3: 0,
-            iomap_base: size_of::<Tss>() as u16,
+            // Past the TSS limit: no bitmap, so ring 3 has no port.
+            iomap_base: 0xffff,
+            iomap: [0xff; IOMAP_BYTES],
         }
     }
+
+    /// Lets ring 3 use the 4-byte hypercall port (`out` of a request address).
+    pub fn open_hypercall_port(&mut self) {
+        for port in hrt_abi::HYPERCALL_PORT..hrt_abi::HYPERCALL_PORT + 4 {
+            self.iomap[port as usize / 8] &= !(1 << (port % 8));
+        }
+        self.iomap_base = IOMAP_OFFSET;
+    }
 }
+
+const _: () = assert!(core::mem::offset_of!(Tss, iomap) == IOMAP_OFFSET as usize);
 
 /// null, kernel code, kernel data, user data, user code, TSS (two slots).
 #[repr(C, align(16))]

@@ -11,26 +11,73 @@ use core::cell::UnsafeCell;
 
 use super::gdt::{IST_DOUBLE_FAULT, IST_MACHINE_CHECK, IST_NMI, IST_PROGRAM, KERNEL_CS};
 
-core::arch::global_asm!(
-    ".section .text",
-    ".balign 16",
-    ".global isr_stubs",
-    "isr_stubs:",
-    ".set vec, 0",
-    ".rept 256",
-    "    .balign 16",
-    // Vectors 8, 10-14, 17, 21, 29, 30 come with an error code from the CPU.
-    "    .if (vec == 8) || ((vec >= 10) && (vec <= 14)) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30)",
-    "    .else",
-    "    .byte 0x6a, 0x00", // push 0
-    "    .endif",
-    "    .byte 0x68", // push imm32
-    "    .long vec",
-    "    jmp {common}",
-    "    .set vec, vec + 1",
-    ".endr",
-    common = sym trap_common,
-);
+/// Emits a table of 256 entry stubs named `$name`, 16 bytes each, that jump to `$target`
+/// with the error code (0 where the CPU pushes none) and the vector pushed, and the function
+/// `stub_address(vector)` that finds them.
+macro_rules! isr_stub_table {
+    ($name:ident, $target:path) => {
+        core::arch::global_asm!(
+            ".section .text",
+            ".balign 16",
+            concat!(".global ", stringify!($name)),
+            concat!(stringify!($name), ":"),
+            ".set vec, 0",
+            ".rept 256",
+            "    .balign 16",
+            // Vectors 8, 10-14, 17, 21, 29, 30 come with an error code from the CPU.
+            "    .if (vec == 8) || ((vec >= 10) && (vec <= 14)) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30)",
+            "    .else",
+            "    .byte 0x6a, 0x00", // push 0
+            "    .endif",
+            "    .byte 0x68", // push imm32
+            "    .long vec",
+            "    jmp {target}",
+            "    .set vec, vec + 1",
+            ".endr",
+            target = sym $target,
+        );
+
+        extern "C" {
+            static $name: u8;
+        }
+
+        /// The entry stub for `vector` in this table.
+        pub fn stub_address(vector: u8) -> u64 {
+            core::ptr::addr_of!($name) as u64 + 16 * vector as u64
+        }
+    };
+}
+pub(super) use isr_stub_table;
+
+/// Assembly that copies the nine words at `[rsp]` (rbx, rax, vector, error code and the CPU's
+/// five-word frame, as the relocating entry stubs push them) to `[rbx]`, through rax.
+macro_rules! copy_entry_frame_asm {
+    () => {
+        concat!(
+            "mov rax, [rsp]\n",
+            "mov [rbx], rax\n",
+            "mov rax, [rsp + 8]\n",
+            "mov [rbx + 8], rax\n",
+            "mov rax, [rsp + 16]\n",
+            "mov [rbx + 16], rax\n",
+            "mov rax, [rsp + 24]\n",
+            "mov [rbx + 24], rax\n",
+            "mov rax, [rsp + 32]\n",
+            "mov [rbx + 32], rax\n",
+            "mov rax, [rsp + 40]\n",
+            "mov [rbx + 40], rax\n",
+            "mov rax, [rsp + 48]\n",
+            "mov [rbx + 48], rax\n",
+            "mov rax, [rsp + 56]\n",
+            "mov [rbx + 56], rax\n",
+            "mov rax, [rsp + 64]\n",
+            "mov [rbx + 64], rax\n",
+        )
+    };
+}
+pub(super) use copy_entry_frame_asm;
+
+isr_stub_table!(isr_stubs, trap_common);
 
 /// Saves registers into a `TrapFrame`, swaps GS when the trap came from ring 3, dispatches.
 /// Two inner labels are shared with the ring-3 paths (`syscall.rs`): `hrt_trap_save` (the
@@ -66,8 +113,21 @@ unsafe extern "C" fn trap_common() {
         "call {dispatch}",
         ".global hrt_trap_return",
         "hrt_trap_return:",
+        "mov ax, cs",
+        "test al, 3",
+        "jz 4f",
+        // Running in ring 3 (ring-3 mode, `ring3`): return within the ring, with the
+        // selectors the hardware gives ring 3 (a PVM host's, not the guest GDT's).
+        "movzx eax, ax",
+        "mov [rsp + 144], rax",
+        "mov ax, ss",
+        "movzx eax, ax",
+        "mov [rsp + 168], rax",
+        "jmp 6f",
+        "4:",
         // Handlers may have enabled interrupts; none may arrive between swapgs and iretq.
         "cli",
+        "6:",
         "pop r15",
         "pop r14",
         "pop r13",
@@ -82,7 +142,11 @@ unsafe extern "C" fn trap_common() {
         "pop rdx",
         "pop rcx",
         "pop rbx",
+        // Ring 3 never swaps GS (SWAPGS is privileged; in ring-3 mode both bases are equal).
+        "mov ax, cs",
+        "test al, 3",
         "pop rax",
+        "jnz 3f",
         "test byte ptr [rsp + 24], 3",
         "jz 3f",
         "swapgs",
@@ -92,6 +156,12 @@ unsafe extern "C" fn trap_common() {
         dispatch = sym super::traps::dispatch,
     );
 }
+
+// The ring-3 return path above patches the frame's CS and SS at these offsets.
+const _: () = {
+    assert!(core::mem::offset_of!(super::traps::TrapFrame, cs) == 144);
+    assert!(core::mem::offset_of!(super::traps::TrapFrame, ss) == 168);
+};
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -117,18 +187,16 @@ unsafe impl Sync for Idt {}
 
 static IDT: Idt = Idt(UnsafeCell::new([MISSING; 256]));
 
-extern "C" {
-    static isr_stubs: u8;
-}
-
-fn stub_address(vector: u8) -> u64 {
-    core::ptr::addr_of!(isr_stubs) as u64 + 16 * vector as u64
-}
-
 /// Installs the stub for `vector` as a present interrupt gate (IF cleared on entry). With a
 /// ring-0 program, gates without an IST of their own use the program-safe one (`ring0`).
 pub fn set_gate(vector: u8, ist: u8, user_callable: bool) {
-    let (addr, ist) = if ist == 0 && super::ring0::active() {
+    let (addr, ist) = if ist == 0 && super::ring3::active() {
+        if vector == 3 {
+            (super::ring3::breakpoint_entry as *const () as u64, 0)
+        } else {
+            (super::ring3::stub_address(vector), 0)
+        }
+    } else if ist == 0 && super::ring0::active() {
         (super::ring0::stub_address(vector), IST_PROGRAM)
     } else {
         (stub_address(vector), ist)

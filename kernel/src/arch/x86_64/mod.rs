@@ -13,6 +13,7 @@ pub mod paging;
 pub mod percpu;
 pub mod pvm;
 pub mod ring0;
+pub mod ring3;
 pub mod syscall;
 pub mod tlb;
 pub mod traps;

@@ -56,15 +56,22 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
 /// between them stays unmapped, except the xAPIC window when `map_xapic`) and returns the
 /// PML4's physical address. Boot CPU, once.
 /// `user`: a 2 MiB-aligned range mapped user-accessible (the program's memory pool); every
-/// other page is supervisor-only. Intermediate entries allow user access; the leaves decide.
-pub fn build_identity_map(ram: impl Iterator<Item = (u64, u64)>, map_xapic: bool, user: Option<(u64, u64)>) -> u64 {
+/// other page is supervisor-only, unless `kernel_user` (ring-3 mode: the kernel runs in ring 3
+/// too, so all RAM is user-accessible, its code and read-only data read-only). Intermediate
+/// entries allow user access; the leaves decide.
+pub fn build_identity_map(
+    ram: impl Iterator<Item = (u64, u64)>,
+    map_xapic: bool,
+    user: Option<(u64, u64)>,
+    kernel_user: bool,
+) -> u64 {
     let (user_lo, user_hi) = user.unwrap_or((0, 0));
     let pml4 = new_table();
     let huge = has_1g_pages();
     // SAFETY: all tables below are freshly allocated and only reachable from `pml4`.
     unsafe {
         for (start, end) in ram {
-            map_range(pml4, start, end, huge, (user_lo, user_hi));
+            map_range(pml4, start, end, huge, (user_lo, user_hi), kernel_user);
         }
         if map_xapic {
             let base = super::apic::XAPIC_BASE & !(LARGE_PAGE_SIZE - 1);
@@ -81,7 +88,16 @@ pub fn build_identity_map(ram: impl Iterator<Item = (u64, u64)>, map_xapic: bool
 ///
 /// # Safety
 /// `pml4` must be the table `build_identity_map` is building.
-unsafe fn map_range(pml4: *mut u64, start: u64, mem_size: u64, huge: bool, (user_lo, user_hi): (u64, u64)) {
+unsafe fn map_range(
+    pml4: *mut u64,
+    start: u64,
+    mem_size: u64,
+    huge: bool,
+    (user_lo, user_hi): (u64, u64),
+    kernel_user: bool,
+) {
+    let kernel_u = if kernel_user { USER } else { 0 };
+    let (ro_lo, ro_hi) = if kernel_user { kernel_read_only() } else { (0, 0) };
     let mut addr = start;
     // SAFETY: the caller's contract; every table reached is fresh and owned by `pml4`.
     unsafe {
@@ -96,7 +112,7 @@ unsafe fn map_range(pml4: *mut u64, start: u64, mem_size: u64, huge: bool, (user
                 && addr + HUGE_PAGE_SIZE <= mem_size
                 && (user_gib || kernel_gib)
             {
-                let u = if user_gib { USER } else { 0 };
+                let u = if user_gib { USER } else { kernel_u };
                 *pdpt.add(gib_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL | u;
                 addr += HUGE_PAGE_SIZE;
                 continue;
@@ -108,20 +124,34 @@ unsafe fn map_range(pml4: *mut u64, start: u64, mem_size: u64, huge: bool, (user
                 if addr == 0 {
                     let pt = next_table(pd, 0);
                     // Page 0 stays not present; the system-call trampoline page is the only
-                    // user-accessible page of the kernel image.
+                    // user-accessible page of the kernel image (all are in ring-3 mode, the
+                    // code and read-only data read-only; an image past 2 MiB would leave the
+                    // rest writable).
                     let tramp = super::syscall::trampoline_page();
                     for i in 1..512u64 {
-                        let u = if i * PAGE_SIZE == tramp { USER } else { 0 };
-                        *pt.add(i as usize) = (i * PAGE_SIZE) | PRESENT | WRITABLE | GLOBAL | u;
+                        let page = i * PAGE_SIZE;
+                        let u = if page == tramp { USER } else { kernel_u };
+                        let w = if (ro_lo..ro_hi).contains(&page) { 0 } else { WRITABLE };
+                        *pt.add(i as usize) = page | PRESENT | w | GLOBAL | u;
                     }
                 } else {
-                    let u = if addr >= user_lo && addr < user_hi { USER } else { 0 };
+                    let u = if addr >= user_lo && addr < user_hi { USER } else { kernel_u };
                     *pd.add(pd_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL | u;
                 }
                 addr += LARGE_PAGE_SIZE;
             }
         }
     }
+}
+
+/// The kernel image's code and read-only data: [start, end), page aligned.
+fn kernel_read_only() -> (u64, u64) {
+    extern "C" {
+        // Defined by kernel/linker.ld; only their addresses are meaningful.
+        static __text_start: u8;
+        static __rodata_end: u8;
+    }
+    (&raw const __text_start as u64, &raw const __rodata_end as u64)
 }
 
 /// Loads the kernel's page tables on this CPU.

@@ -8,6 +8,10 @@ use super::instr::{wrmsr, MSR_GS_BASE};
 /// Offsets of the fields the assembly below (and later entry paths) read through GS.
 pub const OFF_SELF: usize = 0;
 pub const OFF_CPU_ID: usize = 8;
+pub const OFF_KERNEL_RSP: usize = 16;
+pub const OFF_USER_RSP: usize = 24;
+/// The software interrupt flag of ring-3 mode (`crate::cpu::PerCpu::irq_off`).
+pub const OFF_IRQ_OFF: usize = 32;
 
 /// # Safety
 /// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields

@@ -32,8 +32,17 @@ fn synthetic_cpuid(leaf: u32) -> (u32, u32, u32, u32) {
     (a, b, c, d)
 }
 
-/// True if the hypervisor identifies itself as PVM through the synthetic CPUID.
+/// True if the hypervisor identifies itself as PVM through the synthetic CPUID (asked in
+/// ring 0: INVLPG is privileged).
 pub fn signature_present() -> bool {
+    super::ring3::privileged(signature_ring0, 0, 0, 0) != 0
+}
+
+extern "C" fn signature_ring0(_: u64, _: u64, _: u64) -> u64 {
+    signature_present_here() as u64
+}
+
+fn signature_present_here() -> bool {
     let (max, b, c, d) = synthetic_cpuid(0x4000_0000);
     if (b, c, d) != KVM_SIGNATURE || max < 0x4000_0002 {
         return false;

@@ -46,34 +46,7 @@ pub fn interrupted_program(frame: &TrapFrame) -> bool {
 pub const SELECTORS: (u16, u16) = (KERNEL_CS, KERNEL_SS);
 
 // Entry stubs for the IST gates: the same shape as idt.rs's (error code, vector), 16 bytes each.
-core::arch::global_asm!(
-    ".section .text",
-    ".balign 16",
-    ".global isr_stubs_ring0",
-    "isr_stubs_ring0:",
-    ".set vec, 0",
-    ".rept 256",
-    "    .balign 16",
-    "    .if (vec == 8) || ((vec >= 10) && (vec <= 14)) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30)",
-    "    .else",
-    "    .byte 0x6a, 0x00",
-    "    .endif",
-    "    .byte 0x68",
-    "    .long vec",
-    "    jmp {relocate}",
-    "    .set vec, vec + 1",
-    ".endr",
-    relocate = sym trap_ring0_relocate,
-);
-
-extern "C" {
-    static isr_stubs_ring0: u8;
-}
-
-/// The IST entry stub for `vector`.
-pub fn stub_address(vector: u8) -> u64 {
-    core::ptr::addr_of!(isr_stubs_ring0) as u64 + 16 * vector as u64
-}
+super::idt::isr_stub_table!(isr_stubs_ring0, trap_ring0_relocate);
 
 /// Moves a trap frame from the IST stack to the stack the trap belongs on (see the module
 /// comment), then continues in `trap_common` after its SWAPGS test (GS is the kernel's).
@@ -95,24 +68,7 @@ unsafe extern "C" fn trap_ring0_relocate() {
         "and rbx, -16",
         "2:",
         "sub rbx, 72",
-        "mov rax, [rsp]",
-        "mov [rbx], rax",
-        "mov rax, [rsp + 8]",
-        "mov [rbx + 8], rax",
-        "mov rax, [rsp + 16]",
-        "mov [rbx + 16], rax",
-        "mov rax, [rsp + 24]",
-        "mov [rbx + 24], rax",
-        "mov rax, [rsp + 32]",
-        "mov [rbx + 32], rax",
-        "mov rax, [rsp + 40]",
-        "mov [rbx + 40], rax",
-        "mov rax, [rsp + 48]",
-        "mov [rbx + 48], rax",
-        "mov rax, [rsp + 56]",
-        "mov [rbx + 56], rax",
-        "mov rax, [rsp + 64]",
-        "mov [rbx + 64], rax",
+        super::idt::copy_entry_frame_asm!(),
         "mov rsp, rbx",
         "pop rbx",
         "pop rax",
@@ -130,5 +86,5 @@ unsafe extern "C" fn trap_ring0_relocate() {
 /// Only the CPU calls it, through LSTAR.
 #[unsafe(naked)]
 pub unsafe extern "C" fn syscall_entry_ring0() {
-    super::syscall::syscall_entry_asm!(ss = KERNEL_SS, cs = KERNEL_CS);
+    super::syscall::syscall_entry_asm!(switched: [] ss = KERNEL_SS, cs = KERNEL_CS);
 }

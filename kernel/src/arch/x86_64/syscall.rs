@@ -11,9 +11,7 @@ use super::traps::TrapFrame;
 /// `TrapFrame::vector` of a system call (not a real vector).
 pub const SYSCALL_VECTOR: u64 = 0x100;
 
-/// Offsets of `PerCpu::kernel_rsp` and `PerCpu::user_rsp` from GS.
-pub const OFF_KERNEL_RSP: usize = 16;
-pub const OFF_USER_RSP: usize = 24;
+pub use super::percpu::{OFF_KERNEL_RSP, OFF_USER_RSP};
 
 // On PVM hosts a non-PVM guest's SYSCALL from ring 3 jumps to LSTAR *without* entering
 // supervisor mode (measured: the entry's first instruction then takes a user-mode page fault,
@@ -42,7 +40,9 @@ pub fn trampoline_page() -> u64 {
 /// Sets up SYSCALL on this CPU (EFER.SCE is set by the monitor).
 pub fn init_cpu() {
     let via_trampoline = crate::boot::info().platform == hrt_abi::Platform::PvmEmulated as u32;
-    let entry = if super::ring0::active() {
+    let entry = if super::ring3::active() {
+        super::ring3::syscall_entry as *const () as u64
+    } else if super::ring0::active() {
         super::ring0::syscall_entry_ring0 as *const () as u64
     } else if via_trampoline {
         trampoline_page()
@@ -53,8 +53,11 @@ pub fn init_cpu() {
     unsafe {
         wrmsr(MSR_STAR, ((0x10u64) << 48) | ((KERNEL_CS as u64) << 32));
         wrmsr(MSR_LSTAR, entry);
-        // Clear IF, TF, DF, AC and NT on entry.
-        wrmsr(MSR_FMASK, 0x4_4700);
+        // Clear IF, TF, DF, AC and NT on entry; in ring-3 mode not IF: PVM emulates SYSCALL
+        // and would clear the guest's virtual IF, which nothing in ring 3 can set again (the
+        // entry masks interrupts with the software flag instead).
+        let mask = if super::ring3::active() { 0x4_4500 } else { 0x4_4700 };
+        wrmsr(MSR_FMASK, mask);
     }
 }
 
@@ -64,19 +67,20 @@ pub fn syscall_from_trampoline(frame: &mut TrapFrame) {
     // Make the frame look like a SYSCALL entry's first: clone copies it for the child.
     frame.rip = frame.rcx;
     frame.rflags = frame.r11 | 0x200;
-    crate::linux::syscall::dispatch(frame);
+    super::traps::syscall(frame);
 }
 
 /// The body of a SYSCALL entry: optional prologue lines (SWAPGS from ring 3), then save the
-/// program's stack pointer, move to the thread's kernel stack, push the top of a `TrapFrame`
-/// shaped like an interrupt's (with the given SS and CS) and join the common trap path, which
-/// dispatches (vector `SYSCALL_VECTOR`) and returns with IRETQ.
+/// program's stack pointer, move to the thread's kernel stack, run the `switched` lines, push
+/// the top of a `TrapFrame` shaped like an interrupt's (with the given SS and CS) and join the
+/// common trap path, which dispatches (vector `SYSCALL_VECTOR`) and returns with IRETQ.
 macro_rules! syscall_entry_asm {
-    ($($prologue:literal,)* ss = $ss:expr, cs = $cs:expr) => {
+    ($($prologue:literal,)* switched: [$($switched:literal,)*] ss = $ss:expr, cs = $cs:expr) => {
         core::arch::naked_asm!(
             $($prologue,)*
             "mov gs:[{user_rsp}], rsp",
             "mov rsp, gs:[{kernel_rsp}]",
+            $($switched,)*
             "push {ss}",
             "push qword ptr gs:[{user_rsp}]",
             "push r11",
@@ -98,7 +102,7 @@ pub(super) use syscall_entry_asm;
 /// Where SYSCALL from ring 3 lands where it enters supervisor mode (hardware virtualization).
 #[unsafe(naked)]
 unsafe extern "C" fn syscall_entry() {
-    syscall_entry_asm!("swapgs", ss = USER_SS, cs = USER_CS);
+    syscall_entry_asm!("swapgs", switched: [] ss = USER_SS, cs = USER_CS);
 }
 
 /// Enters ring 3 with the register state `frame` (copied to the top of this thread's kernel
@@ -114,6 +118,12 @@ pub unsafe fn return_to_user(frame: &TrapFrame, kernel_stack_top: u64) -> ! {
     unsafe {
         super::irq::disable();
         dst.write(*frame);
+        if super::ring3::active() {
+            // The program runs with interrupts enabled; in ring-3 mode nothing on the way out
+            // (an IRETQ within ring 3) restores the flag from the frame. An interrupt from
+            // here on finds kernel code and puts its frame below this one.
+            super::irq::enable();
+        }
         core::arch::asm!("mov rsp, {0}", "jmp hrt_trap_return", in(reg) dst, options(noreturn));
     }
 }
@@ -122,42 +132,29 @@ pub unsafe fn return_to_user(frame: &TrapFrame, kernel_stack_top: u64) -> ! {
 /// 0, in ring 3 or (`--app-ring 0`) ring 0.
 pub fn initial_user_frame(rip: u64, rsp: u64) -> TrapFrame {
     let (cs, ss) = if super::ring0::active() { super::ring0::SELECTORS } else { (USER_CS, USER_SS) };
-    TrapFrame {
-        r15: 0,
-        r14: 0,
-        r13: 0,
-        r12: 0,
-        r11: 0,
-        r10: 0,
-        r9: 0,
-        r8: 0,
-        rbp: 0,
-        rdi: 0,
-        rsi: 0,
-        rdx: 0,
-        rcx: 0,
-        rbx: 0,
-        rax: 0,
-        vector: SYSCALL_VECTOR,
-        error: 0,
-        rip,
-        cs: cs as u64,
-        rflags: 0x202,
-        rsp,
-        ss: ss as u64,
-    }
+    TrapFrame { vector: SYSCALL_VECTOR, rip, cs: cs as u64, rflags: 0x202, rsp, ss: ss as u64, ..TrapFrame::ZERO }
 }
 
 /// Installs the kernel stack that entries from ring 3 use on this CPU.
 pub fn set_kernel_stack(top: u64) {
     let cpu = crate::cpu::this();
     cpu.kernel_rsp.store(top, core::sync::atomic::Ordering::Relaxed);
+    if super::ring3::active() {
+        // Entries from ring 3 arrive on the CPU's entry stack and move here themselves.
+        return;
+    }
     // SAFETY: this CPU's own TSS; called with interrupts off during a switch.
     unsafe { (*cpu.tss.get()).rsp[0] = top };
 }
 
-/// Loads the FS base (the program's TLS pointer).
+/// Loads the FS base (the program's TLS pointer): WRFSBASE in ring 3 (it runs natively there
+/// on PVM hosts, whatever CPUID says), the MSR in ring 0.
 pub fn set_fs_base(base: u64) {
-    // SAFETY: FS base only affects FS-relative accesses, which the kernel does not make.
-    unsafe { wrmsr(MSR_FS_BASE, base) };
+    if super::ring3::in_ring0() {
+        // SAFETY: FS base only affects FS-relative accesses, which the kernel does not make.
+        unsafe { wrmsr(MSR_FS_BASE, base) };
+    } else {
+        // SAFETY: as above; ring 3 only runs in ring-3 mode, where the host allows WRFSBASE.
+        unsafe { core::arch::asm!("wrfsbase {}", in(reg) base, options(nostack, preserves_flags)) };
+    }
 }

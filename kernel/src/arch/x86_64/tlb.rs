@@ -22,23 +22,32 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 static PENDING: AtomicUsize = AtomicUsize::new(0);
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
-fn invlpg(addr: u64) {
-    // SAFETY: INVLPG only drops TLB entries.
-    unsafe { core::arch::asm!("invlpg [{}]", in(reg) addr, options(nostack)) };
-}
-
-fn flush_local(count: usize, page: impl Fn(usize) -> u64) {
-    if count == usize::MAX {
+/// Drops `count` pages (an array of addresses at `pages`) from this CPU's TLB, or everything
+/// for `u64::MAX`. Runs in ring 0 (`privileged`).
+extern "C" fn flush_pages(pages: u64, count: u64, _: u64) -> u64 {
+    if count == u64::MAX {
         // SAFETY: reloading the current tables.
         unsafe { super::instr::write_cr3(super::instr::read_cr3()) };
-    } else {
-        (0..count).for_each(|i| invlpg(page(i)));
+        return 0;
     }
+    for i in 0..count as usize {
+        // SAFETY: the caller passes `count` readable addresses; INVLPG only drops TLB entries.
+        unsafe {
+            let addr = *(pages as *const u64).add(i);
+            core::arch::asm!("invlpg [{}]", in(reg) addr, options(nostack));
+        }
+    }
+    0
+}
+
+fn flush_local(count: usize, pages: *const u64) {
+    let count = if count == usize::MAX { u64::MAX } else { count as u64 };
+    super::ring3::privileged(flush_pages, pages as u64, count, 0);
 }
 
 fn on_ipi(_: &mut super::traps::TrapFrame) {
     let count = COUNT.load(Ordering::Acquire);
-    flush_local(count, |i| PAGES[i].load(Ordering::Relaxed));
+    flush_local(count, PAGES.as_ptr() as *const u64);
     PENDING.fetch_sub(1, Ordering::AcqRel);
 }
 
@@ -49,12 +58,12 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
     }
     let count = if stale.everything() { usize::MAX } else { stale.pages().len() };
     if cpus <= 1 {
-        flush_local(count, |i| stale.pages()[i]);
+        flush_local(count, stale.pages().as_ptr());
         return;
     }
     let _guard = REQUEST_LOCK.lock();
     if !REGISTERED.swap(true, Ordering::AcqRel) {
-        super::traps::register(TLB_VECTOR, on_ipi);
+        super::traps::register_immediate(TLB_VECTOR, on_ipi);
     }
     for (slot, &p) in PAGES.iter().zip(stale.pages()) {
         slot.store(p, Ordering::Relaxed);
@@ -62,7 +71,7 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
     COUNT.store(count, Ordering::Release);
     PENDING.store(cpus - 1, Ordering::Release);
     super::apic::send_ipi_all_others(TLB_VECTOR);
-    flush_local(count, |i| stale.pages()[i]);
+    flush_local(count, stale.pages().as_ptr());
     while PENDING.load(Ordering::Acquire) != 0 {
         core::hint::spin_loop();
     }

@@ -1,7 +1,7 @@
 //! Trap dispatch: exceptions (with a readable panic), registered interrupt handlers, and
 //! fault probes that let self-tests provoke a fault and inspect how it was reported.
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::{apic, instr};
 
@@ -61,11 +61,15 @@ pub fn exception_name(vector: u64) -> &'static str {
     }
 }
 
-/// An interrupt handler: runs with interrupts disabled, on the interrupted thread's stack.
+/// An interrupt handler: runs with interrupts disabled, on the interrupted thread's stack (or,
+/// in ring-3 mode, later from `run_deferred` with a frame that holds only the vector).
 pub type Handler = fn(&mut TrapFrame);
 
 /// Handler per vector (0 = none), stored as `usize` so the table can be a lock-free static.
 static HANDLERS: [AtomicUsize; 256] = [const { AtomicUsize::new(0) }; 256];
+/// Vectors whose handlers run at once even when ring-3 mode defers interrupts: they take no
+/// lock and touch no scheduler state (TLB shootdowns, whose initiator waits for them).
+static IMMEDIATE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 
 /// Installs `handler` for `vector` (>= 32) and makes the gate present.
 pub fn register(vector: u8, handler: Handler) {
@@ -74,8 +78,19 @@ pub fn register(vector: u8, handler: Handler) {
     super::idt::set_gate(vector, 0, false);
 }
 
-/// Run on every return to the program (signal delivery); 0 = none.
+/// Like `register`, for a handler that may run wherever the interrupt arrives, even while
+/// ring-3 mode masks interrupts (see `IMMEDIATE`).
+pub fn register_immediate(vector: u8, handler: Handler) {
+    IMMEDIATE[vector as usize / 64].fetch_or(1 << (vector % 64), Ordering::AcqRel);
+    register(vector, handler);
+}
+
+/// Hooks the upper layers install, so that this layer needs to know neither the Linux ABI nor
+/// the scheduler. 0 = none.
 static USER_RETURN_HOOK: AtomicUsize = AtomicUsize::new(0);
+static SYSCALL_HANDLER: AtomicUsize = AtomicUsize::new(0);
+static USER_EXCEPTION_HANDLER: AtomicUsize = AtomicUsize::new(0);
+static AFTER_INTERRUPT_HOOK: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the function run with the program's registers whenever a trap (system call,
 /// exception, interrupt) returns to the program.
@@ -83,38 +98,202 @@ pub fn set_user_return_hook(hook: Handler) {
     USER_RETURN_HOOK.store(hook as usize, Ordering::Release);
 }
 
+/// Installs the handler of the program's system calls (the frame holds its registers).
+pub fn set_syscall_handler(handler: Handler) {
+    SYSCALL_HANDLER.store(handler as usize, Ordering::Release);
+}
+
+/// A program's exception: the frame and the faulting address (CR2 for page faults).
+pub type ExceptionHandler = fn(&mut TrapFrame, u64);
+
+/// Installs the handler of exceptions raised by program code.
+pub fn set_user_exception_handler(handler: ExceptionHandler) {
+    USER_EXCEPTION_HANDLER.store(handler as usize, Ordering::Release);
+}
+
+/// Installs the function run at the end of every interrupt (the scheduler's preemption point).
+pub fn set_after_interrupt_hook(hook: fn()) {
+    AFTER_INTERRUPT_HOOK.store(hook as usize, Ordering::Release);
+}
+
+fn load_handler(slot: &AtomicUsize) -> Option<Handler> {
+    let h = slot.load(Ordering::Acquire);
+    // SAFETY: only the setters above store non-zero values in these slots, and they are
+    // `Handler`s.
+    (h != 0).then(|| unsafe { core::mem::transmute::<usize, Handler>(h) })
+}
+
+fn after_interrupt() {
+    let h = AFTER_INTERRUPT_HOOK.load(Ordering::Acquire);
+    if h != 0 {
+        // SAFETY: only `set_after_interrupt_hook` stores it, and it is a `fn()`.
+        let hook: fn() = unsafe { core::mem::transmute::<usize, fn()>(h) };
+        hook();
+    }
+}
+
+/// True if the trap interrupted (or, for a system call, came from) program code.
+fn from_program(frame: &TrapFrame) -> bool {
+    if frame.vector == super::syscall::SYSCALL_VECTOR {
+        return true;
+    }
+    if frame.cs & 3 == 3 {
+        return !super::ring3::active() || !super::ring3::is_kernel_code(frame.rip) && !in_entry_window(frame);
+    }
+    super::ring0::interrupted_program(frame)
+}
+
+fn in_entry_window(frame: &TrapFrame) -> bool {
+    super::ring3::active() && super::ring3::in_entry_window(frame.rip)
+}
+
 /// Called by `trap_common` for every trap, with interrupts disabled.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
-    dispatch_trap(frame);
-    let to_program =
-        frame.vector == super::syscall::SYSCALL_VECTOR || frame.cs & 3 == 3 || super::ring0::interrupted_program(frame);
-    let hook = USER_RETURN_HOOK.load(Ordering::Acquire);
-    if to_program && hook != 0 {
-        // SAFETY: only `set_user_return_hook` stores non-zero values, and they are `Handler`s.
-        let hook: Handler = unsafe { core::mem::transmute::<usize, Handler>(hook) };
-        hook(frame);
+    if frame.vector >= 32 && frame.vector != super::syscall::SYSCALL_VECTOR && super::ring3::active() {
+        if interrupt_ring3(frame) {
+            return;
+        }
+    } else {
+        dispatch_trap(frame);
+    }
+    if from_program(frame) {
+        if let Some(hook) = load_handler(&USER_RETURN_HOOK) {
+            hook(frame);
+        }
+        if super::ring3::active() {
+            // The program runs with interrupts enabled, whatever the handlers left.
+            super::irq::enable();
+        }
+    }
+}
+
+/// An interrupt in ring-3 mode. Returns true if it was only noted (the interrupted code had
+/// interrupts masked, was in ring 0, or was in the system-call entry's first instructions):
+/// then nothing else may run before the return.
+fn interrupt_ring3(frame: &mut TrapFrame) -> bool {
+    let v = frame.vector as usize;
+    let cpu = crate::cpu::this();
+    let masked = frame.cs & 3 == 0 || cpu.irq_off.load(Ordering::Relaxed) != 0 || in_entry_window(frame);
+    let immediate = IMMEDIATE[v / 64].load(Ordering::Relaxed) & (1 << (v % 64)) != 0;
+    if masked && !immediate {
+        if v != apic::SPURIOUS_VECTOR as usize {
+            cpu.irq_pending[v / 64].fetch_or(1 << (v % 64), Ordering::AcqRel);
+            apic::eoi();
+        }
+        return true;
+    }
+    let was_off = cpu.irq_off.swap(1, Ordering::Relaxed);
+    run_handler(frame);
+    if v != apic::SPURIOUS_VECTOR as usize {
+        apic::eoi();
+    }
+    if masked {
+        // Immediate handler inside masked code: back at once, mask unchanged.
+        cpu.irq_off.store(was_off, Ordering::Relaxed);
+        return true;
+    }
+    after_interrupt();
+    super::irq::enable();
+    false
+}
+
+fn run_handler(frame: &mut TrapFrame) {
+    if let Some(handler) = load_handler(&HANDLERS[frame.vector as usize]) {
+        handler(frame);
+    }
+}
+
+/// Ring-3 mode: handles the interrupts noted while this CPU masked them, as if they arrived
+/// now (they were acknowledged when noted). Called by `irq::enable` when bits are pending.
+pub fn run_deferred() {
+    let cpu = crate::cpu::this();
+    loop {
+        cpu.irq_off.store(1, Ordering::Relaxed);
+        let mut any = false;
+        for (word, bits) in cpu.irq_pending.iter().enumerate() {
+            let mut bits = bits.swap(0, Ordering::AcqRel);
+            while bits != 0 {
+                let bit = bits.trailing_zeros() as u64;
+                bits &= bits - 1;
+                let mut frame = TrapFrame::for_vector(word as u64 * 64 + bit);
+                run_handler(&mut frame);
+                any = true;
+            }
+        }
+        if any {
+            after_interrupt();
+        }
+        cpu.irq_off.store(0, Ordering::Relaxed);
+        if !super::irq::pending(cpu) {
+            return;
+        }
+    }
+}
+
+impl TrapFrame {
+    /// Every register zero.
+    pub const ZERO: TrapFrame = TrapFrame {
+        r15: 0,
+        r14: 0,
+        r13: 0,
+        r12: 0,
+        r11: 0,
+        r10: 0,
+        r9: 0,
+        r8: 0,
+        rbp: 0,
+        rdi: 0,
+        rsi: 0,
+        rdx: 0,
+        rcx: 0,
+        rbx: 0,
+        rax: 0,
+        vector: 0,
+        error: 0,
+        rip: 0,
+        cs: 0,
+        rflags: 0,
+        rsp: 0,
+        ss: 0,
+    };
+
+    /// A frame that carries only a vector (for handlers run after the fact).
+    fn for_vector(vector: u64) -> TrapFrame {
+        TrapFrame { vector, ..TrapFrame::ZERO }
+    }
+}
+
+/// Runs the installed system-call handler on `frame`.
+pub(super) fn syscall(frame: &mut TrapFrame) {
+    if let Some(handler) = load_handler(&SYSCALL_HANDLER) {
+        handler(frame);
     }
 }
 
 fn dispatch_trap(frame: &mut TrapFrame) {
     if frame.vector == super::syscall::SYSCALL_VECTOR {
-        crate::linux::syscall::dispatch(frame);
+        syscall(frame);
         return;
     }
     if frame.vector < 32 {
         exception(frame);
         return;
     }
-    let h = HANDLERS[frame.vector as usize].load(Ordering::Acquire);
-    if h != 0 {
-        // SAFETY: only `register` stores non-zero values, and they are `Handler`s.
-        let handler: Handler = unsafe { core::mem::transmute::<usize, Handler>(h) };
-        handler(frame);
-    }
+    run_handler(frame);
     if frame.vector != apic::SPURIOUS_VECTOR as u64 {
         apic::eoi();
     }
-    crate::sched::after_interrupt();
+    after_interrupt();
+}
+
+fn user_exception(frame: &mut TrapFrame, cr2: u64) {
+    let h = USER_EXCEPTION_HANDLER.load(Ordering::Acquire);
+    if h == 0 {
+        crate::panic::exception_panic(frame, cr2);
+    }
+    // SAFETY: only `set_user_exception_handler` stores it, and it is an `ExceptionHandler`.
+    let handler: ExceptionHandler = unsafe { core::mem::transmute::<usize, ExceptionHandler>(h) };
+    handler(frame, cr2);
 }
 
 fn exception(frame: &mut TrapFrame) {
@@ -130,11 +309,14 @@ fn exception(frame: &mut TrapFrame) {
             super::syscall::syscall_from_trampoline(frame);
             return;
         }
-        crate::linux::fault::user_exception(frame, cr2);
-        return;
+        if from_program(frame) {
+            user_exception(frame, cr2);
+            return;
+        }
+        crate::panic::exception_panic(frame, cr2);
     }
     if super::ring0::interrupted_program(frame) {
-        crate::linux::fault::user_exception(frame, cr2);
+        user_exception(frame, cr2);
         return;
     }
     crate::panic::exception_panic(frame, cr2);

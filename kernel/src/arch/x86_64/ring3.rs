@@ -1,0 +1,290 @@
+//! The kernel in ring 3 ("one ring" on PVM hosts, where guest ring 0 is emulated and costs
+//! 1.4-3.4 K cycles per instruction while guest ring 3 runs natively).
+//!
+//! After boot every CPU drops to ring 3 and stays there: the scheduler, the idle loop, the
+//! synchronisation primitives, the allocators and the Linux layer run in the same ring as the
+//! program, and the program's `syscall` lands at a ring-3 entry (`hrt_syscall_ring3`) that
+//! calls the dispatcher without a mode switch. Ring 0 is entered only by the hardware
+//! (exceptions and interrupts) and by `privileged`, the gate for the few operations ring 3
+//! cannot do (APIC registers, halting, TLB flushes).
+//!
+//! What changes with the ring:
+//! - Interrupt masking is a per-CPU software flag (`irq`): CLI/STI fault in ring 3. An
+//!   interrupt that arrives while the flag is set, inside the entry window below, or while the
+//!   CPU is in ring 0 is only noted (per-CPU pending bits) and acknowledged; the handler runs
+//!   when ring 3 next enables interrupts (`traps::run_deferred`).
+//! - Entries from ring 3 arrive on a per-CPU entry stack (TSS.rsp0) and are moved at once to
+//!   the stack they belong on: below the interrupted stack pointer (beyond any red zone) when
+//!   kernel code was running, to the top of the thread's kernel stack when the program was.
+//! - Thread switches that happen in ring 0 (preemption from an interrupt) drop back to ring 3
+//!   on the next thread (`context::switch`); the trap return path returns within ring 3 with
+//!   the hardware's ring-3 selectors when it runs there (`idt.rs`).
+//! - GS holds the per-CPU pointer in both rings (both GS base MSRs are set, so SWAPGS changes
+//!   nothing), FS is loaded with WRFSBASE, the hypercall port is open to ring 3 through the
+//!   TSS I/O bitmap.
+//!
+//! The price is the one every hybrid runtime pays: the program and the kernel share one
+//! privilege level and one address space, so the program can read and write kernel memory
+//! (the kernel's code and read-only data stay read-only). `hrt run --kernel-ring 0` keeps the
+//! kernel in ring 0, separated from the program, at the emulated ring 0's cost.
+
+use core::arch::naked_asm;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::gdt::{USER_CS, USER_SS};
+use super::percpu::{OFF_IRQ_OFF, OFF_KERNEL_RSP};
+
+/// True once the boot CPU has chosen ring-3 mode (read from assembly too).
+pub(super) static KERNEL_RING3: AtomicBool = AtomicBool::new(false);
+
+/// The kernel's code, as ring-3 entries tell kernel code from program code: [lo, hi).
+static KTEXT_LO: AtomicU64 = AtomicU64::new(0);
+static KTEXT_HI: AtomicU64 = AtomicU64::new(0);
+/// The user-executable page inside the kernel's code (program code, not kernel code).
+static UTEXT_LO: AtomicU64 = AtomicU64::new(0);
+static UTEXT_HI: AtomicU64 = AtomicU64::new(0);
+
+extern "C" {
+    static __text_start: u8;
+    static __text_end: u8;
+    fn hrt_syscall_ring3();
+    fn hrt_syscall_ring3_switched();
+    fn hrt_ring0_gate_ret();
+}
+
+/// Chooses ring-3 mode for this boot; boot CPU, before paging and the IDT are set up.
+pub fn choose(on: bool) {
+    KTEXT_LO.store(&raw const __text_start as u64, Ordering::Relaxed);
+    KTEXT_HI.store(&raw const __text_end as u64, Ordering::Relaxed);
+    let tramp = super::syscall::trampoline_page();
+    UTEXT_LO.store(tramp, Ordering::Relaxed);
+    UTEXT_HI.store(tramp + 4096, Ordering::Relaxed);
+    KERNEL_RING3.store(on, Ordering::Release);
+}
+
+/// Per-CPU set-up in ring 0, just before `enter`: GS is the per-CPU pointer in both GS base
+/// MSRs (so SWAPGS changes nothing and ring 3 reads per-CPU data natively), entries from ring
+/// 3 land on `entry_stack_top`, and ring 3 may use the hypercall port.
+pub fn init_cpu(entry_stack_top: u64) {
+    use super::instr::{rdmsr, wrmsr, MSR_GS_BASE, MSR_KERNEL_GS_BASE};
+    let cpu = crate::cpu::this();
+    // SAFETY: both MSRs get the same per-CPU pointer GS already holds; the TSS is this CPU's
+    // own, and the stack a fresh allocation it owns forever.
+    unsafe {
+        wrmsr(MSR_KERNEL_GS_BASE, rdmsr(MSR_GS_BASE));
+        let tss = &mut *cpu.tss.get();
+        tss.rsp[0] = entry_stack_top;
+        tss.open_hypercall_port();
+    }
+}
+
+/// True if the kernel runs in ring 3 on this boot.
+#[inline(always)]
+pub fn active() -> bool {
+    KERNEL_RING3.load(Ordering::Relaxed)
+}
+
+/// True if this code runs in ring 0 now (CS's low bits are the current privilege level).
+#[inline(always)]
+pub fn in_ring0() -> bool {
+    let cs: u64;
+    // SAFETY: reading CS has no side effects.
+    unsafe { core::arch::asm!("mov {:r}, cs", out(reg) cs, options(nomem, nostack, preserves_flags)) };
+    cs & 3 == 0
+}
+
+/// True if `rip` is the kernel's own code (as opposed to the program's, or the user page).
+pub fn is_kernel_code(rip: u64) -> bool {
+    (KTEXT_LO.load(Ordering::Relaxed)..KTEXT_HI.load(Ordering::Relaxed)).contains(&rip)
+        && !(UTEXT_LO.load(Ordering::Relaxed)..UTEXT_HI.load(Ordering::Relaxed)).contains(&rip)
+        && !in_entry_window(rip)
+}
+
+/// True if `rip` lies in the first instructions of the ring-3 system-call entry, which still
+/// run on the program's stack and use per-CPU scratch slots: an interrupt there is deferred.
+pub fn in_entry_window(rip: u64) -> bool {
+    (hrt_syscall_ring3 as *const () as u64..hrt_syscall_ring3_switched as *const () as u64).contains(&rip)
+}
+
+// The entry stub every interrupt and exception gate uses in ring-3 mode (see the module
+// comment); one per vector, the same shape as `idt.rs`'s.
+super::idt::isr_stub_table!(isr_stubs_ring3, trap_ring3_relocate);
+
+/// From ring 0 (the CPU stayed on the current stack, a kernel stack or the entry stack of a
+/// `privileged` call): handle in place. From ring 3: move the frame off the entry stack, below
+/// the interrupted stack pointer for kernel code, to the thread's kernel stack top for the
+/// program, then join the common trap path (`hrt_trap_save`; GS is the kernel's in both rings).
+#[unsafe(naked)]
+unsafe extern "C" fn trap_ring3_relocate() {
+    naked_asm!(
+        // [rsp] vector, +8 error, +16 rip, +24 cs, +32 rflags, +40 rsp, +48 ss
+        "test byte ptr [rsp + 24], 3",
+        "jz hrt_trap_save",
+        "push rax",
+        "push rbx",
+        // [rsp] rbx, +8 rax, +16 vector, +24 error, +32 rip, +40 cs, +48 rflags, +56 rsp, +64 ss
+        "mov rax, [rsp + 32]",
+        "cmp rax, [rip + {klo}]",
+        "jb 1f",
+        "cmp rax, [rip + {khi}]",
+        "jae 1f",
+        "lea rbx, [rip + {win_lo}]",
+        "cmp rax, rbx",
+        "jb 3f",
+        "lea rbx, [rip + {win_hi}]",
+        "cmp rax, rbx",
+        "jb 1f",
+        "3:",
+        "cmp rax, [rip + {ulo}]",
+        "jb 4f",
+        "cmp rax, [rip + {uhi}]",
+        "jb 1f",
+        "4:",
+        // Kernel code: below its stack pointer, past a red zone.
+        "mov rbx, [rsp + 56]",
+        "sub rbx, 128",
+        "and rbx, -16",
+        "jmp 2f",
+        "1:",
+        // Program code (or the entry window): the thread's kernel stack, unused meanwhile.
+        "mov rbx, gs:[{kernel_rsp}]",
+        "2:",
+        "sub rbx, 72",
+        super::idt::copy_entry_frame_asm!(),
+        "mov rsp, rbx",
+        "pop rbx",
+        "pop rax",
+        "jmp hrt_trap_save",
+        klo = sym KTEXT_LO,
+        khi = sym KTEXT_HI,
+        ulo = sym UTEXT_LO,
+        uhi = sym UTEXT_HI,
+        win_lo = sym hrt_syscall_ring3,
+        win_hi = sym hrt_syscall_ring3_switched,
+        kernel_rsp = const OFF_KERNEL_RSP,
+    );
+}
+
+/// The breakpoint gate in ring-3 mode. An `int3` at `hrt_ring0_gate` is a `privileged` call:
+/// run the function in rdi with the arguments in rsi, rdx, rcx on the entry stack, in ring 0,
+/// and return its rax to ring 3 (about 20 emulated instructions: no trap frame, no dispatch).
+/// Any other breakpoint takes the ordinary path (SIGTRAP for the program).
+///
+/// # Safety
+/// Only the CPU calls it, through the IDT.
+#[unsafe(naked)]
+pub unsafe extern "C" fn breakpoint_entry() {
+    naked_asm!(
+        // [rsp] rip, +8 cs, +16 rflags, +24 rsp, +32 ss
+        "push rax",
+        "lea rax, [rip + {gate_ret}]",
+        "cmp rax, [rsp + 8]",
+        "pop rax",
+        "jne 1f",
+        "mov rax, rdi",
+        "mov rdi, rsi",
+        "mov rsi, rdx",
+        "mov rdx, rcx",
+        "sub rsp, 8",
+        "call rax",
+        "add rsp, 8",
+        "iretq",
+        "1:",
+        "push 0",
+        "push 3",
+        "jmp {relocate}",
+        gate_ret = sym hrt_ring0_gate_ret,
+        relocate = sym trap_ring3_relocate,
+    );
+}
+
+core::arch::global_asm!(
+    ".section .text",
+    ".global hrt_ring0_gate",
+    "hrt_ring0_gate:",
+    "    int3",
+    ".global hrt_ring0_gate_ret",
+    "hrt_ring0_gate_ret:",
+    "    ret",
+);
+
+extern "C" {
+    fn hrt_ring0_gate();
+}
+
+/// A function that `privileged` runs in ring 0.
+pub type Ring0Fn = extern "C" fn(u64, u64, u64) -> u64;
+
+/// Runs `f(a, b, c)` in ring 0: directly when already there, through the breakpoint gate from
+/// ring 3 (about 13-20 K cycles on PVM). `f` runs with interrupts off on the entry stack, so it
+/// must be short and must not block or switch threads.
+#[inline]
+pub fn privileged(f: Ring0Fn, a: u64, b: u64, c: u64) -> u64 {
+    if in_ring0() {
+        return f(a, b, c);
+    }
+    let ret: u64;
+    // SAFETY: the gate's `int3` enters `breakpoint_entry`, which calls `f` with (a, b, c)
+    // following the C ABI and returns here; the C clobbers cover what `f` may change.
+    unsafe {
+        core::arch::asm!("call {gate}", gate = sym hrt_ring0_gate, in("rdi") f, in("rsi") a, in("rdx") b,
+                         in("rcx") c, lateout("rax") ret, clobber_abi("C"));
+    }
+    ret
+}
+
+/// Where the program's SYSCALL lands in ring-3 mode (still in ring 3 on PVM: rcx = return
+/// address, r11 = flags). Interrupts are deferred (software flag) from the first instruction;
+/// until the stack switch the entry window defers them too. Then it builds the same frame as
+/// every other entry and joins the common path, which dispatches and returns with IRETQ.
+///
+/// # Safety
+/// Only the CPU calls it, through LSTAR.
+#[unsafe(naked)]
+pub unsafe extern "C" fn syscall_entry() {
+    // gs:[32] is `OFF_IRQ_OFF` (asserted below): a template takes no named operand here.
+    super::syscall::syscall_entry_asm!(
+        ".global hrt_syscall_ring3",
+        "hrt_syscall_ring3:",
+        "mov qword ptr gs:[32], 1",
+        switched: [
+            ".global hrt_syscall_ring3_switched",
+            "hrt_syscall_ring3_switched:",
+            "or r11, 0x200",
+        ]
+        ss = USER_SS,
+        cs = USER_CS
+    );
+}
+
+const _: () = assert!(OFF_IRQ_OFF == 32);
+
+/// Drops this CPU from ring 0 to ring 3, continuing on the same stack (whose pages, like all
+/// kernel memory in this mode, are user-accessible).
+///
+/// # Safety
+/// Ring 0, with everything ring 3 needs in place (`init_cpu`, user-accessible kernel memory,
+/// the ring-3 gates and SYSCALL entry).
+#[unsafe(naked)]
+pub unsafe extern "C" fn enter() {
+    naked_asm!(drop_to_ring3_asm!(), "1:", "ret", ss = const USER_SS as u64, cs = const USER_CS as u64);
+}
+
+/// Assembly that leaves ring 0 for ring 3 on the current stack, continuing at the label `1:`
+/// that must follow it, with interrupts enabled; needs operands `ss` and `cs` (the guest's
+/// user selectors, for the emulated IRETQ) and clobbers rax.
+macro_rules! drop_to_ring3_asm {
+    () => {
+        concat!(
+            "mov rax, rsp\n",
+            "push {ss}\n",
+            "push rax\n",
+            "push 0x202\n",
+            "push {cs}\n",
+            "lea rax, [rip + 1f]\n",
+            "push rax\n",
+            "iretq\n",
+        )
+    };
+}
+pub(super) use drop_to_ring3_asm;
