@@ -36,7 +36,9 @@ pub fn print(args: &VmArgs) -> Result<u8> {
     let tsc = vm::probe_tsc_khz(&kvm);
     println!("platform:     {} (module {})", platform.describe(), crate::platform::kvm_module());
     println!("PVM interface: {}", crate::platform::describe_interface(crate::platform::pvm_interface(&kvm)));
-    println!("app ring:     {}", if platform == hrt_abi::Platform::PvmEmulated { 3 } else { 0 });
+    let ring = if platform == hrt_abi::Platform::PvmEmulated { 3 } else { 0 };
+    println!("app ring:     {ring}");
+    println!("kernel ring:  {ring} (hot paths; --kernel-ring 0 keeps the kernel in ring 0)");
     println!(
         "vCPUs:        {} (KVM allows up to {}, recommends {})",
         config.cpus,

@@ -62,7 +62,7 @@ pub fn run(args: &BenchArgs) -> Result<u8> {
     let rows = report::pair(&records);
     println!("hrt bench: {} ({} vCPUs / threads), {date}", machine.platform, cpus);
     println!("host: {}, {} CPUs, {} MiB, {}", machine.cpu_model, machine.host_cpus, machine.mem_mib, machine.kernel);
-    println!("HRT side: kernel primitives in guest ring 0; programs under hrt run in guest ring {app_ring}");
+    println!("HRT side: kernel primitives and programs under hrt run in guest ring {app_ring} (one ring)");
     report::print_tables(&rows);
     if let Some(path) = &args.json {
         let info = json::RunInfo {

@@ -1,0 +1,67 @@
+//! The kernel in the program's ring (issue 14): on a PVM host the kernel runs in ring 3 by
+//! default, and `--kernel-ring 0` keeps the old split. Both modes must boot, pass the kernel's
+//! self-tests and run programs with the same results as Linux; `getcpu` must name the vCPU the
+//! thread is pinned to, not the host CPU (RDTSCP's answer in ring 3 on PVM).
+
+mod common;
+use common::hostile::{assert_same, build, hrt, hrt_cmd, native, run};
+
+/// True if this host runs guest ring 0 emulated (PVM), where the two modes differ.
+fn pvm_host() -> bool {
+    let out = run(
+        {
+            let mut c = hrt_cmd();
+            c.arg("info");
+            c
+        },
+        None,
+    );
+    out.stdout.contains("PVM")
+}
+
+fn selftest(options: &[&str]) -> common::hostile::Outcome {
+    let mut cmd = hrt_cmd();
+    cmd.arg("selftest").args(options);
+    run(cmd, None)
+}
+
+#[test]
+fn the_kernel_runs_in_ring_3_on_pvm_and_in_ring_0_when_asked() {
+    let default = selftest(&["--cpus", "2"]);
+    assert_eq!(default.code(), 0, "{}", default.stderr);
+    assert!(default.stderr.contains("17 passed, 0 failed") || default.stderr.contains(" passed, 0 failed"));
+    let ring0 = selftest(&["--cpus", "2", "--kernel-ring", "0"]);
+    assert_eq!(ring0.code(), 0, "{}", ring0.stderr);
+    assert!(ring0.stderr.contains("kernel in ring 0"), "{}", ring0.stderr);
+    if pvm_host() {
+        assert!(default.stderr.contains("kernel in ring 3"), "{}", default.stderr);
+    }
+}
+
+#[test]
+fn getcpu_names_the_pinned_vcpu() {
+    let prog = build("ring_getcpu", &[]);
+    for cpus in ["1", "2", "4"] {
+        let out = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        let n: usize = cpus.parse().unwrap();
+        let want: String =
+            (0..n).rev().map(|c| format!("pinned to {c}: sched_getcpu {c}, getcpu system call {c}\n")).collect();
+        assert_eq!(out.stdout, want, "--cpus {cpus}");
+    }
+    // And as on Linux with as many CPUs as the host has (at most 2 here).
+    let native_out = native(&prog, &["2"]);
+    assert_same("ring_getcpu 2", &native_out, &hrt(&["--cpus", "2"], &prog, &["2"]));
+}
+
+#[test]
+fn programs_give_the_same_results_in_both_kernel_rings() {
+    let prog = build("ring_getcpu", &[]);
+    let native_out = native(&prog, &["1"]);
+    for ring in ["0", "3"] {
+        for cpus in ["1", "2"] {
+            let out = hrt(&["--kernel-ring", ring, "--cpus", cpus], &prog, &["1"]);
+            assert_same(&format!("--kernel-ring {ring} --cpus {cpus}"), &native_out, &out);
+        }
+    }
+}
