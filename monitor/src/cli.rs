@@ -69,9 +69,12 @@ pub enum PlatformChoice {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IdleMode {
+    /// Poll while every vCPU has a host CPU of its own, halt when vCPUs outnumber host CPUs
+    /// (spinning vCPUs would take host time from the ones with work)
+    Auto,
     /// Idle CPUs spin (lowest wake-up latency)
     Poll,
-    /// Idle CPUs halt until an interrupt (saves host CPU time)
+    /// Idle CPUs spin briefly, then halt until an interrupt (saves host CPU time)
     Halt,
 }
 
@@ -88,7 +91,7 @@ pub struct VmArgs {
     #[arg(long, value_name = "PATH")]
     pub kernel: Option<std::path::PathBuf>,
     /// What idle vCPUs do
-    #[arg(long, value_enum, default_value = "poll")]
+    #[arg(long, value_enum, default_value = "auto")]
     pub idle: IdleMode,
     /// Pin each vCPU thread to its own host CPU
     #[arg(long)]

@@ -46,6 +46,17 @@ pub struct VmConfig {
     pub seccomp: bool,
 }
 
+/// Whether idle vCPUs halt: asked for, or (`auto`) because the vCPUs outnumber the host's
+/// CPUs, where a polling vCPU takes host time from one that has work.
+fn idle_halts(mode: crate::cli::IdleMode, cpus: u32) -> bool {
+    let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    match mode {
+        crate::cli::IdleMode::Halt => true,
+        crate::cli::IdleMode::Poll => false,
+        crate::cli::IdleMode::Auto => cpus > host,
+    }
+}
+
 impl VmConfig {
     pub fn from_args(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<VmConfig> {
         let cpus = kvm::check_cpus(args.cpus, kvm)?;
@@ -63,7 +74,7 @@ impl VmConfig {
         Ok(VmConfig {
             cpus,
             mem,
-            idle_halt: args.idle == crate::cli::IdleMode::Halt,
+            idle_halt: idle_halts(args.idle, cpus),
             kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
             pin: args.pin,
             preempt_us: args.preempt.unwrap_or(0),
