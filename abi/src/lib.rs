@@ -246,6 +246,8 @@ pub mod flags {
     /// Keep the kernel in ring 0 on a PVM host instead of running it in ring 3 with the
     /// program (`--kernel-ring 0`).
     pub const KERNEL_RING0: u64 = 1 << 4;
+    /// Never rewrite the program's `syscall` instructions into calls (`--no-rewrite`).
+    pub const NO_REWRITE: u64 = 1 << 5;
 }
 
 /// Bits of `BootInfo::features`.

@@ -52,7 +52,11 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
     crate::arch::ring3::choose(kernel_in_ring3(boot));
-    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active());
+    let call_gate = crate::linux::rewrite::choose(boot);
+    if call_gate {
+        crate::arch::call_gate::install();
+    }
+    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active(), call_gate);
     crate::arch::ring0::init(boot);
     idt::init();
     sched::configure(boot.flags & hrt_abi::flags::IDLE_HALT != 0, boot.preempt_us);

@@ -32,6 +32,10 @@ pub struct RunArgs {
     /// Print every system call of the program (thread, name, arguments, result, L or F)
     #[arg(long)]
     pub strace: bool,
+    /// Never rewrite the program's `syscall` instructions into calls into the kernel (with the
+    /// kernel in ring 3, a site that ran once becomes `call *%rax`; see README)
+    #[arg(long)]
+    pub no_rewrite: bool,
     /// Start the program with an empty environment instead of hrt's own
     #[arg(long)]
     pub clear_env: bool,

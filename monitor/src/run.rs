@@ -69,6 +69,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         envp,
         app_ring,
         strace: args.strace,
+        no_rewrite: args.no_rewrite,
         verbose: args.verbose,
         sandbox: args.sandbox.clone(),
     });

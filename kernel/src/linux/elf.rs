@@ -68,4 +68,27 @@ impl<'a> Elf<'a> {
     pub fn program_headers(&self) -> impl Iterator<Item = ProgramHeader> + '_ {
         (0..self.phnum as usize).filter_map(|i| self.program_header(i))
     }
+
+    /// The functions of the static symbol table (.symtab): `(link address, size)` of every
+    /// STT_FUNC symbol with a size. Empty for a stripped file.
+    pub fn functions(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        const SHT_SYMTAB: u32 = 2;
+        const STT_FUNC: u8 = 2;
+        const SYM_SIZE: usize = 24;
+        let b = self.bytes;
+        let shoff = u64_at(b, 0x28).unwrap_or(0) as usize;
+        let shentsize = u16_at(b, 0x3a).unwrap_or(0) as usize;
+        let shnum = u16_at(b, 0x3c).unwrap_or(0) as usize;
+        let symtab = (0..shnum).map(move |i| shoff + i * shentsize).find_map(|sh| {
+            (u32_at(b, sh + 4)? == SHT_SYMTAB).then_some(())?;
+            let off = u64_at(b, sh + 0x18)? as usize;
+            let size = u64_at(b, sh + 0x20)? as usize;
+            b.get(off..off.checked_add(size)?)
+        });
+        symtab.unwrap_or(&[]).chunks_exact(SYM_SIZE).filter_map(|sym| {
+            let value = u64_at(sym, 8)?;
+            let size = u64_at(sym, 16)?;
+            (sym[4] & 0xf == STT_FUNC && size != 0 && value != 0).then_some((value, size))
+        })
+    }
 }

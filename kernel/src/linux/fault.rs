@@ -58,6 +58,8 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         6 => (4, ILL_ILLOPN, frame.rip),            // #UD
         17 => (7, BUS_ADRALN, 0),                   // #AC
         11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
+        // Page 0 is never the program's, although it may hold the call gate (`rewrite`).
+        14 if cr2 < super::usermem::PAGE => (11, SEGV_MAPERR, cr2),
         // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
         14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) || is_prot_none(cr2) => (11, SEGV_ACCERR, cr2),
         14 => (11, SEGV_MAPERR, cr2),

@@ -89,6 +89,9 @@ fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> 
             .map(|p| base + p.vaddr + (elf.phoff - p.offset))
             .unwrap_or(0),
     };
+    if super::rewrite::enabled() {
+        super::symbols::load(image, base);
+    }
     Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base })
 }
 

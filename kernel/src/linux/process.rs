@@ -90,6 +90,10 @@ pub fn exit_program(status: i32) -> ! {
 
 /// Ends the program after the caller won `claim_end`.
 pub fn end_claimed(status: i32) -> ! {
+    if super::rewrite::enabled() {
+        let (rewritten, kept) = super::rewrite::counts();
+        crate::kinfo!("kernel: {rewritten} system-call site(s) rewritten into calls, {kept} kept SYSCALL");
+    }
     crate::arch::hypercall::shutdown(status)
 }
 

@@ -27,7 +27,12 @@ fn raises_sigpipe(nr: u64) -> bool {
 
 /// Called by the SYSCALL entry with the program's registers; leaves the result in rax.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
+    let by_call = crate::arch::ring3::entered_by_call();
     crate::arch::irq::enable();
+    if !super::rewrite::on_syscall(frame, by_call) {
+        super::rewrite::null_call_fault(frame);
+        return;
+    }
     let nr = frame.rax;
     let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
     let (name, nargs, how) = route(nr);

@@ -158,6 +158,9 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     }
     info.host_pid = std::process::id();
     info.uname = host_uname();
+    if setup.no_rewrite {
+        info.flags |= flags::NO_REWRITE;
+    }
     if setup.strace {
         info.flags |= flags::STRACE;
     }

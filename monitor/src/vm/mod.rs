@@ -24,6 +24,8 @@ pub struct ProgramSetup {
     pub envp: Vec<Vec<u8>>,
     pub app_ring: u32,
     pub strace: bool,
+    /// `--no-rewrite`: system-call sites stay SYSCALL instructions.
+    pub no_rewrite: bool,
     pub verbose: bool,
     /// `--sandbox DIR` (see sandbox.rs).
     pub sandbox: Option<std::path::PathBuf>,

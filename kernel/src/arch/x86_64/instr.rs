@@ -40,6 +40,22 @@ pub fn rdtsc() -> u64 {
 }
 
 #[inline(always)]
+pub fn read_cr0() -> u64 {
+    let v: u64;
+    // SAFETY: reading CR0 has no side effects.
+    unsafe { asm!("mov {}, cr0", out(reg) v, options(nomem, nostack)) };
+    v
+}
+
+/// # Safety
+/// Changing CR0 changes CPU modes; the caller must keep paging and protection enabled.
+#[inline(always)]
+pub unsafe fn write_cr0(v: u64) {
+    // SAFETY: forwarded to the caller's contract.
+    unsafe { asm!("mov cr0, {}", in(reg) v, options(nostack)) };
+}
+
+#[inline(always)]
 pub fn read_cr2() -> u64 {
     let v: u64;
     // SAFETY: reading CR2 has no side effects.

@@ -1,5 +1,6 @@
 //! x86-64: entry, descriptor tables, traps, paging, LAPIC, context switch, FPU state.
 pub mod apic;
+pub mod call_gate;
 pub mod context;
 pub mod entry;
 pub mod features;

@@ -47,6 +47,7 @@ static UTEXT_HI: AtomicU64 = AtomicU64::new(0);
 extern "C" {
     static __text_start: u8;
     static __text_end: u8;
+    fn hrt_syscall_call_entry();
     fn hrt_syscall_ring3();
     fn hrt_syscall_ring3_switched();
     fn hrt_ring0_gate_ret();
@@ -100,10 +101,10 @@ pub fn is_kernel_code(rip: u64) -> bool {
         && !in_entry_window(rip)
 }
 
-/// True if `rip` lies in the first instructions of the ring-3 system-call entry, which still
+/// True if `rip` lies in the first instructions of the ring-3 system-call entries, which still
 /// run on the program's stack and use per-CPU scratch slots: an interrupt there is deferred.
 pub fn in_entry_window(rip: u64) -> bool {
-    (hrt_syscall_ring3 as *const () as u64..hrt_syscall_ring3_switched as *const () as u64).contains(&rip)
+    (hrt_syscall_call_entry as *const () as u64..hrt_syscall_ring3_switched as *const () as u64).contains(&rip)
 }
 
 // The entry stub every interrupt and exception gate uses in ring-3 mode (see the module
@@ -159,7 +160,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
         khi = sym KTEXT_HI,
         ulo = sym UTEXT_LO,
         uhi = sym UTEXT_HI,
-        win_lo = sym hrt_syscall_ring3,
+        win_lo = sym hrt_syscall_call_entry,
         win_hi = sym hrt_syscall_ring3_switched,
         kernel_rsp = const OFF_KERNEL_RSP,
     );
@@ -243,10 +244,22 @@ pub fn privileged(f: Ring0Fn, a: u64, b: u64, c: u64) -> u64 {
 #[unsafe(naked)]
 pub unsafe extern "C" fn syscall_entry() {
     // gs:[32] is `OFF_IRQ_OFF` (asserted below): a template takes no named operand here.
+    // A rewritten site (`syscall_rewrite`) arrives first, by `call *%rax` through the page at
+    // address 0: it pops the return address and takes the flags, so that the state is
+    // SYSCALL's (rcx = return address, r11 = flags, rsp = the program's), and marks the entry
+    // with 2 in the interrupt flag (`entered_by_call`).
     super::syscall::syscall_entry_asm!(
+        ".global hrt_syscall_call_entry",
+        "hrt_syscall_call_entry:",
+        "mov qword ptr gs:[32], 2",
+        "pop rcx",
+        "pushfq",
+        "pop r11",
+        "jmp 2f",
         ".global hrt_syscall_ring3",
         "hrt_syscall_ring3:",
         "mov qword ptr gs:[32], 1",
+        "2:",
         switched: [
             ".global hrt_syscall_ring3_switched",
             "hrt_syscall_ring3_switched:",
@@ -255,6 +268,24 @@ pub unsafe extern "C" fn syscall_entry() {
         ss = USER_SS,
         cs = USER_CS
     );
+}
+
+/// True if the system call being dispatched on this CPU came through a rewritten site (the
+/// call entry) rather than a SYSCALL instruction. Valid until the dispatcher enables interrupts.
+pub fn entered_by_call() -> bool {
+    crate::cpu::this().irq_off.load(Ordering::Relaxed) == 2
+}
+
+/// Where SYSCALL lands in ring-3 mode (LSTAR): `hrt_syscall_ring3`, inside `syscall_entry`.
+pub fn syscall_entry_address() -> u64 {
+    debug_assert_eq!(call_entry_address(), hrt_syscall_call_entry as *const () as u64);
+    hrt_syscall_ring3 as *const () as u64
+}
+
+/// Where rewritten sites enter (the jump at the end of the page-0 sled leads here): the start
+/// of `syscall_entry` (named through the function, which keeps it in the image).
+pub fn call_entry_address() -> u64 {
+    syscall_entry as *const () as u64
 }
 
 const _: () = assert!(OFF_IRQ_OFF == 32);

@@ -41,7 +41,7 @@ pub fn trampoline_page() -> u64 {
 pub fn init_cpu() {
     let via_trampoline = crate::boot::info().platform == hrt_abi::Platform::PvmEmulated as u32;
     let entry = if super::ring3::active() {
-        super::ring3::syscall_entry as *const () as u64
+        super::ring3::syscall_entry_address()
     } else if super::ring0::active() {
         super::ring0::syscall_entry_ring0 as *const () as u64
     } else if via_trampoline {

@@ -1,0 +1,28 @@
+//! Where the program's functions are: the extents from its static symbol table, loaded once
+//! with the program, so that code scans (`rewrite`) can look at exactly one function.
+
+use alloc::vec::Vec;
+
+use crate::sync::SpinLock;
+
+/// `(start, end)` of every function, sorted by start, at their loaded addresses.
+static FUNCTIONS: SpinLock<Vec<(u64, u64)>> = SpinLock::new(Vec::new());
+
+/// Records the functions of the ELF file `image`, loaded `bias` bytes above its link addresses.
+pub fn load(image: &[u8], bias: u64) {
+    let Some(elf) = super::elf::Elf::parse(image) else {
+        return;
+    };
+    let mut funcs: Vec<(u64, u64)> = elf.functions().map(|(start, size)| (start + bias, start + bias + size)).collect();
+    funcs.sort_unstable();
+    funcs.dedup();
+    FUNCTIONS.lock().extend(funcs);
+}
+
+/// The extent of the function holding `addr`, if the symbol table names one.
+pub fn function_at(addr: u64) -> Option<(u64, u64)> {
+    let funcs = FUNCTIONS.lock();
+    let i = funcs.partition_point(|&(start, _)| start <= addr);
+    let (start, end) = *funcs.get(i.checked_sub(1)?)?;
+    (addr < end).then_some((start, end))
+}
