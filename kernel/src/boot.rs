@@ -9,15 +9,7 @@ use hrt_abi::{BootInfo, Platform, ABI_VERSION, BOOT_MAGIC};
 use crate::arch::{apic, fpu, gdt, hypercall, idt, paging};
 use crate::{cpu, mem, sched, time};
 
-static BOOT_INFO: AtomicUsize = AtomicUsize::new(0);
 static CPUS_ONLINE: AtomicUsize = AtomicUsize::new(0);
-
-/// The boot-info block the monitor wrote.
-pub fn info() -> &'static BootInfo {
-    // SAFETY: set once by the boot CPU before anything reads it; the block is never written
-    // again and its page is reserved.
-    unsafe { &*(BOOT_INFO.load(Ordering::Acquire) as *const BootInfo) }
-}
 
 /// Entered from `_start` on every CPU.
 pub extern "C" fn kernel_entry(boot_info: u64, cpu_index: u64) -> ! {
@@ -42,7 +34,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         );
         hypercall::shutdown(1);
     }
-    BOOT_INFO.store(boot as *const BootInfo as usize, Ordering::Release);
+    crate::bootinfo::set(boot);
     cpu::set_count(boot.num_cpus as usize);
     crate::console::set_quiet(boot.flags & hrt_abi::flags::QUIET != 0);
     crate::arch::features::init(boot.features);
@@ -142,7 +134,7 @@ fn init_this_cpu() {
 
 /// The kernel's main thread: runs what the command line asks for, then shuts down.
 fn kernel_main() -> u64 {
-    let cmdline = String::from(info().cmdline());
+    let cmdline = String::from(crate::bootinfo::get().cmdline());
     let mut words = cmdline.split_whitespace();
     let status = match words.next() {
         Some("selftest") => {
@@ -151,7 +143,7 @@ fn kernel_main() -> u64 {
         }
         Some("bench") => crate::bench::run(words),
         Some("run") => {
-            crate::linux::syscall::set_strace(info().flags & hrt_abi::flags::STRACE != 0);
+            crate::linux::syscall::set_strace(crate::bootinfo::get().flags & hrt_abi::flags::STRACE != 0);
             // The program's threads run on; the VM ends when the program exits.
             crate::linux::start();
             return 0;

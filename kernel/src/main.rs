@@ -12,6 +12,7 @@ pub mod console;
 pub mod arch;
 pub mod bench;
 pub mod boot;
+pub mod bootinfo;
 pub mod cpu;
 pub mod linux;
 pub mod mem;

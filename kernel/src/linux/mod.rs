@@ -23,7 +23,7 @@ pub mod vdso;
 /// Starts the program described by the boot-info block. Its threads then run on their own;
 /// the VM ends when the program exits (exit_group, the last thread's exit, or a fatal signal).
 pub fn start() {
-    let boot = crate::boot::info();
+    let boot = crate::bootinfo::get();
     signal::init();
     crate::arch::traps::set_syscall_handler(|frame| syscall::dispatch(frame));
     crate::arch::traps::set_user_exception_handler(fault::user_exception);

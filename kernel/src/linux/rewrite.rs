@@ -5,9 +5,9 @@
 //!
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
-//! - it is `mov $N, %eax` (or `%rax`) immediately followed by `syscall`, with N below the
-//!   gate's sled: the call then always lands in the sled (the generic `syscall()` function,
-//!   whose number varies, keeps SYSCALL);
+//! - the number in rax comes from a constant below the gate's sled (`mov $N, %eax` before it,
+//!   or a register loaded with a constant, as compilers hoist it): the call then always lands
+//!   in the sled (the generic `syscall()` function, whose number varies, keeps SYSCALL);
 //! - its two bytes lie in one cache line, so the patch is one atomic store that other CPUs
 //!   fetch either before or after, never half-way;
 //! - the program's symbol table names the function around it, and no instruction of that
@@ -22,7 +22,10 @@
 //! Restarts and signals see the same frame as after SYSCALL (the return address is popped).
 //! `--strace` shows every call either way. `--no-rewrite` turns rewriting off.
 
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use iced_x86::{Decoder, DecoderOptions, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register};
 
 use super::uaccess;
 use crate::arch::call_gate::{self, SLED_LEN};
@@ -131,40 +134,113 @@ fn qualifies(site: u64, rax: u64) -> bool {
     if site % 64 == 63 || rax >= SLED_LEN {
         return false;
     }
-    let before = |n: u64| uaccess::slice(site.wrapping_sub(n), n).ok();
-    let mov_eax = before(5).is_some_and(|b| b[0] == 0xb8 && u32::from_le_bytes([b[1], b[2], b[3], b[4]]) as u64 == rax);
-    let mov_rax = before(7)
-        .is_some_and(|b| b[..3] == [0x48, 0xc7, 0xc0] && u32::from_le_bytes([b[3], b[4], b[5], b[6]]) as u64 == rax);
-    if !mov_eax && !mov_rax {
-        return false;
-    }
     let Some((start, end)) = super::symbols::function_at(site) else {
         return false;
     };
-    match uaccess::slice(start, end - start) {
-        Ok(code) => !may_use_red_zone(code, start),
-        Err(_) => false,
+    let Ok(code) = uaccess::slice(start, end - start) else {
+        return false;
+    };
+    let Some(instrs) = decode(code, start) else {
+        return false;
+    };
+    if instrs.iter().any(below_stack_pointer) {
+        return false;
+    }
+    match instrs.iter().position(|i| i.ip() == site) {
+        Some(at) => constant_number(&instrs[..at]) == Some(rax),
+        None => false,
     }
 }
 
-/// True if the function `code` (at address `ip`) has a memory operand below the stack pointer
-/// (`[rsp - d]`) or below a frame pointer (`[rbp - d]`), or cannot be decoded in full.
-fn may_use_red_zone(code: &[u8], ip: u64) -> bool {
-    use iced_x86::{Decoder, DecoderOptions, Instruction, OpKind, Register};
+/// Every instruction of the function `code` at `ip`; None if some cannot be decoded.
+fn decode(code: &[u8], ip: u64) -> Option<Vec<Instruction>> {
     let mut decoder = Decoder::with_ip(64, code, ip, DecoderOptions::NONE);
-    let mut instr = Instruction::default();
+    let mut out = Vec::new();
     while decoder.can_decode() {
-        decoder.decode_out(&mut instr);
+        let instr = decoder.decode();
         if instr.is_invalid() {
-            return true;
+            return None;
         }
-        let memory = (0..instr.op_count()).any(|i| instr.op_kind(i) == OpKind::Memory);
-        if memory
-            && matches!(instr.memory_base(), Register::RSP | Register::RBP)
-            && (instr.memory_displacement64() as i64) < 0
-        {
-            return true;
-        }
+        out.push(instr);
     }
-    false
+    Some(out)
+}
+
+/// A memory operand below the stack pointer (`[rsp - d]`) or a frame pointer (`[rbp - d]`).
+fn below_stack_pointer(instr: &Instruction) -> bool {
+    (0..instr.op_count()).any(|i| instr.op_kind(i) == OpKind::Memory)
+        && matches!(instr.memory_base(), Register::RSP | Register::RBP)
+        && (instr.memory_displacement64() as i64) < 0
+}
+
+/// Where a register's value came from.
+enum Source {
+    Constant(u64),
+    Register(Register),
+}
+
+/// The system-call number that the instructions before a site leave in rax, if walking back
+/// finds it set from a constant: `mov $N, %eax`, `xor %eax, %eax`, or `mov %r, %eax` with `%r`
+/// last set from a constant (a number the compiler hoisted). Control flow is not followed:
+/// compilers give an inline-asm `syscall` its constant number on every path, and hand-written
+/// wrappers that take the number as an argument (`mov %rdi, %rax`) fail the test.
+fn constant_number(before: &[Instruction]) -> Option<u64> {
+    let (at, source) = last_write(before, Register::RAX)?;
+    match source {
+        Source::Constant(n) => Some(n),
+        Source::Register(r) => match last_write(&before[..at], r)? {
+            (_, Source::Constant(n)) => Some(n),
+            (_, Source::Register(_)) => None,
+        },
+    }
+}
+
+/// The last instruction of `instrs` that writes register `family` (any width), and what it
+/// wrote; None if there is none or it is not a plain move of a constant or a register.
+fn last_write(instrs: &[Instruction], family: Register) -> Option<(usize, Source)> {
+    let mut factory = InstructionInfoFactory::new();
+    for (at, instr) in instrs.iter().enumerate().rev() {
+        // Calls clobber the caller-saved registers; SYSCALL writes rax, rcx and r11.
+        if instr.is_call_near() || instr.is_call_far() || instr.is_call_near_indirect() || instr.is_call_far_indirect()
+        {
+            return None;
+        }
+        if instr.mnemonic() == Mnemonic::Syscall {
+            if matches!(family, Register::RAX | Register::RCX | Register::R11) {
+                return None;
+            }
+            continue;
+        }
+        let writes = factory.info(instr).used_registers().iter().any(|u| {
+            u.register().full_register() == family
+                && matches!(
+                    u.access(),
+                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
+                )
+        });
+        if !writes {
+            continue;
+        }
+        let dest_ok = instr.op_count() == 2
+            && instr.op0_kind() == OpKind::Register
+            && instr.op0_register().full_register() == family
+            && instr.op0_register().size() >= 4;
+        if !dest_ok {
+            return None;
+        }
+        let source = match (instr.mnemonic(), instr.op1_kind()) {
+            (Mnemonic::Mov, OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64) => {
+                Source::Constant(instr.immediate(1))
+            }
+            (Mnemonic::Xor | Mnemonic::Sub, OpKind::Register) if instr.op1_register() == instr.op0_register() => {
+                Source::Constant(0)
+            }
+            (Mnemonic::Mov, OpKind::Register) if instr.op1_register().size() >= 4 => {
+                Source::Register(instr.op1_register().full_register())
+            }
+            _ => return None,
+        };
+        return Some((at, source));
+    }
+    None
 }

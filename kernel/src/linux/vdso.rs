@@ -25,7 +25,7 @@ pub fn map() -> Option<u64> {
     let vvar = Vvar {
         boot_tsc,
         ns_mult,
-        wall_ns: crate::boot::info().wallclock_ns,
+        wall_ns: crate::bootinfo::get().wallclock_ns,
         // getcpu: from GS when the kernel runs in ring 3 (RDTSCP would give the host's CPU
         // there), else from RDTSCP's TSC_AUX where offered, else a system call.
         rdtscp: if crate::arch::ring3::active() {

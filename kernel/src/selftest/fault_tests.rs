@@ -5,7 +5,7 @@ use crate::arch::traps;
 use crate::ensure;
 
 pub fn paging() -> TestResult {
-    let mem = crate::boot::info().mem_size;
+    let mem = crate::bootinfo::get().mem_size;
     kprintln!("  page 0 absent, reading 8 bytes at 4 KiB, 2 MiB and the end of each RAM range of {} MiB", mem >> 20);
     ensure!(traps::probe_read(0).is_err(), "page 0 is mapped");
     for addr in [0x1000, 2 << 20] {

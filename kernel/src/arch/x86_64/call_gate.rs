@@ -1,28 +1,43 @@
 //! The page at address 0 that turns a rewritten `syscall` into a function call (the zpoline
 //! technique): a site rewritten to `call *%rax` (FF D0, the same two bytes as `syscall`, 0F 05)
-//! jumps to the address equal to the system-call number, which lands in a sled of one-byte
-//! NOPs that slides to a jump into the ring-3 call entry (`ring3::call_entry_address`). The
+//! jumps to the address equal to the system-call number, which lands in a sled that hops and
+//! slides to a jump into the ring-3 call entry (`ring3::call_entry_address`). The
 //! policy (which sites, when) is the Linux layer's (`linux::rewrite`).
 //!
 //! The page is mapped user-readable and executable, never writable: a NULL *write* still
-//! faults, but a NULL *read* returns the sled's bytes (0x90) instead of faulting, and a call
+//! faults, but a NULL *read* returns the sled's bytes instead of faulting, and a call
 //! through a NULL function pointer reaches the entry, which the Linux layer turns back into
 //! the SIGSEGV Linux would give (the return address is not a rewritten site).
 
 use core::sync::atomic::{AtomicU16, Ordering};
 
-/// System-call numbers below this land in the sled; sites with larger numbers keep SYSCALL.
+/// System-call numbers below this reach the entry; sites with larger numbers keep SYSCALL.
 pub const SLED_LEN: u64 = 512;
 
-/// Writes the sled into physical page 0. Boot CPU, ring 0, while the monitor's boot page
+/// The farthest a sled station sends a call: a station is `jmp +0x48` (EB 48), and a call
+/// landing on its second byte runs `rex.w jmp +0x48` with the next station (48 EB 48), or
+/// `rex.w nop` (48 90) at the end of the stations: every byte is a fine place to land. (The
+/// displacement must be a REX.W byte: any other prefix or opcode would change a register.)
+const STATION: usize = 3 + 0x48;
+
+/// Writes the gate into physical page 0. Boot CPU, ring 0, while the monitor's boot page
 /// tables (which map page 0 writable) are active.
+///
+/// Layout: stations (EB 48) from 0, then NOPs for the last `STATION` bytes (or one more)
+/// before offset `SLED_LEN`, where `jmp` to the entry sits; int3 after it. A call to
+/// N < SLED_LEN hops forward ~75 bytes per station and slides the rest: at most 6 jumps and
+/// 76 NOPs, instead of up to 512 NOPs.
 pub fn install() {
     let entry = super::ring3::call_entry_address();
     let jump_at = SLED_LEN as usize;
     let rel = entry as i64 - (jump_at as i64 + 5);
     assert!(i32::try_from(rel).is_ok(), "call entry out of reach of page 0");
     let mut code = [0xccu8; 4096];
-    code[..jump_at].fill(0x90);
+    let nops_from = (jump_at - STATION - 1) & !1;
+    for station in code[..nops_from].chunks_exact_mut(2) {
+        station.copy_from_slice(&[0xeb, 0x48]);
+    }
+    code[nops_from..jump_at].fill(0x90);
     code[jump_at] = 0xe9;
     code[jump_at + 1..jump_at + 5].copy_from_slice(&(rel as i32).to_le_bytes());
     // SAFETY: physical page 0 is RAM no one else uses (the boot-info block starts at 0x1000),

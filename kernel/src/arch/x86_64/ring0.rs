@@ -27,7 +27,7 @@ static POOL_HI: AtomicU64 = AtomicU64::new(0);
 
 /// True if this boot runs a program in ring 0.
 pub fn active() -> bool {
-    let boot = crate::boot::info();
+    let boot = crate::bootinfo::get();
     boot.program.size != 0 && boot.app_ring == 0
 }
 

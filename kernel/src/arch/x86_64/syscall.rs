@@ -39,7 +39,7 @@ pub fn trampoline_page() -> u64 {
 
 /// Sets up SYSCALL on this CPU (EFER.SCE is set by the monitor).
 pub fn init_cpu() {
-    let via_trampoline = crate::boot::info().platform == hrt_abi::Platform::PvmEmulated as u32;
+    let via_trampoline = crate::bootinfo::get().platform == hrt_abi::Platform::PvmEmulated as u32;
     let entry = if super::ring3::active() {
         super::ring3::syscall_entry_address()
     } else if super::ring0::active() {

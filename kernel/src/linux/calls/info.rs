@@ -9,7 +9,7 @@ use crate::linux::{uaccess, usermem};
 
 pub fn uname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     // The host's answer (the monitor put it in the boot-info block), as a container shows it.
-    let u = crate::boot::info().uname;
+    let u = crate::bootinfo::get().uname;
     uaccess::write(a[0], u)?;
     Ok(0)
 }
@@ -129,11 +129,11 @@ pub fn times(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn getuid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(crate::boot::info().uid as u64)
+    Ok(crate::bootinfo::get().uid as u64)
 }
 
 pub fn getgid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(crate::boot::info().gid as u64)
+    Ok(crate::bootinfo::get().gid as u64)
 }
 
 pub fn umask(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {

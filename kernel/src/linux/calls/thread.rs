@@ -174,7 +174,7 @@ pub fn getpid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
 }
 
 pub fn getppid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(crate::boot::info().host_pid as u64)
+    Ok(crate::bootinfo::get().host_pid as u64)
 }
 
 pub fn sched_yield(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {

@@ -19,7 +19,7 @@ const CLOCK_BOOTTIME: u64 = 7;
 const TIMER_ABSTIME: u64 = 1;
 
 pub fn realtime_ns() -> u64 {
-    crate::boot::info().wallclock_ns + time::now_ns()
+    crate::bootinfo::get().wallclock_ns + time::now_ns()
 }
 
 pub fn clock_ns(clock: u64) -> Option<u64> {
