@@ -444,8 +444,38 @@ static double rep_write_devnull(void *ctx, double *aux) {
     return (double)(bench_tsc() - t0);
 }
 
+/* The C library's own wrapper (`mov $39, %eax; syscall` in glibc), which a kernel may treat
+ * differently from the generic syscall() above (HRT rewrites such sites into calls). */
+static double rep_getpid_libc(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    uint64_t t0 = bench_tsc();
+    getpid();
+    return (double)(bench_tsc() - t0);
+}
+
+/* FUTEX_WAKE of a word nobody waits on, as OpenMP runtimes issue at every barrier: inline
+ * `syscall` with a constant number, as libgomp does. */
+static int futex_word;
+static double rep_futex_wake(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    long ret;
+    uint64_t t0 = bench_tsc();
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"((long)SYS_futex), "D"(&futex_word), "S"(1L | 128L), "d"(1L)
+                     : "rcx", "r11", "memory");
+    uint64_t t1 = bench_tsc();
+    if (ret != 0) {
+        fprintf(stderr, "futex wake: %ld\n", ret);
+        exit(1);
+    }
+    return (double)(t1 - t0);
+}
+
 static void test_getpid(void) {
     sampled("getpid", "cycles", 10000, 1000, 100, rep_getpid, NULL, NULL, 1);
+    sampled("getpid.libc", "cycles", 10000, 1000, 100, rep_getpid_libc, NULL, NULL, 1);
+    sampled("futex_wake", "cycles", 10000, 1000, 100, rep_futex_wake, NULL, NULL, 1);
 }
 
 static void test_write_devnull(void) {
