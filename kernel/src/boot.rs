@@ -38,12 +38,12 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     cpu::set_count(boot.num_cpus as usize);
     crate::console::set_quiet(boot.flags & hrt_abi::flags::QUIET != 0);
     crate::arch::features::init(boot.features);
+    crate::arch::ring3::choose(kernel_in_ring3(boot));
     time::init(boot.tsc_khz);
     mem::init(boot);
     apic::detect();
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
-    crate::arch::ring3::choose(kernel_in_ring3(boot));
     let call_gate = crate::linux::rewrite::choose(boot);
     if call_gate {
         crate::arch::call_gate::install();

@@ -101,6 +101,7 @@ pub fn init_cpu() {
         crate::arch::traps::register(apic::TIMER_VECTOR, timer_interrupt);
         crate::arch::traps::register(apic::KICK_VECTOR, |_| {});
         crate::arch::traps::set_after_interrupt_hook(after_interrupt);
+        crate::arch::traps::set_resched_query(resched_wanted);
     }
     let q = QUANTUM.load(Ordering::Relaxed);
     if q != 0 {
@@ -374,9 +375,19 @@ fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
     arm_timer(s);
 }
 
+/// True if this CPU's thread should give way (its quantum ran out and others are ready).
+pub fn resched_wanted() -> bool {
+    this_sched().need_resched.load(Ordering::Relaxed)
+}
+
 /// Called at the end of every interrupt: preempts the running thread if its quantum ran out.
+/// With the kernel in ring 3, not from ring 0: the trap path asks `resched_wanted` and
+/// switches once back in ring 3.
 pub fn after_interrupt() {
     let s = this_sched();
+    if crate::arch::ring3::active() && crate::arch::ring3::in_ring0() {
+        return;
+    }
     if s.need_resched.swap(false, Ordering::Relaxed) {
         let cur = current();
         // SAFETY: live record.

@@ -20,8 +20,8 @@ pub const EXITED: u8 = 4;
 
 pub const DEFAULT_STACK_SIZE: usize = 32 << 10;
 const NAME_LEN: usize = 24;
-/// Room for FXSAVE (512 B) or XSAVE of x87+SSE+AVX (832 B).
-const FPU_AREA: usize = 1024;
+/// Room for FXSAVE (512 B) or XSAVE of x87, SSE, AVX and AVX-512 (2,432 B).
+const FPU_AREA: usize = crate::arch::fpu::AREA_MAX;
 
 #[repr(C, align(64))]
 pub struct FpuArea(pub [u8; FPU_AREA]);
@@ -81,8 +81,8 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
 
 impl Thread {
-    /// Builds the record in place: the 1 KiB FPU area is left uninitialised (a thread's first
-    /// switch-in loads the shared initial state instead), because on emulated ring 0 every
+    /// Builds the record in place: the FPU area is left uninitialised but for the XSAVE header
+    /// (a thread's first switch-in loads the shared initial state instead), because on emulated ring 0 every
     /// byte copied or zeroed here costs time on each thread creation.
     fn new(name: &str, cpu: usize) -> Box<Thread> {
         let mut b = Box::<Thread>::new_uninit();
@@ -94,6 +94,9 @@ impl Thread {
         // reads them: only after `fpu_saved` is set) is written before `assume_init`.
         unsafe {
             addr_of_mut!((*p).fpu_saved).write(false);
+            // XSAVE leaves the header's reserved bytes alone and XRSTOR faults unless they are
+            // zero: the only part of the area that must start clean (64 bytes at 512).
+            core::ptr::write_bytes(addr_of_mut!((*p).fpu.0).cast::<u8>().add(512), 0, 64);
             addr_of_mut!((*p).saved_rsp).write(0);
             addr_of_mut!((*p).next).write(null_mut());
             addr_of_mut!((*p).state).write(AtomicU8::new(READY));

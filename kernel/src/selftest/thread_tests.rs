@@ -100,13 +100,13 @@ pub fn fork_join() -> TestResult {
 const XMM_OFFSETS: [usize; 3] = [160, 160 + 7 * 16, 160 + 15 * 16];
 
 #[repr(C, align(64))]
-struct Area([u8; 1024]);
+struct Area([u8; crate::arch::fpu::AREA_MAX]);
 
 /// Loads `v` into xmm0, xmm7 and xmm15 through FXRSTOR/XRSTOR rather than SSE instructions:
 /// emulated ring 0 (PVM hosts) cannot execute SSE, but the save/restore path is what this
 /// test checks.
 fn set_xmm(v: u64) {
-    let mut area = Area([0; 1024]);
+    let mut area = Area([0; crate::arch::fpu::AREA_MAX]);
     // SAFETY: a 64-byte aligned area of the size the FPU code uses.
     unsafe {
         crate::arch::fpu::init_area(area.0.as_mut_ptr());
@@ -123,7 +123,7 @@ fn set_xmm(v: u64) {
 }
 
 fn get_xmm() -> [u64; 3] {
-    let mut area = Area([0; 1024]);
+    let mut area = Area([0; crate::arch::fpu::AREA_MAX]);
     // SAFETY: as above.
     unsafe { crate::arch::fpu::save(area.0.as_mut_ptr()) };
     XMM_OFFSETS.map(|off| u64::from_le_bytes(area.0[off..off + 8].try_into().unwrap()))

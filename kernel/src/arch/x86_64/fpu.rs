@@ -1,6 +1,12 @@
 //! FPU/SSE state. The kernel itself is built soft-float and never touches these registers, so
 //! state only has to be switched between threads: FXSAVE/FXRSTOR, or XSAVE/XRSTOR with every
 //! component the CPU enables where XSAVE is offered.
+//!
+//! With the kernel in ring 3 on a PVM host (`ring3`), XSAVE is used whatever CPUID offers:
+//! ring 3 runs on the host's XCR0 (x87, SSE, AVX and AVX-512 here), so a program may use all
+//! of it, and FXSAVE would lose the upper halves of its vector registers across a switch.
+//! Ring 0 must not execute XSAVE there (the emulator stops the VM); switches happen in ring 3
+//! (preemption is deferred to it), and a save in ring 0 falls back to FXSAVE.
 
 use core::arch::asm;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -15,8 +21,18 @@ const CR4_OSFXSR: u64 = 1 << 9;
 const CR4_OSXMMEXCPT: u64 = 1 << 10;
 const CR4_OSXSAVE: u64 = 1 << 18;
 
-/// Decides FXSAVE or XSAVE and the save-area size; boot CPU, once.
+/// Decides FXSAVE or XSAVE and the save-area size; boot CPU, once, after `ring3::choose`.
 pub fn detect() {
+    if super::ring3::active() {
+        // The host's XCR0 applies in ring 3; CPUID leaf 0xD describes it (max size in ECX).
+        let (eax, _, ecx, edx) = cpuid(0xd, 0);
+        if ecx as usize <= AREA_MAX {
+            XCR0.store(((edx as u64) << 32) | eax as u64, Ordering::Relaxed);
+            AREA_SIZE.store(ecx as usize, Ordering::Relaxed);
+            USE_XSAVE.store(true, Ordering::Relaxed);
+        }
+        return;
+    }
     if super::features::has(super::features::XSAVE) {
         let (eax, _, _, edx) = cpuid(0xd, 0);
         let supported = ((edx as u64) << 32) | eax as u64;
@@ -28,14 +44,17 @@ pub fn detect() {
     }
 }
 
+/// The largest save area threads have room for (`sched::thread::FpuArea`).
+pub const AREA_MAX: usize = 2560;
+
 #[repr(C, align(64))]
-struct InitialState(core::cell::UnsafeCell<[u8; 1024]>);
+struct InitialState(core::cell::UnsafeCell<[u8; AREA_MAX]>);
 
 // SAFETY: written once by the boot CPU before any thread exists, then only read.
 unsafe impl Sync for InitialState {}
 
 /// The state every new thread starts with (masked exceptions, zeroed registers).
-static INITIAL: InitialState = InitialState(core::cell::UnsafeCell::new([0; 1024]));
+static INITIAL: InitialState = InitialState(core::cell::UnsafeCell::new([0; AREA_MAX]));
 
 /// Loads the initial FPU/SSE state (a new thread's first switch-in).
 pub fn restore_initial() {
@@ -52,6 +71,12 @@ pub fn prepare_initial() {
 /// Enables SSE (and XSAVE where used) on this CPU and sets the area size.
 pub fn init_cpu() {
     let mut cr4 = read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT;
+    if super::ring3::active() {
+        // XSAVE runs on the host's CR4 and XCR0 in ring 3; ring-0 XSETBV would fault.
+        // SAFETY: enabling SSE, which every x86-64 CPU has.
+        unsafe { write_cr4(cr4) };
+        return;
+    }
     if USE_XSAVE.load(Ordering::Relaxed) {
         cr4 |= CR4_OSXSAVE;
     }
@@ -97,12 +122,21 @@ pub unsafe fn init_area(area: *mut u8) {
 /// `area` must be a save area as for `init_area`.
 #[inline(always)]
 pub unsafe fn save(area: *mut u8) {
-    if USE_XSAVE.load(Ordering::Relaxed) {
+    if USE_XSAVE.load(Ordering::Relaxed) && !(super::ring3::active() && super::ring3::in_ring0()) {
         // SAFETY: forwarded; eax:edx = all enabled components.
         unsafe { asm!("xsave64 [{}]", in(reg) area, in("eax") u32::MAX, in("edx") u32::MAX, options(nostack)) };
     } else {
         // SAFETY: forwarded.
         unsafe { asm!("fxsave64 [{}]", in(reg) area, options(nostack)) };
+        if USE_XSAVE.load(Ordering::Relaxed) {
+            // Ring 0 in ring-3 mode: a header saying "x87 and SSE only", so that a later
+            // XRSTOR takes those from the legacy area and resets the rest.
+            // SAFETY: the area is `area_size()` >= 576 bytes (legacy area + header).
+            unsafe {
+                (area.add(512) as *mut u64).write(0x3);
+                (area.add(520) as *mut u64).write(0);
+            }
+        }
     }
 }
 
@@ -110,7 +144,7 @@ pub unsafe fn save(area: *mut u8) {
 /// `area` must hold state written by `save` or `init_area`.
 #[inline(always)]
 pub unsafe fn restore(area: *const u8) {
-    if USE_XSAVE.load(Ordering::Relaxed) {
+    if USE_XSAVE.load(Ordering::Relaxed) && !(super::ring3::active() && super::ring3::in_ring0()) {
         // SAFETY: forwarded.
         unsafe { asm!("xrstor64 [{}]", in(reg) area, in("eax") u32::MAX, in("edx") u32::MAX, options(nostack)) };
     } else {

@@ -111,6 +111,13 @@ unsafe extern "C" fn trap_common() {
         "mov rdi, rsp",
         "cld",
         "call {dispatch}",
+        // Non-zero: preempt in ring 3 first (ring-3 mode): leave ring 0 for
+        // `hrt_preempt_ring3` on this stack, which returns through the same frame.
+        "test rax, rax",
+        "jz hrt_trap_return",
+        super::ring3::drop_to_ring3_asm!(),
+        "1:",
+        "jmp hrt_preempt_ring3",
         ".global hrt_trap_return",
         "hrt_trap_return:",
         "mov ax, cs",
@@ -154,6 +161,8 @@ unsafe extern "C" fn trap_common() {
         "add rsp, 16",
         "iretq",
         dispatch = sym super::traps::dispatch,
+        ss = const super::gdt::USER_SS as u64,
+        cs = const super::gdt::USER_CS as u64,
     );
 }
 

@@ -147,8 +147,11 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "and rbx, -16",
         "jmp 2f",
         "1:",
-        // Program code (or the entry window): the thread's kernel stack, unused meanwhile.
+        // Program code (or the entry window): the thread's kernel stack, unused meanwhile;
+        // a kernel thread has none (a jump out of the kernel's code, a bug): as kernel code.
         "mov rbx, gs:[{kernel_rsp}]",
+        "test rbx, rbx",
+        "jz 4b",
         "2:",
         "sub rbx, 72",
         super::idt::copy_entry_frame_asm!(),

@@ -147,11 +147,14 @@ fn in_entry_window(frame: &TrapFrame) -> bool {
     super::ring3::active() && super::ring3::in_entry_window(frame.rip)
 }
 
-/// Called by `trap_common` for every trap, with interrupts disabled.
-pub extern "C" fn dispatch(frame: &mut TrapFrame) {
+/// Called by `trap_common` for every trap, with interrupts disabled. Returns non-zero when
+/// the interrupted thread should give up its CPU before it continues: in ring-3 mode that
+/// happens in ring 3 (`hrt_preempt_ring3`), never in ring 0, so that thread switches (and the
+/// XSAVE they do) always run in ring 3.
+pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
     if frame.vector >= 32 && frame.vector != super::syscall::SYSCALL_VECTOR && super::ring3::active() {
         if interrupt_ring3(frame) {
-            return;
+            return 0;
         }
     } else {
         dispatch_trap(frame);
@@ -165,7 +168,42 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
             super::irq::enable();
         }
     }
+    let preempt = super::ring3::active() && super::ring3::in_ring0() && frame.cs & 3 == 3 && resched_wanted();
+    preempt as u64
 }
+
+/// Ring 3, on the interrupted thread's stack just below its trap frame: the preemption that
+/// `dispatch` asked for (`hrt_preempt_ring3` then returns through the frame).
+extern "C" fn preempt_in_ring3() {
+    after_interrupt();
+    super::irq::enable();
+}
+
+fn resched_wanted() -> bool {
+    let h = RESCHED_QUERY.load(Ordering::Acquire);
+    // SAFETY: only `set_resched_query` stores it, and it is a `fn() -> bool`.
+    h != 0 && unsafe { core::mem::transmute::<usize, fn() -> bool>(h) }()
+}
+
+static RESCHED_QUERY: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the scheduler's "does this CPU want to switch threads" test, asked before a trap
+/// returns to ring 3 in ring-3 mode.
+pub fn set_resched_query(query: fn() -> bool) {
+    RESCHED_QUERY.store(query as usize, Ordering::Release);
+}
+
+core::arch::global_asm!(
+    ".section .text",
+    ".global hrt_preempt_ring3",
+    "hrt_preempt_ring3:",
+    "    mov rbx, rsp",
+    "    and rsp, -16",
+    "    call {preempt}",
+    "    mov rsp, rbx",
+    "    jmp hrt_trap_return",
+    preempt = sym preempt_in_ring3,
+);
 
 /// An interrupt in ring-3 mode. Returns true if it was only noted (the interrupted code had
 /// interrupts masked, was in ring 0, or was in the system-call entry's first instructions):
@@ -192,6 +230,7 @@ fn interrupt_ring3(frame: &mut TrapFrame) -> bool {
         cpu.irq_off.store(was_off, Ordering::Relaxed);
         return true;
     }
+    // The scheduler's preemption point (it waits for ring 3 when called in ring 0).
     after_interrupt();
     super::irq::enable();
     false
