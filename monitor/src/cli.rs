@@ -100,7 +100,8 @@ pub struct VmArgs {
     /// Pin each vCPU thread to its own host CPU
     #[arg(long)]
     pub pin: bool,
-    /// Preempt threads every US microseconds (default: no preemption)
+    /// Preempt a thread after US microseconds while others wait for its CPU; 0: never
+    /// [default: 10000 for `hrt run`, none for `selftest` and `bench`]
     #[arg(long, value_name = "US")]
     pub preempt: Option<u64>,
     /// Where the kernel's ring 0 runs: auto-detected, or forced

@@ -9,6 +9,9 @@ use crate::kernel_image::KernelImage;
 use crate::program::Program;
 use crate::vm::{self, ProgramSetup, VmConfig};
 
+/// Preemption quantum of `hrt run` unless `--preempt` says otherwise (0: never).
+const DEFAULT_RUN_PREEMPT_US: u64 = 10_000;
+
 /// Default guest memory for programs: HPC codes often have static arrays of several hundred
 /// MiB; untouched guest memory costs the host nothing.
 pub const DEFAULT_RUN_MEM: u64 = 4 << 30;
@@ -44,6 +47,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let kvm = vm::open_kvm()?;
     let mut vm_args = args.vm.clone();
     vm_args.mem.get_or_insert(DEFAULT_RUN_MEM);
+    // Programs get preemption while threads wait for a CPU (the kernel arms the tick only
+    // then): spin-waiting threads that outnumber the vCPUs would otherwise never hand over.
+    vm_args.preempt.get_or_insert(DEFAULT_RUN_PREEMPT_US);
     let mut config = VmConfig::from_args(&vm_args, &kvm, String::from("run"))?;
     let app_ring = args.app_ring.unwrap_or(if config.platform == hrt_abi::Platform::PvmEmulated { 3 } else { 0 });
     if app_ring != 0 && app_ring != 3 {

@@ -99,15 +99,25 @@ pub fn init_cpu() {
     s.current.store(idle, Ordering::Relaxed);
     if cpu::id() == 0 {
         crate::arch::traps::register(apic::TIMER_VECTOR, timer_interrupt);
-        crate::arch::traps::register(apic::KICK_VECTOR, |_| {});
+        // A kick also tells a busy CPU that a thread now waits for it (`make_runnable`).
+        crate::arch::traps::register(apic::KICK_VECTOR, |_| arm_preemption(this_sched()));
         crate::arch::traps::set_after_interrupt_hook(after_interrupt);
         crate::arch::traps::set_resched_query(resched_wanted);
     }
+}
+
+/// Starts the preemption clock of this CPU if preemption is on, a thread waits in its run
+/// queue and the clock is not running: the tick is armed only while it can matter, so a CPU
+/// that runs one thread takes no timer interrupts.
+fn arm_preemption(s: &CpuSched) {
     let q = QUANTUM.load(Ordering::Relaxed);
-    if q != 0 {
-        s.preempt_at.store(crate::time::ticks() + q, Ordering::Relaxed);
-        arm_timer(s);
+    if q == 0 || s.runnable() == 0 || s.preempt_at.load(Ordering::Relaxed) != 0 {
+        return;
     }
+    let was = irq::save_and_disable();
+    s.preempt_at.store(crate::time::ticks() + q, Ordering::Relaxed);
+    arm_timer(s);
+    irq::restore(was);
 }
 
 /// The running thread.
@@ -142,6 +152,16 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
         // SAFETY: the caller's contract.
         unsafe { q.push(t) };
         s.runq_len.store(q.len(), Ordering::SeqCst);
+    }
+    if target == cpu::id() {
+        arm_preemption(s);
+    } else if preemption_enabled()
+        && s.preempt_at.load(Ordering::Relaxed) == 0
+        && !s.halted.load(Ordering::SeqCst)
+        && s.current.load(Ordering::Relaxed) != s.idle.load(Ordering::Relaxed)
+    {
+        // Busy elsewhere, clock stopped: that CPU starts its own preemption clock.
+        apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
     kick_if_halted(target);
 }
@@ -363,11 +383,14 @@ fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
     let s = this_sched();
     sleep::wake_expired(s);
     let q = QUANTUM.load(Ordering::Relaxed);
-    if q != 0 {
+    let at = s.preempt_at.load(Ordering::Relaxed);
+    if q != 0 && at != 0 {
         let now = crate::time::ticks();
-        if now >= s.preempt_at.load(Ordering::Relaxed) {
-            s.preempt_at.store(now + q, Ordering::Relaxed);
-            if s.runnable() > 0 {
+        if now >= at {
+            // Keep the clock running only while threads wait.
+            let waiting = s.runnable() > 0;
+            s.preempt_at.store(if waiting { now + q } else { 0 }, Ordering::Relaxed);
+            if waiting {
                 s.need_resched.store(true, Ordering::Relaxed);
             }
         }
