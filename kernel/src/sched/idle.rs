@@ -18,6 +18,10 @@ pub fn idle_loop() -> ! {
     irq::enable();
     loop {
         super::task::run_pending();
+        if super::sleep::due(s) {
+            // Sleeps end from the TSC here, without a timer interrupt.
+            super::sleep::wake_expired(s);
+        }
         if s.runnable() > 0 {
             super::idle_run_next();
             idle_since = crate::time::ticks();

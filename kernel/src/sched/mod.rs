@@ -41,6 +41,8 @@ pub struct CpuSched {
     pub(crate) tasks_len: AtomicUsize,
     /// TSC of the next preemption tick (0: preemption off).
     preempt_at: AtomicU64,
+    /// TSC of the first sleeper's deadline (u64::MAX: none), for the polling idle loop.
+    pub(crate) next_wake: AtomicU64,
 }
 
 impl CpuSched {
@@ -58,6 +60,7 @@ impl CpuSched {
             tasks: IrqSpinLock::new(task::TaskQueue::new()),
             tasks_len: AtomicUsize::new(0),
             preempt_at: AtomicU64::new(0),
+            next_wake: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -346,6 +349,10 @@ pub(crate) fn idle_run_next() {
     let s = this_sched();
     let idle = s.idle.load(Ordering::Relaxed);
     if s.runnable() > 0 {
+        if sleep::any(s) {
+            // The thread may keep the CPU past a sleeper's deadline: the timer ends it.
+            arm_timer(s);
+        }
         // SAFETY: the idle record is alive.
         unsafe { (*idle).state.store(READY, Ordering::SeqCst) };
         switch_away(s, idle);

@@ -87,9 +87,24 @@ pub fn sleep_until_tsc(deadline: u64) {
                 (*cur).state.store(BLOCKING, Ordering::SeqCst);
             }
             list.insert(cur);
+            publish(s, &list);
         }
-        super::arm_timer(s);
+        arm_unless_polling(s);
         super::block();
+    }
+}
+
+/// Records the list's first deadline where the idle loop reads it without the lock.
+fn publish(s: &CpuSched, list: &SleepList) {
+    s.next_wake.store(list.next_deadline().unwrap_or(u64::MAX), Ordering::SeqCst);
+}
+
+/// Arms the timer for a thread about to block, unless this CPU will poll: with nothing else
+/// ready and a polling idle loop, the idle loop ends the sleep from the TSC (no timer
+/// interrupt, no trip to ring 0). Leaving idle for a thread arms it (`idle_run_next`).
+fn arm_unless_polling(s: &CpuSched) {
+    if s.runnable() > 0 || super::idle_halts() {
+        super::arm_timer(s);
     }
 }
 
@@ -104,17 +119,35 @@ pub fn block_until(deadline: u64) {
         // SAFETY: the current thread's record is alive and in no sleep list.
         unsafe { (*cur).sleep_deadline = deadline };
         list.insert(cur);
+        publish(s, &list);
     }
-    super::arm_timer(s);
+    arm_unless_polling(s);
     super::block();
-    s.sleepers.lock().remove(cur);
+    let mut list = s.sleepers.lock();
+    list.remove(cur);
+    publish(s, &list);
+}
+
+/// True if a sleeper of this CPU is due (read without the lock, for the polling idle loop).
+pub(super) fn due(s: &CpuSched) -> bool {
+    time::ticks() >= s.next_wake.load(Ordering::Relaxed)
+}
+
+/// True if this CPU has sleepers (leaving idle then needs the timer armed).
+pub(super) fn any(s: &CpuSched) -> bool {
+    s.next_wake.load(Ordering::Relaxed) != u64::MAX
 }
 
 /// Wakes every sleeper whose deadline has passed (timer interrupt).
 pub(super) fn wake_expired(s: &CpuSched) {
     let now = time::ticks();
     loop {
-        let t = s.sleepers.lock().pop_due(now);
+        let t = {
+            let mut list = s.sleepers.lock();
+            let t = list.pop_due(now);
+            publish(s, &list);
+            t
+        };
         match t {
             // SAFETY: a sleeping thread's record is alive until it is woken.
             Some(t) => unsafe { super::wake(t) },
