@@ -1,5 +1,6 @@
 //! Command-line interface.
 
+use crate::platform::PlatformChoice;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -59,16 +60,6 @@ pub struct SelftestArgs {
     pub filter: Option<String>,
     #[command(flatten)]
     pub vm: VmArgs,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PlatformChoice {
-    /// Detect: PVM (emulated supervisor mode) on kvm_pvm hosts, hardware virtualization elsewhere
-    Auto,
-    /// Use the PVM specification's paravirtual supervisor mode (refused where the host lacks it)
-    Pvm,
-    /// Treat guest ring 0 as native (hardware virtualization), whatever the host
-    Native,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

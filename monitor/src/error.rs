@@ -39,7 +39,7 @@ impl std::error::Error for Error {}
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Builds an `Error` from a format string.
-#[macro_export]
 macro_rules! err {
     ($($arg:tt)*) => { $crate::error::Error::new(format!($($arg)*)) };
 }
+pub(crate) use err;

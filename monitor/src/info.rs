@@ -2,15 +2,15 @@
 
 use crate::cli::VmArgs;
 use crate::error::Result;
-use crate::vm::{self, VmConfig};
+use crate::vm;
 
 pub fn print(args: &VmArgs) -> Result<u8> {
     let kvm = vm::open_kvm()?;
-    let config = VmConfig::from_args(args, &kvm, String::new())?;
+    let config = crate::vm_args::config(args, &kvm, String::new())?;
     let platform = config.platform;
     let cpuid = kvm
         .get_supported_cpuid(kvm_bindings::KVM_MAX_CPUID_ENTRIES)
-        .map_err(|e| crate::err!("cannot read KVM's CPUID: {e}"))?;
+        .map_err(|e| crate::error::err!("cannot read KVM's CPUID: {e}"))?;
     let has = |f, r, b| vm::cpuid_has(&cpuid, f, r, b);
     let features: Vec<&str> = [
         (has(1, 'c', 21), "x2apic"),

@@ -6,7 +6,7 @@ use std::path::Path;
 use goblin::elf::{header, program_header::PT_LOAD, Elf};
 use hrt_abi::layout;
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 static BUILTIN: &[u8] = include_bytes!(env!("HRT_KERNEL_IMAGE"));

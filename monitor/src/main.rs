@@ -10,7 +10,9 @@ mod platform;
 mod program;
 mod program_path;
 mod run;
+mod selftest;
 mod vm;
+mod vm_args;
 
 use std::process::ExitCode;
 
@@ -22,7 +24,7 @@ fn main() -> ExitCode {
         Err(e) => return cli::report_parse_error(e),
     };
     let result = match cli.command {
-        cli::Command::Selftest(args) => vm::run_selftest(&args),
+        cli::Command::Selftest(args) => selftest::run(&args),
         cli::Command::Info(args) => info::print(&args),
         cli::Command::Run(args) => run::run(&args),
         cli::Command::Bench(args) => bench::run(&args),

@@ -6,12 +6,22 @@
 //! offers that interface is asked directly: the specification's MSRs must be readable by the VMM.
 //! docs/pvm.md records what this project's hosts answer.
 
-use crate::cli::PlatformChoice;
 use crate::error::Result;
 use hrt_abi::Platform;
 use kvm_bindings::{kvm_msr_entry, Msrs};
 use kvm_ioctls::Kvm;
 use std::path::Path;
+
+/// What `--platform` asks for.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlatformChoice {
+    /// Detect: PVM (emulated supervisor mode) on kvm_pvm hosts, hardware virtualization elsewhere
+    Auto,
+    /// Use the PVM specification's paravirtual supervisor mode (refused where the host lacks it)
+    Pvm,
+    /// Treat guest ring 0 as native (hardware virtualization), whatever the host
+    Native,
+}
 
 /// MSR_PVM_LINEAR_ADDRESS_RANGE of the PVM specification: the first MSR a PVM VMM reads.
 pub const MSR_PVM_LINEAR_ADDRESS_RANGE: u32 = 0x4b56_4df0;
@@ -44,13 +54,13 @@ pub fn choose(choice: PlatformChoice, kvm: &Kvm) -> Result<Platform> {
     match (choice, pvm_interface(kvm)) {
         (PlatformChoice::Native, _) | (PlatformChoice::Auto, _) => Ok(Platform::HardwareVirt),
         (PlatformChoice::Pvm, PvmInterface::NotPvm) => {
-            Err(crate::err!("--platform pvm: /dev/kvm is served by {}, not kvm_pvm", kvm_module()))
+            Err(crate::error::err!("--platform pvm: /dev/kvm is served by {}, not kvm_pvm", kvm_module()))
         }
-        (PlatformChoice::Pvm, PvmInterface::Refused) => Err(crate::err!(
+        (PlatformChoice::Pvm, PvmInterface::Refused) => Err(crate::error::err!(
             "--platform pvm: this host's kvm_pvm does not offer the PVM specification's interface \
              (KVM refuses MSR {MSR_PVM_LINEAR_ADDRESS_RANGE:#x}); supervisor mode runs emulated (docs/pvm.md)"
         )),
-        (PlatformChoice::Pvm, PvmInterface::Offered(_)) => Err(crate::err!(
+        (PlatformChoice::Pvm, PvmInterface::Offered(_)) => Err(crate::error::err!(
             "--platform pvm: the host offers the PVM interface, but the HRT kernel does not speak it yet (docs/pvm.md)"
         )),
     }

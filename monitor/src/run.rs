@@ -3,11 +3,11 @@
 use std::os::unix::ffi::OsStrExt;
 
 use crate::cli::RunArgs;
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 use crate::kernel_image::KernelImage;
 use crate::program::Program;
-use crate::vm::{self, ProgramSetup, VmConfig};
+use crate::vm::{self, ProgramSetup};
 
 /// Preemption quantum of `hrt run` unless `--preempt` says otherwise (0: never).
 const DEFAULT_RUN_PREEMPT_US: u64 = 10_000;
@@ -50,7 +50,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // Programs get preemption while threads wait for a CPU (the kernel arms the tick only
     // then): spin-waiting threads that outnumber the vCPUs would otherwise never hand over.
     vm_args.preempt.get_or_insert(DEFAULT_RUN_PREEMPT_US);
-    let mut config = VmConfig::from_args(&vm_args, &kvm, String::from("run"))?;
+    let mut config = crate::vm_args::config(&vm_args, &kvm, String::from("run"))?;
     let app_ring = args.app_ring.unwrap_or(if config.platform == hrt_abi::Platform::PvmEmulated { 3 } else { 0 });
     if app_ring != 0 && app_ring != 3 {
         return Err(err!("--app-ring {app_ring}: the program runs in ring 0 or ring 3"));

@@ -4,12 +4,12 @@
 use super::args::KernelBenchArgs;
 use crate::error::Result;
 use crate::kernel_image::KernelImage;
-use crate::vm::{self, VmConfig};
+use crate::vm;
 
 pub fn run(args: &KernelBenchArgs) -> Result<u8> {
     let kvm = vm::open_kvm()?;
     let cmdline = if args.quick { "bench quick" } else { "bench" };
-    let config = VmConfig::from_args(&args.vm, &kvm, String::from(cmdline))?;
+    let config = crate::vm_args::config(&args.vm, &kvm, String::from(cmdline))?;
     let image = KernelImage::load(args.vm.kernel.as_deref())?;
     vm::run(kvm, config, &image)
 }

@@ -17,7 +17,7 @@ mod svg;
 pub use args::{BenchArgs, KernelBenchArgs};
 pub use kernel_suite::run as run_kernel_suite;
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 fn write_file(path: &std::path::Path, text: &str) -> Result<()> {

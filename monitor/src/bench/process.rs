@@ -4,7 +4,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 pub struct Output {

@@ -14,7 +14,7 @@ use super::plan::{Job, Work};
 use super::process;
 use super::result::{parse_all, Record, Side};
 use super::sources::Built;
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 /// Longest any one job may take (class A applications on one thread are the slowest).

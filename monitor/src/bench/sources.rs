@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 mod embedded {

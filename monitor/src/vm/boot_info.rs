@@ -51,7 +51,11 @@ pub fn write(
     let stacks = config.cpus as u64 * layout::BOOT_STACK_SIZE;
     let program_bytes = config.program.as_ref().map_or(0, program_top_bytes);
     let top_end = top_range_end(ram, stacks + program_bytes, image.end()).ok_or_else(|| {
-        crate::err!("--mem {} MiB leaves no room for {} boot stacks and the program", ram.size >> 20, config.cpus)
+        crate::error::err!(
+            "--mem {} MiB leaves no room for {} boot stacks and the program",
+            ram.size >> 20,
+            config.cpus
+        )
     })?;
     info.boot_stacks = (top_end - stacks) & !0xfff;
 
@@ -129,7 +133,7 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
         + p.mem_needed
         + (64 << 20);
     if needed > ram.size {
-        return Err(crate::err!(
+        return Err(crate::error::err!(
             "{} needs about {} MiB but the VM has {} MiB: use a larger --mem",
             p.given,
             needed >> 20,
@@ -175,7 +179,7 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     let pool_base = layout::USER_POOL_BASE;
     let pool_ram = ram_bytes_in(ram, pool_base, pool_end);
     if pool_end <= pool_base || pool_ram <= p.mem_needed {
-        return Err(crate::err!(
+        return Err(crate::error::err!(
             "{} needs {} MiB; the VM's {} MiB is too small: use a larger --mem",
             p.given,
             p.mem_needed >> 20,
@@ -186,14 +190,14 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     let reserved = vec![Range { base: args_base, size: top - args_base }, info.user_pool];
     if let Some((start, end)) = p.fixed_span {
         if end > pool_end {
-            return Err(crate::err!(
+            return Err(crate::error::err!(
                 "{} is linked at {start:#x}..{end:#x}, beyond the VM's {} MiB: use a larger --mem",
                 p.given,
                 ram.size >> 20
             ));
         }
         if ram_bytes_in(ram, start, end) != end - start {
-            return Err(crate::err!(
+            return Err(crate::error::err!(
                 "{} is linked at {start:#x}..{end:#x}, in the hole below 4 GiB ({:#x}..{:#x}) where no RAM is: link it elsewhere or build it with -static-pie",
                 p.given,
                 layout::LOW_RAM_END,

@@ -3,7 +3,7 @@
 use kvm_bindings::{CpuId, KVM_MAX_CPUID_ENTRIES};
 use kvm_ioctls::Kvm;
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 pub fn guest_cpuid(kvm: &Kvm, _cpus: u32) -> Result<CpuId> {

@@ -2,7 +2,7 @@
 
 use kvm_ioctls::{Kvm, VmFd};
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 /// The KVM device; `HRT_KVM_DEVICE` overrides it (for tests of the error paths).

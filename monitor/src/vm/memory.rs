@@ -7,7 +7,7 @@
 use kvm_ioctls::VmFd;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 use crate::kernel_image::KernelImage;
 use hrt_abi::layout;

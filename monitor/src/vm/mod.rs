@@ -11,7 +11,6 @@ mod vcpu;
 
 use std::sync::Arc;
 
-use crate::cli::{SelftestArgs, VmArgs};
 use crate::error::Result;
 use crate::kernel_image::KernelImage;
 
@@ -48,61 +47,14 @@ pub struct VmConfig {
     pub seccomp: bool,
 }
 
-/// Whether idle vCPUs halt: asked for, or (`auto`) because the vCPUs outnumber the host's
-/// CPUs, where a polling vCPU takes host time from one that has work.
-fn idle_halts(mode: crate::cli::IdleMode, cpus: u32) -> bool {
-    let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    match mode {
-        crate::cli::IdleMode::Halt => true,
-        crate::cli::IdleMode::Poll => false,
-        crate::cli::IdleMode::Auto => cpus > host,
-    }
+/// The vCPU count a VM gets: `requested` if KVM allows it, else the host's CPU count.
+pub fn check_cpus(requested: Option<u32>, kvm: &kvm_ioctls::Kvm) -> Result<u32> {
+    kvm::check_cpus(requested, kvm)
 }
 
-impl VmConfig {
-    pub fn from_args(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<VmConfig> {
-        let cpus = kvm::check_cpus(args.cpus, kvm)?;
-        let mem = memory::check_size(args.mem.unwrap_or(memory::DEFAULT_MEM))?;
-        if args.numa == 0 || args.numa as usize > hrt_abi::MAX_ZONES || args.numa > cpus {
-            return Err(crate::err!(
-                "--numa {} is invalid: use 1 to {} zones, no more than the vCPUs ({cpus})",
-                args.numa,
-                hrt_abi::MAX_ZONES
-            ));
-        }
-        if cmdline.len() > hrt_abi::CMDLINE_LEN {
-            return Err(crate::err!("kernel command line longer than {} bytes", hrt_abi::CMDLINE_LEN));
-        }
-        Ok(VmConfig {
-            cpus,
-            mem,
-            idle_halt: idle_halts(args.idle, cpus),
-            kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
-            pin: args.pin,
-            preempt_us: args.preempt.unwrap_or(0),
-            numa: args.numa,
-            cmdline,
-            program: None,
-            platform: crate::platform::choose(args.platform, kvm)?,
-            seccomp: !args.no_seccomp,
-        })
-    }
-}
-
-/// `hrt selftest`: boots the kernel with the self-test command line; returns its status.
-pub fn run_selftest(args: &SelftestArgs) -> Result<u8> {
-    let kvm = open_kvm()?;
-    let mut cmdline = String::from("selftest");
-    if let Some(f) = &args.filter {
-        if f.is_empty() || f.contains(char::is_whitespace) {
-            return Err(crate::err!("--filter takes one test name (without spaces)"));
-        }
-        cmdline.push_str(" filter=");
-        cmdline.push_str(f);
-    }
-    let config = VmConfig::from_args(&args.vm, &kvm, cmdline)?;
-    let image = KernelImage::load(args.vm.kernel.as_deref())?;
-    run(kvm, config, &image)
+/// Guest memory of `requested` bytes (default 1 GiB) if it is a size the VM can have.
+pub fn check_mem(requested: Option<u64>) -> Result<u64> {
+    memory::check_size(requested.unwrap_or(memory::DEFAULT_MEM))
 }
 
 /// Creates the VM, boots `image`, and waits for the kernel to shut down.
@@ -113,12 +65,12 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
     // xAPIC IDs are 8 bits and 0xFF is the broadcast address: more CPUs need x2APIC.
     if config.cpus > 255 && !cpuid::has(&cpuid, 1, 'c', 21) {
-        return Err(crate::err!(
+        return Err(crate::error::err!(
             "--cpus {} needs x2APIC, which KVM does not offer here: at most 255 vCPUs",
             config.cpus
         ));
     }
-    let tsc_khz = probe_tsc_khz(&kvm).ok_or_else(|| crate::err!("KVM does not report the TSC frequency"))?;
+    let tsc_khz = probe_tsc_khz(&kvm).ok_or_else(|| crate::error::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);

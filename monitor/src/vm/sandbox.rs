@@ -13,7 +13,7 @@ use landlock::{
     path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError, RulesetStatus, ABI,
 };
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 /// Read-only files outside DIR the program may open.

@@ -11,7 +11,7 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
 };
 
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 
 /// Exit status after a forbidden call: as if killed by SIGSYS.

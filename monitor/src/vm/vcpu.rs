@@ -12,7 +12,7 @@ use super::boot_info::BootLayout;
 use super::hypercall::{self, Outcome};
 use super::memory::GuestRam;
 use super::VmConfig;
-use crate::err;
+use crate::error::err;
 use crate::error::Result;
 use hrt_abi::layout;
 
