@@ -20,7 +20,7 @@ pub const EXITED: u8 = 4;
 
 pub const DEFAULT_STACK_SIZE: usize = 32 << 10;
 const NAME_LEN: usize = 24;
-/// Room for FXSAVE (512 B) or XSAVE of x87, SSE, AVX and AVX-512 (2,432 B).
+/// Room for FXSAVE (512 B) or XSAVE of x87, SSE and AVX (832 B).
 const FPU_AREA: usize = crate::arch::fpu::AREA_MAX;
 
 #[repr(C, align(64))]
