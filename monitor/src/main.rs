@@ -10,6 +10,7 @@ mod platform;
 mod program;
 mod program_path;
 mod run;
+mod script;
 mod selftest;
 mod vm;
 mod vm_args;

@@ -43,7 +43,19 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let found = crate::program_path::resolve(given).ok_or_else(|| {
         crate::error::Error::with_status(format!("{given}: command not found in PATH"), crate::error::NOT_FOUND)
     })?;
-    let program = Program::open(found.to_str().unwrap_or(given))?;
+    let found_str = found.to_str().unwrap_or(given);
+    // A `#!` script runs its interpreter with the script's path (as found) as an argument.
+    let script = crate::script::interpreter(given, &found)?;
+    let program = match &script {
+        // A missing interpreter is 127, as bash reports it; one that cannot run is 126.
+        Some(interp) => Program::open(&interp.path).map_err(|e| {
+            let missing = e.exit_status() == crate::error::NOT_FOUND;
+            let why = if missing { "No such file or directory" } else { "not runnable" };
+            let status = if missing { crate::error::NOT_FOUND } else { crate::error::CANNOT_EXECUTE };
+            crate::error::Error::with_status(format!("{given}: {}: bad interpreter: {why}", interp.path), status)
+        })?,
+        None => Program::open(found_str)?,
+    };
     let kvm = vm::open_kvm()?;
     let mut vm_args = args.vm.clone();
     vm_args.mem.get_or_insert(DEFAULT_RUN_MEM);
@@ -55,7 +67,15 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if app_ring != 0 && app_ring != 3 {
         return Err(err!("--app-ring {app_ring}: the program runs in ring 0 or ring 3"));
     }
-    let mut argv: Vec<Vec<u8>> = vec![given.as_bytes().to_vec()];
+    let mut argv: Vec<Vec<u8>> = match &script {
+        Some(interp) => {
+            let mut v = vec![interp.path.as_bytes().to_vec()];
+            v.extend(interp.arg.iter().map(|a| a.as_bytes().to_vec()));
+            v.push(found_str.as_bytes().to_vec());
+            v
+        }
+        None => vec![given.as_bytes().to_vec()],
+    };
     argv.extend(rest.iter().map(|a| a.as_bytes().to_vec()));
     let envp: Vec<Vec<u8>> = if args.clear_env {
         Vec::new()

@@ -1,0 +1,72 @@
+//! Scripts: a program file that starts with `#!` runs its interpreter, as Linux's binfmt_script
+//! does. The line is read from the file's first 256 bytes; the interpreter is the first word
+//! after `#!` (blanks skipped), and the rest of the line, trimmed, is one optional argument.
+//! The interpreter then gets argv `[interpreter, argument?, script path, script arguments...]`.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::{Error, Result, CANNOT_EXECUTE};
+
+/// Linux's BINPRM_BUF_SIZE: how much of the file the `#!` line may use.
+const LINE_MAX: usize = 256;
+
+/// What a `#!` line names.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Interpreter {
+    pub path: String,
+    pub arg: Option<String>,
+}
+
+/// The interpreter the file at `path` (given as `given`) names, or None if it is no script.
+pub fn interpreter(given: &str, path: &Path) -> Result<Option<Interpreter>> {
+    let mut head = Vec::with_capacity(LINE_MAX);
+    match std::fs::File::open(path) {
+        Ok(f) => f.take(LINE_MAX as u64).read_to_end(&mut head).map(|_| ()).unwrap_or(()),
+        // Not readable: the program checks say why.
+        Err(_) => return Ok(None),
+    }
+    parse(given, &head)
+}
+
+fn parse(given: &str, head: &[u8]) -> Result<Option<Interpreter>> {
+    let Some(rest) = head.strip_prefix(b"#!") else {
+        return Ok(None);
+    };
+    let bad = |why: &str| Error::with_status(format!("{given}: bad interpreter line: {why}"), CANNOT_EXECUTE);
+    let line = match rest.iter().position(|&b| b == b'\n') {
+        Some(end) => &rest[..end],
+        None if head.len() < LINE_MAX => rest,
+        None => return Err(bad("longer than 256 bytes")),
+    };
+    let line = std::str::from_utf8(line).map_err(|_| bad("not valid UTF-8"))?;
+    let line = line.trim_matches(|c| c == ' ' || c == '\t');
+    let (path, arg) = match line.find([' ', '\t']) {
+        Some(i) => (&line[..i], line[i..].trim_matches(|c| c == ' ' || c == '\t')),
+        None => (line, ""),
+    };
+    if path.is_empty() {
+        return Err(bad("no interpreter"));
+    }
+    Ok(Some(Interpreter { path: path.to_string(), arg: (!arg.is_empty()).then(|| arg.to_string()) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interp(line: &str) -> Option<Interpreter> {
+        parse("s", line.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn lines_split_as_linux_does() {
+        let i = |p: &str, a: Option<&str>| Some(Interpreter { path: p.into(), arg: a.map(Into::into) });
+        assert_eq!(interp("#!/bin/x\necho"), i("/bin/x", None));
+        assert_eq!(interp("#!  /bin/x  -a b  \n"), i("/bin/x", Some("-a b")));
+        assert_eq!(interp("#!/bin/x\t-f\n"), i("/bin/x", Some("-f")));
+        assert_eq!(interp("\x7fELF"), None);
+        assert!(parse("s", b"#!   \n").is_err());
+        assert!(parse("s", &[b"#!/".as_slice(), &[b'a'; 300]].concat()).is_err());
+    }
+}
