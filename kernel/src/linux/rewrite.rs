@@ -108,7 +108,11 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
     }
     if enabled() && decision(site).is_none() && uaccess::read::<u16>(site) == Ok(SYSCALL) {
         // Lost races (another CPU decided first) keep that CPU's decision.
-        if record(site, qualifies(site, frame.rax)) == Some(true) && call_gate::patch_u16(site, SYSCALL, CALL_RAX) {
+        // The patch runs while the site is still mapped (an unmap on another CPU waits).
+        let patch = || call_gate::patch_u16(site, SYSCALL, CALL_RAX);
+        if record(site, qualifies(site, frame.rax)) == Some(true)
+            && super::usermem::while_mapped(site, site + 2, patch) == Some(true)
+        {
             REWRITTEN.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -234,6 +234,17 @@ pub fn is_mapped(start: u64, end: u64) -> bool {
     true
 }
 
+/// Runs `f` if every page of `[start, end)` is mapped, with the memory lock held, so that no
+/// unmap can free the range meanwhile; None if it is not mapped.
+pub fn while_mapped<R>(start: u64, end: u64, f: impl FnOnce() -> R) -> Option<R> {
+    let mem = MEMORY.lock();
+    let mut cur = start;
+    while cur < end {
+        cur = region_containing(&mem.regions, cur)?.1;
+    }
+    Some(f())
+}
+
 /// Unmaps every mapped page of `[start, end)`; unmapped parts are ignored, as on Linux. The
 /// memory is zeroed before it becomes free again.
 pub fn unmap(start: u64, end: u64) {
