@@ -20,8 +20,15 @@ pub struct Interpreter {
 
 /// The interpreter the file at `path` (given as `given`) names, or None if it is no script.
 pub fn interpreter(given: &str, path: &Path) -> Result<Option<Interpreter>> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    // Only an executable regular file can be a script, as for execve; anything else (a FIFO
+    // would block the open) is left to the program checks, which say why it cannot run.
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
+        _ => return Ok(None),
+    }
     let mut head = Vec::with_capacity(LINE_MAX);
-    match std::fs::File::open(path) {
+    match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path) {
         Ok(f) => f.take(LINE_MAX as u64).read_to_end(&mut head).map(|_| ()).unwrap_or(()),
         // Not readable: the program checks say why.
         Err(_) => return Ok(None),
