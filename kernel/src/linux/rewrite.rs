@@ -65,17 +65,38 @@ fn slot(site: u64) -> usize {
     (site.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 51) as usize % SITES_LEN
 }
 
+/// A slot whose site was unmapped (`forget`): probing goes on past it.
+const FORGOTTEN: u64 = 1;
+/// The lowest and highest site ever recorded, so that most unmaps skip `forget`'s scan.
+static LOWEST: AtomicU64 = AtomicU64::new(u64::MAX);
+static HIGHEST: AtomicU64 = AtomicU64::new(0);
+
 /// What was decided for `site`: Some(true) rewritten, Some(false) kept, None not yet.
 fn decision(site: u64) -> Option<bool> {
     let mut i = slot(site);
     for _ in 0..SITES_LEN {
         match SITES[i].load(Ordering::Acquire) {
             0 => return None,
-            s if s >> 1 == site => return Some(s & 1 == 0),
+            s if s != FORGOTTEN && s >> 1 == site => return Some(s & 1 == 0),
             _ => i = (i + 1) % SITES_LEN,
         }
     }
     None
+}
+
+/// Drops the decisions for sites in `[start, end)`, which the program unmapped: new code
+/// mapped there later is examined afresh, and a call through NULL from it is not taken for
+/// a rewritten site. Called with the program's memory lock held, as `on_syscall` patches.
+pub fn forget(start: u64, end: u64) {
+    if end <= LOWEST.load(Ordering::Relaxed) || start > HIGHEST.load(Ordering::Relaxed) {
+        return;
+    }
+    for slot in &SITES {
+        let s = slot.load(Ordering::Acquire);
+        if s != 0 && s != FORGOTTEN && (start..end).contains(&(s >> 1)) {
+            slot.store(FORGOTTEN, Ordering::Release);
+        }
+    }
 }
 
 /// Records the decision for `site`; returns the one that stands (another CPU may have
@@ -90,9 +111,11 @@ fn record(site: u64, rewrite: bool) -> Option<bool> {
         match SITES[i].compare_exchange(0, entry, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => {
                 SITES_USED.fetch_add(1, Ordering::Relaxed);
+                LOWEST.fetch_min(site, Ordering::Relaxed);
+                HIGHEST.fetch_max(site, Ordering::Relaxed);
                 return Some(rewrite);
             }
-            Err(s) if s >> 1 == site => return Some(s & 1 == 0),
+            Err(s) if s != FORGOTTEN && s >> 1 == site => return Some(s & 1 == 0),
             Err(_) => i = (i + 1) % SITES_LEN,
         }
     }
@@ -108,11 +131,11 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
     }
     if enabled() && decision(site).is_none() && uaccess::read::<u16>(site) == Ok(SYSCALL) {
         // Lost races (another CPU decided first) keep that CPU's decision.
-        // The patch runs while the site is still mapped (an unmap on another CPU waits).
-        let patch = || call_gate::patch_u16(site, SYSCALL, CALL_RAX);
-        if record(site, qualifies(site, frame.rax)) == Some(true)
-            && super::usermem::while_mapped(site, site + 2, patch) == Some(true)
-        {
+        // Recorded and patched while the site is still mapped: an unmap on another CPU
+        // (which forgets the decisions for its range) waits.
+        let rewrite = qualifies(site, frame.rax);
+        let decide = || record(site, rewrite) == Some(true) && call_gate::patch_u16(site, SYSCALL, CALL_RAX);
+        if super::usermem::while_mapped(site, site + 2, decide) == Some(true) {
             REWRITTEN.fetch_add(1, Ordering::Relaxed);
         }
     }

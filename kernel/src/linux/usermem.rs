@@ -205,6 +205,8 @@ fn overlaps_mapping(regions: &BTreeMap<u64, u64>, start: u64, end: u64) -> bool 
 /// Removes `[start, end)` from the regions (splitting those that stick out) and returns the
 /// parts that were mapped, in address order.
 fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u64, u64)> {
+    // Rewritten system-call sites in the range are gone with it.
+    super::rewrite::forget(start, end);
     let overlapping: Vec<(u64, u64)> =
         regions.range(..end).rev().take_while(|(_, &e)| e > start).map(|(&s, &e)| (s, e)).collect();
     let mut cut = Vec::with_capacity(overlapping.len());
