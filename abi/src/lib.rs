@@ -5,8 +5,10 @@
 //! All structures are `#[repr(C)]` with fixed-width fields so both sides agree on layout.
 #![no_std]
 
+pub mod channel;
+
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -248,6 +250,8 @@ pub mod flags {
     pub const KERNEL_RING0: u64 = 1 << 4;
     /// Never rewrite the program's `syscall` instructions into calls (`--no-rewrite`).
     pub const NO_REWRITE: u64 = 1 << 5;
+    /// Forward system calls by hypercall only, never through the channel (`--no-channel`).
+    pub const NO_CHANNEL: u64 = 1 << 6;
 }
 
 /// Bits of `BootInfo::features`.
@@ -330,6 +334,12 @@ pub mod nr {
     /// Fill `[addr, addr + len)` of guest memory with the host's `getrandom` bytes (args: addr,
     /// len). Returns len or a negated errno.
     pub const RANDOM: u64 = 9;
+    /// `hrt run`: the forwarding channel (see [`super::channel`]) is at guest-physical args[0],
+    /// args[1] bytes long. Sent once, before the program starts; returns 0 if the monitor
+    /// serves it, a negated errno if forwarded calls must keep using `SYSCALL`.
+    pub const CHANNEL: u64 = 10;
+    /// The channel's service threads are asleep and a request waits: wake them. No arguments.
+    pub const DOORBELL: u64 = 11;
 }
 
 /// The program's page map (`nr::USER_MAP`): bit `i % 8` of byte `i / 8` is set while the 4 KiB

@@ -37,6 +37,17 @@ pub struct RunArgs {
     /// kernel in ring 3, a site that ran once becomes `call *%rax`; see README)
     #[arg(long)]
     pub no_rewrite: bool,
+    /// Forward each system call the host performs by a VM exit (hypercall) instead of through
+    /// the shared-memory channel served by hrt's polling threads
+    #[arg(long)]
+    pub no_channel: bool,
+    /// Polling threads that serve forwarded calls from the shared-memory channel
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub service_threads: Option<u32>,
+    /// How long (microseconds) a polling thread spins after the last forwarded call before it
+    /// sleeps [default: 1000 with a host CPU to spare beyond the vCPUs, else 50]
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub service_spin: Option<u64>,
     /// Start the program with an empty environment instead of hrt's own
     #[arg(long)]
     pub clear_env: bool,

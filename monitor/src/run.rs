@@ -96,6 +96,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         app_ring,
         strace: args.strace,
         no_rewrite: args.no_rewrite,
+        no_channel: args.no_channel,
+        service_threads: args.service_threads,
+        service_spin_us: args.service_spin,
         verbose: args.verbose,
         sandbox: args.sandbox.clone(),
     });

@@ -2,6 +2,7 @@
 //! process-in-kernel path): loader, system-call table, local calls, forwarding, faults.
 
 pub mod calls;
+pub mod channel;
 pub mod elf;
 pub mod errno;
 pub mod fault;
@@ -25,6 +26,7 @@ pub mod vdso;
 pub fn start() {
     let boot = crate::bootinfo::get();
     signal::init();
+    channel::init();
     crate::arch::traps::set_syscall_handler(|frame| syscall::dispatch(frame));
     crate::arch::traps::set_user_exception_handler(fault::user_exception);
     if let Err(msg) = loader::start_program(boot) {

@@ -94,6 +94,10 @@ pub fn end_claimed(status: i32) -> ! {
         let (rewritten, kept) = super::rewrite::counts();
         crate::kinfo!("kernel: {rewritten} system-call site(s) rewritten into calls, {kept} kept SYSCALL");
     }
+    if super::channel::active() {
+        let (calls, slept) = super::channel::counts();
+        crate::kinfo!("kernel: {calls} forwarded call(s) through the channel, {slept} of them waited asleep");
+    }
     crate::arch::hypercall::shutdown(status)
 }
 

@@ -22,12 +22,15 @@ pub fn idle_loop() -> ! {
             // Sleeps end from the TSC here, without a timer interrupt.
             super::sleep::wake_expired(s);
         }
+        super::run_idle_hook(true);
         if s.runnable() > 0 {
+            super::run_idle_hook(false);
             super::idle_run_next();
             idle_since = crate::time::ticks();
             continue;
         }
         if super::idle_halts() && crate::time::ticks().wrapping_sub(idle_since) >= spin_ticks {
+            super::run_idle_hook(false);
             irq::disable();
             s.halted.store(true, Ordering::SeqCst);
             if s.runnable() == 0 && !super::task::pending() {

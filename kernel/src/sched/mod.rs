@@ -135,6 +135,35 @@ pub fn current() -> *mut Thread {
     this_sched().current.load(Ordering::Relaxed)
 }
 
+/// Whether the running thread is this CPU's idle thread (which must never block).
+pub fn is_idle_thread() -> bool {
+    let s = this_sched();
+    s.current.load(Ordering::Relaxed) == s.idle.load(Ordering::Relaxed)
+}
+
+/// How many threads wait in this CPU's run queue.
+pub fn runnable_here() -> usize {
+    this_sched().runnable()
+}
+
+/// A function the idle loop calls with `true` on every polling round and with `false` just
+/// before it stops polling (to run a thread or to halt): an upper layer that has threads
+/// waiting on memory the host writes (the forwarding channel) checks it there.
+static IDLE_HOOK: AtomicPtr<()> = AtomicPtr::new(null_mut());
+
+pub fn set_idle_hook(hook: fn(bool)) {
+    IDLE_HOOK.store(hook as *mut (), Ordering::Release);
+}
+
+pub(crate) fn run_idle_hook(polling: bool) {
+    let p = IDLE_HOOK.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: only `set_idle_hook` stores here, from a `fn(bool)`.
+        let hook: fn(bool) = unsafe { core::mem::transmute::<*mut (), fn(bool)>(p) };
+        hook(polling);
+    }
+}
+
 /// Name and id of the running thread, for log and panic lines.
 pub fn current_description() -> (u64, &'static str) {
     let t = this_sched().current.load(Ordering::Relaxed);

@@ -20,17 +20,20 @@ pub struct HostFd {
     owned: bool,
     /// Opened under /proc or /dev: relative paths below it are checked (see paths.rs).
     special: bool,
+    /// Whether reads and writes on it never wait for another party (its file type, found once:
+    /// it cannot change while the descriptor is open).
+    quick: std::sync::OnceLock<bool>,
 }
 
 impl HostFd {
     /// A descriptor the forwarder opened; closed when dropped.
     pub fn owned(fd: i32, special: bool) -> HostFd {
-        HostFd { fd, owned: true, special }
+        HostFd { fd, owned: true, special, quick: std::sync::OnceLock::new() }
     }
 
     /// One of the host's standard descriptors, never closed by the forwarder.
     pub fn borrowed(fd: i32) -> HostFd {
-        HostFd { fd, owned: false, special: false }
+        HostFd { fd, owned: false, special: false, quick: std::sync::OnceLock::new() }
     }
 
     pub fn raw(&self) -> i32 {
@@ -39,6 +42,23 @@ impl HostFd {
 
     pub fn special(&self) -> bool {
         self.special
+    }
+
+    /// True for a regular file, directory, block device or memory character device (major 1:
+    /// /dev/null, zero, full, random, urandom): I/O on it never waits for another party.
+    pub fn never_blocks(&self) -> bool {
+        *self.quick.get_or_init(|| {
+            // SAFETY: fstat writes into the struct we pass; the descriptor is ours while `self` lives.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            if unsafe { libc::fstat(self.fd, &mut st) } != 0 {
+                return false;
+            }
+            match st.st_mode & libc::S_IFMT {
+                libc::S_IFREG | libc::S_IFDIR | libc::S_IFBLK => true,
+                libc::S_IFCHR => libc::major(st.st_rdev) == 1,
+                _ => false,
+            }
+        })
     }
 
     /// Closes the host descriptor now and reports the host's answer (close can report a write

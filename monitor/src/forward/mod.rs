@@ -27,6 +27,7 @@
 //!   then signalling that thread.
 //! - Blocking calls (read on a pipe or terminal, poll) block the calling vCPU thread.
 
+mod blocking;
 mod errno;
 mod fadvise;
 mod fd_table;

@@ -162,6 +162,9 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     }
     info.host_pid = std::process::id();
     info.uname = host_uname();
+    if setup.no_channel {
+        info.flags |= flags::NO_CHANNEL;
+    }
     if setup.no_rewrite {
         info.flags |= flags::NO_REWRITE;
     }

@@ -34,6 +34,18 @@ impl crate::forward::GuestMemory for ProgramMemory<'_> {
     }
 }
 
+/// Performs forwarded system call `nr` for the program (ENOSYS without a forwarder): its
+/// pointers may name only the program's mapped memory.
+pub fn forward_call(shared: &Shared, nr: u64, args: [u64; 6]) -> i64 {
+    match &shared.forwarder {
+        Some(f) => {
+            let view = ProgramMemory { ram: &shared.ram, range: shared.program_mem, map: shared.user_map.get() };
+            f.call(&view, nr, args)
+        }
+        None => -(libc::ENOSYS as i64),
+    }
+}
+
 /// Accepts the kernel's page map (`nr::USER_MAP`) once: it must cover exactly the program's
 /// pool and lie in guest RAM outside it (where the program cannot write it).
 fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
@@ -106,14 +118,20 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             shared.release_secondaries();
             0
         }
-        nr::SYSCALL => match &shared.forwarder {
-            Some(f) => {
-                let a = &call.args;
-                let view = ProgramMemory { ram, range: shared.program_mem, map: shared.user_map.get() };
-                f.call(&view, a[0], [a[1], a[2], a[3], a[4], a[5], a[6]])
-            }
+        nr::SYSCALL => {
+            let a = &call.args;
+            forward_call(shared, a[0], [a[1], a[2], a[3], a[4], a[5], a[6]])
+        }
+        nr::CHANNEL => match shared.channel.get() {
+            Some(svc) => svc.register(ram, shared.program_mem, call.args[0], call.args[1]),
             None => -(libc::ENOSYS as i64),
         },
+        nr::DOORBELL => {
+            if let Some(svc) = shared.channel.get() {
+                svc.doorbell(shared);
+            }
+            0
+        }
         nr::MEM_COPY => {
             match (host_range(ram, call.args[0], call.args[2]), host_range(ram, call.args[1], call.args[2])) {
                 (Some(dst), Some(src)) => {

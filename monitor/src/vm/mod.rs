@@ -1,6 +1,7 @@
 //! A KVM virtual machine running the HRT kernel: creation, boot, vCPU threads, hypercalls.
 
 mod boot_info;
+mod channel;
 mod cpuid;
 mod hypercall;
 mod kvm;
@@ -28,6 +29,11 @@ pub struct ProgramSetup {
     pub verbose: bool,
     /// `--sandbox DIR` (see sandbox.rs).
     pub sandbox: Option<std::path::PathBuf>,
+    /// `--no-channel`: forwarded calls are hypercalls (one VM exit each), as before the channel.
+    pub no_channel: bool,
+    /// `--service-threads`, `--service-spin` (microseconds); None: the defaults.
+    pub service_threads: Option<u32>,
+    pub service_spin_us: Option<u64>,
 }
 
 /// Validated VM shape, derived from the command line and the host.
@@ -59,7 +65,7 @@ pub fn check_mem(requested: Option<u64>) -> Result<u64> {
 
 /// Creates the VM, boots `image`, and waits for the kernel to shut down.
 pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Result<u8> {
-    let vm = kvm::create_vm(&kvm)?;
+    let vm = Arc::new(kvm::create_vm(&kvm)?);
     let mem = memory::GuestRam::new(&vm, config.mem)?;
     memory::load_kernel(&mem, image)?;
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
@@ -78,6 +84,10 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         f
     });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
+    if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
+        let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);
+        let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, config.cpus, vm.clone())));
+    }
     let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &config, image.entry, boot);
     if let Some(f) = &shared.forwarder {
         f.shutdown();

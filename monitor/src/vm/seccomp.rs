@@ -66,11 +66,18 @@ const fn kvm_ior(nr: u64, size: usize) -> u64 {
     (2 << 30) | ((size as u64) << 16) | (0xae << 8) | nr
 }
 
+/// `_IOW(KVMIO, nr, T)`.
+const fn kvm_iow(nr: u64, size: usize) -> u64 {
+    (1 << 30) | ((size as u64) << 16) | (0xae << 8) | nr
+}
+
 /// The ioctl requests these threads make: KVM_RUN and the register reads of a crash report,
-/// and the terminal queries the forwarder passes on.
+/// the forwarding channel's completion interrupts, and the terminal queries the forwarder
+/// passes on.
 fn ioctl_requests() -> Vec<u64> {
     vec![
-        0xae80, // KVM_RUN
+        0xae80,                                                      // KVM_RUN
+        kvm_iow(0xa5, std::mem::size_of::<kvm_bindings::kvm_msi>()), // KVM_SIGNAL_MSI
         kvm_ior(0x81, std::mem::size_of::<kvm_bindings::kvm_regs>()),
         kvm_ior(0x83, std::mem::size_of::<kvm_bindings::kvm_sregs>()),
         libc::TCGETS,

@@ -33,6 +33,8 @@ pub struct Shared {
     pub program_mem: (u64, u64),
     /// The kernel's map of the program's mapped pages (`nr::USER_MAP`), once it has sent it.
     pub user_map: std::sync::OnceLock<hrt_abi::UserMap>,
+    /// The forwarding channel's service (`hrt run` unless `--no-channel`).
+    pub channel: std::sync::OnceLock<Arc<super::channel::Service>>,
     started: Mutex<bool>,
     start: Condvar,
 }
@@ -44,6 +46,7 @@ impl Shared {
             forwarder,
             program_mem,
             user_map: std::sync::OnceLock::new(),
+            channel: std::sync::OnceLock::new(),
             started: Mutex::new(false),
             start: Condvar::new(),
         }
@@ -259,7 +262,14 @@ pub fn run_all(
             .map_err(|e| err!("cannot start a vCPU thread: {e}"))?;
     }
     drop(tx);
-    let exit = rx.recv().map_err(|_| err!("every vCPU thread ended without a result"))?;
+    if let Some(svc) = shared.channel.get() {
+        svc.start(&shared, filter.clone())?;
+    }
+    let exit = rx.recv().map_err(|_| err!("every vCPU thread ended without a result"));
+    if let Some(svc) = shared.channel.get() {
+        svc.stop();
+    }
+    let exit = exit?;
     Ok(match exit {
         Exit::Status(s) => s.clamp(0, 255) as u8,
         Exit::Failure(code) => code,

@@ -1,0 +1,74 @@
+//! The forwarding channel: forwarded system calls travel through guest memory the kernel and the
+//! monitor share, without a VM exit (issue 11). The kernel allocates one [`Channel`] and registers
+//! it with `nr::CHANNEL`; from then on a forwarded call is:
+//!
+//! 1. the guest takes a free slot (its own bookkeeping), writes `nr` and `args`, sets `state` to
+//!    [`SUBMITTED`] and the slot's bit in `pending`;
+//! 2. if `service_awake` is 0 the guest rings the doorbell (`nr::DOORBELL`, the one exit left);
+//! 3. a monitor service thread takes the bits of `pending` (atomic swap), performs each call with
+//!    the usual checks, writes `ret`, then sets `state` to [`DONE`];
+//! 4. the guest thread sees `DONE` while it spins, or, if it has gone to sleep in the guest
+//!    scheduler, it has stored its CPU in `sleeper_cpu` first: the monitor then interrupts that
+//!    CPU with [`COMPLETION_VECTOR`] unless the CPU says (`idle_polling`) that its idle loop is
+//!    polling the slots anyway.
+//!
+//! Every handshake is a store followed by a load of the other side's word, both sequentially
+//! consistent (store `pending` / load `service_awake` against store `service_awake` / load
+//! `pending`; store `sleeper_cpu` / load `state` against store `state` / load `sleeper_cpu`), so
+//! a wake-up is never lost. Everything in the channel is written by the guest too: the monitor
+//! copies a request once and trusts none of it.
+
+use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicU8};
+
+/// Number of slots: forwarded calls in flight at once (a thread blocked in a host call holds
+/// its slot; further callers wait for a free one).
+pub const SLOTS: usize = 256;
+
+/// `ChannelSlot::state` values.
+pub const FREE: u32 = 0;
+pub const SUBMITTED: u32 = 1;
+pub const DONE: u32 = 2;
+
+/// `ChannelSlot::sleeper_cpu` when no thread sleeps on the slot (its caller polls it).
+pub const NO_SLEEPER: u32 = u32::MAX;
+
+/// The interrupt the monitor sends to a CPU that has a thread asleep on a completed slot.
+pub const COMPLETION_VECTOR: u8 = 0xf3;
+
+/// One forwarded call. Two cache lines, so neighbours never share one.
+#[repr(C, align(128))]
+pub struct ChannelSlot {
+    pub state: AtomicU32,
+    /// The CPU whose scheduler holds the caller asleep, or [`NO_SLEEPER`].
+    pub sleeper_cpu: AtomicU32,
+    /// Linux system-call number and arguments (addresses are the program's).
+    pub nr: AtomicU64,
+    pub args: [AtomicU64; 6],
+    /// The Linux return value (negated errno on failure), valid once `state` is [`DONE`].
+    pub ret: AtomicI64,
+}
+
+/// Words both sides poll, each group on its own cache lines.
+#[repr(C, align(64))]
+pub struct ChannelHeader {
+    /// Bit `i % 64` of word `i / 64`: slot `i` holds a request no service thread has taken yet.
+    pub pending: [AtomicU64; SLOTS / 64],
+    pub _pad0: [u64; 8 - SLOTS / 64],
+    /// Nonzero while a service thread polls `pending`; 0 when they all sleep and a new request
+    /// needs the doorbell.
+    pub service_awake: AtomicU32,
+    pub _pad1: [u32; 15],
+    /// Nonzero while that CPU's idle loop polls the slots of its sleeping threads (it needs no
+    /// interrupt then).
+    pub idle_polling: [AtomicU8; crate::MAX_CPUS],
+}
+
+/// The whole shared area (`nr::CHANNEL` registers its guest-physical address and size).
+#[repr(C, align(4096))]
+pub struct Channel {
+    pub header: ChannelHeader,
+    pub slots: [ChannelSlot; SLOTS],
+}
+
+const _: () = assert!(core::mem::size_of::<ChannelSlot>() == 128);
+const _: () = assert!(SLOTS.is_multiple_of(64) && SLOTS / 64 <= 8);

@@ -1,0 +1,229 @@
+//! The guest side of the forwarding channel (`hrt_abi::channel`): a forwarded system call is
+//! written into a slot of memory the monitor polls, instead of leaving the VM. The caller spins
+//! briefly for the answer and then sleeps in the scheduler, so its CPU runs other threads while
+//! the host performs a slow call (a read from a pipe or terminal); the answer wakes it from this
+//! CPU's idle loop, which polls the slots of its sleepers, or from the completion interrupt the
+//! monitor sends when the CPU is busy or halted.
+
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+use hrt_abi::channel::{Channel, COMPLETION_VECTOR, DONE, FREE, NO_SLEEPER, SLOTS, SUBMITTED};
+use hrt_abi::MAX_CPUS;
+
+use crate::sched::thread::{Thread, BLOCKING, RUNNING};
+
+/// The channel (kernel pointer), null until `init` has registered it with the monitor.
+static CHANNEL: AtomicPtr<Channel> = AtomicPtr::new(null_mut());
+/// Slots in use (ours; the monitor sees only `state`).
+static TAKEN: [AtomicU64; SLOTS / 64] = [const { AtomicU64::new(0) }; SLOTS / 64];
+/// The thread asleep on each slot, if any; whoever swaps it out wakes it.
+static SLEEPER: [AtomicPtr<Thread>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
+/// Per CPU: the slots whose sleepers belong to it (what its idle loop and interrupt scan).
+static SLEEPING_ON: [[AtomicU64; SLOTS / 64]; MAX_CPUS] =
+    [const { [const { AtomicU64::new(0) }; SLOTS / 64] }; MAX_CPUS];
+/// Per CPU: how many of its threads sleep on a slot (the idle loop's fast check).
+static SLEEPERS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+
+/// How long a caller spins for its answer before it sleeps: long enough for a fast host call
+/// served by a polling service thread (a few microseconds), short enough that a slow call lets
+/// the CPU run something else. Shorter when other threads wait for this CPU.
+const SPIN_NS: u64 = 50_000;
+const SPIN_NS_CONTENDED: u64 = 5_000;
+
+/// Round trips and how many ended asleep (`-v` prints them at exit).
+static CALLS: AtomicU64 = AtomicU64::new(0);
+static SLEPT: AtomicU64 = AtomicU64::new(0);
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Allocates the channel and registers it with the monitor; forwarded calls keep the hypercall
+/// if the monitor declines (or `--no-channel`).
+pub fn init() {
+    let boot = crate::bootinfo::get();
+    if boot.flags & hrt_abi::flags::NO_CHANNEL != 0 {
+        return;
+    }
+    let bytes = core::mem::size_of::<Channel>();
+    let order = crate::mem::order_for(bytes);
+    let Some(phys) = crate::mem::alloc_pages(order, None) else {
+        kprintln!("hrt: no memory for the forwarding channel; forwarded calls use hypercalls");
+        return;
+    };
+    super::usermem::zero(phys, bytes as u64);
+    crate::arch::traps::register(COMPLETION_VECTOR, |_| reap());
+    crate::sched::set_idle_hook(idle_hook);
+    if crate::arch::hypercall::call(hrt_abi::nr::CHANNEL, &[phys, bytes as u64]) != 0 {
+        crate::mem::free_pages(phys, order);
+        return;
+    }
+    CHANNEL.store(crate::mem::phys_to_virt(phys) as *mut Channel, Ordering::Release);
+    ENABLED.store(true, Ordering::Release);
+}
+
+fn channel() -> Option<&'static Channel> {
+    let p = CHANNEL.load(Ordering::Acquire);
+    // SAFETY: set once by `init` to zeroed memory of the channel's size, never freed.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// Whether forwarded calls go through the channel.
+pub fn active() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// (round trips, of which the caller slept) so far.
+pub fn counts() -> (u64, u64) {
+    (CALLS.load(Ordering::Relaxed), SLEPT.load(Ordering::Relaxed))
+}
+
+/// Performs forwarded call `nr` through the channel. None if there is no channel.
+pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
+    let ch = channel()?;
+    let idx = take_slot();
+    let slot = &ch.slots[idx];
+    slot.nr.store(nr, Ordering::Relaxed);
+    for (to, a) in slot.args.iter().zip(args) {
+        to.store(a, Ordering::Relaxed);
+    }
+    slot.sleeper_cpu.store(NO_SLEEPER, Ordering::Relaxed);
+    slot.state.store(SUBMITTED, Ordering::Release);
+    ch.header.pending[idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
+    if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
+        crate::arch::hypercall::call(hrt_abi::nr::DOORBELL, &[]);
+    }
+    wait(ch, idx);
+    let ret = slot.ret.load(Ordering::Acquire);
+    slot.state.store(FREE, Ordering::Relaxed);
+    TAKEN[idx / 64].fetch_and(!(1 << (idx % 64)), Ordering::Release);
+    CALLS.fetch_add(1, Ordering::Relaxed);
+    Some(ret)
+}
+
+/// A free slot, claimed. Waits (yielding) while every slot is in flight.
+fn take_slot() -> usize {
+    // Start where this CPU's last search would likely find room, to spread the callers.
+    let first = crate::cpu::id() % TAKEN.len();
+    loop {
+        for k in 0..TAKEN.len() {
+            let w = (first + k) % TAKEN.len();
+            let mut cur = TAKEN[w].load(Ordering::Relaxed);
+            while cur != u64::MAX {
+                let bit = (!cur).trailing_zeros();
+                match TAKEN[w].compare_exchange_weak(cur, cur | 1 << bit, Ordering::Acquire, Ordering::Relaxed) {
+                    Ok(_) => return w * 64 + bit as usize,
+                    Err(now) => cur = now,
+                }
+            }
+        }
+        crate::sched::yield_now();
+        core::hint::spin_loop();
+    }
+}
+
+/// Waits until slot `idx` is done: spins, then sleeps where the scheduler can.
+fn wait(ch: &Channel, idx: usize) {
+    let slot = &ch.slots[idx];
+    let done = || slot.state.load(Ordering::Acquire) == DONE;
+    let can_sleep = crate::arch::irq::enabled() && !crate::sched::is_idle_thread();
+    let start = crate::time::ticks();
+    let spin = |ns| crate::time::ns_to_ticks(ns);
+    loop {
+        if done() {
+            return;
+        }
+        let limit = if crate::sched::runnable_here() > 0 { spin(SPIN_NS_CONTENDED) } else { spin(SPIN_NS) };
+        if can_sleep && crate::time::ticks().wrapping_sub(start) >= limit {
+            break;
+        }
+        core::hint::spin_loop();
+    }
+    SLEPT.fetch_add(1, Ordering::Relaxed);
+    while !done() {
+        sleep_on(ch, idx);
+    }
+}
+
+/// Sleeps on slot `idx` until it is done or something else wakes the thread (a signal).
+fn sleep_on(ch: &Channel, idx: usize) {
+    let slot = &ch.slots[idx];
+    let cur = crate::sched::current();
+    // The CPU cannot change under us: interrupts are off until the thread is registered, and a
+    // blocked thread stays on its CPU.
+    let was = crate::arch::irq::save_and_disable();
+    let cpu = crate::cpu::id();
+    // SAFETY: the current thread's record is alive while it runs.
+    unsafe { (*cur).state.store(BLOCKING, Ordering::SeqCst) };
+    SLEEPER[idx].store(cur, Ordering::SeqCst);
+    SLEEPING_ON[cpu][idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
+    SLEEPERS[cpu].fetch_add(1, Ordering::SeqCst);
+    slot.sleeper_cpu.store(cpu as u32, Ordering::SeqCst);
+    if slot.state.load(Ordering::SeqCst) == DONE {
+        // Answered meanwhile: withdraw, unless a reaper already took us (then its wake-up is
+        // consumed by `block`, which returns at once).
+        if unregister(cpu, idx) {
+            // SAFETY: as above.
+            unsafe { (*cur).state.store(RUNNING, Ordering::SeqCst) };
+            crate::arch::irq::restore(was);
+            return;
+        }
+    }
+    crate::arch::irq::restore(was);
+    crate::sched::block();
+    // A signal may have woken us early: make sure we are no longer registered.
+    let was = crate::arch::irq::save_and_disable();
+    unregister(cpu, idx);
+    crate::arch::irq::restore(was);
+}
+
+/// Removes slot `idx`'s sleeper registration on `cpu`; true if it was still there.
+fn unregister(cpu: usize, idx: usize) -> bool {
+    if SLEEPER[idx].swap(null_mut(), Ordering::SeqCst).is_null() {
+        return false;
+    }
+    SLEEPING_ON[cpu][idx / 64].fetch_and(!(1 << (idx % 64)), Ordering::SeqCst);
+    SLEEPERS[cpu].fetch_sub(1, Ordering::SeqCst);
+    true
+}
+
+/// Wakes this CPU's threads whose slots are done (the completion interrupt, the idle loop).
+fn reap() {
+    let Some(ch) = channel() else { return };
+    let cpu = crate::cpu::id();
+    if SLEEPERS[cpu].load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    for (w, word) in SLEEPING_ON[cpu].iter().enumerate() {
+        let mut bits = word.load(Ordering::SeqCst);
+        while bits != 0 {
+            let idx = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if ch.slots[idx].state.load(Ordering::SeqCst) != DONE {
+                continue;
+            }
+            let t = SLEEPER[idx].swap(null_mut(), Ordering::SeqCst);
+            if !t.is_null() {
+                word.fetch_and(!(1 << (idx % 64)), Ordering::SeqCst);
+                SLEEPERS[cpu].fetch_sub(1, Ordering::SeqCst);
+                // SAFETY: a thread registered as a sleeper is alive until it is woken and has
+                // unregistered (it cannot exit while asleep here).
+                unsafe { crate::sched::wake(t) };
+            }
+        }
+    }
+}
+
+/// The idle loop's part: while it polls (`polling`), it says so and reaps answers itself, so the
+/// monitor need not interrupt it; before it stops polling (to run a thread or halt) it clears
+/// the flag and reaps once more, so an answer is either seen here or interrupts the CPU.
+fn idle_hook(polling: bool) {
+    let Some(ch) = channel() else { return };
+    let flag = &ch.header.idle_polling[crate::cpu::id()];
+    if polling {
+        if flag.load(Ordering::Relaxed) == 0 {
+            flag.store(1, Ordering::SeqCst);
+        }
+    } else if flag.load(Ordering::Relaxed) != 0 {
+        flag.store(0, Ordering::SeqCst);
+    }
+    reap();
+}

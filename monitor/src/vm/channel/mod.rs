@@ -1,0 +1,246 @@
+//! The monitor's side of the forwarding channel (`hrt_abi::channel`): forwarded system calls
+//! arrive as requests in guest memory and are served without a VM exit.
+//!
+//! Policy:
+//! - `--service-threads N` polling threads (default 1) take requests while they arrive and
+//!   spin `--service-spin` microseconds after the last one before they sleep; the default spin
+//!   is long (1 ms) when the host has a core to spare beyond the vCPUs, short (50 us) when the
+//!   vCPUs already take every core, where a spinning thread would slow the guest.
+//! - A request that finds them asleep rings the doorbell (one VM exit). The vCPU thread that
+//!   takes that exit serves the pending requests itself, as a hypercall would, and wakes the
+//!   pollers only if doorbells come close together (a burst), so a program that makes a call
+//!   now and then costs what it cost before the channel and no host CPU between calls.
+//! - A call that may block for as long as another party pleases (`Forwarder::may_block`: reads
+//!   and writes on pipes, terminals and sockets, polls, lock waits, opens) is handed to a
+//!   worker thread of its own, created on demand (at most one per slot), so it never holds up
+//!   the others; the guest thread that made it sleeps in the guest scheduler meanwhile.
+//! - The answer wakes a sleeping guest thread through its CPU's idle loop, or, when that CPU
+//!   runs something else or halts, through an interrupt the monitor sends (KVM_SIGNAL_MSI).
+
+mod service;
+mod workers;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use hrt_abi::channel::{Channel, ChannelSlot, COMPLETION_VECTOR, DONE, SUBMITTED};
+use kvm_ioctls::VmFd;
+
+use super::memory::GuestRam;
+use super::vcpu::Shared;
+
+/// How the channel is served (`hrt run` options).
+#[derive(Clone, Copy, Debug)]
+pub struct ChannelConfig {
+    /// Polling service threads.
+    pub threads: u32,
+    /// How long a polling thread spins after the last request before it sleeps.
+    pub spin: Duration,
+}
+
+impl ChannelConfig {
+    /// The defaults for `cpus` vCPUs on this host (see the module comment).
+    pub fn defaults(cpus: u32, spin_us: Option<u64>, threads: Option<u32>) -> ChannelConfig {
+        let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+        let spare = host > cpus;
+        let spin_us = spin_us.unwrap_or(if spare { 1000 } else { 50 });
+        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin: Duration::from_micros(spin_us) }
+    }
+}
+
+/// Doorbells closer together than this wake the polling threads.
+const BURST: Duration = Duration::from_millis(1);
+
+/// The registered channel: a pointer into guest RAM, valid for the VM's life.
+#[derive(Clone, Copy)]
+struct Area(*const Channel);
+
+// SAFETY: the area is guest RAM mapped for the whole run; every access goes through atomics.
+unsafe impl Send for Area {}
+// SAFETY: as above.
+unsafe impl Sync for Area {}
+
+/// A request as copied out of its slot (the guest may change the slot meanwhile).
+#[derive(Clone, Copy)]
+pub(crate) struct Request {
+    idx: usize,
+    nr: u64,
+    args: [u64; 6],
+}
+
+pub struct Service {
+    area: OnceLock<Area>,
+    config: ChannelConfig,
+    cpus: u32,
+    vm: Arc<VmFd>,
+    /// Rung (incremented) to wake the polling threads.
+    bell: Mutex<u64>,
+    bell_cv: Condvar,
+    /// When the last doorbell rang (ns since `epoch`).
+    last_bell: AtomicU64,
+    epoch: std::time::Instant,
+    workers: workers::Workers,
+    stopping: AtomicBool,
+    msi_failed: AtomicBool,
+}
+
+impl Service {
+    pub fn new(config: ChannelConfig, cpus: u32, vm: Arc<VmFd>) -> Service {
+        Service {
+            area: OnceLock::new(),
+            config,
+            cpus,
+            vm,
+            bell: Mutex::new(0),
+            bell_cv: Condvar::new(),
+            last_bell: AtomicU64::new(0),
+            epoch: std::time::Instant::now(),
+            workers: workers::Workers::new(hrt_abi::channel::SLOTS),
+            stopping: AtomicBool::new(false),
+            msi_failed: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts the polling threads and the worker spawner. `filter` is the seccomp filter each
+    /// of those threads installs on itself (the spawner keeps none: it must create threads).
+    pub fn start(
+        self: &Arc<Self>,
+        shared: &Arc<Shared>,
+        filter: Option<seccompiler::BpfProgram>,
+    ) -> crate::error::Result<()> {
+        for i in 0..self.config.threads {
+            let (svc, shared, filter) = (self.clone(), shared.clone(), filter.clone());
+            std::thread::Builder::new()
+                .name(format!("hrt-serve{i}"))
+                .spawn(move || {
+                    if let Some(Err(e)) = filter.as_ref().map(super::seccomp::install) {
+                        eprintln!("hrt: {e}");
+                        return;
+                    }
+                    service::poll_loop(&svc, &shared);
+                })
+                .map_err(|e| crate::error::err!("cannot start a forwarding service thread: {e}"))?;
+        }
+        workers::start_spawner(self.clone(), shared.clone(), filter)
+    }
+
+    /// `nr::CHANNEL`: accepts the guest's channel once if it is whole guest RAM outside the
+    /// program's memory (the kernel's own).
+    pub fn register(&self, ram: &GuestRam, program_mem: (u64, u64), addr: u64, len: u64) -> i64 {
+        let size = std::mem::size_of::<Channel>() as u64;
+        let outside = addr.checked_add(size).is_some_and(|end| end <= program_mem.0 || addr >= program_mem.1);
+        if len != size || !addr.is_multiple_of(4096) || !outside {
+            return -(libc::EINVAL as i64);
+        }
+        let Some(p) = ram.host_ptr(addr, size) else { return -(libc::EFAULT as i64) };
+        if self.area.set(Area(p as *const Channel)).is_err() {
+            return -(libc::EPERM as i64);
+        }
+        self.ring();
+        0
+    }
+
+    fn channel(&self) -> Option<&Channel> {
+        // SAFETY: the pointer covers a whole `Channel` in guest RAM (checked at registration);
+        // guest RAM stays mapped while any thread of the monitor runs; the fields are atomics.
+        self.area.get().map(|a| unsafe { &*a.0 })
+    }
+
+    /// `nr::DOORBELL`, on the vCPU thread that took the exit: serve what is pending now, and
+    /// wake the polling threads if requests come in a burst.
+    pub fn doorbell(&self, shared: &Shared) {
+        let now = self.epoch.elapsed().as_nanos() as u64;
+        let last = self.last_bell.swap(now, Ordering::Relaxed);
+        self.sweep(shared);
+        if now.saturating_sub(last) < BURST.as_nanos() as u64 {
+            self.ring();
+        }
+    }
+
+    fn ring(&self) {
+        *self.bell.lock().unwrap() += 1;
+        self.bell_cv.notify_all();
+    }
+
+    /// Ends the service (the VM has stopped): polling threads return.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+        self.ring();
+    }
+
+    /// Takes every pending request and serves it (or hands it to a worker). True if there was one.
+    fn sweep(&self, shared: &Shared) -> bool {
+        let Some(ch) = self.channel() else { return false };
+        let mut any = false;
+        for (w, word) in ch.header.pending.iter().enumerate() {
+            if word.load(Ordering::Relaxed) == 0 {
+                continue;
+            }
+            let mut bits = word.swap(0, Ordering::AcqRel);
+            while bits != 0 {
+                let idx = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                any = true;
+                if let Some(req) = take(&ch.slots[idx], idx) {
+                    self.dispatch(shared, req);
+                }
+            }
+        }
+        any
+    }
+
+    fn dispatch(&self, shared: &Shared, req: Request) {
+        let blocking = shared.forwarder.as_ref().is_some_and(|f| f.may_block(req.nr, &req.args));
+        if blocking {
+            self.workers.hand_off(req);
+        } else {
+            self.serve(shared, req);
+        }
+    }
+
+    /// Performs one request and answers it.
+    fn serve(&self, shared: &Shared, req: Request) {
+        let ret = super::hypercall::forward_call(shared, req.nr, req.args);
+        self.complete(req.idx, ret);
+    }
+
+    /// Writes the answer of slot `idx` and wakes its caller if it sleeps where nothing polls.
+    fn complete(&self, idx: usize, ret: i64) {
+        let Some(ch) = self.channel() else { return };
+        let slot = &ch.slots[idx];
+        slot.ret.store(ret, Ordering::Relaxed);
+        slot.state.store(DONE, Ordering::SeqCst);
+        let cpu = slot.sleeper_cpu.load(Ordering::SeqCst);
+        if cpu < self.cpus && ch.header.idle_polling[cpu as usize].load(Ordering::SeqCst) == 0 {
+            self.interrupt(cpu);
+        }
+    }
+
+    /// Sends the completion interrupt to vCPU `cpu` (x2APIC ID = index; fixed delivery).
+    fn interrupt(&self, cpu: u32) {
+        let msi = kvm_bindings::kvm_msi {
+            address_lo: 0xfee0_0000 | (cpu << 12),
+            address_hi: 0,
+            data: COMPLETION_VECTOR as u32,
+            ..Default::default()
+        };
+        if let Err(e) = self.vm.signal_msi(msi) {
+            if !self.msi_failed.swap(true, Ordering::Relaxed) {
+                eprintln!("hrt: cannot interrupt vCPU {cpu} for a forwarded call's answer: {e}");
+            }
+        }
+    }
+}
+
+/// Copies the request out of `slot` if it holds one.
+fn take(slot: &ChannelSlot, idx: usize) -> Option<Request> {
+    if slot.state.load(Ordering::Acquire) != SUBMITTED {
+        return None;
+    }
+    let mut args = [0u64; 6];
+    for (a, from) in args.iter_mut().zip(&slot.args) {
+        *a = from.load(Ordering::Relaxed);
+    }
+    Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args })
+}

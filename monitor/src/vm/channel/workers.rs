@@ -1,0 +1,107 @@
+//! Threads for forwarded calls that may block: one per such call in flight, created on demand
+//! and kept for the next ones. Threads are created by a spawner thread without the seccomp
+//! filter (which forbids creating threads); each worker installs the filter on itself first.
+
+use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+
+use super::{Request, Service};
+use crate::vm::vcpu::Shared;
+
+struct Queue {
+    jobs: VecDeque<Request>,
+    /// Workers waiting for a job.
+    idle: usize,
+    /// Workers alive or being created.
+    total: usize,
+}
+
+pub(super) struct Workers {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+    max: usize,
+    spawn: Mutex<Option<mpsc::Sender<()>>>,
+}
+
+impl Workers {
+    pub fn new(max: usize) -> Workers {
+        Workers {
+            queue: Mutex::new(Queue { jobs: VecDeque::new(), idle: 0, total: 0 }),
+            ready: Condvar::new(),
+            max,
+            spawn: Mutex::new(None),
+        }
+    }
+
+    /// Queues `req` for a worker, creating one if every worker is taken.
+    pub fn hand_off(&self, req: Request) {
+        let mut q = self.queue.lock().unwrap();
+        q.jobs.push_back(req);
+        if q.jobs.len() > q.idle && q.total < self.max {
+            if let Some(tx) = self.spawn.lock().unwrap().as_ref() {
+                if tx.send(()).is_ok() {
+                    q.total += 1;
+                }
+            }
+        }
+        drop(q);
+        self.ready.notify_one();
+    }
+
+    fn next_job(&self) -> Request {
+        let mut q = self.queue.lock().unwrap();
+        loop {
+            if let Some(job) = q.jobs.pop_front() {
+                return job;
+            }
+            q.idle += 1;
+            q = self.ready.wait(q).unwrap();
+            q.idle -= 1;
+        }
+    }
+
+    fn spawn_failed(&self) {
+        self.queue.lock().unwrap().total -= 1;
+    }
+}
+
+/// Starts the thread that creates workers on request.
+pub(super) fn start_spawner(
+    svc: Arc<Service>,
+    shared: Arc<Shared>,
+    filter: Option<seccompiler::BpfProgram>,
+) -> crate::error::Result<()> {
+    let (tx, rx) = mpsc::channel::<()>();
+    *svc.workers.spawn.lock().unwrap() = Some(tx);
+    std::thread::Builder::new()
+        .name("hrt-spawn".into())
+        .spawn(move || {
+            let mut n = 0u32;
+            while rx.recv().is_ok() {
+                let (svc2, shared, filter) = (svc.clone(), shared.clone(), filter.clone());
+                let started = std::thread::Builder::new()
+                    .name(format!("hrt-worker{n}"))
+                    // Workers only run the forwarder: a small stack is plenty.
+                    .stack_size(256 << 10)
+                    .spawn(move || {
+                        if let Some(Err(e)) = filter.as_ref().map(crate::vm::seccomp::install) {
+                            eprintln!("hrt: {e}");
+                            svc2.workers.spawn_failed();
+                            return;
+                        }
+                        loop {
+                            let req = svc2.workers.next_job();
+                            svc2.serve(&shared, req);
+                        }
+                    });
+                if let Err(e) = started {
+                    eprintln!("hrt: cannot start a thread for a blocking forwarded call: {e}");
+                    svc.workers.spawn_failed();
+                }
+                n += 1;
+            }
+        })
+        .map_err(|e| crate::error::err!("cannot start the forwarding spawner thread: {e}"))?;
+    Ok(())
+}

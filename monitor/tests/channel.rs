@@ -1,0 +1,55 @@
+//! The forwarding channel (issue 11): forwarded calls travel through shared memory served by
+//! hrt's own threads, so a call that blocks on the host (a read from an empty pipe) holds
+//! neither a vCPU nor the other calls, and the program still ends when it exits.
+
+mod common;
+use common::hostile::{assert_same, build, hrt, native};
+
+fn same_as_native(mode: &str, cpus: &[&str], extra: &[&str]) {
+    let prog = build("chan_blocked", &[]);
+    let native_out = native(&prog, &[mode]);
+    for cpus in cpus {
+        let mut options = vec!["--cpus", cpus];
+        options.extend_from_slice(extra);
+        let out = hrt(&options, &prog, &[mode]);
+        assert_same(&format!("chan_blocked {mode} --cpus {cpus} {extra:?}"), &native_out, &out);
+    }
+}
+
+/// One thread blocks in read() while two others compute and make forwarded calls; with one
+/// vCPU this hangs when a blocked host call holds its vCPU (as with `--no-channel`).
+#[test]
+fn a_blocked_host_call_does_not_hold_the_cpu() {
+    same_as_native("compute", &["1", "2"], &[]);
+}
+
+/// The same with the service thread asleep between calls (no spinning at all): every request
+/// goes through the doorbell.
+#[test]
+fn requests_are_served_when_the_service_sleeps() {
+    same_as_native("compute", &["1"], &["--service-spin", "0"]);
+}
+
+#[test]
+fn the_program_ends_while_a_thread_is_blocked_on_the_host() {
+    same_as_native("forever", &["1", "2"], &[]);
+}
+
+/// 300 threads write at once: more requests than slots; every line arrives whole, each
+/// thread's in order.
+#[test]
+fn more_callers_than_slots() {
+    same_as_native("many", &["2"], &[]);
+}
+
+#[test]
+fn a_threads_calls_keep_their_order() {
+    same_as_native("order", &["1", "2"], &[]);
+    same_as_native("order", &["2"], &["--service-threads", "2"]);
+}
+
+/// `--no-channel` keeps the old path (one VM exit per forwarded call) working.
+#[test]
+fn hypercall_forwarding_still_works() {
+    same_as_native("order", &["2"], &["--no-channel"]);
+}

@@ -1,0 +1,164 @@
+/* The forwarding channel (issue 11): forwarded calls that block on the host must not stop the
+ * program's other threads or its end.
+ *   compute  - one thread blocks in read() on an empty pipe while others compute and make
+ *              forwarded calls (fstat, writes to /dev/null and a file); then the pipe is fed and
+ *              the reader finishes. With one vCPU this only works if the blocked call does not
+ *              hold the CPU.
+ *   forever  - a thread blocks in read() on a pipe nobody writes; main exits with 7.
+ *   many     - 300 threads each make forwarded calls at once (more than the channel's slots),
+ *              writing numbered lines through one pipe to a reader, which checks them.
+ *   order    - one thread writes 20000 numbered records into a pipe; another reads and checks
+ *              that they arrive whole and in order.
+ * Prints the same lines natively. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int pipefd[2];
+static volatile int reader_done;
+static long long sizes[2];
+
+static void *reader(void *arg) {
+    (void)arg;
+    char buf[64];
+    ssize_t n = read(pipefd[0], buf, sizeof buf - 1);
+    if (n < 0) { perror("read"); exit(1); }
+    buf[n] = 0;
+    printf("reader got %zd bytes: %s\n", n, buf);
+    reader_done = 1;
+    return 0;
+}
+
+static void *compute(void *arg) {
+    long id = (long)arg;
+    char name[64];
+    snprintf(name, sizeof name, "/tmp/hrt-chan-%d-%ld", getpid(), id);
+    int f = open(name, O_CREAT | O_TRUNC | O_RDWR, 0600);
+    int null = open("/dev/null", O_WRONLY);
+    if (f < 0 || null < 0) { perror("open"); exit(1); }
+    double x = 0;
+    for (int i = 0; i < 2000; i++) {
+        for (int j = 0; j < 2000; j++) x += (i ^ j) * 1e-9;
+        struct stat st;
+        if (fstat(f, &st) != 0 || write(null, "z", 1) != 1 || write(f, "ab", 2) != 2) { perror("io"); exit(1); }
+    }
+    struct stat st;
+    fstat(f, &st);
+    close(f);
+    close(null);
+    unlink(name);
+    sizes[id] = x > 0 ? (long long)st.st_size : -1;
+    return 0;
+}
+
+static int run_compute(void) {
+    if (pipe(pipefd)) return 1;
+    pthread_t r, c[2];
+    pthread_create(&r, 0, reader, 0);
+    usleep(20000); /* the reader is in its read() by now (not needed for correctness) */
+    for (long i = 0; i < 2; i++) pthread_create(&c[i], 0, compute, (void *)i);
+    for (int i = 0; i < 2; i++) pthread_join(c[i], 0);
+    for (int i = 0; i < 2; i++) printf("compute %d: %lld bytes\n", i, sizes[i]);
+    printf("computing done, reader done: %d\n", reader_done);
+    fflush(stdout);
+    if (write(pipefd[1], "wake up", 7) != 7) return 1;
+    pthread_join(r, 0);
+    return 0;
+}
+
+static void *forever(void *arg) {
+    (void)arg;
+    char c;
+    read(pipefd[0], &c, 1);
+    printf("the forever reader returned\n");
+    return 0;
+}
+
+static int run_forever(void) {
+    if (pipe(pipefd)) return 1;
+    pthread_t t;
+    pthread_create(&t, 0, forever, 0);
+    usleep(20000);
+    printf("main exits while a thread is blocked in read\n");
+    fflush(stdout);
+    exit(7);
+}
+
+#define MANY 300
+#define LINES 20
+static void *many_writer(void *arg) {
+    long id = (long)arg;
+    for (int i = 0; i < LINES; i++) {
+        char line[32];
+        int n = snprintf(line, sizeof line, "%03ld %02d\n", id, i);
+        if (write(pipefd[1], line, n) != n) { perror("write"); exit(1); }
+    }
+    return 0;
+}
+
+static int run_many(void) {
+    if (pipe(pipefd)) return 1;
+    static pthread_t t[MANY];
+    static int seen[MANY];
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 << 10);
+    for (long i = 0; i < MANY; i++)
+        if (pthread_create(&t[i], &a, many_writer, (void *)i)) { printf("create failed at %ld\n", i); return 1; }
+    /* Each line is 7 bytes, written atomically (< PIPE_BUF): read them back. */
+    long total = 0, bad = 0;
+    char buf[7];
+    while (total < MANY * LINES) {
+        size_t got = 0;
+        while (got < sizeof buf) {
+            ssize_t n = read(pipefd[0], buf + got, sizeof buf - got);
+            if (n <= 0) { perror("read"); return 1; }
+            got += n;
+        }
+        int id, i;
+        if (sscanf(buf, "%3d %2d", &id, &i) != 2 || id < 0 || id >= MANY || i != seen[id]) bad++;
+        else seen[id]++;
+        total++;
+    }
+    for (int i = 0; i < MANY; i++) pthread_join(t[i], 0);
+    printf("many: %ld lines, %ld out of order or torn\n", total, bad);
+    return 0;
+}
+
+static void *order_writer(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 20000; i++)
+        if (write(pipefd[1], &i, sizeof i) != sizeof i) { perror("write"); exit(1); }
+    close(pipefd[1]);
+    return 0;
+}
+
+static int run_order(void) {
+    if (pipe(pipefd)) return 1;
+    pthread_t t;
+    pthread_create(&t, 0, order_writer, 0);
+    int expect = 0, v, bad = 0;
+    ssize_t n;
+    while ((n = read(pipefd[0], &v, sizeof v)) == sizeof v) {
+        if (v != expect) bad++;
+        expect++;
+    }
+    pthread_join(t, 0);
+    printf("order: %d records, %d out of order, last read %zd\n", expect, bad, n);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, 0, _IOLBF, 0);
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "compute")) return run_compute();
+    if (!strcmp(mode, "forever")) return run_forever();
+    if (!strcmp(mode, "many")) return run_many();
+    if (!strcmp(mode, "order")) return run_order();
+    fprintf(stderr, "usage: %s compute|forever|many|order\n", argv[0]);
+    return 2;
+}
