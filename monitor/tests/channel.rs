@@ -53,3 +53,23 @@ fn a_threads_calls_keep_their_order() {
 fn hypercall_forwarding_still_works() {
     same_as_native("order", &["2"], &["--no-channel"]);
 }
+
+/// `--strace` still marks forwarded calls with F; with `-v` each also shows its round trip.
+#[test]
+fn strace_shows_round_trips_with_verbose() {
+    let prog = build("chan_blocked", &[]);
+    let traced = |options: &[&str]| {
+        let mut all = vec!["--strace", "--cpus", "1"];
+        all.extend_from_slice(options);
+        let out = hrt(&all, &prog, &["usage"]);
+        assert_eq!(out.code(), 2, "stderr: {}", out.stderr);
+        out.stderr.lines().find(|l| l.contains("] write(2,")).map(str::to_owned).unwrap_or_default()
+    };
+    let plain = traced(&[]);
+    assert!(plain.ends_with(" F"), "no traced forwarded write: {plain:?}");
+    let timed = traced(&["-v"]);
+    let (call, time) = timed.rsplit_once(" F <").unwrap_or_else(|| panic!("no round trip in {timed:?}"));
+    assert!(call.contains("] write(2,"), "{timed:?}");
+    let us: f64 = time.trim_end_matches(" us>").parse().unwrap_or_else(|_| panic!("bad time in {timed:?}"));
+    assert!(us > 0.0, "{timed:?}");
+}

@@ -40,10 +40,16 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let nr = frame.rax;
     let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
     let (name, nargs, how) = route(nr);
+    let tracing = STRACE.load(Ordering::Relaxed);
+    let mut round_trip = None;
     let (ret, kind) = match how {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
         Route::Forward => {
+            let start = crate::time::ticks();
             let ret = forward(nr, args);
+            if tracing && !crate::console::quiet() {
+                round_trip = Some(crate::time::ticks_to_ns(crate::time::ticks().wrapping_sub(start)));
+            }
             if ret == -(EPIPE as i64) && raises_sigpipe(nr) {
                 super::calls::signal::broken_pipe();
             }
@@ -61,8 +67,8 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     } else {
         ret
     };
-    if STRACE.load(Ordering::Relaxed) {
-        trace(nr, name, &args[..nargs], ret, kind);
+    if tracing {
+        trace(nr, name, &args[..nargs], ret, kind, round_trip);
     }
     frame.rax = ret as u64;
 }
@@ -85,7 +91,8 @@ fn report_unimplemented(nr: u64, name: &str) {
     }
 }
 
-fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char) {
+/// One `--strace` line; with `-v`, a forwarded call's round trip to the host in microseconds.
+fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char, round_trip_ns: Option<u64>) {
     use core::fmt::Write;
     let mut line = alloc::string::String::with_capacity(96);
     let _ = write!(line, "[{}] ", super::process::current_tid());
@@ -108,6 +115,9 @@ fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char) {
         let _ = write!(line, ") = {ret} {kind}");
     } else {
         let _ = write!(line, ") = {ret:#x} {kind}");
+    }
+    if let Some(ns) = round_trip_ns {
+        let _ = write!(line, " <{}.{:03} us>", ns / 1000, ns % 1000);
     }
     kprintln!("{line}");
 }

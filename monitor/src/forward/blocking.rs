@@ -1,32 +1,47 @@
 //! Which forwarded calls may block on the host for as long as another party pleases (a read
 //! from an idle pipe or terminal, a poll, a lock wait, opening a FIFO). The channel's polling
 //! service thread performs every other call itself and hands these to threads of their own, so
-//! one blocked call never stops the others (see vm/channel).
+//! one blocked call never stops the others (see vm/channel). Before it hands a read or a small
+//! write on a pipe or socket over, it tries it without waiting (`RWF_NOWAIT`): data that is
+//! already there, or room in the pipe, costs no hand-off.
 
+use super::errno::{Errno, SysResult};
+use super::fd_table::FdKind;
+use super::guest_mem::{Guest, GuestMemory};
+use super::io::MAX_RW_COUNT;
 use super::Forwarder;
+
+/// A pipe write of at most this many bytes is atomic: a non-waiting attempt writes all of it or
+/// nothing (EAGAIN), never part.
+const PIPE_BUF: u64 = 4096;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Read,
+    Write,
+}
 
 impl Forwarder {
     /// True if forwarded call `nr` with `args` may wait on the host for an unbounded time.
     /// Errs on the side of "may block": the cost of a wrong "yes" is a thread hand-off.
     pub fn may_block(&self, nr: u64, args: &[u64; 6]) -> bool {
+        use Direction::{Read, Write};
         let Ok(nr) = libc::c_long::try_from(nr) else { return false };
         match nr {
-            libc::SYS_read
-            | libc::SYS_write
-            | libc::SYS_readv
+            libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 | libc::SYS_preadv | libc::SYS_preadv2 => {
+                self.may_wait(args[0], Read)
+            }
+            libc::SYS_write
             | libc::SYS_writev
-            | libc::SYS_pread64
             | libc::SYS_pwrite64
-            | libc::SYS_preadv
             | libc::SYS_pwritev
-            | libc::SYS_preadv2
             | libc::SYS_pwritev2
             | libc::SYS_ftruncate
             | libc::SYS_fsync
-            | libc::SYS_fdatasync => !self.never_blocks(args[0]),
+            | libc::SYS_fdatasync => self.may_wait(args[0], Write),
             // Output goes to args[0] and input comes from args[1].
             libc::SYS_sendfile | libc::SYS_copy_file_range | libc::SYS_splice | libc::SYS_tee => {
-                !(self.never_blocks(args[0]) && self.never_blocks(args[1]))
+                self.may_wait(args[0], Write) || self.may_wait(args[1], Read)
             }
             libc::SYS_fcntl => matches!(args[1] as i32, libc::F_SETLKW | libc::F_OFD_SETLKW),
             // Opening a FIFO waits for its other end.
@@ -54,12 +69,48 @@ impl Forwarder {
         }
     }
 
-    /// True if the program's descriptor `fd` names a regular file, a directory, a block device
-    /// or one of the memory character devices (/dev/null, zero, full, random, urandom): reads
-    /// and writes on those finish without waiting for anybody. Unknown descriptors are EBADF,
-    /// which is quick too.
-    fn never_blocks(&self, fd: u64) -> bool {
-        let Ok(host) = self.fds.get(fd) else { return true };
-        host.never_blocks()
+    /// Whether I/O in `dir` on the program's descriptor `fd` may wait for another party.
+    /// Unknown descriptors are EBADF, which is quick.
+    fn may_wait(&self, fd: u64, dir: Direction) -> bool {
+        let Ok(host) = self.fds.get(fd) else { return false };
+        match host.kind() {
+            FdKind::Quick => false,
+            FdKind::Terminal => dir == Direction::Read,
+            FdKind::Pipe | FdKind::Socket | FdKind::Other => true,
+        }
+    }
+
+    /// For a call `may_block` said may wait: performs it now if it can finish without waiting
+    /// (a `read` of a pipe or socket that holds data or is at its end, a `write` of at most
+    /// PIPE_BUF bytes to a pipe with room). None: it would wait; hand it to a thread.
+    pub fn try_without_waiting(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Option<i64> {
+        let g = Guest::new(mem);
+        let result = match libc::c_long::try_from(nr).ok()? {
+            libc::SYS_read => self.nowait(g, args[0], args[1], args[2], Direction::Read),
+            libc::SYS_write => self.nowait(g, args[0], args[1], args[2], Direction::Write),
+            _ => return None,
+        };
+        match result {
+            Err(Errno::EAGAIN) | Err(Errno::EOPNOTSUPP) | Err(Errno::EINVAL) => None,
+            other => Some(super::errno::to_ret(other)),
+        }
+    }
+
+    /// One `preadv2`/`pwritev2` with RWF_NOWAIT at the current position; EAGAIN if it would wait
+    /// or the descriptor is not one to try.
+    fn nowait(&self, g: Guest, fd: u64, buf: u64, count: u64, dir: Direction) -> SysResult<i64> {
+        let h = self.fds.get(fd)?;
+        match (h.kind(), dir) {
+            (FdKind::Pipe | FdKind::Socket, Direction::Read) => {}
+            (FdKind::Pipe, Direction::Write) if count <= PIPE_BUF => {}
+            _ => return Err(Errno::EAGAIN),
+        }
+        let count = g.usable_len(buf, count)?.min(MAX_RW_COUNT);
+        let p = g.range(buf, count)?;
+        let iov = libc::iovec { iov_base: p as *mut libc::c_void, iov_len: count as usize };
+        let nr = if dir == Direction::Read { libc::SYS_preadv2 } else { libc::SYS_pwritev2 };
+        // SAFETY: the iovec covers `count` checked bytes of guest memory; offset -1 is the current
+        // position (pos_l, pos_h = -1, -1), as read/write use.
+        unsafe { self.sys(nr, &[h.raw() as libc::c_long, super::host::ptr(&iov), 1, -1, -1, libc::RWF_NOWAIT as libc::c_long]) }
     }
 }

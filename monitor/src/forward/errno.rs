@@ -13,6 +13,8 @@ impl Errno {
     pub const EACCES: Errno = Errno(libc::EACCES);
     pub const EFAULT: Errno = Errno(libc::EFAULT);
     pub const EINVAL: Errno = Errno(libc::EINVAL);
+    pub const EAGAIN: Errno = Errno(libc::EAGAIN);
+    pub const EOPNOTSUPP: Errno = Errno(libc::EOPNOTSUPP);
     pub const EMFILE: Errno = Errno(libc::EMFILE);
     pub const ENOTTY: Errno = Errno(libc::ENOTTY);
     pub const ERANGE: Errno = Errno(libc::ERANGE);

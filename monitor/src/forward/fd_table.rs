@@ -20,20 +20,36 @@ pub struct HostFd {
     owned: bool,
     /// Opened under /proc or /dev: relative paths below it are checked (see paths.rs).
     special: bool,
-    /// Whether reads and writes on it never wait for another party (its file type, found once:
-    /// it cannot change while the descriptor is open).
-    quick: std::sync::OnceLock<bool>,
+    /// What kind of file it is, as far as waiting goes (found once: a descriptor's file type
+    /// cannot change while it is open).
+    kind: std::sync::OnceLock<FdKind>,
+}
+
+/// How long I/O on a descriptor may wait, by its file type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FdKind {
+    /// Regular file, directory, block device, memory character device (/dev/null, zero, full,
+    /// random, urandom): I/O never waits for another party.
+    Quick,
+    /// A terminal: writes finish (unless output is stopped with ^S), reads wait for the user.
+    Terminal,
+    /// A pipe or FIFO: waits for the other end; `RWF_NOWAIT` tries without waiting.
+    Pipe,
+    /// A socket: as a pipe, but a non-waiting write may be partial.
+    Socket,
+    /// Anything else: may wait.
+    Other,
 }
 
 impl HostFd {
     /// A descriptor the forwarder opened; closed when dropped.
     pub fn owned(fd: i32, special: bool) -> HostFd {
-        HostFd { fd, owned: true, special, quick: std::sync::OnceLock::new() }
+        HostFd { fd, owned: true, special, kind: std::sync::OnceLock::new() }
     }
 
     /// One of the host's standard descriptors, never closed by the forwarder.
     pub fn borrowed(fd: i32) -> HostFd {
-        HostFd { fd, owned: false, special: false, quick: std::sync::OnceLock::new() }
+        HostFd { fd, owned: false, special: false, kind: std::sync::OnceLock::new() }
     }
 
     pub fn raw(&self) -> i32 {
@@ -44,19 +60,23 @@ impl HostFd {
         self.special
     }
 
-    /// True for a regular file, directory, block device or memory character device (major 1:
-    /// /dev/null, zero, full, random, urandom): I/O on it never waits for another party.
-    pub fn never_blocks(&self) -> bool {
-        *self.quick.get_or_init(|| {
+    /// The descriptor's kind as far as waiting goes.
+    pub fn kind(&self) -> FdKind {
+        *self.kind.get_or_init(|| {
             // SAFETY: fstat writes into the struct we pass; the descriptor is ours while `self` lives.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: as above.
             if unsafe { libc::fstat(self.fd, &mut st) } != 0 {
-                return false;
+                return FdKind::Other;
             }
             match st.st_mode & libc::S_IFMT {
-                libc::S_IFREG | libc::S_IFDIR | libc::S_IFBLK => true,
-                libc::S_IFCHR => libc::major(st.st_rdev) == 1,
-                _ => false,
+                libc::S_IFREG | libc::S_IFDIR | libc::S_IFBLK => FdKind::Quick,
+                libc::S_IFCHR if libc::major(st.st_rdev) == 1 => FdKind::Quick,
+                // SAFETY: isatty only queries the descriptor.
+                libc::S_IFCHR if unsafe { libc::isatty(self.fd) } == 1 => FdKind::Terminal,
+                libc::S_IFIFO => FdKind::Pipe,
+                libc::S_IFSOCK => FdKind::Socket,
+                _ => FdKind::Other,
             }
         })
     }

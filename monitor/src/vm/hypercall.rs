@@ -10,7 +10,7 @@ use super::vcpu::{Exit, Shared};
 /// The program's memory as forwarded calls see it: only its pool, never the kernel's memory,
 /// and within the pool only the pages the kernel's page map says the program has mapped
 /// (none before the kernel has sent the map).
-struct ProgramMemory<'a> {
+pub struct ProgramMemory<'a> {
     ram: &'a super::memory::GuestRam,
     range: (u64, u64),
     map: Option<&'a hrt_abi::UserMap>,
@@ -38,12 +38,14 @@ impl crate::forward::GuestMemory for ProgramMemory<'_> {
 /// pointers may name only the program's mapped memory.
 pub fn forward_call(shared: &Shared, nr: u64, args: [u64; 6]) -> i64 {
     match &shared.forwarder {
-        Some(f) => {
-            let view = ProgramMemory { ram: &shared.ram, range: shared.program_mem, map: shared.user_map.get() };
-            f.call(&view, nr, args)
-        }
+        Some(f) => f.call(&program_view(shared), nr, args),
         None => -(libc::ENOSYS as i64),
     }
+}
+
+/// The program's memory as forwarded calls may see it.
+pub fn program_view(shared: &Shared) -> ProgramMemory<'_> {
+    ProgramMemory { ram: &shared.ram, range: shared.program_mem, map: shared.user_map.get() }
 }
 
 /// Accepts the kernel's page map (`nr::USER_MAP`) once: it must cover exactly the program's

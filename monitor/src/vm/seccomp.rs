@@ -24,6 +24,9 @@ pub const FORBIDDEN_STATUS: i32 = 128 + libc::SIGSYS;
 const HOST_ONLY: &[libc::c_long] = &[
     // The path walk and the synthetic files.
     libc::SYS_statfs,
+    // The channel's non-waiting tries of reads and writes (RWF_NOWAIT).
+    libc::SYS_preadv2,
+    libc::SYS_pwritev2,
     libc::SYS_fstatfs,
     libc::SYS_memfd_create,
     libc::SYS_getuid,

@@ -191,11 +191,14 @@ impl Service {
     }
 
     fn dispatch(&self, shared: &Shared, req: Request) {
-        let blocking = shared.forwarder.as_ref().is_some_and(|f| f.may_block(req.nr, &req.args));
-        if blocking {
-            self.workers.hand_off(req);
-        } else {
-            self.serve(shared, req);
+        let Some(f) = shared.forwarder.as_ref() else { return self.complete(req.idx, -(libc::ENOSYS as i64)) };
+        if !f.may_block(req.nr, &req.args) {
+            return self.serve(shared, req);
+        }
+        let view = super::hypercall::program_view(shared);
+        match f.try_without_waiting(&view, req.nr, &req.args) {
+            Some(ret) => self.complete(req.idx, ret),
+            None => self.workers.hand_off(req),
         }
     }
 
