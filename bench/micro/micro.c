@@ -478,8 +478,141 @@ static void test_getpid(void) {
     sampled("futex_wake", "cycles", 10000, 1000, 100, rep_futex_wake, NULL, NULL, 1);
 }
 
+/* Forwarded I/O (issue 11): a 4 KiB pread of a cached file, a 1-byte write into a pipe that a
+ * thread drains, copying a file through read/write (`cat` to /dev/null), and compute threads
+ * with and without a thread blocked in read() on an idle pipe. */
+static int file4k = -1;
+static char *file_path;
+
+static double rep_read_4k(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    char buf[4096];
+    uint64_t t0 = bench_tsc();
+    if (pread(file4k, buf, sizeof buf, 0) != (ssize_t)sizeof buf) {
+        perror("pread 4 KiB");
+        exit(1);
+    }
+    return (double)(bench_tsc() - t0);
+}
+
+static int drain_pipe[2];
+static void *drainer(void *arg) {
+    (void)arg;
+    char buf[65536];
+    while (read(drain_pipe[0], buf, sizeof buf) > 0) {
+    }
+    return NULL;
+}
+
+static double rep_write_pipe(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    uint64_t t0 = bench_tsc();
+    if (write(drain_pipe[1], "x", 1) != 1) {
+        perror("write pipe");
+        exit(1);
+    }
+    return (double)(bench_tsc() - t0);
+}
+
+static double rep_cat(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    static char buf[128 << 10];
+    double t0 = bench_now();
+    int fd = open(file_path, O_RDONLY);
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        if (write(devnull, buf, (size_t)n) != n) {
+            perror("cat write");
+            exit(1);
+        }
+    close(fd);
+    return (bench_now() - t0) * 1e3;
+}
+
+static volatile double compute_sink;
+static void *compute_thread(void *arg) {
+    (void)arg;
+    double x = 0;
+    for (long i = 0; i < 30000000; i++)
+        x += (double)(i & 1023) * 1e-9;
+    compute_sink = x;
+    return NULL;
+}
+
+static int idle_pipe[2];
+static void *blocked_reader(void *arg) {
+    (void)arg;
+    char c;
+    if (read(idle_pipe[0], &c, 1) != 1)
+        perror("blocked reader");
+    return NULL;
+}
+
+/* ncpu compute threads' wall time in ms; with `blocked`, a further thread sits in read() on an
+ * idle pipe all along (released afterwards). */
+static double rep_compute(void *ctx, double *aux) {
+    (void)aux;
+    int blocked = ctx != NULL;
+    pthread_t reader, th[64];
+    int n = ncpu < 64 ? ncpu : 64;
+    if (blocked) {
+        spawn(&reader, blocked_reader, NULL);
+        usleep(10000);
+    }
+    double t0 = bench_now();
+    for (int i = 0; i < n; i++)
+        spawn(&th[i], compute_thread, NULL);
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    double ms = (bench_now() - t0) * 1e3;
+    if (blocked) {
+        if (write(idle_pipe[1], "x", 1) != 1)
+            perror("release reader");
+        pthread_join(reader, NULL);
+    }
+    return ms;
+}
+
 static void test_write_devnull(void) {
     sampled("write_devnull", "cycles", 10000, 1000, 100, rep_write_devnull, NULL, NULL, 1);
+}
+
+static void test_forwarded_io(void) {
+    char tmpl[] = "/tmp/hrt-bench-XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd < 0) {
+        perror("mkstemp");
+        exit(1);
+    }
+    file_path = tmpl;
+    size_t mib = quick ? 20 : 200;
+    static char chunk[1 << 20];
+    memset(chunk, 'a', sizeof chunk);
+    for (size_t i = 0; i < mib; i++)
+        if (write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk) {
+            perror("writing the test file");
+            exit(1);
+        }
+    file4k = fd;
+    sampled("forward.read_4k", "cycles", 10000, 1000, 100, rep_read_4k, NULL, NULL, 1);
+    if (pipe(drain_pipe) != 0) {
+        perror("pipe");
+        exit(1);
+    }
+    pthread_t d;
+    spawn(&d, drainer, NULL);
+    sampled("forward.write_pipe", "cycles", 10000, 1000, 100, rep_write_pipe, NULL, NULL, 1);
+    close(drain_pipe[1]);
+    pthread_join(d, NULL);
+    sampled(quick ? "forward.cat_20m" : "forward.cat_200m", "ms", 10, 3, 3, rep_cat, NULL, NULL, 1);
+    if (pipe(idle_pipe) != 0) {
+        perror("pipe");
+        exit(1);
+    }
+    sampled("forward.compute", "ms", 10, 3, 3, rep_compute, NULL, NULL, ncpu);
+    sampled("forward.compute_blocked_reader", "ms", 10, 3, 3, rep_compute, (void *)1, NULL, ncpu);
+    close(fd);
+    unlink(tmpl);
 }
 
 #define MMAP_BYTES (64UL << 20)
@@ -736,6 +869,7 @@ static const struct {
     {"barrier", test_barrier},
     {"getpid", test_getpid},
     {"write_devnull", test_write_devnull},
+    {"forward", test_forwarded_io},
     {"mmap_touch_64m", test_mmap_touch},
     {"brk_pattern", test_brk_pattern},
     {"fwq", test_fwq},
