@@ -122,7 +122,7 @@ fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, entry: u64, boot: BootLayou
     Ok(())
 }
 
-fn pin_to_host_cpu(id: u32) {
+pub(super) fn pin_to_host_cpu(id: u32) {
     let host = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) affects only this thread.
     unsafe {
@@ -263,7 +263,7 @@ pub fn run_all(
     }
     drop(tx);
     if let Some(svc) = shared.channel.get() {
-        svc.start(&shared, filter.clone())?;
+        svc.start(&shared, filter.clone(), config.pin)?;
     }
     let exit = rx.recv().map_err(|_| err!("every vCPU thread ended without a result"));
     if let Some(svc) = shared.channel.get() {

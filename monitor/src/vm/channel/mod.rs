@@ -17,8 +17,11 @@
 //! - The answer wakes a sleeping guest thread through its CPU's idle loop, or, when that CPU
 //!   runs something else or halts, through an interrupt the monitor sends (KVM_SIGNAL_MSI).
 
+pub mod host_signals;
 mod service;
 mod workers;
+
+use std::os::unix::io::AsRawFd;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -104,16 +107,25 @@ impl Service {
 
     /// Starts the polling threads and the worker spawner. `filter` is the seccomp filter each
     /// of those threads installs on itself (the spawner keeps none: it must create threads).
+    /// With `pin` (`--pin`), polling threads go to host CPUs the vCPUs do not use, if the host
+    /// has any; otherwise the host scheduler places them.
     pub fn start(
         self: &Arc<Self>,
         shared: &Arc<Shared>,
         filter: Option<seccompiler::BpfProgram>,
+        pin: bool,
     ) -> crate::error::Result<()> {
+        let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
         for i in 0..self.config.threads {
             let (svc, shared, filter) = (self.clone(), shared.clone(), filter.clone());
+            let spare = self.cpus + i % host.saturating_sub(self.cpus).max(1);
+            let pin_to = (pin && host > self.cpus).then_some(spare);
             std::thread::Builder::new()
                 .name(format!("hrt-serve{i}"))
                 .spawn(move || {
+                    if let Some(cpu) = pin_to {
+                        super::vcpu::pin_to_host_cpu(cpu);
+                    }
                     if let Some(Err(e)) = filter.as_ref().map(super::seccomp::install) {
                         eprintln!("hrt: {e}");
                         return;
@@ -137,6 +149,9 @@ impl Service {
         if self.area.set(Area(p as *const Channel)).is_err() {
             return -(libc::EPERM as i64);
         }
+        // SAFETY: as in `channel`; the header lives as long as guest RAM.
+        let header = unsafe { &(*(p as *const Channel)).header };
+        host_signals::attach(&header.host_signals, self.vm.as_raw_fd());
         self.ring();
         0
     }
@@ -165,6 +180,7 @@ impl Service {
 
     /// Ends the service (the VM has stopped): polling threads return.
     pub fn stop(&self) {
+        host_signals::detach();
         self.stopping.store(true, Ordering::Relaxed);
         self.ring();
     }
