@@ -35,6 +35,9 @@ pub const NO_SLEEPER: u32 = u32::MAX;
 /// The interrupt the monitor sends to a CPU that has a thread asleep on a completed slot.
 pub const COMPLETION_VECTOR: u8 = 0xf3;
 
+/// The interrupt the monitor sends to CPU 0 when `host_signals` has news.
+pub const HOST_SIGNAL_VECTOR: u8 = 0xf4;
+
 /// One forwarded call. Two cache lines, so neighbours never share one.
 #[repr(C, align(128))]
 pub struct ChannelSlot {
@@ -57,7 +60,11 @@ pub struct ChannelHeader {
     /// Nonzero while a service thread polls `pending`; 0 when they all sleep and a new request
     /// needs the doorbell.
     pub service_awake: AtomicU32,
-    pub _pad1: [u32; 15],
+    pub _pad1: u32,
+    /// Signals sent to `hrt` on the host (bit `sig`) that the kernel is to raise in the
+    /// program; the monitor sets them and interrupts CPU 0 with [`HOST_SIGNAL_VECTOR`].
+    pub host_signals: AtomicU64,
+    pub _pad2: [u32; 12],
     /// Nonzero while that CPU's idle loop polls the slots of its sleeping threads (it needs no
     /// interrupt then).
     pub idle_polling: [AtomicU8; crate::MAX_CPUS],
@@ -71,4 +78,5 @@ pub struct Channel {
 }
 
 const _: () = assert!(core::mem::size_of::<ChannelSlot>() == 128);
+const _: () = assert!(core::mem::offset_of!(ChannelHeader, idle_polling) == 128);
 const _: () = assert!(SLOTS.is_multiple_of(64) && SLOTS / 64 <= 8);

@@ -16,9 +16,14 @@ const DEFAULT_RUN_PREEMPT_US: u64 = 10_000;
 /// MiB; untouched guest memory costs the host nothing.
 pub const DEFAULT_RUN_MEM: u64 = 4 << 30;
 
-/// Ctrl-C, SIGTERM or SIGHUP sent to `hrt` stop the VM at once, and `hrt` exits as a program
-/// killed by that signal would be reported by a shell: 128 + signal (130, 143, 129).
+/// Ctrl-C, SIGTERM or SIGHUP sent to `hrt` go to the program once its kernel runs (it may
+/// handle them; by default they end it with 128 + signal). Before that they stop the VM at
+/// once, and `hrt` exits as a program killed by that signal would be reported by a shell:
+/// 128 + signal (130, 143, 129).
 extern "C" fn stop_on_signal(sig: libc::c_int) {
+    if crate::vm::host_signals::deliver(sig) {
+        return;
+    }
     // SAFETY: _exit is async-signal-safe; the program's output is already on the host
     // descriptors (the monitor buffers nothing).
     unsafe { libc::_exit(128 + sig) }

@@ -8,7 +8,7 @@
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use hrt_abi::channel::{Channel, COMPLETION_VECTOR, DONE, FREE, NO_SLEEPER, SLOTS, SUBMITTED};
+use hrt_abi::channel::{Channel, COMPLETION_VECTOR, DONE, FREE, HOST_SIGNAL_VECTOR, NO_SLEEPER, SLOTS, SUBMITTED};
 use hrt_abi::MAX_CPUS;
 
 use crate::sched::thread::{Thread, BLOCKING, RUNNING};
@@ -51,6 +51,7 @@ pub fn init() {
     };
     super::usermem::zero(phys, bytes as u64);
     crate::arch::traps::register(COMPLETION_VECTOR, |_| reap());
+    crate::arch::traps::register(HOST_SIGNAL_VECTOR, |_| host_signals());
     crate::sched::set_idle_hook(idle_hook);
     if crate::arch::hypercall::call(hrt_abi::nr::CHANNEL, &[phys, bytes as u64]) != 0 {
         crate::mem::free_pages(phys, order);
@@ -183,6 +184,17 @@ fn unregister(cpu: usize, idx: usize) -> bool {
     SLEEPING_ON[cpu][idx / 64].fetch_and(!(1 << (idx % 64)), Ordering::SeqCst);
     SLEEPERS[cpu].fetch_sub(1, Ordering::SeqCst);
     true
+}
+
+/// Raises in the program the signals `hrt` received on the host (the monitor's interrupt).
+fn host_signals() {
+    let Some(ch) = channel() else { return };
+    let mut bits = ch.header.host_signals.swap(0, Ordering::AcqRel);
+    while bits != 0 {
+        let sig = bits.trailing_zeros() as u64;
+        bits &= bits - 1;
+        super::signal::host::raise(sig);
+    }
 }
 
 /// Wakes this CPU's threads whose slots are done (the completion interrupt, the idle loop).

@@ -111,6 +111,11 @@ impl Forwarder {
         let nr = if dir == Direction::Read { libc::SYS_preadv2 } else { libc::SYS_pwritev2 };
         // SAFETY: the iovec covers `count` checked bytes of guest memory; offset -1 is the current
         // position (pos_l, pos_h = -1, -1), as read/write use.
-        unsafe { self.sys(nr, &[h.raw() as libc::c_long, super::host::ptr(&iov), 1, -1, -1, libc::RWF_NOWAIT as libc::c_long]) }
+        unsafe {
+            self.sys(
+                nr,
+                &[h.raw() as libc::c_long, super::host::ptr(&iov), 1, -1, -1, libc::RWF_NOWAIT as libc::c_long],
+            )
+        }
     }
 }

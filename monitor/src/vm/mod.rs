@@ -15,6 +15,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::kernel_image::KernelImage;
 
+pub use channel::host_signals;
 pub use kvm::open_kvm;
 
 /// What `hrt run` adds to a VM: the program, its argv/envp, and how to run it.

@@ -4,6 +4,7 @@
 
 pub mod deliver;
 pub mod frame;
+pub mod host;
 pub mod state;
 pub mod timers;
 

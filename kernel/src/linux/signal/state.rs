@@ -170,6 +170,16 @@ pub fn send_thread(tid: u32, info: SigInfo) -> bool {
     true
 }
 
+/// Whether some thread of the program blocks `sig`.
+pub fn blocked_anywhere(sig: u64) -> bool {
+    let s = SIGNALS.lock();
+    s.threads
+        .values()
+        .filter(|t| !t.thread.is_null())
+        // SAFETY: registered threads are alive (they unregister before exiting).
+        .any(|t| unsafe { (*t.thread).sigmask } & bit(sig) != 0)
+}
+
 /// Sends `info` to the process: the first thread to return to the program without blocking it
 /// takes it; threads waiting for signals are woken to look.
 pub fn send_process(info: SigInfo) {

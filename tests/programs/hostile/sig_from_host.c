@@ -1,0 +1,77 @@
+/* Signals sent to the program's process from outside (to `hrt` under hrt run): the test
+ * starts it, waits for "ready", sends a signal and compares what follows with Linux.
+ *   handler      - SIGINT, SIGTERM and SIGHUP have handlers; the main thread waits in pause()
+ *                  and reports which one came, then exits 0.
+ *   handler_read - the same, but the main thread is blocked in read() on stdin (a pipe the test
+ *                  never writes); a worker thread waits for the handler's flag.
+ *   blocked_read - no handler; the main thread blocks in read() on stdin: the default action
+ *                  ends the program at once (143 for SIGTERM).
+ *   ignore       - SIGINT ignored: the program carries on and exits 5 after 300 ms. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t got;
+static void on_signal(int sig) { got = sig; }
+
+static void install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, 0);
+    sigaction(SIGTERM, &sa, 0);
+    sigaction(SIGHUP, &sa, 0);
+}
+
+static void *watch(void *arg) {
+    (void)arg;
+    while (!got) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, 0);
+    }
+    printf("worker saw signal %d\n", (int)got);
+    fflush(stdout);
+    _exit(0);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "handler")) {
+        install();
+        printf("ready\n");
+        fflush(stdout);
+        while (!got) pause();
+        printf("got signal %d\n", (int)got);
+        return 0;
+    }
+    if (!strcmp(mode, "handler_read")) {
+        install();
+        pthread_t t;
+        pthread_create(&t, 0, watch, 0);
+        printf("ready\n");
+        fflush(stdout);
+        char c;
+        for (;;) read(0, &c, 1);
+    }
+    if (!strcmp(mode, "blocked_read")) {
+        printf("ready\n");
+        fflush(stdout);
+        char c;
+        read(0, &c, 1);
+        printf("read returned\n");
+        return 0;
+    }
+    if (!strcmp(mode, "ignore")) {
+        signal(SIGINT, SIG_IGN);
+        printf("ready\n");
+        fflush(stdout);
+        struct timespec ts = {0, 300000000};
+        nanosleep(&ts, 0);
+        printf("still here\n");
+        return 5;
+    }
+    return 2;
+}
