@@ -87,7 +87,7 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
     if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
         let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);
-        let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, config.cpus, vm.clone())));
+        let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, config.cpus, Some(vm.clone()))));
     }
     let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &config, image.entry, boot);
     if let Some(f) = &shared.forwarder {

@@ -76,7 +76,8 @@ pub struct Service {
     area: OnceLock<Area>,
     config: ChannelConfig,
     cpus: u32,
-    vm: Arc<VmFd>,
+    /// The VM, for completion interrupts (None in unit tests).
+    vm: Option<Arc<VmFd>>,
     /// Rung (incremented) to wake the polling threads.
     bell: Mutex<u64>,
     bell_cv: Condvar,
@@ -89,7 +90,7 @@ pub struct Service {
 }
 
 impl Service {
-    pub fn new(config: ChannelConfig, cpus: u32, vm: Arc<VmFd>) -> Service {
+    pub fn new(config: ChannelConfig, cpus: u32, vm: Option<Arc<VmFd>>) -> Service {
         Service {
             area: OnceLock::new(),
             config,
@@ -151,7 +152,9 @@ impl Service {
         }
         // SAFETY: as in `channel`; the header lives as long as guest RAM.
         let header = unsafe { &(*(p as *const Channel)).header };
-        host_signals::attach(&header.host_signals, self.vm.as_raw_fd());
+        if let Some(vm) = &self.vm {
+            host_signals::attach(&header.host_signals, vm.as_raw_fd());
+        }
         self.ring();
         0
     }
@@ -244,7 +247,8 @@ impl Service {
             data: COMPLETION_VECTOR as u32,
             ..Default::default()
         };
-        if let Err(e) = self.vm.signal_msi(msi) {
+        let Some(vm) = &self.vm else { return };
+        if let Err(e) = vm.signal_msi(msi) {
             if !self.msi_failed.swap(true, Ordering::Relaxed) {
                 eprintln!("hrt: cannot interrupt vCPU {cpu} for a forwarded call's answer: {e}");
             }
@@ -262,4 +266,85 @@ fn take(slot: &ChannelSlot, idx: usize) -> Option<Request> {
         *a = from.load(Ordering::Relaxed);
     }
     Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args })
+}
+
+/// A bounded, deterministic fuzz run of the channel's decoder: the guest may write anything into
+/// the channel (slot states, numbers, arguments, sleeper CPUs, pending bits, also for slots it
+/// never filled). Nothing may panic, every slot that held a request is answered (ENOSYS: no
+/// forwarder here), and registration refuses areas that are misplaced.
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::forward::fuzz::Rng;
+
+    const RAM: u64 = 8 << 20;
+    const AT: u64 = 1 << 20;
+    const POOL: (u64, u64) = (4 << 20, 8 << 20);
+
+    #[test]
+    fn registration_refuses_misplaced_areas() {
+        let ram = GuestRam::map(RAM).expect("guest RAM");
+        let size = std::mem::size_of::<Channel>() as u64;
+        let svc = Service::new(ChannelConfig::defaults(1, None, None), 1, None);
+        let einval = -(libc::EINVAL as i64);
+        assert_eq!(svc.register(&ram, POOL, AT + 8, size), einval, "unaligned");
+        assert_eq!(svc.register(&ram, POOL, AT, size - 1), einval, "wrong size");
+        assert_eq!(svc.register(&ram, POOL, POOL.0, size), einval, "inside the program's memory");
+        assert_eq!(svc.register(&ram, POOL, POOL.0 - 4096, size), einval, "overlapping it");
+        assert_eq!(svc.register(&ram, POOL, !4095, size), einval, "wrapping");
+        assert_eq!(svc.register(&ram, (0, 0), RAM, size), -(libc::EFAULT as i64), "outside RAM");
+        assert_eq!(svc.register(&ram, POOL, AT, size), 0);
+        assert_eq!(svc.register(&ram, POOL, AT, size), -(libc::EPERM as i64), "twice");
+    }
+
+    #[test]
+    fn random_channel_contents_never_escape() {
+        let ram = GuestRam::map(RAM).expect("guest RAM");
+        let size = std::mem::size_of::<Channel>() as u64;
+        let shared = Shared::new(ram, None, POOL);
+        let svc = Service::new(ChannelConfig::defaults(4, None, None), 4, None);
+        assert_eq!(svc.register(&shared.ram, POOL, AT, size), 0);
+        let ch = svc.channel().expect("registered");
+        let mut rng = Rng(0x00c4_a22e_1f00_d5ee);
+        let rounds = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(3_000u64);
+        let mut answered = 0u64;
+        for _ in 0..rounds {
+            let mut submitted = Vec::new();
+            for (idx, slot) in ch.slots.iter().enumerate() {
+                if !rng.next().is_multiple_of(8) {
+                    continue;
+                }
+                let state = match rng.next() % 4 {
+                    0 => rng.next() as u32,
+                    1 => DONE,
+                    _ => SUBMITTED,
+                };
+                slot.state.store(state, Ordering::Relaxed);
+                slot.nr.store(rng.next(), Ordering::Relaxed);
+                for a in &slot.args {
+                    a.store(rng.next(), Ordering::Relaxed);
+                }
+                slot.sleeper_cpu.store(rng.next() as u32 % 8, Ordering::Relaxed);
+                let bit = rng.next().is_multiple_of(2);
+                if bit {
+                    ch.header.pending[idx / 64].fetch_or(1 << (idx % 64), Ordering::Relaxed);
+                    if state == SUBMITTED {
+                        submitted.push(idx);
+                    }
+                }
+            }
+            // Pending bits for slots nobody filled, too.
+            ch.header.pending[(rng.next() % 4) as usize].fetch_or(rng.next(), Ordering::Relaxed);
+            svc.sweep(&shared);
+            for idx in submitted {
+                let slot = &ch.slots[idx];
+                assert_eq!(slot.state.load(Ordering::Relaxed), DONE, "slot {idx} not answered");
+                assert_eq!(slot.ret.load(Ordering::Relaxed), -(libc::ENOSYS as i64));
+                answered += 1;
+            }
+            assert!(ch.header.pending.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+        }
+        eprintln!("channel fuzz: {rounds} rounds, {answered} requests answered");
+        assert!(answered > rounds);
+    }
 }
