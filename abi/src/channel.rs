@@ -12,6 +12,10 @@
 //!    CPU with [`COMPLETION_VECTOR`] unless the CPU says (`idle_polling`) that its idle loop is
 //!    polling the slots anyway.
 //!
+//! 5. a sleeping caller that a signal interrupts sets its slot's bit in `cancel` (and rings the
+//!    doorbell if the service sleeps): a call still blocked on the host is interrupted and
+//!    answers EINTR, which the kernel turns into EINTR or a restart as Linux would.
+//!
 //! Every handshake is a store followed by a load of the other side's word, both sequentially
 //! consistent (store `pending` / load `service_awake` against store `service_awake` / load
 //! `pending`; store `sleeper_cpu` / load `state` against store `state` / load `sleeper_cpu`), so
@@ -56,7 +60,9 @@ pub struct ChannelSlot {
 pub struct ChannelHeader {
     /// Bit `i % 64` of word `i / 64`: slot `i` holds a request no service thread has taken yet.
     pub pending: [AtomicU64; SLOTS / 64],
-    pub _pad0: [u64; 8 - SLOTS / 64],
+    /// Bit `i`: the caller of slot `i` was interrupted by a signal while its call blocks on the
+    /// host; the monitor interrupts that host call (EINTR) if it still waits.
+    pub cancel: [AtomicU64; SLOTS / 64],
     /// Nonzero while a service thread polls `pending`; 0 when they all sleep and a new request
     /// needs the doorbell.
     pub service_awake: AtomicU32,
@@ -79,4 +85,4 @@ pub struct Channel {
 
 const _: () = assert!(core::mem::size_of::<ChannelSlot>() == 128);
 const _: () = assert!(core::mem::offset_of!(ChannelHeader, idle_polling) == 128);
-const _: () = assert!(SLOTS.is_multiple_of(64) && SLOTS / 64 <= 8);
+const _: () = assert!(SLOTS.is_multiple_of(64) && SLOTS / 64 == 4);

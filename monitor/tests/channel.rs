@@ -54,6 +54,15 @@ fn concurrent_appends_lose_no_byte() {
     same_as_native("file8", &["1", "2"], &[]);
 }
 
+/// A signal with a handler interrupts a read blocked on the host: EINTR without SA_RESTART, a
+/// restarted read with it, also when another thread sends it.
+#[test]
+fn signals_interrupt_calls_blocked_on_the_host() {
+    same_as_native("eintr", &["1", "2"], &[]);
+    same_as_native("restart", &["1", "2"], &[]);
+    same_as_native("tkill", &["1", "2"], &[]);
+}
+
 /// `--no-channel` keeps the old path (one VM exit per forwarded call) working.
 #[test]
 fn hypercall_forwarding_still_works() {

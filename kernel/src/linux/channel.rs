@@ -92,8 +92,16 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
     if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
         crate::arch::hypercall::call(hrt_abi::nr::DOORBELL, &[]);
     }
-    wait(ch, idx);
-    let ret = slot.ret.load(Ordering::Acquire);
+    let cancelled = wait(ch, idx);
+    let mut ret = slot.ret.load(Ordering::Acquire);
+    if cancelled {
+        ch.header.cancel[idx / 64].fetch_and(!(1 << (idx % 64)), Ordering::SeqCst);
+        if ret == -(super::errno::EINTR as i64) {
+            // Interrupted on the host because of our signal: EINTR or a restart, as Linux
+            // decides for a call a signal interrupts (SA_RESTART).
+            ret = -(super::signal::ERESTARTSYS as i64);
+        }
+    }
     slot.state.store(FREE, Ordering::Relaxed);
     TAKEN[idx / 64].fetch_and(!(1 << (idx % 64)), Ordering::Release);
     CALLS.fetch_add(1, Ordering::Relaxed);
@@ -121,8 +129,10 @@ fn take_slot() -> usize {
     }
 }
 
-/// Waits until slot `idx` is done: spins, then sleeps where the scheduler can.
-fn wait(ch: &Channel, idx: usize) {
+/// Waits until slot `idx` is done: spins, then sleeps where the scheduler can. A signal the
+/// thread does not block, arriving while it sleeps, cancels the call on the host (a call that
+/// blocks there then answers EINTR); returns whether it did.
+fn wait(ch: &Channel, idx: usize) -> bool {
     let slot = &ch.slots[idx];
     let done = || slot.state.load(Ordering::Acquire) == DONE;
     let can_sleep = crate::arch::irq::enabled() && !crate::sched::is_idle_thread();
@@ -130,7 +140,7 @@ fn wait(ch: &Channel, idx: usize) {
     let spin = |ns| crate::time::ns_to_ticks(ns);
     loop {
         if done() {
-            return;
+            return false;
         }
         let limit = if crate::sched::runnable_here() > 0 { spin(SPIN_NS_CONTENDED) } else { spin(SPIN_NS) };
         if can_sleep && crate::time::ticks().wrapping_sub(start) >= limit {
@@ -139,13 +149,24 @@ fn wait(ch: &Channel, idx: usize) {
         core::hint::spin_loop();
     }
     SLEPT.fetch_add(1, Ordering::Relaxed);
+    let mut cancelled = false;
     while !done() {
-        sleep_on(ch, idx);
+        let interrupted = sleep_on(ch, idx, !cancelled);
+        if interrupted && !cancelled && !done() {
+            cancelled = true;
+            ch.header.cancel[idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
+            if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
+                crate::arch::hypercall::call(hrt_abi::nr::DOORBELL, &[]);
+            }
+        }
     }
+    cancelled
 }
 
-/// Sleeps on slot `idx` until it is done or something else wakes the thread (a signal).
-fn sleep_on(ch: &Channel, idx: usize) {
+/// Sleeps on slot `idx` until it is done or something else wakes the thread; with
+/// `interruptible`, a signal the thread does not block wakes it too. Returns whether such a
+/// signal is pending.
+fn sleep_on(ch: &Channel, idx: usize, interruptible: bool) -> bool {
     let slot = &ch.slots[idx];
     let cur = crate::sched::current();
     // The CPU cannot change under us: interrupts are off until the thread is registered, and a
@@ -165,15 +186,20 @@ fn sleep_on(ch: &Channel, idx: usize) {
             // SAFETY: as above.
             unsafe { (*cur).state.store(RUNNING, Ordering::SeqCst) };
             crate::arch::irq::restore(was);
-            return;
+            return false;
         }
     }
     crate::arch::irq::restore(was);
+    if interruptible {
+        super::signal::state::interruptible_begin();
+    }
     crate::sched::block();
+    let interrupted = interruptible && super::signal::state::interruptible_end();
     // A signal may have woken us early: make sure we are no longer registered.
     let was = crate::arch::irq::save_and_disable();
     unregister(cpu, idx);
     crate::arch::irq::restore(was);
+    interrupted
 }
 
 /// Removes slot `idx`'s sleeper registration on `cpu`; true if it was still there.

@@ -1,7 +1,8 @@
 //! Host system calls: raw `syscall(2)` so the guest gets Linux's own semantics (not a libc
 //! wrapper's), with the result as the guest will see it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::errno::{Errno, SysResult};
 
@@ -20,11 +21,34 @@ pub fn ret(r: libc::c_long) -> SysResult<i64> {
 /// a vCPU thread blocked in a forwarded call can be freed.
 pub fn restarting(stopping: &AtomicBool, mut f: impl FnMut() -> libc::c_long) -> SysResult<i64> {
     loop {
+        if cancelled() {
+            return Err(Errno::EINTR);
+        }
         match ret(f()) {
-            Err(Errno::EINTR) if !stopping.load(Ordering::Relaxed) => continue,
+            Err(Errno::EINTR) if !stopping.load(Ordering::Relaxed) && !cancelled() => continue,
             r => return r,
         }
     }
+}
+
+thread_local! {
+    /// The cancel word of the call this thread performs (`with_cancel`), and its bit.
+    static CANCEL: Cell<(*const AtomicU64, u64)> = const { Cell::new((std::ptr::null(), 0)) };
+}
+
+/// Runs `f` (one forwarded call) so that its host calls give up with EINTR, instead of
+/// restarting, once `bit` is set in `word` (the guest's caller was interrupted by a signal).
+pub fn with_cancel<R>(word: &AtomicU64, bit: u64, f: impl FnOnce() -> R) -> R {
+    CANCEL.with(|c| c.set((word as *const AtomicU64, bit)));
+    let r = f();
+    CANCEL.with(|c| c.set((std::ptr::null(), 0)));
+    r
+}
+
+fn cancelled() -> bool {
+    let (word, bit) = CANCEL.with(|c| c.get());
+    // SAFETY: `with_cancel` set a pointer to a word that outlives the call it wraps.
+    !word.is_null() && unsafe { (*word).load(Ordering::SeqCst) } & bit != 0
 }
 
 /// An `int` argument as the host call takes it (Linux uses the low 32 bits, sign-extended).

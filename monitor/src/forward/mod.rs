@@ -57,6 +57,7 @@ use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
 use guest_mem::Guest;
 pub use guest_mem::{mapped_len_in, GuestMemory};
+pub use host::with_cancel;
 
 /// AT_FDCWD as a system-call argument.
 const CWD: u64 = libc::AT_FDCWD as u32 as u64;

@@ -9,6 +9,9 @@
  *              writing numbered lines through one pipe to a reader, which checks them.
  *   order    - one thread writes 20000 numbered records into a pipe; another reads and checks
  *              that they arrive whole and in order.
+ *   eintr    - SIGALRM (a handler without SA_RESTART) interrupts a read() blocked on an idle
+ *              pipe: -1 EINTR. restart: with SA_RESTART the read goes on, and gets the byte
+ *              the handler writes into the pipe. tkill: another thread's pthread_kill does it.
  *   file8    - 8 threads append 2000 numbered 64-byte records each to one file (O_APPEND);
  *              the file is read back: every record present once, whole (each record's
  *              contents checked).
@@ -18,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static int pipefd[2];
@@ -197,6 +203,44 @@ static int run_file8(void) {
     return 0;
 }
 
+static volatile sig_atomic_t handled;
+static void on_alarm(int sig) {
+    (void)sig;
+    handled++;
+    if (write(pipefd[1], "x", 1) != 1) _exit(3);
+}
+
+static int interrupted_read(int flags, int by_thread);
+
+static void *kill_main(void *arg) {
+    usleep(100000);
+    pthread_kill(*(pthread_t *)arg, SIGALRM);
+    return 0;
+}
+
+static int interrupted_read(int flags, int by_thread) {
+    if (pipe(pipefd)) return 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = flags;
+    sigaction(SIGALRM, &sa, 0);
+    pthread_t self = pthread_self(), t;
+    if (by_thread) {
+        pthread_create(&t, 0, kill_main, &self);
+    } else {
+        struct itimerval it = {{0, 0}, {0, 100000}};
+        setitimer(ITIMER_REAL, &it, 0);
+    }
+    char buf[8];
+    ssize_t n = read(pipefd[0], buf, sizeof buf);
+    int e = errno;
+    if (by_thread) pthread_join(t, 0);
+    printf("read: %zd %s, handler ran %d time(s)\n", n, n < 0 ? (e == EINTR ? "EINTR" : strerror(e)) : "bytes",
+           (int)handled);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, 0, _IOLBF, 0);
     const char *mode = argc > 1 ? argv[1] : "";
@@ -205,6 +249,9 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "many")) return run_many();
     if (!strcmp(mode, "order")) return run_order();
     if (!strcmp(mode, "file8")) return run_file8();
-    fprintf(stderr, "usage: %s compute|forever|many|order|file8\n", argv[0]);
+    if (!strcmp(mode, "eintr")) return interrupted_read(0, 0);
+    if (!strcmp(mode, "restart")) return interrupted_read(SA_RESTART, 0);
+    if (!strcmp(mode, "tkill")) return interrupted_read(0, 1);
+    fprintf(stderr, "usage: %s compute|forever|many|order|file8|eintr|restart|tkill\n", argv[0]);
     return 2;
 }

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use hrt_abi::channel::{Channel, ChannelSlot, COMPLETION_VECTOR, DONE, SUBMITTED};
+use hrt_abi::channel::{Channel, ChannelSlot, COMPLETION_VECTOR, DONE, SLOTS, SUBMITTED};
 use kvm_ioctls::VmFd;
 
 use super::memory::GuestRam;
@@ -87,6 +87,8 @@ pub struct Service {
     workers: workers::Workers,
     stopping: AtomicBool,
     msi_failed: AtomicBool,
+    /// When each slot's worker was last signalled for a cancel (ns since `epoch`).
+    last_kick: Vec<AtomicU64>,
 }
 
 impl Service {
@@ -103,6 +105,7 @@ impl Service {
             workers: workers::Workers::new(hrt_abi::channel::SLOTS),
             stopping: AtomicBool::new(false),
             msi_failed: AtomicBool::new(false),
+            last_kick: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -116,6 +119,7 @@ impl Service {
         filter: Option<seccompiler::BpfProgram>,
         pin: bool,
     ) -> crate::error::Result<()> {
+        install_wake_handler();
         let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
         for i in 0..self.config.threads {
             let (svc, shared, filter) = (self.clone(), shared.clone(), filter.clone());
@@ -171,7 +175,8 @@ impl Service {
         let now = self.epoch.elapsed().as_nanos() as u64;
         let last = self.last_bell.swap(now, Ordering::Relaxed);
         self.sweep(shared);
-        if now.saturating_sub(last) < BURST.as_nanos() as u64 {
+        let cancels = self.channel().is_some_and(|ch| ch.header.cancel.iter().any(|w| w.load(Ordering::Relaxed) != 0));
+        if cancels || now.saturating_sub(last) < BURST.as_nanos() as u64 {
             self.ring();
         }
     }
@@ -191,7 +196,7 @@ impl Service {
     /// Takes every pending request and serves it (or hands it to a worker). True if there was one.
     fn sweep(&self, shared: &Shared) -> bool {
         let Some(ch) = self.channel() else { return false };
-        let mut any = false;
+        let mut any = ch.header.cancel.iter().any(|w| w.load(Ordering::Relaxed) != 0) && self.cancel_requested(ch);
         for (w, word) in ch.header.pending.iter().enumerate() {
             if word.load(Ordering::Relaxed) == 0 {
                 continue;
@@ -219,6 +224,48 @@ impl Service {
             Some(ret) => self.complete(req.idx, ret),
             None => self.workers.hand_off(req),
         }
+    }
+
+    /// Performs one request that may block, in a worker: a host call still waiting when the
+    /// guest cancels it (its caller took a signal) returns EINTR.
+    fn serve_cancellable(&self, shared: &Shared, req: Request) {
+        let Some(ch) = self.channel() else { return };
+        let word = &ch.header.cancel[req.idx / 64];
+        let ret = crate::forward::with_cancel(word, 1 << (req.idx % 64), || {
+            super::hypercall::forward_call(shared, req.nr, req.args)
+        });
+        self.complete(req.idx, ret);
+    }
+
+    /// Interrupts the host calls of slots whose callers the guest cancelled: their workers get
+    /// the wake-up signal, again every 200 us while the call is still there (the first may have
+    /// arrived just before the worker entered its host call). True while any is outstanding:
+    /// the polling thread then keeps polling.
+    fn cancel_requested(&self, ch: &Channel) -> bool {
+        let now = self.epoch.elapsed().as_nanos() as u64;
+        let mut outstanding = false;
+        for (w, word) in ch.header.cancel.iter().enumerate() {
+            let mut bits = word.load(Ordering::SeqCst);
+            while bits != 0 {
+                let idx = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let thread = self.workers.busy[idx].load(Ordering::SeqCst);
+                // Not in a worker (yet): a queued call sees the cancel when it starts.
+                if thread == 0 || ch.slots[idx].state.load(Ordering::SeqCst) == DONE {
+                    continue;
+                }
+                outstanding = true;
+                if now.saturating_sub(self.last_kick[idx].load(Ordering::Relaxed)) < 200_000 {
+                    continue;
+                }
+                self.last_kick[idx].store(now, Ordering::Relaxed);
+                // SAFETY: `thread` is a live worker of ours (workers never exit); the signal's
+                // handler does nothing. A worker that moved on to another call meanwhile at
+                // worst sees one EINTR, which it restarts (its call is not cancelled).
+                unsafe { libc::pthread_kill(thread as libc::pthread_t, wake_signal()) };
+            }
+        }
+        outstanding
     }
 
     /// Performs one request and answers it.
@@ -253,6 +300,24 @@ impl Service {
                 eprintln!("hrt: cannot interrupt vCPU {cpu} for a forwarded call's answer: {e}");
             }
         }
+    }
+}
+
+/// The signal that interrupts a worker's blocked host call: a real-time one nobody else uses.
+fn wake_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 2
+}
+
+extern "C" fn ignore_wake(_: libc::c_int) {}
+
+/// Installs a handler (that does nothing) for the wake signal, without SA_RESTART, so a
+/// blocked host call it hits returns EINTR.
+fn install_wake_handler() {
+    // SAFETY: sigaction with a zeroed struct and a handler that does nothing.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = ignore_wake as *const () as usize;
+        libc::sigaction(wake_signal(), &sa, std::ptr::null_mut());
     }
 }
 

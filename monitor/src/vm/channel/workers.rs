@@ -3,6 +3,7 @@
 //! filter (which forbids creating threads); each worker installs the filter on itself first.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -18,6 +19,8 @@ struct Queue {
 }
 
 pub(super) struct Workers {
+    /// The host thread (pthread_t) performing each slot's call, 0 if none.
+    pub busy: Vec<AtomicU64>,
     queue: Mutex<Queue>,
     ready: Condvar,
     max: usize,
@@ -27,6 +30,7 @@ pub(super) struct Workers {
 impl Workers {
     pub fn new(max: usize) -> Workers {
         Workers {
+            busy: (0..hrt_abi::channel::SLOTS).map(|_| AtomicU64::new(0)).collect(),
             queue: Mutex::new(Queue { jobs: VecDeque::new(), idle: 0, total: 0 }),
             ready: Condvar::new(),
             max,
@@ -92,7 +96,11 @@ pub(super) fn start_spawner(
                         }
                         loop {
                             let req = svc2.workers.next_job();
-                            svc2.serve(&shared, req);
+                            let busy = &svc2.workers.busy[req.idx];
+                            // SAFETY: pthread_self has no preconditions.
+                            busy.store(unsafe { libc::pthread_self() } as u64, Ordering::SeqCst);
+                            svc2.serve_cancellable(&shared, req);
+                            busy.store(0, Ordering::SeqCst);
                         }
                     });
                 if let Err(e) = started {
