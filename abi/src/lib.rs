@@ -252,6 +252,9 @@ pub mod flags {
     pub const NO_REWRITE: u64 = 1 << 5;
     /// Forward system calls by hypercall only, never through the channel (`--no-channel`).
     pub const NO_CHANNEL: u64 = 1 << 6;
+    /// Idle CPUs poll for 1 ms and then halt (`--idle auto` when the vCPUs take every host CPU
+    /// and the forwarding channel's service thread needs one now and then).
+    pub const IDLE_HALT_LATE: u64 = 1 << 7;
 }
 
 /// Bits of `BootInfo::features`.

@@ -51,7 +51,11 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active(), call_gate);
     crate::arch::ring0::init(boot);
     idt::init();
-    sched::configure(boot.flags & hrt_abi::flags::IDLE_HALT != 0, boot.preempt_us);
+    sched::configure(
+        boot.flags & hrt_abi::flags::IDLE_HALT != 0,
+        boot.flags & hrt_abi::flags::IDLE_HALT_LATE != 0,
+        boot.preempt_us,
+    );
     init_this_cpu();
     fpu::prepare_initial();
     kinfo!(

@@ -24,6 +24,7 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
         cpus,
         mem,
         idle_halt: idle_halts(args.idle, cpus),
+        idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus) && cpus >= host_cpus(),
         kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
         pin: args.pin,
         preempt_us: args.preempt.unwrap_or(0),
@@ -38,10 +39,14 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
 /// Whether idle vCPUs halt: asked for, or (`auto`) because the vCPUs outnumber the host's
 /// CPUs, where a polling vCPU takes host time from one that has work.
 fn idle_halts(mode: IdleMode, cpus: u32) -> bool {
-    let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    let host = host_cpus();
     match mode {
         IdleMode::Halt => true,
         IdleMode::Poll => false,
         IdleMode::Auto => cpus > host,
     }
+}
+
+fn host_cpus() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
 }

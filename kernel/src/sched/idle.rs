@@ -1,19 +1,18 @@
 //! The idle loop every CPU runs when it has no ready thread: it runs queued tasks, hands the
 //! CPU to threads as they become ready, and otherwise polls (lowest wake-up latency on a
 //! dedicated core) or, with `--idle halt` (the default when vCPUs outnumber host CPUs), polls
-//! for `HALT_AFTER_NS` and then halts until an interrupt: waking a halted vCPU costs an IPI
-//! (21-56 us on a PVM host), so short gaps are better spent spinning.
+//! for a while (`sched::halt_after_ns`) and then halts until an interrupt: waking a halted vCPU
+//! costs an IPI (21-56 us on a PVM host), so short gaps are better spent spinning.
 
 use core::sync::atomic::Ordering;
 
 use crate::arch::irq;
 
-/// How long an idle CPU polls before it halts (halting mode only).
-const HALT_AFTER_NS: u64 = 50_000;
-
 pub fn idle_loop() -> ! {
     let s = &crate::cpu::this().sched;
-    let spin_ticks = crate::time::ns_to_ticks(HALT_AFTER_NS);
+    let halt_after = super::halt_after_ns();
+    let halts = halt_after != u64::MAX;
+    let spin_ticks = if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX };
     let mut idle_since = crate::time::ticks();
     irq::enable();
     loop {
@@ -29,8 +28,13 @@ pub fn idle_loop() -> ! {
             idle_since = crate::time::ticks();
             continue;
         }
-        if super::idle_halts() && crate::time::ticks().wrapping_sub(idle_since) >= spin_ticks {
+        if halts && crate::time::ticks().wrapping_sub(idle_since) >= spin_ticks {
             super::run_idle_hook(false);
+            if !super::idle_halts() && super::sleep::any(s) {
+                // Sleepers of a polling CPU armed no timer (the loop ends their sleeps from
+                // the TSC): it must wake the CPU now.
+                super::arm_timer(s);
+            }
             irq::disable();
             s.halted.store(true, Ordering::SeqCst);
             if s.runnable() == 0 && !super::task::pending() {

@@ -76,6 +76,14 @@ impl CpuSched {
 }
 
 static IDLE_HALT: AtomicBool = AtomicBool::new(false);
+/// How long an idle CPU polls before it halts, in ns (u64::MAX: never).
+static HALT_AFTER_NS: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Polling time before halting with `--idle halt`: waking a halted vCPU costs an IPI (21-56 us
+/// on a PVM host), so short gaps are better spent spinning.
+const HALT_AFTER_NS_HALTING: u64 = 50_000;
+/// With `IDLE_HALT_LATE`: an idle period this long is worth the IPI a wake-up then costs, and
+/// leaves the host CPU to the channel's service thread.
+const HALT_AFTER_NS_LATE: u64 = 1_000_000;
 /// Preemption quantum in TSC ticks (0 = off, the default).
 static QUANTUM: AtomicU64 = AtomicU64::new(0);
 
@@ -84,11 +92,22 @@ fn this_sched() -> &'static CpuSched {
 }
 
 /// Global settings from the boot-info block; boot CPU, before any thread exists.
-pub fn configure(idle_halt: bool, preempt_us: u64) {
+pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64) {
     IDLE_HALT.store(idle_halt, Ordering::Relaxed);
+    let after = match (idle_halt, halt_late) {
+        (true, _) => HALT_AFTER_NS_HALTING,
+        (false, true) => HALT_AFTER_NS_LATE,
+        (false, false) => u64::MAX,
+    };
+    HALT_AFTER_NS.store(after, Ordering::Relaxed);
     if preempt_us > 0 {
         QUANTUM.store(crate::time::ns_to_ticks(preempt_us * 1000), Ordering::Relaxed);
     }
+}
+
+/// How long the idle loop polls before it halts, in ns (u64::MAX: it never halts).
+pub fn halt_after_ns() -> u64 {
+    HALT_AFTER_NS.load(Ordering::Relaxed)
 }
 
 pub fn idle_halts() -> bool {

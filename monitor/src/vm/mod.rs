@@ -42,6 +42,9 @@ pub struct VmConfig {
     pub cpus: u32,
     pub mem: u64,
     pub idle_halt: bool,
+    /// `--idle auto` with no host CPU to spare beyond the vCPUs: a program run (whose forwarded
+    /// calls need the channel's service thread) halts idle vCPUs after 1 ms of polling.
+    pub idle_halt_late: bool,
     /// `--kernel-ring 0`: keep the kernel in ring 0 on a PVM host.
     pub kernel_ring0: bool,
     pub pin: bool,
