@@ -67,12 +67,13 @@ fn programs_give_the_same_results_in_both_kernel_rings() {
 }
 
 /// Rewriting `syscall` sites into calls keeps every result and fault Linux gives: red-zone
-/// values survive (the site stays SYSCALL), concurrent rewriting of a hot site, a NULL call
+/// values survive (the site stays SYSCALL), concurrent rewriting of a hot site, registers
+/// across the fast path, a signal reaching a thread that makes only fast calls, a NULL call
 /// and a NULL write still end in SIGSEGV. Also with `--no-rewrite` and `--cpus 1`.
 #[test]
 fn rewritten_system_calls_change_nothing_the_program_sees() {
     let prog = build("ring_rewrite", &[]);
-    for case in ["redzone", "plain", "nullcall", "nullwrite"] {
+    for case in ["redzone", "plain", "regs", "signal", "nullcall", "nullwrite"] {
         let native_out = native(&prog, &[case]);
         for opts in [&["--cpus", "2"][..], &["--cpus", "1"], &["--cpus", "2", "--no-rewrite"]] {
             let out = hrt(opts, &prog, &[case]);

@@ -224,6 +224,11 @@ fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<Option<u64>,
 }
 
 /// futex(uaddr, op, val, timeout/val2, uaddr2, val3)
+/// True if futex operation `op` only wakes (never waits): what the fast path may serve.
+pub fn is_wake_only(op: u64) -> bool {
+    matches!(op & 0x7f, FUTEX_WAKE | FUTEX_WAKE_BITSET)
+}
+
 pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, op, val, timeout, addr2, val3) = (a[0], a[1], a[2] as u32, a[3], a[4], a[5] as u32);
     let realtime = op & FUTEX_CLOCK_REALTIME != 0;

@@ -5,6 +5,7 @@ pub mod calls;
 pub mod channel;
 pub mod elf;
 pub mod errno;
+pub mod fastcall;
 pub mod fault;
 pub mod futex;
 pub mod loader;
@@ -27,6 +28,7 @@ pub fn start() {
     let boot = crate::bootinfo::get();
     signal::init();
     channel::init();
+    fastcall::init(boot.flags & hrt_abi::flags::STRACE != 0);
     crate::arch::traps::set_syscall_handler(|frame| syscall::dispatch(frame));
     crate::arch::traps::set_user_exception_handler(fault::user_exception);
     if let Err(msg) = loader::start_program(boot) {

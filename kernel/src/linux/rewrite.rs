@@ -71,6 +71,12 @@ const FORGOTTEN: u64 = 1;
 static LOWEST: AtomicU64 = AtomicU64::new(u64::MAX);
 static HIGHEST: AtomicU64 = AtomicU64::new(0);
 
+/// True if `site` is a rewritten system-call site (a call through the gate from anywhere
+/// else is a NULL call).
+pub fn is_rewritten(site: u64) -> bool {
+    decision(site) == Some(true)
+}
+
 /// What was decided for `site`: Some(true) rewritten, Some(false) kept, None not yet.
 fn decision(site: u64) -> Option<bool> {
     let mut i = slot(site);

@@ -37,6 +37,11 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         super::rewrite::null_call_fault(frame);
         return;
     }
+    if let Some(ret) = super::fastcall::take_stash() {
+        // Served by the fast path, which found a signal to deliver on the way back.
+        frame.rax = ret as u64;
+        return;
+    }
     let nr = frame.rax;
     let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
     let (name, nargs, how) = route(nr);

@@ -72,6 +72,9 @@ pub struct Thread {
     pub affinity: [u64; 4],
     /// TSC when the thread was created (its CPU-time clock: threads own their CPUs).
     pub created_tsc: u64,
+    /// A system call's result computed by the Linux layer's fast path but still to be returned
+    /// through the full path (a signal arrived meanwhile); `i64::MIN`: none.
+    pub syscall_stash: i64,
     closure: Option<Closure>,
     entry: Option<fn(u64) -> u64>,
     arg: u64,
@@ -116,6 +119,7 @@ impl Thread {
             addr_of_mut!((*p).sigmask).write(0);
             addr_of_mut!((*p).affinity).write([0; 4]);
             addr_of_mut!((*p).created_tsc).write(crate::time::ticks());
+            addr_of_mut!((*p).syscall_stash).write(i64::MIN);
             addr_of_mut!((*p).exit).write(IrqSpinLock::new(ExitState {
                 done: false,
                 detached: false,

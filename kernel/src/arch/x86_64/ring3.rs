@@ -273,6 +273,64 @@ pub unsafe extern "C" fn syscall_entry() {
     );
 }
 
+/// The upper layer's fast system-call handler (`set_fast_call_handler`), 0 while there is none.
+static FAST_CALL_HANDLER: AtomicU64 = AtomicU64::new(0);
+
+/// Installs the function rewritten sites try first: it gets the saved registers (see
+/// `fast_call_entry`) and returns the call's result, or `i64::MIN` to take the full path.
+pub fn set_fast_call_handler(handler: extern "C" fn(&crate::linux::fastcall::Saved) -> i64) {
+    FAST_CALL_HANDLER.store(handler as usize as u64, Ordering::Release);
+}
+
+/// Where rewritten sites enter (the sled's final jump): the fast handler, if any, is called
+/// with the syscall registers saved on the program's stack (the site's function uses nothing
+/// below its stack pointer: a rewrite condition) and the stack aligned for the C ABI; its
+/// result returns straight to the site with `ret`. Registers are as SYSCALL leaves them (only
+/// rax, rcx, r11 change). `i64::MIN` from it, or no handler, continues at the full entry with
+/// the registers untouched. Outside the entry window: an interrupt here finds kernel code and
+/// is taken at once, on this stack below its red zone.
+///
+/// # Safety
+/// Only the call gate jumps here.
+#[unsafe(naked)]
+pub unsafe extern "C" fn fast_call_entry() {
+    naked_asm!(
+        "cmp qword ptr [rip + {handler}], 0",
+        "je hrt_syscall_call_entry",
+        "push rax",
+        "push rdi",
+        "push rsi",
+        "push rdx",
+        "push r10",
+        "push r8",
+        "push r9",
+        "mov rdi, rsp",
+        "mov rcx, rsp",
+        "and rsp, -16",
+        "push rcx",
+        "push rcx",
+        "call qword ptr [rip + {handler}]",
+        "pop rcx",
+        "pop rsp",
+        "pop r9",
+        "pop r8",
+        "pop r10",
+        "pop rdx",
+        "pop rsi",
+        "pop rdi",
+        "mov rcx, {not_fast}",
+        "cmp rax, rcx",
+        "je 1f",
+        "add rsp, 8",
+        "ret",
+        "1:",
+        "pop rax",
+        "jmp hrt_syscall_call_entry",
+        handler = sym FAST_CALL_HANDLER,
+        not_fast = const i64::MIN,
+    );
+}
+
 /// True if the system call being dispatched on this CPU came through a rewritten site (the
 /// call entry) rather than a SYSCALL instruction. Valid until the dispatcher enables interrupts.
 pub fn entered_by_call() -> bool {
@@ -281,14 +339,17 @@ pub fn entered_by_call() -> bool {
 
 /// Where SYSCALL lands in ring-3 mode (LSTAR): `hrt_syscall_ring3`, inside `syscall_entry`.
 pub fn syscall_entry_address() -> u64 {
-    debug_assert_eq!(call_entry_address(), hrt_syscall_call_entry as *const () as u64);
+    debug_assert_eq!(syscall_entry as *const () as u64, hrt_syscall_call_entry as *const () as u64);
     hrt_syscall_ring3 as *const () as u64
 }
 
-/// Where rewritten sites enter (the jump at the end of the page-0 sled leads here): the start
-/// of `syscall_entry` (named through the function, which keeps it in the image).
+/// Where rewritten sites enter (the jump at the end of the page-0 sled leads here): the fast
+/// path, which falls through to the start of `syscall_entry`.
 pub fn call_entry_address() -> u64 {
-    syscall_entry as *const () as u64
+    // `syscall_entry` is reached only by name from assembly: naming it here keeps it (and the
+    // labels inside it) in the image.
+    core::hint::black_box(syscall_entry as *const ());
+    fast_call_entry as *const () as u64
 }
 
 const _: () = assert!(OFF_IRQ_OFF == 32);
