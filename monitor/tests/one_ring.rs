@@ -121,3 +121,26 @@ fn vector_registers_survive_thread_switches() {
         assert_same(&format!("ring_avx {case} {opts:?}"), &native_out, &out);
     }
 }
+
+/// A dynamically linked program's system calls are in libc.so, which has no symbol table the
+/// kernel reads: their functions are found in the library's unwind table (`eh_frame`), so its
+/// sites are rewritten too, and the program's results stay the same as natively (the
+/// rewrite-hazard cases, built dynamically; `regs` and `signal` exercise the fast path).
+#[test]
+fn shared_library_sites_are_rewritten() {
+    if !pvm_host() {
+        return;
+    }
+    let source = common::hostile::repo_root().join("tests/programs/hostile/ring_rewrite.c");
+    let prog = common::hostile::build_dynamic(&source, "ring_rewrite", &[]);
+    for case in ["plain", "regs", "signal", "nullcall"] {
+        let native_out = native(&prog, &[case]);
+        let out = hrt(&["--cpus", "2"], &prog, &[case]);
+        assert_same(&format!("dynamic ring_rewrite {case}"), &native_out, &out);
+    }
+    // Sites in libc (write, exit_group, futex, ...): more than the program's own three.
+    let out = hrt(&["-v"], &prog, &["plain"]);
+    let line = out.stderr.lines().find(|l| l.contains("system-call site(s) rewritten")).unwrap_or_default();
+    let rewritten: u64 = line.split_whitespace().nth(1).and_then(|w| w.parse().ok()).unwrap_or(0);
+    assert!(rewritten > 3, "libc's sites were not rewritten: {line:?}\n{}", out.stderr);
+}

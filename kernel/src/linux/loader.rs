@@ -91,6 +91,10 @@ fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> 
     };
     if super::rewrite::enabled() {
         super::symbols::load(image, base);
+        let phdrs = elf.program_headers().map(|p| (p.kind, p.vaddr));
+        if let Some(hdr) = super::eh_frame::image_hdr(phdrs, base) {
+            super::eh_frame::add(base + lo, base + hi, hdr);
+        }
     }
     Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base })
 }

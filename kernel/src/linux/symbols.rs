@@ -1,5 +1,6 @@
 //! Where the program's functions are: the extents from its static symbol table, loaded once
-//! with the program, so that code scans (`rewrite`) can look at exactly one function.
+//! with the program, or from unwind tables (`eh_frame`), so that code scans (`rewrite`) can
+//! look at exactly one function.
 
 use alloc::vec::Vec;
 
@@ -19,8 +20,13 @@ pub fn load(image: &[u8], bias: u64) {
     FUNCTIONS.lock().extend(funcs);
 }
 
-/// The extent of the function holding `addr`, if the symbol table names one.
+/// The extent of the function holding `addr`: from the program's symbol table, else from the
+/// unwind table of the object holding it (a shared library, a stripped program).
 pub fn function_at(addr: u64) -> Option<(u64, u64)> {
+    from_symbols(addr).or_else(|| super::eh_frame::function_at(addr))
+}
+
+fn from_symbols(addr: u64) -> Option<(u64, u64)> {
     let funcs = FUNCTIONS.lock();
     let i = funcs.partition_point(|&(start, _)| start <= addr);
     let (start, end) = *funcs.get(i.checked_sub(1)?)?;

@@ -207,6 +207,7 @@ fn overlaps_mapping(regions: &BTreeMap<u64, u64>, start: u64, end: u64) -> bool 
 fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u64, u64)> {
     // Rewritten system-call sites in the range are gone with it.
     super::rewrite::forget(start, end);
+    super::eh_frame::forget(start, end);
     let overlapping: Vec<(u64, u64)> =
         regions.range(..end).rev().take_while(|(_, &e)| e > start).map(|(&s, &e)| (s, e)).collect();
     let mut cut = Vec::with_capacity(overlapping.len());

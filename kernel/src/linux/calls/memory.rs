@@ -98,6 +98,11 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             release(start, start + len);
             return Err((-got) as u32);
         }
+        if off == 0 && crate::linux::rewrite::enabled() {
+            // An ELF object mapped from its start (ld.so loading a library): its unwind table
+            // gives the extents of its functions, for rewriting their system calls.
+            crate::linux::eh_frame::add_mapped(start, len);
+        }
     }
     apply_prot(start, start + len, prot, !replaced);
     Ok(start)
