@@ -343,6 +343,9 @@ pub mod nr {
     pub const CHANNEL: u64 = 10;
     /// The channel's service threads are asleep and a request waits: wake them. No arguments.
     pub const DOORBELL: u64 = 11;
+    /// A stop signal's default action: the monitor stops its own process (SIGSTOP), as a
+    /// stopped Linux process would be, and returns 0 when it is continued.
+    pub const STOP: u64 = 12;
 }
 
 /// The program's page map (`nr::USER_MAP`): bit `i % 8` of byte `i / 8` is set while the 4 KiB

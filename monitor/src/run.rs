@@ -16,12 +16,21 @@ const DEFAULT_RUN_PREEMPT_US: u64 = 10_000;
 /// MiB; untouched guest memory costs the host nothing.
 pub const DEFAULT_RUN_MEM: u64 = 4 << 30;
 
-/// Ctrl-C, SIGTERM or SIGHUP sent to `hrt` go to the program once its kernel runs (it may
-/// handle them; by default they end it with 128 + signal). Before that they stop the VM at
-/// once, and `hrt` exits as a program killed by that signal would be reported by a shell:
-/// 128 + signal (130, 143, 129).
+/// Signals sent to `hrt` (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM, Ctrl-Z's
+/// SIGTSTP, SIGCONT, SIGWINCH) go to the program once its kernel runs: it may handle them, and
+/// their default actions act on it (end it with 128 + signal, stop it, nothing). Before that
+/// they act on `hrt` as they would on the program: the terminating ones stop the VM at once and
+/// `hrt` exits as a shell reports a program killed by them (130, 143, 129, ...).
 extern "C" fn stop_on_signal(sig: libc::c_int) {
     if crate::vm::host_signals::deliver(sig) {
+        return;
+    }
+    if sig == libc::SIGTSTP {
+        // SAFETY: raise is async-signal-safe; SIGSTOP stops the process until SIGCONT.
+        unsafe { libc::raise(libc::SIGSTOP) };
+        return;
+    }
+    if sig == libc::SIGCONT || sig == libc::SIGWINCH {
         return;
     }
     // SAFETY: _exit is async-signal-safe; the program's output is already on the host
@@ -30,8 +39,20 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
 }
 
 fn install_stop_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: installing a handler that only calls _exit.
+    let passed_on = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGTSTP,
+        libc::SIGCONT,
+        libc::SIGWINCH,
+    ];
+    for sig in passed_on {
+        // SAFETY: installing a handler that makes only async-signal-safe calls.
         unsafe { libc::signal(sig, stop_on_signal as *const () as libc::sighandler_t) };
     }
     // A forwarded write into a pipe whose reader quit must fail with EPIPE (the kernel then

@@ -35,6 +35,87 @@ fn signal_after_ready(mut cmd: Command, sig: libc::c_int) -> Option<(Option<i32>
     None
 }
 
+/// Starts `cmd`, waits for "ready", waits until the process has stopped (it stops itself, or
+/// `stop_with` stops it), continues it with SIGCONT, sends `then` if not 0, and returns its
+/// status and the rest of its stdout as `signal_after_ready` does; None if it never stopped
+/// or never ended.
+fn stop_and_continue(mut cmd: Command, stop_with: libc::c_int, then: libc::c_int) -> Option<(Option<i32>, String)> {
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let _stdin = child.stdin.take();
+    let pid = child.id() as i32;
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    if stop_with != 0 {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, stop_with) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child; WUNTRACED reports it once stopped.
+    let got = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+    if got != pid || !libc::WIFSTOPPED(status) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return None;
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    if then != 0 {
+        std::thread::sleep(Duration::from_millis(200));
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, then) };
+    }
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        let mut status = 0;
+        // SAFETY: as above.
+        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+            let mut rest = String::new();
+            out.read_to_string(&mut rest).unwrap();
+            let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+            return Some((Some(code), rest));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn stops_as_native(mode: &str, stop_with: libc::c_int, then: libc::c_int) {
+    let prog = build("sig_from_host", &[]);
+    let mut native = Command::new(&prog);
+    native.arg(mode);
+    let want = stop_and_continue(native, stop_with, then).expect("the native run stops and ends");
+    for cpus in ["1", "2"] {
+        let mut cmd = hrt_cmd();
+        cmd.args(["run", "--cpus", cpus, "--"]).arg(&prog).arg(mode).current_dir(repo_root());
+        let got = stop_and_continue(cmd, stop_with, then)
+            .unwrap_or_else(|| panic!("{mode} --cpus {cpus}: hrt did not stop, or did not end"));
+        assert_eq!(got, want, "{mode}, --cpus {cpus}: hrt (left) and Linux (right) differ");
+    }
+}
+
+/// raise(SIGSTOP) stops the process (hrt stops itself, so a shell sees a stopped job); SIGCONT
+/// continues it and reaches the program's handler.
+#[test]
+fn a_stop_signal_stops_the_program_until_continued() {
+    stops_as_native("stop_self", 0, 0);
+}
+
+/// Ctrl-Z (SIGTSTP) stops a program even while it is blocked in a host call; after SIGCONT a
+/// SIGTERM still ends it.
+#[test]
+fn ctrl_z_stops_a_program_blocked_on_the_host() {
+    stops_as_native("blocked_read", libc::SIGTSTP, libc::SIGTERM);
+}
+
+#[test]
+fn user_signals_sent_to_hrt_reach_handlers() {
+    same_as_native("usr1", libc::SIGUSR1);
+}
+
 fn same_as_native(mode: &str, sig: libc::c_int) {
     let prog = build("sig_from_host", &[]);
     let mut native = Command::new(&prog);

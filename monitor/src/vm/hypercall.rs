@@ -128,6 +128,12 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             Some(svc) => svc.register(ram, shared.program_mem, call.args[0], call.args[1]),
             None => -(libc::ENOSYS as i64),
         },
+        nr::STOP => {
+            // SAFETY: raise only sends a signal to this thread; SIGSTOP stops the whole process
+            // until a SIGCONT.
+            unsafe { libc::raise(libc::SIGSTOP) };
+            0
+        }
         nr::DOORBELL => {
             if let Some(svc) = shared.channel.get() {
                 svc.doorbell(shared);

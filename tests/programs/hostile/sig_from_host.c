@@ -6,7 +6,10 @@
  *                  never writes); a worker thread waits for the handler's flag.
  *   blocked_read - no handler; the main thread blocks in read() on stdin: the default action
  *                  ends the program at once (143 for SIGTERM).
- *   ignore       - SIGINT ignored: the program carries on and exits 5 after 300 ms. */
+ *   ignore       - SIGINT ignored: the program carries on and exits 5 after 300 ms.
+ *   stop_self    - raise(SIGSTOP) after "ready": the process stops until the test continues it;
+ *                  a SIGCONT handler then reports, and it exits 0.
+ *   usr1         - SIGUSR1 handler and SIGWINCH handler: both report, then exit 0. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,6 +65,29 @@ int main(int argc, char **argv) {
         char c;
         read(0, &c, 1);
         printf("read returned\n");
+        return 0;
+    }
+    if (!strcmp(mode, "stop_self")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigaction(SIGCONT, &sa, 0);
+        printf("ready\n");
+        fflush(stdout);
+        raise(SIGSTOP);
+        while (!got) pause();
+        printf("continued, got signal %d\n", (int)got);
+        return 0;
+    }
+    if (!strcmp(mode, "usr1")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigaction(SIGUSR1, &sa, 0);
+        printf("ready\n");
+        fflush(stdout);
+        while (!got) pause();
+        printf("got signal %d\n", (int)got);
         return 0;
     }
     if (!strcmp(mode, "ignore")) {

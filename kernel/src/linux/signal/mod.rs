@@ -35,6 +35,18 @@ pub const SI_USER: i32 = 0;
 pub const SI_KERNEL: i32 = 0x80;
 pub const SI_TKILL: i32 = -6;
 
+/// Whether `sig`'s default action stops the process (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU).
+pub fn stops_by_default(sig: u64) -> bool {
+    matches!(sig, 19..=22)
+}
+
+/// Stops the program as Linux stops a process: `hrt` stops itself on the host (so the shell
+/// sees a stopped job, and every vCPU stops with it) and the call returns once it is continued
+/// (SIGCONT), which then also reaches the program like any signal sent to `hrt`.
+pub fn stop_process() {
+    crate::arch::hypercall::call(hrt_abi::nr::STOP, &[]);
+}
+
 /// Signals that can be neither caught, blocked nor ignored.
 pub const UNBLOCKABLE: u64 = (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
 
