@@ -38,7 +38,9 @@ fn signal_after_ready(mut cmd: Command, sig: libc::c_int) -> Option<(Option<i32>
 /// Starts `cmd`, waits for "ready", waits until the process has stopped (it stops itself, or
 /// `stop_with` stops it), continues it with SIGCONT, sends `then` if not 0, and returns its
 /// status and the rest of its stdout as `signal_after_ready` does; None if it never stopped
-/// or never ended.
+/// or never ended. The child is reaped with waitpid (which std's `Child` cannot do with
+/// WUNTRACED), not with `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn stop_and_continue(mut cmd: Command, stop_with: libc::c_int, then: libc::c_int) -> Option<(Option<i32>, String)> {
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let _stdin = child.stdin.take();

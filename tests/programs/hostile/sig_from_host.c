@@ -9,7 +9,7 @@
  *   ignore       - SIGINT ignored: the program carries on and exits 5 after 300 ms.
  *   stop_self    - raise(SIGSTOP) after "ready": the process stops until the test continues it;
  *                  a SIGCONT handler then reports, and it exits 0.
- *   usr1         - SIGUSR1 handler and SIGWINCH handler: both report, then exit 0. */
+ *   usr1         - a SIGUSR1 handler reports, then it exits 0. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,13 +20,17 @@
 static volatile sig_atomic_t got;
 static void on_signal(int sig) { got = sig; }
 
-static void install(void) {
+static void handle(int sig) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, 0);
-    sigaction(SIGTERM, &sa, 0);
-    sigaction(SIGHUP, &sa, 0);
+    sigaction(sig, &sa, 0);
+}
+
+static void install(void) {
+    handle(SIGINT);
+    handle(SIGTERM);
+    handle(SIGHUP);
 }
 
 static void *watch(void *arg) {
@@ -68,10 +72,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(mode, "stop_self")) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigaction(SIGCONT, &sa, 0);
+        handle(SIGCONT);
         printf("ready\n");
         fflush(stdout);
         raise(SIGSTOP);
@@ -80,10 +81,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(mode, "usr1")) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigaction(SIGUSR1, &sa, 0);
+        handle(SIGUSR1);
         printf("ready\n");
         fflush(stdout);
         while (!got) pause();
