@@ -74,6 +74,8 @@ fn change(start: u64, end: u64, prot: u64, fresh: bool) {
     if start >= end {
         return;
     }
+    // The monitor's view: it may write forwarded calls' answers only where PROT_WRITE is.
+    super::usermap::set_read_only(start, end, prot & PROT_WRITE == 0);
     let (first, last) = chunks(start, end);
     let mut stale = StaleTlb::new();
     let mut freed = Vec::new();

@@ -3,6 +3,10 @@
 //! or unmaps a region; `uaccess` checks the program's pointers against it, and the monitor reads
 //! the same bitmap to check the pointers of forwarded calls, so both give EFAULT exactly where
 //! a range leaves the program's mappings (as Linux does), not only where it leaves its pool.
+//!
+//! A second bitmap of the same shape marks the pages without PROT_WRITE (`protect` keeps it):
+//! the monitor writes the answers of forwarded calls (a `read`'s data, a `stat` buffer) only
+//! into mapped pages that are not read-only, as Linux's copies to the program fault there.
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -10,6 +14,8 @@ use hrt_abi::USER_MAP_PAGE as PAGE;
 
 /// The bitmap's words (kernel pointer), the first address covered and the number of pages.
 static WORDS: AtomicUsize = AtomicUsize::new(0);
+/// The read-only bitmap's words (kernel pointer; same shape).
+static READ_ONLY: AtomicUsize = AtomicUsize::new(0);
 static BASE: AtomicU64 = AtomicU64::new(0);
 static PAGES: AtomicU64 = AtomicU64::new(0);
 
@@ -19,16 +25,25 @@ pub fn init(lo: u64, hi: u64) {
     let pages = (hi - lo) / PAGE;
     let bytes = pages.div_ceil(64) * 8;
     let order = crate::mem::order_for(bytes as usize);
-    let phys = crate::mem::alloc_pages(order, None).expect("no memory for the program's page map");
-    super::usermem::zero(phys, bytes);
-    WORDS.store(crate::mem::phys_to_virt(phys) as usize, Ordering::Relaxed);
+    let alloc = || {
+        let phys = crate::mem::alloc_pages(order, None).expect("no memory for the program's page map");
+        super::usermem::zero(phys, bytes);
+        phys
+    };
+    let (mapped, read_only) = (alloc(), alloc());
+    WORDS.store(crate::mem::phys_to_virt(mapped) as usize, Ordering::Relaxed);
+    READ_ONLY.store(crate::mem::phys_to_virt(read_only) as usize, Ordering::Relaxed);
     BASE.store(lo, Ordering::Relaxed);
     PAGES.store(pages, Ordering::Relaxed);
-    crate::arch::hypercall::call(hrt_abi::nr::USER_MAP, &[phys, bytes, lo, pages]);
+    crate::arch::hypercall::call(hrt_abi::nr::USER_MAP, &[mapped, bytes, lo, pages, read_only]);
 }
 
 fn words() -> &'static [AtomicU64] {
-    let p = WORDS.load(Ordering::Relaxed) as *const AtomicU64;
+    bitmap(&WORDS)
+}
+
+fn bitmap(which: &AtomicUsize) -> &'static [AtomicU64] {
+    let p = which.load(Ordering::Relaxed) as *const AtomicU64;
     if p.is_null() {
         return &[];
     }
@@ -65,11 +80,19 @@ const BULK_WORDS: u64 = 16;
 
 /// Marks the pages of `[start, end)` mapped (`on`) or unmapped.
 pub fn set(start: u64, end: u64, on: bool) {
+    set_in(words(), start, end, on);
+}
+
+/// Marks the pages of `[start, end)` read-only (`on`: no PROT_WRITE) or not.
+pub fn set_read_only(start: u64, end: u64, on: bool) {
+    set_in(bitmap(&READ_ONLY), start, end, on);
+}
+
+fn set_in(words: &[AtomicU64], start: u64, end: u64, on: bool) {
     let (first, last) = pages_of(start, end);
-    if first >= last {
+    if first >= last || words.is_empty() {
         return;
     }
-    let words = words();
     let update = |w: u64| {
         let mask = word_mask(w, first, last);
         if on {

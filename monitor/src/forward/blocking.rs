@@ -105,8 +105,10 @@ impl Forwarder {
             (FdKind::Pipe, Direction::Write) if count <= PIPE_BUF => {}
             _ => return Err(Errno::EAGAIN),
         }
-        let count = g.usable_len(buf, count)?.min(MAX_RW_COUNT);
-        let p = g.range(buf, count)?;
+        let into_program = dir == Direction::Read;
+        let count = if into_program { g.usable_len_mut(buf, count)? } else { g.usable_len(buf, count)? };
+        let count = count.min(MAX_RW_COUNT);
+        let p = if into_program { g.range_mut(buf, count)? } else { g.range(buf, count)? };
         let iov = libc::iovec { iov_base: p as *mut libc::c_void, iov_len: count as usize };
         let nr = if dir == Direction::Read { libc::SYS_preadv2 } else { libc::SYS_pwritev2 };
         // SAFETY: the iovec covers `count` checked bytes of guest memory; offset -1 is the current

@@ -44,7 +44,7 @@ impl Forwarder {
     }
 
     pub(super) fn pipe2(&self, g: Guest, fds: u64, flags: u64) -> SysResult<i64> {
-        g.range(fds, 8)?;
+        g.range_mut(fds, 8)?;
         let flags = int(flags);
         let mut host = [0i32; 2];
         // SAFETY: `host` holds two ints.
@@ -89,7 +89,9 @@ impl Forwarder {
             | libc::F_OFD_GETLK
             | libc::F_OFD_SETLK
             | libc::F_OFD_SETLKW) => {
-                let p = g.range(arg, FLOCK_SIZE)?;
+                // The GETLK forms write the answer back.
+                let getlk = matches!(c, libc::F_GETLK | libc::F_OFD_GETLK);
+                let p = if getlk { g.range_mut(arg, FLOCK_SIZE)? } else { g.range(arg, FLOCK_SIZE)? };
                 // SAFETY: `p` covers a struct flock in guest memory.
                 unsafe { self.sys(libc::SYS_fcntl, &[raw, c as libc::c_long, ptr(p)]) }
             }

@@ -46,7 +46,7 @@ impl Forwarder {
 
     pub(super) fn fstat(&self, g: Guest, fd: u64, buf: u64) -> SysResult<i64> {
         let h = self.fds.get(fd)?;
-        let p = g.range(buf, STAT_SIZE)?;
+        let p = g.range_mut(buf, STAT_SIZE)?;
         // SAFETY: `p` covers a struct stat in guest memory.
         unsafe { self.sys(libc::SYS_fstat, &[h.raw() as libc::c_long, ptr(p)]) }
     }
@@ -54,14 +54,14 @@ impl Forwarder {
     pub(super) fn fstatat(&self, g: Guest, dirfd: u64, path: u64, buf: u64, flags: u64) -> SysResult<i64> {
         let flags = int(flags);
         let at = self.path_at(g, dirfd, path, follows(flags))?;
-        let p = g.range(buf, STAT_SIZE)?;
+        let p = g.range_mut(buf, STAT_SIZE)?;
         let flags = at.at_flags(flags);
         // SAFETY: a host C string and a struct stat in guest memory.
         unsafe { self.sys(libc::SYS_newfstatat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), flags]) }
     }
 
     pub(super) fn statx(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mask: u64, buf: u64) -> SysResult<i64> {
-        let p = g.range(buf, STATX_SIZE)?;
+        let p = g.range_mut(buf, STATX_SIZE)?;
         if path == 0 {
             // Linux 6.11+: a NULL path with AT_EMPTY_PATH means the descriptor itself; older
             // hosts answer EFAULT themselves.
@@ -215,7 +215,7 @@ impl Forwarder {
             g.write_bytes(buf, &self.exe[..n])?;
             return Ok(n as i64);
         }
-        let p = g.range(buf, size as u64)?;
+        let p = g.range_mut(buf, size as u64)?;
         // SAFETY: a host C string and `size` bytes of guest memory.
         unsafe { self.sys(libc::SYS_readlinkat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), size]) }
     }
@@ -223,7 +223,7 @@ impl Forwarder {
     pub(super) fn getdents64(&self, g: Guest, fd: u64, buf: u64, count: u64) -> SysResult<i64> {
         let h = self.fds.get(fd)?;
         let count = uint(count);
-        let p = g.range(buf, count as u64)?;
+        let p = g.range_mut(buf, count as u64)?;
         // SAFETY: `count` bytes of guest memory.
         unsafe { self.sys(libc::SYS_getdents64, &[h.raw() as libc::c_long, ptr(p), count]) }
     }

@@ -18,6 +18,12 @@ pub trait GuestMemory: Sync {
     /// all of them, else the distance to the first unmapped page (0 if `addr`'s page is not
     /// mapped). Where Linux would fault, this is short.
     fn mapped_len(&self, addr: u64, len: u64) -> u64;
+
+    /// Like `mapped_len`, for the host writing there: the prefix in mapped pages that are not
+    /// read-only (Linux's copies to the program fault at a page without PROT_WRITE).
+    fn writable_len(&self, addr: u64, len: u64) -> u64 {
+        self.mapped_len(addr, len)
+    }
 }
 
 /// The length of the mapped prefix of `[addr, addr+len)` by the program's page map
@@ -27,26 +33,53 @@ pub trait GuestMemory: Sync {
 /// `bits` must point to `map.bytes` readable bytes (guest RAM the kernel may change meanwhile:
 /// they are read with volatile loads, never through a reference).
 pub unsafe fn mapped_len_in(bits: *const u8, map: &hrt_abi::UserMap, addr: u64, len: u64) -> u64 {
-    const PAGE: u64 = hrt_abi::USER_MAP_PAGE;
     if len == 0 || addr < map.base {
         return 0;
     }
+    // SAFETY: the caller's contract.
+    unsafe { prefix_len(bits, map, addr, len, false) }
+}
+
+/// The length of the prefix of `[addr, addr+len)` (at most `len`) that has no page marked in
+/// the read-only bitmap `bits` (same shape as the page map `map`).
+///
+/// # Safety
+/// As `mapped_len_in`.
+pub unsafe fn unmarked_len_in(bits: *const u8, map: &hrt_abi::UserMap, addr: u64, len: u64) -> u64 {
+    if len == 0 || addr < map.base {
+        return len;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { prefix_len(bits, map, addr, len, true) }
+}
+
+/// The prefix of `[addr, addr+len)` (`addr >= map.base`) up to the first page whose bit is
+/// set (`stop_on_set`) or clear; pages past the map stop it too unless `stop_on_set`.
+///
+/// # Safety
+/// As `mapped_len_in`.
+unsafe fn prefix_len(bits: *const u8, map: &hrt_abi::UserMap, addr: u64, len: u64, stop_on_set: bool) -> u64 {
+    const PAGE: u64 = hrt_abi::USER_MAP_PAGE;
     let pages = map.pages.min(map.bytes.saturating_mul(8));
     let end = addr.saturating_add(len);
     let first = (addr - map.base) / PAGE;
     let last = (end - map.base).div_ceil(PAGE).min(pages);
+    let skip = if stop_on_set { 0x00 } else { 0xff };
     let mut page = first;
     while page < last {
         // SAFETY: page < pages <= map.bytes * 8, so the byte is inside the bitmap.
         let byte = unsafe { std::ptr::read_volatile(bits.add((page / 8) as usize)) };
-        if byte == 0xff && page.is_multiple_of(8) && page + 8 <= last {
+        if byte == skip && page.is_multiple_of(8) && page + 8 <= last {
             page += 8;
             continue;
         }
-        if byte & (1 << (page % 8)) == 0 {
+        if (byte & (1 << (page % 8)) != 0) == stop_on_set {
             break;
         }
         page += 1;
+    }
+    if stop_on_set && page >= last {
+        return len;
     }
     (map.base + page * PAGE).saturating_sub(addr).min(len)
 }
@@ -74,9 +107,20 @@ impl<'a> Guest<'a> {
         Guest { mem }
     }
 
-    /// `[addr, addr+len)` as a host pointer. An empty range is always valid (Linux accepts any
-    /// pointer with a zero length) and gives a dangling, non-null pointer the host never touches.
+    /// `[addr, addr+len)` as a host pointer the host only reads through. An empty range is
+    /// always valid (Linux accepts any pointer with a zero length) and gives a dangling,
+    /// non-null pointer the host never touches.
     pub fn range(&self, addr: u64, len: u64) -> SysResult<*mut u8> {
+        self.checked(addr, len, false)
+    }
+
+    /// `[addr, addr+len)` as a host pointer the host writes through: every page must be mapped
+    /// and writable (EFAULT for a read-only one, as Linux's copy to the program gives).
+    pub fn range_mut(&self, addr: u64, len: u64) -> SysResult<*mut u8> {
+        self.checked(addr, len, true)
+    }
+
+    fn checked(&self, addr: u64, len: u64, write: bool) -> SysResult<*mut u8> {
         if len == 0 {
             return Ok(std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8);
         }
@@ -84,7 +128,8 @@ impl<'a> Guest<'a> {
             return Err(Errno::EFAULT);
         }
         let p = self.mem.host_range(addr, len).ok_or(Errno::EFAULT)?;
-        if self.mem.mapped_len(addr, len) != len {
+        let usable = if write { self.mem.writable_len(addr, len) } else { self.mem.mapped_len(addr, len) };
+        if usable != len {
             return Err(Errno::EFAULT);
         }
         Ok(p)
@@ -95,13 +140,24 @@ impl<'a> Guest<'a> {
     /// program's mappings moves that many bytes, as Linux's copies stop at the first fault;
     /// a range past the user address space (Linux's `access_ok`) is EFAULT at once.
     pub fn usable_len(&self, addr: u64, len: u64) -> SysResult<u64> {
+        self.usable(addr, len, false)
+    }
+
+    /// `usable_len` for a transfer into the program (a `read`): the prefix of mapped, writable
+    /// pages.
+    pub fn usable_len_mut(&self, addr: u64, len: u64) -> SysResult<u64> {
+        self.usable(addr, len, true)
+    }
+
+    fn usable(&self, addr: u64, len: u64, write: bool) -> SysResult<u64> {
         if len == 0 {
             return Ok(0);
         }
         if addr.checked_add(len).is_none_or(|end| end > USER_END) {
             return Err(Errno::EFAULT);
         }
-        match self.mem.mapped_len(addr, len) {
+        let n = if write { self.mem.writable_len(addr, len) } else { self.mem.mapped_len(addr, len) };
+        match n {
             0 => Err(Errno::EFAULT),
             n => Ok(n),
         }
@@ -117,7 +173,7 @@ impl<'a> Guest<'a> {
 
     /// Writes a plain-data value to guest memory.
     pub fn write<T: Copy>(&self, addr: u64, value: &T) -> SysResult<()> {
-        let p = self.range(addr, std::mem::size_of::<T>() as u64)?;
+        let p = self.range_mut(addr, std::mem::size_of::<T>() as u64)?;
         // SAFETY: `p` covers size_of::<T>() bytes of live guest RAM.
         unsafe { std::ptr::write_unaligned(p as *mut T, *value) };
         Ok(())
@@ -134,7 +190,7 @@ impl<'a> Guest<'a> {
 
     /// Copies `data` into guest memory.
     pub fn write_bytes(&self, addr: u64, data: &[u8]) -> SysResult<()> {
-        let p = self.range(addr, data.len() as u64)?;
+        let p = self.range_mut(addr, data.len() as u64)?;
         // SAFETY: `p` covers data.len() bytes of guest RAM; `data` is a host buffer.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
         Ok(())
@@ -258,7 +314,7 @@ mod page_map_tests {
     const P: u64 = 4096;
 
     fn map(bits: &[u8]) -> UserMap {
-        UserMap { bitmap: 0, bytes: bits.len() as u64, base: BASE, pages: bits.len() as u64 * 8 }
+        UserMap { bitmap: 0, bytes: bits.len() as u64, base: BASE, pages: bits.len() as u64 * 8, read_only: 0 }
     }
 
     fn len(bits: &[u8], addr: u64, n: u64) -> u64 {
@@ -277,6 +333,19 @@ mod page_map_tests {
         assert_eq!(len(&bits, BASE - 1, 2), 0, "below the pool");
         assert_eq!(len(&bits, BASE + 32 * P, P), 0, "above the pool");
         assert_eq!(len(&bits, BASE + 9 * P, 0), 0);
+    }
+
+    #[test]
+    fn the_unmarked_prefix_stops_at_the_first_read_only_page() {
+        // Pages 10 and 40 read-only.
+        let bits = [0, 0b0000_0100, 0, 0, 0, 0b0000_0001, 0, 0];
+        let unmarked = |addr, n| unsafe { super::unmarked_len_in(bits.as_ptr(), &map(&bits), addr, n) };
+        assert_eq!(unmarked(BASE, 10 * P), 10 * P);
+        assert_eq!(unmarked(BASE + 100, 20 * P), 10 * P - 100);
+        assert_eq!(unmarked(BASE + 10 * P, 1), 0);
+        assert_eq!(unmarked(BASE + 11 * P, 100 * P), 29 * P, "stops at page 40");
+        assert_eq!(unmarked(BASE + 41 * P, 1000 * P), 1000 * P, "past the map nothing is marked");
+        assert_eq!(unmarked(BASE - 4096, 5), 5, "below the pool nothing is marked");
     }
 
     #[test]

@@ -20,9 +20,12 @@ impl Forwarder {
     /// read/write/pread64/pwrite64: one buffer.
     fn rw(&self, g: Guest, nr: libc::c_long, fd: u64, buf: u64, count: u64, pos: Option<u64>) -> SysResult<i64> {
         let h = self.fds.get(fd)?;
-        // Only the part of the buffer before the first unmapped page (Linux's copy stops there).
-        let count = g.usable_len(buf, count)?.min(MAX_RW_COUNT);
-        let p = g.range(buf, count)?;
+        // Only the part of the buffer before the first unmapped page (Linux's copy stops there),
+        // or, for a read into the program, before the first read-only one.
+        let into_program = nr == libc::SYS_read || nr == libc::SYS_pread64;
+        let count = if into_program { g.usable_len_mut(buf, count)? } else { g.usable_len(buf, count)? };
+        let count = count.min(MAX_RW_COUNT);
+        let p = if into_program { g.range_mut(buf, count)? } else { g.range(buf, count)? };
         let pos = pos.map_or(0, |p| p as libc::c_long);
         // SAFETY: `p` covers `count` bytes of guest memory.
         unsafe { self.sys(nr, &[h.raw() as libc::c_long, ptr(p), count as libc::c_long, pos]) }
@@ -44,9 +47,12 @@ impl Forwarder {
         self.rw(g, libc::SYS_pwrite64, fd, buf, count, Some(pos))
     }
 
-    /// The guest's iovec array as host iovecs, each (base, len) checked; the total is capped at
-    /// MAX_RW_COUNT as Linux does.
-    fn iovecs(&self, g: Guest, iov: u64, count: u64) -> SysResult<Vec<libc::iovec>> {
+    /// The guest's iovec array as host iovecs, each (base, len) checked (writable ones when the
+    /// call reads `into_program`); the total is capped at MAX_RW_COUNT as Linux does. As Linux's
+    /// copies from and to a file stop at the first fault, for `short` (a file, not a pipe or
+    /// socket, where Linux fails the whole call) the vector ends at the first buffer that is not
+    /// wholly usable (with its usable prefix): EFAULT only if nothing at all is.
+    fn iovecs(&self, g: Guest, iov: u64, count: u64, into_program: bool, short: bool) -> SysResult<Vec<libc::iovec>> {
         if count > libc::UIO_MAXIOV as u64 {
             return Err(Errno::EINVAL);
         }
@@ -59,10 +65,25 @@ impl Forwarder {
             if v.len > isize::MAX as u64 {
                 return Err(Errno::EINVAL);
             }
-            let base = g.range(v.base, v.len)?;
-            let len = v.len.min(MAX_RW_COUNT - total);
-            total += len;
-            out.push(libc::iovec { iov_base: base as *mut libc::c_void, iov_len: len as usize });
+            let want = v.len.min(MAX_RW_COUNT - total);
+            let usable = match if into_program { g.usable_len_mut(v.base, want) } else { g.usable_len(v.base, want) } {
+                Ok(n) => n,
+                Err(_) if short && (total > 0 || !out.is_empty()) => 0,
+                Err(e) => return Err(e),
+            };
+            if usable > 0 {
+                let base = if into_program { g.range_mut(v.base, usable)? } else { g.range(v.base, usable)? };
+                out.push(libc::iovec { iov_base: base as *mut libc::c_void, iov_len: usable as usize });
+                total += usable;
+            } else if want > 0 && total == 0 {
+                return Err(Errno::EFAULT);
+            }
+            if usable < want {
+                if !short {
+                    return Err(Errno::EFAULT);
+                }
+                break;
+            }
         }
         Ok(out)
     }
@@ -70,7 +91,9 @@ impl Forwarder {
     /// readv/writev/preadv/pwritev: `pos` is the (pos_l, pos_h) pair of the p-forms.
     fn rwv(&self, g: Guest, nr: libc::c_long, fd: u64, iov: u64, count: u64, pos: [u64; 2]) -> SysResult<i64> {
         let h = self.fds.get(fd)?;
-        let v = self.iovecs(g, iov, count)?;
+        let into_program = nr == libc::SYS_readv || nr == libc::SYS_preadv;
+        let short = h.kind() == super::fd_table::FdKind::Quick;
+        let v = self.iovecs(g, iov, count, into_program, short)?;
         let args = [
             h.raw() as libc::c_long,
             ptr(v.as_ptr()),
@@ -102,7 +125,8 @@ impl Forwarder {
     pub(super) fn sendfile(&self, g: Guest, out: u64, input: u64, offset: u64, count: u64) -> SysResult<i64> {
         let ho = self.fds.get(out)?;
         let hi = self.fds.get(input)?;
-        let off = if offset == 0 { std::ptr::null_mut() } else { g.range(offset, 8)? };
+        // The offset is read and written back.
+        let off = if offset == 0 { std::ptr::null_mut() } else { g.range_mut(offset, 8)? };
         let count = count.min(MAX_RW_COUNT);
         // SAFETY: NULL or a loff_t in guest memory.
         unsafe {

@@ -56,7 +56,7 @@ use std::sync::Arc;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
 use guest_mem::Guest;
-pub use guest_mem::{mapped_len_in, GuestMemory};
+pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
 pub use host::with_cancel;
 
 /// AT_FDCWD as a system-call argument.

@@ -29,7 +29,7 @@ impl Forwarder {
 
     pub(super) fn statfs(&self, g: Guest, path: u64, buf: u64) -> SysResult<i64> {
         let at = self.path(g, path, true)?;
-        let out = g.range(buf, STATFS_SIZE)?;
+        let out = g.range_mut(buf, STATFS_SIZE)?;
         // statfs takes no directory fd: open the walk's result as a path-only descriptor
         // relative to the directory the walk ended in, and ask fstatfs.
         let nofollow = if at.nofollow { libc::O_NOFOLLOW } else { 0 };
@@ -47,7 +47,7 @@ impl Forwarder {
 
     pub(super) fn fstatfs(&self, g: Guest, fd: u64, buf: u64) -> SysResult<i64> {
         let h = self.fds.get(fd)?;
-        let out = g.range(buf, STATFS_SIZE)?;
+        let out = g.range_mut(buf, STATFS_SIZE)?;
         // SAFETY: a statfs-sized buffer in guest memory.
         unsafe { self.sys(libc::SYS_fstatfs, &[h.raw() as libc::c_long, ptr(out)]) }
     }
@@ -58,7 +58,7 @@ impl Forwarder {
         if size < 0 {
             return Err(Errno::EINVAL);
         }
-        let out = if size == 0 { std::ptr::null_mut() } else { g.range(list, size as u64 * 4)? };
+        let out = if size == 0 { std::ptr::null_mut() } else { g.range_mut(list, size as u64 * 4)? };
         // SAFETY: NULL (size 0) or `size` gid_t slots in guest memory.
         unsafe { self.sys(libc::SYS_getgroups, &[size as libc::c_long, ptr(out)]) }
     }

@@ -36,7 +36,7 @@ fn out_buffer(g: Guest, addr: u64, size: u64) -> SysResult<(*mut u8, u64)> {
     if size == 0 {
         return Ok((std::ptr::null_mut(), 0));
     }
-    Ok((g.range(addr, size)?, size))
+    Ok((g.range_mut(addr, size)?, size))
 }
 
 impl Forwarder {

@@ -32,6 +32,14 @@ impl crate::forward::GuestMemory for ProgramMemory<'_> {
         // and again just now).
         unsafe { crate::forward::mapped_len_in(bits.as_ptr(), map, addr, len) }
     }
+
+    fn writable_len(&self, addr: u64, len: u64) -> u64 {
+        let mapped = self.mapped_len(addr, len);
+        let Some(map) = self.map else { return 0 };
+        let Some(bits) = self.ram.slice(map.read_only, map.bytes) else { return 0 };
+        // SAFETY: as above, for the read-only bitmap.
+        mapped.min(unsafe { crate::forward::unmarked_len_in(bits.as_ptr(), map, addr, mapped) })
+    }
 }
 
 /// Performs forwarded system call `nr` for the program (ENOSYS without a forwarder): its
@@ -51,15 +59,17 @@ pub fn program_view(shared: &Shared) -> ProgramMemory<'_> {
 /// Accepts the kernel's page map (`nr::USER_MAP`) once: it must cover exactly the program's
 /// pool and lie in guest RAM outside it (where the program cannot write it).
 fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
-    let map = hrt_abi::UserMap { bitmap: a[0], bytes: a[1], base: a[2], pages: a[3] };
+    let map = hrt_abi::UserMap { bitmap: a[0], bytes: a[1], base: a[2], pages: a[3], read_only: a[4] };
     let (lo, hi) = shared.program_mem;
     let pool_pages = (hi - lo) / hrt_abi::USER_MAP_PAGE;
-    let bitmap_end = map.bitmap.checked_add(map.bytes);
+    let outside_pool = |at: u64| {
+        shared.ram.slice(at, map.bytes).is_some() && at.checked_add(map.bytes).is_some_and(|end| end <= lo || at >= hi)
+    };
     let valid = map.base == lo
         && map.pages == pool_pages
         && map.bytes >= pool_pages.div_ceil(8)
-        && shared.ram.slice(map.bitmap, map.bytes).is_some()
-        && bitmap_end.is_some_and(|end| end <= lo || map.bitmap >= hi);
+        && outside_pool(map.bitmap)
+        && outside_pool(map.read_only);
     if !valid {
         return -(libc::EINVAL as i64);
     }

@@ -92,7 +92,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         usermem::alloc(len, align)?
     };
     if flags & MAP_ANONYMOUS == 0 {
-        // A file mapping: read its contents through the monitor (private, read-only use).
+        // A file mapping: read its contents through the monitor (private, read-only use). A
+        // MAP_FIXED range keeps its old protection until `apply_prot` below: let the monitor
+        // write there meanwhile.
+        crate::linux::usermap::set_read_only(start, start + len, false);
         let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, [fd as u64, start, len, off, 0, 0]);
         if got < 0 {
             release(start, start + len);
