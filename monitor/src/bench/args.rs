@@ -47,6 +47,10 @@ pub struct BenchArgs {
     /// vCPUs of the HRT side and threads of the Linux side [default: the host's CPU count]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus: Option<u32>,
+    /// An option for the programs' `hrt run` (repeatable), e.g. `--run-option=--idle=poll` or
+    /// `--run-option=--kernel-ring=0`; the in-kernel rows are not affected
+    #[arg(long, value_name = "OPT", allow_hyphen_values = true)]
+    pub run_option: Vec<String>,
 }
 
 /// The internal command the harness runs to boot the in-kernel suite (hidden from --help).

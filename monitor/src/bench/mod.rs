@@ -42,7 +42,7 @@ pub fn run(args: &BenchArgs) -> Result<u8> {
     }
     jobs.retain(|j| j.program().is_none_or(sources::available));
     let built = sources::build(&plan::programs(&jobs))?;
-    let cx = runner::Context { built: &built, hrt, cpus, quick: args.quick, app_ring };
+    let cx = runner::Context { built: &built, hrt, cpus, quick: args.quick, app_ring, run_options: &args.run_option };
 
     let mut progress = progress::Progress::new(jobs.len());
     let mut records = Vec::new();

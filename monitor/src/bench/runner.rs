@@ -30,6 +30,8 @@ pub struct Context<'a> {
     pub quick: bool,
     /// Ring of a program under `hrt run` on this platform.
     pub app_ring: u32,
+    /// Extra options for `hrt run` (`--run-option`).
+    pub run_options: &'a [String],
 }
 
 /// The job's measurements, and an error when it failed (results printed before a failure,
@@ -58,7 +60,7 @@ fn run_inner(job: &Job, cx: &Context) -> Result<(Vec<Record>, Option<crate::erro
                 Side::Linux => Command::new(path),
                 Side::Hrt => {
                     let mut c = Command::new(&cx.hrt);
-                    c.args(["run", "--cpus", &cx.cpus.to_string(), "--"]).arg(path);
+                    c.args(["run", "--cpus", &cx.cpus.to_string()]).args(cx.run_options).arg("--").arg(path);
                     c
                 }
             };
