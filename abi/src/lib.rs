@@ -6,9 +6,10 @@
 #![no_std]
 
 pub mod channel;
+pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -167,6 +168,9 @@ pub struct BootInfo {
     /// The host's uname (sysname, nodename, release, version, machine, domainname; each
     /// NUL-padded to 65 bytes): the program sees the host's, as a container does.
     pub uname: [[u8; UTS_LEN]; 6],
+    /// `hrt run`: the program's function overrides and imports (`overrides::Entry`, packed),
+    /// placed in reserved guest memory like `args`; empty when no group applies.
+    pub overrides: Range,
 }
 
 /// Length of each uname field, its NUL included (Linux's `__NEW_UTS_LEN + 1`).
@@ -213,6 +217,7 @@ impl BootInfo {
             cmdline: [0; CMDLINE_LEN],
             interp: Range { base: 0, size: 0 },
             uname: [[0; UTS_LEN]; 6],
+            overrides: Range { base: 0, size: 0 },
         }
     }
 

@@ -16,6 +16,7 @@ pub mod bootinfo;
 pub mod cpu;
 pub mod linux;
 pub mod mem;
+pub mod omp;
 pub mod panic;
 pub mod sched;
 pub mod selftest;

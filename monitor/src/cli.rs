@@ -57,6 +57,10 @@ pub struct RunArgs {
     /// Let the program open files only under DIR (Landlock; a few /dev and time-zone files too)
     #[arg(long, value_name = "DIR")]
     pub sandbox: Option<std::path::PathBuf>,
+    /// Which OpenMP runtime an OpenMP program runs on: the kernel's own (its libgomp entry
+    /// points redirected to the kernel), its own libgomp, or the kernel's where it applies
+    #[arg(long, value_enum, default_value = "libgomp", value_name = "RUNTIME")]
+    pub omp: crate::overrides::OmpChoice,
     #[command(flatten)]
     pub vm: VmArgs,
     /// The program and its arguments

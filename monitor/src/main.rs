@@ -6,6 +6,7 @@ mod forward;
 mod info;
 mod interp;
 mod kernel_image;
+mod overrides;
 mod platform;
 mod program;
 mod program_path;

@@ -62,6 +62,39 @@ fn install_stop_handlers() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
+/// `--omp`: the override entries that put an OpenMP program on the kernel's runtime, or none.
+/// The kernel's functions can be called from the program only when both run in one ring.
+fn omp_overrides(args: &RunArgs, program: &Program, envp: &[Vec<u8>], one_ring: bool) -> Result<Vec<u8>> {
+    use crate::overrides::{Decision, OmpChoice};
+    if args.omp == OmpChoice::Libgomp {
+        return Ok(Vec::new());
+    }
+    let decision = if !one_ring {
+        Decision::Skip(String::from(
+            "the kernel and the program run in different rings (see --app-ring, --kernel-ring)",
+        ))
+    } else {
+        crate::overrides::plan_omp(&program.bytes, envp)
+    };
+    match decision {
+        Decision::Apply(entries) => {
+            if args.verbose {
+                eprintln!("hrt: --omp: the kernel's OpenMP runtime replaces libgomp ({} functions)", entries.len());
+            }
+            Ok(crate::overrides::encode(&entries))
+        }
+        Decision::Skip(why) if args.omp == OmpChoice::Kernel => {
+            Err(err!("--omp kernel: {}: {why}; run it with --omp libgomp", program.given))
+        }
+        Decision::Skip(why) => {
+            if args.verbose {
+                eprintln!("hrt: --omp auto: the program runs on its own libgomp: {why}");
+            }
+            Ok(Vec::new())
+        }
+    }
+}
+
 pub fn run(args: &RunArgs) -> Result<u8> {
     let (prog, rest) = args.command.split_first().ok_or_else(|| err!("no program given: hrt run -- PROG [ARGS]"))?;
     let given = prog.to_str().ok_or_else(|| err!("the program path is not valid UTF-8"))?;
@@ -115,6 +148,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             })
             .collect()
     };
+    let kernel_in_ring3 = config.platform == hrt_abi::Platform::PvmEmulated && !config.kernel_ring0;
+    let one_ring = app_ring == 0 || kernel_in_ring3;
+    let overrides = omp_overrides(args, &program, &envp, one_ring)?;
     config.program = Some(ProgramSetup {
         program,
         argv,
@@ -127,6 +163,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         service_spin_us: args.service_spin,
         verbose: args.verbose,
         sandbox: args.sandbox.clone(),
+        overrides,
     });
     let image = KernelImage::load(args.vm.kernel.as_deref())?;
     install_stop_handlers();

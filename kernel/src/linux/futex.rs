@@ -53,6 +53,22 @@ fn wait(addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
         return Err(EINVAL);
     }
     let word = user_atomic(addr)?;
+    wait_on(word, val, bitset, deadline)
+}
+
+/// The kernel's own futex wait (the OpenMP runtime's): sleeps while `word` holds `val`, until
+/// a `wake_word` or a signal. The word is the caller's (kernel or checked program memory).
+pub fn wait_word(word: &AtomicU32, val: u32) {
+    let _ = wait_on(word, val, BITSET_ANY, None);
+}
+
+/// Wakes up to `n` threads sleeping in `wait_word` (or a program's futex wait) on `word`.
+pub fn wake_word(word: &AtomicU32, n: u64) -> u64 {
+    wake_address(word as *const AtomicU32 as u64, n)
+}
+
+fn wait_on(word: &AtomicU32, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
+    let addr = word as *const AtomicU32 as u64;
     let me = sched::current();
     let mut node = Waiter { addr, bitset, thread: me, woken: false };
     let node_ptr: *mut Waiter = &mut node;

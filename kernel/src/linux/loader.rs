@@ -52,6 +52,8 @@ struct Loaded {
     end: u64,
     /// The address its link address 0 landed at (AT_BASE for an interpreter).
     base: u64,
+    /// Where its lowest segment starts.
+    start: u64,
 }
 
 /// Maps a program's PT_LOAD segments: an ET_EXEC program at its link addresses (inside the
@@ -96,7 +98,23 @@ fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> 
             super::eh_frame::add(base + lo, base + hi, hdr);
         }
     }
-    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base })
+    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base, start: base + lo })
+}
+
+/// Redirects the program's library functions the monitor chose to the kernel's (`--omp
+/// kernel`), and gives the kernel's OpenMP runtime the program's environment.
+fn apply_overrides(boot: &BootInfo, loaded: &Loaded) -> Result<(), &'static str> {
+    if boot.overrides.size == 0 {
+        return Ok(());
+    }
+    let n = super::overrides::apply(boot, loaded.base, loaded.start, loaded.end)?;
+    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
+    // SAFETY: the monitor placed argv/envp there and reserved the range.
+    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
+    let env = block.split(|&b| b == 0).skip(boot.argc as usize).take(boot.envc as usize);
+    crate::omp::init(env);
+    kinfo!("hrt: {n} of the program's OpenMP functions run on the kernel's runtime");
+    Ok(())
 }
 
 /// The bytes of a file the monitor placed in reserved guest memory.
@@ -211,6 +229,7 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let pool = boot.user_pool;
     usermem::init(pool.base, pool.base + pool.size);
     let loaded = load_segments(boot, placed_file(boot.program))?;
+    apply_overrides(boot, &loaded)?;
     let brk_end = reserve_brk_window(loaded.end, pool.size);
     *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
     // A dynamically linked program starts in its interpreter (ld.so), placed after the break's

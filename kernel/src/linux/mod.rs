@@ -11,6 +11,7 @@ pub mod fault;
 pub mod futex;
 pub mod loader;
 pub mod names;
+pub mod overrides;
 pub mod process;
 pub mod protect;
 pub mod rewrite;

@@ -75,6 +75,9 @@ pub struct Thread {
     /// A system call's result computed by the Linux layer's fast path but still to be returned
     /// through the full path (a signal arrived meanwhile); `i64::MIN`: none.
     pub syscall_stash: i64,
+    /// The OpenMP runtime's state for this thread (`omp::thread`), null until it first runs
+    /// OpenMP code.
+    pub omp: *mut u8,
     closure: Option<Closure>,
     entry: Option<fn(u64) -> u64>,
     arg: u64,
@@ -120,6 +123,7 @@ impl Thread {
             addr_of_mut!((*p).affinity).write([0; 4]);
             addr_of_mut!((*p).created_tsc).write(crate::time::ticks());
             addr_of_mut!((*p).syscall_stash).write(i64::MIN);
+            addr_of_mut!((*p).omp).write(core::ptr::null_mut());
             addr_of_mut!((*p).exit).write(IrqSpinLock::new(ExitState {
                 done: false,
                 detached: false,

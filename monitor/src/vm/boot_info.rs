@@ -103,7 +103,8 @@ fn program_top_bytes(setup: &super::ProgramSetup) -> u64 {
     let image = (setup.program.bytes.len() as u64).div_ceil(GRANULE) * GRANULE;
     let interp = interp_len(setup).div_ceil(4096) * 4096;
     let args = args_block(setup).len() as u64;
-    GRANULE + image + interp + args.div_ceil(4096) * 4096
+    let overrides = setup.overrides.len() as u64;
+    GRANULE + image + interp + args.div_ceil(4096) * 4096 + overrides.div_ceil(4096) * 4096
 }
 
 /// Bytes of a dynamic program's interpreter file (0 for a static program).
@@ -130,10 +131,12 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     let image_len = p.bytes.len() as u64;
     let interp_len = interp_len(setup);
     let args_len = block.len() as u64;
+    let overrides_len = setup.overrides.len() as u64;
     let top = info.boot_stacks & !(align - 1);
     let needed = image_len.div_ceil(align) * align
         + interp_len.div_ceil(4096) * 4096
         + args_len.div_ceil(4096) * 4096
+        + overrides_len.div_ceil(4096) * 4096
         + p.mem_needed
         + (64 << 20);
     if needed > ram.size {
@@ -148,7 +151,13 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     // The interpreter's file (if any) right below the program's, then the argument block.
     let interp_base = (image_base - interp_len) & !0xfff;
     let args_base = (interp_base - args_len) & !0xfff;
+    // The override list (if any) below the argument block; the reserved span starts there.
+    let low_base = (args_base - overrides_len) & !0xfff;
     ram.write(image_base, &p.bytes)?;
+    if overrides_len > 0 {
+        ram.write(low_base, &setup.overrides)?;
+        info.overrides = Range { base: low_base, size: overrides_len };
+    }
     if let Some(interp) = &p.interp {
         ram.write(interp_base, &interp.bytes)?;
         info.interp = Range { base: interp_base, size: interp_len };
@@ -182,7 +191,7 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     // (image, args and boot stacks included), which keeps max(64 MiB, 1/16 of memory) of RAM.
     // The span may contain the hole below 4 GiB; only its RAM is the program's.
     let kernel_share = (ram.size / 16).max(64 << 20);
-    let pool_end = args_base.min(layout::ram_phys(ram.size - kernel_share)) & !(align - 1);
+    let pool_end = low_base.min(layout::ram_phys(ram.size - kernel_share)) & !(align - 1);
     let pool_base = layout::USER_POOL_BASE;
     let pool_ram = ram_bytes_in(ram, pool_base, pool_end);
     if pool_end <= pool_base || pool_ram <= p.mem_needed {
@@ -194,7 +203,7 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
         ));
     }
     info.user_pool = Range { base: pool_base, size: pool_end - pool_base };
-    let reserved = vec![Range { base: args_base, size: top - args_base }, info.user_pool];
+    let reserved = vec![Range { base: low_base, size: top - low_base }, info.user_pool];
     if let Some((start, end)) = p.fixed_span {
         if end > pool_end {
             return Err(crate::error::err!(

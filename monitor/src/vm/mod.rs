@@ -35,6 +35,8 @@ pub struct ProgramSetup {
     /// `--service-threads`, `--service-spin` (microseconds); None: the defaults.
     pub service_threads: Option<u32>,
     pub service_spin_us: Option<u64>,
+    /// Function overrides for the kernel to apply (`hrt_abi::overrides::Entry`, encoded).
+    pub overrides: Vec<u8>,
 }
 
 /// Validated VM shape, derived from the command line and the host.

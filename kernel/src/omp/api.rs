@@ -1,0 +1,247 @@
+//! The `omp_*` API (OpenMP 5.1 routines a C program calls), on the current task's state.
+//! Values match libgomp's where the specification leaves them to the implementation.
+
+use core::sync::atomic::Ordering;
+
+use super::icv::{
+    self, SCHED_AUTO, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_MONOTONIC, SCHED_STATIC, SUPPORTED_ACTIVE_LEVELS,
+};
+use super::lock::{self, NestLock};
+use super::thread::{self, Ctx};
+
+pub extern "C" fn omp_set_num_threads(n: i32) {
+    thread::ctx().icv.nthreads = n.max(1) as u32;
+}
+pub extern "C" fn omp_get_num_threads() -> i32 {
+    thread::ctx().nthreads as i32
+}
+pub extern "C" fn omp_get_max_threads() -> i32 {
+    thread::ctx().icv.nthreads as i32
+}
+pub extern "C" fn omp_get_thread_num() -> i32 {
+    thread::ctx().id as i32
+}
+pub extern "C" fn omp_get_num_procs() -> i32 {
+    icv::num_procs() as i32
+}
+pub extern "C" fn omp_in_parallel() -> i32 {
+    (thread::ctx().active_level > 0) as i32
+}
+pub extern "C" fn omp_set_dynamic(v: i32) {
+    thread::ctx().icv.dynamic = v != 0;
+}
+pub extern "C" fn omp_get_dynamic() -> i32 {
+    thread::ctx().icv.dynamic as i32
+}
+pub extern "C" fn omp_set_nested(v: i32) {
+    let icv = &mut thread::ctx().icv;
+    if v == 0 {
+        icv.max_active_levels = 1;
+    } else if icv.max_active_levels == 1 {
+        icv.max_active_levels = SUPPORTED_ACTIVE_LEVELS;
+    }
+}
+pub extern "C" fn omp_get_nested() -> i32 {
+    let c = thread::ctx();
+    (c.icv.max_active_levels > 1 && c.icv.max_active_levels > c.active_level) as i32
+}
+pub extern "C" fn omp_set_schedule(kind: u32, chunk: i32) {
+    let icv = &mut thread::ctx().icv;
+    match kind & !SCHED_MONOTONIC {
+        SCHED_STATIC => icv.run_chunk = chunk.max(0) as u32,
+        SCHED_DYNAMIC | SCHED_GUIDED => icv.run_chunk = chunk.max(1) as u32,
+        SCHED_AUTO => {}
+        _ => return,
+    }
+    icv.run_sched = kind;
+}
+/// # Safety
+/// The program's two out pointers.
+pub unsafe extern "C" fn omp_get_schedule(kind: *mut u32, chunk: *mut i32) {
+    let icv = &thread::ctx().icv;
+    // SAFETY: the caller's out arguments.
+    unsafe {
+        *kind = icv.run_sched;
+        *chunk = icv.run_chunk as i32;
+    }
+}
+pub extern "C" fn omp_get_thread_limit() -> i32 {
+    icv::thread_limit() as i32
+}
+pub extern "C" fn omp_set_max_active_levels(n: i32) {
+    if n >= 0 {
+        thread::ctx().icv.max_active_levels = (n as u32).min(SUPPORTED_ACTIVE_LEVELS);
+    }
+}
+pub extern "C" fn omp_get_max_active_levels() -> i32 {
+    thread::ctx().icv.max_active_levels as i32
+}
+pub extern "C" fn omp_get_supported_active_levels() -> i32 {
+    SUPPORTED_ACTIVE_LEVELS as i32
+}
+pub extern "C" fn omp_get_level() -> i32 {
+    thread::ctx().level as i32
+}
+pub extern "C" fn omp_get_active_level() -> i32 {
+    thread::ctx().active_level as i32
+}
+
+/// The task at nesting `level` on the current task's ancestry.
+fn ancestor(level: i32) -> Option<&'static Ctx> {
+    let mut c: *const Ctx = thread::ctx();
+    if level < 0 {
+        return None;
+    }
+    // SAFETY: the ancestry of a running task is alive (each is on a stack below).
+    unsafe {
+        while !c.is_null() && (*c).level as i32 > level {
+            c = (*c).parent;
+        }
+        (!c.is_null() && (*c).level as i32 == level).then(|| &*c)
+    }
+}
+pub extern "C" fn omp_get_ancestor_thread_num(level: i32) -> i32 {
+    ancestor(level).map_or(-1, |c| c.id as i32)
+}
+pub extern "C" fn omp_get_team_size(level: i32) -> i32 {
+    ancestor(level).map_or(-1, |c| c.nthreads as i32)
+}
+pub extern "C" fn omp_in_final() -> i32 {
+    thread::ctx().in_final as i32
+}
+pub extern "C" fn omp_get_cancellation() -> i32 {
+    0
+}
+pub extern "C" fn omp_get_proc_bind() -> i32 {
+    thread::ctx().icv.bind as i32
+}
+pub extern "C" fn omp_get_num_places() -> i32 {
+    0
+}
+pub extern "C" fn omp_get_place_num() -> i32 {
+    -1
+}
+pub extern "C" fn omp_get_partition_num_places() -> i32 {
+    0
+}
+pub extern "C" fn omp_get_max_task_priority() -> i32 {
+    0
+}
+pub extern "C" fn omp_get_default_device() -> i32 {
+    0
+}
+pub extern "C" fn omp_set_default_device(_: i32) {}
+pub extern "C" fn omp_get_num_devices() -> i32 {
+    0
+}
+pub extern "C" fn omp_get_initial_device() -> i32 {
+    0
+}
+pub extern "C" fn omp_is_initial_device() -> i32 {
+    1
+}
+pub extern "C" fn omp_get_num_teams() -> i32 {
+    1
+}
+pub extern "C" fn omp_get_team_num() -> i32 {
+    0
+}
+
+/// Nanoseconds since boot, for omp_get_wtime (converted to seconds in `gomp::wtime`).
+pub extern "C" fn wtime_ns() -> u64 {
+    crate::time::now_ns()
+}
+
+// Locks. The program's omp_lock_t is libgomp's (one int), omp_nest_lock_t libgomp's 16 bytes.
+
+/// # Safety
+/// `l` is the program's omp_lock_t.
+pub unsafe extern "C" fn omp_init_lock(l: *mut u8) {
+    // SAFETY: the caller's lock.
+    unsafe { lock::word_at(l) }.store(0, Ordering::Relaxed);
+}
+/// # Safety
+/// As omp_init_lock.
+pub unsafe extern "C" fn omp_init_lock_with_hint(l: *mut u8, _hint: i32) {
+    // SAFETY: forwarded contract.
+    unsafe { omp_init_lock(l) }
+}
+pub extern "C" fn omp_destroy_lock(_: *mut u8) {}
+/// # Safety
+/// As omp_init_lock.
+pub unsafe extern "C" fn omp_set_lock(l: *mut u8) {
+    // SAFETY: the caller's lock.
+    lock::lock(unsafe { lock::word_at(l) });
+}
+/// # Safety
+/// As omp_init_lock.
+pub unsafe extern "C" fn omp_unset_lock(l: *mut u8) {
+    // SAFETY: the caller's lock.
+    lock::unlock(unsafe { lock::word_at(l) });
+}
+/// # Safety
+/// As omp_init_lock.
+pub unsafe extern "C" fn omp_test_lock(l: *mut u8) -> i32 {
+    // SAFETY: the caller's lock.
+    lock::try_lock(unsafe { lock::word_at(l) }) as i32
+}
+/// # Safety
+/// `l` is the program's omp_nest_lock_t.
+pub unsafe extern "C" fn omp_init_nest_lock(l: *mut NestLock) {
+    // SAFETY: the caller's lock.
+    unsafe {
+        (*l).lock.store(0, Ordering::Relaxed);
+        (*l).count = 0;
+        (*l).owner = core::ptr::null_mut();
+    }
+}
+/// # Safety
+/// As omp_init_nest_lock.
+pub unsafe extern "C" fn omp_init_nest_lock_with_hint(l: *mut NestLock, _hint: i32) {
+    // SAFETY: forwarded contract.
+    unsafe { omp_init_nest_lock(l) }
+}
+pub extern "C" fn omp_destroy_nest_lock(_: *mut NestLock) {}
+/// # Safety
+/// As omp_init_nest_lock.
+pub unsafe extern "C" fn omp_set_nest_lock(l: *mut NestLock) {
+    let me = lock::owner();
+    // SAFETY: the caller's lock; `owner` and `count` change only while it is held.
+    unsafe {
+        if (*l).owner != me {
+            lock::lock(&(*l).lock);
+            (*l).owner = me;
+        }
+        (*l).count += 1;
+    }
+}
+/// # Safety
+/// As omp_init_nest_lock.
+pub unsafe extern "C" fn omp_unset_nest_lock(l: *mut NestLock) {
+    // SAFETY: as in omp_set_nest_lock; the caller holds it.
+    unsafe {
+        (*l).count -= 1;
+        if (*l).count == 0 {
+            (*l).owner = core::ptr::null_mut();
+            lock::unlock(&(*l).lock);
+        }
+    }
+}
+/// # Safety
+/// As omp_init_nest_lock.
+pub unsafe extern "C" fn omp_test_nest_lock(l: *mut NestLock) -> i32 {
+    let me = lock::owner();
+    // SAFETY: as in omp_set_nest_lock.
+    unsafe {
+        if (*l).owner == me {
+            (*l).count += 1;
+            return (*l).count;
+        }
+        if lock::try_lock(&(*l).lock) {
+            (*l).owner = me;
+            (*l).count = 1;
+            return 1;
+        }
+    }
+    0
+}

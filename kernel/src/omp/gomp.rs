@@ -1,0 +1,605 @@
+//! libgomp's entry points (the ABI gcc 12 emits for OpenMP C code), each a thin `extern "C"`
+//! function over the runtime, and the table the loader's overrides redirect the program's
+//! functions to (`entry_point`, by the names of `hrt_abi::overrides::OMP`).
+
+#![allow(non_snake_case)]
+
+use alloc::boxed::Box;
+use core::sync::atomic::AtomicU32;
+
+use super::api::*;
+use super::icv::{SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC};
+use super::lock;
+use super::tasks::{self, CopyFn, TaskFn};
+use super::team::{self, Outlined};
+use super::thread;
+use super::work::{self, Loop};
+
+static CRITICAL: AtomicU32 = AtomicU32::new(0);
+static ATOMIC: AtomicU32 = AtomicU32::new(0);
+
+// omp_get_wtime and omp_get_wtick return a double in xmm0, which the kernel's soft-float
+// target cannot express: the conversion is two SSE instructions here.
+core::arch::global_asm!(
+    ".global hrt_omp_get_wtime",
+    "hrt_omp_get_wtime:",
+    "push rbp",
+    "mov rbp, rsp",
+    "and rsp, -16",
+    "call {ns}",
+    "mov rsp, rbp",
+    "pop rbp",
+    "cvtsi2sd xmm0, rax",
+    "divsd xmm0, qword ptr [rip + hrt_omp_billion]",
+    "ret",
+    ".global hrt_omp_get_wtick",
+    "hrt_omp_get_wtick:",
+    "movsd xmm0, qword ptr [rip + hrt_omp_nano]",
+    "ret",
+    ".balign 8",
+    "hrt_omp_billion: .quad 0x41cdcd6500000000",
+    "hrt_omp_nano: .quad 0x3e112e0be826d695",
+    ns = sym wtime_ns,
+);
+
+extern "C" {
+    fn hrt_omp_get_wtime();
+    fn hrt_omp_get_wtick();
+}
+
+fn unsupported(what: &str) -> ! {
+    team::fatal(what)
+}
+
+// Parallel regions.
+
+extern "C" fn GOMP_parallel(f: Outlined, data: *mut u8, num_threads: u32, _flags: u32) {
+    let t = team::fork(f, data, num_threads, |_, _| false);
+    team::run_master_and_join(t);
+}
+
+extern "C" fn GOMP_parallel_start(f: Outlined, data: *mut u8, num_threads: u32) {
+    let t = team::fork(f, data, num_threads, |_, _| false);
+    // The master runs its part itself, between this call and GOMP_parallel_end: its task for
+    // the region lives on the heap until then.
+    let st = thread::this();
+    // SAFETY: just made by fork.
+    let me = Box::into_raw(Box::new(team::member(unsafe { &*t }, 0)));
+    st.ctx = me;
+}
+
+extern "C" fn GOMP_parallel_end() {
+    let st = thread::this();
+    let me = st.ctx;
+    // SAFETY: set by GOMP_parallel_start, which this call ends.
+    let (t, outer) = unsafe { ((*me).team as *mut team::Team, (*(*me).team).parent as *mut thread::Ctx) };
+    team::join(t, outer);
+    // SAFETY: made by GOMP_parallel_start with Box::into_raw.
+    drop(unsafe { Box::from_raw(me) });
+}
+
+fn parallel_loop(f: Outlined, data: *mut u8, num_threads: u32, l: Loop) {
+    let t = team::fork(f, data, num_threads, |team, outer| {
+        work::prepare(team, outer, &l);
+        true
+    });
+    team::run_master_and_join(t);
+}
+
+fn signed_loop(kind: u32, start: i64, end: i64, incr: i64, chunk: i64, ordered: bool) -> Loop {
+    Loop {
+        kind,
+        chunk: chunk.max(0) as u64,
+        start: start as u64,
+        end: end as u64,
+        incr: incr as u64,
+        signed: true,
+        up: true,
+        ordered,
+    }
+}
+
+fn unsigned_loop(kind: u32, up: bool, start: u64, end: u64, incr: u64, chunk: u64, ordered: bool) -> Loop {
+    Loop { kind, chunk, start, end, incr, signed: false, up, ordered }
+}
+
+extern "C" fn GOMP_parallel_loop_static(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, _fl: u32) {
+    parallel_loop(f, d, n, signed_loop(SCHED_STATIC, s, e, i, c, false));
+}
+extern "C" fn GOMP_parallel_loop_dynamic(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, _fl: u32) {
+    parallel_loop(f, d, n, signed_loop(SCHED_DYNAMIC, s, e, i, c, false));
+}
+extern "C" fn GOMP_parallel_loop_guided(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, _fl: u32) {
+    parallel_loop(f, d, n, signed_loop(SCHED_GUIDED, s, e, i, c, false));
+}
+extern "C" fn GOMP_parallel_loop_runtime(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, _fl: u32) {
+    parallel_loop(f, d, n, signed_loop(0, s, e, i, 0, false));
+}
+
+// Barriers, cancellation (cancel-var is always false here: the constructs are no-ops).
+
+extern "C" fn GOMP_barrier() {
+    barrier();
+}
+fn barrier() {
+    let c = thread::ctx();
+    if !c.team.is_null() {
+        // SAFETY: teams are never freed.
+        unsafe { (*c.team).barrier_wait() };
+    }
+}
+extern "C" fn GOMP_barrier_cancel() -> bool {
+    barrier();
+    false
+}
+extern "C" fn GOMP_cancel(_which: i32, _do_cancel: bool) -> bool {
+    false
+}
+extern "C" fn GOMP_cancellation_point(_which: i32) -> bool {
+    false
+}
+
+// Mutual exclusion.
+
+extern "C" fn GOMP_critical_start() {
+    lock::lock(&CRITICAL);
+}
+extern "C" fn GOMP_critical_end() {
+    lock::unlock(&CRITICAL);
+}
+/// A named critical's lock word is the first half of the pointer-sized variable gcc made for
+/// the name (libgomp does the same).
+extern "C" fn GOMP_critical_name_start(p: *mut u8) {
+    // SAFETY: gcc's 8-byte, 8-aligned variable for this name.
+    lock::lock(unsafe { lock::word_at(p) });
+}
+extern "C" fn GOMP_critical_name_end(p: *mut u8) {
+    // SAFETY: as above.
+    lock::unlock(unsafe { lock::word_at(p) });
+}
+extern "C" fn GOMP_atomic_start() {
+    lock::lock(&ATOMIC);
+}
+extern "C" fn GOMP_atomic_end() {
+    lock::unlock(&ATOMIC);
+}
+
+// Single and ordered.
+
+extern "C" fn GOMP_single_start() -> bool {
+    work::single_start()
+}
+extern "C" fn GOMP_single_copy_start() -> *mut u8 {
+    work::single_copy_start()
+}
+extern "C" fn GOMP_single_copy_end(data: *mut u8) {
+    work::single_copy_end(data)
+}
+extern "C" fn GOMP_ordered_start() {
+    work::ordered_start()
+}
+extern "C" fn GOMP_ordered_end() {}
+
+// Loops over long.
+
+fn start_signed(l: Loop, istart: *mut i64, iend: *mut i64) -> bool {
+    work::start(&l, istart as *mut u64, iend as *mut u64, core::ptr::null_mut())
+}
+extern "C" fn GOMP_loop_static_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
+    start_signed(signed_loop(SCHED_STATIC, s, e, i, c, false), is, ie)
+}
+extern "C" fn GOMP_loop_dynamic_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
+    start_signed(signed_loop(SCHED_DYNAMIC, s, e, i, c, false), is, ie)
+}
+extern "C" fn GOMP_loop_guided_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
+    start_signed(signed_loop(SCHED_GUIDED, s, e, i, c, false), is, ie)
+}
+extern "C" fn GOMP_loop_runtime_start(s: i64, e: i64, i: i64, is: *mut i64, ie: *mut i64) -> bool {
+    start_signed(signed_loop(0, s, e, i, 0, false), is, ie)
+}
+extern "C" fn GOMP_loop_ordered_static_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
+    start_signed(signed_loop(SCHED_STATIC, s, e, i, c, true), is, ie)
+}
+extern "C" fn GOMP_loop_ordered_dynamic_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
+    start_signed(signed_loop(SCHED_DYNAMIC, s, e, i, c, true), is, ie)
+}
+extern "C" fn GOMP_loop_ordered_guided_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
+    start_signed(signed_loop(SCHED_GUIDED, s, e, i, c, true), is, ie)
+}
+extern "C" fn GOMP_loop_ordered_runtime_start(s: i64, e: i64, i: i64, is: *mut i64, ie: *mut i64) -> bool {
+    start_signed(signed_loop(0, s, e, i, 0, true), is, ie)
+}
+/// The schedule argument of GOMP_loop_start: libgomp's GFS_* (0 runtime), monotonic bit set
+/// or not.
+fn sched_kind(sched: i64) -> u32 {
+    (sched as u64 as u32) & 0x7fff_ffff
+}
+#[allow(clippy::too_many_arguments)]
+extern "C" fn GOMP_loop_start(
+    s: i64,
+    e: i64,
+    i: i64,
+    sched: i64,
+    c: i64,
+    is: *mut i64,
+    ie: *mut i64,
+    red: *mut u8,
+    mem: *mut *mut u8,
+) -> bool {
+    if !red.is_null() {
+        unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    work::start(&signed_loop(sched_kind(sched), s, e, i, c, false), is as *mut u64, ie as *mut u64, mem)
+}
+#[allow(clippy::too_many_arguments)]
+extern "C" fn GOMP_loop_ordered_start(
+    s: i64,
+    e: i64,
+    i: i64,
+    sched: i64,
+    c: i64,
+    is: *mut i64,
+    ie: *mut i64,
+    red: *mut u8,
+    mem: *mut *mut u8,
+) -> bool {
+    if !red.is_null() {
+        unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    work::start(&signed_loop(sched_kind(sched), s, e, i, c, true), is as *mut u64, ie as *mut u64, mem)
+}
+extern "C" fn GOMP_loop_next(is: *mut u64, ie: *mut u64) -> bool {
+    work::next(is, ie)
+}
+extern "C" fn GOMP_loop_end() {
+    work::end(true)
+}
+extern "C" fn GOMP_loop_end_nowait() {
+    work::end(false)
+}
+extern "C" fn GOMP_loop_end_cancel() -> bool {
+    work::end(true);
+    false
+}
+
+// Loops over unsigned long long.
+
+#[allow(clippy::too_many_arguments)]
+fn start_unsigned(
+    kind: u32,
+    up: bool,
+    s: u64,
+    e: u64,
+    i: u64,
+    c: u64,
+    is: *mut u64,
+    ie: *mut u64,
+    ordered: bool,
+) -> bool {
+    work::start(&unsigned_loop(kind, up, s, e, i, c, ordered), is, ie, core::ptr::null_mut())
+}
+extern "C" fn GOMP_loop_ull_static_start(up: bool, s: u64, e: u64, i: u64, c: u64, is: *mut u64, ie: *mut u64) -> bool {
+    start_unsigned(SCHED_STATIC, up, s, e, i, c, is, ie, false)
+}
+extern "C" fn GOMP_loop_ull_dynamic_start(
+    up: bool,
+    s: u64,
+    e: u64,
+    i: u64,
+    c: u64,
+    is: *mut u64,
+    ie: *mut u64,
+) -> bool {
+    start_unsigned(SCHED_DYNAMIC, up, s, e, i, c, is, ie, false)
+}
+extern "C" fn GOMP_loop_ull_guided_start(up: bool, s: u64, e: u64, i: u64, c: u64, is: *mut u64, ie: *mut u64) -> bool {
+    start_unsigned(SCHED_GUIDED, up, s, e, i, c, is, ie, false)
+}
+extern "C" fn GOMP_loop_ull_runtime_start(up: bool, s: u64, e: u64, i: u64, is: *mut u64, ie: *mut u64) -> bool {
+    start_unsigned(0, up, s, e, i, 0, is, ie, false)
+}
+extern "C" fn GOMP_loop_ull_ordered_static_start(
+    up: bool,
+    s: u64,
+    e: u64,
+    i: u64,
+    c: u64,
+    is: *mut u64,
+    ie: *mut u64,
+) -> bool {
+    start_unsigned(SCHED_STATIC, up, s, e, i, c, is, ie, true)
+}
+extern "C" fn GOMP_loop_ull_ordered_dynamic_start(
+    up: bool,
+    s: u64,
+    e: u64,
+    i: u64,
+    c: u64,
+    is: *mut u64,
+    ie: *mut u64,
+) -> bool {
+    start_unsigned(SCHED_DYNAMIC, up, s, e, i, c, is, ie, true)
+}
+extern "C" fn GOMP_loop_ull_ordered_guided_start(
+    up: bool,
+    s: u64,
+    e: u64,
+    i: u64,
+    c: u64,
+    is: *mut u64,
+    ie: *mut u64,
+) -> bool {
+    start_unsigned(SCHED_GUIDED, up, s, e, i, c, is, ie, true)
+}
+extern "C" fn GOMP_loop_ull_ordered_runtime_start(
+    up: bool,
+    s: u64,
+    e: u64,
+    i: u64,
+    is: *mut u64,
+    ie: *mut u64,
+) -> bool {
+    start_unsigned(0, up, s, e, i, 0, is, ie, true)
+}
+#[allow(clippy::too_many_arguments)]
+extern "C" fn GOMP_loop_ull_start(
+    up: bool,
+    s: u64,
+    e: u64,
+    i: u64,
+    sched: i64,
+    c: u64,
+    is: *mut u64,
+    ie: *mut u64,
+    red: *mut u8,
+    mem: *mut *mut u8,
+) -> bool {
+    if !red.is_null() {
+        unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    work::start(&unsigned_loop(sched_kind(sched), up, s, e, i, c, false), is, ie, mem)
+}
+#[allow(clippy::too_many_arguments)]
+extern "C" fn GOMP_loop_ull_ordered_start(
+    up: bool,
+    s: u64,
+    e: u64,
+    i: u64,
+    sched: i64,
+    c: u64,
+    is: *mut u64,
+    ie: *mut u64,
+    red: *mut u8,
+    mem: *mut *mut u8,
+) -> bool {
+    if !red.is_null() {
+        unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    work::start(&unsigned_loop(sched_kind(sched), up, s, e, i, c, true), is, ie, mem)
+}
+
+// Sections.
+
+extern "C" fn GOMP_sections_start(count: u32) -> u32 {
+    work::sections_start(count, core::ptr::null_mut())
+}
+extern "C" fn GOMP_sections2_start(count: u32, red: *mut u8, mem: *mut *mut u8) -> u32 {
+    if !red.is_null() {
+        unsupported("task reductions on sections are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    work::sections_start(count, mem)
+}
+extern "C" fn GOMP_sections_next() -> u32 {
+    work::sections_next()
+}
+extern "C" fn GOMP_sections_end_cancel() -> bool {
+    work::end(true);
+    false
+}
+extern "C" fn GOMP_parallel_sections(f: Outlined, data: *mut u8, n: u32, count: u32, _flags: u32) {
+    let l = Loop {
+        kind: SCHED_DYNAMIC,
+        chunk: 1,
+        start: 1,
+        end: count as u64 + 1,
+        incr: 1,
+        signed: true,
+        up: true,
+        ordered: false,
+    };
+    parallel_loop(f, data, n, l);
+}
+
+// Tasks.
+
+#[allow(clippy::too_many_arguments)]
+extern "C" fn GOMP_task(
+    f: TaskFn,
+    data: *mut u8,
+    cpyfn: CopyFn,
+    size: i64,
+    align: i64,
+    _if: bool,
+    flags: u32,
+    _depend: *mut u8,
+    _prio: i32,
+    detach: *mut u8,
+) {
+    if !detach.is_null() && flags & (1 << 13) != 0 {
+        unsupported("detachable tasks are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    tasks::task(f, data, cpyfn, size, align, flags);
+}
+extern "C" fn GOMP_nothing() {}
+extern "C" fn GOMP_taskwait_depend(_depend: *mut u8) {}
+#[allow(clippy::too_many_arguments)]
+extern "C" fn GOMP_taskloop(
+    f: TaskFn,
+    data: *mut u8,
+    cpyfn: CopyFn,
+    size: i64,
+    align: i64,
+    flags: u32,
+    num_tasks: u64,
+    _prio: i32,
+    s: i64,
+    e: i64,
+    step: i64,
+) {
+    if flags & (1 << 12) != 0 {
+        unsupported("taskloop reductions are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    tasks::taskloop(f, data, cpyfn, size, align, flags, num_tasks, (s as u64, e as u64, step as u64), true);
+}
+#[allow(clippy::too_many_arguments)]
+extern "C" fn GOMP_taskloop_ull(
+    f: TaskFn,
+    data: *mut u8,
+    cpyfn: CopyFn,
+    size: i64,
+    align: i64,
+    flags: u32,
+    num_tasks: u64,
+    _prio: i32,
+    s: u64,
+    e: u64,
+    step: u64,
+) {
+    if flags & (1 << 12) != 0 {
+        unsupported("taskloop reductions are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    tasks::taskloop(f, data, cpyfn, size, align, flags, num_tasks, (s, e, step), false);
+}
+
+/// The kernel's function for the libgomp entry point `name`.
+pub fn entry_point(name: &str) -> Option<u64> {
+    let f: usize = match name {
+        "GOMP_parallel" => GOMP_parallel as *const () as usize,
+        "GOMP_parallel_start" => GOMP_parallel_start as *const () as usize,
+        "GOMP_parallel_end" => GOMP_parallel_end as *const () as usize,
+        "GOMP_barrier" => GOMP_barrier as *const () as usize,
+        "GOMP_barrier_cancel" => GOMP_barrier_cancel as *const () as usize,
+        "GOMP_cancel" => GOMP_cancel as *const () as usize,
+        "GOMP_cancellation_point" => GOMP_cancellation_point as *const () as usize,
+        "GOMP_critical_start" => GOMP_critical_start as *const () as usize,
+        "GOMP_critical_end" => GOMP_critical_end as *const () as usize,
+        "GOMP_critical_name_start" => GOMP_critical_name_start as *const () as usize,
+        "GOMP_critical_name_end" => GOMP_critical_name_end as *const () as usize,
+        "GOMP_atomic_start" => GOMP_atomic_start as *const () as usize,
+        "GOMP_atomic_end" => GOMP_atomic_end as *const () as usize,
+        "GOMP_single_start" => GOMP_single_start as *const () as usize,
+        "GOMP_single_copy_start" => GOMP_single_copy_start as *const () as usize,
+        "GOMP_single_copy_end" => GOMP_single_copy_end as *const () as usize,
+        "GOMP_ordered_start" => GOMP_ordered_start as *const () as usize,
+        "GOMP_ordered_end" => GOMP_ordered_end as *const () as usize,
+        "GOMP_loop_ordered_static_start" => GOMP_loop_ordered_static_start as *const () as usize,
+        "GOMP_loop_static_start" => GOMP_loop_static_start as *const () as usize,
+        "GOMP_loop_dynamic_start" | "GOMP_loop_nonmonotonic_dynamic_start" => {
+            GOMP_loop_dynamic_start as *const () as usize
+        }
+        "GOMP_loop_guided_start" | "GOMP_loop_nonmonotonic_guided_start" => {
+            GOMP_loop_guided_start as *const () as usize
+        }
+        "GOMP_loop_runtime_start"
+        | "GOMP_loop_nonmonotonic_runtime_start"
+        | "GOMP_loop_maybe_nonmonotonic_runtime_start" => GOMP_loop_runtime_start as *const () as usize,
+        "GOMP_loop_ordered_dynamic_start" => GOMP_loop_ordered_dynamic_start as *const () as usize,
+        "GOMP_loop_ordered_guided_start" => GOMP_loop_ordered_guided_start as *const () as usize,
+        "GOMP_loop_ordered_runtime_start" => GOMP_loop_ordered_runtime_start as *const () as usize,
+        "GOMP_loop_start" => GOMP_loop_start as *const () as usize,
+        "GOMP_loop_ordered_start" => GOMP_loop_ordered_start as *const () as usize,
+        "GOMP_loop_end" => GOMP_loop_end as *const () as usize,
+        "GOMP_loop_end_nowait" | "GOMP_sections_end_nowait" => GOMP_loop_end_nowait as *const () as usize,
+        "GOMP_loop_end_cancel" => GOMP_loop_end_cancel as *const () as usize,
+        "GOMP_loop_ull_static_start" => GOMP_loop_ull_static_start as *const () as usize,
+        "GOMP_loop_ull_dynamic_start" | "GOMP_loop_ull_nonmonotonic_dynamic_start" => {
+            GOMP_loop_ull_dynamic_start as *const () as usize
+        }
+        "GOMP_loop_ull_guided_start" | "GOMP_loop_ull_nonmonotonic_guided_start" => {
+            GOMP_loop_ull_guided_start as *const () as usize
+        }
+        "GOMP_loop_ull_runtime_start"
+        | "GOMP_loop_ull_nonmonotonic_runtime_start"
+        | "GOMP_loop_ull_maybe_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start as *const () as usize,
+        "GOMP_loop_ull_ordered_static_start" => GOMP_loop_ull_ordered_static_start as *const () as usize,
+        "GOMP_loop_ull_ordered_dynamic_start" => GOMP_loop_ull_ordered_dynamic_start as *const () as usize,
+        "GOMP_loop_ull_ordered_guided_start" => GOMP_loop_ull_ordered_guided_start as *const () as usize,
+        "GOMP_loop_ull_ordered_runtime_start" => GOMP_loop_ull_ordered_runtime_start as *const () as usize,
+        "GOMP_loop_ull_start" => GOMP_loop_ull_start as *const () as usize,
+        "GOMP_loop_ull_ordered_start" => GOMP_loop_ull_ordered_start as *const () as usize,
+        "GOMP_parallel_loop_static" => GOMP_parallel_loop_static as *const () as usize,
+        "GOMP_parallel_loop_dynamic" | "GOMP_parallel_loop_nonmonotonic_dynamic" => {
+            GOMP_parallel_loop_dynamic as *const () as usize
+        }
+        "GOMP_parallel_loop_guided" | "GOMP_parallel_loop_nonmonotonic_guided" => {
+            GOMP_parallel_loop_guided as *const () as usize
+        }
+        "GOMP_parallel_loop_runtime"
+        | "GOMP_parallel_loop_nonmonotonic_runtime"
+        | "GOMP_parallel_loop_maybe_nonmonotonic_runtime" => GOMP_parallel_loop_runtime as *const () as usize,
+        "GOMP_sections_start" => GOMP_sections_start as *const () as usize,
+        "GOMP_sections2_start" => GOMP_sections2_start as *const () as usize,
+        "GOMP_sections_next" => GOMP_sections_next as *const () as usize,
+        "GOMP_sections_end" => GOMP_loop_end as *const () as usize,
+        "GOMP_sections_end_cancel" => GOMP_sections_end_cancel as *const () as usize,
+        "GOMP_parallel_sections" => GOMP_parallel_sections as *const () as usize,
+        "GOMP_task" => GOMP_task as *const () as usize,
+        "GOMP_taskwait" | "GOMP_taskyield" | "GOMP_taskgroup_start" | "GOMP_taskgroup_end" => {
+            GOMP_nothing as *const () as usize
+        }
+        "GOMP_taskwait_depend" => GOMP_taskwait_depend as *const () as usize,
+        "GOMP_taskloop" => GOMP_taskloop as *const () as usize,
+        "GOMP_taskloop_ull" => GOMP_taskloop_ull as *const () as usize,
+        "omp_set_num_threads" => omp_set_num_threads as *const () as usize,
+        "omp_get_num_threads" => omp_get_num_threads as *const () as usize,
+        "omp_get_max_threads" => omp_get_max_threads as *const () as usize,
+        "omp_get_thread_num" => omp_get_thread_num as *const () as usize,
+        "omp_get_num_procs" => omp_get_num_procs as *const () as usize,
+        "omp_in_parallel" => omp_in_parallel as *const () as usize,
+        "omp_set_dynamic" => omp_set_dynamic as *const () as usize,
+        "omp_get_dynamic" => omp_get_dynamic as *const () as usize,
+        "omp_set_nested" => omp_set_nested as *const () as usize,
+        "omp_get_nested" => omp_get_nested as *const () as usize,
+        "omp_set_schedule" => omp_set_schedule as *const () as usize,
+        "omp_get_schedule" => omp_get_schedule as *const () as usize,
+        "omp_get_thread_limit" => omp_get_thread_limit as *const () as usize,
+        "omp_set_max_active_levels" => omp_set_max_active_levels as *const () as usize,
+        "omp_get_max_active_levels" => omp_get_max_active_levels as *const () as usize,
+        "omp_get_supported_active_levels" => omp_get_supported_active_levels as *const () as usize,
+        "omp_get_level" => omp_get_level as *const () as usize,
+        "omp_get_ancestor_thread_num" => omp_get_ancestor_thread_num as *const () as usize,
+        "omp_get_team_size" => omp_get_team_size as *const () as usize,
+        "omp_get_active_level" => omp_get_active_level as *const () as usize,
+        "omp_in_final" => omp_in_final as *const () as usize,
+        "omp_get_cancellation" => omp_get_cancellation as *const () as usize,
+        "omp_get_proc_bind" => omp_get_proc_bind as *const () as usize,
+        "omp_get_num_places" => omp_get_num_places as *const () as usize,
+        "omp_get_place_num" => omp_get_place_num as *const () as usize,
+        "omp_get_partition_num_places" => omp_get_partition_num_places as *const () as usize,
+        "omp_get_max_task_priority" => omp_get_max_task_priority as *const () as usize,
+        "omp_get_default_device" => omp_get_default_device as *const () as usize,
+        "omp_set_default_device" => omp_set_default_device as *const () as usize,
+        "omp_get_num_devices" => omp_get_num_devices as *const () as usize,
+        "omp_get_initial_device" => omp_get_initial_device as *const () as usize,
+        "omp_is_initial_device" => omp_is_initial_device as *const () as usize,
+        "omp_get_num_teams" => omp_get_num_teams as *const () as usize,
+        "omp_get_team_num" => omp_get_team_num as *const () as usize,
+        "omp_get_wtime" => hrt_omp_get_wtime as *const () as usize,
+        "omp_get_wtick" => hrt_omp_get_wtick as *const () as usize,
+        "omp_init_lock" => omp_init_lock as *const () as usize,
+        "omp_init_lock_with_hint" => omp_init_lock_with_hint as *const () as usize,
+        "omp_destroy_lock" => omp_destroy_lock as *const () as usize,
+        "omp_set_lock" => omp_set_lock as *const () as usize,
+        "omp_unset_lock" => omp_unset_lock as *const () as usize,
+        "omp_test_lock" => omp_test_lock as *const () as usize,
+        "omp_init_nest_lock" => omp_init_nest_lock as *const () as usize,
+        "omp_init_nest_lock_with_hint" => omp_init_nest_lock_with_hint as *const () as usize,
+        "omp_destroy_nest_lock" => omp_destroy_nest_lock as *const () as usize,
+        "omp_set_nest_lock" => omp_set_nest_lock as *const () as usize,
+        "omp_unset_nest_lock" => omp_unset_nest_lock as *const () as usize,
+        "omp_test_nest_lock" => omp_test_nest_lock as *const () as usize,
+        _ if name.starts_with("GOMP_loop_") && name.ends_with("_next") => GOMP_loop_next as *const () as usize,
+        _ => return None,
+    };
+    Some(f as u64)
+}

@@ -1,0 +1,226 @@
+//! Internal control variables: the defaults libgomp takes from the `OMP_*` environment, read
+//! once before the program starts, and the per-task copy each implicit task carries.
+
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::sync::SpinLock;
+
+/// Schedule kinds, as `omp_sched_t` and libgomp's `GFS_*` number them.
+pub const SCHED_STATIC: u32 = 1;
+pub const SCHED_DYNAMIC: u32 = 2;
+pub const SCHED_GUIDED: u32 = 3;
+pub const SCHED_AUTO: u32 = 4;
+/// The `monotonic` modifier bit of `omp_sched_t`.
+pub const SCHED_MONOTONIC: u32 = 0x8000_0000;
+
+/// What `omp_get_supported_active_levels` answers (libgomp's limit).
+pub const SUPPORTED_ACTIVE_LEVELS: u32 = 255;
+
+/// The data-environment ICVs of one task.
+#[derive(Clone, Copy)]
+pub struct Icv {
+    pub nthreads: u32,
+    pub run_sched: u32,
+    pub run_chunk: u32,
+    pub dynamic: bool,
+    pub max_active_levels: u32,
+    pub bind: u32,
+}
+
+struct Defaults {
+    icv: Icv,
+    /// OMP_NUM_THREADS as a list: entry i is nthreads-var inside a team at level i.
+    nthreads_list: [u32; 8],
+    nthreads_list_len: usize,
+}
+
+static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
+    icv: Icv { nthreads: 1, run_sched: SCHED_DYNAMIC, run_chunk: 1, dynamic: false, max_active_levels: 1, bind: 0 },
+    nthreads_list: [0; 8],
+    nthreads_list_len: 0,
+});
+static THREAD_LIMIT: AtomicU32 = AtomicU32::new(i32::MAX as u32);
+static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
+static SPIN_TICKS: AtomicU64 = AtomicU64::new(0);
+static PIN: AtomicU32 = AtomicU32::new(1);
+
+/// The initial task's ICVs.
+pub fn initial() -> Icv {
+    DEFAULTS.lock().icv
+}
+
+/// nthreads-var for the implicit tasks of a team at `level` (OMP_NUM_THREADS's list), else
+/// the encountering task's.
+pub fn nthreads_at(level: u32, inherited: u32) -> u32 {
+    let d = DEFAULTS.lock();
+    let l = level as usize;
+    if l < d.nthreads_list_len {
+        d.nthreads_list[l]
+    } else {
+        inherited
+    }
+}
+
+pub fn thread_limit() -> u32 {
+    THREAD_LIMIT.load(Ordering::Relaxed)
+}
+
+/// OMP_STACKSIZE in bytes, 0 for the libc's default.
+pub fn stack_size() -> u64 {
+    STACK_SIZE.load(Ordering::Relaxed)
+}
+
+/// How long a waiting thread spins before it sleeps, in TSC ticks.
+pub fn spin_ticks() -> u64 {
+    SPIN_TICKS.load(Ordering::Relaxed)
+}
+
+/// Whether workers are pinned to CPUs (unless OMP_PROC_BIND=false).
+pub fn pin() -> bool {
+    PIN.load(Ordering::Relaxed) != 0
+}
+
+pub fn num_procs() -> u32 {
+    crate::cpu::count() as u32
+}
+
+fn parse_u64(v: &[u8]) -> Option<u64> {
+    let v = v.trim_ascii();
+    if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    v.iter().try_fold(0u64, |a, &d| a.checked_mul(10)?.checked_add((d - b'0') as u64))
+}
+
+fn parse_bool(v: &[u8]) -> Option<bool> {
+    let v = v.trim_ascii();
+    if v.eq_ignore_ascii_case(b"true") {
+        Some(true)
+    } else if v.eq_ignore_ascii_case(b"false") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// OMP_SCHEDULE: `[monotonic:|nonmonotonic:]kind[,chunk]`.
+fn parse_schedule(v: &[u8]) -> Option<(u32, u32)> {
+    let v = v.trim_ascii();
+    let (modifier, rest) = match v.iter().position(|&b| b == b':') {
+        Some(i) => (&v[..i], &v[i + 1..]),
+        None => (&b""[..], v),
+    };
+    let monotonic = if modifier.trim_ascii().eq_ignore_ascii_case(b"monotonic") { SCHED_MONOTONIC } else { 0 };
+    let (kind, chunk) = match rest.iter().position(|&b| b == b',') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let kind = match kind.trim_ascii().to_ascii_lowercase().as_slice() {
+        b"static" => SCHED_STATIC,
+        b"dynamic" => SCHED_DYNAMIC,
+        b"guided" => SCHED_GUIDED,
+        b"auto" => SCHED_AUTO,
+        _ => return None,
+    };
+    let chunk = match chunk {
+        Some(c) => parse_u64(c)?.min(i32::MAX as u64) as u32,
+        None => 0,
+    };
+    let chunk = if chunk == 0 && kind != SCHED_STATIC { 1 } else { chunk };
+    Some((kind | monotonic, chunk))
+}
+
+/// OMP_STACKSIZE: a number with an optional B, K, M or G suffix (K by default).
+fn parse_size(v: &[u8]) -> Option<u64> {
+    let v = v.trim_ascii();
+    let (digits, unit) = match v.last()?.to_ascii_uppercase() {
+        b'B' => (&v[..v.len() - 1], 1),
+        b'K' => (&v[..v.len() - 1], 1 << 10),
+        b'M' => (&v[..v.len() - 1], 1 << 20),
+        b'G' => (&v[..v.len() - 1], 1 << 30),
+        _ => (v, 1 << 10),
+    };
+    parse_u64(digits)?.checked_mul(unit)
+}
+
+pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
+    let mut d = DEFAULTS.lock();
+    d.icv.nthreads = num_procs().max(1);
+    let mut max_active: Option<u32> = None;
+    let mut nested: Option<bool> = None;
+    let mut bind_list_len = 0;
+    let mut spin_us: u64 = 300;
+    for e in env {
+        let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
+        let (k, v) = (&e[..eq], &e[eq + 1..]);
+        match k {
+            b"OMP_NUM_THREADS" => {
+                let mut n = 0;
+                for item in v.split(|&b| b == b',') {
+                    match parse_u64(item) {
+                        Some(x) if x > 0 && n < d.nthreads_list.len() => {
+                            d.nthreads_list[n] = x.min(u32::MAX as u64) as u32;
+                            n += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                if n > 0 {
+                    d.icv.nthreads = d.nthreads_list[0];
+                    d.nthreads_list_len = n;
+                }
+            }
+            b"OMP_SCHEDULE" => {
+                if let Some((kind, chunk)) = parse_schedule(v) {
+                    d.icv.run_sched = kind;
+                    d.icv.run_chunk = chunk;
+                }
+            }
+            b"OMP_DYNAMIC" => d.icv.dynamic = parse_bool(v).unwrap_or(false),
+            b"OMP_NESTED" => nested = parse_bool(v),
+            b"OMP_MAX_ACTIVE_LEVELS" => max_active = parse_u64(v).map(|x| x.min(SUPPORTED_ACTIVE_LEVELS as u64) as u32),
+            b"OMP_THREAD_LIMIT" => {
+                if let Some(x) = parse_u64(v).filter(|&x| x > 0) {
+                    THREAD_LIMIT.store(x.min(i32::MAX as u64) as u32, Ordering::Relaxed);
+                }
+            }
+            b"OMP_STACKSIZE" | b"GOMP_STACKSIZE" => {
+                if let Some(x) = parse_size(v) {
+                    STACK_SIZE.store(x, Ordering::Relaxed);
+                }
+            }
+            b"OMP_WAIT_POLICY" => {
+                if v.trim_ascii().eq_ignore_ascii_case(b"passive") {
+                    spin_us = 0;
+                } else if v.trim_ascii().eq_ignore_ascii_case(b"active") {
+                    spin_us = 1_000_000;
+                }
+            }
+            b"OMP_PROC_BIND" => {
+                let first = v.split(|&b| b == b',').next().unwrap_or(b"");
+                let first = first.trim_ascii().to_ascii_lowercase();
+                d.icv.bind = match first.as_slice() {
+                    b"false" => 0,
+                    b"true" => 1,
+                    b"master" | b"primary" => 2,
+                    b"close" => 3,
+                    b"spread" => 4,
+                    _ => d.icv.bind,
+                };
+                bind_list_len = v.split(|&b| b == b',').count();
+                PIN.store((d.icv.bind != 0) as u32, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+    // libgomp's default for max-active-levels: nesting only when asked for, or when the
+    // thread-count or binding lists name more than one level.
+    d.icv.max_active_levels = match (max_active, nested) {
+        (Some(m), _) => m,
+        (None, Some(true)) => SUPPORTED_ACTIVE_LEVELS,
+        (None, Some(false)) => 1,
+        (None, None) if d.nthreads_list_len > 1 || bind_list_len > 1 => d.nthreads_list_len.max(bind_list_len) as u32,
+        _ => 1,
+    };
+    SPIN_TICKS.store(crate::time::ns_to_ticks(spin_us * 1000), Ordering::Relaxed);
+}

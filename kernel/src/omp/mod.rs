@@ -1,0 +1,50 @@
+//! The kernel's own OpenMP runtime (runtime-in-kernel): gcc's libgomp ABI and the `omp_*` API
+//! implemented on the kernel's threads, futex words and atomics. An unmodified OpenMP binary
+//! is switched onto it at load time by function overrides (`hrt run --omp kernel`,
+//! `linux::overrides`): each libgomp entry point in the program jumps here instead. The
+//! functions run in the program's thread, in the program's ring (ring 3 with the kernel on
+//! PVM, ring 0 with `--app-ring 0`), as plain calls: a fork, a barrier or a loop chunk makes no
+//! system call.
+//!
+//! Threads: a team's workers are the program's own threads, made once with its libc's
+//! `pthread_create` (an import: they need the program's TLS, errno and stack guard), pinned
+//! one per CPU from the master's, and kept warm between regions; they wait by spinning, then
+//! sleep on a futex word the master bumps. Tasks run when they are created (undeferred), which
+//! the OpenMP specification allows at every task construct.
+
+mod api;
+mod gomp;
+mod icv;
+mod lock;
+mod tasks;
+mod team;
+mod thread;
+mod wait;
+mod work;
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+pub use gomp::entry_point;
+
+/// The program's functions the runtime calls (`hrt_abi::overrides::OMP.imports`, same order).
+static IMPORTS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+const IMPORT_PTHREAD_CREATE: usize = 0;
+const IMPORT_ATTR_INIT: usize = 1;
+const IMPORT_ATTR_SETSTACKSIZE: usize = 2;
+const IMPORT_ATTR_DESTROY: usize = 3;
+
+/// Records import `index` of the OpenMP group at `addr` (the loader, before the program runs).
+pub fn set_import(index: usize, addr: u64) {
+    if let Some(slot) = IMPORTS.get(index) {
+        slot.store(addr, Ordering::Relaxed);
+    }
+}
+
+fn import(index: usize) -> u64 {
+    IMPORTS[index].load(Ordering::Relaxed)
+}
+
+/// Reads the `OMP_*` environment of the program (its envp strings) before it starts.
+pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
+    icv::init(env);
+}

@@ -1,0 +1,334 @@
+//! Teams: fork and join of parallel regions, the team barrier, and the pool of worker threads.
+//!
+//! A master keeps the team it led at each nesting level (and its workers) for the next region,
+//! so a region in a loop costs the master one store per worker to start them and one counter to
+//! wait on: no allocation, no lock, no system call. Workers come from the pool of idle ones or
+//! are made with the program's `pthread_create`; each is pinned to the CPU `master + i`.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use super::thread::{self, Ctx};
+use super::wait::Word;
+use super::work::{WorkShare, SLOTS};
+use crate::sync::SpinLock;
+
+pub type Outlined = extern "C" fn(*mut u8);
+
+/// A thread that runs regions for masters.
+pub struct Worker {
+    /// Bumped by the master to start a region (after it set `team` and `id`).
+    go: Word,
+    team: UnsafeCell<*const Team>,
+    id: UnsafeCell<u32>,
+    cpu: UnsafeCell<usize>,
+}
+
+// SAFETY: `team`, `id` and `cpu` are written by the master only while the worker waits for `go`,
+// and read by the worker only after it saw `go` change (release/acquire on `go`).
+unsafe impl Sync for Worker {}
+unsafe impl Send for Worker {}
+
+/// Idle workers that belong to no team.
+static POOL: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
+/// Teams of nesting levels beyond the kept ones, with their workers, for the next such region.
+/// Never freed: a worker may still touch its last team's counter after the master moved on.
+static SPARE_TEAMS: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
+
+/// A centralized barrier: the last of `n` to arrive resets the count and bumps the generation.
+pub struct Barrier {
+    count: AtomicU32,
+    generation: Word,
+}
+
+impl Barrier {
+    const fn new() -> Barrier {
+        Barrier { count: AtomicU32::new(0), generation: Word::new(0) }
+    }
+
+    pub fn wait(&self, n: u32) {
+        if n <= 1 {
+            return;
+        }
+        let g = self.generation.load();
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.set(g.wrapping_add(1));
+        } else {
+            self.generation.wait_while(g);
+        }
+    }
+}
+
+pub struct Team {
+    pub nthreads: u32,
+    pub level: u32,
+    pub active_level: u32,
+    func: Option<Outlined>,
+    data: *mut u8,
+    /// The task that encountered the region.
+    pub parent: *const Ctx,
+    /// ICVs of the team's implicit tasks.
+    pub icv: super::icv::Icv,
+    pub barrier: Barrier,
+    /// Workers that have not finished the region yet (the master waits for 0).
+    remaining: Word,
+    /// Singles won so far.
+    pub single: AtomicU64,
+    pub work: [WorkShare; SLOTS],
+    workers: Vec<&'static Worker>,
+    /// The master's CPU when the workers were placed.
+    home: usize,
+    /// The first work share was described by the master (a combined parallel construct).
+    pub prepared: bool,
+}
+
+impl Team {
+    fn new() -> Box<Team> {
+        let t = Box::new(Team {
+            nthreads: 1,
+            level: 0,
+            active_level: 0,
+            func: None,
+            data: core::ptr::null_mut(),
+            parent: core::ptr::null(),
+            icv: super::icv::initial(),
+            barrier: Barrier::new(),
+            remaining: Word::new(0),
+            single: AtomicU64::new(0),
+            work: [const { WorkShare::new() }; SLOTS],
+            workers: Vec::new(),
+            home: usize::MAX,
+            prepared: false,
+        });
+        super::work::reset(&t.work);
+        t
+    }
+
+    /// The team's barrier, for thread `me` (the team's size decides).
+    pub fn barrier_wait(&self) {
+        self.barrier.wait(self.nthreads);
+    }
+}
+
+/// The number of threads a region asked for `requested` (0: nthreads-var) gets.
+fn team_size(outer: &Ctx, requested: u32) -> u32 {
+    if outer.active_level >= outer.icv.max_active_levels {
+        return 1;
+    }
+    let n = if requested == 0 { outer.icv.nthreads } else { requested };
+    n.clamp(1, super::icv::thread_limit())
+}
+
+/// Starts a region running `func(data)` on a team of `requested` threads (0: nthreads-var);
+/// the caller runs thread 0's part with `run_master` and ends it with `join`. `prepare` sets
+/// up the team's first work share before the workers start (combined parallel loops).
+pub fn fork(func: Outlined, data: *mut u8, requested: u32, prepare: impl FnOnce(&Team, &Ctx) -> bool) -> *mut Team {
+    let st = thread::this();
+    let outer: &Ctx = thread::ctx();
+    let n = team_size(outer, requested);
+    let lvl = outer.level as usize;
+    let team_ptr = match st.hot.get(lvl) {
+        Some(&t) if !t.is_null() => t,
+        Some(_) => {
+            let t = Box::into_raw(Team::new());
+            st.hot[lvl] = t;
+            t
+        }
+        None => match SPARE_TEAMS.lock().pop() {
+            Some(t) => t as *mut Team,
+            None => Box::into_raw(Team::new()),
+        },
+    };
+    // SAFETY: this master owns the team; its previous region has been joined.
+    let team = unsafe { &mut *team_ptr };
+    team.nthreads = n;
+    team.level = outer.level + 1;
+    team.active_level = outer.active_level + (n > 1) as u32;
+    team.func = Some(func);
+    team.data = data;
+    team.parent = outer;
+    team.icv = outer.icv;
+    team.icv.nthreads = super::icv::nthreads_at(team.level, outer.icv.nthreads);
+    team.single.store(0, Ordering::Relaxed);
+    super::work::reset(&team.work);
+    team.prepared = prepare(team, outer);
+    if n > 1 {
+        staff(team, n as usize - 1);
+        team.remaining.value.store(n - 1, Ordering::Relaxed);
+        for (i, w) in team.workers.iter().take(n as usize - 1).enumerate() {
+            // SAFETY: the worker is idle (it waits for `go`), see `Worker`.
+            unsafe {
+                *w.team.get() = team_ptr;
+                *w.id.get() = i as u32 + 1;
+            }
+            w.go.bump();
+        }
+    }
+    team_ptr
+}
+
+/// Runs thread 0's part of the region and waits for the others.
+pub fn run_master_and_join(team_ptr: *mut Team) {
+    // SAFETY: the team stays alive while its master runs the region.
+    let team = unsafe { &*team_ptr };
+    let st = thread::this();
+    let outer = st.ctx;
+    let mut me = member(team, 0);
+    st.ctx = &mut me;
+    if let Some(f) = team.func {
+        f(team.data);
+    }
+    join(team_ptr, outer);
+}
+
+/// Ends a region started by `fork` (thread 0's part done): waits for the workers, restores the
+/// master's task, and frees a team beyond the kept levels.
+pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
+    // SAFETY: as in run_master_and_join.
+    let team = unsafe { &*team_ptr };
+    if team.nthreads > 1 {
+        super::wait::wait_until(&team.remaining, || team.remaining.value.load(Ordering::Acquire) == 0);
+    }
+    let st = thread::this();
+    st.ctx = outer;
+    // SAFETY: `outer` is the master's enclosing task, alive.
+    let lvl = unsafe { (*outer).level } as usize;
+    if lvl >= st.hot.len() {
+        SPARE_TEAMS.lock().push(team_ptr as usize);
+    }
+}
+
+pub fn member(team: &Team, id: u32) -> Ctx {
+    let mut c = Ctx::initial();
+    c.team = team;
+    c.id = id;
+    c.nthreads = team.nthreads;
+    c.level = team.level;
+    c.active_level = team.active_level;
+    c.parent = team.parent;
+    c.icv = team.icv;
+    if team.prepared {
+        c.ws_seq = 1;
+        c.cur = super::work::prepared_cursor(team);
+    }
+    c
+}
+
+/// A team of one for work sharing outside any parallel region (one per thread that asks).
+pub fn solo() -> *const Team {
+    Box::into_raw(Team::new())
+}
+
+/// Gives the team `needed` workers, placed on the CPUs after the master's.
+fn staff(team: &mut Team, needed: usize) {
+    let home = crate::cpu::id();
+    let ncpu = crate::cpu::count();
+    while team.workers.len() < needed {
+        let w = POOL.lock().pop().map(|p| p as *const Worker);
+        let w = match w {
+            // SAFETY: pool entries are leaked workers, alive for good.
+            Some(p) => unsafe { &*p },
+            None => spawn_worker(),
+        };
+        team.workers.push(w);
+    }
+    if team.home != home {
+        for (i, w) in team.workers.iter().enumerate() {
+            // SAFETY: idle worker, see `Worker`.
+            unsafe { *w.cpu.get() = (home + i + 1) % ncpu };
+        }
+        team.home = home;
+    }
+}
+
+type PthreadCreate = extern "C" fn(*mut u64, *const u8, extern "C" fn(*mut u8) -> *mut u8, *mut u8) -> i32;
+type AttrFn = extern "C" fn(*mut u8) -> i32;
+type AttrSetStack = extern "C" fn(*mut u8, usize) -> i32;
+
+/// Makes a worker thread with the program's own `pthread_create`, so it has the program's TLS.
+fn spawn_worker() -> &'static Worker {
+    let w: &'static Worker = Box::leak(Box::new(Worker {
+        go: Word::new(0),
+        team: UnsafeCell::new(core::ptr::null()),
+        id: UnsafeCell::new(0),
+        cpu: UnsafeCell::new(usize::MAX),
+    }));
+    let create = super::import(super::IMPORT_PTHREAD_CREATE);
+    // pthread_attr_t is 56 bytes in glibc and musl.
+    let mut attr = [0u64; 8];
+    let stack = super::icv::stack_size();
+    let mut tid = 0u64;
+    // SAFETY: the addresses are the program's own functions (the loader checked the imports),
+    // called with the C ABI and arguments of the right types; `worker_main` runs in the
+    // program's ring like the rest of this runtime.
+    let rc = unsafe {
+        let attr_ptr = if stack != 0 {
+            let init: AttrFn = core::mem::transmute(super::import(super::IMPORT_ATTR_INIT) as usize);
+            let set: AttrSetStack = core::mem::transmute(super::import(super::IMPORT_ATTR_SETSTACKSIZE) as usize);
+            init(attr.as_mut_ptr() as *mut u8);
+            set(attr.as_mut_ptr() as *mut u8, stack as usize);
+            attr.as_ptr() as *const u8
+        } else {
+            core::ptr::null()
+        };
+        let create: PthreadCreate = core::mem::transmute(create as usize);
+        let rc = create(&mut tid, attr_ptr, worker_main, w as *const Worker as *mut u8);
+        if stack != 0 {
+            let destroy: AttrFn = core::mem::transmute(super::import(super::IMPORT_ATTR_DESTROY) as usize);
+            destroy(attr.as_mut_ptr() as *mut u8);
+        }
+        rc
+    };
+    if rc != 0 {
+        fatal("cannot create an OpenMP worker thread (pthread_create failed)");
+    }
+    w
+}
+
+/// Ends the program with a message, as libgomp does on an error it cannot report.
+pub fn fatal(what: &str) -> ! {
+    kprintln!("hrt: OpenMP runtime: {what}");
+    crate::linux::process::exit_program(1)
+}
+
+/// A worker's life: wait for a region, run its part, report done, repeat.
+extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
+    // SAFETY: `arg` is the leaked Worker this thread was made for.
+    let w = unsafe { &*(arg as *const Worker) };
+    let st = thread::this();
+    let idle = st.ctx;
+    let mut seen = 0;
+    loop {
+        seen = w.go.wait_while(seen);
+        // SAFETY: set by the master before it bumped `go`.
+        let (team_ptr, id, cpu) = unsafe { (*w.team.get(), *w.id.get(), *w.cpu.get()) };
+        if super::icv::pin() && cpu != crate::cpu::id() {
+            pin_to(cpu);
+        }
+        // SAFETY: the team lives until its master has seen every worker finish.
+        let team = unsafe { &*team_ptr };
+        let mut me = member(team, id);
+        st.ctx = &mut me;
+        if let Some(f) = team.func {
+            f(team.data);
+        }
+        st.ctx = idle;
+        // The last thing this worker does with the team: after it, the master may reuse it.
+        team.remaining.value.fetch_sub(1, Ordering::AcqRel);
+        team.remaining.wake();
+    }
+}
+
+/// Moves the current thread to `cpu` and keeps it there.
+fn pin_to(cpu: usize) {
+    let t = crate::sched::current();
+    // SAFETY: the current thread's record; only it changes its own affinity.
+    unsafe {
+        (*t).affinity = [0; 4];
+        (*t).affinity[cpu / 64] |= 1 << (cpu % 64);
+    }
+    crate::sched::migrate_current(cpu);
+}

@@ -1,0 +1,83 @@
+//! Each thread's OpenMP state: the implicit task it runs now (its team, its number, its ICVs,
+//! where it is in the team's work-sharing constructs), reached through the kernel's record of
+//! the current thread.
+
+use alloc::boxed::Box;
+
+use super::icv::{self, Icv};
+use super::team::Team;
+use super::work::Cursor;
+
+/// One implicit task: what a thread is inside one parallel region (or outside all of them).
+pub struct Ctx {
+    /// The team (null for the initial task outside any region).
+    pub team: *const Team,
+    /// Thread number in the team, and the team's size.
+    pub id: u32,
+    pub nthreads: u32,
+    /// Nesting depth of parallel regions, and of active ones (teams of more than one).
+    pub level: u32,
+    pub active_level: u32,
+    /// The task that encountered the region (for ancestor queries).
+    pub parent: *const Ctx,
+    pub icv: Icv,
+    /// Work-sharing constructs and singles this thread has met in the team.
+    pub ws_seq: u64,
+    pub single_seq: u64,
+    /// The loop or sections construct the thread is working through.
+    pub cur: Cursor,
+    /// Inside a final task (tasks it creates are included).
+    pub in_final: bool,
+}
+
+impl Ctx {
+    pub fn initial() -> Ctx {
+        Ctx {
+            team: core::ptr::null(),
+            id: 0,
+            nthreads: 1,
+            level: 0,
+            active_level: 0,
+            parent: core::ptr::null(),
+            icv: icv::initial(),
+            ws_seq: 0,
+            single_seq: 0,
+            cur: Cursor::NONE,
+            in_final: false,
+        }
+    }
+}
+
+/// What the kernel's thread record points to: the current task, the thread's initial task,
+/// and the teams this thread has led (kept warm per nesting level).
+pub struct OmpThread {
+    pub ctx: *mut Ctx,
+    initial: Ctx,
+    pub hot: [*mut Team; 4],
+}
+
+/// The current thread's state, made on first use.
+pub fn this() -> &'static mut OmpThread {
+    let t = crate::sched::current();
+    // SAFETY: the current thread's record is alive while it runs; only this thread uses its
+    // `omp` field.
+    unsafe {
+        if (*t).omp.is_null() {
+            let st = Box::into_raw(Box::new(OmpThread {
+                ctx: core::ptr::null_mut(),
+                initial: Ctx::initial(),
+                hot: [core::ptr::null_mut(); 4],
+            }));
+            (*st).ctx = &mut (*st).initial;
+            (*t).omp = st as *mut u8;
+        }
+        &mut *((*t).omp as *mut OmpThread)
+    }
+}
+
+/// The current implicit task.
+pub fn ctx() -> &'static mut Ctx {
+    // SAFETY: `ctx` always points to a live task: the thread's initial one, or one on the
+    // stack of a region this thread is still running.
+    unsafe { &mut *this().ctx }
+}

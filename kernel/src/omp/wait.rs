@@ -1,0 +1,85 @@
+//! Waiting the runtime's way: spin on a word (cheap: a handoff between two CPUs polling in the
+//! same ring is a cache-line transfer), give the CPU away while other threads want it, and
+//! after the spin budget sleep on the word as a futex. Wakers call `wake` only when someone
+//! sleeps, so the common case is a store and a load.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::linux::futex;
+
+/// A futex word with a count of its sleepers.
+#[derive(Default)]
+pub struct Word {
+    pub value: AtomicU32,
+    sleepers: AtomicU32,
+}
+
+impl Word {
+    pub const fn new(v: u32) -> Word {
+        Word { value: AtomicU32::new(v), sleepers: AtomicU32::new(0) }
+    }
+
+    pub fn load(&self) -> u32 {
+        self.value.load(Ordering::Acquire)
+    }
+
+    /// Waits until the value is no longer `old`; returns the new value.
+    pub fn wait_while(&self, old: u32) -> u32 {
+        let spin_until = crate::time::ticks().saturating_add(super::icv::spin_ticks());
+        let mut round = 0u32;
+        loop {
+            let v = self.value.load(Ordering::Acquire);
+            if v != old {
+                return v;
+            }
+            round = round.wrapping_add(1);
+            if round % 64 == 0 {
+                if crate::sched::runnable_here() > 0 {
+                    crate::sched::yield_now();
+                } else if crate::time::ticks() > spin_until {
+                    break;
+                }
+            }
+            core::hint::spin_loop();
+        }
+        loop {
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            futex::wait_word(&self.value, old);
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+            let v = self.value.load(Ordering::Acquire);
+            if v != old {
+                return v;
+            }
+        }
+    }
+
+    /// Stores `v` and wakes every sleeper.
+    pub fn set(&self, v: u32) {
+        self.value.store(v, Ordering::SeqCst);
+        self.wake();
+    }
+
+    /// Adds one and wakes every sleeper.
+    pub fn bump(&self) {
+        self.value.fetch_add(1, Ordering::SeqCst);
+        self.wake();
+    }
+
+    /// Wakes every sleeper (after the caller changed the value).
+    pub fn wake(&self) {
+        if self.sleepers.load(Ordering::SeqCst) != 0 {
+            futex::wake_word(&self.value, u64::MAX);
+        }
+    }
+}
+
+/// Waits until `cond` holds, sleeping on `word` (which whoever makes `cond` true bumps).
+pub fn wait_until(word: &Word, cond: impl Fn() -> bool) {
+    loop {
+        let seen = word.load();
+        if cond() {
+            return;
+        }
+        word.wait_while(seen);
+    }
+}

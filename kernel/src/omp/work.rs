@@ -1,0 +1,474 @@
+//! Work sharing: loops (static, dynamic, guided, runtime; `long` and `unsigned long long`;
+//! ordered), sections and single. A team has a ring of `SLOTS` work shares; construct number k
+//! of a region uses slot k % SLOTS, so threads may run up to `SLOTS - 1` `nowait` constructs
+//! ahead of the slowest. The first thread to reach a construct describes it in its slot; a
+//! loop is an iteration space 0..n handed out as index ranges, mapped back to the program's
+//! loop variable only when a chunk is returned (no overflow for any start, end and step).
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+use super::icv::{SCHED_AUTO, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_MONOTONIC, SCHED_STATIC};
+use super::team::Team;
+use super::thread::{self, Ctx};
+use super::wait::{self, Word};
+
+pub const SLOTS: usize = 8;
+
+/// A loop in iteration-index space, and how to map an index back.
+#[derive(Clone, Copy)]
+struct Desc {
+    n: u64,
+    chunk: u64,
+    kind: u32,
+    start: u64,
+    incr: u64,
+    end: u64,
+    /// Indices map with 128-bit signed arithmetic (`long` loops) or wrapping (`ull` loops).
+    signed: bool,
+}
+
+impl Desc {
+    const EMPTY: Desc = Desc { n: 0, chunk: 1, kind: SCHED_STATIC, start: 0, incr: 1, end: 0, signed: true };
+
+    fn value(&self, i: u64) -> u64 {
+        if i >= self.n {
+            return self.end;
+        }
+        if self.signed {
+            (self.start as i64 as i128 + i as i128 * self.incr as i64 as i128) as i64 as u64
+        } else {
+            self.start.wrapping_add(i.wrapping_mul(self.incr))
+        }
+    }
+}
+
+/// Iterations of `for (i = start; i < end (or > end); i += incr)` over `long`.
+fn count_signed(start: i64, end: i64, incr: i64) -> u64 {
+    let (s, e, d) = (start as i128, end as i128, incr as i128);
+    let n = if d > 0 && e > s {
+        (e - s + d - 1) / d
+    } else if d < 0 && s > e {
+        (s - e - d - 1) / -d
+    } else {
+        0
+    };
+    n.min(u64::MAX as i128 / 2) as u64
+}
+
+/// Iterations of an `unsigned long long` loop counting up or down.
+fn count_unsigned(up: bool, start: u64, end: u64, incr: u64) -> u64 {
+    let n = if up && end > start && incr != 0 {
+        ((end - start) as u128 + incr as u128 - 1) / incr as u128
+    } else if !up && start > end && incr != 0 {
+        let d = incr.wrapping_neg() as u128;
+        ((start - end) as u128 + d - 1) / d
+    } else {
+        0
+    };
+    n.min(u64::MAX as u128 / 2) as u64
+}
+
+pub struct WorkShare {
+    /// Construct number * 2, plus 1 once described (ready to join).
+    tag: AtomicI64,
+    /// Threads that have not left the construct.
+    left: AtomicU32,
+    /// Bumped when the slot becomes ready or free.
+    changed: Word,
+    desc: UnsafeCell<Desc>,
+    next: AtomicU64,
+    /// The iteration index whose chunk may run its ordered regions now.
+    ordered: AtomicU64,
+    ordered_moved: Word,
+    /// `single copyprivate`: the winner's data.
+    copy: AtomicPtr<u8>,
+    /// GOMP_loop_start's shared scratch memory (pointer, bytes).
+    mem: UnsafeCell<(*mut u8, usize)>,
+}
+
+// SAFETY: `desc` and `mem` are written only by the thread that claimed the slot, before it
+// publishes the tag (release), and read by others after they saw it (acquire).
+unsafe impl Sync for WorkShare {}
+
+impl WorkShare {
+    pub const fn new() -> WorkShare {
+        WorkShare {
+            tag: AtomicI64::new(0),
+            left: AtomicU32::new(0),
+            changed: Word::new(0),
+            desc: UnsafeCell::new(Desc::EMPTY),
+            next: AtomicU64::new(0),
+            ordered: AtomicU64::new(0),
+            ordered_moved: Word::new(0),
+            copy: AtomicPtr::new(core::ptr::null_mut()),
+            mem: UnsafeCell::new((core::ptr::null_mut(), 0)),
+        }
+    }
+
+    fn desc(&self) -> &Desc {
+        // SAFETY: see the Sync impl: read after the tag was seen ready.
+        unsafe { &*self.desc.get() }
+    }
+
+    fn describe(&self, d: Desc) {
+        // SAFETY: this thread claimed the slot and has not published it.
+        unsafe { *self.desc.get() = d };
+        self.next.store(0, Ordering::Relaxed);
+        self.ordered.store(0, Ordering::Relaxed);
+        self.copy.store(core::ptr::null_mut(), Ordering::Relaxed);
+    }
+}
+
+/// Where a thread is in its current loop or sections construct.
+#[derive(Clone, Copy)]
+pub struct Cursor {
+    slot: *const WorkShare,
+    lo: u64,
+    hi: u64,
+    has: bool,
+    trip: u64,
+    ordered: bool,
+}
+
+impl Cursor {
+    pub const NONE: Cursor = Cursor { slot: core::ptr::null(), lo: 0, hi: 0, has: false, trip: 0, ordered: false };
+}
+
+/// Makes the slots of a team ready for a new region: slot i as if construct i - SLOTS had
+/// ended there.
+pub fn reset(slots: &[WorkShare; SLOTS]) {
+    for (i, s) in slots.iter().enumerate() {
+        s.tag.store((i as i64 - SLOTS as i64) * 2 + 1, Ordering::Relaxed);
+        s.left.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The team the current task shares work with: a team of one outside any region.
+fn team_of(c: &mut Ctx) -> &'static Team {
+    if c.team.is_null() {
+        c.team = super::team::solo();
+    }
+    // SAFETY: teams are never freed.
+    unsafe { &*c.team }
+}
+
+/// Enters the next work-sharing construct; returns its slot and whether this thread must
+/// describe it (then `publish` it).
+fn enter(c: &mut Ctx) -> (&'static WorkShare, bool) {
+    let team = team_of(c);
+    c.ws_seq += 1;
+    let k = c.ws_seq as i64;
+    let slot = &team.work[c.ws_seq as usize % SLOTS];
+    let ready = k * 2 + 1;
+    let previous = (k - SLOTS as i64) * 2 + 1;
+    loop {
+        let t = slot.tag.load(Ordering::Acquire);
+        if t == ready {
+            return (slot, false);
+        }
+        if t == previous
+            && slot.left.load(Ordering::Acquire) == 0
+            && slot.tag.compare_exchange(previous, k * 2, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+        {
+            return (slot, true);
+        }
+        let seen = slot.changed.load();
+        let t = slot.tag.load(Ordering::Acquire);
+        if t != ready && !(t == previous && slot.left.load(Ordering::Acquire) == 0) {
+            slot.changed.wait_while(seen);
+        }
+    }
+}
+
+fn publish(c: &Ctx, slot: &WorkShare) {
+    slot.left.store(c.nthreads, Ordering::Relaxed);
+    slot.tag.store(c.ws_seq as i64 * 2 + 1, Ordering::Release);
+    slot.changed.bump();
+}
+
+fn leave(slot: &WorkShare) {
+    if slot.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+        slot.changed.bump();
+    }
+}
+
+/// The schedule a `runtime` loop uses (run-sched-var; `auto` is static).
+fn runtime_schedule(c: &Ctx) -> (u32, u64) {
+    let kind = c.icv.run_sched & !SCHED_MONOTONIC;
+    let kind = if kind == SCHED_AUTO { SCHED_STATIC } else { kind };
+    (kind, c.icv.run_chunk as u64)
+}
+
+/// A loop's schedule: `kind` 0 means runtime.
+pub struct Loop {
+    pub kind: u32,
+    pub chunk: u64,
+    pub start: u64,
+    pub end: u64,
+    pub incr: u64,
+    pub signed: bool,
+    /// For an unsigned loop: counting up.
+    pub up: bool,
+    pub ordered: bool,
+}
+
+fn describe(c: &Ctx, l: &Loop) -> Desc {
+    let (kind, chunk) = if l.kind == 0 { runtime_schedule(c) } else { (l.kind & !SCHED_MONOTONIC, l.chunk) };
+    let kind = if kind == SCHED_AUTO { SCHED_STATIC } else { kind };
+    let n = if l.signed {
+        count_signed(l.start as i64, l.end as i64, l.incr as i64)
+    } else {
+        count_unsigned(l.up, l.start, l.end, l.incr)
+    };
+    let chunk = if kind == SCHED_STATIC { chunk } else { chunk.max(1) };
+    Desc { n, chunk: chunk.min(n.max(1)), kind, start: l.start, incr: l.incr, end: l.end, signed: l.signed }
+}
+
+/// Starts a loop construct and hands out the first chunk (see `next`). With `istart` null it
+/// only enters the construct (GOMP_loop_start does so for combined constructs).
+pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8) -> bool {
+    let c = thread::ctx();
+    let (slot, first) = enter(c);
+    if first {
+        slot.describe(describe(c, l));
+        if !mem.is_null() {
+            // SAFETY: `mem` is the program's pointer-sized in/out argument.
+            let want = unsafe { *mem } as usize;
+            // SAFETY: claimed, unpublished slot (see WorkShare's Sync impl).
+            let held = unsafe { &mut *slot.mem.get() };
+            if held.1 < want {
+                let layout = core::alloc::Layout::from_size_align(want.max(64), 64).unwrap();
+                // SAFETY: a non-zero size; the old block (if any) no thread uses any more.
+                unsafe {
+                    if !held.0.is_null() {
+                        alloc::alloc::dealloc(
+                            held.0,
+                            core::alloc::Layout::from_size_align(held.1.max(64), 64).unwrap(),
+                        );
+                    }
+                    held.0 = alloc::alloc::alloc_zeroed(layout);
+                }
+                held.1 = want;
+            } else if !held.0.is_null() {
+                // SAFETY: as above; the block holds `held.1` bytes.
+                unsafe { core::ptr::write_bytes(held.0, 0, held.1) };
+            }
+        }
+        publish(c, slot);
+    }
+    if !mem.is_null() {
+        // SAFETY: published slot; the program's out argument.
+        unsafe { *mem = (*slot.mem.get()).0 };
+    }
+    c.cur = Cursor { slot, lo: 0, hi: 0, has: false, trip: 0, ordered: l.ordered };
+    if istart.is_null() {
+        return true;
+    }
+    next(istart, iend)
+}
+
+/// Describes the first construct of a team before its threads start (combined parallel loops
+/// and sections): every member starts with it entered.
+pub fn prepare(team: &Team, outer: &Ctx, l: &Loop) {
+    let slot = &team.work[1];
+    slot.describe(describe(outer, l));
+    slot.left.store(team.nthreads, Ordering::Relaxed);
+    slot.tag.store(3, Ordering::Release);
+}
+
+/// The cursor a member of a team whose first construct was prepared starts with.
+pub fn prepared_cursor(team: &Team) -> Cursor {
+    Cursor { slot: &team.work[1], ..Cursor::NONE }
+}
+
+/// The next chunk of the current loop for this thread: writes its first and end values.
+pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
+    let c = thread::ctx();
+    match next_range(c) {
+        Some((lo, hi)) => {
+            // SAFETY: the slot is entered.
+            let d = unsafe { (*c.cur.slot).desc() };
+            // SAFETY: the program's out arguments (8 bytes each).
+            unsafe {
+                *istart = d.value(lo);
+                *iend = d.value(hi);
+            }
+            true
+        }
+        None => false,
+    }
+}
+
+fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
+    if c.cur.slot.is_null() {
+        return None;
+    }
+    // SAFETY: the current construct's slot, alive with its team.
+    let slot = unsafe { &*c.cur.slot };
+    if c.cur.ordered && c.cur.has {
+        pass_ordered(slot, c.cur.lo, c.cur.hi);
+    }
+    let d = *slot.desc();
+    let got = match d.kind {
+        SCHED_DYNAMIC => {
+            let lo = slot.next.fetch_add(d.chunk, Ordering::Relaxed);
+            (lo < d.n).then(|| (lo, (lo + d.chunk).min(d.n)))
+        }
+        SCHED_GUIDED => {
+            let mut lo = slot.next.load(Ordering::Relaxed);
+            loop {
+                if lo >= d.n {
+                    break None;
+                }
+                let q = (d.n - lo).div_ceil(c.nthreads as u64).max(d.chunk);
+                let hi = (lo + q).min(d.n);
+                match slot.next.compare_exchange_weak(lo, hi, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => break Some((lo, hi)),
+                    Err(v) => lo = v,
+                }
+            }
+        }
+        _ => static_range(&d, c.id as u64, c.nthreads as u64, &mut c.cur.trip),
+    };
+    match got {
+        Some((lo, hi)) => {
+            c.cur.lo = lo;
+            c.cur.hi = hi;
+            c.cur.has = true;
+        }
+        None => c.cur.has = false,
+    }
+    got
+}
+
+/// Thread `t` of `nth`'s `trip`-th static chunk.
+fn static_range(d: &Desc, t: u64, nth: u64, trip: &mut u64) -> Option<(u64, u64)> {
+    if d.chunk == 0 {
+        if *trip > 0 {
+            return None;
+        }
+        *trip = 1;
+        let (q, r) = (d.n / nth, d.n % nth);
+        let lo = t * q + t.min(r);
+        let hi = lo + q + (t < r) as u64;
+        return (lo < hi).then_some((lo, hi));
+    }
+    let i = (*trip as u128 * nth as u128 + t as u128) * d.chunk as u128;
+    if i >= d.n as u128 {
+        return None;
+    }
+    *trip += 1;
+    let lo = i as u64;
+    Some((lo, (lo + d.chunk).min(d.n)))
+}
+
+/// Waits until the chunk starting at `lo` is the oldest unfinished one, then hands the
+/// ordered turn to the chunk after it.
+fn pass_ordered(slot: &WorkShare, lo: u64, hi: u64) {
+    wait::wait_until(&slot.ordered_moved, || slot.ordered.load(Ordering::Acquire) == lo);
+    slot.ordered.store(hi, Ordering::Release);
+    slot.ordered_moved.bump();
+}
+
+/// GOMP_ordered_start: waits for this thread's chunk's turn.
+pub fn ordered_start() {
+    let c = thread::ctx();
+    if c.cur.slot.is_null() || !c.cur.has {
+        return;
+    }
+    // SAFETY: the current construct's slot.
+    let slot = unsafe { &*c.cur.slot };
+    let lo = c.cur.lo;
+    wait::wait_until(&slot.ordered_moved, || slot.ordered.load(Ordering::Acquire) == lo);
+}
+
+/// Ends the current loop or sections construct; `barrier` unless `nowait`.
+pub fn end(barrier: bool) {
+    let c = thread::ctx();
+    if !c.cur.slot.is_null() {
+        // SAFETY: the current construct's slot.
+        let slot = unsafe { &*c.cur.slot };
+        if c.cur.ordered && c.cur.has {
+            pass_ordered(slot, c.cur.lo, c.cur.hi);
+        }
+        c.cur = Cursor::NONE;
+        leave(slot);
+    }
+    if barrier {
+        team_of(c).barrier_wait();
+    }
+}
+
+/// GOMP_sections_start: enters a sections construct of `count` sections and returns the
+/// number (from 1) of the first this thread runs, 0 for none.
+pub fn sections_start(count: u32, mem: *mut *mut u8) -> u32 {
+    let l = Loop {
+        kind: SCHED_DYNAMIC,
+        chunk: 1,
+        start: 1,
+        end: count as u64 + 1,
+        incr: 1,
+        signed: true,
+        up: true,
+        ordered: false,
+    };
+    let mut first = 0u64;
+    let mut end = 0u64;
+    if start(&l, &mut first, &mut end, mem) {
+        first as u32
+    } else {
+        0
+    }
+}
+
+/// GOMP_sections_next.
+pub fn sections_next() -> u32 {
+    let mut first = 0u64;
+    let mut end = 0u64;
+    if next(&mut first, &mut end) {
+        first as u32
+    } else {
+        0
+    }
+}
+
+/// GOMP_single_start: true for the first thread of the team to reach this single.
+pub fn single_start() -> bool {
+    let c = thread::ctx();
+    let team = team_of(c);
+    c.single_seq += 1;
+    let s = c.single_seq;
+    team.single.compare_exchange(s - 1, s, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+}
+
+/// GOMP_single_copy_start: null for the thread that runs the single; the others wait for it
+/// and get its data.
+pub fn single_copy_start() -> *mut u8 {
+    let c = thread::ctx();
+    let (slot, first) = enter(c);
+    if first {
+        publish(c, slot);
+        c.cur = Cursor { slot, ..Cursor::NONE };
+        return core::ptr::null_mut();
+    }
+    team_of(c).barrier_wait();
+    let data = slot.copy.load(Ordering::Acquire);
+    leave(slot);
+    data
+}
+
+/// GOMP_single_copy_end: the single's thread hands `data` to the others.
+pub fn single_copy_end(data: *mut u8) {
+    let c = thread::ctx();
+    let slot = c.cur.slot;
+    if slot.is_null() {
+        return;
+    }
+    // SAFETY: the slot this thread entered in single_copy_start.
+    let slot = unsafe { &*slot };
+    slot.copy.store(data, Ordering::Release);
+    c.cur = Cursor::NONE;
+    team_of(c).barrier_wait();
+    leave(slot);
+}

@@ -1,0 +1,105 @@
+//! Function overrides at load time (`--omp`): decides whether a group of the program's
+//! library functions can be replaced by the kernel's implementation, and lists the entries
+//! the kernel patches (see `hrt_abi::overrides`). All or nothing per group: if the program is
+//! stripped, dynamically linked, or uses a function of the library the kernel does not
+//! provide, the group is not applied and the reason says which symbol decided.
+
+mod references;
+mod symbols;
+
+use hrt_abi::overrides::{self as abi, Entry, Group};
+
+/// `--omp`: which OpenMP runtime the program runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OmpChoice {
+    /// The kernel's own runtime where the override applies, else the program's libgomp
+    Auto,
+    /// The kernel's own runtime; refuse to run when it cannot replace the program's libgomp
+    Kernel,
+    /// The program's own libgomp, on the kernel's Linux system calls
+    Libgomp,
+}
+
+/// The outcome for one group.
+#[derive(Debug)]
+pub enum Decision {
+    /// Patch these entries.
+    Apply(Vec<Entry>),
+    /// Not applied, and why (one line, for `-v` or the `--omp kernel` error).
+    Skip(String),
+}
+
+/// Decides the OpenMP group for the program file `bytes` run with environment `envp`.
+pub fn plan_omp(bytes: &[u8], envp: &[Vec<u8>]) -> Decision {
+    if let Some(var) = unsupported_environment(envp) {
+        return Decision::Skip(format!("{var} asks for what the kernel's runtime does not provide"));
+    }
+    plan(bytes, abi::OMP_GROUP)
+}
+
+/// Environment settings whose behaviour the kernel's runtime does not implement.
+fn unsupported_environment(envp: &[Vec<u8>]) -> Option<&'static str> {
+    let is_true = |v: &[u8]| v.eq_ignore_ascii_case(b"true") || v == b"1";
+    for e in envp {
+        let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
+        let (k, v) = (&e[..eq], &e[eq + 1..]);
+        if k == b"OMP_CANCELLATION" && is_true(v) {
+            return Some("OMP_CANCELLATION=true");
+        }
+        if k == b"OMP_TARGET_OFFLOAD" && v.eq_ignore_ascii_case(b"mandatory") {
+            return Some("OMP_TARGET_OFFLOAD=mandatory");
+        }
+    }
+    None
+}
+
+/// Decides group `group` for the program file `bytes`.
+pub fn plan(bytes: &[u8], group: u8) -> Decision {
+    let g: &Group = &abi::GROUPS[group as usize];
+    let table = match symbols::Table::read(bytes, g) {
+        Ok(t) => t,
+        Err(why) => return Decision::Skip(why),
+    };
+    if !g.overrides.iter().any(|n| table.function(n).is_some()) {
+        return Decision::Skip(format!("the program has none of the {} group's functions", g.name));
+    }
+    let mut entries = Vec::new();
+    let mut patched = std::collections::HashSet::new();
+    for (i, name) in g.overrides.iter().enumerate() {
+        let Some(f) = table.function(name) else { continue };
+        if f.size < abi::PATCH_LEN as u64 {
+            return Decision::Skip(format!("{name} is too small ({} bytes) to redirect", f.size));
+        }
+        // Aliases share an address: one jump serves them all.
+        if patched.insert(f.addr) {
+            entries.push(Entry { addr: f.addr, size: f.size as u32, index: i as u16, kind: abi::KIND_OVERRIDE, group });
+        }
+    }
+    for (i, name) in g.imports.iter().enumerate() {
+        let Some(f) = table.function(name) else {
+            return Decision::Skip(format!("the program has no {name}, which the kernel's runtime needs"));
+        };
+        entries.push(Entry { addr: f.addr, size: f.size as u32, index: i as u16, kind: abi::KIND_IMPORT, group });
+    }
+    let overridden: std::collections::HashSet<u64> = patched;
+    if let Some(name) = references::first_unprovided_use(&table, g, &overridden) {
+        return Decision::Skip(format!("the program uses {name}, which the kernel's runtime does not provide"));
+    }
+    Decision::Apply(entries)
+}
+
+/// The override entries as the kernel reads them (`BootInfo::overrides`).
+pub fn encode(entries: &[Entry]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(entries.len() * std::mem::size_of::<Entry>());
+    for e in entries {
+        out.extend_from_slice(&e.addr.to_le_bytes());
+        out.extend_from_slice(&e.size.to_le_bytes());
+        out.extend_from_slice(&e.index.to_le_bytes());
+        out.push(e.kind);
+        out.push(e.group);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
