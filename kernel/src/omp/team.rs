@@ -79,8 +79,6 @@ pub struct Team {
     pub single: AtomicU64,
     pub work: [WorkShare; SLOTS],
     workers: Vec<&'static Worker>,
-    /// The master's CPU when the workers were placed.
-    home: usize,
     /// The first work share was described by the master (a combined parallel construct).
     pub prepared: bool,
 }
@@ -100,7 +98,6 @@ impl Team {
             single: AtomicU64::new(0),
             work: [const { WorkShare::new() }; SLOTS],
             workers: Vec::new(),
-            home: usize::MAX,
             prepared: false,
         });
         super::work::reset(&t.work);
@@ -235,12 +232,9 @@ fn staff(team: &mut Team, needed: usize) {
         };
         team.workers.push(w);
     }
-    if team.home != home {
-        for (i, w) in team.workers.iter().enumerate() {
-            // SAFETY: idle worker, see `Worker`.
-            unsafe { *w.cpu.get() = (home + i + 1) % ncpu };
-        }
-        team.home = home;
+    for (i, w) in team.workers.iter().enumerate() {
+        // SAFETY: idle worker, see `Worker`.
+        unsafe { *w.cpu.get() = (home + i + 1) % ncpu };
     }
 }
 
@@ -305,7 +299,7 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         seen = w.go.wait_while(seen);
         // SAFETY: set by the master before it bumped `go`.
         let (team_ptr, id, cpu) = unsafe { (*w.team.get(), *w.id.get(), *w.cpu.get()) };
-        if super::icv::pin() && cpu != crate::cpu::id() {
+        if super::icv::pin() && cpu < crate::cpu::count() && cpu != crate::cpu::id() {
             pin_to(cpu);
         }
         // SAFETY: the team lives until its master has seen every worker finish.

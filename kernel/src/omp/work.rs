@@ -135,11 +135,12 @@ impl Cursor {
     pub const NONE: Cursor = Cursor { slot: core::ptr::null(), lo: 0, hi: 0, has: false, trip: 0, ordered: false };
 }
 
-/// Makes the slots of a team ready for a new region: slot i as if construct i - SLOTS had
-/// ended there.
+/// Makes the slots of a team ready for a new region (whose constructs count from 1): each
+/// slot as if the construct `SLOTS` before its first one had ended there.
 pub fn reset(slots: &[WorkShare; SLOTS]) {
     for (i, s) in slots.iter().enumerate() {
-        s.tag.store((i as i64 - SLOTS as i64) * 2 + 1, Ordering::Relaxed);
+        let first = if i == 0 { SLOTS } else { i } as i64;
+        s.tag.store((first - SLOTS as i64) * 2 + 1, Ordering::Relaxed);
         s.left.store(0, Ordering::Relaxed);
     }
 }

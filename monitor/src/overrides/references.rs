@@ -4,8 +4,11 @@
 //! library's own code is left out: what it references is either replaced with it or reached
 //! only through a function the program would have to use itself.
 //!
-//! The scan looks at every byte offset rather than decoding instructions: a false match can
-//! only make the planner more careful (it keeps the program's libgomp), never less.
+//! The scan looks at the 32-bit fields that follow the opcodes which name a function: `call`
+//! and `jmp` (E8, E9), RIP-relative `lea` and `mov` (8D, 8B with ModRM 00xxx101), and the
+//! absolute immediates of `mov r32, imm32` and `push imm32` (a non-PIE program's function
+//! pointers). It looks at every byte offset rather than decoding instructions: a false match
+//! can only make the planner more careful (it keeps the program's libgomp), never less.
 //! References held in data (function pointers in tables) are not seen.
 
 use std::collections::HashMap;
@@ -30,15 +33,21 @@ pub fn first_unprovided_use(
     let (lo, hi) = (targets.keys().min().copied()?, targets.keys().max().copied()?);
     for f in table.functions.iter().filter(|f| !f.in_library) {
         let Some(code) = table.code_of(f) else { continue };
-        for (i, w) in code.windows(4).enumerate() {
-            let v = i32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-            let relative = (f.addr + i as u64 + 4).wrapping_add(v as i64 as u64);
-            let absolute = v as u32 as u64;
-            for t in [relative, absolute] {
-                if (lo..=hi).contains(&t) {
-                    if let Some(name) = targets.get(&t) {
-                        return Some(format!("{name} (from {})", f.name));
-                    }
+        for i in 1..code.len().saturating_sub(3) {
+            let v = i32::from_le_bytes([code[i], code[i + 1], code[i + 2], code[i + 3]]);
+            let (op, before) = (code[i - 1], if i >= 2 { code[i - 2] } else { 0 });
+            let rip_relative = op == 0xe8 || op == 0xe9 || (op & 0xc7 == 0x05 && (before == 0x8d || before == 0x8b));
+            let absolute = (0xb8..=0xbf).contains(&op) || op == 0x68;
+            let t = if rip_relative {
+                (f.addr + i as u64 + 4).wrapping_add(v as i64 as u64)
+            } else if absolute {
+                v as u32 as u64
+            } else {
+                continue;
+            };
+            if (lo..=hi).contains(&t) {
+                if let Some(name) = targets.get(&t) {
+                    return Some(format!("{name} (from {})", f.name));
                 }
             }
         }
