@@ -27,7 +27,8 @@ pub struct Entry {
 pub const KIND_OVERRIDE: u8 = 1;
 pub const KIND_IMPORT: u8 = 2;
 
-/// Bytes the kernel writes over an overridden function: `jmp rel32`.
+/// The fewest bytes an overridden function must have: a `jmp rel32` (to the kernel, or to a
+/// far jump the kernel places in the dead body of a larger overridden function).
 pub const PATCH_LEN: u32 = 5;
 
 /// A set of library functions the kernel replaces together.

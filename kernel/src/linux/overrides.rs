@@ -1,8 +1,11 @@
 //! Applies the function overrides the monitor chose (`hrt_abi::overrides`): each overridden
-//! function of the program gets a `jmp rel32` to the kernel's implementation over its first
-//! bytes, and each import is handed to the group that needs it. Done while the program's
+//! function of the program gets a jump to the kernel's implementation over its first bytes
+//! (see `plan`), and each import is handed to the group that needs it. Done while the program's
 //! segments are being loaded, before any of its code runs. All or nothing: if any entry cannot
-//! be applied (the kernel lacks the function, it is out of a jump's reach), none is.
+//! be applied (the kernel lacks the function, no jump fits), none is.
+
+use alloc::vec;
+use alloc::vec::Vec;
 
 use hrt_abi::overrides::{self as abi, Entry};
 
@@ -37,37 +40,73 @@ fn jump(site: u64, to: u64) -> Option<[u8; 5]> {
     Some([0xe9, r[0], r[1], r[2], r[3]])
 }
 
+/// Bytes of `jmp *0(%rip)` followed by the 8-byte target: reaches anywhere.
+const FAR_LEN: u64 = 14;
+
+fn far_jump(to: u64) -> Vec<u8> {
+    let mut code = vec![0xff, 0x25, 0, 0, 0, 0];
+    code.extend_from_slice(&to.to_le_bytes());
+    code
+}
+
+/// The code to write: (address, bytes), for every override. A function in reach of the kernel
+/// (the program lies within 2 GiB of it, as a non-PIE program does) gets a `jmp rel32`; one
+/// out of reach gets a far jump if it has room, and the rest of its body (dead once it is
+/// overridden) holds far jumps for the small functions out of reach, which `jmp rel32` there.
+fn plan(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<Vec<(u64, Vec<u8>)>, &'static str> {
+    let mut writes = Vec::new();
+    let mut spare: Vec<(u64, u64)> = Vec::new();
+    let mut small: Vec<(u64, u64)> = Vec::new();
+    for e in entries(boot.overrides) {
+        let site = bias.wrapping_add(e.addr);
+        if site < lo || site.saturating_add(e.size as u64) > hi || e.size < abi::PATCH_LEN {
+            return Err("an override lies outside the program");
+        }
+        if e.kind != abi::KIND_OVERRIDE {
+            continue;
+        }
+        let to = target(&e).ok_or("an override names a function the kernel does not have")?;
+        if let Some(code) = jump(site, to) {
+            writes.push((site, code.to_vec()));
+        } else if e.size as u64 >= FAR_LEN {
+            writes.push((site, far_jump(to)));
+            if e.size as u64 >= 2 * FAR_LEN {
+                spare.push((site + FAR_LEN, site + e.size as u64));
+            }
+        } else {
+            small.push((site, to));
+        }
+    }
+    for (site, to) in small {
+        let slot = spare.iter_mut().find(|(a, b)| *b - *a >= FAR_LEN && jump(site, *a).is_some());
+        let Some(slot) = slot else {
+            return Err("an overridden function is out of the kernel's reach");
+        };
+        let at = slot.0;
+        slot.0 += FAR_LEN;
+        writes.push((at, far_jump(to)));
+        writes.push((site, jump(site, at).unwrap_or([0xcc; 5]).to_vec()));
+    }
+    Ok(writes)
+}
+
 /// Applies the overrides to the program loaded `bias` bytes above its link addresses, whose
 /// loaded span is `[lo, hi)`. Returns how many functions now jump into the kernel.
 pub fn apply(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<usize, &'static str> {
     if boot.overrides.size == 0 {
         return Ok(0);
     }
-    // Check everything first.
-    for e in entries(boot.overrides) {
-        let site = bias.wrapping_add(e.addr);
-        if site < lo || site.saturating_add(e.size as u64) > hi {
-            return Err("an override lies outside the program");
-        }
-        if e.kind == abi::KIND_OVERRIDE {
-            let to = target(&e).ok_or("an override names a function the kernel does not have")?;
-            if e.size < abi::PATCH_LEN || jump(site, to).is_none() {
-                return Err("an overridden function is out of the kernel's reach");
-            }
-        }
+    let writes = plan(boot, bias, lo, hi)?;
+    for (at, code) in &writes {
+        // SAFETY: inside the program's freshly copied segments (checked by `plan`), which
+        // nothing runs yet.
+        unsafe { core::ptr::copy_nonoverlapping(code.as_ptr(), *at as *mut u8, code.len()) };
     }
     let mut count = 0;
     for e in entries(boot.overrides) {
-        let site = bias + e.addr;
         match e.kind {
-            abi::KIND_OVERRIDE => {
-                let code = jump(site, target(&e).unwrap_or(0)).unwrap_or([0xcc; 5]);
-                // SAFETY: inside the program's freshly copied segments (checked above), which
-                // nothing runs yet.
-                unsafe { core::ptr::copy_nonoverlapping(code.as_ptr(), site as *mut u8, code.len()) };
-                count += 1;
-            }
-            abi::KIND_IMPORT if e.group == abi::OMP_GROUP => crate::omp::set_import(e.index as usize, site),
+            abi::KIND_OVERRIDE => count += 1,
+            abi::KIND_IMPORT if e.group == abi::OMP_GROUP => crate::omp::set_import(e.index as usize, bias + e.addr),
             _ => {}
         }
     }

@@ -100,6 +100,3 @@ pub fn encode(entries: &[Entry]) -> Vec<u8> {
     }
     out
 }
-
-#[cfg(test)]
-mod tests;

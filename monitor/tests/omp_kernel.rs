@@ -1,0 +1,105 @@
+//! The kernel's own OpenMP runtime (`hrt run --omp kernel`): OpenMP programs built with gcc and
+//! its static libgomp run with their libgomp entry points redirected into the kernel, and must
+//! print what the same program prints natively on libgomp, with 1, 2 and 4 vCPUs and
+//! OMP_NUM_THREADS below, equal to and above the vCPU count. A program using what the kernel's
+//! runtime lacks is refused by `--omp kernel` and runs on its own libgomp under `--omp auto`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::hostile::{assert_same, repo_root, run, Outcome};
+
+/// Builds tests/programs/NAME.c with `gcc -O2 -fopenmp` and `link` (-static or -static-pie).
+fn build(name: &str, link: &str) -> PathBuf {
+    let root = repo_root();
+    let source = root.join("tests/programs").join(format!("{name}.c"));
+    let out = root.join("target/programs").join(format!("omp-{name}{link}"));
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+    let result = Command::new("gcc")
+        .args(["-O2", "-g", "-fopenmp", link, "-o"])
+        .arg(&tmp)
+        .arg(&source)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run gcc: {e}"));
+    assert!(result.status.success(), "building {}: {}", source.display(), String::from_utf8_lossy(&result.stderr));
+    std::fs::rename(&tmp, &out).unwrap();
+    out
+}
+
+fn native(prog: &Path, threads: Option<&str>) -> Outcome {
+    let mut cmd = Command::new(prog);
+    if let Some(n) = threads {
+        cmd.env("OMP_NUM_THREADS", n);
+    }
+    run(cmd, None)
+}
+
+fn hrt(options: &[&str], prog: &Path, threads: Option<&str>) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    cmd.arg("run").args(options).arg("--").arg(prog);
+    if let Some(n) = threads {
+        cmd.env("OMP_NUM_THREADS", n);
+    }
+    run(cmd, None)
+}
+
+#[test]
+fn kernel_runtime_runs_the_constructs_as_libgomp_does() {
+    let prog = build("omp_kernel", "-static");
+    for threads in [None, Some("1"), Some("2"), Some("6")] {
+        let want = native(&prog, threads);
+        assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+        for cpus in ["1", "2", "4"] {
+            let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, threads);
+            assert_same(&format!("omp_kernel, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
+        }
+    }
+}
+
+#[test]
+fn kernel_runtime_runs_a_static_pie_program() {
+    let prog = build("omp_kernel", "-static-pie");
+    let want = native(&prog, None);
+    let got = hrt(&["--omp", "kernel", "--cpus", "2", "-v"], &prog, None);
+    assert_same("omp_kernel static-pie", &want, &got);
+    assert!(got.stderr.contains("run on the kernel's runtime"), "-v does not say so:\n{}", got.stderr);
+}
+
+#[test]
+fn a_program_using_what_the_kernel_lacks_keeps_its_libgomp() {
+    // openmp.c uses a taskloop reduction (task reductions are not in the kernel's runtime).
+    let prog = build("openmp", "-static");
+    let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
+    assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
+    assert!(
+        refused.stderr.contains("GOMP_taskgroup_reduction") && refused.stderr.contains("--omp libgomp"),
+        "the refusal does not name the symbol and the way out:\n{}",
+        refused.stderr
+    );
+    let want = native(&prog, None);
+    let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
+    assert_eq!(auto.code(), want.code());
+    assert!(auto.stderr.contains("runs on its own libgomp"), "-v does not say why:\n{}", auto.stderr);
+    // The program prints the CPU count it may use; everything else must match.
+    let strip = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with("omp_get_num_procs") && !l.starts_with("omp_get_max_threads"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&auto.stdout), strip(&want.stdout));
+}
+
+#[test]
+fn a_stripped_program_keeps_its_libgomp() {
+    let prog = build("omp_kernel", "-static");
+    let stripped = prog.with_file_name("omp-omp_kernel-stripped");
+    let status = Command::new("strip").arg("-o").arg(&stripped).arg(&prog).status().expect("running strip");
+    assert!(status.success());
+    let refused = hrt(&["--omp", "kernel", "--cpus", "1"], &stripped, None);
+    assert_ne!(refused.code(), 0);
+    assert!(refused.stderr.contains("stripped"), "{}", refused.stderr);
+}
