@@ -122,3 +122,34 @@ fn a_page_two_segments_share_takes_the_later_ones_permissions() {
     let got = hrt(&["--cpus", "1"], &prog, &[]);
     assert_same("elf_shared_page", &linux, &got);
 }
+
+/// MAP_FIXED (and MAP_FIXED_NOREPLACE) in the hole below 4 GiB: Linux grants it; HRT cannot
+/// (the program's addresses are guest-physical and the hole holds no RAM) and answers ENOMEM,
+/// says so on stderr, and changes nothing: a request from RAM below the hole into it keeps the
+/// page below as it was, and the hole still faults. Every other line is as on Linux.
+#[test]
+fn map_fixed_in_the_memory_hole_fails_whole_and_says_so() {
+    let prog = build("mem_fixed_hole", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    // What HRT must answer: Linux's output with ENOMEM for the fixed requests Linux granted.
+    let mut expected = String::new();
+    for line in linux.stdout.lines() {
+        match line.strip_suffix(": 0").filter(|case| case.starts_with("map in the hole")) {
+            Some(case) => expected += &format!("{case}: -1 errno 12\n"),
+            None => expected += &format!("{line}\n"),
+        }
+    }
+    assert_eq!(
+        expected.matches("errno 12").count(),
+        linux.stdout.matches("errno 12").count() + 3,
+        "natively: {}",
+        linux.stdout
+    );
+    let wanted = common::hostile::Outcome { stdout: expected, stderr: String::new(), ..linux };
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus, "--mem", "4G"], &prog, &[]);
+        assert_same(&format!("mem_fixed_hole --cpus {cpus}"), &wanted, &got);
+        assert!(got.stderr.contains("outside the guest RAM"), "no note on stderr: {}", got.stderr);
+    }
+}
