@@ -8,8 +8,8 @@ use core::sync::atomic::Ordering;
 use hrt_abi::BootInfo;
 
 use super::elf::{Elf, ProgramHeader, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_LOAD, PT_PHDR};
-use super::protect;
 use super::process::{Brk, PROCESS, TID_BASE};
+use super::protect;
 use super::usermem::{self, page_up, PAGE};
 use crate::arch::syscall as user;
 use crate::sched::{self, ThreadOptions};
