@@ -89,3 +89,67 @@ fn untouched_memory_costs_the_host_nothing() {
         assert!(rss < LIMIT, "mem_untouched 6 {stride_mib}: hrt's peak host memory is {} MB", rss >> 20);
     }
 }
+
+/// The program's own segments carry their ELF permissions, as execve maps them: a store into
+/// .text, .rodata or the RELRO part of the data ends in SIGSEGV with SEGV_ACCERR at the address
+/// stored to, .rodata does not execute, system calls asked to write there answer EFAULT, and
+/// mprotect makes .text writable for a patch and read-only again (static and static-pie).
+#[test]
+fn elf_segments_keep_their_permissions() {
+    for flags in [&[][..], &["-static-pie"][..]] {
+        let prog = build("elf_protect", flags);
+        let linux = native(&prog, &[]);
+        assert_eq!(linux.code(), 0, "natively: {linux:?}");
+        assert!(linux.stdout.contains(".text write: SIGSEGV si_code 2 addr ok"), "natively: {}", linux.stdout);
+        for cpus in ["1", "2"] {
+            let got = hrt(&["--cpus", cpus], &prog, &[]);
+            assert_same(&format!("elf_protect {flags:?} --cpus {cpus}"), &linux, &got);
+        }
+    }
+}
+
+/// A page two segments share (the code segment's last page, where the data segment starts)
+/// gets the later segment's permissions, as Linux maps each segment over the one before: the
+/// store there works, the code segment's function on that page does not run (SIGSEGV, 139).
+#[test]
+fn a_page_two_segments_share_takes_the_later_ones_permissions() {
+    let script = common::hostile::repo_root().join("tests/programs/hostile/elf_shared_page.ld");
+    let link = format!("-Wl,-T,{}", script.display());
+    let prog = build("elf_shared_page", &["-nostdlib", "-no-pie", &link]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 139, "natively: {linux:?}");
+    assert!(linux.stdout.starts_with("data and code share a page"), "natively: {}", linux.stdout);
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_same("elf_shared_page", &linux, &got);
+}
+
+/// MAP_FIXED (and MAP_FIXED_NOREPLACE) in the hole below 4 GiB: Linux grants it; HRT cannot
+/// (the program's addresses are guest-physical and the hole holds no RAM) and answers ENOMEM,
+/// says so on stderr, and changes nothing: a request from RAM below the hole into it keeps the
+/// page below as it was, and the hole still faults. Every other line is as on Linux.
+#[test]
+fn map_fixed_in_the_memory_hole_fails_whole_and_says_so() {
+    let prog = build("mem_fixed_hole", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    // What HRT must answer: Linux's output with ENOMEM for the fixed requests Linux granted.
+    let mut expected = String::new();
+    for line in linux.stdout.lines() {
+        match line.strip_suffix(": 0").filter(|case| case.starts_with("map in the hole")) {
+            Some(case) => expected += &format!("{case}: -1 errno 12\n"),
+            None => expected += &format!("{line}\n"),
+        }
+    }
+    assert_eq!(
+        expected.matches("errno 12").count(),
+        linux.stdout.matches("errno 12").count() + 3,
+        "natively: {}",
+        linux.stdout
+    );
+    let wanted = common::hostile::Outcome { stdout: expected, stderr: String::new(), ..linux };
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus, "--mem", "4G"], &prog, &[]);
+        assert_same(&format!("mem_fixed_hole --cpus {cpus}"), &wanted, &got);
+        assert!(got.stderr.contains("outside the guest RAM"), "no note on stderr: {}", got.stderr);
+    }
+}

@@ -7,6 +7,10 @@ pub const ET_DYN: u16 = 3;
 pub const PT_LOAD: u32 = 1;
 pub const PT_TLS: u32 = 7;
 pub const PT_PHDR: u32 = 6;
+// Segment permissions (p_flags).
+pub const PF_X: u32 = 1;
+pub const PF_W: u32 = 2;
+pub const PF_R: u32 = 4;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ProgramHeader {

@@ -7,8 +7,9 @@ use core::sync::atomic::Ordering;
 
 use hrt_abi::BootInfo;
 
-use super::elf::{Elf, ET_DYN, ET_EXEC, PT_LOAD, PT_PHDR};
+use super::elf::{Elf, ProgramHeader, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_LOAD, PT_PHDR};
 use super::process::{Brk, PROCESS, TID_BASE};
+use super::protect;
 use super::usermem::{self, page_up, PAGE};
 use crate::arch::syscall as user;
 use crate::sched::{self, ThreadOptions};
@@ -82,6 +83,15 @@ fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> 
         }
         usermem::copy(base + p.vaddr, image_addr + p.offset, p.filesz);
     }
+    // Each segment gets its own permissions, as execve maps them: .text read-only and
+    // executable, .rodata read-only, data not executable (libc makes its PT_GNU_RELRO part
+    // read-only itself once relocated). Linux maps the segments one after the other, each over
+    // the pages it covers, so a page two segments share ends up with the later one's
+    // permissions: the same here, by setting them in the same order.
+    for p in &loads {
+        let start = (base + p.vaddr) & !(PAGE - 1);
+        protect::set_fresh(start, page_up(base + p.vaddr + p.memsz), segment_prot(p));
+    }
     // The program headers: PT_PHDR, else inside the segment that maps file offset phoff.
     let phdr = match elf.program_headers().find(|p| p.kind == PT_PHDR) {
         Some(p) => base + p.vaddr,
@@ -115,6 +125,14 @@ fn apply_overrides(boot: &BootInfo, loaded: &Loaded) -> Result<(), &'static str>
     crate::omp::init(env);
     kinfo!("hrt: {n} of the program's OpenMP functions run on the kernel's runtime");
     Ok(())
+}
+
+/// A segment's p_flags as PROT_* bits.
+fn segment_prot(p: &ProgramHeader) -> u64 {
+    [(PF_R, protect::PROT_READ), (PF_W, protect::PROT_WRITE), (PF_X, protect::PROT_EXEC)]
+        .iter()
+        .filter(|(pf, _)| p.flags & pf != 0)
+        .fold(0, |prot, (_, bit)| prot | bit)
 }
 
 /// The bytes of a file the monitor placed in reserved guest memory.
@@ -241,7 +259,7 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     };
     let stack_size = main_stack_size();
     let guard = usermem::alloc(STACK_GUARD + stack_size, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
-    super::protect::set_fresh(guard, guard + STACK_GUARD, 0);
+    protect::set_fresh(guard, guard + STACK_GUARD, 0);
     let stack = guard + STACK_GUARD;
     let sp = build_stack(boot, &loaded, interp.as_ref().map_or(0, |i| i.base), stack + stack_size)?;
     let entry = interp.as_ref().map_or(loaded.entry, |i| i.entry);

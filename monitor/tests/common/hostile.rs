@@ -15,7 +15,7 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// Builds tests/programs/hostile/NAME.c (once per test binary and source change) and returns the
-/// executable's path. `extra` flags are appended (e.g. `-static-pie`); they are part of the
+/// executable's path. `extra` flags are appended (`-static-pie` instead of `-static`); they are part of the
 /// output name so different builds of one source coexist.
 pub fn build(name: &str, extra: &[&str]) -> PathBuf {
     static LOCK: Mutex<()> = Mutex::new(());
@@ -34,9 +34,11 @@ pub fn build(name: &str, extra: &[&str]) -> PathBuf {
     };
     if !fresh(&out) {
         let tmp = out.with_extension("tmp");
+        // `-static-pie` replaces `-static` (gcc refuses the two together).
+        let link = if extra.contains(&"-static-pie") { "-static-pie" } else { "-static" };
         let result = Command::new("gcc")
-            .args(["-O1", "-g", "-Wall", "-static", "-pthread"])
-            .args(extra)
+            .args(["-O1", "-g", "-Wall", link, "-pthread"])
+            .args(extra.iter().filter(|f| **f != "-static-pie"))
             .arg("-o")
             .arg(&tmp)
             .arg(&source)

@@ -80,6 +80,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if !fits_user_space(addr, len) {
             return Err(ENOMEM);
         }
+        if !usermem::is_user_range(addr, addr + len) {
+            return Err(outside_program_memory(addr, len));
+        }
         if flags & MAP_FIXED_NOREPLACE != 0 {
             usermem::alloc_fixed(addr, len)?
         } else {
@@ -109,6 +112,24 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     apply_prot(start, start + len, prot, !replaced);
     Ok(start)
+}
+
+/// A fixed mapping Linux would grant but HRT cannot: the program's addresses are guest-physical
+/// (the kernel and the monitor use its pointers as they are), so only guest RAM in the program's
+/// pool can be mapped, never the hole below 4 GiB (devices: the IOAPIC, the local APIC), nor
+/// anything below the pool or above the RAM. The request fails as a whole with ENOMEM, what
+/// Linux answers for an address it cannot place, and `hrt` says so once on its stderr, since
+/// the program would have got the memory on Linux.
+fn outside_program_memory(addr: u64, len: u64) -> u32 {
+    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        let (lo, hi) = usermem::pool_range();
+        crate::kprintln!(
+            "hrt: mmap MAP_FIXED of [{addr:#x}, {:#x}) is outside the guest RAM the program can have (in [{lo:#x}, {hi:#x}), without the hole below 4 GiB): returning ENOMEM (reported once)",
+            addr + len
+        );
+    }
+    ENOMEM
 }
 
 /// Gives a new mapping its protection. Read-write (with or without exec) is what fresh memory
