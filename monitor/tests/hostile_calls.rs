@@ -65,6 +65,21 @@ fn blocked_signals_to_oneself_stay_pending() {
     same_as_linux("calls_blocked", &[]);
 }
 
+/// epoll (over pipes, eventfds, another epoll instance, stdin) and eventfd behave as on Linux:
+/// level- and edge-triggered and one-shot events, MOD/DEL, the data word back unchanged, every
+/// error case, eventfd's counter and semaphore modes, a thread blocked in epoll_wait woken by
+/// another thread's writes, and a signal ending epoll_wait with EINTR (with SA_RESTART too).
+/// With one vCPU and with two.
+#[test]
+fn epoll_and_eventfd_behave_as_on_linux() {
+    let prog = build("calls_epoll", &[]);
+    let linux = native(&prog, &[]);
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("calls_epoll --cpus {cpus}"), &linux, &got);
+    }
+}
+
 /// `PROG | head -1`: runs `cmd` with stdout piped, reads one line, closes the pipe and waits
 /// (killed after 120 s: then `None`, a hang). Returns the exit status as a shell shows it.
 fn first_line_then_close(mut cmd: std::process::Command) -> Option<(i32, String)> {
