@@ -130,7 +130,7 @@ impl Forwarder {
             // SAFETY: `p` covers `n` writable events of guest memory; `nowhere` is one pollfd.
             unsafe {
                 if n == 0 {
-                    libc::syscall(libc::SYS_poll, ptr(&mut nowhere), 1, ms)
+                    libc::syscall(libc::SYS_poll, ptr(std::ptr::addr_of_mut!(nowhere)), 1, ms)
                 } else {
                     libc::syscall(libc::SYS_epoll_wait, ep.raw(), ptr(p), n as libc::c_long, ms)
                 }

@@ -212,6 +212,7 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
 /// Whether call `nr`, interrupted for a handler with SA_RESTART, starts again. Linux never
 /// restarts the descriptor waits after a handler, whatever SA_RESTART says (signal(7)): poll,
 /// select, epoll_wait and their variants answer EINTR.
+#[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_poll etc.
 fn restarts_after_handler(nr: u64) -> bool {
     use linux_raw_sys::general::*;
     !matches!(
