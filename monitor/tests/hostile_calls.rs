@@ -4,7 +4,7 @@
 //! natively (exit status, errno, output).
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, build, hrt, hrt_cmd, native, run};
 
 /// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
 fn same_as_linux(name: &str, args: &[&str]) {
@@ -78,6 +78,16 @@ fn epoll_and_eventfd_behave_as_on_linux() {
         let got = hrt(&["--cpus", cpus], &prog, &[]);
         assert_same(&format!("calls_epoll --cpus {cpus}"), &linux, &got);
     }
+    // Stdin, a pipe the test fills and closes, watched until its end.
+    let input = vec![b'x'; 200_000];
+    let mut cmd = std::process::Command::new(&prog);
+    cmd.arg("stdin");
+    let linux = run(cmd, Some(&input));
+    assert!(linux.stdout.contains("200000 bytes"), "{}", linux.stdout);
+    let mut cmd = hrt_cmd();
+    cmd.args(["run", "--cpus", "2", "--"]).arg(&prog).arg("stdin");
+    let got = run(cmd, Some(&input));
+    assert_same("calls_epoll stdin", &linux, &got);
 }
 
 /// `PROG | head -1`: runs `cmd` with stdout piped, reads one line, closes the pipe and waits

@@ -19,8 +19,8 @@
 //!   fd (F_GETFD/F_SETFD, O_CLOEXEC, dup3, F_DUPFD_CLOEXEC). F_GETFL never shows O_CLOEXEC on
 //!   Linux, so the host flag is invisible.
 //! - The guest's descriptor limit is the monitor's RLIMIT_NOFILE soft limit at start-up.
-//! - ppoll/pselect6 signal masks are checked (EFAULT, EINVAL for a wrong size, as Linux does)
-//!   and then ignored: the guest delivers no signals other than fatal ones.
+//! - ppoll/pselect6/epoll_pwait/epoll_pwait2 signal masks are checked (EFAULT, EINVAL for a
+//!   wrong size, as Linux does) and then ignored.
 //! - A host call interrupted by a signal aimed at the monitor is restarted (timeouts continue
 //!   with the time left), unless [`Forwarder::shutdown`] was called: then the call returns EINTR,
 //!   so the monitor can free a vCPU thread blocked in a forwarded read by calling shutdown() and

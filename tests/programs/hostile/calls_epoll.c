@@ -352,8 +352,37 @@ static void interrupted(int flags, const char *what) {
     close(ep);
 }
 
-int main(void) {
+// `calls_epoll stdin`: stdin (a pipe the test writes and closes) watched by epoll until its end.
+static int watch_stdin(void) {
+    int ep = epoll_create1(0);
+    report("add stdin", add(ep, 0, EPOLLIN, 0x5a));
+    long total = 0;
+    for (;;) {
+        struct epoll_event ev;
+        int n = epoll_wait(ep, &ev, 1, -1);
+        if (n != 1 || ev.data.u64 != 0x5a || !(ev.events & (EPOLLIN | EPOLLHUP))) {
+            report("stdin wait", n);
+            return 1;
+        }
+        char buf[4096];
+        long r = read(0, buf, sizeof buf);
+        if (r < 0) {
+            report("stdin read", r);
+            return 1;
+        }
+        if (r == 0)
+            break;
+        total += r;
+    }
+    printf("stdin: %ld bytes, then its end\n", total);
+    wait_report("stdin at its end", ep, 8, 0);
+    return 0;
+}
+
+int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 1 && !strcmp(argv[1], "stdin"))
+        return watch_stdin();
     creation();
     control_errors();
     wait_errors();
