@@ -75,7 +75,7 @@ impl Forwarder {
     }
 
     /// epoll_pwait and epoll_pwait2 (epoll_wait is epoll_pwait without a mask). The signal mask
-    /// is checked as Linux checks it and then ignored, as for ppoll.
+    /// is checked as Linux checks it; the guest kernel applies it, as for ppoll.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn epoll_pwait(
         &self,

@@ -20,7 +20,7 @@
 //!   Linux, so the host flag is invisible.
 //! - The guest's descriptor limit is the monitor's RLIMIT_NOFILE soft limit at start-up.
 //! - ppoll/pselect6/epoll_pwait/epoll_pwait2 signal masks are checked (EFAULT, EINVAL for a
-//!   wrong size, as Linux does) and then ignored.
+//!   wrong size, as Linux does); the guest kernel applies them for the wait.
 //! - A host call interrupted by a signal aimed at the monitor is restarted (timeouts continue
 //!   with the time left), unless [`Forwarder::shutdown`] was called: then the call returns EINTR,
 //!   so the monitor can free a vCPU thread blocked in a forwarded read by calling shutdown() and

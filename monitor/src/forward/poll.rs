@@ -22,7 +22,7 @@ pub(super) fn ms_left(deadline: Instant) -> libc::c_long {
 }
 
 /// Checks a ppoll/pselect6/epoll_pwait signal mask the way Linux does (EFAULT, EINVAL for a
-/// wrong size) and ignores it.
+/// wrong size). The guest kernel applies it for the wait (linux/calls/signal.rs).
 pub(super) fn check_sigmask(g: Guest, mask: u64, size: u64) -> SysResult<()> {
     if mask != 0 {
         if size != 8 {

@@ -3,7 +3,7 @@
 // word coming back unchanged, errors (EBADF, EEXIST, ENOENT, EINVAL, EPERM, EFAULT),
 // close-on-exec and non-blocking flags, eventfd's counter and semaphore modes, a thread blocked
 // in epoll_wait woken by another thread's write, and a signal interrupting epoll_wait (EINTR,
-// with or without SA_RESTART). One line per case; the same natively and under hrt.
+// with or without SA_RESTART), epoll_pwait's signal mask. One line per case; the same natively and under hrt.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -327,6 +327,29 @@ static void *sig_waiter(void *arg) {
     return NULL;
 }
 
+// Starts `waiter` on an epoll instance watching an idle pipe; once it is about to wait, sends it
+// SIGUSR1 200 ms later (if `send`); reports how its wait ended.
+static void signal_waiter(void *(*waiter)(void *), int send, const char *what) {
+    int ep = epoll_create1(0), p[2];
+    pipe(p);
+    add(ep, p[0], EPOLLIN, 1);
+    handled = 0;
+    sig_ready = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, waiter, &ep);
+    while (!sig_ready)
+        sched_yield();
+    if (send) {
+        sleep_ms(200);
+        pthread_kill(t, SIGUSR1);
+    }
+    pthread_join(t, NULL);
+    printf("%s: result %ld errno %ld handled %d\n", what, sig_result, sig_errno, handled);
+    close(p[0]);
+    close(p[1]);
+    close(ep);
+}
+
 static void interrupted(int flags, const char *what) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -334,22 +357,7 @@ static void interrupted(int flags, const char *what) {
     sa.sa_flags = flags;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
-    int ep = epoll_create1(0), p[2];
-    pipe(p);
-    add(ep, p[0], EPOLLIN, 1);
-    handled = 0;
-    sig_ready = 0;
-    pthread_t t;
-    pthread_create(&t, NULL, sig_waiter, &ep);
-    while (!sig_ready)
-        sched_yield();
-    sleep_ms(200);
-    pthread_kill(t, SIGUSR1);
-    pthread_join(t, NULL);
-    printf("%s: result %ld errno %ld handled %d\n", what, sig_result, sig_errno, handled);
-    close(p[0]);
-    close(p[1]);
-    close(ep);
+    signal_waiter(sig_waiter, 1, what);
 }
 
 // `calls_epoll stdin`: stdin (a pipe the test writes and closes) watched by epoll until its end.
@@ -379,6 +387,38 @@ static int watch_stdin(void) {
     return 0;
 }
 
+// epoll_pwait's mask: SIGUSR1, blocked in the thread, is unblocked for the wait only. Sent
+// before the wait (pending) or during it, it ends the wait with EINTR and its handler runs;
+// afterwards the thread's own mask is back.
+static volatile int pwait_pending;
+
+static void *masked_waiter(void *arg) {
+    int ep = *(int *)arg;
+    sigset_t usr1, none, after;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigemptyset(&none);
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+    struct epoll_event ev;
+    if (pwait_pending) {
+        raise(SIGUSR1);
+        report("pending: blocked signal left pending by a zero wait with the old mask",
+               epoll_pwait(ep, &ev, 1, 0, &usr1));
+        printf("  handled %d\n", handled);
+    }
+    sig_ready = 1;
+    sig_result = epoll_pwait(ep, &ev, 1, -1, &none);
+    sig_errno = errno;
+    pthread_sigmask(SIG_BLOCK, NULL, &after);
+    printf("  after the wait: SIGUSR1 blocked %d\n", sigismember(&after, SIGUSR1));
+    return NULL;
+}
+
+static void masked_wait(int pending, const char *what) {
+    pwait_pending = pending;
+    signal_waiter(masked_waiter, !pending, what);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc > 1 && !strcmp(argv[1], "stdin"))
@@ -392,5 +432,7 @@ int main(int argc, char **argv) {
     wake_up();
     interrupted(0, "signal without SA_RESTART");
     interrupted(SA_RESTART, "signal with SA_RESTART");
+    masked_wait(0, "epoll_pwait mask unblocks a signal sent during the wait");
+    masked_wait(1, "epoll_pwait mask unblocks a pending signal");
     return 0;
 }
