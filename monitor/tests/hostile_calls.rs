@@ -4,7 +4,7 @@
 //! natively (exit status, errno, output).
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, build, hrt, hrt_cmd, native, run};
 
 /// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
 fn same_as_linux(name: &str, args: &[&str]) {
@@ -63,6 +63,31 @@ fn privileged_values_are_refused_as_on_linux() {
 #[test]
 fn blocked_signals_to_oneself_stay_pending() {
     same_as_linux("calls_blocked", &[]);
+}
+
+/// epoll (over pipes, eventfds, another epoll instance, stdin) and eventfd behave as on Linux:
+/// level- and edge-triggered and one-shot events, MOD/DEL, the data word back unchanged, every
+/// error case, eventfd's counter and semaphore modes, a thread blocked in epoll_wait woken by
+/// another thread's writes, and a signal ending epoll_wait with EINTR (with SA_RESTART too).
+/// With one vCPU and with two.
+#[test]
+fn epoll_and_eventfd_behave_as_on_linux() {
+    let prog = build("calls_epoll", &[]);
+    let linux = native(&prog, &[]);
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("calls_epoll --cpus {cpus}"), &linux, &got);
+    }
+    // Stdin, a pipe the test fills and closes, watched until its end.
+    let input = vec![b'x'; 200_000];
+    let mut cmd = std::process::Command::new(&prog);
+    cmd.arg("stdin");
+    let linux = run(cmd, Some(&input));
+    assert!(linux.stdout.contains("200000 bytes"), "{}", linux.stdout);
+    let mut cmd = hrt_cmd();
+    cmd.args(["run", "--cpus", "2", "--"]).arg(&prog).arg("stdin");
+    let got = run(cmd, Some(&input));
+    assert_same("calls_epoll stdin", &linux, &got);
 }
 
 /// `PROG | head -1`: runs `cmd` with stdout piped, reads one line, closes the pipe and waits

@@ -51,7 +51,11 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
         Route::Forward => {
             let start = crate::time::ticks();
+            let masked = super::calls::signal::begin_masked_wait(nr, &args);
             let ret = forward(nr, args);
+            if masked {
+                super::calls::signal::end_masked_wait(ret);
+            }
             if tracing && !crate::console::quiet() {
                 round_trip = Some(crate::time::ticks_to_ns(crate::time::ticks().wrapping_sub(start)));
             }

@@ -100,6 +100,14 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_llistxattr => ("llistxattr", 3, F),
         __NR_flistxattr => ("flistxattr", 3, F),
         __NR_fadvise64 => ("fadvise64", 4, F),
+        __NR_epoll_create => ("epoll_create", 1, F),
+        __NR_epoll_create1 => ("epoll_create1", 1, F),
+        __NR_epoll_ctl => ("epoll_ctl", 4, F),
+        __NR_epoll_wait => ("epoll_wait", 4, F),
+        __NR_epoll_pwait => ("epoll_pwait", 6, F),
+        __NR_epoll_pwait2 => ("epoll_pwait2", 6, F),
+        __NR_eventfd => ("eventfd", 1, F),
+        __NR_eventfd2 => ("eventfd2", 2, F),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),

@@ -46,12 +46,12 @@ impl Forwarder {
             libc::SYS_fcntl => matches!(args[1] as i32, libc::F_SETLKW | libc::F_OFD_SETLKW),
             // Opening a FIFO waits for its other end.
             libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => true,
+            // An epoll wait with a zero timeout only looks.
+            libc::SYS_epoll_wait | libc::SYS_epoll_pwait => super::host::int(args[3]) != 0,
             libc::SYS_poll
             | libc::SYS_ppoll
             | libc::SYS_select
             | libc::SYS_pselect6
-            | libc::SYS_epoll_wait
-            | libc::SYS_epoll_pwait
             | libc::SYS_epoll_pwait2
             | libc::SYS_flock
             | libc::SYS_accept
@@ -74,7 +74,7 @@ impl Forwarder {
     fn may_wait(&self, fd: u64, dir: Direction) -> bool {
         let Ok(host) = self.fds.get(fd) else { return false };
         match host.kind() {
-            FdKind::Quick => false,
+            FdKind::Quick | FdKind::Epoll => false,
             FdKind::Terminal => dir == Direction::Read,
             FdKind::Pipe | FdKind::Socket | FdKind::Other => true,
         }

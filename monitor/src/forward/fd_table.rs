@@ -37,6 +37,9 @@ pub enum FdKind {
     Pipe,
     /// A socket: as a pipe, but a non-waiting write may be partial.
     Socket,
+    /// An epoll instance (one the program created: the forwarder knows it without asking).
+    /// Reading or writing it fails at once; waiting on it is epoll_wait's business.
+    Epoll,
     /// Anything else: may wait.
     Other,
 }
@@ -45,6 +48,11 @@ impl HostFd {
     /// A descriptor the forwarder opened; closed when dropped.
     pub fn owned(fd: i32, special: bool) -> HostFd {
         HostFd { fd, owned: true, special, kind: std::sync::OnceLock::new() }
+    }
+
+    /// A descriptor the forwarder opened whose kind it knows; closed when dropped.
+    pub fn with_kind(fd: i32, kind: FdKind) -> HostFd {
+        HostFd { fd, owned: true, special: false, kind: std::sync::OnceLock::from(kind) }
     }
 
     /// One of the host's standard descriptors, never closed by the forwarder.

@@ -1,6 +1,6 @@
 //! A deterministic fuzz run of the forwarding decoder, as an ordinary test (so CI runs it):
 //! random system-call numbers and argument words, pointers near and across the edges of guest
-//! memory, iovec / pollfd / fd_set / timespec arrays with bad inner pointers and lengths,
+//! memory, iovec / pollfd / fd_set / timespec / epoll_event arrays with bad inner pointers and lengths,
 //! starting from the seeds in `fuzz_seeds.txt` and mutating them.
 //!
 //! Guest memory is a small host mapping with a canary page on each side and an inaccessible
@@ -14,7 +14,7 @@
 //! pass is checked before the call and replaced by a plain name unless it is one (no `/`, no
 //! `.`), so nothing outside the scratch directory is named; symbolic-link targets likewise;
 //! the inherited descriptors 0/1/2 are closed for the guest first; blocking is impossible
-//! (pipes non-blocking, zero timeouts, no waiting locks).
+//! (pipes and eventfds non-blocking, zero timeouts, no waiting locks).
 
 use super::guest_mem::GuestMemory;
 use super::{Forwarder, HANDLED};
@@ -275,6 +275,14 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
         libc::SYS_ppoll => a[2] = at::ZERO_TIME,
         libc::SYS_select => a[4] = at::ZERO_TIME,
         libc::SYS_pselect6 => a[4] = at::ZERO_TIME,
+        libc::SYS_epoll_wait | libc::SYS_epoll_pwait => a[3] = 0,
+        libc::SYS_epoll_pwait2 => a[3] = at::ZERO_TIME,
+        // Reads of an empty eventfd and writes to a full one would wait.
+        libc::SYS_eventfd => {
+            a[1] = libc::EFD_NONBLOCK as u64;
+            return libc::SYS_eventfd2;
+        }
+        libc::SYS_eventfd2 => a[1] |= libc::EFD_NONBLOCK as u64,
         libc::SYS_pipe => {
             a[1] = libc::O_NONBLOCK as u64;
             return libc::SYS_pipe2;
@@ -368,6 +376,12 @@ fn syscall_number(name: &str) -> Option<i64> {
         "ppoll" => libc::SYS_ppoll,
         "select" => libc::SYS_select,
         "pselect6" => libc::SYS_pselect6,
+        "epoll_create1" => libc::SYS_epoll_create1,
+        "epoll_ctl" => libc::SYS_epoll_ctl,
+        "epoll_wait" => libc::SYS_epoll_wait,
+        "epoll_pwait" => libc::SYS_epoll_pwait,
+        "epoll_pwait2" => libc::SYS_epoll_pwait2,
+        "eventfd2" => libc::SYS_eventfd2,
         "sendfile" => libc::SYS_sendfile,
         "utimensat" => libc::SYS_utimensat,
         "symlinkat" => libc::SYS_symlinkat,

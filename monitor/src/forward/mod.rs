@@ -19,8 +19,8 @@
 //!   fd (F_GETFD/F_SETFD, O_CLOEXEC, dup3, F_DUPFD_CLOEXEC). F_GETFL never shows O_CLOEXEC on
 //!   Linux, so the host flag is invisible.
 //! - The guest's descriptor limit is the monitor's RLIMIT_NOFILE soft limit at start-up.
-//! - ppoll/pselect6 signal masks are checked (EFAULT, EINVAL for a wrong size, as Linux does)
-//!   and then ignored: the guest delivers no signals other than fatal ones.
+//! - ppoll/pselect6/epoll_pwait/epoll_pwait2 signal masks are checked (EFAULT, EINVAL for a
+//!   wrong size, as Linux does); the guest kernel applies them for the wait.
 //! - A host call interrupted by a signal aimed at the monitor is restarted (timeouts continue
 //!   with the time left), unless [`Forwarder::shutdown`] was called: then the call returns EINTR,
 //!   so the monitor can free a vCPU thread blocked in a forwarded read by calling shutdown() and
@@ -28,6 +28,7 @@
 //! - Blocking calls (read on a pipe or terminal, poll) block the calling vCPU thread.
 
 mod blocking;
+mod epoll;
 mod errno;
 mod fadvise;
 mod fd_table;
@@ -53,6 +54,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use epoll::Wait;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
 use guest_mem::Guest;
@@ -139,6 +141,14 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_llistxattr,
     libc::SYS_flistxattr,
     libc::SYS_fadvise64,
+    libc::SYS_epoll_create,
+    libc::SYS_epoll_create1,
+    libc::SYS_epoll_ctl,
+    libc::SYS_epoll_wait,
+    libc::SYS_epoll_pwait,
+    libc::SYS_epoll_pwait2,
+    libc::SYS_eventfd,
+    libc::SYS_eventfd2,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -347,6 +357,14 @@ impl Forwarder {
             libc::SYS_listxattr | libc::SYS_llistxattr => self.listxattr(g, nr, a[0], a[1], a[2]),
             libc::SYS_flistxattr => self.flistxattr(g, a[0], a[1], a[2]),
             libc::SYS_fadvise64 => self.fadvise64(a[0], a[1], a[2], a[3]),
+            libc::SYS_epoll_create => self.epoll_create(a[0]),
+            libc::SYS_epoll_create1 => self.epoll_create1(a[0]),
+            libc::SYS_epoll_ctl => self.epoll_ctl(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_epoll_wait => self.epoll_pwait(g, a[0], a[1], a[2], Wait::Ms(a[3]), 0, 0),
+            libc::SYS_epoll_pwait => self.epoll_pwait(g, a[0], a[1], a[2], Wait::Ms(a[3]), a[4], a[5]),
+            libc::SYS_epoll_pwait2 => self.epoll_pwait(g, a[0], a[1], a[2], Wait::Timespec(a[3]), a[4], a[5]),
+            libc::SYS_eventfd => self.eventfd2(a[0], 0),
+            libc::SYS_eventfd2 => self.eventfd2(a[0], a[1]),
             _ => Err(Errno::ENOSYS),
         }
     }

@@ -16,14 +16,14 @@ const POLLFD_SIZE: u64 = 8;
 const REVENTS_OFFSET: u64 = 6;
 
 /// The time left until `deadline` in poll's milliseconds, rounded up.
-fn ms_left(deadline: Instant) -> libc::c_long {
+pub(super) fn ms_left(deadline: Instant) -> libc::c_long {
     let left = deadline.saturating_duration_since(Instant::now());
     left.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_long
 }
 
-/// Checks a ppoll/pselect6 signal mask the way Linux does (EFAULT, EINVAL for a wrong size) and
-/// ignores it: the guest delivers no signals other than fatal ones.
-fn check_sigmask(g: Guest, mask: u64, size: u64) -> SysResult<()> {
+/// Checks a ppoll/pselect6/epoll_pwait signal mask the way Linux does (EFAULT, EINVAL for a
+/// wrong size). The guest kernel applies it for the wait (linux/calls/signal.rs).
+pub(super) fn check_sigmask(g: Guest, mask: u64, size: u64) -> SysResult<()> {
     if mask != 0 {
         if size != 8 {
             return Err(Errno::EINVAL);

@@ -538,6 +538,11 @@ fn every_handled_call_is_dispatched() {
         assert!(Forwarder::handles(nr as u64));
         // All-ones arguments: bad fds, bad pointers, bad sizes — never ENOSYS, never a panic.
         let r = t.call(nr, &[u64::MAX; 6]);
+        if nr == libc::SYS_eventfd {
+            // Its one argument is a start count, and all ones is a valid one (as on Linux).
+            assert!(r >= 0, "eventfd(UINT_MAX): {r}");
+            continue;
+        }
         assert!(r < 0 && r != -(libc::ENOSYS as i64), "nr {nr}: {r}");
     }
 }

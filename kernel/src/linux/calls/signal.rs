@@ -253,6 +253,15 @@ pub fn rt_sigsuspend(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(EINVAL);
     }
     let mask = uaccess::read::<u64>(a[0])? & !UNBLOCKABLE;
+    wait_with_mask(mask);
+    wait_for_signal(mask, None);
+    Err(EINTR)
+}
+
+/// The current thread takes `mask` for a wait; its own mask is kept aside, for a handler's
+/// frame to carry (rt_sigreturn restores it) or for the return path to put back when no handler
+/// runs (deliver.rs).
+fn wait_with_mask(mask: u64) {
     let t = register_current();
     {
         let mut s = SIGNALS.lock();
@@ -262,8 +271,48 @@ pub fn rt_sigsuspend(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
     }
     t.sigmask = mask;
-    wait_for_signal(mask, None);
-    Err(EINTR)
+}
+
+/// The signal mask a forwarded ppoll, pselect6, epoll_pwait or epoll_pwait2 waits with; None
+/// when it has none, or one the monitor will refuse (a wrong size: EINVAL; unreadable: EFAULT).
+#[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_ppoll etc.
+fn wait_sigmask(nr: u64, a: &[u64; 6]) -> Option<u64> {
+    use linux_raw_sys::general::{__NR_epoll_pwait, __NR_epoll_pwait2, __NR_ppoll, __NR_pselect6};
+    let (mask, size) = match nr as u32 {
+        __NR_ppoll => (a[3], a[4]),
+        __NR_epoll_pwait | __NR_epoll_pwait2 => (a[4], a[5]),
+        // { const sigset_t *ss; size_t ss_len; }
+        __NR_pselect6 if a[5] != 0 => uaccess::read::<[u64; 2]>(a[5]).ok().map(|[m, s]| (m, s))?,
+        _ => return None,
+    };
+    if mask == 0 || size != 8 {
+        return None;
+    }
+    uaccess::read::<u64>(mask).ok().map(|m| m & !UNBLOCKABLE)
+}
+
+/// Before forwarded call `nr`: a wait with a signal mask (ppoll, pselect6, epoll_pwait,
+/// epoll_pwait2) takes it for the wait, as Linux's set_user_sigmask does, so a signal it
+/// unblocks interrupts the wait. Returns whether it did.
+pub fn begin_masked_wait(nr: u64, a: &[u64; 6]) -> bool {
+    let Some(mask) = wait_sigmask(nr, a) else { return false };
+    wait_with_mask(mask);
+    true
+}
+
+/// After a masked wait answered `ret`: the thread's own mask comes back at once, unless a signal
+/// interrupted the wait (then the return path restores it, after a handler's frame has taken
+/// it), as Linux's restore_saved_sigmask_unless.
+pub fn end_masked_wait(ret: i64) {
+    if ret == -(EINTR as i64) || ret == -(sig::ERESTARTSYS as i64) {
+        return;
+    }
+    let t = current();
+    let mut s = SIGNALS.lock();
+    if let Some(mask) = s.thread(t.tid).saved_mask.take() {
+        t.sigmask = mask;
+        SUSPENDED.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// pause(): waits for a signal that runs a handler or ends the program.

@@ -125,7 +125,7 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     let flags = act[1];
     // An interrupted system call: EINTR (already in rax), or restarted after the handler.
     if let Some(nr) = state::take_restart(t.tid) {
-        if flags & SA_RESTART != 0 {
+        if flags & SA_RESTART != 0 && restarts_after_handler(nr) {
             restart(regs, nr);
         }
     }
@@ -209,6 +209,18 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
 }
 
 /// Points the program back at system call `nr` (the 2-byte SYSCALL instruction before rip).
+/// Whether call `nr`, interrupted for a handler with SA_RESTART, starts again. Linux never
+/// restarts the descriptor waits after a handler, whatever SA_RESTART says (signal(7)): poll,
+/// select, epoll_wait and their variants answer EINTR.
+#[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_poll etc.
+fn restarts_after_handler(nr: u64) -> bool {
+    use linux_raw_sys::general::*;
+    !matches!(
+        nr as u32,
+        __NR_poll | __NR_ppoll | __NR_select | __NR_pselect6 | __NR_epoll_wait | __NR_epoll_pwait | __NR_epoll_pwait2
+    )
+}
+
 fn restart(regs: &mut TrapFrame, nr: u64) {
     regs.rax = nr;
     regs.rip -= 2;
