@@ -53,13 +53,14 @@ struct Loaded {
     end: u64,
     /// The address its link address 0 landed at (AT_BASE for an interpreter).
     base: u64,
-    /// Where its lowest segment starts.
-    start: u64,
+    /// How many of its functions jump to the kernel's (`--omp kernel`).
+    overridden: usize,
 }
 
 /// Maps a program's PT_LOAD segments: an ET_EXEC program at its link addresses (inside the
 /// span the monitor reserved), an ET_DYN one (or an interpreter) wherever memory is free.
-fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> {
+/// `program`: the program itself (not its interpreter), whose overrides are applied.
+fn load_segments(boot: &BootInfo, image: &[u8], program: bool) -> Result<Loaded, &'static str> {
     let elf = Elf::parse(image).ok_or("not an ELF64 file")?;
     let loads: Vec<_> = elf.program_headers().filter(|p| p.kind == PT_LOAD).collect();
     let lo = loads.iter().map(|p| p.vaddr).min().ok_or("no loadable segment")? & !(PAGE - 1);
@@ -83,6 +84,8 @@ fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> 
         }
         usermem::copy(base + p.vaddr, image_addr + p.offset, p.filesz);
     }
+    // Overrides patch the code while it is still writable.
+    let overridden = if program { super::overrides::apply(boot, base, base + lo, base + hi)? } else { 0 };
     // Each segment gets its own permissions, as execve maps them: .text read-only and
     // executable, .rodata read-only, data not executable (libc makes its PT_GNU_RELRO part
     // read-only itself once relocated). Linux maps the segments one after the other, each over
@@ -108,23 +111,22 @@ fn load_segments(boot: &BootInfo, image: &[u8]) -> Result<Loaded, &'static str> 
             super::eh_frame::add(base + lo, base + hi, hdr);
         }
     }
-    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base, start: base + lo })
+    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base, overridden })
 }
 
-/// Redirects the program's library functions the monitor chose to the kernel's (`--omp
-/// kernel`), and gives the kernel's OpenMP runtime the program's environment.
-fn apply_overrides(boot: &BootInfo, loaded: &Loaded) -> Result<(), &'static str> {
+/// Gives the kernel's OpenMP runtime the program's environment when the program's libgomp
+/// functions were redirected to it (`--omp kernel`).
+fn start_overrides(boot: &BootInfo, loaded: &Loaded) {
     if boot.overrides.size == 0 {
-        return Ok(());
+        return;
     }
-    let n = super::overrides::apply(boot, loaded.base, loaded.start, loaded.end)?;
+    let n = loaded.overridden;
     let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
     // SAFETY: the monitor placed argv/envp there and reserved the range.
     let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
     let env = block.split(|&b| b == 0).skip(boot.argc as usize).take(boot.envc as usize);
     crate::omp::init(env);
     kinfo!("hrt: {n} of the program's OpenMP functions run on the kernel's runtime");
-    Ok(())
 }
 
 /// A segment's p_flags as PROT_* bits.
@@ -246,8 +248,8 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
 pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let pool = boot.user_pool;
     usermem::init(pool.base, pool.base + pool.size);
-    let loaded = load_segments(boot, placed_file(boot.program))?;
-    apply_overrides(boot, &loaded)?;
+    let loaded = load_segments(boot, placed_file(boot.program), true)?;
+    start_overrides(boot, &loaded);
     let brk_end = reserve_brk_window(loaded.end, pool.size);
     *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
     // A dynamically linked program starts in its interpreter (ld.so), placed after the break's
@@ -255,7 +257,7 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     // it is itself (AT_BASE), as Linux's execve does.
     let interp = match boot.interp.size {
         0 => None,
-        _ => Some(load_segments(boot, placed_file(boot.interp)).map_err(|_| "cannot load its interpreter")?),
+        _ => Some(load_segments(boot, placed_file(boot.interp), false).map_err(|_| "cannot load its interpreter")?),
     };
     let stack_size = main_stack_size();
     let guard = usermem::alloc(STACK_GUARD + stack_size, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
