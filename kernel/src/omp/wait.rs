@@ -33,7 +33,7 @@ impl Word {
                 return v;
             }
             round = round.wrapping_add(1);
-            if round % 64 == 0 {
+            if round.is_multiple_of(64) {
                 if crate::sched::runnable_here() > 0 {
                     crate::sched::yield_now();
                 } else if crate::time::ticks() > spin_until {

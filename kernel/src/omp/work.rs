@@ -59,10 +59,10 @@ fn count_signed(start: i64, end: i64, incr: i64) -> u64 {
 /// Iterations of an `unsigned long long` loop counting up or down.
 fn count_unsigned(up: bool, start: u64, end: u64, incr: u64) -> u64 {
     let n = if up && end > start && incr != 0 {
-        ((end - start) as u128 + incr as u128 - 1) / incr as u128
+        ((end - start) as u128).div_ceil(incr as u128)
     } else if !up && start > end && incr != 0 {
         let d = incr.wrapping_neg() as u128;
-        ((start - end) as u128 + d - 1) / d
+        ((start - end) as u128).div_ceil(d)
     } else {
         0
     };

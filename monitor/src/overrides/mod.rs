@@ -90,7 +90,7 @@ pub fn plan(bytes: &[u8], group: u8) -> Decision {
 
 /// The override entries as the kernel reads them (`BootInfo::overrides`).
 pub fn encode(entries: &[Entry]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(entries.len() * std::mem::size_of::<Entry>());
+    let mut out = Vec::with_capacity(std::mem::size_of_val(entries));
     for e in entries {
         out.extend_from_slice(&e.addr.to_le_bytes());
         out.extend_from_slice(&e.size.to_le_bytes());
