@@ -85,14 +85,18 @@ fn stop_and_continue(mut cmd: Command, stop_with: libc::c_int, then: libc::c_int
     None
 }
 
+/// Each run gets a process group of its own: Linux discards SIGTSTP sent to a process whose
+/// group is orphaned (as it is when the test runs under a job-control shell's background job),
+/// and a group whose parent (this test) is in another group of the same session is not.
 fn stops_as_native(mode: &str, stop_with: libc::c_int, then: libc::c_int) {
+    use std::os::unix::process::CommandExt;
     let prog = build("sig_from_host", &[]);
     let mut native = Command::new(&prog);
-    native.arg(mode);
+    native.arg(mode).process_group(0);
     let want = stop_and_continue(native, stop_with, then).expect("the native run stops and ends");
     for cpus in ["1", "2"] {
         let mut cmd = hrt_cmd();
-        cmd.args(["run", "--cpus", cpus, "--"]).arg(&prog).arg(mode).current_dir(repo_root());
+        cmd.args(["run", "--cpus", cpus, "--"]).arg(&prog).arg(mode).current_dir(repo_root()).process_group(0);
         let got = stop_and_continue(cmd, stop_with, then)
             .unwrap_or_else(|| panic!("{mode} --cpus {cpus}: hrt did not stop, or did not end"));
         assert_eq!(got, want, "{mode}, --cpus {cpus}: hrt (left) and Linux (right) differ");
