@@ -27,33 +27,31 @@ static int all_once(void) {
     return ok;
 }
 
+/* Checks that the loop just run (labelled `what`, on `nth` threads) ran every iteration once. */
+static void once_each(const char *what, int nth) {
+    char line[96];
+    snprintf(line, sizeof line, "%s, %d threads: every iteration once", what, nth);
+    check(line, all_once());
+}
+
+/* A parallel loop over hits[] with schedule(...), then the check that it ran every iteration
+ * once (the pragma is built from the macro's arguments). */
+#define DO_PRAGMA(x) _Pragma(#x)
+#define FOR_EACH_ONCE(label, ...)                                                                \
+    do {                                                                                         \
+        DO_PRAGMA(omp parallel for num_threads(nth) schedule(__VA_ARGS__))                       \
+        for (int i = 0; i < N; i++)                                                              \
+            __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);                                   \
+        once_each(label, nth);                                                                   \
+    } while (0)
+
 static void loops(int nth) {
     char what[96];
-#pragma omp parallel for num_threads(nth) schedule(static)
-    for (int i = 0; i < N; i++)
-        __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-    snprintf(what, sizeof what, "for static, %d threads: every iteration once", nth);
-    check(what, all_once());
-#pragma omp parallel for num_threads(nth) schedule(static, 3)
-    for (int i = 0; i < N; i++)
-        __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-    snprintf(what, sizeof what, "for static,3, %d threads: every iteration once", nth);
-    check(what, all_once());
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 17)
-    for (int i = 0; i < N; i++)
-        __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-    snprintf(what, sizeof what, "for dynamic,17, %d threads: every iteration once", nth);
-    check(what, all_once());
-#pragma omp parallel for num_threads(nth) schedule(guided, 7)
-    for (int i = 0; i < N; i++)
-        __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-    snprintf(what, sizeof what, "for guided,7, %d threads: every iteration once", nth);
-    check(what, all_once());
-#pragma omp parallel for num_threads(nth) schedule(nonmonotonic : dynamic, 5)
-    for (int i = 0; i < N; i++)
-        __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-    snprintf(what, sizeof what, "for nonmonotonic:dynamic,5, %d threads: every iteration once", nth);
-    check(what, all_once());
+    FOR_EACH_ONCE("for static", static);
+    FOR_EACH_ONCE("for static,3", static, 3);
+    FOR_EACH_ONCE("for dynamic,17", dynamic, 17);
+    FOR_EACH_ONCE("for guided,7", guided, 7);
+    FOR_EACH_ONCE("for nonmonotonic:dynamic,5", nonmonotonic : dynamic, 5);
     /* schedule(runtime) under every kind omp_set_schedule can name. */
     static const omp_sched_t kinds[] = {omp_sched_static, omp_sched_dynamic, omp_sched_guided, omp_sched_auto,
                                         omp_sched_monotonic | omp_sched_dynamic};

@@ -185,68 +185,60 @@ extern "C" fn GOMP_ordered_end() {}
 fn start_signed(l: Loop, istart: *mut i64, iend: *mut i64) -> bool {
     work::start(&l, istart as *mut u64, iend as *mut u64, core::ptr::null_mut())
 }
-extern "C" fn GOMP_loop_static_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
-    start_signed(signed_loop(SCHED_STATIC, s, e, i, c, false), is, ie)
+
+/// The `long` loop entry points with a chunk argument, and those of `schedule(runtime)`.
+macro_rules! signed_starts {
+    ($($name:ident: $kind:expr, $ordered:expr;)*) => {$(
+        extern "C" fn $name(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
+            start_signed(signed_loop($kind, s, e, i, c, $ordered), is, ie)
+        }
+    )*};
 }
-extern "C" fn GOMP_loop_dynamic_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
-    start_signed(signed_loop(SCHED_DYNAMIC, s, e, i, c, false), is, ie)
+macro_rules! signed_runtime_starts {
+    ($($name:ident: $ordered:expr;)*) => {$(
+        extern "C" fn $name(s: i64, e: i64, i: i64, is: *mut i64, ie: *mut i64) -> bool {
+            start_signed(signed_loop(0, s, e, i, 0, $ordered), is, ie)
+        }
+    )*};
 }
-extern "C" fn GOMP_loop_guided_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
-    start_signed(signed_loop(SCHED_GUIDED, s, e, i, c, false), is, ie)
+signed_starts! {
+    GOMP_loop_static_start: SCHED_STATIC, false;
+    GOMP_loop_dynamic_start: SCHED_DYNAMIC, false;
+    GOMP_loop_guided_start: SCHED_GUIDED, false;
+    GOMP_loop_ordered_static_start: SCHED_STATIC, true;
+    GOMP_loop_ordered_dynamic_start: SCHED_DYNAMIC, true;
+    GOMP_loop_ordered_guided_start: SCHED_GUIDED, true;
 }
-extern "C" fn GOMP_loop_runtime_start(s: i64, e: i64, i: i64, is: *mut i64, ie: *mut i64) -> bool {
-    start_signed(signed_loop(0, s, e, i, 0, false), is, ie)
+signed_runtime_starts! {
+    GOMP_loop_runtime_start: false;
+    GOMP_loop_ordered_runtime_start: true;
 }
-extern "C" fn GOMP_loop_ordered_static_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
-    start_signed(signed_loop(SCHED_STATIC, s, e, i, c, true), is, ie)
-}
-extern "C" fn GOMP_loop_ordered_dynamic_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
-    start_signed(signed_loop(SCHED_DYNAMIC, s, e, i, c, true), is, ie)
-}
-extern "C" fn GOMP_loop_ordered_guided_start(s: i64, e: i64, i: i64, c: i64, is: *mut i64, ie: *mut i64) -> bool {
-    start_signed(signed_loop(SCHED_GUIDED, s, e, i, c, true), is, ie)
-}
-extern "C" fn GOMP_loop_ordered_runtime_start(s: i64, e: i64, i: i64, is: *mut i64, ie: *mut i64) -> bool {
-    start_signed(signed_loop(0, s, e, i, 0, true), is, ie)
-}
+
 /// The schedule argument of GOMP_loop_start: libgomp's GFS_* (0 runtime), monotonic bit set
 /// or not.
 fn sched_kind(sched: i64) -> u32 {
     (sched as u64 as u32) & 0x7fff_ffff
 }
-#[allow(clippy::too_many_arguments)]
-extern "C" fn GOMP_loop_start(
-    s: i64,
-    e: i64,
-    i: i64,
-    sched: i64,
-    c: i64,
-    is: *mut i64,
-    ie: *mut i64,
-    red: *mut u8,
-    mem: *mut *mut u8,
-) -> bool {
+
+fn no_task_reductions(red: *mut u8) {
     if !red.is_null() {
         unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
     }
-    work::start(&signed_loop(sched_kind(sched), s, e, i, c, false), is as *mut u64, ie as *mut u64, mem)
 }
-#[allow(clippy::too_many_arguments)]
-extern "C" fn GOMP_loop_ordered_start(
-    s: i64,
-    e: i64,
-    i: i64,
-    sched: i64,
-    c: i64,
-    is: *mut i64,
-    ie: *mut i64,
-    red: *mut u8,
-    mem: *mut *mut u8,
-) -> bool {
-    if !red.is_null() {
-        unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
-    }
-    work::start(&signed_loop(sched_kind(sched), s, e, i, c, true), is as *mut u64, ie as *mut u64, mem)
+
+/// GOMP_loop_start and GOMP_loop_ordered_start (gcc 9+): the schedule is an argument.
+macro_rules! generic_signed_starts {
+    ($($name:ident: $ordered:expr;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        extern "C" fn $name(s: i64, e: i64, i: i64, sched: i64, c: i64, is: *mut i64, ie: *mut i64, red: *mut u8, mem: *mut *mut u8) -> bool {
+            no_task_reductions(red);
+            work::start(&signed_loop(sched_kind(sched), s, e, i, c, $ordered), is as *mut u64, ie as *mut u64, mem)
+        }
+    )*};
+}
+generic_signed_starts! {
+    GOMP_loop_start: false;
+    GOMP_loop_ordered_start: true;
 }
 extern "C" fn GOMP_loop_next(is: *mut u64, ie: *mut u64) -> bool {
     work::next(is, ie)
@@ -264,118 +256,47 @@ extern "C" fn GOMP_loop_end_cancel() -> bool {
 
 // Loops over unsigned long long.
 
-#[allow(clippy::too_many_arguments)]
-fn start_unsigned(
-    kind: u32,
-    up: bool,
-    s: u64,
-    e: u64,
-    i: u64,
-    c: u64,
-    is: *mut u64,
-    ie: *mut u64,
-    ordered: bool,
-) -> bool {
-    work::start(&unsigned_loop(kind, up, s, e, i, c, ordered), is, ie, core::ptr::null_mut())
+/// The `unsigned long long` loop entry points with a chunk argument, and the runtime ones.
+macro_rules! unsigned_starts {
+    ($($name:ident: $kind:expr, $ordered:expr;)*) => {$(
+        extern "C" fn $name(up: bool, s: u64, e: u64, i: u64, c: u64, is: *mut u64, ie: *mut u64) -> bool {
+            work::start(&unsigned_loop($kind, up, s, e, i, c, $ordered), is, ie, core::ptr::null_mut())
+        }
+    )*};
 }
-extern "C" fn GOMP_loop_ull_static_start(up: bool, s: u64, e: u64, i: u64, c: u64, is: *mut u64, ie: *mut u64) -> bool {
-    start_unsigned(SCHED_STATIC, up, s, e, i, c, is, ie, false)
+macro_rules! unsigned_runtime_starts {
+    ($($name:ident: $ordered:expr;)*) => {$(
+        extern "C" fn $name(up: bool, s: u64, e: u64, i: u64, is: *mut u64, ie: *mut u64) -> bool {
+            work::start(&unsigned_loop(0, up, s, e, i, 0, $ordered), is, ie, core::ptr::null_mut())
+        }
+    )*};
 }
-extern "C" fn GOMP_loop_ull_dynamic_start(
-    up: bool,
-    s: u64,
-    e: u64,
-    i: u64,
-    c: u64,
-    is: *mut u64,
-    ie: *mut u64,
-) -> bool {
-    start_unsigned(SCHED_DYNAMIC, up, s, e, i, c, is, ie, false)
+unsigned_starts! {
+    GOMP_loop_ull_static_start: SCHED_STATIC, false;
+    GOMP_loop_ull_dynamic_start: SCHED_DYNAMIC, false;
+    GOMP_loop_ull_guided_start: SCHED_GUIDED, false;
+    GOMP_loop_ull_ordered_static_start: SCHED_STATIC, true;
+    GOMP_loop_ull_ordered_dynamic_start: SCHED_DYNAMIC, true;
+    GOMP_loop_ull_ordered_guided_start: SCHED_GUIDED, true;
 }
-extern "C" fn GOMP_loop_ull_guided_start(up: bool, s: u64, e: u64, i: u64, c: u64, is: *mut u64, ie: *mut u64) -> bool {
-    start_unsigned(SCHED_GUIDED, up, s, e, i, c, is, ie, false)
+unsigned_runtime_starts! {
+    GOMP_loop_ull_runtime_start: false;
+    GOMP_loop_ull_ordered_runtime_start: true;
 }
-extern "C" fn GOMP_loop_ull_runtime_start(up: bool, s: u64, e: u64, i: u64, is: *mut u64, ie: *mut u64) -> bool {
-    start_unsigned(0, up, s, e, i, 0, is, ie, false)
+
+/// GOMP_loop_ull_start and GOMP_loop_ull_ordered_start.
+macro_rules! generic_unsigned_starts {
+    ($($name:ident: $ordered:expr;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        extern "C" fn $name(up: bool, s: u64, e: u64, i: u64, sched: i64, c: u64, is: *mut u64, ie: *mut u64, red: *mut u8, mem: *mut *mut u8) -> bool {
+            no_task_reductions(red);
+            work::start(&unsigned_loop(sched_kind(sched), up, s, e, i, c, $ordered), is, ie, mem)
+        }
+    )*};
 }
-extern "C" fn GOMP_loop_ull_ordered_static_start(
-    up: bool,
-    s: u64,
-    e: u64,
-    i: u64,
-    c: u64,
-    is: *mut u64,
-    ie: *mut u64,
-) -> bool {
-    start_unsigned(SCHED_STATIC, up, s, e, i, c, is, ie, true)
-}
-extern "C" fn GOMP_loop_ull_ordered_dynamic_start(
-    up: bool,
-    s: u64,
-    e: u64,
-    i: u64,
-    c: u64,
-    is: *mut u64,
-    ie: *mut u64,
-) -> bool {
-    start_unsigned(SCHED_DYNAMIC, up, s, e, i, c, is, ie, true)
-}
-extern "C" fn GOMP_loop_ull_ordered_guided_start(
-    up: bool,
-    s: u64,
-    e: u64,
-    i: u64,
-    c: u64,
-    is: *mut u64,
-    ie: *mut u64,
-) -> bool {
-    start_unsigned(SCHED_GUIDED, up, s, e, i, c, is, ie, true)
-}
-extern "C" fn GOMP_loop_ull_ordered_runtime_start(
-    up: bool,
-    s: u64,
-    e: u64,
-    i: u64,
-    is: *mut u64,
-    ie: *mut u64,
-) -> bool {
-    start_unsigned(0, up, s, e, i, 0, is, ie, true)
-}
-#[allow(clippy::too_many_arguments)]
-extern "C" fn GOMP_loop_ull_start(
-    up: bool,
-    s: u64,
-    e: u64,
-    i: u64,
-    sched: i64,
-    c: u64,
-    is: *mut u64,
-    ie: *mut u64,
-    red: *mut u8,
-    mem: *mut *mut u8,
-) -> bool {
-    if !red.is_null() {
-        unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
-    }
-    work::start(&unsigned_loop(sched_kind(sched), up, s, e, i, c, false), is, ie, mem)
-}
-#[allow(clippy::too_many_arguments)]
-extern "C" fn GOMP_loop_ull_ordered_start(
-    up: bool,
-    s: u64,
-    e: u64,
-    i: u64,
-    sched: i64,
-    c: u64,
-    is: *mut u64,
-    ie: *mut u64,
-    red: *mut u8,
-    mem: *mut *mut u8,
-) -> bool {
-    if !red.is_null() {
-        unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
-    }
-    work::start(&unsigned_loop(sched_kind(sched), up, s, e, i, c, true), is, ie, mem)
+generic_unsigned_starts! {
+    GOMP_loop_ull_start: false;
+    GOMP_loop_ull_ordered_start: true;
 }
 
 // Sections.
@@ -397,17 +318,7 @@ extern "C" fn GOMP_sections_end_cancel() -> bool {
     false
 }
 extern "C" fn GOMP_parallel_sections(f: Outlined, data: *mut u8, n: u32, count: u32, _flags: u32) {
-    let l = Loop {
-        kind: SCHED_DYNAMIC,
-        chunk: 1,
-        start: 1,
-        end: count as u64 + 1,
-        incr: 1,
-        signed: true,
-        up: true,
-        ordered: false,
-    };
-    parallel_loop(f, data, n, l);
+    parallel_loop(f, data, n, work::sections_loop(count));
 }
 
 // Tasks.
@@ -432,174 +343,160 @@ extern "C" fn GOMP_task(
 }
 extern "C" fn GOMP_nothing() {}
 extern "C" fn GOMP_taskwait_depend(_depend: *mut u8) {}
-#[allow(clippy::too_many_arguments)]
-extern "C" fn GOMP_taskloop(
-    f: TaskFn,
-    data: *mut u8,
-    cpyfn: CopyFn,
-    size: i64,
-    align: i64,
-    flags: u32,
-    num_tasks: u64,
-    _prio: i32,
-    s: i64,
-    e: i64,
-    step: i64,
-) {
-    if flags & (1 << 12) != 0 {
-        unsupported("taskloop reductions are not supported by the kernel's runtime (use --omp libgomp)");
-    }
-    tasks::taskloop(f, data, cpyfn, size, align, flags, num_tasks, (s as u64, e as u64, step as u64), true);
+/// GOMP_taskloop (`long` bounds) and GOMP_taskloop_ull.
+macro_rules! taskloops {
+    ($($name:ident: $t:ty, $signed:expr;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        extern "C" fn $name(f: TaskFn, data: *mut u8, cpyfn: CopyFn, size: i64, align: i64, flags: u32, num_tasks: u64, _prio: i32, s: $t, e: $t, step: $t) {
+            if flags & (1 << 12) != 0 {
+                unsupported("taskloop reductions are not supported by the kernel's runtime (use --omp libgomp)");
+            }
+            tasks::taskloop(f, data, cpyfn, size, align, flags, num_tasks, (s as u64, e as u64, step as u64), $signed);
+        }
+    )*};
 }
-#[allow(clippy::too_many_arguments)]
-extern "C" fn GOMP_taskloop_ull(
-    f: TaskFn,
-    data: *mut u8,
-    cpyfn: CopyFn,
-    size: i64,
-    align: i64,
-    flags: u32,
-    num_tasks: u64,
-    _prio: i32,
-    s: u64,
-    e: u64,
-    step: u64,
-) {
-    if flags & (1 << 12) != 0 {
-        unsupported("taskloop reductions are not supported by the kernel's runtime (use --omp libgomp)");
-    }
-    tasks::taskloop(f, data, cpyfn, size, align, flags, num_tasks, (s, e, step), false);
+taskloops! {
+    GOMP_taskloop: i64, true;
+    GOMP_taskloop_ull: u64, false;
+}
+
+/// Arms of `entry_point`: functions named as the entry point they implement, then entry
+/// points served by a function of another name.
+macro_rules! entry_points {
+    ($name:expr; $($same:ident),* $(,)?; $($alias:literal => $f:ident),* $(,)?) => {
+        match $name {
+            $(stringify!($same) => $same as *const () as usize,)*
+            $($alias => $f as *const () as usize,)*
+            _ if $name.starts_with("GOMP_loop_") && $name.ends_with("_next") => GOMP_loop_next as *const () as usize,
+            _ => return None,
+        }
+    };
 }
 
 /// The kernel's function for the libgomp entry point `name`.
 pub fn entry_point(name: &str) -> Option<u64> {
-    let f: usize = match name {
-        "GOMP_parallel" => GOMP_parallel as *const () as usize,
-        "GOMP_parallel_start" => GOMP_parallel_start as *const () as usize,
-        "GOMP_parallel_end" => GOMP_parallel_end as *const () as usize,
-        "GOMP_barrier" => GOMP_barrier as *const () as usize,
-        "GOMP_barrier_cancel" => GOMP_barrier_cancel as *const () as usize,
-        "GOMP_cancel" => GOMP_cancel as *const () as usize,
-        "GOMP_cancellation_point" => GOMP_cancellation_point as *const () as usize,
-        "GOMP_critical_start" => GOMP_critical_start as *const () as usize,
-        "GOMP_critical_end" => GOMP_critical_end as *const () as usize,
-        "GOMP_critical_name_start" => GOMP_critical_name_start as *const () as usize,
-        "GOMP_critical_name_end" => GOMP_critical_name_end as *const () as usize,
-        "GOMP_atomic_start" => GOMP_atomic_start as *const () as usize,
-        "GOMP_atomic_end" => GOMP_atomic_end as *const () as usize,
-        "GOMP_single_start" => GOMP_single_start as *const () as usize,
-        "GOMP_single_copy_start" => GOMP_single_copy_start as *const () as usize,
-        "GOMP_single_copy_end" => GOMP_single_copy_end as *const () as usize,
-        "GOMP_ordered_start" => GOMP_ordered_start as *const () as usize,
-        "GOMP_ordered_end" => GOMP_ordered_end as *const () as usize,
-        "GOMP_loop_ordered_static_start" => GOMP_loop_ordered_static_start as *const () as usize,
-        "GOMP_loop_static_start" => GOMP_loop_static_start as *const () as usize,
-        "GOMP_loop_dynamic_start" | "GOMP_loop_nonmonotonic_dynamic_start" => {
-            GOMP_loop_dynamic_start as *const () as usize
-        }
-        "GOMP_loop_guided_start" | "GOMP_loop_nonmonotonic_guided_start" => {
-            GOMP_loop_guided_start as *const () as usize
-        }
-        "GOMP_loop_runtime_start"
-        | "GOMP_loop_nonmonotonic_runtime_start"
-        | "GOMP_loop_maybe_nonmonotonic_runtime_start" => GOMP_loop_runtime_start as *const () as usize,
-        "GOMP_loop_ordered_dynamic_start" => GOMP_loop_ordered_dynamic_start as *const () as usize,
-        "GOMP_loop_ordered_guided_start" => GOMP_loop_ordered_guided_start as *const () as usize,
-        "GOMP_loop_ordered_runtime_start" => GOMP_loop_ordered_runtime_start as *const () as usize,
-        "GOMP_loop_start" => GOMP_loop_start as *const () as usize,
-        "GOMP_loop_ordered_start" => GOMP_loop_ordered_start as *const () as usize,
-        "GOMP_loop_end" => GOMP_loop_end as *const () as usize,
-        "GOMP_loop_end_nowait" | "GOMP_sections_end_nowait" => GOMP_loop_end_nowait as *const () as usize,
-        "GOMP_loop_end_cancel" => GOMP_loop_end_cancel as *const () as usize,
-        "GOMP_loop_ull_static_start" => GOMP_loop_ull_static_start as *const () as usize,
-        "GOMP_loop_ull_dynamic_start" | "GOMP_loop_ull_nonmonotonic_dynamic_start" => {
-            GOMP_loop_ull_dynamic_start as *const () as usize
-        }
-        "GOMP_loop_ull_guided_start" | "GOMP_loop_ull_nonmonotonic_guided_start" => {
-            GOMP_loop_ull_guided_start as *const () as usize
-        }
-        "GOMP_loop_ull_runtime_start"
-        | "GOMP_loop_ull_nonmonotonic_runtime_start"
-        | "GOMP_loop_ull_maybe_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start as *const () as usize,
-        "GOMP_loop_ull_ordered_static_start" => GOMP_loop_ull_ordered_static_start as *const () as usize,
-        "GOMP_loop_ull_ordered_dynamic_start" => GOMP_loop_ull_ordered_dynamic_start as *const () as usize,
-        "GOMP_loop_ull_ordered_guided_start" => GOMP_loop_ull_ordered_guided_start as *const () as usize,
-        "GOMP_loop_ull_ordered_runtime_start" => GOMP_loop_ull_ordered_runtime_start as *const () as usize,
-        "GOMP_loop_ull_start" => GOMP_loop_ull_start as *const () as usize,
-        "GOMP_loop_ull_ordered_start" => GOMP_loop_ull_ordered_start as *const () as usize,
-        "GOMP_parallel_loop_static" => GOMP_parallel_loop_static as *const () as usize,
-        "GOMP_parallel_loop_dynamic" | "GOMP_parallel_loop_nonmonotonic_dynamic" => {
-            GOMP_parallel_loop_dynamic as *const () as usize
-        }
-        "GOMP_parallel_loop_guided" | "GOMP_parallel_loop_nonmonotonic_guided" => {
-            GOMP_parallel_loop_guided as *const () as usize
-        }
-        "GOMP_parallel_loop_runtime"
-        | "GOMP_parallel_loop_nonmonotonic_runtime"
-        | "GOMP_parallel_loop_maybe_nonmonotonic_runtime" => GOMP_parallel_loop_runtime as *const () as usize,
-        "GOMP_sections_start" => GOMP_sections_start as *const () as usize,
-        "GOMP_sections2_start" => GOMP_sections2_start as *const () as usize,
-        "GOMP_sections_next" => GOMP_sections_next as *const () as usize,
-        "GOMP_sections_end" => GOMP_loop_end as *const () as usize,
-        "GOMP_sections_end_cancel" => GOMP_sections_end_cancel as *const () as usize,
-        "GOMP_parallel_sections" => GOMP_parallel_sections as *const () as usize,
-        "GOMP_task" => GOMP_task as *const () as usize,
-        "GOMP_taskwait" | "GOMP_taskyield" | "GOMP_taskgroup_start" | "GOMP_taskgroup_end" => {
-            GOMP_nothing as *const () as usize
-        }
-        "GOMP_taskwait_depend" => GOMP_taskwait_depend as *const () as usize,
-        "GOMP_taskloop" => GOMP_taskloop as *const () as usize,
-        "GOMP_taskloop_ull" => GOMP_taskloop_ull as *const () as usize,
-        "omp_set_num_threads" => omp_set_num_threads as *const () as usize,
-        "omp_get_num_threads" => omp_get_num_threads as *const () as usize,
-        "omp_get_max_threads" => omp_get_max_threads as *const () as usize,
-        "omp_get_thread_num" => omp_get_thread_num as *const () as usize,
-        "omp_get_num_procs" => omp_get_num_procs as *const () as usize,
-        "omp_in_parallel" => omp_in_parallel as *const () as usize,
-        "omp_set_dynamic" => omp_set_dynamic as *const () as usize,
-        "omp_get_dynamic" => omp_get_dynamic as *const () as usize,
-        "omp_set_nested" => omp_set_nested as *const () as usize,
-        "omp_get_nested" => omp_get_nested as *const () as usize,
-        "omp_set_schedule" => omp_set_schedule as *const () as usize,
-        "omp_get_schedule" => omp_get_schedule as *const () as usize,
-        "omp_get_thread_limit" => omp_get_thread_limit as *const () as usize,
-        "omp_set_max_active_levels" => omp_set_max_active_levels as *const () as usize,
-        "omp_get_max_active_levels" => omp_get_max_active_levels as *const () as usize,
-        "omp_get_supported_active_levels" => omp_get_supported_active_levels as *const () as usize,
-        "omp_get_level" => omp_get_level as *const () as usize,
-        "omp_get_ancestor_thread_num" => omp_get_ancestor_thread_num as *const () as usize,
-        "omp_get_team_size" => omp_get_team_size as *const () as usize,
-        "omp_get_active_level" => omp_get_active_level as *const () as usize,
-        "omp_in_final" => omp_in_final as *const () as usize,
-        "omp_get_cancellation" => omp_get_cancellation as *const () as usize,
-        "omp_get_proc_bind" => omp_get_proc_bind as *const () as usize,
-        "omp_get_num_places" => omp_get_num_places as *const () as usize,
-        "omp_get_place_num" => omp_get_place_num as *const () as usize,
-        "omp_get_partition_num_places" => omp_get_partition_num_places as *const () as usize,
-        "omp_get_max_task_priority" => omp_get_max_task_priority as *const () as usize,
-        "omp_get_default_device" => omp_get_default_device as *const () as usize,
-        "omp_set_default_device" => omp_set_default_device as *const () as usize,
-        "omp_get_num_devices" => omp_get_num_devices as *const () as usize,
-        "omp_get_initial_device" => omp_get_initial_device as *const () as usize,
-        "omp_is_initial_device" => omp_is_initial_device as *const () as usize,
-        "omp_get_num_teams" => omp_get_num_teams as *const () as usize,
-        "omp_get_team_num" => omp_get_team_num as *const () as usize,
-        "omp_get_wtime" => hrt_omp_get_wtime as *const () as usize,
-        "omp_get_wtick" => hrt_omp_get_wtick as *const () as usize,
-        "omp_init_lock" => omp_init_lock as *const () as usize,
-        "omp_init_lock_with_hint" => omp_init_lock_with_hint as *const () as usize,
-        "omp_destroy_lock" => omp_destroy_lock as *const () as usize,
-        "omp_set_lock" => omp_set_lock as *const () as usize,
-        "omp_unset_lock" => omp_unset_lock as *const () as usize,
-        "omp_test_lock" => omp_test_lock as *const () as usize,
-        "omp_init_nest_lock" => omp_init_nest_lock as *const () as usize,
-        "omp_init_nest_lock_with_hint" => omp_init_nest_lock_with_hint as *const () as usize,
-        "omp_destroy_nest_lock" => omp_destroy_nest_lock as *const () as usize,
-        "omp_set_nest_lock" => omp_set_nest_lock as *const () as usize,
-        "omp_unset_nest_lock" => omp_unset_nest_lock as *const () as usize,
-        "omp_test_nest_lock" => omp_test_nest_lock as *const () as usize,
-        _ if name.starts_with("GOMP_loop_") && name.ends_with("_next") => GOMP_loop_next as *const () as usize,
-        _ => return None,
-    };
+    let f: usize = entry_points!(name;
+        GOMP_parallel,
+        GOMP_parallel_start,
+        GOMP_parallel_end,
+        GOMP_barrier,
+        GOMP_barrier_cancel,
+        GOMP_cancel,
+        GOMP_cancellation_point,
+        GOMP_critical_start,
+        GOMP_critical_end,
+        GOMP_critical_name_start,
+        GOMP_critical_name_end,
+        GOMP_atomic_start,
+        GOMP_atomic_end,
+        GOMP_single_start,
+        GOMP_single_copy_start,
+        GOMP_single_copy_end,
+        GOMP_ordered_start,
+        GOMP_ordered_end,
+        GOMP_loop_ordered_static_start,
+        GOMP_loop_static_start,
+        GOMP_loop_dynamic_start,
+        GOMP_loop_guided_start,
+        GOMP_loop_runtime_start,
+        GOMP_loop_ordered_dynamic_start,
+        GOMP_loop_ordered_guided_start,
+        GOMP_loop_ordered_runtime_start,
+        GOMP_loop_start,
+        GOMP_loop_ordered_start,
+        GOMP_loop_end,
+        GOMP_loop_end_nowait,
+        GOMP_loop_end_cancel,
+        GOMP_loop_ull_static_start,
+        GOMP_loop_ull_dynamic_start,
+        GOMP_loop_ull_guided_start,
+        GOMP_loop_ull_runtime_start,
+        GOMP_loop_ull_ordered_static_start,
+        GOMP_loop_ull_ordered_dynamic_start,
+        GOMP_loop_ull_ordered_guided_start,
+        GOMP_loop_ull_ordered_runtime_start,
+        GOMP_loop_ull_start,
+        GOMP_loop_ull_ordered_start,
+        GOMP_parallel_loop_static,
+        GOMP_parallel_loop_dynamic,
+        GOMP_parallel_loop_guided,
+        GOMP_parallel_loop_runtime,
+        GOMP_sections_start,
+        GOMP_sections2_start,
+        GOMP_sections_next,
+        GOMP_sections_end_cancel,
+        GOMP_parallel_sections,
+        GOMP_task,
+        GOMP_taskwait_depend,
+        GOMP_taskloop,
+        GOMP_taskloop_ull,
+        omp_set_num_threads,
+        omp_get_num_threads,
+        omp_get_max_threads,
+        omp_get_thread_num,
+        omp_get_num_procs,
+        omp_in_parallel,
+        omp_set_dynamic,
+        omp_get_dynamic,
+        omp_set_nested,
+        omp_get_nested,
+        omp_set_schedule,
+        omp_get_schedule,
+        omp_get_thread_limit,
+        omp_set_max_active_levels,
+        omp_get_max_active_levels,
+        omp_get_supported_active_levels,
+        omp_get_level,
+        omp_get_ancestor_thread_num,
+        omp_get_team_size,
+        omp_get_active_level,
+        omp_in_final,
+        omp_get_cancellation,
+        omp_get_proc_bind,
+        omp_get_num_places,
+        omp_get_place_num,
+        omp_get_partition_num_places,
+        omp_get_max_task_priority,
+        omp_get_default_device,
+        omp_set_default_device,
+        omp_get_num_devices,
+        omp_get_initial_device,
+        omp_is_initial_device,
+        omp_get_num_teams,
+        omp_get_team_num,
+        omp_init_lock,
+        omp_init_lock_with_hint,
+        omp_destroy_lock,
+        omp_set_lock,
+        omp_unset_lock,
+        omp_test_lock,
+        omp_init_nest_lock,
+        omp_init_nest_lock_with_hint,
+        omp_destroy_nest_lock,
+        omp_set_nest_lock,
+        omp_unset_nest_lock,
+        omp_test_nest_lock,
+        ;
+        "GOMP_loop_nonmonotonic_dynamic_start" => GOMP_loop_dynamic_start,
+        "GOMP_loop_nonmonotonic_guided_start" => GOMP_loop_guided_start,
+        "GOMP_loop_nonmonotonic_runtime_start" => GOMP_loop_runtime_start,
+        "GOMP_loop_maybe_nonmonotonic_runtime_start" => GOMP_loop_runtime_start,
+        "GOMP_sections_end_nowait" => GOMP_loop_end_nowait,
+        "GOMP_loop_ull_nonmonotonic_dynamic_start" => GOMP_loop_ull_dynamic_start,
+        "GOMP_loop_ull_nonmonotonic_guided_start" => GOMP_loop_ull_guided_start,
+        "GOMP_loop_ull_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start,
+        "GOMP_loop_ull_maybe_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start,
+        "GOMP_parallel_loop_nonmonotonic_dynamic" => GOMP_parallel_loop_dynamic,
+        "GOMP_parallel_loop_nonmonotonic_guided" => GOMP_parallel_loop_guided,
+        "GOMP_parallel_loop_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
+        "GOMP_parallel_loop_maybe_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
+        "GOMP_sections_end" => GOMP_loop_end,
+        "GOMP_taskwait" => GOMP_nothing,
+        "GOMP_taskyield" => GOMP_nothing,
+        "GOMP_taskgroup_start" => GOMP_nothing,
+        "GOMP_taskgroup_end" => GOMP_nothing,
+        "omp_get_wtime" => hrt_omp_get_wtime,
+        "omp_get_wtick" => hrt_omp_get_wtick,
+    );
     Some(f as u64)
 }

@@ -401,10 +401,9 @@ pub fn end(barrier: bool) {
     }
 }
 
-/// GOMP_sections_start: enters a sections construct of `count` sections and returns the
-/// number (from 1) of the first this thread runs, 0 for none.
-pub fn sections_start(count: u32, mem: *mut *mut u8) -> u32 {
-    let l = Loop {
+/// A sections construct of `count` sections is a dynamic loop over 1..=count, one at a time.
+pub fn sections_loop(count: u32) -> Loop {
+    Loop {
         kind: SCHED_DYNAMIC,
         chunk: 1,
         start: 1,
@@ -413,7 +412,13 @@ pub fn sections_start(count: u32, mem: *mut *mut u8) -> u32 {
         signed: true,
         up: true,
         ordered: false,
-    };
+    }
+}
+
+/// GOMP_sections_start: enters a sections construct of `count` sections and returns the
+/// number (from 1) of the first this thread runs, 0 for none.
+pub fn sections_start(count: u32, mem: *mut *mut u8) -> u32 {
+    let l = sections_loop(count);
     let mut first = 0u64;
     let mut end = 0u64;
     if start(&l, &mut first, &mut end, mem) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "handler.h"
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -351,12 +352,7 @@ static void signal_waiter(void *(*waiter)(void *), int send, const char *what) {
 }
 
 static void interrupted(int flags, const char *what) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_usr1;
-    sa.sa_flags = flags;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, NULL);
+    set_handler(SIGUSR1, on_usr1, flags);
     signal_waiter(sig_waiter, 1, what);
 }
 

@@ -4,6 +4,7 @@
 // CASE`. The sender waits 200 ms after the target says it is about to block, so that the
 // signal finds it blocked (as it would on Linux).
 #define _GNU_SOURCE
+#include "handler.h"
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -26,12 +27,7 @@ static void on_usr1(int sig) {
 }
 
 static void install(int flags) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_usr1;
-    sa.sa_flags = flags;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, NULL);
+    set_handler(SIGUSR1, on_usr1, flags);
 }
 
 static void *futex_waiter(void *arg) {
