@@ -60,6 +60,19 @@ fn kernel_runtime_runs_the_constructs_as_libgomp_does() {
 }
 
 #[test]
+fn kernel_runtime_defers_tasks_as_the_specification_allows() {
+    let prog = build("omp_tasks", "-static");
+    for threads in [None, Some("1"), Some("3"), Some("6")] {
+        let want = native(&prog, threads);
+        assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+        for cpus in ["1", "2", "4"] {
+            let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, threads);
+            assert_same(&format!("omp_tasks, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
+        }
+    }
+}
+
+#[test]
 fn kernel_runtime_runs_a_static_pie_program() {
     let prog = build("omp_kernel", "-static-pie");
     let want = native(&prog, None);

@@ -330,19 +330,32 @@ extern "C" fn GOMP_task(
     cpyfn: CopyFn,
     size: i64,
     align: i64,
-    _if: bool,
+    if_clause: bool,
     flags: u32,
-    _depend: *mut u8,
+    depend: *mut u8,
     _prio: i32,
     detach: *mut u8,
 ) {
     if !detach.is_null() && flags & (1 << 13) != 0 {
         unsupported("detachable tasks are not supported by the kernel's runtime (use --omp libgomp)");
     }
-    tasks::task(f, data, cpyfn, size, align, flags);
+    tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize);
 }
-extern "C" fn GOMP_nothing() {}
-extern "C" fn GOMP_taskwait_depend(_depend: *mut u8) {}
+extern "C" fn GOMP_taskwait_depend(depend: *mut u8) {
+    tasks::taskwait_depend(depend as *const usize);
+}
+extern "C" fn GOMP_taskwait() {
+    tasks::taskwait();
+}
+extern "C" fn GOMP_taskyield() {
+    tasks::taskyield();
+}
+extern "C" fn GOMP_taskgroup_start() {
+    tasks::taskgroup_start();
+}
+extern "C" fn GOMP_taskgroup_end() {
+    tasks::taskgroup_end();
+}
 /// GOMP_taskloop (`long` bounds) and GOMP_taskloop_ull.
 macro_rules! taskloops {
     ($($name:ident: $t:ty, $signed:expr;)*) => {$(
@@ -428,6 +441,10 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_parallel_sections,
         GOMP_task,
         GOMP_taskwait_depend,
+        GOMP_taskwait,
+        GOMP_taskyield,
+        GOMP_taskgroup_start,
+        GOMP_taskgroup_end,
         GOMP_taskloop,
         GOMP_taskloop_ull,
         omp_set_num_threads,
@@ -491,10 +508,6 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "GOMP_parallel_loop_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
         "GOMP_parallel_loop_maybe_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
         "GOMP_sections_end" => GOMP_loop_end,
-        "GOMP_taskwait" => GOMP_nothing,
-        "GOMP_taskyield" => GOMP_nothing,
-        "GOMP_taskgroup_start" => GOMP_nothing,
-        "GOMP_taskgroup_end" => GOMP_nothing,
         "omp_get_wtime" => hrt_omp_get_wtime,
         "omp_get_wtick" => hrt_omp_get_wtick,
     );

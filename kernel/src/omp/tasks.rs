@@ -1,46 +1,470 @@
-//! Explicit tasks, run when they are created (undeferred): the OpenMP specification lets an
-//! implementation run a task at once at its task construct, and a task's dependences are then
-//! met by construction (its predecessors are earlier siblings, already done). `taskwait`,
-//! `taskgroup` and `taskyield` have nothing left to wait for.
+//! Explicit tasks. A task the team can help with is *deferred*: its arguments are copied, and
+//! it waits in its team's queue (or, while it has unfinished predecessors, in their successor
+//! lists) until a thread takes it at a task scheduling point: a barrier, the end of the region,
+//! `taskwait` or the end of a `taskgroup`. A task is run at once (undeferred) when nobody could
+//! help (a team of one, no team), when it is `if(0)` or created inside a final task (included),
+//! and when the queue is already long.
 //!
-//! The cost: tasks do not run in parallel with their creator. Deferred tasks with a team queue
-//! are the next step (see the README's OpenMP section).
+//! Bookkeeping: every task that creates children gets a `Node` (its count of unfinished
+//! children, for `taskwait`, and its children's dependences, which only order siblings); every
+//! `taskgroup` a `Group` (its count of unfinished tasks, descendants included: a task belongs to
+//! the innermost group of the task that created it). The team counts tasks not yet finished, so
+//! its barriers end only when they are all done.
 
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::sync::Arc;
 use alloc::vec;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use super::thread;
+use super::icv::Icv;
+use super::thread::{self, Ctx};
+use super::wait::Word;
+use crate::sync::SpinLock;
 
 pub const FLAG_FINAL: u32 = 1 << 1;
+pub const FLAG_DEPEND: u32 = 1 << 3;
 pub const FLAG_UP: u32 = 1 << 8;
 pub const FLAG_GRAINSIZE: u32 = 1 << 9;
+pub const FLAG_IF: u32 = 1 << 10;
+pub const FLAG_NOGROUP: u32 = 1 << 11;
 pub const FLAG_STRICT: u32 = 1 << 14;
+
+/// Dependence kinds of depobj entries (libgomp's GOMP_DEPEND_*).
+const DEPEND_IN: usize = 1;
+const DEPEND_OUT: usize = 2;
+const DEPEND_INOUT: usize = 3;
+const DEPEND_MUTEXINOUTSET: usize = 4;
+
+/// Above this many queued tasks per thread, new tasks run at once (as libgomp throttles).
+const QUEUE_LIMIT_PER_THREAD: u32 = 64;
 
 pub type TaskFn = extern "C" fn(*mut u8);
 pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
 
-/// Runs `f` on its own copy of the arguments when the task has a copy constructor, as a task
-/// must (firstprivate objects are constructed for it), else on `data` itself.
-fn run(f: TaskFn, data: *mut u8, cpyfn: CopyFn, arg_size: usize, arg_align: usize, final_task: bool) {
-    let c = thread::ctx();
-    let was_final = c.in_final;
-    c.in_final |= final_task;
-    match cpyfn {
-        Some(copy) => {
-            let align = arg_align.max(1);
-            let mut buf = vec![0u8; arg_size + align];
-            let p = buf.as_mut_ptr();
-            let arg = p.wrapping_add(p.align_offset(align));
-            copy(arg, data);
-            f(arg);
+/// A team's tasks: the ready queue, the count of unfinished tasks, and a word bumped whenever
+/// a task is queued or finishes (threads at scheduling points sleep on it).
+pub struct Queue {
+    ready: SpinLock<VecDeque<Arc<Task>>>,
+    queued: AtomicU32,
+    pub pending: AtomicU32,
+    pub signal: Word,
+}
+
+impl Queue {
+    pub const fn new() -> Queue {
+        Queue {
+            ready: SpinLock::new(VecDeque::new()),
+            queued: AtomicU32::new(0),
+            pending: AtomicU32::new(0),
+            signal: Word::new(0),
         }
-        None => f(data),
     }
-    thread::ctx().in_final = was_final;
+
+    fn push(&self, t: Arc<Task>) {
+        self.ready.lock().push_back(t);
+        self.queued.fetch_add(1, Ordering::Release);
+        self.signal.bump();
+    }
+
+    /// Takes the first ready task that `fits`.
+    fn take(&self, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut q = self.ready.lock();
+        let i = q.iter().position(|t| fits(t))?;
+        let t = q.remove(i);
+        self.queued.fetch_sub(1, Ordering::Relaxed);
+        t
+    }
+
+    /// Runs one ready task, any task; false if there was none.
+    pub fn run_one(&self) -> bool {
+        match self.take(|_| true) {
+            Some(t) => {
+                execute(t);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Helps until every task of the team has finished (the end of a region).
+    pub fn drain(&self) {
+        loop {
+            let seen = self.signal.load();
+            if self.pending.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            if !self.run_one() {
+                self.signal.wait_while(seen);
+            }
+        }
+    }
+}
+
+/// What a task that creates tasks keeps for its children.
+pub struct Node {
+    children: AtomicU32,
+    deps: SpinLock<BTreeMap<usize, Dep>>,
+}
+
+impl Node {
+    fn new() -> Node {
+        Node { children: AtomicU32::new(0), deps: SpinLock::new(BTreeMap::new()) }
+    }
+}
+
+/// The last writer of an address among a node's children, and the readers since.
+#[derive(Default)]
+struct Dep {
+    writer: Option<Arc<Task>>,
+    readers: Vec<Arc<Task>>,
+}
+
+/// A taskgroup: its unfinished tasks, and the group it is nested in.
+pub struct Group {
+    count: AtomicU32,
+    outer: Option<Arc<Group>>,
+}
+
+pub struct Task {
+    f: TaskFn,
+    /// The task's copy of its arguments, at `arg_offset` (for the alignment asked for); the
+    /// task's code writes to it (its firstprivate variables).
+    args: UnsafeCell<Vec<u8>>,
+    arg_offset: usize,
+    icv: Icv,
+    final_task: bool,
+    parent: Arc<Node>,
+    group: Option<Arc<Group>>,
+    team: *const super::team::Team,
+    /// Unfinished predecessors, plus one while the task is being created.
+    npred: AtomicU32,
+    done: AtomicBool,
+    successors: SpinLock<Vec<Arc<Task>>>,
+}
+
+// SAFETY: a task is run by one thread at a time; its raw team pointer names a team that lives
+// until the task has finished (the team's barriers wait for it), and the rest is atomics and
+// locked lists.
+unsafe impl Send for Task {}
+unsafe impl Sync for Task {}
+
+/// The current task's node, made on first use.
+fn node_of(c: &mut Ctx) -> Arc<Node> {
+    c.node.get_or_insert_with(|| Arc::new(Node::new())).clone()
+}
+
+fn queue_of(c: &Ctx) -> Option<&'static Queue> {
+    // SAFETY: teams are never freed.
+    (!c.team.is_null() && c.nthreads > 1).then(|| unsafe { &(*c.team).tasks })
+}
+
+/// Copies a task's arguments: with its copy constructor when it has one (firstprivate objects
+/// are constructed for the task), else bytewise.
+/// `room` (at least `size`) is the space the block gets.
+fn copy_args(data: *mut u8, cpyfn: CopyFn, size: usize, align: usize, room: usize) -> (Vec<u8>, usize) {
+    let align = align.max(1);
+    let mut buf = vec![0u8; room.max(size) + align];
+    let off = buf.as_ptr().align_offset(align);
+    let arg = buf[off..].as_mut_ptr();
+    match cpyfn {
+        Some(copy) => copy(arg, data),
+        // SAFETY: `data` holds `size` bytes (the compiler's argument block); `buf` has room.
+        None => unsafe { core::ptr::copy_nonoverlapping(data, arg, size) },
+    }
+    (buf, off)
+}
+
+/// Runs `f` as a task of its own on this thread now, with the current task's team, ICVs and
+/// group, and `final` added.
+fn run_included(f: TaskFn, arg: *mut u8, final_task: bool) {
+    let st = thread::this();
+    let outer = st.ctx;
+    // SAFETY: the current task is alive below us.
+    let mut c = unsafe { (*outer).for_task((*outer).icv, (*outer).in_final || final_task, (*outer).group.clone()) };
+    st.ctx = &mut c;
+    f(arg);
+    st.ctx = outer;
+}
+
+/// Runs a deferred task (taken from a queue) on this thread and finishes it.
+fn execute(t: Arc<Task>) {
+    let st = thread::this();
+    let outer = st.ctx;
+    // SAFETY: as in run_included.
+    let mut c = unsafe { (*outer).for_task(t.icv, t.final_task, t.group.clone()) };
+    st.ctx = &mut c;
+    // SAFETY: only the thread running the task touches its arguments.
+    let arg = unsafe { (*t.args.get()).as_mut_ptr().add(t.arg_offset) };
+    (t.f)(arg);
+    st.ctx = outer;
+    drop(c);
+    finish(&t);
+}
+
+/// A task has run: release its successors, and count it out of its parent, group and team.
+fn finish(t: &Task) {
+    // SAFETY: see `Task`.
+    let team = unsafe { &*t.team };
+    let successors = {
+        let mut s = t.successors.lock();
+        t.done.store(true, Ordering::Release);
+        core::mem::take(&mut *s)
+    };
+    for s in successors {
+        if s.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+            team.tasks.push(s);
+        }
+    }
+    if let Some(g) = &t.group {
+        g.count.fetch_sub(1, Ordering::AcqRel);
+    }
+    t.parent.children.fetch_sub(1, Ordering::AcqRel);
+    team.tasks.pending.fetch_sub(1, Ordering::AcqRel);
+    team.tasks.signal.bump();
+}
+
+/// The addresses of a `depend` array and whether each is only read (`in`), in libgomp's two
+/// layouts: [n, nout, addr...] and (gcc 9+) [0, n, nout, nmutexinoutset, nin, addr..., depobj...].
+fn dependences(depend: *const usize) -> Vec<(usize, bool)> {
+    // SAFETY: the compiler's depend array, laid out as described.
+    unsafe {
+        let word = |i: usize| *depend.add(i);
+        let mut out = Vec::new();
+        if word(0) != 0 {
+            let (n, nout) = (word(0), word(1));
+            for i in 0..n {
+                out.push((word(2 + i), i >= nout));
+            }
+            return out;
+        }
+        let (n, nout, nmutex, nin) = (word(1), word(2), word(3), word(4));
+        let normal = nout + nmutex + nin;
+        for i in 0..n {
+            if i < normal {
+                out.push((word(5 + i), i >= nout + nmutex));
+            } else {
+                // A depobj: [address, kind].
+                let d = word(5 + i) as *const usize;
+                let kind = *d.add(1);
+                match kind {
+                    DEPEND_IN => out.push((*d, true)),
+                    DEPEND_OUT | DEPEND_INOUT | DEPEND_MUTEXINOUTSET => out.push((*d, false)),
+                    _ => super::team::fatal("unknown dependence kind in a depend clause"),
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The unfinished siblings a task with these dependences must wait for; with `me`, also
+/// records it as the latest reader or writer of each address.
+fn predecessors(node: &Node, deps: &[(usize, bool)], me: Option<&Arc<Task>>) -> Vec<Arc<Task>> {
+    let mut preds: Vec<Arc<Task>> = Vec::new();
+    let mut add = |t: &Arc<Task>| {
+        if !t.done.load(Ordering::Acquire) && !preds.iter().any(|p| Arc::ptr_eq(p, t)) {
+            preds.push(t.clone());
+        }
+    };
+    let mut map = node.deps.lock();
+    for &(addr, read_only) in deps {
+        let e = map.entry(addr).or_default();
+        e.readers.retain(|r| !r.done.load(Ordering::Acquire));
+        if read_only {
+            if let Some(w) = &e.writer {
+                add(w);
+            }
+            if let Some(me) = me {
+                e.readers.push(me.clone());
+            }
+        } else {
+            if e.readers.is_empty() {
+                if let Some(w) = &e.writer {
+                    add(w);
+                }
+            }
+            for r in &e.readers {
+                add(r);
+            }
+            if let Some(me) = me {
+                e.writer = Some(me.clone());
+                e.readers.clear();
+            }
+        }
+    }
+    preds
+}
+
+/// Waits, running the current task's children meanwhile, until `done` holds.
+fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
+    let Some(q) = queue_of(c) else {
+        return;
+    };
+    let node = node_of(c);
+    loop {
+        let seen = q.signal.load();
+        if done() {
+            return;
+        }
+        match q.take(|t| Arc::ptr_eq(&t.parent, &node)) {
+            Some(t) => execute(t),
+            None => {
+                q.signal.wait_while(seen);
+            }
+        }
+    }
+}
+
+/// Waits for the unfinished siblings named by `depend` (an undeferred task's dependences, or
+/// `taskwait depend`).
+fn wait_for_dependences(depend: *const usize) {
+    let c = thread::ctx();
+    let Some(node) = c.node.clone() else {
+        return; // no children: nothing to wait for
+    };
+    let preds = predecessors(&node, &dependences(depend), None);
+    help_children_until(c, || preds.iter().all(|p| p.done.load(Ordering::Acquire)));
 }
 
 /// GOMP_task.
-pub fn task(f: TaskFn, data: *mut u8, cpyfn: CopyFn, arg_size: i64, arg_align: i64, flags: u32) {
-    run(f, data, cpyfn, arg_size.max(0) as usize, arg_align.max(1) as usize, flags & FLAG_FINAL != 0);
+#[allow(clippy::too_many_arguments)]
+pub fn task(
+    f: TaskFn,
+    data: *mut u8,
+    cpyfn: CopyFn,
+    arg_size: i64,
+    arg_align: i64,
+    if_clause: bool,
+    flags: u32,
+    depend: *const usize,
+) {
+    let c = thread::ctx();
+    let (size, align) = (arg_size.max(0) as usize, arg_align.max(1) as usize);
+    let final_task = flags & FLAG_FINAL != 0;
+    let queue = queue_of(c).filter(|q| q.queued.load(Ordering::Relaxed) < QUEUE_LIMIT_PER_THREAD * c.nthreads);
+    let Some(queue) = queue.filter(|_| if_clause && !c.in_final) else {
+        if !c.in_final && flags & FLAG_DEPEND != 0 {
+            wait_for_dependences(depend);
+        }
+        match cpyfn {
+            Some(_) => {
+                let (mut buf, off) = copy_args(data, cpyfn, size, align, size);
+                run_included(f, buf[off..].as_mut_ptr(), final_task);
+            }
+            None => run_included(f, data, final_task),
+        }
+        return;
+    };
+    let (args, arg_offset) = copy_args(data, cpyfn, size, align, size);
+    let deps = if flags & FLAG_DEPEND != 0 { dependences(depend) } else { Vec::new() };
+    defer(c, queue, f, args, arg_offset, final_task, &deps);
+}
+
+/// Makes a deferred task and queues it, or leaves it with its predecessors.
+#[allow(clippy::too_many_arguments)]
+fn defer(
+    c: &mut Ctx,
+    queue: &Queue,
+    f: TaskFn,
+    args: Vec<u8>,
+    arg_offset: usize,
+    final_task: bool,
+    deps: &[(usize, bool)],
+) {
+    let parent = node_of(c);
+    let t = Arc::new(Task {
+        f,
+        args: UnsafeCell::new(args),
+        arg_offset,
+        icv: c.icv,
+        final_task,
+        parent: parent.clone(),
+        group: c.group.clone(),
+        team: c.team,
+        npred: AtomicU32::new(1),
+        done: AtomicBool::new(false),
+        successors: SpinLock::new(Vec::new()),
+    });
+    parent.children.fetch_add(1, Ordering::AcqRel);
+    if let Some(g) = &c.group {
+        g.count.fetch_add(1, Ordering::AcqRel);
+    }
+    queue.pending.fetch_add(1, Ordering::AcqRel);
+    if !deps.is_empty() {
+        for p in predecessors(&parent, deps, Some(&t)) {
+            let mut s = p.successors.lock();
+            if !p.done.load(Ordering::Acquire) {
+                t.npred.fetch_add(1, Ordering::AcqRel);
+                s.push(t.clone());
+            }
+        }
+    }
+    if t.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+        queue.push(t);
+    }
+}
+
+/// GOMP_taskwait: waits for the current task's children, running them meanwhile.
+pub fn taskwait() {
+    let c = thread::ctx();
+    let Some(node) = c.node.clone() else {
+        return;
+    };
+    help_children_until(c, || node.children.load(Ordering::Acquire) == 0);
+    node.deps.lock().clear();
+}
+
+/// GOMP_taskwait_depend.
+pub fn taskwait_depend(depend: *const usize) {
+    wait_for_dependences(depend);
+}
+
+/// GOMP_taskyield: runs one ready task, if there is one.
+pub fn taskyield() {
+    if let Some(q) = queue_of(thread::ctx()) {
+        q.run_one();
+    }
+}
+
+/// GOMP_taskgroup_start.
+pub fn taskgroup_start() {
+    group_start(thread::ctx());
+}
+
+/// GOMP_taskgroup_end: waits for the group's tasks (and theirs), running them meanwhile.
+pub fn taskgroup_end() {
+    group_end(thread::ctx());
+}
+
+fn group_start(c: &mut Ctx) {
+    let outer = c.group.take();
+    c.group = Some(Arc::new(Group { count: AtomicU32::new(0), outer }));
+}
+
+fn group_end(c: &mut Ctx) {
+    let Some(g) = c.group.take() else {
+        return;
+    };
+    if let Some(q) = queue_of(c) {
+        loop {
+            let seen = q.signal.load();
+            if g.count.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            match q.take(|t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g))) {
+                Some(t) => execute(t),
+                None => {
+                    q.signal.wait_while(seen);
+                }
+            }
+        }
+    }
+    c.group = g.outer.clone();
 }
 
 /// A taskloop's iteration space in task-sized pieces: (number of tasks, iterations of each of
@@ -66,8 +490,34 @@ fn split(n: u64, flags: u32, num_tasks: u64, nthreads: u64) -> (u64, u64, u64) {
     (tasks, n % tasks, n / tasks)
 }
 
+/// The number of iterations of a taskloop.
+fn trip_count(bounds: (u64, u64, u64), signed: bool, up: bool) -> u64 {
+    let (start, end, step) = bounds;
+    if signed {
+        let (s, e, d) = (start as i64 as i128, end as i64 as i128, step as i64 as i128);
+        if d > 0 && e > s {
+            ((e - s + d - 1) / d) as u64
+        } else if d < 0 && s > e {
+            ((s - e - d - 1) / -d) as u64
+        } else {
+            0
+        }
+    } else if up {
+        if end > start {
+            ((end - start) as u128).div_ceil(step as u128) as u64
+        } else {
+            0
+        }
+    } else if start > end {
+        ((start - end) as u128).div_ceil(step.wrapping_neg() as u128) as u64
+    } else {
+        0
+    }
+}
+
 /// GOMP_taskloop and GOMP_taskloop_ull: each task gets a copy of the arguments whose first two
-/// words are its first and end values of the loop variable.
+/// words are its first and end values of the loop variable. The loop is in a taskgroup of its
+/// own unless `nogroup`.
 #[allow(clippy::too_many_arguments)]
 pub fn taskloop(
     f: TaskFn,
@@ -81,26 +531,7 @@ pub fn taskloop(
     signed: bool,
 ) {
     let (start, end, step) = bounds;
-    let n = if signed {
-        let (s, e, d) = (start as i64 as i128, end as i64 as i128, step as i64 as i128);
-        if d > 0 && e > s {
-            ((e - s + d - 1) / d) as u64
-        } else if d < 0 && s > e {
-            ((s - e - d - 1) / -d) as u64
-        } else {
-            0
-        }
-    } else if flags & FLAG_UP != 0 {
-        if end > start {
-            ((end - start) as u128).div_ceil(step as u128) as u64
-        } else {
-            0
-        }
-    } else if start > end {
-        ((start - end) as u128).div_ceil(step.wrapping_neg() as u128) as u64
-    } else {
-        0
-    };
+    let n = trip_count(bounds, signed, flags & FLAG_UP != 0);
     if n == 0 {
         return;
     }
@@ -111,31 +542,38 @@ pub fn taskloop(
             start.wrapping_add(i.wrapping_mul(step))
         }
     };
-    let (tasks, extra, per) = split(n, flags, num_tasks, thread::ctx().nthreads as u64);
-    let size = (arg_size.max(16)) as usize;
+    let c = thread::ctx();
+    let (tasks, extra, per) = split(n, flags, num_tasks, c.nthreads as u64);
+    let size = arg_size.max(16) as usize;
     let align = arg_align.max(8) as usize;
-    let mut buf = vec![0u8; size + align];
-    let p = buf.as_mut_ptr();
-    let arg = p.wrapping_add(p.align_offset(align));
+    let final_task = flags & FLAG_FINAL != 0;
+    let queue = queue_of(c).filter(|_| flags & FLAG_IF != 0 && !c.in_final);
+    let grouped = queue.is_some() && flags & FLAG_NOGROUP == 0;
+    if grouped {
+        group_start(c);
+    }
     let mut lo = 0u64;
     for t in 0..tasks {
         let len = if t < extra { per + 1 } else { per };
         let hi = if t + 1 == tasks { n } else { (lo + len).min(n) };
-        match cpyfn {
-            Some(copy) => copy(arg, data),
-            // SAFETY: `data` holds `arg_size` bytes (the compiler's argument block); `arg` has room.
-            None => unsafe { core::ptr::copy_nonoverlapping(data, arg, arg_size.max(0) as usize) },
-        }
-        let words = arg as *mut u64;
-        // SAFETY: the block's first two words are the task's bounds (gcc's taskloop layout).
+        let (mut args, off) = copy_args(data, cpyfn, arg_size.max(0) as usize, align, size);
+        let words = args[off..].as_mut_ptr() as *mut u64;
+        // SAFETY: the block's first two words are the task's bounds (gcc's taskloop layout);
+        // `args` has at least 16 bytes from `off`, aligned to 8.
         unsafe {
             *words = value(lo);
             *words.add(1) = if hi == n { end } else { value(hi) };
         }
-        run(f, arg, None, 0, 1, false);
+        match queue {
+            Some(q) => defer(c, q, f, args, off, final_task, &[]),
+            None => run_included(f, words as *mut u8, final_task),
+        }
         lo = hi;
         if lo >= n {
             break;
         }
+    }
+    if grouped {
+        group_end(c);
     }
 }

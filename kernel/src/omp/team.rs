@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use super::tasks::Queue;
 use super::thread::{self, Ctx};
 use super::wait::Word;
 use super::work::{WorkShare, SLOTS};
@@ -37,28 +38,16 @@ static POOL: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
 /// Never freed: a worker may still touch its last team's counter after the master moved on.
 static SPARE_TEAMS: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
 
-/// A centralized barrier: the last of `n` to arrive resets the count and bumps the generation.
+/// A centralized barrier: the last of `n` to arrive resets the count and bumps the generation
+/// (once the team's tasks are all done: threads waiting at it run them).
 pub struct Barrier {
     count: AtomicU32,
-    generation: Word,
+    generation: AtomicU32,
 }
 
 impl Barrier {
     const fn new() -> Barrier {
-        Barrier { count: AtomicU32::new(0), generation: Word::new(0) }
-    }
-
-    pub fn wait(&self, n: u32) {
-        if n <= 1 {
-            return;
-        }
-        let g = self.generation.load();
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == n {
-            self.count.store(0, Ordering::Relaxed);
-            self.generation.set(g.wrapping_add(1));
-        } else {
-            self.generation.wait_while(g);
-        }
+        Barrier { count: AtomicU32::new(0), generation: AtomicU32::new(0) }
     }
 }
 
@@ -73,6 +62,8 @@ pub struct Team {
     /// ICVs of the team's implicit tasks.
     pub icv: super::icv::Icv,
     pub barrier: Barrier,
+    /// Deferred tasks of the region.
+    pub tasks: Queue,
     /// Workers that have not finished the region yet (the master waits for 0).
     remaining: Word,
     /// Singles won so far.
@@ -94,6 +85,7 @@ impl Team {
             parent: core::ptr::null(),
             icv: super::icv::initial(),
             barrier: Barrier::new(),
+            tasks: Queue::new(),
             remaining: Word::new(0),
             single: AtomicU64::new(0),
             work: [const { WorkShare::new() }; SLOTS],
@@ -104,9 +96,34 @@ impl Team {
         t
     }
 
-    /// The team's barrier, for thread `me` (the team's size decides).
+    /// The team's barrier: returns when every thread has arrived and every task is done.
     pub fn barrier_wait(&self) {
-        self.barrier.wait(self.nthreads);
+        let n = self.nthreads;
+        if n <= 1 {
+            return;
+        }
+        let (b, q) = (&self.barrier, &self.tasks);
+        let g = b.generation.load(Ordering::Acquire);
+        b.count.fetch_add(1, Ordering::AcqRel);
+        loop {
+            let seen = q.signal.load();
+            if b.generation.load(Ordering::Acquire) != g {
+                return;
+            }
+            if q.run_one() {
+                continue;
+            }
+            if b.count.load(Ordering::Acquire) == n && q.pending.load(Ordering::Acquire) == 0 {
+                // Whoever sees the last arrival with no task left opens the barrier.
+                if b.count.compare_exchange(n, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                    b.generation.store(g.wrapping_add(1), Ordering::Release);
+                    q.signal.bump();
+                    return;
+                }
+                continue;
+            }
+            q.signal.wait_while(seen);
+        }
     }
 }
 
@@ -187,6 +204,7 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
     // SAFETY: as in run_master_and_join.
     let team = unsafe { &*team_ptr };
     if team.nthreads > 1 {
+        team.tasks.drain();
         super::wait::wait_until(&team.remaining, || team.remaining.value.load(Ordering::Acquire) == 0);
     }
     let st = thread::this();
@@ -309,6 +327,7 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         if let Some(f) = team.func {
             f(team.data);
         }
+        team.tasks.drain();
         st.ctx = idle;
         // The last thing this worker does with the team: after it, the master may reuse it.
         team.remaining.value.fetch_sub(1, Ordering::AcqRel);

@@ -3,12 +3,15 @@
 //! the current thread.
 
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 
 use super::icv::{self, Icv};
+use super::tasks::{Group, Node};
 use super::team::Team;
 use super::work::Cursor;
 
-/// One implicit task: what a thread is inside one parallel region (or outside all of them).
+/// One task a thread runs: an implicit task (what a thread is inside one parallel region, or
+/// outside all of them), or an explicit task running on it.
 pub struct Ctx {
     /// The team (null for the initial task outside any region).
     pub team: *const Team,
@@ -28,6 +31,10 @@ pub struct Ctx {
     pub cur: Cursor,
     /// Inside a final task (tasks it creates are included).
     pub in_final: bool,
+    /// This task's children (made when it first defers one).
+    pub node: Option<Arc<Node>>,
+    /// The innermost taskgroup the tasks it creates belong to.
+    pub group: Option<Arc<Group>>,
 }
 
 impl Ctx {
@@ -44,6 +51,28 @@ impl Ctx {
             single_seq: 0,
             cur: Cursor::NONE,
             in_final: false,
+            node: None,
+            group: None,
+        }
+    }
+
+    /// An explicit task run by the thread whose current task is `self`: same team and thread
+    /// number, the task's own ICVs and group, no children yet.
+    pub fn for_task(&self, icv: Icv, in_final: bool, group: Option<Arc<Group>>) -> Ctx {
+        Ctx {
+            team: self.team,
+            id: self.id,
+            nthreads: self.nthreads,
+            level: self.level,
+            active_level: self.active_level,
+            parent: self.parent,
+            icv,
+            ws_seq: self.ws_seq,
+            single_seq: self.single_seq,
+            cur: self.cur,
+            in_final,
+            node: None,
+            group,
         }
     }
 }

@@ -53,12 +53,6 @@ impl Word {
         }
     }
 
-    /// Stores `v` and wakes every sleeper.
-    pub fn set(&self, v: u32) {
-        self.value.store(v, Ordering::SeqCst);
-        self.wake();
-    }
-
     /// Adds one and wakes every sleeper.
     pub fn bump(&self) {
         self.value.fetch_add(1, Ordering::SeqCst);
