@@ -56,9 +56,9 @@ pub const GROUPS: &[Group] = &[OMP];
 pub const OMP_GROUP: u8 = 0;
 
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C code) and the
-/// `omp_*` API. Offloading (`GOMP_target*`, `GOMP_teams*`), OpenACC, doacross loops, task
-/// reductions, detachable tasks and memory allocators are not provided: a program that uses
-/// them runs on its own libgomp.
+/// `omp_*` API. Offloading (`GOMP_target*`, `GOMP_teams*`), OpenACC, doacross loops, `scope`,
+/// detachable tasks and memory allocators are not provided: a program that uses them runs on
+/// its own libgomp.
 pub const OMP: Group = Group {
     name: "omp",
     overrides: &[
@@ -163,6 +163,11 @@ pub const OMP: Group = Group {
         "GOMP_taskgroup_end",
         "GOMP_taskloop",
         "GOMP_taskloop_ull",
+        "GOMP_taskgroup_reduction_register",
+        "GOMP_taskgroup_reduction_unregister",
+        "GOMP_task_reduction_remap",
+        "GOMP_workshare_task_reduction_unregister",
+        "GOMP_parallel_reductions",
         // The omp_* API.
         "omp_set_num_threads",
         "omp_get_num_threads",

@@ -81,14 +81,35 @@ fn kernel_runtime_runs_a_static_pie_program() {
     assert!(got.stderr.contains("run on the kernel's runtime"), "-v does not say so:\n{}", got.stderr);
 }
 
+/// The program prints the CPU count it may use; everything else must match.
+fn without_cpu_counts(s: &str) -> String {
+    s.lines()
+        .filter(|l| !l.starts_with("omp_get_num_procs") && !l.starts_with("omp_get_max_threads"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_openmp_test_program_runs_on_the_kernel_runtime() {
+    // openmp.c uses task reductions (a taskloop reduction) among much else.
+    let prog = build("openmp", "-static");
+    let want = native(&prog, None);
+    assert_eq!(want.code(), 0, "native run failed:\n{}", want.stdout);
+    for cpus in ["1", "2", "4"] {
+        let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, None);
+        assert_eq!(got.code(), want.code(), "openmp.c --cpus {cpus}:\n{}", got.stderr);
+        assert_eq!(without_cpu_counts(&got.stdout), without_cpu_counts(&want.stdout), "openmp.c --cpus {cpus}");
+    }
+}
+
 #[test]
 fn a_program_using_what_the_kernel_lacks_keeps_its_libgomp() {
-    // openmp.c uses a taskloop reduction (task reductions are not in the kernel's runtime).
-    let prog = build("openmp", "-static");
+    // omp_doacross.c uses a doacross loop, which the kernel's runtime does not provide.
+    let prog = build("omp_doacross", "-static");
     let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
     assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
     assert!(
-        refused.stderr.contains("GOMP_taskgroup_reduction") && refused.stderr.contains("--omp libgomp"),
+        refused.stderr.contains("GOMP_loop_doacross") && refused.stderr.contains("--omp libgomp"),
         "the refusal does not name the symbol and the way out:\n{}",
         refused.stderr
     );
@@ -96,14 +117,7 @@ fn a_program_using_what_the_kernel_lacks_keeps_its_libgomp() {
     let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
     assert_eq!(auto.code(), want.code());
     assert!(auto.stderr.contains("runs on its own libgomp"), "-v does not say why:\n{}", auto.stderr);
-    // The program prints the CPU count it may use; everything else must match.
-    let strip = |s: &str| {
-        s.lines()
-            .filter(|l| !l.starts_with("omp_get_num_procs") && !l.starts_with("omp_get_max_threads"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert_eq!(strip(&auto.stdout), strip(&want.stdout));
+    assert_eq!(auto.stdout, want.stdout);
 }
 
 #[test]

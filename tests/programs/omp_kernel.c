@@ -2,7 +2,7 @@
  * from the OpenMP specification and compared with the same program on libgomp natively: every
  * printed line is independent of timing and of how many CPUs there are (thread counts are set
  * by num_threads clauses and OMP_NUM_THREADS where printed). Exit status 0 when all checks pass.
- * No task reductions (the kernel's runtime does not provide them). */
+ * Tasks in depth, and task reductions, are in omp_tasks.c. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

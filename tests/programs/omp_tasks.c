@@ -3,8 +3,11 @@
  * region ends that wait for them, taskwait (children only), taskgroup (descendants), dependences
  * (in/out/inout, mutexinoutset, depobj, array sections as a wavefront), if(0) and taskwait with
  * depend, firstprivate capture (incl. a variable-length array, which gcc copies with a copy
- * function), final and included tasks, and more tasks than the queue holds. Every printed line
- * is independent of timing and of the number of CPUs. Exit status 0 when all checks pass. */
+ * function), final and included tasks, more tasks than the queue holds, and task reductions
+ * (taskgroup task_reduction with in_reduction tasks, nested groups, an array section;
+ * reduction(task) on parallel, for and sections; taskloop reduction and in_reduction). Every
+ * printed line is independent of timing and of the number of CPUs. Exit status 0 when all
+ * checks pass. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,6 +307,87 @@ static int taskloop_nogroup(void) {
     return ok;
 }
 
+static int taskgroup_reductions(void) {
+    long sum = 0, prod = 1, outer = 0;
+    int mx = -1000, arr[4] = {0, 0, 0, 0};
+#pragma omp parallel
+#pragma omp single
+    {
+#pragma omp taskgroup task_reduction(+ : sum) task_reduction(* : prod) task_reduction(max : mx)
+        {
+            for (int i = 1; i <= 20; i++) {
+#pragma omp task in_reduction(+ : sum) in_reduction(* : prod) in_reduction(max : mx) firstprivate(i)
+                {
+                    sum += i;
+                    if (i <= 10)
+                        prod *= 2;
+                    if (i * 7 % 23 > mx)
+                        mx = i * 7 % 23;
+                }
+            }
+        }
+#pragma omp taskgroup task_reduction(+ : outer)
+        {
+#pragma omp taskgroup task_reduction(+ : arr[0 : 4])
+            {
+                for (int i = 0; i < 40; i++) {
+#pragma omp task in_reduction(+ : outer, arr[0 : 4]) firstprivate(i)
+                    {
+                        outer += i;
+                        arr[i % 4] += 1;
+                    }
+                }
+            }
+        }
+    }
+    return sum == 210 && prod == 1024 && mx == 22 && outer == 39 * 40 / 2 && arr[0] == 10 && arr[3] == 10;
+}
+
+static int construct_reductions(void) {
+    long par = 0, loop = 0, secs = 0, tl = 0, tl_in = 0;
+    int nth = 0;
+#pragma omp parallel reduction(task, + : par) shared(nth)
+    {
+#pragma omp single
+        nth = omp_get_num_threads();
+#pragma omp task in_reduction(+ : par)
+        par += 2;
+        par += 1;
+    }
+#pragma omp parallel
+    {
+#pragma omp for reduction(task, + : loop)
+        for (int i = 0; i < 100; i++) {
+#pragma omp task in_reduction(+ : loop) firstprivate(i)
+            loop += i;
+        }
+#pragma omp sections reduction(task, + : secs)
+        {
+#pragma omp section
+            {
+#pragma omp task in_reduction(+ : secs)
+                secs += 5;
+            }
+#pragma omp section
+            secs += 7;
+        }
+    }
+#pragma omp parallel
+#pragma omp single
+    {
+#pragma omp taskloop reduction(+ : tl) grainsize(17)
+        for (int i = 0; i < 1000; i++)
+            tl += i;
+#pragma omp taskgroup task_reduction(+ : tl_in)
+        {
+#pragma omp taskloop in_reduction(+ : tl_in) num_tasks(9)
+            for (int i = 0; i < 300; i++)
+                tl_in += 2;
+        }
+    }
+    return par == 3L * nth && loop == 4950 && secs == 12 && tl == 499500 && tl_in == 600;
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     long f = 0;
@@ -329,6 +413,8 @@ int main(void) {
     check("locks and criticals inside tasks", locks_in_tasks());
     check("parallel regions inside tasks", nested_regions_in_tasks());
     check("taskloop nogroup with taskwait, taskloop if(0)", taskloop_nogroup());
+    check("taskgroup task reductions: + * max, nested groups, an array", taskgroup_reductions());
+    check("reduction(task) on parallel/for/sections, taskloop reductions", construct_reductions());
     printf(failures ? "%d FAILED\n" : "all checks passed\n", failures);
     return failures != 0;
 }

@@ -10,6 +10,7 @@ use core::sync::atomic::AtomicU32;
 use super::api::*;
 use super::icv::{SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC};
 use super::lock;
+use super::reductions;
 use super::tasks::{self, CopyFn, TaskFn};
 use super::team::{self, Outlined};
 use super::thread;
@@ -183,7 +184,7 @@ extern "C" fn GOMP_ordered_end() {}
 // Loops over long.
 
 fn start_signed(l: Loop, istart: *mut i64, iend: *mut i64) -> bool {
-    work::start(&l, istart as *mut u64, iend as *mut u64, core::ptr::null_mut())
+    work::start(&l, istart as *mut u64, iend as *mut u64, core::ptr::null_mut(), core::ptr::null_mut())
 }
 
 /// The `long` loop entry points with a chunk argument, and those of `schedule(runtime)`.
@@ -220,19 +221,12 @@ fn sched_kind(sched: i64) -> u32 {
     (sched as u64 as u32) & 0x7fff_ffff
 }
 
-fn no_task_reductions(red: *mut u8) {
-    if !red.is_null() {
-        unsupported("task reductions on a loop are not supported by the kernel's runtime (use --omp libgomp)");
-    }
-}
-
 /// GOMP_loop_start and GOMP_loop_ordered_start (gcc 9+): the schedule is an argument.
 macro_rules! generic_signed_starts {
     ($($name:ident: $ordered:expr;)*) => {$(
         #[allow(clippy::too_many_arguments)]
         extern "C" fn $name(s: i64, e: i64, i: i64, sched: i64, c: i64, is: *mut i64, ie: *mut i64, red: *mut u8, mem: *mut *mut u8) -> bool {
-            no_task_reductions(red);
-            work::start(&signed_loop(sched_kind(sched), s, e, i, c, $ordered), is as *mut u64, ie as *mut u64, mem)
+            work::start(&signed_loop(sched_kind(sched), s, e, i, c, $ordered), is as *mut u64, ie as *mut u64, mem, red as *mut usize)
         }
     )*};
 }
@@ -260,14 +254,14 @@ extern "C" fn GOMP_loop_end_cancel() -> bool {
 macro_rules! unsigned_starts {
     ($($name:ident: $kind:expr, $ordered:expr;)*) => {$(
         extern "C" fn $name(up: bool, s: u64, e: u64, i: u64, c: u64, is: *mut u64, ie: *mut u64) -> bool {
-            work::start(&unsigned_loop($kind, up, s, e, i, c, $ordered), is, ie, core::ptr::null_mut())
+            work::start(&unsigned_loop($kind, up, s, e, i, c, $ordered), is, ie, core::ptr::null_mut(), core::ptr::null_mut())
         }
     )*};
 }
 macro_rules! unsigned_runtime_starts {
     ($($name:ident: $ordered:expr;)*) => {$(
         extern "C" fn $name(up: bool, s: u64, e: u64, i: u64, is: *mut u64, ie: *mut u64) -> bool {
-            work::start(&unsigned_loop(0, up, s, e, i, 0, $ordered), is, ie, core::ptr::null_mut())
+            work::start(&unsigned_loop(0, up, s, e, i, 0, $ordered), is, ie, core::ptr::null_mut(), core::ptr::null_mut())
         }
     )*};
 }
@@ -289,8 +283,7 @@ macro_rules! generic_unsigned_starts {
     ($($name:ident: $ordered:expr;)*) => {$(
         #[allow(clippy::too_many_arguments)]
         extern "C" fn $name(up: bool, s: u64, e: u64, i: u64, sched: i64, c: u64, is: *mut u64, ie: *mut u64, red: *mut u8, mem: *mut *mut u8) -> bool {
-            no_task_reductions(red);
-            work::start(&unsigned_loop(sched_kind(sched), up, s, e, i, c, $ordered), is, ie, mem)
+            work::start(&unsigned_loop(sched_kind(sched), up, s, e, i, c, $ordered), is, ie, mem, red as *mut usize)
         }
     )*};
 }
@@ -302,13 +295,10 @@ generic_unsigned_starts! {
 // Sections.
 
 extern "C" fn GOMP_sections_start(count: u32) -> u32 {
-    work::sections_start(count, core::ptr::null_mut())
+    work::sections_start(count, core::ptr::null_mut(), core::ptr::null_mut())
 }
 extern "C" fn GOMP_sections2_start(count: u32, red: *mut u8, mem: *mut *mut u8) -> u32 {
-    if !red.is_null() {
-        unsupported("task reductions on sections are not supported by the kernel's runtime (use --omp libgomp)");
-    }
-    work::sections_start(count, mem)
+    work::sections_start(count, mem, red as *mut usize)
 }
 extern "C" fn GOMP_sections_next() -> u32 {
     work::sections_next()
@@ -356,14 +346,36 @@ extern "C" fn GOMP_taskgroup_start() {
 extern "C" fn GOMP_taskgroup_end() {
     tasks::taskgroup_end();
 }
+
+// Task reductions.
+
+extern "C" fn GOMP_taskgroup_reduction_register(data: *mut usize) {
+    reductions::taskgroup_register(data);
+}
+extern "C" fn GOMP_taskgroup_reduction_unregister(data: *mut usize) {
+    reductions::unregister(data);
+}
+extern "C" fn GOMP_task_reduction_remap(cnt: usize, cntorig: usize, ptrs: *mut usize) {
+    reductions::remap(cnt, cntorig, ptrs);
+}
+extern "C" fn GOMP_workshare_task_reduction_unregister(cancelled: bool) {
+    reductions::workshare_end(cancelled);
+}
+extern "C" fn GOMP_parallel_reductions(f: Outlined, data: *mut u8, num_threads: u32, _flags: u32) -> u32 {
+    let t = team::fork(f, data, num_threads, |team, _| {
+        team.group = Some(reductions::parallel_group(data, team.nthreads));
+        false
+    });
+    // SAFETY: just made by fork; the master owns it.
+    let n = unsafe { (*t).nthreads };
+    team::run_master_and_join(t);
+    n
+}
 /// GOMP_taskloop (`long` bounds) and GOMP_taskloop_ull.
 macro_rules! taskloops {
     ($($name:ident: $t:ty, $signed:expr;)*) => {$(
         #[allow(clippy::too_many_arguments)]
         extern "C" fn $name(f: TaskFn, data: *mut u8, cpyfn: CopyFn, size: i64, align: i64, flags: u32, num_tasks: u64, _prio: i32, s: $t, e: $t, step: $t) {
-            if flags & (1 << 12) != 0 {
-                unsupported("taskloop reductions are not supported by the kernel's runtime (use --omp libgomp)");
-            }
             tasks::taskloop(f, data, cpyfn, size, align, flags, num_tasks, (s as u64, e as u64, step as u64), $signed);
         }
     )*};
@@ -445,6 +457,11 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_taskyield,
         GOMP_taskgroup_start,
         GOMP_taskgroup_end,
+        GOMP_taskgroup_reduction_register,
+        GOMP_taskgroup_reduction_unregister,
+        GOMP_task_reduction_remap,
+        GOMP_workshare_task_reduction_unregister,
+        GOMP_parallel_reductions,
         GOMP_taskloop,
         GOMP_taskloop_ull,
         omp_set_num_threads,

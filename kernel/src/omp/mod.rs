@@ -9,13 +9,15 @@
 //! Threads: a team's workers are the program's own threads, made once with its libc's
 //! `pthread_create` (an import: they need the program's TLS, errno and stack guard), pinned
 //! one per CPU from the master's, and kept warm between regions; they wait by spinning, then
-//! sleep on a futex word the master bumps. Tasks run when they are created (undeferred), which
-//! the OpenMP specification allows at every task construct.
+//! sleep on a futex word the master bumps. Explicit tasks are deferred to a team queue that
+//! threads serve at barriers, `taskwait` and taskgroup ends (`tasks`), with dependences and
+//! task reductions (`reductions`).
 
 mod api;
 mod gomp;
 mod icv;
 mod lock;
+mod reductions;
 mod tasks;
 mod team;
 mod thread;

@@ -16,7 +16,7 @@ use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use super::icv::Icv;
 use super::thread::{self, Ctx};
@@ -29,6 +29,7 @@ pub const FLAG_UP: u32 = 1 << 8;
 pub const FLAG_GRAINSIZE: u32 = 1 << 9;
 pub const FLAG_IF: u32 = 1 << 10;
 pub const FLAG_NOGROUP: u32 = 1 << 11;
+pub const FLAG_REDUCTION: u32 = 1 << 12;
 pub const FLAG_STRICT: u32 = 1 << 14;
 
 /// Dependence kinds of depobj entries (libgomp's GOMP_DEPEND_*).
@@ -124,10 +125,19 @@ struct Dep {
     readers: Vec<Arc<Task>>,
 }
 
-/// A taskgroup: its unfinished tasks, and the group it is nested in.
+/// A taskgroup: its unfinished tasks, the group it is nested in, and its task reductions
+/// (the last descriptor registered, see `reductions`; inherited from the outer group).
 pub struct Group {
     count: AtomicU32,
     outer: Option<Arc<Group>>,
+    pub reductions: AtomicUsize,
+}
+
+impl Group {
+    /// A region's outermost group, with its reductions registered (GOMP_parallel_reductions).
+    pub fn with_reductions(descriptor: usize) -> Arc<Group> {
+        Arc::new(Group { count: AtomicU32::new(0), outer: None, reductions: AtomicUsize::new(descriptor) })
+    }
 }
 
 pub struct Task {
@@ -443,7 +453,8 @@ pub fn taskgroup_end() {
 
 fn group_start(c: &mut Ctx) {
     let outer = c.group.take();
-    c.group = Some(Arc::new(Group { count: AtomicU32::new(0), outer }));
+    let reductions = AtomicUsize::new(outer.as_ref().map_or(0, |g| g.reductions.load(Ordering::Acquire)));
+    c.group = Some(Arc::new(Group { count: AtomicU32::new(0), outer, reductions }));
 }
 
 fn group_end(c: &mut Ctx) {
@@ -532,7 +543,20 @@ pub fn taskloop(
 ) {
     let (start, end, step) = bounds;
     let n = trip_count(bounds, signed, flags & FLAG_UP != 0);
+    let grouped = flags & FLAG_NOGROUP == 0;
+    // With `reduction`, the third word of the arguments points to the reductions' descriptor.
+    let reductions = if flags & FLAG_REDUCTION != 0 {
+        // SAFETY: gcc's taskloop argument block starts with the two bounds and that pointer.
+        unsafe { *(data as *mut *mut usize).add(2) }
+    } else {
+        core::ptr::null_mut()
+    };
     if n == 0 {
+        if grouped && flags & FLAG_REDUCTION != 0 {
+            // Tells the program the reductions were not registered (libgomp's ABI).
+            // SAFETY: the descriptor's third word.
+            unsafe { *reductions.add(2) = 0 };
+        }
         return;
     }
     let value = |i: u64| -> u64 {
@@ -548,9 +572,11 @@ pub fn taskloop(
     let align = arg_align.max(8) as usize;
     let final_task = flags & FLAG_FINAL != 0;
     let queue = queue_of(c).filter(|_| flags & FLAG_IF != 0 && !c.in_final);
-    let grouped = queue.is_some() && flags & FLAG_NOGROUP == 0;
     if grouped {
         group_start(c);
+        if flags & FLAG_REDUCTION != 0 {
+            super::reductions::taskgroup_register(reductions);
+        }
     }
     let mut lo = 0u64;
     for t in 0..tasks {

@@ -72,6 +72,8 @@ pub struct Team {
     workers: Vec<&'static Worker>,
     /// The first work share was described by the master (a combined parallel construct).
     pub prepared: bool,
+    /// The taskgroup the implicit tasks start in (a region with task reductions).
+    pub group: Option<alloc::sync::Arc<super::tasks::Group>>,
 }
 
 impl Team {
@@ -91,6 +93,7 @@ impl Team {
             work: [const { WorkShare::new() }; SLOTS],
             workers: Vec::new(),
             prepared: false,
+            group: None,
         });
         super::work::reset(&t.work);
         t
@@ -139,7 +142,7 @@ fn team_size(outer: &Ctx, requested: u32) -> u32 {
 /// Starts a region running `func(data)` on a team of `requested` threads (0: nthreads-var);
 /// the caller runs thread 0's part with `run_master` and ends it with `join`. `prepare` sets
 /// up the team's first work share before the workers start (combined parallel loops).
-pub fn fork(func: Outlined, data: *mut u8, requested: u32, prepare: impl FnOnce(&Team, &Ctx) -> bool) -> *mut Team {
+pub fn fork(func: Outlined, data: *mut u8, requested: u32, prepare: impl FnOnce(&mut Team, &Ctx) -> bool) -> *mut Team {
     let st = thread::this();
     let outer: &Ctx = thread::ctx();
     let n = team_size(outer, requested);
@@ -168,6 +171,7 @@ pub fn fork(func: Outlined, data: *mut u8, requested: u32, prepare: impl FnOnce(
     team.icv.nthreads = super::icv::nthreads_at(team.level, outer.icv.nthreads);
     team.single.store(0, Ordering::Relaxed);
     super::work::reset(&team.work);
+    team.group = None;
     team.prepared = prepare(team, outer);
     if n > 1 {
         staff(team, n as usize - 1);
@@ -225,6 +229,7 @@ pub fn member(team: &Team, id: u32) -> Ctx {
     c.active_level = team.active_level;
     c.parent = team.parent;
     c.icv = team.icv;
+    c.group = team.group.clone();
     if team.prepared {
         c.ws_seq = 1;
         c.cur = super::work::prepared_cursor(team);

@@ -85,6 +85,8 @@ pub struct WorkShare {
     copy: AtomicPtr<u8>,
     /// GOMP_loop_start's shared scratch memory (pointer, bytes).
     mem: UnsafeCell<(*mut u8, usize)>,
+    /// The describing thread's task reduction descriptors (the others share its copies).
+    task_reductions: AtomicPtr<usize>,
 }
 
 // SAFETY: `desc` and `mem` are written only by the thread that claimed the slot, before it
@@ -103,6 +105,7 @@ impl WorkShare {
             ordered_moved: Word::new(0),
             copy: AtomicPtr::new(core::ptr::null_mut()),
             mem: UnsafeCell::new((core::ptr::null_mut(), 0)),
+            task_reductions: AtomicPtr::new(core::ptr::null_mut()),
         }
     }
 
@@ -228,10 +231,16 @@ fn describe(c: &Ctx, l: &Loop) -> Desc {
 
 /// Starts a loop construct and hands out the first chunk (see `next`). With `istart` null it
 /// only enters the construct (GOMP_loop_start does so for combined constructs).
-pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8) -> bool {
+/// `red` (not null): the construct's task reductions.
+pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red: *mut usize) -> bool {
+    super::reductions::workshare_begin(red);
     let c = thread::ctx();
     let (slot, first) = enter(c);
-    if first {
+    if !first {
+        super::reductions::workshare_register(red, slot.task_reductions.load(Ordering::Acquire));
+    } else {
+        super::reductions::workshare_register(red, core::ptr::null_mut());
+        slot.task_reductions.store(red, Ordering::Relaxed);
         slot.describe(describe(c, l));
         if !mem.is_null() {
             // SAFETY: `mem` is the program's pointer-sized in/out argument.
@@ -417,11 +426,11 @@ pub fn sections_loop(count: u32) -> Loop {
 
 /// GOMP_sections_start: enters a sections construct of `count` sections and returns the
 /// number (from 1) of the first this thread runs, 0 for none.
-pub fn sections_start(count: u32, mem: *mut *mut u8) -> u32 {
+pub fn sections_start(count: u32, mem: *mut *mut u8, red: *mut usize) -> u32 {
     let l = sections_loop(count);
     let mut first = 0u64;
     let mut end = 0u64;
-    if start(&l, &mut first, &mut end, mem) {
+    if start(&l, &mut first, &mut end, mem, red) {
         first as u32
     } else {
         0
