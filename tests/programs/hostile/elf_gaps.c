@@ -1,15 +1,16 @@
 // The gaps between the program's ELF segments: built with a large segment alignment
 // (-z max-page-size=0x10000), the page-aligned space between one PT_LOAD's end and the next
 // one's start lies inside the image. Linux's execve maps each segment on its own and leaves
-// the gaps unmapped. For each gap (found from the program headers with dl_iterate_phdr): a
-// read and a write at its start and a read at its last page (SIGSEGV through a handler that
-// siglongjmps back), forwarded and local system calls given a pointer there (EFAULT), and the
+// the gaps unmapped (so Linux may place its vDSO in one: pages near it are left out). For each
+// gap (found from the program headers with dl_iterate_phdr): a read and a write at its first
+// page and a read at its last page (SIGSEGV through a handler that siglongjmps back), forwarded and local system calls given a pointer there (EFAULT), and the
 // memory calls that tell unmapped from mapped (mincore, mprotect: ENOMEM; munmap: 0), and a
 // MAP_FIXED_NOREPLACE mapping placed there (free address space: granted, usable).
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -18,10 +19,29 @@
 #include "probe.h"
 #include "report.h"
 
+static uintptr_t page;
+
+// Whether `p` is at least 16 pages away from the vDSO (Linux maps it with its data pages, at
+// most a few pages, in the highest free gap that fits, which may be one of the image's).
+static int away_from_vdso(uintptr_t p) {
+    uintptr_t vdso = getauxval(AT_SYSINFO_EHDR), margin = 16 * page;
+    return !vdso || p + margin <= vdso || p >= vdso + margin;
+}
+
+// The lowest (or highest) page of [lo, hi) away from the vDSO; 0 if none.
+static uintptr_t pick(uintptr_t lo, uintptr_t hi, int highest) {
+    for (uintptr_t i = 0; i < (hi - lo) / page; i++) {
+        uintptr_t p = highest ? hi - (i + 1) * page : lo + i * page;
+        if (away_from_vdso(p))
+            return p;
+    }
+    return 0;
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     probe_setup();
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    page = (uintptr_t)sysconf(_SC_PAGESIZE);
     int zero = open("/dev/zero", O_RDONLY), fds[2];
     if (pipe(fds))
         return 1;
@@ -38,13 +58,17 @@ int main(void) {
         if (!lo || lo >= hi)
             continue;
         char what[64];
-        unsigned char *gap = (unsigned char *)lo;
+        unsigned char *gap = (unsigned char *)pick(lo, hi, 0), *last = (unsigned char *)pick(lo, hi, 1);
         printf("gap %d: %lu pages\n", gaps, (unsigned long)((hi - lo) / page));
-        snprintf(what, sizeof what, "gap %d start", gaps);
+        if (!gap) {
+            printf("gap %d: every page is near the vDSO\n", gaps++);
+            continue;
+        }
+        snprintf(what, sizeof what, "gap %d first page", gaps);
         probe(what, gap, 0);
         probe(what, gap, 1);
         snprintf(what, sizeof what, "gap %d last page", gaps);
-        probe(what, (unsigned char *)(hi - page), 0);
+        probe(what, last, 0);
         report("  write from the gap", write(fds[1], gap, 16));
         report("  read into the gap", read(zero, gap, 16));
         report("  clock_gettime into the gap", syscall(SYS_clock_gettime, CLOCK_MONOTONIC, gap));
