@@ -197,12 +197,20 @@ fn crash_panic_is_reported() {
 }
 
 #[test]
+fn a_kernel_stack_overflow_is_reported() {
+    let run = hrt(&["selftest", "--cpus", "1", "--filter", "crash_kernel_stack_overflow"]);
+    assert_eq!(run.code(), Some(101), "exit status; stderr:\n{}", run.stderr);
+    let line = panic_line(&run);
+    assert!(line.contains("overflowed its 16 KiB kernel stack"), "the panic message is missing: {line}");
+}
+
+#[test]
 fn unknown_filter_lists_tests() {
     let run = hrt(&["selftest", "--cpus", "1", "--filter", "nosuchtest"]);
     assert_ne!(run.code(), Some(0), "stderr:\n{}", run.stderr);
     assert!(run.stderr.contains("nosuchtest"), "stderr:\n{}", run.stderr);
     let listed: Vec<&str> = run.stderr.lines().map(str::trim).collect();
-    for name in REQUIRED_TESTS.iter().chain(&["crash_page_fault", "crash_panic"]) {
+    for name in REQUIRED_TESTS.iter().chain(&["crash_page_fault", "crash_panic", "crash_kernel_stack_overflow"]) {
         assert!(listed.contains(name), "test {name} is not listed; stderr:\n{}", run.stderr);
     }
 }
