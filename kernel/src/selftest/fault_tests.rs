@@ -61,7 +61,10 @@ pub fn crash_panic() -> TestResult {
 /// and yields: the switch away must panic naming it, not run on with a corrupted neighbour.
 pub fn crash_kernel_stack_overflow() -> TestResult {
     use crate::sched::{self, thread::USER_STACK_SIZE, ThreadOptions};
-    kprintln!("  a thread clobbers the bottom of its {} KiB kernel stack (expect a kernel panic)", USER_STACK_SIZE >> 10);
+    kprintln!(
+        "  a thread clobbers the bottom of its {} KiB kernel stack (expect a kernel panic)",
+        USER_STACK_SIZE >> 10
+    );
     let h = sched::spawn(ThreadOptions::named("overflow").stack(USER_STACK_SIZE), || {
         // SAFETY: the current record is alive while it runs.
         let top = sched::thread::stack_top(unsafe { &*sched::current() });
