@@ -2,7 +2,7 @@
 //! own give EFAULT or SIGSEGV as on Linux. Each is compared with the same program run natively.
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, build, build_dynamic, hrt, native, repo_root};
 
 #[test]
 fn fresh_brk_and_calloc_memory_reads_zero() {
@@ -105,6 +105,31 @@ fn elf_segments_keep_their_permissions() {
             let got = hrt(&["--cpus", cpus], &prog, &[]);
             assert_same(&format!("elf_protect {flags:?} --cpus {cpus}"), &linux, &got);
         }
+    }
+}
+
+/// The gaps between the program's segments (linked with 64 KiB segment alignment, so there
+/// are some) are unmapped, as Linux's execve leaves them: a read or write there is SIGSEGV with
+/// SEGV_MAPERR at the address, forwarded (write, read) and local (clock_gettime) system calls
+/// given a pointer there answer EFAULT, mincore and mprotect ENOMEM, munmap 0, and a
+/// MAP_FIXED_NOREPLACE mapping may take a gap's page. Static, static-pie (loaded anywhere, as
+/// ld.so is) and dynamic PIE programs.
+#[test]
+fn gaps_between_elf_segments_are_unmapped() {
+    let align = "-Wl,-z,max-page-size=0x10000";
+    let source = repo_root().join("tests/programs/hostile/elf_gaps.c");
+    let progs = [
+        build("elf_gaps", &[align]),
+        build("elf_gaps", &["-static-pie", align]),
+        build_dynamic(&source, "elf_gaps", &[align]),
+    ];
+    for prog in &progs {
+        let linux = native(prog, &[]);
+        assert_eq!(linux.code(), 0, "natively: {linux:?}");
+        let gaps = linux.stdout.lines().filter(|l| l.ends_with("first page read: SIGSEGV si_code 1 addr ok")).count();
+        assert!(gaps >= 2 && linux.stdout.contains("write from the gap: -1 errno 14"), "natively: {}", linux.stdout);
+        let got = hrt(&["--cpus", "2"], prog, &[]);
+        assert_same(&format!("{}", prog.display()), &linux, &got);
     }
 }
 

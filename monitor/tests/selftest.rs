@@ -171,10 +171,16 @@ fn panic_line(run: &Run) -> &str {
     line
 }
 
+/// Runs the crashing self-test `name` on `cpus` vCPUs; it must end with the panic status.
+fn crashed(name: &str, cpus: &str) -> Run {
+    let run = hrt(&["selftest", "--cpus", cpus, "--filter", name]);
+    assert_eq!(run.code(), Some(101), "exit status; stderr:\n{}", run.stderr);
+    run
+}
+
 #[test]
 fn crash_page_fault_is_reported() {
-    let run = hrt(&["selftest", "--cpus", "2", "--filter", "crash_page_fault"]);
-    assert_eq!(run.code(), Some(101), "exit status; stderr:\n{}", run.stderr);
+    let run = crashed("crash_page_fault", "2");
     let line = panic_line(&run);
     assert!(line.contains("Page fault"), "{line}");
     assert!(line.contains("vector 14"), "{line}");
@@ -190,10 +196,16 @@ fn crash_page_fault_is_reported() {
 
 #[test]
 fn crash_panic_is_reported() {
-    let run = hrt(&["selftest", "--cpus", "2", "--filter", "crash_panic"]);
-    assert_eq!(run.code(), Some(101), "exit status; stderr:\n{}", run.stderr);
+    let run = crashed("crash_panic", "2");
     let line = panic_line(&run);
     assert!(line.contains("deliberate panic"), "the panic message is missing: {line}");
+}
+
+#[test]
+fn a_kernel_stack_overflow_is_reported() {
+    let run = crashed("crash_kernel_stack_overflow", "1");
+    let line = panic_line(&run);
+    assert!(line.contains("overflowed its 16 KiB kernel stack"), "the panic message is missing: {line}");
 }
 
 #[test]
@@ -202,7 +214,7 @@ fn unknown_filter_lists_tests() {
     assert_ne!(run.code(), Some(0), "stderr:\n{}", run.stderr);
     assert!(run.stderr.contains("nosuchtest"), "stderr:\n{}", run.stderr);
     let listed: Vec<&str> = run.stderr.lines().map(str::trim).collect();
-    for name in REQUIRED_TESTS.iter().chain(&["crash_page_fault", "crash_panic"]) {
+    for name in REQUIRED_TESTS.iter().chain(&["crash_page_fault", "crash_panic", "crash_kernel_stack_overflow"]) {
         assert!(listed.contains(name), "test {name} is not listed; stderr:\n{}", run.stderr);
     }
 }

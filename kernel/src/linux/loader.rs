@@ -95,6 +95,17 @@ fn load_segments(boot: &BootInfo, image: &[u8], program: bool) -> Result<Loaded,
         let start = (base + p.vaddr) & !(PAGE - 1);
         protect::set_fresh(start, page_up(base + p.vaddr + p.memsz), segment_prot(p));
     }
+    // The whole pages between one segment's end and the next one's start are left unmapped,
+    // as Linux leaves them: not present, and not in the program's mappings.
+    let mut prev_end = base + lo;
+    for p in &loads {
+        let (start, end) = ((base + p.vaddr) & !(PAGE - 1), page_up(base + p.vaddr + p.memsz));
+        if start > prev_end {
+            protect::set_fresh(prev_end, start, 0);
+            usermem::make_hole(prev_end, start);
+        }
+        prev_end = prev_end.max(end);
+    }
     // The program headers: PT_PHDR, else inside the segment that maps file offset phoff.
     let phdr = match elf.program_headers().find(|p| p.kind == PT_PHDR) {
         Some(p) => base + p.vaddr,

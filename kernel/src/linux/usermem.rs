@@ -30,9 +30,14 @@ struct Memory {
     free: PageRuns,
     /// Mapped regions of the program: start -> end (page-aligned, disjoint).
     regions: BTreeMap<u64, u64>,
+    /// Holes: the gaps between a loaded image's segments (start -> end), neither mapped nor
+    /// free, with pages that are not present, as Linux leaves them unmapped. A fixed mapping
+    /// may take them (they are free address space to Linux).
+    holes: BTreeMap<u64, u64>,
 }
 
-static MEMORY: IrqSpinLock<Memory> = IrqSpinLock::new(Memory { free: PageRuns::new(), regions: BTreeMap::new() });
+static MEMORY: IrqSpinLock<Memory> =
+    IrqSpinLock::new(Memory { free: PageRuns::new(), regions: BTreeMap::new(), holes: BTreeMap::new() });
 static POOL_LO: AtomicU64 = AtomicU64::new(0);
 static POOL_HI: AtomicU64 = AtomicU64::new(0);
 
@@ -127,12 +132,61 @@ pub fn reserve_break_window(addr: u64, len: u64) -> Result<u64, Errno> {
 
 fn take_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
     let end = pool_span(addr, len)?;
-    let mut mem = MEMORY.lock();
-    if !mem.free.take(addr, end) {
-        return Err(if overlaps_mapping(&mem.regions, addr, end) { EEXIST } else { ENOMEM });
-    }
-    record(&mut mem.regions, addr, end);
+    let opened = {
+        let mut mem = MEMORY.lock();
+        let opened = if free_or_hole(&mem, addr, end) { open_holes(&mut mem, addr, end) } else { Vec::new() };
+        if !mem.free.take(addr, end) {
+            return Err(if overlaps_mapping(&mem.regions, addr, end) { EEXIST } else { ENOMEM });
+        }
+        record(&mut mem.regions, addr, end);
+        opened
+    };
+    holes_opened(&opened);
     Ok(end)
+}
+
+/// Turns `[start, end)` of a loaded image (a gap between its segments, already made not
+/// present) into a hole: not mapped (the page map clears it, so system calls given pointers there
+/// answer EFAULT and faults there are SEGV_MAPERR), and not free either.
+pub fn make_hole(start: u64, end: u64) {
+    let mut mem = MEMORY.lock();
+    for (s, e) in cut_regions(&mut mem.regions, start, end) {
+        super::usermap::set(s, e, false);
+        mem.holes.insert(s, e);
+    }
+}
+
+/// Whether every page of `[start, end)` is free or in a hole.
+fn free_or_hole(mem: &Memory, start: u64, end: u64) -> bool {
+    let mut cur = start;
+    while cur < end {
+        match mem.free.extent_containing(cur).or_else(|| region_containing(&mem.holes, cur)) {
+            Some((_, e)) => cur = e,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Makes the parts of holes inside `[start, end)` free memory (they read zero: never written),
+/// for a fixed mapping about to take them; returns them for `holes_opened`.
+fn open_holes(mem: &mut Memory, start: u64, end: u64) -> Vec<(u64, u64)> {
+    if mem.holes.is_empty() {
+        return Vec::new();
+    }
+    let opened = cut(&mut mem.holes, start, end);
+    for &(s, e) in &opened {
+        mem.free.give_back(s, e);
+    }
+    opened
+}
+
+/// Gives pages taken from holes the default protection again (outside the memory lock: it may
+/// change page tables), before the mapping that took them is given its own.
+fn holes_opened(opened: &[(u64, u64)]) {
+    for &(s, e) in opened {
+        super::protect::reset(s, e);
+    }
 }
 
 /// Page-map hook for mmap/mprotect: PROT_NONE pages count as unmapped in the page map, so the
@@ -162,17 +216,20 @@ pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
 /// part of it is outside the pool or being unmapped by another thread right now.
 pub fn map_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
     let end = pool_span(addr, len)?;
-    let replaced = {
+    let (replaced, opened) = {
         let mut mem = MEMORY.lock();
-        // Every page must be either mapped or free.
+        // Every page must be mapped, free or in a hole.
         let mut cur = addr;
         while cur < end {
-            let covered = region_containing(&mem.regions, cur).or_else(|| mem.free.extent_containing(cur));
+            let covered = region_containing(&mem.regions, cur)
+                .or_else(|| mem.free.extent_containing(cur))
+                .or_else(|| region_containing(&mem.holes, cur));
             match covered {
                 Some((_, e)) => cur = e,
                 None => return Err(ENOMEM),
             }
         }
+        let opened = open_holes(&mut mem, addr, end);
         let replaced = cut_regions(&mut mem.regions, addr, end);
         // What was not mapped is free: take it.
         let mut cur = addr;
@@ -185,8 +242,9 @@ pub fn map_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
         }
         record(&mut mem.regions, addr, end);
         super::usermap::set(addr, end, true);
-        replaced
+        (replaced, opened)
     };
+    holes_opened(&opened);
     for (s, e) in replaced {
         zero(s, e - s);
     }
@@ -202,12 +260,18 @@ fn overlaps_mapping(regions: &BTreeMap<u64, u64>, start: u64, end: u64) -> bool 
     regions.range(..end).next_back().is_some_and(|(_, &e)| e > start)
 }
 
-/// Removes `[start, end)` from the regions (splitting those that stick out) and returns the
-/// parts that were mapped, in address order.
+/// Removes `[start, end)` from the program's regions (and its rewritten system-call sites and
+/// unwind tables) and returns the parts that were mapped, in address order.
 fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u64, u64)> {
     // Rewritten system-call sites in the range are gone with it.
     super::rewrite::forget(start, end);
     super::eh_frame::forget(start, end);
+    cut(regions, start, end)
+}
+
+/// Removes `[start, end)` from a map of disjoint ranges (splitting those that stick out) and
+/// returns the parts that were in it, in address order.
+fn cut(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u64, u64)> {
     let overlapping: Vec<(u64, u64)> =
         regions.range(..end).rev().take_while(|(_, &e)| e > start).map(|(&s, &e)| (s, e)).collect();
     let mut cut = Vec::with_capacity(overlapping.len());
@@ -248,15 +312,17 @@ pub fn while_mapped<R>(start: u64, end: u64, f: impl FnOnce() -> R) -> Option<R>
     Some(f())
 }
 
-/// Unmaps every mapped page of `[start, end)`; unmapped parts are ignored, as on Linux. The
-/// memory is zeroed before it becomes free again.
+/// Unmaps every mapped page of `[start, end)`; unmapped parts (holes included) are ignored, as
+/// on Linux. The memory gets the default protection back and is zeroed before it becomes free
+/// again.
 pub fn unmap(start: u64, end: u64) {
     let cut = cut_regions(&mut MEMORY.lock().regions, start, end);
     if cut.is_empty() {
         return;
     }
-    // Zeroed outside the lock: the pieces are neither mapped nor free meanwhile.
+    // Outside the lock: the pieces are neither mapped nor free meanwhile.
     for &(s, e) in &cut {
+        super::protect::reset(s, e);
         super::usermap::set(s, e, false);
         zero(s, e - s);
     }

@@ -309,6 +309,8 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
         unsafe { (*cur).state.store(RUNNING, Ordering::SeqCst) };
         return;
     }
+    // SAFETY: the current record is alive while it runs.
+    thread::check_stack(unsafe { &*cur });
     // SAFETY: both records are alive; `next` was ready (queued) or is the idle thread, so its
     // saved_rsp came from an earlier switch or from prepare_stack.
     unsafe {

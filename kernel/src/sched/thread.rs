@@ -19,6 +19,16 @@ pub const BLOCKED: u8 = 3;
 pub const EXITED: u8 = 4;
 
 pub const DEFAULT_STACK_SIZE: usize = 32 << 10;
+/// The kernel stack of a thread that runs a Linux program's code (`ThreadOptions::user`): it
+/// holds only the kernel's frames for that thread's system calls, faults, signal deliveries and
+/// interrupts. The deepest use measured over the test suite (static, dynamic and OpenMP
+/// programs, signals, forwarded calls, ring 0 and ring 3) was about 6 KiB. Half the default
+/// lets 10,000 threads live at once at `--mem 4G` (the kernel's share is 256 MiB); the canary
+/// at its bottom catches an overflow at the next switch.
+pub const USER_STACK_SIZE: usize = 16 << 10;
+/// Written at the lowest word of every owned kernel stack; a thread switched away from with it
+/// changed has overflowed its stack.
+const STACK_CANARY: u64 = 0x5354_4143_4b45_4e44;
 const NAME_LEN: usize = 24;
 /// Room for FXSAVE (512 B) or XSAVE of x87, SSE and AVX (832 B).
 const FPU_AREA: usize = crate::arch::fpu::AREA_MAX;
@@ -198,8 +208,10 @@ impl<'a> ThreadOptions<'a> {
         self
     }
 
+    /// Runs Linux program code, on a kernel stack of `USER_STACK_SIZE`.
     pub fn user(mut self) -> Self {
         self.user = true;
+        self.stack_size = USER_STACK_SIZE;
         self
     }
 }
@@ -329,7 +341,18 @@ pub(super) fn allocate(opts: &ThreadOptions) -> Result<Box<Thread>, CreateError>
     };
     t.stack_base = stack;
     t.stack_order = order;
+    // SAFETY: the lowest word of the stack just allocated for this thread.
+    unsafe { (stack as *mut u64).write(STACK_CANARY) };
     Ok(t)
+}
+
+/// Panics if the thread `t` overflowed its kernel stack (its canary was overwritten).
+pub fn check_stack(t: &Thread) {
+    // SAFETY: an owned stack stays allocated while its record lives; its lowest word is the
+    // canary written by `allocate`.
+    if t.stack_base != 0 && unsafe { (t.stack_base as *const u64).read_volatile() } != STACK_CANARY {
+        panic!("thread {} ({}) overflowed its {} KiB kernel stack", t.id, t.name(), (4096usize << t.stack_order) >> 10);
+    }
 }
 
 pub fn stack_top(t: &Thread) -> u64 {

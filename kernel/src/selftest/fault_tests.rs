@@ -56,3 +56,24 @@ pub fn crash_page_fault() -> TestResult {
 pub fn crash_panic() -> TestResult {
     panic!("deliberate panic from the crash_panic self-test");
 }
+
+/// A thread that overwrites the lowest word of its kernel stack (what an overflow does first)
+/// and yields: the switch away must panic naming it, not run on with a corrupted neighbour.
+pub fn crash_kernel_stack_overflow() -> TestResult {
+    use crate::sched::{self, thread::USER_STACK_SIZE, ThreadOptions};
+    kprintln!(
+        "  a thread clobbers the bottom of its {} KiB kernel stack (expect a kernel panic)",
+        USER_STACK_SIZE >> 10
+    );
+    let h = sched::spawn(ThreadOptions::named("overflow").stack(USER_STACK_SIZE), || {
+        // SAFETY: the current record is alive while it runs.
+        let top = sched::thread::stack_top(unsafe { &*sched::current() });
+        // SAFETY: deliberately not safe: the lowest word of this thread's own stack, unused.
+        unsafe { core::ptr::write_volatile((top - USER_STACK_SIZE as u64) as *mut u64, 0) };
+        sched::yield_now();
+        0
+    })
+    .map_err(|e| alloc::format!("spawn: {e:?}"))?;
+    h.join();
+    Err("the clobbered stack went unnoticed".into())
+}

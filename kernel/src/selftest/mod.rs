@@ -42,6 +42,7 @@ static TESTS: &[Test] = &[
     test("preemption", time_tests::preemption),
     Test { name: "crash_page_fault", run: fault_tests::crash_page_fault, crashes: true },
     Test { name: "crash_panic", run: fault_tests::crash_panic, crashes: true },
+    Test { name: "crash_kernel_stack_overflow", run: fault_tests::crash_kernel_stack_overflow, crashes: true },
 ];
 
 fn selected(t: &Test, filter: Option<&str>) -> bool {

@@ -8,9 +8,6 @@
 // asked to write into .rodata or .text answer EFAULT.
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <link.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,44 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
 #include "report.h"
 
-static sigjmp_buf env;
-static volatile uintptr_t expected;
-static volatile int seen_code, addr_ok;
-
-static void on_segv(int sig, siginfo_t *si, void *uc) {
-    (void)sig;
-    (void)uc;
-    seen_code = si->si_code;
-    addr_ok = (uintptr_t)si->si_addr == expected;
-    siglongjmp(env, 1);
-}
-
-// What touching `p` does: "ok" or "SIGSEGV si_code N addr ok|wrong".
-static void probe(const char *what, volatile unsigned char *p, int write) {
-    expected = (uintptr_t)p;
-    printf("%s %s: ", what, write ? "write" : "read");
-    fflush(stdout);
-    if (sigsetjmp(env, 1) == 0) {
-        unsigned char v = *p;
-        if (write)
-            *p = v; // the same byte: harmless where it succeeds
-        printf("ok\n");
-    } else {
-        printf("SIGSEGV si_code %d addr %s\n", seen_code, addr_ok ? "ok" : "wrong");
-    }
-}
-
 static void probe_exec(const char *what, void *p) {
-    expected = (uintptr_t)p;
+    probe_expected = (uintptr_t)p;
     printf("%s exec: ", what);
     fflush(stdout);
-    if (sigsetjmp(env, 1) == 0) {
+    if (sigsetjmp(probe_env, 1) == 0) {
         ((void (*)(void))p)();
         printf("ok\n");
     } else {
-        printf("SIGSEGV si_code %d addr %s\n", seen_code, addr_ok ? "ok" : "wrong");
+        printf("SIGSEGV si_code %d addr %s\n", probe_code, probe_addr_ok ? "ok" : "wrong");
     }
 }
 
@@ -68,21 +39,6 @@ static int answer(void) {
 static const unsigned char ret_in_rodata[64] = {0xc3};
 static const char rodata_text[] = "read-only data";
 
-struct phdrs {
-    ElfW(Addr) base;
-    const ElfW(Phdr) * phdr;
-    int n;
-};
-
-static int first_object(struct dl_phdr_info *info, size_t size, void *out) {
-    (void)size;
-    struct phdrs *p = out;
-    p->base = info->dlpi_addr;
-    p->phdr = info->dlpi_phdr;
-    p->n = info->dlpi_phnum;
-    return 1; // the program itself comes first
-}
-
 static const char *flags_of(ElfW(Word) f) {
     static char s[4];
     s[0] = f & PF_R ? 'R' : '-';
@@ -93,15 +49,10 @@ static const char *flags_of(ElfW(Word) f) {
 
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGSEGV, &sa, NULL);
+    probe_setup();
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
-    struct phdrs ph = {0};
-    dl_iterate_phdr(first_object, &ph);
+    struct phdrs ph = own_phdrs();
     uintptr_t prev_end = 0;
     int load = 0;
     for (int i = 0; i < ph.n; i++) {

@@ -1,6 +1,6 @@
 // Threads at scale. `batches`: 10,000 threads with 64 KiB stacks, created and joined 100 at a
-// time. `live`: 2,000 threads with 64 KiB stacks alive at once (each waits at a barrier until
-// all exist). `default`: threads with the default (8 MiB) stacks, alive at once, until
+// time. `live [N]`: N (default 2,000) threads with 64 KiB stacks alive at once (each waits at a
+// barrier until all exist), then joined. `default`: threads with the default (8 MiB) stacks, alive at once, until
 // pthread_create refuses (EAGAIN) or 10,000 exist; then all are joined and one more is made.
 // stdout has counts only; the time taken goes to stderr.
 #include <errno.h>
@@ -62,8 +62,9 @@ int main(int argc, char **argv) {
         printf("batches: %ld threads created and joined, sum %s\n", created,
                sum == (long)TOTAL * (TOTAL - 1) ? "right" : "wrong");
     } else if (!strcmp(c, "live")) {
-        enum { LIVE = 2000 };
-        static pthread_t t[LIVE];
+        long LIVE = argc > 2 ? atol(argv[2]) : 2000;
+        if (LIVE < 1 || LIVE > 100000) return 2;
+        pthread_t *t = calloc(LIVE, sizeof *t);
         use_barrier = 1;
         pthread_barrier_init(&barrier, NULL, LIVE + 1);
         for (long i = 0; i < LIVE; i++) {
@@ -74,8 +75,10 @@ int main(int argc, char **argv) {
             }
         }
         pthread_barrier_wait(&barrier);
+        double t1 = now();
         long sum = join_all(t, LIVE, 0);
-        printf("live: %d threads alive at once, joined, sum %s\n", LIVE,
+        fprintf(stderr, "live: created in %.3f s, joined in %.3f s\n", t1 - t0, now() - t1);
+        printf("live: %ld threads alive at once, joined, sum %s\n", LIVE,
                sum == (long)LIVE * (LIVE - 1) ? "right" : "wrong");
     } else if (!strcmp(c, "default")) {
         enum { MAX = 10000 };
@@ -101,7 +104,7 @@ int main(int argc, char **argv) {
                n == MAX ? "stopped" : strerror(e), again ? strerror(again) : "ok");
         fprintf(stderr, "default: %ld threads\n", n);
     } else {
-        fprintf(stderr, "usage: %s batches|live|default\n", argv[0]);
+        fprintf(stderr, "usage: %s batches|live [N]|default\n", argv[0]);
         return 2;
     }
     fprintf(stderr, "%s: %.3f s\n", c, now() - t0);

@@ -101,7 +101,7 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         crate::linux::usermap::set_read_only(start, start + len, false);
         let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, [fd as u64, start, len, off, 0, 0]);
         if got < 0 {
-            release(start, start + len);
+            usermem::unmap(start, start + len);
             return Err((-got) as u32);
         }
         if off == 0 && crate::linux::rewrite::enabled() {
@@ -150,19 +150,12 @@ fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
     }
 }
 
-/// Unmaps program memory, restoring the default protection first so that whoever gets the
-/// memory next finds it readable and writable.
-fn release(start: u64, end: u64) {
-    protect::reset(start, end);
-    usermem::unmap(start, end);
-}
-
 pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, len) = (a[0], a[1]);
     if !addr.is_multiple_of(PAGE) || len == 0 || !fits_user_space(addr, len) {
         return Err(EINVAL);
     }
-    release(addr, addr + page_up(len));
+    usermem::unmap(addr, addr + page_up(len));
     Ok(0)
 }
 
@@ -183,7 +176,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(linux_raw_sys::errno::EFAULT);
     }
     if new_len <= old_len {
-        release(old + new_len, old + old_len);
+        usermem::unmap(old + new_len, old + old_len);
         return Ok(old);
     }
     if usermem::grow_in_place(old + old_len, old + new_len) {
@@ -195,7 +188,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
     let new = usermem::alloc(new_len, align)?;
     usermem::copy(new, old, old_len);
-    release(old, old + old_len);
+    usermem::unmap(old, old + old_len);
     Ok(new)
 }
 
