@@ -18,6 +18,17 @@ pub enum SuiteChoice {
     All,
 }
 
+/// Which OpenMP runtimes the HRT side of the omp and apps suites uses.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
+pub enum OmpColumns {
+    /// The programs' own libgomp (`hrt run --omp libgomp`)
+    Libgomp,
+    /// The kernel's OpenMP runtime (`hrt run --omp kernel`)
+    Kernel,
+    /// Both, a row each
+    Both,
+}
+
 impl BenchArgs {
     /// Whether `--suite` selects `suite`.
     pub fn includes(&self, suite: &str) -> bool {
@@ -47,6 +58,10 @@ pub struct BenchArgs {
     /// vCPUs of the HRT side and threads of the Linux side [default: the host's CPU count]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus: Option<u32>,
+    /// OpenMP runtime(s) of the HRT side of the omp and apps suites: each is a row next to
+    /// the same Linux result
+    #[arg(long, value_enum, default_value = "both")]
+    pub omp: OmpColumns,
     /// An option for the programs' `hrt run` (repeatable), e.g. `--run-option=--idle=poll` or
     /// `--run-option=--kernel-ring=0`; the in-kernel rows are not affected
     #[arg(long, value_name = "OPT", allow_hyphen_values = true)]

@@ -1,6 +1,6 @@
 //! What `hrt bench` runs: one job per process, for the chosen suites.
 
-use super::args::BenchArgs;
+use super::args::{BenchArgs, OmpColumns};
 use super::result::{Side, Via};
 
 /// The application kernels, each run for 1..=CPUs threads on both sides.
@@ -24,7 +24,11 @@ impl Job {
         match &self.work {
             Work::Kernel { halt } => format!("in-kernel suite, idle {}", if *halt { "halt" } else { "poll" }),
             Work::Program { program, args, threads } => {
-                let side = if self.side == Side::Linux { "Linux" } else { "HRT" };
+                let side = match self.via {
+                    Via::RunOmpKernel => "HRT, --omp kernel",
+                    _ if self.side == Side::Linux => "Linux",
+                    _ => "HRT",
+                };
                 format!("{program} {} ({threads} threads, {side})", args.join(" "))
             }
         }
@@ -38,13 +42,21 @@ impl Job {
     }
 }
 
-/// Both sides of one program run.
-fn both(program: &'static str, args: Vec<String>, threads: u32) -> [Job; 2] {
-    let work = |args| Work::Program { program, args, threads };
-    [
-        Job { side: Side::Linux, via: Via::Native, work: work(args.clone()) },
-        Job { side: Side::Hrt, via: Via::Run, work: work(args) },
-    ]
+/// Both sides of one program run: Linux, and HRT once per way in `hrt`.
+fn both(program: &'static str, args: Vec<String>, threads: u32, hrt: &[Via]) -> Vec<Job> {
+    let work = |args: &Vec<String>| Work::Program { program, args: args.clone(), threads };
+    let mut jobs = vec![Job { side: Side::Linux, via: Via::Native, work: work(&args) }];
+    jobs.extend(hrt.iter().map(|&via| Job { side: Side::Hrt, via, work: work(&args) }));
+    jobs
+}
+
+/// The HRT runs of an OpenMP program.
+fn omp_ways(choice: OmpColumns) -> &'static [Via] {
+    match choice {
+        OmpColumns::Libgomp => &[Via::Run],
+        OmpColumns::Kernel => &[Via::RunOmpKernel],
+        OmpColumns::Both => &[Via::Run, Via::RunOmpKernel],
+    }
 }
 
 /// Application classes: S with --quick; S, W and A otherwise. Class A takes the longest
@@ -64,17 +76,17 @@ pub fn jobs(args: &BenchArgs, cpus: u32) -> Vec<Job> {
         for halt in [false, true] {
             jobs.push(Job { side: Side::Hrt, via: Via::Kernel, work: Work::Kernel { halt } });
         }
-        jobs.extend(both("micro", quick_flag(), cpus));
+        jobs.extend(both("micro", quick_flag(), cpus, &[Via::Run]));
     }
     if args.includes("omp") {
-        jobs.extend(both("epcc", quick_flag(), cpus));
+        jobs.extend(both("epcc", quick_flag(), cpus, omp_ways(args.omp)));
     }
     if args.includes("apps") {
         let reps = if args.quick { "1" } else { "3" };
         for class in classes(args.quick) {
             for app in APPS {
                 for t in 1..=cpus {
-                    jobs.extend(both(app, vec![class.to_string(), reps.to_string()], t));
+                    jobs.extend(both(app, vec![class.to_string(), reps.to_string()], t, omp_ways(args.omp)));
                 }
             }
         }

@@ -22,6 +22,11 @@ impl Row {
         (l > 0.0 && h > 0.0).then(|| l / h)
     }
 
+    /// Whether the HRT side ran on the kernel's OpenMP runtime.
+    pub fn omp_kernel(&self) -> bool {
+        self.hrt.as_ref().is_some_and(|h| h.via == Via::RunOmpKernel)
+    }
+
     /// How the HRT side ran, and the programs' own notes (hrt_only, verified=no, ...).
     pub fn note(&self) -> String {
         let mut parts = Vec::new();
@@ -89,18 +94,35 @@ pub fn pair(records: &[Record]) -> Vec<Row> {
             hrt: None,
         });
     }
-    // Keep the kernel rows of a benchmark next to its `hrt run` row.
-    rows.sort_by_key(|r| (suite_order(&r.suite), r.hrt.as_ref().map(|h| h.via != Via::Kernel).unwrap_or(true)));
-    rows
+    // Keep the kernel rows of a benchmark next to its `hrt run` row, and a benchmark's
+    // `--omp kernel` row right after its libgomp row.
+    let first = |r: &Row| rows.iter().position(|o| o.suite == r.suite && o.name == r.name && o.threads == r.threads);
+    let keys: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            let in_kernel = r.hrt.as_ref().is_some_and(|h| h.via == Via::Kernel);
+            (suite_order(&r.suite), !in_kernel, first(r), r.omp_kernel())
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&i| keys[i]);
+    let mut slots: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 fn suite_order(s: &str) -> usize {
     ["micro", "omp", "apps"].iter().position(|x| *x == s).unwrap_or(3)
 }
 
-/// Geometric mean of the ratios of `suite`'s rows that have both sides.
-pub fn geomean(rows: &[Row], suite: &str) -> Option<f64> {
-    let logs: Vec<f64> = rows.iter().filter(|r| r.suite == suite).filter_map(Row::ratio).map(f64::ln).collect();
+/// Geometric mean of the ratios of `suite`'s rows that have both sides, over the rows run on
+/// the kernel's OpenMP runtime (`omp_kernel`) or over the others.
+pub fn geomean(rows: &[Row], suite: &str, omp_kernel: bool) -> Option<f64> {
+    let logs: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.suite == suite && r.omp_kernel() == omp_kernel)
+        .filter_map(Row::ratio)
+        .map(f64::ln)
+        .collect();
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
@@ -163,9 +185,20 @@ pub fn print_tables(rows: &[Row]) {
         for c in &cells {
             line(c);
         }
-        match geomean(rows, suite) {
-            Some(g) => println!("geometric mean of Linux/HRT ratios ({suite}): {} (above 1: HRT faster)", num(g)),
-            None => println!("geometric mean of Linux/HRT ratios ({suite}): - (no benchmark with both sides)"),
+        let both_runtimes = mine.iter().any(|r| r.omp_kernel()) && mine.iter().any(|r| !r.omp_kernel());
+        for omp_kernel in [false, true] {
+            if !mine.iter().any(|r| r.omp_kernel() == omp_kernel) {
+                continue;
+            }
+            let label = match (omp_kernel, both_runtimes) {
+                (true, _) => format!("{suite}, --omp kernel"),
+                (false, true) => format!("{suite}, libgomp"),
+                (false, false) => suite.to_string(),
+            };
+            match geomean(rows, suite, omp_kernel) {
+                Some(g) => println!("geometric mean of Linux/HRT ratios ({label}): {} (above 1: HRT faster)", num(g)),
+                None => println!("geometric mean of Linux/HRT ratios ({label}): - (no benchmark with both sides)"),
+            }
         }
     }
 }

@@ -16,8 +16,10 @@ pub enum Via {
     Native,
     /// In the kernel, booted by `hrt bench-kernel`.
     Kernel,
-    /// The same program under `hrt run`.
+    /// The same program under `hrt run` (OpenMP programs on their own libgomp).
     Run,
+    /// The same program under `hrt run --omp kernel` (on the kernel's OpenMP runtime).
+    RunOmpKernel,
 }
 
 impl Via {
@@ -26,6 +28,7 @@ impl Via {
             Via::Native => "native",
             Via::Kernel => "kernel",
             Via::Run => "hrt run",
+            Via::RunOmpKernel => "hrt run --omp kernel",
         }
     }
 }

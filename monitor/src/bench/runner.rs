@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::plan::{Job, Work};
 use super::process;
-use super::result::{parse_all, Record, Side};
+use super::result::{parse_all, Record, Side, Via};
 use super::sources::Built;
 use crate::error::err;
 use crate::error::Result;
@@ -60,7 +60,11 @@ fn run_inner(job: &Job, cx: &Context) -> Result<(Vec<Record>, Option<crate::erro
                 Side::Linux => Command::new(path),
                 Side::Hrt => {
                     let mut c = Command::new(&cx.hrt);
-                    c.args(["run", "--cpus", &cx.cpus.to_string()]).args(cx.run_options).arg("--").arg(path);
+                    c.args(["run", "--cpus", &cx.cpus.to_string()]).args(cx.run_options);
+                    if job.via == Via::RunOmpKernel {
+                        c.args(["--omp", "kernel"]);
+                    }
+                    c.arg("--").arg(path);
                     c
                 }
             };

@@ -169,6 +169,9 @@ pub fn render(rows: &[Row], title: &str) -> String {
 fn bar_label(r: &super::report::Row) -> String {
     match (&r.hrt, r.suite.as_str()) {
         (Some(h), "micro") => format!("{}: {} ({})", r.suite, display_name(r), h.via.label()),
+        (Some(h), _) if h.via == super::result::Via::RunOmpKernel => {
+            format!("{}: {} ({})", r.suite, display_name(r), h.via.label())
+        }
         _ => format!("{}: {}", r.suite, display_name(r)),
     }
 }
