@@ -525,7 +525,8 @@ impl Forwarder {
         // SAFETY: the iovecs cover checked writable guest memory; name and control are ours.
         let got = unsafe { self.sys(libc::SYS_recvmsg, &[h.raw() as libc::c_long, ptr(&mut hdr), host_flags])? };
         let clen = hdr.msg_controllen.min(control.len());
-        let mut out_flags = hdr.msg_flags;
+        // The host call's own MSG_CMSG_CLOEXEC shows in msg_flags, as the program's would.
+        let mut out_flags = hdr.msg_flags & !libc::MSG_CMSG_CLOEXEC | (flags as i32 & libc::MSG_CMSG_CLOEXEC);
         // Received host descriptors: owned now; into the guest's table if the control buffer
         // can take their numbers (else dropped, MSG_CTRUNC, as Linux does when it cannot
         // write them).
