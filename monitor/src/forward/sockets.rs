@@ -137,23 +137,22 @@ fn option_forwarded(level: i32, name: i32, set: bool) -> bool {
     }
 }
 
-/// Walks the control messages of `buf` as Linux's `for_each_cmsghdr` does, calling `f` with
-/// each SCM_RIGHTS message's offset and length. Stops at a malformed header (the host then
-/// answers EINVAL for it).
-fn each_rights(buf: &[u8], mut f: impl FnMut(usize, usize)) {
+/// The (offset, length) of each SCM_RIGHTS message in control data `buf`, walked as Linux's
+/// `for_each_cmsghdr` walks it. Stops at a malformed header (the host then answers EINVAL).
+fn rights(buf: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
     let mut at = 0usize;
     while at + CMSG_HDR <= buf.len() {
         let len = u64::from_ne_bytes(buf[at..at + 8].try_into().unwrap_or_default()) as usize;
         if len < CMSG_HDR || len > buf.len() - at {
-            return;
+            break;
         }
-        let level = i32::from_ne_bytes(buf[at + 8..at + 12].try_into().unwrap_or_default());
-        let kind = i32::from_ne_bytes(buf[at + 12..at + 16].try_into().unwrap_or_default());
-        if level == libc::SOL_SOCKET && kind == libc::SCM_RIGHTS {
-            f(at, len);
+        if get_i32(buf, at + 8) == libc::SOL_SOCKET && get_i32(buf, at + 12) == libc::SCM_RIGHTS {
+            out.push((at, len));
         }
         at += len.next_multiple_of(8);
     }
+    out
 }
 
 fn get_i32(buf: &[u8], at: usize) -> i32 {
@@ -178,7 +177,13 @@ impl Forwarder {
         unsafe {
             self.sys(
                 libc::SYS_getsockopt,
-                &[h.raw() as libc::c_long, libc::SOL_SOCKET as libc::c_long, name as libc::c_long, ptr(&mut v), ptr(&mut len)],
+                &[
+                    h.raw() as libc::c_long,
+                    libc::SOL_SOCKET as libc::c_long,
+                    name as libc::c_long,
+                    ptr(std::ptr::addr_of_mut!(v)),
+                    ptr(std::ptr::addr_of_mut!(len)),
+                ],
             )?
         };
         Ok(v)
@@ -356,7 +361,12 @@ impl Forwarder {
         let new = unsafe {
             self.sys(
                 libc::SYS_accept4,
-                &[h.raw() as libc::c_long, ptr(peer.as_mut_ptr()), ptr(&mut peer_len), host_flags as libc::c_long],
+                &[
+                    h.raw() as libc::c_long,
+                    ptr(peer.as_mut_ptr()),
+                    ptr(std::ptr::addr_of_mut!(peer_len)),
+                    host_flags as libc::c_long,
+                ],
             )?
         };
         let new = Arc::new(HostFd::with_kind(new as i32, FdKind::Socket));
@@ -374,7 +384,7 @@ impl Forwarder {
         let mut buf = [0u8; ADDR_MAX];
         let mut l = ADDR_MAX as libc::socklen_t;
         // SAFETY: a host address buffer and its length.
-        unsafe { self.sys(nr, &[h.raw() as libc::c_long, ptr(buf.as_mut_ptr()), ptr(&mut l)])? };
+        unsafe { self.sys(nr, &[h.raw() as libc::c_long, ptr(buf.as_mut_ptr()), ptr(std::ptr::addr_of_mut!(l))])? };
         self.addr_out(g, &buf[..(l as usize).min(ADDR_MAX)], addr, len)?;
         Ok(0)
     }
@@ -397,7 +407,16 @@ impl Forwarder {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn sendto(&self, g: Guest, fd: u64, buf: u64, len: u64, flags: u64, addr: u64, alen: u64) -> SysResult<i64> {
+    pub(super) fn sendto(
+        &self,
+        g: Guest,
+        fd: u64,
+        buf: u64,
+        len: u64,
+        flags: u64,
+        addr: u64,
+        alen: u64,
+    ) -> SysResult<i64> {
         if buf.checked_add(len.min(MAX_RW_COUNT)).is_none_or(|end| end > USER_END) {
             return Err(Errno::EFAULT);
         }
@@ -411,7 +430,16 @@ impl Forwarder {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn recvfrom(&self, g: Guest, fd: u64, buf: u64, len: u64, flags: u64, addr: u64, alen: u64) -> SysResult<i64> {
+    pub(super) fn recvfrom(
+        &self,
+        g: Guest,
+        fd: u64,
+        buf: u64,
+        len: u64,
+        flags: u64,
+        addr: u64,
+        alen: u64,
+    ) -> SysResult<i64> {
         if buf.checked_add(len.min(MAX_RW_COUNT)).is_none_or(|end| end > USER_END) {
             return Err(Errno::EFAULT);
         }
@@ -419,10 +447,13 @@ impl Forwarder {
         let (p, n) = Self::sock_buf(g, buf, len, true, self.is_stream(&h)?)?;
         let mut from = [0u8; ADDR_MAX];
         let mut from_len = ADDR_MAX as libc::socklen_t;
-        let (fp, fl) = if addr == 0 { (0, 0) } else { (ptr(from.as_mut_ptr()), ptr(&mut from_len)) };
+        let (fp, fl) = if addr == 0 { (0, 0) } else { (ptr(from.as_mut_ptr()), ptr(std::ptr::addr_of_mut!(from_len))) };
         // SAFETY: `p` covers `n` checked writable bytes of guest memory; `from` is ours.
         let got = unsafe {
-            self.sys(libc::SYS_recvfrom, &[h.raw() as libc::c_long, ptr(p), n as libc::c_long, uint_flags(flags), fp, fl])?
+            self.sys(
+                libc::SYS_recvfrom,
+                &[h.raw() as libc::c_long, ptr(p), n as libc::c_long, uint_flags(flags), fp, fl],
+            )?
         };
         // As Linux: a protocol that gives no address (a connected stream) writes length 0.
         if addr != 0 {
@@ -468,7 +499,7 @@ impl Forwarder {
         let mut held = Vec::new();
         if !control.is_empty() && self.sock_int(h, libc::SO_DOMAIN)? == libc::AF_UNIX {
             let mut bad = false;
-            each_rights(&control.clone(), |at, len| {
+            for (at, len) in rights(&control) {
                 for i in (at + CMSG_HDR..at + len).step_by(4).take_while(|i| i + 4 <= at + len) {
                     match self.fds.get(get_i32(&control, i) as u32 as u64) {
                         Ok(host) => {
@@ -478,7 +509,7 @@ impl Forwarder {
                         Err(_) => bad = true,
                     }
                 }
-            });
+            }
             if bad {
                 return Err(Errno::EBADF);
             }
@@ -490,7 +521,11 @@ impl Forwarder {
             msg_namelen: al as libc::socklen_t,
             msg_iov: iov.as_ptr() as *mut libc::iovec,
             msg_iovlen: iov.len(),
-            msg_control: if control.is_empty() { std::ptr::null_mut() } else { control.as_mut_ptr() as *mut libc::c_void },
+            msg_control: if control.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                control.as_mut_ptr() as *mut libc::c_void
+            },
             msg_controllen: control.len(),
             msg_flags: 0,
         };
@@ -516,14 +551,20 @@ impl Forwarder {
             msg_namelen: if m.name == 0 { 0 } else { ADDR_MAX as libc::socklen_t },
             msg_iov: iov.as_ptr() as *mut libc::iovec,
             msg_iovlen: iov.len(),
-            msg_control: if control.is_empty() { std::ptr::null_mut() } else { control.as_mut_ptr() as *mut libc::c_void },
+            msg_control: if control.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                control.as_mut_ptr() as *mut libc::c_void
+            },
             msg_controllen: control.len(),
             msg_flags: 0,
         };
         let cloexec = flags & libc::MSG_CMSG_CLOEXEC as libc::c_long != 0;
         let host_flags = flags | libc::MSG_CMSG_CLOEXEC as libc::c_long;
         // SAFETY: the iovecs cover checked writable guest memory; name and control are ours.
-        let got = unsafe { self.sys(libc::SYS_recvmsg, &[h.raw() as libc::c_long, ptr(&mut hdr), host_flags])? };
+        let got = unsafe {
+            self.sys(libc::SYS_recvmsg, &[h.raw() as libc::c_long, ptr(std::ptr::addr_of_mut!(hdr)), host_flags])?
+        };
         let clen = hdr.msg_controllen.min(control.len());
         // The host call's own MSG_CMSG_CLOEXEC shows in msg_flags, as the program's would.
         let mut out_flags = hdr.msg_flags & !libc::MSG_CMSG_CLOEXEC | (flags as i32 & libc::MSG_CMSG_CLOEXEC);
@@ -532,7 +573,7 @@ impl Forwarder {
         // write them).
         let writable = g.range_mut(m.control, clen as u64).is_ok();
         let mut ctrunc = !writable;
-        each_rights(&control[..clen].to_vec(), |at, len| {
+        for (at, len) in rights(&control[..clen]) {
             let mut i = at + CMSG_HDR;
             let mut kept = at + CMSG_HDR;
             while i + 4 <= at + len {
@@ -552,7 +593,7 @@ impl Forwarder {
             if kept != i {
                 control[at..at + 8].copy_from_slice(&((kept - at) as u64).to_ne_bytes());
             }
-        });
+        }
         let clen = if writable { clen } else { 0 };
         if ctrunc {
             out_flags |= libc::MSG_CTRUNC;
@@ -662,7 +703,13 @@ impl Forwarder {
         unsafe {
             self.sys(
                 libc::SYS_getsockopt,
-                &[h.raw() as libc::c_long, level as libc::c_long, name as libc::c_long, p, ptr(&mut len)],
+                &[
+                    h.raw() as libc::c_long,
+                    level as libc::c_long,
+                    name as libc::c_long,
+                    p,
+                    ptr(std::ptr::addr_of_mut!(len)),
+                ],
             )?
         };
         g.write(ulen, &len)?;
