@@ -222,17 +222,8 @@ impl Forwarder {
         unsafe {
             self.sys(libc::SYS_socketpair, &[domain as libc::c_long, host_kind, int(protocol), ptr(host.as_mut_ptr())])?
         };
-        let cloexec = flags & libc::SOCK_CLOEXEC != 0;
-        let a = Arc::new(HostFd::with_kind(host[0], FdKind::Socket));
-        let b = Arc::new(HostFd::with_kind(host[1], FdKind::Socket));
-        let ga = self.fds.insert(a, cloexec, 0)?;
-        let gb = match self.fds.insert(b, cloexec, 0) {
-            Ok(n) => n,
-            Err(e) => {
-                let _ = self.fds.remove(ga as u64);
-                return Err(e);
-            }
-        };
+        let [a, b] = host.map(|fd| Arc::new(HostFd::with_kind(fd, FdKind::Socket)));
+        let (ga, gb) = self.fds.insert_pair(a, b, flags & libc::SOCK_CLOEXEC != 0)?;
         g.write(sv, &[ga as i32, gb as i32])?;
         Ok(0)
     }
@@ -406,45 +397,31 @@ impl Forwarder {
         Ok(self.sock_int(h, libc::SO_TYPE)? == libc::SOCK_STREAM)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn sendto(
-        &self,
-        g: Guest,
-        fd: u64,
-        buf: u64,
-        len: u64,
-        flags: u64,
-        addr: u64,
-        alen: u64,
-    ) -> SysResult<i64> {
-        if buf.checked_add(len.min(MAX_RW_COUNT)).is_none_or(|end| end > USER_END) {
+    /// The socket of a sendto or recvfrom (`a`: its arguments) after Linux's first check, that
+    /// the buffer lies in the user address space (EFAULT before the descriptor is looked at).
+    fn transfer_socket(&self, a: &[u64; 6]) -> SysResult<Arc<HostFd>> {
+        if a[1].checked_add(a[2].min(MAX_RW_COUNT)).is_none_or(|end| end > USER_END) {
             return Err(Errno::EFAULT);
         }
-        let h = self.socket_fd(fd)?;
-        let a = if addr == 0 { SockAddr::empty() } else { self.peer_addr(&h, self.addr_in(g, addr, alen)?)? };
-        let (p, n) = Self::sock_buf(g, buf, len, false, self.is_stream(&h)?)?;
-        let (ap, al) = a.arg();
-        let flags = uint_flags(flags) | libc::MSG_NOSIGNAL as libc::c_long;
-        // SAFETY: `p` covers `n` checked bytes of guest memory; `a` is a host buffer.
+        self.socket_fd(a[0])
+    }
+
+    /// sendto(fd, buf, len, flags, addr, addrlen).
+    pub(super) fn sendto(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let h = self.transfer_socket(a)?;
+        let to = if a[4] == 0 { SockAddr::empty() } else { self.peer_addr(&h, self.addr_in(g, a[4], a[5])?)? };
+        let (p, n) = Self::sock_buf(g, a[1], a[2], false, self.is_stream(&h)?)?;
+        let (ap, al) = to.arg();
+        let flags = uint_flags(a[3]) | libc::MSG_NOSIGNAL as libc::c_long;
+        // SAFETY: `p` covers `n` checked bytes of guest memory; `to` is a host buffer.
         unsafe { self.sys(libc::SYS_sendto, &[h.raw() as libc::c_long, ptr(p), n as libc::c_long, flags, ap, al]) }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn recvfrom(
-        &self,
-        g: Guest,
-        fd: u64,
-        buf: u64,
-        len: u64,
-        flags: u64,
-        addr: u64,
-        alen: u64,
-    ) -> SysResult<i64> {
-        if buf.checked_add(len.min(MAX_RW_COUNT)).is_none_or(|end| end > USER_END) {
-            return Err(Errno::EFAULT);
-        }
-        let h = self.socket_fd(fd)?;
-        let (p, n) = Self::sock_buf(g, buf, len, true, self.is_stream(&h)?)?;
+    /// recvfrom(fd, buf, len, flags, addr, addrlen).
+    pub(super) fn recvfrom(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let h = self.transfer_socket(a)?;
+        let (p, n) = Self::sock_buf(g, a[1], a[2], true, self.is_stream(&h)?)?;
+        let (addr, alen, flags) = (a[4], a[5], a[3]);
         let mut from = [0u8; ADDR_MAX];
         let mut from_len = ADDR_MAX as libc::socklen_t;
         let (fp, fl) = if addr == 0 { (0, 0) } else { (ptr(from.as_mut_ptr()), ptr(std::ptr::addr_of_mut!(from_len))) };
@@ -516,19 +493,7 @@ impl Forwarder {
         }
         let a = if a.len == 0 { a } else { self.peer_addr(h, a)? };
         let (ap, al) = a.arg();
-        let hdr = libc::msghdr {
-            msg_name: ap as *mut libc::c_void,
-            msg_namelen: al as libc::socklen_t,
-            msg_iov: iov.as_ptr() as *mut libc::iovec,
-            msg_iovlen: iov.len(),
-            msg_control: if control.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                control.as_mut_ptr() as *mut libc::c_void
-            },
-            msg_controllen: control.len(),
-            msg_flags: 0,
-        };
+        let hdr = host_msghdr(ap as *mut libc::c_void, al as libc::socklen_t, &iov, &mut control);
         let flags = flags | libc::MSG_NOSIGNAL as libc::c_long;
         // SAFETY: the iovecs cover checked guest memory; name and control are host buffers.
         let r = unsafe { self.sys(libc::SYS_sendmsg, &[h.raw() as libc::c_long, ptr(&hdr), flags]) };
@@ -546,19 +511,8 @@ impl Forwarder {
         let iov = self.iovecs(g, m.iov, m.iovlen, true, false)?;
         let mut name = [0u8; ADDR_MAX];
         let mut control = vec![0u8; m.controllen.min(CONTROL_MAX) as usize];
-        let mut hdr = libc::msghdr {
-            msg_name: if m.name == 0 { std::ptr::null_mut() } else { name.as_mut_ptr() as *mut libc::c_void },
-            msg_namelen: if m.name == 0 { 0 } else { ADDR_MAX as libc::socklen_t },
-            msg_iov: iov.as_ptr() as *mut libc::iovec,
-            msg_iovlen: iov.len(),
-            msg_control: if control.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                control.as_mut_ptr() as *mut libc::c_void
-            },
-            msg_controllen: control.len(),
-            msg_flags: 0,
-        };
+        let (np, nl) = if m.name == 0 { (std::ptr::null_mut(), 0) } else { (name.as_mut_ptr(), ADDR_MAX) };
+        let mut hdr = host_msghdr(np as *mut libc::c_void, nl as libc::socklen_t, &iov, &mut control);
         let cloexec = flags & libc::MSG_CMSG_CLOEXEC as libc::c_long != 0;
         let host_flags = flags | libc::MSG_CMSG_CLOEXEC as libc::c_long;
         // SAFETY: the iovecs cover checked writable guest memory; name and control are ours.
@@ -714,6 +668,25 @@ impl Forwarder {
         };
         g.write(ulen, &len)?;
         Ok(0)
+    }
+}
+
+/// A host msghdr over a name buffer, host iovecs and a control buffer (NULL when empty).
+fn host_msghdr(
+    name: *mut libc::c_void,
+    namelen: libc::socklen_t,
+    iov: &[libc::iovec],
+    control: &mut [u8],
+) -> libc::msghdr {
+    let control_ptr = if control.is_empty() { std::ptr::null_mut() } else { control.as_mut_ptr() as *mut libc::c_void };
+    libc::msghdr {
+        msg_name: name,
+        msg_namelen: namelen,
+        msg_iov: iov.as_ptr() as *mut libc::iovec,
+        msg_iovlen: iov.len(),
+        msg_control: control_ptr,
+        msg_controllen: control.len(),
+        msg_flags: 0,
     }
 }
 
