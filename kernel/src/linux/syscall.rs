@@ -22,11 +22,18 @@ pub fn forward(nr: u64, a: [u64; 6]) -> i64 {
     }
 }
 
-/// The forwarded calls that raise SIGPIPE when they fail with EPIPE (writes to a pipe or socket
-/// without readers).
-fn raises_sigpipe(nr: u64) -> bool {
+/// Whether forwarded call `nr` with `args` raises SIGPIPE when it fails with EPIPE: writes to a
+/// pipe or socket without readers, and sends on a socket without MSG_NOSIGNAL.
+#[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_write etc.
+fn raises_sigpipe(nr: u64, args: &[u64; 6]) -> bool {
     use linux_raw_sys::general::*;
-    [__NR_write, __NR_writev, __NR_pwrite64, __NR_pwritev, __NR_sendfile].contains(&(nr as u32))
+    const MSG_NOSIGNAL: u64 = 0x4000;
+    match nr as u32 {
+        __NR_write | __NR_writev | __NR_pwrite64 | __NR_pwritev | __NR_sendfile => true,
+        __NR_sendto | __NR_sendmmsg => args[3] & MSG_NOSIGNAL == 0,
+        __NR_sendmsg => args[2] & MSG_NOSIGNAL == 0,
+        _ => false,
+    }
 }
 
 /// Called by the SYSCALL entry with the program's registers; leaves the result in rax.
@@ -59,7 +66,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
             if tracing && !crate::console::quiet() {
                 round_trip = Some(crate::time::ticks_to_ns(crate::time::ticks().wrapping_sub(start)));
             }
-            if ret == -(EPIPE as i64) && raises_sigpipe(nr) {
+            if ret == -(EPIPE as i64) && raises_sigpipe(nr, &args) {
                 super::calls::signal::broken_pipe();
             }
             (ret, 'F')

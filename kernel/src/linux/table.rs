@@ -26,7 +26,7 @@ use Route::{Forward as F, Local as L, Unimplemented as U};
 pub fn route(nr: u64) -> (&'static str, usize, Route) {
     let nr = nr as u32;
     match nr {
-        // Files, terminal, pipes: forwarded.
+        // Files, terminal, pipes, sockets: forwarded.
         __NR_read => ("read", 3, F),
         __NR_write => ("write", 3, F),
         __NR_readv => ("readv", 3, F),
@@ -108,6 +108,24 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_epoll_pwait2 => ("epoll_pwait2", 6, F),
         __NR_eventfd => ("eventfd", 1, F),
         __NR_eventfd2 => ("eventfd2", 2, F),
+        __NR_socket => ("socket", 3, F),
+        __NR_socketpair => ("socketpair", 4, F),
+        __NR_bind => ("bind", 3, F),
+        __NR_listen => ("listen", 2, F),
+        __NR_accept => ("accept", 3, F),
+        __NR_accept4 => ("accept4", 4, F),
+        __NR_connect => ("connect", 3, F),
+        __NR_sendto => ("sendto", 6, F),
+        __NR_recvfrom => ("recvfrom", 6, F),
+        __NR_sendmsg => ("sendmsg", 3, F),
+        __NR_recvmsg => ("recvmsg", 3, F),
+        __NR_sendmmsg => ("sendmmsg", 4, F),
+        __NR_recvmmsg => ("recvmmsg", 5, F),
+        __NR_shutdown => ("shutdown", 2, F),
+        __NR_getsockname => ("getsockname", 3, F),
+        __NR_getpeername => ("getpeername", 3, F),
+        __NR_getsockopt => ("getsockopt", 5, F),
+        __NR_setsockopt => ("setsockopt", 5, F),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),

@@ -21,6 +21,12 @@ impl Errno {
     pub const ENAMETOOLONG: Errno = Errno(libc::ENAMETOOLONG);
     pub const ENOSYS: Errno = Errno(libc::ENOSYS);
     pub const ELOOP: Errno = Errno(libc::ELOOP);
+    pub const ENOTSOCK: Errno = Errno(libc::ENOTSOCK);
+    pub const ENOPROTOOPT: Errno = Errno(libc::ENOPROTOOPT);
+    pub const EAFNOSUPPORT: Errno = Errno(libc::EAFNOSUPPORT);
+    pub const EMSGSIZE: Errno = Errno(libc::EMSGSIZE);
+    pub const ENOBUFS: Errno = Errno(libc::ENOBUFS);
+    pub const ECONNREFUSED: Errno = Errno(libc::ECONNREFUSED);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

@@ -199,6 +199,19 @@ impl FdTable {
         Ok(n as i64)
     }
 
+    /// Adds two new descriptors (a pipe's ends, a socket pair) at the lowest free guest fds; if
+    /// the second finds no room, the first is taken out again (EMFILE, both released).
+    pub fn insert_pair(&self, a: Arc<HostFd>, b: Arc<HostFd>, cloexec: bool) -> SysResult<(i64, i64)> {
+        let ga = self.insert(a, cloexec, 0)?;
+        match self.insert(b, cloexec, 0) {
+            Ok(gb) => Ok((ga, gb)),
+            Err(e) => {
+                let _ = self.remove(ga as u64);
+                Err(e)
+            }
+        }
+    }
+
     /// Puts `host` at guest fd `n`, returning what was there (the caller closes it outside the
     /// lock). EBADF if `n` is at or above the limit (dup2/dup3 semantics).
     pub fn replace(&self, n: usize, host: Arc<HostFd>, cloexec: bool) -> SysResult<Option<Slot>> {

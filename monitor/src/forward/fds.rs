@@ -49,16 +49,8 @@ impl Forwarder {
         let mut host = [0i32; 2];
         // SAFETY: `host` holds two ints.
         unsafe { self.sys(libc::SYS_pipe2, &[ptr(host.as_mut_ptr()), flags | libc::O_CLOEXEC as libc::c_long])? };
-        let (r, w) = (Arc::new(HostFd::owned(host[0], false)), Arc::new(HostFd::owned(host[1], false)));
-        let cloexec = flags & libc::O_CLOEXEC as libc::c_long != 0;
-        let gr = self.fds.insert(r, cloexec, 0)?;
-        let gw = match self.fds.insert(w, cloexec, 0) {
-            Ok(n) => n,
-            Err(e) => {
-                let _ = self.fds.remove(gr as u64);
-                return Err(e);
-            }
-        };
+        let [r, w] = host.map(|fd| Arc::new(HostFd::owned(fd, false)));
+        let (gr, gw) = self.fds.insert_pair(r, w, flags & libc::O_CLOEXEC as libc::c_long != 0)?;
         g.write(fds, &[gr as i32, gw as i32])?;
         Ok(0)
     }

@@ -14,7 +14,9 @@
 //! pass is checked before the call and replaced by a plain name unless it is one (no `/`, no
 //! `.`), so nothing outside the scratch directory is named; symbolic-link targets likewise;
 //! the inherited descriptors 0/1/2 are closed for the guest first; blocking is impossible
-//! (pipes and eventfds non-blocking, zero timeouts, no waiting locks).
+//! (pipes, eventfds and sockets non-blocking, MSG_DONTWAIT, zero timeouts, no waiting locks);
+//! sockets are AF_UNIX only, with plain names (nothing reaches the network or the host's
+//! abstract names).
 
 use super::guest_mem::GuestMemory;
 use super::{Forwarder, HANDLED};
@@ -83,6 +85,12 @@ impl Guarded {
         assert!(addr >= LO && addr + data.len() as u64 <= HI);
         // SAFETY: inside guest memory (checked).
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.mem().add((addr - LO) as usize), data.len()) };
+    }
+
+    /// The byte at guest `addr`, if it lies in guest memory.
+    fn byte(&self, addr: u64) -> Option<u8> {
+        // SAFETY: inside guest memory (checked).
+        (LO..HI).contains(&addr).then(|| unsafe { *self.mem().add((addr - LO) as usize) })
     }
 
     /// The NUL-terminated string at guest `addr`, if it lies in guest memory.
@@ -298,10 +306,62 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
         // descriptors are made non-blocking.
         libc::SYS_open => a[1] |= libc::O_NONBLOCK as u64,
         libc::SYS_openat => a[2] |= libc::O_NONBLOCK as u64,
+        // Sockets: AF_UNIX only (nothing reaches the network), never waiting, and every
+        // address a plain name in the scratch directory (no abstract names: they are the
+        // host's).
+        libc::SYS_socket => {
+            a[0] = libc::AF_UNIX as u64;
+            a[1] |= libc::SOCK_NONBLOCK as u64;
+        }
+        libc::SYS_socketpair => a[1] |= libc::SOCK_NONBLOCK as u64,
+        libc::SYS_accept => {
+            a[3] = libc::SOCK_NONBLOCK as u64;
+            return libc::SYS_accept4;
+        }
+        libc::SYS_accept4 => a[3] |= libc::SOCK_NONBLOCK as u64,
+        libc::SYS_bind | libc::SYS_connect => tame_sockaddr(mem, a[1]),
+        libc::SYS_sendto => {
+            a[3] |= libc::MSG_DONTWAIT as u64;
+            tame_sockaddr(mem, a[4]);
+        }
+        libc::SYS_recvfrom => a[3] |= libc::MSG_DONTWAIT as u64,
+        libc::SYS_sendmsg => {
+            a[2] |= libc::MSG_DONTWAIT as u64;
+            tame_msg_name(mem, a[1]);
+        }
+        libc::SYS_recvmsg => a[2] |= libc::MSG_DONTWAIT as u64,
+        libc::SYS_sendmmsg => {
+            a[2] = a[2].min(4);
+            a[3] |= libc::MSG_DONTWAIT as u64;
+            for i in 0..a[2] {
+                tame_msg_name(mem, a[1].wrapping_add(64 * i));
+            }
+        }
+        libc::SYS_recvmmsg => a[3] |= libc::MSG_DONTWAIT as u64,
         // dup2/dup3 onto 0..2 are fine: the guest's table only.
         _ => {}
     }
     nr
+}
+
+/// Makes the AF_UNIX address at `addr` (what of it lies in guest memory) a plain name: no
+/// `/`, no `.`, not abstract.
+fn tame_sockaddr(mem: &Guarded, addr: u64) {
+    for i in 2..110u64 {
+        let at = addr.wrapping_add(i);
+        let Some(b) = mem.byte(at) else { continue };
+        if (i == 2 && b == 0) || b == b'/' || b == b'.' {
+            mem.put(at, b"z");
+        }
+    }
+}
+
+/// tame_sockaddr for the name of the msghdr at `msg`.
+fn tame_msg_name(mem: &Guarded, msg: u64) {
+    let name: Vec<u8> = (0..8).filter_map(|i| mem.byte(msg.wrapping_add(i))).collect();
+    if let Ok(bytes) = <[u8; 8]>::try_from(name.as_slice()) {
+        tame_sockaddr(mem, u64::from_ne_bytes(bytes));
+    }
 }
 
 /// One seed: a call with symbolic arguments (see fuzz_seeds.txt).
@@ -388,6 +448,21 @@ fn syscall_number(name: &str) -> Option<i64> {
         "renameat2" => libc::SYS_renameat2,
         "mkdir" => libc::SYS_mkdir,
         "truncate" => libc::SYS_truncate,
+        "socket" => libc::SYS_socket,
+        "socketpair" => libc::SYS_socketpair,
+        "bind" => libc::SYS_bind,
+        "listen" => libc::SYS_listen,
+        "accept4" => libc::SYS_accept4,
+        "connect" => libc::SYS_connect,
+        "sendto" => libc::SYS_sendto,
+        "recvfrom" => libc::SYS_recvfrom,
+        "sendmsg" => libc::SYS_sendmsg,
+        "recvmsg" => libc::SYS_recvmsg,
+        "sendmmsg" => libc::SYS_sendmmsg,
+        "recvmmsg" => libc::SYS_recvmmsg,
+        "getsockname" => libc::SYS_getsockname,
+        "getsockopt" => libc::SYS_getsockopt,
+        "setsockopt" => libc::SYS_setsockopt,
         n => return n.parse().ok(),
     })
 }

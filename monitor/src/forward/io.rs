@@ -52,7 +52,14 @@ impl Forwarder {
     /// copies from and to a file stop at the first fault, for `short` (a file, not a pipe or
     /// socket, where Linux fails the whole call) the vector ends at the first buffer that is not
     /// wholly usable (with its usable prefix): EFAULT only if nothing at all is.
-    fn iovecs(&self, g: Guest, iov: u64, count: u64, into_program: bool, short: bool) -> SysResult<Vec<libc::iovec>> {
+    pub(super) fn iovecs(
+        &self,
+        g: Guest,
+        iov: u64,
+        count: u64,
+        into_program: bool,
+        short: bool,
+    ) -> SysResult<Vec<libc::iovec>> {
         if count > libc::UIO_MAXIOV as u64 {
             return Err(Errno::EINVAL);
         }

@@ -1,5 +1,5 @@
 //! Forwarded system calls: the program's calls that touch host resources (files, terminal,
-//! pipes), performed by the monitor on the host.
+//! pipes, sockets), performed by the monitor on the host.
 //!
 //! The guest kernel sends a Linux x86-64 system-call number and six arguments; [`Forwarder::call`]
 //! returns the Linux result (a negated errno on failure). Guest addresses in the arguments are
@@ -44,6 +44,7 @@ mod paths;
 mod poll;
 #[cfg(test)]
 mod routing_tests;
+mod sockets;
 mod synthetic;
 #[cfg(test)]
 mod tests;
@@ -149,6 +150,24 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_epoll_pwait2,
     libc::SYS_eventfd,
     libc::SYS_eventfd2,
+    libc::SYS_socket,
+    libc::SYS_socketpair,
+    libc::SYS_bind,
+    libc::SYS_listen,
+    libc::SYS_accept,
+    libc::SYS_accept4,
+    libc::SYS_connect,
+    libc::SYS_sendto,
+    libc::SYS_recvfrom,
+    libc::SYS_sendmsg,
+    libc::SYS_recvmsg,
+    libc::SYS_sendmmsg,
+    libc::SYS_recvmmsg,
+    libc::SYS_shutdown,
+    libc::SYS_getsockname,
+    libc::SYS_getpeername,
+    libc::SYS_getsockopt,
+    libc::SYS_setsockopt,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -365,6 +384,23 @@ impl Forwarder {
             libc::SYS_epoll_pwait2 => self.epoll_pwait(g, a[0], a[1], a[2], Wait::Timespec(a[3]), a[4], a[5]),
             libc::SYS_eventfd => self.eventfd2(a[0], 0),
             libc::SYS_eventfd2 => self.eventfd2(a[0], a[1]),
+            libc::SYS_socket => self.socket(a[0], a[1], a[2]),
+            libc::SYS_socketpair => self.socketpair(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_bind => self.bind(g, a[0], a[1], a[2]),
+            libc::SYS_listen => self.listen(a[0], a[1]),
+            libc::SYS_accept => self.accept4(g, a[0], a[1], a[2], 0),
+            libc::SYS_accept4 => self.accept4(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_connect => self.connect(g, a[0], a[1], a[2]),
+            libc::SYS_sendto => self.sendto(g, a),
+            libc::SYS_recvfrom => self.recvfrom(g, a),
+            libc::SYS_sendmsg => self.sendmsg(g, a[0], a[1], a[2]),
+            libc::SYS_recvmsg => self.recvmsg(g, a[0], a[1], a[2]),
+            libc::SYS_sendmmsg => self.sendmmsg(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_recvmmsg => self.recvmmsg(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_shutdown => self.shutdown_socket(a[0], a[1]),
+            nr @ (libc::SYS_getsockname | libc::SYS_getpeername) => self.sock_name(g, nr, a[0], a[1], a[2]),
+            libc::SYS_getsockopt => self.getsockopt(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_setsockopt => self.setsockopt(g, a[0], a[1], a[2], a[3], a[4]),
             _ => Err(Errno::ENOSYS),
         }
     }

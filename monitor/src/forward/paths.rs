@@ -40,6 +40,9 @@ pub struct At {
     pub nofollow: bool,
     /// Opening it gives these contents instead (the program's /proc/self/cmdline, ...).
     pub synthetic: Option<Vec<u8>>,
+    /// The path named one of the program's own /proc or /dev entries (its descriptors, its
+    /// executable, a synthesized file), so the host must not see the text as given.
+    pub rewritten: bool,
     /// Host descriptors the call uses (kept open until it returns).
     _hold: Option<Arc<HostFd>>,
     _dir: Option<OwnedFd>,
@@ -47,7 +50,17 @@ pub struct At {
 
 impl At {
     fn new(dirfd: i32, path: CString, hold: Option<Arc<HostFd>>) -> At {
-        At { dirfd, path, exe: false, special: false, nofollow: false, synthetic: None, _hold: hold, _dir: None }
+        At {
+            dirfd,
+            path,
+            exe: false,
+            special: false,
+            nofollow: false,
+            synthetic: None,
+            rewritten: false,
+            _hold: hold,
+            _dir: None,
+        }
     }
 
     /// `flags` for an open of this path (O_NOFOLLOW added where the walk says so).
@@ -181,7 +194,7 @@ impl Forwarder {
         Ok((h.raw(), Some(h)))
     }
 
-    fn resolve(&self, dirfd_arg: u64, raw: Vec<u8>, follow: bool) -> SysResult<At> {
+    pub(super) fn resolve(&self, dirfd_arg: u64, raw: Vec<u8>, follow: bool) -> SysResult<At> {
         let (dirfd, hold, abs) = if raw.first() == Some(&b'/') {
             (libc::AT_FDCWD, None, Some(raw.clone()))
         } else {
@@ -219,6 +232,7 @@ impl Forwarder {
                 Meaning::Exe => {
                     let mut at = At::new(libc::AT_FDCWD, cstring(self.exe.clone())?, None);
                     at.exe = true;
+                    at.rewritten = true;
                     return Ok(at);
                 }
                 Meaning::Fd(n, below) => {
@@ -228,11 +242,13 @@ impl Forwarder {
                         let p = format!("/proc/self/fd/{}", h.raw()).into_bytes();
                         let mut at = At::new(libc::AT_FDCWD, cstring(p)?, Some(h.clone()));
                         at.special = below_is_special(&h);
+                        at.rewritten = true;
                         return Ok(at);
                     }
                     let rest = below.join(&b'/');
                     let mut at = self.walked(h.raw(), &rest, follow)?;
                     at.special = below_is_special(&h);
+                    at.rewritten = true;
                     at._hold = Some(h);
                     return Ok(at);
                 }
@@ -241,6 +257,7 @@ impl Forwarder {
                     let p = format!("/proc/self/fdinfo/{}", h.raw()).into_bytes();
                     let mut at = At::new(libc::AT_FDCWD, cstring(p)?, Some(h));
                     at.special = true;
+                    at.rewritten = true;
                     return Ok(at);
                 }
                 Meaning::Own(name) => return self.own_entry(name),
@@ -284,6 +301,7 @@ impl Forwarder {
         p.extend_from_slice(name);
         let mut at = At::new(libc::AT_FDCWD, cstring(p)?, None);
         at.special = true;
+        at.rewritten = true;
         at.synthetic = Some(self.synthesize(name));
         Ok(at)
     }

@@ -1,0 +1,716 @@
+//! Sockets: socket, socketpair, bind, listen, accept, accept4, connect, sendto, recvfrom,
+//! sendmsg, recvmsg, sendmmsg, recvmmsg, shutdown, getsockname, getpeername, getsockopt,
+//! setsockopt. Each socket is a host one behind a guest descriptor (AF_UNIX, AF_INET and
+//! AF_INET6; other families are EAFNOSUPPORT with one line saying so).
+//!
+//! Addresses are copied between the program and a host buffer the way Linux copies them
+//! (`move_addr_to_kernel`, `move_addr_to_user`: EINVAL for a length past `sockaddr_storage`,
+//! EFAULT, the full length written back). An AF_UNIX address that names a file is looked up
+//! with the same walk as `open` (walk.rs, relative to the program's working directory, which
+//! is the monitor's): nothing in the monitor's own /proc is reachable. `connect` and `sendto`
+//! then name the socket file as `/proc/self/fd/N` of the looked-up object, so a name swapped
+//! after the check is not followed; `bind` creates the name as given (or, for the program's
+//! own /proc and /dev spellings, in the looked-up directory).
+//!
+//! SCM_RIGHTS messages carry the program's descriptors: on send each guest fd is replaced by
+//! its host descriptor; on receive each host descriptor the message brought is put in the
+//! guest's table (FD_CLOEXEC there if the program asked with MSG_CMSG_CLOEXEC; on the host
+//! always) and its guest number written in its place.
+//!
+//! Host sends always carry MSG_NOSIGNAL; the guest kernel raises SIGPIPE itself for an EPIPE
+//! unless the program passed MSG_NOSIGNAL (kernel/src/linux/syscall.rs).
+//!
+//! Socket options with host pointers or descriptors inside (BPF filters, netfilter tables,
+//! TCP zero-copy, pidfds) and levels other than the socket, IP, IPv6, TCP and UDP ones are not
+//! forwarded: ENOPROTOOPT with one line saying so.
+
+use std::collections::BTreeSet;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::errno::{Errno, SysResult};
+use super::fd_table::{FdKind, HostFd};
+use super::guest_mem::{Guest, USER_END};
+use super::host::{int, ptr};
+use super::io::MAX_RW_COUNT;
+use super::paths::At;
+use super::Forwarder;
+
+/// sizeof(struct sockaddr_storage): the longest address Linux copies.
+const ADDR_MAX: usize = 128;
+/// sizeof(struct sockaddr_un).
+const SUN_LEN: usize = 110;
+/// sizeof(struct cmsghdr) on x86-64.
+const CMSG_HDR: usize = 16;
+/// The most control data the host gets for one message (Linux's default optmem limit is
+/// smaller: more is ENOBUFS there too).
+const CONTROL_MAX: u64 = 1 << 20;
+/// SOCK_TYPE_MASK: the flags live above it.
+const TYPE_MASK: i32 = 0xf;
+
+/// One guest `struct msghdr` (x86-64 layout).
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct GuestMsghdr {
+    name: u64,
+    namelen: i32,
+    _pad: u32,
+    iov: u64,
+    iovlen: u64,
+    control: u64,
+    controllen: u64,
+    flags: i32,
+    _pad2: u32,
+}
+
+/// sizeof(struct mmsghdr): a msghdr and the `unsigned int msg_len` the call fills in.
+const MMSGHDR_SIZE: u64 = 64;
+/// Offsets of `msg_controllen` and `msg_flags` in struct msghdr.
+const CONTROLLEN_AT: u64 = 40;
+const FLAGS_AT: u64 = 48;
+const NAMELEN_AT: u64 = 8;
+
+/// A socket address as the host call gets it, and what must stay open while it is used.
+struct SockAddr {
+    buf: [u8; ADDR_MAX],
+    len: usize,
+    /// The lookup a rewritten path names a directory of, or the object it names.
+    _at: Option<At>,
+    _obj: Option<OwnedFd>,
+}
+
+impl SockAddr {
+    fn empty() -> SockAddr {
+        SockAddr { buf: [0; ADDR_MAX], len: 0, _at: None, _obj: None }
+    }
+
+    fn family(&self) -> i32 {
+        if self.len < 2 {
+            return -1;
+        }
+        u16::from_ne_bytes([self.buf[0], self.buf[1]]) as i32
+    }
+
+    /// The host pointer and length for a call (NULL and 0 for no address).
+    fn arg(&self) -> (libc::c_long, libc::c_long) {
+        if self.len == 0 {
+            (0, 0)
+        } else {
+            (ptr(self.buf.as_ptr()), self.len as libc::c_long)
+        }
+    }
+}
+
+/// Says once per kind of request that it is not forwarded.
+fn report_once(what: String) {
+    static SEEN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.insert(what.clone()) {
+        eprintln!("hrt: {what} (reported once)");
+    }
+}
+
+/// Whether socket option (`level`, `name`) may go to the host (`set`: setsockopt). Options
+/// whose value holds a pointer or descriptor of the caller's are never forwarded.
+fn option_forwarded(level: i32, name: i32, set: bool) -> bool {
+    match level {
+        libc::SOL_SOCKET => {
+            let refused: &[i32] = if set {
+                // SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF/EBPF, SO_DEVMEM_*.
+                &[26, 50, 51, 52, 78, 79, 80]
+            } else {
+                // SO_PEERPIDFD (a new descriptor), SO_DEVMEM_*.
+                &[77, 78, 79, 80]
+            };
+            !refused.contains(&name)
+        }
+        // Below 64: IP's own options; 80: SO_ORIGINAL_DST. Netfilter's tables live between.
+        libc::IPPROTO_IP => !(64..80).contains(&name) && name <= 80,
+        // 66, 67: IPV6_RECVTCLASS, IPV6_TCLASS; 70 to 80: IPv6's later options and
+        // IP6T_SO_ORIGINAL_DST; 64, 65, 68, 69: netfilter.
+        libc::IPPROTO_IPV6 => name < 64 || matches!(name, 66 | 67 | 70..=80),
+        // TCP_ZEROCOPY_RECEIVE holds an address.
+        libc::IPPROTO_TCP => name != 35,
+        libc::IPPROTO_UDP => true,
+        _ => false,
+    }
+}
+
+/// The (offset, length) of each SCM_RIGHTS message in control data `buf`, walked as Linux's
+/// `for_each_cmsghdr` walks it. Stops at a malformed header (the host then answers EINVAL).
+fn rights(buf: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at + CMSG_HDR <= buf.len() {
+        let len = u64::from_ne_bytes(buf[at..at + 8].try_into().unwrap_or_default()) as usize;
+        if len < CMSG_HDR || len > buf.len() - at {
+            break;
+        }
+        if get_i32(buf, at + 8) == libc::SOL_SOCKET && get_i32(buf, at + 12) == libc::SCM_RIGHTS {
+            out.push((at, len));
+        }
+        at += len.next_multiple_of(8);
+    }
+    out
+}
+
+fn get_i32(buf: &[u8], at: usize) -> i32 {
+    i32::from_ne_bytes(buf[at..at + 4].try_into().unwrap_or_default())
+}
+
+impl Forwarder {
+    /// The host socket behind guest fd `fd`: EBADF, or ENOTSOCK for another kind of file.
+    fn socket_fd(&self, fd: u64) -> SysResult<Arc<HostFd>> {
+        let h = self.fds.get(fd)?;
+        if h.kind() != FdKind::Socket {
+            return Err(Errno::ENOTSOCK);
+        }
+        Ok(h)
+    }
+
+    /// An `int` socket option of host socket `h` (SO_DOMAIN, SO_TYPE).
+    fn sock_int(&self, h: &HostFd, name: i32) -> SysResult<i32> {
+        let mut v: i32 = 0;
+        let mut len: libc::socklen_t = 4;
+        // SAFETY: an int and its length, both ours.
+        unsafe {
+            self.sys(
+                libc::SYS_getsockopt,
+                &[
+                    h.raw() as libc::c_long,
+                    libc::SOL_SOCKET as libc::c_long,
+                    name as libc::c_long,
+                    ptr(std::ptr::addr_of_mut!(v)),
+                    ptr(std::ptr::addr_of_mut!(len)),
+                ],
+            )?
+        };
+        Ok(v)
+    }
+
+    /// Puts a new host socket in the guest's table.
+    fn insert_socket(&self, fd: i32, cloexec: bool) -> SysResult<i64> {
+        self.fds.insert(Arc::new(HostFd::with_kind(fd, FdKind::Socket)), cloexec, 0)
+    }
+
+    pub(super) fn socket(&self, domain: u64, kind: u64, protocol: u64) -> SysResult<i64> {
+        let (domain, kind) = (int(domain) as i32, int(kind) as i32);
+        let flags = kind & !TYPE_MASK;
+        if flags & !(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        check_family(domain)?;
+        let host_kind = (kind | libc::SOCK_CLOEXEC) as libc::c_long;
+        // SAFETY: no pointer arguments.
+        let fd = unsafe { self.sys(libc::SYS_socket, &[domain as libc::c_long, host_kind, int(protocol)])? };
+        self.insert_socket(fd as i32, flags & libc::SOCK_CLOEXEC != 0)
+    }
+
+    pub(super) fn socketpair(&self, g: Guest, domain: u64, kind: u64, protocol: u64, sv: u64) -> SysResult<i64> {
+        let (domain, kind) = (int(domain) as i32, int(kind) as i32);
+        let flags = kind & !TYPE_MASK;
+        if flags & !(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        // Linux hands out the descriptors (and writes them) before it makes the sockets.
+        g.range_mut(sv, 8)?;
+        check_family(domain)?;
+        let mut host = [0i32; 2];
+        let host_kind = (kind | libc::SOCK_CLOEXEC) as libc::c_long;
+        // SAFETY: `host` holds two ints.
+        unsafe {
+            self.sys(libc::SYS_socketpair, &[domain as libc::c_long, host_kind, int(protocol), ptr(host.as_mut_ptr())])?
+        };
+        let [a, b] = host.map(|fd| Arc::new(HostFd::with_kind(fd, FdKind::Socket)));
+        let (ga, gb) = self.fds.insert_pair(a, b, flags & libc::SOCK_CLOEXEC != 0)?;
+        g.write(sv, &[ga as i32, gb as i32])?;
+        Ok(0)
+    }
+
+    /// Linux's `move_addr_to_kernel`: EINVAL for a length below 0 or past sockaddr_storage,
+    /// EFAULT for memory the program cannot read.
+    fn addr_in(&self, g: Guest, addr: u64, len: u64) -> SysResult<SockAddr> {
+        let len = int(len);
+        if !(0..=ADDR_MAX as libc::c_long).contains(&len) {
+            return Err(Errno::EINVAL);
+        }
+        let mut a = SockAddr::empty();
+        let bytes = g.read_bytes(addr, len as u64)?;
+        a.buf[..bytes.len()].copy_from_slice(&bytes);
+        a.len = bytes.len();
+        Ok(a)
+    }
+
+    /// Linux's `move_addr_to_user`: `addr[..]` to the program's buffer, at most the length it
+    /// says it has (read from `ulen`), then the full length to `ulen`.
+    fn addr_out(&self, g: Guest, addr: &[u8], uaddr: u64, ulen: u64) -> SysResult<()> {
+        let len = g.read::<i32>(ulen)?;
+        let len = len.min(addr.len() as i32);
+        if len < 0 {
+            return Err(Errno::EINVAL);
+        }
+        g.write_bytes(uaddr, &addr[..len as usize])?;
+        g.write(ulen, &(addr.len() as i32))
+    }
+
+    /// The pathname of an AF_UNIX address for host socket `h`, if it has one.
+    fn unix_path(&self, h: &HostFd, a: &SockAddr) -> SysResult<Option<Vec<u8>>> {
+        // Unnamed (family only), abstract (a leading NUL) and over-long addresses go to the
+        // host as they are (it checks them).
+        if a.family() != libc::AF_UNIX || a.len <= 2 || a.len > SUN_LEN || a.buf[2] == 0 {
+            return Ok(None);
+        }
+        if self.sock_int(h, libc::SO_DOMAIN)? != libc::AF_UNIX {
+            return Ok(None);
+        }
+        let path = &a.buf[2..a.len];
+        let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
+        Ok(Some(path[..end].to_vec()))
+    }
+
+    /// For bind: an AF_UNIX pathname is looked up as open would look it up (EACCES for the
+    /// monitor's own /proc); the host creates it as the program spelled it, unless the
+    /// spelling names the program's own descriptors (/dev/fd/N/...), which the host would take
+    /// for its own: then in the directory the lookup found.
+    fn bind_addr(&self, h: &HostFd, mut a: SockAddr) -> SysResult<SockAddr> {
+        let Some(path) = self.unix_path(h, &a)? else { return Ok(a) };
+        let at = self.resolve(libc::AT_FDCWD as u32 as u64, path, false)?;
+        if at.rewritten || at.synthetic.is_some() {
+            let text = if at.dirfd == libc::AT_FDCWD {
+                at.path.as_bytes().to_vec()
+            } else {
+                [format!("/proc/self/fd/{}/", at.dirfd).as_bytes(), at.path.as_bytes()].concat()
+            };
+            set_path(&mut a, &text)?;
+            // The looked-up directory must stay open while the host binds.
+            a._at = Some(at);
+        }
+        Ok(a)
+    }
+
+    /// For connect and sendto: an AF_UNIX pathname is looked up as open would look it up, and
+    /// the host is given `/proc/self/fd/N` of the object found.
+    fn peer_addr(&self, h: &HostFd, mut a: SockAddr) -> SysResult<SockAddr> {
+        let Some(path) = self.unix_path(h, &a)? else { return Ok(a) };
+        let at = self.resolve(libc::AT_FDCWD as u32 as u64, path, true)?;
+        if at.synthetic.is_some() {
+            return Err(Errno::ECONNREFUSED);
+        }
+        let flags = at.open_flags((libc::O_PATH | libc::O_CLOEXEC) as libc::c_long);
+        // SAFETY: a host C string.
+        let fd = unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags])? };
+        // SAFETY: a descriptor just opened, owned by nobody else.
+        let obj = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        set_path(&mut a, format!("/proc/self/fd/{}", obj.as_raw_fd()).as_bytes())?;
+        a._obj = Some(obj);
+        Ok(a)
+    }
+
+    pub(super) fn bind(&self, g: Guest, fd: u64, addr: u64, len: u64) -> SysResult<i64> {
+        let h = self.socket_fd(fd)?;
+        let a = self.addr_in(g, addr, len)?;
+        let a = self.bind_addr(&h, a)?;
+        let (p, l) = a.arg();
+        // SAFETY: `a` is a host buffer of `l` bytes.
+        unsafe { self.sys(libc::SYS_bind, &[h.raw() as libc::c_long, p, l]) }
+    }
+
+    pub(super) fn connect(&self, g: Guest, fd: u64, addr: u64, len: u64) -> SysResult<i64> {
+        // Linux's order: the descriptor, the address, then whether it is a socket.
+        let h = self.fds.get(fd)?;
+        let a = self.addr_in(g, addr, len)?;
+        let h = self.socket_fd(fd).map(|_| h)?;
+        let a = self.peer_addr(&h, a)?;
+        let (p, l) = a.arg();
+        // SAFETY: `a` is a host buffer of `l` bytes.
+        unsafe { self.sys(libc::SYS_connect, &[h.raw() as libc::c_long, p, l]) }
+    }
+
+    pub(super) fn listen(&self, fd: u64, backlog: u64) -> SysResult<i64> {
+        let h = self.socket_fd(fd)?;
+        // SAFETY: no pointers.
+        unsafe { self.sys(libc::SYS_listen, &[h.raw() as libc::c_long, int(backlog)]) }
+    }
+
+    pub(super) fn shutdown_socket(&self, fd: u64, how: u64) -> SysResult<i64> {
+        let h = self.socket_fd(fd)?;
+        // SAFETY: no pointers.
+        unsafe { self.sys(libc::SYS_shutdown, &[h.raw() as libc::c_long, int(how)]) }
+    }
+
+    pub(super) fn accept4(&self, g: Guest, fd: u64, addr: u64, len: u64, flags: u64) -> SysResult<i64> {
+        let flags = int(flags) as i32;
+        if flags & !(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let h = self.socket_fd(fd)?;
+        let mut peer = [0u8; ADDR_MAX];
+        let mut peer_len = ADDR_MAX as libc::socklen_t;
+        let host_flags = (flags & libc::SOCK_NONBLOCK) | libc::SOCK_CLOEXEC;
+        // SAFETY: a host address buffer and its length.
+        let new = unsafe {
+            self.sys(
+                libc::SYS_accept4,
+                &[
+                    h.raw() as libc::c_long,
+                    ptr(peer.as_mut_ptr()),
+                    ptr(std::ptr::addr_of_mut!(peer_len)),
+                    host_flags as libc::c_long,
+                ],
+            )?
+        };
+        let new = Arc::new(HostFd::with_kind(new as i32, FdKind::Socket));
+        // As Linux: the peer's address is copied out after the connection was taken (a bad
+        // pointer loses it).
+        if addr != 0 {
+            self.addr_out(g, &peer[..(peer_len as usize).min(ADDR_MAX)], addr, len)?;
+        }
+        self.fds.insert(new, flags & libc::SOCK_CLOEXEC != 0, 0)
+    }
+
+    /// getsockname and getpeername.
+    pub(super) fn sock_name(&self, g: Guest, nr: libc::c_long, fd: u64, addr: u64, len: u64) -> SysResult<i64> {
+        let h = self.socket_fd(fd)?;
+        let mut buf = [0u8; ADDR_MAX];
+        let mut l = ADDR_MAX as libc::socklen_t;
+        // SAFETY: a host address buffer and its length.
+        unsafe { self.sys(nr, &[h.raw() as libc::c_long, ptr(buf.as_mut_ptr()), ptr(std::ptr::addr_of_mut!(l))])? };
+        self.addr_out(g, &buf[..(l as usize).min(ADDR_MAX)], addr, len)?;
+        Ok(0)
+    }
+
+    /// The part of a send or receive buffer the host may use: Linux checks the range against
+    /// the user address space first (EFAULT before anything else); a stream socket then moves
+    /// the bytes before the first unusable page, any other fails (EFAULT) unless all are usable.
+    fn sock_buf(g: Guest, buf: u64, len: u64, into_program: bool, stream: bool) -> SysResult<(*mut u8, u64)> {
+        let len = len.min(MAX_RW_COUNT);
+        let usable = if into_program { g.usable_len_mut(buf, len)? } else { g.usable_len(buf, len)? };
+        if usable < len && !stream {
+            return Err(Errno::EFAULT);
+        }
+        let p = if into_program { g.range_mut(buf, usable)? } else { g.range(buf, usable)? };
+        Ok((p, usable))
+    }
+
+    fn is_stream(&self, h: &HostFd) -> SysResult<bool> {
+        Ok(self.sock_int(h, libc::SO_TYPE)? == libc::SOCK_STREAM)
+    }
+
+    /// The socket of a sendto or recvfrom (`a`: its arguments) after Linux's first check, that
+    /// the buffer lies in the user address space (EFAULT before the descriptor is looked at).
+    fn transfer_socket(&self, a: &[u64; 6]) -> SysResult<Arc<HostFd>> {
+        if a[1].checked_add(a[2].min(MAX_RW_COUNT)).is_none_or(|end| end > USER_END) {
+            return Err(Errno::EFAULT);
+        }
+        self.socket_fd(a[0])
+    }
+
+    /// sendto(fd, buf, len, flags, addr, addrlen).
+    pub(super) fn sendto(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let h = self.transfer_socket(a)?;
+        let to = if a[4] == 0 { SockAddr::empty() } else { self.peer_addr(&h, self.addr_in(g, a[4], a[5])?)? };
+        let (p, n) = Self::sock_buf(g, a[1], a[2], false, self.is_stream(&h)?)?;
+        let (ap, al) = to.arg();
+        let flags = uint_flags(a[3]) | libc::MSG_NOSIGNAL as libc::c_long;
+        // SAFETY: `p` covers `n` checked bytes of guest memory; `to` is a host buffer.
+        unsafe { self.sys(libc::SYS_sendto, &[h.raw() as libc::c_long, ptr(p), n as libc::c_long, flags, ap, al]) }
+    }
+
+    /// recvfrom(fd, buf, len, flags, addr, addrlen).
+    pub(super) fn recvfrom(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let h = self.transfer_socket(a)?;
+        let (p, n) = Self::sock_buf(g, a[1], a[2], true, self.is_stream(&h)?)?;
+        let (addr, alen, flags) = (a[4], a[5], a[3]);
+        let mut from = [0u8; ADDR_MAX];
+        let mut from_len = ADDR_MAX as libc::socklen_t;
+        let (fp, fl) = if addr == 0 { (0, 0) } else { (ptr(from.as_mut_ptr()), ptr(std::ptr::addr_of_mut!(from_len))) };
+        // SAFETY: `p` covers `n` checked writable bytes of guest memory; `from` is ours.
+        let got = unsafe {
+            self.sys(
+                libc::SYS_recvfrom,
+                &[h.raw() as libc::c_long, ptr(p), n as libc::c_long, uint_flags(flags), fp, fl],
+            )?
+        };
+        // As Linux: a protocol that gives no address (a connected stream) writes length 0.
+        if addr != 0 {
+            self.addr_out(g, &from[..(from_len as usize).min(ADDR_MAX)], addr, alen)?;
+        }
+        Ok(got)
+    }
+
+    /// Reads the program's msghdr at `msg` as Linux's `copy_msghdr_from_user` does: EFAULT,
+    /// EINVAL for a negative name length (longer ones are cut to sockaddr_storage), EMSGSIZE
+    /// for more than UIO_MAXIOV buffers.
+    fn msghdr_in(g: Guest, msg: u64) -> SysResult<GuestMsghdr> {
+        let mut m = g.read::<GuestMsghdr>(msg)?;
+        if m.name == 0 {
+            m.namelen = 0;
+        }
+        if m.namelen < 0 {
+            return Err(Errno::EINVAL);
+        }
+        m.namelen = m.namelen.min(ADDR_MAX as i32);
+        if m.iovlen > libc::UIO_MAXIOV as u64 {
+            return Err(Errno::EMSGSIZE);
+        }
+        Ok(m)
+    }
+
+    pub(super) fn sendmsg(&self, g: Guest, fd: u64, msg: u64, flags: u64) -> SysResult<i64> {
+        let h = self.socket_fd(fd)?;
+        self.sendmsg_one(g, &h, msg, uint_flags(flags))
+    }
+
+    fn sendmsg_one(&self, g: Guest, h: &HostFd, msg: u64, flags: libc::c_long) -> SysResult<i64> {
+        // Linux's order: the header, the name, the buffers, the control data and its
+        // descriptors, then the protocol (an AF_UNIX peer's lookup).
+        let m = Self::msghdr_in(g, msg)?;
+        let a = if m.namelen == 0 { SockAddr::empty() } else { self.addr_in(g, m.name, m.namelen as u64)? };
+        let iov = self.iovecs(g, m.iov, m.iovlen, false, false)?;
+        if m.controllen > CONTROL_MAX {
+            return Err(Errno::ENOBUFS);
+        }
+        let mut control = g.read_bytes(m.control, m.controllen)?;
+        // The program's descriptors become the host's, held open until the host has them.
+        let mut held = Vec::new();
+        if !control.is_empty() && self.sock_int(h, libc::SO_DOMAIN)? == libc::AF_UNIX {
+            let mut bad = false;
+            for (at, len) in rights(&control) {
+                for i in (at + CMSG_HDR..at + len).step_by(4).take_while(|i| i + 4 <= at + len) {
+                    match self.fds.get(get_i32(&control, i) as u32 as u64) {
+                        Ok(host) => {
+                            control[i..i + 4].copy_from_slice(&host.raw().to_ne_bytes());
+                            held.push(host);
+                        }
+                        Err(_) => bad = true,
+                    }
+                }
+            }
+            if bad {
+                return Err(Errno::EBADF);
+            }
+        }
+        let a = if a.len == 0 { a } else { self.peer_addr(h, a)? };
+        let (ap, al) = a.arg();
+        let hdr = host_msghdr(ap as *mut libc::c_void, al as libc::socklen_t, &iov, &mut control);
+        let flags = flags | libc::MSG_NOSIGNAL as libc::c_long;
+        // SAFETY: the iovecs cover checked guest memory; name and control are host buffers.
+        let r = unsafe { self.sys(libc::SYS_sendmsg, &[h.raw() as libc::c_long, ptr(&hdr), flags]) };
+        drop(held);
+        r
+    }
+
+    pub(super) fn recvmsg(&self, g: Guest, fd: u64, msg: u64, flags: u64) -> SysResult<i64> {
+        let h = self.socket_fd(fd)?;
+        self.recvmsg_one(g, &h, msg, uint_flags(flags))
+    }
+
+    fn recvmsg_one(&self, g: Guest, h: &HostFd, msg: u64, flags: libc::c_long) -> SysResult<i64> {
+        let m = Self::msghdr_in(g, msg)?;
+        let iov = self.iovecs(g, m.iov, m.iovlen, true, false)?;
+        let mut name = [0u8; ADDR_MAX];
+        let mut control = vec![0u8; m.controllen.min(CONTROL_MAX) as usize];
+        let (np, nl) = if m.name == 0 { (std::ptr::null_mut(), 0) } else { (name.as_mut_ptr(), ADDR_MAX) };
+        let mut hdr = host_msghdr(np as *mut libc::c_void, nl as libc::socklen_t, &iov, &mut control);
+        let cloexec = flags & libc::MSG_CMSG_CLOEXEC as libc::c_long != 0;
+        let host_flags = flags | libc::MSG_CMSG_CLOEXEC as libc::c_long;
+        // SAFETY: the iovecs cover checked writable guest memory; name and control are ours.
+        let got = unsafe {
+            self.sys(libc::SYS_recvmsg, &[h.raw() as libc::c_long, ptr(std::ptr::addr_of_mut!(hdr)), host_flags])?
+        };
+        let clen = hdr.msg_controllen.min(control.len());
+        // The host call's own MSG_CMSG_CLOEXEC shows in msg_flags, as the program's would.
+        let mut out_flags = hdr.msg_flags & !libc::MSG_CMSG_CLOEXEC | (flags as i32 & libc::MSG_CMSG_CLOEXEC);
+        // Received host descriptors: owned now; into the guest's table if the control buffer
+        // can take their numbers (else dropped, MSG_CTRUNC, as Linux does when it cannot
+        // write them).
+        let writable = g.range_mut(m.control, clen as u64).is_ok();
+        let mut ctrunc = !writable;
+        for (at, len) in rights(&control[..clen]) {
+            let mut i = at + CMSG_HDR;
+            let mut kept = at + CMSG_HDR;
+            while i + 4 <= at + len {
+                let host = Arc::new(HostFd::owned(get_i32(&control, i), false));
+                i += 4;
+                if !writable {
+                    continue;
+                }
+                match self.fds.insert(host, cloexec, 0) {
+                    Ok(n) => {
+                        control[kept..kept + 4].copy_from_slice(&(n as i32).to_ne_bytes());
+                        kept += 4;
+                    }
+                    Err(_) => ctrunc = true,
+                }
+            }
+            if kept != i {
+                control[at..at + 8].copy_from_slice(&((kept - at) as u64).to_ne_bytes());
+            }
+        }
+        let clen = if writable { clen } else { 0 };
+        if ctrunc {
+            out_flags |= libc::MSG_CTRUNC;
+        }
+        g.write_bytes(m.control, &control[..clen])?;
+        if m.name != 0 {
+            let l = (hdr.msg_namelen as usize).min(ADDR_MAX);
+            self.addr_out(g, &name[..l], m.name, msg + NAMELEN_AT)?;
+        }
+        g.write(msg + FLAGS_AT, &out_flags)?;
+        g.write(msg + CONTROLLEN_AT, &(clen as u64))?;
+        Ok(got)
+    }
+
+    pub(super) fn sendmmsg(&self, g: Guest, fd: u64, vec: u64, vlen: u64, flags: u64) -> SysResult<i64> {
+        let h = self.socket_fd(fd)?;
+        let flags = uint_flags(flags);
+        let n = (vlen as u32 as u64).min(libc::UIO_MAXIOV as u64);
+        self.each_mmsg(g, vec, n, |entry| self.sendmsg_one(g, &h, entry, flags))
+    }
+
+    pub(super) fn recvmmsg(&self, g: Guest, fd: u64, vec: u64, vlen: u64, flags: u64, timeout: u64) -> SysResult<i64> {
+        let deadline = if timeout == 0 {
+            None
+        } else {
+            let t = g.read::<libc::timespec>(timeout)?;
+            if t.tv_sec < 0 || !(0..1_000_000_000).contains(&t.tv_nsec) {
+                return Err(Errno::EINVAL);
+            }
+            Some(Instant::now() + Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+        };
+        let h = self.socket_fd(fd)?;
+        let mut flags = uint_flags(flags);
+        let n = (vlen as u32 as u64).min(libc::UIO_MAXIOV as u64);
+        let mut expired = false;
+        let got = self.each_mmsg(g, vec, n, |entry| {
+            if expired {
+                return Err(Errno::EAGAIN);
+            }
+            let r = self.recvmsg_one(g, &h, entry, flags)?;
+            if flags & libc::MSG_WAITFORONE as libc::c_long != 0 {
+                flags |= libc::MSG_DONTWAIT as libc::c_long;
+            }
+            // As Linux: the time limit is looked at between messages only.
+            expired = deadline.is_some_and(|d| Instant::now() >= d);
+            Ok(r)
+        })?;
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            let t = libc::timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos() as i64 };
+            g.write(timeout, &t)?;
+        }
+        Ok(got)
+    }
+
+    /// Runs `one` on each of `n` mmsghdr entries at `vec`, writing each result to its
+    /// `msg_len`; stops at the first error. The number done, or the first error if none was.
+    fn each_mmsg(&self, g: Guest, vec: u64, n: u64, mut one: impl FnMut(u64) -> SysResult<i64>) -> SysResult<i64> {
+        let mut done = 0u64;
+        while done < n {
+            let entry = vec.wrapping_add(done * MMSGHDR_SIZE);
+            let r = match one(entry) {
+                Ok(r) => r,
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            };
+            if g.write(entry + 56, &(r as u32)).is_err() {
+                break;
+            }
+            done += 1;
+        }
+        Ok(done as i64)
+    }
+
+    pub(super) fn setsockopt(&self, g: Guest, fd: u64, level: u64, name: u64, val: u64, len: u64) -> SysResult<i64> {
+        if int(len) < 0 {
+            return Err(Errno::EINVAL);
+        }
+        let h = self.socket_fd(fd)?;
+        let (level, name) = (int(level) as i32, int(name) as i32);
+        if !option_forwarded(level, name, true) {
+            report_once(format!("setsockopt level {level} option {name} is not forwarded: ENOPROTOOPT"));
+            return Err(Errno::ENOPROTOOPT);
+        }
+        // A value the program cannot read goes to the host as NULL: it fails (EFAULT) where
+        // Linux would, after the same length checks.
+        let p = g.range(val, len as u32 as u64).map_or(0, |p| ptr(p));
+        // SAFETY: `p` is NULL or covers `len` checked bytes of guest memory.
+        unsafe {
+            self.sys(
+                libc::SYS_setsockopt,
+                &[h.raw() as libc::c_long, level as libc::c_long, name as libc::c_long, p, int(len)],
+            )
+        }
+    }
+
+    pub(super) fn getsockopt(&self, g: Guest, fd: u64, level: u64, name: u64, val: u64, ulen: u64) -> SysResult<i64> {
+        let h = self.socket_fd(fd)?;
+        let (level, name) = (int(level) as i32, int(name) as i32);
+        if !option_forwarded(level, name, false) {
+            report_once(format!("getsockopt level {level} option {name} is not forwarded: ENOPROTOOPT"));
+            return Err(Errno::ENOPROTOOPT);
+        }
+        let mut len = g.read::<i32>(ulen)?;
+        let p = if len > 0 { g.range_mut(val, len as u64).map_or(0, |p| ptr(p)) } else { 0 };
+        // SAFETY: `p` is NULL or covers `len` checked writable bytes of guest memory; `len` is ours.
+        unsafe {
+            self.sys(
+                libc::SYS_getsockopt,
+                &[
+                    h.raw() as libc::c_long,
+                    level as libc::c_long,
+                    name as libc::c_long,
+                    p,
+                    ptr(std::ptr::addr_of_mut!(len)),
+                ],
+            )?
+        };
+        g.write(ulen, &len)?;
+        Ok(0)
+    }
+}
+
+/// A host msghdr over a name buffer, host iovecs and a control buffer (NULL when empty).
+fn host_msghdr(
+    name: *mut libc::c_void,
+    namelen: libc::socklen_t,
+    iov: &[libc::iovec],
+    control: &mut [u8],
+) -> libc::msghdr {
+    let control_ptr = if control.is_empty() { std::ptr::null_mut() } else { control.as_mut_ptr() as *mut libc::c_void };
+    libc::msghdr {
+        msg_name: name,
+        msg_namelen: namelen,
+        msg_iov: iov.as_ptr() as *mut libc::iovec,
+        msg_iovlen: iov.len(),
+        msg_control: control_ptr,
+        msg_controllen: control.len(),
+        msg_flags: 0,
+    }
+}
+
+/// The flags argument of a send or receive (`unsigned int`).
+fn uint_flags(flags: u64) -> libc::c_long {
+    flags as u32 as libc::c_long
+}
+
+/// Families the forwarder makes sockets of; others are EAFNOSUPPORT, said once.
+fn check_family(domain: i32) -> SysResult<()> {
+    if [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6].contains(&domain) {
+        return Ok(());
+    }
+    report_once(format!("socket family {domain} is not forwarded (only AF_UNIX, AF_INET, AF_INET6): EAFNOSUPPORT"));
+    Err(Errno::EAFNOSUPPORT)
+}
+
+/// Replaces the path of AF_UNIX address `a` with `path` (ENAMETOOLONG if it does not fit).
+fn set_path(a: &mut SockAddr, path: &[u8]) -> SysResult<()> {
+    if 2 + path.len() + 1 > SUN_LEN {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    a.buf[2..2 + path.len()].copy_from_slice(path);
+    a.buf[2 + path.len()] = 0;
+    a.len = 2 + path.len() + 1;
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! Sockets forwarded to the host (tests/programs/hostile/calls_sockets.c): each case compared
+//! with the program's native run, with one vCPU and with two; a server under `hrt run` talking
+//! to a native peer; AF_UNIX names in the monitor's own /proc refused.
+
+mod common;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::Stdio;
+
+use common::hostile::{assert_same, build, hrt, hrt_cmd, native};
+
+/// TCP echo between two threads, UDP, sendmmsg/recvmmsg, SCM_RIGHTS passing a pipe and a file
+/// (MSG_CMSG_CLOEXEC, a control buffer too small), AF_UNIX names relative to the working
+/// directory and abstract ones, socket options, EFAULT/EINVAL/EBADF/ENOTSOCK in Linux's order,
+/// accept interrupted by a signal (EINTR; restarted under SA_RESTART), epoll over several
+/// connections, readv/writev/poll on sockets, SIGPIPE from send (EPIPE when ignored or with
+/// MSG_NOSIGNAL, death by it by default: 141).
+#[test]
+fn sockets_behave_as_on_linux() {
+    let prog = build("calls_sockets", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 141, "natively: {linux:?}");
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("calls_sockets --cpus {cpus}"), &linux, &got);
+    }
+}
+
+/// The program's server (under hrt) and a native client: the port it prints is reachable from
+/// the host, and the answer comes back.
+#[test]
+fn a_server_under_hrt_serves_a_native_client() {
+    let prog = build("calls_sockets", &[]);
+    for cpus in ["1", "2"] {
+        let mut child = hrt_cmd()
+            .args(["run", "--cpus", cpus, "--"])
+            .arg(&prog)
+            .arg("server")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting hrt");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let port: u16 = line.trim().strip_prefix("port ").and_then(|p| p.parse().ok()).unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!("no port line from the server: {line:?}")
+        });
+        let mut peer = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connecting to the server under hrt");
+        peer.write_all(b"hello from the host\n").unwrap();
+        let mut answer = String::new();
+        peer.read_to_string(&mut answer).unwrap();
+        assert_eq!(answer, "HELLO FROM THE HOST\n");
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "--cpus {cpus}: {status}, stdout {rest}");
+        assert_eq!(rest, "served 20 bytes\n");
+    }
+}
+
+/// connect, sendto and bind with AF_UNIX names in the monitor's own /proc: EACCES (13), as
+/// for open; natively these name the program's own entries and fail otherwise.
+#[test]
+fn unix_names_in_the_monitor_proc_are_refused() {
+    let prog = build("calls_sockets", &[]);
+    let got = hrt(&["--cpus", "1"], &prog, &["proc"]);
+    assert_eq!(got.code(), 0, "{got:?}");
+    let lines: Vec<&str> = got.stdout.lines().collect();
+    assert_eq!(lines.len(), 7, "{}", got.stdout);
+    for l in lines {
+        assert!(l.ends_with("-1 errno 13"), "not refused: {l}\n{}", got.stdout);
+    }
+}
