@@ -46,30 +46,28 @@ fn hrt(options: &[&str], prog: &Path, threads: Option<&str>) -> Outcome {
     run(cmd, None)
 }
 
-#[test]
-fn kernel_runtime_runs_the_constructs_as_libgomp_does() {
-    let prog = build("omp_kernel", "-static");
-    for threads in [None, Some("1"), Some("2"), Some("6")] {
+/// Runs tests/programs/NAME.c natively and under `--omp kernel` with 1, 2 and 4 vCPUs, for
+/// each OMP_NUM_THREADS value, and compares.
+fn same_as_libgomp(name: &str, thread_counts: &[Option<&str>]) {
+    let prog = build(name, "-static");
+    for &threads in thread_counts {
         let want = native(&prog, threads);
         assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
         for cpus in ["1", "2", "4"] {
             let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, threads);
-            assert_same(&format!("omp_kernel, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
+            assert_same(&format!("{name}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
         }
     }
 }
 
 #[test]
+fn kernel_runtime_runs_the_constructs_as_libgomp_does() {
+    same_as_libgomp("omp_kernel", &[None, Some("1"), Some("2"), Some("6")]);
+}
+
+#[test]
 fn kernel_runtime_defers_tasks_as_the_specification_allows() {
-    let prog = build("omp_tasks", "-static");
-    for threads in [None, Some("1"), Some("3"), Some("6")] {
-        let want = native(&prog, threads);
-        assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
-        for cpus in ["1", "2", "4"] {
-            let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, threads);
-            assert_same(&format!("omp_tasks, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
-        }
-    }
+    same_as_libgomp("omp_tasks", &[None, Some("1"), Some("3"), Some("6")]);
 }
 
 #[test]
