@@ -38,8 +38,9 @@ const DEPEND_OUT: usize = 2;
 const DEPEND_INOUT: usize = 3;
 const DEPEND_MUTEXINOUTSET: usize = 4;
 
-/// Above this many queued tasks per thread, new tasks run at once (as libgomp throttles).
-const QUEUE_LIMIT_PER_THREAD: u32 = 64;
+/// Above this many unfinished tasks per thread (queued, running or waiting for predecessors),
+/// new tasks run at once, as libgomp throttles: it bounds the memory deferred tasks hold.
+const PENDING_LIMIT_PER_THREAD: u32 = 64;
 
 pub type TaskFn = extern "C" fn(*mut u8);
 pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
@@ -356,7 +357,7 @@ pub fn task(
     let c = thread::ctx();
     let (size, align) = (arg_size.max(0) as usize, arg_align.max(1) as usize);
     let final_task = flags & FLAG_FINAL != 0;
-    let queue = queue_of(c).filter(|q| q.queued.load(Ordering::Relaxed) < QUEUE_LIMIT_PER_THREAD * c.nthreads);
+    let queue = queue_of(c).filter(|q| q.pending.load(Ordering::Relaxed) < PENDING_LIMIT_PER_THREAD * c.nthreads);
     let Some(queue) = queue.filter(|_| if_clause && !c.in_final) else {
         if !c.in_final && flags & FLAG_DEPEND != 0 {
             wait_for_dependences(depend);

@@ -83,8 +83,12 @@ pub fn render(info: &RunInfo, rows: &[Row]) -> String {
     let _ = writeln!(o, "  \"quick\": {},", info.quick);
     let geo: Vec<String> = ["micro", "omp", "apps"]
         .iter()
-        .flat_map(|suite| [(suite.to_string(), false), (format!("{suite} --omp kernel"), true)].map(|(k, o)| (suite, k, o)))
-        .filter_map(|(suite, key, omp_kernel)| geomean(rows, suite, omp_kernel).map(|g| format!("{}: {}", s(&key), n(g))))
+        .flat_map(|suite| {
+            [(suite.to_string(), false), (format!("{suite} --omp kernel"), true)].map(|(k, o)| (suite, k, o))
+        })
+        .filter_map(|(suite, key, omp_kernel)| {
+            geomean(rows, suite, omp_kernel).map(|g| format!("{}: {}", s(&key), n(g)))
+        })
         .collect();
     let _ = writeln!(o, "  \"geomean\": {{{}}},", geo.join(", "));
     let fails: Vec<String> = info.failures.iter().map(|f| s(f)).collect();
