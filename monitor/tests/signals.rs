@@ -3,7 +3,8 @@
 //! rt_sigtimedwait, FPU state across a handler, tgkill to another thread, and synchronous
 //! signals from faults (SIGSEGV recovery through mprotect, siglongjmp out of SIGFPE, a SIGILL
 //! handler that moves RIP past ud2). Each case runs natively and under `hrt run --cpus 1` and
-//! `--cpus 2`, and must give the same stdout and exit status.
+//! `--cpus 2`, and must give the same stdout and exit status. Also queued signals (sigqueue,
+//! pthread_sigqueue, real-time signals queueing) and the CPU-time clocks and timers.
 
 mod common;
 use common::hostile::{assert_same, build, hrt, native};
@@ -161,4 +162,29 @@ fn tgkill_reaches_the_main_thread() {
 #[test]
 fn blocked_default_ignored_signal_waits_for_sigwait() {
     same_as_linux("sig_handlers", "sigwait_default", 0);
+}
+
+#[test]
+fn sigqueue_value_reaches_handler_and_sigwaitinfo() {
+    same_as_linux("sig_queue", "handler", 0);
+}
+
+#[test]
+fn realtime_signals_queue_in_order_standard_ones_merge() {
+    same_as_linux("sig_queue", "rt_order", 0);
+}
+
+#[test]
+fn sigtimedwait_takes_queued_instances_one_by_one() {
+    same_as_linux("sig_queue", "timedwait", 0);
+}
+
+#[test]
+fn pthread_sigqueue_reaches_its_thread() {
+    same_as_linux("sig_queue", "thread", 0);
+}
+
+#[test]
+fn sigqueueinfo_permission_rule_and_errors() {
+    same_as_linux("sig_queue", "perm", 0);
 }
