@@ -7,16 +7,33 @@
 //! pthread_sigqueue, real-time signals queueing) and the CPU-time clocks and timers.
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, build, hrt, native, Outcome};
 
 fn same_as_linux(prog: &str, case: &str, want: i32) {
+    same_as_linux_then(prog, case, want, |_, _| {});
+}
+
+/// As `same_as_linux`, then `check(what, hrt's outcome)` for each hrt run.
+fn same_as_linux_then(prog: &str, case: &str, want: i32, check: impl Fn(&str, &Outcome)) {
     let prog = build(prog, &[]);
     let linux = native(&prog, &[case]);
     assert_eq!(linux.code(), want, "{case} natively: {linux:?}");
     for n in ["1", "2"] {
         let got = hrt(&["--cpus", n], &prog, &[case]);
-        assert_same(&format!("{case} --cpus {n}"), &linux, &got);
+        let what = format!("{case} --cpus {n}");
+        assert_same(&what, &linux, &got);
+        check(&what, &got);
     }
+}
+
+/// sig_cputimers' setitimer cases: the same output as Linux, and under hrt the CPU time used
+/// when the timer fired at least its value (the "cpu-check" lines on stderr; Linux's own answer
+/// there depends on its tick sampling, see sig_cputimers.c).
+fn cpu_itimer_case(case: &str) {
+    same_as_linux_then("sig_cputimers", case, 0, |what, got| {
+        let checks: Vec<&str> = got.stderr.lines().filter(|l| l.starts_with("cpu-check:")).collect();
+        assert!(!checks.is_empty() && checks.iter().all(|l| l.ends_with(": 1")), "{what}: {}", got.stderr);
+    });
 }
 
 #[test]
@@ -187,4 +204,44 @@ fn pthread_sigqueue_reaches_its_thread() {
 #[test]
 fn sigqueueinfo_permission_rule_and_errors() {
     same_as_linux("sig_queue", "perm", 0);
+}
+
+#[test]
+fn cpu_time_clocks_count_running_time_only() {
+    same_as_linux("sig_cputimers", "clocks", 0);
+}
+
+#[test]
+fn itimer_virtual_sends_sigvtalrm_after_cpu_time() {
+    cpu_itimer_case("virtual");
+}
+
+#[test]
+fn itimer_prof_sends_sigprof_after_cpu_time() {
+    cpu_itimer_case("prof");
+}
+
+#[test]
+fn itimer_prof_counts_every_thread() {
+    cpu_itimer_case("prof_threads");
+}
+
+#[test]
+fn itimer_virtual_interval_repeats() {
+    cpu_itimer_case("interval");
+}
+
+#[test]
+fn getitimer_reads_the_cpu_timers() {
+    same_as_linux("sig_cputimers", "getitimer", 0);
+}
+
+#[test]
+fn posix_timer_on_the_thread_cpu_clock() {
+    same_as_linux("sig_cputimers", "posix_thread", 0);
+}
+
+#[test]
+fn posix_timers_on_another_threads_and_the_process_cpu_clock() {
+    same_as_linux("sig_cputimers", "posix_other", 0);
 }
