@@ -43,6 +43,17 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             // Linux discards a pending signal that becomes ignored.
             state::discard(signo as u64);
         }
+        if signo == SIGTTIN || signo == SIGTTOU {
+            // The host's terminal sends these to `hrt` for the program's forwarded reads and
+            // writes: `hrt` takes the program's disposition (see nr::TTY_SIGNAL_ACTION).
+            use hrt_abi::tty_action::{DEFAULT, HANDLER, IGNORE};
+            let action = match h {
+                SIG_DFL => DEFAULT,
+                SIG_IGN => IGNORE,
+                _ => HANDLER,
+            };
+            crate::arch::hypercall::call(hrt_abi::nr::TTY_SIGNAL_ACTION, &[signo as u64, action]);
+        }
     }
     Ok(0)
 }
@@ -79,6 +90,9 @@ pub fn rt_sigpending(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     uaccess::write_bytes(a[0], &set.to_le_bytes()[..a[1] as usize])?;
     Ok(0)
 }
+
+const SIGTTIN: usize = 21;
+const SIGTTOU: usize = 22;
 
 const SS_ONSTACK: u64 = 1;
 const SS_DISABLE: u64 = 2;
