@@ -178,7 +178,11 @@ fn background_terminal_access_stops_or_signals_as_natively() {
             cmd.arg("job").arg(hrt).args(["run", "--cpus", cpus, "--"]).arg(&prog).arg(mode);
             let got = run(cmd, None);
             assert!(!got.hung, "{mode} --cpus {cpus}: hung: {got:?}");
-            assert_eq!(got.stdout, want.stdout, "{mode}, --cpus {cpus}: hrt (left) and Linux (right) differ: {}", got.stderr);
+            assert_eq!(
+                got.stdout, want.stdout,
+                "{mode}, --cpus {cpus}: hrt (left) and Linux (right) differ: {}",
+                got.stderr
+            );
         }
     }
 }

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 #define MS 1000000LL
 #define SLACK (10 * MS)
 
@@ -43,14 +45,7 @@ static void on_sig(int sig, siginfo_t *si, void *uc) {
     value = si->si_value.sival_int;
 }
 
-static void install(int sig) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sig;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
+static void install(int sig) { set_info_handler(sig, on_sig, SA_RESTART); }
 
 // Spins (using CPU) until `*flag` reaches `n`.
 static void spin_until(volatile int *flag, int n) {
@@ -192,10 +187,7 @@ int main(int argc, char **argv) {
         install(SIGUSR1);
         measured = CLOCK_THREAD_CPUTIME_ID;
         struct sigevent ev;
-        memset(&ev, 0, sizeof ev);
-        ev.sigev_notify = SIGEV_SIGNAL;
-        ev.sigev_signo = SIGUSR1;
-        ev.sigev_value.sival_int = 42;
+        signal_event(&ev, SIGUSR1, 42);
         timer_t t;
         printf("timer_create=%d\n", timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t));
         long long before = ns(CLOCK_THREAD_CPUTIME_ID);
@@ -223,14 +215,10 @@ int main(int argc, char **argv) {
         pthread_getcpuclockid(th, &tc);
         clock_getcpuclockid(0, &pc);
         struct sigevent ev;
-        memset(&ev, 0, sizeof ev);
-        ev.sigev_notify = SIGEV_SIGNAL;
-        ev.sigev_signo = SIGUSR1;
-        ev.sigev_value.sival_int = 1;
+        signal_event(&ev, SIGUSR1, 1);
         timer_t t1, t2;
         printf("timer_create thread clock=%d\n", timer_create(tc, &ev, &t1));
-        ev.sigev_signo = SIGUSR2;
-        ev.sigev_value.sival_int = 2;
+        signal_event(&ev, SIGUSR2, 2);
         printf("timer_create process clock=%d\n", timer_create(pc, &ev, &t2));
         long long tb = ns(tc), pb = ns(pc);
         struct itimerspec a = {{0, 0}, {0, 40 * MS}}, b = {{0, 0}, {0, 80 * MS}};

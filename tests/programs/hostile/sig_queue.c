@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 #define MAXSEEN 64
 static volatile int seen, seen_sig[MAXSEEN], seen_code[MAXSEEN], seen_value[MAXSEEN], seen_pid_ok[MAXSEEN];
 static volatile pid_t seen_tid[MAXSEEN];
@@ -29,14 +31,7 @@ static void on_sig(int sig, siginfo_t *si, void *uc) {
     }
 }
 
-static void install(int sig) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sig;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
+static void install(int sig) { set_info_handler(sig, on_sig, 0); }
 
 static void block(sigset_t *set, int a, int b, int c) {
     sigemptyset(set);
@@ -71,11 +66,8 @@ static volatile pid_t worker_tid;
 
 static void *worker(void *arg) {
     (void)arg;
-    sigset_t none;
-    sigemptyset(&none);
     worker_tid = gettid();
-    while (seen == 0)
-        sigsuspend(&none);
+    suspend_until(&seen);
     return NULL;
 }
 

@@ -29,18 +29,12 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 static volatile sig_atomic_t ttin, cont;
 static void on_ttin(int sig) { (void)sig; ttin++; }
 static void on_cont(int sig) { (void)sig; cont++; }
 
-static void set(int sig, void (*h)(int), int flags) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = h;
-    sa.sa_flags = flags;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
 
 // The modes that stop (read_dfl, write_dfl), once continued: wait up to 5 s for the SIGCONT
 // handler.
@@ -106,13 +100,13 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "job") && argc > 2)
         return job(argv + 2);
     setvbuf(stdout, NULL, _IONBF, 0);
-    set(SIGCONT, on_cont, SA_RESTART);
+    set_handler(SIGCONT, on_cont, SA_RESTART);
     char buf[64] = {0};
     if (!strncmp(mode, "read_", 5)) {
         if (!strcmp(mode, "read_ign"))
-            set(SIGTTIN, SIG_IGN, 0);
+            set_handler(SIGTTIN, SIG_IGN, 0);
         else if (!strcmp(mode, "read_handler"))
-            set(SIGTTIN, on_ttin, 0);
+            set_handler(SIGTTIN, on_ttin, 0);
         ssize_t n = read(0, buf, sizeof buf - 1);
         int e = errno;
         wait_for_cont(mode);
@@ -120,7 +114,7 @@ int main(int argc, char **argv) {
                ttin > 0, cont > 0);
     } else if (!strncmp(mode, "write_", 6)) {
         if (!strcmp(mode, "write_ign"))
-            set(SIGTTOU, SIG_IGN, 0);
+            set_handler(SIGTTOU, SIG_IGN, 0);
         int fd = open("/dev/tty", O_WRONLY);
         ssize_t n = write(fd, "out\n", 4);
         wait_for_cont(mode);

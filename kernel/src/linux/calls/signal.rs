@@ -7,7 +7,6 @@ use core::sync::atomic::Ordering;
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EAGAIN, EINTR, EINVAL, ENOMEM, ESRCH};
-use linux_raw_sys::errno::EPERM;
 use crate::linux::process::{self, PROCESS};
 use crate::linux::signal::deliver::SUSPENDED;
 use crate::linux::signal::state::{self, PENDING_COUNT, SIGNALS};
@@ -15,6 +14,7 @@ use crate::linux::signal::{self as sig, SigInfo, SIG_DFL, SIG_IGN, SI_TKILL, SI_
 use crate::linux::uaccess;
 use crate::sched::{self, Thread};
 use crate::time;
+use linux_raw_sys::errno::EPERM;
 
 fn current() -> &'static mut Thread {
     // SAFETY: the current thread's record is alive while it runs; only it changes its mask.

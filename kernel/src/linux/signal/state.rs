@@ -101,7 +101,9 @@ impl Pending {
             return Ok(true);
         }
         let timer = |i: &SigInfo| i.code == SI_TIMER && i.signo == info.signo && i.w16 as u32 == info.w16 as u32;
-        if sig < SIGRTMIN || info.code == SI_TIMER && (timer(&self.info[sig as usize - 1]) || self.queued.iter().any(timer)) {
+        if sig < SIGRTMIN
+            || info.code == SI_TIMER && (timer(&self.info[sig as usize - 1]) || self.queued.iter().any(timer))
+        {
             return Ok(false);
         }
         if self.queued.len() >= MAX_QUEUED {
