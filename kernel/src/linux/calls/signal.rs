@@ -234,16 +234,17 @@ pub fn tkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     send_to_thread(a[0] as u32, a[1], SigInfo::from_user(a[1], SI_TKILL))
 }
 
-/// The siginfo a program passes to rt_sigqueueinfo or rt_tgsigqueueinfo for signal `signo`,
-/// with Linux's rule: sending to another process, it may not claim to be the kernel, kill or
-/// tgkill (si_code >= 0 or SI_TKILL: EPERM); to itself it may. The words kept are si_code and
-/// those at offsets 16 and 24 (si_pid, si_uid, si_value for SI_QUEUE).
+/// The siginfo a program passes to rt_sigqueueinfo or rt_tgsigqueueinfo for signal `signo`.
+/// The words kept are si_code and those at offsets 16 and 24 (si_pid, si_uid, si_value for
+/// SI_QUEUE).
 fn queued_info(signo: u64, uinfo: u64) -> Result<SigInfo, u32> {
     let b = uaccess::read::<[u64; 4]>(uinfo)?;
     let code = (b[1] & 0xffff_ffff) as u32 as i32;
     Ok(SigInfo { signo: signo as i32, code, w16: b[2], w24: b[3] })
 }
 
+/// Linux's rule for those calls: sending to another process (`pid`), a program may not claim to
+/// be the kernel, kill or tgkill (si_code >= 0 or SI_TKILL: EPERM); to itself it may.
 fn may_queue(pid: u64, info: &SigInfo) -> Result<(), u32> {
     if (info.code >= 0 || info.code == SI_TKILL) && pid as i32 != process::pid() as i32 {
         return Err(EPERM);

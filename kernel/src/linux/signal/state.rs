@@ -3,7 +3,7 @@
 //! by whichever thread returns to the program first without blocking it. Standard signals do not
 //! queue: a second one while pending is merged, as on Linux. Real-time signals (32-64) queue:
 //! each instance sent is delivered, with its own siginfo, in the order sent (a POSIX timer's
-//! signal is the exception: while one of its expiries is pending, the next counts as an overrun).
+//! signal is the exception: while one of its expiries is pending, the next is merged with it).
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -73,7 +73,6 @@ pub const SIGRTMIN: u64 = 32;
 /// How many further instances of real-time signals one set holds (Linux's limit is
 /// RLIMIT_SIGPENDING, per user; beyond it sigqueue fails with EAGAIN).
 const MAX_QUEUED: usize = 4096;
-const SI_TIMER: i32 = -2;
 
 /// A set of pending signals with the information of each.
 pub struct Pending {
@@ -100,6 +99,7 @@ impl Pending {
             self.info[sig as usize - 1] = info;
             return Ok(true);
         }
+        use super::SI_TIMER;
         let timer = |i: &SigInfo| i.code == SI_TIMER && i.signo == info.signo && i.w16 as u32 == info.w16 as u32;
         if sig < SIGRTMIN
             || info.code == SI_TIMER && (timer(&self.info[sig as usize - 1]) || self.queued.iter().any(timer))

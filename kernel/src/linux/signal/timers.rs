@@ -25,7 +25,6 @@ use crate::time;
 const SIGALRM: u64 = 14;
 const SIGVTALRM: u64 = 26;
 const SIGPROF: u64 = 27;
-const SI_TIMER: i32 = -2;
 const SIGEV_SIGNAL: u32 = 0;
 const SIGEV_NONE: u32 = 1;
 const SIGEV_THREAD_ID: u32 = 4;
@@ -170,7 +169,7 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
     let info = if slot < FIRST_POSIX {
         SigInfo { signo: tm.signo as i32, code: super::SI_KERNEL, w16: 0, w24: 0 }
     } else {
-        SigInfo { signo: tm.signo as i32, code: SI_TIMER, w16: slot as u64 | tm.overrun << 32, w24: tm.value }
+        SigInfo { signo: tm.signo as i32, code: super::SI_TIMER, w16: slot as u64 | tm.overrun << 32, w24: tm.value }
     };
     (info, tm.target)
 }
@@ -178,7 +177,8 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
 fn send((info, target): (SigInfo, Option<u32>)) {
     match target {
         Some(0) => {
-            // A timer's signal never finds the queue full (see state::Pending::add).
+            // A real-time signal that finds the queue full (state::Pending::add) is lost; Linux
+            // preallocates a timer's, but its queue limit is far beyond most programs too.
             let _ = state::send_process(info);
             state::kick_all();
         }
