@@ -351,6 +351,18 @@ pub mod nr {
     /// A stop signal's default action: the monitor stops its own process (SIGSTOP), as a
     /// stopped Linux process would be, and returns 0 when it is continued.
     pub const STOP: u64 = 12;
+    /// The program changed what SIGTTIN or SIGTTOU does (args[0] = the signal, args[1] = one
+    /// of [`super::tty_action`]): the monitor gives its own process the same disposition, so
+    /// that the host's terminal answers a background job's access as it would the program
+    /// (stops `hrt`, EIO or the write going through, or the program's handler with EINTR).
+    pub const TTY_SIGNAL_ACTION: u64 = 13;
+}
+
+/// The dispositions of [`nr::TTY_SIGNAL_ACTION`].
+pub mod tty_action {
+    pub const DEFAULT: u64 = 0;
+    pub const IGNORE: u64 = 1;
+    pub const HANDLER: u64 = 2;
 }
 
 /// The program's page map (`nr::USER_MAP`): bit `i % 8` of byte `i / 8` is set while the 4 KiB

@@ -25,7 +25,7 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
     if crate::vm::host_signals::deliver(sig) {
         return;
     }
-    if sig == libc::SIGTSTP {
+    if sig == libc::SIGTSTP || sig == libc::SIGTTIN || sig == libc::SIGTTOU {
         // SAFETY: raise is async-signal-safe; SIGSTOP stops the process until SIGCONT.
         unsafe { libc::raise(libc::SIGSTOP) };
         return;
@@ -36,6 +36,33 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
     // SAFETY: _exit is async-signal-safe; the program's output is already on the host
     // descriptors (the monitor buffers nothing).
     unsafe { libc::_exit(128 + sig) }
+}
+
+/// `nr::TTY_SIGNAL_ACTION`: `hrt` takes the program's disposition of SIGTTIN or SIGTTOU
+/// (`action`: a `hrt_abi::tty_action`), which the host's terminal consults when the program,
+/// in a background job, reads it or writes it (with TOSTOP): the default stops `hrt` with that
+/// signal (continued, it passes SIGCONT on, see `stop_on_signal`); ignored, the read fails with
+/// EIO and the write goes through; a handler passes the signal on to the program and, being
+/// installed without SA_RESTART, makes the host call fail with EINTR, which the program sees.
+/// Returns 0, or a negated errno.
+pub fn mirror_tty_signal(sig: libc::c_int, action: u64) -> i64 {
+    use hrt_abi::tty_action::{DEFAULT, HANDLER, IGNORE};
+    if sig != libc::SIGTTIN && sig != libc::SIGTTOU {
+        return -(libc::EINVAL as i64);
+    }
+    // SAFETY: a zeroed sigaction with an empty mask and no flags, then the handler field.
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    sa.sa_sigaction = match action {
+        DEFAULT => libc::SIG_DFL,
+        IGNORE => libc::SIG_IGN,
+        HANDLER => stop_on_signal as *const () as libc::sighandler_t,
+        _ => return -(libc::EINVAL as i64),
+    };
+    // SAFETY: installs the disposition built above; the handler is async-signal-safe.
+    if unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) } != 0 {
+        return -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64);
+    }
+    0
 }
 
 fn install_stop_handlers() {

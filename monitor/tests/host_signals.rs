@@ -157,3 +157,32 @@ fn the_default_action_ends_a_program_blocked_on_the_host() {
 fn an_ignored_signal_changes_nothing() {
     same_as_native("ignore", libc::SIGINT);
 }
+
+/// A background job that reads its terminal (or writes it, with TOSTOP) behaves as natively:
+/// stopped by SIGTTIN (SIGTTOU) until brought to the foreground and continued, its SIGCONT
+/// handler run; with the signal ignored, EIO (or the write goes through); with a handler, the
+/// handler runs and the read fails with EINTR. The terminal is a pseudo-terminal that
+/// sig_tty's `job` mode (a small job-control shell) makes its session's controlling terminal.
+#[test]
+fn background_terminal_access_stops_or_signals_as_natively() {
+    use common::hostile::run;
+    let prog = build("sig_tty", &[]);
+    let hrt = env!("CARGO_BIN_EXE_hrt");
+    for mode in ["read_dfl", "read_ign", "read_handler", "write_dfl", "write_ign"] {
+        let mut native = Command::new(&prog);
+        native.arg("job").arg(&prog).arg(mode);
+        let want = run(native, None);
+        assert!(want.status.success() && want.stdout.contains("job: exited 0"), "{mode} natively: {want:?}");
+        for cpus in ["1", "2"] {
+            let mut cmd = Command::new(&prog);
+            cmd.arg("job").arg(hrt).args(["run", "--cpus", cpus, "--"]).arg(&prog).arg(mode);
+            let got = run(cmd, None);
+            assert!(!got.hung, "{mode} --cpus {cpus}: hung: {got:?}");
+            assert_eq!(
+                got.stdout, want.stdout,
+                "{mode}, --cpus {cpus}: hrt (left) and Linux (right) differ: {}",
+                got.stderr
+            );
+        }
+    }
+}

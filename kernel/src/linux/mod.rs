@@ -3,6 +3,7 @@
 
 pub mod calls;
 pub mod channel;
+pub mod cputime;
 pub mod eh_frame;
 pub mod elf;
 pub mod errno;

@@ -154,6 +154,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_getppid => ("getppid", 0, L(thread::getppid)),
         __NR_tkill => ("tkill", 2, L(signal::tkill)),
         __NR_tgkill => ("tgkill", 3, L(signal::tgkill)),
+        __NR_rt_sigqueueinfo => ("rt_sigqueueinfo", 3, L(signal::rt_sigqueueinfo)),
+        __NR_rt_tgsigqueueinfo => ("rt_tgsigqueueinfo", 4, L(signal::rt_tgsigqueueinfo)),
         __NR_kill => ("kill", 2, L(signal::kill)),
         __NR_sched_yield => ("sched_yield", 0, L(thread::sched_yield)),
         __NR_sched_getaffinity => ("sched_getaffinity", 3, L(thread::sched_getaffinity)),

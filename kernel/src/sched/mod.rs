@@ -314,6 +314,9 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
     // SAFETY: both records are alive; `next` was ready (queued) or is the idle thread, so its
     // saved_rsp came from an earlier switch or from prepare_stack.
     unsafe {
+        // CPU-time accounting: the run that ends now, and the one that starts.
+        (*cur).account_run(None);
+        (*next).account_run(Some(crate::time::ticks()));
         (*next).state.store(RUNNING, Ordering::SeqCst);
         s.current.store(next, Ordering::Relaxed);
         if (*next).is_user {

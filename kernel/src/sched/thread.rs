@@ -80,8 +80,15 @@ pub struct Thread {
     pub sigmask: u64,
     /// CPUs the program allowed this thread (sched_setaffinity); all zero = every CPU.
     pub affinity: [u64; 4],
-    /// TSC when the thread was created (its CPU-time clock: threads own their CPUs).
+    /// TSC when the thread was created.
     pub created_tsc: u64,
+    /// TSC ticks the thread has run, up to its last switch away (see `cpu_ticks`).
+    pub run_ticks: AtomicU64,
+    /// TSC when the thread started its current run; 0 while it does not run.
+    pub run_start: AtomicU64,
+    /// Odd while the scheduler updates `run_ticks` and `run_start` (a sequence lock, so that
+    /// another CPU reads a consistent pair).
+    pub run_seq: AtomicU64,
     /// A system call's result computed by the Linux layer's fast path but still to be returned
     /// through the full path (a signal arrived meanwhile); `i64::MIN`: none.
     pub syscall_stash: i64,
@@ -132,6 +139,9 @@ impl Thread {
             addr_of_mut!((*p).sigmask).write(0);
             addr_of_mut!((*p).affinity).write([0; 4]);
             addr_of_mut!((*p).created_tsc).write(crate::time::ticks());
+            addr_of_mut!((*p).run_ticks).write(AtomicU64::new(0));
+            addr_of_mut!((*p).run_start).write(AtomicU64::new(0));
+            addr_of_mut!((*p).run_seq).write(AtomicU64::new(0));
             addr_of_mut!((*p).syscall_stash).write(i64::MIN);
             addr_of_mut!((*p).omp).write(core::ptr::null_mut());
             addr_of_mut!((*p).exit).write(IrqSpinLock::new(ExitState {
@@ -152,6 +162,36 @@ impl Thread {
         let t = Thread::new("idle", cpu);
         t.state.store(RUNNING, Ordering::Relaxed);
         Box::into_raw(t)
+    }
+
+    /// The TSC ticks this thread has been running (its CPU time), counted by the scheduler at
+    /// each switch; includes the current run when it is running now. Another CPU may read it
+    /// while the thread runs: the answer is then a moment old.
+    pub fn cpu_ticks(&self) -> u64 {
+        loop {
+            let seq = self.run_seq.load(Ordering::SeqCst);
+            let ran = self.run_ticks.load(Ordering::SeqCst);
+            let start = self.run_start.load(Ordering::SeqCst);
+            if seq & 1 == 0 && self.run_seq.load(Ordering::SeqCst) == seq {
+                return if start == 0 { ran } else { ran + crate::time::ticks().saturating_sub(start) };
+            }
+            core::hint::spin_loop();
+        }
+    }
+
+    /// Scheduler: the thread starts running at TSC `now` (`Some`), or stops (`None`).
+    pub(crate) fn account_run(&self, now: Option<u64>) {
+        self.run_seq.fetch_add(1, Ordering::SeqCst);
+        match now {
+            Some(t) => self.run_start.store(t.max(1), Ordering::SeqCst),
+            None => {
+                let start = self.run_start.swap(0, Ordering::SeqCst);
+                if start != 0 {
+                    self.run_ticks.fetch_add(crate::time::ticks().saturating_sub(start), Ordering::SeqCst);
+                }
+            }
+        }
+        self.run_seq.fetch_add(1, Ordering::SeqCst);
     }
 
     pub fn name(&self) -> &str {

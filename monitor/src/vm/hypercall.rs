@@ -144,6 +144,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             unsafe { libc::raise(libc::SIGSTOP) };
             0
         }
+        nr::TTY_SIGNAL_ACTION => crate::run::mirror_tty_signal(call.args[0] as i32, call.args[1]),
         nr::DOORBELL => {
             if let Some(svc) = shared.channel.get() {
                 svc.doorbell(shared);

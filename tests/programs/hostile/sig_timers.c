@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 static volatile int ticks, code, value, on_tid_ok;
 static volatile pid_t target_tid;
 
@@ -26,22 +28,12 @@ static void on_sig(int sig, siginfo_t *si, void *uc) {
         on_tid_ok = gettid() == target_tid;
 }
 
-static void install(int sig) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sig;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
+static void install(int sig) { set_info_handler(sig, on_sig, 0); }
 
 static void *waiter(void *arg) {
     (void)arg;
-    sigset_t none;
-    sigemptyset(&none);
     target_tid = gettid();
-    while (ticks == 0)
-        sigsuspend(&none);
+    suspend_until(&ticks);
     return NULL;
 }
 
@@ -93,10 +85,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(c, "posix")) {
         install(SIGUSR1);
         struct sigevent ev;
-        memset(&ev, 0, sizeof ev);
-        ev.sigev_notify = SIGEV_SIGNAL;
-        ev.sigev_signo = SIGUSR1;
-        ev.sigev_value.sival_int = 42;
+        signal_event(&ev, SIGUSR1, 42);
         timer_t t;
         if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0)
             perror("timer_create");

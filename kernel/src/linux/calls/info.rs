@@ -108,8 +108,8 @@ pub fn prlimit64(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 pub fn getrusage(f: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let who = a[0] as i64;
     let ns = match who {
-        0 | -1 => super::time::clock_ns(2).unwrap_or(0),
-        1 => super::time::clock_ns(3).unwrap_or(0),
+        0 | -1 => crate::linux::cputime::process_ns(),
+        1 => crate::linux::cputime::thread_ns(),
         _ => return Err(EINVAL),
     };
     let _ = f;
@@ -123,7 +123,8 @@ pub fn getrusage(f: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 pub fn times(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let ticks = crate::time::now_ns() / 10_000_000;
     if a[0] != 0 {
-        uaccess::write::<[i64; 4]>(a[0], [ticks as i64, 0, 0, 0])?;
+        let user = crate::linux::cputime::process_ns() / 10_000_000;
+        uaccess::write::<[i64; 4]>(a[0], [user as i64, 0, 0, 0])?;
     }
     Ok(ticks)
 }

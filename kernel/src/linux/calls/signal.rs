@@ -1,5 +1,5 @@
 //! The signal system calls: actions, per-thread masks, pending sets, alternate stacks, sending
-//! (kill, tgkill, tkill), waiting (rt_sigsuspend, pause, rt_sigtimedwait) and rt_sigreturn.
+//! (kill, tgkill, tkill, rt_sigqueueinfo, rt_tgsigqueueinfo), waiting (rt_sigsuspend, pause, rt_sigtimedwait) and rt_sigreturn.
 //! Signals act when the receiving thread next returns to the program (linux::signal::deliver):
 //! default action, or a handler frame as on Linux.
 
@@ -14,6 +14,7 @@ use crate::linux::signal::{self as sig, SigInfo, SIG_DFL, SIG_IGN, SI_TKILL, SI_
 use crate::linux::uaccess;
 use crate::sched::{self, Thread};
 use crate::time;
+use linux_raw_sys::errno::EPERM;
 
 fn current() -> &'static mut Thread {
     // SAFETY: the current thread's record is alive while it runs; only it changes its mask.
@@ -41,6 +42,17 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if h == SIG_IGN || h == SIG_DFL && sig::ignored_by_default(signo as u64) {
             // Linux discards a pending signal that becomes ignored.
             state::discard(signo as u64);
+        }
+        if signo == SIGTTIN || signo == SIGTTOU {
+            // The host's terminal sends these to `hrt` for the program's forwarded reads and
+            // writes: `hrt` takes the program's disposition (see nr::TTY_SIGNAL_ACTION).
+            use hrt_abi::tty_action::{DEFAULT, HANDLER, IGNORE};
+            let action = match h {
+                SIG_DFL => DEFAULT,
+                SIG_IGN => IGNORE,
+                _ => HANDLER,
+            };
+            crate::arch::hypercall::call(hrt_abi::nr::TTY_SIGNAL_ACTION, &[signo as u64, action]);
         }
     }
     Ok(0)
@@ -78,6 +90,9 @@ pub fn rt_sigpending(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     uaccess::write_bytes(a[0], &set.to_le_bytes()[..a[1] as usize])?;
     Ok(0)
 }
+
+const SIGTTIN: usize = 21;
+const SIGTTOU: usize = 22;
 
 const SS_ONSTACK: u64 = 1;
 const SS_DISABLE: u64 = 2;
@@ -153,7 +168,8 @@ fn valid(signo: u64) -> Result<(), u32> {
 /// message, as a shell reports it); a handler runs on the way back; the write fails with EPIPE.
 pub fn broken_pipe() {
     let tid = process::current_tid();
-    state::send_thread(tid, SigInfo::from_user(sig::SIGPIPE, SI_USER));
+    // A standard signal: never refused.
+    let _ = state::send_thread(tid, SigInfo::from_user(sig::SIGPIPE, SI_USER));
 }
 
 fn is_us(pid: u64) -> bool {
@@ -171,15 +187,15 @@ pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(ESRCH);
     }
     if signo != 0 {
-        state::send_process(SigInfo::from_user(signo, SI_USER));
+        state::send_process(SigInfo::from_user(signo, SI_USER))?;
         state::kick_all();
     }
     Ok(0)
 }
 
-/// Sends to thread `tid` of this process; the target acts at its next return to the program
-/// (a thread running on another CPU is interrupted for it).
-fn send_to_thread(tid: u32, signo: u64) -> SysResult {
+/// Sends `info` (signal `signo`) to thread `tid` of this process; the target acts at its next
+/// return to the program (a thread running on another CPU is interrupted for it).
+fn send_to_thread(tid: u32, signo: u64, info: SigInfo) -> SysResult {
     let me = register_current();
     if signo != 0 {
         valid(signo)?;
@@ -195,7 +211,7 @@ fn send_to_thread(tid: u32, signo: u64) -> SysResult {
         t
     };
     if signo != 0 {
-        state::send_thread(tid, SigInfo::from_user(signo, SI_TKILL));
+        state::send_thread(tid, info)?;
         if !is_self {
             // SAFETY: registered threads are alive (they unregister before exiting).
             state::kick(unsafe { (*target).cpu });
@@ -208,14 +224,65 @@ pub fn tgkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if a[0] as u32 != process::pid() || (a[0] as i64) <= 0 || (a[1] as i64) <= 0 {
         return Err(if (a[0] as i64) <= 0 || (a[1] as i64) <= 0 { EINVAL } else { ESRCH });
     }
-    send_to_thread(a[1] as u32, a[2])
+    send_to_thread(a[1] as u32, a[2], SigInfo::from_user(a[2], SI_TKILL))
 }
 
 pub fn tkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if (a[0] as i64) <= 0 {
         return Err(EINVAL);
     }
-    send_to_thread(a[0] as u32, a[1])
+    send_to_thread(a[0] as u32, a[1], SigInfo::from_user(a[1], SI_TKILL))
+}
+
+/// The siginfo a program passes to rt_sigqueueinfo or rt_tgsigqueueinfo for signal `signo`.
+/// The words kept are si_code and those at offsets 16 and 24 (si_pid, si_uid, si_value for
+/// SI_QUEUE).
+fn queued_info(signo: u64, uinfo: u64) -> Result<SigInfo, u32> {
+    let b = uaccess::read::<[u64; 4]>(uinfo)?;
+    let code = (b[1] & 0xffff_ffff) as u32 as i32;
+    Ok(SigInfo { signo: signo as i32, code, w16: b[2], w24: b[3] })
+}
+
+/// Linux's rule for those calls: sending to another process (`pid`), a program may not claim to
+/// be the kernel, kill or tgkill (si_code >= 0 or SI_TKILL: EPERM); to itself it may.
+fn may_queue(pid: u64, info: &SigInfo) -> Result<(), u32> {
+    if (info.code >= 0 || info.code == SI_TKILL) && pid as i32 != process::pid() as i32 {
+        return Err(EPERM);
+    }
+    Ok(())
+}
+
+/// rt_sigqueueinfo(pid, sig, info) (sigqueue): sends `sig` with the caller's siginfo
+/// (SI_QUEUE and si_value) to the process; real-time signals queue (state::Pending).
+pub fn rt_sigqueueinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    register_current();
+    let (pid, signo) = (a[0], a[1] & 0xffff_ffff);
+    let info = queued_info(signo, a[2])?;
+    may_queue(pid, &info)?;
+    if pid as i32 != process::pid() as i32 {
+        return Err(ESRCH);
+    }
+    if signo != 0 {
+        valid(signo)?;
+        state::send_process(info)?;
+        state::kick_all();
+    }
+    Ok(0)
+}
+
+/// rt_tgsigqueueinfo(tgid, tid, sig, info) (pthread_sigqueue): as rt_sigqueueinfo, to one
+/// thread.
+pub fn rt_tgsigqueueinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (tgid, tid, signo) = (a[0], a[1], a[2] & 0xffff_ffff);
+    let info = queued_info(signo, a[3])?;
+    if (tgid as i32) <= 0 || (tid as i32) <= 0 {
+        return Err(EINVAL);
+    }
+    may_queue(tgid, &info)?;
+    if tgid as i32 != process::pid() as i32 {
+        return Err(ESRCH);
+    }
+    send_to_thread(tid as u32, signo, info)
 }
 
 /// Blocks until a signal outside `mask` is pending for the caller (or the TSC passes

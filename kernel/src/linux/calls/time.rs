@@ -1,8 +1,9 @@
 //! Clocks and sleeping. REALTIME is the host's wall clock at boot plus the TSC since; the
-//! CPU-time clocks count time since the thread (or program) started, because HRT threads own
-//! their CPUs.
+//! CPU-time clocks count the time the scheduler ran the thread (or the program's threads), see
+//! linux::cputime.
 
 use crate::arch::traps::TrapFrame;
+use crate::linux::cputime;
 use crate::linux::errno::{SysResult, EINTR, EINVAL};
 use crate::linux::uaccess;
 use crate::sched;
@@ -10,8 +11,6 @@ use crate::time;
 
 const CLOCK_REALTIME: u64 = 0;
 const CLOCK_MONOTONIC: u64 = 1;
-const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
-const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
 const CLOCK_MONOTONIC_RAW: u64 = 4;
 const CLOCK_REALTIME_COARSE: u64 = 5;
 const CLOCK_MONOTONIC_COARSE: u64 = 6;
@@ -22,16 +21,15 @@ pub fn realtime_ns() -> u64 {
     crate::bootinfo::get().wallclock_ns + time::now_ns()
 }
 
+/// The time of `clock` in nanoseconds; None for an unknown clock (or the CPU clock of a
+/// thread or process that is not the program's).
 pub fn clock_ns(clock: u64) -> Option<u64> {
+    if let Some(cpu) = cputime::decode(clock) {
+        return cputime::ns(cpu.ok()?);
+    }
     Some(match clock {
         CLOCK_REALTIME | CLOCK_REALTIME_COARSE => realtime_ns(),
         CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => time::now_ns(),
-        CLOCK_PROCESS_CPUTIME_ID => time::now_ns(),
-        CLOCK_THREAD_CPUTIME_ID => {
-            // SAFETY: the current thread's record is alive.
-            let created = unsafe { (*sched::current()).created_tsc };
-            time::ticks_to_ns(time::ticks() - created)
-        }
         _ => return None,
     })
 }

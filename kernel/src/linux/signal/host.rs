@@ -24,6 +24,7 @@ pub fn raise(sig: u64) {
     if fatal {
         crate::linux::fault::terminate(sig as i32, None);
     }
-    state::send_process(SigInfo { signo: sig as i32, code: SI_USER, w16: 0, w24: 0 });
+    // A standard signal (host signals are), never refused.
+    let _ = state::send_process(SigInfo { signo: sig as i32, code: SI_USER, w16: 0, w24: 0 });
     state::kick_all();
 }

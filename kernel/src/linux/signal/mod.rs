@@ -34,6 +34,7 @@ pub const ERESTARTSYS: u32 = 512;
 pub const SI_USER: i32 = 0;
 pub const SI_KERNEL: i32 = 0x80;
 pub const SI_TKILL: i32 = -6;
+pub const SI_TIMER: i32 = -2;
 
 /// Whether `sig`'s default action stops the process (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU).
 pub fn stops_by_default(sig: u64) -> bool {

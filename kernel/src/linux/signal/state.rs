@@ -1,10 +1,13 @@
 //! Pending signals and alternate stacks. A signal sent to a thread (tgkill, raise, a fault's
 //! SIGPIPE) waits in that thread's set; one sent to the process (kill) in the shared set, taken
 //! by whichever thread returns to the program first without blocking it. Standard signals do not
-//! queue: a second one while pending is merged, as on Linux.
+//! queue: a second one while pending is merged, as on Linux. Real-time signals (32-64) queue:
+//! each instance sent is delivered, with its own siginfo, in the order sent (a POSIX timer's
+//! signal is the exception: while one of its expiries is pending, the next is merged with it).
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::{SIG_DFL, SIG_IGN};
@@ -65,25 +68,65 @@ fn discarded(sig: u64, blocked: bool) -> bool {
     sig != super::SIGKILL && (h == SIG_IGN || h == SIG_DFL && ignored_by_default(sig))
 }
 
+/// The first real-time signal (the kernel's SIGRTMIN; the C library keeps a few for itself).
+pub const SIGRTMIN: u64 = 32;
+/// How many further instances of real-time signals one set holds (Linux's limit is
+/// RLIMIT_SIGPENDING, per user; beyond it sigqueue fails with EAGAIN).
+const MAX_QUEUED: usize = 4096;
+
 /// A set of pending signals with the information of each.
 pub struct Pending {
     pub set: u64,
+    /// The first pending instance of each signal.
     pub info: [SigInfo; 64],
+    /// The further instances of pending real-time signals, in the order sent.
+    queued: Vec<SigInfo>,
 }
 
 impl Pending {
     const fn new() -> Self {
-        Pending { set: 0, info: [SigInfo { signo: 0, code: 0, w16: 0, w24: 0 }; 64] }
+        Pending { set: 0, info: [SigInfo { signo: 0, code: 0, w16: 0, w24: 0 }; 64], queued: Vec::new() }
     }
 
-    fn add(&mut self, info: SigInfo) -> bool {
-        let b = bit(info.signo as u64);
-        if self.set & b != 0 {
-            return false;
+    /// Adds an instance: Ok(true) when it is a new pending instance, Ok(false) when merged with
+    /// the pending one (a standard signal, a timer's repeated expiry, or a real-time signal
+    /// from kill beyond the queue's limit, as Linux loses it), EAGAIN when a real-time signal
+    /// with its own information (sigqueue, tgkill) finds the queue full.
+    fn add(&mut self, info: SigInfo) -> Result<bool, u32> {
+        let sig = info.signo as u64;
+        if self.set & bit(sig) == 0 {
+            self.set |= bit(sig);
+            self.info[sig as usize - 1] = info;
+            return Ok(true);
         }
-        self.set |= b;
-        self.info[info.signo as usize - 1] = info;
-        true
+        use super::SI_TIMER;
+        let timer = |i: &SigInfo| i.code == SI_TIMER && i.signo == info.signo && i.w16 as u32 == info.w16 as u32;
+        if sig < SIGRTMIN
+            || info.code == SI_TIMER && (timer(&self.info[sig as usize - 1]) || self.queued.iter().any(timer))
+        {
+            return Ok(false);
+        }
+        if self.queued.len() >= MAX_QUEUED {
+            return if info.code == super::SI_USER { Ok(false) } else { Err(crate::linux::errno::EAGAIN) };
+        }
+        self.queued.push(info);
+        Ok(true)
+    }
+
+    /// The number of pending instances.
+    fn count(&self) -> u64 {
+        self.set.count_ones() as u64 + self.queued.len() as u64
+    }
+
+    /// Drops every pending instance of `sig`; returns how many there were.
+    fn remove_all(&mut self, sig: u64) -> u64 {
+        if self.set & bit(sig) == 0 {
+            return 0;
+        }
+        self.set &= !bit(sig);
+        let before = self.queued.len();
+        self.queued.retain(|i| i.signo as u64 != sig);
+        1 + (before - self.queued.len()) as u64
     }
 
     /// Takes the lowest pending signal not in `mask`, synchronous ones (SEGV, BUS, ILL, TRAP,
@@ -96,8 +139,13 @@ impl Pending {
         let sync = ready & (bit(11) | bit(7) | bit(4) | bit(5) | bit(8));
         let pick = if sync != 0 { sync } else { ready };
         let sig = pick.trailing_zeros() as usize;
-        self.set &= !(1 << sig);
-        Some(self.info[sig])
+        let taken = self.info[sig];
+        // A real-time signal's next instance becomes the pending one.
+        match self.queued.iter().position(|i| i.signo as usize == sig + 1) {
+            Some(next) => self.info[sig] = self.queued.remove(next),
+            None => self.set &= !(1 << sig),
+        }
+        Some(taken)
     }
 }
 
@@ -153,21 +201,21 @@ pub static SIGNALS: IrqSpinLock<Signals> =
 pub static PENDING_COUNT: AtomicU64 = AtomicU64::new(0);
 
 /// Sends `info` to thread `tid` (it acts when the thread next returns to the program).
-/// Returns false when no such thread exists.
-pub fn send_thread(tid: u32, info: SigInfo) -> bool {
+/// EAGAIN when a real-time signal finds the queue full (see `Pending::add`).
+pub fn send_thread(tid: u32, info: SigInfo) -> Result<(), u32> {
     let sig = info.signo as u64;
     let mut s = SIGNALS.lock();
     let t = s.thread(tid);
     // SAFETY: registered threads are alive (they unregister before exiting).
     let blocked = !t.thread.is_null() && unsafe { (*t.thread).sigmask } & bit(sig) != 0;
     if discarded(sig, blocked) {
-        return true;
+        return Ok(());
     }
-    if t.pending.add(info) {
+    if t.pending.add(info)? {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
     wake_waiter(t, bit(sig));
-    true
+    Ok(())
 }
 
 /// Whether some thread of the program blocks `sig`.
@@ -181,8 +229,8 @@ pub fn blocked_anywhere(sig: u64) -> bool {
 }
 
 /// Sends `info` to the process: the first thread to return to the program without blocking it
-/// takes it; threads waiting for signals are woken to look.
-pub fn send_process(info: SigInfo) {
+/// takes it; threads waiting for signals are woken to look. EAGAIN as `send_thread`.
+pub fn send_process(info: SigInfo) -> Result<(), u32> {
     let sig = info.signo as u64;
     let mut s = SIGNALS.lock();
     let blocked = s
@@ -192,14 +240,15 @@ pub fn send_process(info: SigInfo) {
         // SAFETY: as above.
         .any(|t| unsafe { (*t.thread).sigmask } & bit(sig) != 0);
     if discarded(sig, blocked) {
-        return;
+        return Ok(());
     }
-    if s.shared.add(info) {
+    if s.shared.add(info)? {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
     for t in s.threads.values_mut() {
         wake_waiter(t, bit(sig));
     }
+    Ok(())
 }
 
 fn wake_waiter(t: &mut ThreadSignals, b: u64) {
@@ -213,17 +262,9 @@ fn wake_waiter(t: &mut ThreadSignals, b: u64) {
 /// Drops pending instances of `sig` (it became ignored).
 pub fn discard(sig: u64) {
     let mut s = SIGNALS.lock();
-    let b = bit(sig);
-    let mut dropped = 0;
-    if s.shared.set & b != 0 {
-        s.shared.set &= !b;
-        dropped += 1;
-    }
+    let mut dropped = s.shared.remove_all(sig);
     for t in s.threads.values_mut() {
-        if t.pending.set & b != 0 {
-            t.pending.set &= !b;
-            dropped += 1;
-        }
+        dropped += t.pending.remove_all(sig);
     }
     PENDING_COUNT.fetch_sub(dropped, Ordering::SeqCst);
 }
@@ -246,8 +287,13 @@ pub fn set_alt_stack(tid: u32, alt: [u64; 3]) {
 
 /// Forgets an exiting thread's state (its pending signals die with it, as on Linux).
 pub fn thread_exited(tid: u32) {
-    if let Some(t) = SIGNALS.lock().threads.remove(&tid) {
-        PENDING_COUNT.fetch_sub(t.pending.set.count_ones() as u64, Ordering::SeqCst);
+    let mut s = SIGNALS.lock();
+    if let Some(t) = s.threads.remove(&tid) {
+        if !t.thread.is_null() {
+            // SAFETY: the thread unregisters itself here; its record is alive.
+            crate::linux::cputime::add_exited(unsafe { (*t.thread).cpu_ticks() });
+        }
+        PENDING_COUNT.fetch_sub(t.pending.count(), Ordering::SeqCst);
     }
 }
 

@@ -1,13 +1,21 @@
-//! Timers that send signals: alarm and setitimer(ITIMER_REAL) (the process's real-time timer,
-//! SIGALRM), and POSIX timers (timer_create with SIGEV_SIGNAL, SIGEV_THREAD_ID or SIGEV_NONE on
-//! CLOCK_REALTIME / CLOCK_MONOTONIC). Each armed timer has a kernel thread that sleeps until
-//! the deadline on the scheduler's sleep list and sends the signal; re-arming wakes it.
+//! Timers that send signals: alarm and setitimer (ITIMER_REAL's SIGALRM, and the CPU-time
+//! timers ITIMER_VIRTUAL's SIGVTALRM and ITIMER_PROF's SIGPROF), and POSIX timers (timer_create
+//! with SIGEV_SIGNAL, SIGEV_THREAD_ID or SIGEV_NONE on CLOCK_REALTIME, CLOCK_MONOTONIC and the
+//! CPU-time clocks). Each armed timer has a kernel thread that sleeps until the deadline on the
+//! scheduler's sleep list and sends the signal; re-arming wakes it.
+//!
+//! A CPU-time timer's deadline is the earliest moment its clock could reach the expiry (the CPU
+//! time still to run, divided by the number of CPUs for the program's clock); there it reads
+//! the clock again and either expires or sets the next such deadline, at least `MIN_CHECK_NS`
+//! later. It therefore expires at most about `MIN_CHECK_NS` of wall time after its clock has
+//! reached the expiry (see linux::cputime for how the clock itself is counted).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::state::{self, SigInfo};
 use crate::arch::traps::TrapFrame;
+use crate::linux::cputime::{self, CpuClock};
 use crate::linux::errno::{SysResult, EAGAIN, EINVAL};
 use crate::linux::uaccess;
 use crate::sched::{self, Thread};
@@ -15,19 +23,32 @@ use crate::sync::IrqSpinLock;
 use crate::time;
 
 const SIGALRM: u64 = 14;
-const SI_TIMER: i32 = -2;
+const SIGVTALRM: u64 = 26;
+const SIGPROF: u64 = 27;
 const SIGEV_SIGNAL: u32 = 0;
 const SIGEV_NONE: u32 = 1;
 const SIGEV_THREAD_ID: u32 = 4;
 const TIMER_ABSTIME: u64 = 1;
 const CLOCK_REALTIME: u64 = 0;
 const ITIMER_REAL: u64 = 0;
+const ITIMER_VIRTUAL: u64 = 1;
+const ITIMER_PROF: u64 = 2;
+/// Slots 0-2 are setitimer's (ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF); POSIX timer ids are
+/// slot numbers from here.
+const FIRST_POSIX: usize = 3;
 const MAX_TIMERS: usize = 256;
+/// The shortest wait between two looks at a CPU-time timer's clock.
+const MIN_CHECK_NS: u64 = 50_000;
 
 #[derive(Clone, Copy)]
 struct Timer {
-    /// Monotonic nanoseconds of the next expiry; 0 = disarmed.
+    /// Monotonic nanoseconds of the next expiry (for a CPU-time timer: of the next look at its
+    /// clock); 0 = disarmed.
     deadline: u64,
+    /// The expiry in the timer's clock: monotonic nanoseconds, or CPU time for a CPU timer.
+    expiry: u64,
+    /// The CPU time the timer counts, None for the wall-clock timers.
+    cpu: Option<CpuClock>,
     interval: u64,
     signo: u64,
     /// Thread to signal (SIGEV_THREAD_ID), 0 = the process; None = no signal (SIGEV_NONE).
@@ -43,7 +64,7 @@ struct Timer {
 // SAFETY: `worker` is only used to wake the worker, which stays alive while its slot exists.
 unsafe impl Send for Timer {}
 
-/// Slot 0 is ITIMER_REAL (alarm); POSIX timer ids are slot numbers from 1.
+/// Slots 0-2 are the setitimer timers; POSIX timer ids are slot numbers from FIRST_POSIX.
 static TIMERS: IrqSpinLock<Vec<Option<Timer>>> = IrqSpinLock::new(Vec::new());
 
 fn ns_from_timespec(t: [i64; 2]) -> Result<u64, u32> {
@@ -71,7 +92,7 @@ fn worker(slot: usize) -> u64 {
             return 0;
         }
         let now = time::now_ns();
-        if tm.deadline != 0 && now >= tm.deadline {
+        if due(tm, now) {
             let sent = expire(slot, tm, now);
             update_next(&timers);
             drop(timers);
@@ -92,21 +113,63 @@ fn worker(slot: usize) -> u64 {
     }
 }
 
-/// Takes an expiry of `tm` (slot `slot`) due at `now`: re-arms an interval timer (counting the
+/// The timer's clock now: monotonic nanoseconds, or the CPU time it counts (None once the
+/// thread whose time it counts has exited).
+fn clock_now(tm: &Timer, now: u64) -> Option<u64> {
+    match tm.cpu {
+        None => Some(now),
+        Some(c) => cputime::ns(c),
+    }
+}
+
+/// The monotonic time at which a timer whose clock needs `left` more nanoseconds could expire:
+/// the program's CPU time runs at most as many times faster than the wall clock as there are
+/// CPUs.
+fn next_check(tm: &Timer, now: u64, left: u64) -> u64 {
+    let wait = match tm.cpu {
+        None => left,
+        Some(CpuClock::Thread(_)) => left.max(MIN_CHECK_NS),
+        Some(CpuClock::Process) => (left / crate::cpu::count().max(1) as u64).max(MIN_CHECK_NS),
+    };
+    now.saturating_add(wait)
+}
+
+/// Whether `tm` expires at `now`. A CPU-time timer whose clock has not reached the expiry yet
+/// moves its deadline to the next look; one whose thread has exited is disarmed.
+fn due(tm: &mut Timer, now: u64) -> bool {
+    if tm.deleted || tm.deadline == 0 || now < tm.deadline {
+        return false;
+    }
+    match clock_now(tm, now) {
+        Some(c) if c >= tm.expiry => true,
+        Some(c) => {
+            tm.deadline = next_check(tm, now, tm.expiry - c);
+            false
+        }
+        None => {
+            tm.deadline = 0;
+            false
+        }
+    }
+}
+
+/// Takes an expiry of `tm` (slot `slot`), due at `now`: re-arms an interval timer (counting the
 /// expiries missed as overruns) and returns the signal to send and its target.
 fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
-    let late = now - tm.deadline;
+    let c = clock_now(tm, now).unwrap_or(tm.expiry);
+    let late = c.saturating_sub(tm.expiry);
     if let Some(missed) = late.checked_div(tm.interval) {
         tm.overrun = missed;
-        tm.deadline += (missed + 1) * tm.interval;
+        tm.expiry += (missed + 1) * tm.interval;
+        tm.deadline = next_check(tm, now, tm.expiry - c);
     } else {
         tm.deadline = 0;
     }
-    // ITIMER_REAL's SIGALRM comes from the kernel (SI_KERNEL); POSIX timers' are SI_TIMER.
-    let info = if slot == 0 {
+    // The setitimer timers' signals come from the kernel (SI_KERNEL); POSIX timers' are SI_TIMER.
+    let info = if slot < FIRST_POSIX {
         SigInfo { signo: tm.signo as i32, code: super::SI_KERNEL, w16: 0, w24: 0 }
     } else {
-        SigInfo { signo: tm.signo as i32, code: SI_TIMER, w16: slot as u64 | tm.overrun << 32, w24: tm.value }
+        SigInfo { signo: tm.signo as i32, code: super::SI_TIMER, w16: slot as u64 | tm.overrun << 32, w24: tm.value }
     };
     (info, tm.target)
 }
@@ -114,11 +177,13 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
 fn send((info, target): (SigInfo, Option<u32>)) {
     match target {
         Some(0) => {
-            state::send_process(info);
+            // A real-time signal that finds the queue full (state::Pending::add) is lost; Linux
+            // preallocates a timer's, but its queue limit is far beyond most programs too.
+            let _ = state::send_process(info);
             state::kick_all();
         }
         Some(tid) => {
-            state::send_thread(tid, info);
+            let _ = state::send_thread(tid, info);
             state::kick_thread(tid);
         }
         None => {}
@@ -144,19 +209,19 @@ pub fn fire_due() {
     if now < NEXT_DEADLINE.load(Ordering::SeqCst) {
         return;
     }
-    let mut due = Vec::new();
+    let mut fired = Vec::new();
     {
         let mut timers = TIMERS.lock();
         for (slot, t) in timers.iter_mut().enumerate() {
             if let Some(tm) = t {
-                if !tm.deleted && tm.deadline != 0 && now >= tm.deadline {
-                    due.push(expire(slot, tm, now));
+                if due(tm, now) {
+                    fired.push(expire(slot, tm, now));
                 }
             }
         }
         update_next(&timers);
     }
-    for sent in due {
+    for sent in fired {
         send(sent);
     }
     arm_local();
@@ -179,8 +244,10 @@ fn arm(slot: usize, value: u64, interval: u64) -> Result<(u64, u64), u32> {
     let (old, worker) = {
         let mut timers = TIMERS.lock();
         let tm = timers.get_mut(slot).and_then(|t| t.as_mut()).ok_or(EINVAL)?;
-        let old = (if tm.deadline == 0 { 0 } else { tm.deadline.saturating_sub(now).max(1) }, tm.interval);
-        tm.deadline = if value == 0 { 0 } else { now.saturating_add(value) };
+        let old = (remaining(tm, now), tm.interval);
+        let c = clock_now(tm, now).ok_or(EINVAL)?;
+        tm.expiry = c.saturating_add(value);
+        tm.deadline = if value == 0 { 0 } else { next_check(tm, now, value) };
         tm.interval = interval;
         tm.overrun = 0;
         let worker = tm.worker;
@@ -215,16 +282,22 @@ fn worker_entry(slot: usize) -> u64 {
     worker(slot)
 }
 
-fn ensure_real_timer() {
+/// Creates the setitimer timers' slots on first use.
+fn ensure_itimers() {
     let mut timers = TIMERS.lock();
     if timers.is_empty() {
-        timers.push(Some(new_timer(SIGALRM, Some(0), 0, CLOCK_REALTIME)));
+        timers.push(Some(new_timer(SIGALRM, Some(0), 0, CLOCK_REALTIME, None)));
+        for signo in [SIGVTALRM, SIGPROF] {
+            timers.push(Some(new_timer(signo, Some(0), 0, CLOCK_REALTIME, Some(CpuClock::Process))));
+        }
     }
 }
 
-fn new_timer(signo: u64, target: Option<u32>, value: u64, clock: u64) -> Timer {
+fn new_timer(signo: u64, target: Option<u32>, value: u64, clock: u64, cpu: Option<CpuClock>) -> Timer {
     Timer {
         deadline: 0,
+        expiry: 0,
+        cpu,
         interval: 0,
         signo,
         target,
@@ -239,21 +312,23 @@ fn new_timer(signo: u64, target: Option<u32>, value: u64, clock: u64) -> Timer {
 /// alarm(seconds): SIGALRM after that many seconds (0 cancels); returns the seconds left of the
 /// previous alarm, rounded to nearest (at least 1), as Linux does.
 pub fn alarm(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    ensure_real_timer();
+    ensure_itimers();
     let secs = a[0] & 0xffff_ffff;
     let (left, _) = arm(0, secs.saturating_mul(1_000_000_000), 0)?;
     let (s, us) = (left / 1_000_000_000, (left % 1_000_000_000) / 1000);
     Ok(if s == 0 && us > 0 || us >= 500_000 { s + 1 } else { s })
 }
 
-/// setitimer(ITIMER_REAL, new, old); the CPU-time timers (VIRTUAL, PROF) are not provided.
+/// setitimer(which, new, old): ITIMER_REAL (SIGALRM after wall time), ITIMER_VIRTUAL
+/// (SIGVTALRM) and ITIMER_PROF (SIGPROF) after the program's CPU time (the two count the same
+/// time, see linux::cputime).
 pub fn setitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (which, new, old) = (a[0], a[1], a[2]);
-    if which != ITIMER_REAL {
-        kprintln!("hrt: setitimer({which}): only ITIMER_REAL is implemented: returning EINVAL");
+    if !matches!(which, ITIMER_REAL | ITIMER_VIRTUAL | ITIMER_PROF) {
         return Err(EINVAL);
     }
-    ensure_real_timer();
+    let slot = which as usize;
+    ensure_itimers();
     let (value, interval) = if new != 0 {
         let [is, ius, vs, vus] = uaccess::read::<[i64; 4]>(new)?;
         if [is, vs].iter().any(|s| *s < 0) || [ius, vus].iter().any(|u| !(0..1_000_000).contains(u)) {
@@ -263,7 +338,7 @@ pub fn setitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     } else {
         (0, 0)
     };
-    let (left, ival) = if new != 0 { arm(0, value, interval)? } else { current(0)? };
+    let (left, ival) = if new != 0 { arm(slot, value, interval)? } else { current(slot)? };
     if old != 0 {
         let [i0, i1] = timeval(ival);
         let [v0, v1] = timeval(left);
@@ -277,16 +352,23 @@ fn current(slot: usize) -> Result<(u64, u64), u32> {
     let now = time::now_ns();
     let timers = TIMERS.lock();
     let tm = timers.get(slot).and_then(|t| t.as_ref()).ok_or(EINVAL)?;
-    Ok((if tm.deadline == 0 { 0 } else { tm.deadline.saturating_sub(now).max(1) }, tm.interval))
+    Ok((remaining(tm, now), tm.interval))
+}
+
+/// The time `tm`'s clock must still run before it expires (0: disarmed).
+fn remaining(tm: &Timer, now: u64) -> u64 {
+    if tm.deadline == 0 {
+        return 0;
+    }
+    clock_now(tm, now).map_or(0, |c| tm.expiry.saturating_sub(c).max(1))
 }
 
 pub fn getitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if a[0] != ITIMER_REAL {
-        kprintln!("hrt: getitimer({}): only ITIMER_REAL is implemented: returning EINVAL", a[0]);
+    if !matches!(a[0], ITIMER_REAL | ITIMER_VIRTUAL | ITIMER_PROF) {
         return Err(EINVAL);
     }
-    ensure_real_timer();
-    let (left, ival) = current(0)?;
+    ensure_itimers();
+    let (left, ival) = current(a[0] as usize)?;
     let [i0, i1] = timeval(ival);
     let [v0, v1] = timeval(left);
     uaccess::write::<[i64; 4]>(a[1], [i0, i1, v0, v1])?;
@@ -294,15 +376,17 @@ pub fn getitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 /// timer_create(clock, sevp, timerid) on CLOCK_REALTIME or CLOCK_MONOTONIC (and their
-/// variants); other clocks (CPU time) are refused with EINVAL and a trace line.
+/// variants), or on a CPU-time clock (the program's, the calling thread's, or one from
+/// clock_getcpuclockid/pthread_getcpuclockid).
 pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (clock, sevp, idp) = (a[0], a[1], a[2]);
-    if !matches!(clock, 0 | 1 | 4 | 5 | 6 | 7) {
-        kprintln!("hrt: timer_create on clock {clock} (CPU time) is not implemented: returning EINVAL");
-        return Err(EINVAL);
-    }
-    ensure_real_timer();
-    let mut timer = new_timer(SIGALRM, Some(0), 0, clock);
+    let cpu = match cputime::decode(clock) {
+        Some(c) => Some(c?),
+        None if matches!(clock, 0 | 1 | 4 | 5 | 6 | 7) => None,
+        None => return Err(EINVAL),
+    };
+    ensure_itimers();
+    let mut timer = new_timer(SIGALRM, Some(0), 0, clock, cpu);
     let explicit = if sevp != 0 {
         let ev = uaccess::read::<[u32; 6]>(sevp)?;
         let value = ev[0] as u64 | (ev[1] as u64) << 32;
@@ -330,7 +414,7 @@ pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     };
     let id = {
         let mut timers = TIMERS.lock();
-        let free = (1..timers.len()).find(|&i| timers[i].is_none());
+        let free = (FIRST_POSIX..timers.len()).find(|&i| timers[i].is_none());
         let id = match free {
             Some(i) => i,
             None if timers.len() < MAX_TIMERS => {
@@ -354,7 +438,7 @@ pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 fn posix_slot(id: u64) -> Result<usize, u32> {
     let id = id as i32;
     let timers = TIMERS.lock();
-    if id >= 1 && (id as usize) < timers.len() && timers[id as usize].is_some_and(|t| !t.deleted) {
+    if id >= FIRST_POSIX as i32 && (id as usize) < timers.len() && timers[id as usize].is_some_and(|t| !t.deleted) {
         Ok(id as usize)
     } else {
         Err(EINVAL)
@@ -368,8 +452,12 @@ pub fn timer_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let interval = ns_from_timespec([is, ins])?;
     let mut value = ns_from_timespec([vs, vns])?;
     if flags & TIMER_ABSTIME != 0 && value != 0 {
-        let clock = TIMERS.lock()[slot].map_or(1, |t| t.clock);
-        let now = crate::linux::calls::time::clock_ns(clock).ok_or(EINVAL)?;
+        let tm = TIMERS.lock()[slot].ok_or(EINVAL)?;
+        let now = match tm.cpu {
+            Some(c) => cputime::ns(c),
+            None => crate::linux::calls::time::clock_ns(tm.clock),
+        }
+        .ok_or(EINVAL)?;
         // An absolute time already past expires at once.
         value = value.saturating_sub(now).max(1);
     }
