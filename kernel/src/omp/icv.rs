@@ -41,7 +41,7 @@ static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
 });
 static THREAD_LIMIT: AtomicU32 = AtomicU32::new(i32::MAX as u32);
 static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
-static SPIN_TICKS: AtomicU64 = AtomicU64::new(0);
+static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static PIN: AtomicU32 = AtomicU32::new(1);
 
 /// The initial task's ICVs.
@@ -70,9 +70,9 @@ pub fn stack_size() -> u64 {
     STACK_SIZE.load(Ordering::Relaxed)
 }
 
-/// How long a waiting thread spins before it sleeps, in TSC ticks.
-pub fn spin_ticks() -> u64 {
-    SPIN_TICKS.load(Ordering::Relaxed)
+/// How many rounds (one PAUSE each) a waiting thread spins before it sleeps.
+pub fn spin_rounds() -> u64 {
+    SPIN_ROUNDS.load(Ordering::Relaxed)
 }
 
 /// Whether workers are pinned to CPUs (unless OMP_PROC_BIND=false).
@@ -130,6 +130,19 @@ fn parse_schedule(v: &[u8]) -> Option<(u32, u32)> {
     Some((kind | monotonic, chunk))
 }
 
+/// GOMP_SPINCOUNT: a number with an optional k, M, G or T suffix (powers of 1000).
+fn parse_count(v: &[u8]) -> Option<u64> {
+    let v = v.trim_ascii();
+    let (digits, unit) = match v.last()? {
+        b'k' | b'K' => (&v[..v.len() - 1], 1_000),
+        b'M' => (&v[..v.len() - 1], 1_000_000),
+        b'G' => (&v[..v.len() - 1], 1_000_000_000),
+        b'T' => (&v[..v.len() - 1], 1_000_000_000_000),
+        _ => (v, 1),
+    };
+    parse_u64(digits)?.checked_mul(unit)
+}
+
 /// OMP_STACKSIZE: a number with an optional B, K, M or G suffix (K by default).
 fn parse_size(v: &[u8]) -> Option<u64> {
     let v = v.trim_ascii();
@@ -149,7 +162,10 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     let mut max_active: Option<u32> = None;
     let mut nested: Option<bool> = None;
     let mut bind_list_len = 0;
-    let mut spin_us: u64 = 300;
+    // libgomp's spin counts: 300,000 rounds by default (about 7 ms on the PVM test host),
+    // practically forever when active, none when passive; GOMP_SPINCOUNT sets it.
+    let mut spin_rounds: u64 = 300_000;
+    let mut spin_count: Option<u64> = None;
     for e in env {
         let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
         let (k, v) = (&e[..eq], &e[eq + 1..]);
@@ -191,10 +207,14 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             }
             b"OMP_WAIT_POLICY" => {
                 if v.trim_ascii().eq_ignore_ascii_case(b"passive") {
-                    spin_us = 0;
+                    spin_rounds = 0;
                 } else if v.trim_ascii().eq_ignore_ascii_case(b"active") {
-                    spin_us = 1_000_000;
+                    spin_rounds = 30_000_000_000;
                 }
+            }
+            b"GOMP_SPINCOUNT" => {
+                spin_count =
+                    if v.trim_ascii().eq_ignore_ascii_case(b"infinity") { Some(u64::MAX) } else { parse_count(v) };
             }
             b"OMP_PROC_BIND" => {
                 let first = v.split(|&b| b == b',').next().unwrap_or(b"");
@@ -222,5 +242,5 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
         (None, None) if d.nthreads_list_len > 1 || bind_list_len > 1 => d.nthreads_list_len.max(bind_list_len) as u32,
         _ => 1,
     };
-    SPIN_TICKS.store(crate::time::ns_to_ticks(spin_us * 1000), Ordering::Relaxed);
+    SPIN_ROUNDS.store(spin_count.unwrap_or(spin_rounds), Ordering::Relaxed);
 }

@@ -25,20 +25,19 @@ impl Word {
 
     /// Waits until the value is no longer `old`; returns the new value.
     pub fn wait_while(&self, old: u32) -> u32 {
-        let spin_until = crate::time::ticks().saturating_add(super::icv::spin_ticks());
-        let mut round = 0u32;
+        let spin_rounds = super::icv::spin_rounds();
+        let mut round = 0u64;
         loop {
             let v = self.value.load(Ordering::Acquire);
             if v != old {
                 return v;
             }
-            round = round.wrapping_add(1);
-            if round.is_multiple_of(64) {
-                if crate::sched::runnable_here() > 0 {
-                    crate::sched::yield_now();
-                } else if crate::time::ticks() > spin_until {
-                    break;
-                }
+            round += 1;
+            if round.is_multiple_of(64) && crate::sched::runnable_here() > 0 {
+                crate::sched::yield_now();
+            }
+            if round >= spin_rounds {
+                break;
             }
             core::hint::spin_loop();
         }
