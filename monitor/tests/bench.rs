@@ -82,7 +82,10 @@ fn bench_quick_structure() {
     assert_eq!(out.status.code(), Some(0), "hrt bench failed ({:?}); stdout:\n{stdout}\nstderr:\n{stderr}", out.status);
     for suite in ["micro", "apps"] {
         assert!(stdout.contains(&format!("== suite {suite} ==")), "no {suite} table in:\n{stdout}");
-        assert!(stdout.contains(&format!("geometric mean of Linux/HRT ratios ({suite}): ")), "no {suite} geomean");
+    }
+    // The apps run on libgomp and on the kernel's OpenMP runtime, each with its geomean.
+    for geomean in ["micro", "apps, libgomp", "apps, --omp kernel"] {
+        assert!(stdout.contains(&format!("geometric mean of Linux/HRT ratios ({geomean}): ")), "no {geomean} geomean");
     }
 
     let text = std::fs::read_to_string(&json).expect("no JSON file");
@@ -114,11 +117,11 @@ fn bench_quick_structure() {
     let run = find("micro", "create_join", Some("hrt run"));
     assert_eq!(run.len(), 1, "create_join of micro.c under hrt run");
     assert_positive(run[0].side("linux").expect("create_join: Linux side"), "create_join");
-    // Applications: class S on 1 and 2 threads, verified on both sides.
-    for name in APPS {
-        let rows = find("apps", name, None);
+    // Applications: class S on 1 and 2 threads, verified on both sides, on either runtime.
+    for (name, via) in APPS.iter().flat_map(|n| [(n, "hrt run"), (n, "hrt run --omp kernel")]) {
+        let rows = find("apps", name, Some(via));
         let threads: Vec<&str> = rows.iter().filter_map(|r| r.get("threads")).collect();
-        assert!(threads.contains(&"1") && threads.contains(&"2"), "{name}: threads {threads:?}");
+        assert!(threads.contains(&"1") && threads.contains(&"2"), "{name} ({via}): threads {threads:?}");
         for r in rows {
             for side in ["linux", "hrt"] {
                 let s = r.side(side).unwrap_or_else(|| panic!("{name}: no {side} side: {}", r.line));

@@ -14,6 +14,7 @@ const CHART_W: f64 = 300.0;
 const CHART_H: f64 = 200.0;
 const LINUX_COLOR: &str = "#1f77b4";
 const HRT_COLOR: &str = "#ff7f0e";
+const HRT_KERNEL_OMP_COLOR: &str = "#2ca02c";
 
 fn esc(t: &str) -> String {
     t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -76,10 +77,13 @@ fn ratio_panel(o: &mut String, rows: &[Row], top: f64) -> f64 {
 }
 
 /// (threads, median) points of one application name on one side, sorted by threads.
-fn series(rows: &[Row], name: &str, side: Side) -> Vec<(f64, f64)> {
+/// An application's (threads, median) points: Linux's, or HRT's on libgomp or (`omp_kernel`)
+/// on the kernel's OpenMP runtime.
+fn series(rows: &[Row], name: &str, side: Side, omp_kernel: bool) -> Vec<(f64, f64)> {
     let mut pts: Vec<(f64, f64)> = rows
         .iter()
         .filter(|r| r.suite == "apps" && r.name == name)
+        .filter(|r| side == Side::Linux || r.omp_kernel() == omp_kernel)
         .filter_map(|r| {
             let rec = if side == Side::Linux { r.linux.as_ref() } else { r.hrt.as_ref() }?;
             Some((rec.m.threads()? as f64, rec.m.median))
@@ -91,9 +95,10 @@ fn series(rows: &[Row], name: &str, side: Side) -> Vec<(f64, f64)> {
 }
 
 fn app_chart(o: &mut String, rows: &[Row], name: &str, left: f64, top: f64) {
-    let lin = series(rows, name, Side::Linux);
-    let hrt = series(rows, name, Side::Hrt);
-    let all = lin.iter().chain(&hrt);
+    let lin = series(rows, name, Side::Linux, false);
+    let hrt = series(rows, name, Side::Hrt, false);
+    let kernel = series(rows, name, Side::Hrt, true);
+    let all = lin.iter().chain(&hrt).chain(&kernel);
     let tmax = all.clone().map(|p| p.0).fold(1.0f64, f64::max);
     let ymax = all.map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.1;
     let (px0, px1, py0, py1) = (left + 50.0, left + CHART_W - 10.0, top + CHART_H - 30.0, top + 25.0);
@@ -127,7 +132,12 @@ fn app_chart(o: &mut String, rows: &[Row], name: &str, left: f64, top: f64) {
             py0 + 12.0
         );
     }
-    for (pts, color, label, dy) in [(&lin, LINUX_COLOR, "Linux", 0.0), (&hrt, HRT_COLOR, "HRT", 12.0)] {
+    let lines = [
+        (&lin, LINUX_COLOR, "Linux", 0.0),
+        (&hrt, HRT_COLOR, "HRT", 12.0),
+        (&kernel, HRT_KERNEL_OMP_COLOR, "HRT --omp kernel", 24.0),
+    ];
+    for (pts, color, label, dy) in lines.into_iter().filter(|l| !l.0.is_empty()) {
         let path: Vec<String> = pts.iter().map(|&(t, v)| format!("{:.1},{:.1}", x(t), y(v))).collect();
         let _ = writeln!(o, r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#, path.join(" "));
         for &(t, v) in pts.iter() {
@@ -136,7 +146,7 @@ fn app_chart(o: &mut String, rows: &[Row], name: &str, left: f64, top: f64) {
         let _ = writeln!(
             o,
             r#"<text x="{:.1}" y="{:.1}" font-size="10" fill="{color}">{label}</text>"#,
-            px1 - 40.0,
+            px1 - 90.0,
             py1 + dy
         );
     }
