@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -260,6 +260,12 @@ pub mod flags {
     /// Idle CPUs poll for 1 ms and then halt (`--idle auto` when the vCPUs take every host CPU
     /// and the forwarding channel's service thread needs one now and then).
     pub const IDLE_HALT_LATE: u64 = 1 << 7;
+    /// `--omp`: the program is dynamically linked and its libgomp is a shared library: the
+    /// kernel asks the monitor which functions to override (or import) in each file it maps
+    /// executable ([`super::nr::FILE_OVERRIDES`]).
+    pub const OMP_LIBRARY: u64 = 1 << 8;
+    /// `--omp kernel`: overriding the shared libgomp must succeed, or the program stops.
+    pub const OMP_REQUIRED: u64 = 1 << 9;
 }
 
 /// Bits of `BootInfo::features`.
@@ -356,6 +362,13 @@ pub mod nr {
     /// that the host's terminal answers a background job's access as it would the program
     /// (stops `hrt`, EIO or the write going through, or the program's handler with EINTR).
     pub const TTY_SIGNAL_ACTION: u64 = 13;
+    /// With [`super::flags::OMP_LIBRARY`]: the program mapped file descriptor args[0] from file
+    /// offset args[1], args[2] bytes, executable. The monitor writes the override and import
+    /// entries (`overrides::Entry`, `addr` a file offset) that fall in that part of the file to
+    /// the kernel's buffer at guest-physical args[3] (args[4] bytes) and returns their number,
+    /// 0 for a file that is neither the group's library nor provides its imports, or a negated
+    /// errno (EOPNOTSUPP: the library cannot be overridden; the monitor has said why).
+    pub const FILE_OVERRIDES: u64 = 16;
 }
 
 /// The dispositions of [`nr::TTY_SIGNAL_ACTION`].

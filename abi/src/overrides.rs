@@ -47,6 +47,10 @@ pub struct Group {
     /// Object files of the static library (their STT_FILE names): their local functions are
     /// the library's own code, not the program's.
     pub library_objects: &'static [&'static str],
+    /// The shared library's name (`DT_SONAME`) when a dynamically linked program loads it:
+    /// its exported functions are overridden when ld.so maps its code (see
+    /// [`crate::nr::FILE_OVERRIDES`]).
+    pub soname: &'static str,
 }
 
 /// The groups, by index.
@@ -219,6 +223,7 @@ pub const OMP: Group = Group {
         "omp_test_nest_lock",
     ],
     imports: &["pthread_create", "pthread_attr_init", "pthread_attr_setstacksize", "pthread_attr_destroy"],
+    soname: "libgomp.so.1",
     library_prefixes: &[
         "GOMP_",
         "omp_",

@@ -91,10 +91,18 @@ fn install_stop_handlers() {
 
 /// `--omp`: the override entries that put an OpenMP program on the kernel's runtime, or none.
 /// The kernel's functions can be called from the program only when both run in one ring.
-fn omp_overrides(args: &RunArgs, program: &Program, envp: &[Vec<u8>], one_ring: bool) -> Result<Vec<u8>> {
+/// The `--omp` decision: entries for the kernel to patch at load (a static program), or
+/// Some(required) for a dynamically linked program whose shared libgomp is overridden when
+/// mapped.
+fn omp_overrides(
+    args: &RunArgs,
+    program: &Program,
+    envp: &[Vec<u8>],
+    one_ring: bool,
+) -> Result<(Vec<u8>, Option<bool>)> {
     use crate::overrides::{Decision, OmpChoice};
     if args.omp == OmpChoice::Libgomp {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let decision = if !one_ring {
         Decision::Skip(String::from(
@@ -108,7 +116,13 @@ fn omp_overrides(args: &RunArgs, program: &Program, envp: &[Vec<u8>], one_ring: 
             if args.verbose {
                 eprintln!("hrt: --omp: the kernel's OpenMP runtime replaces libgomp ({} functions)", entries.len());
             }
-            Ok(crate::overrides::encode(&entries))
+            Ok((crate::overrides::encode(&entries), None))
+        }
+        Decision::Library => {
+            if args.verbose {
+                eprintln!("hrt: --omp: the kernel's OpenMP runtime replaces the shared libgomp when it is loaded");
+            }
+            Ok((Vec::new(), Some(args.omp == OmpChoice::Kernel)))
         }
         Decision::Skip(why) if args.omp == OmpChoice::Kernel => {
             Err(err!("--omp kernel: {}: {why}; run it with --omp libgomp", program.given))
@@ -117,7 +131,7 @@ fn omp_overrides(args: &RunArgs, program: &Program, envp: &[Vec<u8>], one_ring: 
             if args.verbose {
                 eprintln!("hrt: --omp auto: the program runs on its own libgomp: {why}");
             }
-            Ok(Vec::new())
+            Ok((Vec::new(), None))
         }
     }
 }
@@ -177,7 +191,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     };
     let kernel_in_ring3 = config.platform == hrt_abi::Platform::PvmEmulated && !config.kernel_ring0;
     let one_ring = app_ring == 0 || kernel_in_ring3;
-    let overrides = omp_overrides(args, &program, &envp, one_ring)?;
+    let (overrides, omp_library) = omp_overrides(args, &program, &envp, one_ring)?;
     config.program = Some(ProgramSetup {
         program,
         argv,
@@ -191,6 +205,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         verbose: args.verbose,
         sandbox: args.sandbox.clone(),
         overrides,
+        omp_library,
     });
     let image = KernelImage::load(args.vm.kernel.as_deref())?;
     install_stop_handlers();

@@ -46,18 +46,22 @@ fn hrt(options: &[&str], prog: &Path, threads: Option<&str>) -> Outcome {
     run(cmd, None)
 }
 
-/// Runs tests/programs/NAME.c natively and under `--omp kernel` with 1, 2 and 4 vCPUs, for
-/// each OMP_NUM_THREADS value, and compares.
-fn same_as_libgomp(name: &str, thread_counts: &[Option<&str>]) {
-    let prog = build(name, "-static");
+/// Runs tests/programs/NAME.c (linked with `link`) natively and under `--omp kernel` with 1, 2
+/// and 4 vCPUs, for each OMP_NUM_THREADS value, and compares.
+fn same_as_libgomp_linked(name: &str, link: &str, thread_counts: &[Option<&str>]) {
+    let prog = build(name, link);
     for &threads in thread_counts {
         let want = native(&prog, threads);
         assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
         for cpus in ["1", "2", "4"] {
             let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, threads);
-            assert_same(&format!("{name}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
+            assert_same(&format!("{name} {link}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
         }
     }
+}
+
+fn same_as_libgomp(name: &str, thread_counts: &[Option<&str>]) {
+    same_as_libgomp_linked(name, "-static", thread_counts);
 }
 
 #[test]
@@ -68,6 +72,32 @@ fn kernel_runtime_runs_the_constructs_as_libgomp_does() {
 #[test]
 fn kernel_runtime_defers_tasks_as_the_specification_allows() {
     same_as_libgomp("omp_tasks", &[None, Some("1"), Some("3"), Some("6")]);
+}
+
+#[test]
+fn kernel_runtime_replaces_a_dynamically_linked_programs_shared_libgomp() {
+    // gcc's default output: libgomp.so.1 is overridden when ld.so maps it.
+    same_as_libgomp_linked("omp_kernel", "-pie", &[None, Some("3")]);
+    same_as_libgomp_linked("omp_tasks", "-pie", &[None, Some("3")]);
+    let prog = build("omp_tasks", "-pie");
+    let got = hrt(&["--omp", "kernel", "--cpus", "2", "-v"], &prog, None);
+    assert!(
+        got.stderr.contains("functions of the shared libgomp run on the kernel's OpenMP runtime"),
+        "{}",
+        got.stderr
+    );
+}
+
+#[test]
+fn a_dynamic_program_using_what_the_kernel_lacks_keeps_its_shared_libgomp() {
+    let prog = build("omp_doacross", "-pie");
+    let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
+    assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
+    assert!(refused.stderr.contains("GOMP_doacross"), "the refusal does not name the symbol:\n{}", refused.stderr);
+    let want = native(&prog, None);
+    let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
+    assert_eq!((auto.code(), &auto.stdout), (want.code(), &want.stdout));
+    assert!(auto.stderr.contains("runs on its own libgomp"), "-v does not say why:\n{}", auto.stderr);
 }
 
 #[test]

@@ -132,11 +132,7 @@ fn start_overrides(boot: &BootInfo, loaded: &Loaded) {
         return;
     }
     let n = loaded.overridden;
-    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
-    // SAFETY: the monitor placed argv/envp there and reserved the range.
-    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
-    let env = block.split(|&b| b == 0).skip(boot.argc as usize).take(boot.envc as usize);
-    crate::omp::init(env);
+    super::overrides::start_runtime(boot);
     kinfo!("hrt: {n} of the program's OpenMP functions run on the kernel's runtime");
 }
 

@@ -13,7 +13,11 @@ use hrt_abi::overrides::{self as abi, Entry};
 fn entries(r: hrt_abi::Range) -> impl Iterator<Item = Entry> {
     let ptr = crate::mem::phys_to_virt(r.base) as *const u8;
     // SAFETY: the monitor placed the block there and reserved the range for good.
-    let bytes = unsafe { core::slice::from_raw_parts(ptr, r.size as usize) };
+    decode(unsafe { core::slice::from_raw_parts(ptr, r.size as usize) })
+}
+
+/// Entries as the monitor encodes them (`overrides::encode` there).
+fn decode(bytes: &[u8]) -> impl Iterator<Item = Entry> + '_ {
     bytes.chunks_exact(core::mem::size_of::<Entry>()).map(|b| Entry {
         addr: u64::from_le_bytes(b[0..8].try_into().unwrap()),
         size: u32::from_le_bytes(b[8..12].try_into().unwrap()),
@@ -53,11 +57,11 @@ fn far_jump(to: u64) -> Vec<u8> {
 /// (the program lies within 2 GiB of it, as a non-PIE program does) gets a `jmp rel32`; one
 /// out of reach gets a far jump if it has room, and the rest of its body (dead once it is
 /// overridden) holds far jumps for the small functions out of reach, which `jmp rel32` there.
-fn plan(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<Vec<(u64, Vec<u8>)>, &'static str> {
+fn plan(entries: &[Entry], bias: u64, lo: u64, hi: u64) -> Result<Vec<(u64, Vec<u8>)>, &'static str> {
     let mut writes = Vec::new();
     let mut spare: Vec<(u64, u64)> = Vec::new();
     let mut small: Vec<(u64, u64)> = Vec::new();
-    for e in entries(boot.overrides) {
+    for e in entries {
         let site = bias.wrapping_add(e.addr);
         if site < lo || site.saturating_add(e.size as u64) > hi || e.size < abi::PATCH_LEN {
             return Err("an override lies outside the program");
@@ -65,7 +69,7 @@ fn plan(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<Vec<(u6
         if e.kind != abi::KIND_OVERRIDE {
             continue;
         }
-        let to = target(&e).ok_or("an override names a function the kernel does not have")?;
+        let to = target(e).ok_or("an override names a function the kernel does not have")?;
         if let Some(code) = jump(site, to) {
             writes.push((site, code.to_vec()));
         } else if e.size as u64 >= FAR_LEN {
@@ -96,14 +100,21 @@ pub fn apply(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<us
     if boot.overrides.size == 0 {
         return Ok(0);
     }
-    let writes = plan(boot, bias, lo, hi)?;
+    let list: Vec<Entry> = entries(boot.overrides).collect();
+    write(&list, bias, lo, hi)
+}
+
+/// Patches the functions `list` names (at `bias` + their address, all in `[lo, hi)`, which
+/// nothing runs yet and which is still writable) and hands over the imports; returns how many
+/// functions now jump into the kernel.
+fn write(list: &[Entry], bias: u64, lo: u64, hi: u64) -> Result<usize, &'static str> {
+    let writes = plan(list, bias, lo, hi)?;
     for (at, code) in &writes {
-        // SAFETY: inside the program's freshly copied segments (checked by `plan`), which
-        // nothing runs yet.
+        // SAFETY: inside the freshly copied code (checked by `plan`), which nothing runs yet.
         unsafe { core::ptr::copy_nonoverlapping(code.as_ptr(), *at as *mut u8, code.len()) };
     }
     let mut count = 0;
-    for e in entries(boot.overrides) {
+    for e in list {
         match e.kind {
             abi::KIND_OVERRIDE => count += 1,
             abi::KIND_IMPORT if e.group == abi::OMP_GROUP => crate::omp::set_import(e.index as usize, bias + e.addr),
@@ -111,4 +122,52 @@ pub fn apply(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<us
         }
     }
     Ok(count)
+}
+
+/// Room for the entries of one mapped file (libgomp has about 130 overridden functions).
+const FILE_ENTRIES_MAX: usize = 512;
+
+/// A dynamically linked program mapped `[start, start + len)` of file descriptor `fd` from
+/// file offset `off`, executable, and the contents are in place but not yet protected: asks
+/// the monitor which functions in that part of the file to override or import
+/// (`nr::FILE_OVERRIDES`), and applies them. All or nothing for the file: when the library
+/// cannot be overridden, `--omp kernel` stops the program; `--omp auto` leaves it as it is.
+pub fn apply_file(boot: &hrt_abi::BootInfo, fd: u64, off: u64, start: u64, len: u64) {
+    use hrt_abi::flags;
+    if boot.flags & flags::OMP_LIBRARY == 0 {
+        return;
+    }
+    let buf = vec![0u8; FILE_ENTRIES_MAX * core::mem::size_of::<Entry>()];
+    let phys = crate::mem::virt_to_phys(buf.as_ptr());
+    let n = crate::arch::hypercall::call(hrt_abi::nr::FILE_OVERRIDES, &[fd, off, len, phys, buf.len() as u64]);
+    let result = match n {
+        0 => return,
+        n if n < 0 => Err("the monitor could not override it"),
+        n => {
+            let list: Vec<Entry> = decode(&buf[..n as usize * core::mem::size_of::<Entry>()]).collect();
+            write(&list, start.wrapping_sub(off), start, start + len)
+        }
+    };
+    match result {
+        Ok(0) => {}
+        Ok(count) => {
+            start_runtime(boot);
+            kinfo!("hrt: {count} functions of the shared libgomp run on the kernel's OpenMP runtime");
+        }
+        Err(why) if boot.flags & flags::OMP_REQUIRED != 0 => {
+            crate::kprintln!("hrt: --omp kernel: the shared libgomp: {why}; run it with --omp libgomp");
+            crate::linux::process::exit_program(1);
+        }
+        Err(why) => kinfo!("hrt: --omp auto: the program runs on its shared libgomp: {why}"),
+    }
+}
+
+/// Gives the kernel's OpenMP runtime the program's environment (once, before its first
+/// OpenMP call).
+pub fn start_runtime(boot: &hrt_abi::BootInfo) {
+    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
+    // SAFETY: the monitor placed argv/envp there and reserved the range.
+    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
+    let env = block.split(|&b| b == 0).skip(boot.argc as usize).take(boot.envc as usize);
+    crate::omp::init(env);
 }

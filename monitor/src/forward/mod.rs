@@ -266,6 +266,11 @@ impl Forwarder {
         synthetic::own_proc_file(name, &self.argv, self.program_mem)
     }
 
+    /// The host descriptor behind the program's descriptor `fd`.
+    pub fn host_fd(&self, fd: u64) -> Option<Arc<HostFd>> {
+        self.fds.get(fd).ok()
+    }
+
     /// Performs forwarded system call `nr` for the guest; returns the Linux return value.
     /// Called concurrently from several vCPU threads.
     pub fn call(&self, mem: &dyn GuestMemory, nr: u64, args: [u64; 6]) -> i64 {

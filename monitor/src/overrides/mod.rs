@@ -1,11 +1,15 @@
 //! Function overrides at load time (`--omp`): decides whether a group of the program's
 //! library functions can be replaced by the kernel's implementation, and lists the entries
 //! the kernel patches (see `hrt_abi::overrides`). All or nothing per group: if the program is
-//! stripped, dynamically linked, or uses a function of the library the kernel does not
-//! provide, the group is not applied and the reason says which symbol decided.
+//! stripped or uses a function of the library the kernel does not provide, the group is not
+//! applied and the reason says which symbol decided. A dynamically linked program's library is
+//! overridden when ld.so maps it (`library`).
 
+mod library;
 mod references;
 mod symbols;
+
+pub use library::LibraryPlans;
 
 use hrt_abi::overrides::{self as abi, Entry, Group};
 
@@ -25,6 +29,8 @@ pub enum OmpChoice {
 pub enum Decision {
     /// Patch these entries.
     Apply(Vec<Entry>),
+    /// A dynamically linked program: override the shared library when it is mapped.
+    Library,
     /// Not applied, and why (one line, for `-v` or the `--omp kernel` error).
     Skip(String),
 }
@@ -33,6 +39,11 @@ pub enum Decision {
 pub fn plan_omp(bytes: &[u8], envp: &[Vec<u8>]) -> Decision {
     if let Some(var) = unsupported_environment(envp) {
         return Decision::Skip(format!("{var} asks for what the kernel's runtime does not provide"));
+    }
+    let dynamic = goblin::elf::Elf::parse(bytes)
+        .is_ok_and(|e| e.program_headers.iter().any(|p| p.p_type == goblin::elf::program_header::PT_INTERP));
+    if dynamic {
+        return library::plan_dynamic(bytes, abi::OMP_GROUP);
     }
     plan(bytes, abi::OMP_GROUP)
 }

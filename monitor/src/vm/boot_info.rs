@@ -184,6 +184,9 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     if setup.strace {
         info.flags |= flags::STRACE;
     }
+    if let Some(required) = setup.omp_library {
+        info.flags |= flags::OMP_LIBRARY | if required { flags::OMP_REQUIRED } else { 0 };
+    }
     if !setup.verbose {
         info.flags |= flags::QUIET;
     }

@@ -56,6 +56,32 @@ pub fn program_view(shared: &Shared) -> ProgramMemory<'_> {
     ProgramMemory { ram: &shared.ram, range: shared.program_mem, map: shared.user_map.get() }
 }
 
+/// `nr::FILE_OVERRIDES`: the override and import entries of the part of a file the program
+/// just mapped executable, written to the kernel's buffer (in guest RAM, outside the program's
+/// memory the program could write).
+fn file_overrides(shared: &Shared, args: &[u64]) -> i64 {
+    let (Some(plans), Some(fwd)) = (shared.library_plans.get(), &shared.forwarder) else { return 0 };
+    let (fd, off, len, buf, cap) = (args[0], args[1], args[2], args[3], args[4]);
+    let Some(host) = fwd.host_fd(fd) else { return -(libc::EBADF as i64) };
+    let entries = match plans.entries(host.raw(), off, len) {
+        Ok(e) => e,
+        Err(()) => return -(libc::EOPNOTSUPP as i64),
+    };
+    let bytes = crate::overrides::encode(&entries);
+    let inside_program = buf < shared.program_mem.1 && buf.saturating_add(cap) > shared.program_mem.0;
+    if bytes.len() as u64 > cap || inside_program {
+        return -(libc::EINVAL as i64);
+    }
+    match shared.ram.host_ptr(buf, bytes.len() as u64) {
+        Some(dst) => {
+            // SAFETY: the range lies in guest RAM (checked), outside the program's memory.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
+            entries.len() as i64
+        }
+        None => -(libc::EFAULT as i64),
+    }
+}
+
 /// Accepts the kernel's page map (`nr::USER_MAP`) once: it must cover exactly the program's
 /// pool and lie in guest RAM outside it (where the program cannot write it).
 fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
@@ -145,6 +171,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             0
         }
         nr::TTY_SIGNAL_ACTION => crate::run::mirror_tty_signal(call.args[0] as i32, call.args[1]),
+        nr::FILE_OVERRIDES => file_overrides(shared, &call.args),
         nr::DOORBELL => {
             if let Some(svc) = shared.channel.get() {
                 svc.doorbell(shared);

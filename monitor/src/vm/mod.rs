@@ -37,6 +37,9 @@ pub struct ProgramSetup {
     pub service_spin_us: Option<u64>,
     /// Function overrides for the kernel to apply (`hrt_abi::overrides::Entry`, encoded).
     pub overrides: Vec<u8>,
+    /// A dynamically linked program whose shared libgomp is overridden when ld.so maps it:
+    /// Some(required) (`--omp kernel` requires it, `--omp auto` falls back to libgomp).
+    pub omp_library: Option<bool>,
 }
 
 /// Validated VM shape, derived from the command line and the host.
@@ -90,6 +93,11 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         f
     });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
+    if let Some(required) = config.program.as_ref().and_then(|p| p.omp_library) {
+        let report = required || config.program.as_ref().is_some_and(|p| p.verbose);
+        let plans = crate::overrides::LibraryPlans::new(hrt_abi::overrides::OMP_GROUP, report);
+        let _ = shared.library_plans.set(plans);
+    }
     if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
         let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);
         let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, config.cpus, Some(vm.clone()))));

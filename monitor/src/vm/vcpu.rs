@@ -35,6 +35,8 @@ pub struct Shared {
     pub user_map: std::sync::OnceLock<hrt_abi::UserMap>,
     /// The forwarding channel's service (`hrt run` unless `--no-channel`).
     pub channel: std::sync::OnceLock<Arc<super::channel::Service>>,
+    /// The per-file overrides of a dynamically linked program's libgomp (`nr::FILE_OVERRIDES`).
+    pub library_plans: std::sync::OnceLock<crate::overrides::LibraryPlans>,
     started: Mutex<bool>,
     start: Condvar,
 }
@@ -47,6 +49,7 @@ impl Shared {
             program_mem,
             user_map: std::sync::OnceLock::new(),
             channel: std::sync::OnceLock::new(),
+            library_plans: std::sync::OnceLock::new(),
             started: Mutex::new(false),
             start: Condvar::new(),
         }

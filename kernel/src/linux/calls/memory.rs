@@ -109,6 +109,15 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             // gives the extents of its functions, for rewriting their system calls.
             crate::linux::eh_frame::add_mapped(start, len);
         }
+        let boot = crate::bootinfo::get();
+        if prot & protect::PROT_EXEC != 0 && boot.flags & hrt_abi::flags::OMP_LIBRARY != 0 {
+            // A shared libgomp under `--omp`: its functions jump to the kernel's runtime. The
+            // patches write the code, so a replaced range loses its old protection first.
+            if replaced {
+                protect::reset(start, start + len);
+            }
+            crate::linux::overrides::apply_file(boot, fd as u64, off, start, (got as u64).min(len));
+        }
     }
     apply_prot(start, start + len, prot, !replaced);
     Ok(start)

@@ -1,0 +1,183 @@
+//! Overrides for a dynamically linked program, whose libgomp is a shared library: the program's
+//! own imports decide beforehand (it must not use a libgomp function the kernel lacks), and the
+//! entries are worked out per file when ld.so maps it (`nr::FILE_OVERRIDES`): the group's
+//! library (by `DT_SONAME`) gets its exported functions overridden, and whichever library
+//! exports the group's imports (libc's `pthread_create`, ...) gives their addresses.
+//! Entries name file offsets, since only the mapping tells where the file lies in memory.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use goblin::elf::{program_header::PT_LOAD, sym, Elf};
+use hrt_abi::overrides::{self as abi, Entry, Group};
+
+use super::Decision;
+
+/// Decides group `group` for a dynamically linked program: it must load the group's library,
+/// and none of its undefined symbols may be an entry point the kernel does not provide.
+pub fn plan_dynamic(bytes: &[u8], group: u8) -> Decision {
+    let g: &Group = &abi::GROUPS[group as usize];
+    let elf = match Elf::parse(bytes) {
+        Ok(e) => e,
+        Err(e) => return Decision::Skip(format!("cannot read the program's ELF: {e}")),
+    };
+    if !elf.libraries.contains(&g.soname) {
+        return Decision::Skip(format!("the program does not load {}", g.soname));
+    }
+    // Undefined symbols (section index SHN_UNDEF, 0) are what the program imports.
+    for s in elf.dynsyms.iter().filter(|s| s.st_shndx == 0) {
+        let name = elf.dynstrtab.get_at(s.st_name).unwrap_or("");
+        if g.entry_prefixes.iter().any(|p| name.starts_with(p)) && !g.overrides.contains(&name) {
+            return Decision::Skip(format!("the program uses {name}, which the kernel's runtime does not provide"));
+        }
+    }
+    Decision::Library
+}
+
+/// A file's entries, or why its library cannot be overridden.
+type FilePlan = Result<Vec<Entry>, String>;
+
+/// The entries of each file the program maps, worked out once per file.
+pub struct LibraryPlans {
+    group: u8,
+    /// `-v` or `--omp kernel`: say why a library cannot be overridden.
+    report: bool,
+    by_file: Mutex<HashMap<(u64, u64), FilePlan>>,
+}
+
+/// The largest library read to find its symbols.
+const MAX_LIBRARY: u64 = 256 << 20;
+
+impl LibraryPlans {
+    pub fn new(group: u8, report: bool) -> LibraryPlans {
+        LibraryPlans { group, report, by_file: Mutex::new(HashMap::new()) }
+    }
+
+    /// The entries for host file `fd` (borrowed) whose file offsets lie in `[off, off + len)`;
+    /// Err when the file is the group's library but cannot be overridden.
+    pub fn entries(&self, fd: i32, off: u64, len: u64) -> Result<Vec<Entry>, ()> {
+        // SAFETY: fstat writes only the struct it is given.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Ok(Vec::new());
+        }
+        let key = (st.st_dev, st.st_ino);
+        let mut cache = self.by_file.lock().unwrap_or_else(|e| e.into_inner());
+        let plan = cache.entry(key).or_insert_with(|| {
+            let plan = read_file(fd, st.st_size as u64).and_then(|bytes| file_entries(&bytes, self.group));
+            if let (Err(why), true) = (&plan, self.report) {
+                eprintln!("hrt: --omp: {}: {why}", abi::GROUPS[self.group as usize].soname);
+            }
+            plan
+        });
+        match plan {
+            Ok(all) => {
+                Ok(all.iter().filter(|e| e.addr >= off && e.addr + e.size as u64 <= off + len).copied().collect())
+            }
+            Err(_) => Err(()),
+        }
+    }
+}
+
+fn read_file(fd: i32, size: u64) -> Result<Vec<u8>, String> {
+    if size > MAX_LIBRARY {
+        return Err(format!("the file is larger than {} MiB", MAX_LIBRARY >> 20));
+    }
+    let mut bytes = vec![0u8; size as usize];
+    let mut done = 0;
+    while done < bytes.len() {
+        // SAFETY: reads into the unfilled tail of `bytes`.
+        let n = unsafe { libc::pread(fd, bytes[done..].as_mut_ptr().cast(), bytes.len() - done, done as i64) };
+        if n <= 0 {
+            return Err("cannot read the file".into());
+        }
+        done += n as usize;
+    }
+    Ok(bytes)
+}
+
+/// The exported functions of a shared library, by name: (file offset, size), default versions
+/// only (an old version of a symbol, e.g. `omp_init_lock@OMP_1.0`, keeps the library's code).
+fn exports(elf: &Elf) -> HashMap<String, (u64, u64)> {
+    let mut out = HashMap::new();
+    for (i, s) in elf.dynsyms.iter().enumerate() {
+        let is_function = s.st_type() == sym::STT_FUNC || s.st_type() == sym::STT_GNU_IFUNC;
+        if !is_function || s.st_shndx == 0 /* SHN_UNDEF */ || s.st_bind() == sym::STB_LOCAL {
+            continue;
+        }
+        if elf.versym.as_ref().and_then(|v| v.get_at(i)).is_some_and(|v| v.is_hidden()) {
+            continue;
+        }
+        let seg = elf.program_headers.iter().find(|p| {
+            p.p_type == PT_LOAD
+                && p.is_executable()
+                && s.st_value >= p.p_vaddr
+                && s.st_value + s.st_size <= p.p_vaddr + p.p_filesz
+        });
+        if let (Some(p), Some(name)) = (seg, elf.dynstrtab.get_at(s.st_name)) {
+            out.insert(name.to_string(), (s.st_value - p.p_vaddr + p.p_offset, s.st_size));
+        }
+    }
+    out
+}
+
+/// The entries of one library file for group `group`: overrides when it is the group's
+/// library, imports when it exports them, none otherwise.
+fn file_entries(bytes: &[u8], group: u8) -> Result<Vec<Entry>, String> {
+    let g: &Group = &abi::GROUPS[group as usize];
+    let Ok(elf) = Elf::parse(bytes) else { return Ok(Vec::new()) };
+    let exported = exports(&elf);
+    let mut entries = Vec::new();
+    if elf.soname == Some(g.soname) {
+        let mut patched = std::collections::HashSet::new();
+        for (i, name) in g.overrides.iter().enumerate() {
+            let Some(&(offset, size)) = exported.get(*name) else { continue };
+            if size < abi::PATCH_LEN as u64 {
+                return Err(format!("{name} is too small ({size} bytes) to redirect"));
+            }
+            if patched.insert(offset) {
+                entries.push(Entry {
+                    addr: offset,
+                    size: size as u32,
+                    index: i as u16,
+                    kind: abi::KIND_OVERRIDE,
+                    group,
+                });
+            }
+        }
+        if entries.is_empty() {
+            return Err("it exports none of the functions the kernel's runtime provides".into());
+        }
+    }
+    for (i, name) in g.imports.iter().enumerate() {
+        if let Some(&(offset, size)) = exported.get(*name) {
+            entries.push(Entry { addr: offset, size: size as u32, index: i as u16, kind: abi::KIND_IMPORT, group });
+        }
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host's libgomp and libc, as gcc links them.
+    fn host_library(name: &str) -> Option<Vec<u8>> {
+        let out = std::process::Command::new("gcc").arg(format!("-print-file-name={name}")).output().ok()?;
+        let path = String::from_utf8(out.stdout).ok()?;
+        std::fs::read(path.trim()).ok()
+    }
+
+    #[test]
+    fn libgomp_gets_overrides_and_libc_gives_the_imports() {
+        let (Some(gomp), Some(libc)) = (host_library("libgomp.so.1"), host_library("libc.so.6")) else {
+            eprintln!("no host libgomp.so.1/libc.so.6: skipped");
+            return;
+        };
+        let o = file_entries(&gomp, abi::OMP_GROUP).expect("libgomp cannot be overridden");
+        assert!(o.iter().filter(|e| e.kind == abi::KIND_OVERRIDE).count() > 50, "too few overrides");
+        let i = file_entries(&libc, abi::OMP_GROUP).expect("libc");
+        assert_eq!(i.iter().filter(|e| e.kind == abi::KIND_IMPORT).count(), abi::OMP.imports.len());
+        assert!(i.iter().all(|e| e.kind == abi::KIND_IMPORT), "libc is not libgomp");
+    }
+}
