@@ -101,6 +101,46 @@ fn a_dynamic_program_using_what_the_kernel_lacks_keeps_its_shared_libgomp() {
 }
 
 #[test]
+fn places_and_binding_follow_omp_places_and_omp_proc_bind() {
+    // The native run sees the host's CPUs: the VM gets as many, so the place lists match.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()).to_string();
+    let prog = build("omp_places", "-static");
+    let settings: &[&[(&str, &str)]] = &[
+        &[],
+        &[("OMP_PROC_BIND", "true")],
+        &[("OMP_PLACES", "cores"), ("OMP_PROC_BIND", "spread")],
+        &[("OMP_PLACES", "{0},{1}"), ("OMP_PROC_BIND", "close")],
+        &[("OMP_PLACES", "{0:2}")],
+        &[("OMP_PLACES", "threads(1)")],
+        &[("OMP_PLACES", "sockets"), ("OMP_PROC_BIND", "primary")],
+        &[("OMP_PLACES", "{1},{0}")],
+        &[("OMP_PLACES", "{0}:2"), ("OMP_PROC_BIND", "spread,close")],
+        &[("OMP_PLACES", "not a list")],
+    ];
+    let sorted = |o: &Outcome| {
+        let mut lines: Vec<&str> = o.stdout.lines().collect();
+        lines.sort_unstable();
+        lines.join("\n")
+    };
+    for env in settings {
+        let mut native_cmd = Command::new(&prog);
+        let mut hrt_cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        hrt_cmd.args(["run", "--omp", "kernel", "--cpus", &cpus, "--"]).arg(&prog);
+        for (k, v) in env.iter() {
+            native_cmd.env(k, v);
+            hrt_cmd.env(k, v);
+        }
+        let (want, got) = (run(native_cmd, None), run(hrt_cmd, None));
+        assert_eq!(
+            (got.code(), sorted(&got)),
+            (want.code(), sorted(&want)),
+            "omp_places with {env:?}:\n{}",
+            got.stderr
+        );
+    }
+}
+
+#[test]
 fn kernel_runtime_runs_a_static_pie_program() {
     let prog = build("omp_kernel", "-static-pie");
     let want = native(&prog, None);

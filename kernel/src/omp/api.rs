@@ -7,6 +7,7 @@ use super::icv::{
     self, SCHED_AUTO, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_MONOTONIC, SCHED_STATIC, SUPPORTED_ACTIVE_LEVELS,
 };
 use super::lock::{self, NestLock};
+use super::places;
 use super::thread::{self, Ctx};
 
 pub extern "C" fn omp_set_num_threads(n: i32) {
@@ -116,13 +117,43 @@ pub extern "C" fn omp_get_proc_bind() -> i32 {
     thread::ctx().icv.bind as i32
 }
 pub extern "C" fn omp_get_num_places() -> i32 {
-    0
+    places::count() as i32
+}
+pub extern "C" fn omp_get_place_num_procs(place: i32) -> i32 {
+    u32::try_from(place).map_or(0, |p| places::procs(p).len() as i32)
+}
+pub extern "C" fn omp_get_place_proc_ids(place: i32, ids: *mut i32) {
+    for (i, cpu) in u32::try_from(place).map(places::procs).unwrap_or_default().into_iter().enumerate() {
+        // SAFETY: the program's array of omp_get_place_num_procs(place) ints.
+        unsafe { *ids.add(i) = cpu as i32 };
+    }
 }
 pub extern "C" fn omp_get_place_num() -> i32 {
-    -1
+    let p = thread::ctx().place;
+    if p == places::NONE {
+        -1
+    } else {
+        p as i32
+    }
 }
 pub extern "C" fn omp_get_partition_num_places() -> i32 {
-    0
+    let c = thread::ctx();
+    if c.place == places::NONE {
+        0
+    } else {
+        c.part.len as i32
+    }
+}
+pub extern "C" fn omp_get_partition_place_nums(ids: *mut i32) {
+    let c = thread::ctx();
+    if c.place == places::NONE {
+        return;
+    }
+    let total = places::count().max(1);
+    for i in 0..c.part.len {
+        // SAFETY: the program's array of omp_get_partition_num_places() ints.
+        unsafe { *ids.add(i as usize) = ((c.part.first + i) % total) as i32 };
+    }
 }
 pub extern "C" fn omp_get_max_task_priority() -> i32 {
     0

@@ -54,13 +54,13 @@ fn unsupported(what: &str) -> ! {
 
 // Parallel regions.
 
-extern "C" fn GOMP_parallel(f: Outlined, data: *mut u8, num_threads: u32, _flags: u32) {
-    let t = team::fork(f, data, num_threads, |_, _| false);
+extern "C" fn GOMP_parallel(f: Outlined, data: *mut u8, num_threads: u32, flags: u32) {
+    let t = team::fork(f, data, num_threads, flags, |_, _| false);
     team::run_master_and_join(t);
 }
 
 extern "C" fn GOMP_parallel_start(f: Outlined, data: *mut u8, num_threads: u32) {
-    let t = team::fork(f, data, num_threads, |_, _| false);
+    let t = team::fork(f, data, num_threads, 0, |_, _| false);
     // The master runs its part itself, between this call and GOMP_parallel_end: its task for
     // the region lives on the heap until then.
     let st = thread::this();
@@ -79,8 +79,8 @@ extern "C" fn GOMP_parallel_end() {
     drop(unsafe { Box::from_raw(me) });
 }
 
-fn parallel_loop(f: Outlined, data: *mut u8, num_threads: u32, l: Loop) {
-    let t = team::fork(f, data, num_threads, |team, outer| {
+fn parallel_loop(f: Outlined, data: *mut u8, num_threads: u32, flags: u32, l: Loop) {
+    let t = team::fork(f, data, num_threads, flags, |team, outer| {
         work::prepare(team, outer, &l);
         true
     });
@@ -104,17 +104,17 @@ fn unsigned_loop(kind: u32, up: bool, start: u64, end: u64, incr: u64, chunk: u6
     Loop { kind, chunk, start, end, incr, signed: false, up, ordered }
 }
 
-extern "C" fn GOMP_parallel_loop_static(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, _fl: u32) {
-    parallel_loop(f, d, n, signed_loop(SCHED_STATIC, s, e, i, c, false));
+extern "C" fn GOMP_parallel_loop_static(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, fl: u32) {
+    parallel_loop(f, d, n, fl, signed_loop(SCHED_STATIC, s, e, i, c, false));
 }
-extern "C" fn GOMP_parallel_loop_dynamic(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, _fl: u32) {
-    parallel_loop(f, d, n, signed_loop(SCHED_DYNAMIC, s, e, i, c, false));
+extern "C" fn GOMP_parallel_loop_dynamic(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, fl: u32) {
+    parallel_loop(f, d, n, fl, signed_loop(SCHED_DYNAMIC, s, e, i, c, false));
 }
-extern "C" fn GOMP_parallel_loop_guided(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, _fl: u32) {
-    parallel_loop(f, d, n, signed_loop(SCHED_GUIDED, s, e, i, c, false));
+extern "C" fn GOMP_parallel_loop_guided(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, fl: u32) {
+    parallel_loop(f, d, n, fl, signed_loop(SCHED_GUIDED, s, e, i, c, false));
 }
-extern "C" fn GOMP_parallel_loop_runtime(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, _fl: u32) {
-    parallel_loop(f, d, n, signed_loop(0, s, e, i, 0, false));
+extern "C" fn GOMP_parallel_loop_runtime(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, fl: u32) {
+    parallel_loop(f, d, n, fl, signed_loop(0, s, e, i, 0, false));
 }
 
 // Barriers, cancellation (cancel-var is always false here: the constructs are no-ops).
@@ -307,8 +307,8 @@ extern "C" fn GOMP_sections_end_cancel() -> bool {
     work::end(true);
     false
 }
-extern "C" fn GOMP_parallel_sections(f: Outlined, data: *mut u8, n: u32, count: u32, _flags: u32) {
-    parallel_loop(f, data, n, work::sections_loop(count));
+extern "C" fn GOMP_parallel_sections(f: Outlined, data: *mut u8, n: u32, count: u32, flags: u32) {
+    parallel_loop(f, data, n, flags, work::sections_loop(count));
 }
 
 // Tasks.
@@ -361,8 +361,8 @@ extern "C" fn GOMP_task_reduction_remap(cnt: usize, cntorig: usize, ptrs: *mut u
 extern "C" fn GOMP_workshare_task_reduction_unregister(cancelled: bool) {
     reductions::workshare_end(cancelled);
 }
-extern "C" fn GOMP_parallel_reductions(f: Outlined, data: *mut u8, num_threads: u32, _flags: u32) -> u32 {
-    let t = team::fork(f, data, num_threads, |team, _| {
+extern "C" fn GOMP_parallel_reductions(f: Outlined, data: *mut u8, num_threads: u32, flags: u32) -> u32 {
+    let t = team::fork(f, data, num_threads, flags, |team, _| {
         team.group = Some(reductions::parallel_group(data, team.nthreads));
         false
     });
@@ -490,6 +490,9 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_get_num_places,
         omp_get_place_num,
         omp_get_partition_num_places,
+        omp_get_place_num_procs,
+        omp_get_place_proc_ids,
+        omp_get_partition_place_nums,
         omp_get_max_task_priority,
         omp_get_default_device,
         omp_set_default_device,

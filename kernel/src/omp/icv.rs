@@ -3,6 +3,7 @@
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use super::places;
 use crate::sync::SpinLock;
 
 /// Schedule kinds, as `omp_sched_t` and libgomp's `GFS_*` number them.
@@ -162,6 +163,8 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     let mut max_active: Option<u32> = None;
     let mut nested: Option<bool> = None;
     let mut bind_list_len = 0;
+    let mut bind_set = false;
+    let mut places: Option<&[u8]> = None;
     // libgomp's spin counts: 300,000 rounds by default (about 7 ms on the PVM test host),
     // practically forever when active, none when passive; GOMP_SPINCOUNT sets it.
     let mut spin_rounds: u64 = 300_000;
@@ -220,16 +223,17 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
                 let first = v.split(|&b| b == b',').next().unwrap_or(b"");
                 let first = first.trim_ascii().to_ascii_lowercase();
                 d.icv.bind = match first.as_slice() {
-                    b"false" => 0,
-                    b"true" => 1,
-                    b"master" | b"primary" => 2,
-                    b"close" => 3,
-                    b"spread" => 4,
+                    b"false" => places::BIND_FALSE,
+                    b"true" => places::BIND_TRUE,
+                    b"master" | b"primary" => places::BIND_PRIMARY,
+                    b"close" => places::BIND_CLOSE,
+                    b"spread" => places::BIND_SPREAD,
                     _ => d.icv.bind,
                 };
                 bind_list_len = v.split(|&b| b == b',').count();
-                PIN.store((d.icv.bind != 0) as u32, Ordering::Relaxed);
+                bind_set = true;
             }
+            b"OMP_PLACES" => places = Some(v),
             _ => {}
         }
     }
@@ -243,4 +247,19 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
         _ => 1,
     };
     SPIN_ROUNDS.store(spin_count.unwrap_or(spin_rounds), Ordering::Relaxed);
+    let places = places.filter(|v| {
+        let ok = super::places::valid(v, num_procs());
+        if !ok {
+            crate::kprintln!("hrt: OpenMP runtime: OMP_PLACES is not a place list it can read; ignored");
+        }
+        ok
+    });
+    // A place list without OMP_PROC_BIND binds threads (libgomp: proc-bind-var true).
+    if places.is_some() && !bind_set {
+        d.icv.bind = places::BIND_TRUE;
+    }
+    if bind_set {
+        PIN.store((d.icv.bind != 0) as u32, Ordering::Relaxed);
+    }
+    super::places::init(places, d.icv.bind != 0, num_procs());
 }

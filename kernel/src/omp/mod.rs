@@ -17,6 +17,7 @@ mod api;
 mod gomp;
 mod icv;
 mod lock;
+mod places;
 mod reductions;
 mod tasks;
 mod team;

@@ -72,6 +72,9 @@ pub struct Team {
     workers: Vec<&'static Worker>,
     /// The first work share was described by the master (a combined parallel construct).
     pub prepared: bool,
+    /// How the team's threads are placed (the proc_bind clause, else the encountering task's
+    /// bind-var; `places::BIND_*`).
+    pub placement: u32,
     /// The taskgroup the implicit tasks start in (a region with task reductions).
     pub group: Option<alloc::sync::Arc<super::tasks::Group>>,
 }
@@ -94,6 +97,7 @@ impl Team {
             workers: Vec::new(),
             prepared: false,
             group: None,
+            placement: 0,
         });
         super::work::reset(&t.work);
         t
@@ -139,10 +143,18 @@ fn team_size(outer: &Ctx, requested: u32) -> u32 {
     n.clamp(1, super::icv::thread_limit())
 }
 
-/// Starts a region running `func(data)` on a team of `requested` threads (0: nthreads-var);
+/// Starts a region running `func(data)` on a team of `requested` threads (0: nthreads-var),
+/// placed by the `proc_bind` clause in the low 3 bits of `flags` (libgomp's GOMP_parallel
+/// flags; 0: bind-var);
 /// the caller runs thread 0's part with `run_master` and ends it with `join`. `prepare` sets
 /// up the team's first work share before the workers start (combined parallel loops).
-pub fn fork(func: Outlined, data: *mut u8, requested: u32, prepare: impl FnOnce(&mut Team, &Ctx) -> bool) -> *mut Team {
+pub fn fork(
+    func: Outlined,
+    data: *mut u8,
+    requested: u32,
+    flags: u32,
+    prepare: impl FnOnce(&mut Team, &Ctx) -> bool,
+) -> *mut Team {
     let st = thread::this();
     let outer: &Ctx = thread::ctx();
     let n = team_size(outer, requested);
@@ -168,6 +180,7 @@ pub fn fork(func: Outlined, data: *mut u8, requested: u32, prepare: impl FnOnce(
     team.data = data;
     team.parent = outer;
     team.icv = outer.icv;
+    team.placement = if flags & 7 != 0 { flags & 7 } else { outer.icv.bind };
     team.icv.nthreads = super::icv::nthreads_at(team.level, outer.icv.nthreads);
     team.single.store(0, Ordering::Relaxed);
     super::work::reset(&team.work);
@@ -230,6 +243,13 @@ pub fn member(team: &Team, id: u32) -> Ctx {
     c.parent = team.parent;
     c.icv = team.icv;
     c.group = team.group.clone();
+    // SAFETY: the encountering task is alive while its region runs.
+    let outer = unsafe { &*team.parent };
+    (c.place, c.part) = if super::places::count() > 0 && team.placement != 0 && outer.place != super::places::NONE {
+        super::places::assign(team.placement, outer.place, outer.part, team.nthreads, id)
+    } else {
+        (super::places::NONE, super::places::Partition { first: 0, len: 0 })
+    };
     if team.prepared {
         c.ws_seq = 1;
         c.cur = super::work::prepared_cursor(team);
@@ -255,9 +275,15 @@ fn staff(team: &mut Team, needed: usize) {
         };
         team.workers.push(w);
     }
+    // SAFETY: the encountering task is alive while its region runs.
+    let outer = unsafe { &*team.parent };
+    let bound = super::places::count() > 0 && team.placement != 0 && outer.place != super::places::NONE;
     for (i, w) in team.workers.iter().enumerate() {
+        let id = i as u32 + 1;
+        let by_place =
+            bound.then(|| super::places::cpu_for(team.placement, outer.place, outer.part, team.nthreads, id)).flatten();
         // SAFETY: idle worker, see `Worker`.
-        unsafe { *w.cpu.get() = (home + i + 1) % ncpu };
+        unsafe { *w.cpu.get() = by_place.unwrap_or((home + i + 1) % ncpu) };
     }
 }
 

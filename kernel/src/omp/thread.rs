@@ -6,6 +6,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 
 use super::icv::{self, Icv};
+use super::places::{self, Partition};
 use super::tasks::{Group, Node};
 use super::team::Team;
 use super::work::Cursor;
@@ -35,6 +36,9 @@ pub struct Ctx {
     pub node: Option<Arc<Node>>,
     /// The innermost taskgroup the tasks it creates belong to.
     pub group: Option<Arc<Group>>,
+    /// Its place (`places::NONE` without binding) and place partition.
+    pub place: u32,
+    pub part: Partition,
 }
 
 impl Ctx {
@@ -53,6 +57,8 @@ impl Ctx {
             in_final: false,
             node: None,
             group: None,
+            place: places::of_cpu(crate::cpu::id() as u32).unwrap_or(places::NONE),
+            part: places::all(),
         }
     }
 
@@ -73,6 +79,8 @@ impl Ctx {
             in_final,
             node: None,
             group,
+            place: self.place,
+            part: self.part,
         }
     }
 }
