@@ -16,10 +16,13 @@ pub fn set_strace(on: bool) {
 /// Forwards system call `nr` to the monitor, which performs it on the host: through the shared
 /// channel without a VM exit, or by hypercall where there is none (`--no-channel`).
 pub fn forward(nr: u64, a: [u64; 6]) -> i64 {
-    match super::channel::call(nr, a) {
+    super::filemap::forward_started();
+    let ret = match super::channel::call(nr, a) {
         Some(ret) => ret,
         None => crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]]),
-    }
+    };
+    super::filemap::forward_done();
+    ret
 }
 
 /// Whether forwarded call `nr` with `args` raises SIGPIPE when it fails with EPIPE: writes to a
