@@ -197,6 +197,32 @@ fn ld_library_path_and_preload() {
     assert!(hrt.stderr.contains("libdynlib.so"), "{hrt:?}");
 }
 
+/// LD_PRELOAD and LD_AUDIT are for the program only: `hrt` is a static executable, so a library
+/// they name is loaded once, by the program's ld.so, as on Linux (each process that loads
+/// tests/programs/hostile/dyn_announce.c prints its lines once), and not at all when the program
+/// is static. A dynamic `hrt` would load it too and print it twice.
+#[test]
+fn ld_variables_reach_only_the_program() {
+    let lib = build_dynamic(&hostile_source("dyn_announce"), "announce/libannounce.so", &["-shared", "-fPIC"]);
+    let lib = lib.to_str().unwrap();
+    let dynamic = build_dynamic(&program_source("hello"), "hello", &[]);
+    let fixed = build_dynamic(&program_source("hello"), "hello-static", &["-static"]);
+    let count = |o: &Outcome, line: &str| o.stderr.lines().filter(|l| *l == line).count();
+    let ctor = "dyn_announce: constructor ran";
+    let audit = "dyn_announce: la_version ran";
+    for (var, lines) in [("LD_PRELOAD", &[ctor][..]), ("LD_AUDIT", &[ctor, audit][..])] {
+        let (native, hrt) = both(1, &dynamic, &[], &[(var, lib)], None);
+        assert_same(var, &native, &hrt);
+        for line in lines {
+            assert_eq!(count(&native, line), 1, "{var}: natively {native:?}");
+            assert_eq!(count(&hrt, line), 1, "{var}: `hrt run` of a dynamic program: {hrt:?}");
+        }
+        let (native, hrt) = both(1, &fixed, &[], &[(var, lib)], None);
+        assert_same(&format!("{var}, static program"), &native, &hrt);
+        assert!(!hrt.stderr.contains("dyn_announce"), "{var}: `hrt` itself loaded the library: {hrt:?}");
+    }
+}
+
 /// An interpreter that does not exist: refused before the VM starts, naming it, with status
 /// 127 (as a shell reports execve's ENOENT).
 #[test]

@@ -9,6 +9,7 @@ pub mod elf;
 pub mod errno;
 pub mod fastcall;
 pub mod fault;
+pub mod filemap;
 pub mod futex;
 pub mod loader;
 pub mod names;

@@ -16,10 +16,13 @@ pub fn set_strace(on: bool) {
 /// Forwards system call `nr` to the monitor, which performs it on the host: through the shared
 /// channel without a VM exit, or by hypercall where there is none (`--no-channel`).
 pub fn forward(nr: u64, a: [u64; 6]) -> i64 {
-    match super::channel::call(nr, a) {
+    super::filemap::forward_started();
+    let ret = match super::channel::call(nr, a) {
         Some(ret) => ret,
         None => crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]]),
-    }
+    };
+    super::filemap::forward_done();
+    ret
 }
 
 /// Whether forwarded call `nr` with `args` raises SIGPIPE when it fails with EPIPE: writes to a
@@ -53,18 +56,14 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
     let (name, nargs, how) = route(nr);
     let tracing = STRACE.load(Ordering::Relaxed);
-    let mut round_trip = None;
+    let start = if tracing { crate::time::ticks() } else { 0 };
     let (ret, kind) = match how {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
         Route::Forward => {
-            let start = crate::time::ticks();
             let masked = super::calls::signal::begin_masked_wait(nr, &args);
             let ret = forward(nr, args);
             if masked {
                 super::calls::signal::end_masked_wait(ret);
-            }
-            if tracing && !crate::console::quiet() {
-                round_trip = Some(crate::time::ticks_to_ns(crate::time::ticks().wrapping_sub(start)));
             }
             if ret == -(EPIPE as i64) && raises_sigpipe(nr, &args) {
                 super::calls::signal::broken_pipe();
@@ -84,7 +83,11 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         ret
     };
     if tracing {
-        trace(nr, name, &args[..nargs], ret, kind, round_trip);
+        // With -v (the console not quiet), how long the call took: a forwarded call's round
+        // trip to the host, a local call's time in the kernel.
+        let took =
+            (!crate::console::quiet()).then(|| crate::time::ticks_to_ns(crate::time::ticks().wrapping_sub(start)));
+        trace(nr, name, &args[..nargs], ret, kind, took);
     }
     frame.rax = ret as u64;
 }
@@ -107,7 +110,8 @@ fn report_unimplemented(nr: u64, name: &str) {
     }
 }
 
-/// One `--strace` line; with `-v`, a forwarded call's round trip to the host in microseconds.
+/// One `--strace` line; with `-v`, the call's time in microseconds (for a forwarded call, its
+/// round trip to the host).
 fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char, round_trip_ns: Option<u64>) {
     use core::fmt::Write;
     let mut line = alloc::string::String::with_capacity(96);

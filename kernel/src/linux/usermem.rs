@@ -212,9 +212,11 @@ pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
 }
 
 /// Maps `[addr, addr + len)` at exactly that address with fresh (zero) contents, replacing
-/// whatever the program had mapped there (MAP_FIXED). Fails with ENOMEM, changing nothing, if
-/// part of it is outside the pool or being unmapped by another thread right now.
-pub fn map_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
+/// whatever the program had mapped there (MAP_FIXED); with `fresh` false, the replaced pages
+/// keep their contents (a file mapping over the same bytes, see `filemap`). Fails with ENOMEM,
+/// changing nothing, if part of it is outside the pool or being unmapped by another thread
+/// right now.
+pub fn map_fixed(addr: u64, len: u64, fresh: bool) -> Result<u64, Errno> {
     let end = pool_span(addr, len)?;
     let (replaced, opened) = {
         let mut mem = MEMORY.lock();
@@ -245,8 +247,10 @@ pub fn map_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
         (replaced, opened)
     };
     holes_opened(&opened);
-    for (s, e) in replaced {
-        zero(s, e - s);
+    if fresh {
+        for (s, e) in replaced {
+            zero(s, e - s);
+        }
     }
     Ok(addr)
 }

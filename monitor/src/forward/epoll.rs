@@ -4,12 +4,13 @@
 //! word is the program's own and goes to the host and back unchanged, so `epoll_wait` writes
 //! the host's events straight into the program's buffer (`struct epoll_event` is packed, 12
 //! bytes, on the host as in the program).
-//!
-//! Differences from Linux, both from guest descriptors that are duplicates sharing one host
-//! descriptor (dup, dup2, F_DUPFD): adding two such guest fds to one epoll instance is EEXIST
-//! for the second (Linux keys the interest list by descriptor number and file, the host sees one
-//! number), and an event for either names whatever data the one registration carries.
+//! Linux keys an interest list by file and descriptor number; guest fds that are dups of one
+//! another have host descriptors of their own (fd_table.rs), so each can be added with its own
+//! data word, as on Linux. `epoll_pwait2` waits with the host's `epoll_pwait2` and its
+//! nanosecond timeout (on hosts before Linux 5.11, which lack it, with `epoll_wait` and the
+//! timeout rounded up to milliseconds).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,6 +35,31 @@ pub(super) enum Wait {
     Ms(u64),
     /// epoll_pwait2: a guest `struct timespec`, NULL for no limit.
     Timespec(u64),
+}
+
+/// The host has no `epoll_pwait2` (Linux before 5.11): found on the first try.
+static PWAIT2_MISSING: AtomicBool = AtomicBool::new(false);
+
+/// The host's timespec for a wait of `d`.
+fn timespec(d: Duration) -> libc::timespec {
+    libc::timespec { tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t, tv_nsec: d.subsec_nanos() as _ }
+}
+
+/// One host wait of at most `left` (None: no limit) to the nanosecond: `epoll_pwait2` for `n`
+/// events into `p`, or, with no room for events, `ppoll` on the instance itself (`nowhere`).
+/// Returns the host's answer (-1 with errno).
+fn wait_precise(ep: i32, p: *mut u8, n: u64, nowhere: *mut libc::pollfd, left: Option<Duration>) -> libc::c_long {
+    let ts = left.map(timespec);
+    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `p` covers `n` writable events of guest memory, `nowhere` is one pollfd, `tsp`
+    // is null or points at `ts`; no signal mask is passed.
+    unsafe {
+        if n == 0 {
+            libc::syscall(libc::SYS_ppoll, ptr(nowhere), 1, ptr(tsp), 0, 0)
+        } else {
+            libc::syscall(libc::SYS_epoll_pwait2, ep, ptr(p), n as libc::c_long, ptr(tsp), 0, 0)
+        }
+    }
 }
 
 impl Forwarder {
@@ -119,9 +145,23 @@ impl Forwarder {
         let n = g.usable_len_mut(events, len).map_or(0, |u| u / EVENT_SIZE).min(EVENTS_PER_CALL);
         let p = g.range_mut(events, n * EVENT_SIZE)?;
         let mut nowhere = libc::pollfd { fd: ep.raw(), events: libc::POLLIN, revents: 0 };
+        let nowhere = std::ptr::addr_of_mut!(nowhere);
         let deadline = limit.map(|d| Instant::now().checked_add(d));
+        let precise = matches!(wait, Wait::Timespec(_)) && !PWAIT2_MISSING.load(Ordering::Relaxed);
         // Restarted after a signal aimed at the monitor with the time left.
         let got = restarting(&self.stopping, || {
+            if precise {
+                let left = match deadline {
+                    None => None,
+                    Some(None) => Some(Duration::from_millis(i32::MAX as u64)),
+                    Some(Some(d)) => Some(d.saturating_duration_since(Instant::now())),
+                };
+                let ret = wait_precise(ep.raw(), p, n, nowhere, left);
+                if ret >= 0 || Errno::last() != Errno::ENOSYS {
+                    return ret;
+                }
+                PWAIT2_MISSING.store(true, Ordering::Relaxed);
+            }
             let ms = match deadline {
                 None => -1,
                 Some(None) => i32::MAX as libc::c_long,
@@ -130,7 +170,7 @@ impl Forwarder {
             // SAFETY: `p` covers `n` writable events of guest memory; `nowhere` is one pollfd.
             unsafe {
                 if n == 0 {
-                    libc::syscall(libc::SYS_poll, ptr(std::ptr::addr_of_mut!(nowhere)), 1, ms)
+                    libc::syscall(libc::SYS_poll, ptr(nowhere), 1, ms)
                 } else {
                     libc::syscall(libc::SYS_epoll_wait, ep.raw(), ptr(p), n as libc::c_long, ms)
                 }

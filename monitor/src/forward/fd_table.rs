@@ -2,10 +2,12 @@
 //! descriptors. The guest names only what is in this table, so descriptors the monitor opened for
 //! itself (KVM, memory) are never reachable.
 //!
-//! Guest fds that are duplicates of each other (dup, dup2, F_DUPFD) share one host descriptor
-//! (one open file description, as on Linux) through an `Arc`; the host descriptor is closed when
-//! the last guest fd naming it goes. A call in progress holds its own reference, so a concurrent
-//! close() from another guest thread never lets the host number be reused under it.
+//! Guest fds that are duplicates of each other (dup, dup2, F_DUPFD) are host duplicates too:
+//! each has its own host descriptor, all sharing one open file description, as on Linux. So
+//! what Linux keys by descriptor number sees distinct numbers on the host as well: two of them
+//! can be added to one epoll instance (each with its own data word). Each host descriptor is
+//! held through an `Arc`: a call in progress holds its own reference, so a concurrent close()
+//! from another guest thread never lets the host number be reused under it.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -87,6 +89,17 @@ impl HostFd {
                 _ => FdKind::Other,
             }
         })
+    }
+
+    /// A new host descriptor for the same open file description (the host's `F_DUPFD_CLOEXEC`),
+    /// owned, of the same kind; for a guest dup.
+    pub fn duplicate(&self) -> SysResult<HostFd> {
+        // SAFETY: F_DUPFD_CLOEXEC takes an integer and creates a descriptor, owned below.
+        let fd = unsafe { libc::fcntl(self.fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(Errno::last());
+        }
+        Ok(HostFd { fd, owned: true, special: self.special, kind: self.kind.clone() })
     }
 
     /// Closes the host descriptor now and reports the host's answer (close can report a write

@@ -17,8 +17,9 @@ const WINSIZE_SIZE: u64 = 8;
 
 impl Forwarder {
     pub(super) fn dup(&self, fd: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
-        self.fds.insert(h, false, 0)
+        // Each guest dup has a host dup of its own (see fd_table.rs).
+        let h = self.fds.get(fd)?.duplicate()?;
+        self.fds.insert(Arc::new(h), false, 0)
     }
 
     pub(super) fn dup2(&self, old: u64, new: u64) -> SysResult<i64> {
@@ -28,7 +29,7 @@ impl Forwarder {
             return Ok(n as i64);
         }
         // Whatever was at `new` is closed silently, as dup2 does.
-        drop(self.fds.replace(n, h, false)?);
+        drop(self.fds.replace(n, Arc::new(h.duplicate()?), false)?);
         Ok(n as i64)
     }
 
@@ -39,7 +40,7 @@ impl Forwarder {
         }
         let n = FdTable::number(new)?;
         let h = self.fds.get(old)?;
-        drop(self.fds.replace(n, h, flags != 0)?);
+        drop(self.fds.replace(n, Arc::new(h.duplicate()?), flags != 0)?);
         Ok(n as i64)
     }
 
@@ -64,7 +65,7 @@ impl Forwarder {
                 if min >= self.fds.limit() {
                     return Err(Errno::EINVAL);
                 }
-                self.fds.insert(h, c == libc::F_DUPFD_CLOEXEC, min)
+                self.fds.insert(Arc::new(h.duplicate()?), c == libc::F_DUPFD_CLOEXEC, min)
             }
             libc::F_GETFD => Ok(if self.fds.cloexec(fd)? { libc::FD_CLOEXEC as i64 } else { 0 }),
             libc::F_SETFD => {

@@ -1,9 +1,10 @@
 // epoll and eventfd as Linux has them: epoll over pipes, eventfds, another epoll instance and
 // stdin; level- and edge-triggered events, EPOLLONESHOT, EPOLL_CTL_MOD/DEL, the event's data
-// word coming back unchanged, errors (EBADF, EEXIST, ENOENT, EINVAL, EPERM, EFAULT),
-// close-on-exec and non-blocking flags, eventfd's counter and semaphore modes, a thread blocked
-// in epoll_wait woken by another thread's write, and a signal interrupting epoll_wait (EINTR,
-// with or without SA_RESTART), epoll_pwait's signal mask. One line per case; the same natively and under hrt.
+// word coming back unchanged, errors (EBADF, EEXIST, ENOENT, EINVAL, EPERM, EFAULT), dups of
+// one descriptor as separate entries, close-on-exec and non-blocking flags, eventfd's counter
+// and semaphore modes, a thread blocked in epoll_wait woken by another thread's write, and a
+// signal interrupting epoll_wait (EINTR, with or without SA_RESTART), epoll_pwait's signal mask.
+// One line per case; the same natively and under hrt.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +132,9 @@ static void wait_errors(void) {
     report("wait 50 ms timeout", epoll_wait(ep, ev, 2, 50));
     struct timespec ms30 = {0, 30000000};
     report("pwait2 30 ms timeout", syscall(SYS_epoll_pwait2, ep, ev, 2, &ms30, NULL, 8));
+    struct timespec us100 = {0, 100000};
+    report("pwait2 100 us timeout", syscall(SYS_epoll_pwait2, ep, ev, 2, &us100, NULL, 8));
+    report("pwait2 100 us timeout, no room", syscall(SYS_epoll_pwait2, ep, NULL, 2, &us100, NULL, 8));
     close(p[0]);
     close(p[1]);
     close(ep);
@@ -188,6 +192,33 @@ static void triggering(void) {
     wait_report("registered number closed, dup open", ep, 8, 0);
     close(d);
     wait_report("dup closed too", ep, 8, 0);
+    close(p[1]);
+    close(ep);
+}
+
+// Dups of one descriptor are distinct entries (Linux keys the interest list by file and
+// number): each added with its own data word, reported, modified and deleted on its own.
+static void dups(void) {
+    int ep = epoll_create1(0), p[2];
+    pipe(p);
+    int d = dup(p[0]), d2 = fcntl(p[0], F_DUPFD_CLOEXEC, 40), d3 = dup2(p[0], 50);
+    report("add original", add(ep, p[0], EPOLLIN, 1));
+    report("add dup", add(ep, d, EPOLLIN, 2));
+    report("add F_DUPFD dup", add(ep, d2, EPOLLIN, 3));
+    report("add dup2 dup", add(ep, d3, EPOLLIN, 4));
+    report("add dup again EEXIST", add(ep, d, EPOLLIN, 5));
+    write(p[1], "x", 1);
+    wait_report("dups: one event each", ep, 8, 0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 6};
+    report("mod dup", epoll_ctl(ep, EPOLL_CTL_MOD, d, &ev));
+    report("del original", epoll_ctl(ep, EPOLL_CTL_DEL, p[0], NULL));
+    wait_report("dups: original deleted, dup modified", ep, 8, 0);
+    close(d2);
+    wait_report("dups: a closed dup's entry stays while the file is open", ep, 8, 0);
+    close(d);
+    close(d3);
+    close(p[0]);
+    wait_report("dups: all closed", ep, 8, 0);
     close(p[1]);
     close(ep);
 }
@@ -423,6 +454,7 @@ int main(int argc, char **argv) {
     control_errors();
     wait_errors();
     triggering();
+    dups();
     nested_and_stdin();
     eventfds();
     wake_up();

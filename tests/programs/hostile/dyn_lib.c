@@ -1,7 +1,7 @@
 /* A small shared library for the dynamic-linking tests: built as libdynlib.so (the answer 42)
  * and, with -DPRELOAD, as a preload library whose constructor sets the answer it overrides with
  * (7), so the program's output shows both that the override won and that the constructor ran.
- * (It prints nothing itself: `hrt` is a dynamic executable too and loads LD_PRELOAD as well.) */
+ * dyn_announce.c is the library that prints. */
 
 #ifdef PRELOAD
 static int answer;

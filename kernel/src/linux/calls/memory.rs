@@ -6,6 +6,7 @@ use linux_raw_sys::general;
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
+use crate::linux::filemap;
 use crate::linux::process::PROCESS;
 use crate::linux::protect;
 use crate::linux::usermem::{self, page_up, PAGE};
@@ -31,6 +32,7 @@ fn fits_user_space(start: u64, len: u64) -> bool {
 }
 
 pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    filemap::forget();
     let want = a[0];
     let mut b = PROCESS.brk.lock();
     if want < b.start {
@@ -70,6 +72,13 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(ENOMEM);
     }
     let len = page_up(len);
+    let file = flags & MAP_ANONYMOUS == 0;
+    // A fixed file mapping over the same file's bytes (ld.so's segments inside the extent it
+    // mapped first) keeps them: see `filemap`.
+    let reuse = file && flags & MAP_FIXED != 0 && filemap::reuse(addr, len, fd as u64, off, prot);
+    if !reuse {
+        filemap::forget();
+    }
     let mut replaced = false;
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         if !addr.is_multiple_of(PAGE) {
@@ -86,15 +95,16 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if flags & MAP_FIXED_NOREPLACE != 0 {
             usermem::alloc_fixed(addr, len)?
         } else {
-            // Replaces whatever the program had there with fresh contents.
-            usermem::map_fixed(addr, len)?
+            // Replaces whatever the program had there with fresh contents (or, reused, with
+            // the same).
+            usermem::map_fixed(addr, len, !reuse)?
         }
     } else {
         // Large mappings get 2 MiB alignment where possible (fewer TLB entries).
         let align = if len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
         usermem::alloc(len, align)?
     };
-    if flags & MAP_ANONYMOUS == 0 {
+    if file && !reuse {
         // A file mapping: read its contents through the monitor (private, read-only use). A
         // MAP_FIXED range keeps its old protection until `apply_prot` below: let the monitor
         // write there meanwhile.
@@ -104,20 +114,21 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             usermem::unmap(start, start + len);
             return Err((-got) as u32);
         }
-        if off == 0 && crate::linux::rewrite::enabled() {
-            // An ELF object mapped from its start (ld.so loading a library): its unwind table
-            // gives the extents of its functions, for rewriting their system calls.
-            crate::linux::eh_frame::add_mapped(start, len);
+        filemap::remember(start, len, fd as u64, off, prot);
+    }
+    if file && off == 0 && crate::linux::rewrite::enabled() {
+        // An ELF object mapped from its start (ld.so loading a library): its unwind table
+        // gives the extents of its functions, for rewriting their system calls.
+        crate::linux::eh_frame::add_mapped(start, len);
+    }
+    let boot = crate::bootinfo::get();
+    if file && prot & protect::PROT_EXEC != 0 && boot.flags & hrt_abi::flags::OMP_LIBRARY != 0 {
+        // A shared libgomp under `--omp`: its functions jump to the kernel's runtime. The
+        // patches write the code, so a replaced (or reused) range loses its old protection.
+        if replaced {
+            protect::reset(start, start + len);
         }
-        let boot = crate::bootinfo::get();
-        if prot & protect::PROT_EXEC != 0 && boot.flags & hrt_abi::flags::OMP_LIBRARY != 0 {
-            // A shared libgomp under `--omp`: its functions jump to the kernel's runtime. The
-            // patches write the code, so a replaced range loses its old protection first.
-            if replaced {
-                protect::reset(start, start + len);
-            }
-            crate::linux::overrides::apply_file(boot, fd as u64, off, start, (got as u64).min(len));
-        }
+        crate::linux::overrides::apply_file(boot, fd as u64, off, start, len);
     }
     apply_prot(start, start + len, prot, !replaced);
     Ok(start)
@@ -160,6 +171,7 @@ fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
 }
 
 pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    filemap::forget();
     let (addr, len) = (a[0], a[1]);
     if !addr.is_multiple_of(PAGE) || len == 0 || !fits_user_space(addr, len) {
         return Err(EINVAL);
@@ -169,6 +181,7 @@ pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    filemap::forget();
     let (old, flags) = (a[0], a[3]);
     // Lengths that round past the end of the address space become 0 on Linux: EINVAL.
     let (Some(old_len), Some(new_len)) = (a[1].checked_next_multiple_of(PAGE), a[2].checked_next_multiple_of(PAGE))
@@ -203,6 +216,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 /// mprotect(addr, len, prot): the whole range must be mapped (ENOMEM otherwise, as Linux).
 pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    filemap::forget();
     let (addr, len, prot) = (a[0], a[1], a[2]);
     let known = protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC;
     let grows = (general::PROT_GROWSDOWN | general::PROT_GROWSUP) as u64;
@@ -222,6 +236,7 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    filemap::forget();
     let (addr, advice) = (a[0], a[2]);
     // As Linux: a length that rounds past the end of the address space is EINVAL.
     let Some(len) = a[1].checked_next_multiple_of(PAGE).filter(|l| addr.checked_add(*l).is_some()) else {
