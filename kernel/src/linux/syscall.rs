@@ -59,7 +59,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         Route::Forward => {
             let start = crate::time::ticks();
             let masked = super::calls::signal::begin_masked_wait(nr, &args);
-            let ret = forward(nr, args);
+            let ret = forward(super::calls::procs::tagged(nr), args);
             if masked {
                 super::calls::signal::end_masked_wait(ret);
             }
