@@ -276,7 +276,7 @@ impl Forwarder {
     /// high bits (`hrt_abi::process`): it acts on the child's descriptor table.
     pub fn call(&self, mem: &dyn GuestMemory, nr: u64, args: [u64; 6]) -> i64 {
         let r = self.in_context(nr, |nr| self.dispatch(Guest::new(mem), nr, &args));
-        to_ret(r.unwrap_or(Err(Errno::ESRCH)))
+        to_ret(r.unwrap_or(Err(Errno::ENOSYS)))
     }
 
     /// Whether `nr` is one this forwarder handles (the kernel's table decides routing; this is
