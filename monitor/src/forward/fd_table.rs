@@ -258,7 +258,8 @@ impl FdTable {
     /// A copy of the table for a new process (vfork): the same host descriptors, shared as a
     /// fork shares open files, with the same FD_CLOEXEC flags.
     pub fn duplicate(&self) -> FdTable {
-        let slots = self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: s.host.clone(), cloexec: s.cloexec })).collect();
+        let slots =
+            self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: s.host.clone(), cloexec: s.cloexec })).collect();
         FdTable { slots: Mutex::new(slots), limit: self.limit }
     }
 

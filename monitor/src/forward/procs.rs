@@ -246,7 +246,7 @@ impl Forwarder {
         // SAFETY: an all-zero rusage is valid.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: pointers to our own locals.
-        let r = unsafe { self.sys(libc::SYS_wait4, &[pid, ptr(&mut st), int(options), ptr(&mut ru)])? };
+        let r = unsafe { self.sys(libc::SYS_wait4, &[pid, ptr(&raw mut st), int(options), ptr(&raw mut ru)])? };
         if r > 0 {
             if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
                 self.reaped(r);
@@ -273,7 +273,7 @@ impl Forwarder {
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: pointers to our own locals.
         let r = unsafe {
-            self.sys(libc::SYS_waitid, &[idtype as libc::c_long, id, ptr(&mut info), options, ptr(&mut ru)])?
+            self.sys(libc::SYS_waitid, &[idtype as libc::c_long, id, ptr(&raw mut info), options, ptr(&raw mut ru)])?
         };
         // SAFETY: waitid filled in the siginfo (zero pid: nothing to report).
         let pid = unsafe { info.si_pid() };
@@ -301,7 +301,8 @@ impl Forwarder {
             if p == 0 {
                 return Ok(out);
             }
-            let s = g.read_cstr(p, MAX_ARG_STRLEN).map_err(|e| if e == Errno::ENAMETOOLONG { Errno::E2BIG } else { e })?;
+            let s =
+                g.read_cstr(p, MAX_ARG_STRLEN).map_err(|e| if e == Errno::ENAMETOOLONG { Errno::E2BIG } else { e })?;
             *total += s.as_bytes().len() + 1 + 8;
             if *total > ARG_MAX {
                 return Err(Errno::E2BIG);
@@ -382,14 +383,17 @@ impl Forwarder {
         let fd = match held {
             Some(h) => {
                 // SAFETY: F_DUPFD_CLOEXEC on a descriptor we hold.
-                let fd = unsafe { self.sys(libc::SYS_fcntl, &[h.raw() as libc::c_long, libc::F_DUPFD_CLOEXEC as libc::c_long, 0])? };
+                let fd = unsafe {
+                    self.sys(libc::SYS_fcntl, &[h.raw() as libc::c_long, libc::F_DUPFD_CLOEXEC as libc::c_long, 0])?
+                };
                 // SAFETY: a fresh descriptor we own.
                 unsafe { OwnedFd::from_raw_fd(fd as i32) }
             }
             None => {
                 let flags = at.open_flags((libc::O_PATH | libc::O_CLOEXEC) as libc::c_long);
                 // SAFETY: a host C string.
-                let fd = unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags])? };
+                let fd =
+                    unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags])? };
                 // SAFETY: a fresh descriptor we own.
                 unsafe { OwnedFd::from_raw_fd(fd as i32) }
             }

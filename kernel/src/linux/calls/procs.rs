@@ -193,7 +193,12 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysRe
     ZOMBIES.lock().push((tid, status));
     if exit_signal != 0 {
         let uid = crate::bootinfo::get().uid as u64;
-        let info = SigInfo { signo: exit_signal as i32, code: CLD_EXITED, w16: tid as u64 | uid << 32, w24: (status >> 8) as u64 };
+        let info = SigInfo {
+            signo: exit_signal as i32,
+            code: CLD_EXITED,
+            w16: tid as u64 | uid << 32,
+            w24: (status >> 8) as u64,
+        };
         let _ = sig::send_process(info);
         sig::state::kick_all();
     }
@@ -308,7 +313,12 @@ pub fn waitid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if let Some((p, ws)) = selector.and_then(|s| take_zombie(s, options & WNOWAIT != 0)) {
             if infop != 0 {
                 let uid = crate::bootinfo::get().uid as u64;
-                let info = SigInfo { signo: SIGCHLD as i32, code: CLD_EXITED, w16: p as u64 | uid << 32, w24: (ws >> 8) as u64 };
+                let info = SigInfo {
+                    signo: SIGCHLD as i32,
+                    code: CLD_EXITED,
+                    w16: p as u64 | uid << 32,
+                    w24: (ws >> 8) as u64,
+                };
                 uaccess::write_bytes(infop, &info.bytes())?;
             }
             if rusage != 0 {
