@@ -89,6 +89,14 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     frame.rax = ret as u64;
 }
 
+/// The `--strace` line of a call that does not return to the program (a vfork child's
+/// successful exec or its exit, which end its guest thread).
+pub fn trace_final(nr: u64, args: &[u64], ret: i64, kind: char) {
+    if STRACE.load(Ordering::Relaxed) {
+        trace(nr, route(nr).0, args, ret, kind, None);
+    }
+}
+
 /// Calls already reported as unimplemented, one bit per number (numbers past the table share
 /// the last bit).
 static REPORTED: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];

@@ -218,6 +218,7 @@ fn end_child(value: u64) -> ! {
 /// exit/exit_group in a spawn child before exec: only the child ends, with `code`.
 pub fn exit_if_child(code: u64) {
     if let Some(ctx) = child_ctx() {
+        crate::linux::syscall::trace_final(linux_raw_sys::general::__NR_exit_group as u64, &[code], 0, 'L');
         let _ = forward(op::CHILD_END, [ctx as u64, 0, 0, 0, 0, 0]);
         end_child(EXITED | (code & 0xff) << 8);
     }
@@ -249,11 +250,11 @@ pub fn child_sigaction(signo: usize, new: Option<[u64; 4]>, oact: u64) -> Option
 }
 
 pub fn execve(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    exec(frame, libc_at_fdcwd(), a[0], a[1], a[2], 0)
+    exec(frame, linux_raw_sys::general::__NR_execve, [libc_at_fdcwd(), a[0], a[1], a[2], 0])
 }
 
 pub fn execveat(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    exec(frame, a[0], a[1], a[2], a[3], a[4])
+    exec(frame, linux_raw_sys::general::__NR_execveat, [a[0], a[1], a[2], a[3], a[4]])
 }
 
 fn libc_at_fdcwd() -> u64 {
@@ -262,7 +263,7 @@ fn libc_at_fdcwd() -> u64 {
 
 static EXEC_REPORTED: AtomicBool = AtomicBool::new(false);
 
-fn exec(_: &mut TrapFrame, dirfd: u64, path: u64, argv: u64, envp: u64, flags: u64) -> SysResult {
+fn exec(_: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> SysResult {
     let Some(ctx) = child_ctx() else {
         if !EXEC_REPORTED.swap(true, Ordering::Relaxed) {
             kprintln!("hrt: execve in the program itself (not in a vfork/posix_spawn child) is not supported: returning ENOSYS");
@@ -272,6 +273,10 @@ fn exec(_: &mut TrapFrame, dirfd: u64, path: u64, argv: u64, envp: u64, flags: u
     let mask = current().sigmask;
     call(tagged(op::SIGNALS), [ignored(ctx), mask, 0, 0, 0, 0])?;
     let pid = call(tagged(op::EXEC), [dirfd, path, argv, envp, flags, 0])?;
+    // The line says what the program sees: exec returns nothing; the host pid is the parent's.
+    let shown: &[u64] =
+        if nr == linux_raw_sys::general::__NR_execve { &[path, argv, envp] } else { &[dirfd, path, argv, envp, flags] };
+    crate::linux::syscall::trace_final(nr as u64, shown, pid as i64, 'F');
     end_child(EXECED | pid)
 }
 
