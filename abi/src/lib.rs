@@ -371,6 +371,39 @@ pub mod nr {
     pub const FILE_OVERRIDES: u64 = 16;
 }
 
+/// Process calls (child processes run on the host, `--children host`): the kernel sends them
+/// to the monitor like forwarded system calls, with numbers above every Linux number. A call a
+/// spawn child makes before its `execve` (a `vfork` or `clone(CLONE_VM|CLONE_VFORK)` child,
+/// what `posix_spawn` makes) carries the child's id in bits [`process::CONTEXT_SHIFT`] and up
+/// of the number, Linux calls included: the monitor then acts on the child's own copy of the
+/// descriptor table, working directory and process-group requests.
+pub mod process {
+    /// The child context of a forwarded call: `nr >> CONTEXT_SHIFT` (0: the program itself).
+    pub const CONTEXT_SHIFT: u32 = 32;
+    /// A spawn child begins (the monitor copies the program's descriptor table for it).
+    pub const CHILD_BEGIN: u64 = 0x2000;
+    /// A spawn child ended before exec (its table copy is dropped).
+    pub const CHILD_END: u64 = 0x2001;
+    /// The child's signal state for its exec: (ignored signals, signal mask), bit `sig - 1`.
+    pub const SIGNALS: u64 = 0x2002;
+    /// execveat(dirfd, path, argv, envp, flags) in a spawn child: the host pid on success.
+    pub const EXEC: u64 = 0x2003;
+    /// wait4(pid, status, options, rusage) for the program's host children.
+    pub const WAIT4: u64 = 0x2004;
+    /// waitid(idtype, id, infop, options, rusage).
+    pub const WAITID: u64 = 0x2005;
+    /// kill(pid, sig) to a host child or a process group.
+    pub const KILL: u64 = 0x2006;
+    /// setpgid(pid, pgid), getpgid(pid), setsid(), getsid(pid); pid 0 is the caller.
+    pub const SETPGID: u64 = 0x2007;
+    pub const GETPGID: u64 = 0x2008;
+    pub const SETSID: u64 = 0x2009;
+    pub const GETSID: u64 = 0x200a;
+    /// Lowest and highest process-call numbers.
+    pub const FIRST: u64 = CHILD_BEGIN;
+    pub const LAST: u64 = GETSID;
+}
+
 /// The dispositions of [`nr::TTY_SIGNAL_ACTION`].
 pub mod tty_action {
     pub const DEFAULT: u64 = 0;

@@ -61,6 +61,10 @@ pub struct RunArgs {
     /// points redirected to the kernel), its own libgomp, or the kernel's where it applies
     #[arg(long, value_enum, default_value = "libgomp", value_name = "RUNTIME")]
     pub omp: crate::overrides::OmpChoice,
+    /// How the program's child processes run (vfork/posix_spawn then execve): `host`, as host
+    /// processes of their own (the only mode so far; a child that is an HRT process is a later one)
+    #[arg(long, value_enum, default_value = "host", value_name = "MODE")]
+    pub children: ChildrenMode,
     #[command(flatten)]
     pub vm: VmArgs,
     /// The program and its arguments
@@ -75,6 +79,13 @@ pub struct SelftestArgs {
     pub filter: Option<String>,
     #[command(flatten)]
     pub vm: VmArgs,
+}
+
+/// `--children`: where the program's child processes run.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChildrenMode {
+    /// A child's `execve` starts the host program as a host process (McKernel-style delegation)
+    Host,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -30,7 +30,7 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
         unsafe { libc::raise(libc::SIGSTOP) };
         return;
     }
-    if sig == libc::SIGCONT || sig == libc::SIGWINCH {
+    if sig == libc::SIGCONT || sig == libc::SIGWINCH || sig == libc::SIGCHLD {
         return;
     }
     // SAFETY: _exit is async-signal-safe; the program's output is already on the host
@@ -77,6 +77,8 @@ fn install_stop_handlers() {
         libc::SIGTSTP,
         libc::SIGCONT,
         libc::SIGWINCH,
+        // A host child of the program ended or stopped (forward/procs.rs).
+        libc::SIGCHLD,
     ];
     for sig in passed_on {
         // SAFETY: installing a handler that makes only async-signal-safe calls.

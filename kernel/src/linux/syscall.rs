@@ -61,7 +61,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
         Route::Forward => {
             let masked = super::calls::signal::begin_masked_wait(nr, &args);
-            let ret = forward(nr, args);
+            let ret = forward(super::calls::procs::tagged(nr), args);
             if masked {
                 super::calls::signal::end_masked_wait(ret);
             }
@@ -90,6 +90,14 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         trace(nr, name, &args[..nargs], ret, kind, took);
     }
     frame.rax = ret as u64;
+}
+
+/// The `--strace` line of a call that does not return to the program (a vfork child's
+/// successful exec or its exit, which end its guest thread).
+pub fn trace_final(nr: u64, args: &[u64], ret: i64, kind: char) {
+    if STRACE.load(Ordering::Relaxed) {
+        trace(nr, route(nr).0, args, ret, kind, None);
+    }
 }
 
 /// Calls already reported as unimplemented, one bit per number (numbers past the table share

@@ -6,7 +6,7 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{info, memory, residency, signal, thread, time};
+use super::calls::{info, memory, procs, residency, signal, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
 use crate::arch::traps::TrapFrame;
@@ -139,9 +139,17 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         // Threads, identity, scheduling.
         __NR_clone => ("clone", 5, L(thread::clone)),
         __NR_clone3 => ("clone3", 2, L(thread::clone3)),
-        __NR_fork => ("fork", 0, U),
-        __NR_vfork => ("vfork", 0, U),
-        __NR_execve => ("execve", 3, U),
+        __NR_fork => ("fork", 0, L(procs::fork)),
+        __NR_vfork => ("vfork", 0, L(procs::vfork)),
+        __NR_execve => ("execve", 3, L(procs::execve)),
+        __NR_execveat => ("execveat", 5, L(procs::execveat)),
+        __NR_wait4 => ("wait4", 4, L(procs::wait4)),
+        __NR_waitid => ("waitid", 5, L(procs::waitid)),
+        __NR_setpgid => ("setpgid", 2, L(procs::setpgid)),
+        __NR_getpgid => ("getpgid", 1, L(procs::getpgid)),
+        __NR_getpgrp => ("getpgrp", 0, L(procs::getpgrp)),
+        __NR_setsid => ("setsid", 0, L(procs::setsid)),
+        __NR_getsid => ("getsid", 1, L(procs::getsid)),
         __NR_exit => ("exit", 1, L(thread::exit)),
         __NR_exit_group => ("exit_group", 1, L(thread::exit_group)),
         __NR_futex => ("futex", 6, L(super::futex::futex)),

@@ -25,7 +25,16 @@ impl Forwarder {
     /// True if forwarded call `nr` with `args` may wait on the host for an unbounded time.
     /// Errs on the side of "may block": the cost of a wrong "yes" is a thread hand-off.
     pub fn may_block(&self, nr: u64, args: &[u64; 6]) -> bool {
+        self.in_context(nr, |nr| self.may_block_in(nr, args)).unwrap_or(false)
+    }
+
+    fn may_block_in(&self, nr: u64, args: &[u64; 6]) -> bool {
+        use hrt_abi::process as op;
         use Direction::{Read, Write};
+        // Starting a host program waits for its exec; waiting for a child waits for it.
+        if nr == op::EXEC || nr == op::WAIT4 && args[2] & libc::WNOHANG as u64 == 0 || nr == op::WAITID {
+            return true;
+        }
         let Ok(nr) = libc::c_long::try_from(nr) else { return false };
         match nr {
             libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 | libc::SYS_preadv | libc::SYS_preadv2 => {
@@ -72,7 +81,7 @@ impl Forwarder {
     /// Whether I/O in `dir` on the program's descriptor `fd` may wait for another party.
     /// Unknown descriptors are EBADF, which is quick.
     fn may_wait(&self, fd: u64, dir: Direction) -> bool {
-        let Ok(host) = self.fds.get(fd) else { return false };
+        let Ok(host) = self.fds().get(fd) else { return false };
         match host.kind() {
             FdKind::Quick | FdKind::Epoll => false,
             FdKind::Terminal => dir == Direction::Read,
@@ -84,6 +93,10 @@ impl Forwarder {
     /// (a `read` of a pipe or socket that holds data or is at its end, a `write` of at most
     /// PIPE_BUF bytes to a pipe with room). None: it would wait; hand it to a thread.
     pub fn try_without_waiting(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Option<i64> {
+        self.in_context(nr, |nr| self.try_in_context(mem, nr, args)).flatten()
+    }
+
+    fn try_in_context(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Option<i64> {
         let g = Guest::new(mem);
         let result = match libc::c_long::try_from(nr).ok()? {
             libc::SYS_read => self.nowait(g, args[0], args[1], args[2], Direction::Read),
@@ -99,7 +112,7 @@ impl Forwarder {
     /// One `preadv2`/`pwritev2` with RWF_NOWAIT at the current position; EAGAIN if it would wait
     /// or the descriptor is not one to try.
     fn nowait(&self, g: Guest, fd: u64, buf: u64, count: u64, dir: Direction) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         match (h.kind(), dir) {
             (FdKind::Pipe | FdKind::Socket, Direction::Read) => {}
             (FdKind::Pipe, Direction::Write) if count <= PIPE_BUF => {}

@@ -78,7 +78,7 @@ impl Forwarder {
         }
         // SAFETY: no pointer arguments.
         let fd = unsafe { self.sys(libc::SYS_epoll_create1, &[cloexec])? };
-        self.fds.insert(Arc::new(HostFd::with_kind(fd as i32, FdKind::Epoll)), flags != 0, 0)
+        self.fds().insert(Arc::new(HostFd::with_kind(fd as i32, FdKind::Epoll)), flags != 0, 0)
     }
 
     pub(super) fn epoll_ctl(&self, g: Guest, epfd: u64, op: u64, fd: u64, event: u64) -> SysResult<i64> {
@@ -89,8 +89,8 @@ impl Forwarder {
         } else {
             g.read::<[u8; EVENT_SIZE as usize]>(event)?
         };
-        let ep = self.fds.get(epfd)?;
-        let target = self.fds.get(fd)?;
+        let ep = self.fds().get(epfd)?;
+        let target = self.fds().get(fd)?;
         // SAFETY: `ev` is a host copy of one epoll_event.
         unsafe {
             self.sys(
@@ -134,7 +134,7 @@ impl Forwarder {
         if events.checked_add(len).is_none_or(|end| end > USER_END) {
             return Err(Errno::EFAULT);
         }
-        let ep = self.fds.get(epfd)?;
+        let ep = self.fds().get(epfd)?;
         if ep.kind() != FdKind::Epoll {
             return Err(Errno::EINVAL);
         }
@@ -190,6 +190,6 @@ impl Forwarder {
         }
         // SAFETY: no pointer arguments. The counter's start is an unsigned int.
         let fd = unsafe { self.sys(libc::SYS_eventfd2, &[count as u32 as libc::c_long, flags | cloexec])? };
-        self.fds.insert(Arc::new(HostFd::owned(fd as i32, false)), flags & cloexec != 0, 0)
+        self.fds().insert(Arc::new(HostFd::owned(fd as i32, false)), flags & cloexec != 0, 0)
     }
 }

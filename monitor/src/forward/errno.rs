@@ -27,6 +27,8 @@ impl Errno {
     pub const EMSGSIZE: Errno = Errno(libc::EMSGSIZE);
     pub const ENOBUFS: Errno = Errno(libc::ENOBUFS);
     pub const ECONNREFUSED: Errno = Errno(libc::ECONNREFUSED);
+    pub const ESRCH: Errno = Errno(libc::ESRCH);
+    pub const E2BIG: Errno = Errno(libc::E2BIG);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

@@ -7,7 +7,7 @@ use super::Forwarder;
 
 impl Forwarder {
     pub(super) fn fadvise64(&self, fd: u64, offset: u64, len: u64, advice: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         // SAFETY: no pointers.
         unsafe {
             self.sys(

@@ -268,6 +268,20 @@ impl FdTable {
         }
     }
 
+    /// A copy of the table for a new process (vfork): the same host descriptors, shared as a
+    /// fork shares open files, with the same FD_CLOEXEC flags.
+    pub fn duplicate(&self) -> FdTable {
+        let slots =
+            self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: s.host.clone(), cloexec: s.cloexec })).collect();
+        FdTable { slots: Mutex::new(slots), limit: self.limit }
+    }
+
+    /// Every guest fd: (number, host descriptor, FD_CLOEXEC).
+    pub fn snapshot(&self) -> Vec<(usize, Arc<HostFd>, bool)> {
+        let slots = self.lock();
+        slots.iter().enumerate().filter_map(|(n, s)| s.as_ref().map(|s| (n, s.host.clone(), s.cloexec))).collect()
+    }
+
     /// Empties the table, returning every slot (the caller drops them outside the lock).
     pub fn take_all(&self) -> Vec<Slot> {
         std::mem::take(&mut *self.lock()).into_iter().flatten().collect()

@@ -18,18 +18,18 @@ const WINSIZE_SIZE: u64 = 8;
 impl Forwarder {
     pub(super) fn dup(&self, fd: u64) -> SysResult<i64> {
         // Each guest dup has a host dup of its own (see fd_table.rs).
-        let h = self.fds.get(fd)?.duplicate()?;
-        self.fds.insert(Arc::new(h), false, 0)
+        let h = self.fds().get(fd)?.duplicate()?;
+        self.fds().insert(Arc::new(h), false, 0)
     }
 
     pub(super) fn dup2(&self, old: u64, new: u64) -> SysResult<i64> {
-        let h = self.fds.get(old)?;
+        let h = self.fds().get(old)?;
         let n = FdTable::number(new)?;
         if FdTable::number(old)? == n {
             return Ok(n as i64);
         }
         // Whatever was at `new` is closed silently, as dup2 does.
-        drop(self.fds.replace(n, Arc::new(h.duplicate()?), false)?);
+        drop(self.fds().replace(n, Arc::new(h.duplicate()?), false)?);
         Ok(n as i64)
     }
 
@@ -39,8 +39,8 @@ impl Forwarder {
             return Err(Errno::EINVAL);
         }
         let n = FdTable::number(new)?;
-        let h = self.fds.get(old)?;
-        drop(self.fds.replace(n, Arc::new(h.duplicate()?), flags != 0)?);
+        let h = self.fds().get(old)?;
+        drop(self.fds().replace(n, Arc::new(h.duplicate()?), flags != 0)?);
         Ok(n as i64)
     }
 
@@ -51,25 +51,25 @@ impl Forwarder {
         // SAFETY: `host` holds two ints.
         unsafe { self.sys(libc::SYS_pipe2, &[ptr(host.as_mut_ptr()), flags | libc::O_CLOEXEC as libc::c_long])? };
         let [r, w] = host.map(|fd| Arc::new(HostFd::owned(fd, false)));
-        let (gr, gw) = self.fds.insert_pair(r, w, flags & libc::O_CLOEXEC as libc::c_long != 0)?;
+        let (gr, gw) = self.fds().insert_pair(r, w, flags & libc::O_CLOEXEC as libc::c_long != 0)?;
         g.write(fds, &[gr as i32, gw as i32])?;
         Ok(0)
     }
 
     pub(super) fn fcntl(&self, g: Guest, fd: u64, cmd: u64, arg: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let raw = h.raw() as libc::c_long;
         match int(cmd) as libc::c_int {
             c @ (libc::F_DUPFD | libc::F_DUPFD_CLOEXEC) => {
                 let min = arg as u32 as usize;
-                if min >= self.fds.limit() {
+                if min >= self.fds().limit() {
                     return Err(Errno::EINVAL);
                 }
-                self.fds.insert(Arc::new(h.duplicate()?), c == libc::F_DUPFD_CLOEXEC, min)
+                self.fds().insert(Arc::new(h.duplicate()?), c == libc::F_DUPFD_CLOEXEC, min)
             }
-            libc::F_GETFD => Ok(if self.fds.cloexec(fd)? { libc::FD_CLOEXEC as i64 } else { 0 }),
+            libc::F_GETFD => Ok(if self.fds().cloexec(fd)? { libc::FD_CLOEXEC as i64 } else { 0 }),
             libc::F_SETFD => {
-                self.fds.set_cloexec(fd, arg & libc::FD_CLOEXEC as u64 != 0)?;
+                self.fds().set_cloexec(fd, arg & libc::FD_CLOEXEC as u64 != 0)?;
                 Ok(0)
             }
             c @ (libc::F_GETFL | libc::F_SETFL | libc::F_GETPIPE_SZ | libc::F_SETPIPE_SZ) => {
@@ -97,14 +97,14 @@ impl Forwarder {
     /// gives ENOTTY before the argument is looked at (Linux's order: `ioctl(file, TCGETS, NULL)`
     /// is ENOTTY, not EFAULT); then the answer is copied to the program.
     pub(super) fn ioctl(&self, g: Guest, fd: u64, cmd: u64, arg: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let cmd = uint(cmd) as u32 as libc::Ioctl;
         let size = match cmd {
             libc::TCGETS => TERMIOS_SIZE,
             libc::TIOCGWINSZ => WINSIZE_SIZE,
             libc::FIONREAD => std::mem::size_of::<libc::c_int>() as u64,
             libc::FIOCLEX | libc::FIONCLEX => {
-                self.fds.set_cloexec(fd, cmd == libc::FIOCLEX)?;
+                self.fds().set_cloexec(fd, cmd == libc::FIOCLEX)?;
                 return Ok(0);
             }
             _ => return Err(Errno::ENOTTY),

@@ -29,7 +29,7 @@ impl Forwarder {
             let fd = super::synthetic::open_memory_file(data)
                 .map_err(|e| super::errno::Errno(e.raw_os_error().unwrap_or(libc::EMFILE)))?;
             let host = Arc::new(HostFd::owned(fd, false));
-            return self.fds.insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0);
+            return self.fds().insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0);
         }
         let host_flags = at.open_flags(flags | libc::O_CLOEXEC as libc::c_long);
         // SAFETY: the path is a host C string.
@@ -37,15 +37,15 @@ impl Forwarder {
             self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), host_flags, uint(mode)])?
         };
         let host = Arc::new(HostFd::owned(fd as i32, at.special));
-        self.fds.insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0)
+        self.fds().insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0)
     }
 
     pub(super) fn close(&self, fd: u64) -> SysResult<i64> {
-        self.fds.remove(fd)?.close()
+        self.fds().remove(fd)?.close()
     }
 
     pub(super) fn fstat(&self, g: Guest, fd: u64, buf: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let p = g.range_mut(buf, STAT_SIZE)?;
         // SAFETY: `p` covers a struct stat in guest memory.
         unsafe { self.sys(libc::SYS_fstat, &[h.raw() as libc::c_long, ptr(p)]) }
@@ -78,7 +78,7 @@ impl Forwarder {
     }
 
     pub(super) fn lseek(&self, fd: u64, offset: u64, whence: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         // SAFETY: no pointers.
         unsafe { self.sys(libc::SYS_lseek, &[h.raw() as libc::c_long, offset as libc::c_long, uint(whence)]) }
     }
@@ -124,7 +124,10 @@ impl Forwarder {
         let flags = at.open_flags((libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as libc::c_long);
         // SAFETY: a host C string.
         let fd = unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags])? };
-        let dir = HostFd::owned(fd as i32, false);
+        let dir = std::sync::Arc::new(HostFd::owned(fd as i32, false));
+        if let Some(r) = self.child_chdir(&dir) {
+            return r;
+        }
         // SAFETY: no pointers.
         let r = unsafe { self.sys(libc::SYS_fchdir, &[dir.raw() as libc::c_long]) };
         drop(dir);
@@ -133,7 +136,10 @@ impl Forwarder {
     }
 
     pub(super) fn fchdir(&self, fd: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
+        if let Some(r) = self.child_chdir(&h) {
+            return r;
+        }
         // SAFETY: no pointers.
         let r = unsafe { self.sys(libc::SYS_fchdir, &[h.raw() as libc::c_long]) };
         self.note_cwd();
@@ -221,7 +227,7 @@ impl Forwarder {
     }
 
     pub(super) fn getdents64(&self, g: Guest, fd: u64, buf: u64, count: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let count = uint(count);
         let p = g.range_mut(buf, count as u64)?;
         // SAFETY: `count` bytes of guest memory.
@@ -243,20 +249,20 @@ impl Forwarder {
     }
 
     pub(super) fn ftruncate(&self, fd: u64, len: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         // SAFETY: no pointers.
         unsafe { self.sys(libc::SYS_ftruncate, &[h.raw() as libc::c_long, len as libc::c_long]) }
     }
 
     /// A call whose only argument is a descriptor (fsync, fdatasync).
     pub(super) fn fd_only(&self, nr: libc::c_long, fd: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         // SAFETY: no pointers.
         unsafe { self.sys(nr, &[h.raw() as libc::c_long]) }
     }
 
     pub(super) fn fchmod(&self, fd: u64, mode: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         // SAFETY: no pointers.
         unsafe { self.sys(libc::SYS_fchmod, &[h.raw() as libc::c_long, uint(mode)]) }
     }

@@ -200,12 +200,17 @@ impl<'a> Guest<'a> {
     /// `getname` does: EFAULT if it runs out of guest memory first, ENAMETOOLONG if no NUL within
     /// the limit. Reads page by page, so a string that ends just before the end of memory is fine.
     pub fn read_path(&self, addr: u64) -> SysResult<CString> {
+        self.read_cstr(addr, PATH_MAX)
+    }
+
+    /// Reads a NUL-terminated string of at most `max` bytes (NUL included), as `read_path`.
+    pub fn read_cstr(&self, addr: u64, max: usize) -> SysResult<CString> {
         let mut out = Vec::new();
         let mut at = addr;
-        while out.len() < PATH_MAX {
+        while out.len() < max {
             // The rest of the current 4 KiB page, limited to what the length cap still allows.
             let page_left = 4096 - (at & 4095);
-            let want = page_left.min((PATH_MAX - out.len()) as u64);
+            let want = page_left.min((max - out.len()) as u64);
             let chunk = match self.read_bytes(at, want) {
                 Ok(c) => c,
                 // Memory may end inside this page: take the bytes that are there, one by one.

@@ -19,7 +19,7 @@ struct GuestIovec {
 impl Forwarder {
     /// read/write/pread64/pwrite64: one buffer.
     fn rw(&self, g: Guest, nr: libc::c_long, fd: u64, buf: u64, count: u64, pos: Option<u64>) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         // Only the part of the buffer before the first unmapped page (Linux's copy stops there),
         // or, for a read into the program, before the first read-only one.
         let into_program = nr == libc::SYS_read || nr == libc::SYS_pread64;
@@ -97,7 +97,7 @@ impl Forwarder {
 
     /// readv/writev/preadv/pwritev: `pos` is the (pos_l, pos_h) pair of the p-forms.
     fn rwv(&self, g: Guest, nr: libc::c_long, fd: u64, iov: u64, count: u64, pos: [u64; 2]) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let into_program = nr == libc::SYS_readv || nr == libc::SYS_preadv;
         let short = h.kind() == super::fd_table::FdKind::Quick;
         let v = self.iovecs(g, iov, count, into_program, short)?;
@@ -130,8 +130,8 @@ impl Forwarder {
 
     /// sendfile(out, in, offset or NULL, count).
     pub(super) fn sendfile(&self, g: Guest, out: u64, input: u64, offset: u64, count: u64) -> SysResult<i64> {
-        let ho = self.fds.get(out)?;
-        let hi = self.fds.get(input)?;
+        let ho = self.fds().get(out)?;
+        let hi = self.fds().get(input)?;
         // The offset is read and written back.
         let off = if offset == 0 { std::ptr::null_mut() } else { g.range_mut(offset, 8)? };
         let count = count.min(MAX_RW_COUNT);

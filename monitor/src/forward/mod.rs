@@ -42,6 +42,7 @@ mod io;
 mod owners;
 mod paths;
 mod poll;
+mod procs;
 #[cfg(test)]
 mod routing_tests;
 mod sockets;
@@ -187,6 +188,8 @@ pub struct Forwarder {
     argv: Vec<Vec<u8>>,
     /// The program's memory, guest addresses [start, end) (its /proc/self/maps).
     program_mem: (u64, u64),
+    /// Its child processes (procs.rs).
+    children: procs::Children,
 }
 
 /// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE.
@@ -252,6 +255,7 @@ impl Forwarder {
             cpus,
             argv: Vec::new(),
             program_mem: (0, 0),
+            children: procs::Children::default(),
         }
     }
 
@@ -273,8 +277,11 @@ impl Forwarder {
 
     /// Performs forwarded system call `nr` for the guest; returns the Linux return value.
     /// Called concurrently from several vCPU threads.
+    /// A call a spawn child makes before its exec carries the child's context in the number's
+    /// high bits (`hrt_abi::process`): it acts on the child's descriptor table.
     pub fn call(&self, mem: &dyn GuestMemory, nr: u64, args: [u64; 6]) -> i64 {
-        to_ret(self.dispatch(Guest::new(mem), nr, &args))
+        let r = self.in_context(nr, |nr| self.dispatch(Guest::new(mem), nr, &args));
+        to_ret(r.unwrap_or(Err(Errno::ENOSYS)))
     }
 
     /// Whether `nr` is one this forwarder handles (the kernel's table decides routing; this is
@@ -406,6 +413,9 @@ impl Forwarder {
             nr @ (libc::SYS_getsockname | libc::SYS_getpeername) => self.sock_name(g, nr, a[0], a[1], a[2]),
             libc::SYS_getsockopt => self.getsockopt(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_setsockopt => self.setsockopt(g, a[0], a[1], a[2], a[3], a[4]),
+            nr if (hrt_abi::process::FIRST..=hrt_abi::process::LAST).contains(&(nr as u64)) => {
+                self.process_call(g, nr as u64, a)
+            }
             _ => Err(Errno::ENOSYS),
         }
     }

@@ -22,7 +22,7 @@ impl Forwarder {
     }
 
     pub(super) fn fchown(&self, fd: u64, uid: u64, gid: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         // SAFETY: no pointers.
         unsafe { self.sys(libc::SYS_fchown, &[h.raw() as libc::c_long, uint(uid), uint(gid)]) }
     }
@@ -46,7 +46,7 @@ impl Forwarder {
     }
 
     pub(super) fn fstatfs(&self, g: Guest, fd: u64, buf: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let out = g.range_mut(buf, STATFS_SIZE)?;
         // SAFETY: a statfs-sized buffer in guest memory.
         unsafe { self.sys(libc::SYS_fstatfs, &[h.raw() as libc::c_long, ptr(out)]) }

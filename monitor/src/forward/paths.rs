@@ -190,7 +190,7 @@ impl Forwarder {
         if dirfd_arg as u32 as i32 == libc::AT_FDCWD {
             return Ok((libc::AT_FDCWD, None));
         }
-        let h = self.fds.get(dirfd_arg)?;
+        let h = self.fds().get(dirfd_arg)?;
         Ok((h.raw(), Some(h)))
     }
 
@@ -236,7 +236,7 @@ impl Forwarder {
                     return Ok(at);
                 }
                 Meaning::Fd(n, below) => {
-                    let h = self.fds.lookup(n).ok_or(Errno::ENOENT)?;
+                    let h = self.fds().lookup(n).ok_or(Errno::ENOENT)?;
                     if below.is_empty() {
                         // The guest's own descriptor, reopened through our /proc/self/fd.
                         let p = format!("/proc/self/fd/{}", h.raw()).into_bytes();
@@ -253,7 +253,7 @@ impl Forwarder {
                     return Ok(at);
                 }
                 Meaning::FdInfo(n) => {
-                    let h = self.fds.lookup(n).ok_or(Errno::ENOENT)?;
+                    let h = self.fds().lookup(n).ok_or(Errno::ENOENT)?;
                     let p = format!("/proc/self/fdinfo/{}", h.raw()).into_bytes();
                     let mut at = At::new(libc::AT_FDCWD, cstring(p)?, Some(h));
                     at.special = true;

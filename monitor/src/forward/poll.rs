@@ -58,7 +58,7 @@ impl Forwarder {
     #[allow(clippy::type_complexity)]
     fn pollfds(&self, g: Guest, fds: u64, nfds: u64) -> SysResult<(Vec<libc::pollfd>, Vec<bool>, Vec<Arc<HostFd>>)> {
         let nfds = nfds as u32 as u64;
-        if nfds > self.fds.limit() as u64 {
+        if nfds > self.fds().limit() as u64 {
             return Err(Errno::EINVAL);
         }
         let raw = g.read_bytes(fds, nfds * POLLFD_SIZE)?;
@@ -71,7 +71,7 @@ impl Forwarder {
             let (fd, bad) = if p.fd < 0 {
                 (-1, false)
             } else {
-                match self.fds.lookup(p.fd as usize) {
+                match self.fds().lookup(p.fd as usize) {
                     Some(h) => {
                         let fd = h.raw();
                         hold.push(h);
@@ -149,7 +149,7 @@ impl Forwarder {
             return Err(Errno::EINVAL);
         }
         // Linux looks no further than its descriptor table.
-        let n = (n as usize).min(self.fds.limit());
+        let n = (n as usize).min(self.fds().limit());
         let words = n.div_ceil(64);
         let mut guest = Vec::with_capacity(3);
         for &addr in &sets {
@@ -159,7 +159,7 @@ impl Forwarder {
         let mut map: Vec<(usize, Arc<HostFd>)> = Vec::new();
         for fd in 0..n {
             if guest.iter().flatten().any(|s| bit(s, fd)) {
-                map.push((fd, self.fds.lookup(fd).ok_or(Errno::EBADF)?));
+                map.push((fd, self.fds().lookup(fd).ok_or(Errno::EBADF)?));
             }
         }
         let host_n = map.iter().map(|(_, h)| h.raw() as usize + 1).max().unwrap_or(0);

@@ -162,7 +162,7 @@ fn get_i32(buf: &[u8], at: usize) -> i32 {
 impl Forwarder {
     /// The host socket behind guest fd `fd`: EBADF, or ENOTSOCK for another kind of file.
     fn socket_fd(&self, fd: u64) -> SysResult<Arc<HostFd>> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         if h.kind() != FdKind::Socket {
             return Err(Errno::ENOTSOCK);
         }
@@ -191,7 +191,7 @@ impl Forwarder {
 
     /// Puts a new host socket in the guest's table.
     fn insert_socket(&self, fd: i32, cloexec: bool) -> SysResult<i64> {
-        self.fds.insert(Arc::new(HostFd::with_kind(fd, FdKind::Socket)), cloexec, 0)
+        self.fds().insert(Arc::new(HostFd::with_kind(fd, FdKind::Socket)), cloexec, 0)
     }
 
     pub(super) fn socket(&self, domain: u64, kind: u64, protocol: u64) -> SysResult<i64> {
@@ -223,7 +223,7 @@ impl Forwarder {
             self.sys(libc::SYS_socketpair, &[domain as libc::c_long, host_kind, int(protocol), ptr(host.as_mut_ptr())])?
         };
         let [a, b] = host.map(|fd| Arc::new(HostFd::with_kind(fd, FdKind::Socket)));
-        let (ga, gb) = self.fds.insert_pair(a, b, flags & libc::SOCK_CLOEXEC != 0)?;
+        let (ga, gb) = self.fds().insert_pair(a, b, flags & libc::SOCK_CLOEXEC != 0)?;
         g.write(sv, &[ga as i32, gb as i32])?;
         Ok(0)
     }
@@ -318,7 +318,7 @@ impl Forwarder {
 
     pub(super) fn connect(&self, g: Guest, fd: u64, addr: u64, len: u64) -> SysResult<i64> {
         // Linux's order: the descriptor, the address, then whether it is a socket.
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let a = self.addr_in(g, addr, len)?;
         let h = self.socket_fd(fd).map(|_| h)?;
         let a = self.peer_addr(&h, a)?;
@@ -366,7 +366,7 @@ impl Forwarder {
         if addr != 0 {
             self.addr_out(g, &peer[..(peer_len as usize).min(ADDR_MAX)], addr, len)?;
         }
-        self.fds.insert(new, flags & libc::SOCK_CLOEXEC != 0, 0)
+        self.fds().insert(new, flags & libc::SOCK_CLOEXEC != 0, 0)
     }
 
     /// getsockname and getpeername.
@@ -478,7 +478,7 @@ impl Forwarder {
             let mut bad = false;
             for (at, len) in rights(&control) {
                 for i in (at + CMSG_HDR..at + len).step_by(4).take_while(|i| i + 4 <= at + len) {
-                    match self.fds.get(get_i32(&control, i) as u32 as u64) {
+                    match self.fds().get(get_i32(&control, i) as u32 as u64) {
                         Ok(host) => {
                             control[i..i + 4].copy_from_slice(&host.raw().to_ne_bytes());
                             held.push(host);
@@ -536,7 +536,7 @@ impl Forwarder {
                 if !writable {
                     continue;
                 }
-                match self.fds.insert(host, cloexec, 0) {
+                match self.fds().insert(host, cloexec, 0) {
                     Ok(n) => {
                         control[kept..kept + 4].copy_from_slice(&(n as i32).to_ne_bytes());
                         kept += 4;

@@ -684,3 +684,34 @@ fn concurrent_callers() {
         }
     });
 }
+
+/// A spawn child's calls (their number tagged with its context) act on its own copy of the
+/// descriptor table: its close and dup2 leave the program's descriptors alone; an unknown
+/// context is ENOSYS; the program's own process calls need no context, a child's need one.
+#[test]
+fn a_spawn_child_has_its_own_descriptor_table() {
+    use hrt_abi::process as op;
+    let t = T::new();
+    let fds = t.alloc(8);
+    assert_eq!(t.call(libc::SYS_pipe2, &[fds, 0]), 0);
+    let (r, w) = (t.mem.get(fds, 4), t.mem.get(fds + 4, 4));
+    let (r, w) = (u32::from_le_bytes(r.try_into().unwrap()) as u64, u32::from_le_bytes(w.try_into().unwrap()) as u64);
+    let ctx = 1234u64 << op::CONTEXT_SHIFT;
+    assert_eq!(t.fwd.call(&t.mem, ctx | libc::SYS_close as u64, [r, 0, 0, 0, 0, 0]), -(libc::ENOSYS as i64));
+    assert_eq!(t.call(op::CHILD_BEGIN as libc::c_long, &[1234]), 0);
+    let child = |nr: libc::c_long, a: [u64; 6]| t.fwd.call(&t.mem, ctx | nr as u64, a);
+    assert_eq!(child(libc::SYS_close, [r, 0, 0, 0, 0, 0]), 0);
+    assert_eq!(child(libc::SYS_close, [r, 0, 0, 0, 0, 0]), -(libc::EBADF as i64));
+    assert_eq!(child(libc::SYS_dup2, [w, 40, 0, 0, 0, 0]), 40);
+    // The program still has its read end, and no fd 40.
+    assert_eq!(t.call(libc::SYS_fcntl, &[r, libc::F_GETFD as u64]), 0);
+    assert_eq!(t.call(libc::SYS_fcntl, &[40, libc::F_GETFD as u64]), -(libc::EBADF as i64));
+    // Exec-only calls are refused outside a child, and wait needs no context.
+    assert_eq!(t.call(op::EXEC as libc::c_long, &[0; 6]), -(libc::EINVAL as i64));
+    assert_eq!(child(op::WAIT4 as libc::c_long, [0; 6]), -(libc::EINVAL as i64));
+    // kill reaches only the program's children and groups.
+    assert_eq!(t.call(op::KILL as libc::c_long, &[1, 0]), -(libc::ESRCH as i64));
+    assert_eq!(t.call(op::CHILD_END as libc::c_long, &[1234]), 0);
+    assert_eq!(child(libc::SYS_close, [w, 0, 0, 0, 0, 0]), -(libc::ENOSYS as i64));
+    assert_eq!(t.call(libc::SYS_close, &[w]), 0);
+}

@@ -62,7 +62,7 @@ impl Forwarder {
     }
 
     pub(super) fn fgetxattr(&self, g: Guest, fd: u64, name: u64, value: u64, size: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let name = g.read_path(name)?;
         let (out, size) = out_buffer(g, value, size)?;
         // SAFETY: a host C string and a `size`-byte guest buffer (or NULL with size 0).
@@ -80,7 +80,7 @@ impl Forwarder {
     }
 
     pub(super) fn flistxattr(&self, g: Guest, fd: u64, list: u64, size: u64) -> SysResult<i64> {
-        let h = self.fds.get(fd)?;
+        let h = self.fds().get(fd)?;
         let (out, size) = out_buffer(g, list, size)?;
         // SAFETY: a `size`-byte guest buffer (or NULL with size 0).
         unsafe { self.sys(libc::SYS_flistxattr, &[h.raw() as libc::c_long, ptr(out), uint(size)]) }

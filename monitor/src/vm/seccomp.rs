@@ -58,6 +58,14 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_getrandom,
     libc::SYS_exit,
     libc::SYS_exit_group,
+    // The program's host children (forward/procs.rs): waiting, signals, process groups.
+    libc::SYS_wait4,
+    libc::SYS_waitid,
+    libc::SYS_kill,
+    libc::SYS_setpgid,
+    libc::SYS_getpgid,
+    libc::SYS_setsid,
+    libc::SYS_getsid,
 ];
 
 /// Every call allowed with any arguments: the forwarded calls (but `ioctl`) and `HOST_ONLY`.

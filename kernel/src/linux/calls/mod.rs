@@ -1,6 +1,7 @@
 //! Local system calls, grouped by subject.
 pub mod info;
 pub mod memory;
+pub mod procs;
 pub mod residency;
 pub mod signal;
 pub mod thread;

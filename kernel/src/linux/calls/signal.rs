@@ -27,6 +27,12 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(EINVAL);
     }
     let new = if act != 0 { Some(uaccess::read::<[u64; 4]>(act)?) } else { None };
+    if new.is_some() && (signo == 9 || signo == 19) {
+        return Err(EINVAL);
+    }
+    if let Some(r) = super::procs::child_sigaction(signo, new, oact) {
+        return r;
+    }
     let mut table = PROCESS.sigactions.lock();
     if oact != 0 {
         uaccess::write::<[u64; 4]>(oact, table[signo])?;
@@ -184,7 +190,8 @@ pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         valid(signo)?;
     }
     if !is_us(a[0]) {
-        return Err(ESRCH);
+        // Another process: one of the program's host children, or a process group.
+        return super::procs::kill_other(a[0], signo);
     }
     if signo != 0 {
         state::send_process(SigInfo::from_user(signo, SI_USER))?;

@@ -29,6 +29,9 @@ fn current() -> &'static mut Thread {
 /// clone(flags, newsp, parent_tid, child_tid, tls): threads only (CLONE_VM | CLONE_THREAD).
 pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+    if flags & CLONE_THREAD == 0 {
+        return super::procs::clone_process(frame, flags, newsp, tls);
+    }
     let needed = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND;
     if flags & needed != needed {
         kprintln!("hrt: clone with flags {flags:#x} would create a process; HRT runs one process: returning ENOSYS");
@@ -122,6 +125,7 @@ pub fn clone3(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
 /// Ends the calling thread: clears and wakes CLONE_CHILD_CLEARTID (what pthread_join waits
 /// on); the last thread's exit ends the program.
 pub fn exit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    super::procs::exit_if_child(a[0]);
     let t = current();
     super::signal::thread_exited(t.tid);
     if t.clear_child_tid != 0 && uaccess::write::<u32>(t.clear_child_tid, 0).is_ok() {
@@ -134,6 +138,7 @@ pub fn exit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn exit_group(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    super::procs::exit_if_child(a[0]);
     process::exit_program((a[0] & 0xff) as i32)
 }
 

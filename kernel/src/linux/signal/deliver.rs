@@ -41,11 +41,17 @@ pub fn on_return(frame: &mut TrapFrame) {
     if !t.is_user {
         return;
     }
+    // A vfork child before its exec takes no signal sent to the program.
+    let spawn_child = crate::linux::calls::procs::child_ctx().is_some();
     loop {
         let taken = {
             let mut s = SIGNALS.lock();
             let own = s.thread(tid).pending.take(t.sigmask);
-            own.or_else(|| s.shared.take(t.sigmask))
+            if spawn_child {
+                own
+            } else {
+                own.or_else(|| s.shared.take(t.sigmask))
+            }
         };
         let Some(info) = taken else { break };
         PENDING_COUNT.fetch_sub(1, Ordering::SeqCst);

@@ -1,0 +1,377 @@
+//! Child processes that run host programs (`--children host`, the McKernel/Multiverse
+//! delegation). The "spawn" pattern is supported: `vfork()`, or `clone(CLONE_VM|CLONE_VFORK)`
+//! as glibc's `posix_spawn` (and so `system()` and `popen()`) makes it, followed by `execve`.
+//!
+//! The child runs in the guest as a thread of its own that shares the program's memory (as a
+//! vfork child does) while its parent waits. Its forwarded calls carry its id (see
+//! `hrt_abi::process`), so the monitor applies its `dup2`, `close`, `fcntl`, `chdir`, `setpgid`
+//! and `setsid` to the child's own copy of the descriptor table and state; its `rt_sigaction`s
+//! change a copy of the program's actions. At `execve` the monitor starts the host program with
+//! the child's descriptors (CLOEXEC ones closed), ignored signals, signal mask, working
+//! directory and process group; the child's guest thread ends and the parent's `clone` returns
+//! the host pid. A child that ends (`_exit`) before exec leaves a zombie here, with its guest
+//! tid as pid, that `wait4`/`waitid` report. A failing exec returns its error to the child.
+//!
+//! `fork()` (clone without CLONE_VM) would need a copy of the program's memory: ENOSYS, with one
+//! line. Waiting for, signalling and grouping host children is forwarded to the monitor, which
+//! performs it on the host (the children are the monitor's own).
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use hrt_abi::process as op;
+
+use crate::arch::syscall as user;
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, EINVAL, ENOSYS};
+use crate::linux::process::{self, PROCESS, TID_BASE};
+use crate::linux::signal::{self as sig, SigInfo, SIG_IGN};
+use crate::linux::syscall::forward;
+use crate::linux::uaccess;
+use crate::sched::{self, Thread, ThreadOptions};
+use crate::sync::IrqSpinLock;
+
+const CLONE_VM: u64 = 0x100;
+const CLONE_VFORK: u64 = 0x4000;
+const CLONE_SETTLS: u64 = 0x8_0000;
+/// Flags a spawn child may not have: it is a process of its own.
+const CLONE_SHARING: u64 = 0x200 | 0x400 | 0x800 | 0x1_0000; // FS, FILES, SIGHAND, THREAD
+const SIGCHLD: u64 = 17;
+const CLD_EXITED: i32 = 1;
+const P_ALL: u64 = 0;
+const P_PID: u64 = 1;
+const WNOHANG: u64 = 1;
+const WNOWAIT: u64 = 0x0100_0000;
+const WEXITED: u64 = 4;
+
+/// A spawn child before its exec.
+struct Child {
+    /// Its own copy of the program's signal actions (a vfork child has its own table).
+    sigactions: Box<[[u64; 4]; 65]>,
+}
+
+/// The spawn children alive, by guest tid (their context id for the monitor).
+static CHILDREN: IrqSpinLock<BTreeMap<u32, Child>> = IrqSpinLock::new(BTreeMap::new());
+/// How many there are: while 0, forwarded calls need no look-up.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Children that ended before exec: (guest tid as their pid, wait status).
+static ZOMBIES: IrqSpinLock<Vec<(u32, u32)>> = IrqSpinLock::new(Vec::new());
+
+/// How a spawn child's guest thread ended (its exit value, which the parent's join reads).
+const EXECED: u64 = 1 << 62;
+const EXITED: u64 = 1 << 61;
+const FAILED: u64 = 1 << 60;
+
+fn current() -> &'static mut Thread {
+    // SAFETY: the current thread's record is alive while it runs, and only it touches these
+    // fields.
+    unsafe { &mut *sched::current() }
+}
+
+/// The calling thread's context id if it is a spawn child before exec.
+pub fn child_ctx() -> Option<u32> {
+    if ACTIVE.load(Ordering::SeqCst) == 0 {
+        return None;
+    }
+    let tid = process::current_tid();
+    CHILDREN.lock().contains_key(&tid).then_some(tid)
+}
+
+/// Forwarded call number `nr` tagged with the calling thread's child context, if any.
+pub fn tagged(nr: u64) -> u64 {
+    match child_ctx() {
+        Some(ctx) => nr | (ctx as u64) << op::CONTEXT_SHIFT,
+        None => nr,
+    }
+}
+
+/// A process call to the monitor, as a system-call result.
+fn call(nr: u64, a: [u64; 6]) -> SysResult {
+    let r = forward(nr, a);
+    if r < 0 {
+        Err((-r) as u32)
+    } else {
+        Ok(r as u64)
+    }
+}
+
+static FORK_REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Says once why a clone that would need a copy of the program's memory is refused.
+fn refuse(what: &str) -> SysResult {
+    if !FORK_REPORTED.swap(true, Ordering::Relaxed) {
+        kprintln!(
+            "hrt: {what}: fork without exec is not supported (a child needs the program's memory; \
+             only the vfork/posix_spawn pattern, CLONE_VM|CLONE_VFORK then execve, runs host programs): returning ENOSYS"
+        );
+    }
+    Err(ENOSYS)
+}
+
+/// vfork(): clone(CLONE_VM | CLONE_VFORK | SIGCHLD) on the caller's stack.
+pub fn vfork(frame: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    spawn_child(frame, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0)
+}
+
+/// fork(): refused (see the module documentation).
+pub fn fork(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    refuse("fork")
+}
+
+/// clone without CLONE_THREAD: a process. Only the spawn pattern is supported.
+pub fn clone_process(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysResult {
+    if flags & CLONE_VM == 0 {
+        return refuse("clone without CLONE_VM (fork)");
+    }
+    if flags & CLONE_VFORK == 0 || flags & CLONE_SHARING != 0 {
+        kprintln!("hrt: clone with flags {flags:#x}: only threads and vfork-style children (CLONE_VM|CLONE_VFORK) are supported: returning ENOSYS");
+        return Err(ENOSYS);
+    }
+    spawn_child(frame, flags, newsp, tls)
+}
+
+/// Runs a spawn child until it execs or exits, then returns its pid to the parent.
+fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysResult {
+    if child_ctx().is_some() {
+        kprintln!("hrt: a vfork child cannot create a child of its own before its exec: returning ENOSYS");
+        return Err(ENOSYS);
+    }
+    let exit_signal = flags & 0xff;
+    let mut child = *frame;
+    child.rax = 0;
+    if newsp != 0 {
+        child.rsp = newsp;
+    }
+    let parent = current();
+    let fs_base = if flags & CLONE_SETTLS != 0 {
+        if tls >= uaccess::USER_END {
+            return Err(linux_raw_sys::errno::EPERM);
+        }
+        tls
+    } else {
+        parent.fs_base
+    };
+    let sigmask = parent.sigmask;
+    let actions = Box::new(*PROCESS.sigactions.lock());
+    let options = ThreadOptions::named("vfork").user();
+    let mut tid = 0u32;
+    let spawned = sched::spawn_with(
+        options,
+        |t| {
+            t.tid = t.id as u32 + TID_BASE;
+            t.fs_base = fs_base;
+            t.sigmask = sigmask;
+            t.affinity = parent.affinity;
+            tid = t.tid;
+            super::signal::thread_started(t);
+            CHILDREN.lock().insert(t.tid, Child { sigactions: actions });
+            ACTIVE.fetch_add(1, Ordering::SeqCst);
+        },
+        move || {
+            let me = process::current_tid();
+            let r = forward(op::CHILD_BEGIN, [me as u64, 0, 0, 0, 0, 0]);
+            if r < 0 {
+                end_child(FAILED | (-r) as u64);
+            }
+            let top = sched::thread::stack_top(current());
+            // SAFETY: our own kernel stack; the frame is the parent's, with the child's stack.
+            unsafe { user::return_to_user(&child, top) }
+        },
+    );
+    let Ok(handle) = spawned else { return Err(linux_raw_sys::errno::EAGAIN) };
+    let v = handle.join();
+    if v & EXECED != 0 {
+        return Ok(v & 0xffff_ffff);
+    }
+    if v & FAILED != 0 {
+        return Err((v & 0xffff) as u32);
+    }
+    // Ended before exec: a zombie with its guest tid as pid, and SIGCHLD as Linux sends it.
+    let status = (v & 0xffff) as u32;
+    ZOMBIES.lock().push((tid, status));
+    if exit_signal != 0 {
+        let uid = crate::bootinfo::get().uid as u64;
+        let info = SigInfo {
+            signo: exit_signal as i32,
+            code: CLD_EXITED,
+            w16: tid as u64 | uid << 32,
+            w24: (status >> 8) as u64,
+        };
+        let _ = sig::send_process(info);
+        sig::state::kick_all();
+    }
+    Ok(tid as u64)
+}
+
+/// Ends the calling spawn child's guest thread; its parent's join reads `value`.
+fn end_child(value: u64) -> ! {
+    let tid = process::current_tid();
+    if CHILDREN.lock().remove(&tid).is_some() {
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+    super::signal::thread_exited(tid);
+    sched::exit(value)
+}
+
+/// exit/exit_group in a spawn child before exec: only the child ends, with `code`.
+pub fn exit_if_child(code: u64) {
+    if let Some(ctx) = child_ctx() {
+        crate::linux::syscall::trace_final(linux_raw_sys::general::__NR_exit_group as u64, &[code], 0, 'L');
+        let _ = forward(op::CHILD_END, [ctx as u64, 0, 0, 0, 0, 0]);
+        end_child(EXITED | (code & 0xff) << 8);
+    }
+}
+
+/// The child's ignored signals (bit `sig - 1`), which stay ignored across exec.
+fn ignored(ctx: u32) -> u64 {
+    let children = CHILDREN.lock();
+    let Some(c) = children.get(&ctx) else { return 0 };
+    (1..65).filter(|&s| c.sigactions[s][0] == SIG_IGN).fold(0, |m, s| m | 1 << (s - 1))
+}
+
+/// rt_sigaction in a spawn child: its own copy of the actions. None for the program itself.
+pub fn child_sigaction(signo: usize, new: Option<[u64; 4]>, oact: u64) -> Option<SysResult> {
+    let ctx = child_ctx()?;
+    let mut children = CHILDREN.lock();
+    let c = children.get_mut(&ctx)?;
+    let old = c.sigactions[signo];
+    if let Some(new) = new {
+        c.sigactions[signo] = new;
+    }
+    drop(children);
+    if oact != 0 {
+        if let Err(e) = uaccess::write::<[u64; 4]>(oact, old) {
+            return Some(Err(e));
+        }
+    }
+    Some(Ok(0))
+}
+
+pub fn execve(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    exec(frame, linux_raw_sys::general::__NR_execve, [libc_at_fdcwd(), a[0], a[1], a[2], 0])
+}
+
+pub fn execveat(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    exec(frame, linux_raw_sys::general::__NR_execveat, [a[0], a[1], a[2], a[3], a[4]])
+}
+
+fn libc_at_fdcwd() -> u64 {
+    (-100i32) as u32 as u64
+}
+
+static EXEC_REPORTED: AtomicBool = AtomicBool::new(false);
+
+fn exec(_: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> SysResult {
+    let Some(ctx) = child_ctx() else {
+        if !EXEC_REPORTED.swap(true, Ordering::Relaxed) {
+            kprintln!("hrt: execve in the program itself (not in a vfork/posix_spawn child) is not supported: returning ENOSYS");
+        }
+        return Err(ENOSYS);
+    };
+    let mask = current().sigmask;
+    call(tagged(op::SIGNALS), [ignored(ctx), mask, 0, 0, 0, 0])?;
+    let pid = call(tagged(op::EXEC), [dirfd, path, argv, envp, flags, 0])?;
+    // The line says what the program sees: exec returns nothing; the host pid is the parent's.
+    let shown: &[u64] =
+        if nr == linux_raw_sys::general::__NR_execve { &[path, argv, envp] } else { &[dirfd, path, argv, envp, flags] };
+    crate::linux::syscall::trace_final(nr as u64, shown, pid as i64, 'F');
+    end_child(EXECED | pid)
+}
+
+/// Takes (or, with WNOWAIT, looks at) a zombie that `pid` (wait4's selector) names.
+fn take_zombie(pid: i64, keep: bool) -> Option<(u32, u32)> {
+    let mut z = ZOMBIES.lock();
+    let i = z.iter().position(|&(p, _)| pid == -1 || pid == 0 || pid == p as i64)?;
+    Some(if keep { z[i] } else { z.remove(i) })
+}
+
+/// wait4(pid, status, options, rusage): a child that ended before exec, else the host's
+/// answer for the program's host children (rusage is the host's).
+pub fn wait4(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (pid, status, rusage) = (a[0] as i32 as i64, a[1], a[3]);
+    if a[2] & !(WNOHANG | 2 | 8 | 0x4000_0000 | 0x8000_0000 | 0x2000_0000) != 0 {
+        return Err(EINVAL);
+    }
+    if let Some((p, ws)) = take_zombie(pid, false) {
+        if status != 0 {
+            uaccess::write::<u32>(status, ws)?;
+        }
+        if rusage != 0 {
+            uaccess::write::<[u64; 18]>(rusage, [0; 18])?;
+        }
+        return Ok(p as u64);
+    }
+    call(op::WAIT4, a)
+}
+
+/// waitid(idtype, id, infop, options, rusage), as wait4.
+pub fn waitid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (idtype, id, infop, options, rusage) = (a[0], a[1] as i32 as i64, a[2], a[3], a[4]);
+    let selector = match idtype {
+        P_ALL => Some(-1),
+        P_PID => Some(id),
+        _ => None,
+    };
+    if options & WEXITED != 0 {
+        if let Some((p, ws)) = selector.and_then(|s| take_zombie(s, options & WNOWAIT != 0)) {
+            if infop != 0 {
+                let uid = crate::bootinfo::get().uid as u64;
+                let info = SigInfo {
+                    signo: SIGCHLD as i32,
+                    code: CLD_EXITED,
+                    w16: p as u64 | uid << 32,
+                    w24: (ws >> 8) as u64,
+                };
+                uaccess::write_bytes(infop, &info.bytes())?;
+            }
+            if rusage != 0 {
+                uaccess::write::<[u64; 18]>(rusage, [0; 18])?;
+            }
+            return Ok(0);
+        }
+    }
+    call(op::WAITID, a)
+}
+
+/// The program's own pid (or, in a spawn child, its own id) as 0: the caller, for the host.
+fn own_as_zero(pid: u64) -> u64 {
+    let p = pid as u32;
+    if p == process::pid() || child_ctx() == Some(p) {
+        0
+    } else {
+        pid
+    }
+}
+
+pub fn setpgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    call(tagged(op::SETPGID), [own_as_zero(a[0]), own_as_zero(a[1]), 0, 0, 0, 0])
+}
+
+pub fn getpgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    call(tagged(op::GETPGID), [own_as_zero(a[0]), 0, 0, 0, 0, 0])
+}
+
+pub fn getpgrp(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    call(tagged(op::GETPGID), [0; 6])
+}
+
+pub fn setsid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    let r = call(tagged(op::SETSID), [0; 6])?;
+    // A spawn child's session is made at its exec; its id is the child's pid.
+    Ok(if r == 0 { child_ctx().map_or(0, |c| c as u64) } else { r })
+}
+
+pub fn getsid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    call(tagged(op::GETSID), [own_as_zero(a[0]), 0, 0, 0, 0, 0])
+}
+
+/// kill to another process (a host child) or a process group: the monitor sends it on the
+/// host if the target is one of the program's children or a group of its own.
+pub fn kill_other(pid: u64, signo: u64) -> SysResult {
+    if ZOMBIES.lock().iter().any(|&(p, _)| p as u64 == pid) {
+        return Ok(0);
+    }
+    call(op::KILL, [pid, signo, 0, 0, 0, 0])
+}

@@ -1,0 +1,570 @@
+//! Child processes on the host (`--children host`): the monitor side of kernel/src/linux/calls/
+//! procs.rs. A spawn child (vfork, posix_spawn) gets a context of its own here, named by its
+//! guest tid: a copy of the program's descriptor table (the same host descriptors, shared as
+//! a fork shares open files) and what it asked for its exec (working directory, process group,
+//! session, ignored signals and signal mask). Its forwarded calls carry the context in their
+//! number (`hrt_abi::process::CONTEXT_SHIFT`) and act on that copy. Its `execve` starts the host
+//! program from the process spawner, a thread without the seccomp filter created at start-up
+//! (the filtered threads may not create processes): `clone(CLONE_VM|CLONE_VFORK)` as glibc's
+//! `posix_spawn` does, so nothing of the monitor's memory is copied, then in the new process
+//! the descriptors are put at the child's numbers, the rest closed, and `execve` runs.
+//!
+//! Waiting (`wait4`, `waitid`), `kill`, and process groups are host calls on the monitor's own
+//! children, which are all the program's; `kill` reaches only those children and the process
+//! groups the monitor or a child leads.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+use hrt_abi::process as op;
+
+use super::errno::{Errno, SysResult};
+use super::fd_table::{FdTable, HostFd};
+use super::guest_mem::Guest;
+use super::host::{int, ptr};
+use super::Forwarder;
+
+/// Linux's limits on an exec's arguments: one string, and all of them with their pointers.
+const MAX_ARG_STRLEN: usize = 32 * 4096;
+const ARG_MAX: usize = 2 << 20;
+/// Spawn children alive at once (a program cannot make the monitor keep more tables).
+const MAX_CONTEXTS: usize = 1024;
+
+/// A spawn child before its exec.
+pub struct ChildCtx {
+    fds: FdTable,
+    state: Mutex<ExecState>,
+}
+
+#[derive(Default)]
+struct ExecState {
+    /// Its working directory, if it changed it (an O_PATH descriptor).
+    cwd: Option<Arc<HostFd>>,
+    /// setpgid(0, pgid): Some(0) for a group of its own.
+    pgid: Option<i32>,
+    setsid: bool,
+    /// Signals it ignores and its mask (bit `sig - 1`), sent just before exec.
+    ignored: u64,
+    mask: u64,
+}
+
+/// One host program to start.
+struct Spawn {
+    path: CString,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+    /// (guest fd number, host descriptor) for each descriptor the program keeps.
+    fds: Vec<(i32, Arc<HostFd>)>,
+    cwd: Option<Arc<HostFd>>,
+    pgid: Option<i32>,
+    setsid: bool,
+    ignored: u64,
+    mask: u64,
+}
+
+type Job = (Spawn, mpsc::Sender<SysResult<i64>>);
+
+/// The program's children: contexts of spawn children, host pids started, and the spawner.
+#[derive(Default)]
+pub struct Children {
+    ctxs: Mutex<HashMap<u32, Arc<ChildCtx>>>,
+    pids: Mutex<HashSet<i32>>,
+    spawner: Mutex<Option<mpsc::Sender<Job>>>,
+}
+
+thread_local! {
+    /// The spawn child whose call this thread performs (None: the program itself).
+    static CURRENT: RefCell<Option<Arc<ChildCtx>>> = const { RefCell::new(None) };
+}
+
+/// The descriptor table a call acts on: the program's or a spawn child's copy.
+pub enum Fds<'a> {
+    Own(&'a FdTable),
+    Child(Arc<ChildCtx>),
+}
+
+impl std::ops::Deref for Fds<'_> {
+    type Target = FdTable;
+    fn deref(&self) -> &FdTable {
+        match self {
+            Fds::Own(t) => t,
+            Fds::Child(c) => &c.fds,
+        }
+    }
+}
+
+/// Restores the thread's context when a call ends (also on a panic).
+struct Restore(Option<Arc<ChildCtx>>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let prev = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = prev);
+    }
+}
+
+fn current_child() -> Option<Arc<ChildCtx>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+impl Forwarder {
+    /// The descriptor table of the call being performed.
+    pub(super) fn fds(&self) -> Fds<'_> {
+        match current_child() {
+            Some(c) => Fds::Child(c),
+            None => Fds::Own(&self.fds),
+        }
+    }
+
+    /// Runs `f` with the Linux call number of forwarded call `nr`, in its child context (if it
+    /// names one). None when it names a context that does not exist.
+    pub(super) fn in_context<R>(&self, nr: u64, f: impl FnOnce(u64) -> R) -> Option<R> {
+        let ctx = (nr >> op::CONTEXT_SHIFT) as u32;
+        let nr = nr & ((1 << op::CONTEXT_SHIFT) - 1);
+        if ctx == 0 {
+            return Some(f(nr));
+        }
+        let child = self.children.ctxs.lock().unwrap().get(&ctx).cloned()?;
+        let prev = CURRENT.with(|c| c.borrow_mut().replace(child));
+        let _restore = Restore(prev);
+        Some(f(nr))
+    }
+
+    /// Starts the process spawner thread. Call it from a thread without the seccomp filter,
+    /// before the filtered threads exist.
+    pub fn start_process_spawner(&self) -> std::io::Result<()> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new().name("hrt-procs".into()).spawn(move || {
+            while let Ok((job, reply)) = rx.recv() {
+                let _ = reply.send(spawn(&job));
+            }
+        })?;
+        *self.children.spawner.lock().unwrap() = Some(tx);
+        Ok(())
+    }
+
+    /// A process call (`hrt_abi::process`).
+    pub(super) fn process_call(&self, g: Guest, nr: u64, a: &[u64; 6]) -> SysResult<i64> {
+        let child = current_child();
+        match (nr, child) {
+            (op::CHILD_BEGIN, None) => self.child_begin(a[0] as u32),
+            (op::CHILD_END, None) => {
+                self.children.ctxs.lock().unwrap().remove(&(a[0] as u32));
+                Ok(0)
+            }
+            (op::SIGNALS, Some(c)) => {
+                let mut st = c.state.lock().unwrap();
+                (st.ignored, st.mask) = (a[0], a[1]);
+                Ok(0)
+            }
+            (op::EXEC, Some(c)) => self.exec(g, &c, a),
+            (op::WAIT4, None) => self.wait4(g, a),
+            (op::WAITID, None) => self.waitid(g, a),
+            (op::KILL, None) => self.kill(a[0] as i32, a[1]),
+            (op::SETPGID, Some(c)) if a[0] == 0 => {
+                c.state.lock().unwrap().pgid = Some(int(a[1]) as i32);
+                Ok(0)
+            }
+            (op::SETSID, Some(c)) => {
+                c.state.lock().unwrap().setsid = true;
+                Ok(0)
+            }
+            (op::GETPGID, Some(c)) if a[0] == 0 => match c.state.lock().unwrap().pgid {
+                Some(p) if p > 0 => Ok(p as i64),
+                _ => self.on_process(libc::SYS_getpgid, 0, &[]),
+            },
+            (op::SETPGID, _) => self.on_process(libc::SYS_setpgid, a[0] as i32, &[int(a[1])]),
+            (op::GETPGID, _) => self.on_process(libc::SYS_getpgid, a[0] as i32, &[]),
+            (op::GETSID, _) => self.on_process(libc::SYS_getsid, a[0] as i32, &[]),
+            // SAFETY: no pointers.
+            (op::SETSID, None) => unsafe { self.sys(libc::SYS_setsid, &[]) },
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    /// A spawn child begins: its own copy of the program's descriptor table.
+    fn child_begin(&self, ctx: u32) -> SysResult<i64> {
+        let mut ctxs = self.children.ctxs.lock().unwrap();
+        if ctx == 0 || ctxs.len() >= MAX_CONTEXTS {
+            return Err(Errno::EAGAIN);
+        }
+        let child = ChildCtx { fds: self.fds.duplicate(), state: Mutex::new(ExecState::default()) };
+        ctxs.insert(ctx, Arc::new(child));
+        Ok(0)
+    }
+
+    /// chdir/fchdir in a spawn child: remembered for its exec (the monitor's own directory is
+    /// the program's). `dir` is an O_PATH descriptor of the directory.
+    pub(super) fn child_chdir(&self, dir: &Arc<HostFd>) -> Option<SysResult<i64>> {
+        let c = current_child()?;
+        c.state.lock().unwrap().cwd = Some(dir.clone());
+        Some(Ok(0))
+    }
+
+    /// A host call on the monitor itself (`pid` 0) or on one of the program's host children.
+    fn on_process(&self, nr: libc::c_long, pid: i32, rest: &[libc::c_long]) -> SysResult<i64> {
+        if pid < 0 || pid > 0 && !self.children.pids.lock().unwrap().contains(&pid) {
+            return Err(Errno::ESRCH);
+        }
+        let mut args = vec![pid as libc::c_long];
+        args.extend_from_slice(rest);
+        // SAFETY: no pointers.
+        unsafe { self.sys(nr, &args) }
+    }
+
+    fn kill(&self, pid: i32, sig: u64) -> SysResult<i64> {
+        let known = |p: i32| self.children.pids.lock().unwrap().contains(&p);
+        let allowed = match pid {
+            p if p > 0 => known(p),
+            // SAFETY: getpgid(0) has no pointers.
+            p if p < -1 => known(-p) || -p as libc::pid_t == unsafe { libc::getpgid(0) },
+            _ => false,
+        };
+        if !allowed {
+            return Err(Errno::ESRCH);
+        }
+        // SAFETY: no pointers.
+        unsafe { self.sys(libc::SYS_kill, &[pid as libc::c_long, int(sig)]) }
+    }
+
+    /// The host reaped child `pid` (or reported how it ended): it may no longer be signalled.
+    fn reaped(&self, pid: i64) {
+        self.children.pids.lock().unwrap().remove(&(pid as i32));
+    }
+
+    fn wait4(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let (pid, status, options, rusage) = (int(a[0]), a[1], a[2], a[3]);
+        let allowed = (libc::WNOHANG | libc::WUNTRACED | libc::WCONTINUED | libc::__WALL | libc::__WCLONE) as u64;
+        if options & !(allowed | 0x2000_0000) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let mut st: libc::c_int = 0;
+        // SAFETY: an all-zero rusage is valid.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: pointers to our own locals.
+        let r = unsafe { self.sys(libc::SYS_wait4, &[pid, ptr(&raw mut st), int(options), ptr(&raw mut ru)])? };
+        if r > 0 {
+            if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
+                self.reaped(r);
+            }
+            if status != 0 {
+                g.write(status, &st)?;
+            }
+            if rusage != 0 {
+                g.write(rusage, &ru)?;
+            }
+        }
+        Ok(r)
+    }
+
+    fn waitid(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let (idtype, id, infop, options, rusage) = (a[0] as u32, int(a[1]), a[2], int(a[3]), a[4]);
+        if ![libc::P_ALL, libc::P_PID, libc::P_PGID].contains(&idtype) {
+            // P_PIDFD would need the program's descriptor translated: not supported.
+            return Err(Errno::EINVAL);
+        }
+        // SAFETY: all-zero siginfo and rusage are valid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: pointers to our own locals.
+        let r = unsafe {
+            self.sys(libc::SYS_waitid, &[idtype as libc::c_long, id, ptr(&raw mut info), options, ptr(&raw mut ru)])?
+        };
+        // SAFETY: waitid filled in the siginfo (zero pid: nothing to report).
+        let pid = unsafe { info.si_pid() };
+        if pid > 0 && options & libc::WNOWAIT as libc::c_long == 0 && matches!(info.si_code, 1..=3) {
+            // CLD_EXITED, CLD_KILLED, CLD_DUMPED.
+            self.reaped(pid as i64);
+        }
+        if infop != 0 {
+            g.write(infop, &info)?;
+        }
+        if rusage != 0 {
+            g.write(rusage, &ru)?;
+        }
+        Ok(r)
+    }
+
+    /// Reads a NULL-terminated array of string pointers (argv, envp) from the program.
+    fn string_array(g: &Guest, mut at: u64, total: &mut usize) -> SysResult<Vec<CString>> {
+        let mut out = Vec::new();
+        if at == 0 {
+            return Ok(out);
+        }
+        loop {
+            let p: u64 = g.read(at)?;
+            if p == 0 {
+                return Ok(out);
+            }
+            let s =
+                g.read_cstr(p, MAX_ARG_STRLEN).map_err(|e| if e == Errno::ENAMETOOLONG { Errno::E2BIG } else { e })?;
+            *total += s.as_bytes().len() + 1 + 8;
+            if *total > ARG_MAX {
+                return Err(Errno::E2BIG);
+            }
+            out.push(s);
+            at = at.checked_add(8).ok_or(Errno::EFAULT)?;
+        }
+    }
+
+    /// execveat(dirfd, path, argv, envp, flags) in spawn child `c`: starts the host program.
+    fn exec(&self, g: Guest, c: &Arc<ChildCtx>, a: &[u64; 6]) -> SysResult<i64> {
+        let (dirfd, path, flags) = (a[0], a[1], a[4]);
+        if flags & !((libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW) as u64) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let raw = g.read_path(path)?.into_bytes();
+        let cwd = c.state.lock().unwrap().cwd.clone();
+        let target = if raw.is_empty() {
+            if flags & libc::AT_EMPTY_PATH as u64 == 0 {
+                return Err(Errno::ENOENT);
+            }
+            let h = self.fds().get(dirfd)?;
+            self.executable(&self.resolve(dirfd, Vec::new(), true)?, Some(h))?
+        } else {
+            // A relative path in a child that changed its directory starts there.
+            let raw = match (&cwd, raw.first(), dirfd as u32 as i32 == libc::AT_FDCWD) {
+                (Some(d), Some(&b), true) if b != b'/' => {
+                    let mut p = std::fs::read_link(format!("/proc/self/fd/{}", d.raw()))
+                        .map_err(|_| Errno::ENOENT)?
+                        .into_os_string()
+                        .into_encoded_bytes();
+                    p.push(b'/');
+                    p.extend_from_slice(&raw);
+                    p
+                }
+                _ => raw,
+            };
+            let follow = flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0;
+            self.executable(&self.resolve(dirfd, raw, follow)?, None)?
+        };
+        let mut total = 0;
+        let argv = Self::string_array(&g, a[2], &mut total)?;
+        let envp = Self::string_array(&g, a[3], &mut total)?;
+        let st = c.state.lock().unwrap();
+        let fds = c.fds.inherited();
+        let job = Spawn {
+            path: target,
+            argv,
+            envp,
+            fds,
+            cwd: st.cwd.clone(),
+            pgid: st.pgid,
+            setsid: st.setsid,
+            ignored: st.ignored,
+            mask: st.mask,
+        };
+        drop(st);
+        let spawner = self.children.spawner.lock().unwrap().clone().ok_or(Errno::EAGAIN)?;
+        let (tx, rx) = mpsc::channel();
+        spawner.send((job, tx)).map_err(|_| Errno::EAGAIN)?;
+        let pid = rx.recv().map_err(|_| Errno::EAGAIN)??;
+        self.children.pids.lock().unwrap().insert(pid as i32);
+        // The child is now the host process: its context (and its table copy) goes.
+        let ctx = self.children.ctxs.lock().unwrap().iter().find(|(_, v)| Arc::ptr_eq(v, c)).map(|(k, _)| *k);
+        if let Some(k) = ctx {
+            self.children.ctxs.lock().unwrap().remove(&k);
+        }
+        Ok(pid)
+    }
+
+    /// The host path to exec for a resolved path: what the walk found, as the host names it
+    /// (`/proc/self/fd/N` of an O_PATH descriptor, read back), so the exec reaches the file the
+    /// checked walk reached. `held`: the descriptor itself (AT_EMPTY_PATH).
+    fn executable(&self, at: &super::paths::At, held: Option<Arc<HostFd>>) -> SysResult<CString> {
+        if at.synthetic.is_some() {
+            return Err(Errno::EACCES);
+        }
+        let fd = match held {
+            Some(h) => {
+                // SAFETY: F_DUPFD_CLOEXEC on a descriptor we hold.
+                let fd = unsafe {
+                    self.sys(libc::SYS_fcntl, &[h.raw() as libc::c_long, libc::F_DUPFD_CLOEXEC as libc::c_long, 0])?
+                };
+                // SAFETY: a fresh descriptor we own.
+                unsafe { OwnedFd::from_raw_fd(fd as i32) }
+            }
+            None => {
+                let flags = at.open_flags((libc::O_PATH | libc::O_CLOEXEC) as libc::c_long);
+                // SAFETY: a host C string.
+                let fd =
+                    unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags])? };
+                // SAFETY: a fresh descriptor we own.
+                unsafe { OwnedFd::from_raw_fd(fd as i32) }
+            }
+        };
+        // SAFETY: fstat writes the struct we pass.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+            return Err(Errno::last());
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(Errno::EACCES);
+        }
+        let p = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| Errno::ENOENT)?;
+        CString::new(p.into_os_string().into_encoded_bytes()).map_err(|_| Errno::ENOENT)
+    }
+}
+
+impl FdTable {
+    /// The descriptors a spawned program keeps: every one without FD_CLOEXEC.
+    fn inherited(&self) -> Vec<(i32, Arc<HostFd>)> {
+        self.snapshot().into_iter().filter(|(_, _, cloexec)| !cloexec).map(|(n, h, _)| (n as i32, h)).collect()
+    }
+}
+
+/// What the new process does between clone and exec (prepared before the clone: it may only
+/// make system calls, sharing the monitor's memory as a vfork child does).
+struct Prepared {
+    path: CString,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    /// (source, target): sources are fresh descriptors above every target.
+    moves: Vec<(i32, i32)>,
+    /// Numbers below the highest target that are not targets (closed).
+    gaps: Vec<i32>,
+    above: i32,
+    cwd: i32,
+    pgid: Option<i32>,
+    setsid: bool,
+    ignored: u64,
+    mask: libc::sigset_t,
+    /// The errno of the step that failed, 0 if exec succeeded.
+    error: AtomicI32,
+}
+
+fn sigset(bits: u64) -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset fill the set we own.
+    unsafe {
+        let mut s: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut s);
+        for sig in 1..=64 {
+            if bits & (1 << (sig - 1)) != 0 {
+                libc::sigaddset(&mut s, sig);
+            }
+        }
+        s
+    }
+}
+
+/// Starts `job` on the host; its pid, or the errno of the step that failed.
+fn spawn(job: &Spawn) -> SysResult<i64> {
+    let above = job.fds.iter().map(|&(n, _)| n).max().unwrap_or(2).max(2) + 1;
+    let mut temps = Vec::new();
+    let mut moves = Vec::new();
+    for (n, h) in &job.fds {
+        // SAFETY: duplicating a descriptor we hold, above every target.
+        let t = unsafe { libc::fcntl(h.raw(), libc::F_DUPFD_CLOEXEC, above) };
+        if t < 0 {
+            return Err(Errno::last());
+        }
+        // SAFETY: a fresh descriptor we own (closed when `temps` goes).
+        temps.push(unsafe { OwnedFd::from_raw_fd(t) });
+        moves.push((t, *n));
+    }
+    let targets: HashSet<i32> = job.fds.iter().map(|&(n, _)| n).collect();
+    let argv: Vec<*const libc::c_char> = job.argv.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
+    let envp: Vec<*const libc::c_char> = job.envp.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
+    let prep = Prepared {
+        path: job.path.clone(),
+        argv,
+        envp,
+        moves,
+        gaps: (0..above).filter(|n| !targets.contains(n)).collect(),
+        above,
+        cwd: job.cwd.as_ref().map_or(-1, |d| d.raw()),
+        pgid: job.pgid,
+        setsid: job.setsid,
+        ignored: job.ignored,
+        mask: sigset(job.mask),
+        error: AtomicI32::new(0),
+    };
+    let mut stack = vec![0u8; 64 << 10];
+    // SAFETY: the stack's end, 16-byte aligned below.
+    let top = unsafe { stack.as_mut_ptr().add(stack.len()) } as usize & !15;
+    let all = sigset(u64::MAX);
+    // SAFETY: an all-zero sigset is a valid buffer for the old mask.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // Signals stay blocked until the new process has reset its dispositions (the monitor's
+    // handlers must not run in it).
+    // SAFETY: masks we own.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old) };
+    // SAFETY: CLONE_VM|CLONE_VFORK: this thread waits until the new process execs or exits;
+    // `child` only makes system calls on `prep`, which outlives that, on its own stack.
+    let pid = unsafe {
+        libc::clone(
+            child,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &prep as *const Prepared as *mut libc::c_void,
+        )
+    };
+    let clone_error = Errno::last();
+    // SAFETY: restoring our own mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    drop(stack);
+    if pid < 0 {
+        return Err(clone_error);
+    }
+    let e = prep.error.load(Ordering::SeqCst);
+    if e != 0 {
+        // The new process reported why, then exited: reap it.
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        return Err(Errno(e));
+    }
+    Ok(pid as i64)
+}
+
+/// The new process, from clone to exec: system calls only (it shares the monitor's memory).
+extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: the spawner passed its `Prepared`, alive until this process execs or exits.
+    let p = unsafe { &*(arg as *const Prepared) };
+    let fail = |p: &Prepared| -> libc::c_int {
+        // SAFETY: errno of this thread.
+        p.error.store(unsafe { *libc::__errno_location() }.max(1), Ordering::SeqCst);
+        // SAFETY: ends this process only.
+        unsafe { libc::_exit(127) }
+    };
+    // SAFETY: every call below takes values prepared before the clone; none allocates.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        for sig in 1..=64 {
+            if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+                continue;
+            }
+            let ignore = p.ignored & (1 << (sig - 1)) != 0;
+            sa.sa_sigaction = if ignore { libc::SIG_IGN } else { libc::SIG_DFL };
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+        if p.cwd >= 0 && libc::fchdir(p.cwd) != 0 {
+            return fail(p);
+        }
+        for &(src, dst) in &p.moves {
+            if libc::dup2(src, dst) < 0 {
+                return fail(p);
+            }
+        }
+        for &n in &p.gaps {
+            libc::close(n);
+        }
+        libc::syscall(libc::SYS_close_range, p.above as libc::c_uint, libc::c_uint::MAX, 0);
+        if p.setsid && libc::setsid() < 0 {
+            return fail(p);
+        }
+        if let Some(g) = p.pgid {
+            if libc::setpgid(0, g) != 0 {
+                return fail(p);
+            }
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, &p.mask, std::ptr::null_mut());
+        libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+        fail(p)
+    }
+}

@@ -1,0 +1,62 @@
+//! Child processes (`--children host`): tests/programs/hostile/procs_spawn.c (system, popen,
+//! posix_spawn with file actions and attributes, vfork, wait4/waitid, kill, process groups,
+//! SIGCHLD, CLOEXEC, exec errors) and procs_hostile.c (exec with bad pointers from a vfork
+//! child, /proc/self/exe), each compared with its native run with one vCPU and with two;
+//! fork refused with one line.
+
+mod common;
+use common::hostile::{assert_same, build, build_dynamic, hrt, native, repo_root};
+
+#[test]
+fn spawned_children_behave_as_on_linux() {
+    let prog = build("procs_spawn", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("SIGCHLD handler ran: 1"), "natively: {}", linux.stdout);
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("procs_spawn --cpus {cpus}"), &linux, &got);
+    }
+}
+
+/// The same program linked dynamically (glibc's shared posix_spawn, system and popen).
+#[test]
+fn spawned_children_of_a_dynamic_program() {
+    let source = repo_root().join("tests/programs/hostile/procs_spawn.c");
+    let prog = build_dynamic(&source, "procs_spawn", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "2"], &prog, &[]);
+    assert_same("dynamic procs_spawn", &linux, &got);
+}
+
+#[test]
+fn exec_checks_the_programs_pointers() {
+    let prog = build("procs_hostile", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("argv entry unmapped: exited 14"), "natively: {}", linux.stdout);
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("procs_hostile --cpus {cpus}"), &linux, &got);
+    }
+}
+
+/// `/proc/<hrt's pid>/exe` is the program's own /proc/self/exe: exec runs the program, never hrt.
+#[test]
+fn exec_of_the_monitors_proc_entry_runs_the_program() {
+    let prog = build("procs_hostile", &[]);
+    let got = hrt(&["--cpus", "1"], &prog, &["monitor-proc"]);
+    assert_eq!(got.code(), 0, "{got:?}");
+    assert_eq!(got.stdout, "exe child: argc 2\nmonitor's exe: exited 6\n", "{got:?}");
+}
+
+/// fork without exec needs the program's memory: ENOSYS, said once on stderr.
+#[test]
+fn fork_is_refused_with_one_line() {
+    let prog = build("procs_hostile", &[]);
+    let got = hrt(&["--cpus", "1"], &prog, &["fork"]);
+    assert_eq!(got.code(), 0, "{got:?}");
+    assert_eq!(got.stdout, "fork: -1 errno 38\nfork again: -1 errno 38\n");
+    assert_eq!(got.stderr.matches("fork without exec is not supported").count(), 1, "{}", got.stderr);
+}
