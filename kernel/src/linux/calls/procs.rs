@@ -26,7 +26,7 @@ use hrt_abi::process as op;
 use crate::arch::syscall as user;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOSYS};
-use crate::linux::process::{self, PROCESS, TID_BASE};
+use crate::linux::process::{self, PROCESS};
 use crate::linux::signal::{self as sig, SigInfo, SIG_IGN};
 use crate::linux::syscall::forward;
 use crate::linux::uaccess;
@@ -160,12 +160,7 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysRe
     let spawned = sched::spawn_with(
         options,
         |t| {
-            t.tid = t.id as u32 + TID_BASE;
-            t.fs_base = fs_base;
-            t.sigmask = sigmask;
-            t.affinity = parent.affinity;
-            tid = t.tid;
-            super::signal::thread_started(t);
+            tid = super::thread::start_program_thread(t, fs_base, sigmask, parent.affinity);
             CHILDREN.lock().insert(t.tid, Child { sigactions: actions });
             ACTIVE.fetch_add(1, Ordering::SeqCst);
         },
@@ -192,14 +187,7 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysRe
     let status = (v & 0xffff) as u32;
     ZOMBIES.lock().push((tid, status));
     if exit_signal != 0 {
-        let uid = crate::bootinfo::get().uid as u64;
-        let info = SigInfo {
-            signo: exit_signal as i32,
-            code: CLD_EXITED,
-            w16: tid as u64 | uid << 32,
-            w24: (status >> 8) as u64,
-        };
-        let _ = sig::send_process(info);
+        let _ = sig::send_process(child_exited(exit_signal as i32, tid, status));
         sig::state::kick_all();
     }
     Ok(tid as u64)
@@ -317,14 +305,7 @@ pub fn waitid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if options & WEXITED != 0 {
         if let Some((p, ws)) = selector.and_then(|s| take_zombie(s, options & WNOWAIT != 0)) {
             if infop != 0 {
-                let uid = crate::bootinfo::get().uid as u64;
-                let info = SigInfo {
-                    signo: SIGCHLD as i32,
-                    code: CLD_EXITED,
-                    w16: p as u64 | uid << 32,
-                    w24: (ws >> 8) as u64,
-                };
-                uaccess::write_bytes(infop, &info.bytes())?;
+                uaccess::write_bytes(infop, &child_exited(SIGCHLD as i32, p, ws).bytes())?;
             }
             if rusage != 0 {
                 uaccess::write::<[u64; 18]>(rusage, [0; 18])?;
@@ -374,4 +355,11 @@ pub fn kill_other(pid: u64, signo: u64) -> SysResult {
         return Ok(0);
     }
     call(op::KILL, [pid, signo, 0, 0, 0, 0])
+}
+
+/// The siginfo of a child `pid` that exited with wait status `status` (for `signo`, SIGCHLD or
+/// the clone's exit signal, and for waitid's answer).
+fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
+    let uid = crate::bootinfo::get().uid as u64;
+    SigInfo { signo, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
 }

@@ -66,12 +66,7 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let spawned = sched::spawn_with(
         options,
         |t| {
-            t.tid = t.id as u32 + TID_BASE;
-            t.fs_base = fs_base;
-            t.sigmask = sigmask;
-            t.affinity = affinity;
-            tid = t.tid;
-            super::signal::thread_started(t);
+            tid = start_program_thread(t, fs_base, sigmask, affinity);
             if flags & CLONE_CHILD_CLEARTID != 0 {
                 t.clear_child_tid = ctid;
             }
@@ -274,4 +269,20 @@ pub fn arch_prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         _ => Err(EINVAL),
     }
+}
+
+/// Sets up a new thread of the program before it first runs (a `clone` thread, or a `vfork`
+/// child): its Linux tid, TLS base, signal mask and CPUs; returns the tid.
+pub(super) fn start_program_thread(
+    t: &mut sched::thread::Thread,
+    fs_base: u64,
+    sigmask: u64,
+    affinity: [u64; 4],
+) -> u32 {
+    t.tid = t.id as u32 + TID_BASE;
+    t.fs_base = fs_base;
+    t.sigmask = sigmask;
+    t.affinity = affinity;
+    super::signal::thread_started(t);
+    t.tid
 }
