@@ -4,7 +4,7 @@
 //! natively (exit status, errno, output).
 
 mod common;
-use common::hostile::{assert_same, build, hrt, hrt_cmd, native, run};
+use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native, run};
 
 /// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
 fn same_as_linux(name: &str, args: &[&str]) {
@@ -74,10 +74,7 @@ fn blocked_signals_to_oneself_stay_pending() {
 fn epoll_and_eventfd_behave_as_on_linux() {
     let prog = build("calls_epoll", &[]);
     let linux = native(&prog, &[]);
-    for cpus in ["1", "2"] {
-        let got = hrt(&["--cpus", cpus], &prog, &[]);
-        assert_same(&format!("calls_epoll --cpus {cpus}"), &linux, &got);
-    }
+    assert_same_on_1_and_2_cpus("calls_epoll", &prog, &[], &linux);
     // Stdin, a pipe the test fills and closes, watched until its end.
     let input = vec![b'x'; 200_000];
     let mut cmd = std::process::Command::new(&prog);

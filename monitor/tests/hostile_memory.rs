@@ -2,17 +2,14 @@
 //! own give EFAULT or SIGSEGV as on Linux. Each is compared with the same program run natively.
 
 mod common;
-use common::hostile::{assert_same, build, build_dynamic, hrt, native, repo_root};
+use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
 
 #[test]
 fn fresh_brk_and_calloc_memory_reads_zero() {
     let prog = build("brk_zero", &[]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    for cpus in ["1", "2"] {
-        let got = hrt(&["--cpus", cpus], &prog, &[]);
-        assert_same(&format!("brk_zero --cpus {cpus}"), &linux, &got);
-    }
+    assert_same_on_1_and_2_cpus("brk_zero", &prog, &[], &linux);
 }
 
 /// mmap, mremap growth, MAP_FIXED over an old mapping, munmap + mmap reuse, madvise(DONTNEED),
@@ -23,10 +20,7 @@ fn recycled_memory_reads_zero() {
     let prog = build("mem_zero_reuse", &[]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    for cpus in ["1", "2"] {
-        let got = hrt(&["--cpus", cpus], &prog, &[]);
-        assert_same(&format!("mem_zero_reuse --cpus {cpus}"), &linux, &got);
-    }
+    assert_same_on_1_and_2_cpus("mem_zero_reuse", &prog, &[], &linux);
 }
 
 /// MAP_FIXED at the last page of the address space, munmap/mremap/madvise with SIZE_MAX, brk at
@@ -101,10 +95,7 @@ fn elf_segments_keep_their_permissions() {
         let linux = native(&prog, &[]);
         assert_eq!(linux.code(), 0, "natively: {linux:?}");
         assert!(linux.stdout.contains(".text write: SIGSEGV si_code 2 addr ok"), "natively: {}", linux.stdout);
-        for cpus in ["1", "2"] {
-            let got = hrt(&["--cpus", cpus], &prog, &[]);
-            assert_same(&format!("elf_protect {flags:?} --cpus {cpus}"), &linux, &got);
-        }
+        assert_same_on_1_and_2_cpus(&format!("elf_protect {flags:?}"), &prog, &[], &linux);
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
 
-use common::hostile::{assert_same, build, hrt, hrt_cmd, native};
+use common::hostile::{assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native};
 
 /// TCP echo between two threads, UDP, sendmmsg/recvmmsg, SCM_RIGHTS passing a pipe and a file
 /// (MSG_CMSG_CLOEXEC, a control buffer too small), AF_UNIX names relative to the working
@@ -19,10 +19,7 @@ fn sockets_behave_as_on_linux() {
     let prog = build("calls_sockets", &[]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 141, "natively: {linux:?}");
-    for cpus in ["1", "2"] {
-        let got = hrt(&["--cpus", cpus], &prog, &[]);
-        assert_same(&format!("calls_sockets --cpus {cpus}"), &linux, &got);
-    }
+    assert_same_on_1_and_2_cpus("calls_sockets", &prog, &[], &linux);
 }
 
 /// The program's server (under hrt) and a native client: the port it prints is reachable from

@@ -5,7 +5,7 @@
 //! fork refused with one line.
 
 mod common;
-use common::hostile::{assert_same, build, build_dynamic, hrt, native, repo_root};
+use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
 
 #[test]
 fn spawned_children_behave_as_on_linux() {
@@ -13,10 +13,7 @@ fn spawned_children_behave_as_on_linux() {
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     assert!(linux.stdout.contains("SIGCHLD handler ran: 1"), "natively: {}", linux.stdout);
-    for cpus in ["1", "2"] {
-        let got = hrt(&["--cpus", cpus], &prog, &[]);
-        assert_same(&format!("procs_spawn --cpus {cpus}"), &linux, &got);
-    }
+    assert_same_on_1_and_2_cpus("procs_spawn", &prog, &[], &linux);
 }
 
 /// The same program linked dynamically (glibc's shared posix_spawn, system and popen).
@@ -36,10 +33,7 @@ fn exec_checks_the_programs_pointers() {
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     assert!(linux.stdout.contains("argv entry unmapped: exited 14"), "natively: {}", linux.stdout);
-    for cpus in ["1", "2"] {
-        let got = hrt(&["--cpus", cpus], &prog, &[]);
-        assert_same(&format!("procs_hostile --cpus {cpus}"), &linux, &got);
-    }
+    assert_same_on_1_and_2_cpus("procs_hostile", &prog, &[], &linux);
 }
 
 /// `/proc/<hrt's pid>/exe` is the program's own /proc/self/exe: exec runs the program, never hrt.

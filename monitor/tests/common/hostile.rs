@@ -147,6 +147,17 @@ pub fn assert_same(what: &str, native: &Outcome, hrt: &Outcome) {
     );
 }
 
+/// Runs `prog ARGS` under `hrt run --cpus 1` and `--cpus 2` and asserts each behaves as the
+/// native run `linux` did (the label names the program in a failure).
+#[allow(dead_code)] // not every test file uses it
+#[track_caller]
+pub fn assert_same_on_1_and_2_cpus(label: &str, prog: &Path, args: &[&str], linux: &Outcome) {
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], prog, args);
+        assert_same(&format!("{label} --cpus {cpus}"), linux, &got);
+    }
+}
+
 /// Builds a C file with the system's default linking (dynamic, PIE) into
 /// target/programs/dyn-`out_name`: `gcc -O1 -g -pthread -o OUT SOURCE FLAGS` (libraries last). Rebuilt when the
 /// source is newer.

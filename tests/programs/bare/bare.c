@@ -12,25 +12,7 @@
 
 typedef unsigned long u64;
 
-static long sys3(long nr, long a, long b, long c) {
-    long ret;
-    __asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-    return ret;
-}
-
-static u64 length(const char *s) {
-    u64 n = 0;
-    while (s[n])
-        n++;
-    return n;
-}
-
-static void put(int fd, const char *s) { sys3(1, fd, (long)s, (long)length(s)); }
-
-static __attribute__((noreturn)) void quit(int status) {
-    sys3(231, status, 0, 0);
-    __builtin_unreachable();
-}
+#include "nolibc.h"
 
 static int same(const char *a, const char *b) {
     while (*a && *a == *b)

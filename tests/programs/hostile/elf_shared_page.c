@@ -4,18 +4,7 @@
 // segment's last function, which lies on that page, faults (SIGSEGV, exit 139) although its
 // own segment is executable.
 // Build: gcc -static -nostdlib -no-pie -Wl,-T,elf_shared_page.ld
-static long sys3(long n, long a, long b, long c) {
-    long r;
-    __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-    return r;
-}
-
-static void say(const char *s) {
-    long n = 0;
-    while (s[n])
-        n++;
-    sys3(1, 1, (long)s, n);
-}
+#include "../bare/nolibc.h"
 
 // Placed last in the code segment by the linker script, on the page the data segment starts in.
 __attribute__((section(".text.last"), noinline)) int on_shared_page(void) {
@@ -26,11 +15,10 @@ volatile int data = 1;
 
 __attribute__((force_align_arg_pointer, noreturn)) void _start(void) {
     int shared = ((long)&data >> 12) == ((long)on_shared_page >> 12);
-    say(shared ? "data and code share a page\n" : "no shared page (linker script ignored?)\n");
+    put(1, shared ? "data and code share a page\n" : "no shared page (linker script ignored?)\n");
     data = 2;
-    say("store on the shared page: ok\n");
+    put(1, "store on the shared page: ok\n");
     int r = on_shared_page();
-    say(r == 7 ? "call on the shared page: ok\n" : "call on the shared page: wrong result\n");
-    sys3(60, 0, 0, 0);
-    __builtin_unreachable();
+    put(1, r == 7 ? "call on the shared page: ok\n" : "call on the shared page: wrong result\n");
+    quit(0);
 }

@@ -12,19 +12,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 static char *page;
 static long pagesize;
 static volatile int faults, addr_ok, code_seen;
 static sigjmp_buf env;
-
-static void install(int sig, void (*fn)(int, siginfo_t *, void *)) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = fn;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
 
 static void on_segv(int sig, siginfo_t *si, void *uc) {
     (void)sig;
@@ -63,7 +56,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "mprotect")) {
         page = mmap(NULL, 4 * pagesize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         page += pagesize;
-        install(SIGSEGV, on_segv);
+        set_info_handler(SIGSEGV, on_segv, 0);
         for (int round = 0; round < 3; round++) {
             mprotect(page, pagesize, PROT_NONE);
             page[round] = (char)(round + 1); // faults; the handler opens the page; the store retries
@@ -75,7 +68,7 @@ int main(int argc, char **argv) {
         page[1] = r; // write to a read-only page: the handler opens it again
         printf("read-only write: faults=%d si_code=%d value=%d\n", faults, code_seen, page[1]);
     } else if (!strcmp(c, "fpe")) {
-        install(SIGFPE, on_fpe);
+        set_info_handler(SIGFPE, on_fpe, 0);
         volatile int zero = 0, x = 7;
         for (int i = 0; i < 2; i++) {
             if (sigsetjmp(env, 1) == 0) {
@@ -90,20 +83,20 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, NULL, &now);
         printf("SIGFPE blocked after siglongjmp=%d\n", sigismember(&now, SIGFPE));
     } else if (!strcmp(c, "ud2")) {
-        install(SIGILL, on_ill);
+        set_info_handler(SIGILL, on_ill, 0);
         __asm__ volatile("ud2");
         printf("after ud2\n");
         __asm__ volatile("ud2");
         printf("after the second ud2\n");
     } else if (!strcmp(c, "unmapped")) {
-        install(SIGSEGV, on_segv_unmapped);
+        set_info_handler(SIGSEGV, on_segv_unmapped, 0);
         if (sigsetjmp(env, 1) == 0) {
             *(volatile int *)0x10 = 1;
         }
         printf("recovered\n");
     } else if (!strcmp(c, "blocked")) {
         // A synchronous fault while its signal is blocked kills, as Linux forces it.
-        install(SIGSEGV, on_segv_unmapped);
+        set_info_handler(SIGSEGV, on_segv_unmapped, 0);
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, SIGSEGV);
