@@ -369,6 +369,13 @@ pub mod nr {
     /// 0 for a file that is neither the group's library nor provides its imports, or a negated
     /// errno (EOPNOTSUPP: the library cannot be overridden; the monitor has said why).
     pub const FILE_OVERRIDES: u64 = 16;
+    /// `fork()`: the program's process is copied into a new VM in a new host process over a
+    /// copy-on-write copy of guest RAM (the host's own fork). args[0] = guest-physical address
+    /// of the kernel's fork record (kernel memory, outside the program's), args[1] = the guest
+    /// TSC now. Returns the child's host pid (or a negated errno) to the parent. The child's
+    /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
+    /// kernel's entry with rdx = the record's address (0 on a normal boot).
+    pub const FORK: u64 = 20;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

@@ -11,11 +11,15 @@ use crate::{cpu, mem, sched, time};
 
 static CPUS_ONLINE: AtomicUsize = AtomicUsize::new(0);
 
-/// Entered from `_start` on every CPU.
-pub extern "C" fn kernel_entry(boot_info: u64, cpu_index: u64) -> ! {
+/// Entered from `_start` on every CPU. `fork_record` is 0 on a boot, or in a forked child's VM
+/// the address of the kernel's fork record (see `linux::calls::fork`).
+pub extern "C" fn kernel_entry(boot_info: u64, cpu_index: u64, fork_record: u64) -> ! {
     let cpu_index = cpu_index as usize;
     // SAFETY: the monitor passes the address of the block it wrote.
     let boot: &'static BootInfo = unsafe { &*(boot_info as *const BootInfo) };
+    if fork_record != 0 {
+        resume_forked(boot, cpu_index, fork_record)
+    }
     cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);
     if cpu_index == 0 {
         boot_cpu(boot)
@@ -93,6 +97,29 @@ fn kernel_in_ring3(boot: &BootInfo) -> bool {
     boot.platform == Platform::PvmEmulated as u32
         && (boot.program.size == 0 || boot.app_ring != 0)
         && boot.flags & hrt_abi::flags::KERNEL_RING0 == 0
+}
+
+/// A forked child's VM: memory is the parent's at the fork (allocator, page tables, heap and the
+/// program as they were); each CPU redoes only its hardware set-up, then the boot CPU resumes
+/// the forking thread alone.
+fn resume_forked(boot: &BootInfo, cpu_index: usize, record: u64) -> ! {
+    // SAFETY: nothing has used this CPU's record in this VM yet.
+    unsafe { cpu::reset(cpu_index) };
+    cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);
+    if cpu_index != 0 {
+        secondary_cpu()
+    }
+    CPUS_ONLINE.store(0, Ordering::SeqCst);
+    sched::reset_after_fork();
+    init_this_cpu();
+    if boot.num_cpus > 1 {
+        hypercall::start_cpus();
+        while CPUS_ONLINE.load(Ordering::Acquire) < boot.num_cpus as usize {
+            core::hint::spin_loop();
+        }
+    }
+    crate::linux::calls::fork::resume_child(record);
+    sched::idle::idle_loop()
 }
 
 fn secondary_cpu() -> ! {

@@ -66,6 +66,16 @@ pub fn init_this_cpu(id: usize, zone: usize) {
     }
 }
 
+/// A forked child's kernel: CPU `id`'s record as before boot (the parent's run queues, current
+/// thread and descriptor tables mean nothing here); `init_this_cpu` follows.
+///
+/// # Safety
+/// Only CPU `id` may call it, before anything uses its record.
+pub unsafe fn reset(id: usize) {
+    // SAFETY: the caller's contract; the old contents are dropped without running anything.
+    unsafe { CPUS.0[id].get().write(PerCpu::new()) };
+}
+
 pub fn set_count(n: usize) {
     NUM_CPUS.store(n, Ordering::Relaxed);
 }

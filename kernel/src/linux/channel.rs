@@ -265,3 +265,36 @@ fn idle_hook(polling: bool) {
     }
     reap();
 }
+
+/// A forked child: requests in flight were the parent's other threads' (or are served by the
+/// parent's monitor), so the channel starts empty and is registered with the child's monitor.
+pub fn after_fork() {
+    let p = CHANNEL.load(Ordering::Acquire);
+    if p.is_null() {
+        return;
+    }
+    ENABLED.store(false, Ordering::SeqCst);
+    for w in &TAKEN {
+        w.store(0, Ordering::SeqCst);
+    }
+    for s in &SLEEPER {
+        s.store(null_mut(), Ordering::SeqCst);
+    }
+    for cpu in &SLEEPING_ON {
+        for w in cpu {
+            w.store(0, Ordering::SeqCst);
+        }
+    }
+    for n in &SLEEPERS {
+        n.store(0, Ordering::SeqCst);
+    }
+    let bytes = core::mem::size_of::<Channel>();
+    let phys = crate::mem::virt_to_phys(p as *const u8);
+    super::usermem::zero(phys, bytes as u64);
+    if crate::arch::hypercall::call(hrt_abi::nr::CHANNEL, &[phys, bytes as u64]) != 0 {
+        // Forwarded calls then use hypercalls.
+        CHANNEL.store(null_mut(), Ordering::Release);
+        return;
+    }
+    ENABLED.store(true, Ordering::Release);
+}

@@ -108,3 +108,8 @@ pub fn thread_ns() -> u64 {
 pub fn add_exited(ticks: u64) {
     EXITED_TICKS.fetch_add(ticks, Ordering::SeqCst);
 }
+
+/// A forked child's CPU time starts at zero (its one thread is new).
+pub fn after_fork() {
+    EXITED_TICKS.store(0, Ordering::SeqCst);
+}

@@ -271,3 +271,10 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
     }
 }
+
+/// A forked child: the waiters were the parent's other threads, which do not exist here.
+pub fn after_fork() {
+    for b in &BUCKETS {
+        b.lock().0.clear();
+    }
+}

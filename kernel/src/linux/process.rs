@@ -56,6 +56,22 @@ pub static PROCESS: Process = Process {
     ]),
 };
 
+/// A forked child's parent: the parent's pid as its program saw it (0: `hrt`'s parent, the
+/// boot-info block's `host_pid`).
+static PARENT_PID: AtomicU32 = AtomicU32::new(0);
+
+pub fn set_parent_pid(pid: u32) {
+    PARENT_PID.store(pid, Ordering::Relaxed);
+}
+
+/// The program's getppid.
+pub fn parent_pid() -> u32 {
+    match PARENT_PID.load(Ordering::Relaxed) {
+        0 => crate::bootinfo::get().host_pid,
+        p => p,
+    }
+}
+
 pub fn pid() -> u32 {
     PROCESS.pid.load(Ordering::Relaxed)
 }

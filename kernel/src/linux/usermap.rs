@@ -178,3 +178,16 @@ pub fn is_mapped(addr: u64, len: u64) -> bool {
     }
     mapped_len(addr, len) == len
 }
+
+/// A forked child: tells the child's monitor where the (copied) map is.
+pub fn after_fork() {
+    let pages = PAGES.load(Ordering::Relaxed);
+    if pages == 0 {
+        return;
+    }
+    let bytes = pages.div_ceil(64) * 8;
+    let mapped = crate::mem::virt_to_phys(WORDS.load(Ordering::Relaxed) as *const u8);
+    let read_only = crate::mem::virt_to_phys(READ_ONLY.load(Ordering::Relaxed) as *const u8);
+    let lo = BASE.load(Ordering::Relaxed);
+    crate::arch::hypercall::call(hrt_abi::nr::USER_MAP, &[mapped, bytes, lo, pages, read_only]);
+}

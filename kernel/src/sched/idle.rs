@@ -16,6 +16,7 @@ pub fn idle_loop() -> ! {
     let mut idle_since = crate::time::ticks();
     irq::enable();
     loop {
+        super::freeze::check();
         super::task::run_pending();
         if super::sleep::due(s) {
             // Sleeps end from the TSC here, without a timer interrupt.

@@ -3,6 +3,7 @@
 //! the next sleeper (and the preemption quantum when preemption is on).
 
 pub mod fork;
+pub mod freeze;
 pub mod idle;
 pub mod runqueue;
 pub mod sleep;
@@ -116,6 +117,15 @@ pub fn idle_halts() -> bool {
 
 pub fn preemption_enabled() -> bool {
     QUANTUM.load(Ordering::Relaxed) != 0
+}
+
+/// A forked child's kernel, before any CPU runs a thread: none of the parent's threads runs
+/// here, so no CPU carries load, no task waits and nothing is frozen. (Each CPU's own scheduler
+/// state goes with its record, `cpu::reset`.)
+pub fn reset_after_fork() {
+    thread::reset_load();
+    task::reset();
+    freeze::reset();
 }
 
 /// Makes the running boot context this CPU's idle thread and installs the timer and kick

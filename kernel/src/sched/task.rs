@@ -25,6 +25,13 @@ pub type TaskQueue = VecDeque<Task>;
 static ANY: IrqSpinLock<TaskQueue> = IrqSpinLock::new(VecDeque::new());
 static ANY_LEN: AtomicUsize = AtomicUsize::new(0);
 
+/// A forked child: the parent's queued tasks are not its own.
+pub(super) fn reset() {
+    let mut q = ANY.lock();
+    q.clear();
+    ANY_LEN.store(0, Ordering::SeqCst);
+}
+
 #[derive(Clone)]
 pub struct TaskHandle {
     completion: Arc<Completion>,

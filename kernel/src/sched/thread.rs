@@ -340,6 +340,13 @@ impl Drop for ThreadHandle {
 static LOAD: [AtomicUsize; hrt_abi::MAX_CPUS] = [const { AtomicUsize::new(0) }; hrt_abi::MAX_CPUS];
 
 /// Moves one unit of placement load from CPU `from` to CPU `to` (a thread migrated).
+/// A forked child: no thread counts on any CPU yet.
+pub(super) fn reset_load() {
+    for l in &LOAD {
+        l.store(0, Ordering::Relaxed);
+    }
+}
+
 pub(super) fn move_load(from: usize, to: usize) {
     LOAD[from].fetch_sub(1, Ordering::Relaxed);
     LOAD[to].fetch_add(1, Ordering::Relaxed);

@@ -34,6 +34,7 @@ mod fadvise;
 mod fd_table;
 mod fds;
 mod files;
+mod forked;
 #[cfg(test)]
 pub(crate) mod fuzz;
 mod guest_mem;

@@ -76,6 +76,13 @@ pub struct Children {
     spawner: Mutex<Option<mpsc::Sender<Job>>>,
 }
 
+impl Children {
+    /// A child started elsewhere (a forked one): the program may wait for and signal it.
+    pub(super) fn adopt(&self, pid: i32) {
+        self.pids.lock().unwrap().insert(pid);
+    }
+}
+
 thread_local! {
     /// The spawn child whose call this thread performs (None: the program itself).
     static CURRENT: RefCell<Option<Arc<ChildCtx>>> = const { RefCell::new(None) };

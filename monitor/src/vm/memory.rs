@@ -31,6 +31,8 @@ pub fn check_size(mem: u64) -> Result<u64> {
     Ok(mem & !(GRANULE - 1))
 }
 
+/// Clones share the mappings (a forked child's monitor gives its copy of them to a new VM).
+#[derive(Clone)]
 pub struct GuestRam {
     mem: GuestMemoryMmap,
     /// Bytes of RAM in all.
@@ -65,6 +67,13 @@ impl GuestRam {
     /// Maps `size` bytes of guest RAM and gives them to `vm`, one memory slot per range.
     pub fn new(vm: &VmFd, size: u64) -> Result<GuestRam> {
         let ram = GuestRam::map(size)?;
+        ram.give_to(vm)?;
+        Ok(ram)
+    }
+
+    /// Gives the mappings to `vm`, one memory slot per range.
+    pub fn give_to(&self, vm: &VmFd) -> Result<()> {
+        let ram = self;
         for (slot, region) in ram.mem.iter().enumerate() {
             let host = ram.mem.get_host_address(region.start_addr()).map_err(|e| err!("guest memory: {e}"))?;
             let slot = kvm_bindings::kvm_userspace_memory_region {
@@ -77,7 +86,7 @@ impl GuestRam {
             // SAFETY: the mapping stays alive (owned by `ram`) for as long as the VM exists.
             unsafe { vm.set_user_memory_region(slot) }.map_err(|e| err!("cannot give memory to the VM: {e}"))?;
         }
-        Ok(ram)
+        Ok(())
     }
 
     /// The guest-physical RAM ranges `(base, size)`, ascending.

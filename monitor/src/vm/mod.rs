@@ -3,6 +3,7 @@
 mod boot_info;
 mod channel;
 mod cpuid;
+mod fork;
 mod hypercall;
 mod kvm;
 mod memory;
@@ -10,6 +11,7 @@ mod sandbox;
 mod seccomp;
 mod vcpu;
 
+use std::os::unix::io::AsRawFd;
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -106,7 +108,25 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);
         let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, config.cpus, Some(vm.clone()))));
     }
-    let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &config, image.entry, boot);
+    let plan = vcpu::VcpuPlan {
+        cpus: config.cpus,
+        pin: config.pin,
+        seccomp: config.seccomp,
+        sandbox: config.program.as_ref().and_then(|p| p.sandbox.clone()),
+        entry: image.entry,
+        boot,
+        resume: None,
+    };
+    if let Some(p) = config.program.as_ref() {
+        let channel = (!p.no_channel)
+            .then(|| channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads));
+        // Created here, by a thread without the seccomp filter: it forks the monitor.
+        let base = fork::Base { kvm_fd: kvm.as_raw_fd(), cpuid: cpuid.clone(), plan: plan.clone(), channel, tsc_khz };
+        if let Err(e) = fork::start(base) {
+            eprintln!("hrt: cannot start the fork thread ({e}): the program's fork will fail with EAGAIN");
+        }
+    }
+    let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &plan);
     if let Some(f) = &shared.forwarder {
         f.shutdown();
     }

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use super::boot_info::BootLayout;
 use super::hypercall::{self, Outcome};
 use super::memory::GuestRam;
-use super::VmConfig;
 use crate::error::err;
 use crate::error::Result;
 use hrt_abi::layout;
@@ -87,7 +86,26 @@ fn segment(selector: u16, code: bool) -> kvm_segment {
     }
 }
 
-fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, entry: u64, boot: BootLayout) -> Result<()> {
+/// What `run_all` needs to start a VM's vCPUs.
+#[derive(Clone)]
+pub struct VcpuPlan {
+    pub cpus: u32,
+    pub pin: bool,
+    /// vCPU threads run under the seccomp filter (see seccomp.rs).
+    pub seccomp: bool,
+    /// `--sandbox DIR` (see sandbox.rs).
+    pub sandbox: Option<std::path::PathBuf>,
+    pub entry: u64,
+    pub boot: BootLayout,
+    /// A forked child (fork.rs): the kernel's fork record, and the guest TSC to continue from.
+    pub resume: Option<(u64, u64)>,
+}
+
+/// IA32_TSC: writing it sets the vCPU's time-stamp counter.
+const MSR_IA32_TSC: u32 = 0x10;
+
+fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, plan: &VcpuPlan) -> Result<()> {
+    let (entry, boot) = (plan.entry, plan.boot);
     let fail = |what: &str, e: kvm_ioctls::Error| err!("vCPU {id}: cannot set {what}: {e}");
     vcpu.set_cpuid2(&super::cpuid::for_vcpu(cpuid, id)).map_err(|e| fail("CPUID", e))?;
 
@@ -115,6 +133,20 @@ fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, entry: u64, boot: BootLayou
     regs.rdi = layout::BOOT_INFO;
     regs.rsi = id as u64;
     regs.rflags = 0x2;
+    // rdx at reset holds the processor's signature; the kernel reads it as the fork record.
+    regs.rdx = 0;
+    if let Some((record, tsc)) = plan.resume {
+        // The kernel resumes the forked process (its entry reads rdx), with guest time going on
+        // from where the parent's was.
+        regs.rdx = record;
+        let msrs = kvm_bindings::Msrs::from_entries(&[kvm_bindings::kvm_msr_entry {
+            index: MSR_IA32_TSC,
+            data: tsc,
+            ..Default::default()
+        }])
+        .map_err(|_| err!("vCPU {id}: cannot build the TSC MSR list"))?;
+        vcpu.set_msrs(&msrs).map_err(|e| fail("the TSC", e))?;
+    }
     vcpu.set_regs(&regs).map_err(|e| fail("registers", e))?;
 
     if id != 0 {
@@ -218,18 +250,11 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
 }
 
 /// Creates and starts every vCPU, then waits for the first one to end the VM.
-pub fn run_all(
-    vm: &VmFd,
-    cpuid: &CpuId,
-    shared: Arc<Shared>,
-    config: &VmConfig,
-    entry: u64,
-    boot: BootLayout,
-) -> Result<u8> {
+pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan) -> Result<u8> {
     let mut vcpus = Vec::new();
     for id in 0..config.cpus {
         let vcpu = vm.create_vcpu(id as u64).map_err(|e| err!("cannot create vCPU {id}: {e}"))?;
-        setup_vcpu(&vcpu, id, cpuid, entry, boot)?;
+        setup_vcpu(&vcpu, id, cpuid, config)?;
         vcpus.push(vcpu);
     }
     let filter = if config.seccomp {
@@ -239,7 +264,7 @@ pub fn run_all(
         None
     };
     // The vCPU threads inherit the file sandbox from this thread.
-    if let Some(dir) = config.program.as_ref().and_then(|p| p.sandbox.as_deref()) {
+    if let Some(dir) = config.sandbox.as_deref() {
         super::sandbox::restrict(dir)?;
     }
     let (tx, rx) = mpsc::channel::<Exit>();

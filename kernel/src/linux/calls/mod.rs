@@ -1,4 +1,5 @@
 //! Local system calls, grouped by subject.
+pub mod fork;
 pub mod info;
 pub mod memory;
 pub mod procs;

@@ -97,33 +97,24 @@ fn call(nr: u64, a: [u64; 6]) -> SysResult {
     }
 }
 
-static FORK_REPORTED: AtomicBool = AtomicBool::new(false);
-
-/// Says once why a clone that would need a copy of the program's memory is refused.
-fn refuse(what: &str) -> SysResult {
-    if !FORK_REPORTED.swap(true, Ordering::Relaxed) {
-        kprintln!(
-            "hrt: {what}: fork without exec is not supported (a child needs the program's memory; \
-             only the vfork/posix_spawn pattern, CLONE_VM|CLONE_VFORK then execve, runs host programs): returning ENOSYS"
-        );
-    }
-    Err(ENOSYS)
-}
-
 /// vfork(): clone(CLONE_VM | CLONE_VFORK | SIGCHLD) on the caller's stack.
 pub fn vfork(frame: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     spawn_child(frame, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0)
 }
 
-/// fork(): refused (see the module documentation).
-pub fn fork(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    refuse("fork")
+/// fork(): a new VM over a copy of the program's memory (fork.rs).
+pub fn fork(frame: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    super::fork::fork_process(frame, SIGCHLD, 0, 0)
 }
 
 /// clone without CLONE_THREAD: a process. Only the spawn pattern is supported.
-pub fn clone_process(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysResult {
+pub fn clone_process(frame: &mut TrapFrame, flags: u64, newsp: u64, [ptid, ctid, tls]: [u64; 3]) -> SysResult {
     if flags & CLONE_VM == 0 {
-        return refuse("clone without CLONE_VM (fork)");
+        let mut from = *frame;
+        if newsp != 0 {
+            from.rsp = newsp;
+        }
+        return super::fork::fork_process(&from, flags, ptid, ctid);
     }
     if flags & CLONE_VFORK == 0 || flags & CLONE_SHARING != 0 {
         kprintln!("hrt: clone with flags {flags:#x}: only threads and vfork-style children (CLONE_VM|CLONE_VFORK) are supported: returning ENOSYS");
@@ -362,4 +353,11 @@ pub fn kill_other(pid: u64, signo: u64) -> SysResult {
 fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
     let uid = crate::bootinfo::get().uid as u64;
     SigInfo { signo, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
+}
+
+/// A forked child has no children of its own (the parent's spawn children stay the parent's).
+pub fn after_fork() {
+    CHILDREN.lock().clear();
+    ACTIVE.store(0, Ordering::SeqCst);
+    ZOMBIES.lock().clear();
 }

@@ -30,7 +30,7 @@ fn current() -> &'static mut Thread {
 pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
     if flags & CLONE_THREAD == 0 {
-        return super::procs::clone_process(frame, flags, newsp, tls);
+        return super::procs::clone_process(frame, flags, newsp, [ptid, ctid, tls]);
     }
     let needed = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND;
     if flags & needed != needed {
@@ -174,7 +174,7 @@ pub fn getpid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
 }
 
 pub fn getppid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(crate::bootinfo::get().host_pid as u64)
+    Ok(process::parent_pid() as u64)
 }
 
 pub fn sched_yield(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {

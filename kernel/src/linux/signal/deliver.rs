@@ -29,6 +29,8 @@ fn current() -> &'static mut crate::sched::Thread {
 /// Called on every return to the program (after a system call, a fault or an interrupt):
 /// acts on the pending signals the thread does not block, setting up handler frames.
 pub fn on_return(frame: &mut TrapFrame) {
+    // A safe point for another CPU's fork (see sched::freeze).
+    crate::sched::freeze::check();
     super::timers::fire_due();
     if PENDING_COUNT.load(Ordering::SeqCst) == 0
         && SUSPENDED.load(Ordering::SeqCst) == 0

@@ -371,3 +371,15 @@ pub fn take_restart(tid: u32) -> Option<u64> {
     }
     nr
 }
+
+/// A forked child (`calls::fork`): only the forking thread lives on, as `tid`, with its
+/// alternate stack; nothing is pending (Linux does not pass pending signals on to a child).
+pub fn after_fork(tid: u32, alt: [u64; 3]) {
+    let mut s = SIGNALS.lock();
+    s.shared = Pending::new();
+    s.threads = BTreeMap::new();
+    s.thread(tid).alt = alt;
+    PENDING_COUNT.store(0, Ordering::SeqCst);
+    RESTARTS.store(0, Ordering::SeqCst);
+    super::deliver::SUSPENDED.store(0, Ordering::SeqCst);
+}

@@ -502,3 +502,9 @@ pub fn timer_delete(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     Ok(0)
 }
+
+/// A forked child: interval timers, alarms and POSIX timers are not inherited (Linux).
+pub fn after_fork() {
+    TIMERS.lock().clear();
+    NEXT_DEADLINE.store(u64::MAX, Ordering::SeqCst);
+}

@@ -1,0 +1,185 @@
+//! fork(): the program's process copied into a new VM in a new host process (the monitor's
+//! `nr::FORK`, monitor/src/vm/fork.rs), whose memory is a copy-on-write copy of this one's.
+//!
+//! Parent: the other CPUs are stopped at safe points (`sched::freeze`: no lock held, no kernel
+//! structure half-changed), the forking thread's registers, FPU state and signal state go into
+//! the fork record, and the monitor forks; it answers the child's host pid, which `fork`
+//! returns (the child is one of the program's host children: `wait4`, `kill`, SIGCHLD).
+//!
+//! Child: every CPU enters the kernel afresh and redoes its hardware set-up (boot.rs,
+//! `resume_forked`); the memory allocator, page tables and heap are the parent's, consistent
+//! because of the freeze. Then `resume_child` drops what belonged to other threads (their
+//! records and kernel stacks are leaked, not freed: nothing refers to them any more), and the
+//! forking thread alone goes on, with pid = tid = the child's host pid, returning 0 from fork
+//! with all its registers, FS base, FPU state, signal mask and alternate stack as in the parent.
+//! As on Linux, pending signals, interval and POSIX timers, alarms and CPU times are not
+//! inherited; file descriptors are (the same host descriptors).
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::arch::syscall as user;
+use crate::arch::traps::TrapFrame;
+use crate::arch::{fpu, hypercall, irq};
+use crate::linux::errno::{SysResult, EAGAIN, ENOSYS};
+use crate::linux::process::{self, PROCESS};
+use crate::linux::uaccess;
+use crate::sched::thread::FpuArea;
+use crate::sched::{self, Thread, ThreadOptions};
+
+const CLONE_PARENT_SETTID: u64 = 0x10_0000;
+const CLONE_CHILD_CLEARTID: u64 = 0x20_0000;
+const CLONE_CHILD_SETTID: u64 = 0x100_0000;
+/// The exit signal (SIGCHLD for fork; the host sends SIGCHLD whatever it is).
+const CSIGNAL: u64 = 0xff;
+
+/// How long the forking CPU waits for the others to reach a safe point.
+const FREEZE_TIMEOUT_NS: u64 = 2_000_000_000;
+
+/// What the child's kernel needs to resume the forking thread. Kernel memory, copied with the
+/// rest; one fork at a time fills it (the freeze serialises forks).
+#[repr(C)]
+struct ForkRecord {
+    /// Written by the child's monitor: the child's pid (its host pid). Must stay first.
+    child_pid: u64,
+    fpu: FpuArea,
+    frame: TrapFrame,
+    fs_base: u64,
+    sigmask: u64,
+    affinity: [u64; 4],
+    cpu: usize,
+    robust_list: u64,
+    clear_child_tid: u64,
+    set_child_tid: u64,
+    parent_pid: u64,
+    alt_stack: [u64; 3],
+}
+
+struct RecordCell(UnsafeCell<ForkRecord>);
+
+// SAFETY: only the forking CPU writes it, while every other CPU is frozen; the child's kernel
+// reads its own copy before any other thread runs.
+unsafe impl Sync for RecordCell {}
+
+static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
+    child_pid: 0,
+    fpu: FpuArea([0; crate::arch::fpu::AREA_MAX]),
+    frame: TrapFrame::ZERO,
+    fs_base: 0,
+    sigmask: 0,
+    affinity: [0; 4],
+    cpu: 0,
+    robust_list: 0,
+    clear_child_tid: 0,
+    set_child_tid: 0,
+    parent_pid: 0,
+    alt_stack: [0; 3],
+}));
+
+static REPORTED: AtomicBool = AtomicBool::new(false);
+
+fn current() -> &'static mut Thread {
+    // SAFETY: the current thread's record is alive while it runs, and only it touches these
+    // fields.
+    unsafe { &mut *sched::current() }
+}
+
+/// fork(), or clone without CLONE_VM: `flags` may name only the exit signal and the tid
+/// addresses (as glibc's `fork` passes them); anything else fails loudly with ENOSYS.
+pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysResult {
+    let allowed = CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
+    if flags & !allowed != 0 || super::procs::child_ctx().is_some() {
+        if !REPORTED.swap(true, Ordering::Relaxed) {
+            kprintln!(
+                "hrt: clone with flags {flags:#x}: a process that shares more than fork shares, or a fork by a \
+                 vfork child before its exec, is not supported: returning ENOSYS"
+            );
+        }
+        return Err(ENOSYS);
+    }
+    if !sched::freeze::freeze_others(FREEZE_TIMEOUT_NS) {
+        kprintln!("hrt: fork: the other CPUs did not reach a safe point within 2 s: returning EAGAIN");
+        return Err(EAGAIN);
+    }
+    let t = current();
+    let rec = RECORD.0.get();
+    // SAFETY: every other CPU is frozen and this thread is the only writer (see RecordCell);
+    // the FPU registers hold this thread's state (it runs), saved with interrupts off.
+    unsafe {
+        (*rec).child_pid = 0;
+        (*rec).frame = *frame;
+        (*rec).frame.rax = 0;
+        (*rec).fs_base = t.fs_base;
+        (*rec).sigmask = t.sigmask;
+        (*rec).affinity = t.affinity;
+        (*rec).cpu = t.cpu;
+        (*rec).robust_list = t.robust_list;
+        (*rec).clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { t.clear_child_tid };
+        (*rec).set_child_tid = if flags & CLONE_CHILD_SETTID != 0 { ctid } else { 0 };
+        (*rec).parent_pid = process::pid() as u64;
+        (*rec).alt_stack = crate::linux::signal::state::alt_stack(t.tid);
+        let was = irq::save_and_disable();
+        fpu::save((*rec).fpu.0.as_mut_ptr());
+        irq::restore(was);
+    }
+    let record = crate::mem::virt_to_phys(rec as *const u8);
+    let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks()]);
+    sched::freeze::thaw();
+    if r < 0 {
+        return Err((-r) as u32);
+    }
+    if flags & CLONE_PARENT_SETTID != 0 {
+        let _ = uaccess::write::<u32>(ptid, r as u32);
+    }
+    Ok(r as u64)
+}
+
+/// The child's kernel, on the boot CPU once every CPU is set up: forgets the other threads and
+/// starts the forking thread again where it called fork, with 0 as the result.
+pub fn resume_child(record: u64) {
+    // SAFETY: the monitor passes the record's address (checked when the parent asked); this
+    // is the child's own copy, read before any thread runs.
+    let rec = unsafe { &*(crate::mem::phys_to_virt(record) as *const ForkRecord) };
+    let pid = rec.child_pid as u32;
+    PROCESS.pid.store(pid, Ordering::SeqCst);
+    PROCESS.live_threads.store(1, Ordering::SeqCst);
+    process::set_parent_pid(rec.parent_pid as u32);
+    crate::linux::signal::state::after_fork(pid, rec.alt_stack);
+    crate::linux::signal::timers::after_fork();
+    crate::linux::futex::after_fork();
+    crate::linux::cputime::after_fork();
+    super::procs::after_fork();
+    crate::linux::channel::after_fork();
+    crate::linux::usermap::after_fork();
+    let frame = rec.frame;
+    let spawned = sched::spawn_with(
+        ThreadOptions::named("main").on_cpu(rec.cpu).user(),
+        |t| {
+            t.tid = pid;
+            t.fs_base = rec.fs_base;
+            t.sigmask = rec.sigmask;
+            t.affinity = rec.affinity;
+            t.robust_list = rec.robust_list;
+            t.clear_child_tid = rec.clear_child_tid;
+            t.fpu.0.copy_from_slice(&rec.fpu.0);
+            t.fpu_saved = true;
+            super::signal::thread_started(t);
+            if rec.set_child_tid != 0 {
+                let _ = uaccess::write::<u32>(rec.set_child_tid, pid);
+            }
+        },
+        move || {
+            let top = sched::thread::stack_top(current());
+            // SAFETY: our own kernel stack; the frame is the forking thread's, in the child's
+            // copy of its memory.
+            unsafe { user::return_to_user(&frame, top) }
+        },
+    );
+    match spawned {
+        Ok(h) => h.detach(),
+        Err(_) => {
+            kprintln!("hrt: fork: the child cannot resume the forking thread (no memory)");
+            hypercall::shutdown(1);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! `fork()` of the program (`nr::FORK`): the child is a new VM in a new host process, over a
+//! copy-on-write copy of guest RAM that the host's own `fork` makes (guest RAM is private
+//! anonymous memory). The kernel has stopped its other CPUs at safe points before asking, so the
+//! copy holds consistent kernel structures; the child's kernel resumes only the forking thread.
+//!
+//! The fork is made by the fork thread, created at start-up without the seccomp filter (the
+//! vCPU threads may not create processes) and holding no lock of the monitor's. Its copy in the
+//! new process builds a fresh VM over the same host addresses (now the child's copy), fresh
+//! vCPUs, a fresh channel service, and a forwarder whose descriptor table copies the parent's
+//! (the host fork inherited every descriptor, so the numbers stay valid; every other descriptor
+//! of the monitor is closed there), then runs the VM; the new `hrt` process exits with the
+//! program's status, which the parent's `wait4` sees as it sees any host child's.
+
+use std::os::fd::FromRawFd;
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use kvm_bindings::CpuId;
+
+use super::channel::{self, ChannelConfig};
+use super::memory::GuestRam;
+use super::vcpu::{self, Shared, VcpuPlan};
+use crate::forward::Forwarder;
+
+/// What a forked child needs to build its VM, fixed at start-up.
+pub struct Base {
+    /// The /dev/kvm descriptor (the child inherits it and creates its VM with it).
+    pub kvm_fd: i32,
+    pub cpuid: CpuId,
+    pub plan: VcpuPlan,
+    /// The forwarding channel's service, unless `--no-channel`.
+    pub channel: Option<ChannelConfig>,
+    pub tsc_khz: u32,
+}
+
+/// One fork to make.
+struct Job {
+    ram: GuestRam,
+    /// The child's forwarder, a copy of the parent's taken on the asking vCPU thread.
+    forwarder: Forwarder,
+    program_mem: (u64, u64),
+    /// The kernel's fork record (guest-physical) and the guest TSC when it asked.
+    record: u64,
+    tsc: u64,
+    asked: Instant,
+    reply: mpsc::Sender<i64>,
+}
+
+static BASE: OnceLock<Base> = OnceLock::new();
+static FORKER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
+
+/// Starts the fork thread. Call it from a thread without the seccomp filter.
+pub fn start(base: Base) -> std::io::Result<()> {
+    let _ = BASE.set(base);
+    start_thread()
+}
+
+fn start_thread() -> std::io::Result<()> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new().name("hrt-fork".into()).spawn(move || {
+        while let Ok(job) = rx.recv() {
+            let reply = job.reply.clone();
+            let _ = reply.send(fork(job));
+        }
+    })?;
+    *FORKER.lock().unwrap() = Some(tx);
+    Ok(())
+}
+
+fn errno() -> i64 {
+    -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN) as i64)
+}
+
+/// `nr::FORK` on the asking vCPU thread: hands the fork to the fork thread and returns the
+/// child's host pid (recorded as a child of the program), or a negated errno.
+pub fn serve(shared: &Shared, record: u64, tsc: u64) -> i64 {
+    let Some(f) = shared.forwarder.as_ref() else { return -(libc::ENOSYS as i64) };
+    // The record is kernel memory: whole guest RAM, outside the program's memory.
+    let (lo, hi) = shared.program_mem;
+    let outside = record.checked_add(8).is_some_and(|end| end <= lo || record >= hi);
+    if !outside || shared.ram.slice(record, 8).is_none() {
+        return -(libc::EINVAL as i64);
+    }
+    let Some(tx) = FORKER.lock().unwrap().clone() else { return -(libc::EAGAIN as i64) };
+    let (reply, answer) = mpsc::channel();
+    let job = Job {
+        ram: shared.ram.clone(),
+        forwarder: f.fork_copy(),
+        program_mem: shared.program_mem,
+        record,
+        tsc,
+        asked: Instant::now(),
+        reply,
+    };
+    if tx.send(job).is_err() {
+        return -(libc::EAGAIN as i64);
+    }
+    let pid = answer.recv().unwrap_or(-(libc::EAGAIN as i64));
+    if pid > 0 {
+        f.adopt(pid as i32);
+    }
+    pid
+}
+
+/// The fork thread: forks the monitor; the parent gets the child's pid, the child runs the VM.
+fn fork(job: Job) -> i64 {
+    // SAFETY: all-zero sigsets are valid; the masks are our own.
+    let (all, mut old) = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        (all, std::mem::zeroed::<libc::sigset_t>())
+    };
+    // The monitor's signal handlers must not run in the child before its VM exists: signals
+    // stay blocked across the fork (the child unblocks them once set up).
+    // SAFETY: masks we own.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old) };
+    // SAFETY: the child runs only this thread's code; it takes no lock another thread of the
+    // parent may have held (the job carries everything it needs) and ends with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        child(job, &old)
+    }
+    let ret = if pid < 0 { errno() } else { pid as i64 };
+    // SAFETY: restoring our own mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    ret
+}
+
+/// Writes `msg` to stderr with one write(2): nothing of the parent's stderr lock is used.
+fn say(msg: &str) {
+    // SAFETY: writes the bytes of a live string.
+    unsafe { libc::write(2, msg.as_ptr() as *const libc::c_void, msg.len()) };
+}
+
+/// The new host process: runs the child's VM and exits with the program's status.
+fn child(job: Job, mask: &libc::sigset_t) -> ! {
+    let status = match run_child(job, mask) {
+        Ok(s) => s,
+        Err(e) => {
+            say(&format!("hrt: fork: the child cannot start: {e}\n"));
+            1
+        }
+    };
+    // SAFETY: ends this process; the program's output is already on the host descriptors.
+    unsafe { libc::_exit(status as i32) }
+}
+
+fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
+    let base = BASE.get().ok_or_else(|| crate::error::err!("no fork base"))?;
+    let mut keep = job.forwarder.host_descriptors();
+    keep.extend([0, 1, 2, base.kvm_fd]);
+    close_all_but(keep);
+    channel::host_signals::detach();
+    // SAFETY: restoring the mask the fork thread had.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
+    // SAFETY: the inherited /dev/kvm descriptor, owned by this process from now on.
+    let kvm = unsafe { kvm_ioctls::Kvm::from_raw_fd(base.kvm_fd) };
+    let vm = Arc::new(super::kvm::create_vm(&kvm)?);
+    job.ram.give_to(&vm)?;
+    // SAFETY: getpid has no arguments.
+    let pid = unsafe { libc::getpid() };
+    let mut forwarder = job.forwarder;
+    forwarder.set_own_pid(pid);
+    if let Err(e) = forwarder.start_process_spawner() {
+        say(&format!("hrt: cannot start the process spawner thread ({e}): the program's execve will fail\n"));
+    }
+    job.ram.write_obj(job.record, &(pid as u64))?;
+    let shared = Arc::new(Shared::new(job.ram, Some(forwarder), job.program_mem));
+    if let Some(cfg) = base.channel {
+        let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, base.plan.cpus, Some(vm.clone()))));
+    }
+    if let Err(e) = start_thread() {
+        say(&format!("hrt: cannot start the fork thread ({e}): the program's fork will fail\n"));
+    }
+    // Guest time goes on from the parent's, plus the time the fork took.
+    let elapsed_ticks = job.asked.elapsed().as_nanos() as u64 * base.tsc_khz as u64 / 1_000_000;
+    let plan = VcpuPlan { resume: Some((job.record, job.tsc + elapsed_ticks)), ..base.plan.clone() };
+    let status = vcpu::run_all(&vm, &base.cpuid, shared.clone(), &plan);
+    if let Some(f) = &shared.forwarder {
+        f.shutdown();
+    }
+    status
+}
+
+/// Closes every descriptor of this process but those in `keep` (the parent's VM, vCPU and
+/// service descriptors are of no use here).
+fn close_all_but(mut keep: Vec<i32>) {
+    keep.sort_unstable();
+    keep.dedup();
+    let mut from: u32 = 0;
+    for k in keep.into_iter().filter(|&k| k >= 0) {
+        let k = k as u32;
+        if k > from {
+            // SAFETY: closes descriptors of this process that nothing here uses.
+            unsafe { libc::syscall(libc::SYS_close_range, from, k - 1, 0) };
+        }
+        from = k + 1;
+    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, from, u32::MAX, 0) };
+}
