@@ -324,7 +324,9 @@ pub struct Hypercall {
 pub mod nr {
     /// Write bytes to the console (stderr). args: guest physical address, length.
     pub const CONSOLE_WRITE: u64 = 1;
-    /// Power off; the monitor exits with args[0] as its status.
+    /// Power off; the monitor exits with args[0] as its status. args[1]: the signal that ended
+    /// the program (0: it exited), which a forked child's monitor dies of, so that the parent's
+    /// `wait4` sees what Linux would show.
     pub const SHUTDOWN: u64 = 2;
     /// Release the secondary vCPUs (they do not run until the boot CPU is ready for them).
     pub const START_CPUS: u64 = 3;

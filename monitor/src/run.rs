@@ -33,6 +33,10 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
     if sig == libc::SIGCONT || sig == libc::SIGWINCH || sig == libc::SIGCHLD {
         return;
     }
+    if crate::vm::is_fork_child() {
+        // Not yet running the program: a forked child dies of the signal, as it would on Linux.
+        crate::vm::die_of(sig)
+    }
     // SAFETY: _exit is async-signal-safe; the program's output is already on the host
     // descriptors (the monitor buffers nothing).
     unsafe { libc::_exit(128 + sig) }

@@ -33,6 +33,10 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
         // Another thread is ending the program already; its status stands.
         super::process::lost_end()
     }
+    if super::process::forked() {
+        // Whoever waits for a forked child reports its death, as a shell does for its own.
+        super::process::end_by_signal(sig)
+    }
     let what = description(sig);
     match fault {
         Some((addr, rip)) => match super::uaccess::slice(rip, 8) {
@@ -43,7 +47,7 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
         None if sig == 2 || sig == 13 => {}
         None => kprintln!("{what}"),
     }
-    super::process::end_claimed(128 + sig)
+    super::process::end_by_signal(sig)
 }
 
 /// An exception raised by the program (in ring 3, or in ring 0 with `--app-ring 0`): its

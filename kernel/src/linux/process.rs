@@ -117,6 +117,17 @@ pub fn end_claimed(status: i32) -> ! {
     crate::arch::hypercall::shutdown(status)
 }
 
+/// Ends the program, killed by signal `sig` (the caller won `claim_end`): `hrt` exits with
+/// 128 + sig as a shell reports it; a forked child's `hrt` dies of the signal.
+pub fn end_by_signal(sig: i32) -> ! {
+    crate::arch::hypercall::shutdown_by(128 + sig, sig as u64)
+}
+
+/// Whether this process is a forked child (its parent is a program in another VM).
+pub fn forked() -> bool {
+    PARENT_PID.load(Ordering::Relaxed) != 0
+}
+
 /// Parks a thread that lost the race to end the program until the VM stops.
 pub fn lost_end() -> ! {
     loop {

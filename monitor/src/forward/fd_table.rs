@@ -276,6 +276,25 @@ impl FdTable {
         FdTable { slots: Mutex::new(slots), limit: self.limit }
     }
 
+    /// In a forked child's process: a table of its own `HostFd` values for the same host
+    /// descriptors (which the fork inherited), so that the child closing one closes it here;
+    /// the values it copies are the parent's, never dropped in the child. Guest dups of one
+    /// descriptor keep sharing one value.
+    pub fn unshared(&self) -> FdTable {
+        let mut made: Vec<(*const HostFd, Arc<HostFd>)> = Vec::new();
+        let mut own = |h: &Arc<HostFd>| -> Arc<HostFd> {
+            if let Some((_, o)) = made.iter().find(|(k, _)| *k == Arc::as_ptr(h)) {
+                return o.clone();
+            }
+            let o = Arc::new(HostFd { fd: h.fd, owned: h.owned, special: h.special, kind: h.kind.clone() });
+            made.push((Arc::as_ptr(h), o.clone()));
+            o
+        };
+        let slots =
+            self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: own(&s.host), cloexec: s.cloexec })).collect();
+        FdTable { slots: Mutex::new(slots), limit: self.limit }
+    }
+
     /// Every guest fd: (number, host descriptor, FD_CLOEXEC).
     pub fn snapshot(&self) -> Vec<(usize, Arc<HostFd>, bool)> {
         let slots = self.lock();

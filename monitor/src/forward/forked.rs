@@ -23,9 +23,11 @@ impl Forwarder {
         }
     }
 
-    /// In the child: `/proc/<pid>` is now `/proc/self`.
-    pub fn set_own_pid(&mut self, pid: i32) {
+    /// In the child's process: `/proc/<pid>` is now `/proc/self`, and the descriptors are its
+    /// own (see `FdTable::unshared`).
+    pub fn become_child(&mut self, pid: i32) {
         self.host_pid = pid.to_string();
+        self.fds = self.fds.unshared();
     }
 
     /// The host descriptors the program's table holds.

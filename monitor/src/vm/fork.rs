@@ -12,6 +12,7 @@
 //! program's status, which the parent's `wait4` sees as it sees any host child's.
 
 use std::os::fd::FromRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -47,6 +48,39 @@ struct Job {
 }
 
 static BASE: OnceLock<Base> = OnceLock::new();
+/// This process is a forked child's `hrt`.
+static IS_CHILD: AtomicBool = AtomicBool::new(false);
+/// The signal that ended the program (`nr::SHUTDOWN`), 0 if none.
+static END_SIGNAL: AtomicU64 = AtomicU64::new(0);
+
+/// Whether this `hrt` runs a forked child.
+pub fn is_child() -> bool {
+    IS_CHILD.load(Ordering::Relaxed)
+}
+
+/// `nr::SHUTDOWN`'s signal.
+pub fn note_end_signal(sig: u64) {
+    if (1..65).contains(&sig) {
+        END_SIGNAL.store(sig, Ordering::SeqCst);
+    }
+}
+
+/// A forked child ends as the program did: killed by its signal (without a core file: the
+/// dump would be `hrt`'s, guest memory and all), so the parent's `wait4` sees what Linux shows.
+pub fn die_of(sig: i32) -> ! {
+    // SAFETY: plain calls on this process's own limits, dispositions and mask.
+    unsafe {
+        let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+        libc::_exit(128 + sig)
+    }
+}
 static FORKER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
 
 /// Starts the fork thread. Call it from a thread without the seccomp filter.
@@ -134,6 +168,7 @@ fn say(msg: &str) {
 
 /// The new host process: runs the child's VM and exits with the program's status.
 fn child(job: Job, mask: &libc::sigset_t) -> ! {
+    IS_CHILD.store(true, Ordering::SeqCst);
     let status = match run_child(job, mask) {
         Ok(s) => s,
         Err(e) => {
@@ -141,6 +176,10 @@ fn child(job: Job, mask: &libc::sigset_t) -> ! {
             1
         }
     };
+    let sig = END_SIGNAL.load(Ordering::SeqCst);
+    if sig != 0 {
+        die_of(sig as i32)
+    }
     // SAFETY: ends this process; the program's output is already on the host descriptors.
     unsafe { libc::_exit(status as i32) }
 }
@@ -160,7 +199,7 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     // SAFETY: getpid has no arguments.
     let pid = unsafe { libc::getpid() };
     let mut forwarder = job.forwarder;
-    forwarder.set_own_pid(pid);
+    forwarder.become_child(pid);
     if let Err(e) = forwarder.start_process_spawner() {
         say(&format!("hrt: cannot start the process spawner thread ({e}): the program's execve will fail\n"));
     }

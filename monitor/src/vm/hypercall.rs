@@ -150,6 +150,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         },
         nr::SHUTDOWN => {
             outcome = Outcome::Stop(Exit::Status(call.args[0] as i32));
+            super::fork::note_end_signal(call.args[1]);
             0
         }
         nr::START_CPUS => {

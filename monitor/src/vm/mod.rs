@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::kernel_image::KernelImage;
 
 pub use channel::host_signals;
+pub use fork::{die_of, is_child as is_fork_child};
 pub use kvm::open_kvm;
 
 /// What `hrt run` adds to a VM: the program, its argv/envp, and how to run it.

@@ -35,8 +35,13 @@ pub fn console_write(bytes: &[u8]) {
 }
 
 pub fn shutdown(status: i32) -> ! {
+    shutdown_by(status, 0)
+}
+
+/// Power off with `status`, saying that signal `sig` ended the program (0: none).
+pub fn shutdown_by(status: i32, sig: u64) -> ! {
     loop {
-        call(nr::SHUTDOWN, &[status as u32 as u64]);
+        call(nr::SHUTDOWN, &[status as u32 as u64, sig]);
     }
 }
 

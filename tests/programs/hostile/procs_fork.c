@@ -1,0 +1,342 @@
+/* fork() without exec: exit statuses, separate memory, pipes between parent and child, the
+ * child's identity, state a child inherits (FPU mode, TLS, signal mask and handlers, stdio),
+ * forks from threads, nested and repeated forks, a child killed by a signal. One line per case;
+ * no pid is printed (they differ between runs), only relations between them.
+ * Usage: procs_fork [CASE]   (no CASE: every case) */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int global = 1;
+static __thread int tls = 5;
+
+/* Waits for `p` and describes how it ended. */
+static const char *ended(pid_t p) {
+    static char buf[64];
+    int st = 0;
+    pid_t w = waitpid(p, &st, 0);
+    if (w != p)
+        snprintf(buf, sizeof buf, "waitpid %d errno %d", (int)w, errno);
+    else if (WIFEXITED(st))
+        snprintf(buf, sizeof buf, "exited %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(buf, sizeof buf, "killed by %d", WTERMSIG(st));
+    else
+        snprintf(buf, sizeof buf, "status %#x", st);
+    return buf;
+}
+
+static void exit_status(void) {
+    pid_t p = fork();
+    if (p == 0)
+        _exit(7);
+    printf("exit status: %s\n", p > 0 ? ended(p) : "fork failed");
+}
+
+static void exit_flushes(void) {
+    printf("exit flushes: ");
+    fflush(stdout);
+    pid_t p = fork();
+    if (p == 0) {
+        printf("child's buffered line\n");
+        exit(3);
+    }
+    printf("%s\n", ended(p));
+}
+
+static void memory_separate(void) {
+    char *heap = malloc(64);
+    strcpy(heap, "parent's heap");
+    global = 1;
+    pid_t p = fork();
+    if (p == 0) {
+        int saw = global == 1 && strcmp(heap, "parent's heap") == 0;
+        global = 2;
+        strcpy(heap, "child's heap");
+        _exit(saw ? 10 + global : 1);
+    }
+    const char *how = ended(p);
+    printf("memory: child %s; parent sees global %d, heap \"%s\"\n", how, global, heap);
+    free(heap);
+}
+
+static void big_memory(void) {
+    size_t n = 64 << 20;
+    unsigned char *m = malloc(n);
+    memset(m, 0x5a, n);
+    pid_t p = fork();
+    if (p == 0) {
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i += 4096)
+            bad += m[i] != 0x5a;
+        memset(m, 0x11, n);
+        _exit(bad == 0 ? 0 : 1);
+    }
+    const char *how = ended(p);
+    size_t changed = 0;
+    for (size_t i = 0; i < n; i += 4096)
+        changed += m[i] != 0x5a;
+    printf("64 MiB: child %s, parent's pages changed: %zu\n", how, changed);
+    free(m);
+}
+
+static void pipes(void) {
+    int up[2], down[2];
+    if (pipe(up) || pipe(down)) {
+        printf("pipes: pipe failed\n");
+        return;
+    }
+    pid_t p = fork();
+    if (p == 0) {
+        close(up[0]);
+        close(down[1]);
+        char buf[64];
+        size_t got = 0;
+        ssize_t r;
+        while ((r = read(down[0], buf + got, sizeof buf - 1 - got)) > 0)
+            got += r;
+        buf[got] = 0;
+        char reply[128];
+        int len = snprintf(reply, sizeof reply, "child read \"%s\" then EOF", buf);
+        if (write(up[1], reply, len) != len)
+            _exit(1);
+        _exit(0);
+    }
+    close(up[1]);
+    close(down[0]);
+    if (write(down[1], "to child", 8) != 8)
+        printf("pipes: write failed\n");
+    close(down[1]);
+    char buf[128];
+    size_t got = 0;
+    ssize_t r;
+    while ((r = read(up[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += r;
+    buf[got] = 0;
+    close(up[0]);
+    printf("pipes: %s; child %s\n", buf, ended(p));
+}
+
+static void identity(void) {
+    pid_t parent = getpid();
+    int fd[2];
+    if (pipe(fd))
+        return;
+    pid_t p = fork();
+    if (p == 0) {
+        pid_t ids[3] = {getpid(), getppid(), (pid_t)gettid()};
+        if (write(fd[1], ids, sizeof ids) != sizeof ids)
+            _exit(1);
+        _exit(0);
+    }
+    pid_t ids[3] = {0};
+    if (read(fd[0], ids, sizeof ids) != sizeof ids)
+        printf("identity: read failed\n");
+    close(fd[0]);
+    close(fd[1]);
+    printf("identity: child's getpid is fork's result: %d, its getppid is the parent: %d, tid = pid: %d, "
+           "differs from the parent: %d; child %s\n",
+           ids[0] == p, ids[1] == parent, ids[2] == ids[0], p != parent, ended(p));
+}
+
+static volatile sig_atomic_t usr2_seen;
+static void on_usr2(int sig) { usr2_seen = sig; }
+
+/* SSE rounding mode (MXCSR bits 13-14; no libm needed). */
+#define ROUND_MASK 0x6000u
+#define ROUND_UP 0x4000u
+static unsigned rounding(void) { return __builtin_ia32_stmxcsr() & ROUND_MASK; }
+static void set_rounding(unsigned mode) { __builtin_ia32_ldmxcsr((__builtin_ia32_stmxcsr() & ~ROUND_MASK) | mode); }
+
+static void inherited(void) {
+    set_rounding(ROUND_UP);
+    volatile double third = 1.0 / 3.0;
+    tls = 42;
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    signal(SIGUSR2, on_usr2);
+    pid_t p = fork();
+    if (p == 0) {
+        volatile double again = 1.0 / 3.0;
+        sigset_t now;
+        sigprocmask(SIG_BLOCK, NULL, &now);
+        raise(SIGUSR2);
+        int code = (rounding() == ROUND_UP) | (again == third) << 1 | (tls == 42) << 2 |
+                   sigismember(&now, SIGUSR1) << 3 | (usr2_seen == SIGUSR2) << 4;
+        _exit(code);
+    }
+    printf("inherited (rounding, FPU result, TLS, mask, handler = 31): %s\n", ended(p));
+    set_rounding(0);
+    tls = 5;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    signal(SIGUSR2, SIG_DFL);
+}
+
+static void killed(void) {
+    int fd[2];
+    if (pipe(fd))
+        return;
+    pid_t p = fork();
+    if (p == 0) {
+        close(fd[0]);
+        if (write(fd[1], "r", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(fd[1]);
+    char c;
+    if (read(fd[0], &c, 1) != 1)
+        printf("killed: read failed\n");
+    close(fd[0]);
+    kill(p, SIGTERM);
+    printf("killed: %s\n", ended(p));
+}
+
+static void segfault(void) {
+    pid_t p = fork();
+    if (p == 0) {
+        *(volatile int *)16 = 1;
+        _exit(0);
+    }
+    printf("segfault in the child: %s\n", ended(p));
+}
+
+static void nested(void) {
+    pid_t p = fork();
+    if (p == 0) {
+        pid_t q = fork();
+        if (q == 0)
+            _exit(3);
+        int st = 0;
+        if (waitpid(q, &st, 0) != q || !WIFEXITED(st))
+            _exit(1);
+        _exit(WEXITSTATUS(st) + 10);
+    }
+    printf("nested: %s\n", ended(p));
+}
+
+static void many(void) {
+    int sum = 0, ok = 0;
+    for (int i = 1; i <= 20; i++) {
+        pid_t p = fork();
+        if (p == 0)
+            _exit(i);
+        int st = 0;
+        if (waitpid(p, &st, 0) == p && WIFEXITED(st)) {
+            sum += WEXITSTATUS(st);
+            ok++;
+        }
+    }
+    printf("20 forks: %d waited, sum of statuses %d\n", ok, sum);
+}
+
+static void wait_any(void) {
+    pid_t a = fork();
+    if (a == 0)
+        _exit(1);
+    pid_t b = fork();
+    if (b == 0)
+        _exit(2);
+    int seen = 0, st;
+    pid_t w;
+    while ((w = wait(&st)) > 0)
+        seen |= (w == a && WEXITSTATUS(st) == 1) | (w == b && WEXITSTATUS(st) == 2) << 1;
+    printf("wait for any: both seen %d, then errno %d\n", seen == 3, errno);
+}
+
+/* Threads that stay busy (spinning, sleeping, blocked on a mutex) while the main thread forks. */
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static volatile int stop;
+
+static void *spinner(void *arg) {
+    (void)arg;
+    while (!stop)
+        ;
+    return NULL;
+}
+
+static void *sleeper(void *arg) {
+    (void)arg;
+    while (!stop)
+        usleep(1000);
+    return NULL;
+}
+
+static void *blocked(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&held);
+    pthread_mutex_unlock(&held);
+    return NULL;
+}
+
+static void *child_thread(void *arg) { return (char *)arg + 1; }
+
+static void threads(void) {
+    pthread_t t[3];
+    stop = 0;
+    pthread_mutex_lock(&held);
+    pthread_create(&t[0], NULL, spinner, NULL);
+    pthread_create(&t[1], NULL, sleeper, NULL);
+    pthread_create(&t[2], NULL, blocked, NULL);
+    usleep(20000);
+    pid_t p = fork();
+    if (p == 0) {
+        /* Only this thread exists here: malloc, stdio and new threads work. */
+        void *r = NULL;
+        pthread_t c;
+        char *m = malloc(100);
+        int ok = m != NULL && pthread_create(&c, NULL, child_thread, (void *)41) == 0 && pthread_join(c, &r) == 0 &&
+                 r == (void *)42;
+        free(m);
+        _exit(ok ? 9 : 1);
+    }
+    const char *how = ended(p);
+    stop = 1;
+    pthread_mutex_unlock(&held);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    printf("fork with 3 busy threads: child %s\n", how);
+}
+
+static void *forking_thread(void *arg) {
+    (void)arg;
+    pid_t p = fork();
+    if (p == 0)
+        _exit(gettid() == getpid() ? 4 : 1);
+    return (void *)(long)p;
+}
+
+static void from_thread(void) {
+    pthread_t t;
+    void *r;
+    pthread_create(&t, NULL, forking_thread, NULL);
+    pthread_join(t, &r);
+    printf("fork from a second thread: child %s\n", ended((pid_t)(long)r));
+}
+
+static const struct {
+    const char *name;
+    void (*run)(void);
+} cases[] = {
+    {"exit", exit_status}, {"flush", exit_flushes}, {"memory", memory_separate}, {"big", big_memory},
+    {"pipes", pipes},      {"identity", identity},  {"inherited", inherited},    {"killed", killed},
+    {"segfault", segfault}, {"nested", nested},     {"many", many},              {"wait", wait_any},
+    {"threads", threads},  {"thread", from_thread},
+};
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (argc < 2 || strcmp(argv[1], cases[i].name) == 0)
+            cases[i].run();
+    return 0;
+}
