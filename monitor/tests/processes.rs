@@ -1,8 +1,8 @@
 //! Child processes (`--children host`): tests/programs/hostile/procs_spawn.c (system, popen,
 //! posix_spawn with file actions and attributes, vfork, wait4/waitid, kill, process groups,
 //! SIGCHLD, CLOEXEC, exec errors) and procs_hostile.c (exec with bad pointers from a vfork
-//! child, /proc/self/exe), each compared with its native run with one vCPU and with two;
-//! fork refused with one line.
+//! child, /proc/self/exe), each compared with its native run with one vCPU and with two; a
+//! process sharing the descriptor table refused with one line (fork itself: fork.rs).
 
 mod common;
 use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
@@ -45,12 +45,13 @@ fn exec_of_the_monitors_proc_entry_runs_the_program() {
     assert_eq!(got.stdout, "exe child: argc 2\nmonitor's exe: exited 6\n", "{got:?}");
 }
 
-/// fork without exec needs the program's memory: ENOSYS, said once on stderr.
+/// A child process sharing the parent's descriptor table (CLONE_FILES without CLONE_VM) is not
+/// supported: ENOSYS, said once on stderr.
 #[test]
-fn fork_is_refused_with_one_line() {
+fn a_process_sharing_descriptors_is_refused_with_one_line() {
     let prog = build("procs_hostile", &[]);
-    let got = hrt(&["--cpus", "1"], &prog, &["fork"]);
+    let got = hrt(&["--cpus", "1"], &prog, &["clone-files"]);
     assert_eq!(got.code(), 0, "{got:?}");
-    assert_eq!(got.stdout, "fork: -1 errno 38\nfork again: -1 errno 38\n");
-    assert_eq!(got.stderr.matches("fork without exec is not supported").count(), 1, "{}", got.stderr);
+    assert_eq!(got.stdout, "clone-files: -1 errno 38\nclone-files again: -1 errno 38\n");
+    assert_eq!(got.stderr.matches("is not supported: returning ENOSYS").count(), 1, "{}", got.stderr);
 }

@@ -1,10 +1,13 @@
 // Exec with bad arguments from a vfork child (the error comes back to the child, which exits
-// with it), the program's own /proc/self/exe as the host program, and fork refused.
+// with it), the program's own /proc/self/exe as the host program, and a process sharing its
+// descriptor table (clone with CLONE_FILES, no CLONE_VM) refused.
 // MODE "child": what the exec of /proc/self/exe runs. MODE "monitor-proc": exec of the
 // monitor's own /proc/<pid>/exe (getppid() under hrt), hrt only: it is the program's own
-// /proc/self, so the program runs, never hrt. MODE "fork": fork() twice.
+// /proc/self, so the program runs, never hrt. MODE "clone-files": that clone, twice.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +37,9 @@ int main(int argc, char **argv) {
         printf("exe child: argc %d\n", argc);
         return 6;
     }
-    if (argc > 1 && !strcmp(argv[1], "fork")) {
-        report("fork", fork());
-        report("fork again", fork());
+    if (argc > 1 && !strcmp(argv[1], "clone-files")) {
+        report("clone-files", syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0));
+        report("clone-files again", syscall(SYS_clone, CLONE_FILES | SIGCHLD, 0, 0, 0, 0));
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "monitor-proc")) {

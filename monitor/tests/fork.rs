@@ -1,0 +1,55 @@
+//! fork() without exec (a new VM in a host-forked `hrt` over a copy-on-write copy of guest
+//! RAM): tests/programs/hostile/procs_fork.c (exit statuses, separate memory, pipes both ways,
+//! getpid/getppid/gettid, inherited FPU mode, TLS, signal mask and handlers, a child killed by
+//! SIGTERM and one by SIGSEGV, nested, repeated and concurrent children, forks from a
+//! multithreaded program and from a second thread), static, static-PIE and dynamic, compared
+//! with its native run at one and two vCPUs; and bash, whose subshells, command substitutions
+//! and pipelines of builtins fork.
+
+mod common;
+use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
+use std::path::Path;
+
+#[test]
+fn forked_children_behave_as_on_linux() {
+    let prog = build("procs_fork", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("killed: killed by 15"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("procs_fork", &prog, &[], &linux);
+}
+
+#[test]
+fn a_static_pie_program_forks() {
+    let prog = build("procs_fork", &["-static-pie"]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert_same("static-pie procs_fork", &linux, &hrt(&["--cpus", "2"], &prog, &[]));
+}
+
+#[test]
+fn a_dynamic_program_forks() {
+    let source = repo_root().join("tests/programs/hostile/procs_fork.c");
+    let prog = build_dynamic(&source, "procs_fork", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    for cpus in ["1", "2"] {
+        assert_same(&format!("dynamic procs_fork --cpus {cpus}"), &linux, &hrt(&["--cpus", cpus], &prog, &[]));
+    }
+}
+
+/// bash forks for `$(...)`, `( )`, pipelines and `&`; with builtins only, no exec is needed.
+#[test]
+fn bash_subshells_and_substitutions_run_as_on_linux() {
+    let bash = Path::new("/bin/bash");
+    let script = r#"echo $(echo hi); y=$(echo a; echo b); echo "${#y}"; (exit 3); echo "subshell: $?"
+f() { echo in-f; return 4; }; echo "$(f)" | while read -r l; do echo "got $l"; done
+x=$( (echo nested) ); echo "$x"; echo one | { read -r w; echo "read $w"; }
+sleep_less() { local i=0; while [ $i -lt 3 ]; do i=$((i+1)); done; echo "loop $i"; }
+sleep_less & wait $!; echo "background: $?"; false | true; echo "pipeline: $? ${PIPESTATUS[*]}"
+exit 5"#;
+    let linux = native(bash, &["-c", script]);
+    assert_eq!(linux.code(), 5, "natively: {linux:?}");
+    assert!(linux.stdout.contains("got in-f"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("bash -c", bash, &["-c", script], &linux);
+}
