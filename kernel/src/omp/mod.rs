@@ -51,3 +51,12 @@ fn import(index: usize) -> u64 {
 pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     icv::init(env);
 }
+
+/// A forked child (`linux::calls::fork`): the forking thread keeps its OpenMP state `state`
+/// (a thread's `omp` field: ICVs, current task) but not its teams, whose workers were the
+/// parent's threads, and the idle workers are gone too. Returns the state to keep.
+pub fn after_fork(state: *mut u8) -> *mut u8 {
+    thread::forget_teams(state);
+    team::forget_workers();
+    state
+}

@@ -38,6 +38,12 @@ static POOL: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
 /// Never freed: a worker may still touch its last team's counter after the master moved on.
 static SPARE_TEAMS: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
 
+/// A forked child: the pooled workers and spare teams were the parent's threads.
+pub fn forget_workers() {
+    POOL.lock().clear();
+    SPARE_TEAMS.lock().clear();
+}
+
 /// A centralized barrier: the last of `n` to arrive resets the count and bumps the generation
 /// (once the team's tasks are all done: threads waiting at it run them).
 pub struct Barrier {

@@ -118,3 +118,13 @@ pub fn ctx() -> &'static mut Ctx {
     // stack of a region this thread is still running.
     unsafe { &mut *this().ctx }
 }
+
+/// See `omp::after_fork`: the thread's kept teams are dropped (leaked: their workers do not
+/// exist in a forked child).
+pub fn forget_teams(state: *mut u8) {
+    if !state.is_null() {
+        // SAFETY: a thread's `omp` field points to its OmpThread (see `this`), copied with the
+        // rest of memory; no other thread exists yet.
+        unsafe { (*(state as *mut OmpThread)).hot = [core::ptr::null_mut(); 4] };
+    }
+}

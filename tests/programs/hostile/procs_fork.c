@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int global = 1;
@@ -210,6 +211,26 @@ static void segfault(void) {
     printf("segfault in the child: %s\n", ended(p));
 }
 
+static long long ns(clockid_t c) {
+    struct timespec t;
+    clock_gettime(c, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Time goes on in the child from where the parent's was. */
+static void clocks(void) {
+    long long mono = ns(CLOCK_MONOTONIC), real = ns(CLOCK_REALTIME);
+    pid_t p = fork();
+    if (p == 0) {
+        long long dm = ns(CLOCK_MONOTONIC) - mono, dr = ns(CLOCK_REALTIME) - real;
+        long long cpu = ns(CLOCK_PROCESS_CPUTIME_ID);
+        int code = (dm >= 0 && dm < 5000000000LL) | (dr > -100000000LL && dr < 5000000000LL) << 1 |
+                   (cpu >= 0 && cpu < 1000000000LL) << 2;
+        _exit(code);
+    }
+    printf("clocks (monotonic, realtime, child CPU time = 7): %s\n", ended(p));
+}
+
 static void nested(void) {
     pid_t p = fork();
     if (p == 0) {
@@ -329,7 +350,7 @@ static const struct {
 } cases[] = {
     {"exit", exit_status}, {"flush", exit_flushes}, {"memory", memory_separate}, {"big", big_memory},
     {"pipes", pipes},      {"identity", identity},  {"inherited", inherited},    {"killed", killed},
-    {"segfault", segfault}, {"nested", nested},     {"many", many},              {"wait", wait_any},
+    {"segfault", segfault}, {"clocks", clocks},     {"nested", nested},     {"many", many},              {"wait", wait_any},
     {"threads", threads},  {"thread", from_thread},
 };
 

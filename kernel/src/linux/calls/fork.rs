@@ -53,6 +53,8 @@ struct ForkRecord {
     set_child_tid: u64,
     parent_pid: u64,
     alt_stack: [u64; 3],
+    /// The thread's OpenMP runtime state (`Thread::omp`).
+    omp: u64,
 }
 
 struct RecordCell(UnsafeCell<ForkRecord>);
@@ -74,6 +76,7 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
     set_child_tid: 0,
     parent_pid: 0,
     alt_stack: [0; 3],
+    omp: 0,
 }));
 
 static REPORTED: AtomicBool = AtomicBool::new(false);
@@ -118,6 +121,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).set_child_tid = if flags & CLONE_CHILD_SETTID != 0 { ctid } else { 0 };
         (*rec).parent_pid = process::pid() as u64;
         (*rec).alt_stack = crate::linux::signal::state::alt_stack(t.tid);
+        (*rec).omp = t.omp as u64;
         let was = irq::save_and_disable();
         fpu::save((*rec).fpu.0.as_mut_ptr());
         irq::restore(was);
@@ -163,6 +167,7 @@ pub fn resume_child(record: u64) {
             t.clear_child_tid = rec.clear_child_tid;
             t.fpu.0.copy_from_slice(&rec.fpu.0);
             t.fpu_saved = true;
+            t.omp = crate::omp::after_fork(rec.omp as *mut u8);
             super::signal::thread_started(t);
             if rec.set_child_tid != 0 {
                 let _ = uaccess::write::<u32>(rec.set_child_tid, pid);
