@@ -87,6 +87,15 @@ static void big_memory(void) {
     free(m);
 }
 
+/* Reads `fd` until EOF into `buf` (NUL-terminated, at most `cap` - 1 bytes). */
+static void read_all(int fd, char *buf, size_t cap) {
+    size_t got = 0;
+    ssize_t r;
+    while ((r = read(fd, buf + got, cap - 1 - got)) > 0)
+        got += r;
+    buf[got] = 0;
+}
+
 static void pipes(void) {
     int up[2], down[2];
     if (pipe(up) || pipe(down)) {
@@ -98,11 +107,7 @@ static void pipes(void) {
         close(up[0]);
         close(down[1]);
         char buf[64];
-        size_t got = 0;
-        ssize_t r;
-        while ((r = read(down[0], buf + got, sizeof buf - 1 - got)) > 0)
-            got += r;
-        buf[got] = 0;
+        read_all(down[0], buf, sizeof buf);
         char reply[128];
         int len = snprintf(reply, sizeof reply, "child read \"%s\" then EOF", buf);
         if (write(up[1], reply, len) != len)
@@ -115,11 +120,7 @@ static void pipes(void) {
         printf("pipes: write failed\n");
     close(down[1]);
     char buf[128];
-    size_t got = 0;
-    ssize_t r;
-    while ((r = read(up[0], buf + got, sizeof buf - 1 - got)) > 0)
-        got += r;
-    buf[got] = 0;
+    read_all(up[0], buf, sizeof buf);
     close(up[0]);
     printf("pipes: %s; child %s\n", buf, ended(p));
 }

@@ -12,9 +12,10 @@
 //! the host pid. A child that ends (`_exit`) before exec leaves a zombie here, with its guest
 //! tid as pid, that `wait4`/`waitid` report. A failing exec returns its error to the child.
 //!
-//! `fork()` (clone without CLONE_VM) would need a copy of the program's memory: ENOSYS, with one
-//! line. Waiting for, signalling and grouping host children is forwarded to the monitor, which
-//! performs it on the host (the children are the monitor's own).
+//! `fork()` (clone without CLONE_VM) makes a child that goes on running the program: a new VM
+//! over a copy of the program's memory (fork.rs). Waiting for, signalling and grouping host
+//! children (forked ones included) is forwarded to the monitor, which performs it on the host
+//! (the children are the monitor's own).
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
