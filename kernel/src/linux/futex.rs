@@ -67,7 +67,18 @@ pub fn wake_word(word: &AtomicU32, n: u64) -> u64 {
     wake_address(word as *const AtomicU32 as u64, n)
 }
 
+/// Waits as `wait_on_once`, again after a wake-up that was none of the three (a process signal
+/// that woke every waiter and that another thread took first: Linux restarts such a wait).
 fn wait_on(word: &AtomicU32, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
+    loop {
+        match wait_on_once(word, val, bitset, deadline) {
+            Err(ETIMEDOUT) if deadline.is_none_or(|d| crate::time::ticks() < d) => continue,
+            r => return r,
+        }
+    }
+}
+
+fn wait_on_once(word: &AtomicU32, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
     let addr = word as *const AtomicU32 as u64;
     let me = sched::current();
     let mut node = Waiter { addr, bitset, thread: me, woken: false };

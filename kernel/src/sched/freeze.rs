@@ -42,9 +42,17 @@ fn park() {
 /// stopped within `timeout_ns`. The caller must hold no lock and must call `thaw` after.
 pub fn freeze_others(timeout_ns: u64) -> bool {
     let me = cpu::id() + 1;
-    // Another CPU freezing at the same time: be frozen by it first (we are at a safe point).
-    while FREEZER.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire).is_err() {
-        park();
+    loop {
+        if FREEZER.load(Ordering::Acquire) != 0 {
+            // Another CPU is freezing at the same time: be frozen by it first (we are at a
+            // safe point).
+            park();
+        } else if PARKED.load(Ordering::SeqCst) != 0 {
+            // CPUs still leaving the last freeze must not count as parked for this one.
+            core::hint::spin_loop();
+        } else if FREEZER.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            break;
+        }
     }
     let others = cpu::count() - 1;
     let start = crate::time::ticks();

@@ -300,15 +300,26 @@ static void *blocked(void *arg) {
     return NULL;
 }
 
+static int reader_pipe[2];
+
+static void *reader(void *arg) {
+    (void)arg;
+    char c = 0;
+    return (void *)(long)(read(reader_pipe[0], &c, 1) == 1 ? c : -1);
+}
+
 static void *child_thread(void *arg) { return (char *)arg + 1; }
 
 static void threads(void) {
-    pthread_t t[3];
+    pthread_t t[4];
     stop = 0;
+    if (pipe(reader_pipe))
+        return;
     pthread_mutex_lock(&held);
     pthread_create(&t[0], NULL, spinner, NULL);
     pthread_create(&t[1], NULL, sleeper, NULL);
     pthread_create(&t[2], NULL, blocked, NULL);
+    pthread_create(&t[3], NULL, reader, NULL);
     usleep(20000);
     pid_t p = fork();
     if (p == 0) {
@@ -319,14 +330,20 @@ static void threads(void) {
         int ok = m != NULL && pthread_create(&c, NULL, child_thread, (void *)41) == 0 && pthread_join(c, &r) == 0 &&
                  r == (void *)42;
         free(m);
+        /* The parent's reader waits in read(): what the child writes reaches it. */
+        ok = ok && write(reader_pipe[1], "c", 1) == 1;
         _exit(ok ? 9 : 1);
     }
     const char *how = ended(p);
     stop = 1;
     pthread_mutex_unlock(&held);
-    for (int i = 0; i < 3; i++)
-        pthread_join(t[i], NULL);
-    printf("fork with 3 busy threads: child %s\n", how);
+    void *got[4];
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], &got[i]);
+    close(reader_pipe[0]);
+    close(reader_pipe[1]);
+    printf("fork with 4 busy threads (spinning, sleeping, on a mutex, in read): child %s, reader got '%c'\n", how,
+           (char)(long)got[3]);
 }
 
 static void *forking_thread(void *arg) {
@@ -345,6 +362,30 @@ static void from_thread(void) {
     printf("fork from a second thread: child %s\n", ended((pid_t)(long)r));
 }
 
+/* Two threads forking at once (the kernel serialises the forks). */
+static void *fork_five(void *arg) {
+    long sum = 0;
+    for (int i = 0; i < 5; i++) {
+        pid_t p = fork();
+        if (p == 0)
+            _exit((int)(long)arg + i);
+        int st = 0;
+        if (waitpid(p, &st, 0) == p && WIFEXITED(st))
+            sum += WEXITSTATUS(st);
+    }
+    return (void *)sum;
+}
+
+static void concurrent(void) {
+    pthread_t a, b;
+    void *ra, *rb;
+    pthread_create(&a, NULL, fork_five, (void *)10);
+    pthread_create(&b, NULL, fork_five, (void *)20);
+    pthread_join(a, &ra);
+    pthread_join(b, &rb);
+    printf("two threads forking at once: sums %ld and %ld\n", (long)ra, (long)rb);
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
@@ -352,7 +393,7 @@ static const struct {
     {"exit", exit_status}, {"flush", exit_flushes}, {"memory", memory_separate}, {"big", big_memory},
     {"pipes", pipes},      {"identity", identity},  {"inherited", inherited},    {"killed", killed},
     {"segfault", segfault}, {"clocks", clocks},     {"nested", nested},     {"many", many},              {"wait", wait_any},
-    {"threads", threads},  {"thread", from_thread},
+    {"threads", threads},  {"thread", from_thread},   {"concurrent", concurrent},
 };
 
 int main(int argc, char **argv) {
