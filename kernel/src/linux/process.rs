@@ -106,6 +106,16 @@ pub fn exit_program(status: i32) -> ! {
 
 /// Ends the program after the caller won `claim_end`.
 pub fn end_claimed(status: i32) -> ! {
+    end_claimed_by(status, 0)
+}
+
+/// Ends the program, killed by signal `sig` (the caller won `claim_end`): `hrt` exits with
+/// 128 + sig as a shell reports it; a forked child's `hrt` dies of the signal.
+pub fn end_by_signal(sig: i32) -> ! {
+    end_claimed_by(128 + sig, sig as u64)
+}
+
+fn end_claimed_by(status: i32, sig: u64) -> ! {
     if super::rewrite::enabled() {
         let (rewritten, kept) = super::rewrite::counts();
         crate::kinfo!("kernel: {rewritten} system-call site(s) rewritten into calls, {kept} kept SYSCALL");
@@ -114,13 +124,7 @@ pub fn end_claimed(status: i32) -> ! {
         let (calls, slept) = super::channel::counts();
         crate::kinfo!("kernel: {calls} forwarded call(s) through the channel, {slept} of them waited asleep");
     }
-    crate::arch::hypercall::shutdown(status)
-}
-
-/// Ends the program, killed by signal `sig` (the caller won `claim_end`): `hrt` exits with
-/// 128 + sig as a shell reports it; a forked child's `hrt` dies of the signal.
-pub fn end_by_signal(sig: i32) -> ! {
-    crate::arch::hypercall::shutdown_by(128 + sig, sig as u64)
+    crate::arch::hypercall::shutdown_by(status, sig)
 }
 
 /// Whether this process is a forked child (its parent is a program in another VM).
