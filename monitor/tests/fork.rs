@@ -3,8 +3,9 @@
 //! getpid/getppid/gettid, inherited FPU mode, TLS, signal mask and handlers, a child killed by
 //! SIGTERM and one by SIGSEGV, nested, repeated and concurrent children, forks from a
 //! multithreaded program and from a second thread), static, static-PIE and dynamic, compared
-//! with its native run at one and two vCPUs; and bash, whose subshells, command substitutions
-//! and pipelines of builtins fork.
+//! with its native run at one and two vCPUs; procs_fork_omp.c (an OpenMP program forking, on
+//! both OpenMP runtimes); and bash, whose subshells, command substitutions and pipelines of
+//! builtins fork.
 
 mod common;
 use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
@@ -52,4 +53,20 @@ exit 5"#;
     assert_eq!(linux.code(), 5, "natively: {linux:?}");
     assert!(linux.stdout.contains("got in-f"), "natively: {}", linux.stdout);
     assert_same_on_1_and_2_cpus("bash -c", bash, &["-c", script], &linux);
+}
+
+/// An OpenMP program forks before and after a parallel region; the child runs one (before) or
+/// keeps the parent's settings (after), on the kernel's runtime and on the program's libgomp.
+#[test]
+fn an_openmp_program_forks() {
+    let prog = build("procs_fork_omp", &["-fopenmp"]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("child's region: 3"), "natively: {}", linux.stdout);
+    for omp in ["kernel", "libgomp"] {
+        for cpus in ["1", "2"] {
+            let got = hrt(&["--cpus", cpus, "--omp", omp], &prog, &[]);
+            assert_same(&format!("procs_fork_omp --omp {omp} --cpus {cpus}"), &linux, &got);
+        }
+    }
 }
