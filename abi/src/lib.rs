@@ -399,9 +399,41 @@ pub mod process {
     pub const GETPGID: u64 = 0x2008;
     pub const SETSID: u64 = 0x2009;
     pub const GETSID: u64 = 0x200a;
+    /// execveat(dirfd, path, flags) in the program itself: the monitor resolves the path like
+    /// open's, checks the file as execve does (a regular file with execute permission, not on
+    /// a noexec mount), follows `#!` lines, reads the ELF program and its interpreter, and
+    /// keeps them as one blob (see [`exec_blob`]). Answers the blob's length or a negated errno.
+    pub const EXEC_OPEN: u64 = 0x200b;
+    /// (addr, len): copies the pending blob into the program's memory at `addr`.
+    pub const EXEC_READ: u64 = 0x200c;
+    /// (argv block, its length, argc): the exec passed its point of no return: descriptors
+    /// with FD_CLOEXEC are closed, `/proc/self` describes the new program, the blob goes.
+    pub const EXEC_COMMIT: u64 = 0x200d;
+    /// The exec failed before its point of no return: the blob goes, nothing else changes.
+    pub const EXEC_ABORT: u64 = 0x200e;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = GETSID;
+    pub const LAST: u64 = EXEC_ABORT;
+}
+
+/// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian
+/// u64 words, then the strings, then the program's file and its interpreter's, each at a page
+/// boundary. The strings are `PREFIX_COUNT` NUL-terminated arguments that replace argv[0]
+/// (a script's interpreter, its optional argument and the script's name; none for an ELF
+/// program), then the file name as execve got it (AT_EXECFN, the comm name), NUL-terminated.
+pub mod exec_blob {
+    pub const MAGIC: u64 = 0x6578_6563_626c_6f62;
+    pub const HEADER_WORDS: usize = 8;
+    // Word indices.
+    pub const W_MAGIC: usize = 0;
+    pub const W_PROGRAM_OFF: usize = 1;
+    pub const W_PROGRAM_LEN: usize = 2;
+    pub const W_INTERP_OFF: usize = 3;
+    /// 0 for a program without an interpreter (static).
+    pub const W_INTERP_LEN: usize = 4;
+    pub const W_STRINGS_OFF: usize = 5;
+    pub const W_PREFIX_COUNT: usize = 6;
+    pub const W_STRINGS_LEN: usize = 7;
 }
 
 /// The dispositions of [`nr::TTY_SIGNAL_ACTION`].

@@ -30,6 +30,7 @@
 mod blocking;
 mod epoll;
 mod errno;
+mod exec;
 mod fadvise;
 mod fd_table;
 mod fds;
@@ -174,8 +175,10 @@ pub const HANDLED: &[libc::c_long] = &[
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
 pub struct Forwarder {
     fds: FdTable,
-    /// What readlink("/proc/self/exe") answers: the program's absolute host path.
-    exe: Vec<u8>,
+    /// What the program's own /proc/self files describe (changed by its execve).
+    described: std::sync::Mutex<Described>,
+    /// The program's execve under way (exec.rs).
+    exec: std::sync::Mutex<Option<exec::PendingExec>>,
     /// The monitor's pid as text (`/proc/<pid>` is `/proc/self`).
     host_pid: String,
     /// Set by shutdown(): interrupted host calls are no longer restarted.
@@ -184,12 +187,22 @@ pub struct Forwarder {
     cwd_special: AtomicBool,
     /// The VM's vCPUs (what the synthetic /sys CPU lists answer).
     cpus: u32,
-    /// The program's argv (its /proc/self/cmdline, status and comm).
-    argv: Vec<Vec<u8>>,
-    /// The program's memory, guest addresses [start, end) (its /proc/self/maps).
-    program_mem: (u64, u64),
     /// Its child processes (procs.rs).
     children: procs::Children,
+}
+
+/// The program as its own /proc/self shows it.
+#[derive(Default)]
+struct Described {
+    /// What readlink("/proc/self/exe") answers: the program's absolute host path.
+    exe: Vec<u8>,
+    /// Its argv (its /proc/self/cmdline).
+    argv: Vec<Vec<u8>>,
+    /// The path whose last component is its name (comm, status): argv[0] as `hrt run` got
+    /// it, or the file name its last execve got.
+    name: Vec<u8>,
+    /// Its memory, guest addresses [start, end) (its /proc/self/maps).
+    mem: (u64, u64),
 }
 
 /// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE.
@@ -248,26 +261,39 @@ impl Forwarder {
         }
         Forwarder {
             fds,
-            exe: paths::exe_path(&exe),
+            described: std::sync::Mutex::new(Described { exe: paths::exe_path(&exe), ..Described::default() }),
+            exec: std::sync::Mutex::new(None),
             host_pid: std::process::id().to_string(),
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(paths::cwd_is_special()),
             cpus,
-            argv: Vec::new(),
-            program_mem: (0, 0),
             children: procs::Children::default(),
         }
     }
 
     /// What the program's own /proc/self files describe: its argv and its memory.
     pub fn describe_program(&mut self, argv: Vec<Vec<u8>>, program_mem: (u64, u64)) {
-        self.argv = argv;
-        self.program_mem = program_mem;
+        let d = self.described.get_mut().unwrap();
+        d.name = argv.first().cloned().unwrap_or_default();
+        d.argv = argv;
+        d.mem = program_mem;
+    }
+
+    /// After the program's execve: its new executable, argv and name.
+    fn describe_exec(&self, exe: Vec<u8>, argv: Vec<Vec<u8>>, name: Vec<u8>) {
+        let mut d = self.described.lock().unwrap();
+        (d.exe, d.argv, d.name) = (exe, argv, name);
+    }
+
+    /// What readlink("/proc/self/exe") answers.
+    fn exe(&self) -> Vec<u8> {
+        self.described.lock().unwrap().exe.clone()
     }
 
     /// The contents of the program's `/proc/self/<name>` (one of walk::SYNTHESIZED).
     fn synthesize(&self, name: &[u8]) -> Vec<u8> {
-        synthetic::own_proc_file(name, &self.argv, self.program_mem)
+        let d = self.described.lock().unwrap();
+        synthetic::own_proc_file(name, &d.argv, &d.name, d.mem)
     }
 
     /// The host descriptor behind the program's descriptor `fd`.

@@ -230,7 +230,7 @@ impl Forwarder {
             match meaning(&comps, self.host_pid.as_bytes()) {
                 Meaning::Plain => {}
                 Meaning::Exe => {
-                    let mut at = At::new(libc::AT_FDCWD, cstring(self.exe.clone())?, None);
+                    let mut at = At::new(libc::AT_FDCWD, cstring(self.exe())?, None);
                     at.exe = true;
                     at.rewritten = true;
                     return Ok(at);

@@ -18,14 +18,13 @@ pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
 }
 
 /// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` and
-/// `status` (its name, as Linux shows the first 15 bytes of the executable's name; pid and
+/// `status` (its name, as Linux shows the first 15 bytes of the last component of `path`; pid and
 /// threads are the guest kernel's business and not known here, so `status` has Name, State
 /// and the identities only), `maps` (one line: the program's memory, every page of which
 /// is readable, writable and executable since protections are not enforced).
-pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], mem: (u64, u64)) -> Vec<u8> {
+pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)) -> Vec<u8> {
     let comm: Vec<u8> = {
-        let arg0 = argv.first().map(|a| a.as_slice()).unwrap_or(b"");
-        let base = arg0.rsplit(|&b| b == b'/').next().unwrap_or(arg0);
+        let base = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
         base.iter().copied().take(15).collect()
     };
     match name {
