@@ -7,6 +7,7 @@ pub mod cputime;
 pub mod eh_frame;
 pub mod elf;
 pub mod errno;
+pub mod exec;
 pub mod fastcall;
 pub mod fault;
 pub mod filemap;

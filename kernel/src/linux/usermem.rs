@@ -336,6 +336,23 @@ pub fn unmap(start: u64, end: u64) {
     }
 }
 
+/// execve: unmaps every page of the program outside `[keep_start, keep_end)` (zeroed, given
+/// back) and makes the holes between an old image's segments free memory again (they read zero:
+/// never written).
+pub fn release_all_but(keep_start: u64, keep_end: u64) {
+    let (lo, hi) = pool_range();
+    unmap(lo, keep_start);
+    unmap(keep_end, hi);
+    let holes = core::mem::take(&mut MEMORY.lock().holes);
+    for (&s, &e) in &holes {
+        super::protect::reset(s, e);
+    }
+    let mut mem = MEMORY.lock();
+    for (s, e) in holes {
+        mem.free.give_back(s, e);
+    }
+}
+
 /// Tries to extend the mapping that ends at `end` to `new_end` in place.
 pub fn grow_in_place(end: u64, new_end: u64) -> bool {
     if !is_user_range(end, new_end) {

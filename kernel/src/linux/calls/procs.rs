@@ -249,14 +249,10 @@ fn libc_at_fdcwd() -> u64 {
     (-100i32) as u32 as u64
 }
 
-static EXEC_REPORTED: AtomicBool = AtomicBool::new(false);
-
-fn exec(_: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> SysResult {
+fn exec(frame: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> SysResult {
     let Some(ctx) = child_ctx() else {
-        if !EXEC_REPORTED.swap(true, Ordering::Relaxed) {
-            kprintln!("hrt: execve in the program itself (not in a vfork/posix_spawn child) is not supported: returning ENOSYS");
-        }
-        return Err(ENOSYS);
+        // The program itself: its image is replaced (linux/exec.rs).
+        return crate::linux::exec::exec_self(frame, [dirfd, path, argv, envp, flags]);
     };
     let mask = current().sigmask;
     call(tagged(op::SIGNALS), [ignored(ctx), mask, 0, 0, 0, 0])?;

@@ -41,6 +41,8 @@ pub fn on_return(frame: &mut TrapFrame) {
     if !t.is_user {
         return;
     }
+    // Another thread's execve ends this one.
+    crate::linux::exec::ends_for_exec(tid);
     // A vfork child before its exec takes no signal sent to the program.
     let spawn_child = crate::linux::calls::procs::child_ctx().is_some();
     loop {

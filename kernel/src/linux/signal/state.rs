@@ -285,6 +285,20 @@ pub fn set_alt_stack(tid: u32, alt: [u64; 3]) {
     SIGNALS.lock().thread(tid).alt = alt;
 }
 
+/// execve: the exec'ing thread's state moves from `old` to `tid` (it becomes the thread-group
+/// leader, with the pid), keeping its pending signals; its alternate stack is cleared.
+pub fn exec_rekey(old: u32, tid: u32) {
+    let mut s = SIGNALS.lock();
+    let mut t = s.threads.remove(&old);
+    if let Some(t) = t.as_mut() {
+        t.alt = [0; 3];
+    }
+    // The old leader's state, if any, died with it (thread_exited).
+    if let Some(t) = t {
+        s.threads.insert(tid, t);
+    }
+}
+
 /// Forgets an exiting thread's state (its pending signals die with it, as on Linux).
 pub fn thread_exited(tid: u32) {
     let mut s = SIGNALS.lock();
