@@ -230,5 +230,22 @@ int main(int argc, char **argv) {
     self = argv[0];
     if (argc > 1 && strcmp(argv[1], "after") == 0)
         return after(argc, argv);
+    // `run PROG ARGS...`: exec PROG (resolved by the caller) with HRT_EXEC_TEST added.
+    if (argc > 2 && strcmp(argv[1], "run") == 0) {
+        setenv("HRT_EXEC_TEST", "passed on", 1);
+        execv(argv[2], argv + 2);
+        perror("execv");
+        return 127;
+    }
+    // `loop N`: exec itself N more times (exec's cost), then exit 0.
+    if (argc > 2 && strcmp(argv[1], "loop") == 0) {
+        int n = atoi(argv[2]);
+        if (n == 0)
+            return 0;
+        char next[16];
+        snprintf(next, sizeof next, "%d", n - 1);
+        execl(self, self, "loop", next, (char *)NULL);
+        return 127;
+    }
     return start();
 }
