@@ -22,12 +22,12 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use hrt_abi::{exec_blob as blob, process as op};
 
+use super::calls::procs::call;
 use super::elf::{Elf, ET_DYN, ET_EXEC, PT_LOAD};
 use super::errno::{Errno, SysResult, E2BIG, EFAULT, EINVAL, ENAMETOOLONG, ENOEXEC, ENOMEM};
 use super::loader::{self, Image};
 use super::process::{self, PROCESS};
 use super::signal::{self as sig, SIG_DFL, SIG_IGN};
-use super::syscall::forward;
 use super::{uaccess, usermem};
 use crate::arch::syscall as user;
 use crate::arch::traps::TrapFrame;
@@ -54,16 +54,6 @@ fn current() -> &'static mut sched::Thread {
     // SAFETY: the current thread's record is alive while it runs, and only it touches these
     // fields.
     unsafe { &mut *sched::current() }
-}
-
-/// A process call to the monitor, as a system-call result.
-fn call(nr: u64, a: [u64; 6]) -> SysResult {
-    let r = forward(nr, a);
-    if r < 0 {
-        Err((-r) as u32)
-    } else {
-        Ok(r as u64)
-    }
 }
 
 /// argv and envp, copied out of the old image.
@@ -233,7 +223,8 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
         strings.splice(0..1, checked.prefix.iter().copied());
         argc += checked.prefix.len() - 1;
     }
-    let img = Image { program: checked.program, interp: checked.interp, strings: &strings, argc, execfn: checked.filename };
+    let img =
+        Image { program: checked.program, interp: checked.interp, strings: &strings, argc, execfn: checked.filename };
     let start = loader::load_image(&img, None);
     let name = loader::comm_name(checked.filename);
     let described = describe(&strings[..argc]);

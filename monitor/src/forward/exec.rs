@@ -149,7 +149,9 @@ impl Forwarder {
             unsafe { self.sys(libc::SYS_openat, &[libc::AT_FDCWD as libc::c_long, ptr(p.as_ptr()), flags])? }
         } else {
             // SAFETY: a host C string.
-            unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), at.open_flags(flags)])? }
+            unsafe {
+                self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), at.open_flags(flags)])?
+            }
         };
         // SAFETY: a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };

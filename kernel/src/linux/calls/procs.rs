@@ -88,7 +88,7 @@ pub fn tagged(nr: u64) -> u64 {
 }
 
 /// A process call to the monitor, as a system-call result.
-fn call(nr: u64, a: [u64; 6]) -> SysResult {
+pub fn call(nr: u64, a: [u64; 6]) -> SysResult {
     let r = forward(nr, a);
     if r < 0 {
         Err((-r) as u32)
