@@ -41,6 +41,17 @@ fn a_chain_into_a_dynamic_program_passes_args_env_and_status() {
     assert_same_on_1_and_2_cpus("exec into /bin/sh", &prog, &args, &linux);
 }
 
+/// execveat(fd, "", AT_EMPTY_PATH) on a descriptor of the program's file (as fexecve makes it),
+/// then a chain on into the shell.
+#[test]
+fn execveat_of_a_descriptor_runs_its_file() {
+    let prog = build("exec_self", &[]);
+    let args = ["fexec", "run", "/bin/sh", "-c", "echo \"$HRT_EXEC_TEST\"; exit 6"];
+    let linux = native(&prog, &args);
+    assert_eq!(linux.code(), 6, "natively: {linux:?}");
+    assert_same_on_1_and_2_cpus("execveat AT_EMPTY_PATH", &prog, &args, &linux);
+}
+
 /// An executable script in target/programs/scripts.
 fn script(name: &str, text: &str) -> std::path::PathBuf {
     let dir = repo_root().join("target/programs/scripts");

@@ -237,6 +237,14 @@ int main(int argc, char **argv) {
         perror("execv");
         return 127;
     }
+    // `fexec ARGS...`: execveat(fd of itself, "", AT_EMPTY_PATH) with `ARGS...` (fexecve).
+    if (argc > 2 && strcmp(argv[1], "fexec") == 0) {
+        int fd = open(self, O_PATH | O_CLOEXEC);
+        argv[1] = (char *)self;
+        syscall(SYS_execveat, fd, "", argv + 1, environ, AT_EMPTY_PATH);
+        perror("execveat");
+        return 127;
+    }
     // `loop N`: exec itself N more times (exec's cost), then exit 0.
     if (argc > 2 && strcmp(argv[1], "loop") == 0) {
         int n = atoi(argv[2]);
