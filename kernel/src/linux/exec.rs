@@ -278,6 +278,8 @@ fn end_other_threads(me: u32) {
             .filter(|(&tid, t)| tid != me && !t.thread.is_null())
             .map(|(&tid, _)| tid)
             .collect();
+        // A vfork child is no thread of the program: its parent waits for it.
+        let others = others.into_iter().filter(|&tid| !super::calls::procs::is_child(tid));
         for tid in others {
             let _ = sig::state::send_thread(tid, sig::SigInfo::from_user(sig::SIGKILL, sig::SI_KERNEL));
         }
@@ -293,6 +295,12 @@ pub fn ends_for_exec(tid: u32) {
     if execing == 0 || execing == tid || super::calls::procs::child_ctx().is_some() {
         return;
     }
+    // What the return path would have settled (a suspended caller's mask, an interrupted
+    // call) goes with the thread, and the counts that make the return path look.
+    if sig::state::SIGNALS.lock().thread(tid).saved_mask.take().is_some() {
+        sig::deliver::SUSPENDED.fetch_sub(1, Ordering::SeqCst);
+    }
+    let _ = sig::state::take_restart(tid);
     super::calls::signal::thread_exited(tid);
     PROCESS.live_threads.fetch_sub(1, Ordering::SeqCst);
     sched::exit(0)

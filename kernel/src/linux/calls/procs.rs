@@ -70,6 +70,11 @@ fn current() -> &'static mut Thread {
     unsafe { &mut *sched::current() }
 }
 
+/// Whether thread `tid` is a spawn child before its exec.
+pub fn is_child(tid: u32) -> bool {
+    ACTIVE.load(Ordering::SeqCst) != 0 && CHILDREN.lock().contains_key(&tid)
+}
+
 /// The calling thread's context id if it is a spawn child before exec.
 pub fn child_ctx() -> Option<u32> {
     if ACTIVE.load(Ordering::SeqCst) == 0 {
