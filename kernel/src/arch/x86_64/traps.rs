@@ -91,6 +91,8 @@ static USER_RETURN_HOOK: AtomicUsize = AtomicUsize::new(0);
 static SYSCALL_HANDLER: AtomicUsize = AtomicUsize::new(0);
 static USER_EXCEPTION_HANDLER: AtomicUsize = AtomicUsize::new(0);
 static AFTER_INTERRUPT_HOOK: AtomicUsize = AtomicUsize::new(0);
+static RING3_WORK_QUERY: AtomicUsize = AtomicUsize::new(0);
+static RING3_WORK_HOOK: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the function run with the program's registers whenever a trap (system call,
 /// exception, interrupt) returns to the program.
@@ -109,6 +111,14 @@ pub type ExceptionHandler = fn(&mut TrapFrame, u64);
 /// Installs the handler of exceptions raised by program code.
 pub fn set_user_exception_handler(handler: ExceptionHandler) {
     USER_EXCEPTION_HANDLER.store(handler as usize, Ordering::Release);
+}
+
+/// Ring-3 mode: installs work that a trap handled in ring 0 may leave for ring 3 (what ring 0
+/// must not execute, such as XSAVE): when `wanted` says so, the trap returns to the program
+/// through ring 3, where `hook` runs with the program's registers first.
+pub fn set_ring3_work_hook(wanted: fn() -> bool, hook: Handler) {
+    RING3_WORK_HOOK.store(hook as usize, Ordering::Release);
+    RING3_WORK_QUERY.store(wanted as usize, Ordering::Release);
 }
 
 /// Installs the function run at the end of every interrupt (the scheduler's preemption point).
@@ -168,20 +178,31 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
             super::irq::enable();
         }
     }
-    let preempt = super::ring3::active() && super::ring3::in_ring0() && frame.cs & 3 == 3 && resched_wanted();
-    preempt as u64
+    let ring3_next = super::ring3::active()
+        && super::ring3::in_ring0()
+        && frame.cs & 3 == 3
+        && (query(&RESCHED_QUERY) || query(&RING3_WORK_QUERY));
+    ring3_next as u64
 }
 
-/// Ring 3, on the interrupted thread's stack just below its trap frame: the preemption that
-/// `dispatch` asked for (`hrt_preempt_ring3` then returns through the frame).
-extern "C" fn preempt_in_ring3() {
+/// Ring 3, on the interrupted thread's stack just below its trap frame: the work left for ring 3
+/// and the preemption that `dispatch` asked for (`hrt_preempt_ring3` then returns through the
+/// frame).
+extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
+    if from_program(frame) {
+        if let Some(hook) = load_handler(&RING3_WORK_HOOK) {
+            hook(frame);
+        }
+    }
     after_interrupt();
     super::irq::enable();
 }
 
-fn resched_wanted() -> bool {
-    let h = RESCHED_QUERY.load(Ordering::Acquire);
-    // SAFETY: only `set_resched_query` stores it, and it is a `fn() -> bool`.
+/// Asks a `fn() -> bool` installed in `slot` (false when none is).
+fn query(slot: &AtomicUsize) -> bool {
+    let h = slot.load(Ordering::Acquire);
+    // SAFETY: only `set_resched_query` and `set_ring3_work_hook` store these, and they are
+    // `fn() -> bool`s.
     h != 0 && unsafe { core::mem::transmute::<usize, fn() -> bool>(h) }()
 }
 
@@ -198,6 +219,7 @@ core::arch::global_asm!(
     ".global hrt_preempt_ring3",
     "hrt_preempt_ring3:",
     "    mov rbx, rsp",
+    "    mov rdi, rsp",
     "    and rsp, -16",
     "    call {preempt}",
     "    mov rsp, rbx",
