@@ -121,6 +121,16 @@ pub fn set_ring3_work_hook(wanted: fn() -> bool, hook: Handler) {
     RING3_WORK_QUERY.store(wanted as usize, Ordering::Release);
 }
 
+/// An exception in the kernel's own code: reports it and stops (the frame and CR2).
+pub type KernelExceptionHandler = fn(&TrapFrame, u64) -> !;
+
+static KERNEL_EXCEPTION_HANDLER: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the report of exceptions in the kernel's own code (the panic module's).
+pub fn set_kernel_exception_handler(handler: KernelExceptionHandler) {
+    KERNEL_EXCEPTION_HANDLER.store(handler as usize, Ordering::Release);
+}
+
 /// Installs the function run at the end of every interrupt (the scheduler's preemption point).
 pub fn set_after_interrupt_hook(hook: fn()) {
     AFTER_INTERRUPT_HOOK.store(hook as usize, Ordering::Release);
@@ -232,7 +242,7 @@ core::arch::global_asm!(
 /// then nothing else may run before the return.
 fn interrupt_ring3(frame: &mut TrapFrame) -> bool {
     let v = frame.vector as usize;
-    let cpu = crate::cpu::this();
+    let cpu = super::cpu::this();
     let masked = frame.cs & 3 == 0 || cpu.irq_off.load(Ordering::Relaxed) != 0 || in_entry_window(frame);
     let immediate = IMMEDIATE[v / 64].load(Ordering::Relaxed) & (1 << (v % 64)) != 0;
     if masked && !immediate {
@@ -267,7 +277,7 @@ fn run_handler(frame: &mut TrapFrame) {
 /// Ring-3 mode: handles the interrupts noted while this CPU masked them, as if they arrived
 /// now (they were acknowledged when noted). Called by `irq::enable` when bits are pending.
 pub fn run_deferred() {
-    let cpu = crate::cpu::this();
+    let cpu = super::cpu::this();
     loop {
         cpu.irq_off.store(1, Ordering::Relaxed);
         let mut any = false;
@@ -347,10 +357,22 @@ fn dispatch_trap(frame: &mut TrapFrame) {
     after_interrupt();
 }
 
+/// An exception the kernel cannot handle: the upper layer's report (`set_kernel_exception_handler`),
+/// or, before there is one, the bare panic hypercall.
+fn kernel_exception(frame: &TrapFrame, cr2: u64) -> ! {
+    let h = KERNEL_EXCEPTION_HANDLER.load(Ordering::Acquire);
+    if h == 0 {
+        super::hypercall::report_panic();
+    }
+    // SAFETY: only `set_kernel_exception_handler` stores it, and it is a `KernelExceptionHandler`.
+    let handler = unsafe { core::mem::transmute::<usize, KernelExceptionHandler>(h) };
+    handler(frame, cr2)
+}
+
 fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     let h = USER_EXCEPTION_HANDLER.load(Ordering::Acquire);
     if h == 0 {
-        crate::panic::exception_panic(frame, cr2);
+        kernel_exception(frame, cr2);
     }
     // SAFETY: only `set_user_exception_handler` stores it, and it is an `ExceptionHandler`.
     let handler: ExceptionHandler = unsafe { core::mem::transmute::<usize, ExceptionHandler>(h) };
@@ -374,13 +396,13 @@ fn exception(frame: &mut TrapFrame) {
             user_exception(frame, cr2);
             return;
         }
-        crate::panic::exception_panic(frame, cr2);
+        kernel_exception(frame, cr2);
     }
     if super::ring0::interrupted_program(frame) {
         user_exception(frame, cr2);
         return;
     }
-    crate::panic::exception_panic(frame, cr2);
+    kernel_exception(frame, cr2);
 }
 
 /// What a caught fault looked like.
@@ -393,8 +415,8 @@ pub struct FaultInfo {
 }
 
 /// The fault most recently caught by a probe on each CPU.
-static LAST_FAULT: [crate::sync::PerCpuCell<Option<FaultInfo>>; hrt_abi::MAX_CPUS] =
-    [const { crate::sync::PerCpuCell::new(None) }; hrt_abi::MAX_CPUS];
+static LAST_FAULT: [crate::arch::PerCpuCell<Option<FaultInfo>>; hrt_abi::MAX_CPUS] =
+    [const { crate::arch::PerCpuCell::new(None) }; hrt_abi::MAX_CPUS];
 
 core::arch::global_asm!(
     ".section .text",

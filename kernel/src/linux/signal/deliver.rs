@@ -3,8 +3,8 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::frame::{self, FaultRegs, UContext};
 use super::fpstate;
+use super::frame::{self, FaultRegs, UContext};
 use super::state::{self, SigInfo, PENDING_COUNT, SIGNALS};
 use super::*;
 use crate::arch::traps::TrapFrame;
