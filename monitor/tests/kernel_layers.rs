@@ -59,8 +59,8 @@ fn strip_comments(src: &str) -> String {
         let rest = &src[i..];
         let skip_to = if rest.starts_with("//") {
             rest.find('\n').map_or(b.len(), |e| i + e)
-        } else if rest.starts_with("/*") {
-            rest[2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2)
+        } else if let Some(body) = rest.strip_prefix("/*") {
+            body.find("*/").map_or(b.len(), |e| i + 2 + e + 2)
         } else if rest.starts_with('"') {
             let mut j = i + 1;
             while j < b.len() && b[j] != b'"' {
