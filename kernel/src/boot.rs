@@ -11,8 +11,9 @@ use crate::{cpu, mem, sched, time};
 
 static CPUS_ONLINE: AtomicUsize = AtomicUsize::new(0);
 
-/// Entered from `_start` on every CPU.
-pub extern "C" fn kernel_entry(boot_info: u64, cpu_index: u64) -> ! {
+/// Entered from `_start` (`arch`'s entry code, by this link name) on every CPU.
+#[unsafe(no_mangle)]
+pub extern "C" fn hrt_kernel_entry(boot_info: u64, cpu_index: u64) -> ! {
     let cpu_index = cpu_index as usize;
     // SAFETY: the monitor passes the address of the block it wrote.
     let boot: &'static BootInfo = unsafe { &*(boot_info as *const BootInfo) };
@@ -48,8 +49,10 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     if call_gate {
         crate::arch::call_gate::install();
     }
+    paging::set_page_source(|zone| mem::alloc_pages(0, zone));
     paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active(), call_gate);
     crate::arch::ring0::init(boot);
+    crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);
     idt::init();
     sched::configure(
         boot.flags & hrt_abi::flags::IDLE_HALT != 0,
@@ -149,6 +152,7 @@ fn kernel_main() -> u64 {
         Some("run") => {
             crate::linux::syscall::set_strace(crate::bootinfo::get().flags & hrt_abi::flags::STRACE != 0);
             // The program's threads run on; the VM ends when the program exits.
+            crate::omp::register();
             crate::linux::start();
             return 0;
         }

@@ -51,3 +51,12 @@ fn import(index: usize) -> u64 {
 pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     icv::init(env);
 }
+
+/// This runtime as the Linux layer's loader uses it.
+static RUNTIME: crate::linux::overrides::Runtime =
+    crate::linux::overrides::Runtime { entry_point: gomp::entry_point, set_import, init: |env| init(env) };
+
+/// Offers this runtime to the Linux layer (which overrides libgomp with it); once, at boot.
+pub fn register() {
+    crate::linux::overrides::set_omp_runtime(&RUNTIME);
+}

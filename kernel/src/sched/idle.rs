@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering;
 use crate::arch::irq;
 
 pub fn idle_loop() -> ! {
-    let s = &crate::cpu::this().sched;
+    let s = super::this_sched();
     let halt_after = super::halt_after_ns();
     let halts = halt_after != u64::MAX;
     let spin_ticks = if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX };

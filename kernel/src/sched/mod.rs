@@ -2,12 +2,15 @@
 //! optional timer preemption, and the idle loop. Tickless: the LAPIC timer is armed only for
 //! the next sleeper (and the preemption quantum when preemption is on).
 
+pub mod barrier;
+pub mod condvar;
 pub mod fork;
 pub mod idle;
 pub mod runqueue;
 pub mod sleep;
 pub mod task;
 pub mod thread;
+pub mod waitqueue;
 
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -18,9 +21,12 @@ use crate::sync::{IrqSpinLock, PerCpuCell};
 use runqueue::RunQueue;
 use thread::{BLOCKED, BLOCKING, EXITED, READY, RUNNING};
 
+pub use barrier::Barrier;
+pub use condvar::CondVar;
 pub use fork::{fork, Fork};
 pub use sleep::{block_until, sleep_ns};
 pub use thread::{create, exit, spawn, spawn_with, Thread, ThreadHandle, ThreadOptions};
+pub use waitqueue::WaitQueue;
 
 /// Scheduler state of one CPU (inside its `PerCpu`).
 pub struct CpuSched {
@@ -87,8 +93,23 @@ const HALT_AFTER_NS_LATE: u64 = 1_000_000;
 /// Preemption quantum in TSC ticks (0 = off, the default).
 static QUANTUM: AtomicU64 = AtomicU64::new(0);
 
-fn this_sched() -> &'static CpuSched {
-    &cpu::this().sched
+/// Every CPU's scheduler state, by CPU number.
+struct CpuScheds([CpuSched; hrt_abi::MAX_CPUS]);
+
+// SAFETY: each record's fields are atomics, locks, or `PerCpuCell`s that only their own CPU
+// touches (with interrupts off), as when the records lived in the per-CPU block.
+unsafe impl Sync for CpuScheds {}
+
+static SCHEDS: CpuScheds = CpuScheds([const { CpuSched::new() }; hrt_abi::MAX_CPUS]);
+
+/// CPU `cpu`'s scheduler state (shared fields only from other CPUs: atomics and locks).
+pub fn on_cpu(cpu: usize) -> &'static CpuSched {
+    &SCHEDS.0[cpu]
+}
+
+/// This CPU's scheduler state.
+pub(crate) fn this_sched() -> &'static CpuSched {
+    on_cpu(cpu::id())
 }
 
 /// Global settings from the boot-info block; boot CPU, before any thread exists.
@@ -201,7 +222,7 @@ pub fn current_description() -> (u64, &'static str) {
 pub(crate) unsafe fn make_runnable(t: *mut Thread) {
     // SAFETY: `t` is a live thread record.
     let target = unsafe { (*t).cpu };
-    let s = &cpu::get(target).sched;
+    let s = on_cpu(target);
     // SAFETY: as above.
     unsafe { (*t).state.store(READY, Ordering::SeqCst) };
     {
@@ -225,7 +246,7 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
 
 /// Sends the kick IPI to `target` if its idle loop is halted.
 pub(crate) fn kick_if_halted(target: usize) {
-    if target != cpu::id() && cpu::get(target).sched.halted.load(Ordering::SeqCst) {
+    if target != cpu::id() && on_cpu(target).halted.load(Ordering::SeqCst) {
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
 }

@@ -9,12 +9,29 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::paging::StaleTlb;
-use crate::sync::SpinLock;
 
 pub const TLB_VECTOR: u8 = 0xf2;
 
-/// Serialises shootdowns; holds the published request.
-static REQUEST_LOCK: SpinLock<()> = SpinLock::new(());
+/// Serialises shootdowns (set while one holds the published request).
+static REQUEST_BUSY: AtomicBool = AtomicBool::new(false);
+
+/// Holds `REQUEST_BUSY` until dropped.
+struct RequestGuard;
+
+impl RequestGuard {
+    fn acquire() -> Self {
+        while REQUEST_BUSY.swap(true, Ordering::Acquire) {
+            core::hint::spin_loop();
+        }
+        RequestGuard
+    }
+}
+
+impl Drop for RequestGuard {
+    fn drop(&mut self) {
+        REQUEST_BUSY.store(false, Ordering::Release);
+    }
+}
 static PAGES: [AtomicU64; StaleTlb::MAX] = [const { AtomicU64::new(0) }; StaleTlb::MAX];
 /// Pages in the published request; `usize::MAX`: flush everything.
 static COUNT: AtomicUsize = AtomicUsize::new(0);
@@ -61,7 +78,7 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
         flush_local(count, stale.pages().as_ptr());
         return;
     }
-    let _guard = REQUEST_LOCK.lock();
+    let _guard = RequestGuard::acquire();
     if !REGISTERED.swap(true, Ordering::AcqRel) {
         super::traps::register_immediate(TLB_VECTOR, on_ipi);
     }

@@ -166,6 +166,9 @@ pub struct ThreadSignals {
     pub restart: Option<u64>,
     /// The thread's record once registered (clone, or its first signal call): tgkill's target.
     pub thread: *mut Thread,
+    /// A handler frame set up in ring 0 (ring-3 mode) whose fpstate, at this address, still has
+    /// to be saved from ring 3 (`fpstate::complete_in_ring3`).
+    pub fpstate_due: Option<u64>,
 }
 
 // SAFETY: `waiter` and `thread` are only dereferenced under the THREADS lock while the thread is registered,
@@ -189,6 +192,7 @@ impl Signals {
                 wait_mask: 0,
                 restart: None,
                 thread: core::ptr::null_mut(),
+                fpstate_due: None,
             })
         })
     }
