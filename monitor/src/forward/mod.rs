@@ -38,6 +38,7 @@ mod files;
 pub(crate) mod fuzz;
 mod guest_mem;
 mod host;
+mod inherit;
 mod io;
 mod owners;
 mod paths;
@@ -229,7 +230,7 @@ extern "C" fn reserve_closed_standard_fds() {
 #[link_section = ".init_array"]
 static RESERVE_STANDARD_FDS: extern "C" fn() = reserve_closed_standard_fds;
 
-/// Whether host descriptor `fd` is a standard descriptor the monitor inherited.
+/// Whether host descriptor `fd` is one the monitor inherited (open, without FD_CLOEXEC).
 fn inherited(fd: i32) -> bool {
     // SAFETY: F_GETFD only reads descriptor flags.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
