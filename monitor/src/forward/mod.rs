@@ -48,6 +48,7 @@ mod procs;
 mod routing_tests;
 mod sockets;
 mod synthetic;
+mod sysv_shm;
 #[cfg(test)]
 mod tests;
 mod walk;
@@ -170,6 +171,8 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_getpeername,
     libc::SYS_getsockopt,
     libc::SYS_setsockopt,
+    libc::SYS_shmget,
+    libc::SYS_shmctl,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -414,6 +417,8 @@ impl Forwarder {
             nr @ (libc::SYS_getsockname | libc::SYS_getpeername) => self.sock_name(g, nr, a[0], a[1], a[2]),
             libc::SYS_getsockopt => self.getsockopt(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_setsockopt => self.setsockopt(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_shmget => self.shmget(a[0], a[1], a[2]),
+            libc::SYS_shmctl => self.shmctl(g, a[0], a[1], a[2]),
             nr if (hrt_abi::process::FIRST..=hrt_abi::process::LAST).contains(&(nr as u64)) => {
                 self.process_call(g, nr as u64, a)
             }

@@ -8,6 +8,7 @@ mod kvm;
 mod memory;
 mod sandbox;
 mod seccomp;
+mod shared_files;
 mod vcpu;
 
 use std::sync::Arc;
