@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
                         t / rounds / 2 * 1e6, 2.0 * size * rounds / t / 1e6);
         }
     }
-    int all_bad;
+    int all_bad = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) printf("mismatches: %d\n", all_bad);
     free(buf);
