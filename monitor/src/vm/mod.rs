@@ -93,7 +93,9 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         f.describe_program(p.argv.clone(), boot.user_pool);
         let inherited = f.inherit_descriptors();
         if p.verbose && inherited > 0 {
-            eprintln!("hrt: the program inherits {inherited} descriptor(s) above 2 (e.g. a process manager's PMI socket)");
+            eprintln!(
+                "hrt: the program inherits {inherited} descriptor(s) above 2 (e.g. a process manager's PMI socket)"
+            );
         }
         // Created here, by a thread without the seccomp filter: it starts host programs.
         if let Err(e) = f.start_process_spawner() {

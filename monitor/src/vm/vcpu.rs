@@ -136,7 +136,8 @@ fn allowed_host_cpus() -> &'static [usize] {
         // SAFETY: as above, for this thread's mask.
         let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
         // SAFETY: CPU_ISSET reads the set.
-        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| ok && unsafe { libc::CPU_ISSET(c, &set) }).collect();
+        let cpus: Vec<usize> =
+            (0..libc::CPU_SETSIZE as usize).filter(|&c| ok && unsafe { libc::CPU_ISSET(c, &set) }).collect();
         if cpus.is_empty() {
             vec![0]
         } else {
