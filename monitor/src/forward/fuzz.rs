@@ -326,10 +326,9 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
             }
             a[2] &= !(libc::IPC_CREAT as u64);
         }
-        libc::SYS_shmctl => {
-            if ![libc::IPC_STAT, libc::IPC_INFO, 13, 14, 15].contains(&(a[1] as u32 as i32 & !0x100)) {
-                a[1] = libc::IPC_STAT as u64;
-            }
+        // Reading commands only: IPC_STAT, IPC_INFO, SHM_STAT, SHM_INFO, SHM_STAT_ANY.
+        libc::SYS_shmctl if ![libc::IPC_STAT, libc::IPC_INFO, 13, 14, 15].contains(&(a[1] as u32 as i32 & !0x100)) => {
+            a[1] = libc::IPC_STAT as u64;
         }
         libc::SYS_accept => {
             a[3] = libc::SOCK_NONBLOCK as u64;
