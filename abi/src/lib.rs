@@ -154,9 +154,11 @@ pub struct BootInfo {
     /// The identity of the user running `hrt` (the program's getuid etc.).
     pub uid: u32,
     pub gid: u32,
-    /// `hrt`'s own pid: the program's getppid.
+    /// `hrt`'s own pid: the program's getpid (the program is `hrt`'s process on the host, so a
+    /// launcher, an MPI peer or `/proc/<pid>` on the host names it by this pid).
     pub host_pid: u32,
-    pub _pad4: u32,
+    /// `hrt`'s parent's pid: the program's getppid.
+    pub host_ppid: u32,
     /// NUL-padded kernel command line, e.g. `selftest filter=thread`.
     pub cmdline_len: u32,
     pub _pad2: u32,
@@ -211,7 +213,7 @@ impl BootInfo {
             uid: 0,
             gid: 0,
             host_pid: 0,
-            _pad4: 0,
+            host_ppid: 0,
             cmdline_len: 0,
             _pad2: 0,
             cmdline: [0; CMDLINE_LEN],
@@ -369,6 +371,24 @@ pub mod nr {
     /// 0 for a file that is neither the group's library nor provides its imports, or a negated
     /// errno (EOPNOTSUPP: the library cannot be overridden; the monitor has said why).
     pub const FILE_OVERRIDES: u64 = 16;
+    /// `hrt run`: a `MAP_SHARED` mapping of the program's file descriptor args[0]: the monitor
+    /// puts the host file's pages, from file offset args[3], under guest-physical
+    /// `[args[1], args[1] + args[2])` (page-aligned, inside the program's pool), so the program,
+    /// the host and other processes mapping the file share them. Pages past the end of the file
+    /// stay anonymous. Returns 1 if the mapping may be made writable (the descriptor is open for
+    /// writing), 0 if not, or a negated errno (EACCES, ENODEV, EBADF, EINVAL as mmap answers).
+    pub const MAP_SHARED_FILE: u64 = 17;
+    /// `hrt run`: the shared file pages under guest-physical `[args[0], args[0] + args[1])` are
+    /// given up: the range is anonymous guest RAM again and reads zero.
+    pub const UNMAP_SHARED_FILE: u64 = 18;
+    /// `hrt run`: the size in bytes of the host's System V shared memory segment args[0] (its
+    /// `shm_segsz`), or a negated errno (EINVAL, EIDRM, EACCES as shmctl answers).
+    pub const SHM_SEGMENT_SIZE: u64 = 19;
+    /// `hrt run`: attach the host's System V segment args[0] under guest-physical
+    /// `[args[1], args[1] + args[2])` (page-aligned, inside the program's pool, exactly the
+    /// segment's size rounded up to pages), read-only if args[3] is 1. Returns 1 if the
+    /// attachment is writable, 0 if not, or a negated errno. Detached with `UNMAP_SHARED_FILE`.
+    pub const SHM_ATTACH: u64 = 20;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

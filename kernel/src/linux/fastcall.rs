@@ -43,7 +43,7 @@ extern "C" fn serve(saved: &Saved) -> i64 {
     let ret = match saved.nr as u32 {
         __NR_getpid => super::process::pid() as i64,
         __NR_gettid => super::process::current_tid() as i64,
-        __NR_getppid => crate::bootinfo::get().host_pid as i64,
+        __NR_getppid => crate::bootinfo::get().host_ppid as i64,
         __NR_futex if super::futex::is_wake_only(args[1]) => {
             let mut unused = crate::arch::traps::TrapFrame::ZERO;
             super::errno::to_ret(super::futex::futex(&mut unused, args))

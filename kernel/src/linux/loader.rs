@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering;
 use hrt_abi::BootInfo;
 
 use super::elf::{Elf, ProgramHeader, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_LOAD, PT_PHDR};
-use super::process::{Brk, PROCESS, TID_BASE};
+use super::process::{Brk, PROCESS};
 use super::protect;
 use super::usermem::{self, page_up, PAGE};
 use crate::arch::syscall as user;
@@ -320,7 +320,8 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let handle = sched::spawn_with(
         ThreadOptions::named("main").on_cpu(0).user(),
         |t| {
-            t.tid = t.id as u32 + TID_BASE;
+            // The main thread's tid is the pid, which is `hrt`'s host pid.
+            t.tid = boot.host_pid;
             PROCESS.pid.store(t.tid, Ordering::Relaxed);
             super::calls::signal::thread_started(t);
         },

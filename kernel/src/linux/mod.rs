@@ -18,6 +18,7 @@ pub mod overrides;
 pub mod process;
 pub mod protect;
 pub mod rewrite;
+pub mod shared_files;
 pub mod signal;
 pub mod symbols;
 pub mod syscall;

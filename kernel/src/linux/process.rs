@@ -5,7 +5,18 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use crate::sync::IrqSpinLock;
 
 /// Linux thread ids are kernel thread ids plus this, so they look like ordinary pids.
-pub const TID_BASE: u32 = 1000;
+const TID_BASE: u32 = 1000;
+
+/// The Linux tid of a program thread other than the main one (whose tid is the pid, `hrt`'s
+/// host pid): from the kernel thread id, skipping the pid so no thread shares it.
+pub fn tid_for(thread_id: u64) -> u32 {
+    let tid = thread_id as u32 + TID_BASE;
+    if tid >= pid() {
+        tid + 1
+    } else {
+        tid
+    }
+}
 
 pub struct Brk {
     pub start: u64,

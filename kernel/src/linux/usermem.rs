@@ -247,10 +247,11 @@ pub fn map_fixed(addr: u64, len: u64, fresh: bool) -> Result<u64, Errno> {
         (replaced, opened)
     };
     holes_opened(&opened);
-    if fresh {
-        for (s, e) in replaced {
-            zero(s, e - s);
+    for (s, e) in replaced {
+        if fresh {
+            super::shared_files::for_each_private(s, e, |a, b| zero(a, b - a));
         }
+        super::shared_files::release(s, e);
     }
     Ok(addr)
 }
@@ -328,7 +329,10 @@ pub fn unmap(start: u64, end: u64) {
     for &(s, e) in &cut {
         super::protect::reset(s, e);
         super::usermap::set(s, e, false);
-        zero(s, e - s);
+        // Shared file pages are not zeroed (that would zero the file): they become anonymous
+        // memory again, which reads zero.
+        super::shared_files::for_each_private(s, e, |a, b| zero(a, b - a));
+        super::shared_files::release(s, e);
     }
     let mut mem = MEMORY.lock();
     for (s, e) in cut {

@@ -39,6 +39,7 @@ mod files;
 pub(crate) mod fuzz;
 mod guest_mem;
 mod host;
+mod inherit;
 mod io;
 mod owners;
 mod paths;
@@ -48,6 +49,7 @@ mod procs;
 mod routing_tests;
 mod sockets;
 mod synthetic;
+mod sysv_shm;
 #[cfg(test)]
 mod tests;
 mod walk;
@@ -170,6 +172,8 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_getpeername,
     libc::SYS_getsockopt,
     libc::SYS_setsockopt,
+    libc::SYS_shmget,
+    libc::SYS_shmctl,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -242,7 +246,7 @@ extern "C" fn reserve_closed_standard_fds() {
 #[link_section = ".init_array"]
 static RESERVE_STANDARD_FDS: extern "C" fn() = reserve_closed_standard_fds;
 
-/// Whether host descriptor `fd` is a standard descriptor the monitor inherited.
+/// Whether host descriptor `fd` is one the monitor inherited (open, without FD_CLOEXEC).
 fn inherited(fd: i32) -> bool {
     // SAFETY: F_GETFD only reads descriptor flags.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
@@ -439,6 +443,8 @@ impl Forwarder {
             nr @ (libc::SYS_getsockname | libc::SYS_getpeername) => self.sock_name(g, nr, a[0], a[1], a[2]),
             libc::SYS_getsockopt => self.getsockopt(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_setsockopt => self.setsockopt(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_shmget => self.shmget(a[0], a[1], a[2]),
+            libc::SYS_shmctl => self.shmctl(g, a[0], a[1], a[2]),
             nr if (hrt_abi::process::FIRST..=hrt_abi::process::LAST).contains(&(nr as u64)) => {
                 self.process_call(g, nr as u64, a)
             }

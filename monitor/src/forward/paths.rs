@@ -166,7 +166,7 @@ fn cstring(v: Vec<u8>) -> SysResult<CString> {
 }
 
 /// Host path of a host descriptor, via /proc/self/fd.
-fn fd_path(fd: i32) -> Option<Vec<u8>> {
+pub(super) fn fd_path(fd: i32) -> Option<Vec<u8>> {
     std::fs::read_link(format!("/proc/self/fd/{fd}")).ok().map(|p| p.as_os_str().as_bytes().to_vec())
 }
 

@@ -43,8 +43,21 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
             );
             s
         }
+        b"stat" => own_stat(&comm),
         b"maps" => format!("{:08x}-{:08x} rwxp 00000000 00:00 0 \n", mem.0, mem.1).into_bytes(),
         _ => Vec::new(),
+    }
+}
+
+/// `/proc/self/stat`: the host's line for `hrt`'s process (the program's pid is `hrt`'s, so its
+/// start time, which MPI libraries such as UCX compare with what peers read from
+/// `/proc/<pid>/stat`, is `hrt`'s too), with the program's name.
+fn own_stat(comm: &[u8]) -> Vec<u8> {
+    let host = std::fs::read("/proc/self/stat").unwrap_or_default();
+    // The name is between the first '(' and the last ')' (it may contain either).
+    match (host.iter().position(|&b| b == b'('), host.iter().rposition(|&b| b == b')')) {
+        (Some(open), Some(close)) if open < close => [&host[..=open], comm, &host[close..]].concat(),
+        _ => host,
     }
 }
 

@@ -172,6 +172,10 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         }
         nr::TTY_SIGNAL_ACTION => crate::run::mirror_tty_signal(call.args[0] as i32, call.args[1]),
         nr::FILE_OVERRIDES => file_overrides(shared, &call.args),
+        nr::MAP_SHARED_FILE => super::shared_files::map(shared, &call.args),
+        nr::UNMAP_SHARED_FILE => super::shared_files::unmap(shared, &call.args),
+        nr::SHM_SEGMENT_SIZE => super::shared_files::shm_segment_size(&call.args),
+        nr::SHM_ATTACH => super::shared_files::shm_attach(shared, &call.args),
         nr::DOORBELL => {
             if let Some(svc) = shared.channel.get() {
                 svc.doorbell(shared);

@@ -8,6 +8,7 @@ mod kvm;
 mod memory;
 mod sandbox;
 mod seccomp;
+mod shared_files;
 mod vcpu;
 
 use std::sync::Arc;
@@ -90,6 +91,12 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
         f.describe_program(p.argv.clone(), boot.user_pool);
+        let inherited = f.inherit_descriptors();
+        if p.verbose && inherited > 0 {
+            eprintln!(
+                "hrt: the program inherits {inherited} descriptor(s) above 2 (e.g. a process manager's PMI socket)"
+            );
+        }
         // Created here, by a thread without the seccomp filter: it starts host programs.
         if let Err(e) = f.start_process_spawner() {
             eprintln!("hrt: cannot start the process spawner thread ({e}): the program's execve will fail with EAGAIN");

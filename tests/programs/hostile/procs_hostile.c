@@ -1,8 +1,8 @@
 // Exec with bad arguments from a vfork child (the error comes back to the child, which exits
 // with it), the program's own /proc/self/exe as the host program, and fork refused.
 // MODE "child": what the exec of /proc/self/exe runs. MODE "monitor-proc": exec of the
-// monitor's own /proc/<pid>/exe (getppid() under hrt), hrt only: it is the program's own
-// /proc/self, so the program runs, never hrt. MODE "fork": fork() twice.
+// monitor's own /proc/<pid>/exe (getpid(): the program's pid is hrt's), hrt only: it is the
+// program's own /proc/self, so the program runs, never hrt. MODE "fork": fork() twice.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
     }
     if (argc > 1 && !strcmp(argv[1], "monitor-proc")) {
         char p[64];
-        snprintf(p, sizeof p, "/proc/%d/exe", (int)getppid());
+        snprintf(p, sizeof p, "/proc/%d/exe", (int)getpid());
         char *a[] = {"x", "child", NULL};
         try_exec("monitor's exe", p, a, environ);
         return 0;
