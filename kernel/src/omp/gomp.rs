@@ -16,8 +16,8 @@ use super::team::{self, Outlined};
 use super::thread;
 use super::work::{self, Loop};
 
-static CRITICAL: AtomicU32 = AtomicU32::new(0);
-static ATOMIC: AtomicU32 = AtomicU32::new(0);
+static CRITICAL: lock::Padded = lock::Padded(AtomicU32::new(0));
+static ATOMIC: lock::Padded = lock::Padded(AtomicU32::new(0));
 
 // omp_get_wtime and omp_get_wtick return a double in xmm0, which the kernel's soft-float
 // target cannot express: the conversion is two SSE instructions here.
@@ -143,10 +143,10 @@ extern "C" fn GOMP_cancellation_point(_which: i32) -> bool {
 // Mutual exclusion.
 
 extern "C" fn GOMP_critical_start() {
-    lock::lock(&CRITICAL);
+    lock::lock(&CRITICAL.0);
 }
 extern "C" fn GOMP_critical_end() {
-    lock::unlock(&CRITICAL);
+    lock::unlock(&CRITICAL.0);
 }
 /// A named critical's lock word is the first half of the pointer-sized variable gcc made for
 /// the name (libgomp does the same).
@@ -159,10 +159,10 @@ extern "C" fn GOMP_critical_name_end(p: *mut u8) {
     lock::unlock(unsafe { lock::word_at(p) });
 }
 extern "C" fn GOMP_atomic_start() {
-    lock::lock(&ATOMIC);
+    lock::lock(&ATOMIC.0);
 }
 extern "C" fn GOMP_atomic_end() {
-    lock::unlock(&ATOMIC);
+    lock::unlock(&ATOMIC.0);
 }
 
 // Single and ordered.

@@ -14,6 +14,7 @@
 //! task reductions (`reductions`).
 
 mod api;
+mod barrier;
 mod gomp;
 mod icv;
 mod lock;
