@@ -15,6 +15,7 @@
 
 mod api;
 mod barrier;
+mod doacross;
 mod gomp;
 mod icv;
 mod lock;

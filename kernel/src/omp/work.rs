@@ -5,9 +5,11 @@
 //! loop is an iteration space 0..n handed out as index ranges, mapped back to the program's
 //! loop variable only when a chunk is returned (no overflow for any start, end and step).
 
+use alloc::boxed::Box;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
+use super::doacross::Doacross;
 use super::icv::{SCHED_AUTO, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_MONOTONIC, SCHED_STATIC};
 use super::team::Team;
 use super::thread::{self, Ctx};
@@ -87,6 +89,9 @@ pub struct WorkShare {
     mem: UnsafeCell<(*mut u8, usize)>,
     /// The describing thread's task reduction descriptors (the others share its copies).
     task_reductions: AtomicPtr<usize>,
+    /// A doacross loop's progress (kept until the slot is described again: a loop ends
+    /// without a barrier and threads may still wait on it).
+    doacross: UnsafeCell<Option<Box<Doacross>>>,
 }
 
 // SAFETY: `desc` and `mem` are written only by the thread that claimed the slot, before it
@@ -106,6 +111,7 @@ impl WorkShare {
             copy: AtomicPtr::new(core::ptr::null_mut()),
             mem: UnsafeCell::new((core::ptr::null_mut(), 0)),
             task_reductions: AtomicPtr::new(core::ptr::null_mut()),
+            doacross: UnsafeCell::new(None),
         }
     }
 
@@ -233,6 +239,32 @@ fn describe(c: &Ctx, l: &Loop) -> Desc {
 /// only enters the construct (GOMP_loop_start does so for combined constructs).
 /// `red` (not null): the construct's task reductions.
 pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red: *mut usize) -> bool {
+    start_with(l, None, istart, iend, mem, red)
+}
+
+/// Starts a doacross loop over 0..counts[0] (`counts`: iterations of each loop of the nest).
+pub fn start_doacross(l: &Loop, counts: &[u64], istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red: *mut usize) -> bool {
+    start_with(l, Some(counts), istart, iend, mem, red)
+}
+
+/// The doacross state of the current loop (None outside a doacross loop).
+pub fn doacross() -> Option<&'static Doacross> {
+    let c = thread::ctx();
+    if c.cur.slot.is_null() {
+        return None;
+    }
+    // SAFETY: the current construct's slot, published (see WorkShare's Sync impl).
+    unsafe { (*(*c.cur.slot).doacross.get()).as_deref() }
+}
+
+fn start_with(
+    l: &Loop,
+    counts: Option<&[u64]>,
+    istart: *mut u64,
+    iend: *mut u64,
+    mem: *mut *mut u8,
+    red: *mut usize,
+) -> bool {
     super::reductions::workshare_begin(red);
     let c = thread::ctx();
     let (slot, first) = enter(c);
@@ -242,6 +274,8 @@ pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red:
         super::reductions::workshare_register(red, core::ptr::null_mut());
         slot.task_reductions.store(red, Ordering::Relaxed);
         slot.describe(describe(c, l));
+        // SAFETY: claimed, unpublished slot; every thread left its previous construct.
+        unsafe { *slot.doacross.get() = counts.map(|n| Box::new(Doacross::new(n))) };
         if !mem.is_null() {
             // SAFETY: `mem` is the program's pointer-sized in/out argument.
             let want = unsafe { *mem } as usize;
@@ -283,6 +317,8 @@ pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red:
 pub fn prepare(team: &Team, outer: &Ctx, l: &Loop) {
     let slot = &team.work[1];
     slot.describe(describe(outer, l));
+    // SAFETY: the team's threads are idle (the master prepares before it starts them).
+    unsafe { *slot.doacross.get() = None };
     slot.left.store(team.nthreads, Ordering::Relaxed);
     slot.tag.store(3, Ordering::Release);
 }
