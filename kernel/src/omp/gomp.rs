@@ -304,7 +304,16 @@ fn doacross_counts<'a>(ncounts: u32, counts: *const u64) -> &'a [u64] {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn doacross_start(kind: u32, ncounts: u32, counts: *const u64, chunk: u64, is: *mut u64, ie: *mut u64, red: *mut u8, mem: *mut *mut u8) -> bool {
+fn doacross_start(
+    kind: u32,
+    ncounts: u32,
+    counts: *const u64,
+    chunk: u64,
+    is: *mut u64,
+    ie: *mut u64,
+    red: *mut u8,
+    mem: *mut *mut u8,
+) -> bool {
     let n = doacross_counts(ncounts, counts);
     let l = unsigned_loop(kind, true, 0, n[0], 1, chunk, false);
     work::start_doacross(&l, n, is, ie, mem, red as *mut usize)
@@ -367,8 +376,22 @@ extern "C" fn GOMP_doacross_ull_post(v: *const u64) {
 /// parameters read whatever the caller's frame holds and are ignored.
 #[allow(clippy::too_many_arguments)]
 extern "C" fn GOMP_doacross_wait(
-    a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64, a6: u64, a7: u64,
-    a8: u64, a9: u64, a10: u64, a11: u64, a12: u64, a13: u64, a14: u64, a15: u64,
+    a0: u64,
+    a1: u64,
+    a2: u64,
+    a3: u64,
+    a4: u64,
+    a5: u64,
+    a6: u64,
+    a7: u64,
+    a8: u64,
+    a9: u64,
+    a10: u64,
+    a11: u64,
+    a12: u64,
+    a13: u64,
+    a14: u64,
+    a15: u64,
 ) {
     if let Some(d) = work::doacross() {
         let v = [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15];
@@ -377,8 +400,22 @@ extern "C" fn GOMP_doacross_wait(
 }
 #[allow(clippy::too_many_arguments)]
 extern "C" fn GOMP_doacross_ull_wait(
-    a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64, a6: u64, a7: u64,
-    a8: u64, a9: u64, a10: u64, a11: u64, a12: u64, a13: u64, a14: u64, a15: u64,
+    a0: u64,
+    a1: u64,
+    a2: u64,
+    a3: u64,
+    a4: u64,
+    a5: u64,
+    a6: u64,
+    a7: u64,
+    a8: u64,
+    a9: u64,
+    a10: u64,
+    a11: u64,
+    a12: u64,
+    a13: u64,
+    a14: u64,
+    a15: u64,
 ) {
     GOMP_doacross_wait(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15)
 }

@@ -243,7 +243,14 @@ pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red:
 }
 
 /// Starts a doacross loop over 0..counts[0] (`counts`: iterations of each loop of the nest).
-pub fn start_doacross(l: &Loop, counts: &[u64], istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red: *mut usize) -> bool {
+pub fn start_doacross(
+    l: &Loop,
+    counts: &[u64],
+    istart: *mut u64,
+    iend: *mut u64,
+    mem: *mut *mut u8,
+    red: *mut usize,
+) -> bool {
     start_with(l, Some(counts), istart, iend, mem, red)
 }
 

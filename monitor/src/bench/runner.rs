@@ -75,8 +75,7 @@ fn run_inner(job: &Job, cx: &Context) -> Result<(Vec<Record>, Option<crate::erro
     let out = process::run(&mut cmd, &label, if cx.quick { QUICK_LIMIT } else { LIMIT })?;
     // The kernel prints on the console (stderr); programs print on stdout.
     let text = if matches!(job.work, Work::Kernel { .. }) { &out.stderr } else { &out.stdout };
-    let records: Vec<Record> =
-        parse_all(text)
+    let records: Vec<Record> = parse_all(text)
         .into_iter()
         .map(|m| Record { rounds: vec![m.median], m, side: job.side, via: job.via, ring })
         .collect();
