@@ -319,8 +319,8 @@ fn doacross_start(
     work::start_doacross(&l, n, is, ie, mem, red as *mut usize)
 }
 
-/// The doacross start entry points with a chunk argument, and the runtime ones (`long` and
-/// `unsigned long long` loops pass the same bits: counts are never negative).
+/// The doacross start entry points with a chunk argument, and the runtime ones (the
+/// `unsigned long long` ones are aliases: counts are never negative, so the bits are the same).
 macro_rules! doacross_starts {
     ($($name:ident: $kind:expr;)*) => {$(
         extern "C" fn $name(ncounts: u32, counts: *const u64, c: u64, is: *mut u64, ie: *mut u64) -> bool {
@@ -347,31 +347,23 @@ doacross_starts! {
     GOMP_loop_doacross_static_start: SCHED_STATIC;
     GOMP_loop_doacross_dynamic_start: SCHED_DYNAMIC;
     GOMP_loop_doacross_guided_start: SCHED_GUIDED;
-    GOMP_loop_ull_doacross_static_start: SCHED_STATIC;
-    GOMP_loop_ull_doacross_dynamic_start: SCHED_DYNAMIC;
-    GOMP_loop_ull_doacross_guided_start: SCHED_GUIDED;
 }
 doacross_runtime_starts! {
     GOMP_loop_doacross_runtime_start;
-    GOMP_loop_ull_doacross_runtime_start;
 }
 doacross_generic_starts! {
     GOMP_loop_doacross_start;
-    GOMP_loop_ull_doacross_start;
 }
 
-/// `depend(source)`: the current iteration vector.
+/// `depend(source)`: the current iteration vector (also GOMP_doacross_ull_post).
 extern "C" fn GOMP_doacross_post(v: *const u64) {
     if let Some(d) = work::doacross() {
         // SAFETY: gcc's vector, one number per loop of the nest.
         d.post(unsafe { core::slice::from_raw_parts(v, d.dims()) });
     }
 }
-extern "C" fn GOMP_doacross_ull_post(v: *const u64) {
-    GOMP_doacross_post(v)
-}
 
-/// `depend(sink: ...)`: the vector comes as variadic arguments, which the x86-64 ABI passes
+/// `depend(sink: ...)` (also GOMP_doacross_ull_wait: the same bits): the vector comes as variadic arguments, which the x86-64 ABI passes
 /// like fixed ones (the first six in registers, the rest on the stack); the unused trailing
 /// parameters read whatever the caller's frame holds and are ignored.
 #[allow(clippy::too_many_arguments)]
@@ -397,27 +389,6 @@ extern "C" fn GOMP_doacross_wait(
         let v = [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15];
         d.wait(&v[..d.dims()]);
     }
-}
-#[allow(clippy::too_many_arguments)]
-extern "C" fn GOMP_doacross_ull_wait(
-    a0: u64,
-    a1: u64,
-    a2: u64,
-    a3: u64,
-    a4: u64,
-    a5: u64,
-    a6: u64,
-    a7: u64,
-    a8: u64,
-    a9: u64,
-    a10: u64,
-    a11: u64,
-    a12: u64,
-    a13: u64,
-    a14: u64,
-    a15: u64,
-) {
-    GOMP_doacross_wait(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15)
 }
 
 /// `scope` with task reductions (gcc 12): enters a work-sharing construct only to share the
@@ -562,15 +533,8 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_loop_doacross_guided_start,
         GOMP_loop_doacross_runtime_start,
         GOMP_loop_doacross_start,
-        GOMP_loop_ull_doacross_static_start,
-        GOMP_loop_ull_doacross_dynamic_start,
-        GOMP_loop_ull_doacross_guided_start,
-        GOMP_loop_ull_doacross_runtime_start,
-        GOMP_loop_ull_doacross_start,
         GOMP_doacross_post,
         GOMP_doacross_wait,
-        GOMP_doacross_ull_post,
-        GOMP_doacross_ull_wait,
         GOMP_loop_ordered_static_start,
         GOMP_loop_static_start,
         GOMP_loop_dynamic_start,
@@ -671,6 +635,13 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "GOMP_loop_nonmonotonic_runtime_start" => GOMP_loop_runtime_start,
         "GOMP_loop_maybe_nonmonotonic_runtime_start" => GOMP_loop_runtime_start,
         "GOMP_sections_end_nowait" => GOMP_loop_end_nowait,
+        "GOMP_loop_ull_doacross_static_start" => GOMP_loop_doacross_static_start,
+        "GOMP_loop_ull_doacross_dynamic_start" => GOMP_loop_doacross_dynamic_start,
+        "GOMP_loop_ull_doacross_guided_start" => GOMP_loop_doacross_guided_start,
+        "GOMP_loop_ull_doacross_runtime_start" => GOMP_loop_doacross_runtime_start,
+        "GOMP_loop_ull_doacross_start" => GOMP_loop_doacross_start,
+        "GOMP_doacross_ull_post" => GOMP_doacross_post,
+        "GOMP_doacross_ull_wait" => GOMP_doacross_wait,
         "GOMP_loop_ull_nonmonotonic_dynamic_start" => GOMP_loop_ull_dynamic_start,
         "GOMP_loop_ull_nonmonotonic_guided_start" => GOMP_loop_ull_guided_start,
         "GOMP_loop_ull_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start,
