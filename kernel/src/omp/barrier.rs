@@ -68,17 +68,25 @@ impl Barrier {
     }
 
     /// Readies the barrier for a region of `n` threads (the master, before it starts them).
-    /// Slots are never freed: a partner may still be nudging a flag of the last region.
+    /// Slots are never freed: a partner may still be nudging a flag of the last region. The
+    /// episodes are 0 already (`leave`), so a region in a loop writes no worker's line here.
     pub fn prepare(&mut self, n: usize) {
         let slots = self.slots.get_mut();
         if slots.len() < n {
             *slots = new_slots(n.next_power_of_two());
         }
-        for s in slots.iter().take(n) {
-            // SAFETY: the team's threads are idle (see `Barrier`).
+        if *self.released.0.get_mut() != 0 {
+            *self.released.0.get_mut() = 0;
+        }
+    }
+
+    /// Thread `id` is done with the region: its episodes count from 0 in the next one.
+    pub fn leave(&self, id: u32) {
+        // SAFETY: prepared for this region; this thread's own slot (see `Barrier`).
+        if let Some(s) = unsafe { *self.slots.get() }.get(id as usize) {
+            // SAFETY: as above.
             unsafe { *s.episode.get() = 0 };
         }
-        self.released.0.store(0, Ordering::Relaxed);
     }
 
     /// Thread `id` of `n` waits for the others and the team's tasks (`tasks`).

@@ -186,6 +186,7 @@ pub fn run_master_and_join(team_ptr: *mut Team) {
 pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
     // SAFETY: as in run_master_and_join.
     let team = unsafe { &*team_ptr };
+    team.barrier.leave(0);
     if team.nthreads > 1 {
         team.tasks.drain();
         super::wait::wait_until(&team.remaining, || team.remaining.value.load(Ordering::Acquire) == 0);
@@ -325,6 +326,7 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
             f(team.data);
         }
         team.tasks.drain();
+        team.barrier.leave(id);
         st.ctx = idle;
         // The last thing this worker does with the team: after it, the master may reuse it.
         team.remaining.value.fetch_sub(1, Ordering::AcqRel);
