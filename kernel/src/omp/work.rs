@@ -71,6 +71,9 @@ fn count_unsigned(up: bool, start: u64, end: u64, incr: u64) -> u64 {
     n.min(u64::MAX as u128 / 2) as u64
 }
 
+#[repr(align(128))]
+struct Claimed(AtomicU64);
+
 pub struct WorkShare {
     /// Construct number * 2, plus 1 once described (ready to join).
     tag: AtomicI64,
@@ -79,7 +82,9 @@ pub struct WorkShare {
     /// Bumped when the slot becomes ready or free.
     changed: Word,
     desc: UnsafeCell<Desc>,
-    next: AtomicU64,
+    /// The next unclaimed iteration of a dynamic or guided loop: every chunk writes it, so
+    /// it has a cache line of its own (not the description every chunk reads).
+    next: Claimed,
     /// The iteration index whose chunk may run its ordered regions now.
     ordered: AtomicU64,
     ordered_moved: Word,
@@ -105,7 +110,7 @@ impl WorkShare {
             left: AtomicU32::new(0),
             changed: Word::new(0),
             desc: UnsafeCell::new(Desc::EMPTY),
-            next: AtomicU64::new(0),
+            next: Claimed(AtomicU64::new(0)),
             ordered: AtomicU64::new(0),
             ordered_moved: Word::new(0),
             copy: AtomicPtr::new(core::ptr::null_mut()),
@@ -123,7 +128,7 @@ impl WorkShare {
     fn describe(&self, d: Desc) {
         // SAFETY: this thread claimed the slot and has not published it.
         unsafe { *self.desc.get() = d };
-        self.next.store(0, Ordering::Relaxed);
+        self.next.0.store(0, Ordering::Relaxed);
         self.ordered.store(0, Ordering::Relaxed);
         self.copy.store(core::ptr::null_mut(), Ordering::Relaxed);
     }
@@ -365,18 +370,18 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
     let d = *slot.desc();
     let got = match d.kind {
         SCHED_DYNAMIC => {
-            let lo = slot.next.fetch_add(d.chunk, Ordering::Relaxed);
+            let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
             (lo < d.n).then(|| (lo, (lo + d.chunk).min(d.n)))
         }
         SCHED_GUIDED => {
-            let mut lo = slot.next.load(Ordering::Relaxed);
+            let mut lo = slot.next.0.load(Ordering::Relaxed);
             loop {
                 if lo >= d.n {
                     break None;
                 }
                 let q = (d.n - lo).div_ceil(c.nthreads as u64).max(d.chunk);
                 let hi = (lo + q).min(d.n);
-                match slot.next.compare_exchange_weak(lo, hi, Ordering::Relaxed, Ordering::Relaxed) {
+                match slot.next.0.compare_exchange_weak(lo, hi, Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => break Some((lo, hi)),
                     Err(v) => lo = v,
                 }
