@@ -14,6 +14,8 @@
 //! task reductions (`reductions`).
 
 mod api;
+mod barrier;
+mod doacross;
 mod gomp;
 mod icv;
 mod lock;
