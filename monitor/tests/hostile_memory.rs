@@ -84,6 +84,21 @@ fn untouched_memory_costs_the_host_nothing() {
     }
 }
 
+/// Memory the program unmapped faults as on Linux: after munmap (whole, middle, tail, a 2 MiB
+/// page inside a larger mapping, 64 MiB), mremap shrinking or moving, and free of a 1 MiB malloc
+/// block, a read or write there is SIGSEGV with SEGV_MAPERR at the address (also on a thread
+/// whose CPU touched the page before the unmap), forwarded and local system calls given a pointer
+/// there answer EFAULT, and a new fixed mapping at the same addresses reads zero.
+#[test]
+fn unmapped_memory_faults() {
+    let prog = build("mem_unmapped", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let faults = linux.stdout.matches("SIGSEGV si_code 1 addr ok").count();
+    assert!(faults >= 30 && linux.stdout.contains("remapped at the same address, reads zero 1"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("mem_unmapped", &prog, &[], &linux);
+}
+
 /// The program's own segments carry their ELF permissions, as execve maps them: a store into
 /// .text, .rodata or the RELRO part of the data ends in SIGSEGV with SEGV_ACCERR at the address
 /// stored to, .rodata does not execute, system calls asked to write there answer EFAULT, and
