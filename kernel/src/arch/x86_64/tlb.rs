@@ -13,8 +13,8 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::paging::StaleTlb;
-use hrt_abi::MAX_CPUS;
 use crate::sync::SpinLock;
+use hrt_abi::MAX_CPUS;
 
 pub const TLB_VECTOR: u8 = 0xf2;
 
