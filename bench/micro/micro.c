@@ -618,17 +618,23 @@ static void test_forwarded_io(void) {
 
 #define MMAP_BYTES (64UL << 20)
 
+/* mmap of `size` bytes with every 4 KiB page written once. */
+static char *map_touched(size_t size) {
+    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    for (size_t off = 0; off < size; off += 4096)
+        p[off] = 1;
+    return p;
+}
+
 static double rep_mmap_touch(void *ctx, double *faults) {
     (void)ctx;
     long f0 = minflt();
     double t0 = bench_now();
-    char *p = mmap(NULL, MMAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        perror("mmap 64 MiB");
-        exit(1);
-    }
-    for (size_t off = 0; off < MMAP_BYTES; off += 4096)
-        p[off] = 1;
+    char *p = map_touched(MMAP_BYTES);
     munmap(p, MMAP_BYTES);
     double us = (bench_now() - t0) * 1e6;
     *faults = (double)(minflt() - f0);
@@ -646,13 +652,7 @@ static void test_mmap_touch(void) {
 static double rep_munmap(void *ctx, double *aux) {
     size_t size = (size_t)ctx;
     (void)aux;
-    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        perror("mmap");
-        exit(1);
-    }
-    for (size_t off = 0; off < size; off += 4096)
-        p[off] = 1;
+    char *p = map_touched(size);
     uint64_t t0 = bench_tsc();
     munmap(p, size);
     return (double)(bench_tsc() - t0);
