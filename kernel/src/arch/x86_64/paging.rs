@@ -297,6 +297,11 @@ impl StaleTlb {
     pub fn needs_shootdown(&self) -> bool {
         self.reduced || self.freed_table
     }
+
+    /// A page table is freed once the flush is done.
+    pub fn frees_tables(&self) -> bool {
+        self.freed_table
+    }
 }
 
 impl Default for StaleTlb {

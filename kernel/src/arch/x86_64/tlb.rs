@@ -5,12 +5,14 @@
 //! A few pages are flushed with INVLPG each; more, or a merged table, reload CR3 (CR4.PGE is
 //! off, so that drops every TLB entry). On a PVM host (emulated ring 0, shadow paging) CR3 is
 //! always reloaded: measured through the ring-0 gate, a reload costs ~59 K cycles and one
-//! INVLPG ~72 K (each further one ~9.5 K more), since the hypervisor's work dominates. One shootdown at a time; the initiator waits with
-//! interrupts enabled, so two CPUs that both want one cannot deadlock.
+//! INVLPG ~72 K (each further one ~9.5 K more), since the hypervisor's work dominates. One
+//! shootdown at a time; the initiator waits with interrupts enabled, so two CPUs that both
+//! want one cannot deadlock.
 //!
 //! An idle CPU (in its idle loop, which never touches program memory) gets no IPI: waking a
 //! halted vCPU costs more than the rest of an munmap. It owes a full flush instead, which it
-//! does before it runs a thread again (`idle_ends`).
+//! does before it runs a thread again (`idle_ends`). A shootdown that frees page tables
+//! interrupts every CPU, idle or not: none may keep a cached path through a freed table.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -101,13 +103,17 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
         slot.store(p, Ordering::Relaxed);
     }
     COUNT.store(count, Ordering::Release);
-    // The busy CPUs get the IPI; idle ones owe a flush.
+    // The busy CPUs get the IPI; idle ones owe a flush. (A CPU seen idle after its debt is
+    // recorded either still is, or leaves idle later and pays it.)
     let me = crate::cpu::id();
     let mut busy = [false; MAX_CPUS];
     let mut targets = 0;
     for cpu in (0..cpus).filter(|&c| c != me) {
-        OWED[cpu].store(true, Ordering::SeqCst);
-        if !IDLE[cpu].load(Ordering::SeqCst) {
+        let idle = !stale.frees_tables() && IDLE[cpu].load(Ordering::SeqCst) && {
+            OWED[cpu].store(true, Ordering::SeqCst);
+            IDLE[cpu].load(Ordering::SeqCst)
+        };
+        if !idle {
             busy[cpu] = true;
             targets += 1;
         }
