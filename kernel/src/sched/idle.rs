@@ -15,6 +15,8 @@ pub fn idle_loop() -> ! {
     let spin_ticks = if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX };
     let mut idle_since = crate::time::ticks();
     irq::enable();
+    // While idle, TLB shootdowns pass this CPU by (it flushes before running a thread).
+    crate::arch::tlb::idle_begins();
     loop {
         super::task::run_pending();
         if super::sleep::due(s) {
@@ -24,7 +26,9 @@ pub fn idle_loop() -> ! {
         super::run_idle_hook(true);
         if s.runnable() > 0 {
             super::run_idle_hook(false);
+            crate::arch::tlb::idle_ends();
             super::idle_run_next();
+            crate::arch::tlb::idle_begins();
             idle_since = crate::time::ticks();
             continue;
         }

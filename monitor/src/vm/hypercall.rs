@@ -297,7 +297,7 @@ mod fuzz {
 
     #[test]
     fn random_hypercall_blocks_never_escape_guest_ram() {
-        let ram = GuestRam::map(RAM).expect("guest RAM for the fuzz run");
+        let ram = GuestRam::map(RAM, true).expect("guest RAM for the fuzz run");
         let shared = Shared::new(ram, None, (4 << 20, 32 << 20));
         let mut rng = Rng(0x0005_eed0_f4e7_ca11);
         let inputs = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(30_000u64);

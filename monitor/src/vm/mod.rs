@@ -61,6 +61,8 @@ pub struct VmConfig {
     pub platform: hrt_abi::Platform,
     /// vCPU threads run under the seccomp filter (see seccomp.rs).
     pub seccomp: bool,
+    /// Guest RAM asks the host for transparent huge pages (`--host-pages 2m`).
+    pub huge_pages: bool,
 }
 
 /// The vCPU count a VM gets: `requested` if KVM allows it, else the host's CPU count.
@@ -76,7 +78,7 @@ pub fn check_mem(requested: Option<u64>) -> Result<u64> {
 /// Creates the VM, boots `image`, and waits for the kernel to shut down.
 pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Result<u8> {
     let vm = Arc::new(kvm::create_vm(&kvm)?);
-    let mem = memory::GuestRam::new(&vm, config.mem)?;
+    let mem = memory::GuestRam::new(&vm, config.mem, config.huge_pages)?;
     memory::load_kernel(&mem, image)?;
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
     // xAPIC IDs are 8 bits and 0xFF is the broadcast address: more CPUs need x2APIC.

@@ -16,6 +16,8 @@ pub const WRITABLE: u64 = 1 << 1;
 pub const USER: u64 = 1 << 2;
 pub const WRITE_THROUGH: u64 = 1 << 3;
 pub const NO_CACHE: u64 = 1 << 4;
+/// Set by the CPU in a leaf before it caches the translation in a TLB.
+pub const ACCESSED: u64 = 1 << 5;
 pub const PAGE_SIZE_BIT: u64 = 1 << 7;
 pub const GLOBAL: u64 = 1 << 8;
 
@@ -285,11 +287,13 @@ impl StaleTlb {
     }
 
     /// `addr` lies in a leaf whose permissions changed (any address of a large leaf flushes
-    /// its whole TLB entry).
+    /// its whole TLB entry). A leaf the CPU never used (not present, or accessed bit clear)
+    /// cannot be in any TLB: nothing to flush.
     fn add(&mut self, addr: u64, old: u64, new: u64) {
-        if old & PRESENT != 0
-            && (new & PRESENT == 0 || old & WRITABLE > new & WRITABLE || old & NO_EXECUTE < new & NO_EXECUTE)
-        {
+        if old & (PRESENT | ACCESSED) != PRESENT | ACCESSED {
+            return;
+        }
+        if new & PRESENT == 0 || old & WRITABLE > new & WRITABLE || old & NO_EXECUTE < new & NO_EXECUTE {
             self.reduced = true;
         }
         if self.count < Self::MAX {
@@ -315,6 +319,11 @@ impl StaleTlb {
     /// Some CPU may still use a permission that was taken away, or a table that was freed.
     pub fn needs_shootdown(&self) -> bool {
         self.reduced || self.freed_table
+    }
+
+    /// A page table is freed once the flush is done.
+    pub fn frees_tables(&self) -> bool {
+        self.freed_table
     }
 }
 
@@ -342,10 +351,10 @@ unsafe fn split_leaf(entry: *mut u64, base: u64, size: u64, (lo, hi): (u64, u64)
     let table = alloc_table_page();
     // SAFETY: the caller's contract; `table` is a fresh page we own.
     unsafe {
-        let old = *entry;
         let step = size / 512;
         // 2 MiB leaves keep the PS bit; 4 KiB leaves must not have it (bit 7 is PAT there).
-        let flags = (old & !ADDR_MASK) & if step == PAGE_SIZE { !PAGE_SIZE_BIT } else { u64::MAX };
+        // They count as used: a TLB may still hold the large leaf, which covers them.
+        let flags = (*entry & !ADDR_MASK | ACCESSED) & if step == PAGE_SIZE { !PAGE_SIZE_BIT } else { u64::MAX };
         let changed = (flags & !PERMISSION_BITS) | bits;
         // Entries [a, b) lie wholly inside [lo, hi). Three plain loops: each emulated
         // instruction costs thousands of cycles here, so the loop body is kept minimal.
@@ -354,7 +363,8 @@ unsafe fn split_leaf(entry: *mut u64, base: u64, size: u64, (lo, hi): (u64, u64)
         fill_entries(table, 0, a, base, step, flags);
         fill_entries(table, a, b, base, step, changed);
         fill_entries(table, b, 512, base, step, flags);
-        core::ptr::write_volatile(entry, table as u64 | TABLE_ENTRY_BITS);
+        // Identity-mapped: the table's address is its physical address.
+        let old = swap_entry(entry, table as u64 | TABLE_ENTRY_BITS);
         if changed != flags {
             stale.add(base.max(lo), old, changed);
         }
@@ -385,12 +395,26 @@ unsafe fn set_leaf(entry: *mut u64, addr: u64, bits: u64, stale: &mut StaleTlb) 
     // SAFETY: the caller's contract.
     unsafe {
         let old = *entry;
-        let new = (old & !PERMISSION_BITS) | bits;
+        // A leaf made not present forgets it was used (no TLB holds it once flushed), so that
+        // when it is present again only a new use makes taking it away cost a flush.
+        let used = if bits & PRESENT == 0 { ACCESSED } else { 0 };
+        let new = (old & !PERMISSION_BITS & !used) | bits;
         if new != old {
-            core::ptr::write_volatile(entry, new);
+            let old = swap_entry(entry, new);
             stale.add(addr, old, new);
         }
     }
+}
+
+/// Replaces a live entry and returns what it held, including an accessed bit the CPU (or the
+/// hypervisor's page walk) set after the caller read it: that bit decides whether to flush.
+///
+/// # Safety
+/// `entry` must be an entry of the kernel's tables (8-byte aligned).
+unsafe fn swap_entry(entry: *mut u64, new: u64) -> u64 {
+    // SAFETY: the caller's contract; page-table entries are only accessed atomically or by
+    // the CPU's page walks.
+    unsafe { (*(entry as *const AtomicU64)).swap(new, Ordering::AcqRel) }
 }
 
 /// Gives the program's pages `[start, end)` (4 KiB aligned, inside the identity map) the

@@ -165,8 +165,8 @@ fn outside_program_memory(addr: u64, len: u64) -> u32 {
 }
 
 /// Gives a new mapping its protection. Read-write (with or without exec) is what fresh memory
-/// already allows; anything else changes the page tables (a replaced MAP_FIXED range may
-/// also carry an older protection, which `reset` undoes).
+/// already allows (the pool made it present); anything else changes the page tables (a
+/// replaced MAP_FIXED range may also carry an older protection, which `reset` undoes).
 pub(super) fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
     let rw = protect::PROT_READ | protect::PROT_WRITE;
     let any = rw | protect::PROT_EXEC;
@@ -174,7 +174,9 @@ pub(super) fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
         usermem::access_changed(start, end, false);
     }
     if prot & rw == rw {
-        protect::reset(start, end);
+        if !fresh {
+            protect::reset(start, end);
+        }
     } else if fresh {
         protect::set_fresh(start, end, prot);
     } else {
