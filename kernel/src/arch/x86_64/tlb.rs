@@ -54,14 +54,14 @@ static OWED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPU
 
 /// This CPU enters (or returns to) its idle loop.
 pub fn idle_begins() {
-    IDLE[crate::cpu::id()].store(true, Ordering::SeqCst);
+    IDLE[super::cpu::id()].store(true, Ordering::SeqCst);
 }
 
 /// This CPU leaves its idle loop to run a thread: first it flushes what shootdowns skipped.
 /// (SeqCst on both sides: either the initiator sees this CPU busy and sends the IPI, or this
 /// CPU sees the flush owed.)
 pub fn idle_ends() {
-    let cpu = crate::cpu::id();
+    let cpu = super::cpu::id();
     IDLE[cpu].store(false, Ordering::SeqCst);
     if OWED[cpu].swap(false, Ordering::SeqCst) {
         flush_local(usize::MAX, core::ptr::null());
@@ -122,7 +122,7 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
     COUNT.store(count, Ordering::Release);
     // The busy CPUs get the IPI; idle ones owe a flush. (A CPU seen idle after its debt is
     // recorded either still is, or leaves idle later and pays it.)
-    let me = crate::cpu::id();
+    let me = super::cpu::id();
     let mut busy = [false; MAX_CPUS];
     let mut targets = 0;
     for cpu in (0..cpus).filter(|&c| c != me) {
@@ -137,7 +137,7 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
     }
     PENDING.store(targets, Ordering::Release);
     for cpu in (0..cpus).filter(|&c| busy[c]) {
-        super::apic::send_ipi(crate::cpu::apic_id(cpu), TLB_VECTOR);
+        super::apic::send_ipi(super::cpu::apic_id(cpu), TLB_VECTOR);
     }
     flush_local(count, stale.pages().as_ptr());
     while PENDING.load(Ordering::Acquire) != 0 {
