@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 6;
+pub const ABI_VERSION: u32 = 7;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -154,9 +154,11 @@ pub struct BootInfo {
     /// The identity of the user running `hrt` (the program's getuid etc.).
     pub uid: u32,
     pub gid: u32,
-    /// `hrt`'s own pid: the program's getppid.
+    /// `hrt`'s own pid: the program's getpid (the program is `hrt`'s process on the host, so a
+    /// launcher, an MPI peer or `/proc/<pid>` on the host names it by this pid).
     pub host_pid: u32,
-    pub _pad4: u32,
+    /// `hrt`'s parent's pid: the program's getppid.
+    pub host_ppid: u32,
     /// NUL-padded kernel command line, e.g. `selftest filter=thread`.
     pub cmdline_len: u32,
     pub _pad2: u32,
@@ -211,7 +213,7 @@ impl BootInfo {
             uid: 0,
             gid: 0,
             host_pid: 0,
-            _pad4: 0,
+            host_ppid: 0,
             cmdline_len: 0,
             _pad2: 0,
             cmdline: [0; CMDLINE_LEN],
@@ -371,13 +373,31 @@ pub mod nr {
     /// 0 for a file that is neither the group's library nor provides its imports, or a negated
     /// errno (EOPNOTSUPP: the library cannot be overridden; the monitor has said why).
     pub const FILE_OVERRIDES: u64 = 16;
+    /// `hrt run`: a `MAP_SHARED` mapping of the program's file descriptor args[0]: the monitor
+    /// puts the host file's pages, from file offset args[3], under guest-physical
+    /// `[args[1], args[1] + args[2])` (page-aligned, inside the program's pool), so the program,
+    /// the host and other processes mapping the file share them. Pages past the end of the file
+    /// stay anonymous. Returns 1 if the mapping may be made writable (the descriptor is open for
+    /// writing), 0 if not, or a negated errno (EACCES, ENODEV, EBADF, EINVAL as mmap answers).
+    pub const MAP_SHARED_FILE: u64 = 17;
+    /// `hrt run`: the shared file pages under guest-physical `[args[0], args[0] + args[1])` are
+    /// given up: the range is anonymous guest RAM again and reads zero.
+    pub const UNMAP_SHARED_FILE: u64 = 18;
+    /// `hrt run`: the size in bytes of the host's System V shared memory segment args[0] (its
+    /// `shm_segsz`), or a negated errno (EINVAL, EIDRM, EACCES as shmctl answers).
+    pub const SHM_SEGMENT_SIZE: u64 = 19;
+    /// `hrt run`: attach the host's System V segment args[0] under guest-physical
+    /// `[args[1], args[1] + args[2])` (page-aligned, inside the program's pool, exactly the
+    /// segment's size rounded up to pages), read-only if args[3] is 1. Returns 1 if the
+    /// attachment is writable, 0 if not, or a negated errno. Detached with `UNMAP_SHARED_FILE`.
+    pub const SHM_ATTACH: u64 = 20;
     /// `fork()`: the program's process is copied into a new VM in a new host process over a
     /// copy-on-write copy of guest RAM (the host's own fork). args[0] = guest-physical address
     /// of the kernel's fork record (kernel memory, outside the program's), args[1] = the guest
     /// TSC now. Returns the child's host pid (or a negated errno) to the parent. The child's
     /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
     /// kernel's entry with rdx = the record's address (0 on a normal boot).
-    pub const FORK: u64 = 20;
+    pub const FORK: u64 = 21;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them
@@ -408,9 +428,41 @@ pub mod process {
     pub const GETPGID: u64 = 0x2008;
     pub const SETSID: u64 = 0x2009;
     pub const GETSID: u64 = 0x200a;
+    /// execveat(dirfd, path, flags) in the program itself: the monitor resolves the path like
+    /// open's, checks the file as execve does (a regular file with execute permission, not on
+    /// a noexec mount), follows `#!` lines, reads the ELF program and its interpreter, and
+    /// keeps them as one blob (see [`exec_blob`]). Answers the blob's length or a negated errno.
+    pub const EXEC_OPEN: u64 = 0x200b;
+    /// (addr, len): copies the pending blob into the program's memory at `addr`.
+    pub const EXEC_READ: u64 = 0x200c;
+    /// (argv block, its length, argc): the exec passed its point of no return: descriptors
+    /// with FD_CLOEXEC are closed, `/proc/self` describes the new program, the blob goes.
+    pub const EXEC_COMMIT: u64 = 0x200d;
+    /// The exec failed before its point of no return: the blob goes, nothing else changes.
+    pub const EXEC_ABORT: u64 = 0x200e;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = GETSID;
+    pub const LAST: u64 = EXEC_ABORT;
+}
+
+/// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian
+/// u64 words, then the strings, then the program's file and its interpreter's, each at a page
+/// boundary. The strings are `PREFIX_COUNT` NUL-terminated arguments that replace argv[0]
+/// (a script's interpreter, its optional argument and the script's name; none for an ELF
+/// program), then the file name as execve got it (AT_EXECFN, the comm name), NUL-terminated.
+pub mod exec_blob {
+    pub const MAGIC: u64 = 0x6578_6563_626c_6f62;
+    pub const HEADER_WORDS: usize = 8;
+    // Word indices.
+    pub const W_MAGIC: usize = 0;
+    pub const W_PROGRAM_OFF: usize = 1;
+    pub const W_PROGRAM_LEN: usize = 2;
+    pub const W_INTERP_OFF: usize = 3;
+    /// 0 for a program without an interpreter (static).
+    pub const W_INTERP_LEN: usize = 4;
+    pub const W_STRINGS_OFF: usize = 5;
+    pub const W_PREFIX_COUNT: usize = 6;
+    pub const W_STRINGS_LEN: usize = 7;
 }
 
 /// The dispositions of [`nr::TTY_SIGNAL_ACTION`].

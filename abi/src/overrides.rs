@@ -60,7 +60,7 @@ pub const GROUPS: &[Group] = &[OMP];
 pub const OMP_GROUP: u8 = 0;
 
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C code) and the
-/// `omp_*` API. Offloading (`GOMP_target*`, `GOMP_teams*`), OpenACC, doacross loops, `scope`,
+/// `omp_*` API. Offloading (`GOMP_target*`, `GOMP_teams*`), OpenACC,
 /// detachable tasks and memory allocators are not provided: a program that uses them runs on
 /// its own libgomp.
 pub const OMP: Group = Group {
@@ -83,6 +83,21 @@ pub const OMP: Group = Group {
         "GOMP_single_copy_start",
         "GOMP_single_copy_end",
         "GOMP_ordered_start",
+        "GOMP_scope_start",
+        "GOMP_loop_doacross_static_start",
+        "GOMP_loop_doacross_dynamic_start",
+        "GOMP_loop_doacross_guided_start",
+        "GOMP_loop_doacross_runtime_start",
+        "GOMP_loop_doacross_start",
+        "GOMP_loop_ull_doacross_static_start",
+        "GOMP_loop_ull_doacross_dynamic_start",
+        "GOMP_loop_ull_doacross_guided_start",
+        "GOMP_loop_ull_doacross_runtime_start",
+        "GOMP_loop_ull_doacross_start",
+        "GOMP_doacross_post",
+        "GOMP_doacross_wait",
+        "GOMP_doacross_ull_post",
+        "GOMP_doacross_ull_wait",
         "GOMP_ordered_end",
         // Work-sharing loops over `long`.
         "GOMP_loop_static_start",

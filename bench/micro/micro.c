@@ -5,7 +5,7 @@
  * Usage: micro [--quick] [--only NAME[,NAME...]]
  *   NAME is a test (thread_create, thread_create_seq, create_join, cond_wakeup,
  *   spin_uncontended, spin_contended, barrier, getpid, write_devnull, mmap_touch_64m,
- *   brk_pattern, fwq, forkjoin, buffer, noise) or one of its result names (forkjoin.2).
+ *   brk_pattern, munmap, fwq, forkjoin, buffer, noise) or one of its result names (forkjoin.2).
  *
  * Each test has a wanted repetition count (full / --quick). When a calibration repetition
  * shows that the wanted count would take longer than the per-result time budget (system calls
@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -617,17 +618,23 @@ static void test_forwarded_io(void) {
 
 #define MMAP_BYTES (64UL << 20)
 
+/* mmap of `size` bytes with every 4 KiB page written once. */
+static char *map_touched(size_t size) {
+    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    for (size_t off = 0; off < size; off += 4096)
+        p[off] = 1;
+    return p;
+}
+
 static double rep_mmap_touch(void *ctx, double *faults) {
     (void)ctx;
     long f0 = minflt();
     double t0 = bench_now();
-    char *p = mmap(NULL, MMAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        perror("mmap 64 MiB");
-        exit(1);
-    }
-    for (size_t off = 0; off < MMAP_BYTES; off += 4096)
-        p[off] = 1;
+    char *p = map_touched(MMAP_BYTES);
     munmap(p, MMAP_BYTES);
     double us = (bench_now() - t0) * 1e6;
     *faults = (double)(minflt() - f0);
@@ -636,6 +643,39 @@ static double rep_mmap_touch(void *ctx, double *faults) {
 
 static void test_mmap_touch(void) {
     sampled("mmap_touch_64m", "us", 50, 10, 5, rep_mmap_touch, NULL, "mmap_touch_64m.faults", 1);
+}
+
+/* Returning memory: munmap of SIZE bytes (each page written first, untimed), and a 1 MiB
+ * malloc + one write + free, which glibc serves with mmap and munmap once its threshold is fixed
+ * at the default 128 KiB (it otherwise rises to the size of the first freed block and later
+ * blocks come from the heap). */
+static double rep_munmap(void *ctx, double *aux) {
+    size_t size = (size_t)ctx;
+    (void)aux;
+    char *p = map_touched(size);
+    uint64_t t0 = bench_tsc();
+    munmap(p, size);
+    return (double)(bench_tsc() - t0);
+}
+
+static double rep_malloc_free(void *ctx, double *aux) {
+    (void)ctx;
+    (void)aux;
+    uint64_t t0 = bench_tsc();
+    for (int i = 0; i < 100; i++) {
+        char *volatile b = malloc(1 << 20);
+        b[i * 4096] = 1;
+        free(b);
+    }
+    return (double)(bench_tsc() - t0) / 100;
+}
+
+static void test_munmap(void) {
+    sampled("munmap_4k", "cycles", 2000, 200, 50, rep_munmap, (void *)4096UL, NULL, 1);
+    sampled("munmap_2m", "cycles", 500, 100, 20, rep_munmap, (void *)(2UL << 20), NULL, 1);
+    sampled("munmap_64m", "cycles", 50, 10, 5, rep_munmap, (void *)MMAP_BYTES, NULL, 1);
+    mallopt(M_MMAP_THRESHOLD, 128 << 10);
+    sampled("malloc_free_1m", "cycles", 200, 50, 10, rep_malloc_free, NULL, NULL, 1);
 }
 
 /* LULESH-like heap breathing: 1000 steps of sbrk(+K), touch every page, sbrk(-K), with K
@@ -872,6 +912,7 @@ static const struct {
     {"forward", test_forwarded_io},
     {"mmap_touch_64m", test_mmap_touch},
     {"brk_pattern", test_brk_pattern},
+    {"munmap", test_munmap},
     {"fwq", test_fwq},
     {"forkjoin", test_forkjoin},
     {"buffer", test_buffer},

@@ -14,7 +14,8 @@
  * thread's share of that work bare, so the overhead is that of one scheduled loop (the
  * closing barrier of `omp for` included).
  *
- * Usage: epcc [--quick]        threads: OMP_NUM_THREADS, as for any OpenMP program. */
+ * Usage: epcc [--quick] [--samples N]   threads: OMP_NUM_THREADS, as for any OpenMP program.
+ * `hrt bench` runs it in rounds with few samples each, alternating with the other sides. */
 #include <omp.h>
 
 #include "../common/bench.h"
@@ -222,16 +223,19 @@ static void measure(const struct test *t, int samples, double target_s) {
 }
 
 int main(int argc, char **argv) {
-    int quick = 0;
+    int quick = 0, samples = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) {
             quick = 1;
+        } else if (!strcmp(argv[i], "--samples") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+            samples = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: epcc [--quick]\n");
+            fprintf(stderr, "usage: epcc [--quick] [--samples N]\n");
             return 2;
         }
     }
-    int samples = quick ? 20 : 50;
+    if (!samples)
+        samples = quick ? 20 : 50;
     double target_s = quick ? 0.3e-3 : 1.5e-3;
 
     nthreads = omp_get_max_threads();

@@ -11,9 +11,11 @@ use crate::{cpu, mem, sched, time};
 
 static CPUS_ONLINE: AtomicUsize = AtomicUsize::new(0);
 
-/// Entered from `_start` on every CPU. `fork_record` is 0 on a boot, or in a forked child's VM
-/// the address of the kernel's fork record (see `linux::calls::fork`).
-pub extern "C" fn kernel_entry(boot_info: u64, cpu_index: u64, fork_record: u64) -> ! {
+/// Entered from `_start` (`arch`'s entry code, by this link name) on every CPU. `fork_record`
+/// is 0 on a boot, or in a forked child's VM the address of the kernel's fork record (see
+/// `linux::calls::fork`).
+#[unsafe(no_mangle)]
+pub extern "C" fn hrt_kernel_entry(boot_info: u64, cpu_index: u64, fork_record: u64) -> ! {
     let cpu_index = cpu_index as usize;
     // SAFETY: the monitor passes the address of the block it wrote.
     let boot: &'static BootInfo = unsafe { &*(boot_info as *const BootInfo) };
@@ -52,8 +54,10 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     if call_gate {
         crate::arch::call_gate::install();
     }
+    paging::set_page_source(|zone| mem::alloc_pages(0, zone));
     paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active(), call_gate);
     crate::arch::ring0::init(boot);
+    crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);
     idt::init();
     sched::configure(
         boot.flags & hrt_abi::flags::IDLE_HALT != 0,
@@ -106,6 +110,7 @@ fn resume_forked(boot: &BootInfo, cpu_index: usize, record: u64) -> ! {
     // SAFETY: nothing has used this CPU's record in this VM yet.
     unsafe { cpu::reset(cpu_index) };
     cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);
+    sched::reset_cpu_after_fork();
     if cpu_index != 0 {
         secondary_cpu()
     }
@@ -176,6 +181,7 @@ fn kernel_main() -> u64 {
         Some("run") => {
             crate::linux::syscall::set_strace(crate::bootinfo::get().flags & hrt_abi::flags::STRACE != 0);
             // The program's threads run on; the VM ends when the program exits.
+            crate::omp::register();
             crate::linux::start();
             return 0;
         }

@@ -88,6 +88,18 @@ pub enum ChildrenMode {
     Host,
 }
 
+/// The host pages backing guest RAM.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HostPages {
+    /// Transparent huge pages where the host allows them: a touched 4 KiB guest page costs the
+    /// host up to 2 MiB, memory-bound programs run faster
+    #[value(name = "2m")]
+    Huge,
+    /// Ordinary 4 KiB pages: the host commits only what the program touches
+    #[value(name = "4k")]
+    Small,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IdleMode {
     /// Poll while every vCPU has a host CPU of its own, halt when vCPUs outnumber host CPUs
@@ -134,6 +146,9 @@ pub struct VmArgs {
     /// Run the vCPU threads without their seccomp filter (the host calls they may make)
     #[arg(long)]
     pub no_seccomp: bool,
+    /// Host pages behind guest RAM: 2m (transparent huge pages) or 4k
+    #[arg(long, value_enum, default_value = "2m", value_name = "SIZE")]
+    pub host_pages: HostPages,
 }
 
 /// Prints a command-line error as one `hrt: ...` line (help and version print as usual).

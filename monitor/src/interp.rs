@@ -28,6 +28,11 @@ pub fn read(given: &str, path: &str) -> Result<Interp> {
             status,
         )
     })?;
+    check(given, path, bytes)
+}
+
+/// Checks the interpreter file `bytes` (`path`, named by the program `given`).
+pub fn check(given: &str, path: &str, bytes: Vec<u8>) -> Result<Interp> {
     let elf =
         Elf::parse(&bytes).map_err(|e| refuse!("{given}: its interpreter {path} is not a valid ELF file: {e}"))?;
     if !elf.is_64 || elf.header.e_machine != header::EM_X86_64 {

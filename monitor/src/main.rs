@@ -6,6 +6,7 @@ mod forward;
 mod info;
 mod interp;
 mod kernel_image;
+mod mpi_env;
 mod overrides;
 mod platform;
 mod program;

@@ -111,6 +111,19 @@ impl Program {
     pub fn open(given: &str) -> Result<Program> {
         let path = Path::new(given);
         let bytes = read_program(given, path)?;
+        let host_path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Program::from_bytes(given, host_path, bytes, |interp| crate::interp::read(given, interp))
+    }
+
+    /// Checks the file `bytes` (read from `host_path`) as an x86-64 executable, as Linux's ELF
+    /// loader would; `read_interp` reads and checks the interpreter a dynamic program names.
+    /// Shared by `hrt run` and the program's own execve (forward/exec.rs).
+    pub fn from_bytes(
+        given: &str,
+        host_path: PathBuf,
+        bytes: Vec<u8>,
+        read_interp: impl FnOnce(&str) -> Result<crate::interp::Interp>,
+    ) -> Result<Program> {
         if bytes.len() < 4 || &bytes[..4] != b"\x7fELF" {
             return Err(refuse!("{given} is not an ELF executable"));
         }
@@ -122,7 +135,7 @@ impl Program {
             return Err(refuse!("{given} is built for {}, not x86-64", header::machine_to_str(elf.header.e_machine)));
         }
         check_headers(given, &bytes, &elf)?;
-        let interp = elf.interpreter.map(|path| crate::interp::read(given, path)).transpose()?;
+        let interp = elf.interpreter.map(read_interp).transpose()?;
         let loads: Vec<_> = elf.program_headers.iter().filter(|p| p.p_type == program_header::PT_LOAD).collect();
         if loads.is_empty() {
             return Err(refuse!("{given} has no loadable segments"));
@@ -143,7 +156,6 @@ impl Program {
             header::ET_DYN => None,
             _ => return Err(refuse!("{given} is not an executable (ELF type {})", elf.header.e_type)),
         };
-        let host_path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let mem_needed = hi - lo + interp.as_ref().map_or(0, |i| i.mem_needed);
         Ok(Program { given: given.to_string(), host_path, mem_needed, fixed_span, bytes, interp })
     }

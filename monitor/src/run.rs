@@ -183,7 +183,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         None => vec![given.as_bytes().to_vec()],
     };
     argv.extend(rest.iter().map(|a| a.as_bytes().to_vec()));
-    let envp: Vec<Vec<u8>> = if args.clear_env {
+    let mut envp: Vec<Vec<u8>> = if args.clear_env {
         Vec::new()
     } else {
         std::env::vars_os()
@@ -195,6 +195,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             })
             .collect()
     };
+    if crate::mpi_env::adjust(&mut envp) && args.verbose {
+        eprintln!("hrt: an MPI rank: UCX_POSIX_USE_PROC_LINK=n added to its environment (UCX's /proc/<pid>/fd/<fd> links name host descriptors, not the program's)");
+    }
     let kernel_in_ring3 = config.platform == hrt_abi::Platform::PvmEmulated && !config.kernel_ring0;
     let one_ring = app_ring == 0 || kernel_in_ring3;
     let (overrides, omp_library) = omp_overrides(args, &program, &envp, one_ring)?;

@@ -36,7 +36,7 @@ pub fn interpreter(given: &str, path: &Path) -> Result<Option<Interpreter>> {
     parse(given, &head)
 }
 
-fn parse(given: &str, head: &[u8]) -> Result<Option<Interpreter>> {
+pub fn parse(given: &str, head: &[u8]) -> Result<Option<Interpreter>> {
     let Some(rest) = head.strip_prefix(b"#!") else {
         return Ok(None);
     };

@@ -2,7 +2,7 @@
 //! the `vm::VmConfig` a VM is built from: the one place where the command line meets the VM
 //! layer, so that `vm` knows nothing of `cli` (dependencies run cli -> vm -> forward -> abi).
 
-use crate::cli::{IdleMode, VmArgs};
+use crate::cli::{HostPages, IdleMode, VmArgs};
 use crate::error::{err, Result};
 use crate::vm::{self, VmConfig};
 
@@ -33,6 +33,7 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
         program: None,
         platform: crate::platform::choose(args.platform, kvm)?,
         seccomp: !args.no_seccomp,
+        huge_pages: args.host_pages == HostPages::Huge,
     })
 }
 

@@ -75,6 +75,11 @@ fn kernel_runtime_defers_tasks_as_the_specification_allows() {
 }
 
 #[test]
+fn kernel_runtime_runs_doacross_loops_and_scope() {
+    same_as_libgomp("omp_doacross", &[Some("1"), Some("2"), Some("4")]);
+}
+
+#[test]
 fn kernel_runtime_replaces_a_dynamically_linked_programs_shared_libgomp() {
     // gcc's default output: libgomp.so.1 is overridden when ld.so maps it.
     same_as_libgomp_linked("omp_kernel", "-pie", &[None, Some("3")]);
@@ -90,10 +95,10 @@ fn kernel_runtime_replaces_a_dynamically_linked_programs_shared_libgomp() {
 
 #[test]
 fn a_dynamic_program_using_what_the_kernel_lacks_keeps_its_shared_libgomp() {
-    let prog = build("omp_doacross", "-pie");
+    let prog = build("omp_unprovided", "-pie");
     let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
     assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
-    assert!(refused.stderr.contains("GOMP_doacross"), "the refusal does not name the symbol:\n{}", refused.stderr);
+    assert!(refused.stderr.contains("omp_alloc"), "the refusal does not name the symbol:\n{}", refused.stderr);
     let want = native(&prog, None);
     let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
     assert_eq!((auto.code(), &auto.stdout), (want.code(), &want.stdout));
@@ -172,12 +177,12 @@ fn the_openmp_test_program_runs_on_the_kernel_runtime() {
 
 #[test]
 fn a_program_using_what_the_kernel_lacks_keeps_its_libgomp() {
-    // omp_doacross.c uses a doacross loop, which the kernel's runtime does not provide.
-    let prog = build("omp_doacross", "-static");
+    // omp_unprovided.c uses the memory allocators, which the kernel's runtime does not provide.
+    let prog = build("omp_unprovided", "-static");
     let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
     assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
     assert!(
-        refused.stderr.contains("GOMP_loop_doacross") && refused.stderr.contains("--omp libgomp"),
+        refused.stderr.contains("omp_alloc") && refused.stderr.contains("--omp libgomp"),
         "the refusal does not name the symbol and the way out:\n{}",
         refused.stderr
     );

@@ -6,8 +6,9 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::stats::{report, Plan, Samples};
+use crate::sched::Barrier;
 use crate::sched::{self, ThreadHandle, ThreadOptions};
-use crate::sync::{Barrier, SpinLock};
+use crate::sync::SpinLock;
 use crate::time::ticks;
 
 /// Lock+unlock pairs per sample; the line reports cycles per pair.

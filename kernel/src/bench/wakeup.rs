@@ -7,8 +7,9 @@ use alloc::sync::Arc;
 use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use super::stats::{report, Plan};
+use crate::sched::CondVar;
 use crate::sched::{self, thread::BLOCKED, Thread, ThreadOptions};
-use crate::sync::{CondVar, SpinLock};
+use crate::sync::SpinLock;
 use crate::time::ticks;
 
 const WAITER_CPU: usize = 1;
@@ -44,7 +45,7 @@ fn wait_until_parked(sh: &Shared, halt: bool) {
         let t = sh.waiter.load(Ordering::Acquire);
         // SAFETY: the waiter's record lives until it is joined, after the last sample.
         let blocked = !t.is_null() && unsafe { (*t).state.load(Ordering::SeqCst) } == BLOCKED;
-        let parked = !halt || crate::cpu::get(WAITER_CPU).sched.halted.load(Ordering::SeqCst);
+        let parked = !halt || crate::sched::on_cpu(WAITER_CPU).halted.load(Ordering::SeqCst);
         if blocked && parked {
             return;
         }

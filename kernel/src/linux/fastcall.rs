@@ -16,23 +16,10 @@ use core::sync::atomic::Ordering;
 use linux_raw_sys::general::{__NR_futex, __NR_getpid, __NR_getppid, __NR_gettid};
 
 use super::signal::state::PENDING_COUNT;
+use crate::arch::ring3::FastCallRegs as Saved;
 
 /// What the fast path answers when the call must take the full path.
 pub const NOT_FAST: i64 = i64::MIN;
-
-/// The registers the entry saved, in its push order (lowest address first), and the return
-/// address the `call *%rax` pushed.
-#[repr(C)]
-pub struct Saved {
-    r9: u64,
-    r8: u64,
-    r10: u64,
-    rdx: u64,
-    rsi: u64,
-    rdi: u64,
-    nr: u64,
-    return_address: u64,
-}
 
 /// Turns the fast path on (rewriting on, no `--strace`).
 pub fn init(strace: bool) {

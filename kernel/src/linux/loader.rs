@@ -1,6 +1,7 @@
-//! Loads the program the monitor placed in memory (and, for a dynamically linked program, its
-//! interpreter) and starts its main thread with the initial stack Linux builds: argc, argv,
-//! envp, auxv and the strings they point to.
+//! Loads a program (and, for a dynamically linked program, its interpreter) into the program's
+//! memory with the initial stack Linux builds: argc, argv, envp, auxv and the strings they point
+//! to. At boot the monitor placed the files in memory and the main thread starts there; the
+//! program's own execve (exec.rs) loads the new image through the same `load_image`.
 
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -8,7 +9,7 @@ use core::sync::atomic::Ordering;
 use hrt_abi::BootInfo;
 
 use super::elf::{Elf, ProgramHeader, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_LOAD, PT_PHDR};
-use super::process::{Brk, PROCESS, TID_BASE};
+use super::process::{Brk, PROCESS};
 use super::protect;
 use super::usermem::{self, page_up, PAGE};
 use crate::arch::syscall as user;
@@ -57,19 +58,38 @@ struct Loaded {
     overridden: usize,
 }
 
-/// Maps a program's PT_LOAD segments: an ET_EXEC program at its link addresses (inside the
-/// span the monitor reserved), an ET_DYN one (or an interpreter) wherever memory is free.
-/// `program`: the program itself (not its interpreter), whose overrides are applied.
-fn load_segments(boot: &BootInfo, image: &[u8], program: bool) -> Result<Loaded, &'static str> {
+/// What `load_image` loads: the program's file, its interpreter's (a dynamic program), and its
+/// argv then envp strings.
+pub struct Image<'a> {
+    pub program: &'a [u8],
+    pub interp: Option<&'a [u8]>,
+    pub strings: &'a [&'a [u8]],
+    pub argc: usize,
+    /// AT_EXECFN: the file name execve got.
+    pub execfn: &'a [u8],
+}
+
+/// Where a loaded image starts: entry point and initial stack pointer.
+pub struct Start {
+    pub entry: u64,
+    pub sp: u64,
+}
+
+/// Maps a program's PT_LOAD segments: an ET_EXEC program at its link addresses (at boot,
+/// inside the span the monitor reserved), an ET_DYN one (or an interpreter) wherever memory is
+/// free. `overrides`: the program itself at boot (not its interpreter), whose function
+/// overrides are applied.
+fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: bool) -> Result<Loaded, &'static str> {
     let elf = Elf::parse(image).ok_or("not an ELF64 file")?;
     let loads: Vec<_> = elf.program_headers().filter(|p| p.kind == PT_LOAD).collect();
     let lo = loads.iter().map(|p| p.vaddr).min().ok_or("no loadable segment")? & !(PAGE - 1);
     let hi = page_up(loads.iter().map(|p| p.vaddr + p.memsz).max().unwrap_or(0));
     let base = match elf.kind {
         ET_EXEC => {
-            let fixed = boot.program_fixed;
-            if lo < fixed.base || hi > fixed.base + fixed.size {
-                return Err("segments outside the span the monitor reserved");
+            if let Some(fixed) = boot.map(|b| b.program_fixed) {
+                if lo < fixed.base || hi > fixed.base + fixed.size {
+                    return Err("segments outside the span the monitor reserved");
+                }
             }
             usermem::alloc_fixed(lo, hi - lo).map_err(|_| "its link addresses are not free")?;
             0
@@ -85,7 +105,10 @@ fn load_segments(boot: &BootInfo, image: &[u8], program: bool) -> Result<Loaded,
         usermem::copy(base + p.vaddr, image_addr + p.offset, p.filesz);
     }
     // Overrides patch the code while it is still writable.
-    let overridden = if program { super::overrides::apply(boot, base, base + lo, base + hi)? } else { 0 };
+    let overridden = match boot {
+        Some(boot) if overrides => super::overrides::apply(boot, base, base + lo, base + hi)?,
+        _ => 0,
+    };
     // Each segment gets its own permissions, as execve maps them: .text read-only and
     // executable, .rodata read-only, data not executable (libc makes its PT_GNU_RELRO part
     // read-only itself once relocated). Linux maps the segments one after the other, each over
@@ -151,15 +174,10 @@ fn placed_file(r: hrt_abi::Range) -> &'static [u8] {
     unsafe { core::slice::from_raw_parts(ptr, r.size as usize) }
 }
 
-/// Builds the initial stack in `[stack_lo, stack_hi)` and returns the initial rsp.
-fn build_stack(boot: &BootInfo, loaded: &Loaded, interp_base: u64, stack_hi: u64) -> Result<u64, &'static str> {
-    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
-    // SAFETY: the monitor placed argv/envp there and reserved the range.
-    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
-    let strings: Vec<&[u8]> = block.split(|&b| b == 0).take((boot.argc + boot.envc) as usize).collect();
-    if strings.len() != (boot.argc + boot.envc) as usize {
-        return Err("malformed argument block");
-    }
+/// Builds the initial stack below `stack_hi` and returns the initial rsp.
+fn build_stack(img: &Image, loaded: &Loaded, interp_base: u64, stack_hi: u64) -> Result<u64, &'static str> {
+    let boot = crate::bootinfo::get();
+    let strings = img.strings;
     let mut sp = stack_hi;
     let mut push_bytes = |bytes: &[u8]| -> u64 {
         sp -= bytes.len() as u64 + 1;
@@ -167,7 +185,7 @@ fn build_stack(boot: &BootInfo, loaded: &Loaded, interp_base: u64, stack_hi: u64
         unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), sp as *mut u8, bytes.len()) };
         sp
     };
-    let execfn = push_bytes(strings.first().copied().unwrap_or(b""));
+    let execfn = push_bytes(img.execfn);
     let platform = push_bytes(b"x86_64");
     let ptrs: Vec<u64> = strings.iter().map(|s| push_bytes(s)).collect();
     sp -= 16;
@@ -202,7 +220,7 @@ fn build_stack(boot: &BootInfo, loaded: &Loaded, interp_base: u64, stack_hi: u64
         (AT_MINSIGSTKSZ, 2048),
         (AT_NULL, 0),
     ];
-    let argc = boot.argc as usize;
+    let argc = img.argc;
     // argc, argv..., NULL, envp..., NULL, auxv pairs.
     let words = 1 + argc + 1 + (ptrs.len() - argc) + 1 + auxv.len() * 2;
     sp = (sp - words as u64 * 8) & !15;
@@ -252,33 +270,58 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
     end
 }
 
-pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
-    let pool = boot.user_pool;
-    usermem::init(pool.base, pool.base + pool.size);
-    let loaded = load_segments(boot, placed_file(boot.program), true)?;
-    start_overrides(boot, &loaded);
-    let brk_end = reserve_brk_window(loaded.end, pool.size);
+/// Loads `img` into the program's memory (empty but for what the caller holds): its segments,
+/// the break right after them, its interpreter, the main stack with its guard; `boot` at boot
+/// (the monitor's reservations and the function overrides), None for an execve.
+pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'static str> {
+    let loaded = load_segments(img.program, boot, true)?;
+    if let Some(boot) = boot {
+        start_overrides(boot, &loaded);
+    }
+    let (pool_lo, pool_hi) = usermem::pool_range();
+    let brk_end = reserve_brk_window(loaded.end, pool_hi - pool_lo);
     *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
     // A dynamically linked program starts in its interpreter (ld.so), placed after the break's
     // window; the auxiliary vector tells it where the program is (AT_PHDR, AT_ENTRY) and where
     // it is itself (AT_BASE), as Linux's execve does.
-    let interp = match boot.interp.size {
-        0 => None,
-        _ => Some(load_segments(boot, placed_file(boot.interp), false).map_err(|_| "cannot load its interpreter")?),
+    let interp = match img.interp {
+        None => None,
+        Some(file) => Some(load_segments(file, boot, false).map_err(|_| "cannot load its interpreter")?),
     };
     let stack_size = main_stack_size();
     let guard = usermem::alloc(STACK_GUARD + stack_size, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
     protect::set_fresh(guard, guard + STACK_GUARD, 0);
     let stack = guard + STACK_GUARD;
-    let sp = build_stack(boot, &loaded, interp.as_ref().map_or(0, |i| i.base), stack + stack_size)?;
+    let sp = build_stack(img, &loaded, interp.as_ref().map_or(0, |i| i.base), stack + stack_size)?;
     let entry = interp.as_ref().map_or(loaded.entry, |i| i.entry);
+    Ok(Start { entry, sp })
+}
+
+pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
+    let pool = boot.user_pool;
+    usermem::init(pool.base, pool.base + pool.size);
+    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
+    // SAFETY: the monitor placed argv/envp there and reserved the range.
+    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
+    let strings: Vec<&[u8]> = block.split(|&b| b == 0).take((boot.argc + boot.envc) as usize).collect();
+    if strings.len() != (boot.argc + boot.envc) as usize {
+        return Err("malformed argument block");
+    }
+    let img = Image {
+        program: placed_file(boot.program),
+        interp: (boot.interp.size != 0).then(|| placed_file(boot.interp)),
+        strings: &strings,
+        argc: boot.argc as usize,
+        execfn: strings.first().copied().unwrap_or(b""),
+    };
+    let Start { entry, sp } = load_image(&img, Some(boot))?;
     PROCESS.live_threads.store(1, Ordering::SeqCst);
-    let name = boot_name(boot);
-    *PROCESS.name.lock() = name;
+    *PROCESS.name.lock() = comm_name(img.execfn);
     let handle = sched::spawn_with(
         ThreadOptions::named("main").on_cpu(0).user(),
         |t| {
-            t.tid = t.id as u32 + TID_BASE;
+            // The main thread's tid is the pid, which is `hrt`'s host pid.
+            t.tid = boot.host_pid;
             PROCESS.pid.store(t.tid, Ordering::Relaxed);
             super::calls::signal::thread_started(t);
         },
@@ -296,13 +339,9 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// The program's comm name: the last path component of argv[0], at most 15 bytes.
-fn boot_name(boot: &BootInfo) -> [u8; 16] {
-    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
-    // SAFETY: as in build_stack.
-    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
-    let argv0 = block.split(|&b| b == 0).next().unwrap_or(b"");
-    let base = argv0.rsplit(|&b| b == b'/').next().unwrap_or(argv0);
+/// The comm name of a program started as `path`: its last component, at most 15 bytes.
+pub fn comm_name(path: &[u8]) -> [u8; 16] {
+    let base = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
     let mut name = [0u8; 16];
     let n = base.len().min(15);
     name[..n].copy_from_slice(&base[..n]);

@@ -6,6 +6,7 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 use hrt_abi::overrides::{self as abi, Entry};
 
@@ -32,7 +33,7 @@ fn target(e: &Entry) -> Option<u64> {
     let group = abi::GROUPS.get(e.group as usize)?;
     let name = group.overrides.get(e.index as usize)?;
     match e.group {
-        abi::OMP_GROUP => crate::omp::entry_point(name),
+        abi::OMP_GROUP => omp_runtime().and_then(|r| (r.entry_point)(name)),
         _ => None,
     }
 }
@@ -117,7 +118,11 @@ fn write(list: &[Entry], bias: u64, lo: u64, hi: u64) -> Result<usize, &'static 
     for e in list {
         match e.kind {
             abi::KIND_OVERRIDE => count += 1,
-            abi::KIND_IMPORT if e.group == abi::OMP_GROUP => crate::omp::set_import(e.index as usize, bias + e.addr),
+            abi::KIND_IMPORT if e.group == abi::OMP_GROUP => {
+                if let Some(r) = omp_runtime() {
+                    (r.set_import)(e.index as usize, bias + e.addr);
+                }
+            }
             _ => {}
         }
     }
@@ -168,6 +173,43 @@ pub fn start_runtime(boot: &hrt_abi::BootInfo) {
     let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
     // SAFETY: the monitor placed argv/envp there and reserved the range.
     let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
-    let env = block.split(|&b| b == 0).skip(boot.argc as usize).take(boot.envc as usize);
-    crate::omp::init(env);
+    let mut env = block.split(|&b| b == 0).skip(boot.argc as usize).take(boot.envc as usize);
+    if let Some(r) = omp_runtime() {
+        (r.init)(&mut env);
+    }
+}
+
+/// The kernel's OpenMP runtime as the loader sees it: the layer above (`omp`) installs it at
+/// boot (`set_omp_runtime`), so this layer needs no knowledge of it.
+pub struct Runtime {
+    /// The kernel's function for an overridden name.
+    pub entry_point: fn(&str) -> Option<u64>,
+    /// Records import `index` of the group at `addr` (before the program runs).
+    pub set_import: fn(usize, u64),
+    /// Reads the program's environment strings (before its first OpenMP call).
+    pub init: fn(&mut dyn Iterator<Item = &[u8]>),
+    /// A forked child: given the forking thread's OpenMP state (its `omp` field), forgets what
+    /// belonged to the parent's other threads and returns the state to keep.
+    pub after_fork: fn(*mut u8) -> *mut u8,
+}
+
+static OMP_RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Installs the OpenMP runtime; once, at boot.
+pub fn set_omp_runtime(runtime: &'static Runtime) {
+    OMP_RUNTIME.store(runtime as *const Runtime as *mut Runtime, Ordering::Release);
+}
+
+fn omp_runtime() -> Option<&'static Runtime> {
+    // SAFETY: only `set_omp_runtime` stores it, from a `&'static Runtime`.
+    unsafe { OMP_RUNTIME.load(Ordering::Acquire).as_ref() }
+}
+
+/// A forked child: the forking thread's OpenMP state `state`, without what belonged to the
+/// parent's other threads (see `Runtime::after_fork`).
+pub fn omp_after_fork(state: *mut u8) -> *mut u8 {
+    match omp_runtime() {
+        Some(r) => (r.after_fork)(state),
+        None => state,
+    }
 }

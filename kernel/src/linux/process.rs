@@ -5,7 +5,18 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use crate::sync::IrqSpinLock;
 
 /// Linux thread ids are kernel thread ids plus this, so they look like ordinary pids.
-pub const TID_BASE: u32 = 1000;
+const TID_BASE: u32 = 1000;
+
+/// The Linux tid of a program thread other than the main one (whose tid is the pid, `hrt`'s
+/// host pid): from the kernel thread id, skipping the pid so no thread shares it.
+pub fn tid_for(thread_id: u64) -> u32 {
+    let tid = thread_id as u32 + TID_BASE;
+    if tid >= pid() {
+        tid + 1
+    } else {
+        tid
+    }
+}
 
 pub struct Brk {
     pub start: u64,
@@ -56,8 +67,8 @@ pub static PROCESS: Process = Process {
     ]),
 };
 
-/// A forked child's parent: the parent's pid as its program saw it (0: `hrt`'s parent, the
-/// boot-info block's `host_pid`).
+/// A forked child's parent: the parent's pid (its `hrt`'s host pid; 0: not a forked child,
+/// whose parent is `hrt`'s parent, the boot-info block's `host_ppid`).
 static PARENT_PID: AtomicU32 = AtomicU32::new(0);
 
 pub fn set_parent_pid(pid: u32) {
@@ -67,7 +78,7 @@ pub fn set_parent_pid(pid: u32) {
 /// The program's getppid.
 pub fn parent_pid() -> u32 {
     match PARENT_PID.load(Ordering::Relaxed) {
-        0 => crate::bootinfo::get().host_pid,
+        0 => crate::bootinfo::get().host_ppid,
         p => p,
     }
 }

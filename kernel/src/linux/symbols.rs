@@ -20,6 +20,11 @@ pub fn load(image: &[u8], bias: u64) {
     FUNCTIONS.lock().extend(funcs);
 }
 
+/// Forgets every function (execve: the old image is gone).
+pub fn clear() {
+    FUNCTIONS.lock().clear();
+}
+
 /// The extent of the function holding `addr`: from the program's symbol table, else from the
 /// unwind table of the object holding it (a shared library, a stripped program).
 pub fn function_at(addr: u64) -> Option<(u64, u64)> {

@@ -6,7 +6,7 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{info, memory, procs, residency, signal, thread, time};
+use super::calls::{info, memory, procs, residency, signal, sysv_shm, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
 use crate::arch::traps::TrapFrame;
@@ -126,6 +126,11 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_getpeername => ("getpeername", 3, F),
         __NR_getsockopt => ("getsockopt", 5, F),
         __NR_setsockopt => ("setsockopt", 5, F),
+        // System V shared memory: segments are the host's; attaching is local (sysv_shm.rs).
+        __NR_shmget => ("shmget", 3, F),
+        __NR_shmctl => ("shmctl", 3, F),
+        __NR_shmat => ("shmat", 3, L(sysv_shm::shmat)),
+        __NR_shmdt => ("shmdt", 1, L(sysv_shm::shmdt)),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),

@@ -11,6 +11,10 @@
 //! The page map (`usermap`) says which pages are mapped, for the pointer checks of the kernel
 //! and the monitor; it is kept here, where regions are recorded and cut.
 //!
+//! Unmapped memory is not present in the page tables, so touching it faults as on Linux
+//! (`protect::unmap`); memory taken from the free pool gets the default access back
+//! (`protect::reset`), which costs nothing where nothing was ever unmapped or protected.
+//!
 //! Zeroing and copying of program memory go through the monitor (`MEM_ZERO`, `MEM_COPY`)
 //! when they are large: host code does them at memory speed, where emulated ring 0 would take
 //! about a microsecond per 8 bytes, and the monitor gives whole 2 MiB pages back to the host.
@@ -105,6 +109,8 @@ pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
     let at = mem.free.alloc(len, align.max(PAGE)).or_else(|| mem.free.alloc(len, PAGE)).ok_or(ENOMEM)?;
     record(&mut mem.regions, at, at + len);
     super::usermap::set(at, at + len, true);
+    drop(mem);
+    super::protect::reset(at, at + len);
     Ok(at)
 }
 
@@ -132,16 +138,18 @@ pub fn reserve_break_window(addr: u64, len: u64) -> Result<u64, Errno> {
 
 fn take_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
     let end = pool_span(addr, len)?;
-    let opened = {
+    {
         let mut mem = MEMORY.lock();
-        let opened = if free_or_hole(&mem, addr, end) { open_holes(&mut mem, addr, end) } else { Vec::new() };
+        if free_or_hole(&mem, addr, end) {
+            open_holes(&mut mem, addr, end);
+        }
         if !mem.free.take(addr, end) {
             return Err(if overlaps_mapping(&mem.regions, addr, end) { EEXIST } else { ENOMEM });
         }
         record(&mut mem.regions, addr, end);
-        opened
-    };
-    holes_opened(&opened);
+    }
+    // Present again (free pages that were unmapped, and holes, are not).
+    super::protect::reset(addr, end);
     Ok(end)
 }
 
@@ -169,23 +177,13 @@ fn free_or_hole(mem: &Memory, start: u64, end: u64) -> bool {
 }
 
 /// Makes the parts of holes inside `[start, end)` free memory (they read zero: never written),
-/// for a fixed mapping about to take them; returns them for `holes_opened`.
-fn open_holes(mem: &mut Memory, start: u64, end: u64) -> Vec<(u64, u64)> {
+/// for a fixed mapping about to take them (which makes them present again).
+fn open_holes(mem: &mut Memory, start: u64, end: u64) {
     if mem.holes.is_empty() {
-        return Vec::new();
+        return;
     }
-    let opened = cut(&mut mem.holes, start, end);
-    for &(s, e) in &opened {
+    for (s, e) in cut(&mut mem.holes, start, end) {
         mem.free.give_back(s, e);
-    }
-    opened
-}
-
-/// Gives pages taken from holes the default protection again (outside the memory lock: it may
-/// change page tables), before the mapping that took them is given its own.
-fn holes_opened(opened: &[(u64, u64)]) {
-    for &(s, e) in opened {
-        super::protect::reset(s, e);
     }
 }
 
@@ -218,7 +216,7 @@ pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
 /// right now.
 pub fn map_fixed(addr: u64, len: u64, fresh: bool) -> Result<u64, Errno> {
     let end = pool_span(addr, len)?;
-    let (replaced, opened) = {
+    let (replaced, taken) = {
         let mut mem = MEMORY.lock();
         // Every page must be mapped, free or in a hole.
         let mut cur = addr;
@@ -231,26 +229,33 @@ pub fn map_fixed(addr: u64, len: u64, fresh: bool) -> Result<u64, Errno> {
                 None => return Err(ENOMEM),
             }
         }
-        let opened = open_holes(&mut mem, addr, end);
+        open_holes(&mut mem, addr, end);
         let replaced = cut_regions(&mut mem.regions, addr, end);
         // What was not mapped is free: take it.
         let mut cur = addr;
+        let mut taken = Vec::new();
         for &(s, e) in replaced.iter().chain(core::iter::once(&(end, end))) {
             if cur < s {
-                let taken = mem.free.take(cur, s);
-                debug_assert!(taken);
+                let took = mem.free.take(cur, s);
+                debug_assert!(took);
+                taken.push((cur, s));
             }
             cur = e;
         }
         record(&mut mem.regions, addr, end);
         super::usermap::set(addr, end, true);
-        (replaced, opened)
+        (replaced, taken)
     };
-    holes_opened(&opened);
-    if fresh {
-        for (s, e) in replaced {
-            zero(s, e - s);
+    // The pages taken from the free pool (and holes) are present again; the replaced ones keep
+    // their protection until the caller gives the whole range its own.
+    for (s, e) in taken {
+        super::protect::reset(s, e);
+    }
+    for (s, e) in replaced {
+        if fresh {
+            super::shared_files::for_each_private(s, e, |a, b| zero(a, b - a));
         }
+        super::shared_files::release(s, e);
     }
     Ok(addr)
 }
@@ -317,21 +322,42 @@ pub fn while_mapped<R>(start: u64, end: u64, f: impl FnOnce() -> R) -> Option<R>
 }
 
 /// Unmaps every mapped page of `[start, end)`; unmapped parts (holes included) are ignored, as
-/// on Linux. The memory gets the default protection back and is zeroed before it becomes free
-/// again.
+/// on Linux. The pages become not present (no CPU can touch them once this returns) and are
+/// zeroed before they become free again.
 pub fn unmap(start: u64, end: u64) {
     let cut = cut_regions(&mut MEMORY.lock().regions, start, end);
     if cut.is_empty() {
         return;
     }
-    // Outside the lock: the pieces are neither mapped nor free meanwhile.
+    // Outside the lock: the pieces are neither mapped nor free meanwhile. Zeroed after the
+    // TLBs let go of them, so that free memory stays zero.
     for &(s, e) in &cut {
-        super::protect::reset(s, e);
         super::usermap::set(s, e, false);
-        zero(s, e - s);
+        super::protect::unmap(s, e);
+        // Shared file pages are not zeroed (that would zero the file): they become anonymous
+        // memory again, which reads zero.
+        super::shared_files::for_each_private(s, e, |a, b| zero(a, b - a));
+        super::shared_files::release(s, e);
     }
     let mut mem = MEMORY.lock();
     for (s, e) in cut {
+        mem.free.give_back(s, e);
+    }
+}
+
+/// execve: unmaps every page of the program outside `[keep_start, keep_end)` (zeroed, given
+/// back) and makes the holes between an old image's segments free memory again (they read zero:
+/// never written).
+pub fn release_all_but(keep_start: u64, keep_end: u64) {
+    let (lo, hi) = pool_range();
+    unmap(lo, keep_start);
+    unmap(keep_end, hi);
+    let holes = core::mem::take(&mut MEMORY.lock().holes);
+    for (&s, &e) in &holes {
+        super::protect::reset(s, e);
+    }
+    let mut mem = MEMORY.lock();
+    for (s, e) in holes {
         mem.free.give_back(s, e);
     }
 }
@@ -348,6 +374,8 @@ pub fn grow_in_place(end: u64, new_end: u64) -> bool {
     let start = mem.regions.range(..end).next_back().filter(|(_, &e)| e == end).map(|(&s, _)| s);
     record(&mut mem.regions, start.unwrap_or(end), new_end);
     super::usermap::set(end, new_end, true);
+    drop(mem);
+    super::protect::reset(end, new_end);
     true
 }
 

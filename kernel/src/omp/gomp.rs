@@ -16,8 +16,8 @@ use super::team::{self, Outlined};
 use super::thread;
 use super::work::{self, Loop};
 
-static CRITICAL: AtomicU32 = AtomicU32::new(0);
-static ATOMIC: AtomicU32 = AtomicU32::new(0);
+static CRITICAL: lock::Padded = lock::Padded(AtomicU32::new(0));
+static ATOMIC: lock::Padded = lock::Padded(AtomicU32::new(0));
 
 // omp_get_wtime and omp_get_wtick return a double in xmm0, which the kernel's soft-float
 // target cannot express: the conversion is two SSE instructions here.
@@ -143,10 +143,10 @@ extern "C" fn GOMP_cancellation_point(_which: i32) -> bool {
 // Mutual exclusion.
 
 extern "C" fn GOMP_critical_start() {
-    lock::lock(&CRITICAL);
+    lock::lock(&CRITICAL.0);
 }
 extern "C" fn GOMP_critical_end() {
-    lock::unlock(&CRITICAL);
+    lock::unlock(&CRITICAL.0);
 }
 /// A named critical's lock word is the first half of the pointer-sized variable gcc made for
 /// the name (libgomp does the same).
@@ -159,10 +159,10 @@ extern "C" fn GOMP_critical_name_end(p: *mut u8) {
     lock::unlock(unsafe { lock::word_at(p) });
 }
 extern "C" fn GOMP_atomic_start() {
-    lock::lock(&ATOMIC);
+    lock::lock(&ATOMIC.0);
 }
 extern "C" fn GOMP_atomic_end() {
-    lock::unlock(&ATOMIC);
+    lock::unlock(&ATOMIC.0);
 }
 
 // Single and ordered.
@@ -292,6 +292,114 @@ generic_unsigned_starts! {
     GOMP_loop_ull_ordered_start: true;
 }
 
+// Doacross loops: a loop over 0..counts[0] with step 1, plus the nest's progress.
+
+/// The nest's iteration counts (`ncounts` of them at `counts`).
+fn doacross_counts<'a>(ncounts: u32, counts: *const u64) -> &'a [u64] {
+    if ncounts == 0 || ncounts as usize > super::doacross::MAX_DIMS {
+        super::team::fatal("a doacross loop nest deeper than 16 loops is not supported");
+    }
+    // SAFETY: gcc's array of `ncounts` iteration counts.
+    unsafe { core::slice::from_raw_parts(counts, ncounts as usize) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn doacross_start(
+    kind: u32,
+    ncounts: u32,
+    counts: *const u64,
+    chunk: u64,
+    is: *mut u64,
+    ie: *mut u64,
+    red: *mut u8,
+    mem: *mut *mut u8,
+) -> bool {
+    let n = doacross_counts(ncounts, counts);
+    let l = unsigned_loop(kind, true, 0, n[0], 1, chunk, false);
+    work::start_doacross(&l, n, is, ie, mem, red as *mut usize)
+}
+
+/// The doacross start entry points with a chunk argument, and the runtime ones (the
+/// `unsigned long long` ones are aliases: counts are never negative, so the bits are the same).
+macro_rules! doacross_starts {
+    ($($name:ident: $kind:expr;)*) => {$(
+        extern "C" fn $name(ncounts: u32, counts: *const u64, c: u64, is: *mut u64, ie: *mut u64) -> bool {
+            doacross_start($kind, ncounts, counts, c, is, ie, core::ptr::null_mut(), core::ptr::null_mut())
+        }
+    )*};
+}
+macro_rules! doacross_runtime_starts {
+    ($($name:ident;)*) => {$(
+        extern "C" fn $name(ncounts: u32, counts: *const u64, is: *mut u64, ie: *mut u64) -> bool {
+            doacross_start(0, ncounts, counts, 0, is, ie, core::ptr::null_mut(), core::ptr::null_mut())
+        }
+    )*};
+}
+macro_rules! doacross_generic_starts {
+    ($($name:ident;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        extern "C" fn $name(ncounts: u32, counts: *const u64, sched: i64, c: u64, is: *mut u64, ie: *mut u64, red: *mut u8, mem: *mut *mut u8) -> bool {
+            doacross_start(sched_kind(sched), ncounts, counts, c, is, ie, red, mem)
+        }
+    )*};
+}
+doacross_starts! {
+    GOMP_loop_doacross_static_start: SCHED_STATIC;
+    GOMP_loop_doacross_dynamic_start: SCHED_DYNAMIC;
+    GOMP_loop_doacross_guided_start: SCHED_GUIDED;
+}
+doacross_runtime_starts! {
+    GOMP_loop_doacross_runtime_start;
+}
+doacross_generic_starts! {
+    GOMP_loop_doacross_start;
+}
+
+/// `depend(source)`: the current iteration vector (also GOMP_doacross_ull_post).
+extern "C" fn GOMP_doacross_post(v: *const u64) {
+    if let Some(d) = work::doacross() {
+        // SAFETY: gcc's vector, one number per loop of the nest.
+        d.post(unsafe { core::slice::from_raw_parts(v, d.dims()) });
+    }
+}
+
+/// `depend(sink: ...)` (also GOMP_doacross_ull_wait: the same bits): the vector comes as variadic arguments, which the x86-64 ABI passes
+/// like fixed ones (the first six in registers, the rest on the stack); the unused trailing
+/// parameters read whatever the caller's frame holds and are ignored.
+#[allow(clippy::too_many_arguments)]
+extern "C" fn GOMP_doacross_wait(
+    a0: u64,
+    a1: u64,
+    a2: u64,
+    a3: u64,
+    a4: u64,
+    a5: u64,
+    a6: u64,
+    a7: u64,
+    a8: u64,
+    a9: u64,
+    a10: u64,
+    a11: u64,
+    a12: u64,
+    a13: u64,
+    a14: u64,
+    a15: u64,
+) {
+    if let Some(d) = work::doacross() {
+        let v = [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15];
+        d.wait(&v[..d.dims()]);
+    }
+}
+
+/// `scope` with task reductions (gcc 12): enters a work-sharing construct only to share the
+/// reductions, and leaves it at once (gcc ends it with
+/// GOMP_workshare_task_reduction_unregister, which never leaves a work share).
+extern "C" fn GOMP_scope_start(red: *mut u8) {
+    let nothing = unsigned_loop(SCHED_STATIC, true, 0, 0, 1, 0, false);
+    work::start(&nothing, core::ptr::null_mut(), core::ptr::null_mut(), core::ptr::null_mut(), red as *mut usize);
+    work::end(false);
+}
+
 // Sections.
 
 extern "C" fn GOMP_sections_start(count: u32) -> u32 {
@@ -419,6 +527,14 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_single_copy_end,
         GOMP_ordered_start,
         GOMP_ordered_end,
+        GOMP_scope_start,
+        GOMP_loop_doacross_static_start,
+        GOMP_loop_doacross_dynamic_start,
+        GOMP_loop_doacross_guided_start,
+        GOMP_loop_doacross_runtime_start,
+        GOMP_loop_doacross_start,
+        GOMP_doacross_post,
+        GOMP_doacross_wait,
         GOMP_loop_ordered_static_start,
         GOMP_loop_static_start,
         GOMP_loop_dynamic_start,
@@ -519,6 +635,13 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "GOMP_loop_nonmonotonic_runtime_start" => GOMP_loop_runtime_start,
         "GOMP_loop_maybe_nonmonotonic_runtime_start" => GOMP_loop_runtime_start,
         "GOMP_sections_end_nowait" => GOMP_loop_end_nowait,
+        "GOMP_loop_ull_doacross_static_start" => GOMP_loop_doacross_static_start,
+        "GOMP_loop_ull_doacross_dynamic_start" => GOMP_loop_doacross_dynamic_start,
+        "GOMP_loop_ull_doacross_guided_start" => GOMP_loop_doacross_guided_start,
+        "GOMP_loop_ull_doacross_runtime_start" => GOMP_loop_doacross_runtime_start,
+        "GOMP_loop_ull_doacross_start" => GOMP_loop_doacross_start,
+        "GOMP_doacross_ull_post" => GOMP_doacross_post,
+        "GOMP_doacross_ull_wait" => GOMP_doacross_wait,
         "GOMP_loop_ull_nonmonotonic_dynamic_start" => GOMP_loop_ull_dynamic_start,
         "GOMP_loop_ull_nonmonotonic_guided_start" => GOMP_loop_ull_guided_start,
         "GOMP_loop_ull_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start,

@@ -6,22 +6,33 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::linux::futex;
 
-const SPINS: u32 = 2000;
-
 pub fn lock(w: &AtomicU32) {
     if w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
         return;
     }
-    for _ in 0..SPINS {
+    // Spin as long as a waiting thread does (libgomp's spin count, GOMP_SPINCOUNT): a holder
+    // that sleeps on the word must wake its successor with a futex call at every unlock.
+    let spin_rounds = super::icv::spin_rounds();
+    let mut round = 0u64;
+    while round < spin_rounds {
         core::hint::spin_loop();
         if w.load(Ordering::Relaxed) == 0 && w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
             return;
+        }
+        round += 1;
+        // The holder may be waiting for this CPU (more threads than vCPUs).
+        if round.is_multiple_of(64) && crate::sched::runnable_here() > 0 {
+            crate::sched::yield_now();
         }
     }
     while w.swap(2, Ordering::Acquire) != 0 {
         futex::wait_word(w, 2);
     }
 }
+
+/// A lock word alone in its cache line (the unnamed critical section, the `atomic` lock).
+#[repr(align(128))]
+pub struct Padded(pub AtomicU32);
 
 pub fn try_lock(w: &AtomicU32) -> bool {
     w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok()

@@ -14,6 +14,8 @@
 //! task reductions (`reductions`).
 
 mod api;
+mod barrier;
+mod doacross;
 mod gomp;
 mod icv;
 mod lock;
@@ -52,10 +54,24 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     icv::init(env);
 }
 
+/// This runtime as the Linux layer's loader uses it.
+static RUNTIME: crate::linux::overrides::Runtime =
+    crate::linux::overrides::Runtime {
+    entry_point: gomp::entry_point,
+    set_import,
+    init: |env| init(env),
+    after_fork,
+};
+
+/// Offers this runtime to the Linux layer (which overrides libgomp with it); once, at boot.
+pub fn register() {
+    crate::linux::overrides::set_omp_runtime(&RUNTIME);
+}
+
 /// A forked child (`linux::calls::fork`): the forking thread keeps its OpenMP state `state`
 /// (a thread's `omp` field: ICVs, current task) but not its teams, whose workers were the
 /// parent's threads, and the idle workers are gone too. Returns the state to keep.
-pub fn after_fork(state: *mut u8) -> *mut u8 {
+fn after_fork(state: *mut u8) -> *mut u8 {
     thread::forget_teams(state);
     team::forget_workers();
     state

@@ -70,6 +70,11 @@ impl Queue {
         self.signal.bump();
     }
 
+    /// Whether a task waits in the queue (one load).
+    pub fn has_queued(&self) -> bool {
+        self.queued.load(Ordering::Acquire) != 0
+    }
+
     /// Takes the first ready task that `fits`.
     fn take(&self, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
         if self.queued.load(Ordering::Acquire) == 0 {

@@ -8,8 +8,9 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::barrier::Barrier;
 use super::tasks::Queue;
 use super::thread::{self, Ctx};
 use super::wait::Word;
@@ -42,19 +43,6 @@ static SPARE_TEAMS: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
 pub fn forget_workers() {
     POOL.lock().clear();
     SPARE_TEAMS.lock().clear();
-}
-
-/// A centralized barrier: the last of `n` to arrive resets the count and bumps the generation
-/// (once the team's tasks are all done: threads waiting at it run them).
-pub struct Barrier {
-    count: AtomicU32,
-    generation: AtomicU32,
-}
-
-impl Barrier {
-    const fn new() -> Barrier {
-        Barrier { count: AtomicU32::new(0), generation: AtomicU32::new(0) }
-    }
 }
 
 pub struct Team {
@@ -111,31 +99,8 @@ impl Team {
 
     /// The team's barrier: returns when every thread has arrived and every task is done.
     pub fn barrier_wait(&self) {
-        let n = self.nthreads;
-        if n <= 1 {
-            return;
-        }
-        let (b, q) = (&self.barrier, &self.tasks);
-        let g = b.generation.load(Ordering::Acquire);
-        b.count.fetch_add(1, Ordering::AcqRel);
-        loop {
-            let seen = q.signal.load();
-            if b.generation.load(Ordering::Acquire) != g {
-                return;
-            }
-            if q.run_one() {
-                continue;
-            }
-            if b.count.load(Ordering::Acquire) == n && q.pending.load(Ordering::Acquire) == 0 {
-                // Whoever sees the last arrival with no task left opens the barrier.
-                if b.count.compare_exchange(n, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-                    b.generation.store(g.wrapping_add(1), Ordering::Release);
-                    q.signal.bump();
-                    return;
-                }
-                continue;
-            }
-            q.signal.wait_while(seen);
+        if self.nthreads > 1 {
+            self.barrier.wait(thread::ctx().id, self.nthreads, &self.tasks);
         }
     }
 }
@@ -191,6 +156,7 @@ pub fn fork(
     team.single.store(0, Ordering::Relaxed);
     super::work::reset(&team.work);
     team.group = None;
+    team.barrier.prepare(n as usize);
     team.prepared = prepare(team, outer);
     if n > 1 {
         staff(team, n as usize - 1);
@@ -226,6 +192,7 @@ pub fn run_master_and_join(team_ptr: *mut Team) {
 pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
     // SAFETY: as in run_master_and_join.
     let team = unsafe { &*team_ptr };
+    team.barrier.leave(0);
     if team.nthreads > 1 {
         team.tasks.drain();
         super::wait::wait_until(&team.remaining, || team.remaining.value.load(Ordering::Acquire) == 0);
@@ -365,6 +332,7 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
             f(team.data);
         }
         team.tasks.drain();
+        team.barrier.leave(id);
         st.ctx = idle;
         // The last thing this worker does with the team: after it, the master may reuse it.
         team.remaining.value.fetch_sub(1, Ordering::AcqRel);

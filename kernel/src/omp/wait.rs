@@ -52,6 +52,14 @@ impl Word {
         }
     }
 
+    /// Wakes the threads sleeping in `until` on this word (after the caller made their
+    /// condition true): a bump only when someone sleeps, so usually one load.
+    pub fn nudge(&self) {
+        if self.sleepers.load(Ordering::SeqCst) != 0 {
+            self.bump();
+        }
+    }
+
     /// Adds one and wakes every sleeper.
     pub fn bump(&self) {
         self.value.fetch_add(1, Ordering::SeqCst);
@@ -74,5 +82,36 @@ pub fn wait_until(word: &Word, cond: impl Fn() -> bool) {
             return;
         }
         word.wait_while(seen);
+    }
+}
+
+/// Waits until `cond` holds, testing it while spinning (it may read other words than
+/// `word`), then sleeping on `word`; whoever makes `cond` true calls `word.nudge()`.
+pub fn until(word: &Word, cond: impl Fn() -> bool) {
+    let spin_rounds = super::icv::spin_rounds();
+    let mut round = 0u64;
+    while round < spin_rounds {
+        if cond() {
+            return;
+        }
+        round += 1;
+        if round.is_multiple_of(64) && crate::sched::runnable_here() > 0 {
+            crate::sched::yield_now();
+        }
+        core::hint::spin_loop();
+    }
+    loop {
+        // Counted as a sleeper before the last test: a waker that makes `cond` true after it
+        // sees the count and bumps the value, so the futex wait below returns at once.
+        word.sleepers.fetch_add(1, Ordering::SeqCst);
+        let seen = word.value.load(Ordering::SeqCst);
+        let done = cond();
+        if !done {
+            futex::wait_word(&word.value, seen);
+        }
+        word.sleepers.fetch_sub(1, Ordering::SeqCst);
+        if done {
+            return;
+        }
     }
 }

@@ -5,9 +5,11 @@
 //! loop is an iteration space 0..n handed out as index ranges, mapped back to the program's
 //! loop variable only when a chunk is returned (no overflow for any start, end and step).
 
+use alloc::boxed::Box;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
+use super::doacross::Doacross;
 use super::icv::{SCHED_AUTO, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_MONOTONIC, SCHED_STATIC};
 use super::team::Team;
 use super::thread::{self, Ctx};
@@ -69,6 +71,9 @@ fn count_unsigned(up: bool, start: u64, end: u64, incr: u64) -> u64 {
     n.min(u64::MAX as u128 / 2) as u64
 }
 
+#[repr(align(128))]
+struct Claimed(AtomicU64);
+
 pub struct WorkShare {
     /// Construct number * 2, plus 1 once described (ready to join).
     tag: AtomicI64,
@@ -77,7 +82,9 @@ pub struct WorkShare {
     /// Bumped when the slot becomes ready or free.
     changed: Word,
     desc: UnsafeCell<Desc>,
-    next: AtomicU64,
+    /// The next unclaimed iteration of a dynamic or guided loop: every chunk writes it, so
+    /// it has a cache line of its own (not the description every chunk reads).
+    next: Claimed,
     /// The iteration index whose chunk may run its ordered regions now.
     ordered: AtomicU64,
     ordered_moved: Word,
@@ -87,6 +94,9 @@ pub struct WorkShare {
     mem: UnsafeCell<(*mut u8, usize)>,
     /// The describing thread's task reduction descriptors (the others share its copies).
     task_reductions: AtomicPtr<usize>,
+    /// A doacross loop's progress (kept until the slot is described again: a loop ends
+    /// without a barrier and threads may still wait on it).
+    doacross: UnsafeCell<Option<Box<Doacross>>>,
 }
 
 // SAFETY: `desc` and `mem` are written only by the thread that claimed the slot, before it
@@ -100,12 +110,13 @@ impl WorkShare {
             left: AtomicU32::new(0),
             changed: Word::new(0),
             desc: UnsafeCell::new(Desc::EMPTY),
-            next: AtomicU64::new(0),
+            next: Claimed(AtomicU64::new(0)),
             ordered: AtomicU64::new(0),
             ordered_moved: Word::new(0),
             copy: AtomicPtr::new(core::ptr::null_mut()),
             mem: UnsafeCell::new((core::ptr::null_mut(), 0)),
             task_reductions: AtomicPtr::new(core::ptr::null_mut()),
+            doacross: UnsafeCell::new(None),
         }
     }
 
@@ -117,7 +128,7 @@ impl WorkShare {
     fn describe(&self, d: Desc) {
         // SAFETY: this thread claimed the slot and has not published it.
         unsafe { *self.desc.get() = d };
-        self.next.store(0, Ordering::Relaxed);
+        self.next.0.store(0, Ordering::Relaxed);
         self.ordered.store(0, Ordering::Relaxed);
         self.copy.store(core::ptr::null_mut(), Ordering::Relaxed);
     }
@@ -233,6 +244,39 @@ fn describe(c: &Ctx, l: &Loop) -> Desc {
 /// only enters the construct (GOMP_loop_start does so for combined constructs).
 /// `red` (not null): the construct's task reductions.
 pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red: *mut usize) -> bool {
+    start_with(l, None, istart, iend, mem, red)
+}
+
+/// Starts a doacross loop over 0..counts[0] (`counts`: iterations of each loop of the nest).
+pub fn start_doacross(
+    l: &Loop,
+    counts: &[u64],
+    istart: *mut u64,
+    iend: *mut u64,
+    mem: *mut *mut u8,
+    red: *mut usize,
+) -> bool {
+    start_with(l, Some(counts), istart, iend, mem, red)
+}
+
+/// The doacross state of the current loop (None outside a doacross loop).
+pub fn doacross() -> Option<&'static Doacross> {
+    let c = thread::ctx();
+    if c.cur.slot.is_null() {
+        return None;
+    }
+    // SAFETY: the current construct's slot, published (see WorkShare's Sync impl).
+    unsafe { (*(*c.cur.slot).doacross.get()).as_deref() }
+}
+
+fn start_with(
+    l: &Loop,
+    counts: Option<&[u64]>,
+    istart: *mut u64,
+    iend: *mut u64,
+    mem: *mut *mut u8,
+    red: *mut usize,
+) -> bool {
     super::reductions::workshare_begin(red);
     let c = thread::ctx();
     let (slot, first) = enter(c);
@@ -242,6 +286,8 @@ pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red:
         super::reductions::workshare_register(red, core::ptr::null_mut());
         slot.task_reductions.store(red, Ordering::Relaxed);
         slot.describe(describe(c, l));
+        // SAFETY: claimed, unpublished slot; every thread left its previous construct.
+        unsafe { *slot.doacross.get() = counts.map(|n| Box::new(Doacross::new(n))) };
         if !mem.is_null() {
             // SAFETY: `mem` is the program's pointer-sized in/out argument.
             let want = unsafe { *mem } as usize;
@@ -283,6 +329,8 @@ pub fn start(l: &Loop, istart: *mut u64, iend: *mut u64, mem: *mut *mut u8, red:
 pub fn prepare(team: &Team, outer: &Ctx, l: &Loop) {
     let slot = &team.work[1];
     slot.describe(describe(outer, l));
+    // SAFETY: the team's threads are idle (the master prepares before it starts them).
+    unsafe { *slot.doacross.get() = None };
     slot.left.store(team.nthreads, Ordering::Relaxed);
     slot.tag.store(3, Ordering::Release);
 }
@@ -322,18 +370,18 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
     let d = *slot.desc();
     let got = match d.kind {
         SCHED_DYNAMIC => {
-            let lo = slot.next.fetch_add(d.chunk, Ordering::Relaxed);
+            let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
             (lo < d.n).then(|| (lo, (lo + d.chunk).min(d.n)))
         }
         SCHED_GUIDED => {
-            let mut lo = slot.next.load(Ordering::Relaxed);
+            let mut lo = slot.next.0.load(Ordering::Relaxed);
             loop {
                 if lo >= d.n {
                     break None;
                 }
                 let q = (d.n - lo).div_ceil(c.nthreads as u64).max(d.chunk);
                 let hi = (lo + q).min(d.n);
-                match slot.next.compare_exchange_weak(lo, hi, Ordering::Relaxed, Ordering::Relaxed) {
+                match slot.next.0.compare_exchange_weak(lo, hi, Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => break Some((lo, hi)),
                     Err(v) => lo = v,
                 }

@@ -9,12 +9,14 @@ use core::sync::atomic::Ordering;
 use crate::arch::irq;
 
 pub fn idle_loop() -> ! {
-    let s = &crate::cpu::this().sched;
+    let s = super::this_sched();
     let halt_after = super::halt_after_ns();
     let halts = halt_after != u64::MAX;
     let spin_ticks = if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX };
     let mut idle_since = crate::time::ticks();
     irq::enable();
+    // While idle, TLB shootdowns pass this CPU by (it flushes before running a thread).
+    crate::arch::tlb::idle_begins();
     loop {
         super::freeze::check();
         super::task::run_pending();
@@ -25,7 +27,9 @@ pub fn idle_loop() -> ! {
         super::run_idle_hook(true);
         if s.runnable() > 0 {
             super::run_idle_hook(false);
+            crate::arch::tlb::idle_ends();
             super::idle_run_next();
+            crate::arch::tlb::idle_begins();
             idle_since = crate::time::ticks();
             continue;
         }

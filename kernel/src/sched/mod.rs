@@ -2,6 +2,8 @@
 //! optional timer preemption, and the idle loop. Tickless: the LAPIC timer is armed only for
 //! the next sleeper (and the preemption quantum when preemption is on).
 
+pub mod barrier;
+pub mod condvar;
 pub mod fork;
 pub mod freeze;
 pub mod idle;
@@ -9,6 +11,7 @@ pub mod runqueue;
 pub mod sleep;
 pub mod task;
 pub mod thread;
+pub mod waitqueue;
 
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -19,9 +22,12 @@ use crate::sync::{IrqSpinLock, PerCpuCell};
 use runqueue::RunQueue;
 use thread::{BLOCKED, BLOCKING, EXITED, READY, RUNNING};
 
+pub use barrier::Barrier;
+pub use condvar::CondVar;
 pub use fork::{fork, Fork};
 pub use sleep::{block_until, sleep_ns};
 pub use thread::{create, exit, spawn, spawn_with, Thread, ThreadHandle, ThreadOptions};
+pub use waitqueue::WaitQueue;
 
 /// Scheduler state of one CPU (inside its `PerCpu`).
 pub struct CpuSched {
@@ -74,6 +80,29 @@ impl CpuSched {
     pub fn runnable(&self) -> usize {
         self.runq_len.load(Ordering::SeqCst)
     }
+
+    /// A forked child's kernel, on this record's CPU before it runs anything: the parent's
+    /// threads, sleepers and tasks here are not this VM's. They are leaked, not dropped:
+    /// nothing refers to them any more, and dropping a parent's task could run its code.
+    fn forget_all(&self) {
+        core::mem::forget(core::mem::replace(&mut *self.runq.lock(), RunQueue::new()));
+        core::mem::forget(core::mem::replace(&mut *self.sleepers.lock(), sleep::SleepList::new()));
+        core::mem::forget(core::mem::replace(&mut *self.tasks.lock(), task::TaskQueue::new()));
+        self.runq_len.store(0, Ordering::SeqCst);
+        self.tasks_len.store(0, Ordering::SeqCst);
+        self.current.store(null_mut(), Ordering::SeqCst);
+        self.idle.store(null_mut(), Ordering::SeqCst);
+        self.halted.store(false, Ordering::SeqCst);
+        self.need_resched.store(false, Ordering::SeqCst);
+        self.preempt_at.store(0, Ordering::SeqCst);
+        self.next_wake.store(u64::MAX, Ordering::SeqCst);
+        // SAFETY: only this CPU touches these cells, and it runs no thread yet.
+        unsafe {
+            *self.prev_exited.get() = null_mut();
+            *self.prev_migrating.get() = null_mut();
+            *self.fpu_owner.get() = null_mut();
+        }
+    }
 }
 
 static IDLE_HALT: AtomicBool = AtomicBool::new(false);
@@ -88,8 +117,23 @@ const HALT_AFTER_NS_LATE: u64 = 1_000_000;
 /// Preemption quantum in TSC ticks (0 = off, the default).
 static QUANTUM: AtomicU64 = AtomicU64::new(0);
 
-fn this_sched() -> &'static CpuSched {
-    &cpu::this().sched
+/// Every CPU's scheduler state, by CPU number.
+struct CpuScheds([CpuSched; hrt_abi::MAX_CPUS]);
+
+// SAFETY: each record's fields are atomics, locks, or `PerCpuCell`s that only their own CPU
+// touches (with interrupts off), as when the records lived in the per-CPU block.
+unsafe impl Sync for CpuScheds {}
+
+static SCHEDS: CpuScheds = CpuScheds([const { CpuSched::new() }; hrt_abi::MAX_CPUS]);
+
+/// CPU `cpu`'s scheduler state (shared fields only from other CPUs: atomics and locks).
+pub fn on_cpu(cpu: usize) -> &'static CpuSched {
+    &SCHEDS.0[cpu]
+}
+
+/// This CPU's scheduler state.
+pub(crate) fn this_sched() -> &'static CpuSched {
+    on_cpu(cpu::id())
 }
 
 /// Global settings from the boot-info block; boot CPU, before any thread exists.
@@ -119,9 +163,14 @@ pub fn preemption_enabled() -> bool {
     QUANTUM.load(Ordering::Relaxed) != 0
 }
 
-/// A forked child's kernel, before any CPU runs a thread: none of the parent's threads runs
-/// here, so no CPU carries load, no task waits and nothing is frozen. (Each CPU's own scheduler
-/// state goes with its record, `cpu::reset`.)
+/// A forked child's kernel, on each CPU before `init_cpu`: this CPU's scheduler state as before
+/// boot (see `CpuSched::forget_all`).
+pub fn reset_cpu_after_fork() {
+    this_sched().forget_all();
+}
+
+/// A forked child's kernel, on the boot CPU before any CPU runs a thread: none of the parent's
+/// threads runs here, so no CPU carries load, no task waits and nothing is frozen.
 pub fn reset_after_fork() {
     thread::reset_load();
     task::reset();
@@ -211,7 +260,7 @@ pub fn current_description() -> (u64, &'static str) {
 pub(crate) unsafe fn make_runnable(t: *mut Thread) {
     // SAFETY: `t` is a live thread record.
     let target = unsafe { (*t).cpu };
-    let s = &cpu::get(target).sched;
+    let s = on_cpu(target);
     // SAFETY: as above.
     unsafe { (*t).state.store(READY, Ordering::SeqCst) };
     {
@@ -235,7 +284,7 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
 
 /// Sends the kick IPI to `target` if its idle loop is halted.
 pub(crate) fn kick_if_halted(target: usize) {
-    if target != cpu::id() && cpu::get(target).sched.halted.load(Ordering::SeqCst) {
+    if target != cpu::id() && on_cpu(target).halted.load(Ordering::SeqCst) {
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
 }

@@ -76,7 +76,7 @@ pub fn sleep_ns(ns: u64) {
 
 /// Sleeps until the TSC reaches `deadline`.
 pub fn sleep_until_tsc(deadline: u64) {
-    let s: &CpuSched = &crate::cpu::this().sched;
+    let s: &CpuSched = super::this_sched();
     while time::ticks() < deadline {
         let cur = super::current();
         {
@@ -112,7 +112,7 @@ fn arm_unless_polling(s: &CpuSched) {
 /// waker wakes it or the TSC reaches `deadline`. The caller tells which by checking whether it
 /// is still registered with its waker.
 pub fn block_until(deadline: u64) {
-    let s: &CpuSched = &crate::cpu::this().sched;
+    let s: &CpuSched = super::this_sched();
     let cur = super::current();
     {
         let mut list = s.sleepers.lock();

@@ -6,7 +6,8 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use crate::sync::{IrqSpinLock, WaitQueue};
+use super::WaitQueue;
+use crate::sync::IrqSpinLock;
 
 struct Completion {
     done: AtomicBool,
@@ -60,7 +61,7 @@ where
     let task = Task { work: Box::new(work), completion: completion.clone() };
     match cpu {
         Some(c) => {
-            let s = &crate::cpu::get(c).sched;
+            let s = crate::sched::on_cpu(c);
             let mut q = s.tasks.lock();
             q.push_back(task);
             s.tasks_len.store(q.len(), Ordering::SeqCst);
@@ -73,8 +74,7 @@ where
             ANY_LEN.store(q.len(), Ordering::SeqCst);
             drop(q);
             // Wake one halted CPU to take it (polling CPUs will see it anyway).
-            if let Some(c) = (0..crate::cpu::count()).find(|&c| crate::cpu::get(c).sched.halted.load(Ordering::SeqCst))
-            {
+            if let Some(c) = (0..crate::cpu::count()).find(|&c| crate::sched::on_cpu(c).halted.load(Ordering::SeqCst)) {
                 super::kick_if_halted(c);
             }
         }
@@ -84,11 +84,11 @@ where
 
 /// Whether this CPU has tasks to run.
 pub fn pending() -> bool {
-    crate::cpu::this().sched.tasks_len.load(Ordering::SeqCst) > 0 || ANY_LEN.load(Ordering::SeqCst) > 0
+    super::this_sched().tasks_len.load(Ordering::SeqCst) > 0 || ANY_LEN.load(Ordering::SeqCst) > 0
 }
 
 fn take_one() -> Option<Task> {
-    let s = &crate::cpu::this().sched;
+    let s = super::this_sched();
     if s.tasks_len.load(Ordering::SeqCst) > 0 {
         let mut q = s.tasks.lock();
         let t = q.pop_front();

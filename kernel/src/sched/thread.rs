@@ -30,7 +30,7 @@ pub const USER_STACK_SIZE: usize = 16 << 10;
 /// changed has overflowed its stack.
 const STACK_CANARY: u64 = 0x5354_4143_4b45_4e44;
 const NAME_LEN: usize = 24;
-/// Room for FXSAVE (512 B) or XSAVE of x87, SSE and AVX (832 B).
+/// Room for FXSAVE (512 B) or XSAVE of every user state component up to AVX-512 and PKRU.
 const FPU_AREA: usize = crate::arch::fpu::AREA_MAX;
 
 #[repr(C, align(64))]

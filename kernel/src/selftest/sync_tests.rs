@@ -8,7 +8,8 @@ use super::TestResult;
 use crate::arch::{apic, traps};
 use crate::ensure;
 use crate::sched::{self, ThreadHandle, ThreadOptions};
-use crate::sync::{Barrier, CondVar, IrqSpinLock, SpinLock, WaitQueue};
+use crate::sched::{Barrier, CondVar, WaitQueue};
+use crate::sync::{IrqSpinLock, SpinLock};
 
 fn one_per_cpu<F>(name: &str, f: F) -> Result<Vec<ThreadHandle>, alloc::string::String>
 where

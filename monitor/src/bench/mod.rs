@@ -5,6 +5,7 @@ mod args;
 mod json;
 mod kernel_suite;
 mod machine;
+mod merge;
 mod plan;
 mod process;
 mod progress;
@@ -59,7 +60,7 @@ pub fn run(args: &BenchArgs) -> Result<u8> {
     let machine = machine::describe();
     let date = machine::now_utc();
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let rows = report::pair(&records);
+    let rows = report::pair(&merge::rounds(records));
     println!("hrt bench: {} ({} vCPUs / threads), {date}", machine.platform, cpus);
     println!("host: {}, {} CPUs, {} MiB, {}", machine.cpu_model, machine.host_cpus, machine.mem_mib, machine.kernel);
     println!("HRT side: kernel primitives and programs under hrt run in guest ring {app_ring} (one ring)");

@@ -1,4 +1,9 @@
 //! What `hrt bench` runs: one job per process, for the chosen suites.
+//!
+//! A program's sides (Linux, HRT on libgomp, HRT on the kernel's runtime) are interleaved:
+//! each round runs every side once, for a share of the samples, and the rounds repeat (the
+//! first side changes from round to round), so a change of the host's speed during the run
+//! hits every column alike. `merge` puts a side's rounds back together.
 
 use super::args::{BenchArgs, OmpColumns};
 use super::result::{Side, Via};
@@ -17,6 +22,8 @@ pub struct Job {
     pub side: Side,
     pub via: Via,
     pub work: Work,
+    /// Which round of its program's interleaved runs (0 for the in-kernel suite).
+    pub round: u32,
 }
 
 impl Job {
@@ -29,7 +36,7 @@ impl Job {
                     _ if self.side == Side::Linux => "Linux",
                     _ => "HRT",
                 };
-                format!("{program} {} ({threads} threads, {side})", args.join(" "))
+                format!("{program} {} ({threads} threads, {side}, round {})", args.join(" "), self.round + 1)
             }
         }
     }
@@ -42,12 +49,39 @@ impl Job {
     }
 }
 
-/// Both sides of one program run: Linux, and HRT once per way in `hrt`.
-fn both(program: &'static str, args: Vec<String>, threads: u32, hrt: &[Via]) -> Vec<Job> {
-    let work = |args: &Vec<String>| Work::Program { program, args: args.clone(), threads };
-    let mut jobs = vec![Job { side: Side::Linux, via: Via::Native, work: work(&args) }];
-    jobs.extend(hrt.iter().map(|&via| Job { side: Side::Hrt, via, work: work(&args) }));
+/// Every side of one program, `rounds` times: Linux, and HRT once per way in `hrt`, each
+/// round starting one side later than the round before.
+fn interleaved(program: &'static str, args: Vec<String>, threads: u32, hrt: &[Via], rounds: u32) -> Vec<Job> {
+    let mut sides = vec![(Side::Linux, Via::Native)];
+    sides.extend(hrt.iter().map(|&via| (Side::Hrt, via)));
+    let mut jobs = Vec::new();
+    for round in 0..rounds {
+        for k in 0..sides.len() {
+            let (side, via) = sides[(k + round as usize) % sides.len()];
+            let work = Work::Program { program, args: args.clone(), threads };
+            jobs.push(Job { side, via, work, round });
+        }
+    }
     jobs
+}
+
+/// Rounds of the omp suite, and EPCC samples per row in each (a row's samples in all: 12 with
+/// --quick, 60 otherwise).
+fn omp_rounds(quick: bool) -> (u32, u32) {
+    if quick {
+        (2, 6)
+    } else {
+        (6, 10)
+    }
+}
+
+/// Rounds of the apps suite, one timed run of the application in each.
+fn app_rounds(quick: bool) -> u32 {
+    if quick {
+        1
+    } else {
+        3
+    }
 }
 
 /// The HRT runs of an OpenMP program.
@@ -74,19 +108,22 @@ pub fn jobs(args: &BenchArgs, cpus: u32) -> Vec<Job> {
     let mut jobs = Vec::new();
     if args.includes("micro") {
         for halt in [false, true] {
-            jobs.push(Job { side: Side::Hrt, via: Via::Kernel, work: Work::Kernel { halt } });
+            jobs.push(Job { side: Side::Hrt, via: Via::Kernel, work: Work::Kernel { halt }, round: 0 });
         }
-        jobs.extend(both("micro", quick_flag(), cpus, &[Via::Run]));
+        jobs.extend(interleaved("micro", quick_flag(), cpus, &[Via::Run], 1));
     }
     if args.includes("omp") {
-        jobs.extend(both("epcc", quick_flag(), cpus, omp_ways(args.omp)));
+        let (rounds, samples) = omp_rounds(args.quick);
+        let mut epcc_args = quick_flag();
+        epcc_args.extend(["--samples".to_string(), samples.to_string()]);
+        jobs.extend(interleaved("epcc", epcc_args, cpus, omp_ways(args.omp), rounds));
     }
     if args.includes("apps") {
-        let reps = if args.quick { "1" } else { "3" };
         for class in classes(args.quick) {
             for app in APPS {
                 for t in 1..=cpus {
-                    jobs.extend(both(app, vec![class.to_string(), reps.to_string()], t, omp_ways(args.omp)));
+                    let app_args = vec![class.to_string(), "1".to_string()];
+                    jobs.extend(interleaved(app, app_args, t, omp_ways(args.omp), app_rounds(args.quick)));
                 }
             }
         }

@@ -13,12 +13,20 @@ pub struct Row {
 }
 
 impl Row {
-    /// Linux median over HRT median: above 1, HRT is faster. Only for times (not counts).
+    /// Linux time over HRT time: above 1, HRT is faster. Only for times (not counts). When
+    /// both sides ran the same interleaved rounds, the median of the rounds' ratios (each
+    /// round's sides ran back to back, at the same host speed); else the medians' ratio.
     pub fn ratio(&self) -> Option<f64> {
         if self.unit == "count" {
             return None;
         }
-        let (l, h) = (self.linux.as_ref()?.m.median, self.hrt.as_ref()?.m.median);
+        let (l, h) = (self.linux.as_ref()?, self.hrt.as_ref()?);
+        let positive = |v: &[f64]| v.iter().all(|&x| x > 0.0);
+        if l.rounds.len() > 1 && l.rounds.len() == h.rounds.len() && positive(&l.rounds) && positive(&h.rounds) {
+            let per_round: Vec<f64> = l.rounds.iter().zip(&h.rounds).map(|(a, b)| a / b).collect();
+            return Some(super::merge::median(&per_round));
+        }
+        let (l, h) = (l.m.median, h.m.median);
         (l > 0.0 && h > 0.0).then(|| l / h)
     }
 

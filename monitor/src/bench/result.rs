@@ -102,6 +102,8 @@ pub struct Record {
     pub via: Via,
     /// Privilege ring the measured code ran in (3 natively on Linux).
     pub ring: u32,
+    /// The median of each round this record merges, in round order (one before `merge`).
+    pub rounds: Vec<f64>,
 }
 
 #[cfg(test)]

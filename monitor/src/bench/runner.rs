@@ -75,8 +75,10 @@ fn run_inner(job: &Job, cx: &Context) -> Result<(Vec<Record>, Option<crate::erro
     let out = process::run(&mut cmd, &label, if cx.quick { QUICK_LIMIT } else { LIMIT })?;
     // The kernel prints on the console (stderr); programs print on stdout.
     let text = if matches!(job.work, Work::Kernel { .. }) { &out.stderr } else { &out.stdout };
-    let records: Vec<Record> =
-        parse_all(text).into_iter().map(|m| Record { m, side: job.side, via: job.via, ring }).collect();
+    let records: Vec<Record> = parse_all(text)
+        .into_iter()
+        .map(|m| Record { rounds: vec![m.median], m, side: job.side, via: job.via, ring })
+        .collect();
     let failure = if out.status != Some(0) {
         let status = out.status.map(|s| s.to_string()).unwrap_or_else(|| "a signal".into());
         Some(err!("{label} failed (exit status {status}): {}", out.last_error_line()))

@@ -301,6 +301,17 @@ impl FdTable {
         slots.iter().enumerate().filter_map(|(n, s)| s.as_ref().map(|s| (n, s.host.clone(), s.cloexec))).collect()
     }
 
+    /// Removes every descriptor with FD_CLOEXEC (an exec), returning them (the caller closes
+    /// them outside the lock).
+    pub fn take_cloexec(&self) -> Vec<Slot> {
+        let mut slots = self.lock();
+        let taken = slots.iter_mut().filter_map(|s| s.take_if(|s| s.cloexec)).collect();
+        while matches!(slots.last(), Some(None)) {
+            slots.pop();
+        }
+        taken
+    }
+
     /// Empties the table, returning every slot (the caller drops them outside the lock).
     pub fn take_all(&self) -> Vec<Slot> {
         std::mem::take(&mut *self.lock()).into_iter().flatten().collect()

@@ -217,8 +217,9 @@ impl Forwarder {
         }
         let at = self.path_at(g, dirfd, path, false)?;
         if at.exe {
-            let n = self.exe.len().min(size as usize);
-            g.write_bytes(buf, &self.exe[..n])?;
+            let exe = self.exe();
+            let n = exe.len().min(size as usize);
+            g.write_bytes(buf, &exe[..n])?;
             return Ok(n as i64);
         }
         let p = g.range_mut(buf, size as u64)?;

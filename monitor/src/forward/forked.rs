@@ -3,22 +3,24 @@
 //! numbers stay valid in the child and its copy shares each open file as Linux's fork does).
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use super::Forwarder;
 
 impl Forwarder {
-    /// The child's forwarder: the same descriptors (FD_CLOEXEC kept; nothing execs), working
-    /// directory state, program description; no children of its own.
+    /// The child's forwarder: the same descriptors (FD_CLOEXEC kept: the child's own execve
+    /// closes them), working directory state, program description; no children of its own and
+    /// no exec under way.
     pub fn fork_copy(&self) -> Forwarder {
         Forwarder {
             fds: self.fds.duplicate(),
-            exe: self.exe.clone(),
+            described: Mutex::new(self.described.lock().unwrap().clone()),
+            // An exec under way is another thread's of the parent (that thread is not forked).
+            exec: Mutex::new(None),
             host_pid: self.host_pid.clone(),
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(self.cwd_special.load(Ordering::Relaxed)),
             cpus: self.cpus,
-            argv: self.argv.clone(),
-            program_mem: self.program_mem,
             children: Default::default(),
         }
     }

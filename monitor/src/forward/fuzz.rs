@@ -16,7 +16,8 @@
 //! the inherited descriptors 0/1/2 are closed for the guest first; blocking is impossible
 //! (pipes, eventfds and sockets non-blocking, MSG_DONTWAIT, zero timeouts, no waiting locks);
 //! sockets are AF_UNIX only, with plain names (nothing reaches the network or the host's
-//! abstract names).
+//! abstract names); System V shared memory is only looked up and read (no segment is created,
+//! changed or removed: they are the host's).
 
 use super::guest_mem::GuestMemory;
 use super::{Forwarder, HANDLED};
@@ -229,6 +230,9 @@ fn fill(mem: &Guarded, r: &mut Rng) {
     }
 }
 
+/// A System V key no segment has (shmget looks it up and fails).
+const FUZZ_SHM_KEY: u64 = 0x4852_5446;
+
 /// Which arguments of forwarded call `nr` are paths (and symlink targets).
 fn path_args(nr: i64) -> &'static [usize] {
     match nr {
@@ -314,6 +318,18 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
             a[1] |= libc::SOCK_NONBLOCK as u64;
         }
         libc::SYS_socketpair => a[1] |= libc::SOCK_NONBLOCK as u64,
+        // System V segments are the host's, shared by every process: look up only (IPC_PRIVATE
+        // and IPC_CREAT would create segments that outlive the run), and only read them.
+        libc::SYS_shmget => {
+            if a[0] as u32 == 0 {
+                a[0] = FUZZ_SHM_KEY;
+            }
+            a[2] &= !(libc::IPC_CREAT as u64);
+        }
+        // Reading commands only: IPC_STAT, IPC_INFO, SHM_STAT, SHM_INFO, SHM_STAT_ANY.
+        libc::SYS_shmctl if ![libc::IPC_STAT, libc::IPC_INFO, 13, 14, 15].contains(&(a[1] as u32 as i32 & !0x100)) => {
+            a[1] = libc::IPC_STAT as u64;
+        }
         libc::SYS_accept => {
             a[3] = libc::SOCK_NONBLOCK as u64;
             return libc::SYS_accept4;

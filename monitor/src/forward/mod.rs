@@ -30,6 +30,7 @@
 mod blocking;
 mod epoll;
 mod errno;
+mod exec;
 mod fadvise;
 mod fd_table;
 mod fds;
@@ -39,6 +40,7 @@ mod forked;
 pub(crate) mod fuzz;
 mod guest_mem;
 mod host;
+mod inherit;
 mod io;
 mod owners;
 mod paths;
@@ -48,6 +50,7 @@ mod procs;
 mod routing_tests;
 mod sockets;
 mod synthetic;
+mod sysv_shm;
 #[cfg(test)]
 mod tests;
 mod walk;
@@ -170,13 +173,17 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_getpeername,
     libc::SYS_getsockopt,
     libc::SYS_setsockopt,
+    libc::SYS_shmget,
+    libc::SYS_shmctl,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
 pub struct Forwarder {
     fds: FdTable,
-    /// What readlink("/proc/self/exe") answers: the program's absolute host path.
-    exe: Vec<u8>,
+    /// What the program's own /proc/self files describe (changed by its execve).
+    described: std::sync::Mutex<Described>,
+    /// The program's execve under way (exec.rs).
+    exec: std::sync::Mutex<Option<exec::PendingExec>>,
     /// The monitor's pid as text (`/proc/<pid>` is `/proc/self`).
     host_pid: String,
     /// Set by shutdown(): interrupted host calls are no longer restarted.
@@ -185,12 +192,22 @@ pub struct Forwarder {
     cwd_special: AtomicBool,
     /// The VM's vCPUs (what the synthetic /sys CPU lists answer).
     cpus: u32,
-    /// The program's argv (its /proc/self/cmdline, status and comm).
-    argv: Vec<Vec<u8>>,
-    /// The program's memory, guest addresses [start, end) (its /proc/self/maps).
-    program_mem: (u64, u64),
     /// Its child processes (procs.rs).
     children: procs::Children,
+}
+
+/// The program as its own /proc/self shows it.
+#[derive(Default, Clone)]
+struct Described {
+    /// What readlink("/proc/self/exe") answers: the program's absolute host path.
+    exe: Vec<u8>,
+    /// Its argv (its /proc/self/cmdline).
+    argv: Vec<Vec<u8>>,
+    /// The path whose last component is its name (comm, status): argv[0] as `hrt run` got
+    /// it, or the file name its last execve got.
+    name: Vec<u8>,
+    /// Its memory, guest addresses [start, end) (its /proc/self/maps).
+    mem: (u64, u64),
 }
 
 /// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE.
@@ -230,7 +247,7 @@ extern "C" fn reserve_closed_standard_fds() {
 #[link_section = ".init_array"]
 static RESERVE_STANDARD_FDS: extern "C" fn() = reserve_closed_standard_fds;
 
-/// Whether host descriptor `fd` is a standard descriptor the monitor inherited.
+/// Whether host descriptor `fd` is one the monitor inherited (open, without FD_CLOEXEC).
 fn inherited(fd: i32) -> bool {
     // SAFETY: F_GETFD only reads descriptor flags.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
@@ -249,26 +266,39 @@ impl Forwarder {
         }
         Forwarder {
             fds,
-            exe: paths::exe_path(&exe),
+            described: std::sync::Mutex::new(Described { exe: paths::exe_path(&exe), ..Described::default() }),
+            exec: std::sync::Mutex::new(None),
             host_pid: std::process::id().to_string(),
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(paths::cwd_is_special()),
             cpus,
-            argv: Vec::new(),
-            program_mem: (0, 0),
             children: procs::Children::default(),
         }
     }
 
     /// What the program's own /proc/self files describe: its argv and its memory.
     pub fn describe_program(&mut self, argv: Vec<Vec<u8>>, program_mem: (u64, u64)) {
-        self.argv = argv;
-        self.program_mem = program_mem;
+        let d = self.described.get_mut().unwrap();
+        d.name = argv.first().cloned().unwrap_or_default();
+        d.argv = argv;
+        d.mem = program_mem;
+    }
+
+    /// After the program's execve: its new executable, argv and name.
+    fn describe_exec(&self, exe: Vec<u8>, argv: Vec<Vec<u8>>, name: Vec<u8>) {
+        let mut d = self.described.lock().unwrap();
+        (d.exe, d.argv, d.name) = (exe, argv, name);
+    }
+
+    /// What readlink("/proc/self/exe") answers.
+    fn exe(&self) -> Vec<u8> {
+        self.described.lock().unwrap().exe.clone()
     }
 
     /// The contents of the program's `/proc/self/<name>` (one of walk::SYNTHESIZED).
     fn synthesize(&self, name: &[u8]) -> Vec<u8> {
-        synthetic::own_proc_file(name, &self.argv, self.program_mem)
+        let d = self.described.lock().unwrap();
+        synthetic::own_proc_file(name, &d.argv, &d.name, d.mem)
     }
 
     /// The host descriptor behind the program's descriptor `fd`.
@@ -414,6 +444,8 @@ impl Forwarder {
             nr @ (libc::SYS_getsockname | libc::SYS_getpeername) => self.sock_name(g, nr, a[0], a[1], a[2]),
             libc::SYS_getsockopt => self.getsockopt(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_setsockopt => self.setsockopt(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_shmget => self.shmget(a[0], a[1], a[2]),
+            libc::SYS_shmctl => self.shmctl(g, a[0], a[1], a[2]),
             nr if (hrt_abi::process::FIRST..=hrt_abi::process::LAST).contains(&(nr as u64)) => {
                 self.process_call(g, nr as u64, a)
             }

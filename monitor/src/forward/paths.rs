@@ -166,7 +166,7 @@ fn cstring(v: Vec<u8>) -> SysResult<CString> {
 }
 
 /// Host path of a host descriptor, via /proc/self/fd.
-fn fd_path(fd: i32) -> Option<Vec<u8>> {
+pub(super) fn fd_path(fd: i32) -> Option<Vec<u8>> {
     std::fs::read_link(format!("/proc/self/fd/{fd}")).ok().map(|p| p.as_os_str().as_bytes().to_vec())
 }
 
@@ -230,7 +230,7 @@ impl Forwarder {
             match meaning(&comps, self.host_pid.as_bytes()) {
                 Meaning::Plain => {}
                 Meaning::Exe => {
-                    let mut at = At::new(libc::AT_FDCWD, cstring(self.exe.clone())?, None);
+                    let mut at = At::new(libc::AT_FDCWD, cstring(self.exe())?, None);
                     at.exe = true;
                     at.rewritten = true;
                     return Ok(at);

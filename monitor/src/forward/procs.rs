@@ -169,6 +169,10 @@ impl Forwarder {
                 Ok(0)
             }
             (op::EXEC, Some(c)) => self.exec(g, &c, a),
+            (op::EXEC_OPEN, None) => self.exec_open(g, a),
+            (op::EXEC_READ, None) => self.exec_read(g, a),
+            (op::EXEC_COMMIT, None) => self.exec_commit(g, a),
+            (op::EXEC_ABORT, None) => self.exec_abort(),
             (op::WAIT4, None) => self.wait4(g, a),
             (op::WAITID, None) => self.waitid(g, a),
             (op::KILL, None) => self.kill(a[0] as i32, a[1]),

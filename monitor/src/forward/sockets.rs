@@ -1,7 +1,8 @@
 //! Sockets: socket, socketpair, bind, listen, accept, accept4, connect, sendto, recvfrom,
 //! sendmsg, recvmsg, sendmmsg, recvmmsg, shutdown, getsockname, getpeername, getsockopt,
-//! setsockopt. Each socket is a host one behind a guest descriptor (AF_UNIX, AF_INET and
-//! AF_INET6; other families are EAFNOSUPPORT with one line saying so).
+//! setsockopt. Each socket is a host one behind a guest descriptor (AF_UNIX, AF_INET,
+//! AF_INET6, and AF_NETLINK's NETLINK_ROUTE for interface queries; other families are
+//! EAFNOSUPPORT with one line saying so).
 //!
 //! Addresses are copied between the program and a host buffer the way Linux copies them
 //! (`move_addr_to_kernel`, `move_addr_to_user`: EINVAL for a length past `sockaddr_storage`,
@@ -200,7 +201,7 @@ impl Forwarder {
         if flags & !(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) != 0 {
             return Err(Errno::EINVAL);
         }
-        check_family(domain)?;
+        check_family(domain, Some(int(protocol) as i32))?;
         let host_kind = (kind | libc::SOCK_CLOEXEC) as libc::c_long;
         // SAFETY: no pointer arguments.
         let fd = unsafe { self.sys(libc::SYS_socket, &[domain as libc::c_long, host_kind, int(protocol)])? };
@@ -215,7 +216,7 @@ impl Forwarder {
         }
         // Linux hands out the descriptors (and writes them) before it makes the sockets.
         g.range_mut(sv, 8)?;
-        check_family(domain)?;
+        check_family(domain, None)?;
         let mut host = [0i32; 2];
         let host_kind = (kind | libc::SOCK_CLOEXEC) as libc::c_long;
         // SAFETY: `host` holds two ints.
@@ -695,12 +696,19 @@ fn uint_flags(flags: u64) -> libc::c_long {
     flags as u32 as libc::c_long
 }
 
-/// Families the forwarder makes sockets of; others are EAFNOSUPPORT, said once.
-fn check_family(domain: i32) -> SysResult<()> {
-    if [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6].contains(&domain) {
+/// Families the forwarder makes sockets of; others are EAFNOSUPPORT, said once. AF_NETLINK
+/// only for `socket` with NETLINK_ROUTE (`protocol` Some(0)): glibc's `getifaddrs` and
+/// `if_nameindex` ask the host's interfaces that way (its messages carry no pointers, and
+/// changing routes needs the privileges it would need natively).
+fn check_family(domain: i32, protocol: Option<i32>) -> SysResult<()> {
+    if [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6].contains(&domain)
+        || (domain == libc::AF_NETLINK && protocol == Some(libc::NETLINK_ROUTE))
+    {
         return Ok(());
     }
-    report_once(format!("socket family {domain} is not forwarded (only AF_UNIX, AF_INET, AF_INET6): EAFNOSUPPORT"));
+    report_once(format!(
+        "socket family {domain} is not forwarded (only AF_UNIX, AF_INET, AF_INET6, AF_NETLINK's NETLINK_ROUTE): EAFNOSUPPORT"
+    ));
     Err(Errno::EAFNOSUPPORT)
 }
 

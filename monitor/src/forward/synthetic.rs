@@ -18,14 +18,13 @@ pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
 }
 
 /// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` and
-/// `status` (its name, as Linux shows the first 15 bytes of the executable's name; pid and
+/// `status` (its name, as Linux shows the first 15 bytes of the last component of `path`; pid and
 /// threads are the guest kernel's business and not known here, so `status` has Name, State
 /// and the identities only), `maps` (one line: the program's memory, every page of which
 /// is readable, writable and executable since protections are not enforced).
-pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], mem: (u64, u64)) -> Vec<u8> {
+pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)) -> Vec<u8> {
     let comm: Vec<u8> = {
-        let arg0 = argv.first().map(|a| a.as_slice()).unwrap_or(b"");
-        let base = arg0.rsplit(|&b| b == b'/').next().unwrap_or(arg0);
+        let base = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
         base.iter().copied().take(15).collect()
     };
     match name {
@@ -44,8 +43,21 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], mem: (u64, u64)) -> Vec<u8> 
             );
             s
         }
+        b"stat" => own_stat(&comm),
         b"maps" => format!("{:08x}-{:08x} rwxp 00000000 00:00 0 \n", mem.0, mem.1).into_bytes(),
         _ => Vec::new(),
+    }
+}
+
+/// `/proc/self/stat`: the host's line for `hrt`'s process (the program's pid is `hrt`'s, so its
+/// start time, which MPI libraries such as UCX compare with what peers read from
+/// `/proc/<pid>/stat`, is `hrt`'s too), with the program's name.
+fn own_stat(comm: &[u8]) -> Vec<u8> {
+    let host = std::fs::read("/proc/self/stat").unwrap_or_default();
+    // The name is between the first '(' and the last ')' (it may contain either).
+    match (host.iter().position(|&b| b == b'('), host.iter().rposition(|&b| b == b')')) {
+        (Some(open), Some(close)) if open < close => [&host[..=open], comm, &host[close..]].concat(),
+        _ => host,
     }
 }
 

@@ -30,13 +30,25 @@ use super::errno::{Errno, SysResult};
 const MAX_LINKS: u32 = 40;
 
 /// Entries of the monitor's own /proc directories the program may look up: they describe the
-/// namespace (mounts, network, cgroup), not the monitor. `cmdline`, `status`, `comm` and `maps`
-/// are answered with the program's own contents when opened (see synthetic.rs).
-const HARMLESS: &[&[u8]] =
-    &[b"net", b"mounts", b"mountinfo", b"mountstats", b"cgroup", b"cmdline", b"status", b"comm", b"maps"];
+/// namespaces (mounts, network, cgroup, `ns/`), not the monitor. `cmdline`, `status`, `comm`,
+/// `maps` and `stat` are answered with the program's own contents when opened (see
+/// synthetic.rs).
+const HARMLESS: &[&[u8]] = &[
+    b"net",
+    b"mounts",
+    b"mountinfo",
+    b"mountstats",
+    b"cgroup",
+    b"ns",
+    b"cmdline",
+    b"status",
+    b"comm",
+    b"maps",
+    b"stat",
+];
 
 /// Entries of the monitor's /proc directories that the forwarder synthesizes for the program.
-pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps"];
+pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps", b"stat"];
 
 /// Where a walk ended.
 pub enum Resolved {

@@ -174,6 +174,8 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
         info.gid = libc::getgid();
     }
     info.host_pid = std::process::id();
+    // SAFETY: getppid cannot fail.
+    info.host_ppid = unsafe { libc::getppid() } as u32;
     info.uname = host_uname();
     if setup.no_channel {
         info.flags |= flags::NO_CHANNEL;

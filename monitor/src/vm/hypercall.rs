@@ -173,6 +173,10 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         }
         nr::TTY_SIGNAL_ACTION => crate::run::mirror_tty_signal(call.args[0] as i32, call.args[1]),
         nr::FILE_OVERRIDES => file_overrides(shared, &call.args),
+        nr::MAP_SHARED_FILE => super::shared_files::map(shared, &call.args),
+        nr::UNMAP_SHARED_FILE => super::shared_files::unmap(shared, &call.args),
+        nr::SHM_SEGMENT_SIZE => super::shared_files::shm_segment_size(&call.args),
+        nr::SHM_ATTACH => super::shared_files::shm_attach(shared, &call.args),
         nr::DOORBELL => {
             if let Some(svc) = shared.channel.get() {
                 svc.doorbell(shared);
@@ -295,7 +299,7 @@ mod fuzz {
 
     #[test]
     fn random_hypercall_blocks_never_escape_guest_ram() {
-        let ram = GuestRam::map(RAM).expect("guest RAM for the fuzz run");
+        let ram = GuestRam::map(RAM, true).expect("guest RAM for the fuzz run");
         let shared = Shared::new(ram, None, (4 << 20, 32 << 20));
         let mut rng = Rng(0x0005_eed0_f4e7_ca11);
         let inputs = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(30_000u64);

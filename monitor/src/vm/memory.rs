@@ -47,8 +47,10 @@ unsafe impl Sync for GuestRam {}
 
 impl GuestRam {
     /// Maps `size` bytes of guest RAM (a multiple of 2 MiB) at their guest-physical ranges,
-    /// without giving them to a VM yet.
-    pub fn map(size: u64) -> Result<GuestRam> {
+    /// without giving them to a VM yet, with host transparent huge pages (`huge`, where the host
+    /// allows them: a touched 4 KiB guest page then costs the host its whole 2 MiB page) or
+    /// without (4 KiB host pages).
+    pub fn map(size: u64, huge: bool) -> Result<GuestRam> {
         let ranges: Vec<(GuestAddress, usize)> = layout::ram_ranges(size)
             .into_iter()
             .filter(|&(_, len)| len > 0)
@@ -58,15 +60,16 @@ impl GuestRam {
             .map_err(|e| err!("cannot reserve {} MiB of guest memory: {e}", size >> 20))?;
         for region in mem.iter() {
             let host = mem.get_host_address(region.start_addr()).map_err(|e| err!("guest memory: {e}"))?;
-            // SAFETY: advice on our own mapping; failure only means no huge pages.
-            unsafe { libc::madvise(host as *mut libc::c_void, region.len() as usize, libc::MADV_HUGEPAGE) };
+            let advice = if huge { libc::MADV_HUGEPAGE } else { libc::MADV_NOHUGEPAGE };
+            // SAFETY: advice on our own mapping; failure only changes the host's page size.
+            unsafe { libc::madvise(host as *mut libc::c_void, region.len() as usize, advice) };
         }
         Ok(GuestRam { mem, size })
     }
 
     /// Maps `size` bytes of guest RAM and gives them to `vm`, one memory slot per range.
-    pub fn new(vm: &VmFd, size: u64) -> Result<GuestRam> {
-        let ram = GuestRam::map(size)?;
+    pub fn new(vm: &VmFd, size: u64, huge: bool) -> Result<GuestRam> {
+        let ram = GuestRam::map(size, huge)?;
         ram.give_to(vm)?;
         Ok(ram)
     }
@@ -162,7 +165,7 @@ mod tests {
 
     #[test]
     fn eight_gib_leaves_the_hole_below_4_gib() {
-        let ram = GuestRam::map(8 * GIB).expect("8 GiB of address space");
+        let ram = GuestRam::map(8 * GIB, true).expect("8 GiB of address space");
         assert_eq!(ram.ranges(), vec![(0, 3 * GIB), (4 * GIB, 5 * GIB)]);
         assert_eq!(ram.phys_end(), 9 * GIB);
         for addr in [0x1000, 3 * GIB - 8, 4 * GIB, 0x1_0000_0000 + 0xFEE0_0000, 9 * GIB - 8] {
@@ -187,7 +190,7 @@ mod tests {
 
     #[test]
     fn small_memory_is_one_range() {
-        let ram = GuestRam::map(64 << 20).unwrap();
+        let ram = GuestRam::map(64 << 20, true).unwrap();
         assert_eq!(ram.ranges(), vec![(0, 64 << 20)]);
         assert!(roundtrip(&ram, (64 << 20) - 8));
         assert!(ram.slice((64 << 20) - 4, 8).is_none());

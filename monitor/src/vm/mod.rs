@@ -9,6 +9,7 @@ mod kvm;
 mod memory;
 mod sandbox;
 mod seccomp;
+mod shared_files;
 mod vcpu;
 
 use std::os::unix::io::AsRawFd;
@@ -63,6 +64,8 @@ pub struct VmConfig {
     pub platform: hrt_abi::Platform,
     /// vCPU threads run under the seccomp filter (see seccomp.rs).
     pub seccomp: bool,
+    /// Guest RAM asks the host for transparent huge pages (`--host-pages 2m`).
+    pub huge_pages: bool,
 }
 
 /// The vCPU count a VM gets: `requested` if KVM allows it, else the host's CPU count.
@@ -78,7 +81,7 @@ pub fn check_mem(requested: Option<u64>) -> Result<u64> {
 /// Creates the VM, boots `image`, and waits for the kernel to shut down.
 pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Result<u8> {
     let vm = Arc::new(kvm::create_vm(&kvm)?);
-    let mem = memory::GuestRam::new(&vm, config.mem)?;
+    let mem = memory::GuestRam::new(&vm, config.mem, config.huge_pages)?;
     memory::load_kernel(&mem, image)?;
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
     // xAPIC IDs are 8 bits and 0xFF is the broadcast address: more CPUs need x2APIC.
@@ -93,6 +96,12 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
         f.describe_program(p.argv.clone(), boot.user_pool);
+        let inherited = f.inherit_descriptors();
+        if p.verbose && inherited > 0 {
+            eprintln!(
+                "hrt: the program inherits {inherited} descriptor(s) above 2 (e.g. a process manager's PMI socket)"
+            );
+        }
         // Created here, by a thread without the seccomp filter: it starts host programs.
         if let Err(e) = f.start_process_spawner() {
             eprintln!("hrt: cannot start the process spawner thread ({e}): the program's execve will fail with EAGAIN");

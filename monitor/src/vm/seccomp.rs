@@ -36,6 +36,8 @@ const HOST_ONLY: &[libc::c_long] = &[
     // Rust's runtime on these threads.
     libc::SYS_futex,
     libc::SYS_mmap,
+    // System V segments attached over guest RAM (vm/shared_files.rs; shmctl is forwarded).
+    libc::SYS_shmat,
     libc::SYS_munmap,
     libc::SYS_mremap,
     libc::SYS_madvise,

@@ -157,12 +157,34 @@ fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, plan: &VcpuPlan) -> Result<
     Ok(())
 }
 
+/// The host CPUs `hrt` was started on (its affinity mask: what `taskset`, `mpirun`'s binding or
+/// Slurm gave it), in increasing order. Read once, before any thread pins itself: the first
+/// caller is a thread about to be pinned, still with the mask it inherited.
+fn allowed_host_cpus() -> &'static [usize] {
+    static CPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    CPUS.get_or_init(|| {
+        // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above, for this thread's mask.
+        let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
+        // SAFETY: CPU_ISSET reads the set.
+        let cpus: Vec<usize> =
+            (0..libc::CPU_SETSIZE as usize).filter(|&c| ok && unsafe { libc::CPU_ISSET(c, &set) }).collect();
+        if cpus.is_empty() {
+            vec![0]
+        } else {
+            cpus
+        }
+    })
+}
+
+/// Pins the calling thread to the `id`-th of the host CPUs `hrt` may use (round robin).
 pub(super) fn pin_to_host_cpu(id: u32) {
-    let host = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cpus = allowed_host_cpus();
     // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) affects only this thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(id as usize % host, &mut set);
+        libc::CPU_SET(cpus[id as usize % cpus.len()], &mut set);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }

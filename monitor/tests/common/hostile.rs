@@ -163,6 +163,11 @@ pub fn assert_same_on_1_and_2_cpus(label: &str, prog: &Path, args: &[&str], linu
 /// source is newer.
 #[allow(dead_code)] // only the dynamic-linking tests use it
 pub fn build_dynamic(source: &Path, out_name: &str, flags: &[&str]) -> PathBuf {
+    build_with("gcc", source, out_name, flags)
+}
+
+/// `build_dynamic` with another compiler driver (`mpicc`).
+pub fn build_with(compiler: &str, source: &Path, out_name: &str, flags: &[&str]) -> PathBuf {
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let out_dir = repo_root().join("target/programs");
@@ -175,13 +180,13 @@ pub fn build_dynamic(source: &Path, out_name: &str, flags: &[&str]) -> PathBuf {
     };
     if !fresh {
         let tmp = out.with_extension("tmp");
-        let result = Command::new("gcc")
+        let result = Command::new(compiler)
             .args(["-O1", "-g", "-pthread", "-o"])
             .arg(&tmp)
             .arg(source)
             .args(flags)
             .output()
-            .unwrap_or_else(|e| panic!("cannot run gcc: {e}"));
+            .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
         assert!(result.status.success(), "building {}: {}", source.display(), String::from_utf8_lossy(&result.stderr));
         std::fs::rename(&tmp, &out).expect("renaming the built program");
     }

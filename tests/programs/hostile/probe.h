@@ -63,7 +63,7 @@ static int probe_first_object(struct dl_phdr_info *info, size_t size, void *out)
 }
 
 // The program's own program headers and load base.
-static struct phdrs own_phdrs(void) {
+__attribute__((unused)) static struct phdrs own_phdrs(void) {
     struct phdrs ph = {0};
     dl_iterate_phdr(probe_first_object, &ph);
     return ph;

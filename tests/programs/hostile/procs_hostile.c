@@ -2,8 +2,8 @@
 // with it), the program's own /proc/self/exe as the host program, and a process sharing its
 // descriptor table (clone with CLONE_FILES, no CLONE_VM) refused.
 // MODE "child": what the exec of /proc/self/exe runs. MODE "monitor-proc": exec of the
-// monitor's own /proc/<pid>/exe (getppid() under hrt), hrt only: it is the program's own
-// /proc/self, so the program runs, never hrt. MODE "clone-files": that clone, twice.
+// monitor's own /proc/<pid>/exe (getpid(): the program's pid is hrt's), hrt only: it is the
+// program's own /proc/self, so the program runs, never hrt. MODE "clone-files": that clone, twice.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     }
     if (argc > 1 && !strcmp(argv[1], "monitor-proc")) {
         char p[64];
-        snprintf(p, sizeof p, "/proc/%d/exe", (int)getppid());
+        snprintf(p, sizeof p, "/proc/%d/exe", (int)getpid());
         char *a[] = {"x", "child", NULL};
         try_exec("monitor's exe", p, a, environ);
         return 0;

@@ -1,7 +1,10 @@
 //! The first instructions. The monitor starts every vCPU in 64-bit mode at `_start` with
-//! rdi = physical address of the boot-info block, rsi = CPU index, rsp = that CPU's boot stack,
-//! interrupts off and the monitor's boot page tables loaded.
-//! A later Multiboot2 path will have its own stub that ends in the same `boot::kernel_entry`.
+//! rdi = physical address of the boot-info block, rsi = CPU index, rdx = a forked child's fork
+//! record (0 on a boot), rsp = that CPU's boot stack, interrupts off and the monitor's boot page
+//! tables loaded.
+//! `_start` calls the kernel's entry by its link name, `hrt_kernel_entry` (defined by `boot`, the
+//! layer above everything): this layer names nothing above it. A later Multiboot2 path will have
+//! its own stub that ends in the same entry.
 
 core::arch::global_asm!(
     ".section .text.boot, \"ax\"",
@@ -10,8 +13,7 @@ core::arch::global_asm!(
     "    cli",
     "    xor ebp, ebp",
     "    and rsp, -16",
-    "    call {entry}",
+    "    call hrt_kernel_entry",
     "2:  hlt",
     "    jmp 2b",
-    entry = sym crate::boot::kernel_entry,
 );

@@ -5,7 +5,7 @@
 use hrt_abi::{nr, Hypercall, HYPERCALL_PORT, MAX_CPUS};
 
 use super::instr::outl;
-use crate::sync::PerCpuCell;
+use crate::arch::PerCpuCell;
 
 static BLOCKS: [PerCpuCell<Hypercall>; MAX_CPUS] =
     [const { PerCpuCell::new(Hypercall { nr: 0, args: [0; 7], ret: 0 }) }; MAX_CPUS];

@@ -16,7 +16,7 @@ fn soft() -> bool {
 #[inline(always)]
 pub fn enabled() -> bool {
     if soft() {
-        return crate::cpu::this().irq_off.load(Ordering::Relaxed) == 0;
+        return super::cpu::this().irq_off.load(Ordering::Relaxed) == 0;
     }
     let flags: u64;
     // SAFETY: pushfq/pop only reads RFLAGS through the stack.
@@ -27,7 +27,7 @@ pub fn enabled() -> bool {
 #[inline(always)]
 pub fn disable() {
     if soft() {
-        crate::cpu::this().irq_off.store(1, Ordering::Relaxed);
+        super::cpu::this().irq_off.store(1, Ordering::Relaxed);
         core::sync::atomic::compiler_fence(Ordering::SeqCst);
         return;
     }
@@ -39,7 +39,7 @@ pub fn disable() {
 pub fn enable() {
     if soft() {
         core::sync::atomic::compiler_fence(Ordering::SeqCst);
-        let cpu = crate::cpu::this();
+        let cpu = super::cpu::this();
         cpu.irq_off.store(0, Ordering::Relaxed);
         if pending(cpu) {
             super::traps::run_deferred();
@@ -52,7 +52,7 @@ pub fn enable() {
 
 /// True if interrupts wait for this CPU's software flag to clear.
 #[inline(always)]
-pub fn pending(cpu: &crate::cpu::PerCpu) -> bool {
+pub fn pending(cpu: &super::cpu::PerCpu) -> bool {
     cpu.irq_pending.iter().any(|w| w.load(Ordering::Relaxed) != 0)
 }
 
@@ -87,7 +87,7 @@ pub fn wait_for_interrupt() {
 /// Ring 0, hardware interrupts off: halts unless an interrupt is already noted; the `sti; hlt`
 /// pair lets none slip in between the check and the halt.
 extern "C" fn halt_ring0(_: u64, _: u64, _: u64) -> u64 {
-    if !pending(crate::cpu::this()) {
+    if !pending(super::cpu::this()) {
         super::instr::enable_and_hlt();
         // SAFETY: back to the masked state this ring-0 call started in.
         unsafe { asm!("cli", options(nomem, nostack)) };

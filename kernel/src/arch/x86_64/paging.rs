@@ -3,7 +3,7 @@
 //! can stay not-present and null dereferences fault. No demand paging: everything is mapped
 //! once, at boot.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::instr::write_cr3;
 
@@ -16,6 +16,8 @@ pub const WRITABLE: u64 = 1 << 1;
 pub const USER: u64 = 1 << 2;
 pub const WRITE_THROUGH: u64 = 1 << 3;
 pub const NO_CACHE: u64 = 1 << 4;
+/// Set by the CPU in a leaf before it caches the translation in a TLB.
+pub const ACCESSED: u64 = 1 << 5;
 pub const PAGE_SIZE_BIT: u64 = 1 << 7;
 pub const GLOBAL: u64 = 1 << 8;
 
@@ -28,10 +30,33 @@ pub fn has_1g_pages() -> bool {
     super::features::has(super::features::PAGES_1G)
 }
 
+/// Where page-table pages come from: the memory layer's allocator of one 4 KiB page (with a
+/// NUMA zone hint), installed at boot before the first map (`set_page_source`).
+static PAGE_SOURCE: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the allocator page tables take their pages from.
+pub fn set_page_source(alloc_page: fn(Option<usize>) -> Option<u64>) {
+    PAGE_SOURCE.store(alloc_page as usize, Ordering::Release);
+}
+
+/// A 4 KiB page for a table (zone hint `zone`), not zeroed.
+fn table_page(zone: Option<usize>) -> *mut u64 {
+    let f = PAGE_SOURCE.load(Ordering::Acquire);
+    assert!(f != 0, "paging: no page source installed");
+    // SAFETY: only `set_page_source` stores it, and it is such a function.
+    let alloc_page = unsafe { core::mem::transmute::<usize, fn(Option<usize>) -> Option<u64>>(f) };
+    direct(alloc_page(zone).expect("out of memory for page tables"))
+}
+
+/// The kernel's pointer to physical address `phys`: the direct map is the identity (as the
+/// memory layer's `phys_to_virt` says).
+fn direct(phys: u64) -> *mut u64 {
+    phys as *mut u64
+}
+
 /// A zeroed page for a page table.
 fn new_table() -> *mut u64 {
-    let page = crate::mem::alloc_pages(0, Some(0)).expect("out of memory for page tables");
-    let table = crate::mem::phys_to_virt(page) as *mut u64;
+    let table = table_page(Some(0));
     // SAFETY: a freshly allocated 4 KiB page that nothing else references.
     unsafe { core::ptr::write_bytes(table, 0, 512) };
     table
@@ -48,7 +73,7 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
         if *entry & PRESENT == 0 {
             *entry = new_table() as u64 | PRESENT | WRITABLE | USER;
         }
-        crate::mem::phys_to_virt(*entry & ADDR_MASK) as *mut u64
+        direct(*entry & ADDR_MASK)
     }
 }
 
@@ -262,11 +287,13 @@ impl StaleTlb {
     }
 
     /// `addr` lies in a leaf whose permissions changed (any address of a large leaf flushes
-    /// its whole TLB entry).
+    /// its whole TLB entry). A leaf the CPU never used (not present, or accessed bit clear)
+    /// cannot be in any TLB: nothing to flush.
     fn add(&mut self, addr: u64, old: u64, new: u64) {
-        if old & PRESENT != 0
-            && (new & PRESENT == 0 || old & WRITABLE > new & WRITABLE || old & NO_EXECUTE < new & NO_EXECUTE)
-        {
+        if old & (PRESENT | ACCESSED) != PRESENT | ACCESSED {
+            return;
+        }
+        if new & PRESENT == 0 || old & WRITABLE > new & WRITABLE || old & NO_EXECUTE < new & NO_EXECUTE {
             self.reduced = true;
         }
         if self.count < Self::MAX {
@@ -293,6 +320,11 @@ impl StaleTlb {
     pub fn needs_shootdown(&self) -> bool {
         self.reduced || self.freed_table
     }
+
+    /// A page table is freed once the flush is done.
+    pub fn frees_tables(&self) -> bool {
+        self.freed_table
+    }
 }
 
 impl Default for StaleTlb {
@@ -303,8 +335,7 @@ impl Default for StaleTlb {
 
 /// A 4 KiB page for a table, not zeroed (the caller writes all 512 entries).
 fn alloc_table_page() -> *mut u64 {
-    let page = crate::mem::alloc_pages(0, None).expect("out of memory for page tables");
-    crate::mem::phys_to_virt(page) as *mut u64
+    table_page(None)
 }
 
 /// Replaces the large leaf `*entry` (mapping `base`, `size` bytes) with a table of 512
@@ -320,10 +351,10 @@ unsafe fn split_leaf(entry: *mut u64, base: u64, size: u64, (lo, hi): (u64, u64)
     let table = alloc_table_page();
     // SAFETY: the caller's contract; `table` is a fresh page we own.
     unsafe {
-        let old = *entry;
         let step = size / 512;
         // 2 MiB leaves keep the PS bit; 4 KiB leaves must not have it (bit 7 is PAT there).
-        let flags = (old & !ADDR_MASK) & if step == PAGE_SIZE { !PAGE_SIZE_BIT } else { u64::MAX };
+        // They count as used: a TLB may still hold the large leaf, which covers them.
+        let flags = (*entry & !ADDR_MASK | ACCESSED) & if step == PAGE_SIZE { !PAGE_SIZE_BIT } else { u64::MAX };
         let changed = (flags & !PERMISSION_BITS) | bits;
         // Entries [a, b) lie wholly inside [lo, hi). Three plain loops: each emulated
         // instruction costs thousands of cycles here, so the loop body is kept minimal.
@@ -332,7 +363,8 @@ unsafe fn split_leaf(entry: *mut u64, base: u64, size: u64, (lo, hi): (u64, u64)
         fill_entries(table, 0, a, base, step, flags);
         fill_entries(table, a, b, base, step, changed);
         fill_entries(table, b, 512, base, step, flags);
-        core::ptr::write_volatile(entry, crate::mem::virt_to_phys(table as *const u8) | TABLE_ENTRY_BITS);
+        // Identity-mapped: the table's address is its physical address.
+        let old = swap_entry(entry, table as u64 | TABLE_ENTRY_BITS);
         if changed != flags {
             stale.add(base.max(lo), old, changed);
         }
@@ -363,22 +395,36 @@ unsafe fn set_leaf(entry: *mut u64, addr: u64, bits: u64, stale: &mut StaleTlb) 
     // SAFETY: the caller's contract.
     unsafe {
         let old = *entry;
-        let new = (old & !PERMISSION_BITS) | bits;
+        // A leaf made not present forgets it was used (no TLB holds it once flushed), so that
+        // when it is present again only a new use makes taking it away cost a flush.
+        let used = if bits & PRESENT == 0 { ACCESSED } else { 0 };
+        let new = (old & !PERMISSION_BITS & !used) | bits;
         if new != old {
-            core::ptr::write_volatile(entry, new);
+            let old = swap_entry(entry, new);
             stale.add(addr, old, new);
         }
     }
 }
 
+/// Replaces a live entry and returns what it held, including an accessed bit the CPU (or the
+/// hypervisor's page walk) set after the caller read it: that bit decides whether to flush.
+///
+/// # Safety
+/// `entry` must be an entry of the kernel's tables (8-byte aligned).
+unsafe fn swap_entry(entry: *mut u64, new: u64) -> u64 {
+    // SAFETY: the caller's contract; page-table entries are only accessed atomically or by
+    // the CPU's page walks.
+    unsafe { (*(entry as *const AtomicU64)).swap(new, Ordering::AcqRel) }
+}
+
 /// Gives the program's pages `[start, end)` (4 KiB aligned, inside the identity map) the
 /// permissions `access`. Returns the page-table pages that are no longer used: the caller
-/// frees them (`crate::mem::free_pages(p, 0)`) once `stale` has been flushed on every CPU.
+/// frees them (through the memory layer's page allocator) once `stale` has been flushed on every CPU.
 pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleTlb) -> alloc::vec::Vec<u64> {
     let bits = access.bits();
     PROTECTION_CHANGES.fetch_add(1, Ordering::AcqRel);
     let mut freed = alloc::vec::Vec::new();
-    let pml4 = crate::mem::phys_to_virt(kernel_pml4()) as *mut u64;
+    let pml4 = direct(kernel_pml4());
     let mut cur = start;
     // SAFETY: the kernel's tables, changed one entry at a time with complete replacements;
     // the caller serialises protection changes.
@@ -389,7 +435,7 @@ pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleT
                 cur = (cur | ((1 << 39) - 1)) + 1;
                 continue;
             }
-            let pdpt = crate::mem::phys_to_virt(e4 & ADDR_MASK) as *mut u64;
+            let pdpt = direct(e4 & ADDR_MASK);
             let e3 = pdpt.add((cur >> 30) as usize & 511);
             let gib = cur & !(HUGE_PAGE_SIZE - 1);
             // Zero: nothing mapped. A leaf made PROT_NONE is not present but keeps its address
@@ -408,7 +454,7 @@ pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleT
                 split_leaf(e3, gib, HUGE_PAGE_SIZE, (cur, end), bits, stale);
                 stale.everything = true;
             }
-            let pd = crate::mem::phys_to_virt(*e3 & ADDR_MASK) as *mut u64;
+            let pd = direct(*e3 & ADDR_MASK);
             let e2 = pd.add((cur >> 21) as usize & 511);
             let mib2 = cur & !(LARGE_PAGE_SIZE - 1);
             let whole = cur == mib2 && end >= mib2 + LARGE_PAGE_SIZE;
@@ -428,7 +474,7 @@ pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleT
             if whole {
                 // All 512 small leaves get the same permissions: one 2 MiB leaf again.
                 let pt = *e2 & ADDR_MASK;
-                let first = *(crate::mem::phys_to_virt(pt) as *const u64);
+                let first = *(direct(pt) as *const u64);
                 let flags = (first & !ADDR_MASK & !PERMISSION_BITS) | PAGE_SIZE_BIT | bits;
                 core::ptr::write_volatile(e2, mib2 | flags);
                 freed.push(pt);
@@ -438,7 +484,7 @@ pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleT
                 cur = mib2 + LARGE_PAGE_SIZE;
                 continue;
             }
-            let pt = crate::mem::phys_to_virt(*e2 & ADDR_MASK) as *mut u64;
+            let pt = direct(*e2 & ADDR_MASK);
             let stop = end.min(mib2 + LARGE_PAGE_SIZE);
             while cur < stop {
                 set_leaf(pt.add((cur >> 12) as usize & 511), cur, bits, stale);
@@ -472,7 +518,7 @@ pub fn user_range_allows(start: u64, end: u64, write: bool) -> bool {
 
 /// The leaf entry mapping `addr` (0 if none) and the size it maps.
 fn leaf_entry_sized(addr: u64) -> (u64, u64) {
-    let pml4 = crate::mem::phys_to_virt(kernel_pml4()) as *const u64;
+    let pml4 = direct(kernel_pml4()) as *const u64;
     // SAFETY: reading the kernel's live tables; entries are replaced atomically and tables
     // are freed only after a shootdown, which cannot complete while interrupts are off here.
     unsafe {
@@ -480,15 +526,15 @@ fn leaf_entry_sized(addr: u64) -> (u64, u64) {
         if e4 & PRESENT == 0 {
             return (0, HUGE_PAGE_SIZE);
         }
-        let e3 = *(crate::mem::phys_to_virt(e4 & ADDR_MASK) as *const u64).add((addr >> 30) as usize & 511);
+        let e3 = *(direct(e4 & ADDR_MASK) as *const u64).add((addr >> 30) as usize & 511);
         if e3 & PRESENT == 0 || e3 & PAGE_SIZE_BIT != 0 {
             return (e3, HUGE_PAGE_SIZE);
         }
-        let e2 = *(crate::mem::phys_to_virt(e3 & ADDR_MASK) as *const u64).add((addr >> 21) as usize & 511);
+        let e2 = *(direct(e3 & ADDR_MASK) as *const u64).add((addr >> 21) as usize & 511);
         if e2 & PRESENT == 0 || e2 & PAGE_SIZE_BIT != 0 {
             return (e2, LARGE_PAGE_SIZE);
         }
-        (*(crate::mem::phys_to_virt(e2 & ADDR_MASK) as *const u64).add((addr >> 12) as usize & 511), PAGE_SIZE)
+        (*(direct(e2 & ADDR_MASK) as *const u64).add((addr >> 12) as usize & 511), PAGE_SIZE)
     }
 }
 

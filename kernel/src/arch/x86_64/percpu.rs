@@ -1,4 +1,4 @@
-//! Per-CPU data through the GS base: GS:0 holds a pointer to this CPU's `crate::cpu::PerCpu`,
+//! Per-CPU data through the GS base: GS:0 holds a pointer to this CPU's `super::cpu::PerCpu`,
 //! GS:8 its CPU index. Reading either costs one instruction and needs no lock.
 
 use core::arch::asm;
@@ -10,7 +10,7 @@ pub const OFF_SELF: usize = 0;
 pub const OFF_CPU_ID: usize = 8;
 pub const OFF_KERNEL_RSP: usize = 16;
 pub const OFF_USER_RSP: usize = 24;
-/// The software interrupt flag of ring-3 mode (`crate::cpu::PerCpu::irq_off`).
+/// The software interrupt flag of ring-3 mode (`super::cpu::PerCpu::irq_off`).
 pub const OFF_IRQ_OFF: usize = 32;
 
 /// # Safety

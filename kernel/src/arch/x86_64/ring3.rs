@@ -68,7 +68,7 @@ pub fn choose(on: bool) {
 /// 3 land on `entry_stack_top`, and ring 3 may use the hypercall port.
 pub fn init_cpu(entry_stack_top: u64) {
     use super::instr::{rdmsr, wrmsr, MSR_GS_BASE, MSR_KERNEL_GS_BASE};
-    let cpu = crate::cpu::this();
+    let cpu = super::cpu::this();
     // SAFETY: both MSRs get the same per-CPU pointer GS already holds; the TSS is this CPU's
     // own, and the stack a fresh allocation it owns forever.
     unsafe {
@@ -273,12 +273,26 @@ pub unsafe extern "C" fn syscall_entry() {
     );
 }
 
+/// The registers `fast_call_entry` saved, in its push order (lowest address first), and the
+/// return address the site's `call *%rax` pushed.
+#[repr(C)]
+pub struct FastCallRegs {
+    pub r9: u64,
+    pub r8: u64,
+    pub r10: u64,
+    pub rdx: u64,
+    pub rsi: u64,
+    pub rdi: u64,
+    pub nr: u64,
+    pub return_address: u64,
+}
+
 /// The upper layer's fast system-call handler (`set_fast_call_handler`), 0 while there is none.
 static FAST_CALL_HANDLER: AtomicU64 = AtomicU64::new(0);
 
 /// Installs the function rewritten sites try first: it gets the saved registers (see
 /// `fast_call_entry`) and returns the call's result, or `i64::MIN` to take the full path.
-pub fn set_fast_call_handler(handler: extern "C" fn(&crate::linux::fastcall::Saved) -> i64) {
+pub fn set_fast_call_handler(handler: extern "C" fn(&FastCallRegs) -> i64) {
     FAST_CALL_HANDLER.store(handler as usize as u64, Ordering::Release);
 }
 
@@ -334,7 +348,7 @@ pub unsafe extern "C" fn fast_call_entry() {
 /// True if the system call being dispatched on this CPU came through a rewritten site (the
 /// call entry) rather than a SYSCALL instruction. Valid until the dispatcher enables interrupts.
 pub fn entered_by_call() -> bool {
-    crate::cpu::this().irq_off.load(Ordering::Relaxed) == 2
+    super::cpu::this().irq_off.load(Ordering::Relaxed) == 2
 }
 
 /// Where SYSCALL lands in ring-3 mode (LSTAR): `hrt_syscall_ring3`, inside `syscall_entry`.

@@ -137,7 +137,7 @@ pub fn initial_user_frame(rip: u64, rsp: u64) -> TrapFrame {
 
 /// Installs the kernel stack that entries from ring 3 use on this CPU.
 pub fn set_kernel_stack(top: u64) {
-    let cpu = crate::cpu::this();
+    let cpu = super::cpu::this();
     cpu.kernel_rsp.store(top, core::sync::atomic::Ordering::Relaxed);
     if super::ring3::active() {
         // Entries from ring 3 arrive on the CPU's entry stack and move here themselves.

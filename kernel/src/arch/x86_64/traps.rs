@@ -91,6 +91,8 @@ static USER_RETURN_HOOK: AtomicUsize = AtomicUsize::new(0);
 static SYSCALL_HANDLER: AtomicUsize = AtomicUsize::new(0);
 static USER_EXCEPTION_HANDLER: AtomicUsize = AtomicUsize::new(0);
 static AFTER_INTERRUPT_HOOK: AtomicUsize = AtomicUsize::new(0);
+static RING3_WORK_QUERY: AtomicUsize = AtomicUsize::new(0);
+static RING3_WORK_HOOK: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the function run with the program's registers whenever a trap (system call,
 /// exception, interrupt) returns to the program.
@@ -109,6 +111,24 @@ pub type ExceptionHandler = fn(&mut TrapFrame, u64);
 /// Installs the handler of exceptions raised by program code.
 pub fn set_user_exception_handler(handler: ExceptionHandler) {
     USER_EXCEPTION_HANDLER.store(handler as usize, Ordering::Release);
+}
+
+/// Ring-3 mode: installs work that a trap handled in ring 0 may leave for ring 3 (what ring 0
+/// must not execute, such as XSAVE): when `wanted` says so, the trap returns to the program
+/// through ring 3, where `hook` runs with the program's registers first.
+pub fn set_ring3_work_hook(wanted: fn() -> bool, hook: Handler) {
+    RING3_WORK_HOOK.store(hook as usize, Ordering::Release);
+    RING3_WORK_QUERY.store(wanted as usize, Ordering::Release);
+}
+
+/// An exception in the kernel's own code: reports it and stops (the frame and CR2).
+pub type KernelExceptionHandler = fn(&TrapFrame, u64) -> !;
+
+static KERNEL_EXCEPTION_HANDLER: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the report of exceptions in the kernel's own code (the panic module's).
+pub fn set_kernel_exception_handler(handler: KernelExceptionHandler) {
+    KERNEL_EXCEPTION_HANDLER.store(handler as usize, Ordering::Release);
 }
 
 /// Installs the function run at the end of every interrupt (the scheduler's preemption point).
@@ -168,20 +188,31 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
             super::irq::enable();
         }
     }
-    let preempt = super::ring3::active() && super::ring3::in_ring0() && frame.cs & 3 == 3 && resched_wanted();
-    preempt as u64
+    let ring3_next = super::ring3::active()
+        && super::ring3::in_ring0()
+        && frame.cs & 3 == 3
+        && (query(&RESCHED_QUERY) || query(&RING3_WORK_QUERY));
+    ring3_next as u64
 }
 
-/// Ring 3, on the interrupted thread's stack just below its trap frame: the preemption that
-/// `dispatch` asked for (`hrt_preempt_ring3` then returns through the frame).
-extern "C" fn preempt_in_ring3() {
+/// Ring 3, on the interrupted thread's stack just below its trap frame: the work left for ring 3
+/// and the preemption that `dispatch` asked for (`hrt_preempt_ring3` then returns through the
+/// frame).
+extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
+    if from_program(frame) {
+        if let Some(hook) = load_handler(&RING3_WORK_HOOK) {
+            hook(frame);
+        }
+    }
     after_interrupt();
     super::irq::enable();
 }
 
-fn resched_wanted() -> bool {
-    let h = RESCHED_QUERY.load(Ordering::Acquire);
-    // SAFETY: only `set_resched_query` stores it, and it is a `fn() -> bool`.
+/// Asks a `fn() -> bool` installed in `slot` (false when none is).
+fn query(slot: &AtomicUsize) -> bool {
+    let h = slot.load(Ordering::Acquire);
+    // SAFETY: only `set_resched_query` and `set_ring3_work_hook` store these, and they are
+    // `fn() -> bool`s.
     h != 0 && unsafe { core::mem::transmute::<usize, fn() -> bool>(h) }()
 }
 
@@ -198,6 +229,7 @@ core::arch::global_asm!(
     ".global hrt_preempt_ring3",
     "hrt_preempt_ring3:",
     "    mov rbx, rsp",
+    "    mov rdi, rsp",
     "    and rsp, -16",
     "    call {preempt}",
     "    mov rsp, rbx",
@@ -210,7 +242,7 @@ core::arch::global_asm!(
 /// then nothing else may run before the return.
 fn interrupt_ring3(frame: &mut TrapFrame) -> bool {
     let v = frame.vector as usize;
-    let cpu = crate::cpu::this();
+    let cpu = super::cpu::this();
     let masked = frame.cs & 3 == 0 || cpu.irq_off.load(Ordering::Relaxed) != 0 || in_entry_window(frame);
     let immediate = IMMEDIATE[v / 64].load(Ordering::Relaxed) & (1 << (v % 64)) != 0;
     if masked && !immediate {
@@ -245,7 +277,7 @@ fn run_handler(frame: &mut TrapFrame) {
 /// Ring-3 mode: handles the interrupts noted while this CPU masked them, as if they arrived
 /// now (they were acknowledged when noted). Called by `irq::enable` when bits are pending.
 pub fn run_deferred() {
-    let cpu = crate::cpu::this();
+    let cpu = super::cpu::this();
     loop {
         cpu.irq_off.store(1, Ordering::Relaxed);
         let mut any = false;
@@ -325,10 +357,22 @@ fn dispatch_trap(frame: &mut TrapFrame) {
     after_interrupt();
 }
 
+/// An exception the kernel cannot handle: the upper layer's report (`set_kernel_exception_handler`),
+/// or, before there is one, the bare panic hypercall.
+fn kernel_exception(frame: &TrapFrame, cr2: u64) -> ! {
+    let h = KERNEL_EXCEPTION_HANDLER.load(Ordering::Acquire);
+    if h == 0 {
+        super::hypercall::report_panic();
+    }
+    // SAFETY: only `set_kernel_exception_handler` stores it, and it is a `KernelExceptionHandler`.
+    let handler = unsafe { core::mem::transmute::<usize, KernelExceptionHandler>(h) };
+    handler(frame, cr2)
+}
+
 fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     let h = USER_EXCEPTION_HANDLER.load(Ordering::Acquire);
     if h == 0 {
-        crate::panic::exception_panic(frame, cr2);
+        kernel_exception(frame, cr2);
     }
     // SAFETY: only `set_user_exception_handler` stores it, and it is an `ExceptionHandler`.
     let handler: ExceptionHandler = unsafe { core::mem::transmute::<usize, ExceptionHandler>(h) };
@@ -352,13 +396,13 @@ fn exception(frame: &mut TrapFrame) {
             user_exception(frame, cr2);
             return;
         }
-        crate::panic::exception_panic(frame, cr2);
+        kernel_exception(frame, cr2);
     }
     if super::ring0::interrupted_program(frame) {
         user_exception(frame, cr2);
         return;
     }
-    crate::panic::exception_panic(frame, cr2);
+    kernel_exception(frame, cr2);
 }
 
 /// What a caught fault looked like.
@@ -371,8 +415,8 @@ pub struct FaultInfo {
 }
 
 /// The fault most recently caught by a probe on each CPU.
-static LAST_FAULT: [crate::sync::PerCpuCell<Option<FaultInfo>>; hrt_abi::MAX_CPUS] =
-    [const { crate::sync::PerCpuCell::new(None) }; hrt_abi::MAX_CPUS];
+static LAST_FAULT: [crate::arch::PerCpuCell<Option<FaultInfo>>; hrt_abi::MAX_CPUS] =
+    [const { crate::arch::PerCpuCell::new(None) }; hrt_abi::MAX_CPUS];
 
 core::arch::global_asm!(
     ".section .text",

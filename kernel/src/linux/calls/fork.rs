@@ -104,6 +104,12 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         kprintln!("hrt: fork: the other CPUs did not reach a safe point within 2 s: returning EAGAIN");
         return Err(EAGAIN);
     }
+    if crate::linux::exec::underway() {
+        // Another thread's exec ends this one (on its way back): no child, as on Linux, where
+        // the pending SIGKILL fails the fork. (Checked frozen: the exec cannot start meanwhile.)
+        sched::freeze::thaw();
+        return Err(EAGAIN);
+    }
     let t = current();
     let rec = RECORD.0.get();
     // SAFETY: every other CPU is frozen and this thread is the only writer (see RecordCell);
@@ -167,7 +173,7 @@ pub fn resume_child(record: u64) {
             t.clear_child_tid = rec.clear_child_tid;
             t.fpu.0.copy_from_slice(&rec.fpu.0);
             t.fpu_saved = true;
-            t.omp = crate::omp::after_fork(rec.omp as *mut u8);
+            t.omp = crate::linux::overrides::omp_after_fork(rec.omp as *mut u8);
             super::signal::thread_started(t);
             if rec.set_child_tid != 0 {
                 let _ = uaccess::write::<u32>(rec.set_child_tid, pid);

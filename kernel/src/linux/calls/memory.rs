@@ -9,6 +9,7 @@ use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
 use crate::linux::filemap;
 use crate::linux::process::PROCESS;
 use crate::linux::protect;
+use crate::linux::shared_files;
 use crate::linux::usermem::{self, page_up, PAGE};
 
 // Linux's flag values (linux-raw-sys has them as u32; system-call arguments arrive as u64).
@@ -21,7 +22,7 @@ const MREMAP_MAYMOVE: u64 = general::MREMAP_MAYMOVE as u64;
 const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
 const MADV_DONTNEED: u64 = general::MADV_DONTNEED as u64;
 const MADV_FREE: u64 = general::MADV_FREE as u64;
-const LARGE_PAGE: u64 = 2 << 20;
+pub(super) const LARGE_PAGE: u64 = 2 << 20;
 /// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
 /// lengths and fixed addresses against it before anything else.
 const TASK_SIZE: u64 = (1 << 47) - PAGE;
@@ -73,9 +74,12 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let len = page_up(len);
     let file = flags & MAP_ANONYMOUS == 0;
+    // MAP_SHARED (or MAP_SHARED_VALIDATE) of a file: the host file's own pages (shared_files).
+    // Shared anonymous memory needs nothing more: the program's threads share all memory.
+    let shared = file && flags & (MAP_SHARED | MAP_PRIVATE) != MAP_PRIVATE;
     // A fixed file mapping over the same file's bytes (ld.so's segments inside the extent it
     // mapped first) keeps them: see `filemap`.
-    let reuse = file && flags & MAP_FIXED != 0 && filemap::reuse(addr, len, fd as u64, off, prot);
+    let reuse = file && !shared && flags & MAP_FIXED != 0 && filemap::reuse(addr, len, fd as u64, off, prot);
     if !reuse {
         filemap::forget();
     }
@@ -104,6 +108,14 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         let align = if len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
         usermem::alloc(len, align)?
     };
+    if shared {
+        if let Err(e) = shared_files::map(fd as u64, start, len, off, prot) {
+            usermem::unmap(start, start + len);
+            return Err(e);
+        }
+        apply_prot(start, start + len, prot, !replaced);
+        return Ok(start);
+    }
     if file && !reuse {
         // A file mapping: read its contents through the monitor (private, read-only use). A
         // MAP_FIXED range keeps its old protection until `apply_prot` below: let the monitor
@@ -153,16 +165,18 @@ fn outside_program_memory(addr: u64, len: u64) -> u32 {
 }
 
 /// Gives a new mapping its protection. Read-write (with or without exec) is what fresh memory
-/// already allows; anything else changes the page tables (a replaced MAP_FIXED range may
-/// also carry an older protection, which `reset` undoes).
-fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
+/// already allows (the pool made it present); anything else changes the page tables (a
+/// replaced MAP_FIXED range may also carry an older protection, which `reset` undoes).
+pub(super) fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
     let rw = protect::PROT_READ | protect::PROT_WRITE;
     let any = rw | protect::PROT_EXEC;
     if prot & any == 0 {
         usermem::access_changed(start, end, false);
     }
     if prot & rw == rw {
-        protect::reset(start, end);
+        if !fresh {
+            protect::reset(start, end);
+        }
     } else if fresh {
         protect::set_fresh(start, end, prot);
     } else {
@@ -201,6 +215,9 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         usermem::unmap(old + new_len, old + old_len);
         return Ok(old);
     }
+    if shared_files::any_in(old, old + old_len) {
+        return Err(shared_mremap_refused());
+    }
     if usermem::grow_in_place(old + old_len, old + new_len) {
         return Ok(old);
     }
@@ -212,6 +229,16 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     usermem::copy(new, old, old_len);
     usermem::unmap(old, old + old_len);
     Ok(new)
+}
+
+/// Growing or moving a MAP_SHARED file mapping would need the file mapped further or
+/// elsewhere: not done. ENOMEM (what Linux answers when it cannot grow a mapping), said once.
+fn shared_mremap_refused() -> u32 {
+    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        crate::kprintln!("hrt: mremap growing or moving a MAP_SHARED file mapping is not supported: returning ENOMEM (reported once)");
+    }
+    ENOMEM
 }
 
 /// mprotect(addr, len, prot): the whole range must be mapped (ENOMEM otherwise, as Linux).
@@ -230,6 +257,7 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if !usermem::is_mapped(addr, end) {
         return Err(ENOMEM);
     }
+    shared_files::check_protect(addr, end, prot)?;
     protect::set(addr, end, prot & known);
     usermem::access_changed(addr, end, prot & known != 0);
     Ok(0)
@@ -246,8 +274,9 @@ pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(EINVAL);
     }
     if (advice == MADV_DONTNEED || advice == MADV_FREE) && usermem::is_mapped(addr, addr + len) {
-        // Private anonymous memory reads as zero after DONTNEED.
-        usermem::zero(addr, len);
+        // Private anonymous memory reads as zero after DONTNEED; a shared file mapping reads
+        // the file again, which is what its pages hold.
+        shared_files::for_each_private(addr, addr + len, |s, e| usermem::zero(s, e - s));
     }
     Ok(0)
 }

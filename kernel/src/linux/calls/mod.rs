@@ -5,5 +5,6 @@ pub mod memory;
 pub mod procs;
 pub mod residency;
 pub mod signal;
+pub mod sysv_shm;
 pub mod thread;
 pub mod time;

@@ -71,6 +71,11 @@ fn current() -> &'static mut Thread {
     unsafe { &mut *sched::current() }
 }
 
+/// Whether thread `tid` is a spawn child before its exec.
+pub fn is_child(tid: u32) -> bool {
+    ACTIVE.load(Ordering::SeqCst) != 0 && CHILDREN.lock().contains_key(&tid)
+}
+
 /// The calling thread's context id if it is a spawn child before exec.
 pub fn child_ctx() -> Option<u32> {
     if ACTIVE.load(Ordering::SeqCst) == 0 {
@@ -89,7 +94,7 @@ pub fn tagged(nr: u64) -> u64 {
 }
 
 /// A process call to the monitor, as a system-call result.
-fn call(nr: u64, a: [u64; 6]) -> SysResult {
+pub fn call(nr: u64, a: [u64; 6]) -> SysResult {
     let r = forward(nr, a);
     if r < 0 {
         Err((-r) as u32)
@@ -241,14 +246,10 @@ fn libc_at_fdcwd() -> u64 {
     (-100i32) as u32 as u64
 }
 
-static EXEC_REPORTED: AtomicBool = AtomicBool::new(false);
-
-fn exec(_: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> SysResult {
+fn exec(frame: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> SysResult {
     let Some(ctx) = child_ctx() else {
-        if !EXEC_REPORTED.swap(true, Ordering::Relaxed) {
-            kprintln!("hrt: execve in the program itself (not in a vfork/posix_spawn child) is not supported: returning ENOSYS");
-        }
-        return Err(ENOSYS);
+        // The program itself: its image is replaced (linux/exec.rs).
+        return crate::linux::exec::exec_self(frame, [dirfd, path, argv, envp, flags]);
     };
     let mask = current().sigmask;
     call(tagged(op::SIGNALS), [ignored(ctx), mask, 0, 0, 0, 0])?;

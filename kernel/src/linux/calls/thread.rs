@@ -5,7 +5,7 @@ use core::sync::atomic::Ordering;
 use crate::arch::syscall as user;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM};
-use crate::linux::process::{self, PROCESS, TID_BASE};
+use crate::linux::process::{self, PROCESS};
 use crate::linux::{futex, uaccess};
 use crate::sched::{self, Thread, ThreadOptions};
 
@@ -279,7 +279,7 @@ pub(super) fn start_program_thread(
     sigmask: u64,
     affinity: [u64; 4],
 ) -> u32 {
-    t.tid = t.id as u32 + TID_BASE;
+    t.tid = process::tid_for(t.id);
     t.fs_base = fs_base;
     t.sigmask = sigmask;
     t.affinity = affinity;

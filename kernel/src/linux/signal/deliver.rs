@@ -1,9 +1,9 @@
 //! Delivery on the way back to the program: the default action, or a handler frame on the
 //! program's (or the alternate) stack exactly as Linux x86-64 builds it; rt_sigreturn undoes it.
 
-use alloc::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::fpstate;
 use super::frame::{self, FaultRegs, UContext};
 use super::state::{self, SigInfo, PENDING_COUNT, SIGNALS};
 use super::*;
@@ -43,6 +43,8 @@ pub fn on_return(frame: &mut TrapFrame) {
     if !t.is_user {
         return;
     }
+    // Another thread's execve ends this one.
+    crate::linux::exec::ends_for_exec(tid);
     // A vfork child before its exec takes no signal sent to the program.
     let spawn_child = crate::linux::calls::procs::child_ctx().is_some();
     loop {
@@ -93,36 +95,6 @@ pub fn deliver_fault(frame: &mut TrapFrame, info: SigInfo, regs: FaultRegs) -> b
     true
 }
 
-/// A 64-byte aligned kernel buffer for an FPU save area.
-struct FpuBuf {
-    ptr: *mut u8,
-    layout: Layout,
-}
-
-impl FpuBuf {
-    fn new() -> Self {
-        let layout = Layout::from_size_align(fpu::area_size(), 64).expect("FPU area layout");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            handle_alloc_error(layout);
-        }
-        FpuBuf { ptr, layout }
-    }
-
-    fn bytes(&mut self) -> &mut [u8] {
-        // SAFETY: `ptr` owns `layout.size()` initialised bytes.
-        unsafe { core::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-}
-
-impl Drop for FpuBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr, self.layout) };
-    }
-}
-
 /// Sets up a handler for `info`: builds the rt_sigframe and points the registers at the
 /// handler (rdi = signal, rsi = &siginfo, rdx = &ucontext, rsp = frame with the return address
 /// sa_restorer). A frame that cannot be written ends the program with SIGSEGV, as Linux's
@@ -162,23 +134,11 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
         ss_flags
     };
     let xsave = fpu::uses_xsave();
-    let size = fpu::area_size() as u64;
-    let math = if xsave { size + 4 } else { size };
+    let math = fpstate::frame_size();
     let fp = sp.wrapping_sub(math) & !63;
     let addr = (fp.wrapping_sub(frame::FRAME_SIZE) & !15).wrapping_sub(8);
     if flags & SA_RESTORER == 0 || uaccess::check_write(addr, fp + math - addr).is_err() {
         fault::terminate(11, None);
-    }
-    let mut area = FpuBuf::new();
-    // SAFETY: a 64-byte aligned area of the save size; the live FPU state is this thread's
-    // (the kernel never uses the FPU).
-    unsafe { fpu::save(area.ptr) };
-    if xsave {
-        let b = area.bytes();
-        b[464..468].copy_from_slice(&frame::FP_XSTATE_MAGIC1.to_le_bytes());
-        b[468..472].copy_from_slice(&(math as u32).to_le_bytes());
-        b[472..480].copy_from_slice(&fpu::xcr0().to_le_bytes());
-        b[480..484].copy_from_slice(&(size as u32).to_le_bytes());
     }
     let old_mask = saved.unwrap_or(t.sigmask);
     let uc = UContext {
@@ -189,16 +149,14 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
         fpstate: fp,
         mask: old_mask,
     };
-    let written = uaccess::write_bytes(fp, area.bytes())
-        .and_then(|_| if xsave { uaccess::write(fp + size, frame::FP_XSTATE_MAGIC2) } else { Ok(()) })
-        .and_then(|_| uaccess::write(addr, act[2]))
+    // The handler starts with a clean FPU, as on Linux (`save_to_frame`).
+    let written = uaccess::write(addr, act[2])
         .and_then(|_| uaccess::write_bytes(addr + frame::UC_OFFSET, &uc.bytes()))
-        .and_then(|_| uaccess::write_bytes(addr + frame::INFO_OFFSET, &info.bytes()));
+        .and_then(|_| uaccess::write_bytes(addr + frame::INFO_OFFSET, &info.bytes()))
+        .and_then(|_| fpstate::save_to_frame(t.tid, fp));
     if written.is_err() {
         fault::terminate(11, None);
     }
-    // The handler starts with a clean FPU, as on Linux.
-    fpu::restore_initial();
     let mut mask = t.sigmask | act[3];
     if flags & SA_NODEFER == 0 {
         mask |= bit(sig);
@@ -252,34 +210,6 @@ pub fn sigreturn(regs: &mut TrapFrame) -> SysResult {
     if ss_flags & SS_AUTODISARM != 0 && ss_size >= 2048 {
         state::set_alt_stack(current().tid, [ss_sp, ss_size, SS_AUTODISARM]);
     }
-    if r.fpstate == 0 {
-        fpu::restore_initial();
-    } else {
-        let mut area = FpuBuf::new();
-        let b = area.bytes();
-        let Ok(saved) = uaccess::slice(r.fpstate, b.len() as u64) else { fault::terminate(11, None) };
-        b.copy_from_slice(saved);
-        sanitize(b);
-        // SAFETY: a 64-byte aligned area whose reserved bits were cleared, so XRSTOR/FXRSTOR
-        // accept it.
-        unsafe { fpu::restore(area.ptr) };
-    }
+    fpstate::restore_from_frame(r.fpstate);
     Ok(regs.rax)
-}
-
-/// Clears what would make FXRSTOR/XRSTOR fault: MXCSR's reserved bits, unknown components and
-/// the compacted form in the XSAVE header. A frame without the XSAVE magic carries only the
-/// legacy (x87, SSE) state.
-fn sanitize(b: &mut [u8]) {
-    let mxcsr = u32::from_le_bytes(b[24..28].try_into().unwrap()) & 0xffff;
-    b[24..28].copy_from_slice(&mxcsr.to_le_bytes());
-    if fpu::uses_xsave() {
-        let magic = u32::from_le_bytes(b[464..468].try_into().unwrap());
-        let mut bv = u64::from_le_bytes(b[512..520].try_into().unwrap()) & fpu::xcr0();
-        if magic != frame::FP_XSTATE_MAGIC1 {
-            bv &= 3;
-        }
-        b[512..520].copy_from_slice(&bv.to_le_bytes());
-        b[520..576].fill(0);
-    }
 }

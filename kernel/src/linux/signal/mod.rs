@@ -3,6 +3,7 @@
 //! Linux x86-64 builds it, see `frame`), rt_sigreturn, and the default actions.
 
 pub mod deliver;
+pub mod fpstate;
 pub mod frame;
 pub mod host;
 pub mod state;
@@ -54,4 +55,5 @@ pub const UNBLOCKABLE: u64 = (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
 /// Registers the delivery hook with the trap code; once, at boot.
 pub fn init() {
     crate::arch::traps::set_user_return_hook(on_return);
+    crate::arch::traps::set_ring3_work_hook(fpstate::due, fpstate::complete_in_ring3);
 }

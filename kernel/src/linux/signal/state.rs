@@ -166,6 +166,9 @@ pub struct ThreadSignals {
     pub restart: Option<u64>,
     /// The thread's record once registered (clone, or its first signal call): tgkill's target.
     pub thread: *mut Thread,
+    /// A handler frame set up in ring 0 (ring-3 mode) whose fpstate, at this address, still has
+    /// to be saved from ring 3 (`fpstate::complete_in_ring3`).
+    pub fpstate_due: Option<u64>,
 }
 
 // SAFETY: `waiter` and `thread` are only dereferenced under the THREADS lock while the thread is registered,
@@ -189,6 +192,7 @@ impl Signals {
                 wait_mask: 0,
                 restart: None,
                 thread: core::ptr::null_mut(),
+                fpstate_due: None,
             })
         })
     }
@@ -283,6 +287,20 @@ pub fn alt_stack(tid: u32) -> [u64; 3] {
 
 pub fn set_alt_stack(tid: u32, alt: [u64; 3]) {
     SIGNALS.lock().thread(tid).alt = alt;
+}
+
+/// execve: the exec'ing thread's state moves from `old` to `tid` (it becomes the thread-group
+/// leader, with the pid), keeping its pending signals; its alternate stack is cleared.
+pub fn exec_rekey(old: u32, tid: u32) {
+    let mut s = SIGNALS.lock();
+    let mut t = s.threads.remove(&old);
+    if let Some(t) = t.as_mut() {
+        t.alt = [0; 3];
+    }
+    // The old leader's state, if any, died with it (thread_exited).
+    if let Some(t) = t {
+        s.threads.insert(tid, t);
+    }
 }
 
 /// Forgets an exiting thread's state (its pending signals die with it, as on Linux).

@@ -484,7 +484,18 @@ pub fn timer_getoverrun(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn timer_delete(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let slot = posix_slot(a[0])?;
+    delete_slot(posix_slot(a[0])?)
+}
+
+/// execve: every POSIX timer is deleted (the setitimer timers and alarm stay, as on Linux).
+pub fn delete_posix_timers() {
+    let used = TIMERS.lock().len();
+    for slot in FIRST_POSIX..used {
+        let _ = delete_slot(slot);
+    }
+}
+
+fn delete_slot(slot: usize) -> SysResult {
     let worker = {
         let mut timers = TIMERS.lock();
         let tm = timers[slot].as_mut().ok_or(EINVAL)?;

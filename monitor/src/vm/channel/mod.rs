@@ -348,7 +348,7 @@ mod fuzz {
 
     #[test]
     fn registration_refuses_misplaced_areas() {
-        let ram = GuestRam::map(RAM).expect("guest RAM");
+        let ram = GuestRam::map(RAM, true).expect("guest RAM");
         let size = std::mem::size_of::<Channel>() as u64;
         let svc = Service::new(ChannelConfig::defaults(1, None, None), 1, None);
         let einval = -(libc::EINVAL as i64);
@@ -364,7 +364,7 @@ mod fuzz {
 
     #[test]
     fn random_channel_contents_never_escape() {
-        let ram = GuestRam::map(RAM).expect("guest RAM");
+        let ram = GuestRam::map(RAM, true).expect("guest RAM");
         let size = std::mem::size_of::<Channel>() as u64;
         let shared = Shared::new(ram, None, POOL);
         let svc = Service::new(ChannelConfig::defaults(4, None, None), 4, None);

@@ -2,9 +2,9 @@
 
 use core::sync::atomic::Ordering;
 
-use super::IrqSpinLock;
-use crate::sched::runqueue::RunQueue;
-use crate::sched::thread::BLOCKING;
+use super::runqueue::RunQueue;
+use super::thread::BLOCKING;
+use crate::sync::IrqSpinLock;
 
 pub struct WaitQueue {
     waiters: IrqSpinLock<RunQueue>,
@@ -24,7 +24,7 @@ impl WaitQueue {
     /// Enqueues the current thread as BLOCKING; the caller then releases whatever protects
     /// its condition and calls `sched::block()`.
     pub fn prepare_to_wait(&self) {
-        let cur = crate::sched::current();
+        let cur = super::current();
         let mut q = self.waiters.lock();
         // SAFETY: the current thread is alive and in no other queue while running.
         unsafe { (*cur).state.store(BLOCKING, Ordering::SeqCst) };
@@ -41,20 +41,20 @@ impl WaitQueue {
                 self.cancel_wait();
                 return;
             }
-            crate::sched::block();
+            super::block();
         }
     }
 
     /// Undoes `prepare_to_wait` when the condition turned true before blocking.
     pub fn cancel_wait(&self) {
-        let cur = crate::sched::current();
+        let cur = super::current();
         let removed = self.waiters.lock().remove(cur);
         if removed {
             // SAFETY: the current thread's record is alive.
-            unsafe { (*cur).state.store(crate::sched::thread::RUNNING, Ordering::SeqCst) };
+            unsafe { (*cur).state.store(super::thread::RUNNING, Ordering::SeqCst) };
         } else {
             // A waker already dequeued us and marked us ready; consume that wake-up.
-            crate::sched::block();
+            super::block();
         }
     }
 
@@ -64,7 +64,7 @@ impl WaitQueue {
         match t {
             Some(t) => {
                 // SAFETY: a waiting thread's record is alive until it is woken.
-                unsafe { crate::sched::wake(t) };
+                unsafe { super::wake(t) };
                 true
             }
             None => false,

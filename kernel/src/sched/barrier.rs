@@ -51,7 +51,7 @@ impl Barrier {
                 break;
             }
             core::hint::spin_loop();
-            crate::sched::yield_now();
+            super::yield_now();
         }
         false
     }

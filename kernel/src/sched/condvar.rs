@@ -1,8 +1,8 @@
 //! Condition variable over a `SpinLock`. A signal wakes a waiter; if the waiter's CPU is
 //! halted in its idle loop, the wake-up kicks it with an IPI (see `sched::make_runnable`).
 
-use super::spinlock::SpinGuard;
 use super::WaitQueue;
+use crate::sync::spinlock::SpinGuard;
 
 #[derive(Default)]
 pub struct CondVar {
@@ -19,7 +19,7 @@ impl CondVar {
     pub fn wait<'a, T>(&self, guard: SpinGuard<'a, T>) -> SpinGuard<'a, T> {
         self.waiters.prepare_to_wait();
         let lock = guard.unlock();
-        crate::sched::block();
+        super::block();
         lock.lock()
     }
 

@@ -1,0 +1,126 @@
+//! Per-CPU state of this layer (the scheduler keeps its own, `sched::CpuSched`). Each CPU's
+//! `PerCpu` sits in a static array and is reached through GS (see `percpu`), so finding it
+//! costs one instruction. The layers above reach it as `crate::cpu`.
+
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use hrt_abi::MAX_CPUS;
+
+use super::gdt::{Gdt, Tss};
+use super::percpu;
+use crate::arch::PerCpuCell;
+
+#[repr(C)]
+pub struct PerCpu {
+    /// Fields read from assembly through GS; offsets in `arch::percpu`.
+    self_ptr: usize,
+    id: usize,
+    /// Kernel stack top of the running thread (for entries from ring 3).
+    pub kernel_rsp: AtomicU64,
+    /// Scratch slot for the ring-3 system-call entry.
+    pub user_rsp: AtomicU64,
+    /// Ring-3 mode: interrupts are masked on this CPU (the software interrupt flag).
+    pub irq_off: AtomicU64,
+    /// Ring-3 mode: interrupt vectors that arrived while masked, one bit each.
+    pub irq_pending: [AtomicU64; 4],
+    pub zone: AtomicUsize,
+    pub online: AtomicBool,
+    pub gdt: PerCpuCell<Gdt>,
+    pub tss: PerCpuCell<Tss>,
+}
+
+impl PerCpu {
+    const fn new() -> Self {
+        PerCpu {
+            self_ptr: 0,
+            id: 0,
+            kernel_rsp: AtomicU64::new(0),
+            user_rsp: AtomicU64::new(0),
+            irq_off: AtomicU64::new(0),
+            irq_pending: [const { AtomicU64::new(0) }; 4],
+            zone: AtomicUsize::new(0),
+            online: AtomicBool::new(false),
+            gdt: PerCpuCell::new(Gdt::new()),
+            tss: PerCpuCell::new(Tss::new()),
+        }
+    }
+}
+
+struct PerCpuArray([PerCpuCell<PerCpu>; MAX_CPUS]);
+
+static CPUS: PerCpuArray = PerCpuArray([const { PerCpuCell::new(PerCpu::new()) }; MAX_CPUS]);
+static NUM_CPUS: AtomicUsize = AtomicUsize::new(1);
+
+/// Points GS at CPU `id`'s record. First thing every CPU does.
+pub fn init_this_cpu(id: usize, zone: usize) {
+    let cpu = CPUS.0[id].get();
+    // SAFETY: during early boot only CPU `id` touches its own record; GS then makes it the
+    // current CPU's record for the lifetime of the kernel.
+    unsafe {
+        (*cpu).self_ptr = cpu as usize;
+        (*cpu).id = id;
+        (*cpu).zone.store(zone, Ordering::Relaxed);
+        percpu::set_base(cpu as u64);
+    }
+}
+
+/// A forked child's kernel: CPU `id`'s record as before boot (the parent's descriptor tables
+/// and interrupt state mean nothing here); `init_this_cpu` follows.
+///
+/// # Safety
+/// Only CPU `id` may call it, before anything uses its record.
+pub unsafe fn reset(id: usize) {
+    // SAFETY: the caller's contract; the old contents are dropped without running anything.
+    unsafe { CPUS.0[id].get().write(PerCpu::new()) };
+}
+
+pub fn set_count(n: usize) {
+    NUM_CPUS.store(n, Ordering::Relaxed);
+}
+
+/// Number of CPUs in the VM.
+pub fn count() -> usize {
+    NUM_CPUS.load(Ordering::Relaxed)
+}
+
+/// Index of the CPU running this code.
+#[inline(always)]
+pub fn id() -> usize {
+    percpu::cpu_id()
+}
+
+/// The current CPU's record.
+#[inline(always)]
+pub fn this() -> &'static PerCpu {
+    // SAFETY: GS:0 holds a pointer to this CPU's static record.
+    unsafe { &*(percpu::self_ptr() as *const PerCpu) }
+}
+
+/// CPU `id`'s record (shared fields only: atomics and locks).
+pub fn get(id: usize) -> &'static PerCpu {
+    // SAFETY: records are static; callers only use their synchronised fields.
+    unsafe { &*CPUS.0[id].get() }
+}
+
+/// NUMA zone of the current CPU.
+pub fn current_zone() -> usize {
+    this().zone.load(Ordering::Relaxed)
+}
+
+pub fn zone_of(cpu: usize) -> usize {
+    get(cpu).zone.load(Ordering::Relaxed)
+}
+
+/// APIC ID of CPU `cpu` (the monitor numbers them identically).
+pub fn apic_id(cpu: usize) -> u32 {
+    cpu as u32
+}
+
+// The assembly entry paths read these fields at fixed GS offsets.
+const _: () = {
+    assert!(core::mem::offset_of!(PerCpu, kernel_rsp) == percpu::OFF_KERNEL_RSP);
+    assert!(core::mem::offset_of!(PerCpu, user_rsp) == percpu::OFF_USER_RSP);
+    assert!(core::mem::offset_of!(PerCpu, irq_off) == percpu::OFF_IRQ_OFF);
+    // The vDSO's getcpu reads the zone (NUMA node) at this offset (kernel/vdso/vdso.c).
+    assert!(core::mem::offset_of!(PerCpu, zone) == 72);
+};

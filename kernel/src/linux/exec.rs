@@ -1,0 +1,347 @@
+//! `execve`/`execveat` in the program itself (not in a vfork child, whose exec starts a host
+//! program: calls/procs.rs): the program image in this VM is replaced by the new one, as Linux
+//! does it.
+//!
+//! Everything that can fail comes before the point of no return, so the old program goes on
+//! with the error: the flags, argv and envp (every pointer checked, E2BIG as Linux), and the
+//! file, which the monitor resolves, checks, follows through `#!` lines and reads
+//! (`hrt_abi::process::EXEC_OPEN`, monitor/src/forward/exec.rs) into a staging area of the
+//! program's memory, where the kernel checks it again (the ELF headers, a fixed link span
+//! inside the program's memory). Then: every other thread ends (it is sent SIGKILL and ends on
+//! its way back to the program, without ending the program); handled signals become default,
+//! ignored ones stay, the mask and pending signals stay, the alternate stack goes, POSIX timers
+//! are deleted (setitimer and alarm stay); all the old memory is unmapped (zeroed and given
+//! back); the new image is loaded by the loader boot uses (`loader::load_image`): segments,
+//! break, interpreter, stack and auxiliary vector; the calling thread gets the pid as its tid
+//! and starts at the new entry with a clean register and FPU state. A failure after that point
+//! ends the program with SIGSEGV, as on Linux. The monitor then closes the FD_CLOEXEC
+//! descriptors and describes the new program in `/proc/self` (`EXEC_COMMIT`).
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use hrt_abi::{exec_blob as blob, process as op};
+
+use super::calls::procs::call;
+use super::elf::{Elf, ET_DYN, ET_EXEC, PT_LOAD};
+use super::errno::{Errno, SysResult, E2BIG, EFAULT, EINVAL, ENAMETOOLONG, ENOEXEC, ENOMEM};
+use super::loader::{self, Image};
+use super::process::{self, PROCESS};
+use super::signal::{self as sig, SIG_DFL, SIG_IGN};
+use super::{uaccess, usermem};
+use crate::arch::syscall as user;
+use crate::arch::traps::TrapFrame;
+use crate::sched;
+
+const AT_EMPTY_PATH: u64 = 0x1000;
+const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+/// Linux's limit on one argument or environment string, with its NUL.
+const MAX_ARG_STRLEN: usize = 32 * 4096;
+/// Linux's floor for all of them (ARG_MAX), whatever the stack limit.
+const ARG_MIN_LIMIT: u64 = 128 << 10;
+/// ... and its ceiling (3/4 of _STK_LIM).
+const ARG_MAX_LIMIT: u64 = 6 << 20;
+const LARGE_PAGE: u64 = 2 << 20;
+const SIGSEGV: i32 = 11;
+const SIGTTIN: usize = 21;
+const SIGTTOU: usize = 22;
+
+/// The thread carrying out an exec past its point of no return (0: none). Every other thread
+/// ends on its way back to the program (`ends_for_exec`).
+static EXECUTING: AtomicU32 = AtomicU32::new(0);
+
+fn current() -> &'static mut sched::Thread {
+    // SAFETY: the current thread's record is alive while it runs, and only it touches these
+    // fields.
+    unsafe { &mut *sched::current() }
+}
+
+/// argv and envp, copied out of the old image.
+struct Args {
+    /// Every string with its NUL, argv's then envp's.
+    bytes: Vec<u8>,
+    argc: usize,
+    envc: usize,
+}
+
+impl Args {
+    fn read(argv: u64, envp: u64) -> Result<Args, Errno> {
+        let soft = PROCESS.rlimits.lock()[3].0;
+        let limit = (soft / 4).clamp(ARG_MIN_LIMIT, ARG_MAX_LIMIT);
+        let mut args = Args { bytes: Vec::new(), argc: 0, envc: 0 };
+        let mut used = 0u64;
+        args.argc = args.read_array(argv, &mut used, limit)?;
+        args.envc = args.read_array(envp, &mut used, limit)?;
+        Ok(args)
+    }
+
+    /// Appends the strings of a NULL-terminated array (NULL itself: none); their count.
+    fn read_array(&mut self, mut at: u64, used: &mut u64, limit: u64) -> Result<usize, Errno> {
+        let mut n = 0;
+        if at == 0 {
+            return Ok(0);
+        }
+        loop {
+            let p: u64 = uaccess::read(at)?;
+            if p == 0 {
+                return Ok(n);
+            }
+            let s = uaccess::read_cstr(p, MAX_ARG_STRLEN).map_err(|e| if e == ENAMETOOLONG { E2BIG } else { e })?;
+            // Each string costs its bytes and its pointer on the new stack.
+            *used += s.len() as u64 + 1 + 8;
+            if *used > limit {
+                return Err(E2BIG);
+            }
+            self.bytes.extend_from_slice(s);
+            self.bytes.push(0);
+            n += 1;
+            at = at.checked_add(8).ok_or(EFAULT)?;
+        }
+    }
+
+    fn strings(&self) -> impl Iterator<Item = &[u8]> {
+        self.bytes.split(|&b| b == 0).take(self.argc + self.envc)
+    }
+}
+
+/// The new program as staged in the program's memory: `[addr, addr + len)`.
+struct Staged {
+    addr: u64,
+    len: u64,
+}
+
+impl Staged {
+    fn bytes(&self) -> &'static [u8] {
+        // SAFETY: program memory the kernel allocated for the staging area (it stays until
+        // `release`); the program's other threads could write it, and every read below is
+        // bounds-checked.
+        unsafe { core::slice::from_raw_parts(self.addr as *const u8, self.len as usize) }
+    }
+
+    fn word(&self, i: usize) -> u64 {
+        let b = self.bytes();
+        u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]))
+    }
+
+    /// `[off, off + len)` of the staged blob, if inside it.
+    fn part(&self, off_word: usize, len_word: usize) -> Option<&'static [u8]> {
+        let (off, len) = (self.word(off_word) as usize, self.word(len_word) as usize);
+        self.bytes().get(off..off.checked_add(len)?)
+    }
+
+    fn release(&self) {
+        usermem::unmap(self.addr, usermem::page_up(self.addr + self.len));
+    }
+}
+
+/// The parts of a staged blob, checked.
+struct Checked {
+    program: &'static [u8],
+    interp: Option<&'static [u8]>,
+    /// Arguments replacing argv[0] (a script's interpreter line and name).
+    prefix: Vec<&'static [u8]>,
+    filename: &'static [u8],
+    /// An ET_EXEC program's page-rounded link span.
+    fixed: Option<(u64, u64)>,
+}
+
+fn check(s: &Staged) -> Result<Checked, Errno> {
+    if s.len < (blob::HEADER_WORDS * 8) as u64 || s.word(blob::W_MAGIC) != blob::MAGIC {
+        return Err(EINVAL);
+    }
+    let program = s.part(blob::W_PROGRAM_OFF, blob::W_PROGRAM_LEN).ok_or(EINVAL)?;
+    let interp = s.part(blob::W_INTERP_OFF, blob::W_INTERP_LEN).ok_or(EINVAL)?;
+    let strings = s.part(blob::W_STRINGS_OFF, blob::W_STRINGS_LEN).ok_or(EINVAL)?;
+    let count = s.word(blob::W_PREFIX_COUNT) as usize;
+    let mut parts: Vec<&[u8]> = strings.split(|&b| b == 0).collect();
+    // n strings with their NULs split into n + 1 pieces, the last one empty.
+    if parts.len() != count + 2 {
+        return Err(EINVAL);
+    }
+    parts.pop();
+    let filename = parts.pop().unwrap_or(b"");
+    let elf = Elf::parse(program).ok_or(ENOEXEC)?;
+    let loads = || elf.program_headers().filter(|p| p.kind == PT_LOAD);
+    let fixed = match elf.kind {
+        ET_EXEC => {
+            let lo = loads().map(|p| p.vaddr).min().ok_or(ENOEXEC)? & !(usermem::PAGE - 1);
+            let hi = loads().map(|p| p.vaddr.saturating_add(p.memsz)).max().unwrap_or(0);
+            let hi = usermem::page_up(hi);
+            // Linux would map it anywhere; here memory is the pool's.
+            if !usermem::is_user_range(lo, hi) {
+                return Err(ENOMEM);
+            }
+            Some((lo, hi))
+        }
+        ET_DYN => None,
+        _ => return Err(ENOEXEC),
+    };
+    let interp = match interp {
+        [] => None,
+        i => Some(Elf::parse(i).filter(|e| e.kind == ET_DYN).map(|_| i).ok_or(ENOEXEC)?),
+    };
+    Ok(Checked { program, interp, prefix: parts, filename, fixed })
+}
+
+/// execveat(dirfd, path, argv, envp, flags) of the program itself. Returns only on an error
+/// before the point of no return; on success `frame` starts the new program.
+pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 5]) -> SysResult {
+    if flags & !(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 {
+        return Err(EINVAL);
+    }
+    let args = Args::read(argv, envp)?;
+    let len = call(op::EXEC_OPEN, [dirfd, path, flags, 0, 0, 0])?;
+    let staged = stage(len).inspect_err(|_| {
+        let _ = call(op::EXEC_ABORT, [0; 6]);
+    })?;
+    let checked = check(&staged).inspect_err(|_| {
+        staged.release();
+        let _ = call(op::EXEC_ABORT, [0; 6]);
+    })?;
+    let me = process::current_tid();
+    if EXECUTING.compare_exchange(0, me, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+        // Another thread's exec won: this thread ends, as Linux's de_thread kills it.
+        staged.release();
+        let _ = call(op::EXEC_ABORT, [0; 6]);
+        ends_for_exec(me);
+    }
+    // The point of no return.
+    end_other_threads(me);
+    reset_signals();
+    let staged = release_old_image(staged, checked.fixed);
+    // The blob moved if it was in the new program's link span.
+    let Ok(checked) = check(&staged) else { super::fault::terminate(SIGSEGV, None) };
+    // argv: a script's interpreter line replaces argv[0] (Linux gives an empty argv an empty
+    // argv[0] first).
+    let mut strings: Vec<&[u8]> = args.strings().collect();
+    let mut argc = args.argc;
+    if argc == 0 {
+        strings.insert(0, b"");
+        argc = 1;
+    }
+    if !checked.prefix.is_empty() {
+        strings.splice(0..1, checked.prefix.iter().copied());
+        argc += checked.prefix.len() - 1;
+    }
+    let img =
+        Image { program: checked.program, interp: checked.interp, strings: &strings, argc, execfn: checked.filename };
+    let start = loader::load_image(&img, None);
+    let name = loader::comm_name(checked.filename);
+    let described = describe(&strings[..argc]);
+    staged.release();
+    let Ok(start) = start else { super::fault::terminate(SIGSEGV, None) };
+    let _ = call(op::EXEC_COMMIT, [described.0, described.1, argc as u64, 0, 0, 0]);
+    usermem::unmap(described.0, usermem::page_up(described.0 + described.1.max(1)));
+    *PROCESS.name.lock() = name;
+    let t = current();
+    let (old, pid) = (t.tid, process::pid());
+    t.tid = pid;
+    sig::state::exec_rekey(old, pid);
+    t.fs_base = 0;
+    user::set_fs_base(0);
+    t.clear_child_tid = 0;
+    crate::arch::x86_64::fpu::restore_initial();
+    EXECUTING.store(0, Ordering::SeqCst);
+    *frame = user::initial_user_frame(start.entry, start.sp);
+    Ok(0)
+}
+
+/// Copies the monitor's blob of `len` bytes into a fresh staging area.
+fn stage(len: u64) -> Result<Staged, Errno> {
+    let addr = usermem::alloc(len, LARGE_PAGE)?;
+    let staged = Staged { addr, len };
+    call(op::EXEC_READ, [addr, len, 0, 0, 0, 0]).inspect_err(|_| staged.release())?;
+    Ok(staged)
+}
+
+/// The new argv, NUL-separated, in program memory for the monitor (`/proc/self/cmdline`):
+/// (address, length); (0, 0) if there is no memory for it.
+fn describe(argv: &[&[u8]]) -> (u64, u64) {
+    let len: usize = argv.iter().map(|a| a.len() + 1).sum();
+    let Ok(addr) = usermem::alloc(len.max(1) as u64, usermem::PAGE) else { return (0, 0) };
+    let mut at = addr;
+    for a in argv {
+        usermem::copy(at, a.as_ptr() as u64, a.len() as u64);
+        at += a.len() as u64 + 1;
+    }
+    (addr, len as u64)
+}
+
+/// Ends every other thread of the program and waits until they are gone: each is sent SIGKILL,
+/// which wakes it from any wait, and ends on its way back to the program (`ends_for_exec`).
+fn end_other_threads(me: u32) {
+    while PROCESS.live_threads.load(Ordering::SeqCst) > 1 {
+        let others: Vec<u32> = sig::state::SIGNALS
+            .lock()
+            .threads
+            .iter()
+            .filter(|(&tid, t)| tid != me && !t.thread.is_null())
+            .map(|(&tid, _)| tid)
+            .collect();
+        // A vfork child is no thread of the program: its parent waits for it.
+        let others = others.into_iter().filter(|&tid| !super::calls::procs::is_child(tid));
+        for tid in others {
+            let _ = sig::state::send_thread(tid, sig::SigInfo::from_user(sig::SIGKILL, sig::SI_KERNEL));
+        }
+        sig::state::kick_all();
+        sched::yield_now();
+    }
+}
+
+/// Whether a thread is carrying out an exec past its point of no return (every other thread
+/// is about to end).
+pub fn underway() -> bool {
+    EXECUTING.load(Ordering::SeqCst) != 0
+}
+
+/// Called on the way back to the program: a thread other than the one carrying out an exec
+/// ends here (its pending signals die with it).
+pub fn ends_for_exec(tid: u32) {
+    let execing = EXECUTING.load(Ordering::SeqCst);
+    if execing == 0 || execing == tid || super::calls::procs::child_ctx().is_some() {
+        return;
+    }
+    // What the return path would have settled (a suspended caller's mask, an interrupted
+    // call) goes with the thread, and the counts that make the return path look.
+    if sig::state::SIGNALS.lock().thread(tid).saved_mask.take().is_some() {
+        sig::deliver::SUSPENDED.fetch_sub(1, Ordering::SeqCst);
+    }
+    let _ = sig::state::take_restart(tid);
+    super::calls::signal::thread_exited(tid);
+    PROCESS.live_threads.fetch_sub(1, Ordering::SeqCst);
+    sched::exit(0)
+}
+
+/// Handled signals become default (ignored ones stay ignored; flags and masks go), as on
+/// Linux; POSIX timers are deleted.
+fn reset_signals() {
+    let mut table = PROCESS.sigactions.lock();
+    for (signo, act) in table.iter_mut().enumerate().skip(1) {
+        let ignored = act[0] == SIG_IGN;
+        let handled = act[0] != SIG_DFL && !ignored;
+        *act = [if ignored { SIG_IGN } else { SIG_DFL }, 0, 0, 0];
+        if handled && (signo == SIGTTIN || signo == SIGTTOU) {
+            // `hrt` mirrors these dispositions (see rt_sigaction).
+            crate::arch::hypercall::call(hrt_abi::nr::TTY_SIGNAL_ACTION, &[signo as u64, hrt_abi::tty_action::DEFAULT]);
+        }
+    }
+    drop(table);
+    sig::timers::delete_posix_timers();
+}
+
+/// Unmaps all of the old image but the staging area, and moves that out of the new program's
+/// link span `fixed` if it lies in it. Returns where it is now.
+fn release_old_image(staged: Staged, fixed: Option<(u64, u64)>) -> Staged {
+    let end = usermem::page_up(staged.addr + staged.len);
+    usermem::release_all_but(staged.addr, end);
+    super::filemap::forget();
+    super::symbols::clear();
+    let Some((_, hi)) = fixed.filter(|&(lo, hi)| staged.addr < hi && lo < end) else { return staged };
+    let to = hi.max(end).next_multiple_of(LARGE_PAGE);
+    if usermem::alloc_fixed(to, staged.len).is_err() {
+        super::fault::terminate(SIGSEGV, None);
+    }
+    usermem::copy(to, staged.addr, staged.len);
+    staged.release();
+    Staged { addr: to, len: staged.len }
+}

@@ -1,0 +1,134 @@
+//! The team barrier: a dissemination barrier on per-thread flags, then the tasks.
+//!
+//! Arrival: in round k thread i counts one on a flag of thread (i + 2^k) mod n and waits for
+//! its own round-k flag, so after ceil(log2 n) rounds every thread has heard, directly or not,
+//! from every other. With 2 threads that is one cache-line transfer each way, in parallel
+//! (a central counter needs two in a row: the last arrival, then the release). Each thread's
+//! flags fill their own cache lines; flags are counters (a fast thread that laps is counted,
+//! never lost), each thread remembering how many it consumed.
+//!
+//! Tasks: threads waiting for a flag run queued tasks. Once every thread has arrived the
+//! barrier is done when no task is pending; that stays true until a thread leaves (no
+//! implicit task runs, and no task is left to make more). The first thread that sees it
+//! records the barrier as released, so a thread still helping with tasks leaves too even if
+//! a thread that left already queued tasks of the next phase.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::tasks::Queue;
+use super::wait;
+
+const MAX_ROUNDS: usize = 32;
+
+/// One thread's flags (written by its partners) and what it consumed (its own).
+#[repr(C, align(128))]
+struct Slot {
+    flags: [AtomicU32; MAX_ROUNDS],
+    seen: UnsafeCell<[u32; MAX_ROUNDS]>,
+    /// Barriers this thread has passed in the current region.
+    episode: UnsafeCell<u32>,
+}
+
+#[repr(align(128))]
+struct Released(AtomicU32);
+
+pub struct Barrier {
+    slots: UnsafeCell<&'static [Slot]>,
+    /// The last episode whose barrier opened.
+    released: Released,
+}
+
+// SAFETY: `slots` changes only in `prepare`, while the team's other threads are idle; a slot's
+// `seen` and `episode` are touched only by the thread of that number (or by `prepare`).
+unsafe impl Sync for Barrier {}
+unsafe impl Send for Barrier {}
+
+/// Whether counter `v` has reached `target` (both wrap).
+fn reached(v: u32, target: u32) -> bool {
+    v.wrapping_sub(target) as i32 >= 0
+}
+
+fn new_slots(n: usize) -> &'static [Slot] {
+    let v: Vec<Slot> = (0..n)
+        .map(|_| Slot {
+            flags: [const { AtomicU32::new(0) }; MAX_ROUNDS],
+            seen: UnsafeCell::new([0; MAX_ROUNDS]),
+            episode: UnsafeCell::new(0),
+        })
+        .collect();
+    Box::leak(v.into_boxed_slice())
+}
+
+impl Barrier {
+    pub const fn new() -> Barrier {
+        Barrier { slots: UnsafeCell::new(&[]), released: Released(AtomicU32::new(0)) }
+    }
+
+    /// Readies the barrier for a region of `n` threads (the master, before it starts them).
+    /// Slots are never freed: a partner may still be nudging a flag of the last region. The
+    /// episodes are 0 already (`leave`), so a region in a loop writes no worker's line here.
+    pub fn prepare(&mut self, n: usize) {
+        let slots = self.slots.get_mut();
+        if slots.len() < n {
+            *slots = new_slots(n.next_power_of_two());
+        }
+        if *self.released.0.get_mut() != 0 {
+            *self.released.0.get_mut() = 0;
+        }
+    }
+
+    /// Thread `id` is done with the region: its episodes count from 0 in the next one.
+    pub fn leave(&self, id: u32) {
+        // SAFETY: prepared for this region; this thread's own slot (see `Barrier`).
+        if let Some(s) = unsafe { *self.slots.get() }.get(id as usize) {
+            // SAFETY: as above.
+            unsafe { *s.episode.get() = 0 };
+        }
+    }
+
+    /// Thread `id` of `n` waits for the others and the team's tasks (`tasks`).
+    pub fn wait(&self, id: u32, n: u32, tasks: &Queue) {
+        // SAFETY: prepared for this region (see `Barrier`).
+        let slots = unsafe { *self.slots.get() };
+        let (id, n) = (id as usize, n as usize);
+        let me = &slots[id];
+        // SAFETY: this thread's own slot.
+        let (seen, episode) = unsafe { (&mut *me.seen.get(), &mut *me.episode.get()) };
+        *episode = episode.wrapping_add(1);
+        let e = *episode;
+        let mut dist = 1;
+        let mut k = 0;
+        while dist < n {
+            slots[(id + dist) % n].flags[k].fetch_add(1, Ordering::Release);
+            tasks.signal.nudge();
+            seen[k] = seen[k].wrapping_add(1);
+            let (flag, target) = (&me.flags[k], seen[k]);
+            while !reached(flag.load(Ordering::Acquire), target) {
+                if !tasks.run_one() {
+                    wait::until(&tasks.signal, || reached(flag.load(Ordering::Acquire), target) || tasks.has_queued());
+                }
+            }
+            dist *= 2;
+            k += 1;
+        }
+        let released = || reached(self.released.0.load(Ordering::Acquire), e);
+        loop {
+            if tasks.pending.load(Ordering::Acquire) == 0 {
+                self.released.0.store(e, Ordering::Release);
+                tasks.signal.nudge();
+                return;
+            }
+            if released() {
+                return;
+            }
+            if !tasks.run_one() {
+                wait::until(&tasks.signal, || {
+                    released() || tasks.pending.load(Ordering::Acquire) == 0 || tasks.has_queued()
+                });
+            }
+        }
+    }
+}

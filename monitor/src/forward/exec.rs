@@ -1,0 +1,247 @@
+//! `execve`/`execveat` in the program itself: the monitor's part (the kernel's is
+//! kernel/src/linux/exec.rs). The monitor resolves the path like open's (relative to the
+//! program's directory or `dirfd`, nothing of `hrt`'s own /proc), checks the file as Linux's
+//! execve does (a regular file, execute permission, not on a noexec mount), follows `#!` lines
+//! as binfmt_script does (up to 4 nested interpreters, then ELOOP), checks the ELF program and
+//! its interpreter with the same code `hrt run` uses (program.rs, interp.rs), and keeps the
+//! result as one blob (`hrt_abi::exec_blob`) that the kernel copies into guest memory. Only when
+//! the kernel has passed its point of no return does `EXEC_COMMIT` close the FD_CLOEXEC
+//! descriptors and make `/proc/self` describe the new program; every error before leaves the
+//! old program as it was.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::PathBuf;
+
+use hrt_abi::exec_blob as blob;
+
+use super::errno::{Errno, SysResult};
+use super::guest_mem::Guest;
+use super::host::ptr;
+use super::Forwarder;
+
+/// Linux's BINPRM_MAX_RECURSION: interpreters that are scripts themselves, at most 4 deep.
+const SCRIPT_DEPTH_MAX: usize = 4;
+/// Larger program files are refused (ENOMEM): they are read whole into host memory.
+const FILE_MAX: u64 = 1 << 30;
+const PAGE: usize = 4096;
+
+/// An exec the kernel is carrying out: its blob, and what `/proc/self` shows once it is done.
+pub struct PendingExec {
+    blob: Vec<u8>,
+    /// The new program's executable as `/proc/self/exe` shows it.
+    exe: Vec<u8>,
+    /// The file name execve got (the comm name is its last component).
+    filename: Vec<u8>,
+}
+
+/// A file read for an exec: its bytes and its host path.
+struct ExecFile {
+    bytes: Vec<u8>,
+    host_path: PathBuf,
+}
+
+impl Forwarder {
+    /// `EXEC_OPEN(dirfd, path, flags)`: the blob's length.
+    pub(super) fn exec_open(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let (dirfd, path, flags) = (a[0], a[1], a[2]);
+        if flags & !((libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW) as u64) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let raw = g.read_path(path)?.into_bytes();
+        if raw.is_empty() && flags & libc::AT_EMPTY_PATH as u64 == 0 {
+            return Err(Errno::ENOENT);
+        }
+        // The name Linux gives the file (bprm->filename): the path, or /dev/fd/N[/path] when
+        // it is relative to a descriptor.
+        let at_cwd = dirfd as u32 as i32 == libc::AT_FDCWD;
+        let filename = match (raw.first(), at_cwd) {
+            (Some(b'/'), _) | (Some(_), true) => raw.clone(),
+            (None, _) => format!("/dev/fd/{}", dirfd as u32 as i32).into_bytes(),
+            (Some(_), false) => [format!("/dev/fd/{}/", dirfd as u32 as i32).as_bytes(), &raw].concat(),
+        };
+        let follow = flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0;
+        let mut file = self.exec_file(dirfd, raw, follow)?;
+        // Scripts: each level's argv[0] is replaced by [interpreter, argument?, its file name].
+        let mut prefix: Vec<Vec<u8>> = Vec::new();
+        let mut name = filename.clone();
+        for depth in 0.. {
+            let given = String::from_utf8_lossy(&name).into_owned();
+            let head = &file.bytes[..file.bytes.len().min(256)];
+            let Some(interp) = crate::script::parse(&given, head).map_err(|_| Errno(libc::ENOEXEC))? else { break };
+            if depth == SCRIPT_DEPTH_MAX {
+                return Err(Errno::ELOOP);
+            }
+            let mut level = vec![interp.path.as_bytes().to_vec()];
+            level.extend(interp.arg.map(String::into_bytes));
+            level.push(name);
+            if !prefix.is_empty() {
+                prefix.remove(0);
+            }
+            level.append(&mut prefix);
+            prefix = level;
+            name = interp.path.into_bytes();
+            file = self.exec_file(libc::AT_FDCWD as u32 as u64, name.clone(), true)?;
+        }
+        let given = String::from_utf8_lossy(&name).into_owned();
+        let exe = super::paths::exe_path(&file.host_path);
+        let mut interp_error = None;
+        let program = crate::program::Program::from_bytes(&given, file.host_path, file.bytes, |p| {
+            let f = self.exec_file(libc::AT_FDCWD as u32 as u64, p.as_bytes().to_vec(), true).inspect_err(|&e| {
+                interp_error = Some(e);
+            });
+            let f = f.map_err(|e| crate::error::err!("{p}: {e:?}"))?;
+            crate::interp::check(&given, p, f.bytes).inspect_err(|_| interp_error = Some(Errno(libc::ELIBBAD)))
+        });
+        // A missing (or unreadable) interpreter is its open's error, an invalid one ELIBBAD,
+        // anything wrong with the program itself ENOEXEC, as Linux answers.
+        let program = program.map_err(|_| interp_error.unwrap_or(Errno(libc::ENOEXEC)))?;
+        let blob = make_blob(&prefix, &filename, &program.bytes, program.interp.as_ref().map(|i| i.bytes.as_slice()));
+        let len = blob.len() as i64;
+        *self.exec.lock().unwrap() = Some(PendingExec { blob, exe, filename });
+        Ok(len)
+    }
+
+    /// `EXEC_READ(addr, len)`: the pending blob into the program's memory.
+    pub(super) fn exec_read(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let pending = self.exec.lock().unwrap();
+        let p = pending.as_ref().ok_or(Errno::EINVAL)?;
+        if a[1] != p.blob.len() as u64 {
+            return Err(Errno::EINVAL);
+        }
+        g.write_bytes(a[0], &p.blob)?;
+        Ok(0)
+    }
+
+    /// `EXEC_COMMIT(argv block, len, argc)`: the exec is done.
+    pub(super) fn exec_commit(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let p = self.exec.lock().unwrap().take().ok_or(Errno::EINVAL)?;
+        for slot in self.fds.take_cloexec() {
+            let _ = slot.close();
+        }
+        let block = g.read_bytes(a[0], a[1])?;
+        let argv: Vec<Vec<u8>> = block.split(|&b| b == 0).take(a[2] as usize).map(<[u8]>::to_vec).collect();
+        let comm = p.filename.rsplit(|&b| b == b'/').next().unwrap_or(&[]).to_vec();
+        self.describe_exec(p.exe, argv, comm);
+        Ok(0)
+    }
+
+    /// `EXEC_ABORT`: the exec failed before its point of no return.
+    pub(super) fn exec_abort(&self) -> SysResult<i64> {
+        self.exec.lock().unwrap().take();
+        Ok(0)
+    }
+
+    /// Opens and reads a file for an exec, checked as execve checks it.
+    fn exec_file(&self, dirfd: u64, raw: Vec<u8>, follow: bool) -> SysResult<ExecFile> {
+        let empty = raw.is_empty();
+        let at = self.resolve(dirfd, raw, follow)?;
+        // The program's synthesized /proc/self files are not executables.
+        if at.synthetic.is_some() {
+            return Err(Errno::EACCES);
+        }
+        let flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK) as libc::c_long;
+        let fd = if empty {
+            // AT_EMPTY_PATH: the descriptor's file, opened again for reading.
+            let h = self.fds().get(dirfd)?;
+            let p = CString::new(format!("/proc/self/fd/{}", h.raw())).map_err(|_| Errno::ENOENT)?;
+            // SAFETY: a host C string.
+            unsafe { self.sys(libc::SYS_openat, &[libc::AT_FDCWD as libc::c_long, ptr(p.as_ptr()), flags])? }
+        } else {
+            // SAFETY: a host C string.
+            unsafe {
+                self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), at.open_flags(flags)])?
+            }
+        };
+        // SAFETY: a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        check_executable(&fd)?;
+        let host_path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| Errno::ENOENT)?;
+        Ok(ExecFile { bytes: read_all(&fd)?, host_path })
+    }
+}
+
+/// The checks execve makes on an opened file: a regular file (EACCES), with execute
+/// permission (EACCES), not on a file system mounted noexec (EACCES).
+fn check_executable(fd: &OwnedFd) -> SysResult<()> {
+    // SAFETY: fstat and fstatfs write the structs we pass.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(Errno::last());
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(Errno::EACCES);
+    }
+    let p = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| Errno::ENOENT)?;
+    // SAFETY: a host C string; access only reads it.
+    if unsafe { libc::access(p.as_ptr(), libc::X_OK) } != 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: as above.
+    let mut fs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above (glibc's fstatvfs makes an fstatfs call).
+    if unsafe { libc::fstatvfs(fd.as_raw_fd(), &mut fs) } == 0 && fs.f_flag & libc::ST_NOEXEC != 0 {
+        return Err(Errno::EACCES);
+    }
+    Ok(())
+}
+
+/// The whole file, up to the size it has now.
+fn read_all(fd: &OwnedFd) -> SysResult<Vec<u8>> {
+    // SAFETY: fstat writes the struct we pass.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(Errno::last());
+    }
+    let size = st.st_size as u64;
+    if size > FILE_MAX {
+        return Err(Errno(libc::ENOMEM));
+    }
+    let mut bytes = vec![0u8; size as usize];
+    let mut done = 0;
+    while done < bytes.len() {
+        let rest = &mut bytes[done..];
+        // SAFETY: reading into our own buffer.
+        let n = unsafe { libc::pread(fd.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), done as libc::off_t) };
+        match n {
+            n if n > 0 => done += n as usize,
+            0 => break,
+            _ if Errno::last() == Errno::EINTR => {}
+            _ => return Err(Errno::last()),
+        }
+    }
+    bytes.truncate(done);
+    Ok(bytes)
+}
+
+/// The blob `hrt_abi::exec_blob` describes.
+fn make_blob(prefix: &[Vec<u8>], filename: &[u8], program: &[u8], interp: Option<&[u8]>) -> Vec<u8> {
+    let mut strings = Vec::new();
+    for s in prefix.iter().map(Vec::as_slice).chain([filename]) {
+        strings.extend_from_slice(s);
+        strings.push(0);
+    }
+    let strings_off = blob::HEADER_WORDS * 8;
+    let program_off = (strings_off + strings.len()).next_multiple_of(PAGE);
+    let interp_off = (program_off + program.len()).next_multiple_of(PAGE);
+    let interp = interp.unwrap_or(&[]);
+    let mut header = [0u64; blob::HEADER_WORDS];
+    header[blob::W_MAGIC] = blob::MAGIC;
+    header[blob::W_PROGRAM_OFF] = program_off as u64;
+    header[blob::W_PROGRAM_LEN] = program.len() as u64;
+    header[blob::W_INTERP_OFF] = interp_off as u64;
+    header[blob::W_INTERP_LEN] = interp.len() as u64;
+    header[blob::W_STRINGS_OFF] = strings_off as u64;
+    header[blob::W_PREFIX_COUNT] = prefix.len() as u64;
+    header[blob::W_STRINGS_LEN] = strings.len() as u64;
+    let mut out = vec![0u8; interp_off + interp.len()];
+    for (i, w) in header.iter().enumerate() {
+        out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+    }
+    out[strings_off..strings_off + strings.len()].copy_from_slice(&strings);
+    out[program_off..program_off + program.len()].copy_from_slice(program);
+    out[interp_off..].copy_from_slice(interp);
+    out
+}

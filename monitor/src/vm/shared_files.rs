@@ -1,0 +1,150 @@
+//! `MAP_SHARED` file mappings (`nr::MAP_SHARED_FILE`, `nr::UNMAP_SHARED_FILE`): the monitor
+//! maps the host file itself over the part of guest RAM the kernel chose for the mapping
+//! (`mmap(MAP_SHARED | MAP_FIXED)` over that part of the RAM's host mapping). KVM follows the
+//! host mapping through its MMU notifier, so the program's pages *are* the file's page-cache
+//! pages: its stores reach the file, other processes (natively or under `hrt`) mapping the same
+//! file see them at once, and it sees theirs. This is what MPI's shared-memory transport needs
+//! between ranks in different VMs (`/dev/shm` files mapped by every rank).
+//!
+//! Given up (munmap, a replacing mapping), the range becomes anonymous RAM again, reading zero,
+//! as the kernel expects of its free memory.
+
+use super::vcpu::Shared;
+
+const PAGE: u64 = 4096;
+
+/// The host address of guest `[addr, addr + len)` when it is a non-empty, page-aligned range of
+/// the program's pool inside one RAM range (never the kernel's memory).
+fn program_range(shared: &Shared, addr: u64, len: u64) -> Option<*mut u8> {
+    let (lo, hi) = shared.program_mem;
+    let end = addr.checked_add(len)?;
+    if len == 0 || !addr.is_multiple_of(PAGE) || !len.is_multiple_of(PAGE) || addr < lo || end > hi {
+        return None;
+    }
+    shared.ram.host_ptr(addr, len)
+}
+
+fn errno() -> i64 {
+    -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+}
+
+/// Makes `[host, host + len)` of guest RAM private anonymous memory again (zero, huge pages
+/// requested as for all guest RAM).
+fn make_anonymous(host: *mut u8, len: u64) -> i64 {
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE;
+    // SAFETY: replaces part of our own guest RAM mapping (checked by program_range) with fresh
+    // anonymous memory at the same address: every pointer into it stays valid.
+    let got = unsafe {
+        libc::mmap(host as *mut libc::c_void, len as usize, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0)
+    };
+    if got == libc::MAP_FAILED {
+        let e = errno();
+        eprintln!("hrt: cannot give guest RAM back its anonymous memory ({e}): the program's memory is damaged");
+        return e;
+    }
+    // SAFETY: advice on the range just mapped; failure only means no huge pages.
+    unsafe { libc::madvise(host as *mut libc::c_void, len as usize, libc::MADV_HUGEPAGE) };
+    0
+}
+
+/// `nr::MAP_SHARED_FILE`: args fd, addr, len, file offset, the program's `prot`.
+pub fn map(shared: &Shared, a: &[u64]) -> i64 {
+    let (fd, addr, len, off, prot) = (a[0], a[1], a[2], a[3], a[4]);
+    let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
+    if !off.is_multiple_of(PAGE) || i64::try_from(off).is_err() {
+        return -(libc::EINVAL as i64);
+    }
+    let Some(file) = shared.forwarder.as_ref().and_then(|f| f.host_fd(fd)) else { return -(libc::EBADF as i64) };
+    let raw = file.raw();
+    // SAFETY: F_GETFL and fstat only read the descriptor's state into our own struct.
+    let (mode, st) = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fcntl(raw, libc::F_GETFL), (libc::fstat(raw, &mut st) == 0).then_some(st))
+    };
+    let Some(st) = st.filter(|_| mode >= 0) else { return errno() };
+    // As Linux: writable only through a descriptor open for reading and writing (the program
+    // may mprotect it writable later, so the host mapping is writable whenever it may be).
+    let writable = mode & libc::O_ACCMODE == libc::O_RDWR;
+    if prot & libc::PROT_WRITE as u64 != 0 && !writable {
+        return -(libc::EACCES as i64);
+    }
+    // A regular file's pages past its end stay anonymous: touching a host mapping there raises
+    // SIGBUS in whoever touches it (KVM, the monitor), where Linux would signal the program.
+    let covered = if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+        (st.st_size as u64).saturating_sub(off).next_multiple_of(PAGE).min(len)
+    } else {
+        len
+    };
+    if covered == 0 {
+        return writable as i64;
+    }
+    let host_prot = libc::PROT_READ | if writable { libc::PROT_WRITE } else { 0 };
+    // SAFETY: replaces part of our own guest RAM mapping (checked above) with the file's pages
+    // at the same address; pointers into guest RAM stay valid.
+    let got = unsafe {
+        libc::mmap(
+            host as *mut libc::c_void,
+            covered as usize,
+            host_prot,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            raw,
+            off as libc::off_t,
+        )
+    };
+    if got == libc::MAP_FAILED {
+        let e = errno();
+        make_anonymous(host, covered);
+        return e;
+    }
+    writable as i64
+}
+
+/// `nr::UNMAP_SHARED_FILE`: args addr, len.
+pub fn unmap(shared: &Shared, a: &[u64]) -> i64 {
+    match program_range(shared, a[0], a[1]) {
+        Some(host) => make_anonymous(host, a[1]),
+        None => -(libc::EINVAL as i64),
+    }
+}
+
+/// The size of System V segment `id`, from the host's IPC_STAT.
+fn segment_size(id: u64) -> Result<u64, i64> {
+    // SAFETY: IPC_STAT writes a shmid_ds into our own struct.
+    let mut ds: libc::shmid_ds = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::shmctl(id as u32 as i32, libc::IPC_STAT, &mut ds) } < 0 {
+        return Err(errno());
+    }
+    Ok(ds.shm_segsz as u64)
+}
+
+/// `nr::SHM_SEGMENT_SIZE`: args id.
+pub fn shm_segment_size(a: &[u64]) -> i64 {
+    match segment_size(a[0]) {
+        Ok(n) => i64::try_from(n).unwrap_or(i64::MAX),
+        Err(e) => e,
+    }
+}
+
+/// `nr::SHM_ATTACH`: args id, addr, len, read-only.
+pub fn shm_attach(shared: &Shared, a: &[u64]) -> i64 {
+    let (id, addr, len, read_only) = (a[0], a[1], a[2], a[3] == 1);
+    let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
+    // shmat maps the whole segment: it must fit the range the guest named. (Segment ids carry a
+    // sequence number, so the id cannot name a bigger segment between this check and shmat.)
+    match segment_size(id) {
+        Ok(size) if size.next_multiple_of(PAGE) == len => {}
+        Ok(_) => return -(libc::EINVAL as i64),
+        Err(e) => return e,
+    }
+    let flags = libc::SHM_REMAP | if read_only { libc::SHM_RDONLY } else { 0 };
+    // SAFETY: attaches the segment over part of our own guest RAM mapping (checked above, the
+    // segment's size equal to it), replacing it at the same address.
+    let got = unsafe { libc::shmat(id as u32 as i32, host as *const libc::c_void, flags) };
+    if got as isize == -1 {
+        let e = errno();
+        make_anonymous(host, len);
+        return e;
+    }
+    !read_only as i64
+}

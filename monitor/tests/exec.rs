@@ -1,0 +1,108 @@
+//! execve in the program itself (issues 10 and 13): tests/programs/hostile/exec_self.c, static
+//! and dynamic, compared with its native run with one vCPU and with two (every failing exec's
+//! errno with the program going on, then an exec from a thread that is not the main one while
+//! two other threads run, with descriptors, signals, timers and memory checked in the new
+//! image); an exec chain from a static program into a dynamic one (`/bin/sh`); and
+//! `#!/usr/bin/env sh` and `#!/usr/bin/env python3` scripts under `hrt run`, whose `env` execs
+//! the interpreter.
+
+mod common;
+use std::path::Path;
+use std::process::Command;
+
+use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root, run};
+
+#[test]
+fn exec_replaces_a_static_program_as_on_linux() {
+    let prog = build("exec_self", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 42, "natively: {linux:?}");
+    assert!(linux.stdout.contains("still running: 1") && linux.stdout.contains("leader: 1"), "{}", linux.stdout);
+    assert_same_on_1_and_2_cpus("exec_self", &prog, &[], &linux);
+}
+
+#[test]
+fn exec_replaces_a_dynamic_program_as_on_linux() {
+    let source = repo_root().join("tests/programs/hostile/exec_self.c");
+    let prog = build_dynamic(&source, "exec_self", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 42, "natively: {linux:?}");
+    assert_same_on_1_and_2_cpus("dynamic exec_self", &prog, &[], &linux);
+}
+
+/// A static program execs a dynamic one (the shell) with an argument vector and an
+/// environment of its own; the shell's exit status is the program's.
+#[test]
+fn a_chain_into_a_dynamic_program_passes_args_env_and_status() {
+    let prog = build("exec_self", &[]);
+    let args = ["run", "/bin/sh", "-c", "echo \"sh: $HRT_EXEC_TEST $0 $#\"; exit 3", "zero", "one"];
+    let linux = native(&prog, &args);
+    assert_eq!(linux.code(), 3, "natively: {linux:?}");
+    assert_same_on_1_and_2_cpus("exec into /bin/sh", &prog, &args, &linux);
+}
+
+/// execveat(fd, "", AT_EMPTY_PATH) on a descriptor of the program's file (as fexecve makes it),
+/// then a chain on into the shell.
+#[test]
+fn execveat_of_a_descriptor_runs_its_file() {
+    let prog = build("exec_self", &[]);
+    let args = ["fexec", "run", "/bin/sh", "-c", "echo \"$HRT_EXEC_TEST\"; exit 6"];
+    let linux = native(&prog, &args);
+    assert_eq!(linux.code(), 6, "natively: {linux:?}");
+    assert_same_on_1_and_2_cpus("execveat AT_EMPTY_PATH", &prog, &args, &linux);
+}
+
+/// An executable script in target/programs/scripts.
+fn script(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = repo_root().join("target/programs/scripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `path ARGS` natively and under `hrt run`, with a PATH of the system's directories only (so
+/// `env` finds the system's interpreters, not a user's wrappers, which may fork).
+fn compare_with_system_path(label: &str, path: &Path, args: &[&str]) {
+    let system_path = "/usr/local/bin:/usr/bin:/bin";
+    let mut cmd = Command::new(path);
+    cmd.args(args).env("PATH", system_path);
+    let linux = run(cmd, None);
+    for cpus in ["1", "2"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--cpus", cpus, "--"]).arg(path).args(args).env("PATH", system_path);
+        assert_same(&format!("{label} --cpus {cpus}"), &linux, &run(cmd, None));
+    }
+}
+
+#[test]
+fn env_sh_scripts_run() {
+    let path = script("env_sh", "#!/usr/bin/env sh\necho \"sh: $# $1 $2\"\nexit 7\n");
+    compare_with_system_path("#!/usr/bin/env sh", &path, &["a", "b c"]);
+}
+
+#[test]
+fn env_python3_scripts_run() {
+    if !Path::new("/usr/bin/python3").exists() {
+        eprintln!("no /usr/bin/python3 here: skipped");
+        return;
+    }
+    let text = "#!/usr/bin/env python3\nimport sys\nprint('py', sys.argv[1:])\nsys.exit(int(sys.argv[1]))\n";
+    let path = script("env_python3", text);
+    compare_with_system_path("#!/usr/bin/env python3", &path, &["5", "x"]);
+}
+
+/// A script exec'd by the program itself (not by `hrt run`): binfmt_script's argument vector.
+#[test]
+fn the_program_execs_a_script() {
+    let prog = build("exec_self", &[]);
+    let interp = build("script_interp", &[]);
+    let path = script("exec_interp", &format!("#!{} -x\n", interp.display()));
+    let path = path.to_str().unwrap();
+    let linux = native(&prog, &["run", path, "one"]);
+    assert_eq!(linux.code(), 4, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &["run", path, "one"]);
+    assert_same("exec of a script", &linux, &got);
+}
