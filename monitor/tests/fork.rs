@@ -1,11 +1,14 @@
-//! fork() without exec (a new VM in a host-forked `hrt` over a copy-on-write copy of guest
+//! fork() (a new VM in a host-forked `hrt` over a copy-on-write copy of guest
 //! RAM): tests/programs/hostile/procs_fork.c (exit statuses, separate memory, pipes both ways,
 //! getpid/getppid/gettid, inherited FPU mode, TLS, signal mask and handlers, a child killed by
 //! SIGTERM and one by SIGSEGV, nested, repeated and concurrent children, forks from a
 //! multithreaded program and from a second thread), static, static-PIE and dynamic, compared
 //! with its native run at one and two vCPUs; procs_fork_omp.c (an OpenMP program forking, on
-//! both OpenMP runtimes); and bash, whose subshells, command substitutions and pipelines of
-//! builtins fork.
+//! both OpenMP runtimes); bash, whose subshells, command substitutions and pipelines of
+//! builtins fork; fork + exec: procs_fork_exec.c (a child that execs /bin/echo into a pipe,
+//! the program itself, a missing file; FD_CLOEXEC; a MAP_SHARED file mapping and a System V
+//! segment the child writes),
+//! and bash running host programs in `$(...)`, pipelines and plain commands.
 
 mod common;
 use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
@@ -69,4 +72,32 @@ fn an_openmp_program_forks() {
             assert_same(&format!("procs_fork_omp --omp {omp} --cpus {cpus}"), &linux, &got);
         }
     }
+}
+
+/// fork + execve in the child: a dynamic /bin/echo whose output comes back through a pipe, the
+/// program itself (its getppid is the parent's pid; FD_CLOEXEC descriptors are gone), a failing
+/// exec, and a MAP_SHARED file mapping and a System V segment that stay shared in the child.
+#[test]
+fn forked_children_exec() {
+    let prog = build("procs_fork_exec", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("parent reads \"child wrote this\""), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("procs_fork_exec", &prog, &[], &linux);
+    let source = repo_root().join("tests/programs/hostile/procs_fork_exec.c");
+    let dynamic = build_dynamic(&source, "procs_fork_exec", &[]);
+    assert_same_on_1_and_2_cpus("dynamic procs_fork_exec", &dynamic, &[], &native(&dynamic, &[]));
+}
+
+/// bash forks and execs host programs for `$(...)`, pipelines and plain commands.
+#[test]
+fn bash_runs_host_commands_as_on_linux() {
+    let bash = Path::new("/bin/bash");
+    let script = r#"x=$(/bin/cat /etc/hostname); echo ${#x}; ls / | wc -l; echo a b c | tr a-z A-Z
+y=$(printf '%s\n' 3 1 2 | sort | head -n 2 | tr '\n' ' '); echo "sorted: $y"
+/bin/sh -c 'exit 7'; echo "sh: $?"; env true; echo "env: $?"; exit 4"#;
+    let linux = native(bash, &["-c", script]);
+    assert_eq!(linux.code(), 4, "natively: {linux:?}");
+    assert!(linux.stdout.contains("sorted: 1 2"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("bash -c with host commands", bash, &["-c", script], &linux);
 }

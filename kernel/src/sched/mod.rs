@@ -85,9 +85,9 @@ impl CpuSched {
     /// threads, sleepers and tasks here are not this VM's. They are leaked, not dropped:
     /// nothing refers to them any more, and dropping a parent's task could run its code.
     fn forget_all(&self) {
-        core::mem::forget(core::mem::replace(&mut *self.runq.lock(), RunQueue::new()));
-        core::mem::forget(core::mem::replace(&mut *self.sleepers.lock(), sleep::SleepList::new()));
-        core::mem::forget(core::mem::replace(&mut *self.tasks.lock(), task::TaskQueue::new()));
+        *self.runq.lock() = RunQueue::new();
+        *self.sleepers.lock() = sleep::SleepList::new();
+        core::mem::forget(core::mem::take(&mut *self.tasks.lock()));
         self.runq_len.store(0, Ordering::SeqCst);
         self.tasks_len.store(0, Ordering::SeqCst);
         self.current.store(null_mut(), Ordering::SeqCst);

@@ -14,24 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ended.h"
+
 static int global = 1;
 static __thread int tls = 5;
-
-/* Waits for `p` and describes how it ended. */
-static const char *ended(pid_t p) {
-    static char buf[64];
-    int st = 0;
-    pid_t w = waitpid(p, &st, 0);
-    if (w != p)
-        snprintf(buf, sizeof buf, "waitpid %d errno %d", (int)w, errno);
-    else if (WIFEXITED(st))
-        snprintf(buf, sizeof buf, "exited %d", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st))
-        snprintf(buf, sizeof buf, "killed by %d", WTERMSIG(st));
-    else
-        snprintf(buf, sizeof buf, "status %#x", st);
-    return buf;
-}
 
 static void exit_status(void) {
     pid_t p = fork();
