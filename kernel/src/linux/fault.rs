@@ -100,9 +100,14 @@ fn simd_fpe_code() -> i32 {
 }
 
 /// Whether `addr` lies in a mapping whose protection is PROT_NONE (such pages count as unmapped
-/// in the page map, but a fault there is an access error, SEGV_ACCERR, as on Linux).
+/// in the page map, but a fault there is an access error, SEGV_ACCERR, as on Linux). The break's
+/// window above the break is not a mapping to Linux, though HRT keeps it reserved.
 fn is_prot_none(addr: u64) -> bool {
     let page = addr & !(super::usermem::PAGE - 1);
     let end = page.saturating_add(super::usermem::PAGE);
-    super::usermem::is_mapped(page, end) && !super::protect::allows(page, end, false)
+    let above_break = {
+        let b = super::process::PROCESS.brk.lock();
+        (super::usermem::page_up(b.cur)..b.mapped_end).contains(&page)
+    };
+    !above_break && super::usermem::is_mapped(page, end) && !super::protect::allows(page, end, false)
 }
