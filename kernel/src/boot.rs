@@ -50,12 +50,11 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     apic::detect();
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
-    let call_gate = crate::linux::rewrite::choose(boot);
-    if call_gate {
+    if crate::linux::rewrite::choose(boot) {
         crate::arch::call_gate::install();
     }
     paging::set_page_source(|zone| mem::alloc_pages(0, zone));
-    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active(), call_gate);
+    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active());
     crate::arch::ring0::init(boot);
     crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);
     idt::init();

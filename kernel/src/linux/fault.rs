@@ -54,6 +54,10 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
 /// synchronous signal goes to the program's handler when one is installed and not blocked;
 /// otherwise the program ends with the shell-style report.
 pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
+    if frame.vector == 14 && super::rewrite::bare_number_call(frame, cr2) {
+        super::syscall::dispatch(frame);
+        return;
+    }
     let (sig, code, addr) = match frame.vector {
         0 => (8, FPE_INTDIV, frame.rip),
         16 | 19 => (8, simd_fpe_code(), frame.rip), // #MF, #XM
@@ -62,7 +66,7 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         6 => (4, ILL_ILLOPN, frame.rip),            // #UD
         17 => (7, BUS_ADRALN, 0),                   // #AC
         11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
-        // Page 0 is never the program's, although it may hold the call gate (`rewrite`).
+        // Page 0 is never the program's.
         14 if cr2 < super::usermem::PAGE => (11, SEGV_MAPERR, cr2),
         // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
         14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) || is_prot_none(cr2) => (11, SEGV_ACCERR, cr2),
@@ -100,9 +104,14 @@ fn simd_fpe_code() -> i32 {
 }
 
 /// Whether `addr` lies in a mapping whose protection is PROT_NONE (such pages count as unmapped
-/// in the page map, but a fault there is an access error, SEGV_ACCERR, as on Linux).
+/// in the page map, but a fault there is an access error, SEGV_ACCERR, as on Linux). The break's
+/// window above the break is not a mapping to Linux, though HRT keeps it reserved.
 fn is_prot_none(addr: u64) -> bool {
     let page = addr & !(super::usermem::PAGE - 1);
     let end = page.saturating_add(super::usermem::PAGE);
-    super::usermem::is_mapped(page, end) && !super::protect::allows(page, end, false)
+    let above_break = {
+        let b = super::process::PROCESS.brk.lock();
+        (super::usermem::page_up(b.cur)..b.mapped_end).contains(&page)
+    };
+    !above_break && super::usermem::is_mapped(page, end) && !super::protect::allows(page, end, false)
 }

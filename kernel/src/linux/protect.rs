@@ -88,13 +88,21 @@ fn change(start: u64, end: u64, prot: u64, fresh: bool) {
     let mut freed = Vec::new();
     let mut touched = TOUCHED.lock();
     if prot == DEFAULT {
-        // Only chunks where something was changed can differ from the default.
-        for i in first..last {
-            if is_touched(&touched, i) {
-                let (lo, _) = super::usermem::pool_range();
-                let c = lo + i as u64 * CHUNK;
-                freed.extend(paging::protect_user(start.max(c), end.min(c + CHUNK), access(prot), &mut stale));
+        // Only chunks where something was changed can differ from the default. Runs of them
+        // are changed at once, so that whole 1 GiB leaves stay whole.
+        let (lo, _) = super::usermem::pool_range();
+        let mut i = first;
+        while i < last {
+            if !is_touched(&touched, i) {
+                i += 1;
+                continue;
             }
+            let run = i;
+            while i < last && is_touched(&touched, i) {
+                i += 1;
+            }
+            let (s, e) = (lo + run as u64 * CHUNK, lo + i as u64 * CHUNK);
+            freed.extend(paging::protect_user(start.max(s), end.min(e), access(prot), &mut stale));
         }
     } else {
         if touched.len() < last.div_ceil(64) {

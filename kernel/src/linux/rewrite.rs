@@ -1,15 +1,16 @@
 //! System calls as function calls: a `syscall` instruction of the program that has executed
-//! once is rewritten in place into `call *%rax`, which reaches the dispatcher through the call
-//! gate at address 0 (`arch::call_gate`) without SYSCALL's mode-switch emulation (~2.8 K cycles
-//! on a PVM host). Lazy, as lazypoline: only sites that ran, found by the return address.
+//! once is rewritten in place, with the `mov $N, %eax` right before it, into
+//! `mov $GATE+N, %eax; call *%rax`, which reaches the dispatcher through the call gate
+//! (`arch::call_gate`) without SYSCALL's mode-switch emulation (~2.8 K cycles on a PVM host).
+//! Lazy, as lazypoline: only sites that ran, found by the return address.
 //!
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
-//! - the number in rax comes from a constant below the gate's sled (`mov $N, %eax` before it,
-//!   or a register loaded with a constant, as compilers hoist it): the call then always lands
-//!   in the sled (the generic `syscall()` function, whose number varies, keeps SYSCALL);
-//! - its two bytes lie in one cache line, so the patch is one atomic store that other CPUs
-//!   fetch either before or after, never half-way;
+//! - the instruction right before it is `mov $N, %eax` (B8 imm32) with N below the gate's sled
+//!   (the generic `syscall()` function, whose number varies, keeps SYSCALL; so do numbers the
+//!   compiler hoisted into another register, whose other uses the patch would change);
+//! - the six bytes patched (the immediate and the `syscall`) lie in one cache line, so the
+//!   patch is one atomic store that other CPUs fetch either before or after, never half-way;
 //! - the program's symbol table names the function around it, and no instruction of that
 //!   function addresses memory below the stack pointer (`[rsp - d]`) or a frame pointer
 //!   (`[rbp - d]`): `call` pushes its return address into the 128-byte red zone below `rsp`,
@@ -18,14 +19,17 @@
 //!   register would escape the test; compilers do not emit it.)
 //!
 //! Rewritten sites are recorded: an entry through the gate whose return address is not a
-//! site is a call through a NULL function pointer, which ends as Linux's SIGSEGV at address 0.
-//! Restarts and signals see the same frame as after SYSCALL (the return address is popped).
-//! `--strace` shows every call either way. `--no-rewrite` turns rewriting off.
+//! site is a stray call, which ends as a SIGSEGV. A restarted call goes back to the `call`
+//! with the gate's number (`restart_number`); one reaching a rewritten `call` with the bare
+//! number (a jump past the `mov`) faults at page 0 and is taken as the system call
+//! (`bare_number_call`). Restarts and signals see the same frame as after SYSCALL (the return
+//! address is popped). `--strace` shows every call either way. `--no-rewrite` turns rewriting
+//! off.
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use iced_x86::{Decoder, DecoderOptions, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register};
+use iced_x86::{Code, Decoder, DecoderOptions, Instruction, OpKind, Register};
 
 use super::uaccess;
 use crate::arch::call_gate::{self, SLED_LEN};
@@ -40,8 +44,8 @@ static SITES: [AtomicU64; SITES_LEN] = [const { AtomicU64::new(0) }; SITES_LEN];
 static SITES_USED: AtomicUsize = AtomicUsize::new(0);
 static REWRITTEN: AtomicUsize = AtomicUsize::new(0);
 
-const SYSCALL: u16 = u16::from_le_bytes([0x0f, 0x05]);
-const CALL_RAX: u16 = u16::from_le_bytes([0xff, 0xd0]);
+const SYSCALL: [u8; 2] = [0x0f, 0x05];
+const CALL_RAX: [u8; 2] = [0xff, 0xd0];
 
 /// Decides once at boot whether sites are rewritten: only with the kernel in ring 3 (the gate
 /// enters the ring-3 dispatcher) and a program, unless `--no-rewrite`. Returns the decision.
@@ -128,19 +132,19 @@ fn record(site: u64, rewrite: bool) -> Option<bool> {
 }
 
 /// Called first by the dispatcher. Returns false if the entry came through the gate but not
-/// from a rewritten site (a call through a NULL pointer): the caller raises the fault.
+/// from a rewritten site (a stray call into the gate): the caller raises the fault.
 /// Otherwise rewrites the SYSCALL site that made this call, the first time, if it qualifies.
 pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
     let site = frame.rip.wrapping_sub(2);
     if by_call {
         return decision(site) == Some(true);
     }
-    if enabled() && decision(site).is_none() && uaccess::read::<u16>(site) == Ok(SYSCALL) {
+    if enabled() && decision(site).is_none() && uaccess::read::<[u8; 2]>(site) == Ok(SYSCALL) {
         // Lost races (another CPU decided first) keep that CPU's decision.
         // Recorded and patched while the site is still mapped: an unmap on another CPU
         // (which forgets the decisions for its range) waits.
         let rewrite = qualifies(site, frame.rax);
-        let decide = || record(site, rewrite) == Some(true) && call_gate::patch_u16(site, SYSCALL, CALL_RAX);
+        let decide = || record(site, rewrite) == Some(true) && patch(site, frame.rax);
         if super::usermem::while_mapped(site, site + 2, decide) == Some(true) {
             REWRITTEN.fetch_add(1, Ordering::Relaxed);
         }
@@ -148,8 +152,9 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
     true
 }
 
-/// Turns a NULL call that reached the gate into the fault Linux reports: the instruction
-/// fetch at address 0, with the return address pushed (the entry popped it).
+/// Turns a stray call that reached the gate (not from a rewritten site) into a SIGSEGV: an
+/// instruction fetch at address 0 that is not present, with the return address pushed (the
+/// entry popped it).
 pub fn null_call_fault(frame: &mut TrapFrame) {
     let ret = frame.rip;
     frame.rsp = frame.rsp.wrapping_sub(8);
@@ -162,9 +167,57 @@ pub fn null_call_fault(frame: &mut TrapFrame) {
     super::fault::user_exception(frame, 0);
 }
 
+/// The number a restarted call at `site` (rewritten or not) must find in rax.
+pub fn restart_number(site: u64, nr: u64) -> u64 {
+    if nr < SLED_LEN && is_rewritten(site) {
+        call_gate::base() + nr
+    } else {
+        nr
+    }
+}
+
+/// Whether a user page fault is a rewritten site's `call *%rax` run with the bare number in
+/// rax (a fetch at that number, below the sled's length, with the return address after a
+/// rewritten site on the stack): if so, turns the frame into the system call's (return
+/// address popped, rax the number) and returns true.
+pub fn bare_number_call(frame: &mut TrapFrame, cr2: u64) -> bool {
+    const FETCH: u64 = 1 << 4;
+    if !enabled() || frame.error & FETCH == 0 || cr2 != frame.rip || cr2 >= SLED_LEN {
+        return false;
+    }
+    match uaccess::read::<u64>(frame.rsp) {
+        Ok(ret) if is_rewritten(ret.wrapping_sub(2)) => {
+            frame.rip = ret;
+            frame.rsp = frame.rsp.wrapping_add(8);
+            frame.rax = cr2;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The eight bytes patched for `site`: from the `mov`'s immediate (4 bytes before the site).
+fn patch_at(site: u64) -> u64 {
+    site.wrapping_sub(4)
+}
+
+/// Patches `mov $nr, %eax; syscall` at `site` into `mov $GATE+nr, %eax; call *%rax` with one
+/// atomic store (`qualifies` checked the bytes and that they share a cache line).
+fn patch(site: u64, nr: u64) -> bool {
+    let at = patch_at(site);
+    let Ok(old) = uaccess::read::<[u8; 8]>(at) else { return false };
+    let mut new = old;
+    new[..4].copy_from_slice(&((call_gate::base() + nr) as u32).to_le_bytes());
+    new[4..6].copy_from_slice(&CALL_RAX);
+    old[..4] == (nr as u32).to_le_bytes()
+        && old[4..6] == SYSCALL
+        && call_gate::patch_u64(at, u64::from_le_bytes(old), u64::from_le_bytes(new))
+}
+
 /// The rules in the module comment.
 fn qualifies(site: u64, rax: u64) -> bool {
-    if site % 64 == 63 || rax >= SLED_LEN {
+    let at = patch_at(site);
+    if rax >= SLED_LEN || at % 64 > 56 {
         return false;
     }
     let Some((start, end)) = super::symbols::function_at(site) else {
@@ -180,8 +233,14 @@ fn qualifies(site: u64, rax: u64) -> bool {
         return false;
     }
     match instrs.iter().position(|i| i.ip() == site) {
-        Some(at) => constant_number(&instrs[..at]) == Some(rax),
-        None => false,
+        Some(at) if at > 0 => {
+            let mov = &instrs[at - 1];
+            mov.code() == Code::Mov_r32_imm32
+                && mov.op0_register() == Register::EAX
+                && mov.len() == 5
+                && mov.immediate(1) == rax
+        }
+        _ => false,
     }
 }
 
@@ -204,76 +263,4 @@ fn below_stack_pointer(instr: &Instruction) -> bool {
     (0..instr.op_count()).any(|i| instr.op_kind(i) == OpKind::Memory)
         && matches!(instr.memory_base(), Register::RSP | Register::RBP)
         && (instr.memory_displacement64() as i64) < 0
-}
-
-/// Where a register's value came from.
-enum Source {
-    Constant(u64),
-    Register(Register),
-}
-
-/// The system-call number that the instructions before a site leave in rax, if walking back
-/// finds it set from a constant: `mov $N, %eax`, `xor %eax, %eax`, or `mov %r, %eax` with `%r`
-/// last set from a constant (a number the compiler hoisted). Control flow is not followed:
-/// compilers give an inline-asm `syscall` its constant number on every path, and hand-written
-/// wrappers that take the number as an argument (`mov %rdi, %rax`) fail the test.
-fn constant_number(before: &[Instruction]) -> Option<u64> {
-    let (at, source) = last_write(before, Register::RAX)?;
-    match source {
-        Source::Constant(n) => Some(n),
-        Source::Register(r) => match last_write(&before[..at], r)? {
-            (_, Source::Constant(n)) => Some(n),
-            (_, Source::Register(_)) => None,
-        },
-    }
-}
-
-/// The last instruction of `instrs` that writes register `family` (any width), and what it
-/// wrote; None if there is none or it is not a plain move of a constant or a register.
-fn last_write(instrs: &[Instruction], family: Register) -> Option<(usize, Source)> {
-    let mut factory = InstructionInfoFactory::new();
-    for (at, instr) in instrs.iter().enumerate().rev() {
-        // Calls clobber the caller-saved registers; SYSCALL writes rax, rcx and r11.
-        if instr.is_call_near() || instr.is_call_far() || instr.is_call_near_indirect() || instr.is_call_far_indirect()
-        {
-            return None;
-        }
-        if instr.mnemonic() == Mnemonic::Syscall {
-            if matches!(family, Register::RAX | Register::RCX | Register::R11) {
-                return None;
-            }
-            continue;
-        }
-        let writes = factory.info(instr).used_registers().iter().any(|u| {
-            u.register().full_register() == family
-                && matches!(
-                    u.access(),
-                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
-                )
-        });
-        if !writes {
-            continue;
-        }
-        let dest_ok = instr.op_count() == 2
-            && instr.op0_kind() == OpKind::Register
-            && instr.op0_register().full_register() == family
-            && instr.op0_register().size() >= 4;
-        if !dest_ok {
-            return None;
-        }
-        let source = match (instr.mnemonic(), instr.op1_kind()) {
-            (Mnemonic::Mov, OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64) => {
-                Source::Constant(instr.immediate(1))
-            }
-            (Mnemonic::Xor | Mnemonic::Sub, OpKind::Register) if instr.op1_register() == instr.op0_register() => {
-                Source::Constant(0)
-            }
-            (Mnemonic::Mov, OpKind::Register) if instr.op1_register().size() >= 4 => {
-                Source::Register(instr.op1_register().full_register())
-            }
-            _ => return None,
-        };
-        return Some((at, source));
-    }
-    None
 }

@@ -11,9 +11,10 @@
 //! The page map (`usermap`) says which pages are mapped, for the pointer checks of the kernel
 //! and the monitor; it is kept here, where regions are recorded and cut.
 //!
-//! Unmapped memory is not present in the page tables, so touching it faults as on Linux
-//! (`protect::unmap`); memory taken from the free pool gets the default access back
-//! (`protect::reset`), which costs nothing where nothing was ever unmapped or protected.
+//! Free memory is not present in the page tables (from `init` on, and again once unmapped:
+//! `protect::unmap`), so touching memory the program was never given or gave back faults as on
+//! Linux; memory taken from the free pool gets the default access back (`protect::reset`).
+//! The break's window is present only below the break (`break_moved`).
 //!
 //! Zeroing and copying of program memory go through the monitor (`MEM_ZERO`, `MEM_COPY`)
 //! when they are large: host code does them at memory speed, where emulated ring 0 would take
@@ -62,6 +63,10 @@ pub fn init(lo: u64, hi: u64) {
     POOL_LO.store(lo, Ordering::Relaxed);
     POOL_HI.store(hi, Ordering::Relaxed);
     super::usermap::init(lo, hi);
+    // Free memory is not present until it is handed out (`protect::reset`), so a stray pointer
+    // into memory the program was never given faults as on Linux. Whole 1 GiB and 2 MiB
+    // leaves where the pool covers them.
+    crate::mem::for_each_ram(lo, hi, super::protect::unmap);
 }
 
 pub fn pool_range() -> (u64, u64) {
@@ -130,13 +135,19 @@ pub fn alloc_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
     Ok(addr)
 }
 
-/// Reserves the break's window like `alloc_fixed`, but its pages count as mapped in the page
-/// map only below the break (`break_moved`), as Linux's heap ends at the break.
+/// Reserves the break's window like `alloc_fixed`, but its pages count as mapped (in the page
+/// map) and are present (in the page tables) only below the break (`break_moved`), as Linux's
+/// heap ends at the break.
 pub fn reserve_break_window(addr: u64, len: u64) -> Result<u64, Errno> {
-    take_fixed(addr, len).map(|_| addr)
+    take(addr, len, false).map(|_| addr)
 }
 
 fn take_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
+    take(addr, len, true)
+}
+
+/// Takes `[addr, addr + len)` from the free pool (and holes); `present`: makes it present.
+fn take(addr: u64, len: u64, present: bool) -> Result<u64, Errno> {
     let end = pool_span(addr, len)?;
     {
         let mut mem = MEMORY.lock();
@@ -148,8 +159,10 @@ fn take_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
         }
         record(&mut mem.regions, addr, end);
     }
-    // Present again (free pages that were unmapped, and holes, are not).
-    super::protect::reset(addr, end);
+    // Present (free pages and holes are not).
+    if present {
+        super::protect::reset(addr, end);
+    }
     Ok(end)
 }
 
@@ -194,15 +207,20 @@ pub fn access_changed(start: u64, end: u64, accessible: bool) {
     super::usermap::set(start, end, accessible);
 }
 
-/// Page-map hook for brk: the break moved from `old` to `new`, and its window from `old_end` to
-/// `new_end` (grown by `grow_in_place`, which marks what it adds). Only the pages below the
-/// break count as mapped, so a range running past the break faults as on Linux.
+/// brk's hook: the break moved from `old` to `new`, and its window from `old_end` to `new_end`
+/// (grown by `grow_break`, which leaves what it adds not present). Only the pages below the
+/// break (up to the page it ends in) are mapped and present, so touching memory above it
+/// faults, and a range running past it is EFAULT, as on Linux. Memory above a lowered break is
+/// zeroed once no CPU can touch it, so that it reads zero when the break grows again.
 pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
     let (o, n) = (page_up(old), page_up(new));
     if n > o {
         super::usermap::set(o, n, true);
+        super::protect::reset(o, n);
     } else if n < o {
         super::usermap::set(n, o, false);
+        super::protect::unmap(n, o);
+        zero(n, o - n);
     }
     if new_end > old_end {
         super::usermap::set(n.max(old_end), new_end, false);
@@ -364,6 +382,16 @@ pub fn release_all_but(keep_start: u64, keep_end: u64) {
 
 /// Tries to extend the mapping that ends at `end` to `new_end` in place.
 pub fn grow_in_place(end: u64, new_end: u64) -> bool {
+    grow(end, new_end, true)
+}
+
+/// `grow_in_place` for the break's window: what it adds stays not present (`break_moved`
+/// makes the part below the break present).
+pub fn grow_break(end: u64, new_end: u64) -> bool {
+    grow(end, new_end, false)
+}
+
+fn grow(end: u64, new_end: u64, present: bool) -> bool {
     if !is_user_range(end, new_end) {
         return false;
     }
@@ -375,7 +403,9 @@ pub fn grow_in_place(end: u64, new_end: u64) -> bool {
     record(&mut mem.regions, start.unwrap_or(end), new_end);
     super::usermap::set(end, new_end, true);
     drop(mem);
-    super::protect::reset(end, new_end);
+    if present {
+        super::protect::reset(end, new_end);
+    }
     true
 }
 

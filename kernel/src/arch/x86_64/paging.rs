@@ -83,14 +83,12 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
 /// `user`: a 2 MiB-aligned range mapped user-accessible (the program's memory pool); every
 /// other page is supervisor-only, unless `kernel_user` (ring-3 mode: the kernel runs in ring 3
 /// too, so all RAM is user-accessible, its code and read-only data read-only). Page 0 is not
-/// present, unless `call_gate` (it then holds the rewritten system calls' gate, read-only).
-/// Intermediate entries allow user access; the leaves decide.
+/// present. Intermediate entries allow user access; the leaves decide.
 pub fn build_identity_map(
     ram: impl Iterator<Item = (u64, u64)>,
     map_xapic: bool,
     user: Option<(u64, u64)>,
     kernel_user: bool,
-    call_gate: bool,
 ) -> u64 {
     let (user_lo, user_hi) = user.unwrap_or((0, 0));
     let pml4 = new_table();
@@ -99,14 +97,6 @@ pub fn build_identity_map(
     unsafe {
         for (start, end) in ram {
             map_range(pml4, start, end, huge, (user_lo, user_hi), kernel_user);
-        }
-        if call_gate {
-            // Page 0 holds the call gate (`call_gate`): user-readable and executable, never
-            // writable, so NULL writes still fault.
-            let pdpt = next_table(pml4, 0);
-            let pd = next_table(pdpt, 0);
-            let pt = next_table(pd, 0);
-            *pt = PRESENT | USER;
         }
         if map_xapic {
             let base = super::apic::XAPIC_BASE & !(LARGE_PAGE_SIZE - 1);

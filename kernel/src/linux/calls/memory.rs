@@ -5,7 +5,7 @@
 use linux_raw_sys::general;
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
+use crate::linux::errno::{SysResult, EINVAL, ENOMEM, EPERM};
 use crate::linux::filemap;
 use crate::linux::process::PROCESS;
 use crate::linux::protect;
@@ -27,6 +27,11 @@ pub(super) const LARGE_PAGE: u64 = 2 << 20;
 /// lengths and fixed addresses against it before anything else.
 const TASK_SIZE: u64 = (1 << 47) - PAGE;
 
+/// Linux's `vm.mmap_min_addr` (its default on x86-64): fixed mappings below it are EPERM
+/// (Linux grants them only with CAP_SYS_RAWIO; HRT never does, and keeps these pages not
+/// present, so NULL dereferences fault).
+const MMAP_MIN_ADDR: u64 = 64 << 10;
+
 /// Linux's `len > TASK_SIZE - start` test: whether `[start, start + len)` fits in user space.
 fn fits_user_space(start: u64, len: u64) -> bool {
     start <= TASK_SIZE && len <= TASK_SIZE - start
@@ -45,18 +50,13 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         let Some(new_end) = want.checked_next_multiple_of(LARGE_PAGE) else {
             return Ok(b.cur);
         };
-        if !usermem::grow_in_place(b.mapped_end, new_end) {
+        if !usermem::grow_break(b.mapped_end, new_end) {
             return Ok(b.cur);
         }
         b.mapped_end = new_end;
-    } else if want < b.cur {
-        // Memory above the break must read as zero when the break grows again (glibc's
-        // calloc relies on it); the mapping itself is kept.
-        let from = page_up(want);
-        if from < b.cur {
-            usermem::zero(from, page_up(b.cur) - from);
-        }
     }
+    // Lowered: the pages above the break become not present and zero (glibc's calloc relies
+    // on memory reading zero when the break grows again); the window itself is kept.
     b.cur = want;
     usermem::break_moved(old_cur, want, old_end, b.mapped_end);
     Ok(want)
@@ -92,6 +92,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         replaced = flags & MAP_FIXED != 0;
         if !fits_user_space(addr, len) {
             return Err(ENOMEM);
+        }
+        if addr < MMAP_MIN_ADDR {
+            return Err(EPERM);
         }
         if !usermem::is_user_range(addr, addr + len) {
             return Err(outside_program_memory(addr, len));

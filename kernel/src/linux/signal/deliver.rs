@@ -188,8 +188,8 @@ fn restarts_after_handler(nr: u64) -> bool {
 }
 
 fn restart(regs: &mut TrapFrame, nr: u64) {
-    regs.rax = nr;
     regs.rip -= 2;
+    regs.rax = crate::linux::rewrite::restart_number(regs.rip, nr);
 }
 
 /// rt_sigreturn: restores the registers, mask and FPU state saved in (and perhaps changed
