@@ -398,6 +398,16 @@ pub mod nr {
     /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
     /// kernel's entry with rdx = the record's address (0 on a normal boot).
     pub const FORK: u64 = 21;
+    /// `fork()`, before [`FORK`]: the program's anonymous `MAP_SHARED` memory at guest-physical
+    /// `[args[0], args[0] + args[1])` (page-aligned, inside the program's pool), private guest
+    /// RAM so far, becomes host shared memory with the same contents (the monitor copies it),
+    /// so that the host fork keeps it shared with the child. Returns 0 or a negated errno
+    /// (ENOMEM, EINVAL); on failure the range is as before. Given up with `UNMAP_SHARED_FILE`.
+    pub const SHARE_ANONYMOUS: u64 = 22;
+    /// `msync` of the shared file pages at guest-physical `[args[0], args[0] + args[1])`
+    /// (page-aligned, inside the program's pool) with Linux's flags args[2]: the host's msync
+    /// on that part of guest RAM's host mapping. Returns 0 or a negated errno.
+    pub const MSYNC: u64 = 23;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

@@ -6,6 +6,9 @@
 //! file see them at once, and it sees theirs. This is what MPI's shared-memory transport needs
 //! between ranks in different VMs (`/dev/shm` files mapped by every rank).
 //!
+//! Anonymous `MAP_SHARED` memory becomes host shared memory when the program forks
+//! (`nr::SHARE_ANONYMOUS`): the host fork keeps it shared between the two `hrt` processes.
+//!
 //! Given up (munmap, a replacing mapping), the range becomes anonymous RAM again, reading zero,
 //! as the kernel expects of its free memory.
 
@@ -104,6 +107,59 @@ pub fn unmap(shared: &Shared, a: &[u64]) -> i64 {
     match program_range(shared, a[0], a[1]) {
         Some(host) => make_anonymous(host, a[1]),
         None => -(libc::EINVAL as i64),
+    }
+}
+
+/// `nr::SHARE_ANONYMOUS`: args addr, len. The program's anonymous shared memory there, private
+/// guest RAM so far, becomes host shared memory holding the same bytes (the kernel asks at a
+/// fork, its other CPUs stopped), so the host fork keeps it shared: a fresh shared anonymous
+/// mapping gets the range's non-zero pages (zero pages need no copy, nor host memory), then
+/// replaces the range in one `mremap`, so the range is never unmapped meanwhile.
+pub fn share_anonymous(shared: &Shared, a: &[u64]) -> i64 {
+    let (addr, len) = (a[0], a[1]);
+    let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
+    let flags = libc::MAP_SHARED | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+    // SAFETY: a new mapping of our own, nowhere near guest RAM until the mremap below.
+    let fresh = unsafe {
+        libc::mmap(std::ptr::null_mut(), len as usize, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0)
+    };
+    if fresh == libc::MAP_FAILED {
+        return errno();
+    }
+    for off in (0..len as usize).step_by(PAGE as usize) {
+        // SAFETY: both ranges are `len` bytes of our own mappings (checked above, made above);
+        // the guest's other CPUs are stopped, so nothing writes the page meanwhile.
+        unsafe {
+            let page = std::slice::from_raw_parts(host.add(off), PAGE as usize);
+            if page.iter().any(|&b| b != 0) {
+                std::ptr::copy_nonoverlapping(page.as_ptr(), (fresh as *mut u8).add(off), PAGE as usize);
+            }
+        }
+    }
+    let move_flags = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
+    // SAFETY: moves the mapping made above over part of our own guest RAM mapping (checked by
+    // program_range), replacing it at the same address: pointers into guest RAM stay valid.
+    let got = unsafe { libc::mremap(fresh, len as usize, len as usize, move_flags, host as *mut libc::c_void) };
+    if got == libc::MAP_FAILED {
+        let e = errno();
+        // SAFETY: the mapping made above, still ours.
+        unsafe { libc::munmap(fresh, len as usize) };
+        return e;
+    }
+    0
+}
+
+/// `nr::MSYNC`: args addr, len, Linux's msync flags (the kernel checked them).
+pub fn msync(shared: &Shared, a: &[u64]) -> i64 {
+    let (addr, len, flags) = (a[0], a[1], a[2]);
+    let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
+    let known = libc::MS_SYNC | libc::MS_ASYNC | libc::MS_INVALIDATE;
+    let Ok(flags) = i32::try_from(flags).map(|f| f & known) else { return -(libc::EINVAL as i64) };
+    // SAFETY: msync of part of our own guest RAM mapping (checked above); it only writes pages
+    // back or drops clean cached ones.
+    match unsafe { libc::msync(host as *mut libc::c_void, len as usize, flags) } {
+        0 => 0,
+        _ => errno(),
     }
 }
 
