@@ -450,9 +450,14 @@ pub mod process {
     pub const EXEC_COMMIT: u64 = 0x200d;
     /// The exec failed before its point of no return: the blob goes, nothing else changes.
     pub const EXEC_ABORT: u64 = 0x200e;
+    /// (addr, 0 = wait / 1 = wake, val, timeout in ns or u64::MAX): a futex on host shared
+    /// memory (a file's, a segment's, anonymous memory shared at a fork), which other
+    /// processes' futexes on the same pages reach: the host's FUTEX_WAIT while the word holds
+    /// `val` (relative timeout), or FUTEX_WAKE of at most `val` waiters (the number woken).
+    pub const SHARED_FUTEX: u64 = 0x200f;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = EXEC_ABORT;
+    pub const LAST: u64 = SHARED_FUTEX;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -160,6 +160,12 @@ fn overlapping(map: &BTreeMap<u64, Range>, start: u64, end: u64) -> Vec<(u64, u6
     v
 }
 
+/// Whether `addr` is in host shared pages (which other processes may share).
+pub fn on_host(addr: u64) -> bool {
+    let map = SHARED.lock();
+    !map.is_empty() && overlapping(&map, addr, addr + 1).iter().any(|(_, _, r)| r.kind.on_host())
+}
+
 /// The shared mappings in `[start, end)` are forgotten, and their host pages become anonymous
 /// memory again (reading zero): called before the range is zeroed and freed or replaced.
 pub fn release(start: u64, end: u64) {
