@@ -6,8 +6,9 @@
 //! file see them at once, and it sees theirs. This is what MPI's shared-memory transport needs
 //! between ranks in different VMs (`/dev/shm` files mapped by every rank).
 //!
-//! Anonymous `MAP_SHARED` memory becomes host shared memory when the program forks
-//! (`nr::SHARE_ANONYMOUS`): the host fork keeps it shared between the two `hrt` processes.
+//! Anonymous `MAP_SHARED` memory becomes host shared memory (a memory file's pages) when the
+//! program forks (`nr::SHARE_ANONYMOUS`): the host fork keeps it shared between the two `hrt`
+//! processes.
 //!
 //! Given up (munmap, a replacing mapping), the range becomes anonymous RAM again, reading zero,
 //! as the kernel expects of its free memory.
@@ -112,41 +113,67 @@ pub fn unmap(shared: &Shared, a: &[u64]) -> i64 {
 
 /// `nr::SHARE_ANONYMOUS`: args addr, len. The program's anonymous shared memory there, private
 /// guest RAM so far, becomes host shared memory holding the same bytes (the kernel asks at a
-/// fork, its other CPUs stopped), so the host fork keeps it shared: a fresh shared anonymous
-/// mapping gets the range's non-zero pages (zero pages need no copy, nor host memory), then
-/// replaces the range in one `mremap`, so the range is never unmapped meanwhile.
+/// fork, its other CPUs stopped), so the host fork keeps it shared: a memory file gets the
+/// range's non-zero pages (written, not touched page by page: zero pages cost neither a copy
+/// nor host memory), then is mapped over the range in one `mmap(MAP_FIXED)`, so the range is
+/// never unmapped meanwhile.
 pub fn share_anonymous(shared: &Shared, a: &[u64]) -> i64 {
     let (addr, len) = (a[0], a[1]);
     let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
-    let flags = libc::MAP_SHARED | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
-    // SAFETY: a new mapping of our own, nowhere near guest RAM until the mremap below.
-    let fresh = unsafe {
-        libc::mmap(std::ptr::null_mut(), len as usize, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0)
-    };
-    if fresh == libc::MAP_FAILED {
+    // SAFETY: creates a descriptor of our own, closed below.
+    let fd = unsafe { libc::memfd_create(c"hrt-shared-anonymous".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
         return errno();
     }
-    for off in (0..len as usize).step_by(PAGE as usize) {
-        // SAFETY: both ranges are `len` bytes of our own mappings (checked above, made above);
-        // the guest's other CPUs are stopped, so nothing writes the page meanwhile.
-        unsafe {
-            let page = std::slice::from_raw_parts(host.add(off), PAGE as usize);
-            if page.iter().any(|&b| b != 0) {
-                std::ptr::copy_nonoverlapping(page.as_ptr(), (fresh as *mut u8).add(off), PAGE as usize);
+    // SAFETY: the range is `len` bytes of our own guest RAM mapping (checked above); the
+    // guest's other CPUs are stopped, so nothing changes it meanwhile.
+    let bytes = unsafe { std::slice::from_raw_parts(host as *const u8, len as usize) };
+    let ret = match fill(fd, bytes) {
+        // SAFETY: maps the memory file over part of our own guest RAM mapping, replacing it at
+        // the same address: pointers into guest RAM stay valid.
+        Ok(()) => match unsafe {
+            let prot = libc::PROT_READ | libc::PROT_WRITE;
+            libc::mmap(host as *mut libc::c_void, len as usize, prot, libc::MAP_SHARED | libc::MAP_FIXED, fd, 0)
+        } {
+            libc::MAP_FAILED => errno(),
+            _ => 0,
+        },
+        Err(e) => e,
+    };
+    // SAFETY: our own descriptor; the mapping keeps the memory file.
+    unsafe { libc::close(fd) };
+    ret
+}
+
+/// Sizes memory file `fd` to `bytes` and writes their non-zero pages into it.
+fn fill(fd: i32, bytes: &[u8]) -> Result<(), i64> {
+    // SAFETY: plain calls on our own descriptor.
+    if unsafe { libc::ftruncate(fd, bytes.len() as libc::off_t) } != 0 {
+        return Err(errno());
+    }
+    let zero = |p: &[u8]| p.chunks_exact(8).all(|w| u64::from_ne_bytes(w.try_into().unwrap()) == 0);
+    let page = PAGE as usize;
+    let mut off = 0;
+    while off < bytes.len() {
+        if zero(&bytes[off..off + page]) {
+            off += page;
+            continue;
+        }
+        let mut end = off + page;
+        while end < bytes.len() && !zero(&bytes[end..end + page]) {
+            end += page;
+        }
+        while off < end {
+            let run = &bytes[off..end];
+            // SAFETY: writes from our own memory into our own descriptor.
+            let n = unsafe { libc::pwrite(fd, run.as_ptr() as *const libc::c_void, run.len(), off as libc::off_t) };
+            if n <= 0 {
+                return Err(if n == 0 { -(libc::EIO as i64) } else { errno() });
             }
+            off += n as usize;
         }
     }
-    let move_flags = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
-    // SAFETY: moves the mapping made above over part of our own guest RAM mapping (checked by
-    // program_range), replacing it at the same address: pointers into guest RAM stay valid.
-    let got = unsafe { libc::mremap(fresh, len as usize, len as usize, move_flags, host as *mut libc::c_void) };
-    if got == libc::MAP_FAILED {
-        let e = errno();
-        // SAFETY: the mapping made above, still ours.
-        unsafe { libc::munmap(fresh, len as usize) };
-        return e;
-    }
-    0
+    Ok(())
 }
 
 /// `nr::MSYNC`: args addr, len, Linux's msync flags (the kernel checked them).
