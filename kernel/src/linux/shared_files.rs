@@ -80,12 +80,8 @@ pub fn add_anonymous(start: u64, len: u64) {
 /// child (and later children). Fails (ENOMEM) if the host has no memory for it; what was done
 /// stays done (it is shared memory either way).
 pub fn share_anonymous() -> Result<(), Errno> {
-    let todo: Vec<(u64, u64)> = SHARED
-        .lock()
-        .iter()
-        .filter(|(_, r)| !r.kind.on_host())
-        .map(|(&s, r)| (s, r.end))
-        .collect();
+    let todo: Vec<(u64, u64)> =
+        SHARED.lock().iter().filter(|(_, r)| !r.kind.on_host()).map(|(&s, r)| (s, r.end)).collect();
     for (s, e) in todo {
         let ret = hypercall::call(hrt_abi::nr::SHARE_ANONYMOUS, &[s, e - s]);
         if ret < 0 {
