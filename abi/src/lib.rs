@@ -377,8 +377,10 @@ pub mod nr {
     /// puts the host file's pages, from file offset args[3], under guest-physical
     /// `[args[1], args[1] + args[2])` (page-aligned, inside the program's pool), so the program,
     /// the host and other processes mapping the file share them. Pages past the end of the file
-    /// stay anonymous. Returns 1 if the mapping may be made writable (the descriptor is open for
-    /// writing), 0 if not, or a negated errno (EACCES, ENODEV, EBADF, EINVAL as mmap answers).
+    /// stay anonymous (the kernel makes them raise SIGBUS). Returns how many bytes from
+    /// `args[1]` the file covers (page-aligned: the pages before its end) plus 1 if the mapping
+    /// may be made writable (the descriptor is open for writing), or a negated errno (EACCES,
+    /// ENODEV, EBADF, EINVAL as mmap answers).
     pub const MAP_SHARED_FILE: u64 = 17;
     /// `hrt run`: the shared file pages under guest-physical `[args[0], args[0] + args[1])` are
     /// given up: the range is anonymous guest RAM again and reads zero.

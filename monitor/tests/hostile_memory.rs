@@ -205,3 +205,15 @@ fn map_fixed_in_the_memory_hole_fails_whole_and_says_so() {
         assert!(got.stderr.contains("outside the guest RAM"), "no note on stderr: {}", got.stderr);
     }
 }
+
+/// A MAP_SHARED file mapping longer than its file: the pages past the end raise SIGBUS
+/// (BUS_ADRERR, the address) on reads and writes, after mprotect too, and a call with a buffer
+/// there is EFAULT, as on Linux.
+#[test]
+fn shared_file_pages_past_the_end_raise_sigbus() {
+    let prog = build("shared_file_end", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("write past the end: signal 7 code 2"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("shared_file_end", &prog, &[], &linux);
+}

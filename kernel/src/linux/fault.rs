@@ -64,6 +64,8 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
         // Page 0 is never the program's, although it may hold the call gate (`rewrite`).
         14 if cr2 < super::usermem::PAGE => (11, SEGV_MAPERR, cr2),
+        // A shared file mapping's page past the end of its file: SIGBUS, as on Linux.
+        14 if super::shared_files::past_end(cr2) => (7, BUS_ADRERR, cr2),
         // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
         14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) || is_prot_none(cr2) => (11, SEGV_ACCERR, cr2),
         14 => (11, SEGV_MAPERR, cr2),
@@ -84,6 +86,7 @@ const FPE_FLTINV: i32 = 7;
 const TRAP_TRACE: i32 = 2;
 const ILL_ILLOPN: i32 = 2;
 const BUS_ADRALN: i32 = 1;
+const BUS_ADRERR: i32 = 2;
 const SEGV_MAPERR: i32 = 1;
 const SEGV_ACCERR: i32 = 2;
 

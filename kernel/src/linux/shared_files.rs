@@ -33,8 +33,9 @@ struct Range {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// A file's pages, mapped by the monitor.
-    File,
+    /// A file's pages, mapped by the monitor up to `file_end` (the end of the file, in pages);
+    /// the pages after it raise SIGBUS.
+    File { file_end: u64 },
     /// An attached System V segment (what `shmdt` detaches).
     Segment,
     /// Anonymous shared memory; `on_host` once the monitor made it host shared memory (at a
@@ -53,10 +54,40 @@ static SHARED: IrqSpinLock<BTreeMap<u64, Range>> = IrqSpinLock::new(BTreeMap::ne
 
 /// Maps descriptor `fd`'s file from `off` over program memory `[start, start + len)` (already
 /// the program's, page-aligned), shared with the host. On failure the memory is as before
-/// (anonymous, zero) and the caller gives it back.
+/// (anonymous, zero) and the caller gives it back. The pages past the end of the file are
+/// not the file's: the caller hides them (`hide_past_end`) once it has set the protection.
 pub fn map(fd: u64, start: u64, len: u64, off: u64, prot: u64) -> Result<(), Errno> {
     let ret = hypercall::call(hrt_abi::nr::MAP_SHARED_FILE, &[fd, start, len, off, prot]);
-    record(ret, start, len, Kind::File)
+    if ret < 0 {
+        return Err((-ret) as u32);
+    }
+    // The answer: the bytes the file covers, plus 1 if the mapping may be made writable.
+    let covered = (ret as u64 & !1).min(len);
+    record(ret & 1, start, len, Kind::File { file_end: start + covered })
+}
+
+/// Makes the pages of shared file mappings in `[start, end)` that lie past the end of their
+/// file inaccessible (after `mmap` or `mprotect` set a protection), so that touching them
+/// raises SIGBUS (`past_end`), as on Linux, and calls with buffers there fail with EFAULT.
+pub fn hide_past_end(start: u64, end: u64) {
+    let parts = overlapping(&SHARED.lock(), start, end);
+    for (s, e, r) in parts {
+        if let Kind::File { file_end } = r.kind {
+            let from = file_end.max(s);
+            if from < e {
+                super::protect::set(from, e, 0);
+                super::usermem::access_changed(from, e, false);
+            }
+        }
+    }
+}
+
+/// Whether `addr` is in a page of a shared file mapping past the end of its file.
+pub fn past_end(addr: u64) -> bool {
+    let map = SHARED.lock();
+    overlapping(&map, addr, addr + 1)
+        .iter()
+        .any(|(_, _, r)| matches!(r.kind, Kind::File { file_end } if addr >= file_end))
 }
 
 /// Records the shared range `[start, start + len)` after the monitor's answer `ret` (1: it may
@@ -233,8 +264,10 @@ fn for_each_outside(start: u64, end: u64, skip: impl Fn(&Range) -> bool, mut f: 
 /// msync over `[start, end)` (mapped): the host's msync on the file pages in it; anonymous
 /// memory and segments have nothing to write back.
 pub fn sync(start: u64, end: u64, flags: u64) -> Result<(), Errno> {
-    let files: Vec<(u64, u64, Range)> =
-        overlapping(&SHARED.lock(), start, end).into_iter().filter(|(_, _, r)| r.kind == Kind::File).collect();
+    let files: Vec<(u64, u64, Range)> = overlapping(&SHARED.lock(), start, end)
+        .into_iter()
+        .filter(|(_, _, r)| matches!(r.kind, Kind::File { .. }))
+        .collect();
     for (s, e, _) in files {
         let ret = hypercall::call(hrt_abi::nr::MSYNC, &[s, e - s, flags]);
         if ret < 0 {

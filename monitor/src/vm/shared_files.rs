@@ -79,8 +79,10 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     } else {
         len
     };
+    // The answer: the bytes the file covers, and whether the mapping may be writable.
+    let answer = (covered | writable as u64) as i64;
     if covered == 0 {
-        return writable as i64;
+        return answer;
     }
     let host_prot = libc::PROT_READ | if writable { libc::PROT_WRITE } else { 0 };
     // SAFETY: replaces part of our own guest RAM mapping (checked above) with the file's pages
@@ -100,7 +102,7 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
         make_anonymous(host, covered);
         return e;
     }
-    writable as i64
+    answer
 }
 
 /// `nr::UNMAP_SHARED_FILE`: args addr, len.

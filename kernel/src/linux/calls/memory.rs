@@ -116,6 +116,7 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(e);
         }
         apply_prot(start, start + len, prot, !replaced);
+        shared_files::hide_past_end(start, start + len);
         return Ok(start);
     }
     if shared_anonymous {
@@ -300,6 +301,7 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     shared_files::check_protect(addr, end, prot)?;
     protect::set(addr, end, prot & known);
     usermem::access_changed(addr, end, prot & known != 0);
+    shared_files::hide_past_end(addr, end);
     Ok(0)
 }
 
