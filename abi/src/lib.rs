@@ -376,8 +376,8 @@ pub mod nr {
     /// `hrt run`: a `MAP_SHARED` mapping of the program's file descriptor args[0]: the monitor
     /// puts the host file's pages, from file offset args[3], under guest-physical
     /// `[args[1], args[1] + args[2])` (page-aligned, inside the program's pool), so the program,
-    /// the host and other processes mapping the file share them. Pages past the end of the file
-    /// stay anonymous (the kernel makes them raise SIGBUS). Returns how many bytes from
+    /// the host and other processes mapping the file share them, also past the end of the
+    /// file (the kernel hides those pages: SIGBUS, `SHARED_FILE_PAGE`). Returns how many bytes from
     /// `args[1]` the file covers (page-aligned: the pages before its end) plus 1 if the mapping
     /// may be made writable (the descriptor is open for writing), or a negated errno (EACCES,
     /// ENODEV, EBADF, EINVAL as mmap answers).
@@ -410,6 +410,10 @@ pub mod nr {
     /// (page-aligned, inside the program's pool) with Linux's flags args[2]: the host's msync
     /// on that part of guest RAM's host mapping. Returns 0 or a negated errno.
     pub const MSYNC: u64 = 23;
+    /// A page fault at guest-physical page args[0] of a `MAP_SHARED_FILE` mapping past the end
+    /// of its file when mapped: 1 if the file now covers the page (it grew; the mapping shows
+    /// its bytes), 0 if not (the program gets SIGBUS), or a negated errno.
+    pub const SHARED_FILE_PAGE: u64 = 24;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

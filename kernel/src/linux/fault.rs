@@ -54,6 +54,10 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
 /// synchronous signal goes to the program's handler when one is installed and not blocked;
 /// otherwise the program ends with the shell-style report.
 pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
+    let past_end = if frame.vector == 14 { super::shared_files::fault_past_end(cr2) } else { None };
+    if past_end == Some(false) {
+        return; // The file grew over the page: it is the program's now.
+    }
     let (sig, code, addr) = match frame.vector {
         0 => (8, FPE_INTDIV, frame.rip),
         16 | 19 => (8, simd_fpe_code(), frame.rip), // #MF, #XM
@@ -65,7 +69,7 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         // Page 0 is never the program's, although it may hold the call gate (`rewrite`).
         14 if cr2 < super::usermem::PAGE => (11, SEGV_MAPERR, cr2),
         // A shared file mapping's page past the end of its file: SIGBUS, as on Linux.
-        14 if super::shared_files::past_end(cr2) => (7, BUS_ADRERR, cr2),
+        14 if past_end == Some(true) => (7, BUS_ADRERR, cr2),
         // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
         14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) || is_prot_none(cr2) => (11, SEGV_ACCERR, cr2),
         14 => (11, SEGV_MAPERR, cr2),

@@ -33,9 +33,10 @@ struct Range {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// A file's pages, mapped by the monitor up to `file_end` (the end of the file, in pages);
-    /// the pages after it raise SIGBUS.
-    File { file_end: u64 },
+    /// A file's pages, mapped by the monitor. Those from `file_end` on (past the end of the file
+    /// when last looked at) are hidden: not present, whatever the protection `prot` the program
+    /// gave them, which they get back once the file has grown over them (`fault_past_end`).
+    File { file_end: u64, prot: u64 },
     /// An attached System V segment (what `shmdt` detaches).
     Segment,
     /// Anonymous shared memory; `on_host` once the monitor made it host shared memory (at a
@@ -63,31 +64,59 @@ pub fn map(fd: u64, start: u64, len: u64, off: u64, prot: u64) -> Result<(), Err
     }
     // The answer: the bytes the file covers, plus 1 if the mapping may be made writable.
     let covered = (ret as u64 & !1).min(len);
-    record(ret & 1, start, len, Kind::File { file_end: start + covered })
+    record(ret & 1, start, len, Kind::File { file_end: start + covered, prot })
 }
 
-/// Makes the pages of shared file mappings in `[start, end)` that lie past the end of their
-/// file inaccessible (after `mmap` or `mprotect` set a protection), so that touching them
-/// raises SIGBUS (`past_end`), as on Linux, and calls with buffers there fail with EFAULT.
-pub fn hide_past_end(start: u64, end: u64) {
-    let parts = overlapping(&SHARED.lock(), start, end);
-    for (s, e, r) in parts {
-        if let Kind::File { file_end } = r.kind {
-            let from = file_end.max(s);
-            if from < e {
-                super::protect::set(from, e, 0);
-                super::usermem::access_changed(from, e, false);
+/// `mmap` or `mprotect` gave `[start, end)` protection `prot`: the pages of shared file
+/// mappings there past the end of their file keep it for later but stay inaccessible, so that
+/// touching them raises SIGBUS (`fault_past_end`), as on Linux, and calls with buffers there
+/// fail with EFAULT.
+pub fn hide_past_end(start: u64, end: u64, prot: u64) {
+    let mut hide = Vec::new();
+    {
+        let mut map = SHARED.lock();
+        for (s, e, _) in overlapping(&map, start, end) {
+            let (_, r) = map.range_mut(..=s).next_back().expect("overlapping range");
+            if let Kind::File { file_end, prot: ref mut kept } = r.kind {
+                *kept = prot;
+                if file_end.max(s) < e {
+                    hide.push((file_end.max(s), e));
+                }
             }
         }
     }
+    for (s, e) in hide {
+        super::protect::set(s, e, 0);
+        super::usermem::access_changed(s, e, false);
+    }
 }
 
-/// Whether `addr` is in a page of a shared file mapping past the end of its file.
-pub fn past_end(addr: u64) -> bool {
-    let map = SHARED.lock();
-    overlapping(&map, addr, addr + 1)
-        .iter()
-        .any(|(_, _, r)| matches!(r.kind, Kind::File { file_end } if addr >= file_end))
+/// A page fault at `addr`: None if it is no page of a shared file mapping past the end of its
+/// file; Some(true) if it is (SIGBUS); Some(false) if the file has grown over the page since:
+/// the pages up to it get their protection back and the program touches them again.
+pub fn fault_past_end(addr: u64) -> Option<bool> {
+    let page = addr & !(super::usermem::PAGE - 1);
+    let end = page + super::usermem::PAGE;
+    let (start, file_end, prot) = {
+        let map = SHARED.lock();
+        match overlapping(&map, page, end).first() {
+            Some(&(_, _, Range { kind: Kind::File { file_end, prot }, .. })) if page >= file_end => {
+                let (&rs, _) = map.range(..=page).next_back().expect("overlapping range");
+                (rs, file_end, prot)
+            }
+            _ => return None,
+        }
+    };
+    if hypercall::call(hrt_abi::nr::SHARED_FILE_PAGE, &[page]) != 1 {
+        return Some(true);
+    }
+    if let Some(Range { kind: Kind::File { file_end: e, .. }, .. }) = SHARED.lock().get_mut(&start) {
+        *e = (*e).max(end);
+    }
+    let from = file_end.max(start);
+    super::protect::set(from, end, prot);
+    super::usermem::access_changed(from, end, prot & super::protect::DEFAULT != 0);
+    Some(false)
 }
 
 /// Records the shared range `[start, start + len)` after the monitor's answer `ret` (1: it may

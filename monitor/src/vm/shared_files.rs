@@ -72,8 +72,9 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     if prot & libc::PROT_WRITE as u64 != 0 && !writable {
         return -(libc::EACCES as i64);
     }
-    // A regular file's pages past its end stay anonymous: touching a host mapping there raises
-    // SIGBUS in whoever touches it (KVM, the monitor), where Linux would signal the program.
+    // A regular file's pages past its end are mapped too, so that they show the file once it
+    // grows, but touching them raises SIGBUS in whoever touches them (KVM, the monitor): the
+    // kernel keeps the program from them until the file covers them (`file_page`).
     let covered = if st.st_mode & libc::S_IFMT == libc::S_IFREG {
         (st.st_size as u64).saturating_sub(off).next_multiple_of(PAGE).min(len)
     } else {
@@ -81,16 +82,13 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     };
     // The answer: the bytes the file covers, and whether the mapping may be writable.
     let answer = (covered | writable as u64) as i64;
-    if covered == 0 {
-        return answer;
-    }
     let host_prot = libc::PROT_READ | if writable { libc::PROT_WRITE } else { 0 };
     // SAFETY: replaces part of our own guest RAM mapping (checked above) with the file's pages
     // at the same address; pointers into guest RAM stay valid.
     let got = unsafe {
         libc::mmap(
             host as *mut libc::c_void,
-            covered as usize,
+            len as usize,
             host_prot,
             libc::MAP_SHARED | libc::MAP_FIXED,
             raw,
@@ -99,10 +97,34 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     };
     if got == libc::MAP_FAILED {
         let e = errno();
-        make_anonymous(host, covered);
+        make_anonymous(host, len);
         return e;
     }
     answer
+}
+
+/// `nr::SHARED_FILE_PAGE`: args page. Whether the shared file mapped there covers the page now
+/// (1) or the page is still past its end (0): a write of the page's first byte into a pipe
+/// fails with EFAULT where touching the page would raise SIGBUS.
+pub fn file_page(shared: &Shared, a: &[u64]) -> i64 {
+    static PROBE: std::sync::OnceLock<Option<[i32; 2]>> = std::sync::OnceLock::new();
+    let Some(host) = program_range(shared, a[0], PAGE) else { return -(libc::EINVAL as i64) };
+    let probe = PROBE.get_or_init(|| {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 writes two descriptors into our array; they live as long as `hrt`.
+        (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } == 0).then_some(fds)
+    });
+    let Some([rd, wr]) = *probe else { return -(libc::EMFILE as i64) };
+    // SAFETY: the host reads one byte of our own guest RAM mapping (checked above); a page
+    // past the end of the file makes the write fail with EFAULT, not a signal.
+    let n = unsafe { libc::write(wr, host as *const libc::c_void, 1) };
+    if n != 1 {
+        return 0;
+    }
+    let mut byte = 0u8;
+    // SAFETY: reads the byte back into our own variable (another prober's byte is as good).
+    unsafe { libc::read(rd, &mut byte as *mut u8 as *mut libc::c_void, 1) };
+    1
 }
 
 /// `nr::UNMAP_SHARED_FILE`: args addr, len.

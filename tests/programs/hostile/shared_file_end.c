@@ -1,7 +1,8 @@
 /* A MAP_SHARED file mapping longer than its file: the page holding the end of the file is
  * the file's (its tail reads zero), the pages after it raise SIGBUS (BUS_ADRERR, the address)
  * on a read or a write, also after mprotect, and a call with a buffer there fails with EFAULT;
- * munmap gives them back. One line per case, the same natively and under hrt.
+ * once the file grows over a page, the page is the file's; munmap gives them back. MAP_HUGETLB
+ * of a file outside hugetlbfs is EINVAL. One line per case, the same natively and under hrt.
  * Usage: shared_file_end */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -74,9 +75,20 @@ int main(void) {
     char buf[8] = {0};
     n = pread(fd, buf, 1, 10);
     printf("the file holds the first store: %zd %d\n", n, buf[0]);
+    /* The file grows over the third page: it is the file's now; the fourth is still past. */
+    if (ftruncate(fd, 3 * PAGE) != 0)
+        return 3;
+    touch("write to a page the file grew over", m, m + 2 * PAGE + 5, 1);
+    n = pread(fd, buf, 1, 2 * PAGE + 5);
+    printf("the file holds that store: %zd %d\n", n, buf[0]);
+    touch("read past the new end", m, m + 3 * PAGE + 4, 0);
     munmap(m + 2 * PAGE, 2 * PAGE);
     char *again = mmap(m + 2 * PAGE, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     touch("private memory there after munmap", m, again + 8, 0);
+    /* MAP_HUGETLB of a file outside hugetlbfs is EINVAL (MPICH tries it first). */
+    errno = 0;
+    char *h = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_HUGETLB, fd, 0);
+    printf("MAP_HUGETLB of a file: %s errno %d\n", h == MAP_FAILED ? "failed" : "mapped", errno);
     /* A read-only descriptor's mapping, one page short of its file, ends the same way. */
     int ro = open("/proc/self/exe", O_RDONLY);
     off_t size = lseek(ro, 0, SEEK_END);

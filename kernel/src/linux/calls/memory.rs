@@ -18,6 +18,7 @@ const MAP_PRIVATE: u64 = general::MAP_PRIVATE as u64;
 const MAP_FIXED: u64 = general::MAP_FIXED as u64;
 const MAP_ANONYMOUS: u64 = general::MAP_ANONYMOUS as u64;
 const MAP_FIXED_NOREPLACE: u64 = general::MAP_FIXED_NOREPLACE as u64;
+const MAP_HUGETLB: u64 = general::MAP_HUGETLB as u64;
 const MREMAP_MAYMOVE: u64 = general::MREMAP_MAYMOVE as u64;
 const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
 const MADV_DONTNEED: u64 = general::MADV_DONTNEED as u64;
@@ -74,6 +75,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let len = page_up(len);
     let file = flags & MAP_ANONYMOUS == 0;
+    // As Linux for a file outside hugetlbfs (MPICH tries it, then maps the file without it).
+    if file && flags & MAP_HUGETLB != 0 {
+        return Err(EINVAL);
+    }
     // MAP_SHARED (or MAP_SHARED_VALIDATE) of a file: the host file's own pages (shared_files).
     // Shared anonymous memory is guest RAM (the program's threads share all memory) that a
     // fork makes host shared memory (shared_files::share_anonymous).
@@ -116,7 +121,7 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(e);
         }
         apply_prot(start, start + len, prot, !replaced);
-        shared_files::hide_past_end(start, start + len);
+        shared_files::hide_past_end(start, start + len, prot);
         return Ok(start);
     }
     if shared_anonymous {
@@ -301,7 +306,7 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     shared_files::check_protect(addr, end, prot)?;
     protect::set(addr, end, prot & known);
     usermem::access_changed(addr, end, prot & known != 0);
-    shared_files::hide_past_end(addr, end);
+    shared_files::hide_past_end(addr, end, prot & known);
     Ok(0)
 }
 
