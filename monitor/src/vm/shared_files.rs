@@ -105,26 +105,24 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
 
 /// `nr::SHARED_FILE_PAGE`: args page. Whether the shared file mapped there covers the page now
 /// (1) or the page is still past its end (0): a write of the page's first byte into a pipe
-/// fails with EFAULT where touching the page would raise SIGBUS.
+/// fails with EFAULT where touching the page would raise SIGBUS. (A pipe of its own each time:
+/// a kept one would not survive a fork's closing of `hrt`'s descriptors in the child.)
 pub fn file_page(shared: &Shared, a: &[u64]) -> i64 {
-    static PROBE: std::sync::OnceLock<Option<[i32; 2]>> = std::sync::OnceLock::new();
     let Some(host) = program_range(shared, a[0], PAGE) else { return -(libc::EINVAL as i64) };
-    let probe = PROBE.get_or_init(|| {
-        let mut fds = [0i32; 2];
-        // SAFETY: pipe2 writes two descriptors into our array; they live as long as `hrt`.
-        (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } == 0).then_some(fds)
-    });
-    let Some([rd, wr]) = *probe else { return -(libc::EMFILE as i64) };
-    // SAFETY: the host reads one byte of our own guest RAM mapping (checked above); a page
-    // past the end of the file makes the write fail with EFAULT, not a signal.
-    let n = unsafe { libc::write(wr, host as *const libc::c_void, 1) };
-    if n != 1 {
-        return 0;
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 writes two descriptors into our array; both are closed below.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
+        return errno();
     }
-    let mut byte = 0u8;
-    // SAFETY: reads the byte back into our own variable (another prober's byte is as good).
-    unsafe { libc::read(rd, &mut byte as *mut u8 as *mut libc::c_void, 1) };
-    1
+    // SAFETY: the host reads one byte of our own guest RAM mapping (checked above) into our
+    // own pipe; a page past the end of the file makes the write fail with EFAULT, not a signal.
+    let n = unsafe { libc::write(fds[1], host as *const libc::c_void, 1) };
+    // SAFETY: closing the descriptors made above.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    (n == 1) as i64
 }
 
 /// `nr::UNMAP_SHARED_FILE`: args addr, len.

@@ -3,8 +3,9 @@
  * with atomics and under a process-shared pthread mutex, a process-shared semaphore the
  * children post, stores seen both ways, nested forks (a mapping made by the grandparent and one
  * made by the child), what a mapping holds before the fork, partial munmap, MADV_DONTNEED,
- * mremap before a fork, fresh and reused memory reading zero and staying private; then msync's
- * answers (0 or errno). One line per case, the same natively and under hrt.
+ * mremap before a fork, fresh and reused memory reading zero and staying private; a file a
+ * child grows under its mapping; then msync's answers (0 or errno). One line per case, the
+ * same natively and under hrt.
  * Usage: procs_fork_shared */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -230,6 +231,29 @@ static void ten_children(void) {
     printf("ten children in turn: counter %ld; a fresh mapping after munmap reads zero: %d\n", total, zero);
 }
 
+/* A forked child maps a file one page longer than it is, grows the file over that page and
+ * writes there; the parent reads what it wrote from the file. */
+static void file_grown_in_child(void) {
+    char path[] = "/tmp/hrt-grow-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0 || ftruncate(fd, PAGE) != 0)
+        return;
+    unlink(path);
+    pid_t k = fork();
+    if (k == 0) {
+        char *m = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED || ftruncate(fd, 2 * PAGE) != 0)
+            _exit(1);
+        m[PAGE + 3] = 'g';
+        _exit(0);
+    }
+    const char *how = ended(k);
+    char c = 0;
+    ssize_t n = pread(fd, &c, 1, PAGE + 3);
+    printf("file grown in a child: child %s, the file holds %zd %c\n", how, n, c);
+    close(fd);
+}
+
 static void msync_case(const char *what, void *addr, size_t len, int flags) {
     errno = 0;
     int r = msync(addr, len, flags);
@@ -279,6 +303,7 @@ int main(void) {
     dontneed();
     remap_then_fork();
     ten_children();
+    file_grown_in_child();
     msync_cases();
     return 0;
 }
