@@ -54,7 +54,8 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
 /// synchronous signal goes to the program's handler when one is installed and not blocked;
 /// otherwise the program ends with the shell-style report.
 pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
-    let past_end = if frame.vector == 14 { super::shared_files::fault_past_end(cr2) } else { None };
+    let past_end =
+        if frame.vector == 14 { super::shared_files::fault_past_end(cr2, frame.error & 2 != 0) } else { None };
     if past_end == Some(false) {
         return; // The file grew over the page: it is the program's now.
     }

@@ -91,16 +91,21 @@ pub fn hide_past_end(start: u64, end: u64, prot: u64) {
     }
 }
 
-/// A page fault at `addr`: None if it is no page of a shared file mapping past the end of its
-/// file; Some(true) if it is (SIGBUS); Some(false) if the file has grown over the page since:
-/// the pages up to it get their protection back and the program touches them again.
-pub fn fault_past_end(addr: u64) -> Option<bool> {
+/// A page fault at `addr` (a write if `write`): None if it is no page of a shared file mapping
+/// past the end of its file, or one whose protection forbids the access (SIGSEGV, as Linux
+/// checks that first); Some(true) if it is (SIGBUS); Some(false) if the file has grown over the
+/// page since: the pages up to it get their protection back and the program touches them again.
+pub fn fault_past_end(addr: u64, write: bool) -> Option<bool> {
     let page = addr & !(super::usermem::PAGE - 1);
     let end = page + super::usermem::PAGE;
     let (start, file_end, prot) = {
         let map = SHARED.lock();
         match overlapping(&map, page, end).first() {
-            Some(&(_, _, Range { kind: Kind::File { file_end, prot }, .. })) if page >= file_end => {
+            Some(&(_, _, Range { kind: Kind::File { file_end, prot }, .. }))
+                if page >= file_end
+                    && prot & super::protect::PROT_READ != 0
+                    && (!write || prot & super::protect::PROT_WRITE != 0) =>
+            {
                 let (&rs, _) = map.range(..=page).next_back().expect("overlapping range");
                 (rs, file_end, prot)
             }

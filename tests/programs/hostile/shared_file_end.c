@@ -67,6 +67,9 @@ int main(void) {
     touch("write past the end", m, m + 3 * PAGE + 16, 1);
     mprotect(m, 4 * PAGE, PROT_READ);
     touch("read past the end after mprotect", m, m + 2 * PAGE, 0);
+    touch("write past the end, read-only", m, m + 3 * PAGE + 8, 1);
+    mprotect(m + 3 * PAGE, PAGE, PROT_NONE);
+    touch("read past the end, PROT_NONE", m, m + 3 * PAGE + 8, 0);
     mprotect(m, 4 * PAGE, PROT_READ | PROT_WRITE);
     touch("write past the end after mprotect", m, m + 3 * PAGE, 1);
     errno = 0;
