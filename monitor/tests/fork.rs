@@ -106,7 +106,8 @@ y=$(printf '%s\n' 3 1 2 | sort | head -n 2 | tr '\n' ' '); echo "sorted: $y"
 
 /// Anonymous MAP_SHARED memory (and /dev/zero's) is shared with forked children both ways, with
 /// a process-shared mutex and semaphore in it, through nested forks, partial munmap, mremap
-/// and MADV_DONTNEED; msync answers as Linux does.
+/// and MADV_DONTNEED; a child's file mapping shows the file once it grows; msync answers as
+/// Linux does.
 #[test]
 fn shared_anonymous_memory_is_shared_with_children() {
     let prog = build("procs_fork_shared", &[]);

@@ -207,8 +207,9 @@ fn map_fixed_in_the_memory_hole_fails_whole_and_says_so() {
 }
 
 /// A MAP_SHARED file mapping longer than its file: the pages past the end raise SIGBUS
-/// (BUS_ADRERR, the address) on reads and writes, after mprotect too, and a call with a buffer
-/// there is EFAULT, as on Linux.
+/// (BUS_ADRERR, the address) on reads and writes, after mprotect too (SIGSEGV where the
+/// protection forbids the access), a call with a buffer there is EFAULT, and a page the file
+/// grows over is the file's, as on Linux; MAP_HUGETLB of a file is EINVAL.
 #[test]
 fn shared_file_pages_past_the_end_raise_sigbus() {
     let prog = build("shared_file_end", &[]);
