@@ -376,9 +376,11 @@ pub mod nr {
     /// `hrt run`: a `MAP_SHARED` mapping of the program's file descriptor args[0]: the monitor
     /// puts the host file's pages, from file offset args[3], under guest-physical
     /// `[args[1], args[1] + args[2])` (page-aligned, inside the program's pool), so the program,
-    /// the host and other processes mapping the file share them. Pages past the end of the file
-    /// stay anonymous. Returns 1 if the mapping may be made writable (the descriptor is open for
-    /// writing), 0 if not, or a negated errno (EACCES, ENODEV, EBADF, EINVAL as mmap answers).
+    /// the host and other processes mapping the file share them, also past the end of the
+    /// file (the kernel hides those pages: SIGBUS, `SHARED_FILE_PAGE`). Returns how many bytes from
+    /// `args[1]` the file covers (page-aligned: the pages before its end) plus 1 if the mapping
+    /// may be made writable (the descriptor is open for writing), or a negated errno (EACCES,
+    /// ENODEV, EBADF, EINVAL as mmap answers).
     pub const MAP_SHARED_FILE: u64 = 17;
     /// `hrt run`: the shared file pages under guest-physical `[args[0], args[0] + args[1])` are
     /// given up: the range is anonymous guest RAM again and reads zero.
@@ -398,6 +400,20 @@ pub mod nr {
     /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
     /// kernel's entry with rdx = the record's address (0 on a normal boot).
     pub const FORK: u64 = 21;
+    /// `fork()`, before [`FORK`]: the program's anonymous `MAP_SHARED` memory at guest-physical
+    /// `[args[0], args[0] + args[1])` (page-aligned, inside the program's pool), private guest
+    /// RAM so far, becomes host shared memory with the same contents (the monitor copies it),
+    /// so that the host fork keeps it shared with the child. Returns 0 or a negated errno
+    /// (ENOMEM, EINVAL); on failure the range is as before. Given up with `UNMAP_SHARED_FILE`.
+    pub const SHARE_ANONYMOUS: u64 = 22;
+    /// `msync` of the shared file pages at guest-physical `[args[0], args[0] + args[1])`
+    /// (page-aligned, inside the program's pool) with Linux's flags args[2]: the host's msync
+    /// on that part of guest RAM's host mapping. Returns 0 or a negated errno.
+    pub const MSYNC: u64 = 23;
+    /// A page fault at guest-physical page args[0] of a `MAP_SHARED_FILE` mapping past the end
+    /// of its file when mapped: 1 if the file now covers the page (it grew; the mapping shows
+    /// its bytes), 0 if not (the program gets SIGBUS), or a negated errno.
+    pub const SHARED_FILE_PAGE: u64 = 24;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them
@@ -440,9 +456,14 @@ pub mod process {
     pub const EXEC_COMMIT: u64 = 0x200d;
     /// The exec failed before its point of no return: the blob goes, nothing else changes.
     pub const EXEC_ABORT: u64 = 0x200e;
+    /// (addr, 0 = wait / 1 = wake, val, timeout in ns or u64::MAX): a futex on host shared
+    /// memory (a file's, a segment's, anonymous memory shared at a fork), which other
+    /// processes' futexes on the same pages reach: the host's FUTEX_WAIT while the word holds
+    /// `val` (relative timeout), or FUTEX_WAKE of at most `val` waiters (the number woken).
+    pub const SHARED_FUTEX: u64 = 0x200f;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = EXEC_ABORT;
+    pub const LAST: u64 = SHARED_FUTEX;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

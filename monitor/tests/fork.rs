@@ -8,7 +8,9 @@
 //! builtins fork; fork + exec: procs_fork_exec.c (a child that execs /bin/echo into a pipe,
 //! the program itself, a missing file; FD_CLOEXEC; a MAP_SHARED file mapping and a System V
 //! segment the child writes),
-//! and bash running host programs in `$(...)`, pipelines and plain commands.
+//! and bash running host programs in `$(...)`, pipelines and plain commands; shared memory:
+//! procs_fork_shared.c (anonymous MAP_SHARED and /dev/zero memory shared with children and
+//! grandchildren, atomics, a process-shared mutex and semaphore in it; msync's answers).
 
 mod common;
 use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
@@ -100,4 +102,21 @@ y=$(printf '%s\n' 3 1 2 | sort | head -n 2 | tr '\n' ' '); echo "sorted: $y"
     assert_eq!(linux.code(), 4, "natively: {linux:?}");
     assert!(linux.stdout.contains("sorted: 1 2"), "natively: {}", linux.stdout);
     assert_same_on_1_and_2_cpus("bash -c with host commands", bash, &["-c", script], &linux);
+}
+
+/// Anonymous MAP_SHARED memory (and /dev/zero's) is shared with forked children both ways, with
+/// a process-shared mutex and semaphore in it, through nested forks, partial munmap, mremap
+/// and MADV_DONTNEED; a child's file mapping shows the file once it grows; msync answers as
+/// Linux does.
+#[test]
+fn shared_anonymous_memory_is_shared_with_children() {
+    let prog = build("procs_fork_shared", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("shared anonymous: atomic 10000, locked 10000"), "natively: {}", linux.stdout);
+    assert!(linux.stdout.contains("parent reads 42, child exited 7"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("procs_fork_shared", &prog, &[], &linux);
+    let source = repo_root().join("tests/programs/hostile/procs_fork_shared.c");
+    let dynamic = build_dynamic(&source, "procs_fork_shared", &[]);
+    assert_same("dynamic procs_fork_shared", &native(&dynamic, &[]), &hrt(&["--cpus", "2"], &dynamic, &[]));
 }

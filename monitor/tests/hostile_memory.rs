@@ -225,3 +225,16 @@ fn memory_never_given_faults() {
     );
     assert_same_on_1_and_2_cpus("mem_never_given", &prog, &[], &linux);
 }
+
+/// A MAP_SHARED file mapping longer than its file: the pages past the end raise SIGBUS
+/// (BUS_ADRERR, the address) on reads and writes, after mprotect too (SIGSEGV where the
+/// protection forbids the access), a call with a buffer there is EFAULT, and a page the file
+/// grows over is the file's, as on Linux; MAP_HUGETLB of a file is EINVAL.
+#[test]
+fn shared_file_pages_past_the_end_raise_sigbus() {
+    let prog = build("shared_file_end", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("write past the end: signal 7 code 2"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("shared_file_end", &prog, &[], &linux);
+}

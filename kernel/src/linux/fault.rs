@@ -58,6 +58,11 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         super::syscall::dispatch(frame);
         return;
     }
+    let past_end =
+        if frame.vector == 14 { super::shared_files::fault_past_end(cr2, frame.error & 2 != 0) } else { None };
+    if past_end == Some(false) {
+        return; // The file grew over the page: it is the program's now.
+    }
     let (sig, code, addr) = match frame.vector {
         0 => (8, FPE_INTDIV, frame.rip),
         16 | 19 => (8, simd_fpe_code(), frame.rip), // #MF, #XM
@@ -68,6 +73,8 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
         // Page 0 is never the program's.
         14 if cr2 < super::usermem::PAGE => (11, SEGV_MAPERR, cr2),
+        // A shared file mapping's page past the end of its file: SIGBUS, as on Linux.
+        14 if past_end == Some(true) => (7, BUS_ADRERR, cr2),
         // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
         14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) || is_prot_none(cr2) => (11, SEGV_ACCERR, cr2),
         14 => (11, SEGV_MAPERR, cr2),
@@ -88,6 +95,7 @@ const FPE_FLTINV: i32 = 7;
 const TRAP_TRACE: i32 = 2;
 const ILL_ILLOPN: i32 = 2;
 const BUS_ADRALN: i32 = 1;
+const BUS_ADRERR: i32 = 2;
 const SEGV_MAPERR: i32 = 1;
 const SEGV_ACCERR: i32 = 2;
 

@@ -17,8 +17,9 @@ const FUTEX_CMP_REQUEUE: u64 = 4;
 const FUTEX_WAKE_OP: u64 = 5;
 const FUTEX_WAIT_BITSET: u64 = 9;
 const FUTEX_WAKE_BITSET: u64 = 10;
+const FUTEX_PRIVATE_FLAG: u64 = 128;
 const FUTEX_CLOCK_REALTIME: u64 = 256;
-const BITSET_ANY: u32 = u32::MAX;
+pub(super) const BITSET_ANY: u32 = u32::MAX;
 
 struct Waiter {
     addr: u64,
@@ -38,7 +39,7 @@ fn bucket(addr: u64) -> &'static IrqSpinLock<Bucket> {
     &BUCKETS[((addr >> 2) ^ (addr >> 8)) as usize % 64]
 }
 
-fn user_atomic(addr: u64) -> Result<&'static AtomicU32, u32> {
+pub(super) fn user_atomic(addr: u64) -> Result<&'static AtomicU32, u32> {
     if !addr.is_multiple_of(4) {
         return Err(EINVAL);
     }
@@ -122,6 +123,10 @@ fn wait_on_once(word: &AtomicU32, val: u32, bitset: u32, deadline: Option<u64>) 
 
 /// Wakes up to `n` waiters of `addr` whose bitset matches; returns how many. One pass over
 /// the bucket (removing woken waiters one by one would make a broadcast to n waiters O(n^2)).
+pub(super) fn wake_in_bucket(addr: u64, n: u64, bitset: u32) -> u64 {
+    wake_in(&mut bucket(addr).lock(), addr, n, bitset)
+}
+
 fn wake_in(b: &mut Bucket, addr: u64, n: u64, bitset: u32) -> u64 {
     let mut woken = 0;
     b.0.retain(|&w| {
@@ -232,7 +237,7 @@ fn wake_op(addr: u64, addr2: u64, n: u64, n2: u64, encoded: u32) -> SysResult {
 }
 
 /// A TSC deadline from a timeout: relative for FUTEX_WAIT, absolute for FUTEX_WAIT_BITSET.
-fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<Option<u64>, u32> {
+pub(super) fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<Option<u64>, u32> {
     if timeout == 0 {
         return Ok(None);
     }
@@ -250,15 +255,19 @@ fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<Option<u64>,
     Ok(Some(crate::time::ticks().saturating_add(crate::time::ns_to_ticks(rel))))
 }
 
-/// futex(uaddr, op, val, timeout/val2, uaddr2, val3)
-/// True if futex operation `op` only wakes (never waits): what the fast path may serve.
+/// True if futex operation `op` only wakes (never waits) within the process: what the fast
+/// path may serve (a shared futex may be another process's, see `shared_futex`).
 pub fn is_wake_only(op: u64) -> bool {
-    matches!(op & 0x7f, FUTEX_WAKE | FUTEX_WAKE_BITSET)
+    matches!(op & 0x7f, FUTEX_WAKE | FUTEX_WAKE_BITSET) && op & FUTEX_PRIVATE_FLAG != 0
 }
 
+/// futex(uaddr, op, val, timeout/val2, uaddr2, val3)
 pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, op, val, timeout, addr2, val3) = (a[0], a[1], a[2] as u32, a[3], a[4], a[5] as u32);
     let realtime = op & FUTEX_CLOCK_REALTIME != 0;
+    if op & FUTEX_PRIVATE_FLAG == 0 && super::shared_files::on_host(addr) {
+        return super::shared_futex::futex(addr, op & 0x7f, val, timeout, val3, realtime);
+    }
     match op & 0x7f {
         FUTEX_WAIT => wait(addr, val, BITSET_ANY, deadline(timeout, false, realtime)?),
         FUTEX_WAIT_BITSET => wait(addr, val, val3, deadline(timeout, true, realtime)?),

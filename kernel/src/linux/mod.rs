@@ -19,6 +19,7 @@ pub mod process;
 pub mod protect;
 pub mod rewrite;
 pub mod shared_files;
+pub mod shared_futex;
 pub mod signal;
 pub mod symbols;
 pub mod syscall;

@@ -1,12 +1,17 @@
-//! The program's `MAP_SHARED` file mappings. Their pages are the host file's own pages: the
-//! monitor maps the file over the guest RAM the mapping got (`nr::MAP_SHARED_FILE`), so stores
-//! reach the file and other processes mapping it, under `hrt` or not, share them (MPI's
-//! shared-memory transport between ranks in different VMs). The kernel remembers where they
+//! The program's `MAP_SHARED` mappings: of files, of System V segments, and anonymous ones.
+//! A file's or a segment's pages are the host's own: the monitor maps the file over the guest
+//! RAM the mapping got (`nr::MAP_SHARED_FILE`), so stores reach the file and other processes
+//! mapping it, under `hrt` or not, share them (MPI's shared-memory transport between ranks in
+//! different VMs). Anonymous shared memory stays private guest RAM (huge pages, no VM exit)
+//! until the program forks: then, before the host fork, the monitor makes it host shared memory
+//! with the same bytes (`nr::SHARE_ANONYMOUS`, see `share_anonymous`), which the host fork keeps
+//! shared between parent and child, and every later fork too. The kernel remembers where they
 //! are, because such memory must never be treated as the program's private memory:
-//! - given back (munmap, a mapping replacing it, mremap shrinking it), the monitor first makes
-//!   it anonymous RAM again (`nr::UNMAP_SHARED_FILE`); zeroing it before would zero the file;
+//! - given back (munmap, a mapping replacing it, mremap shrinking it), host pages are first
+//!   made anonymous RAM again (`nr::UNMAP_SHARED_FILE`); zeroing them before would zero the
+//!   file (or the memory a forked process shares);
 //! - `madvise(MADV_DONTNEED)` leaves it alone (Linux drops the pages, which then read the
-//!   file's contents again: the same bytes);
+//!   file's or the shared memory's contents again: the same bytes);
 //! - `mprotect` adds PROT_WRITE only if the descriptor was open for writing (EACCES), as on
 //!   Linux;
 //! - the kernel never writes into it (system-call rewriting, `--omp` patches, reused file bytes).
@@ -18,33 +23,172 @@ use super::errno::{Errno, EACCES};
 use crate::arch::hypercall;
 use crate::sync::IrqSpinLock;
 
-/// One shared range: its end, whether it may be made writable, and whether it is an attached
-/// System V segment (what `shmdt` detaches).
+/// One shared range: its end, whether it may be made writable, and what it is.
 #[derive(Clone, Copy)]
 struct Range {
     end: u64,
     may_write: bool,
-    segment: bool,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A file's pages, mapped by the monitor. Those from `file_end` on (past the end of the file
+    /// when last looked at) are hidden: not present, whatever the protection `prot` the program
+    /// gave them, which they get back once the file has grown over them (`fault_past_end`).
+    File { file_end: u64, prot: u64 },
+    /// An attached System V segment (what `shmdt` detaches).
+    Segment,
+    /// Anonymous shared memory; `on_host` once the monitor made it host shared memory (at a
+    /// fork), guest RAM before.
+    Anonymous { on_host: bool },
+}
+
+impl Kind {
+    /// Whether the pages are the host's shared pages (not the guest's private RAM).
+    fn on_host(self) -> bool {
+        self != Kind::Anonymous { on_host: false }
+    }
 }
 
 static SHARED: IrqSpinLock<BTreeMap<u64, Range>> = IrqSpinLock::new(BTreeMap::new());
 
 /// Maps descriptor `fd`'s file from `off` over program memory `[start, start + len)` (already
 /// the program's, page-aligned), shared with the host. On failure the memory is as before
-/// (anonymous, zero) and the caller gives it back.
+/// (anonymous, zero) and the caller gives it back. The pages past the end of the file are
+/// not the file's: the caller hides them (`hide_past_end`) once it has set the protection.
 pub fn map(fd: u64, start: u64, len: u64, off: u64, prot: u64) -> Result<(), Errno> {
     let ret = hypercall::call(hrt_abi::nr::MAP_SHARED_FILE, &[fd, start, len, off, prot]);
-    record(ret, start, len, false)
+    if ret < 0 {
+        return Err((-ret) as u32);
+    }
+    // The answer: the bytes the file covers, plus 1 if the mapping may be made writable.
+    let covered = (ret as u64 & !1).min(len);
+    record(ret & 1, start, len, Kind::File { file_end: start + covered, prot })
+}
+
+/// `mmap` or `mprotect` gave `[start, end)` protection `prot`: the pages of shared file
+/// mappings there past the end of their file keep it for later but stay inaccessible, so that
+/// touching them raises SIGBUS (`fault_past_end`), as on Linux, and calls with buffers there
+/// fail with EFAULT.
+pub fn hide_past_end(start: u64, end: u64, prot: u64) {
+    let mut hide = Vec::new();
+    {
+        let mut map = SHARED.lock();
+        for (s, e, _) in overlapping(&map, start, end) {
+            let (_, r) = map.range_mut(..=s).next_back().expect("overlapping range");
+            if let Kind::File { file_end, prot: ref mut kept } = r.kind {
+                *kept = prot;
+                if file_end.max(s) < e {
+                    hide.push((file_end.max(s), e));
+                }
+            }
+        }
+    }
+    for (s, e) in hide {
+        super::protect::set(s, e, 0);
+        super::usermem::access_changed(s, e, false);
+    }
+}
+
+/// A page fault at `addr` (a write if `write`): None if it is no page of a shared file mapping
+/// past the end of its file, or one whose protection forbids the access (SIGSEGV, as Linux
+/// checks that first); Some(true) if it is (SIGBUS); Some(false) if the file has grown over the
+/// page since: the pages up to it get their protection back and the program touches them again.
+pub fn fault_past_end(addr: u64, write: bool) -> Option<bool> {
+    let page = addr & !(super::usermem::PAGE - 1);
+    let end = page + super::usermem::PAGE;
+    let (start, file_end, prot) = {
+        let map = SHARED.lock();
+        match overlapping(&map, page, end).first() {
+            Some(&(_, _, Range { kind: Kind::File { file_end, prot }, .. }))
+                if page >= file_end
+                    && prot & super::protect::PROT_READ != 0
+                    && (!write || prot & super::protect::PROT_WRITE != 0) =>
+            {
+                let (&rs, _) = map.range(..=page).next_back().expect("overlapping range");
+                (rs, file_end, prot)
+            }
+            _ => return None,
+        }
+    };
+    if hypercall::call(hrt_abi::nr::SHARED_FILE_PAGE, &[page]) != 1 {
+        return Some(true);
+    }
+    if let Some(Range { kind: Kind::File { file_end: e, .. }, .. }) = SHARED.lock().get_mut(&start) {
+        *e = (*e).max(end);
+    }
+    let from = file_end.max(start);
+    super::protect::set(from, end, prot);
+    super::usermem::access_changed(from, end, prot & super::protect::DEFAULT != 0);
+    Some(false)
 }
 
 /// Records the shared range `[start, start + len)` after the monitor's answer `ret` (1: it may
 /// be made writable, 0: not, negative: the errno, nothing mapped).
-fn record(ret: i64, start: u64, len: u64, segment: bool) -> Result<(), Errno> {
+fn record(ret: i64, start: u64, len: u64, kind: Kind) -> Result<(), Errno> {
     if ret < 0 {
         return Err((-ret) as u32);
     }
-    SHARED.lock().insert(start, Range { end: start + len, may_write: ret == 1, segment });
+    SHARED.lock().insert(start, Range { end: start + len, may_write: ret == 1, kind });
     Ok(())
+}
+
+/// Program memory `[start, start + len)` (already the program's, fresh) is anonymous shared
+/// memory: guest RAM until the program forks (`share_anonymous`).
+pub fn add_anonymous(start: u64, len: u64) {
+    let _ = record(1, start, len, Kind::Anonymous { on_host: false });
+}
+
+/// fork, with every other CPU frozen: the anonymous shared memory still in guest RAM becomes
+/// host shared memory with the same bytes, which the host fork then keeps shared with the
+/// child (and later children). Fails (ENOMEM) if the host has no memory for it; what was done
+/// stays done (it is shared memory either way).
+pub fn share_anonymous() -> Result<(), Errno> {
+    let todo: Vec<(u64, u64)> =
+        SHARED.lock().iter().filter(|(_, r)| !r.kind.on_host()).map(|(&s, r)| (s, r.end)).collect();
+    for (s, e) in todo {
+        let ret = hypercall::call(hrt_abi::nr::SHARE_ANONYMOUS, &[s, e - s]);
+        if ret < 0 {
+            return Err((-ret) as u32);
+        }
+        if let Some(r) = SHARED.lock().get_mut(&s) {
+            r.kind = Kind::Anonymous { on_host: true };
+        }
+    }
+    Ok(())
+}
+
+/// What mremap finds in `[start, end)`.
+pub enum Remap {
+    /// No shared memory: the program's private memory.
+    Private,
+    /// Wholly one anonymous shared mapping still in guest RAM: it grows and moves as private
+    /// memory does, its record with it (`anonymous_moved`).
+    GuestAnonymous,
+    /// Host pages (a file, a segment, anonymous memory shared at a fork): they would need the
+    /// host's mapping to grow or move.
+    Host,
+    /// Part anonymous shared memory, part not: more than one mapping (Linux: EFAULT).
+    Mixed,
+}
+
+pub fn remap_kind(start: u64, end: u64) -> Remap {
+    let parts = overlapping(&SHARED.lock(), start, end);
+    match parts.as_slice() {
+        [] => Remap::Private,
+        _ if parts.iter().any(|(_, _, r)| r.kind.on_host()) => Remap::Host,
+        [(s, e, _)] if *s == start && *e == end => Remap::GuestAnonymous,
+        _ => Remap::Mixed,
+    }
+}
+
+/// mremap moved or grew the anonymous shared memory `[old, old + old_len)` (in guest RAM) to
+/// `[new, new + new_len)` (the same start when it grew in place); the old range is about to be
+/// given back as private memory.
+pub fn anonymous_moved(old: u64, old_len: u64, new: u64, new_len: u64) {
+    release(old, old + old_len);
+    add_anonymous(new, new_len);
 }
 
 /// The size of System V segment `id` (the host's).
@@ -57,12 +201,12 @@ pub fn segment_size(id: u64) -> Result<u64, Errno> {
 /// in pages), like `map`.
 pub fn attach_segment(id: u64, start: u64, len: u64, read_only: bool) -> Result<(), Errno> {
     let ret = hypercall::call(hrt_abi::nr::SHM_ATTACH, &[id, start, len, read_only as u64]);
-    record(ret, start, len, true)
+    record(ret, start, len, Kind::Segment)
 }
 
 /// The end of the System V segment attached at `start`, if one is.
 pub fn segment_at(start: u64) -> Option<u64> {
-    SHARED.lock().get(&start).filter(|r| r.segment).map(|r| r.end)
+    SHARED.lock().get(&start).filter(|r| r.kind == Kind::Segment).map(|r| r.end)
 }
 
 /// The shared ranges overlapping `[start, end)`, cut to it, in address order.
@@ -77,14 +221,14 @@ fn overlapping(map: &BTreeMap<u64, Range>, start: u64, end: u64) -> Vec<(u64, u6
     v
 }
 
-/// Whether any of `[start, end)` is a shared file mapping.
-pub fn any_in(start: u64, end: u64) -> bool {
+/// Whether `addr` is in host shared pages (which other processes may share).
+pub fn on_host(addr: u64) -> bool {
     let map = SHARED.lock();
-    !map.is_empty() && !overlapping(&map, start, end).is_empty()
+    !map.is_empty() && overlapping(&map, addr, addr + 1).iter().any(|(_, _, r)| r.kind.on_host())
 }
 
-/// The shared file pages in `[start, end)` become anonymous memory again (reading zero): called
-/// before the range is zeroed and freed or replaced.
+/// The shared mappings in `[start, end)` are forgotten, and their host pages become anonymous
+/// memory again (reading zero): called before the range is zeroed and freed or replaced.
 pub fn release(start: u64, end: u64) {
     let cut = {
         let mut map = SHARED.lock();
@@ -105,7 +249,7 @@ pub fn release(start: u64, end: u64) {
         }
         cut
     };
-    for (s, e, _) in cut {
+    for (s, e, _) in cut.into_iter().filter(|(_, _, r)| r.kind.on_host()) {
         hypercall::call(hrt_abi::nr::UNMAP_SHARED_FILE, &[s, e - s]);
     }
 }
@@ -123,11 +267,24 @@ pub fn check_protect(start: u64, end: u64, prot: u64) -> Result<(), Errno> {
     }
 }
 
-/// Calls `f` on each part of `[start, end)` that is not a shared file mapping, in order.
-pub fn for_each_private(start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
+/// Calls `f` on each part of `[start, end)` that is no shared mapping, in order: the program's
+/// private memory (what `MADV_DONTNEED` zeroes).
+pub fn for_each_private(start: u64, end: u64, f: impl FnMut(u64, u64)) {
+    for_each_outside(start, end, |_| true, f)
+}
+
+/// Calls `f` on each part of `[start, end)` that is guest RAM, not the host's shared pages, in
+/// order: what must be zeroed when it is given back or replaced (anonymous shared memory not
+/// yet shared with another process included).
+pub fn for_each_guest_owned(start: u64, end: u64, f: impl FnMut(u64, u64)) {
+    for_each_outside(start, end, |r| r.kind.on_host(), f)
+}
+
+/// Calls `f` on each part of `[start, end)` outside the shared ranges that `skip` selects.
+fn for_each_outside(start: u64, end: u64, skip: impl Fn(&Range) -> bool, mut f: impl FnMut(u64, u64)) {
     let shared = overlapping(&SHARED.lock(), start, end);
     let mut cur = start;
-    for (s, e, _) in shared {
+    for (s, e, _) in shared.into_iter().filter(|(_, _, r)| skip(r)) {
         if cur < s {
             f(cur, s);
         }
@@ -136,4 +293,20 @@ pub fn for_each_private(start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
     if cur < end {
         f(cur, end);
     }
+}
+
+/// msync over `[start, end)` (mapped): the host's msync on the file pages in it; anonymous
+/// memory and segments have nothing to write back.
+pub fn sync(start: u64, end: u64, flags: u64) -> Result<(), Errno> {
+    let files: Vec<(u64, u64, Range)> = overlapping(&SHARED.lock(), start, end)
+        .into_iter()
+        .filter(|(_, _, r)| matches!(r.kind, Kind::File { .. }))
+        .collect();
+    for (s, e, _) in files {
+        let ret = hypercall::call(hrt_abi::nr::MSYNC, &[s, e - s, flags]);
+        if ret < 0 {
+            return Err((-ret) as u32);
+        }
+    }
+    Ok(())
 }

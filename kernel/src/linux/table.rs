@@ -139,6 +139,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_mremap => ("mremap", 5, L(memory::mremap)),
         __NR_mprotect => ("mprotect", 3, L(memory::mprotect)),
         __NR_madvise => ("madvise", 3, L(memory::madvise)),
+        __NR_msync => ("msync", 3, L(memory::msync)),
         __NR_mincore => ("mincore", 3, L(residency::mincore)),
 
         // Threads, identity, scheduling.

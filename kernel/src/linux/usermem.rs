@@ -271,7 +271,7 @@ pub fn map_fixed(addr: u64, len: u64, fresh: bool) -> Result<u64, Errno> {
     }
     for (s, e) in replaced {
         if fresh {
-            super::shared_files::for_each_private(s, e, |a, b| zero(a, b - a));
+            super::shared_files::for_each_guest_owned(s, e, |a, b| zero(a, b - a));
         }
         super::shared_files::release(s, e);
     }
@@ -352,9 +352,9 @@ pub fn unmap(start: u64, end: u64) {
     for &(s, e) in &cut {
         super::usermap::set(s, e, false);
         super::protect::unmap(s, e);
-        // Shared file pages are not zeroed (that would zero the file): they become anonymous
-        // memory again, which reads zero.
-        super::shared_files::for_each_private(s, e, |a, b| zero(a, b - a));
+        // Host shared pages are not zeroed (that would zero the file, or the memory a forked
+        // process shares): they become anonymous memory again, which reads zero.
+        super::shared_files::for_each_guest_owned(s, e, |a, b| zero(a, b - a));
         super::shared_files::release(s, e);
     }
     let mut mem = MEMORY.lock();

@@ -35,6 +35,10 @@ impl Forwarder {
         if nr == op::EXEC || nr == op::WAIT4 && args[2] & libc::WNOHANG as u64 == 0 || nr == op::WAITID {
             return true;
         }
+        // A futex wait on shared memory waits for another process.
+        if nr == op::SHARED_FUTEX {
+            return args[1] == 0;
+        }
         let Ok(nr) = libc::c_long::try_from(nr) else { return false };
         match nr {
             libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 | libc::SYS_preadv | libc::SYS_preadv2 => {

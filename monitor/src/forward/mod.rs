@@ -48,6 +48,7 @@ mod poll;
 mod procs;
 #[cfg(test)]
 mod routing_tests;
+mod shared_futex;
 mod sockets;
 mod synthetic;
 mod sysv_shm;

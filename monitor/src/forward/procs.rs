@@ -193,6 +193,7 @@ impl Forwarder {
             (op::GETSID, _) => self.on_process(libc::SYS_getsid, a[0] as i32, &[]),
             // SAFETY: no pointers.
             (op::SETSID, None) => unsafe { self.sys(libc::SYS_setsid, &[]) },
+            (op::SHARED_FUTEX, _) => self.shared_futex(g, a),
             _ => Err(Errno::EINVAL),
         }
     }

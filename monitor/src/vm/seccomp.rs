@@ -41,6 +41,8 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_munmap,
     libc::SYS_mremap,
     libc::SYS_madvise,
+    // nr::MSYNC: the program's msync of its shared file pages.
+    libc::SYS_msync,
     libc::SYS_mprotect,
     libc::SYS_brk,
     libc::SYS_rt_sigprocmask,

@@ -6,6 +6,10 @@
 //! file see them at once, and it sees theirs. This is what MPI's shared-memory transport needs
 //! between ranks in different VMs (`/dev/shm` files mapped by every rank).
 //!
+//! Anonymous `MAP_SHARED` memory becomes host shared memory (a memory file's pages) when the
+//! program forks (`nr::SHARE_ANONYMOUS`): the host fork keeps it shared between the two `hrt`
+//! processes.
+//!
 //! Given up (munmap, a replacing mapping), the range becomes anonymous RAM again, reading zero,
 //! as the kernel expects of its free memory.
 
@@ -68,23 +72,23 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     if prot & libc::PROT_WRITE as u64 != 0 && !writable {
         return -(libc::EACCES as i64);
     }
-    // A regular file's pages past its end stay anonymous: touching a host mapping there raises
-    // SIGBUS in whoever touches it (KVM, the monitor), where Linux would signal the program.
+    // A regular file's pages past its end are mapped too, so that they show the file once it
+    // grows, but touching them raises SIGBUS in whoever touches them (KVM, the monitor): the
+    // kernel keeps the program from them until the file covers them (`file_page`).
     let covered = if st.st_mode & libc::S_IFMT == libc::S_IFREG {
         (st.st_size as u64).saturating_sub(off).next_multiple_of(PAGE).min(len)
     } else {
         len
     };
-    if covered == 0 {
-        return writable as i64;
-    }
+    // The answer: the bytes the file covers, and whether the mapping may be writable.
+    let answer = (covered | writable as u64) as i64;
     let host_prot = libc::PROT_READ | if writable { libc::PROT_WRITE } else { 0 };
     // SAFETY: replaces part of our own guest RAM mapping (checked above) with the file's pages
     // at the same address; pointers into guest RAM stay valid.
     let got = unsafe {
         libc::mmap(
             host as *mut libc::c_void,
-            covered as usize,
+            len as usize,
             host_prot,
             libc::MAP_SHARED | libc::MAP_FIXED,
             raw,
@@ -93,10 +97,32 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     };
     if got == libc::MAP_FAILED {
         let e = errno();
-        make_anonymous(host, covered);
+        make_anonymous(host, len);
         return e;
     }
-    writable as i64
+    answer
+}
+
+/// `nr::SHARED_FILE_PAGE`: args page. Whether the shared file mapped there covers the page now
+/// (1) or the page is still past its end (0): a write of the page's first byte into a pipe
+/// fails with EFAULT where touching the page would raise SIGBUS. (A pipe of its own each time:
+/// a kept one would not survive a fork's closing of `hrt`'s descriptors in the child.)
+pub fn file_page(shared: &Shared, a: &[u64]) -> i64 {
+    let Some(host) = program_range(shared, a[0], PAGE) else { return -(libc::EINVAL as i64) };
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 writes two descriptors into our array; both are closed below.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
+        return errno();
+    }
+    // SAFETY: the host reads one byte of our own guest RAM mapping (checked above) into our
+    // own pipe; a page past the end of the file makes the write fail with EFAULT, not a signal.
+    let n = unsafe { libc::write(fds[1], host as *const libc::c_void, 1) };
+    // SAFETY: closing the descriptors made above.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    (n == 1) as i64
 }
 
 /// `nr::UNMAP_SHARED_FILE`: args addr, len.
@@ -104,6 +130,85 @@ pub fn unmap(shared: &Shared, a: &[u64]) -> i64 {
     match program_range(shared, a[0], a[1]) {
         Some(host) => make_anonymous(host, a[1]),
         None => -(libc::EINVAL as i64),
+    }
+}
+
+/// `nr::SHARE_ANONYMOUS`: args addr, len. The program's anonymous shared memory there, private
+/// guest RAM so far, becomes host shared memory holding the same bytes (the kernel asks at a
+/// fork, its other CPUs stopped), so the host fork keeps it shared: a memory file gets the
+/// range's non-zero pages (written, not touched page by page: zero pages cost neither a copy
+/// nor host memory), then is mapped over the range in one `mmap(MAP_FIXED)`, so the range is
+/// never unmapped meanwhile.
+pub fn share_anonymous(shared: &Shared, a: &[u64]) -> i64 {
+    let (addr, len) = (a[0], a[1]);
+    let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
+    // SAFETY: creates a descriptor of our own, closed below.
+    let fd = unsafe { libc::memfd_create(c"hrt-shared-anonymous".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return errno();
+    }
+    // SAFETY: the range is `len` bytes of our own guest RAM mapping (checked above); the
+    // guest's other CPUs are stopped, so nothing changes it meanwhile.
+    let bytes = unsafe { std::slice::from_raw_parts(host as *const u8, len as usize) };
+    let ret = match fill(fd, bytes) {
+        // SAFETY: maps the memory file over part of our own guest RAM mapping, replacing it at
+        // the same address: pointers into guest RAM stay valid.
+        Ok(()) => match unsafe {
+            let prot = libc::PROT_READ | libc::PROT_WRITE;
+            libc::mmap(host as *mut libc::c_void, len as usize, prot, libc::MAP_SHARED | libc::MAP_FIXED, fd, 0)
+        } {
+            libc::MAP_FAILED => errno(),
+            _ => 0,
+        },
+        Err(e) => e,
+    };
+    // SAFETY: our own descriptor; the mapping keeps the memory file.
+    unsafe { libc::close(fd) };
+    ret
+}
+
+/// Sizes memory file `fd` to `bytes` and writes their non-zero pages into it.
+fn fill(fd: i32, bytes: &[u8]) -> Result<(), i64> {
+    // SAFETY: plain calls on our own descriptor.
+    if unsafe { libc::ftruncate(fd, bytes.len() as libc::off_t) } != 0 {
+        return Err(errno());
+    }
+    let zero = |p: &[u8]| p.chunks_exact(8).all(|w| u64::from_ne_bytes(w.try_into().unwrap()) == 0);
+    let page = PAGE as usize;
+    let mut off = 0;
+    while off < bytes.len() {
+        if zero(&bytes[off..off + page]) {
+            off += page;
+            continue;
+        }
+        let mut end = off + page;
+        while end < bytes.len() && !zero(&bytes[end..end + page]) {
+            end += page;
+        }
+        while off < end {
+            let run = &bytes[off..end];
+            // SAFETY: writes from our own memory into our own descriptor.
+            let n = unsafe { libc::pwrite(fd, run.as_ptr() as *const libc::c_void, run.len(), off as libc::off_t) };
+            if n <= 0 {
+                return Err(if n == 0 { -(libc::EIO as i64) } else { errno() });
+            }
+            off += n as usize;
+        }
+    }
+    Ok(())
+}
+
+/// `nr::MSYNC`: args addr, len, Linux's msync flags (the kernel checked them).
+pub fn msync(shared: &Shared, a: &[u64]) -> i64 {
+    let (addr, len, flags) = (a[0], a[1], a[2]);
+    let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
+    let known = libc::MS_SYNC | libc::MS_ASYNC | libc::MS_INVALIDATE;
+    let Ok(flags) = i32::try_from(flags).map(|f| f & known) else { return -(libc::EINVAL as i64) };
+    // SAFETY: msync of part of our own guest RAM mapping (checked above); it only writes pages
+    // back or drops clean cached ones.
+    match unsafe { libc::msync(host as *mut libc::c_void, len as usize, flags) } {
+        0 => 0,
+        _ => errno(),
     }
 }
 

@@ -13,7 +13,9 @@
 //! forking thread alone goes on, with pid = tid = the child's host pid, returning 0 from fork
 //! with all its registers, FS base, FPU state, signal mask and alternate stack as in the parent.
 //! As on Linux, pending signals, interval and POSIX timers, alarms and CPU times are not
-//! inherited; file descriptors are (the same host descriptors).
+//! inherited; file descriptors are (the same host descriptors). Shared memory stays shared:
+//! file and segment mappings are host mappings already, and anonymous `MAP_SHARED` memory is
+//! made one before the host fork (`shared_files::share_anonymous`).
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -109,6 +111,12 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         // the pending SIGKILL fails the fork. (Checked frozen: the exec cannot start meanwhile.)
         sched::freeze::thaw();
         return Err(EAGAIN);
+    }
+    // Anonymous shared memory becomes host shared memory, which the host fork shares with the
+    // child (frozen: no other thread writes it while its bytes are copied).
+    if let Err(e) = crate::linux::shared_files::share_anonymous() {
+        sched::freeze::thaw();
+        return Err(e);
     }
     let t = current();
     let rec = RECORD.0.get();

@@ -1,4 +1,4 @@
-//! brk, mmap, munmap, mremap, mprotect, madvise. Memory is physical, mapped once and reads
+//! brk, mmap, munmap, mremap, mprotect, madvise, msync. Memory is physical, mapped once and reads
 //! zero when handed out (free pool memory is kept zero: see usermem); protections other than
 //! read-write are enforced by the page tables (`linux::protect`).
 
@@ -18,6 +18,7 @@ const MAP_PRIVATE: u64 = general::MAP_PRIVATE as u64;
 const MAP_FIXED: u64 = general::MAP_FIXED as u64;
 const MAP_ANONYMOUS: u64 = general::MAP_ANONYMOUS as u64;
 const MAP_FIXED_NOREPLACE: u64 = general::MAP_FIXED_NOREPLACE as u64;
+const MAP_HUGETLB: u64 = general::MAP_HUGETLB as u64;
 const MREMAP_MAYMOVE: u64 = general::MREMAP_MAYMOVE as u64;
 const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
 const MADV_DONTNEED: u64 = general::MADV_DONTNEED as u64;
@@ -74,9 +75,15 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let len = page_up(len);
     let file = flags & MAP_ANONYMOUS == 0;
+    // As Linux for a file outside hugetlbfs (MPICH tries it, then maps the file without it).
+    if file && flags & MAP_HUGETLB != 0 {
+        return Err(EINVAL);
+    }
     // MAP_SHARED (or MAP_SHARED_VALIDATE) of a file: the host file's own pages (shared_files).
-    // Shared anonymous memory needs nothing more: the program's threads share all memory.
+    // Shared anonymous memory is guest RAM (the program's threads share all memory) that a
+    // fork makes host shared memory (shared_files::share_anonymous).
     let shared = file && flags & (MAP_SHARED | MAP_PRIVATE) != MAP_PRIVATE;
+    let shared_anonymous = !file && flags & (MAP_SHARED | MAP_PRIVATE) != MAP_PRIVATE;
     // A fixed file mapping over the same file's bytes (ld.so's segments inside the extent it
     // mapped first) keeps them: see `filemap`.
     let reuse = file && !shared && flags & MAP_FIXED != 0 && filemap::reuse(addr, len, fd as u64, off, prot);
@@ -117,7 +124,11 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(e);
         }
         apply_prot(start, start + len, prot, !replaced);
+        shared_files::hide_past_end(start, start + len, prot);
         return Ok(start);
+    }
+    if shared_anonymous {
+        shared_files::add_anonymous(start, len);
     }
     if file && !reuse {
         // A file mapping: read its contents through the monitor (private, read-only use). A
@@ -218,10 +229,18 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         usermem::unmap(old + new_len, old + old_len);
         return Ok(old);
     }
-    if shared_files::any_in(old, old + old_len) {
-        return Err(shared_mremap_refused());
-    }
+    // Anonymous shared memory not yet shared with another process grows and moves as private
+    // memory does (Linux's grown part would raise SIGBUS: its shared object keeps its size).
+    let anonymous = match shared_files::remap_kind(old, old + old_len) {
+        shared_files::Remap::Private => false,
+        shared_files::Remap::GuestAnonymous => true,
+        shared_files::Remap::Host => return Err(shared_mremap_refused()),
+        shared_files::Remap::Mixed => return Err(linux_raw_sys::errno::EFAULT),
+    };
     if usermem::grow_in_place(old + old_len, old + new_len) {
+        if anonymous {
+            shared_files::anonymous_moved(old, old_len, old, new_len);
+        }
         return Ok(old);
     }
     if flags & MREMAP_MAYMOVE == 0 {
@@ -230,18 +249,45 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
     let new = usermem::alloc(new_len, align)?;
     usermem::copy(new, old, old_len);
+    if anonymous {
+        shared_files::anonymous_moved(old, old_len, new, new_len);
+    }
     usermem::unmap(old, old + old_len);
     Ok(new)
 }
 
-/// Growing or moving a MAP_SHARED file mapping would need the file mapped further or
-/// elsewhere: not done. ENOMEM (what Linux answers when it cannot grow a mapping), said once.
+/// Growing or moving host shared pages (a MAP_SHARED file mapping, a segment, anonymous shared
+/// memory after a fork) would need the host's mapping grown or moved: not done. ENOMEM (what
+/// Linux answers when it cannot grow a mapping), said once.
 fn shared_mremap_refused() -> u32 {
     static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
     if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
-        crate::kprintln!("hrt: mremap growing or moving a MAP_SHARED file mapping is not supported: returning ENOMEM (reported once)");
+        crate::kprintln!(
+            "hrt: mremap growing or moving a MAP_SHARED file mapping, or shared anonymous memory after a fork, is not supported: returning ENOMEM (reported once)"
+        );
     }
     ENOMEM
+}
+
+/// msync(addr, len, flags) as Linux checks it: unknown flags, MS_SYNC with MS_ASYNC, or an
+/// unaligned address are EINVAL; a range with unmapped pages is ENOMEM. The file pages in it
+/// are the host's, so the host's msync writes them back; other memory has nothing to sync.
+pub fn msync(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (addr, flags) = (a[0], a[2]);
+    let (sync, ms_async) = (general::MS_SYNC as u64, general::MS_ASYNC as u64);
+    let known = sync | ms_async | general::MS_INVALIDATE as u64;
+    if flags & !known != 0 || !addr.is_multiple_of(PAGE) || flags & (sync | ms_async) == sync | ms_async {
+        return Err(EINVAL);
+    }
+    let end = a[1].checked_next_multiple_of(PAGE).and_then(|l| addr.checked_add(l)).ok_or(ENOMEM)?;
+    if addr == end {
+        return Ok(0);
+    }
+    if !usermem::is_mapped(addr, end) {
+        return Err(ENOMEM);
+    }
+    shared_files::sync(addr, end, flags)?;
+    Ok(0)
 }
 
 /// mprotect(addr, len, prot): the whole range must be mapped (ENOMEM otherwise, as Linux).
@@ -263,6 +309,7 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     shared_files::check_protect(addr, end, prot)?;
     protect::set(addr, end, prot & known);
     usermem::access_changed(addr, end, prot & known != 0);
+    shared_files::hide_past_end(addr, end, prot & known);
     Ok(0)
 }
 

@@ -1,0 +1,40 @@
+//! Futexes on host shared memory (`hrt_abi::process::SHARED_FUTEX`): a word in a `MAP_SHARED`
+//! mapping, a System V segment or anonymous memory shared at a fork is the host's page, and
+//! other processes (forked children in VMs of their own, native programs) wait on it and wake
+//! it with the host's futexes, keyed by the page itself. So the kernel hands the program's
+//! non-private futex calls on such words here: a process-shared mutex, semaphore or condition
+//! variable then works between processes as on Linux.
+
+use super::errno::{Errno, SysResult};
+use super::guest_mem::Guest;
+use super::host::ptr;
+use super::Forwarder;
+
+impl Forwarder {
+    /// args: addr, 0 (wait while the word holds `val`, timeout in ns or u64::MAX) or 1 (wake
+    /// at most `val` waiters).
+    pub(super) fn shared_futex(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let (addr, wake, val, timeout) = (a[0], a[1], a[2], a[3]);
+        if !addr.is_multiple_of(4) {
+            return Err(Errno::EINVAL);
+        }
+        let word = g.range(addr, 4)?;
+        if wake == 1 {
+            let n = libc::c_long::from(i32::try_from(val).unwrap_or(i32::MAX));
+            // SAFETY: the word is 4 checked bytes of guest memory; FUTEX_WAKE only looks it up.
+            return unsafe { self.sys(libc::SYS_futex, &[ptr(word), libc::FUTEX_WAKE as libc::c_long, n]) };
+        }
+        if wake != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let ts = (timeout != u64::MAX).then(|| libc::timespec {
+            tv_sec: (timeout / 1_000_000_000).min(i64::MAX as u64) as libc::time_t,
+            tv_nsec: (timeout % 1_000_000_000) as libc::c_long,
+        });
+        let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        let expected = libc::c_long::from(val as u32 as i32);
+        // SAFETY: the word is 4 checked bytes of guest memory, the timeout our own (or null);
+        // FUTEX_WAIT only reads the word.
+        unsafe { self.sys(libc::SYS_futex, &[ptr(word), libc::FUTEX_WAIT as libc::c_long, expected, ptr(tp)]) }
+    }
+}

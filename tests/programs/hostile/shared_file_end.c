@@ -1,0 +1,103 @@
+/* A MAP_SHARED file mapping longer than its file: the page holding the end of the file is
+ * the file's (its tail reads zero), the pages after it raise SIGBUS (BUS_ADRERR, the address)
+ * on a read or a write, also after mprotect, and a call with a buffer there fails with EFAULT;
+ * once the file grows over a page, the page is the file's; munmap gives them back. MAP_HUGETLB
+ * of a file outside hugetlbfs is EINVAL. One line per case, the same natively and under hrt.
+ * Usage: shared_file_end */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PAGE 4096
+
+static sigjmp_buf back;
+static volatile int got_sig, got_code;
+static void *volatile got_addr;
+
+static void on_bus(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    got_sig = sig;
+    got_code = si->si_code;
+    got_addr = si->si_addr;
+    siglongjmp(back, 1);
+}
+
+/* Touches `p` (a read, or a write of 1) and says what happened. */
+static void touch(const char *what, char *base, volatile char *p, int write) {
+    got_sig = 0;
+    int value = -1;
+    if (sigsetjmp(back, 1) == 0) {
+        if (write)
+            *p = 1;
+        else
+            value = *p;
+    }
+    if (got_sig)
+        printf("%s: signal %d code %d at base+%ld\n", what, got_sig, got_code, (long)((char *)got_addr - base));
+    else
+        printf("%s: no signal, %s %d\n", what, write ? "wrote" : "read", write ? 1 : value);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_bus;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGSEGV, &sa, NULL);
+    char path[] = "/tmp/hrt-file-end-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0 || ftruncate(fd, PAGE + 100) != 0)
+        return 1;
+    unlink(path);
+    char *m = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        return 2;
+    touch("first page", m, m + 10, 1);
+    touch("end of the file's last page", m, m + 2 * PAGE - 1, 0);
+    touch("read past the end", m, m + 2 * PAGE + 8, 0);
+    touch("write past the end", m, m + 3 * PAGE + 16, 1);
+    mprotect(m, 4 * PAGE, PROT_READ);
+    touch("read past the end after mprotect", m, m + 2 * PAGE, 0);
+    touch("write past the end, read-only", m, m + 3 * PAGE + 8, 1);
+    mprotect(m + 3 * PAGE, PAGE, PROT_NONE);
+    touch("read past the end, PROT_NONE", m, m + 3 * PAGE + 8, 0);
+    mprotect(m, 4 * PAGE, PROT_READ | PROT_WRITE);
+    touch("write past the end after mprotect", m, m + 3 * PAGE, 1);
+    errno = 0;
+    ssize_t n = pread(fd, m + 2 * PAGE, 10, 0);
+    printf("pread into a page past the end: %zd errno %d\n", n, n < 0 ? errno : 0);
+    char buf[8] = {0};
+    n = pread(fd, buf, 1, 10);
+    printf("the file holds the first store: %zd %d\n", n, buf[0]);
+    /* The file grows over the third page: it is the file's now; the fourth is still past. */
+    if (ftruncate(fd, 3 * PAGE) != 0)
+        return 3;
+    touch("write to a page the file grew over", m, m + 2 * PAGE + 5, 1);
+    n = pread(fd, buf, 1, 2 * PAGE + 5);
+    printf("the file holds that store: %zd %d\n", n, buf[0]);
+    touch("read past the new end", m, m + 3 * PAGE + 4, 0);
+    munmap(m + 2 * PAGE, 2 * PAGE);
+    char *again = mmap(m + 2 * PAGE, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    touch("private memory there after munmap", m, again + 8, 0);
+    /* MAP_HUGETLB of a file outside hugetlbfs is EINVAL (MPICH tries it first). */
+    errno = 0;
+    char *h = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_HUGETLB, fd, 0);
+    printf("MAP_HUGETLB of a file: %s errno %d\n", h == MAP_FAILED ? "failed" : "mapped", errno);
+    /* A read-only descriptor's mapping, one page short of its file, ends the same way. */
+    int ro = open("/proc/self/exe", O_RDONLY);
+    off_t size = lseek(ro, 0, SEEK_END);
+    size_t len = ((size + PAGE - 1) / PAGE + 1) * PAGE;
+    char *r = mmap(NULL, len, PROT_READ, MAP_SHARED, ro, 0);
+    touch("read-only file, its last page", r, r + len - PAGE - 1, 0);
+    touch("read-only file, past its end", r, r + len - PAGE, 0);
+    return 0;
+}
