@@ -4,7 +4,7 @@
 //! thread takes no timer interrupts). `--preempt 0` turns it off.
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, hrt, native};
 
 #[test]
 fn spinning_threads_that_outnumber_the_vcpus_finish() {
@@ -14,4 +14,26 @@ fn spinning_threads_that_outnumber_the_vcpus_finish() {
         let out = hrt(&["--cpus", cpus], &prog, &[]);
         assert_same(&format!("sched_spin_handoff --cpus {cpus}"), &native_out, &out);
     }
+}
+
+/// Two threads on one vCPU, woken together from another vCPU, then spinning until both ran:
+/// the second must get the CPU even when its wake-up found that vCPU idle, about to run the
+/// first (it hung there at `--idle poll`, where an idle vCPU never halts and so gets no kick).
+#[test]
+fn threads_woken_together_on_one_vcpu_both_run() {
+    let prog = build("sched_wake_pair", &[]);
+    let native_out = native(&prog, &[]);
+    for options in [&["--cpus", "1"][..], &["--cpus", "2"], &["--cpus", "2", "--idle", "poll"]] {
+        let out = hrt(options, &prog, &[]);
+        assert_same(&format!("sched_wake_pair {}", options.join(" ")), &native_out, &out);
+    }
+}
+
+/// Spinning threads that outnumber the vCPUs, preempted and interrupted by TLB shootdowns
+/// while they check that every general register still holds their own value.
+#[test]
+fn preempted_threads_keep_their_registers() {
+    let prog = build("sched_regs_preempt", &[]);
+    let native_out = native(&prog, &[]);
+    assert_same_on_1_and_2_cpus("sched_regs_preempt", &prog, &[], &native_out);
 }

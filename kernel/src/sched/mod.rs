@@ -196,13 +196,19 @@ pub fn init_cpu() {
 /// Starts the preemption clock of this CPU if preemption is on, a thread waits in its run
 /// queue and the clock is not running: the tick is armed only while it can matter, so a CPU
 /// that runs one thread takes no timer interrupts.
+///
+/// Who starts it: the CPU itself when it queues a thread for itself and when it switches to a
+/// thread while others stay queued (`switch_away`); a kick from the CPU that queued a thread
+/// for it while it ran another; its own timer, which keeps the clock running while threads
+/// wait. A thread queued from another CPU is thus never left waiting behind a spinner with
+/// the clock stopped (see `make_runnable` for the orderings this relies on).
 fn arm_preemption(s: &CpuSched) {
     let q = QUANTUM.load(Ordering::Relaxed);
-    if q == 0 || s.runnable() == 0 || s.preempt_at.load(Ordering::Relaxed) != 0 {
+    if q == 0 || s.runnable() == 0 || s.preempt_at.load(Ordering::SeqCst) != 0 {
         return;
     }
     let was = irq::save_and_disable();
-    s.preempt_at.store(crate::time::ticks() + q, Ordering::Relaxed);
+    s.preempt_at.store(crate::time::ticks() + q, Ordering::SeqCst);
     arm_timer(s);
     irq::restore(was);
 }
@@ -272,13 +278,21 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
     if target == cpu::id() {
         arm_preemption(s);
     } else if preemption_enabled()
-        && s.preempt_at.load(Ordering::Relaxed) == 0
+        && s.preempt_at.load(Ordering::SeqCst) == 0
         && !s.halted.load(Ordering::SeqCst)
-        && s.current.load(Ordering::Relaxed) != s.idle.load(Ordering::Relaxed)
+        && s.current.load(Ordering::SeqCst) != s.idle.load(Ordering::Relaxed)
     {
         // Busy elsewhere, clock stopped: that CPU starts its own preemption clock.
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
+    // No kick otherwise, and the queued thread still gets its turn. The queue length was
+    // stored (SeqCst) before `preempt_at` and `current` were read (SeqCst), and the target
+    // stores those two before it reads the queue length (`timer_interrupt` stopping the clock,
+    // `switch_away` leaving idle): either we saw the clock stopped on a busy CPU and kicked, or
+    // the target sees this thread queued and keeps or starts its clock. (Without that, an idle
+    // CPU that was about to run a first thread when a second was queued there, or a clock
+    // stopping as a thread was queued, left the second thread behind a spinning one for good:
+    // the rare hang of sched_spin_handoff at --cpus 2.)
     kick_if_halted(target);
 }
 
@@ -377,7 +391,12 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
         (*cur).account_run(None);
         (*next).account_run(Some(crate::time::ticks()));
         (*next).state.store(RUNNING, Ordering::SeqCst);
-        s.current.store(next, Ordering::Relaxed);
+        s.current.store(next, Ordering::SeqCst);
+        if next != s.idle.load(Ordering::Relaxed) {
+            // Threads still queued behind `next` need the clock; one queued from another CPU
+            // while this one was idle got no kick (`make_runnable`).
+            arm_preemption(s);
+        }
         if (*next).is_user {
             crate::arch::syscall::set_kernel_stack(thread::stack_top(&*next));
             crate::arch::syscall::set_fs_base((*next).fs_base);
@@ -518,7 +537,7 @@ pub(crate) fn arm_timer(s: &CpuSched) {
 /// The TSC deadline this CPU's timer needs (0 = none): its first sleeper or its preemption.
 fn timer_deadline(s: &CpuSched) -> u64 {
     let sleeper = s.sleepers.lock().next_deadline();
-    let preempt = s.preempt_at.load(Ordering::Relaxed);
+    let preempt = s.preempt_at.load(Ordering::SeqCst);
     match (sleeper, preempt) {
         (Some(a), 0) => a,
         (Some(a), b) => a.min(b),
@@ -540,14 +559,16 @@ fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
     let s = this_sched();
     sleep::wake_expired(s);
     let q = QUANTUM.load(Ordering::Relaxed);
-    let at = s.preempt_at.load(Ordering::Relaxed);
+    let at = s.preempt_at.load(Ordering::SeqCst);
     if q != 0 && at != 0 {
         let now = crate::time::ticks();
         if now >= at {
-            // Keep the clock running only while threads wait.
-            let waiting = s.runnable() > 0;
-            s.preempt_at.store(if waiting { now + q } else { 0 }, Ordering::Relaxed);
-            if waiting {
+            // Keep the clock running only while threads wait. Stopped first and the queue read
+            // after (both SeqCst): a thread queued from another CPU meanwhile is either seen
+            // here, or its waker sees the clock stopped and kicks (`make_runnable`).
+            s.preempt_at.store(0, Ordering::SeqCst);
+            if s.runnable() > 0 {
+                s.preempt_at.store(now + q, Ordering::SeqCst);
                 s.need_resched.store(true, Ordering::Relaxed);
             }
         }
