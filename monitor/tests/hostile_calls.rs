@@ -43,6 +43,13 @@ fn forwarded_file_calls_behave_as_on_linux() {
     same_as_linux("calls_forwarded", &[]);
 }
 
+/// copy_file_range, splice and tee (ENOSYS before) and sendfile: positions and offsets written
+/// back, flags, bad pointers and descriptors, pipes, SIGPIPE and EPIPE, as on Linux.
+#[test]
+fn copies_between_descriptors_behave_as_on_linux() {
+    same_as_linux("calls_copy", &[]);
+}
+
 /// Non-canonical and kernel-half values for the TLS base (arch_prctl, clone's CLONE_SETTLS:
 /// these panicked the kernel through the FS_BASE MSR), futex words, robust lists, sigaltstack,
 /// timeouts: EPERM, EFAULT, EINVAL as on Linux. A thread started on a non-canonical stack dies of
