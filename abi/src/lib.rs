@@ -440,9 +440,13 @@ pub mod process {
     pub const EXEC_COMMIT: u64 = 0x200d;
     /// The exec failed before its point of no return: the blob goes, nothing else changes.
     pub const EXEC_ABORT: u64 = 0x200e;
+    /// (which): the CPU time, in microseconds, of the program's host children that ended and
+    /// were waited for (the host's `getrusage(RUSAGE_CHILDREN)` of `hrt`, whose children are
+    /// all the program's): user time for `which` 0, system time for 1.
+    pub const CHILDREN_TIME: u64 = 0x200f;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = EXEC_ABORT;
+    pub const LAST: u64 = CHILDREN_TIME;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -57,6 +57,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let (name, nargs, how) = route(nr);
     let tracing = STRACE.load(Ordering::Relaxed);
     let start = if tracing { crate::time::ticks() } else { 0 };
+    super::cputime::call_begin();
     let (ret, kind) = match how {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
         Route::Forward => {
@@ -89,6 +90,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
             (!crate::console::quiet()).then(|| crate::time::ticks_to_ns(crate::time::ticks().wrapping_sub(start)));
         trace(nr, name, &args[..nargs], ret, kind, took);
     }
+    super::cputime::call_end();
     frame.rax = ret as u64;
 }
 

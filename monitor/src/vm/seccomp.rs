@@ -60,7 +60,7 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_getrandom,
     libc::SYS_exit,
     libc::SYS_exit_group,
-    // The program's host children (forward/procs.rs): waiting, signals, process groups.
+    // The program's host children (forward/procs.rs): waiting, signals, process groups, times.
     libc::SYS_wait4,
     libc::SYS_waitid,
     libc::SYS_kill,
@@ -68,6 +68,7 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_getpgid,
     libc::SYS_setsid,
     libc::SYS_getsid,
+    libc::SYS_getrusage,
 ];
 
 /// Every call allowed with any arguments: the forwarded calls (but `ioctl`) and `HOST_ONLY`.
