@@ -102,6 +102,20 @@ pub fn ns(clock: CpuClock) -> Option<u64> {
     Some(time::ticks_to_ns(ticks))
 }
 
+/// The shortest wall time between two looks at a CPU clock that is awaited.
+const MIN_CHECK_NS: u64 = 50_000;
+
+/// The wall time to wait before `clock` could have counted `left` more nanoseconds: the
+/// program's CPU time runs at most as many times faster than the wall clock as there are CPUs,
+/// a thread's no faster; at least `MIN_CHECK_NS`.
+pub fn wall_wait(clock: CpuClock, left: u64) -> u64 {
+    let wait = match clock {
+        CpuClock::Thread(_) => left,
+        CpuClock::Process => left / crate::cpu::count().max(1) as u64,
+    };
+    wait.max(MIN_CHECK_NS)
+}
+
 /// The program's CPU time in nanoseconds.
 pub fn process_ns() -> u64 {
     ns(CpuClock::Process).unwrap_or(0)
