@@ -394,7 +394,10 @@ pub mod nr {
     /// `fork()`: the program's process is copied into a new VM in a new host process over a
     /// copy-on-write copy of guest RAM (the host's own fork). args[0] = guest-physical address
     /// of the kernel's fork record (kernel memory, outside the program's), args[1] = the guest
-    /// TSC now. Returns the child's host pid (or a negated errno) to the parent. The child's
+    /// TSC now, args[2] = the forking spawn child's context (`process::CONTEXT_SHIFT`), 0 for
+    /// the program itself: the new process then starts with that child's descriptor table,
+    /// working directory, process group and session. Returns the child's host pid (or a
+    /// negated errno) to the parent. The child's
     /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
     /// kernel's entry with rdx = the record's address (0 on a normal boot).
     pub const FORK: u64 = 21;

@@ -64,6 +64,7 @@ use epoll::Wait;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
 use guest_mem::Guest;
+pub use forked::ForkSetup;
 pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
 pub use host::with_cancel;
 

@@ -209,6 +209,13 @@ impl Forwarder {
         Ok(0)
     }
 
+    /// A forking spawn child's descriptor table (a copy) and what it asked for its exec.
+    pub(super) fn child_fork_state(&self, ctx: u32) -> Option<(FdTable, super::forked::ForkSetup)> {
+        let c = self.children.ctxs.lock().unwrap().get(&ctx).cloned()?;
+        let st = c.state.lock().unwrap();
+        Some((c.fds.duplicate(), super::forked::ForkSetup { cwd: st.cwd.clone(), pgid: st.pgid, setsid: st.setsid }))
+    }
+
     /// chdir/fchdir in a spawn child: remembered for its exec (the monitor's own directory is
     /// the program's). `dir` is an O_PATH descriptor of the directory.
     pub(super) fn child_chdir(&self, dir: &Arc<HostFd>) -> Option<SysResult<i64>> {

@@ -364,8 +364,12 @@ fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
     SigInfo { signo, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
 }
 
-/// A forked child has no children of its own (the parent's spawn children stay the parent's).
-pub fn after_fork() {
+/// In a forked child: no spawn children or zombies of the parent's. When the fork was a spawn
+/// child's (`from_child`, its tid), its own signal actions are the new process's.
+pub fn after_fork(from_child: u32) {
+    if let Some(c) = CHILDREN.lock().get(&from_child) {
+        *PROCESS.sigactions.lock() = *c.sigactions;
+    }
     CHILDREN.lock().clear();
     ACTIVE.store(0, Ordering::SeqCst);
     ZOMBIES.lock().clear();
