@@ -200,7 +200,11 @@ fn a_stopped_background_job_ends_on_sigterm_and_sigcont() {
     assert_eq!(want.stdout, "job: stopped by SIGTTIN\njob: status 143\n", "natively: {want:?}");
     for cpus in ["1", "2"] {
         let mut cmd = Command::new(&prog);
-        cmd.arg("job_term").arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", cpus, "--"]).arg(&prog).arg("read_dfl");
+        cmd.arg("job_term")
+            .arg(env!("CARGO_BIN_EXE_hrt"))
+            .args(["run", "--cpus", cpus, "--"])
+            .arg(&prog)
+            .arg("read_dfl");
         let got = run(cmd, None);
         assert!(!got.hung, "--cpus {cpus}: hung: {got:?}");
         assert_eq!(got.stdout, want.stdout, "--cpus {cpus}: hrt (left) and Linux (right) differ: {}", got.stderr);

@@ -63,8 +63,8 @@ use std::sync::Arc;
 use epoll::Wait;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
-use guest_mem::Guest;
 pub use forked::ForkSetup;
+use guest_mem::Guest;
 pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
 pub use host::with_cancel;
 

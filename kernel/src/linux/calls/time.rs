@@ -111,7 +111,10 @@ pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         Some(c) => Some(c?),
         None => match clock {
             CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_BOOTTIME => None,
-            CLOCK_MONOTONIC_RAW | CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE | CLOCK_REALTIME_ALARM
+            CLOCK_MONOTONIC_RAW
+            | CLOCK_REALTIME_COARSE
+            | CLOCK_MONOTONIC_COARSE
+            | CLOCK_REALTIME_ALARM
             | CLOCK_BOOTTIME_ALARM => return Err(EOPNOTSUPP),
             _ => return Err(EINVAL),
         },
