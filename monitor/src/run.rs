@@ -22,6 +22,9 @@ pub const DEFAULT_RUN_MEM: u64 = 4 << 30;
 /// they act on `hrt` as they would on the program: the terminating ones stop the VM at once and
 /// `hrt` exits as a shell reports a program killed by them (130, 143, 129, ...).
 extern "C" fn stop_on_signal(sig: libc::c_int) {
+    if sig == libc::SIGCONT {
+        crate::forward::tty_stop::note_continued();
+    }
     if crate::vm::host_signals::deliver(sig) {
         return;
     }
@@ -54,63 +57,30 @@ pub fn mirror_tty_signal(sig: libc::c_int, action: u64) -> i64 {
     if sig != libc::SIGTTIN && sig != libc::SIGTTOU {
         return -(libc::EINVAL as i64);
     }
-    let handler = match action {
-        DEFAULT => stop_at_terminal as *const () as libc::sighandler_t,
+    if sig == libc::SIGTTIN {
+        // The default: ignored by `hrt`, which stops itself (forward/tty_stop.rs).
+        let r = crate::forward::tty_stop::manage(action == DEFAULT);
+        if action == DEFAULT {
+            return if r == 0 {
+                0
+            } else {
+                -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)
+            };
+        }
+    }
+    // SAFETY: a zeroed sigaction with an empty mask and no flags, then the handler field.
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    sa.sa_sigaction = match action {
+        DEFAULT => libc::SIG_DFL,
         IGNORE => libc::SIG_IGN,
         HANDLER => stop_on_signal as *const () as libc::sighandler_t,
         _ => return -(libc::EINVAL as i64),
     };
-    // The default is a handler that stops `hrt` (see `stop_at_terminal`), restarting the
-    // host call as the default action's stop does.
-    let flags = if action == DEFAULT { libc::SA_RESTART } else { 0 };
-    if set_action(sig, handler, flags) != 0 {
+    // SAFETY: installs the disposition built above; the handler is async-signal-safe.
+    if unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) } != 0 {
         return -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64);
     }
     0
-}
-
-/// sigaction(sig) with `handler`, an empty mask and `flags`; the host's answer.
-fn set_action(sig: libc::c_int, handler: libc::sighandler_t, flags: libc::c_int) -> libc::c_int {
-    // SAFETY: a zeroed sigaction with an empty mask, then the handler and flags.
-    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-    sa.sa_sigaction = handler;
-    sa.sa_flags = flags;
-    // SAFETY: installs the disposition built above; the handlers are async-signal-safe.
-    unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) }
-}
-
-/// How long a background read or write of the terminal waits, before stopping `hrt`, for the
-/// program's kernel to act on a signal passed on just before.
-const TTY_STOP_GRACE_NS: u64 = 100_000_000;
-
-/// SIGTTIN or SIGTTOU whose program disposition is the default: stops `hrt` as the default
-/// action would, but first gives a signal passed to the program within the last 100 ms time
-/// to act. A SIGTERM sent to a stopped background job arrives with the SIGCONT that continues
-/// it, and Linux ends the program before its read is restarted; here the restarted host read
-/// would stop `hrt` again before the program's kernel had taken the SIGTERM.
-extern "C" fn stop_at_terminal(sig: libc::c_int) {
-    let since = crate::vm::host_signals::last_passed_ns();
-    loop {
-        let now = crate::vm::host_signals::monotonic_ns();
-        if since == 0 || now >= since + TTY_STOP_GRACE_NS {
-            break;
-        }
-        let ts = libc::timespec { tv_sec: 0, tv_nsec: (since + TTY_STOP_GRACE_NS - now).min(5_000_000) as i64 };
-        // SAFETY: nanosleep is async-signal-safe and reads the struct we pass.
-        unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
-    }
-    // The default action, from inside the handler: `sig` is blocked here, so unblock it
-    // after making it the default; the stop happens in raise, SIGCONT returns from it.
-    set_action(sig, libc::SIG_DFL, 0);
-    // SAFETY: a sigset of our own; raise and pthread_sigmask are async-signal-safe.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(sig);
-    }
-    set_action(sig, stop_at_terminal as *const () as libc::sighandler_t, libc::SA_RESTART);
 }
 
 fn install_stop_handlers() {
@@ -132,16 +102,15 @@ fn install_stop_handlers() {
         // SAFETY: installing a handler that makes only async-signal-safe calls.
         unsafe { libc::signal(sig, stop_on_signal as *const () as libc::sighandler_t) };
     }
-    // A background job's terminal reads (and writes under TOSTOP) stop `hrt` through
-    // `stop_at_terminal` while the program keeps the default (unless hrt was started with
-    // them ignored: the program then inherits that).
-    for sig in [libc::SIGTTIN, libc::SIGTTOU] {
-        // SAFETY: an all-zero sigaction is valid; sigaction with a NULL new action only reads.
-        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } == 0 && old.sa_sigaction == libc::SIG_DFL {
-            set_action(sig, stop_at_terminal as *const () as libc::sighandler_t, libc::SA_RESTART);
-        }
+    // A background job's terminal reads: while SIGTTIN has its default action (unless `hrt`
+    // was started with it ignored: the program then inherits that), `hrt` ignores it and stops
+    // itself (forward/tty_stop.rs).
+    // SAFETY: an all-zero sigaction is valid; sigaction with a NULL new action only reads.
+    let mut ttin: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::sigaction(libc::SIGTTIN, std::ptr::null(), &mut ttin) } == 0 && ttin.sa_sigaction == libc::SIG_DFL
+    {
+        crate::forward::tty_stop::manage(true);
     }
     // A forwarded write into a pipe whose reader quit must fail with EPIPE (the kernel then
     // raises SIGPIPE for the program), never kill hrt itself. Rust's runtime ignores SIGPIPE

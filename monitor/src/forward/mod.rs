@@ -53,6 +53,7 @@ mod synthetic;
 mod sysv_shm;
 #[cfg(test)]
 mod tests;
+pub mod tty_stop;
 mod walk;
 mod xattr;
 
@@ -352,9 +353,9 @@ impl Forwarder {
     fn dispatch(&self, g: Guest, nr: u64, a: &[u64; 6]) -> SysResult<i64> {
         let Ok(nr) = libc::c_long::try_from(nr) else { return Err(Errno::ENOSYS) };
         match nr {
-            libc::SYS_read => self.read(g, a[0], a[1], a[2]),
+            libc::SYS_read => self.terminal_read(a[0], || self.read(g, a[0], a[1], a[2])),
             libc::SYS_write => self.write(g, a[0], a[1], a[2]),
-            libc::SYS_readv => self.readv(g, a[0], a[1], a[2]),
+            libc::SYS_readv => self.terminal_read(a[0], || self.readv(g, a[0], a[1], a[2])),
             libc::SYS_writev => self.writev(g, a[0], a[1], a[2]),
             libc::SYS_pread64 => self.pread64(g, a[0], a[1], a[2], a[3]),
             libc::SYS_pwrite64 => self.pwrite64(g, a[0], a[1], a[2], a[3]),

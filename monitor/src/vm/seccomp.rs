@@ -88,8 +88,8 @@ const fn kvm_iow(nr: u64, size: usize) -> u64 {
 }
 
 /// The ioctl requests these threads make: KVM_RUN and the register reads of a crash report,
-/// the forwarding channel's completion interrupts, and the terminal queries the forwarder
-/// passes on.
+/// the forwarding channel's completion interrupts, the terminal queries the forwarder passes
+/// on, and its own foreground check.
 fn ioctl_requests() -> Vec<u64> {
     vec![
         0xae80,                                                      // KVM_RUN
@@ -99,6 +99,8 @@ fn ioctl_requests() -> Vec<u64> {
         libc::TCGETS,
         libc::TIOCGWINSZ,
         libc::FIONREAD,
+        // Whether `hrt` is in its terminal's background (forward/tty_stop.rs).
+        libc::TIOCGPGRP,
     ]
 }
 

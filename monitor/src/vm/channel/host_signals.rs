@@ -9,24 +9,6 @@ use hrt_abi::channel::HOST_SIGNAL_VECTOR;
 
 static WORD: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
 static VM_FD: AtomicI32 = AtomicI32::new(-1);
-/// When (CLOCK_MONOTONIC, ns) a signal that may end the program or run its handler was last
-/// passed on (`passed_on_since`).
-static LAST_PASSED: AtomicU64 = AtomicU64::new(0);
-
-/// CLOCK_MONOTONIC in nanoseconds (async-signal-safe).
-pub fn monotonic_ns() -> u64 {
-    // SAFETY: an all-zero timespec is valid; clock_gettime fills it.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    // SAFETY: clock_gettime writes the struct we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// When a signal other than SIGCONT, SIGCHLD and SIGWINCH was last passed to the program (0:
-/// never).
-pub fn last_passed_ns() -> u64 {
-    LAST_PASSED.load(Ordering::SeqCst)
-}
 
 /// `KVM_SIGNAL_MSI`: `_IOW(KVMIO, 0xa5, struct kvm_msi)`.
 const KVM_SIGNAL_MSI: u64 =
@@ -50,9 +32,6 @@ pub fn deliver(sig: i32) -> bool {
     let word = WORD.load(Ordering::SeqCst);
     if word.is_null() || !(1..64).contains(&sig) {
         return false;
-    }
-    if ![libc::SIGCONT, libc::SIGCHLD, libc::SIGWINCH].contains(&sig) {
-        LAST_PASSED.store(monotonic_ns(), Ordering::SeqCst);
     }
     // SAFETY: `attach` stored a pointer into guest RAM, mapped until the process ends.
     unsafe { (*word).fetch_or(1 << sig, Ordering::SeqCst) };
