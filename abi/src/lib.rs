@@ -396,7 +396,10 @@ pub mod nr {
     /// `fork()`: the program's process is copied into a new VM in a new host process over a
     /// copy-on-write copy of guest RAM (the host's own fork). args[0] = guest-physical address
     /// of the kernel's fork record (kernel memory, outside the program's), args[1] = the guest
-    /// TSC now. Returns the child's host pid (or a negated errno) to the parent. The child's
+    /// TSC now, args[2] = the forking spawn child's context (`process::CONTEXT_SHIFT`), 0 for
+    /// the program itself: the new process then starts with that child's descriptor table,
+    /// working directory, process group and session. Returns the child's host pid (or a
+    /// negated errno) to the parent. The child's
     /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
     /// kernel's entry with rdx = the record's address (0 on a normal boot).
     pub const FORK: u64 = 21;
@@ -461,9 +464,13 @@ pub mod process {
     /// processes' futexes on the same pages reach: the host's FUTEX_WAIT while the word holds
     /// `val` (relative timeout), or FUTEX_WAKE of at most `val` waiters (the number woken).
     pub const SHARED_FUTEX: u64 = 0x200f;
+    /// (which): the CPU time, in microseconds, of the program's host children that ended and
+    /// were waited for (the host's `getrusage(RUSAGE_CHILDREN)` of `hrt`, whose children are
+    /// all the program's): user time for `which` 0, system time for 1.
+    pub const CHILDREN_TIME: u64 = 0x2010;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = SHARED_FUTEX;
+    pub const LAST: u64 = CHILDREN_TIME;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

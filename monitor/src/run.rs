@@ -22,6 +22,9 @@ pub const DEFAULT_RUN_MEM: u64 = 4 << 30;
 /// they act on `hrt` as they would on the program: the terminating ones stop the VM at once and
 /// `hrt` exits as a shell reports a program killed by them (130, 143, 129, ...).
 extern "C" fn stop_on_signal(sig: libc::c_int) {
+    if sig == libc::SIGCONT {
+        crate::forward::tty_stop::note_continued();
+    }
     if crate::vm::host_signals::deliver(sig) {
         return;
     }
@@ -53,6 +56,17 @@ pub fn mirror_tty_signal(sig: libc::c_int, action: u64) -> i64 {
     use hrt_abi::tty_action::{DEFAULT, HANDLER, IGNORE};
     if sig != libc::SIGTTIN && sig != libc::SIGTTOU {
         return -(libc::EINVAL as i64);
+    }
+    if sig == libc::SIGTTIN {
+        // The default: ignored by `hrt`, which stops itself (forward/tty_stop.rs).
+        let r = crate::forward::tty_stop::manage(action == DEFAULT);
+        if action == DEFAULT {
+            return if r == 0 {
+                0
+            } else {
+                -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)
+            };
+        }
     }
     // SAFETY: a zeroed sigaction with an empty mask and no flags, then the handler field.
     let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -87,6 +101,16 @@ fn install_stop_handlers() {
     for sig in passed_on {
         // SAFETY: installing a handler that makes only async-signal-safe calls.
         unsafe { libc::signal(sig, stop_on_signal as *const () as libc::sighandler_t) };
+    }
+    // A background job's terminal reads: while SIGTTIN has its default action (unless `hrt`
+    // was started with it ignored: the program then inherits that), `hrt` ignores it and stops
+    // itself (forward/tty_stop.rs).
+    // SAFETY: an all-zero sigaction is valid; sigaction with a NULL new action only reads.
+    let mut ttin: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::sigaction(libc::SIGTTIN, std::ptr::null(), &mut ttin) } == 0 && ttin.sa_sigaction == libc::SIG_DFL
+    {
+        crate::forward::tty_stop::manage(true);
     }
     // A forwarded write into a pipe whose reader quit must fail with EPIPE (the kernel then
     // raises SIGPIPE for the program), never kill hrt itself. Rust's runtime ignores SIGPIPE

@@ -120,3 +120,29 @@ fn shared_anonymous_memory_is_shared_with_children() {
     let dynamic = build_dynamic(&source, "procs_fork_shared", &[]);
     assert_same("dynamic procs_fork_shared", &native(&dynamic, &[]), &hrt(&["--cpus", "2"], &dynamic, &[]));
 }
+
+/// fork() from a vfork child before its exec (ENOSYS before): the new process copies the vfork
+/// child (memory shared with its parent, its own descriptors, directory and SIGUSR1 action),
+/// the child waits for it, the parent keeps its own; a grandchild that execs /bin/echo. At 1
+/// and 2 vCPUs against native.
+#[test]
+fn a_vfork_child_forks() {
+    let prog = build("procs_vfork_fork", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("grandchild: survived SIGUSR1"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("procs_vfork_fork", &prog, &[], &linux);
+}
+
+/// clone without CLONE_VM but with CLONE_FILES (a process sharing its descriptor table) is not
+/// supported: ENOSYS and one line naming the flags, where Linux makes the child.
+#[test]
+fn a_clone_sharing_more_than_fork_fails_loudly() {
+    let prog = build("procs_vfork_fork", &[]);
+    let linux = native(&prog, &["sharing"]);
+    assert_eq!(linux.stdout, "clone(CLONE_FILES): child exited 0\n", "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &["sharing"]);
+    assert_eq!((got.code(), got.stdout.as_str()), (0, "clone(CLONE_FILES): errno 38\n"), "{got:?}");
+    let lines: Vec<&str> = got.stderr.lines().filter(|l| l.contains("not supported")).collect();
+    assert!(lines.len() == 1 && lines[0].contains("flags 0x411"), "{}", got.stderr);
+}

@@ -186,3 +186,27 @@ fn background_terminal_access_stops_or_signals_as_natively() {
         }
     }
 }
+
+/// A stopped background job (a read of its terminal stopped it) sent SIGTERM and then SIGCONT,
+/// as bash's `kill %1` does, ends with status 143 as natively; before, `hrt` took the SIGTERM
+/// on but its restarted host read stopped it again before the program's kernel acted on it.
+#[test]
+fn a_stopped_background_job_ends_on_sigterm_and_sigcont() {
+    use common::hostile::run;
+    let prog = build("sig_tty", &[]);
+    let mut native = Command::new(&prog);
+    native.arg("job_term").arg(&prog).arg("read_dfl");
+    let want = run(native, None);
+    assert_eq!(want.stdout, "job: stopped by SIGTTIN\njob: status 143\n", "natively: {want:?}");
+    for cpus in ["1", "2"] {
+        let mut cmd = Command::new(&prog);
+        cmd.arg("job_term")
+            .arg(env!("CARGO_BIN_EXE_hrt"))
+            .args(["run", "--cpus", cpus, "--"])
+            .arg(&prog)
+            .arg("read_dfl");
+        let got = run(cmd, None);
+        assert!(!got.hung, "--cpus {cpus}: hung: {got:?}");
+        assert_eq!(got.stdout, want.stdout, "--cpus {cpus}: hrt (left) and Linux (right) differ: {}", got.stderr);
+    }
+}

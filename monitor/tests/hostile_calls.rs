@@ -43,6 +43,25 @@ fn forwarded_file_calls_behave_as_on_linux() {
     same_as_linux("calls_forwarded", &[]);
 }
 
+/// copy_file_range, splice and tee (ENOSYS before) and sendfile: positions and offsets written
+/// back, flags, bad pointers and descriptors, pipes, SIGPIPE and EPIPE, as on Linux.
+#[test]
+fn copies_between_descriptors_behave_as_on_linux() {
+    same_as_linux("calls_copy", &[]);
+}
+
+/// User and system time: getrusage (self, thread, children), times() and the CPU clock agree
+/// (user + system is the clock's total), system calls add system time and computation user
+/// time (all was user time before), and a waited-for child's time shows in RUSAGE_CHILDREN
+/// (it showed the program's own time). With 1 and 2 vCPUs.
+#[test]
+fn user_and_system_time_split_as_on_linux() {
+    let prog = build("time_split", &[]);
+    let linux = native(&prog, &[]);
+    assert!(!linux.stdout.contains(": no"), "natively:\n{}", linux.stdout);
+    assert_same_on_1_and_2_cpus("time_split", &prog, &[], &linux);
+}
+
 /// Non-canonical and kernel-half values for the TLS base (arch_prctl, clone's CLONE_SETTLS:
 /// these panicked the kernel through the FS_BASE MSR), futex words, robust lists, sigaltstack,
 /// timeouts: EPERM, EFAULT, EINVAL as on Linux. A thread started on a non-canonical stack dies of

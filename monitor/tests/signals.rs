@@ -245,3 +245,11 @@ fn posix_timer_on_the_thread_cpu_clock() {
 fn posix_timers_on_another_threads_and_the_process_cpu_clock() {
     same_as_linux("sig_cputimers", "posix_other", 0);
 }
+
+/// clock_nanosleep on CPU clocks (it slept wall time before): the program's clock, relative and
+/// absolute, another thread's clock, each while a thread runs a fifth of the time; a signal's
+/// EINTR with the CPU time left; Linux's EOPNOTSUPP and EINVAL cases. With 1 and 2 vCPUs.
+#[test]
+fn clock_nanosleep_on_cpu_clocks() {
+    same_as_linux("sleep_cpu_clock", "", 0);
+}

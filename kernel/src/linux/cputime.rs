@@ -4,15 +4,18 @@
 //!
 //! The scheduler counts each thread's running time from the TSC at its switch points
 //! (`Thread::cpu_ticks`), so the resolution is the TSC's; time a thread spends in the kernel or
-//! waiting for the host inside a call without switching away counts as running (there is no
-//! user/system split: the PROF and VIRT clocks are the same clock). A thread's time ends with
-//! it; the program's is its live threads' plus that of the threads that exited.
+//! waiting for the host inside a call without switching away counts as running. Of that time,
+//! what ran between a system call's entry and its return is system time (the dispatcher calls
+//! [`call_begin`] and [`call_end`]); the rest, the program's own code, its faults and signal
+//! deliveries and the fast path's calls, is user time, so user + system is always the CPU
+//! clock's total. (The PROF and VIRT interval timers still both count the total.) A thread's
+//! time ends with it; the program's is its live threads' plus that of the threads that exited.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::linux::errno::EINVAL;
 use crate::linux::signal::state::SIGNALS;
-use crate::sched;
+use crate::sched::{self, thread::Thread};
 use crate::time;
 
 const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
@@ -22,8 +25,9 @@ const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
 const CPUCLOCK_PERTHREAD: i32 = 4;
 const CPUCLOCK_KIND: i32 = 3;
 
-/// TSC ticks run by threads that have exited.
+/// TSC ticks run by threads that have exited, and the system part of them.
 static EXITED_TICKS: AtomicU64 = AtomicU64::new(0);
+static EXITED_SYS_TICKS: AtomicU64 = AtomicU64::new(0);
 
 /// Which CPU time a clock measures.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -62,16 +66,21 @@ pub fn decode(clock: u64) -> Option<Result<CpuClock, u32>> {
 
 /// Thread `tid`'s CPU time in TSC ticks, None if no such thread runs the program.
 fn thread_ticks(tid: u32) -> Option<u64> {
+    with_thread(tid, Thread::cpu_ticks)
+}
+
+/// `f` of the record of thread `tid`, None if no such thread runs the program.
+fn with_thread<R>(tid: u32, f: impl FnOnce(&Thread) -> R) -> Option<R> {
     let me = sched::current();
     // SAFETY: the current thread's record is alive.
     if unsafe { (*me).tid } == tid {
         // SAFETY: as above.
-        return Some(unsafe { (*me).cpu_ticks() });
+        return Some(f(unsafe { &*me }));
     }
     let s = SIGNALS.lock();
     let t = s.threads.get(&tid).map(|t| t.thread).filter(|t| !t.is_null())?;
     // SAFETY: registered threads are alive (they unregister, under this lock, before exiting).
-    Some(unsafe { (*t).cpu_ticks() })
+    Some(f(unsafe { &*t }))
 }
 
 /// The CPU time `clock` has counted, in nanoseconds; None when its thread has exited.
@@ -93,6 +102,20 @@ pub fn ns(clock: CpuClock) -> Option<u64> {
     Some(time::ticks_to_ns(ticks))
 }
 
+/// The shortest wall time between two looks at a CPU clock that is awaited.
+const MIN_CHECK_NS: u64 = 50_000;
+
+/// The wall time to wait before `clock` could have counted `left` more nanoseconds: the
+/// program's CPU time runs at most as many times faster than the wall clock as there are CPUs,
+/// a thread's no faster; at least `MIN_CHECK_NS`.
+pub fn wall_wait(clock: CpuClock, left: u64) -> u64 {
+    let wait = match clock {
+        CpuClock::Thread(_) => left,
+        CpuClock::Process => left / crate::cpu::count().max(1) as u64,
+    };
+    wait.max(MIN_CHECK_NS)
+}
+
 /// The program's CPU time in nanoseconds.
 pub fn process_ns() -> u64 {
     ns(CpuClock::Process).unwrap_or(0)
@@ -104,12 +127,65 @@ pub fn thread_ns() -> u64 {
     time::ticks_to_ns(unsafe { (*sched::current()).cpu_ticks() })
 }
 
-/// An exiting thread's time joins the program's (called as it unregisters, with its ticks).
-pub fn add_exited(ticks: u64) {
-    EXITED_TICKS.fetch_add(ticks, Ordering::SeqCst);
+/// The dispatcher: the current thread enters a system call.
+pub fn call_begin() {
+    // SAFETY: the current thread's record is alive.
+    let t = unsafe { &*sched::current() };
+    t.call_start.store(t.cpu_ticks() + 1, Ordering::SeqCst);
+}
+
+/// The dispatcher: the current thread's system call returns; its run time since
+/// [`call_begin`] is system time.
+pub fn call_end() {
+    // SAFETY: the current thread's record is alive.
+    let t = unsafe { &*sched::current() };
+    let start = t.call_start.swap(0, Ordering::SeqCst);
+    if start != 0 {
+        t.sys_ticks.fetch_add(t.cpu_ticks().saturating_sub(start - 1), Ordering::SeqCst);
+    }
+}
+
+/// (total, system) ticks of a live thread, from one reading of its clock: the system part
+/// includes the call it is in now, and never exceeds the total.
+fn split(t: &Thread) -> (u64, u64) {
+    let total = t.cpu_ticks();
+    let start = t.call_start.load(Ordering::SeqCst);
+    let current = if start == 0 { 0 } else { total.saturating_sub(start - 1) };
+    (total, (t.sys_ticks.load(Ordering::SeqCst) + current).min(total))
+}
+
+/// (user, system) CPU time of `clock` in nanoseconds, user + system being its total (as
+/// [`ns`] gives it); None when its thread has exited.
+pub fn user_sys_ns(clock: CpuClock) -> Option<(u64, u64)> {
+    let (total, sys) = match clock {
+        CpuClock::Thread(tid) => with_thread(tid, split)?,
+        CpuClock::Process => {
+            let s = SIGNALS.lock();
+            let live = s
+                .threads
+                .values()
+                .filter(|t| !t.thread.is_null())
+                // SAFETY: registered threads are alive (they unregister under this lock).
+                .map(|t| split(unsafe { &*t.thread }))
+                .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
+            // Exiting threads add to these under the same lock.
+            (live.0 + EXITED_TICKS.load(Ordering::SeqCst), live.1 + EXITED_SYS_TICKS.load(Ordering::SeqCst))
+        }
+    };
+    let (total, sys) = (time::ticks_to_ns(total), time::ticks_to_ns(sys));
+    Some((total - sys.min(total), sys.min(total)))
+}
+
+/// An exiting thread's time, and its system part, join the program's (called as it
+/// unregisters).
+pub fn add_exited(t: &Thread) {
+    let (total, sys) = split(t);
+    EXITED_TICKS.fetch_add(total, Ordering::SeqCst);
+    EXITED_SYS_TICKS.fetch_add(sys, Ordering::SeqCst);
 }
 
 /// A forked child's CPU time starts at zero (its one thread is new).
 pub fn after_fork() {
     EXITED_TICKS.store(0, Ordering::SeqCst);
+    EXITED_SYS_TICKS.store(0, Ordering::SeqCst);
 }

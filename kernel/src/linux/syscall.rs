@@ -32,7 +32,7 @@ fn raises_sigpipe(nr: u64, args: &[u64; 6]) -> bool {
     use linux_raw_sys::general::*;
     const MSG_NOSIGNAL: u64 = 0x4000;
     match nr as u32 {
-        __NR_write | __NR_writev | __NR_pwrite64 | __NR_pwritev | __NR_sendfile => true,
+        __NR_write | __NR_writev | __NR_pwrite64 | __NR_pwritev | __NR_sendfile | __NR_splice | __NR_tee => true,
         __NR_sendto | __NR_sendmmsg => args[3] & MSG_NOSIGNAL == 0,
         __NR_sendmsg => args[2] & MSG_NOSIGNAL == 0,
         _ => false,
@@ -57,6 +57,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let (name, nargs, how) = route(nr);
     let tracing = STRACE.load(Ordering::Relaxed);
     let start = if tracing { crate::time::ticks() } else { 0 };
+    super::cputime::call_begin();
     let (ret, kind) = match how {
         Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
         Route::Forward => {
@@ -89,6 +90,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
             (!crate::console::quiet()).then(|| crate::time::ticks_to_ns(crate::time::ticks().wrapping_sub(start)));
         trace(nr, name, &args[..nargs], ret, kind, took);
     }
+    super::cputime::call_end();
     frame.rax = ret as u64;
 }
 

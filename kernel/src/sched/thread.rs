@@ -89,6 +89,11 @@ pub struct Thread {
     /// Odd while the scheduler updates `run_ticks` and `run_start` (a sequence lock, so that
     /// another CPU reads a consistent pair).
     pub run_seq: AtomicU64,
+    /// Of the ticks run, those spent inside system calls that have returned (system time;
+    /// kept by linux::cputime).
+    pub sys_ticks: AtomicU64,
+    /// The thread's `cpu_ticks` when its current system call began, plus one; 0 outside one.
+    pub call_start: AtomicU64,
     /// A system call's result computed by the Linux layer's fast path but still to be returned
     /// through the full path (a signal arrived meanwhile); `i64::MIN`: none.
     pub syscall_stash: i64,
@@ -142,6 +147,8 @@ impl Thread {
             addr_of_mut!((*p).run_ticks).write(AtomicU64::new(0));
             addr_of_mut!((*p).run_start).write(AtomicU64::new(0));
             addr_of_mut!((*p).run_seq).write(AtomicU64::new(0));
+            addr_of_mut!((*p).sys_ticks).write(AtomicU64::new(0));
+            addr_of_mut!((*p).call_start).write(AtomicU64::new(0));
             addr_of_mut!((*p).syscall_stash).write(i64::MIN);
             addr_of_mut!((*p).omp).write(core::ptr::null_mut());
             addr_of_mut!((*p).exit).write(IrqSpinLock::new(ExitState {

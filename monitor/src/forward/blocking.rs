@@ -52,9 +52,11 @@ impl Forwarder {
             | libc::SYS_ftruncate
             | libc::SYS_fsync
             | libc::SYS_fdatasync => self.may_wait(args[0], Write),
-            // Output goes to args[0] and input comes from args[1].
-            libc::SYS_sendfile | libc::SYS_copy_file_range | libc::SYS_splice | libc::SYS_tee => {
-                self.may_wait(args[0], Write) || self.may_wait(args[1], Read)
+            // sendfile(out, in, ..); tee(in, out, ..); copy_file_range and splice (in, off, out, ..).
+            libc::SYS_sendfile => self.may_wait(args[0], Write) || self.may_wait(args[1], Read),
+            libc::SYS_tee => self.may_wait(args[0], Read) || self.may_wait(args[1], Write),
+            libc::SYS_copy_file_range | libc::SYS_splice => {
+                self.may_wait(args[0], Read) || self.may_wait(args[2], Write)
             }
             libc::SYS_fcntl => matches!(args[1] as i32, libc::F_SETLKW | libc::F_OFD_SETLKW),
             // Opening a FIFO waits for its other end.

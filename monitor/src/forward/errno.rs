@@ -29,6 +29,7 @@ impl Errno {
     pub const ECONNREFUSED: Errno = Errno(libc::ECONNREFUSED);
     pub const ESRCH: Errno = Errno(libc::ESRCH);
     pub const E2BIG: Errno = Errno(libc::E2BIG);
+    pub const EIO: Errno = Errno(libc::EIO);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

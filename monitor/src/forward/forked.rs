@@ -1,19 +1,62 @@
 //! The forwarder of a forked child (vm/fork.rs): a copy of the parent's, taken before the host
 //! fork, whose descriptor table names the same host descriptors (the fork inherits them, so the
 //! numbers stay valid in the child and its copy shares each open file as Linux's fork does).
+//! When a spawn child (vfork) forks before its exec, the copy is of that child's table, and the
+//! new process takes the directory, process group and session the child asked for.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use super::fd_table::HostFd;
 use super::Forwarder;
+
+/// What a forking spawn child asked for itself before its exec, done in the new process
+/// before its VM runs (the program's own fork needs nothing: the host fork keeps all of it).
+#[derive(Default)]
+pub struct ForkSetup {
+    /// Its working directory, an O_PATH descriptor, if it changed it.
+    pub(super) cwd: Option<Arc<HostFd>>,
+    /// setpgid(0, pgid), Some(0) for a group of its own.
+    pub(super) pgid: Option<i32>,
+    pub(super) setsid: bool,
+}
+
+impl ForkSetup {
+    /// The host descriptors the new process must keep open for `apply`.
+    pub fn host_descriptors(&self) -> Vec<i32> {
+        self.cwd.iter().map(|c| c.raw()).collect()
+    }
+
+    /// In the new process: its directory, session and process group.
+    pub fn apply(&self, f: &Forwarder) {
+        // SAFETY: plain calls on this process with a descriptor it holds; errors are left as
+        // they are (the exec these stood for would have failed in the child instead).
+        unsafe {
+            if let Some(dir) = &self.cwd {
+                libc::fchdir(dir.raw());
+            }
+            if self.setsid {
+                libc::setsid();
+            } else if let Some(pgid) = self.pgid {
+                libc::setpgid(0, pgid);
+            }
+        }
+        f.cwd_special.store(super::paths::cwd_is_special(), Ordering::Relaxed);
+    }
+}
 
 impl Forwarder {
     /// The child's forwarder: the same descriptors (FD_CLOEXEC kept: the child's own execve
     /// closes them), working directory state, program description; no children of its own and
-    /// no exec under way.
-    pub fn fork_copy(&self) -> Forwarder {
-        Forwarder {
-            fds: self.fds.duplicate(),
+    /// no exec under way. `ctx`: the forking spawn child's context, 0 for the program; None
+    /// when there is no such child.
+    pub fn fork_copy(&self, ctx: u32) -> Option<(Forwarder, ForkSetup)> {
+        let (fds, setup) = match ctx {
+            0 => (self.fds.duplicate(), ForkSetup::default()),
+            _ => self.child_fork_state(ctx)?,
+        };
+        let f = Forwarder {
+            fds,
             described: Mutex::new(self.described.lock().unwrap().clone()),
             // An exec under way is another thread's of the parent (that thread is not forked).
             exec: Mutex::new(None),
@@ -22,7 +65,8 @@ impl Forwarder {
             cwd_special: AtomicBool::new(self.cwd_special.load(Ordering::Relaxed)),
             cpus: self.cpus,
             children: Default::default(),
-        }
+        };
+        Some((f, setup))
     }
 
     /// In the child's process: `/proc/<pid>` is now `/proc/self`, and the descriptors are its

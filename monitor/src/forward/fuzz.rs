@@ -300,6 +300,8 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
             return libc::SYS_pipe2;
         }
         libc::SYS_pipe2 => a[1] |= libc::O_NONBLOCK as u64,
+        libc::SYS_splice => a[5] |= libc::SPLICE_F_NONBLOCK as u64,
+        libc::SYS_tee => a[3] |= libc::SPLICE_F_NONBLOCK as u64,
         libc::SYS_fcntl => match a[1] as u32 as i32 {
             libc::F_SETLKW => a[1] = libc::F_SETLK as u64,
             libc::F_OFD_SETLKW => a[1] = libc::F_OFD_SETLK as u64,
@@ -459,6 +461,9 @@ fn syscall_number(name: &str) -> Option<i64> {
         "epoll_pwait2" => libc::SYS_epoll_pwait2,
         "eventfd2" => libc::SYS_eventfd2,
         "sendfile" => libc::SYS_sendfile,
+        "copy_file_range" => libc::SYS_copy_file_range,
+        "splice" => libc::SYS_splice,
+        "tee" => libc::SYS_tee,
         "utimensat" => libc::SYS_utimensat,
         "symlinkat" => libc::SYS_symlinkat,
         "renameat2" => libc::SYS_renameat2,

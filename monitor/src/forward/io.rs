@@ -1,4 +1,6 @@
-//! Reading and writing: read, write, pread64, pwrite64, readv, writev, preadv, pwritev, sendfile.
+//! Reading and writing: read, write, pread64, pwrite64, readv, writev, preadv, pwritev, and the
+//! copies between two descriptors that never pass through the program: sendfile,
+//! copy_file_range, splice, tee.
 
 use super::errno::{Errno, SysResult};
 use super::guest_mem::Guest;
@@ -132,8 +134,7 @@ impl Forwarder {
     pub(super) fn sendfile(&self, g: Guest, out: u64, input: u64, offset: u64, count: u64) -> SysResult<i64> {
         let ho = self.fds().get(out)?;
         let hi = self.fds().get(input)?;
-        // The offset is read and written back.
-        let off = if offset == 0 { std::ptr::null_mut() } else { g.range_mut(offset, 8)? };
+        let off = offset_ptr(g, offset)?;
         let count = count.min(MAX_RW_COUNT);
         // SAFETY: NULL or a loff_t in guest memory.
         unsafe {
@@ -142,5 +143,46 @@ impl Forwarder {
                 &[ho.raw() as libc::c_long, hi.raw() as libc::c_long, ptr(off), count as libc::c_long],
             )
         }
+    }
+
+    /// copy_file_range(in, off_in or NULL, out, off_out or NULL, len, flags) and
+    /// splice(in, off_in or NULL, out, off_out or NULL, len, flags): both descriptors the
+    /// program's, each offset a loff_t the host reads and writes back.
+    pub(super) fn copy_between(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
+        // No flag is defined for copy_file_range (Linux: EINVAL), whatever the host accepts.
+        if nr == libc::SYS_copy_file_range && a[5] != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let hi = self.fds().get(a[0])?;
+        let ho = self.fds().get(a[2])?;
+        let (off_in, off_out) = (offset_ptr(g, a[1])?, offset_ptr(g, a[3])?);
+        let args = [
+            hi.raw() as libc::c_long,
+            ptr(off_in),
+            ho.raw() as libc::c_long,
+            ptr(off_out),
+            a[4].min(MAX_RW_COUNT) as libc::c_long,
+            a[5] as libc::c_long,
+        ];
+        // SAFETY: the offsets are NULL or loff_ts in guest memory; no other pointer.
+        unsafe { self.sys(nr, &args) }
+    }
+
+    /// tee(in, out, len, flags): two pipes, no memory.
+    pub(super) fn tee(&self, input: u64, out: u64, len: u64, flags: u64) -> SysResult<i64> {
+        let hi = self.fds().get(input)?;
+        let ho = self.fds().get(out)?;
+        let args = [hi.raw() as libc::c_long, ho.raw() as libc::c_long, len as libc::c_long, flags as libc::c_long];
+        // SAFETY: no pointer arguments.
+        unsafe { self.sys(libc::SYS_tee, &args) }
+    }
+}
+
+/// A call's optional offset (`loff_t *`, read and written back by the host): NULL stays NULL.
+fn offset_ptr(g: Guest, offset: u64) -> SysResult<*mut u8> {
+    if offset == 0 {
+        Ok(std::ptr::null_mut())
+    } else {
+        g.range_mut(offset, 8)
     }
 }

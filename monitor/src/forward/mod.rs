@@ -54,6 +54,7 @@ mod synthetic;
 mod sysv_shm;
 #[cfg(test)]
 mod tests;
+pub mod tty_stop;
 mod walk;
 mod xattr;
 
@@ -64,6 +65,7 @@ use std::sync::Arc;
 use epoll::Wait;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
+pub use forked::ForkSetup;
 use guest_mem::Guest;
 pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
 pub use host::with_cancel;
@@ -84,6 +86,9 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_preadv,
     libc::SYS_pwritev,
     libc::SYS_sendfile,
+    libc::SYS_copy_file_range,
+    libc::SYS_splice,
+    libc::SYS_tee,
     libc::SYS_open,
     libc::SYS_creat,
     libc::SYS_openat,
@@ -349,15 +354,17 @@ impl Forwarder {
     fn dispatch(&self, g: Guest, nr: u64, a: &[u64; 6]) -> SysResult<i64> {
         let Ok(nr) = libc::c_long::try_from(nr) else { return Err(Errno::ENOSYS) };
         match nr {
-            libc::SYS_read => self.read(g, a[0], a[1], a[2]),
+            libc::SYS_read => self.terminal_read(a[0], || self.read(g, a[0], a[1], a[2])),
             libc::SYS_write => self.write(g, a[0], a[1], a[2]),
-            libc::SYS_readv => self.readv(g, a[0], a[1], a[2]),
+            libc::SYS_readv => self.terminal_read(a[0], || self.readv(g, a[0], a[1], a[2])),
             libc::SYS_writev => self.writev(g, a[0], a[1], a[2]),
             libc::SYS_pread64 => self.pread64(g, a[0], a[1], a[2], a[3]),
             libc::SYS_pwrite64 => self.pwrite64(g, a[0], a[1], a[2], a[3]),
             libc::SYS_preadv => self.preadv(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_pwritev => self.pwritev(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_sendfile => self.sendfile(g, a[0], a[1], a[2], a[3]),
+            nr @ (libc::SYS_copy_file_range | libc::SYS_splice) => self.copy_between(g, nr, a),
+            libc::SYS_tee => self.tee(a[0], a[1], a[2], a[3]),
             libc::SYS_open => self.openat(g, CWD, a[0], a[1], a[2]),
             libc::SYS_creat => self.openat(g, CWD, a[0], (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64, a[1]),
             libc::SYS_openat => self.openat(g, a[0], a[1], a[2], a[3]),

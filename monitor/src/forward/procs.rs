@@ -176,6 +176,7 @@ impl Forwarder {
             (op::WAIT4, None) => self.wait4(g, a),
             (op::WAITID, None) => self.waitid(g, a),
             (op::KILL, None) => self.kill(a[0] as i32, a[1]),
+            (op::CHILDREN_TIME, None) => children_time(a[0]),
             (op::SETPGID, Some(c)) if a[0] == 0 => {
                 c.state.lock().unwrap().pgid = Some(int(a[1]) as i32);
                 Ok(0)
@@ -207,6 +208,13 @@ impl Forwarder {
         let child = ChildCtx { fds: self.fds.duplicate(), state: Mutex::new(ExecState::default()) };
         ctxs.insert(ctx, Arc::new(child));
         Ok(0)
+    }
+
+    /// A forking spawn child's descriptor table (a copy) and what it asked for its exec.
+    pub(super) fn child_fork_state(&self, ctx: u32) -> Option<(FdTable, super::forked::ForkSetup)> {
+        let c = self.children.ctxs.lock().unwrap().get(&ctx).cloned()?;
+        let st = c.state.lock().unwrap();
+        Some((c.fds.duplicate(), super::forked::ForkSetup { cwd: st.cwd.clone(), pgid: st.pgid, setsid: st.setsid }))
     }
 
     /// chdir/fchdir in a spawn child: remembered for its exec (the monitor's own directory is
@@ -579,4 +587,21 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
         fail(p)
     }
+}
+
+/// The user (`which` 0) or system (1) time of `hrt`'s ended and waited-for children, which are
+/// all the program's, in microseconds.
+fn children_time(which: u64) -> SysResult<i64> {
+    // SAFETY: rusage is plain integers; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct we pass.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return Err(Errno::last());
+    }
+    let tv = match which {
+        0 => ru.ru_utime,
+        1 => ru.ru_stime,
+        _ => return Err(Errno::EINVAL),
+    };
+    Ok(tv.tv_sec * 1_000_000 + tv.tv_usec)
 }

@@ -21,7 +21,7 @@ use kvm_bindings::CpuId;
 use super::channel::{self, ChannelConfig};
 use super::memory::GuestRam;
 use super::vcpu::{self, Shared, VcpuPlan};
-use crate::forward::Forwarder;
+use crate::forward::{ForkSetup, Forwarder};
 
 /// What a forked child needs to build its VM, fixed at start-up.
 pub struct Base {
@@ -37,8 +37,10 @@ pub struct Base {
 /// One fork to make.
 struct Job {
     ram: GuestRam,
-    /// The child's forwarder, a copy of the parent's taken on the asking vCPU thread.
+    /// The child's forwarder, a copy of the parent's taken on the asking vCPU thread, and
+    /// what a forking spawn child asked for itself.
     forwarder: Forwarder,
+    setup: ForkSetup,
     program_mem: (u64, u64),
     /// The kernel's fork record (guest-physical) and the guest TSC when it asked.
     record: u64,
@@ -106,8 +108,9 @@ fn errno() -> i64 {
 }
 
 /// `nr::FORK` on the asking vCPU thread: hands the fork to the fork thread and returns the
-/// child's host pid (recorded as a child of the program), or a negated errno.
-pub fn serve(shared: &Shared, record: u64, tsc: u64) -> i64 {
+/// child's host pid (recorded as a child of the program), or a negated errno. `ctx`: the
+/// forking spawn child's context (0: the program).
+pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
     let Some(f) = shared.forwarder.as_ref() else { return -(libc::ENOSYS as i64) };
     // The record is kernel memory: whole guest RAM, outside the program's memory.
     let (lo, hi) = shared.program_mem;
@@ -115,11 +118,15 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64) -> i64 {
     if !outside || shared.ram.slice(record, 8).is_none() {
         return -(libc::EINVAL as i64);
     }
+    let Some((forwarder, setup)) = u32::try_from(ctx).ok().and_then(|c| f.fork_copy(c)) else {
+        return -(libc::EINVAL as i64);
+    };
     let Some(tx) = FORKER.lock().unwrap().clone() else { return -(libc::EAGAIN as i64) };
     let (reply, answer) = mpsc::channel();
     let job = Job {
         ram: shared.ram.clone(),
-        forwarder: f.fork_copy(),
+        forwarder,
+        setup,
         program_mem: shared.program_mem,
         record,
         tsc,
@@ -188,7 +195,9 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     let base = BASE.get().ok_or_else(|| crate::error::err!("no fork base"))?;
     let mut keep = job.forwarder.host_descriptors();
     keep.extend([0, 1, 2, base.kvm_fd]);
+    keep.extend(job.setup.host_descriptors());
     close_all_but(keep);
+    job.setup.apply(&job.forwarder);
     channel::host_signals::detach();
     // SAFETY: restoring the mask the fork thread had.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };

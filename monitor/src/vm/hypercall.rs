@@ -205,7 +205,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             None => -(libc::EFAULT as i64),
         },
         nr::USER_MAP => register_user_map(shared, &call.args),
-        nr::FORK => super::fork::serve(shared, call.args[0], call.args[1]),
+        nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2]),
         nr::RANDOM => fill_random(ram, call.args[0], call.args[1]),
         nr::PANIC => {
             outcome = Outcome::Stop(Exit::Failure(hrt_abi::PANIC_STATUS as u8));

@@ -62,7 +62,7 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_getrandom,
     libc::SYS_exit,
     libc::SYS_exit_group,
-    // The program's host children (forward/procs.rs): waiting, signals, process groups.
+    // The program's host children (forward/procs.rs): waiting, signals, process groups, times.
     libc::SYS_wait4,
     libc::SYS_waitid,
     libc::SYS_kill,
@@ -70,6 +70,7 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_getpgid,
     libc::SYS_setsid,
     libc::SYS_getsid,
+    libc::SYS_getrusage,
 ];
 
 /// Every call allowed with any arguments: the forwarded calls (but `ioctl`) and `HOST_ONLY`.
@@ -89,8 +90,8 @@ const fn kvm_iow(nr: u64, size: usize) -> u64 {
 }
 
 /// The ioctl requests these threads make: KVM_RUN and the register reads of a crash report,
-/// the forwarding channel's completion interrupts, and the terminal queries the forwarder
-/// passes on.
+/// the forwarding channel's completion interrupts, the terminal queries the forwarder passes
+/// on, and its own foreground check.
 fn ioctl_requests() -> Vec<u64> {
     vec![
         0xae80,                                                      // KVM_RUN
@@ -100,6 +101,8 @@ fn ioctl_requests() -> Vec<u64> {
         libc::TCGETS,
         libc::TIOCGWINSZ,
         libc::FIONREAD,
+        // Whether `hrt` is in its terminal's background (forward/tty_stop.rs).
+        libc::TIOCGPGRP,
     ]
 }
 

@@ -4,6 +4,9 @@
  *       of its own, in the background, with the terminal as stdin, and reports how it stops or
  *       ends. A stopped job is brought to the foreground (tcsetpgrp), given a line of input
  *       and continued (SIGCONT), as `fg` does.
+ *   sig_tty job_term CMD ARGS... - the same harness, but a stopped job is sent SIGTERM and then
+ *       SIGCONT, as bash's `kill %1` does to a stopped job: it must end (reported as a shell's
+ *       status, 128 + signal for a killed job); stopped again, it is killed with SIGKILL.
  *   sig_tty MODE - the program: reads from (or writes to) the terminal, then reports on stdout
  *       (a pipe, not the terminal):
  *       read_dfl     - SIGTTIN's default action: stopped until in the foreground, then reads;
@@ -47,7 +50,7 @@ static void wait_for_cont(const char *mode) {
     }
 }
 
-static int job(char **cmd) {
+static int job(char **cmd, int term) {
     int master, slave;
     if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
         perror("openpty");
@@ -81,13 +84,21 @@ static int job(char **cmd) {
             int s = WSTOPSIG(status);
             printf("job: stopped by %s\n", s == SIGTTIN ? "SIGTTIN" : s == SIGTTOU ? "SIGTTOU" : strsignal(s));
             fflush(stdout);
+            if (term) {
+                kill(-pid, term == 1 ? SIGTERM : SIGKILL);
+                kill(-pid, SIGCONT);
+                term++;
+                continue;
+            }
             tcsetpgrp(slave, pid);
             if (write(master, "input\n", 6) != 6)
                 perror("write");
             kill(-pid, SIGCONT);
             continue;
         }
-        if (WIFEXITED(status))
+        if (term)
+            printf("job: status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        else if (WIFEXITED(status))
             printf("job: exited %d\n", WEXITSTATUS(status));
         else
             printf("job: killed by %d\n", WTERMSIG(status));
@@ -98,7 +109,9 @@ static int job(char **cmd) {
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     if (!strcmp(mode, "job") && argc > 2)
-        return job(argv + 2);
+        return job(argv + 2, 0);
+    if (!strcmp(mode, "job_term") && argc > 2)
+        return job(argv + 2, 1);
     setvbuf(stdout, NULL, _IONBF, 0);
     set_handler(SIGCONT, on_cont, SA_RESTART);
     char buf[64] = {0};

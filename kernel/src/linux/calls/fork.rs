@@ -57,6 +57,9 @@ struct ForkRecord {
     alt_stack: [u64; 3],
     /// The thread's OpenMP runtime state (`Thread::omp`).
     omp: u64,
+    /// The spawn child that forks (its guest tid, its context for the monitor), 0 for the
+    /// program itself: its own signal actions become the new process's.
+    from_child: u64,
 }
 
 struct RecordCell(UnsafeCell<ForkRecord>);
@@ -79,6 +82,7 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
     parent_pid: 0,
     alt_stack: [0; 3],
     omp: 0,
+    from_child: 0,
 }));
 
 static REPORTED: AtomicBool = AtomicBool::new(false);
@@ -90,18 +94,21 @@ fn current() -> &'static mut Thread {
 }
 
 /// fork(), or clone without CLONE_VM: `flags` may name only the exit signal and the tid
-/// addresses (as glibc's `fork` passes them); anything else fails loudly with ENOSYS.
+/// addresses (as glibc's `fork` passes them); anything else fails loudly with ENOSYS. A spawn
+/// child (vfork) may fork before its exec: the new process is a copy of the child (the memory
+/// it shares with the program, its descriptors, directory and signal actions).
 pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysResult {
     let allowed = CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
-    if flags & !allowed != 0 || super::procs::child_ctx().is_some() {
+    if flags & !allowed != 0 {
         if !REPORTED.swap(true, Ordering::Relaxed) {
             kprintln!(
-                "hrt: clone with flags {flags:#x}: a process that shares more than fork shares, or a fork by a \
-                 vfork child before its exec, is not supported: returning ENOSYS"
+                "hrt: clone with flags {flags:#x}: a process that shares more than fork shares (CLONE_FILES, \
+                 CLONE_FS, CLONE_SIGHAND, ... without CLONE_VM) is not supported: returning ENOSYS"
             );
         }
         return Err(ENOSYS);
     }
+    let from_child = super::procs::child_ctx().unwrap_or(0) as u64;
     if !sched::freeze::freeze_others(FREEZE_TIMEOUT_NS) {
         kprintln!("hrt: fork: the other CPUs did not reach a safe point within 2 s: returning EAGAIN");
         return Err(EAGAIN);
@@ -136,12 +143,13 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).parent_pid = process::pid() as u64;
         (*rec).alt_stack = crate::linux::signal::state::alt_stack(t.tid);
         (*rec).omp = t.omp as u64;
+        (*rec).from_child = from_child;
         let was = irq::save_and_disable();
         fpu::save((*rec).fpu.0.as_mut_ptr());
         irq::restore(was);
     }
     let record = crate::mem::virt_to_phys(rec as *const u8);
-    let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks()]);
+    let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks(), from_child]);
     sched::freeze::thaw();
     if r < 0 {
         return Err((-r) as u32);
@@ -166,7 +174,7 @@ pub fn resume_child(record: u64) {
     crate::linux::signal::timers::after_fork();
     crate::linux::futex::after_fork();
     crate::linux::cputime::after_fork();
-    super::procs::after_fork();
+    super::procs::after_fork(rec.from_child as u32);
     crate::linux::channel::after_fork();
     crate::linux::usermap::after_fork();
     let frame = rec.frame;

@@ -104,27 +104,43 @@ pub fn prlimit64(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
-/// getrusage: user time is the program's (or thread's) run time; no page faults, ever.
-pub fn getrusage(f: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let who = a[0] as i64;
-    let ns = match who {
-        0 | -1 => crate::linux::cputime::process_ns(),
-        1 => crate::linux::cputime::thread_ns(),
+const RUSAGE_SELF: i64 = 0;
+const RUSAGE_CHILDREN: i64 = -1;
+const RUSAGE_THREAD: i64 = 1;
+
+/// (user, system) nanoseconds of `who`: the program (user time its own code, system time the
+/// time inside its system calls, linux::cputime), the calling thread, or its ended and
+/// waited-for children (the host's count for `hrt`'s children, which are all the program's).
+fn usage_ns(who: i64) -> Result<(u64, u64), u32> {
+    use crate::linux::cputime::{user_sys_ns, CpuClock};
+    Ok(match who {
+        RUSAGE_SELF => user_sys_ns(CpuClock::Process).unwrap_or((0, 0)),
+        RUSAGE_THREAD => user_sys_ns(CpuClock::Thread(crate::linux::process::current_tid())).unwrap_or((0, 0)),
+        RUSAGE_CHILDREN => super::procs::children_time_ns(),
         _ => return Err(EINVAL),
-    };
-    let _ = f;
+    })
+}
+
+/// getrusage: user and system time (see `usage_ns`); no page faults or other counts, ever.
+pub fn getrusage(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (user, sys) = usage_ns(a[0] as i32 as i64)?;
     let mut usage = [0i64; 18];
-    usage[0] = (ns / 1_000_000_000) as i64;
-    usage[1] = ((ns % 1_000_000_000) / 1000) as i64;
+    for (i, ns) in [user, sys].into_iter().enumerate() {
+        usage[2 * i] = (ns / 1_000_000_000) as i64;
+        usage[2 * i + 1] = ((ns % 1_000_000_000) / 1000) as i64;
+    }
     uaccess::write(a[1], usage)?;
     Ok(0)
 }
 
+/// times: the program's and its children's user and system time in clock ticks (100 a second).
 pub fn times(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let ticks = crate::time::now_ns() / 10_000_000;
+    const NS_PER_TICK: u64 = 10_000_000;
+    let ticks = crate::time::now_ns() / NS_PER_TICK;
     if a[0] != 0 {
-        let user = crate::linux::cputime::process_ns() / 10_000_000;
-        uaccess::write::<[i64; 4]>(a[0], [user as i64, 0, 0, 0])?;
+        let (user, sys) = usage_ns(RUSAGE_SELF)?;
+        let (cuser, csys) = usage_ns(RUSAGE_CHILDREN)?;
+        uaccess::write::<[i64; 4]>(a[0], [user, sys, cuser, csys].map(|ns| (ns / NS_PER_TICK) as i64))?;
     }
     Ok(ticks)
 }

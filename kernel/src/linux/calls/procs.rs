@@ -103,6 +103,13 @@ pub fn call(nr: u64, a: [u64; 6]) -> SysResult {
     }
 }
 
+/// The (user, system) time of the program's ended and waited-for host children, in
+/// nanoseconds (0 where the monitor cannot tell).
+pub fn children_time_ns() -> (u64, u64) {
+    let us = |which| call(op::CHILDREN_TIME, [which, 0, 0, 0, 0, 0]).unwrap_or(0);
+    (us(0) * 1000, us(1) * 1000)
+}
+
 /// vfork(): clone(CLONE_VM | CLONE_VFORK | SIGCHLD) on the caller's stack.
 pub fn vfork(frame: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     spawn_child(frame, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0)
@@ -357,8 +364,12 @@ fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
     SigInfo { signo, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
 }
 
-/// A forked child has no children of its own (the parent's spawn children stay the parent's).
-pub fn after_fork() {
+/// In a forked child: no spawn children or zombies of the parent's. When the fork was a spawn
+/// child's (`from_child`, its tid), its own signal actions are the new process's.
+pub fn after_fork(from_child: u32) {
+    if let Some(c) = CHILDREN.lock().get(&from_child) {
+        *PROCESS.sigactions.lock() = *c.sigactions;
+    }
     CHILDREN.lock().clear();
     ACTIVE.store(0, Ordering::SeqCst);
     ZOMBIES.lock().clear();

@@ -3,8 +3,8 @@
 //! linux::cputime.
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::cputime;
-use crate::linux::errno::{SysResult, EINTR, EINVAL};
+use crate::linux::cputime::{self, CpuClock};
+use crate::linux::errno::{SysResult, EINTR, EINVAL, EOPNOTSUPP};
 use crate::linux::uaccess;
 use crate::sched;
 use crate::time;
@@ -15,6 +15,9 @@ const CLOCK_MONOTONIC_RAW: u64 = 4;
 const CLOCK_REALTIME_COARSE: u64 = 5;
 const CLOCK_MONOTONIC_COARSE: u64 = 6;
 const CLOCK_BOOTTIME: u64 = 7;
+const CLOCK_REALTIME_ALARM: u64 = 8;
+const CLOCK_BOOTTIME_ALARM: u64 = 9;
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
 const TIMER_ABSTIME: u64 = 1;
 
 pub fn realtime_ns() -> u64 {
@@ -94,12 +97,47 @@ fn interrupted_sleep(ns: u64, rem: u64) -> SysResult {
     Err(EINTR)
 }
 
+/// clock_nanosleep(clock, flags, request, remain): on the wall clocks, or until a CPU clock
+/// (the program's, or another of its threads') has counted the time, with Linux's errors:
+/// EOPNOTSUPP for the clocks Linux cannot sleep on (CLOCK_THREAD_CPUTIME_ID among them),
+/// EINVAL for the caller's own thread clock by id and for unknown clocks.
 pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (clock, flags, req) = (a[0], a[1], a[2]);
-    let now = clock_ns(clock).ok_or(EINVAL)?;
+    let (clock, abs, req) = (a[0], a[1] & TIMER_ABSTIME != 0, a[2]);
+    // Linux writes the time left only for a relative sleep.
+    let rem = if abs { 0 } else { a[3] };
+    let cpu = match cputime::decode(clock) {
+        _ if clock as i32 == CLOCK_THREAD_CPUTIME_ID => return Err(EOPNOTSUPP),
+        Some(Ok(CpuClock::Thread(tid))) if tid == crate::linux::process::current_tid() => return Err(EINVAL),
+        Some(c) => Some(c?),
+        None => match clock {
+            CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_BOOTTIME => None,
+            CLOCK_MONOTONIC_RAW
+            | CLOCK_REALTIME_COARSE
+            | CLOCK_MONOTONIC_COARSE
+            | CLOCK_REALTIME_ALARM
+            | CLOCK_BOOTTIME_ALARM => return Err(EOPNOTSUPP),
+            _ => return Err(EINVAL),
+        },
+    };
     let t = read_timespec(req)?;
-    let ns = if flags & TIMER_ABSTIME != 0 { t.saturating_sub(now) } else { t };
-    interrupted_sleep(ns, if flags & TIMER_ABSTIME != 0 { 0 } else { a[3] })
+    let Some(cpu) = cpu else {
+        let ns = if abs { t.saturating_sub(clock_ns(clock).ok_or(EINVAL)?) } else { t };
+        return interrupted_sleep(ns, rem);
+    };
+    // A CPU clock: look at it whenever it could have reached the deadline. A thread that has
+    // exited counts no more: the sleep ends.
+    let Some(now) = cputime::ns(cpu) else { return Ok(0) };
+    let deadline = if abs { t } else { now.saturating_add(t) };
+    while let Some(now) = cputime::ns(cpu).filter(|&now| now < deadline) {
+        if sleep(cputime::wall_wait(cpu, deadline - now)).is_err() {
+            if rem != 0 {
+                let left = cputime::ns(cpu).map_or(0, |now| deadline.saturating_sub(now));
+                write_timespec(rem, left)?;
+            }
+            return Err(EINTR);
+        }
+    }
+    Ok(0)
 }
 
 /// Sleeps `ns` (which the program chose: a huge value sleeps for good instead of wrapping).

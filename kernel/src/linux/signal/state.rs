@@ -309,7 +309,7 @@ pub fn thread_exited(tid: u32) {
     if let Some(t) = s.threads.remove(&tid) {
         if !t.thread.is_null() {
             // SAFETY: the thread unregisters itself here; its record is alive.
-            crate::linux::cputime::add_exited(unsafe { (*t.thread).cpu_ticks() });
+            crate::linux::cputime::add_exited(unsafe { &*t.thread });
         }
         PENDING_COUNT.fetch_sub(t.pending.count(), Ordering::SeqCst);
     }

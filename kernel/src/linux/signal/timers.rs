@@ -7,8 +7,8 @@
 //! A CPU-time timer's deadline is the earliest moment its clock could reach the expiry (the CPU
 //! time still to run, divided by the number of CPUs for the program's clock); there it reads
 //! the clock again and either expires or sets the next such deadline, at least `MIN_CHECK_NS`
-//! later. It therefore expires at most about `MIN_CHECK_NS` of wall time after its clock has
-//! reached the expiry (see linux::cputime for how the clock itself is counted).
+//! later (`cputime::wall_wait`). It therefore expires at most about 50 us of wall time after its
+//! clock has reached the expiry (see linux::cputime for how the clock itself is counted).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -37,8 +37,6 @@ const ITIMER_PROF: u64 = 2;
 /// slot numbers from here.
 const FIRST_POSIX: usize = 3;
 const MAX_TIMERS: usize = 256;
-/// The shortest wait between two looks at a CPU-time timer's clock.
-const MIN_CHECK_NS: u64 = 50_000;
 
 #[derive(Clone, Copy)]
 struct Timer {
@@ -126,12 +124,7 @@ fn clock_now(tm: &Timer, now: u64) -> Option<u64> {
 /// the program's CPU time runs at most as many times faster than the wall clock as there are
 /// CPUs.
 fn next_check(tm: &Timer, now: u64, left: u64) -> u64 {
-    let wait = match tm.cpu {
-        None => left,
-        Some(CpuClock::Thread(_)) => left.max(MIN_CHECK_NS),
-        Some(CpuClock::Process) => (left / crate::cpu::count().max(1) as u64).max(MIN_CHECK_NS),
-    };
-    now.saturating_add(wait)
+    now.saturating_add(tm.cpu.map_or(left, |c| cputime::wall_wait(c, left)))
 }
 
 /// Whether `tm` expires at `now`. A CPU-time timer whose clock has not reached the expiry yet

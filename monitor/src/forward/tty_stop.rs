@@ -1,0 +1,116 @@
+//! A background job reading its terminal while the program keeps SIGTTIN's default action.
+//!
+//! `hrt` then ignores SIGTTIN on the program's behalf (`manage`), so the host's terminal answers
+//! such a read with EIO instead of stopping `hrt` inside the host call, and the forwarder stops
+//! `hrt` itself with SIGTTIN's default action (a shell sees `Stopped (tty input)`). Once
+//! continued it waits, before reading again, for what came with the SIGCONT: a SIGTERM sent to
+//! the stopped job (bash's `kill %1` sends SIGTERM, then SIGCONT) reaches the program, whose
+//! kernel ends it, as Linux acts on a pending signal before it restarts the read. Stopped inside
+//! the host call instead, `hrt` restarted the read at once and stopped again before the program
+//! had taken the SIGTERM. SIGTTOU (writes under TOSTOP) keeps the host's default action.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::errno::{Errno, SysResult};
+use super::fd_table::FdKind;
+use super::Forwarder;
+
+/// `hrt` ignores SIGTTIN for the program, which keeps the default action.
+static MANAGED: AtomicBool = AtomicBool::new(false);
+/// SIGCONTs `hrt` has received.
+static CONTINUES: AtomicU64 = AtomicU64::new(0);
+
+/// How long, once continued, a read waits for signals sent with the SIGCONT to act (less if
+/// the job is brought to the foreground meanwhile).
+const GRACE: Duration = Duration::from_millis(100);
+/// How long after raising SIGTTIN the SIGCONT handler must have counted a continue: else the
+/// stop was discarded (an orphaned process group, where Linux answers EIO).
+const CONTINUE_SEEN: Duration = Duration::from_millis(50);
+
+/// The program's disposition of SIGTTIN is (`true`) or is no longer the default. With the
+/// default, `hrt` ignores SIGTTIN and stops itself (`Forwarder::terminal_read`); the caller
+/// installs any other disposition itself. Returns the host's sigaction answer.
+pub fn manage(default: bool) -> libc::c_int {
+    MANAGED.store(default, Ordering::SeqCst);
+    if !default {
+        return 0;
+    }
+    set(libc::SIG_IGN)
+}
+
+/// The SIGCONT handler: `hrt` was continued (async-signal-safe).
+pub fn note_continued() {
+    CONTINUES.fetch_add(1, Ordering::SeqCst);
+}
+
+fn set(disposition: libc::sighandler_t) -> libc::c_int {
+    // SAFETY: a zeroed sigaction (empty mask, no flags) with a plain disposition.
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    sa.sa_sigaction = disposition;
+    // SAFETY: installs the disposition built above.
+    unsafe { libc::sigaction(libc::SIGTTIN, &sa, std::ptr::null_mut()) }
+}
+
+/// Whether this process is in the background of terminal `fd`.
+fn background(fd: i32) -> bool {
+    // SAFETY: TIOCGPGRP writes the int we pass; getpgid takes none (getpgrp is not among the
+    // calls the seccomp filter allows).
+    unsafe {
+        let mut pgrp: libc::pid_t = 0;
+        libc::ioctl(fd, libc::TIOCGPGRP, &mut pgrp) == 0 && pgrp != libc::getpgid(0)
+    }
+}
+
+/// If this process is in the background of terminal `fd`: stops it with SIGTTIN's default
+/// action, then, continued, waits as the module documentation says. True: read again; false:
+/// not in the background, or the stop was discarded (the read's EIO stands, as on Linux).
+fn stop_in_background(fd: i32) -> bool {
+    if !background(fd) {
+        return false;
+    }
+    let seen = CONTINUES.load(Ordering::SeqCst);
+    set(libc::SIG_DFL);
+    // SAFETY: a sigset of our own; raise is thread-directed, so this thread takes the default
+    // action (other threads reading the terminal meanwhile stop the process too).
+    unsafe {
+        let mut only: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut only);
+        libc::sigaddset(&mut only, libc::SIGTTIN);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
+        libc::raise(libc::SIGTTIN);
+    }
+    if MANAGED.load(Ordering::SeqCst) {
+        set(libc::SIG_IGN);
+    }
+    let raised = Instant::now();
+    while CONTINUES.load(Ordering::SeqCst) == seen {
+        if raised.elapsed() > CONTINUE_SEEN {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let continued = Instant::now();
+    while continued.elapsed() < GRACE && background(fd) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    true
+}
+
+impl Forwarder {
+    /// A read (`read`, `readv`) of the program's descriptor `fd`: stops `hrt` and reads again
+    /// while it is a terminal whose background read failed because SIGTTIN is ignored for the
+    /// program (see the module documentation).
+    pub(super) fn terminal_read(&self, fd: u64, read: impl Fn() -> SysResult<i64>) -> SysResult<i64> {
+        loop {
+            let r = read();
+            if r != Err(Errno::EIO) || !MANAGED.load(Ordering::SeqCst) {
+                return r;
+            }
+            match self.fds().get(fd) {
+                Ok(h) if h.kind() == FdKind::Terminal && stop_in_background(h.raw()) => {}
+                _ => return r,
+            }
+        }
+    }
+}
