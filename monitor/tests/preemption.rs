@@ -37,3 +37,18 @@ fn preempted_threads_keep_their_registers() {
     let native_out = native(&prog, &[]);
     assert_same_on_1_and_2_cpus("sched_regs_preempt", &prog, &[], &native_out);
 }
+
+/// A stream of TLB-shootdown interrupts from a thread that maps and unmaps in a loop, while
+/// threads are created and joined on the other vCPU: each interrupt that lands while a thread
+/// returns from an earlier one is taken in place of that return, never on a new frame below
+/// it. Stacked frames once overflowed 16 KiB kernel stacks (`hrt bench` panicked in CI), and
+/// this program died with a kernel page fault in every run.
+#[test]
+fn interrupts_in_a_stream_do_not_pile_up_on_kernel_stacks() {
+    let prog = build("irq_storm", &[]);
+    let native_out = native(&prog, &[]);
+    for round in 0..3 {
+        let out = hrt(&["--cpus", "2"], &prog, &[]);
+        assert_same(&format!("irq_storm --cpus 2 (run {round})"), &native_out, &out);
+    }
+}

@@ -15,9 +15,14 @@ pub struct Output {
 }
 
 impl Output {
-    /// The last non-empty line of stderr, for error messages.
-    pub fn last_error_line(&self) -> &str {
-        self.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message")
+    /// What stderr says about a failure, for error messages: its kernel panic report (the
+    /// panic line and the register lines after it) if it has one, else its last non-empty line.
+    pub fn error_summary(&self) -> String {
+        let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        if let Some(at) = lines.iter().rposition(|l| l.contains("KERNEL PANIC")) {
+            return lines[at..].iter().take(4).map(|l| l.trim()).collect::<Vec<_>>().join(" | ");
+        }
+        lines.last().map_or_else(|| "no message".to_string(), |l| l.to_string())
     }
 }
 

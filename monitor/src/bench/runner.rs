@@ -81,7 +81,7 @@ fn run_inner(job: &Job, cx: &Context) -> Result<(Vec<Record>, Option<crate::erro
         .collect();
     let failure = if out.status != Some(0) {
         let status = out.status.map(|s| s.to_string()).unwrap_or_else(|| "a signal".into());
-        Some(err!("{label} failed (exit status {status}): {}", out.last_error_line()))
+        Some(err!("{label} failed (exit status {status}): {}", out.error_summary()))
     } else if records.is_empty() {
         Some(err!("{label} printed no RESULT line"))
     } else {

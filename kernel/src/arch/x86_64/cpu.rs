@@ -121,6 +121,7 @@ const _: () = {
     assert!(core::mem::offset_of!(PerCpu, kernel_rsp) == percpu::OFF_KERNEL_RSP);
     assert!(core::mem::offset_of!(PerCpu, user_rsp) == percpu::OFF_USER_RSP);
     assert!(core::mem::offset_of!(PerCpu, irq_off) == percpu::OFF_IRQ_OFF);
+    assert!(core::mem::offset_of!(PerCpu, irq_pending) == percpu::OFF_IRQ_PENDING);
     // The vDSO's getcpu reads the zone (NUMA node) at this offset (kernel/vdso/vdso.c).
     assert!(core::mem::offset_of!(PerCpu, zone) == 72);
 };

@@ -12,6 +12,8 @@ pub const OFF_KERNEL_RSP: usize = 16;
 pub const OFF_USER_RSP: usize = 24;
 /// The software interrupt flag of ring-3 mode (`super::cpu::PerCpu::irq_off`).
 pub const OFF_IRQ_OFF: usize = 32;
+/// Ring-3 mode: the interrupts noted while masked, four words (`PerCpu::irq_pending`).
+pub const OFF_IRQ_PENDING: usize = 40;
 
 /// # Safety
 /// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields

@@ -51,6 +51,9 @@ extern "C" {
     fn hrt_syscall_ring3();
     fn hrt_syscall_ring3_switched();
     fn hrt_ring0_gate_ret();
+    fn hrt_ring3_return_window();
+    fn hrt_ring3_return_iret();
+    fn hrt_ring3_return_end();
 }
 
 /// Chooses ring-3 mode for this boot; boot CPU, before paging and the IDT are set up.
@@ -125,6 +128,51 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "push rbx",
         // [rsp] rbx, +8 rax, +16 vector, +24 error, +32 rip, +40 cs, +48 rflags, +56 rsp, +64 ss
         "mov rax, [rsp + 32]",
+        // An interrupt inside the ring-3 trap return's window (`idt.rs`): rewind to the frame
+        // being returned through, and take the interrupt as if it arrived at its destination
+        // (registers from the frame, interrupts on there), in place: no new stack.
+        "cmp qword ptr [rsp + 16], 32",
+        "jb 8f",
+        "lea rbx, [rip + {ret_lo}]",
+        "cmp rax, rbx",
+        "jb 8f",
+        "lea rbx, [rip + {ret_hi}]",
+        "cmp rax, rbx",
+        "jae 8f",
+        "mov rbx, [rsp + 56]",
+        "lea rcx, [rip + {ret_iret}]",
+        "cmp rax, rcx",
+        "jne 9f",
+        "sub rbx, 136",
+        "9:",
+        "mov rax, [rsp + 16]",
+        "mov [rbx + 120], rax",
+        "mov rax, [rsp + 24]",
+        "mov [rbx + 128], rax",
+        // The selectors as this entry sees ring 3 (the return path wrote ring 3's own view).
+        "mov rax, [rsp + 40]",
+        "mov [rbx + 144], rax",
+        "mov rax, [rsp + 64]",
+        "mov [rbx + 168], rax",
+        "mov qword ptr gs:[{irq_off}], 0",
+        "lea rsp, [rbx + 120]",
+        "mov r15, [rbx]",
+        "mov r14, [rbx + 8]",
+        "mov r13, [rbx + 16]",
+        "mov r12, [rbx + 24]",
+        "mov r11, [rbx + 32]",
+        "mov r10, [rbx + 40]",
+        "mov r9, [rbx + 48]",
+        "mov r8, [rbx + 56]",
+        "mov rbp, [rbx + 64]",
+        "mov rdi, [rbx + 72]",
+        "mov rsi, [rbx + 80]",
+        "mov rdx, [rbx + 88]",
+        "mov rcx, [rbx + 96]",
+        "mov rax, [rbx + 112]",
+        "mov rbx, [rbx + 104]",
+        "jmp hrt_trap_save",
+        "8:",
         "cmp rax, [rip + {klo}]",
         "jb 1f",
         "cmp rax, [rip + {khi}]",
@@ -166,6 +214,10 @@ unsafe extern "C" fn trap_ring3_relocate() {
         win_lo = sym hrt_syscall_call_entry,
         win_hi = sym hrt_syscall_ring3_switched,
         kernel_rsp = const OFF_KERNEL_RSP,
+        ret_lo = sym hrt_ring3_return_window,
+        ret_iret = sym hrt_ring3_return_iret,
+        ret_hi = sym hrt_ring3_return_end,
+        irq_off = const OFF_IRQ_OFF,
     );
 }
 

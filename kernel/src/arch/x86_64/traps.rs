@@ -188,16 +188,23 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
             super::irq::enable();
         }
     }
-    let ring3_next = super::ring3::active()
-        && super::ring3::in_ring0()
-        && frame.cs & 3 == 3
-        && (query(&RESCHED_QUERY) || query(&RING3_WORK_QUERY));
+    if !super::ring3::active() {
+        return 0;
+    }
+    let in_ring0 = super::ring3::in_ring0();
+    let ring3_next = in_ring0 && frame.cs & 3 == 3 && (query(&RESCHED_QUERY) || query(&RING3_WORK_QUERY));
+    if ring3_next || !in_ring0 {
+        // The rest of this trap's path runs in ring 3 (the preemption below, or a system call
+        // or a thread resumed after a switch in ring 0): masked until the return path's
+        // window unmasks, so that interrupts arriving meanwhile are noted, not stacked.
+        super::cpu::this().irq_off.store(1, Ordering::Relaxed);
+    }
     ring3_next as u64
 }
 
-/// Ring 3, on the interrupted thread's stack just below its trap frame: the work left for ring 3
-/// and the preemption that `dispatch` asked for (`hrt_preempt_ring3` then returns through the
-/// frame).
+/// Ring 3, on the interrupted thread's stack just below its trap frame, interrupts masked: the
+/// work left for ring 3 and the preemption that `dispatch` asked for (`hrt_preempt_ring3` then
+/// returns through the frame).
 extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
     if from_program(frame) {
         if let Some(hook) = load_handler(&RING3_WORK_HOOK) {
@@ -205,7 +212,7 @@ extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
         }
     }
     after_interrupt();
-    super::irq::enable();
+    // Still masked (`dispatch`): the return path unmasks.
 }
 
 /// Asks a `fn() -> bool` installed in `slot` (false when none is).
@@ -280,24 +287,38 @@ pub fn run_deferred() {
     let cpu = super::cpu::this();
     loop {
         cpu.irq_off.store(1, Ordering::Relaxed);
-        let mut any = false;
-        for (word, bits) in cpu.irq_pending.iter().enumerate() {
-            let mut bits = bits.swap(0, Ordering::AcqRel);
-            while bits != 0 {
-                let bit = bits.trailing_zeros() as u64;
-                bits &= bits - 1;
-                let mut frame = TrapFrame::for_vector(word as u64 * 64 + bit);
-                run_handler(&mut frame);
-                any = true;
-            }
-        }
-        if any {
-            after_interrupt();
-        }
+        run_noted(cpu);
         cpu.irq_off.store(0, Ordering::Relaxed);
         if !super::irq::pending(cpu) {
             return;
         }
+    }
+}
+
+/// The ring-3 trap return's drain (`idt.rs`): runs the noted interrupts with the mask kept on;
+/// the return path checks again inside its window and unmasks there.
+pub extern "C" fn drain_noted_masked() {
+    let cpu = super::cpu::this();
+    cpu.irq_off.store(1, Ordering::Relaxed);
+    run_noted(cpu);
+}
+
+/// Runs the handlers of the vectors noted on `cpu` (mask on), then the scheduler's
+/// preemption point if there were any.
+fn run_noted(cpu: &super::cpu::PerCpu) {
+    let mut any = false;
+    for (word, bits) in cpu.irq_pending.iter().enumerate() {
+        let mut bits = bits.swap(0, Ordering::AcqRel);
+        while bits != 0 {
+            let bit = bits.trailing_zeros() as u64;
+            bits &= bits - 1;
+            let mut frame = TrapFrame::for_vector(word as u64 * 64 + bit);
+            run_handler(&mut frame);
+            any = true;
+        }
+    }
+    if any {
+        after_interrupt();
     }
 }
 
