@@ -6,12 +6,14 @@
 //! Conditions, beyond the red-zone rule every rewritten site's function meets (`rewrite`):
 //! - the `mov` is 3 bytes (a REX form; the 2-byte `mov %esi, %eax` cannot hold a rel32 call and
 //!   keeps SYSCALL) right before the `syscall`, and copies a full register of at least 32 bits;
-//! - X holds N at the site on every path: in the function, X is written exactly once, by
-//!   `mov $N, %rX` (or `xor %rX, %rX` for 0) in its straight-line start (no branch into the
-//!   function lands at or before that write), and no call clobbers X (calls clobber the
-//!   caller-saved registers); N is below the sled's length and is the number of the call being
-//!   made. Code outside the function's symbol (a `.cold` part) jumping back in is trusted to
-//!   keep X, as the compiler's allocation does;
+//! - X holds N at the site on every path: either the last write of X before the `mov` is
+//!   `mov $N, %rX` (or `xor %rX, %rX` for 0) in the same basic block (no branch of the function
+//!   lands after it, no jump or call in between), or X is written exactly once in the whole
+//!   function, that way, in its straight-line start (no branch lands after the function's
+//!   first instruction and up to that write), and no call clobbers X (calls clobber the
+//!   caller-saved registers; the hoisted-constant case, libgomp's). N is below the sled's
+//!   length and is the number of the call being made. Code outside the function's symbol (a
+//!   `.cold` part) jumping back in is trusted to keep X, as the compiler's allocation does;
 //! - nothing can land on the `syscall` itself (no direct branch to it, no indirect jump in the
 //!   function), since after the patch it is the middle of the `call`;
 //! - the slot is within ±2 GiB of the site (a program placed high keeps SYSCALL);
@@ -71,7 +73,8 @@ pub(super) fn qualifies(instrs: &[Instruction], at: usize, site: u64, nr: u64) -
         return false;
     }
     let held = mov.op1_register().full_register();
-    nothing_lands_on(instrs, site) && holds_constant(instrs, held) == Some(nr)
+    nothing_lands_on(instrs, site)
+        && block_constant(instrs, at - 1, held).or_else(|| holds_constant(instrs, held)) == Some(nr)
 }
 
 /// No direct branch of the function targets `site`, and the function has no indirect jump.
@@ -79,6 +82,35 @@ fn nothing_lands_on(instrs: &[Instruction], site: u64) -> bool {
     instrs.iter().all(|i| {
         !matches!(i.flow_control(), FlowControl::IndirectBranch)
             && !(i.op0_kind() == OpKind::NearBranch64 && i.near_branch_target() == site)
+    })
+}
+
+/// The constant `reg` holds at instruction `at` if the last write before it, in the same
+/// basic block (no branch lands after the write, up to `at`; no jump or call in between), is a
+/// constant's.
+fn block_constant(instrs: &[Instruction], at: usize, reg: Register) -> Option<u64> {
+    let mut factory = InstructionInfoFactory::new();
+    for w in (0..at).rev() {
+        let next = instrs[w + 1].ip();
+        if instrs.iter().any(|i| i.op0_kind() == OpKind::NearBranch64 && i.near_branch_target() == next) {
+            return None;
+        }
+        let i = &instrs[w];
+        if writes(&mut factory, i, reg) {
+            return constant_of(i);
+        }
+        if i.flow_control() != FlowControl::Next {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether `instr` writes any part of the full register `reg`.
+fn writes(factory: &mut InstructionInfoFactory, instr: &Instruction, reg: Register) -> bool {
+    factory.info(instr).used_registers().iter().any(|u| {
+        u.register().full_register() == reg
+            && matches!(u.access(), OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite)
     })
 }
 
@@ -97,22 +129,14 @@ fn holds_constant(instrs: &[Instruction], reg: Register) -> Option<u64> {
             | Register::R10
             | Register::R11
     );
-    if caller_saved && instrs.iter().any(|i| matches!(i.flow_control(), FlowControl::Call | FlowControl::IndirectCall))
-    {
+    let is_call = |i: &Instruction| i.is_call_near() || i.is_call_far() || i.is_call_near_indirect() || i.is_call_far_indirect();
+    if caller_saved && instrs.iter().any(is_call) {
         return None;
     }
     let mut factory = InstructionInfoFactory::new();
-    let mut writes = instrs.iter().enumerate().filter(|(_, i)| {
-        factory.info(i).used_registers().iter().any(|u| {
-            u.register().full_register() == reg
-                && matches!(
-                    u.access(),
-                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
-                )
-        })
-    });
-    let (at, write) = writes.next()?;
-    if writes.next().is_some() {
+    let mut all = instrs.iter().enumerate().filter(|(_, i)| writes(&mut factory, i, reg));
+    let (at, write) = all.next()?;
+    if all.next().is_some() {
         return None;
     }
     // Straight-line start: nothing before the write changes the flow, and no branch of the
