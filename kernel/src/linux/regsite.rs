@@ -2,6 +2,11 @@
 //! number hoisted into r8 or r9 at the function's start) rewritten into `call slot(N)`
 //! (5 bytes), the gate's slot `mov $N, %eax; jmp entry` (`arch::call_gate::slot_address`).
 //! The `mov`'s only effect, eax = N, is the slot's, so the program sees the same registers.
+//! One instruction G between the two (`mov %r8d, %eax; mov futex_wake(%rip), %esi; syscall`,
+//! libgomp's barrier wake-up) moves up by the `mov`'s 3 bytes: `G; call slot(N)` (G's
+//! RIP-relative displacement grows by 3), if G neither reads nor writes rax, touches memory
+//! only RIP-relative (a global: no fault to report at a moved address), is no branch target,
+//! and is not 3 bytes long (then no old instruction start would be a new one: see below).
 //!
 //! Conditions, beyond the red-zone rule every rewritten site's function meets (`rewrite`):
 //! - the `mov` is 3 bytes (a REX form; the 2-byte `mov %esi, %eax` cannot hold a rel32 call and
@@ -17,14 +22,15 @@
 //! - nothing can land on the `syscall` itself (no direct branch to it, no indirect jump in the
 //!   function), since after the patch it is the middle of the `call`;
 //! - the slot is within ±2 GiB of the site (a program placed high keeps SYSCALL);
-//! - the five bytes lie in an 8-byte run inside one cache line, patched by one locked store.
 //!
 //! The patch itself is made with every other CPU stopped at a safe point (`sched::freeze`), so
-//! that none is half-way between the `mov` and the `syscall` while the bytes change. A thread
-//! may still be there in its saved registers (interrupted between the two, then switched out
-//! or parked): such a frame's rip, the `syscall`'s address, is moved back to the `mov`'s
-//! (`fix_resume_point`) before the thread runs program code again. Rerunning the `mov` is
-//! harmless (eax = X = N again, the slot does the same). Every resumption passes one of two
+//! that none is half-way through the window while the bytes change. A thread may still be
+//! there in its saved registers (interrupted inside the window, then switched out or
+//! parked): its rip is an old instruction start that is not a new one (after the `mov`, or
+//! the `syscall`), recorded as such (`Decision::Interior` and the site's `Register`), and is
+//! moved back by 3 bytes (`fix_resume_point`), to the same point of the new code: G's start if
+//! G had not run, the `call` if it had. The `mov` then does not run again, but its effect is
+//! the slot's (eax = X = N). Every resumption passes one of two
 //! points after the patch: the return path to the program (`signal::on_return`, right after
 //! its safe point, the one where frozen CPUs wait) for the thread a CPU runs, and the switch to
 //! a thread (`sched`'s switch-in hook) for the others. A restart of a call made at such a site
@@ -32,71 +38,109 @@
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register};
+use iced_x86::{
+    Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
+};
 
 use super::rewrite::{self, Decision};
 use super::uaccess;
 use crate::arch::call_gate::{self, SLED_LEN};
+use crate::arch::irq;
 use crate::arch::traps::TrapFrame;
 
 const SYSCALL: [u8; 2] = [0x0f, 0x05];
 const CALL_REL32: u8 = 0xe8;
-/// The `mov`'s length, and the patched window's (`call rel32`).
+/// The `mov`'s length: how far the window's old instruction starts move back.
 const MOV_LEN: u64 = 3;
-const WINDOW: u64 = MOV_LEN + 2;
+/// The `call rel32`'s length.
+const CALL_LEN: u64 = 5;
+/// The longest window: the `mov`, G (at most 15 bytes), the `syscall`.
+const MAX_WINDOW: usize = 3 + 15 + 2;
 
 /// How long the patching CPU waits for the others to reach a safe point; if they do not,
 /// the site keeps SYSCALL.
 const FREEZE_TIMEOUT_NS: u64 = 100_000_000;
 
-/// How many register sites were rewritten, and the lowest and highest `syscall` address among
-/// them: most resumptions are decided by these without a look-up.
+/// Whether some register site was rewritten, and the lowest and highest address recorded for
+/// one: most resumptions are decided by these without a look-up.
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 static LOWEST: AtomicU64 = AtomicU64::new(u64::MAX);
 static HIGHEST: AtomicU64 = AtomicU64::new(0);
 
-/// Whether the site at `site` (the `syscall`, instruction `at` of its function `instrs`) is
-/// a register site that qualifies for call number `nr` (the module comment's rules).
-pub(super) fn qualifies(instrs: &[Instruction], at: usize, site: u64, nr: u64) -> bool {
-    if nr >= SLED_LEN || at == 0 || patch_window(site).is_none() || rel32(site, nr).is_none() {
-        return false;
-    }
-    let mov = &instrs[at - 1];
-    let copies_register = mov.mnemonic() == Mnemonic::Mov
-        && mov.len() as u64 == MOV_LEN
-        && mov.ip() == site - MOV_LEN
-        && mov.op0_kind() == OpKind::Register
-        && matches!(mov.op0_register(), Register::EAX | Register::RAX)
-        && mov.op1_kind() == OpKind::Register
-        && mov.op1_register().size() >= 4;
-    if !copies_register {
-        return false;
-    }
-    let held = mov.op1_register().full_register();
-    nothing_lands_on(instrs, site)
-        && block_constant(instrs, at - 1, held).or_else(|| holds_constant(instrs, held)) == Some(nr)
+/// A register site that qualified: the `mov` at `mov`, G (if any) of `gap` bytes right after
+/// it, the `syscall` after that.
+pub struct Window {
+    mov: u64,
+    gap: u64,
 }
 
-/// No direct branch of the function targets `site`, and the function has no indirect jump.
-fn nothing_lands_on(instrs: &[Instruction], site: u64) -> bool {
+impl Window {
+    fn site(&self) -> u64 {
+        self.mov + MOV_LEN + self.gap
+    }
+    fn end(&self) -> u64 {
+        self.site() + 2
+    }
+}
+
+/// The window of the site that is instruction `at` of its function `instrs`, if it is a
+/// register site that qualifies for call number `nr` (the module comment's rules).
+pub(super) fn qualifies(instrs: &[Instruction], at: usize, nr: u64) -> Option<Window> {
+    let site = instrs[at].ip();
+    let mut factory = InstructionInfoFactory::new();
+    let (mov_at, gap) = match at.checked_sub(1).map(|i| &instrs[i]) {
+        Some(g) if at >= 2 && !copies_register(g) && movable(&mut factory, instrs, g) => (at - 2, g.len() as u64),
+        _ => (at.checked_sub(1)?, 0),
+    };
+    let mov = &instrs[mov_at];
+    if nr >= SLED_LEN || !copies_register(mov) || mov.len() as u64 != MOV_LEN || !nothing_lands_on(instrs, site) {
+        return None;
+    }
+    let window = Window { mov: mov.ip(), gap };
+    rel32(&window, nr)?;
+    let held = mov.op1_register().full_register();
+    let constant = block_constant(&mut factory, instrs, mov_at, held).or_else(|| holds_constant(&mut factory, instrs, held));
+    (constant == Some(nr)).then_some(window)
+}
+
+/// `mov %rX, %eax` or `mov %rX, %rax`.
+fn copies_register(i: &Instruction) -> bool {
+    i.mnemonic() == Mnemonic::Mov
+        && i.op0_kind() == OpKind::Register
+        && matches!(i.op0_register(), Register::EAX | Register::RAX)
+        && i.op1_kind() == OpKind::Register
+        && i.op1_register().size() >= 4
+}
+
+/// Whether G may move up 3 bytes, before the `mov` (the module comment's conditions; iced
+/// gives a RIP-relative operand as an absolute address, without base or index).
+fn movable(factory: &mut InstructionInfoFactory, instrs: &[Instruction], g: &Instruction) -> bool {
+    let info = factory.info(g);
+    g.len() as u64 != MOV_LEN
+        && g.flow_control() == FlowControl::Next
+        && !info.used_registers().iter().any(|u| u.register().full_register() == Register::RAX)
+        && info.used_memory().iter().all(|m| m.base() == Register::None && m.index() == Register::None)
+        && nothing_lands_on(instrs, g.ip())
+}
+
+/// No direct branch of the function targets `ip`, and the function has no indirect jump.
+fn nothing_lands_on(instrs: &[Instruction], ip: u64) -> bool {
     instrs.iter().all(|i| {
         !matches!(i.flow_control(), FlowControl::IndirectBranch)
-            && !(i.op0_kind() == OpKind::NearBranch64 && i.near_branch_target() == site)
+            && !(i.op0_kind() == OpKind::NearBranch64 && i.near_branch_target() == ip)
     })
 }
 
 /// The constant `reg` holds at instruction `at` if the last write before it, in the same
 /// basic block (no branch lands after the write, up to `at`; no jump or call in between), is a
 /// constant's.
-fn block_constant(instrs: &[Instruction], at: usize, reg: Register) -> Option<u64> {
-    let mut factory = InstructionInfoFactory::new();
+fn block_constant(factory: &mut InstructionInfoFactory, instrs: &[Instruction], at: usize, reg: Register) -> Option<u64> {
     for w in (0..at).rev() {
-        let next = instrs[w + 1].ip();
-        if instrs.iter().any(|i| i.op0_kind() == OpKind::NearBranch64 && i.near_branch_target() == next) {
+        if !nothing_lands_on(instrs, instrs[w + 1].ip()) {
             return None;
         }
         let i = &instrs[w];
-        if writes(&mut factory, i, reg) {
+        if writes(factory, i, reg) {
             return constant_of(i);
         }
         if i.flow_control() != FlowControl::Next {
@@ -116,7 +160,7 @@ fn writes(factory: &mut InstructionInfoFactory, instr: &Instruction, reg: Regist
 
 /// The constant `reg` holds wherever it is read in the function, if the function writes it
 /// once, with a constant, in its straight-line start, and no call clobbers it.
-fn holds_constant(instrs: &[Instruction], reg: Register) -> Option<u64> {
+fn holds_constant(factory: &mut InstructionInfoFactory, instrs: &[Instruction], reg: Register) -> Option<u64> {
     let caller_saved = matches!(
         reg,
         Register::RAX
@@ -129,25 +173,22 @@ fn holds_constant(instrs: &[Instruction], reg: Register) -> Option<u64> {
             | Register::R10
             | Register::R11
     );
-    let is_call = |i: &Instruction| i.is_call_near() || i.is_call_far() || i.is_call_near_indirect() || i.is_call_far_indirect();
+    let is_call =
+        |i: &Instruction| i.is_call_near() || i.is_call_far() || i.is_call_near_indirect() || i.is_call_far_indirect();
     if caller_saved && instrs.iter().any(is_call) {
         return None;
     }
-    let mut factory = InstructionInfoFactory::new();
-    let mut all = instrs.iter().enumerate().filter(|(_, i)| writes(&mut factory, i, reg));
+    let mut all = instrs.iter().enumerate().filter(|(_, i)| writes(factory, i, reg));
     let (at, write) = all.next()?;
     if all.next().is_some() {
         return None;
     }
     // Straight-line start: nothing before the write changes the flow, and no branch of the
     // function lands after the first instruction and up to the write.
-    let start = &instrs[..at];
-    if start.iter().any(|i| i.flow_control() != FlowControl::Next) {
+    if instrs[..at].iter().any(|i| i.flow_control() != FlowControl::Next) {
         return None;
     }
-    let (lo, hi) = (instrs[0].ip(), write.ip());
-    if instrs.iter().any(|i| i.op0_kind() == OpKind::NearBranch64 && (lo + 1..=hi).contains(&i.near_branch_target()))
-    {
+    if !instrs[1..=at].iter().all(|i| nothing_lands_on(instrs, i.ip())) {
         return None;
     }
     constant_of(write)
@@ -168,66 +209,87 @@ fn constant_of(write: &Instruction) -> Option<u64> {
     }
 }
 
-/// The `call`'s displacement from the `mov` (at `site - 3`) to the slot of `nr`, if it fits.
-fn rel32(site: u64, nr: u64) -> Option<i32> {
-    let after_call = site - MOV_LEN + WINDOW;
-    i32::try_from(call_gate::slot_address(nr) as i64 - after_call as i64).ok()
-}
-
-/// The start of an 8-byte run holding the five bytes from the `mov`, inside one cache line.
-fn patch_window(site: u64) -> Option<u64> {
-    let mov = site - MOV_LEN;
-    (mov.saturating_sub(8 - WINDOW)..=mov).rev().find(|at| at % 64 <= 56)
+/// The `call`'s displacement to the slot of `nr`, if it fits (the `call` ends the window).
+fn rel32(window: &Window, nr: u64) -> Option<i32> {
+    i32::try_from(call_gate::slot_address(nr) as i64 - window.end() as i64).ok()
 }
 
 /// Records and patches a qualifying register site with the other CPUs stopped; true if it
 /// was rewritten now. If they cannot be stopped in time the site keeps SYSCALL.
-pub(super) fn rewrite(site: u64, nr: u64) -> bool {
+pub(super) fn rewrite(window: &Window, nr: u64) -> bool {
+    let site = window.site();
+    // Not preemptible from the freeze to the thaw: another thread of this CPU asking for a
+    // freeze meanwhile would wait for this one forever, and this CPU with it. (Another CPU
+    // waiting for this one's interrupts cannot park: the timeout ends the attempt.)
+    let was = irq::save_and_disable();
     if !crate::sched::freeze::freeze_others(FREEZE_TIMEOUT_NS) {
+        irq::restore(was);
         rewrite::record(site, Decision::Kept);
         return false;
     }
-    // Recorded before the patch: from here a saved rip on the `syscall` goes back to the `mov`,
-    // right before and after the patch alike.
+    // Recorded before the patch: from here a saved rip on an old instruction start inside the
+    // window moves back, which is right before the patch (the old code runs from there the
+    // same) and after it.
     let decide = || {
-        if rewrite::record(site, Decision::Register) != Some(Decision::Register) {
+        let Some(new) = new_code(window, nr) else { return false };
+        let interior = window.gap == 0 || rewrite::record(window.mov + MOV_LEN, Decision::Interior).is_some();
+        if !interior || rewrite::record(site, Decision::Register) != Some(Decision::Register) {
             return false;
         }
-        LOWEST.fetch_min(site, Ordering::SeqCst);
+        LOWEST.fetch_min(window.mov, Ordering::SeqCst);
         HIGHEST.fetch_max(site, Ordering::SeqCst);
         COUNT.fetch_add(1, Ordering::SeqCst);
-        patch(site, nr)
+        call_gate::write_code(window.mov, &new[..(window.end() - window.mov) as usize]);
+        true
     };
-    let done = super::usermem::while_mapped(site - MOV_LEN, site + 2, decide) == Some(true);
+    let done = super::usermem::while_mapped(window.mov, window.end(), decide) == Some(true);
     crate::sched::freeze::thaw();
+    irq::restore(was);
     done
 }
 
-/// Replaces `mov %rX, %eax; syscall` before `site` by `call slot(nr)` (one locked store of
-/// the 8-byte run around it, if the bytes are still the ones decoded).
-fn patch(site: u64, nr: u64) -> bool {
-    let (Some(at), Some(rel)) = (patch_window(site), rel32(site, nr)) else { return false };
-    let Ok(old) = uaccess::read::<[u8; 8]>(at) else { return false };
-    let from = (site - MOV_LEN - at) as usize;
-    let Ok(mov) = uaccess::read::<[u8; 3]>(site - MOV_LEN) else { return false };
-    if old[from..from + 3] != mov || old[from + 3..from + 5] != SYSCALL {
-        return false;
+/// The window's new bytes, `G; call slot(nr)`, if its old bytes are still the ones decoded.
+fn new_code(window: &Window, nr: u64) -> Option<[u8; MAX_WINDOW]> {
+    let len = (window.end() - window.mov) as usize;
+    let mut old = [0u8; MAX_WINDOW];
+    for (i, byte) in old[..len].iter_mut().enumerate() {
+        *byte = uaccess::read::<u8>(window.mov + i as u64).ok()?;
     }
-    let mut new = old;
-    new[from] = CALL_REL32;
-    new[from + 1..from + 5].copy_from_slice(&rel.to_le_bytes());
-    call_gate::patch_u64(at, u64::from_le_bytes(old), u64::from_le_bytes(new))
+    let gap = window.gap as usize;
+    let mov = Decoder::with_ip(64, &old[..3], window.mov, DecoderOptions::NONE).decode();
+    if !copies_register(&mov) || old[3 + gap..len] != SYSCALL {
+        return None;
+    }
+    let mut new = [0u8; MAX_WINDOW];
+    new[..gap].copy_from_slice(&old[3..3 + gap]);
+    if gap > 0 {
+        let mut decoder = Decoder::with_ip(64, &old[3..3 + gap], window.mov + MOV_LEN, DecoderOptions::NONE);
+        let g = decoder.decode();
+        if g.len() != gap {
+            return None;
+        }
+        if g.is_ip_rel_memory_operand() {
+            // Three bytes earlier, the same target: the displacement grows by 3.
+            let at = decoder.get_constant_offsets(&g).displacement_offset();
+            let disp = i32::from_le_bytes(new[at..at + 4].try_into().ok()?).checked_add(MOV_LEN as i32)?;
+            new[at..at + 4].copy_from_slice(&disp.to_le_bytes());
+        }
+    }
+    new[gap] = CALL_REL32;
+    new[gap + 1..gap + CALL_LEN as usize].copy_from_slice(&rel32(window, nr)?.to_le_bytes());
+    Some(new)
 }
 
-/// A saved program frame about to resume: if its rip is the `syscall` of a rewritten register
-/// site (the middle of the `call` now), moves it back to the `mov`'s address, the `call`.
+/// A saved program frame about to resume: if its rip is an old instruction start inside a
+/// rewritten register site's window that no longer is one, moves it back to the same point of
+/// the new code (3 bytes back).
 pub fn fix_resume_point(frame: &mut TrapFrame) {
     if COUNT.load(Ordering::SeqCst) == 0 {
         return;
     }
     let rip = frame.rip;
     if (LOWEST.load(Ordering::SeqCst)..=HIGHEST.load(Ordering::SeqCst)).contains(&rip)
-        && rewrite::decision(rip) == Some(Decision::Register)
+        && matches!(rewrite::decision(rip), Some(Decision::Register | Decision::Interior))
     {
         frame.rip = rip - MOV_LEN;
     }
@@ -246,6 +308,6 @@ pub fn fix_switched_in(kernel_stack_top: u64) {
 
 /// A restart of call `nr` made from a register site (rip after it): back to the `call`.
 pub(super) fn restart(frame: &mut TrapFrame, nr: u64) {
-    frame.rip -= WINDOW;
+    frame.rip -= CALL_LEN;
     frame.rax = nr;
 }

@@ -48,6 +48,8 @@ const SITES_LEN: usize = 8192;
 static SITES: [AtomicU64; SITES_LEN] = [const { AtomicU64::new(0) }; SITES_LEN];
 static SITES_USED: AtomicUsize = AtomicUsize::new(0);
 static REWRITTEN: AtomicUsize = AtomicUsize::new(0);
+/// Entries of `Decision::Interior` (not sites).
+static INTERIOR: AtomicUsize = AtomicUsize::new(0);
 
 /// What was decided for a site.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -58,6 +60,9 @@ pub enum Decision {
     Kept = 1,
     /// `call slot(N)` in place of `mov %rX, %eax; syscall` (`regsite`).
     Register = 2,
+    /// Not a site: where an instruction began inside a register site's patched window that is
+    /// no instruction's start any more (`regsite`).
+    Interior = 3,
 }
 
 impl Decision {
@@ -65,6 +70,7 @@ impl Decision {
         match bits & 3 {
             0 => Decision::Immediate,
             2 => Decision::Register,
+            3 => Decision::Interior,
             _ => Decision::Kept,
         }
     }
@@ -91,7 +97,7 @@ pub fn enabled() -> bool {
 /// How many sites were rewritten and how many examined and kept.
 pub fn counts() -> (usize, usize) {
     let rewritten = REWRITTEN.load(Ordering::Relaxed);
-    (rewritten, SITES_USED.load(Ordering::Relaxed) - rewritten)
+    (rewritten, SITES_USED.load(Ordering::Relaxed) - rewritten - INTERIOR.load(Ordering::Relaxed))
 }
 
 fn slot(site: u64) -> usize {
@@ -150,6 +156,9 @@ pub(super) fn record(site: u64, decision: Decision) -> Option<Decision> {
         match SITES[i].compare_exchange(0, entry, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => {
                 SITES_USED.fetch_add(1, Ordering::Relaxed);
+                if decision == Decision::Interior {
+                    INTERIOR.fetch_add(1, Ordering::Relaxed);
+                }
                 LOWEST.fetch_min(site, Ordering::Relaxed);
                 HIGHEST.fetch_max(site, Ordering::Relaxed);
                 return Some(decision);
@@ -171,8 +180,8 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
     if enabled() && decision(site).is_none() && uaccess::read::<[u8; 2]>(site) == Ok(SYSCALL) {
         let nr = frame.rax;
         let done = match qualifies(site, nr) {
-            Decision::Register => super::regsite::rewrite(site, nr),
-            decided => {
+            Plan::Register(window) => super::regsite::rewrite(&window, nr),
+            Plan::Decided(decided) => {
                 // Lost races (another CPU decided first) keep that CPU's decision.
                 // Recorded and patched while the site is still mapped: an unmap on another
                 // CPU (which forgets the decisions for its range) waits.
@@ -258,14 +267,22 @@ fn patch(site: u64, nr: u64) -> bool {
         && call_gate::patch_u64(at, u64::from_le_bytes(old), u64::from_le_bytes(new))
 }
 
+/// What to do with a site.
+enum Plan {
+    /// Record this decision (and patch if it is `Immediate`).
+    Decided(Decision),
+    /// Rewrite this register site (`regsite`).
+    Register(super::regsite::Window),
+}
+
 /// Which kind of rewrite the rules (the module comment's, and `regsite`'s) allow for `site`
 /// making call `rax`; `Kept` if none.
-fn qualifies(site: u64, rax: u64) -> Decision {
+fn qualifies(site: u64, rax: u64) -> Plan {
     let Some(instrs) = site_function(site) else {
-        return Decision::Kept;
+        return Plan::Decided(Decision::Kept);
     };
     let Some(at) = instrs.iter().position(|i| i.ip() == site).filter(|&at| at > 0) else {
-        return Decision::Kept;
+        return Plan::Decided(Decision::Kept);
     };
     let mov = &instrs[at - 1];
     let immediate = mov.code() == Code::Mov_r32_imm32
@@ -273,11 +290,11 @@ fn qualifies(site: u64, rax: u64) -> Decision {
         && mov.len() == 5
         && mov.immediate(1) == rax;
     if immediate && rax < SLED_LEN && patch_at(site) % 64 <= 56 {
-        Decision::Immediate
-    } else if super::regsite::qualifies(&instrs, at, site, rax) {
-        Decision::Register
+        Plan::Decided(Decision::Immediate)
+    } else if let Some(window) = super::regsite::qualifies(&instrs, at, rax) {
+        Plan::Register(window)
     } else {
-        Decision::Kept
+        Plan::Decided(Decision::Kept)
     }
 }
 

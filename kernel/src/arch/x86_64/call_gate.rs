@@ -104,6 +104,28 @@ pub fn patch_u64(addr: u64, old: u64, new: u64) -> bool {
     super::ring3::privileged(patch_ring0, addr, old, new) != 0
 }
 
+/// Writes `bytes` over program code at `addr` (mapped read-only). Not atomic: the caller has
+/// every other CPU stopped away from program code (`sched::freeze`), and they pass a
+/// serializing IRETQ before they run program code again.
+pub fn write_code(addr: u64, bytes: &[u8]) {
+    super::ring3::privileged(write_ring0, addr, bytes.as_ptr() as u64, bytes.len() as u64);
+}
+
+/// Ring 0: lifts CR0.WP to copy `len` bytes from `src` to program code at `dst`.
+extern "C" fn write_ring0(dst: u64, src: u64, len: u64) -> u64 {
+    const CR0_WP: u64 = 1 << 16;
+    let cr0 = super::instr::read_cr0();
+    // SAFETY: interrupts are off in this ring-0 call, so nothing else runs on this CPU while
+    // write protection is lifted; `dst` is `len` bytes of mapped program code and `src` the
+    // caller's buffer (`write_code`).
+    unsafe {
+        super::instr::write_cr0(cr0 & !CR0_WP);
+        core::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, len as usize);
+        super::instr::write_cr0(cr0);
+    }
+    0
+}
+
 /// Ring 0: lifts CR0.WP for one compare-and-exchange on a read-only page.
 extern "C" fn patch_ring0(addr: u64, old: u64, new: u64) -> u64 {
     const CR0_WP: u64 = 1 << 16;
