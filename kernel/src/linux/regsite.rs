@@ -61,11 +61,16 @@ const MAX_WINDOW: usize = 3 + 15 + 2;
 /// the site keeps SYSCALL.
 const FREEZE_TIMEOUT_NS: u64 = 100_000_000;
 
-/// Whether some register site was rewritten, and the lowest and highest address recorded for
+/// How many register sites were rewritten, and the lowest and highest address recorded for
 /// one: most resumptions are decided by these without a look-up.
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 static LOWEST: AtomicU64 = AtomicU64::new(u64::MAX);
 static HIGHEST: AtomicU64 = AtomicU64::new(0);
+
+/// How many register sites were rewritten.
+pub fn count() -> usize {
+    COUNT.load(Ordering::Relaxed)
+}
 
 /// A register site that qualified: the `mov` at `mov`, G (if any) of `gap` bytes right after
 /// it, the `syscall` after that.
@@ -238,8 +243,8 @@ pub(super) fn rewrite(window: &Window, nr: u64) -> bool {
         }
         LOWEST.fetch_min(window.mov, Ordering::SeqCst);
         HIGHEST.fetch_max(site, Ordering::SeqCst);
-        COUNT.fetch_add(1, Ordering::SeqCst);
         call_gate::write_code(window.mov, &new[..(window.end() - window.mov) as usize]);
+        COUNT.fetch_add(1, Ordering::SeqCst);
         true
     };
     let done = super::usermem::while_mapped(window.mov, window.end(), decide) == Some(true);
