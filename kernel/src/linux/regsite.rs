@@ -104,7 +104,8 @@ pub(super) fn qualifies(instrs: &[Instruction], at: usize, nr: u64) -> Option<Wi
     let window = Window { mov: mov.ip(), gap };
     rel32(&window, nr)?;
     let held = mov.op1_register().full_register();
-    let constant = block_constant(&mut factory, instrs, mov_at, held).or_else(|| holds_constant(&mut factory, instrs, held));
+    let constant =
+        block_constant(&mut factory, instrs, mov_at, held).or_else(|| holds_constant(&mut factory, instrs, held));
     (constant == Some(nr)).then_some(window)
 }
 
@@ -130,16 +131,21 @@ fn movable(factory: &mut InstructionInfoFactory, instrs: &[Instruction], g: &Ins
 
 /// No direct branch of the function targets `ip`, and the function has no indirect jump.
 fn nothing_lands_on(instrs: &[Instruction], ip: u64) -> bool {
-    instrs.iter().all(|i| {
-        !matches!(i.flow_control(), FlowControl::IndirectBranch)
-            && !(i.op0_kind() == OpKind::NearBranch64 && i.near_branch_target() == ip)
+    !instrs.iter().any(|i| {
+        i.flow_control() == FlowControl::IndirectBranch
+            || (i.op0_kind() == OpKind::NearBranch64 && i.near_branch_target() == ip)
     })
 }
 
 /// The constant `reg` holds at instruction `at` if the last write before it, in the same
 /// basic block (no branch lands after the write, up to `at`; no jump or call in between), is a
 /// constant's.
-fn block_constant(factory: &mut InstructionInfoFactory, instrs: &[Instruction], at: usize, reg: Register) -> Option<u64> {
+fn block_constant(
+    factory: &mut InstructionInfoFactory,
+    instrs: &[Instruction],
+    at: usize,
+    reg: Register,
+) -> Option<u64> {
     for w in (0..at).rev() {
         if !nothing_lands_on(instrs, instrs[w + 1].ip()) {
             return None;
@@ -159,7 +165,10 @@ fn block_constant(factory: &mut InstructionInfoFactory, instrs: &[Instruction], 
 fn writes(factory: &mut InstructionInfoFactory, instr: &Instruction, reg: Register) -> bool {
     factory.info(instr).used_registers().iter().any(|u| {
         u.register().full_register() == reg
-            && matches!(u.access(), OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite)
+            && matches!(
+                u.access(),
+                OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
+            )
     })
 }
 

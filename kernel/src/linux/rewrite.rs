@@ -7,8 +7,8 @@
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
 //! - the instruction right before it is `mov $N, %eax` (B8 imm32) with N below the gate's sled
-//!   (the generic `syscall()` function, whose number varies, keeps SYSCALL; so do numbers the
-//!   compiler hoisted into another register, whose other uses the patch would change);
+//!   (the generic `syscall()` function, whose number varies, keeps SYSCALL; numbers the
+//!   compiler hoisted into another register are register sites, below);
 //! - the six bytes patched (the immediate and the `syscall`) lie in one cache line, so the
 //!   patch is one atomic store that other CPUs fetch either before or after, never half-way;
 //! - the program's symbol table names the function around it, and no instruction of that
@@ -25,7 +25,7 @@
 //! Rewritten sites are recorded (by the address of the `syscall`, which is the return address
 //! minus 2 for both kinds): an entry through the gate whose return address is not a
 //! site is a stray call, which ends as a SIGSEGV. A restarted call goes back to the `call`
-//! with the gate's number (`restart`); one reaching a rewritten `call` with the bare
+//! with the gate's number, or to a register site's `call` (`restart`); one reaching a rewritten `call` with the bare
 //! number (a jump past the `mov`) faults at page 0 and is taken as the system call
 //! (`bare_number_call`). Restarts and signals see the same frame as after SYSCALL (the return
 //! address is popped). `--strace` shows every call either way. `--no-rewrite` turns rewriting
