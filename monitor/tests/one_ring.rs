@@ -108,14 +108,16 @@ fn hot_sites_are_rewritten_unless_asked_not_to() {
 /// Register sites (`mov %rX, %eax; syscall`, the number hoisted into a register, as libgomp's
 /// futex calls have it) rewritten into calls change nothing the program sees: results from two
 /// threads while the sites get rewritten, a blocking read through such a site restarted after
-/// a SA_RESTART handler (the first one restarts after its site was patched under it), and
-/// signals to threads spinning on such a site while it is patched. With the kernel in ring 3
+/// a SA_RESTART handler (the first one restarts after its site was patched under it), a
+/// handler sending the thread back to a rewritten site's `syscall` (the middle of the call now:
+/// the kernel moves it back to the call), and signals to threads spinning on such a site while
+/// it is patched. With the kernel in ring 3
 /// (`-v` reports the counts) the register sites of `calls` are rewritten, none with
 /// `--no-rewrite`.
 #[test]
 fn register_sites_are_rewritten_and_change_nothing() {
     let prog = build("ring_regsite", &[]);
-    for case in ["calls", "restart", "spin"] {
+    for case in ["calls", "restart", "resume", "spin"] {
         let native_out = native(&prog, &[case]);
         for opts in [&["--cpus", "2"][..], &["--cpus", "1"], &["--cpus", "2", "--no-rewrite"]] {
             let out = hrt(opts, &prog, &[case]);

@@ -6,18 +6,25 @@
  *             interrupts it, three times: each read restarts and returns the byte written
  *             after the handler ran (the first read is the one whose site gets rewritten
  *             while it blocks)
+ *   resume    a handler sends the thread back to the `syscall` of a register site that has
+ *             run (so is rewritten: the `syscall` is now the middle of a call) with rax the
+ *             number, as a debugger or a user-level scheduler may: it must make the call and
+ *             go on (the kernel moves such a rip back to the call)
  *   spin      three threads spin on a register-site getppid while the main thread sends them
  *             signals whose handler makes the same call: no result is wrong, every signal is
  *             handled (threads interrupted between the mov and the syscall when the site is
  *             patched must resume as if nothing happened)
  * Prints the same lines natively and under hrt. */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 __asm__(".text\n"
@@ -40,6 +47,20 @@ __asm__(".text\n"
         "  syscall\n"
         "  ret\n"
         ".size reg_read, .-reg_read\n"
+        /* getpid; the syscall is 9 bytes in (6-byte mov, 3-byte mov). */
+        ".globl reg_getpid\n.type reg_getpid,@function\nreg_getpid:\n"
+        "  mov $39, %r9d\n"
+        "  mov %r9d, %eax\n"
+        "  syscall\n"
+        "  ret\n"
+        ".size reg_getpid, .-reg_getpid\n"
+        /* Where the resumed getpid returns: keeps rax, then leaves through resume_landing. */
+        ".globl resume_trampoline\n.type resume_trampoline,@function\nresume_trampoline:\n"
+        "  mov %rax, resumed_rax(%rip)\n"
+        "  and $-16, %rsp\n"
+        "  call resume_landing\n"
+        "  ud2\n"
+        ".size resume_trampoline, .-resume_trampoline\n"
         /* A hot loop: n getppid calls through one site; returns how many were wrong. */
         ".globl reg_getppid_loop\n.type reg_getppid_loop,@function\nreg_getppid_loop:\n"
         "  mov $110, %r8d\n"
@@ -61,6 +82,9 @@ long reg_getppid(void);
 long reg_gettid(void);
 long reg_read(long fd, void *buf, long len);
 long reg_getppid_loop(long n, long expected);
+long reg_getpid(void);
+void resume_trampoline(void);
+enum { GETPID_SYSCALL_OFFSET = 9 };
 
 enum { CALLS = 20000, ROUNDS = 3, SPINNERS = 3, SIGNALS = 30 };
 
@@ -118,6 +142,26 @@ static void *spinner(void *arg) {
     return NULL;
 }
 
+long resumed_rax;
+static sigjmp_buf resume_env;
+static unsigned long resume_stack[2048] __attribute__((aligned(16)));
+
+void resume_landing(void) {
+    siglongjmp(resume_env, 1);
+}
+
+/* Resumes at reg_getpid's syscall with rax = 39 and a return address to resume_trampoline. */
+static void send_to_syscall(int sig, siginfo_t *si, void *ctx) {
+    (void)sig;
+    (void)si;
+    ucontext_t *uc = ctx;
+    unsigned long *top = &resume_stack[2048 - 2];
+    *top = (unsigned long)resume_trampoline;
+    uc->uc_mcontext.gregs[REG_RSP] = (long)top;
+    uc->uc_mcontext.gregs[REG_RAX] = 39;
+    uc->uc_mcontext.gregs[REG_RIP] = (long)reg_getpid + GETPID_SYSCALL_OFFSET;
+}
+
 static void install(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -156,6 +200,21 @@ int main(int argc, char **argv) {
         }
         pthread_join(t, NULL);
         printf("restart: %d handlers, %ld wrong in handlers\n", atomic_load(&handled), atomic_load(&handler_bad));
+    } else if (!strcmp(c, "resume")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = send_to_syscall;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGUSR2, &sa, NULL);
+        long pid = getpid(), wrong = 0;
+        for (int r = 0; r < ROUNDS; r++) {
+            wrong += reg_getpid() != pid; /* the first one gets the site rewritten */
+            resumed_rax = 0;
+            if (!sigsetjmp(resume_env, 1))
+                raise(SIGUSR2);
+            wrong += resumed_rax != pid;
+        }
+        printf("resume: %d rounds, %ld wrong\n", ROUNDS, wrong);
     } else if (!strcmp(c, "spin")) {
         install();
         pthread_t t[SPINNERS];
@@ -176,7 +235,7 @@ int main(int argc, char **argv) {
         printf("spin: %d handlers, %ld wrong in loops, %ld wrong in handlers\n", atomic_load(&handled), bad,
                atomic_load(&handler_bad));
     } else {
-        fprintf(stderr, "usage: ring_regsite calls|restart|spin\n");
+        fprintf(stderr, "usage: ring_regsite calls|restart|resume|spin\n");
         return 2;
     }
     return 0;
