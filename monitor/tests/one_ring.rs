@@ -105,6 +105,41 @@ fn hot_sites_are_rewritten_unless_asked_not_to() {
     assert_eq!(counts(&["--no-rewrite"]), (0, 0));
 }
 
+/// Register sites (`mov %rX, %eax; syscall`, the number hoisted into a register, as libgomp's
+/// futex calls have it) rewritten into calls change nothing the program sees: results from two
+/// threads while the sites get rewritten, a blocking read through such a site restarted after
+/// a SA_RESTART handler (the first one restarts after its site was patched under it), a
+/// handler sending the thread back to a rewritten site's `syscall` (the middle of the call now:
+/// the kernel moves it back to the call), and signals to threads spinning on such a site while
+/// it is patched. With the kernel in ring 3
+/// (`-v` reports the counts) the register sites of `calls` are rewritten, none with
+/// `--no-rewrite`.
+#[test]
+fn register_sites_are_rewritten_and_change_nothing() {
+    let prog = build("ring_regsite", &[]);
+    for case in ["calls", "restart", "resume", "spin"] {
+        let native_out = native(&prog, &[case]);
+        for opts in [&["--cpus", "2"][..], &["--cpus", "1"], &["--cpus", "2", "--no-rewrite"]] {
+            let out = hrt(opts, &prog, &[case]);
+            assert_same(&format!("ring_regsite {case} {opts:?}"), &native_out, &out);
+        }
+    }
+    if !pvm_host() {
+        return;
+    }
+    let registers = |opts: &[&str]| -> u64 {
+        let mut all = vec!["-v"];
+        all.extend_from_slice(opts);
+        let out = hrt(&all, &prog, &["calls"]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        let line = out.stderr.lines().find(|l| l.contains("with the number in a register")).unwrap_or_default();
+        line.rsplit_once('(').and_then(|(_, w)| w.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+    };
+    // reg_getppid (r9d) and reg_gettid (r10), both hand-written register sites.
+    assert!(registers(&[]) >= 2, "the register sites were not rewritten");
+    assert_eq!(registers(&["--no-rewrite"]), 0);
+}
+
 /// All 256 bits of every ymm register survive thread switches on a shared CPU, through a
 /// system call (sched_yield) and through timer preemption: with the kernel in ring 3 switches
 /// use XSAVE (FXSAVE lost the upper halves: 400 of 400 rounds wrong before).

@@ -17,6 +17,7 @@ pub mod names;
 pub mod overrides;
 pub mod process;
 pub mod protect;
+pub mod regsite;
 pub mod rewrite;
 pub mod shared_files;
 pub mod shared_futex;

@@ -129,7 +129,11 @@ pub fn end_by_signal(sig: i32) -> ! {
 fn end_claimed_by(status: i32, sig: u64) -> ! {
     if super::rewrite::enabled() {
         let (rewritten, kept) = super::rewrite::counts();
-        crate::kinfo!("kernel: {rewritten} system-call site(s) rewritten into calls, {kept} kept SYSCALL");
+        let registers = super::regsite::count();
+        crate::kinfo!(
+            "kernel: {rewritten} system-call site(s) rewritten into calls, {kept} kept SYSCALL ({registers} of the \
+             rewritten with the number in a register)"
+        );
     }
     if super::channel::active() {
         let (calls, slept) = super::channel::counts();

@@ -7,8 +7,8 @@
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
 //! - the instruction right before it is `mov $N, %eax` (B8 imm32) with N below the gate's sled
-//!   (the generic `syscall()` function, whose number varies, keeps SYSCALL; so do numbers the
-//!   compiler hoisted into another register, whose other uses the patch would change);
+//!   (the generic `syscall()` function, whose number varies, keeps SYSCALL; numbers the
+//!   compiler hoisted into another register are register sites, below);
 //! - the six bytes patched (the immediate and the `syscall`) lie in one cache line, so the
 //!   patch is one atomic store that other CPUs fetch either before or after, never half-way;
 //! - the program's symbol table names the function around it, and no instruction of that
@@ -18,9 +18,14 @@
 //!   and stripped programs, keep SYSCALL. (Red-zone use through a copy of `rsp` in another
 //!   register would escape the test; compilers do not emit it.)
 //!
-//! Rewritten sites are recorded: an entry through the gate whose return address is not a
+//! A second kind of site, `mov %rX, %eax; syscall` with X proven to hold N (the number
+//! hoisted into a register, as libgomp's futex calls are), becomes `call GATE_SLOT(N)`; its
+//! conditions and what makes the patch safe are in `regsite`.
+//!
+//! Rewritten sites are recorded (by the address of the `syscall`, which is the return address
+//! minus 2 for both kinds): an entry through the gate whose return address is not a
 //! site is a stray call, which ends as a SIGSEGV. A restarted call goes back to the `call`
-//! with the gate's number (`restart_number`); one reaching a rewritten `call` with the bare
+//! with the gate's number, or to a register site's `call` (`restart`); one reaching a rewritten `call` with the bare
 //! number (a jump past the `mov`) faults at page 0 and is taken as the system call
 //! (`bare_number_call`). Restarts and signals see the same frame as after SYSCALL (the return
 //! address is popped). `--strace` shows every call either way. `--no-rewrite` turns rewriting
@@ -37,12 +42,39 @@ use crate::arch::traps::TrapFrame;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Sites decided so far, an open-addressing set of `site << 1 | kept` (0 = free slot), so
+/// Sites decided so far, an open-addressing set of `site << 2 | Decision` (0 = free slot), so
 /// that each site is examined once. Full: no more decisions (the rest keep SYSCALL).
 const SITES_LEN: usize = 8192;
 static SITES: [AtomicU64; SITES_LEN] = [const { AtomicU64::new(0) }; SITES_LEN];
 static SITES_USED: AtomicUsize = AtomicUsize::new(0);
 static REWRITTEN: AtomicUsize = AtomicUsize::new(0);
+/// Entries of `Decision::Interior` (not sites).
+static INTERIOR: AtomicUsize = AtomicUsize::new(0);
+
+/// What was decided for a site.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Decision {
+    /// `mov $GATE+N, %eax; call *%rax`.
+    Immediate = 0,
+    /// Left as it is.
+    Kept = 1,
+    /// `call slot(N)` in place of `mov %rX, %eax; syscall` (`regsite`).
+    Register = 2,
+    /// Not a site: where an instruction began inside a register site's patched window that is
+    /// no instruction's start any more (`regsite`).
+    Interior = 3,
+}
+
+impl Decision {
+    fn from_bits(bits: u64) -> Decision {
+        match bits & 3 {
+            0 => Decision::Immediate,
+            2 => Decision::Register,
+            3 => Decision::Interior,
+            _ => Decision::Kept,
+        }
+    }
+}
 
 const SYSCALL: [u8; 2] = [0x0f, 0x05];
 const CALL_RAX: [u8; 2] = [0xff, 0xd0];
@@ -52,6 +84,9 @@ const CALL_RAX: [u8; 2] = [0xff, 0xd0];
 pub fn choose(boot: &hrt_abi::BootInfo) -> bool {
     let on = crate::arch::ring3::active() && boot.program.size != 0 && boot.flags & hrt_abi::flags::NO_REWRITE == 0;
     ENABLED.store(on, Ordering::Relaxed);
+    if on {
+        crate::sched::set_switch_in_hook(super::regsite::fix_switched_in);
+    }
     on
 }
 
@@ -62,15 +97,15 @@ pub fn enabled() -> bool {
 /// How many sites were rewritten and how many examined and kept.
 pub fn counts() -> (usize, usize) {
     let rewritten = REWRITTEN.load(Ordering::Relaxed);
-    (rewritten, SITES_USED.load(Ordering::Relaxed) - rewritten)
+    (rewritten, SITES_USED.load(Ordering::Relaxed) - rewritten - INTERIOR.load(Ordering::Relaxed))
 }
 
 fn slot(site: u64) -> usize {
     (site.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 51) as usize % SITES_LEN
 }
 
-/// A slot whose site was unmapped (`forget`): probing goes on past it.
-const FORGOTTEN: u64 = 1;
+/// A slot whose site was unmapped (`forget`): probing goes on past it (site 0, never recorded).
+const FORGOTTEN: u64 = Decision::Kept as u64;
 /// The lowest and highest site ever recorded, so that most unmaps skip `forget`'s scan.
 static LOWEST: AtomicU64 = AtomicU64::new(u64::MAX);
 static HIGHEST: AtomicU64 = AtomicU64::new(0);
@@ -78,16 +113,16 @@ static HIGHEST: AtomicU64 = AtomicU64::new(0);
 /// True if `site` is a rewritten system-call site (a call through the gate from anywhere
 /// else is a NULL call).
 pub fn is_rewritten(site: u64) -> bool {
-    decision(site) == Some(true)
+    matches!(decision(site), Some(Decision::Immediate | Decision::Register))
 }
 
-/// What was decided for `site`: Some(true) rewritten, Some(false) kept, None not yet.
-fn decision(site: u64) -> Option<bool> {
+/// What was decided for `site` (the `syscall`'s address), None if nothing yet.
+pub fn decision(site: u64) -> Option<Decision> {
     let mut i = slot(site);
     for _ in 0..SITES_LEN {
         match SITES[i].load(Ordering::Acquire) {
             0 => return None,
-            s if s != FORGOTTEN && s >> 1 == site => return Some(s & 1 == 0),
+            s if s != FORGOTTEN && s >> 2 == site => return Some(Decision::from_bits(s)),
             _ => i = (i + 1) % SITES_LEN,
         }
     }
@@ -103,7 +138,7 @@ pub fn forget(start: u64, end: u64) {
     }
     for slot in &SITES {
         let s = slot.load(Ordering::Acquire);
-        if s != 0 && s != FORGOTTEN && (start..end).contains(&(s >> 1)) {
+        if s != 0 && s != FORGOTTEN && (start..end).contains(&(s >> 2)) {
             slot.store(FORGOTTEN, Ordering::Release);
         }
     }
@@ -111,21 +146,24 @@ pub fn forget(start: u64, end: u64) {
 
 /// Records the decision for `site`; returns the one that stands (another CPU may have
 /// recorded it first), or None if the set is (nearly) full.
-fn record(site: u64, rewrite: bool) -> Option<bool> {
+pub(super) fn record(site: u64, decision: Decision) -> Option<Decision> {
     if SITES_USED.load(Ordering::Relaxed) >= SITES_LEN * 3 / 4 {
         return None;
     }
-    let entry = site << 1 | !rewrite as u64;
+    let entry = site << 2 | decision as u64;
     let mut i = slot(site);
     loop {
         match SITES[i].compare_exchange(0, entry, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => {
                 SITES_USED.fetch_add(1, Ordering::Relaxed);
+                if decision == Decision::Interior {
+                    INTERIOR.fetch_add(1, Ordering::Relaxed);
+                }
                 LOWEST.fetch_min(site, Ordering::Relaxed);
                 HIGHEST.fetch_max(site, Ordering::Relaxed);
-                return Some(rewrite);
+                return Some(decision);
             }
-            Err(s) if s != FORGOTTEN && s >> 1 == site => return Some(s & 1 == 0),
+            Err(s) if s != FORGOTTEN && s >> 2 == site => return Some(Decision::from_bits(s)),
             Err(_) => i = (i + 1) % SITES_LEN,
         }
     }
@@ -137,15 +175,21 @@ fn record(site: u64, rewrite: bool) -> Option<bool> {
 pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
     let site = frame.rip.wrapping_sub(2);
     if by_call {
-        return decision(site) == Some(true);
+        return is_rewritten(site);
     }
     if enabled() && decision(site).is_none() && uaccess::read::<[u8; 2]>(site) == Ok(SYSCALL) {
-        // Lost races (another CPU decided first) keep that CPU's decision.
-        // Recorded and patched while the site is still mapped: an unmap on another CPU
-        // (which forgets the decisions for its range) waits.
-        let rewrite = qualifies(site, frame.rax);
-        let decide = || record(site, rewrite) == Some(true) && patch(site, frame.rax);
-        if super::usermem::while_mapped(site, site + 2, decide) == Some(true) {
+        let nr = frame.rax;
+        let done = match qualifies(site, nr) {
+            Plan::Register(window) => super::regsite::rewrite(&window, nr),
+            Plan::Decided(decided) => {
+                // Lost races (another CPU decided first) keep that CPU's decision.
+                // Recorded and patched while the site is still mapped: an unmap on another
+                // CPU (which forgets the decisions for its range) waits.
+                let decide = || record(site, decided) == Some(Decision::Immediate) && patch(site, nr);
+                super::usermem::while_mapped(site, site + 2, decide) == Some(true)
+            }
+        };
+        if done {
             REWRITTEN.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -167,12 +211,21 @@ pub fn null_call_fault(frame: &mut TrapFrame) {
     super::fault::user_exception(frame, 0);
 }
 
-/// The number a restarted call at `site` (rewritten or not) must find in rax.
-pub fn restart_number(site: u64, nr: u64) -> u64 {
-    if nr < SLED_LEN && is_rewritten(site) {
-        call_gate::base() + nr
-    } else {
-        nr
+/// Points `frame` (returned from system call `nr`, rip after the site) back at the call, for
+/// a restart: the 2-byte `syscall` or `call *%rax` (rax then the gate's number), or a register
+/// site's 5-byte `call` (`regsite::restart`).
+pub fn restart(frame: &mut TrapFrame, nr: u64) {
+    let site = frame.rip.wrapping_sub(2);
+    match decision(site) {
+        Some(Decision::Register) => super::regsite::restart(frame, nr),
+        Some(Decision::Immediate) if nr < SLED_LEN => {
+            frame.rip = site;
+            frame.rax = call_gate::base() + nr;
+        }
+        _ => {
+            frame.rip = site;
+            frame.rax = nr;
+        }
     }
 }
 
@@ -186,7 +239,7 @@ pub fn bare_number_call(frame: &mut TrapFrame, cr2: u64) -> bool {
         return false;
     }
     match uaccess::read::<u64>(frame.rsp) {
-        Ok(ret) if is_rewritten(ret.wrapping_sub(2)) => {
+        Ok(ret) if decision(ret.wrapping_sub(2)) == Some(Decision::Immediate) => {
             frame.rip = ret;
             frame.rsp = frame.rsp.wrapping_add(8);
             frame.rax = cr2;
@@ -214,34 +267,44 @@ fn patch(site: u64, nr: u64) -> bool {
         && call_gate::patch_u64(at, u64::from_le_bytes(old), u64::from_le_bytes(new))
 }
 
-/// The rules in the module comment.
-fn qualifies(site: u64, rax: u64) -> bool {
-    let at = patch_at(site);
-    if rax >= SLED_LEN || at % 64 > 56 {
-        return false;
-    }
-    let Some((start, end)) = super::symbols::function_at(site) else {
-        return false;
+/// What to do with a site.
+enum Plan {
+    /// Record this decision (and patch if it is `Immediate`).
+    Decided(Decision),
+    /// Rewrite this register site (`regsite`).
+    Register(super::regsite::Window),
+}
+
+/// Which kind of rewrite the rules (the module comment's, and `regsite`'s) allow for `site`
+/// making call `rax`; `Kept` if none.
+fn qualifies(site: u64, rax: u64) -> Plan {
+    let Some(instrs) = site_function(site) else {
+        return Plan::Decided(Decision::Kept);
     };
-    let Ok(code) = uaccess::slice(start, end - start) else {
-        return false;
+    let Some(at) = instrs.iter().position(|i| i.ip() == site).filter(|&at| at > 0) else {
+        return Plan::Decided(Decision::Kept);
     };
-    let Some(instrs) = decode(code, start) else {
-        return false;
-    };
-    if instrs.iter().any(below_stack_pointer) {
-        return false;
+    let mov = &instrs[at - 1];
+    let immediate = mov.code() == Code::Mov_r32_imm32
+        && mov.op0_register() == Register::EAX
+        && mov.len() == 5
+        && mov.immediate(1) == rax;
+    if immediate && rax < SLED_LEN && patch_at(site) % 64 <= 56 {
+        Plan::Decided(Decision::Immediate)
+    } else if let Some(window) = super::regsite::qualifies(&instrs, at, rax) {
+        Plan::Register(window)
+    } else {
+        Plan::Decided(Decision::Kept)
     }
-    match instrs.iter().position(|i| i.ip() == site) {
-        Some(at) if at > 0 => {
-            let mov = &instrs[at - 1];
-            mov.code() == Code::Mov_r32_imm32
-                && mov.op0_register() == Register::EAX
-                && mov.len() == 5
-                && mov.immediate(1) == rax
-        }
-        _ => false,
-    }
+}
+
+/// The instructions of the function around `site`, if the symbol table names it, it decodes,
+/// and it uses nothing below its stack pointer (the red-zone rule).
+fn site_function(site: u64) -> Option<Vec<Instruction>> {
+    let (start, end) = super::symbols::function_at(site)?;
+    let code = uaccess::slice(start, end - start).ok()?;
+    let instrs = decode(code, start)?;
+    (!instrs.iter().any(below_stack_pointer)).then_some(instrs)
 }
 
 /// Every instruction of the function `code` at `ip`; None if some cannot be decoded.

@@ -365,6 +365,15 @@ pub fn yield_now() {
     irq::restore(was);
 }
 
+/// Run with a user thread's kernel stack top when a CPU switches to it (0: none).
+static SWITCH_IN_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the function run, with interrupts off, whenever a CPU switches to a user thread,
+/// with the top of that thread's kernel stack (where its program registers are saved).
+pub fn set_switch_in_hook(hook: fn(u64)) {
+    SWITCH_IN_HOOK.store(hook as usize, Ordering::Release);
+}
+
 /// Switches to the next ready thread (or idle). Interrupts must be off.
 fn switch_away(s: &CpuSched, cur: *mut Thread) {
     let next = {
@@ -400,6 +409,11 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
         if (*next).is_user {
             crate::arch::syscall::set_kernel_stack(thread::stack_top(&*next));
             crate::arch::syscall::set_fs_base((*next).fs_base);
+            let hook = SWITCH_IN_HOOK.load(Ordering::Acquire);
+            if hook != 0 {
+                // SAFETY: only `set_switch_in_hook` stores it, and it is a `fn(u64)`.
+                core::mem::transmute::<usize, fn(u64)>(hook)(thread::stack_top(&*next));
+            }
         }
         let owner = *s.fpu_owner.get();
         if next != s.idle.load(Ordering::Relaxed) && next != owner && !owner.is_null() {

@@ -5,6 +5,10 @@
 //! (`ring3::call_entry_address`). The policy (which sites, when) is the Linux layer's
 //! (`linux::rewrite`).
 //!
+//! A second kind of site, `mov %rX, %eax; syscall` (3 + 2 bytes, X holding a constant N), is
+//! rewritten to `call rel32` (5 bytes) to a slot of the table after the sled (`slot_address`):
+//! `mov $N, %eax; jmp entry`, so that the entry finds the number in rax as from the sled.
+//!
 //! The page is a kernel page below 2 GiB (the immediate is 32 bits), not page 0: page 0 and
 //! the rest of the low 64 KiB's first page stay not present, so NULL reads, writes and calls
 //! fault as on Linux. A call into the gate from anywhere but a rewritten site reaches the entry,
@@ -22,18 +26,37 @@ pub const SLED_LEN: u64 = 512;
 /// displacement must be a REX.W byte: any other prefix or opcode would change a register.)
 const STATION: usize = 3 + 0x48;
 
-/// The gate's page: written once at boot (`install`), executed by the program afterwards.
+/// Bytes per slot of the table (`mov $N, %eax` (5), `jmp rel32` (5), int3 padding).
+const SLOT: usize = 16;
+/// Where the slot table starts in the gate: the page after the sled's.
+const SLOTS_AT: usize = 4096;
+const GATE_LEN: usize = SLOTS_AT + SLED_LEN as usize * SLOT;
+
+/// The gate's pages (the sled's, then the slot table): written once at boot (`install`),
+/// executed by the program afterwards.
 #[repr(C, align(4096))]
-struct GatePage(UnsafeCell<[u8; 4096]>);
+struct GatePage(UnsafeCell<[u8; GATE_LEN]>);
 
 // SAFETY: written only by `install`, on the boot CPU before any other CPU or program runs.
 unsafe impl Sync for GatePage {}
 
-static GATE: GatePage = GatePage(UnsafeCell::new([0xcc; 4096]));
+static GATE: GatePage = GatePage(UnsafeCell::new([0xcc; GATE_LEN]));
 
 /// The gate's address: a rewritten site's `mov` loads it plus the system-call number.
 pub fn base() -> u64 {
     GATE.0.get() as u64
+}
+
+/// The slot for system call `nr` (below `SLED_LEN`): a register site's `call rel32` target.
+pub fn slot_address(nr: u64) -> u64 {
+    debug_assert!(nr < SLED_LEN);
+    base() + (SLOTS_AT + nr as usize * SLOT) as u64
+}
+
+/// The system call whose slot is at `addr`, if `addr` is a slot's start.
+pub fn slot_number(addr: u64) -> Option<u64> {
+    let off = addr.checked_sub(base() + SLOTS_AT as u64)?;
+    (off % SLOT as u64 == 0 && off / (SLOT as u64) < SLED_LEN).then_some(off / SLOT as u64)
 }
 
 /// Writes the gate. Boot CPU, before the program or another CPU runs.
@@ -41,7 +64,8 @@ pub fn base() -> u64 {
 /// Layout: stations (EB 48) from 0, then NOPs for the last `STATION` bytes (or one more)
 /// before offset `SLED_LEN`, where `sub rax, GATE` and a `jmp` to the entry sit; int3 after
 /// them. A call to GATE + N (N < SLED_LEN) hops forward ~75 bytes per station and slides the
-/// rest: at most 6 jumps and 76 NOPs, instead of up to 512 NOPs.
+/// rest: at most 6 jumps and 76 NOPs, instead of up to 512 NOPs. The slots follow from
+/// `SLOTS_AT`, each `mov $N, %eax; jmp entry`.
 pub fn install() {
     let entry = super::ring3::call_entry_address();
     let gate = base();
@@ -50,7 +74,7 @@ pub fn install() {
     let jump_at = sub_at + 6;
     let rel = entry as i64 - (gate as i64 + jump_at as i64 + 5);
     assert!(i32::try_from(rel).is_ok(), "call entry out of reach of the gate");
-    let mut code = [0xccu8; 4096];
+    let mut code = [0xccu8; GATE_LEN];
     let nops_from = (sub_at - STATION - 1) & !1;
     for station in code[..nops_from].chunks_exact_mut(2) {
         station.copy_from_slice(&[0xeb, 0x48]);
@@ -60,6 +84,14 @@ pub fn install() {
     code[sub_at + 2..jump_at].copy_from_slice(&imm.to_le_bytes());
     code[jump_at] = 0xe9;
     code[jump_at + 1..jump_at + 5].copy_from_slice(&(rel as i32).to_le_bytes());
+    for (nr, slot) in code[SLOTS_AT..].chunks_exact_mut(SLOT).enumerate() {
+        let after_jump = gate as i64 + (SLOTS_AT + nr * SLOT + 10) as i64;
+        let rel = i32::try_from(entry as i64 - after_jump).expect("call entry out of reach of the slots");
+        slot[0] = 0xb8; // mov eax, imm32
+        slot[1..5].copy_from_slice(&(nr as u32).to_le_bytes());
+        slot[5] = 0xe9;
+        slot[6..10].copy_from_slice(&rel.to_le_bytes());
+    }
     // SAFETY: nothing runs the gate yet (see the function comment).
     unsafe { *GATE.0.get() = code };
 }
@@ -70,6 +102,28 @@ pub fn install() {
 /// bytes inside one cache line).
 pub fn patch_u64(addr: u64, old: u64, new: u64) -> bool {
     super::ring3::privileged(patch_ring0, addr, old, new) != 0
+}
+
+/// Writes `bytes` over program code at `addr` (mapped read-only). Not atomic: the caller has
+/// every other CPU stopped away from program code (`sched::freeze`), and they pass a
+/// serializing IRETQ before they run program code again.
+pub fn write_code(addr: u64, bytes: &[u8]) {
+    super::ring3::privileged(write_ring0, addr, bytes.as_ptr() as u64, bytes.len() as u64);
+}
+
+/// Ring 0: lifts CR0.WP to copy `len` bytes from `src` to program code at `dst`.
+extern "C" fn write_ring0(dst: u64, src: u64, len: u64) -> u64 {
+    const CR0_WP: u64 = 1 << 16;
+    let cr0 = super::instr::read_cr0();
+    // SAFETY: interrupts are off in this ring-0 call, so nothing else runs on this CPU while
+    // write protection is lifted; `dst` is `len` bytes of mapped program code and `src` the
+    // caller's buffer (`write_code`).
+    unsafe {
+        super::instr::write_cr0(cr0 & !CR0_WP);
+        core::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, len as usize);
+        super::instr::write_cr0(cr0);
+    }
+    0
 }
 
 /// Ring 0: lifts CR0.WP for one compare-and-exchange on a read-only page.

@@ -105,6 +105,12 @@ unsafe extern "C" fn syscall_entry() {
     syscall_entry_asm!("swapgs", switched: [] ss = USER_SS, cs = USER_CS);
 }
 
+/// Where the program's registers lie while a user thread whose kernel stack ends at
+/// `kernel_stack_top` is in the kernel (every entry from the program builds its frame there).
+pub fn user_frame(kernel_stack_top: u64) -> *mut TrapFrame {
+    (kernel_stack_top - core::mem::size_of::<TrapFrame>() as u64) as *mut TrapFrame
+}
+
 /// Enters ring 3 with the register state `frame` (copied to the top of this thread's kernel
 /// stack, where later entries will build their frames too).
 ///
@@ -112,7 +118,7 @@ unsafe extern "C" fn syscall_entry() {
 /// `kernel_stack_top` must be the current thread's kernel stack top, and the frame's rip/rsp
 /// must point into user-accessible memory.
 pub unsafe fn return_to_user(frame: &TrapFrame, kernel_stack_top: u64) -> ! {
-    let dst = (kernel_stack_top - core::mem::size_of::<TrapFrame>() as u64) as *mut TrapFrame;
+    let dst = user_frame(kernel_stack_top);
     // SAFETY: the caller's contract; the frame is written below the stack top, above our own
     // frame (we are deep below it), and we never return.
     unsafe {

@@ -31,6 +31,9 @@ fn current() -> &'static mut crate::sched::Thread {
 pub fn on_return(frame: &mut TrapFrame) {
     // A safe point for another CPU's fork (see sched::freeze).
     crate::sched::freeze::check();
+    // A register site patched meanwhile (the safe point above is where the other CPUs wait
+    // while a site is patched) may have this thread's rip in the middle of its new `call`.
+    crate::linux::regsite::fix_resume_point(frame);
     super::timers::fire_due();
     if PENDING_COUNT.load(Ordering::SeqCst) == 0
         && SUSPENDED.load(Ordering::SeqCst) == 0
@@ -174,7 +177,6 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     regs.rflags &= !(0x100 | 0x400 | 0x1_0000); // TF, DF, RF
 }
 
-/// Points the program back at system call `nr` (the 2-byte SYSCALL instruction before rip).
 /// Whether call `nr`, interrupted for a handler with SA_RESTART, starts again. Linux never
 /// restarts the descriptor waits after a handler, whatever SA_RESTART says (signal(7)): poll,
 /// select, epoll_wait and their variants answer EINTR.
@@ -187,9 +189,9 @@ fn restarts_after_handler(nr: u64) -> bool {
     )
 }
 
+/// Points the program back at system call `nr` (the site before rip, of whichever kind).
 fn restart(regs: &mut TrapFrame, nr: u64) {
-    regs.rip -= 2;
-    regs.rax = crate::linux::rewrite::restart_number(regs.rip, nr);
+    crate::linux::rewrite::restart(regs, nr);
 }
 
 /// rt_sigreturn: restores the registers, mask and FPU state saved in (and perhaps changed
