@@ -25,6 +25,19 @@ fn forked_children_behave_as_on_linux() {
     assert_same_on_1_and_2_cpus("procs_fork", &prog, &[], &linux);
 }
 
+/// Four threads on two vCPUs forking at once, preempted while they hold the other CPUs frozen:
+/// a second forker on the same vCPU must yield to the first, not park the only CPU that can
+/// thaw the rest (before, 1 run in 6 failed fork with EAGAIN after the 2 s freeze timeout).
+#[test]
+fn threads_of_one_vcpu_fork_at_the_same_time() {
+    let prog = build("fork_threads", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    for round in 0..3 {
+        assert_same(&format!("fork_threads --cpus 2 (run {round})"), &linux, &hrt(&["--cpus", "2"], &prog, &[]));
+    }
+}
+
 #[test]
 fn a_static_pie_program_forks() {
     let prog = build("procs_fork", &["-static-pie"]);

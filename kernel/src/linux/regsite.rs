@@ -232,9 +232,10 @@ fn rel32(window: &Window, nr: u64) -> Option<i32> {
 /// was rewritten now. If they cannot be stopped in time the site keeps SYSCALL.
 pub(super) fn rewrite(window: &Window, nr: u64) -> bool {
     let site = window.site();
-    // Not preemptible from the freeze to the thaw: another thread of this CPU asking for a
-    // freeze meanwhile would wait for this one forever, and this CPU with it. (Another CPU
-    // waiting for this one's interrupts cannot park: the timeout ends the attempt.)
+    // Not preemptible from the freeze to the thaw: the other CPUs spin until the thaw, so it
+    // must come soon (another thread of this CPU asking for a freeze meanwhile yields to this
+    // one, `freeze_others`). Another CPU waiting for this one's interrupts cannot park: the
+    // timeout ends the attempt.
     let was = irq::save_and_disable();
     if !crate::sched::freeze::freeze_others(FREEZE_TIMEOUT_NS) {
         irq::restore(was);

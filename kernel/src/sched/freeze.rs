@@ -41,9 +41,21 @@ fn park() {
 /// Stops every other CPU at a safe point. Returns false (and stops nothing) if they are not all
 /// stopped within `timeout_ns`. The caller must hold no lock and must call `thaw` after.
 pub fn freeze_others(timeout_ns: u64) -> bool {
-    let me = cpu::id() + 1;
     loop {
-        if FREEZER.load(Ordering::Acquire) != 0 {
+        let me = cpu::id() + 1;
+        let f = FREEZER.load(Ordering::Acquire);
+        if f == me {
+            // Another thread of this CPU froze the others and was switched away (preempted,
+            // or blocked on the host): parking here would stop the one CPU that can thaw them.
+            // Let it run until it thaws, with interrupts on meanwhile (what wakes it may be
+            // one); nothing is frozen by this thread yet.
+            let was = irq::enabled();
+            irq::enable();
+            super::yield_now();
+            if !was {
+                irq::disable();
+            }
+        } else if f != 0 {
             // Another CPU is freezing at the same time: be frozen by it first (we are at a
             // safe point).
             park();
