@@ -20,7 +20,7 @@ pub extern "C" fn hrt_kernel_entry(boot_info: u64, cpu_index: u64, fork_record: 
     // SAFETY: the monitor passes the address of the block it wrote.
     let boot: &'static BootInfo = unsafe { &*(boot_info as *const BootInfo) };
     if fork_record != 0 {
-        resume_forked(boot, cpu_index, fork_record)
+        resume_forked(cpu_index, fork_record)
     }
     cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);
     if cpu_index == 0 {
@@ -41,6 +41,9 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         hypercall::shutdown(1);
     }
     crate::bootinfo::set(boot);
+    // From here on the kernel's copy: the monitor's block is not mapped once the kernel's
+    // page tables are active.
+    let boot = crate::bootinfo::get();
     cpu::set_count(boot.num_cpus as usize);
     crate::console::set_quiet(boot.flags & hrt_abi::flags::QUIET != 0);
     crate::arch::features::init(boot.features);
@@ -105,7 +108,10 @@ fn kernel_in_ring3(boot: &BootInfo) -> bool {
 /// A forked child's VM: memory is the parent's at the fork (allocator, page tables, heap and the
 /// program as they were); each CPU redoes only its hardware set-up, then the boot CPU resumes
 /// the forking thread alone.
-fn resume_forked(boot: &BootInfo, cpu_index: usize, record: u64) -> ! {
+fn resume_forked(cpu_index: usize, record: u64) -> ! {
+    // The kernel's copy (the parent's, in this copy of its memory): the monitor's block is not
+    // mapped once the kernel's page tables are active.
+    let boot = crate::bootinfo::get();
     // SAFETY: nothing has used this CPU's record in this VM yet.
     unsafe { cpu::reset(cpu_index) };
     cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);

@@ -53,6 +53,11 @@ static void low_memory(void) {
     probe("NULL", (volatile unsigned char *)0, 1);
     probe("NULL + 8", (volatile unsigned char *)8, 0);
     probe("NULL + 4095", (volatile unsigned char *)4095, 0);
+    /* The rest of the low 64 KiB (vm.mmap_min_addr): a field of a large struct at NULL. */
+    probe("NULL + 4096", (volatile unsigned char *)4096, 0);
+    probe("NULL + 0x1040", (volatile unsigned char *)0x1040, 0);
+    probe("NULL + 0x8000", (volatile unsigned char *)0x8000, 1);
+    probe("NULL + 0xfff8", (volatile unsigned char *)0xfff8, 0);
     call_null();
     report("read into NULL", read(zero_fd, (void *)(uintptr_t)null_addr, 16));
     void *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);

@@ -10,6 +10,9 @@ use super::instr::write_cr3;
 pub const PAGE_SIZE: u64 = 4096;
 pub const LARGE_PAGE_SIZE: u64 = 2 << 20;
 pub const HUGE_PAGE_SIZE: u64 = 1 << 30;
+/// The low addresses no page table of the kernel maps (Linux's default `vm.mmap_min_addr`):
+/// NULL-based accesses fault there.
+const LOW_UNMAPPED_END: u64 = 64 << 10;
 
 pub const PRESENT: u64 = 1 << 0;
 pub const WRITABLE: u64 = 1 << 1;
@@ -148,13 +151,18 @@ unsafe fn map_range(
                 let pd_index = (addr >> 21) as usize & 511;
                 if addr == 0 {
                     let pt = next_table(pd, 0);
-                    // Page 0 stays not present; the system-call trampoline page is the only
+                    // The low 64 KiB stay not present (the boot-info block and the boot page
+                    // tables there are read only before these tables are active, see
+                    // `bootinfo`); the system-call trampoline page is the only
                     // user-accessible page of the kernel image (all are in ring-3 mode, the
                     // code and read-only data read-only; an image past 2 MiB would leave the
                     // rest writable).
                     let tramp = super::syscall::trampoline_page();
                     for i in 1..512u64 {
                         let page = i * PAGE_SIZE;
+                        if page < LOW_UNMAPPED_END {
+                            continue;
+                        }
                         let u = if page == tramp { USER } else { kernel_u };
                         let w = if (ro_lo..ro_hi).contains(&page) { 0 } else { WRITABLE };
                         *pt.add(i as usize) = page | PRESENT | w | GLOBAL | u;
