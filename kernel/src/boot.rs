@@ -121,6 +121,7 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     }
     CPUS_ONLINE.store(0, Ordering::SeqCst);
     sched::reset_after_fork();
+    crate::linux::calls::fork::prepare_child(record);
     init_this_cpu();
     if boot.num_cpus > 1 {
         hypercall::start_cpus();

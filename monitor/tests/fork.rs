@@ -27,7 +27,10 @@ fn forked_children_behave_as_on_linux() {
 
 /// Four threads on two vCPUs forking at once, preempted while they hold the other CPUs frozen:
 /// a second forker on the same vCPU must yield to the first, not park the only CPU that can
-/// thaw the rest (before, 1 run in 6 failed fork with EAGAIN after the 2 s freeze timeout).
+/// thaw the rest (before, 1 run in 6 failed fork with EAGAIN after the 2 s freeze timeout);
+/// and a child must run only the forking thread (a copy of another thread blocked in `wait4`
+/// was woken in the child by a CPU that reached its idle loop before the child's state was
+/// reset, and ended the child with status 0: a wrong status in about 1 run in 10; 0 in 30 after).
 #[test]
 fn threads_of_one_vcpu_fork_at_the_same_time() {
     let prog = build("fork_threads", &[]);

@@ -8,7 +8,7 @@
 //!
 //! Child: every CPU enters the kernel afresh and redoes its hardware set-up (boot.rs,
 //! `resume_forked`); the memory allocator, page tables and heap are the parent's, consistent
-//! because of the freeze. Then `resume_child` drops what belonged to other threads (their
+//! because of the freeze. Then `prepare_child` drops what belonged to other threads (their
 //! records and kernel stacks are leaked, not freed: nothing refers to them any more), and the
 //! forking thread alone goes on, with pid = tid = the child's host pid, returning 0 from fork
 //! with all its registers, FS base, FPU state, signal mask and alternate stack as in the parent.
@@ -160,12 +160,20 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     Ok(r as u64)
 }
 
-/// The child's kernel, on the boot CPU once every CPU is set up: forgets the other threads and
-/// starts the forking thread again where it called fork, with 0 as the result.
-pub fn resume_child(record: u64) {
+/// The child's copy of the fork record at guest-physical `record`.
+fn record_at(record: u64) -> &'static ForkRecord {
     // SAFETY: the monitor passes the record's address (checked when the parent asked); this
     // is the child's own copy, read before any thread runs.
-    let rec = unsafe { &*(crate::mem::phys_to_virt(record) as *const ForkRecord) };
+    unsafe { &*(crate::mem::phys_to_virt(record) as *const ForkRecord) }
+}
+
+/// A forked child, on the boot CPU before the other CPUs start: forgets what the parent's
+/// other threads were doing. Every queue a wake-up could come from (forwarded calls answered
+/// in the copied channel, futexes, signals, timers, children) must be empty before another CPU
+/// reaches its idle loop, which reaps answered calls: it once woke a copy of a parent thread
+/// blocked in `wait4`, which then ran in the child (and ended it with status 0).
+pub fn prepare_child(record: u64) {
+    let rec = record_at(record);
     let pid = rec.child_pid as u32;
     PROCESS.pid.store(pid, Ordering::SeqCst);
     PROCESS.live_threads.store(1, Ordering::SeqCst);
@@ -177,6 +185,14 @@ pub fn resume_child(record: u64) {
     super::procs::after_fork(rec.from_child as u32);
     crate::linux::channel::after_fork();
     crate::linux::usermap::after_fork();
+}
+
+/// A forked child, on the boot CPU once every CPU is up (`prepare_child` ran before): starts
+/// the forking thread again where it called fork, with 0 as the result; it is the only one of
+/// the parent's threads that exists here.
+pub fn resume_child(record: u64) {
+    let rec = record_at(record);
+    let pid = rec.child_pid as u32;
     let frame = rec.frame;
     let spawned = sched::spawn_with(
         ThreadOptions::named("main").on_cpu(rec.cpu).user(),
