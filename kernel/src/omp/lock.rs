@@ -6,22 +6,34 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::linux::futex;
 
+/// Most pauses between two looks at a held lock word. Looking less often leaves the line with
+/// the holder, whose unlock and next lock then need no transfer (EPCC critical and lock
+/// overheads on 2 vCPUs, medians of 3 alternating runs: 0.107-0.131 us without backoff,
+/// 0.060-0.075 us with it, Linux and libgomp 0.088-0.094 us).
+const BACKOFF_MAX: u32 = 16;
+
 pub fn lock(w: &AtomicU32) {
     if w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
         return;
     }
     // Spin as long as a waiting thread does (libgomp's spin count, GOMP_SPINCOUNT): a holder
     // that sleeps on the word must wake its successor with a futex call at every unlock.
+    // The count is of pauses, as libgomp counts its spin loop's rounds, whatever the backoff.
     let spin_rounds = super::icv::spin_rounds();
-    let mut round = 0u64;
-    while round < spin_rounds {
-        core::hint::spin_loop();
+    let (mut paused, mut looks) = (0u64, 0u64);
+    let mut backoff = 1u32;
+    while paused < spin_rounds {
+        for _ in 0..backoff {
+            core::hint::spin_loop();
+        }
+        paused += backoff as u64;
         if w.load(Ordering::Relaxed) == 0 && w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
             return;
         }
-        round += 1;
+        backoff = (backoff * 2).min(BACKOFF_MAX);
+        looks += 1;
         // The holder may be waiting for this CPU (more threads than vCPUs).
-        if round.is_multiple_of(64) && crate::sched::runnable_here() > 0 {
+        if looks.is_multiple_of(64) && crate::sched::runnable_here() > 0 {
             crate::sched::yield_now();
         }
     }
