@@ -6,9 +6,14 @@ use crate::ensure;
 
 pub fn paging() -> TestResult {
     let mem = crate::bootinfo::get().mem_size;
-    kprintln!("  page 0 absent, reading 8 bytes at 4 KiB, 2 MiB and the end of each RAM range of {} MiB", mem >> 20);
-    ensure!(traps::probe_read(0).is_err(), "page 0 is mapped");
-    for addr in [0x1000, 2 << 20] {
+    kprintln!(
+        "  the low 64 KiB absent, reading 8 bytes at 64 KiB, 2 MiB and the end of each RAM range of {} MiB",
+        mem >> 20
+    );
+    for addr in [0, 0x1000, 0xfff8] {
+        ensure!(traps::probe_read(addr).is_err(), "address {addr:#x} in the low 64 KiB is mapped");
+    }
+    for addr in [0x10000, 2 << 20] {
         ensure!(traps::probe_read(addr).is_ok(), "address {addr:#x} is not mapped");
     }
     let mut last_end = 0;
