@@ -74,6 +74,14 @@ fn kernel_runtime_defers_tasks_as_the_specification_allows() {
     same_as_libgomp("omp_tasks", &[None, Some("1"), Some("3"), Some("6")]);
 }
 
+/// Dynamic loops of every kind gcc 12 emits (nonmonotonic by default, `monotonic:`, combined
+/// `parallel for`, with task reductions through GOMP_loop_start): each iteration exactly once,
+/// chunks aligned to the chunk size, monotonic chunks in increasing order per thread.
+#[test]
+fn kernel_runtime_runs_dynamic_loops_exactly_once_in_aligned_chunks() {
+    same_as_libgomp("omp_dynamic", &[Some("1"), Some("2"), Some("3")]);
+}
+
 #[test]
 fn kernel_runtime_runs_doacross_loops_and_scope() {
     same_as_libgomp("omp_doacross", &[Some("1"), Some("2"), Some("4")]);
