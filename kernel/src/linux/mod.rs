@@ -24,6 +24,7 @@ pub mod shared_futex;
 pub mod signal;
 pub mod symbols;
 pub mod syscall;
+pub mod sysfunc;
 pub mod table;
 pub mod uaccess;
 pub mod usermap;

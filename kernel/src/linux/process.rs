@@ -130,9 +130,10 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
     if super::rewrite::enabled() {
         let (rewritten, kept) = super::rewrite::counts();
         let registers = super::regsite::count();
+        let functions = super::sysfunc::count();
         crate::kinfo!(
             "kernel: {rewritten} system-call site(s) rewritten into calls, {kept} kept SYSCALL ({registers} of the \
-             rewritten with the number in a register)"
+             rewritten with the number in a register, {functions} in the generic syscall function)"
         );
     }
     if super::channel::active() {

@@ -55,21 +55,24 @@ const MOV_LEN: u64 = 3;
 /// The `call rel32`'s length.
 const CALL_LEN: u64 = 5;
 /// The longest window: the `mov`, G (at most 15 bytes), the `syscall`.
-const MAX_WINDOW: usize = 3 + 15 + 2;
+pub(super) const MAX_WINDOW: usize = 3 + 15 + 2;
 
 /// How long the patching CPU waits for the others to reach a safe point; if they do not,
 /// the site keeps SYSCALL.
 const FREEZE_TIMEOUT_NS: u64 = 100_000_000;
 
-/// How many register sites were rewritten, and the lowest and highest address recorded for
-/// one: most resumptions are decided by these without a look-up.
-static COUNT: AtomicUsize = AtomicUsize::new(0);
+/// How many windows were patched (`patch_frozen`: register sites and the generic `syscall()`
+/// function's), and the lowest and highest address recorded for one: most resumptions are
+/// decided by these without a look-up.
+static PATCHED: AtomicUsize = AtomicUsize::new(0);
+/// How many register sites were rewritten.
+static REGISTERS: AtomicUsize = AtomicUsize::new(0);
 static LOWEST: AtomicU64 = AtomicU64::new(u64::MAX);
 static HIGHEST: AtomicU64 = AtomicU64::new(0);
 
 /// How many register sites were rewritten.
 pub fn count() -> usize {
-    COUNT.load(Ordering::Relaxed)
+    REGISTERS.load(Ordering::Relaxed)
 }
 
 /// A register site that qualified: the `mov` at `mov`, G (if any) of `gap` bytes right after
@@ -130,7 +133,7 @@ fn movable(factory: &mut InstructionInfoFactory, instrs: &[Instruction], g: &Ins
 }
 
 /// No direct branch of the function targets `ip`, and the function has no indirect jump.
-fn nothing_lands_on(instrs: &[Instruction], ip: u64) -> bool {
+pub(super) fn nothing_lands_on(instrs: &[Instruction], ip: u64) -> bool {
     !instrs.iter().any(|i| {
         i.flow_control() == FlowControl::IndirectBranch
             || (i.op0_kind() == OpKind::NearBranch64 && i.near_branch_target() == ip)
@@ -231,7 +234,28 @@ fn rel32(window: &Window, nr: u64) -> Option<i32> {
 /// Records and patches a qualifying register site with the other CPUs stopped; true if it
 /// was rewritten now. If they cannot be stopped in time the site keeps SYSCALL.
 pub(super) fn rewrite(window: &Window, nr: u64) -> bool {
-    let site = window.site();
+    let interior = (window.gap != 0).then_some(window.mov + MOV_LEN);
+    let done = patch_frozen(window.mov, window.site(), interior, || new_code(window, nr));
+    if done {
+        REGISTERS.fetch_add(1, Ordering::Relaxed);
+    }
+    done
+}
+
+/// Patches the window from `start` to the end of the `syscall` at `site` with the bytes
+/// `new_code` gives (None: the old bytes changed, no patch), every other CPU stopped, once the
+/// site is recorded as `Register` (and the old instruction start `interior`, if any, as
+/// `Interior`). The new code must end with a 5-byte `call` whose return address is the old
+/// `syscall`'s end, and every old instruction start in the window must be a new one except
+/// `interior` and the `syscall`, whose saved rips move back by 3 (`fix_resume_point`). True if
+/// patched now; if the others cannot be stopped in time the site keeps SYSCALL.
+pub(super) fn patch_frozen(
+    start: u64,
+    site: u64,
+    interior: Option<u64>,
+    new_code: impl FnOnce() -> Option<[u8; MAX_WINDOW]>,
+) -> bool {
+    let end = site + 2;
     // Not preemptible from the freeze to the thaw: the other CPUs spin until the thaw, so it
     // must come soon (another thread of this CPU asking for a freeze meanwhile yields to this
     // one, `freeze_others`). Another CPU waiting for this one's interrupts cannot park: the
@@ -246,18 +270,18 @@ pub(super) fn rewrite(window: &Window, nr: u64) -> bool {
     // window moves back, which is right before the patch (the old code runs from there the
     // same) and after it.
     let decide = || {
-        let Some(new) = new_code(window, nr) else { return false };
-        let interior = window.gap == 0 || rewrite::record(window.mov + MOV_LEN, Decision::Interior).is_some();
+        let Some(new) = new_code() else { return false };
+        let interior = interior.is_none_or(|at| rewrite::record(at, Decision::Interior).is_some());
         if !interior || rewrite::record(site, Decision::Register) != Some(Decision::Register) {
             return false;
         }
-        LOWEST.fetch_min(window.mov, Ordering::SeqCst);
+        LOWEST.fetch_min(start, Ordering::SeqCst);
         HIGHEST.fetch_max(site, Ordering::SeqCst);
-        call_gate::write_code(window.mov, &new[..(window.end() - window.mov) as usize]);
-        COUNT.fetch_add(1, Ordering::SeqCst);
+        call_gate::write_code(start, &new[..(end - start) as usize]);
+        PATCHED.fetch_add(1, Ordering::SeqCst);
         true
     };
-    let done = super::usermem::while_mapped(window.mov, window.end(), decide) == Some(true);
+    let done = super::usermem::while_mapped(start, end, decide) == Some(true);
     crate::sched::freeze::thaw();
     irq::restore(was);
     done
@@ -299,7 +323,7 @@ fn new_code(window: &Window, nr: u64) -> Option<[u8; MAX_WINDOW]> {
 /// rewritten register site's window that no longer is one, moves it back to the same point of
 /// the new code (3 bytes back).
 pub fn fix_resume_point(frame: &mut TrapFrame) {
-    if COUNT.load(Ordering::SeqCst) == 0 {
+    if PATCHED.load(Ordering::SeqCst) == 0 {
         return;
     }
     let rip = frame.rip;
@@ -313,7 +337,7 @@ pub fn fix_resume_point(frame: &mut TrapFrame) {
 /// The switch-in hook (`sched::set_switch_in_hook`): the program frame a user thread left at
 /// the top of its kernel stack (stale if it last entered by the fast path, and then unused).
 pub fn fix_switched_in(kernel_stack_top: u64) {
-    if COUNT.load(Ordering::SeqCst) == 0 {
+    if PATCHED.load(Ordering::SeqCst) == 0 {
         return;
     }
     // SAFETY: the top of a live user thread's kernel stack, reserved for its program frame

@@ -7,8 +7,8 @@
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
 //! - the instruction right before it is `mov $N, %eax` (B8 imm32) with N below the gate's sled
-//!   (the generic `syscall()` function, whose number varies, keeps SYSCALL; numbers the
-//!   compiler hoisted into another register are register sites, below);
+//!   (numbers the compiler hoisted into another register are register sites, and the generic
+//!   `syscall()` function's site, whose number is an argument, is a third kind: below);
 //! - the six bytes patched (the immediate and the `syscall`) lie in one cache line, so the
 //!   patch is one atomic store that other CPUs fetch either before or after, never half-way;
 //! - the program's symbol table names the function around it, and no instruction of that
@@ -20,7 +20,10 @@
 //!
 //! A second kind of site, `mov %rX, %eax; syscall` with X proven to hold N (the number
 //! hoisted into a register, as libgomp's futex calls are), becomes `call GATE_SLOT(N)`; its
-//! conditions and what makes the patch safe are in `regsite`.
+//! conditions and what makes the patch safe are in `regsite`. The generic `syscall()`
+//! function's `mov 0x8(%rsp), %r9; syscall` becomes `nop; call` to a gate slot that loads r9
+//! and enters with the number in rax (`sysfunc`); it is patched and recorded as a register
+//! site.
 //!
 //! Rewritten sites are recorded (by the address of the `syscall`, which is the return address
 //! minus 2 for both kinds): an entry through the gate whose return address is not a
@@ -181,6 +184,7 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
         let nr = frame.rax;
         let done = match qualifies(site, nr) {
             Plan::Register(window) => super::regsite::rewrite(&window, nr),
+            Plan::SyscallFunction(start) => super::sysfunc::rewrite(start),
             Plan::Decided(decided) => {
                 // Lost races (another CPU decided first) keep that CPU's decision.
                 // Recorded and patched while the site is still mapped: an unmap on another
@@ -273,9 +277,11 @@ enum Plan {
     Decided(Decision),
     /// Rewrite this register site (`regsite`).
     Register(super::regsite::Window),
+    /// Rewrite this generic `syscall()` function's site, whose window starts here (`sysfunc`).
+    SyscallFunction(u64),
 }
 
-/// Which kind of rewrite the rules (the module comment's, and `regsite`'s) allow for `site`
+/// Which kind of rewrite the rules (the module comment's, `regsite`'s and `sysfunc`'s) allow for `site`
 /// making call `rax`; `Kept` if none.
 fn qualifies(site: u64, rax: u64) -> Plan {
     let Some(instrs) = site_function(site) else {
@@ -293,6 +299,8 @@ fn qualifies(site: u64, rax: u64) -> Plan {
         Plan::Decided(Decision::Immediate)
     } else if let Some(window) = super::regsite::qualifies(&instrs, at, rax) {
         Plan::Register(window)
+    } else if let Some(start) = super::sysfunc::qualifies(&instrs, at) {
+        Plan::SyscallFunction(start)
     } else {
         Plan::Decided(Decision::Kept)
     }

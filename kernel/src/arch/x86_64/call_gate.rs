@@ -8,6 +8,8 @@
 //! A second kind of site, `mov %rX, %eax; syscall` (3 + 2 bytes, X holding a constant N), is
 //! rewritten to `call rel32` (5 bytes) to a slot of the table after the sled (`slot_address`):
 //! `mov $N, %eax; jmp entry`, so that the entry finds the number in rax as from the sled.
+//! One more slot, after the table, serves the generic `syscall()` function's site, whose
+//! number is already in rax: `mov 0x10(%rsp), %r9; jmp entry` (`syscall_function_slot`).
 //!
 //! The page is a kernel page below 2 GiB (the immediate is 32 bits), not page 0: page 0 and
 //! the rest of the low 64 KiB's first page stay not present, so NULL reads, writes and calls
@@ -30,7 +32,9 @@ const STATION: usize = 3 + 0x48;
 const SLOT: usize = 16;
 /// Where the slot table starts in the gate: the page after the sled's.
 const SLOTS_AT: usize = 4096;
-const GATE_LEN: usize = SLOTS_AT + SLED_LEN as usize * SLOT;
+/// The generic `syscall()` function's slot: right after the table.
+const SYSCALL_FUNCTION_AT: usize = SLOTS_AT + SLED_LEN as usize * SLOT;
+const GATE_LEN: usize = SYSCALL_FUNCTION_AT + SLOT;
 
 /// The gate's pages (the sled's, then the slot table): written once at boot (`install`),
 /// executed by the program afterwards.
@@ -59,13 +63,20 @@ pub fn slot_number(addr: u64) -> Option<u64> {
     (off % SLOT as u64 == 0 && off / (SLOT as u64) < SLED_LEN).then_some(off / SLOT as u64)
 }
 
+/// The slot a rewritten generic `syscall()` site calls (`linux::sysfunc`): it reloads r9 with
+/// the sixth argument, one word further up the stack than at the site (the call pushed its
+/// return address), and enters with the number the site left in rax.
+pub fn syscall_function_slot() -> u64 {
+    base() + SYSCALL_FUNCTION_AT as u64
+}
+
 /// Writes the gate. Boot CPU, before the program or another CPU runs.
 ///
 /// Layout: stations (EB 48) from 0, then NOPs for the last `STATION` bytes (or one more)
 /// before offset `SLED_LEN`, where `sub rax, GATE` and a `jmp` to the entry sit; int3 after
 /// them. A call to GATE + N (N < SLED_LEN) hops forward ~75 bytes per station and slides the
 /// rest: at most 6 jumps and 76 NOPs, instead of up to 512 NOPs. The slots follow from
-/// `SLOTS_AT`, each `mov $N, %eax; jmp entry`.
+/// `SLOTS_AT`, each `mov $N, %eax; jmp entry`, then the `syscall()` function's slot.
 pub fn install() {
     let entry = super::ring3::call_entry_address();
     let gate = base();
@@ -84,14 +95,22 @@ pub fn install() {
     code[sub_at + 2..jump_at].copy_from_slice(&imm.to_le_bytes());
     code[jump_at] = 0xe9;
     code[jump_at + 1..jump_at + 5].copy_from_slice(&(rel as i32).to_le_bytes());
-    for (nr, slot) in code[SLOTS_AT..].chunks_exact_mut(SLOT).enumerate() {
-        let after_jump = gate as i64 + (SLOTS_AT + nr * SLOT + 10) as i64;
-        let rel = i32::try_from(entry as i64 - after_jump).expect("call entry out of reach of the slots");
-        slot[0] = 0xb8; // mov eax, imm32
-        slot[1..5].copy_from_slice(&(nr as u32).to_le_bytes());
-        slot[5] = 0xe9;
-        slot[6..10].copy_from_slice(&rel.to_le_bytes());
+    // `jmp entry` at `at` (5 bytes).
+    let jump_to_entry = |code: &mut [u8; GATE_LEN], at: usize| {
+        let rel =
+            i32::try_from(entry as i64 - (gate as i64 + at as i64 + 5)).expect("call entry out of reach of the slots");
+        code[at] = 0xe9;
+        code[at + 1..at + 5].copy_from_slice(&rel.to_le_bytes());
+    };
+    for nr in 0..SLED_LEN as usize {
+        let at = SLOTS_AT + nr * SLOT;
+        code[at] = 0xb8; // mov eax, imm32
+        code[at + 1..at + 5].copy_from_slice(&(nr as u32).to_le_bytes());
+        jump_to_entry(&mut code, at + 5);
     }
+    // mov r9, [rsp + 0x10]
+    code[SYSCALL_FUNCTION_AT..SYSCALL_FUNCTION_AT + 5].copy_from_slice(&[0x4c, 0x8b, 0x4c, 0x24, 0x10]);
+    jump_to_entry(&mut code, SYSCALL_FUNCTION_AT + 5);
     // SAFETY: nothing runs the gate yet (see the function comment).
     unsafe { *GATE.0.get() = code };
 }
