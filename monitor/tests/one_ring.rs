@@ -106,38 +106,66 @@ fn hot_sites_are_rewritten_unless_asked_not_to() {
 }
 
 /// Register sites (`mov %rX, %eax; syscall`, the number hoisted into a register, as libgomp's
-/// futex calls have it) rewritten into calls change nothing the program sees: results from two
-/// threads while the sites get rewritten, a blocking read through such a site restarted after
-/// a SA_RESTART handler (the first one restarts after its site was patched under it), a
+/// futex calls have it) and the generic `syscall()` function's site (`mov 0x8(%rsp), %r9;
+/// syscall`) rewritten into calls change nothing the program sees: results from two threads
+/// while the sites get rewritten, blocking reads through either kind restarted after a
+/// SA_RESTART handler (the first of each kind restarts after its site was patched under it), a
 /// handler sending the thread back to a rewritten site's `syscall` (the middle of the call now:
-/// the kernel moves it back to the call), and signals to threads spinning on such a site while
-/// it is patched. With the kernel in ring 3
-/// (`-v` reports the counts) the register sites of `calls` are rewritten, none with
-/// `--no-rewrite`.
+/// the kernel moves it back to the call), signals to threads spinning on such sites while they
+/// are patched, and through `syscall()` six arguments, errno returns and a futex wake. With the
+/// kernel in ring 3 (`-v` reports the counts) the register sites of `calls` and the
+/// `syscall()` site are rewritten, none with `--no-rewrite`.
 #[test]
 fn register_sites_are_rewritten_and_change_nothing() {
     let prog = build("ring_regsite", &[]);
-    for case in ["calls", "restart", "resume", "spin"] {
+    let pie = build("ring_regsite", &["-static-pie"]);
+    for case in ["calls", "restart", "resume", "spin", "generic"] {
         let native_out = native(&prog, &[case]);
         for opts in [&["--cpus", "2"][..], &["--cpus", "1"], &["--cpus", "2", "--no-rewrite"]] {
             let out = hrt(opts, &prog, &[case]);
             assert_same(&format!("ring_regsite {case} {opts:?}"), &native_out, &out);
         }
+        let out = hrt(&["--cpus", "2"], &pie, &[case]);
+        assert_same(&format!("ring_regsite (static-pie) {case}"), &native(&pie, &[case]), &out);
     }
     if !pvm_host() {
         return;
     }
-    let registers = |opts: &[&str]| -> u64 {
+    // (register sites, generic `syscall()` sites) rewritten, from the `-v` line at exit.
+    let rewritten = |prog: &std::path::Path, opts: &[&str], case: &str| -> (u64, u64) {
         let mut all = vec!["-v"];
         all.extend_from_slice(opts);
-        let out = hrt(&all, &prog, &["calls"]);
+        let out = hrt(&all, prog, &[case]);
         assert_eq!(out.code(), 0, "{}", out.stderr);
         let line = out.stderr.lines().find(|l| l.contains("with the number in a register")).unwrap_or_default();
-        line.rsplit_once('(').and_then(|(_, w)| w.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+        let count = |after: &str| -> u64 {
+            line.rsplit_once(after).and_then(|(_, w)| w.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+        };
+        (count("("), count("in a register, "))
     };
-    // reg_getppid (r9d) and reg_gettid (r10), both hand-written register sites.
-    assert!(registers(&[]) >= 2, "the register sites were not rewritten");
-    assert_eq!(registers(&["--no-rewrite"]), 0);
+    // reg_getppid (r9d) and reg_gettid (r10), both hand-written register sites, and syscall().
+    // (Not in the static-PIE build: it is loaded beyond the `call rel32`'s reach of the gate,
+    // so its sites of these kinds keep SYSCALL.)
+    let (registers, generic) = rewritten(&prog, &[], "calls");
+    assert!(registers >= 2, "the register sites were not rewritten");
+    assert_eq!(generic, 1, "the syscall() site was not rewritten");
+    assert_eq!(rewritten(&prog, &["--no-rewrite"], "calls"), (0, 0));
+}
+
+/// `--strace` shows every call made through the rewritten `syscall()` site (tracing keeps
+/// the rewriting on and takes every call down the full path).
+#[test]
+fn strace_sees_every_call_through_the_rewritten_syscall_function() {
+    if !pvm_host() {
+        return;
+    }
+    let prog = build("ring_regsite", &[]);
+    let out = hrt(&["-v", "--strace"], &prog, &["generic"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stderr.contains("1 in the generic syscall function"), "{}", out.stderr);
+    let getppid = out.stderr.lines().filter(|l| l.contains("] getppid() = ")).count();
+    // The program's own getppid() (the wrapper) and seven through syscall().
+    assert_eq!(getppid, 8, "{}", out.stderr);
 }
 
 /// All 256 bits of every ymm register survive thread switches on a shared CPU, through a

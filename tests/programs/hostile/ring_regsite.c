@@ -1,27 +1,37 @@
 /* Register system-call sites (`mov %rX, %eax; syscall`, the number hoisted into a register as
- * libgomp's futex calls have it) rewritten into calls (issue 14): what must not change.
- *   calls     getppid and gettid through register sites (r9d and r10 forms) from two threads
- *             at once, while the sites get rewritten: every result must be right
- *   restart   a thread blocks in read() through a register site while a SA_RESTART handler
- *             interrupts it, three times: each read restarts and returns the byte written
- *             after the handler ran (the first read is the one whose site gets rewritten
- *             while it blocks)
- *   resume    a handler sends the thread back to the `syscall` of a register site that has
- *             run (so is rewritten: the `syscall` is now the middle of a call) with rax the
- *             number, as a debugger or a user-level scheduler may: it must make the call and
- *             go on (the kernel moves such a rip back to the call)
- *   spin      three threads spin on a register-site getppid while the main thread sends them
- *             signals whose handler makes the same call: no result is wrong, every signal is
- *             handled (threads interrupted between the mov and the syscall when the site is
- *             patched must resume as if nothing happened)
+ * libgomp's futex calls have it) and the generic syscall() function's site (`mov 0x8(%rsp),
+ * %r9; syscall`, the number an argument) rewritten into calls (issue 14): what must not change.
+ *   calls     getppid and gettid through register sites (r9d and r10 forms) and through
+ *             syscall() from two threads at once, while the sites get rewritten: every result
+ *             must be right
+ *   restart   a thread blocks in read() through a register site, then through syscall(), while
+ *             a SA_RESTART handler interrupts it, three times each: each read restarts and
+ *             returns the byte written after the handler ran (the first read of each kind is
+ *             the one whose site gets rewritten while it blocks)
+ *   resume    a handler sends the thread back to the `syscall` of a register site, then of
+ *             syscall(), that has run (so is rewritten: the `syscall` is now the middle of a
+ *             call) with rax the number, as a debugger or a user-level scheduler may: it must
+ *             make the call and go on (the kernel moves such a rip back to the call)
+ *   spin      three threads spin on a register-site getppid and syscall(SYS_getppid) while the
+ *             main thread sends them signals whose handler makes the same calls: no result is
+ *             wrong, every signal is handled (threads interrupted between the mov and the
+ *             syscall when the site is patched must resume as if nothing happened)
+ *   generic   syscall() with six arguments that must all arrive (mmap of a file at an offset,
+ *             at a fixed address), an errno return (EINVAL for an unaligned offset: the sixth
+ *             argument), futex wait and wake between two threads, and seven getppid calls
+ *             (`--strace` must show all seven)
  * Prints the same lines natively and under hrt. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <errno.h>
+#include <linux/futex.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -97,6 +107,8 @@ static void *caller(void *arg) {
     for (int i = 0; i < CALLS; i++) {
         bad += reg_getppid() != ppid;
         bad += reg_gettid() != tid;
+        bad += syscall(SYS_getppid) != ppid;
+        bad += syscall(SYS_gettid) != tid;
     }
     pthread_mutex_lock(&lock);
     bad_calls += bad;
@@ -113,7 +125,7 @@ static atomic_int handled;
 static atomic_long handler_bad;
 static void on_signal(int sig) {
     (void)sig;
-    if (reg_getppid() != getppid())
+    if (reg_getppid() != getppid() || syscall(SYS_getppid) != getppid())
         atomic_fetch_add(&handler_bad, 1);
     atomic_fetch_add(&handled, 1);
 }
@@ -121,12 +133,13 @@ static void on_signal(int sig) {
 static int pipe_fds[2];
 static atomic_int reading;
 
+/* Rounds below ROUNDS read through the register site, the others through syscall(). */
 static void *reader(void *arg) {
     (void)arg;
-    for (int r = 0; r < ROUNDS; r++) {
+    for (int r = 0; r < 2 * ROUNDS; r++) {
         char c = 0;
         atomic_store(&reading, r + 1);
-        long got = reg_read(pipe_fds[0], &c, 1);
+        long got = r < ROUNDS ? reg_read(pipe_fds[0], &c, 1) : syscall(SYS_read, pipe_fds[0], &c, 1);
         printf("read %d: %ld '%c'\n", r, got, c);
     }
     return NULL;
@@ -137,8 +150,10 @@ static long spin_bad[SPINNERS];
 
 static void *spinner(void *arg) {
     long i = (long)arg, ppid = getppid();
-    while (!atomic_load(&stop))
+    while (!atomic_load(&stop)) {
         spin_bad[i] += reg_getppid_loop(100, ppid);
+        spin_bad[i] += syscall(SYS_getppid) != ppid;
+    }
     return NULL;
 }
 
@@ -150,7 +165,10 @@ void resume_landing(void) {
     siglongjmp(resume_env, 1);
 }
 
-/* Resumes at reg_getpid's syscall with rax = 39 and a return address to resume_trampoline. */
+/* Where send_to_syscall resumes: a `syscall` that returns (with rax = getpid) to its caller. */
+static long resume_at;
+
+/* Resumes at resume_at with rax = 39 and a return address to resume_trampoline. */
 static void send_to_syscall(int sig, siginfo_t *si, void *ctx) {
     (void)sig;
     (void)si;
@@ -159,7 +177,94 @@ static void send_to_syscall(int sig, siginfo_t *si, void *ctx) {
     *top = (unsigned long)resume_trampoline;
     uc->uc_mcontext.gregs[REG_RSP] = (long)top;
     uc->uc_mcontext.gregs[REG_RAX] = 39;
-    uc->uc_mcontext.gregs[REG_RIP] = (long)reg_getpid + GETPID_SYSCALL_OFFSET;
+    uc->uc_mcontext.gregs[REG_RIP] = resume_at;
+}
+
+/* The address of the `syscall` in the C library's syscall() function, found by its bytes
+ * (`mov 0x8(%rsp), %r9; syscall`) before any call could rewrite them; 0 if not there. */
+static long generic_syscall_address(void) {
+    static const unsigned char pattern[] = {0x4c, 0x8b, 0x4c, 0x24, 0x08, 0x0f, 0x05};
+    const unsigned char *code = (const unsigned char *)(long)syscall;
+    for (int i = 0; i < 64; i++)
+        if (!memcmp(code + i, pattern, sizeof pattern))
+            return (long)(code + i + 5);
+    return 0;
+}
+
+/* Rounds of a direct call through `call` (which rewrites its site the first time), then a
+ * handler's resumption at `at`; returns how many results were wrong. */
+static long resume_rounds(long (*call)(void), long at) {
+    long pid = getpid();
+    volatile long wrong = 0;
+    resume_at = at;
+    for (int r = 0; r < ROUNDS; r++) {
+        wrong += call() != pid;
+        resumed_rax = 0;
+        if (!sigsetjmp(resume_env, 1))
+            raise(SIGUSR2);
+        wrong += resumed_rax != pid;
+    }
+    return wrong;
+}
+
+static long generic_getpid(void) { return syscall(SYS_getpid); }
+
+static atomic_int futex_word, nobody_waits;
+
+/* Waits until futex_word is 1 (a wake that does not arrive leaves it waiting, and the test
+ * times out). */
+static void *futex_waiter(void *arg) {
+    (void)arg;
+    while (atomic_load(&futex_word) == 0)
+        syscall(SYS_futex, &futex_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    return NULL;
+}
+
+/* The `generic` case; returns the exit status. */
+static int generic(void) {
+    long page = sysconf(_SC_PAGESIZE);
+    FILE *f = tmpfile();
+    if (!f)
+        return 1;
+    for (int p = 0; p < 3; p++)
+        for (long i = 0; i < page; i++)
+            fputc('a' + p, f);
+    fflush(f);
+    /* A free address to map at (MAP_FIXED: the first argument must arrive). */
+    char *hint = mmap(NULL, 4 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(hint, 4 * page);
+    char *at = (char *)syscall(SYS_mmap, hint + page, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+                               fileno(f), 2 * page);
+    printf("mmap at the hint: %d, first byte '%c', page 2 of 3 mapped: %d\n", at == hint + page,
+           at == MAP_FAILED ? '?' : at[0], at != MAP_FAILED && at[page - 1] == 'c');
+    if (at != MAP_FAILED) {
+        at[0] = 'z'; /* PROT_WRITE arrived */
+        munmap(at, 2 * page);
+    }
+    errno = 0;
+    long bad = syscall(SYS_mmap, NULL, page, PROT_READ, MAP_PRIVATE, fileno(f), 1L);
+    printf("mmap at an unaligned offset: %ld, errno %s\n", bad, errno == EINVAL ? "EINVAL" : strerror(errno));
+    errno = 0;
+    bad = syscall(SYS_close, -1);
+    printf("close(-1): %ld, errno %s\n", bad, errno == EBADF ? "EBADF" : strerror(errno));
+    pthread_t t;
+    pthread_create(&t, NULL, futex_waiter, NULL);
+    pause_ms(20);
+    atomic_store(&futex_word, 1);
+    /* Woken at its wait, or it never waited: either way it ends. */
+    for (;;) {
+        syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        if (!pthread_tryjoin_np(t, NULL))
+            break;
+        pause_ms(1);
+    }
+    printf("futex: the waiter was woken; a wake with no waiter wakes %ld\n",
+           syscall(SYS_futex, &nobody_waits, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));
+    long ppid = getppid(), wrong = 0;
+    for (int i = 0; i < 7; i++)
+        wrong += syscall(SYS_getppid) != ppid;
+    printf("getppid through syscall(): 7 calls, %ld wrong\n", wrong);
+    return 0;
 }
 
 static void install(void) {
@@ -179,14 +284,14 @@ int main(int argc, char **argv) {
             pthread_create(&t[i], NULL, caller, NULL);
         for (int i = 0; i < 2; i++)
             pthread_join(t[i], NULL);
-        printf("calls: %d x 2 per thread, %ld wrong\n", CALLS, bad_calls);
+        printf("calls: %d x 4 per thread, %ld wrong\n", CALLS, bad_calls);
     } else if (!strcmp(c, "restart")) {
         install();
         if (pipe(pipe_fds))
             return 1;
         pthread_t t;
         pthread_create(&t, NULL, reader, NULL);
-        for (int r = 0; r < ROUNDS; r++) {
+        for (int r = 0; r < 2 * ROUNDS; r++) {
             while (atomic_load(&reading) != r + 1)
                 pause_ms(1);
             pause_ms(20); /* most likely blocked in read by now (either way the output is the same) */
@@ -206,15 +311,11 @@ int main(int argc, char **argv) {
         sa.sa_sigaction = send_to_syscall;
         sa.sa_flags = SA_SIGINFO;
         sigaction(SIGUSR2, &sa, NULL);
-        long pid = getpid(), wrong = 0;
-        for (int r = 0; r < ROUNDS; r++) {
-            wrong += reg_getpid() != pid; /* the first one gets the site rewritten */
-            resumed_rax = 0;
-            if (!sigsetjmp(resume_env, 1))
-                raise(SIGUSR2);
-            wrong += resumed_rax != pid;
-        }
+        long generic_at = generic_syscall_address();
+        long wrong = resume_rounds(reg_getpid, (long)reg_getpid + GETPID_SYSCALL_OFFSET);
         printf("resume: %d rounds, %ld wrong\n", ROUNDS, wrong);
+        wrong = generic_at ? resume_rounds(generic_getpid, generic_at) : -1;
+        printf("resume in syscall(): %d rounds, %ld wrong\n", ROUNDS, wrong);
     } else if (!strcmp(c, "spin")) {
         install();
         pthread_t t[SPINNERS];
@@ -234,8 +335,10 @@ int main(int argc, char **argv) {
         }
         printf("spin: %d handlers, %ld wrong in loops, %ld wrong in handlers\n", atomic_load(&handled), bad,
                atomic_load(&handler_bad));
+    } else if (!strcmp(c, "generic")) {
+        return generic();
     } else {
-        fprintf(stderr, "usage: ring_regsite calls|restart|resume|spin\n");
+        fprintf(stderr, "usage: ring_regsite calls|restart|resume|spin|generic\n");
         return 2;
     }
     return 0;
