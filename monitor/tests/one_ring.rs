@@ -114,7 +114,8 @@ fn hot_sites_are_rewritten_unless_asked_not_to() {
 /// the kernel moves it back to the call), signals to threads spinning on such sites while they
 /// are patched, and through `syscall()` six arguments, errno returns and a futex wake. With the
 /// kernel in ring 3 (`-v` reports the counts) the register sites of `calls` and the
-/// `syscall()` site are rewritten, none with `--no-rewrite`.
+/// `syscall()` site are rewritten (also in a static-PIE build and in libc.so), none with
+/// `--no-rewrite`.
 #[test]
 fn register_sites_are_rewritten_and_change_nothing() {
     let prog = build("ring_regsite", &[]);
@@ -143,12 +144,22 @@ fn register_sites_are_rewritten_and_change_nothing() {
         };
         (count("("), count("in a register, "))
     };
-    // reg_getppid (r9d) and reg_gettid (r10), both hand-written register sites, and syscall().
-    // (Not in the static-PIE build: it is loaded beyond the `call rel32`'s reach of the gate,
-    // so its sites of these kinds keep SYSCALL.)
-    let (registers, generic) = rewritten(&prog, &[], "calls");
-    assert!(registers >= 2, "the register sites were not rewritten");
-    assert_eq!(generic, 1, "the syscall() site was not rewritten");
+    // reg_getppid (r9d) and reg_gettid (r10), both hand-written register sites, and syscall():
+    // also in the static-PIE build and in libc.so, loaded beyond a `call rel32`'s reach of the
+    // gate (their calls go through the program's near slot table).
+    let dynamic = common::hostile::build_dynamic(
+        &common::hostile::repo_root().join("tests/programs/hostile/ring_regsite.c"),
+        "ring_regsite",
+        &[],
+    );
+    for prog in [&prog, &pie, &dynamic] {
+        let (registers, generic) = rewritten(prog, &[], "calls");
+        assert!(registers >= 2, "{}: the register sites were not rewritten", prog.display());
+        assert_eq!(generic, 1, "{}: the syscall() site was not rewritten", prog.display());
+    }
+    for case in ["restart", "generic"] {
+        assert_same(&format!("dynamic ring_regsite {case}"), &native(&dynamic, &[case]), &hrt(&[], &dynamic, &[case]));
+    }
     assert_eq!(rewritten(&prog, &["--no-rewrite"], "calls"), (0, 0));
 }
 

@@ -293,6 +293,7 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     protect::set_fresh(guard, guard + STACK_GUARD, 0);
     let stack = guard + STACK_GUARD;
     let sp = build_stack(img, &loaded, interp.as_ref().map_or(0, |i| i.base), stack + stack_size)?;
+    super::near_table::map();
     let entry = interp.as_ref().map_or(loaded.entry, |i| i.entry);
     Ok(Start { entry, sp })
 }

@@ -14,6 +14,7 @@ pub mod filemap;
 pub mod futex;
 pub mod loader;
 pub mod names;
+pub mod near_table;
 pub mod overrides;
 pub mod process;
 pub mod protect;

@@ -1,6 +1,6 @@
 //! Register sites: `mov %rX, %eax; syscall` (3 + 2 bytes; libgomp's futex calls, with the
 //! number hoisted into r8 or r9 at the function's start) rewritten into `call slot(N)`
-//! (5 bytes), the gate's slot `mov $N, %eax; jmp entry` (`arch::call_gate::slot_address`).
+//! (5 bytes), a slot `mov $N, %eax; jmp entry` (`arch::slot_table`).
 //! The `mov`'s only effect, eax = N, is the slot's, so the program sees the same registers.
 //! One instruction G between the two (`mov %r8d, %eax; mov futex_wake(%rip), %esi; syscall`,
 //! libgomp's barrier wake-up) moves up by the `mov`'s 3 bytes: `G; call slot(N)` (G's
@@ -21,7 +21,8 @@
 //!   `.cold` part) jumping back in is trusted to keep X, as the compiler's allocation does;
 //! - nothing can land on the `syscall` itself (no direct branch to it, no indirect jump in the
 //!   function), since after the patch it is the middle of the `call`;
-//! - the slot is within ±2 GiB of the site (a program placed high keeps SYSCALL);
+//! - a slot table is within ±2 GiB of the site: the gate's, or the program's near table
+//!   (`near_table`) for programs placed high (if neither, the site keeps SYSCALL);
 //!
 //! The patch itself is made with every other CPU stopped at a safe point (`sched::freeze`), so
 //! that none is half-way through the window while the bytes change. A thread may still be
@@ -46,6 +47,7 @@ use super::rewrite::{self, Decision};
 use super::uaccess;
 use crate::arch::call_gate::{self, SLED_LEN};
 use crate::arch::irq;
+use crate::arch::slot_table::{self, Slot};
 use crate::arch::traps::TrapFrame;
 
 const SYSCALL: [u8; 2] = [0x0f, 0x05];
@@ -226,9 +228,9 @@ fn constant_of(write: &Instruction) -> Option<u64> {
     }
 }
 
-/// The `call`'s displacement to the slot of `nr`, if it fits (the `call` ends the window).
+/// The `call`'s displacement to the slot of `nr`, if one is in reach (the `call` ends the window).
 fn rel32(window: &Window, nr: u64) -> Option<i32> {
-    i32::try_from(call_gate::slot_address(nr) as i64 - window.end() as i64).ok()
+    slot_table::call_displacement(Slot::Number(nr), window.end())
 }
 
 /// Records and patches a qualifying register site with the other CPUs stopped; true if it

@@ -3,7 +3,7 @@
 //! mov %r9, %r8; mov 0x8(%rsp), %r9; syscall`): the number is an argument, so the site is
 //! neither an immediate nor a register site (`rewrite`, `regsite`). Its last two instructions,
 //! `mov 0x8(%rsp), %r9; syscall` (5 + 2 bytes), become a 2-byte nop and `call rel32` to the
-//! gate's slot `mov 0x10(%rsp), %r9; jmp entry` (`call_gate::syscall_function_slot`): the slot
+//! slot `mov 0x10(%rsp), %r9; jmp entry` (`arch::slot_table`): the slot
 //! loads the sixth argument from the same stack word (one word further up: the `call` pushed
 //! its return address) and enters with the number the function left in rax, whatever it is
 //! (the entry takes any number, as after SYSCALL). The `call` returns where the `syscall`
@@ -20,7 +20,7 @@
 //! - nothing lands on the `syscall`, now the middle of the `call`: no direct branch of the
 //!   function targets it and the function has no indirect jump (a branch to the `mov` lands on
 //!   the nop, the same point of the new code);
-//! - the slot is within ±2 GiB of the site (a program placed high keeps SYSCALL).
+//! - a slot table is within ±2 GiB of the site (the gate's, or the program's `near_table`).
 //!
 //! Patched with the other CPUs stopped and recorded as a register site
 //! (`regsite::patch_frozen`), whose resume and restart rules fit: a saved rip at the old
@@ -35,7 +35,7 @@ use iced_x86::{Code, Instruction, Register};
 
 use super::regsite::{self, MAX_WINDOW};
 use super::uaccess;
-use crate::arch::call_gate;
+use crate::arch::slot_table::{self, Slot};
 
 /// The window's old bytes: `mov 0x8(%rsp), %r9; syscall`.
 const OLD: [u8; 7] = [0x4c, 0x8b, 0x4c, 0x24, 0x08, 0x0f, 0x05];
@@ -66,9 +66,10 @@ pub(super) fn qualifies(instrs: &[Instruction], at: usize) -> Option<u64> {
     (loads_arg6 && regsite::nothing_lands_on(instrs, site) && rel32(site).is_some()).then(|| mov.ip())
 }
 
-/// The `call`'s displacement to the slot (the `call` ends where the `syscall` at `site` did).
+/// The `call`'s displacement to the slot, if one is in reach (the `call` ends where the
+/// `syscall` at `site` did).
 fn rel32(site: u64) -> Option<i32> {
-    i32::try_from(call_gate::syscall_function_slot() as i64 - (site + 2) as i64).ok()
+    slot_table::call_displacement(Slot::SyscallFunction, site + 2)
 }
 
 /// Rewrites the qualifying site whose window starts at `start`; true if it was rewritten now.

@@ -6,10 +6,10 @@
 //! (`linux::rewrite`).
 //!
 //! A second kind of site, `mov %rX, %eax; syscall` (3 + 2 bytes, X holding a constant N), is
-//! rewritten to `call rel32` (5 bytes) to a slot of the table after the sled (`slot_address`):
-//! `mov $N, %eax; jmp entry`, so that the entry finds the number in rax as from the sled.
-//! One more slot, after the table, serves the generic `syscall()` function's site, whose
-//! number is already in rax: `mov 0x10(%rsp), %r9; jmp entry` (`syscall_function_slot`).
+//! rewritten to `call rel32` (5 bytes) to a slot of the table after the sled
+//! (`slot_table`): `mov $N, %eax; jmp entry`, so that the entry finds the number in rax as
+//! from the sled. One more slot serves the generic `syscall()` function's site, whose number
+//! is already in rax.
 //!
 //! The page is a kernel page below 2 GiB (the immediate is 32 bits), not page 0: page 0 and
 //! the rest of the low 64 KiB's first page stay not present, so NULL reads, writes and calls
@@ -18,6 +18,8 @@
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::slot_table;
 
 /// System-call numbers below this reach the entry; sites with larger numbers keep SYSCALL.
 pub const SLED_LEN: u64 = 512;
@@ -28,13 +30,9 @@ pub const SLED_LEN: u64 = 512;
 /// displacement must be a REX.W byte: any other prefix or opcode would change a register.)
 const STATION: usize = 3 + 0x48;
 
-/// Bytes per slot of the table (`mov $N, %eax` (5), `jmp rel32` (5), int3 padding).
-const SLOT: usize = 16;
 /// Where the slot table starts in the gate: the page after the sled's.
 const SLOTS_AT: usize = 4096;
-/// The generic `syscall()` function's slot: right after the table.
-const SYSCALL_FUNCTION_AT: usize = SLOTS_AT + SLED_LEN as usize * SLOT;
-const GATE_LEN: usize = SYSCALL_FUNCTION_AT + SLOT;
+const GATE_LEN: usize = SLOTS_AT + slot_table::TABLE_LEN;
 
 /// The gate's pages (the sled's, then the slot table): written once at boot (`install`),
 /// executed by the program afterwards.
@@ -51,32 +49,13 @@ pub fn base() -> u64 {
     GATE.0.get() as u64
 }
 
-/// The slot for system call `nr` (below `SLED_LEN`): a register site's `call rel32` target.
-pub fn slot_address(nr: u64) -> u64 {
-    debug_assert!(nr < SLED_LEN);
-    base() + (SLOTS_AT + nr as usize * SLOT) as u64
-}
-
-/// The system call whose slot is at `addr`, if `addr` is a slot's start.
-pub fn slot_number(addr: u64) -> Option<u64> {
-    let off = addr.checked_sub(base() + SLOTS_AT as u64)?;
-    (off % SLOT as u64 == 0 && off / (SLOT as u64) < SLED_LEN).then_some(off / SLOT as u64)
-}
-
-/// The slot a rewritten generic `syscall()` site calls (`linux::sysfunc`): it reloads r9 with
-/// the sixth argument, one word further up the stack than at the site (the call pushed its
-/// return address), and enters with the number the site left in rax.
-pub fn syscall_function_slot() -> u64 {
-    base() + SYSCALL_FUNCTION_AT as u64
-}
-
 /// Writes the gate. Boot CPU, before the program or another CPU runs.
 ///
 /// Layout: stations (EB 48) from 0, then NOPs for the last `STATION` bytes (or one more)
 /// before offset `SLED_LEN`, where `sub rax, GATE` and a `jmp` to the entry sit; int3 after
 /// them. A call to GATE + N (N < SLED_LEN) hops forward ~75 bytes per station and slides the
 /// rest: at most 6 jumps and 76 NOPs, instead of up to 512 NOPs. The slots follow from
-/// `SLOTS_AT`, each `mov $N, %eax; jmp entry`, then the `syscall()` function's slot.
+/// `SLOTS_AT` (`slot_table`).
 pub fn install() {
     let entry = super::ring3::call_entry_address();
     let gate = base();
@@ -95,22 +74,8 @@ pub fn install() {
     code[sub_at + 2..jump_at].copy_from_slice(&imm.to_le_bytes());
     code[jump_at] = 0xe9;
     code[jump_at + 1..jump_at + 5].copy_from_slice(&(rel as i32).to_le_bytes());
-    // `jmp entry` at `at` (5 bytes).
-    let jump_to_entry = |code: &mut [u8; GATE_LEN], at: usize| {
-        let rel =
-            i32::try_from(entry as i64 - (gate as i64 + at as i64 + 5)).expect("call entry out of reach of the slots");
-        code[at] = 0xe9;
-        code[at + 1..at + 5].copy_from_slice(&rel.to_le_bytes());
-    };
-    for nr in 0..SLED_LEN as usize {
-        let at = SLOTS_AT + nr * SLOT;
-        code[at] = 0xb8; // mov eax, imm32
-        code[at + 1..at + 5].copy_from_slice(&(nr as u32).to_le_bytes());
-        jump_to_entry(&mut code, at + 5);
-    }
-    // mov r9, [rsp + 0x10]
-    code[SYSCALL_FUNCTION_AT..SYSCALL_FUNCTION_AT + 5].copy_from_slice(&[0x4c, 0x8b, 0x4c, 0x24, 0x10]);
-    jump_to_entry(&mut code, SYSCALL_FUNCTION_AT + 5);
+    slot_table::write(&mut code[SLOTS_AT..], gate + SLOTS_AT as u64, entry);
+    slot_table::set_kernel(gate + SLOTS_AT as u64);
     // SAFETY: nothing runs the gate yet (see the function comment).
     unsafe { *GATE.0.get() = code };
 }

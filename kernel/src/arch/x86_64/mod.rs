@@ -16,6 +16,7 @@ pub mod percpu;
 pub mod pvm;
 pub mod ring0;
 pub mod ring3;
+pub mod slot_table;
 pub mod syscall;
 pub mod tlb;
 pub mod traps;

@@ -1,0 +1,22 @@
+//! The program's own slot table (`arch::slot_table`): register and `syscall()` function sites
+//! reach theirs with `call rel32` (±2 GiB), and programs in the pool above 4 GiB (static-PIE
+//! and dynamically linked ones) lie beyond that from the gate's. Each loaded program image
+//! gets a copy among its memory, read and execute only, whose slots jump on to the entry.
+
+use super::protect::{self, PROT_EXEC, PROT_READ};
+use super::usermem::{self, PAGE};
+use crate::arch::slot_table::{self, NEAR_TABLE_LEN};
+
+/// Maps a near table for the image just loaded (rewriting on), the one sites call from now on;
+/// without memory for it, far sites keep SYSCALL.
+pub fn map() {
+    if !super::rewrite::enabled() {
+        return;
+    }
+    let len = (NEAR_TABLE_LEN as u64).div_ceil(PAGE) * PAGE;
+    let Ok(at) = usermem::alloc(len, PAGE) else { return };
+    // SAFETY: `len` bytes of freshly allocated program memory, not yet the program's to use.
+    slot_table::write_near(unsafe { core::slice::from_raw_parts_mut(at as *mut u8, NEAR_TABLE_LEN) }, at);
+    protect::set_fresh(at, at + len, PROT_READ | PROT_EXEC);
+    slot_table::set_near(at);
+}
