@@ -21,7 +21,7 @@
 //! A second kind of site, `mov %rX, %eax; syscall` with X proven to hold N (the number
 //! hoisted into a register, as libgomp's futex calls are), becomes `call GATE_SLOT(N)`; its
 //! conditions and what makes the patch safe are in `regsite`. The generic `syscall()`
-//! function's `mov 0x8(%rsp), %r9; syscall` becomes `nop; call` to a gate slot that loads r9
+//! function's `mov 0x8(%rsp), %r9; syscall` becomes `nop; call` to a slot that loads r9
 //! and enters with the number in rax (`sysfunc`); it is patched and recorded as a register
 //! site.
 //!
