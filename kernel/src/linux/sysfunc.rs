@@ -63,7 +63,10 @@ pub(super) fn qualifies(instrs: &[Instruction], at: usize) -> Option<u64> {
         && mov.memory_index() == Register::None
         && mov.memory_displacement64() == 8
         && mov.len() as u64 == MOV_LEN;
-    (loads_arg6 && regsite::nothing_lands_on(instrs, site) && rel32(site).is_some()).then(|| mov.ip())
+    // The exact bytes too (`new_code` checks them again under the freeze): an encoding it
+    // would refuse must not qualify, or every call from the site would try the freeze again.
+    let bytes = uaccess::read::<[u8; 7]>(mov.ip()) == Ok(OLD);
+    (loads_arg6 && bytes && regsite::nothing_lands_on(instrs, site) && rel32(site).is_some()).then(|| mov.ip())
 }
 
 /// The `call`'s displacement to the slot, if one is in reach (the `call` ends where the
