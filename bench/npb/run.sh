@@ -7,28 +7,87 @@
 #   bench/npb/run.sh [options] BINDIR [NAME.CLASS ...]      (default: every *.x in BINDIR)
 #     -t "1 2 4"                  thread counts (OMP_NUM_THREADS; `hrt run --cpus` the same)
 #     -m "native libgomp kernel"  modes: native, or `hrt run --omp` libgomp|kernel|auto
-#     -r 1                        repetitions (the table shows the median)
+#     -r 1                        repetitions, interleaved (the table shows the median)
 #     -T 600                      timeout of one run, seconds
 #     -o FILE                     also append the per-run lines to FILE
+#   bench/npb/run.sh -s "MODES" FILE...   only the table, from RUN lines saved with -o
 # Environment: HRT (default: target/release/hrt of this checkout), HRT_ARGS (extra options).
 # Per-run line: RUN <name.class> threads=<n> mode=<m> rc=<exit status> verified=<yes|no>
 # time=<the benchmark's "Time in seconds", or -> wall=<seconds>.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 hrt=${HRT:-$here/../../target/release/hrt}
-threads="1 2 4" modes="native libgomp kernel" reps=1 limit=600 log=/dev/null
-while getopts "t:m:r:T:o:" opt; do
+threads="1 2 4" modes="native libgomp kernel" reps=1 limit=600 log=/dev/null summary=""
+usage() { sed -n '2,16p' "$0" >&2; exit 2; }
+while getopts "t:m:r:T:o:s:" opt; do
     case $opt in
         t) threads=$OPTARG ;;
         m) modes=$OPTARG ;;
         r) reps=$OPTARG ;;
         T) limit=$OPTARG ;;
         o) log=$OPTARG ;;
-        *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+        s) summary=$OPTARG ;;
+        *) usage ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+
+# The table from RUN lines in files $2...: per benchmark and thread count, the median of the
+# benchmark's own time in each mode of $1, HRT/native ratios of the medians, and whether every
+# run verified (else the failures counted).
+table() {
+    local modes=$1
+    shift
+    printf '| benchmark | threads |'
+    for m in $modes; do printf ' %s |' "$m"; done
+    for m in $modes; do [ "$m" = native ] || printf ' %s/native |' "$m"; done
+    printf ' verified |\n|---|---|'
+    for m in $modes; do printf -- '---|'; [ "$m" = native ] || printf -- '---|'; done
+    printf -- '---|\n'
+    awk -v modes="$modes" '
+        /^RUN / {
+            split($3, t, "="); split($4, m, "="); split($6, v, "="); split($7, s, "=")
+            row = $2 SUBSEP t[2]; k = row SUBSEP m[2]
+            if (!(row in seen)) { seen[row] = 1; order[++rows] = row }
+            runs[k]++
+            if (v[2] == "yes" && s[2] != "-") times[k] = times[k] " " s[2]; else bad[k]++
+        }
+        function median(list,   a, n, i, j, x) {
+            n = split(list, a, " ")
+            if (n == 0) return ""
+            for (i = 2; i <= n; i++) {
+                x = a[i] + 0
+                for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]
+                a[j + 1] = x
+            }
+            return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        END {
+            nm = split(modes, ms, " ")
+            for (i = 1; i <= rows; i++) {
+                split(order[i], p, SUBSEP)
+                line = "| " p[1] " | " p[2] " |"; ok = "yes"; base = ""
+                for (j = 1; j <= nm; j++) {
+                    k = order[i] SUBSEP ms[j]; med[j] = median(times[k])
+                    if (ms[j] == "native") base = med[j]
+                    line = line " " (med[j] == "" ? "-" : med[j]) " |"
+                    if (bad[k]) ok = (ok == "yes" ? "" : ok "; ") "no: " ms[j] " " bad[k] " of " runs[k]
+                }
+                for (j = 1; j <= nm; j++) {
+                    if (ms[j] == "native") continue
+                    line = line " " ((base + 0 > 0 && med[j] != "") ? sprintf("%.2f", med[j] / base) : "-") " |"
+                }
+                print line " " ok " |"
+            }
+        }' "$@"
+}
+
+if [ -n "$summary" ]; then
+    table "$summary" "$@"
+    exit 0
+fi
+
 bindir=$(realpath "$1")
 shift
 if [ $# -gt 0 ]; then names="$*"; else names=$(cd "$bindir" && ls -- *.x | sed 's/\.x$//'); fi
@@ -37,7 +96,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 echo "# $(date -u +%FT%TZ) host CPUs=$(nproc) loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# One run; prints its RUN line.
+# One run; prints its RUN line (and the output's tail when it did not verify).
 run_one() {
     local name=$1 n=$2 mode=$3 out=$work/out.txt start end rc cmd
     if [ "$mode" = native ]; then
@@ -64,49 +123,13 @@ run_one() {
 all=$work/all.txt
 for name in $names; do
     for n in $threads; do
-        for mode in $modes; do
-            for _ in $(seq "$reps"); do
+        for _ in $(seq "$reps"); do
+            for mode in $modes; do
                 run_one "$name" "$n" "$mode" | tee -a "$all"
             done
         done
     done
 done
-
-# The table: medians of the benchmark's own time, HRT/native ratios, and whether every run
-# verified (with the failures counted).
+echo "# $(date -u +%FT%TZ) loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| benchmark | threads | $(echo "$modes" | sed 's/ / | /g') | $(for m in $modes; do [ "$m" = native ] || printf '%s/native | ' "$m"; done)verified |"
-echo "|---|---|$(for _ in $modes; do printf -- '---|'; done)$(for m in $modes; do [ "$m" = native ] || printf -- '---|'; done)---|"
-awk -v modes="$modes" '
-    /^RUN / {
-        split($3, t, "="); split($4, m, "="); split($6, v, "="); split($7, s, "=")
-        k = $2 SUBSEP t[2] SUBSEP m[2]
-        if (!(($2 SUBSEP t[2]) in seen)) { seen[$2 SUBSEP t[2]] = 1; order[++nk] = $2 SUBSEP t[2] }
-        runs[k]++
-        if (v[2] == "yes" && s[2] != "-") times[k] = times[k] " " s[2]; else bad[k]++
-    }
-    function median(list,   a, n, i, j, x) {
-        n = split(list, a, " ")
-        if (n == 0) return ""
-        for (i = 2; i <= n; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-        return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    }
-    END {
-        nm = split(modes, ms, " ")
-        for (i = 1; i <= nk; i++) {
-            split(order[i], p, SUBSEP)
-            line = "| " p[1] " | " p[2] " |"; ok = "yes"
-            for (j = 1; j <= nm; j++) {
-                k = order[i] SUBSEP ms[j]; med[j] = median(times[k])
-                line = line " " (med[j] == "" ? "-" : med[j]) " |"
-                if (bad[k]) ok = "no (" ms[j] ": " bad[k] " of " runs[k] ")"
-            }
-            for (j = 1; j <= nm; j++) {
-                if (ms[j] == "native") continue
-                r = "-"
-                for (b = 1; b <= nm; b++) if (ms[b] == "native" && med[b] > 0 && med[j] != "") r = sprintf("%.2f", med[j] / med[b])
-                line = line " " r " |"
-            }
-            print line " " ok " |"
-        }
-    }' "$all"
+table "$modes" "$all"

@@ -217,7 +217,8 @@ fn a_stripped_program_keeps_its_libgomp() {
 fn fortran_program(name: &str, variant: &str) -> PathBuf {
     let root = repo_root();
     let script = root.join("tests/programs/build.sh");
-    let out = Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    let out =
+        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
     assert!(out.status.success(), "{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr));
     let prog = root.join("target/programs").join(format!("{name}-{variant}"));
     assert!(
