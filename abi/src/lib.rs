@@ -268,6 +268,10 @@ pub mod flags {
     pub const OMP_LIBRARY: u64 = 1 << 8;
     /// `--omp kernel`: overriding the shared libgomp must succeed, or the program stops.
     pub const OMP_REQUIRED: u64 = 1 << 9;
+    /// The vCPUs outnumber the host's CPUs: a vCPU that spins waiting for another may hold
+    /// the host CPU that one needs (the kernel's OpenMP runtime then spins briefly, as libgomp
+    /// does when its threads outnumber the CPUs).
+    pub const HOST_OVERCOMMITTED: u64 = 1 << 10;
 }
 
 /// Bits of `BootInfo::features`.

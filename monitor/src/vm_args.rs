@@ -24,6 +24,7 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
         cpus,
         mem,
         idle_halt: idle_halts(args.idle, cpus),
+        overcommitted: cpus > host_cpus(),
         idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus) && cpus >= host_cpus(),
         kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
         pin: args.pin,

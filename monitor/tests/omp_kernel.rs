@@ -211,3 +211,53 @@ fn a_stripped_program_keeps_its_libgomp() {
     assert_ne!(refused.code(), 0);
     assert!(refused.stderr.contains("stripped"), "{}", refused.stderr);
 }
+
+/// A Fortran program built by tests/programs/build.sh (`NAME-static`, `NAME-pie`): fails with
+/// what to install when gfortran is missing (build.sh then skips the Fortran programs).
+fn fortran_program(name: &str, variant: &str) -> PathBuf {
+    let root = repo_root();
+    let script = root.join("tests/programs/build.sh");
+    let out =
+        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    assert!(out.status.success(), "{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr));
+    let prog = root.join("target/programs").join(format!("{name}-{variant}"));
+    assert!(
+        prog.exists(),
+        "{} was not built: install gfortran (apt-get install gfortran, as .ci/run does)",
+        prog.display()
+    );
+    prog
+}
+
+/// gfortran programs call the Fortran entry points (`omp_get_num_threads_`, arguments by
+/// reference, INTEGER(8) forms): the kernel's runtime serves them, with 1, 2 and 4 vCPUs,
+/// static and static-PIE, as libgomp does natively.
+#[test]
+fn kernel_runtime_runs_fortran_programs() {
+    for variant in ["static", "pie"] {
+        let prog = fortran_program("omp_fortran", variant);
+        for threads in [None, Some("3")] {
+            let want = native(&prog, threads);
+            assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+            for cpus in ["1", "2", "4"] {
+                let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, threads);
+                assert_same(&format!("omp_fortran-{variant}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fortran_program_with_nest_locks_keeps_its_libgomp() {
+    let prog = fortran_program("omp_fortran_nest", "static");
+    let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
+    assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
+    assert!(
+        refused.stderr.contains("_nest_lock_ (from") && refused.stderr.contains("--omp libgomp"),
+        "the refusal does not name the routine and the way out:\n{}",
+        refused.stderr
+    );
+    let want = native(&prog, None);
+    let auto = hrt(&["--omp", "auto", "--cpus", "2"], &prog, None);
+    assert_same("omp_fortran_nest under --omp auto", &want, &auto);
+}

@@ -2,7 +2,8 @@
 # Builds the C test programs into target/programs/ (or $HRT_PROGRAMS_OUT): NAME-static
 # (gcc -O2 -static) and NAME-pie (gcc -O2 -static-pie) for every NAME.c here, NAME-musl with
 # musl-gcc for a few programs when musl-gcc is installed, and hello-dyn (dynamically linked, as
-# gcc builds by default), and bare-static (bare/bare.c, no libc). Rebuilds only what is older than its source or this script.
+# gcc builds by default), bare-static (bare/bare.c, no libc), and NAME-static and NAME-pie for
+# every NAME.f90 when gfortran is installed. Rebuilds only what is older than its source or this script.
 # Usage: bash tests/programs/build.sh [-v]    (-v: print every compiler command)
 set -euo pipefail
 
@@ -57,6 +58,25 @@ for source in "$src_dir"/*.c; do
         build "$out/$name-musl" "$source" musl-gcc "${cflags[@]}" "${extra[@]}" -static
     fi
 done
+# Fortran OpenMP programs (*.f90), when gfortran is installed (.ci/run installs it). libgfortran
+# locks its I/O units through weak references to pthread functions, which a static link leaves
+# at address 0 unless something pulls them in: -u does (else the first OPEN crashes natively).
+if command -v gfortran >/dev/null 2>&1; then
+    fortran_static=()
+    for f in pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock pthread_mutex_trylock \
+        pthread_mutex_unlock pthread_key_create pthread_key_delete pthread_getspecific \
+        pthread_setspecific pthread_cond_broadcast pthread_cond_destroy pthread_cond_init \
+        pthread_cond_wait pthread_create pthread_join pthread_self; do
+        fortran_static+=("-Wl,-u,$f")
+    done
+    for source in "$src_dir"/*.f90; do
+        name="$(basename "$source" .f90)"
+        build "$out/$name-static" "$source" gfortran -O2 -g -Wall -fopenmp -static "${fortran_static[@]}"
+        build "$out/$name-pie" "$source" gfortran -O2 -g -Wall -fopenmp -fPIE -static-pie "${fortran_static[@]}"
+    done
+elif [ "$verbose" = 1 ]; then
+    echo "build.sh: gfortran is not installed: the Fortran programs (*.f90) are not built"
+fi
 build "$out/hello-dyn" "$src_dir/hello.c" "$cc" "${cflags[@]}"
 # bare/bare.c has no libc and uses general registers only (no SSE), so it also runs in ring 0
 # where guest ring 0 is emulated (PVM hosts), whose emulator lacks SSE.

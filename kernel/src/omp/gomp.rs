@@ -44,8 +44,8 @@ core::arch::global_asm!(
 );
 
 extern "C" {
-    fn hrt_omp_get_wtime();
-    fn hrt_omp_get_wtick();
+    pub(super) fn hrt_omp_get_wtime();
+    pub(super) fn hrt_omp_get_wtick();
 }
 
 fn unsupported(what: &str) -> ! {
@@ -493,21 +493,11 @@ taskloops! {
     GOMP_taskloop_ull: u64, false;
 }
 
-/// Arms of `entry_point`: functions named as the entry point they implement, then entry
-/// points served by a function of another name.
-macro_rules! entry_points {
-    ($name:expr; $($same:ident),* $(,)?; $($alias:literal => $f:ident),* $(,)?) => {
-        match $name {
-            $(stringify!($same) => $same as *const () as usize,)*
-            $($alias => $f as *const () as usize,)*
-            _ if $name.starts_with("GOMP_loop_") && $name.ends_with("_next") => GOMP_loop_next as *const () as usize,
-            _ => return None,
-        }
-    };
-}
-
 /// The kernel's function for the libgomp entry point `name`.
 pub fn entry_point(name: &str) -> Option<u64> {
+    if name.starts_with("GOMP_loop_") && name.ends_with("_next") {
+        return Some(GOMP_loop_next as *const () as u64);
+    }
     let f: usize = entry_points!(name;
         GOMP_parallel,
         GOMP_parallel_start,

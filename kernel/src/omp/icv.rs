@@ -166,8 +166,14 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     let mut bind_set = false;
     let mut places: Option<&[u8]> = None;
     // libgomp's spin counts: 300,000 rounds by default (about 7 ms on the PVM test host),
-    // practically forever when active, none when passive; GOMP_SPINCOUNT sets it.
-    let mut spin_rounds: u64 = 300_000;
+    // practically forever when active, none when passive; GOMP_SPINCOUNT sets it. libgomp spins
+    // only 100 rounds (1,000 when active) while its threads outnumber the CPUs, so that a
+    // waiting thread soon gives its CPU to the one it waits for. The kernel's threads never
+    // outnumber its vCPUs that way (a waiter yields to a runnable thread of its CPU), but the
+    // vCPUs may outnumber the host's CPUs, where a spinning vCPU keeps the host CPU from the
+    // vCPU it waits for: then the same short spin, and a sleeping waiter's vCPU halts.
+    let overcommitted = crate::bootinfo::get().flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0;
+    let mut spin_rounds: u64 = if overcommitted { 100 } else { 300_000 };
     let mut spin_count: Option<u64> = None;
     for e in env {
         let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
@@ -212,7 +218,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
                 if v.trim_ascii().eq_ignore_ascii_case(b"passive") {
                     spin_rounds = 0;
                 } else if v.trim_ascii().eq_ignore_ascii_case(b"active") {
-                    spin_rounds = 30_000_000_000;
+                    spin_rounds = if overcommitted { 1_000 } else { 30_000_000_000 };
                 }
             }
             b"GOMP_SPINCOUNT" => {

@@ -13,9 +13,23 @@
 //! threads serve at barriers, `taskwait` and taskgroup ends (`tasks`), with dependences and
 //! task reductions (`reductions`).
 
+/// The `match` that maps an entry point's name to the kernel's function: functions named as the
+/// entry point they implement, then entry points served by a function of another name; any
+/// other name returns None from the enclosing function.
+macro_rules! entry_points {
+    ($name:expr; $($same:ident),* $(,)?; $($alias:literal => $f:path),* $(,)?) => {
+        match $name {
+            $(stringify!($same) => $same as *const () as usize,)*
+            $($alias => $f as *const () as usize,)*
+            _ => return None,
+        }
+    };
+}
+
 mod api;
 mod barrier;
 mod doacross;
+mod fortran;
 mod gomp;
 mod icv;
 mod lock;
@@ -29,7 +43,10 @@ mod work;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-pub use gomp::entry_point;
+/// The kernel's function for the libgomp entry point `name` (C or Fortran).
+pub fn entry_point(name: &str) -> Option<u64> {
+    gomp::entry_point(name).or_else(|| fortran::entry_point(name))
+}
 
 /// The program's functions the runtime calls (`hrt_abi::overrides::OMP.imports`, same order).
 static IMPORTS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
@@ -56,7 +73,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
 
 /// This runtime as the Linux layer's loader uses it.
 static RUNTIME: crate::linux::overrides::Runtime =
-    crate::linux::overrides::Runtime { entry_point: gomp::entry_point, set_import, init: |env| init(env), after_fork };
+    crate::linux::overrides::Runtime { entry_point, set_import, init: |env| init(env), after_fork };
 
 /// Offers this runtime to the Linux layer (which overrides libgomp with it); once, at boot.
 pub fn register() {

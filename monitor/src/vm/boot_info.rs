@@ -40,6 +40,9 @@ pub fn write(
     if config.kernel_ring0 {
         info.flags |= flags::KERNEL_RING0;
     }
+    if config.overcommitted {
+        info.flags |= flags::HOST_OVERCOMMITTED;
+    }
     // Only a program's forwarded calls need the channel's service thread.
     if config.idle_halt_late && config.program.as_ref().is_some_and(|p| !p.no_channel) {
         info.flags |= flags::IDLE_HALT_LATE;

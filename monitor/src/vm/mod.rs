@@ -51,6 +51,8 @@ pub struct VmConfig {
     pub cpus: u32,
     pub mem: u64,
     pub idle_halt: bool,
+    /// The vCPUs outnumber the host's CPUs.
+    pub overcommitted: bool,
     /// `--idle auto` with no host CPU to spare beyond the vCPUs: a program run (whose forwarded
     /// calls need the channel's service thread) halts idle vCPUs after 1 ms of polling.
     pub idle_halt_late: bool,

@@ -1,0 +1,189 @@
+//! The Fortran `omp_*_` entry points that gfortran programs call (libgomp's Fortran ABI, the
+//! `omp_lib` module's external names). Arguments come by reference: INTEGER(4) as `*const i32`,
+//! and `_8_` forms for INTEGER(8) arguments (`-fdefault-integer-8`), which libgomp clamps to a
+//! C int. A routine without arguments, or whose arguments are the C routine's pointers, has the
+//! C routine's ABI and is served by it.
+//!
+//! Locks: on x86-64 Linux `omp_lock_kind` is 4, the size of the C lock, so a Fortran lock is
+//! the C lock itself. `omp_nest_lock_kind` is 8, smaller than the C nest lock, so libgomp's
+//! Fortran nest locks hold a pointer to a lock it allocates with `malloc`: the kernel does not
+//! provide them, and a program that uses them keeps its own libgomp.
+
+use alloc::vec;
+
+use super::api::*;
+use super::gomp::{hrt_omp_get_wtick, hrt_omp_get_wtime};
+
+/// An INTEGER(8) argument as libgomp passes it on to the C routine.
+fn to_int(v: i64) -> i32 {
+    v.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+}
+
+/// Setters taking one integer by reference: `name` (INTEGER(4)) and `name8` (INTEGER(8)).
+macro_rules! setters {
+    ($($name:ident, $name8:ident => $c:ident;)*) => {$(
+        /// # Safety
+        /// `v` points to the program's INTEGER(4) argument.
+        unsafe extern "C" fn $name(v: *const i32) {
+            // SAFETY: the caller's argument.
+            $c(unsafe { *v } as _)
+        }
+        /// # Safety
+        /// `v` points to the program's INTEGER(8) argument.
+        unsafe extern "C" fn $name8(v: *const i64) {
+            // SAFETY: the caller's argument.
+            $c(to_int(unsafe { *v }) as _)
+        }
+    )*};
+}
+setters! {
+    omp_set_num_threads_, omp_set_num_threads_8_ => omp_set_num_threads;
+    omp_set_dynamic_, omp_set_dynamic_8_ => omp_set_dynamic;
+    omp_set_nested_, omp_set_nested_8_ => omp_set_nested;
+    omp_set_max_active_levels_, omp_set_max_active_levels_8_ => omp_set_max_active_levels;
+    omp_set_default_device_, omp_set_default_device_8_ => omp_set_default_device;
+}
+
+/// Queries taking one integer by reference, returning INTEGER(4).
+macro_rules! queries {
+    ($($name:ident, $name8:ident => $c:ident;)*) => {$(
+        /// # Safety
+        /// `v` points to the program's INTEGER(4) argument.
+        unsafe extern "C" fn $name(v: *const i32) -> i32 {
+            // SAFETY: the caller's argument.
+            $c(unsafe { *v })
+        }
+        /// # Safety
+        /// `v` points to the program's INTEGER(8) argument.
+        unsafe extern "C" fn $name8(v: *const i64) -> i32 {
+            // SAFETY: the caller's argument.
+            $c(to_int(unsafe { *v }))
+        }
+    )*};
+}
+queries! {
+    omp_get_ancestor_thread_num_, omp_get_ancestor_thread_num_8_ => omp_get_ancestor_thread_num;
+    omp_get_team_size_, omp_get_team_size_8_ => omp_get_team_size;
+    omp_get_place_num_procs_, omp_get_place_num_procs_8_ => omp_get_place_num_procs;
+}
+
+/// # Safety
+/// The program's INTEGER(kind=omp_sched_kind) and INTEGER(4) arguments.
+unsafe extern "C" fn omp_set_schedule_(kind: *const i32, chunk: *const i32) {
+    // SAFETY: the caller's arguments.
+    unsafe { omp_set_schedule(*kind as u32, *chunk) }
+}
+/// # Safety
+/// As omp_set_schedule_, with an INTEGER(8) chunk.
+unsafe extern "C" fn omp_set_schedule_8_(kind: *const i32, chunk: *const i64) {
+    // SAFETY: the caller's arguments.
+    unsafe { omp_set_schedule(*kind as u32, to_int(*chunk)) }
+}
+/// # Safety
+/// The program's two out arguments, INTEGER(kind=omp_sched_kind) and INTEGER(8).
+unsafe extern "C" fn omp_get_schedule_8_(kind: *mut u32, chunk: *mut i64) {
+    let mut c = 0i32;
+    // SAFETY: `kind` is the caller's; `c` is ours.
+    unsafe {
+        omp_get_schedule(kind, &mut c);
+        *chunk = c as i64;
+    }
+}
+
+/// # Safety
+/// `place` is the program's INTEGER(4); `ids` its array of omp_get_place_num_procs(place).
+unsafe extern "C" fn omp_get_place_proc_ids_(place: *const i32, ids: *mut i32) {
+    // SAFETY: the caller's arguments.
+    omp_get_place_proc_ids(unsafe { *place }, ids)
+}
+/// # Safety
+/// As omp_get_place_proc_ids_, with INTEGER(8) argument and array.
+unsafe extern "C" fn omp_get_place_proc_ids_8_(place: *const i64, ids: *mut i64) {
+    // SAFETY: the caller's argument.
+    let place = to_int(unsafe { *place });
+    let mut narrow = vec![0i32; omp_get_place_num_procs(place).max(0) as usize];
+    omp_get_place_proc_ids(place, narrow.as_mut_ptr());
+    for (i, v) in narrow.into_iter().enumerate() {
+        // SAFETY: the program's array has room for every proc of the place.
+        unsafe { *ids.add(i) = v as i64 };
+    }
+}
+/// # Safety
+/// `ids` is the program's INTEGER(8) array of omp_get_partition_num_places() elements.
+unsafe extern "C" fn omp_get_partition_place_nums_8_(ids: *mut i64) {
+    let mut narrow = vec![0i32; omp_get_partition_num_places().max(0) as usize];
+    omp_get_partition_place_nums(narrow.as_mut_ptr());
+    for (i, v) in narrow.into_iter().enumerate() {
+        // SAFETY: the program's array has room for every place of the partition.
+        unsafe { *ids.add(i) = v as i64 };
+    }
+}
+
+/// The kernel's function for the Fortran entry point `name`.
+pub fn entry_point(name: &str) -> Option<u64> {
+    let f: usize = entry_points!(name;
+        omp_set_num_threads_,
+        omp_set_num_threads_8_,
+        omp_set_dynamic_,
+        omp_set_dynamic_8_,
+        omp_set_nested_,
+        omp_set_nested_8_,
+        omp_set_max_active_levels_,
+        omp_set_max_active_levels_8_,
+        omp_set_default_device_,
+        omp_set_default_device_8_,
+        omp_get_ancestor_thread_num_,
+        omp_get_ancestor_thread_num_8_,
+        omp_get_team_size_,
+        omp_get_team_size_8_,
+        omp_get_place_num_procs_,
+        omp_get_place_num_procs_8_,
+        omp_set_schedule_,
+        omp_set_schedule_8_,
+        omp_get_schedule_8_,
+        omp_get_place_proc_ids_,
+        omp_get_place_proc_ids_8_,
+        omp_get_partition_place_nums_8_,
+        ;
+        // The same ABI as the C routine: no arguments, or the C routine's pointers.
+        "omp_get_num_threads_" => omp_get_num_threads,
+        "omp_get_max_threads_" => omp_get_max_threads,
+        "omp_get_thread_num_" => omp_get_thread_num,
+        "omp_get_num_procs_" => omp_get_num_procs,
+        "omp_in_parallel_" => omp_in_parallel,
+        "omp_get_dynamic_" => omp_get_dynamic,
+        "omp_get_nested_" => omp_get_nested,
+        "omp_get_schedule_" => omp_get_schedule,
+        "omp_get_thread_limit_" => omp_get_thread_limit,
+        "omp_get_max_active_levels_" => omp_get_max_active_levels,
+        "omp_get_supported_active_levels_" => omp_get_supported_active_levels,
+        "omp_get_level_" => omp_get_level,
+        "omp_get_active_level_" => omp_get_active_level,
+        "omp_in_final_" => omp_in_final,
+        "omp_get_cancellation_" => omp_get_cancellation,
+        "omp_get_proc_bind_" => omp_get_proc_bind,
+        "omp_get_num_places_" => omp_get_num_places,
+        "omp_get_place_num_" => omp_get_place_num,
+        "omp_get_partition_num_places_" => omp_get_partition_num_places,
+        "omp_get_partition_place_nums_" => omp_get_partition_place_nums,
+        "omp_get_max_task_priority_" => omp_get_max_task_priority,
+        "omp_get_default_device_" => omp_get_default_device,
+        "omp_get_num_devices_" => omp_get_num_devices,
+        "omp_get_initial_device_" => omp_get_initial_device,
+        "omp_is_initial_device_" => omp_is_initial_device,
+        "omp_get_num_teams_" => omp_get_num_teams,
+        "omp_get_team_num_" => omp_get_team_num,
+        "omp_get_wtime_" => hrt_omp_get_wtime,
+        "omp_get_wtick_" => hrt_omp_get_wtick,
+        // omp_lock_kind is the C lock: the argument is the C routine's pointer (a hint, by
+        // reference here, is ignored as in C).
+        "omp_init_lock_" => omp_init_lock,
+        "omp_init_lock_with_hint_" => omp_init_lock_with_hint,
+        "omp_init_lock_with_hint_8_" => omp_init_lock_with_hint,
+        "omp_destroy_lock_" => omp_destroy_lock,
+        "omp_set_lock_" => omp_set_lock,
+        "omp_unset_lock_" => omp_unset_lock,
+        "omp_test_lock_" => omp_test_lock,
+    );
+    Some(f as u64)
+}
