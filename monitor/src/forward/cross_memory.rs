@@ -103,8 +103,10 @@ fn peer(pid: i32) -> SysResult<Peer> {
     let size = std::mem::size_of::<Directory>();
     let local = libc::iovec { iov_base: &mut dir as *mut Directory as *mut libc::c_void, iov_len: size };
     let remote = libc::iovec { iov_base: DIRECTORY as *mut libc::c_void, iov_len: size };
+    // Every argument a full register (the call is variadic: an int's upper half is undefined).
+    let args: [libc::c_long; 6] = [pid as libc::c_long, ptr(&local), 1, ptr(&remote), 1, 0];
     // SAFETY: writes at most `size` bytes into `dir`; the remote side is the host's to check.
-    let got = unsafe { libc::syscall(libc::SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0) };
+    let got = unsafe { libc::syscall(libc::SYS_process_vm_readv, args[0], args[1], args[2], args[3], args[4], args[5]) };
     if got < 0 {
         let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
         return if e == libc::EFAULT { Ok(Peer::Native) } else { Err(Errno(e)) };
