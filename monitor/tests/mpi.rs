@@ -1,7 +1,8 @@
 //! MPI under hrt: `mpirun -np 2 hrt run --cpus 1 PROG` against `mpirun -np 2 PROG`, with the
 //! distribution's MPICH (Debian's `mpich` and `libmpich-dev`, which `.ci/run` installs): a
-//! ping-pong with checked payloads (1 B to 1 MiB), collectives, and MPI+OpenMP. Then shared
-//! memory between a program under hrt and a native process (tests/programs/hostile/shared_mem.c):
+//! ping-pong with checked payloads (1 B to 1 MiB), collectives, MPI+OpenMP, and
+//! process_vm_readv/writev between the ranks. Then shared memory between a program under hrt
+//! and a native process (tests/programs/hostile/shared_mem.c):
 //! a MAP_SHARED host file, a POSIX shm object, a System V segment. Every MPI test fails (never
 //! passes silently) when MPICH is missing.
 
@@ -75,6 +76,15 @@ fn collectives() {
 fn hybrid_mpi_and_openmp() {
     let got = same_under_hrt("mpi_hybrid", &[("OMP_NUM_THREADS", "2")], false);
     assert!(got.stdout.contains("threads in all 4"), "{got:?}");
+}
+
+/// Cross-memory attach between the ranks' VMs (UCX's `cma` transport: without it UCX sends
+/// large messages over TCP, whose teardown can hang MPI_Finalize), on the rank's own pid, and
+/// Linux's errors.
+#[test]
+fn process_vm_readv_and_writev_between_ranks() {
+    let got = same_under_hrt("mpi_cma", &[], true);
+    assert_eq!(got.stdout.matches("mismatches 0").count(), 6, "{got:?}");
 }
 
 /// Role "a" of shared_mem.c natively or under hrt, role "b" natively beside it.
