@@ -64,7 +64,8 @@ pub fn publish(ranges: &[(u64, u64, u64)]) -> bool {
     let size = std::mem::size_of::<Directory>();
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE;
     // SAFETY: a fresh anonymous page at an address nothing else uses (NOREPLACE refuses one).
-    let got = unsafe { libc::mmap(DIRECTORY as *mut libc::c_void, size, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0) };
+    let got =
+        unsafe { libc::mmap(DIRECTORY as *mut libc::c_void, size, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0) };
     if got as usize != DIRECTORY {
         if got != libc::MAP_FAILED {
             // SAFETY: an old kernel ignoring NOREPLACE gave another address: ours to unmap.
@@ -106,7 +107,8 @@ fn peer(pid: i32) -> SysResult<Peer> {
     // Every argument a full register (the call is variadic: an int's upper half is undefined).
     let args: [libc::c_long; 6] = [pid as libc::c_long, ptr(&local), 1, ptr(&remote), 1, 0];
     // SAFETY: writes at most `size` bytes into `dir`; the remote side is the host's to check.
-    let got = unsafe { libc::syscall(libc::SYS_process_vm_readv, args[0], args[1], args[2], args[3], args[4], args[5]) };
+    let got =
+        unsafe { libc::syscall(libc::SYS_process_vm_readv, args[0], args[1], args[2], args[3], args[4], args[5]) };
     if got < 0 {
         let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
         return if e == libc::EFAULT { Ok(Peer::Native) } else { Err(Errno(e)) };
@@ -155,11 +157,19 @@ impl Forwarder {
         let remote = match peer(pid)? {
             Peer::Myself => self.iovecs(g, a[3], a[4], !reading, true)?,
             Peer::Vm(dir) => translate(&dir, &remote)?,
-            Peer::Native => {
-                remote.iter().map(|v| libc::iovec { iov_base: v.base as *mut libc::c_void, iov_len: v.len as usize }).collect()
-            }
+            Peer::Native => remote
+                .iter()
+                .map(|v| libc::iovec { iov_base: v.base as *mut libc::c_void, iov_len: v.len as usize })
+                .collect(),
         };
-        let args = [pid as libc::c_long, ptr(local.as_ptr()), local.len() as libc::c_long, ptr(remote.as_ptr()), remote.len() as libc::c_long, 0];
+        let args = [
+            pid as libc::c_long,
+            ptr(local.as_ptr()),
+            local.len() as libc::c_long,
+            ptr(remote.as_ptr()),
+            remote.len() as libc::c_long,
+            0,
+        ];
         // SAFETY: the local iovecs cover checked guest memory; the remote ones are another
         // process's (the host checks them) or this program's own, checked likewise.
         unsafe { self.sys(nr, &args) }
