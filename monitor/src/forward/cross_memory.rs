@@ -49,12 +49,12 @@ struct Directory {
     ranges: [Range; MAX_RANGES],
 }
 
-/// Whether this monitor's directory is in place (else the calls answer ENOSYS: a pid of the
-/// monitor itself could not be told from a native process's).
+/// Whether this monitor's directory is in place (else the calls answer EPERM, as for a process
+/// the caller may not trace: a pid of the monitor itself could not be told from a native one).
 static PUBLISHED: AtomicBool = AtomicBool::new(false);
 
 /// Publishes this monitor's directory: `ranges` are (guest address, length, host address) of
-/// the program's pool. Returns false (and the calls stay ENOSYS) if the page cannot be mapped.
+/// the program's pool. Returns false (and the calls answer EPERM) if the page cannot be mapped.
 pub fn publish(ranges: &[(u64, u64, u64)]) -> bool {
     let mut dir = Directory { magic: MAGIC, pid: std::process::id() as u64, ..Directory::default() };
     for (slot, &(guest, len, host)) in dir.ranges.iter_mut().zip(ranges.iter().take(MAX_RANGES)) {
@@ -144,15 +144,15 @@ fn translate(dir: &Directory, remote: &[GuestIovec]) -> SysResult<Vec<libc::iove
 impl Forwarder {
     /// process_vm_readv/process_vm_writev(pid, local_iov, liovcnt, remote_iov, riovcnt, flags).
     pub(super) fn process_vm(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
-        if !PUBLISHED.load(Ordering::Relaxed) {
-            return Err(Errno::ENOSYS);
-        }
         if a[5] != 0 {
             return Err(Errno::EINVAL);
         }
         let reading = nr == libc::SYS_process_vm_readv;
         let remote = guest_iovecs(g, a[3], a[4])?;
         let local = self.iovecs(g, a[1], a[2], reading, true)?;
+        if !PUBLISHED.load(Ordering::Relaxed) {
+            return Err(Errno(libc::EPERM));
+        }
         let pid = a[0] as i32;
         let remote = match peer(pid)? {
             Peer::Myself => self.iovecs(g, a[3], a[4], !reading, true)?,

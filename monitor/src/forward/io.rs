@@ -62,9 +62,10 @@ impl Forwarder {
         into_program: bool,
         short: bool,
     ) -> SysResult<Vec<libc::iovec>> {
-        let mut out = Vec::with_capacity(count as usize);
+        let guest = guest_iovecs(g, iov, count)?;
+        let mut out = Vec::with_capacity(guest.len());
         let mut total = 0u64;
-        for v in guest_iovecs(g, iov, count)? {
+        for v in guest {
             let want = v.len.min(MAX_RW_COUNT - total);
             let usable = match if into_program { g.usable_len_mut(v.base, want) } else { g.usable_len(v.base, want) } {
                 Ok(n) => n,
