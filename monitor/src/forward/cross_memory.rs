@@ -153,9 +153,13 @@ impl Forwarder {
         if !PUBLISHED.load(Ordering::Relaxed) {
             return Err(Errno(libc::EPERM));
         }
-        let pid = a[0] as i32;
+        let mut pid = a[0] as i32;
         let remote = match peer(pid)? {
-            Peer::Myself => self.iovecs(g, a[3], a[4], !reading, true)?,
+            // The host copies within this monitor (`pid` may be one of its threads).
+            Peer::Myself => {
+                pid = own_pid() as i32;
+                self.iovecs(g, a[3], a[4], !reading, true)?
+            }
             Peer::Vm(dir) => translate(&dir, &remote)?,
             Peer::Native => remote
                 .iter()
