@@ -10,7 +10,8 @@
 //! segment the child writes),
 //! and bash running host programs in `$(...)`, pipelines and plain commands; shared memory:
 //! procs_fork_shared.c (anonymous MAP_SHARED and /dev/zero memory shared with children and
-//! grandchildren, atomics, a process-shared mutex and semaphore in it; msync's answers).
+//! grandchildren, atomics, a process-shared mutex and semaphore in it; msync's answers);
+//! procs_fork_cma.c (process_vm_readv/writev between parent and child).
 
 mod common;
 use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
@@ -161,4 +162,16 @@ fn a_clone_sharing_more_than_fork_fails_loudly() {
     assert_eq!((got.code(), got.stdout.as_str()), (0, "clone(CLONE_FILES): errno 38\n"), "{got:?}");
     let lines: Vec<&str> = got.stderr.lines().filter(|l| l.contains("not supported")).collect();
     assert!(lines.len() == 1 && lines[0].contains("flags 0x411"), "{}", got.stderr);
+}
+
+/// process_vm_readv/writev between a parent and its forked child (procs_fork_cma.c): the child
+/// reads the parent's bytes changed after the fork (the parent's VM, not its own copy), reads
+/// itself, and writes into the parent, which checks after wait.
+#[test]
+fn cross_memory_attach_between_parent_and_child() {
+    let prog = build("procs_fork_cma", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert_eq!(linux.stdout.matches("differences from").count(), 3, "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("procs_fork_cma", &prog, &[], &linux);
 }

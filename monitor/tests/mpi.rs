@@ -1,7 +1,8 @@
 //! MPI under hrt: `mpirun -np 2 hrt run --cpus 1 PROG` against `mpirun -np 2 PROG`, with the
 //! distribution's MPICH (Debian's `mpich` and `libmpich-dev`, which `.ci/run` installs): a
-//! ping-pong with checked payloads (1 B to 1 MiB), collectives, and MPI+OpenMP. Then shared
-//! memory between a program under hrt and a native process (tests/programs/hostile/shared_mem.c):
+//! ping-pong with checked payloads (1 B to 1 MiB), collectives, MPI+OpenMP, and
+//! process_vm_readv/writev between the ranks. Then shared memory between a program under hrt
+//! and a native process (tests/programs/hostile/shared_mem.c):
 //! a MAP_SHARED host file, a POSIX shm object, a System V segment. Every MPI test fails (never
 //! passes silently) when MPICH is missing.
 
@@ -26,12 +27,11 @@ fn build_mpi(name: &str) -> PathBuf {
 }
 
 /// `mpirun -np 2 [hrt run --cpus 1 --] PROG ARGS` with `env` added, natively and under hrt
-/// alike. UCX's TCP transport is left out of both: its connections' teardown in MPI_Finalize
-/// can hang for good (UCX issue 8738), which hrt's slower forwarded socket calls make happen
-/// in about one run in four; ranks on one host talk through shared memory anyway.
+/// alike, with UCX choosing its transports as it pleases (before process_vm_readv worked under
+/// hrt, UCX sent large messages over TCP, whose teardown hung MPI_Finalize about one run in
+/// four: the ranks' TCP flush needs the other rank's progress, UCX issue 8738).
 fn mpirun(under_hrt: bool, prog: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let mut cmd = Command::new("mpirun");
-    cmd.env("UCX_TLS", "^tcp");
     cmd.args(["-np", "2"]);
     if under_hrt {
         cmd.arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", "1", "--"]);
@@ -75,6 +75,15 @@ fn collectives() {
 fn hybrid_mpi_and_openmp() {
     let got = same_under_hrt("mpi_hybrid", &[("OMP_NUM_THREADS", "2")], false);
     assert!(got.stdout.contains("threads in all 4"), "{got:?}");
+}
+
+/// Cross-memory attach between the ranks' VMs (UCX's `cma` transport: without it UCX sends
+/// large messages over TCP, whose teardown can hang MPI_Finalize), on the rank's own pid, and
+/// Linux's errors.
+#[test]
+fn process_vm_readv_and_writev_between_ranks() {
+    let got = same_under_hrt("mpi_cma", &[], true);
+    assert_eq!(got.stdout.matches("mismatches 0").count(), 6, "{got:?}");
 }
 
 /// Role "a" of shared_mem.c natively or under hrt, role "b" natively beside it.

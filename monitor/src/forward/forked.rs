@@ -73,6 +73,7 @@ impl Forwarder {
     /// own (see `FdTable::unshared`).
     pub fn become_child(&mut self, pid: i32) {
         self.host_pid = pid.to_string();
+        super::cross_memory::republish_pid(pid);
         self.fds = self.fds.unshared();
     }
 

@@ -13,9 +13,9 @@ pub const MAX_RW_COUNT: u64 = 0x7fff_f000;
 /// One guest `struct iovec`.
 #[derive(Clone, Copy)]
 #[repr(C)]
-struct GuestIovec {
-    base: u64,
-    len: u64,
+pub(super) struct GuestIovec {
+    pub base: u64,
+    pub len: u64,
 }
 
 impl Forwarder {
@@ -62,18 +62,10 @@ impl Forwarder {
         into_program: bool,
         short: bool,
     ) -> SysResult<Vec<libc::iovec>> {
-        if count > libc::UIO_MAXIOV as u64 {
-            return Err(Errno::EINVAL);
-        }
-        let raw = g.read_bytes(iov, count * std::mem::size_of::<GuestIovec>() as u64)?;
-        let mut out = Vec::with_capacity(count as usize);
+        let guest = guest_iovecs(g, iov, count)?;
+        let mut out = Vec::with_capacity(guest.len());
         let mut total = 0u64;
-        for chunk in raw.chunks_exact(std::mem::size_of::<GuestIovec>()) {
-            // SAFETY: `chunk` is exactly one GuestIovec of plain integers.
-            let v: GuestIovec = unsafe { std::ptr::read_unaligned(chunk.as_ptr() as *const GuestIovec) };
-            if v.len > isize::MAX as u64 {
-                return Err(Errno::EINVAL);
-            }
+        for v in guest {
             let want = v.len.min(MAX_RW_COUNT - total);
             let usable = match if into_program { g.usable_len_mut(v.base, want) } else { g.usable_len(v.base, want) } {
                 Ok(n) => n,
@@ -176,6 +168,26 @@ impl Forwarder {
         // SAFETY: no pointer arguments.
         unsafe { self.sys(libc::SYS_tee, &args) }
     }
+}
+
+/// The guest's array of `count` iovecs at `iov`, copied out: EINVAL for more than UIO_MAXIOV
+/// of them or a length above isize::MAX (as Linux checks before any copy), EFAULT if the array
+/// is not readable. The buffers themselves are not checked here.
+pub(super) fn guest_iovecs(g: Guest, iov: u64, count: u64) -> SysResult<Vec<GuestIovec>> {
+    if count > libc::UIO_MAXIOV as u64 {
+        return Err(Errno::EINVAL);
+    }
+    let raw = g.read_bytes(iov, count * std::mem::size_of::<GuestIovec>() as u64)?;
+    let mut out = Vec::with_capacity(count as usize);
+    for chunk in raw.chunks_exact(std::mem::size_of::<GuestIovec>()) {
+        // SAFETY: `chunk` is exactly one GuestIovec of plain integers.
+        let v: GuestIovec = unsafe { std::ptr::read_unaligned(chunk.as_ptr() as *const GuestIovec) };
+        if v.len > isize::MAX as u64 {
+            return Err(Errno::EINVAL);
+        }
+        out.push(v);
+    }
+    Ok(out)
 }
 
 /// A call's optional offset (`loff_t *`, read and written back by the host): NULL stays NULL.

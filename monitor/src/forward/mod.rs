@@ -28,6 +28,7 @@
 //! - Blocking calls (read on a pipe or terminal, poll) block the calling vCPU thread.
 
 mod blocking;
+pub mod cross_memory;
 mod epoll;
 mod errno;
 mod exec;
@@ -89,6 +90,8 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_copy_file_range,
     libc::SYS_splice,
     libc::SYS_tee,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
     libc::SYS_open,
     libc::SYS_creat,
     libc::SYS_openat,
@@ -365,6 +368,7 @@ impl Forwarder {
             libc::SYS_sendfile => self.sendfile(g, a[0], a[1], a[2], a[3]),
             nr @ (libc::SYS_copy_file_range | libc::SYS_splice) => self.copy_between(g, nr, a),
             libc::SYS_tee => self.tee(a[0], a[1], a[2], a[3]),
+            nr @ (libc::SYS_process_vm_readv | libc::SYS_process_vm_writev) => self.process_vm(g, nr, a),
             libc::SYS_open => self.openat(g, CWD, a[0], a[1], a[2]),
             libc::SYS_creat => self.openat(g, CWD, a[0], (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64, a[1]),
             libc::SYS_openat => self.openat(g, a[0], a[1], a[2], a[3]),

@@ -97,6 +97,18 @@ impl GuestRam {
         self.mem.iter().map(|r| (r.start_addr().0, r.len())).collect()
     }
 
+    /// The parts of `[start, end)` that are RAM, as (guest address, length, host address).
+    pub fn host_ranges_within(&self, (start, end): (u64, u64)) -> Vec<(u64, u64, u64)> {
+        let mut out = Vec::new();
+        for (base, len) in self.ranges() {
+            let (from, to) = (base.max(start), (base + len).min(end));
+            if let Some(host) = (from < to).then(|| self.host_ptr(from, to - from)).flatten() {
+                out.push((from, to - from, host as u64));
+            }
+        }
+        out
+    }
+
     /// The guest-physical end of the highest RAM range.
     pub fn phys_end(&self) -> u64 {
         self.mem.iter().map(|r| r.start_addr().0 + r.len()).max().unwrap_or(0)

@@ -98,6 +98,9 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
         f.describe_program(p.argv.clone(), boot.user_pool);
+        if !crate::forward::cross_memory::publish(&mem.host_ranges_within(boot.user_pool)) && p.verbose {
+            eprintln!("hrt: cannot publish the RAM directory: process_vm_readv/writev will answer EPERM");
+        }
         let inherited = f.inherit_descriptors();
         if p.verbose && inherited > 0 {
             eprintln!(

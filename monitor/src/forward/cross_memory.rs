@@ -1,0 +1,181 @@
+//! `process_vm_readv` and `process_vm_writev` (Linux's cross-memory attach, UCX's `cma`
+//! transport: one rank copies a large message straight out of the other rank's memory).
+//!
+//! The program names the other process by pid (for a program under `hrt`, its `hrt`'s host
+//! pid) and gives addresses in that process's memory. Under `hrt` those are guest addresses of
+//! another VM, which the host knows nothing of: every monitor running a program therefore
+//! publishes a *RAM directory* at one fixed host address (`DIRECTORY`): its pid and, for each
+//! guest RAM range, the part of the program's memory pool in it and its host address. The
+//! forwarder reads the other process's directory (itself with `process_vm_readv`) and turns
+//! the remote guest addresses into host addresses there; a process without a directory is a
+//! native one, whose addresses are used as they are. The program's own pid (the directory
+//! read back is this monitor's) is checked as every forwarded buffer is, so the program never
+//! reaches the monitor's memory or its kernel's. The host performs the copy, with its own
+//! permission check (ptrace access, as for a native caller).
+//!
+//! Another VM's memory is reachable only inside its program pool; an address there the other
+//! program has not mapped reads zero (its VM's RAM) where Linux would fault.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::errno::{Errno, SysResult};
+use super::guest_mem::Guest;
+use super::host::ptr;
+use super::io::{guest_iovecs, GuestIovec};
+use super::Forwarder;
+
+/// The host address of every monitor's RAM directory page (far below where the host puts
+/// mappings and programs; mapped with MAP_FIXED_NOREPLACE, so never over anything).
+const DIRECTORY: usize = 0x4852_5400_0000;
+const MAGIC: u64 = u64::from_le_bytes(*b"HRT-RAM1");
+/// Guest RAM comes in at most two ranges (below the hole at 3 GiB and above 4 GiB).
+const MAX_RANGES: usize = 4;
+
+/// One guest range of the program's pool: guest address, length, host address.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Range {
+    guest: u64,
+    len: u64,
+    host: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Directory {
+    magic: u64,
+    pid: u64,
+    count: u64,
+    ranges: [Range; MAX_RANGES],
+}
+
+/// Whether this monitor's directory is in place (else the calls answer EPERM, as for a process
+/// the caller may not trace: a pid of the monitor itself could not be told from a native one).
+static PUBLISHED: AtomicBool = AtomicBool::new(false);
+
+/// Publishes this monitor's directory: `ranges` are (guest address, length, host address) of
+/// the program's pool. Returns false (and the calls answer EPERM) if the page cannot be mapped.
+pub fn publish(ranges: &[(u64, u64, u64)]) -> bool {
+    let mut dir = Directory { magic: MAGIC, pid: std::process::id() as u64, ..Directory::default() };
+    for (slot, &(guest, len, host)) in dir.ranges.iter_mut().zip(ranges.iter().take(MAX_RANGES)) {
+        *slot = Range { guest, len, host };
+        dir.count += 1;
+    }
+    let size = std::mem::size_of::<Directory>();
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE;
+    // SAFETY: a fresh anonymous page at an address nothing else uses (NOREPLACE refuses one).
+    let got =
+        unsafe { libc::mmap(DIRECTORY as *mut libc::c_void, size, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0) };
+    if got as usize != DIRECTORY {
+        if got != libc::MAP_FAILED {
+            // SAFETY: an old kernel ignoring NOREPLACE gave another address: ours to unmap.
+            unsafe { libc::munmap(got, size) };
+        }
+        return false;
+    }
+    // SAFETY: the page was just mapped read-write and holds a Directory.
+    unsafe { std::ptr::write(DIRECTORY as *mut Directory, dir) };
+    PUBLISHED.store(true, Ordering::SeqCst);
+    true
+}
+
+/// In a forked monitor: the directory page is a private copy; it names the new pid.
+pub fn republish_pid(pid: i32) {
+    if PUBLISHED.load(Ordering::SeqCst) {
+        // SAFETY: the published page (inherited across fork) holds a Directory.
+        unsafe { (*(DIRECTORY as *mut Directory)).pid = pid as u64 };
+    }
+}
+
+fn own_pid() -> u64 {
+    // SAFETY: the published page holds a Directory (callers checked PUBLISHED).
+    unsafe { std::ptr::read_volatile(DIRECTORY as *const Directory).pid }
+}
+
+/// What `pid` is: this monitor, another `hrt` (its directory) or a native process.
+enum Peer {
+    Myself,
+    Vm(Directory),
+    Native,
+}
+
+fn peer(pid: i32) -> SysResult<Peer> {
+    let mut dir = Directory::default();
+    let size = std::mem::size_of::<Directory>();
+    let local = libc::iovec { iov_base: &mut dir as *mut Directory as *mut libc::c_void, iov_len: size };
+    let remote = libc::iovec { iov_base: DIRECTORY as *mut libc::c_void, iov_len: size };
+    // Every argument a full register (the call is variadic: an int's upper half is undefined).
+    let args: [libc::c_long; 6] = [pid as libc::c_long, ptr(&local), 1, ptr(&remote), 1, 0];
+    // SAFETY: writes at most `size` bytes into `dir`; the remote side is the host's to check.
+    let got =
+        unsafe { libc::syscall(libc::SYS_process_vm_readv, args[0], args[1], args[2], args[3], args[4], args[5]) };
+    if got < 0 {
+        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        return if e == libc::EFAULT { Ok(Peer::Native) } else { Err(Errno(e)) };
+    }
+    if got as usize != size || dir.magic != MAGIC || dir.count as usize > MAX_RANGES {
+        return Ok(Peer::Native);
+    }
+    Ok(if dir.pid == own_pid() { Peer::Myself } else { Peer::Vm(dir) })
+}
+
+/// The remote iovecs as host iovecs in `dir`'s VM: each must lie in one range of its pool; the
+/// vector ends at the first that does not (with the part inside), as a copy faulting there would.
+fn translate(dir: &Directory, remote: &[GuestIovec]) -> SysResult<Vec<libc::iovec>> {
+    let ranges = &dir.ranges[..dir.count as usize];
+    let mut out = Vec::with_capacity(remote.len());
+    for v in remote {
+        let inside = ranges.iter().find(|r| v.base >= r.guest && v.base - r.guest < r.len);
+        let usable = inside.map_or(0, |r| v.len.min(r.guest + r.len - v.base));
+        if let Some(r) = inside.filter(|_| usable > 0) {
+            let host = r.host + (v.base - r.guest);
+            out.push(libc::iovec { iov_base: host as *mut libc::c_void, iov_len: usable as usize });
+        }
+        if usable < v.len {
+            if out.is_empty() {
+                return Err(Errno::EFAULT);
+            }
+            break;
+        }
+    }
+    Ok(out)
+}
+
+impl Forwarder {
+    /// process_vm_readv/process_vm_writev(pid, local_iov, liovcnt, remote_iov, riovcnt, flags).
+    pub(super) fn process_vm(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
+        if a[5] != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let reading = nr == libc::SYS_process_vm_readv;
+        let remote = guest_iovecs(g, a[3], a[4])?;
+        let local = self.iovecs(g, a[1], a[2], reading, true)?;
+        if !PUBLISHED.load(Ordering::Relaxed) {
+            return Err(Errno(libc::EPERM));
+        }
+        let mut pid = a[0] as i32;
+        let remote = match peer(pid)? {
+            // The host copies within this monitor (`pid` may be one of its threads).
+            Peer::Myself => {
+                pid = own_pid() as i32;
+                self.iovecs(g, a[3], a[4], !reading, true)?
+            }
+            Peer::Vm(dir) => translate(&dir, &remote)?,
+            Peer::Native => remote
+                .iter()
+                .map(|v| libc::iovec { iov_base: v.base as *mut libc::c_void, iov_len: v.len as usize })
+                .collect(),
+        };
+        let args = [
+            pid as libc::c_long,
+            ptr(local.as_ptr()),
+            local.len() as libc::c_long,
+            ptr(remote.as_ptr()),
+            remote.len() as libc::c_long,
+            0,
+        ];
+        // SAFETY: the local iovecs cover checked guest memory; the remote ones are another
+        // process's (the host checks them) or this program's own, checked likewise.
+        unsafe { self.sys(nr, &args) }
+    }
+}
