@@ -211,3 +211,35 @@ fn a_stripped_program_keeps_its_libgomp() {
     assert_ne!(refused.code(), 0);
     assert!(refused.stderr.contains("stripped"), "{}", refused.stderr);
 }
+
+/// Runs `prog` natively and under `--omp kernel --cpus 2` with the environment `env` and
+/// compares; the kernel's runtime must not refuse it.
+fn same_with_env(prog: &Path, env: &[(&str, &str)]) {
+    let mut native_cmd = Command::new(prog);
+    let mut hrt_cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    hrt_cmd.args(["run", "--omp", "kernel", "--cpus", "2", "--"]).arg(prog);
+    for (k, v) in env {
+        native_cmd.env(k, v);
+        hrt_cmd.env(k, v);
+    }
+    let (want, got) = (run(native_cmd, None), run(hrt_cmd, None));
+    assert_eq!(want.code(), 0, "native run of {} failed:\n{}", prog.display(), want.stderr);
+    assert_same(&format!("{} with {env:?}", prog.display()), &want, &got);
+}
+
+#[test]
+fn a_program_that_makes_no_team_runs_on_the_kernel_runtime() {
+    // Statically linked, omp_no_team.c has omp_get_wtime but no pthread_create (libgomp's
+    // team code is not linked); hello.c built with -fopenmp has no runtime function at all.
+    for link in ["-static", "-static-pie"] {
+        same_with_env(&build("omp_no_team", link), &[]);
+        same_with_env(&build("hello", link), &[]);
+    }
+}
+
+#[test]
+fn the_openmp_5_host_routines_answer_as_libgomp_does() {
+    let prog = build("omp_api_extras", "-static");
+    same_with_env(&prog, &[]);
+    same_with_env(&prog, &[("OMP_MAX_TASK_PRIORITY", "42"), ("OMP_NUM_TEAMS", "3"), ("OMP_TEAMS_THREAD_LIMIT", "4")]);
+}

@@ -196,8 +196,9 @@ pub extern "C" fn omp_get_team_num() -> i32 {
 pub extern "C" fn omp_get_device_num() -> i32 {
     omp_get_initial_device()
 }
+// As libgomp, the setters take 0 (the ICVs' "unset") and ignore negative values.
 pub extern "C" fn omp_set_num_teams(n: i32) {
-    if n > 0 {
+    if n >= 0 {
         icv::NUM_TEAMS.store(n as u32, Ordering::Relaxed);
     }
 }
@@ -205,7 +206,7 @@ pub extern "C" fn omp_get_max_teams() -> i32 {
     icv::NUM_TEAMS.load(Ordering::Relaxed) as i32
 }
 pub extern "C" fn omp_set_teams_thread_limit(n: i32) {
-    if n > 0 {
+    if n >= 0 {
         icv::TEAMS_THREAD_LIMIT.store(n as u32, Ordering::Relaxed);
     }
 }
