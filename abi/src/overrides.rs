@@ -37,10 +37,10 @@ pub struct Group {
     /// Functions the kernel implements, by symbol name.
     pub overrides: &'static [&'static str],
     /// Functions of the program the kernel's implementation calls; all must be present when
-    /// the program has one of `team_makers`.
+    /// the program has a function named with `team_maker_prefix`.
     pub imports: &'static [&'static str],
-    /// The overrides whose implementation may call the imports.
-    pub team_makers: &'static [&'static str],
+    /// Names the overrides whose implementation may call the imports (those that make teams).
+    pub team_maker_prefix: &'static str,
     /// Prefixes of the library's own function names (its code, which is not the program's).
     pub library_prefixes: &'static [&'static str],
     /// Prefixes of the library's entry points: a reference to such a function that the group
@@ -251,20 +251,7 @@ pub const OMP: Group = Group {
         "omp_test_nest_lock",
     ],
     imports: &["pthread_create", "pthread_attr_init", "pthread_attr_setstacksize", "pthread_attr_destroy"],
-    team_makers: &[
-        "GOMP_parallel",
-        "GOMP_parallel_start",
-        "GOMP_parallel_loop_static",
-        "GOMP_parallel_loop_dynamic",
-        "GOMP_parallel_loop_guided",
-        "GOMP_parallel_loop_runtime",
-        "GOMP_parallel_loop_nonmonotonic_dynamic",
-        "GOMP_parallel_loop_nonmonotonic_guided",
-        "GOMP_parallel_loop_nonmonotonic_runtime",
-        "GOMP_parallel_loop_maybe_nonmonotonic_runtime",
-        "GOMP_parallel_sections",
-        "GOMP_parallel_reductions",
-    ],
+    team_maker_prefix: "GOMP_parallel",
     soname: "libgomp.so.1",
     library_prefixes: &[
         "GOMP_",

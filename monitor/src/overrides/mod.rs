@@ -87,7 +87,8 @@ pub fn plan(bytes: &[u8], group: u8) -> Decision {
     }
     // The imports serve the functions that make teams; a static program without them (one that
     // only reads `omp_get_wtime`, say) links no `pthread_create` either, and needs none.
-    let makes_teams = g.team_makers.iter().any(|n| table.function(n).is_some());
+    let makes_teams =
+        g.overrides.iter().filter(|n| n.starts_with(g.team_maker_prefix)).any(|n| table.function(n).is_some());
     for (i, name) in g.imports.iter().enumerate() {
         let Some(f) = table.function(name) else {
             if !makes_teams {
