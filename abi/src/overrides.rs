@@ -36,8 +36,11 @@ pub struct Group {
     pub name: &'static str,
     /// Functions the kernel implements, by symbol name.
     pub overrides: &'static [&'static str],
-    /// Functions of the program the kernel's implementation calls; all must be present.
+    /// Functions of the program the kernel's implementation calls; all must be present when
+    /// the program has a function named with `team_maker_prefix`.
     pub imports: &'static [&'static str],
+    /// Names the overrides whose implementation may call the imports (those that make teams).
+    pub team_maker_prefix: &'static str,
     /// Prefixes of the library's own function names (its code, which is not the program's).
     pub library_prefixes: &'static [&'static str],
     /// Prefixes of the library's entry points: a reference to such a function that the group
@@ -218,6 +221,8 @@ pub const OMP: Group = Group {
         "omp_get_place_proc_ids",
         "omp_get_partition_place_nums",
         "omp_get_max_task_priority",
+        "omp_pause_resource",
+        "omp_pause_resource_all",
         "omp_get_default_device",
         "omp_set_default_device",
         "omp_get_num_devices",
@@ -225,6 +230,11 @@ pub const OMP: Group = Group {
         "omp_is_initial_device",
         "omp_get_num_teams",
         "omp_get_team_num",
+        "omp_get_device_num",
+        "omp_set_num_teams",
+        "omp_get_max_teams",
+        "omp_set_teams_thread_limit",
+        "omp_get_teams_thread_limit",
         "omp_get_wtime",
         "omp_get_wtick",
         "omp_init_lock",
@@ -300,6 +310,7 @@ pub const OMP: Group = Group {
         "omp_test_lock_",
     ],
     imports: &["pthread_create", "pthread_attr_init", "pthread_attr_setstacksize", "pthread_attr_destroy"],
+    team_maker_prefix: "GOMP_parallel",
     soname: "libgomp.so.1",
     library_prefixes: &[
         "GOMP_",

@@ -247,6 +247,31 @@ fn kernel_runtime_runs_fortran_programs() {
     }
 }
 
+/// Runs `prog` natively and under `--omp kernel --cpus 2` with the environment `env` and
+/// compares; the kernel's runtime must not refuse it.
+fn same_with_env(prog: &Path, env: &[(&str, &str)]) {
+    let mut native_cmd = Command::new(prog);
+    let mut hrt_cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    hrt_cmd.args(["run", "--omp", "kernel", "--cpus", "2", "--"]).arg(prog);
+    for (k, v) in env {
+        native_cmd.env(k, v);
+        hrt_cmd.env(k, v);
+    }
+    let (want, got) = (run(native_cmd, None), run(hrt_cmd, None));
+    assert_eq!(want.code(), 0, "native run of {} failed:\n{}", prog.display(), want.stderr);
+    assert_same(&format!("{} with {env:?}", prog.display()), &want, &got);
+}
+
+#[test]
+fn a_program_that_makes_no_team_runs_on_the_kernel_runtime() {
+    // Statically linked, omp_no_team.c has omp_get_wtime but no pthread_create (libgomp's
+    // team code is not linked); hello.c built with -fopenmp has no runtime function at all.
+    for link in ["-static", "-static-pie"] {
+        same_with_env(&build("omp_no_team", link), &[]);
+        same_with_env(&build("hello", link), &[]);
+    }
+}
+
 #[test]
 fn a_fortran_program_with_nest_locks_keeps_its_libgomp() {
     let prog = fortran_program("omp_fortran_nest", "static");
@@ -260,4 +285,11 @@ fn a_fortran_program_with_nest_locks_keeps_its_libgomp() {
     let want = native(&prog, None);
     let auto = hrt(&["--omp", "auto", "--cpus", "2"], &prog, None);
     assert_same("omp_fortran_nest under --omp auto", &want, &auto);
+}
+
+#[test]
+fn the_openmp_5_host_routines_answer_as_libgomp_does() {
+    let prog = build("omp_api_extras", "-static");
+    same_with_env(&prog, &[]);
+    same_with_env(&prog, &[("OMP_MAX_TASK_PRIORITY", "42"), ("OMP_NUM_TEAMS", "3"), ("OMP_TEAMS_THREAD_LIMIT", "4")]);
 }

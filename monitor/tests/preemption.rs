@@ -52,3 +52,19 @@ fn interrupts_in_a_stream_do_not_pile_up_on_kernel_stacks() {
         assert_same(&format!("irq_storm --cpus 2 (run {round})"), &native_out, &out);
     }
 }
+
+/// Two threads on two vCPUs sleeping 0.5 ms thousands of times: the idle loop, interrupted on
+/// its way to the halt by the timer that ends a sleep, must not be preempted there (it halted
+/// later with no timer armed for the next sleeper, a lost wake-up: the program hung). Run a few
+/// times, as the hang took one run in about three (with as many vCPUs as host CPUs).
+#[test]
+fn short_sleeps_on_two_vcpus_all_end() {
+    let prog = build("sched_short_sleeps", &["-pthread"]);
+    let native_out = native(&prog, &[]);
+    // As many vCPUs as host CPUs: `--idle auto` then polls 1 ms and halts (the failing mode).
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2).to_string();
+    for _ in 0..4 {
+        let out = hrt(&["--cpus", &cpus], &prog, &[]);
+        assert_same(&format!("sched_short_sleeps --cpus {cpus}"), &native_out, &out);
+    }
+}

@@ -156,7 +156,23 @@ pub extern "C" fn omp_get_partition_place_nums(ids: *mut i32) {
     }
 }
 pub extern "C" fn omp_get_max_task_priority() -> i32 {
-    0
+    icv::max_task_priority() as i32
+}
+/// `omp_pause_resource(kind, device)`: the host is the only device (number 0, also
+/// `omp_get_initial_device()`). Idle workers are kept (a pause may release resources, it
+/// need not); as libgomp, a pause from inside a parallel region fails.
+pub extern "C" fn omp_pause_resource(kind: i32, device: i32) -> i32 {
+    if device != omp_get_initial_device() {
+        return -1;
+    }
+    omp_pause_resource_all(kind)
+}
+pub extern "C" fn omp_pause_resource_all(_kind: i32) -> i32 {
+    if omp_get_level() > 0 {
+        -1
+    } else {
+        0
+    }
 }
 pub extern "C" fn omp_get_default_device() -> i32 {
     0
@@ -176,6 +192,26 @@ pub extern "C" fn omp_get_num_teams() -> i32 {
 }
 pub extern "C" fn omp_get_team_num() -> i32 {
     0
+}
+pub extern "C" fn omp_get_device_num() -> i32 {
+    omp_get_initial_device()
+}
+// As libgomp, the setters take 0 (the ICVs' "unset") and ignore negative values.
+pub extern "C" fn omp_set_num_teams(n: i32) {
+    if n >= 0 {
+        icv::NUM_TEAMS.store(n as u32, Ordering::Relaxed);
+    }
+}
+pub extern "C" fn omp_get_max_teams() -> i32 {
+    icv::NUM_TEAMS.load(Ordering::Relaxed) as i32
+}
+pub extern "C" fn omp_set_teams_thread_limit(n: i32) {
+    if n >= 0 {
+        icv::TEAMS_THREAD_LIMIT.store(n as u32, Ordering::Relaxed);
+    }
+}
+pub extern "C" fn omp_get_teams_thread_limit() -> i32 {
+    icv::TEAMS_THREAD_LIMIT.load(Ordering::Relaxed) as i32
 }
 
 /// Nanoseconds since boot, for omp_get_wtime (converted to seconds in `gomp::wtime`).

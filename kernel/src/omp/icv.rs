@@ -44,6 +44,11 @@ static THREAD_LIMIT: AtomicU32 = AtomicU32::new(i32::MAX as u32);
 static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
 static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static PIN: AtomicU32 = AtomicU32::new(1);
+static MAX_TASK_PRIORITY: AtomicU32 = AtomicU32::new(0);
+/// nteams-var and teams-thread-limit-var (OMP_NUM_TEAMS, OMP_TEAMS_THREAD_LIMIT; 0: unset).
+/// Only read and set here: `teams` itself is not provided.
+pub static NUM_TEAMS: AtomicU32 = AtomicU32::new(0);
+pub static TEAMS_THREAD_LIMIT: AtomicU32 = AtomicU32::new(0);
 
 /// The initial task's ICVs.
 pub fn initial() -> Icv {
@@ -60,6 +65,11 @@ pub fn nthreads_at(level: u32, inherited: u32) -> u32 {
     } else {
         inherited
     }
+}
+
+/// max-task-priority-var (OMP_MAX_TASK_PRIORITY, 0 by default).
+pub fn max_task_priority() -> u32 {
+    MAX_TASK_PRIORITY.load(Ordering::Relaxed)
 }
 
 pub fn thread_limit() -> u32 {
@@ -207,6 +217,17 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             b"OMP_THREAD_LIMIT" => {
                 if let Some(x) = parse_u64(v).filter(|&x| x > 0) {
                     THREAD_LIMIT.store(x.min(i32::MAX as u64) as u32, Ordering::Relaxed);
+                }
+            }
+            b"OMP_NUM_TEAMS" | b"OMP_TEAMS_THREAD_LIMIT" => {
+                let var = if k == b"OMP_NUM_TEAMS" { &NUM_TEAMS } else { &TEAMS_THREAD_LIMIT };
+                if let Some(x) = parse_u64(v).filter(|&x| x > 0) {
+                    var.store(x.min(i32::MAX as u64) as u32, Ordering::Relaxed);
+                }
+            }
+            b"OMP_MAX_TASK_PRIORITY" => {
+                if let Some(x) = parse_u64(v) {
+                    MAX_TASK_PRIORITY.store(x.min(i32::MAX as u64) as u32, Ordering::Relaxed);
                 }
             }
             b"OMP_STACKSIZE" | b"GOMP_STACKSIZE" => {

@@ -273,6 +273,11 @@ fn spawn_worker() -> &'static Worker {
         cpu: UnsafeCell::new(usize::MAX),
     }));
     let create = super::import(super::IMPORT_PTHREAD_CREATE);
+    if create == 0 {
+        // The monitor lets a program without pthread_create through only when it has no
+        // function that makes a team.
+        fatal("a team needs the program's pthread_create, which it does not have");
+    }
     // pthread_attr_t is 56 bytes in glibc and musl.
     let mut attr = [0u64; 8];
     let stack = super::icv::stack_size();

@@ -591,8 +591,11 @@ fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
 }
 
 /// True if this CPU's thread should give way (its quantum ran out and others are ready).
+/// Never the idle thread: it hands the CPU over itself (`idle_run_next`), and preempted in the
+/// middle of its loop it would resume there later with stale decisions, e.g. halting with no
+/// timer armed for a sleeper that blocked meanwhile (a lost wake-up).
 pub fn resched_wanted() -> bool {
-    this_sched().need_resched.load(Ordering::Relaxed)
+    !is_idle_thread() && this_sched().need_resched.load(Ordering::Relaxed)
 }
 
 /// Called at the end of every interrupt: preempts the running thread if its quantum ran out.
@@ -601,6 +604,10 @@ pub fn resched_wanted() -> bool {
 pub fn after_interrupt() {
     let s = this_sched();
     if crate::arch::ring3::active() && crate::arch::ring3::in_ring0() {
+        return;
+    }
+    if is_idle_thread() {
+        // See `resched_wanted`.
         return;
     }
     if s.need_resched.swap(false, Ordering::Relaxed) {

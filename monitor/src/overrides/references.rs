@@ -7,7 +7,9 @@
 //! The scan looks at the 32-bit fields that follow the opcodes which name a function: `call`
 //! and `jmp` (E8, E9), RIP-relative `lea` and `mov` (8D, 8B with ModRM 00xxx101), and the
 //! absolute immediates of `mov r32, imm32` and `push imm32` (a non-PIE program's function
-//! pointers). It looks at every byte offset rather than decoding instructions: a false match
+//! pointers; a PIE's code has none, and its small constants would otherwise look like the
+//! addresses of its first functions). Only global functions count: a local one (a `.part.0`
+//! clone) is named by its own object's code alone. It looks at every byte offset rather than decoding instructions: a false match
 //! can only make the planner more careful (it keeps the program's libgomp), never less.
 //! References held in data (function pointers in tables) are not seen.
 
@@ -26,7 +28,7 @@ pub fn first_unprovided_use(
     let targets: HashMap<u64, &str> = table
         .functions
         .iter()
-        .filter(|f| f.in_library && !overridden.contains(&f.addr))
+        .filter(|f| f.in_library && !f.local && !overridden.contains(&f.addr))
         .filter(|f| group.entry_prefixes.iter().any(|p| f.name.starts_with(p)))
         .map(|f| (f.addr, f.name.as_str()))
         .collect();
@@ -37,7 +39,7 @@ pub fn first_unprovided_use(
             let v = i32::from_le_bytes([code[i], code[i + 1], code[i + 2], code[i + 3]]);
             let (op, before) = (code[i - 1], if i >= 2 { code[i - 2] } else { 0 });
             let rip_relative = op == 0xe8 || op == 0xe9 || (op & 0xc7 == 0x05 && (before == 0x8d || before == 0x8b));
-            let absolute = (0xb8..=0xbf).contains(&op) || op == 0x68;
+            let absolute = !table.pie && ((0xb8..=0xbf).contains(&op) || op == 0x68);
             let t = if rip_relative {
                 (f.addr + i as u64 + 4).wrapping_add(v as i64 as u64)
             } else if absolute {

@@ -10,6 +10,9 @@ pub struct Function {
     pub size: u64,
     /// Part of the library (by name prefix, or a local function of one of its objects).
     pub in_library: bool,
+    /// A local symbol (`STB_LOCAL`), e.g. the compiler's `.part.0` clone of a function: only
+    /// its own object file's code can name it.
+    pub local: bool,
 }
 
 pub struct Table<'a> {
@@ -17,6 +20,8 @@ pub struct Table<'a> {
     pub functions: Vec<Function>,
     /// (virtual address, file offset, file size) of each executable PT_LOAD segment.
     pub code: Vec<(u64, u64, u64)>,
+    /// Position-independent (ET_DYN): its code cannot hold a function's absolute address.
+    pub pie: bool,
     by_name: std::collections::HashMap<String, usize>,
 }
 
@@ -46,7 +51,7 @@ impl<'a> Table<'a> {
             if !local {
                 by_name.insert(name.to_string(), functions.len());
             }
-            functions.push(Function { name: name.to_string(), addr: s.st_value, size: s.st_size, in_library });
+            functions.push(Function { name: name.to_string(), addr: s.st_value, size: s.st_size, in_library, local });
         }
         let code = elf
             .program_headers
@@ -54,7 +59,8 @@ impl<'a> Table<'a> {
             .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD && p.is_executable())
             .map(|p| (p.p_vaddr, p.p_offset, p.p_filesz))
             .collect();
-        Ok(Table { bytes, functions, code, by_name })
+        let pie = elf.header.e_type == goblin::elf::header::ET_DYN;
+        Ok(Table { bytes, functions, code, pie, by_name })
     }
 
     /// The global function named `name`.

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Runs an OpenMP test suite that nobody here wrote, built with gcc and its libgomp: natively,
+# then under `hrt run` with --omp kernel and --omp libgomp. The suite is not part of this
+# repository; pass the directory that holds it.
+#
+# Usage: bash tests/omp_suite/run.sh KIND SUITE_DIR [WORK_DIR]
+#   KIND       llvm:  LLVM's OpenMP runtime tests (openmp/runtime/test of llvm/llvm-project;
+#                     SUITE_DIR is that `runtime/test` directory or one containing it)
+#              ompvv: the OpenMP Validation and Verification suite (github
+#                     OpenMP-Validation-and-Verification/OpenMP_VV; SUITE_DIR holds tests/ and
+#                     ompvv/), its host-only C tests
+#   WORK_DIR   where binaries and logs go (default target/omp-suite-KIND)
+# Environment:
+#   LINKS="pie static dyn"        how to link (gcc -static-pie / -static / default dynamic)
+#   CONFIGS="2:unset 2:1 2:3"     CPUS:OMP_NUM_THREADS pairs to run under hrt ("unset" = not set)
+#   RUNTIMES="kernel libgomp"     the --omp values
+#   REPEAT=1                      runs per case under hrt (a case passes only if all pass)
+#   HRT=path                      the hrt binary (default target/release/hrt)
+#   TIMEOUT=60                    seconds per run
+#   SKIP=REGEX                    leave out tests whose path matches (e.g. LLVM's tasking tests
+#                                 that sleep 1 s per task: tasking/omp_task.c takes ~125 s)
+#
+# Selection (llvm): every .c test outside ompt/ and affinity/ that gcc can run: not marked
+# `REQUIRES: ompt/affinity/hwloc` or `UNSUPPORTED:`/`XFAIL:` for gcc, not using LLVM-only
+# kmp_*/__kmpc_* interfaces, with a RUN line that runs it. Each RUN line that runs the program
+# is one case, with its environment and arguments (FileCheck patterns are not checked).
+# Selection (ompvv): every .c test under tests/ that uses no offloading (`target`, `teams`,
+# the offloading probe), memory allocators, `detach` or `requires`.
+# A case counts when it builds and passes natively (exit status 0) under the same
+# OMP_NUM_THREADS; it passes under hrt when its exit status is 0. Prints one summary line per
+# (link, config); details are in WORK_DIR/results.txt and WORK_DIR/logs/.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+kind="${1:?usage: run.sh llvm|ompvv SUITE_DIR [WORK_DIR]}"
+suite="${2:?usage: run.sh llvm|ompvv SUITE_DIR [WORK_DIR]}"
+case "$kind" in
+llvm)
+    [ -d "$suite/runtime/test" ] && suite="$suite/runtime/test"
+    [ -f "$suite/omp_testsuite.h" ] || { echo "no omp_testsuite.h in $suite" >&2; exit 2; }
+    include="$suite"
+    ;;
+ompvv)
+    [ -f "$suite/ompvv/ompvv.h" ] || { echo "no ompvv/ompvv.h in $suite" >&2; exit 2; }
+    include="$suite/ompvv"
+    ;;
+*) echo "unknown suite kind $kind (llvm or ompvv)" >&2; exit 2 ;;
+esac
+suite="$(cd "$suite" && pwd)"
+include="$(cd "$include" && pwd)"
+work="${3:-$root/target/omp-suite-$kind}"
+links="${LINKS:-pie static dyn}"
+configs="${CONFIGS:-2:unset 2:1 2:3}"
+runtimes="${RUNTIMES:-kernel libgomp}"
+repeat="${REPEAT:-1}"
+hrt="${HRT:-$root/target/release/hrt}"
+timeout_s="${TIMEOUT:-60}"
+mkdir -p "$work/bin" "$work/logs"
+: >"$work/summary.txt"
+
+# --- selection -------------------------------------------------------------------------------
+skipped() { [ -n "${SKIP:-}" ] && grep -qE "$SKIP" <<<"$1"; }
+
+selected_llvm() {
+    find "$suite" -name '*.c' -not -path '*/ompt/*' -not -path '*/affinity/*' | sort |
+        while read -r f; do
+            grep -qE '^// *REQUIRES:.*(ompt|affinity|hwloc)' "$f" && continue
+            grep -qP '^// *(UNSUPPORTED|XFAIL):.*\bgcc\b(?!-)' "$f" && continue
+            grep -v '^// *RUN' "$f" | grep -qE '\bkmp_|__kmpc|\bKMP_[A-Z]' && continue
+            grep -qE '^// *RUN:.*(%libomp-run|%libomp-compile-and-run)' "$f" || continue
+            skipped "$f" || echo "$f"
+        done
+}
+
+selected_ompvv() {
+    find "$suite/tests" -name '*.c' | sort | while read -r f; do
+        grep -qE 'omp +(target|teams|requires)|omp_target|declare +target|OMPVV_TEST_OFFLOADING|OMPVV_TEST_AND_SET_OFFLOADING|omp_alloc|omp_init_allocator|allocator|detach' "$f" && continue
+        skipped "$f" || echo "$f"
+    done
+}
+
+# cases FILE: one line per way to run the program: "ENV_ASSIGNMENTS|ARGS".
+cases() {
+    if [ "$kind" != llvm ]; then
+        echo "|"
+        return
+    fi
+    grep -E '^// *RUN:.*(%libomp-run|%libomp-compile-and-run)' "$1" | while read -r line; do
+        line="${line#*RUN:}"
+        line="${line##*&&}" # the last command of `compile && run`
+        line="${line%%|*}"  # drop `| FileCheck ...`
+        local envs="" args=""
+        envs="$(grep -oE "[A-Z_]+=('[^']*'|[^ ]+)" <<<"${line%%%libomp-*}" | tr -d "'" | tr '\n' ' ')"
+        case "$line" in
+        *%libomp-run*) args="${line#*%libomp-run}" ;;
+        esac
+        # shellcheck disable=SC2086
+        echo "${envs% }|$(echo $args)"
+    done | sort -u
+}
+
+test_name() {
+    local name
+    name="$(realpath --relative-to="$suite" "$1" | tr '/' '_')"
+    echo "${name%.c}"
+}
+
+# --- build -----------------------------------------------------------------------------------
+build_one() {
+    local f="$1" link="$2" name out flags=()
+    name="$(realpath --relative-to="$suite" "$f" | tr '/' '_')"
+    name="${name%.c}"
+    out="$work/bin/$name.$link"
+    case "$link" in
+    pie) flags=(-static-pie) ;;
+    static) flags=(-static) ;;
+    dyn) flags=() ;;
+    esac
+    [ "$out" -nt "$f" ] && return 0
+    gcc -fopenmp -O2 -w "${flags[@]}" -I "$include" -o "$out" "$f" -lm -lpthread \
+        >"$work/logs/$name.$link.build" 2>&1 || rm -f "$out"
+}
+export -f build_one
+export suite work include
+
+"selected_$kind" >"$work/selected.txt"
+echo "selected $(wc -l <"$work/selected.txt") tests in $suite"
+for link in $links; do
+    sed "s/\$/ $link/" "$work/selected.txt" | xargs -P "$(nproc)" -n 2 bash -c 'build_one "$0" "$1"'
+    echo "$link: $(ls "$work/bin" | grep -c "\.$link\$") built"
+done
+
+# --- runs ------------------------------------------------------------------------------------
+# run_case MODE BIN ENVS ARGS CPUS NT LOG: MODE native or a --omp value; prints the exit status.
+run_case() {
+    local mode="$1" bin="$2" envs="$3" args="$4" cpus="$5" nt="$6" log="$7" i st=0 n=1
+    local -a envv=(env -u OMP_NUM_THREADS)
+    [ "$nt" != unset ] && envv+=("OMP_NUM_THREADS=$nt")
+    # shellcheck disable=SC2206
+    envv+=($envs)
+    [ "$mode" = native ] || n="$repeat"
+    for ((i = 0; i < n; i++)); do
+        if [ "$mode" = native ]; then
+            # shellcheck disable=SC2086
+            timeout "$timeout_s" "${envv[@]}" "$bin" $args >"$log" 2>&1
+        else
+            # shellcheck disable=SC2086
+            timeout "$timeout_s" "${envv[@]}" "$hrt" run --cpus "$cpus" --omp "$mode" -- "$bin" $args >"$log" 2>&1
+        fi
+        st=$?
+        [ "$st" = 0 ] || break
+    done
+    echo "$st"
+}
+
+results="$work/results.txt"
+: >"$results"
+for link in $links; do
+    for cfg in $configs; do
+        cpus="${cfg%%:*}" nt="${cfg#*:}"
+        declare -A total=() pass=()
+        while read -r f; do
+            name="$(test_name "$f")"
+            bin="$work/bin/$name.$link"
+            [ -x "$bin" ] || continue
+            n=0
+            while IFS='|' read -r envs args; do
+                n=$((n + 1))
+                id="$name#$n.$link.c$cpus.t$nt"
+                st="$(run_case native "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.native")"
+                total[native]=$((${total[native]:-0} + 1))
+                if [ "$st" != 0 ]; then
+                    echo "$id native FAIL($st) [$envs] $args" >>"$results"
+                    continue
+                fi
+                pass[native]=$((${pass[native]:-0} + 1))
+                for rt in $runtimes; do
+                    st="$(run_case "$rt" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.$rt")"
+                    total[$rt]=$((${total[$rt]:-0} + 1))
+                    if [ "$st" = 0 ]; then
+                        pass[$rt]=$((${pass[$rt]:-0} + 1))
+                    else
+                        echo "$id $rt FAIL($st) [$envs] $args" >>"$results"
+                    fi
+                done
+            done < <(cases "$f")
+        done <"$work/selected.txt"
+        line="$link cpus=$cpus OMP_NUM_THREADS=$nt: native ${pass[native]:-0}/${total[native]:-0}"
+        for rt in $runtimes; do
+            line+="; --omp $rt ${pass[$rt]:-0}/${total[$rt]:-0}"
+        done
+        echo "$line" | tee -a "$work/summary.txt"
+        unset total pass
+    done
+done
+grep FAIL "$results" | grep -v ' native ' || true
