@@ -71,11 +71,29 @@ fn time_limit() -> Duration {
     Duration::from_secs(secs)
 }
 
+/// Spawns `cmd`, trying again while it fails with ETXTBSY: a file a test has just written
+/// (a script) stays open for writing in the children other test threads fork at that moment,
+/// until they exec, and exec of it fails meanwhile.
+fn spawn_retrying_busy(cmd: &mut Command) -> std::process::Child {
+    const ETXTBSY: i32 = 26;
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Ok(child) => return child,
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("cannot run {cmd:?}: {e}"),
+        }
+    }
+}
+
 /// Runs `cmd` with `stdin` as its standard input (None: /dev/null); kills it after the limit.
 pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let mut child = spawn_retrying_busy(&mut cmd);
     let writer = stdin.map(|bytes| {
         let mut pipe = child.stdin.take().unwrap();
         let bytes = bytes.to_vec();
