@@ -49,7 +49,7 @@ for source in "$src_dir"/*.c; do
     name="$(basename "$source" .c)"
     extra=()
     case "$name" in
-        openmp | omp_kernel | omp_tasks | omp_doacross | omp_dynamic | omp_unprovided | omp_places) extra=(-fopenmp) ;;
+        openmp | omp_*) extra=(-fopenmp) ;;
         pthreads | affinity) extra=(-pthread) ;;
     esac
     build "$out/$name-static" "$source" "$cc" "${cflags[@]}" "${extra[@]}" -static
