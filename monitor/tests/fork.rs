@@ -14,16 +14,15 @@
 //! procs_fork_cma.c (process_vm_readv/writev between parent and child).
 
 mod common;
-use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
+use common::hostile::{
+    assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native,
+    passes_natively_and_same_on_1_and_2_cpus, repo_root,
+};
 use std::path::Path;
 
 #[test]
 fn forked_children_behave_as_on_linux() {
-    let prog = build("procs_fork", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert!(linux.stdout.contains("killed: killed by 15"), "natively: {}", linux.stdout);
-    assert_same_on_1_and_2_cpus("procs_fork", &prog, &[], &linux);
+    passes_natively_and_same_on_1_and_2_cpus("procs_fork", Some("killed: killed by 15"));
 }
 
 /// Four threads on two vCPUs forking at once, preempted while they hold the other CPUs frozen:
@@ -144,11 +143,7 @@ fn shared_anonymous_memory_is_shared_with_children() {
 /// and 2 vCPUs against native.
 #[test]
 fn a_vfork_child_forks() {
-    let prog = build("procs_vfork_fork", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert!(linux.stdout.contains("grandchild: survived SIGUSR1"), "natively: {}", linux.stdout);
-    assert_same_on_1_and_2_cpus("procs_vfork_fork", &prog, &[], &linux);
+    passes_natively_and_same_on_1_and_2_cpus("procs_vfork_fork", Some("grandchild: survived SIGUSR1"));
 }
 
 /// clone without CLONE_VM but with CLONE_FILES (a process sharing its descriptor table) is not

@@ -2,14 +2,14 @@
 //! own give EFAULT or SIGSEGV as on Linux. Each is compared with the same program run natively.
 
 mod common;
-use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
+use common::hostile::{
+    assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native,
+    passes_natively_and_same_on_1_and_2_cpus, repo_root,
+};
 
 #[test]
 fn fresh_brk_and_calloc_memory_reads_zero() {
-    let prog = build("brk_zero", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert_same_on_1_and_2_cpus("brk_zero", &prog, &[], &linux);
+    passes_natively_and_same_on_1_and_2_cpus("brk_zero", None);
 }
 
 /// mmap, mremap growth, MAP_FIXED over an old mapping, munmap + mmap reuse, madvise(DONTNEED),
@@ -17,10 +17,7 @@ fn fresh_brk_and_calloc_memory_reads_zero() {
 /// program gets reads zero, and recycled memory carries data to and from the host intact.
 #[test]
 fn recycled_memory_reads_zero() {
-    let prog = build("mem_zero_reuse", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert_same_on_1_and_2_cpus("mem_zero_reuse", &prog, &[], &linux);
+    passes_natively_and_same_on_1_and_2_cpus("mem_zero_reuse", None);
 }
 
 /// MAP_FIXED at the last page of the address space, munmap/mremap/madvise with SIZE_MAX, brk at
@@ -232,9 +229,5 @@ fn memory_never_given_faults() {
 /// grows over is the file's, as on Linux; MAP_HUGETLB of a file is EINVAL.
 #[test]
 fn shared_file_pages_past_the_end_raise_sigbus() {
-    let prog = build("shared_file_end", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert!(linux.stdout.contains("write past the end: signal 7 code 2"), "natively: {}", linux.stdout);
-    assert_same_on_1_and_2_cpus("shared_file_end", &prog, &[], &linux);
+    passes_natively_and_same_on_1_and_2_cpus("shared_file_end", Some("write past the end: signal 7 code 2"));
 }

@@ -5,15 +5,13 @@
 //! process sharing the descriptor table refused with one line (fork itself: fork.rs).
 
 mod common;
-use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, repo_root};
+use common::hostile::{
+    assert_same, build, build_dynamic, hrt, native, passes_natively_and_same_on_1_and_2_cpus, repo_root,
+};
 
 #[test]
 fn spawned_children_behave_as_on_linux() {
-    let prog = build("procs_spawn", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert!(linux.stdout.contains("SIGCHLD handler ran: 1"), "natively: {}", linux.stdout);
-    assert_same_on_1_and_2_cpus("procs_spawn", &prog, &[], &linux);
+    passes_natively_and_same_on_1_and_2_cpus("procs_spawn", Some("SIGCHLD handler ran: 1"));
 }
 
 /// The same program linked dynamically (glibc's shared posix_spawn, system and popen).
@@ -29,11 +27,7 @@ fn spawned_children_of_a_dynamic_program() {
 
 #[test]
 fn exec_checks_the_programs_pointers() {
-    let prog = build("procs_hostile", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert!(linux.stdout.contains("argv entry unmapped: exited 14"), "natively: {}", linux.stdout);
-    assert_same_on_1_and_2_cpus("procs_hostile", &prog, &[], &linux);
+    passes_natively_and_same_on_1_and_2_cpus("procs_hostile", Some("argv entry unmapped: exited 14"));
 }
 
 /// `/proc/<hrt's pid>/exe` is the program's own /proc/self/exe: exec runs the program, never hrt.

@@ -176,6 +176,20 @@ pub fn assert_same_on_1_and_2_cpus(label: &str, prog: &Path, args: &[&str], linu
     }
 }
 
+/// Builds test program `name`, runs it natively (it must exit 0 and, when given, print
+/// `marker`, so that a broken native run is never taken for the expected output), then under
+/// `hrt run` with 1 and 2 vCPUs, and compares.
+#[allow(dead_code)] // not every test file uses it
+pub fn passes_natively_and_same_on_1_and_2_cpus(name: &str, marker: Option<&str>) {
+    let prog = build(name, &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    if let Some(marker) = marker {
+        assert!(linux.stdout.contains(marker), "natively: {}", linux.stdout);
+    }
+    assert_same_on_1_and_2_cpus(name, &prog, &[], &linux);
+}
+
 /// Builds a C file with the system's default linking (dynamic, PIE) into
 /// target/programs/dyn-`out_name`: `gcc -O1 -g -pthread -o OUT SOURCE FLAGS` (libraries last). Rebuilt when the
 /// source is newer.
