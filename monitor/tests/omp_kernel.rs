@@ -183,17 +183,22 @@ fn the_openmp_test_program_runs_on_the_kernel_runtime() {
     }
 }
 
+/// `--omp kernel` refuses `prog`, naming `what` it lacks and the way out (`--omp libgomp`).
+fn assert_refused_naming(prog: &Path, what: &str) {
+    let refused = hrt(&["--omp", "kernel", "--cpus", "2"], prog, None);
+    assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
+    assert!(
+        refused.stderr.contains(what) && refused.stderr.contains("--omp libgomp"),
+        "the refusal does not name {what:?} and the way out:\n{}",
+        refused.stderr
+    );
+}
+
 #[test]
 fn a_program_using_what_the_kernel_lacks_keeps_its_libgomp() {
     // omp_unprovided.c uses the memory allocators, which the kernel's runtime does not provide.
     let prog = build("omp_unprovided", "-static");
-    let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
-    assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
-    assert!(
-        refused.stderr.contains("omp_alloc") && refused.stderr.contains("--omp libgomp"),
-        "the refusal does not name the symbol and the way out:\n{}",
-        refused.stderr
-    );
+    assert_refused_naming(&prog, "omp_alloc");
     let want = native(&prog, None);
     let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
     assert_eq!(auto.code(), want.code());
@@ -275,13 +280,7 @@ fn a_program_that_makes_no_team_runs_on_the_kernel_runtime() {
 #[test]
 fn a_fortran_program_with_nest_locks_keeps_its_libgomp() {
     let prog = fortran_program("omp_fortran_nest", "static");
-    let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
-    assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
-    assert!(
-        refused.stderr.contains("_nest_lock_ (from") && refused.stderr.contains("--omp libgomp"),
-        "the refusal does not name the routine and the way out:\n{}",
-        refused.stderr
-    );
+    assert_refused_naming(&prog, "_nest_lock_ (from");
     let want = native(&prog, None);
     let auto = hrt(&["--omp", "auto", "--cpus", "2"], &prog, None);
     assert_same("omp_fortran_nest under --omp auto", &want, &auto);
