@@ -228,12 +228,20 @@ impl Service {
 
     /// Performs one request that may block, in a worker: a host call still waiting when the
     /// guest cancels it (its caller took a signal) returns EINTR.
+    /// The worker says which host thread performs the call (`workers.busy`) while it does, and
+    /// withdraws before it answers: once answered, the guest may reuse the slot for a call that
+    /// another worker takes, whose entry a late withdrawal would erase (its cancel would then
+    /// never interrupt it: the rare hang of ring_regsite `restart` under load).
     fn serve_cancellable(&self, shared: &Shared, req: Request) {
         let Some(ch) = self.channel() else { return };
         let word = &ch.header.cancel[req.idx / 64];
+        let busy = &self.workers.busy[req.idx];
+        // SAFETY: pthread_self has no preconditions.
+        busy.store(unsafe { libc::pthread_self() } as u64, Ordering::SeqCst);
         let ret = crate::forward::with_cancel(word, 1 << (req.idx % 64), || {
             super::hypercall::forward_call(shared, req.nr, req.args)
         });
+        busy.store(0, Ordering::SeqCst);
         self.complete(req.idx, ret);
     }
 

@@ -3,7 +3,7 @@
 //! filter (which forbids creating threads); each worker installs the filter on itself first.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -96,11 +96,7 @@ pub(super) fn start_spawner(
                         }
                         loop {
                             let req = svc2.workers.next_job();
-                            let busy = &svc2.workers.busy[req.idx];
-                            // SAFETY: pthread_self has no preconditions.
-                            busy.store(unsafe { libc::pthread_self() } as u64, Ordering::SeqCst);
                             svc2.serve_cancellable(&shared, req);
-                            busy.store(0, Ordering::SeqCst);
                         }
                     });
                 if let Err(e) = started {
