@@ -88,6 +88,12 @@ pub fn active() -> bool {
     KERNEL_RING3.load(Ordering::Relaxed)
 }
 
+/// True if kernel code runs at native speed: in ring 3, or in ring 0 anywhere but a PVM host
+/// (where each ring-0 instruction is emulated, so bulk work on memory is the monitor's job).
+pub fn kernel_runs_natively() -> bool {
+    active() || crate::bootinfo::get().platform != hrt_abi::Platform::PvmEmulated as u32
+}
+
 /// True if this code runs in ring 0 now (CS's low bits are the current privilege level).
 #[inline(always)]
 pub fn in_ring0() -> bool {
