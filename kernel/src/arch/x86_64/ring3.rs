@@ -229,7 +229,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
 
 /// The breakpoint gate in ring-3 mode. An `int3` at `hrt_ring0_gate` is a `privileged` call:
 /// run the function in rdi with the arguments in rsi, rdx, rcx on the entry stack, in ring 0,
-/// and return its rax to ring 3 (about 20 emulated instructions: no trap frame, no dispatch).
+/// and return its rax to ring 3 (about 17 emulated instructions: no trap frame, no dispatch).
 /// An `int3` at `hrt_reload_gate` only reloads CR3 (`reload_cr3`: five instructions, rax
 /// clobbered).
 /// Any other breakpoint takes the ordinary path (SIGTRAP for the program).
@@ -240,17 +240,14 @@ unsafe extern "C" fn trap_ring3_relocate() {
 pub unsafe extern "C" fn breakpoint_entry() {
     naked_asm!(
         // [rsp] rip, +8 cs, +16 rflags, +24 rsp, +32 ss
-        // The kernel is linked low and position-dependent: the address fits an immediate.
+        // The kernel is linked low and position-dependent: the addresses fit an immediate.
         "cmp qword ptr [rsp], offset {reload_ret}",
         "jne 2f",
         "mov rax, cr3",
         "mov cr3, rax",
         "iretq",
         "2:",
-        "push rax",
-        "lea rax, [rip + {gate_ret}]",
-        "cmp rax, [rsp + 8]",
-        "pop rax",
+        "cmp qword ptr [rsp], offset {gate_ret}",
         "jne 1f",
         "mov rax, rdi",
         "mov rdi, rsi",
@@ -294,9 +291,11 @@ extern "C" {
 
 /// Drops every TLB entry of this CPU (CR3 reloaded with its own value). From ring 3 through
 /// the breakpoint gate's shortest path, `int3` at `hrt_reload_gate`: five instructions in
-/// ring 0 against about twenty for `privileged`, and on PVM each costs 1.4-3.5 K cycles
-/// (a software interrupt vector of its own would need no test, but PVM answers `int n` with
-/// #UD). Anyone may take that path, the program too: it only drops TLB entries and rax.
+/// ring 0 against about seventeen for `privileged`, and on PVM each costs 1.4-3.5 K cycles
+/// (measured: ~23 K cycles for this flush, ~62 K for the same reload through `privileged`).
+/// Two other ways were slower or failed: a vector of its own (`int n`) gets #UD from PVM, and
+/// ICEBP (#DB) cost ~50 K, PVM emulating the instruction. Anyone may take this path, the
+/// program too: it only drops TLB entries and clobbers rax.
 pub fn reload_cr3() {
     if in_ring0() {
         // SAFETY: reloading the current tables only drops TLB entries.
