@@ -16,9 +16,11 @@
 //! Linux; memory taken from the free pool gets the default access back (`protect::reset`).
 //! The break's window is present only below the break (`break_moved`).
 //!
-//! Zeroing and copying of program memory go through the monitor (`MEM_ZERO`, `MEM_COPY`)
-//! when they are large: host code does them at memory speed, where emulated ring 0 would take
-//! about a microsecond per 8 bytes, and the monitor gives whole 2 MiB pages back to the host.
+//! Large copies of program memory go through the monitor (`MEM_COPY`). Zeroing does too where
+//! the kernel runs in emulated ring 0 (about a microsecond per 8 bytes there); where it runs
+//! natively it clears memory itself, through an alias of the pool that stays writable while
+//! the pages are not present, and only whole 2 MiB pages go to the monitor, which gives them
+//! back to the host (`zero`). A VM exit costs more than clearing a few hundred KiB.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
