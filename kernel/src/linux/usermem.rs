@@ -49,6 +49,8 @@ static POOL_LO: AtomicU64 = AtomicU64::new(0);
 static POOL_HI: AtomicU64 = AtomicU64::new(0);
 
 pub const PAGE: u64 = crate::mem::page_runs::PAGE;
+/// The host's huge page: `zero` hands whole ones to the monitor.
+const LARGE: u64 = crate::arch::paging::LARGE_PAGE_SIZE;
 
 /// `v` rounded up to a page; saturates at the last page boundary (callers check ranges).
 pub fn page_up(v: u64) -> u64 {
@@ -105,8 +107,6 @@ pub fn zero(addr: u64, len: u64) {
     hypercall::call(hrt_abi::nr::MEM_ZERO, &[inner_lo, inner_hi - inner_lo]);
     clear(inner_hi, end - inner_hi);
 }
-
-const LARGE: u64 = crate::arch::paging::LARGE_PAGE_SIZE;
 
 /// Clears `[addr, addr + len)` here: pool memory through its alias (present or not in the
 /// program's tables), other memory where it is.

@@ -6,9 +6,9 @@
 //! off, so that drops every TLB entry). On a PVM host (emulated ring 0, shadow paging) CR3 is
 //! always reloaded: through the general ring-0 gate (`privileged`) a reload cost ~59-65 K
 //! cycles and one INVLPG ~72-76 K (each further one ~9.5 K more), nearly all of it the gate's
-//! twenty emulated instructions; the reload's own gate (`ring3::reload_cr3`, five) costs
-//! ~23 K. One shootdown at a time; the initiator waits with interrupts enabled, so two CPUs that both
-//! want one cannot deadlock.
+//! emulated instructions; the reload's own path (`ring3::reload_cr3`, five instructions)
+//! costs ~23 K. One shootdown at a time; the initiator waits with interrupts enabled, so two
+//! CPUs that both want one cannot deadlock.
 //!
 //! An idle CPU (in its idle loop, which never touches program memory) gets no IPI: waking a
 //! halted vCPU costs more than the rest of an munmap. It owes a full flush instead, which it
