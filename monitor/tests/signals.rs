@@ -101,6 +101,14 @@ fn sigill_handler_skips_ud2_by_changing_rip() {
     same_as_linux("sig_faults", "ud2", 0);
 }
 
+/// The program's own int3: SIGTRAP to its handler with RIP past the instruction, three times,
+/// then without a handler the default action (killed by SIGTRAP, status 133); the kernel's
+/// ring-3 gates (`privileged`, the TLB flush) share the breakpoint vector.
+#[test]
+fn sigtrap_handler_sees_the_programs_own_int3() {
+    same_as_linux("sig_faults", "int3", 133);
+}
+
 #[test]
 fn sigsegv_on_an_unmapped_address_reports_it() {
     same_as_linux("sig_faults", "unmapped", 0);

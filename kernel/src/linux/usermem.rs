@@ -16,9 +16,11 @@
 //! Linux; memory taken from the free pool gets the default access back (`protect::reset`).
 //! The break's window is present only below the break (`break_moved`).
 //!
-//! Zeroing and copying of program memory go through the monitor (`MEM_ZERO`, `MEM_COPY`)
-//! when they are large: host code does them at memory speed, where emulated ring 0 would take
-//! about a microsecond per 8 bytes, and the monitor gives whole 2 MiB pages back to the host.
+//! Large copies of program memory go through the monitor (`MEM_COPY`). Zeroing does too where
+//! the kernel runs in emulated ring 0 (about a microsecond per 8 bytes there); where it runs
+//! natively it clears memory itself, through an alias of the pool that stays writable while
+//! the pages are not present, and only whole 2 MiB pages go to the monitor, which gives them
+//! back to the host (`zero`). A VM exit costs more than clearing a few hundred KiB.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -47,6 +49,8 @@ static POOL_LO: AtomicU64 = AtomicU64::new(0);
 static POOL_HI: AtomicU64 = AtomicU64::new(0);
 
 pub const PAGE: u64 = crate::mem::page_runs::PAGE;
+/// The host's huge page: `zero` hands whole ones to the monitor.
+const LARGE: u64 = crate::arch::paging::LARGE_PAGE_SIZE;
 
 /// `v` rounded up to a page; saturates at the last page boundary (callers check ranges).
 pub fn page_up(v: u64) -> u64 {
@@ -79,14 +83,40 @@ pub fn is_user_range(start: u64, end: u64) -> bool {
     start >= lo && end <= hi && start <= end && crate::mem::is_ram(start, end)
 }
 
-/// Zeroes program memory (through the monitor when that is faster).
+/// Zeroes program memory (or kernel memory), also pages that are not present in the program's
+/// page tables (unmapped memory on its way back to the pool). Where kernel code runs
+/// natively it clears the memory itself, through the pool's alias (`paging::pool_alias`),
+/// except whole 2 MiB pages, which the monitor gives back to the host (a VM exit, worth it
+/// only for them); in emulated ring 0 the monitor does everything from 4 KiB on.
 pub fn zero(addr: u64, len: u64) {
-    if len >= 4096 {
-        hypercall::call(hrt_abi::nr::MEM_ZERO, &[addr, len]);
-    } else {
-        // SAFETY: callers pass memory they own.
-        unsafe { core::ptr::write_bytes(addr as *mut u8, 0, len as usize) };
+    let end = addr + len;
+    if !crate::arch::ring3::kernel_runs_natively() {
+        if len >= 4096 {
+            hypercall::call(hrt_abi::nr::MEM_ZERO, &[addr, len]);
+        } else {
+            clear(addr, len);
+        }
+        return;
     }
+    let (inner_lo, inner_hi) = (addr.next_multiple_of(LARGE), end & !(LARGE - 1));
+    if inner_lo >= inner_hi {
+        clear(addr, len);
+        return;
+    }
+    clear(addr, inner_lo - addr);
+    hypercall::call(hrt_abi::nr::MEM_ZERO, &[inner_lo, inner_hi - inner_lo]);
+    clear(inner_hi, end - inner_hi);
+}
+
+/// Clears `[addr, addr + len)` here: pool memory through its alias (present or not in the
+/// program's tables), other memory where it is.
+fn clear(addr: u64, len: u64) {
+    if len == 0 {
+        return;
+    }
+    let at = crate::arch::paging::pool_alias(addr, len).unwrap_or(addr as *mut u8);
+    // SAFETY: callers pass memory they own; the alias maps the same bytes writable.
+    unsafe { core::ptr::write_bytes(at, 0, len as usize) };
 }
 
 /// Copies program memory (through the monitor when that is faster).

@@ -222,7 +222,7 @@ pub fn total_free_bytes() -> usize {
 }
 
 /// The guest RAM ranges `(start, end)`, ascending (set by `init`).
-pub fn ram_ranges() -> impl Iterator<Item = (u64, u64)> {
+pub fn ram_ranges() -> impl Iterator<Item = (u64, u64)> + Clone {
     RAM.iter().map(|(s, e)| (s.load(Ordering::Relaxed), e.load(Ordering::Relaxed))).filter(|(s, e)| s < e)
 }
 

@@ -1,6 +1,7 @@
 // Synchronous signals from faults delivered to handlers: a SIGSEGV handler that recovers
 // through mprotect (the way garbage collectors do), siglongjmp out of SIGFPE, a SIGILL handler
-// that skips ud2 by changing the saved RIP, and si_addr/si_code of each. `sig_faults CASE`.
+// that skips ud2 by changing the saved RIP, a SIGTRAP handler for the program's own int3 (the
+// kernel's gates in ring-3 mode are int3 too), and si_addr/si_code of each. `sig_faults CASE`.
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -18,6 +19,7 @@ static char *page;
 static long pagesize;
 static volatile int faults, addr_ok, code_seen;
 static sigjmp_buf env;
+static void *volatile trap_end; // the address just past the case's int3
 
 static void on_segv(int sig, siginfo_t *si, void *uc) {
     (void)sig;
@@ -41,6 +43,12 @@ static void on_ill(int sig, siginfo_t *si, void *uc_) {
     greg_t rip = uc->uc_mcontext.gregs[REG_RIP];
     printf("SIGILL sig=%d si_code=%d addr_is_rip=%d\n", sig, si->si_code, (greg_t)si->si_addr == rip);
     uc->uc_mcontext.gregs[REG_RIP] = rip + 2; // skip the 2-byte ud2
+}
+
+static void on_trap(int sig, siginfo_t *si, void *uc_) {
+    ucontext_t *uc = uc_;
+    greg_t rip = uc->uc_mcontext.gregs[REG_RIP];
+    printf("SIGTRAP sig=%d si_code=%d rip_after_int3=%d\n", sig, si->si_code, rip == (greg_t)trap_end);
 }
 
 static void on_segv_unmapped(int sig, siginfo_t *si, void *uc) {
@@ -88,6 +96,18 @@ int main(int argc, char **argv) {
         printf("after ud2\n");
         __asm__ volatile("ud2");
         printf("after the second ud2\n");
+    } else if (!strcmp(c, "int3")) {
+        set_info_handler(SIGTRAP, on_trap, 0);
+        for (int round = 0; round < 3; round++) {
+            trap_end = &&after;
+            __asm__ volatile("int3");
+        after:
+            printf("after int3 %d\n", round);
+        }
+        signal(SIGTRAP, SIG_DFL);
+        printf("int3 without a handler\n");
+        __asm__ volatile("int3");
+        printf("not reached\n");
     } else if (!strcmp(c, "unmapped")) {
         set_info_handler(SIGSEGV, on_segv_unmapped, 0);
         if (sigsetjmp(env, 1) == 0) {

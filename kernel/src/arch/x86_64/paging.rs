@@ -81,14 +81,14 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
 }
 
 /// Builds the identity map of the RAM ranges `ram` (`(start, end)`, 2 MiB aligned; the hole
-/// between them stays unmapped, except the xAPIC window when `map_xapic`) and returns the
-/// PML4's physical address. Boot CPU, once.
+/// between them stays unmapped, except the xAPIC window when `map_xapic`) and the pool's
+/// alias (`pool_alias`), and returns the PML4's physical address. Boot CPU, once.
 /// `user`: a 2 MiB-aligned range mapped user-accessible (the program's memory pool); every
 /// other page is supervisor-only, unless `kernel_user` (ring-3 mode: the kernel runs in ring 3
 /// too, so all RAM is user-accessible, its code and read-only data read-only). Page 0 is not
 /// present. Intermediate entries allow user access; the leaves decide.
 pub fn build_identity_map(
-    ram: impl Iterator<Item = (u64, u64)>,
+    ram: impl Iterator<Item = (u64, u64)> + Clone,
     map_xapic: bool,
     user: Option<(u64, u64)>,
     kernel_user: bool,
@@ -98,8 +98,15 @@ pub fn build_identity_map(
     let huge = has_1g_pages();
     // SAFETY: all tables below are freshly allocated and only reachable from `pml4`.
     unsafe {
-        for (start, end) in ram {
+        for (start, end) in ram.clone() {
             map_range(pml4, start, end, huge, (user_lo, user_hi), kernel_user);
+        }
+        if user.is_some() {
+            for (start, end) in ram_in(ram, user_lo, user_hi) {
+                map_pool_alias(pml4, start, end, huge, kernel_user);
+            }
+            POOL_ALIAS.store(user_lo, Ordering::Relaxed);
+            POOL_ALIAS_END.store(user_hi, Ordering::Relaxed);
         }
         if map_xapic {
             let base = super::apic::XAPIC_BASE & !(LARGE_PAGE_SIZE - 1);
@@ -175,6 +182,55 @@ unsafe fn map_range(
             }
         }
     }
+}
+
+/// Where the kernel sees the program's pool a second time: physical (= program) address `a`
+/// at `POOL_ALIAS_BASE + a`, read-write, never changed after boot. The kernel clears memory
+/// the program gave back through it: in the identity map those pages are not present from
+/// the moment they are unmapped (so the program faults there), yet they must be zeroed before
+/// they become free. Only the kernel uses it: supervisor-only where the kernel runs in ring 0;
+/// in ring-3 mode the program could reach it, as it can reach all kernel memory there.
+const POOL_ALIAS_BASE: u64 = 1 << 45;
+/// The pool `[POOL_ALIAS, POOL_ALIAS_END)` the alias covers (both 0 before it is built).
+static POOL_ALIAS: AtomicU64 = AtomicU64::new(0);
+static POOL_ALIAS_END: AtomicU64 = AtomicU64::new(0);
+
+/// The RAM parts of `[lo, hi)`.
+fn ram_in(ram: impl Iterator<Item = (u64, u64)>, lo: u64, hi: u64) -> impl Iterator<Item = (u64, u64)> {
+    ram.map(move |(s, e)| (s.max(lo), e.min(hi))).filter(|(s, e)| s < e)
+}
+
+/// Maps `[start, end)` (pool RAM, 2 MiB aligned) at `POOL_ALIAS_BASE + start`, in 1 GiB leaves
+/// where they fit, else 2 MiB ones.
+///
+/// # Safety
+/// `pml4` must be the table `build_identity_map` is building.
+unsafe fn map_pool_alias(pml4: *mut u64, start: u64, end: u64, huge: bool, kernel_user: bool) {
+    let flags = PRESENT | WRITABLE | PAGE_SIZE_BIT | if kernel_user { USER } else { 0 };
+    let mut addr = start;
+    // SAFETY: the caller's contract; the alias's tables are fresh, owned by `pml4`.
+    unsafe {
+        while addr < end {
+            let va = POOL_ALIAS_BASE + addr;
+            let pdpt = next_table(pml4, (va >> 39) as usize & 511);
+            if huge && addr.is_multiple_of(HUGE_PAGE_SIZE) && addr + HUGE_PAGE_SIZE <= end {
+                *pdpt.add((va >> 30) as usize & 511) = addr | flags;
+                addr += HUGE_PAGE_SIZE;
+                continue;
+            }
+            let pd = next_table(pdpt, (va >> 30) as usize & 511);
+            *pd.add((va >> 21) as usize & 511) = addr | flags;
+            addr += LARGE_PAGE_SIZE;
+        }
+    }
+}
+
+/// The kernel's always-writable view of `[addr, addr + len)` of the program's pool (see
+/// `POOL_ALIAS_BASE`), or None outside the pool.
+pub fn pool_alias(addr: u64, len: u64) -> Option<*mut u8> {
+    let (lo, hi) = (POOL_ALIAS.load(Ordering::Relaxed), POOL_ALIAS_END.load(Ordering::Relaxed));
+    (addr >= lo && addr.checked_add(len).is_some_and(|end| end <= hi) && lo < hi)
+        .then_some((POOL_ALIAS_BASE + addr) as *mut u8)
 }
 
 /// The kernel image's code and read-only data: [start, end), page aligned.

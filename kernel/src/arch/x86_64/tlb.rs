@@ -4,10 +4,11 @@
 //!
 //! A few pages are flushed with INVLPG each; more, or a merged table, reload CR3 (CR4.PGE is
 //! off, so that drops every TLB entry). On a PVM host (emulated ring 0, shadow paging) CR3 is
-//! always reloaded: measured through the ring-0 gate, a reload costs ~59 K cycles and one
-//! INVLPG ~72 K (each further one ~9.5 K more), since the hypervisor's work dominates. One
-//! shootdown at a time; the initiator waits with interrupts enabled, so two CPUs that both
-//! want one cannot deadlock.
+//! always reloaded: through the general ring-0 gate (`privileged`) a reload cost ~59-65 K
+//! cycles and one INVLPG ~72-76 K (each further one ~9.5 K more), nearly all of it the gate's
+//! emulated instructions; the reload's own path (`ring3::reload_cr3`, five instructions)
+//! costs ~23 K. One shootdown at a time; the initiator waits with interrupts enabled, so two
+//! CPUs that both want one cannot deadlock.
 //!
 //! An idle CPU (in its idle loop, which never touches program memory) gets no IPI: waking a
 //! halted vCPU costs more than the rest of an munmap. It owes a full flush instead, which it
@@ -68,14 +69,9 @@ pub fn idle_ends() {
     }
 }
 
-/// Drops `count` pages (an array of addresses at `pages`) from this CPU's TLB, or everything
-/// for `u64::MAX`. Runs in ring 0 (`privileged`).
+/// Drops `count` pages (an array of addresses at `pages`) from this CPU's TLB. Runs in ring 0
+/// (`privileged`).
 extern "C" fn flush_pages(pages: u64, count: u64, _: u64) -> u64 {
-    if count == u64::MAX {
-        // SAFETY: reloading the current tables.
-        unsafe { super::instr::write_cr3(super::instr::read_cr3()) };
-        return 0;
-    }
     for i in 0..count as usize {
         // SAFETY: the caller passes `count` readable addresses; INVLPG only drops TLB entries.
         unsafe {
@@ -86,9 +82,13 @@ extern "C" fn flush_pages(pages: u64, count: u64, _: u64) -> u64 {
     0
 }
 
+/// Flushes `count` pages at `pages` from this CPU's TLB, or everything (`usize::MAX`).
 fn flush_local(count: usize, pages: *const u64) {
-    let count = if count == usize::MAX { u64::MAX } else { count as u64 };
-    super::ring3::privileged(flush_pages, pages as u64, count, 0);
+    if count == usize::MAX {
+        super::ring3::reload_cr3();
+    } else {
+        super::ring3::privileged(flush_pages, pages as u64, count as u64, 0);
+    }
 }
 
 fn on_ipi(_: &mut super::traps::TrapFrame) {
