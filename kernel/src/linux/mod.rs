@@ -28,6 +28,7 @@ pub mod syscall;
 pub mod sysfunc;
 pub mod table;
 pub mod uaccess;
+pub mod varsite;
 pub mod usermap;
 pub mod usermem;
 pub mod vdso;
