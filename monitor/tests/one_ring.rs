@@ -256,7 +256,7 @@ fn shared_library_sites_are_rewritten() {
 /// the counts) the five sites are rewritten (also in a static-PIE and a dynamically linked
 /// build, through the near table), none with `--no-rewrite`; an OpenMP program (libgomp's
 /// barrier and lock futex calls are such sites) gives the same output with its sites
-/// rewritten.
+/// rewritten; `--strace` shows every call made through them.
 #[test]
 fn variable_number_sites_are_rewritten_and_change_nothing() {
     let prog = build("ring_varsite", &[]);
@@ -305,4 +305,16 @@ fn variable_number_sites_are_rewritten_and_change_nothing() {
     }
     assert_eq!(variable(&prog, &["--no-rewrite"], &["calls"]), 0);
     assert!(variable(&omp, &[], &[]) >= 1, "no libgomp site rewritten");
+    // `--strace` sees every call through the rewritten windows: as many getpid lines as
+    // without rewriting.
+    let traced = |opts: &[&str]| {
+        let mut all = vec!["--strace"];
+        all.extend_from_slice(opts);
+        let out = hrt(&all, &prog, &["resume"]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        out.stderr.lines().filter(|l| l.contains("] getpid() = ")).count()
+    };
+    let (rewritten, kept) = (traced(&["-v"]), traced(&["--no-rewrite"]));
+    assert!(rewritten >= 12, "{rewritten} getpid calls traced");
+    assert_eq!(rewritten, kept, "getpid calls traced with and without rewriting");
 }
