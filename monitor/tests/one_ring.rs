@@ -281,8 +281,9 @@ fn variable_number_sites_are_rewritten_and_change_nothing() {
         &["-O2", "-fopenmp", "-static"],
     );
     // The CPU counts it prints are the host's natively.
-    let without_cpu_counts =
-        |s: &str| s.lines().filter(|l| !l.contains("num_procs") && !l.contains("max_threads")).collect::<Vec<_>>().join("\n");
+    let without_cpu_counts = |s: &str| {
+        s.lines().filter(|l| !l.contains("num_procs") && !l.contains("max_threads")).collect::<Vec<_>>().join("\n")
+    };
     let omp_native = native(&omp, &[]);
     assert_eq!(omp_native.code(), 0, "{}", omp_native.stdout);
     if !pvm_host() {

@@ -28,9 +28,9 @@ pub mod syscall;
 pub mod sysfunc;
 pub mod table;
 pub mod uaccess;
-pub mod varsite;
 pub mod usermap;
 pub mod usermem;
+pub mod varsite;
 pub mod vdso;
 
 /// Starts the program described by the boot-info block. Its threads then run on their own;

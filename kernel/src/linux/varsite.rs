@@ -87,8 +87,12 @@ pub(super) fn qualifies(instrs: &[Instruction], at: usize) -> Option<Window> {
         return None;
     }
     let call_at = site + 2 - CALL_LEN as u64;
-    let interiors =
-        instrs[first + 1..at].iter().map(Instruction::ip).filter(|&ip| ip != call_at).map(|ip| (ip, ip - start)).collect();
+    let interiors = instrs[first + 1..at]
+        .iter()
+        .map(Instruction::ip)
+        .filter(|&ip| ip != call_at)
+        .map(|ip| (ip, ip - start))
+        .collect();
     Some(Window { start, site, interiors })
 }
 

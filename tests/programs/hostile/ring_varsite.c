@@ -17,17 +17,10 @@
  *             whose handler makes the same calls: no result is wrong, every signal is handled
  * Prints the same lines natively and under hrt. */
 #define _GNU_SOURCE
-#include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <ucontext.h>
-#include <unistd.h>
+
+#include "ring_sites.h"
 
 /* Each function takes the number first, then up to three arguments (rdi, rsi, rdx). */
 __asm__(".text\n"
@@ -88,33 +81,22 @@ __asm__(".text\n"
         "  mov %r8, %rax\n"
         "  pop %rbx\n"
         "  ret\n"
-        ".size var_loop, .-var_loop\n"
-        /* Where a resumed call returns: keeps rax, then leaves through resume_landing. */
-        ".globl resume_trampoline\n.type resume_trampoline,@function\nresume_trampoline:\n"
-        "  mov %rax, resumed_rax(%rip)\n"
-        "  and $-16, %rsp\n"
-        "  call resume_landing\n"
-        "  ud2\n"
-        ".size resume_trampoline, .-resume_trampoline\n");
+        ".size var_loop, .-var_loop\n");
 long var_call(long nr, long a, long b, long c);
 long var_lea(long nr, long a);
 long var_pair(long nr, long a, long b, long c);
 long var_global(long nr, long a, long b);
 long var_loop(long nr, long n, long expected);
-void resume_trampoline(void);
 int var_len = 1;
 
 /* Offsets into var_pair (its second window instruction, `mov %ecx, %edx`, and its `syscall`)
  * and var_global (its `syscall`), checked against the bytes before any call. */
 enum { PAIR_SECOND = 12, PAIR_SYSCALL = 14, GLOBAL_SYSCALL = 15 };
 
-enum { CALLS = 20000, ROUNDS = 3, SPINNERS = 3, SIGNALS = 30 };
+enum { CALLS = 20000 };
 
-static long bad_calls;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void *caller(void *arg) {
-    (void)arg;
+/* The calls case's thread; returns how many results were wrong. */
+static long calls(void) {
     long bad = 0, ppid = getppid(), tid = syscall(SYS_gettid), pid = getpid();
     for (int i = 0; i < CALLS; i++) {
         bad += var_call(SYS_getppid, 0, 0, 0) != ppid;
@@ -128,18 +110,9 @@ static void *caller(void *arg) {
     }
     bad += var_loop(SYS_getppid, CALLS, ppid);
     bad += var_loop(SYS_getpid, CALLS, pid);
-    pthread_mutex_lock(&lock);
-    bad_calls += bad;
-    pthread_mutex_unlock(&lock);
-    return NULL;
+    return bad;
 }
 
-static void pause_ms(long ms) {
-    struct timespec ts = {0, ms * 1000000};
-    nanosleep(&ts, NULL);
-}
-
-static atomic_int handled;
 static atomic_long handler_bad;
 
 static void check_in_handler(void) {
@@ -164,90 +137,19 @@ static void on_signal(int sig) {
     check_in_handler();
 }
 
-static int pipe_fds[2];
-static atomic_int reading;
-
-/* Rounds below ROUNDS read through var_pair, the others through var_global. */
-static void *reader(void *arg) {
-    (void)arg;
-    for (int r = 0; r < 2 * ROUNDS; r++) {
-        char c = 0;
-        var_len = 1;
-        atomic_store(&reading, r + 1);
-        long got = r < ROUNDS ? var_pair(SYS_read, pipe_fds[0], (long)&c, 1) : var_global(SYS_read, pipe_fds[0], (long)&c);
-        printf("read %d: %ld '%c'\n", r, got, c);
-    }
-    return NULL;
+/* Reads below ROUNDS go through var_pair (the length from rcx), the others through var_global
+ * (the length from var_len). */
+static long read_byte(int r, int fd, char *c) {
+    var_len = 1;
+    return r < ROUNDS ? var_pair(SYS_read, fd, (long)c, 1) : var_global(SYS_read, fd, (long)c);
 }
 
-static atomic_int stop;
-static long spin_bad[SPINNERS];
-
-static void *spinner(void *arg) {
-    long i = (long)arg, ppid = getppid();
-    while (!atomic_load(&stop)) {
-        spin_bad[i] += var_loop(SYS_getppid, 100, ppid);
-        spin_bad[i] += var_global(SYS_getppid, 0, 0) != ppid;
-    }
-    return NULL;
-}
-
-long resumed_rax;
-static sigjmp_buf resume_env;
-static unsigned long resume_stack[2048] __attribute__((aligned(16)));
-
-void resume_landing(void) {
-    siglongjmp(resume_env, 1);
-}
-
-/* Where send_into_window resumes, and the registers the old code had there. */
-static long resume_at, resume_r10;
-
-/* Resumes at resume_at with rax = r10 = getpid's number and a return to resume_trampoline. */
-static void send_into_window(int sig, siginfo_t *si, void *ctx) {
-    (void)sig;
-    (void)si;
-    ucontext_t *uc = ctx;
-    unsigned long *top = &resume_stack[2048 - 2];
-    *top = (unsigned long)resume_trampoline;
-    uc->uc_mcontext.gregs[REG_RSP] = (long)top;
-    uc->uc_mcontext.gregs[REG_RAX] = SYS_getpid;
-    uc->uc_mcontext.gregs[REG_R10] = resume_r10;
-    uc->uc_mcontext.gregs[REG_RIP] = resume_at;
-}
-
-/* Rounds of a direct call through `call` (which rewrites its site the first time), then a
- * handler's resumption at `at`; returns how many results were wrong. */
-static long resume_rounds(long (*call)(void), long at, long r10) {
-    long pid = getpid();
-    volatile long wrong = 0;
-    resume_at = at;
-    resume_r10 = r10;
-    for (int r = 0; r < ROUNDS; r++) {
-        wrong += call() != pid;
-        resumed_rax = 0;
-        if (!sigsetjmp(resume_env, 1))
-            raise(SIGUSR2);
-        wrong += resumed_rax != pid;
-    }
-    return wrong;
+static long spin_calls(long ppid) {
+    return var_loop(SYS_getppid, 100, ppid) + (var_global(SYS_getppid, 0, 0) != ppid);
 }
 
 static long pair_getpid(void) { return var_pair(SYS_getpid, 0, 0, 0); }
 static long global_getpid(void) { return var_global(SYS_getpid, 0, 0); }
-
-static void install(void (*handler)(int), void (*action)(int, siginfo_t *, void *)) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    if (action) {
-        sa.sa_sigaction = action;
-        sa.sa_flags = SA_RESTART | SA_SIGINFO;
-    } else {
-        sa.sa_handler = handler;
-        sa.sa_flags = SA_RESTART;
-    }
-    sigaction(SIGUSR1, &sa, NULL);
-}
 
 /* The offsets above point at the instructions they name (checked before any call). */
 static int offsets_hold(void) {
@@ -264,59 +166,21 @@ int main(int argc, char **argv) {
         return 3;
     }
     if (!strcmp(c, "calls")) {
-        pthread_t t[2];
-        for (int i = 0; i < 2; i++)
-            pthread_create(&t[i], NULL, caller, NULL);
-        for (int i = 0; i < 2; i++)
-            pthread_join(t[i], NULL);
-        printf("calls: %d x 10 per thread, %ld wrong\n", CALLS, bad_calls);
+        printf("calls: %d x 10 per thread, %ld wrong\n", CALLS, on_two_threads(calls));
     } else if (!strcmp(c, "restart")) {
-        install(NULL, zero_the_length);
-        if (pipe(pipe_fds))
+        set_info_handler(SIGUSR1, zero_the_length, SA_RESTART);
+        if (restart_reads(read_byte))
             return 1;
-        pthread_t t;
-        pthread_create(&t, NULL, reader, NULL);
-        for (int r = 0; r < 2 * ROUNDS; r++) {
-            while (atomic_load(&reading) != r + 1)
-                pause_ms(1);
-            pause_ms(20); /* most likely blocked in read by now (either way the output is the same) */
-            int before = atomic_load(&handled);
-            pthread_kill(t, SIGUSR1);
-            while (atomic_load(&handled) == before)
-                pause_ms(1);
-            char byte = 'a' + r;
-            if (write(pipe_fds[1], &byte, 1) != 1)
-                return 1;
-        }
-        pthread_join(t, NULL);
         printf("restart: %d handlers, %ld wrong in handlers\n", atomic_load(&handled), atomic_load(&handler_bad));
     } else if (!strcmp(c, "resume")) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = send_into_window;
-        sa.sa_flags = SA_SIGINFO;
-        sigaction(SIGUSR2, &sa, NULL);
+        install_resume();
         long wrong = resume_rounds(pair_getpid, (long)var_pair + PAIR_SECOND, SYS_getpid);
         printf("resume inside the window: %d rounds, %ld wrong\n", ROUNDS, wrong);
         wrong = resume_rounds(global_getpid, (long)var_global + GLOBAL_SYSCALL, 0);
         printf("resume at the syscall: %d rounds, %ld wrong\n", ROUNDS, wrong);
     } else if (!strcmp(c, "spin")) {
-        install(on_signal, NULL);
-        pthread_t t[SPINNERS];
-        for (long i = 0; i < SPINNERS; i++)
-            pthread_create(&t[i], NULL, spinner, (void *)i);
-        for (int s = 0; s < SIGNALS; s++) {
-            int before = atomic_load(&handled);
-            pthread_kill(t[s % SPINNERS], SIGUSR1);
-            while (atomic_load(&handled) == before)
-                sched_yield();
-        }
-        atomic_store(&stop, 1);
-        long bad = 0;
-        for (int i = 0; i < SPINNERS; i++) {
-            pthread_join(t[i], NULL);
-            bad += spin_bad[i];
-        }
+        set_handler(SIGUSR1, on_signal, SA_RESTART);
+        long bad = spin_with_signals(spin_calls);
         printf("spin: %d handlers, %ld wrong in loops, %ld wrong in handlers\n", atomic_load(&handled), bad,
                atomic_load(&handler_bad));
     } else {
