@@ -117,12 +117,16 @@ fn register_load(i: &Instruction) -> Option<(Register, [Option<Register>; 2])> {
         return None;
     }
     let full = |r: Register| (r != Register::None).then(|| r.full_register());
+    let gpr = |r: Register| r.is_gpr32() || r.is_gpr64();
     let srcs = match (i.mnemonic(), i.op1_kind()) {
-        (Mnemonic::Mov, OpKind::Register) => [full(i.op1_register()), None],
+        (Mnemonic::Mov, OpKind::Register) if gpr(i.op1_register()) => [full(i.op1_register()), None],
         (Mnemonic::Mov, OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64) => [None, None],
-        (Mnemonic::Mov | Mnemonic::Lea, OpKind::Memory) if i.is_ip_rel_memory_operand() => [None, None],
+        // RIP-relative (not EIP-relative, whose sum wraps at 4 GiB).
+        (Mnemonic::Mov | Mnemonic::Lea, OpKind::Memory) if i.memory_base() == Register::RIP => [None, None],
         // An address computed, nothing read from memory.
-        (Mnemonic::Lea, OpKind::Memory) => [full(i.memory_base()), full(i.memory_index())],
+        (Mnemonic::Lea, OpKind::Memory) if !i.is_ip_rel_memory_operand() => {
+            [full(i.memory_base()), full(i.memory_index())]
+        }
         (Mnemonic::Xor | Mnemonic::Sub, OpKind::Register) if i.op1_register() == dst => [None, None],
         _ => return None,
     };
