@@ -23,7 +23,10 @@
 //!   (a `.cold` part, another function) jumping into the middle of a function body is
 //!   not something compilers emit into a straight run of register moves that ends in a
 //!   `syscall` (a `.cold` part rejoins at a block's start, and the window holds no block start
-//!   the function's own branches show), and tail calls reach function starts only;
+//!   the function's own branches show), and tail calls reach function starts only. (Checked
+//!   on static glibc 2.36 / gcc 12 libgomp builds of the OpenMP test program, EPCC and micro:
+//!   no direct branch from outside a function lands among the instructions before any of
+//!   their `syscall`s but at a function's start.);
 //! - a window slot is to be had within ±2 GiB of the site (the gate's table, else the near
 //!   table; each slot at most 27 bytes of replayed code) and its RIP-relative operands are in
 //!   reach from there; if not, the site keeps SYSCALL.
