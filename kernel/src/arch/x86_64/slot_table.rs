@@ -14,10 +14,9 @@
 //! replays the instructions of a window the site's `call` replaced, then jumps to T. Sites
 //! whose windows replay the same code share a slot.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::call_gate::SLED_LEN;
-use crate::sync::SpinLock;
 
 /// A slot of the table.
 #[derive(Clone, Copy)]
@@ -92,7 +91,7 @@ pub(super) fn write(code: &mut [u8], addr: u64, target: u64) {
 
 /// Records the gate's table (`call_gate::install`), whose slots jump to `target`.
 pub(super) fn set_kernel(addr: u64, target: u64) {
-    WINDOWS.lock()[0] = Windows { table: addr, target, used: 0 };
+    WINDOWS[0].reset(addr, target);
     KERNEL.store(addr, Ordering::Relaxed);
 }
 
@@ -112,21 +111,34 @@ pub fn write_near(code: &mut [u8], addr: u64) {
 
 /// Makes the near table written at `addr` (`write_near`) the one sites may call from now on.
 pub fn set_near(addr: u64) {
-    WINDOWS.lock()[1] = Windows { table: addr + HUB_LEN as u64, target: addr, used: 0 };
+    WINDOWS[1].reset(addr + HUB_LEN as u64, addr);
     NEAR.store(addr, Ordering::SeqCst);
 }
 
 /// The window slots of one table: where it is, where its slots jump, how many are used (the
-/// table's own bytes tell which code each holds).
-#[derive(Clone, Copy)]
+/// table's own bytes tell which code each holds). Changed only by the one CPU that has stopped
+/// the others (`window_call`), or while no other can patch (`set_kernel` at boot, `set_near`
+/// as a program image is loaded).
 struct Windows {
-    table: u64,
-    target: u64,
-    used: usize,
+    table: AtomicU64,
+    target: AtomicU64,
+    used: AtomicUsize,
+}
+
+impl Windows {
+    const fn new() -> Self {
+        Windows { table: AtomicU64::new(0), target: AtomicU64::new(0), used: AtomicUsize::new(0) }
+    }
+
+    fn reset(&self, table: u64, target: u64) {
+        self.used.store(0, Ordering::SeqCst);
+        self.target.store(target, Ordering::SeqCst);
+        self.table.store(table, Ordering::SeqCst);
+    }
 }
 
 /// The gate's table's window slots and the near table's (`table` 0: none yet).
-static WINDOWS: SpinLock<[Windows; 2]> = SpinLock::new([Windows { table: 0, target: 0, used: 0 }; 2]);
+static WINDOWS: [Windows; 2] = [Windows::new(), Windows::new()];
 
 /// An instruction a window slot replays: its bytes and, if it has a RIP-relative operand, where
 /// its 4-byte displacement lies among them and the address the operand names.
@@ -165,32 +177,33 @@ fn window_code(replay: &[Replayed], addr: u64, target: u64) -> Option<[u8; WINDO
 /// it). The caller has stopped every other CPU (`sched::freeze`): they pass a serializing
 /// instruction before they run program code again.
 pub fn window_call(replay: &[Replayed], from: u64, writable: &dyn Fn(u64, u64) -> bool) -> Option<i32> {
-    let mut windows = WINDOWS.lock();
-    for (i, w) in windows.iter_mut().enumerate() {
-        let slot_addr = |n: usize| w.table + (WINDOWS_AT + n * WINDOW_SLOT) as u64;
+    for (i, w) in WINDOWS.iter().enumerate() {
+        let (table, target, used) =
+            (w.table.load(Ordering::SeqCst), w.target.load(Ordering::SeqCst), w.used.load(Ordering::SeqCst));
+        let slot_addr = |n: usize| table + (WINDOWS_AT + n * WINDOW_SLOT) as u64;
         let reach = |addr: u64| i32::try_from(addr as i64 - from as i64).ok();
-        if w.table == 0 || reach(slot_addr(0)).is_none() || reach(slot_addr(WINDOW_SLOTS - 1)).is_none() {
+        if table == 0 || reach(slot_addr(0)).is_none() || reach(slot_addr(WINDOW_SLOTS - 1)).is_none() {
             continue;
         }
-        if i == 1 && !writable(w.table, w.table + (WINDOWS_AT + WINDOW_SLOTS * WINDOW_SLOT) as u64) {
+        if i == 1 && !writable(table, table + (WINDOWS_AT + WINDOW_SLOTS * WINDOW_SLOT) as u64) {
             continue;
         }
-        for n in 0..w.used {
+        for n in 0..used {
             let addr = slot_addr(n);
             // SAFETY: a used slot of a table that is mapped (the gate is the kernel's; the near
             // table checked just above), WINDOW_SLOT bytes long.
             let current = unsafe { core::ptr::read_volatile(addr as *const [u8; WINDOW_SLOT]) };
-            if window_code(replay, addr, w.target) == Some(current) {
+            if window_code(replay, addr, target) == Some(current) {
                 return reach(addr);
             }
         }
-        if w.used == WINDOW_SLOTS {
+        if used == WINDOW_SLOTS {
             continue;
         }
-        let addr = slot_addr(w.used);
-        let Some(code) = window_code(replay, addr, w.target) else { continue };
+        let addr = slot_addr(used);
+        let Some(code) = window_code(replay, addr, target) else { continue };
         super::call_gate::write_code(addr, &code);
-        w.used += 1;
+        w.used.store(used + 1, Ordering::SeqCst);
         return reach(addr);
     }
     None
