@@ -30,6 +30,7 @@ pub mod table;
 pub mod uaccess;
 pub mod usermap;
 pub mod usermem;
+pub mod varsite;
 pub mod vdso;
 
 /// Starts the program described by the boot-info block. Its threads then run on their own;

@@ -131,9 +131,11 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
         let (rewritten, kept) = super::rewrite::counts();
         let registers = super::regsite::count();
         let functions = super::sysfunc::count();
+        let variable = super::varsite::count();
         crate::kinfo!(
             "kernel: {rewritten} system-call site(s) rewritten into calls, {kept} kept SYSCALL ({registers} of the \
-             rewritten with the number in a register, {functions} in the generic syscall function)"
+             rewritten with the number in a register, {functions} in the generic syscall function, {variable} with \
+             a replayed window and any number)"
         );
     }
     if super::channel::active() {

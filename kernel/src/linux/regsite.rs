@@ -35,7 +35,7 @@
 //! points after the patch: the return path to the program (`signal::on_return`, right after
 //! its safe point, the one where frozen CPUs wait) for the thread a CPU runs, and the switch to
 //! a thread (`sched`'s switch-in hook) for the others. A restart of a call made at such a site
-//! goes back to the `call` (return address - 5).
+//! re-enters without the slot (`restart`).
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -236,8 +236,9 @@ fn rel32(window: &Window, nr: u64) -> Option<i32> {
 /// Records and patches a qualifying register site with the other CPUs stopped; true if it
 /// was rewritten now. If they cannot be stopped in time the site keeps SYSCALL.
 pub(super) fn rewrite(window: &Window, nr: u64) -> bool {
-    let interior = (window.gap != 0).then_some(window.mov + MOV_LEN);
-    let done = patch_frozen(window.mov, window.site(), interior, || new_code(window, nr));
+    let interior = [(window.mov + MOV_LEN, MOV_LEN)];
+    let interiors = if window.gap != 0 { &interior[..] } else { &[] };
+    let done = patch_frozen(window.mov, window.site(), interiors, |_| new_code(window, nr));
     if done {
         REGISTERS.fetch_add(1, Ordering::Relaxed);
     }
@@ -245,17 +246,19 @@ pub(super) fn rewrite(window: &Window, nr: u64) -> bool {
 }
 
 /// Patches the window from `start` to the end of the `syscall` at `site` with the bytes
-/// `new_code` gives (None: the old bytes changed, no patch), every other CPU stopped, once the
-/// site is recorded as `Register` (and the old instruction start `interior`, if any, as
-/// `Interior`). The new code must end with a 5-byte `call` whose return address is the old
+/// `new_code` gives (None: the old bytes changed, or no slot is to be had: no patch, the site
+/// keeps SYSCALL), every other CPU stopped, once the site is recorded as `Register` (and each
+/// old instruction start of `interiors` as `Interior`, with how far back its saved rips move).
+/// `new_code` gets a test of whether a range of program memory is mapped (it may write a slot
+/// there). The new code must end with a 5-byte `call` whose return address is the old
 /// `syscall`'s end, and every old instruction start in the window must be a new one except
-/// `interior` and the `syscall`, whose saved rips move back by 3 (`fix_resume_point`). True if
+/// `interiors` and the `syscall`, whose saved rips move back by 3 (`fix_resume_point`). True if
 /// patched now; if the others cannot be stopped in time the site keeps SYSCALL.
 pub(super) fn patch_frozen(
     start: u64,
     site: u64,
-    interior: Option<u64>,
-    new_code: impl FnOnce() -> Option<[u8; MAX_WINDOW]>,
+    interiors: &[(u64, u64)],
+    new_code: impl FnOnce(&dyn Fn(u64, u64) -> bool) -> Option<[u8; MAX_WINDOW]>,
 ) -> bool {
     let end = site + 2;
     // Not preemptible from the freeze to the thaw: the other CPUs spin until the thaw, so it
@@ -271,9 +274,12 @@ pub(super) fn patch_frozen(
     // Recorded before the patch: from here a saved rip on an old instruction start inside the
     // window moves back, which is right before the patch (the old code runs from there the
     // same) and after it.
-    let decide = || {
-        let Some(new) = new_code() else { return false };
-        let interior = interior.is_none_or(|at| rewrite::record(at, Decision::Interior).is_some());
+    let decide = |mapped: &dyn Fn(u64, u64) -> bool| {
+        let Some(new) = new_code(mapped) else {
+            rewrite::record(site, Decision::Kept);
+            return false;
+        };
+        let interior = interiors.iter().all(|&(at, back)| rewrite::record_interior(at, back).is_some());
         if !interior || rewrite::record(site, Decision::Register) != Some(Decision::Register) {
             return false;
         }
@@ -283,7 +289,7 @@ pub(super) fn patch_frozen(
         PATCHED.fetch_add(1, Ordering::SeqCst);
         true
     };
-    let done = super::usermem::while_mapped(start, end, decide) == Some(true);
+    let done = super::usermem::while_mapped_and(start, end, decide) == Some(true);
     crate::sched::freeze::thaw();
     irq::restore(was);
     done
@@ -323,16 +329,16 @@ fn new_code(window: &Window, nr: u64) -> Option<[u8; MAX_WINDOW]> {
 
 /// A saved program frame about to resume: if its rip is an old instruction start inside a
 /// rewritten register site's window that no longer is one, moves it back to the same point of
-/// the new code (3 bytes back).
+/// the new code (as recorded: `rewrite::moved_back`).
 pub fn fix_resume_point(frame: &mut TrapFrame) {
     if PATCHED.load(Ordering::SeqCst) == 0 {
         return;
     }
     let rip = frame.rip;
-    if (LOWEST.load(Ordering::SeqCst)..=HIGHEST.load(Ordering::SeqCst)).contains(&rip)
-        && matches!(rewrite::decision(rip), Some(Decision::Register | Decision::Interior))
-    {
-        frame.rip = rip - MOV_LEN;
+    if (LOWEST.load(Ordering::SeqCst)..=HIGHEST.load(Ordering::SeqCst)).contains(&rip) {
+        if let Some(back) = rewrite::moved_back(rip) {
+            frame.rip = rip - back;
+        }
     }
 }
 
@@ -347,8 +353,20 @@ pub fn fix_switched_in(kernel_stack_top: u64) {
     fix_resume_point(unsafe { &mut *crate::arch::syscall::user_frame(kernel_stack_top) });
 }
 
-/// A restart of call `nr` made from a register site (rip after it): back to the `call`.
+/// A restart of call `nr` made from a register site (rip after it): the call is made again
+/// as if by the `call` but without its slot, as Linux makes it again from the `syscall`: the
+/// return address pushed (where the `call` pushed it; the red-zone rule makes that word free),
+/// rip at the gate's `Enter` slot, which jumps to the entry with rax = `nr`. A slot replays
+/// instructions of the old window (`varsite`: loads from memory, or from registers a signal
+/// handler may have changed in the frame), which the restart must not do again. If the stack
+/// word cannot be written, back to the `call`, whose push faults as the program's own would.
 pub(super) fn restart(frame: &mut TrapFrame, nr: u64) {
-    frame.rip -= CALL_LEN;
+    let sp = frame.rsp.wrapping_sub(8);
+    if uaccess::write::<u64>(sp, frame.rip).is_ok() {
+        frame.rsp = sp;
+        frame.rip = slot_table::enter_address();
+    } else {
+        frame.rip -= CALL_LEN;
+    }
     frame.rax = nr;
 }

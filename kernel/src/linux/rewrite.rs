@@ -23,12 +23,15 @@
 //! conditions and what makes the patch safe are in `regsite`. The generic `syscall()`
 //! function's `mov 0x8(%rsp), %r9; syscall` becomes `nop; call` to a slot that loads r9
 //! and enters with the number in rax (`sysfunc`); it is patched and recorded as a register
-//! site.
+//! site. Any other site whose last instructions only load registers, from inputs they do not
+//! write, becomes a `call` to a slot that replays them and enters with whatever number rax
+//! holds (`varsite`), recorded as a register site too.
 //!
 //! Rewritten sites are recorded (by the address of the `syscall`, which is the return address
 //! minus 2 for both kinds): an entry through the gate whose return address is not a
 //! site is a stray call, which ends as a SIGSEGV. A restarted call goes back to the `call`
-//! with the gate's number, or to a register site's `call` (`restart`); one reaching a rewritten `call` with the bare
+//! with the gate's number, or re-enters from a register site without its slot (`restart`);
+//! one reaching a rewritten `call` with the bare
 //! number (a jump past the `mov`) faults at page 0 and is taken as the system call
 //! (`bare_number_call`). Restarts and signals see the same frame as after SYSCALL (the return
 //! address is popped). `--strace` shows every call either way. `--no-rewrite` turns rewriting
@@ -45,8 +48,9 @@ use crate::arch::traps::TrapFrame;
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Sites decided so far, an open-addressing set of `site << 2 | Decision` (0 = free slot), so
-/// that each site is examined once. Full: no more decisions (the rest keep SYSCALL).
+/// Sites decided so far, an open-addressing set of `back << 56 | site << 2 | Decision` (0 = free
+/// slot), so that each site is examined once; `back` is how far an `Interior` point's saved rip
+/// moves back (`moved_back`). Full: no more decisions (the rest keep SYSCALL).
 const SITES_LEN: usize = 8192;
 static SITES: [AtomicU64; SITES_LEN] = [const { AtomicU64::new(0) }; SITES_LEN];
 static SITES_USED: AtomicUsize = AtomicUsize::new(0);
@@ -66,6 +70,11 @@ pub enum Decision {
     /// Not a site: where an instruction began inside a register site's patched window that is
     /// no instruction's start any more (`regsite`).
     Interior = 3,
+}
+
+/// The site (or `Interior` point) an entry of `SITES` is for.
+fn site_of(entry: u64) -> u64 {
+    (entry >> 2) & ((1 << 54) - 1)
 }
 
 impl Decision {
@@ -121,11 +130,16 @@ pub fn is_rewritten(site: u64) -> bool {
 
 /// What was decided for `site` (the `syscall`'s address), None if nothing yet.
 pub fn decision(site: u64) -> Option<Decision> {
+    entry(site).map(Decision::from_bits)
+}
+
+/// The entry of `SITES` for `site`, if any.
+fn entry(site: u64) -> Option<u64> {
     let mut i = slot(site);
     for _ in 0..SITES_LEN {
         match SITES[i].load(Ordering::Acquire) {
             0 => return None,
-            s if s != FORGOTTEN && s >> 2 == site => return Some(Decision::from_bits(s)),
+            s if s != FORGOTTEN && site_of(s) == site => return Some(s),
             _ => i = (i + 1) % SITES_LEN,
         }
     }
@@ -141,19 +155,45 @@ pub fn forget(start: u64, end: u64) {
     }
     for slot in &SITES {
         let s = slot.load(Ordering::Acquire);
-        if s != 0 && s != FORGOTTEN && (start..end).contains(&(s >> 2)) {
+        if s != 0 && s != FORGOTTEN && (start..end).contains(&site_of(s)) {
             slot.store(FORGOTTEN, Ordering::Release);
         }
     }
 }
 
+/// How far back a saved rip at `ip` moves once a window around it was patched: to the `call`
+/// from a register site's `syscall` (3 bytes), to the point recorded for an `Interior` one.
+/// None if `ip` is neither.
+pub(super) fn moved_back(ip: u64) -> Option<u64> {
+    let s = entry(ip)?;
+    match Decision::from_bits(s) {
+        Decision::Register => Some(REGISTER_BACK),
+        Decision::Interior => Some(s >> 56),
+        _ => None,
+    }
+}
+
+/// How far a register site's `syscall` lies past the start of the `call` that replaced it (the
+/// `call` ends where the `syscall` did).
+const REGISTER_BACK: u64 = 3;
+
 /// Records the decision for `site`; returns the one that stands (another CPU may have
 /// recorded it first), or None if the set is (nearly) full.
 pub(super) fn record(site: u64, decision: Decision) -> Option<Decision> {
+    record_moving_back(site, decision, 0)
+}
+
+/// Records `Interior` point `at`, whose saved rips move `back` bytes (below 256) once patched.
+pub(super) fn record_interior(at: u64, back: u64) -> Option<Decision> {
+    debug_assert!(back < 256);
+    record_moving_back(at, Decision::Interior, back)
+}
+
+fn record_moving_back(site: u64, decision: Decision, back: u64) -> Option<Decision> {
     if SITES_USED.load(Ordering::Relaxed) >= SITES_LEN * 3 / 4 {
         return None;
     }
-    let entry = site << 2 | decision as u64;
+    let entry = back << 56 | site << 2 | decision as u64;
     let mut i = slot(site);
     loop {
         match SITES[i].compare_exchange(0, entry, Ordering::AcqRel, Ordering::Acquire) {
@@ -166,7 +206,7 @@ pub(super) fn record(site: u64, decision: Decision) -> Option<Decision> {
                 HIGHEST.fetch_max(site, Ordering::Relaxed);
                 return Some(decision);
             }
-            Err(s) if s != FORGOTTEN && s >> 2 == site => return Some(Decision::from_bits(s)),
+            Err(s) if s != FORGOTTEN && site_of(s) == site => return Some(Decision::from_bits(s)),
             Err(_) => i = (i + 1) % SITES_LEN,
         }
     }
@@ -185,6 +225,7 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
         let done = match qualifies(site, nr) {
             Plan::Register(window) => super::regsite::rewrite(&window, nr),
             Plan::SyscallFunction(start) => super::sysfunc::rewrite(start),
+            Plan::Variable(window) => super::varsite::rewrite(&window),
             Plan::Decided(decided) => {
                 // Lost races (another CPU decided first) keep that CPU's decision.
                 // Recorded and patched while the site is still mapped: an unmap on another
@@ -216,8 +257,8 @@ pub fn null_call_fault(frame: &mut TrapFrame) {
 }
 
 /// Points `frame` (returned from system call `nr`, rip after the site) back at the call, for
-/// a restart: the 2-byte `syscall` or `call *%rax` (rax then the gate's number), or a register
-/// site's 5-byte `call` (`regsite::restart`).
+/// a restart: the 2-byte `syscall` or `call *%rax` (rax then the gate's number), or for a
+/// register site the gate's entry as if called from the site (`regsite::restart`).
 pub fn restart(frame: &mut TrapFrame, nr: u64) {
     let site = frame.rip.wrapping_sub(2);
     match decision(site) {
@@ -279,9 +320,11 @@ enum Plan {
     Register(super::regsite::Window),
     /// Rewrite this generic `syscall()` function's site, whose window starts here (`sysfunc`).
     SyscallFunction(u64),
+    /// Rewrite this site whose number nobody proved constant (`varsite`).
+    Variable(super::varsite::Window),
 }
 
-/// Which kind of rewrite the rules (the module comment's, `regsite`'s and `sysfunc`'s) allow for `site`
+/// Which kind of rewrite the rules (the module comment's, `regsite`'s, `sysfunc`'s and `varsite`'s) allow for `site`
 /// making call `rax`; `Kept` if none.
 fn qualifies(site: u64, rax: u64) -> Plan {
     let Some(instrs) = site_function(site) else {
@@ -301,6 +344,8 @@ fn qualifies(site: u64, rax: u64) -> Plan {
         Plan::Register(window)
     } else if let Some(start) = super::sysfunc::qualifies(&instrs, at) {
         Plan::SyscallFunction(start)
+    } else if let Some(window) = super::varsite::qualifies(&instrs, at) {
+        Plan::Variable(window)
     } else {
         Plan::Decided(Decision::Kept)
     }

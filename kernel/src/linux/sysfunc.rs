@@ -26,8 +26,8 @@
 //! (`regsite::patch_frozen`), whose resume and restart rules fit: a saved rip at the old
 //! `syscall` (the `mov` done, rax the number) moves back 3 bytes to the `call`, whose slot
 //! loads r9 again from the same word (the stack pointer is the one the `mov` used, so the
-//! reload gives the same value); a restart goes back to the `call` with rax = the number
-//! (`regsite::restart`), so the load of r9 is redone.
+//! reload gives the same value); a restart enters again with rax = the number and r9 as it is
+//! (`regsite::restart`), as Linux makes the `syscall` again.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -78,7 +78,7 @@ fn rel32(site: u64) -> Option<i32> {
 /// Rewrites the qualifying site whose window starts at `start`; true if it was rewritten now.
 pub(super) fn rewrite(start: u64) -> bool {
     let site = start + MOV_LEN;
-    let done = regsite::patch_frozen(start, site, None, || new_code(site));
+    let done = regsite::patch_frozen(start, site, &[], |_| new_code(site));
     if done {
         COUNT.fetch_add(1, Ordering::Relaxed);
     }

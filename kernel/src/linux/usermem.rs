@@ -361,12 +361,24 @@ pub fn is_mapped(start: u64, end: u64) -> bool {
 /// Runs `f` if every page of `[start, end)` is mapped, with the memory lock held, so that no
 /// unmap can free the range meanwhile; None if it is not mapped.
 pub fn while_mapped<R>(start: u64, end: u64, f: impl FnOnce() -> R) -> Option<R> {
+    while_mapped_and(start, end, |_| f())
+}
+
+/// `while_mapped`, with `f` given a test of whether another range is mapped (under the same
+/// lock, so that it stays so while `f` runs).
+pub fn while_mapped_and<R>(start: u64, end: u64, f: impl FnOnce(&dyn Fn(u64, u64) -> bool) -> R) -> Option<R> {
     let mem = MEMORY.lock();
-    let mut cur = start;
-    while cur < end {
-        cur = region_containing(&mem.regions, cur)?.1;
-    }
-    Some(f())
+    let mapped = |start: u64, end: u64| {
+        let mut cur = start;
+        while cur < end {
+            match region_containing(&mem.regions, cur) {
+                Some(region) => cur = region.1,
+                None => return false,
+            }
+        }
+        true
+    };
+    mapped(start, end).then(|| f(&mapped))
 }
 
 /// Unmaps every mapped page of `[start, end)`; unmapped parts (holes included) are ignored, as

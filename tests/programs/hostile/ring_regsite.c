@@ -22,20 +22,13 @@
  *             (`--strace` must show all seven)
  * Prints the same lines natively and under hrt. */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <errno.h>
 #include <linux/futex.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <ucontext.h>
-#include <unistd.h>
+
+#include "ring_sites.h"
 
 __asm__(".text\n"
         ".globl reg_getppid\n.type reg_getppid,@function\nreg_getppid:\n"
@@ -64,13 +57,6 @@ __asm__(".text\n"
         "  syscall\n"
         "  ret\n"
         ".size reg_getpid, .-reg_getpid\n"
-        /* Where the resumed getpid returns: keeps rax, then leaves through resume_landing. */
-        ".globl resume_trampoline\n.type resume_trampoline,@function\nresume_trampoline:\n"
-        "  mov %rax, resumed_rax(%rip)\n"
-        "  and $-16, %rsp\n"
-        "  call resume_landing\n"
-        "  ud2\n"
-        ".size resume_trampoline, .-resume_trampoline\n"
         /* A hot loop: n getppid calls through one site; returns how many were wrong. */
         ".globl reg_getppid_loop\n.type reg_getppid_loop,@function\nreg_getppid_loop:\n"
         "  mov $110, %r8d\n"
@@ -93,16 +79,12 @@ long reg_gettid(void);
 long reg_read(long fd, void *buf, long len);
 long reg_getppid_loop(long n, long expected);
 long reg_getpid(void);
-void resume_trampoline(void);
 enum { GETPID_SYSCALL_OFFSET = 9 };
 
-enum { CALLS = 20000, ROUNDS = 3, SPINNERS = 3, SIGNALS = 30 };
+enum { CALLS = 20000 };
 
-static long bad_calls;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void *caller(void *arg) {
-    (void)arg;
+/* The calls case's thread; returns how many results were wrong. */
+static long calls(void) {
     long bad = 0, ppid = getppid(), tid = syscall(SYS_gettid);
     for (int i = 0; i < CALLS; i++) {
         bad += reg_getppid() != ppid;
@@ -110,18 +92,9 @@ static void *caller(void *arg) {
         bad += syscall(SYS_getppid) != ppid;
         bad += syscall(SYS_gettid) != tid;
     }
-    pthread_mutex_lock(&lock);
-    bad_calls += bad;
-    pthread_mutex_unlock(&lock);
-    return NULL;
+    return bad;
 }
 
-static void pause_ms(long ms) {
-    struct timespec ts = {0, ms * 1000000};
-    nanosleep(&ts, NULL);
-}
-
-static atomic_int handled;
 static atomic_long handler_bad;
 static void on_signal(int sig) {
     (void)sig;
@@ -130,54 +103,13 @@ static void on_signal(int sig) {
     atomic_fetch_add(&handled, 1);
 }
 
-static int pipe_fds[2];
-static atomic_int reading;
-
-/* Rounds below ROUNDS read through the register site, the others through syscall(). */
-static void *reader(void *arg) {
-    (void)arg;
-    for (int r = 0; r < 2 * ROUNDS; r++) {
-        char c = 0;
-        atomic_store(&reading, r + 1);
-        long got = r < ROUNDS ? reg_read(pipe_fds[0], &c, 1) : syscall(SYS_read, pipe_fds[0], &c, 1);
-        printf("read %d: %ld '%c'\n", r, got, c);
-    }
-    return NULL;
+/* Reads below ROUNDS go through the register site, the others through syscall(). */
+static long read_byte(int r, int fd, char *c) {
+    return r < ROUNDS ? reg_read(fd, c, 1) : syscall(SYS_read, fd, c, 1);
 }
 
-static atomic_int stop;
-static long spin_bad[SPINNERS];
-
-static void *spinner(void *arg) {
-    long i = (long)arg, ppid = getppid();
-    while (!atomic_load(&stop)) {
-        spin_bad[i] += reg_getppid_loop(100, ppid);
-        spin_bad[i] += syscall(SYS_getppid) != ppid;
-    }
-    return NULL;
-}
-
-long resumed_rax;
-static sigjmp_buf resume_env;
-static unsigned long resume_stack[2048] __attribute__((aligned(16)));
-
-void resume_landing(void) {
-    siglongjmp(resume_env, 1);
-}
-
-/* Where send_to_syscall resumes: a `syscall` that returns (with rax = getpid) to its caller. */
-static long resume_at;
-
-/* Resumes at resume_at with rax = 39 and a return address to resume_trampoline. */
-static void send_to_syscall(int sig, siginfo_t *si, void *ctx) {
-    (void)sig;
-    (void)si;
-    ucontext_t *uc = ctx;
-    unsigned long *top = &resume_stack[2048 - 2];
-    *top = (unsigned long)resume_trampoline;
-    uc->uc_mcontext.gregs[REG_RSP] = (long)top;
-    uc->uc_mcontext.gregs[REG_RAX] = 39;
-    uc->uc_mcontext.gregs[REG_RIP] = resume_at;
+static long spin_calls(long ppid) {
+    return reg_getppid_loop(100, ppid) + (syscall(SYS_getppid) != ppid);
 }
 
 /* The address of the `syscall` in the C library's syscall() function, found by its bytes
@@ -189,22 +121,6 @@ static long generic_syscall_address(void) {
         if (!memcmp(code + i, pattern, sizeof pattern))
             return (long)(code + i + 5);
     return 0;
-}
-
-/* Rounds of a direct call through `call` (which rewrites its site the first time), then a
- * handler's resumption at `at`; returns how many results were wrong. */
-static long resume_rounds(long (*call)(void), long at) {
-    long pid = getpid();
-    volatile long wrong = 0;
-    resume_at = at;
-    for (int r = 0; r < ROUNDS; r++) {
-        wrong += call() != pid;
-        resumed_rax = 0;
-        if (!sigsetjmp(resume_env, 1))
-            raise(SIGUSR2);
-        wrong += resumed_rax != pid;
-    }
-    return wrong;
 }
 
 static long generic_getpid(void) { return syscall(SYS_getpid); }
@@ -272,72 +188,26 @@ static int generic(void) {
     return 0;
 }
 
-static void install(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGUSR1, &sa, NULL);
-}
-
 int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IONBF, 0);
     if (!strcmp(c, "calls")) {
-        pthread_t t[2];
-        for (int i = 0; i < 2; i++)
-            pthread_create(&t[i], NULL, caller, NULL);
-        for (int i = 0; i < 2; i++)
-            pthread_join(t[i], NULL);
-        printf("calls: %d x 4 per thread, %ld wrong\n", CALLS, bad_calls);
+        printf("calls: %d x 4 per thread, %ld wrong\n", CALLS, on_two_threads(calls));
     } else if (!strcmp(c, "restart")) {
-        install();
-        if (pipe(pipe_fds))
+        set_handler(SIGUSR1, on_signal, SA_RESTART);
+        if (restart_reads(read_byte))
             return 1;
-        pthread_t t;
-        pthread_create(&t, NULL, reader, NULL);
-        for (int r = 0; r < 2 * ROUNDS; r++) {
-            while (atomic_load(&reading) != r + 1)
-                pause_ms(1);
-            pause_ms(20); /* most likely blocked in read by now (either way the output is the same) */
-            int before = atomic_load(&handled);
-            pthread_kill(t, SIGUSR1);
-            while (atomic_load(&handled) == before)
-                pause_ms(1);
-            char byte = 'a' + r;
-            if (write(pipe_fds[1], &byte, 1) != 1)
-                return 1;
-        }
-        pthread_join(t, NULL);
         printf("restart: %d handlers, %ld wrong in handlers\n", atomic_load(&handled), atomic_load(&handler_bad));
     } else if (!strcmp(c, "resume")) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = send_to_syscall;
-        sa.sa_flags = SA_SIGINFO;
-        sigaction(SIGUSR2, &sa, NULL);
+        install_resume();
         long generic_at = generic_syscall_address();
-        long wrong = resume_rounds(reg_getpid, (long)reg_getpid + GETPID_SYSCALL_OFFSET);
+        long wrong = resume_rounds(reg_getpid, (long)reg_getpid + GETPID_SYSCALL_OFFSET, 0);
         printf("resume: %d rounds, %ld wrong\n", ROUNDS, wrong);
-        wrong = generic_at ? resume_rounds(generic_getpid, generic_at) : -1;
+        wrong = generic_at ? resume_rounds(generic_getpid, generic_at, 0) : -1;
         printf("resume in syscall(): %d rounds, %ld wrong\n", ROUNDS, wrong);
     } else if (!strcmp(c, "spin")) {
-        install();
-        pthread_t t[SPINNERS];
-        for (long i = 0; i < SPINNERS; i++)
-            pthread_create(&t[i], NULL, spinner, (void *)i);
-        for (int s = 0; s < SIGNALS; s++) {
-            int before = atomic_load(&handled);
-            pthread_kill(t[s % SPINNERS], SIGUSR1);
-            while (atomic_load(&handled) == before)
-                sched_yield();
-        }
-        atomic_store(&stop, 1);
-        long bad = 0;
-        for (int i = 0; i < SPINNERS; i++) {
-            pthread_join(t[i], NULL);
-            bad += spin_bad[i];
-        }
+        set_handler(SIGUSR1, on_signal, SA_RESTART);
+        long bad = spin_with_signals(spin_calls);
         printf("spin: %d handlers, %ld wrong in loops, %ld wrong in handlers\n", atomic_load(&handled), bad,
                atomic_load(&handler_bad));
     } else if (!strcmp(c, "generic")) {

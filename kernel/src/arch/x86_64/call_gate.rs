@@ -39,7 +39,8 @@ const GATE_LEN: usize = SLOTS_AT + slot_table::TABLE_LEN;
 #[repr(C, align(4096))]
 struct GatePage(UnsafeCell<[u8; GATE_LEN]>);
 
-// SAFETY: written only by `install`, on the boot CPU before any other CPU or program runs.
+// SAFETY: written by `install`, on the boot CPU before any other CPU or program runs, and later
+// only through `write_code` into window slots no site calls yet, with the other CPUs stopped.
 unsafe impl Sync for GatePage {}
 
 static GATE: GatePage = GatePage(UnsafeCell::new([0xcc; GATE_LEN]));
@@ -64,7 +65,9 @@ pub fn install() {
     let jump_at = sub_at + 6;
     let rel = entry as i64 - (gate as i64 + jump_at as i64 + 5);
     assert!(i32::try_from(rel).is_ok(), "call entry out of reach of the gate");
-    let mut code = [0xccu8; GATE_LEN];
+    // SAFETY: nothing runs the gate yet (see the function comment); written in place (it is
+    // too large for the boot stack), starting as int3 everywhere.
+    let code = unsafe { &mut *GATE.0.get() };
     let nops_from = (sub_at - STATION - 1) & !1;
     for station in code[..nops_from].chunks_exact_mut(2) {
         station.copy_from_slice(&[0xeb, 0x48]);
@@ -75,9 +78,7 @@ pub fn install() {
     code[jump_at] = 0xe9;
     code[jump_at + 1..jump_at + 5].copy_from_slice(&(rel as i32).to_le_bytes());
     slot_table::write(&mut code[SLOTS_AT..], gate + SLOTS_AT as u64, entry);
-    slot_table::set_kernel(gate + SLOTS_AT as u64);
-    // SAFETY: nothing runs the gate yet (see the function comment).
-    unsafe { *GATE.0.get() = code };
+    slot_table::set_kernel(gate + SLOTS_AT as u64, entry);
 }
 
 /// Replaces the eight bytes at `addr` (program code, mapped read-only) with `new` if they

@@ -7,8 +7,14 @@
 //! farther (static-PIE and dynamically linked ones, in the pool above 4 GiB) call a second
 //! table that the Linux layer maps among them (`write_near`, `set_near`), whose slots jump to a
 //! hub in front of it, `jmp *[rip]` with the entry's address.
+//!
+//! After those, an `Enter` slot (`jmp T` alone: where a restarted call made from a slot-calling
+//! site resumes, `linux::regsite::restart`) and the window slots of variable-number sites
+//! (`linux::varsite`), written while the program runs, with every other CPU stopped: each
+//! replays the instructions of a window the site's `call` replaced, then jumps to T. Sites
+//! whose windows replay the same code share a slot.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::call_gate::SLED_LEN;
 
@@ -19,12 +25,22 @@ pub enum Slot {
     Number(u64),
     /// `mov 0x10(%rsp), %r9; jmp entry`.
     SyscallFunction,
+    /// `jmp entry`.
+    Enter,
 }
 
 /// Bytes per slot (`mov` (5), `jmp rel32` (5), int3 padding).
 const SLOT: usize = 16;
+/// Where the window slots start in a table.
+const WINDOWS_AT: usize = (SLED_LEN as usize + 2) * SLOT;
+/// Bytes per window slot: the replayed instructions (at most `MAX_REPLAY` bytes), `jmp rel32`.
+const WINDOW_SLOT: usize = 32;
+/// The most bytes of instructions a window slot replays.
+pub const MAX_REPLAY: usize = WINDOW_SLOT - 5;
+/// Window slots per table.
+const WINDOW_SLOTS: usize = 128;
 /// A table's length.
-pub const TABLE_LEN: usize = (SLED_LEN as usize + 1) * SLOT;
+pub const TABLE_LEN: usize = WINDOWS_AT + WINDOW_SLOTS * WINDOW_SLOT;
 /// The near table's hub: `jmp *[rip + 2]` (6 bytes), 2 bytes of int3, the entry's address.
 const HUB_LEN: usize = 16;
 /// The near table's length: the hub, then a table.
@@ -41,18 +57,25 @@ fn offset(slot: Slot) -> u64 {
             nr * SLOT as u64
         }
         Slot::SyscallFunction => SLED_LEN * SLOT as u64,
+        Slot::Enter => (SLED_LEN + 1) * SLOT as u64,
     }
+}
+
+/// A `jmp target` (5 bytes) for `code[at..]`, `code` to be executed at `addr`; None if out of reach.
+/// Not inlined: folded into a caller with `target` a symbol, the reach test became a 32-bit
+/// relocation of the symbol plus 2^31, which the linker cannot fit.
+#[inline(never)]
+fn jump_to(code: &mut [u8], addr: u64, at: usize, target: u64) -> Option<()> {
+    let rel = i32::try_from(target as i64 - (addr as i64 + at as i64 + 5)).ok()?;
+    code[at] = 0xe9;
+    code[at + 1..at + 5].copy_from_slice(&rel.to_le_bytes());
+    Some(())
 }
 
 /// Writes a table into `code` (at least `TABLE_LEN` bytes, to be executed at `addr`) whose slots
 /// jump to `target`, within ±2 GiB of it.
 pub(super) fn write(code: &mut [u8], addr: u64, target: u64) {
-    // `jmp target` at `at` (5 bytes).
-    let jump = |code: &mut [u8], at: usize| {
-        let rel = i32::try_from(target as i64 - (addr as i64 + at as i64 + 5)).expect("slot table out of reach");
-        code[at] = 0xe9;
-        code[at + 1..at + 5].copy_from_slice(&rel.to_le_bytes());
-    };
+    let jump = |code: &mut [u8], at: usize| jump_to(code, addr, at, target).expect("slot table out of reach");
     for nr in 0..SLED_LEN {
         let at = offset(Slot::Number(nr)) as usize;
         code[at] = 0xb8; // mov eax, imm32
@@ -62,11 +85,20 @@ pub(super) fn write(code: &mut [u8], addr: u64, target: u64) {
     let at = offset(Slot::SyscallFunction) as usize;
     code[at..at + 5].copy_from_slice(&[0x4c, 0x8b, 0x4c, 0x24, 0x10]); // mov r9, [rsp + 0x10]
     jump(code, at + 5);
+    jump(code, offset(Slot::Enter) as usize);
+    code[WINDOWS_AT..TABLE_LEN].fill(0xcc);
 }
 
-/// Records the gate's table (`call_gate::install`).
-pub(super) fn set_kernel(addr: u64) {
+/// Records the gate's table (`call_gate::install`), whose slots jump to `target`.
+pub(super) fn set_kernel(addr: u64, target: u64) {
+    WINDOWS[0].reset(addr, target);
     KERNEL.store(addr, Ordering::Relaxed);
+}
+
+/// The gate table's `Enter` slot: where a restarted call resumes (with its return address
+/// pushed, as by a `call`), from any site.
+pub fn enter_address() -> u64 {
+    KERNEL.load(Ordering::Relaxed) + offset(Slot::Enter)
 }
 
 /// Writes a near table (hub and slots) into `code`, to be executed at `addr`.
@@ -79,7 +111,102 @@ pub fn write_near(code: &mut [u8], addr: u64) {
 
 /// Makes the near table written at `addr` (`write_near`) the one sites may call from now on.
 pub fn set_near(addr: u64) {
+    WINDOWS[1].reset(addr + HUB_LEN as u64, addr);
     NEAR.store(addr, Ordering::SeqCst);
+}
+
+/// The window slots of one table: where it is, where its slots jump, how many are used (the
+/// table's own bytes tell which code each holds). Changed only by the one CPU that has stopped
+/// the others (`window_call`), or while no other can patch (`set_kernel` at boot, `set_near`
+/// as a program image is loaded).
+struct Windows {
+    table: AtomicU64,
+    target: AtomicU64,
+    used: AtomicUsize,
+}
+
+impl Windows {
+    const fn new() -> Self {
+        Windows { table: AtomicU64::new(0), target: AtomicU64::new(0), used: AtomicUsize::new(0) }
+    }
+
+    fn reset(&self, table: u64, target: u64) {
+        self.used.store(0, Ordering::SeqCst);
+        self.target.store(target, Ordering::SeqCst);
+        self.table.store(table, Ordering::SeqCst);
+    }
+}
+
+/// The gate's table's window slots and the near table's (`table` 0: none yet).
+static WINDOWS: [Windows; 2] = [Windows::new(), Windows::new()];
+
+/// An instruction a window slot replays: its bytes and, if it has a RIP-relative operand, where
+/// its 4-byte displacement lies among them and the address the operand names.
+#[derive(Clone, Copy)]
+pub struct Replayed {
+    pub bytes: [u8; 15],
+    pub len: usize,
+    pub rip_relative: Option<(usize, u64)>,
+}
+
+/// A window slot's code, to be executed at `addr` in a table whose slots jump to `target`: the
+/// `replay` instructions (RIP-relative displacements adjusted to the new place), `jmp target`,
+/// int3 after. None if something is out of reach from there.
+fn window_code(replay: &[Replayed], addr: u64, target: u64) -> Option<[u8; WINDOW_SLOT]> {
+    let mut code = [0xccu8; WINDOW_SLOT];
+    let mut at = 0;
+    for r in replay {
+        if at + r.len > MAX_REPLAY {
+            return None;
+        }
+        code[at..at + r.len].copy_from_slice(&r.bytes[..r.len]);
+        if let Some((disp_at, names)) = r.rip_relative {
+            let disp = i32::try_from(names as i64 - (addr as i64 + (at + r.len) as i64)).ok()?;
+            code[at + disp_at..at + disp_at + 4].copy_from_slice(&disp.to_le_bytes());
+        }
+        at += r.len;
+    }
+    jump_to(&mut code, addr, at, target)?;
+    Some(code)
+}
+
+/// The displacement of a `call rel32` ending at `from` to a window slot that replays `replay`
+/// and enters: a slot of the same code if there is one, else a new one, in the gate's table if
+/// in reach, else the near table. None if neither has one in reach or room. `writable(start,
+/// end)` tells whether the near table's memory is still there (the program may have unmapped
+/// it). The caller has stopped every other CPU (`sched::freeze`): they pass a serializing
+/// instruction before they run program code again.
+pub fn window_call(replay: &[Replayed], from: u64, writable: &dyn Fn(u64, u64) -> bool) -> Option<i32> {
+    for (i, w) in WINDOWS.iter().enumerate() {
+        let (table, target, used) =
+            (w.table.load(Ordering::SeqCst), w.target.load(Ordering::SeqCst), w.used.load(Ordering::SeqCst));
+        let slot_addr = |n: usize| table + (WINDOWS_AT + n * WINDOW_SLOT) as u64;
+        let reach = |addr: u64| i32::try_from(addr as i64 - from as i64).ok();
+        if table == 0 || reach(slot_addr(0)).is_none() || reach(slot_addr(WINDOW_SLOTS - 1)).is_none() {
+            continue;
+        }
+        if i == 1 && !writable(table, table + (WINDOWS_AT + WINDOW_SLOTS * WINDOW_SLOT) as u64) {
+            continue;
+        }
+        for n in 0..used {
+            let addr = slot_addr(n);
+            // SAFETY: a used slot of a table that is mapped (the gate is the kernel's; the near
+            // table checked just above), WINDOW_SLOT bytes long.
+            let current = unsafe { core::ptr::read_volatile(addr as *const [u8; WINDOW_SLOT]) };
+            if window_code(replay, addr, target) == Some(current) {
+                return reach(addr);
+            }
+        }
+        if used == WINDOW_SLOTS {
+            continue;
+        }
+        let addr = slot_addr(used);
+        let Some(code) = window_code(replay, addr, target) else { continue };
+        super::call_gate::write_code(addr, &code);
+        w.used.store(used + 1, Ordering::SeqCst);
+        return reach(addr);
+    }
+    None
 }
 
 /// The displacement of a `call rel32` ending at `from` to `slot`, in the gate's table if it
