@@ -292,3 +292,34 @@ fn the_openmp_5_host_routines_answer_as_libgomp_does() {
     same_with_env(&prog, &[]);
     same_with_env(&prog, &[("OMP_MAX_TASK_PRIORITY", "42"), ("OMP_NUM_TEAMS", "3"), ("OMP_TEAMS_THREAD_LIMIT", "4")]);
 }
+
+/// `cancel` and `cancellation point` for parallel, for (four schedules, combined and orphaned),
+/// sections and taskgroup, with cancel-var true and false: nothing passes a cancellation
+/// point after a cancel when it is true, everything when false; regions after cancelled ones
+/// run normally.
+#[test]
+fn cancellation_follows_omp_cancellation() {
+    let prog = build("omp_cancel", "-static");
+    for cancellation in ["true", "false"] {
+        for threads in [None, Some("1"), Some("3"), Some("6")] {
+            let mut native_cmd = Command::new(&prog);
+            native_cmd.env("OMP_CANCELLATION", cancellation);
+            if let Some(n) = threads {
+                native_cmd.env("OMP_NUM_THREADS", n);
+            }
+            let want = run(native_cmd, None);
+            assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+            for cpus in ["1", "2", "4"] {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+                cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(&prog);
+                cmd.env("OMP_CANCELLATION", cancellation);
+                if let Some(n) = threads {
+                    cmd.env("OMP_NUM_THREADS", n);
+                }
+                let got = run(cmd, None);
+                let what = format!("omp_cancel, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}");
+                assert_same(&what, &want, &got);
+            }
+        }
+    }
+}

@@ -45,6 +45,8 @@ static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
 static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static PIN: AtomicU32 = AtomicU32::new(1);
 static MAX_TASK_PRIORITY: AtomicU32 = AtomicU32::new(0);
+/// cancel-var (OMP_CANCELLATION, false by default): whether `cancel` constructs take effect.
+static CANCELLATION: AtomicU32 = AtomicU32::new(0);
 /// nteams-var and teams-thread-limit-var (OMP_NUM_TEAMS, OMP_TEAMS_THREAD_LIMIT; 0: unset).
 /// Only read and set here: `teams` itself is not provided.
 pub static NUM_TEAMS: AtomicU32 = AtomicU32::new(0);
@@ -70,6 +72,11 @@ pub fn nthreads_at(level: u32, inherited: u32) -> u32 {
 /// max-task-priority-var (OMP_MAX_TASK_PRIORITY, 0 by default).
 pub fn max_task_priority() -> u32 {
     MAX_TASK_PRIORITY.load(Ordering::Relaxed)
+}
+
+/// cancel-var.
+pub fn cancellation() -> bool {
+    CANCELLATION.load(Ordering::Relaxed) != 0
 }
 
 pub fn thread_limit() -> u32 {
@@ -213,6 +220,11 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             }
             b"OMP_DYNAMIC" => d.icv.dynamic = parse_bool(v).unwrap_or(false),
             b"OMP_NESTED" => nested = parse_bool(v),
+            b"OMP_CANCELLATION" => {
+                if let Some(b) = parse_bool(v) {
+                    CANCELLATION.store(b as u32, Ordering::Relaxed);
+                }
+            }
             b"OMP_MAX_ACTIVE_LEVELS" => max_active = parse_u64(v).map(|x| x.min(SUPPORTED_ACTIVE_LEVELS as u64) as u32),
             b"OMP_THREAD_LIMIT" => {
                 if let Some(x) = parse_u64(v).filter(|&x| x > 0) {

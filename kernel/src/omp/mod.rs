@@ -28,6 +28,7 @@ macro_rules! entry_points {
 
 mod api;
 mod barrier;
+mod cancel;
 mod doacross;
 mod fortran;
 mod gomp;

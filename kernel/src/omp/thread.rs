@@ -28,6 +28,8 @@ pub struct Ctx {
     /// Work-sharing constructs and singles this thread has met in the team.
     pub ws_seq: u64,
     pub single_seq: u64,
+    /// Team barriers this implicit task has passed (or left, cancelled) in its region.
+    pub barriers: u32,
     /// The loop or sections construct the thread is working through.
     pub cur: Cursor,
     /// Inside a final task (tasks it creates are included).
@@ -53,6 +55,7 @@ impl Ctx {
             icv: icv::initial(),
             ws_seq: 0,
             single_seq: 0,
+            barriers: 0,
             cur: Cursor::NONE,
             in_final: false,
             node: None,
@@ -75,6 +78,7 @@ impl Ctx {
             icv,
             ws_seq: self.ws_seq,
             single_seq: self.single_seq,
+            barriers: self.barriers,
             cur: self.cur,
             in_final,
             node: None,
