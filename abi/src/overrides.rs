@@ -249,6 +249,11 @@ pub const OMP: Group = Group {
         "omp_set_nest_lock",
         "omp_unset_nest_lock",
         "omp_test_nest_lock",
+        "omp_set_affinity_format",
+        "omp_get_affinity_format",
+        "omp_display_affinity",
+        "omp_capture_affinity",
+        "omp_display_env",
         // The Fortran omp_lib routines (gfortran programs): arguments by reference.
         "omp_set_num_threads_",
         "omp_set_num_threads_8_",

@@ -323,3 +323,23 @@ fn cancellation_follows_omp_cancellation() {
         }
     }
 }
+
+/// The affinity-format routines and omp_display_env print what libgomp prints (stdout and
+/// stderr), with the default format and OMP_AFFINITY_FORMAT, and OMP_DISPLAY_ENV at start.
+#[test]
+fn affinity_format_and_display_env_match_libgomp() {
+    let prog = build("omp_affinity", "-static");
+    same_with_env(&prog, &[("OMP_NUM_THREADS", "2")]);
+    same_with_env(
+        &prog,
+        &[
+            ("OMP_NUM_THREADS", "3,2"),
+            ("OMP_AFFINITY_FORMAT", "env %n:%N"),
+            ("OMP_CANCELLATION", "true"),
+            ("OMP_DISPLAY_ENV", "verbose"),
+            ("OMP_SCHEDULE", "monotonic:guided,4"),
+            ("OMP_PROC_BIND", "spread,close"),
+            ("OMP_STACKSIZE", "4M"),
+        ],
+    );
+}

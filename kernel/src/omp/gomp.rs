@@ -7,8 +7,10 @@
 use alloc::boxed::Box;
 use core::sync::atomic::AtomicU32;
 
+use super::affinity::{omp_capture_affinity, omp_display_affinity, omp_get_affinity_format, omp_set_affinity_format};
 use super::api::*;
 use super::cancel;
+use super::display_env::omp_display_env;
 use super::icv::{SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC};
 use super::lock;
 use super::reductions;
@@ -627,6 +629,11 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_set_nest_lock,
         omp_unset_nest_lock,
         omp_test_nest_lock,
+        omp_set_affinity_format,
+        omp_get_affinity_format,
+        omp_display_affinity,
+        omp_capture_affinity,
+        omp_display_env,
         ;
         "GOMP_loop_nonmonotonic_dynamic_start" => GOMP_loop_dynamic_start,
         "GOMP_loop_nonmonotonic_guided_start" => GOMP_loop_guided_start,

@@ -74,6 +74,32 @@ pub fn max_task_priority() -> u32 {
     MAX_TASK_PRIORITY.load(Ordering::Relaxed)
 }
 
+/// What OMP_DISPLAY_ENV shows beyond the ICVs: settings as given (`display_env`).
+pub struct Shown {
+    /// OMP_PROC_BIND's list (`places::BIND_*`), empty when unset.
+    pub bind_list: alloc::vec::Vec<u32>,
+    pub active_wait: bool,
+    /// GOMP_SPINCOUNT as libgomp shows it (what was given, else the wait policy's default).
+    pub spin_count: u64,
+    pub offload: &'static str,
+    /// OMP_DISPLAY_ENV: 0 false, 1 true, 2 verbose.
+    pub display: u8,
+}
+
+pub static SHOWN: SpinLock<Shown> = SpinLock::new(Shown {
+    bind_list: alloc::vec::Vec::new(),
+    active_wait: false,
+    spin_count: 300_000,
+    offload: "DEFAULT",
+    display: 0,
+});
+
+/// The initial ICVs and OMP_NUM_THREADS's list (for OMP_DISPLAY_ENV).
+pub fn defaults() -> (Icv, alloc::vec::Vec<u32>) {
+    let d = DEFAULTS.lock();
+    (d.icv, d.nthreads_list[..d.nthreads_list_len].to_vec())
+}
+
 /// cancel-var.
 pub fn cancellation() -> bool {
     CANCELLATION.load(Ordering::Relaxed) != 0
@@ -192,6 +218,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     let overcommitted = crate::bootinfo::get().flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0;
     let mut spin_rounds: u64 = if overcommitted { 100 } else { 300_000 };
     let mut spin_count: Option<u64> = None;
+    let mut shown = SHOWN.lock();
     for e in env {
         let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
         let (k, v) = (&e[..eq], &e[eq + 1..]);
@@ -250,9 +277,27 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             b"OMP_WAIT_POLICY" => {
                 if v.trim_ascii().eq_ignore_ascii_case(b"passive") {
                     spin_rounds = 0;
+                    shown.spin_count = 0;
                 } else if v.trim_ascii().eq_ignore_ascii_case(b"active") {
                     spin_rounds = if overcommitted { 1_000 } else { 30_000_000_000 };
+                    shown.spin_count = 30_000_000_000;
+                    shown.active_wait = true;
                 }
+            }
+            b"OMP_AFFINITY_FORMAT" | b"OMP_DISPLAY_AFFINITY" => super::affinity::init_env(k, v, parse_bool(v)),
+            b"OMP_DISPLAY_ENV" => {
+                let v = v.trim_ascii();
+                shown.display = if v.eq_ignore_ascii_case(b"verbose") { 2 } else { parse_bool(v).unwrap_or(false) as u8 };
+            }
+            b"OMP_TARGET_OFFLOAD" => {
+                let v = v.trim_ascii();
+                shown.offload = if v.eq_ignore_ascii_case(b"disabled") {
+                    "DISABLED"
+                } else if v.eq_ignore_ascii_case(b"mandatory") {
+                    "MANDATORY"
+                } else {
+                    "DEFAULT"
+                };
             }
             b"GOMP_SPINCOUNT" => {
                 spin_count =
@@ -261,14 +306,16 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             b"OMP_PROC_BIND" => {
                 let first = v.split(|&b| b == b',').next().unwrap_or(b"");
                 let first = first.trim_ascii().to_ascii_lowercase();
-                d.icv.bind = match first.as_slice() {
-                    b"false" => places::BIND_FALSE,
-                    b"true" => places::BIND_TRUE,
-                    b"master" | b"primary" => places::BIND_PRIMARY,
-                    b"close" => places::BIND_CLOSE,
-                    b"spread" => places::BIND_SPREAD,
-                    _ => d.icv.bind,
+                let kind = |name: &[u8]| match name.trim_ascii().to_ascii_lowercase().as_slice() {
+                    b"false" => Some(places::BIND_FALSE),
+                    b"true" => Some(places::BIND_TRUE),
+                    b"master" | b"primary" => Some(places::BIND_PRIMARY),
+                    b"close" => Some(places::BIND_CLOSE),
+                    b"spread" => Some(places::BIND_SPREAD),
+                    _ => None,
                 };
+                d.icv.bind = kind(&first).unwrap_or(d.icv.bind);
+                shown.bind_list = v.split(|&b| b == b',').map_while(kind).collect();
                 bind_list_len = v.split(|&b| b == b',').count();
                 bind_set = true;
             }
@@ -277,15 +324,21 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
         }
     }
     // libgomp's default for max-active-levels: nesting only when asked for, or when the
-    // thread-count or binding lists name more than one level.
+    // thread-count or binding lists name more than one level (then as many levels as it
+    // supports, as gcc 12's libgomp answers).
     d.icv.max_active_levels = match (max_active, nested) {
         (Some(m), _) => m,
         (None, Some(true)) => SUPPORTED_ACTIVE_LEVELS,
         (None, Some(false)) => 1,
-        (None, None) if d.nthreads_list_len > 1 || bind_list_len > 1 => d.nthreads_list_len.max(bind_list_len) as u32,
+        (None, None) if d.nthreads_list_len > 1 || bind_list_len > 1 => SUPPORTED_ACTIVE_LEVELS,
         _ => 1,
     };
     SPIN_ROUNDS.store(spin_count.unwrap_or(spin_rounds), Ordering::Relaxed);
+    if let Some(n) = spin_count {
+        shown.spin_count = n;
+    }
+    let display = shown.display;
+    drop(shown);
     let places = places.filter(|v| {
         let ok = super::places::valid(v, num_procs());
         if !ok {
@@ -301,4 +354,8 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
         PIN.store((d.icv.bind != 0) as u32, Ordering::Relaxed);
     }
     super::places::init(places, d.icv.bind != 0, num_procs());
+    drop(d);
+    if display != 0 {
+        super::display_env::show(display == 2);
+    }
 }

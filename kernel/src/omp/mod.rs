@@ -26,14 +26,17 @@ macro_rules! entry_points {
     };
 }
 
+mod affinity;
 mod api;
 mod barrier;
 mod cancel;
+mod display_env;
 mod doacross;
 mod fortran;
 mod gomp;
 mod icv;
 mod lock;
+mod output;
 mod places;
 mod reductions;
 mod tasks;

@@ -209,6 +209,9 @@ pub fn run_master_and_join(team_ptr: *mut Team) {
     let outer = st.ctx;
     let mut me = member(team, 0);
     st.ctx = &mut me;
+    if super::affinity::display_on() {
+        super::affinity::on_region_start(&me, &mut st.shown_affinity);
+    }
     if let Some(f) = team.func {
         f(team.data);
     }
@@ -364,6 +367,9 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         let team = unsafe { &*team_ptr };
         let mut me = member(team, id);
         st.ctx = &mut me;
+        if super::affinity::display_on() {
+            super::affinity::on_region_start(&me, &mut st.shown_affinity);
+        }
         if let Some(f) = team.func {
             f(team.data);
         }

@@ -95,6 +95,8 @@ pub struct OmpThread {
     pub ctx: *mut Ctx,
     initial: Ctx,
     pub hot: [*mut Team; 4],
+    /// What OMP_DISPLAY_AFFINITY last showed for this thread (`affinity::on_region_start`).
+    pub shown_affinity: u64,
 }
 
 /// The current thread's state, made on first use.
@@ -108,6 +110,7 @@ pub fn this() -> &'static mut OmpThread {
                 ctx: core::ptr::null_mut(),
                 initial: Ctx::initial(),
                 hot: [core::ptr::null_mut(); 4],
+                shown_affinity: 0,
             }));
             (*st).ctx = &mut (*st).initial;
             (*t).omp = st as *mut u8;
