@@ -63,9 +63,9 @@ pub const GROUPS: &[Group] = &[OMP];
 pub const OMP_GROUP: u8 = 0;
 
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C and Fortran code)
-/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks. Offloading (`GOMP_target*`, `GOMP_teams*`), OpenACC,
-/// detachable tasks and memory allocators are not provided: a program that uses them runs on
-/// its own libgomp.
+/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks. Offloading (`GOMP_target*`, `GOMP_teams*`,
+/// `omp_target_*`), OpenACC and detachable tasks are not provided: a program that uses them runs
+/// on its own libgomp.
 pub const OMP: Group = Group {
     name: "omp",
     overrides: &[
@@ -254,6 +254,16 @@ pub const OMP: Group = Group {
         "omp_display_affinity",
         "omp_capture_affinity",
         "omp_display_env",
+        "omp_init_allocator",
+        "omp_destroy_allocator",
+        "omp_set_default_allocator",
+        "omp_get_default_allocator",
+        "omp_alloc",
+        "omp_aligned_alloc",
+        "omp_calloc",
+        "omp_aligned_calloc",
+        "omp_realloc",
+        "omp_free",
         // The Fortran omp_lib routines (gfortran programs): arguments by reference.
         "omp_set_num_threads_",
         "omp_set_num_threads_8_",

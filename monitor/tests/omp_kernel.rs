@@ -106,7 +106,7 @@ fn a_dynamic_program_using_what_the_kernel_lacks_keeps_its_shared_libgomp() {
     let prog = build("omp_unprovided", "-pie");
     let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
     assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
-    assert!(refused.stderr.contains("omp_alloc"), "the refusal does not name the symbol:\n{}", refused.stderr);
+    assert!(refused.stderr.contains("omp_target_alloc"), "the refusal does not name the symbol:\n{}", refused.stderr);
     let want = native(&prog, None);
     let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
     assert_eq!((auto.code(), &auto.stdout), (want.code(), &want.stdout));
@@ -196,9 +196,9 @@ fn assert_refused_naming(prog: &Path, what: &str) {
 
 #[test]
 fn a_program_using_what_the_kernel_lacks_keeps_its_libgomp() {
-    // omp_unprovided.c uses the memory allocators, which the kernel's runtime does not provide.
+    // omp_unprovided.c uses device memory routines, which the kernel's runtime does not provide.
     let prog = build("omp_unprovided", "-static");
-    assert_refused_naming(&prog, "omp_alloc");
+    assert_refused_naming(&prog, "omp_target_alloc");
     let want = native(&prog, None);
     let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
     assert_eq!(auto.code(), want.code());
@@ -342,4 +342,13 @@ fn affinity_format_and_display_env_match_libgomp() {
             ("OMP_STACKSIZE", "4M"),
         ],
     );
+}
+
+/// The memory allocators (predefined ones, traits, fallbacks, OMP_ALLOCATOR, every thread
+/// allocating) answer as libgomp's.
+#[test]
+fn memory_allocators_answer_as_libgomp_does() {
+    let prog = build("omp_alloc", "-static");
+    same_with_env(&prog, &[("OMP_NUM_THREADS", "3")]);
+    same_with_env(&prog, &[("OMP_ALLOCATOR", "omp_low_lat_mem_alloc"), ("OMP_NUM_THREADS", "1")]);
 }

@@ -101,7 +101,7 @@ pub fn show(verbose: bool) {
         ("OMP_MAX_TASK_PRIORITY", alloc::format!("{}", icv::max_task_priority())),
         ("OMP_DISPLAY_AFFINITY", flag(super::affinity::display_on()).into()),
         ("OMP_AFFINITY_FORMAT", String::from_utf8_lossy(&super::affinity::format()).into_owned()),
-        ("OMP_ALLOCATOR", "omp_default_mem_alloc".into()),
+        ("OMP_ALLOCATOR", super::allocators::name(icv0.allocator).into()),
         ("OMP_TARGET_OFFLOAD", shown.offload.into()),
     ];
     let mut out = String::from("\nOPENMP DISPLAY ENVIRONMENT BEGIN\n");

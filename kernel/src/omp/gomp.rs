@@ -8,6 +8,7 @@ use alloc::boxed::Box;
 use core::sync::atomic::AtomicU32;
 
 use super::affinity::{omp_capture_affinity, omp_display_affinity, omp_get_affinity_format, omp_set_affinity_format};
+use super::allocators::*;
 use super::api::*;
 use super::cancel;
 use super::display_env::omp_display_env;
@@ -634,6 +635,16 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_display_affinity,
         omp_capture_affinity,
         omp_display_env,
+        omp_init_allocator,
+        omp_destroy_allocator,
+        omp_set_default_allocator,
+        omp_get_default_allocator,
+        omp_alloc,
+        omp_aligned_alloc,
+        omp_calloc,
+        omp_aligned_calloc,
+        omp_realloc,
+        omp_free,
         ;
         "GOMP_loop_nonmonotonic_dynamic_start" => GOMP_loop_dynamic_start,
         "GOMP_loop_nonmonotonic_guided_start" => GOMP_loop_guided_start,

@@ -26,6 +26,8 @@ pub struct Icv {
     pub dynamic: bool,
     pub max_active_levels: u32,
     pub bind: u32,
+    /// def-allocator-var (an omp_allocator_handle_t).
+    pub allocator: usize,
 }
 
 struct Defaults {
@@ -36,7 +38,7 @@ struct Defaults {
 }
 
 static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
-    icv: Icv { nthreads: 1, run_sched: SCHED_DYNAMIC, run_chunk: 1, dynamic: false, max_active_levels: 1, bind: 0 },
+    icv: Icv { nthreads: 1, run_sched: SCHED_DYNAMIC, run_chunk: 1, dynamic: false, max_active_levels: 1, bind: 0, allocator: super::allocators::DEFAULT_MEM_ALLOC },
     nthreads_list: [0; 8],
     nthreads_list_len: 0,
 });
@@ -284,6 +286,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
                     shown.active_wait = true;
                 }
             }
+            b"OMP_ALLOCATOR" => d.icv.allocator = super::allocators::parse_env(v).unwrap_or(d.icv.allocator),
             b"OMP_AFFINITY_FORMAT" | b"OMP_DISPLAY_AFFINITY" => super::affinity::init_env(k, v, parse_bool(v)),
             b"OMP_DISPLAY_ENV" => {
                 let v = v.trim_ascii();

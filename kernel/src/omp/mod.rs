@@ -27,6 +27,7 @@ macro_rules! entry_points {
 }
 
 mod affinity;
+mod allocators;
 mod api;
 mod barrier;
 mod cancel;
