@@ -190,6 +190,9 @@ pub const OMP: Group = Group {
         "GOMP_task_reduction_remap",
         "GOMP_workshare_task_reduction_unregister",
         "GOMP_parallel_reductions",
+        // The allocate clause.
+        "GOMP_alloc",
+        "GOMP_free",
         // The omp_* API.
         "omp_set_num_threads",
         "omp_get_num_threads",

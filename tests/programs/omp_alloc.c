@@ -1,7 +1,8 @@
 // Memory allocators (OpenMP 5.1, 2.13 and 3.13): the predefined allocators, omp_init_allocator
 // with alignment, pool_size and fallback traits, def-allocator-var (OMP_ALLOCATOR and
 // omp_set/get_default_allocator), and omp_alloc, omp_aligned_alloc, omp_calloc,
-// omp_aligned_calloc, omp_realloc, omp_free, also from the threads of a region. Prints what
+// omp_aligned_calloc, omp_realloc, omp_free, also from the threads of a region, and the
+// `allocate` clause. Prints what
 // the specification fixes (alignment, contents, which requests fail); compared with libgomp.
 #include <omp.h>
 #include <stdint.h>
@@ -118,6 +119,16 @@ int main(void) {
         omp_free(v, omp_thread_mem_alloc);
     }
     check("allocations from every thread", wrong == 0);
+
+    // The allocate clause: each thread's private copy comes from the allocator (GOMP_alloc).
+    long priv[64];
+    int bad = 0;
+#pragma omp parallel private(priv) allocate(omp_low_lat_mem_alloc : priv) reduction(+ : bad)
+    {
+        for (int i = 0; i < 64; i++) priv[i] = i * omp_get_thread_num();
+        for (int i = 0; i < 64; i++) bad += priv[i] != i * omp_get_thread_num();
+    }
+    check("the allocate clause", bad == 0);
     if (failures == 0) printf("all checks passed\n");
     return failures != 0;
 }

@@ -9,6 +9,8 @@
 //! honoured: alignment, pool_size (a limit on the bytes an allocator has out), fallback and
 //! fb_data; the others are accepted and have no effect on a host with one memory.
 
+#![allow(non_snake_case)]
+
 use alloc::boxed::Box;
 use core::alloc::Layout;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -277,4 +279,18 @@ pub extern "C" fn omp_realloc(p: *mut u8, size: usize, handle: usize, free_handl
     unsafe { core::ptr::copy_nonoverlapping(p, q, old_size.min(size)) };
     omp_free(p, free_handle);
     q
+}
+
+/// GOMP_alloc(alignment, size, allocator): the `allocate` clause's private copies (gcc 12);
+/// running out of memory ends the program, as in libgomp.
+pub extern "C" fn GOMP_alloc(align: usize, size: usize, handle: usize) -> *mut u8 {
+    let p = allocate(align, size, handle);
+    if p.is_null() && size != 0 {
+        super::team::fatal("out of memory in an allocate clause");
+    }
+    p
+}
+/// GOMP_free(ptr, allocator): the end of an `allocate` clause's copy.
+pub extern "C" fn GOMP_free(p: *mut u8, handle: usize) {
+    omp_free(p, handle)
 }

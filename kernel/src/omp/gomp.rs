@@ -574,6 +574,8 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_parallel_reductions,
         GOMP_taskloop,
         GOMP_taskloop_ull,
+        GOMP_alloc,
+        GOMP_free,
         omp_set_num_threads,
         omp_get_num_threads,
         omp_get_max_threads,
