@@ -352,3 +352,11 @@ fn memory_allocators_answer_as_libgomp_does() {
     same_with_env(&prog, &[("OMP_NUM_THREADS", "3")]);
     same_with_env(&prog, &[("OMP_ALLOCATOR", "omp_low_lat_mem_alloc"), ("OMP_NUM_THREADS", "1")]);
 }
+
+/// The Fortran forms of the affinity-format, omp_display_env and allocator routines.
+#[test]
+fn fortran_display_and_allocator_routines_match_libgomp() {
+    for variant in ["static", "pie"] {
+        same_with_env(&fortran_program("omp_fortran_display", variant), &[("OMP_NUM_THREADS", "2")]);
+    }
+}

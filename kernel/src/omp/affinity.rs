@@ -31,7 +31,7 @@ pub fn format() -> Vec<u8> {
     }
 }
 
-fn set_format(f: &[u8]) {
+pub fn set_format(f: &[u8]) {
     *FORMAT.lock() = f.to_vec();
     FORMAT_SET.store(true, Ordering::Release);
 }
@@ -205,9 +205,8 @@ fn c_string<'a>(p: *const u8) -> &'a [u8] {
     unsafe { core::ffi::CStr::from_ptr(p as *const core::ffi::c_char) }.to_bytes()
 }
 
-/// The format a routine was given, or affinity-format-var for null or "".
-fn given_or_default(p: *const u8) -> Vec<u8> {
-    let f = c_string(p);
+/// The format a routine was given, or affinity-format-var for an empty one.
+pub fn or_default(f: &[u8]) -> Vec<u8> {
     if f.is_empty() {
         format()
     } else {
@@ -215,8 +214,13 @@ fn given_or_default(p: *const u8) -> Vec<u8> {
     }
 }
 
+/// The format a C routine was given, or affinity-format-var for null or "".
+fn given_or_default(p: *const u8) -> Vec<u8> {
+    or_default(c_string(p))
+}
+
 /// Shows the current thread's line for `fmt` on stderr.
-fn display(fmt: &[u8]) {
+pub fn display(fmt: &[u8]) {
     let mut line = expand(fmt);
     line.push(b'\n');
     super::output::stderr(&line);
