@@ -317,7 +317,8 @@ fn cancellation_follows_omp_cancellation() {
                     cmd.env("OMP_NUM_THREADS", n);
                 }
                 let got = run(cmd, None);
-                let what = format!("omp_cancel, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}");
+                let what =
+                    format!("omp_cancel, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}");
                 assert_same(&what, &want, &got);
             }
         }

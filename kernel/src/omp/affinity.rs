@@ -75,11 +75,8 @@ fn cpu_list(cpus: &[u32]) -> String {
 
 /// The thread's processors: its place's when it is bound to one, else every CPU.
 fn affinity_of(c: &Ctx) -> String {
-    let mut cpus: Vec<u32> = if c.place != places::NONE {
-        places::procs(c.place)
-    } else {
-        (0..super::icv::num_procs()).collect()
-    };
+    let mut cpus: Vec<u32> =
+        if c.place != places::NONE { places::procs(c.place) } else { (0..super::icv::num_procs()).collect() };
     cpus.sort_unstable();
     cpus.dedup();
     cpu_list(&cpus)
@@ -105,7 +102,9 @@ fn field(name: &[u8], c: &Ctx) -> Option<(String, bool)> {
         b"P" | b"process_id" => num(crate::linux::process::pid() as i64),
         // pthread_self: the thread's TLS base, as glibc and musl define it.
         // SAFETY: the current thread's record.
-        b"i" | b"native_thread_id" => Some((alloc::format!("{:#x}", unsafe { (*crate::sched::current()).fs_base }), false)),
+        b"i" | b"native_thread_id" => {
+            Some((alloc::format!("{:#x}", unsafe { (*crate::sched::current()).fs_base }), false))
+        }
         b"A" | b"thread_affinity" => Some((affinity_of(c), false)),
         _ => None,
     }
@@ -144,7 +143,8 @@ pub fn expand(fmt: &[u8]) -> Vec<u8> {
             i += 1;
         }
         let digits = fmt[i..].iter().take_while(|b| b.is_ascii_digit()).count();
-        let size = fmt[i..i + digits].iter().fold(0usize, |a, &d| a.saturating_mul(10).saturating_add((d - b'0') as usize));
+        let size =
+            fmt[i..i + digits].iter().fold(0usize, |a, &d| a.saturating_mul(10).saturating_add((d - b'0') as usize));
         i += digits;
         if right && digits == 0 {
             bad_format("leading zero or right justification in affinity format requires size");
@@ -170,7 +170,11 @@ pub fn expand(fmt: &[u8]) -> Vec<u8> {
             out.extend_from_slice(&value);
             out.resize(out.len() + pad, b' ');
         } else if zeros {
-            let (sign, digits) = if numeric && value.first() == Some(&b'-') { (&value[..1], &value[1..]) } else { (&value[..0], &value[..]) };
+            let (sign, digits) = if numeric && value.first() == Some(&b'-') {
+                (&value[..1], &value[1..])
+            } else {
+                (&value[..0], &value[..])
+            };
             out.extend_from_slice(sign);
             out.resize(out.len() + pad, b'0');
             out.extend_from_slice(digits);

@@ -98,7 +98,13 @@ pub extern "C" fn omp_init_allocator(memspace: usize, ntraits: i32, traits: *con
     if memspace > LAST_MEMSPACE {
         return NULL_ALLOCATOR;
     }
-    let mut a = Allocator { alignment: 1, pool_size: usize::MAX, fallback: FB_DEFAULT_MEM, fb_data: 0, used: AtomicUsize::new(0) };
+    let mut a = Allocator {
+        alignment: 1,
+        pool_size: usize::MAX,
+        fallback: FB_DEFAULT_MEM,
+        fb_data: 0,
+        used: AtomicUsize::new(0),
+    };
     for i in 0..ntraits.max(0) as usize {
         // SAFETY: the program's array of `ntraits` traits.
         let [key, value] = unsafe { *traits.add(i) };

@@ -70,7 +70,11 @@ fn place(cpus: &mut [u32]) -> String {
 pub fn show(verbose: bool) {
     let (icv0, list) = icv::defaults();
     let shown = icv::SHOWN.lock();
-    let threads = if list.is_empty() { alloc::format!("{}", icv0.nthreads) } else { join(list.iter().map(|n| alloc::format!("{n}"))) };
+    let threads = if list.is_empty() {
+        alloc::format!("{}", icv0.nthreads)
+    } else {
+        join(list.iter().map(|n| alloc::format!("{n}")))
+    };
     let bind = if shown.bind_list.is_empty() {
         bind_name(icv0.bind).into()
     } else {

@@ -12,8 +12,8 @@
 use alloc::vec;
 
 use super::api::*;
-use super::{affinity, allocators, display_env};
 use super::gomp::{hrt_omp_get_wtick, hrt_omp_get_wtime};
+use super::{affinity, allocators, display_env};
 
 /// An INTEGER(8) argument as libgomp passes it on to the C routine.
 fn to_int(v: i64) -> i32 {

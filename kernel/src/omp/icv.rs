@@ -38,7 +38,15 @@ struct Defaults {
 }
 
 static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
-    icv: Icv { nthreads: 1, run_sched: SCHED_DYNAMIC, run_chunk: 1, dynamic: false, max_active_levels: 1, bind: 0, allocator: super::allocators::DEFAULT_MEM_ALLOC },
+    icv: Icv {
+        nthreads: 1,
+        run_sched: SCHED_DYNAMIC,
+        run_chunk: 1,
+        dynamic: false,
+        max_active_levels: 1,
+        bind: 0,
+        allocator: super::allocators::DEFAULT_MEM_ALLOC,
+    },
     nthreads_list: [0; 8],
     nthreads_list_len: 0,
 });
@@ -290,7 +298,8 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             b"OMP_AFFINITY_FORMAT" | b"OMP_DISPLAY_AFFINITY" => super::affinity::init_env(k, v, parse_bool(v)),
             b"OMP_DISPLAY_ENV" => {
                 let v = v.trim_ascii();
-                shown.display = if v.eq_ignore_ascii_case(b"verbose") { 2 } else { parse_bool(v).unwrap_or(false) as u8 };
+                shown.display =
+                    if v.eq_ignore_ascii_case(b"verbose") { 2 } else { parse_bool(v).unwrap_or(false) as u8 };
             }
             b"OMP_TARGET_OFFLOAD" => {
                 let v = v.trim_ascii();

@@ -144,7 +144,12 @@ pub struct Group {
 
 impl Group {
     fn new(outer: Option<Arc<Group>>, reductions: usize) -> Group {
-        Group { count: AtomicU32::new(0), outer, reductions: AtomicUsize::new(reductions), cancelled: AtomicBool::new(false) }
+        Group {
+            count: AtomicU32::new(0),
+            outer,
+            reductions: AtomicUsize::new(reductions),
+            cancelled: AtomicBool::new(false),
+        }
     }
 
     /// Whether this group or one it is nested in is cancelled.
