@@ -54,21 +54,11 @@ pub fn display_on() -> bool {
 /// numbers, comma-separated.
 fn cpu_list(cpus: &[u32]) -> String {
     let mut out = String::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
+    for (first, n) in places::runs(cpus) {
         if !out.is_empty() {
             out.push(',');
         }
-        if j > i {
-            let _ = write!(out, "{}-{}", cpus[i], cpus[j]);
-        } else {
-            let _ = write!(out, "{}", cpus[i]);
-        }
-        i = j + 1;
+        let _ = if n > 1 { write!(out, "{}-{}", first, first + n - 1) } else { write!(out, "{first}") };
     }
     out
 }

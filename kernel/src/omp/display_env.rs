@@ -53,16 +53,10 @@ fn schedule(kind: u32, chunk: u32) -> String {
 /// A place as libgomp writes it: runs of consecutive processors as `first:count`.
 fn place(cpus: &mut [u32]) -> String {
     cpus.sort_unstable();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i { alloc::format!("{}:{}", cpus[i], j - i + 1) } else { alloc::format!("{}", cpus[i]) });
-        i = j + 1;
-    }
+    let parts: Vec<String> = places::runs(cpus)
+        .into_iter()
+        .map(|(first, n)| if n > 1 { alloc::format!("{first}:{n}") } else { alloc::format!("{first}") })
+        .collect();
     alloc::format!("{{{}}}", parts.join(","))
 }
 
