@@ -628,6 +628,10 @@ pub fn taskloop(
     }
     let mut lo = 0u64;
     for t in 0..tasks {
+        // Tasks created in a cancelled region or taskgroup are discarded (`cancel`).
+        if super::cancel::new_task_discarded() {
+            break;
+        }
         let len = if t < extra { per + 1 } else { per };
         let hi = if t + 1 == tasks { n } else { (lo + len).min(n) };
         let (mut args, off) = copy_args(data, cpyfn, arg_size.max(0) as usize, align, size);
