@@ -8,9 +8,10 @@
 // it is off. Each check repeats ROUNDS times (cancelled regions in a row, then regions that
 // must run normally: the runtime must leave no stale state behind).
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 
-#define ROUNDS 30
+#define ROUNDS 20
 #define N 64
 
 static int failures;
@@ -24,11 +25,13 @@ static void check(const char *what, int ok) {
 }
 
 #define PRAGMA(x) _Pragma(#x)
-// Waits for the flag `*done` at a cancellation point of `kind`.
+// Waits for the flag `*done` at a cancellation point of `kind` (yielding: with more threads
+// than CPUs the thread to wait for may need this one's CPU).
 #define WAIT_AT(kind, done)                                 \
     for (;;) {                                              \
         PRAGMA(omp cancellation point kind)                 \
         if (__atomic_load_n(done, __ATOMIC_ACQUIRE)) break; \
+        sched_yield();                                      \
     }
 
 static int parallel_cancel(void) {
