@@ -63,9 +63,9 @@ pub const GROUPS: &[Group] = &[OMP];
 pub const OMP_GROUP: u8 = 0;
 
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C and Fortran code)
-/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks. Offloading (`GOMP_target*`, `GOMP_teams*`), OpenACC,
-/// detachable tasks and memory allocators are not provided: a program that uses them runs on
-/// its own libgomp.
+/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks. Offloading (`GOMP_target*`, `GOMP_teams*`,
+/// `omp_target_*`), OpenACC and detachable tasks are not provided: a program that uses them runs
+/// on its own libgomp.
 pub const OMP: Group = Group {
     name: "omp",
     overrides: &[
@@ -190,6 +190,9 @@ pub const OMP: Group = Group {
         "GOMP_task_reduction_remap",
         "GOMP_workshare_task_reduction_unregister",
         "GOMP_parallel_reductions",
+        // The allocate clause.
+        "GOMP_alloc",
+        "GOMP_free",
         // The omp_* API.
         "omp_set_num_threads",
         "omp_get_num_threads",
@@ -249,6 +252,21 @@ pub const OMP: Group = Group {
         "omp_set_nest_lock",
         "omp_unset_nest_lock",
         "omp_test_nest_lock",
+        "omp_set_affinity_format",
+        "omp_get_affinity_format",
+        "omp_display_affinity",
+        "omp_capture_affinity",
+        "omp_display_env",
+        "omp_init_allocator",
+        "omp_destroy_allocator",
+        "omp_set_default_allocator",
+        "omp_get_default_allocator",
+        "omp_alloc",
+        "omp_aligned_alloc",
+        "omp_calloc",
+        "omp_aligned_calloc",
+        "omp_realloc",
+        "omp_free",
         // The Fortran omp_lib routines (gfortran programs): arguments by reference.
         "omp_set_num_threads_",
         "omp_set_num_threads_8_",
@@ -308,6 +326,17 @@ pub const OMP: Group = Group {
         "omp_set_lock_",
         "omp_unset_lock_",
         "omp_test_lock_",
+        "omp_set_affinity_format_",
+        "omp_get_affinity_format_",
+        "omp_display_affinity_",
+        "omp_capture_affinity_",
+        "omp_display_env_",
+        "omp_display_env_8_",
+        "omp_init_allocator_",
+        "omp_init_allocator_8_",
+        "omp_destroy_allocator_",
+        "omp_set_default_allocator_",
+        "omp_get_default_allocator_",
     ],
     imports: &["pthread_create", "pthread_attr_init", "pthread_attr_setstacksize", "pthread_attr_destroy"],
     team_maker_prefix: "GOMP_parallel",

@@ -106,7 +106,7 @@ fn a_dynamic_program_using_what_the_kernel_lacks_keeps_its_shared_libgomp() {
     let prog = build("omp_unprovided", "-pie");
     let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
     assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
-    assert!(refused.stderr.contains("omp_alloc"), "the refusal does not name the symbol:\n{}", refused.stderr);
+    assert!(refused.stderr.contains("omp_target_alloc"), "the refusal does not name the symbol:\n{}", refused.stderr);
     let want = native(&prog, None);
     let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
     assert_eq!((auto.code(), &auto.stdout), (want.code(), &want.stdout));
@@ -196,9 +196,9 @@ fn assert_refused_naming(prog: &Path, what: &str) {
 
 #[test]
 fn a_program_using_what_the_kernel_lacks_keeps_its_libgomp() {
-    // omp_unprovided.c uses the memory allocators, which the kernel's runtime does not provide.
+    // omp_unprovided.c uses device memory routines, which the kernel's runtime does not provide.
     let prog = build("omp_unprovided", "-static");
-    assert_refused_naming(&prog, "omp_alloc");
+    assert_refused_naming(&prog, "omp_target_alloc");
     let want = native(&prog, None);
     let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
     assert_eq!(auto.code(), want.code());
@@ -291,4 +291,73 @@ fn the_openmp_5_host_routines_answer_as_libgomp_does() {
     let prog = build("omp_api_extras", "-static");
     same_with_env(&prog, &[]);
     same_with_env(&prog, &[("OMP_MAX_TASK_PRIORITY", "42"), ("OMP_NUM_TEAMS", "3"), ("OMP_TEAMS_THREAD_LIMIT", "4")]);
+}
+
+/// `cancel` and `cancellation point` for parallel, for (four schedules, combined and orphaned),
+/// sections and taskgroup, with cancel-var true and false: nothing passes a cancellation
+/// point after a cancel when it is true, everything when false; regions after cancelled ones
+/// run normally.
+#[test]
+fn cancellation_follows_omp_cancellation() {
+    let prog = build("omp_cancel", "-static");
+    for cancellation in ["true", "false"] {
+        for threads in [None, Some("1"), Some("3"), Some("6")] {
+            let mut native_cmd = Command::new(&prog);
+            native_cmd.env("OMP_CANCELLATION", cancellation);
+            if let Some(n) = threads {
+                native_cmd.env("OMP_NUM_THREADS", n);
+            }
+            let want = run(native_cmd, None);
+            assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+            for cpus in ["1", "2", "4"] {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+                cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(&prog);
+                cmd.env("OMP_CANCELLATION", cancellation);
+                if let Some(n) = threads {
+                    cmd.env("OMP_NUM_THREADS", n);
+                }
+                let got = run(cmd, None);
+                let what =
+                    format!("omp_cancel, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}");
+                assert_same(&what, &want, &got);
+            }
+        }
+    }
+}
+
+/// The affinity-format routines and omp_display_env print what libgomp prints (stdout and
+/// stderr), with the default format and OMP_AFFINITY_FORMAT, and OMP_DISPLAY_ENV at start.
+#[test]
+fn affinity_format_and_display_env_match_libgomp() {
+    let prog = build("omp_affinity", "-static");
+    same_with_env(&prog, &[("OMP_NUM_THREADS", "2")]);
+    same_with_env(
+        &prog,
+        &[
+            ("OMP_NUM_THREADS", "3,2"),
+            ("OMP_AFFINITY_FORMAT", "env %n:%N"),
+            ("OMP_CANCELLATION", "true"),
+            ("OMP_DISPLAY_ENV", "verbose"),
+            ("OMP_SCHEDULE", "monotonic:guided,4"),
+            ("OMP_PROC_BIND", "spread,close"),
+            ("OMP_STACKSIZE", "4M"),
+        ],
+    );
+}
+
+/// The memory allocators (predefined ones, traits, fallbacks, OMP_ALLOCATOR, every thread
+/// allocating) answer as libgomp's.
+#[test]
+fn memory_allocators_answer_as_libgomp_does() {
+    let prog = build("omp_alloc", "-static");
+    same_with_env(&prog, &[("OMP_NUM_THREADS", "3")]);
+    same_with_env(&prog, &[("OMP_ALLOCATOR", "omp_low_lat_mem_alloc"), ("OMP_NUM_THREADS", "1")]);
+}
+
+/// The Fortran forms of the affinity-format, omp_display_env and allocator routines.
+#[test]
+fn fortran_display_and_allocator_routines_match_libgomp() {
+    for variant in ["static", "pie"] {
+        same_with_env(&fortran_program("omp_fortran_display", variant), &[("OMP_NUM_THREADS", "2")]);
+    }
 }

@@ -25,7 +25,7 @@
 # kmp_*/__kmpc_* interfaces, with a RUN line that runs it. Each RUN line that runs the program
 # is one case, with its environment and arguments (FileCheck patterns are not checked).
 # Selection (ompvv): every .c test under tests/ that uses no offloading (`target`, `teams`,
-# the offloading probe), memory allocators, `detach` or `requires`.
+# the offloading probe), the `allocate` directive or `uses_allocators`, `detach` or `requires`.
 # A case counts when it builds and passes natively (exit status 0) under the same
 # OMP_NUM_THREADS; it passes under hrt when its exit status is 0. Prints one summary line per
 # (link, config); details are in WORK_DIR/results.txt and WORK_DIR/logs/.
@@ -75,7 +75,7 @@ selected_llvm() {
 
 selected_ompvv() {
     find "$suite/tests" -name '*.c' | sort | while read -r f; do
-        grep -qE 'omp +(target|teams|requires)|omp_target|declare +target|OMPVV_TEST_OFFLOADING|OMPVV_TEST_AND_SET_OFFLOADING|omp_alloc|omp_init_allocator|allocator|detach' "$f" && continue
+        grep -qE 'omp +(target|teams|requires)|omp_target|declare +target|OMPVV_TEST_OFFLOADING|OMPVV_TEST_AND_SET_OFFLOADING|uses_allocators|omp +allocate|detach' "$f" && continue
         skipped "$f" || echo "$f"
     done
 }

@@ -111,7 +111,7 @@ pub extern "C" fn omp_in_final() -> i32 {
     thread::ctx().in_final as i32
 }
 pub extern "C" fn omp_get_cancellation() -> i32 {
-    0
+    icv::cancellation() as i32
 }
 pub extern "C" fn omp_get_proc_bind() -> i32 {
     thread::ctx().icv.bind as i32

@@ -12,11 +12,15 @@
 //! implicit task runs, and no task is left to make more). The first thread that sees it
 //! records the barrier as released, so a thread still helping with tasks leaves too even if
 //! a thread that left already queued tasks of the next phase.
+//!
+//! Cancellation: a cancellable barrier (`cancelled` given) also returns, with true, once the
+//! region is cancelled; its threads then leave the region, and the flags they never consumed
+//! or sent are zeroed by `reset` when the region has ended.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use super::tasks::Queue;
 use super::wait;
@@ -89,8 +93,28 @@ impl Barrier {
         }
     }
 
-    /// Thread `id` of `n` waits for the others and the team's tasks (`tasks`).
-    pub fn wait(&self, id: u32, n: u32, tasks: &Queue) {
+    /// After a cancelled region, whose threads left barriers early (the team's threads idle):
+    /// every count back to 0.
+    pub fn reset(&self) {
+        // SAFETY: no thread of the team touches the barrier now (see `Barrier`).
+        for s in unsafe { *self.slots.get() } {
+            for f in &s.flags {
+                f.store(0, Ordering::Relaxed);
+            }
+            // SAFETY: as above.
+            unsafe {
+                *s.seen.get() = [0; MAX_ROUNDS];
+                *s.episode.get() = 0;
+            }
+        }
+        self.released.0.store(0, Ordering::Release);
+    }
+
+    /// Thread `id` of `n` waits for the others and the team's tasks (`tasks`); a cancellable
+    /// barrier also returns when `cancelled` becomes true (whoever sets it nudges
+    /// `tasks.signal`), and then returns true.
+    pub fn wait(&self, id: u32, n: u32, tasks: &Queue, cancelled: Option<&AtomicBool>) -> bool {
+        let is_cancelled = || cancelled.is_some_and(|c| c.load(Ordering::Acquire));
         // SAFETY: prepared for this region (see `Barrier`).
         let slots = unsafe { *self.slots.get() };
         let (id, n) = (id as usize, n as usize);
@@ -107,8 +131,13 @@ impl Barrier {
             seen[k] = seen[k].wrapping_add(1);
             let (flag, target) = (&me.flags[k], seen[k]);
             while !reached(flag.load(Ordering::Acquire), target) {
+                if is_cancelled() {
+                    return true;
+                }
                 if !tasks.run_one() {
-                    wait::until(&tasks.signal, || reached(flag.load(Ordering::Acquire), target) || tasks.has_queued());
+                    wait::until(&tasks.signal, || {
+                        reached(flag.load(Ordering::Acquire), target) || tasks.has_queued() || is_cancelled()
+                    });
                 }
             }
             dist *= 2;
@@ -119,14 +148,17 @@ impl Barrier {
             if tasks.pending.load(Ordering::Acquire) == 0 {
                 self.released.0.store(e, Ordering::Release);
                 tasks.signal.nudge();
-                return;
+                return is_cancelled();
             }
             if released() {
-                return;
+                return is_cancelled();
+            }
+            if is_cancelled() {
+                return true;
             }
             if !tasks.run_one() {
                 wait::until(&tasks.signal, || {
-                    released() || tasks.pending.load(Ordering::Acquire) == 0 || tasks.has_queued()
+                    released() || tasks.pending.load(Ordering::Acquire) == 0 || tasks.has_queued() || is_cancelled()
                 });
             }
         }

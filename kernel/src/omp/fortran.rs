@@ -13,6 +13,7 @@ use alloc::vec;
 
 use super::api::*;
 use super::gomp::{hrt_omp_get_wtick, hrt_omp_get_wtime};
+use super::{affinity, allocators, display_env};
 
 /// An INTEGER(8) argument as libgomp passes it on to the C routine.
 fn to_int(v: i64) -> i32 {
@@ -119,9 +120,113 @@ unsafe extern "C" fn omp_get_partition_place_nums_8_(ids: *mut i64) {
     }
 }
 
+// Affinity format, OMP_DISPLAY_ENV and allocators. A CHARACTER argument comes as a pointer
+// with its length as a hidden argument after the others; an output string is padded with
+// blanks, as Fortran assigns one.
+
+/// The program's CHARACTER argument of `len` bytes.
+///
+/// # Safety
+/// `p` points to `len` bytes of the program's.
+unsafe fn chars<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    if p.is_null() || len == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's string.
+    unsafe { core::slice::from_raw_parts(p, len) }
+}
+
+/// Copies `s` into the program's CHARACTER variable of `len` bytes (truncated, blank-padded);
+/// returns the length of `s`.
+///
+/// # Safety
+/// `p` points to `len` writable bytes of the program's.
+unsafe fn fill_chars(s: &[u8], p: *mut u8, len: usize) -> i32 {
+    if !p.is_null() {
+        let n = s.len().min(len);
+        // SAFETY: the caller's variable of `len` bytes.
+        unsafe {
+            core::ptr::copy_nonoverlapping(s.as_ptr(), p, n);
+            core::ptr::write_bytes(p.add(n), b' ', len - n);
+        }
+    }
+    s.len() as i32
+}
+
+/// # Safety
+/// `f` is the program's CHARACTER(len) argument.
+unsafe extern "C" fn omp_set_affinity_format_(f: *const u8, len: usize) {
+    // SAFETY: the caller's argument.
+    affinity::set_format(unsafe { chars(f, len) });
+}
+/// # Safety
+/// `buf` is the program's CHARACTER(len) variable.
+unsafe extern "C" fn omp_get_affinity_format_(buf: *mut u8, len: usize) -> i32 {
+    // SAFETY: the caller's variable.
+    unsafe { fill_chars(&affinity::format(), buf, len) }
+}
+/// # Safety
+/// `f` is the program's CHARACTER(len) argument.
+unsafe extern "C" fn omp_display_affinity_(f: *const u8, len: usize) {
+    // SAFETY: the caller's argument.
+    affinity::display(&affinity::or_default(unsafe { chars(f, len) }));
+}
+/// # Safety
+/// `buf` and `f` are the program's CHARACTER(buf_len) variable and CHARACTER(f_len) argument.
+unsafe extern "C" fn omp_capture_affinity_(buf: *mut u8, f: *const u8, buf_len: usize, f_len: usize) -> i32 {
+    // SAFETY: the caller's arguments.
+    unsafe { fill_chars(&affinity::expand(&affinity::or_default(chars(f, f_len))), buf, buf_len) }
+}
+/// # Safety
+/// `verbose` points to the program's LOGICAL(4).
+unsafe extern "C" fn omp_display_env_(verbose: *const i32) {
+    // SAFETY: the caller's argument.
+    display_env::omp_display_env(unsafe { *verbose })
+}
+/// # Safety
+/// `verbose` points to the program's LOGICAL(8).
+unsafe extern "C" fn omp_display_env_8_(verbose: *const i64) {
+    // SAFETY: the caller's argument.
+    display_env::omp_display_env((unsafe { *verbose } != 0) as i32)
+}
+/// # Safety
+/// The program's memspace handle, INTEGER(4) count and array of omp_alloctrait.
+unsafe extern "C" fn omp_init_allocator_(space: *const usize, n: *const i32, traits: *const [usize; 2]) -> usize {
+    // SAFETY: the caller's arguments.
+    allocators::omp_init_allocator(unsafe { *space }, unsafe { *n }, traits)
+}
+/// # Safety
+/// As omp_init_allocator_, with an INTEGER(8) count.
+unsafe extern "C" fn omp_init_allocator_8_(space: *const usize, n: *const i64, traits: *const [usize; 2]) -> usize {
+    // SAFETY: the caller's arguments.
+    allocators::omp_init_allocator(unsafe { *space }, to_int(unsafe { *n }), traits)
+}
+/// # Safety
+/// `a` points to the program's allocator handle.
+unsafe extern "C" fn omp_destroy_allocator_(a: *const usize) {
+    // SAFETY: the caller's argument.
+    allocators::omp_destroy_allocator(unsafe { *a })
+}
+/// # Safety
+/// `a` points to the program's allocator handle.
+unsafe extern "C" fn omp_set_default_allocator_(a: *const usize) {
+    // SAFETY: the caller's argument.
+    allocators::omp_set_default_allocator(unsafe { *a })
+}
+
 /// The kernel's function for the Fortran entry point `name`.
 pub fn entry_point(name: &str) -> Option<u64> {
     let f: usize = entry_points!(name;
+        omp_set_affinity_format_,
+        omp_get_affinity_format_,
+        omp_display_affinity_,
+        omp_capture_affinity_,
+        omp_display_env_,
+        omp_display_env_8_,
+        omp_init_allocator_,
+        omp_init_allocator_8_,
+        omp_destroy_allocator_,
+        omp_set_default_allocator_,
         omp_set_num_threads_,
         omp_set_num_threads_8_,
         omp_set_dynamic_,
@@ -161,6 +266,7 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "omp_get_active_level_" => omp_get_active_level,
         "omp_in_final_" => omp_in_final,
         "omp_get_cancellation_" => omp_get_cancellation,
+        "omp_get_default_allocator_" => allocators::omp_get_default_allocator,
         "omp_get_proc_bind_" => omp_get_proc_bind,
         "omp_get_num_places_" => omp_get_num_places,
         "omp_get_place_num_" => omp_get_place_num,

@@ -7,7 +7,11 @@
 use alloc::boxed::Box;
 use core::sync::atomic::AtomicU32;
 
+use super::affinity::{omp_capture_affinity, omp_display_affinity, omp_get_affinity_format, omp_set_affinity_format};
+use super::allocators::*;
 use super::api::*;
+use super::cancel;
+use super::display_env::omp_display_env;
 use super::icv::{SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC};
 use super::lock;
 use super::reductions;
@@ -117,12 +121,10 @@ extern "C" fn GOMP_parallel_loop_runtime(f: Outlined, d: *mut u8, n: u32, s: i64
     parallel_loop(f, d, n, fl, signed_loop(0, s, e, i, 0, false));
 }
 
-// Barriers, cancellation (cancel-var is always false here: the constructs are no-ops).
+// Barriers and cancellation (`cancel`): the `_cancel` forms are cancellable barriers, which
+// gcc emits in regions that contain a `cancel`; they return true when the region is cancelled.
 
 extern "C" fn GOMP_barrier() {
-    barrier();
-}
-fn barrier() {
     let c = thread::ctx();
     if !c.team.is_null() {
         // SAFETY: teams are never freed.
@@ -130,14 +132,15 @@ fn barrier() {
     }
 }
 extern "C" fn GOMP_barrier_cancel() -> bool {
-    barrier();
-    false
+    let c = thread::ctx();
+    // SAFETY: teams are never freed.
+    !c.team.is_null() && unsafe { (*c.team).barrier_wait_cancel() }
 }
-extern "C" fn GOMP_cancel(_which: i32, _do_cancel: bool) -> bool {
-    false
+extern "C" fn GOMP_cancel(which: i32, do_cancel: bool) -> bool {
+    cancel::cancel(which, do_cancel)
 }
-extern "C" fn GOMP_cancellation_point(_which: i32) -> bool {
-    false
+extern "C" fn GOMP_cancellation_point(which: i32) -> bool {
+    cancel::cancellation_point(which)
 }
 
 // Mutual exclusion.
@@ -244,8 +247,7 @@ extern "C" fn GOMP_loop_end_nowait() {
     work::end(false)
 }
 extern "C" fn GOMP_loop_end_cancel() -> bool {
-    work::end(true);
-    false
+    work::end_cancel()
 }
 
 // Loops over unsigned long long.
@@ -412,8 +414,7 @@ extern "C" fn GOMP_sections_next() -> u32 {
     work::sections_next()
 }
 extern "C" fn GOMP_sections_end_cancel() -> bool {
-    work::end(true);
-    false
+    work::end_cancel()
 }
 extern "C" fn GOMP_parallel_sections(f: Outlined, data: *mut u8, n: u32, count: u32, flags: u32) {
     parallel_loop(f, data, n, flags, work::sections_loop(count));
@@ -436,6 +437,9 @@ extern "C" fn GOMP_task(
 ) {
     if !detach.is_null() && flags & (1 << 13) != 0 {
         unsupported("detachable tasks are not supported by the kernel's runtime (use --omp libgomp)");
+    }
+    if cancel::new_task_discarded() {
+        return;
     }
     tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize);
 }
@@ -570,6 +574,8 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_parallel_reductions,
         GOMP_taskloop,
         GOMP_taskloop_ull,
+        GOMP_alloc,
+        GOMP_free,
         omp_set_num_threads,
         omp_get_num_threads,
         omp_get_max_threads,
@@ -626,6 +632,21 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_set_nest_lock,
         omp_unset_nest_lock,
         omp_test_nest_lock,
+        omp_set_affinity_format,
+        omp_get_affinity_format,
+        omp_display_affinity,
+        omp_capture_affinity,
+        omp_display_env,
+        omp_init_allocator,
+        omp_destroy_allocator,
+        omp_set_default_allocator,
+        omp_get_default_allocator,
+        omp_alloc,
+        omp_aligned_alloc,
+        omp_calloc,
+        omp_aligned_calloc,
+        omp_realloc,
+        omp_free,
         ;
         "GOMP_loop_nonmonotonic_dynamic_start" => GOMP_loop_dynamic_start,
         "GOMP_loop_nonmonotonic_guided_start" => GOMP_loop_guided_start,

@@ -26,6 +26,8 @@ pub struct Icv {
     pub dynamic: bool,
     pub max_active_levels: u32,
     pub bind: u32,
+    /// def-allocator-var (an omp_allocator_handle_t).
+    pub allocator: usize,
 }
 
 struct Defaults {
@@ -36,7 +38,15 @@ struct Defaults {
 }
 
 static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
-    icv: Icv { nthreads: 1, run_sched: SCHED_DYNAMIC, run_chunk: 1, dynamic: false, max_active_levels: 1, bind: 0 },
+    icv: Icv {
+        nthreads: 1,
+        run_sched: SCHED_DYNAMIC,
+        run_chunk: 1,
+        dynamic: false,
+        max_active_levels: 1,
+        bind: 0,
+        allocator: super::allocators::DEFAULT_MEM_ALLOC,
+    },
     nthreads_list: [0; 8],
     nthreads_list_len: 0,
 });
@@ -45,6 +55,8 @@ static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
 static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static PIN: AtomicU32 = AtomicU32::new(1);
 static MAX_TASK_PRIORITY: AtomicU32 = AtomicU32::new(0);
+/// cancel-var (OMP_CANCELLATION, false by default): whether `cancel` constructs take effect.
+static CANCELLATION: AtomicU32 = AtomicU32::new(0);
 /// nteams-var and teams-thread-limit-var (OMP_NUM_TEAMS, OMP_TEAMS_THREAD_LIMIT; 0: unset).
 /// Only read and set here: `teams` itself is not provided.
 pub static NUM_TEAMS: AtomicU32 = AtomicU32::new(0);
@@ -70,6 +82,37 @@ pub fn nthreads_at(level: u32, inherited: u32) -> u32 {
 /// max-task-priority-var (OMP_MAX_TASK_PRIORITY, 0 by default).
 pub fn max_task_priority() -> u32 {
     MAX_TASK_PRIORITY.load(Ordering::Relaxed)
+}
+
+/// What OMP_DISPLAY_ENV shows beyond the ICVs: settings as given (`display_env`).
+pub struct Shown {
+    /// OMP_PROC_BIND's list (`places::BIND_*`), empty when unset.
+    pub bind_list: alloc::vec::Vec<u32>,
+    pub active_wait: bool,
+    /// GOMP_SPINCOUNT as libgomp shows it (what was given, else the wait policy's default).
+    pub spin_count: u64,
+    pub offload: &'static str,
+    /// OMP_DISPLAY_ENV: 0 false, 1 true, 2 verbose.
+    pub display: u8,
+}
+
+pub static SHOWN: SpinLock<Shown> = SpinLock::new(Shown {
+    bind_list: alloc::vec::Vec::new(),
+    active_wait: false,
+    spin_count: 300_000,
+    offload: "DEFAULT",
+    display: 0,
+});
+
+/// The initial ICVs and OMP_NUM_THREADS's list (for OMP_DISPLAY_ENV).
+pub fn defaults() -> (Icv, alloc::vec::Vec<u32>) {
+    let d = DEFAULTS.lock();
+    (d.icv, d.nthreads_list[..d.nthreads_list_len].to_vec())
+}
+
+/// cancel-var.
+pub fn cancellation() -> bool {
+    CANCELLATION.load(Ordering::Relaxed) != 0
 }
 
 pub fn thread_limit() -> u32 {
@@ -185,6 +228,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     let overcommitted = crate::bootinfo::get().flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0;
     let mut spin_rounds: u64 = if overcommitted { 100 } else { 300_000 };
     let mut spin_count: Option<u64> = None;
+    let mut shown = SHOWN.lock();
     for e in env {
         let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
         let (k, v) = (&e[..eq], &e[eq + 1..]);
@@ -213,6 +257,11 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             }
             b"OMP_DYNAMIC" => d.icv.dynamic = parse_bool(v).unwrap_or(false),
             b"OMP_NESTED" => nested = parse_bool(v),
+            b"OMP_CANCELLATION" => {
+                if let Some(b) = parse_bool(v) {
+                    CANCELLATION.store(b as u32, Ordering::Relaxed);
+                }
+            }
             b"OMP_MAX_ACTIVE_LEVELS" => max_active = parse_u64(v).map(|x| x.min(SUPPORTED_ACTIVE_LEVELS as u64) as u32),
             b"OMP_THREAD_LIMIT" => {
                 if let Some(x) = parse_u64(v).filter(|&x| x > 0) {
@@ -238,9 +287,29 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             b"OMP_WAIT_POLICY" => {
                 if v.trim_ascii().eq_ignore_ascii_case(b"passive") {
                     spin_rounds = 0;
+                    shown.spin_count = 0;
                 } else if v.trim_ascii().eq_ignore_ascii_case(b"active") {
                     spin_rounds = if overcommitted { 1_000 } else { 30_000_000_000 };
+                    shown.spin_count = 30_000_000_000;
+                    shown.active_wait = true;
                 }
+            }
+            b"OMP_ALLOCATOR" => d.icv.allocator = super::allocators::parse_env(v).unwrap_or(d.icv.allocator),
+            b"OMP_AFFINITY_FORMAT" | b"OMP_DISPLAY_AFFINITY" => super::affinity::init_env(k, v, parse_bool(v)),
+            b"OMP_DISPLAY_ENV" => {
+                let v = v.trim_ascii();
+                shown.display =
+                    if v.eq_ignore_ascii_case(b"verbose") { 2 } else { parse_bool(v).unwrap_or(false) as u8 };
+            }
+            b"OMP_TARGET_OFFLOAD" => {
+                let v = v.trim_ascii();
+                shown.offload = if v.eq_ignore_ascii_case(b"disabled") {
+                    "DISABLED"
+                } else if v.eq_ignore_ascii_case(b"mandatory") {
+                    "MANDATORY"
+                } else {
+                    "DEFAULT"
+                };
             }
             b"GOMP_SPINCOUNT" => {
                 spin_count =
@@ -249,14 +318,16 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             b"OMP_PROC_BIND" => {
                 let first = v.split(|&b| b == b',').next().unwrap_or(b"");
                 let first = first.trim_ascii().to_ascii_lowercase();
-                d.icv.bind = match first.as_slice() {
-                    b"false" => places::BIND_FALSE,
-                    b"true" => places::BIND_TRUE,
-                    b"master" | b"primary" => places::BIND_PRIMARY,
-                    b"close" => places::BIND_CLOSE,
-                    b"spread" => places::BIND_SPREAD,
-                    _ => d.icv.bind,
+                let kind = |name: &[u8]| match name.trim_ascii().to_ascii_lowercase().as_slice() {
+                    b"false" => Some(places::BIND_FALSE),
+                    b"true" => Some(places::BIND_TRUE),
+                    b"master" | b"primary" => Some(places::BIND_PRIMARY),
+                    b"close" => Some(places::BIND_CLOSE),
+                    b"spread" => Some(places::BIND_SPREAD),
+                    _ => None,
                 };
+                d.icv.bind = kind(&first).unwrap_or(d.icv.bind);
+                shown.bind_list = v.split(|&b| b == b',').map_while(kind).collect();
                 bind_list_len = v.split(|&b| b == b',').count();
                 bind_set = true;
             }
@@ -265,15 +336,21 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
         }
     }
     // libgomp's default for max-active-levels: nesting only when asked for, or when the
-    // thread-count or binding lists name more than one level.
+    // thread-count or binding lists name more than one level (then as many levels as it
+    // supports, as gcc 12's libgomp answers).
     d.icv.max_active_levels = match (max_active, nested) {
         (Some(m), _) => m,
         (None, Some(true)) => SUPPORTED_ACTIVE_LEVELS,
         (None, Some(false)) => 1,
-        (None, None) if d.nthreads_list_len > 1 || bind_list_len > 1 => d.nthreads_list_len.max(bind_list_len) as u32,
+        (None, None) if d.nthreads_list_len > 1 || bind_list_len > 1 => SUPPORTED_ACTIVE_LEVELS,
         _ => 1,
     };
     SPIN_ROUNDS.store(spin_count.unwrap_or(spin_rounds), Ordering::Relaxed);
+    if let Some(n) = spin_count {
+        shown.spin_count = n;
+    }
+    let display = shown.display;
+    drop(shown);
     let places = places.filter(|v| {
         let ok = super::places::valid(v, num_procs());
         if !ok {
@@ -289,4 +366,8 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
         PIN.store((d.icv.bind != 0) as u32, Ordering::Relaxed);
     }
     super::places::init(places, d.icv.bind != 0, num_procs());
+    drop(d);
+    if display != 0 {
+        super::display_env::show(display == 2);
+    }
 }

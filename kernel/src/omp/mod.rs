@@ -26,13 +26,18 @@ macro_rules! entry_points {
     };
 }
 
+mod affinity;
+mod allocators;
 mod api;
 mod barrier;
+mod cancel;
+mod display_env;
 mod doacross;
 mod fortran;
 mod gomp;
 mod icv;
 mod lock;
+mod output;
 mod places;
 mod reductions;
 mod tasks;

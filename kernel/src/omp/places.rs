@@ -184,3 +184,16 @@ pub fn cpu_for(bind: u32, master: u32, part: Partition, n: u32, id: u32) -> Opti
 pub fn all() -> Partition {
     Partition { first: 0, len: count() }
 }
+
+/// Sorted processor numbers as runs of consecutive ones: (first, count) each, for the
+/// notations that print CPU sets (`0-3`, `{0:4}`).
+pub fn runs(cpus: &[u32]) -> Vec<(u32, u32)> {
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for &c in cpus {
+        match out.last_mut() {
+            Some((first, n)) if *first + *n == c => *n += 1,
+            _ => out.push((c, 1)),
+        }
+    }
+    out
+}

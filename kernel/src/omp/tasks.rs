@@ -137,12 +137,38 @@ pub struct Group {
     count: AtomicU32,
     outer: Option<Arc<Group>>,
     pub reductions: AtomicUsize,
+    /// `cancel taskgroup` was done in it: its tasks (and theirs) that have not started are
+    /// discarded.
+    pub cancelled: AtomicBool,
+}
+
+impl Group {
+    fn new(outer: Option<Arc<Group>>, reductions: usize) -> Group {
+        Group {
+            count: AtomicU32::new(0),
+            outer,
+            reductions: AtomicUsize::new(reductions),
+            cancelled: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether this group or one it is nested in is cancelled.
+    pub fn cancelled_here_or_outside(&self) -> bool {
+        let mut g = Some(self);
+        while let Some(x) = g {
+            if x.cancelled.load(Ordering::Acquire) {
+                return true;
+            }
+            g = x.outer.as_deref();
+        }
+        false
+    }
 }
 
 impl Group {
     /// A region's outermost group, with its reductions registered (GOMP_parallel_reductions).
     pub fn with_reductions(descriptor: usize) -> Arc<Group> {
-        Arc::new(Group { count: AtomicU32::new(0), outer: None, reductions: AtomicUsize::new(descriptor) })
+        Arc::new(Group::new(None, descriptor))
     }
 }
 
@@ -207,8 +233,24 @@ fn run_included(f: TaskFn, arg: *mut u8, final_task: bool) {
     st.ctx = outer;
 }
 
-/// Runs a deferred task (taken from a queue) on this thread and finishes it.
+/// Whether a task that has not started is discarded: its region or one of its taskgroups
+/// is cancelled.
+fn discarded(t: &Task) -> bool {
+    if !super::icv::cancellation() {
+        return false;
+    }
+    // SAFETY: see `Task`.
+    let team = unsafe { &*t.team };
+    team.cancelled.load(Ordering::Acquire) || t.group.as_ref().is_some_and(|g| g.cancelled_here_or_outside())
+}
+
+/// Runs a deferred task (taken from a queue) on this thread, unless it is discarded, and
+/// finishes it.
 fn execute(t: Arc<Task>) {
+    if discarded(&t) {
+        finish(&t);
+        return;
+    }
     let st = thread::this();
     let outer = st.ctx;
     // SAFETY: as in run_included.
@@ -459,8 +501,8 @@ pub fn taskgroup_end() {
 
 fn group_start(c: &mut Ctx) {
     let outer = c.group.take();
-    let reductions = AtomicUsize::new(outer.as_ref().map_or(0, |g| g.reductions.load(Ordering::Acquire)));
-    c.group = Some(Arc::new(Group { count: AtomicU32::new(0), outer, reductions }));
+    let reductions = outer.as_ref().map_or(0, |g| g.reductions.load(Ordering::Acquire));
+    c.group = Some(Arc::new(Group::new(outer, reductions)));
 }
 
 fn group_end(c: &mut Ctx) {
@@ -586,6 +628,10 @@ pub fn taskloop(
     }
     let mut lo = 0u64;
     for t in 0..tasks {
+        // Tasks created in a cancelled region or taskgroup are discarded (`cancel`).
+        if super::cancel::new_task_discarded() {
+            break;
+        }
         let len = if t < extra { per + 1 } else { per };
         let hi = if t + 1 == tasks { n } else { (lo + len).min(n) };
         let (mut args, off) = copy_args(data, cpyfn, arg_size.max(0) as usize, align, size);

@@ -8,7 +8,7 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::barrier::Barrier;
 use super::tasks::Queue;
@@ -71,6 +71,12 @@ pub struct Team {
     pub placement: u32,
     /// The taskgroup the implicit tasks start in (a region with task reductions).
     pub group: Option<alloc::sync::Arc<super::tasks::Group>>,
+    /// The region is cancelled (`cancel parallel`, see `cancel`).
+    pub cancelled: AtomicBool,
+    /// The loop or sections construct cancelled: 1 + the number of barriers its threads had
+    /// passed when it was (0: none). Those that pass the construct's closing barrier then
+    /// count past it, so a stale mark never needs clearing (see `cancel`).
+    pub ws_cancelled: AtomicU32,
 }
 
 impl Team {
@@ -92,6 +98,8 @@ impl Team {
             prepared: false,
             group: None,
             placement: 0,
+            cancelled: AtomicBool::new(false),
+            ws_cancelled: AtomicU32::new(0),
         });
         super::work::reset(&t.work);
         t
@@ -99,8 +107,22 @@ impl Team {
 
     /// The team's barrier: returns when every thread has arrived and every task is done.
     pub fn barrier_wait(&self) {
+        self.wait_at_barrier(None);
+    }
+
+    /// A cancellable barrier: as `barrier_wait`, but returns early, with true, when the region
+    /// is cancelled.
+    pub fn barrier_wait_cancel(&self) -> bool {
+        self.wait_at_barrier(Some(&self.cancelled))
+    }
+
+    fn wait_at_barrier(&self, cancelled: Option<&AtomicBool>) -> bool {
+        let c = thread::ctx();
+        c.barriers = c.barriers.wrapping_add(1);
         if self.nthreads > 1 {
-            self.barrier.wait(thread::ctx().id, self.nthreads, &self.tasks);
+            self.barrier.wait(c.id, self.nthreads, &self.tasks, cancelled)
+        } else {
+            cancelled.is_some_and(|f| f.load(Ordering::Relaxed))
         }
     }
 }
@@ -156,6 +178,12 @@ pub fn fork(
     team.single.store(0, Ordering::Relaxed);
     super::work::reset(&team.work);
     team.group = None;
+    if *team.cancelled.get_mut() {
+        *team.cancelled.get_mut() = false;
+    }
+    if *team.ws_cancelled.get_mut() != 0 {
+        *team.ws_cancelled.get_mut() = 0;
+    }
     team.barrier.prepare(n as usize);
     team.prepared = prepare(team, outer);
     if n > 1 {
@@ -181,6 +209,9 @@ pub fn run_master_and_join(team_ptr: *mut Team) {
     let outer = st.ctx;
     let mut me = member(team, 0);
     st.ctx = &mut me;
+    if super::affinity::display_on() {
+        super::affinity::on_region_start(&me, &mut st.shown_affinity);
+    }
     if let Some(f) = team.func {
         f(team.data);
     }
@@ -196,6 +227,9 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
     if team.nthreads > 1 {
         team.tasks.drain();
         super::wait::wait_until(&team.remaining, || team.remaining.value.load(Ordering::Acquire) == 0);
+        if team.cancelled.load(Ordering::Relaxed) {
+            team.barrier.reset();
+        }
     }
     let st = thread::this();
     st.ctx = outer;
@@ -333,6 +367,9 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         let team = unsafe { &*team_ptr };
         let mut me = member(team, id);
         st.ctx = &mut me;
+        if super::affinity::display_on() {
+            super::affinity::on_region_start(&me, &mut st.shown_affinity);
+        }
         if let Some(f) = team.func {
             f(team.data);
         }

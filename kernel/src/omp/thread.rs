@@ -28,6 +28,8 @@ pub struct Ctx {
     /// Work-sharing constructs and singles this thread has met in the team.
     pub ws_seq: u64,
     pub single_seq: u64,
+    /// Team barriers this implicit task has passed (or left, cancelled) in its region.
+    pub barriers: u32,
     /// The loop or sections construct the thread is working through.
     pub cur: Cursor,
     /// Inside a final task (tasks it creates are included).
@@ -53,6 +55,7 @@ impl Ctx {
             icv: icv::initial(),
             ws_seq: 0,
             single_seq: 0,
+            barriers: 0,
             cur: Cursor::NONE,
             in_final: false,
             node: None,
@@ -75,6 +78,7 @@ impl Ctx {
             icv,
             ws_seq: self.ws_seq,
             single_seq: self.single_seq,
+            barriers: self.barriers,
             cur: self.cur,
             in_final,
             node: None,
@@ -91,6 +95,8 @@ pub struct OmpThread {
     pub ctx: *mut Ctx,
     initial: Ctx,
     pub hot: [*mut Team; 4],
+    /// What OMP_DISPLAY_AFFINITY last showed for this thread (`affinity::on_region_start`).
+    pub shown_affinity: u64,
 }
 
 /// The current thread's state, made on first use.
@@ -104,6 +110,7 @@ pub fn this() -> &'static mut OmpThread {
                 ctx: core::ptr::null_mut(),
                 initial: Ctx::initial(),
                 hot: [core::ptr::null_mut(); 4],
+                shown_affinity: 0,
             }));
             (*st).ctx = &mut (*st).initial;
             (*t).omp = st as *mut u8;

@@ -443,6 +443,20 @@ pub fn ordered_start() {
 
 /// Ends the current loop or sections construct; `barrier` unless `nowait`.
 pub fn end(barrier: bool) {
+    let c = leave_construct();
+    if barrier {
+        team_of(c).barrier_wait();
+    }
+}
+
+/// Ends the current loop or sections construct in a cancellable region (GOMP_loop_end_cancel):
+/// its barrier is cancellable; true if the region is cancelled.
+pub fn end_cancel() -> bool {
+    let c = leave_construct();
+    team_of(c).barrier_wait_cancel()
+}
+
+fn leave_construct() -> &'static mut Ctx {
     let c = thread::ctx();
     if !c.cur.slot.is_null() {
         // SAFETY: the current construct's slot.
@@ -453,9 +467,7 @@ pub fn end(barrier: bool) {
         c.cur = Cursor::NONE;
         leave(slot);
     }
-    if barrier {
-        team_of(c).barrier_wait();
-    }
+    c
 }
 
 /// A sections construct of `count` sections is a dynamic loop over 1..=count, one at a time.

@@ -50,13 +50,9 @@ pub fn plan_omp(bytes: &[u8], envp: &[Vec<u8>]) -> Decision {
 
 /// Environment settings whose behaviour the kernel's runtime does not implement.
 fn unsupported_environment(envp: &[Vec<u8>]) -> Option<&'static str> {
-    let is_true = |v: &[u8]| v.eq_ignore_ascii_case(b"true") || v == b"1";
     for e in envp {
         let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
         let (k, v) = (&e[..eq], &e[eq + 1..]);
-        if k == b"OMP_CANCELLATION" && is_true(v) {
-            return Some("OMP_CANCELLATION=true");
-        }
         if k == b"OMP_TARGET_OFFLOAD" && v.eq_ignore_ascii_case(b"mandatory") {
             return Some("OMP_TARGET_OFFLOAD=mandatory");
         }
