@@ -93,6 +93,7 @@ static USER_EXCEPTION_HANDLER: AtomicUsize = AtomicUsize::new(0);
 static AFTER_INTERRUPT_HOOK: AtomicUsize = AtomicUsize::new(0);
 static RING3_WORK_QUERY: AtomicUsize = AtomicUsize::new(0);
 static RING3_WORK_HOOK: AtomicUsize = AtomicUsize::new(0);
+static PROGRAM_INTERRUPTED_HOOK: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the function run with the program's registers whenever a trap (system call,
 /// exception, interrupt) returns to the program.
@@ -119,6 +120,13 @@ pub fn set_user_exception_handler(handler: ExceptionHandler) {
 pub fn set_ring3_work_hook(wanted: fn() -> bool, hook: Handler) {
     RING3_WORK_HOOK.store(hook as usize, Ordering::Release);
     RING3_WORK_QUERY.store(wanted as usize, Ordering::Release);
+}
+
+/// Ring-3 mode: installs the function run in ring 3 with the program's registers when an
+/// interrupt that stopped program code returns through ring 3 (`set_resched_query` asked for
+/// it): the scheduler looks there at where the program was.
+pub fn set_program_interrupted_hook(hook: Handler) {
+    PROGRAM_INTERRUPTED_HOOK.store(hook as usize, Ordering::Release);
 }
 
 /// An exception in the kernel's own code: reports it and stops (the frame and CR2).
@@ -208,6 +216,10 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
 extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
     if from_program(frame) {
         if let Some(hook) = load_handler(&RING3_WORK_HOOK) {
+            hook(frame);
+        }
+        let interrupt = frame.vector >= 32 && frame.vector != super::syscall::SYSCALL_VECTOR;
+        if let Some(hook) = load_handler(&PROGRAM_INTERRUPTED_HOOK).filter(|_| interrupt) {
             hook(frame);
         }
     }

@@ -1,0 +1,110 @@
+//! Pause-loop exits of our own, for hosts where the vCPUs outnumber the CPUs.
+//!
+//! A program thread that spins (an OpenMP barrier in the program's own libgomp, which sees
+//! every vCPU as a CPU and spins 300,000 PAUSE rounds, about 7 ms, before it sleeps) holds a
+//! host CPU that the vCPU it waits for may need, until the host's scheduler takes it away
+//! milliseconds later. Hardware virtualization has pause-loop exiting for that; a PVM guest's
+//! ring 3 runs natively and has none. So, only while overcommitted and with the kernel in
+//! ring 3: once a thread has run for `LOOK_AFTER_NS` since the CPU left its idle loop, and
+//! every `LOOK_AFTER_NS` after that, the timer interrupts it. The ring-0 part of that interrupt
+//! (emulated, thousands of cycles per instruction) only notes the look as due; the look itself
+//! runs in ring 3 on the way back to the program (`look`): a PAUSE near the interrupted
+//! instruction means the program spins, and the vCPU halts for up to `GIVE_AWAY_NS` (a kick,
+//! e.g. a thread queued here, ends it sooner), which lets the host run another vCPU, perhaps
+//! the awaited one. A thread that blocks before `LOOK_AFTER_NS` never sees a look.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::CpuSched;
+use crate::arch::{apic, irq};
+
+/// Ticks between looks (0: no looks on this boot).
+static PERIOD: AtomicU64 = AtomicU64::new(0);
+/// How long a thread runs before (and between) looks.
+const LOOK_AFTER_NS: u64 = 500_000;
+/// How long a vCPU seen spinning gives its host CPU away. A release the spinner waits for is
+/// a store, not a kick, so it is seen only when the halt ends: short, and shorter than a
+/// host time slice.
+const GIVE_AWAY_NS: u64 = 200_000;
+
+/// Boot CPU, before any thread runs: looks only when the vCPUs outnumber the host's CPUs and
+/// the kernel runs in ring 3 (where the look costs no emulated ring-0 code).
+pub(super) fn configure(host_overcommitted: bool) {
+    if host_overcommitted && crate::arch::ring3::active() {
+        PERIOD.store(crate::time::ns_to_ticks(LOOK_AFTER_NS), Ordering::Relaxed);
+        crate::arch::traps::set_program_interrupted_hook(look);
+    }
+}
+
+/// The idle loop hands the CPU to a thread: the first look is due `LOOK_AFTER_NS` from now.
+/// Returns whether the timer must be armed for it.
+pub(super) fn start(s: &CpuSched) -> bool {
+    let period = PERIOD.load(Ordering::Relaxed);
+    if period == 0 {
+        return false;
+    }
+    s.spin_look_due.store(false, Ordering::Relaxed);
+    s.spin_look_at.store(crate::time::ticks() + period, Ordering::Relaxed);
+    true
+}
+
+/// The idle loop is about to halt: a look still armed would only wake it. Returns whether one
+/// was (the timer must then be armed again, for what else it serves).
+pub(super) fn cancel(s: &CpuSched) -> bool {
+    s.spin_look_at.swap(0, Ordering::Relaxed) != 0
+}
+
+/// The timer interrupt (possibly in ring 0: nothing more than noting): true if a look became
+/// due, which `super::resched_wanted` then reports so that the trap returns through ring 3,
+/// where `look` or `leftover` re-arms the timer.
+pub(super) fn fired(s: &CpuSched) -> bool {
+    let at = s.spin_look_at.load(Ordering::Relaxed);
+    if at == 0 || crate::time::ticks() < at {
+        return false;
+    }
+    s.spin_look_at.store(0, Ordering::Relaxed);
+    if super::is_idle_thread() {
+        return false;
+    }
+    s.spin_look_due.store(true, Ordering::Relaxed);
+    true
+}
+
+/// Ring 3, interrupts masked, after an interrupt stopped the program at `frame`: the look.
+fn look(frame: &mut crate::arch::traps::TrapFrame) {
+    let s = super::this_sched();
+    if !s.spin_look_due.swap(false, Ordering::Relaxed) {
+        return;
+    }
+    if crate::arch::pause::near(frame.rip) {
+        give_host_cpu_away(s);
+    }
+    next_look(s);
+}
+
+/// Ring 3 after any interrupt: a look that found kernel code, not the program, is only put off.
+pub(super) fn leftover(s: &CpuSched) {
+    if s.spin_look_due.swap(false, Ordering::Relaxed) {
+        next_look(s);
+    }
+}
+
+fn next_look(s: &CpuSched) {
+    let period = PERIOD.load(Ordering::Relaxed);
+    s.spin_look_at.store(crate::time::ticks() + period, Ordering::Relaxed);
+    super::arm_timer(s);
+}
+
+/// Halts this vCPU until `GIVE_AWAY_NS` from now, its own timer, or a kick (interrupts masked:
+/// whatever arrives is noted and handled on the way back to the program).
+fn give_host_cpu_away(s: &CpuSched) {
+    let until = crate::time::ticks() + crate::time::ns_to_ticks(GIVE_AWAY_NS);
+    let own = super::timer_deadline(s);
+    apic::set_deadline(if own == 0 { until } else { own.min(until) });
+    s.halted.store(true, Ordering::SeqCst);
+    if s.runnable() == 0 && !super::task::pending() {
+        // A kick sent after the checks still ends the halt (see `irq::wait_for_interrupt`).
+        irq::wait_for_interrupt();
+    }
+    s.halted.store(false, Ordering::SeqCst);
+}
