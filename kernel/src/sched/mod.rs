@@ -15,7 +15,7 @@ pub mod thread;
 pub mod waitqueue;
 
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::{apic, context, fpu, irq};
 use crate::cpu;
@@ -60,6 +60,12 @@ pub struct CpuSched {
     spin_look_at: AtomicU64,
     /// The timer found a look due; ring 3 does it on the way back to the program.
     spin_look_due: AtomicBool,
+    /// Halted by `spin_look` (a program wake-up kicks it: `spin_look::release_seen`).
+    spin_giving_away: AtomicBool,
+    /// Looks in a row that found the program spinning.
+    spin_streak: AtomicU32,
+    /// Looks in a row that found no spinning program.
+    spin_quiet: AtomicU32,
 }
 
 impl CpuSched {
@@ -81,6 +87,9 @@ impl CpuSched {
             next_wake: AtomicU64::new(u64::MAX),
             spin_look_at: AtomicU64::new(0),
             spin_look_due: AtomicBool::new(false),
+            spin_giving_away: AtomicBool::new(false),
+            spin_streak: AtomicU32::new(0),
+            spin_quiet: AtomicU32::new(0),
         }
     }
 
@@ -105,6 +114,9 @@ impl CpuSched {
         self.next_wake.store(u64::MAX, Ordering::SeqCst);
         self.spin_look_at.store(0, Ordering::SeqCst);
         self.spin_look_due.store(false, Ordering::SeqCst);
+        self.spin_giving_away.store(false, Ordering::SeqCst);
+        self.spin_streak.store(0, Ordering::SeqCst);
+        self.spin_quiet.store(0, Ordering::SeqCst);
         // SAFETY: only this CPU touches these cells, and it runs no thread yet.
         unsafe {
             *self.prev_exited.get() = null_mut();

@@ -20,12 +20,20 @@ use crate::arch::{apic, irq};
 
 /// Ticks between looks (0: no looks on this boot).
 static PERIOD: AtomicU64 = AtomicU64::new(0);
-/// How long a thread runs before (and between) looks.
+/// How long a thread runs before the first look; each look in a row that finds no spinning
+/// doubles the time to the next, up to `QUIET_MAX_SHIFT` doublings (8 ms): a look costs an
+/// interrupt (~150 us here, most of it in emulated ring 0), which a computing thread should
+/// seldom pay.
 const LOOK_AFTER_NS: u64 = 500_000;
-/// How long a vCPU seen spinning gives its host CPU away. A release the spinner waits for is
-/// a store, not a kick, so it is seen only when the halt ends: short, and shorter than a
-/// host time slice.
+const QUIET_MAX_SHIFT: u32 = 4;
+/// How long a vCPU seen spinning gives its host CPU away the first time; doubled for each look
+/// in a row that finds it still spinning, up to `GIVE_AWAY_MAX_SHIFT` doublings. A release the
+/// spinner waits for is a store, not a kick: it is seen when the halt ends, or sooner when
+/// the releaser also wakes sleepers with a futex (`release_seen`), as libgomp's barrier does.
 const GIVE_AWAY_NS: u64 = 200_000;
+const GIVE_AWAY_MAX_SHIFT: u32 = 3;
+/// The next look after a halt: the wait is likely not over, and a look costs little then.
+const RELOOK_NS: u64 = 100_000;
 
 /// Boot CPU, before any thread runs: looks only when the vCPUs outnumber the host's CPUs and
 /// the kernel runs in ring 3 (where the look costs no emulated ring-0 code).
@@ -33,6 +41,8 @@ pub(super) fn configure(host_overcommitted: bool) {
     if host_overcommitted && crate::arch::ring3::active() {
         PERIOD.store(crate::time::ns_to_ticks(LOOK_AFTER_NS), Ordering::Relaxed);
         crate::arch::traps::set_program_interrupted_hook(look);
+        crate::arch::traps::handle_interrupts_in_ring3();
+        kinfo!("sched: more vCPUs than host CPUs: spinning program threads give their host CPU away");
     }
 }
 
@@ -44,6 +54,8 @@ pub(super) fn start(s: &CpuSched) -> bool {
         return false;
     }
     s.spin_look_due.store(false, Ordering::Relaxed);
+    s.spin_streak.store(0, Ordering::Relaxed);
+    s.spin_quiet.store(0, Ordering::Relaxed);
     s.spin_look_at.store(crate::time::ticks() + period, Ordering::Relaxed);
     true
 }
@@ -76,35 +88,65 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
     if !s.spin_look_due.swap(false, Ordering::Relaxed) {
         return;
     }
-    if crate::arch::pause::near(frame.rip) {
-        give_host_cpu_away(s);
+    if !crate::arch::pause::near(frame.rip) {
+        s.spin_streak.store(0, Ordering::Relaxed);
+        quiet_look(s);
+        return;
     }
-    next_look(s);
+    s.spin_quiet.store(0, Ordering::Relaxed);
+    let streak = s.spin_streak.load(Ordering::Relaxed);
+    s.spin_streak.store(streak + 1, Ordering::Relaxed);
+    give_host_cpu_away(s, GIVE_AWAY_NS << streak.min(GIVE_AWAY_MAX_SHIFT));
+    next_look(s, crate::time::ns_to_ticks(RELOOK_NS));
 }
 
 /// Ring 3 after any interrupt: a look that found kernel code, not the program, is only put off.
 pub(super) fn leftover(s: &CpuSched) {
     if s.spin_look_due.swap(false, Ordering::Relaxed) {
-        next_look(s);
+        s.spin_streak.store(0, Ordering::Relaxed);
+        quiet_look(s);
     }
 }
 
-fn next_look(s: &CpuSched) {
-    let period = PERIOD.load(Ordering::Relaxed);
-    s.spin_look_at.store(crate::time::ticks() + period, Ordering::Relaxed);
+/// The next look after one that found no spinning: later each time.
+fn quiet_look(s: &CpuSched) {
+    let quiet = s.spin_quiet.load(Ordering::Relaxed);
+    s.spin_quiet.store(quiet + 1, Ordering::Relaxed);
+    next_look(s, PERIOD.load(Ordering::Relaxed) << (quiet + 1).min(QUIET_MAX_SHIFT));
+}
+
+fn next_look(s: &CpuSched, after: u64) {
+    s.spin_look_at.store(crate::time::ticks() + after, Ordering::Relaxed);
     super::arm_timer(s);
 }
 
-/// Halts this vCPU until `GIVE_AWAY_NS` from now, its own timer, or a kick (interrupts masked:
-/// whatever arrives is noted and handled on the way back to the program).
-fn give_host_cpu_away(s: &CpuSched) {
-    let until = crate::time::ticks() + crate::time::ns_to_ticks(GIVE_AWAY_NS);
+/// Halts this vCPU for `ns`, until its own timer or until a kick (interrupts masked: whatever
+/// arrives is noted and handled on the way back to the program).
+fn give_host_cpu_away(s: &CpuSched, ns: u64) {
+    let until = crate::time::ticks() + crate::time::ns_to_ticks(ns);
     let own = super::timer_deadline(s);
     apic::set_deadline(if own == 0 { until } else { own.min(until) });
+    s.spin_giving_away.store(true, Ordering::SeqCst);
     s.halted.store(true, Ordering::SeqCst);
     if s.runnable() == 0 && !super::task::pending() {
         // A kick sent after the checks still ends the halt (see `irq::wait_for_interrupt`).
         irq::wait_for_interrupt();
     }
     s.halted.store(false, Ordering::SeqCst);
+    s.spin_giving_away.store(false, Ordering::SeqCst);
+}
+
+/// A program thread woke others (a futex wake), usually right after the store that spinning
+/// threads wait for: kicks the vCPUs halted in `give_host_cpu_away`, which would otherwise see
+/// it only when their halt ends.
+pub fn release_seen() {
+    if PERIOD.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let me = crate::cpu::id();
+    for cpu in (0..crate::cpu::count()).filter(|&c| c != me) {
+        if super::on_cpu(cpu).spin_giving_away.load(Ordering::SeqCst) {
+            apic::send_ipi(crate::cpu::apic_id(cpu), apic::KICK_VECTOR);
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Trap dispatch: exceptions (with a readable panic), registered interrupt handlers, and
 //! fault probes that let self-tests provoke a fault and inspect how it was reported.
 
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::{apic, instr};
 
@@ -181,6 +181,9 @@ fn in_entry_window(frame: &TrapFrame) -> bool {
 /// XSAVE they do) always run in ring 3.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
     if frame.vector >= 32 && frame.vector != super::syscall::SYSCALL_VECTOR && super::ring3::active() {
+        if defer_to_ring3(frame) {
+            return 1;
+        }
         if interrupt_ring3(frame) {
             return 0;
         }
@@ -210,11 +213,54 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
     ring3_next as u64
 }
 
+/// Whether interrupts that stop unmasked ring-3 code run their handlers in ring 3
+/// (`defer_to_ring3`).
+static HANDLE_IN_RING3: AtomicBool = AtomicBool::new(false);
+/// Per CPU: the trap on its way to `preempt_in_ring3` was deferred by `defer_to_ring3`.
+static DEFERRED: [AtomicBool; hrt_abi::MAX_CPUS] = [const { AtomicBool::new(false) }; hrt_abi::MAX_CPUS];
+
+/// Ring-3 mode: from now on, an interrupt that stops ring-3 code with interrupts enabled is
+/// only noted in ring 0, and its handler runs in ring 3 (emulated ring 0 costs thousands of
+/// cycles per instruction; the scheduler's periodic looks at a spinning program need this).
+pub fn handle_interrupts_in_ring3() {
+    HANDLE_IN_RING3.store(true, Ordering::Release);
+}
+
+/// See `handle_interrupts_in_ring3`: notes the interrupt (as a masked one is noted), masks,
+/// and has `dispatch` continue in ring 3 (`preempt_in_ring3` runs the handler there).
+fn defer_to_ring3(frame: &TrapFrame) -> bool {
+    let v = frame.vector as usize;
+    let cpu = super::cpu::this();
+    if !HANDLE_IN_RING3.load(Ordering::Relaxed)
+        || frame.cs & 3 == 0
+        || cpu.irq_off.load(Ordering::Relaxed) != 0
+        || in_entry_window(frame)
+        || v == apic::SPURIOUS_VECTOR as usize
+        || IMMEDIATE[v / 64].load(Ordering::Relaxed) & (1 << (v % 64)) != 0
+    {
+        return false;
+    }
+    cpu.irq_pending[v / 64].fetch_or(1 << (v % 64), Ordering::AcqRel);
+    apic::eoi();
+    cpu.irq_off.store(1, Ordering::Relaxed);
+    DEFERRED[super::percpu::cpu_id()].store(true, Ordering::Relaxed);
+    true
+}
+
 /// Ring 3, on the interrupted thread's stack just below its trap frame, interrupts masked: the
-/// work left for ring 3 and the preemption that `dispatch` asked for (`hrt_preempt_ring3` then
-/// returns through the frame).
+/// handlers `defer_to_ring3` left, the work left for ring 3 and the preemption that `dispatch`
+/// asked for (`hrt_preempt_ring3` then returns through the frame).
 extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
+    let deferred = DEFERRED[super::percpu::cpu_id()].swap(false, Ordering::Relaxed);
+    if deferred {
+        run_noted(super::cpu::this());
+    }
     if from_program(frame) {
+        if deferred {
+            if let Some(hook) = load_handler(&USER_RETURN_HOOK) {
+                hook(frame);
+            }
+        }
         if let Some(hook) = load_handler(&RING3_WORK_HOOK) {
             hook(frame);
         }
