@@ -21,11 +21,11 @@ use crate::arch::{apic, irq};
 /// Ticks between looks (0: no looks on this boot).
 static PERIOD: AtomicU64 = AtomicU64::new(0);
 /// How long a thread runs before the first look; each look in a row that finds no spinning
-/// doubles the time to the next, up to `QUIET_MAX_SHIFT` doublings (8 ms): a look costs an
+/// doubles the time to the next, up to `QUIET_MAX_SHIFT` doublings (2 ms: libgomp spins about 7 ms): a look costs an
 /// interrupt (~150 us here, most of it in emulated ring 0), which a computing thread should
 /// seldom pay.
 const LOOK_AFTER_NS: u64 = 500_000;
-const QUIET_MAX_SHIFT: u32 = 4;
+const QUIET_MAX_SHIFT: u32 = 2;
 /// How long a vCPU seen spinning gives its host CPU away the first time; doubled for each look
 /// in a row that finds it still spinning, up to `GIVE_AWAY_MAX_SHIFT` doublings. A release the
 /// spinner waits for is a store, not a kick: it is seen when the halt ends, or sooner when
@@ -102,7 +102,7 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
 
 /// Ring 3 after any interrupt: a look that found kernel code, not the program, is only put off.
 pub(super) fn leftover(s: &CpuSched) {
-    if s.spin_look_due.swap(false, Ordering::Relaxed) {
+    if s.spin_look_due.load(Ordering::Relaxed) && s.spin_look_due.swap(false, Ordering::Relaxed) {
         s.spin_streak.store(0, Ordering::Relaxed);
         quiet_look(s);
     }

@@ -229,10 +229,12 @@ pub fn handle_interrupts_in_ring3() {
 /// See `handle_interrupts_in_ring3`: notes the interrupt (as a masked one is noted), masks,
 /// and has `dispatch` continue in ring 3 (`preempt_in_ring3` runs the handler there).
 fn defer_to_ring3(frame: &TrapFrame) -> bool {
+    if !HANDLE_IN_RING3.load(Ordering::Relaxed) {
+        return false;
+    }
     let v = frame.vector as usize;
     let cpu = super::cpu::this();
-    if !HANDLE_IN_RING3.load(Ordering::Relaxed)
-        || frame.cs & 3 == 0
+    if frame.cs & 3 == 0
         || cpu.irq_off.load(Ordering::Relaxed) != 0
         || in_entry_window(frame)
         || v == apic::SPURIOUS_VECTOR as usize
@@ -251,7 +253,8 @@ fn defer_to_ring3(frame: &TrapFrame) -> bool {
 /// handlers `defer_to_ring3` left, the work left for ring 3 and the preemption that `dispatch`
 /// asked for (`hrt_preempt_ring3` then returns through the frame).
 extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
-    let deferred = DEFERRED[super::percpu::cpu_id()].swap(false, Ordering::Relaxed);
+    let deferred = HANDLE_IN_RING3.load(Ordering::Relaxed)
+        && DEFERRED[super::percpu::cpu_id()].swap(false, Ordering::Relaxed);
     if deferred {
         run_noted(super::cpu::this());
     }
