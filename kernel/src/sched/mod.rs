@@ -318,9 +318,11 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
     kick_if_halted(target);
 }
 
-/// Sends the kick IPI to `target` if its idle loop is halted.
+/// Sends the kick IPI to `target` if its idle loop is halted, or its program thread gave the
+/// host CPU away (`spin_look`).
 pub(crate) fn kick_if_halted(target: usize) {
-    if target != cpu::id() && on_cpu(target).halted.load(Ordering::SeqCst) {
+    let s = on_cpu(target);
+    if target != cpu::id() && (s.halted.load(Ordering::SeqCst) || s.spin_giving_away.load(Ordering::SeqCst)) {
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
 }

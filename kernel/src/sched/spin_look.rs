@@ -126,13 +126,13 @@ fn give_host_cpu_away(s: &CpuSched, ns: u64) {
     let until = crate::time::ticks() + crate::time::ns_to_ticks(ns);
     let own = super::timer_deadline(s);
     apic::set_deadline(if own == 0 { until } else { own.min(until) });
+    // Not `halted`: that is for idle CPUs, which run tasks meant for any CPU (`kick_if_halted`
+    // kicks this one too).
     s.spin_giving_away.store(true, Ordering::SeqCst);
-    s.halted.store(true, Ordering::SeqCst);
     if s.runnable() == 0 && !super::task::pending() {
         // A kick sent after the checks still ends the halt (see `irq::wait_for_interrupt`).
         irq::wait_for_interrupt();
     }
-    s.halted.store(false, Ordering::SeqCst);
     s.spin_giving_away.store(false, Ordering::SeqCst);
 }
 

@@ -253,8 +253,8 @@ fn defer_to_ring3(frame: &TrapFrame) -> bool {
 /// handlers `defer_to_ring3` left, the work left for ring 3 and the preemption that `dispatch`
 /// asked for (`hrt_preempt_ring3` then returns through the frame).
 extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
-    let deferred = HANDLE_IN_RING3.load(Ordering::Relaxed)
-        && DEFERRED[super::percpu::cpu_id()].swap(false, Ordering::Relaxed);
+    let deferred =
+        HANDLE_IN_RING3.load(Ordering::Relaxed) && DEFERRED[super::percpu::cpu_id()].swap(false, Ordering::Relaxed);
     if deferred {
         run_noted(super::cpu::this());
     }
