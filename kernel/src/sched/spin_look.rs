@@ -112,7 +112,7 @@ pub(super) fn leftover(s: &CpuSched) {
 fn quiet_look(s: &CpuSched) {
     let quiet = s.spin_quiet.load(Ordering::Relaxed);
     s.spin_quiet.store(quiet + 1, Ordering::Relaxed);
-    next_look(s, PERIOD.load(Ordering::Relaxed) << (quiet + 1).min(QUIET_MAX_SHIFT));
+    next_look(s, PERIOD.load(Ordering::Relaxed) << quiet.min(QUIET_MAX_SHIFT));
 }
 
 fn next_look(s: &CpuSched, after: u64) {

@@ -256,7 +256,9 @@ extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
     let deferred =
         HANDLE_IN_RING3.load(Ordering::Relaxed) && DEFERRED[super::percpu::cpu_id()].swap(false, Ordering::Relaxed);
     if deferred {
-        run_noted(super::cpu::this());
+        // Handlers only: the preemption point comes below, after the hooks (the scheduler's
+        // look at the program must see what the timer's handler asked for).
+        run_noted_handlers(super::cpu::this());
     }
     if from_program(frame) {
         if deferred {
@@ -367,6 +369,13 @@ pub extern "C" fn drain_noted_masked() {
 /// Runs the handlers of the vectors noted on `cpu` (mask on), then the scheduler's
 /// preemption point if there were any.
 fn run_noted(cpu: &super::cpu::PerCpu) {
+    if run_noted_handlers(cpu) {
+        after_interrupt();
+    }
+}
+
+/// Runs the handlers of the vectors noted on `cpu` (mask on); true if there were any.
+fn run_noted_handlers(cpu: &super::cpu::PerCpu) -> bool {
     let mut any = false;
     for (word, bits) in cpu.irq_pending.iter().enumerate() {
         let mut bits = bits.swap(0, Ordering::AcqRel);
@@ -378,9 +387,7 @@ fn run_noted(cpu: &super::cpu::PerCpu) {
             any = true;
         }
     }
-    if any {
-        after_interrupt();
-    }
+    any
 }
 
 impl TrapFrame {
