@@ -6,12 +6,13 @@
 //! milliseconds later. Hardware virtualization has pause-loop exiting for that; a PVM guest's
 //! ring 3 runs natively and has none. So, only while overcommitted and with the kernel in
 //! ring 3: once a thread has run for `LOOK_AFTER_NS` since the CPU left its idle loop, and
-//! every `LOOK_AFTER_NS` after that, the timer interrupts it. The ring-0 part of that interrupt
-//! (emulated, thousands of cycles per instruction) only notes the look as due; the look itself
-//! runs in ring 3 on the way back to the program (`look`): a PAUSE near the interrupted
-//! instruction means the program spins, and the vCPU halts for up to `GIVE_AWAY_NS` (a kick,
-//! e.g. a thread queued here, ends it sooner), which lets the host run another vCPU, perhaps
-//! the awaited one. A thread that blocks before `LOOK_AFTER_NS` never sees a look.
+//! from time to time after that, the timer interrupts it. The interrupt's handler runs in
+//! ring 3 (`traps::handle_interrupts_in_ring3`: emulated ring 0 only notes it) and only marks
+//! the look as due; the look itself runs next, still in ring 3, with the program's registers
+//! (`look`): a PAUSE near the interrupted instruction means the program spins, and the vCPU
+//! halts for a while (a kick, e.g. a thread queued here or a futex wake in the program, ends
+//! it sooner), which lets the host run another vCPU, perhaps the awaited one. A thread that
+//! blocks before `LOOK_AFTER_NS` never sees a look.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -20,10 +21,10 @@ use crate::arch::{apic, irq};
 
 /// Ticks between looks (0: no looks on this boot).
 static PERIOD: AtomicU64 = AtomicU64::new(0);
-/// How long a thread runs before the first look; each look in a row that finds no spinning
-/// doubles the time to the next, up to `QUIET_MAX_SHIFT` doublings (2 ms: libgomp spins about 7 ms): a look costs an
-/// interrupt (~150 us here, most of it in emulated ring 0), which a computing thread should
-/// seldom pay.
+/// How long a thread runs before the first look. After a look that finds no spinning, the
+/// next comes as long after; after the second, twice that; then 4 times (2 ms, well inside
+/// libgomp's 7 ms spin). A look costs an interrupt, 50-150 us here (mostly the emulated ring-0
+/// entry), which a computing thread should seldom pay.
 const LOOK_AFTER_NS: u64 = 500_000;
 const QUIET_MAX_SHIFT: u32 = 2;
 /// How long a vCPU seen spinning gives its host CPU away the first time; doubled for each look
@@ -36,7 +37,7 @@ const GIVE_AWAY_MAX_SHIFT: u32 = 3;
 const RELOOK_NS: u64 = 100_000;
 
 /// Boot CPU, before any thread runs: looks only when the vCPUs outnumber the host's CPUs and
-/// the kernel runs in ring 3 (where the look costs no emulated ring-0 code).
+/// the kernel runs in ring 3 (where the look itself runs natively).
 pub(super) fn configure(host_overcommitted: bool) {
     if host_overcommitted && crate::arch::ring3::active() {
         PERIOD.store(crate::time::ns_to_ticks(LOOK_AFTER_NS), Ordering::Relaxed);
