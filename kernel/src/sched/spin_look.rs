@@ -47,8 +47,8 @@ pub(super) fn configure(host_overcommitted: bool) {
     }
 }
 
-/// The idle loop hands the CPU to a thread: the first look is due `LOOK_AFTER_NS` from now.
-/// Returns whether the timer must be armed for it.
+/// The idle loop hands the CPU to a thread: the first look is due `LOOK_AFTER_NS` from now,
+/// or later after quiet looks. Returns whether the timer must be armed for it.
 pub(super) fn start(s: &CpuSched) -> bool {
     let period = PERIOD.load(Ordering::Relaxed);
     if period == 0 {
@@ -56,8 +56,10 @@ pub(super) fn start(s: &CpuSched) -> bool {
     }
     s.spin_look_due.store(false, Ordering::Relaxed);
     s.spin_streak.store(0, Ordering::Relaxed);
-    s.spin_quiet.store(0, Ordering::Relaxed);
-    s.spin_look_at.store(crate::time::ticks() + period, Ordering::Relaxed);
+    // The quiet count stays: a CPU whose threads compute (or wait in the kernel, as the
+    // kernel's OpenMP runtime does) keeps its longer period across their blocks and wake-ups.
+    let quiet = s.spin_quiet.load(Ordering::Relaxed);
+    s.spin_look_at.store(crate::time::ticks() + (period << quiet.min(QUIET_MAX_SHIFT)), Ordering::Relaxed);
     true
 }
 
