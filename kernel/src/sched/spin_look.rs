@@ -21,6 +21,9 @@ use crate::arch::{apic, irq};
 
 /// Ticks between looks (0: no looks on this boot).
 static PERIOD: AtomicU64 = AtomicU64::new(0);
+/// Looks at program code, and those that found it spinning (for `hrt run -v`'s last lines).
+static LOOKS: AtomicU64 = AtomicU64::new(0);
+static SPINNING: AtomicU64 = AtomicU64::new(0);
 /// How long a thread runs before the first look. After a look that finds no spinning, the
 /// next comes as long after; after the second, twice that; then 4 times (2 ms, well inside
 /// libgomp's 7 ms spin). A look costs an interrupt, 50-150 us here (mostly the emulated ring-0
@@ -45,6 +48,12 @@ pub(super) fn configure(host_overcommitted: bool) {
         crate::arch::traps::handle_interrupts_in_ring3();
         kinfo!("sched: more vCPUs than host CPUs: spinning program threads give their host CPU away");
     }
+}
+
+/// How many looks at program code there were, and how many found it spinning (None: looks
+/// are off on this boot).
+pub fn counts() -> Option<(u64, u64)> {
+    (PERIOD.load(Ordering::Relaxed) != 0).then(|| (LOOKS.load(Ordering::Relaxed), SPINNING.load(Ordering::Relaxed)))
 }
 
 /// The idle loop hands the CPU to a thread: the first look is due `LOOK_AFTER_NS` from now,
@@ -91,11 +100,13 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
     if !s.spin_look_due.swap(false, Ordering::Relaxed) {
         return;
     }
+    LOOKS.fetch_add(1, Ordering::Relaxed);
     if !crate::arch::pause::near(frame.rip) {
         s.spin_streak.store(0, Ordering::Relaxed);
         quiet_look(s);
         return;
     }
+    SPINNING.fetch_add(1, Ordering::Relaxed);
     s.spin_quiet.store(0, Ordering::Relaxed);
     let streak = s.spin_streak.load(Ordering::Relaxed);
     s.spin_streak.store(streak + 1, Ordering::Relaxed);
