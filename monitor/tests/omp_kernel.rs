@@ -82,6 +82,29 @@ fn kernel_runtime_runs_dynamic_loops_exactly_once_in_aligned_chunks() {
     same_as_libgomp("omp_dynamic", &[Some("1"), Some("2"), Some("3")]);
 }
 
+/// More vCPUs than host CPUs (host CPUs + 2: 4 on the 2-CPU test host): the kernel halts the
+/// vCPUs of program threads it finds spinning (`kernel/src/sched/spin_look.rs`). A program
+/// whose threads mostly spin (libgomp's barriers, a hand-written PAUSE handoff) prints what it
+/// prints natively on both runtimes, and `-v` says the looks are on, and off at one vCPU.
+#[test]
+fn spinning_threads_on_more_vcpus_than_host_cpus_compute_what_they_do_natively() {
+    const ON: &str = "spinning program threads give their host CPU away";
+    let prog = build("omp_spin_waits", "-static");
+    let host = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cpus = (host + 2).to_string();
+    for threads in [Some(cpus.as_str()), Some("3")] {
+        let want = native(&prog, threads);
+        assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+        for omp in ["libgomp", "kernel"] {
+            let got = hrt(&["--omp", omp, "--cpus", &cpus, "-v"], &prog, threads);
+            assert_same(&format!("omp_spin_waits --omp {omp} --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
+            assert!(got.stderr.contains(ON), "-v does not say the looks are on:\n{}", got.stderr);
+        }
+    }
+    let one = hrt(&["--cpus", "1", "-v"], &prog, Some("3"));
+    assert!(one.stdout.contains("all checks passed") && !one.stderr.contains(ON), "{}\n{}", one.stdout, one.stderr);
+}
+
 #[test]
 fn kernel_runtime_runs_doacross_loops_and_scope() {
     same_as_libgomp("omp_doacross", &[Some("1"), Some("2"), Some("4")]);

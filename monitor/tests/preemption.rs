@@ -10,11 +10,15 @@ use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, hrt, nati
 fn spinning_threads_that_outnumber_the_vcpus_finish() {
     let prog = build("sched_spin_handoff", &[]);
     let native_out = native(&prog, &[]);
-    for cpus in ["1", "2"] {
+    for cpus in ["1", "2", OVERCOMMITTED] {
         let out = hrt(&["--cpus", cpus], &prog, &[]);
         assert_same(&format!("sched_spin_handoff --cpus {cpus}"), &native_out, &out);
     }
 }
+
+/// More vCPUs than the 2-CPU test host has: handlers of interrupts that stop ring-3 code then
+/// run in ring 3, and spinning program threads are looked at (`sched/spin_look.rs`).
+const OVERCOMMITTED: &str = "4";
 
 /// Two threads on one vCPU, woken together from another vCPU, then spinning until both ran:
 /// the second must get the CPU even when its wake-up found that vCPU idle, about to run the
@@ -36,6 +40,8 @@ fn preempted_threads_keep_their_registers() {
     let prog = build("sched_regs_preempt", &[]);
     let native_out = native(&prog, &[]);
     assert_same_on_1_and_2_cpus("sched_regs_preempt", &prog, &[], &native_out);
+    let out = hrt(&["--cpus", OVERCOMMITTED], &prog, &[]);
+    assert_same(&format!("sched_regs_preempt --cpus {OVERCOMMITTED}"), &native_out, &out);
 }
 
 /// A stream of TLB-shootdown interrupts from a thread that maps and unmaps in a loop, while
@@ -51,6 +57,8 @@ fn interrupts_in_a_stream_do_not_pile_up_on_kernel_stacks() {
         let out = hrt(&["--cpus", "2"], &prog, &[]);
         assert_same(&format!("irq_storm --cpus 2 (run {round})"), &native_out, &out);
     }
+    let out = hrt(&["--cpus", OVERCOMMITTED], &prog, &[]);
+    assert_same(&format!("irq_storm --cpus {OVERCOMMITTED}"), &native_out, &out);
 }
 
 /// Two threads on two vCPUs sleeping 0.5 ms thousands of times: the idle loop, interrupted on

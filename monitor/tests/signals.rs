@@ -2,8 +2,10 @@
 //! sigaltstack, SA_RESETHAND, SA_NODEFER, sa_mask, masks with sigpending/sigsuspend,
 //! rt_sigtimedwait, FPU state across a handler, tgkill to another thread, and synchronous
 //! signals from faults (SIGSEGV recovery through mprotect, siglongjmp out of SIGFPE, a SIGILL
-//! handler that moves RIP past ud2). Each case runs natively and under `hrt run --cpus 1` and
-//! `--cpus 2`, and must give the same stdout and exit status. Also queued signals (sigqueue,
+//! handler that moves RIP past ud2). Each case runs natively and under `hrt run --cpus 1`,
+//! `--cpus 2` and `--cpus 4` (more vCPUs than the 2-CPU test host: interrupt handlers, and the
+//! signal delivery they lead to, then run in ring 3), and must give the same stdout and exit
+//! status. Also queued signals (sigqueue,
 //! pthread_sigqueue, real-time signals queueing) and the CPU-time clocks and timers.
 
 mod common;
@@ -18,7 +20,7 @@ fn same_as_linux_then(prog: &str, case: &str, want: i32, check: impl Fn(&str, &O
     let prog = build(prog, &[]);
     let linux = native(&prog, &[case]);
     assert_eq!(linux.code(), want, "{case} natively: {linux:?}");
-    for n in ["1", "2"] {
+    for n in ["1", "2", "4"] {
         let got = hrt(&["--cpus", n], &prog, &[case]);
         let what = format!("{case} --cpus {n}");
         assert_same(&what, &linux, &got);

@@ -142,6 +142,9 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
         let (calls, slept) = super::channel::counts();
         crate::kinfo!("kernel: {calls} forwarded call(s) through the channel, {slept} of them waited asleep");
     }
+    if let Some((looks, spinning)) = crate::sched::spin_look::counts() {
+        crate::kinfo!("kernel: {looks} look(s) at running program threads, {spinning} found spinning");
+    }
     crate::arch::hypercall::shutdown_by(status, sig)
 }
 

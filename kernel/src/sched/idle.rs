@@ -35,9 +35,10 @@ pub fn idle_loop() -> ! {
         }
         if halts && crate::time::ticks().wrapping_sub(idle_since) >= spin_ticks {
             super::run_idle_hook(false);
-            if !super::idle_halts() && super::sleep::any(s) {
+            if super::spin_look::cancel(s) || !super::idle_halts() && super::sleep::any(s) {
                 // Sleepers of a polling CPU armed no timer (the loop ends their sleeps from
-                // the TSC): it must wake the CPU now.
+                // the TSC): it must wake the CPU now. A look armed for the last thread would
+                // wake it for nothing.
                 super::arm_timer(s);
             }
             irq::disable();

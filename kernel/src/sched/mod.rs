@@ -9,12 +9,13 @@ pub mod freeze;
 pub mod idle;
 pub mod runqueue;
 pub mod sleep;
+pub mod spin_look;
 pub mod task;
 pub mod thread;
 pub mod waitqueue;
 
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::{apic, context, fpu, irq};
 use crate::cpu;
@@ -55,6 +56,16 @@ pub struct CpuSched {
     preempt_at: AtomicU64,
     /// TSC of the first sleeper's deadline (u64::MAX: none), for the polling idle loop.
     pub(crate) next_wake: AtomicU64,
+    /// TSC of the next look for a spinning program thread (0: none; `spin_look`).
+    spin_look_at: AtomicU64,
+    /// The timer found a look due; ring 3 does it on the way back to the program.
+    spin_look_due: AtomicBool,
+    /// Halted by `spin_look` (a program wake-up kicks it: `spin_look::release_seen`).
+    spin_giving_away: AtomicBool,
+    /// Looks in a row that found the program spinning.
+    spin_streak: AtomicU32,
+    /// Looks in a row that found no spinning program.
+    spin_quiet: AtomicU32,
 }
 
 impl CpuSched {
@@ -74,6 +85,11 @@ impl CpuSched {
             tasks_len: AtomicUsize::new(0),
             preempt_at: AtomicU64::new(0),
             next_wake: AtomicU64::new(u64::MAX),
+            spin_look_at: AtomicU64::new(0),
+            spin_look_due: AtomicBool::new(false),
+            spin_giving_away: AtomicBool::new(false),
+            spin_streak: AtomicU32::new(0),
+            spin_quiet: AtomicU32::new(0),
         }
     }
 
@@ -96,6 +112,11 @@ impl CpuSched {
         self.need_resched.store(false, Ordering::SeqCst);
         self.preempt_at.store(0, Ordering::SeqCst);
         self.next_wake.store(u64::MAX, Ordering::SeqCst);
+        self.spin_look_at.store(0, Ordering::SeqCst);
+        self.spin_look_due.store(false, Ordering::SeqCst);
+        self.spin_giving_away.store(false, Ordering::SeqCst);
+        self.spin_streak.store(0, Ordering::SeqCst);
+        self.spin_quiet.store(0, Ordering::SeqCst);
         // SAFETY: only this CPU touches these cells, and it runs no thread yet.
         unsafe {
             *self.prev_exited.get() = null_mut();
@@ -137,8 +158,9 @@ pub(crate) fn this_sched() -> &'static CpuSched {
 }
 
 /// Global settings from the boot-info block; boot CPU, before any thread exists.
-pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64) {
+pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, host_overcommitted: bool) {
     IDLE_HALT.store(idle_halt, Ordering::Relaxed);
+    spin_look::configure(host_overcommitted);
     let after = match (idle_halt, halt_late) {
         (true, _) => HALT_AFTER_NS_HALTING,
         (false, true) => HALT_AFTER_NS_LATE,
@@ -296,9 +318,11 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
     kick_if_halted(target);
 }
 
-/// Sends the kick IPI to `target` if its idle loop is halted.
+/// Sends the kick IPI to `target` if its idle loop is halted, or its program thread gave the
+/// host CPU away (`spin_look`).
 pub(crate) fn kick_if_halted(target: usize) {
-    if target != cpu::id() && on_cpu(target).halted.load(Ordering::SeqCst) {
+    let s = on_cpu(target);
+    if target != cpu::id() && (s.halted.load(Ordering::SeqCst) || s.spin_giving_away.load(Ordering::SeqCst)) {
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
 }
@@ -532,7 +556,7 @@ pub(crate) fn idle_run_next() {
     let s = this_sched();
     let idle = s.idle.load(Ordering::Relaxed);
     if s.runnable() > 0 {
-        if sleep::any(s) {
+        if spin_look::start(s) | sleep::any(s) {
             // The thread may keep the CPU past a sleeper's deadline: the timer ends it.
             arm_timer(s);
         }
@@ -548,15 +572,13 @@ pub(crate) fn arm_timer(s: &CpuSched) {
     apic::set_deadline(timer_deadline(s));
 }
 
-/// The TSC deadline this CPU's timer needs (0 = none): its first sleeper or its preemption.
+/// The TSC deadline this CPU's timer needs (0 = none): its first sleeper, its preemption or
+/// its next look for a spinning program (`spin_look`).
 fn timer_deadline(s: &CpuSched) -> u64 {
-    let sleeper = s.sleepers.lock().next_deadline();
+    let sleeper = s.sleepers.lock().next_deadline().unwrap_or(0);
     let preempt = s.preempt_at.load(Ordering::SeqCst);
-    match (sleeper, preempt) {
-        (Some(a), 0) => a,
-        (Some(a), b) => a.min(b),
-        (None, b) => b,
-    }
+    let look = s.spin_look_at.load(Ordering::Relaxed);
+    [sleeper, preempt, look].into_iter().filter(|&t| t != 0).min().unwrap_or(0)
 }
 
 /// Arms this CPU's timer for what the scheduler needs and, if earlier, for TSC value `extra`
@@ -571,6 +593,7 @@ pub fn arm_timer_also(extra: u64) {
 
 fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
     let s = this_sched();
+    let look = spin_look::fired(s);
     sleep::wake_expired(s);
     let q = QUANTUM.load(Ordering::Relaxed);
     let at = s.preempt_at.load(Ordering::SeqCst);
@@ -587,7 +610,10 @@ fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
             }
         }
     }
-    arm_timer(s);
+    if !look {
+        // (After a look, ring 3 arms it: less emulated ring-0 work.)
+        arm_timer(s);
+    }
 }
 
 /// True if this CPU's thread should give way (its quantum ran out and others are ready).
@@ -595,7 +621,8 @@ fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
 /// middle of its loop it would resume there later with stale decisions, e.g. halting with no
 /// timer armed for a sleeper that blocked meanwhile (a lost wake-up).
 pub fn resched_wanted() -> bool {
-    !is_idle_thread() && this_sched().need_resched.load(Ordering::Relaxed)
+    let s = this_sched();
+    !is_idle_thread() && (s.need_resched.load(Ordering::Relaxed) || s.spin_look_due.load(Ordering::Relaxed))
 }
 
 /// Called at the end of every interrupt: preempts the running thread if its quantum ran out.
@@ -610,6 +637,7 @@ pub fn after_interrupt() {
         // See `resched_wanted`.
         return;
     }
+    spin_look::leftover(s);
     if s.need_resched.swap(false, Ordering::Relaxed) {
         let cur = current();
         // SAFETY: live record.

@@ -12,6 +12,7 @@ pub mod idt;
 pub mod instr;
 pub mod irq;
 pub mod paging;
+pub mod pause;
 pub mod percpu;
 pub mod pvm;
 pub mod ring0;

@@ -1,7 +1,7 @@
 //! Trap dispatch: exceptions (with a readable panic), registered interrupt handlers, and
 //! fault probes that let self-tests provoke a fault and inspect how it was reported.
 
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::{apic, instr};
 
@@ -93,6 +93,7 @@ static USER_EXCEPTION_HANDLER: AtomicUsize = AtomicUsize::new(0);
 static AFTER_INTERRUPT_HOOK: AtomicUsize = AtomicUsize::new(0);
 static RING3_WORK_QUERY: AtomicUsize = AtomicUsize::new(0);
 static RING3_WORK_HOOK: AtomicUsize = AtomicUsize::new(0);
+static PROGRAM_INTERRUPTED_HOOK: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the function run with the program's registers whenever a trap (system call,
 /// exception, interrupt) returns to the program.
@@ -119,6 +120,13 @@ pub fn set_user_exception_handler(handler: ExceptionHandler) {
 pub fn set_ring3_work_hook(wanted: fn() -> bool, hook: Handler) {
     RING3_WORK_HOOK.store(hook as usize, Ordering::Release);
     RING3_WORK_QUERY.store(wanted as usize, Ordering::Release);
+}
+
+/// Ring-3 mode: installs the function run in ring 3 with the program's registers when an
+/// interrupt that stopped program code returns through ring 3 (`set_resched_query` asked for
+/// it): the scheduler looks there at where the program was.
+pub fn set_program_interrupted_hook(hook: Handler) {
+    PROGRAM_INTERRUPTED_HOOK.store(hook as usize, Ordering::Release);
 }
 
 /// An exception in the kernel's own code: reports it and stops (the frame and CR2).
@@ -173,6 +181,9 @@ fn in_entry_window(frame: &TrapFrame) -> bool {
 /// XSAVE they do) always run in ring 3.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
     if frame.vector >= 32 && frame.vector != super::syscall::SYSCALL_VECTOR && super::ring3::active() {
+        if defer_to_ring3(frame) {
+            return 1;
+        }
         if interrupt_ring3(frame) {
             return 0;
         }
@@ -202,12 +213,64 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
     ring3_next as u64
 }
 
+/// Whether interrupts that stop unmasked ring-3 code run their handlers in ring 3
+/// (`defer_to_ring3`).
+static HANDLE_IN_RING3: AtomicBool = AtomicBool::new(false);
+/// Per CPU: the trap on its way to `preempt_in_ring3` was deferred by `defer_to_ring3`.
+static DEFERRED: [AtomicBool; hrt_abi::MAX_CPUS] = [const { AtomicBool::new(false) }; hrt_abi::MAX_CPUS];
+
+/// Ring-3 mode: from now on, an interrupt that stops ring-3 code with interrupts enabled is
+/// only noted in ring 0, and its handler runs in ring 3 (emulated ring 0 costs thousands of
+/// cycles per instruction; the scheduler's periodic looks at a spinning program need this).
+pub fn handle_interrupts_in_ring3() {
+    HANDLE_IN_RING3.store(true, Ordering::Release);
+}
+
+/// See `handle_interrupts_in_ring3`: notes the interrupt (as a masked one is noted), masks,
+/// and has `dispatch` continue in ring 3 (`preempt_in_ring3` runs the handler there).
+fn defer_to_ring3(frame: &TrapFrame) -> bool {
+    if !HANDLE_IN_RING3.load(Ordering::Relaxed) {
+        return false;
+    }
+    let v = frame.vector as usize;
+    let cpu = super::cpu::this();
+    if frame.cs & 3 == 0
+        || cpu.irq_off.load(Ordering::Relaxed) != 0
+        || in_entry_window(frame)
+        || v == apic::SPURIOUS_VECTOR as usize
+        || IMMEDIATE[v / 64].load(Ordering::Relaxed) & (1 << (v % 64)) != 0
+    {
+        return false;
+    }
+    cpu.irq_pending[v / 64].fetch_or(1 << (v % 64), Ordering::AcqRel);
+    apic::eoi();
+    cpu.irq_off.store(1, Ordering::Relaxed);
+    DEFERRED[super::percpu::cpu_id()].store(true, Ordering::Relaxed);
+    true
+}
+
 /// Ring 3, on the interrupted thread's stack just below its trap frame, interrupts masked: the
-/// work left for ring 3 and the preemption that `dispatch` asked for (`hrt_preempt_ring3` then
-/// returns through the frame).
+/// handlers `defer_to_ring3` left, the work left for ring 3 and the preemption that `dispatch`
+/// asked for (`hrt_preempt_ring3` then returns through the frame).
 extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
+    let deferred =
+        HANDLE_IN_RING3.load(Ordering::Relaxed) && DEFERRED[super::percpu::cpu_id()].swap(false, Ordering::Relaxed);
+    if deferred {
+        // Handlers only: the preemption point comes below, after the hooks (the scheduler's
+        // look at the program must see what the timer's handler asked for).
+        run_noted_handlers(super::cpu::this());
+    }
     if from_program(frame) {
+        if deferred {
+            if let Some(hook) = load_handler(&USER_RETURN_HOOK) {
+                hook(frame);
+            }
+        }
         if let Some(hook) = load_handler(&RING3_WORK_HOOK) {
+            hook(frame);
+        }
+        let interrupt = frame.vector >= 32 && frame.vector != super::syscall::SYSCALL_VECTOR;
+        if let Some(hook) = load_handler(&PROGRAM_INTERRUPTED_HOOK).filter(|_| interrupt) {
             hook(frame);
         }
     }
@@ -306,6 +369,13 @@ pub extern "C" fn drain_noted_masked() {
 /// Runs the handlers of the vectors noted on `cpu` (mask on), then the scheduler's
 /// preemption point if there were any.
 fn run_noted(cpu: &super::cpu::PerCpu) {
+    if run_noted_handlers(cpu) {
+        after_interrupt();
+    }
+}
+
+/// Runs the handlers of the vectors noted on `cpu` (mask on); true if there were any.
+fn run_noted_handlers(cpu: &super::cpu::PerCpu) -> bool {
     let mut any = false;
     for (word, bits) in cpu.irq_pending.iter().enumerate() {
         let mut bits = bits.swap(0, Ordering::AcqRel);
@@ -317,9 +387,7 @@ fn run_noted(cpu: &super::cpu::PerCpu) {
             any = true;
         }
     }
-    if any {
-        after_interrupt();
-    }
+    any
 }
 
 impl TrapFrame {
