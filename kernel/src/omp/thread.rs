@@ -90,7 +90,10 @@ impl Ctx {
 }
 
 /// What the kernel's thread record points to: the current task, the thread's initial task,
-/// and the teams this thread has led (kept warm per nesting level).
+/// and the teams this thread has led (kept warm per nesting level). Every runtime call reads
+/// `ctx`: the record has cache lines of its own, not shared with another thread's record or
+/// other heap data that other CPUs write.
+#[repr(align(128))]
 pub struct OmpThread {
     pub ctx: *mut Ctx,
     initial: Ctx,
@@ -99,27 +102,40 @@ pub struct OmpThread {
     pub shown_affinity: u64,
 }
 
-/// The current thread's state, made on first use.
+/// The current thread's state, made on first use. Inlined: every runtime call (a loop chunk
+/// too) starts here, and only the first one of a thread takes the out-of-line `make`.
+#[inline(always)]
 pub fn this() -> &'static mut OmpThread {
     let t = crate::sched::current();
     // SAFETY: the current thread's record is alive while it runs; only this thread uses its
     // `omp` field.
     unsafe {
         if (*t).omp.is_null() {
-            let st = Box::into_raw(Box::new(OmpThread {
-                ctx: core::ptr::null_mut(),
-                initial: Ctx::initial(),
-                hot: [core::ptr::null_mut(); 4],
-                shown_affinity: 0,
-            }));
-            (*st).ctx = &mut (*st).initial;
-            (*t).omp = st as *mut u8;
+            make(t);
         }
         &mut *((*t).omp as *mut OmpThread)
     }
 }
 
+/// Gives thread `t` (the current one) its OpenMP state.
+#[cold]
+#[inline(never)]
+fn make(t: *mut crate::sched::Thread) {
+    let st = Box::into_raw(Box::new(OmpThread {
+        ctx: core::ptr::null_mut(),
+        initial: Ctx::initial(),
+        hot: [core::ptr::null_mut(); 4],
+        shown_affinity: 0,
+    }));
+    // SAFETY: `st` was just made; `t` is the current thread (see `this`).
+    unsafe {
+        (*st).ctx = &mut (*st).initial;
+        (*t).omp = st as *mut u8;
+    }
+}
+
 /// The current implicit task.
+#[inline(always)]
 pub fn ctx() -> &'static mut Ctx {
     // SAFETY: `ctx` always points to a live task: the thread's initial one, or one on the
     // stack of a region this thread is still running.

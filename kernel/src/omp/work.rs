@@ -367,27 +367,14 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
     if c.cur.ordered && c.cur.has {
         pass_ordered(slot, c.cur.lo, c.cur.hi);
     }
-    let d = *slot.desc();
+    let d = slot.desc();
     let got = match d.kind {
         SCHED_DYNAMIC => {
             let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
             (lo < d.n).then(|| (lo, (lo + d.chunk).min(d.n)))
         }
-        SCHED_GUIDED => {
-            let mut lo = slot.next.0.load(Ordering::Relaxed);
-            loop {
-                if lo >= d.n {
-                    break None;
-                }
-                let q = (d.n - lo).div_ceil(c.nthreads as u64).max(d.chunk);
-                let hi = (lo + q).min(d.n);
-                match slot.next.0.compare_exchange_weak(lo, hi, Ordering::Relaxed, Ordering::Relaxed) {
-                    Ok(_) => break Some((lo, hi)),
-                    Err(v) => lo = v,
-                }
-            }
-        }
-        _ => static_range(&d, c.id as u64, c.nthreads as u64, &mut c.cur.trip),
+        SCHED_GUIDED => guided_range(slot, d, c.nthreads as u64),
+        _ => static_range(d, c.id as u64, c.nthreads as u64, &mut c.cur.trip),
     };
     match got {
         Some((lo, hi)) => {
@@ -400,7 +387,25 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
     got
 }
 
+/// The next guided chunk: a share of what remains, at least `chunk`.
+#[inline(never)]
+fn guided_range(slot: &WorkShare, d: &Desc, nth: u64) -> Option<(u64, u64)> {
+    let mut lo = slot.next.0.load(Ordering::Relaxed);
+    loop {
+        if lo >= d.n {
+            return None;
+        }
+        let q = (d.n - lo).div_ceil(nth).max(d.chunk);
+        let hi = (lo + q).min(d.n);
+        match slot.next.0.compare_exchange_weak(lo, hi, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some((lo, hi)),
+            Err(v) => lo = v,
+        }
+    }
+}
+
 /// Thread `t` of `nth`'s `trip`-th static chunk.
+#[inline(never)]
 fn static_range(d: &Desc, t: u64, nth: u64, trip: &mut u64) -> Option<(u64, u64)> {
     if d.chunk == 0 {
         if *trip > 0 {
@@ -422,7 +427,9 @@ fn static_range(d: &Desc, t: u64, nth: u64, trip: &mut u64) -> Option<(u64, u64)
 }
 
 /// Waits until the chunk starting at `lo` is the oldest unfinished one, then hands the
-/// ordered turn to the chunk after it.
+/// ordered turn to the chunk after it. Out of line: the chunk path of unordered loops stays
+/// short.
+#[inline(never)]
 fn pass_ordered(slot: &WorkShare, lo: u64, hi: u64) {
     wait::wait_until(&slot.ordered_moved, || slot.ordered.load(Ordering::Acquire) == lo);
     slot.ordered.store(hi, Ordering::Release);
