@@ -30,7 +30,10 @@ pub use sleep::{block_until, sleep_ns};
 pub use thread::{create, exit, spawn, spawn_with, Thread, ThreadHandle, ThreadOptions};
 pub use waitqueue::WaitQueue;
 
-/// Scheduler state of one CPU (inside its `PerCpu`).
+/// Scheduler state of one CPU (inside its `PerCpu`). Cache-line aligned: every OpenMP call
+/// reads `current`, which must not share a line with another CPU's fields or a neighbouring
+/// static that another CPU writes.
+#[repr(align(128))]
 pub struct CpuSched {
     runq: IrqSpinLock<RunQueue>,
     /// Mirrors the run queue length so idle loops and yields can check it without the lock.
@@ -107,6 +110,7 @@ impl CpuSched {
         self.runq_len.store(0, Ordering::SeqCst);
         self.tasks_len.store(0, Ordering::SeqCst);
         self.current.store(null_mut(), Ordering::SeqCst);
+        cpu::this().current_thread.store(0, Ordering::SeqCst);
         self.idle.store(null_mut(), Ordering::SeqCst);
         self.halted.store(false, Ordering::SeqCst);
         self.need_resched.store(false, Ordering::SeqCst);
@@ -205,7 +209,7 @@ pub fn init_cpu() {
     let s = this_sched();
     let idle = Thread::new_boot(cpu::id());
     s.idle.store(idle, Ordering::Relaxed);
-    s.current.store(idle, Ordering::Relaxed);
+    set_current(s, idle);
     if cpu::id() == 0 {
         crate::arch::traps::register(apic::TIMER_VECTOR, timer_interrupt);
         // A kick also tells a busy CPU that a thread now waits for it (`make_runnable`).
@@ -235,10 +239,16 @@ fn arm_preemption(s: &CpuSched) {
     irq::restore(was);
 }
 
-/// The running thread.
-#[inline]
+/// The running thread: one GS read (the per-CPU copy `set_current` keeps).
+#[inline(always)]
 pub fn current() -> *mut Thread {
-    this_sched().current.load(Ordering::Relaxed)
+    cpu::current_thread() as *mut Thread
+}
+
+/// Makes `t` the running thread of this CPU (whose scheduler state `s` is).
+fn set_current(s: &CpuSched, t: *mut Thread) {
+    s.current.store(t, Ordering::SeqCst);
+    cpu::this().current_thread.store(t as u64, Ordering::SeqCst);
 }
 
 /// Whether the running thread is this CPU's idle thread (which must never block).
@@ -424,7 +434,7 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
         (*cur).account_run(None);
         (*next).account_run(Some(crate::time::ticks()));
         (*next).state.store(RUNNING, Ordering::SeqCst);
-        s.current.store(next, Ordering::SeqCst);
+        set_current(s, next);
         if next != s.idle.load(Ordering::Relaxed) {
             // Threads still queued behind `next` need the clock; one queued from another CPU
             // while this one was idle got no kick (`make_runnable`).

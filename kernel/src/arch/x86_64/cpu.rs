@@ -24,6 +24,9 @@ pub struct PerCpu {
     /// Ring-3 mode: interrupt vectors that arrived while masked, one bit each.
     pub irq_pending: [AtomicU64; 4],
     pub zone: AtomicUsize,
+    /// The running thread (the scheduler's, as a plain address): every OpenMP runtime call
+    /// starts from it, so it is one GS read away (`percpu::current_thread`).
+    pub current_thread: AtomicU64,
     pub online: AtomicBool,
     pub gdt: PerCpuCell<Gdt>,
     pub tss: PerCpuCell<Tss>,
@@ -39,6 +42,7 @@ impl PerCpu {
             irq_off: AtomicU64::new(0),
             irq_pending: [const { AtomicU64::new(0) }; 4],
             zone: AtomicUsize::new(0),
+            current_thread: AtomicU64::new(0),
             online: AtomicBool::new(false),
             gdt: PerCpuCell::new(Gdt::new()),
             tss: PerCpuCell::new(Tss::new()),
@@ -89,6 +93,12 @@ pub fn id() -> usize {
     percpu::cpu_id()
 }
 
+/// The running thread's record (see `PerCpu::current_thread`).
+#[inline(always)]
+pub fn current_thread() -> usize {
+    percpu::current_thread()
+}
+
 /// The current CPU's record.
 #[inline(always)]
 pub fn this() -> &'static PerCpu {
@@ -124,4 +134,5 @@ const _: () = {
     assert!(core::mem::offset_of!(PerCpu, irq_pending) == percpu::OFF_IRQ_PENDING);
     // The vDSO's getcpu reads the zone (NUMA node) at this offset (kernel/vdso/vdso.c).
     assert!(core::mem::offset_of!(PerCpu, zone) == 72);
+    assert!(core::mem::offset_of!(PerCpu, current_thread) == percpu::OFF_CURRENT_THREAD);
 };

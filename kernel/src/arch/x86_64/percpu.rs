@@ -14,6 +14,8 @@ pub const OFF_USER_RSP: usize = 24;
 pub const OFF_IRQ_OFF: usize = 32;
 /// Ring-3 mode: the interrupts noted while masked, four words (`PerCpu::irq_pending`).
 pub const OFF_IRQ_PENDING: usize = 40;
+/// The running thread (`super::cpu::PerCpu::current_thread`).
+pub const OFF_CURRENT_THREAD: usize = 80;
 
 /// # Safety
 /// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields
@@ -32,6 +34,17 @@ pub fn cpu_id() -> usize {
         asm!("mov {}, gs:[{off}]", out(reg) id, off = const OFF_CPU_ID, options(nostack, readonly, preserves_flags))
     };
     id
+}
+
+/// The running thread's record, as the scheduler last set it (0 before it ran one).
+#[inline(always)]
+pub fn current_thread() -> usize {
+    let p: usize;
+    // SAFETY: as for `cpu_id`.
+    unsafe {
+        asm!("mov {}, gs:[{off}]", out(reg) p, off = const OFF_CURRENT_THREAD, options(nostack, readonly, preserves_flags))
+    };
+    p
 }
 
 /// Address of this CPU's `PerCpu`.
