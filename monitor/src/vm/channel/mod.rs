@@ -62,7 +62,7 @@ const BURST: Duration = Duration::from_millis(1);
 /// Futile wake-ups in a row after which doorbells stop waking the pollers.
 const FUTILE: u32 = 2;
 /// While they are futile, one doorbell in this many wakes them anyway.
-const PROBE: u32 = 32;
+const PROBE: u32 = 8;
 
 /// The registered channel: a pointer into guest RAM, valid for the VM's life.
 #[derive(Clone, Copy)]
@@ -377,6 +377,29 @@ fn take(slot: &ChannelSlot, idx: usize) -> Option<Request> {
         *a = from.load(Ordering::Relaxed);
     }
     Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args })
+}
+
+/// Burst doorbells wake the pollers until their wake-ups go futile, then one in `PROBE`, and
+/// all again once a woken poller catches a call.
+#[cfg(test)]
+mod wake_policy {
+    use super::*;
+
+    #[test]
+    fn futile_wake_ups_stop_the_waking_until_one_catches_a_call() {
+        let svc = Service::new(ChannelConfig::defaults(1, None, None), 1, None);
+        assert!(svc.wake_worthwhile(), "no history: wake");
+        for _ in 0..FUTILE - 1 {
+            svc.poller_sleeps(false);
+        }
+        assert!(svc.wake_worthwhile(), "fewer than FUTILE futile wake-ups: still wake");
+        svc.poller_sleeps(false);
+        let woken: Vec<bool> = (0..3 * PROBE).map(|_| svc.wake_worthwhile()).collect();
+        assert_eq!(woken.iter().filter(|&&w| w).count(), 3, "one doorbell in PROBE while futile: {woken:?}");
+        assert!(woken[PROBE as usize - 1] && !woken[0], "the PROBEth, not the first: {woken:?}");
+        svc.poller_sleeps(true);
+        assert!((0..PROBE).all(|_| svc.wake_worthwhile()), "a caught call: every burst doorbell wakes again");
+    }
 }
 
 /// A bounded, deterministic fuzz run of the channel's decoder: the guest may write anything into
