@@ -4,8 +4,9 @@
 //! Policy:
 //! - `--service-threads N` polling threads (default 1) take requests while they arrive and
 //!   spin `--service-spin` microseconds after the last one before they sleep; the default spin
-//!   is long (1 ms) when the host has a core to spare beyond the vCPUs, short (50 us) when the
-//!   vCPUs already take every core, where a spinning thread would slow the guest.
+//!   is long (1 ms) when the host has a core to spare beyond the vCPUs (of every MPI rank on
+//!   this host, under `mpirun`), short (50 us) when the vCPUs already take every core, where a
+//!   spinning thread would slow the guest.
 //! - A request that finds them asleep rings the doorbell (one VM exit). The vCPU thread that
 //!   takes that exit serves the pending requests itself, as a hypercall would, and wakes the
 //!   pollers only if doorbells come close together (a burst), so a program that makes a call
@@ -51,10 +52,21 @@ impl ChannelConfig {
     /// The defaults for `cpus` vCPUs on this host (see the module comment).
     pub fn defaults(cpus: u32, spin_us: Option<u64>, threads: Option<u32>) -> ChannelConfig {
         let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-        let spare = host > cpus;
+        let spare = host > cpus.saturating_mul(local_ranks());
         let spin_us = spin_us.unwrap_or(if spare { 1000 } else { 50 });
         ChannelConfig { threads: threads.unwrap_or(1).max(1), spin: Duration::from_micros(spin_us) }
     }
+}
+
+/// How many MPI ranks of this job run on this host (each in a VM like this one), as the MPI
+/// launcher says (MPICH's Hydra, Open MPI); 1 outside MPI. Their vCPUs share the host's cores:
+/// `mpirun -np 2 hrt run --cpus 1` on two cores leaves no core to spare for a spinning poller.
+fn local_ranks() -> u32 {
+    ["MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse::<u32>().ok())
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// Doorbells closer together than this wake the polling threads.
