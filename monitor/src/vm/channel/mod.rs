@@ -4,12 +4,18 @@
 //! Policy:
 //! - `--service-threads N` polling threads (default 1) take requests while they arrive and
 //!   spin `--service-spin` microseconds after the last one before they sleep; the default spin
-//!   is long (1 ms) when the host has a core to spare beyond the vCPUs, short (50 us) when the
-//!   vCPUs already take every core, where a spinning thread would slow the guest.
+//!   is long (1 ms) when the host has a core to spare beyond the vCPUs (of every MPI rank on
+//!   this host, under `mpirun`), short (50 us) when the vCPUs already take every core, where a
+//!   spinning thread would slow the guest.
 //! - A request that finds them asleep rings the doorbell (one VM exit). The vCPU thread that
 //!   takes that exit serves the pending requests itself, as a hypercall would, and wakes the
 //!   pollers only if doorbells come close together (a burst), so a program that makes a call
-//!   now and then costs what it cost before the channel and no host CPU between calls.
+//!   now and then costs what it cost before the channel and no host CPU between calls. Nor
+//!   while the wake-ups are futile: pollers that, woken, went back to sleep without catching a
+//!   call (the calls come further apart than their spin) would only take a host CPU from the
+//!   vCPUs; every `PROBE`th such doorbell wakes them again to see whether the calls came closer.
+//!   (Two MPI ranks on two cores, one `process_vm_readv` per message ~100 us apart: 85-200 us
+//!   per message with the futile wake-ups, ~40-50 without; docs/benchmarks.md, OSU.)
 //! - A call that may block for as long as another party pleases (`Forwarder::may_block`: reads
 //!   and writes on pipes, terminals and sockets, polls, lock waits, opens) is handed to a
 //!   worker thread of its own, created on demand (at most one per slot), so it never holds up
@@ -23,7 +29,7 @@ mod workers;
 
 use std::os::unix::io::AsRawFd;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -46,14 +52,29 @@ impl ChannelConfig {
     /// The defaults for `cpus` vCPUs on this host (see the module comment).
     pub fn defaults(cpus: u32, spin_us: Option<u64>, threads: Option<u32>) -> ChannelConfig {
         let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-        let spare = host > cpus;
+        let spare = host > cpus.saturating_mul(local_ranks());
         let spin_us = spin_us.unwrap_or(if spare { 1000 } else { 50 });
         ChannelConfig { threads: threads.unwrap_or(1).max(1), spin: Duration::from_micros(spin_us) }
     }
 }
 
+/// How many MPI ranks of this job run on this host (each in a VM like this one), as the MPI
+/// launcher says (MPICH's Hydra, Open MPI); 1 outside MPI. Their vCPUs share the host's cores:
+/// `mpirun -np 2 hrt run --cpus 1` on two cores leaves no core to spare for a spinning poller.
+fn local_ranks() -> u32 {
+    ["MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse::<u32>().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// Doorbells closer together than this wake the polling threads.
 const BURST: Duration = Duration::from_millis(1);
+/// Futile wake-ups in a row after which doorbells stop waking the pollers.
+const FUTILE: u32 = 2;
+/// While they are futile, one doorbell in this many wakes them anyway.
+const PROBE: u32 = 8;
 
 /// The registered channel: a pointer into guest RAM, valid for the VM's life.
 #[derive(Clone, Copy)]
@@ -83,6 +104,10 @@ pub struct Service {
     bell_cv: Condvar,
     /// When the last doorbell rang (ns since `epoch`).
     last_bell: AtomicU64,
+    /// Poller wake-ups in a row that caught no call before the poller slept again.
+    futile_wakes: AtomicU32,
+    /// Burst doorbells that did not wake the pollers since the last that did.
+    skipped_bells: AtomicU32,
     epoch: std::time::Instant,
     workers: workers::Workers,
     stopping: AtomicBool,
@@ -101,6 +126,8 @@ impl Service {
             bell: Mutex::new(0),
             bell_cv: Condvar::new(),
             last_bell: AtomicU64::new(0),
+            futile_wakes: AtomicU32::new(0),
+            skipped_bells: AtomicU32::new(0),
             epoch: std::time::Instant::now(),
             workers: workers::Workers::new(hrt_abi::channel::SLOTS),
             stopping: AtomicBool::new(false),
@@ -176,8 +203,31 @@ impl Service {
         let last = self.last_bell.swap(now, Ordering::Relaxed);
         self.sweep(shared);
         let cancels = self.channel().is_some_and(|ch| ch.header.cancel.iter().any(|w| w.load(Ordering::Relaxed) != 0));
-        if cancels || now.saturating_sub(last) < BURST.as_nanos() as u64 {
+        if cancels || (now.saturating_sub(last) < BURST.as_nanos() as u64 && self.wake_worthwhile()) {
             self.ring();
+        }
+    }
+
+    /// Whether a burst doorbell should wake the pollers: not while their wake-ups are futile,
+    /// except one in `PROBE`.
+    fn wake_worthwhile(&self) -> bool {
+        if self.futile_wakes.load(Ordering::Relaxed) < FUTILE {
+            return true;
+        }
+        let skipped = self.skipped_bells.fetch_add(1, Ordering::Relaxed) + 1;
+        if skipped < PROBE {
+            return false;
+        }
+        self.skipped_bells.store(0, Ordering::Relaxed);
+        true
+    }
+
+    /// A poller goes to sleep: `caught` whether it took any call since it woke.
+    fn poller_sleeps(&self, caught: bool) {
+        if caught {
+            self.futile_wakes.store(0, Ordering::Relaxed);
+        } else {
+            self.futile_wakes.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -339,6 +389,29 @@ fn take(slot: &ChannelSlot, idx: usize) -> Option<Request> {
         *a = from.load(Ordering::Relaxed);
     }
     Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args })
+}
+
+/// Burst doorbells wake the pollers until their wake-ups go futile, then one in `PROBE`, and
+/// all again once a woken poller catches a call.
+#[cfg(test)]
+mod wake_policy {
+    use super::*;
+
+    #[test]
+    fn futile_wake_ups_stop_the_waking_until_one_catches_a_call() {
+        let svc = Service::new(ChannelConfig::defaults(1, None, None), 1, None);
+        assert!(svc.wake_worthwhile(), "no history: wake");
+        for _ in 0..FUTILE - 1 {
+            svc.poller_sleeps(false);
+        }
+        assert!(svc.wake_worthwhile(), "fewer than FUTILE futile wake-ups: still wake");
+        svc.poller_sleeps(false);
+        let woken: Vec<bool> = (0..3 * PROBE).map(|_| svc.wake_worthwhile()).collect();
+        assert_eq!(woken.iter().filter(|&&w| w).count(), 3, "one doorbell in PROBE while futile: {woken:?}");
+        assert!(woken[PROBE as usize - 1] && !woken[0], "the PROBEth, not the first: {woken:?}");
+        svc.poller_sleeps(true);
+        assert!((0..PROBE).all(|_| svc.wake_worthwhile()), "a caught call: every burst doorbell wakes again");
+    }
 }
 
 /// A bounded, deterministic fuzz run of the channel's decoder: the guest may write anything into

@@ -22,9 +22,11 @@ pub(super) fn poll_loop(svc: &Service, shared: &Shared) {
     awake.fetch_add(1, Ordering::SeqCst);
     let mut idle_since = Instant::now();
     let mut rounds = 0u32;
+    let mut caught = false;
     loop {
         if svc.sweep(shared) {
             idle_since = Instant::now();
+            caught = true;
             continue;
         }
         rounds = rounds.wrapping_add(1);
@@ -42,6 +44,8 @@ pub(super) fn poll_loop(svc: &Service, shared: &Shared) {
         awake.fetch_sub(1, Ordering::SeqCst);
         let pending = ch.header.pending.iter().any(|w| w.load(Ordering::SeqCst) != 0);
         if !pending {
+            svc.poller_sleeps(caught);
+            caught = false;
             sleep_until_rung(svc, Some(seen));
         }
         awake.fetch_add(1, Ordering::SeqCst);
