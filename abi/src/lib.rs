@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 7;
+pub const ABI_VERSION: u32 = 8;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -421,6 +421,11 @@ pub mod nr {
     /// of its file when mapped: 1 if the file now covers the page (it grew; the mapping shows
     /// its bytes), 0 if not (the program gets SIGBUS), or a negated errno.
     pub const SHARED_FILE_PAGE: u64 = 24;
+    /// Fill guest memory at host speed with an arithmetic run of u64s: args addr (8-byte
+    /// aligned), count, first value, step; entry `i` becomes `first + i * step` (wrapping).
+    /// Builds page tables where the kernel's loop would run emulated (ring 0 on PVM), and
+    /// fills bitmaps. Returns 0 or -EFAULT (the range is not all guest RAM, or misaligned).
+    pub const MEM_FILL: u64 = 25;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

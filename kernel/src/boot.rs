@@ -56,7 +56,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     if crate::linux::rewrite::choose(boot) {
         crate::arch::call_gate::install();
     }
-    paging::set_page_source(|zone| mem::alloc_pages(0, zone));
+    paging::set_page_source(|zone| mem::alloc_pages(0, zone), |pages| mem::alloc_run(pages, 0));
     paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active());
     crate::arch::ring0::init(boot);
     crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);

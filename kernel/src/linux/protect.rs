@@ -70,6 +70,32 @@ pub fn unmap(start: u64, end: u64) {
     change(start, end, 0, false);
 }
 
+/// The pool `[lo, hi)` as the boot page tables leave it: not present, so handing memory out
+/// must make it present (`reset`), as after an `unmap` of all of it (without the cost of one:
+/// nothing to change in the tables, nothing to flush).
+pub fn pool_starts_absent(lo: u64, hi: u64) {
+    let (first, last) = chunks(lo, hi);
+    mark_touched(&mut TOUCHED.lock(), first, last);
+}
+
+/// Sets the bits of chunks `[first, last)` (whole words at once: boot marks the whole pool).
+fn mark_touched(touched: &mut Vec<u64>, first: usize, last: usize) {
+    if touched.len() < last.div_ceil(64) {
+        touched.resize(last.div_ceil(64), 0);
+    }
+    let mut i = first;
+    while i < last {
+        if i.is_multiple_of(64) && i + 64 <= last {
+            touched[i / 64] = u64::MAX;
+            i += 64;
+        } else {
+            touched[i / 64] |= 1 << (i % 64);
+            i += 1;
+        }
+    }
+    ANY.store(true, Ordering::Release);
+}
+
 /// Restores the default protection of `[start, end)` (memory being handed out or replaced).
 pub fn reset(start: u64, end: u64) {
     if ANY.load(Ordering::Acquire) {
@@ -105,13 +131,7 @@ fn change(start: u64, end: u64, prot: u64, fresh: bool) {
             freed.extend(paging::protect_user(start.max(s), end.min(e), access(prot), &mut stale));
         }
     } else {
-        if touched.len() < last.div_ceil(64) {
-            touched.resize(last.div_ceil(64), 0);
-        }
-        for i in first..last {
-            touched[i / 64] |= 1 << (i % 64);
-        }
-        ANY.store(true, Ordering::Release);
+        mark_touched(&mut touched, first, last);
         freed = paging::protect_user(start, end, access(prot), &mut stale);
     }
     drop(touched);

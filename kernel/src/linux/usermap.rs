@@ -7,6 +7,8 @@
 //! A second bitmap of the same shape marks the pages without PROT_WRITE (`protect` keeps it):
 //! the monitor writes the answers of forwarded calls (a `read`'s data, a `stat` buffer) only
 //! into mapped pages that are not read-only, as Linux's copies to the program fault there.
+//! Its bits mean something only for mapped pages (every mapping sets them: `protect`); those of
+//! free memory are whatever they were, zero from boot.
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -72,10 +74,8 @@ fn word_mask(w: u64, first: u64, last: u64) -> u64 {
     }
 }
 
-/// Source of the monitor's copies when many words are set at once.
-static ONES: [u8; 4096] = [0xff; 4096];
-/// Above this many whole words, `set` has the monitor fill them (one hypercall per 128 MiB of
-/// pages) instead of updating word by word in emulated ring 0.
+/// Above this many whole words, `set` has the monitor fill them (one hypercall) instead of
+/// updating word by word in emulated ring 0.
 const BULK_WORDS: u64 = 16;
 
 /// Marks the pages of `[start, end)` mapped (`on`) or unmapped.
@@ -108,12 +108,7 @@ fn set_in(words: &[AtomicU64], start: u64, end: u64, on: bool) {
         let at = words.as_ptr() as u64 + inner_lo * 8;
         let len = (inner_hi - inner_lo) * 8;
         if on {
-            let mut done = 0;
-            while done < len {
-                let n = (len - done).min(ONES.len() as u64);
-                crate::arch::hypercall::call(hrt_abi::nr::MEM_COPY, &[at + done, ONES.as_ptr() as u64, n]);
-                done += n;
-            }
+            crate::arch::hypercall::call(hrt_abi::nr::MEM_FILL, &[at, len / 8, u64::MAX, 0]);
         } else {
             super::usermem::zero(at, len);
         }

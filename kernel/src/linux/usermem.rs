@@ -11,7 +11,7 @@
 //! The page map (`usermap`) says which pages are mapped, for the pointer checks of the kernel
 //! and the monitor; it is kept here, where regions are recorded and cut.
 //!
-//! Free memory is not present in the page tables (from `init` on, and again once unmapped:
+//! Free memory is not present in the page tables (from boot on, and again once unmapped:
 //! `protect::unmap`), so touching memory the program was never given or gave back faults as on
 //! Linux; memory taken from the free pool gets the default access back (`protect::reset`).
 //! The break's window is present only below the break (`break_moved`).
@@ -68,9 +68,9 @@ pub fn init(lo: u64, hi: u64) {
     POOL_HI.store(hi, Ordering::Relaxed);
     super::usermap::init(lo, hi);
     // Free memory is not present until it is handed out (`protect::reset`), so a stray pointer
-    // into memory the program was never given faults as on Linux. Whole 1 GiB and 2 MiB
-    // leaves where the pool covers them.
-    crate::mem::for_each_ram(lo, hi, super::protect::unmap);
+    // into memory the program was never given faults as on Linux: the boot page tables leave
+    // the pool so (`paging::build_identity_map`), whole 1 GiB and 2 MiB leaves.
+    super::protect::pool_starts_absent(lo, hi);
 }
 
 pub fn pool_range() -> (u64, u64) {

@@ -158,6 +158,20 @@ pub fn alloc_pages(order: usize, zone: Option<usize>) -> Option<u64> {
     (0..n).find_map(|i| alloc_in((home + i) % n, order))
 }
 
+/// Allocates `pages` contiguous 4 KiB pages in zone `z`, aligned to the power of two that
+/// holds them (the rest of that block stays free), and returns the physical address. Not zeroed.
+pub fn alloc_run(pages: usize, z: usize) -> Option<u64> {
+    if z >= num_zones() || pages == 0 {
+        return None;
+    }
+    let mut buddy = ZONES[z].buddy.lock();
+    let order = order_for(pages * PAGE_SIZE);
+    let at = buddy.alloc(order)?;
+    // SAFETY: the tail of the block just allocated is unused.
+    unsafe { buddy.free_pages(at + pages * PAGE_SIZE, at + block_size(order)) };
+    Some(at as u64)
+}
+
 fn alloc_in(z: usize, order: usize) -> Option<u64> {
     ZONES[z].buddy.lock().alloc(order).map(|a| a as u64)
 }

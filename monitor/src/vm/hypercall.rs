@@ -126,6 +126,23 @@ fn fill_random(ram: &super::memory::GuestRam, addr: u64, len: u64) -> i64 {
     len as i64
 }
 
+/// `nr::MEM_FILL`: `count` u64s at guest `addr`, entry `i` = `first + i * step`.
+fn fill_run(ram: &super::memory::GuestRam, addr: u64, count: u64, first: u64, step: u64) -> i64 {
+    let Some(len) = count.checked_mul(8) else { return -(libc::EFAULT as i64) };
+    let Some(dst) = ram.host_ptr(addr, len).filter(|_| addr.is_multiple_of(8)) else {
+        return -(libc::EFAULT as i64);
+    };
+    let dst = dst as *mut u64;
+    let mut value = first;
+    for i in 0..count as usize {
+        // SAFETY: `[addr, addr + 8 * count)` lies inside guest RAM (checked) and is 8-byte
+        // aligned (guest RAM's host mapping is page aligned).
+        unsafe { dst.add(i).write(value) };
+        value = value.wrapping_add(step);
+    }
+    0
+}
+
 /// What the vCPU loop does after a hypercall.
 pub enum Outcome {
     Continue,
@@ -207,6 +224,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::USER_MAP => register_user_map(shared, &call.args),
         nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2]),
         nr::RANDOM => fill_random(ram, call.args[0], call.args[1]),
+        nr::MEM_FILL => fill_run(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
         nr::PANIC => {
             outcome = Outcome::Stop(Exit::Failure(hrt_abi::PANIC_STATUS as u8));
             0
@@ -308,7 +326,11 @@ mod fuzz {
         let inputs = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(30_000u64);
         let mut served = 0u64;
         for i in 0..inputs {
-            let nr = if rng.next().is_multiple_of(8) { rng.next() } else { rng.next() % 12 };
+            let nr = match rng.next() % 13 {
+                _ if rng.next().is_multiple_of(8) => rng.next(),
+                12 => nr::MEM_FILL,
+                n => n,
+            };
             let mut args = [0u64; 7];
             for a in &mut args {
                 *a = rng.word();
@@ -317,7 +339,7 @@ mod fuzz {
                 // Keep the test's stderr readable: at most a few bytes reach it.
                 args[1] %= 4;
             }
-            if nr == nr::MEM_ZERO || nr == nr::MEM_COPY || nr == nr::RANDOM {
+            if nr == nr::MEM_ZERO || nr == nr::MEM_COPY || nr == nr::RANDOM || nr == nr::MEM_FILL {
                 // Mostly lengths that fit, so valid calls are exercised too.
                 let len_arg = if nr == nr::MEM_COPY { 2 } else { 1 };
                 if rng.next().is_multiple_of(2) {
@@ -357,6 +379,10 @@ mod fuzz {
                 ),
                 nr::RANDOM => {
                     assert_eq!(back.ret == efault, !fits(args[0], args[1]), "input {i}: RANDOM {args:x?}")
+                }
+                nr::MEM_FILL => {
+                    let fits = args[1].checked_mul(8).is_some_and(|len| fits(args[0], len)) && args[0] % 8 == 0;
+                    assert_eq!(back.ret == efault, !fits, "input {i}: MEM_FILL {args:x?}")
                 }
                 nr::CONSOLE_WRITE => {
                     assert_eq!(back.ret == efault, !fits(args[0], args[1]), "input {i}: CONSOLE_WRITE {args:x?}")

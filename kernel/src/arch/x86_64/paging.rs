@@ -34,12 +34,15 @@ pub fn has_1g_pages() -> bool {
 }
 
 /// Where page-table pages come from: the memory layer's allocator of one 4 KiB page (with a
-/// NUMA zone hint), installed at boot before the first map (`set_page_source`).
+/// NUMA zone hint), and of a run of contiguous pages in zone 0, installed at boot before the
+/// first map (`set_page_source`).
 static PAGE_SOURCE: AtomicUsize = AtomicUsize::new(0);
+static RUN_SOURCE: AtomicUsize = AtomicUsize::new(0);
 
-/// Installs the allocator page tables take their pages from.
-pub fn set_page_source(alloc_page: fn(Option<usize>) -> Option<u64>) {
+/// Installs the allocators page tables take their pages from.
+pub fn set_page_source(alloc_page: fn(Option<usize>) -> Option<u64>, alloc_run: fn(usize) -> Option<u64>) {
     PAGE_SOURCE.store(alloc_page as usize, Ordering::Release);
+    RUN_SOURCE.store(alloc_run as usize, Ordering::Release);
 }
 
 /// A 4 KiB page for a table (zone hint `zone`), not zeroed.
@@ -83,10 +86,16 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
 /// Builds the identity map of the RAM ranges `ram` (`(start, end)`, 2 MiB aligned; the hole
 /// between them stays unmapped, except the xAPIC window when `map_xapic`) and the pool's
 /// alias (`pool_alias`), and returns the PML4's physical address. Boot CPU, once.
-/// `user`: a 2 MiB-aligned range mapped user-accessible (the program's memory pool); every
-/// other page is supervisor-only, unless `kernel_user` (ring-3 mode: the kernel runs in ring 3
-/// too, so all RAM is user-accessible, its code and read-only data read-only). Page 0 is not
-/// present. Intermediate entries allow user access; the leaves decide.
+/// `user`: a 2 MiB-aligned range (the program's memory pool) whose leaves are user-accessible
+/// and not present: the pool makes memory present as it hands it out, so a stray pointer into
+/// memory never given faults. Every other page is present and supervisor-only, unless
+/// `kernel_user` (ring-3 mode: the kernel runs in ring 3 too, so all RAM is user-accessible,
+/// its code and read-only data read-only). Page 0 is not present. Intermediate entries allow
+/// user access; the leaves decide.
+///
+/// Nothing here costs time per GiB of RAM beyond filling the tables: each map's directories
+/// are one contiguous run of tables, and each run of leaves with the same flags is one fill,
+/// which the monitor does where this code runs emulated (`fill_fresh`).
 pub fn build_identity_map(
     ram: impl Iterator<Item = (u64, u64)> + Clone,
     map_xapic: bool,
@@ -96,14 +105,27 @@ pub fn build_identity_map(
     let (user_lo, user_hi) = user.unwrap_or((0, 0));
     let pml4 = new_table();
     let huge = has_1g_pages();
+    let kernel_u = if kernel_user { USER } else { 0 };
+    let kernel_leaf = PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL | kernel_u;
+    let pool_leaf = PAGE_SIZE_BIT | GLOBAL | USER;
+    let ram_end = ram.clone().map(|(_, end)| end).max().unwrap_or(0);
     // SAFETY: all tables below are freshly allocated and only reachable from `pml4`.
     unsafe {
+        let identity = Directories::new(pml4, 0, ram_end);
         for (start, end) in ram.clone() {
-            map_range(pml4, start, end, huge, (user_lo, user_hi), kernel_user);
+            if start == 0 {
+                map_low_2mib(identity.pd_entry(0), kernel_user);
+            }
+            let start = start.max(LARGE_PAGE_SIZE);
+            let (pool_lo, pool_hi) = (user_lo.clamp(start, end), user_hi.clamp(start, end));
+            identity.map(start, pool_lo, kernel_leaf, huge);
+            identity.map(pool_lo, pool_hi, pool_leaf, huge);
+            identity.map(pool_hi.max(pool_lo), end, kernel_leaf, huge);
         }
         if user.is_some() {
+            let alias = Directories::new(pml4, POOL_ALIAS_BASE, ram_end);
             for (start, end) in ram_in(ram, user_lo, user_hi) {
-                map_pool_alias(pml4, start, end, huge, kernel_user);
+                alias.map(start, end, PRESENT | WRITABLE | PAGE_SIZE_BIT | kernel_u, huge);
             }
             POOL_ALIAS.store(user_lo, Ordering::Relaxed);
             POOL_ALIAS_END.store(user_hi, Ordering::Relaxed);
@@ -119,69 +141,122 @@ pub fn build_identity_map(
     pml4 as u64
 }
 
-/// Identity-maps `[start, mem_size)` (one RAM range, 2 MiB aligned) into `pml4`.
-///
-/// # Safety
-/// `pml4` must be the table `build_identity_map` is building.
-unsafe fn map_range(
-    pml4: *mut u64,
-    start: u64,
-    mem_size: u64,
-    huge: bool,
-    (user_lo, user_hi): (u64, u64),
-    kernel_user: bool,
-) {
-    let kernel_u = if kernel_user { USER } else { 0 };
-    let (ro_lo, ro_hi) = if kernel_user { kernel_read_only() } else { (0, 0) };
-    let mut addr = start;
-    // SAFETY: the caller's contract; every table reached is fresh and owned by `pml4`.
-    unsafe {
-        while addr < mem_size {
-            let pdpt = next_table(pml4, (addr >> 39) as usize & 511);
-            let gib_index = (addr >> 30) as usize & 511;
-            let user_gib = addr >= user_lo && addr + HUGE_PAGE_SIZE <= user_hi;
-            let kernel_gib = addr + HUGE_PAGE_SIZE <= user_lo || addr >= user_hi;
-            if huge
-                && addr != 0
-                && addr.is_multiple_of(HUGE_PAGE_SIZE)
-                && addr + HUGE_PAGE_SIZE <= mem_size
-                && (user_gib || kernel_gib)
-            {
-                let u = if user_gib { USER } else { kernel_u };
-                *pdpt.add(gib_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL | u;
-                addr += HUGE_PAGE_SIZE;
-                continue;
+/// One map's page directories at boot: a PDPT (one PML4 entry, 512 GiB of virtual space from
+/// `va`) and one PD per GiB of physical space, contiguous, so that a run of 2 MiB leaves is one
+/// fill however many GiB it spans. A GiB mapped by a 1 GiB leaf leaves its PD unused (4 KiB).
+struct Directories {
+    pdpt: *mut u64,
+    pds: *mut u64,
+}
+
+impl Directories {
+    /// Directories for physical `[0, phys_end)` at virtual `va` (512 GiB aligned), linked
+    /// into `pml4`.
+    ///
+    /// # Safety
+    /// `pml4` must be the table `build_identity_map` is building.
+    unsafe fn new(pml4: *mut u64, va: u64, phys_end: u64) -> Directories {
+        let gibs = phys_end.div_ceil(HUGE_PAGE_SIZE);
+        assert!(gibs <= 512 && va.is_multiple_of(1 << 39), "paging: RAM beyond one PDPT");
+        let pdpt = new_table();
+        let pds = table_run(gibs as usize);
+        // SAFETY: fresh tables owned by this map (the caller's contract).
+        unsafe {
+            fill_fresh(pds, gibs * 512, 0, 0);
+            fill_fresh(pdpt, gibs, pds as u64 | TABLE_ENTRY_BITS, PAGE_SIZE);
+            *pml4.add((va >> 39) as usize & 511) = pdpt as u64 | TABLE_ENTRY_BITS;
+        }
+        Directories { pdpt, pds }
+    }
+
+    /// The PD entry of the 2 MiB at physical `addr`.
+    fn pd_entry(&self, addr: u64) -> *mut u64 {
+        self.pds.wrapping_add((addr >> 21) as usize)
+    }
+
+    /// Maps physical `[start, end)` (2 MiB aligned; empty if `end <= start`) with leaves
+    /// carrying `flags` (`PAGE_SIZE_BIT` included): 1 GiB leaves for whole GiBs when `huge`,
+    /// 2 MiB leaves for the rest.
+    ///
+    /// # Safety
+    /// The directories must be the fresh ones `new` made, and the range inside `phys_end`.
+    unsafe fn map(&self, start: u64, end: u64, flags: u64, huge: bool) {
+        if start >= end {
+            return;
+        }
+        let (gib_lo, gib_hi) = (start.next_multiple_of(HUGE_PAGE_SIZE), end & !(HUGE_PAGE_SIZE - 1));
+        // SAFETY: the caller's contract; every entry written lies in these fresh tables.
+        unsafe {
+            if !huge || gib_lo >= gib_hi {
+                fill_fresh(self.pd_entry(start), (end - start) >> 21, start | flags, LARGE_PAGE_SIZE);
+                return;
             }
-            let pd = next_table(pdpt, gib_index);
-            let end = ((addr | (HUGE_PAGE_SIZE - 1)) + 1).min(mem_size);
-            while addr < end {
-                let pd_index = (addr >> 21) as usize & 511;
-                if addr == 0 {
-                    let pt = next_table(pd, 0);
-                    // The low 64 KiB stay not present (the boot-info block and the boot page
-                    // tables there are read only before these tables are active, see
-                    // `bootinfo`); the system-call trampoline page is the only
-                    // user-accessible page of the kernel image (all are in ring-3 mode, the
-                    // code and read-only data read-only; an image past 2 MiB would leave the
-                    // rest writable).
-                    let tramp = super::syscall::trampoline_page();
-                    for i in 1..512u64 {
-                        let page = i * PAGE_SIZE;
-                        if page < LOW_UNMAPPED_END {
-                            continue;
-                        }
-                        let u = if page == tramp { USER } else { kernel_u };
-                        let w = if (ro_lo..ro_hi).contains(&page) { 0 } else { WRITABLE };
-                        *pt.add(i as usize) = page | PRESENT | w | GLOBAL | u;
-                    }
-                } else {
-                    let u = if addr >= user_lo && addr < user_hi { USER } else { kernel_u };
-                    *pd.add(pd_index) = addr | PRESENT | WRITABLE | PAGE_SIZE_BIT | GLOBAL | u;
-                }
-                addr += LARGE_PAGE_SIZE;
-            }
+            fill_fresh(self.pd_entry(start), (gib_lo - start) >> 21, start | flags, LARGE_PAGE_SIZE);
+            let leaves = self.pdpt.add((gib_lo >> 30) as usize);
+            fill_fresh(leaves, (gib_hi - gib_lo) >> 30, gib_lo | flags, HUGE_PAGE_SIZE);
+            fill_fresh(self.pd_entry(gib_hi), (end - gib_hi) >> 21, gib_hi | flags, LARGE_PAGE_SIZE);
         }
     }
+}
+
+/// Maps the first 2 MiB with 4 KiB pages through PD entry `pd_entry`. The low 64 KiB stay not
+/// present (the boot-info block and the boot page tables there are read only before these
+/// tables are active, see `bootinfo`); the system-call trampoline page is the only
+/// user-accessible page of the kernel image (all are in ring-3 mode, the code and read-only
+/// data read-only; an image past 2 MiB would leave the rest writable).
+///
+/// # Safety
+/// `pd_entry` must be the first entry of a fresh PD of the tables being built.
+unsafe fn map_low_2mib(pd_entry: *mut u64, kernel_user: bool) {
+    let kernel_u = if kernel_user { USER } else { 0 };
+    let pt = new_table();
+    let first = LOW_UNMAPPED_END / PAGE_SIZE;
+    let flags = PRESENT | GLOBAL | kernel_u;
+    // SAFETY: `pt` is fresh; every index written is below 512.
+    unsafe {
+        fill_fresh(pt.add(first as usize), 512 - first, LOW_UNMAPPED_END | flags | WRITABLE, PAGE_SIZE);
+        if kernel_user {
+            let (ro_lo, ro_hi) = kernel_read_only();
+            let (lo, hi) = (ro_lo.clamp(LOW_UNMAPPED_END, LARGE_PAGE_SIZE), ro_hi.clamp(LOW_UNMAPPED_END, LARGE_PAGE_SIZE));
+            if lo < hi {
+                fill_fresh(pt.add((lo / PAGE_SIZE) as usize), (hi - lo) / PAGE_SIZE, lo | flags, PAGE_SIZE);
+            }
+        }
+        let tramp = super::syscall::trampoline_page();
+        if (LOW_UNMAPPED_END..LARGE_PAGE_SIZE).contains(&tramp) {
+            *pt.add((tramp / PAGE_SIZE) as usize) |= USER;
+        }
+        *pd_entry = pt as u64 | TABLE_ENTRY_BITS;
+    }
+}
+
+/// Writes `count` entries from `table`: `first + i * step`. For tables that are not in use yet
+/// (no CR3 has reached them): in emulated ring 0 (PVM) the monitor writes them, one VM exit
+/// instead of a few thousand cycles per emulated store. Never for a table in use: the
+/// hypervisor's shadow paging would not see the monitor's writes.
+///
+/// # Safety
+/// `[table, table + count)` must be fresh table memory the caller owns.
+unsafe fn fill_fresh(table: *mut u64, count: u64, first: u64, step: u64) {
+    if count == 0 {
+        return;
+    }
+    if super::ring3::runs_emulated() {
+        let done = super::hypercall::call(hrt_abi::nr::MEM_FILL, &[table as u64, count, first, step]);
+        assert!(done == 0, "paging: the monitor did not fill the page tables ({done})");
+        return;
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { fill_entries(table, 0, count, first, step, 0) };
+}
+
+/// `pages` contiguous 4 KiB pages for tables (zone 0), not zeroed.
+fn table_run(pages: usize) -> *mut u64 {
+    let f = RUN_SOURCE.load(Ordering::Acquire);
+    assert!(f != 0, "paging: no page source installed");
+    // SAFETY: only `set_page_source` stores it, and it is such a function.
+    let alloc_run = unsafe { core::mem::transmute::<usize, fn(usize) -> Option<u64>>(f) };
+    direct(alloc_run(pages).expect("out of memory for page tables"))
 }
 
 /// Where the kernel sees the program's pool a second time: physical (= program) address `a`

@@ -94,6 +94,11 @@ pub fn kernel_runs_natively() -> bool {
     active() || crate::bootinfo::get().platform != hrt_abi::Platform::PvmEmulated as u32
 }
 
+/// True if this code runs emulated now: in ring 0 on a PVM host.
+pub fn runs_emulated() -> bool {
+    in_ring0() && crate::bootinfo::get().platform == hrt_abi::Platform::PvmEmulated as u32
+}
+
 /// True if this code runs in ring 0 now (CS's low bits are the current privilege level).
 #[inline(always)]
 pub fn in_ring0() -> bool {
