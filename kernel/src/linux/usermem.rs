@@ -136,12 +136,22 @@ fn record(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) {
 /// Allocates `len` bytes (page-rounded) aligned to `align` (a power of two >= 4 KiB) if such a
 /// run is free, else page aligned: exactly the pages asked for, reading zero.
 pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
+    alloc_with(len, align, false)
+}
+
+/// `alloc` for a stack: its end (not its start) aligned to `align` where such a run is free.
+pub fn alloc_stack(len: u64, align: u64) -> Result<u64, Errno> {
+    alloc_with(len, align, true)
+}
+
+fn alloc_with(len: u64, align: u64, end_aligned: bool) -> Result<u64, Errno> {
     if len == 0 {
         return Err(EINVAL);
     }
     let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
     let mut mem = MEMORY.lock();
-    let at = mem.free.alloc(len, align.max(PAGE)).or_else(|| mem.free.alloc(len, PAGE)).ok_or(ENOMEM)?;
+    let phase = if end_aligned { len.wrapping_neg() } else { 0 };
+    let at = mem.free.alloc_at_phase(len, align.max(PAGE), phase).or_else(|| mem.free.alloc(len, PAGE)).ok_or(ENOMEM)?;
     record(&mut mem.regions, at, at + len);
     super::usermap::set(at, at + len, true);
     drop(mem);

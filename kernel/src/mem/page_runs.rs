@@ -57,9 +57,15 @@ impl PageRuns {
     /// Takes `len` bytes (a multiple of the page size, not 0) starting at a multiple of `align`
     /// (a power of two, at least a page) from the smallest free extent where they fit.
     pub fn alloc(&mut self, len: u64, align: u64) -> Option<u64> {
+        self.alloc_at_phase(len, align, 0)
+    }
+
+    /// `alloc` at an address that is `phase` past a multiple of `align` (`phase` taken modulo
+    /// `align`; `len.wrapping_neg()` aligns the end instead of the start).
+    pub fn alloc_at_phase(&mut self, len: u64, align: u64, phase: u64) -> Option<u64> {
         debug_assert!(len > 0 && len.is_multiple_of(PAGE) && align.is_power_of_two() && align >= PAGE);
         let at = self.by_size.range((len, 0)..).find_map(|&(size, start)| {
-            let at = start.checked_next_multiple_of(align)?;
+            let at = start.checked_add(phase.wrapping_sub(start) & (align - 1))?;
             (at.checked_add(len)? <= start + size).then_some(at)
         })?;
         self.take_from_free(at, at + len);

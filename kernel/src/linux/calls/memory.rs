@@ -19,6 +19,7 @@ const MAP_FIXED: u64 = general::MAP_FIXED as u64;
 const MAP_ANONYMOUS: u64 = general::MAP_ANONYMOUS as u64;
 const MAP_FIXED_NOREPLACE: u64 = general::MAP_FIXED_NOREPLACE as u64;
 const MAP_HUGETLB: u64 = general::MAP_HUGETLB as u64;
+const MAP_STACK: u64 = general::MAP_STACK as u64;
 const MREMAP_MAYMOVE: u64 = general::MREMAP_MAYMOVE as u64;
 const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
 const MADV_DONTNEED: u64 = general::MADV_DONTNEED as u64;
@@ -114,9 +115,16 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             usermem::map_fixed(addr, len, !reuse)?
         }
     } else {
-        // Large mappings get 2 MiB alignment where possible (fewer TLB entries).
+        // Large mappings get 2 MiB alignment where possible (fewer TLB entries). A stack
+        // (MAP_STACK: glibc's thread stacks, 8 MiB + a guard page below) is used from the
+        // top, so its end is aligned: a thread that uses little of it touches one 2 MiB page
+        // of the host, not the two a start-aligned stack's top straddles.
         let align = if len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
-        usermem::alloc(len, align)?
+        if flags & MAP_STACK != 0 {
+            usermem::alloc_stack(len, align)?
+        } else {
+            usermem::alloc(len, align)?
+        }
     };
     if shared {
         if let Err(e) = shared_files::map(fd as u64, start, len, off, prot) {
