@@ -85,27 +85,20 @@ pub fn is_user_range(start: u64, end: u64) -> bool {
 
 /// Zeroes program memory (or kernel memory), also pages that are not present in the program's
 /// page tables (unmapped memory on its way back to the pool). Where kernel code runs
-/// natively it clears the memory itself, through the pool's alias (`paging::pool_alias`),
-/// except whole 2 MiB pages, which the monitor gives back to the host (a VM exit, worth it
-/// only for them); in emulated ring 0 the monitor does everything from 4 KiB on.
+/// natively it clears memory within one 2 MiB page itself, through the pool's alias
+/// (`paging::pool_alias`); a range with a whole 2 MiB page goes to the monitor (a VM exit,
+/// worth it only then), which gives whole pages back to the host and clears the ends without
+/// allocating what the host never gave (glibc's guard page below a thread stack, given back
+/// with the stack's unused part). In emulated ring 0 the monitor does everything from 4 KiB on.
 pub fn zero(addr: u64, len: u64) {
     let end = addr + len;
-    if !crate::arch::ring3::kernel_runs_natively() {
-        if len >= 4096 {
-            hypercall::call(hrt_abi::nr::MEM_ZERO, &[addr, len]);
-        } else {
-            clear(addr, len);
-        }
-        return;
-    }
-    let (inner_lo, inner_hi) = (addr.next_multiple_of(LARGE), end & !(LARGE - 1));
-    if inner_lo >= inner_hi {
+    let whole_page_inside = addr.next_multiple_of(LARGE) < end & !(LARGE - 1);
+    let by_monitor = if crate::arch::ring3::kernel_runs_natively() { whole_page_inside } else { len >= 4096 };
+    if by_monitor {
+        hypercall::call(hrt_abi::nr::MEM_ZERO, &[addr, len]);
+    } else {
         clear(addr, len);
-        return;
     }
-    clear(addr, inner_lo - addr);
-    hypercall::call(hrt_abi::nr::MEM_ZERO, &[inner_lo, inner_hi - inner_lo]);
-    clear(inner_hi, end - inner_hi);
 }
 
 /// Clears `[addr, addr + len)` here: pool memory through its alias (present or not in the

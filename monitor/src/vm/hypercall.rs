@@ -216,7 +216,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::MEM_ZERO => match host_range(ram, call.args[0], call.args[1]) {
             Some(dst) => {
                 // SAFETY: the range is inside guest RAM (checked).
-                unsafe { zero(dst, call.args[1] as usize) };
+                unsafe { super::guest_zero::zero(dst, call.args[1] as usize) };
                 0
             }
             None => -(libc::EFAULT as i64),
@@ -238,45 +238,11 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
     outcome
 }
 
-/// Host huge-page size: zeroing gives whole 2 MiB pages back to the host.
-const HUGE_PAGE: usize = 2 << 20;
-
 /// The host address of the guest range `[addr, addr + len)` if it is all guest RAM. A raw
 /// pointer, not a slice: the monitor writes through it, which a `&[u8]` would not allow (the
 /// compiler may drop writes made through a shared reference).
 fn host_range(ram: &super::memory::GuestRam, addr: u64, len: u64) -> Option<*mut u8> {
     ram.host_ptr(addr, len)
-}
-
-/// Zeroes `len` bytes of guest RAM at host address `dst` (MEM_ZERO). The whole 2 MiB pages
-/// inside are given back to the host with `MADV_DONTNEED`: guest RAM is a private anonymous
-/// mapping, so they read zero afterwards and cost the host nothing until written again, and
-/// KVM drops its mappings of them through its MMU notifier. The ends are cleared with memset,
-/// so a huge page the guest keeps using is not split (the guest would fault on its 4 KiB pieces
-/// again).
-///
-/// # Safety
-/// `[dst, dst + len)` must lie inside guest RAM.
-unsafe fn zero(dst: *mut u8, len: usize) {
-    let start = dst as usize;
-    let end = start + len;
-    let (inner_start, inner_end) = (start.next_multiple_of(HUGE_PAGE), end & !(HUGE_PAGE - 1));
-    let memset = |from: usize, to: usize| {
-        // SAFETY: [from, to) lies inside [dst, dst + len), guest RAM (the caller's promise).
-        unsafe { std::ptr::write_bytes(from as *mut u8, 0, to - from) };
-    };
-    if inner_start >= inner_end {
-        memset(start, end);
-        return;
-    }
-    memset(start, inner_start);
-    // SAFETY: advice on whole pages of our own guest RAM mapping, which the guest asked to zero.
-    let released =
-        unsafe { libc::madvise(inner_start as *mut libc::c_void, inner_end - inner_start, libc::MADV_DONTNEED) } == 0;
-    if !released {
-        memset(inner_start, inner_end);
-    }
-    memset(inner_end, end);
 }
 
 /// A bounded, deterministic fuzz run of the hypercall decoder: random blocks (numbers, argument

@@ -4,6 +4,7 @@ mod boot_info;
 mod channel;
 mod cpuid;
 mod fork;
+mod guest_zero;
 mod hypercall;
 mod kvm;
 mod memory;

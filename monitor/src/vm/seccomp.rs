@@ -41,6 +41,8 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_munmap,
     libc::SYS_mremap,
     libc::SYS_madvise,
+    // nr::MEM_ZERO: which pages of a partly cleared huge page the host has (vm/guest_zero.rs).
+    libc::SYS_mincore,
     // nr::MSYNC: the program's msync of its shared file pages.
     libc::SYS_msync,
     libc::SYS_mprotect,

@@ -1,0 +1,155 @@
+//! `nr::MEM_ZERO`: clearing guest RAM the kernel gives back (munmap, MADV_DONTNEED, a lowered
+//! break) without making the host allocate memory the guest never touched.
+//!
+//! Whole 2 MiB pages are given back to the host with `MADV_DONTNEED`: guest RAM is a private
+//! anonymous mapping, so they read zero afterwards and cost the host nothing until written
+//! again, and KVM drops its mappings of them through its MMU notifier. In the partial huge
+//! pages at the ends, the 4 KiB pages the host has (`mincore`) are cleared with memset, so a
+//! huge page the guest keeps using is not split (the guest would fault on its 4 KiB pieces
+//! again); the pages it does not have are dropped instead of written, which would allocate
+//! them (a whole huge page for glibc's guard page below a thread stack, given back with the
+//! stack's unused part when the thread ends).
+
+/// Host huge-page size: zeroing gives whole 2 MiB pages back to the host.
+const HUGE_PAGE: usize = 2 << 20;
+const PAGE: usize = 4096;
+
+/// Zeroes `len` bytes of guest RAM at host address `dst`.
+///
+/// # Safety
+/// `[dst, dst + len)` must lie inside guest RAM (page-aligned host mappings).
+pub unsafe fn zero(dst: *mut u8, len: usize) {
+    let start = dst as usize;
+    let end = start + len;
+    let (inner_start, inner_end) = (start.next_multiple_of(HUGE_PAGE), end & !(HUGE_PAGE - 1));
+    if inner_start >= inner_end {
+        // SAFETY: the caller's promise.
+        unsafe { clear_partial(start, end) };
+        return;
+    }
+    // SAFETY: the pieces lie inside [dst, dst + len), guest RAM (the caller's promise).
+    unsafe {
+        clear_partial(start, inner_start);
+        if !drop_pages(inner_start, inner_end) {
+            memset(inner_start, inner_end);
+        }
+        clear_partial(inner_end, end);
+    }
+}
+
+/// Clears `[from, to)`: the bytes of partial 4 KiB pages with memset, whole pages by what the
+/// host has of them.
+///
+/// # Safety
+/// `[from, to)` must lie inside guest RAM.
+unsafe fn clear_partial(from: usize, to: usize) {
+    let (lo, hi) = (from.next_multiple_of(PAGE), to & !(PAGE - 1));
+    // SAFETY: all inside [from, to) (the caller's promise).
+    unsafe {
+        if lo >= hi {
+            memset(from, to);
+            return;
+        }
+        memset(from, lo);
+        clear_pages(lo, hi);
+        memset(hi, to);
+    }
+}
+
+/// Clears the whole 4 KiB pages `[lo, hi)`: runs of resident pages with memset, runs of pages
+/// the host does not have (never touched, or swapped out) with `MADV_DONTNEED`, which leaves
+/// them reading zero without allocating them.
+///
+/// # Safety
+/// `[lo, hi)` must be page-aligned guest RAM.
+unsafe fn clear_pages(lo: usize, hi: usize) {
+    let mut resident = vec![0u8; (hi - lo) / PAGE];
+    // SAFETY: the vector has one byte per page of the range, which is mapped.
+    if unsafe { libc::mincore(lo as *mut libc::c_void, hi - lo, resident.as_mut_ptr()) } != 0 {
+        // SAFETY: the caller's promise.
+        unsafe { memset(lo, hi) };
+        return;
+    }
+    let mut i = 0;
+    while i < resident.len() {
+        let here = resident[i] & 1;
+        let run = resident[i..].iter().take_while(|r| *r & 1 == here).count();
+        let (from, to) = (lo + i * PAGE, lo + (i + run) * PAGE);
+        // SAFETY: a part of [lo, hi).
+        unsafe {
+            if here == 1 || !drop_pages(from, to) {
+                memset(from, to);
+            }
+        }
+        i += run;
+    }
+}
+
+/// Gives `[from, to)` (page-aligned guest RAM) back to the host; false if the host refused.
+///
+/// # Safety
+/// `[from, to)` must be page-aligned guest RAM that the guest asked to zero.
+unsafe fn drop_pages(from: usize, to: usize) -> bool {
+    // SAFETY: advice on whole pages of our own guest RAM mapping (the caller's promise).
+    unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_DONTNEED) == 0 }
+}
+
+/// # Safety
+/// `[from, to)` must lie inside guest RAM.
+unsafe fn memset(from: usize, to: usize) {
+    // SAFETY: the caller's promise.
+    unsafe { std::ptr::write_bytes(from as *mut u8, 0, to - from) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A private anonymous mapping like guest RAM (4 KiB host pages, so residency is exact).
+    fn mapping(len: usize) -> *mut u8 {
+        // SAFETY: a fresh anonymous mapping, unmapped by the test.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        // SAFETY: advice on the mapping just made.
+        unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
+        p as *mut u8
+    }
+
+    fn resident_pages(p: *mut u8, len: usize) -> usize {
+        let mut v = vec![0u8; len / PAGE];
+        // SAFETY: the mapping is `len` bytes.
+        assert_eq!(unsafe { libc::mincore(p as *mut libc::c_void, len, v.as_mut_ptr()) }, 0);
+        v.iter().filter(|r| *r & 1 == 1).count()
+    }
+
+    #[test]
+    fn written_bytes_read_zero_and_untouched_pages_stay_unallocated() {
+        let len = 3 * HUGE_PAGE;
+        let base = mapping(len + HUGE_PAGE);
+        // Aligned as guest RAM's mapping is, so that the middle huge page is whole.
+        let p = (base as usize).next_multiple_of(HUGE_PAGE) as *mut u8;
+        // SAFETY: all offsets below lie inside the mapping.
+        unsafe {
+            for off in [100, PAGE + 7, HUGE_PAGE + 5 * PAGE, 2 * HUGE_PAGE + 9 * PAGE + 1] {
+                *p.add(off) = 0xaa;
+            }
+            *p.add(49) = 0x55;
+            *p.add(2 * HUGE_PAGE + 9 * PAGE + 10) = 0x66;
+            assert_eq!(resident_pages(p, len), 4);
+            // From inside the first page to inside the last huge page's tenth page.
+            zero(p.add(50), 2 * HUGE_PAGE + 9 * PAGE + 10 - 50);
+            // The first and last pages hold bytes outside the range and the second was
+            // resident: cleared, so still resident. The whole huge page in the middle went back
+            // to the host, and nothing untouched was allocated.
+            assert_eq!(resident_pages(p, len), 3);
+            // (Reading a dropped page maps the host's zero page: checked after counting.)
+            for off in [100, PAGE + 7, HUGE_PAGE + 5 * PAGE, 2 * HUGE_PAGE + 9 * PAGE + 1] {
+                assert_eq!(*p.add(off), 0, "offset {off:#x}");
+            }
+            assert_eq!((*p.add(49), *p.add(2 * HUGE_PAGE + 9 * PAGE + 10)), (0x55, 0x66), "bytes outside the range");
+            libc::munmap(base as *mut libc::c_void, len + HUGE_PAGE);
+        }
+    }
+}
