@@ -12,6 +12,7 @@ mod platform;
 mod program;
 mod program_path;
 mod run;
+mod run_memory;
 mod script;
 mod selftest;
 mod vm;

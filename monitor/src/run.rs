@@ -12,10 +12,6 @@ use crate::vm::{self, ProgramSetup};
 /// Preemption quantum of `hrt run` unless `--preempt` says otherwise (0: never).
 const DEFAULT_RUN_PREEMPT_US: u64 = 10_000;
 
-/// Default guest memory for programs: HPC codes often have static arrays of several hundred
-/// MiB; untouched guest memory costs the host nothing.
-pub const DEFAULT_RUN_MEM: u64 = 4 << 30;
-
 /// Signals sent to `hrt` (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM, Ctrl-Z's
 /// SIGTSTP, SIGCONT, SIGWINCH) go to the program once its kernel runs: it may handle them, and
 /// their default actions act on it (end it with 128 + signal, stop it, nothing). Before that
@@ -188,7 +184,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     };
     let kvm = vm::open_kvm()?;
     let mut vm_args = args.vm.clone();
-    vm_args.mem.get_or_insert(DEFAULT_RUN_MEM);
+    // Untouched guest memory costs the host nothing; thread stacks and HPC codes' static
+    // arrays need plenty (run_memory.rs).
+    vm_args.mem.get_or_insert_with(crate::run_memory::default_run_mem);
     // Programs get preemption while threads wait for a CPU (the kernel arms the tick only
     // then): spin-waiting threads that outnumber the vCPUs would otherwise never hand over.
     vm_args.preempt.get_or_insert(DEFAULT_RUN_PREEMPT_US);

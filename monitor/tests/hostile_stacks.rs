@@ -105,3 +105,16 @@ fn threads_with_default_stacks_stop_with_eagain() {
         "unexpected output: {line}"
     );
 }
+
+/// 1,000 threads made with pthread_create's default attributes (8 MiB stacks), alive at once,
+/// each touching 64 KiB of its stack, then joined, under `hrt run`'s default `--mem` as
+/// natively: what OpenMP programs with OMP_NUM_THREADS=1000 do (two OpenMP_VV taskloop tests).
+/// The old default of 4 GiB refused the 321st with EAGAIN.
+#[test]
+fn a_thousand_threads_with_default_stacks_run_under_the_default_memory() {
+    let prog = build("stack_default_threads", &[]);
+    let linux = native(&prog, &["1000"]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "2"], &prog, &["1000"]);
+    assert_same("stack_default_threads 1000 --cpus 2", &linux, &got);
+}
