@@ -36,7 +36,12 @@ fn a_15_mib_program_file_loads() {
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     // --mem 4G (once the default) put the file just below 4 GiB, over the APIC pages; 8G as well.
-    let sizes = [&["--cpus", "1"][..], &["--cpus", "1", "--mem", "4G"], &["--cpus", "1", "--mem", "8G"], &["--cpus", "1", "--mem", "3074M"]];
+    let sizes = [
+        &["--cpus", "1"][..],
+        &["--cpus", "1", "--mem", "4G"],
+        &["--cpus", "1", "--mem", "8G"],
+        &["--cpus", "1", "--mem", "3074M"],
+    ];
     for options in sizes {
         let got = hrt(options, &prog, &[]);
         assert_same(&format!("layout_big_data {options:?}"), &linux, &got);

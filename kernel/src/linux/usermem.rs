@@ -144,7 +144,8 @@ fn alloc_with(len: u64, align: u64, end_aligned: bool) -> Result<u64, Errno> {
     let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
     let mut mem = MEMORY.lock();
     let phase = if end_aligned { len.wrapping_neg() } else { 0 };
-    let at = mem.free.alloc_at_phase(len, align.max(PAGE), phase).or_else(|| mem.free.alloc(len, PAGE)).ok_or(ENOMEM)?;
+    let at =
+        mem.free.alloc_at_phase(len, align.max(PAGE), phase).or_else(|| mem.free.alloc(len, PAGE)).ok_or(ENOMEM)?;
     record(&mut mem.regions, at, at + len);
     super::usermap::set(at, at + len, true);
     drop(mem);

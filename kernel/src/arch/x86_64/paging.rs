@@ -217,7 +217,8 @@ unsafe fn map_low_2mib(pd_entry: *mut u64, kernel_user: bool) {
         fill_fresh(pt.add(first as usize), 512 - first, LOW_UNMAPPED_END | flags | WRITABLE, PAGE_SIZE);
         if kernel_user {
             let (ro_lo, ro_hi) = kernel_read_only();
-            let (lo, hi) = (ro_lo.clamp(LOW_UNMAPPED_END, LARGE_PAGE_SIZE), ro_hi.clamp(LOW_UNMAPPED_END, LARGE_PAGE_SIZE));
+            let (lo, hi) =
+                (ro_lo.clamp(LOW_UNMAPPED_END, LARGE_PAGE_SIZE), ro_hi.clamp(LOW_UNMAPPED_END, LARGE_PAGE_SIZE));
             if lo < hi {
                 fill_fresh(pt.add((lo / PAGE_SIZE) as usize), (hi - lo) / PAGE_SIZE, lo | flags, PAGE_SIZE);
             }
@@ -273,31 +274,6 @@ static POOL_ALIAS_END: AtomicU64 = AtomicU64::new(0);
 /// The RAM parts of `[lo, hi)`.
 fn ram_in(ram: impl Iterator<Item = (u64, u64)>, lo: u64, hi: u64) -> impl Iterator<Item = (u64, u64)> {
     ram.map(move |(s, e)| (s.max(lo), e.min(hi))).filter(|(s, e)| s < e)
-}
-
-/// Maps `[start, end)` (pool RAM, 2 MiB aligned) at `POOL_ALIAS_BASE + start`, in 1 GiB leaves
-/// where they fit, else 2 MiB ones.
-///
-/// # Safety
-/// `pml4` must be the table `build_identity_map` is building.
-unsafe fn map_pool_alias(pml4: *mut u64, start: u64, end: u64, huge: bool, kernel_user: bool) {
-    let flags = PRESENT | WRITABLE | PAGE_SIZE_BIT | if kernel_user { USER } else { 0 };
-    let mut addr = start;
-    // SAFETY: the caller's contract; the alias's tables are fresh, owned by `pml4`.
-    unsafe {
-        while addr < end {
-            let va = POOL_ALIAS_BASE + addr;
-            let pdpt = next_table(pml4, (va >> 39) as usize & 511);
-            if huge && addr.is_multiple_of(HUGE_PAGE_SIZE) && addr + HUGE_PAGE_SIZE <= end {
-                *pdpt.add((va >> 30) as usize & 511) = addr | flags;
-                addr += HUGE_PAGE_SIZE;
-                continue;
-            }
-            let pd = next_table(pdpt, (va >> 30) as usize & 511);
-            *pd.add((va >> 21) as usize & 511) = addr | flags;
-            addr += LARGE_PAGE_SIZE;
-        }
-    }
 }
 
 /// The kernel's always-writable view of `[addr, addr + len)` of the program's pool (see
