@@ -105,25 +105,6 @@ unsafe fn memset(from: usize, to: usize) {
 mod tests {
     use super::*;
 
-    /// A private anonymous mapping like guest RAM (4 KiB host pages, so residency is exact).
-    fn mapping(len: usize) -> *mut u8 {
-        // SAFETY: a fresh anonymous mapping, unmapped by the test.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
-        // SAFETY: advice on the mapping just made.
-        unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
-        p as *mut u8
-    }
-
     fn resident_pages(p: *mut u8, len: usize) -> usize {
         let mut v = vec![0u8; len / PAGE];
         // SAFETY: the mapping is `len` bytes.
@@ -134,8 +115,9 @@ mod tests {
     #[test]
     fn written_bytes_read_zero_and_untouched_pages_stay_unallocated() {
         let len = 3 * HUGE_PAGE;
-        let base = mapping(len + HUGE_PAGE);
-        // Aligned as guest RAM's mapping is, so that the middle huge page is whole.
+        // Guest RAM with 4 KiB host pages (so residency is exact), from a 2 MiB boundary on.
+        let ram = super::super::memory::GuestRam::map(len as u64 + HUGE_PAGE as u64, false).unwrap();
+        let base = ram.host_ptr(0, len as u64 + HUGE_PAGE as u64).unwrap();
         let p = (base as usize).next_multiple_of(HUGE_PAGE) as *mut u8;
         // SAFETY: all offsets below lie inside the mapping.
         unsafe {
@@ -156,7 +138,6 @@ mod tests {
                 assert_eq!(*p.add(off), 0, "offset {off:#x}");
             }
             assert_eq!((*p.add(49), *p.add(2 * HUGE_PAGE + 9 * PAGE + 10)), (0x55, 0x66), "bytes outside the range");
-            libc::munmap(base as *mut libc::c_void, len + HUGE_PAGE);
         }
     }
 }
