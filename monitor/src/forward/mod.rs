@@ -29,6 +29,7 @@
 
 mod blocking;
 pub mod cross_memory;
+mod remote_pages;
 mod epoll;
 mod errno;
 mod exec;

@@ -100,9 +100,19 @@ fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
         return -(libc::EINVAL as i64);
     }
     match shared.user_map.set(map) {
-        Ok(()) => 0,
+        Ok(()) => {
+            publish_page_maps(shared, &map);
+            0
+        }
         Err(_) => -(libc::EPERM as i64),
     }
+}
+
+/// Tells other processes' forwarders where the page maps are (cross-memory attach into this
+/// VM checks them): their host addresses, in the RAM directory.
+fn publish_page_maps(shared: &Shared, map: &hrt_abi::UserMap) {
+    let host = |at: u64| shared.ram.host_ptr(at, map.bytes).map_or(0, |p| p as u64);
+    crate::forward::cross_memory::publish_page_maps(host(map.bitmap), host(map.read_only), map.base, map.pages);
 }
 
 /// Fills `[addr, addr+len)` of guest RAM with the host's random bytes (`nr::RANDOM`).
