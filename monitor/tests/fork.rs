@@ -174,6 +174,7 @@ fn cross_memory_attach_between_parent_and_child() {
 
 /// process_vm_readv/writev from a forked child into its parent's pages that Linux refuses
 /// (procs_fork_cma_faults.c): never mapped, unmapped after the fork, PROT_NONE, read-only,
+/// execute-only and write-only (Linux reads neither),
 /// cut off by mremap, above the break, the code; several iovecs that fault part of the way
 /// (the bytes before the first fault, EFAULT only if none). Before the parent's page maps were
 /// read, such reads gave zeros and such writes went through (into free or read-only memory).
@@ -183,7 +184,13 @@ fn cross_memory_attach_faults_as_on_linux() {
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     // The native run must itself show the faults and the partial counts the test is about.
-    for line in ["read PROT_NONE page: -1 EFAULT", "write read-only page: -1 EFAULT", "readv plain, unmapped, plain: 100"] {
+    let expected = [
+        "read PROT_NONE page: -1 EFAULT",
+        "read execute-only page: -1 EFAULT",
+        "write read-only page: -1 EFAULT",
+        "readv plain, unmapped, plain: 100",
+    ];
+    for line in expected {
         assert!(linux.stdout.contains(line), "natively, no `{line}`: {}", linux.stdout);
     }
     assert_same_on_1_and_2_cpus("procs_fork_cma_faults", &prog, &[], &linux);

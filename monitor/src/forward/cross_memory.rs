@@ -9,8 +9,9 @@
 //! forwarder reads the other process's directory (itself with `process_vm_readv`) and turns
 //! the remote guest addresses into host addresses there; a process without a directory is a
 //! native one, whose addresses are used as they are. The program's own pid (the directory
-//! read back is this monitor's) is checked as every forwarded buffer is, so the program never
-//! reaches the monitor's memory or its kernel's. The host performs the copy, with its own
+//! read back is this monitor's) is translated through this monitor's own directory, never
+//! one another process wrote, so the program never reaches the monitor's memory or its
+//! kernel's. The host performs the copy, with its own
 //! permission check (ptrace access, as for a native caller).
 //!
 //! Another VM's memory is reachable only inside its program pool, and there only where its
@@ -48,10 +49,11 @@ struct Range {
 /// until the kernel has sent them (nothing counts as mapped then).
 #[derive(Clone, Copy, Default)]
 #[repr(C)]
-pub(super) struct PageMaps {
-    /// Host addresses of the bitmap of mapped pages and of the one of read-only pages.
+pub struct PageMaps {
+    /// Host addresses of the bitmaps of mapped pages, of read-only ones and of unreadable ones.
     pub mapped: u64,
     pub read_only: u64,
+    pub unreadable: u64,
     /// Guest address of the first page covered, and the number of pages.
     pub base: u64,
     pub pages: u64,
@@ -99,9 +101,8 @@ pub fn publish(ranges: &[(u64, u64, u64)]) -> bool {
 
 /// Publishes where the program's page maps are (host addresses of the kernel's bitmaps), once
 /// the kernel has sent them (`nr::USER_MAP`; again in a forked child, with the same values).
-pub fn publish_page_maps(mapped: u64, read_only: u64, base: u64, pages: u64) {
+pub fn publish_page_maps(maps: PageMaps) {
     if PUBLISHED.load(Ordering::SeqCst) {
-        let maps = PageMaps { mapped, read_only, base, pages };
         // SAFETY: the published page holds a Directory; other processes read it with
         // process_vm_readv and take a torn value for no map or a bitmap they cannot read.
         unsafe { std::ptr::write_volatile(&raw mut (*(DIRECTORY as *mut Directory)).maps, maps) };
@@ -116,14 +117,14 @@ pub fn republish_pid(pid: i32) {
     }
 }
 
-fn own_pid() -> u64 {
-    // SAFETY: the published page holds a Directory (callers checked PUBLISHED).
-    unsafe { std::ptr::read_volatile(DIRECTORY as *const Directory).pid }
+/// This monitor's directory (callers checked PUBLISHED).
+fn own_directory() -> Directory {
+    // SAFETY: the published page holds a Directory.
+    unsafe { std::ptr::read_volatile(DIRECTORY as *const Directory) }
 }
 
-/// What `pid` is: this monitor, another `hrt` (its directory) or a native process.
+/// What `pid` is: an `hrt` (this one or another: its directory) or a native process.
 enum Peer {
-    Myself,
     Vm(Directory),
     Native,
 }
@@ -139,7 +140,9 @@ fn peer(pid: i32) -> SysResult<Peer> {
     if got != size || dir.magic != MAGIC || dir.count as usize > MAX_RANGES {
         return Ok(Peer::Native);
     }
-    Ok(if dir.pid == own_pid() { Peer::Myself } else { Peer::Vm(dir) })
+    // This monitor's own directory, never one that only claims its pid.
+    let own = own_directory();
+    Ok(Peer::Vm(if dir.pid == own.pid { own } else { dir }))
 }
 
 /// Copies from `pid`'s memory with the host's process_vm_readv: each part is (local buffer,
@@ -166,7 +169,13 @@ pub(super) fn read_remote(pid: i32, parts: &mut [(*mut u8, usize, u64)]) -> SysR
 /// of `wanted` bytes would get: each must lie in one range of the pool, in pages its program
 /// has mapped (and writable, for `write`); the vector ends at the first page that is not, with
 /// the part before it. EFAULT if the copy would fault before its first byte.
-fn translate(pid: i32, dir: &Directory, remote: &[GuestIovec], wanted: u64, write: bool) -> SysResult<Vec<libc::iovec>> {
+fn translate(
+    pid: i32,
+    dir: &Directory,
+    remote: &[GuestIovec],
+    wanted: u64,
+    write: bool,
+) -> SysResult<Vec<libc::iovec>> {
     let ranges = &dir.ranges[..dir.count as usize];
     let mut out = Vec::with_capacity(remote.len());
     let mut left = wanted;
@@ -213,12 +222,13 @@ impl Forwarder {
         }
         let mut pid = a[0] as i32;
         let remote = match peer(pid)? {
-            // The host copies within this monitor (`pid` may be one of its threads).
-            Peer::Myself => {
-                pid = own_pid() as i32;
-                self.iovecs(g, a[3], a[4], !reading, true)?
+            Peer::Vm(dir) => {
+                // The host copies within this monitor (`pid` may be one of its threads).
+                if dir.pid == own_directory().pid {
+                    pid = dir.pid as i32;
+                }
+                translate(pid, &dir, &remote, wanted, !reading)?
             }
-            Peer::Vm(dir) => translate(pid, &dir, &remote, wanted, !reading)?,
             Peer::Native => remote
                 .iter()
                 .map(|v| libc::iovec { iov_base: v.base as *mut libc::c_void, iov_len: v.len as usize })

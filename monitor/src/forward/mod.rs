@@ -29,7 +29,6 @@
 
 mod blocking;
 pub mod cross_memory;
-mod remote_pages;
 mod epoll;
 mod errno;
 mod exec;
@@ -48,6 +47,7 @@ mod owners;
 mod paths;
 mod poll;
 mod procs;
+mod remote_pages;
 #[cfg(test)]
 mod routing_tests;
 mod shared_futex;

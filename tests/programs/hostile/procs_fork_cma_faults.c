@@ -1,7 +1,7 @@
 /* Cross-memory attach where Linux faults: a forked child (under hrt, another VM) reads and
  * writes its parent's memory (process_vm_readv/writev on getppid()) at pages the parent
- * never mapped, unmapped after the fork, made PROT_NONE, read-only or shrunk by mremap, above
- * its break and in its code, with iovecs that fault part of the way (Linux returns the bytes
+ * never mapped, unmapped after the fork, made PROT_NONE, read-only, execute-only, write-only
+ * or shrunk by mremap, above its break and in its code, with iovecs that fault part of the way (Linux returns the bytes
  * copied up to the first remote fault, EFAULT only if none were). Every answer is printed;
  * the bytes copied are checked against the parent's. The child also reads itself. */
 #define _GNU_SOURCE
@@ -18,10 +18,11 @@
 #define PAGES 4
 
 /* The parent's regions (the child inherits the addresses). */
-static unsigned char *plain, *prot_none, *unmapped_later, *read_only, *shrunk, *never;
+static unsigned char *plain, *prot_none, *unmapped_later, *read_only, *shrunk, *never, *no_read;
 
+/* Never 0xa5, the child's byte, so the parent counts exactly what the child wrote. */
 static unsigned char pattern(const unsigned char *region, size_t i) {
-    return (unsigned char)((uintptr_t)region / PAGE + i * 7 + 1);
+    return (unsigned char)(((uintptr_t)region / PAGE + i * 7 + 1) & 0x7f);
 }
 
 static unsigned char *region(void) {
@@ -83,6 +84,11 @@ static void child(pid_t parent) {
     void *brk_top = (void *)(((uintptr_t)sbrk(0) + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
     read_one("read above the break", parent, brk_top, 10);
     read_one("read own PROT_NONE page", getpid(), prot_none + 2 * PAGE, 10);
+    /* Linux's cross-memory attach needs PROT_READ to read (the hardware does not). */
+    read_one("read across execute-only (from page 0)", parent, no_read, 2 * PAGE);
+    read_one("read execute-only page", parent, no_read + PAGE, 10);
+    read_one("read write-only page", parent, no_read + 2 * PAGE, 10);
+    read_one("read own execute-only page", getpid(), no_read + PAGE, 10);
 
     /* Several remote iovecs: the copy stops at the first fault. */
     memset(buf, 0, sizeof buf);
@@ -112,6 +118,8 @@ static void child(pid_t parent) {
     write_one("write read-only page", parent, read_only + 2 * PAGE, 10);
     write_one("write PROT_NONE page", parent, prot_none + 2 * PAGE, 10);
     write_one("write never mapped", parent, never, 10);
+    write_one("write execute-only page", parent, no_read + PAGE, 10);
+    write_one("write write-only page", parent, no_read + 2 * PAGE, 10);
     write_one("write across page unmapped after fork", parent, unmapped_later + PAGE, 2 * PAGE);
     struct iovec wv[2] = {{plain, 16}, {read_only + 3 * PAGE, 16}};
     struct iovec wl = {buf, 32};
@@ -129,8 +137,11 @@ int main(void) {
     read_only = region();
     shrunk = region();
     never = region();
-    if (!plain || !prot_none || !unmapped_later || !read_only || !shrunk || !never)
+    no_read = region();
+    if (!plain || !prot_none || !unmapped_later || !read_only || !shrunk || !never || !no_read)
         return 1;
+    if (mprotect(no_read + PAGE, PAGE, PROT_EXEC) || mprotect(no_read + 2 * PAGE, PAGE, PROT_WRITE))
+        return 2;
     if (munmap(never, PAGES * PAGE) || mprotect(prot_none + 2 * PAGE, PAGE, PROT_NONE) ||
         mprotect(read_only + 2 * PAGE, 2 * PAGE, PROT_READ))
         return 2;
