@@ -108,6 +108,10 @@ static void child(pid_t parent) {
     say("readv local ends before the fault", process_vm_readv(parent, &short_local, 1, ends_before, 2, 0));
     struct iovec no_local = {buf, 0};
     say("readv empty local, unmapped remote", process_vm_readv(parent, &no_local, 1, first_faults, 1, 0));
+    struct iovec nothing = {never, 0};
+    say("readv empty remote, no such pid", process_vm_readv(0x3ffffff0, &l, 1, &nothing, 1, 0));
+    say("readv no remote iovec, no such pid", process_vm_readv(0x3ffffff0, &l, 1, &nothing, 0, 0));
+    say("readv unmapped remote, no such pid", process_vm_readv(0x3ffffff0, &l, 1, first_faults, 1, 0));
     struct iovec locals[2] = {{buf, 5}, {buf + 100, PAGE}};
     struct iovec remote_part = {prot_none + 2 * PAGE - 8, 100};
     say("readv two locals, remote faults", process_vm_readv(parent, locals, 2, &remote_part, 1, 0));
