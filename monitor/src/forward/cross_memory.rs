@@ -186,10 +186,11 @@ fn translate(
         let inside = ranges.iter().find(|r| v.base >= r.guest && v.base - r.guest < r.len);
         // Pages past what the local side takes are never reached (nor checked) by Linux.
         let want = v.len.min(left);
-        let in_range = inside.map_or(0, |r| want.min(r.guest + r.len - v.base));
+        // (Another process's directory: no sum of its values may overflow.)
+        let in_range = inside.map_or(0, |r| want.min(r.len - (v.base - r.guest)));
         let usable = super::remote_pages::usable_len(pid, &dir.maps, v.base, in_range, write)?;
         if let Some(r) = inside.filter(|_| usable > 0) {
-            let host = r.host + (v.base - r.guest);
+            let host = r.host.wrapping_add(v.base - r.guest);
             out.push(libc::iovec { iov_base: host as *mut libc::c_void, iov_len: usable as usize });
         }
         if usable < want {
@@ -251,3 +252,7 @@ impl Forwarder {
         unsafe { self.sys(nr, &args) }
     }
 }
+
+#[cfg(test)]
+#[path = "cross_memory_tests.rs"]
+mod tests;
