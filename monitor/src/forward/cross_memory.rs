@@ -16,9 +16,9 @@
 //!
 //! Another VM's memory is reachable only inside its program pool, and there only where its
 //! program has the pages mapped (and, for a write, writable): the directory also names the
-//! host addresses of that VM's page maps (the kernel's bitmaps of mapped and of read-only
-//! pages, `hrt_abi::UserMap`), which the forwarder reads for the pages a call names
-//! (`remote_pages`). As Linux, the copy stops at the first remote page that faults: the call
+//! host addresses of that VM's page maps (the kernel's bitmaps of mapped, of read-only and of
+//! unreadable pages, `hrt_abi::UserMap`), which the forwarder reads for the pages a call names
+//! (`remote_pages`); a read needs PROT_READ, a write PROT_WRITE. As Linux, the copy stops at the first remote page that faults: the call
 //! returns the bytes copied before it, EFAULT only if there were none.
 
 use std::sync::atomic::{AtomicBool, Ordering};
