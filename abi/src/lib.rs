@@ -351,7 +351,8 @@ pub mod nr {
     /// `hrt run`: where the kernel keeps its map of the program's mapped pages (see
     /// [`super::UserMap`]). Sent once, before the program starts; later calls are refused.
     /// args: bitmap guest-physical address, its length in bytes, first address covered, number
-    /// of 4 KiB pages covered, the read-only bitmap's address (same length and shape).
+    /// of 4 KiB pages covered, the read-only bitmap's address (same length and shape), the
+    /// unreadable bitmap's address (same length and shape).
     pub const USER_MAP: u64 = 8;
     /// Fill `[addr, addr + len)` of guest memory with the host's `getrandom` bytes (args: addr,
     /// len). Returns len or a negated errno.
@@ -511,7 +512,10 @@ pub mod tty_action {
 
 /// The program's page map (`nr::USER_MAP`): bit `i % 8` of byte `i / 8` is set while the 4 KiB
 /// page at `base + i * USER_MAP_PAGE` is mapped in the program; in the `read_only` bitmap while
-/// it lacks PROT_WRITE (the monitor then writes no forwarded call's answer there: EFAULT). It lives in kernel memory the
+/// it lacks PROT_WRITE (the monitor then writes no forwarded call's answer there: EFAULT); in the
+/// `unreadable` bitmap while it is mapped without PROT_READ (execute-only, write-only: the
+/// hardware reads such pages, Linux's cross-memory attach does not; a bit may stay set on a
+/// page that is not mapped, so it counts only where the page is). It lives in kernel memory the
 /// program cannot write; the kernel updates it on every mmap, munmap, mremap and brk, and the
 /// monitor reads it to check every range a forwarded call names (EFAULT where Linux would give
 /// it, for ranges that leave the program's mappings).
@@ -523,6 +527,7 @@ pub struct UserMap {
     pub base: u64,
     pub pages: u64,
     pub read_only: u64,
+    pub unreadable: u64,
 }
 
 /// Page size of [`UserMap`].

@@ -11,7 +11,8 @@
 //! and bash running host programs in `$(...)`, pipelines and plain commands; shared memory:
 //! procs_fork_shared.c (anonymous MAP_SHARED and /dev/zero memory shared with children and
 //! grandchildren, atomics, a process-shared mutex and semaphore in it; msync's answers);
-//! procs_fork_cma.c (process_vm_readv/writev between parent and child).
+//! procs_fork_cma.c (process_vm_readv/writev between parent and child); procs_fork_cma_faults.c
+//! (the same where Linux faults: unmapped, PROT_NONE, read-only pages, partial iovecs).
 
 mod common;
 use common::hostile::{
@@ -169,4 +170,28 @@ fn cross_memory_attach_between_parent_and_child() {
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     assert_eq!(linux.stdout.matches("differences from").count(), 3, "natively: {}", linux.stdout);
     assert_same_on_1_and_2_cpus("procs_fork_cma", &prog, &[], &linux);
+}
+
+/// process_vm_readv/writev from a forked child into its parent's pages that Linux refuses
+/// (procs_fork_cma_faults.c): never mapped, unmapped after the fork, PROT_NONE, read-only,
+/// execute-only and write-only (Linux reads neither),
+/// cut off by mremap, above the break, the code; several iovecs that fault part of the way
+/// (the bytes before the first fault, EFAULT only if none). Before the parent's page maps were
+/// read, such reads gave zeros and such writes went through (into free or read-only memory).
+#[test]
+fn cross_memory_attach_faults_as_on_linux() {
+    let prog = build("procs_fork_cma_faults", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    // The native run must itself show the faults and the partial counts the test is about.
+    let expected = [
+        "read PROT_NONE page: -1 EFAULT",
+        "read execute-only page: -1 EFAULT",
+        "write read-only page: -1 EFAULT",
+        "readv plain, unmapped, plain: 100",
+    ];
+    for line in expected {
+        assert!(linux.stdout.contains(line), "natively, no `{line}`: {}", linux.stdout);
+    }
+    assert_same_on_1_and_2_cpus("procs_fork_cma_faults", &prog, &[], &linux);
 }

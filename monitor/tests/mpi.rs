@@ -84,6 +84,31 @@ fn hybrid_mpi_and_openmp() {
 fn process_vm_readv_and_writev_between_ranks() {
     let got = same_under_hrt("mpi_cma", &[], true);
     assert_eq!(got.stdout.matches("mismatches 0").count(), 6, "{got:?}");
+    // Linux's answers on the other rank's guarded pages (the native run gave the same).
+    assert_eq!(got.stdout.matches("read the other's 3 guarded pages: 8192").count(), 2, "{got:?}");
+    assert_eq!(got.stdout.matches("write the other's read-only page: -1 EFAULT").count(), 2, "{got:?}");
+}
+
+/// The channel's default spin counts the vCPUs of every rank on the host: two ranks of one
+/// vCPU on two host CPUs leave none to spare (the short spin), one `hrt` of one vCPU does
+/// (`-v` says which spin and why; no timing involved).
+#[test]
+fn the_default_spin_counts_all_local_ranks() {
+    require_mpich();
+    let hrt_bin = env!("CARGO_BIN_EXE_hrt");
+    let two_cpus = |program: &str, args: &[&str]| {
+        let mut cmd = Command::new("taskset");
+        cmd.args(["-c", "0,1", program]).args(args);
+        run(cmd, None)
+    };
+    let alone = two_cpus(hrt_bin, &["run", "-v", "--cpus", "1", "--", "/bin/true"]);
+    assert_eq!(alone.code(), 0, "{alone:?}");
+    let spin = "spins 1000 µs after the last request (2 host CPU(s) for 1 local MPI rank(s) of 1 vCPU(s))";
+    assert!(alone.stderr.contains(spin), "{}", alone.stderr);
+    let ranks = two_cpus("mpirun", &["-np", "2", hrt_bin, "run", "-v", "--cpus", "1", "--", "/bin/true"]);
+    assert_eq!(ranks.code(), 0, "{ranks:?}");
+    let spin = "spins 50 µs after the last request (2 host CPU(s) for 2 local MPI rank(s) of 1 vCPU(s))";
+    assert_eq!(ranks.stderr.matches(spin).count(), 2, "{}", ranks.stderr);
 }
 
 /// Role "a" of shared_mem.c natively or under hrt, role "b" natively beside it.

@@ -109,6 +109,11 @@ fn change(start: u64, end: u64, prot: u64, fresh: bool) {
     }
     // The monitor's view: it may write forwarded calls' answers only where PROT_WRITE is.
     super::usermap::set_read_only(start, end, prot & PROT_WRITE == 0);
+    // Other processes' cross-memory attach: refused without PROT_READ (unmapping, prot 0,
+    // clears the page map's bit instead).
+    if prot != 0 {
+        super::usermap::set_unreadable(start, end, prot & PROT_READ == 0);
+    }
     let (first, last) = chunks(start, end);
     let mut stale = StaleTlb::new();
     let mut freed = Vec::new();

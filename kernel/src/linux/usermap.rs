@@ -9,8 +9,14 @@
 //! into mapped pages that are not read-only, as Linux's copies to the program fault there.
 //! Its bits mean something only for mapped pages (every mapping sets them: `protect`); those of
 //! free memory are whatever they were, zero from boot.
+//!
+//! A third one marks mapped pages without PROT_READ (execute-only, write-only), which only
+//! other processes' cross-memory attach looks at (Linux's refuses them; the program's own
+//! accesses and the monitor's copies read them, as the hardware does). It is written only once
+//! such a protection was ever set, and never on unmap: a stale bit on an unmapped page counts
+//! for nothing, and the pool resets protections (`protect::reset`) wherever it hands memory out.
 
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use hrt_abi::USER_MAP_PAGE as PAGE;
 
@@ -18,6 +24,9 @@ use hrt_abi::USER_MAP_PAGE as PAGE;
 static WORDS: AtomicUsize = AtomicUsize::new(0);
 /// The read-only bitmap's words (kernel pointer; same shape).
 static READ_ONLY: AtomicUsize = AtomicUsize::new(0);
+/// The unreadable bitmap's words (kernel pointer; same shape), and whether a bit was ever set.
+static UNREADABLE: AtomicUsize = AtomicUsize::new(0);
+static ANY_UNREADABLE: AtomicBool = AtomicBool::new(false);
 static BASE: AtomicU64 = AtomicU64::new(0);
 static PAGES: AtomicU64 = AtomicU64::new(0);
 
@@ -32,12 +41,22 @@ pub fn init(lo: u64, hi: u64) {
         super::usermem::zero(phys, bytes);
         phys
     };
-    let (mapped, read_only) = (alloc(), alloc());
-    WORDS.store(crate::mem::phys_to_virt(mapped) as usize, Ordering::Relaxed);
-    READ_ONLY.store(crate::mem::phys_to_virt(read_only) as usize, Ordering::Relaxed);
+    for which in [&WORDS, &READ_ONLY, &UNREADABLE] {
+        which.store(crate::mem::phys_to_virt(alloc()) as usize, Ordering::Relaxed);
+    }
     BASE.store(lo, Ordering::Relaxed);
     PAGES.store(pages, Ordering::Relaxed);
-    crate::arch::hypercall::call(hrt_abi::nr::USER_MAP, &[mapped, bytes, lo, pages, read_only]);
+    announce();
+}
+
+/// Tells the monitor where the bitmaps are (`nr::USER_MAP`).
+fn announce() {
+    let pages = PAGES.load(Ordering::Relaxed);
+    let bytes = pages.div_ceil(64) * 8;
+    let phys = |which: &AtomicUsize| crate::mem::virt_to_phys(which.load(Ordering::Relaxed) as *const u8);
+    let (mapped, read_only, unreadable) = (phys(&WORDS), phys(&READ_ONLY), phys(&UNREADABLE));
+    let lo = BASE.load(Ordering::Relaxed);
+    crate::arch::hypercall::call(hrt_abi::nr::USER_MAP, &[mapped, bytes, lo, pages, read_only, unreadable]);
 }
 
 fn words() -> &'static [AtomicU64] {
@@ -86,6 +105,17 @@ pub fn set(start: u64, end: u64, on: bool) {
 /// Marks the pages of `[start, end)` read-only (`on`: no PROT_WRITE) or not.
 pub fn set_read_only(start: u64, end: u64, on: bool) {
     set_in(bitmap(&READ_ONLY), start, end, on);
+}
+
+/// Marks the pages of `[start, end)` mapped without PROT_READ (`on`) or readable. Costs nothing
+/// (no bitmap write) until a page was ever marked.
+pub fn set_unreadable(start: u64, end: u64, on: bool) {
+    if on {
+        ANY_UNREADABLE.store(true, Ordering::Relaxed);
+    } else if !ANY_UNREADABLE.load(Ordering::Relaxed) {
+        return;
+    }
+    set_in(bitmap(&UNREADABLE), start, end, on);
 }
 
 fn set_in(words: &[AtomicU64], start: u64, end: u64, on: bool) {
@@ -174,15 +204,9 @@ pub fn is_mapped(addr: u64, len: u64) -> bool {
     mapped_len(addr, len) == len
 }
 
-/// A forked child: tells the child's monitor where the (copied) map is.
+/// A forked child: tells the child's monitor where the (copied) maps are.
 pub fn after_fork() {
-    let pages = PAGES.load(Ordering::Relaxed);
-    if pages == 0 {
-        return;
+    if PAGES.load(Ordering::Relaxed) != 0 {
+        announce();
     }
-    let bytes = pages.div_ceil(64) * 8;
-    let mapped = crate::mem::virt_to_phys(WORDS.load(Ordering::Relaxed) as *const u8);
-    let read_only = crate::mem::virt_to_phys(READ_ONLY.load(Ordering::Relaxed) as *const u8);
-    let lo = BASE.load(Ordering::Relaxed);
-    crate::arch::hypercall::call(hrt_abi::nr::USER_MAP, &[mapped, bytes, lo, pages, read_only]);
 }

@@ -9,12 +9,17 @@
 //! forwarder reads the other process's directory (itself with `process_vm_readv`) and turns
 //! the remote guest addresses into host addresses there; a process without a directory is a
 //! native one, whose addresses are used as they are. The program's own pid (the directory
-//! read back is this monitor's) is checked as every forwarded buffer is, so the program never
-//! reaches the monitor's memory or its kernel's. The host performs the copy, with its own
+//! read back is this monitor's) is translated through this monitor's own directory, never
+//! one another process wrote, so the program never reaches the monitor's memory or its
+//! kernel's. The host performs the copy, with its own
 //! permission check (ptrace access, as for a native caller).
 //!
-//! Another VM's memory is reachable only inside its program pool; an address there the other
-//! program has not mapped reads zero (its VM's RAM) where Linux would fault.
+//! Another VM's memory is reachable only inside its program pool, and there only where its
+//! program has the pages mapped (and, for a write, writable): the directory also names the
+//! host addresses of that VM's page maps (the kernel's bitmaps of mapped, of read-only and of
+//! unreadable pages, `hrt_abi::UserMap`), which the forwarder reads for the pages a call names
+//! (`remote_pages`); a read needs PROT_READ, a write PROT_WRITE. As Linux, the copy stops at the first remote page that faults: the call
+//! returns the bytes copied before it, EFAULT only if there were none.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -27,7 +32,7 @@ use super::Forwarder;
 /// The host address of every monitor's RAM directory page (far below where the host puts
 /// mappings and programs; mapped with MAP_FIXED_NOREPLACE, so never over anything).
 const DIRECTORY: usize = 0x4852_5400_0000;
-const MAGIC: u64 = u64::from_le_bytes(*b"HRT-RAM1");
+const MAGIC: u64 = u64::from_le_bytes(*b"HRT-RAM2");
 /// Guest RAM comes in at most two ranges (below the hole at 3 GiB and above 4 GiB).
 const MAX_RANGES: usize = 4;
 
@@ -40,6 +45,20 @@ struct Range {
     host: u64,
 }
 
+/// Where the program's page maps are (`hrt_abi::UserMap`, with host addresses): all zero
+/// until the kernel has sent them (nothing counts as mapped then).
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+pub struct PageMaps {
+    /// Host addresses of the bitmaps of mapped pages, of read-only ones and of unreadable ones.
+    pub mapped: u64,
+    pub read_only: u64,
+    pub unreadable: u64,
+    /// Guest address of the first page covered, and the number of pages.
+    pub base: u64,
+    pub pages: u64,
+}
+
 #[derive(Clone, Copy, Default)]
 #[repr(C)]
 struct Directory {
@@ -47,6 +66,7 @@ struct Directory {
     pid: u64,
     count: u64,
     ranges: [Range; MAX_RANGES],
+    maps: PageMaps,
 }
 
 /// Whether this monitor's directory is in place (else the calls answer EPERM, as for a process
@@ -79,6 +99,16 @@ pub fn publish(ranges: &[(u64, u64, u64)]) -> bool {
     true
 }
 
+/// Publishes where the program's page maps are (host addresses of the kernel's bitmaps), once
+/// the kernel has sent them (`nr::USER_MAP`; again in a forked child, with the same values).
+pub fn publish_page_maps(maps: PageMaps) {
+    if PUBLISHED.load(Ordering::SeqCst) {
+        // SAFETY: the published page holds a Directory; other processes read it with
+        // process_vm_readv and take a torn value for no map or a bitmap they cannot read.
+        unsafe { std::ptr::write_volatile(&raw mut (*(DIRECTORY as *mut Directory)).maps, maps) };
+    }
+}
+
 /// In a forked monitor: the directory page is a private copy; it names the new pid.
 pub fn republish_pid(pid: i32) {
     if PUBLISHED.load(Ordering::SeqCst) {
@@ -87,14 +117,14 @@ pub fn republish_pid(pid: i32) {
     }
 }
 
-fn own_pid() -> u64 {
-    // SAFETY: the published page holds a Directory (callers checked PUBLISHED).
-    unsafe { std::ptr::read_volatile(DIRECTORY as *const Directory).pid }
+/// This monitor's directory (callers checked PUBLISHED).
+fn own_directory() -> Directory {
+    // SAFETY: the published page holds a Directory.
+    unsafe { std::ptr::read_volatile(DIRECTORY as *const Directory) }
 }
 
-/// What `pid` is: this monitor, another `hrt` (its directory) or a native process.
+/// What `pid` is: an `hrt` (this one or another: its directory) or a native process.
 enum Peer {
-    Myself,
     Vm(Directory),
     Native,
 }
@@ -102,41 +132,74 @@ enum Peer {
 fn peer(pid: i32) -> SysResult<Peer> {
     let mut dir = Directory::default();
     let size = std::mem::size_of::<Directory>();
-    let local = libc::iovec { iov_base: &mut dir as *mut Directory as *mut libc::c_void, iov_len: size };
-    let remote = libc::iovec { iov_base: DIRECTORY as *mut libc::c_void, iov_len: size };
+    let got = match read_remote(pid, &mut [(&mut dir as *mut Directory as *mut u8, size, DIRECTORY as u64)]) {
+        Ok(n) => n,
+        Err(Errno(libc::EFAULT)) => return Ok(Peer::Native),
+        Err(e) => return Err(e),
+    };
+    if got != size || dir.magic != MAGIC || dir.count as usize > MAX_RANGES {
+        return Ok(Peer::Native);
+    }
+    // This monitor's own directory, never one that only claims its pid.
+    let own = own_directory();
+    Ok(Peer::Vm(if dir.pid == own.pid { own } else { dir }))
+}
+
+/// Copies from `pid`'s memory with the host's process_vm_readv: each part is (local buffer,
+/// length, remote host address). Returns the bytes copied (short at the first remote fault).
+pub(super) fn read_remote(pid: i32, parts: &mut [(*mut u8, usize, u64)]) -> SysResult<usize> {
+    let local: Vec<libc::iovec> =
+        parts.iter().map(|&(p, len, _)| libc::iovec { iov_base: p as *mut libc::c_void, iov_len: len }).collect();
+    let remote: Vec<libc::iovec> =
+        parts.iter().map(|&(_, len, at)| libc::iovec { iov_base: at as *mut libc::c_void, iov_len: len }).collect();
     // Every argument a full register (the call is variadic: an int's upper half is undefined).
-    let args: [libc::c_long; 6] = [pid as libc::c_long, ptr(&local), 1, ptr(&remote), 1, 0];
-    // SAFETY: writes at most `size` bytes into `dir`; the remote side is the host's to check.
+    let args: [libc::c_long; 6] =
+        [pid as libc::c_long, ptr(local.as_ptr()), local.len() as _, ptr(remote.as_ptr()), remote.len() as _, 0];
+    // SAFETY: writes at most each part's length into its buffer (the caller's, `&mut`); the
+    // remote side is the host's to check.
     let got =
         unsafe { libc::syscall(libc::SYS_process_vm_readv, args[0], args[1], args[2], args[3], args[4], args[5]) };
     if got < 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
-        return if e == libc::EFAULT { Ok(Peer::Native) } else { Err(Errno(e)) };
+        return Err(Errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)));
     }
-    if got as usize != size || dir.magic != MAGIC || dir.count as usize > MAX_RANGES {
-        return Ok(Peer::Native);
-    }
-    Ok(if dir.pid == own_pid() { Peer::Myself } else { Peer::Vm(dir) })
+    Ok(got as usize)
 }
 
-/// The remote iovecs as host iovecs in `dir`'s VM: each must lie in one range of its pool; the
-/// vector ends at the first that does not (with the part inside), as a copy faulting there would.
-fn translate(dir: &Directory, remote: &[GuestIovec]) -> SysResult<Vec<libc::iovec>> {
+/// The remote iovecs as host iovecs in `dir`'s VM (process `pid`), as far as Linux's copy
+/// of `wanted` bytes would get: each must lie in one range of the pool, in pages its program
+/// has mapped (and writable, for `write`); the vector ends at the first page that is not, with
+/// the part before it. EFAULT if the copy would fault before its first byte.
+fn translate(
+    pid: i32,
+    dir: &Directory,
+    remote: &[GuestIovec],
+    wanted: u64,
+    write: bool,
+) -> SysResult<Vec<libc::iovec>> {
     let ranges = &dir.ranges[..dir.count as usize];
     let mut out = Vec::with_capacity(remote.len());
-    for v in remote {
+    let mut left = wanted;
+    for v in remote.iter().filter(|v| v.len > 0) {
+        if left == 0 {
+            break;
+        }
         let inside = ranges.iter().find(|r| v.base >= r.guest && v.base - r.guest < r.len);
-        let usable = inside.map_or(0, |r| v.len.min(r.guest + r.len - v.base));
+        // Pages past what the local side takes are never reached (nor checked) by Linux.
+        let want = v.len.min(left);
+        // (Another process's directory: no sum of its values may overflow.)
+        let in_range = inside.map_or(0, |r| want.min(r.len - (v.base - r.guest)));
+        let usable = super::remote_pages::usable_len(pid, &dir.maps, v.base, in_range, write)?;
         if let Some(r) = inside.filter(|_| usable > 0) {
-            let host = r.host + (v.base - r.guest);
+            let host = r.host.wrapping_add(v.base - r.guest);
             out.push(libc::iovec { iov_base: host as *mut libc::c_void, iov_len: usable as usize });
         }
-        if usable < v.len {
+        if usable < want {
             if out.is_empty() {
                 return Err(Errno::EFAULT);
             }
             break;
         }
+        left -= usable;
     }
     Ok(out)
 }
@@ -148,19 +211,29 @@ impl Forwarder {
             return Err(Errno::EINVAL);
         }
         let reading = nr == libc::SYS_process_vm_readv;
-        let remote = guest_iovecs(g, a[3], a[4])?;
+        // As Linux: the local side first; nothing to copy is 0 before anything else is looked at.
         let local = self.iovecs(g, a[1], a[2], reading, true)?;
+        let wanted: u64 = local.iter().map(|v| v.iov_len as u64).sum();
+        if wanted == 0 {
+            return Ok(0);
+        }
+        let remote = guest_iovecs(g, a[3], a[4])?;
+        // Linux looks the process up only if some remote iovec has a page to copy.
+        if remote.iter().all(|v| v.len == 0) {
+            return Ok(0);
+        }
         if !PUBLISHED.load(Ordering::Relaxed) {
             return Err(Errno(libc::EPERM));
         }
         let mut pid = a[0] as i32;
         let remote = match peer(pid)? {
-            // The host copies within this monitor (`pid` may be one of its threads).
-            Peer::Myself => {
-                pid = own_pid() as i32;
-                self.iovecs(g, a[3], a[4], !reading, true)?
+            Peer::Vm(dir) => {
+                // The host copies within this monitor (`pid` may be one of its threads).
+                if dir.pid == own_directory().pid {
+                    pid = dir.pid as i32;
+                }
+                translate(pid, &dir, &remote, wanted, !reading)?
             }
-            Peer::Vm(dir) => translate(&dir, &remote)?,
             Peer::Native => remote
                 .iter()
                 .map(|v| libc::iovec { iov_base: v.base as *mut libc::c_void, iov_len: v.len as usize })
@@ -179,3 +252,7 @@ impl Forwarder {
         unsafe { self.sys(nr, &args) }
     }
 }
+
+#[cfg(test)]
+#[path = "cross_memory_tests.rs"]
+mod tests;

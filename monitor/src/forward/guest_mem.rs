@@ -319,7 +319,14 @@ mod page_map_tests {
     const P: u64 = 4096;
 
     fn map(bits: &[u8]) -> UserMap {
-        UserMap { bitmap: 0, bytes: bits.len() as u64, base: BASE, pages: bits.len() as u64 * 8, read_only: 0 }
+        UserMap {
+            bitmap: 0,
+            bytes: bits.len() as u64,
+            base: BASE,
+            pages: bits.len() as u64 * 8,
+            read_only: 0,
+            unreadable: 0,
+        }
     }
 
     fn len(bits: &[u8], addr: u64, n: u64) -> u64 {

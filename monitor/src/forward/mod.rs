@@ -47,6 +47,7 @@ mod owners;
 mod paths;
 mod poll;
 mod procs;
+mod remote_pages;
 #[cfg(test)]
 mod routing_tests;
 mod shared_futex;

@@ -85,7 +85,8 @@ fn file_overrides(shared: &Shared, args: &[u64]) -> i64 {
 /// Accepts the kernel's page map (`nr::USER_MAP`) once: it must cover exactly the program's
 /// pool and lie in guest RAM outside it (where the program cannot write it).
 fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
-    let map = hrt_abi::UserMap { bitmap: a[0], bytes: a[1], base: a[2], pages: a[3], read_only: a[4] };
+    let map =
+        hrt_abi::UserMap { bitmap: a[0], bytes: a[1], base: a[2], pages: a[3], read_only: a[4], unreadable: a[5] };
     let (lo, hi) = shared.program_mem;
     let pool_pages = (hi - lo) / hrt_abi::USER_MAP_PAGE;
     let outside_pool = |at: u64| {
@@ -95,14 +96,32 @@ fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
         && map.pages == pool_pages
         && map.bytes >= pool_pages.div_ceil(8)
         && outside_pool(map.bitmap)
-        && outside_pool(map.read_only);
+        && outside_pool(map.read_only)
+        && outside_pool(map.unreadable);
     if !valid {
         return -(libc::EINVAL as i64);
     }
     match shared.user_map.set(map) {
-        Ok(()) => 0,
+        Ok(()) => {
+            publish_page_maps(shared, &map);
+            0
+        }
         Err(_) => -(libc::EPERM as i64),
     }
+}
+
+/// Tells other processes' forwarders where the page maps are (cross-memory attach into this
+/// VM checks them): their host addresses, in the RAM directory.
+fn publish_page_maps(shared: &Shared, map: &hrt_abi::UserMap) {
+    let host = |at: u64| shared.ram.host_ptr(at, map.bytes).map_or(0, |p| p as u64);
+    let maps = crate::forward::cross_memory::PageMaps {
+        mapped: host(map.bitmap),
+        read_only: host(map.read_only),
+        unreadable: host(map.unreadable),
+        base: map.base,
+        pages: map.pages,
+    };
+    crate::forward::cross_memory::publish_page_maps(maps);
 }
 
 /// Fills `[addr, addr+len)` of guest RAM with the host's random bytes (`nr::RANDOM`).

@@ -122,6 +122,9 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     }
     if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
         let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);
+        if p.verbose {
+            eprintln!("{}", cfg.describe(config.cpus));
+        }
         let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, config.cpus, Some(vm.clone()))));
     }
     let plan = vcpu::VcpuPlan {

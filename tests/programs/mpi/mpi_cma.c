@@ -2,7 +2,9 @@
  * sends its pid and a buffer's address to the other, then copies the other's buffer with
  * process_vm_readv and writes into it with process_vm_writev, each byte checked. Then the
  * calls on the rank's own pid and the errors Linux gives (flags, a bad remote address, a pid
- * that does not exist, a bad local buffer). Output is rank 0's; rank 1 prints its checks too. */
+ * that does not exist, a bad local buffer), and the other rank's pages Linux refuses: a
+ * read-only page written, a PROT_NONE page read or written (the copy stops there: the bytes
+ * before it, EFAULT if none). Output is rank 0's; rank 1 prints its checks too. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <mpi.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -42,8 +45,13 @@ int main(int argc, char **argv) {
     unsigned char *mine = malloc(SIZE), *inbox = calloc(SIZE, 1), *copy = calloc(SIZE, 1);
     for (size_t i = 0; i < SIZE; i++)
         mine[i] = pattern(rank, i);
-    uint64_t me[3] = {(uint64_t)getpid(), (uint64_t)(uintptr_t)mine, (uint64_t)(uintptr_t)inbox}, other[3];
-    MPI_Sendrecv(me, 3, MPI_UINT64_T, peer, 0, other, 3, MPI_UINT64_T, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    /* Three pages: read-write, read-only, PROT_NONE (not unmapped: MPI could map it again). */
+    unsigned char *guarded = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (guarded == MAP_FAILED || mprotect(guarded + 4096, 4096, PROT_READ) || mprotect(guarded + 8192, 4096, PROT_NONE))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    uint64_t me[4] = {(uint64_t)getpid(), (uint64_t)(uintptr_t)mine, (uint64_t)(uintptr_t)inbox, (uint64_t)(uintptr_t)guarded};
+    uint64_t other[4];
+    MPI_Sendrecv(me, 4, MPI_UINT64_T, peer, 0, other, 4, MPI_UINT64_T, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     pid_t pid = (pid_t)other[0];
 
     /* Read the other's buffer in two pieces (two remote iovecs into one local one). */
@@ -79,6 +87,17 @@ int main(int argc, char **argv) {
     printf("rank %d: no remote iovec: %s\n", rank, result(r));
     r = process_vm_readv(0x3ffffff0, &local, 1, remote, 1, 0);
     printf("rank %d: no such pid: %s\n", rank, result(r));
+
+    /* The other's guarded pages. */
+    unsigned char *theirs = (unsigned char *)(uintptr_t)other[3];
+    struct iovec three = {theirs, 3 * 4096}, last = {theirs + 8192, 100}, two = {theirs, 2 * 4096};
+    printf("rank %d: read the other's 3 guarded pages: %s\n", rank, result(process_vm_readv(pid, &local, 1, &three, 1, 0)));
+    printf("rank %d: read the other's PROT_NONE page: %s\n", rank, result(process_vm_readv(pid, &local, 1, &last, 1, 0)));
+    printf("rank %d: write the other's read-write and read-only pages: %s\n", rank,
+           result(process_vm_writev(pid, &local, 1, &two, 1, 0)));
+    struct iovec ro = {theirs + 4096, 10};
+    printf("rank %d: write the other's read-only page: %s\n", rank, result(process_vm_writev(pid, &local, 1, &ro, 1, 0)));
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;
 }

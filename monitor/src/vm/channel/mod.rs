@@ -56,6 +56,16 @@ impl ChannelConfig {
         let spin_us = spin_us.unwrap_or(if spare { 1000 } else { 50 });
         ChannelConfig { threads: threads.unwrap_or(1).max(1), spin: Duration::from_micros(spin_us) }
     }
+
+    /// What `-v` says of the spin `defaults` chose for `cpus` vCPUs and why.
+    pub fn describe(&self, cpus: u32) -> String {
+        let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+        let ranks = local_ranks();
+        format!(
+            "hrt: the channel's polling thread spins {} µs after the last request ({host} host CPU(s) for {ranks} local MPI rank(s) of {cpus} vCPU(s))",
+            self.spin.as_micros()
+        )
+    }
 }
 
 /// How many MPI ranks of this job run on this host (each in a VM like this one), as the MPI
