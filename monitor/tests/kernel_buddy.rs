@@ -58,12 +58,13 @@ const MIB: usize = 1 << 20;
 
 #[test]
 fn metadata_size() {
+    // One bit per page, then a 24-byte node per 2 MiB and two more (for the ends).
     assert_eq!(Buddy::metadata_bytes(0), 0);
-    assert_eq!(Buddy::metadata_bytes(PAGE_SIZE), 8);
-    assert_eq!(Buddy::metadata_bytes(64 * PAGE_SIZE), 8);
-    assert_eq!(Buddy::metadata_bytes(65 * PAGE_SIZE), 16);
-    // One bit per page: 4 GiB needs 128 KiB.
-    assert_eq!(Buddy::metadata_bytes(4 << 30), 128 << 10);
+    assert_eq!(Buddy::metadata_bytes(PAGE_SIZE), 8 + 2 * 24);
+    assert_eq!(Buddy::metadata_bytes(64 * PAGE_SIZE), 8 + 2 * 24);
+    assert_eq!(Buddy::metadata_bytes(65 * PAGE_SIZE), 16 + 2 * 24);
+    // 4 GiB: 128 KiB of bitmap and 2,050 nodes.
+    assert_eq!(Buddy::metadata_bytes(4 << 30), (128 << 10) + 2050 * 24);
 }
 
 #[test]
@@ -440,4 +441,23 @@ fn excluded_ranges_overflow_panics() {
     let mut ex = ranges::Excluded::<1>::new();
     ex.add(0, 1, 1);
     ex.add(2, 3, 1);
+}
+
+/// Splitting a large block for a small allocation writes nothing beyond the first 2 MiB of it:
+/// the nodes of the upper halves that start on 2 MiB boundaries live in the side table, so no
+/// memory nobody uses is touched (each such 2 MiB would cost the host a huge page).
+#[test]
+fn splitting_touches_only_the_first_2_mib() {
+    let size = 64 * MIB;
+    let mut a = Arena::full(size);
+    let base = a.base();
+    assert_eq!(a.buddy.alloc(0), Some(base));
+    // SAFETY: the arena's buffer is `size` bytes, zeroed when made.
+    let untouched = unsafe { std::slice::from_raw_parts((base + 2 * MIB) as *const u8, size - 2 * MIB) };
+    assert!(untouched.iter().all(|&b| b == 0), "a node was written beyond the first 2 MiB");
+    // The halves are still found and merged back.
+    // SAFETY: the block just allocated.
+    unsafe { a.buddy.free(base, 0) };
+    assert_eq!(a.buddy.free_bytes(), size);
+    assert_eq!(a.buddy.alloc((size / PAGE_SIZE).trailing_zeros() as usize), Some(base));
 }

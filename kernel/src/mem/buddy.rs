@@ -5,10 +5,14 @@
 //! lists, one per order, whose nodes live in the free blocks themselves; memory is assumed
 //! to be directly addressable (address == pointer).
 //!
-//! The only side table is a bitmap with one bit per page: "a free block starts here". A free
-//! block's order is stored in its node, so asking "is my buddy free at order k?" costs one bit
-//! test and one load. Every operation is O(MAX_ORDER) at worst and never scans a list or
-//! touches memory page by page, because in this kernel each instruction may be emulated.
+//! The side tables are a bitmap with one bit per page, "a free block starts here", and the
+//! nodes of free blocks that start on a 2 MiB boundary: splitting a large block writes a node
+//! at each upper half, and were they in the blocks, splitting 1 GiB down would touch nine
+//! 2 MiB pages nobody uses, each a huge page the host must allocate (what made `hrt`'s memory
+//! grow with `--mem`). A free block's order is stored in its node, so asking "is my buddy free
+//! at order k?" costs one bit test and one load. Every operation is O(MAX_ORDER) at worst and
+//! never scans a list or touches memory page by page, because in this kernel each instruction
+//! may be emulated.
 //!
 //! This file depends on nothing but `core` so the host test suite can include it directly.
 
@@ -19,6 +23,9 @@ pub const PAGE_SHIFT: usize = 12;
 pub const PAGE_SIZE: usize = 1 << PAGE_SHIFT;
 /// Largest order: 4 KiB << 18 = 1 GiB.
 pub const MAX_ORDER: usize = 18;
+
+/// Free blocks starting on a multiple of this keep their node in the side table.
+const CHUNK: usize = 2 << 20;
 
 /// End-of-list marker (0 can be a valid block address on the host or in a zone at 0).
 const NIL: usize = usize::MAX;
@@ -43,6 +50,9 @@ pub struct Buddy {
     end: usize,
     /// One bit per page of the managed range: set iff a free block starts at that page.
     bitmap: *mut u64,
+    /// The nodes of free blocks at 2 MiB boundaries, one per 2 MiB from `chunk_base`.
+    chunk_nodes: *mut FreeNode,
+    chunk_base: usize,
     /// Head of each order's free list, or `NIL`.
     heads: [usize; MAX_ORDER + 1],
     /// Bit k set iff `heads[k]` is not empty, so alloc finds a block with one `tzcnt`.
@@ -58,13 +68,35 @@ unsafe impl Send for Buddy {}
 impl Buddy {
     /// An allocator managing nothing; call `init` before use.
     pub const fn empty() -> Buddy {
-        Buddy { base: 0, end: 0, bitmap: ptr::null_mut(), heads: [NIL; MAX_ORDER + 1], nonempty: 0, free: 0, total: 0 }
+        Buddy {
+            base: 0,
+            end: 0,
+            bitmap: ptr::null_mut(),
+            chunk_nodes: ptr::null_mut(),
+            chunk_base: 0,
+            heads: [NIL; MAX_ORDER + 1],
+            nonempty: 0,
+            free: 0,
+            total: 0,
+        }
     }
 
-    /// Bytes of metadata `init` needs to manage `size` bytes (a multiple of 8).
+    /// Bytes of metadata `init` needs to manage `size` bytes (a multiple of 8): the bitmap,
+    /// then a node per 2 MiB (and one more for each end, wherever the range starts).
     pub const fn metadata_bytes(size: usize) -> usize {
-        let pages = size / PAGE_SIZE;
-        pages.div_ceil(64) * 8
+        Self::bitmap_bytes(size) + Self::chunk_count(size) * core::mem::size_of::<FreeNode>()
+    }
+
+    const fn bitmap_bytes(size: usize) -> usize {
+        (size / PAGE_SIZE).div_ceil(64) * 8
+    }
+
+    const fn chunk_count(size: usize) -> usize {
+        if size == 0 {
+            0
+        } else {
+            size / CHUNK + 2
+        }
     }
 
     /// Manages the pages of `[base, base + size)` (rounded inwards to pages), with nothing
@@ -72,7 +104,8 @@ impl Buddy {
     ///
     /// # Safety
     /// `meta` must be 8-byte aligned, point to `metadata_bytes(size)` writable bytes used by
-    /// nothing else, and be all zero if `meta_zeroed`. The managed memory must be addressable
+    /// nothing else, and be all zero if `meta_zeroed` (only the bitmap needs to be: nodes are
+    /// written before they are read). The managed memory must be addressable
     /// and, once added as free, used by nothing else.
     pub unsafe fn init(&mut self, base: usize, size: usize, meta: *mut u8, meta_zeroed: bool) {
         let start = align_up(base, PAGE_SIZE);
@@ -81,10 +114,13 @@ impl Buddy {
         self.base = start;
         self.end = end;
         self.bitmap = meta.cast();
+        // SAFETY: the nodes follow the bitmap inside the caller's `metadata_bytes(size)`.
+        self.chunk_nodes = unsafe { meta.add(Self::bitmap_bytes(size)) }.cast();
+        self.chunk_base = align_down(start, CHUNK);
         if !meta_zeroed {
             // SAFETY: the caller provides this many writable bytes; write_bytes is one
             // `rep stosb`, not a loop of emulated stores.
-            unsafe { ptr::write_bytes(meta, 0, Self::metadata_bytes(size)) };
+            unsafe { ptr::write_bytes(meta, 0, Self::bitmap_bytes(size)) };
         }
     }
 
@@ -242,8 +278,8 @@ impl Buddy {
                 return None;
             }
             if self.is_free_head(block) {
-                // SAFETY: a set bit means a free block starts here, so a node is written there.
-                let order = unsafe { (*(block as *const FreeNode)).order };
+                // SAFETY: a set bit means a free block starts here, so its node is written.
+                let order = unsafe { (*self.node(block)).order };
                 return (addr < block + block_size(order)).then_some((block, order));
             }
         }
@@ -277,8 +313,8 @@ impl Buddy {
             if buddy < self.base || buddy + block_size(order) > self.end || !self.is_free_head(buddy) {
                 break;
             }
-            // SAFETY: a set bit means a node is written at `buddy`.
-            let buddy_order = unsafe { (*(buddy as *const FreeNode)).order };
+            // SAFETY: a set bit means the node of `buddy` is written.
+            let buddy_order = unsafe { (*self.node(buddy)).order };
             if buddy_order != order {
                 break;
             }
@@ -299,9 +335,9 @@ impl Buddy {
         let head = self.heads[order];
         // SAFETY: the block is ours to write, and `head` (if any) is a listed free block.
         unsafe {
-            ptr::write(addr as *mut FreeNode, FreeNode { next: head, prev: NIL, order });
+            ptr::write(self.node(addr), FreeNode { next: head, prev: NIL, order });
             if head != NIL {
-                (*(head as *mut FreeNode)).prev = addr;
+                (*self.node(head)).prev = addr;
             }
         }
         self.heads[order] = addr;
@@ -316,20 +352,30 @@ impl Buddy {
     unsafe fn unlink(&mut self, addr: usize, order: usize) {
         // SAFETY: listed blocks and their neighbours hold valid nodes.
         unsafe {
-            let FreeNode { next, prev, .. } = ptr::read(addr as *const FreeNode);
+            let FreeNode { next, prev, .. } = ptr::read(self.node(addr));
             if prev == NIL {
                 self.heads[order] = next;
                 if next == NIL {
                     self.nonempty &= !(1 << order);
                 }
             } else {
-                (*(prev as *mut FreeNode)).next = next;
+                (*self.node(prev)).next = next;
             }
             if next != NIL {
-                (*(next as *mut FreeNode)).prev = prev;
+                (*self.node(next)).prev = prev;
             }
         }
         self.set_free_head(addr, false);
+    }
+
+    /// Where the node of a free block starting at `addr` (in range) lives: in the side table
+    /// for a 2 MiB boundary, else at the block's start.
+    fn node(&self, addr: usize) -> *mut FreeNode {
+        if addr.is_multiple_of(CHUNK) {
+            self.chunk_nodes.wrapping_add((addr - self.chunk_base) / CHUNK)
+        } else {
+            addr as *mut FreeNode
+        }
     }
 
     fn is_free_head(&self, addr: usize) -> bool {
