@@ -120,7 +120,7 @@ pub fn build_identity_map(
             let (pool_lo, pool_hi) = (user_lo.clamp(start, end), user_hi.clamp(start, end));
             identity.map(start, pool_lo, kernel_leaf, huge);
             identity.map(pool_lo, pool_hi, pool_leaf, huge);
-            identity.map(pool_hi.max(pool_lo), end, kernel_leaf, huge);
+            identity.map(pool_hi, end, kernel_leaf, huge);
         }
         if user.is_some() {
             let alias = Directories::new(pml4, POOL_ALIAS_BASE, ram_end);
