@@ -63,9 +63,10 @@ pub const GROUPS: &[Group] = &[OMP];
 pub const OMP_GROUP: u8 = 0;
 
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C and Fortran code)
-/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks. Offloading (`GOMP_target*`, `GOMP_teams*`,
-/// `omp_target_*`), OpenACC and detachable tasks are not provided: a program that uses them runs
-/// on its own libgomp.
+/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks; `target` and
+/// `teams` as libgomp runs them without an offload device (on the host), and the device memory
+/// routines for the host. OpenACC and detachable tasks are not provided: a program that uses
+/// them runs on its own libgomp.
 pub const OMP: Group = Group {
     name: "omp",
     overrides: &[
@@ -193,6 +194,18 @@ pub const OMP: Group = Group {
         // The allocate clause.
         "GOMP_alloc",
         "GOMP_free",
+        // Offloading constructs on the host device, and teams.
+        "GOMP_target_ext",
+        "GOMP_target",
+        "GOMP_target_data_ext",
+        "GOMP_target_data",
+        "GOMP_target_end_data",
+        "GOMP_target_update_ext",
+        "GOMP_target_update",
+        "GOMP_target_enter_exit_data",
+        "GOMP_teams_reg",
+        "GOMP_teams4",
+        "GOMP_teams",
         // The omp_* API.
         "omp_set_num_threads",
         "omp_get_num_threads",
@@ -234,6 +247,13 @@ pub const OMP: Group = Group {
         "omp_get_num_teams",
         "omp_get_team_num",
         "omp_get_device_num",
+        "omp_target_alloc",
+        "omp_target_free",
+        "omp_target_is_present",
+        "omp_target_memcpy",
+        "omp_target_memcpy_rect",
+        "omp_target_associate_ptr",
+        "omp_target_disassociate_ptr",
         "omp_set_num_teams",
         "omp_get_max_teams",
         "omp_set_teams_thread_limit",
@@ -278,6 +298,10 @@ pub const OMP: Group = Group {
         "omp_set_max_active_levels_8_",
         "omp_set_default_device_",
         "omp_set_default_device_8_",
+        "omp_set_num_teams_",
+        "omp_set_num_teams_8_",
+        "omp_set_teams_thread_limit_",
+        "omp_set_teams_thread_limit_8_",
         "omp_get_ancestor_thread_num_",
         "omp_get_ancestor_thread_num_8_",
         "omp_get_team_size_",
@@ -317,6 +341,9 @@ pub const OMP: Group = Group {
         "omp_is_initial_device_",
         "omp_get_num_teams_",
         "omp_get_team_num_",
+        "omp_get_device_num_",
+        "omp_get_max_teams_",
+        "omp_get_teams_thread_limit_",
         "omp_get_wtime_",
         "omp_get_wtick_",
         "omp_init_lock_",

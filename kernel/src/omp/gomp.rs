@@ -11,12 +11,15 @@ use super::affinity::{omp_capture_affinity, omp_display_affinity, omp_get_affini
 use super::allocators::*;
 use super::api::*;
 use super::cancel;
+use super::device::*;
 use super::display_env::omp_display_env;
 use super::icv::{SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC};
 use super::lock;
 use super::reductions;
+use super::target::*;
 use super::tasks::{self, CopyFn, TaskFn};
 use super::team::{self, Outlined};
+use super::teams::*;
 use super::thread;
 use super::work::{self, Loop};
 
@@ -576,6 +579,13 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_taskloop_ull,
         GOMP_alloc,
         GOMP_free,
+        GOMP_target_ext,
+        GOMP_target,
+        GOMP_target_update_ext,
+        GOMP_target_data_ext,
+        GOMP_teams_reg,
+        GOMP_teams4,
+        GOMP_teams,
         omp_set_num_threads,
         omp_get_num_threads,
         omp_get_max_threads,
@@ -616,6 +626,13 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_get_num_teams,
         omp_get_team_num,
         omp_get_device_num,
+        omp_target_alloc,
+        omp_target_free,
+        omp_target_is_present,
+        omp_target_memcpy,
+        omp_target_memcpy_rect,
+        omp_target_associate_ptr,
+        omp_target_disassociate_ptr,
         omp_set_num_teams,
         omp_get_max_teams,
         omp_set_teams_thread_limit,
@@ -669,6 +686,10 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "GOMP_parallel_loop_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
         "GOMP_parallel_loop_maybe_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
         "GOMP_sections_end" => GOMP_loop_end,
+        "GOMP_target_enter_exit_data" => GOMP_target_update_ext,
+        "GOMP_target_data" => GOMP_target_data_ext,
+        "GOMP_target_end_data" => GOMP_target_data_ext,
+        "GOMP_target_update" => GOMP_target_data_ext,
         "omp_get_wtime" => hrt_omp_get_wtime,
         "omp_get_wtick" => hrt_omp_get_wtick,
     );

@@ -133,7 +133,7 @@ fn team_size(outer: &Ctx, requested: u32) -> u32 {
         return 1;
     }
     let n = if requested == 0 { outer.icv.nthreads } else { requested };
-    n.clamp(1, super::icv::thread_limit())
+    n.clamp(1, outer.icv.thread_limit.max(1))
 }
 
 /// Starts a region running `func(data)` on a team of `requested` threads (0: nthreads-var),
@@ -240,6 +240,13 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
     }
 }
 
+/// Gives up kept teams (their master no longer leads them): they become spare teams for
+/// anyone's next region.
+pub fn retire(teams: &[*mut Team]) {
+    let mut spare = SPARE_TEAMS.lock();
+    spare.extend(teams.iter().filter(|t| !t.is_null()).map(|&t| t as usize));
+}
+
 pub fn member(team: &Team, id: u32) -> Ctx {
     let mut c = Ctx::initial();
     c.team = team;
@@ -252,6 +259,8 @@ pub fn member(team: &Team, id: u32) -> Ctx {
     c.group = team.group.clone();
     // SAFETY: the encountering task is alive while its region runs.
     let outer = unsafe { &*team.parent };
+    // A parallel region inside a `teams` region belongs to the encountering team.
+    (c.num_teams, c.team_num) = (outer.num_teams, outer.team_num);
     (c.place, c.part) = if super::places::count() > 0 && team.placement != 0 && outer.place != super::places::NONE {
         super::places::assign(team.placement, outer.place, outer.part, team.nthreads, id)
     } else {
