@@ -206,6 +206,8 @@ pub const OMP: Group = Group {
         "GOMP_teams_reg",
         "GOMP_teams4",
         "GOMP_teams",
+        // The error directive's warnings.
+        "GOMP_warning",
         // The omp_* API.
         "omp_set_num_threads",
         "omp_get_num_threads",

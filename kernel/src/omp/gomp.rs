@@ -500,6 +500,28 @@ taskloops! {
     GOMP_taskloop_ull: u64, false;
 }
 
+/// The `error` directive with `severity(warning)` at run time: libgomp's line on stderr.
+/// `len` is the message's length, or usize::MAX for a NUL-terminated one. (`severity(fatal)`,
+/// GOMP_error, ends the program with the C library's `exit`, which the kernel cannot call: not
+/// provided.)
+extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
+    let mut out = alloc::vec::Vec::from(&b"\nlibgomp: error directive encountered"[..]);
+    if !msg.is_null() {
+        out.extend_from_slice(b": ");
+        // SAFETY: gcc's message: `len` bytes, or a NUL-terminated string.
+        let text = unsafe {
+            if len == usize::MAX {
+                core::ffi::CStr::from_ptr(msg as *const core::ffi::c_char).to_bytes()
+            } else {
+                core::slice::from_raw_parts(msg, len)
+            }
+        };
+        out.extend_from_slice(text);
+    }
+    out.push(b'\n');
+    super::output::stderr(&out);
+}
+
 /// The kernel's function for the libgomp entry point `name`.
 pub fn entry_point(name: &str) -> Option<u64> {
     if name.starts_with("GOMP_loop_") && name.ends_with("_next") {
@@ -586,6 +608,7 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_teams_reg,
         GOMP_teams4,
         GOMP_teams,
+        GOMP_warning,
         omp_set_num_threads,
         omp_get_num_threads,
         omp_get_max_threads,
