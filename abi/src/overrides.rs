@@ -65,8 +65,8 @@ pub const OMP_GROUP: u8 = 0;
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C and Fortran code)
 /// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks; `target` and
 /// `teams` as libgomp runs them without an offload device (on the host), and the device memory
-/// routines for the host. OpenACC and detachable tasks are not provided: a program that uses
-/// them runs on its own libgomp.
+/// routines for the host. OpenACC and the fatal `error` directive are not provided: a program
+/// that uses them runs on its own libgomp.
 pub const OMP: Group = Group {
     name: "omp",
     overrides: &[
@@ -180,6 +180,8 @@ pub const OMP: Group = Group {
         // Tasks.
         "GOMP_task",
         "GOMP_taskwait",
+        "omp_fulfill_event",
+        "omp_fulfill_event_",
         "GOMP_taskwait_depend",
         "GOMP_taskyield",
         "GOMP_taskgroup_start",

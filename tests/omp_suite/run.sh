@@ -26,9 +26,9 @@
 # kmp_*/__kmpc_* interfaces, with a RUN line that runs it. Each RUN line that runs the program
 # is one case, with its environment and arguments (FileCheck patterns are not checked).
 # Selection (ompvv): every .c test under tests/ that uses neither the `allocate` directive nor
-# `uses_allocators` (which gcc 12 does not build) nor `detach` (not in the kernel's runtime);
-# `target` and `teams` tests included: gcc 12 runs them on the host (libgomp's host fallback).
-# Tests gcc cannot build are left out when their build fails.
+# `uses_allocators` (which gcc 12 does not build); `target` and `teams` tests included: gcc 12
+# runs them on the host (libgomp's host fallback). Tests gcc cannot build are left out when
+# their build fails.
 # A case counts when it builds and passes natively (exit status 0) under the same
 # OMP_NUM_THREADS; it passes under hrt when its exit status is 0. Prints one summary line per
 # (link, config); details are in WORK_DIR/results.txt and WORK_DIR/logs/.
@@ -78,7 +78,7 @@ selected_llvm() {
 
 selected_ompvv() {
     find "$suite/tests" -name '*.c' | sort | while read -r f; do
-        grep -qE 'uses_allocators|omp +allocate|detach' "$f" && continue
+        grep -qE 'uses_allocators|omp +allocate' "$f" && continue
         skipped "$f" || echo "$f"
     done
 }

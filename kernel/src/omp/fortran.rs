@@ -12,6 +12,7 @@
 use alloc::vec;
 
 use super::api::*;
+use super::detach::omp_fulfill_event_;
 use super::device::*;
 use super::teams::{omp_get_num_teams, omp_get_team_num};
 use super::gomp::{hrt_omp_get_wtick, hrt_omp_get_wtime};
@@ -245,6 +246,7 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_set_num_teams_8_,
         omp_set_teams_thread_limit_,
         omp_set_teams_thread_limit_8_,
+        omp_fulfill_event_,
         omp_get_ancestor_thread_num_,
         omp_get_ancestor_thread_num_8_,
         omp_get_team_size_,

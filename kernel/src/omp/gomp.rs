@@ -11,6 +11,7 @@ use super::affinity::{omp_capture_affinity, omp_display_affinity, omp_get_affini
 use super::allocators::*;
 use super::api::*;
 use super::cancel;
+use super::detach::omp_fulfill_event;
 use super::device::*;
 use super::display_env::omp_display_env;
 use super::icv::{SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC};
@@ -53,10 +54,6 @@ core::arch::global_asm!(
 extern "C" {
     pub(super) fn hrt_omp_get_wtime();
     pub(super) fn hrt_omp_get_wtick();
-}
-
-fn unsupported(what: &str) -> ! {
-    team::fatal(what)
 }
 
 // Parallel regions.
@@ -438,13 +435,11 @@ extern "C" fn GOMP_task(
     _prio: i32,
     detach: *mut u8,
 ) {
-    if !detach.is_null() && flags & (1 << 13) != 0 {
-        unsupported("detachable tasks are not supported by the kernel's runtime (use --omp libgomp)");
-    }
     if cancel::new_task_discarded() {
         return;
     }
-    tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize);
+    let detach = if flags & tasks::FLAG_DETACH != 0 { detach as *mut usize } else { core::ptr::null_mut() };
+    tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize, detach);
 }
 extern "C" fn GOMP_taskwait_depend(depend: *mut u8) {
     tasks::taskwait_depend(depend as *const usize);
@@ -609,6 +604,7 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_teams4,
         GOMP_teams,
         GOMP_warning,
+        omp_fulfill_event,
         omp_set_num_threads,
         omp_get_num_threads,
         omp_get_max_threads,

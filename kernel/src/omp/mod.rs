@@ -31,6 +31,7 @@ mod allocators;
 mod api;
 mod barrier;
 mod cancel;
+mod detach;
 mod device;
 mod display_env;
 mod doacross;

@@ -187,7 +187,7 @@ pub extern "C" fn GOMP_target_ext(
     let mut region = unsafe { Region::new(f, mapnum, hostaddrs, sizes, kinds, thread_limit_arg(args)) };
     let task_flags = if depend.is_null() { 0 } else { tasks::FLAG_DEPEND };
     let deferrable = flags & FLAG_NOWAIT != 0;
-    tasks::task(run_block, region.ptr(), None, region.len as i64, region.align as i64, deferrable, task_flags, depend);
+    tasks::task(run_block, region.ptr(), None, region.len as i64, region.align as i64, deferrable, task_flags, depend, core::ptr::null_mut());
 }
 
 /// GOMP_target (the gcc 4.9 ABI: no firstprivate, no nowait).

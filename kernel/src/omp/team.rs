@@ -77,6 +77,9 @@ pub struct Team {
     /// passed when it was (0: none). Those that pass the construct's closing barrier then
     /// count past it, so a stale mark never needs clearing (see `cancel`).
     pub ws_cancelled: AtomicU32,
+    /// A team of one that defers its tasks (it has had a detachable task, see `detach`): its
+    /// barriers and its end run them.
+    pub defers_tasks: AtomicBool,
 }
 
 impl Team {
@@ -100,6 +103,7 @@ impl Team {
             placement: 0,
             cancelled: AtomicBool::new(false),
             ws_cancelled: AtomicU32::new(0),
+            defers_tasks: AtomicBool::new(false),
         });
         super::work::reset(&t.work);
         t
@@ -122,6 +126,9 @@ impl Team {
         if self.nthreads > 1 {
             self.barrier.wait(c.id, self.nthreads, &self.tasks, cancelled)
         } else {
+            if self.defers_tasks.load(Ordering::Relaxed) {
+                self.tasks.drain();
+            }
             cancelled.is_some_and(|f| f.load(Ordering::Relaxed))
         }
     }
@@ -184,6 +191,7 @@ pub fn fork(
     if *team.ws_cancelled.get_mut() != 0 {
         *team.ws_cancelled.get_mut() = 0;
     }
+    *team.defers_tasks.get_mut() = false;
     team.barrier.prepare(n as usize);
     team.prepared = prepare(team, outer);
     if n > 1 {
@@ -230,6 +238,8 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
         if team.cancelled.load(Ordering::Relaxed) {
             team.barrier.reset();
         }
+    } else if team.defers_tasks.load(Ordering::Relaxed) {
+        team.tasks.drain();
     }
     let st = thread::this();
     st.ctx = outer;
