@@ -47,7 +47,13 @@ pub extern "C" fn omp_target_is_present(p: *const u8, device: i32) -> i32 {
     (p.is_null() || is_host(device)) as i32
 }
 /// Associating host memory with device memory needs a device other than the host.
-pub extern "C" fn omp_target_associate_ptr(_host: *const u8, _dev: *const u8, _size: usize, _off: usize, _device: i32) -> i32 {
+pub extern "C" fn omp_target_associate_ptr(
+    _host: *const u8,
+    _dev: *const u8,
+    _size: usize,
+    _off: usize,
+    _device: i32,
+) -> i32 {
     EINVAL
 }
 pub extern "C" fn omp_target_disassociate_ptr(_p: *const u8, _device: i32) -> i32 {

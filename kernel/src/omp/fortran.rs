@@ -14,8 +14,8 @@ use alloc::vec;
 use super::api::*;
 use super::detach::omp_fulfill_event_;
 use super::device::*;
-use super::teams::{omp_get_num_teams, omp_get_team_num};
 use super::gomp::{hrt_omp_get_wtick, hrt_omp_get_wtime};
+use super::teams::{omp_get_num_teams, omp_get_team_num};
 use super::{affinity, allocators, display_env};
 
 /// An INTEGER(8) argument as libgomp passes it on to the C routine.

@@ -157,7 +157,8 @@ extern "C" fn run_block(block: *mut u8) {
     let mut hostaddrs: Vec<usize> = (0..mapnum)
         .map(|i| {
             // SAFETY: as above: the entries follow the header.
-            let (value, is_offset) = unsafe { (*words.add(HEADER_WORDS + 2 * i), *words.add(HEADER_WORDS + 2 * i + 1)) };
+            let (value, is_offset) =
+                unsafe { (*words.add(HEADER_WORDS + 2 * i), *words.add(HEADER_WORDS + 2 * i + 1)) };
             if is_offset != 0 {
                 block as usize + value
             } else {
@@ -187,7 +188,17 @@ pub extern "C" fn GOMP_target_ext(
     let mut region = unsafe { Region::new(f, mapnum, hostaddrs, sizes, kinds, thread_limit_arg(args)) };
     let task_flags = if depend.is_null() { 0 } else { tasks::FLAG_DEPEND };
     let deferrable = flags & FLAG_NOWAIT != 0;
-    tasks::task(run_block, region.ptr(), None, region.len as i64, region.align as i64, deferrable, task_flags, depend, core::ptr::null_mut());
+    tasks::task(
+        run_block,
+        region.ptr(),
+        None,
+        region.len as i64,
+        region.align as i64,
+        deferrable,
+        task_flags,
+        depend,
+        core::ptr::null_mut(),
+    );
 }
 
 /// GOMP_target (the gcc 4.9 ABI: no firstprivate, no nowait).
