@@ -91,6 +91,18 @@ struct Region {
 
 const HEADER_WORDS: usize = 3;
 
+/// gcc's array of `n` map entries (which may be a null pointer when there are none).
+///
+/// # Safety
+/// `p` points to `n` values when `n` is not 0.
+unsafe fn entries_at<'a, T>(p: *const T, n: usize) -> &'a [T] {
+    if n == 0 {
+        return &[];
+    }
+    // SAFETY: see above.
+    unsafe { core::slice::from_raw_parts(p, n) }
+}
+
 impl Region {
     /// # Safety
     /// `hostaddrs`, `sizes` and `kinds` are gcc's arrays of `mapnum` entries.
@@ -103,13 +115,8 @@ impl Region {
         thread_limit: u32,
     ) -> Region {
         // SAFETY: the caller's arrays.
-        let (addrs, sizes, kinds) = unsafe {
-            (
-                core::slice::from_raw_parts(hostaddrs, mapnum),
-                core::slice::from_raw_parts(sizes, mapnum),
-                core::slice::from_raw_parts(kinds, mapnum),
-            )
-        };
+        let (addrs, sizes, kinds) =
+            unsafe { (entries_at(hostaddrs, mapnum), entries_at(sizes, mapnum), entries_at(kinds, mapnum)) };
         let firstprivate = |i: usize| kinds[i] & 0xff == MAP_FIRSTPRIVATE && addrs[i] != 0;
         let align_of = |i: usize| 1usize << (kinds[i] >> 8).min(12);
         let mut entries = Vec::with_capacity(HEADER_WORDS + 2 * mapnum);
