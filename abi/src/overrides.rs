@@ -63,9 +63,10 @@ pub const GROUPS: &[Group] = &[OMP];
 pub const OMP_GROUP: u8 = 0;
 
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C and Fortran code)
-/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks. Offloading (`GOMP_target*`, `GOMP_teams*`,
-/// `omp_target_*`), OpenACC and detachable tasks are not provided: a program that uses them runs
-/// on its own libgomp.
+/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks; `target` and
+/// `teams` as libgomp runs them without an offload device (on the host), and the device memory
+/// routines for the host. OpenACC and the fatal `error` directive are not provided: a program
+/// that uses them runs on its own libgomp.
 pub const OMP: Group = Group {
     name: "omp",
     overrides: &[
@@ -179,6 +180,8 @@ pub const OMP: Group = Group {
         // Tasks.
         "GOMP_task",
         "GOMP_taskwait",
+        "omp_fulfill_event",
+        "omp_fulfill_event_",
         "GOMP_taskwait_depend",
         "GOMP_taskyield",
         "GOMP_taskgroup_start",
@@ -193,6 +196,20 @@ pub const OMP: Group = Group {
         // The allocate clause.
         "GOMP_alloc",
         "GOMP_free",
+        // Offloading constructs on the host device, and teams.
+        "GOMP_target_ext",
+        "GOMP_target",
+        "GOMP_target_data_ext",
+        "GOMP_target_data",
+        "GOMP_target_end_data",
+        "GOMP_target_update_ext",
+        "GOMP_target_update",
+        "GOMP_target_enter_exit_data",
+        "GOMP_teams_reg",
+        "GOMP_teams4",
+        "GOMP_teams",
+        // The error directive's warnings.
+        "GOMP_warning",
         // The omp_* API.
         "omp_set_num_threads",
         "omp_get_num_threads",
@@ -234,6 +251,13 @@ pub const OMP: Group = Group {
         "omp_get_num_teams",
         "omp_get_team_num",
         "omp_get_device_num",
+        "omp_target_alloc",
+        "omp_target_free",
+        "omp_target_is_present",
+        "omp_target_memcpy",
+        "omp_target_memcpy_rect",
+        "omp_target_associate_ptr",
+        "omp_target_disassociate_ptr",
         "omp_set_num_teams",
         "omp_get_max_teams",
         "omp_set_teams_thread_limit",
@@ -278,6 +302,10 @@ pub const OMP: Group = Group {
         "omp_set_max_active_levels_8_",
         "omp_set_default_device_",
         "omp_set_default_device_8_",
+        "omp_set_num_teams_",
+        "omp_set_num_teams_8_",
+        "omp_set_teams_thread_limit_",
+        "omp_set_teams_thread_limit_8_",
         "omp_get_ancestor_thread_num_",
         "omp_get_ancestor_thread_num_8_",
         "omp_get_team_size_",
@@ -317,6 +345,9 @@ pub const OMP: Group = Group {
         "omp_is_initial_device_",
         "omp_get_num_teams_",
         "omp_get_team_num_",
+        "omp_get_device_num_",
+        "omp_get_max_teams_",
+        "omp_get_teams_thread_limit_",
         "omp_get_wtime_",
         "omp_get_wtick_",
         "omp_init_lock_",

@@ -5,7 +5,8 @@
  * depend, firstprivate capture (incl. a variable-length array, which gcc copies with a copy
  * function), final and included tasks, more tasks than the queue holds, and task reductions
  * (taskgroup task_reduction with in_reduction tasks, nested groups, an array section;
- * reduction(task) on parallel, for and sections; taskloop reduction and in_reduction). Every
+ * reduction(task) on parallel, for and sections; taskloop reduction and in_reduction), and
+ * detachable tasks (detach, omp_fulfill_event). Every
  * printed line is independent of timing and of the number of CPUs. Exit status 0 when all
  * checks pass. */
 #include <omp.h>
@@ -388,6 +389,75 @@ static int construct_reductions(void) {
     return par == 3L * nth && loop == 4950 && secs == 12 && tl == 499500 && tl_in == 600;
 }
 
+/* Detachable tasks: a task completes when its body has run and its event is fulfilled, so its
+ * dependent tasks and the taskwait/taskgroup/barrier that wait for it wait for the event. */
+static int detached_tasks(void) {
+    int ok = 1;
+    for (int round = 0; round < 20; round++) {
+        int x = 0, y = 0, seen_x = -1, seen_y = -1, late = 0, seen_late = -1;
+        omp_event_handle_t ev, ev2;
+#pragma omp parallel shared(x, y, seen_x, seen_y, late, seen_late, ev, ev2)
+#pragma omp single
+        {
+            /* fulfilled by a later task; its dependent waits for that */
+#pragma omp task depend(out : y) detach(ev) shared(y)
+            y = 1;
+#pragma omp task shared(x, ev)
+            {
+#pragma omp atomic write
+                x = 1;
+                omp_fulfill_event(ev);
+            }
+#pragma omp task depend(in : y) shared(x, y, seen_x, seen_y)
+            {
+#pragma omp atomic read
+                seen_x = x;
+                seen_y = y;
+            }
+            /* the dependent made before the fulfilling task */
+#pragma omp taskgroup
+            {
+#pragma omp task depend(out : late) detach(ev2) shared(late)
+                late = 1;
+#pragma omp task depend(in : late) shared(late, seen_late)
+                seen_late = late * 2;
+#pragma omp task shared(ev2)
+                omp_fulfill_event(ev2);
+            }
+        }
+        ok &= seen_x == 1 && seen_y == 1 && seen_late == 2;
+    }
+    /* the event fulfilled in the task's own body (its copy of the handle), deferred or not */
+    int a = 0, b = 0;
+#pragma omp parallel shared(a, b)
+#pragma omp single
+    {
+        omp_event_handle_t e1, e2;
+#pragma omp task detach(e1) shared(a)
+        {
+            a = 5;
+            omp_fulfill_event(e1);
+        }
+#pragma omp task if (0) detach(e2) shared(b)
+        {
+            b = 7;
+            omp_fulfill_event(e2);
+        }
+#pragma omp taskwait
+        ok &= a == 5 && b == 7;
+    }
+    /* outside any parallel region the task runs at once and is fulfilled in its body */
+    omp_event_handle_t e3;
+    int c = 0;
+#pragma omp task detach(e3) shared(c)
+    {
+        c = 3;
+        omp_fulfill_event(e3);
+    }
+#pragma omp taskwait
+    return ok && c == 3;
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     long f = 0;
@@ -415,6 +485,7 @@ int main(void) {
     check("taskloop nogroup with taskwait, taskloop if(0)", taskloop_nogroup());
     check("taskgroup task reductions: + * max, nested groups, an array", taskgroup_reductions());
     check("reduction(task) on parallel/for/sections, taskloop reductions", construct_reductions());
+    check("detachable tasks complete when their event is fulfilled", detached_tasks());
     printf(failures ? "%d FAILED\n" : "all checks passed\n", failures);
     return failures != 0;
 }

@@ -67,7 +67,7 @@ pub unsafe extern "C" fn omp_get_schedule(kind: *mut u32, chunk: *mut i32) {
     }
 }
 pub extern "C" fn omp_get_thread_limit() -> i32 {
-    icv::thread_limit() as i32
+    thread::ctx().icv.thread_limit.min(i32::MAX as u32) as i32
 }
 pub extern "C" fn omp_set_max_active_levels(n: i32) {
     if n >= 0 {
@@ -158,11 +158,10 @@ pub extern "C" fn omp_get_partition_place_nums(ids: *mut i32) {
 pub extern "C" fn omp_get_max_task_priority() -> i32 {
     icv::max_task_priority() as i32
 }
-/// `omp_pause_resource(kind, device)`: the host is the only device (number 0, also
-/// `omp_get_initial_device()`). Idle workers are kept (a pause may release resources, it
+/// `omp_pause_resource(kind, device)`: the host is the only device (`omp_get_initial_device()`). Idle workers are kept (a pause may release resources, it
 /// need not); as libgomp, a pause from inside a parallel region fails.
 pub extern "C" fn omp_pause_resource(kind: i32, device: i32) -> i32 {
-    if device != omp_get_initial_device() {
+    if device != super::device::omp_get_initial_device() {
         return -1;
     }
     omp_pause_resource_all(kind)
@@ -173,28 +172,6 @@ pub extern "C" fn omp_pause_resource_all(_kind: i32) -> i32 {
     } else {
         0
     }
-}
-pub extern "C" fn omp_get_default_device() -> i32 {
-    0
-}
-pub extern "C" fn omp_set_default_device(_: i32) {}
-pub extern "C" fn omp_get_num_devices() -> i32 {
-    0
-}
-pub extern "C" fn omp_get_initial_device() -> i32 {
-    0
-}
-pub extern "C" fn omp_is_initial_device() -> i32 {
-    1
-}
-pub extern "C" fn omp_get_num_teams() -> i32 {
-    1
-}
-pub extern "C" fn omp_get_team_num() -> i32 {
-    0
-}
-pub extern "C" fn omp_get_device_num() -> i32 {
-    omp_get_initial_device()
 }
 // As libgomp, the setters take 0 (the ICVs' "unset") and ignore negative values.
 pub extern "C" fn omp_set_num_teams(n: i32) {

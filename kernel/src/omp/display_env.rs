@@ -75,7 +75,7 @@ pub fn show(verbose: bool) {
         join(shown.bind_list.iter().map(|&b| bind_name(b).into()))
     };
     let places = join((0..places::count()).map(|p| place(&mut places::procs(p))));
-    let limit = match icv::thread_limit() {
+    let limit = match icv0.thread_limit {
         l if l == i32::MAX as u32 => u32::MAX,
         l => l,
     };
@@ -95,7 +95,7 @@ pub fn show(verbose: bool) {
         ("OMP_NUM_TEAMS", alloc::format!("{}", icv::NUM_TEAMS.load(Ordering::Relaxed))),
         ("OMP_TEAMS_THREAD_LIMIT", alloc::format!("{}", icv::TEAMS_THREAD_LIMIT.load(Ordering::Relaxed))),
         ("OMP_CANCELLATION", flag(icv::cancellation()).into()),
-        ("OMP_DEFAULT_DEVICE", "0".into()),
+        ("OMP_DEFAULT_DEVICE", alloc::format!("{}", icv0.default_device)),
         ("OMP_MAX_TASK_PRIORITY", alloc::format!("{}", icv::max_task_priority())),
         ("OMP_DISPLAY_AFFINITY", flag(super::affinity::display_on()).into()),
         ("OMP_AFFINITY_FORMAT", String::from_utf8_lossy(&super::affinity::format()).into_owned()),

@@ -12,7 +12,10 @@
 use alloc::vec;
 
 use super::api::*;
+use super::detach::omp_fulfill_event_;
+use super::device::*;
 use super::gomp::{hrt_omp_get_wtick, hrt_omp_get_wtime};
+use super::teams::{omp_get_num_teams, omp_get_team_num};
 use super::{affinity, allocators, display_env};
 
 /// An INTEGER(8) argument as libgomp passes it on to the C routine.
@@ -43,6 +46,8 @@ setters! {
     omp_set_nested_, omp_set_nested_8_ => omp_set_nested;
     omp_set_max_active_levels_, omp_set_max_active_levels_8_ => omp_set_max_active_levels;
     omp_set_default_device_, omp_set_default_device_8_ => omp_set_default_device;
+    omp_set_num_teams_, omp_set_num_teams_8_ => omp_set_num_teams;
+    omp_set_teams_thread_limit_, omp_set_teams_thread_limit_8_ => omp_set_teams_thread_limit;
 }
 
 /// Queries taking one integer by reference, returning INTEGER(4).
@@ -237,6 +242,11 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_set_max_active_levels_8_,
         omp_set_default_device_,
         omp_set_default_device_8_,
+        omp_set_num_teams_,
+        omp_set_num_teams_8_,
+        omp_set_teams_thread_limit_,
+        omp_set_teams_thread_limit_8_,
+        omp_fulfill_event_,
         omp_get_ancestor_thread_num_,
         omp_get_ancestor_thread_num_8_,
         omp_get_team_size_,
@@ -279,6 +289,9 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "omp_is_initial_device_" => omp_is_initial_device,
         "omp_get_num_teams_" => omp_get_num_teams,
         "omp_get_team_num_" => omp_get_team_num,
+        "omp_get_device_num_" => omp_get_device_num,
+        "omp_get_max_teams_" => omp_get_max_teams,
+        "omp_get_teams_thread_limit_" => omp_get_teams_thread_limit,
         "omp_get_wtime_" => hrt_omp_get_wtime,
         "omp_get_wtick_" => hrt_omp_get_wtick,
         // omp_lock_kind is the C lock: the argument is the C routine's pointer (a hint, by

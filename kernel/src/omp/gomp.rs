@@ -11,12 +11,16 @@ use super::affinity::{omp_capture_affinity, omp_display_affinity, omp_get_affini
 use super::allocators::*;
 use super::api::*;
 use super::cancel;
+use super::detach::omp_fulfill_event;
+use super::device::*;
 use super::display_env::omp_display_env;
 use super::icv::{SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC};
 use super::lock;
 use super::reductions;
+use super::target::*;
 use super::tasks::{self, CopyFn, TaskFn};
 use super::team::{self, Outlined};
+use super::teams::*;
 use super::thread;
 use super::work::{self, Loop};
 
@@ -50,10 +54,6 @@ core::arch::global_asm!(
 extern "C" {
     pub(super) fn hrt_omp_get_wtime();
     pub(super) fn hrt_omp_get_wtick();
-}
-
-fn unsupported(what: &str) -> ! {
-    team::fatal(what)
 }
 
 // Parallel regions.
@@ -435,13 +435,11 @@ extern "C" fn GOMP_task(
     _prio: i32,
     detach: *mut u8,
 ) {
-    if !detach.is_null() && flags & (1 << 13) != 0 {
-        unsupported("detachable tasks are not supported by the kernel's runtime (use --omp libgomp)");
-    }
     if cancel::new_task_discarded() {
         return;
     }
-    tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize);
+    let detach = if flags & tasks::FLAG_DETACH != 0 { detach as *mut usize } else { core::ptr::null_mut() };
+    tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize, detach);
 }
 extern "C" fn GOMP_taskwait_depend(depend: *mut u8) {
     tasks::taskwait_depend(depend as *const usize);
@@ -495,6 +493,28 @@ macro_rules! taskloops {
 taskloops! {
     GOMP_taskloop: i64, true;
     GOMP_taskloop_ull: u64, false;
+}
+
+/// The `error` directive with `severity(warning)` at run time: libgomp's line on stderr.
+/// `len` is the message's length, or usize::MAX for a NUL-terminated one. (`severity(fatal)`,
+/// GOMP_error, ends the program with the C library's `exit`, which the kernel cannot call: not
+/// provided.)
+extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
+    let mut out = alloc::vec::Vec::from(&b"\nlibgomp: error directive encountered"[..]);
+    if !msg.is_null() {
+        out.extend_from_slice(b": ");
+        // SAFETY: gcc's message: `len` bytes, or a NUL-terminated string.
+        let text = unsafe {
+            if len == usize::MAX {
+                core::ffi::CStr::from_ptr(msg as *const core::ffi::c_char).to_bytes()
+            } else {
+                core::slice::from_raw_parts(msg, len)
+            }
+        };
+        out.extend_from_slice(text);
+    }
+    out.push(b'\n');
+    super::output::stderr(&out);
 }
 
 /// The kernel's function for the libgomp entry point `name`.
@@ -576,6 +596,15 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_taskloop_ull,
         GOMP_alloc,
         GOMP_free,
+        GOMP_target_ext,
+        GOMP_target,
+        GOMP_target_update_ext,
+        GOMP_target_data_ext,
+        GOMP_teams_reg,
+        GOMP_teams4,
+        GOMP_teams,
+        GOMP_warning,
+        omp_fulfill_event,
         omp_set_num_threads,
         omp_get_num_threads,
         omp_get_max_threads,
@@ -616,6 +645,13 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_get_num_teams,
         omp_get_team_num,
         omp_get_device_num,
+        omp_target_alloc,
+        omp_target_free,
+        omp_target_is_present,
+        omp_target_memcpy,
+        omp_target_memcpy_rect,
+        omp_target_associate_ptr,
+        omp_target_disassociate_ptr,
         omp_set_num_teams,
         omp_get_max_teams,
         omp_set_teams_thread_limit,
@@ -669,6 +705,10 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "GOMP_parallel_loop_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
         "GOMP_parallel_loop_maybe_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
         "GOMP_sections_end" => GOMP_loop_end,
+        "GOMP_target_enter_exit_data" => GOMP_target_update_ext,
+        "GOMP_target_data" => GOMP_target_data_ext,
+        "GOMP_target_end_data" => GOMP_target_data_ext,
+        "GOMP_target_update" => GOMP_target_data_ext,
         "omp_get_wtime" => hrt_omp_get_wtime,
         "omp_get_wtick" => hrt_omp_get_wtick,
     );

@@ -28,6 +28,11 @@ pub struct Icv {
     pub bind: u32,
     /// def-allocator-var (an omp_allocator_handle_t).
     pub allocator: usize,
+    /// thread-limit-var: the most threads a team made here may have (`teams` and `target`
+    /// set it for their regions).
+    pub thread_limit: u32,
+    /// default-device-var (OMP_DEFAULT_DEVICE, `omp_set_default_device`).
+    pub default_device: i32,
 }
 
 struct Defaults {
@@ -46,19 +51,20 @@ static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
         max_active_levels: 1,
         bind: 0,
         allocator: super::allocators::DEFAULT_MEM_ALLOC,
+        thread_limit: i32::MAX as u32,
+        default_device: 0,
     },
     nthreads_list: [0; 8],
     nthreads_list_len: 0,
 });
-static THREAD_LIMIT: AtomicU32 = AtomicU32::new(i32::MAX as u32);
 static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
 static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static PIN: AtomicU32 = AtomicU32::new(1);
 static MAX_TASK_PRIORITY: AtomicU32 = AtomicU32::new(0);
 /// cancel-var (OMP_CANCELLATION, false by default): whether `cancel` constructs take effect.
 static CANCELLATION: AtomicU32 = AtomicU32::new(0);
-/// nteams-var and teams-thread-limit-var (OMP_NUM_TEAMS, OMP_TEAMS_THREAD_LIMIT; 0: unset).
-/// Only read and set here: `teams` itself is not provided.
+/// nteams-var and teams-thread-limit-var (OMP_NUM_TEAMS, OMP_TEAMS_THREAD_LIMIT; 0: unset),
+/// which a `teams` construct without the clauses takes (`teams`).
 pub static NUM_TEAMS: AtomicU32 = AtomicU32::new(0);
 pub static TEAMS_THREAD_LIMIT: AtomicU32 = AtomicU32::new(0);
 
@@ -113,10 +119,6 @@ pub fn defaults() -> (Icv, alloc::vec::Vec<u32>) {
 /// cancel-var.
 pub fn cancellation() -> bool {
     CANCELLATION.load(Ordering::Relaxed) != 0
-}
-
-pub fn thread_limit() -> u32 {
-    THREAD_LIMIT.load(Ordering::Relaxed)
 }
 
 /// OMP_STACKSIZE in bytes, 0 for the libc's default.
@@ -265,7 +267,12 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             b"OMP_MAX_ACTIVE_LEVELS" => max_active = parse_u64(v).map(|x| x.min(SUPPORTED_ACTIVE_LEVELS as u64) as u32),
             b"OMP_THREAD_LIMIT" => {
                 if let Some(x) = parse_u64(v).filter(|&x| x > 0) {
-                    THREAD_LIMIT.store(x.min(i32::MAX as u64) as u32, Ordering::Relaxed);
+                    d.icv.thread_limit = x.min(i32::MAX as u64) as u32;
+                }
+            }
+            b"OMP_DEFAULT_DEVICE" => {
+                if let Some(x) = parse_u64(v) {
+                    d.icv.default_device = x.min(i32::MAX as u64) as i32;
                 }
             }
             b"OMP_NUM_TEAMS" | b"OMP_TEAMS_THREAD_LIMIT" => {

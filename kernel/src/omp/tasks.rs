@@ -18,6 +18,7 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
+use super::detach::Event;
 use super::icv::Icv;
 use super::thread::{self, Ctx};
 use super::wait::Word;
@@ -30,6 +31,7 @@ pub const FLAG_GRAINSIZE: u32 = 1 << 9;
 pub const FLAG_IF: u32 = 1 << 10;
 pub const FLAG_NOGROUP: u32 = 1 << 11;
 pub const FLAG_REDUCTION: u32 = 1 << 12;
+pub const FLAG_DETACH: u32 = 1 << 13;
 pub const FLAG_STRICT: u32 = 1 << 14;
 
 /// Dependence kinds of depobj entries (libgomp's GOMP_DEPEND_*).
@@ -187,6 +189,8 @@ pub struct Task {
     npred: AtomicU32,
     done: AtomicBool,
     successors: SpinLock<Vec<Arc<Task>>>,
+    /// A detachable task's event: the task completes when it is fulfilled too (`detach`).
+    event: Option<Arc<Event>>,
 }
 
 // SAFETY: a task is run by one thread at a time; its raw team pointer names a team that lives
@@ -202,7 +206,8 @@ fn node_of(c: &mut Ctx) -> Arc<Node> {
 
 fn queue_of(c: &Ctx) -> Option<&'static Queue> {
     // SAFETY: teams are never freed.
-    (!c.team.is_null() && c.nthreads > 1).then(|| unsafe { &(*c.team).tasks })
+    (!c.team.is_null() && (c.nthreads > 1 || unsafe { (*c.team).defers_tasks.load(Ordering::Relaxed) }))
+        .then(|| unsafe { &(*c.team).tasks })
 }
 
 /// Copies a task's arguments: with its copy constructor when it has one (firstprivate objects
@@ -248,7 +253,7 @@ fn discarded(t: &Task) -> bool {
 /// finishes it.
 fn execute(t: Arc<Task>) {
     if discarded(&t) {
-        finish(&t);
+        complete(&t);
         return;
     }
     let st = thread::this();
@@ -261,11 +266,21 @@ fn execute(t: Arc<Task>) {
     (t.f)(arg);
     st.ctx = outer;
     drop(c);
-    finish(&t);
+    complete(&t);
 }
 
-/// A task has run: release its successors, and count it out of its parent, group and team.
-fn finish(t: &Task) {
+/// A deferred task's body has run (or it was discarded): it is finished, unless it waits for
+/// its event too (`detach`).
+fn complete(t: &Task) {
+    match &t.event {
+        Some(e) => e.arrive(),
+        None => finish(t),
+    }
+}
+
+/// A task has completed: release its successors, and count it out of its parent, group and
+/// team.
+pub fn finish(t: &Task) {
     // SAFETY: see `Task`.
     let team = unsafe { &*t.team };
     let successors = {
@@ -400,10 +415,22 @@ pub fn task(
     if_clause: bool,
     flags: u32,
     depend: *const usize,
+    detach: *mut usize,
 ) {
     let c = thread::ctx();
     let (size, align) = (arg_size.max(0) as usize, arg_align.max(1) as usize);
     let final_task = flags & FLAG_FINAL != 0;
+    let event = (!detach.is_null()).then(Event::new);
+    if let Some(e) = &event {
+        // SAFETY: gcc's event variable and argument block.
+        unsafe { e.publish(detach, data) };
+        // A team of one defers from now on, as libgomp's (see `detach`); not outside any
+        // region (the work-sharing team of one, level 0), where libgomp runs tasks at once.
+        // SAFETY: teams are never freed.
+        if !c.team.is_null() && unsafe { (*c.team).level } > 0 {
+            unsafe { (*c.team).defers_tasks.store(true, Ordering::Relaxed) };
+        }
+    }
     let queue = queue_of(c).filter(|q| q.pending.load(Ordering::Relaxed) < PENDING_LIMIT_PER_THREAD * c.nthreads);
     let Some(queue) = queue.filter(|_| if_clause && !c.in_final) else {
         if !c.in_final && flags & FLAG_DEPEND != 0 {
@@ -416,11 +443,15 @@ pub fn task(
             }
             None => run_included(f, data, final_task),
         }
+        if let Some(e) = event {
+            e.arrive();
+            e.wait();
+        }
         return;
     };
     let (args, arg_offset) = copy_args(data, cpyfn, size, align, size);
     let deps = if flags & FLAG_DEPEND != 0 { dependences(depend) } else { Vec::new() };
-    defer(c, queue, f, args, arg_offset, final_task, &deps);
+    defer(c, queue, f, (args, arg_offset), final_task, &deps, event);
 }
 
 /// Makes a deferred task and queues it, or leaves it with its predecessors.
@@ -429,10 +460,10 @@ fn defer(
     c: &mut Ctx,
     queue: &Queue,
     f: TaskFn,
-    args: Vec<u8>,
-    arg_offset: usize,
+    (args, arg_offset): (Vec<u8>, usize),
     final_task: bool,
     deps: &[(usize, bool)],
+    event: Option<Arc<Event>>,
 ) {
     let parent = node_of(c);
     let t = Arc::new(Task {
@@ -447,7 +478,11 @@ fn defer(
         npred: AtomicU32::new(1),
         done: AtomicBool::new(false),
         successors: SpinLock::new(Vec::new()),
+        event: event.clone(),
     });
+    if let Some(e) = event {
+        e.attach(t.clone());
+    }
     parent.children.fetch_add(1, Ordering::AcqRel);
     if let Some(g) = &c.group {
         g.count.fetch_add(1, Ordering::AcqRel);
@@ -643,7 +678,7 @@ pub fn taskloop(
             *words.add(1) = if hi == n { end } else { value(hi) };
         }
         match queue {
-            Some(q) => defer(c, q, f, args, off, final_task, &[]),
+            Some(q) => defer(c, q, f, (args, off), final_task, &[], None),
             None => run_included(f, words as *mut u8, final_task),
         }
         lo = hi;

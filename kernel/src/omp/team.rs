@@ -77,6 +77,9 @@ pub struct Team {
     /// passed when it was (0: none). Those that pass the construct's closing barrier then
     /// count past it, so a stale mark never needs clearing (see `cancel`).
     pub ws_cancelled: AtomicU32,
+    /// A team of one that defers its tasks (it has had a detachable task, see `detach`): its
+    /// barriers and its end run them.
+    pub defers_tasks: AtomicBool,
 }
 
 impl Team {
@@ -100,6 +103,7 @@ impl Team {
             placement: 0,
             cancelled: AtomicBool::new(false),
             ws_cancelled: AtomicU32::new(0),
+            defers_tasks: AtomicBool::new(false),
         });
         super::work::reset(&t.work);
         t
@@ -122,6 +126,9 @@ impl Team {
         if self.nthreads > 1 {
             self.barrier.wait(c.id, self.nthreads, &self.tasks, cancelled)
         } else {
+            if self.defers_tasks.load(Ordering::Relaxed) {
+                self.tasks.drain();
+            }
             cancelled.is_some_and(|f| f.load(Ordering::Relaxed))
         }
     }
@@ -133,7 +140,7 @@ fn team_size(outer: &Ctx, requested: u32) -> u32 {
         return 1;
     }
     let n = if requested == 0 { outer.icv.nthreads } else { requested };
-    n.clamp(1, super::icv::thread_limit())
+    n.clamp(1, outer.icv.thread_limit.max(1))
 }
 
 /// Starts a region running `func(data)` on a team of `requested` threads (0: nthreads-var),
@@ -184,6 +191,7 @@ pub fn fork(
     if *team.ws_cancelled.get_mut() != 0 {
         *team.ws_cancelled.get_mut() = 0;
     }
+    *team.defers_tasks.get_mut() = false;
     team.barrier.prepare(n as usize);
     team.prepared = prepare(team, outer);
     if n > 1 {
@@ -230,6 +238,8 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
         if team.cancelled.load(Ordering::Relaxed) {
             team.barrier.reset();
         }
+    } else if team.defers_tasks.load(Ordering::Relaxed) {
+        team.tasks.drain();
     }
     let st = thread::this();
     st.ctx = outer;
@@ -238,6 +248,13 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
     if lvl >= st.hot.len() {
         SPARE_TEAMS.lock().push(team_ptr as usize);
     }
+}
+
+/// Gives up kept teams (their master no longer leads them): they become spare teams for
+/// anyone's next region.
+pub fn retire(teams: &[*mut Team]) {
+    let mut spare = SPARE_TEAMS.lock();
+    spare.extend(teams.iter().filter(|t| !t.is_null()).map(|&t| t as usize));
 }
 
 pub fn member(team: &Team, id: u32) -> Ctx {
@@ -252,6 +269,8 @@ pub fn member(team: &Team, id: u32) -> Ctx {
     c.group = team.group.clone();
     // SAFETY: the encountering task is alive while its region runs.
     let outer = unsafe { &*team.parent };
+    // A parallel region inside a `teams` region belongs to the encountering team.
+    (c.num_teams, c.team_num) = (outer.num_teams, outer.team_num);
     (c.place, c.part) = if super::places::count() > 0 && team.placement != 0 && outer.place != super::places::NONE {
         super::places::assign(team.placement, outer.place, outer.part, team.nthreads, id)
     } else {

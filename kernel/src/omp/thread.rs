@@ -41,6 +41,10 @@ pub struct Ctx {
     /// Its place (`places::NONE` without binding) and place partition.
     pub place: u32,
     pub part: Partition,
+    /// The `teams` region this task is part of: its number, and the number of teams (1 and 0
+    /// outside any; see `teams`).
+    pub num_teams: u32,
+    pub team_num: u32,
 }
 
 impl Ctx {
@@ -62,6 +66,8 @@ impl Ctx {
             group: None,
             place: places::of_cpu(crate::cpu::id() as u32).unwrap_or(places::NONE),
             part: places::all(),
+            num_teams: 1,
+            team_num: 0,
         }
     }
 
@@ -85,6 +91,8 @@ impl Ctx {
             group,
             place: self.place,
             part: self.part,
+            num_teams: self.num_teams,
+            team_num: self.team_num,
         }
     }
 }
@@ -98,6 +106,9 @@ pub struct OmpThread {
     pub ctx: *mut Ctx,
     initial: Ctx,
     pub hot: [*mut Team; 4],
+    /// The teams this thread led inside `target` regions, kept while it runs outside them
+    /// (`target`: a target region's parallel regions are those of a new initial thread).
+    pub device_hot: [*mut Team; 4],
     /// What OMP_DISPLAY_AFFINITY last showed for this thread (`affinity::on_region_start`).
     pub shown_affinity: u64,
 }
@@ -125,6 +136,7 @@ fn make(t: *mut crate::sched::Thread) {
         ctx: core::ptr::null_mut(),
         initial: Ctx::initial(),
         hot: [core::ptr::null_mut(); 4],
+        device_hot: [core::ptr::null_mut(); 4],
         shown_affinity: 0,
     }));
     // SAFETY: `st` was just made; `t` is the current thread (see `this`).
@@ -148,6 +160,9 @@ pub fn forget_teams(state: *mut u8) {
     if !state.is_null() {
         // SAFETY: a thread's `omp` field points to its OmpThread (see `this`), copied with the
         // rest of memory; no other thread exists yet.
-        unsafe { (*(state as *mut OmpThread)).hot = [core::ptr::null_mut(); 4] };
+        unsafe {
+            (*(state as *mut OmpThread)).hot = [core::ptr::null_mut(); 4];
+            (*(state as *mut OmpThread)).device_hot = [core::ptr::null_mut(); 4];
+        }
     }
 }
