@@ -306,6 +306,12 @@ fn a_program_that_makes_no_team_runs_on_the_kernel_runtime() {
         same_with_env(&build("omp_no_team", link), &[]);
         same_with_env(&build("hello", link), &[]);
     }
+    // Linked dynamically, hello.c loads no libgomp.so.1 at all (refused before: OpenMP_VV's
+    // simd tests are such programs).
+    let dynamic = build("hello", "-pie");
+    let elf = std::fs::read(&dynamic).unwrap();
+    assert!(!elf.windows(12).any(|w| w == b"libgomp.so.1"), "{} names libgomp.so.1", dynamic.display());
+    same_with_env(&dynamic, &[]);
 }
 
 #[test]

@@ -21,15 +21,25 @@ pub fn plan_dynamic(bytes: &[u8], group: u8) -> Decision {
         Ok(e) => e,
         Err(e) => return Decision::Skip(format!("cannot read the program's ELF: {e}")),
     };
-    if !elf.libraries.contains(&g.soname) {
-        return Decision::Skip(format!("the program does not load {}", g.soname));
-    }
+    let loads_library = elf.libraries.contains(&g.soname);
     // Undefined symbols (section index SHN_UNDEF, 0) are what the program imports.
     for s in elf.dynsyms.iter().filter(|s| s.st_shndx == 0) {
         let name = elf.dynstrtab.get_at(s.st_name).unwrap_or("");
-        if g.entry_prefixes.iter().any(|p| name.starts_with(p)) && !g.overrides.contains(&name) {
+        if !g.entry_prefixes.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        if !loads_library {
+            // From another library (LLVM's libomp, say): nothing the kernel could redirect.
+            return Decision::Skip(format!("the program uses {name} but does not load {}", g.soname));
+        }
+        if !g.overrides.contains(&name) {
             return Decision::Skip(format!("the program uses {name}, which the kernel's runtime does not provide"));
         }
+    }
+    if !loads_library {
+        // Built with -fopenmp but calling no runtime function (gcc then links no libgomp): as
+        // for such a static program, there is nothing to redirect and it runs as it is.
+        return Decision::Apply(Vec::new());
     }
     Decision::Library
 }
