@@ -59,6 +59,9 @@ static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
 });
 static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
 static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
+/// The spin of a waiter whose CPU has other threads ready to run (libgomp's throttled spin
+/// count, which it uses while its threads outnumber the CPUs).
+static THROTTLED_SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
 static PIN: AtomicU32 = AtomicU32::new(1);
 static MAX_TASK_PRIORITY: AtomicU32 = AtomicU32::new(0);
 /// cancel-var (OMP_CANCELLATION, false by default): whether `cancel` constructs take effect.
@@ -129,6 +132,11 @@ pub fn stack_size() -> u64 {
 /// How many rounds (one PAUSE each) a waiting thread spins before it sleeps.
 pub fn spin_rounds() -> u64 {
     SPIN_ROUNDS.load(Ordering::Relaxed)
+}
+
+/// How many rounds a waiting thread spins once it has seen other threads ready on its CPU.
+pub fn throttled_spin_rounds() -> u64 {
+    THROTTLED_SPIN_ROUNDS.load(Ordering::Relaxed)
 }
 
 /// Whether workers are pinned to CPUs (unless OMP_PROC_BIND=false).
@@ -229,6 +237,9 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     // vCPU it waits for: then the same short spin, and a sleeping waiter's vCPU halts.
     let overcommitted = crate::bootinfo::get().flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0;
     let mut spin_rounds: u64 = if overcommitted { 100 } else { 300_000 };
+    // libgomp: 100 throttled rounds by default, 1,000 when active, none when passive, and
+    // GOMP_SPINCOUNT's value up to 1,000.
+    let mut throttled: u64 = 100;
     let mut spin_count: Option<u64> = None;
     let mut shown = SHOWN.lock();
     for e in env {
@@ -294,9 +305,11 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
             b"OMP_WAIT_POLICY" => {
                 if v.trim_ascii().eq_ignore_ascii_case(b"passive") {
                     spin_rounds = 0;
+                    throttled = 0;
                     shown.spin_count = 0;
                 } else if v.trim_ascii().eq_ignore_ascii_case(b"active") {
                     spin_rounds = if overcommitted { 1_000 } else { 30_000_000_000 };
+                    throttled = 1_000;
                     shown.spin_count = 30_000_000_000;
                     shown.active_wait = true;
                 }
@@ -353,6 +366,10 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
         _ => 1,
     };
     SPIN_ROUNDS.store(spin_count.unwrap_or(spin_rounds), Ordering::Relaxed);
+    if let Some(n) = spin_count {
+        throttled = n.min(1_000);
+    }
+    THROTTLED_SPIN_ROUNDS.store(throttled.min(spin_count.unwrap_or(spin_rounds)), Ordering::Relaxed);
     if let Some(n) = spin_count {
         shown.spin_count = n;
     }
