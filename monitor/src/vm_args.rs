@@ -23,9 +23,13 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
     Ok(VmConfig {
         cpus,
         mem,
-        idle_halt: idle_halts(args.idle, cpus),
+        idle_halt: args.idle == IdleMode::Halt,
         overcommitted: cpus > host_cpus(),
-        idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus) && cpus >= host_cpus(),
+        host_cpus: host_cpus(),
+        // `auto`: idle vCPUs halt after 1 ms of polling when there is no host CPU to spare
+        // beyond them. When they outnumber the host's CPUs the kernel places threads on as many
+        // vCPUs as the host has CPUs, and the rest halt for good.
+        idle_halt_late: args.idle == IdleMode::Auto && cpus >= host_cpus(),
         kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
         pin: args.pin,
         preempt_us: args.preempt.unwrap_or(0),
@@ -36,17 +40,6 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
         seccomp: !args.no_seccomp,
         huge_pages: args.host_pages == HostPages::Huge,
     })
-}
-
-/// Whether idle vCPUs halt: asked for, or (`auto`) because the vCPUs outnumber the host's
-/// CPUs, where a polling vCPU takes host time from one that has work.
-fn idle_halts(mode: IdleMode, cpus: u32) -> bool {
-    let host = host_cpus();
-    match mode {
-        IdleMode::Halt => true,
-        IdleMode::Poll => false,
-        IdleMode::Auto => cpus > host,
-    }
 }
 
 fn host_cpus() -> u32 {

@@ -6,6 +6,7 @@
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::linux::futex;
+use crate::sched::stats::{self, Stat};
 
 /// A futex word with a count of its sleepers.
 #[derive(Default)]
@@ -26,6 +27,7 @@ impl Word {
     /// Waits until the value is no longer `old`; returns the new value.
     pub fn wait_while(&self, old: u32) -> u32 {
         let spin_rounds = super::icv::spin_rounds();
+        let spin_from = crate::time::ticks();
         let mut round = 0u64;
         loop {
             let v = self.value.load(Ordering::Acquire);
@@ -41,8 +43,11 @@ impl Word {
             }
             core::hint::spin_loop();
         }
+        stats::add(Stat::OmpSpinTicks, crate::time::ticks().wrapping_sub(spin_from));
+        stats::add(Stat::OmpSleeps, 1);
         loop {
             self.sleepers.fetch_add(1, Ordering::SeqCst);
+            stats::add(Stat::OmpWaits, 1);
             futex::wait_word(&self.value, old);
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
             let v = self.value.load(Ordering::Acquire);
@@ -89,6 +94,7 @@ pub fn wait_until(word: &Word, cond: impl Fn() -> bool) {
 /// `word`), then sleeping on `word`; whoever makes `cond` true calls `word.nudge()`.
 pub fn until(word: &Word, cond: impl Fn() -> bool) {
     let spin_rounds = super::icv::spin_rounds();
+    let spin_from = crate::time::ticks();
     let mut round = 0u64;
     while round < spin_rounds {
         if cond() {
@@ -100,6 +106,8 @@ pub fn until(word: &Word, cond: impl Fn() -> bool) {
         }
         core::hint::spin_loop();
     }
+    stats::add(Stat::OmpSpinTicks, crate::time::ticks().wrapping_sub(spin_from));
+    stats::add(Stat::OmpSleeps, 1);
     loop {
         // Counted as a sleeper before the last test: a waker that makes `cond` true after it
         // sees the count and bumps the value, so the futex wait below returns at once.
@@ -107,6 +115,7 @@ pub fn until(word: &Word, cond: impl Fn() -> bool) {
         let seen = word.value.load(Ordering::SeqCst);
         let done = cond();
         if !done {
+            stats::add(Stat::OmpWaits, 1);
             futex::wait_word(&word.value, seen);
         }
         word.sleepers.fetch_sub(1, Ordering::SeqCst);

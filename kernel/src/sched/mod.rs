@@ -10,6 +10,7 @@ pub mod idle;
 pub mod runqueue;
 pub mod sleep;
 pub mod spin_look;
+pub mod stats;
 pub mod task;
 pub mod thread;
 pub mod waitqueue;
@@ -69,6 +70,8 @@ pub struct CpuSched {
     spin_streak: AtomicU32,
     /// Looks in a row that found no spinning program.
     spin_quiet: AtomicU32,
+    /// The TSC deadline the timer is armed for (0: none, or it fired; `program_timer`).
+    timer_armed: AtomicU64,
 }
 
 impl CpuSched {
@@ -93,6 +96,7 @@ impl CpuSched {
             spin_giving_away: AtomicBool::new(false),
             spin_streak: AtomicU32::new(0),
             spin_quiet: AtomicU32::new(0),
+            timer_armed: AtomicU64::new(0),
         }
     }
 
@@ -121,6 +125,7 @@ impl CpuSched {
         self.spin_giving_away.store(false, Ordering::SeqCst);
         self.spin_streak.store(0, Ordering::SeqCst);
         self.spin_quiet.store(0, Ordering::SeqCst);
+        self.timer_armed.store(0, Ordering::SeqCst);
         // SAFETY: only this CPU touches these cells, and it runs no thread yet.
         unsafe {
             *self.prev_exited.get() = null_mut();
@@ -141,6 +146,9 @@ const HALT_AFTER_NS_HALTING: u64 = 50_000;
 const HALT_AFTER_NS_LATE: u64 = 1_000_000;
 /// Preemption quantum in TSC ticks (0 = off, the default).
 static QUANTUM: AtomicU64 = AtomicU64::new(0);
+/// How many vCPUs (the first ones) take threads that are not placed on a named CPU: all of
+/// them (0), or, when they outnumber the host's CPUs, as many as the host has.
+static PLACEMENT_CPUS: AtomicUsize = AtomicUsize::new(0);
 
 /// Every CPU's scheduler state, by CPU number.
 struct CpuScheds([CpuSched; hrt_abi::MAX_CPUS]);
@@ -162,9 +170,17 @@ pub(crate) fn this_sched() -> &'static CpuSched {
 }
 
 /// Global settings from the boot-info block; boot CPU, before any thread exists.
-pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, host_overcommitted: bool) {
+/// `host_cpus`: the host's CPUs when the vCPUs outnumber them (else None).
+pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, host_cpus: Option<u32>) {
     IDLE_HALT.store(idle_halt, Ordering::Relaxed);
-    spin_look::configure(host_overcommitted);
+    spin_look::configure(host_cpus.is_some());
+    if let Some(n) = host_cpus.filter(|&n| n > 0 && (n as usize) < cpu::count()) {
+        // Threads that wait for each other then take turns on a vCPU (a switch in the guest,
+        // ~1 us) instead of halting and kicking vCPUs, which on PVM cost emulated ring-0
+        // entries and the host's scheduling of the woken vCPU (150-400 us per wake-up).
+        PLACEMENT_CPUS.store(n as usize, Ordering::Relaxed);
+        kinfo!("sched: more vCPUs than host CPUs: threads go to the first {n} vCPUs unless placed elsewhere");
+    }
     let after = match (idle_halt, halt_late) {
         (true, _) => HALT_AFTER_NS_HALTING,
         (false, true) => HALT_AFTER_NS_LATE,
@@ -173,6 +189,14 @@ pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, host_overcom
     HALT_AFTER_NS.store(after, Ordering::Relaxed);
     if preempt_us > 0 {
         QUANTUM.store(crate::time::ns_to_ticks(preempt_us * 1000), Ordering::Relaxed);
+    }
+}
+
+/// How many vCPUs, the first ones, take threads not placed on a named CPU (`PLACEMENT_CPUS`).
+pub fn placement_cpus() -> usize {
+    match PLACEMENT_CPUS.load(Ordering::Relaxed) {
+        0 => cpu::count(),
+        n => n.min(cpu::count()),
     }
 }
 
@@ -333,6 +357,7 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
 pub(crate) fn kick_if_halted(target: usize) {
     let s = on_cpu(target);
     if target != cpu::id() && (s.halted.load(Ordering::SeqCst) || s.spin_giving_away.load(Ordering::SeqCst)) {
+        stats::add(stats::Stat::Kicks, 1);
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
 }
@@ -579,7 +604,32 @@ pub(crate) fn idle_run_next() {
 
 /// Programs this CPU's timer for the earliest of the next sleeper and the next preemption.
 pub(crate) fn arm_timer(s: &CpuSched) {
-    apic::set_deadline(timer_deadline(s));
+    program_timer(s, timer_deadline(s));
+}
+
+/// Arms this CPU's timer for `deadline` (0: none needed) unless it is armed for that time or
+/// an earlier one already: that interrupt comes first, and `timer_interrupt` arms what is
+/// needed then. Each arm costs a ring-0 entry (on PVM 20 us and more), and threads taking
+/// turns on a vCPU would otherwise pay one at nearly every switch (the preemption clock).
+fn program_timer(s: &CpuSched, deadline: u64) {
+    let was = irq::save_and_disable();
+    let armed = s.timer_armed.load(Ordering::Relaxed);
+    if deadline != 0 && (armed == 0 || deadline < armed) {
+        s.timer_armed.store(deadline, Ordering::Relaxed);
+        apic::set_deadline(deadline);
+    }
+    irq::restore(was);
+}
+
+/// As `arm_timer`, but also disarms a timer armed for an earlier time that nothing needs any
+/// more: for an idle CPU about to halt, which it would only wake.
+pub(crate) fn arm_timer_exact(s: &CpuSched) {
+    let was = irq::save_and_disable();
+    let deadline = timer_deadline(s);
+    if s.timer_armed.swap(deadline, Ordering::Relaxed) != deadline {
+        apic::set_deadline(deadline);
+    }
+    irq::restore(was);
 }
 
 /// The TSC deadline this CPU's timer needs (0 = none): its first sleeper, its preemption or
@@ -596,13 +646,21 @@ fn timer_deadline(s: &CpuSched) -> u64 {
 /// code on this CPU and the timer's kernel thread cannot run).
 pub fn arm_timer_also(extra: u64) {
     let was = irq::save_and_disable();
-    let own = timer_deadline(this_sched());
-    apic::set_deadline(if own == 0 { extra } else { own.min(extra) });
+    let s = this_sched();
+    let own = timer_deadline(s);
+    program_timer(s, if own == 0 { extra } else { own.min(extra) });
     irq::restore(was);
+}
+
+/// Arms this CPU's timer for `deadline` too, if that is earlier than what it is armed for.
+pub(crate) fn arm_timer_by(s: &CpuSched, deadline: u64) {
+    program_timer(s, deadline);
 }
 
 fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
     let s = this_sched();
+    // The one-shot timer fired (perhaps early for what it was armed for: re-armed below).
+    s.timer_armed.store(0, Ordering::Relaxed);
     let look = spin_look::fired(s);
     sleep::wake_expired(s);
     let q = QUANTUM.load(Ordering::Relaxed);

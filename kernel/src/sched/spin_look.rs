@@ -12,7 +12,8 @@
 //! (`look`): a PAUSE near the interrupted instruction means the program spins, and the vCPU
 //! halts for a while (a kick, e.g. a thread queued here or a futex wake in the program, ends
 //! it sooner), which lets the host run another vCPU, perhaps the awaited one. A thread that
-//! blocks before `LOOK_AFTER_NS` never sees a look.
+//! blocks before `LOOK_AFTER_NS` never sees a look. A spinning thread with another thread
+//! ready on its vCPU yields to it instead of halting.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -72,10 +73,10 @@ pub(super) fn start(s: &CpuSched) -> bool {
     true
 }
 
-/// The idle loop is about to halt: a look still armed would only wake it. Returns whether one
-/// was (the timer must then be armed again, for what else it serves).
-pub(super) fn cancel(s: &CpuSched) -> bool {
-    s.spin_look_at.swap(0, Ordering::Relaxed) != 0
+/// The idle loop is about to halt: a look still armed would only wake it (the caller then arms
+/// the timer for what else it serves).
+pub(super) fn cancel(s: &CpuSched) {
+    s.spin_look_at.store(0, Ordering::Relaxed);
 }
 
 /// The timer interrupt (possibly in ring 0: nothing more than noting): true if a look became
@@ -108,6 +109,14 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
     }
     SPINNING.fetch_add(1, Ordering::Relaxed);
     s.spin_quiet.store(0, Ordering::Relaxed);
+    if s.runnable() > 0 {
+        // A thread waits for this vCPU (threads packed on as many vCPUs as host CPUs): it may
+        // be the awaited one, and a switch costs far less than a halt. The next look comes
+        // soon, at whichever thread runs then.
+        s.need_resched.store(true, Ordering::Relaxed);
+        next_look(s, crate::time::ns_to_ticks(RELOOK_NS));
+        return;
+    }
     let streak = s.spin_streak.load(Ordering::Relaxed);
     s.spin_streak.store(streak + 1, Ordering::Relaxed);
     give_host_cpu_away(s, GIVE_AWAY_NS << streak.min(GIVE_AWAY_MAX_SHIFT));
@@ -137,9 +146,7 @@ fn next_look(s: &CpuSched, after: u64) {
 /// Halts this vCPU for `ns`, until its own timer or until a kick (interrupts masked: whatever
 /// arrives is noted and handled on the way back to the program).
 fn give_host_cpu_away(s: &CpuSched, ns: u64) {
-    let until = crate::time::ticks() + crate::time::ns_to_ticks(ns);
-    let own = super::timer_deadline(s);
-    apic::set_deadline(if own == 0 { until } else { own.min(until) });
+    super::arm_timer_by(s, crate::time::ticks() + crate::time::ns_to_ticks(ns));
     // Not `halted`: that is for idle CPUs, which run tasks meant for any CPU (`kick_if_halted`
     // kicks this one too).
     s.spin_giving_away.store(true, Ordering::SeqCst);

@@ -43,8 +43,10 @@ pub fn write(
     if config.overcommitted {
         info.flags |= flags::HOST_OVERCOMMITTED;
     }
-    // Only a program's forwarded calls need the channel's service thread.
-    if config.idle_halt_late && config.program.as_ref().is_some_and(|p| !p.no_channel) {
+    info.host_cpus = config.host_cpus;
+    // Only a program's forwarded calls need the channel's service thread; vCPUs beyond the
+    // host's CPUs always need to halt (the kernel leaves them idle).
+    if config.idle_halt_late && (config.overcommitted || config.program.as_ref().is_some_and(|p| !p.no_channel)) {
         info.flags |= flags::IDLE_HALT_LATE;
     }
     info.preempt_us = config.preempt_us;
