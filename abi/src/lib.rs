@@ -150,9 +150,9 @@ pub struct BootInfo {
     pub envc: u32,
     /// Privilege ring of the program: 0 (hybrid runtime) or 3 (user mode).
     pub app_ring: u32,
-    /// The host CPUs `hrt` may run on (its affinity). When the vCPUs outnumber them
-    /// (`flags::HOST_OVERCOMMITTED`) the kernel places threads on this many vCPUs.
-    pub host_cpus: u32,
+    /// With `flags::HOST_OVERCOMMITTED`: how many vCPUs, the first ones, the kernel places
+    /// threads on unless told otherwise (the host's CPU count; 0: all).
+    pub pack_on: u32,
     /// The identity of the user running `hrt` (the program's getuid etc.).
     pub uid: u32,
     pub gid: u32,
@@ -211,7 +211,7 @@ impl BootInfo {
             argc: 0,
             envc: 0,
             app_ring: 3,
-            host_cpus: 0,
+            pack_on: 0,
             uid: 0,
             gid: 0,
             host_pid: 0,

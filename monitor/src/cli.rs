@@ -102,13 +102,24 @@ pub enum HostPages {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IdleMode {
-    /// Poll while every vCPU has a host CPU of its own, halt when vCPUs outnumber host CPUs
-    /// (spinning vCPUs would take host time from the ones with work)
+    /// Poll while every vCPU has a host CPU of its own; with no host CPU to spare, poll 1 ms
+    /// and then halt (50 us with `--overcommit spread`, where spinning vCPUs would take host
+    /// time from the ones with work)
     Auto,
     /// Idle CPUs spin (lowest wake-up latency)
     Poll,
     /// Idle CPUs spin briefly, then halt until an interrupt (saves host CPU time)
     Halt,
+}
+
+/// Where threads go when the vCPUs outnumber the host's CPUs.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Overcommit {
+    /// On as many vCPUs as the host has CPUs (unless placed elsewhere): threads that wait
+    /// for each other take turns there, the other vCPUs stay halted
+    Pack,
+    /// Over every vCPU, each a host thread that the host schedules
+    Spread,
 }
 
 /// Options common to every command that creates a VM.
@@ -129,6 +140,9 @@ pub struct VmArgs {
     /// Pin each vCPU thread to its own host CPU
     #[arg(long)]
     pub pin: bool,
+    /// With more vCPUs than host CPUs: where threads go
+    #[arg(long, value_enum, default_value = "pack")]
+    pub overcommit: Overcommit,
     /// Preempt a thread after US microseconds while others wait for its CPU; 0: never
     /// [default: 10000 for `hrt run`, none for `selftest` and `bench`]
     #[arg(long, value_name = "US")]

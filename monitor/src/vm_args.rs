@@ -2,7 +2,7 @@
 //! the `vm::VmConfig` a VM is built from: the one place where the command line meets the VM
 //! layer, so that `vm` knows nothing of `cli` (dependencies run cli -> vm -> forward -> abi).
 
-use crate::cli::{HostPages, IdleMode, VmArgs};
+use crate::cli::{HostPages, IdleMode, Overcommit, VmArgs};
 use crate::error::{err, Result};
 use crate::vm::{self, VmConfig};
 
@@ -20,16 +20,15 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
     if cmdline.len() > hrt_abi::CMDLINE_LEN {
         return Err(err!("kernel command line longer than {} bytes", hrt_abi::CMDLINE_LEN));
     }
+    let host = host_cpus();
+    let packed = cpus > host && args.overcommit == Overcommit::Pack;
     Ok(VmConfig {
         cpus,
         mem,
-        idle_halt: args.idle == IdleMode::Halt,
-        overcommitted: cpus > host_cpus(),
-        host_cpus: host_cpus(),
-        // `auto`: idle vCPUs halt after 1 ms of polling when there is no host CPU to spare
-        // beyond them. When they outnumber the host's CPUs the kernel places threads on as many
-        // vCPUs as the host has CPUs, and the rest halt for good.
-        idle_halt_late: args.idle == IdleMode::Auto && cpus >= host_cpus(),
+        idle_halt: idle_halts(args.idle, cpus, packed),
+        overcommitted: cpus > host,
+        pack_on: if packed { host } else { 0 },
+        idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus, packed) && cpus >= host,
         kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
         pin: args.pin,
         preempt_us: args.preempt.unwrap_or(0),
@@ -40,6 +39,19 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
         seccomp: !args.no_seccomp,
         huge_pages: args.host_pages == HostPages::Huge,
     })
+}
+
+/// Whether idle vCPUs halt after only 50 us of polling: asked for, or (`auto`) because the
+/// vCPUs outnumber the host's CPUs and threads are spread over all of them, where a polling
+/// vCPU takes host time from one that has work. Packed (`--overcommit pack`), as many vCPUs
+/// as the host has CPUs take threads and the rest stay idle: `auto` then polls 1 ms and halts,
+/// as with one vCPU per host CPU.
+fn idle_halts(mode: IdleMode, cpus: u32, packed: bool) -> bool {
+    match mode {
+        IdleMode::Halt => true,
+        IdleMode::Poll => false,
+        IdleMode::Auto => cpus > host_cpus() && !packed,
+    }
 }
 
 fn host_cpus() -> u32 {

@@ -170,11 +170,11 @@ pub(crate) fn this_sched() -> &'static CpuSched {
 }
 
 /// Global settings from the boot-info block; boot CPU, before any thread exists.
-/// `host_cpus`: the host's CPUs when the vCPUs outnumber them (else None).
-pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, host_cpus: Option<u32>) {
+/// `pack_on`: when the vCPUs outnumber the host's CPUs, how many of them take threads (0: all).
+pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Option<u32>) {
     IDLE_HALT.store(idle_halt, Ordering::Relaxed);
-    spin_look::configure(host_cpus.is_some());
-    if let Some(n) = host_cpus.filter(|&n| n > 0 && (n as usize) < cpu::count()) {
+    spin_look::configure(pack_on.is_some());
+    if let Some(n) = pack_on.filter(|&n| n > 0 && (n as usize) < cpu::count()) {
         // Threads that wait for each other then take turns on a vCPU (a switch in the guest,
         // ~1 us) instead of halting and kicking vCPUs, which on PVM cost emulated ring-0
         // entries and the host's scheduling of the woken vCPU (150-400 us per wake-up).
@@ -337,19 +337,30 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
         && s.preempt_at.load(Ordering::SeqCst) == 0
         && !s.halted.load(Ordering::SeqCst)
         && s.current.load(Ordering::SeqCst) != s.idle.load(Ordering::Relaxed)
+        && !timer_fires_within_quantum(s)
     {
-        // Busy elsewhere, clock stopped: that CPU starts its own preemption clock.
+        // Busy elsewhere, clock stopped: that CPU starts its own preemption clock. Unless its
+        // timer fires soon anyway (a look at a spinning program): `timer_interrupt` starts it
+        // then, which saves the IPI and the interrupt (ring-0 entries, on PVM 20 us and more).
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
     // No kick otherwise, and the queued thread still gets its turn. The queue length was
     // stored (SeqCst) before `preempt_at` and `current` were read (SeqCst), and the target
     // stores those two before it reads the queue length (`timer_interrupt` stopping the clock,
     // `switch_away` leaving idle): either we saw the clock stopped on a busy CPU and kicked, or
-    // the target sees this thread queued and keeps or starts its clock. (Without that, an idle
+    // the target sees this thread queued and keeps or starts its clock. Likewise for a timer
+    // seen armed: `timer_interrupt` clears `timer_armed` before it reads the queue length.
+    // (Without that, an idle
     // CPU that was about to run a first thread when a second was queued there, or a clock
     // stopping as a thread was queued, left the second thread behind a spinning one for good:
     // the rare hang of sched_spin_handoff at --cpus 2.)
     kick_if_halted(target);
+}
+
+/// Whether CPU `s`'s timer is armed to fire within a preemption quantum from now.
+fn timer_fires_within_quantum(s: &CpuSched) -> bool {
+    let armed = s.timer_armed.load(Ordering::SeqCst);
+    armed != 0 && armed <= crate::time::ticks().saturating_add(QUANTUM.load(Ordering::Relaxed))
 }
 
 /// Sends the kick IPI to `target` if its idle loop is halted, or its program thread gave the
@@ -615,7 +626,7 @@ fn program_timer(s: &CpuSched, deadline: u64) {
     let was = irq::save_and_disable();
     let armed = s.timer_armed.load(Ordering::Relaxed);
     if deadline != 0 && (armed == 0 || deadline < armed) {
-        s.timer_armed.store(deadline, Ordering::Relaxed);
+        s.timer_armed.store(deadline, Ordering::SeqCst);
         apic::set_deadline(deadline);
     }
     irq::restore(was);
@@ -626,7 +637,7 @@ fn program_timer(s: &CpuSched, deadline: u64) {
 pub(crate) fn arm_timer_exact(s: &CpuSched) {
     let was = irq::save_and_disable();
     let deadline = timer_deadline(s);
-    if s.timer_armed.swap(deadline, Ordering::Relaxed) != deadline {
+    if s.timer_armed.swap(deadline, Ordering::SeqCst) != deadline {
         apic::set_deadline(deadline);
     }
     irq::restore(was);
@@ -660,12 +671,15 @@ pub(crate) fn arm_timer_by(s: &CpuSched, deadline: u64) {
 fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
     let s = this_sched();
     // The one-shot timer fired (perhaps early for what it was armed for: re-armed below).
-    s.timer_armed.store(0, Ordering::Relaxed);
+    s.timer_armed.store(0, Ordering::SeqCst);
     let look = spin_look::fired(s);
     sleep::wake_expired(s);
     let q = QUANTUM.load(Ordering::Relaxed);
     let at = s.preempt_at.load(Ordering::SeqCst);
-    if q != 0 && at != 0 {
+    if q != 0 && at == 0 && s.runnable() > 0 {
+        // Queued from another CPU while this timer was armed, with no kick (`make_runnable`).
+        s.preempt_at.store(crate::time::ticks() + q, Ordering::SeqCst);
+    } else if q != 0 && at != 0 {
         let now = crate::time::ticks();
         if now >= at {
             // Keep the clock running only while threads wait. Stopped first and the queue read

@@ -43,9 +43,9 @@ pub fn write(
     if config.overcommitted {
         info.flags |= flags::HOST_OVERCOMMITTED;
     }
-    info.host_cpus = config.host_cpus;
+    info.pack_on = config.pack_on;
     // Only a program's forwarded calls need the channel's service thread; vCPUs beyond the
-    // host's CPUs always need to halt (the kernel leaves them idle).
+    // host's CPUs always need to halt (packed, the kernel leaves them idle).
     if config.idle_halt_late && (config.overcommitted || config.program.as_ref().is_some_and(|p| !p.no_channel)) {
         info.flags |= flags::IDLE_HALT_LATE;
     }
