@@ -6,7 +6,7 @@
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::linux::futex;
-use crate::sched::stats::{self, Stat};
+use crate::counters::{self, Stat};
 
 /// A futex word with a count of its sleepers.
 #[derive(Default)]
@@ -43,11 +43,11 @@ impl Word {
             }
             core::hint::spin_loop();
         }
-        stats::add(Stat::OmpSpinTicks, crate::time::ticks().wrapping_sub(spin_from));
-        stats::add(Stat::OmpSleeps, 1);
+        counters::add(Stat::OmpSpinTicks, crate::time::ticks().wrapping_sub(spin_from));
+        counters::add(Stat::OmpSleeps, 1);
         loop {
             self.sleepers.fetch_add(1, Ordering::SeqCst);
-            stats::add(Stat::OmpWaits, 1);
+            counters::add(Stat::OmpWaits, 1);
             futex::wait_word(&self.value, old);
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
             let v = self.value.load(Ordering::Acquire);
@@ -106,8 +106,8 @@ pub fn until(word: &Word, cond: impl Fn() -> bool) {
         }
         core::hint::spin_loop();
     }
-    stats::add(Stat::OmpSpinTicks, crate::time::ticks().wrapping_sub(spin_from));
-    stats::add(Stat::OmpSleeps, 1);
+    counters::add(Stat::OmpSpinTicks, crate::time::ticks().wrapping_sub(spin_from));
+    counters::add(Stat::OmpSleeps, 1);
     loop {
         // Counted as a sleeper before the last test: a waker that makes `cond` true after it
         // sees the count and bumps the value, so the futex wait below returns at once.
@@ -115,7 +115,7 @@ pub fn until(word: &Word, cond: impl Fn() -> bool) {
         let seen = word.value.load(Ordering::SeqCst);
         let done = cond();
         if !done {
-            stats::add(Stat::OmpWaits, 1);
+            counters::add(Stat::OmpWaits, 1);
             futex::wait_word(&word.value, seen);
         }
         word.sleepers.fetch_sub(1, Ordering::SeqCst);

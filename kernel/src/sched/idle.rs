@@ -6,7 +6,7 @@
 
 use core::sync::atomic::Ordering;
 
-use super::stats::{self, Stat};
+use crate::counters::{self, Stat};
 use crate::arch::irq;
 
 pub fn idle_loop() -> ! {
@@ -27,7 +27,7 @@ pub fn idle_loop() -> ! {
         }
         super::run_idle_hook(true);
         if s.runnable() > 0 {
-            stats::add(Stat::PollTicks, crate::time::ticks().wrapping_sub(idle_since));
+            counters::add(Stat::PollTicks, crate::time::ticks().wrapping_sub(idle_since));
             super::run_idle_hook(false);
             crate::arch::tlb::idle_ends();
             super::idle_run_next();
@@ -45,12 +45,12 @@ pub fn idle_loop() -> ! {
             irq::disable();
             s.halted.store(true, Ordering::SeqCst);
             let halt_at = crate::time::ticks();
-            stats::add(Stat::PollTicks, halt_at.wrapping_sub(idle_since));
+            counters::add(Stat::PollTicks, halt_at.wrapping_sub(idle_since));
             if s.runnable() == 0 && !super::task::pending() {
                 // A kick sent after the checks above still ends the wait.
                 irq::wait_for_interrupt();
-                stats::add(Stat::Halts, 1);
-                stats::add(Stat::HaltTicks, crate::time::ticks().wrapping_sub(halt_at));
+                counters::add(Stat::Halts, 1);
+                counters::add(Stat::HaltTicks, crate::time::ticks().wrapping_sub(halt_at));
             }
             irq::enable();
             s.halted.store(false, Ordering::SeqCst);

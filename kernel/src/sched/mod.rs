@@ -10,7 +10,6 @@ pub mod idle;
 pub mod runqueue;
 pub mod sleep;
 pub mod spin_look;
-pub mod stats;
 pub mod task;
 pub mod thread;
 pub mod waitqueue;
@@ -350,10 +349,9 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
     // `switch_away` leaving idle): either we saw the clock stopped on a busy CPU and kicked, or
     // the target sees this thread queued and keeps or starts its clock. Likewise for a timer
     // seen armed: `timer_interrupt` clears `timer_armed` before it reads the queue length.
-    // (Without that, an idle
-    // CPU that was about to run a first thread when a second was queued there, or a clock
-    // stopping as a thread was queued, left the second thread behind a spinning one for good:
-    // the rare hang of sched_spin_handoff at --cpus 2.)
+    // (Without that, an idle CPU that was about to run a first thread when a second was queued
+    // there, or a clock stopping as a thread was queued, left the second thread behind a
+    // spinning one for good: the rare hang of sched_spin_handoff at --cpus 2.)
     kick_if_halted(target);
 }
 
@@ -368,7 +366,7 @@ fn timer_fires_within_quantum(s: &CpuSched) -> bool {
 pub(crate) fn kick_if_halted(target: usize) {
     let s = on_cpu(target);
     if target != cpu::id() && (s.halted.load(Ordering::SeqCst) || s.spin_giving_away.load(Ordering::SeqCst)) {
-        stats::add(stats::Stat::Kicks, 1);
+        crate::counters::add(crate::counters::Stat::Kicks, 1);
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
 }

@@ -326,8 +326,8 @@ pub fn privileged(f: Ring0Fn, a: u64, b: u64, c: u64) -> u64 {
         core::arch::asm!("call {gate}", gate = sym hrt_ring0_gate, in("rdi") f, in("rsi") a, in("rdx") b,
                          in("rcx") c, lateout("rax") ret, clobber_abi("C"));
     }
-    crate::sched::stats::add(crate::sched::stats::Stat::Ring0Calls, 1);
-    crate::sched::stats::add(crate::sched::stats::Stat::Ring0Ticks, crate::time::ticks() - t0);
+    crate::counters::add(crate::counters::Stat::Ring0Calls, 1);
+    crate::counters::add(crate::counters::Stat::Ring0Ticks, crate::time::ticks() - t0);
     ret
 }
 

@@ -1,7 +1,8 @@
-//! Per-CPU counters of how the vCPUs spend their host CPU time while waiting (halts, kicks,
-//! idle polling, the OpenMP runtime's spins and sleeps), printed with `hrt run -v` when the
-//! vCPUs outnumber the host's CPUs, where that time is the whole story. Each CPU writes only
-//! its own line, so a count is a plain load and store.
+//! Per-CPU counters of what waiting costs a vCPU (halts, kicks, idle polling, the OpenMP
+//! runtime's spins and sleeps, ring-0 entries, interrupts, timer arms), printed with
+//! `hrt run -v` when the vCPUs outnumber the host's CPUs, where those costs decide the run
+//! time (docs/benchmarks.md, "More vCPUs than host CPUs"). Each CPU writes only its own
+//! line, so a count is a plain load and store.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,9 +20,13 @@ pub enum Stat {
     OmpSleeps,
     OmpWaits,
     OmpSpinTicks,
+    /// Calls into ring 0 from ring 3 (`arch::ring3::privileged`, halts included) and the
+    /// ticks they took (on PVM each costs emulated ring 0: 20 us and more).
     Ring0Calls,
     Ring0Ticks,
+    /// Interrupts that stopped ring-3 code, handled later in ring 3.
     Irqs,
+    /// Timer arms (each a ring-0 entry) and interrupt acknowledgements.
     Deadlines,
     Eois,
 }
