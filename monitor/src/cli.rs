@@ -102,9 +102,8 @@ pub enum HostPages {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IdleMode {
-    /// Poll while every vCPU has a host CPU of its own; with no host CPU to spare, poll 1 ms
-    /// and then halt (50 us with `--overcommit spread`, where spinning vCPUs would take host
-    /// time from the ones with work)
+    /// Poll while every vCPU has a host CPU of its own, halt when vCPUs outnumber host CPUs
+    /// (spinning vCPUs would take host time from the ones with work)
     Auto,
     /// Idle CPUs spin (lowest wake-up latency)
     Poll,
@@ -112,11 +111,11 @@ pub enum IdleMode {
     Halt,
 }
 
-/// Where threads go when the vCPUs outnumber the host's CPUs.
+/// Where the kernel's OpenMP runtime puts its threads when the vCPUs outnumber the host's CPUs.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Overcommit {
-    /// On as many vCPUs as the host has CPUs (unless placed elsewhere): threads that wait
-    /// for each other take turns there, the other vCPUs stay halted
+    /// On as many vCPUs as the host has CPUs (unless OMP_PLACES binds them): threads that
+    /// wait for each other take turns there, the other vCPUs stay halted
     Pack,
     /// Over every vCPU, each a host thread that the host schedules
     Spread,
@@ -140,7 +139,7 @@ pub struct VmArgs {
     /// Pin each vCPU thread to its own host CPU
     #[arg(long)]
     pub pin: bool,
-    /// With more vCPUs than host CPUs: where threads go
+    /// With more vCPUs than host CPUs: where the kernel's OpenMP runtime puts its threads
     #[arg(long, value_enum, default_value = "pack")]
     pub overcommit: Overcommit,
     /// Preempt a thread after US microseconds while others wait for its CPU; 0: never

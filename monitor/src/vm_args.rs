@@ -25,10 +25,10 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
     Ok(VmConfig {
         cpus,
         mem,
-        idle_halt: idle_halts(args.idle, cpus, packed),
+        idle_halt: idle_halts(args.idle, cpus),
         overcommitted: cpus > host,
         pack_on: if packed { host } else { 0 },
-        idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus, packed) && cpus >= host,
+        idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus) && cpus >= host,
         kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
         pin: args.pin,
         preempt_us: args.preempt.unwrap_or(0),
@@ -41,16 +41,14 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
     })
 }
 
-/// Whether idle vCPUs halt after only 50 us of polling: asked for, or (`auto`) because the
-/// vCPUs outnumber the host's CPUs and threads are spread over all of them, where a polling
-/// vCPU takes host time from one that has work. Packed (`--overcommit pack`), as many vCPUs
-/// as the host has CPUs take threads and the rest stay idle: `auto` then polls 1 ms and halts,
-/// as with one vCPU per host CPU.
-fn idle_halts(mode: IdleMode, cpus: u32, packed: bool) -> bool {
+/// Whether idle vCPUs halt: asked for, or (`auto`) because the vCPUs outnumber the host's
+/// CPUs, where a polling vCPU takes host time from one that has work.
+fn idle_halts(mode: IdleMode, cpus: u32) -> bool {
+    let host = host_cpus();
     match mode {
         IdleMode::Halt => true,
         IdleMode::Poll => false,
-        IdleMode::Auto => cpus > host_cpus() && !packed,
+        IdleMode::Auto => cpus > host,
     }
 }
 

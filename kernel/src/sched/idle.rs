@@ -11,7 +11,7 @@ use crate::arch::irq;
 
 pub fn idle_loop() -> ! {
     let s = super::this_sched();
-    let halt_after = super::halt_after_ns();
+    let halt_after = super::halt_after_ns_here();
     let halts = halt_after != u64::MAX;
     let spin_ticks = if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX };
     let mut idle_since = crate::time::ticks();

@@ -145,7 +145,7 @@ const HALT_AFTER_NS_HALTING: u64 = 50_000;
 const HALT_AFTER_NS_LATE: u64 = 1_000_000;
 /// Preemption quantum in TSC ticks (0 = off, the default).
 static QUANTUM: AtomicU64 = AtomicU64::new(0);
-/// How many vCPUs (the first ones) take threads that are not placed on a named CPU: all of
+/// How many vCPUs (the first ones) the kernel's OpenMP runtime places its threads on: all of
 /// them (0), or, when they outnumber the host's CPUs, as many as the host has.
 static PLACEMENT_CPUS: AtomicUsize = AtomicUsize::new(0);
 
@@ -178,7 +178,7 @@ pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Opt
         // ~1 us) instead of halting and kicking vCPUs, which on PVM cost emulated ring-0
         // entries and the host's scheduling of the woken vCPU (150-400 us per wake-up).
         PLACEMENT_CPUS.store(n as usize, Ordering::Relaxed);
-        kinfo!("sched: more vCPUs than host CPUs: threads go to the first {n} vCPUs unless placed elsewhere");
+        kinfo!("sched: more vCPUs than host CPUs: the OpenMP runtime's threads go to the first {n} vCPUs");
     }
     let after = match (idle_halt, halt_late) {
         (true, _) => HALT_AFTER_NS_HALTING,
@@ -191,11 +191,24 @@ pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Opt
     }
 }
 
-/// How many vCPUs, the first ones, take threads not placed on a named CPU (`PLACEMENT_CPUS`).
+/// How many vCPUs, the first ones, the kernel's OpenMP runtime places threads on
+/// (`PLACEMENT_CPUS`).
 pub fn placement_cpus() -> usize {
     match PLACEMENT_CPUS.load(Ordering::Relaxed) {
         0 => cpu::count(),
         n => n.min(cpu::count()),
+    }
+}
+
+/// How long this CPU's idle loop polls before it halts, in ns (u64::MAX: it never halts). A
+/// vCPU that takes packed threads (`PLACEMENT_CPUS`) polls 1 ms, as when every vCPU has a host
+/// CPU: it has one in effect, and its threads' waits are mostly shorter.
+pub fn halt_after_ns_here() -> u64 {
+    let packed = PLACEMENT_CPUS.load(Ordering::Relaxed);
+    match halt_after_ns() {
+        u64::MAX => u64::MAX,
+        _ if cpu::id() < packed => HALT_AFTER_NS_LATE,
+        ns => ns,
     }
 }
 

@@ -359,21 +359,19 @@ pub(super) fn move_load(from: usize, to: usize) {
     LOAD[to].fetch_add(1, Ordering::Relaxed);
 }
 
-/// The least loaded of the CPUs `allowed` accepts (for threads created under an affinity mask),
-/// among the placement CPUs (`super::placement_cpus`) if the mask has any.
+/// The least loaded of the CPUs `allowed` accepts (for threads created under an affinity mask).
 pub fn least_loaded(allowed: impl Fn(usize) -> bool) -> Option<usize> {
-    let least = |cpus: core::ops::Range<usize>| cpus.filter(|&c| allowed(c)).min_by_key(|&c| LOAD[c].load(Ordering::Relaxed));
-    least(0..super::placement_cpus()).or_else(|| least(0..crate::cpu::count()))
+    (0..crate::cpu::count()).filter(|&c| allowed(c)).min_by_key(|&c| LOAD[c].load(Ordering::Relaxed))
 }
 
-/// Where a new thread goes: the named CPU, or the least loaded of the placement CPUs
-/// (round-robin among equals), so that a program's N threads on N CPUs get one CPU each.
+/// Where a new thread goes: the named CPU, or the least loaded one (round-robin among equals),
+/// so that a program's N threads on N CPUs get one CPU each.
 fn pick_cpu(cpu: Option<usize>) -> Result<usize, CreateError> {
+    let n = crate::cpu::count();
     let chosen = match cpu {
-        Some(c) if c < crate::cpu::count() => c,
+        Some(c) if c < n => c,
         Some(_) => return Err(CreateError::NoSuchCpu),
         None => {
-            let n = super::placement_cpus();
             let start = NEXT_CPU.fetch_add(1, Ordering::Relaxed) % n;
             (0..n).map(|i| (start + i) % n).min_by_key(|&c| LOAD[c].load(Ordering::Relaxed)).unwrap_or(0)
         }

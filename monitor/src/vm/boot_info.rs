@@ -44,9 +44,8 @@ pub fn write(
         info.flags |= flags::HOST_OVERCOMMITTED;
     }
     info.pack_on = config.pack_on;
-    // Only a program's forwarded calls need the channel's service thread; vCPUs beyond the
-    // host's CPUs always need to halt (packed, the kernel leaves them idle).
-    if config.idle_halt_late && (config.overcommitted || config.program.as_ref().is_some_and(|p| !p.no_channel)) {
+    // Only a program's forwarded calls need the channel's service thread.
+    if config.idle_halt_late && config.program.as_ref().is_some_and(|p| !p.no_channel) {
         info.flags |= flags::IDLE_HALT_LATE;
     }
     info.preempt_us = config.preempt_us;
