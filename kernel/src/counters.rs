@@ -16,7 +16,8 @@ pub enum Stat {
     /// Kick IPIs this CPU sent to halted vCPUs.
     Kicks,
     /// Waits of the kernel's OpenMP runtime that went to sleep, the futex waits they made (more
-    /// than one when a wake-up found the wait not over), and the ticks spent spinning first.
+    /// than one when a wake-up found the wait not over), and the ticks from the start of their
+    /// spin to the sleep (with the turns their spin gave to other threads of the CPU).
     OmpSleeps,
     OmpWaits,
     OmpSpinTicks,
@@ -32,7 +33,20 @@ pub enum Stat {
 }
 
 const STATS: usize = 12;
-const NAMES: [&str; STATS] = ["halts", "halted ms", "polled ms", "kicks", "omp sleeps", "futex waits", "omp spun ms", "ring0 calls", "ring0 ms", "irqs", "deadlines", "eois"];
+const NAMES: [&str; STATS] = [
+    "halts",
+    "halted ms",
+    "polled ms",
+    "kicks",
+    "omp sleeps",
+    "futex waits",
+    "omp spun ms",
+    "ring0 calls",
+    "ring0 ms",
+    "irqs",
+    "deadlines",
+    "eois",
+];
 /// Which counters hold TSC ticks (shown in ms).
 const TICKS: [bool; STATS] = [false, true, true, false, false, false, true, false, true, false, false, false];
 

@@ -105,6 +105,28 @@ fn spinning_threads_on_more_vcpus_than_host_cpus_compute_what_they_do_natively()
     assert!(one.stdout.contains("all checks passed") && !one.stderr.contains(ON), "{}\n{}", one.stdout, one.stderr);
 }
 
+/// More vCPUs than host CPUs: the kernel's runtime packs its team on as many vCPUs as the host
+/// has CPUs (`--overcommit pack`, the default) or spreads it over all (`spread`); both must
+/// compute what libgomp does natively, and `-v` says which, with the per-vCPU counters.
+#[test]
+fn packed_and_spread_teams_compute_what_they_do_natively() {
+    const PACKED: &str = "the OpenMP runtime's threads go to the first";
+    let prog = build("omp_kernel", "-static");
+    let host = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cpus = (host + 2).to_string();
+    for threads in [Some(cpus.as_str()), Some("3")] {
+        let want = native(&prog, threads);
+        assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+        for how in ["pack", "spread"] {
+            let got = hrt(&["--omp", "kernel", "--cpus", &cpus, "--overcommit", how, "-v"], &prog, threads);
+            let what = format!("omp_kernel --cpus {cpus} --overcommit {how}, OMP_NUM_THREADS={threads:?}");
+            assert_same(&what, &want, &got);
+            assert_eq!(got.stderr.contains(PACKED), how == "pack", "{what}: -v says:\n{}", got.stderr);
+            assert!(got.stderr.contains("kernel: cpu 0: halts"), "{what}: no counters with -v:\n{}", got.stderr);
+        }
+    }
+}
+
 #[test]
 fn kernel_runtime_runs_doacross_loops_and_scope() {
     same_as_libgomp("omp_doacross", &[Some("1"), Some("2"), Some("4")]);

@@ -5,8 +5,8 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use crate::linux::futex;
 use crate::counters::{self, Stat};
+use crate::linux::futex;
 
 /// A futex word with a count of its sleepers.
 #[derive(Default)]

@@ -6,8 +6,8 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::counters::{self, Stat};
 use crate::arch::irq;
+use crate::counters::{self, Stat};
 
 pub fn idle_loop() -> ! {
     let s = super::this_sched();
