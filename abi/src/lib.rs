@@ -423,6 +423,8 @@ pub mod nr {
     /// of its file when mapped: 1 if the file now covers the page (it grew; the mapping shows
     /// its bytes), 0 if not (the program gets SIGBUS), or a negated errno.
     pub const SHARED_FILE_PAGE: u64 = 24;
+    /// A vCPU whose program thread spins gives its host CPU away: the monitor's `sched_yield`.
+    pub const HOST_YIELD: u64 = 25;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

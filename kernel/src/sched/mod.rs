@@ -63,8 +63,6 @@ pub struct CpuSched {
     spin_look_at: AtomicU64,
     /// The timer found a look due; ring 3 does it on the way back to the program.
     spin_look_due: AtomicBool,
-    /// Halted by `spin_look` (a program wake-up kicks it: `spin_look::release_seen`).
-    spin_giving_away: AtomicBool,
     /// Looks in a row that found the program spinning.
     spin_streak: AtomicU32,
     /// Looks in a row that found no spinning program.
@@ -92,7 +90,6 @@ impl CpuSched {
             next_wake: AtomicU64::new(u64::MAX),
             spin_look_at: AtomicU64::new(0),
             spin_look_due: AtomicBool::new(false),
-            spin_giving_away: AtomicBool::new(false),
             spin_streak: AtomicU32::new(0),
             spin_quiet: AtomicU32::new(0),
             timer_armed: AtomicU64::new(0),
@@ -121,7 +118,6 @@ impl CpuSched {
         self.next_wake.store(u64::MAX, Ordering::SeqCst);
         self.spin_look_at.store(0, Ordering::SeqCst);
         self.spin_look_due.store(false, Ordering::SeqCst);
-        self.spin_giving_away.store(false, Ordering::SeqCst);
         self.spin_streak.store(0, Ordering::SeqCst);
         self.spin_quiet.store(0, Ordering::SeqCst);
         self.timer_armed.store(0, Ordering::SeqCst);
@@ -374,11 +370,10 @@ fn timer_fires_within_quantum(s: &CpuSched) -> bool {
     armed != 0 && armed <= crate::time::ticks().saturating_add(QUANTUM.load(Ordering::Relaxed))
 }
 
-/// Sends the kick IPI to `target` if its idle loop is halted, or its program thread gave the
-/// host CPU away (`spin_look`).
+/// Sends the kick IPI to `target` if its idle loop is halted.
 pub(crate) fn kick_if_halted(target: usize) {
     let s = on_cpu(target);
-    if target != cpu::id() && (s.halted.load(Ordering::SeqCst) || s.spin_giving_away.load(Ordering::SeqCst)) {
+    if target != cpu::id() && s.halted.load(Ordering::SeqCst) {
         crate::counters::add(crate::counters::Stat::Kicks, 1);
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
@@ -672,11 +667,6 @@ pub fn arm_timer_also(extra: u64) {
     let own = timer_deadline(s);
     program_timer(s, if own == 0 { extra } else { own.min(extra) });
     irq::restore(was);
-}
-
-/// Arms this CPU's timer for `deadline` too, if that is earlier than what it is armed for.
-pub(crate) fn arm_timer_by(s: &CpuSched, deadline: u64) {
-    program_timer(s, deadline);
 }
 
 fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
