@@ -150,7 +150,9 @@ pub struct BootInfo {
     pub envc: u32,
     /// Privilege ring of the program: 0 (hybrid runtime) or 3 (user mode).
     pub app_ring: u32,
-    pub _pad3: u32,
+    /// With `flags::HOST_OVERCOMMITTED`: how many vCPUs, the first ones, the kernel places
+    /// threads on unless told otherwise (the host's CPU count; 0: all).
+    pub pack_on: u32,
     /// The identity of the user running `hrt` (the program's getuid etc.).
     pub uid: u32,
     pub gid: u32,
@@ -209,7 +211,7 @@ impl BootInfo {
             argc: 0,
             envc: 0,
             app_ring: 3,
-            _pad3: 0,
+            pack_on: 0,
             uid: 0,
             gid: 0,
             host_pid: 0,
@@ -427,6 +429,8 @@ pub mod nr {
     /// Builds page tables where the kernel's loop would run emulated (ring 0 on PVM), and
     /// fills bitmaps. Returns 0 or -EFAULT (the range is not all guest RAM, or misaligned).
     pub const MEM_FILL: u64 = 25;
+    /// A vCPU whose program thread spins gives its host CPU away: the monitor's `sched_yield`.
+    pub const HOST_YIELD: u64 = 26;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

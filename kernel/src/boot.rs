@@ -65,7 +65,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         boot.flags & hrt_abi::flags::IDLE_HALT != 0,
         boot.flags & hrt_abi::flags::IDLE_HALT_LATE != 0,
         boot.preempt_us,
-        boot.flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0,
+        (boot.flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0).then_some(boot.pack_on),
     );
     init_this_cpu();
     fpu::prepare_initial();

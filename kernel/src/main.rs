@@ -13,6 +13,7 @@ pub mod arch;
 pub mod bench;
 pub mod boot;
 pub mod bootinfo;
+pub mod counters;
 pub mod cpu;
 pub mod linux;
 pub mod mem;

@@ -111,6 +111,16 @@ pub enum IdleMode {
     Halt,
 }
 
+/// Where the kernel's OpenMP runtime puts its threads when the vCPUs outnumber the host's CPUs.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Overcommit {
+    /// On as many vCPUs as the host has CPUs (unless OMP_PLACES binds them): threads that
+    /// wait for each other take turns there, the other vCPUs stay halted
+    Pack,
+    /// Over every vCPU, each a host thread that the host schedules
+    Spread,
+}
+
 /// Options common to every command that creates a VM.
 #[derive(Args, Clone)]
 pub struct VmArgs {
@@ -129,6 +139,9 @@ pub struct VmArgs {
     /// Pin each vCPU thread to its own host CPU
     #[arg(long)]
     pub pin: bool,
+    /// With more vCPUs than host CPUs: where the kernel's OpenMP runtime puts its threads
+    #[arg(long, value_enum, default_value = "pack")]
+    pub overcommit: Overcommit,
     /// Preempt a thread after US microseconds while others wait for its CPU; 0: never
     /// [default: 10000 for `hrt run`, none for `selftest` and `bench`]
     #[arg(long, value_name = "US")]

@@ -2,7 +2,7 @@
 //! the `vm::VmConfig` a VM is built from: the one place where the command line meets the VM
 //! layer, so that `vm` knows nothing of `cli` (dependencies run cli -> vm -> forward -> abi).
 
-use crate::cli::{HostPages, IdleMode, VmArgs};
+use crate::cli::{HostPages, IdleMode, Overcommit, VmArgs};
 use crate::error::{err, Result};
 use crate::vm::{self, VmConfig};
 
@@ -20,12 +20,15 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
     if cmdline.len() > hrt_abi::CMDLINE_LEN {
         return Err(err!("kernel command line longer than {} bytes", hrt_abi::CMDLINE_LEN));
     }
+    let host = host_cpus();
+    let packed = cpus > host && args.overcommit == Overcommit::Pack;
     Ok(VmConfig {
         cpus,
         mem,
         idle_halt: idle_halts(args.idle, cpus),
-        overcommitted: cpus > host_cpus(),
-        idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus) && cpus >= host_cpus(),
+        overcommitted: cpus > host,
+        pack_on: if packed { host } else { 0 },
+        idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus) && cpus >= host,
         kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
         pin: args.pin,
         preempt_us: args.preempt.unwrap_or(0),

@@ -98,19 +98,45 @@ fn kernel_runtime_runs_dynamic_loops_exactly_once_in_aligned_chunks() {
 fn spinning_threads_on_more_vcpus_than_host_cpus_compute_what_they_do_natively() {
     const ON: &str = "spinning program threads give their host CPU away";
     let prog = build("omp_spin_waits", "-static");
+    with_more_vcpus_than_host_cpus(&prog, |cpus, threads, want| {
+        for omp in ["libgomp", "kernel"] {
+            let got = hrt(&["--omp", omp, "--cpus", cpus, "-v"], &prog, threads);
+            assert_same(&format!("omp_spin_waits --omp {omp} --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), want, &got);
+            assert!(got.stderr.contains(ON), "-v does not say the looks are on:\n{}", got.stderr);
+        }
+    });
+    let one = hrt(&["--cpus", "1", "-v"], &prog, Some("3"));
+    assert!(one.stdout.contains("all checks passed") && !one.stderr.contains(ON), "{}\n{}", one.stdout, one.stderr);
+}
+
+/// More vCPUs than host CPUs: the kernel's runtime packs its team on as many vCPUs as the host
+/// has CPUs (`--overcommit pack`, the default) or spreads it over all (`spread`); both must
+/// compute what libgomp does natively, and `-v` says which, with the per-vCPU counters.
+#[test]
+fn packed_and_spread_teams_compute_what_they_do_natively() {
+    const PACKED: &str = "the OpenMP runtime's threads go to the first";
+    let prog = build("omp_kernel", "-static");
+    with_more_vcpus_than_host_cpus(&prog, |cpus, threads, want| {
+        for how in ["pack", "spread"] {
+            let got = hrt(&["--omp", "kernel", "--cpus", cpus, "--overcommit", how, "-v"], &prog, threads);
+            let what = format!("omp_kernel --cpus {cpus} --overcommit {how}, OMP_NUM_THREADS={threads:?}");
+            assert_same(&what, want, &got);
+            assert_eq!(got.stderr.contains(PACKED), how == "pack", "{what}: -v says:\n{}", got.stderr);
+            assert!(got.stderr.contains("kernel: cpu 0: halts"), "{what}: no counters with -v:\n{}", got.stderr);
+        }
+    });
+}
+
+/// Runs `check(cpus, threads, native outcome)` with 2 vCPUs more than the host has CPUs, for
+/// OMP_NUM_THREADS equal to that and 3.
+fn with_more_vcpus_than_host_cpus(prog: &Path, check: impl Fn(&str, Option<&str>, &Outcome)) {
     let host = std::thread::available_parallelism().map_or(2, |n| n.get());
     let cpus = (host + 2).to_string();
     for threads in [Some(cpus.as_str()), Some("3")] {
-        let want = native(&prog, threads);
+        let want = native(prog, threads);
         assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
-        for omp in ["libgomp", "kernel"] {
-            let got = hrt(&["--omp", omp, "--cpus", &cpus, "-v"], &prog, threads);
-            assert_same(&format!("omp_spin_waits --omp {omp} --cpus {cpus}, OMP_NUM_THREADS={threads:?}"), &want, &got);
-            assert!(got.stderr.contains(ON), "-v does not say the looks are on:\n{}", got.stderr);
-        }
+        check(&cpus, threads, &want);
     }
-    let one = hrt(&["--cpus", "1", "-v"], &prog, Some("3"));
-    assert!(one.stdout.contains("all checks passed") && !one.stderr.contains(ON), "{}\n{}", one.stdout, one.stderr);
 }
 
 #[test]

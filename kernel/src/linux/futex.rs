@@ -268,7 +268,7 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if op & FUTEX_PRIVATE_FLAG == 0 && super::shared_files::on_host(addr) {
         return super::shared_futex::futex(addr, op & 0x7f, val, timeout, val3, realtime);
     }
-    let result = match op & 0x7f {
+    match op & 0x7f {
         FUTEX_WAIT => wait(addr, val, BITSET_ANY, deadline(timeout, false, realtime)?),
         FUTEX_WAIT_BITSET => wait(addr, val, val3, deadline(timeout, true, realtime)?),
         FUTEX_WAKE => {
@@ -289,13 +289,7 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             kprintln!("hrt: futex operation {other} is not implemented: returning ENOSYS");
             Err(ENOSYS)
         }
-    };
-    if result.is_ok() && !matches!(op & 0x7f, FUTEX_WAIT | FUTEX_WAIT_BITSET) {
-        // A wake usually follows the store that spinning threads wait for (a barrier's
-        // release): vCPUs that gave their host CPU away to such a spin look again now.
-        crate::sched::spin_look::release_seen();
     }
-    result
 }
 
 /// A forked child: the waiters were the parent's other threads, which do not exist here.

@@ -144,6 +144,7 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
     }
     if let Some((looks, spinning)) = crate::sched::spin_look::counts() {
         crate::kinfo!("kernel: {looks} look(s) at running program threads, {spinning} found spinning");
+        crate::counters::print();
     }
     crate::arch::hypercall::shutdown_by(status, sig)
 }

@@ -288,10 +288,11 @@ pub fn solo() -> *const Team {
     Box::into_raw(Team::new())
 }
 
-/// Gives the team `needed` workers, placed on the CPUs after the master's.
+/// Gives the team `needed` workers, placed on the CPUs after the master's (among the
+/// scheduler's placement CPUs, unless the team is bound to places).
 fn staff(team: &mut Team, needed: usize) {
     let home = crate::cpu::id();
-    let ncpu = crate::cpu::count();
+    let ncpu = crate::sched::placement_cpus();
     while team.workers.len() < needed {
         let w = POOL.lock().pop().map(|p| p as *const Worker);
         let w = match w {

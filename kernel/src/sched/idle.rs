@@ -7,10 +7,11 @@
 use core::sync::atomic::Ordering;
 
 use crate::arch::irq;
+use crate::counters::{self, Stat};
 
 pub fn idle_loop() -> ! {
     let s = super::this_sched();
-    let halt_after = super::halt_after_ns();
+    let halt_after = super::halt_after_ns_here();
     let halts = halt_after != u64::MAX;
     let spin_ticks = if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX };
     let mut idle_since = crate::time::ticks();
@@ -26,6 +27,7 @@ pub fn idle_loop() -> ! {
         }
         super::run_idle_hook(true);
         if s.runnable() > 0 {
+            counters::add(Stat::PollTicks, crate::time::ticks().wrapping_sub(idle_since));
             super::run_idle_hook(false);
             crate::arch::tlb::idle_ends();
             super::idle_run_next();
@@ -35,17 +37,20 @@ pub fn idle_loop() -> ! {
         }
         if halts && crate::time::ticks().wrapping_sub(idle_since) >= spin_ticks {
             super::run_idle_hook(false);
-            if super::spin_look::cancel(s) || !super::idle_halts() && super::sleep::any(s) {
-                // Sleepers of a polling CPU armed no timer (the loop ends their sleeps from
-                // the TSC): it must wake the CPU now. A look armed for the last thread would
-                // wake it for nothing.
-                super::arm_timer(s);
-            }
+            // Sleepers of a polling CPU armed no timer (the loop ends their sleeps from the
+            // TSC): it must wake the CPU now. A look armed for the last thread, or a timer
+            // left armed early (`program_timer`), would wake it for nothing.
+            super::spin_look::cancel(s);
+            super::arm_timer_exact(s);
             irq::disable();
             s.halted.store(true, Ordering::SeqCst);
+            let halt_at = crate::time::ticks();
+            counters::add(Stat::PollTicks, halt_at.wrapping_sub(idle_since));
             if s.runnable() == 0 && !super::task::pending() {
                 // A kick sent after the checks above still ends the wait.
                 irq::wait_for_interrupt();
+                counters::add(Stat::Halts, 1);
+                counters::add(Stat::HaltTicks, crate::time::ticks().wrapping_sub(halt_at));
             }
             irq::enable();
             s.halted.store(false, Ordering::SeqCst);

@@ -63,12 +63,12 @@ pub struct CpuSched {
     spin_look_at: AtomicU64,
     /// The timer found a look due; ring 3 does it on the way back to the program.
     spin_look_due: AtomicBool,
-    /// Halted by `spin_look` (a program wake-up kicks it: `spin_look::release_seen`).
-    spin_giving_away: AtomicBool,
     /// Looks in a row that found the program spinning.
     spin_streak: AtomicU32,
     /// Looks in a row that found no spinning program.
     spin_quiet: AtomicU32,
+    /// The TSC deadline the timer is armed for (0: none, or it fired; `program_timer`).
+    timer_armed: AtomicU64,
 }
 
 impl CpuSched {
@@ -90,9 +90,9 @@ impl CpuSched {
             next_wake: AtomicU64::new(u64::MAX),
             spin_look_at: AtomicU64::new(0),
             spin_look_due: AtomicBool::new(false),
-            spin_giving_away: AtomicBool::new(false),
             spin_streak: AtomicU32::new(0),
             spin_quiet: AtomicU32::new(0),
+            timer_armed: AtomicU64::new(0),
         }
     }
 
@@ -118,9 +118,9 @@ impl CpuSched {
         self.next_wake.store(u64::MAX, Ordering::SeqCst);
         self.spin_look_at.store(0, Ordering::SeqCst);
         self.spin_look_due.store(false, Ordering::SeqCst);
-        self.spin_giving_away.store(false, Ordering::SeqCst);
         self.spin_streak.store(0, Ordering::SeqCst);
         self.spin_quiet.store(0, Ordering::SeqCst);
+        self.timer_armed.store(0, Ordering::SeqCst);
         // SAFETY: only this CPU touches these cells, and it runs no thread yet.
         unsafe {
             *self.prev_exited.get() = null_mut();
@@ -141,6 +141,9 @@ const HALT_AFTER_NS_HALTING: u64 = 50_000;
 const HALT_AFTER_NS_LATE: u64 = 1_000_000;
 /// Preemption quantum in TSC ticks (0 = off, the default).
 static QUANTUM: AtomicU64 = AtomicU64::new(0);
+/// How many vCPUs (the first ones) the kernel's OpenMP runtime places its threads on: all of
+/// them (0), or, when they outnumber the host's CPUs, as many as the host has.
+static PLACEMENT_CPUS: AtomicUsize = AtomicUsize::new(0);
 
 /// Every CPU's scheduler state, by CPU number.
 struct CpuScheds([CpuSched; hrt_abi::MAX_CPUS]);
@@ -162,9 +165,17 @@ pub(crate) fn this_sched() -> &'static CpuSched {
 }
 
 /// Global settings from the boot-info block; boot CPU, before any thread exists.
-pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, host_overcommitted: bool) {
+/// `pack_on`: when the vCPUs outnumber the host's CPUs, how many of them take threads (0: all).
+pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Option<u32>) {
     IDLE_HALT.store(idle_halt, Ordering::Relaxed);
-    spin_look::configure(host_overcommitted);
+    spin_look::configure(pack_on.is_some());
+    if let Some(n) = pack_on.filter(|&n| n > 0 && (n as usize) < cpu::count()) {
+        // Threads that wait for each other then take turns on a vCPU (a switch in the guest,
+        // ~1 us) instead of halting and kicking vCPUs, which on PVM cost emulated ring-0
+        // entries and the host's scheduling of the woken vCPU (150-400 us per wake-up).
+        PLACEMENT_CPUS.store(n as usize, Ordering::Relaxed);
+        kinfo!("sched: more vCPUs than host CPUs: the OpenMP runtime's threads go to the first {n} vCPUs");
+    }
     let after = match (idle_halt, halt_late) {
         (true, _) => HALT_AFTER_NS_HALTING,
         (false, true) => HALT_AFTER_NS_LATE,
@@ -173,6 +184,27 @@ pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, host_overcom
     HALT_AFTER_NS.store(after, Ordering::Relaxed);
     if preempt_us > 0 {
         QUANTUM.store(crate::time::ns_to_ticks(preempt_us * 1000), Ordering::Relaxed);
+    }
+}
+
+/// How many vCPUs, the first ones, the kernel's OpenMP runtime places threads on
+/// (`PLACEMENT_CPUS`).
+pub fn placement_cpus() -> usize {
+    match PLACEMENT_CPUS.load(Ordering::Relaxed) {
+        0 => cpu::count(),
+        n => n.min(cpu::count()),
+    }
+}
+
+/// How long this CPU's idle loop polls before it halts, in ns (u64::MAX: it never halts). A
+/// vCPU that takes packed threads (`PLACEMENT_CPUS`) polls 1 ms, as when every vCPU has a host
+/// CPU: it has one in effect, and its threads' waits are mostly shorter.
+pub fn halt_after_ns_here() -> u64 {
+    let packed = PLACEMENT_CPUS.load(Ordering::Relaxed);
+    match halt_after_ns() {
+        u64::MAX => u64::MAX,
+        _ if cpu::id() < packed => HALT_AFTER_NS_LATE,
+        ns => ns,
     }
 }
 
@@ -313,26 +345,36 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
         && s.preempt_at.load(Ordering::SeqCst) == 0
         && !s.halted.load(Ordering::SeqCst)
         && s.current.load(Ordering::SeqCst) != s.idle.load(Ordering::Relaxed)
+        && !timer_fires_within_quantum(s)
     {
-        // Busy elsewhere, clock stopped: that CPU starts its own preemption clock.
+        // Busy elsewhere, clock stopped: that CPU starts its own preemption clock. Unless its
+        // timer fires soon anyway (a look at a spinning program): `timer_interrupt` starts it
+        // then, which saves the IPI and the interrupt (ring-0 entries, on PVM 20 us and more).
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
     // No kick otherwise, and the queued thread still gets its turn. The queue length was
     // stored (SeqCst) before `preempt_at` and `current` were read (SeqCst), and the target
     // stores those two before it reads the queue length (`timer_interrupt` stopping the clock,
     // `switch_away` leaving idle): either we saw the clock stopped on a busy CPU and kicked, or
-    // the target sees this thread queued and keeps or starts its clock. (Without that, an idle
-    // CPU that was about to run a first thread when a second was queued there, or a clock
-    // stopping as a thread was queued, left the second thread behind a spinning one for good:
-    // the rare hang of sched_spin_handoff at --cpus 2.)
+    // the target sees this thread queued and keeps or starts its clock. Likewise for a timer
+    // seen armed: `timer_interrupt` clears `timer_armed` before it reads the queue length.
+    // (Without that, an idle CPU that was about to run a first thread when a second was queued
+    // there, or a clock stopping as a thread was queued, left the second thread behind a
+    // spinning one for good: the rare hang of sched_spin_handoff at --cpus 2.)
     kick_if_halted(target);
 }
 
-/// Sends the kick IPI to `target` if its idle loop is halted, or its program thread gave the
-/// host CPU away (`spin_look`).
+/// Whether CPU `s`'s timer is armed to fire within a preemption quantum from now.
+fn timer_fires_within_quantum(s: &CpuSched) -> bool {
+    let armed = s.timer_armed.load(Ordering::SeqCst);
+    armed != 0 && armed <= crate::time::ticks().saturating_add(QUANTUM.load(Ordering::Relaxed))
+}
+
+/// Sends the kick IPI to `target` if its idle loop is halted.
 pub(crate) fn kick_if_halted(target: usize) {
     let s = on_cpu(target);
-    if target != cpu::id() && (s.halted.load(Ordering::SeqCst) || s.spin_giving_away.load(Ordering::SeqCst)) {
+    if target != cpu::id() && s.halted.load(Ordering::SeqCst) {
+        crate::counters::add(crate::counters::Stat::Kicks, 1);
         apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
     }
 }
@@ -579,7 +621,32 @@ pub(crate) fn idle_run_next() {
 
 /// Programs this CPU's timer for the earliest of the next sleeper and the next preemption.
 pub(crate) fn arm_timer(s: &CpuSched) {
-    apic::set_deadline(timer_deadline(s));
+    program_timer(s, timer_deadline(s));
+}
+
+/// Arms this CPU's timer for `deadline` (0: none needed) unless it is armed for that time or
+/// an earlier one already: that interrupt comes first, and `timer_interrupt` arms what is
+/// needed then. Each arm costs a ring-0 entry (on PVM 20 us and more), and threads taking
+/// turns on a vCPU would otherwise pay one at nearly every switch (the preemption clock).
+fn program_timer(s: &CpuSched, deadline: u64) {
+    let was = irq::save_and_disable();
+    let armed = s.timer_armed.load(Ordering::Relaxed);
+    if deadline != 0 && (armed == 0 || deadline < armed) {
+        s.timer_armed.store(deadline, Ordering::SeqCst);
+        apic::set_deadline(deadline);
+    }
+    irq::restore(was);
+}
+
+/// As `arm_timer`, but also disarms a timer armed for an earlier time that nothing needs any
+/// more: for an idle CPU about to halt, which it would only wake.
+pub(crate) fn arm_timer_exact(s: &CpuSched) {
+    let was = irq::save_and_disable();
+    let deadline = timer_deadline(s);
+    if s.timer_armed.swap(deadline, Ordering::SeqCst) != deadline {
+        apic::set_deadline(deadline);
+    }
+    irq::restore(was);
 }
 
 /// The TSC deadline this CPU's timer needs (0 = none): its first sleeper, its preemption or
@@ -596,18 +663,24 @@ fn timer_deadline(s: &CpuSched) -> u64 {
 /// code on this CPU and the timer's kernel thread cannot run).
 pub fn arm_timer_also(extra: u64) {
     let was = irq::save_and_disable();
-    let own = timer_deadline(this_sched());
-    apic::set_deadline(if own == 0 { extra } else { own.min(extra) });
+    let s = this_sched();
+    let own = timer_deadline(s);
+    program_timer(s, if own == 0 { extra } else { own.min(extra) });
     irq::restore(was);
 }
 
 fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
     let s = this_sched();
+    // The one-shot timer fired (perhaps early for what it was armed for: re-armed below).
+    s.timer_armed.store(0, Ordering::SeqCst);
     let look = spin_look::fired(s);
     sleep::wake_expired(s);
     let q = QUANTUM.load(Ordering::Relaxed);
     let at = s.preempt_at.load(Ordering::SeqCst);
-    if q != 0 && at != 0 {
+    if q != 0 && at == 0 && s.runnable() > 0 {
+        // Queued from another CPU while this timer was armed, with no kick (`make_runnable`).
+        s.preempt_at.store(crate::time::ticks() + q, Ordering::SeqCst);
+    } else if q != 0 && at != 0 {
         let now = crate::time::ticks();
         if now >= at {
             // Keep the clock running only while threads wait. Stopped first and the queue read

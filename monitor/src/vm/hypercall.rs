@@ -201,6 +201,11 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             Some(svc) => svc.register(ram, shared.program_mem, call.args[0], call.args[1]),
             None => -(libc::ENOSYS as i64),
         },
+        nr::HOST_YIELD => {
+            // SAFETY: sched_yield has no arguments and only reorders this thread's turn.
+            unsafe { libc::sched_yield() };
+            0
+        }
         nr::STOP => {
             // SAFETY: raise only sends a signal to this thread; SIGSTOP stops the whole process
             // until a SIGCONT.

@@ -54,6 +54,9 @@ pub struct VmConfig {
     pub idle_halt: bool,
     /// The vCPUs outnumber the host's CPUs.
     pub overcommitted: bool,
+    /// With `overcommitted`: how many vCPUs the kernel places its OpenMP runtime's threads on
+    /// (the host's CPU count; 0: all, `--overcommit spread`).
+    pub pack_on: u32,
     /// `--idle auto` with no host CPU to spare beyond the vCPUs: a program run (whose forwarded
     /// calls need the channel's service thread) halts idle vCPUs after 1 ms of polling.
     pub idle_halt_late: bool,

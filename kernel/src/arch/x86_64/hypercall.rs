@@ -45,6 +45,11 @@ pub fn shutdown_by(status: i32, sig: u64) -> ! {
     }
 }
 
+/// Lets the host run another of its threads on this vCPU's host CPU (`sched_yield`).
+pub fn host_yield() {
+    call(nr::HOST_YIELD, &[]);
+}
+
 pub fn start_cpus() {
     call(nr::START_CPUS, &[]);
 }
