@@ -7,7 +7,8 @@
 //! - `bootinfo`: the boot-info block;
 //! - `arch`: the hardware (it calls upward only through handlers the layers above install);
 //! - `cpu`, `time`, `console`: per-CPU records, the clock, the console;
-//! - `sync`: spinlocks;
+//! - `sync`: spinlocks; `counters`: the per-CPU wait counters' names and printing (their
+//!   storage is in `arch`, which counts its own events);
 //! - `mem`: physical pages and the heap;
 //! - `sched`: threads, and everything that blocks them (wait queues, condition variables);
 //! - `linux`: the Linux system-call layer;
@@ -23,7 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &["bootinfo"],
     &["arch"],
     &["cpu", "time", "console"],
-    &["sync"],
+    &["sync", "counters"],
     &["mem"],
     &["sched"],
     &["linux"],

@@ -133,7 +133,7 @@ pub fn id() -> u32 {
 }
 
 pub fn eoi() {
-    crate::counters::add(crate::counters::Stat::Eois, 1);
+    crate::arch::counters::add(crate::arch::counters::Stat::Eois, 1);
     write(REG_EOI, 0);
 }
 
@@ -166,7 +166,7 @@ pub fn send_ipi_all_others(vector: u8) {
 
 /// Arms this CPU's one-shot timer to fire at TSC value `deadline` (0 disarms).
 pub fn set_deadline(deadline: u64) {
-    crate::counters::add(crate::counters::Stat::Deadlines, 1);
+    crate::arch::counters::add(crate::arch::counters::Stat::Deadlines, 1);
     super::ring3::privileged(set_deadline_ring0, deadline, 0, 0);
 }
 

@@ -324,15 +324,15 @@ pub fn privileged(f: Ring0Fn, a: u64, b: u64, c: u64) -> u64 {
         return f(a, b, c);
     }
     let ret: u64;
-    let t0 = crate::time::ticks();
+    let t0 = super::instr::rdtsc();
     // SAFETY: the gate's `int3` enters `breakpoint_entry`, which calls `f` with (a, b, c)
     // following the C ABI and returns here; the C clobbers cover what `f` may change.
     unsafe {
         core::arch::asm!("call {gate}", gate = sym hrt_ring0_gate, in("rdi") f, in("rsi") a, in("rdx") b,
                          in("rcx") c, lateout("rax") ret, clobber_abi("C"));
     }
-    crate::counters::add(crate::counters::Stat::Ring0Calls, 1);
-    crate::counters::add(crate::counters::Stat::Ring0Ticks, crate::time::ticks() - t0);
+    crate::arch::counters::add(crate::arch::counters::Stat::Ring0Calls, 1);
+    crate::arch::counters::add(crate::arch::counters::Stat::Ring0Ticks, super::instr::rdtsc() - t0);
     ret
 }
 

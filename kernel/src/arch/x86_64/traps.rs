@@ -243,7 +243,7 @@ fn defer_to_ring3(frame: &TrapFrame) -> bool {
         return false;
     }
     cpu.irq_pending[v / 64].fetch_or(1 << (v % 64), Ordering::AcqRel);
-    crate::counters::add(crate::counters::Stat::Irqs, 1);
+    crate::arch::counters::add(crate::arch::counters::Stat::Irqs, 1);
     apic::eoi();
     cpu.irq_off.store(1, Ordering::Relaxed);
     DEFERRED[super::percpu::cpu_id()].store(true, Ordering::Relaxed);
