@@ -275,13 +275,24 @@ fn a_stripped_program_keeps_its_libgomp() {
 }
 
 /// A Fortran program built by tests/programs/build.sh (`NAME-static`, `NAME-pie`): fails with
-/// what to install when gfortran is missing (build.sh then skips the Fortran programs).
+/// what to install when gfortran is missing (build.sh then skips the Fortran programs). The
+/// script runs once per test binary: two runs at once would share its temporary files.
 fn fortran_program(name: &str, variant: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let root = repo_root();
     let script = root.join("tests/programs/build.sh");
-    let out =
-        Command::new("bash").arg(&script).output().unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-    assert!(out.status.success(), "{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr));
+    let built = BUILT.get_or_init(|| {
+        let out =
+            Command::new("bash").arg(&script).output().map_err(|e| format!("running {}: {e}", script.display()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr)))
+        }
+    });
+    if let Err(why) = built {
+        panic!("{why}");
+    }
     let prog = root.join("target/programs").join(format!("{name}-{variant}"));
     assert!(
         prog.exists(),
