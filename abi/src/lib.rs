@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 8;
+pub const ABI_VERSION: u32 = 9;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -175,6 +175,11 @@ pub struct BootInfo {
     /// `hrt run`: the program's function overrides and imports (`overrides::Entry`, packed),
     /// placed in reserved guest memory like `args`; empty when no group applies.
     pub overrides: Range,
+    /// `hrt run`: the signals `hrt` was started with ignored (bit `sig - 1`): the program starts
+    /// with them ignored and the rest at their defaults, as an exec'd program does.
+    pub sig_ignored: u64,
+    /// `hrt run`: the signal mask `hrt` was started with: the program's main thread's mask.
+    pub sig_mask: u64,
 }
 
 /// Length of each uname field, its NUL included (Linux's `__NEW_UTS_LEN + 1`).
@@ -222,6 +227,8 @@ impl BootInfo {
             interp: Range { base: 0, size: 0 },
             uname: [[0; UTS_LEN]; 6],
             overrides: Range { base: 0, size: 0 },
+            sig_ignored: 0,
+            sig_mask: 0,
         }
     }
 
@@ -274,6 +281,10 @@ pub mod flags {
     /// the host CPU that one needs (the kernel's OpenMP runtime then spins briefly, as libgomp
     /// does when its threads outnumber the CPUs).
     pub const HOST_OVERCOMMITTED: u64 = 1 << 10;
+    /// The program is a child process of another HRT program (`hrt run --children hrt`): like
+    /// a forked child, a fatal signal ends it without the shell-style report on stderr (whoever
+    /// waits for it reports it, as a shell does), and `hrt` dies of that signal.
+    pub const CHILD_PROCESS: u64 = 1 << 11;
 }
 
 /// Bits of `BootInfo::features`.

@@ -62,9 +62,18 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "libgomp", value_name = "RUNTIME")]
     pub omp: crate::overrides::OmpChoice,
     /// How the program's child processes run (vfork/posix_spawn then execve): `host`, as host
-    /// processes of their own (the only mode so far; a child that is an HRT process is a later one)
+    /// processes of their own; `hrt`, each as an HRT process of its own (`hrt run` with this
+    /// run's options)
     #[arg(long, value_enum, default_value = "host", value_name = "MODE")]
     pub children: ChildrenMode,
+    /// argv[0] for the program instead of PROG (a script: its path among its interpreter's
+    /// arguments), as execve gives it; used by `--children hrt`
+    #[arg(long, value_name = "NAME", hide = true)]
+    pub argv0: Option<std::ffi::OsString>,
+    /// This `hrt` runs a child of another HRT program (`--children hrt`): a program killed by a
+    /// signal is not reported here and `hrt` dies of that signal, so the parent's wait sees it
+    #[arg(long, hide = true)]
+    pub as_child: bool,
     #[command(flatten)]
     pub vm: VmArgs,
     /// The program and its arguments
@@ -86,6 +95,8 @@ pub struct SelftestArgs {
 pub enum ChildrenMode {
     /// A child's `execve` starts the host program as a host process (McKernel-style delegation)
     Host,
+    /// A child's `execve` starts `hrt run` with the program: an HRT process of its own (a new VM)
+    Hrt,
 }
 
 /// The host pages backing guest RAM.

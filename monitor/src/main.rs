@@ -1,9 +1,11 @@
 //! `hrt`: boots the HRT kernel in a KVM virtual machine.
 mod bench;
+mod child_args;
 mod cli;
 mod error;
 mod forward;
 mod info;
+mod inherited_signals;
 mod interp;
 mod kernel_image;
 mod mpi_env;

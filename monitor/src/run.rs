@@ -1,6 +1,6 @@
 //! `hrt run`: boot the kernel with a program to run as its application.
 
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use crate::cli::RunArgs;
 use crate::error::err;
@@ -11,6 +11,9 @@ use crate::vm::{self, ProgramSetup};
 
 /// Preemption quantum of `hrt run` unless `--preempt` says otherwise (0: never).
 const DEFAULT_RUN_PREEMPT_US: u64 = 10_000;
+
+/// `--as-child`: this `hrt` runs a child of another HRT program (`--children hrt`).
+static AS_CHILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Signals sent to `hrt` (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM, Ctrl-Z's
 /// SIGTSTP, SIGCONT, SIGWINCH) go to the program once its kernel runs: it may handle them, and
@@ -32,8 +35,13 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
     if sig == libc::SIGCONT || sig == libc::SIGWINCH || sig == libc::SIGCHLD {
         return;
     }
-    if crate::vm::is_fork_child() {
-        // Not yet running the program: a forked child dies of the signal, as it would on Linux.
+    if crate::inherited_signals::was_ignored(sig) {
+        // Not yet running the program, which starts with this signal ignored.
+        return;
+    }
+    if crate::vm::is_fork_child() || AS_CHILD.load(std::sync::atomic::Ordering::Relaxed) {
+        // Not yet running the program: a forked (or spawned) child dies of the signal, as it
+        // would on Linux.
         crate::vm::die_of(sig)
     }
     // SAFETY: _exit is async-signal-safe; the program's output is already on the host
@@ -199,10 +207,10 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         Some(interp) => {
             let mut v = vec![interp.path.as_bytes().to_vec()];
             v.extend(interp.arg.iter().map(|a| a.as_bytes().to_vec()));
-            v.push(found_str.as_bytes().to_vec());
+            v.push(args.argv0.as_ref().map_or(found_str.as_bytes(), |a| a.as_bytes()).to_vec());
             v
         }
-        None => vec![given.as_bytes().to_vec()],
+        None => vec![args.argv0.as_ref().map_or(given.as_bytes(), |a| a.as_bytes()).to_vec()],
     };
     argv.extend(rest.iter().map(|a| a.as_bytes().to_vec()));
     let mut envp: Vec<Vec<u8>> = if args.clear_env {
@@ -237,8 +245,25 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         sandbox: args.sandbox.clone(),
         overrides,
         omp_library,
+        child_process: args.as_child,
+        sig_ignored: crate::inherited_signals::ignored(),
+        sig_mask: crate::inherited_signals::mask(),
     });
+    if args.children == crate::cli::ChildrenMode::Hrt {
+        let command = crate::child_args::child_command(args)?;
+        // Command-line arguments hold no NUL byte.
+        let command = command.into_iter().filter_map(|a| std::ffi::CString::new(a.into_vec()).ok()).collect();
+        crate::forward::run_children_as_hrt(command);
+    }
     let image = KernelImage::load(args.vm.kernel.as_deref())?;
+    AS_CHILD.store(args.as_child, std::sync::atomic::Ordering::Relaxed);
+    // The program starts with the mask `hrt` inherited; `hrt` must see every host signal.
+    crate::inherited_signals::unblock_all();
     install_stop_handlers();
-    vm::run(kvm, config, &image)
+    let status = vm::run(kvm, config, &image)?;
+    match vm::end_signal() {
+        // A spawned child dies of the signal that ended its program, as a forked one does.
+        Some(sig) if args.as_child => vm::die_of(sig),
+        _ => Ok(status),
+    }
 }

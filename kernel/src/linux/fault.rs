@@ -33,8 +33,8 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
         // Another thread is ending the program already; its status stands.
         super::process::lost_end()
     }
-    if super::process::forked() {
-        // Whoever waits for a forked child reports its death, as a shell does for its own.
+    if super::process::reported_by_parent() {
+        // Whoever waits for a forked (or spawned) child reports its death, as a shell does.
         super::process::end_by_signal(sig)
     }
     let what = description(sig);

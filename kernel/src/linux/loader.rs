@@ -318,12 +318,14 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let Start { entry, sp } = load_image(&img, Some(boot))?;
     PROCESS.live_threads.store(1, Ordering::SeqCst);
     *PROCESS.name.lock() = comm_name(img.execfn);
+    let mask = super::signal::start_state(boot.sig_ignored, boot.sig_mask);
     let handle = sched::spawn_with(
         ThreadOptions::named("main").on_cpu(0).user(),
         |t| {
             // The main thread's tid is the pid, which is `hrt`'s host pid.
             t.tid = boot.host_pid;
             PROCESS.pid.store(t.tid, Ordering::Relaxed);
+            t.sigmask = mask;
             super::calls::signal::thread_started(t);
         },
         move || {

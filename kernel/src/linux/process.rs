@@ -154,6 +154,12 @@ pub fn forked() -> bool {
     PARENT_PID.load(Ordering::Relaxed) != 0
 }
 
+/// Whether the program's death by a signal is reported by whoever waits for it, not here: a
+/// forked child, or a child process of another HRT program (`--children hrt`).
+pub fn reported_by_parent() -> bool {
+    forked() || crate::bootinfo::get().flags & hrt_abi::flags::CHILD_PROCESS != 0
+}
+
 /// Parks a thread that lost the race to end the program until the VM stops.
 pub fn lost_end() -> ! {
     loop {

@@ -30,6 +30,7 @@ impl Errno {
     pub const ESRCH: Errno = Errno(libc::ESRCH);
     pub const E2BIG: Errno = Errno(libc::E2BIG);
     pub const EIO: Errno = Errno(libc::EIO);
+    pub const ENOEXEC: Errno = Errno(libc::ENOEXEC);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

@@ -41,6 +41,7 @@ mod forked;
 pub(crate) mod fuzz;
 mod guest_mem;
 mod host;
+mod hrt_children;
 mod inherit;
 mod io;
 mod owners;
@@ -71,6 +72,7 @@ pub use forked::ForkSetup;
 use guest_mem::Guest;
 pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
 pub use host::with_cancel;
+pub use hrt_children::run_children_as_hrt;
 
 /// AT_FDCWD as a system-call argument.
 const CWD: u64 = libc::AT_FDCWD as u32 as u64;

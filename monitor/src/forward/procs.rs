@@ -55,6 +55,9 @@ struct ExecState {
 /// One host program to start.
 struct Spawn {
     path: CString,
+    /// The path as the program gave it (relative to its directory), or `path` if it named a
+    /// directory descriptor (`--children hrt` gives it to a script's interpreter).
+    name: CString,
     argv: Vec<CString>,
     envp: Vec<CString>,
     /// (guest fd number, host descriptor) for each descriptor the program keeps.
@@ -339,6 +342,7 @@ impl Forwarder {
             return Err(Errno::EINVAL);
         }
         let raw = g.read_path(path)?.into_bytes();
+        let given = (dirfd as u32 as i32 == libc::AT_FDCWD && !raw.is_empty()).then(|| raw.clone());
         let cwd = c.state.lock().unwrap().cwd.clone();
         let target = if raw.is_empty() {
             if flags & libc::AT_EMPTY_PATH as u64 == 0 {
@@ -368,8 +372,13 @@ impl Forwarder {
         let envp = Self::string_array(&g, a[3], &mut total)?;
         let st = c.state.lock().unwrap();
         let fds = c.fds.inherited();
+        let name = match given {
+            Some(g) => CString::new(g).map_err(|_| Errno::ENOENT)?,
+            None => target.clone(),
+        };
         let job = Spawn {
             path: target,
+            name,
             argv,
             envp,
             fds,
@@ -489,10 +498,12 @@ fn spawn(job: &Spawn) -> SysResult<i64> {
         moves.push((t, *n));
     }
     let targets: HashSet<i32> = job.fds.iter().map(|&(n, _)| n).collect();
-    let argv: Vec<*const libc::c_char> = job.argv.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
+    // `--children hrt`: `hrt run ... -- PATH ARGS` instead.
+    let (path, args) = super::hrt_children::command(&job.path, &job.argv, &job.name)?;
+    let argv: Vec<*const libc::c_char> = args.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
     let envp: Vec<*const libc::c_char> = job.envp.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
     let prep = Prepared {
-        path: job.path.clone(),
+        path,
         argv,
         envp,
         moves,

@@ -196,6 +196,11 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     if !setup.verbose {
         info.flags |= flags::QUIET;
     }
+    info.sig_ignored = setup.sig_ignored;
+    info.sig_mask = setup.sig_mask;
+    if setup.child_process {
+        info.flags |= flags::CHILD_PROCESS;
+    }
     // The program's pool: everything from USER_POOL_BASE up to the kernel's share at the top
     // (image, args and boot stacks included), which keeps max(64 MiB, 1/16 of memory) of RAM.
     // The span may contain the hole below 4 GiB; only its RAM is the program's.

@@ -67,6 +67,14 @@ pub fn note_end_signal(sig: u64) {
     }
 }
 
+/// The signal that ended the program, if one did.
+pub fn end_signal() -> Option<i32> {
+    match END_SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig as i32),
+    }
+}
+
 /// A forked child ends as the program did: killed by its signal (without a core file: the
 /// dump would be `hrt`'s, guest memory and all), so the parent's `wait4` sees what Linux shows.
 pub fn die_of(sig: i32) -> ! {

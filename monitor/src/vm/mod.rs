@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::kernel_image::KernelImage;
 
 pub use channel::host_signals;
-pub use fork::{die_of, is_child as is_fork_child};
+pub use fork::{die_of, end_signal, is_child as is_fork_child};
 pub use kvm::open_kvm;
 
 /// What `hrt run` adds to a VM: the program, its argv/envp, and how to run it.
@@ -45,6 +45,11 @@ pub struct ProgramSetup {
     /// A dynamically linked program whose shared libgomp is overridden when ld.so maps it:
     /// Some(required) (`--omp kernel` requires it, `--omp auto` falls back to libgomp).
     pub omp_library: Option<bool>,
+    /// `--as-child`: the program is a child of another HRT program (`flags::CHILD_PROCESS`).
+    pub child_process: bool,
+    /// The signals the program starts with ignored, and its mask (bit `sig - 1`).
+    pub sig_ignored: u64,
+    pub sig_mask: u64,
 }
 
 /// Validated VM shape, derived from the command line and the host.

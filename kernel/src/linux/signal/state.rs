@@ -53,6 +53,20 @@ pub fn ignored_by_default(sig: u64) -> bool {
     matches!(sig, 17 | 18 | 23 | 28)
 }
 
+/// The signal state the program starts with, as an exec'd program inherits it: the signals
+/// `ignored` (bit `sig - 1`) ignored, the rest at their defaults. Returns the main thread's
+/// mask from `mask` (SIGKILL and SIGSTOP can be neither ignored nor blocked).
+pub fn start_state(ignored: u64, mask: u64) -> u64 {
+    let unstoppable = bit(super::SIGKILL) | bit(super::SIGSTOP);
+    let mut acts = PROCESS.sigactions.lock();
+    for sig in 1..65u64 {
+        if ignored & !unstoppable & bit(sig) != 0 {
+            acts[sig as usize][0] = SIG_IGN;
+        }
+    }
+    mask & !unstoppable
+}
+
 /// The handler recorded for `sig` (SIG_DFL, SIG_IGN or an address).
 pub fn handler(sig: u64) -> u64 {
     PROCESS.sigactions.lock()[sig as usize][0]

@@ -1,0 +1,94 @@
+//! `--children hrt`: a spawn child's `execve` starts `hrt run [the parent's options] --as-child
+//! --argv0=NAME -- PATH ARGS` instead of PATH, so the program it execs is an HRT process of its
+//! own (a new VM), with the descriptors, directory, signal state and environment the host
+//! program would get (procs.rs prepares those as in host mode). The executable is the
+//! monitor's own: the new process, between its clone and its exec, still is the monitor, and
+//! execs `/proc/self/exe`, the file this monitor was started from (even if its path has been
+//! replaced or removed since); the program has no say in it.
+//!
+//! What Linux's `execve` refuses is refused here too, with its errno, before `hrt` starts:
+//! a file without execute permission (EACCES), a file neither ELF nor `#!` script (ENOEXEC:
+//! a shell then runs it as a shell script itself), a script whose interpreter does not exist
+//! or may not be executed (its errno). What Linux runs and `hrt` cannot (a 32-bit program, a
+//! script whose interpreter is a script) is left to the child `hrt`, which says why on stderr
+//! and exits with 126, as a shell reports a command it cannot run.
+
+use std::ffi::{CStr, CString};
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::OnceLock;
+
+use super::errno::{Errno, SysResult};
+
+/// The command a child runs under (`hrt run OPTIONS --as-child`); unset: `--children host`.
+static LAUNCHER: OnceLock<Vec<CString>> = OnceLock::new();
+
+/// The monitor's own executable, as the new process (still the monitor) names it.
+const SELF_EXE: &CStr = c"/proc/self/exe";
+
+/// `--children hrt`: from now on a spawn child's exec runs `command` (set once, at start-up).
+pub fn run_children_as_hrt(command: Vec<CString>) {
+    let _ = LAUNCHER.set(command);
+}
+
+/// The file to exec and its argv for a child that execs `path` (the host path the checked walk
+/// reached) with `argv`; `name`: the path as the program gave it (a script's interpreter gets
+/// it, as Linux passes the exec's path). Unchanged in host mode.
+pub(super) fn command(path: &CStr, argv: &[CString], name: &CStr) -> SysResult<(CString, Vec<CString>)> {
+    let Some(launcher) = LAUNCHER.get() else { return Ok((path.to_owned(), argv.to_vec())) };
+    check_executable(path)?;
+    let argv0 = match kind(path)? {
+        Kind::Script => name.to_owned(),
+        // An empty argv: Linux gives the program an empty argv[0].
+        Kind::Elf | Kind::Unreadable => argv.first().cloned().unwrap_or_default(),
+    };
+    let mut out = launcher.clone();
+    let mut flag = b"--argv0=".to_vec();
+    flag.extend_from_slice(argv0.as_bytes());
+    out.push(CString::new(flag).map_err(|_| Errno::EINVAL)?);
+    out.push(c"--".to_owned());
+    out.push(path.to_owned());
+    out.extend(argv.iter().skip(1).cloned());
+    Ok((SELF_EXE.to_owned(), out))
+}
+
+/// EACCES (or the access check's error) unless the caller may execute `path`, as execve checks.
+fn check_executable(path: &CStr) -> SysResult<()> {
+    // SAFETY: a C string; faccessat reads it only.
+    if unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::X_OK, libc::AT_EACCESS) } != 0 {
+        return Err(Errno::last());
+    }
+    Ok(())
+}
+
+enum Kind {
+    Elf,
+    Script,
+    /// Not readable by the caller (execute-only): `hrt` reads the program, so it says why.
+    Unreadable,
+}
+
+/// What the file is, by its first bytes, as Linux's binfmt handlers look (ENOEXEC: neither).
+fn kind(path: &CStr) -> SysResult<Kind> {
+    let p = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+    let Ok(file) = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(p) else {
+        return Ok(Kind::Unreadable);
+    };
+    let mut head = Vec::with_capacity(256);
+    if file.take(256).read_to_end(&mut head).is_err() {
+        return Ok(Kind::Unreadable);
+    }
+    if head.starts_with(b"\x7fELF") {
+        return Ok(Kind::Elf);
+    }
+    if !head.starts_with(b"#!") {
+        return Err(Errno::ENOEXEC);
+    }
+    // A line `hrt` cannot parse is its to report; a missing interpreter is execve's ENOENT.
+    if let Ok(Some(interp)) = crate::script::parse("", &head) {
+        let interp = CString::new(interp.path).map_err(|_| Errno::ENOEXEC)?;
+        check_executable(&interp)?;
+    }
+    Ok(Kind::Script)
+}
