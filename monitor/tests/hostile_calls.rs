@@ -179,3 +179,21 @@ fn forwarded_calls_respect_prot_none() {
 fn forwarded_calls_respect_read_only_pages() {
     same_as_linux("calls_read_only", &[]);
 }
+
+/// get_mempolicy and set_mempolicy as a one-node machine answers them (the test host has one
+/// node, and so has the VM by default), with 1 and 2 vCPUs; with `--numa 2` a policy that
+/// chooses nodes is refused loudly (the program's memory is placed when the VM starts).
+#[test]
+fn memory_policies_behave_as_on_a_one_node_machine() {
+    let prog = build("calls_mempolicy", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("after bind node 0"), "natively: {}", linux.stdout);
+    assert_same_on_1_and_2_cpus("calls_mempolicy", &prog, &[], &linux);
+    let two = hrt(&["--cpus", "2", "--numa", "2"], &prog, &[]);
+    assert_eq!(two.code(), 0, "{two:?}");
+    let line = two.stdout.lines().find(|l| l.starts_with("set bind node 0")).unwrap_or_default();
+    assert!(line.contains("Function not implemented"), "{}", two.stdout);
+    assert!(two.stderr.contains("set_mempolicy mode 2 with several NUMA nodes"), "{}", two.stderr);
+    assert!(two.stdout.contains("mems allowed                             0 mode=0 mask=0x3,0"), "{}", two.stdout);
+}

@@ -174,3 +174,43 @@ fn sandbox_limits_opens_to_its_directory() {
     );
     assert_eq!(got.code(), 0);
 }
+
+/// `ps` (procps) finds itself through `/proc/<its pid>`, which under hrt is the monitor's
+/// directory: it must see its own line as natively (its pid, its parent, its name and argv),
+/// while the monitor's entries stay out of reach (`monitor_proc_entries_are_unreachable`).
+#[test]
+fn ps_lists_itself_as_natively() {
+    let Ok(ps) = which("ps") else {
+        panic!("ps (procps) is not installed: apt-get install procps");
+    };
+    let args = ["-o", "pid=,ppid=,comm=,args="];
+    let own_line = |mut cmd: std::process::Command| -> String {
+        let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let pid = child.id().to_string();
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{cmd:?}: {:?}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        let line = stdout.lines().find(|l| l.split_whitespace().next() == Some(pid.as_str()));
+        let line = line.unwrap_or_else(|| panic!("{cmd:?}: no line for its own pid {pid}:\n{stdout}"));
+        // The pid differs between the runs; the parent (this test), name and argv must not.
+        line.split_whitespace().skip(1).collect::<Vec<_>>().join(" ")
+    };
+    let mut n = std::process::Command::new(&ps);
+    n.args(args);
+    let linux = own_line(n);
+    assert_eq!(linux, format!("{} ps {} {}", std::process::id(), ps.display(), args.join(" ")));
+    for cpus in ["1", "2"] {
+        let mut h = common::hostile::hrt_cmd();
+        h.args(["run", "--cpus", cpus, "--"]).arg(&ps).args(args);
+        assert_eq!(own_line(h), linux, "--cpus {cpus}");
+    }
+}
+
+fn which(name: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or(())
+}

@@ -6,7 +6,7 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{info, memory, procs, residency, signal, sysv_shm, thread, time};
+use super::calls::{info, memory, numa, procs, residency, signal, sysv_shm, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
 use crate::arch::traps::TrapFrame;
@@ -146,6 +146,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_madvise => ("madvise", 3, L(memory::madvise)),
         __NR_msync => ("msync", 3, L(memory::msync)),
         __NR_mincore => ("mincore", 3, L(residency::mincore)),
+        __NR_get_mempolicy => ("get_mempolicy", 5, L(numa::get_mempolicy)),
+        __NR_set_mempolicy => ("set_mempolicy", 3, L(numa::set_mempolicy)),
 
         // Threads, identity, scheduling.
         __NR_clone => ("clone", 5, L(thread::clone)),

@@ -18,9 +18,8 @@ pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
 }
 
 /// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` and
-/// `status` (its name, as Linux shows the first 15 bytes of the last component of `path`; pid and
-/// threads are the guest kernel's business and not known here, so `status` has Name, State
-/// and the identities only), `maps` (one line: the program's memory, every page of which
+/// `status` (its name, as Linux shows the first 15 bytes of the last component of `path`, and the
+/// process identities, see [`own_status`]), `maps` (one line: the program's memory, every page of which
 /// is readable, writable and executable since protections are not enforced).
 pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)) -> Vec<u8> {
     let comm: Vec<u8> = {
@@ -30,23 +29,46 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
     match name {
         b"cmdline" => argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect(),
         b"comm" => [comm.as_slice(), b"\n"].concat(),
-        b"status" => {
-            // SAFETY: the identity calls cannot fail.
-            let (uid, euid, gid, egid) = unsafe { (libc::getuid(), libc::geteuid(), libc::getgid(), libc::getegid()) };
-            let mut s = b"Name:\t".to_vec();
-            s.extend_from_slice(&comm);
-            s.extend_from_slice(
-                format!(
-                    "\nState:\tR (running)\nUid:\t{uid}\t{euid}\t{euid}\t{euid}\nGid:\t{gid}\t{egid}\t{egid}\t{egid}\n"
-                )
-                .as_bytes(),
-            );
-            s
-        }
+        b"status" => own_status(&comm),
         b"stat" => own_stat(&comm),
         b"maps" => format!("{:08x}-{:08x} rwxp 00000000 00:00 0 \n", mem.0, mem.1).into_bytes(),
         _ => Vec::new(),
     }
+}
+
+/// Lines of `hrt`'s own `/proc/self/status` that hold for the program too: its pid is `hrt`'s
+/// (and so are its parent, process group, session and credentials). Memory, threads, signals,
+/// capabilities and CPU affinity describe `hrt`, not the program, and are left out.
+const STATUS_KEPT: &[&[u8]] = &[
+    b"State",
+    b"Tgid",
+    b"Ngid",
+    b"Pid",
+    b"PPid",
+    b"TracerPid",
+    b"Uid",
+    b"Gid",
+    b"Groups",
+    b"NStgid",
+    b"NSpid",
+    b"NSpgid",
+    b"NSsid",
+];
+
+/// `/proc/self/status`: the program's name, then the [`STATUS_KEPT`] lines of `hrt`'s own
+/// (`ps` reads its own pid and identities there).
+fn own_status(comm: &[u8]) -> Vec<u8> {
+    let mut s = b"Name:\t".to_vec();
+    s.extend_from_slice(comm);
+    s.push(b'\n');
+    let host = std::fs::read("/proc/self/status").unwrap_or_default();
+    for line in host.split_inclusive(|&b| b == b'\n') {
+        let key = line.split(|&b| b == b':').next().unwrap_or_default();
+        if STATUS_KEPT.contains(&key) {
+            s.extend_from_slice(line);
+        }
+    }
+    s
 }
 
 /// `/proc/self/stat`: the host's line for `hrt`'s process (the program's pid is `hrt`'s, so its

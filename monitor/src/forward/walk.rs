@@ -9,7 +9,8 @@
 //!
 //! - a directory on procfs that is one of the monitor's process or thread directories
 //!   (`/proc/<pid>`, `/proc/<tid>`, `/proc/<pid>/task/<tid>`) allows only the harmless entries of
-//!   [`HARMLESS`]; anything else is EACCES, and so is the directory itself as a final object;
+//!   [`HARMLESS`]; anything else is EACCES. The directory itself may be the final object (`ps`
+//!   stats `/proc/<its pid>`; a descriptor of it is judged again at each lookup through it);
 //! - symbolic links outside procfs and procfs's own (`self`, `thread-self`, `mounts`, `net`) are
 //!   followed here, as text; the "magic" links inside other processes' directories
 //!   (`/proc/<other>/cwd`, `fd/N`) are followed by the kernel, and where they land is checked.
@@ -197,9 +198,6 @@ pub fn resolve(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
         let own = is_own_dir(raw);
         let Some(c) = queue.pop_front() else {
             // The path ends at a directory ("/", "a/.", "a/..").
-            if own {
-                return Err(Errno::EACCES);
-            }
             return Ok(Resolved::At { dir: cur, raw_dir: raw, name: c".".to_owned(), nofollow: true });
         };
         let last = queue.is_empty();
@@ -263,23 +261,11 @@ pub fn resolve(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
             continue;
         }
         if last {
-            // The object itself is one of ours (`/proc/<our pid>` as the last name).
-            if !link && on_procfs(next.as_raw_fd()) {
-                check_final(&next)?;
-            }
             let name = if trailing_slash { cstr(&[&c[..], b"/"].concat())? } else { name };
             return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: !link });
         }
         raw = next.as_raw_fd();
         cur = Some(next);
-    }
-}
-
-/// A last component that is itself one of the monitor's directories is refused.
-fn check_final(fd: &OwnedFd) -> SysResult<()> {
-    match fd_text(fd.as_raw_fd()).map(|t| place(&t)) {
-        Some(Place::OwnDir) => Err(Errno::EACCES),
-        _ => Ok(()),
     }
 }
 
@@ -340,10 +326,10 @@ mod tests {
         let me = std::process::id();
         for p in [
             "/proc/self/mem".to_string(),
-            "/proc/self".to_string(),
             "/proc/thread-self/mem".to_string(),
             format!("/proc/{me}/environ"),
             format!("/proc/{me}/task/{me}/mem"),
+            format!("/proc/{me}/task/{me}"),
             "/proc/self/cwd/proc/self/mem".to_string(),
             "/proc/self/root/proc/self/mem".to_string(),
             "/proc/self/fd/0".to_string(),
@@ -361,7 +347,16 @@ mod tests {
         assert!(!denied(dir.join("mem").to_str().unwrap(), false), "lstat of the link itself is fine");
         assert!(denied(&format!("{}/p/self/net/../environ", dir.display()), true));
         let _ = std::fs::remove_dir_all(&dir);
-        // Harmless and other entries.
+        // Harmless and other entries, and the directories themselves; lookups through a
+        // descriptor of one are judged again.
+        for p in ["/proc/self".to_string(), format!("/proc/{me}/"), "/proc/self/.".to_string()] {
+            assert!(resolve(libc::AT_FDCWD, p.as_bytes(), true).is_ok(), "{p}");
+        }
+        let own = std::fs::File::open(format!("/proc/{me}")).unwrap();
+        for name in ["mem", "environ", "task/../mem", "fd/0"] {
+            assert!(matches!(resolve(own.as_raw_fd(), name.as_bytes(), true), Err(Errno::EACCES)), "{name}");
+        }
+        assert!(matches!(resolve(own.as_raw_fd(), b"status", true), Ok(Resolved::Own(b"status"))));
         assert!(resolve(libc::AT_FDCWD, b"/proc/self/mounts", true).is_ok());
         assert!(resolve(libc::AT_FDCWD, b"/proc/cpuinfo", true).is_ok());
         assert!(matches!(resolve(libc::AT_FDCWD, b"/proc/self/cmdline", true), Ok(Resolved::Own(b"cmdline"))));

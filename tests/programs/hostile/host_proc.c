@@ -81,6 +81,19 @@ int main(int argc, char **argv) {
     } else {
         printf("chdir self, mem: refused\n");
     }
+    // A descriptor of the directory itself (ps stats /proc/<its pid>; a program may list it):
+    // every lookup through it is judged again.
+    char path0[64];
+    snprintf(path0, sizeof path0, "/proc/%d", getpid());
+    struct stat dst;
+    printf("stat /proc/getpid() is a directory: %s\n", stat(path0, &dst) == 0 && S_ISDIR(dst.st_mode) ? "yes" : "no");
+    int selfdir = open("/proc/self", O_RDONLY | O_DIRECTORY);
+    printf("open /proc/self as a directory: %s\n", selfdir >= 0 ? "yes" : "no");
+    printf("openat(self dir, mem): %s\n", mem_case(selfdir, "mem"));
+    printf("openat(self dir, task/../mem): %s\n", mem_case(selfdir, "task/../mem"));
+    printf("openat(self dir, ./mem): %s\n", mem_case(selfdir, "./mem"));
+    if (selfdir >= 0)
+        close(selfdir);
     // Our pid and the ids after it: under hrt, the program's pid is the monitor's, and the
     // ids after it its threads (natively: this program, whose memory is its own).
     int foreign = 0, kvm = 0;
@@ -140,6 +153,22 @@ int main(int argc, char **argv) {
         if (strncmp(buf, "Name:\t", 6) == 0)
             named = strncmp(buf + 6, base, 15) == 0 || strncmp(buf + 6, base, strlen(buf + 6) - 1) == 0;
     printf("status Name is the program's: %s\n", named ? "yes" : "no");
+    // Pid and PPid are the program's own (ps reads them there).
+    char want_pid[64];
+    snprintf(want_pid, sizeof want_pid, "Pid:\t%d\nPPid:\t%d\n", getpid(), getppid());
+    int pids = 0;
+    if (st) {
+        rewind(st);
+        char prev[4096] = "";
+        while (fgets(buf, sizeof buf, st)) {
+            char two[8192];
+            snprintf(two, sizeof two, "%s%s", prev, buf);
+            if (strcmp(two, want_pid) == 0)
+                pids = 1;
+            snprintf(prev, sizeof prev, "%s", buf);
+        }
+    }
+    printf("status Pid and PPid are the program's: %s\n", pids ? "yes" : "no");
     FILE *maps = fopen("/proc/self/maps", "r");
     unsigned long lo, hi;
     int covers = 0;

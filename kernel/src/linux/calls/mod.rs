@@ -2,6 +2,7 @@
 pub mod fork;
 pub mod info;
 pub mod memory;
+pub mod numa;
 pub mod procs;
 pub mod residency;
 pub mod signal;
