@@ -4,7 +4,10 @@
 //! natively (exit status, errno, output).
 
 mod common;
-use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native, run};
+use common::hostile::{
+    assert_same, assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native, passes_natively_and_same_on_1_and_2_cpus,
+    run,
+};
 
 /// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
 fn same_as_linux(name: &str, args: &[&str]) {
@@ -196,4 +199,20 @@ fn memory_policies_behave_as_on_a_one_node_machine() {
     assert!(line.contains("Function not implemented"), "{}", two.stdout);
     assert!(two.stderr.contains("set_mempolicy mode 2 with several NUMA nodes"), "{}", two.stderr);
     assert!(two.stdout.contains("mems allowed                             0 mode=0 mask=0x3,0"), "{}", two.stdout);
+}
+
+/// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
+/// child, errors (it was ENOSYS: Java's start-up uses it).
+#[test]
+fn flock_behaves_as_on_linux() {
+    same_as_linux("calls_flock", &[]);
+}
+
+/// ioctl requests of pipes and terminals (FIONBIO, which Node.js's libuv uses; terminal
+/// attributes, window size and flushing on a pseudo-terminal pair the program opens; the
+/// wrong-kind and bad-pointer errors), capget's version handshake and the protection-key calls
+/// of a CPU without protection keys, with 1 and 2 vCPUs.
+#[test]
+fn terminal_ioctls_capget_and_pkeys_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_ioctl_tty", Some("got: hello"));
 }

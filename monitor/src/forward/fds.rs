@@ -92,29 +92,99 @@ impl Forwarder {
         }
     }
 
-    /// ioctl: the three queries programs make (terminal attributes, window size, bytes
-    /// readable). The host answers into a local buffer first, so a descriptor of the wrong kind
-    /// gives ENOTTY before the argument is looked at (Linux's order: `ioctl(file, TCGETS, NULL)`
-    /// is ENOTTY, not EFAULT); then the answer is copied to the program.
+    /// ioctl: the requests programs make of terminals, pipes and sockets (see [`ioctl_kind`]);
+    /// any other is ENOTTY. An answer goes to a local buffer first and is copied to the program
+    /// after, so a descriptor of the wrong kind gives ENOTTY before the argument is looked at
+    /// (Linux's order: `ioctl(file, TCGETS, NULL)` is ENOTTY, not EFAULT); an argument the
+    /// program hands in is read first, and if it cannot be, the host is asked with a null
+    /// pointer, which again gives ENOTTY for the wrong kind and EFAULT otherwise.
     pub(super) fn ioctl(&self, g: Guest, fd: u64, cmd: u64, arg: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         let cmd = uint(cmd) as u32 as libc::Ioctl;
-        let size = match cmd {
-            libc::TCGETS => TERMIOS_SIZE,
-            libc::TIOCGWINSZ => WINSIZE_SIZE,
-            libc::FIONREAD => std::mem::size_of::<libc::c_int>() as u64,
+        let raw = h.raw() as libc::c_long;
+        let kind = match cmd {
             libc::FIOCLEX | libc::FIONCLEX => {
                 self.fds().set_cloexec(fd, cmd == libc::FIOCLEX)?;
                 return Ok(0);
             }
-            _ => return Err(Errno::ENOTTY),
+            cmd => ioctl_kind(cmd).ok_or(Errno::ENOTTY)?,
         };
         let mut local = [0u8; TERMIOS_SIZE as usize];
-        // SAFETY: `local` is larger than any of these answers.
-        let r = unsafe {
-            self.sys(libc::SYS_ioctl, &[h.raw() as libc::c_long, cmd as libc::c_long, ptr(local.as_mut_ptr())])?
-        };
-        g.write_bytes(arg, &local[..size as usize])?;
-        Ok(r)
+        match kind {
+            Ioctl::Out(size) => {
+                // SAFETY: `local` is larger than any of these answers.
+                let r = unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(local.as_mut_ptr())])? };
+                g.write_bytes(arg, &local[..size as usize])?;
+                Ok(r)
+            }
+            Ioctl::In(size) => match g.read_bytes(arg, size) {
+                Ok(v) => {
+                    local[..v.len()].copy_from_slice(&v);
+                    // SAFETY: `local` holds the argument the request reads.
+                    unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(local.as_ptr())]) }
+                }
+                Err(e) => {
+                    // SAFETY: a null argument: the host answers ENOTTY or EFAULT.
+                    let r = unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, 0]) };
+                    Err(r.err().unwrap_or(e))
+                }
+            },
+            // SAFETY: the argument is a plain value.
+            Ioctl::Value => unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, arg as libc::c_long]) },
+        }
     }
+}
+
+/// How an ioctl request passes its argument.
+#[derive(Clone, Copy)]
+enum Ioctl {
+    /// The host writes this many bytes at the pointer.
+    Out(u64),
+    /// The host reads this many bytes at the pointer.
+    In(u64),
+    /// The argument is a value, not a pointer.
+    Value,
+}
+
+const INT: u64 = std::mem::size_of::<libc::c_int>() as u64;
+
+/// Every request [`ioctl_kind`] forwards (the seccomp filter allows these).
+pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
+    libc::TCGETS,
+    libc::TCSETS,
+    libc::TCSETSW,
+    libc::TCSETSF,
+    libc::TIOCGWINSZ,
+    libc::TIOCSWINSZ,
+    libc::FIONREAD,
+    libc::TIOCOUTQ,
+    libc::TIOCGPGRP,
+    libc::TIOCGSID,
+    libc::TIOCGPTN,
+    libc::FIONBIO,
+    libc::TIOCSPGRP,
+    libc::TIOCSPTLCK,
+    libc::TCFLSH,
+    libc::TCXONC,
+    libc::TCSBRK,
+    libc::TIOCSCTTY,
+    libc::TIOCNOTTY,
+];
+
+/// The requests forwarded: terminal attributes, window size, job control and flow control of a
+/// terminal (shells, editors, pagers, `script` and pseudo-terminal masters), bytes readable or
+/// queued, non-blocking mode (libuv sets it with FIONBIO). None of them reaches beyond the
+/// descriptor's own file and the process's own terminal, which is the program's (`hrt`'s host
+/// process is the program's). TIOCSTI (typing into a terminal) is left out.
+fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
+    Some(match cmd {
+        libc::TCGETS => Ioctl::Out(TERMIOS_SIZE),
+        libc::TCSETS | libc::TCSETSW | libc::TCSETSF => Ioctl::In(TERMIOS_SIZE),
+        libc::TIOCGWINSZ => Ioctl::Out(WINSIZE_SIZE),
+        libc::TIOCSWINSZ => Ioctl::In(WINSIZE_SIZE),
+        libc::FIONREAD | libc::TIOCOUTQ | libc::TIOCGPGRP | libc::TIOCGSID | libc::TIOCGPTN => Ioctl::Out(INT),
+        libc::FIONBIO | libc::TIOCSPGRP | libc::TIOCSPTLCK => Ioctl::In(INT),
+        libc::TCFLSH | libc::TCXONC | libc::TCSBRK | libc::TIOCSCTTY | libc::TIOCNOTTY => Ioctl::Value,
+        _ => return None,
+    })
 }

@@ -262,6 +262,15 @@ impl Forwarder {
         unsafe { self.sys(nr, &[h.raw() as libc::c_long]) }
     }
 
+    /// flock: the lock belongs to the host's open file description, which the program's
+    /// descriptor and its duplicates (and a forked child's) share, as on Linux; other processes
+    /// of the host see it.
+    pub(super) fn flock(&self, fd: u64, op: u64) -> SysResult<i64> {
+        let h = self.fds().get(fd)?;
+        // SAFETY: no pointers.
+        unsafe { self.sys(libc::SYS_flock, &[h.raw() as libc::c_long, uint(op)]) }
+    }
+
     pub(super) fn fchmod(&self, fd: u64, mode: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         // SAFETY: no pointers.

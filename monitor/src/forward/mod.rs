@@ -68,6 +68,7 @@ use std::sync::Arc;
 use epoll::Wait;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};
+pub use fds::FORWARDED_IOCTLS;
 pub use forked::ForkSetup;
 use guest_mem::Guest;
 pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
@@ -137,6 +138,7 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_ftruncate,
     libc::SYS_fsync,
     libc::SYS_fdatasync,
+    libc::SYS_flock,
     libc::SYS_chmod,
     libc::SYS_fchmod,
     libc::SYS_fchmodat,
@@ -152,6 +154,7 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_statfs,
     libc::SYS_fstatfs,
     libc::SYS_getgroups,
+    libc::SYS_capget,
     libc::SYS_getxattr,
     libc::SYS_lgetxattr,
     libc::SYS_fgetxattr,
@@ -414,6 +417,7 @@ impl Forwarder {
             libc::SYS_ftruncate => self.ftruncate(a[0], a[1]),
             libc::SYS_fsync => self.fd_only(libc::SYS_fsync, a[0]),
             libc::SYS_fdatasync => self.fd_only(libc::SYS_fdatasync, a[0]),
+            libc::SYS_flock => self.flock(a[0], a[1]),
             libc::SYS_chmod => self.fchmodat(g, CWD, a[0], a[1]),
             libc::SYS_fchmod => self.fchmod(a[0], a[1]),
             libc::SYS_fchmodat => self.fchmodat(g, a[0], a[1], a[2]),
@@ -429,6 +433,7 @@ impl Forwarder {
             libc::SYS_statfs => self.statfs(g, a[0], a[1]),
             libc::SYS_fstatfs => self.fstatfs(g, a[0], a[1]),
             libc::SYS_getgroups => self.getgroups(g, a[0], a[1]),
+            libc::SYS_capget => self.capget(g, a[0], a[1]),
             libc::SYS_getxattr | libc::SYS_lgetxattr => self.getxattr(g, nr, a[0], a[1], a[2], a[3]),
             libc::SYS_fgetxattr => self.fgetxattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_listxattr | libc::SYS_llistxattr => self.listxattr(g, nr, a[0], a[1], a[2]),

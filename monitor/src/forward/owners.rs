@@ -62,4 +62,31 @@ impl Forwarder {
         // SAFETY: NULL (size 0) or `size` gid_t slots in guest memory.
         unsafe { self.sys(libc::SYS_getgroups, &[size as libc::c_long, ptr(out)]) }
     }
+
+    /// capget(header, data): the capabilities of a process as the host has them (the program's
+    /// pid is `hrt`'s host pid, so its own are `hrt`'s, as they are natively for a program the
+    /// same user starts). Linux's version handshake: an unknown version is answered with the
+    /// preferred one in the header (EINVAL, or 0 without a data pointer).
+    pub(super) fn capget(&self, g: Guest, header: u64, data: u64) -> SysResult<i64> {
+        let mut hdr: [u32; 2] = g.read(header)?;
+        let mut local = [0u32; 6];
+        let out = if data == 0 { std::ptr::null_mut() } else { local.as_mut_ptr() };
+        // SAFETY: `hdr` is a header; `out` is NULL or room for two capability records.
+        let r = unsafe { self.sys(libc::SYS_capget, &[ptr(hdr.as_mut_ptr()), ptr(out)]) };
+        // The host may have put its preferred version in the header.
+        g.write(header, &hdr)?;
+        let r = r?;
+        if data != 0 {
+            /// _LINUX_CAPABILITY_VERSION_1: one record; the later versions: two.
+            const V1: u32 = 0x1998_0330;
+            let records = if hdr[0] == V1 { 3 } else { 6 };
+            g.write_bytes(data, &u32_bytes(&local[..records]))?;
+        }
+        Ok(r)
+    }
+}
+
+/// `u32`s as their bytes.
+fn u32_bytes(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
 }

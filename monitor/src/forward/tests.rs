@@ -464,10 +464,17 @@ fn readlink_proc_self() {
     }
     let mem = t.str("/proc/self/mem");
     assert_eq!(t.call(libc::SYS_open, &[mem, libc::O_RDONLY as u64]), -(libc::EACCES as i64));
-    // The monitor's /proc/self directory itself cannot be opened; relative to /proc, the
-    // program's spellings still work.
+    // The monitor's /proc/self directory itself can be opened (ps stats it), but nothing
+    // harmful can be reached through it; relative to /proc, the program's spellings still work.
     let eacces = -(libc::EACCES as i64);
-    assert_eq!(t.open(Path::new("/proc/self"), libc::O_RDONLY | libc::O_DIRECTORY), eacces);
+    let self_dir = t.open(Path::new("/proc/self"), libc::O_RDONLY | libc::O_DIRECTORY);
+    assert!(self_dir >= 0, "{self_dir}");
+    for name in ["mem", "environ", "task/../mem", "./mem"] {
+        let rel = t.str(name);
+        assert_eq!(t.call(libc::SYS_openat, &[self_dir as u64, rel, libc::O_RDONLY as u64]), eacces, "{name}");
+    }
+    let rel = t.str("exe");
+    assert_eq!(t.call(libc::SYS_readlinkat, &[self_dir as u64, rel, buf, 4096]), want.as_os_str().len() as i64);
     let proc_dir = t.open(Path::new("/proc"), libc::O_RDONLY | libc::O_DIRECTORY) as u64;
     let rel = t.str("self/exe");
     assert_eq!(t.call(libc::SYS_readlinkat, &[proc_dir, rel, buf, 4096]), want.as_os_str().len() as i64);

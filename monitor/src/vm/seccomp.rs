@@ -92,20 +92,20 @@ const fn kvm_iow(nr: u64, size: usize) -> u64 {
 }
 
 /// The ioctl requests these threads make: KVM_RUN and the register reads of a crash report,
-/// the forwarding channel's completion interrupts, the terminal queries the forwarder passes
-/// on, and its own foreground check.
+/// the forwarding channel's completion interrupts, the requests the forwarder passes on
+/// (`forward::FORWARDED_IOCTLS`), and its own foreground check.
 fn ioctl_requests() -> Vec<u64> {
     vec![
         0xae80,                                                      // KVM_RUN
         kvm_iow(0xa5, std::mem::size_of::<kvm_bindings::kvm_msi>()), // KVM_SIGNAL_MSI
         kvm_ior(0x81, std::mem::size_of::<kvm_bindings::kvm_regs>()),
         kvm_ior(0x83, std::mem::size_of::<kvm_bindings::kvm_sregs>()),
-        libc::TCGETS,
-        libc::TIOCGWINSZ,
-        libc::FIONREAD,
         // Whether `hrt` is in its terminal's background (forward/tty_stop.rs).
         libc::TIOCGPGRP,
     ]
+    .into_iter()
+    .chain(crate::forward::FORWARDED_IOCTLS.iter().copied())
+    .collect()
 }
 
 /// The compiled filter (built once, installed by each vCPU thread on itself).

@@ -338,3 +338,24 @@ pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     Ok(0)
 }
+
+/// pkey_alloc: the VM's CPUs run without protection keys (CR4.PKE is off). Linux on a CPU
+/// without them (6.x, as on this project's hosts) refuses with EINVAL, which is what programs
+/// (Node.js, glibc's `pkey_alloc`) take to mean "no protection keys".
+pub fn pkey_alloc(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Err(EINVAL)
+}
+
+/// pkey_free: no key is ever allocated (see [`pkey_alloc`]).
+pub fn pkey_free(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Err(EINVAL)
+}
+
+/// pkey_mprotect: with key -1 it is mprotect; any other key was never allocated (EINVAL, after
+/// Linux's first checks: an unaligned start is EINVAL, an empty range succeeds).
+pub fn pkey_mprotect(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[3] as i32 != -1 {
+        return if a[0].is_multiple_of(usermem::PAGE) && a[1] == 0 { Ok(0) } else { Err(EINVAL) };
+    }
+    mprotect(frame, a)
+}

@@ -1,0 +1,126 @@
+// ioctl requests programs make of pipes and terminals: FIONBIO (libuv, so Node.js, sets
+// non-blocking mode with it), terminal attributes set and read back, window size, process
+// group, flushing, on a pseudo-terminal pair the program opens itself (/dev/ptmx: TIOCSPTLCK,
+// TIOCGPTN), and the errors of the wrong descriptor kind and bad pointers. Plus capget and the
+// protection-key calls (a CPU without protection keys). Compared with the native run.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+static void show(const char *what, long r) {
+    if (r < 0)
+        printf("%-36s -1 %s\n", what, strerror(errno));
+    else
+        printf("%-36s %ld\n", what, r);
+}
+
+static int host_has_pkeys(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[4096];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strncmp(line, "flags", 5) == 0 && strstr(line, " pku") != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+int main(void) {
+    int p[2];
+    if (pipe(p) != 0)
+        return 1;
+    int on = 1, off = 0, n = -1;
+    char c;
+    show("FIONBIO on a pipe", ioctl(p[0], FIONBIO, &on));
+    show("read of an empty non-blocking pipe", read(p[0], &c, 1));
+    show("F_GETFL has O_NONBLOCK", (fcntl(p[0], F_GETFL) & O_NONBLOCK) != 0);
+    show("FIONBIO off", ioctl(p[0], FIONBIO, &off));
+    show("F_GETFL has O_NONBLOCK", (fcntl(p[0], F_GETFL) & O_NONBLOCK) != 0);
+    show("FIONBIO, bad pointer", ioctl(p[0], FIONBIO, (int *)8));
+    struct termios t;
+    show("TCGETS on a pipe", ioctl(p[0], TCGETS, &t));
+    show("TCSETS on a pipe", ioctl(p[0], TCSETS, &t));
+    show("TCSETS on a pipe, bad pointer", ioctl(p[0], TCSETS, (void *)8));
+    show("TIOCGPGRP on a pipe", ioctl(p[0], TIOCGPGRP, &n));
+    show("TCFLSH on a pipe", ioctl(p[0], TCFLSH, TCIFLUSH));
+    show("FIONREAD on a pipe", (write(p[1], "abc", 3), ioctl(p[0], FIONREAD, &n)));
+    printf("  readable: %d\n", n);
+
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    show("posix_openpt", m >= 0 ? 0 : -1);
+    show("grantpt", grantpt(m));
+    show("unlockpt", unlockpt(m));
+    char *name = ptsname(m);
+    show("ptsname under /dev/pts/", name && strncmp(name, "/dev/pts/", 9) == 0 ? 0 : -1);
+    int s = open(name ? name : "/nonexistent", O_RDWR | O_NOCTTY);
+    show("open the slave", s >= 0 ? 0 : -1);
+    show("TCGETS on the slave", tcgetattr(s, &t));
+    cfmakeraw(&t);
+    t.c_cc[VMIN] = 1;
+    show("TCSETS raw", tcsetattr(s, TCSANOW, &t));
+    struct termios back;
+    show("TCGETS again", tcgetattr(s, &back));
+    printf("  raw mode kept: %s\n", (back.c_lflag & (ICANON | ECHO)) == 0 && (back.c_oflag & OPOST) == 0 ? "yes" : "no");
+    show("TCSETSF (drain and flush)", tcsetattr(s, TCSAFLUSH, &t));
+    show("TCSETS, bad pointer", ioctl(s, TCSETS, (void *)8));
+    struct winsize w = {.ws_row = 33, .ws_col = 101}, w2 = {0};
+    show("TIOCSWINSZ", ioctl(m, TIOCSWINSZ, &w));
+    show("TIOCGWINSZ on the slave", ioctl(s, TIOCGWINSZ, &w2));
+    printf("  size: %dx%d\n", w2.ws_row, w2.ws_col);
+    show("master write", write(m, "hello", 5));
+    char buf[16] = {0};
+    show("slave read (raw)", read(s, buf, sizeof buf - 1));
+    printf("  got: %s\n", buf);
+    show("slave write", write(s, "back", 4));
+    show("TIOCOUTQ on the slave", ioctl(s, TIOCOUTQ, &n));
+    memset(buf, 0, sizeof buf);
+    show("master read", read(m, buf, sizeof buf - 1));
+    printf("  got: %s\n", buf);
+    show("TCFLSH both", ioctl(s, TCFLSH, TCIOFLUSH));
+    show("TCXONC off/on", ioctl(s, TCXONC, TCOOFF) | ioctl(s, TCXONC, TCOON));
+    show("TIOCGPGRP (no controlling tty)", ioctl(s, TIOCGPGRP, &n));
+    show("TIOCGSID (no controlling tty)", ioctl(s, TIOCGSID, &n));
+
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2], mine[2];
+    show("capget v3", syscall(SYS_capget, &h, d));
+    memcpy(mine, d, sizeof d);
+    h.version = _LINUX_CAPABILITY_VERSION_1;
+    show("capget v1", syscall(SYS_capget, &h, d));
+    printf("  v1 effective is v3's low word: %s\n", d[0].effective == mine[0].effective ? "yes" : "no");
+    h.version = 0x1234;
+    show("capget unknown version", syscall(SYS_capget, &h, d));
+    printf("  preferred version %#x\n", h.version);
+    h.version = 0x1234;
+    show("capget unknown version, no data", syscall(SYS_capget, &h, NULL));
+    printf("  preferred version %#x\n", h.version);
+    h.version = _LINUX_CAPABILITY_VERSION_3;
+    h.pid = -1;
+    show("capget pid -1", syscall(SYS_capget, &h, d));
+    h.pid = getppid();
+    show("capget of the parent", syscall(SYS_capget, &h, d));
+    show("capget, bad header", syscall(SYS_capget, (void *)8, d));
+
+    if (host_has_pkeys()) {
+        printf("protection keys: the host has them, not compared\n");
+    } else {
+        show("pkey_alloc", syscall(SYS_pkey_alloc, 0, 0));
+        show("pkey_alloc, bad flags", syscall(SYS_pkey_alloc, 1, 0));
+        show("pkey_alloc, bad rights", syscall(SYS_pkey_alloc, 0, 4));
+        show("pkey_free 1", syscall(SYS_pkey_free, 1));
+        void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        show("pkey_mprotect key -1", syscall(SYS_pkey_mprotect, page, 4096, PROT_READ, -1));
+        show("pkey_mprotect key 1", syscall(SYS_pkey_mprotect, page, 4096, PROT_READ, 1));
+        show("pkey_mprotect key 1, empty", syscall(SYS_pkey_mprotect, page, 0, PROT_READ, 1));
+    }
+    return 0;
+}
