@@ -216,3 +216,10 @@ fn flock_behaves_as_on_linux() {
 fn terminal_ioctls_capget_and_pkeys_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_ioctl_tty", Some("got: hello"));
 }
+
+/// Route netlink as `ip` uses it: its socket options (they were ENOPROTOOPT) and the interface
+/// list through getifaddrs, as natively.
+#[test]
+fn route_netlink_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_netlink", Some("get NETLINK_EXT_ACK"));
+}

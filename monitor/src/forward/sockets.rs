@@ -134,6 +134,9 @@ fn option_forwarded(level: i32, name: i32, set: bool) -> bool {
         // TCP_ZEROCOPY_RECEIVE holds an address.
         libc::IPPROTO_TCP => name != 35,
         libc::IPPROTO_UDP => true,
+        // Netlink's flags and group memberships (`ip` sets NETLINK_EXT_ACK and
+        // NETLINK_GET_STRICT_CHK); not the memory-mapped rings (6, 7) of old kernels.
+        libc::SOL_NETLINK => !matches!(name, 6 | 7),
         _ => false,
     }
 }

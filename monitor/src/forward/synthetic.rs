@@ -40,7 +40,6 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
 /// (and so are its parent, process group, session and credentials). Memory, threads, signals,
 /// capabilities and CPU affinity describe `hrt`, not the program, and are left out.
 const STATUS_KEPT: &[&[u8]] = &[
-    b"State",
     b"Tgid",
     b"Ngid",
     b"Pid",
@@ -55,12 +54,13 @@ const STATUS_KEPT: &[&[u8]] = &[
     b"NSsid",
 ];
 
-/// `/proc/self/status`: the program's name, then the [`STATUS_KEPT`] lines of `hrt`'s own
+/// `/proc/self/status`: the program's name and state, then the [`STATUS_KEPT`] lines of `hrt`'s own
 /// (`ps` reads its own pid and identities there).
 fn own_status(comm: &[u8]) -> Vec<u8> {
     let mut s = b"Name:\t".to_vec();
     s.extend_from_slice(comm);
-    s.push(b'\n');
+    // The program reading its status is running (`hrt`'s main thread may be waiting).
+    s.extend_from_slice(b"\nState:\tR (running)\n");
     let host = std::fs::read("/proc/self/status").unwrap_or_default();
     for line in host.split_inclusive(|&b| b == b'\n') {
         let key = line.split(|&b| b == b':').next().unwrap_or_default();
