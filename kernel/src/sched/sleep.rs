@@ -1,5 +1,7 @@
 //! Sleeping: each CPU keeps its sleeping threads in a list sorted by TSC deadline; the LAPIC
-//! timer is armed for the earliest one and its interrupt wakes everything that is due.
+//! timer is armed for the earliest one and its interrupt wakes everything that is due. While
+//! other threads wait in the CPU's run queue the preemption clock's tick stands in for it, and
+//! every thread switch wakes the sleepers that are due (`sched::timer_deadline`).
 //! A sleep never ends early: the deadline is rounded up and re-checked after every wake-up.
 
 use core::ptr::null_mut;
