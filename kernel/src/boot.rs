@@ -48,6 +48,11 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     crate::console::set_quiet(boot.flags & hrt_abi::flags::QUIET != 0);
     crate::arch::features::init(boot.features);
     crate::arch::ring3::choose(kernel_in_ring3(boot));
+    if crate::arch::ring3::active() {
+        // Handlers of interrupts that stop ring-3 code run in ring 3, natively: in emulated
+        // ring 0 a timer or completion handler costs hundreds of instructions at 1-3 K cycles.
+        crate::arch::traps::handle_interrupts_in_ring3();
+    }
     time::init(boot.tsc_khz);
     mem::init(boot);
     apic::detect();

@@ -221,7 +221,7 @@ static DEFERRED: [AtomicBool; hrt_abi::MAX_CPUS] = [const { AtomicBool::new(fals
 
 /// Ring-3 mode: from now on, an interrupt that stops ring-3 code with interrupts enabled is
 /// only noted in ring 0, and its handler runs in ring 3 (emulated ring 0 costs thousands of
-/// cycles per instruction; the scheduler's periodic looks at a spinning program need this).
+/// cycles per instruction). Boot turns it on in ring-3 mode.
 pub fn handle_interrupts_in_ring3() {
     HANDLE_IN_RING3.store(true, Ordering::Release);
 }
