@@ -69,7 +69,7 @@ pub type Handler = fn(&mut TrapFrame);
 static HANDLERS: [AtomicUsize; 256] = [const { AtomicUsize::new(0) }; 256];
 /// Vectors whose handlers run at once even when ring-3 mode defers interrupts: they take no
 /// lock and touch no scheduler state (TLB shootdowns, whose initiator waits for them).
-static IMMEDIATE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+pub(super) static IMMEDIATE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 
 /// Installs `handler` for `vector` (>= 32) and makes the gate present.
 pub fn register(vector: u8, handler: Handler) {
