@@ -48,14 +48,17 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     crate::console::set_quiet(boot.flags & hrt_abi::flags::QUIET != 0);
     crate::arch::features::init(boot.features);
     crate::arch::ring3::choose(kernel_in_ring3(boot));
+    if crate::arch::ring3::active() {
+        // Handlers of interrupts that stop ring-3 code run in ring 3, natively: in emulated
+        // ring 0 a timer or completion handler costs hundreds of instructions at 1-3 K cycles.
+        crate::arch::traps::handle_interrupts_in_ring3();
+    }
     time::init(boot.tsc_khz);
     mem::init(boot);
     apic::detect();
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
-    if crate::linux::rewrite::choose(boot) {
-        crate::arch::call_gate::install();
-    }
+    let rewrite = crate::linux::rewrite::choose(boot);
     paging::set_page_source(|zone| mem::alloc_pages(0, zone), |pages| mem::alloc_run(pages, 0));
     paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active());
     crate::arch::ring0::init(boot);
@@ -68,6 +71,12 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         (boot.flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0).then_some(boot.pack_on),
     );
     init_this_cpu();
+    if rewrite {
+        // Written now, in ring 3 (rewriting needs ring-3 mode): in emulated ring 0 its ~20,000
+        // instructions cost 20-40 ms on a PVM host, more than the rest of the boot. No other
+        // CPU runs yet, nor the program.
+        crate::arch::call_gate::install();
+    }
     fpu::prepare_initial();
     kinfo!(
         "kernel: up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz, idle {}{}, kernel in ring {}",

@@ -76,3 +76,17 @@ fn short_sleeps_on_two_vcpus_all_end() {
         assert_same(&format!("sched_short_sleeps --cpus {cpus}"), &native_out, &out);
     }
 }
+
+/// Short sleeps beside threads that never block (Go's sysmon beside the runtime's busy
+/// threads): with a spinner waiting in the run queue the kernel arms no timer for the sleeper
+/// (the preemption tick and thread switches end its sleeps), and with `--idle halt` an idle
+/// vCPU keeps polling for a sleeper due within its polling time. Every sleep ends, none early.
+#[test]
+fn short_sleeps_beside_spinning_threads_end_and_never_early() {
+    let prog = build("sched_sleep_beside_spinners", &["-pthread"]);
+    let native_out = native(&prog, &[]);
+    for cpus in ["1", "2", OVERCOMMITTED] {
+        let out = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("sched_sleep_beside_spinners --cpus {cpus}"), &native_out, &out);
+    }
+}

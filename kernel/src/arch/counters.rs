@@ -34,9 +34,11 @@ pub enum Stat {
 pub const STATS: usize = 12;
 
 #[repr(align(128))]
-struct Line([AtomicU64; STATS]);
+pub(super) struct Line([AtomicU64; STATS]);
 
-static LINES: [Line; hrt_abi::MAX_CPUS] = [const { Line([const { AtomicU64::new(0) }; STATS]) }; hrt_abi::MAX_CPUS];
+/// Also counted in assembly (`x86_64::ring3::trap_ring3_relocate`: 128 bytes per CPU).
+pub(super) static LINES: [Line; hrt_abi::MAX_CPUS] =
+    [const { Line([const { AtomicU64::new(0) }; STATS]) }; hrt_abi::MAX_CPUS];
 
 /// Adds `n` to this CPU's counter `s`.
 #[inline]

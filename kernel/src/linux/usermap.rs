@@ -96,6 +96,19 @@ fn word_mask(w: u64, first: u64, last: u64) -> u64 {
 /// Above this many whole words, `set` has the monitor fill them (one hypercall) instead of
 /// updating word by word in emulated ring 0.
 const BULK_WORDS: u64 = 16;
+/// The same where kernel code runs natively (ring-3 mode): a hypercall is a VM exit (25-35 us
+/// on a PVM host), as long as writing a few thousand words and taking the first-touch faults
+/// of the bitmap pages they lie in. A mapping of 1 GiB (4,096 words) or less is set here: a Go
+/// program reserves and returns 64 MiB ranges by the dozen as it starts (one exit each before).
+const BULK_WORDS_NATIVE: u64 = 4096;
+
+fn bulk_words() -> u64 {
+    if crate::arch::ring3::kernel_runs_natively() {
+        BULK_WORDS_NATIVE
+    } else {
+        BULK_WORDS
+    }
+}
 
 /// Marks the pages of `[start, end)` mapped (`on`) or unmapped.
 pub fn set(start: u64, end: u64, on: bool) {
@@ -134,7 +147,13 @@ fn set_in(words: &[AtomicU64], start: u64, end: u64, on: bool) {
     // Whole words [inner_lo, inner_hi): the pages are this caller's (just allocated or being
     // unmapped), so no one else changes these bits meanwhile and plain copies are fine.
     let (inner_lo, inner_hi) = (first.div_ceil(64), last / 64);
-    if inner_hi > inner_lo + BULK_WORDS {
+    if inner_hi <= inner_lo + BULK_WORDS {
+        for w in first / 64..last.div_ceil(64) {
+            update(w);
+        }
+        return;
+    }
+    if inner_hi > inner_lo + bulk_words() {
         let at = words.as_ptr() as u64 + inner_lo * 8;
         let len = (inner_hi - inner_lo) * 8;
         if on {
@@ -142,16 +161,17 @@ fn set_in(words: &[AtomicU64], start: u64, end: u64, on: bool) {
         } else {
             super::usermem::zero(at, len);
         }
-        if first < inner_lo * 64 {
-            update(first / 64);
+    } else {
+        let fill = if on { u64::MAX } else { 0 };
+        for word in &words[inner_lo as usize..inner_hi as usize] {
+            word.store(fill, Ordering::Relaxed);
         }
-        if last > inner_hi * 64 {
-            update(inner_hi);
-        }
-        return;
     }
-    for w in first / 64..last.div_ceil(64) {
-        update(w);
+    if first < inner_lo * 64 {
+        update(first / 64);
+    }
+    if last > inner_hi * 64 {
+        update(inner_hi);
     }
 }
 

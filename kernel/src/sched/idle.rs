@@ -35,7 +35,13 @@ pub fn idle_loop() -> ! {
             idle_since = crate::time::ticks();
             continue;
         }
-        if halts && crate::time::ticks().wrapping_sub(idle_since) >= spin_ticks {
+        // A sleeper due within the polling time is woken from the TSC rather than by the
+        // timer's interrupt after a halt: on PVM the halt, the interrupt and its EOI cost more
+        // ring-0 work than the wait (Go's sysmon sleeps 20 us at a time).
+        if halts
+            && crate::time::ticks().wrapping_sub(idle_since) >= spin_ticks
+            && !super::sleep::due_within(s, spin_ticks)
+        {
             super::run_idle_hook(false);
             // Sleepers of a polling CPU armed no timer (the loop ends their sleeps from the
             // TSC): it must wake the CPU now. A look armed for the last thread, or a timer

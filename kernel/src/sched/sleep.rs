@@ -1,5 +1,7 @@
 //! Sleeping: each CPU keeps its sleeping threads in a list sorted by TSC deadline; the LAPIC
-//! timer is armed for the earliest one and its interrupt wakes everything that is due.
+//! timer is armed for the earliest one and its interrupt wakes everything that is due. While
+//! other threads wait in the CPU's run queue the preemption clock's tick stands in for it, and
+//! every thread switch wakes the sleepers that are due (`sched::timer_deadline`).
 //! A sleep never ends early: the deadline is rounded up and re-checked after every wake-up.
 
 use core::ptr::null_mut;
@@ -99,13 +101,19 @@ fn publish(s: &CpuSched, list: &SleepList) {
     s.next_wake.store(list.next_deadline().unwrap_or(u64::MAX), Ordering::SeqCst);
 }
 
-/// Arms the timer for a thread about to block, unless this CPU will poll: with nothing else
-/// ready and a polling idle loop, the idle loop ends the sleep from the TSC (no timer
-/// interrupt, no trip to ring 0). Leaving idle for a thread arms it (`idle_run_next`).
+/// Arms the timer for a thread about to block, unless this CPU goes idle: with nothing else
+/// ready the idle loop ends the sleep from the TSC (no timer interrupt, no trip to ring 0),
+/// and arms the timer itself if it halts first (`idle::idle_loop`, also with `--idle halt`).
+/// Leaving idle for a thread arms it (`idle_run_next`).
 fn arm_unless_polling(s: &CpuSched) {
-    if s.runnable() > 0 || super::idle_halts() {
+    if s.runnable() > 0 {
         super::arm_timer(s);
     }
+}
+
+/// True if a sleeper of this CPU is due within `ticks` TSC ticks from now.
+pub(super) fn due_within(s: &CpuSched, ticks: u64) -> bool {
+    time::ticks().saturating_add(ticks) >= s.next_wake.load(Ordering::Relaxed)
 }
 
 /// Blocks the current thread, which is BLOCKING and registered with some waker, until that

@@ -40,8 +40,8 @@ const YIELD_RELOOK_MAX_SHIFT: u32 = 3;
 pub(super) fn configure(host_overcommitted: bool) {
     if host_overcommitted && crate::arch::ring3::active() {
         PERIOD.store(crate::time::ns_to_ticks(LOOK_AFTER_NS), Ordering::Relaxed);
+        // (The look runs in ring 3: interrupt handlers do there in ring-3 mode, see `boot`.)
         crate::arch::traps::set_program_interrupted_hook(look);
-        crate::arch::traps::handle_interrupts_in_ring3();
         kinfo!("sched: more vCPUs than host CPUs: spinning program threads give their host CPU away");
     }
 }

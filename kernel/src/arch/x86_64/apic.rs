@@ -14,7 +14,8 @@ pub const SPURIOUS_VECTOR: u8 = 0xff;
 /// The xAPIC MMIO window (identity-mapped uncached by `paging`).
 pub const XAPIC_BASE: u64 = 0xfee0_0000;
 
-static X2APIC: AtomicBool = AtomicBool::new(false);
+/// Read by the ring-3 entry's acknowledging fast path (`ring3::trap_ring3_relocate`) too.
+pub(super) static X2APIC: AtomicBool = AtomicBool::new(false);
 static TSC_DEADLINE: AtomicBool = AtomicBool::new(false);
 /// APIC timer ticks per 1024 TSC cycles (count-down mode only).
 static TICKS_PER_1K_TSC: AtomicU64 = AtomicU64::new(0);

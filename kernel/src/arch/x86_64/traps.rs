@@ -69,7 +69,7 @@ pub type Handler = fn(&mut TrapFrame);
 static HANDLERS: [AtomicUsize; 256] = [const { AtomicUsize::new(0) }; 256];
 /// Vectors whose handlers run at once even when ring-3 mode defers interrupts: they take no
 /// lock and touch no scheduler state (TLB shootdowns, whose initiator waits for them).
-static IMMEDIATE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+pub(super) static IMMEDIATE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 
 /// Installs `handler` for `vector` (>= 32) and makes the gate present.
 pub fn register(vector: u8, handler: Handler) {
@@ -221,7 +221,7 @@ static DEFERRED: [AtomicBool; hrt_abi::MAX_CPUS] = [const { AtomicBool::new(fals
 
 /// Ring-3 mode: from now on, an interrupt that stops ring-3 code with interrupts enabled is
 /// only noted in ring 0, and its handler runs in ring 3 (emulated ring 0 costs thousands of
-/// cycles per instruction; the scheduler's periodic looks at a spinning program need this).
+/// cycles per instruction). Boot turns it on in ring-3 mode.
 pub fn handle_interrupts_in_ring3() {
     HANDLE_IN_RING3.store(true, Ordering::Release);
 }
