@@ -146,6 +146,21 @@ fn make(t: *mut crate::sched::Thread) {
     }
 }
 
+/// The current task if this thread has its OpenMP state already (no call to make it: a
+/// caller's fast path stays a leaf function).
+#[inline(always)]
+pub fn ctx_if_made() -> Option<&'static mut Ctx> {
+    let t = crate::sched::current();
+    // SAFETY: as in `this` and `ctx`.
+    unsafe {
+        let st = (*t).omp as *mut OmpThread;
+        if st.is_null() {
+            return None;
+        }
+        Some(&mut *(*st).ctx)
+    }
+}
+
 /// The current implicit task.
 #[inline(always)]
 pub fn ctx() -> &'static mut Ctx {

@@ -341,7 +341,32 @@ pub fn prepared_cursor(team: &Team) -> Cursor {
 }
 
 /// The next chunk of the current loop for this thread: writes its first and end values.
+/// An unordered dynamic loop's chunk (EPCC's `dynamic,1` takes 128 per thread and loop) is
+/// served inline: the fetch-add and the two values, no cursor to keep and no frame to
+/// build; every other schedule goes through `next_range`.
+#[inline(always)]
 pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
+    // SAFETY: the current construct's slot (null outside one), alive with its team.
+    if let Some((c, slot)) = thread::ctx_if_made().and_then(|c| unsafe { c.cur.slot.as_ref() }.map(|s| (c, s))) {
+        let d = slot.desc();
+        if d.kind == SCHED_DYNAMIC && !c.cur.ordered {
+            let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
+            if lo >= d.n {
+                return false;
+            }
+            // SAFETY: the program's out arguments (8 bytes each).
+            unsafe {
+                *istart = d.value(lo);
+                *iend = d.value((lo + d.chunk).min(d.n));
+            }
+            return true;
+        }
+    }
+    next_general(istart, iend)
+}
+
+#[inline(never)]
+fn next_general(istart: *mut u64, iend: *mut u64) -> bool {
     let c = thread::ctx();
     match next_range(c) {
         Some((lo, hi)) => {
@@ -369,10 +394,7 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
     }
     let d = slot.desc();
     let got = match d.kind {
-        SCHED_DYNAMIC => {
-            let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
-            (lo < d.n).then(|| (lo, (lo + d.chunk).min(d.n)))
-        }
+        SCHED_DYNAMIC => dynamic_range(slot, d),
         SCHED_GUIDED => guided_range(slot, d, c.nthreads as u64),
         _ => static_range(d, c.id as u64, c.nthreads as u64, &mut c.cur.trip),
     };
@@ -385,6 +407,12 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
         None => c.cur.has = false,
     }
     got
+}
+
+/// The next dynamic chunk (of an ordered loop, or a sections construct's next section).
+fn dynamic_range(slot: &WorkShare, d: &Desc) -> Option<(u64, u64)> {
+    let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
+    (lo < d.n).then(|| (lo, (lo + d.chunk).min(d.n)))
 }
 
 /// The next guided chunk: a share of what remains, at least `chunk`.
