@@ -103,7 +103,9 @@ impl Ctx {
 /// other heap data that other CPUs write.
 #[repr(align(128))]
 pub struct OmpThread {
-    pub ctx: *mut Ctx,
+    /// The current task: changed only through `set_task` (which keeps the thread record's
+    /// `omp_hot`, see `sync_hot`).
+    ctx: *mut Ctx,
     initial: Ctx,
     pub hot: [*mut Team; 4],
     /// The teams this thread led inside `target` regions, kept while it runs outside them
@@ -146,19 +148,41 @@ fn make(t: *mut crate::sched::Thread) {
     }
 }
 
-/// The current task if this thread has its OpenMP state already (no call to make it: a
-/// caller's fast path stays a leaf function).
-#[inline(always)]
-pub fn ctx_if_made() -> Option<&'static mut Ctx> {
+impl OmpThread {
+    /// The current task.
+    pub fn task(&self) -> *mut Ctx {
+        self.ctx
+    }
+
+    /// Makes `c` (alive until it is replaced) the current task.
+    pub fn set_task(&mut self, c: *mut Ctx) {
+        self.ctx = c;
+        sync_hot();
+    }
+}
+
+/// Sets the running thread's `omp_hot` to what the current task's cursor says: its loop's work
+/// share if that is an unordered dynamic loop (`work::next`'s fast path), else 0. Called
+/// whenever the current task or its cursor changes; a thread record whose word is 0 (a new
+/// one, a forked child's) just takes the general path.
+pub fn sync_hot() {
     let t = crate::sched::current();
-    // SAFETY: as in `this` and `ctx`.
+    // SAFETY: the current thread's record and state (see `this`); only this thread writes
+    // its `omp_hot`; the task is alive (see `ctx`).
     unsafe {
         let st = (*t).omp as *mut OmpThread;
-        if st.is_null() {
-            return None;
-        }
-        Some(&mut *(*st).ctx)
+        (*t).omp_hot = if st.is_null() { 0 } else { super::work::fast_slot(&(*(*st).ctx).cur) };
     }
+}
+
+/// The work share of the unordered dynamic loop the running thread is in (`sync_hot`), or
+/// null: two dependent loads (the CPU's record, the thread's), against four to reach it
+/// through the current task.
+#[inline(always)]
+pub fn hot_slot() -> u64 {
+    let t = crate::sched::current();
+    // SAFETY: the current thread's record is alive while it runs.
+    unsafe { (*t).omp_hot }
 }
 
 /// The current implicit task.

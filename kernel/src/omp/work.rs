@@ -143,10 +143,28 @@ pub struct Cursor {
     has: bool,
     trip: u64,
     ordered: bool,
+    /// An unordered dynamic loop: `next` serves it from the thread record's `omp_hot`.
+    fast: bool,
 }
 
 impl Cursor {
-    pub const NONE: Cursor = Cursor { slot: core::ptr::null(), lo: 0, hi: 0, has: false, trip: 0, ordered: false };
+    pub const NONE: Cursor =
+        Cursor { slot: core::ptr::null(), lo: 0, hi: 0, has: false, trip: 0, ordered: false, fast: false };
+}
+
+/// What the thread record's `omp_hot` holds for a task whose cursor is `cur`
+/// (`thread::sync_hot`): the loop's work share if `next` may serve it from there.
+pub fn fast_slot(cur: &Cursor) -> u64 {
+    if cur.fast {
+        cur.slot as u64
+    } else {
+        0
+    }
+}
+
+/// Whether a loop described as `d` is served by `next`'s fast path.
+fn is_fast(d: &Desc, ordered: bool) -> bool {
+    d.kind == SCHED_DYNAMIC && !ordered
 }
 
 /// Makes the slots of a team ready for a new region (whose constructs count from 1): each
@@ -317,7 +335,9 @@ fn start_with(
         // SAFETY: published slot; the program's out argument.
         unsafe { *mem = (*slot.mem.get()).0 };
     }
-    c.cur = Cursor { slot, lo: 0, hi: 0, has: false, trip: 0, ordered: l.ordered };
+    c.cur =
+        Cursor { slot, lo: 0, hi: 0, has: false, trip: 0, ordered: l.ordered, fast: is_fast(slot.desc(), l.ordered) };
+    thread::sync_hot();
     if istart.is_null() {
         return true;
     }
@@ -337,30 +357,31 @@ pub fn prepare(team: &Team, outer: &Ctx, l: &Loop) {
 
 /// The cursor a member of a team whose first construct was prepared starts with.
 pub fn prepared_cursor(team: &Team) -> Cursor {
-    Cursor { slot: &team.work[1], ..Cursor::NONE }
+    let slot = &team.work[1];
+    Cursor { slot, fast: is_fast(slot.desc(), false), ..Cursor::NONE }
 }
 
 /// The next chunk of the current loop for this thread: writes its first and end values.
 /// An unordered dynamic loop's chunk (EPCC's `dynamic,1` takes 128 per thread and loop) is
-/// served inline: the fetch-add and the two values, no cursor to keep and no frame to
-/// build; every other schedule goes through `next_range`.
+/// served inline: its work share two loads away in the thread record (`omp_hot`), the
+/// fetch-add and the two values, no cursor to keep and no frame to build; every other
+/// schedule goes through `next_range`.
 #[inline(always)]
 pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
-    // SAFETY: the current construct's slot (null outside one), alive with its team.
-    if let Some((c, slot)) = thread::ctx_if_made().and_then(|c| unsafe { c.cur.slot.as_ref() }.map(|s| (c, s))) {
+    // SAFETY: `omp_hot` is 0 or the current task's loop's slot (`thread::sync_hot`),
+    // published (see WorkShare's Sync impl) and alive with its team.
+    if let Some(slot) = unsafe { (thread::hot_slot() as *const WorkShare).as_ref() } {
         let d = slot.desc();
-        if d.kind == SCHED_DYNAMIC && !c.cur.ordered {
-            let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
-            if lo >= d.n {
-                return false;
-            }
-            // SAFETY: the program's out arguments (8 bytes each).
-            unsafe {
-                *istart = d.value(lo);
-                *iend = d.value((lo + d.chunk).min(d.n));
-            }
-            return true;
+        let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
+        if lo >= d.n {
+            return false;
         }
+        // SAFETY: the program's out arguments (8 bytes each).
+        unsafe {
+            *istart = d.value(lo);
+            *iend = d.value((lo + d.chunk).min(d.n));
+        }
+        return true;
     }
     next_general(istart, iend)
 }
@@ -500,6 +521,7 @@ fn leave_construct() -> &'static mut Ctx {
             pass_ordered(slot, c.cur.lo, c.cur.hi);
         }
         c.cur = Cursor::NONE;
+        thread::sync_hot();
         leave(slot);
     }
     c
@@ -560,6 +582,7 @@ pub fn single_copy_start() -> *mut u8 {
     if first {
         publish(c, slot);
         c.cur = Cursor { slot, ..Cursor::NONE };
+        thread::sync_hot();
         return core::ptr::null_mut();
     }
     team_of(c).barrier_wait();
@@ -579,6 +602,7 @@ pub fn single_copy_end(data: *mut u8) {
     let slot = unsafe { &*slot };
     slot.copy.store(data, Ordering::Release);
     c.cur = Cursor::NONE;
+    thread::sync_hot();
     team_of(c).barrier_wait();
     leave(slot);
 }
