@@ -104,7 +104,7 @@ impl Ctx {
 #[repr(align(128))]
 pub struct OmpThread {
     /// The current task: changed only through `set_task` (which keeps the thread record's
-    /// `omp_hot`, see `sync_hot`).
+    /// `omp_hot`, see `set_hot`).
     ctx: *mut Ctx,
     initial: Ctx,
     pub hot: [*mut Team; 4],
@@ -157,25 +157,25 @@ impl OmpThread {
     /// Makes `c` (alive until it is replaced) the current task.
     pub fn set_task(&mut self, c: *mut Ctx) {
         self.ctx = c;
-        sync_hot();
+        // SAFETY: the caller's live task.
+        set_hot(super::work::fast_slot(unsafe { &(*c).cur }));
     }
 }
 
-/// Sets the running thread's `omp_hot` to what the current task's cursor says: its loop's work
-/// share if that is an unordered dynamic loop (`work::next`'s fast path), else 0. Called
-/// whenever the current task or its cursor changes; a thread record whose word is 0 (a new
-/// one, a forked child's) just takes the general path.
-pub fn sync_hot() {
+/// Sets the running thread's `omp_hot`: `work::fast_slot` of its current task's cursor (the
+/// work share of the unordered dynamic loop it is in, for `work::next`'s fast path, else 0).
+/// Called whenever the current task or its cursor changes, with the value computed from the
+/// cursor just written (not read back through the thread's state, which the caller may hold
+/// a unique reference into); a thread record whose word is 0 (a new one, a forked child's)
+/// just takes the general path.
+#[inline(always)]
+pub fn set_hot(slot: u64) {
     let t = crate::sched::current();
-    // SAFETY: the current thread's record and state (see `this`); only this thread writes
-    // its `omp_hot`; the task is alive (see `ctx`).
-    unsafe {
-        let st = (*t).omp as *mut OmpThread;
-        (*t).omp_hot = if st.is_null() { 0 } else { super::work::fast_slot(&(*(*st).ctx).cur) };
-    }
+    // SAFETY: the current thread's record; only this thread writes its `omp_hot`.
+    unsafe { (*t).omp_hot = slot };
 }
 
-/// The work share of the unordered dynamic loop the running thread is in (`sync_hot`), or
+/// The work share of the unordered dynamic loop the running thread is in (`set_hot`), or
 /// null: two dependent loads (the CPU's record, the thread's), against four to reach it
 /// through the current task.
 #[inline(always)]

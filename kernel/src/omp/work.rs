@@ -153,7 +153,7 @@ impl Cursor {
 }
 
 /// What the thread record's `omp_hot` holds for a task whose cursor is `cur`
-/// (`thread::sync_hot`): the loop's work share if `next` may serve it from there.
+/// (`thread::set_hot`): the loop's work share if `next` may serve it from there.
 pub fn fast_slot(cur: &Cursor) -> u64 {
     if cur.fast {
         cur.slot as u64
@@ -337,7 +337,7 @@ fn start_with(
     }
     c.cur =
         Cursor { slot, lo: 0, hi: 0, has: false, trip: 0, ordered: l.ordered, fast: is_fast(slot.desc(), l.ordered) };
-    thread::sync_hot();
+    thread::set_hot(fast_slot(&c.cur));
     if istart.is_null() {
         return true;
     }
@@ -368,7 +368,7 @@ pub fn prepared_cursor(team: &Team) -> Cursor {
 /// schedule goes through `next_range`.
 #[inline(always)]
 pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
-    // SAFETY: `omp_hot` is 0 or the current task's loop's slot (`thread::sync_hot`),
+    // SAFETY: `omp_hot` is 0 or the current task's loop's slot (`thread::set_hot`),
     // published (see WorkShare's Sync impl) and alive with its team.
     if let Some(slot) = unsafe { (thread::hot_slot() as *const WorkShare).as_ref() } {
         let d = slot.desc();
@@ -521,7 +521,7 @@ fn leave_construct() -> &'static mut Ctx {
             pass_ordered(slot, c.cur.lo, c.cur.hi);
         }
         c.cur = Cursor::NONE;
-        thread::sync_hot();
+        thread::set_hot(fast_slot(&c.cur));
         leave(slot);
     }
     c
@@ -582,7 +582,7 @@ pub fn single_copy_start() -> *mut u8 {
     if first {
         publish(c, slot);
         c.cur = Cursor { slot, ..Cursor::NONE };
-        thread::sync_hot();
+        thread::set_hot(fast_slot(&c.cur));
         return core::ptr::null_mut();
     }
     team_of(c).barrier_wait();
@@ -602,7 +602,7 @@ pub fn single_copy_end(data: *mut u8) {
     let slot = unsafe { &*slot };
     slot.copy.store(data, Ordering::Release);
     c.cur = Cursor::NONE;
-    thread::sync_hot();
+    thread::set_hot(fast_slot(&c.cur));
     team_of(c).barrier_wait();
     leave(slot);
 }
