@@ -205,6 +205,47 @@ static void monotonic(long n, long c) {
     finish("monotonic", n, c, backwards);
 }
 
+// Loops nested in a dynamic loop's body: a combined `parallel for` (whose threads start with
+// the loop entered), and a task whose region runs a dynamic loop (the runtime must come back
+// to the outer loop's chunks after each, whichever thread ran the task), each iteration of
+// every loop exactly once.
+static void nested(void) {
+    enum { OUTER = 40, INNER = 50 };
+    static int outer_count[OUTER], inner_count[OUTER][INNER];
+    memset(outer_count, 0, sizeof outer_count);
+    memset(inner_count, 0, sizeof inner_count);
+    int levels = omp_get_max_active_levels(), entered = 0;
+    omp_set_max_active_levels(2);
+#pragma omp parallel
+    {
+        // Not a combined `parallel for`: the threads enter the loop themselves.
+        __atomic_fetch_add(&entered, 1, __ATOMIC_RELAXED);
+#pragma omp for schedule(dynamic, 2)
+        for (int i = 0; i < OUTER; i++) {
+            __atomic_fetch_add(&outer_count[i], 1, __ATOMIC_RELAXED);
+#pragma omp parallel for schedule(dynamic, 3) num_threads(2)
+            for (int j = 0; j < INNER; j++) __atomic_fetch_add(&inner_count[i][j], 1, __ATOMIC_RELAXED);
+#pragma omp task firstprivate(i)
+            {
+#pragma omp parallel num_threads(2)
+                {
+#pragma omp for schedule(dynamic, 1)
+                    for (int j = 0; j < INNER; j++) __atomic_fetch_add(&inner_count[i][j], 1, __ATOMIC_RELAXED);
+                }
+            }
+#pragma omp taskwait
+        }
+    }
+    omp_set_max_active_levels(levels);
+    long bad = 0;
+    for (int i = 0; i < OUTER; i++) {
+        bad += outer_count[i] != 1;
+        for (int j = 0; j < INNER; j++) bad += inner_count[i][j] != 2;
+    }
+    if (bad) fail("nested", bad, 0);
+    printf("loops nested in a dynamic loop: %s\n", bad ? "WRONG" : "ok");
+}
+
 int main(void) {
     seen = calloc(200000, 1);
     static const long sizes[] = {0, 1, 5, 1000, 100003};
@@ -223,6 +264,7 @@ int main(void) {
     }
     combined_loop();
     repeated();
+    nested();
     if (failures) {
         printf("%d failures\n", failures);
         return 1;

@@ -44,10 +44,7 @@ extern "C" fn serve(saved: &Saved) -> i64 {
         __NR_getpid => super::process::pid() as i64,
         __NR_gettid => super::process::current_tid() as i64,
         __NR_getppid => super::process::parent_pid() as i64,
-        __NR_futex if super::futex::is_wake_only(args[1]) => {
-            let mut unused = crate::arch::traps::TrapFrame::ZERO;
-            super::errno::to_ret(super::futex::futex(&mut unused, args))
-        }
+        __NR_futex if super::futex::is_wake_only(args[1]) => super::errno::to_ret(super::futex::fast_wake(args)),
         _ => return NOT_FAST,
     };
     if PENDING_COUNT.load(Ordering::SeqCst) != 0 {

@@ -1,8 +1,11 @@
 //! Futexes: kernel wait queues keyed by the program's address. Waiters sit in one of 64
-//! hashed buckets; each waiter's record lives on its own kernel stack while it waits.
+//! hashed buckets; each waiter's record lives on its own kernel stack while it waits. Each
+//! bucket also counts its waiters, so that a wake-up with nobody to wake (what OpenMP and
+//! pthread barriers and mutexes issue most) is one fence and one load, without the lock
+//! (see `Bucket::has_waiters`).
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{fence, AtomicU32, Ordering};
 
 use super::errno::{SysResult, EAGAIN, EFAULT, EINVAL, ENOSYS, ETIMEDOUT};
 use super::uaccess;
@@ -28,14 +31,45 @@ struct Waiter {
     woken: bool,
 }
 
-struct Bucket(Vec<*mut Waiter>);
+struct Waiters(Vec<*mut Waiter>);
 
 // SAFETY: waiter pointers are only dereferenced under the bucket lock, while their owners wait.
-unsafe impl Send for Bucket {}
+unsafe impl Send for Waiters {}
 
-static BUCKETS: [IrqSpinLock<Bucket>; 64] = [const { IrqSpinLock::new(Bucket(Vec::new())) }; 64];
+/// A hash bucket: its waiters, and how many there are. A cache line each: a thread waking on
+/// one bucket does not disturb the lock of another.
+#[repr(align(64))]
+struct Bucket {
+    /// The length of `list`, changed only under its lock, read by wakers without it.
+    waiting: AtomicU32,
+    list: IrqSpinLock<Waiters>,
+}
 
-fn bucket(addr: u64) -> &'static IrqSpinLock<Bucket> {
+impl Bucket {
+    /// Whether a wake-up must look at the list. Called after the caller (or the program that
+    /// made the call) changed the futex word.
+    ///
+    /// Ordering: a waiter counts itself (a SeqCst read-modify-write, under the lock) before
+    /// it reads the word (SeqCst), and sleeps only if the word still holds its value. A waker
+    /// changes the word, then runs a SeqCst fence, then reads the count. In the single total
+    /// order of SeqCst operations either the waiter's count comes before the fence, and the
+    /// load after the fence sees it (the waker then takes the lock, which the waiter holds
+    /// from before counting until it is listed, so the waker finds it), or the fence comes
+    /// before the count, and then the word change (before the fence in the waker's program
+    /// order) is visible to the waiter's later read of the word, which then differs from its
+    /// value: the waiter does not sleep. So a waker that reads 0 never misses a sleeper. On
+    /// x86 the fence is what keeps the program's store to the word from being passed by this
+    /// load (a store may wait in the store buffer while a later load completes).
+    fn has_waiters(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.waiting.load(Ordering::Relaxed) != 0
+    }
+}
+
+static BUCKETS: [Bucket; 64] =
+    [const { Bucket { waiting: AtomicU32::new(0), list: IrqSpinLock::new(Waiters(Vec::new())) } }; 64];
+
+fn bucket(addr: u64) -> &'static Bucket {
     &BUCKETS[((addr >> 2) ^ (addr >> 8)) as usize % 64]
 }
 
@@ -85,11 +119,15 @@ fn wait_on_once(word: &AtomicU32, val: u32, bitset: u32, deadline: Option<u64>) 
     let mut node = Waiter { addr, bitset, thread: me, woken: false };
     let node_ptr: *mut Waiter = &mut node;
     {
-        let mut b = bucket(addr).lock();
+        let b = bucket(addr);
+        let mut list = b.list.lock();
+        // Counted before the word is read: see `Bucket::has_waiters`.
+        b.waiting.fetch_add(1, Ordering::SeqCst);
         if word.load(Ordering::SeqCst) != val {
+            b.waiting.fetch_sub(1, Ordering::Relaxed);
             return Err(EAGAIN);
         }
-        b.0.push(node_ptr);
+        list.0.push(node_ptr);
         // SAFETY: the current thread's record is alive.
         unsafe { (*me).state.store(BLOCKING, Ordering::SeqCst) };
     }
@@ -104,13 +142,15 @@ fn wait_on_once(word: &AtomicU32, val: u32, bitset: u32, deadline: Option<u64>) 
     loop {
         // SAFETY: `node` is ours; `addr` only changes under the lock of the bucket holding it.
         let at = unsafe { core::ptr::read_volatile(&(*node_ptr).addr) };
-        let mut b = bucket(at).lock();
+        let b = bucket(at);
+        let mut list = b.list.lock();
         // SAFETY: as above, now under that bucket's lock.
         if unsafe { (*node_ptr).woken } {
             return Ok(0);
         }
-        if let Some(i) = b.0.iter().position(|&w| w == node_ptr) {
-            b.0.swap_remove(i);
+        if let Some(i) = list.0.iter().position(|&w| w == node_ptr) {
+            list.0.swap_remove(i);
+            b.waiting.fetch_sub(1, Ordering::Relaxed);
             return Err(match (interrupted, deadline) {
                 (true, None) => super::signal::ERESTARTSYS,
                 (true, Some(_)) => super::errno::EINTR,
@@ -124,12 +164,17 @@ fn wait_on_once(word: &AtomicU32, val: u32, bitset: u32, deadline: Option<u64>) 
 /// Wakes up to `n` waiters of `addr` whose bitset matches; returns how many. One pass over
 /// the bucket (removing woken waiters one by one would make a broadcast to n waiters O(n^2)).
 pub(super) fn wake_in_bucket(addr: u64, n: u64, bitset: u32) -> u64 {
-    wake_in(&mut bucket(addr).lock(), addr, n, bitset)
+    let b = bucket(addr);
+    if !b.has_waiters() {
+        return 0;
+    }
+    wake_in(b, &mut b.list.lock(), addr, n, bitset)
 }
 
-fn wake_in(b: &mut Bucket, addr: u64, n: u64, bitset: u32) -> u64 {
+/// Wakes as `wake_in_bucket`, `list` being `b`'s list, locked.
+fn wake_in(b: &Bucket, list: &mut Waiters, addr: u64, n: u64, bitset: u32) -> u64 {
     let mut woken = 0;
-    b.0.retain(|&w| {
+    list.0.retain(|&w| {
         if woken >= n {
             return true;
         }
@@ -145,12 +190,43 @@ fn wake_in(b: &mut Bucket, addr: u64, n: u64, bitset: u32) -> u64 {
         }
         true
     });
+    if woken != 0 {
+        b.waiting.fetch_sub(woken as u32, Ordering::Relaxed);
+    }
     woken
 }
 
 /// Wakes up to `n` waiters of `addr` (thread exit's CLONE_CHILD_CLEARTID wake-up).
 pub fn wake_address(addr: u64, n: u64) -> u64 {
-    wake_in(&mut bucket(addr).lock(), addr, n, BITSET_ANY)
+    wake_in_bucket(addr, n, BITSET_ANY)
+}
+
+/// FUTEX_WAKE and FUTEX_WAKE_BITSET (also the system-call fast path's). A wake-up never
+/// touches the word, and for a private futex Linux checks only that the address is aligned
+/// and starts in user space (its key is the address itself, `get_futex_key`; `access_ok` of
+/// Linux 6.x checks the start only): so does this, so an unmapped page is no error. A shared
+/// one must be mapped memory (EFAULT otherwise, as Linux's page lookup).
+fn wake(addr: u64, n: u64, bitset: u32, private: bool) -> SysResult {
+    if bitset == 0 {
+        return Err(EINVAL);
+    }
+    if private {
+        if !addr.is_multiple_of(4) {
+            return Err(EINVAL);
+        }
+        if addr > uaccess::USER_END {
+            return Err(EFAULT);
+        }
+    } else {
+        user_atomic(addr)?;
+    }
+    Ok(wake_in_bucket(addr, n, bitset))
+}
+
+/// The fast path's futex call (`is_wake_only`): a private wake-up, with no trap frame.
+pub fn fast_wake(a: [u64; 6]) -> SysResult {
+    let bitset = if a[1] & 0x7f == FUTEX_WAKE { BITSET_ANY } else { a[5] as u32 };
+    wake(a[0], a[2] as u32 as u64, bitset, true)
 }
 
 fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>) -> SysResult {
@@ -160,15 +236,15 @@ fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>) -
     let same = core::ptr::eq(b1, b2);
     // Lock in address order so two requeues cannot deadlock.
     let (first, second) = if (b1 as *const _ as usize) <= (b2 as *const _ as usize) { (b1, b2) } else { (b2, b1) };
-    let mut g1 = first.lock();
-    let mut g2 = if same { None } else { Some(second.lock()) };
+    let mut g1 = first.list.lock();
+    let mut g2 = if same { None } else { Some(second.list.lock()) };
     if let Some(v) = expect {
         if word.load(Ordering::SeqCst) != v {
             return Err(EAGAIN);
         }
     }
-    let src: &mut Bucket = if core::ptr::eq(first, b1) { &mut g1 } else { g2.as_mut().unwrap() };
-    let woken = wake_in(src, addr, nwake, BITSET_ANY);
+    let src: &mut Waiters = if core::ptr::eq(first, b1) { &mut g1 } else { g2.as_mut().unwrap() };
+    let woken = wake_in(b1, src, addr, nwake, BITSET_ANY);
     let mut moved = Vec::new();
     src.0.retain(|&w| {
         // SAFETY: listed waiters are alive; we hold the locks of both buckets.
@@ -182,7 +258,9 @@ fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>) -
         true
     });
     let n = moved.len() as u64;
-    let dst: &mut Bucket = if same || core::ptr::eq(first, b2) { &mut g1 } else { g2.as_mut().unwrap() };
+    b1.waiting.fetch_sub(n as u32, Ordering::Relaxed);
+    b2.waiting.fetch_add(n as u32, Ordering::Relaxed);
+    let dst: &mut Waiters = if same || core::ptr::eq(first, b2) { &mut g1 } else { g2.as_mut().unwrap() };
     dst.0.extend(moved);
     Ok(woken + n)
 }
@@ -271,17 +349,8 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     match op & 0x7f {
         FUTEX_WAIT => wait(addr, val, BITSET_ANY, deadline(timeout, false, realtime)?),
         FUTEX_WAIT_BITSET => wait(addr, val, val3, deadline(timeout, true, realtime)?),
-        FUTEX_WAKE => {
-            user_atomic(addr)?;
-            Ok(wake_address(addr, val as u64))
-        }
-        FUTEX_WAKE_BITSET => {
-            user_atomic(addr)?;
-            if val3 == 0 {
-                return Err(EINVAL);
-            }
-            Ok(wake_in(&mut bucket(addr).lock(), addr, val as u64, val3))
-        }
+        FUTEX_WAKE => wake(addr, val as u64, BITSET_ANY, op & FUTEX_PRIVATE_FLAG != 0),
+        FUTEX_WAKE_BITSET => wake(addr, val as u64, val3, op & FUTEX_PRIVATE_FLAG != 0),
         FUTEX_REQUEUE => requeue(addr, addr2, val as u64, timeout, None),
         FUTEX_CMP_REQUEUE => requeue(addr, addr2, val as u64, timeout, Some(val3)),
         FUTEX_WAKE_OP => wake_op(addr, addr2, val as u64, timeout, val3),
@@ -295,6 +364,7 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// A forked child: the waiters were the parent's other threads, which do not exist here.
 pub fn after_fork() {
     for b in &BUCKETS {
-        b.lock().0.clear();
+        b.list.lock().0.clear();
+        b.waiting.store(0, Ordering::Relaxed);
     }
 }

@@ -70,12 +70,12 @@ extern "C" fn GOMP_parallel_start(f: Outlined, data: *mut u8, num_threads: u32) 
     let st = thread::this();
     // SAFETY: just made by fork.
     let me = Box::into_raw(Box::new(team::member(unsafe { &*t }, 0)));
-    st.ctx = me;
+    st.set_task(me);
 }
 
 extern "C" fn GOMP_parallel_end() {
     let st = thread::this();
-    let me = st.ctx;
+    let me = st.task();
     // SAFETY: set by GOMP_parallel_start, which this call ends.
     let (t, outer) = unsafe { ((*me).team as *mut team::Team, (*(*me).team).parent as *mut thread::Ctx) };
     team::join(t, outer);

@@ -63,17 +63,17 @@ fn thread_limit_arg(mut args: *const usize) -> u32 {
 /// comment); `thread_limit` (0: none) is its thread-limit-var.
 fn run_region(f: Outlined, hostaddrs: *mut u8, thread_limit: u32) {
     let st = thread::this();
-    let outer = st.ctx;
+    let outer = st.task();
     let inner_hot = core::mem::replace(&mut st.device_hot, [core::ptr::null_mut(); 4]);
     let outer_hot = core::mem::replace(&mut st.hot, inner_hot);
     let mut c = Ctx::initial();
     if thread_limit != 0 {
         c.icv.thread_limit = thread_limit;
     }
-    st.ctx = &mut c;
+    st.set_task(&mut c);
     f(hostaddrs);
     let st = thread::this();
-    st.ctx = outer;
+    st.set_task(outer);
     let inner_hot = core::mem::replace(&mut st.hot, outer_hot);
     // A target region inside a target region has left its own teams here: they go spare.
     team::retire(&core::mem::replace(&mut st.device_hot, inner_hot));

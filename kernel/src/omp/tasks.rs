@@ -230,12 +230,12 @@ fn copy_args(data: *mut u8, cpyfn: CopyFn, size: usize, align: usize, room: usiz
 /// group, and `final` added.
 fn run_included(f: TaskFn, arg: *mut u8, final_task: bool) {
     let st = thread::this();
-    let outer = st.ctx;
+    let outer = st.task();
     // SAFETY: the current task is alive below us.
     let mut c = unsafe { (*outer).for_task((*outer).icv, (*outer).in_final || final_task, (*outer).group.clone()) };
-    st.ctx = &mut c;
+    st.set_task(&mut c);
     f(arg);
-    st.ctx = outer;
+    st.set_task(outer);
 }
 
 /// Whether a task that has not started is discarded: its region or one of its taskgroups
@@ -257,14 +257,14 @@ fn execute(t: Arc<Task>) {
         return;
     }
     let st = thread::this();
-    let outer = st.ctx;
+    let outer = st.task();
     // SAFETY: as in run_included.
     let mut c = unsafe { (*outer).for_task(t.icv, t.final_task, t.group.clone()) };
-    st.ctx = &mut c;
+    st.set_task(&mut c);
     // SAFETY: only the thread running the task touches its arguments.
     let arg = unsafe { (*t.args.get()).as_mut_ptr().add(t.arg_offset) };
     (t.f)(arg);
-    st.ctx = outer;
+    st.set_task(outer);
     drop(c);
     complete(&t);
 }

@@ -214,9 +214,9 @@ pub fn run_master_and_join(team_ptr: *mut Team) {
     // SAFETY: the team stays alive while its master runs the region.
     let team = unsafe { &*team_ptr };
     let st = thread::this();
-    let outer = st.ctx;
+    let outer = st.task();
     let mut me = member(team, 0);
-    st.ctx = &mut me;
+    st.set_task(&mut me);
     if super::affinity::display_on() {
         super::affinity::on_region_start(&me, &mut st.shown_affinity);
     }
@@ -242,7 +242,7 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
         team.tasks.drain();
     }
     let st = thread::this();
-    st.ctx = outer;
+    st.set_task(outer);
     // SAFETY: `outer` is the master's enclosing task, alive.
     let lvl = unsafe { (*outer).level } as usize;
     if lvl >= st.hot.len() {
@@ -374,7 +374,7 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
     // SAFETY: `arg` is the leaked Worker this thread was made for.
     let w = unsafe { &*(arg as *const Worker) };
     let st = thread::this();
-    let idle = st.ctx;
+    let idle = st.task();
     let mut seen = 0;
     loop {
         seen = w.go.wait_while(seen);
@@ -386,7 +386,7 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         // SAFETY: the team lives until its master has seen every worker finish.
         let team = unsafe { &*team_ptr };
         let mut me = member(team, id);
-        st.ctx = &mut me;
+        st.set_task(&mut me);
         if super::affinity::display_on() {
             super::affinity::on_region_start(&me, &mut st.shown_affinity);
         }
@@ -395,7 +395,7 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         }
         team.tasks.drain();
         team.barrier.leave(id);
-        st.ctx = idle;
+        st.set_task(idle);
         // The last thing this worker does with the team: after it, the master may reuse it.
         team.remaining.value.fetch_sub(1, Ordering::AcqRel);
         team.remaining.wake();

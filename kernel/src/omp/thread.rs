@@ -103,7 +103,9 @@ impl Ctx {
 /// other heap data that other CPUs write.
 #[repr(align(128))]
 pub struct OmpThread {
-    pub ctx: *mut Ctx,
+    /// The current task: changed only through `set_task` (which keeps the thread record's
+    /// `omp_hot`, see `set_hot`).
+    ctx: *mut Ctx,
     initial: Ctx,
     pub hot: [*mut Team; 4],
     /// The teams this thread led inside `target` regions, kept while it runs outside them
@@ -144,6 +146,43 @@ fn make(t: *mut crate::sched::Thread) {
         (*st).ctx = &mut (*st).initial;
         (*t).omp = st as *mut u8;
     }
+}
+
+impl OmpThread {
+    /// The current task.
+    pub fn task(&self) -> *mut Ctx {
+        self.ctx
+    }
+
+    /// Makes `c` (alive until it is replaced) the current task.
+    pub fn set_task(&mut self, c: *mut Ctx) {
+        self.ctx = c;
+        // SAFETY: the caller's live task.
+        set_hot(super::work::fast_slot(unsafe { &(*c).cur }));
+    }
+}
+
+/// Sets the running thread's `omp_hot`: `work::fast_slot` of its current task's cursor (the
+/// work share of the unordered dynamic loop it is in, for `work::next`'s fast path, else 0).
+/// Called whenever the current task or its cursor changes, with the value computed from the
+/// cursor just written (not read back through the thread's state, which the caller may hold
+/// a unique reference into); a thread record whose word is 0 (a new one, a forked child's)
+/// just takes the general path.
+#[inline(always)]
+pub fn set_hot(slot: u64) {
+    let t = crate::sched::current();
+    // SAFETY: the current thread's record; only this thread writes its `omp_hot`.
+    unsafe { (*t).omp_hot = slot };
+}
+
+/// The work share of the unordered dynamic loop the running thread is in (`set_hot`), or
+/// null: two dependent loads (the CPU's record, the thread's), against four to reach it
+/// through the current task.
+#[inline(always)]
+pub fn hot_slot() -> u64 {
+    let t = crate::sched::current();
+    // SAFETY: the current thread's record is alive while it runs.
+    unsafe { (*t).omp_hot }
 }
 
 /// The current implicit task.

@@ -143,10 +143,28 @@ pub struct Cursor {
     has: bool,
     trip: u64,
     ordered: bool,
+    /// An unordered dynamic loop: `next` serves it from the thread record's `omp_hot`.
+    fast: bool,
 }
 
 impl Cursor {
-    pub const NONE: Cursor = Cursor { slot: core::ptr::null(), lo: 0, hi: 0, has: false, trip: 0, ordered: false };
+    pub const NONE: Cursor =
+        Cursor { slot: core::ptr::null(), lo: 0, hi: 0, has: false, trip: 0, ordered: false, fast: false };
+}
+
+/// What the thread record's `omp_hot` holds for a task whose cursor is `cur`
+/// (`thread::set_hot`): the loop's work share if `next` may serve it from there.
+pub fn fast_slot(cur: &Cursor) -> u64 {
+    if cur.fast {
+        cur.slot as u64
+    } else {
+        0
+    }
+}
+
+/// Whether a loop described as `d` is served by `next`'s fast path.
+fn is_fast(d: &Desc, ordered: bool) -> bool {
+    d.kind == SCHED_DYNAMIC && !ordered
 }
 
 /// Makes the slots of a team ready for a new region (whose constructs count from 1): each
@@ -317,7 +335,9 @@ fn start_with(
         // SAFETY: published slot; the program's out argument.
         unsafe { *mem = (*slot.mem.get()).0 };
     }
-    c.cur = Cursor { slot, lo: 0, hi: 0, has: false, trip: 0, ordered: l.ordered };
+    c.cur =
+        Cursor { slot, lo: 0, hi: 0, has: false, trip: 0, ordered: l.ordered, fast: is_fast(slot.desc(), l.ordered) };
+    thread::set_hot(fast_slot(&c.cur));
     if istart.is_null() {
         return true;
     }
@@ -337,11 +357,37 @@ pub fn prepare(team: &Team, outer: &Ctx, l: &Loop) {
 
 /// The cursor a member of a team whose first construct was prepared starts with.
 pub fn prepared_cursor(team: &Team) -> Cursor {
-    Cursor { slot: &team.work[1], ..Cursor::NONE }
+    let slot = &team.work[1];
+    Cursor { slot, fast: is_fast(slot.desc(), false), ..Cursor::NONE }
 }
 
 /// The next chunk of the current loop for this thread: writes its first and end values.
+/// An unordered dynamic loop's chunk (EPCC's `dynamic,1` takes 128 per thread and loop) is
+/// served inline: its work share two loads away in the thread record (`omp_hot`), the
+/// fetch-add and the two values, no cursor to keep and no frame to build; every other
+/// schedule goes through `next_range`.
+#[inline(always)]
 pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
+    // SAFETY: `omp_hot` is 0 or the current task's loop's slot (`thread::set_hot`),
+    // published (see WorkShare's Sync impl) and alive with its team.
+    if let Some(slot) = unsafe { (thread::hot_slot() as *const WorkShare).as_ref() } {
+        let d = slot.desc();
+        let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
+        if lo >= d.n {
+            return false;
+        }
+        // SAFETY: the program's out arguments (8 bytes each).
+        unsafe {
+            *istart = d.value(lo);
+            *iend = d.value((lo + d.chunk).min(d.n));
+        }
+        return true;
+    }
+    next_general(istart, iend)
+}
+
+#[inline(never)]
+fn next_general(istart: *mut u64, iend: *mut u64) -> bool {
     let c = thread::ctx();
     match next_range(c) {
         Some((lo, hi)) => {
@@ -369,10 +415,7 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
     }
     let d = slot.desc();
     let got = match d.kind {
-        SCHED_DYNAMIC => {
-            let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
-            (lo < d.n).then(|| (lo, (lo + d.chunk).min(d.n)))
-        }
+        SCHED_DYNAMIC => dynamic_range(slot, d),
         SCHED_GUIDED => guided_range(slot, d, c.nthreads as u64),
         _ => static_range(d, c.id as u64, c.nthreads as u64, &mut c.cur.trip),
     };
@@ -385,6 +428,12 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
         None => c.cur.has = false,
     }
     got
+}
+
+/// The next dynamic chunk (of an ordered loop, or a sections construct's next section).
+fn dynamic_range(slot: &WorkShare, d: &Desc) -> Option<(u64, u64)> {
+    let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
+    (lo < d.n).then(|| (lo, (lo + d.chunk).min(d.n)))
 }
 
 /// The next guided chunk: a share of what remains, at least `chunk`.
@@ -472,6 +521,7 @@ fn leave_construct() -> &'static mut Ctx {
             pass_ordered(slot, c.cur.lo, c.cur.hi);
         }
         c.cur = Cursor::NONE;
+        thread::set_hot(fast_slot(&c.cur));
         leave(slot);
     }
     c
@@ -532,6 +582,7 @@ pub fn single_copy_start() -> *mut u8 {
     if first {
         publish(c, slot);
         c.cur = Cursor { slot, ..Cursor::NONE };
+        thread::set_hot(fast_slot(&c.cur));
         return core::ptr::null_mut();
     }
     team_of(c).barrier_wait();
@@ -551,6 +602,7 @@ pub fn single_copy_end(data: *mut u8) {
     let slot = unsafe { &*slot };
     slot.copy.store(data, Ordering::Release);
     c.cur = Cursor::NONE;
+    thread::set_hot(fast_slot(&c.cur));
     team_of(c).barrier_wait();
     leave(slot);
 }

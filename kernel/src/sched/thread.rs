@@ -100,6 +100,9 @@ pub struct Thread {
     /// The OpenMP runtime's state for this thread (`omp::thread`), null until it first runs
     /// OpenMP code.
     pub omp: *mut u8,
+    /// A word the OpenMP runtime keeps for its hottest lookup (the work share of the loop
+    /// the thread is in, or 0), two loads from the CPU's record; only the thread writes it.
+    pub omp_hot: u64,
     closure: Option<Closure>,
     entry: Option<fn(u64) -> u64>,
     arg: u64,
@@ -151,6 +154,7 @@ impl Thread {
             addr_of_mut!((*p).call_start).write(AtomicU64::new(0));
             addr_of_mut!((*p).syscall_stash).write(i64::MIN);
             addr_of_mut!((*p).omp).write(core::ptr::null_mut());
+            addr_of_mut!((*p).omp_hot).write(0);
             addr_of_mut!((*p).exit).write(IrqSpinLock::new(ExitState {
                 done: false,
                 detached: false,

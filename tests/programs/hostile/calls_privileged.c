@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -29,6 +30,16 @@ static void report(const char *what, uint64_t v, long r) {
 }
 
 static char child_stack[65536] __attribute__((aligned(16)));
+
+/* A page-aligned user address with nothing mapped there (mapped, then unmapped). */
+static void *junk_page(void) {
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED || munmap(p, 4096) != 0) {
+        perror("mmap/munmap");
+        return NULL;
+    }
+    return p;
+}
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "all";
@@ -86,6 +97,18 @@ int main(int argc, char **argv) {
     report("sigaltstack disable", 0, sigaltstack(&ss, &got));
     report("sigaltstack get after disable", 0, sigaltstack(NULL, &got));
     printf("alt stack: flags %d\n", got.ss_flags);
+    /* A private wake-up never reads the word: Linux checks only its alignment and that it
+     * starts in user space (so an unmapped page is fine), and a zero bitset first. */
+    const uint64_t unmapped = (uint64_t)junk_page();
+    const uint64_t wake_at[] = {junk[0], junk[1], junk[2], junk[3], 0, unmapped, unmapped + 2, 0x7ffffffffffcull};
+    for (int i = 0; i < 8; i++) {
+        report("private futex wake at", i, syscall(SYS_futex, wake_at[i], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));
+        report("private futex wake_bitset at", i,
+               syscall(SYS_futex, wake_at[i], FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, 1));
+        report("private futex wake_bitset 0 at", i,
+               syscall(SYS_futex, wake_at[i], FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, 0));
+        report("shared futex wake at", i, syscall(SYS_futex, wake_at[i], FUTEX_WAKE, 1, NULL, NULL, 0));
+    }
     report("set_robust_list to junk", 0, syscall(SYS_set_robust_list, junk[0], 24));
     report("set_tid_address to junk (returns the tid)", 0, syscall(SYS_set_tid_address, junk[0]) > 0 ? 1 : -1);
     return 0;
