@@ -169,6 +169,12 @@ pub const OMP: Group = Group {
         "GOMP_parallel_loop_nonmonotonic_guided",
         "GOMP_parallel_loop_nonmonotonic_runtime",
         "GOMP_parallel_loop_maybe_nonmonotonic_runtime",
+        // The old ABI's (gcc before 4.9) combined constructs, ended by GOMP_parallel_end.
+        "GOMP_parallel_loop_static_start",
+        "GOMP_parallel_loop_dynamic_start",
+        "GOMP_parallel_loop_guided_start",
+        "GOMP_parallel_loop_runtime_start",
+        "GOMP_parallel_sections_start",
         // Sections.
         "GOMP_sections_start",
         "GOMP_sections2_start",

@@ -35,29 +35,14 @@ pub enum Decision {
     Skip(String),
 }
 
-/// Decides the OpenMP group for the program file `bytes` run with environment `envp`.
-pub fn plan_omp(bytes: &[u8], envp: &[Vec<u8>]) -> Decision {
-    if let Some(var) = unsupported_environment(envp) {
-        return Decision::Skip(format!("{var} asks for what the kernel's runtime does not provide"));
-    }
+/// Decides the OpenMP group for the program file `bytes`.
+pub fn plan_omp(bytes: &[u8]) -> Decision {
     let dynamic = goblin::elf::Elf::parse(bytes)
         .is_ok_and(|e| e.program_headers.iter().any(|p| p.p_type == goblin::elf::program_header::PT_INTERP));
     if dynamic {
         return library::plan_dynamic(bytes, abi::OMP_GROUP);
     }
     plan(bytes, abi::OMP_GROUP)
-}
-
-/// Environment settings whose behaviour the kernel's runtime does not implement.
-fn unsupported_environment(envp: &[Vec<u8>]) -> Option<&'static str> {
-    for e in envp {
-        let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
-        let (k, v) = (&e[..eq], &e[eq + 1..]);
-        if k == b"OMP_TARGET_OFFLOAD" && v.eq_ignore_ascii_case(b"mandatory") {
-            return Some("OMP_TARGET_OFFLOAD=mandatory");
-        }
-    }
-    None
 }
 
 /// Decides group `group` for the program file `bytes`.
