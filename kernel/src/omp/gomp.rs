@@ -538,12 +538,12 @@ taskloops! {
     GOMP_taskloop_ull: u64, false;
 }
 
-/// The `error` directive with `severity(warning)` at run time: libgomp's line on stderr.
-/// `len` is the message's length, or usize::MAX for a NUL-terminated one. (`severity(fatal)`,
-/// GOMP_error, ends the program with the C library's `exit`, which the kernel cannot call: not
-/// provided.)
-extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
-    let mut out = alloc::vec::Vec::from(&b"\nlibgomp: error directive encountered"[..]);
+/// The `error` directive at run time: its message, libgomp's line on stderr. `len` is the
+/// message's length, or usize::MAX for a NUL-terminated one.
+fn error_directive_line(severity: &[u8], msg: *const u8, len: usize) -> alloc::vec::Vec<u8> {
+    let mut out = alloc::vec::Vec::from(&b"\nlibgomp: "[..]);
+    out.extend_from_slice(severity);
+    out.extend_from_slice(b"error directive encountered");
     if !msg.is_null() {
         out.extend_from_slice(b": ");
         // SAFETY: gcc's message: `len` bytes, or a NUL-terminated string.
@@ -557,7 +557,27 @@ extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
         out.extend_from_slice(text);
     }
     out.push(b'\n');
-    super::output::stderr(&out);
+    out
+}
+
+/// `error` with `severity(warning)`: the line, and the program goes on.
+extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
+    super::output::stderr(&error_directive_line(b"", msg, len));
+}
+
+/// `error` with `severity(fatal)`: the line, then the program ends with status 1 through its C
+/// library's `exit` (atexit handlers run and stdio is flushed, as after libgomp's), or, for a
+/// program without one, at once.
+extern "C" fn GOMP_error(msg: *const u8, len: usize) {
+    super::output::stderr(&error_directive_line(b"fatal error: ", msg, len));
+    let exit = super::import(super::IMPORT_EXIT);
+    if exit != 0 {
+        // SAFETY: the program's own `exit` (the loader checked the import), called with the C
+        // ABI in the program's thread and ring; it does not return.
+        let exit: extern "C" fn(i32) -> ! = unsafe { core::mem::transmute(exit as usize) };
+        exit(1);
+    }
+    crate::linux::process::exit_program(1)
 }
 
 /// The kernel's function for the libgomp entry point `name`.
@@ -651,6 +671,7 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_teams4,
         GOMP_teams,
         GOMP_warning,
+        GOMP_error,
         omp_fulfill_event,
         omp_set_num_threads,
         omp_get_num_threads,

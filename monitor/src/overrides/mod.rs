@@ -71,8 +71,9 @@ pub fn plan(bytes: &[u8], group: u8) -> Decision {
     let makes_teams =
         g.overrides.iter().filter(|n| n.starts_with(g.team_maker_prefix)).any(|n| table.function(n).is_some());
     for (i, name) in g.imports.iter().enumerate() {
-        let Some(f) = table.function(name) else {
-            if !makes_teams {
+        let found = if i < g.required_imports { table.function(name) } else { table.global_or_only_local(name) };
+        let Some(f) = found else {
+            if !makes_teams || i >= g.required_imports {
                 continue;
             }
             return Decision::Skip(format!("the program has no {name}, which the kernel's runtime needs"));
