@@ -65,7 +65,7 @@ pub const GROUPS: &[Group] = &[OMP];
 pub const OMP_GROUP: u8 = 0;
 
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C and Fortran code)
-/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks; `target` and
+/// and the `omp_*` API, with its Fortran `omp_*_` forms; `target` and
 /// `teams` as libgomp runs them without an offload device (on the host), and the device memory
 /// routines for the host. OpenACC is not provided: a program that uses it runs on its own
 /// libgomp.
@@ -377,6 +377,13 @@ pub const OMP: Group = Group {
         "omp_destroy_allocator_",
         "omp_set_default_allocator_",
         "omp_get_default_allocator_",
+        "omp_init_nest_lock_",
+        "omp_destroy_nest_lock_",
+        "omp_set_nest_lock_",
+        "omp_unset_nest_lock_",
+        "omp_test_nest_lock_",
+        "omp_pause_resource_",
+        "omp_pause_resource_all_",
     ],
     // The C library's `exit` ends the program after a fatal `error` directive, as libgomp does
     // (running atexit handlers, flushing stdio); without it the kernel ends the program itself.

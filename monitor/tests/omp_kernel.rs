@@ -358,13 +358,19 @@ fn a_program_that_makes_no_team_runs_on_the_kernel_runtime() {
     same_with_env(&dynamic, &[]);
 }
 
+/// Fortran nest locks (a pointer to a C nest lock the runtime allocates) and
+/// `omp_pause_resource(_all)`, static and static-PIE, with 1, 2 and 4 vCPUs.
 #[test]
-fn a_fortran_program_with_nest_locks_keeps_its_libgomp() {
-    let prog = fortran_program("omp_fortran_nest", "static");
-    assert_refused_naming(&prog, "_nest_lock_ (from");
-    let want = native(&prog, None);
-    let auto = hrt(&["--omp", "auto", "--cpus", "2"], &prog, None);
-    assert_same("omp_fortran_nest under --omp auto", &want, &auto);
+fn fortran_nest_locks_and_pause_match_libgomp() {
+    for variant in ["static", "pie"] {
+        let prog = fortran_program("omp_fortran_nest", variant);
+        let want = native(&prog, None);
+        assert_eq!(want.code(), 0, "native: {}", want.stderr);
+        for cpus in ["1", "2", "4"] {
+            let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, None);
+            assert_same(&format!("omp_fortran_nest-{variant}, --cpus {cpus}"), &want, &got);
+        }
+    }
 }
 
 #[test]
