@@ -13,6 +13,8 @@
 #              gomp:  GCC's own libgomp testsuite (libgomp/testsuite of gcc, the release matching
 #                     the installed gcc; SUITE_DIR is gcc's source tree, its libgomp/ or
 #                     libgomp/testsuite/), the C tests of libgomp.c/ and libgomp.c-c++-common/
+#              gomp-fortran: the Fortran tests of the same testsuite (libgomp.fortran/), built
+#                     with gfortran at -O2 (libgomp's testsuite builds them at several levels)
 #   WORK_DIR   where binaries and logs go (default target/omp-suite-KIND)
 # Environment:
 #   LINKS="pie static dyn"        how to link (gcc -static-pie / -static / default dynamic)
@@ -39,7 +41,8 @@
 # and under hrt). Left out: dg-do compile/link, dg-shouldfail, dg-skip-if everywhere, tests that
 # need an offload device or offload compiler (offload_device*, nvptx, -foffload). dg-output
 # patterns are not checked. libgomp's internal headers (libgomp_g.h) are found when SUITE_DIR
-# is gcc's tree.
+# is gcc's tree. gomp-fortran: the same rules, -O2 unless dg-options say otherwise; each test is
+# built in a directory of its own (modules).
 # A case counts when it builds and passes natively (exit status 0) under the same
 # OMP_NUM_THREADS; it passes under hrt when its exit status is 0. Prints one summary line per
 # (link, config); details are in WORK_DIR/results.txt and WORK_DIR/logs/.
@@ -47,8 +50,8 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-kind="${1:?usage: run.sh llvm|ompvv|gomp SUITE_DIR [WORK_DIR]}"
-suite="${2:?usage: run.sh llvm|ompvv|gomp SUITE_DIR [WORK_DIR]}"
+kind="${1:?usage: run.sh llvm|ompvv|gomp|gomp-fortran SUITE_DIR [WORK_DIR]}"
+suite="${2:?usage: run.sh llvm|ompvv|gomp|gomp-fortran SUITE_DIR [WORK_DIR]}"
 case "$kind" in
 llvm)
     [ -d "$suite/runtime/test" ] && suite="$suite/runtime/test"
@@ -59,13 +62,13 @@ ompvv)
     [ -f "$suite/ompvv/ompvv.h" ] || { echo "no ompvv/ompvv.h in $suite" >&2; exit 2; }
     include="$suite/ompvv"
     ;;
-gomp)
+gomp | gomp-fortran)
     [ -d "$suite/libgomp/testsuite" ] && suite="$suite/libgomp/testsuite"
     [ -d "$suite/testsuite/libgomp.c" ] && suite="$suite/testsuite"
     [ -d "$suite/libgomp.c" ] || { echo "no libgomp.c/ in $suite" >&2; exit 2; }
     include="$suite/.."
     ;;
-*) echo "unknown suite kind $kind (llvm, ompvv or gomp)" >&2; exit 2 ;;
+*) echo "unknown suite kind $kind (llvm, ompvv, gomp or gomp-fortran)" >&2; exit 2 ;;
 esac
 suite="$(cd "$suite" && pwd)"
 include="$(cd "$include" && pwd)"
@@ -101,7 +104,12 @@ selected_ompvv() {
 }
 
 selected_gomp() {
-    find "$suite/libgomp.c" "$suite/libgomp.c-c++-common" -maxdepth 1 -name '*.c' | sort |
+    local -a dirs=("$suite/libgomp.c" "$suite/libgomp.c-c++-common") names=(-name '*.c')
+    if [ "$kind" = gomp-fortran ]; then
+        dirs=("$suite/libgomp.fortran")
+        names=(-regex '.*\.[fF]\(\|90\|95\|03\|08\)')
+    fi
+    find "${dirs[@]}" -maxdepth 1 -type f "${names[@]}" | sort |
         while read -r f; do
             perl "$here/gomp-dg.pl" "$f" | grep -q '^flags' || continue
             skipped "$f" || echo "$f"
@@ -113,7 +121,7 @@ gomp_dg() { perl "$here/gomp-dg.pl" "$1" | sed -n "s/^$2 *//p"; }
 
 # cases FILE: one line per way to run the program: "ENV_ASSIGNMENTS|ARGS".
 cases() {
-    if [ "$kind" = gomp ]; then
+    if [ "$kind" = gomp ] || [ "$kind" = gomp-fortran ]; then
         echo "$(gomp_dg "$1" env)|"
         return
     fi
@@ -138,15 +146,27 @@ cases() {
 test_name() {
     local name
     name="$(realpath --relative-to="$suite" "$1" | tr '/' '_')"
-    echo "${name%.c}"
+    echo "${name%.*}"
 }
+selected_gomp-fortran() { selected_gomp; }
+
+# libgfortran locks its I/O units through weak references to pthread functions, which a static
+# link leaves at address 0 unless something pulls them in (as tests/programs/build.sh does).
+fortran_static=()
+for f in pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock pthread_mutex_trylock \
+    pthread_mutex_unlock pthread_key_create pthread_key_delete pthread_getspecific \
+    pthread_setspecific pthread_cond_broadcast pthread_cond_destroy pthread_cond_init \
+    pthread_cond_wait pthread_create pthread_join pthread_self; do
+    fortran_static+=("-Wl,-u,$f")
+done
+export FORTRAN_STATIC="${fortran_static[*]}"
 
 # --- build -----------------------------------------------------------------------------------
 build_one() {
     local f="$1" link="$2" name out flags=() test_flags=(-fopenmp -O2) src
     local -a sources=()
     name="$(realpath --relative-to="$suite" "$f" | tr '/' '_')"
-    name="${name%.c}"
+    name="${name%.*}"
     out="$work/bin/$name.$link"
     case "$link" in
     pie) flags=(-static-pie) ;;
@@ -154,6 +174,19 @@ build_one() {
     dyn) flags=() ;;
     esac
     [ "$out" -nt "$f" ] && return 0
+    if [ "$kind" = gomp-fortran ]; then
+        read -ra test_flags <<<"$(gomp_dg "$f" flags)"
+        for src in $(gomp_dg "$f" sources); do sources+=("$(dirname "$f")/$src"); done
+        # shellcheck disable=SC2206
+        [ "$link" != dyn ] && flags+=($FORTRAN_STATIC)
+        local dir
+        dir="$(mktemp -d)"
+        # The test's directory for its `include` files and its own for the modules it writes.
+        (cd "$dir" && gfortran "${test_flags[@]}" -w "${flags[@]}" -I "$(dirname "$f")" -o "$out" \
+            "$f" "${sources[@]}" -lm -lpthread) >"$work/logs/$name.$link.build" 2>&1 || rm -f "$out"
+        rm -rf "$dir"
+        return 0
+    fi
     if [ "$kind" = gomp ]; then
         read -ra test_flags <<<"$(gomp_dg "$f" flags)"
         for src in $(gomp_dg "$f" sources); do sources+=("$(dirname "$f")/$src"); done
