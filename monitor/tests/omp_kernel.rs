@@ -358,17 +358,19 @@ fn a_program_that_makes_no_team_runs_on_the_kernel_runtime() {
     same_with_env(&dynamic, &[]);
 }
 
-/// Fortran nest locks (a pointer to a C nest lock the runtime allocates) and
-/// `omp_pause_resource(_all)`, static and static-PIE, with 1, 2 and 4 vCPUs.
+/// Fortran nest locks (a pointer to a C nest lock the runtime allocates),
+/// `omp_pause_resource(_all)` and detachable tasks (`omp_fulfill_event` takes the handle by
+/// value), static and static-PIE, with 1, 2 and 4 vCPUs.
 #[test]
-fn fortran_nest_locks_and_pause_match_libgomp() {
-    for variant in ["static", "pie"] {
-        let prog = fortran_program("omp_fortran_nest", variant);
+fn fortran_nest_locks_pause_and_detach_match_libgomp() {
+    for (name, variant) in [("omp_fortran_nest", "static"), ("omp_fortran_nest", "pie"), ("omp_fortran_detach", "pie")]
+    {
+        let prog = fortran_program(name, variant);
         let want = native(&prog, None);
         assert_eq!(want.code(), 0, "native: {}", want.stderr);
         for cpus in ["1", "2", "4"] {
             let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, None);
-            assert_same(&format!("omp_fortran_nest-{variant}, --cpus {cpus}"), &want, &got);
+            assert_same(&format!("{name}-{variant}, --cpus {cpus}"), &want, &got);
         }
     }
 }

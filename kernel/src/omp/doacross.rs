@@ -24,6 +24,12 @@ pub struct Doacross {
 
 impl Doacross {
     pub fn new(counts: &[u64]) -> Doacross {
+        // A nest with an empty loop has no iteration to post or wait for, and gcc leaves the
+        // counts after the empty one unset: none is read.
+        let counts = match counts.iter().position(|&n| n == 0) {
+            Some(_) => &[0][..],
+            None => counts,
+        };
         // The inner iterations are numbered in a u64 (`inner`).
         let inner = counts.iter().skip(1).try_fold(1u64, |p, &n| p.checked_mul(n));
         if counts.is_empty() || inner.is_none_or(|p| p == u64::MAX) {

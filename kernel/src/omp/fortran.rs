@@ -13,7 +13,7 @@
 use alloc::vec;
 
 use super::api::*;
-use super::detach::omp_fulfill_event_;
+use super::detach::omp_fulfill_event;
 use super::device::*;
 use super::gomp::{hrt_omp_get_wtick, hrt_omp_get_wtime};
 use super::lock::NestLock;
@@ -310,7 +310,6 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_set_num_teams_8_,
         omp_set_teams_thread_limit_,
         omp_set_teams_thread_limit_8_,
-        omp_fulfill_event_,
         omp_get_ancestor_thread_num_,
         omp_get_ancestor_thread_num_8_,
         omp_get_team_size_,
@@ -351,6 +350,8 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "omp_get_num_devices_" => omp_get_num_devices,
         "omp_get_initial_device_" => omp_get_initial_device,
         "omp_is_initial_device_" => omp_is_initial_device,
+        // omp_lib declares the event handle `value`: the C routine's ABI.
+        "omp_fulfill_event_" => omp_fulfill_event,
         "omp_get_num_teams_" => omp_get_num_teams,
         "omp_get_team_num_" => omp_get_team_num,
         "omp_get_device_num_" => omp_get_device_num,
