@@ -18,7 +18,8 @@ my $file = shift or die "usage: gomp-dg.pl FILE\n";
 open(my $fh, '<', $file) or die "$file: $!\n";
 my @dg;
 while (my $line = <$fh>) {
-    push @dg, [$1, $2] while $line =~ /\{\s*(dg-[a-z-]+)\s*((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*?)\s*\}/g;
+    # A directive: `{ dg-NAME ARGS }`, ARGS holding nested `{ }` groups.
+    push @dg, [$1, $2] while $line =~ /\{\s*(dg-[a-z-]+)\s*((?:[^{}]|(\{(?:[^{}]++|(?3))*\}))*?)\s*\}/g;
 }
 close $fh;
 
@@ -59,8 +60,8 @@ sub holds {
 sub args {
     my ($text) = @_;
     my @a;
-    while ($text =~ /\G\s*("([^"]*)"|\{((?:[^{}]|\{[^{}]*\})*)\}|(\S+))/gc) {
-        push @a, defined $2 ? $2 : defined $3 ? "{$3}" : $4;
+    while ($text =~ /\G\s*("([^"]*)"|\{((?:[^{}]++|(\{(?:[^{}]++|(?4))*\}))*)\}|(\S+))/gc) {
+        push @a, defined $2 ? $2 : defined $3 ? "{$3}" : $5;
     }
     return @a;
 }
