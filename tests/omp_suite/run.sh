@@ -79,7 +79,10 @@ runtimes="${RUNTIMES:-kernel libgomp}"
 repeat="${REPEAT:-1}"
 hrt="${HRT:-$root/target/release/hrt}"
 timeout_s="${TIMEOUT:-60}"
-mkdir -p "$work/bin" "$work/logs"
+mkdir -p "$work/bin" "$work/logs" "$work/cwd"
+# Absolute paths: the programs run in $work/cwd (some tests write files where they run).
+work="$(cd "$work" && pwd)"
+[ -x "$hrt" ] && hrt="$(realpath "$hrt")"
 : >"$work/summary.txt"
 
 # --- selection -------------------------------------------------------------------------------
@@ -223,6 +226,7 @@ run_case() {
 }
 
 results="$work/results.txt"
+cd "$work/cwd" || exit 2
 : >"$results"
 for link in $links; do
     for cfg in $configs; do
