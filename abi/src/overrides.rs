@@ -36,9 +36,11 @@ pub struct Group {
     pub name: &'static str,
     /// Functions the kernel implements, by symbol name.
     pub overrides: &'static [&'static str],
-    /// Functions of the program the kernel's implementation calls; all must be present when
-    /// the program has a function named with `team_maker_prefix`.
+    /// Functions of the program the kernel's implementation calls; the first
+    /// `required_imports` must be present when the program has a function named with
+    /// `team_maker_prefix`, the others are used when present.
     pub imports: &'static [&'static str],
+    pub required_imports: usize,
     /// Names the overrides whose implementation may call the imports (those that make teams).
     pub team_maker_prefix: &'static str,
     /// Prefixes of the library's own function names (its code, which is not the program's).
@@ -63,10 +65,10 @@ pub const GROUPS: &[Group] = &[OMP];
 pub const OMP_GROUP: u8 = 0;
 
 /// The OpenMP runtime: gcc's libgomp ABI (what gcc 12 emits for OpenMP C and Fortran code)
-/// and the `omp_*` API, with its Fortran `omp_*_` forms except nest locks; `target` and
+/// and the `omp_*` API, with its Fortran `omp_*_` forms; `target` and
 /// `teams` as libgomp runs them without an offload device (on the host), and the device memory
-/// routines for the host. OpenACC and the fatal `error` directive are not provided: a program
-/// that uses them runs on its own libgomp.
+/// routines for the host. OpenACC is not provided: a program that uses it runs on its own
+/// libgomp.
 pub const OMP: Group = Group {
     name: "omp",
     overrides: &[
@@ -169,6 +171,12 @@ pub const OMP: Group = Group {
         "GOMP_parallel_loop_nonmonotonic_guided",
         "GOMP_parallel_loop_nonmonotonic_runtime",
         "GOMP_parallel_loop_maybe_nonmonotonic_runtime",
+        // The old ABI's (gcc before 4.9) combined constructs, ended by GOMP_parallel_end.
+        "GOMP_parallel_loop_static_start",
+        "GOMP_parallel_loop_dynamic_start",
+        "GOMP_parallel_loop_guided_start",
+        "GOMP_parallel_loop_runtime_start",
+        "GOMP_parallel_sections_start",
         // Sections.
         "GOMP_sections_start",
         "GOMP_sections2_start",
@@ -208,8 +216,9 @@ pub const OMP: Group = Group {
         "GOMP_teams_reg",
         "GOMP_teams4",
         "GOMP_teams",
-        // The error directive's warnings.
+        // The error directive at run time.
         "GOMP_warning",
+        "GOMP_error",
         // The omp_* API.
         "omp_set_num_threads",
         "omp_get_num_threads",
@@ -368,8 +377,18 @@ pub const OMP: Group = Group {
         "omp_destroy_allocator_",
         "omp_set_default_allocator_",
         "omp_get_default_allocator_",
+        "omp_init_nest_lock_",
+        "omp_destroy_nest_lock_",
+        "omp_set_nest_lock_",
+        "omp_unset_nest_lock_",
+        "omp_test_nest_lock_",
+        "omp_pause_resource_",
+        "omp_pause_resource_all_",
     ],
-    imports: &["pthread_create", "pthread_attr_init", "pthread_attr_setstacksize", "pthread_attr_destroy"],
+    // The C library's `exit` ends the program after a fatal `error` directive, as libgomp does
+    // (running atexit handlers, flushing stdio); without it the kernel ends the program itself.
+    imports: &["pthread_create", "pthread_attr_init", "pthread_attr_setstacksize", "pthread_attr_destroy", "exit"],
+    required_imports: 4,
     team_maker_prefix: "GOMP_parallel",
     soname: "libgomp.so.1",
     library_prefixes: &[

@@ -128,12 +128,7 @@ fn install_stop_handlers() {
 /// The `--omp` decision: entries for the kernel to patch at load (a static program), or
 /// Some(required) for a dynamically linked program whose shared libgomp is overridden when
 /// mapped.
-fn omp_overrides(
-    args: &RunArgs,
-    program: &Program,
-    envp: &[Vec<u8>],
-    one_ring: bool,
-) -> Result<(Vec<u8>, Option<bool>)> {
+fn omp_overrides(args: &RunArgs, program: &Program, one_ring: bool) -> Result<(Vec<u8>, Option<bool>)> {
     use crate::overrides::{Decision, OmpChoice};
     if args.omp == OmpChoice::Libgomp {
         return Ok((Vec::new(), None));
@@ -143,7 +138,7 @@ fn omp_overrides(
             "the kernel and the program run in different rings (see --app-ring, --kernel-ring)",
         ))
     } else {
-        crate::overrides::plan_omp(&program.bytes, envp)
+        crate::overrides::plan_omp(&program.bytes)
     };
     match decision {
         Decision::Apply(entries) => {
@@ -230,7 +225,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     }
     let kernel_in_ring3 = config.platform == hrt_abi::Platform::PvmEmulated && !config.kernel_ring0;
     let one_ring = app_ring == 0 || kernel_in_ring3;
-    let (overrides, omp_library) = omp_overrides(args, &program, &envp, one_ring)?;
+    let (overrides, omp_library) = omp_overrides(args, &program, one_ring)?;
     config.program = Some(ProgramSetup {
         program,
         argv,

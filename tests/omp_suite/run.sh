@@ -10,6 +10,11 @@
 #                     OpenMP-Validation-and-Verification/OpenMP_VV; SUITE_DIR holds tests/ and
 #                     ompvv/), its C tests (offloading ones run on the host, as gcc 12 builds
 #                     them without an offload device)
+#              gomp:  GCC's own libgomp testsuite (libgomp/testsuite of gcc, the release matching
+#                     the installed gcc; SUITE_DIR is gcc's source tree, its libgomp/ or
+#                     libgomp/testsuite/), the C tests of libgomp.c/ and libgomp.c-c++-common/
+#              gomp-fortran: the Fortran tests of the same testsuite (libgomp.fortran/), built
+#                     with gfortran at -O2 (libgomp's testsuite builds them at several levels)
 #   WORK_DIR   where binaries and logs go (default target/omp-suite-KIND)
 # Environment:
 #   LINKS="pie static dyn"        how to link (gcc -static-pie / -static / default dynamic)
@@ -29,6 +34,15 @@
 # `uses_allocators` (which gcc 12 does not build); `target` and `teams` tests included: gcc 12
 # runs them on the host (libgomp's host fallback). Tests gcc cannot build are left out when
 # their build fails.
+# Selection (gomp): gomp-dg.pl reads each test's DejaGnu directives: the tests libgomp's
+# testsuite runs on x86_64 Linux (`dg-do run`, its default when absent, with a target selector
+# that holds), built with -fopenmp, dg-options (default -O2) and the dg-additional-options and
+# dg-additional-sources that apply here, run with their dg-set-target-env-var variables (natively
+# and under hrt). Left out: dg-do compile/link, dg-shouldfail, dg-skip-if everywhere, tests that
+# need an offload device or offload compiler (offload_device*, nvptx, -foffload). dg-output
+# patterns are not checked. libgomp's internal headers (libgomp_g.h) are found when SUITE_DIR
+# is gcc's tree. gomp-fortran: the same rules, -O2 unless dg-options say otherwise; each test is
+# built in a directory of its own (modules).
 # A case counts when it builds and passes natively (exit status 0) under the same
 # OMP_NUM_THREADS; it passes under hrt when its exit status is 0. Prints one summary line per
 # (link, config); details are in WORK_DIR/results.txt and WORK_DIR/logs/.
@@ -36,8 +50,8 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-kind="${1:?usage: run.sh llvm|ompvv SUITE_DIR [WORK_DIR]}"
-suite="${2:?usage: run.sh llvm|ompvv SUITE_DIR [WORK_DIR]}"
+kind="${1:?usage: run.sh llvm|ompvv|gomp|gomp-fortran SUITE_DIR [WORK_DIR]}"
+suite="${2:?usage: run.sh llvm|ompvv|gomp|gomp-fortran SUITE_DIR [WORK_DIR]}"
 case "$kind" in
 llvm)
     [ -d "$suite/runtime/test" ] && suite="$suite/runtime/test"
@@ -48,7 +62,13 @@ ompvv)
     [ -f "$suite/ompvv/ompvv.h" ] || { echo "no ompvv/ompvv.h in $suite" >&2; exit 2; }
     include="$suite/ompvv"
     ;;
-*) echo "unknown suite kind $kind (llvm or ompvv)" >&2; exit 2 ;;
+gomp | gomp-fortran)
+    [ -d "$suite/libgomp/testsuite" ] && suite="$suite/libgomp/testsuite"
+    [ -d "$suite/testsuite/libgomp.c" ] && suite="$suite/testsuite"
+    [ -d "$suite/libgomp.c" ] || { echo "no libgomp.c/ in $suite" >&2; exit 2; }
+    include="$suite/.."
+    ;;
+*) echo "unknown suite kind $kind (llvm, ompvv, gomp or gomp-fortran)" >&2; exit 2 ;;
 esac
 suite="$(cd "$suite" && pwd)"
 include="$(cd "$include" && pwd)"
@@ -59,7 +79,10 @@ runtimes="${RUNTIMES:-kernel libgomp}"
 repeat="${REPEAT:-1}"
 hrt="${HRT:-$root/target/release/hrt}"
 timeout_s="${TIMEOUT:-60}"
-mkdir -p "$work/bin" "$work/logs"
+mkdir -p "$work/bin" "$work/logs" "$work/cwd"
+# Absolute paths: the programs run in $work/cwd (some tests write files where they run).
+work="$(cd "$work" && pwd)"
+[ -x "$hrt" ] && hrt="$(realpath "$hrt")"
 : >"$work/summary.txt"
 
 # --- selection -------------------------------------------------------------------------------
@@ -83,8 +106,28 @@ selected_ompvv() {
     done
 }
 
+selected_gomp() {
+    local -a dirs=("$suite/libgomp.c" "$suite/libgomp.c-c++-common") names=(-name '*.c')
+    if [ "$kind" = gomp-fortran ]; then
+        dirs=("$suite/libgomp.fortran")
+        names=(-regex '.*\.[fF]\(\|90\|95\|03\|08\)')
+    fi
+    find "${dirs[@]}" -maxdepth 1 -type f "${names[@]}" | sort |
+        while read -r f; do
+            perl "$here/gomp-dg.pl" "$f" | grep -q '^flags' || continue
+            skipped "$f" || echo "$f"
+        done
+}
+
+# gomp_dg FILE WHAT: the flags, sources or env line gomp-dg.pl prints for FILE.
+gomp_dg() { perl "$here/gomp-dg.pl" "$1" | sed -n "s/^$2 *//p"; }
+
 # cases FILE: one line per way to run the program: "ENV_ASSIGNMENTS|ARGS".
 cases() {
+    if [ "$kind" = gomp ] || [ "$kind" = gomp-fortran ]; then
+        echo "$(gomp_dg "$1" env)|"
+        return
+    fi
     if [ "$kind" != llvm ]; then
         echo "|"
         return
@@ -106,14 +149,21 @@ cases() {
 test_name() {
     local name
     name="$(realpath --relative-to="$suite" "$1" | tr '/' '_')"
-    echo "${name%.c}"
+    echo "${name%.*}"
 }
+selected_gomp-fortran() { selected_gomp; }
+
+# The linker flags a static gfortran OpenMP program needs (fortran_static).
+# shellcheck source=../programs/fortran_static.sh
+source "$root/tests/programs/fortran_static.sh"
+export FORTRAN_STATIC="${fortran_static[*]}"
 
 # --- build -----------------------------------------------------------------------------------
 build_one() {
-    local f="$1" link="$2" name out flags=()
+    local f="$1" link="$2" name out flags=() test_flags=(-fopenmp -O2) src
+    local -a sources=()
     name="$(realpath --relative-to="$suite" "$f" | tr '/' '_')"
-    name="${name%.c}"
+    name="${name%.*}"
     out="$work/bin/$name.$link"
     case "$link" in
     pie) flags=(-static-pie) ;;
@@ -121,11 +171,29 @@ build_one() {
     dyn) flags=() ;;
     esac
     [ "$out" -nt "$f" ] && return 0
-    gcc -fopenmp -O2 -w "${flags[@]}" -I "$include" -o "$out" "$f" -lm -lpthread \
+    if [ "$kind" = gomp-fortran ]; then
+        read -ra test_flags <<<"$(gomp_dg "$f" flags)"
+        for src in $(gomp_dg "$f" sources); do sources+=("$(dirname "$f")/$src"); done
+        # shellcheck disable=SC2206
+        [ "$link" != dyn ] && flags+=($FORTRAN_STATIC)
+        local dir
+        dir="$(mktemp -d)"
+        # The test's directory for its `include` files and its own for the modules it writes.
+        (cd "$dir" && gfortran "${test_flags[@]}" -w "${flags[@]}" -I "$(dirname "$f")" -o "$out" \
+            "$f" "${sources[@]}" -lm -lpthread) >"$work/logs/$name.$link.build" 2>&1 || rm -f "$out"
+        rm -rf "$dir"
+        return 0
+    fi
+    if [ "$kind" = gomp ]; then
+        read -ra test_flags <<<"$(gomp_dg "$f" flags)"
+        for src in $(gomp_dg "$f" sources); do sources+=("$(dirname "$f")/$src"); done
+        flags+=(-I "$include/../include")
+    fi
+    gcc "${test_flags[@]}" -w "${flags[@]}" -I "$include" -o "$out" "$f" "${sources[@]}" -lm -lpthread \
         >"$work/logs/$name.$link.build" 2>&1 || rm -f "$out"
 }
-export -f build_one
-export suite work include
+export -f build_one gomp_dg
+export suite work include kind here
 
 "selected_$kind" >"$work/selected.txt"
 echo "selected $(wc -l <"$work/selected.txt") tests in $suite"
@@ -158,6 +226,7 @@ run_case() {
 }
 
 results="$work/results.txt"
+cd "$work/cwd" || exit 2
 : >"$results"
 for link in $links; do
     for cfg in $configs; do

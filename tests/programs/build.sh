@@ -58,17 +58,11 @@ for source in "$src_dir"/*.c; do
         build "$out/$name-musl" "$source" musl-gcc "${cflags[@]}" "${extra[@]}" -static
     fi
 done
-# Fortran OpenMP programs (*.f90), when gfortran is installed (.ci/run installs it). libgfortran
-# locks its I/O units through weak references to pthread functions, which a static link leaves
-# at address 0 unless something pulls them in: -u does (else the first OPEN crashes natively).
+# Fortran OpenMP programs (*.f90), when gfortran is installed (.ci/run installs it), statically
+# linked with the flags fortran_static.sh gives.
 if command -v gfortran >/dev/null 2>&1; then
-    fortran_static=()
-    for f in pthread_mutex_destroy pthread_mutex_init pthread_mutex_lock pthread_mutex_trylock \
-        pthread_mutex_unlock pthread_key_create pthread_key_delete pthread_getspecific \
-        pthread_setspecific pthread_cond_broadcast pthread_cond_destroy pthread_cond_init \
-        pthread_cond_wait pthread_create pthread_join pthread_self; do
-        fortran_static+=("-Wl,-u,$f")
-    done
+    # shellcheck source=fortran_static.sh
+    source "$src_dir/fortran_static.sh"
     for source in "$src_dir"/*.f90; do
         name="$(basename "$source" .f90)"
         build "$out/$name-static" "$source" gfortran -O2 -g -Wall -fopenmp -static "${fortran_static[@]}"

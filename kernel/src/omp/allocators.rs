@@ -251,13 +251,17 @@ pub extern "C" fn omp_aligned_calloc(align: usize, n: usize, size: usize, handle
 
 /// omp_free(ptr, allocator): the block's own allocator frees it (the argument may be null).
 pub extern "C" fn omp_free(p: *mut u8, _handle: usize) {
-    if p.is_null() {
-        return;
+    if !p.is_null() {
+        release(p, true);
     }
+}
+
+/// Gives block `p` back to the heap, and its bytes to its allocator's pool when `count`.
+fn release(p: *mut u8, count: bool) {
     // SAFETY: a block from omp_alloc and friends (the program's contract).
     let h = unsafe { header(p) };
     let (base, size, align, handle, used) = (h.base, h.layout_size, h.layout_align, h.allocator, h.size);
-    if let Some(a) = custom(handle) {
+    if let Some(a) = custom(handle).filter(|_| count) {
         a.used.fetch_sub(used, Ordering::AcqRel);
     }
     // SAFETY: allocated in from_heap with this layout.
@@ -277,13 +281,23 @@ pub extern "C" fn omp_realloc(p: *mut u8, size: usize, handle: usize, free_handl
     // SAFETY: as in omp_free.
     let (old_size, old_handle) = unsafe { (header(p).size, header(p).allocator) };
     let handle = if handle == NULL_ALLOCATOR { old_handle } else { handle };
+    // Within one allocator the old block's bytes count as given back first (the routine
+    // deallocates it and allocates anew; libgomp does the same): a pool with room for the new
+    // size alone has room for the reallocation.
+    let same_pool = custom(handle).filter(|_| handle == old_handle);
+    if let Some(a) = same_pool {
+        a.used.fetch_sub(old_size, Ordering::AcqRel);
+    }
     let q = omp_alloc(size, handle);
     if q.is_null() {
+        if let Some(a) = same_pool {
+            a.used.fetch_add(old_size, Ordering::AcqRel);
+        }
         return q;
     }
     // SAFETY: both blocks hold at least the smaller size.
     unsafe { core::ptr::copy_nonoverlapping(p, q, old_size.min(size)) };
-    omp_free(p, free_handle);
+    release(p, same_pool.is_none());
     q
 }
 

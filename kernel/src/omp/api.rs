@@ -158,8 +158,10 @@ pub extern "C" fn omp_get_partition_place_nums(ids: *mut i32) {
 pub extern "C" fn omp_get_max_task_priority() -> i32 {
     icv::max_task_priority() as i32
 }
-/// `omp_pause_resource(kind, device)`: the host is the only device (`omp_get_initial_device()`). Idle workers are kept (a pause may release resources, it
-/// need not); as libgomp, a pause from inside a parallel region fails.
+/// `omp_pause_resource(kind, device)`: the host is the only device (`omp_get_initial_device()`).
+/// Both kinds end the idle worker threads (as libgomp: threadprivate data of threads other than
+/// the initial one starts anew in the next region); as libgomp, a pause from inside a parallel
+/// region fails.
 pub extern "C" fn omp_pause_resource(kind: i32, device: i32) -> i32 {
     if device != super::device::omp_get_initial_device() {
         return -1;
@@ -168,10 +170,10 @@ pub extern "C" fn omp_pause_resource(kind: i32, device: i32) -> i32 {
 }
 pub extern "C" fn omp_pause_resource_all(_kind: i32) -> i32 {
     if omp_get_level() > 0 {
-        -1
-    } else {
-        0
+        return -1;
     }
+    super::team::end_idle_workers();
+    0
 }
 // As libgomp, the setters take 0 (the ICVs' "unset") and ignore negative values.
 pub extern "C" fn omp_set_num_teams(n: i32) {

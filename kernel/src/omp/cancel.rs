@@ -12,8 +12,9 @@
 //!   cancellable construct ends with one, `nowait` being not allowed). Once past the closing
 //!   barrier a thread's count no longer matches, so the mark needs no clearing that could race
 //!   with the cancellation of the next construct.
-//! - `taskgroup`: the innermost taskgroup of the encountering task; its tasks and their
-//!   descendants that have not started are discarded.
+//! - `taskgroup`: the innermost taskgroup of the encountering task (the group a work-sharing
+//!   construct opens for its task reductions is not one); its tasks and their descendants
+//!   that have not started are discarded.
 
 use core::sync::atomic::Ordering;
 
@@ -44,7 +45,7 @@ pub fn cancellation_point(which: i32) -> bool {
     if which & (LOOP | SECTIONS) != 0 {
         return team.ws_cancelled.load(Ordering::Acquire) == c.barriers.wrapping_add(1);
     }
-    if which & TASKGROUP != 0 && c.group.as_ref().is_some_and(|g| g.cancelled.load(Ordering::Acquire)) {
+    if which & TASKGROUP != 0 && c.group.as_ref().is_some_and(|g| g.cancel_target().cancelled.load(Ordering::Acquire)) {
         return true;
     }
     // `cancel parallel` also cancels the region's explicit tasks (taskgroup points).
@@ -69,7 +70,7 @@ pub fn cancel(which: i32, do_cancel: bool) -> bool {
         }
     } else if which & TASKGROUP != 0 {
         if let Some(g) = &c.group {
-            g.cancelled.store(true, Ordering::Release);
+            g.cancel_target().cancelled.store(true, Ordering::Release);
         }
     } else if which & PARALLEL != 0 {
         if let Some(team) = team {

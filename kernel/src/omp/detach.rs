@@ -78,12 +78,3 @@ pub extern "C" fn omp_fulfill_event(handle: usize) {
     let e = unsafe { Arc::from_raw(handle as *const Event) };
     e.arrive();
 }
-
-/// The Fortran form: the handle by reference.
-///
-/// # Safety
-/// `handle` points to the program's INTEGER(kind=omp_event_handle_kind).
-pub unsafe extern "C" fn omp_fulfill_event_(handle: *const usize) {
-    // SAFETY: the caller's argument.
-    omp_fulfill_event(unsafe { *handle })
-}

@@ -32,18 +32,52 @@ fn is_host(device: i32) -> bool {
     device == omp_get_initial_device()
 }
 
+/// gcc's device number for "the default device" (GOMP_DEVICE_ICV) and for `if(false)`, which
+/// runs the region on the host (GOMP_DEVICE_HOST_FALLBACK).
+const DEVICE_ICV: i32 = -1;
+const DEVICE_HOST_FALLBACK: i32 = -2;
+
+/// A target construct's device: with OMP_TARGET_OFFLOAD=mandatory, a device other than the
+/// host (the initial device, or `if(false)`'s fallback) is an error that ends the program, as
+/// the specification says and libgomp does (here every other device number names no device);
+/// otherwise the region runs on the host.
+pub fn check_construct(device: i32) {
+    let device = if device == DEVICE_ICV { omp_get_default_device() } else { device };
+    if device != DEVICE_HOST_FALLBACK && !is_host(device) {
+        no_device();
+    }
+}
+
+/// A device memory routine's device: a negative number fails as a routine's result says, a
+/// number past the host names no device (an error with OMP_TARGET_OFFLOAD=mandatory).
+fn check_routine(device: i32) {
+    if device > omp_get_initial_device() {
+        no_device();
+    }
+}
+
+fn no_device() {
+    if super::icv::OFFLOAD_MANDATORY.load(core::sync::atomic::Ordering::Relaxed) {
+        super::output::stderr(b"\nlibgomp: OMP_TARGET_OFFLOAD is set to MANDATORY, but device not found\n");
+        crate::linux::process::exit_program(1);
+    }
+}
+
 pub extern "C" fn omp_target_alloc(size: usize, device: i32) -> *mut u8 {
+    check_routine(device);
     if !is_host(device) {
         return core::ptr::null_mut();
     }
     omp_alloc(size.max(1), DEFAULT_MEM_ALLOC)
 }
 pub extern "C" fn omp_target_free(p: *mut u8, device: i32) {
+    check_routine(device);
     if !p.is_null() && is_host(device) {
         omp_free(p, DEFAULT_MEM_ALLOC);
     }
 }
 pub extern "C" fn omp_target_is_present(p: *const u8, device: i32) -> i32 {
+    check_routine(device);
     (p.is_null() || is_host(device)) as i32
 }
 /// Associating host memory with device memory needs a device other than the host.
@@ -52,11 +86,13 @@ pub extern "C" fn omp_target_associate_ptr(
     _dev: *const u8,
     _size: usize,
     _off: usize,
-    _device: i32,
+    device: i32,
 ) -> i32 {
+    check_routine(device);
     EINVAL
 }
-pub extern "C" fn omp_target_disassociate_ptr(_p: *const u8, _device: i32) -> i32 {
+pub extern "C" fn omp_target_disassociate_ptr(_p: *const u8, device: i32) -> i32 {
+    check_routine(device);
     EINVAL
 }
 
@@ -72,6 +108,8 @@ pub unsafe extern "C" fn omp_target_memcpy(
     dst_device: i32,
     src_device: i32,
 ) -> i32 {
+    check_routine(dst_device);
+    check_routine(src_device);
     if !is_host(dst_device) || !is_host(src_device) {
         return EINVAL;
     }
@@ -150,6 +188,8 @@ pub unsafe extern "C" fn omp_target_memcpy_rect(
     if dst.is_null() && src.is_null() {
         return i32::MAX; // the number of dimensions supported
     }
+    check_routine(dst_device);
+    check_routine(src_device);
     if !is_host(dst_device) || !is_host(src_device) || num_dims < 1 {
         return EINVAL;
     }

@@ -12,8 +12,6 @@ use super::wait::{self, Word};
 
 /// Outer iterations above this would take more than 1 GiB of counters.
 const MAX_OUTER: u64 = 1 << 27;
-/// gcc passes the vector of a `sink` as variadic arguments; this runtime reads this many.
-pub const MAX_DIMS: usize = 16;
 
 pub struct Doacross {
     /// Iterations of every loop of the nest, outermost first.
@@ -26,8 +24,16 @@ pub struct Doacross {
 
 impl Doacross {
     pub fn new(counts: &[u64]) -> Doacross {
-        if counts.is_empty() || counts.len() > MAX_DIMS {
-            super::team::fatal("a doacross loop nest deeper than 16 loops is not supported");
+        // A nest with an empty loop has no iteration to post or wait for, and gcc leaves the
+        // counts after the empty one unset: none is read.
+        let counts = match counts.iter().position(|&n| n == 0) {
+            Some(_) => &[0][..],
+            None => counts,
+        };
+        // The inner iterations are numbered in a u64 (`inner`).
+        let inner = counts.iter().skip(1).try_fold(1u64, |p, &n| p.checked_mul(n));
+        if counts.is_empty() || inner.is_none_or(|p| p == u64::MAX) {
+            super::team::fatal("a doacross loop nest of more than 2^64 inner iterations is not supported");
         }
         if counts[0] > MAX_OUTER {
             super::team::fatal("a doacross loop of more than 2^27 outer iterations is not supported");
@@ -36,33 +42,31 @@ impl Doacross {
         Doacross { counts: counts.to_vec(), done, moved: Word::new(0) }
     }
 
-    /// The inner part of `v` as one number (None when outside the nest).
-    fn inner(&self, v: &[u64]) -> Option<u64> {
+    /// The inner part of iteration vector `v` (`v(i)`: its number in loop i) as one number
+    /// (None when outside the nest).
+    fn inner(&self, v: &impl Fn(usize) -> u64) -> Option<u64> {
         let mut flat = 0u64;
-        for (x, n) in v.iter().zip(&self.counts).skip(1) {
-            if x >= n {
+        for (i, n) in self.counts.iter().enumerate().skip(1) {
+            let x = v(i);
+            if x >= *n {
                 return None;
             }
-            flat = flat.checked_mul(*n)?.checked_add(*x)?;
+            flat = flat * n + x;
         }
         Some(flat)
     }
 
-    /// `depend(source)` of iteration `v`.
-    pub fn post(&self, v: &[u64]) {
-        let (Some(done), Some(flat)) = (self.done.get(v[0] as usize), self.inner(v)) else { return };
+    /// `depend(source)` of iteration `v` (`v(i)`: its number in loop i, for each loop).
+    pub fn post(&self, v: impl Fn(usize) -> u64) {
+        let (Some(done), Some(flat)) = (self.done.get(v(0) as usize), self.inner(&v)) else { return };
         done.store(flat + 1, Ordering::Release);
         self.moved.nudge();
     }
 
     /// `depend(sink: v)`: waits until iteration `v` has run its `source` (at once when `v` is
     /// outside the iteration space, as the specification says).
-    pub fn wait(&self, v: &[u64]) {
-        let (Some(done), Some(flat)) = (self.done.get(v[0] as usize), self.inner(v)) else { return };
+    pub fn wait(&self, v: impl Fn(usize) -> u64) {
+        let (Some(done), Some(flat)) = (self.done.get(v(0) as usize), self.inner(&v)) else { return };
         wait::until(&self.moved, || done.load(Ordering::Acquire) > flat);
-    }
-
-    pub fn dims(&self) -> usize {
-        self.counts.len()
     }
 }

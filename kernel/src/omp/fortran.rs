@@ -5,16 +5,18 @@
 //! C routine's ABI and is served by it.
 //!
 //! Locks: on x86-64 Linux `omp_lock_kind` is 4, the size of the C lock, so a Fortran lock is
-//! the C lock itself. `omp_nest_lock_kind` is 8, smaller than the C nest lock, so libgomp's
-//! Fortran nest locks hold a pointer to a lock it allocates with `malloc`: the kernel does not
-//! provide them, and a program that uses them keeps its own libgomp.
+//! the C lock itself. `omp_nest_lock_kind` is 8, smaller than the C nest lock, so a Fortran
+//! nest lock holds the address of a C nest lock allocated by `omp_init_nest_lock_` (as
+//! libgomp's does; here from the runtime's heap, which the program's ring reaches) and freed by
+//! `omp_destroy_nest_lock_`.
 
 use alloc::vec;
 
 use super::api::*;
-use super::detach::omp_fulfill_event_;
+use super::detach::omp_fulfill_event;
 use super::device::*;
 use super::gomp::{hrt_omp_get_wtick, hrt_omp_get_wtime};
+use super::lock::NestLock;
 use super::teams::{omp_get_num_teams, omp_get_team_num};
 use super::{affinity, allocators, display_env};
 
@@ -219,6 +221,61 @@ unsafe extern "C" fn omp_set_default_allocator_(a: *const usize) {
     allocators::omp_set_default_allocator(unsafe { *a })
 }
 
+/// A Fortran nest lock: the address of its C lock.
+type FortranNestLock = *mut *mut NestLock;
+
+/// # Safety
+/// `l` is the program's `omp_nest_lock_kind` variable.
+unsafe extern "C" fn omp_init_nest_lock_(l: FortranNestLock) {
+    let lock = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(NestLock {
+        lock: core::sync::atomic::AtomicU32::new(0),
+        count: 0,
+        owner: core::ptr::null_mut(),
+    }));
+    // SAFETY: the caller's variable.
+    unsafe { *l = lock };
+}
+/// # Safety
+/// `l` holds a lock made by omp_init_nest_lock_, not yet destroyed.
+unsafe extern "C" fn omp_destroy_nest_lock_(l: FortranNestLock) {
+    // SAFETY: made by omp_init_nest_lock_ with Box::into_raw; destroyed once.
+    unsafe {
+        drop(alloc::boxed::Box::from_raw(*l));
+        *l = core::ptr::null_mut();
+    }
+}
+/// # Safety
+/// As omp_destroy_nest_lock_.
+unsafe extern "C" fn omp_set_nest_lock_(l: FortranNestLock) {
+    // SAFETY: the caller's lock.
+    unsafe { omp_set_nest_lock(*l) }
+}
+/// # Safety
+/// As omp_destroy_nest_lock_.
+unsafe extern "C" fn omp_unset_nest_lock_(l: FortranNestLock) {
+    // SAFETY: the caller's lock.
+    unsafe { omp_unset_nest_lock(*l) }
+}
+/// # Safety
+/// As omp_destroy_nest_lock_.
+unsafe extern "C" fn omp_test_nest_lock_(l: FortranNestLock) -> i32 {
+    // SAFETY: the caller's lock.
+    unsafe { omp_test_nest_lock(*l) }
+}
+
+/// # Safety
+/// `kind` and `device` point to the program's INTEGER(4) arguments.
+unsafe extern "C" fn omp_pause_resource_(kind: *const i32, device: *const i32) -> i32 {
+    // SAFETY: the caller's arguments.
+    omp_pause_resource(unsafe { *kind }, unsafe { *device })
+}
+/// # Safety
+/// `kind` points to the program's INTEGER(4) argument.
+unsafe extern "C" fn omp_pause_resource_all_(kind: *const i32) -> i32 {
+    // SAFETY: the caller's argument.
+    omp_pause_resource_all(unsafe { *kind })
+}
+
 /// The kernel's function for the Fortran entry point `name`.
 pub fn entry_point(name: &str) -> Option<u64> {
     let f: usize = entry_points!(name;
@@ -232,6 +289,13 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_init_allocator_8_,
         omp_destroy_allocator_,
         omp_set_default_allocator_,
+        omp_init_nest_lock_,
+        omp_destroy_nest_lock_,
+        omp_set_nest_lock_,
+        omp_unset_nest_lock_,
+        omp_test_nest_lock_,
+        omp_pause_resource_,
+        omp_pause_resource_all_,
         omp_set_num_threads_,
         omp_set_num_threads_8_,
         omp_set_dynamic_,
@@ -246,7 +310,6 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_set_num_teams_8_,
         omp_set_teams_thread_limit_,
         omp_set_teams_thread_limit_8_,
-        omp_fulfill_event_,
         omp_get_ancestor_thread_num_,
         omp_get_ancestor_thread_num_8_,
         omp_get_team_size_,
@@ -287,6 +350,8 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "omp_get_num_devices_" => omp_get_num_devices,
         "omp_get_initial_device_" => omp_get_initial_device,
         "omp_is_initial_device_" => omp_is_initial_device,
+        // omp_lib declares the event handle `value`: the C routine's ABI.
+        "omp_fulfill_event_" => omp_fulfill_event,
         "omp_get_num_teams_" => omp_get_num_teams,
         "omp_get_team_num_" => omp_get_team_num,
         "omp_get_device_num_" => omp_get_device_num,

@@ -64,9 +64,13 @@ extern "C" fn GOMP_parallel(f: Outlined, data: *mut u8, num_threads: u32, flags:
 }
 
 extern "C" fn GOMP_parallel_start(f: Outlined, data: *mut u8, num_threads: u32) {
-    let t = team::fork(f, data, num_threads, 0, |_, _| false);
-    // The master runs its part itself, between this call and GOMP_parallel_end: its task for
-    // the region lives on the heap until then.
+    enter_started(team::fork(f, data, num_threads, 0, |_, _| false));
+}
+
+/// The master's part of a region started by the old (GOMP_1.0) `_start` entry points: it runs
+/// it itself, between that call and GOMP_parallel_end; its task for the region lives on the
+/// heap until then.
+fn enter_started(t: *mut team::Team) {
     let st = thread::this();
     // SAFETY: just made by fork.
     let me = Box::into_raw(Box::new(team::member(unsafe { &*t }, 0)));
@@ -119,6 +123,30 @@ extern "C" fn GOMP_parallel_loop_guided(f: Outlined, d: *mut u8, n: u32, s: i64,
 }
 extern "C" fn GOMP_parallel_loop_runtime(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, fl: u32) {
     parallel_loop(f, d, n, fl, signed_loop(0, s, e, i, 0, false));
+}
+
+/// A combined parallel construct of the old ABI (gcc before 4.9): starts the region with its
+/// first work share described; the master then runs its part and calls GOMP_parallel_end.
+fn parallel_start_with(f: Outlined, data: *mut u8, num_threads: u32, l: Loop) {
+    enter_started(team::fork(f, data, num_threads, 0, |team, outer| {
+        work::prepare(team, outer, &l);
+        true
+    }));
+}
+extern "C" fn GOMP_parallel_loop_static_start(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64) {
+    parallel_start_with(f, d, n, signed_loop(SCHED_STATIC, s, e, i, c, false));
+}
+extern "C" fn GOMP_parallel_loop_dynamic_start(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64) {
+    parallel_start_with(f, d, n, signed_loop(SCHED_DYNAMIC, s, e, i, c, false));
+}
+extern "C" fn GOMP_parallel_loop_guided_start(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64) {
+    parallel_start_with(f, d, n, signed_loop(SCHED_GUIDED, s, e, i, c, false));
+}
+extern "C" fn GOMP_parallel_loop_runtime_start(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64) {
+    parallel_start_with(f, d, n, signed_loop(0, s, e, i, 0, false));
+}
+extern "C" fn GOMP_parallel_sections_start(f: Outlined, data: *mut u8, n: u32, count: u32) {
+    parallel_start_with(f, data, n, work::sections_loop(count));
 }
 
 // Barriers and cancellation (`cancel`): the `_cancel` forms are cancellable barriers, which
@@ -298,8 +326,8 @@ generic_unsigned_starts! {
 
 /// The nest's iteration counts (`ncounts` of them at `counts`).
 fn doacross_counts<'a>(ncounts: u32, counts: *const u64) -> &'a [u64] {
-    if ncounts == 0 || ncounts as usize > super::doacross::MAX_DIMS {
-        super::team::fatal("a doacross loop nest deeper than 16 loops is not supported");
+    if ncounts == 0 {
+        super::team::fatal("a doacross loop nest of no loops");
     }
     // SAFETY: gcc's array of `ncounts` iteration counts.
     unsafe { core::slice::from_raw_parts(counts, ncounts as usize) }
@@ -360,36 +388,51 @@ doacross_generic_starts! {
 /// `depend(source)`: the current iteration vector (also GOMP_doacross_ull_post).
 extern "C" fn GOMP_doacross_post(v: *const u64) {
     if let Some(d) = work::doacross() {
-        // SAFETY: gcc's vector, one number per loop of the nest.
-        d.post(unsafe { core::slice::from_raw_parts(v, d.dims()) });
+        // SAFETY: gcc's vector, one number per loop of the nest, and `post` reads no more.
+        d.post(|i| unsafe { *v.add(i) });
     }
 }
 
-/// `depend(sink: ...)` (also GOMP_doacross_ull_wait: the same bits): the vector comes as variadic arguments, which the x86-64 ABI passes
-/// like fixed ones (the first six in registers, the rest on the stack); the unused trailing
-/// parameters read whatever the caller's frame holds and are ignored.
-#[allow(clippy::too_many_arguments)]
-extern "C" fn GOMP_doacross_wait(
-    a0: u64,
-    a1: u64,
-    a2: u64,
-    a3: u64,
-    a4: u64,
-    a5: u64,
-    a6: u64,
-    a7: u64,
-    a8: u64,
-    a9: u64,
-    a10: u64,
-    a11: u64,
-    a12: u64,
-    a13: u64,
-    a14: u64,
-    a15: u64,
-) {
+// `depend(sink: ...)` (also GOMP_doacross_ull_wait: the same bits): the vector, one number per
+// loop of the nest, comes as variadic arguments, which the x86-64 ABI passes like fixed ones:
+// the first six in registers, the rest on the stack above the return address. This stub
+// stores the six registers in its frame and passes both places to `doacross_wait`.
+core::arch::global_asm!(
+    ".global hrt_GOMP_doacross_wait",
+    "hrt_GOMP_doacross_wait:",
+    "push rbp",
+    "mov rbp, rsp",
+    "sub rsp, 48",
+    "mov [rsp], rdi",
+    "mov [rsp + 8], rsi",
+    "mov [rsp + 16], rdx",
+    "mov [rsp + 24], rcx",
+    "mov [rsp + 32], r8",
+    "mov [rsp + 40], r9",
+    "mov rdi, rsp",
+    "lea rsi, [rbp + 16]",
+    "call {wait}",
+    "leave",
+    "ret",
+    wait = sym doacross_wait,
+);
+
+extern "C" {
+    fn hrt_GOMP_doacross_wait();
+}
+
+/// The `depend(sink: ...)` vector: `regs` holds its first six numbers, `stack` the rest.
+extern "C" fn doacross_wait(regs: *const u64, stack: *const u64) {
     if let Some(d) = work::doacross() {
-        let v = [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15];
-        d.wait(&v[..d.dims()]);
+        // SAFETY: the stub's six saved registers, then the caller's stack arguments: gcc passes
+        // one number per loop of the nest, and `wait` reads no more.
+        d.wait(|i| unsafe {
+            if i < 6 {
+                *regs.add(i)
+            } else {
+                *stack.add(i - 6)
+            }
+        });
     }
 }
 
@@ -495,12 +538,12 @@ taskloops! {
     GOMP_taskloop_ull: u64, false;
 }
 
-/// The `error` directive with `severity(warning)` at run time: libgomp's line on stderr.
-/// `len` is the message's length, or usize::MAX for a NUL-terminated one. (`severity(fatal)`,
-/// GOMP_error, ends the program with the C library's `exit`, which the kernel cannot call: not
-/// provided.)
-extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
-    let mut out = alloc::vec::Vec::from(&b"\nlibgomp: error directive encountered"[..]);
+/// The `error` directive at run time: its message, libgomp's line on stderr. `len` is the
+/// message's length, or usize::MAX for a NUL-terminated one.
+fn error_directive_line(severity: &[u8], msg: *const u8, len: usize) -> alloc::vec::Vec<u8> {
+    let mut out = alloc::vec::Vec::from(&b"\nlibgomp: "[..]);
+    out.extend_from_slice(severity);
+    out.extend_from_slice(b"error directive encountered");
     if !msg.is_null() {
         out.extend_from_slice(b": ");
         // SAFETY: gcc's message: `len` bytes, or a NUL-terminated string.
@@ -514,7 +557,27 @@ extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
         out.extend_from_slice(text);
     }
     out.push(b'\n');
-    super::output::stderr(&out);
+    out
+}
+
+/// `error` with `severity(warning)`: the line, and the program goes on.
+extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
+    super::output::stderr(&error_directive_line(b"", msg, len));
+}
+
+/// `error` with `severity(fatal)`: the line, then the program ends with status 1 through its C
+/// library's `exit` (atexit handlers run and stdio is flushed, as after libgomp's), or, for a
+/// program without one, at once.
+extern "C" fn GOMP_error(msg: *const u8, len: usize) {
+    super::output::stderr(&error_directive_line(b"fatal error: ", msg, len));
+    let exit = super::import(super::IMPORT_EXIT);
+    if exit != 0 {
+        // SAFETY: the program's own `exit` (the loader checked the import), called with the C
+        // ABI in the program's thread and ring; it does not return.
+        let exit: extern "C" fn(i32) -> ! = unsafe { core::mem::transmute(exit as usize) };
+        exit(1);
+    }
+    crate::linux::process::exit_program(1)
 }
 
 /// The kernel's function for the libgomp entry point `name`.
@@ -548,7 +611,6 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_loop_doacross_runtime_start,
         GOMP_loop_doacross_start,
         GOMP_doacross_post,
-        GOMP_doacross_wait,
         GOMP_loop_ordered_static_start,
         GOMP_loop_static_start,
         GOMP_loop_dynamic_start,
@@ -576,6 +638,11 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_parallel_loop_dynamic,
         GOMP_parallel_loop_guided,
         GOMP_parallel_loop_runtime,
+        GOMP_parallel_loop_static_start,
+        GOMP_parallel_loop_dynamic_start,
+        GOMP_parallel_loop_guided_start,
+        GOMP_parallel_loop_runtime_start,
+        GOMP_parallel_sections_start,
         GOMP_sections_start,
         GOMP_sections2_start,
         GOMP_sections_next,
@@ -604,6 +671,7 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_teams4,
         GOMP_teams,
         GOMP_warning,
+        GOMP_error,
         omp_fulfill_event,
         omp_set_num_threads,
         omp_get_num_threads,
@@ -695,7 +763,8 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "GOMP_loop_ull_doacross_runtime_start" => GOMP_loop_doacross_runtime_start,
         "GOMP_loop_ull_doacross_start" => GOMP_loop_doacross_start,
         "GOMP_doacross_ull_post" => GOMP_doacross_post,
-        "GOMP_doacross_ull_wait" => GOMP_doacross_wait,
+        "GOMP_doacross_wait" => hrt_GOMP_doacross_wait,
+        "GOMP_doacross_ull_wait" => hrt_GOMP_doacross_wait,
         "GOMP_loop_ull_nonmonotonic_dynamic_start" => GOMP_loop_ull_dynamic_start,
         "GOMP_loop_ull_nonmonotonic_guided_start" => GOMP_loop_ull_guided_start,
         "GOMP_loop_ull_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start,
@@ -707,7 +776,7 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "GOMP_sections_end" => GOMP_loop_end,
         "GOMP_target_enter_exit_data" => GOMP_target_update_ext,
         "GOMP_target_data" => GOMP_target_data_ext,
-        "GOMP_target_end_data" => GOMP_target_data_ext,
+        "GOMP_target_end_data" => GOMP_target_end_data,
         "GOMP_target_update" => GOMP_target_data_ext,
         "omp_get_wtime" => hrt_omp_get_wtime,
         "omp_get_wtick" => hrt_omp_get_wtick,

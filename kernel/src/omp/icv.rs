@@ -105,6 +105,9 @@ pub struct Shown {
     pub display: u8,
 }
 
+/// OMP_TARGET_OFFLOAD=mandatory (`device::check_construct`).
+pub static OFFLOAD_MANDATORY: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
 pub static SHOWN: SpinLock<Shown> = SpinLock::new(Shown {
     bind_list: alloc::vec::Vec::new(),
     active_wait: false,
@@ -331,6 +334,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
                 shown.offload = if v.eq_ignore_ascii_case(b"disabled") {
                     "DISABLED"
                 } else if v.eq_ignore_ascii_case(b"mandatory") {
+                    OFFLOAD_MANDATORY.store(true, Ordering::Relaxed);
                     "MANDATORY"
                 } else {
                     "DEFAULT"

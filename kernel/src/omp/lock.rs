@@ -73,7 +73,9 @@ pub struct NestLock {
     pub owner: *mut u8,
 }
 
-/// The owner identity of nestable locks: the thread.
+/// The owner identity of nestable locks: the current task (OpenMP 3.0 on: locks are owned by
+/// tasks, so an included task or a `parallel if(0)` region does not own its encountering
+/// task's lock). A task's context is alive, at one address, while the task runs.
 pub fn owner() -> *mut u8 {
-    crate::sched::current() as *mut u8
+    super::thread::this().task() as *mut u8
 }

@@ -58,11 +58,13 @@ pub fn entry_point(name: &str) -> Option<u64> {
 }
 
 /// The program's functions the runtime calls (`hrt_abi::overrides::OMP.imports`, same order).
-static IMPORTS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+static IMPORTS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
 const IMPORT_PTHREAD_CREATE: usize = 0;
 const IMPORT_ATTR_INIT: usize = 1;
 const IMPORT_ATTR_SETSTACKSIZE: usize = 2;
 const IMPORT_ATTR_DESTROY: usize = 3;
+/// Optional: 0 when the program has none.
+const IMPORT_EXIT: usize = 4;
 
 /// Records import `index` of the OpenMP group at `addr` (the loader, before the program runs).
 pub fn set_import(index: usize, addr: u64) {

@@ -165,7 +165,7 @@ fn find(data: *mut usize, hit: impl Fn(*mut usize, usize) -> bool) -> Option<(*m
 /// the thread's own, registered before (`first`) or after the construct is described.
 pub fn workshare_begin(red: *mut usize) {
     if !red.is_null() {
-        tasks::taskgroup_start();
+        tasks::workshare_group_start();
     }
 }
 

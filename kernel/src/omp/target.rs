@@ -15,6 +15,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::device::check_construct;
 use super::tasks;
 use super::team::{self, Outlined};
 use super::thread::{self, Ctx};
@@ -70,6 +71,9 @@ fn run_region(f: Outlined, hostaddrs: *mut u8, thread_limit: u32) {
     if thread_limit != 0 {
         c.icv.thread_limit = thread_limit;
     }
+    // A contention group of its own.
+    let busy = core::sync::atomic::AtomicU32::new(0);
+    c.busy = &busy;
     st.set_task(&mut c);
     f(hostaddrs);
     let st = thread::this();
@@ -181,7 +185,7 @@ extern "C" fn run_block(block: *mut u8) {
 /// GOMP_target_ext (gcc 4.9+'s `target`).
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn GOMP_target_ext(
-    _device: i32,
+    device: i32,
     f: Outlined,
     mapnum: usize,
     hostaddrs: *const usize,
@@ -191,6 +195,7 @@ pub extern "C" fn GOMP_target_ext(
     depend: *const usize,
     args: *const usize,
 ) {
+    check_construct(device);
     // SAFETY: gcc's arrays of `mapnum` entries.
     let mut region = unsafe { Region::new(f, mapnum, hostaddrs, sizes, kinds, thread_limit_arg(args)) };
     let task_flags = if depend.is_null() { 0 } else { tasks::FLAG_DEPEND };
@@ -210,7 +215,7 @@ pub extern "C" fn GOMP_target_ext(
 
 /// GOMP_target (the gcc 4.9 ABI: no firstprivate, no nowait).
 pub extern "C" fn GOMP_target(
-    _device: i32,
+    device: i32,
     f: Outlined,
     _unused: *const u8,
     _mapnum: usize,
@@ -218,6 +223,7 @@ pub extern "C" fn GOMP_target(
     _sizes: *const usize,
     _kinds: *const u8,
 ) {
+    check_construct(device);
     run_region(f, hostaddrs, 0);
 }
 
@@ -225,7 +231,7 @@ pub extern "C" fn GOMP_target(
 /// GOMP_target_enter_exit_data): nothing to copy; their dependences are waited for.
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn GOMP_target_update_ext(
-    _device: i32,
+    device: i32,
     _mapnum: usize,
     _hostaddrs: *const usize,
     _sizes: *const usize,
@@ -233,11 +239,17 @@ pub extern "C" fn GOMP_target_update_ext(
     _flags: u32,
     depend: *const usize,
 ) {
+    check_construct(device);
     if !depend.is_null() {
         tasks::taskwait_depend(depend);
     }
 }
 
-/// `target data` (GOMP_target_data_ext, GOMP_target_data), its end (GOMP_target_end_data) and
-/// the old `target update` (GOMP_target_update): nothing to map on the host device.
-pub extern "C" fn GOMP_target_data_ext() {}
+/// `target data` (GOMP_target_data_ext, GOMP_target_data) and the old `target update`
+/// (GOMP_target_update): nothing to map on the host device; `device` is their first argument.
+pub extern "C" fn GOMP_target_data_ext(device: i32) {
+    check_construct(device);
+}
+
+/// The end of `target data` (GOMP_target_end_data).
+pub extern "C" fn GOMP_target_end_data() {}

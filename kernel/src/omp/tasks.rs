@@ -142,15 +142,29 @@ pub struct Group {
     /// `cancel taskgroup` was done in it: its tasks (and theirs) that have not started are
     /// discarded.
     pub cancelled: AtomicBool,
+    /// The group a work-sharing construct with task reductions opens for them: not a
+    /// `taskgroup` of the program (`cancel_target`).
+    workshare: bool,
 }
 
 impl Group {
-    fn new(outer: Option<Arc<Group>>, reductions: usize) -> Group {
+    fn new(outer: Option<Arc<Group>>, reductions: usize, workshare: bool) -> Group {
         Group {
             count: AtomicU32::new(0),
             outer,
             reductions: AtomicUsize::new(reductions),
             cancelled: AtomicBool::new(false),
+            workshare,
+        }
+    }
+
+    /// The taskgroup `cancel taskgroup` and its cancellation points bind to when this is the
+    /// innermost group: the program's innermost `taskgroup`, which a work-sharing
+    /// construct's own group is not.
+    pub fn cancel_target(&self) -> &Group {
+        match &self.outer {
+            Some(outer) if self.workshare => outer,
+            _ => self,
         }
     }
 
@@ -170,7 +184,7 @@ impl Group {
 impl Group {
     /// A region's outermost group, with its reductions registered (GOMP_parallel_reductions).
     pub fn with_reductions(descriptor: usize) -> Arc<Group> {
-        Arc::new(Group::new(None, descriptor))
+        Arc::new(Group::new(None, descriptor, false))
     }
 }
 
@@ -336,11 +350,13 @@ fn dependences(depend: *const usize) -> Vec<(usize, bool)> {
 }
 
 /// The unfinished siblings a task with these dependences must wait for; with `me`, also
-/// records it as the latest reader or writer of each address.
+/// records it as the latest reader or writer of each address. An address may come more than
+/// once (two clauses, or an `iterator` that names it twice): the task never waits for itself.
 fn predecessors(node: &Node, deps: &[(usize, bool)], me: Option<&Arc<Task>>) -> Vec<Arc<Task>> {
     let mut preds: Vec<Arc<Task>> = Vec::new();
     let mut add = |t: &Arc<Task>| {
-        if !t.done.load(Ordering::Acquire) && !preds.iter().any(|p| Arc::ptr_eq(p, t)) {
+        let itself = me.is_some_and(|m| Arc::ptr_eq(m, t));
+        if !itself && !t.done.load(Ordering::Acquire) && !preds.iter().any(|p| Arc::ptr_eq(p, t)) {
             preds.push(t.clone());
         }
     };
@@ -526,7 +542,13 @@ pub fn taskyield() {
 
 /// GOMP_taskgroup_start.
 pub fn taskgroup_start() {
-    group_start(thread::ctx());
+    group_start(thread::ctx(), false);
+}
+
+/// The group of a work-sharing construct with task reductions (`reductions::workshare_begin`),
+/// ended by `taskgroup_end`.
+pub fn workshare_group_start() {
+    group_start(thread::ctx(), true);
 }
 
 /// GOMP_taskgroup_end: waits for the group's tasks (and theirs), running them meanwhile.
@@ -534,10 +556,10 @@ pub fn taskgroup_end() {
     group_end(thread::ctx());
 }
 
-fn group_start(c: &mut Ctx) {
+fn group_start(c: &mut Ctx, workshare: bool) {
     let outer = c.group.take();
     let reductions = outer.as_ref().map_or(0, |g| g.reductions.load(Ordering::Acquire));
-    c.group = Some(Arc::new(Group::new(outer, reductions)));
+    c.group = Some(Arc::new(Group::new(outer, reductions, workshare)));
 }
 
 fn group_end(c: &mut Ctx) {
@@ -656,7 +678,7 @@ pub fn taskloop(
     let final_task = flags & FLAG_FINAL != 0;
     let queue = queue_of(c).filter(|_| flags & FLAG_IF != 0 && !c.in_final);
     if grouped {
-        group_start(c);
+        group_start(c, false);
         if flags & FLAG_REDUCTION != 0 {
             super::reductions::taskgroup_register(reductions);
         }

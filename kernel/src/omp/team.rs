@@ -39,6 +39,44 @@ static POOL: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
 /// Never freed: a worker may still touch its last team's counter after the master moved on.
 static SPARE_TEAMS: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
 
+/// Ends the idle workers a thread outside any region can reach (`omp_pause_resource` at level
+/// 0): those of the teams it keeps, of the spare teams and of the pool. Their threads return
+/// from `worker_main` (the program's pthread ends, and its TLS, threadprivate data, with it);
+/// the next region makes new ones.
+pub fn end_idle_workers() {
+    end_kept_workers(thread::this());
+    for &t in SPARE_TEAMS.lock().iter() {
+        // SAFETY: a spare team has no master and runs no region; its workers wait for `go`.
+        end_workers(unsafe { &mut (*(t as *mut Team)).workers });
+    }
+    let pool = core::mem::take(&mut *POOL.lock());
+    for w in pool {
+        // SAFETY: pool entries are leaked workers, alive for good, idle.
+        stop(unsafe { &*(w as *const Worker) });
+    }
+}
+
+/// Ends the workers of the teams the current thread `st` keeps (it runs no region of them).
+fn end_kept_workers(st: &mut thread::OmpThread) {
+    for &t in st.hot.iter().filter(|t| !t.is_null()) {
+        // SAFETY: this thread leads its kept teams and runs none of their regions now.
+        end_workers(unsafe { &mut (*t).workers });
+    }
+}
+
+fn end_workers(workers: &mut Vec<&'static Worker>) {
+    for w in workers.drain(..) {
+        stop(w);
+    }
+}
+
+/// Tells an idle worker to end: a null team.
+fn stop(w: &Worker) {
+    // SAFETY: the worker is idle (it waits for `go`), see `Worker`.
+    unsafe { *w.team.get() = core::ptr::null() };
+    w.go.bump();
+}
+
 /// A forked child: the pooled workers and spare teams were the parent's threads.
 pub fn forget_workers() {
     POOL.lock().clear();
@@ -80,6 +118,10 @@ pub struct Team {
     /// A team of one that defers its tasks (it has had a detachable task, see `detach`): its
     /// barriers and its end run them.
     pub defers_tasks: AtomicBool,
+    /// Its contention group's busy count, and the threads the team added to it (`join` gives
+    /// them back).
+    busy: *const AtomicU32,
+    reserved: u32,
 }
 
 impl Team {
@@ -104,6 +146,8 @@ impl Team {
             cancelled: AtomicBool::new(false),
             ws_cancelled: AtomicU32::new(0),
             defers_tasks: AtomicBool::new(false),
+            busy: core::ptr::null(),
+            reserved: 0,
         });
         super::work::reset(&t.work);
         t
@@ -134,13 +178,32 @@ impl Team {
     }
 }
 
-/// The number of threads a region asked for `requested` (0: nthreads-var) gets.
-fn team_size(outer: &Ctx, requested: u32) -> u32 {
+/// The number of threads a region asked for `requested` (0: nthreads-var) gets, and how many
+/// it added to the busy count of its contention group (`busy`).
+///
+/// thread-limit-var bounds the threads of a contention group (its initial thread and those of
+/// every team inside): with a limit, the team gets no more than the limit less the threads
+/// already busy in the group's other teams (the specification's ThreadsAvailable; libgomp
+/// gives that many too when a region asks for more).
+fn team_size(outer: &Ctx, requested: u32, busy: &AtomicU32) -> (u32, u32) {
     if outer.active_level >= outer.icv.max_active_levels {
-        return 1;
+        return (1, 0);
     }
     let n = if requested == 0 { outer.icv.nthreads } else { requested };
-    n.clamp(1, outer.icv.thread_limit.max(1))
+    let limit = outer.icv.thread_limit.max(1);
+    let n = n.clamp(1, limit);
+    if limit >= i32::MAX as u32 || n == 1 {
+        return (n, 0);
+    }
+    let mut b = busy.load(Ordering::Relaxed);
+    loop {
+        // The group's initial thread counts too: the limit less it and the busy ones.
+        let extra = (n - 1).min(limit.saturating_sub(1).saturating_sub(b));
+        match busy.compare_exchange_weak(b, b + extra, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => return (extra + 1, extra),
+            Err(now) => b = now,
+        }
+    }
 }
 
 /// Starts a region running `func(data)` on a team of `requested` threads (0: nthreads-var),
@@ -157,7 +220,8 @@ pub fn fork(
 ) -> *mut Team {
     let st = thread::this();
     let outer: &Ctx = thread::ctx();
-    let n = team_size(outer, requested);
+    let busy = thread::busy_of(outer);
+    let (n, reserved) = team_size(outer, requested, busy);
     let lvl = outer.level as usize;
     let team_ptr = match st.hot.get(lvl) {
         Some(&t) if !t.is_null() => t,
@@ -174,6 +238,7 @@ pub fn fork(
     // SAFETY: this master owns the team; its previous region has been joined.
     let team = unsafe { &mut *team_ptr };
     team.nthreads = n;
+    (team.busy, team.reserved) = (busy, reserved);
     team.level = outer.level + 1;
     team.active_level = outer.active_level + (n > 1) as u32;
     team.func = Some(func);
@@ -241,6 +306,10 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
     } else if team.defers_tasks.load(Ordering::Relaxed) {
         team.tasks.drain();
     }
+    if team.reserved != 0 {
+        // SAFETY: see `Ctx::busy`.
+        unsafe { (*team.busy).fetch_sub(team.reserved, Ordering::AcqRel) };
+    }
     let st = thread::this();
     st.set_task(outer);
     // SAFETY: `outer` is the master's enclosing task, alive.
@@ -267,6 +336,7 @@ pub fn member(team: &Team, id: u32) -> Ctx {
     c.parent = team.parent;
     c.icv = team.icv;
     c.group = team.group.clone();
+    c.busy = team.busy;
     // SAFETY: the encountering task is alive while its region runs.
     let outer = unsafe { &*team.parent };
     // A parallel region inside a `teams` region belongs to the encountering team.
@@ -380,6 +450,11 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         seen = w.go.wait_while(seen);
         // SAFETY: set by the master before it bumped `go`.
         let (team_ptr, id, cpu) = unsafe { (*w.team.get(), *w.id.get(), *w.cpu.get()) };
+        if team_ptr.is_null() {
+            // Ended (`end_idle_workers`): so are the workers of the teams it led.
+            end_kept_workers(st);
+            return core::ptr::null_mut();
+        }
         if super::icv::pin() && cpu < crate::cpu::count() && cpu != crate::cpu::id() {
             pin_to(cpu);
         }

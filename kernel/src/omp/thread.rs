@@ -4,6 +4,7 @@
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
+use core::sync::atomic::AtomicU32;
 
 use super::icv::{self, Icv};
 use super::places::{self, Partition};
@@ -45,6 +46,10 @@ pub struct Ctx {
     /// outside any; see `teams`).
     pub num_teams: u32,
     pub team_num: u32,
+    /// The count of threads its contention group has in teams beyond their masters (for
+    /// thread-limit-var, see `team::team_size`); null: the thread's own (`OmpThread::busy`), as
+    /// for a thread's initial task.
+    pub busy: *const AtomicU32,
 }
 
 impl Ctx {
@@ -68,6 +73,7 @@ impl Ctx {
             part: places::all(),
             num_teams: 1,
             team_num: 0,
+            busy: core::ptr::null(),
         }
     }
 
@@ -93,6 +99,7 @@ impl Ctx {
             part: self.part,
             num_teams: self.num_teams,
             team_num: self.team_num,
+            busy: self.busy,
         }
     }
 }
@@ -113,6 +120,9 @@ pub struct OmpThread {
     pub device_hot: [*mut Team; 4],
     /// What OMP_DISPLAY_AFFINITY last showed for this thread (`affinity::on_region_start`).
     pub shown_affinity: u64,
+    /// The busy count of the contention group this thread's initial task starts (see
+    /// `Ctx::busy`); the record is never freed.
+    pub busy: AtomicU32,
 }
 
 /// The current thread's state, made on first use. Inlined: every runtime call (a loop chunk
@@ -140,6 +150,7 @@ fn make(t: *mut crate::sched::Thread) {
         hot: [core::ptr::null_mut(); 4],
         device_hot: [core::ptr::null_mut(); 4],
         shown_affinity: 0,
+        busy: AtomicU32::new(0),
     }));
     // SAFETY: `st` was just made; `t` is the current thread (see `this`).
     unsafe {
@@ -183,6 +194,17 @@ pub fn hot_slot() -> u64 {
     let t = crate::sched::current();
     // SAFETY: the current thread's record is alive while it runs.
     unsafe { (*t).omp_hot }
+}
+
+/// The busy count of task `c`'s contention group (`Ctx::busy`).
+pub fn busy_of(c: &Ctx) -> &'static AtomicU32 {
+    if c.busy.is_null() {
+        &this().busy
+    } else {
+        // SAFETY: a contention group's count outlives its tasks (a thread record, never freed,
+        // or a target region's, alive while the region runs).
+        unsafe { &*c.busy }
+    }
 }
 
 /// The current implicit task.

@@ -35,29 +35,14 @@ pub enum Decision {
     Skip(String),
 }
 
-/// Decides the OpenMP group for the program file `bytes` run with environment `envp`.
-pub fn plan_omp(bytes: &[u8], envp: &[Vec<u8>]) -> Decision {
-    if let Some(var) = unsupported_environment(envp) {
-        return Decision::Skip(format!("{var} asks for what the kernel's runtime does not provide"));
-    }
+/// Decides the OpenMP group for the program file `bytes`.
+pub fn plan_omp(bytes: &[u8]) -> Decision {
     let dynamic = goblin::elf::Elf::parse(bytes)
         .is_ok_and(|e| e.program_headers.iter().any(|p| p.p_type == goblin::elf::program_header::PT_INTERP));
     if dynamic {
         return library::plan_dynamic(bytes, abi::OMP_GROUP);
     }
     plan(bytes, abi::OMP_GROUP)
-}
-
-/// Environment settings whose behaviour the kernel's runtime does not implement.
-fn unsupported_environment(envp: &[Vec<u8>]) -> Option<&'static str> {
-    for e in envp {
-        let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
-        let (k, v) = (&e[..eq], &e[eq + 1..]);
-        if k == b"OMP_TARGET_OFFLOAD" && v.eq_ignore_ascii_case(b"mandatory") {
-            return Some("OMP_TARGET_OFFLOAD=mandatory");
-        }
-    }
-    None
 }
 
 /// Decides group `group` for the program file `bytes`.
@@ -86,8 +71,9 @@ pub fn plan(bytes: &[u8], group: u8) -> Decision {
     let makes_teams =
         g.overrides.iter().filter(|n| n.starts_with(g.team_maker_prefix)).any(|n| table.function(n).is_some());
     for (i, name) in g.imports.iter().enumerate() {
-        let Some(f) = table.function(name) else {
-            if !makes_teams {
+        let found = if i < g.required_imports { table.function(name) } else { table.global_or_only_local(name) };
+        let Some(f) = found else {
+            if !makes_teams || i >= g.required_imports {
                 continue;
             }
             return Decision::Skip(format!("the program has no {name}, which the kernel's runtime needs"));

@@ -68,6 +68,16 @@ impl<'a> Table<'a> {
         self.by_name.get(name).map(|&i| &self.functions[i])
     }
 
+    /// The global function named `name`, else the only local one (a static-PIE program's C
+    /// library keeps some of its functions local, e.g. `exit`).
+    pub fn global_or_only_local(&self, name: &str) -> Option<&Function> {
+        self.function(name).or_else(|| {
+            let mut named = self.functions.iter().filter(|f| f.local && f.name == name);
+            let first = named.next()?;
+            named.next().is_none().then_some(first)
+        })
+    }
+
     /// The bytes of function `f` in the file, if they lie in an executable segment.
     pub fn code_of(&self, f: &Function) -> Option<&'a [u8]> {
         let &(vaddr, offset, _) = self.code.iter().find(|&&(v, _, n)| f.addr >= v && f.addr + f.size <= v + n)?;
