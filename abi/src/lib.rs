@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 9;
+pub const ABI_VERSION: u32 = 10;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -180,7 +180,14 @@ pub struct BootInfo {
     pub sig_ignored: u64,
     /// `hrt run`: the signal mask `hrt` was started with: the program's main thread's mask.
     pub sig_mask: u64,
+    /// `hrt run`: the resource limits `hrt` was started with (soft, hard; RLIMIT_CPU to
+    /// RLIMIT_RTTIME), which the program inherits as an exec'd program does. All zero: the
+    /// kernel's defaults.
+    pub rlimits: [[u64; 2]; RLIMITS],
 }
+
+/// Number of resource limits Linux has (RLIMIT_CPU .. RLIMIT_RTTIME).
+pub const RLIMITS: usize = 16;
 
 /// Length of each uname field, its NUL included (Linux's `__NEW_UTS_LEN + 1`).
 pub const UTS_LEN: usize = 65;
@@ -229,6 +236,7 @@ impl BootInfo {
             overrides: Range { base: 0, size: 0 },
             sig_ignored: 0,
             sig_mask: 0,
+            rlimits: [[0; 2]; RLIMITS],
         }
     }
 

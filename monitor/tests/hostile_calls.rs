@@ -223,3 +223,29 @@ fn terminal_ioctls_capget_and_pkeys_behave_as_on_linux() {
 fn route_netlink_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_netlink", Some("get NETLINK_EXT_ACK"));
 }
+
+/// The program inherits the resource limits `hrt` was started with, as an exec'd program
+/// does: the test lowers the descriptor and stack limits before starting both runs.
+#[test]
+fn resource_limits_are_inherited() {
+    use std::os::unix::process::CommandExt;
+    let prog = build("calls_rlimits", &[]);
+    let limited = |mut cmd: std::process::Command| {
+        // SAFETY: setrlimit is async-signal-safe; the child lowers its own limits.
+        unsafe {
+            cmd.pre_exec(|| {
+                let nofile = libc::rlimit { rlim_cur: 300, rlim_max: 700 };
+                let stack = libc::rlimit { rlim_cur: 12 << 20, rlim_max: libc::RLIM_INFINITY };
+                libc::setrlimit(libc::RLIMIT_NOFILE, &nofile);
+                libc::setrlimit(libc::RLIMIT_STACK, &stack);
+                Ok(())
+            })
+        };
+        run(cmd, None)
+    };
+    let linux = limited(std::process::Command::new(&prog));
+    assert!(linux.code() == 0 && linux.stdout.contains(" 7: 0 300 700"), "natively: {linux:?}");
+    let mut h = hrt_cmd();
+    h.args(["run", "--cpus", "1", "--"]).arg(&prog);
+    assert_same("calls_rlimits", &linux, &limited(h));
+}

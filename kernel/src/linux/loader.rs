@@ -315,6 +315,8 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
         argc: boot.argc as usize,
         execfn: strings.first().copied().unwrap_or(b""),
     };
+    // The limits first: the main stack's size follows RLIMIT_STACK.
+    super::process::inherit_rlimits(&boot.rlimits);
     let Start { entry, sp } = load_image(&img, Some(boot))?;
     PROCESS.live_threads.store(1, Ordering::SeqCst);
     *PROCESS.name.lock() = comm_name(img.execfn);

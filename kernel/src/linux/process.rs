@@ -67,6 +67,18 @@ pub static PROCESS: Process = Process {
     ]),
 };
 
+/// Takes the resource limits `hrt` was started with (the boot-info block's), as an exec'd
+/// program inherits its parent's; a block without them (all zero) keeps the defaults above.
+pub fn inherit_rlimits(limits: &[[u64; 2]; hrt_abi::RLIMITS]) {
+    if limits.iter().all(|l| l[1] == 0) {
+        return;
+    }
+    let mut own = PROCESS.rlimits.lock();
+    for (slot, l) in own.iter_mut().zip(limits) {
+        *slot = (l[0], l[1]);
+    }
+}
+
 /// A forked child's parent: the parent's pid (its `hrt`'s host pid; 0: not a forked child,
 /// whose parent is `hrt`'s parent, the boot-info block's `host_ppid`).
 static PARENT_PID: AtomicU32 = AtomicU32::new(0);

@@ -198,6 +198,7 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     }
     info.sig_ignored = setup.sig_ignored;
     info.sig_mask = setup.sig_mask;
+    info.rlimits = host_rlimits();
     if setup.child_process {
         info.flags |= flags::CHILD_PROCESS;
     }
@@ -299,6 +300,19 @@ fn host_uname() -> [[u8; hrt_abi::UTS_LEN]; 6] {
     for (dst, src) in out.iter_mut().zip(fields) {
         for (d, &c) in dst.iter_mut().zip(src.iter()).take(hrt_abi::UTS_LEN - 1) {
             *d = c as u8;
+        }
+    }
+    out
+}
+
+/// `hrt`'s own resource limits, which the program inherits (its `getrlimit` answers them).
+fn host_rlimits() -> [[u64; 2]; hrt_abi::RLIMITS] {
+    let mut out = [[0u64; 2]; hrt_abi::RLIMITS];
+    for (r, slot) in out.iter_mut().enumerate() {
+        let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes the struct we pass; an unknown resource fails (left zero).
+        if unsafe { libc::getrlimit(r as libc::__rlimit_resource_t, &mut rl) } == 0 {
+            *slot = [rl.rlim_cur, rl.rlim_max];
         }
     }
     out
