@@ -249,3 +249,10 @@ fn resource_limits_are_inherited() {
     h.args(["run", "--cpus", "1", "--"]).arg(&prog);
     assert_same("calls_rlimits", &linux, &limited(h));
 }
+
+/// getpriority and setpriority on the program itself (by 0, pid or a thread's id), on nobody,
+/// with bad arguments, and the niceness a child inherits, with 1 and 2 vCPUs.
+#[test]
+fn niceness_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_priority", Some("self after                       5"));
+}

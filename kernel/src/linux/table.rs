@@ -213,6 +213,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_getgid => ("getgid", 0, L(info::getgid)),
         __NR_getegid => ("getegid", 0, L(info::getgid)),
         __NR_umask => ("umask", 1, L(info::umask)),
+        __NR_getpriority => ("getpriority", 2, L(info::getpriority)),
+        __NR_setpriority => ("setpriority", 3, L(info::setpriority)),
         __NR_prctl => ("prctl", 5, L(info::prctl)),
 
         // Signals: delivered to handlers on the way back to the program (linux::signal).

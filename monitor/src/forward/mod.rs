@@ -81,6 +81,12 @@ const CWD: u64 = libc::AT_FDCWD as u32 as u64;
 /// Every call the forwarder performs (Linux x86-64 numbers). The kernel's table must route
 /// exactly these here (routing_tests.rs), and the vCPU threads' seccomp filter allows them
 /// (vm/seccomp.rs).
+/// Calls of [`HANDLED`] that the kernel's table routes to handlers of its own, which forward
+/// them after a look of their own (getpriority and setpriority: a program thread's id becomes
+/// the program's process).
+#[cfg(test)]
+pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[libc::SYS_getpriority, libc::SYS_setpriority];
+
 pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_read,
     libc::SYS_write,
@@ -155,6 +161,8 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_fstatfs,
     libc::SYS_getgroups,
     libc::SYS_capget,
+    libc::SYS_getpriority,
+    libc::SYS_setpriority,
     libc::SYS_getxattr,
     libc::SYS_lgetxattr,
     libc::SYS_fgetxattr,
@@ -434,6 +442,8 @@ impl Forwarder {
             libc::SYS_fstatfs => self.fstatfs(g, a[0], a[1]),
             libc::SYS_getgroups => self.getgroups(g, a[0], a[1]),
             libc::SYS_capget => self.capget(g, a[0], a[1]),
+            libc::SYS_getpriority => self.getpriority(a[0], a[1]),
+            libc::SYS_setpriority => self.setpriority(a[0], a[1], a[2]),
             libc::SYS_getxattr | libc::SYS_lgetxattr => self.getxattr(g, nr, a[0], a[1], a[2], a[3]),
             libc::SYS_fgetxattr => self.fgetxattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_listxattr | libc::SYS_llistxattr => self.listxattr(g, nr, a[0], a[1], a[2]),

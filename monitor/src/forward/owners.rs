@@ -86,6 +86,46 @@ impl Forwarder {
     }
 }
 
+/// The program's own process as `getpriority`/`setpriority` name it (`who` 0 or its pid; the
+/// kernel turns one of its thread ids into 0).
+fn own_process(which: u64, who: u64, pid: &str) -> bool {
+    which as u32 as libc::c_int == libc::PRIO_PROCESS as libc::c_int && (who as u32 == 0 || who.to_string() == pid)
+}
+
+impl Forwarder {
+    /// getpriority: the program's niceness is `hrt`'s main thread's (the raw call's 20 - nice,
+    /// as Linux returns it); anything else is the host's answer.
+    pub(super) fn getpriority(&self, which: u64, who: u64) -> SysResult<i64> {
+        let who = if own_process(which, who, &self.host_pid) { std::process::id() as u64 } else { who };
+        // SAFETY: no pointers.
+        unsafe { self.sys(libc::SYS_getpriority, &[int(which), who as u32 as libc::c_long]) }
+    }
+
+    /// setpriority: for the program's own process every thread of `hrt` takes the value (they
+    /// all run the program: its vCPUs, the forwarding threads, the spawner of its children), the
+    /// main thread first, whose refusal (EACCES, EPERM) is the answer; anything else is the
+    /// host's call, with its permission checks.
+    pub(super) fn setpriority(&self, which: u64, who: u64, prio: u64) -> SysResult<i64> {
+        let one = |tid: u64| {
+            // SAFETY: no pointers.
+            unsafe { self.sys(libc::SYS_setpriority, &[int(which), tid as u32 as libc::c_long, int(prio)]) }
+        };
+        if !own_process(which, who, &self.host_pid) {
+            return one(who);
+        }
+        let me = std::process::id() as u64;
+        one(me)?;
+        let tasks = std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten();
+        for tid in tasks.filter_map(|e| e.file_name().to_str()?.parse::<u64>().ok()) {
+            if tid != me {
+                // A thread that ended meanwhile is no matter.
+                let _ = one(tid);
+            }
+        }
+        Ok(0)
+    }
+}
+
 /// `u32`s as their bytes.
 fn u32_bytes(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_ne_bytes()).collect()

@@ -516,6 +516,7 @@ fn spawn(job: &Spawn) -> SysResult<i64> {
         mask: sigset(job.mask),
         error: AtomicI32::new(0),
     };
+    take_programs_niceness();
     let mut stack = vec![0u8; 64 << 10];
     // SAFETY: the stack's end, 16-byte aligned below.
     let top = unsafe { stack.as_mut_ptr().add(stack.len()) } as usize & !15;
@@ -597,6 +598,19 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         libc::sigprocmask(libc::SIG_SETMASK, &p.mask, std::ptr::null_mut());
         libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
         fail(p)
+    }
+}
+
+/// Gives this (spawning) thread the program's niceness, its main thread's, which a `renice`
+/// from another process changes alone, so the child about to be cloned from this thread
+/// inherits what it would natively. A refusal (a less nice value without the privilege) keeps
+/// this thread's.
+fn take_programs_niceness() {
+    // SAFETY: no pointers; the raw call answers 20 - nice (1 to 40), or -1.
+    let raw = unsafe { libc::syscall(libc::SYS_getpriority, libc::PRIO_PROCESS, std::process::id()) };
+    if raw > 0 {
+        // SAFETY: no pointers; 0 names this thread.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, (20 - raw) as libc::c_int) };
     }
 }
 

@@ -36,7 +36,12 @@ fn every_call_the_forwarder_performs_is_routed_to_it() {
     for (nr, name, _) in &entries {
         assert_eq!(name, names::name(*nr), "the table names call {nr} differently");
     }
-    let routed: BTreeSet<u64> = entries.iter().filter(|e| e.2 == "F").map(|e| e.0).collect();
+    let mut routed: BTreeSet<u64> = entries.iter().filter(|e| e.2 == "F").map(|e| e.0).collect();
+    for &nr in super::FORWARDED_BY_KERNEL_HANDLERS {
+        let entry = entries.iter().find(|e| e.0 == nr as u64);
+        assert!(entry.is_some_and(|e| e.2 == "L"), "{} is not routed to a kernel handler", names::name(nr as u64));
+        routed.insert(nr as u64);
+    }
     let handled: BTreeSet<u64> = HANDLED.iter().map(|&n| n as u64).collect();
     let named = |set: BTreeSet<&u64>| set.into_iter().map(|&n| names::name(n)).collect::<Vec<_>>();
     assert!(

@@ -11,8 +11,8 @@ pub mod timers;
 
 pub use deliver::{deliver_fault, on_return, sigreturn};
 pub use state::{
-    alt_stack, bit, handler, ignored_by_default, send_process, send_thread, set_alt_stack, start_state, thread_exited,
-    SigInfo,
+    alt_stack, bit, handler, ignored_by_default, is_program_thread, send_process, send_thread, set_alt_stack,
+    start_state, thread_exited, SigInfo,
 };
 
 pub const SIG_DFL: u64 = 0;

@@ -318,6 +318,11 @@ pub fn exec_rekey(old: u32, tid: u32) {
 }
 
 /// Forgets an exiting thread's state (its pending signals die with it, as on Linux).
+/// Whether `tid` is one of the program's live threads.
+pub fn is_program_thread(tid: u32) -> bool {
+    SIGNALS.lock().threads.contains_key(&tid)
+}
+
 pub fn thread_exited(tid: u32) {
     let mut s = SIGNALS.lock();
     if let Some(t) = s.threads.remove(&tid) {
