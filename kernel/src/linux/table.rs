@@ -215,6 +215,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_umask => ("umask", 1, L(info::umask)),
         __NR_getpriority => ("getpriority", 2, L(info::getpriority)),
         __NR_setpriority => ("setpriority", 3, L(info::setpriority)),
+        __NR_ioprio_get => ("ioprio_get", 2, L(info::ioprio_get)),
+        __NR_ioprio_set => ("ioprio_set", 3, L(info::ioprio_set)),
         __NR_prctl => ("prctl", 5, L(info::prctl)),
 
         // Signals: delivered to handlers on the way back to the program (linux::signal).

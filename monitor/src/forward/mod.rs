@@ -85,7 +85,8 @@ const CWD: u64 = libc::AT_FDCWD as u32 as u64;
 /// them after a look of their own (getpriority and setpriority: a program thread's id becomes
 /// the program's process).
 #[cfg(test)]
-pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[libc::SYS_getpriority, libc::SYS_setpriority];
+pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] =
+    &[libc::SYS_getpriority, libc::SYS_setpriority, libc::SYS_ioprio_get, libc::SYS_ioprio_set];
 
 pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_read,
@@ -163,6 +164,8 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_capget,
     libc::SYS_getpriority,
     libc::SYS_setpriority,
+    libc::SYS_ioprio_get,
+    libc::SYS_ioprio_set,
     libc::SYS_getxattr,
     libc::SYS_lgetxattr,
     libc::SYS_fgetxattr,
@@ -442,8 +445,8 @@ impl Forwarder {
             libc::SYS_fstatfs => self.fstatfs(g, a[0], a[1]),
             libc::SYS_getgroups => self.getgroups(g, a[0], a[1]),
             libc::SYS_capget => self.capget(g, a[0], a[1]),
-            libc::SYS_getpriority => self.getpriority(a[0], a[1]),
-            libc::SYS_setpriority => self.setpriority(a[0], a[1], a[2]),
+            nr @ (libc::SYS_getpriority | libc::SYS_ioprio_get) => self.getpriority(nr, a[0], a[1]),
+            nr @ (libc::SYS_setpriority | libc::SYS_ioprio_set) => self.setpriority(nr, a[0], a[1], a[2]),
             libc::SYS_getxattr | libc::SYS_lgetxattr => self.getxattr(g, nr, a[0], a[1], a[2], a[3]),
             libc::SYS_fgetxattr => self.fgetxattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_listxattr | libc::SYS_llistxattr => self.listxattr(g, nr, a[0], a[1], a[2]),

@@ -86,31 +86,37 @@ impl Forwarder {
     }
 }
 
-/// The program's own process as `getpriority`/`setpriority` name it (`who` 0 or its pid; the
-/// kernel turns one of its thread ids into 0).
-fn own_process(which: u64, who: u64, pid: &str) -> bool {
-    which as u32 as libc::c_int == libc::PRIO_PROCESS as libc::c_int && (who as u32 == 0 || who.to_string() == pid)
+/// The program's own process as `getpriority`/`setpriority` (`process` PRIO_PROCESS) or
+/// `ioprio_get`/`ioprio_set` (IOPRIO_WHO_PROCESS) name it: `who` 0 or its pid (the kernel
+/// turns one of its thread ids into 0).
+fn own_process(which: u64, who: u64, process: u64, pid: &str) -> bool {
+    which as u32 as u64 == process && (who as u32 == 0 || who.to_string() == pid)
 }
 
+const PRIO_PROCESS: u64 = 0;
+const IOPRIO_WHO_PROCESS: u64 = 1;
+
 impl Forwarder {
-    /// getpriority: the program's niceness is `hrt`'s main thread's (the raw call's 20 - nice,
+    /// getpriority (and ioprio_get): the program's niceness is `hrt`'s main thread's (the raw call's 20 - nice,
     /// as Linux returns it); anything else is the host's answer.
-    pub(super) fn getpriority(&self, which: u64, who: u64) -> SysResult<i64> {
-        let who = if own_process(which, who, &self.host_pid) { std::process::id() as u64 } else { who };
+    pub(super) fn getpriority(&self, nr: libc::c_long, which: u64, who: u64) -> SysResult<i64> {
+        let process = if nr == libc::SYS_getpriority { PRIO_PROCESS } else { IOPRIO_WHO_PROCESS };
+        let who = if own_process(which, who, process, &self.host_pid) { std::process::id() as u64 } else { who };
         // SAFETY: no pointers.
-        unsafe { self.sys(libc::SYS_getpriority, &[int(which), who as u32 as libc::c_long]) }
+        unsafe { self.sys(nr, &[int(which), who as u32 as libc::c_long]) }
     }
 
-    /// setpriority: for the program's own process every thread of `hrt` takes the value (they
+    /// setpriority (and ioprio_set): for the program's own process every thread of `hrt` takes the value (they
     /// all run the program: its vCPUs, the forwarding threads, the spawner of its children), the
     /// main thread first, whose refusal (EACCES, EPERM) is the answer; anything else is the
     /// host's call, with its permission checks.
-    pub(super) fn setpriority(&self, which: u64, who: u64, prio: u64) -> SysResult<i64> {
+    pub(super) fn setpriority(&self, nr: libc::c_long, which: u64, who: u64, prio: u64) -> SysResult<i64> {
+        let process = if nr == libc::SYS_setpriority { PRIO_PROCESS } else { IOPRIO_WHO_PROCESS };
         let one = |tid: u64| {
             // SAFETY: no pointers.
-            unsafe { self.sys(libc::SYS_setpriority, &[int(which), tid as u32 as libc::c_long, int(prio)]) }
+            unsafe { self.sys(nr, &[int(which), tid as u32 as libc::c_long, int(prio)]) }
         };
-        if !own_process(which, who, &self.host_pid) {
+        if !own_process(which, who, process, &self.host_pid) {
             return one(who);
         }
         let me = std::process::id() as u64;

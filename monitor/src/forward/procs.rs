@@ -601,7 +601,7 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
-/// Gives this (spawning) thread the program's niceness, its main thread's, which a `renice`
+/// Gives this (spawning) thread the program's niceness and I/O priority, its main thread's, which a `renice`
 /// from another process changes alone, so the child about to be cloned from this thread
 /// inherits what it would natively. A refusal (a less nice value without the privilege) keeps
 /// this thread's.
@@ -611,6 +611,13 @@ fn take_programs_niceness() {
     if raw > 0 {
         // SAFETY: no pointers; 0 names this thread.
         unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, (20 - raw) as libc::c_int) };
+    }
+    // The I/O priority likewise (IOPRIO_WHO_PROCESS is 1).
+    // SAFETY: no pointers.
+    let io = unsafe { libc::syscall(libc::SYS_ioprio_get, 1, std::process::id()) };
+    if io >= 0 {
+        // SAFETY: no pointers; 0 names this thread.
+        unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, io) };
     }
 }
 

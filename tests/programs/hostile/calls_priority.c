@@ -1,4 +1,4 @@
-// getpriority and setpriority on the program itself (0, its pid, a thread created after the
+// getpriority and setpriority, ioprio_get and ioprio_set, on the program itself (0, its pid, a thread created after the
 // change), on nobody, with a bad `which`, and the niceness a child started with system()
 // inherits (`nice` prints it). Compared with the native run.
 #define _GNU_SOURCE
@@ -51,5 +51,12 @@ int main(void) {
     show("bad which", getpriority(7, 0));
     show("set, bad which", setpriority(7, 0, 1));
     show("set nobody", setpriority(PRIO_PROCESS, 0x3fffffff, 1));
+    // I/O priorities (IOPRIO_WHO_PROCESS 1; class best-effort 2, level 4).
+    show("ioprio self", (int)syscall(SYS_ioprio_get, 1, 0));
+    show("ioprio set best-effort 4", (int)syscall(SYS_ioprio_set, 1, 0, (2 << 13) | 4));
+    show("ioprio by pid", (int)syscall(SYS_ioprio_get, 1, getpid()));
+    show("system(\"ionice\")", system("ionice"));
+    show("ioprio nobody", (int)syscall(SYS_ioprio_get, 1, 0x3fffffff));
+    show("ioprio bad which", (int)syscall(SYS_ioprio_get, 9, 0));
     return 0;
 }

@@ -226,14 +226,21 @@ pub fn fill_random(addr: u64, len: u64) -> Result<(), u32> {
 }
 
 const PRIO_PROCESS: u64 = 0;
+const IOPRIO_WHO_PROCESS: u64 = 1;
 
-/// getpriority and setpriority, performed by the host: the program's niceness is its host
-/// process's (`hrt`'s, whose threads run the program), and other processes, groups and users
-/// are the host's. A program thread named by its tid means the program (the monitor applies
-/// the program's nice value to all of `hrt`'s threads; Linux's is per thread).
+/// getpriority and setpriority (and the I/O priority calls, ioprio_get and ioprio_set),
+/// performed by the host: the program's niceness is its host process's (`hrt`'s, whose threads
+/// run the program and do its I/O), and other processes, groups and users are the host's. A
+/// program thread named by its tid means the program (the monitor applies the program's value
+/// to all of `hrt`'s threads; Linux's is per thread).
 fn priority(nr: u32, a: [u64; 6]) -> SysResult {
     let mut a = a;
-    if a[0] == PRIO_PROCESS && a[1] as u32 != 0 && super::super::signal::is_program_thread(a[1] as u32) {
+    let process = if nr == linux_raw_sys::general::__NR_getpriority || nr == linux_raw_sys::general::__NR_setpriority {
+        PRIO_PROCESS
+    } else {
+        IOPRIO_WHO_PROCESS
+    };
+    if a[0] == process && a[1] as u32 != 0 && super::super::signal::is_program_thread(a[1] as u32) {
         a[1] = 0;
     }
     let r = crate::linux::syscall::forward(nr as u64, a);
@@ -250,4 +257,12 @@ pub fn getpriority(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 pub fn setpriority(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     priority(linux_raw_sys::general::__NR_setpriority, a)
+}
+
+pub fn ioprio_get(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    priority(linux_raw_sys::general::__NR_ioprio_get, a)
+}
+
+pub fn ioprio_set(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    priority(linux_raw_sys::general::__NR_ioprio_set, a)
 }
