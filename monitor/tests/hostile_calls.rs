@@ -256,3 +256,36 @@ fn resource_limits_are_inherited() {
 fn niceness_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_priority", Some("self after                       5"));
 }
+
+/// User and group ids: the get calls and the set calls that keep each id (they were ENOSYS, and
+/// GNU make stopped: "make: gcc: Function not implemented").
+#[test]
+fn ids_kept_as_they_are_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_ids", Some("setresuid(-1, euid, -1)      0"));
+}
+
+/// GNU make under hrt builds a five-file C program with two jobs (its recipes run as host
+/// children), and the program runs.
+#[test]
+fn make_builds_a_program_under_hrt() {
+    let dir = std::env::temp_dir().join(format!("hrt-make-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 1..=4 {
+        std::fs::write(dir.join(format!("f{i}.c")), format!("int f{i}(void) {{ return {i}; }}\n")).unwrap();
+    }
+    std::fs::write(
+        dir.join("m.c"),
+        "int f1(void), f2(void), f3(void), f4(void);\nint main(void) { return f1() + f2() + f3() + f4(); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Makefile"), "prog: m.o f1.o f2.o f3.o f4.o\n\tgcc -o $@ $^\n%.o: %.c\n\tgcc -O2 -c $<\n")
+        .unwrap();
+    let mut h = hrt_cmd();
+    h.args(["run", "--cpus", "2", "--", "make", "-s", "-j2", "-C"]).arg(&dir);
+    let out = run(h, None);
+    assert_eq!(out.code(), 0, "{out:?}");
+    let status = std::process::Command::new(dir.join("prog")).status().unwrap();
+    assert_eq!(status.code(), Some(10), "the program make built");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,7 +6,7 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{info, memory, numa, procs, residency, signal, sysv_shm, thread, time};
+use super::calls::{ids, info, memory, numa, procs, residency, signal, sysv_shm, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
 use crate::arch::traps::TrapFrame;
@@ -212,6 +212,14 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_geteuid => ("geteuid", 0, L(info::getuid)),
         __NR_getgid => ("getgid", 0, L(info::getgid)),
         __NR_getegid => ("getegid", 0, L(info::getgid)),
+        __NR_getresuid => ("getresuid", 3, L(ids::getresuid)),
+        __NR_getresgid => ("getresgid", 3, L(ids::getresgid)),
+        __NR_setuid => ("setuid", 1, L(ids::setuid)),
+        __NR_setreuid => ("setreuid", 2, L(ids::setreuid)),
+        __NR_setresuid => ("setresuid", 3, L(ids::setresuid)),
+        __NR_setgid => ("setgid", 1, L(ids::setgid)),
+        __NR_setregid => ("setregid", 2, L(ids::setregid)),
+        __NR_setresgid => ("setresgid", 3, L(ids::setresgid)),
         __NR_umask => ("umask", 1, L(info::umask)),
         __NR_getpriority => ("getpriority", 2, L(info::getpriority)),
         __NR_setpriority => ("setpriority", 3, L(info::setpriority)),

@@ -1,5 +1,6 @@
 //! Local system calls, grouped by subject.
 pub mod fork;
+pub mod ids;
 pub mod info;
 pub mod memory;
 pub mod numa;
