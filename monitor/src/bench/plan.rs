@@ -65,13 +65,14 @@ fn interleaved(program: &'static str, args: Vec<String>, threads: u32, hrt: &[Vi
     jobs
 }
 
-/// Rounds of the omp suite, and EPCC samples per row in each (a row's samples in all: 12 with
-/// --quick, 60 otherwise).
+/// Rounds of the omp suite, and EPCC samples per row in each (a row's samples in all: 16 with
+/// --quick, 120 otherwise; a sample is a test and its own reference, 0.5 ms each, 0.25 ms
+/// with --quick).
 fn omp_rounds(quick: bool) -> (u32, u32) {
     if quick {
-        (2, 6)
+        (2, 8)
     } else {
-        (6, 10)
+        (6, 20)
     }
 }
 
