@@ -12,10 +12,18 @@ use crate::linux::futex;
 /// 0.060-0.075 us with it, Linux and libgomp 0.088-0.094 us).
 const BACKOFF_MAX: u32 = 16;
 
+/// Takes the lock: a free word is one `lock cmpxchg` with no frame around it (the wait is
+/// out of line, so the entry points that jump here save no registers first).
+#[inline(always)]
 pub fn lock(w: &AtomicU32) {
-    if w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
-        return;
+    if w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        lock_contended(w);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn lock_contended(w: &AtomicU32) {
     // Spin as long as a waiting thread does (libgomp's spin count, GOMP_SPINCOUNT): a holder
     // that sleeps on the word must wake its successor with a futex call at every unlock.
     // The count is of pauses, as libgomp counts its spin loop's rounds, whatever the backoff.
