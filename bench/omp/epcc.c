@@ -1,7 +1,7 @@
 /* OpenMP construct overheads measured the way the EPCC microbenchmarks describe it (this is an
  * independent implementation, not EPCC's code):
  *
- *   - a delay loop (volatile, not inlined so every caller runs the same instructions,
+ *   - a delay loop (kept by an empty asm, not inlined so every caller runs the same instructions,
  *     calibrated to DELAY_US) is the unit of work;
  *   - the test is a fixed amount of work per thread executed inside the construct, `inner`
  *     times per sample, with `inner` doubled until one sample lasts at least the target time;
@@ -39,10 +39,16 @@ static int nthreads;
 static long atomic_counter;
 static omp_lock_t lock;
 
+/* The sum stays in a register (the empty asm makes the compiler keep every addition): a
+ * volatile stack variable made the delay's time depend on where its caller's frame was, and
+ * the schedule rows, whose test and reference call it from different frames, moved by up to
+ * 0.5 us per loop from one build to the next. */
 __attribute__((noinline)) static void delay(long len) {
-    volatile long acc = 0;
-    for (long i = 0; i < len; i++)
+    long acc = 0;
+    for (long i = 0; i < len; i++) {
         acc += i;
+        __asm__ volatile("" : "+r"(acc));
+    }
 }
 
 /* Loop length that makes delay() last `us` microseconds (best of a few timings). */
@@ -210,9 +216,9 @@ static double time_once(void (*fn)(long), long inner) {
     return omp_get_wtime() - t0;
 }
 
-static double best_of_3(void (*fn)(long), long inner) {
+static double best_of_5(void (*fn)(long), long inner) {
     double best = time_once(fn, inner);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 4; k++) {
         double t = time_once(fn, inner);
         best = t < best ? t : best;
     }
@@ -221,10 +227,10 @@ static double best_of_3(void (*fn)(long), long inner) {
 
 static void measure(const struct test *t, int samples, double target_s) {
     /* inner: a multiple of nthreads, doubled until one test sample lasts target_s (the best
-     * of three timings, so that a thread descheduled once does not stop the doubling). */
+     * of five timings, so that a thread descheduled now and then does not stop the doubling). */
     long inner = nthreads;
     t->run(inner); /* warm-up */
-    while (best_of_3(t->run, inner) < target_s && inner < (1L << 30))
+    while (best_of_5(t->run, inner) < target_s && inner < (1L << 30))
         inner *= 2;
 
     double *ref = bench_alloc(sizeof(double) * samples);
