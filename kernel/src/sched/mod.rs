@@ -144,6 +144,9 @@ static QUANTUM: AtomicU64 = AtomicU64::new(0);
 /// How many vCPUs (the first ones) the kernel's OpenMP runtime places its threads on: all of
 /// them (0), or, when they outnumber the host's CPUs, as many as the host has.
 static PLACEMENT_CPUS: AtomicUsize = AtomicUsize::new(0);
+/// The vCPUs outnumber the host's CPUs: a spinning waiter may hold the host CPU that the
+/// vCPU it waits for needs.
+static HOST_OVERCOMMITTED: AtomicBool = AtomicBool::new(false);
 
 /// Every CPU's scheduler state, by CPU number.
 struct CpuScheds([CpuSched; hrt_abi::MAX_CPUS]);
@@ -168,6 +171,7 @@ pub(crate) fn this_sched() -> &'static CpuSched {
 /// `pack_on`: when the vCPUs outnumber the host's CPUs, how many of them take threads (0: all).
 pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Option<u32>) {
     IDLE_HALT.store(idle_halt, Ordering::Relaxed);
+    HOST_OVERCOMMITTED.store(pack_on.is_some(), Ordering::Relaxed);
     spin_look::configure(pack_on.is_some());
     if let Some(n) = pack_on.filter(|&n| n > 0 && (n as usize) < cpu::count()) {
         // Threads that wait for each other then take turns on a vCPU (a switch in the guest,
@@ -194,6 +198,11 @@ pub fn placement_cpus() -> usize {
         0 => cpu::count(),
         n => n.min(cpu::count()),
     }
+}
+
+/// Whether the vCPUs outnumber the host's CPUs (`HOST_OVERCOMMITTED`).
+pub fn host_overcommitted() -> bool {
+    HOST_OVERCOMMITTED.load(Ordering::Relaxed)
 }
 
 /// How long this CPU's idle loop polls before it halts, in ns (u64::MAX: it never halts). A
