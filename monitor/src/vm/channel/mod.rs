@@ -24,6 +24,7 @@
 //!   runs something else or halts, through an interrupt the monitor sends (KVM_SIGNAL_MSI).
 
 pub mod host_signals;
+mod placement;
 mod service;
 mod workers;
 
@@ -124,6 +125,8 @@ pub struct Service {
     msi_failed: AtomicBool,
     /// When each slot's worker was last signalled for a cancel (ns since `epoch`).
     last_kick: Vec<AtomicU64>,
+    /// The polling threads, kept off the host CPU of a vCPU that wakes them.
+    pollers: placement::Pollers,
 }
 
 impl Service {
@@ -143,6 +146,7 @@ impl Service {
             stopping: AtomicBool::new(false),
             msi_failed: AtomicBool::new(false),
             last_kick: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            pollers: placement::Pollers::new(),
         }
     }
 
@@ -165,8 +169,9 @@ impl Service {
             std::thread::Builder::new()
                 .name(format!("hrt-serve{i}"))
                 .spawn(move || {
-                    if let Some(cpu) = pin_to {
-                        super::vcpu::pin_to_host_cpu(cpu);
+                    match pin_to {
+                        Some(cpu) => super::vcpu::pin_to_host_cpu(cpu),
+                        None => svc.pollers.add_self(),
                     }
                     if let Some(Err(e)) = filter.as_ref().map(super::seccomp::install) {
                         eprintln!("hrt: {e}");
@@ -214,6 +219,7 @@ impl Service {
         self.sweep(shared);
         let cancels = self.channel().is_some_and(|ch| ch.header.cancel.iter().any(|w| w.load(Ordering::Relaxed) != 0));
         if cancels || (now.saturating_sub(last) < BURST.as_nanos() as u64 && self.wake_worthwhile()) {
+            self.pollers.keep_off_this_cpu();
             self.ring();
         }
     }
