@@ -47,15 +47,21 @@ pub struct ChannelConfig {
     pub threads: u32,
     /// How long a polling thread spins after the last request before it sleeps.
     pub spin: Duration,
+    /// Whether a vCPU thread that wakes the pollers keeps them off its own host CPU
+    /// (`placement`): not when the other cores run the vCPUs of this job's other MPI ranks,
+    /// which a poller there would preempt.
+    pub steer: bool,
 }
 
 impl ChannelConfig {
     /// The defaults for `cpus` vCPUs on this host (see the module comment).
     pub fn defaults(cpus: u32, spin_us: Option<u64>, threads: Option<u32>) -> ChannelConfig {
         let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-        let spare = host > cpus.saturating_mul(local_ranks());
+        let ranks = local_ranks();
+        let spare = host > cpus.saturating_mul(ranks);
         let spin_us = spin_us.unwrap_or(if spare { 1000 } else { 50 });
-        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin: Duration::from_micros(spin_us) }
+        let steer = spare || ranks == 1;
+        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin: Duration::from_micros(spin_us), steer }
     }
 
     /// What `-v` says of the spin `defaults` chose for `cpus` vCPUs and why.
@@ -63,8 +69,9 @@ impl ChannelConfig {
         let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
         let ranks = local_ranks();
         format!(
-            "hrt: the channel's polling thread spins {} µs after the last request ({host} host CPU(s) for {ranks} local MPI rank(s) of {cpus} vCPU(s))",
-            self.spin.as_micros()
+            "hrt: the channel's polling thread spins {} µs after the last request ({host} host CPU(s) for {ranks} local MPI rank(s) of {cpus} vCPU(s)){}",
+            self.spin.as_micros(),
+            if self.steer { "; a vCPU that wakes it keeps it off its own host CPU" } else { "" }
         )
     }
 }
@@ -171,7 +178,8 @@ impl Service {
                 .spawn(move || {
                     match pin_to {
                         Some(cpu) => super::vcpu::pin_to_host_cpu(cpu),
-                        None => svc.pollers.add_self(),
+                        None if svc.config.steer => svc.pollers.add_self(),
+                        None => {}
                     }
                     if let Some(Err(e)) = filter.as_ref().map(super::seccomp::install) {
                         eprintln!("hrt: {e}");
