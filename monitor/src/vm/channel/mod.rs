@@ -16,6 +16,8 @@
 //!   vCPUs; every `PROBE`th such doorbell wakes them again to see whether the calls came closer.
 //!   (Two MPI ranks on two cores, one `process_vm_readv` per message ~100 us apart: 85-200 us
 //!   per message with the futile wake-ups, ~40-50 without; docs/benchmarks.md, OSU.)
+//!   The waking vCPU thread keeps the pollers off its own host CPU first (`placement`), where
+//!   the host scheduler would put them to preempt the very caller they are to serve.
 //! - A call that may block for as long as another party pleases (`Forwarder::may_block`: reads
 //!   and writes on pipes, terminals and sockets, polls, lock waits, opens) is handed to a
 //!   worker thread of its own, created on demand (at most one per slot), so it never holds up
