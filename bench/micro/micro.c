@@ -496,6 +496,16 @@ static double rep_read_4k(void *ctx, double *aux) {
     return (double)(bench_tsc() - t0);
 }
 
+/* A 1-byte write to /dev/null after 200 us without system calls, as a program that makes a call
+ * now and then: a forwarding service that sleeps after a shorter spin is woken by a doorbell. */
+static double rep_write_after_gap(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    uint64_t until = bench_tsc() + (uint64_t)(tsc_hz * 200e-6);
+    while (bench_tsc() < until)
+        __builtin_ia32_pause();
+    return rep_write_devnull(NULL, NULL);
+}
+
 static int drain_pipe[2];
 static void *drainer(void *arg) {
     (void)arg;
@@ -596,6 +606,7 @@ static void test_forwarded_io(void) {
         }
     file4k = fd;
     sampled("forward.read_4k", "cycles", 10000, 1000, 100, rep_read_4k, NULL, NULL, 1);
+    sampled("forward.write_after_200us", "cycles", 2000, 300, 100, rep_write_after_gap, NULL, NULL, 1);
     if (pipe(drain_pipe) != 0) {
         perror("pipe");
         exit(1);

@@ -90,7 +90,8 @@ fn process_vm_readv_and_writev_between_ranks() {
 }
 
 /// The channel's default spin counts the vCPUs of every rank on the host: two ranks of one
-/// vCPU on two host CPUs leave none to spare (the short spin), one `hrt` of one vCPU does
+/// vCPU on two host CPUs leave none to spare (the short spin, and a woken polling thread is not
+/// kept off its waker's CPU: the other core runs the other rank), one `hrt` of one vCPU does
 /// (`-v` says which spin and why; no timing involved).
 #[test]
 fn the_default_spin_counts_all_local_ranks() {
@@ -105,10 +106,13 @@ fn the_default_spin_counts_all_local_ranks() {
     assert_eq!(alone.code(), 0, "{alone:?}");
     let spin = "spins 1000 µs after the last request (2 host CPU(s) for 1 local MPI rank(s) of 1 vCPU(s))";
     assert!(alone.stderr.contains(spin), "{}", alone.stderr);
+    let steer = "a vCPU that wakes it keeps it off its own host CPU";
+    assert!(alone.stderr.contains(steer), "{}", alone.stderr);
     let ranks = two_cpus("mpirun", &["-np", "2", hrt_bin, "run", "-v", "--cpus", "1", "--", "/bin/true"]);
     assert_eq!(ranks.code(), 0, "{ranks:?}");
     let spin = "spins 50 µs after the last request (2 host CPU(s) for 2 local MPI rank(s) of 1 vCPU(s))";
     assert_eq!(ranks.stderr.matches(spin).count(), 2, "{}", ranks.stderr);
+    assert!(!ranks.stderr.contains(steer), "{}", ranks.stderr);
 }
 
 /// Role "a" of shared_mem.c natively or under hrt, role "b" natively beside it.

@@ -34,6 +34,8 @@ const SPIN_NS_CONTENDED: u64 = 5_000;
 /// Round trips and how many ended asleep (`-v` prints them at exit).
 static CALLS: AtomicU64 = AtomicU64::new(0);
 static SLEPT: AtomicU64 = AtomicU64::new(0);
+/// Doorbells rung (VM exits).
+static RUNG: AtomicU64 = AtomicU64::new(0);
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
 /// Allocates the channel and registers it with the monitor; forwarded calls keep the hypercall
@@ -72,9 +74,15 @@ pub fn active() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// (round trips, of which the caller slept) so far.
-pub fn counts() -> (u64, u64) {
-    (CALLS.load(Ordering::Relaxed), SLEPT.load(Ordering::Relaxed))
+/// (round trips, of which the caller slept, doorbells rung) so far.
+pub fn counts() -> (u64, u64, u64) {
+    (CALLS.load(Ordering::Relaxed), SLEPT.load(Ordering::Relaxed), RUNG.load(Ordering::Relaxed))
+}
+
+/// Rings the doorbell (one VM exit; the monitor serves what is pending).
+fn ring() {
+    RUNG.fetch_add(1, Ordering::Relaxed);
+    crate::arch::hypercall::call(hrt_abi::nr::DOORBELL, &[]);
 }
 
 /// Performs forwarded call `nr` through the channel. None if there is no channel.
@@ -90,7 +98,7 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
     slot.state.store(SUBMITTED, Ordering::Release);
     ch.header.pending[idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
     if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
-        crate::arch::hypercall::call(hrt_abi::nr::DOORBELL, &[]);
+        ring();
     }
     let cancelled = wait(ch, idx);
     let mut ret = slot.ret.load(Ordering::Acquire);
@@ -156,7 +164,7 @@ fn wait(ch: &Channel, idx: usize) -> bool {
             cancelled = true;
             ch.header.cancel[idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
             if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
-                crate::arch::hypercall::call(hrt_abi::nr::DOORBELL, &[]);
+                ring();
             }
         }
     }

@@ -151,8 +151,10 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
         );
     }
     if super::channel::active() {
-        let (calls, slept) = super::channel::counts();
-        crate::kinfo!("kernel: {calls} forwarded call(s) through the channel, {slept} of them waited asleep");
+        let (calls, slept, rung) = super::channel::counts();
+        crate::kinfo!(
+            "kernel: {calls} forwarded call(s) through the channel, {slept} of them waited asleep, {rung} doorbell(s) rung"
+        );
     }
     if let Some((looks, spinning)) = crate::sched::spin_look::counts() {
         crate::kinfo!("kernel: {looks} look(s) at running program threads, {spinning} found spinning");

@@ -55,6 +55,10 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_restart_syscall,
     libc::SYS_sched_yield,
     libc::SYS_sched_getaffinity,
+    // A vCPU thread waking the channel's pollers keeps them off its own host CPU
+    // (channel/placement.rs); sched_getcpu's fallback when the vDSO lacks it.
+    libc::SYS_sched_setaffinity,
+    libc::SYS_getcpu,
     libc::SYS_getpid,
     libc::SYS_gettid,
     libc::SYS_tgkill,

@@ -16,6 +16,8 @@
 //!   vCPUs; every `PROBE`th such doorbell wakes them again to see whether the calls came closer.
 //!   (Two MPI ranks on two cores, one `process_vm_readv` per message ~100 us apart: 85-200 us
 //!   per message with the futile wake-ups, ~40-50 without; docs/benchmarks.md, OSU.)
+//!   The waking vCPU thread keeps the pollers off its own host CPU first (`placement`), where
+//!   the host scheduler would put them to preempt the very caller they are to serve.
 //! - A call that may block for as long as another party pleases (`Forwarder::may_block`: reads
 //!   and writes on pipes, terminals and sockets, polls, lock waits, opens) is handed to a
 //!   worker thread of its own, created on demand (at most one per slot), so it never holds up
@@ -24,6 +26,7 @@
 //!   runs something else or halts, through an interrupt the monitor sends (KVM_SIGNAL_MSI).
 
 pub mod host_signals;
+mod placement;
 mod service;
 mod workers;
 
@@ -46,15 +49,21 @@ pub struct ChannelConfig {
     pub threads: u32,
     /// How long a polling thread spins after the last request before it sleeps.
     pub spin: Duration,
+    /// Whether a vCPU thread that wakes the pollers keeps them off its own host CPU
+    /// (`placement`): not when the other cores run the vCPUs of this job's other MPI ranks,
+    /// which a poller there would preempt.
+    pub steer: bool,
 }
 
 impl ChannelConfig {
     /// The defaults for `cpus` vCPUs on this host (see the module comment).
     pub fn defaults(cpus: u32, spin_us: Option<u64>, threads: Option<u32>) -> ChannelConfig {
         let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-        let spare = host > cpus.saturating_mul(local_ranks());
+        let ranks = local_ranks();
+        let spare = host > cpus.saturating_mul(ranks);
         let spin_us = spin_us.unwrap_or(if spare { 1000 } else { 50 });
-        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin: Duration::from_micros(spin_us) }
+        let steer = spare || ranks == 1;
+        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin: Duration::from_micros(spin_us), steer }
     }
 
     /// What `-v` says of the spin `defaults` chose for `cpus` vCPUs and why.
@@ -62,8 +71,9 @@ impl ChannelConfig {
         let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
         let ranks = local_ranks();
         format!(
-            "hrt: the channel's polling thread spins {} µs after the last request ({host} host CPU(s) for {ranks} local MPI rank(s) of {cpus} vCPU(s))",
-            self.spin.as_micros()
+            "hrt: the channel's polling thread spins {} µs after the last request ({host} host CPU(s) for {ranks} local MPI rank(s) of {cpus} vCPU(s)){}",
+            self.spin.as_micros(),
+            if self.steer { "; a vCPU that wakes it keeps it off its own host CPU" } else { "" }
         )
     }
 }
@@ -124,6 +134,8 @@ pub struct Service {
     msi_failed: AtomicBool,
     /// When each slot's worker was last signalled for a cancel (ns since `epoch`).
     last_kick: Vec<AtomicU64>,
+    /// The polling threads, kept off the host CPU of a vCPU that wakes them.
+    pollers: placement::Pollers,
 }
 
 impl Service {
@@ -143,6 +155,7 @@ impl Service {
             stopping: AtomicBool::new(false),
             msi_failed: AtomicBool::new(false),
             last_kick: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            pollers: placement::Pollers::new(),
         }
     }
 
@@ -165,8 +178,10 @@ impl Service {
             std::thread::Builder::new()
                 .name(format!("hrt-serve{i}"))
                 .spawn(move || {
-                    if let Some(cpu) = pin_to {
-                        super::vcpu::pin_to_host_cpu(cpu);
+                    match pin_to {
+                        Some(cpu) => super::vcpu::pin_to_host_cpu(cpu),
+                        None if svc.config.steer => svc.pollers.add_self(),
+                        None => {}
                     }
                     if let Some(Err(e)) = filter.as_ref().map(super::seccomp::install) {
                         eprintln!("hrt: {e}");
@@ -214,6 +229,7 @@ impl Service {
         self.sweep(shared);
         let cancels = self.channel().is_some_and(|ch| ch.header.cancel.iter().any(|w| w.load(Ordering::Relaxed) != 0));
         if cancels || (now.saturating_sub(last) < BURST.as_nanos() as u64 && self.wake_worthwhile()) {
+            self.pollers.keep_off_this_cpu();
             self.ring();
         }
     }
