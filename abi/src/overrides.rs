@@ -26,6 +26,15 @@ pub struct Entry {
 
 pub const KIND_OVERRIDE: u8 = 1;
 pub const KIND_IMPORT: u8 = 2;
+/// Not a function: where the program's own libgomp decides how long to spin
+/// (`mov gomp_managed_threads(%rip), %reg; cmp %reg, gomp_available_cpus(%rip); jb throttled`),
+/// at the `cmp`; `size` covers the `cmp` and the `jb`. Sent only when the vCPUs outnumber the
+/// host's CPUs and the program keeps its libgomp: the kernel makes the comparison count the
+/// host's CPUs, as libgomp natively would (see the kernel's `linux::spin_throttle`).
+pub const KIND_SPIN_SITE: u8 = 3;
+/// Not a function: libgomp's `gomp_available_cpus` (8 bytes), read once its constructor has
+/// run (at the program's first thread creation).
+pub const KIND_SPIN_CPUS: u8 = 4;
 
 /// The fewest bytes an overridden function must have: a `jmp rel32` (to the kernel, or to a
 /// far jump the kernel places in the dead body of a larger overridden function).

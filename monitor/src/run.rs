@@ -128,10 +128,12 @@ fn install_stop_handlers() {
 /// The `--omp` decision: entries for the kernel to patch at load (a static program), or
 /// Some(required) for a dynamically linked program whose shared libgomp is overridden when
 /// mapped.
-fn omp_overrides(args: &RunArgs, program: &Program, one_ring: bool) -> Result<(Vec<u8>, Option<bool>)> {
+/// `packed`: the vCPUs outnumber the host's CPUs and threads are packed on as many
+/// (`--overcommit pack`); a program that keeps its libgomp then gets its spin sites.
+fn omp_overrides(args: &RunArgs, program: &Program, one_ring: bool, packed: bool) -> Result<(Vec<u8>, Option<bool>)> {
     use crate::overrides::{Decision, OmpChoice};
     if args.omp == OmpChoice::Libgomp {
-        return Ok((Vec::new(), None));
+        return Ok((own_libgomp(args, program, packed), None));
     }
     let decision = if !one_ring {
         Decision::Skip(String::from(
@@ -160,7 +162,30 @@ fn omp_overrides(args: &RunArgs, program: &Program, one_ring: bool) -> Result<(V
             if args.verbose {
                 eprintln!("hrt: --omp auto: the program runs on its own libgomp: {why}");
             }
-            Ok((Vec::new(), None))
+            Ok((own_libgomp(args, program, packed), None))
+        }
+    }
+}
+
+/// A program on its own libgomp: with more vCPUs than host CPUs, the places where its libgomp
+/// chooses its spin count (`overrides::spin_sites`), for the kernel to make it count the
+/// host's CPUs as it would natively.
+fn own_libgomp(args: &RunArgs, program: &Program, packed: bool) -> Vec<u8> {
+    if !packed {
+        return Vec::new();
+    }
+    match crate::overrides::spin_sites::plan(&program.bytes) {
+        Ok(entries) => {
+            if args.verbose {
+                eprintln!("hrt: the program's libgomp: {} spin test(s) will count the host's CPUs", entries.len() - 1);
+            }
+            crate::overrides::encode(&entries)
+        }
+        Err(why) => {
+            if args.verbose {
+                eprintln!("hrt: the program's libgomp keeps its spin as it is: {why}");
+            }
+            Vec::new()
         }
     }
 }
@@ -225,7 +250,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     }
     let kernel_in_ring3 = config.platform == hrt_abi::Platform::PvmEmulated && !config.kernel_ring0;
     let one_ring = app_ring == 0 || kernel_in_ring3;
-    let (overrides, omp_library) = omp_overrides(args, &program, one_ring)?;
+    let (overrides, omp_library) = omp_overrides(args, &program, one_ring, config.pack_on > 0)?;
     config.program = Some(ProgramSetup {
         program,
         argv,

@@ -151,7 +151,7 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: bool) -> Resu
 /// Gives the kernel's OpenMP runtime the program's environment when the program's libgomp
 /// functions were redirected to it (`--omp kernel`).
 fn start_overrides(boot: &BootInfo, loaded: &Loaded) {
-    if boot.overrides.size == 0 {
+    if !super::overrides::redirects_functions(boot) {
         return;
     }
     let n = loaded.overridden;

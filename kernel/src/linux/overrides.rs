@@ -102,7 +102,20 @@ pub fn apply(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<us
         return Ok(0);
     }
     let list: Vec<Entry> = entries(boot.overrides).collect();
+    if list.iter().any(|e| matches!(e.kind, abi::KIND_SPIN_SITE | abi::KIND_SPIN_CPUS)) {
+        // The program keeps its libgomp (the monitor sends no functions then).
+        let host = crate::sched::placement_cpus();
+        if host < crate::cpu::count() {
+            super::spin_throttle::apply(&list, bias, lo, hi, host);
+        }
+        return Ok(0);
+    }
     write(&list, bias, lo, hi)
+}
+
+/// Whether the block names functions to redirect (not only libgomp's spin tests).
+pub fn redirects_functions(boot: &hrt_abi::BootInfo) -> bool {
+    boot.overrides.size != 0 && entries(boot.overrides).any(|e| matches!(e.kind, abi::KIND_OVERRIDE | abi::KIND_IMPORT))
 }
 
 /// Patches the functions `list` names (at `bias` + their address, all in `[lo, hi)`, which

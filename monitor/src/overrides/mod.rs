@@ -7,6 +7,7 @@
 
 mod library;
 mod references;
+pub mod spin_sites;
 mod symbols;
 
 pub use library::LibraryPlans;

@@ -52,8 +52,16 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     // Linux threads inherit their creator's CPU mask: place the child inside it.
     let affinity = parent.affinity;
     let mut options = ThreadOptions::named("clone").user();
-    if affinity != [0; 4] {
-        options.cpu = sched::thread::least_loaded(|c| affinity[c / 64] & (1 << (c % 64)) != 0);
+    let in_mask = |c: usize| affinity == [0; 4] || affinity[c / 64] & (1 << (c % 64)) != 0;
+    crate::linux::spin_throttle::before_first_thread(sched::placement_cpus());
+    if crate::linux::spin_throttle::packs_threads() {
+        // The program's libgomp throttles its spins as on the host (`spin_throttle`): its
+        // threads take turns on as many vCPUs as the host has CPUs.
+        let packed = sched::placement_cpus();
+        options.cpu = sched::thread::least_loaded(|c| c < packed && in_mask(c));
+    }
+    if affinity != [0; 4] && options.cpu.is_none() {
+        options.cpu = sched::thread::least_loaded(in_mask);
     }
     // Each thread takes a kernel stack and record from the kernel's share of memory; refuse
     // (EAGAIN, as Linux does at its limits) while some is left for everything else, rather

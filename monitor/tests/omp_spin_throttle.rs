@@ -1,0 +1,83 @@
+//! The program's own libgomp with more vCPUs than host CPUs (`kernel/src/linux/spin_throttle.rs`):
+//! its spin tests count the host's CPUs, as natively, and its team goes to as many vCPUs as
+//! the host has CPUs, while everything the program sees (`omp_get_num_procs`, its results)
+//! stays as without the change.
+
+mod common;
+
+use std::process::Command;
+
+use common::hostile::{repo_root, run, Outcome};
+
+const THROTTLED: &str = "spin test(s) count the host's";
+
+fn program() -> std::path::PathBuf {
+    let prog = repo_root().join("target/programs/omp_spin_throttle-static");
+    assert!(prog.exists(), "{} is missing: run tests/programs/build.sh", prog.display());
+    prog
+}
+
+fn hrt(options: &[&str], threads: &str) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    cmd.arg("run").args(options).arg("--").arg(program()).env("OMP_NUM_THREADS", threads);
+    run(cmd, None)
+}
+
+/// (first line, procs, cpus used) of the program's output.
+fn parse(out: &Outcome) -> (String, usize, usize) {
+    let mut lines = out.stdout.lines();
+    let first = lines.next().unwrap_or("").to_string();
+    let second = lines.next().unwrap_or("");
+    let words: Vec<&str> = second.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+    let num = |i: usize| words.get(i).and_then(|w| w.parse().ok()).unwrap_or(0);
+    (first, num(1), num(4))
+}
+
+#[test]
+fn own_libgomp_on_more_vcpus_than_host_cpus_throttles_and_packs_as_natively() {
+    let host = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cpus = (host + 2).to_string();
+    let mut native = Command::new(program());
+    native.env("OMP_NUM_THREADS", &cpus);
+    let want = run(native, None);
+    let (want_first, native_procs, _) = parse(&want);
+    assert!(want_first.starts_with("all checks passed"), "native run failed:\n{}", want.stdout);
+    assert_eq!(native_procs, host);
+
+    // Packed (the default): the spin tests are rewritten and the team uses the host's count
+    // of vCPUs at most; the program still sees every vCPU.
+    let got = hrt(&["--cpus", &cpus, "-v"], &cpus);
+    let (first, procs, used) = parse(&got);
+    assert_eq!(first, want_first, "{}\n{}", got.stdout, got.stderr);
+    assert_eq!(procs, host + 2, "omp_get_num_procs changed:\n{}", got.stdout);
+    assert!(used >= 1 && used <= host, "the team ran on {used} vCPUs, not at most {host}:\n{}", got.stdout);
+    assert!(got.stderr.contains(THROTTLED), "-v does not say the spin tests count the host's CPUs:\n{}", got.stderr);
+
+    // Spread: libgomp is left as it is, and the team takes every vCPU.
+    let spread = hrt(&["--cpus", &cpus, "--overcommit", "spread", "-v"], &cpus);
+    let (first, procs, used) = parse(&spread);
+    assert_eq!(first, want_first, "{}\n{}", spread.stdout, spread.stderr);
+    assert_eq!((procs, used), (host + 2, host + 2), "{}", spread.stdout);
+    assert!(!spread.stderr.contains(THROTTLED), "{}", spread.stderr);
+
+    // Not overcommitted: nothing changes.
+    let fits = hrt(&["--cpus", &host.to_string(), "-v"], &cpus);
+    assert_eq!(parse(&fits).0, want_first, "{}", fits.stdout);
+    assert!(!fits.stderr.contains(THROTTLED), "{}", fits.stderr);
+}
+
+/// A stripped program has no symbol table to find libgomp's variables in: it keeps its spin.
+#[test]
+fn a_stripped_program_keeps_its_libgomp_spin() {
+    let host = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cpus = (host + 2).to_string();
+    let stripped = repo_root().join("target/programs/omp_spin_throttle-stripped");
+    let status = Command::new("strip").arg("-o").arg(&stripped).arg(program()).status().expect("strip");
+    assert!(status.success());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    cmd.args(["run", "--cpus", &cpus, "-v", "--"]).arg(&stripped).env("OMP_NUM_THREADS", &cpus);
+    let got = run(cmd, None);
+    assert!(got.stdout.starts_with("all checks passed"), "{}\n{}", got.stdout, got.stderr);
+    assert!(got.stderr.contains("keeps its spin as it is"), "{}", got.stderr);
+    assert!(!got.stderr.contains(THROTTLED), "{}", got.stderr);
+}
