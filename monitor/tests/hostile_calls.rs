@@ -289,3 +289,13 @@ fn make_builds_a_program_under_hrt() {
     assert_eq!(status.code(), Some(10), "the program make built");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// signalfd (it was ENOSYS): blocked signals read through the descriptor (raise, kill,
+/// sigqueue's value, a forked child's SIGCHLD), two records in one read, O_NONBLOCK's EAGAIN,
+/// SFD_CLOEXEC, a new mask for an existing descriptor, dup and close, a blocking read woken by
+/// another thread, poll and select on it, and epoll with a pipe and the signalfd in one set;
+/// the error cases (sizemask, flags, a pipe, no descriptor). With one vCPU and with two.
+#[test]
+fn signalfd_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_signalfd", Some("epoll after another thread's kill: 1 first 222"));
+}

@@ -9,6 +9,7 @@ use linux_raw_sys::general::*;
 use super::calls::{ids, info, memory, numa, procs, residency, signal, sysv_shm, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
+use super::signalfd;
 use crate::arch::traps::TrapFrame;
 
 pub type Handler = fn(&mut TrapFrame, [u64; 6]) -> SysResult;
@@ -244,6 +245,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_timer_gettime => ("timer_gettime", 2, L(timers::timer_gettime)),
         __NR_timer_getoverrun => ("timer_getoverrun", 1, L(timers::timer_getoverrun)),
         __NR_timer_delete => ("timer_delete", 1, L(timers::timer_delete)),
+        __NR_signalfd => ("signalfd", 3, L(signalfd::signalfd)),
+        __NR_signalfd4 => ("signalfd4", 4, L(signalfd::signalfd4)),
 
         _ => (super::names::name(nr as u64), 6, U),
     }

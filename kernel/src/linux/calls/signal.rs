@@ -416,13 +416,7 @@ pub fn rt_sigtimedwait(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     };
     let t = register_current();
     loop {
-        let taken = {
-            let mut s = SIGNALS.lock();
-            let own = s.thread(t.tid).pending.take(!set);
-            own.or_else(|| s.shared.take(!set))
-        };
-        if let Some(got) = taken {
-            PENDING_COUNT.fetch_sub(1, Ordering::SeqCst);
+        if let Some(got) = state::take_for(t.tid, set) {
             if info != 0 {
                 uaccess::write_bytes(info, &got.bytes())?;
             }
