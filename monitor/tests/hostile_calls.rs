@@ -258,7 +258,8 @@ fn niceness_behaves_as_on_linux() {
 }
 
 /// User and group ids: the get calls and the set calls that keep each id (they were ENOSYS, and
-/// GNU make stopped: "make: gcc: Function not implemented").
+/// GNU make stopped: "make: gcc: Function not implemented"), and setgroups with the program's own
+/// list and with too many groups (EPERM first without CAP_SETGID, as on Linux).
 #[test]
 fn ids_kept_as_they_are_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_ids", Some("setresuid(-1, euid, -1)      0"));
@@ -298,4 +299,13 @@ fn make_builds_a_program_under_hrt() {
 #[test]
 fn signalfd_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_signalfd", Some("epoll after another thread's kill: 1 first 222"));
+}
+
+/// sched_getattr and sched_setattr (they were ENOSYS; chrt and some runtimes call them): the
+/// program's attributes as the host has them for `hrt` (SCHED_OTHER, its niceness), the
+/// record's size rules and the error cases, and a niceness set through sched_setattr (clamped
+/// as Linux clamps it) that nice(0) and getpriority then see.
+#[test]
+fn sched_attributes_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_sched_attr", Some("sched_setattr(OTHER, nice 3)   0"));
 }

@@ -191,6 +191,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_arch_prctl => ("arch_prctl", 2, L(thread::arch_prctl)),
         __NR_sched_getparam => ("sched_getparam", 2, L(info::sched_getparam)),
         __NR_sched_getscheduler => ("sched_getscheduler", 1, L(info::sched_getscheduler)),
+        __NR_sched_getattr => ("sched_getattr", 4, L(info::sched_getattr)),
+        __NR_sched_setattr => ("sched_setattr", 3, L(info::sched_setattr)),
 
         // Time.
         __NR_clock_gettime => ("clock_gettime", 2, L(time::clock_gettime)),
@@ -221,6 +223,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_setgid => ("setgid", 1, L(ids::setgid)),
         __NR_setregid => ("setregid", 2, L(ids::setregid)),
         __NR_setresgid => ("setresgid", 3, L(ids::setresgid)),
+        __NR_setgroups => ("setgroups", 2, L(ids::setgroups)),
         __NR_umask => ("umask", 1, L(info::umask)),
         __NR_getpriority => ("getpriority", 2, L(info::getpriority)),
         __NR_setpriority => ("setpriority", 3, L(info::setpriority)),

@@ -85,8 +85,13 @@ const CWD: u64 = libc::AT_FDCWD as u32 as u64;
 /// them after a look of their own (getpriority and setpriority: a program thread's id becomes
 /// the program's process).
 #[cfg(test)]
-pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] =
-    &[libc::SYS_getpriority, libc::SYS_setpriority, libc::SYS_ioprio_get, libc::SYS_ioprio_set];
+pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[
+    libc::SYS_getpriority,
+    libc::SYS_setpriority,
+    libc::SYS_ioprio_get,
+    libc::SYS_ioprio_set,
+    libc::SYS_sched_getattr,
+];
 
 pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_read,
@@ -166,6 +171,7 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_setpriority,
     libc::SYS_ioprio_get,
     libc::SYS_ioprio_set,
+    libc::SYS_sched_getattr,
     libc::SYS_getxattr,
     libc::SYS_lgetxattr,
     libc::SYS_fgetxattr,
@@ -447,6 +453,7 @@ impl Forwarder {
             libc::SYS_capget => self.capget(g, a[0], a[1]),
             nr @ (libc::SYS_getpriority | libc::SYS_ioprio_get) => self.getpriority(nr, a[0], a[1]),
             nr @ (libc::SYS_setpriority | libc::SYS_ioprio_set) => self.setpriority(nr, a[0], a[1], a[2]),
+            libc::SYS_sched_getattr => self.sched_getattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_getxattr | libc::SYS_lgetxattr => self.getxattr(g, nr, a[0], a[1], a[2], a[3]),
             libc::SYS_fgetxattr => self.fgetxattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_listxattr | libc::SYS_llistxattr => self.listxattr(g, nr, a[0], a[1], a[2]),

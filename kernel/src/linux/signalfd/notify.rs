@@ -9,7 +9,7 @@ use linux_raw_sys::general::{__NR_close, __NR_dup3, __NR_eventfd2, __NR_fcntl, _
 
 use super::registry;
 use crate::linux::syscall::forward;
-use crate::linux::usermem;
+use crate::linux::usermem::with_scratch;
 use crate::sched::{self, thread::BLOCKING, thread::RUNNING, Thread};
 
 /// Work for the notifier: a signal of some mask became pending (or a mask changed).
@@ -100,17 +100,6 @@ pub fn after_local_call() {
     if registry::LIVE.load(Ordering::Relaxed) != 0 && WORK.swap(false, Ordering::SeqCst) {
         arm_all();
     }
-}
-
-/// Runs `f` with a scratch page of program memory (what the forwarder reads and writes), then
-/// gives the page back. ENOMEM as a negated errno when there is none.
-pub fn with_scratch(f: impl FnOnce(u64) -> i64) -> i64 {
-    let Ok(page) = usermem::alloc(usermem::PAGE, usermem::PAGE) else {
-        return -(crate::linux::errno::ENOMEM as i64);
-    };
-    let r = f(page);
-    usermem::unmap(page, page + usermem::PAGE);
-    r
 }
 
 /// A forked child: the notifier is gone; each signalfd gets its own eventfd at the child's

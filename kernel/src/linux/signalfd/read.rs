@@ -2,7 +2,7 @@
 
 use linux_raw_sys::general::{__NR_eventfd2, __NR_fcntl, __NR_ppoll, __NR_read};
 
-use super::notify::{poke, with_scratch};
+use super::notify::poke;
 use super::registry;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EAGAIN, EBADF, EFAULT, EINVAL};
@@ -10,6 +10,7 @@ use crate::linux::signal::state::{pending_anywhere, take_for};
 use crate::linux::signal::{SigInfo, SI_TIMER, UNBLOCKABLE};
 use crate::linux::syscall::forward;
 use crate::linux::uaccess;
+use crate::linux::usermem::with_scratch;
 
 const SFD_NONBLOCK: u64 = 0o4000;
 const SFD_CLOEXEC: u64 = 0o2000000;
