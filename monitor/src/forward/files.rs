@@ -53,7 +53,7 @@ impl Forwarder {
 
     pub(super) fn fstatat(&self, g: Guest, dirfd: u64, path: u64, buf: u64, flags: u64) -> SysResult<i64> {
         let flags = int(flags);
-        let at = self.path_at(g, dirfd, path, follows(flags))?;
+        let at = self.path_at_to_inspect(g, dirfd, path, follows(flags))?;
         let p = g.range_mut(buf, STAT_SIZE)?;
         let flags = at.at_flags(flags);
         // SAFETY: a host C string and a struct stat in guest memory.
@@ -69,7 +69,7 @@ impl Forwarder {
             // SAFETY: a NULL path and a struct statx in guest memory.
             return unsafe { self.sys(libc::SYS_statx, &[dfd as libc::c_long, 0, int(flags), uint(mask), ptr(p)]) };
         }
-        let at = self.path_at(g, dirfd, path, follows(int(flags)))?;
+        let at = self.path_at_to_inspect(g, dirfd, path, follows(int(flags)))?;
         let flags = at.at_flags(int(flags));
         // SAFETY: a host C string and a struct statx in guest memory.
         unsafe {
@@ -215,7 +215,7 @@ impl Forwarder {
         if size <= 0 {
             return Err(Errno::EINVAL);
         }
-        let at = self.path_at(g, dirfd, path, false)?;
+        let at = self.path_at_to_inspect(g, dirfd, path, false)?;
         if at.exe {
             let exe = self.exe();
             let n = exe.len().min(size as usize);

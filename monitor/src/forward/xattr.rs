@@ -53,7 +53,7 @@ impl Forwarder {
         size: u64,
     ) -> SysResult<i64> {
         let follow = nr == libc::SYS_getxattr;
-        let at = self.path(g, path, follow)?;
+        let at = self.path_at_to_inspect(g, libc::AT_FDCWD as u32 as u64, path, follow)?;
         let (_object, host) = open_object(&at, follow)?;
         let name = g.read_path(name)?;
         let (out, size) = out_buffer(g, value, size)?;
@@ -72,7 +72,7 @@ impl Forwarder {
     /// listxattr (`nr` SYS_listxattr) and llistxattr (SYS_llistxattr), as getxattr.
     pub(super) fn listxattr(&self, g: Guest, nr: libc::c_long, path: u64, list: u64, size: u64) -> SysResult<i64> {
         let follow = nr == libc::SYS_listxattr;
-        let at = self.path(g, path, follow)?;
+        let at = self.path_at_to_inspect(g, libc::AT_FDCWD as u32 as u64, path, follow)?;
         let (_object, host) = open_object(&at, follow)?;
         let (out, size) = out_buffer(g, list, size)?;
         // SAFETY: a host C string and a `size`-byte guest buffer (or NULL with size 0).
