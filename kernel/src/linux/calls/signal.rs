@@ -9,7 +9,7 @@ use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EAGAIN, EINTR, EINVAL, ENOMEM, ESRCH};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::signal::deliver::SUSPENDED;
-use crate::linux::signal::state::{self, PENDING_COUNT, SIGNALS};
+use crate::linux::signal::state::{self, SIGNALS};
 use crate::linux::signal::{self as sig, SigInfo, SIG_DFL, SIG_IGN, SI_TKILL, SI_USER, UNBLOCKABLE};
 use crate::linux::uaccess;
 use crate::sched::{self, Thread};
