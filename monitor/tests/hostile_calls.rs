@@ -309,3 +309,11 @@ fn signalfd_behaves_as_on_linux() {
 fn sched_attributes_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_sched_attr", Some("sched_setattr(OTHER, nice 3)   0"));
 }
+
+/// close_range (it was ENOSYS; Python's subprocess calls it in its children): a range of the
+/// program's descriptors closed or marked FD_CLOEXEC, ranges past the last one and to ~0U
+/// (the standard descriptors left alone when below the range), the error cases.
+#[test]
+fn close_range_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_close_range", Some("close_range(8, 9, CLOEXEC)       0"));
+}

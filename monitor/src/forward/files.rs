@@ -44,6 +44,27 @@ impl Forwarder {
         self.fds().remove(fd)?.close()
     }
 
+    /// close_range(first, last, flags): the program's descriptors from `first` to `last` (the
+    /// table's, never the monitor's own) are closed, or marked FD_CLOEXEC with
+    /// CLOSE_RANGE_CLOEXEC; CLOSE_RANGE_UNSHARE changes nothing (the table is the program's
+    /// alone). Closing errors are ignored, as Linux ignores them here.
+    pub(super) fn close_range(&self, first: u64, last: u64, flags: u64) -> SysResult<i64> {
+        const UNSHARE: u64 = 2;
+        const CLOEXEC: u64 = 4;
+        let (first, last) = (first as u32, last as u32);
+        if flags & !(UNSHARE | CLOEXEC) != 0 || first > last {
+            return Err(Errno::EINVAL);
+        }
+        if flags & CLOEXEC != 0 {
+            self.fds().set_cloexec_range(first as usize, last as usize);
+        } else {
+            for slot in self.fds().take_range(first as usize, last as usize) {
+                let _ = slot.close();
+            }
+        }
+        Ok(0)
+    }
+
     pub(super) fn fstat(&self, g: Guest, fd: u64, buf: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         let p = g.range_mut(buf, STAT_SIZE)?;

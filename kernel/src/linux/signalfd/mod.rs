@@ -30,13 +30,14 @@ mod registry;
 
 use core::sync::atomic::Ordering;
 
-use linux_raw_sys::general::{__NR_close, __NR_dup, __NR_dup2, __NR_dup3, __NR_fcntl, __NR_read};
+use linux_raw_sys::general::{__NR_close, __NR_close_range, __NR_dup, __NR_dup2, __NR_dup3, __NR_fcntl, __NR_read};
 
 pub use notify::{after_fork, after_local_call, pending_added};
 pub use read::{signalfd, signalfd4};
 
 const F_DUPFD: u64 = 0;
 const F_DUPFD_CLOEXEC: u64 = 1030;
+const CLOSE_RANGE_CLOEXEC: u64 = 4;
 
 /// Before forwarded call `nr`: the answer, if this module serves it (a read of a signalfd);
 /// forgets a signalfd descriptor that `close`, `dup2` or `dup3` is about to close.
@@ -52,6 +53,14 @@ pub fn intercept(nr: u64, a: &[u64; 6]) -> Option<i64> {
         }
         __NR_close => {
             registry::forget(a[0] as i32);
+            None
+        }
+        __NR_close_range if a[2] & !6 == 0 && a[2] & CLOSE_RANGE_CLOEXEC == 0 && a[0] as u32 <= a[1] as u32 => {
+            for fd in registry::all_fds() {
+                if (a[0] as u32..=a[1] as u32).contains(&(fd as u32)) {
+                    registry::forget(fd);
+                }
+            }
             None
         }
         __NR_dup2 | __NR_dup3 if a[0] != a[1] => {
