@@ -173,6 +173,16 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_mkdirat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode)]) }
     }
 
+    /// mknodat (and mknod): a FIFO, regular file or socket node where the walk allows (the
+    /// host decides on device nodes, with `hrt`'s privileges, and the sandbox's rules).
+    pub(super) fn mknodat(&self, g: Guest, dirfd: u64, path: u64, mode: u64, dev: u64) -> SysResult<i64> {
+        let at = self.path_at(g, dirfd, path, false)?;
+        // SAFETY: a host C string.
+        unsafe {
+            self.sys(libc::SYS_mknodat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode), uint(dev)])
+        }
+    }
+
     pub(super) fn unlinkat(&self, g: Guest, dirfd: u64, path: u64, flags: u64) -> SysResult<i64> {
         let at = self.path_at(g, dirfd, path, false)?;
         // SAFETY: a host C string.

@@ -1,6 +1,7 @@
-//! Reading extended attributes: getxattr, lgetxattr, fgetxattr, listxattr, llistxattr,
-//! flistxattr (`ls -l` asks for ACLs and security labels of every file). Setting and removing
-//! them stay unimplemented (ENOSYS).
+//! Extended attributes: reading them (getxattr, lgetxattr, fgetxattr, listxattr, llistxattr,
+//! flistxattr: `ls -l` asks for ACLs and security labels of every file), setting and removing
+//! them (setxattr, lsetxattr, fsetxattr, removexattr, lremovexattr, fremovexattr: `cp -a`,
+//! `tar --xattrs`, `rsync -X` copy them). The host checks names, flags and permissions.
 
 use std::ffi::CString;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -85,4 +86,73 @@ impl Forwarder {
         // SAFETY: a `size`-byte guest buffer (or NULL with size 0).
         unsafe { self.sys(libc::SYS_flistxattr, &[h.raw() as libc::c_long, ptr(out), uint(size)]) }
     }
+
+    /// setxattr (`nr` SYS_setxattr) and lsetxattr (SYS_lsetxattr), made on the object the walk
+    /// found, as getxattr. The value (at most XATTR_SIZE_MAX bytes: E2BIG beyond) is read from
+    /// the program's memory.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn setxattr(
+        &self,
+        g: Guest,
+        nr: libc::c_long,
+        path: u64,
+        name: u64,
+        value: u64,
+        size: u64,
+        flags: u64,
+    ) -> SysResult<i64> {
+        let follow = nr == libc::SYS_setxattr;
+        let at = self.path(g, path, follow)?;
+        let (_object, host) = open_object(&at, follow)?;
+        let name = g.read_path(name)?;
+        let value = in_buffer(g, value, size)?;
+        // SAFETY: host C strings and a `size`-byte buffer of ours.
+        unsafe {
+            self.sys(
+                libc::SYS_setxattr,
+                &[ptr(host.as_ptr()), ptr(name.as_ptr()), ptr(value.as_ptr()), uint(size), uint(flags)],
+            )
+        }
+    }
+
+    pub(super) fn fsetxattr(&self, g: Guest, fd: u64, name: u64, value: u64, size: u64, flags: u64) -> SysResult<i64> {
+        let h = self.fds().get(fd)?;
+        let name = g.read_path(name)?;
+        let value = in_buffer(g, value, size)?;
+        // SAFETY: a host C string and a `size`-byte buffer of ours.
+        unsafe {
+            self.sys(
+                libc::SYS_fsetxattr,
+                &[h.raw() as libc::c_long, ptr(name.as_ptr()), ptr(value.as_ptr()), uint(size), uint(flags)],
+            )
+        }
+    }
+
+    /// removexattr (`nr` SYS_removexattr) and lremovexattr (SYS_lremovexattr), as setxattr.
+    pub(super) fn removexattr(&self, g: Guest, nr: libc::c_long, path: u64, name: u64) -> SysResult<i64> {
+        let follow = nr == libc::SYS_removexattr;
+        let at = self.path(g, path, follow)?;
+        let (_object, host) = open_object(&at, follow)?;
+        let name = g.read_path(name)?;
+        // SAFETY: host C strings.
+        unsafe { self.sys(libc::SYS_removexattr, &[ptr(host.as_ptr()), ptr(name.as_ptr())]) }
+    }
+
+    pub(super) fn fremovexattr(&self, g: Guest, fd: u64, name: u64) -> SysResult<i64> {
+        let h = self.fds().get(fd)?;
+        let name = g.read_path(name)?;
+        // SAFETY: a host C string.
+        unsafe { self.sys(libc::SYS_fremovexattr, &[h.raw() as libc::c_long, ptr(name.as_ptr())]) }
+    }
+}
+
+/// A value to set: `size` bytes of the program's memory, copied (E2BIG past XATTR_SIZE_MAX).
+fn in_buffer(g: Guest, addr: u64, size: u64) -> SysResult<Vec<u8>> {
+    if size > XATTR_MAX {
+        return Err(Errno::E2BIG);
+    }
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    g.read_bytes(addr, size)
 }

@@ -175,7 +175,8 @@ int main(void) {
         _exit(3);
     struct signalfd_siginfo si;
     ssize_t r = read(fd, &si, sizeof si);
-    printf("SIGCHLD read %zd signo %u\n", r, si.ssi_signo);
+    printf("SIGCHLD read %zd signo %u code %d (CLD_EXITED %d) status %d pid-ok %d\n", r, si.ssi_signo, si.ssi_code,
+           CLD_EXITED, si.ssi_status, si.ssi_pid == (unsigned)child);
     int status;
     waitpid(child, &status, 0);
     printf("child status %d\n", WEXITSTATUS(status));

@@ -1,6 +1,5 @@
 //! System information, limits, identity, randomness.
 
-use core::sync::atomic::Ordering;
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, E2BIG, EACCES, EINVAL, ENOSYS, EPERM, ESRCH};
@@ -151,10 +150,6 @@ pub fn getuid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
 
 pub fn getgid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Ok(crate::bootinfo::get().gid as u64)
-}
-
-pub fn umask(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    Ok(PROCESS.umask.swap(a[0] as u32 & 0o777, Ordering::Relaxed) as u64)
 }
 
 const PR_SET_NAME: u64 = 15;

@@ -7,7 +7,7 @@ use super::registry;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EAGAIN, EBADF, EFAULT, EINVAL};
 use crate::linux::signal::state::{pending_anywhere, take_for};
-use crate::linux::signal::{SigInfo, SI_TIMER, UNBLOCKABLE};
+use crate::linux::signal::{SigInfo, SI_TIMER, SI_USER, UNBLOCKABLE};
 use crate::linux::syscall::forward;
 use crate::linux::uaccess;
 use crate::linux::usermem::with_scratch;
@@ -116,8 +116,23 @@ fn settle(fd: i32) {
     }
 }
 
-/// The `struct signalfd_siginfo` of `i`, filled as Linux fills it for the signal's kind.
+/// The `struct signalfd_siginfo` of `i`, filled as Linux fills it for the signal's kind. A
+/// SIGCHLD the host raised (a host child's: SI_USER from pid 0) gets the child's information,
+/// looked at without reaping it, as Linux's SIGCHLD carries it (util-linux's `script` waits for
+/// its child only on CLD_EXITED or CLD_KILLED).
 fn record(i: &SigInfo) -> [u8; RECORD as usize] {
+    if i.signo == SIGCHLD && i.code == SI_USER && i.w16 == 0 {
+        if let Some(child) = crate::linux::calls::procs::peek_child_change() {
+            let mut r = [0u8; RECORD as usize];
+            r[0..4].copy_from_slice(&i.signo.to_le_bytes());
+            r[8..12].copy_from_slice(&child[8..12]); // ssi_code: CLD_*
+            r[12..20].copy_from_slice(&child[16..24]); // ssi_pid, ssi_uid
+            r[40..44].copy_from_slice(&child[24..28]); // ssi_status
+            r[56..64].copy_from_slice(&child[32..40]); // ssi_utime
+            r[64..72].copy_from_slice(&child[40..48]); // ssi_stime
+            return r;
+        }
+    }
     let mut r = [0u8; RECORD as usize];
     let mut put = |off: usize, bytes: &[u8]| r[off..off + bytes.len()].copy_from_slice(bytes);
     put(0, &i.signo.to_le_bytes());
