@@ -326,3 +326,11 @@ fn close_range_behaves_as_on_linux() {
 fn umask_nodes_and_setting_xattrs_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_fs_nodes", Some("fifo read: through the fifo"));
 }
+
+/// inotify (it was ENOSYS: `tail -f` fell back to polling, Node.js's fs.watch threw): events of
+/// creating, writing, renaming and deleting with their masks and names, poll, IN_DONT_FOLLOW,
+/// IN_ONLYDIR, removing a watch, and the error cases.
+#[test]
+fn inotify_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_inotify", Some("rm_watch file                      ok"));
+}

@@ -43,6 +43,7 @@ mod guest_mem;
 mod host;
 mod hrt_children;
 mod inherit;
+mod inotify;
 mod io;
 mod owners;
 mod paths;
@@ -114,6 +115,10 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_close,
     libc::SYS_close_range,
     libc::SYS_umask,
+    libc::SYS_inotify_init,
+    libc::SYS_inotify_init1,
+    libc::SYS_inotify_add_watch,
+    libc::SYS_inotify_rm_watch,
     libc::SYS_fstat,
     libc::SYS_stat,
     libc::SYS_lstat,
@@ -407,6 +412,10 @@ impl Forwarder {
             libc::SYS_openat => self.openat(g, a[0], a[1], a[2], a[3]),
             libc::SYS_close => self.close(a[0]),
             libc::SYS_close_range => self.close_range(a[0], a[1], a[2]),
+            libc::SYS_inotify_init => self.inotify_init1(0),
+            libc::SYS_inotify_init1 => self.inotify_init1(a[0]),
+            libc::SYS_inotify_add_watch => self.inotify_add_watch(g, a[0], a[1], a[2]),
+            libc::SYS_inotify_rm_watch => self.inotify_rm_watch(a[0], a[1]),
             // The program's umask is `hrt`'s (process-wide on the host), which the host applies
             // to every file, directory, FIFO and socket the program creates.
             // SAFETY: no pointers.

@@ -18,7 +18,7 @@ const XATTR_MAX: u64 = 65536;
 /// An O_PATH descriptor for the object the walk found (`follow`: a final symbolic link is
 /// followed), and its name under /proc/self/fd: the xattr calls take no directory descriptor,
 /// and the walk's result must be used as it was checked.
-fn open_object(at: &At, follow: bool) -> SysResult<(OwnedFd, CString)> {
+pub(super) fn open_object(at: &At, follow: bool) -> SysResult<(OwnedFd, CString)> {
     let nofollow = if at.nofollow || !follow { libc::O_NOFOLLOW } else { 0 };
     // SAFETY: a host C string owned by `at`.
     let fd = unsafe { libc::openat(at.dirfd, at.path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | nofollow) };
