@@ -303,8 +303,9 @@ fn signalfd_behaves_as_on_linux() {
 
 /// sched_getattr and sched_setattr (they were ENOSYS; chrt and some runtimes call them): the
 /// program's attributes as the host has them for `hrt` (SCHED_OTHER, its niceness), the
-/// record's size rules and the error cases, and a niceness set through sched_setattr (clamped
-/// as Linux clamps it) that nice(0) and getpriority then see.
+/// record's size rules and the error cases, a niceness set through sched_setattr (clamped as
+/// Linux clamps it) that nice(0) and getpriority then see, and the policy calls chrt makes
+/// (priority ranges, sched_setscheduler and sched_setparam keeping SCHED_OTHER).
 #[test]
 fn sched_attributes_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_sched_attr", Some("sched_setattr(OTHER, nice 3)   0"));
@@ -333,4 +334,12 @@ fn umask_nodes_and_setting_xattrs_behave_as_on_linux() {
 #[test]
 fn inotify_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_inotify", Some("rm_watch file                      ok"));
+}
+
+/// memfd_create with a shared mapping a forked child writes, fallocate, sync, syncfs, and the
+/// mlock calls (all were ENOSYS; program memory is resident, so locking is already done), with
+/// their error cases.
+#[test]
+fn memfd_file_space_and_mlock_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_memfd_mlock", Some("child's write: from the child"));
 }

@@ -6,7 +6,7 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{ids, info, memory, numa, procs, residency, signal, sysv_shm, thread, time};
+use super::calls::{ids, info, memory, numa, procs, residency, sched, signal, sysv_shm, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
 use super::signalfd;
@@ -131,6 +131,10 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_inotify_init1 => ("inotify_init1", 1, F),
         __NR_inotify_add_watch => ("inotify_add_watch", 3, F),
         __NR_inotify_rm_watch => ("inotify_rm_watch", 2, F),
+        __NR_fallocate => ("fallocate", 4, F),
+        __NR_sync => ("sync", 0, F),
+        __NR_syncfs => ("syncfs", 1, F),
+        __NR_memfd_create => ("memfd_create", 2, F),
         __NR_socket => ("socket", 3, F),
         __NR_socketpair => ("socketpair", 4, F),
         __NR_bind => ("bind", 3, F),
@@ -167,6 +171,11 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_madvise => ("madvise", 3, L(memory::madvise)),
         __NR_msync => ("msync", 3, L(memory::msync)),
         __NR_mincore => ("mincore", 3, L(residency::mincore)),
+        __NR_mlock => ("mlock", 2, L(residency::mlock)),
+        __NR_munlock => ("munlock", 2, L(residency::mlock)),
+        __NR_mlock2 => ("mlock2", 3, L(residency::mlock2)),
+        __NR_mlockall => ("mlockall", 1, L(residency::mlockall)),
+        __NR_munlockall => ("munlockall", 0, L(residency::munlockall)),
         __NR_get_mempolicy => ("get_mempolicy", 5, L(numa::get_mempolicy)),
         __NR_set_mempolicy => ("set_mempolicy", 3, L(numa::set_mempolicy)),
 
@@ -204,10 +213,14 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_sched_setaffinity => ("sched_setaffinity", 3, L(thread::sched_setaffinity)),
         __NR_getcpu => ("getcpu", 3, L(thread::getcpu)),
         __NR_arch_prctl => ("arch_prctl", 2, L(thread::arch_prctl)),
-        __NR_sched_getparam => ("sched_getparam", 2, L(info::sched_getparam)),
-        __NR_sched_getscheduler => ("sched_getscheduler", 1, L(info::sched_getscheduler)),
-        __NR_sched_getattr => ("sched_getattr", 4, L(info::sched_getattr)),
-        __NR_sched_setattr => ("sched_setattr", 3, L(info::sched_setattr)),
+        __NR_sched_getparam => ("sched_getparam", 2, L(sched::sched_getparam)),
+        __NR_sched_getscheduler => ("sched_getscheduler", 1, L(sched::sched_getscheduler)),
+        __NR_sched_getattr => ("sched_getattr", 4, L(sched::sched_getattr)),
+        __NR_sched_setattr => ("sched_setattr", 3, L(sched::sched_setattr)),
+        __NR_sched_setscheduler => ("sched_setscheduler", 3, L(sched::sched_setscheduler)),
+        __NR_sched_setparam => ("sched_setparam", 2, L(sched::sched_setparam)),
+        __NR_sched_get_priority_max => ("sched_get_priority_max", 1, L(sched::sched_get_priority_max)),
+        __NR_sched_get_priority_min => ("sched_get_priority_min", 1, L(sched::sched_get_priority_min)),
 
         // Time.
         __NR_clock_gettime => ("clock_gettime", 2, L(time::clock_gettime)),

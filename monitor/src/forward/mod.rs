@@ -35,6 +35,7 @@ mod exec;
 mod fadvise;
 mod fd_table;
 mod fds;
+mod file_space;
 mod files;
 mod forked;
 #[cfg(test)]
@@ -119,6 +120,10 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_inotify_init1,
     libc::SYS_inotify_add_watch,
     libc::SYS_inotify_rm_watch,
+    libc::SYS_fallocate,
+    libc::SYS_sync,
+    libc::SYS_syncfs,
+    libc::SYS_memfd_create,
     libc::SYS_fstat,
     libc::SYS_stat,
     libc::SYS_lstat,
@@ -416,6 +421,10 @@ impl Forwarder {
             libc::SYS_inotify_init1 => self.inotify_init1(a[0]),
             libc::SYS_inotify_add_watch => self.inotify_add_watch(g, a[0], a[1], a[2]),
             libc::SYS_inotify_rm_watch => self.inotify_rm_watch(a[0], a[1]),
+            libc::SYS_fallocate => self.fallocate(a[0], a[1], a[2], a[3]),
+            libc::SYS_sync => self.sync(),
+            libc::SYS_syncfs => self.syncfs(a[0]),
+            libc::SYS_memfd_create => self.memfd_create(g, a[0], a[1]),
             // The program's umask is `hrt`'s (process-wide on the host), which the host applies
             // to every file, directory, FIFO and socket the program creates.
             // SAFETY: no pointers.

@@ -79,5 +79,21 @@ int main(void) {
     printf("  nice(0) %d\n", nice(0));
     show("sched_setattr(KEEP_PARAMS)", set(56, 0, 0x10, 5));
     printf("  nice(0) %d\n", nice(0));
+    // The policy calls chrt makes.
+    for (int pol = 0; pol <= 6; pol++) {
+        errno = 0;
+        int mx = sched_get_priority_max(pol), mn = sched_get_priority_min(pol);
+        printf("priority range of %d: %d..%d %s\n", pol, mn, mx, errno ? strerror(errno) : "");
+    }
+    p.sched_priority = 0;
+    show("sched_setscheduler(OTHER, 0)", sched_setscheduler(0, SCHED_OTHER, &p));
+    show("sched_setparam(0)", sched_setparam(0, &p));
+    p.sched_priority = 5;
+    show("sched_setscheduler(OTHER, 5)", sched_setscheduler(0, SCHED_OTHER, &p));
+    show("sched_setparam(5)", sched_setparam(0, &p));
+    show("sched_setscheduler(policy 9)", sched_setscheduler(0, 9, &p));
+    show("sched_setscheduler(NULL)", sched_setscheduler(0, SCHED_OTHER, NULL));
+    show("sched_setscheduler(pid -1)", sched_setscheduler(-1, SCHED_OTHER, &p));
+    show("sched_getscheduler after", sched_getscheduler(0));
     return 0;
 }

@@ -1,8 +1,7 @@
 //! System information, limits, identity, randomness.
 
-
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, E2BIG, EACCES, EINVAL, ENOSYS, EPERM, ESRCH};
+use crate::linux::errno::{SysResult, EINVAL, EPERM, ESRCH};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::{uaccess, usermem};
 
@@ -172,89 +171,6 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         _ => Err(EINVAL),
     }
-}
-
-pub fn sched_getparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    uaccess::write::<i32>(a[1], 0)?;
-    Ok(0)
-}
-
-pub fn sched_getscheduler(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(0) // SCHED_OTHER
-}
-
-/// sched_getattr(pid, attr, size, flags): performed by the host like `getpriority` (a program
-/// thread's id means the program, whose attributes are `hrt`'s main thread's: SCHED_OTHER, as
-/// sched_getscheduler says, with the program's niceness and the host's time slice).
-pub fn sched_getattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let mut a = a;
-    if a[0] as u32 != 0 && super::super::signal::is_program_thread(a[0] as u32) {
-        a[0] = 0;
-    }
-    let r = crate::linux::syscall::forward(linux_raw_sys::general::__NR_sched_getattr as u64, a);
-    if r < 0 {
-        Err((-r) as u32)
-    } else {
-        Ok(r as u64)
-    }
-}
-
-/// sched_setattr(pid, attr, flags): for the program itself, SCHED_OTHER with a niceness (set
-/// as `setpriority` sets it, clamped to -20..19 as Linux clamps it) or with SCHED_FLAG_KEEP_*;
-/// another policy, another process, or flags HRT does not keep (utilization clamps, reset on
-/// fork) are ENOSYS with a line, as sched_setscheduler is. Linux's argument checks first.
-pub fn sched_setattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    const VER0: u32 = 48;
-    const VER1: u32 = 56;
-    const KEEP_POLICY: u64 = 0x08;
-    const KEEP_PARAMS: u64 = 0x10;
-    let (pid, attr, flags) = (a[0] as i32, a[1], a[2]);
-    if attr == 0 || pid < 0 || flags != 0 {
-        return Err(EINVAL);
-    }
-    let mut size = uaccess::read::<u32>(attr)?;
-    if size == 0 {
-        size = VER0;
-    }
-    let bad_size = size < VER0 || size as u64 > crate::linux::usermem::PAGE;
-    if bad_size || size > VER1 && uaccess::slice(attr + VER1 as u64, (size - VER1) as u64)?.iter().any(|&b| b != 0) {
-        uaccess::write::<u32>(attr, VER1)?;
-        return Err(E2BIG);
-    }
-
-    let head = uaccess::read::<[u32; 6]>(attr)?;
-    let (policy, sflags, nice, prio) = (head[1], head[2] as u64 | (head[3] as u64) << 32, head[4] as i32, head[5]);
-    // SCHED_OTHER, FIFO, RR, BATCH, IDLE, DEADLINE.
-    if !matches!(policy, 0..=3 | 5 | 6) {
-        return Err(EINVAL);
-    }
-    if pid != 0 && !super::super::signal::is_program_thread(pid as u32) {
-        return unsupported_sched("sched_setattr for another process");
-    }
-    if policy != 0 || prio != 0 || sflags & !(KEEP_POLICY | KEEP_PARAMS) != 0 {
-        return unsupported_sched("sched_setattr to a policy other than SCHED_OTHER");
-    }
-    if sflags & KEEP_PARAMS != 0 {
-        return Ok(0);
-    }
-    let nice = nice.clamp(-20, 19);
-    let r = crate::linux::syscall::forward(
-        linux_raw_sys::general::__NR_setpriority as u64,
-        [PRIO_PROCESS, 0, nice as i64 as u64, 0, 0, 0],
-    );
-    match r {
-        0 => Ok(0),
-        r if r == -(EACCES as i64) => Err(EPERM),
-        r => Err((-r) as u32),
-    }
-}
-
-fn unsupported_sched(what: &str) -> SysResult {
-    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
-        crate::kprintln!("hrt: {what} is not implemented: returning ENOSYS (reported once)");
-    }
-    Err(ENOSYS)
 }
 
 const GRND_NONBLOCK: u64 = 1;
