@@ -41,6 +41,25 @@ fn out_buffer(g: Guest, addr: u64, size: u64) -> SysResult<(*mut u8, u64)> {
 }
 
 impl Forwarder {
+    /// The object `path` names, walked to look at it (`inspect`) or to change it, opened; its
+    /// /proc/self/fd name; and the attribute name at `name`.
+    fn named_object(
+        &self,
+        g: Guest,
+        path: u64,
+        follow: bool,
+        inspect: bool,
+        name: u64,
+    ) -> SysResult<(OwnedFd, CString, CString)> {
+        let at = if inspect {
+            self.path_at_to_inspect(g, libc::AT_FDCWD as u32 as u64, path, follow)?
+        } else {
+            self.path(g, path, follow)?
+        };
+        let (object, host) = open_object(&at, follow)?;
+        Ok((object, host, g.read_path(name)?))
+    }
+
     /// getxattr (`nr` SYS_getxattr) and lgetxattr (SYS_lgetxattr). Both are made as getxattr
     /// of the object's /proc/self/fd name, which reaches the object itself (for lgetxattr a
     /// symbolic link opened without following it).
@@ -53,10 +72,7 @@ impl Forwarder {
         value: u64,
         size: u64,
     ) -> SysResult<i64> {
-        let follow = nr == libc::SYS_getxattr;
-        let at = self.path_at_to_inspect(g, libc::AT_FDCWD as u32 as u64, path, follow)?;
-        let (_object, host) = open_object(&at, follow)?;
-        let name = g.read_path(name)?;
+        let (_object, host, name) = self.named_object(g, path, nr == libc::SYS_getxattr, true, name)?;
         let (out, size) = out_buffer(g, value, size)?;
         // SAFETY: host C strings and a `size`-byte guest buffer (or NULL with size 0).
         unsafe { self.sys(libc::SYS_getxattr, &[ptr(host.as_ptr()), ptr(name.as_ptr()), ptr(out), uint(size)]) }
@@ -101,10 +117,7 @@ impl Forwarder {
         size: u64,
         flags: u64,
     ) -> SysResult<i64> {
-        let follow = nr == libc::SYS_setxattr;
-        let at = self.path(g, path, follow)?;
-        let (_object, host) = open_object(&at, follow)?;
-        let name = g.read_path(name)?;
+        let (_object, host, name) = self.named_object(g, path, nr == libc::SYS_setxattr, false, name)?;
         let value = in_buffer(g, value, size)?;
         // SAFETY: host C strings and a `size`-byte buffer of ours.
         unsafe {
@@ -130,10 +143,7 @@ impl Forwarder {
 
     /// removexattr (`nr` SYS_removexattr) and lremovexattr (SYS_lremovexattr), as setxattr.
     pub(super) fn removexattr(&self, g: Guest, nr: libc::c_long, path: u64, name: u64) -> SysResult<i64> {
-        let follow = nr == libc::SYS_removexattr;
-        let at = self.path(g, path, follow)?;
-        let (_object, host) = open_object(&at, follow)?;
-        let name = g.read_path(name)?;
+        let (_object, host, name) = self.named_object(g, path, nr == libc::SYS_removexattr, false, name)?;
         // SAFETY: host C strings.
         unsafe { self.sys(libc::SYS_removexattr, &[ptr(host.as_ptr()), ptr(name.as_ptr())]) }
     }

@@ -1,7 +1,7 @@
 //! mincore: which pages of a range are resident. Program memory is physical and mapped up
 //! front, so every mapped page is; an unmapped page in the range is ENOMEM, as on Linux.
 //! (grep's and other GNU tools' stack-overflow detection probe the stack this way.)
-//! mlock and its kin (gpg's and ssh-agent's secure memory, real-time programs): every page is
+//! mlock and its kin (gpg's secure memory, real-time programs): every page is
 //! resident and stays so (no demand paging, no swap), so locking is already done; the calls
 //! check their arguments as Linux does (RLIMIT_MEMLOCK is not counted).
 
