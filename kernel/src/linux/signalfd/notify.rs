@@ -72,25 +72,35 @@ fn run() -> u64 {
     }
 }
 
-/// One arming at a time (`registry`'s record of the descriptor being written is one).
+/// One arming or emptying at a time: an eventfd is written (armed) and emptied (a reader that
+/// took the last signal) in turn, never across each other, so that a write decided on before a
+/// reader took the signal cannot land after the reader emptied the eventfd.
 static ARMING: AtomicBool = AtomicBool::new(false);
 
-/// Makes the eventfd of every signalfd with a pending signal of its mask readable.
-fn arm_all() {
+/// Runs `f` while no other thread arms or empties an eventfd.
+pub fn exclusively<R>(f: impl FnOnce() -> R) -> R {
     while ARMING.swap(true, Ordering::Acquire) {
         sched::yield_now();
         core::hint::spin_loop();
     }
-    let pending = || crate::linux::signal::state::pending_anywhere();
-    while let Some(fd) = registry::next_to_arm(pending()) {
-        let _ = with_scratch(|page| {
-            // SAFETY: `page` is a fresh page of program memory that only we know.
-            unsafe { (page as *mut u64).write(1) };
-            forward(__NR_write as u64, [fd as u64, page, 8, 0, 0, 0])
-        });
-        registry::done_notifying();
-    }
+    let r = f();
     ARMING.store(false, Ordering::Release);
+    r
+}
+
+/// Makes the eventfd of every signalfd with a pending signal of its mask readable.
+fn arm_all() {
+    exclusively(|| {
+        let pending = || crate::linux::signal::state::pending_anywhere();
+        while let Some(fd) = registry::next_to_arm(pending()) {
+            let _ = with_scratch(|page| {
+                // SAFETY: `page` is a fresh page of program memory that only we know.
+                unsafe { (page as *mut u64).write(1) };
+                forward(__NR_write as u64, [fd as u64, page, 8, 0, 0, 0])
+            });
+            registry::done_notifying();
+        }
+    })
 }
 
 /// After a local system call (`kill`, `tgkill`, `sigqueue` to the program itself): the caller

@@ -104,13 +104,16 @@ fn poll(fd: i32, wait: bool) -> i64 {
 /// again if one became pending meanwhile).
 fn settle(fd: i32) {
     let Some(mask) = registry::mask_of(fd) else { return };
-    if !registry::disarm_if_idle(fd, pending_anywhere()) {
-        return;
-    }
-    if poll(fd, false) > 0 {
-        let _ = with_scratch(|page| forward(__NR_read as u64, [fd as u64, page, 8, 0, 0, 0]));
-    }
-    if pending_anywhere() & mask != 0 {
+    let emptied = super::notify::exclusively(|| {
+        if !registry::disarm_if_idle(fd, pending_anywhere()) {
+            return false;
+        }
+        if poll(fd, false) > 0 {
+            let _ = with_scratch(|page| forward(__NR_read as u64, [fd as u64, page, 8, 0, 0, 0]));
+        }
+        true
+    });
+    if emptied && pending_anywhere() & mask != 0 {
         registry::rearm(fd);
         poke();
     }
