@@ -258,7 +258,8 @@ fn niceness_behaves_as_on_linux() {
 }
 
 /// User and group ids: the get calls and the set calls that keep each id (they were ENOSYS, and
-/// GNU make stopped: "make: gcc: Function not implemented").
+/// GNU make stopped: "make: gcc: Function not implemented"), and setgroups with the program's own
+/// list and with too many groups (EPERM first without CAP_SETGID, as on Linux).
 #[test]
 fn ids_kept_as_they_are_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_ids", Some("setresuid(-1, euid, -1)      0"));
@@ -288,4 +289,57 @@ fn make_builds_a_program_under_hrt() {
     let status = std::process::Command::new(dir.join("prog")).status().unwrap();
     assert_eq!(status.code(), Some(10), "the program make built");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// signalfd (it was ENOSYS): blocked signals read through the descriptor (raise, kill,
+/// sigqueue's value, a forked child's SIGCHLD), two records in one read, O_NONBLOCK's EAGAIN,
+/// SFD_CLOEXEC, a new mask for an existing descriptor, dup and close, a blocking read woken by
+/// another thread, poll and select on it, and epoll with a pipe and the signalfd in one set;
+/// the error cases (sizemask, flags, a pipe, no descriptor). With one vCPU and with two.
+#[test]
+fn signalfd_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_signalfd", Some("epoll after another thread's kill: 1 first 222"));
+}
+
+/// sched_getattr and sched_setattr (they were ENOSYS; chrt and some runtimes call them): the
+/// program's attributes as the host has them for `hrt` (SCHED_OTHER, its niceness), the
+/// record's size rules and the error cases, a niceness set through sched_setattr (clamped as
+/// Linux clamps it) that nice(0) and getpriority then see, and the policy calls chrt makes
+/// (priority ranges, sched_setscheduler and sched_setparam keeping SCHED_OTHER).
+#[test]
+fn sched_attributes_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_sched_attr", Some("sched_setattr(OTHER, nice 3)   0"));
+}
+
+/// close_range (it was ENOSYS; Python's subprocess calls it in its children): a range of the
+/// program's descriptors closed or marked FD_CLOEXEC, ranges past the last one and to ~0U
+/// (the standard descriptors left alone when below the range), the error cases.
+#[test]
+fn close_range_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_close_range", Some("close_range(8, 9, CLOEXEC)       0"));
+}
+
+/// The umask applies to what the program creates (it was the kernel's own and the host never
+/// applied it: a file made under umask 077 was 0644), FIFOs and other nodes (mknod, mknodat,
+/// mkfifo; they were ENOSYS) and a FIFO used between two processes, and setting and removing
+/// extended attributes (they were ENOSYS; `cp -a` said so), with their error cases.
+#[test]
+fn umask_nodes_and_setting_xattrs_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_fs_nodes", Some("fifo read: through the fifo"));
+}
+
+/// inotify (it was ENOSYS: `tail -f` fell back to polling, Node.js's fs.watch threw): events of
+/// creating, writing, renaming and deleting with their masks and names, poll, IN_DONT_FOLLOW,
+/// IN_ONLYDIR, removing a watch, and the error cases.
+#[test]
+fn inotify_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_inotify", Some("rm_watch file                      ok"));
+}
+
+/// memfd_create with a shared mapping a forked child writes, fallocate, sync, syncfs, and the
+/// mlock calls (all were ENOSYS; program memory is resident, so locking is already done), with
+/// their error cases.
+#[test]
+fn memfd_file_space_and_mlock_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_memfd_mlock", Some("child's write: from the child"));
 }

@@ -58,6 +58,19 @@ fn monitor_proc_entries_are_unreachable() {
     let _ = assert_same;
 }
 
+/// `ls -la /proc/self/` (each entry was EACCES, and `..`): the directory's entries with their
+/// types and permissions, the links `cwd`, `root` and `exe` (the program), `.` and `..` as
+/// natively. What is below the entries (`fd/`, `task/`, `environ`'s contents) stays refused
+/// (`monitor_proc_entries_are_unreachable`).
+#[test]
+fn proc_self_lists_as_natively() {
+    let prog = build("proc_self_list", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.stdout.contains("stat /proc/self/.. is /proc 1"), "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_same("proc_self_list", &linux, &got);
+}
+
 /// `PROG` run natively and under hrt with standard descriptor `closed` closed; the "case" lines
 /// the program prints on stderr.
 fn with_closed(prog: &std::path::Path, closed: i32, mode: &str) -> (String, String) {

@@ -23,6 +23,7 @@ pub mod rewrite;
 pub mod shared_files;
 pub mod shared_futex;
 pub mod signal;
+pub mod signalfd;
 pub mod spin_throttle;
 pub mod symbols;
 pub mod syscall;

@@ -30,7 +30,6 @@ pub struct Process {
     pub pid: AtomicU32,
     pub live_threads: AtomicUsize,
     pub brk: IrqSpinLock<Brk>,
-    pub umask: AtomicU32,
     pub name: IrqSpinLock<[u8; 16]>,
     /// Recorded rt_sigaction handlers (delivery beyond fatal signals comes later).
     pub sigactions: IrqSpinLock<[[u64; 4]; 65]>,
@@ -44,7 +43,6 @@ pub static PROCESS: Process = Process {
     pid: AtomicU32::new(0),
     live_threads: AtomicUsize::new(0),
     brk: IrqSpinLock::new(Brk { start: 0, cur: 0, mapped_end: 0 }),
-    umask: AtomicU32::new(0o022),
     name: IrqSpinLock::new([0; 16]),
     sigactions: IrqSpinLock::new([[0; 4]; 65]),
     rlimits: IrqSpinLock::new([

@@ -39,6 +39,22 @@ fn raises_sigpipe(nr: u64, args: &[u64; 6]) -> bool {
     }
 }
 
+/// A forwarded call, made for the program: a wait with its own signal mask (ppoll, pselect6,
+/// epoll_pwait) holds it meanwhile, EPIPE raises SIGPIPE where Linux does, and a duplicated
+/// signalfd stays one.
+fn forward_call(nr: u64, args: &[u64; 6]) -> (i64, char) {
+    let masked = super::calls::signal::begin_masked_wait(nr, args);
+    let ret = forward(super::calls::procs::tagged(nr), *args);
+    if masked {
+        super::calls::signal::end_masked_wait(ret);
+    }
+    if ret == -(EPIPE as i64) && raises_sigpipe(nr, args) {
+        super::calls::signal::broken_pipe();
+    }
+    super::signalfd::after_forward(nr, args, ret);
+    (ret, 'F')
+}
+
 /// Called by the SYSCALL entry with the program's registers; leaves the result in rax.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let by_call = crate::arch::ring3::entered_by_call();
@@ -59,18 +75,15 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let start = if tracing { crate::time::ticks() } else { 0 };
     super::cputime::call_begin();
     let (ret, kind) = match how {
-        Route::Local(handler) => (to_ret(handler(frame, args)), 'L'),
-        Route::Forward => {
-            let masked = super::calls::signal::begin_masked_wait(nr, &args);
-            let ret = forward(super::calls::procs::tagged(nr), args);
-            if masked {
-                super::calls::signal::end_masked_wait(ret);
-            }
-            if ret == -(EPIPE as i64) && raises_sigpipe(nr, &args) {
-                super::calls::signal::broken_pipe();
-            }
-            (ret, 'F')
+        Route::Local(handler) => {
+            let ret = to_ret(handler(frame, args));
+            super::signalfd::after_local_call();
+            (ret, 'L')
         }
+        Route::Forward => match super::signalfd::intercept(nr, &args) {
+            Some(ret) => (ret, 'F'),
+            None => forward_call(nr, &args),
+        },
         Route::Unimplemented => {
             report_unimplemented(nr, name);
             (-(ENOSYS as i64), 'L')

@@ -6,9 +6,10 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{ids, info, memory, numa, procs, residency, signal, sysv_shm, thread, time};
+use super::calls::{ids, info, memory, numa, procs, residency, sched, signal, sysv_shm, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
+use super::signalfd;
 use crate::arch::traps::TrapFrame;
 
 pub type Handler = fn(&mut TrapFrame, [u64; 6]) -> SysResult;
@@ -36,6 +37,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_open => ("open", 3, F),
         __NR_openat => ("openat", 4, F),
         __NR_close => ("close", 1, F),
+        __NR_close_range => ("close_range", 3, F),
         __NR_fstat => ("fstat", 2, F),
         __NR_stat => ("stat", 2, F),
         __NR_lstat => ("lstat", 2, F),
@@ -77,6 +79,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_pselect6 => ("pselect6", 6, F),
         __NR_chmod => ("chmod", 2, F),
         __NR_fchmod => ("fchmod", 2, F),
+        // The host's umask, which every forwarded create applies (inherited from `hrt`).
+        __NR_umask => ("umask", 1, F),
         __NR_utimensat => ("utimensat", 4, F),
         __NR_sendfile => ("sendfile", 4, F),
         __NR_copy_file_range => ("copy_file_range", 6, F),
@@ -106,6 +110,14 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_listxattr => ("listxattr", 3, F),
         __NR_llistxattr => ("llistxattr", 3, F),
         __NR_flistxattr => ("flistxattr", 3, F),
+        __NR_setxattr => ("setxattr", 5, F),
+        __NR_lsetxattr => ("lsetxattr", 5, F),
+        __NR_fsetxattr => ("fsetxattr", 5, F),
+        __NR_removexattr => ("removexattr", 2, F),
+        __NR_lremovexattr => ("lremovexattr", 2, F),
+        __NR_fremovexattr => ("fremovexattr", 2, F),
+        __NR_mknod => ("mknod", 3, F),
+        __NR_mknodat => ("mknodat", 4, F),
         __NR_fadvise64 => ("fadvise64", 4, F),
         __NR_epoll_create => ("epoll_create", 1, F),
         __NR_epoll_create1 => ("epoll_create1", 1, F),
@@ -115,6 +127,14 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_epoll_pwait2 => ("epoll_pwait2", 6, F),
         __NR_eventfd => ("eventfd", 1, F),
         __NR_eventfd2 => ("eventfd2", 2, F),
+        __NR_inotify_init => ("inotify_init", 0, F),
+        __NR_inotify_init1 => ("inotify_init1", 1, F),
+        __NR_inotify_add_watch => ("inotify_add_watch", 3, F),
+        __NR_inotify_rm_watch => ("inotify_rm_watch", 2, F),
+        __NR_fallocate => ("fallocate", 4, F),
+        __NR_sync => ("sync", 0, F),
+        __NR_syncfs => ("syncfs", 1, F),
+        __NR_memfd_create => ("memfd_create", 2, F),
         __NR_socket => ("socket", 3, F),
         __NR_socketpair => ("socketpair", 4, F),
         __NR_bind => ("bind", 3, F),
@@ -151,6 +171,11 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_madvise => ("madvise", 3, L(memory::madvise)),
         __NR_msync => ("msync", 3, L(memory::msync)),
         __NR_mincore => ("mincore", 3, L(residency::mincore)),
+        __NR_mlock => ("mlock", 2, L(residency::mlock)),
+        __NR_munlock => ("munlock", 2, L(residency::mlock)),
+        __NR_mlock2 => ("mlock2", 3, L(residency::mlock2)),
+        __NR_mlockall => ("mlockall", 1, L(residency::mlockall)),
+        __NR_munlockall => ("munlockall", 0, L(residency::munlockall)),
         __NR_get_mempolicy => ("get_mempolicy", 5, L(numa::get_mempolicy)),
         __NR_set_mempolicy => ("set_mempolicy", 3, L(numa::set_mempolicy)),
 
@@ -188,8 +213,14 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_sched_setaffinity => ("sched_setaffinity", 3, L(thread::sched_setaffinity)),
         __NR_getcpu => ("getcpu", 3, L(thread::getcpu)),
         __NR_arch_prctl => ("arch_prctl", 2, L(thread::arch_prctl)),
-        __NR_sched_getparam => ("sched_getparam", 2, L(info::sched_getparam)),
-        __NR_sched_getscheduler => ("sched_getscheduler", 1, L(info::sched_getscheduler)),
+        __NR_sched_getparam => ("sched_getparam", 2, L(sched::sched_getparam)),
+        __NR_sched_getscheduler => ("sched_getscheduler", 1, L(sched::sched_getscheduler)),
+        __NR_sched_getattr => ("sched_getattr", 4, L(sched::sched_getattr)),
+        __NR_sched_setattr => ("sched_setattr", 3, L(sched::sched_setattr)),
+        __NR_sched_setscheduler => ("sched_setscheduler", 3, L(sched::sched_setscheduler)),
+        __NR_sched_setparam => ("sched_setparam", 2, L(sched::sched_setparam)),
+        __NR_sched_get_priority_max => ("sched_get_priority_max", 1, L(sched::sched_get_priority_max)),
+        __NR_sched_get_priority_min => ("sched_get_priority_min", 1, L(sched::sched_get_priority_min)),
 
         // Time.
         __NR_clock_gettime => ("clock_gettime", 2, L(time::clock_gettime)),
@@ -220,7 +251,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_setgid => ("setgid", 1, L(ids::setgid)),
         __NR_setregid => ("setregid", 2, L(ids::setregid)),
         __NR_setresgid => ("setresgid", 3, L(ids::setresgid)),
-        __NR_umask => ("umask", 1, L(info::umask)),
+        __NR_setgroups => ("setgroups", 2, L(ids::setgroups)),
         __NR_getpriority => ("getpriority", 2, L(info::getpriority)),
         __NR_setpriority => ("setpriority", 3, L(info::setpriority)),
         __NR_ioprio_get => ("ioprio_get", 2, L(info::ioprio_get)),
@@ -244,6 +275,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_timer_gettime => ("timer_gettime", 2, L(timers::timer_gettime)),
         __NR_timer_getoverrun => ("timer_getoverrun", 1, L(timers::timer_getoverrun)),
         __NR_timer_delete => ("timer_delete", 1, L(timers::timer_delete)),
+        __NR_signalfd => ("signalfd", 3, L(signalfd::signalfd)),
+        __NR_signalfd4 => ("signalfd4", 4, L(signalfd::signalfd4)),
 
         _ => (super::names::name(nr as u64), 6, U),
     }

@@ -463,3 +463,15 @@ pub fn free_bytes() -> u64 {
 pub fn total_bytes() -> u64 {
     MEMORY.lock().free.total_bytes()
 }
+
+/// Runs `f` with a scratch page of program memory that only the kernel knows (what the
+/// forwarder reads and writes for a call the kernel makes itself), then gives the page back.
+/// ENOMEM as a negated errno when there is none.
+pub fn with_scratch(f: impl FnOnce(u64) -> i64) -> i64 {
+    let Ok(page) = alloc(PAGE, PAGE) else {
+        return -(ENOMEM as i64);
+    };
+    let r = f(page);
+    unmap(page, page + PAGE);
+    r
+}

@@ -301,6 +301,27 @@ impl FdTable {
         slots.iter().enumerate().filter_map(|(n, s)| s.as_ref().map(|s| (n, s.host.clone(), s.cloexec))).collect()
     }
 
+    /// Removes the guest fds from `first` to `last` (close_range), returning them (the caller
+    /// closes them outside the lock).
+    pub fn take_range(&self, first: usize, last: usize) -> Vec<Slot> {
+        let mut slots = self.lock();
+        let end = slots.len().min(last.saturating_add(1));
+        let taken = slots.get_mut(first..end).into_iter().flatten().filter_map(|s| s.take()).collect();
+        while matches!(slots.last(), Some(None)) {
+            slots.pop();
+        }
+        taken
+    }
+
+    /// Sets FD_CLOEXEC on the guest fds from `first` to `last` (close_range's CLOSE_RANGE_CLOEXEC).
+    pub fn set_cloexec_range(&self, first: usize, last: usize) {
+        let mut slots = self.lock();
+        let end = slots.len().min(last.saturating_add(1));
+        for s in slots.get_mut(first..end).into_iter().flatten().flatten() {
+            s.cloexec = true;
+        }
+    }
+
     /// Removes every descriptor with FD_CLOEXEC (an exec), returning them (the caller closes
     /// them outside the lock).
     pub fn take_cloexec(&self) -> Vec<Slot> {

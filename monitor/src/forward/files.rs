@@ -44,6 +44,27 @@ impl Forwarder {
         self.fds().remove(fd)?.close()
     }
 
+    /// close_range(first, last, flags): the program's descriptors from `first` to `last` (the
+    /// table's, never the monitor's own) are closed, or marked FD_CLOEXEC with
+    /// CLOSE_RANGE_CLOEXEC; CLOSE_RANGE_UNSHARE changes nothing (the table is the program's
+    /// alone). Closing errors are ignored, as Linux ignores them here.
+    pub(super) fn close_range(&self, first: u64, last: u64, flags: u64) -> SysResult<i64> {
+        const UNSHARE: u64 = 2;
+        const CLOEXEC: u64 = 4;
+        let (first, last) = (first as u32, last as u32);
+        if flags & !(UNSHARE | CLOEXEC) != 0 || first > last {
+            return Err(Errno::EINVAL);
+        }
+        if flags & CLOEXEC != 0 {
+            self.fds().set_cloexec_range(first as usize, last as usize);
+        } else {
+            for slot in self.fds().take_range(first as usize, last as usize) {
+                let _ = slot.close();
+            }
+        }
+        Ok(0)
+    }
+
     pub(super) fn fstat(&self, g: Guest, fd: u64, buf: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         let p = g.range_mut(buf, STAT_SIZE)?;
@@ -53,7 +74,7 @@ impl Forwarder {
 
     pub(super) fn fstatat(&self, g: Guest, dirfd: u64, path: u64, buf: u64, flags: u64) -> SysResult<i64> {
         let flags = int(flags);
-        let at = self.path_at(g, dirfd, path, follows(flags))?;
+        let at = self.path_at_to_inspect(g, dirfd, path, follows(flags))?;
         let p = g.range_mut(buf, STAT_SIZE)?;
         let flags = at.at_flags(flags);
         // SAFETY: a host C string and a struct stat in guest memory.
@@ -69,7 +90,7 @@ impl Forwarder {
             // SAFETY: a NULL path and a struct statx in guest memory.
             return unsafe { self.sys(libc::SYS_statx, &[dfd as libc::c_long, 0, int(flags), uint(mask), ptr(p)]) };
         }
-        let at = self.path_at(g, dirfd, path, follows(int(flags)))?;
+        let at = self.path_at_to_inspect(g, dirfd, path, follows(int(flags)))?;
         let flags = at.at_flags(int(flags));
         // SAFETY: a host C string and a struct statx in guest memory.
         unsafe {
@@ -152,6 +173,16 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_mkdirat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode)]) }
     }
 
+    /// mknodat (and mknod): a FIFO, regular file or socket node where the walk allows (the
+    /// host decides on device nodes, with `hrt`'s privileges, and the sandbox's rules).
+    pub(super) fn mknodat(&self, g: Guest, dirfd: u64, path: u64, mode: u64, dev: u64) -> SysResult<i64> {
+        let at = self.path_at(g, dirfd, path, false)?;
+        // SAFETY: a host C string.
+        unsafe {
+            self.sys(libc::SYS_mknodat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode), uint(dev)])
+        }
+    }
+
     pub(super) fn unlinkat(&self, g: Guest, dirfd: u64, path: u64, flags: u64) -> SysResult<i64> {
         let at = self.path_at(g, dirfd, path, false)?;
         // SAFETY: a host C string.
@@ -215,7 +246,7 @@ impl Forwarder {
         if size <= 0 {
             return Err(Errno::EINVAL);
         }
-        let at = self.path_at(g, dirfd, path, false)?;
+        let at = self.path_at_to_inspect(g, dirfd, path, false)?;
         if at.exe {
             let exe = self.exe();
             let n = exe.len().min(size as usize);

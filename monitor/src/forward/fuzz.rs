@@ -16,7 +16,8 @@
 //! the inherited descriptors 0/1/2 are closed for the guest first; blocking is impossible
 //! (pipes, eventfds and sockets non-blocking, MSG_DONTWAIT, zero timeouts, no waiting locks);
 //! sockets are AF_UNIX only, with plain names (nothing reaches the network or the host's
-//! abstract names); System V shared memory is only looked up and read (no segment is created,
+//! abstract names); nodes are regular files, inotify instances non-blocking, preallocations
+//! small, `sync` a `syncfs`; System V shared memory is only looked up and read (no segment is created,
 //! changed or removed: they are the host's).
 
 use super::guest_mem::GuestMemory;
@@ -247,7 +248,16 @@ fn path_args(nr: i64) -> &'static [usize] {
         | libc::SYS_unlink
         | libc::SYS_readlink
         | libc::SYS_truncate
-        | libc::SYS_chmod => &[0],
+        | libc::SYS_chmod
+        | libc::SYS_mknod
+        | libc::SYS_getxattr
+        | libc::SYS_lgetxattr
+        | libc::SYS_listxattr
+        | libc::SYS_llistxattr
+        | libc::SYS_setxattr
+        | libc::SYS_lsetxattr
+        | libc::SYS_removexattr
+        | libc::SYS_lremovexattr => &[0],
         libc::SYS_rename | libc::SYS_link | libc::SYS_symlink => &[0, 1],
         libc::SYS_openat
         | libc::SYS_newfstatat
@@ -258,7 +268,9 @@ fn path_args(nr: i64) -> &'static [usize] {
         | libc::SYS_unlinkat
         | libc::SYS_readlinkat
         | libc::SYS_fchmodat
-        | libc::SYS_utimensat => &[1],
+        | libc::SYS_utimensat
+        | libc::SYS_mknodat
+        | libc::SYS_inotify_add_watch => &[1],
         libc::SYS_renameat | libc::SYS_renameat2 | libc::SYS_linkat => &[1, 3],
         libc::SYS_symlinkat => &[0, 2],
         _ => &[],
@@ -356,6 +368,23 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
             }
         }
         libc::SYS_recvmmsg => a[3] |= libc::MSG_DONTWAIT as u64,
+        // Regular files only: as root a device node would reach a host device, and `creat` of
+        // a FIFO would wait for a reader.
+        libc::SYS_mknod => a[1] = a[1] & 0o777 | libc::S_IFREG as u64,
+        libc::SYS_mknodat => a[2] = a[2] & 0o777 | libc::S_IFREG as u64,
+        // Reads of an inotify instance without events would wait.
+        libc::SYS_inotify_init => {
+            a[0] = libc::IN_NONBLOCK as u64;
+            return libc::SYS_inotify_init1;
+        }
+        libc::SYS_inotify_init1 => a[0] |= libc::IN_NONBLOCK as u64,
+        // Small extents only (the scratch directory's disk is the host's).
+        libc::SYS_fallocate => {
+            a[2] = a[2].min(1 << 20);
+            a[3] = a[3].min(1 << 20);
+        }
+        // Not the whole host's page cache, over and over.
+        libc::SYS_sync => return libc::SYS_syncfs,
         // dup2/dup3 onto 0..2 are fine: the guest's table only.
         _ => {}
     }

@@ -35,6 +35,7 @@ mod exec;
 mod fadvise;
 mod fd_table;
 mod fds;
+mod file_space;
 mod files;
 mod forked;
 #[cfg(test)]
@@ -43,6 +44,7 @@ mod guest_mem;
 mod host;
 mod hrt_children;
 mod inherit;
+mod inotify;
 mod io;
 mod owners;
 mod paths;
@@ -85,8 +87,13 @@ const CWD: u64 = libc::AT_FDCWD as u32 as u64;
 /// them after a look of their own (getpriority and setpriority: a program thread's id becomes
 /// the program's process).
 #[cfg(test)]
-pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] =
-    &[libc::SYS_getpriority, libc::SYS_setpriority, libc::SYS_ioprio_get, libc::SYS_ioprio_set];
+pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[
+    libc::SYS_getpriority,
+    libc::SYS_setpriority,
+    libc::SYS_ioprio_get,
+    libc::SYS_ioprio_set,
+    libc::SYS_sched_getattr,
+];
 
 pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_read,
@@ -107,6 +114,16 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_creat,
     libc::SYS_openat,
     libc::SYS_close,
+    libc::SYS_close_range,
+    libc::SYS_umask,
+    libc::SYS_inotify_init,
+    libc::SYS_inotify_init1,
+    libc::SYS_inotify_add_watch,
+    libc::SYS_inotify_rm_watch,
+    libc::SYS_fallocate,
+    libc::SYS_sync,
+    libc::SYS_syncfs,
+    libc::SYS_memfd_create,
     libc::SYS_fstat,
     libc::SYS_stat,
     libc::SYS_lstat,
@@ -166,12 +183,21 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_setpriority,
     libc::SYS_ioprio_get,
     libc::SYS_ioprio_set,
+    libc::SYS_sched_getattr,
     libc::SYS_getxattr,
     libc::SYS_lgetxattr,
     libc::SYS_fgetxattr,
     libc::SYS_listxattr,
     libc::SYS_llistxattr,
     libc::SYS_flistxattr,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    libc::SYS_mknod,
+    libc::SYS_mknodat,
     libc::SYS_fadvise64,
     libc::SYS_epoll_create,
     libc::SYS_epoll_create1,
@@ -390,6 +416,19 @@ impl Forwarder {
             libc::SYS_creat => self.openat(g, CWD, a[0], (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64, a[1]),
             libc::SYS_openat => self.openat(g, a[0], a[1], a[2], a[3]),
             libc::SYS_close => self.close(a[0]),
+            libc::SYS_close_range => self.close_range(a[0], a[1], a[2]),
+            libc::SYS_inotify_init => self.inotify_init1(0),
+            libc::SYS_inotify_init1 => self.inotify_init1(a[0]),
+            libc::SYS_inotify_add_watch => self.inotify_add_watch(g, a[0], a[1], a[2]),
+            libc::SYS_inotify_rm_watch => self.inotify_rm_watch(a[0], a[1]),
+            libc::SYS_fallocate => self.fallocate(a[0], a[1], a[2], a[3]),
+            libc::SYS_sync => self.sync(),
+            libc::SYS_syncfs => self.syncfs(a[0]),
+            libc::SYS_memfd_create => self.memfd_create(g, a[0], a[1]),
+            // The program's umask is `hrt`'s (process-wide on the host), which the host applies
+            // to every file, directory, FIFO and socket the program creates.
+            // SAFETY: no pointers.
+            libc::SYS_umask => unsafe { self.sys(libc::SYS_umask, &[(a[0] & 0o777) as libc::c_long]) },
             libc::SYS_fstat => self.fstat(g, a[0], a[1]),
             libc::SYS_stat => self.fstatat(g, CWD, a[0], a[1], 0),
             libc::SYS_lstat => self.fstatat(g, CWD, a[0], a[1], libc::AT_SYMLINK_NOFOLLOW as u64),
@@ -447,10 +486,17 @@ impl Forwarder {
             libc::SYS_capget => self.capget(g, a[0], a[1]),
             nr @ (libc::SYS_getpriority | libc::SYS_ioprio_get) => self.getpriority(nr, a[0], a[1]),
             nr @ (libc::SYS_setpriority | libc::SYS_ioprio_set) => self.setpriority(nr, a[0], a[1], a[2]),
+            libc::SYS_sched_getattr => self.sched_getattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_getxattr | libc::SYS_lgetxattr => self.getxattr(g, nr, a[0], a[1], a[2], a[3]),
             libc::SYS_fgetxattr => self.fgetxattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_listxattr | libc::SYS_llistxattr => self.listxattr(g, nr, a[0], a[1], a[2]),
             libc::SYS_flistxattr => self.flistxattr(g, a[0], a[1], a[2]),
+            libc::SYS_setxattr | libc::SYS_lsetxattr => self.setxattr(g, nr, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_fsetxattr => self.fsetxattr(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_removexattr | libc::SYS_lremovexattr => self.removexattr(g, nr, a[0], a[1]),
+            libc::SYS_fremovexattr => self.fremovexattr(g, a[0], a[1]),
+            libc::SYS_mknod => self.mknodat(g, CWD, a[0], a[1], a[2]),
+            libc::SYS_mknodat => self.mknodat(g, a[0], a[1], a[2], a[3]),
             libc::SYS_fadvise64 => self.fadvise64(a[0], a[1], a[2], a[3]),
             libc::SYS_epoll_create => self.epoll_create(a[0]),
             libc::SYS_epoll_create1 => self.epoll_create1(a[0]),

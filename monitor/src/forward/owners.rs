@@ -106,6 +106,24 @@ impl Forwarder {
         unsafe { self.sys(nr, &[int(which), who as u32 as libc::c_long]) }
     }
 
+    /// sched_getattr(pid, attr, size, flags): the program's own scheduling attributes are its
+    /// host process's (`hrt`'s main thread's, whose niceness is the program's; the kernel turns
+    /// one of the program's thread ids into 0); the host checks the arguments and fills the
+    /// record, of which the program gets the `size` bytes Linux writes.
+    pub(super) fn sched_getattr(&self, g: Guest, pid: u64, attr: u64, size: u64, flags: u64) -> SysResult<i64> {
+        let pid = if own_process(0, pid, 0, &self.host_pid) { std::process::id() as u64 } else { pid };
+        let mut local = [0u8; 4096];
+        let size = size as u32;
+        let attr_arg = if attr == 0 { 0 } else { ptr(local.as_mut_ptr()) };
+        // SAFETY: NULL (refused by the host) or `local`, room for the largest record Linux
+        // accepts (a page); `size` beyond it is EINVAL there.
+        let r = unsafe {
+            self.sys(libc::SYS_sched_getattr, &[pid as u32 as libc::c_long, attr_arg, int(size as u64), int(flags)])
+        }?;
+        g.write_bytes(attr, &local[..(size as usize).min(local.len())])?;
+        Ok(r)
+    }
+
     /// setpriority (and ioprio_set): for the program's own process every thread of `hrt` takes the value (they
     /// all run the program: its vCPUs, the forwarding threads, the spawner of its children), the
     /// main thread first, whose refusal (EACCES, EPERM) is the answer; anything else is the

@@ -117,7 +117,9 @@ fn number(c: &[u8]) -> Option<usize> {
     std::str::from_utf8(c).ok()?.parse().ok()
 }
 
-fn meaning(comps: &[Vec<u8>], host_pid: &[u8]) -> Meaning {
+/// `inspect`: for a call that only looks at the object's metadata (see
+/// walk::resolve_to_inspect), which may stat `mem` and `map_files` themselves.
+fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
     let c: Vec<&[u8]> = comps.iter().map(|v| v.as_slice()).collect();
     match c.as_slice() {
         [b"dev", b"fd", n, rest @ ..] => match number(n) {
@@ -139,12 +141,15 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8]) -> Meaning {
                     None => Meaning::Plain,
                 },
                 [b"fdinfo", n] => number(n).map_or(Meaning::Plain, Meaning::FdInfo),
+                [b"mem"] | [b"map_files"] if inspect => Meaning::Plain,
                 [b"mem", ..] | [b"map_files", ..] => Meaning::Denied,
                 [name] => match walk::SYNTHESIZED.iter().find(|s| **s == *name) {
                     Some(s) => Meaning::Own(s),
                     None => Meaning::Plain,
                 },
-                [b"root", below @ ..] => meaning(&below.iter().map(|r| r.to_vec()).collect::<Vec<_>>(), host_pid),
+                [b"root", below @ ..] => {
+                    meaning(&below.iter().map(|r| r.to_vec()).collect::<Vec<_>>(), host_pid, inspect)
+                }
                 _ => Meaning::Plain,
             }
         }
@@ -180,6 +185,13 @@ impl Forwarder {
         self.resolve(dirfd_arg, raw, follow)
     }
 
+    /// `path_at` for a call that only looks at the object's metadata: the stat family,
+    /// readlink, the xattr reads (see walk::resolve_to_inspect).
+    pub(super) fn path_at_to_inspect(&self, g: Guest, dirfd_arg: u64, path_addr: u64, follow: bool) -> SysResult<At> {
+        let raw = g.read_path(path_addr)?.into_bytes();
+        self.resolve_with(dirfd_arg, raw, follow, true)
+    }
+
     /// A path argument for the calls without a directory fd.
     pub(super) fn path(&self, g: Guest, path_addr: u64, follow: bool) -> SysResult<At> {
         self.path_at(g, libc::AT_FDCWD as u32 as u64, path_addr, follow)
@@ -195,6 +207,10 @@ impl Forwarder {
     }
 
     pub(super) fn resolve(&self, dirfd_arg: u64, raw: Vec<u8>, follow: bool) -> SysResult<At> {
+        self.resolve_with(dirfd_arg, raw, follow, false)
+    }
+
+    fn resolve_with(&self, dirfd_arg: u64, raw: Vec<u8>, follow: bool, inspect: bool) -> SysResult<At> {
         let (dirfd, hold, abs) = if raw.first() == Some(&b'/') {
             (libc::AT_FDCWD, None, Some(raw.clone()))
         } else {
@@ -227,8 +243,17 @@ impl Forwarder {
         if let Some(abs) = abs {
             let comps = components(&abs);
             special = is_special(&comps);
-            match meaning(&comps, self.host_pid.as_bytes()) {
+            match meaning(&comps, self.host_pid.as_bytes(), inspect) {
                 Meaning::Plain => {}
+                Meaning::Exe if inspect && !follow => {
+                    // The link itself (lstat, `ls -l`): its metadata, which says nothing of
+                    // `hrt`; readlink still reads the program's path (`exe`).
+                    let mut at = At::new(libc::AT_FDCWD, cstring(b"/proc/self/exe".to_vec())?, None);
+                    at.exe = true;
+                    at.nofollow = true;
+                    at.rewritten = true;
+                    return Ok(at);
+                }
                 Meaning::Exe => {
                     let mut at = At::new(libc::AT_FDCWD, cstring(self.exe())?, None);
                     at.exe = true;
@@ -246,7 +271,7 @@ impl Forwarder {
                         return Ok(at);
                     }
                     let rest = below.join(&b'/');
-                    let mut at = self.walked(h.raw(), &rest, follow)?;
+                    let mut at = self.walked(h.raw(), &rest, follow, inspect)?;
                     at.special = below_is_special(&h);
                     at.rewritten = true;
                     at._hold = Some(h);
@@ -264,20 +289,22 @@ impl Forwarder {
                 Meaning::Denied => return Err(Errno::EACCES),
             }
             if let Some(data) = super::synthetic::contents(&abs_text(&comps), self.cpus) {
-                let mut at = self.walked(dirfd, &raw, follow)?;
+                let mut at = self.walked(dirfd, &raw, follow, inspect)?;
                 at.synthetic = Some(data);
                 return Ok(at);
             }
         }
-        let mut at = self.walked(dirfd, &raw, follow)?;
+        let mut at = self.walked(dirfd, &raw, follow, inspect)?;
         at.special = special;
         at._hold = hold;
         Ok(at)
     }
 
     /// `raw` walked from host directory `dirfd` (see walk.rs).
-    fn walked(&self, dirfd: i32, raw: &[u8], follow: bool) -> SysResult<At> {
-        match walk::resolve(dirfd, raw, follow)? {
+    fn walked(&self, dirfd: i32, raw: &[u8], follow: bool, inspect: bool) -> SysResult<At> {
+        let resolved =
+            if inspect { walk::resolve_to_inspect(dirfd, raw, follow)? } else { walk::resolve(dirfd, raw, follow)? };
+        match resolved {
             Resolved::At { dir, raw_dir, name, nofollow } => {
                 let mut at = At::new(raw_dir, name, None);
                 at.nofollow = nofollow;

@@ -581,7 +581,8 @@ impl Forwarder {
             if t.tv_sec < 0 || !(0..1_000_000_000).contains(&t.tv_nsec) {
                 return Err(Errno::EINVAL);
             }
-            Some(Instant::now() + Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+            // A time too far to represent never expires (it panicked hrt before).
+            Instant::now().checked_add(Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
         };
         let h = self.socket_fd(fd)?;
         let mut flags = uint_flags(flags);

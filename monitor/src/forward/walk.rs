@@ -175,15 +175,31 @@ fn check_landing(fd: &OwnedFd) -> SysResult<()> {
     }
 }
 
+/// Resolves `path` relative to host directory `start` for a call that only looks at the last
+/// object's metadata (the stat family, readlink, the xattr reads): that last name may be any
+/// entry of the monitor's own directories (`ls -la /proc/self` stats `fd`, `task`, `environ`
+/// ...: procfs entries whose mode, owner and times say nothing of the monitor), and `..` may
+/// end a path there when the parent is not the monitor's. What is reached *through* such an
+/// entry is judged as in [`resolve`].
+pub fn resolve_to_inspect(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
+    resolve_in(start, path, follow, true)
+}
+
 /// Resolves `path` relative to host directory `start` (AT_FDCWD for the working directory).
 /// `follow`: a symbolic link as the last component is followed (stat, open) or not (lstat,
 /// unlink, readlink). Errors are those Linux gives for the same lookup (ENOENT, ENOTDIR, EACCES,
 /// ELOOP), plus EACCES for anything in the monitor's own /proc directories.
 pub fn resolve(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
+    resolve_in(start, path, follow, false)
+}
+
+fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult<Resolved> {
     if path.is_empty() {
         return Err(Errno::ENOENT);
     }
-    let trailing_slash = path.ends_with(b"/");
+    // A path ending in "." ends at a directory, as one ending in "/" does: a link before it
+    // is followed ("/proc/self/." is the process's directory, not the link "self").
+    let trailing_slash = path.ends_with(b"/") || path.ends_with(b"/.") || path == b".";
     let mut queue: VecDeque<Vec<u8>> = VecDeque::new();
     push_front(&mut queue, path);
     let mut cur: Option<OwnedFd> = None;
@@ -205,6 +221,7 @@ pub fn resolve(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
             match HARMLESS.iter().find(|h| **h == c.as_slice()) {
                 Some(h) if last && SYNTHESIZED.contains(h) => return Ok(Resolved::Own(h)),
                 Some(_) => {}
+                None if last && inspect => {}
                 None => return Err(Errno::EACCES),
             }
         }
@@ -212,7 +229,14 @@ pub fn resolve(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
         if c.as_slice() == b".." {
             if last {
                 if own {
-                    return Err(Errno::EACCES);
+                    if !inspect {
+                        return Err(Errno::EACCES);
+                    }
+                    // The parent, if it is not the monitor's (`/proc`, not `/proc/<pid>/task`).
+                    let up = open_path(raw, &name, 0)?;
+                    check_landing(&up)?;
+                    let raw_dir = up.as_raw_fd();
+                    return Ok(Resolved::At { dir: Some(up), raw_dir, name: c".".to_owned(), nofollow: true });
                 }
                 return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true });
             }
@@ -362,5 +386,29 @@ mod tests {
         assert!(matches!(resolve(libc::AT_FDCWD, b"/proc/self/cmdline", true), Ok(Resolved::Own(b"cmdline"))));
         assert!(resolve(libc::AT_FDCWD, b"/proc/1/status", true).is_ok());
         assert!(matches!(resolve(libc::AT_FDCWD, b"/nonexistent/x", true), Err(Errno::ENOENT)));
+    }
+
+    #[test]
+    fn inspecting_reaches_own_entries_but_not_through_them() {
+        let me = std::process::id();
+        let inspect = |p: &str, follow: bool| resolve_to_inspect(libc::AT_FDCWD, p.as_bytes(), follow);
+        // The entries themselves, for their metadata; the parent `/proc`.
+        for p in ["/proc/self/environ", "/proc/self/fd", "/proc/self/task", "/proc/self/mem", "/proc/self/.."] {
+            assert!(inspect(p, false).is_ok(), "{p}");
+        }
+        assert!(inspect(&format!("/proc/{me}/environ"), false).is_ok());
+        // Nothing below them, nor the monitor's own task directory through `..`.
+        for p in [
+            "/proc/self/fd/0".to_string(),
+            "/proc/self/task/..".to_string(),
+            format!("/proc/{me}/task/{me}/.."),
+            "/proc/self/map_files/x".to_string(),
+            "/proc/self/cwd/proc/self/mem".to_string(),
+        ] {
+            assert!(matches!(inspect(&p, true), Err(Errno::EACCES)), "{p}");
+        }
+        // Other calls still may not.
+        assert!(denied("/proc/self/environ", false));
+        assert!(denied("/proc/self/..", false));
     }
 }

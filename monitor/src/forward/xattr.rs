@@ -1,6 +1,7 @@
-//! Reading extended attributes: getxattr, lgetxattr, fgetxattr, listxattr, llistxattr,
-//! flistxattr (`ls -l` asks for ACLs and security labels of every file). Setting and removing
-//! them stay unimplemented (ENOSYS).
+//! Extended attributes: reading them (getxattr, lgetxattr, fgetxattr, listxattr, llistxattr,
+//! flistxattr: `ls -l` asks for ACLs and security labels of every file), setting and removing
+//! them (setxattr, lsetxattr, fsetxattr, removexattr, lremovexattr, fremovexattr: `cp -a`,
+//! `tar --xattrs`, `rsync -X` copy them). The host checks names, flags and permissions.
 
 use std::ffi::CString;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -17,7 +18,7 @@ const XATTR_MAX: u64 = 65536;
 /// An O_PATH descriptor for the object the walk found (`follow`: a final symbolic link is
 /// followed), and its name under /proc/self/fd: the xattr calls take no directory descriptor,
 /// and the walk's result must be used as it was checked.
-fn open_object(at: &At, follow: bool) -> SysResult<(OwnedFd, CString)> {
+pub(super) fn open_object(at: &At, follow: bool) -> SysResult<(OwnedFd, CString)> {
     let nofollow = if at.nofollow || !follow { libc::O_NOFOLLOW } else { 0 };
     // SAFETY: a host C string owned by `at`.
     let fd = unsafe { libc::openat(at.dirfd, at.path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | nofollow) };
@@ -40,6 +41,25 @@ fn out_buffer(g: Guest, addr: u64, size: u64) -> SysResult<(*mut u8, u64)> {
 }
 
 impl Forwarder {
+    /// The object `path` names, walked to look at it (`inspect`) or to change it, opened; its
+    /// /proc/self/fd name; and the attribute name at `name`.
+    fn named_object(
+        &self,
+        g: Guest,
+        path: u64,
+        follow: bool,
+        inspect: bool,
+        name: u64,
+    ) -> SysResult<(OwnedFd, CString, CString)> {
+        let at = if inspect {
+            self.path_at_to_inspect(g, libc::AT_FDCWD as u32 as u64, path, follow)?
+        } else {
+            self.path(g, path, follow)?
+        };
+        let (object, host) = open_object(&at, follow)?;
+        Ok((object, host, g.read_path(name)?))
+    }
+
     /// getxattr (`nr` SYS_getxattr) and lgetxattr (SYS_lgetxattr). Both are made as getxattr
     /// of the object's /proc/self/fd name, which reaches the object itself (for lgetxattr a
     /// symbolic link opened without following it).
@@ -52,10 +72,7 @@ impl Forwarder {
         value: u64,
         size: u64,
     ) -> SysResult<i64> {
-        let follow = nr == libc::SYS_getxattr;
-        let at = self.path(g, path, follow)?;
-        let (_object, host) = open_object(&at, follow)?;
-        let name = g.read_path(name)?;
+        let (_object, host, name) = self.named_object(g, path, nr == libc::SYS_getxattr, true, name)?;
         let (out, size) = out_buffer(g, value, size)?;
         // SAFETY: host C strings and a `size`-byte guest buffer (or NULL with size 0).
         unsafe { self.sys(libc::SYS_getxattr, &[ptr(host.as_ptr()), ptr(name.as_ptr()), ptr(out), uint(size)]) }
@@ -72,7 +89,7 @@ impl Forwarder {
     /// listxattr (`nr` SYS_listxattr) and llistxattr (SYS_llistxattr), as getxattr.
     pub(super) fn listxattr(&self, g: Guest, nr: libc::c_long, path: u64, list: u64, size: u64) -> SysResult<i64> {
         let follow = nr == libc::SYS_listxattr;
-        let at = self.path(g, path, follow)?;
+        let at = self.path_at_to_inspect(g, libc::AT_FDCWD as u32 as u64, path, follow)?;
         let (_object, host) = open_object(&at, follow)?;
         let (out, size) = out_buffer(g, list, size)?;
         // SAFETY: a host C string and a `size`-byte guest buffer (or NULL with size 0).
@@ -85,4 +102,67 @@ impl Forwarder {
         // SAFETY: a `size`-byte guest buffer (or NULL with size 0).
         unsafe { self.sys(libc::SYS_flistxattr, &[h.raw() as libc::c_long, ptr(out), uint(size)]) }
     }
+
+    /// setxattr (`nr` SYS_setxattr) and lsetxattr (SYS_lsetxattr), made on the object the walk
+    /// found, as getxattr. The value (at most XATTR_SIZE_MAX bytes: E2BIG beyond) is read from
+    /// the program's memory.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn setxattr(
+        &self,
+        g: Guest,
+        nr: libc::c_long,
+        path: u64,
+        name: u64,
+        value: u64,
+        size: u64,
+        flags: u64,
+    ) -> SysResult<i64> {
+        let (_object, host, name) = self.named_object(g, path, nr == libc::SYS_setxattr, false, name)?;
+        let value = in_buffer(g, value, size)?;
+        // SAFETY: host C strings and a `size`-byte buffer of ours.
+        unsafe {
+            self.sys(
+                libc::SYS_setxattr,
+                &[ptr(host.as_ptr()), ptr(name.as_ptr()), ptr(value.as_ptr()), uint(size), uint(flags)],
+            )
+        }
+    }
+
+    pub(super) fn fsetxattr(&self, g: Guest, fd: u64, name: u64, value: u64, size: u64, flags: u64) -> SysResult<i64> {
+        let h = self.fds().get(fd)?;
+        let name = g.read_path(name)?;
+        let value = in_buffer(g, value, size)?;
+        // SAFETY: a host C string and a `size`-byte buffer of ours.
+        unsafe {
+            self.sys(
+                libc::SYS_fsetxattr,
+                &[h.raw() as libc::c_long, ptr(name.as_ptr()), ptr(value.as_ptr()), uint(size), uint(flags)],
+            )
+        }
+    }
+
+    /// removexattr (`nr` SYS_removexattr) and lremovexattr (SYS_lremovexattr), as setxattr.
+    pub(super) fn removexattr(&self, g: Guest, nr: libc::c_long, path: u64, name: u64) -> SysResult<i64> {
+        let (_object, host, name) = self.named_object(g, path, nr == libc::SYS_removexattr, false, name)?;
+        // SAFETY: host C strings.
+        unsafe { self.sys(libc::SYS_removexattr, &[ptr(host.as_ptr()), ptr(name.as_ptr())]) }
+    }
+
+    pub(super) fn fremovexattr(&self, g: Guest, fd: u64, name: u64) -> SysResult<i64> {
+        let h = self.fds().get(fd)?;
+        let name = g.read_path(name)?;
+        // SAFETY: a host C string.
+        unsafe { self.sys(libc::SYS_fremovexattr, &[h.raw() as libc::c_long, ptr(name.as_ptr())]) }
+    }
+}
+
+/// A value to set: `size` bytes of the program's memory, copied (E2BIG past XATTR_SIZE_MAX).
+fn in_buffer(g: Guest, addr: u64, size: u64) -> SysResult<Vec<u8>> {
+    if size > XATTR_MAX {
+        return Err(Errno::E2BIG);
+    }
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    g.read_bytes(addr, size)
 }

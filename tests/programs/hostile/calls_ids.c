@@ -3,6 +3,7 @@
 // Compared with the native run (the program runs as the user who started it).
 #define _GNU_SOURCE
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,5 +29,11 @@ int main(void) {
     show("setuid(uid)", setuid(getuid()));
     show("setgid(gid)", setgid(getgid()));
     show("getresuid, bad pointer", getresuid((uid_t *)8, &e, &s));
+    // setgroups: the list the program has (EPERM without CAP_SETGID, as natively), too long.
+    gid_t groups[256];
+    int n = getgroups(256, groups);
+    printf("getgroups %d\n", n);
+    show("setgroups(own list)", setgroups(n, groups));
+    show("setgroups(70000)", setgroups(70000, groups));
     return 0;
 }

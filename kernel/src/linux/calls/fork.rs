@@ -185,6 +185,7 @@ pub fn prepare_child(record: u64) {
     super::procs::after_fork(rec.from_child as u32);
     crate::linux::channel::after_fork();
     crate::linux::usermap::after_fork();
+    crate::linux::signalfd::after_fork();
 }
 
 /// A forked child, on the boot CPU once every CPU is up (`prepare_child` ran before): starts

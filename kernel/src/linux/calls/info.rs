@@ -1,7 +1,5 @@
 //! System information, limits, identity, randomness.
 
-use core::sync::atomic::Ordering;
-
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, EPERM, ESRCH};
 use crate::linux::process::{self, PROCESS};
@@ -153,10 +151,6 @@ pub fn getgid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Ok(crate::bootinfo::get().gid as u64)
 }
 
-pub fn umask(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    Ok(PROCESS.umask.swap(a[0] as u32 & 0o777, Ordering::Relaxed) as u64)
-}
-
 const PR_SET_NAME: u64 = 15;
 const PR_GET_NAME: u64 = 16;
 
@@ -177,15 +171,6 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         _ => Err(EINVAL),
     }
-}
-
-pub fn sched_getparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    uaccess::write::<i32>(a[1], 0)?;
-    Ok(0)
-}
-
-pub fn sched_getscheduler(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(0) // SCHED_OTHER
 }
 
 const GRND_NONBLOCK: u64 = 1;

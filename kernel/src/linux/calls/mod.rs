@@ -6,6 +6,7 @@ pub mod memory;
 pub mod numa;
 pub mod procs;
 pub mod residency;
+pub mod sched;
 pub mod signal;
 pub mod sysv_shm;
 pub mod thread;

@@ -296,6 +296,31 @@ pub fn wait4(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 /// waitid(idtype, id, infop, options, rusage), as wait4.
 pub fn waitid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    waitid_with(a)
+}
+
+/// The siginfo (128 bytes) of a child whose state changed, left waitable (waitid with WNOWAIT
+/// and WNOHANG): what Linux's SIGCHLD carries, for one the host raised without it (a host
+/// child's SIGCHLD reaches the program as a signal sent to `hrt`, see signal/host.rs).
+pub fn peek_child_change() -> Option<[u8; 128]> {
+    const WSTOPPED: u64 = 2;
+    const WCONTINUED: u64 = 8;
+    let mut got = None;
+    crate::linux::usermem::with_scratch(|page| {
+        let options = WEXITED | WSTOPPED | WCONTINUED | WNOHANG | WNOWAIT;
+        if waitid_with([P_ALL, 0, page, options, 0, 0]).is_ok() {
+            // SAFETY: our scratch page, 128 bytes of which the host's waitid filled.
+            let info = unsafe { *(page as *const [u8; 128]) };
+            if u32::from_le_bytes([info[16], info[17], info[18], info[19]]) != 0 {
+                got = Some(info);
+            }
+        }
+        0
+    });
+    got
+}
+
+fn waitid_with(a: [u64; 6]) -> SysResult {
     let (idtype, id, infop, options, rusage) = (a[0], a[1] as i32 as i64, a[2], a[3], a[4]);
     let selector = match idtype {
         P_ALL => Some(-1),

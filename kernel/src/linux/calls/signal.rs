@@ -9,7 +9,7 @@ use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EAGAIN, EINTR, EINVAL, ENOMEM, ESRCH};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::signal::deliver::SUSPENDED;
-use crate::linux::signal::state::{self, PENDING_COUNT, SIGNALS};
+use crate::linux::signal::state::{self, SIGNALS};
 use crate::linux::signal::{self as sig, SigInfo, SIG_DFL, SIG_IGN, SI_TKILL, SI_USER, UNBLOCKABLE};
 use crate::linux::uaccess;
 use crate::sched::{self, Thread};
@@ -416,13 +416,7 @@ pub fn rt_sigtimedwait(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     };
     let t = register_current();
     loop {
-        let taken = {
-            let mut s = SIGNALS.lock();
-            let own = s.thread(t.tid).pending.take(!set);
-            own.or_else(|| s.shared.take(!set))
-        };
-        if let Some(got) = taken {
-            PENDING_COUNT.fetch_sub(1, Ordering::SeqCst);
+        if let Some(got) = state::take_for(t.tid, set) {
             if info != 0 {
                 uaccess::write_bytes(info, &got.bytes())?;
             }

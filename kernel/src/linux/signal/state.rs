@@ -233,6 +233,8 @@ pub fn send_thread(tid: u32, info: SigInfo) -> Result<(), u32> {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
     wake_waiter(t, bit(sig));
+    drop(s);
+    crate::linux::signalfd::pending_added(bit(sig));
     Ok(())
 }
 
@@ -266,7 +268,28 @@ pub fn send_process(info: SigInfo) -> Result<(), u32> {
     for t in s.threads.values_mut() {
         wake_waiter(t, bit(sig));
     }
+    drop(s);
+    crate::linux::signalfd::pending_added(bit(sig));
     Ok(())
+}
+
+/// The signals pending anywhere in the program: for the process or for any of its threads
+/// (what makes a signalfd readable here, see `linux::signalfd`).
+pub fn pending_anywhere() -> u64 {
+    let s = SIGNALS.lock();
+    s.threads.values().fold(s.shared.set, |all, t| all | t.pending.set)
+}
+
+/// Takes a pending signal of `set` for thread `tid`: its own first, then the process's (the
+/// order of Linux's dequeue_signal).
+pub fn take_for(tid: u32, set: u64) -> Option<SigInfo> {
+    let mut s = SIGNALS.lock();
+    let own = s.thread(tid).pending.take(!set);
+    let got = own.or_else(|| s.shared.take(!set));
+    if got.is_some() {
+        PENDING_COUNT.fetch_sub(1, Ordering::SeqCst);
+    }
+    got
 }
 
 fn wake_waiter(t: &mut ThreadSignals, b: u64) {

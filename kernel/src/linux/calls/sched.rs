@@ -1,0 +1,156 @@
+//! Scheduling policies. The program's threads are the kernel's, run by its own scheduler; to
+//! the program they are SCHED_OTHER threads of priority 0 (what sched_getscheduler and
+//! sched_getparam answer), with the program's niceness, which the host performs (`hrt`'s
+//! threads carry it: info.rs's priority calls). Asking for SCHED_OTHER again succeeds; another
+//! policy is ENOSYS with a line (the kernel's scheduler has no real-time classes), after
+//! Linux's own argument checks.
+
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, E2BIG, EACCES, EINVAL, ENOSYS, EPERM};
+use crate::linux::uaccess;
+
+const PRIO_PROCESS: u64 = 0;
+const SCHED_OTHER: u64 = 0;
+const SCHED_FIFO: u64 = 1;
+const SCHED_RR: u64 = 2;
+/// SCHED_RESET_ON_FORK, or'ed into sched_setscheduler's policy.
+const RESET_ON_FORK: u64 = 0x4000_0000;
+
+/// Whether `policy` is one Linux knows (OTHER, FIFO, RR, BATCH, IDLE, DEADLINE).
+fn known(policy: u64) -> bool {
+    matches!(policy, 0..=3 | 5 | 6)
+}
+
+/// sched_get_priority_max(policy): 99 for the real-time policies, 0 for the others.
+pub fn sched_get_priority_max(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    match a[0] as i32 as i64 as u64 {
+        SCHED_FIFO | SCHED_RR => Ok(99),
+        p if known(p) => Ok(0),
+        _ => Err(EINVAL),
+    }
+}
+
+/// sched_get_priority_min(policy): 1 for the real-time policies, 0 for the others.
+pub fn sched_get_priority_min(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    match a[0] as i32 as i64 as u64 {
+        SCHED_FIFO | SCHED_RR => Ok(1),
+        p if known(p) => Ok(0),
+        _ => Err(EINVAL),
+    }
+}
+
+/// sched_setscheduler(pid, policy, param): SCHED_OTHER with priority 0 for the program is
+/// what it has.
+pub fn sched_setscheduler(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    set_policy(a[0], Some(a[1]), a[2])
+}
+
+/// sched_setparam(pid, param): priority 0 is what the program has.
+pub fn sched_setparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    set_policy(a[0], None, a[1])
+}
+
+fn set_policy(pid: u64, policy: Option<u64>, param: u64) -> SysResult {
+    let pid = pid as i32;
+    let policy = policy.map(|p| p as i32 as i64 as u64 & !RESET_ON_FORK);
+    if param == 0 || pid < 0 || policy.is_some_and(|p| !known(p)) {
+        return Err(EINVAL);
+    }
+    let prio = uaccess::read::<i32>(param)?;
+    let policy = policy.unwrap_or(SCHED_OTHER);
+    if matches!(policy, SCHED_FIFO | SCHED_RR) && !(1..=99).contains(&prio)
+        || !matches!(policy, SCHED_FIFO | SCHED_RR) && prio != 0
+    {
+        return Err(EINVAL);
+    }
+    if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
+        return unsupported_sched("a scheduling policy for another process");
+    }
+    if policy != SCHED_OTHER {
+        return unsupported_sched("a scheduling policy other than SCHED_OTHER");
+    }
+    Ok(0)
+}
+
+pub fn sched_getparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    uaccess::write::<i32>(a[1], 0)?;
+    Ok(0)
+}
+
+pub fn sched_getscheduler(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(0) // SCHED_OTHER
+}
+
+/// sched_getattr(pid, attr, size, flags): performed by the host like `getpriority` (a program
+/// thread's id means the program, whose attributes are `hrt`'s main thread's: SCHED_OTHER, as
+/// sched_getscheduler says, with the program's niceness and the host's time slice).
+pub fn sched_getattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let mut a = a;
+    if a[0] as u32 != 0 && crate::linux::signal::is_program_thread(a[0] as u32) {
+        a[0] = 0;
+    }
+    let r = crate::linux::syscall::forward(linux_raw_sys::general::__NR_sched_getattr as u64, a);
+    if r < 0 {
+        Err((-r) as u32)
+    } else {
+        Ok(r as u64)
+    }
+}
+
+/// sched_setattr(pid, attr, flags): for the program itself, SCHED_OTHER with a niceness (set
+/// as `setpriority` sets it, clamped to -20..19 as Linux clamps it) or with SCHED_FLAG_KEEP_*;
+/// another policy, another process, or flags HRT does not keep (utilization clamps, reset on
+/// fork) are ENOSYS with a line, as sched_setscheduler is. Linux's argument checks first.
+pub fn sched_setattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    const VER0: u32 = 48;
+    const VER1: u32 = 56;
+    const KEEP_POLICY: u64 = 0x08;
+    const KEEP_PARAMS: u64 = 0x10;
+    let (pid, attr, flags) = (a[0] as i32, a[1], a[2]);
+    if attr == 0 || pid < 0 || flags != 0 {
+        return Err(EINVAL);
+    }
+    let mut size = uaccess::read::<u32>(attr)?;
+    if size == 0 {
+        size = VER0;
+    }
+    let bad_size = size < VER0 || size as u64 > crate::linux::usermem::PAGE;
+    if bad_size || size > VER1 && uaccess::slice(attr + VER1 as u64, (size - VER1) as u64)?.iter().any(|&b| b != 0) {
+        uaccess::write::<u32>(attr, VER1)?;
+        return Err(E2BIG);
+    }
+
+    let head = uaccess::read::<[u32; 6]>(attr)?;
+    let (policy, sflags, nice, prio) = (head[1], head[2] as u64 | (head[3] as u64) << 32, head[4] as i32, head[5]);
+    // SCHED_OTHER, FIFO, RR, BATCH, IDLE, DEADLINE.
+    if !matches!(policy, 0..=3 | 5 | 6) {
+        return Err(EINVAL);
+    }
+    if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
+        return unsupported_sched("sched_setattr for another process");
+    }
+    if policy != 0 || prio != 0 || sflags & !(KEEP_POLICY | KEEP_PARAMS) != 0 {
+        return unsupported_sched("sched_setattr to a policy other than SCHED_OTHER");
+    }
+    if sflags & KEEP_PARAMS != 0 {
+        return Ok(0);
+    }
+    let nice = nice.clamp(-20, 19);
+    let r = crate::linux::syscall::forward(
+        linux_raw_sys::general::__NR_setpriority as u64,
+        [PRIO_PROCESS, 0, nice as i64 as u64, 0, 0, 0],
+    );
+    match r {
+        0 => Ok(0),
+        r if r == -(EACCES as i64) => Err(EPERM),
+        r => Err((-r) as u32),
+    }
+}
+
+fn unsupported_sched(what: &str) -> SysResult {
+    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        crate::kprintln!("hrt: {what} is not implemented: returning ENOSYS (reported once)");
+    }
+    Err(ENOSYS)
+}

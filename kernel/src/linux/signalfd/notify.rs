@@ -1,0 +1,143 @@
+//! The notifier: a kernel thread that makes a signalfd's eventfd readable once a signal of its
+//! mask is pending. Signals become pending in any context (the host-signal interrupt, a timer's
+//! thread, another CPU's `kill`), where a forwarded call cannot be made; the notifier makes it.
+
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+use linux_raw_sys::general::{__NR_close, __NR_dup3, __NR_eventfd2, __NR_fcntl, __NR_write};
+
+use super::registry;
+use crate::linux::syscall::forward;
+use crate::linux::usermem::with_scratch;
+use crate::sched::{self, thread::BLOCKING, thread::RUNNING, Thread};
+
+/// Work for the notifier: a signal of some mask became pending (or a mask changed).
+static WORK: AtomicBool = AtomicBool::new(false);
+/// The notifier's record while it waits (null before it first waits).
+static NOTIFIER: AtomicPtr<Thread> = AtomicPtr::new(null_mut());
+static STARTED: AtomicBool = AtomicBool::new(false);
+/// A forked child whose signalfds still share their eventfds with the parent's.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// A signal in `bits` became pending: wakes the notifier if a signalfd watches it. Any context.
+pub fn pending_added(bits: u64) {
+    if registry::UNION.load(Ordering::SeqCst) & bits != 0 {
+        poke();
+    }
+}
+
+/// Asks the notifier to look at every signalfd.
+pub fn poke() {
+    WORK.store(true, Ordering::SeqCst);
+    let t = NOTIFIER.load(Ordering::SeqCst);
+    if !t.is_null() {
+        // SAFETY: the notifier never exits; its record lives as long as the kernel.
+        unsafe { sched::wake(t) };
+    }
+}
+
+/// Starts the notifier on first use (a system call's context).
+pub fn ensure_started() {
+    if FORKED.swap(false, Ordering::SeqCst) {
+        for fds in registry::objects_fds() {
+            reopen(&fds);
+        }
+    }
+    if STARTED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    // Every signal blocked: a forwarded call it waits for is never interrupted.
+    let spawned = sched::spawn_with(sched::ThreadOptions::named("signalfd"), |t| t.sigmask = u64::MAX, run);
+    match spawned {
+        Ok(h) => h.detach(),
+        Err(_) => STARTED.store(false, Ordering::SeqCst),
+    }
+}
+
+fn run() -> u64 {
+    let me = sched::current();
+    loop {
+        // SAFETY: our own record; registered below, where `poke` finds it.
+        unsafe { (*me).state.store(BLOCKING, Ordering::SeqCst) };
+        NOTIFIER.store(me, Ordering::SeqCst);
+        if WORK.load(Ordering::SeqCst) {
+            // SAFETY: as above; still on our CPU (a wake-up of a BLOCKING thread only marks it).
+            unsafe { (*me).state.store(RUNNING, Ordering::SeqCst) };
+        } else {
+            sched::block();
+        }
+        WORK.store(false, Ordering::SeqCst);
+        arm_all();
+    }
+}
+
+/// One arming or emptying at a time: an eventfd is written (armed) and emptied (a reader that
+/// took the last signal) in turn, never across each other, so that a write decided on before a
+/// reader took the signal cannot land after the reader emptied the eventfd.
+static ARMING: AtomicBool = AtomicBool::new(false);
+
+/// Runs `f` while no other thread arms or empties an eventfd.
+pub fn exclusively<R>(f: impl FnOnce() -> R) -> R {
+    while ARMING.swap(true, Ordering::Acquire) {
+        sched::yield_now();
+        core::hint::spin_loop();
+    }
+    let r = f();
+    ARMING.store(false, Ordering::Release);
+    r
+}
+
+/// Makes the eventfd of every signalfd with a pending signal of its mask readable.
+fn arm_all() {
+    exclusively(|| {
+        let pending = || crate::linux::signal::state::pending_anywhere();
+        while let Some(fd) = registry::next_to_arm(pending()) {
+            let _ = with_scratch(|page| {
+                // SAFETY: `page` is a fresh page of program memory that only we know.
+                unsafe { (page as *mut u64).write(1) };
+                forward(__NR_write as u64, [fd as u64, page, 8, 0, 0, 0])
+            });
+            registry::done_notifying();
+        }
+    })
+}
+
+/// After a local system call (`kill`, `tgkill`, `sigqueue` to the program itself): the caller
+/// arms what its signal made readable before it goes on, as Linux's signalfd is readable as
+/// soon as the signal is pending; the notifier is for signals from elsewhere.
+pub fn after_local_call() {
+    if registry::LIVE.load(Ordering::Relaxed) != 0 && WORK.swap(false, Ordering::SeqCst) {
+        arm_all();
+    }
+}
+
+/// A forked child: the notifier is gone; each signalfd gets its own eventfd at the child's
+/// first forwarded call (the host's fork shares the parent's, whose signals are not ours).
+pub fn after_fork() {
+    NOTIFIER.store(null_mut(), Ordering::SeqCst);
+    STARTED.store(false, Ordering::SeqCst);
+    WORK.store(false, Ordering::SeqCst);
+    registry::after_fork();
+    FORKED.store(registry::LIVE.load(Ordering::SeqCst) != 0, Ordering::SeqCst);
+}
+
+/// Puts a fresh eventfd (same O_NONBLOCK, same FD_CLOEXEC per descriptor) under each of `fds`.
+fn reopen(fds: &[i32]) {
+    const O_NONBLOCK: u64 = 0o4000;
+    const O_CLOEXEC: u64 = 0o2000000;
+    let fl = forward(__NR_fcntl as u64, [fds[0] as u64, 3, 0, 0, 0, 0]);
+    if fl < 0 {
+        return;
+    }
+    let new = forward(__NR_eventfd2 as u64, [0, fl as u64 & O_NONBLOCK | O_CLOEXEC, 0, 0, 0, 0]);
+    if new < 0 {
+        return;
+    }
+    for &fd in fds {
+        let cloexec = forward(__NR_fcntl as u64, [fd as u64, 1, 0, 0, 0, 0]) == 1;
+        let flags = if cloexec { O_CLOEXEC } else { 0 };
+        forward(__NR_dup3 as u64, [new as u64, fd as u64, flags, 0, 0, 0]);
+    }
+    forward(__NR_close as u64, [new as u64, 0, 0, 0, 0, 0]);
+}

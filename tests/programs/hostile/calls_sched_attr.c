@@ -1,0 +1,99 @@
+// sched_getattr and sched_setattr (they were ENOSYS, which chrt and some runtimes use): the
+// program's attributes as sched_getscheduler and sched_getparam give them, the record's size
+// rules (shorter, longer, too short), the error cases, and a niceness set through
+// sched_setattr as nice(0) and getpriority then see it. Compared with the native run.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t prio;
+    uint64_t runtime, deadline, period;
+    uint32_t util_min, util_max;
+    uint8_t past[16];
+};
+
+static void show(const char *what, long r) {
+    if (r < 0)
+        printf("%-30s -1 %s\n", what, strerror(errno));
+    else
+        printf("%-30s %ld\n", what, r);
+}
+
+static void get(const char *what, pid_t pid, unsigned size) {
+    struct attr a;
+    memset(&a, 0xee, sizeof a);
+    long r = syscall(SYS_sched_getattr, pid, &a, size, 0);
+    show(what, r);
+    if (r == 0)
+        printf("  size %u policy %u flags %lu nice %d prio %u deadline %lu period %lu util %u %u past %02x\n",
+               a.size, a.policy, (unsigned long)a.flags, a.nice, a.prio, (unsigned long)a.deadline,
+               (unsigned long)a.period, a.size > 48 ? a.util_min : 0, a.size > 48 ? a.util_max : 0, a.past[0]);
+}
+
+static long set(uint32_t size, uint32_t policy, uint64_t flags, int nice) {
+    struct attr a;
+    memset(&a, 0, sizeof a);
+    a.size = size;
+    a.policy = policy;
+    a.flags = flags;
+    a.nice = nice;
+    long r = syscall(SYS_sched_setattr, 0, &a, 0);
+    if (r < 0 && errno == E2BIG)
+        printf("  E2BIG wrote size %u\n", a.size);
+    return r;
+}
+
+int main(void) {
+    struct sched_param p;
+    show("sched_getscheduler", sched_getscheduler(0));
+    show("sched_getparam", sched_getparam(0, &p));
+    printf("  priority %d\n", p.sched_priority);
+    get("sched_getattr(0, 56)", 0, 56);
+    get("sched_getattr(getpid(), 72)", getpid(), 72);
+    get("sched_getattr(gettid(), 48)", gettid(), 48);
+    get("sched_getattr(0, 40)", 0, 40);
+    get("sched_getattr(0, 8192)", 0, 8192);
+    get("sched_getattr(no such pid)", 999999, 56);
+    show("sched_getattr(flags 1)", syscall(SYS_sched_getattr, 0, &p, 56, 1));
+    show("sched_getattr(bad pointer)", syscall(SYS_sched_getattr, 0, (void *)8, 56, 0));
+    show("sched_getattr(NULL)", syscall(SYS_sched_getattr, 0, NULL, 56, 0));
+    show("sched_setattr(NULL)", syscall(SYS_sched_setattr, 0, NULL, 0));
+    show("sched_setattr(flags 1)", syscall(SYS_sched_setattr, 0, &p, 1));
+    show("sched_setattr(bad pointer)", syscall(SYS_sched_setattr, 0, (void *)8, 0));
+    show("sched_setattr(size 20)", set(20, 0, 0, 0));
+    show("sched_setattr(policy 4)", set(56, 4, 0, 0));
+    show("sched_setattr(OTHER, nice 3)", set(56, 0, 0, 3));
+    printf("  nice(0) %d getpriority %d\n", nice(0), getpriority(PRIO_PROCESS, 0));
+    get("sched_getattr after", 0, 56);
+    show("sched_setattr(size 0, nice 50)", set(0, 0, 0, 50));
+    printf("  nice(0) %d\n", nice(0));
+    show("sched_setattr(KEEP_PARAMS)", set(56, 0, 0x10, 5));
+    printf("  nice(0) %d\n", nice(0));
+    // The policy calls chrt makes.
+    for (int pol = 0; pol <= 6; pol++) {
+        errno = 0;
+        int mx = sched_get_priority_max(pol), mn = sched_get_priority_min(pol);
+        printf("priority range of %d: %d..%d %s\n", pol, mn, mx, errno ? strerror(errno) : "");
+    }
+    p.sched_priority = 0;
+    show("sched_setscheduler(OTHER, 0)", sched_setscheduler(0, SCHED_OTHER, &p));
+    show("sched_setparam(0)", sched_setparam(0, &p));
+    p.sched_priority = 5;
+    show("sched_setscheduler(OTHER, 5)", sched_setscheduler(0, SCHED_OTHER, &p));
+    show("sched_setparam(5)", sched_setparam(0, &p));
+    show("sched_setscheduler(policy 9)", sched_setscheduler(0, 9, &p));
+    show("sched_setscheduler(NULL)", sched_setscheduler(0, SCHED_OTHER, NULL));
+    show("sched_setscheduler(pid -1)", sched_setscheduler(-1, SCHED_OTHER, &p));
+    show("sched_getscheduler after", sched_getscheduler(0));
+    return 0;
+}
