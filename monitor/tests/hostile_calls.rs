@@ -343,3 +343,13 @@ fn inotify_behaves_as_on_linux() {
 fn memfd_file_space_and_mlock_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_memfd_mlock", Some("child's write: from the child"));
 }
+
+/// timerfd (it was ENOSYS): periodic and one-shot timers read by count, absolute deadlines on
+/// the monotonic, boot-time and real-time clocks (the program's monotonic clocks count from
+/// its kernel's boot, so the monitor moves the deadline to the host's clock: without that the
+/// 30 ms wait would end at once), poll and epoll beside a pipe, gettime, the old value, EAGAIN,
+/// and the errors, with 1 and 2 vCPUs.
+#[test]
+fn timerfd_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_timerfd", Some("epoll: 1, data 7"));
+}

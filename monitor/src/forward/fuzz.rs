@@ -307,6 +307,8 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
             return libc::SYS_eventfd2;
         }
         libc::SYS_eventfd2 => a[1] |= libc::EFD_NONBLOCK as u64,
+        // A read of a timer not yet expired (or disarmed) would wait.
+        libc::SYS_timerfd_create => a[1] |= libc::TFD_NONBLOCK as u64,
         libc::SYS_pipe => {
             a[1] = libc::O_NONBLOCK as u64;
             return libc::SYS_pipe2;

@@ -59,6 +59,7 @@ mod synthetic;
 mod sysv_shm;
 #[cfg(test)]
 mod tests;
+mod timerfd;
 pub mod tty_stop;
 mod walk;
 mod xattr;
@@ -93,6 +94,7 @@ pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[
     libc::SYS_ioprio_get,
     libc::SYS_ioprio_set,
     libc::SYS_sched_getattr,
+    libc::SYS_timerfd_settime,
 ];
 
 pub const HANDLED: &[libc::c_long] = &[
@@ -207,6 +209,9 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_epoll_pwait2,
     libc::SYS_eventfd,
     libc::SYS_eventfd2,
+    libc::SYS_timerfd_create,
+    libc::SYS_timerfd_settime,
+    libc::SYS_timerfd_gettime,
     libc::SYS_socket,
     libc::SYS_socketpair,
     libc::SYS_bind,
@@ -506,6 +511,9 @@ impl Forwarder {
             libc::SYS_epoll_pwait2 => self.epoll_pwait(g, a[0], a[1], a[2], Wait::Timespec(a[3]), a[4], a[5]),
             libc::SYS_eventfd => self.eventfd2(a[0], 0),
             libc::SYS_eventfd2 => self.eventfd2(a[0], a[1]),
+            libc::SYS_timerfd_create => self.timerfd_create(a[0], a[1]),
+            libc::SYS_timerfd_settime => self.timerfd_settime(g, a[0], a[1], a[2], a[3], a[4], a[5]),
+            libc::SYS_timerfd_gettime => self.timerfd_gettime(g, a[0], a[1]),
             libc::SYS_socket => self.socket(a[0], a[1], a[2]),
             libc::SYS_socketpair => self.socketpair(g, a[0], a[1], a[2], a[3]),
             libc::SYS_bind => self.bind(g, a[0], a[1], a[2]),
