@@ -15,6 +15,8 @@
 #                     libgomp/testsuite/), the C tests of libgomp.c/ and libgomp.c-c++-common/
 #              gomp-fortran: the Fortran tests of the same testsuite (libgomp.fortran/), built
 #                     with gfortran at -O2 (libgomp's testsuite builds them at several levels)
+#              gomp-c++: its C++ tests as libgomp's testsuite runs them: libgomp.c++/*.C and
+#                     libgomp.c-c++-common/*.c compiled as C++, with g++
 #   WORK_DIR   where binaries and logs go (default target/omp-suite-KIND)
 # Environment:
 #   LINKS="pie static dyn"        how to link (gcc -static-pie / -static / default dynamic)
@@ -39,19 +41,25 @@
 # that holds), built with -fopenmp, dg-options (default -O2) and the dg-additional-options and
 # dg-additional-sources that apply here, run with their dg-set-target-env-var variables (natively
 # and under hrt). Left out: dg-do compile/link, dg-shouldfail, dg-skip-if everywhere, tests that
-# need an offload device or offload compiler (offload_device*, nvptx, -foffload). dg-output
-# patterns are not checked. libgomp's internal headers (libgomp_g.h) are found when SUITE_DIR
+# need an offload device or offload compiler (offload_device*, nvptx, -foffload). A
+# dg-shouldfail test passes when it fails (with the status it has natively); a test with
+# dg-output patterns passes only when its output (stdout and stderr) matches them
+# (gomp-dg.pl --output). libgomp's internal headers (libgomp_g.h) are found when SUITE_DIR
 # is gcc's tree. gomp-fortran: the same rules, -O2 unless dg-options say otherwise; each test is
-# built in a directory of its own (modules).
-# A case counts when it builds and passes natively (exit status 0) under the same
-# OMP_NUM_THREADS; it passes under hrt when its exit status is 0. Prints one summary line per
-# (link, config); details are in WORK_DIR/results.txt and WORK_DIR/logs/.
+# built in a directory of its own (modules). gomp-c++: the same rules, the `c++` effective
+# target instead of `c`.
+# A case counts when it builds and passes natively (exit status 0, or for gomp's dg-shouldfail
+# tests a failure status, and its dg-output) under the same OMP_NUM_THREADS; it passes under hrt
+# when it ends with the same status as natively and matches its dg-output. Prints one summary
+# line per (link, config); details are in WORK_DIR/results.txt and WORK_DIR/logs/.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-kind="${1:?usage: run.sh llvm|ompvv|gomp|gomp-fortran SUITE_DIR [WORK_DIR]}"
-suite="${2:?usage: run.sh llvm|ompvv|gomp|gomp-fortran SUITE_DIR [WORK_DIR]}"
+usage="usage: run.sh llvm|ompvv|gomp|gomp-fortran|gomp-c++ SUITE_DIR [WORK_DIR]"
+kind="${1:?$usage}"
+suite="${2:?$usage}"
+lang=c
 case "$kind" in
 llvm)
     [ -d "$suite/runtime/test" ] && suite="$suite/runtime/test"
@@ -62,13 +70,15 @@ ompvv)
     [ -f "$suite/ompvv/ompvv.h" ] || { echo "no ompvv/ompvv.h in $suite" >&2; exit 2; }
     include="$suite/ompvv"
     ;;
-gomp | gomp-fortran)
+gomp | gomp-fortran | gomp-c++)
+    [ "$kind" = gomp-fortran ] && lang=fortran
+    [ "$kind" = gomp-c++ ] && lang=c++
     [ -d "$suite/libgomp/testsuite" ] && suite="$suite/libgomp/testsuite"
     [ -d "$suite/testsuite/libgomp.c" ] && suite="$suite/testsuite"
     [ -d "$suite/libgomp.c" ] || { echo "no libgomp.c/ in $suite" >&2; exit 2; }
     include="$suite/.."
     ;;
-*) echo "unknown suite kind $kind (llvm, ompvv, gomp or gomp-fortran)" >&2; exit 2 ;;
+*) echo "unknown suite kind $kind (llvm, ompvv, gomp, gomp-fortran or gomp-c++)" >&2; exit 2 ;;
 esac
 suite="$(cd "$suite" && pwd)"
 include="$(cd "$include" && pwd)"
@@ -111,20 +121,24 @@ selected_gomp() {
     if [ "$kind" = gomp-fortran ]; then
         dirs=("$suite/libgomp.fortran")
         names=(-regex '.*\.[fF]\(\|90\|95\|03\|08\)')
+    elif [ "$kind" = gomp-c++ ]; then
+        dirs=("$suite/libgomp.c++" "$suite/libgomp.c-c++-common")
+        names=(-regex '.*/libgomp\.c\+\+/.*\.C\|.*/libgomp\.c-c\+\+-common/.*\.c')
     fi
     find "${dirs[@]}" -maxdepth 1 -type f "${names[@]}" | sort |
         while read -r f; do
-            perl "$here/gomp-dg.pl" "$f" | grep -q '^flags' || continue
+            perl "$here/gomp-dg.pl" --lang "$lang" "$f" | grep -q '^flags' || continue
             skipped "$f" || echo "$f"
         done
 }
 
 # gomp_dg FILE WHAT: the flags, sources or env line gomp-dg.pl prints for FILE.
-gomp_dg() { perl "$here/gomp-dg.pl" "$1" | sed -n "s/^$2 *//p"; }
+gomp_dg() { perl "$here/gomp-dg.pl" --lang "$lang" "$1" | sed -n "s/^$2 *//p"; }
+gomp_kind() { [[ "$kind" == gomp* ]]; }
 
 # cases FILE: one line per way to run the program: "ENV_ASSIGNMENTS|ARGS".
 cases() {
-    if [ "$kind" = gomp ] || [ "$kind" = gomp-fortran ]; then
+    if gomp_kind; then
         echo "$(gomp_dg "$1" env)|"
         return
     fi
@@ -152,6 +166,7 @@ test_name() {
     echo "${name%.*}"
 }
 selected_gomp-fortran() { selected_gomp; }
+selected_gomp-c++() { selected_gomp; }
 
 # The linker flags a static gfortran OpenMP program needs (fortran_static).
 # shellcheck source=../programs/fortran_static.sh
@@ -184,16 +199,19 @@ build_one() {
         rm -rf "$dir"
         return 0
     fi
-    if [ "$kind" = gomp ]; then
+    local cc=gcc
+    if [ "$kind" = gomp ] || [ "$kind" = gomp-c++ ]; then
         read -ra test_flags <<<"$(gomp_dg "$f" flags)"
         for src in $(gomp_dg "$f" sources); do sources+=("$(dirname "$f")/$src"); done
         flags+=(-I "$include/../include")
     fi
-    gcc "${test_flags[@]}" -w "${flags[@]}" -I "$include" -o "$out" "$f" "${sources[@]}" -lm -lpthread \
+    # g++ compiles the .c files of libgomp.c-c++-common as C++ too.
+    [ "$kind" = gomp-c++ ] && cc=g++
+    "$cc" "${test_flags[@]}" -w "${flags[@]}" -I "$include" -o "$out" "$f" "${sources[@]}" -lm -lpthread \
         >"$work/logs/$name.$link.build" 2>&1 || rm -f "$out"
 }
-export -f build_one gomp_dg
-export suite work include kind here
+export -f build_one gomp_dg gomp_kind
+export suite work include kind here lang
 
 "selected_$kind" >"$work/selected.txt"
 echo "selected $(wc -l <"$work/selected.txt") tests in $suite"
@@ -203,9 +221,32 @@ for link in $links; do
 done
 
 # --- runs ------------------------------------------------------------------------------------
-# run_case MODE BIN ENVS ARGS CPUS NT LOG: MODE native or a --omp value; prints the exit status.
+# judge FILE EXPECT ST LOG: prints PASS when a run that ended with status ST and wrote LOG
+# passes: ST is EXPECT (0, or for a gomp dg-shouldfail test `fail` natively, any failure but a
+# timeout, and under hrt the native status), and LOG matches the test's dg-output patterns.
+judge() {
+    local f="$1" expect="$2" st="$3" log="$4"
+    if [ "$expect" = fail ]; then
+        if [ "$st" = 0 ] || [ "$st" = 124 ]; then
+            echo "FAIL($st, should fail)"
+            return
+        fi
+    elif [ "$st" != "$expect" ]; then
+        echo "FAIL($st)"
+        return
+    fi
+    if gomp_kind && ! perl "$here/gomp-dg.pl" --lang "$lang" --output "$f" "$log" >>"$log"; then
+        echo "FAIL($st, dg-output)"
+        return
+    fi
+    echo PASS
+}
+
+# run_case MODE FILE EXPECT BIN ENVS ARGS CPUS NT LOG: MODE native or a --omp value; prints
+# judge's verdict, and the exit status of the last run on a second line.
 run_case() {
-    local mode="$1" bin="$2" envs="$3" args="$4" cpus="$5" nt="$6" log="$7" i st=0 n=1
+    local mode="$1" f="$2" expect="$3" bin="$4" envs="$5" args="$6" cpus="$7" nt="$8" log="$9"
+    local i st=0 n=1 verdict
     local -a envv=(env -u OMP_NUM_THREADS)
     [ "$nt" != unset ] && envv+=("OMP_NUM_THREADS=$nt")
     # shellcheck disable=SC2206
@@ -220,8 +261,10 @@ run_case() {
             timeout "$timeout_s" "${envv[@]}" "$hrt" run --cpus "$cpus" --omp "$mode" -- "$bin" $args >"$log" 2>&1
         fi
         st=$?
-        [ "$st" = 0 ] || break
+        verdict="$(judge "$f" "$expect" "$st" "$log")"
+        [ "$verdict" = PASS ] || break
     done
+    echo "$verdict"
     echo "$st"
 }
 
@@ -240,20 +283,22 @@ for link in $links; do
             while IFS='|' read -r envs args; do
                 n=$((n + 1))
                 id="$name#$n.$link.c$cpus.t$nt"
-                st="$(run_case native "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.native")"
+                expect=0
+                gomp_kind && [ "$(gomp_dg "$f" shouldfail)" = yes ] && expect=fail
+                { read -r verdict; read -r st; } < <(run_case native "$f" "$expect" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.native")
                 total[native]=$((${total[native]:-0} + 1))
-                if [ "$st" != 0 ]; then
-                    echo "$id native FAIL($st) [$envs] $args" >>"$results"
+                if [ "$verdict" != PASS ]; then
+                    echo "$id native $verdict [$envs] $args" >>"$results"
                     continue
                 fi
                 pass[native]=$((${pass[native]:-0} + 1))
                 for rt in $runtimes; do
-                    st="$(run_case "$rt" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.$rt")"
+                    { read -r verdict; read -r _; } < <(run_case "$rt" "$f" "$st" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.$rt")
                     total[$rt]=$((${total[$rt]:-0} + 1))
-                    if [ "$st" = 0 ]; then
+                    if [ "$verdict" = PASS ]; then
                         pass[$rt]=$((${pass[$rt]:-0} + 1))
                     else
-                        echo "$id $rt FAIL($st) [$envs] $args" >>"$results"
+                        echo "$id $rt $verdict [$envs] $args" >>"$results"
                     fi
                 done
             done < <(cases "$f")
