@@ -27,6 +27,7 @@
 #   TIMEOUT=60                    seconds per run
 #   SKIP=REGEX                    leave out tests whose path matches (e.g. LLVM's tasking tests
 #                                 that sleep 1 s per task: tasking/omp_task.c takes ~125 s)
+#   ONLY=REGEX                    run only the selected tests whose path matches
 #
 # Selection (llvm): every .c test outside ompt/ and affinity/ that gcc can run: not marked
 # `REQUIRES: ompt/affinity/hwloc` or `UNSUPPORTED:`/`XFAIL:` for gcc, not using LLVM-only
@@ -96,7 +97,9 @@ work="$(cd "$work" && pwd)"
 : >"$work/summary.txt"
 
 # --- selection -------------------------------------------------------------------------------
-skipped() { [ -n "${SKIP:-}" ] && grep -qE "$SKIP" <<<"$1"; }
+skipped() {
+    { [ -n "${SKIP:-}" ] && grep -qE "$SKIP" <<<"$1"; } || { [ -n "${ONLY:-}" ] && ! grep -qE "$ONLY" <<<"$1"; }
+}
 
 selected_llvm() {
     find "$suite" -name '*.c' -not -path '*/ompt/*' -not -path '*/affinity/*' | sort |
