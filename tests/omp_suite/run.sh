@@ -17,6 +17,8 @@
 #                     with gfortran at -O2 (libgomp's testsuite builds them at several levels)
 #              gomp-c++: its C++ tests as libgomp's testsuite runs them: libgomp.c++/*.C and
 #                     libgomp.c-c++-common/*.c compiled as C++, with g++
+#              examples: the OpenMP ARB's examples (github OpenMP/Examples; SUITE_DIR is that
+#                     repository), the C and C++ sources that are complete programs
 #   WORK_DIR   where binaries and logs go (default target/omp-suite-KIND)
 # Environment:
 #   LINKS="pie static dyn"        how to link (gcc -static-pie / -static / default dynamic)
@@ -49,6 +51,10 @@
 # is gcc's tree. gomp-fortran: the same rules, -O2 unless dg-options say otherwise; each test is
 # built in a directory of its own (modules). gomp-c++: the same rules, the `c++` effective
 # target instead of `c`.
+# Selection (examples): every */sources/*.c and *.cpp tagged `@@operation: run` and `@@expect:
+# success`, built with gcc or g++ -fopenmp -O2 and run with its `@@env` variables. Its sorted
+# stdout is compared with the native run's, unless it differs between three native runs (the
+# output depends on timing: then the exit status only; results.txt names these).
 # A case counts when it builds and passes natively (exit status 0, or for gomp's dg-shouldfail
 # tests a failure status, and its dg-output) under the same OMP_NUM_THREADS; it passes under hrt
 # when it ends with the same status as natively and matches its dg-output. Prints one summary
@@ -70,6 +76,10 @@ llvm)
 ompvv)
     [ -f "$suite/ompvv/ompvv.h" ] || { echo "no ompvv/ompvv.h in $suite" >&2; exit 2; }
     include="$suite/ompvv"
+    ;;
+examples)
+    [ -f "$suite/openmp-examples.tex" ] || { echo "no openmp-examples.tex in $suite" >&2; exit 2; }
+    include="$suite"
     ;;
 gomp | gomp-fortran | gomp-c++)
     [ "$kind" = gomp-fortran ] && lang=fortran
@@ -119,6 +129,13 @@ selected_ompvv() {
     done
 }
 
+selected_examples() {
+    find "$suite" -path '*/sources/*' \( -name '*.c' -o -name '*.cpp' \) | sort | while read -r f; do
+        grep -qE '@@operation:\s*run\b' "$f" && grep -qE '@@expect:\s*success\b' "$f" || continue
+        skipped "$f" || echo "$f"
+    done
+}
+
 selected_gomp() {
     local -a dirs=("$suite/libgomp.c" "$suite/libgomp.c-c++-common") names=(-name '*.c')
     if [ "$kind" = gomp-fortran ]; then
@@ -143,6 +160,12 @@ gomp_kind() { [[ "$kind" == gomp* ]]; }
 cases() {
     if gomp_kind; then
         echo "$(gomp_dg "$1" env)|"
+        return
+    fi
+    if [ "$kind" = examples ]; then
+        # `@@env: A=1 B="x y"` lines: the assignments, unquoted, separated by \x1f.
+        perl -ne 'if (/\@\@env:(.*)/) { my $l = $1; push @e, "$1=" . ($2 // $3)
+            while $l =~ /([A-Z_]+)=(?:"([^"]*)"|(\S+))/g } END { print join("\x1f", @e), "|\n" }' "$1"
         return
     fi
     if [ "$kind" != llvm ]; then
@@ -203,6 +226,7 @@ build_one() {
         return 0
     fi
     local cc=gcc
+    [ "$kind" = examples ] && flags+=(-I "$(dirname "$f")") && [[ "$f" == *.cpp ]] && cc=g++
     if [ "$kind" = gomp ] || [ "$kind" = gomp-c++ ]; then
         read -ra test_flags <<<"$(gomp_dg "$f" flags)"
         for src in $(gomp_dg "$f" sources); do sources+=("$(dirname "$f")/$src"); done
@@ -226,9 +250,14 @@ done
 # --- runs ------------------------------------------------------------------------------------
 # judge FILE EXPECT ST LOG: prints PASS when a run that ended with status ST and wrote LOG
 # passes: ST is EXPECT (0, or for a gomp dg-shouldfail test `fail` natively, any failure but a
-# timeout, and under hrt the native status), and LOG matches the test's dg-output patterns.
+# timeout, and under hrt the native status), LOG matches the test's dg-output patterns, and
+# (examples) LOG's sorted lines are those of $ref when that is set.
 judge() {
     local f="$1" expect="$2" st="$3" log="$4"
+    if [ -n "${ref:-}" ] && ! sort "$log" | cmp -s - "$ref"; then
+        echo "FAIL($st, stdout differs)"
+        return
+    fi
     if [ "$expect" = fail ]; then
         if [ "$st" = 0 ] || [ "$st" = 124 ]; then
             echo "FAIL($st, should fail)"
@@ -245,30 +274,56 @@ judge() {
     echo PASS
 }
 
+# launch LOG COMMAND...: runs COMMAND (under the time limit) with its output in LOG; the
+# examples' stderr goes to LOG.stderr (their stdout is compared).
+launch() {
+    local log="$1"
+    shift
+    if [ "$kind" = examples ]; then
+        timeout "$timeout_s" "$@" >"$log" 2>"$log.stderr"
+    else
+        timeout "$timeout_s" "$@" >"$log" 2>&1
+    fi
+}
+
 # run_case MODE FILE EXPECT BIN ENVS ARGS CPUS NT LOG: MODE native or a --omp value; prints
 # judge's verdict, and the exit status of the last run on a second line.
 run_case() {
     local mode="$1" f="$2" expect="$3" bin="$4" envs="$5" args="$6" cpus="$7" nt="$8" log="$9"
     local i st=0 n=1 verdict
-    local -a envv=(env -u OMP_NUM_THREADS)
+    local -a envv=(env -u OMP_NUM_THREADS) more cmd=("$bin")
     [ "$nt" != unset ] && envv+=("OMP_NUM_THREADS=$nt")
-    # shellcheck disable=SC2206
-    envv+=($envs)
-    [ "$mode" = native ] || n="$repeat"
+    # Variables separated by \x1f (values with spaces: the examples' @@env), else by spaces.
+    if [[ "$envs" == *$'\x1f'* ]]; then
+        IFS=$'\x1f' read -ra more <<<"$envs"
+    else
+        read -ra more <<<"$envs"
+    fi
+    envv+=("${more[@]}")
+    [ "$mode" = native ] || { n="$repeat" && cmd=("$hrt" run --cpus "$cpus" --omp "$mode" -- "$bin"); }
     for ((i = 0; i < n; i++)); do
-        if [ "$mode" = native ]; then
-            # shellcheck disable=SC2086
-            timeout "$timeout_s" "${envv[@]}" "$bin" $args >"$log" 2>&1
-        else
-            # shellcheck disable=SC2086
-            timeout "$timeout_s" "${envv[@]}" "$hrt" run --cpus "$cpus" --omp "$mode" -- "$bin" $args >"$log" 2>&1
-        fi
+        # shellcheck disable=SC2086
+        launch "$log" "${envv[@]}" "${cmd[@]}" $args
         st=$?
         verdict="$(judge "$f" "$expect" "$st" "$log")"
         [ "$verdict" = PASS ] || break
     done
     echo "$verdict"
     echo "$st"
+}
+
+# reference FILE BIN ENVS ARGS NT LOG: for the examples, after a native run that passed and
+# wrote LOG: prints the file holding its sorted stdout when two more native runs print the
+# same lines; prints nothing (the output depends on timing) when not.
+reference() {
+    local f="$1" bin="$2" envs="$3" args="$4" nt="$5" log="$6" i verdict
+    [ "$kind" = examples ] || return 0
+    sort "$log" >"$log.sorted"
+    for i in 1 2; do
+        { read -r verdict; read -r _; } < <(ref="$log.sorted" run_case native "$f" 0 "$bin" "$envs" "$args" 1 "$nt" "$log.again")
+        [ "$verdict" = PASS ] || return 0
+    done
+    echo "$log.sorted"
 }
 
 results="$work/results.txt"
@@ -288,15 +343,17 @@ for link in $links; do
                 id="$name#$n.$link.c$cpus.t$nt"
                 expect=0
                 gomp_kind && [ "$(gomp_dg "$f" shouldfail)" = yes ] && expect=fail
-                { read -r verdict; read -r st; } < <(run_case native "$f" "$expect" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.native")
+                { read -r verdict; read -r st; } < <(ref="" run_case native "$f" "$expect" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.native")
                 total[native]=$((${total[native]:-0} + 1))
                 if [ "$verdict" != PASS ]; then
                     echo "$id native $verdict [$envs] $args" >>"$results"
                     continue
                 fi
                 pass[native]=$((${pass[native]:-0} + 1))
+                native_ref="$(reference "$f" "$bin" "$envs" "$args" "$nt" "$work/logs/$id.native")"
+                [ "$kind" = examples ] && [ -z "$native_ref" ] && echo "$id native output varies: exit status compared" >>"$results"
                 for rt in $runtimes; do
-                    { read -r verdict; read -r _; } < <(run_case "$rt" "$f" "$st" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.$rt")
+                    { read -r verdict; read -r _; } < <(ref="$native_ref" run_case "$rt" "$f" "$st" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.$rt")
                     total[$rt]=$((${total[$rt]:-0} + 1))
                     if [ "$verdict" = PASS ]; then
                         pass[$rt]=$((${pass[$rt]:-0} + 1))
