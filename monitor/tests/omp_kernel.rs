@@ -397,26 +397,30 @@ fn cancellation_follows_omp_cancellation() {
     let prog = build("omp_cancel", "-static");
     for cancellation in ["true", "false"] {
         for threads in [None, Some("1"), Some("3"), Some("6")] {
-            let mut native_cmd = Command::new(&prog);
-            native_cmd.env("OMP_CANCELLATION", cancellation);
-            if let Some(n) = threads {
-                native_cmd.env("OMP_NUM_THREADS", n);
-            }
-            let want = run(native_cmd, None);
-            assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
-            for cpus in ["1", "2", "4"] {
-                let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
-                cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(&prog);
-                cmd.env("OMP_CANCELLATION", cancellation);
-                if let Some(n) = threads {
-                    cmd.env("OMP_NUM_THREADS", n);
-                }
-                let got = run(cmd, None);
-                let what =
-                    format!("omp_cancel, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}");
-                assert_same(&what, &want, &got);
-            }
+            same_with_cancellation("omp_cancel", &prog, cancellation, threads);
         }
+    }
+}
+
+/// Runs `prog` natively (it must print "all checks passed") and under `--omp kernel` with 1, 2
+/// and 4 vCPUs, with OMP_CANCELLATION and OMP_NUM_THREADS (None: unset), and compares.
+fn same_with_cancellation(what: &str, prog: &Path, cancellation: &str, threads: Option<&str>) {
+    let set_env = |cmd: &mut Command| {
+        cmd.env_remove("OMP_NUM_THREADS").env("OMP_CANCELLATION", cancellation);
+        if let Some(n) = threads {
+            cmd.env("OMP_NUM_THREADS", n);
+        }
+    };
+    let mut native_cmd = Command::new(prog);
+    set_env(&mut native_cmd);
+    let want = run(native_cmd, None);
+    assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+    for cpus in ["1", "2", "4"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(prog);
+        set_env(&mut cmd);
+        let what = format!("{what}, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}");
+        assert_same(&what, &want, &run(cmd, None));
     }
 }
 
@@ -495,25 +499,7 @@ fn cxx_programs_run_as_with_libgomp() {
         let prog = build("omp_cxx", link);
         for cancellation in ["true", "false"] {
             for threads in [None, Some("1"), Some("3")] {
-                let mut native_cmd = Command::new(&prog);
-                native_cmd.env_remove("OMP_NUM_THREADS").env("OMP_CANCELLATION", cancellation);
-                if let Some(n) = threads {
-                    native_cmd.env("OMP_NUM_THREADS", n);
-                }
-                let want = run(native_cmd, None);
-                assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
-                for cpus in ["1", "2", "4"] {
-                    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
-                    cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(&prog);
-                    cmd.env_remove("OMP_NUM_THREADS").env("OMP_CANCELLATION", cancellation);
-                    if let Some(n) = threads {
-                        cmd.env("OMP_NUM_THREADS", n);
-                    }
-                    let what = format!(
-                        "omp_cxx {link}, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}"
-                    );
-                    assert_same(&what, &want, &run(cmd, None));
-                }
+                same_with_cancellation(&format!("omp_cxx {link}"), &prog, cancellation, threads);
             }
         }
     }
