@@ -43,7 +43,7 @@
 # testsuite runs on x86_64 Linux (`dg-do run`, its default when absent, with a target selector
 # that holds), built with -fopenmp, dg-options (default -O2) and the dg-additional-options and
 # dg-additional-sources that apply here, run with their dg-set-target-env-var variables (natively
-# and under hrt). Left out: dg-do compile/link, dg-shouldfail, dg-skip-if everywhere, tests that
+# and under hrt). Left out: dg-do compile/link, dg-skip-if everywhere, tests that
 # need an offload device or offload compiler (offload_device*, nvptx, -foffload). A
 # dg-shouldfail test passes when it fails (with the status it has natively); a test with
 # dg-output patterns passes only when its output (stdout and stderr) matches them
@@ -63,7 +63,7 @@ set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-usage="usage: run.sh llvm|ompvv|gomp|gomp-fortran|gomp-c++ SUITE_DIR [WORK_DIR]"
+usage="usage: run.sh llvm|ompvv|gomp|gomp-fortran|gomp-c++|examples SUITE_DIR [WORK_DIR]"
 kind="${1:?$usage}"
 suite="${2:?$usage}"
 lang=c
@@ -89,7 +89,7 @@ gomp | gomp-fortran | gomp-c++)
     [ -d "$suite/libgomp.c" ] || { echo "no libgomp.c/ in $suite" >&2; exit 2; }
     include="$suite/.."
     ;;
-*) echo "unknown suite kind $kind (llvm, ompvv, gomp, gomp-fortran or gomp-c++)" >&2; exit 2 ;;
+*) echo "unknown suite kind $kind (llvm, ompvv, gomp, gomp-fortran, gomp-c++ or examples)" >&2; exit 2 ;;
 esac
 suite="$(cd "$suite" && pwd)"
 include="$(cd "$include" && pwd)"
