@@ -11,17 +11,23 @@ use std::process::Command;
 
 use common::hostile::{assert_same, repo_root, run, Outcome};
 
-/// Builds tests/programs/NAME.c with `gcc -O2 -fopenmp` and `link` (-static or -static-pie).
+/// Builds tests/programs/NAME.c with `gcc -O2 -fopenmp` and `link` (-static or -static-pie), or
+/// NAME.cc with g++ when there is one.
 fn build(name: &str, link: &str) -> PathBuf {
     let root = repo_root();
-    let source = root.join("tests/programs").join(format!("{name}.c"));
+    let mut source = root.join("tests/programs").join(format!("{name}.c"));
+    let mut compiler = "gcc";
+    if !source.exists() {
+        source.set_extension("cc");
+        compiler = "g++";
+    }
     let out = root.join("target/programs").join(format!("omp-{name}{link}"));
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
     // Tests run in threads of one process, and two may build the same program.
     static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = out.with_extension(format!("tmp{}-{n}", std::process::id()));
-    let result = Command::new("gcc")
+    let result = Command::new(compiler)
         .args(["-O2", "-g", "-fopenmp", link, "-o"])
         .arg(&tmp)
         .arg(&source)
@@ -391,26 +397,30 @@ fn cancellation_follows_omp_cancellation() {
     let prog = build("omp_cancel", "-static");
     for cancellation in ["true", "false"] {
         for threads in [None, Some("1"), Some("3"), Some("6")] {
-            let mut native_cmd = Command::new(&prog);
-            native_cmd.env("OMP_CANCELLATION", cancellation);
-            if let Some(n) = threads {
-                native_cmd.env("OMP_NUM_THREADS", n);
-            }
-            let want = run(native_cmd, None);
-            assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
-            for cpus in ["1", "2", "4"] {
-                let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
-                cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(&prog);
-                cmd.env("OMP_CANCELLATION", cancellation);
-                if let Some(n) = threads {
-                    cmd.env("OMP_NUM_THREADS", n);
-                }
-                let got = run(cmd, None);
-                let what =
-                    format!("omp_cancel, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}");
-                assert_same(&what, &want, &got);
-            }
+            same_with_cancellation("omp_cancel", &prog, cancellation, threads);
         }
+    }
+}
+
+/// Runs `prog` natively (it must print "all checks passed") and under `--omp kernel` with 1, 2
+/// and 4 vCPUs, with OMP_CANCELLATION and OMP_NUM_THREADS (None: unset), and compares.
+fn same_with_cancellation(what: &str, prog: &Path, cancellation: &str, threads: Option<&str>) {
+    let set_env = |cmd: &mut Command| {
+        cmd.env_remove("OMP_NUM_THREADS").env("OMP_CANCELLATION", cancellation);
+        if let Some(n) = threads {
+            cmd.env("OMP_NUM_THREADS", n);
+        }
+    };
+    let mut native_cmd = Command::new(prog);
+    set_env(&mut native_cmd);
+    let want = run(native_cmd, None);
+    assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+    for cpus in ["1", "2", "4"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(prog);
+        set_env(&mut cmd);
+        let what = format!("{what}, OMP_CANCELLATION={cancellation}, --cpus {cpus}, OMP_NUM_THREADS={threads:?}");
+        assert_same(&what, &want, &run(cmd, None));
     }
 }
 
@@ -474,6 +484,23 @@ fn libgomp_testsuite_behaviours_match_libgomp() {
             cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(&prog);
             cmd.env_remove("OMP_NUM_THREADS").envs(env.iter().copied());
             assert_same(&format!("omp_gomp_semantics with {env:?}, --cpus {cpus}"), &want, &run(cmd, None));
+        }
+    }
+}
+
+/// C++ programs (g++): tasks' firstprivate objects made by copy constructors are destroyed when
+/// a cancelled taskgroup discards their tasks (libgomp runs such tasks), exceptions inside
+/// regions and tasks, user-defined reductions over a class, member functions, templates,
+/// iterator loops, taskloop copies, a region in a static constructor; with 1, 2 and 4 vCPUs,
+/// static and static-PIE, cancellation on and off.
+#[test]
+fn cxx_programs_run_as_with_libgomp() {
+    for link in ["-static", "-static-pie"] {
+        let prog = build("omp_cxx", link);
+        for cancellation in ["true", "false"] {
+            for threads in [None, Some("1"), Some("3")] {
+                same_with_cancellation(&format!("omp_cxx {link}"), &prog, cancellation, threads);
+            }
         }
     }
 }

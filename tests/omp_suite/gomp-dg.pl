@@ -1,20 +1,39 @@
 #!/usr/bin/env perl
-# Reads the DejaGnu directives of one test of GCC's libgomp testsuite (libgomp.c/*.c or
-# libgomp.c-c++-common/*.c) and says how run.sh builds and runs it on this host (x86_64 Linux,
-# gcc built without offload compilers, the test compiled as C). Prints:
+# Reads the DejaGnu directives of one test of GCC's libgomp testsuite (libgomp.c/*.c,
+# libgomp.c++/*.C, libgomp.c-c++-common/*.c, libgomp.fortran/*) and says how run.sh builds and
+# runs it on this host (x86_64 Linux, gcc built without offload compilers).
+# Usage: gomp-dg.pl [--lang c|c++|fortran] FILE          (default c: the test compiled as C)
+#        gomp-dg.pl [--lang L] --output FILE LOG
+# The first prints:
 #   skip REASON                  the test is not run here (it is then the only line), or
-#   flags WORD...                gcc options: -fopenmp, dg-options (default -O2), then every
+#   flags WORD...                compiler options: -fopenmp, dg-options (default -O2), then every
 #                                dg-additional-options whose target selector holds, without
 #                                -fdump-* (compiler dumps only)
 #   sources FILE...              dg-additional-sources, relative to the test's directory
 #   env NAME=VALUE...            dg-set-target-env-var, set when the test runs
+#   shouldfail yes|no            dg-shouldfail: the program must end with a failure status
+#   output yes|no                whether the test has dg-output patterns
+# The second exits 0 when the program's output LOG (stdout and stderr together) matches the
+# test's dg-output patterns as DejaGnu matches them: the patterns, after Tcl's backslash
+# substitution of their quoted text, joined into one regular expression that must match
+# somewhere in the output (`.` matching newlines too); 1 with a message when it does not.
 # A test is run when libgomp's testsuite would run it (dg-do run, libgomp's default when absent)
-# and the target selector holds, it is not dg-shouldfail or skipped everywhere, and it needs no
-# offload device or offload compiler.
+# and the target selector holds, it is not skipped everywhere, and it needs no offload device
+# or offload compiler.
 use strict;
 use warnings;
 
-my $file = shift or die "usage: gomp-dg.pl FILE\n";
+my $usage = "usage: gomp-dg.pl [--lang c|c++|fortran] [--output] FILE [LOG]\n";
+my ($lang, $check) = ('c', 0);
+while (@ARGV && $ARGV[0] =~ /^--/) {
+    my $opt = shift;
+    if ($opt eq '--lang') { $lang = shift // die $usage; }
+    elsif ($opt eq '--output') { $check = 1; }
+    else { die $usage; }
+}
+die "gomp-dg.pl: unknown language $lang\n" unless $lang =~ /^(c|c\+\+|fortran)$/;
+my $file = shift or die $usage;
+my $log = $check ? (shift // die $usage) : undef;
 open(my $fh, '<', $file) or die "$file: $!\n";
 my @dg;
 while (my $line = <$fh>) {
@@ -23,9 +42,12 @@ while (my $line = <$fh>) {
 }
 close $fh;
 
-# Effective targets that hold for gcc 12 on x86_64 Linux without offloading, compiling C.
-my %holds = map { $_ => 1 } qw(c lp64 lto tls tls_runtime sync_int_long size32plus shared fpic
+# Effective targets that hold for gcc 12 on x86_64 Linux without offloading, and the language's
+# own (g++ 12 compiles C++17 by default).
+my %holds = map { $_ => 1 } qw(lp64 lto tls tls_runtime sync_int_long size32plus shared fpic
   large_long_double __float128 sse2_runtime avx_runtime vect_simd_clones pthread);
+my %lang_targets = (c => [qw(c)], 'c++' => [qw(c++ c++11 c++14 c++17)], fortran => [qw(fortran)]);
+$holds{$_} = 1 for @{$lang_targets{$lang}};
 my $triplet = 'x86_64-pc-linux-gnu';
 
 # holds SELECTOR: a `target` selector: words (one holding is enough), { }, &&, ||, !.
@@ -56,12 +78,24 @@ sub holds {
     return $r;
 }
 
-# args TEXT: the directive's arguments: quoted strings and {...} groups, brace-stripped.
+# tcl_subst TEXT: Tcl's backslash substitution in a quoted word (`\n` a newline, `\[` a `[`).
+sub tcl_subst {
+    my ($text) = @_;
+    my %esc = (a => "\a", b => "\b", f => "\f", n => "\n", r => "\r", t => "\t", v => "\x0b");
+    $text =~ s{\\(?:x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|([0-7]{1,3})|\n\s*|(.))}{
+        defined $1 ? chr(hex $1) : defined $2 ? chr(hex $2) : defined $3 ? chr(oct $3)
+          : !defined $4 ? ' ' : exists $esc{$4} ? $esc{$4} : $4
+    }gse;
+    return $text;
+}
+
+# args TEXT: the directive's arguments: quoted strings (Tcl-substituted) and {...} groups,
+# brace-stripped.
 sub args {
     my ($text) = @_;
     my @a;
-    while ($text =~ /\G\s*("([^"]*)"|\{((?:[^{}]++|(\{(?:[^{}]++|(?4))*\}))*)\}|(\S+))/gc) {
-        push @a, defined $2 ? $2 : defined $3 ? "{$3}" : $5;
+    while ($text =~ /\G\s*("((?:[^"\\]|\\.)*)"|\{((?:[^{}]++|(\{(?:[^{}]++|(?4))*\}))*)\}|(\S+))/gcs) {
+        push @a, defined $2 ? tcl_subst($2) : defined $3 ? "{$3}" : $5;
     }
     return @a;
 }
@@ -76,15 +110,16 @@ sub applies {
 }
 
 my ($do, @options, @additional, @sources, @env) = ('run');
-my $options_set = 0;
+my ($options_set, $shouldfail, $output) = (0, 0, '');
 for (@dg) {
     my ($name, $text) = @$_;
     my @a = args($text);
     if ($name eq 'dg-do') {
         $do = applies($a[1]) ? $a[0] : 'skip';
     } elsif ($name eq 'dg-shouldfail') {
-        print "skip dg-shouldfail\n";
-        exit 0;
+        $shouldfail = 1 if applies($a[1]);
+    } elsif ($name eq 'dg-output') {
+        $output .= $a[0] if applies($a[1]);
     } elsif ($name eq 'dg-skip-if') {
         if (applies($a[1])) { print "skip dg-skip-if\n"; exit 0; }
     } elsif ($name eq 'dg-require-effective-target') {
@@ -102,6 +137,15 @@ for (@dg) {
     }
 }
 $do =~ s/"//g;
+if ($check) {
+    exit 0 if $output eq '';
+    open(my $in, '<', $log) or die "$log: $!\n";
+    my $text = do { local $/; <$in> };
+    close $in;
+    exit 0 if $text =~ /$output/s;
+    print "output does not match dg-output /$output/\n";
+    exit 1;
+}
 if ($do ne 'run') {
     print "skip dg-do $do\n";
     exit 0;
@@ -115,3 +159,5 @@ if (my ($off) = grep { /^-foffload|nvptx|amdgcn/ } @flags) {
 print "flags @flags\n";
 print "sources @sources\n";
 print "env @env\n";
+print "shouldfail ", ($shouldfail ? 'yes' : 'no'), "\n";
+print "output ", ($output ne '' ? 'yes' : 'no'), "\n";

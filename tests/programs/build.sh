@@ -2,8 +2,8 @@
 # Builds the C test programs into target/programs/ (or $HRT_PROGRAMS_OUT): NAME-static
 # (gcc -O2 -static) and NAME-pie (gcc -O2 -static-pie) for every NAME.c here, NAME-musl with
 # musl-gcc for a few programs when musl-gcc is installed, and hello-dyn (dynamically linked, as
-# gcc builds by default), bare-static (bare/bare.c, no libc), and NAME-static and NAME-pie for
-# every NAME.f90 when gfortran is installed. Rebuilds only what is older than its source or this script.
+# gcc builds by default), bare-static (bare/bare.c, no libc), NAME-static and NAME-pie for every
+# NAME.cc (g++ -fopenmp), and NAME-static and NAME-pie for every NAME.f90 when gfortran is installed. Rebuilds only what is older than its source or this script.
 # Usage: bash tests/programs/build.sh [-v]    (-v: print every compiler command)
 set -euo pipefail
 
@@ -57,6 +57,12 @@ for source in "$src_dir"/*.c; do
     if [ "$have_musl" = 1 ] && [[ "$musl_programs" == *" $name "* ]]; then
         build "$out/$name-musl" "$source" musl-gcc "${cflags[@]}" "${extra[@]}" -static
     fi
+done
+# C++ OpenMP programs (*.cc), with g++.
+for source in "$src_dir"/*.cc; do
+    name="$(basename "$source" .cc)"
+    build "$out/$name-static" "$source" "${CXX:-g++}" "${cflags[@]}" -fopenmp -static
+    build "$out/$name-pie" "$source" "${CXX:-g++}" "${cflags[@]}" -fopenmp -static-pie -fPIE
 done
 # Fortran OpenMP programs (*.f90), when gfortran is installed (.ci/run installs it), statically
 # linked with the flags fortran_static.sh gives.

@@ -194,6 +194,10 @@ pub struct Task {
     /// task's code writes to it (its firstprivate variables).
     args: UnsafeCell<Vec<u8>>,
     arg_offset: usize,
+    /// The arguments were made by the task's copy constructor (C++ firstprivate objects): the
+    /// task runs even when cancelled before it started, so that its code destroys them, as
+    /// libgomp's (`copy_ctors_done`).
+    constructed: bool,
     icv: Icv,
     final_task: bool,
     parent: Arc<Node>,
@@ -263,10 +267,10 @@ fn discarded(t: &Task) -> bool {
     team.cancelled.load(Ordering::Acquire) || t.group.as_ref().is_some_and(|g| g.cancelled_here_or_outside())
 }
 
-/// Runs a deferred task (taken from a queue) on this thread, unless it is discarded, and
-/// finishes it.
+/// Runs a deferred task (taken from a queue) on this thread, unless it is discarded (and its
+/// arguments need no destructors), and finishes it.
 fn execute(t: Arc<Task>) {
-    if discarded(&t) {
+    if !t.constructed && discarded(&t) {
         complete(&t);
         return;
     }
@@ -467,16 +471,17 @@ pub fn task(
     };
     let (args, arg_offset) = copy_args(data, cpyfn, size, align, size);
     let deps = if flags & FLAG_DEPEND != 0 { dependences(depend) } else { Vec::new() };
-    defer(c, queue, f, (args, arg_offset), final_task, &deps, event);
+    defer(c, queue, f, (args, arg_offset, cpyfn.is_some()), final_task, &deps, event);
 }
 
-/// Makes a deferred task and queues it, or leaves it with its predecessors.
+/// Makes a deferred task and queues it, or leaves it with its predecessors. `constructed`: its
+/// arguments were made by a copy constructor.
 #[allow(clippy::too_many_arguments)]
 fn defer(
     c: &mut Ctx,
     queue: &Queue,
     f: TaskFn,
-    (args, arg_offset): (Vec<u8>, usize),
+    (args, arg_offset, constructed): (Vec<u8>, usize, bool),
     final_task: bool,
     deps: &[(usize, bool)],
     event: Option<Arc<Event>>,
@@ -486,6 +491,7 @@ fn defer(
         f,
         args: UnsafeCell::new(args),
         arg_offset,
+        constructed,
         icv: c.icv,
         final_task,
         parent: parent.clone(),
@@ -700,7 +706,7 @@ pub fn taskloop(
             *words.add(1) = if hi == n { end } else { value(hi) };
         }
         match queue {
-            Some(q) => defer(c, q, f, (args, off), final_task, &[], None),
+            Some(q) => defer(c, q, f, (args, off, cpyfn.is_some()), final_task, &[], None),
             None => run_included(f, words as *mut u8, final_task),
         }
         lo = hi;
