@@ -353,3 +353,11 @@ fn memfd_file_space_and_mlock_behave_as_on_linux() {
 fn timerfd_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_timerfd", Some("epoll: 1, data 7"));
 }
+
+/// utime, utimes and futimesat (they were ENOSYS): the times stat reports after each, "now"
+/// for NULL, and the errors of out-of-range microseconds, bad pointers, missing files and bad
+/// descriptors, with 1 and 2 vCPUs.
+#[test]
+fn old_time_setting_calls_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_utimes", Some("mtime 1500000000.999999000"));
+}

@@ -82,6 +82,9 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         // The host's umask, which every forwarded create applies (inherited from `hrt`).
         __NR_umask => ("umask", 1, F),
         __NR_utimensat => ("utimensat", 4, F),
+        __NR_utime => ("utime", 2, F),
+        __NR_utimes => ("utimes", 2, F),
+        __NR_futimesat => ("futimesat", 3, F),
         __NR_sendfile => ("sendfile", 4, F),
         __NR_copy_file_range => ("copy_file_range", 6, F),
         __NR_splice => ("splice", 6, F),

@@ -317,6 +317,39 @@ impl Forwarder {
     /// utimensat: a NULL path means the descriptor itself, NULL times means now.
     pub(super) fn utimensat(&self, g: Guest, dirfd: u64, path: u64, times: u64, flags: u64) -> SysResult<i64> {
         let t = if times == 0 { std::ptr::null_mut() } else { g.range(times, TIMES_SIZE)? };
+        self.utimensat_with(g, dirfd, path, t, flags)
+    }
+
+    /// futimesat(dirfd, path, times) and utimes(path, times) (`dirfd` AT_FDCWD): two
+    /// `struct timeval`s (microseconds; 0 to 999,999, else EINVAL) or NULL for now, made as
+    /// utimensat with the same times.
+    pub(super) fn futimesat(&self, g: Guest, dirfd: u64, path: u64, times: u64) -> SysResult<i64> {
+        if times == 0 {
+            return self.utimensat_with(g, dirfd, path, std::ptr::null_mut(), 0);
+        }
+        let [a_s, a_us, m_s, m_us]: [i64; 4] = g.read(times)?;
+        if !(0..1_000_000).contains(&a_us) || !(0..1_000_000).contains(&m_us) {
+            return Err(Errno::EINVAL);
+        }
+        let mut ts: [i64; 4] = [a_s, a_us * 1000, m_s, m_us * 1000];
+        self.utimensat_with(g, dirfd, path, ts.as_mut_ptr() as *mut u8, 0)
+    }
+
+    /// utime(path, times): a `struct utimbuf` (access and modification time in seconds) or
+    /// NULL for now, made as utimensat.
+    pub(super) fn utime(&self, g: Guest, path: u64, times: u64) -> SysResult<i64> {
+        let cwd = libc::AT_FDCWD as u32 as u64;
+        if times == 0 {
+            return self.utimensat_with(g, cwd, path, std::ptr::null_mut(), 0);
+        }
+        let [a_s, m_s]: [i64; 2] = g.read(times)?;
+        let mut ts: [i64; 4] = [a_s, 0, m_s, 0];
+        self.utimensat_with(g, cwd, path, ts.as_mut_ptr() as *mut u8, 0)
+    }
+
+    /// utimensat with the two timespecs at `t` (guest memory already checked, a buffer of the
+    /// caller's, or NULL).
+    fn utimensat_with(&self, g: Guest, dirfd: u64, path: u64, t: *mut u8, flags: u64) -> SysResult<i64> {
         let (dfd, path_ptr, _at, _hold) = if path == 0 {
             let (dfd, hold) = self.dirfd(dirfd)?;
             (dfd, std::ptr::null(), None, hold)
@@ -326,7 +359,7 @@ impl Forwarder {
         };
         let flags = _at.as_ref().map_or(int(flags), |a| a.at_flags(int(flags)));
         // SAFETY: a host C string (owned by `_at`, alive until the end) or NULL, and NULL or two
-        // timespecs in guest memory.
+        // timespecs (in guest memory or the caller's buffer).
         unsafe { self.sys(libc::SYS_utimensat, &[dfd as libc::c_long, ptr(path_ptr), ptr(t), flags]) }
     }
 }

@@ -250,6 +250,8 @@ fn path_args(nr: i64) -> &'static [usize] {
         | libc::SYS_truncate
         | libc::SYS_chmod
         | libc::SYS_mknod
+        | libc::SYS_utime
+        | libc::SYS_utimes
         | libc::SYS_getxattr
         | libc::SYS_lgetxattr
         | libc::SYS_listxattr
@@ -269,6 +271,7 @@ fn path_args(nr: i64) -> &'static [usize] {
         | libc::SYS_readlinkat
         | libc::SYS_fchmodat
         | libc::SYS_utimensat
+        | libc::SYS_futimesat
         | libc::SYS_mknodat
         | libc::SYS_inotify_add_watch => &[1],
         libc::SYS_renameat | libc::SYS_renameat2 | libc::SYS_linkat => &[1, 3],
