@@ -361,3 +361,11 @@ fn timerfd_behaves_as_on_linux() {
 fn old_time_setting_calls_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_utimes", Some("mtime 1500000000.999999000"));
 }
+
+/// preadv2 and pwritev2 (they were ENOSYS): offsets and the descriptor's own position (-1),
+/// RWF_APPEND, RWF_NOWAIT on a pipe, unknown flags, bad buffers, arrays and descriptors, with
+/// 1 and 2 vCPUs.
+#[test]
+fn preadv2_and_pwritev2_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_rwv2", Some("read: [world], position now 11"));
+}

@@ -93,6 +93,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_process_vm_writev => ("process_vm_writev", 6, F),
         __NR_preadv => ("preadv", 5, F),
         __NR_pwritev => ("pwritev", 5, F),
+        __NR_preadv2 => ("preadv2", 6, F),
+        __NR_pwritev2 => ("pwritev2", 6, F),
         __NR_creat => ("creat", 2, F),
         __NR_link => ("link", 2, F),
         __NR_linkat => ("linkat", 5, F),

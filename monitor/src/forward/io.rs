@@ -89,10 +89,21 @@ impl Forwarder {
         Ok(out)
     }
 
-    /// readv/writev/preadv/pwritev: `pos` is the (pos_l, pos_h) pair of the p-forms.
-    fn rwv(&self, g: Guest, nr: libc::c_long, fd: u64, iov: u64, count: u64, pos: [u64; 2]) -> SysResult<i64> {
+    /// readv/writev/preadv/pwritev/preadv2/pwritev2: `pos` is the (pos_l, pos_h) pair of the
+    /// p-forms, `flags` the RWF_* flags of the 2-forms (the host checks them).
+    #[allow(clippy::too_many_arguments)]
+    fn rwv(
+        &self,
+        g: Guest,
+        nr: libc::c_long,
+        fd: u64,
+        iov: u64,
+        count: u64,
+        pos: [u64; 2],
+        flags: u64,
+    ) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
-        let into_program = nr == libc::SYS_readv || nr == libc::SYS_preadv;
+        let into_program = matches!(nr, libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2);
         let short = h.kind() == super::fd_table::FdKind::Quick;
         let v = self.iovecs(g, iov, count, into_program, short)?;
         let args = [
@@ -101,25 +112,43 @@ impl Forwarder {
             v.len() as libc::c_long,
             pos[0] as libc::c_long,
             pos[1] as libc::c_long,
+            flags as libc::c_int as libc::c_long,
         ];
         // SAFETY: every host iovec covers checked guest memory.
         unsafe { self.sys(nr, &args) }
     }
 
     pub(super) fn readv(&self, g: Guest, fd: u64, iov: u64, count: u64) -> SysResult<i64> {
-        self.rwv(g, libc::SYS_readv, fd, iov, count, [0, 0])
+        self.rwv(g, libc::SYS_readv, fd, iov, count, [0, 0], 0)
     }
 
     pub(super) fn writev(&self, g: Guest, fd: u64, iov: u64, count: u64) -> SysResult<i64> {
-        self.rwv(g, libc::SYS_writev, fd, iov, count, [0, 0])
+        self.rwv(g, libc::SYS_writev, fd, iov, count, [0, 0], 0)
     }
 
     pub(super) fn preadv(&self, g: Guest, fd: u64, iov: u64, count: u64, lo: u64, hi: u64) -> SysResult<i64> {
-        self.rwv(g, libc::SYS_preadv, fd, iov, count, [lo, hi])
+        self.rwv(g, libc::SYS_preadv, fd, iov, count, [lo, hi], 0)
     }
 
     pub(super) fn pwritev(&self, g: Guest, fd: u64, iov: u64, count: u64, lo: u64, hi: u64) -> SysResult<i64> {
-        self.rwv(g, libc::SYS_pwritev, fd, iov, count, [lo, hi])
+        self.rwv(g, libc::SYS_pwritev, fd, iov, count, [lo, hi], 0)
+    }
+
+    /// preadv2 and pwritev2 (`nr`): as preadv and pwritev, with RWF_* flags, and position -1
+    /// for the descriptor's own.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rwv2(
+        &self,
+        g: Guest,
+        nr: libc::c_long,
+        fd: u64,
+        iov: u64,
+        count: u64,
+        lo: u64,
+        hi: u64,
+        flags: u64,
+    ) -> SysResult<i64> {
+        self.rwv(g, nr, fd, iov, count, [lo, hi], flags)
     }
 
     /// sendfile(out, in, offset or NULL, count).
