@@ -90,9 +90,10 @@ impl Forwarder {
     }
 
     /// readv/writev/preadv/pwritev/preadv2/pwritev2: `pos` is the (pos_l, pos_h) pair of the
-    /// p-forms, `flags` the RWF_* flags of the 2-forms (the host checks them).
+    /// p-forms (-1 in the 2-forms: the descriptor's own position), `flags` the RWF_* flags of
+    /// the 2-forms (the host checks them).
     #[allow(clippy::too_many_arguments)]
-    fn rwv(
+    pub(super) fn rwv(
         &self,
         g: Guest,
         nr: libc::c_long,
@@ -132,23 +133,6 @@ impl Forwarder {
 
     pub(super) fn pwritev(&self, g: Guest, fd: u64, iov: u64, count: u64, lo: u64, hi: u64) -> SysResult<i64> {
         self.rwv(g, libc::SYS_pwritev, fd, iov, count, [lo, hi], 0)
-    }
-
-    /// preadv2 and pwritev2 (`nr`): as preadv and pwritev, with RWF_* flags, and position -1
-    /// for the descriptor's own.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn rwv2(
-        &self,
-        g: Guest,
-        nr: libc::c_long,
-        fd: u64,
-        iov: u64,
-        count: u64,
-        lo: u64,
-        hi: u64,
-        flags: u64,
-    ) -> SysResult<i64> {
-        self.rwv(g, nr, fd, iov, count, [lo, hi], flags)
     }
 
     /// sendfile(out, in, offset or NULL, count).

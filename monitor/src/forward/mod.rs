@@ -418,7 +418,7 @@ impl Forwarder {
             libc::SYS_pwrite64 => self.pwrite64(g, a[0], a[1], a[2], a[3]),
             libc::SYS_preadv => self.preadv(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_pwritev => self.pwritev(g, a[0], a[1], a[2], a[3], a[4]),
-            nr @ (libc::SYS_preadv2 | libc::SYS_pwritev2) => self.rwv2(g, nr, a[0], a[1], a[2], a[3], a[4], a[5]),
+            nr @ (libc::SYS_preadv2 | libc::SYS_pwritev2) => self.rwv(g, nr, a[0], a[1], a[2], [a[3], a[4]], a[5]),
             libc::SYS_sendfile => self.sendfile(g, a[0], a[1], a[2], a[3]),
             nr @ (libc::SYS_copy_file_range | libc::SYS_splice) => self.copy_between(g, nr, a),
             libc::SYS_tee => self.tee(a[0], a[1], a[2], a[3]),
