@@ -14,12 +14,8 @@ static long cr(unsigned first, unsigned last, unsigned flags) {
     return syscall(SYS_close_range, first, last, flags);
 }
 
-static void show(const char *what, long r) {
-    if (r < 0)
-        printf("%-32s -1 %s\n", what, strerror(errno));
-    else
-        printf("%-32s %ld\n", what, r);
-}
+#define SHOW_WIDTH 32
+#include "show.h"
 
 // Which of descriptors 3..15 are open, and which of them have FD_CLOEXEC.
 static void state(const char *what) {

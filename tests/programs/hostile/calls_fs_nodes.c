@@ -15,12 +15,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-static void show(const char *what, long r) {
-    if (r < 0)
-        printf("%-36s -1 %s\n", what, strerror(errno));
-    else
-        printf("%-36s %ld\n", what, r);
-}
+#define SHOW_WIDTH 36
+#include "show.h"
 
 static void mode(const char *name) {
     struct stat st;

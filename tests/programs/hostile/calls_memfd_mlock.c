@@ -14,12 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void show(const char *what, long r) {
-    if (r < 0)
-        printf("%-34s -1 %s\n", what, strerror(errno));
-    else
-        printf("%-34s %ld\n", what, r);
-}
+#define SHOW_WIDTH 34
+#include "show.h"
 
 int main(void) {
     int fd = memfd_create("hrt-test", MFD_CLOEXEC);

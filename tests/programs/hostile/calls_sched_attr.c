@@ -22,12 +22,8 @@ struct attr {
     uint8_t past[16];
 };
 
-static void show(const char *what, long r) {
-    if (r < 0)
-        printf("%-30s -1 %s\n", what, strerror(errno));
-    else
-        printf("%-30s %ld\n", what, r);
-}
+#define SHOW_WIDTH 30
+#include "show.h"
 
 static void get(const char *what, pid_t pid, unsigned size) {
     struct attr a;

@@ -19,12 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static void show(const char *what, long r) {
-    if (r < 0)
-        printf("%-34s -1 %s\n", what, strerror(errno));
-    else
-        printf("%-34s %ld\n", what, r);
-}
+#define SHOW_WIDTH 34
+#include "show.h"
 
 static sigset_t set_of(int a, int b) {
     sigset_t s;
