@@ -22,7 +22,7 @@ use super::tasks::{self, CopyFn, TaskFn};
 use super::team::{self, Outlined};
 use super::teams::*;
 use super::thread;
-use super::work::{self, Loop};
+use super::work::{self, Loop, NONMONOTONIC};
 
 static CRITICAL: lock::Padded = lock::Padded(AtomicU32::new(0));
 static ATOMIC: lock::Padded = lock::Padded(AtomicU32::new(0));
@@ -123,6 +123,23 @@ extern "C" fn GOMP_parallel_loop_guided(f: Outlined, d: *mut u8, n: u32, s: i64,
 }
 extern "C" fn GOMP_parallel_loop_runtime(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, fl: u32) {
     parallel_loop(f, d, n, fl, signed_loop(0, s, e, i, 0, false));
+}
+// The nonmonotonic forms (`schedule(dynamic)` and `schedule(runtime)` without a modifier
+// since OpenMP 5.0): chunks may go in any order (`steal`).
+#[rustfmt::skip]
+extern "C" fn GOMP_parallel_loop_nonmonotonic_dynamic(f: Outlined, d: *mut u8, n: u32, s: i64, e: i64, i: i64, c: i64, fl: u32) {
+    parallel_loop(f, d, n, fl, signed_loop(NONMONOTONIC | SCHED_DYNAMIC, s, e, i, c, false));
+}
+extern "C" fn GOMP_parallel_loop_nonmonotonic_runtime(
+    f: Outlined,
+    d: *mut u8,
+    n: u32,
+    s: i64,
+    e: i64,
+    i: i64,
+    fl: u32,
+) {
+    parallel_loop(f, d, n, fl, signed_loop(NONMONOTONIC, s, e, i, 0, false));
 }
 
 /// A combined parallel construct of the old ABI (gcc before 4.9): starts the region with its
@@ -227,29 +244,39 @@ macro_rules! signed_starts {
     )*};
 }
 macro_rules! signed_runtime_starts {
-    ($($name:ident: $ordered:expr;)*) => {$(
+    ($($name:ident: $kind:expr, $ordered:expr;)*) => {$(
         extern "C" fn $name(s: i64, e: i64, i: i64, is: *mut i64, ie: *mut i64) -> bool {
-            start_signed(signed_loop(0, s, e, i, 0, $ordered), is, ie)
+            start_signed(signed_loop($kind, s, e, i, 0, $ordered), is, ie)
         }
     )*};
 }
 signed_starts! {
     GOMP_loop_static_start: SCHED_STATIC, false;
     GOMP_loop_dynamic_start: SCHED_DYNAMIC, false;
+    GOMP_loop_nonmonotonic_dynamic_start: NONMONOTONIC | SCHED_DYNAMIC, false;
     GOMP_loop_guided_start: SCHED_GUIDED, false;
     GOMP_loop_ordered_static_start: SCHED_STATIC, true;
     GOMP_loop_ordered_dynamic_start: SCHED_DYNAMIC, true;
     GOMP_loop_ordered_guided_start: SCHED_GUIDED, true;
 }
 signed_runtime_starts! {
-    GOMP_loop_runtime_start: false;
-    GOMP_loop_ordered_runtime_start: true;
+    GOMP_loop_runtime_start: 0, false;
+    GOMP_loop_nonmonotonic_runtime_start: NONMONOTONIC, false;
+    GOMP_loop_ordered_runtime_start: 0, true;
 }
 
-/// The schedule argument of GOMP_loop_start: libgomp's GFS_* (0 runtime), monotonic bit set
-/// or not.
+/// The schedule argument of GOMP_loop_start (libgomp's GFS_*) as a `Loop` kind. gcc 12
+/// passes GFS_DYNAMIC (2) for `schedule(dynamic)` without a modifier (nonmonotonic since
+/// OpenMP 5.0), GFS_RUNTIME (0) for `runtime` without one, GFS_AUTO (4) for
+/// `nonmonotonic:runtime`, and sets bit 31 for `monotonic:` (`auto` and `static` come as
+/// monotonic static).
 fn sched_kind(sched: i64) -> u32 {
-    (sched as u64 as u32) & 0x7fff_ffff
+    let sched = sched as u64 as u32;
+    match sched {
+        0 | 4 => NONMONOTONIC,
+        SCHED_DYNAMIC => NONMONOTONIC | SCHED_DYNAMIC,
+        _ => sched,
+    }
 }
 
 /// GOMP_loop_start and GOMP_loop_ordered_start (gcc 9+): the schedule is an argument.
@@ -289,23 +316,25 @@ macro_rules! unsigned_starts {
     )*};
 }
 macro_rules! unsigned_runtime_starts {
-    ($($name:ident: $ordered:expr;)*) => {$(
+    ($($name:ident: $kind:expr, $ordered:expr;)*) => {$(
         extern "C" fn $name(up: bool, s: u64, e: u64, i: u64, is: *mut u64, ie: *mut u64) -> bool {
-            work::start(&unsigned_loop(0, up, s, e, i, 0, $ordered), is, ie, core::ptr::null_mut(), core::ptr::null_mut())
+            work::start(&unsigned_loop($kind, up, s, e, i, 0, $ordered), is, ie, core::ptr::null_mut(), core::ptr::null_mut())
         }
     )*};
 }
 unsigned_starts! {
     GOMP_loop_ull_static_start: SCHED_STATIC, false;
     GOMP_loop_ull_dynamic_start: SCHED_DYNAMIC, false;
+    GOMP_loop_ull_nonmonotonic_dynamic_start: NONMONOTONIC | SCHED_DYNAMIC, false;
     GOMP_loop_ull_guided_start: SCHED_GUIDED, false;
     GOMP_loop_ull_ordered_static_start: SCHED_STATIC, true;
     GOMP_loop_ull_ordered_dynamic_start: SCHED_DYNAMIC, true;
     GOMP_loop_ull_ordered_guided_start: SCHED_GUIDED, true;
 }
 unsigned_runtime_starts! {
-    GOMP_loop_ull_runtime_start: false;
-    GOMP_loop_ull_ordered_runtime_start: true;
+    GOMP_loop_ull_runtime_start: 0, false;
+    GOMP_loop_ull_nonmonotonic_runtime_start: NONMONOTONIC, false;
+    GOMP_loop_ull_ordered_runtime_start: 0, true;
 }
 
 /// GOMP_loop_ull_start and GOMP_loop_ull_ordered_start.
@@ -614,8 +643,10 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_loop_ordered_static_start,
         GOMP_loop_static_start,
         GOMP_loop_dynamic_start,
+        GOMP_loop_nonmonotonic_dynamic_start,
         GOMP_loop_guided_start,
         GOMP_loop_runtime_start,
+        GOMP_loop_nonmonotonic_runtime_start,
         GOMP_loop_ordered_dynamic_start,
         GOMP_loop_ordered_guided_start,
         GOMP_loop_ordered_runtime_start,
@@ -626,8 +657,10 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_loop_end_cancel,
         GOMP_loop_ull_static_start,
         GOMP_loop_ull_dynamic_start,
+        GOMP_loop_ull_nonmonotonic_dynamic_start,
         GOMP_loop_ull_guided_start,
         GOMP_loop_ull_runtime_start,
+        GOMP_loop_ull_nonmonotonic_runtime_start,
         GOMP_loop_ull_ordered_static_start,
         GOMP_loop_ull_ordered_dynamic_start,
         GOMP_loop_ull_ordered_guided_start,
@@ -638,6 +671,8 @@ pub fn entry_point(name: &str) -> Option<u64> {
         GOMP_parallel_loop_dynamic,
         GOMP_parallel_loop_guided,
         GOMP_parallel_loop_runtime,
+        GOMP_parallel_loop_nonmonotonic_dynamic,
+        GOMP_parallel_loop_nonmonotonic_runtime,
         GOMP_parallel_loop_static_start,
         GOMP_parallel_loop_dynamic_start,
         GOMP_parallel_loop_guided_start,
@@ -752,10 +787,8 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_realloc,
         omp_free,
         ;
-        "GOMP_loop_nonmonotonic_dynamic_start" => GOMP_loop_dynamic_start,
         "GOMP_loop_nonmonotonic_guided_start" => GOMP_loop_guided_start,
-        "GOMP_loop_nonmonotonic_runtime_start" => GOMP_loop_runtime_start,
-        "GOMP_loop_maybe_nonmonotonic_runtime_start" => GOMP_loop_runtime_start,
+        "GOMP_loop_maybe_nonmonotonic_runtime_start" => GOMP_loop_nonmonotonic_runtime_start,
         "GOMP_sections_end_nowait" => GOMP_loop_end_nowait,
         "GOMP_loop_ull_doacross_static_start" => GOMP_loop_doacross_static_start,
         "GOMP_loop_ull_doacross_dynamic_start" => GOMP_loop_doacross_dynamic_start,
@@ -765,14 +798,10 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "GOMP_doacross_ull_post" => GOMP_doacross_post,
         "GOMP_doacross_wait" => hrt_GOMP_doacross_wait,
         "GOMP_doacross_ull_wait" => hrt_GOMP_doacross_wait,
-        "GOMP_loop_ull_nonmonotonic_dynamic_start" => GOMP_loop_ull_dynamic_start,
         "GOMP_loop_ull_nonmonotonic_guided_start" => GOMP_loop_ull_guided_start,
-        "GOMP_loop_ull_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start,
-        "GOMP_loop_ull_maybe_nonmonotonic_runtime_start" => GOMP_loop_ull_runtime_start,
-        "GOMP_parallel_loop_nonmonotonic_dynamic" => GOMP_parallel_loop_dynamic,
+        "GOMP_loop_ull_maybe_nonmonotonic_runtime_start" => GOMP_loop_ull_nonmonotonic_runtime_start,
         "GOMP_parallel_loop_nonmonotonic_guided" => GOMP_parallel_loop_guided,
-        "GOMP_parallel_loop_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
-        "GOMP_parallel_loop_maybe_nonmonotonic_runtime" => GOMP_parallel_loop_runtime,
+        "GOMP_parallel_loop_maybe_nonmonotonic_runtime" => GOMP_parallel_loop_nonmonotonic_runtime,
         "GOMP_sections_end" => GOMP_loop_end,
         "GOMP_target_enter_exit_data" => GOMP_target_update_ext,
         "GOMP_target_data" => GOMP_target_data_ext,

@@ -42,6 +42,7 @@ mod lock;
 mod output;
 mod places;
 mod reductions;
+mod steal;
 mod target;
 mod tasks;
 mod team;

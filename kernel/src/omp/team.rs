@@ -348,7 +348,7 @@ pub fn member(team: &Team, id: u32) -> Ctx {
     };
     if team.prepared {
         c.ws_seq = 1;
-        c.cur = super::work::prepared_cursor(team);
+        c.cur = super::work::prepared_cursor(team, id);
     }
     c
 }

@@ -6,11 +6,13 @@
 //! loop variable only when a chunk is returned (no overflow for any start, end and step).
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use super::doacross::Doacross;
 use super::icv::{SCHED_AUTO, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_MONOTONIC, SCHED_STATIC};
+use super::steal::{self, Lane};
 use super::team::Team;
 use super::thread::{self, Ctx};
 use super::wait::{self, Word};
@@ -28,10 +30,18 @@ struct Desc {
     end: u64,
     /// Indices map with 128-bit signed arithmetic (`long` loops) or wrapping (`ull` loops).
     signed: bool,
+    /// A nonmonotonic dynamic loop whose chunks the threads' lanes hold (`steal`).
+    steal: bool,
 }
 
 impl Desc {
-    const EMPTY: Desc = Desc { n: 0, chunk: 1, kind: SCHED_STATIC, start: 0, incr: 1, end: 0, signed: true };
+    const EMPTY: Desc =
+        Desc { n: 0, chunk: 1, kind: SCHED_STATIC, start: 0, incr: 1, end: 0, signed: true, steal: false };
+
+    /// Chunks of a dynamic loop.
+    fn nchunks(&self) -> u64 {
+        self.n.div_ceil(self.chunk)
+    }
 
     fn value(&self, i: u64) -> u64 {
         if i >= self.n {
@@ -83,8 +93,12 @@ pub struct WorkShare {
     changed: Word,
     desc: UnsafeCell<Desc>,
     /// The next unclaimed iteration of a dynamic or guided loop: every chunk writes it, so
-    /// it has a cache line of its own (not the description every chunk reads).
+    /// it has a cache line of its own (not the description every chunk reads). A stealing
+    /// loop's final chunk is taken when this goes from 0 to 1.
     next: Claimed,
+    /// A stealing loop's lanes, one per thread (as many as the team has threads; the vector
+    /// only grows, so a lane stays where it is while its loop runs).
+    lanes: UnsafeCell<Vec<Lane>>,
     /// The iteration index whose chunk may run its ordered regions now.
     ordered: AtomicU64,
     ordered_moved: Word,
@@ -117,6 +131,7 @@ impl WorkShare {
             mem: UnsafeCell::new((core::ptr::null_mut(), 0)),
             task_reductions: AtomicPtr::new(core::ptr::null_mut()),
             doacross: UnsafeCell::new(None),
+            lanes: UnsafeCell::new(Vec::new()),
         }
     }
 
@@ -125,7 +140,29 @@ impl WorkShare {
         unsafe { &*self.desc.get() }
     }
 
-    fn describe(&self, d: Desc) {
+    /// The lanes of the stealing loop described here.
+    pub fn lanes(&self) -> &[Lane] {
+        // SAFETY: see the Sync impl: read after the tag was seen ready.
+        unsafe { &*self.lanes.get() }
+    }
+
+    /// Describes the construct for a team of `nthreads` (a stealing loop: one lane each, the
+    /// chunks dealt among them).
+    fn describe(&self, d: Desc, nthreads: u32) {
+        if d.steal {
+            // SAFETY: this thread claimed the slot and has not published it; every thread
+            // left the slot's previous construct, so no lane is in use.
+            let lanes = unsafe { &mut *self.lanes.get() };
+            let me = self as *const WorkShare;
+            let n = nthreads as usize;
+            if lanes.len() < n {
+                let have = lanes.len();
+                lanes.extend((have..n).map(|i| Lane::new(me, i)));
+            } else {
+                lanes.truncate(n);
+            }
+            steal::deal(lanes, d.nchunks());
+        }
         // SAFETY: this thread claimed the slot and has not published it.
         unsafe { *self.desc.get() = d };
         self.next.0.store(0, Ordering::Relaxed);
@@ -145,26 +182,51 @@ pub struct Cursor {
     ordered: bool,
     /// An unordered dynamic loop: `next` serves it from the thread record's `omp_hot`.
     fast: bool,
+    /// In a stealing loop: this thread's lane (else null).
+    lane: *const Lane,
 }
 
 impl Cursor {
-    pub const NONE: Cursor =
-        Cursor { slot: core::ptr::null(), lo: 0, hi: 0, has: false, trip: 0, ordered: false, fast: false };
+    pub const NONE: Cursor = Cursor {
+        slot: core::ptr::null(),
+        lo: 0,
+        hi: 0,
+        has: false,
+        trip: 0,
+        ordered: false,
+        fast: false,
+        lane: core::ptr::null(),
+    };
+
+    /// The cursor of a thread (`id`) that has just entered the loop or sections construct in
+    /// `slot`.
+    fn entered(slot: &WorkShare, id: u32, ordered: bool) -> Cursor {
+        let d = slot.desc();
+        let lane = if d.steal { &slot.lanes()[id as usize] as *const Lane } else { core::ptr::null() };
+        Cursor { slot, ordered, fast: is_fast(d, ordered), lane, ..Cursor::NONE }
+    }
 }
 
+/// `omp_hot`'s low bit: the word is a stealing loop's lane, not a work share (both are
+/// 128-byte aligned).
+const LANE_TAG: u64 = 1;
+
 /// What the thread record's `omp_hot` holds for a task whose cursor is `cur`
-/// (`thread::set_hot`): the loop's work share if `next` may serve it from there.
+/// (`thread::set_hot`): this thread's lane (tagged) in a stealing loop, the loop's work share
+/// if `next` may serve it from its shared counter, else 0.
 pub fn fast_slot(cur: &Cursor) -> u64 {
-    if cur.fast {
+    if !cur.lane.is_null() {
+        cur.lane as u64 | LANE_TAG
+    } else if cur.fast {
         cur.slot as u64
     } else {
         0
     }
 }
 
-/// Whether a loop described as `d` is served by `next`'s fast path.
+/// Whether a loop described as `d` is served by `next`'s shared-counter fast path.
 fn is_fast(d: &Desc, ordered: bool) -> bool {
-    d.kind == SCHED_DYNAMIC && !ordered
+    d.kind == SCHED_DYNAMIC && !ordered && !d.steal
 }
 
 /// Makes the slots of a team ready for a new region (whose constructs count from 1): each
@@ -226,14 +288,12 @@ fn leave(slot: &WorkShare) {
     }
 }
 
-/// The schedule a `runtime` loop uses (run-sched-var; `auto` is static).
-fn runtime_schedule(c: &Ctx) -> (u32, u64) {
-    let kind = c.icv.run_sched & !SCHED_MONOTONIC;
-    let kind = if kind == SCHED_AUTO { SCHED_STATIC } else { kind };
-    (kind, c.icv.run_chunk as u64)
-}
+/// A `Loop` kind bit: the construct lets chunks go in any order (gcc's `nonmonotonic` entry
+/// points: `schedule(dynamic)` without `monotonic:` since OpenMP 5.0, and
+/// `schedule(runtime)` then gets the modifier of run-sched-var). Never in an ICV.
+pub const NONMONOTONIC: u32 = 0x4000_0000;
 
-/// A loop's schedule: `kind` 0 means runtime.
+/// A loop's schedule: `kind` 0 means runtime (with `NONMONOTONIC` or `SCHED_MONOTONIC` bits).
 pub struct Loop {
     pub kind: u32,
     pub chunk: u64,
@@ -246,8 +306,16 @@ pub struct Loop {
     pub ordered: bool,
 }
 
-fn describe(c: &Ctx, l: &Loop) -> Desc {
-    let (kind, chunk) = if l.kind == 0 { runtime_schedule(c) } else { (l.kind & !SCHED_MONOTONIC, l.chunk) };
+/// Describes loop `l` of a team of `nthreads` (run-sched-var from `c`); `doacross`: a
+/// doacross loop, whose chunks must go in order.
+fn describe(c: &Ctx, l: &Loop, nthreads: u32, doacross: bool) -> Desc {
+    // A runtime schedule is run-sched-var's, monotonic if that says so.
+    let (sched, chunk) = if l.kind & !(NONMONOTONIC | SCHED_MONOTONIC) == 0 {
+        (c.icv.run_sched | (l.kind & (NONMONOTONIC | SCHED_MONOTONIC)), c.icv.run_chunk as u64)
+    } else {
+        (l.kind, l.chunk)
+    };
+    let kind = sched & !(NONMONOTONIC | SCHED_MONOTONIC);
     let kind = if kind == SCHED_AUTO { SCHED_STATIC } else { kind };
     let n = if l.signed {
         count_signed(l.start as i64, l.end as i64, l.incr as i64)
@@ -255,7 +323,27 @@ fn describe(c: &Ctx, l: &Loop) -> Desc {
         count_unsigned(l.up, l.start, l.end, l.incr)
     };
     let chunk = if kind == SCHED_STATIC { chunk } else { chunk.max(1) };
-    Desc { n, chunk: chunk.min(n.max(1)), kind, start: l.start, incr: l.incr, end: l.end, signed: l.signed }
+    let mut d = Desc {
+        n,
+        chunk: chunk.min(n.max(1)),
+        kind,
+        start: l.start,
+        incr: l.incr,
+        end: l.end,
+        signed: l.signed,
+        steal: false,
+    };
+    // Stealing hands a thread chunks out of order: only where the construct allows it, and
+    // only where a team shares the chunks (one thread's shared counter is uncontended).
+    d.steal = kind == SCHED_DYNAMIC
+        && sched & NONMONOTONIC != 0
+        && sched & SCHED_MONOTONIC == 0
+        && !l.ordered
+        && !doacross
+        && nthreads > 1
+        && n > 0
+        && d.nchunks() <= steal::MAX_CHUNKS;
+    d
 }
 
 /// Starts a loop construct and hands out the first chunk (see `next`). With `istart` null it
@@ -303,7 +391,7 @@ fn start_with(
     } else {
         super::reductions::workshare_register(red, core::ptr::null_mut());
         slot.task_reductions.store(red, Ordering::Relaxed);
-        slot.describe(describe(c, l));
+        slot.describe(describe(c, l, c.nthreads, counts.is_some()), c.nthreads);
         // SAFETY: claimed, unpublished slot; every thread left its previous construct.
         unsafe { *slot.doacross.get() = counts.map(|n| Box::new(Doacross::new(n))) };
         if !mem.is_null() {
@@ -335,8 +423,7 @@ fn start_with(
         // SAFETY: published slot; the program's out argument.
         unsafe { *mem = (*slot.mem.get()).0 };
     }
-    c.cur =
-        Cursor { slot, lo: 0, hi: 0, has: false, trip: 0, ordered: l.ordered, fast: is_fast(slot.desc(), l.ordered) };
+    c.cur = Cursor::entered(slot, c.id, l.ordered);
     thread::set_hot(fast_slot(&c.cur));
     if istart.is_null() {
         return true;
@@ -348,29 +435,49 @@ fn start_with(
 /// and sections): every member starts with it entered.
 pub fn prepare(team: &Team, outer: &Ctx, l: &Loop) {
     let slot = &team.work[1];
-    slot.describe(describe(outer, l));
+    slot.describe(describe(outer, l, team.nthreads, false), team.nthreads);
     // SAFETY: the team's threads are idle (the master prepares before it starts them).
     unsafe { *slot.doacross.get() = None };
     slot.left.store(team.nthreads, Ordering::Relaxed);
     slot.tag.store(3, Ordering::Release);
 }
 
-/// The cursor a member of a team whose first construct was prepared starts with.
-pub fn prepared_cursor(team: &Team) -> Cursor {
-    let slot = &team.work[1];
-    Cursor { slot, fast: is_fast(slot.desc(), false), ..Cursor::NONE }
+/// The cursor member `id` of a team whose first construct was prepared starts with.
+pub fn prepared_cursor(team: &Team, id: u32) -> Cursor {
+    Cursor::entered(&team.work[1], id, false)
 }
 
 /// The next chunk of the current loop for this thread: writes its first and end values.
 /// An unordered dynamic loop's chunk (EPCC's `dynamic,1` takes 128 per thread and loop) is
-/// served inline: its work share two loads away in the thread record (`omp_hot`), the
-/// fetch-add and the two values, no cursor to keep and no frame to build; every other
-/// schedule goes through `next_range`.
+/// served inline: its lane or work share two loads away in the thread record (`omp_hot`),
+/// the fetch-add and the two values, no cursor to keep and no frame to build; a stealing
+/// loop's empty lane goes to `refill`, every other schedule through `next_range`.
 #[inline(always)]
 pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
-    // SAFETY: `omp_hot` is 0 or the current task's loop's slot (`thread::set_hot`),
+    let hot = thread::hot_slot();
+    if hot & LANE_TAG != 0 {
+        // SAFETY: a tagged `omp_hot` is this thread's lane in its current task's loop
+        // (`fast_slot`), alive with its team.
+        let lane = unsafe { &*((hot & !LANE_TAG) as *const Lane) };
+        let got = match lane.take() {
+            Some(k) => Some(k),
+            None => refill(lane),
+        };
+        let Some(k) = got else {
+            return false;
+        };
+        let d = lane.share().desc();
+        let lo = k * d.chunk;
+        // SAFETY: the program's out arguments (8 bytes each).
+        unsafe {
+            *istart = d.value(lo);
+            *iend = d.value((lo + d.chunk).min(d.n));
+        }
+        return true;
+    }
+    // SAFETY: `omp_hot` is now 0 or the current task's loop's slot (`thread::set_hot`),
     // published (see WorkShare's Sync impl) and alive with its team.
-    if let Some(slot) = unsafe { (thread::hot_slot() as *const WorkShare).as_ref() } {
+    if let Some(slot) = unsafe { (hot as *const WorkShare).as_ref() } {
         let d = slot.desc();
         let lo = slot.next.0.fetch_add(d.chunk, Ordering::Relaxed);
         if lo >= d.n {
@@ -415,6 +522,11 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
     }
     let d = slot.desc();
     let got = match d.kind {
+        SCHED_DYNAMIC if d.steal => {
+            // SAFETY: a stealing loop's cursor has this thread's lane (`Cursor::entered`).
+            let lane = unsafe { &*c.cur.lane };
+            lane.take().or_else(|| refill(lane)).map(|k| (k * d.chunk, (k * d.chunk + d.chunk).min(d.n)))
+        }
         SCHED_DYNAMIC => dynamic_range(slot, d),
         SCHED_GUIDED => guided_range(slot, d, c.nthreads as u64),
         _ => static_range(d, c.id as u64, c.nthreads as u64, &mut c.cur.trip),
@@ -428,6 +540,13 @@ fn next_range(c: &mut Ctx) -> Option<(u64, u64)> {
         None => c.cur.has = false,
     }
     got
+}
+
+/// The chunk of a stealing loop when this thread's lane is empty (`steal::refill`).
+#[inline(never)]
+fn refill(lane: &Lane) -> Option<u64> {
+    let slot = lane.share();
+    steal::refill(lane, slot.lanes(), slot.desc().nchunks(), &slot.next.0)
 }
 
 /// The next dynamic chunk (of an ordered loop, or a sections construct's next section).
