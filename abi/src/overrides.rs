@@ -114,7 +114,11 @@ pub const OMP: Group = Group {
         "GOMP_doacross_ull_post",
         "GOMP_doacross_ull_wait",
         "GOMP_ordered_end",
-        // Work-sharing loops over `long`.
+        // Work-sharing loops over `long`. Order matters: libgomp defines the `nonmonotonic`
+        // and `maybe_nonmonotonic` entry points as aliases of the plain ones (one address),
+        // and the monitor patches an address once, with the first name listed for it; the
+        // plain (monotonic) name comes first, so an aliased address gets the kernel's
+        // monotonic function (`monotonic_names_come_before_their_aliases`).
         "GOMP_loop_static_start",
         "GOMP_loop_static_next",
         "GOMP_loop_dynamic_start",
@@ -467,4 +471,28 @@ pub const OMP: Group = Group {
 /// Index of `name` in `list`.
 pub fn index_of(list: &[&str], name: &str) -> Option<usize> {
     list.iter().position(|&n| n == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An address libgomp shares between a monotonic entry point and its nonmonotonic aliases
+    /// must get the kernel's monotonic function: the plain name is listed first.
+    #[test]
+    fn monotonic_names_come_before_their_aliases() {
+        let list = OMP.overrides;
+        for (i, name) in list.iter().enumerate() {
+            for modifier in ["maybe_nonmonotonic_", "nonmonotonic_"] {
+                let Some(at) = name.find(modifier) else { continue };
+                let (head, tail) = (&name[..at], &name[at + modifier.len()..]);
+                let plain = list
+                    .iter()
+                    .position(|n| n.len() == head.len() + tail.len() && n.starts_with(head) && n.ends_with(tail));
+                let j = plain.unwrap_or_else(|| panic!("{name} has no plain form"));
+                assert!(j < i, "the plain form of {name} must come before it");
+                break;
+            }
+        }
+    }
 }

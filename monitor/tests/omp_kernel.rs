@@ -99,6 +99,18 @@ fn kernel_runtime_runs_dynamic_loops_exactly_once_in_aligned_chunks() {
     same_as_libgomp("omp_dynamic", &[Some("1"), Some("2"), Some("3")]);
 }
 
+/// Dynamic loops whose chunks the kernel's runtime may steal between threads (nonmonotonic:
+/// those GOMP_loop_start names so, and the nonmonotonic entry points where a library does not
+/// alias them to the monotonic ones): every iteration once, `lastprivate`, `linear` and the
+/// loop variable as after the loop's last iteration, `monotonic:` chunks in order, loops after
+/// a `cancel for`, team sizes 1 to 7 and OMP_NUM_THREADS around the vCPU count.
+#[test]
+fn kernel_runtime_steals_nonmonotonic_chunks_keeping_lastprivate_and_monotonic_order() {
+    same_as_libgomp("omp_steal", &[Some("2"), Some("5")]);
+    let prog = build("omp_steal", "-static");
+    same_with_cancellation("omp_steal", &prog, "true", Some("3"));
+}
+
 /// More vCPUs than host CPUs (host CPUs + 2: 4 on the 2-CPU test host): the kernel halts the
 /// vCPUs of program threads it finds spinning (`kernel/src/sched/spin_look.rs`). A program
 /// whose threads mostly spin (libgomp's barriers, a hand-written PAUSE handoff) prints what it
