@@ -105,6 +105,7 @@ const REQUIRED_TESTS: &[&str] = &[
     "barrier",
     "waitqueue",
     "ipi",
+    "spin_loop_shapes",
     "sleep",
 ];
 

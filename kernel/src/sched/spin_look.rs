@@ -97,7 +97,7 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
         return;
     }
     LOOKS.fetch_add(1, Ordering::Relaxed);
-    if !crate::arch::pause::near(frame.rip) {
+    if !crate::arch::pause::near(frame.rip) && !crate::arch::spin_loop::encloses(frame.rip) {
         s.spin_streak.store(0, Ordering::Relaxed);
         quiet_look(s);
         return;

@@ -3,6 +3,7 @@
 
 mod fault_tests;
 mod mem_tests;
+mod spin_tests;
 mod sync_tests;
 mod thread_tests;
 mod time_tests;
@@ -38,6 +39,7 @@ static TESTS: &[Test] = &[
     test("barrier", sync_tests::barrier_rounds),
     test("waitqueue", sync_tests::waitqueue),
     test("ipi", sync_tests::ipi_all),
+    test("spin_loop_shapes", spin_tests::spin_loop_shapes),
     test("sleep", time_tests::sleep_never_early),
     test("preemption", time_tests::preemption),
     Test { name: "crash_page_fault", run: fault_tests::crash_page_fault, crashes: true },

@@ -18,6 +18,7 @@ pub mod pvm;
 pub mod ring0;
 pub mod ring3;
 pub mod slot_table;
+pub mod spin_loop;
 pub mod syscall;
 pub mod tlb;
 pub mod traps;
