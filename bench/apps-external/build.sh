@@ -68,6 +68,5 @@ if have rodinia; then
     cc pathfinder "$r/pathfinder" . g++ -O2 -fopenmp -fPIE pathfinder.cpp -o "$out/pathfinder-pie" -static-pie
     # OUTPUT: print the result matrix, the only result the program gives.
     cc srad "$r/srad/srad_v2" . g++ -O2 -fopenmp -DOUTPUT srad.cpp -o "$out/srad2" -static
-    cc streamcluster "$r/streamcluster" . g++ -O3 -fopenmp streamcluster_omp.cpp -o "$out/streamcluster" -static
 fi
 ls "$out"
