@@ -62,7 +62,7 @@ rsbench-offload-pie|rsbench-offload-pie|-s small -m event -l 50000|checksum|s/^R
 stream-pie|stream-pie||Solution Validates||
 minife|minife|nx=24 ny=24 nz=24|Initial Residual|Iteration = 20 ||
 backprop|backprop|65536|Training done||
-lud|lud|-s 512 -v|Verify|mismatch||
+lud|lud|-s 512 -v -n @N|Verify|mismatch||
 nw|nw|1024 10 @N|Processing||result.txt
 pathfinder-pie|pathfinder-pie|100000 100|^[0-9 ]+$||
 srad2|srad2|128 128 0 31 0 31 @N 0.5 10|^[0-9. ]+$||
