@@ -16,22 +16,12 @@
 # time=<the benchmark's "Time in seconds", or -> wall=<seconds>.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-hrt=${HRT:-$here/../../target/release/hrt}
-threads="1 2 4" modes="native libgomp kernel" reps=1 limit=600 log=/dev/null summary=""
 usage() { sed -n '2,16p' "$0" >&2; exit 2; }
-while getopts "t:m:r:T:o:s:" opt; do
-    case $opt in
-        t) threads=$OPTARG ;;
-        m) modes=$OPTARG ;;
-        r) reps=$OPTARG ;;
-        T) limit=$OPTARG ;;
-        o) log=$OPTARG ;;
-        s) summary=$OPTARG ;;
-        *) usage ;;
-    esac
-done
+# shellcheck source=../common/run_options.sh
+. "$here/../common/run_options.sh"
+limit=600
+run_options "$@"
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || usage
 
 # The table from RUN lines in files $2...: per benchmark and thread count, the median of the
 # benchmark's own time in each mode of $1, HRT/native ratios of the medians, and whether every

@@ -91,6 +91,15 @@ fn kernel_runtime_defers_tasks_as_the_specification_allows() {
     same_as_libgomp("omp_tasks", &[None, Some("1"), Some("3"), Some("6")]);
 }
 
+/// The task shapes of the task-parallel suites (BOTS): untied recursion through taskwait,
+/// firstprivate VLAs (GOMP_task's copy function), mergeable and final tasks, taskyield, tasks
+/// generated from a dynamic loop; static and static-PIE.
+#[test]
+fn kernel_runtime_runs_untied_mergeable_and_copied_tasks_as_libgomp_does() {
+    same_as_libgomp("omp_untied", &[None, Some("1"), Some("3"), Some("6")]);
+    same_as_libgomp_linked("omp_untied", "-static-pie", &[Some("3")]);
+}
+
 /// Dynamic loops of every kind gcc 12 emits (nonmonotonic by default, `monotonic:`, combined
 /// `parallel for`, with task reductions through GOMP_loop_start): each iteration exactly once,
 /// chunks aligned to the chunk size, monotonic chunks in increasing order per thread.
