@@ -271,11 +271,18 @@ pub fn init_cpu() {
 /// the clock stopped (see `make_runnable` for the orderings this relies on).
 fn arm_preemption(s: &CpuSched) {
     let q = QUANTUM.load(Ordering::Relaxed);
-    if q == 0 || s.runnable() == 0 || s.preempt_at.load(Ordering::SeqCst) != 0 {
+    if q == 0 || s.runnable() == 0 {
         return;
     }
     let was = irq::save_and_disable();
-    s.preempt_at.store(crate::time::ticks() + q, Ordering::SeqCst);
+    // A spinning thread is switched out at its look, long before the quantum ends.
+    let look = spin_look::crowded(s);
+    if s.preempt_at.load(Ordering::SeqCst) == 0 {
+        s.preempt_at.store(crate::time::ticks() + q, Ordering::SeqCst);
+    } else if !look {
+        irq::restore(was);
+        return;
+    }
     arm_timer(s);
     irq::restore(was);
 }

@@ -4,22 +4,28 @@
 //! every vCPU as a CPU and spins 300,000 PAUSE rounds, about 7 ms, before it sleeps) holds a
 //! host CPU that the vCPU it waits for may need, until the host's scheduler takes it away
 //! milliseconds later. Hardware virtualization has pause-loop exiting for that; a PVM guest's
-//! ring 3 runs natively and has none. So, only while overcommitted and with the kernel in
-//! ring 3: once a thread has run for `LOOK_AFTER_NS` since the CPU left its idle loop, and
-//! from time to time after that, the timer interrupts it. The interrupt's handler runs in
+//! ring 3 runs natively and has none. So, with the kernel in ring 3 and the vCPUs outnumbering
+//! the host's CPUs: once a thread has run for `LOOK_AFTER_NS` since the CPU left its idle
+//! loop, and from time to time after that, the timer interrupts it. The same on a vCPU where
+//! other threads wait (crowded: more program threads than vCPUs) whatever the host: there a
+//! spinning thread would otherwise keep the vCPU from the thread it waits for until its 10 ms
+//! quantum ends (NPB LU with 4 threads on 2 vCPUs). The interrupt's handler runs in
 //! ring 3 (`traps::handle_interrupts_in_ring3`: emulated ring 0 only notes it) and only marks
 //! the look as due; the look itself runs next, still in ring 3, with the program's registers
 //! (`look`): a PAUSE near the interrupted instruction means the program spins. Then a thread
-//! ready on the same vCPU gets it; otherwise the vCPU gives its host CPU away (a host
+//! ready on the same vCPU gets it; otherwise, overcommitted, the vCPU gives its host CPU away (a host
 //! `sched_yield` through the monitor), which lets the host run another vCPU, perhaps the
 //! awaited one. A thread that blocks before `LOOK_AFTER_NS` never sees a look.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::CpuSched;
 
 /// Ticks between looks (0: no looks on this boot).
 static PERIOD: AtomicU64 = AtomicU64::new(0);
+/// The vCPUs outnumber the host's CPUs: every running thread gets looks, and a spinning one
+/// with nothing else ready gives the host CPU away.
+static OVERCOMMITTED: AtomicBool = AtomicBool::new(false);
 /// Looks at program code, and those that found it spinning (for `hrt run -v`'s last lines).
 static LOOKS: AtomicU64 = AtomicU64::new(0);
 static SPINNING: AtomicU64 = AtomicU64::new(0);
@@ -29,34 +35,68 @@ static SPINNING: AtomicU64 = AtomicU64::new(0);
 /// entry), which a computing thread should seldom pay.
 const LOOK_AFTER_NS: u64 = 500_000;
 const QUIET_MAX_SHIFT: u32 = 2;
+/// On a crowded vCPU of a host that is not overcommitted, the quiet looks go on doubling to
+/// 8 ms: the alternative there is the 10 ms quantum, and the threads of a program that
+/// crowds its vCPUs mostly compute.
+const CROWDED_QUIET_MAX_SHIFT: u32 = 4;
+
+/// The doublings of the look period after quiet looks, at most (see the two constants).
+fn quiet_shift(quiet: u32) -> u32 {
+    quiet.min(if OVERCOMMITTED.load(Ordering::Relaxed) { QUIET_MAX_SHIFT } else { CROWDED_QUIET_MAX_SHIFT })
+}
 /// The next look after one that found a spin: the wait is likely not over, and a look costs
 /// little then. After a switch to another thread the same, doubled for each look in a row that
 /// found spinning, up to `YIELD_RELOOK_MAX_SHIFT` doublings.
 const RELOOK_NS: u64 = 100_000;
 const YIELD_RELOOK_MAX_SHIFT: u32 = 3;
 
-/// Boot CPU, before any thread runs: looks only when the vCPUs outnumber the host's CPUs and
-/// the kernel runs in ring 3 (where the look itself runs natively).
+/// Boot CPU, before any thread runs: looks only with the kernel in ring 3 (where the look
+/// itself runs natively), at every thread when the vCPUs outnumber the host's CPUs, else only
+/// while threads wait in a vCPU's run queue (a crowded vCPU: a spinning thread there holds the
+/// vCPU from the thread it may wait for until the 10 ms quantum ends).
 pub(super) fn configure(host_overcommitted: bool) {
-    if host_overcommitted && crate::arch::ring3::active() {
+    if crate::arch::ring3::active() {
         PERIOD.store(crate::time::ns_to_ticks(LOOK_AFTER_NS), Ordering::Relaxed);
+        OVERCOMMITTED.store(host_overcommitted, Ordering::Relaxed);
         // (The look runs in ring 3: interrupt handlers do there in ring-3 mode, see `boot`.)
         crate::arch::traps::set_program_interrupted_hook(look);
-        kinfo!("sched: more vCPUs than host CPUs: spinning program threads give their host CPU away");
+        if host_overcommitted {
+            kinfo!("sched: more vCPUs than host CPUs: spinning program threads give their host CPU away");
+        }
     }
 }
 
-/// How many looks at program code there were, and how many found it spinning (None: looks
-/// are off on this boot).
+/// How many looks at program code there were, and how many found it spinning (None: no looks
+/// on this boot, or none happened on a boot that looks only at crowded vCPUs).
 pub fn counts() -> Option<(u64, u64)> {
-    (PERIOD.load(Ordering::Relaxed) != 0).then(|| (LOOKS.load(Ordering::Relaxed), SPINNING.load(Ordering::Relaxed)))
+    let looks = LOOKS.load(Ordering::Relaxed);
+    (OVERCOMMITTED.load(Ordering::Relaxed) || looks > 0).then(|| (looks, SPINNING.load(Ordering::Relaxed)))
+}
+
+/// Whether this CPU's running thread should be looked at: always when overcommitted, else
+/// while others wait for the CPU.
+fn wanted(s: &CpuSched) -> bool {
+    OVERCOMMITTED.load(Ordering::Relaxed) || s.runnable() > 0
+}
+
+/// A thread now waits in this busy CPU's run queue (`arm_preemption`): the running thread gets
+/// a look unless one is due already. Returns whether the timer must be armed for it.
+pub(super) fn crowded(s: &CpuSched) -> bool {
+    let period = PERIOD.load(Ordering::Relaxed);
+    if period == 0 || s.spin_look_at.load(Ordering::Relaxed) != 0 || super::is_idle_thread() {
+        return false;
+    }
+    let quiet = s.spin_quiet.load(Ordering::Relaxed);
+    s.spin_look_at.store(crate::time::ticks() + (period << quiet_shift(quiet)), Ordering::Relaxed);
+    true
 }
 
 /// The idle loop hands the CPU to a thread: the first look is due `LOOK_AFTER_NS` from now,
 /// or later after quiet looks. Returns whether the timer must be armed for it.
 pub(super) fn start(s: &CpuSched) -> bool {
     let period = PERIOD.load(Ordering::Relaxed);
-    if period == 0 {
+    // (The thread about to run is still counted in the queue.)
+    if period == 0 || !(OVERCOMMITTED.load(Ordering::Relaxed) || s.runnable() > 1) {
         return false;
     }
     s.spin_look_due.store(false, Ordering::Relaxed);
@@ -64,7 +104,7 @@ pub(super) fn start(s: &CpuSched) -> bool {
     // The quiet count stays: a CPU whose threads compute (or wait in the kernel, as the
     // kernel's OpenMP runtime does) keeps its longer period across their blocks and wake-ups.
     let quiet = s.spin_quiet.load(Ordering::Relaxed);
-    s.spin_look_at.store(crate::time::ticks() + (period << quiet.min(QUIET_MAX_SHIFT)), Ordering::Relaxed);
+    s.spin_look_at.store(crate::time::ticks() + (period << quiet_shift(quiet)), Ordering::Relaxed);
     true
 }
 
@@ -115,12 +155,14 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
         next_look(s, crate::time::ns_to_ticks(RELOOK_NS) << streak.min(YIELD_RELOOK_MAX_SHIFT));
         return;
     }
-    // The host runs another of its threads on this CPU, perhaps the awaited vCPU: a host
-    // `sched_yield` through the monitor (one I/O-port exit). It replaced halts of 0.2-1.6 ms
-    // (a timer arm, the halt, a wake-up interrupt, each an emulated ring-0 entry, and an IPI
-    // at the program's next futex wake): LLVM's omp_single 19.1-19.8 -> 7.0-8.5 s, cg.S
-    // 7.3-7.9 -> 2.7-3.2 s at 4 vCPUs on 2 host CPUs, load ~7.5.
-    crate::arch::hypercall::host_yield();
+    if OVERCOMMITTED.load(Ordering::Relaxed) {
+        // The host runs another of its threads on this CPU, perhaps the awaited vCPU: a host
+        // `sched_yield` through the monitor (one I/O-port exit). It replaced halts of 0.2-1.6
+        // ms (a timer arm, the halt, a wake-up interrupt, each an emulated ring-0 entry, and an
+        // IPI at the program's next futex wake): LLVM's omp_single 19.1-19.8 -> 7.0-8.5 s, cg.S
+        // 7.3-7.9 -> 2.7-3.2 s at 4 vCPUs on 2 host CPUs, load ~7.5.
+        crate::arch::hypercall::host_yield();
+    }
     next_look(s, crate::time::ns_to_ticks(RELOOK_NS));
 }
 
@@ -136,10 +178,18 @@ pub(super) fn leftover(s: &CpuSched) {
 fn quiet_look(s: &CpuSched) {
     let quiet = s.spin_quiet.load(Ordering::Relaxed);
     s.spin_quiet.store(quiet + 1, Ordering::Relaxed);
-    next_look(s, PERIOD.load(Ordering::Relaxed) << quiet.min(QUIET_MAX_SHIFT));
+    next_look(s, PERIOD.load(Ordering::Relaxed) << quiet_shift(quiet));
 }
 
 fn next_look(s: &CpuSched, after: u64) {
-    s.spin_look_at.store(crate::time::ticks() + after, Ordering::Relaxed);
+    let at = if wanted(s) {
+        crate::time::ticks() + after
+    } else {
+        // A crowded vCPU no longer is: no looks until a thread waits here again (`crowded`).
+        0
+    };
+    s.spin_look_at.store(at, Ordering::Relaxed);
+    // Armed even without a look: the timer interrupt that led here left the re-arm for the
+    // other deadlines (sleepers, preemption) to this ring-3 path.
     super::arm_timer(s);
 }
