@@ -15,13 +15,20 @@ pub fn near(rip: u64) -> bool {
     let lo = rip.saturating_sub(WINDOW).max(page) & !7;
     let hi = rip.saturating_add(WINDOW).min(page + 0x1000);
     let mut bytes = [0u8; (2 * WINDOW as usize) + 16];
+    let Some(len) = copy_code(lo, hi, &mut bytes) else { return false };
+    bytes[..len].windows(2).any(|w| w == PAUSE)
+}
+
+/// Copies the program's bytes from `lo` (8-byte aligned) up to `hi` into `out` (which must
+/// hold them, rounded up to 8) through fault probes; their count, or None if a read faulted.
+pub(super) fn copy_code(lo: u64, hi: u64, out: &mut [u8]) -> Option<usize> {
     let mut len = 0;
     let mut addr = lo;
     while addr < hi {
-        let Ok(word) = super::traps::probe_read(addr) else { return false };
-        bytes[len..len + 8].copy_from_slice(&word.to_le_bytes());
+        let word = super::traps::probe_read(addr).ok()?;
+        out[len..len + 8].copy_from_slice(&word.to_le_bytes());
         len += 8;
         addr += 8;
     }
-    bytes[..len].windows(2).any(|w| w == PAUSE)
+    Some(len)
 }

@@ -20,14 +20,7 @@ pub fn encloses(rip: u64) -> bool {
     let lo = rip.saturating_sub(MAX_LOOP).max(page) & !7;
     let hi = (rip + MAX_LOOP + 16).min(page + 0x1000);
     let mut bytes = [0u8; 2 * MAX_LOOP as usize + 32];
-    let mut len = 0;
-    let mut addr = lo;
-    while addr < hi {
-        let Ok(word) = super::traps::probe_read(addr) else { return false };
-        bytes[len..len + 8].copy_from_slice(&word.to_le_bytes());
-        len += 8;
-        addr += 8;
-    }
+    let Some(len) = super::pause::copy_code(lo, hi, &mut bytes) else { return false };
     let code = &bytes[..len];
     let Some((start, end)) = back_branch(code, lo, rip) else { return false };
     only_waits(code, lo, start, end, rip)
