@@ -50,9 +50,14 @@ static void *sender(void *arg) {
     return NULL;
 }
 
-// Waits (outside the runtime) until the handler ran `n` times in all.
-static void wait_handled(int n) {
-    while (atomic_load(&handled) < n) {
+// With another thread in the team to take it: asks for the signal and waits (outside the
+// runtime) until its handler ran, `before` being the count of handler runs so far.
+static void ask_and_wait(int before) {
+    if (omp_get_num_threads() == 1) {
+        return;
+    }
+    sem_post(&ask);
+    while (atomic_load(&handled) < before + 1) {
         sched_yield();
     }
 }
@@ -72,10 +77,7 @@ static void barrier_rounds(void) {
         {
             if (omp_get_thread_num() == 0) {
                 block_usr1(SIG_BLOCK);
-                if (omp_get_num_threads() > 1) {
-                    sem_post(&ask);
-                    wait_handled(before + 1);
-                }
+                ask_and_wait(before);
                 block_usr1(SIG_UNBLOCK);
             }
 #pragma omp barrier
@@ -103,10 +105,7 @@ static void lock_rounds(void) {
             }
 #pragma omp barrier
             if (omp_get_thread_num() == 0) {
-                if (omp_get_num_threads() > 1) {
-                    sem_post(&ask);
-                    wait_handled(before + 1);
-                }
+                ask_and_wait(before);
                 omp_unset_lock(&lock);
                 block_usr1(SIG_UNBLOCK);
             } else {
