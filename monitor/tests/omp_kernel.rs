@@ -567,3 +567,14 @@ fn the_error_directive_ends_the_program_as_libgomp_does() {
         assert_eq!(want.stderr, got.stderr, "the error directive, {link}");
     }
 }
+
+/// A signal sent to the program while every thread that can take it waits inside the kernel's
+/// runtime (at a barrier, for a lock) reaches one of them, and its handler, which is what ends
+/// the wait, runs, as on libgomp, whose waits are futex calls a signal interrupts. (The
+/// runtime's waiters took no signal: an interrupt of kernel code delivers none, and such a
+/// program hung; found with the OpenMP examples' `task_detach.2.c`, whose handler calls
+/// `omp_fulfill_event`.)
+#[test]
+fn signals_reach_threads_waiting_in_the_runtime() {
+    same_as_libgomp_linked("omp_signal_wait", "-static-pie", &[None, Some("1"), Some("3"), Some("5")]);
+}

@@ -55,6 +55,8 @@
 # success`, built with gcc or g++ -fopenmp -O2 and run with its `@@env` variables. Its sorted
 # stdout is compared with the native run's, unless it differs between three native runs (the
 # output depends on timing: then the exit status only; results.txt names these).
+# The native run uses as many CPUs as the guest has vCPUs (taskset) when that is fewer than the
+# host's: the default team size, the places and the affinity routines follow the CPU count.
 # A case counts when it builds and passes natively (exit status 0, or for gomp's dg-shouldfail
 # tests a failure status, and its dg-output) under the same OMP_NUM_THREADS; it passes under hrt
 # when it ends with the same status as natively and matches its dg-output. Prints one summary
@@ -300,7 +302,13 @@ run_case() {
         read -ra more <<<"$envs"
     fi
     envv+=("${more[@]}")
-    [ "$mode" = native ] || { n="$repeat" && cmd=("$hrt" run --cpus "$cpus" --omp "$mode" -- "$bin"); }
+    if [ "$mode" != native ]; then
+        n="$repeat" && cmd=("$hrt" run --cpus "$cpus" --omp "$mode" -- "$bin")
+    elif [ "$cpus" -lt "$host_cpus" ]; then
+        # Like with like: natively on as many CPUs as the guest has (the default team size,
+        # the places and what the affinity routines report follow the CPU count).
+        cmd=(taskset -c "0-$((cpus - 1))" "$bin")
+    fi
     for ((i = 0; i < n; i++)); do
         # shellcheck disable=SC2086
         launch "$log" "${envv[@]}" "${cmd[@]}" $args
@@ -312,20 +320,21 @@ run_case() {
     echo "$st"
 }
 
-# reference FILE BIN ENVS ARGS NT LOG: for the examples, after a native run that passed and
+# reference FILE BIN ENVS ARGS CPUS NT LOG: for the examples, after a native run that passed and
 # wrote LOG: prints the file holding its sorted stdout when two more native runs print the
 # same lines; prints nothing (the output depends on timing) when not.
 reference() {
-    local f="$1" bin="$2" envs="$3" args="$4" nt="$5" log="$6" i verdict
+    local f="$1" bin="$2" envs="$3" args="$4" cpus="$5" nt="$6" log="$7" i verdict
     [ "$kind" = examples ] || return 0
     sort "$log" >"$log.sorted"
     for i in 1 2; do
-        { read -r verdict; read -r _; } < <(ref="$log.sorted" run_case native "$f" 0 "$bin" "$envs" "$args" 1 "$nt" "$log.again")
+        { read -r verdict; read -r _; } < <(ref="$log.sorted" run_case native "$f" 0 "$bin" "$envs" "$args" "$cpus" "$nt" "$log.again")
         [ "$verdict" = PASS ] || return 0
     done
     echo "$log.sorted"
 }
 
+host_cpus="$(nproc)"
 results="$work/results.txt"
 cd "$work/cwd" || exit 2
 : >"$results"
@@ -350,7 +359,7 @@ for link in $links; do
                     continue
                 fi
                 pass[native]=$((${pass[native]:-0} + 1))
-                native_ref="$(reference "$f" "$bin" "$envs" "$args" "$nt" "$work/logs/$id.native")"
+                native_ref="$(reference "$f" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.native")"
                 [ "$kind" = examples ] && [ -z "$native_ref" ] && echo "$id native output varies: exit status compared" >>"$results"
                 for rt in $runtimes; do
                     { read -r verdict; read -r _; } < <(ref="$native_ref" run_case "$rt" "$f" "$st" "$bin" "$envs" "$args" "$cpus" "$nt" "$work/logs/$id.$rt")

@@ -41,12 +41,16 @@ fn lock_contended(w: &AtomicU32) {
         backoff = (backoff * 2).min(BACKOFF_MAX);
         looks += 1;
         // The holder may be waiting for this CPU (more threads than vCPUs).
-        if looks.is_multiple_of(64) && crate::sched::runnable_here() > 0 {
-            crate::sched::yield_now();
+        if looks.is_multiple_of(64) {
+            crate::linux::signal::take_while_waiting();
+            if crate::sched::runnable_here() > 0 {
+                crate::sched::yield_now();
+            }
         }
     }
     while w.swap(2, Ordering::Acquire) != 0 {
         futex::wait_word(w, 2);
+        crate::linux::signal::take_while_waiting();
     }
 }
 

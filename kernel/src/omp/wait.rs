@@ -1,12 +1,14 @@
 //! Waiting the runtime's way: spin on a word (cheap: a handoff between two CPUs polling in the
 //! same ring is a cache-line transfer), give the CPU away while other threads want it, and
 //! after the spin budget sleep on the word as a futex. Wakers call `wake` only when someone
-//! sleeps, so the common case is a store and a load.
+//! sleeps, so the common case is a store and a load. A waiter takes the signals sent to it
+//! (or to the program) while it waits, as a thread of libgomp does when its futex wait ends:
+//! the handler may be what ends the wait (`omp_fulfill_event` in a signal handler).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::counters::{self, Stat};
-use crate::linux::futex;
+use crate::linux::{futex, signal};
 
 /// A futex word with a count of its sleepers.
 #[derive(Default)]
@@ -44,6 +46,7 @@ impl Word {
             counters::add(Stat::OmpWaits, 1);
             futex::wait_word(&self.value, old);
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
+            signal::take_while_waiting();
             let v = self.value.load(Ordering::Acquire);
             if v != old {
                 return v;
@@ -94,6 +97,7 @@ impl Spin {
     fn again(&mut self) -> bool {
         self.round += 1;
         if self.round.is_multiple_of(64) {
+            signal::take_while_waiting();
             let others = crate::sched::runnable_here();
             if others > 1 {
                 self.budget = self.budget.min(super::icv::throttled_spin_rounds());
@@ -150,5 +154,6 @@ pub fn until(word: &Word, cond: impl Fn() -> bool) {
         if done {
             return;
         }
+        signal::take_while_waiting();
     }
 }

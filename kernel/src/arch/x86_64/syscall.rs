@@ -105,6 +105,19 @@ unsafe extern "C" fn syscall_entry() {
     syscall_entry_asm!("swapgs", switched: [] ss = USER_SS, cs = USER_CS);
 }
 
+/// Makes system call `nr` (no arguments) with a SYSCALL instruction from where the caller runs,
+/// as the program makes its calls: it goes in and out by the program's path, whose way back
+/// delivers the signals pending for the thread, with their handler frames on the current stack
+/// (for code that runs on the program's stack and behalf, the OpenMP runtime's waits).
+pub fn call_as_program(nr: u64) -> u64 {
+    let ret: u64;
+    // SAFETY: SYSCALL enters the kernel's own entry (LSTAR), which saves every register but
+    // rax (the result), rcx and r11 (the return address and flags), as Linux's does, and comes
+    // back to the next instruction; it may push below the stack pointer (no `nostack`).
+    unsafe { core::arch::asm!("syscall", inlateout("rax") nr => ret, out("rcx") _, out("r11") _) };
+    ret
+}
+
 /// Where the program's registers lie while a user thread whose kernel stack ends at
 /// `kernel_stack_top` is in the kernel (every entry from the program builds its frame there).
 pub fn user_frame(kernel_stack_top: u64) -> *mut TrapFrame {

@@ -53,6 +53,18 @@ pub fn stop_process() {
 /// Signals that can be neither caught, blocked nor ignored.
 pub const UNBLOCKABLE: u64 = (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
 
+/// For kernel code that waits on the program's behalf in its thread and on its stack (the
+/// OpenMP runtime's spins and sleeps): delivers the signals the thread would take on its way
+/// back to the program, as a program blocked in a futex wait takes them (the wait ends, the
+/// handler runs, the program waits again). A signal's handler may be what ends the wait
+/// (`omp_fulfill_event` from a handler ends a detached task). Interrupts do not deliver signals
+/// in kernel code, so this makes a system call (getpid) whose way back delivers them.
+pub fn take_while_waiting() {
+    if state::deliverable_here() {
+        crate::arch::syscall::call_as_program(linux_raw_sys::general::__NR_getpid as u64);
+    }
+}
+
 /// Registers the delivery hook with the trap code; once, at boot.
 pub fn init() {
     crate::arch::traps::set_user_return_hook(on_return);

@@ -400,6 +400,23 @@ pub fn interruptible_begin() {
     }
 }
 
+/// Whether a signal is pending that the current thread takes on its way back to the program
+/// (its own or the process's, not blocked by its mask). One load while none is pending.
+pub fn deliverable_here() -> bool {
+    if PENDING_COUNT.load(Ordering::SeqCst) == 0 {
+        return false;
+    }
+    let me = crate::sched::current();
+    // SAFETY: the current thread's record is alive.
+    let (tid, mask, user) = unsafe { ((*me).tid, (*me).sigmask, (*me).is_user) };
+    if !user {
+        return false;
+    }
+    let mut s = SIGNALS.lock();
+    let shared = s.shared.set;
+    (s.thread(tid).pending.set | shared) & !mask != 0
+}
+
 /// Ends an interruptible block; true if a signal the thread does not block is pending (the
 /// call should stop with EINTR or ERESTARTSYS).
 pub fn interruptible_end() -> bool {
