@@ -266,7 +266,7 @@ pub(super) fn patch_frozen(
     // one, `freeze_others`). Another CPU waiting for this one's interrupts cannot park: the
     // timeout ends the attempt.
     let was = irq::save_and_disable();
-    if !crate::sched::freeze::freeze_others(FREEZE_TIMEOUT_NS) {
+    if !crate::sched::freeze::freeze_others(FREEZE_TIMEOUT_NS, crate::sched::freeze::Halted::AreStopped) {
         irq::restore(was);
         rewrite::record(site, Decision::Kept);
         return false;

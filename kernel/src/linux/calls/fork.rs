@@ -109,7 +109,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         return Err(ENOSYS);
     }
     let from_child = super::procs::child_ctx().unwrap_or(0) as u64;
-    if !sched::freeze::freeze_others(FREEZE_TIMEOUT_NS) {
+    if !sched::freeze::freeze_others(FREEZE_TIMEOUT_NS, sched::freeze::Halted::MustPark) {
         kprintln!("hrt: fork: the other CPUs did not reach a safe point within 2 s: returning EAGAIN");
         return Err(EAGAIN);
     }
