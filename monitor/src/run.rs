@@ -125,15 +125,19 @@ fn install_stop_handlers() {
 
 /// `--omp`: the override entries that put an OpenMP program on the kernel's runtime, or none.
 /// The kernel's functions can be called from the program only when both run in one ring.
-/// The `--omp` decision: entries for the kernel to patch at load (a static program), or
-/// Some(required) for a dynamically linked program whose shared libgomp is overridden when
-/// mapped.
+/// The `--omp` decision: entries for the kernel to patch at load (a static program), and
+/// what to do with a dynamically linked program's shared libgomp when ld.so maps it.
 /// `packed`: the vCPUs outnumber the host's CPUs and threads are packed on as many
 /// (`--overcommit pack`); a program that keeps its libgomp then gets its spin sites.
-fn omp_overrides(args: &RunArgs, program: &Program, one_ring: bool, packed: bool) -> Result<(Vec<u8>, Option<bool>)> {
-    use crate::overrides::{Decision, OmpChoice};
+fn omp_overrides(
+    args: &RunArgs,
+    program: &Program,
+    one_ring: bool,
+    packed: bool,
+) -> Result<(Vec<u8>, Option<crate::overrides::LibraryUse>)> {
+    use crate::overrides::{Decision, LibraryUse, OmpChoice};
     if args.omp == OmpChoice::Libgomp {
-        return Ok((own_libgomp(args, program, packed), None));
+        return Ok(own_libgomp(args, program, packed));
     }
     let decision = if !one_ring {
         Decision::Skip(String::from(
@@ -153,7 +157,7 @@ fn omp_overrides(args: &RunArgs, program: &Program, one_ring: bool, packed: bool
             if args.verbose {
                 eprintln!("hrt: --omp: the kernel's OpenMP runtime replaces the shared libgomp when it is loaded");
             }
-            Ok((Vec::new(), Some(args.omp == OmpChoice::Kernel)))
+            Ok((Vec::new(), Some(LibraryUse::Override { required: args.omp == OmpChoice::Kernel })))
         }
         Decision::Skip(why) if args.omp == OmpChoice::Kernel => {
             Err(err!("--omp kernel: {}: {why}; run it with --omp libgomp", program.given))
@@ -162,19 +166,23 @@ fn omp_overrides(args: &RunArgs, program: &Program, one_ring: bool, packed: bool
             if args.verbose {
                 eprintln!("hrt: --omp auto: the program runs on its own libgomp: {why}");
             }
-            Ok((own_libgomp(args, program, packed), None))
+            Ok(own_libgomp(args, program, packed))
         }
     }
 }
 
 /// A program on its own libgomp: with more vCPUs than host CPUs, the places where its libgomp
 /// chooses its spin count (`overrides::spin_sites`), for the kernel to make it count the
-/// host's CPUs as it would natively.
-fn own_libgomp(args: &RunArgs, program: &Program, packed: bool) -> Vec<u8> {
+/// host's CPUs as it would natively; a dynamically linked program's are found when ld.so
+/// maps its libgomp.
+fn own_libgomp(args: &RunArgs, program: &Program, packed: bool) -> (Vec<u8>, Option<crate::overrides::LibraryUse>) {
     if !packed {
-        return Vec::new();
+        return (Vec::new(), None);
     }
-    match crate::overrides::spin_sites::plan(&program.bytes) {
+    if program.interp.is_some() {
+        return (Vec::new(), Some(crate::overrides::LibraryUse::SpinTests));
+    }
+    let entries = match crate::overrides::spin_sites::plan(&program.bytes) {
         Ok(entries) => {
             if args.verbose {
                 eprintln!("hrt: the program's libgomp: {} spin test(s) will count the host's CPUs", entries.len() - 1);
@@ -187,7 +195,8 @@ fn own_libgomp(args: &RunArgs, program: &Program, packed: bool) -> Vec<u8> {
             }
             Vec::new()
         }
-    }
+    };
+    (entries, None)
 }
 
 pub fn run(args: &RunArgs) -> Result<u8> {

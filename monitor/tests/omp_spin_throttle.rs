@@ -1,13 +1,14 @@
 //! The program's own libgomp with more vCPUs than host CPUs (`kernel/src/linux/spin_throttle.rs`):
 //! its spin tests count the host's CPUs, as natively, and its team goes to as many vCPUs as
 //! the host has CPUs, while everything the program sees (`omp_get_num_procs`, its results)
-//! stays as without the change.
+//! stays as without the change. Static programs (libgomp's variables named by the symbol
+//! table) and dynamically linked ones (the shared libgomp's tests found by their shape).
 
 mod common;
 
 use std::process::Command;
 
-use common::hostile::{repo_root, run, Outcome};
+use common::hostile::{build_dynamic, repo_root, run, Outcome};
 
 const THROTTLED: &str = "spin test(s) count the host's";
 
@@ -17,9 +18,14 @@ fn program() -> std::path::PathBuf {
     prog
 }
 
-fn hrt(options: &[&str], threads: &str) -> Outcome {
+/// The same program as gcc links it by default, on the shared libgomp.so.1.
+fn dynamic_program() -> std::path::PathBuf {
+    build_dynamic(&repo_root().join("tests/programs/omp_spin_throttle.c"), "omp_spin_throttle", &["-fopenmp"])
+}
+
+fn hrt(prog: &std::path::Path, options: &[&str], threads: &str) -> Outcome {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
-    cmd.arg("run").args(options).arg("--").arg(program()).env("OMP_NUM_THREADS", threads);
+    cmd.arg("run").args(options).arg("--").arg(prog).env("OMP_NUM_THREADS", threads);
     run(cmd, None)
 }
 
@@ -35,9 +41,18 @@ fn parse(out: &Outcome) -> (String, usize, usize) {
 
 #[test]
 fn own_libgomp_on_more_vcpus_than_host_cpus_throttles_and_packs_as_natively() {
+    throttles_and_packs(&program());
+}
+
+#[test]
+fn own_shared_libgomp_on_more_vcpus_than_host_cpus_throttles_and_packs_as_natively() {
+    throttles_and_packs(&dynamic_program());
+}
+
+fn throttles_and_packs(prog: &std::path::Path) {
     let host = std::thread::available_parallelism().map_or(2, |n| n.get());
     let cpus = (host + 2).to_string();
-    let mut native = Command::new(program());
+    let mut native = Command::new(prog);
     native.env("OMP_NUM_THREADS", &cpus);
     let want = run(native, None);
     let (want_first, native_procs, _) = parse(&want);
@@ -46,7 +61,7 @@ fn own_libgomp_on_more_vcpus_than_host_cpus_throttles_and_packs_as_natively() {
 
     // Packed (the default): the spin tests are rewritten and the team uses the host's count
     // of vCPUs at most; the program still sees every vCPU.
-    let got = hrt(&["--cpus", &cpus, "-v"], &cpus);
+    let got = hrt(prog, &["--cpus", &cpus, "-v"], &cpus);
     let (first, procs, used) = parse(&got);
     assert_eq!(first, want_first, "{}\n{}", got.stdout, got.stderr);
     assert_eq!(procs, host + 2, "omp_get_num_procs changed:\n{}", got.stdout);
@@ -54,14 +69,14 @@ fn own_libgomp_on_more_vcpus_than_host_cpus_throttles_and_packs_as_natively() {
     assert!(got.stderr.contains(THROTTLED), "-v does not say the spin tests count the host's CPUs:\n{}", got.stderr);
 
     // Spread: libgomp is left as it is, and the team takes every vCPU.
-    let spread = hrt(&["--cpus", &cpus, "--overcommit", "spread", "-v"], &cpus);
+    let spread = hrt(prog, &["--cpus", &cpus, "--overcommit", "spread", "-v"], &cpus);
     let (first, procs, used) = parse(&spread);
     assert_eq!(first, want_first, "{}\n{}", spread.stdout, spread.stderr);
     assert_eq!((procs, used), (host + 2, host + 2), "{}", spread.stdout);
     assert!(!spread.stderr.contains(THROTTLED), "{}", spread.stderr);
 
     // Not overcommitted: nothing changes.
-    let fits = hrt(&["--cpus", &host.to_string(), "-v"], &cpus);
+    let fits = hrt(prog, &["--cpus", &host.to_string(), "-v"], &cpus);
     assert_eq!(parse(&fits).0, want_first, "{}", fits.stdout);
     assert!(!fits.stderr.contains(THROTTLED), "{}", fits.stderr);
 }

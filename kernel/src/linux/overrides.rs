@@ -148,7 +148,8 @@ const FILE_ENTRIES_MAX: usize = 512;
 /// A dynamically linked program mapped `[start, start + len)` of file descriptor `fd` from
 /// file offset `off`, executable, and the contents are in place but not yet protected: asks
 /// the monitor which functions in that part of the file to override or import
-/// (`nr::FILE_OVERRIDES`), and applies them. All or nothing for the file: when the library
+/// (`nr::FILE_OVERRIDES`), and applies them; or, for a program that keeps its shared libgomp
+/// on more vCPUs than host CPUs, which of its spin tests to rewrite (`spin_throttle`). All or nothing for the file: when the library
 /// cannot be overridden, `--omp kernel` stops the program; `--omp auto` leaves it as it is.
 pub fn apply_file(boot: &hrt_abi::BootInfo, fd: u64, off: u64, start: u64, len: u64) {
     use hrt_abi::flags;
@@ -163,6 +164,14 @@ pub fn apply_file(boot: &hrt_abi::BootInfo, fd: u64, off: u64, start: u64, len: 
         n if n < 0 => Err("the monitor could not override it"),
         n => {
             let list: Vec<Entry> = decode(&buf[..n as usize * core::mem::size_of::<Entry>()]).collect();
+            if list.iter().any(|e| matches!(e.kind, abi::KIND_SPIN_SITE | abi::KIND_SPIN_CPUS)) {
+                // The program keeps its shared libgomp (the monitor sends no functions then).
+                let host = crate::sched::placement_cpus();
+                if host < crate::cpu::count() {
+                    super::spin_throttle::apply(&list, start.wrapping_sub(off), start, start + len, host);
+                }
+                return;
+            }
             write(&list, start.wrapping_sub(off), start, start + len)
         }
     };

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use goblin::elf::{program_header::PT_LOAD, sym, Elf};
 use hrt_abi::overrides::{self as abi, Entry, Group};
 
-use super::Decision;
+use super::{Decision, LibraryUse};
 
 /// Decides group `group` for a dynamically linked program: it must load the group's library,
 /// and none of its undefined symbols may be an entry point the kernel does not provide.
@@ -50,6 +50,7 @@ type FilePlan = Result<Vec<Entry>, String>;
 /// The entries of each file the program maps, worked out once per file.
 pub struct LibraryPlans {
     group: u8,
+    purpose: LibraryUse,
     /// `-v` or `--omp kernel`: say why a library cannot be overridden.
     report: bool,
     by_file: Mutex<HashMap<(u64, u64), FilePlan>>,
@@ -59,8 +60,8 @@ pub struct LibraryPlans {
 const MAX_LIBRARY: u64 = 256 << 20;
 
 impl LibraryPlans {
-    pub fn new(group: u8, report: bool) -> LibraryPlans {
-        LibraryPlans { group, report, by_file: Mutex::new(HashMap::new()) }
+    pub fn new(group: u8, purpose: LibraryUse, report: bool) -> LibraryPlans {
+        LibraryPlans { group, purpose, report, by_file: Mutex::new(HashMap::new()) }
     }
 
     /// The entries for host file `fd` (borrowed) whose file offsets lie in `[off, off + len)`;
@@ -74,17 +75,49 @@ impl LibraryPlans {
         let key = (st.st_dev, st.st_ino);
         let mut cache = self.by_file.lock().unwrap_or_else(|e| e.into_inner());
         let plan = cache.entry(key).or_insert_with(|| {
-            let plan = read_file(fd, st.st_size as u64).and_then(|bytes| file_entries(&bytes, self.group));
+            let soname = abi::GROUPS[self.group as usize].soname;
+            let bytes = read_file(fd, st.st_size as u64);
+            if self.purpose == LibraryUse::SpinTests {
+                return bytes.map(|b| spin_entries(&b, soname, self.report));
+            }
+            let plan = bytes.and_then(|b| file_entries(&b, self.group));
             if let (Err(why), true) = (&plan, self.report) {
-                eprintln!("hrt: --omp: {}: {why}", abi::GROUPS[self.group as usize].soname);
+                eprintln!("hrt: --omp: {soname}: {why}");
             }
             plan
         });
         match plan {
             Ok(all) => {
-                Ok(all.iter().filter(|e| e.addr >= off && e.addr + e.size as u64 <= off + len).copied().collect())
+                // The spin tests' variable lies outside the text; it goes with the tests.
+                let inside = |e: &&Entry| e.addr >= off && e.addr + e.size as u64 <= off + len;
+                let mut chosen: Vec<Entry> = all.iter().filter(inside).copied().collect();
+                if chosen.iter().any(|e| e.kind == abi::KIND_SPIN_SITE) {
+                    chosen.extend(all.iter().filter(|e| e.kind == abi::KIND_SPIN_CPUS));
+                }
+                Ok(chosen)
             }
             Err(_) => Err(()),
+        }
+    }
+}
+
+/// The spin tests of the group's library (`spin_sites::plan_library`), none in other files.
+fn spin_entries(bytes: &[u8], soname: &str, report: bool) -> Vec<Entry> {
+    if Elf::parse(bytes).ok().and_then(|e| e.soname) != Some(soname) {
+        return Vec::new();
+    }
+    match super::spin_sites::plan_library(bytes) {
+        Ok(entries) => {
+            if report {
+                eprintln!("hrt: {soname}: {} spin test(s) will count the host's CPUs", entries.len() - 1);
+            }
+            entries
+        }
+        Err(why) => {
+            if report {
+                eprintln!("hrt: {soname} keeps its spin as it is: {why}");
+            }
+            Vec::new()
         }
     }
 }

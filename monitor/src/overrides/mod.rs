@@ -25,6 +25,18 @@ pub enum OmpChoice {
     Libgomp,
 }
 
+/// What the monitor answers for each file a dynamically linked program maps executable
+/// (`nr::FILE_OVERRIDES`), chosen before the program starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LibraryUse {
+    /// The shared libgomp's functions jump to the kernel's runtime; `required` (`--omp
+    /// kernel`): the program stops when they cannot.
+    Override { required: bool },
+    /// The program keeps its shared libgomp on more vCPUs than host CPUs: its spin tests
+    /// count the host's CPUs (`spin_sites::plan_library`).
+    SpinTests,
+}
+
 /// The outcome for one group.
 #[derive(Debug)]
 pub enum Decision {

@@ -190,8 +190,12 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     if setup.strace {
         info.flags |= flags::STRACE;
     }
-    if let Some(required) = setup.omp_library {
-        info.flags |= flags::OMP_LIBRARY | if required { flags::OMP_REQUIRED } else { 0 };
+    match setup.omp_library {
+        Some(crate::overrides::LibraryUse::Override { required }) => {
+            info.flags |= flags::OMP_LIBRARY | if required { flags::OMP_REQUIRED } else { 0 };
+        }
+        Some(crate::overrides::LibraryUse::SpinTests) => info.flags |= flags::OMP_LIBRARY,
+        None => {}
     }
     if !setup.verbose {
         info.flags |= flags::QUIET;

@@ -42,9 +42,9 @@ pub struct ProgramSetup {
     pub service_spin_us: Option<u64>,
     /// Function overrides for the kernel to apply (`hrt_abi::overrides::Entry`, encoded).
     pub overrides: Vec<u8>,
-    /// A dynamically linked program whose shared libgomp is overridden when ld.so maps it:
-    /// Some(required) (`--omp kernel` requires it, `--omp auto` falls back to libgomp).
-    pub omp_library: Option<bool>,
+    /// A dynamically linked program whose shared libgomp is overridden, or has its spin tests
+    /// changed, when ld.so maps it.
+    pub omp_library: Option<crate::overrides::LibraryUse>,
     /// `--as-child`: the program is a child of another HRT program (`flags::CHILD_PROCESS`).
     pub child_process: bool,
     /// The signals the program starts with ignored, and its mask (bit `sig - 1`).
@@ -123,9 +123,10 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         f
     });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
-    if let Some(required) = config.program.as_ref().and_then(|p| p.omp_library) {
+    if let Some(purpose) = config.program.as_ref().and_then(|p| p.omp_library) {
+        let required = purpose == crate::overrides::LibraryUse::Override { required: true };
         let report = required || config.program.as_ref().is_some_and(|p| p.verbose);
-        let plans = crate::overrides::LibraryPlans::new(hrt_abi::overrides::OMP_GROUP, report);
+        let plans = crate::overrides::LibraryPlans::new(hrt_abi::overrides::OMP_GROUP, purpose, report);
         let _ = shared.library_plans.set(plans);
     }
     if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
