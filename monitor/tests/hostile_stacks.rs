@@ -4,7 +4,7 @@
 //! the same program run natively (exit status and stdout).
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, build, hrt, native, passes_natively_and_same_on_1_and_2_cpus};
 
 /// Runs `prog CASE` natively and under `hrt run --cpus N` for each N and compares.
 fn same_as_linux(prog: &std::path::Path, case: &str, want: i32, cpus: &[&str]) {
@@ -117,4 +117,12 @@ fn a_thousand_threads_with_default_stacks_run_under_the_default_memory() {
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     let got = hrt(&["--cpus", "2"], &prog, &["1000"]);
     assert_same("stack_default_threads 1000 --cpus 2", &linux, &got);
+}
+
+/// Thread stacks whose top 2 MiB the host backs with 4 KiB pages (`nr::SMALL_HOST_PAGES`): 40
+/// threads go 3 MiB deep, across that top into the huge-page rest of their stacks, and read
+/// back what they wrote, twice; then memory over what the unmapped stacks gave back reads zero.
+#[test]
+fn deep_thread_stacks_across_their_small_page_top_keep_their_data() {
+    passes_natively_and_same_on_1_and_2_cpus("stack_tops", Some("stack tops: done"));
 }

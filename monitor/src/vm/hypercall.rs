@@ -241,10 +241,12 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             Some(dst) => {
                 // SAFETY: the range is inside guest RAM (checked).
                 unsafe { super::guest_zero::zero(dst, call.args[1] as usize) };
+                ram.huge_pages_again(call.args[0], call.args[1]);
                 0
             }
             None => -(libc::EFAULT as i64),
         },
+        nr::SMALL_HOST_PAGES => ram.use_small_pages(call.args[0], call.args[1]),
         nr::USER_MAP => register_user_map(shared, &call.args),
         nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2]),
         nr::RANDOM => fill_random(ram, call.args[0], call.args[1]),
@@ -280,6 +282,7 @@ mod fuzz {
     use crate::vm::memory::GuestRam;
 
     const RAM: u64 = 64 << 20;
+    const HUGE: u64 = 2 << 20;
 
     use crate::forward::fuzz::Rng;
 
@@ -316,9 +319,10 @@ mod fuzz {
         let inputs = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(30_000u64);
         let mut served = 0u64;
         for i in 0..inputs {
-            let nr = match rng.next() % 13 {
+            let nr = match rng.next() % 14 {
                 _ if rng.next().is_multiple_of(8) => rng.next(),
                 12 => nr::MEM_FILL,
+                13 => nr::SMALL_HOST_PAGES,
                 n => n,
             };
             let mut args = [0u64; 7];
@@ -335,6 +339,11 @@ mod fuzz {
                 if rng.next().is_multiple_of(2) {
                     args[len_arg] %= 1 << 16;
                 }
+            }
+            if nr == nr::SMALL_HOST_PAGES && rng.next().is_multiple_of(2) {
+                // Mostly whole 2 MiB pages, so valid calls are exercised too.
+                args[0] &= !(HUGE - 1);
+                args[1] = (args[1] % 8) * HUGE;
             }
             let block = if rng.next().is_multiple_of(16) { rng.word() } else { (rng.next() % (RAM - 4096)) & !7 };
             let call = Hypercall { nr, args, ret: 0x7777 };
@@ -376,6 +385,16 @@ mod fuzz {
                 }
                 nr::CONSOLE_WRITE => {
                     assert_eq!(back.ret == efault, !fits(args[0], args[1]), "input {i}: CONSOLE_WRITE {args:x?}")
+                }
+                nr::SMALL_HOST_PAGES => {
+                    let want = if args[0] % HUGE != 0 || args[1] % HUGE != 0 {
+                        -(libc::EINVAL as i64)
+                    } else if args[1] != 0 && !fits(args[0], args[1]) {
+                        efault
+                    } else {
+                        0
+                    };
+                    assert_eq!(back.ret, want, "input {i}: SMALL_HOST_PAGES {args:x?}")
                 }
                 nr::SYSCALL => assert_eq!(back.ret, -(libc::ENOSYS as i64), "input {i}: no forwarder"),
                 n if n > 12 => assert_eq!(back.ret, -(libc::ENOSYS as i64), "input {i}: unknown number {n}"),

@@ -37,6 +37,8 @@ pub struct GuestRam {
     mem: GuestMemoryMmap,
     /// Bytes of RAM in all.
     pub size: u64,
+    /// The host backs it with transparent huge pages (`--host-pages 2m`).
+    huge: bool,
 }
 
 // SAFETY: the mappings live as long as GuestRam; concurrent guest access is KVM's business and
@@ -64,7 +66,7 @@ impl GuestRam {
             // SAFETY: advice on our own mapping; failure only changes the host's page size.
             unsafe { libc::madvise(host as *mut libc::c_void, region.len() as usize, advice) };
         }
-        Ok(GuestRam { mem, size })
+        Ok(GuestRam { mem, size, huge })
     }
 
     /// Maps `size` bytes of guest RAM and gives them to `vm`, one memory slot per range.
@@ -112,6 +114,37 @@ impl GuestRam {
     /// The guest-physical end of the highest RAM range.
     pub fn phys_end(&self) -> u64 {
         self.mem.iter().map(|r| r.start_addr().0 + r.len()).max().unwrap_or(0)
+    }
+
+    /// `nr::SMALL_HOST_PAGES`: the whole 2 MiB pages `[addr, addr + len)` get 4 KiB host pages
+    /// (nothing to do when all of RAM has them). 0 or a negated errno.
+    pub fn use_small_pages(&self, addr: u64, len: u64) -> i64 {
+        if !addr.is_multiple_of(GRANULE) || !len.is_multiple_of(GRANULE) {
+            return -(libc::EINVAL as i64);
+        }
+        if len == 0 {
+            return 0;
+        }
+        let Some(host) = self.host_ptr(addr, len) else { return -(libc::EFAULT as i64) };
+        if self.huge {
+            // SAFETY: advice on our own mapping (checked range); failure only leaves huge pages.
+            unsafe { libc::madvise(host as *mut libc::c_void, len as usize, libc::MADV_NOHUGEPAGE) };
+        }
+        0
+    }
+
+    /// After `nr::MEM_ZERO` gave the whole 2 MiB pages inside guest range `[addr, addr + len)`
+    /// back: they are huge-page memory again (undoing `use_small_pages` on the top of a thread
+    /// stack that was unmapped, so that what the guest puts there next gets huge pages).
+    pub fn huge_pages_again(&self, addr: u64, len: u64) {
+        let (lo, hi) = (addr.next_multiple_of(GRANULE), addr.saturating_add(len) & !(GRANULE - 1));
+        if !self.huge || lo >= hi {
+            return;
+        }
+        if let Some(host) = self.host_ptr(lo, hi - lo) {
+            // SAFETY: advice on our own mapping (checked range).
+            unsafe { libc::madvise(host as *mut libc::c_void, (hi - lo) as usize, libc::MADV_HUGEPAGE) };
+        }
     }
 
     /// Copies `data` to guest physical `addr` (bounds-checked).
@@ -206,6 +239,50 @@ mod tests {
         assert_eq!(ram.ranges(), vec![(0, 64 << 20)]);
         assert!(roundtrip(&ram, (64 << 20) - 8));
         assert!(ram.slice((64 << 20) - 4, 8).is_none());
+    }
+
+    /// The host's advice flags (`VmFlags` of /proc/self/smaps: `hg` huge pages asked for, `nh`
+    /// refused) of the mapping that holds host address `addr`.
+    fn advice_at(addr: u64) -> (bool, bool) {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line.split_whitespace().next().unwrap_or("");
+            if let Some((lo, hi)) = range.split_once('-').filter(|_| !line.ends_with(':') && line.contains(' ')) {
+                if let (Ok(lo), Ok(hi)) = (u64::from_str_radix(lo, 16), u64::from_str_radix(hi, 16)) {
+                    inside = (lo..hi).contains(&addr);
+                    continue;
+                }
+            }
+            if let Some(flags) = line.strip_prefix("VmFlags:").filter(|_| inside) {
+                let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+                return (has("hg"), has("nh"));
+            }
+        }
+        panic!("no mapping at {addr:#x}");
+    }
+
+    #[test]
+    fn a_stack_top_gets_small_host_pages_until_it_is_zeroed() {
+        let ram = GuestRam::map(64 << 20, true).unwrap();
+        let host = |a: u64| ram.host_ptr(a, 1).unwrap() as u64;
+        assert_eq!(ram.use_small_pages(GRANULE + 4096, GRANULE), -(libc::EINVAL as i64));
+        assert_eq!(ram.use_small_pages(62 << 20, 2 * GRANULE), -(libc::EFAULT as i64));
+        assert_eq!(ram.use_small_pages(8 << 20, GRANULE), 0);
+        assert_eq!(advice_at(host(8 << 20)), (false, true), "the stack top");
+        assert_eq!(advice_at(host((10 << 20) - 1)), (false, true), "the stack top's last byte");
+        assert_eq!(advice_at(host(10 << 20)), (true, false), "above it");
+        assert_eq!(advice_at(host((8 << 20) - 1)), (true, false), "below it");
+        // A zero of part of that 2 MiB page keeps it; one of the whole page undoes it.
+        ram.huge_pages_again(7 << 20, 2 << 20);
+        assert_eq!(advice_at(host(8 << 20)), (false, true));
+        ram.huge_pages_again(6 << 20, 5 << 20);
+        assert_eq!(advice_at(host(8 << 20)), (true, false));
+        // With 4 KiB host pages everywhere there is nothing to change.
+        let small = GuestRam::map(64 << 20, false).unwrap();
+        assert_eq!(small.use_small_pages(8 << 20, GRANULE), 0);
+        small.huge_pages_again(0, 64 << 20);
+        assert_eq!(advice_at(small.host_ptr(8 << 20, 1).unwrap() as u64), (false, true));
     }
 
     #[test]
