@@ -22,15 +22,16 @@
  *   - atomic, whose test has every thread run its inner delays side by side: the reference is
  *     the team doing the same without the atomic update (as the schedule rows' reference).
  *
- * These three rows cost 0.004-0.01 us (a few cycles beyond the delay) when the host keeps this
- * machine's vCPUs close, and take four times --samples: a median of 20 moved by 10-20 %
- * between runs of one side, one of 80-100 by 5-10 %.
+ * These three rows cost 0.002-0.006 us (a few cycles beyond the delay) when the host keeps
+ * this machine's vCPUs close, and take four times --samples: a median of 20 moved by 10-20 %
+ * within one run, one of 100 by 5-10 % between runs.
  *
  * Every row also prints `xfer=A-B`: the round trip (ns) of a cache line between threads 0 and 1
  * of the team, best of ten batches of 100, measured right before (A) and after (B) the row.
  * The host moves this machine's vCPUs: the round trip is 60-140 ns at some times and
  * 340-420 ns at others, switching every few seconds to a minute, and the cheap rows follow it
- * (atomic 0.003 against 0.085 us, critical 0.008 against 0.11 us, on every side alike).
+ * (Linux's atomic 0.002 against 0.086 us, critical 0.005 against 0.09 us, barrier 0.19
+ * against 0.45 us; every side alike).
  * `hrt bench` compares a round's Linux and HRT results only when both ran in the same state.
  *
  * Loop schedules (static, dynamic, guided; chunks 1, 8, 64) follow EPCC's schedbench: each

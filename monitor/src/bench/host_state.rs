@@ -3,8 +3,8 @@
 //!
 //! This machine's host moves its vCPUs: a cache line's round trip between two of them is
 //! 60-140 ns at some times and 340-420 ns at others, switching every few seconds to a minute,
-//! and cheap OpenMP constructs cost what the line costs (EPCC atomic 0.003 against 0.085 us,
-//! critical 0.008 against 0.11 us, Linux and HRT alike). A round whose Linux run had one state
+//! and cheap OpenMP constructs cost what the line costs (EPCC atomic 0.002 against 0.086 us,
+//! critical 0.005 against 0.09 us, barrier 0.19 against 0.45 us on Linux). A round whose Linux run had one state
 //! and whose HRT run the other compares the host, not the systems, so a row's ratio leaves it
 //! out. `epcc` prints `xfer=A-B`, the round trip (ns) right before and after the row.
 
