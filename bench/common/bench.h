@@ -44,13 +44,13 @@ static inline void bench_result_opts(const char *suite, const char *name, const 
     }
     qsort(v, n, sizeof *v, bench_cmp_double);
     double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    printf("RESULT suite=%s name=%s unit=%s min=%.3f median=%.3f max=%.3f n=%zu", suite, name,
+    printf("RESULT suite=%s name=%s unit=%s min=%.4f median=%.4f max=%.4f n=%zu", suite, name,
            unit, v[0], med, v[n - 1], n);
     if (extra && *extra)
         printf(" %s", extra);
     if (with_p999) {
         size_t k = (size_t)((double)n * 0.999 + 0.999999);
-        printf(" p999=%.3f", v[(k ? k : 1) - 1]);
+        printf(" p999=%.4f", v[(k ? k : 1) - 1]);
     }
     if (with_spread && v[0] > 0)
         printf(" spread=%.3f", (v[n - 1] - v[0]) / v[0]);

@@ -11,7 +11,28 @@
  *   - overhead per construct (us) = (test sample - its reference) / inner, with
  *     min/median/max over the samples.
  *
- * Synchronisation rows: the reference is `inner` delays run bare by one thread.
+ * Synchronisation rows: the reference is `inner` delays run bare by one thread, except for:
+ *
+ *   - critical and lock, whose test serialises inner delays over the team: the reference is
+ *     the same team running its shares of the delays one thread after the other (a barrier
+ *     between turns), in one parallel region per sample as the test has. With one thread's
+ *     bare delays as reference, the overhead (0.005-0.1 us) also held the difference between
+ *     the speed of the vCPU that ran the reference and of the team's, and the region's fork and
+ *     join: medians of -0.002 to +0.24 us from one run to the next on the same side;
+ *   - atomic, whose test has every thread run its inner delays side by side: the reference is
+ *     the team doing the same without the atomic update (as the schedule rows' reference).
+ *
+ * These three rows cost 0.002-0.006 us (a few cycles beyond the delay) when the host keeps
+ * this machine's vCPUs close, and take four times --samples: a median of 20 moved by 10-20 %
+ * within one run, one of 100 by 5-10 % between runs.
+ *
+ * Every row also prints `xfer=A-B`: the round trip (ns) of a cache line between threads 0 and 1
+ * of the team, best of ten batches of 100, measured right before (A) and after (B) the row.
+ * The host moves this machine's vCPUs: the round trip is 60-140 ns at some times and
+ * 340-420 ns at others, switching every few seconds to a minute, and the cheap rows follow it
+ * (Linux's atomic 0.002 against 0.086 us, critical 0.005 against 0.09 us, barrier 0.19
+ * against 0.45 us; every side alike).
+ * `hrt bench` compares a round's Linux and HRT results only when both ran in the same state.
  *
  * Loop schedules (static, dynamic, guided; chunks 1, 8, 64) follow EPCC's schedbench: each
  * thread gets SCHED_ITERS iterations of the same delay per loop. The reference is every thread
@@ -22,7 +43,7 @@
  * stays well below the overhead being measured (with 128 x 0.25 us, 32 us of work against
  * overheads of 0.2-4 us, the medians were noise).
  *
- * Usage: epcc [--quick] [--samples N] [--only PREFIX] [--sched-delay US] [--sched-iters N]
+ * Usage: epcc [--quick] [--samples N] [--only PREFIX[,PREFIX...]] [--sched-delay US] [--sched-iters N]
  * threads: OMP_NUM_THREADS, as for any OpenMP program. `hrt bench` runs it in rounds with few
  * samples each, alternating with the other sides. */
 #include <omp.h>
@@ -32,12 +53,29 @@
 #define DELAY_US 0.1
 #define SCHED_ITERS 64
 
-static long sched_iters = SCHED_ITERS; /* schedule rows: iterations per thread and loop */
+/* Every variable the threads share has a 128-byte line of its own (the adjacent-line prefetcher
+ * fetches 64-byte lines in pairs). The lock word and the atomic counter, which the constructs
+ * write, shared one 64-byte line with the delay length and the thread count, which every
+ * iteration reads, and with libgomp's unnamed-critical lock word, which the linker put right
+ * after them: each construct then also paid for that line's transfer, the critical row on
+ * libgomp only (the kernel's runtime keeps its lock word in a line of its own), and how much
+ * depended on the layout gcc and the linker chose. */
+#define LINE_ALONE __attribute__((aligned(128)))
+typedef union {
+    long v;
+    char line[128];
+} LINE_ALONE line_long;
 
-static long delay_sync, delay_sched; /* delay-loop lengths (iterations) */
-static int nthreads;
-static long atomic_counter;
-static omp_lock_t lock;
+static struct {
+    long delay_sync, delay_sched; /* delay-loop lengths (iterations) */
+    long sched_iters;             /* schedule rows: iterations per thread and loop */
+    int nthreads;
+} LINE_ALONE par = {.sched_iters = SCHED_ITERS};
+static line_long atomic_counter;
+static union {
+    omp_lock_t v;
+    char line[128];
+} LINE_ALONE lock;
 
 /* The sum stays in a register (the empty asm makes the compiler keep every addition): a
  * volatile stack variable made the delay's time depend on where its caller's frame was, and
@@ -70,13 +108,34 @@ static long calibrate_delay(double us) {
 
 static void ref_sync(long inner) {
     for (long j = 0; j < inner; j++)
-        delay(delay_sync);
+        delay(par.delay_sync);
+}
+
+/* Critical and lock's reference: each thread runs its inner / nthreads delays in its turn. */
+static void ref_turns(long inner) {
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+        for (int turn = 0; turn < par.nthreads; turn++) {
+            if (turn == me)
+                for (long j = 0; j < inner / par.nthreads; j++)
+                    delay(par.delay_sync);
+#pragma omp barrier
+        }
+    }
+}
+
+/* Atomic's reference: every thread runs inner delays, side by side. */
+static void ref_team(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++)
+        delay(par.delay_sync);
 }
 
 static void test_parallel(long inner) {
     for (long j = 0; j < inner; j++) {
 #pragma omp parallel
-        delay(delay_sync);
+        delay(par.delay_sync);
     }
 }
 
@@ -84,23 +143,23 @@ static void test_for(long inner) {
 #pragma omp parallel
     for (long j = 0; j < inner; j++) {
 #pragma omp for
-        for (int i = 0; i < nthreads; i++)
-            delay(delay_sync);
+        for (int i = 0; i < par.nthreads; i++)
+            delay(par.delay_sync);
     }
 }
 
 static void test_parallel_for(long inner) {
     for (long j = 0; j < inner; j++) {
 #pragma omp parallel for
-        for (int i = 0; i < nthreads; i++)
-            delay(delay_sync);
+        for (int i = 0; i < par.nthreads; i++)
+            delay(par.delay_sync);
     }
 }
 
 static void test_barrier(long inner) {
 #pragma omp parallel
     for (long j = 0; j < inner; j++) {
-        delay(delay_sync);
+        delay(par.delay_sync);
 #pragma omp barrier
     }
 }
@@ -109,25 +168,25 @@ static void test_single(long inner) {
 #pragma omp parallel
     for (long j = 0; j < inner; j++) {
 #pragma omp single
-        delay(delay_sync);
+        delay(par.delay_sync);
     }
 }
 
 /* Critical and lock serialize the delay: inner / nthreads per thread makes inner in all. */
 static void test_critical(long inner) {
 #pragma omp parallel
-    for (long j = 0; j < inner / nthreads; j++) {
+    for (long j = 0; j < inner / par.nthreads; j++) {
 #pragma omp critical
-        delay(delay_sync);
+        delay(par.delay_sync);
     }
 }
 
 static void test_lock(long inner) {
 #pragma omp parallel
-    for (long j = 0; j < inner / nthreads; j++) {
-        omp_set_lock(&lock);
-        delay(delay_sync);
-        omp_unset_lock(&lock);
+    for (long j = 0; j < inner / par.nthreads; j++) {
+        omp_set_lock(&lock.v);
+        delay(par.delay_sync);
+        omp_unset_lock(&lock.v);
     }
 }
 
@@ -135,9 +194,9 @@ static void test_lock(long inner) {
 static void test_atomic(long inner) {
 #pragma omp parallel
     for (long j = 0; j < inner; j++) {
-        delay(delay_sync);
+        delay(par.delay_sync);
 #pragma omp atomic
-        atomic_counter += 1;
+        atomic_counter.v += 1;
     }
 }
 
@@ -146,10 +205,10 @@ static void test_reduction(long inner) {
         long sum = 0;
 #pragma omp parallel reduction(+ : sum)
         {
-            delay(delay_sync);
+            delay(par.delay_sync);
             sum += 1;
         }
-        atomic_counter += sum;
+        atomic_counter.v += sum;
     }
 }
 
@@ -158,19 +217,19 @@ static void test_reduction(long inner) {
 static void ref_sched(long inner) {
 #pragma omp parallel
     for (long j = 0; j < inner; j++)
-        for (long i = 0; i < sched_iters; i++)
-            delay(delay_sched);
+        for (long i = 0; i < par.sched_iters; i++)
+            delay(par.delay_sched);
 }
 
 #define PRAGMA(x) _Pragma(#x)
 #define SCHED_TEST(fn, kind, chunk)                                                           \
     static void fn(long inner) {                                                              \
-        long iters = sched_iters * nthreads;                                                                                         \
+        long iters = par.sched_iters * par.nthreads;                                          \
         PRAGMA(omp parallel)                                                                  \
         for (long j = 0; j < inner; j++) {                                                    \
             PRAGMA(omp for schedule(kind, chunk))                                             \
             for (long i = 0; i < iters; i++)                                                  \
-                delay(delay_sched);                                                           \
+                delay(par.delay_sched);                                                       \
         }                                                                                     \
     }
 SCHED_TEST(test_static_1, static, 1)
@@ -187,27 +246,28 @@ struct test {
     const char *name;
     void (*run)(long inner);
     void (*ref)(long inner);
+    int more; /* samples: this many times --samples (the cheap rows, see the top comment) */
 };
 
 static const struct test tests[] = {
-    {"epcc.parallel", test_parallel, ref_sync},
-    {"epcc.for", test_for, ref_sync},
-    {"epcc.parallel_for", test_parallel_for, ref_sync},
-    {"epcc.barrier", test_barrier, ref_sync},
-    {"epcc.single", test_single, ref_sync},
-    {"epcc.critical", test_critical, ref_sync},
-    {"epcc.lock", test_lock, ref_sync},
-    {"epcc.atomic", test_atomic, ref_sync},
-    {"epcc.reduction", test_reduction, ref_sync},
-    {"epcc.static.1", test_static_1, ref_sched},
-    {"epcc.static.8", test_static_8, ref_sched},
-    {"epcc.static.64", test_static_64, ref_sched},
-    {"epcc.dynamic.1", test_dynamic_1, ref_sched},
-    {"epcc.dynamic.8", test_dynamic_8, ref_sched},
-    {"epcc.dynamic.64", test_dynamic_64, ref_sched},
-    {"epcc.guided.1", test_guided_1, ref_sched},
-    {"epcc.guided.8", test_guided_8, ref_sched},
-    {"epcc.guided.64", test_guided_64, ref_sched},
+    {"epcc.parallel", test_parallel, ref_sync, 1},
+    {"epcc.for", test_for, ref_sync, 1},
+    {"epcc.parallel_for", test_parallel_for, ref_sync, 1},
+    {"epcc.barrier", test_barrier, ref_sync, 1},
+    {"epcc.single", test_single, ref_sync, 1},
+    {"epcc.critical", test_critical, ref_turns, 4},
+    {"epcc.lock", test_lock, ref_turns, 4},
+    {"epcc.atomic", test_atomic, ref_team, 4},
+    {"epcc.reduction", test_reduction, ref_sync, 1},
+    {"epcc.static.1", test_static_1, ref_sched, 1},
+    {"epcc.static.8", test_static_8, ref_sched, 1},
+    {"epcc.static.64", test_static_64, ref_sched, 1},
+    {"epcc.dynamic.1", test_dynamic_1, ref_sched, 1},
+    {"epcc.dynamic.8", test_dynamic_8, ref_sched, 1},
+    {"epcc.dynamic.64", test_dynamic_64, ref_sched, 1},
+    {"epcc.guided.1", test_guided_1, ref_sched, 1},
+    {"epcc.guided.8", test_guided_8, ref_sched, 1},
+    {"epcc.guided.64", test_guided_64, ref_sched, 1},
 };
 
 static double time_once(void (*fn)(long), long inner) {
@@ -225,10 +285,48 @@ static double best_of_5(void (*fn)(long), long inner) {
     return best;
 }
 
+/* Round trip (ns) of a cache line between threads 0 and 1 (best of ten batches of 100, so a
+ * thread descheduled now and then does not count), 0 for a team of one. The spin has no PAUSE:
+ * the threads never outnumber the vCPUs in `hrt bench`. */
+static line_long xfer_flag;
+
+static double team_round_trip(void) {
+    double best = 1e30;
+    if (par.nthreads < 2)
+        return 0;
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+        for (int b = 0; b < 10; b++) {
+#pragma omp barrier
+            long base = __atomic_load_n(&xfer_flag.v, __ATOMIC_ACQUIRE);
+#pragma omp barrier
+            if (me == 0) {
+                double t0 = omp_get_wtime();
+                for (long i = 0; i < 100; i++) {
+                    __atomic_store_n(&xfer_flag.v, base + 2 * i + 1, __ATOMIC_RELEASE);
+                    while (__atomic_load_n(&xfer_flag.v, __ATOMIC_ACQUIRE) != base + 2 * i + 2)
+                        ;
+                }
+                double rt = (omp_get_wtime() - t0) / 100;
+                best = rt < best ? rt : best;
+            } else if (me == 1) {
+                for (long i = 0; i < 100; i++) {
+                    while (__atomic_load_n(&xfer_flag.v, __ATOMIC_ACQUIRE) != base + 2 * i + 1)
+                        ;
+                    __atomic_store_n(&xfer_flag.v, base + 2 * i + 2, __ATOMIC_RELEASE);
+                }
+            }
+        }
+    }
+    return best * 1e9;
+}
+
 static void measure(const struct test *t, int samples, double target_s) {
-    /* inner: a multiple of nthreads, doubled until one test sample lasts target_s (the best
+    double xfer_before = team_round_trip();
+    /* inner: a multiple of the thread count, doubled until one test sample lasts target_s (the best
      * of five timings, so that a thread descheduled now and then does not stop the doubling). */
-    long inner = nthreads;
+    long inner = par.nthreads;
     t->run(inner); /* warm-up */
     while (best_of_5(t->run, inner) < target_s && inner < (1L << 30))
         inner *= 2;
@@ -252,11 +350,28 @@ static void measure(const struct test *t, int samples, double target_s) {
     qsort(ref, samples, sizeof *ref, bench_cmp_double);
     double ref_med = samples % 2 ? ref[samples / 2] : (ref[samples / 2 - 1] + ref[samples / 2]) / 2;
     printf("# %s: inner=%ld reference=%.3f us/rep\n", t->name, inner, ref_med / inner * 1e6);
-    char extra[32];
-    snprintf(extra, sizeof extra, "threads=%d", nthreads);
+    double xfer_after = team_round_trip();
+    char extra[64];
+    if (par.nthreads > 1)
+        snprintf(extra, sizeof extra, "threads=%d xfer=%.0f-%.0f", par.nthreads, xfer_before, xfer_after);
+    else
+        snprintf(extra, sizeof extra, "threads=%d", par.nthreads);
     bench_result("omp", t->name, "us", ovh, samples, extra);
     free(ref);
     free(ovh);
+}
+
+/* Whether `name` starts with one of the comma-separated prefixes in `only` (all when NULL). */
+static int selected(const char *name, const char *only) {
+    if (!only)
+        return 1;
+    for (const char *p = only; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len && !strncmp(name, p, len))
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -271,11 +386,11 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--sched-delay") && i + 1 < argc && atof(argv[i + 1]) > 0) {
             sched_delay_us = atof(argv[++i]);
         } else if (!strcmp(argv[i], "--sched-iters") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
-            sched_iters = atoi(argv[++i]);
+            par.sched_iters = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--samples") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
             samples = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: epcc [--quick] [--samples N] [--only PREFIX] [--sched-delay US] [--sched-iters N]\n");
+            fprintf(stderr, "usage: epcc [--quick] [--samples N] [--only PREFIX[,PREFIX...]] [--sched-delay US] [--sched-iters N]\n");
             return 2;
         }
     }
@@ -283,22 +398,22 @@ int main(int argc, char **argv) {
         samples = quick ? 20 : 50;
     double target_s = quick ? 0.25e-3 : 0.5e-3;
 
-    nthreads = omp_get_max_threads();
-    omp_init_lock(&lock);
+    par.nthreads = omp_get_max_threads();
+    omp_init_lock(&lock.v);
 #pragma omp parallel
     delay(1000); /* start the thread team before calibrating */
-    delay_sync = calibrate_delay(DELAY_US);
-    delay_sched = calibrate_delay(sched_delay_us);
+    par.delay_sync = calibrate_delay(DELAY_US);
+    par.delay_sched = calibrate_delay(sched_delay_us);
     printf("# epcc: threads=%d samples=%d target_sample=%.1f us delay=%ld iters (%.2f us), "
            "sched delay=%ld iters (%.2f us), iters/thread=%ld%s\n",
-           nthreads, samples, target_s * 1e6, delay_sync, DELAY_US, delay_sched,
-           sched_delay_us, sched_iters, quick ? " (quick)" : "");
+           par.nthreads, samples, target_s * 1e6, par.delay_sync, DELAY_US, par.delay_sched,
+           sched_delay_us, par.sched_iters, quick ? " (quick)" : "");
     fflush(stdout);
 
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        if (!only || !strncmp(tests[i].name, only, strlen(only)))
-            measure(&tests[i], samples, target_s);
-    omp_destroy_lock(&lock);
-    printf("# epcc: done (atomic/reduction check %ld)\n", atomic_counter);
+        if (selected(tests[i].name, only))
+            measure(&tests[i], samples * tests[i].more, target_s);
+    omp_destroy_lock(&lock.v);
+    printf("# epcc: done (atomic/reduction check %ld)\n", atomic_counter.v);
     return 0;
 }

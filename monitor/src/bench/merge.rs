@@ -1,6 +1,6 @@
 //! Puts the rounds of an interleaved benchmark back together: one record per benchmark and
 //! side, with the minimum and maximum over every sample, the median of the rounds' medians,
-//! and each round's median kept for per-round ratios (`report::Row::ratio`).
+//! and each round's median and host state kept for per-round ratios (`report::Row::ratio`).
 
 use super::result::Record;
 
@@ -33,7 +33,9 @@ pub fn rounds(records: Vec<Record>) -> Vec<Record> {
                 m.m.max = m.m.max.max(r.m.max);
                 m.m.n += r.m.n;
                 m.rounds.extend(&r.rounds);
-                m.m.median = median(&m.rounds);
+                m.m.median = median(&m.rounds.iter().map(|r| r.median).collect::<Vec<_>>());
+                // The host state is each round's own (kept in `rounds`).
+                m.m.extra.retain(|(k, _)| k != "xfer");
                 // A round that failed to verify marks the whole record.
                 if r.m.get("verified") == Some("no") {
                     m.m.extra.retain(|(k, _)| k != "verified");
@@ -49,11 +51,12 @@ pub fn rounds(records: Vec<Record>) -> Vec<Record> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::host_state::Round;
     use crate::bench::result::{Measurement, Side, Via};
 
     fn rec(line: &str, side: Side) -> Record {
         let m = Measurement::parse(line).unwrap();
-        Record { rounds: vec![m.median], m, side, via: Via::Native, ring: 3 }
+        Record { rounds: vec![Round::of(&m)], m, side, via: Via::Native, ring: 3 }
     }
 
     #[test]
@@ -66,7 +69,7 @@ mod tests {
         assert_eq!(out.len(), 2);
         let x = &out[0].m;
         assert_eq!((x.min, x.median, x.max, x.n), (0.5, 3.0, 9.0, 15));
-        assert_eq!(out[0].rounds, vec![2.0, 4.0, 3.0]);
+        assert_eq!(out[0].rounds.iter().map(|r| r.median).collect::<Vec<_>>(), vec![2.0, 4.0, 3.0]);
         let hrt = rounds(vec![rec(a, Side::Hrt), rec(b, Side::Linux)]);
         assert_eq!(hrt.len(), 2, "sides are never merged");
     }

@@ -2,6 +2,7 @@
 //! for kernel primitives, under `hrt run` for programs) and prints them side by side.
 
 mod args;
+mod host_state;
 mod json;
 mod kernel_suite;
 mod machine;

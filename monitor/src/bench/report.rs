@@ -1,5 +1,6 @@
 //! Pairs Linux and HRT measurements into rows and prints one table per suite.
 
+use super::host_state;
 use super::result::{Measurement, Record, Side, Via};
 
 /// One benchmark, both sides.
@@ -15,19 +16,50 @@ pub struct Row {
 impl Row {
     /// Linux time over HRT time: above 1, HRT is faster. Only for times (not counts). When
     /// both sides ran the same interleaved rounds, the median of the rounds' ratios (each
-    /// round's sides ran back to back, at the same host speed); else the medians' ratio.
+    /// round's sides ran back to back, at the same host speed) over the rounds that ran at one
+    /// host state (`compared_rounds`); else the medians' ratio.
     pub fn ratio(&self) -> Option<f64> {
         if self.unit == "count" {
             return None;
         }
         let (l, h) = (self.linux.as_ref()?, self.hrt.as_ref()?);
-        let positive = |v: &[f64]| v.iter().all(|&x| x > 0.0);
-        if l.rounds.len() > 1 && l.rounds.len() == h.rounds.len() && positive(&l.rounds) && positive(&h.rounds) {
-            let per_round: Vec<f64> = l.rounds.iter().zip(&h.rounds).map(|(a, b)| a / b).collect();
-            return Some(super::merge::median(&per_round));
+        if l.rounds.len() > 1 && l.rounds.len() == h.rounds.len() {
+            let pairs: Vec<(f64, f64)> =
+                self.compared_rounds().into_iter().map(|i| (l.rounds[i].median, h.rounds[i].median)).collect();
+            if pairs.iter().all(|&(a, b)| a > 0.0 && b > 0.0) {
+                let per_round: Vec<f64> = pairs.iter().map(|(a, b)| a / b).collect();
+                return Some(super::merge::median(&per_round));
+            }
         }
         let (l, h) = (l.m.median, h.m.median);
         (l > 0.0 && h > 0.0).then(|| l / h)
+    }
+
+    /// The rounds whose Linux and HRT runs the ratio compares: those at one host state
+    /// (`host_state::comparable`), or every round when the host changed state in all of them
+    /// (`note` says so).
+    fn compared_rounds(&self) -> Vec<usize> {
+        let (Some(l), Some(h)) = (&self.linux, &self.hrt) else { return Vec::new() };
+        let same = host_state::comparable(&l.rounds, &h.rounds);
+        if same.is_empty() {
+            (0..l.rounds.len().min(h.rounds.len())).collect()
+        } else {
+            same
+        }
+    }
+
+    /// "k of n rounds at one host state" when the ratio left rounds out.
+    fn state_note(&self) -> Option<String> {
+        let (l, h) = (self.linux.as_ref()?, self.hrt.as_ref()?);
+        let n = l.rounds.len();
+        if n < 2 || n != h.rounds.len() {
+            return None;
+        }
+        match host_state::comparable(&l.rounds, &h.rounds).len() {
+            0 => Some("no round at one host state".into()),
+            k if k < n => Some(format!("{k} of {n} rounds at one host state")),
+            _ => None,
+        }
     }
 
     /// Whether the HRT side ran on the kernel's OpenMP runtime.
@@ -41,6 +73,7 @@ impl Row {
         if let Some(h) = &self.hrt {
             parts.push(h.via.label().to_string());
         }
+        parts.extend(self.state_note());
         for r in [&self.linux, &self.hrt].into_iter().flatten() {
             if let Some(n) = r.m.get("note") {
                 parts.push(n.to_string());

@@ -1,5 +1,7 @@
 //! One `RESULT` line (notes/bench-format.md) and where it came from.
 
+use super::host_state::Round;
+
 /// Which system produced a measurement.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Side {
@@ -102,8 +104,9 @@ pub struct Record {
     pub via: Via,
     /// Privilege ring the measured code ran in (3 natively on Linux).
     pub ring: u32,
-    /// The median of each round this record merges, in round order (one before `merge`).
-    pub rounds: Vec<f64>,
+    /// Each round this record merges (its median and the host's state), in round order (one
+    /// before `merge`).
+    pub rounds: Vec<Round>,
 }
 
 #[cfg(test)]

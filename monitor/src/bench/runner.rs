@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+use super::host_state::Round;
 use super::plan::{Job, Work};
 use super::process;
 use super::result::{parse_all, Record, Side, Via};
@@ -77,7 +78,7 @@ fn run_inner(job: &Job, cx: &Context) -> Result<(Vec<Record>, Option<crate::erro
     let text = if matches!(job.work, Work::Kernel { .. }) { &out.stderr } else { &out.stdout };
     let records: Vec<Record> = parse_all(text)
         .into_iter()
-        .map(|m| Record { rounds: vec![m.median], m, side: job.side, via: job.via, ring })
+        .map(|m| Record { rounds: vec![Round::of(&m)], m, side: job.side, via: job.via, ring })
         .collect();
     let failure = if out.status != Some(0) {
         let status = out.status.map(|s| s.to_string()).unwrap_or_else(|| "a signal".into());
