@@ -213,18 +213,18 @@ pub unsafe extern "C" fn omp_init_lock_with_hint(l: *mut u8, _hint: i32) {
     unsafe { omp_init_lock(l) }
 }
 pub extern "C" fn omp_destroy_lock(_: *mut u8) {}
-/// # Safety
-/// As omp_init_lock.
-pub unsafe extern "C" fn omp_set_lock(l: *mut u8) {
-    // SAFETY: the caller's lock.
-    lock::lock(unsafe { lock::word_at(l) });
-}
-/// # Safety
-/// As omp_init_lock.
-pub unsafe extern "C" fn omp_unset_lock(l: *mut u8) {
-    // SAFETY: the caller's lock.
-    lock::unlock(unsafe { lock::word_at(l) });
-}
+crate::arch::word_lock::lock_word_entry!(
+    /// Frameless (`arch::word_lock`): a program may call it in its innermost loop.
+    ///
+    /// # Safety
+    /// As omp_init_lock.
+    pub fn omp_set_lock(word_at), contended = lock::lock_contended_at
+);
+crate::arch::word_lock::unlock_word_entry!(
+    /// # Safety
+    /// As omp_init_lock.
+    pub fn omp_unset_lock(word_at), wake = lock::wake_one_at
+);
 /// # Safety
 /// As omp_init_lock.
 pub unsafe extern "C" fn omp_test_lock(l: *mut u8) -> i32 {

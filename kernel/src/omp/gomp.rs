@@ -24,6 +24,8 @@ use super::teams::*;
 use super::thread;
 use super::work::{self, Loop, NONMONOTONIC};
 
+use crate::arch::word_lock::{lock_word_entry, unlock_word_entry};
+
 static CRITICAL: lock::Padded = lock::Padded(AtomicU32::new(0));
 static ATOMIC: lock::Padded = lock::Padded(AtomicU32::new(0));
 
@@ -190,28 +192,15 @@ extern "C" fn GOMP_cancellation_point(which: i32) -> bool {
 
 // Mutual exclusion.
 
-extern "C" fn GOMP_critical_start() {
-    lock::lock(&CRITICAL.0);
-}
-extern "C" fn GOMP_critical_end() {
-    lock::unlock(&CRITICAL.0);
-}
-/// A named critical's lock word is the first half of the pointer-sized variable gcc made for
-/// the name (libgomp does the same).
-extern "C" fn GOMP_critical_name_start(p: *mut u8) {
-    // SAFETY: gcc's 8-byte, 8-aligned variable for this name.
-    lock::lock(unsafe { lock::word_at(p) });
-}
-extern "C" fn GOMP_critical_name_end(p: *mut u8) {
-    // SAFETY: as above.
-    lock::unlock(unsafe { lock::word_at(p) });
-}
-extern "C" fn GOMP_atomic_start() {
-    lock::lock(&ATOMIC.0);
-}
-extern "C" fn GOMP_atomic_end() {
-    lock::unlock(&ATOMIC.0);
-}
+// Frameless (`arch::word_lock`): the program calls these once per construct.
+lock_word_entry!(fn GOMP_critical_start, word = CRITICAL, contended = lock::lock_contended_at);
+unlock_word_entry!(fn GOMP_critical_end, word = CRITICAL, wake = lock::wake_one_at);
+// A named critical's lock word is the first half of the pointer-sized variable gcc made for
+// the name (libgomp does the same).
+lock_word_entry!(fn GOMP_critical_name_start(word_at), contended = lock::lock_contended_at);
+unlock_word_entry!(fn GOMP_critical_name_end(word_at), wake = lock::wake_one_at);
+lock_word_entry!(fn GOMP_atomic_start, word = ATOMIC, contended = lock::lock_contended_at);
+unlock_word_entry!(fn GOMP_atomic_end, word = ATOMIC, wake = lock::wake_one_at);
 
 // Single and ordered.
 

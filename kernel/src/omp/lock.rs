@@ -54,9 +54,22 @@ fn lock_contended(w: &AtomicU32) {
     }
 }
 
-/// A lock word alone in its cache line (the unnamed critical section, the `atomic` lock).
-#[repr(align(128))]
+/// A lock word alone in its cache line (the unnamed critical section, the `atomic` lock). The
+/// word comes first (`arch::word_lock` addresses the static).
+#[repr(C, align(128))]
 pub struct Padded(pub AtomicU32);
+
+/// The contended path of the frameless entry points (`arch::word_lock`), the word in rdi.
+pub extern "C" fn lock_contended_at(w: *const AtomicU32) {
+    // SAFETY: the entry point's lock word (a runtime static, or the program's lock).
+    lock_contended(unsafe { &*w })
+}
+
+/// The unlock of the frameless entry points when a sleeper waits (the word was 2).
+pub extern "C" fn wake_one_at(w: *const AtomicU32) {
+    // SAFETY: as in `lock_contended_at`.
+    futex::wake_word(unsafe { &*w }, 1);
+}
 
 pub fn try_lock(w: &AtomicU32) -> bool {
     w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok()

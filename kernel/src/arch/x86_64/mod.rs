@@ -22,3 +22,4 @@ pub mod spin_loop;
 pub mod syscall;
 pub mod tlb;
 pub mod traps;
+pub mod word_lock;
