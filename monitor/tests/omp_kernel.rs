@@ -578,3 +578,36 @@ fn the_error_directive_ends_the_program_as_libgomp_does() {
 fn signals_reach_threads_waiting_in_the_runtime() {
     same_as_libgomp_linked("omp_signal_wait", "-static-pie", &[None, Some("1"), Some("3"), Some("5")]);
 }
+
+/// The frameless lock entry points (`kernel/src/arch/x86_64/word_lock.rs`) under contention,
+/// with waiters that spin and with waiters that sleep at once (`GOMP_SPINCOUNT=0`), so that
+/// unlocks must wake them: no update is lost, as natively.
+#[test]
+fn kernel_runtime_locks_lose_no_update_when_waiters_sleep() {
+    for link in ["-static", "-pie"] {
+        let prog = build("omp_locks_contended", link);
+        for spin in [None, Some("0")] {
+            let with_spin = |cmd: &mut Command| {
+                cmd.env("OMP_NUM_THREADS", "4");
+                if let Some(s) = spin {
+                    cmd.env("GOMP_SPINCOUNT", s);
+                }
+            };
+            let mut native = Command::new(&prog);
+            with_spin(&mut native);
+            let want = run(native, None);
+            assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+            for cpus in ["1", "2", "4"] {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+                cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(&prog);
+                with_spin(&mut cmd);
+                let got = run(cmd, None);
+                assert_same(
+                    &format!("omp_locks_contended {link}, --cpus {cpus}, GOMP_SPINCOUNT={spin:?}"),
+                    &want,
+                    &got,
+                );
+            }
+        }
+    }
+}
