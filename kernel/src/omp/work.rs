@@ -456,24 +456,7 @@ pub fn prepared_cursor(team: &Team, id: u32) -> Cursor {
 pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
     let hot = thread::hot_slot();
     if hot & LANE_TAG != 0 {
-        // SAFETY: a tagged `omp_hot` is this thread's lane in its current task's loop
-        // (`fast_slot`), alive with its team.
-        let lane = unsafe { &*((hot & !LANE_TAG) as *const Lane) };
-        let got = match lane.take() {
-            Some(k) => Some(k),
-            None => refill(lane),
-        };
-        let Some(k) = got else {
-            return false;
-        };
-        let d = lane.share().desc();
-        let lo = k * d.chunk;
-        // SAFETY: the program's out arguments (8 bytes each).
-        unsafe {
-            *istart = d.value(lo);
-            *iend = d.value((lo + d.chunk).min(d.n));
-        }
-        return true;
+        return next_lane(istart, iend, hot);
     }
     // SAFETY: `omp_hot` is now 0 or the current task's loop's slot (`thread::set_hot`),
     // published (see WorkShare's Sync impl) and alive with its team.
@@ -491,6 +474,31 @@ pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
         return true;
     }
     next_general(istart, iend)
+}
+
+/// A stealing loop's next chunk (`omp_hot` tagged): out of line, so that the shared-counter
+/// path above stays a leaf with no registers to save (inlined here, this path's call to
+/// `refill` gave every dynamic chunk a frame of four pushes and pops).
+#[inline(never)]
+fn next_lane(istart: *mut u64, iend: *mut u64, hot: u64) -> bool {
+    // SAFETY: a tagged `omp_hot` is this thread's lane in its current task's loop
+    // (`fast_slot`), alive with its team.
+    let lane = unsafe { &*((hot & !LANE_TAG) as *const Lane) };
+    let got = match lane.take() {
+        Some(k) => Some(k),
+        None => refill(lane),
+    };
+    let Some(k) = got else {
+        return false;
+    };
+    let d = lane.share().desc();
+    let lo = k * d.chunk;
+    // SAFETY: the program's out arguments (8 bytes each).
+    unsafe {
+        *istart = d.value(lo);
+        *iend = d.value((lo + d.chunk).min(d.n));
+    }
+    true
 }
 
 #[inline(never)]
