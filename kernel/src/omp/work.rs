@@ -84,6 +84,13 @@ fn count_unsigned(up: bool, start: u64, end: u64, incr: u64) -> u64 {
 #[repr(align(128))]
 struct Claimed(AtomicU64);
 
+/// In declaration order (`repr(C)`): the per-construct words and the description share the
+/// first line (a joining thread reads the tag, then the description, both just written by the
+/// describer), and the counter sits at offset 128 in a block of its own. Measured, not
+/// derived: with the compiler's order (counter at offset 0, the description at 128) 4,096
+/// back-to-back `dynamic,1` chunks of two threads took ~122k TSC cycles, with the counter
+/// first in declaration order ~127k, with this order ~110k (natively ~101-103k).
+#[repr(C)]
 pub struct WorkShare {
     /// Construct number * 2, plus 1 once described (ready to join).
     tag: AtomicI64,
