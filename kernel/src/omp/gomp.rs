@@ -281,9 +281,8 @@ generic_signed_starts! {
     GOMP_loop_start: false;
     GOMP_loop_ordered_start: true;
 }
-extern "C" fn GOMP_loop_next(is: *mut u64, ie: *mut u64) -> bool {
-    work::next(is, ie)
-}
+/// Every GOMP_loop_*_next (`entry_point`): frameless, see `work::loop_next_entry`.
+use work::loop_next_entry as GOMP_loop_next;
 extern "C" fn GOMP_loop_end() {
     work::end(true)
 }
