@@ -299,6 +299,14 @@ fn set_current(s: &CpuSched, t: *mut Thread) {
     cpu::this().current_thread.store(t as u64, Ordering::SeqCst);
 }
 
+/// Whether threads are packed (`placement_cpus` below the vCPU count) and every vCPU beyond
+/// the packed ones runs its idle thread.
+pub(super) fn only_packed_cpus_busy() -> bool {
+    let (packed, n) = (placement_cpus(), cpu::count());
+    packed < n
+        && SCHEDS.0[packed..n].iter().all(|s| s.current.load(Ordering::Relaxed) == s.idle.load(Ordering::Relaxed))
+}
+
 /// Whether the running thread is this CPU's idle thread (which must never block).
 pub fn is_idle_thread() -> bool {
     let s = this_sched();
