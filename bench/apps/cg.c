@@ -9,19 +9,19 @@
 #include "common.h"
 
 #define CGIT 25
-#define NITER 15
 #define RCOND 0.1
 #define EPS 1e-10
 
 struct cg_class {
-	int na, nonzer;
+	int na, nonzer, niter;
 	double shift, zeta;
 };
 
 static const struct cg_class classes[] = {
-	{1400, 7, 10.0, 8.5971775078648},
-	{7000, 8, 12.0, 10.362595087124},
-	{14000, 11, 20.0, 17.130235054029},
+	{1400, 7, 15, 10.0, 8.5971775078648},
+	{7000, 8, 15, 12.0, 10.362595087124},
+	{14000, 11, 15, 20.0, 17.130235054029},
+	{75000, 13, 75, 60.0, 22.712745482631},
 };
 
 /* The matrix in compressed sparse row form, 0-based. */
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
 {
 	int reps;
 	char cls = parse_args(argc, argv, &reps);
-	const struct cg_class *c = &classes[cls == 'S' ? 0 : cls == 'W' ? 1 : 2];
+	const struct cg_class *c = &classes[class_index(cls)];
 	double t[1000], rnorm, zeta = 0.0;
 	int ok_all = 1;
 
@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 	for (int rep = 0; rep < reps; rep++) {
 		reset_x();
 		double t0 = wtime();
-		for (int it = 0; it < NITER; it++)
+		for (int it = 0; it < c->niter; it++)
 			zeta = power_step(c->shift, &rnorm);
 		t[rep] = wtime() - t0;
 		ok_all &= check_value(rep + 1, t[rep], "zeta", zeta, c->zeta, EPS);

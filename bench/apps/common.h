@@ -63,7 +63,7 @@ static inline uint64_t lcg_skip(uint64_t seed, uint64_t a, uint64_t n)
 	return (seed * lcg_pow(a, n)) & LCG_MASK;
 }
 
-/* PROG [S|W|A] [REPS]; returns the class letter, sets *reps. */
+/* PROG [S|W|A|B] [REPS]; returns the class letter, sets *reps. */
 static inline char parse_args(int argc, char **argv, int *reps)
 {
 	char cls = 'S';
@@ -76,7 +76,7 @@ static inline char parse_args(int argc, char **argv, int *reps)
 		cls = argv[1][0];
 		if (cls >= 'a' && cls <= 'z')
 			cls = (char)(cls - 'a' + 'A');
-		if (cls != 'S' && cls != 'W' && cls != 'A')
+		if (cls != 'S' && cls != 'W' && cls != 'A' && cls != 'B')
 			goto usage;
 	}
 	if (argc > 2) {
@@ -88,8 +88,14 @@ static inline char parse_args(int argc, char **argv, int *reps)
 	}
 	return cls;
 usage:
-	fprintf(stderr, "usage: %s [S|W|A] [REPS]\n", argv[0]);
+	fprintf(stderr, "usage: %s [S|W|A|B] [REPS]\n", argv[0]);
 	exit(2);
+}
+
+/* Index of class cls (from parse_args) in a kernel's S, W, A, B table. */
+static inline int class_index(char cls)
+{
+	return cls == 'S' ? 0 : cls == 'W' ? 1 : cls == 'A' ? 2 : 3;
 }
 
 static inline void *xmalloc(size_t n)

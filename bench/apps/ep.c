@@ -26,6 +26,7 @@ static const struct ep_class classes[] = {
 	{25, -2.863319731645753e+3, -6.320053679109499e+3, {0}},
 	{28, -4.295875165629892e+3, -1.580732573678431e+4,
 	 {98257395, 93827014, 17611549, 1110028, 26536, 245, 0, 0, 0, 0}},
+	{30, 4.033815542441498e+4, -2.660669192809235e+4, {0}},
 };
 
 static void run_batch(long k, struct batch *b)
@@ -54,7 +55,7 @@ int main(int argc, char **argv)
 {
 	int reps;
 	char cls = parse_args(argc, argv, &reps);
-	const struct ep_class *c = &classes[cls == 'S' ? 0 : cls == 'W' ? 1 : 2];
+	const struct ep_class *c = &classes[class_index(cls)];
 	long nb = 1L << (c->m - MK);
 	struct batch *b = xmalloc((size_t)nb * sizeof *b);
 	double t[1000];

@@ -22,6 +22,8 @@ static const struct is_class classes[] = {
 	 {1249, 11698, 1039987, 1043896, 1048018}},
 	{23, 19, {2112377, 662041, 5336171, 3642833, 4250760},
 	 {104, 17523, 123928, 8288932, 8388264}},
+	{25, 21, {41869, 812306, 5102857, 18232239, 26860214},
+	 {33422937, 10244, 59149, 33135281, 99}},
 };
 
 static char cls;
@@ -60,6 +62,8 @@ static long expected_rank(int i, int it)
 		return i <= 2 ? r + it : r - it;
 	case 'W':
 		return i < 2 ? r + (it - 2) : r - it;
+	case 'B':
+		return i == 1 || i == 2 || i == 4 ? r + it : r - it;
 	default:
 		return i <= 2 ? r + (it - 1) : r - (it - 1);
 	}
@@ -123,7 +127,7 @@ int main(int argc, char **argv)
 	int ok_all = 1;
 
 	cls = parse_args(argc, argv, &reps);
-	c = &classes[cls == 'S' ? 0 : cls == 'W' ? 1 : 2];
+	c = &classes[class_index(cls)];
 	nkeys = 1L << c->log_keys;
 	maxkey = 1L << c->log_max;
 	nthreads = omp_get_max_threads();

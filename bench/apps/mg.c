@@ -12,20 +12,25 @@
 #define MAXD ((1 << MAXLEVEL) + 2)
 #define EPS 1e-8
 
+/* Smoother weights: NAS uses S(a) for classes S, W, A and S(b) from B on. */
+static const double S_a[4] = {-3.0 / 8.0, 1.0 / 32.0, -1.0 / 64.0, 0.0};
+static const double S_b[4] = {-3.0 / 17.0, 1.0 / 33.0, -1.0 / 61.0, 0.0};
+
 struct mg_class {
 	int level, nit;
 	double norm;
+	const double *smoother;
 };
 
 static const struct mg_class classes[] = {
-	{5, 4, 0.5307707005734e-04},
-	{7, 4, 0.6467329375339e-05},
-	{8, 4, 0.2433365309069e-05},
+	{5, 4, 0.5307707005734e-04, S_a},
+	{7, 4, 0.6467329375339e-05, S_a},
+	{8, 4, 0.2433365309069e-05, S_a},
+	{8, 20, 0.1800564401355e-05, S_b},
 };
 
 /* Stencil weights for center, face, edge and corner neighbours. */
 static const double A_op[4] = {-8.0 / 3.0, 0.0, 1.0 / 6.0, 1.0 / 12.0};
-static const double S_op[4] = {-3.0 / 8.0, 1.0 / 32.0, -1.0 / 64.0, 0.0};
 static const double P_op[4] = {0.5, 0.25, 0.125, 0.0625};
 
 /* Level k has m = 2^k interior points per side, stored with one ghost
@@ -109,6 +114,9 @@ static void resid(const double *x, const double *rhs, double *res, int m)
 {
 	stencil_apply(x, A_op, rhs, -1.0, res, m);
 }
+
+/* The class's smoother weights (set in main). */
+static const double *S_op;
 
 /* x += S res: the smoother. */
 static void psinv(const double *res, double *x, int m)
@@ -268,7 +276,8 @@ int main(int argc, char **argv)
 {
 	int reps;
 	char cls = parse_args(argc, argv, &reps);
-	const struct mg_class *c = &classes[cls == 'S' ? 0 : cls == 'W' ? 1 : 2];
+	const struct mg_class *c = &classes[class_index(cls)];
+	S_op = c->smoother;
 	int lt = c->level, n = 1 << lt;
 	double t[1000];
 	int ok_all = 1;

@@ -18,6 +18,35 @@ pub enum SuiteChoice {
     All,
 }
 
+/// A problem class of the application kernels (the NAS sizes).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
+pub enum AppClass {
+    /// Sample: milliseconds
+    #[value(name = "S")]
+    S,
+    /// Workstation: tenths of a second
+    #[value(name = "W")]
+    W,
+    /// A: about a second on one thread here; arrays of tens to hundreds of MiB
+    #[value(name = "A")]
+    A,
+    /// B: seconds to a minute on one thread here (cg.B ~1 min, ep.B ~25 s); not run unless asked
+    #[value(name = "B")]
+    B,
+}
+
+impl AppClass {
+    /// The class letter the programs take.
+    pub fn letter(self) -> &'static str {
+        match self {
+            AppClass::S => "S",
+            AppClass::W => "W",
+            AppClass::A => "A",
+            AppClass::B => "B",
+        }
+    }
+}
+
 /// Which OpenMP runtimes the HRT side of the omp and apps suites uses.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
 pub enum OmpColumns {
@@ -49,6 +78,10 @@ pub struct BenchArgs {
     /// Fewer repetitions and the small application class only (under 2 minutes on 2 cores)
     #[arg(long)]
     pub quick: bool,
+    /// Application classes to run (several separated by commas, e.g. A,B) [default: S,W,A;
+    /// S with --quick]
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "CLASS", ignore_case = true)]
+    pub class: Vec<AppClass>,
     /// Write every result, with the machine and platform, as JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

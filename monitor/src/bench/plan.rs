@@ -96,13 +96,17 @@ fn omp_ways(choice: OmpColumns) -> &'static [Via] {
     }
 }
 
-/// Application classes: S with --quick; S, W and A otherwise. Class A takes the longest
-/// (about a minute per run of cg or mg on one thread of this 2-core host).
-pub fn classes(quick: bool) -> &'static [&'static str] {
-    if quick {
-        &["S"]
+/// Application classes: those `--class` names, else S with --quick and S, W and A otherwise.
+/// Class B takes the longest (about a minute per run of cg on one thread of this 2-core host).
+pub fn classes(args: &BenchArgs) -> Vec<&'static str> {
+    if !args.class.is_empty() {
+        let mut chosen: Vec<&'static str> = args.class.iter().map(|c| c.letter()).collect();
+        chosen.dedup();
+        chosen
+    } else if args.quick {
+        vec!["S"]
     } else {
-        &["S", "W", "A"]
+        vec!["S", "W", "A"]
     }
 }
 
@@ -122,7 +126,7 @@ pub fn jobs(args: &BenchArgs, cpus: u32) -> Vec<Job> {
         jobs.extend(interleaved("epcc", epcc_args, cpus, omp_ways(args.omp), rounds));
     }
     if args.includes("apps") {
-        for class in classes(args.quick) {
+        for class in classes(args) {
             for app in APPS {
                 for t in 1..=cpus {
                     let app_args = vec![class.to_string(), "1".to_string()];
@@ -140,4 +144,30 @@ pub fn programs(jobs: &[Job]) -> Vec<&'static str> {
     p.sort_unstable();
     p.dedup();
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::classes;
+    use crate::cli::{Cli, Command};
+
+    fn classes_of(line: &[&str]) -> Vec<&'static str> {
+        let mut argv = vec!["hrt", "bench"];
+        argv.extend_from_slice(line);
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Bench(args) => classes(&args),
+            _ => panic!("not a bench command"),
+        }
+    }
+
+    #[test]
+    fn application_classes_default_quick_and_chosen() {
+        assert_eq!(classes_of(&[]), ["S", "W", "A"]);
+        assert_eq!(classes_of(&["--quick"]), ["S"]);
+        assert_eq!(classes_of(&["--class", "B"]), ["B"]);
+        assert_eq!(classes_of(&["--quick", "--class", "a,B"]), ["A", "B"]);
+        assert!(Cli::try_parse_from(["hrt", "bench", "--class", "C"]).is_err());
+    }
 }
