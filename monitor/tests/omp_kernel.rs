@@ -465,6 +465,111 @@ fn affinity_format_and_display_env_match_libgomp() {
     );
 }
 
+/// The OMP_* variables, in the syntaxes the libgomp manual gives and invalid ones (which libgomp
+/// reports and ignores, in whole or in part), read as libgomp reads them: `omp_env`'s ICVs,
+/// team sizes, places, partitions and bind-var per nesting level, schedule(runtime) chunks,
+/// stack size, OMP_DISPLAY_ENV's block and the affinity lines, on the kernel's runtime and on
+/// the program's libgomp under `hrt run` with the same vCPUs. Each setting but one (the second
+/// GOMP_STACKSIZE one, which keeps its precedence rule honest) once found the two differing, in
+/// a differential run over the manual's values.
+#[test]
+fn environment_variables_are_read_as_libgomp_reads_them() {
+    // The environment, and the program's arguments.
+    type Setting<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+    let prog = build("omp_env", "-static");
+    let display = ("OMP_DISPLAY_ENV", "verbose");
+    let nested = ("OMP_NUM_THREADS", "2,2");
+    let settings: &[Setting] = &[
+        // a list longer than 8 levels; a list with a bad entry is ignored whole; a sign
+        (&[("OMP_NUM_THREADS", "2,2,2,2,2,2,2,2,2,2"), display], &[]),
+        (&[("OMP_NUM_THREADS", "3,x"), display], &[]),
+        (&[("OMP_NUM_THREADS", "3,0"), display], &[]),
+        (&[("OMP_NUM_THREADS", "3,"), display], &[]),
+        (&[("OMP_NUM_THREADS", "+3"), display], &[]),
+        // static is monotonic; the kind counts even when the chunk is bad
+        (&[("OMP_SCHEDULE", "static"), ("OMP_NUM_THREADS", "3"), display], &[]),
+        (&[("OMP_SCHEDULE", "nonmonotonic:static,2"), ("OMP_NUM_THREADS", "3"), display], &[]),
+        (&[("OMP_SCHEDULE", "static,x"), ("OMP_NUM_THREADS", "3"), display], &[]),
+        (&[("OMP_SCHEDULE", "static,-1"), ("OMP_NUM_THREADS", "3"), display], &[]),
+        (&[("OMP_SCHEDULE", "static,3000000000"), ("OMP_NUM_THREADS", "3"), display], &[]),
+        (&[("OMP_SCHEDULE", "static;3"), ("OMP_NUM_THREADS", "3"), display], &[]),
+        // a boolean that starts right is stored though reported
+        (&[("OMP_CANCELLATION", "truex"), display], &[]),
+        // bind-var per nesting level; invalid lists; an invalid OMP_PROC_BIND leaves binding
+        // to OMP_PLACES
+        (&[("OMP_PROC_BIND", "spread,close"), nested, display], &[]),
+        (&[("OMP_PROC_BIND", "close,spread,primary"), nested, display], &[]),
+        (&[("OMP_PROC_BIND", "false,close"), nested, display], &[]),
+        (&[("OMP_PROC_BIND", "true,close"), nested, display], &[]),
+        (&[("OMP_PROC_BIND", "spread,true"), nested, display], &[]),
+        (&[("OMP_PROC_BIND", "garbage"), ("OMP_PLACES", "threads"), display], &[]),
+        (&[("OMP_PROC_BIND", "false"), ("OMP_PLACES", "threads"), display], &[]),
+        // place lists: a count of 0, removals, bare numbers, negative strides, nothing usable
+        (&[("OMP_PLACES", "cores(0)"), nested, display], &[]),
+        (&[("OMP_PLACES", "{0},{1},!{1}"), nested, display], &[]),
+        (&[("OMP_PLACES", "{0:2,!1}"), nested, display], &[]),
+        (&[("OMP_PLACES", "0,1"), nested, display], &[]),
+        (&[("OMP_PLACES", "{1}:2:-1"), nested, display], &[]),
+        (&[("OMP_PLACES", "{5}"), nested, display], &[]),
+        (&[("OMP_PLACES", "garbage"), nested, display], &[]),
+        // more threads than places, and spread's subpartitions
+        (&[("OMP_PLACES", "{0},{1},{0},{1},{0}"), ("OMP_PROC_BIND", "spread"), ("OMP_NUM_THREADS", "3,2")], &[]),
+        (&[("OMP_PLACES", "{0},{1},{0},{1},{0}"), ("OMP_PROC_BIND", "close"), ("OMP_NUM_THREADS", "5,3")], &[]),
+        (
+            &[
+                ("OMP_PLACES", "{1},{0},{1},{0},{1},{0},{1}"),
+                ("OMP_PROC_BIND", "spread,close"),
+                ("OMP_NUM_THREADS", "7"),
+            ],
+            &[],
+        ),
+        (&[("OMP_PLACES", "{0},{1}"), ("OMP_PROC_BIND", "spread"), ("OMP_NUM_THREADS", "3,2")], &[]),
+        // GOMP_STACKSIZE counts only without a valid OMP_STACKSIZE
+        (&[("OMP_STACKSIZE", "1M"), ("GOMP_STACKSIZE", "16M"), display], &["stack", "100"]),
+        (&[("OMP_STACKSIZE", "bad"), ("GOMP_STACKSIZE", "2M"), display], &["stack", "100"]),
+        (&[("GOMP_SPINCOUNT", "2m"), display], &[]),
+        (&[("GOMP_SPINCOUNT", "infinite"), display], &[]),
+        (&[("GOMP_SPINCOUNT", "99999999999999999T"), display], &[]),
+        // ints above INT_MAX are invalid, not clamped
+        (&[("OMP_DEFAULT_DEVICE", "2147483648"), ("OMP_MAX_TASK_PRIORITY", "2147483648"), display], &[]),
+        (&[("OMP_NUM_TEAMS", "2147483648"), ("OMP_TEAMS_THREAD_LIMIT", "2147483648"), display], &[]),
+        (&[("OMP_ALLOCATOR", "OMP_LOW_LAT_MEM_ALLOC"), display], &[]),
+        // affinity lines: which teams show them
+        (&[("OMP_DISPLAY_AFFINITY", "true"), ("OMP_AFFINITY_FORMAT", "T %0.3n of %N lvl %L anc %a aff %A")], &[]),
+    ];
+    // The explicit lists and vCPU counts fix the place lists: libgomp under hrt reads the
+    // topology of the host's CPUs, so abstract names other than `threads` could differ.
+    let four: &[Setting] = &[
+        (&[("OMP_PLACES", "{0},{1},{2},{3}"), ("OMP_PROC_BIND", "spread,close"), ("OMP_NUM_THREADS", "3,2")], &[]),
+        (&[("OMP_PLACES", "{3},{2},{1},{0}"), ("OMP_PROC_BIND", "close,spread"), ("OMP_NUM_THREADS", "5,3")], &[]),
+        (&[("OMP_PLACES", "{0},{1},{2},{3}"), ("OMP_PROC_BIND", "spread"), ("OMP_NUM_THREADS", "3,2")], &[]),
+    ];
+    let sorted = |s: &str| {
+        let mut lines: Vec<&str> = s.lines().collect();
+        lines.sort_unstable();
+        lines.join("\n")
+    };
+    for (cpus, cases) in [("2", settings), ("4", four)] {
+        for (env, args) in cases.iter() {
+            let on = |omp: &str| {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+                cmd.args(["run", "--omp", omp, "--cpus", cpus, "--"]).arg(&prog).args(args.iter());
+                for (k, v) in env.iter() {
+                    cmd.env(k, v);
+                }
+                run(cmd, None)
+            };
+            let (want, got) = (on("libgomp"), on("kernel"));
+            assert_eq!(want.code(), 0, "omp_env on libgomp with {env:?}:\n{}", want.stderr);
+            assert_eq!(
+                (got.code(), got.stdout.as_str(), sorted(&got.stderr)),
+                (want.code(), want.stdout.as_str(), sorted(&want.stderr)),
+                "omp_env with {env:?} {args:?}, --cpus {cpus}"
+            );
+        }
+    }
+}
+
 /// The memory allocators (predefined ones, traits, fallbacks, OMP_ALLOCATOR, every thread
 /// allocating) answer as libgomp's.
 #[test]

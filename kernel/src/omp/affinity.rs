@@ -10,7 +10,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::places;
 use super::thread::{self, Ctx};
@@ -220,14 +220,28 @@ pub fn display(fmt: &[u8]) {
     super::output::stderr(&line);
 }
 
-/// OMP_DISPLAY_AFFINITY: a thread starting a region shows its line when it changed since the
-/// last one it showed (`last`: a digest of the fields that can change).
-pub fn on_region_start(c: &Ctx, last: &mut u64) {
-    let digest = (c.level as u64) << 48 ^ (c.id as u64) << 32 ^ (c.nthreads as u64) << 16 ^ c.place as u64;
-    if *last != digest.wrapping_add(1) {
-        *last = digest.wrapping_add(1);
-        display(&format());
+/// The last team made outside any region: a digest of its size and places (0: none yet).
+static LAST_TOP: AtomicU64 = AtomicU64::new(0);
+/// OMP_DISPLAY_AFFINITY: whether the threads of a new team at `level` of `n` threads show
+/// their lines, as libgomp 12 decides (`gomp_team_start`): every thread of a nested team of
+/// more than one; the threads of a team made outside any region when its size or its threads'
+/// places (`places`, thread by thread) differ from the previous such team's, or when it is
+/// the first; never those of a team of one (libgomp's initial thread has its place from the
+/// start, and a team of one has no other thread).
+pub fn team_shows<I: Iterator<Item = u32>>(level: u32, n: u32, places: impl FnOnce() -> I) -> bool {
+    if n == 1 {
+        return false;
     }
+    if level > 1 {
+        return true;
+    }
+    let mut digest = n as u64;
+    for p in places() {
+        digest = digest.wrapping_mul(0x100_0000_01b3) ^ p as u64;
+    }
+    // 0 means no team yet.
+    let digest = digest.max(1);
+    LAST_TOP.swap(digest, Ordering::Relaxed) != digest
 }
 
 pub extern "C" fn omp_set_affinity_format(f: *const u8) {

@@ -82,8 +82,12 @@ fn custom(handle: usize) -> Option<&'static Allocator> {
 
 /// OMP_ALLOCATOR: a predefined allocator's name (`icv::init`).
 pub fn parse_env(v: &[u8]) -> Option<usize> {
-    let v = v.trim_ascii();
-    PREDEFINED.iter().position(|n| *n == v).map(|i| i + 1)
+    // As libgomp 12: a name compared without case, then only white space.
+    let v = super::icv::skip_ws(v);
+    PREDEFINED
+        .iter()
+        .position(|n| v.len() >= n.len() && v[..n.len()].eq_ignore_ascii_case(n))
+        .and_then(|i| super::icv::skip_ws(&v[PREDEFINED[i].len()..]).is_empty().then_some(i + 1))
 }
 
 /// A predefined allocator's name (OMP_DISPLAY_ENV).

@@ -41,11 +41,17 @@ fn schedule(kind: u32, chunk: u32) -> String {
         SCHED_AUTO => "AUTO",
         _ => "DYNAMIC",
     };
-    let modifier = if kind & SCHED_MONOTONIC != 0 && base != SCHED_STATIC { "MONOTONIC:" } else { "" };
+    // libgomp names the modifier that is not the kind's default: static is monotonic unless
+    // OMP_SCHEDULE said `nonmonotonic:`, the others nonmonotonic unless it said `monotonic:`.
+    let modifier = match (kind & SCHED_MONOTONIC != 0, base == SCHED_STATIC) {
+        (true, false) => "MONOTONIC:",
+        (false, true) => "NONMONOTONIC:",
+        _ => "",
+    };
     let default_chunk = if base == SCHED_STATIC { 0 } else { 1 };
     let mut s = alloc::format!("{modifier}{name}");
     if chunk != default_chunk && base != SCHED_AUTO {
-        let _ = write!(s, ",{chunk}");
+        let _ = write!(s, ",{}", chunk as i32);
     }
     s
 }

@@ -38,8 +38,9 @@ pub struct Icv {
 struct Defaults {
     icv: Icv,
     /// OMP_NUM_THREADS as a list: entry i is nthreads-var inside a team at level i.
-    nthreads_list: [u32; 8],
-    nthreads_list_len: usize,
+    nthreads_list: alloc::vec::Vec<u32>,
+    /// OMP_PROC_BIND as a list: entry i is bind-var inside a team at level i.
+    bind_list: alloc::vec::Vec<u32>,
 }
 
 static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
@@ -54,8 +55,8 @@ static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
         thread_limit: i32::MAX as u32,
         default_device: 0,
     },
-    nthreads_list: [0; 8],
-    nthreads_list_len: 0,
+    nthreads_list: alloc::vec::Vec::new(),
+    bind_list: alloc::vec::Vec::new(),
 });
 static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
 static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
@@ -76,16 +77,12 @@ pub fn initial() -> Icv {
     DEFAULTS.lock().icv
 }
 
-/// nthreads-var for the implicit tasks of a team at `level` (OMP_NUM_THREADS's list), else
-/// the encountering task's.
-pub fn nthreads_at(level: u32, inherited: u32) -> u32 {
+/// nthreads-var and bind-var for the implicit tasks of a team at `level`: the entries of
+/// OMP_NUM_THREADS's and OMP_PROC_BIND's lists for that level, else `nthreads` and `bind`.
+pub fn level_defaults(level: u32, nthreads: u32, bind: u32) -> (u32, u32) {
     let d = DEFAULTS.lock();
     let l = level as usize;
-    if l < d.nthreads_list_len {
-        d.nthreads_list[l]
-    } else {
-        inherited
-    }
+    (d.nthreads_list.get(l).copied().unwrap_or(nthreads), d.bind_list.get(l).copied().unwrap_or(bind))
 }
 
 /// max-task-priority-var (OMP_MAX_TASK_PRIORITY, 0 by default).
@@ -119,7 +116,7 @@ pub static SHOWN: SpinLock<Shown> = SpinLock::new(Shown {
 /// The initial ICVs and OMP_NUM_THREADS's list (for OMP_DISPLAY_ENV).
 pub fn defaults() -> (Icv, alloc::vec::Vec<u32>) {
     let d = DEFAULTS.lock();
-    (d.icv, d.nthreads_list[..d.nthreads_list_len].to_vec())
+    (d.icv, d.nthreads_list.clone())
 }
 
 /// cancel-var.
@@ -151,86 +148,230 @@ pub fn num_procs() -> u32 {
     crate::cpu::count() as u32
 }
 
-fn parse_u64(v: &[u8]) -> Option<u64> {
-    let v = v.trim_ascii();
-    if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
+// The readers below take the `OMP_*` values as libgomp 12 does (libgomp/env.c): C's `isspace`
+// around the parts, `strtoul`'s numbers (a sign allowed, a negative one wrapping), prefixes
+// compared without case. The program's own libgomp reads the same environment in its
+// start-up code, which runs under this runtime too, and prints its "libgomp: Invalid value
+// for environment variable ..." lines; so these readers print nothing and only decide what
+// libgomp keeps.
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// `v` without its leading white space.
+pub fn skip_ws(v: &[u8]) -> &[u8] {
+    let n = v.iter().take_while(|&&b| is_space(b)).count();
+    &v[n..]
+}
+
+/// C's `strtoul(v, &end, 10)` on 64 bits: the value and what follows, None when there are no
+/// digits or the value overflows (ERANGE).
+pub fn strtoul(v: &[u8]) -> Option<(u64, &[u8])> {
+    let v = skip_ws(v);
+    let (neg, v) = match v.first() {
+        Some(b'-') => (true, &v[1..]),
+        Some(b'+') => (false, &v[1..]),
+        _ => (false, v),
+    };
+    let n = v.iter().take_while(|b| b.is_ascii_digit()).count();
+    if n == 0 {
         return None;
     }
-    v.iter().try_fold(0u64, |a, &d| a.checked_mul(10)?.checked_add((d - b'0') as u64))
+    let x = v[..n].iter().try_fold(0u64, |a, &d| a.checked_mul(10)?.checked_add((d - b'0') as u64))?;
+    Some((if neg { x.wrapping_neg() } else { x }, &v[n..]))
 }
 
-fn parse_bool(v: &[u8]) -> Option<bool> {
-    let v = v.trim_ascii();
-    if v.eq_ignore_ascii_case(b"true") {
-        Some(true)
-    } else if v.eq_ignore_ascii_case(b"false") {
-        Some(false)
-    } else {
-        None
+/// C's `strtol(v, &end, 10)` on 64 bits.
+pub fn strtol(v: &[u8]) -> Option<(i64, &[u8])> {
+    let t = skip_ws(v);
+    let neg = t.first() == Some(&b'-');
+    let (x, rest) = strtoul(v)?;
+    let ok = if neg { x == 0 || x >= 1 << 63 } else { x < 1 << 63 };
+    ok.then_some((x as i64, rest))
+}
+
+/// Whether `v` starts with `word`, case aside; what follows if so.
+fn prefix<'a>(v: &'a [u8], word: &[u8]) -> Option<&'a [u8]> {
+    (v.len() >= word.len() && v[..word.len()].eq_ignore_ascii_case(word)).then(|| &v[word.len()..])
+}
+
+/// libgomp's `parse_unsigned_long`: one number, above 0 (or at least 0 with `allow_zero`)
+/// taken as a signed long.
+fn parse_ulong(v: &[u8], allow_zero: bool) -> Option<u64> {
+    let v = skip_ws(v);
+    if v.is_empty() {
+        return None;
+    }
+    let (x, rest) = strtoul(v)?;
+    if (x as i64) < (!allow_zero) as i64 || !skip_ws(rest).is_empty() {
+        return None;
+    }
+    Some(x)
+}
+
+/// libgomp's `parse_int`: as `parse_ulong`, at most INT_MAX.
+fn parse_int(v: &[u8], allow_zero: bool) -> Option<u32> {
+    parse_ulong(v, allow_zero).filter(|&x| x <= i32::MAX as u64).map(|x| x as u32)
+}
+
+/// libgomp's `parse_unsigned_long_list` (OMP_NUM_THREADS): numbers above 0, comma-separated;
+/// one bad entry and the whole list is ignored.
+fn parse_ulong_list(v: &[u8]) -> Option<alloc::vec::Vec<u64>> {
+    let mut rest = skip_ws(v);
+    let mut out = alloc::vec::Vec::new();
+    loop {
+        if skip_ws(rest).is_empty() {
+            return None;
+        }
+        let (x, r) = strtoul(rest)?;
+        if x as i64 <= 0 {
+            return None;
+        }
+        out.push(x);
+        let r = skip_ws(r);
+        if r.is_empty() {
+            return Some(out);
+        }
+        rest = r.strip_prefix(b",")?;
     }
 }
 
-/// OMP_SCHEDULE: `[monotonic:|nonmonotonic:]kind[,chunk]`.
-fn parse_schedule(v: &[u8]) -> Option<(u32, u32)> {
-    let v = v.trim_ascii();
-    let (modifier, rest) = match v.iter().position(|&b| b == b':') {
-        Some(i) => (&v[..i], &v[i + 1..]),
-        None => (&b""[..], v),
+/// libgomp's `parse_boolean`: (the value it stores, whether the whole value was valid). A
+/// value that starts with `true` or `false` is stored even when more follows (invalid).
+fn parse_boolean(v: &[u8]) -> (Option<bool>, bool) {
+    let v = skip_ws(v);
+    let (value, rest) = if let Some(r) = prefix(v, b"true") {
+        (Some(true), r)
+    } else if let Some(r) = prefix(v, b"false") {
+        (Some(false), r)
+    } else {
+        (None, &b"X"[..])
     };
-    let monotonic = if modifier.trim_ascii().eq_ignore_ascii_case(b"monotonic") { SCHED_MONOTONIC } else { 0 };
-    let (kind, chunk) = match rest.iter().position(|&b| b == b',') {
-        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-        None => (rest, None),
-    };
-    let kind = match kind.trim_ascii().to_ascii_lowercase().as_slice() {
-        b"static" => SCHED_STATIC,
-        b"dynamic" => SCHED_DYNAMIC,
-        b"guided" => SCHED_GUIDED,
-        b"auto" => SCHED_AUTO,
+    (value, skip_ws(rest).is_empty())
+}
+
+/// libgomp's `parse_schedule`: applies OMP_SCHEDULE to `kind` and `chunk` as libgomp does,
+/// which sets the kind before it looks at the chunk (so `static,x` is `static` with the chunk
+/// unchanged). A kind without a modifier is nonmonotonic, except `static`, which is monotonic.
+fn parse_schedule(v: &[u8], kind: &mut u32, chunk: &mut u32) {
+    let mut v = skip_ws(v);
+    let mut monotonic = 0;
+    if let Some(r) = prefix(v, b"monotonic") {
+        (monotonic, v) = (1, r);
+    } else if let Some(r) = prefix(v, b"nonmonotonic") {
+        (monotonic, v) = (-1, r);
+    }
+    if monotonic != 0 {
+        let Some(r) = skip_ws(v).strip_prefix(b":") else { return };
+        v = skip_ws(r);
+    }
+    let kinds: [(&[u8], u32); 4] =
+        [(b"static", SCHED_STATIC), (b"dynamic", SCHED_DYNAMIC), (b"guided", SCHED_GUIDED), (b"auto", SCHED_AUTO)];
+    let Some((k, r)) = kinds.iter().find_map(|&(name, k)| prefix(v, name).map(|r| (k, r))) else { return };
+    *kind = k;
+    if monotonic == 1 || (monotonic == 0 && k == SCHED_STATIC) {
+        *kind |= SCHED_MONOTONIC;
+    }
+    let v = skip_ws(r);
+    if v.is_empty() {
+        *chunk = (k != SCHED_STATIC) as u32;
+        return;
+    }
+    let Some(v) = v.strip_prefix(b",") else { return };
+    let v = skip_ws(v);
+    if v.is_empty() {
+        return;
+    }
+    let Some((x, rest)) = strtoul(v) else { return };
+    // libgomp keeps a chunk whose value survives the round trip through int.
+    if !skip_ws(rest).is_empty() || x as i32 as i64 as u64 != x {
+        return;
+    }
+    *chunk = if x == 0 && k != SCHED_STATIC { 1 } else { x as u32 };
+}
+
+/// libgomp's `parse_spincount` (GOMP_SPINCOUNT): a number with an optional k, M, G or T suffix
+/// (powers of 1000, either case), saturating; or `infinite`/`infinity`.
+fn parse_count(v: &[u8]) -> Option<u64> {
+    let v = skip_ws(v);
+    if v.is_empty() {
+        return None;
+    }
+    if let Some(r) = prefix(v, b"infinite").or_else(|| prefix(v, b"infinity")) {
+        return skip_ws(r).is_empty().then_some(u64::MAX);
+    }
+    let (x, rest) = strtoul(v)?;
+    let rest = skip_ws(rest);
+    let (mult, rest) = match rest.first().map(u8::to_ascii_lowercase) {
+        None => (1, rest),
+        Some(b'k') => (1_000, &rest[1..]),
+        Some(b'm') => (1_000_000, &rest[1..]),
+        Some(b'g') => (1_000_000_000, &rest[1..]),
+        Some(b't') => (1_000_000_000_000, &rest[1..]),
         _ => return None,
     };
-    let chunk = match chunk {
-        Some(c) => parse_u64(c)?.min(i32::MAX as u64) as u32,
-        None => 0,
-    };
-    let chunk = if chunk == 0 && kind != SCHED_STATIC { 1 } else { chunk };
-    Some((kind | monotonic, chunk))
+    skip_ws(rest).is_empty().then(|| x.saturating_mul(mult))
 }
 
-/// GOMP_SPINCOUNT: a number with an optional k, M, G or T suffix (powers of 1000).
-fn parse_count(v: &[u8]) -> Option<u64> {
-    let v = v.trim_ascii();
-    let (digits, unit) = match v.last()? {
-        b'k' | b'K' => (&v[..v.len() - 1], 1_000),
-        b'M' => (&v[..v.len() - 1], 1_000_000),
-        b'G' => (&v[..v.len() - 1], 1_000_000_000),
-        b'T' => (&v[..v.len() - 1], 1_000_000_000_000),
-        _ => (v, 1),
-    };
-    parse_u64(digits)?.checked_mul(unit)
-}
-
-/// OMP_STACKSIZE: a number with an optional B, K, M or G suffix (K by default).
+/// libgomp's `parse_stacksize` (OMP_STACKSIZE, GOMP_STACKSIZE): a number with an optional B,
+/// K, M or G suffix, either case (K by default).
 fn parse_size(v: &[u8]) -> Option<u64> {
-    let v = v.trim_ascii();
-    let (digits, unit) = match v.last()?.to_ascii_uppercase() {
-        b'B' => (&v[..v.len() - 1], 1),
-        b'K' => (&v[..v.len() - 1], 1 << 10),
-        b'M' => (&v[..v.len() - 1], 1 << 20),
-        b'G' => (&v[..v.len() - 1], 1 << 30),
-        _ => (v, 1 << 10),
+    let v = skip_ws(v);
+    if v.is_empty() {
+        return None;
+    }
+    let (x, rest) = strtoul(v)?;
+    let rest = skip_ws(rest);
+    let (shift, rest) = match rest.first().map(u8::to_ascii_lowercase) {
+        None => (10, rest),
+        Some(b'b') => (0, &rest[1..]),
+        Some(b'k') => (10, &rest[1..]),
+        Some(b'm') => (20, &rest[1..]),
+        Some(b'g') => (30, &rest[1..]),
+        _ => return None,
     };
-    parse_u64(digits)?.checked_mul(unit)
+    (skip_ws(rest).is_empty() && (x << shift) >> shift == x).then_some(x << shift)
+}
+
+/// libgomp's `parse_bind_var` (OMP_PROC_BIND): one of false, true, master, primary, close and
+/// spread, or a list of the last four (the first may be master, primary, close or spread).
+fn parse_bind(v: &[u8]) -> Option<alloc::vec::Vec<u32>> {
+    let kinds: [(&[u8], u32); 6] = [
+        (b"false", places::BIND_FALSE),
+        (b"true", places::BIND_TRUE),
+        (b"master", places::BIND_PRIMARY),
+        (b"primary", places::BIND_PRIMARY),
+        (b"close", places::BIND_CLOSE),
+        (b"spread", places::BIND_SPREAD),
+    ];
+    let mut v = skip_ws(v);
+    let mut out = alloc::vec::Vec::new();
+    loop {
+        let allowed = if out.is_empty() { &kinds[..] } else { &kinds[2..] };
+        let (k, r) = allowed.iter().find_map(|&(name, k)| prefix(v, name).map(|r| (k, r)))?;
+        out.push(k);
+        let r = skip_ws(r);
+        if r.is_empty() {
+            return Some(out);
+        }
+        if out[0] == places::BIND_FALSE || out[0] == places::BIND_TRUE {
+            return None;
+        }
+        v = skip_ws(r.strip_prefix(b",")?);
+    }
+}
+
+/// The value of variable `name` as `getenv` gives it (the first one in the environment).
+fn getenv<'a>(env: &[&'a [u8]], name: &[u8]) -> Option<&'a [u8]> {
+    env.iter().find_map(|e| e.strip_prefix(name)?.strip_prefix(b"="))
 }
 
 pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
+    let env: alloc::vec::Vec<&[u8]> = env.collect();
+    let get = |name: &[u8]| getenv(&env, name);
     let mut d = DEFAULTS.lock();
     d.icv.nthreads = num_procs().max(1);
-    let mut max_active: Option<u32> = None;
-    let mut nested: Option<bool> = None;
-    let mut bind_list_len = 0;
-    let mut bind_set = false;
-    let mut places: Option<&[u8]> = None;
     // libgomp's spin counts: 300,000 rounds by default (about 7 ms on the PVM test host),
     // practically forever when active, none when passive; GOMP_SPINCOUNT sets it. libgomp spins
     // only 100 rounds (1,000 when active) while its threads outnumber the CPUs, so that a
@@ -248,156 +389,142 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     // libgomp: 100 throttled rounds by default, 1,000 when active, none when passive, and
     // GOMP_SPINCOUNT's value up to 1,000.
     let mut throttled: u64 = 100;
-    let mut spin_count: Option<u64> = None;
     let mut shown = SHOWN.lock();
-    for e in env {
-        let Some(eq) = e.iter().position(|&b| b == b'=') else { continue };
-        let (k, v) = (&e[..eq], &e[eq + 1..]);
-        match k {
-            b"OMP_NUM_THREADS" => {
-                let mut n = 0;
-                for item in v.split(|&b| b == b',') {
-                    match parse_u64(item) {
-                        Some(x) if x > 0 && n < d.nthreads_list.len() => {
-                            d.nthreads_list[n] = x.min(u32::MAX as u64) as u32;
-                            n += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                if n > 0 {
-                    d.icv.nthreads = d.nthreads_list[0];
-                    d.nthreads_list_len = n;
-                }
-            }
-            b"OMP_SCHEDULE" => {
-                if let Some((kind, chunk)) = parse_schedule(v) {
-                    d.icv.run_sched = kind;
-                    d.icv.run_chunk = chunk;
-                }
-            }
-            b"OMP_DYNAMIC" => d.icv.dynamic = parse_bool(v).unwrap_or(false),
-            b"OMP_NESTED" => nested = parse_bool(v),
-            b"OMP_CANCELLATION" => {
-                if let Some(b) = parse_bool(v) {
-                    CANCELLATION.store(b as u32, Ordering::Relaxed);
-                }
-            }
-            b"OMP_MAX_ACTIVE_LEVELS" => max_active = parse_u64(v).map(|x| x.min(SUPPORTED_ACTIVE_LEVELS as u64) as u32),
-            b"OMP_THREAD_LIMIT" => {
-                if let Some(x) = parse_u64(v).filter(|&x| x > 0) {
-                    d.icv.thread_limit = x.min(i32::MAX as u64) as u32;
-                }
-            }
-            b"OMP_DEFAULT_DEVICE" => {
-                if let Some(x) = parse_u64(v) {
-                    d.icv.default_device = x.min(i32::MAX as u64) as i32;
-                }
-            }
-            b"OMP_NUM_TEAMS" | b"OMP_TEAMS_THREAD_LIMIT" => {
-                let var = if k == b"OMP_NUM_TEAMS" { &NUM_TEAMS } else { &TEAMS_THREAD_LIMIT };
-                if let Some(x) = parse_u64(v).filter(|&x| x > 0) {
-                    var.store(x.min(i32::MAX as u64) as u32, Ordering::Relaxed);
-                }
-            }
-            b"OMP_MAX_TASK_PRIORITY" => {
-                if let Some(x) = parse_u64(v) {
-                    MAX_TASK_PRIORITY.store(x.min(i32::MAX as u64) as u32, Ordering::Relaxed);
-                }
-            }
-            b"OMP_STACKSIZE" | b"GOMP_STACKSIZE" => {
-                if let Some(x) = parse_size(v) {
-                    STACK_SIZE.store(x, Ordering::Relaxed);
-                }
-            }
-            b"OMP_WAIT_POLICY" => {
-                if v.trim_ascii().eq_ignore_ascii_case(b"passive") {
-                    spin_rounds = 0;
-                    throttled = 0;
-                    shown.spin_count = 0;
-                } else if v.trim_ascii().eq_ignore_ascii_case(b"active") {
-                    spin_rounds = if overcommitted { 1_000 } else { 30_000_000_000 };
-                    throttled = 1_000;
-                    shown.spin_count = 30_000_000_000;
-                    shown.active_wait = true;
-                }
-            }
-            b"OMP_ALLOCATOR" => d.icv.allocator = super::allocators::parse_env(v).unwrap_or(d.icv.allocator),
-            b"OMP_AFFINITY_FORMAT" | b"OMP_DISPLAY_AFFINITY" => super::affinity::init_env(k, v, parse_bool(v)),
-            b"OMP_DISPLAY_ENV" => {
-                let v = v.trim_ascii();
-                shown.display =
-                    if v.eq_ignore_ascii_case(b"verbose") { 2 } else { parse_bool(v).unwrap_or(false) as u8 };
-            }
-            b"OMP_TARGET_OFFLOAD" => {
-                let v = v.trim_ascii();
-                shown.offload = if v.eq_ignore_ascii_case(b"disabled") {
-                    "DISABLED"
-                } else if v.eq_ignore_ascii_case(b"mandatory") {
-                    OFFLOAD_MANDATORY.store(true, Ordering::Relaxed);
-                    "MANDATORY"
-                } else {
-                    "DEFAULT"
-                };
-            }
-            b"GOMP_SPINCOUNT" => {
-                spin_count =
-                    if v.trim_ascii().eq_ignore_ascii_case(b"infinity") { Some(u64::MAX) } else { parse_count(v) };
-            }
-            b"OMP_PROC_BIND" => {
-                let first = v.split(|&b| b == b',').next().unwrap_or(b"");
-                let first = first.trim_ascii().to_ascii_lowercase();
-                let kind = |name: &[u8]| match name.trim_ascii().to_ascii_lowercase().as_slice() {
-                    b"false" => Some(places::BIND_FALSE),
-                    b"true" => Some(places::BIND_TRUE),
-                    b"master" | b"primary" => Some(places::BIND_PRIMARY),
-                    b"close" => Some(places::BIND_CLOSE),
-                    b"spread" => Some(places::BIND_SPREAD),
-                    _ => None,
-                };
-                d.icv.bind = kind(&first).unwrap_or(d.icv.bind);
-                shown.bind_list = v.split(|&b| b == b',').map_while(kind).collect();
-                bind_list_len = v.split(|&b| b == b',').count();
-                bind_set = true;
-            }
-            b"OMP_PLACES" => places = Some(v),
-            _ => {}
+    // In libgomp's order (`initialize_env`), each variable as libgomp reads it.
+    if let Some(v) = get(b"OMP_SCHEDULE") {
+        let (mut kind, mut chunk) = (d.icv.run_sched, d.icv.run_chunk);
+        parse_schedule(v, &mut kind, &mut chunk);
+        (d.icv.run_sched, d.icv.run_chunk) = (kind, chunk);
+    }
+    if let Some(b) = get(b"OMP_DYNAMIC").and_then(|v| parse_boolean(v).0) {
+        d.icv.dynamic = b;
+    }
+    if let Some(b) = get(b"OMP_CANCELLATION").and_then(|v| parse_boolean(v).0) {
+        CANCELLATION.store(b as u32, Ordering::Relaxed);
+    }
+    if let Some(b) = get(b"OMP_DISPLAY_AFFINITY").and_then(|v| parse_boolean(v).0) {
+        super::affinity::init_env(b"OMP_DISPLAY_AFFINITY", b"", Some(b));
+    }
+    if let Some(x) = get(b"OMP_DEFAULT_DEVICE").and_then(|v| parse_int(v, true)) {
+        d.icv.default_device = x as i32;
+    }
+    if let Some(v) = get(b"OMP_TARGET_OFFLOAD") {
+        let v = skip_ws(v);
+        let kinds: [(&[u8], &str); 3] =
+            [(b"default", "DEFAULT"), (b"mandatory", "MANDATORY"), (b"disabled", "DISABLED")];
+        if let Some((name, _)) =
+            kinds.iter().find_map(|&(w, name)| prefix(v, w).map(|r| (name, r))).filter(|(_, r)| skip_ws(r).is_empty())
+        {
+            shown.offload = name;
+            OFFLOAD_MANDATORY.store(name == "MANDATORY", Ordering::Relaxed);
+        }
+    }
+    if let Some(x) = get(b"OMP_MAX_TASK_PRIORITY").and_then(|v| parse_int(v, true)) {
+        MAX_TASK_PRIORITY.store(x, Ordering::Relaxed);
+    }
+    if let Some(v) = get(b"OMP_ALLOCATOR") {
+        d.icv.allocator = super::allocators::parse_env(v).unwrap_or(super::allocators::DEFAULT_MEM_ALLOC);
+    }
+    if let Some(x) = get(b"OMP_THREAD_LIMIT").and_then(|v| parse_ulong(v, false)) {
+        d.icv.thread_limit = x.min(i32::MAX as u64) as u32;
+    }
+    if let Some(list) = get(b"OMP_NUM_THREADS").and_then(parse_ulong_list) {
+        d.nthreads_list = list.iter().map(|&x| x.min(u32::MAX as u64) as u32).collect();
+        d.icv.nthreads = d.nthreads_list[0];
+        if d.nthreads_list.len() == 1 {
+            d.nthreads_list.clear();
+        }
+    }
+    if let Some(x) = get(b"OMP_NUM_TEAMS").and_then(|v| parse_int(v, false)) {
+        NUM_TEAMS.store(x, Ordering::Relaxed);
+    }
+    if let Some(x) = get(b"OMP_TEAMS_THREAD_LIMIT").and_then(|v| parse_int(v, false)) {
+        TEAMS_THREAD_LIMIT.store(x, Ordering::Relaxed);
+    }
+    let bind = get(b"OMP_PROC_BIND").and_then(parse_bind);
+    if let Some(list) = &bind {
+        d.icv.bind = list[0];
+        shown.bind_list = list.clone();
+        if list.len() > 1 {
+            d.bind_list = list.clone();
         }
     }
     // libgomp's default for max-active-levels: nesting only when asked for, or when the
     // thread-count or binding lists name more than one level (then as many levels as it
     // supports, as gcc 12's libgomp answers).
-    d.icv.max_active_levels = match (max_active, nested) {
-        (Some(m), _) => m,
-        (None, Some(true)) => SUPPORTED_ACTIVE_LEVELS,
-        (None, Some(false)) => 1,
-        (None, None) if d.nthreads_list_len > 1 || bind_list_len > 1 => SUPPORTED_ACTIVE_LEVELS,
-        _ => 1,
-    };
+    if let Some(m) = get(b"OMP_MAX_ACTIVE_LEVELS").and_then(|v| parse_ulong(v, true)) {
+        d.icv.max_active_levels = m.min(SUPPORTED_ACTIVE_LEVELS as u64) as u32;
+    } else {
+        match get(b"OMP_NESTED").map(parse_boolean) {
+            Some((Some(nested), true)) => {
+                d.icv.max_active_levels = if nested { SUPPORTED_ACTIVE_LEVELS } else { 1 };
+            }
+            _ if d.nthreads_list.len() > 1 || d.bind_list.len() > 1 => {
+                d.icv.max_active_levels = SUPPORTED_ACTIVE_LEVELS;
+            }
+            _ => {}
+        }
+    }
+    // A place list is read unless OMP_PROC_BIND is false; one that is read turns binding on
+    // when OMP_PROC_BIND did not.
+    let places = if d.icv.bind == places::BIND_FALSE && bind.is_some() { None } else { get(b"OMP_PLACES") };
+    let places = places.filter(|v| super::places::valid(v, num_procs()));
+    if places.is_some() && d.icv.bind == places::BIND_FALSE {
+        d.icv.bind = places::BIND_TRUE;
+    }
+    if bind.is_some() {
+        PIN.store((d.icv.bind != 0) as u32, Ordering::Relaxed);
+    }
+    if let Some(v) = get(b"OMP_AFFINITY_FORMAT") {
+        super::affinity::init_env(b"OMP_AFFINITY_FORMAT", v, None);
+    }
+    let wait_policy = get(b"OMP_WAIT_POLICY").and_then(|v| {
+        let v = skip_ws(v);
+        let (active, rest) = match (prefix(v, b"active"), prefix(v, b"passive")) {
+            (Some(r), _) => (true, r),
+            (_, Some(r)) => (false, r),
+            _ => return None,
+        };
+        skip_ws(rest).is_empty().then_some(active)
+    });
+    match wait_policy {
+        Some(false) => {
+            spin_rounds = 0;
+            throttled = 0;
+            shown.spin_count = 0;
+        }
+        Some(true) => {
+            spin_rounds = if overcommitted { 1_000 } else { 30_000_000_000 };
+            throttled = 1_000;
+            shown.spin_count = 30_000_000_000;
+            shown.active_wait = true;
+        }
+        None => {}
+    }
+    let spin_count = get(b"GOMP_SPINCOUNT").and_then(parse_count);
     SPIN_ROUNDS.store(spin_count.unwrap_or(spin_rounds), Ordering::Relaxed);
     if let Some(n) = spin_count {
         throttled = n.min(1_000);
+        shown.spin_count = n;
     }
     THROTTLED_SPIN_ROUNDS.store(throttled.min(spin_count.unwrap_or(spin_rounds)), Ordering::Relaxed);
-    if let Some(n) = spin_count {
-        shown.spin_count = n;
+    // GOMP_STACKSIZE counts only when OMP_STACKSIZE is unset or invalid.
+    if let Some(x) = get(b"OMP_STACKSIZE").and_then(parse_size).or_else(|| get(b"GOMP_STACKSIZE").and_then(parse_size))
+    {
+        STACK_SIZE.store(x, Ordering::Relaxed);
+    }
+    if let Some(v) = get(b"OMP_DISPLAY_ENV") {
+        let v = skip_ws(v);
+        shown.display = if prefix(v, b"true").is_some() {
+            1
+        } else if prefix(v, b"verbose").is_some() {
+            2
+        } else {
+            0
+        };
     }
     let display = shown.display;
     drop(shown);
-    let places = places.filter(|v| {
-        let ok = super::places::valid(v, num_procs());
-        if !ok {
-            crate::kprintln!("hrt: OpenMP runtime: OMP_PLACES is not a place list it can read; ignored");
-        }
-        ok
-    });
-    // A place list without OMP_PROC_BIND binds threads (libgomp: proc-bind-var true).
-    if places.is_some() && !bind_set {
-        d.icv.bind = places::BIND_TRUE;
-    }
-    if bind_set {
-        PIN.store((d.icv.bind != 0) as u32, Ordering::Relaxed);
-    }
     super::places::init(places, d.icv.bind != 0, num_procs());
     drop(d);
     if display != 0 {

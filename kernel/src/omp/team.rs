@@ -107,6 +107,9 @@ pub struct Team {
     /// How the team's threads are placed (the proc_bind clause, else the encountering task's
     /// bind-var; `places::BIND_*`).
     pub placement: u32,
+    /// Its threads show their affinity lines as they start (OMP_DISPLAY_AFFINITY, see
+    /// `affinity::team_shows`).
+    pub show_affinity: bool,
     /// The taskgroup the implicit tasks start in (a region with task reductions).
     pub group: Option<alloc::sync::Arc<super::tasks::Group>>,
     /// The region is cancelled (`cancel parallel`, see `cancel`).
@@ -143,6 +146,7 @@ impl Team {
             prepared: false,
             group: None,
             placement: 0,
+            show_affinity: false,
             cancelled: AtomicBool::new(false),
             ws_cancelled: AtomicU32::new(0),
             defers_tasks: AtomicBool::new(false),
@@ -245,8 +249,25 @@ pub fn fork(
     team.data = data;
     team.parent = outer;
     team.icv = outer.icv;
-    team.placement = if flags & 7 != 0 { flags & 7 } else { outer.icv.bind };
-    team.icv.nthreads = super::icv::nthreads_at(team.level, outer.icv.nthreads);
+    // As libgomp: the proc_bind clause counts only when bind-var is not false, and it is the
+    // new implicit tasks' bind-var too, unless OMP_PROC_BIND's list names one for their level.
+    team.placement = if flags & 7 != 0 && outer.icv.bind != 0 { flags & 7 } else { outer.icv.bind };
+    (team.icv.nthreads, team.icv.bind) = super::icv::level_defaults(team.level, outer.icv.nthreads, team.placement);
+    team.show_affinity = super::affinity::display_on()
+        && super::affinity::team_shows(team.level, n, || {
+            // The threads' places, as `member` will give them.
+            let (bind, place, part) = (team.placement, outer.place, outer.part);
+            let bound = super::places::count() > 0 && bind != 0 && place != super::places::NONE;
+            (0..n).map(
+                move |id| {
+                    if bound {
+                        super::places::assign(bind, place, part, n, id).0
+                    } else {
+                        super::places::NONE
+                    }
+                },
+            )
+        });
     team.single.store(0, Ordering::Relaxed);
     super::work::reset(&team.work);
     team.group = None;
@@ -282,8 +303,8 @@ pub fn run_master_and_join(team_ptr: *mut Team) {
     let outer = st.task();
     let mut me = member(team, 0);
     st.set_task(&mut me);
-    if super::affinity::display_on() {
-        super::affinity::on_region_start(&me, &mut st.shown_affinity);
+    if team.show_affinity {
+        super::affinity::display(&super::affinity::format());
     }
     if let Some(f) = team.func {
         f(team.data);
@@ -462,8 +483,8 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         let team = unsafe { &*team_ptr };
         let mut me = member(team, id);
         st.set_task(&mut me);
-        if super::affinity::display_on() {
-            super::affinity::on_region_start(&me, &mut st.shown_affinity);
+        if team.show_affinity {
+            super::affinity::display(&super::affinity::format());
         }
         if let Some(f) = team.func {
             f(team.data);

@@ -118,8 +118,6 @@ pub struct OmpThread {
     /// The teams this thread led inside `target` regions, kept while it runs outside them
     /// (`target`: a target region's parallel regions are those of a new initial thread).
     pub device_hot: [*mut Team; 4],
-    /// What OMP_DISPLAY_AFFINITY last showed for this thread (`affinity::on_region_start`).
-    pub shown_affinity: u64,
     /// The busy count of the contention group this thread's initial task starts (see
     /// `Ctx::busy`); the record is never freed.
     pub busy: AtomicU32,
@@ -149,7 +147,6 @@ fn make(t: *mut crate::sched::Thread) {
         initial: Ctx::initial(),
         hot: [core::ptr::null_mut(); 4],
         device_hot: [core::ptr::null_mut(); 4],
-        shown_affinity: 0,
         busy: AtomicU32::new(0),
     }));
     // SAFETY: `st` was just made; `t` is the current thread (see `this`).
