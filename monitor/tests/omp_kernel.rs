@@ -244,6 +244,41 @@ fn places_and_binding_follow_omp_places_and_omp_proc_bind() {
     }
 }
 
+/// The program's own libgomp builds OMP_PLACES=cores, sockets, ll_caches and numa_domains
+/// from the host's /sys topology files; under hrt they describe the VM (forward/synthetic.rs),
+/// so on 1 and 4 vCPUs (fewer and more than this host's CPUs) it gets the kernel runtime's places.
+#[test]
+fn own_libgomp_sees_the_vms_topology_in_sys() {
+    let prog = build("omp_places", "-static");
+    let sorted = |o: &Outcome| {
+        let mut lines: Vec<&str> = o.stdout.lines().collect();
+        lines.sort_unstable();
+        lines.join("\n")
+    };
+    for cpus in ["1", "4"] {
+        for places in ["cores", "sockets", "ll_caches", "numa_domains", "threads(2)"] {
+            let run_with = |omp: &str| {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+                cmd.args(["run", "--omp", omp, "--cpus", cpus, "--"]).arg(&prog);
+                cmd.env("OMP_PLACES", places).env("OMP_PROC_BIND", "spread");
+                run(cmd, None)
+            };
+            let (kernel, own) = (run_with("kernel"), run_with("libgomp"));
+            assert_eq!(kernel.code(), 0, "--omp kernel, {places} on {cpus}:\n{}", kernel.stderr);
+            assert_eq!(
+                (own.code(), sorted(&own)),
+                (kernel.code(), sorted(&kernel)),
+                "OMP_PLACES={places} on --cpus {cpus}: the program's libgomp against the kernel runtime:\n{}",
+                own.stderr
+            );
+            if places == "cores" {
+                let want = format!("places {cpus}");
+                assert!(own.stdout.lines().any(|l| l.starts_with(&want)), "{places} on {cpus}:\n{}", own.stdout);
+            }
+        }
+    }
+}
+
 #[test]
 fn kernel_runtime_runs_a_static_pie_program() {
     let prog = build("omp_kernel", "-static-pie");

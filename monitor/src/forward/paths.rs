@@ -288,10 +288,24 @@ impl Forwarder {
                 Meaning::Own(name) => return self.own_entry(name),
                 Meaning::Denied => return Err(Errno::EACCES),
             }
-            if let Some(data) = super::synthetic::contents(&abs_text(&comps), self.cpus) {
-                let mut at = self.walked(dirfd, &raw, follow, inspect)?;
+            let abs = abs_text(&comps);
+            if let Some(data) = super::synthetic::contents(&abs, self.cpus) {
+                // Other calls (stat, access) see the host's file, or, for a vCPU the host does
+                // not have, the harmless CPU list.
+                let mut at = match self.walked(dirfd, &raw, follow, inspect) {
+                    Ok(at) => at,
+                    Err(_) => {
+                        let mut at =
+                            At::new(libc::AT_FDCWD, cstring(b"/sys/devices/system/cpu/possible".to_vec())?, None);
+                        at.rewritten = true;
+                        at
+                    }
+                };
                 at.synthetic = Some(data);
                 return Ok(at);
+            }
+            if super::synthetic::beyond_vm(&abs, self.cpus) {
+                return Err(Errno::ENOENT);
             }
         }
         let mut at = self.walked(dirfd, &raw, follow, inspect)?;

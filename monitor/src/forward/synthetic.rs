@@ -1,20 +1,108 @@
 //! Files whose host contents describe the host rather than the VM. glibc's
-//! `sysconf(_SC_NPROCESSORS_ONLN/CONF)` and `get_nprocs` read these; the program must see the
-//! VM's vCPUs, so opening them gives an in-memory file with the VM's answer.
+//! `sysconf(_SC_NPROCESSORS_ONLN/CONF)` and `get_nprocs` read the CPU lists; libgomp reads the
+//! per-CPU topology, cache and node files for `OMP_PLACES=cores|sockets|ll_caches|numa_domains`.
+//! The program must see the VM's vCPUs, so opening them gives an in-memory file with the VM's
+//! answer, and a CPU directory of a vCPU the VM does not have is absent. The VM's topology is
+//! the one the kernel's OpenMP runtime uses (kernel/src/omp/places.rs): every vCPU is a core
+//! with one hardware thread and its own level-1 and level-2 caches, and all share one socket,
+//! one last-level cache and one memory node (also with `--numa`, whose zones are emulated).
 
 use std::io::Write;
 use std::os::fd::{FromRawFd, IntoRawFd};
 
+const CPU_DIR: &[u8] = b"/sys/devices/system/cpu/";
+const NODE_DIR: &[u8] = b"/sys/devices/system/node/";
+
 /// The contents the program sees at `path`, if the path is one of the synthetic files.
 pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
-    match path {
-        b"/sys/devices/system/cpu/online"
-        | b"/sys/devices/system/cpu/possible"
-        | b"/sys/devices/system/cpu/present" => {
-            Some(if cpus <= 1 { b"0\n".to_vec() } else { format!("0-{}\n", cpus - 1).into_bytes() })
-        }
+    let all = cpu_list(0, cpus);
+    if let Some(name) = path.strip_prefix(CPU_DIR) {
+        return match name {
+            b"online" | b"possible" | b"present" => Some(all),
+            _ => {
+                let (cpu, rest) = numbered(name, b"cpu")?;
+                (cpu < cpus).then(|| cpu_file(cpu, cpus, rest)).flatten()
+            }
+        };
+    }
+    match path.strip_prefix(NODE_DIR)? {
+        b"online" | b"possible" | b"has_cpu" | b"has_memory" | b"has_normal_memory" => Some(b"0\n".to_vec()),
+        b"node0/cpulist" => Some(all),
+        b"node0/cpumap" => Some(cpu_mask(0, cpus, cpus)),
         _ => None,
     }
+}
+
+/// Whether `path` lies in the directory of a vCPU or memory node the VM does not have (it is
+/// absent, whatever the host has there).
+pub fn beyond_vm(path: &[u8], cpus: u32) -> bool {
+    let numbered_past = |dir: &[u8], prefix: &[u8], count: u32| {
+        path.strip_prefix(dir).and_then(|name| numbered(name, prefix)).is_some_and(|(n, _)| n >= count)
+    };
+    numbered_past(CPU_DIR, b"cpu", cpus) || numbered_past(NODE_DIR, b"node", 1)
+}
+
+/// `cpu<N>` or `cpu<N>/rest` (for `prefix` "cpu"): N and the rest ("" for the directory).
+fn numbered<'a>(name: &'a [u8], prefix: &[u8]) -> Option<(u32, &'a [u8])> {
+    let tail = name.strip_prefix(prefix)?;
+    let digits = tail.iter().take_while(|b| b.is_ascii_digit()).count();
+    let (number, rest) = tail.split_at(digits);
+    if digits == 0 || (digits > 1 && number[0] == b'0') || !(rest.is_empty() || rest[0] == b'/') {
+        return None;
+    }
+    let n = std::str::from_utf8(number).ok()?.parse().ok()?;
+    Some((n, rest.strip_prefix(b"/").unwrap_or(rest)))
+}
+
+/// A file of vCPU `cpu`'s directory (`rest` below it), if the VM answers it.
+fn cpu_file(cpu: u32, cpus: u32, rest: &[u8]) -> Option<Vec<u8>> {
+    let own = || cpu_list(cpu, 1);
+    let line = |v: u32| format!("{v}\n").into_bytes();
+    if let Some(name) = rest.strip_prefix(b"topology/") {
+        return match name {
+            b"thread_siblings_list" | b"core_cpus_list" => Some(own()),
+            b"thread_siblings" | b"core_cpus" => Some(cpu_mask(cpu, 1, cpus)),
+            b"core_siblings_list" | b"package_cpus_list" | b"die_cpus_list" | b"cluster_cpus_list" => {
+                Some(cpu_list(0, cpus))
+            }
+            b"core_siblings" | b"package_cpus" | b"die_cpus" | b"cluster_cpus" => Some(cpu_mask(0, cpus, cpus)),
+            b"core_id" => Some(line(cpu)),
+            b"physical_package_id" | b"die_id" | b"cluster_id" => Some(line(0)),
+            _ => None,
+        };
+    }
+    // cache/index0..3: L1 data, L1 instruction, L2 (the vCPU's own), L3 (shared by all).
+    let (index, file) = numbered(rest.strip_prefix(b"cache/")?, b"index")?;
+    let level = [1, 1, 2, 3].get(index as usize).copied()?;
+    let (first, count) = if level == 3 { (0, cpus) } else { (cpu, 1) };
+    match file {
+        b"level" => Some(line(level)),
+        b"shared_cpu_list" => Some(cpu_list(first, count)),
+        b"shared_cpu_map" => Some(cpu_mask(first, count, cpus)),
+        _ => None,
+    }
+}
+
+/// Linux's list form of CPUs `first .. first + count`: "3", "0-3".
+fn cpu_list(first: u32, count: u32) -> Vec<u8> {
+    let last = first + count.max(1) - 1;
+    if last == first { format!("{first}\n") } else { format!("{first}-{last}\n") }.into_bytes()
+}
+
+/// Linux's mask form of CPUs `first .. first + count` among `cpus`: hexadecimal, one digit per
+/// four CPUs, a comma between groups of 32 ("f", "00000001,ffffffff").
+fn cpu_mask(first: u32, count: u32, cpus: u32) -> Vec<u8> {
+    let digits = cpus.max(1).div_ceil(4) as usize;
+    let mut text = Vec::new();
+    for d in (0..digits).rev() {
+        let nibble = (0..4).filter(|b| (first..first + count).contains(&(d as u32 * 4 + b))).fold(0, |m, b| m | 1 << b);
+        text.push(b"0123456789abcdef"[nibble as usize]);
+        if d % 8 == 0 && d > 0 {
+            text.push(b',');
+        }
+    }
+    text.push(b'\n');
+    text
 }
 
 /// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` and
@@ -100,12 +188,41 @@ pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::contents;
+    use super::{beyond_vm, contents};
 
     #[test]
     fn cpu_lists() {
         assert_eq!(contents(b"/sys/devices/system/cpu/online", 1).unwrap(), b"0\n");
         assert_eq!(contents(b"/sys/devices/system/cpu/possible", 4).unwrap(), b"0-3\n");
         assert!(contents(b"/etc/passwd", 4).is_none());
+    }
+
+    /// What libgomp reads for OMP_PLACES=cores, sockets, ll_caches and numa_domains.
+    #[test]
+    fn topology_of_the_vm() {
+        let cpu = |p: &str| contents(format!("/sys/devices/system/cpu/{p}").as_bytes(), 4);
+        assert_eq!(cpu("cpu3/topology/thread_siblings_list").unwrap(), b"3\n");
+        assert_eq!(cpu("cpu2/topology/core_siblings_list").unwrap(), b"0-3\n");
+        assert_eq!(cpu("cpu1/topology/thread_siblings").unwrap(), b"2\n");
+        assert_eq!(cpu("cpu1/topology/package_cpus").unwrap(), b"f\n");
+        assert_eq!(cpu("cpu0/cache/index3/level").unwrap(), b"3\n");
+        assert_eq!(cpu("cpu1/cache/index2/shared_cpu_list").unwrap(), b"1\n");
+        assert_eq!(cpu("cpu1/cache/index3/shared_cpu_list").unwrap(), b"0-3\n");
+        assert!(cpu("cpu0/cache/index4/level").is_none());
+        assert!(cpu("cpu4/topology/core_id").is_none());
+        assert!(cpu("cpu01/topology/core_id").is_none());
+        assert_eq!(contents(b"/sys/devices/system/node/node0/cpulist", 4).unwrap(), b"0-3\n");
+        assert_eq!(contents(b"/sys/devices/system/node/online", 4).unwrap(), b"0\n");
+        assert_eq!(contents(b"/sys/devices/system/cpu/cpu0/topology/core_siblings", 40).unwrap(), b"ff,ffffffff\n");
+    }
+
+    #[test]
+    fn cpus_and_nodes_beyond_the_vm_are_absent() {
+        assert!(beyond_vm(b"/sys/devices/system/cpu/cpu2", 2));
+        assert!(beyond_vm(b"/sys/devices/system/cpu/cpu7/topology/core_id", 4));
+        assert!(!beyond_vm(b"/sys/devices/system/cpu/cpu3/online", 4));
+        assert!(!beyond_vm(b"/sys/devices/system/cpu/cpufreq", 1));
+        assert!(beyond_vm(b"/sys/devices/system/node/node1/cpulist", 4));
+        assert!(!beyond_vm(b"/sys/devices/system/node/node0", 4));
     }
 }
