@@ -568,13 +568,20 @@ fn environment_variables_are_read_as_libgomp_reads_them() {
         // ints above INT_MAX are invalid, not clamped
         (&[("OMP_DEFAULT_DEVICE", "2147483648"), ("OMP_MAX_TASK_PRIORITY", "2147483648"), display], &[]),
         (&[("OMP_NUM_TEAMS", "2147483648"), ("OMP_TEAMS_THREAD_LIMIT", "2147483648"), display], &[]),
+        // INT_MAX itself is kept (shown as given); beyond it is no limit (UINT_MAX)
+        (&[("OMP_THREAD_LIMIT", "2147483647"), display], &[]),
+        (&[("OMP_THREAD_LIMIT", "2147483648"), display], &[]),
         (&[("OMP_ALLOCATOR", "OMP_LOW_LAT_MEM_ALLOC"), display], &[]),
         // affinity lines: which teams show them
         (&[("OMP_DISPLAY_AFFINITY", "true"), ("OMP_AFFINITY_FORMAT", "T %0.3n of %N lvl %L anc %a aff %A")], &[]),
     ];
-    // The explicit lists and vCPU counts fix the place lists: libgomp under hrt reads the
-    // topology of the host's CPUs, so abstract names other than `threads` could differ.
+    // At 4 vCPUs, more than this host's CPUs: explicit lists, and abstract names (libgomp under
+    // hrt reads the VM's topology in /sys, see `own_libgomp_sees_the_vms_topology_in_sys`).
     let four: &[Setting] = &[
+        (&[("OMP_PLACES", "cores"), ("OMP_PROC_BIND", "spread,close"), ("OMP_NUM_THREADS", "3,2")], &[]),
+        (&[("OMP_PLACES", "sockets(1)"), ("OMP_PROC_BIND", "close"), display], &[]),
+        (&[("OMP_PLACES", "ll_caches"), ("OMP_PROC_BIND", "spread"), display], &[]),
+        (&[("OMP_PLACES", "numa_domains"), ("OMP_PROC_BIND", "close"), display], &[]),
         (&[("OMP_PLACES", "{0},{1},{2},{3}"), ("OMP_PROC_BIND", "spread,close"), ("OMP_NUM_THREADS", "3,2")], &[]),
         (&[("OMP_PLACES", "{3},{2},{1},{0}"), ("OMP_PROC_BIND", "close,spread"), ("OMP_NUM_THREADS", "5,3")], &[]),
         (&[("OMP_PLACES", "{0},{1},{2},{3}"), ("OMP_PROC_BIND", "spread"), ("OMP_NUM_THREADS", "3,2")], &[]),

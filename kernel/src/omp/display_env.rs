@@ -81,10 +81,7 @@ pub fn show(verbose: bool) {
         join(shown.bind_list.iter().map(|&b| bind_name(b).into()))
     };
     let places = join((0..places::count()).map(|p| place(&mut places::procs(p))));
-    let limit = match icv0.thread_limit {
-        l if l == i32::MAX as u32 => u32::MAX,
-        l => l,
-    };
+    let limit = icv0.thread_limit;
     let stack = icv::stack_size();
     let rows: [(&str, String); 20] = [
         ("_OPENMP", "201511".into()),

@@ -52,7 +52,7 @@ static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
         max_active_levels: 1,
         bind: 0,
         allocator: super::allocators::DEFAULT_MEM_ALLOC,
-        thread_limit: i32::MAX as u32,
+        thread_limit: u32::MAX,
         default_device: 0,
     },
     nthreads_list: alloc::vec::Vec::new(),
@@ -426,7 +426,8 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
         d.icv.allocator = super::allocators::parse_env(v).unwrap_or(super::allocators::DEFAULT_MEM_ALLOC);
     }
     if let Some(x) = get(b"OMP_THREAD_LIMIT").and_then(|v| parse_ulong(v, false)) {
-        d.icv.thread_limit = x.min(i32::MAX as u64) as u32;
+        // As libgomp: beyond INT_MAX is no limit (UINT_MAX, which OMP_DISPLAY_ENV shows).
+        d.icv.thread_limit = if x > i32::MAX as u64 { u32::MAX } else { x as u32 };
     }
     if let Some(list) = get(b"OMP_NUM_THREADS").and_then(parse_ulong_list) {
         d.nthreads_list = list.iter().map(|&x| x.min(u32::MAX as u64) as u32).collect();

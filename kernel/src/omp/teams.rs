@@ -16,9 +16,10 @@ use super::thread;
 /// OMP_NUM_TEAMS is unset (libgomp's choice).
 const DEFAULT_HOST_TEAMS: u32 = 3;
 
-/// A thread_limit clause's value as thread-limit-var holds it (beyond INT_MAX: no limit).
+/// A thread_limit clause's value as thread-limit-var holds it (beyond INT_MAX: no limit,
+/// UINT_MAX as in libgomp).
 fn limit(v: u32) -> u32 {
-    v.min(i32::MAX as u32)
+    if v > i32::MAX as u32 { u32::MAX } else { v }
 }
 
 /// GOMP_teams_reg: a `teams` region outside `target` (gcc 11+).
