@@ -27,7 +27,7 @@ const MICRO: &[&str] = &[
     "forkjoin.1",
     "forkjoin.2",
 ];
-const APPS: &[&str] = &["ep.S", "cg.S", "is.S", "mg.S"];
+const APPS: &[&str] = &["ep.S", "cg.S", "is.S", "mg.S", "ft.S"];
 
 /// The value of `"key": ` in `text` (up to the next comma or brace), quotes removed.
 fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {

@@ -12,7 +12,7 @@ pub enum SuiteChoice {
     Micro,
     /// OpenMP construct overheads (EPCC method, epcc.c)
     Omp,
-    /// Application kernels: ep, cg, is, mg, for 1..=CPUs threads
+    /// Application kernels: ep, cg, is, mg, ft, for 1..=CPUs threads
     Apps,
     /// Everything above
     All,

@@ -9,7 +9,7 @@ use super::args::{BenchArgs, OmpColumns};
 use super::result::{Side, Via};
 
 /// The application kernels, each run for 1..=CPUs threads on both sides.
-pub const APPS: &[&str] = &["ep", "cg", "is", "mg"];
+pub const APPS: &[&str] = &["ep", "cg", "is", "mg", "ft"];
 
 pub enum Work {
     /// Boot the in-kernel suite with polling or halting idle CPUs.

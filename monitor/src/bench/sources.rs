@@ -20,6 +20,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("cg", "apps/cg.c"),
     ("is", "apps/is.c"),
     ("mg", "apps/mg.c"),
+    ("ft", "apps/ft.c"),
 ];
 
 /// Whether this `hrt` carries the source of `program`.
