@@ -19,7 +19,11 @@ const DEFAULT_HOST_TEAMS: u32 = 3;
 /// A thread_limit clause's value as thread-limit-var holds it (beyond INT_MAX: no limit,
 /// UINT_MAX as in libgomp).
 fn limit(v: u32) -> u32 {
-    if v > i32::MAX as u32 { u32::MAX } else { v }
+    if v > i32::MAX as u32 {
+        u32::MAX
+    } else {
+        v
+    }
 }
 
 /// GOMP_teams_reg: a `teams` region outside `target` (gcc 11+).
