@@ -301,37 +301,45 @@ fn parse_count(v: &[u8]) -> Option<u64> {
     if let Some(r) = prefix(v, b"infinite").or_else(|| prefix(v, b"infinity")) {
         return skip_ws(r).is_empty().then_some(u64::MAX);
     }
-    let (x, rest) = strtoul(v)?;
-    let rest = skip_ws(rest);
-    let (mult, rest) = match rest.first().map(u8::to_ascii_lowercase) {
-        None => (1, rest),
-        Some(b'k') => (1_000, &rest[1..]),
-        Some(b'm') => (1_000_000, &rest[1..]),
-        Some(b'g') => (1_000_000_000, &rest[1..]),
-        Some(b't') => (1_000_000_000_000, &rest[1..]),
+    let (x, suffix) = number_and_suffix(v)?;
+    let mult: u64 = match suffix {
+        None => 1,
+        Some(b'k') => 1_000,
+        Some(b'm') => 1_000_000,
+        Some(b'g') => 1_000_000_000,
+        Some(b't') => 1_000_000_000_000,
         _ => return None,
     };
-    skip_ws(rest).is_empty().then(|| x.saturating_mul(mult))
+    Some(x.saturating_mul(mult))
 }
 
 /// libgomp's `parse_stacksize` (OMP_STACKSIZE, GOMP_STACKSIZE): a number with an optional B,
 /// K, M or G suffix, either case (K by default).
 fn parse_size(v: &[u8]) -> Option<u64> {
+    let (x, suffix) = number_and_suffix(v)?;
+    let shift = match suffix {
+        None | Some(b'k') => 10,
+        Some(b'b') => 0,
+        Some(b'm') => 20,
+        Some(b'g') => 30,
+        _ => return None,
+    };
+    ((x << shift) >> shift == x).then_some(x << shift)
+}
+
+/// A number (`strtoul`) and an optional one-letter suffix (lower-cased), with blanks around
+/// either and nothing else; None when empty or anything follows.
+fn number_and_suffix(v: &[u8]) -> Option<(u64, Option<u8>)> {
     let v = skip_ws(v);
     if v.is_empty() {
         return None;
     }
     let (x, rest) = strtoul(v)?;
     let rest = skip_ws(rest);
-    let (shift, rest) = match rest.first().map(u8::to_ascii_lowercase) {
-        None => (10, rest),
-        Some(b'b') => (0, &rest[1..]),
-        Some(b'k') => (10, &rest[1..]),
-        Some(b'm') => (20, &rest[1..]),
-        Some(b'g') => (30, &rest[1..]),
-        _ => return None,
-    };
-    (skip_ws(rest).is_empty() && (x << shift) >> shift == x).then_some(x << shift)
+    match rest.split_first() {
+        None => Some((x, None)),
+        Some((&c, after)) => skip_ws(after).is_empty().then_some((x, Some(c.to_ascii_lowercase()))),
+    }
 }
 
 /// libgomp's `parse_bind_var` (OMP_PROC_BIND): one of false, true, master, primary, close and
