@@ -7,9 +7,10 @@ use std::time::Duration;
 
 const HRT: &str = env!("CARGO_BIN_EXE_hrt");
 
-/// Compiles `source` statically into a temporary directory and returns the binary.
+/// Compiles `source` statically into cargo's scratch directory for integration tests (under
+/// target/, so nothing is left in /tmp) and returns the binary.
 fn build(name: &str, source: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hrt-host-side-{}-{name}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("host-side-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, source).unwrap();

@@ -97,6 +97,12 @@ static void failing_execs(void) {
     report("execveat empty path without flag", syscall(SYS_execveat, AT_FDCWD, "", argv, env, 0));
     // Everything is still here.
     printf("still running: %d\n", getpid() == syscall(SYS_gettid));
+    static const char *const made[] = {"noexec", "garbage", "badinterp", "loop", "la", "lb"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[i]);
+        unlink(path);
+    }
+    rmdir(dir);
 }
 
 static int pipefd[2];
