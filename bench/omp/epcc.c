@@ -36,9 +36,11 @@
  *
  * Loop schedules (static, dynamic, guided; chunks 1, 8, 64) follow EPCC's schedbench: each
  * thread gets SCHED_ITERS iterations of the same delay per loop. The reference is every thread
- * running its SCHED_ITERS delays per loop at the same time, in one parallel region per sample
- * as the test has, without the loop construct: the overhead is that of one scheduled loop (its
- * chunk hand-out and closing barrier), not a vCPU's speed against another's. The work per loop
+ * running, at the same time, as many delays as it ran in the test (its share: SCHED_ITERS per
+ * loop for static; for dynamic and guided what the hand-out gave it), in one parallel region
+ * per sample as the test has, without the loop construct: the overhead is that of one
+ * scheduled loop (its chunk hand-out and closing barrier), not a vCPU's speed against
+ * another's. The work per loop
  * is kept small (64 x 0.1 us) so that the run-to-run jitter of the work, which grows with it,
  * stays well below the overhead being measured (with 128 x 0.25 us, 32 us of work against
  * overheads of 0.2-4 us, the medians were noise).
@@ -212,25 +214,43 @@ static void test_reduction(long inner) {
     }
 }
 
-/* The schedule rows' reference: every thread runs its share of the work at the same time, in
- * one parallel region per sample as the test has, but without the loop construct. */
+/* How many iterations each thread ran in the last test sample of a schedule row (its share),
+ * and that sample's `inner`. A dynamic or guided loop gives the faster vCPU more iterations;
+ * a reference of equal shares left the slower one running alone at its end, and the row then
+ * measured how unequal the two vCPUs' speeds were (natively, guided.1's median was -2.06 us in
+ * one run and +0.19 in the next, the construct's own cost a fraction of that). */
+static line_long *sched_share;
+static long sched_share_inner;
+
+/* The schedule rows' reference: every thread runs the share of the work it ran in the test, at
+ * the same time, in one parallel region per sample as the test has, but without the loop
+ * construct (and so without its closing barriers). A static row's shares are equal. */
 static void ref_sched(long inner) {
 #pragma omp parallel
-    for (long j = 0; j < inner; j++)
-        for (long i = 0; i < par.sched_iters; i++)
+    {
+        int me = omp_get_thread_num();
+        long n = sched_share[me].v * inner / sched_share_inner;
+        for (long k = 0; k < n; k++)
             delay(par.delay_sched);
+    }
 }
 
 #define PRAGMA(x) _Pragma(#x)
 #define SCHED_TEST(fn, kind, chunk)                                                           \
     static void fn(long inner) {                                                              \
         long iters = par.sched_iters * par.nthreads;                                          \
-        PRAGMA(omp parallel)                                                                  \
-        for (long j = 0; j < inner; j++) {                                                    \
-            PRAGMA(omp for schedule(kind, chunk))                                             \
-            for (long i = 0; i < iters; i++)                                                  \
-                delay(par.delay_sched);                                                       \
+        PRAGMA(omp parallel) {                                                                \
+            long mine = 0;                                                                    \
+            for (long j = 0; j < inner; j++) {                                                \
+                PRAGMA(omp for schedule(kind, chunk))                                         \
+                for (long i = 0; i < iters; i++) {                                            \
+                    delay(par.delay_sched);                                                   \
+                    mine++;                                                                   \
+                }                                                                             \
+            }                                                                                 \
+            sched_share[omp_get_thread_num()].v = mine;                                       \
         }                                                                                     \
+        sched_share_inner = inner;                                                            \
     }
 SCHED_TEST(test_static_1, static, 1)
 SCHED_TEST(test_static_8, static, 8)
@@ -399,6 +419,9 @@ int main(int argc, char **argv) {
     double target_s = quick ? 0.25e-3 : 0.5e-3;
 
     par.nthreads = omp_get_max_threads();
+    sched_share = aligned_alloc(sizeof(line_long), sizeof(line_long) * par.nthreads);
+    if (!sched_share)
+        return fprintf(stderr, "out of memory\n"), 1;
     omp_init_lock(&lock.v);
 #pragma omp parallel
     delay(1000); /* start the thread team before calibrating */
