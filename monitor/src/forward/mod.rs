@@ -49,6 +49,7 @@ mod io;
 mod owners;
 mod paths;
 mod poll;
+mod proc_cpus;
 mod procs;
 mod remote_pages;
 #[cfg(test)]

@@ -6,9 +6,12 @@
 //! the one the kernel's OpenMP runtime uses (kernel/src/omp/places.rs): every vCPU is a core
 //! with one hardware thread and its own level-1 and level-2 caches, and all share one socket,
 //! one last-level cache and one memory node (also with `--numa`, whose zones are emulated).
+//! `/proc/cpuinfo` and `/proc/stat` list the vCPUs (proc_cpus.rs).
 
 use std::io::Write;
 use std::os::fd::{FromRawFd, IntoRawFd};
+
+use super::proc_cpus;
 
 const CPU_DIR: &[u8] = b"/sys/devices/system/cpu/";
 const NODE_DIR: &[u8] = b"/sys/devices/system/node/";
@@ -16,9 +19,18 @@ const NODE_DIR: &[u8] = b"/sys/devices/system/node/";
 /// The contents the program sees at `path`, if the path is one of the synthetic files.
 pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
     let all = cpu_list(0, cpus);
+    // Made from the host's file; if it cannot be read (`--sandbox`), opening it fails as it does.
+    match path {
+        b"/proc/cpuinfo" => return std::fs::read("/proc/cpuinfo").ok().map(|h| proc_cpus::cpuinfo(&h, cpus)),
+        b"/proc/stat" => return std::fs::read("/proc/stat").ok().map(|h| proc_cpus::stat(&h, cpus)),
+        _ => {}
+    }
     if let Some(name) = path.strip_prefix(CPU_DIR) {
         return match name {
-            b"online" | b"possible" | b"present" => Some(all),
+            b"online" | b"possible" | b"present" | b"enabled" => Some(all),
+            b"offline" => Some(b"\n".to_vec()),
+            // The largest CPU number the kernel could have (Linux's NR_CPUS - 1).
+            b"kernel_max" => Some(format!("{}\n", hrt_abi::MAX_CPUS - 1).into_bytes()),
             _ => {
                 let (cpu, rest) = numbered(name, b"cpu")?;
                 (cpu < cpus).then(|| cpu_file(cpu, cpus, rest)).flatten()
@@ -224,5 +236,16 @@ mod tests {
         assert!(!beyond_vm(b"/sys/devices/system/cpu/cpufreq", 1));
         assert!(beyond_vm(b"/sys/devices/system/node/node1/cpulist", 4));
         assert!(!beyond_vm(b"/sys/devices/system/node/node0", 4));
+    }
+
+    #[test]
+    fn cpu_lists_beyond_the_per_cpu_files() {
+        assert_eq!(contents(b"/sys/devices/system/cpu/offline", 4).unwrap(), b"\n");
+        assert_eq!(contents(b"/sys/devices/system/cpu/enabled", 4).unwrap(), b"0-3\n");
+        assert_eq!(contents(b"/sys/devices/system/cpu/kernel_max", 4).unwrap(), b"255\n");
+        let cpuinfo = String::from_utf8(contents(b"/proc/cpuinfo", 3).unwrap()).unwrap();
+        assert_eq!(cpuinfo.lines().filter(|l| l.starts_with("processor")).count(), 3);
+        let stat = String::from_utf8(contents(b"/proc/stat", 3).unwrap()).unwrap();
+        assert_eq!(stat.lines().filter(|l| l.starts_with("cpu")).count(), 4);
     }
 }
