@@ -25,6 +25,10 @@ pub struct HostFd {
     /// What kind of file it is, as far as waiting goes (found once: a descriptor's file type
     /// cannot change while it is open).
     kind: std::sync::OnceLock<FdKind>,
+    /// For a file under /sys/devices/system/cpu or .../node, its path as the program named it
+    /// (normalized): paths relative to it and its listing are the VM's (synthetic.rs,
+    /// cpu_dirs.rs), also when the host file is a stand-in.
+    vm_path: Option<Arc<[u8]>>,
 }
 
 /// How long I/O on a descriptor may wait, by its file type.
@@ -49,17 +53,17 @@ pub enum FdKind {
 impl HostFd {
     /// A descriptor the forwarder opened; closed when dropped.
     pub fn owned(fd: i32, special: bool) -> HostFd {
-        HostFd { fd, owned: true, special, kind: std::sync::OnceLock::new() }
+        HostFd { fd, owned: true, special, kind: std::sync::OnceLock::new(), vm_path: None }
     }
 
     /// A descriptor the forwarder opened whose kind it knows; closed when dropped.
     pub fn with_kind(fd: i32, kind: FdKind) -> HostFd {
-        HostFd { fd, owned: true, special: false, kind: std::sync::OnceLock::from(kind) }
+        HostFd { fd, owned: true, special: false, kind: std::sync::OnceLock::from(kind), vm_path: None }
     }
 
     /// One of the host's standard descriptors, never closed by the forwarder.
     pub fn borrowed(fd: i32) -> HostFd {
-        HostFd { fd, owned: false, special: false, kind: std::sync::OnceLock::new() }
+        HostFd { fd, owned: false, special: false, kind: std::sync::OnceLock::new(), vm_path: None }
     }
 
     pub fn raw(&self) -> i32 {
@@ -68,6 +72,16 @@ impl HostFd {
 
     pub fn special(&self) -> bool {
         self.special
+    }
+
+    /// This descriptor, with the path the program named it by (see `vm_path`).
+    pub fn named(mut self, vm_path: Option<Arc<[u8]>>) -> HostFd {
+        self.vm_path = vm_path;
+        self
+    }
+
+    pub fn vm_path(&self) -> Option<&[u8]> {
+        self.vm_path.as_deref()
     }
 
     /// The descriptor's kind as far as waiting goes.
@@ -99,7 +113,7 @@ impl HostFd {
         if fd < 0 {
             return Err(Errno::last());
         }
-        Ok(HostFd { fd, owned: true, special: self.special, kind: self.kind.clone() })
+        Ok(HostFd { fd, owned: true, special: self.special, kind: self.kind.clone(), vm_path: self.vm_path.clone() })
     }
 
     /// Closes the host descriptor now and reports the host's answer (close can report a write
@@ -286,7 +300,13 @@ impl FdTable {
             if let Some((_, o)) = made.iter().find(|(k, _)| *k == Arc::as_ptr(h)) {
                 return o.clone();
             }
-            let o = Arc::new(HostFd { fd: h.fd, owned: h.owned, special: h.special, kind: h.kind.clone() });
+            let o = Arc::new(HostFd {
+                fd: h.fd,
+                owned: h.owned,
+                special: h.special,
+                kind: h.kind.clone(),
+                vm_path: h.vm_path.clone(),
+            });
             made.push((Arc::as_ptr(h), o.clone()));
             o
         };

@@ -36,7 +36,7 @@ impl Forwarder {
         let fd = unsafe {
             self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), host_flags, uint(mode)])?
         };
-        let host = Arc::new(HostFd::owned(fd as i32, at.special));
+        let host = Arc::new(HostFd::owned(fd as i32, at.special).named(at.vm_path.clone()));
         self.fds().insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0)
     }
 
@@ -262,6 +262,9 @@ impl Forwarder {
         let h = self.fds().get(fd)?;
         let count = uint(count);
         let p = g.range_mut(buf, count as u64)?;
+        if let Some(listing) = h.vm_path().and_then(|p| super::synthetic::listing(p, self.cpus)) {
+            return super::cpu_dirs::getdents(h.raw(), listing, count as usize, |data| g.write_bytes(buf, data));
+        }
         // SAFETY: `count` bytes of guest memory.
         unsafe { self.sys(libc::SYS_getdents64, &[h.raw() as libc::c_long, ptr(p), count]) }
     }

@@ -28,6 +28,7 @@
 //! - Blocking calls (read on a pipe or terminal, poll) block the calling vCPU thread.
 
 mod blocking;
+mod cpu_dirs;
 pub mod cross_memory;
 mod epoll;
 mod errno;

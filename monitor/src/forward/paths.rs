@@ -43,6 +43,9 @@ pub struct At {
     /// The path named one of the program's own /proc or /dev entries (its descriptors, its
     /// executable, a synthesized file), so the host must not see the text as given.
     pub rewritten: bool,
+    /// The normalized path, for one under /sys/devices/system/cpu or .../node (see
+    /// HostFd::vm_path).
+    pub vm_path: Option<Arc<[u8]>>,
     /// Host descriptors the call uses (kept open until it returns).
     _hold: Option<Arc<HostFd>>,
     _dir: Option<OwnedFd>,
@@ -58,6 +61,7 @@ impl At {
             nofollow: false,
             synthetic: None,
             rewritten: false,
+            vm_path: None,
             _hold: hold,
             _dir: None,
         }
@@ -221,6 +225,7 @@ impl Forwarder {
                     std::env::current_dir().ok().map(|p| p.as_os_str().as_bytes().to_vec())
                 }
                 Some(h) if h.special() => fd_path(h.raw()),
+                Some(h) if h.vm_path().is_some() => h.vm_path().map(<[u8]>::to_vec),
                 _ => None,
             };
             let abs = match base {
@@ -288,10 +293,16 @@ impl Forwarder {
                 Meaning::Own(name) => return self.own_entry(name),
                 Meaning::Denied => return Err(Errno::EACCES),
             }
+            // A vCPU the host does not have: its directory is the host's cpu0 (the walk goes there).
+            let stand_in = super::synthetic::stand_in(&abs, self.cpus);
             let abs = abs_text(&comps);
+            let (dirfd, raw) = match &stand_in {
+                Some(p) => (libc::AT_FDCWD, p.clone()),
+                None => (dirfd, raw),
+            };
             if let Some(data) = super::synthetic::contents(&abs, self.cpus) {
-                // Other calls (stat, access) see the host's file, or, for a vCPU the host does
-                // not have, the harmless CPU list.
+                // Other calls (stat, access) see the host's file, or, if it has none, the
+                // harmless CPU list.
                 let mut at = match self.walked(dirfd, &raw, follow, inspect) {
                     Ok(at) => at,
                     Err(_) => {
@@ -307,6 +318,12 @@ impl Forwarder {
             if super::synthetic::beyond_vm(&abs, self.cpus) {
                 return Err(Errno::ENOENT);
             }
+            let mut at = self.walked(dirfd, &raw, follow, inspect)?;
+            at.special = special;
+            at.rewritten = stand_in.is_some();
+            at.vm_path = super::synthetic::in_vm_tree(&abs).then(|| abs.into());
+            at._hold = hold;
+            return Ok(at);
         }
         let mut at = self.walked(dirfd, &raw, follow, inspect)?;
         at.special = special;

@@ -6,11 +6,14 @@
 //! the one the kernel's OpenMP runtime uses (kernel/src/omp/places.rs): every vCPU is a core
 //! with one hardware thread and its own level-1 and level-2 caches, and all share one socket,
 //! one last-level cache and one memory node (also with `--numa`, whose zones are emulated).
-//! `/proc/cpuinfo` and `/proc/stat` list the vCPUs (proc_cpus.rs).
+//! `/proc/cpuinfo` and `/proc/stat` list the vCPUs (proc_cpus.rs), and so do the listings of
+//! the CPU and node directories (cpu_dirs.rs).
 
 use std::io::Write;
 use std::os::fd::{FromRawFd, IntoRawFd};
+use std::os::unix::ffi::OsStrExt;
 
+use super::cpu_dirs::Listing;
 use super::proc_cpus;
 
 const CPU_DIR: &[u8] = b"/sys/devices/system/cpu/";
@@ -54,8 +57,65 @@ pub fn beyond_vm(path: &[u8], cpus: u32) -> bool {
     numbered_past(CPU_DIR, b"cpu", cpus) || numbered_past(NODE_DIR, b"node", 1)
 }
 
+/// Whether `path` (normalized) is the CPU or node directory or lies below one.
+pub fn in_vm_tree(path: &[u8]) -> bool {
+    [CPU_DIR, NODE_DIR].iter().any(|dir| path.starts_with(dir) || path == &dir[..dir.len() - 1])
+}
+
+/// How the entries of the directory at `path` are listed, if the VM answers them: the CPU
+/// directory lists the vCPUs, the node directory the VM's one node.
+pub fn listing(path: &[u8], cpus: u32) -> Option<Listing> {
+    match path.strip_suffix(b"/").unwrap_or(path) {
+        p if p == &CPU_DIR[..CPU_DIR.len() - 1] => Some(Listing { prefix: b"cpu", count: cpus }),
+        p if p == &NODE_DIR[..NODE_DIR.len() - 1] => Some(Listing { prefix: b"node", count: 1 }),
+        _ => None,
+    }
+}
+
+/// `path` (absolute, as written) with each directory of a vCPU the host does not have
+/// replaced by the host's `cpu0`, which stands in for it (its synthetic files still answer for
+/// the vCPU; the others, such as cpufreq's, are cpu0's); None if there is none. Which directory
+/// a component names is decided lexically, as for [`contents`]; the walk then follows the
+/// replaced path, `..` and links included, as the host resolves it.
+pub fn stand_in(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
+    let cpu_dir: Vec<&[u8]> = CPU_DIR.split(|&b| b == b'/').filter(|c| !c.is_empty()).collect();
+    let mut lexical: Vec<&[u8]> = Vec::new();
+    let mut out = Vec::with_capacity(path.len());
+    let mut replaced = false;
+    for (i, c) in path.split(|&b| b == b'/').enumerate() {
+        let mut c = c;
+        match c {
+            b"" | b"." => {}
+            b".." => {
+                lexical.pop();
+            }
+            _ => {
+                lexical.push(c);
+                let missing = lexical.len() == cpu_dir.len() + 1
+                    && lexical.starts_with(&cpu_dir)
+                    && numbered(c, b"cpu").is_some_and(|(cpu, rest)| {
+                        rest.is_empty() && cpu > 0 && cpu < cpus && !host_has(&[CPU_DIR, c].concat())
+                    });
+                if missing {
+                    c = b"cpu0";
+                    replaced = true;
+                }
+            }
+        }
+        if i > 0 {
+            out.push(b'/');
+        }
+        out.extend_from_slice(c);
+    }
+    replaced.then_some(out)
+}
+
+fn host_has(path: &[u8]) -> bool {
+    std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(path)).is_ok()
+}
+
 /// `cpu<N>` or `cpu<N>/rest` (for `prefix` "cpu"): N and the rest ("" for the directory).
-fn numbered<'a>(name: &'a [u8], prefix: &[u8]) -> Option<(u32, &'a [u8])> {
+pub(super) fn numbered<'a>(name: &'a [u8], prefix: &[u8]) -> Option<(u32, &'a [u8])> {
     let tail = name.strip_prefix(prefix)?;
     let digits = tail.iter().take_while(|b| b.is_ascii_digit()).count();
     let (number, rest) = tail.split_at(digits);
@@ -200,7 +260,8 @@ pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::{beyond_vm, contents};
+    use super::{beyond_vm, contents, in_vm_tree, listing, stand_in};
+    use crate::forward::cpu_dirs::Listing;
 
     #[test]
     fn cpu_lists() {
@@ -236,6 +297,36 @@ mod tests {
         assert!(!beyond_vm(b"/sys/devices/system/cpu/cpufreq", 1));
         assert!(beyond_vm(b"/sys/devices/system/node/node1/cpulist", 4));
         assert!(!beyond_vm(b"/sys/devices/system/node/node0", 4));
+    }
+
+    #[test]
+    fn the_cpu_and_node_directories_list_the_vm() {
+        assert_eq!(listing(b"/sys/devices/system/cpu", 4), Some(Listing { prefix: b"cpu", count: 4 }));
+        assert_eq!(listing(b"/sys/devices/system/node/", 4), Some(Listing { prefix: b"node", count: 1 }));
+        assert_eq!(listing(b"/sys/devices/system/cpu/cpu0", 4), None);
+        assert!(in_vm_tree(b"/sys/devices/system/cpu") && in_vm_tree(b"/sys/devices/system/node/node0"));
+        assert!(!in_vm_tree(b"/sys/devices/system/cpufreq") && !in_vm_tree(b"/sys/devices/system"));
+    }
+
+    /// vCPUs past the host's own (one past its `possible` list) are its cpu0, whatever the spelling.
+    #[test]
+    fn a_vcpu_the_host_lacks_stands_in_for_cpu0() {
+        let possible = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
+        let last: u32 = possible.trim().rsplit(['-', ',']).next().unwrap().parse().unwrap();
+        let (lacking, cpus) = (last + 1, last + 3);
+        let path = |p: String| stand_in(p.as_bytes(), cpus).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(
+            path(format!("/sys/devices/system/cpu/cpu{lacking}/topology/core_id")).unwrap(),
+            "/sys/devices/system/cpu/cpu0/topology/core_id"
+        );
+        assert_eq!(
+            path(format!("/sys//devices/system/cpu/./cpu{lacking}/../cpu{lacking}")).unwrap(),
+            "/sys//devices/system/cpu/./cpu0/../cpu0"
+        );
+        assert_eq!(path(format!("/sys/devices/system/cpu/cpu{}/cache", cpus)), None);
+        assert_eq!(path("/sys/devices/system/cpu/cpu0/topology".into()), None);
+        assert_eq!(path(format!("/sys/devices/system/cpu/cpu0/cpu{lacking}")), None);
+        assert_eq!(path(format!("/tmp/sys/devices/system/cpu/cpu{lacking}")), None);
     }
 
     #[test]
