@@ -279,6 +279,61 @@ fn own_libgomp_sees_the_vms_topology_in_sys() {
     }
 }
 
+/// The directories and /proc files that list CPUs describe the VM on 1 and 4 vCPUs (fewer and
+/// more than this host's CPUs; tests/programs/vm_cpus.c): /sys/devices/system/cpu lists cpu0 to
+/// cpu<N-1> besides the host's other entries, each of them a directory with the VM's topology
+/// files (read relative to the directory), the node directory lists node0 only, getdents64
+/// resumes and rewinds as on Linux, and /proc/cpuinfo and /proc/stat have one entry per vCPU.
+#[test]
+fn the_cpu_listings_and_proc_files_describe_the_vm() {
+    let prog = build("vm_cpus", "-static");
+    let host_names = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect()
+    };
+    let numbered = |name: &str, prefix: &str| name.strip_prefix(prefix).is_some_and(|n| n.parse::<u32>().is_ok());
+    let topology = host_names("/sys/devices/system/cpu/cpu0/topology").len();
+    for cpus in [1u32, 4] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--cpus", &cpus.to_string(), "--"]).arg(&prog);
+        let got = run(cmd, None);
+        assert_eq!(got.code(), 0, "--cpus {cpus}:\n{}", got.stderr);
+        let lines: Vec<&str> = got.stdout.lines().collect();
+        let listing = |dir: &str, prefix: &str, count: u32| {
+            let mut names: Vec<String> = host_names(dir).into_iter().filter(|n| !numbered(n, prefix)).collect();
+            names.extend((0..count).map(|k| format!("{prefix}{k}")));
+            names.sort_unstable();
+            names
+        };
+        let mut want = vec![
+            format!("cpu: {}", listing("/sys/devices/system/cpu", "cpu", cpus).join(" ")),
+            format!("node: {}", listing("/sys/devices/system/node", "node", 1).join(" ")),
+        ];
+        want.extend((0..cpus).map(|k| format!("cpu{k}: dir 1 same inode 1 topology entries {topology} core_id {k}")));
+        want.push("getdents: pieces 1 resume 1 too small 1".into());
+        assert_eq!(lines[..want.len()], want, "--cpus {cpus}:\n{}", got.stdout);
+        // One /proc/cpuinfo block per vCPU: each its own core of socket 0, its APIC ID its index.
+        let blocks: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("cpuinfo")).collect();
+        assert_eq!(blocks.len(), cpus as usize, "--cpus {cpus}:\n{}", got.stdout);
+        for (k, block) in blocks.iter().enumerate() {
+            let mut fields: Vec<&str> = block.split("cpuinfo ").map(str::trim).filter(|f| !f.is_empty()).collect();
+            fields.sort_unstable();
+            let mut want = vec![
+                format!("apicid={k}"),
+                format!("core id={k}"),
+                format!("cpu cores={cpus}"),
+                format!("initial apicid={k}"),
+                "physical id=0".to_string(),
+                format!("processor={k}"),
+                format!("siblings={cpus}"),
+            ];
+            want.sort_unstable();
+            assert_eq!(fields, want, "--cpus {cpus}, /proc/cpuinfo block {k}");
+        }
+        let stat: Vec<String> = (0..cpus).map(|k| format!(" cpu{k}")).collect();
+        assert_eq!(lines.last(), Some(&format!("stat:{}", stat.concat()).as_str()), "--cpus {cpus}");
+    }
+}
+
 #[test]
 fn kernel_runtime_runs_a_static_pie_program() {
     let prog = build("omp_kernel", "-static-pie");
