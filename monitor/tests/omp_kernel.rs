@@ -310,6 +310,7 @@ fn the_cpu_listings_and_proc_files_describe_the_vm() {
         ];
         want.extend((0..cpus).map(|k| format!("cpu{k}: dir 1 same inode 1 topology entries {topology} core_id {k}")));
         want.push("getdents: pieces 1 resume 1 too small 1".into());
+        want.push("cwd: same listing 1 core_ids 1".into());
         assert_eq!(lines[..want.len()], want, "--cpus {cpus}:\n{}", got.stdout);
         // One /proc/cpuinfo block per vCPU: each its own core of socket 0, its APIC ID its index.
         let blocks: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("cpuinfo")).collect();

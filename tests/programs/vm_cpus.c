@@ -2,7 +2,8 @@
  * the entries of /sys/devices/system/cpu and /sys/devices/system/node (sorted), for each cpuN
  * entry whether it can be stat'ed (same inode as listed), listed and read below it (relative to
  * the directory's descriptor), whether getdents64 resumes and rewinds as Linux's does, the
- * per-CPU fields of /proc/cpuinfo and the cpuN lines of /proc/stat. Under `hrt run --cpus N`
+ * same seen from inside the CPU directory (relative paths), the per-CPU fields of /proc/cpuinfo
+ * and the cpuN lines of /proc/stat. Under `hrt run --cpus N`
  * all of it describes N vCPUs (monitor/tests/omp_kernel.rs checks it). */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -149,6 +150,37 @@ static void check_proc(void) {
         fclose(f);
 }
 
+/* The same from inside the CPU directory: "." lists as the directory does, and each cpuN's
+ * core_id read by a path relative to the working directory is N. */
+static void check_cwd(struct entry *e, int n) {
+    static struct entry here[1024];
+    if (chdir("/sys/devices/system/cpu") != 0) {
+        printf("cwd: chdir failed\n");
+        return;
+    }
+    int m = list(".", here, 1024);
+    int same = m == n;
+    for (int i = 0; same && i < n; i++)
+        same = !strcmp(e[i].name, here[i].name);
+    int ids = 1;
+    for (int i = 0; i < n; i++) {
+        int num;
+        char rest, path[300];
+        if (sscanf(e[i].name, "cpu%d%c", &num, &rest) != 1)
+            continue;
+        snprintf(path, sizeof path, "%s/topology/core_id", e[i].name);
+        FILE *f = fopen(path, "r");
+        int id = -1;
+        if (!f || fscanf(f, "%d", &id) != 1 || id != num)
+            ids = 0;
+        if (f)
+            fclose(f);
+    }
+    printf("cwd: same listing %d core_ids %d\n", same, ids);
+    if (chdir("/") != 0)
+        printf("chdir / failed\n");
+}
+
 int main(void) {
     static struct entry cpus[1024], nodes[1024];
     int n = list("/sys/devices/system/cpu", cpus, 1024);
@@ -156,6 +188,7 @@ int main(void) {
     print_list("node", nodes, list("/sys/devices/system/node", nodes, 1024));
     check_cpus(cpus, n);
     check_getdents();
+    check_cwd(cpus, n);
     check_proc();
     return 0;
 }

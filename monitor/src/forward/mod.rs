@@ -252,7 +252,8 @@ pub struct Forwarder {
     host_pid: String,
     /// Set by shutdown(): interrupted host calls are no longer restarted.
     stopping: AtomicBool,
-    /// The working directory is under /proc or /dev (relative paths are then checked).
+    /// The working directory is under /proc or /dev, or in the VM's CPU or node directories
+    /// (relative paths are then checked, see `paths::cwd_is_special`).
     cwd_special: AtomicBool,
     /// The VM's vCPUs (what the synthetic /sys CPU lists answer).
     cpus: u32,

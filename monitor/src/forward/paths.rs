@@ -219,7 +219,8 @@ impl Forwarder {
             (libc::AT_FDCWD, None, Some(raw.clone()))
         } else {
             let (dirfd, hold) = self.dirfd(dirfd_arg)?;
-            // Only below /proc or /dev can a relative path be one of the rewritten spellings.
+            // Only below /proc or /dev, or in the VM's CPU and node directories, can a relative
+            // path be one of the rewritten spellings.
             let base = match &hold {
                 None if self.cwd_special.load(Ordering::Relaxed) => {
                     std::env::current_dir().ok().map(|p| p.as_os_str().as_bytes().to_vec())
@@ -389,7 +390,12 @@ pub fn exe_path(exe: &std::path::Path) -> Vec<u8> {
     OsStr::as_bytes(p.as_os_str()).to_vec()
 }
 
-/// Whether the process's working directory is under /proc or /dev.
+/// Whether the process's working directory is under /proc or /dev, or in the CPU or node
+/// directories the VM answers for (synthetic.rs): relative paths from there are then resolved
+/// as absolute ones.
 pub fn cwd_is_special() -> bool {
-    std::env::current_dir().is_ok_and(|p| special_path(p.as_os_str().as_bytes()))
+    std::env::current_dir().is_ok_and(|p| {
+        let p = p.as_os_str().as_bytes();
+        special_path(p) || super::synthetic::in_vm_tree(p)
+    })
 }
