@@ -74,6 +74,10 @@ pub struct ChannelHeader {
     /// Nonzero while that CPU's idle loop polls the slots of its sleeping threads (it needs no
     /// interrupt then).
     pub idle_polling: [AtomicU8; crate::MAX_CPUS],
+    /// The program's memory in bytes: all of it, and what is free. The kernel refreshes both
+    /// before each forwarded `open`, `openat` and `openat2`; the monitor's `/proc/meminfo`
+    /// shows them (a number from the guest, only displayed).
+    pub program_memory: [AtomicU64; 2],
 }
 
 /// The whole shared area (`nr::CHANNEL` registers its guest-physical address and size).

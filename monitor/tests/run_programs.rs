@@ -654,6 +654,12 @@ fn exit_code() {
     check_program("exit_code", &cases, Checks { stderr: true, ..Checks::default() });
 }
 
+/// /proc/meminfo describes the program's memory as sysinfo does (the VM's under hrt).
+#[test]
+fn meminfo() {
+    check_program("meminfo", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+}
+
 #[test]
 fn files() {
     let in_dir = Case { temp_dir: true, ..Case::new("in a fresh directory") };

@@ -8,6 +8,8 @@
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
+use linux_raw_sys::general::{__NR_open, __NR_openat, __NR_openat2};
+
 use hrt_abi::channel::{Channel, COMPLETION_VECTOR, DONE, FREE, HOST_SIGNAL_VECTOR, NO_SLEEPER, SLOTS, SUBMITTED};
 use hrt_abi::MAX_CPUS;
 
@@ -88,6 +90,13 @@ fn ring() {
 /// Performs forwarded call `nr` through the channel. None if there is no channel.
 pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
     let ch = channel()?;
+    if [__NR_open, __NR_openat, __NR_openat2].contains(&(nr as u32)) {
+        // What the program's /proc/meminfo shows (the monitor makes it). No caller holds the
+        // memory lock here: a forwarded call may sleep.
+        let m = &ch.header.program_memory;
+        m[0].store(super::usermem::total_bytes(), Ordering::Relaxed);
+        m[1].store(super::usermem::free_bytes(), Ordering::Relaxed);
+    }
     let idx = take_slot();
     let slot = &ch.slots[idx];
     slot.nr.store(nr, Ordering::Relaxed);

@@ -47,6 +47,7 @@ mod hrt_children;
 mod inherit;
 mod inotify;
 mod io;
+pub mod meminfo;
 mod owners;
 mod paths;
 mod poll;

@@ -26,6 +26,7 @@ pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
     match path {
         b"/proc/cpuinfo" => return std::fs::read("/proc/cpuinfo").ok().map(|h| proc_cpus::cpuinfo(&h, cpus)),
         b"/proc/stat" => return std::fs::read("/proc/stat").ok().map(|h| proc_cpus::stat(&h, cpus)),
+        b"/proc/meminfo" => return std::fs::read("/proc/meminfo").ok().and_then(|h| super::meminfo::contents(&h)),
         _ => {}
     }
     if let Some(name) = path.strip_prefix(CPU_DIR) {

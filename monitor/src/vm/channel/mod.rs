@@ -211,6 +211,7 @@ impl Service {
         if let Some(vm) = &self.vm {
             host_signals::attach(&header.host_signals, vm.as_raw_fd());
         }
+        crate::forward::meminfo::attach(&header.program_memory);
         self.ring();
         0
     }

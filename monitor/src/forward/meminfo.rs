@@ -1,0 +1,101 @@
+//! `/proc/meminfo` as the program sees it: the program's memory in the VM, not the host's.
+//!
+//! The kernel publishes the size of the program's memory and what of it is free in the channel
+//! header (`ChannelHeader::program_memory`), refreshed before each forwarded open; `sysinfo`
+//! (glibc's `sysconf(_SC_PHYS_PAGES)`) answers the same numbers in the kernel. The host's file
+//! gives the layout (its lines, in its order): the memory lines become the VM's, the host
+//! kernel's properties (page and vmalloc sizes) stay, and everything else (page cache, swap,
+//! slab, huge-page pools) is 0, as the VM has none of it.
+
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+static PROGRAM_MEMORY: AtomicPtr<[AtomicU64; 2]> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The channel's `program_memory` words (registration of the channel).
+pub fn attach(words: &'static [AtomicU64; 2]) {
+    PROGRAM_MEMORY.store(words as *const [AtomicU64; 2] as *mut [AtomicU64; 2], Ordering::Release);
+}
+
+/// (total, free) bytes of the program's memory, once the kernel has published them.
+fn published() -> Option<(u64, u64)> {
+    let p = PROGRAM_MEMORY.load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `attach` takes words that live as long as the process (guest RAM stays mapped).
+    let words = unsafe { &*p };
+    let total = words[0].load(Ordering::Relaxed);
+    // A number from the guest: shown only, and kept within the total.
+    (total != 0).then(|| (total, words[1].load(Ordering::Relaxed).min(total)))
+}
+
+/// The program's `/proc/meminfo` made from the host's, if the kernel has published its numbers.
+pub fn contents(host: &[u8]) -> Option<Vec<u8>> {
+    published().map(|(total, free)| rewrite(host, total, free))
+}
+
+fn rewrite(host: &[u8], total: u64, free: u64) -> Vec<u8> {
+    let (total_kb, free_kb) = (total / 1024, free / 1024);
+    let used_kb = total_kb - free_kb;
+    let mut out = Vec::with_capacity(host.len());
+    for line in host.split_inclusive(|&b| b == b'\n') {
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            out.extend_from_slice(line);
+            continue;
+        };
+        let name = &line[..colon];
+        let value = match name {
+            b"MemTotal" | b"CommitLimit" => Some(total_kb),
+            b"MemFree" | b"MemAvailable" => Some(free_kb),
+            b"Active" | b"Active(anon)" | b"AnonPages" | b"Committed_AS" => Some(used_kb),
+            // Properties of the host's kernel, not amounts.
+            b"Hugepagesize" | b"VmallocTotal" => None,
+            _ => Some(0),
+        };
+        match value {
+            None => out.extend_from_slice(line),
+            Some(v) => {
+                let kb = line.ends_with(b" kB\n") || line.ends_with(b" kB");
+                let field = format!("{}:", String::from_utf8_lossy(name));
+                let text = if kb { format!("{field:<15} {v:>8} kB\n") } else { format!("{field:<15} {v:>8}\n") };
+                out.extend_from_slice(text.as_bytes());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewrite;
+
+    const HOST: &[u8] = b"MemTotal:       24683816 kB\nMemFree:        22698348 kB\nMemAvailable:   24180540 kB\n\
+Buffers:          112336 kB\nCached:          1700488 kB\nSwapTotal:             0 kB\nActive(anon):     100 kB\n\
+AnonPages:        400 kB\nHugePages_Total:       0\nHugepagesize:       2048 kB\nVmallocTotal:   34359738367 kB\n";
+
+    fn value(text: &str, name: &str) -> String {
+        let line = text.lines().find(|l| l.starts_with(&format!("{name}:"))).unwrap();
+        line[name.len() + 1..].trim().to_string()
+    }
+
+    #[test]
+    fn memory_lines_are_the_programs() {
+        let out = String::from_utf8(rewrite(HOST, 2 << 30, 1 << 30)).unwrap();
+        assert_eq!(value(&out, "MemTotal"), "2097152 kB");
+        assert_eq!(value(&out, "MemFree"), "1048576 kB");
+        assert_eq!(value(&out, "MemAvailable"), "1048576 kB");
+        assert_eq!(value(&out, "AnonPages"), "1048576 kB");
+        assert_eq!(value(&out, "Active(anon)"), "1048576 kB");
+    }
+
+    #[test]
+    fn host_amounts_are_zero_and_properties_stay() {
+        let out = String::from_utf8(rewrite(HOST, 2 << 30, 1 << 30)).unwrap();
+        assert_eq!(value(&out, "Buffers"), "0 kB");
+        assert_eq!(value(&out, "Cached"), "0 kB");
+        assert_eq!(value(&out, "HugePages_Total"), "0");
+        assert_eq!(value(&out, "Hugepagesize"), "2048 kB");
+        assert_eq!(value(&out, "VmallocTotal"), "34359738367 kB");
+        assert_eq!(out.lines().count(), 11, "every host line, in order");
+    }
+}
