@@ -150,6 +150,8 @@ fn cpu_file(cpu: u32, cpus: u32, rest: &[u8]) -> Option<Vec<u8>> {
     let (first, count) = if level == 3 { (0, cpus) } else { (cpu, 1) };
     match file {
         b"level" => Some(line(level)),
+        // The cache's number among those of its level (lscpu -e, hwloc): the vCPU's own, or 0.
+        b"id" => Some(line(first)),
         b"shared_cpu_list" => Some(cpu_list(first, count)),
         b"shared_cpu_map" => Some(cpu_mask(first, count, cpus)),
         _ => None,
@@ -282,6 +284,8 @@ mod tests {
         assert_eq!(cpu("cpu0/cache/index3/level").unwrap(), b"3\n");
         assert_eq!(cpu("cpu1/cache/index2/shared_cpu_list").unwrap(), b"1\n");
         assert_eq!(cpu("cpu1/cache/index3/shared_cpu_list").unwrap(), b"0-3\n");
+        assert_eq!(cpu("cpu3/cache/index0/id").unwrap(), b"3\n");
+        assert_eq!(cpu("cpu3/cache/index3/id").unwrap(), b"0\n");
         assert!(cpu("cpu0/cache/index4/level").is_none());
         assert!(cpu("cpu4/topology/core_id").is_none());
         assert!(cpu("cpu01/topology/core_id").is_none());
