@@ -300,10 +300,14 @@ fn own_libgomp_sees_the_vms_topology_in_sys() {
 /// more than this host's CPUs; tests/programs/vm_cpus.c): /sys/devices/system/cpu lists cpu0 to
 /// cpu<N-1> besides the host's other entries, each of them a directory with the VM's topology
 /// files (read relative to the directory), the node directory lists node0 only, getdents64
-/// resumes and rewinds as on Linux, and /proc/cpuinfo and /proc/stat have one entry per vCPU.
+/// resumes and rewinds as on Linux, node 0's directory links to each vCPU and its meminfo is
+/// the program's memory, the cgroup cpuset (where the host has one) is the vCPUs, and
+/// /proc/cpuinfo and /proc/stat have one entry per vCPU.
 #[test]
 fn the_cpu_listings_and_proc_files_describe_the_vm() {
     let prog = build("vm_cpus", "-static");
+    let native_run = native(&prog, None);
+    let has_cpuset = !native_run.stdout.contains("cpuset: none");
     let host_names = |dir: &str| -> Vec<String> {
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect()
     };
@@ -328,6 +332,12 @@ fn the_cpu_listings_and_proc_files_describe_the_vm() {
         want.extend((0..cpus).map(|k| format!("cpu{k}: dir 1 same inode 1 topology entries {topology} core_id {k}")));
         want.push("getdents: pieces 1 resume 1 too small 1".into());
         want.push("cwd: same listing 1 core_ids 1".into());
+        let node_cpus: Vec<String> = (0..cpus).map(|k| format!(" cpu{k}")).collect();
+        want.push(format!("node0 cpus:{}", node_cpus.concat()));
+        want.extend((0..cpus).map(|k| format!("node0/cpu{k}: link ../../cpu/cpu{k} core_id {k}")));
+        want.push("node0 meminfo: MemTotal is sysinfo's 1".into());
+        let all = if cpus == 1 { "0".to_string() } else { format!("0-{}", cpus - 1) };
+        want.push(format!("cpuset: {}", if has_cpuset { all.as_str() } else { "none" }));
         assert_eq!(lines[..want.len()], want, "--cpus {cpus}:\n{}", got.stdout);
         // One /proc/cpuinfo block per vCPU: each its own core of socket 0, its APIC ID its index.
         let blocks: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("cpuinfo")).collect();

@@ -3,7 +3,8 @@
  * entry whether it can be stat'ed (same inode as listed), listed and read below it (relative to
  * the directory's descriptor), whether getdents64 resumes and rewinds as Linux's does, the
  * same seen from inside the CPU directory (relative paths), the per-CPU fields of /proc/cpuinfo
- * and the cpuN lines of /proc/stat. Under `hrt run --cpus N`
+ * node 0's directory (its cpuN links, their targets, read through them; its meminfo against
+ * sysinfo), the caller's cgroup cpuset, and the cpuN lines of /proc/stat. Under `hrt run --cpus N`
  * all of it describes N vCPUs (monitor/tests/omp_kernel.rs checks it). */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 struct entry {
@@ -181,6 +183,75 @@ static void check_cwd(struct entry *e, int n) {
         printf("chdir / failed\n");
 }
 
+/* Node 0's directory: its entries, each cpuN link's target and the core_id read through it,
+ * and whether its meminfo's MemTotal is sysinfo's total (to the kB). */
+static void check_node0(void) {
+    static struct entry e[1024];
+    int n = list("/sys/devices/system/node/node0", e, 1024);
+    printf("node0 cpus:");
+    for (int i = 0; i < n; i++)
+        if (!strncmp(e[i].name, "cpu", 3) && e[i].name[3] >= '0' && e[i].name[3] <= '9')
+            printf(" %s", e[i].name);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        int num;
+        char rest, path[600], target[256] = "", id[32] = "";
+        if (sscanf(e[i].name, "cpu%d%c", &num, &rest) != 1)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/node/node0/%.255s", e[i].name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        target[len > 0 ? len : 0] = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/node/node0/%.255s/topology/core_id", e[i].name);
+        int f = open(path, O_RDONLY);
+        len = f >= 0 ? read(f, id, sizeof id - 1) : -1;
+        id[len > 0 ? len - 1 : 0] = 0;
+        if (f >= 0)
+            close(f);
+        printf("node0/%s: link %s core_id %s\n", e[i].name, target, id);
+    }
+    FILE *f = fopen("/sys/devices/system/node/node0/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Node 0 MemTotal: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    struct sysinfo si;
+    sysinfo(&si);
+    printf("node0 meminfo: MemTotal is sysinfo's %d\n", kb == (unsigned long long)si.totalram * si.mem_unit / 1024);
+}
+
+/* The CPUs of the caller's cgroup cpuset (v1: /proc/self/cpuset names it; v2: the "0::" line of
+ * /proc/self/cgroup), or "none". */
+static void check_cpuset(void) {
+    char group[512] = "", path[1100], cpus[256] = "none";
+    FILE *f = fopen("/proc/self/cpuset", "r");
+    if (f && fgets(group, sizeof group, f)) {
+        group[strcspn(group, "\n")] = 0;
+        snprintf(path, sizeof path, "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus", group);
+    } else {
+        char line[600];
+        FILE *c = fopen("/proc/self/cgroup", "r");
+        while (c && fgets(line, sizeof line, c))
+            if (!strncmp(line, "0::", 3)) {
+                line[strcspn(line, "\n")] = 0;
+                snprintf(group, sizeof group, "%s", line + 3);
+            }
+        if (c)
+            fclose(c);
+        snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpuset.cpus.effective", group);
+    }
+    if (f)
+        fclose(f);
+    f = fopen(path, "r");
+    if (f && fgets(cpus, sizeof cpus, f))
+        cpus[strcspn(cpus, "\n")] = 0;
+    if (f)
+        fclose(f);
+    printf("cpuset: %s\n", cpus);
+}
+
 int main(void) {
     static struct entry cpus[1024], nodes[1024];
     int n = list("/sys/devices/system/cpu", cpus, 1024);
@@ -189,6 +260,8 @@ int main(void) {
     check_cpus(cpus, n);
     check_getdents();
     check_cwd(cpus, n);
+    check_node0();
+    check_cpuset();
     check_proc();
     return 0;
 }

@@ -253,6 +253,11 @@ impl Forwarder {
             g.write_bytes(buf, &exe[..n])?;
             return Ok(n as i64);
         }
+        if let Some(text) = &at.link_text {
+            let n = text.len().min(size as usize);
+            g.write_bytes(buf, &text[..n])?;
+            return Ok(n as i64);
+        }
         let p = g.range_mut(buf, size as u64)?;
         // SAFETY: a host C string and `size` bytes of guest memory.
         unsafe { self.sys(libc::SYS_readlinkat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), size]) }

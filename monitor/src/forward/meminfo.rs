@@ -5,7 +5,9 @@
 //! (glibc's `sysconf(_SC_PHYS_PAGES)`) answers the same numbers in the kernel. The host's file
 //! gives the layout (its lines, in its order): the memory lines become the VM's, the host
 //! kernel's properties (page and vmalloc sizes) stay, and everything else (page cache, swap,
-//! slab, huge-page pools) is 0, as the VM has none of it.
+//! slab, huge-page pools) is 0, as the VM has none of it. The VM's one memory node's
+//! `/sys/devices/system/node/node0/meminfo` (numactl, hwloc) is made the same way: its lines
+//! are the host's node 0's, each after a `Node 0 ` prefix.
 
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
@@ -31,23 +33,31 @@ fn published() -> Option<(u64, u64)> {
 
 /// The program's `/proc/meminfo` made from the host's, if the kernel has published its numbers.
 pub fn contents(host: &[u8]) -> Option<Vec<u8>> {
-    published().map(|(total, free)| rewrite(host, total, free))
+    published().map(|(total, free)| rewrite(host, total, free, b""))
 }
 
-fn rewrite(host: &[u8], total: u64, free: u64) -> Vec<u8> {
+/// The VM's `node0/meminfo` made from the host's node 0's, once the kernel has published its
+/// numbers.
+pub fn node_contents(host: &[u8]) -> Option<Vec<u8>> {
+    published().map(|(total, free)| rewrite(host, total, free, b"Node 0 "))
+}
+
+/// `host`'s lines (each after `prefix`) with the amounts of memory the program's.
+fn rewrite(host: &[u8], total: u64, free: u64, prefix: &[u8]) -> Vec<u8> {
     let (total_kb, free_kb) = (total / 1024, free / 1024);
     let used_kb = total_kb - free_kb;
     let mut out = Vec::with_capacity(host.len());
     for line in host.split_inclusive(|&b| b == b'\n') {
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
+        let colon = line.iter().position(|&b| b == b':').filter(|&c| line.starts_with(prefix) && c >= prefix.len());
+        let Some(colon) = colon else {
             out.extend_from_slice(line);
             continue;
         };
-        let name = &line[..colon];
+        let name = &line[prefix.len()..colon];
         let value = match name {
             b"MemTotal" | b"CommitLimit" => Some(total_kb),
             b"MemFree" | b"MemAvailable" => Some(free_kb),
-            b"Active" | b"Active(anon)" | b"AnonPages" | b"Committed_AS" => Some(used_kb),
+            b"Active" | b"Active(anon)" | b"AnonPages" | b"Committed_AS" | b"MemUsed" => Some(used_kb),
             // Properties of the host's kernel, not amounts.
             b"Hugepagesize" | b"VmallocTotal" => None,
             _ => Some(0),
@@ -58,6 +68,7 @@ fn rewrite(host: &[u8], total: u64, free: u64) -> Vec<u8> {
                 let kb = line.ends_with(b" kB\n") || line.ends_with(b" kB");
                 let field = format!("{}:", String::from_utf8_lossy(name));
                 let text = if kb { format!("{field:<15} {v:>8} kB\n") } else { format!("{field:<15} {v:>8}\n") };
+                out.extend_from_slice(prefix);
                 out.extend_from_slice(text.as_bytes());
             }
         }
@@ -82,7 +93,7 @@ AnonPages:        400 kB\nHugePages_Total:       0\nHugepagesize:       2048 kB\
     /// kernel's sizes as they were; every host line kept, in order.
     #[test]
     fn lines_describe_the_programs_memory() {
-        let out = String::from_utf8(rewrite(HOST, 2 << 30, 1 << 30)).unwrap();
+        let out = String::from_utf8(rewrite(HOST, 2 << 30, 1 << 30, b"")).unwrap();
         for (name, want) in [
             ("MemTotal", "2097152 kB"),
             ("MemFree", "1048576 kB"),
@@ -98,5 +109,18 @@ AnonPages:        400 kB\nHugePages_Total:       0\nHugepagesize:       2048 kB\
             assert_eq!(value(&out, name), want, "{name}");
         }
         assert_eq!(out.lines().count(), 11, "every host line, in order");
+    }
+
+    /// The node file: the same amounts after each line's `Node 0 ` prefix, which stays.
+    #[test]
+    fn node_lines_describe_the_programs_memory() {
+        let host = b"Node 0 MemTotal:       11626272 kB\nNode 0 MemFree:        10556460 kB\n\
+Node 0 MemUsed:         1069812 kB\nNode 0 FilePages:        762156 kB\nNode 0 HugePages_Total:     0\n";
+        let out = String::from_utf8(rewrite(host, 2 << 30, 1 << 30, b"Node 0 ")).unwrap();
+        assert_eq!(
+            out,
+            "Node 0 MemTotal:        2097152 kB\nNode 0 MemFree:         1048576 kB\n\
+Node 0 MemUsed:         1048576 kB\nNode 0 FilePages:             0 kB\nNode 0 HugePages_Total:        0\n"
+        );
     }
 }

@@ -32,6 +32,8 @@ pub struct At {
     pub path: CString,
     /// The path is the program's executable (`/proc/self/exe`).
     pub exe: bool,
+    /// Reading the link gives this text (a link the host does not have, synthetic.rs).
+    pub link_text: Option<Vec<u8>>,
     /// The resolved path lies under /proc or /dev (descriptors opened here are `special`).
     pub special: bool,
     /// The last name was looked up and is not a symbolic link: a call that follows links must
@@ -57,6 +59,7 @@ impl At {
             dirfd,
             path,
             exe: false,
+            link_text: None,
             special: false,
             nofollow: false,
             synthetic: None,
@@ -294,9 +297,20 @@ impl Forwarder {
                 Meaning::Own(name) => return self.own_entry(name),
                 Meaning::Denied => return Err(Errno::EACCES),
             }
+            let normalized = abs_text(&comps);
+            // Node 0's link to a vCPU leads to the CPU directory's entry, as the host's links do.
+            if let Some(target) = super::synthetic::through_node_link(&normalized, self.cpus, follow) {
+                return self.resolve_with(libc::AT_FDCWD as u32 as u64, target, follow, inspect);
+            }
+            if let Some((link, text)) = super::synthetic::node_link_stand_in(&normalized, self.cpus) {
+                let mut at = self.walked(libc::AT_FDCWD, &link, false, inspect)?;
+                at.link_text = Some(text);
+                at.rewritten = true;
+                return Ok(at);
+            }
             // A vCPU the host does not have: its directory is the host's cpu0 (the walk goes there).
             let stand_in = super::synthetic::stand_in(&abs, self.cpus);
-            let abs = abs_text(&comps);
+            let abs = normalized;
             let (dirfd, raw) = match &stand_in {
                 Some(p) => (libc::AT_FDCWD, p.clone()),
                 None => (dirfd, raw),

@@ -7,7 +7,9 @@
 //! with one hardware thread and its own level-1 and level-2 caches, and all share one socket,
 //! one last-level cache and one memory node (also with `--numa`, whose zones are emulated).
 //! `/proc/cpuinfo` and `/proc/stat` list the vCPUs (proc_cpus.rs), and so do the listings of
-//! the CPU and node directories (cpu_dirs.rs).
+//! the CPU and node directories and of node 0's directory (cpu_dirs.rs). The cgroup cpusets
+//! (`cpuset.cpus`, `cpuset.mems` and their effective forms, v1 and v2) are the VM's CPUs and
+//! node too: hwloc, and so Open MPI and lstopo, shows only the CPUs of the caller's cpuset.
 
 use std::io::Write;
 use std::os::fd::{FromRawFd, IntoRawFd};
@@ -18,6 +20,8 @@ use super::proc_cpus;
 
 const CPU_DIR: &[u8] = b"/sys/devices/system/cpu/";
 const NODE_DIR: &[u8] = b"/sys/devices/system/node/";
+const NODE0_DIR: &[u8] = b"/sys/devices/system/node/node0/";
+const CGROUP_DIR: &[u8] = b"/sys/fs/cgroup/";
 
 /// The contents the program sees at `path`, if the path is one of the synthetic files.
 pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
@@ -41,12 +45,49 @@ pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
             }
         };
     }
+    if let Some(name) = path.strip_prefix(CGROUP_DIR) {
+        return match name.rsplit(|&b| b == b'/').next()? {
+            b"cpuset.cpus" | b"cpuset.effective_cpus" | b"cpuset.cpus.effective" => Some(all),
+            b"cpuset.mems" | b"cpuset.effective_mems" | b"cpuset.mems.effective" => Some(b"0\n".to_vec()),
+            _ => None,
+        };
+    }
     match path.strip_prefix(NODE_DIR)? {
         b"online" | b"possible" | b"has_cpu" | b"has_memory" | b"has_normal_memory" => Some(b"0\n".to_vec()),
         b"node0/cpulist" => Some(all),
         b"node0/cpumap" => Some(cpu_mask(0, cpus, cpus)),
+        b"node0/meminfo" => {
+            std::fs::read("/sys/devices/system/node/node0/meminfo").ok().and_then(|h| super::meminfo::node_contents(&h))
+        }
         _ => None,
     }
+}
+
+/// Where a path through node 0's link to a vCPU (`node0/cpu<K>`, `../../cpu/cpu<K>`) leads,
+/// for a vCPU the VM has: the CPU directory's `cpu<K>` and the rest of the path, when the link
+/// is followed (a path below it, or a call that follows the last link). `normalized`: absolute,
+/// without `.`, `..` or repeated slashes.
+pub fn through_node_link(normalized: &[u8], cpus: u32, follow: bool) -> Option<Vec<u8>> {
+    let (cpu, rest) = numbered(normalized.strip_prefix(NODE0_DIR)?, b"cpu")?;
+    if cpu >= cpus || (rest.is_empty() && !follow) {
+        return None;
+    }
+    let mut out = [CPU_DIR, format!("cpu{cpu}").as_bytes()].concat();
+    if !rest.is_empty() {
+        out.push(b'/');
+        out.extend_from_slice(rest);
+    }
+    Some(out)
+}
+
+/// For node 0's link to a vCPU the host does not have (`node0/cpu<K>` itself, not followed):
+/// the host's `node0/cpu0` link, which stands in for it, and the text the link reads.
+pub fn node_link_stand_in(normalized: &[u8], cpus: u32) -> Option<(Vec<u8>, Vec<u8>)> {
+    let (cpu, rest) = numbered(normalized.strip_prefix(NODE0_DIR)?, b"cpu")?;
+    if cpu == 0 || cpu >= cpus || !rest.is_empty() || host_has(normalized) {
+        return None;
+    }
+    Some(([NODE0_DIR, b"cpu0"].concat(), format!("../../cpu/cpu{cpu}").into_bytes()))
 }
 
 /// Whether `path` lies in the directory of a vCPU or memory node the VM does not have (it is
@@ -55,19 +96,22 @@ pub fn beyond_vm(path: &[u8], cpus: u32) -> bool {
     let numbered_past = |dir: &[u8], prefix: &[u8], count: u32| {
         path.strip_prefix(dir).and_then(|name| numbered(name, prefix)).is_some_and(|(n, _)| n >= count)
     };
-    numbered_past(CPU_DIR, b"cpu", cpus) || numbered_past(NODE_DIR, b"node", 1)
+    numbered_past(CPU_DIR, b"cpu", cpus)
+        || numbered_past(NODE_DIR, b"node", 1)
+        || numbered_past(NODE0_DIR, b"cpu", cpus)
 }
 
-/// Whether `path` (normalized) is the CPU or node directory or lies below one.
+/// Whether `path` (normalized) is the CPU, node or cgroup directory or lies below one.
 pub fn in_vm_tree(path: &[u8]) -> bool {
-    [CPU_DIR, NODE_DIR].iter().any(|dir| path.starts_with(dir) || path == &dir[..dir.len() - 1])
+    [CPU_DIR, NODE_DIR, CGROUP_DIR].iter().any(|dir| path.starts_with(dir) || path == &dir[..dir.len() - 1])
 }
 
 /// How the entries of the directory at `path` are listed, if the VM answers them: the CPU
-/// directory lists the vCPUs, the node directory the VM's one node.
+/// directory and node 0's list the vCPUs, the node directory the VM's one node.
 pub fn listing(path: &[u8], cpus: u32) -> Option<Listing> {
     match path.strip_suffix(b"/").unwrap_or(path) {
         p if p == &CPU_DIR[..CPU_DIR.len() - 1] => Some(Listing { prefix: b"cpu", count: cpus }),
+        p if p == &NODE0_DIR[..NODE0_DIR.len() - 1] => Some(Listing { prefix: b"cpu", count: cpus }),
         p if p == &NODE_DIR[..NODE_DIR.len() - 1] => Some(Listing { prefix: b"node", count: 1 }),
         _ => None,
     }
@@ -263,7 +307,7 @@ pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::{beyond_vm, contents, in_vm_tree, listing, stand_in};
+    use super::{beyond_vm, contents, in_vm_tree, listing, stand_in, through_node_link};
     use crate::forward::cpu_dirs::Listing;
 
     #[test]
@@ -294,6 +338,30 @@ mod tests {
         assert_eq!(contents(b"/sys/devices/system/cpu/cpu0/topology/core_siblings", 40).unwrap(), b"ff,ffffffff\n");
     }
 
+    /// Node 0's `cpu<K>` links lead to the CPU directory's entries when followed.
+    #[test]
+    fn node_links_lead_to_the_vcpus() {
+        let node =
+            |p: &str, follow| through_node_link(format!("/sys/devices/system/node/node0/{p}").as_bytes(), 4, follow);
+        assert_eq!(node("cpu3/topology/core_id", false).unwrap(), b"/sys/devices/system/cpu/cpu3/topology/core_id");
+        assert_eq!(node("cpu2", true).unwrap(), b"/sys/devices/system/cpu/cpu2");
+        assert!(node("cpu2", false).is_none(), "the link itself");
+        assert!(node("cpu4/online", true).is_none(), "beyond the VM");
+        assert!(node("cpulist", true).is_none());
+    }
+
+    /// The cgroup cpusets, v1 and v2, at any depth, are the VM's CPUs and node.
+    #[test]
+    fn cpusets_are_the_vms() {
+        let cg = |p: &str| contents(format!("/sys/fs/cgroup/{p}").as_bytes(), 4);
+        assert_eq!(cg("cpuset/cpuset.cpus").unwrap(), b"0-3\n");
+        assert_eq!(cg("cpuset/a/b/cpuset.effective_cpus").unwrap(), b"0-3\n");
+        assert_eq!(cg("user.slice/cpuset.cpus.effective").unwrap(), b"0-3\n");
+        assert_eq!(cg("cpuset.mems.effective").unwrap(), b"0\n");
+        assert!(cg("cpu/cpu.cfs_quota_us").is_none());
+        assert!(in_vm_tree(b"/sys/fs/cgroup/cpuset"));
+    }
+
     #[test]
     fn cpus_and_nodes_beyond_the_vm_are_absent() {
         assert!(beyond_vm(b"/sys/devices/system/cpu/cpu2", 2));
@@ -301,6 +369,8 @@ mod tests {
         assert!(!beyond_vm(b"/sys/devices/system/cpu/cpu3/online", 4));
         assert!(!beyond_vm(b"/sys/devices/system/cpu/cpufreq", 1));
         assert!(beyond_vm(b"/sys/devices/system/node/node1/cpulist", 4));
+        assert!(beyond_vm(b"/sys/devices/system/node/node0/cpu4", 4));
+        assert!(!beyond_vm(b"/sys/devices/system/node/node0/cpu3", 4));
         assert!(!beyond_vm(b"/sys/devices/system/node/node0", 4));
     }
 

@@ -40,6 +40,7 @@ const HARMLESS: &[&[u8]] = &[
     b"mountinfo",
     b"mountstats",
     b"cgroup",
+    b"cpuset",
     b"ns",
     b"cmdline",
     b"status",
