@@ -499,6 +499,9 @@ extern "C" fn GOMP_task(
         return;
     }
     let detach = if flags & tasks::FLAG_DETACH != 0 { detach as *mut usize } else { core::ptr::null_mut() };
+    if tasks::run_if_included(f, data, cpyfn, if_clause, flags, detach) {
+        return;
+    }
     tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize, detach);
 }
 extern "C" fn GOMP_taskwait_depend(depend: *mut u8) {

@@ -102,5 +102,12 @@ pub struct NestLock {
 /// tasks, so an included task or a `parallel if(0)` region does not own its encountering
 /// task's lock). A task's context is alive, at one address, while the task runs.
 pub fn owner() -> *mut u8 {
-    super::thread::this().task() as *mut u8
+    let c = super::thread::this().task();
+    // SAFETY: the current task's record is alive while it runs.
+    let other = unsafe { (*c).lock_owner };
+    if other.is_null() {
+        c as *mut u8
+    } else {
+        other
+    }
 }

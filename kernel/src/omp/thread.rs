@@ -50,6 +50,10 @@ pub struct Ctx {
     /// thread-limit-var, see `team::team_size`); null: the thread's own (`OmpThread::busy`), as
     /// for a thread's initial task.
     pub busy: *const AtomicU32,
+    /// The identity that owns nestable locks for this task when it is not the record's own
+    /// address (null): an included task runs in its encountering task's record (see
+    /// `tasks::run_included`) but is a task of its own.
+    pub lock_owner: *mut u8,
 }
 
 impl Ctx {
@@ -74,6 +78,7 @@ impl Ctx {
             num_teams: 1,
             team_num: 0,
             busy: core::ptr::null(),
+            lock_owner: core::ptr::null_mut(),
         }
     }
 
@@ -100,6 +105,7 @@ impl Ctx {
             num_teams: self.num_teams,
             team_num: self.team_num,
             busy: self.busy,
+            lock_owner: core::ptr::null_mut(),
         }
     }
 }
