@@ -45,6 +45,12 @@
  * stays well below the overhead being measured (with 128 x 0.25 us, 32 us of work against
  * overheads of 0.2-4 us, the medians were noise).
  *
+ * Task rows (`epcc.task.*`) follow EPCC's taskbench: tasks created by every thread, by the
+ * master alone (with the others idle or busy), undeferred (`if(0)`), each followed by a
+ * taskwait or a barrier, nested one level (from every thread or the master), and binary trees
+ * whose leaves do the work. Each gives every thread `inner` delays of work in all, so the
+ * reference is `inner` bare delays and the overhead is per task a thread runs.
+ *
  * Usage: epcc [--quick] [--samples N] [--only PREFIX[,PREFIX...]] [--sched-delay US] [--sched-iters N]
  * threads: OMP_NUM_THREADS, as for any OpenMP program. `hrt bench` runs it in rounds with few
  * samples each, alternating with the other sides. */
@@ -214,6 +220,132 @@ static void test_reduction(long inner) {
     }
 }
 
+/* ---- explicit tasks (EPCC's taskbench): every test gives each thread `inner` delays of work
+ * in all, run as tasks, so the reference is `inner` bare delays (ref_sync) and the overhead is
+ * per task a thread runs ---- */
+
+/* Every thread creates `inner` tasks. */
+static void test_task_parallel(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++) {
+#pragma omp task
+        delay(par.delay_sync);
+    }
+}
+
+/* The master creates all `inner * nthreads` tasks; the others only run them. */
+static void test_task_master(long inner) {
+#pragma omp parallel
+#pragma omp master
+    for (long j = 0; j < inner * par.nthreads; j++) {
+#pragma omp task
+        delay(par.delay_sync);
+    }
+}
+
+/* The master creates `inner` tasks while the others run their `inner` delays themselves. */
+static void test_task_master_busy(long inner) {
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+        for (long j = 0; j < inner; j++) {
+            if (me == 0) {
+#pragma omp task
+                delay(par.delay_sync);
+            } else {
+                delay(par.delay_sync);
+            }
+        }
+    }
+}
+
+/* A volatile false the compiler cannot fold into the `if` clause. */
+static volatile int task_if_false;
+
+/* Undeferred tasks (`if(0)`): the task's bookkeeping without a hand-over. */
+static void test_task_conditional(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++) {
+#pragma omp task if (task_if_false)
+        delay(par.delay_sync);
+    }
+}
+
+/* A task and a taskwait for it, `inner` times per thread. */
+static void test_task_wait(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++) {
+#pragma omp task
+        delay(par.delay_sync);
+#pragma omp taskwait
+    }
+}
+
+/* A task per thread and a barrier (which runs the tasks), `inner` times. */
+static void test_task_barrier(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner; j++) {
+#pragma omp task
+        delay(par.delay_sync);
+#pragma omp barrier
+    }
+}
+
+/* Each thread creates `inner / nthreads` tasks, each of which creates nthreads tasks and waits
+ * for them. */
+static void test_task_nested(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner / par.nthreads; j++) {
+#pragma omp task
+        {
+            for (int i = 0; i < par.nthreads; i++) {
+#pragma omp task
+                delay(par.delay_sync);
+            }
+#pragma omp taskwait
+        }
+    }
+}
+
+/* The master creates `inner` tasks, each of which creates nthreads tasks and waits for them. */
+static void test_task_nested_master(long inner) {
+#pragma omp parallel
+#pragma omp master
+    for (long j = 0; j < inner; j++) {
+#pragma omp task
+        {
+            for (int i = 0; i < par.nthreads; i++) {
+#pragma omp task
+                delay(par.delay_sync);
+            }
+#pragma omp taskwait
+        }
+    }
+}
+
+#define TREE_DEPTH 6
+
+/* A binary tree of tasks of depth `level`, whose leaves do the work. */
+static void leaf_tree(int level) {
+    if (level == 0) {
+        delay(par.delay_sync);
+        return;
+    }
+#pragma omp task
+    {
+        leaf_tree(level - 1);
+        leaf_tree(level - 1);
+    }
+}
+
+/* Each thread grows `inner >> TREE_DEPTH` trees of 2^TREE_DEPTH leaves (`inner` is a
+ * multiple of 64 once doubled to the sample time, see measure). */
+static void test_task_leaf_tree(long inner) {
+#pragma omp parallel
+    for (long j = 0; j < inner >> TREE_DEPTH; j++)
+        leaf_tree(TREE_DEPTH);
+}
+
 /* How many iterations each thread ran in the last test sample of a schedule row (its share),
  * and that sample's `inner`. A dynamic or guided loop gives the faster vCPU more iterations;
  * a reference of equal shares left the slower one running alone at its end, and the row then
@@ -288,6 +420,15 @@ static const struct test tests[] = {
     {"epcc.guided.1", test_guided_1, ref_sched, 1},
     {"epcc.guided.8", test_guided_8, ref_sched, 1},
     {"epcc.guided.64", test_guided_64, ref_sched, 1},
+    {"epcc.task.parallel", test_task_parallel, ref_sync, 1},
+    {"epcc.task.master", test_task_master, ref_sync, 1},
+    {"epcc.task.master_busy", test_task_master_busy, ref_sync, 1},
+    {"epcc.task.conditional", test_task_conditional, ref_sync, 1},
+    {"epcc.task.wait", test_task_wait, ref_sync, 1},
+    {"epcc.task.barrier", test_task_barrier, ref_sync, 1},
+    {"epcc.task.nested", test_task_nested, ref_sync, 1},
+    {"epcc.task.nested_master", test_task_nested_master, ref_sync, 1},
+    {"epcc.task.leaf_tree", test_task_leaf_tree, ref_sync, 1},
 };
 
 static double time_once(void (*fn)(long), long inner) {
