@@ -288,16 +288,23 @@ fn execute(t: Arc<Task>) {
         complete(&t);
         return;
     }
-    let st = thread::this();
-    let outer = st.task();
-    // SAFETY: as in run_included.
-    let mut c = unsafe { (*outer).for_task(t.icv, t.final_task, t.group.clone()) };
-    st.set_task(&mut c);
     // SAFETY: only the thread running the task touches its arguments.
     let arg = unsafe { (*t.args.get()).as_mut_ptr().add(t.arg_offset) };
+    // The running thread belongs to the task's team (only its threads take the team's tasks),
+    // so its current record has the task's team, thread number and levels; the task's own
+    // ICVs, final flag, group, children and lock identity are swapped in, as for an included
+    // task.
+    let c = thread::ctx();
+    let group = core::mem::replace(&mut c.group, t.group.clone());
+    let (icv, in_final, node, owner) = (c.icv, c.in_final, c.node.take(), c.lock_owner);
+    (c.icv, c.in_final) = (t.icv, t.final_task);
+    let identity = 0u8;
+    c.lock_owner = &identity as *const u8 as *mut u8;
     (t.f)(arg);
-    st.set_task(outer);
-    drop(c);
+    let c = thread::ctx();
+    (c.icv, c.in_final, c.lock_owner) = (icv, in_final, owner);
+    drop(core::mem::replace(&mut c.node, node));
+    drop(core::mem::replace(&mut c.group, group));
     complete(&t);
 }
 

@@ -12,8 +12,10 @@ use super::tasks::{Group, Node};
 use super::team::Team;
 use super::work::Cursor;
 
-/// One task a thread runs: an implicit task (what a thread is inside one parallel region, or
-/// outside all of them), or an explicit task running on it.
+/// The record of a thread's implicit task (what a thread is inside one parallel region, or
+/// outside all of them). An explicit task runs in the record of the task it interrupts, with
+/// the fields a task has of its own (ICVs, final flag, group, children, lock identity) swapped
+/// in and back (`tasks::run_included`, `tasks::execute`); the rest is the same for both.
 pub struct Ctx {
     /// The team (null for the initial task outside any region).
     pub team: *const Team,
@@ -51,8 +53,8 @@ pub struct Ctx {
     /// for a thread's initial task.
     pub busy: *const AtomicU32,
     /// The identity that owns nestable locks for this task when it is not the record's own
-    /// address (null): an included task runs in its encountering task's record (see
-    /// `tasks::run_included`) but is a task of its own.
+    /// address (null): an explicit task runs in the record of the task it interrupts (see
+    /// `tasks::run_included` and `tasks::execute`) but is a task of its own.
     pub lock_owner: *mut u8,
 }
 
@@ -78,33 +80,6 @@ impl Ctx {
             num_teams: 1,
             team_num: 0,
             busy: core::ptr::null(),
-            lock_owner: core::ptr::null_mut(),
-        }
-    }
-
-    /// An explicit task run by the thread whose current task is `self`: same team and thread
-    /// number, the task's own ICVs and group, no children yet.
-    pub fn for_task(&self, icv: Icv, in_final: bool, group: Option<Arc<Group>>) -> Ctx {
-        Ctx {
-            team: self.team,
-            id: self.id,
-            nthreads: self.nthreads,
-            level: self.level,
-            active_level: self.active_level,
-            parent: self.parent,
-            icv,
-            ws_seq: self.ws_seq,
-            single_seq: self.single_seq,
-            barriers: self.barriers,
-            cur: self.cur,
-            in_final,
-            node: None,
-            group,
-            place: self.place,
-            part: self.part,
-            num_teams: self.num_teams,
-            team_num: self.team_num,
-            busy: self.busy,
             lock_owner: core::ptr::null_mut(),
         }
     }
