@@ -89,6 +89,21 @@ impl Queue {
         t
     }
 
+    /// Takes the last ready task that `fits`: for a task waiting for its own children or
+    /// group, whose tasks are the ones it queued last (the scan from the front passed over
+    /// every other thread's tasks, under the lock, for each child: `epcc.task.nested` 0.78 of
+    /// Linux's speed).
+    fn take_newest(&self, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut q = self.ready.lock();
+        let i = q.iter().rposition(|t| fits(t))?;
+        let t = q.remove(i);
+        self.queued.fetch_sub(1, Ordering::Relaxed);
+        t
+    }
+
     /// Runs one ready task, any task; false if there was none.
     pub fn run_one(&self) -> bool {
         match self.take(|_| true) {
@@ -425,7 +440,7 @@ fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
         if done() {
             return;
         }
-        match q.take(|t| Arc::ptr_eq(&t.parent, &node)) {
+        match q.take_newest(|t| Arc::ptr_eq(&t.parent, &node)) {
             Some(t) => execute(t),
             None => {
                 q.signal.wait_while(seen);
@@ -623,7 +638,7 @@ fn group_end(c: &mut Ctx) {
             if g.count.load(Ordering::Acquire) == 0 {
                 break;
             }
-            match q.take(|t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g))) {
+            match q.take_newest(|t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g))) {
                 Some(t) => execute(t),
                 None => {
                     q.signal.wait_while(seen);
