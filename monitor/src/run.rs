@@ -160,7 +160,7 @@ fn omp_overrides(
             Ok((Vec::new(), Some(LibraryUse::Override { required: args.omp == OmpChoice::Kernel })))
         }
         Decision::Skip(why) if args.omp == OmpChoice::Kernel => {
-            Err(err!("--omp kernel: {}: {why}; run it with --omp libgomp", program.given))
+            Err(err!("--omp kernel: {}: {why}; run it with --omp libgomp (on its own runtime)", program.given))
         }
         Decision::Skip(why) => {
             if args.verbose {

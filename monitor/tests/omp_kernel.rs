@@ -161,7 +161,7 @@ fn spinning_threads_on_more_vcpus_than_host_cpus_compute_what_they_do_natively()
 /// compute what libgomp does natively, and `-v` says which, with the per-vCPU counters.
 #[test]
 fn packed_and_spread_teams_compute_what_they_do_natively() {
-    const PACKED: &str = "the OpenMP runtime's threads go to the first";
+    const PACKED: &str = "puts its threads on the first";
     let prog = build("omp_kernel", "-static");
     with_more_vcpus_than_host_cpus(&prog, |cpus, threads, want| {
         for how in ["pack", "spread"] {

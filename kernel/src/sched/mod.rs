@@ -178,7 +178,9 @@ pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Opt
         // ~1 us) instead of halting and kicking vCPUs, which on PVM cost emulated ring-0
         // entries and the host's scheduling of the woken vCPU (150-400 us per wake-up).
         PLACEMENT_CPUS.store(n as usize, Ordering::Relaxed);
-        kinfo!("sched: more vCPUs than host CPUs: the OpenMP runtime's threads go to the first {n} vCPUs");
+        kinfo!(
+            "sched: more vCPUs than host CPUs: the kernel's OpenMP runtime (and a libgomp whose spin test counts the host's CPUs) puts its threads on the first {n} vCPUs"
+        );
     }
     let after = match (idle_halt, halt_late) {
         (true, _) => HALT_AFTER_NS_HALTING,

@@ -30,7 +30,13 @@ pub fn plan_dynamic(bytes: &[u8], group: u8) -> Decision {
         }
         if !loads_library {
             // From another library (LLVM's libomp, say): nothing the kernel could redirect.
-            return Decision::Skip(format!("the program uses {name} but does not load {}", g.soname));
+            let other = elf.libraries.iter().find(|l| l.starts_with("libomp") || l.starts_with("libiomp"));
+            return Decision::Skip(match other {
+                Some(lib) => {
+                    format!("the program uses {name} from {lib} (LLVM's or Intel's OpenMP runtime), not {}", g.soname)
+                }
+                None => format!("the program uses {name} but does not load {}", g.soname),
+            });
         }
         if !g.overrides.contains(&name) {
             return Decision::Skip(format!("the program uses {name}, which the kernel's runtime does not provide"));
