@@ -48,7 +48,9 @@ pub type TaskFn = extern "C" fn(*mut u8);
 pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
 
 /// A team's tasks: the ready queue, the count of unfinished tasks, and a word bumped whenever
-/// a task is queued or finishes (threads at scheduling points sleep on it).
+/// a task is queued or finishes (threads at scheduling points sleep on it). On lines of its
+/// own: every task's creation and end write them, and the team's `single` word came next.
+#[repr(align(128))]
 pub struct Queue {
     ready: SpinLock<VecDeque<Arc<Task>>>,
     queued: AtomicU32,
