@@ -79,28 +79,16 @@ impl Queue {
         self.queued.load(Ordering::Acquire) != 0
     }
 
-    /// Takes the first ready task that `fits`.
-    fn take(&self, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
+    /// Takes the oldest ready task that `fits`, or with `newest` the newest: a task waiting
+    /// for its own children or group wants the tasks it queued last (the scan from the front
+    /// passed over every other thread's tasks, under the lock, for each child:
+    /// `epcc.task.nested` 0.78 of Linux's speed).
+    fn take(&self, newest: bool, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
         if self.queued.load(Ordering::Acquire) == 0 {
             return None;
         }
         let mut q = self.ready.lock();
-        let i = q.iter().position(|t| fits(t))?;
-        let t = q.remove(i);
-        self.queued.fetch_sub(1, Ordering::Relaxed);
-        t
-    }
-
-    /// Takes the last ready task that `fits`: for a task waiting for its own children or
-    /// group, whose tasks are the ones it queued last (the scan from the front passed over
-    /// every other thread's tasks, under the lock, for each child: `epcc.task.nested` 0.78 of
-    /// Linux's speed).
-    fn take_newest(&self, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
-        if self.queued.load(Ordering::Acquire) == 0 {
-            return None;
-        }
-        let mut q = self.ready.lock();
-        let i = q.iter().rposition(|t| fits(t))?;
+        let i = if newest { q.iter().rposition(|t| fits(t)) } else { q.iter().position(|t| fits(t)) }?;
         let t = q.remove(i);
         self.queued.fetch_sub(1, Ordering::Relaxed);
         t
@@ -108,7 +96,7 @@ impl Queue {
 
     /// Runs one ready task, any task; false if there was none.
     pub fn run_one(&self) -> bool {
-        match self.take(|_| true) {
+        match self.take(false, |_| true) {
             Some(t) => {
                 execute(t);
                 true
@@ -442,7 +430,7 @@ fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
         if done() {
             return;
         }
-        match q.take_newest(|t| Arc::ptr_eq(&t.parent, &node)) {
+        match q.take(true, |t| Arc::ptr_eq(&t.parent, &node)) {
             Some(t) => execute(t),
             None => {
                 q.signal.wait_while(seen);
@@ -640,7 +628,7 @@ fn group_end(c: &mut Ctx) {
             if g.count.load(Ordering::Acquire) == 0 {
                 break;
             }
-            match q.take_newest(|t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g))) {
+            match q.take(true, |t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g))) {
                 Some(t) => execute(t),
                 None => {
                     q.signal.wait_while(seen);
