@@ -293,6 +293,10 @@ pub mod flags {
     /// a forked child, a fatal signal ends it without the shell-style report on stderr (whoever
     /// waits for it reports it, as a shell does), and `hrt` dies of that signal.
     pub const CHILD_PROCESS: u64 = 1 << 11;
+    /// The vCPUs outnumber the host's CPUs and the program's OpenMP runtime yields in its
+    /// spin waits but counts the vCPUs as CPUs (LLVM's libomp): its threads go to as many
+    /// vCPUs as the host has CPUs, where a yield hands the vCPU to the thread waited for.
+    pub const PACK_THREADS: u64 = 1 << 12;
 }
 
 /// Bits of `BootInfo::features`.

@@ -199,6 +199,19 @@ fn own_libgomp(args: &RunArgs, program: &Program, packed: bool) -> (Vec<u8>, Opt
     (entries, None)
 }
 
+/// With more vCPUs than host CPUs (`pack_on` of them take threads): whether the program's
+/// OpenMP runtime is LLVM's libomp, whose threads then go to the first `pack_on` vCPUs
+/// (`overrides::yielding_runtime`).
+fn packs_libomp(args: &RunArgs, program: &Program, pack_on: u32) -> bool {
+    let Some(lib) = crate::overrides::yielding_runtime::libomp_in(&program.bytes) else { return false };
+    if args.verbose {
+        eprintln!(
+            "hrt: the program's OpenMP runtime is LLVM's ({lib}), which counts the vCPUs as CPUs and yields in its spin waits: its threads go to the first {pack_on} vCPUs"
+        );
+    }
+    true
+}
+
 pub fn run(args: &RunArgs) -> Result<u8> {
     let (prog, rest) = args.command.split_first().ok_or_else(|| err!("no program given: hrt run -- PROG [ARGS]"))?;
     let given = prog.to_str().ok_or_else(|| err!("the program path is not valid UTF-8"))?;
@@ -260,6 +273,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let kernel_in_ring3 = config.platform == hrt_abi::Platform::PvmEmulated && !config.kernel_ring0;
     let one_ring = app_ring == 0 || kernel_in_ring3;
     let (overrides, omp_library) = omp_overrides(args, &program, one_ring, config.pack_on > 0)?;
+    let pack_threads = config.pack_on > 0 && packs_libomp(args, &program, config.pack_on);
     config.program = Some(ProgramSetup {
         program,
         argv,
@@ -275,6 +289,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         overrides,
         omp_library,
         child_process: args.as_child,
+        pack_threads,
         sig_ignored: crate::inherited_signals::ignored(),
         sig_mask: crate::inherited_signals::mask(),
     });

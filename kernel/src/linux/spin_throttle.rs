@@ -190,7 +190,12 @@ pub fn before_first_thread(host: usize) {
     kinfo!("hrt: the program's libgomp found {found} CPU(s), fewer than the host's {host}: its spin tests are as they were");
 }
 
-/// Whether the program's threads go to the first vCPUs, as many as the host has CPUs.
+/// Whether the program's threads go to the first vCPUs, as many as the host has CPUs: its
+/// libgomp's spin tests count the host's CPUs, or its OpenMP runtime is LLVM's libomp, which
+/// yields in its spin waits (`flags::PACK_THREADS`; the monitor's
+/// `overrides::yielding_runtime`): there a yield hands the vCPU to the thread waited for.
 pub fn packs_threads() -> bool {
     PACK.load(Ordering::Relaxed)
+        || (crate::bootinfo::get().flags & hrt_abi::flags::PACK_THREADS != 0
+            && crate::sched::placement_cpus() < crate::cpu::count())
 }

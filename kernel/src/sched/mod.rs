@@ -179,7 +179,7 @@ pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Opt
         // entries and the host's scheduling of the woken vCPU (150-400 us per wake-up).
         PLACEMENT_CPUS.store(n as usize, Ordering::Relaxed);
         kinfo!(
-            "sched: more vCPUs than host CPUs: the kernel's OpenMP runtime (and a libgomp whose spin test counts the host's CPUs) puts its threads on the first {n} vCPUs"
+            "sched: more vCPUs than host CPUs: the kernel's OpenMP runtime (and a program's own libgomp or libomp that hrt recognises) puts its threads on the first {n} vCPUs"
         );
     }
     let after = match (idle_halt, halt_late) {
@@ -465,6 +465,20 @@ pub fn yield_now() {
     }
     switch_away(s, cur);
     irq::restore(was);
+}
+
+/// A program's `sched_yield`: another thread of this vCPU runs if one is ready. Otherwise,
+/// when the vCPUs outnumber the host's CPUs and more than the packed ones are busy, the vCPU
+/// gives its host CPU away (a host `sched_yield` through the monitor): a program that yields
+/// in its spins (LLVM's libomp, which counts the vCPUs as CPUs) waits for a vCPU the host
+/// may not be running, and yielding only inside the guest would leave that vCPU waiting for
+/// the host's next tick.
+pub fn yield_for_program() {
+    if this_sched().runnable() > 0 {
+        yield_now();
+    } else if host_overcommitted() && !only_packed_cpus_busy() {
+        crate::arch::hypercall::host_yield();
+    }
 }
 
 /// Run with a user thread's kernel stack top when a CPU switches to it (0: none).

@@ -9,6 +9,7 @@ mod library;
 mod references;
 pub mod spin_sites;
 mod symbols;
+pub mod yielding_runtime;
 
 pub use library::LibraryPlans;
 

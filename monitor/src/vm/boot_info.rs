@@ -203,6 +203,9 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     info.sig_ignored = setup.sig_ignored;
     info.sig_mask = setup.sig_mask;
     info.rlimits = host_rlimits();
+    if setup.pack_threads {
+        info.flags |= flags::PACK_THREADS;
+    }
     if setup.child_process {
         info.flags |= flags::CHILD_PROCESS;
     }

@@ -47,6 +47,8 @@ pub struct ProgramSetup {
     pub omp_library: Option<crate::overrides::LibraryUse>,
     /// `--as-child`: the program is a child of another HRT program (`flags::CHILD_PROCESS`).
     pub child_process: bool,
+    /// Its threads go to the first vCPUs, as many as the host has CPUs (`flags::PACK_THREADS`).
+    pub pack_threads: bool,
     /// The signals the program starts with ignored, and its mask (bit `sig - 1`).
     pub sig_ignored: u64,
     pub sig_mask: u64,

@@ -186,7 +186,7 @@ pub fn getppid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
 }
 
 pub fn sched_yield(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    sched::yield_now();
+    sched::yield_for_program();
     Ok(0)
 }
 
@@ -234,8 +234,16 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(0);
     }
     current().affinity = set;
+    let packed = sched::placement_cpus();
     if !allowed(crate::cpu::id()) {
         sched::migrate_current(first);
+    } else if crate::linux::spin_throttle::packs_threads() && crate::cpu::id() >= packed {
+        // Packed threads (`spin_throttle::packs_threads`) return to the packed vCPUs when
+        // their mask lets them: libomp's start binds its first thread to each vCPU in turn to
+        // learn the topology, then gives it the whole mask back.
+        if let Some(cpu) = sched::thread::least_loaded(|c| c < packed && allowed(c)) {
+            sched::migrate_current(cpu);
+        }
     }
     Ok(0)
 }
