@@ -44,6 +44,7 @@ mod places;
 mod reductions;
 mod steal;
 mod target;
+mod task_args;
 mod tasks;
 mod team;
 mod teams;

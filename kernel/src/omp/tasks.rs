@@ -13,13 +13,13 @@
 
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use super::detach::Event;
 use super::icv::Icv;
+use super::task_args::Args;
 use super::thread::{self, Ctx};
 use super::wait::Word;
 use crate::sync::SpinLock;
@@ -47,51 +47,112 @@ const PENDING_LIMIT_PER_THREAD: u32 = 64;
 pub type TaskFn = extern "C" fn(*mut u8);
 pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
 
-/// A team's tasks: the ready queue, the count of unfinished tasks, and a word bumped whenever
-/// a task is queued or finishes (threads at scheduling points sleep on it). On lines of its
-/// own: every task's creation and end write them, and the team's `single` word came next.
-#[repr(align(128))]
+/// A team's tasks: the ready tasks in lanes, the count of unfinished tasks, and a word that
+/// threads waiting at scheduling points sleep on.
+///
+/// A thread queues the tasks it makes (or whose last predecessor it finishes) in its own lane
+/// (thread number modulo `LANES`) and takes from it first; a thread whose lane is empty takes
+/// from the others. With one queue for the team, every task's queueing and taking moved the
+/// queue's lock and ends between the CPUs (`epcc.task.parallel`: each thread makes tasks and
+/// runs them at the barrier). Any thread may take any lane's tasks, so which lane a task is in
+/// decides only who most likely runs it.
+///
+/// Waiters test their conditions (a task queued, their tasks finished) while they spin, so
+/// queueing or finishing a task writes the word only when someone sleeps on it (`nudge`).
 pub struct Queue {
+    lanes: [Lane; LANES],
+    shared: Shared,
+}
+
+/// Lanes of a team's queue: more threads than lanes share them.
+const LANES: usize = 8;
+
+/// One lane, on cache lines of its own.
+#[repr(align(128))]
+struct Lane {
     ready: SpinLock<VecDeque<Arc<Task>>>,
     queued: AtomicU32,
+}
+
+/// What every task's creation and end write, on lines of their own (the team's `single` word
+/// came next).
+#[repr(align(128))]
+pub struct Shared {
     pub pending: AtomicU32,
     pub signal: Word,
+}
+
+impl core::ops::Deref for Queue {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
+
+/// This thread's lane in its current team's queue.
+fn my_lane() -> usize {
+    thread::ctx().id as usize % LANES
 }
 
 impl Queue {
     pub const fn new() -> Queue {
         Queue {
-            ready: SpinLock::new(VecDeque::new()),
-            queued: AtomicU32::new(0),
-            pending: AtomicU32::new(0),
-            signal: Word::new(0),
+            lanes: [const { Lane { ready: SpinLock::new(VecDeque::new()), queued: AtomicU32::new(0) } }; LANES],
+            shared: Shared { pending: AtomicU32::new(0), signal: Word::new(0) },
         }
     }
 
     fn push(&self, t: Arc<Task>) {
-        self.ready.lock().push_back(t);
-        self.queued.fetch_add(1, Ordering::Release);
-        self.signal.bump();
+        let lane = &self.lanes[my_lane()];
+        lane.ready.lock().push_back(t);
+        lane.queued.fetch_add(1, Ordering::SeqCst);
+        self.signal.nudge();
     }
 
-    /// Whether a task waits in the queue (one load).
+    /// Whether a task waits in the queue (a load per lane).
     pub fn has_queued(&self) -> bool {
-        self.queued.load(Ordering::Acquire) != 0
+        self.lanes.iter().any(|l| l.queued.load(Ordering::Acquire) != 0)
     }
 
-    /// Takes the oldest ready task that `fits`, or with `newest` the newest: a task waiting
-    /// for its own children or group wants the tasks it queued last (the scan from the front
-    /// passed over every other thread's tasks, under the lock, for each child:
-    /// `epcc.task.nested` 0.78 of Linux's speed).
+    /// Tasks queued so far less those taken, summed over the lanes: a waiter that found no
+    /// task it could run reads it first and waits for it to change (a task queued since).
+    fn queued_total(&self) -> u32 {
+        self.lanes.iter().map(|l| l.queued.load(Ordering::Acquire)).fold(0, u32::wrapping_add)
+    }
+
+    /// Takes a ready task that `fits`: from this thread's lane first, then from the others in
+    /// turn; the oldest of a lane, or with `newest` the newest. A task waiting for its own
+    /// children or group wants the tasks it queued last (the scan from the front passed over
+    /// every other task, under the lock, for each child: `epcc.task.nested` 0.78 of Linux's
+    /// speed).
     fn take(&self, newest: bool, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
-        if self.queued.load(Ordering::Acquire) == 0 {
-            return None;
+        let me = my_lane();
+        (0..LANES).find_map(|k| {
+            let lane = &self.lanes[(me + k) % LANES];
+            if lane.queued.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            let mut q = lane.ready.lock();
+            let i = if newest { q.iter().rposition(|t| fits(t)) } else { q.iter().position(|t| fits(t)) }?;
+            let t = q.remove(i);
+            lane.queued.fetch_sub(1, Ordering::Relaxed);
+            t
+        })
+    }
+
+    /// Runs tasks that `fits` (the newest first) until `done` holds, waiting meanwhile for a
+    /// task to be queued or `done` to hold.
+    fn help_until(&self, fits: impl Fn(&Task) -> bool, done: impl Fn() -> bool) {
+        loop {
+            let seen = self.queued_total();
+            if done() {
+                return;
+            }
+            match self.take(true, &fits) {
+                Some(t) => execute(t),
+                None => super::wait::until(&self.signal, || done() || self.queued_total() != seen),
+            }
         }
-        let mut q = self.ready.lock();
-        let i = if newest { q.iter().rposition(|t| fits(t)) } else { q.iter().position(|t| fits(t)) }?;
-        let t = q.remove(i);
-        self.queued.fetch_sub(1, Ordering::Relaxed);
-        t
     }
 
     /// Runs one ready task, any task; false if there was none.
@@ -108,12 +169,11 @@ impl Queue {
     /// Helps until every task of the team has finished (the end of a region).
     pub fn drain(&self) {
         loop {
-            let seen = self.signal.load();
             if self.pending.load(Ordering::Acquire) == 0 {
                 return;
             }
             if !self.run_one() {
-                self.signal.wait_while(seen);
+                super::wait::until(&self.signal, || self.pending.load(Ordering::Acquire) == 0 || self.has_queued());
             }
         }
     }
@@ -195,10 +255,9 @@ impl Group {
 
 pub struct Task {
     f: TaskFn,
-    /// The task's copy of its arguments, at `arg_offset` (for the alignment asked for); the
-    /// task's code writes to it (its firstprivate variables).
-    args: UnsafeCell<Vec<u8>>,
-    arg_offset: usize,
+    /// The task's copy of its arguments; the task's code writes to it (its firstprivate
+    /// variables).
+    args: UnsafeCell<Args>,
     /// The arguments were made by the task's copy constructor (C++ firstprivate objects): the
     /// task runs even when cancelled before it started, so that its code destroys them, as
     /// libgomp's (`copy_ctors_done`).
@@ -231,22 +290,6 @@ fn queue_of(c: &Ctx) -> Option<&'static Queue> {
     // SAFETY: teams are never freed.
     (!c.team.is_null() && (c.nthreads > 1 || unsafe { (*c.team).defers_tasks.load(Ordering::Relaxed) }))
         .then(|| unsafe { &(*c.team).tasks })
-}
-
-/// Copies a task's arguments: with its copy constructor when it has one (firstprivate objects
-/// are constructed for the task), else bytewise.
-/// `room` (at least `size`) is the space the block gets.
-fn copy_args(data: *mut u8, cpyfn: CopyFn, size: usize, align: usize, room: usize) -> (Vec<u8>, usize) {
-    let align = align.max(1);
-    let mut buf = vec![0u8; room.max(size) + align];
-    let off = buf.as_ptr().align_offset(align);
-    let arg = buf[off..].as_mut_ptr();
-    match cpyfn {
-        Some(copy) => copy(arg, data),
-        // SAFETY: `data` holds `size` bytes (the compiler's argument block); `buf` has room.
-        None => unsafe { core::ptr::copy_nonoverlapping(data, arg, size) },
-    }
-    (buf, off)
 }
 
 /// Runs `f` as a task of its own on this thread now, with the current task's team, ICVs and
@@ -294,7 +337,7 @@ fn execute(t: Arc<Task>) {
         return;
     }
     // SAFETY: only the thread running the task touches its arguments.
-    let arg = unsafe { (*t.args.get()).as_mut_ptr().add(t.arg_offset) };
+    let arg = unsafe { (*t.args.get()).ptr() };
     // The running thread belongs to the task's team (only its threads take the team's tasks),
     // so its current record has the task's team, thread number and levels; the task's own
     // ICVs, final flag, group, children and lock identity are swapped in, as for an included
@@ -338,11 +381,12 @@ pub fn finish(t: &Task) {
         }
     }
     if let Some(g) = &t.group {
-        g.count.fetch_sub(1, Ordering::AcqRel);
+        g.count.fetch_sub(1, Ordering::SeqCst);
     }
-    t.parent.children.fetch_sub(1, Ordering::AcqRel);
-    team.tasks.pending.fetch_sub(1, Ordering::AcqRel);
-    team.tasks.signal.bump();
+    t.parent.children.fetch_sub(1, Ordering::SeqCst);
+    team.tasks.pending.fetch_sub(1, Ordering::SeqCst);
+    // Waiters test what this changed while they spin; only sleepers need the word.
+    team.tasks.signal.nudge();
 }
 
 /// The addresses of a `depend` array and whether each is only read (`in`), in libgomp's two
@@ -425,18 +469,7 @@ fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
         return;
     };
     let node = node_of(c);
-    loop {
-        let seen = q.signal.load();
-        if done() {
-            return;
-        }
-        match q.take(true, |t| Arc::ptr_eq(&t.parent, &node)) {
-            Some(t) => execute(t),
-            None => {
-                q.signal.wait_while(seen);
-            }
-        }
-    }
+    q.help_until(|t| Arc::ptr_eq(&t.parent, &node), done);
 }
 
 /// Waits for the unfinished siblings named by `depend` (an undeferred task's dependences, or
@@ -508,8 +541,8 @@ pub fn task(
         }
         match cpyfn {
             Some(_) => {
-                let (mut buf, off) = copy_args(data, cpyfn, size, align, size);
-                run_included(f, buf[off..].as_mut_ptr(), final_task);
+                let mut args = Args::copy(data, cpyfn, size, align, size);
+                run_included(f, args.ptr(), final_task);
             }
             None => run_included(f, data, final_task),
         }
@@ -519,9 +552,9 @@ pub fn task(
         }
         return;
     };
-    let (args, arg_offset) = copy_args(data, cpyfn, size, align, size);
+    let args = Args::copy(data, cpyfn, size, align, size);
     let deps = if flags & FLAG_DEPEND != 0 { dependences(depend) } else { Vec::new() };
-    defer(c, queue, f, (args, arg_offset, cpyfn.is_some()), final_task, &deps, event);
+    defer(c, queue, f, (args, cpyfn.is_some()), final_task, &deps, event);
 }
 
 /// Makes a deferred task and queues it, or leaves it with its predecessors. `constructed`: its
@@ -531,7 +564,7 @@ fn defer(
     c: &mut Ctx,
     queue: &Queue,
     f: TaskFn,
-    (args, arg_offset, constructed): (Vec<u8>, usize, bool),
+    (args, constructed): (Args, bool),
     final_task: bool,
     deps: &[(usize, bool)],
     event: Option<Arc<Event>>,
@@ -540,7 +573,6 @@ fn defer(
     let t = Arc::new(Task {
         f,
         args: UnsafeCell::new(args),
-        arg_offset,
         constructed,
         icv: c.icv,
         final_task,
@@ -623,18 +655,10 @@ fn group_end(c: &mut Ctx) {
         return;
     };
     if let Some(q) = queue_of(c) {
-        loop {
-            let seen = q.signal.load();
-            if g.count.load(Ordering::Acquire) == 0 {
-                break;
-            }
-            match q.take(true, |t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g))) {
-                Some(t) => execute(t),
-                None => {
-                    q.signal.wait_while(seen);
-                }
-            }
-        }
+        q.help_until(
+            |t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g)),
+            || g.count.load(Ordering::Acquire) == 0,
+        );
     }
     c.group = g.outer.clone();
 }
@@ -747,8 +771,8 @@ pub fn taskloop(
         }
         let len = if t < extra { per + 1 } else { per };
         let hi = if t + 1 == tasks { n } else { (lo + len).min(n) };
-        let (mut args, off) = copy_args(data, cpyfn, arg_size.max(0) as usize, align, size);
-        let words = args[off..].as_mut_ptr() as *mut u64;
+        let mut args = Args::copy(data, cpyfn, arg_size.max(0) as usize, align, size);
+        let words = args.ptr() as *mut u64;
         // SAFETY: the block's first two words are the task's bounds (gcc's taskloop layout);
         // `args` has at least 16 bytes from `off`, aligned to 8.
         unsafe {
@@ -756,7 +780,7 @@ pub fn taskloop(
             *words.add(1) = if hi == n { end } else { value(hi) };
         }
         match queue {
-            Some(q) => defer(c, q, f, (args, off, cpyfn.is_some()), final_task, &[], None),
+            Some(q) => defer(c, q, f, (args, cpyfn.is_some()), final_task, &[], None),
             None => run_included(f, words as *mut u8, final_task),
         }
         lo = hi;
