@@ -301,13 +301,15 @@ fn own_libgomp_sees_the_vms_topology_in_sys() {
 /// cpu<N-1> besides the host's other entries, each of them a directory with the VM's topology
 /// files (read relative to the directory), the node directory lists node0 only, getdents64
 /// resumes and rewinds as on Linux, node 0's directory links to each vCPU and its meminfo is
-/// the program's memory, the cgroup cpuset (where the host has one) is the vCPUs, and
+/// the program's memory, the cgroup cpuset and a PCI device's CPUs (where the host has them)
+/// are the vCPUs, and
 /// /proc/cpuinfo and /proc/stat have one entry per vCPU.
 #[test]
 fn the_cpu_listings_and_proc_files_describe_the_vm() {
     let prog = build("vm_cpus", "-static");
     let native_run = native(&prog, None);
     let has_cpuset = !native_run.stdout.contains("cpuset: none");
+    let has_device = !native_run.stdout.contains("device cpus: none");
     let host_names = |dir: &str| -> Vec<String> {
         std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect()
     };
@@ -338,6 +340,7 @@ fn the_cpu_listings_and_proc_files_describe_the_vm() {
         want.push("node0 meminfo: MemTotal is sysinfo's 1".into());
         let all = if cpus == 1 { "0".to_string() } else { format!("0-{}", cpus - 1) };
         want.push(format!("cpuset: {}", if has_cpuset { all.as_str() } else { "none" }));
+        want.push(format!("device cpus: {}", if has_device { all.as_str() } else { "none" }));
         assert_eq!(lines[..want.len()], want, "--cpus {cpus}:\n{}", got.stdout);
         // One /proc/cpuinfo block per vCPU: each its own core of socket 0, its APIC ID its index.
         let blocks: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("cpuinfo")).collect();

@@ -4,7 +4,7 @@
  * the directory's descriptor), whether getdents64 resumes and rewinds as Linux's does, the
  * same seen from inside the CPU directory (relative paths), the per-CPU fields of /proc/cpuinfo
  * node 0's directory (its cpuN links, their targets, read through them; its meminfo against
- * sysinfo), the caller's cgroup cpuset, and the cpuN lines of /proc/stat. Under `hrt run --cpus N`
+ * sysinfo), the caller's cgroup cpuset, a PCI device's CPUs, and the cpuN lines of /proc/stat. Under `hrt run --cpus N`
  * all of it describes N vCPUs (monitor/tests/omp_kernel.rs checks it). */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -252,6 +252,27 @@ static void check_cpuset(void) {
     printf("cpuset: %s\n", cpus);
 }
 
+/* The CPUs near the first PCI device (its local_cpulist, reached through /sys/bus/pci), or
+ * "none" on a host without one. */
+static void check_device(void) {
+    char path[600], cpus[256] = "none";
+    DIR *d = opendir("/sys/bus/pci/devices");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/local_cpulist", e->d_name);
+            FILE *f = fopen(path, "r");
+            if (f && fgets(cpus, sizeof cpus, f))
+                cpus[strcspn(cpus, "\n")] = 0;
+            if (f)
+                fclose(f);
+            break;
+        }
+    if (d)
+        closedir(d);
+    printf("device cpus: %s\n", cpus);
+}
+
 int main(void) {
     static struct entry cpus[1024], nodes[1024];
     int n = list("/sys/devices/system/cpu", cpus, 1024);
@@ -262,6 +283,7 @@ int main(void) {
     check_cwd(cpus, n);
     check_node0();
     check_cpuset();
+    check_device();
     check_proc();
     return 0;
 }

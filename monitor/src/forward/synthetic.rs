@@ -10,6 +10,7 @@
 //! the CPU and node directories and of node 0's directory (cpu_dirs.rs). The cgroup cpusets
 //! (`cpuset.cpus`, `cpuset.mems` and their effective forms, v1 and v2) are the VM's CPUs and
 //! node too: hwloc, and so Open MPI and lstopo, shows only the CPUs of the caller's cpuset.
+//! A PCI device's `local_cpus` and `local_cpulist` name every vCPU.
 
 use std::io::Write;
 use std::os::fd::{FromRawFd, IntoRawFd};
@@ -32,6 +33,9 @@ pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
         b"/proc/stat" => return std::fs::read("/proc/stat").ok().map(|h| proc_cpus::stat(&h, cpus)),
         b"/proc/meminfo" => return std::fs::read("/proc/meminfo").ok().and_then(|h| super::meminfo::contents(&h)),
         _ => {}
+    }
+    if let Some(local) = device_cpus(path, cpus) {
+        return Some(local);
     }
     if let Some(name) = path.strip_prefix(CPU_DIR) {
         return match name {
@@ -61,6 +65,23 @@ pub fn contents(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
         }
         _ => None,
     }
+}
+
+/// A device's CPUs (`local_cpus`, `local_cpulist` of a PCI device, reached through
+/// /sys/bus/pci/devices, /sys/class/*/*/device or /sys/devices): the host's CPUs near the
+/// device; in the VM every vCPU is, as for a device of the VM's one node. hwloc (lstopo, Open
+/// MPI) otherwise hung the host bridge under the vCPUs the host numbers as its own.
+fn device_cpus(path: &[u8], cpus: u32) -> Option<Vec<u8>> {
+    if !path.starts_with(b"/sys/") {
+        return None;
+    }
+    let file = match path.rsplit(|&b| b == b'/').next()? {
+        b"local_cpus" => cpu_mask(0, cpus, cpus),
+        b"local_cpulist" => cpu_list(0, cpus),
+        _ => return None,
+    };
+    // Only where the host has the file: elsewhere opening it fails as it does.
+    std::path::Path::new(std::ffi::OsStr::from_bytes(path)).exists().then_some(file)
 }
 
 /// Where a path through node 0's link to a vCPU (`node0/cpu<K>`, `../../cpu/cpu<K>`) leads,
@@ -309,6 +330,7 @@ pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
 mod tests {
     use super::{beyond_vm, contents, in_vm_tree, listing, stand_in, through_node_link};
     use crate::forward::cpu_dirs::Listing;
+    use std::os::unix::ffi::OsStrExt;
 
     #[test]
     fn cpu_lists() {
@@ -348,6 +370,21 @@ mod tests {
         assert!(node("cpu2", false).is_none(), "the link itself");
         assert!(node("cpu4/online", true).is_none(), "beyond the VM");
         assert!(node("cpulist", true).is_none());
+    }
+
+    /// A PCI device's CPUs are the VM's, where the host has the file.
+    #[test]
+    fn devices_are_near_every_vcpu() {
+        let Some(dev) = std::fs::read_dir("/sys/bus/pci/devices").ok().and_then(|mut d| d.next()).and_then(|e| e.ok())
+        else {
+            return; // a host without PCI devices in sysfs
+        };
+        let dev = dev.path();
+        let at = |f: &str| contents(dev.join(f).as_os_str().as_bytes(), 4);
+        assert_eq!(at("local_cpus").unwrap(), b"f\n");
+        assert_eq!(at("local_cpulist").unwrap(), b"0-3\n");
+        assert!(contents(b"/sys/devices/none-such-device/local_cpus", 4).is_none());
+        assert!(contents(b"/tmp/local_cpus", 4).is_none());
     }
 
     /// The cgroup cpusets, v1 and v2, at any depth, are the VM's CPUs and node.
