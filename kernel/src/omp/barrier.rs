@@ -145,7 +145,7 @@ impl Barrier {
         }
         let released = || reached(self.released.0.load(Ordering::Acquire), e);
         loop {
-            if tasks.pending.load(Ordering::Acquire) == 0 {
+            if tasks.all_finished() {
                 self.released.0.store(e, Ordering::Release);
                 tasks.signal.nudge();
                 return is_cancelled();
@@ -158,7 +158,7 @@ impl Barrier {
             }
             if !tasks.run_one() {
                 wait::until(&tasks.signal, || {
-                    released() || tasks.pending.load(Ordering::Acquire) == 0 || tasks.has_queued() || is_cancelled()
+                    released() || tasks.all_finished() || tasks.has_queued() || is_cancelled()
                 });
             }
         }

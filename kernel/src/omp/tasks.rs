@@ -40,15 +40,18 @@ const DEPEND_OUT: usize = 2;
 const DEPEND_INOUT: usize = 3;
 const DEPEND_MUTEXINOUTSET: usize = 4;
 
-/// Above this many unfinished tasks per thread (queued, running or waiting for predecessors),
-/// new tasks run at once, as libgomp throttles: it bounds the memory deferred tasks hold.
+/// Above this many unfinished tasks (queued, running or waiting for predecessors) per thread
+/// of the team, made in one lane, new tasks made there run at once, as libgomp throttles (its
+/// limit is on the team's total): it bounds the memory deferred tasks hold. Per lane, so that
+/// making a task reads no line that other threads write; a single producer (a `master` that
+/// makes every task) still gets the whole team's allowance.
 const PENDING_LIMIT_PER_THREAD: u32 = 64;
 
 pub type TaskFn = extern "C" fn(*mut u8);
 pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
 
-/// A team's tasks: the ready tasks in lanes, the count of unfinished tasks, and a word that
-/// threads waiting at scheduling points sleep on.
+/// A team's tasks: the ready tasks in lanes, the counts of tasks made and finished, and a
+/// word that threads waiting at scheduling points sleep on.
 ///
 /// A thread queues the tasks it makes (or whose last predecessor it finishes) in its own lane
 /// (thread number modulo `LANES`) and takes from it first; a thread whose lane is empty takes
@@ -59,6 +62,10 @@ pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
 ///
 /// Waiters test their conditions (a task queued, their tasks finished) while they spin, so
 /// queueing or finishing a task writes the word only when someone sleeps on it (`nudge`).
+/// Each lane counts the tasks made by its threads and how many of those have finished (the
+/// finishing thread adds to the lane the task was made in), so that a task's creation and end
+/// write no line that every thread writes; `all_finished` reads them in an order that makes
+/// the sum exact.
 pub struct Queue {
     lanes: [Lane; LANES],
     shared: Shared,
@@ -72,13 +79,15 @@ const LANES: usize = 8;
 struct Lane {
     ready: SpinLock<VecDeque<Arc<Task>>>,
     queued: AtomicU32,
+    /// Deferred tasks made by this lane's threads, and how many of them have finished (both
+    /// only grow, wrapping).
+    made: AtomicU32,
+    finished: AtomicU32,
 }
 
-/// What every task's creation and end write, on lines of their own (the team's `single` word
-/// came next).
+/// The word waiters sleep on, on lines of its own (the team's `single` word came next).
 #[repr(align(128))]
 pub struct Shared {
-    pub pending: AtomicU32,
     pub signal: Word,
 }
 
@@ -97,8 +106,15 @@ fn my_lane() -> usize {
 impl Queue {
     pub const fn new() -> Queue {
         Queue {
-            lanes: [const { Lane { ready: SpinLock::new(VecDeque::new()), queued: AtomicU32::new(0) } }; LANES],
-            shared: Shared { pending: AtomicU32::new(0), signal: Word::new(0) },
+            lanes: [const {
+                Lane {
+                    ready: SpinLock::new(VecDeque::new()),
+                    queued: AtomicU32::new(0),
+                    made: AtomicU32::new(0),
+                    finished: AtomicU32::new(0),
+                }
+            }; LANES],
+            shared: Shared { signal: Word::new(0) },
         }
     }
 
@@ -107,6 +123,34 @@ impl Queue {
         lane.ready.lock().push_back(t);
         lane.queued.fetch_add(1, Ordering::SeqCst);
         self.signal.nudge();
+    }
+
+    /// Counts a deferred task made by this thread; returns its lane (where its end is counted).
+    fn count_made(&self) -> u8 {
+        let lane = my_lane();
+        self.lanes[lane].made.fetch_add(1, Ordering::SeqCst);
+        lane as u8
+    }
+
+    /// Counts the end of a task made in lane `lane`.
+    fn count_finished(&self, lane: u8) {
+        self.lanes[lane as usize].finished.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Unfinished tasks made in this thread's lane.
+    fn unfinished_here(&self) -> u32 {
+        let lane = &self.lanes[my_lane()];
+        lane.made.load(Ordering::Relaxed).wrapping_sub(lane.finished.load(Ordering::Relaxed))
+    }
+
+    /// Whether every task made so far has finished. The finished counts are read first, then
+    /// the made ones: a task counted finished was made before, so if the sums are equal, every
+    /// task made by the time the first made count was read had finished by then (and only a
+    /// running task or a thread outside a barrier makes tasks).
+    pub fn all_finished(&self) -> bool {
+        let finished = self.lanes.iter().map(|l| l.finished.load(Ordering::Acquire)).fold(0, u32::wrapping_add);
+        let made = self.lanes.iter().map(|l| l.made.load(Ordering::Acquire)).fold(0, u32::wrapping_add);
+        made == finished
     }
 
     /// Whether a task waits in the queue (a load per lane).
@@ -169,11 +213,11 @@ impl Queue {
     /// Helps until every task of the team has finished (the end of a region).
     pub fn drain(&self) {
         loop {
-            if self.pending.load(Ordering::Acquire) == 0 {
+            if self.all_finished() {
                 return;
             }
             if !self.run_one() {
-                super::wait::until(&self.signal, || self.pending.load(Ordering::Acquire) == 0 || self.has_queued());
+                super::wait::until(&self.signal, || self.all_finished() || self.has_queued());
             }
         }
     }
@@ -273,6 +317,8 @@ pub struct Task {
     successors: SpinLock<Vec<Arc<Task>>>,
     /// A detachable task's event: the task completes when it is fulfilled too (`detach`).
     event: Option<Arc<Event>>,
+    /// The lane of the thread that made it, where its end is counted.
+    lane: u8,
 }
 
 // SAFETY: a task is run by one thread at a time; its raw team pointer names a team that lives
@@ -384,7 +430,7 @@ pub fn finish(t: &Task) {
         g.count.fetch_sub(1, Ordering::SeqCst);
     }
     t.parent.children.fetch_sub(1, Ordering::SeqCst);
-    team.tasks.pending.fetch_sub(1, Ordering::SeqCst);
+    team.tasks.count_finished(t.lane);
     // Waiters test what this changed while they spin; only sleepers need the word.
     team.tasks.signal.nudge();
 }
@@ -534,7 +580,7 @@ pub fn task(
             unsafe { (*c.team).defers_tasks.store(true, Ordering::Relaxed) };
         }
     }
-    let queue = queue_of(c).filter(|q| q.pending.load(Ordering::Relaxed) < PENDING_LIMIT_PER_THREAD * c.nthreads);
+    let queue = queue_of(c).filter(|q| q.unfinished_here() < PENDING_LIMIT_PER_THREAD * c.nthreads);
     let Some(queue) = queue.filter(|_| if_clause && !c.in_final) else {
         if !c.in_final && flags & FLAG_DEPEND != 0 {
             wait_for_dependences(depend);
@@ -570,6 +616,7 @@ fn defer(
     event: Option<Arc<Event>>,
 ) {
     let parent = node_of(c);
+    let lane = queue.count_made();
     let t = Arc::new(Task {
         f,
         args: UnsafeCell::new(args),
@@ -583,6 +630,7 @@ fn defer(
         done: AtomicBool::new(false),
         successors: SpinLock::new(Vec::new()),
         event: event.clone(),
+        lane,
     });
     if let Some(e) = event {
         e.attach(t.clone());
@@ -591,7 +639,6 @@ fn defer(
     if let Some(g) = &c.group {
         g.count.fetch_add(1, Ordering::AcqRel);
     }
-    queue.pending.fetch_add(1, Ordering::AcqRel);
     if !deps.is_empty() {
         for p in predecessors(&parent, deps, Some(&t)) {
             let mut s = p.successors.lock();
