@@ -79,6 +79,8 @@ const LANES: usize = 8;
 struct Lane {
     ready: SpinLock<VecDeque<Arc<Task>>>,
     queued: AtomicU32,
+    /// Tasks ever queued in this lane (only grows, wrapping).
+    pushed: AtomicU32,
     /// Deferred tasks made by this lane's threads, and how many of them have finished (both
     /// only grow, wrapping).
     made: AtomicU32,
@@ -110,6 +112,7 @@ impl Queue {
                 Lane {
                     ready: SpinLock::new(VecDeque::new()),
                     queued: AtomicU32::new(0),
+                    pushed: AtomicU32::new(0),
                     made: AtomicU32::new(0),
                     finished: AtomicU32::new(0),
                 }
@@ -122,6 +125,7 @@ impl Queue {
         let lane = &self.lanes[my_lane()];
         lane.ready.lock().push_back(t);
         lane.queued.fetch_add(1, Ordering::SeqCst);
+        lane.pushed.fetch_add(1, Ordering::SeqCst);
         self.signal.nudge();
     }
 
@@ -158,10 +162,11 @@ impl Queue {
         self.lanes.iter().any(|l| l.queued.load(Ordering::Acquire) != 0)
     }
 
-    /// Tasks queued so far less those taken, summed over the lanes: a waiter that found no
-    /// task it could run reads it first and waits for it to change (a task queued since).
-    fn queued_total(&self) -> u32 {
-        self.lanes.iter().map(|l| l.queued.load(Ordering::Acquire)).fold(0, u32::wrapping_add)
+    /// Tasks ever queued, summed over the lanes: a waiter that found no task it could run
+    /// reads it first and waits for it to change (a task queued since). Not the tasks waiting
+    /// now: a task queued and another taken would leave that sum as it was.
+    fn pushed_total(&self) -> u32 {
+        self.lanes.iter().map(|l| l.pushed.load(Ordering::Acquire)).fold(0, u32::wrapping_add)
     }
 
     /// Takes a ready task that `fits`: from this thread's lane first, then from the others in
@@ -188,13 +193,13 @@ impl Queue {
     /// task to be queued or `done` to hold.
     fn help_until(&self, fits: impl Fn(&Task) -> bool, done: impl Fn() -> bool) {
         loop {
-            let seen = self.queued_total();
+            let seen = self.pushed_total();
             if done() {
                 return;
             }
             match self.take(true, &fits) {
                 Some(t) => execute(t),
-                None => super::wait::until(&self.signal, || done() || self.queued_total() != seen),
+                None => super::wait::until(&self.signal, || done() || self.pushed_total() != seen),
             }
         }
     }
