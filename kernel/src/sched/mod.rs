@@ -67,6 +67,10 @@ pub struct CpuSched {
     spin_streak: AtomicU32,
     /// Looks in a row that found no spinning program.
     spin_quiet: AtomicU32,
+    /// A program thread called `sched_yield` here since the last look: the program hands the
+    /// CPU over by itself (LLVM's libomp yields every few dozen spin rounds), so the next look
+    /// counts as a quiet one.
+    program_yielded: AtomicBool,
     /// The TSC deadline the timer is armed for (0: none, or it fired; `program_timer`).
     timer_armed: AtomicU64,
 }
@@ -92,6 +96,7 @@ impl CpuSched {
             spin_look_due: AtomicBool::new(false),
             spin_streak: AtomicU32::new(0),
             spin_quiet: AtomicU32::new(0),
+            program_yielded: AtomicBool::new(false),
             timer_armed: AtomicU64::new(0),
         }
     }
@@ -120,6 +125,7 @@ impl CpuSched {
         self.spin_look_due.store(false, Ordering::SeqCst);
         self.spin_streak.store(0, Ordering::SeqCst);
         self.spin_quiet.store(0, Ordering::SeqCst);
+        self.program_yielded.store(false, Ordering::SeqCst);
         self.timer_armed.store(0, Ordering::SeqCst);
         // SAFETY: only this CPU touches these cells, and it runs no thread yet.
         unsafe {
@@ -474,7 +480,9 @@ pub fn yield_now() {
 /// may not be running, and yielding only inside the guest would leave that vCPU waiting for
 /// the host's next tick.
 pub fn yield_for_program() {
-    if this_sched().runnable() > 0 {
+    let s = this_sched();
+    s.program_yielded.store(true, Ordering::Relaxed);
+    if s.runnable() > 0 {
         yield_now();
     } else if host_overcommitted() && !only_packed_cpus_busy() {
         crate::arch::hypercall::host_yield();
