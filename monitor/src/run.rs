@@ -164,7 +164,11 @@ fn omp_overrides(
         }
         Decision::Skip(why) => {
             if args.verbose {
-                eprintln!("hrt: --omp auto: the program runs on its own libgomp: {why}");
+                let own = match crate::overrides::yielding_runtime::libomp_in(&program.bytes) {
+                    Some(_) => "OpenMP runtime, LLVM's libomp",
+                    None => "libgomp",
+                };
+                eprintln!("hrt: --omp auto: the program runs on its own {own}: {why}");
             }
             Ok(own_libgomp(args, program, packed))
         }

@@ -41,7 +41,7 @@ fn native(prog: &Path, threads: &str) -> Outcome {
 
 fn hrt(cpus: &str, prog: &Path, threads: &str) -> Outcome {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
-    cmd.args(["run", "-v", "--cpus", cpus, "--"]).arg(prog);
+    cmd.args(["run", "-v", "--omp", "auto", "--cpus", cpus, "--"]).arg(prog);
     cmd.env("OMP_NUM_THREADS", threads);
     run(cmd, None)
 }
@@ -63,6 +63,9 @@ fn libomp_programs_compute_what_they_do_natively_on_more_vcpus_than_host_cpus() 
                 let what = format!("{name} (clang, libomp) --cpus {cpus}, OMP_NUM_THREADS={threads}");
                 assert_same(&what, &want, &got);
                 assert_eq!(got.stderr.contains(PACKED), packed, "{what}: -v says:\n{}", got.stderr);
+                // `--omp auto` keeps the program on its own runtime, and says which.
+                let own = "runs on its own OpenMP runtime, LLVM's libomp";
+                assert!(got.stderr.contains(own), "{what}: -v does not name libomp:\n{}", got.stderr);
             }
         }
     }
