@@ -68,7 +68,7 @@ pub struct CpuSched {
     /// Looks in a row that found no spinning program.
     spin_quiet: AtomicU32,
     /// A program thread called `sched_yield` here since the last look: the program hands the
-    /// CPU over by itself (LLVM's libomp yields every few dozen spin rounds), so the next look
+    /// CPU over by itself (LLVM's libomp yields periodically in its spin waits), so the next look
     /// counts as a quiet one.
     program_yielded: AtomicBool,
     /// The TSC deadline the timer is armed for (0: none, or it fired; `program_timer`).
