@@ -210,7 +210,7 @@ fn packs_libomp(args: &RunArgs, program: &Program, pack_on: u32) -> bool {
     let Some(lib) = crate::overrides::yielding_runtime::libomp_in(&program.bytes) else { return false };
     if args.verbose {
         eprintln!(
-            "hrt: the program's OpenMP runtime is LLVM's ({lib}), which counts the vCPUs as CPUs and yields in its spin waits: its threads go to the first {pack_on} vCPUs"
+            "hrt: the program's OpenMP runtime is LLVM's ({lib}), which counts the CPUs of its mask and yields in its spin waits: its threads go to the first {pack_on} vCPUs, which its CPU mask names (sched_getaffinity), as a cpuset would"
         );
     }
     true

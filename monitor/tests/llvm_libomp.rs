@@ -70,3 +70,26 @@ fn libomp_programs_compute_what_they_do_natively_on_more_vcpus_than_host_cpus() 
         }
     }
 }
+
+/// Packed on as many vCPUs as the host has CPUs, libomp's threads see those vCPUs in their CPU
+/// mask, as under a cpuset: libomp counts them as its CPUs (`omp_get_num_procs`, its default
+/// team) and, with more threads than that, yields at every spin of its waits. The system still
+/// has every vCPU online, and a thread bound to the last one runs there. Without packing (as many
+/// vCPUs as host CPUs) the mask names every vCPU.
+#[test]
+fn packed_libomp_threads_see_the_packed_vcpus_in_their_mask() {
+    let host = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let prog = build("omp_procs");
+    for (cpus, sees) in [(host, host), (host + 2, host)] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--cpus", &cpus.to_string(), "--"]).arg(&prog);
+        cmd.env_remove("OMP_NUM_THREADS");
+        let got = run(cmd, None);
+        let want = format!(
+            "omp_get_num_procs: {sees}\nomp_get_max_threads: {sees}\nteam: {sees}\nsched_getaffinity: {sees}\nonline: {cpus}\n\
+             bound to the last CPU: runs there yes, mask names it alone yes\n"
+        );
+        assert_eq!(got.stdout, want, "omp_procs (clang, libomp) --cpus {cpus}: stderr:\n{}", got.stderr);
+        assert_eq!(got.code(), 0, "omp_procs --cpus {cpus}: stderr:\n{}", got.stderr);
+    }
+}
