@@ -1,6 +1,7 @@
 //! The kernel ELF: the one built into `hrt`, or `--kernel PATH`; loaded at its physical
 //! addresses.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use goblin::elf::{header, program_header::PT_LOAD, Elf};
@@ -13,7 +14,9 @@ static BUILTIN: &[u8] = include_bytes!(env!("HRT_KERNEL_IMAGE"));
 
 /// A validated kernel image.
 pub struct KernelImage {
-    bytes: Vec<u8>,
+    /// The built-in image is borrowed, not copied: a copy faulted in all 6 MB of it (debug line
+    /// tables included) at every start, where loading touches the ~1 MB of its segments.
+    bytes: Cow<'static, [u8]>,
     pub entry: u64,
     /// (physical address, file offset, file size, memory size) of each PT_LOAD segment.
     pub segments: Vec<(u64, usize, usize, usize)>,
@@ -22,17 +25,17 @@ pub struct KernelImage {
 impl KernelImage {
     pub fn load(path: Option<&Path>) -> Result<KernelImage> {
         let (bytes, name) = match path {
-            None => (BUILTIN.to_vec(), "built-in kernel".to_string()),
+            None => (Cow::Borrowed(BUILTIN), "built-in kernel".to_string()),
             Some(p) => {
                 let b = std::fs::read(p)
                     .map_err(|e| err!("cannot read kernel image {}: {}", p.display(), io_reason(&e)))?;
-                (b, p.display().to_string())
+                (Cow::Owned(b), p.display().to_string())
             }
         };
         Self::parse(bytes, &name)
     }
 
-    fn parse(bytes: Vec<u8>, name: &str) -> Result<KernelImage> {
+    fn parse(bytes: Cow<'static, [u8]>, name: &str) -> Result<KernelImage> {
         if bytes.len() < 4 || &bytes[..4] != b"\x7fELF" {
             return Err(err!("{name} is not an ELF file"));
         }
