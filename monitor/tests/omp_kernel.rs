@@ -299,7 +299,8 @@ fn own_libgomp_sees_the_vms_topology_in_sys() {
 /// The directories and /proc files that list CPUs describe the VM on 1 and 4 vCPUs (fewer and
 /// more than this host's CPUs; tests/programs/vm_cpus.c): /sys/devices/system/cpu lists cpu0 to
 /// cpu<N-1> besides the host's other entries, each of them a directory with the VM's topology
-/// files (read relative to the directory), the node directory lists node0 only, getdents64
+/// files (read relative to the directory; also from inside the last vCPU's own directory, which
+/// getcwd names, after a fchdir and in a forked child), the node directory lists node0 only, getdents64
 /// resumes and rewinds as on Linux, node 0's directory links to each vCPU and its meminfo is
 /// the program's memory, the cgroup cpuset and a PCI device's CPUs (where the host has them)
 /// are the vCPUs, and
@@ -334,6 +335,10 @@ fn the_cpu_listings_and_proc_files_describe_the_vm() {
         want.extend((0..cpus).map(|k| format!("cpu{k}: dir 1 same inode 1 topology entries {topology} core_id {k}")));
         want.push("getdents: pieces 1 resume 1 too small 1".into());
         want.push("cwd: same listing 1 core_ids 1".into());
+        let last = cpus - 1;
+        let online = if last == 0 { "none" } else { "1" };
+        let dir = format!("/sys/devices/system/cpu/cpu{last}");
+        want.push(format!("cpu cwd: {dir} core_id {last} online {online} back {dir} child same"));
         let node_cpus: Vec<String> = (0..cpus).map(|k| format!(" cpu{k}")).collect();
         want.push(format!("node0 cpus:{}", node_cpus.concat()));
         want.extend((0..cpus).map(|k| format!("node0/cpu{k}: link ../../cpu/cpu{k} core_id {k}")));

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct entry {
@@ -183,6 +184,50 @@ static void check_cwd(struct entry *e, int n) {
         printf("chdir / failed\n");
 }
 
+/* Inside the last CPU's own directory (a vCPU the host may lack): getcwd names it, files read
+ * by relative paths are its own (core_id, and online, which every CPU but cpu0 has), and so
+ * after a fchdir back to it and in a forked child. */
+static void check_cpu_cwd(void) {
+    char dir[64], cwd[256] = "", id[32] = "", online[32] = "";
+    int last = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+    snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu%d", last);
+    if (chdir(dir) != 0 || !getcwd(cwd, sizeof cwd)) {
+        printf("cpu cwd: chdir %s failed\n", dir);
+        return;
+    }
+    int fd = open("topology/core_id", O_RDONLY);
+    ssize_t len = fd >= 0 ? read(fd, id, sizeof id - 1) : -1;
+    id[len > 0 ? len - 1 : 0] = 0;
+    if (fd >= 0)
+        close(fd);
+    fd = open("online", O_RDONLY);
+    len = fd >= 0 ? read(fd, online, sizeof online - 1) : -1;
+    if (len > 0)
+        online[len - 1] = 0;
+    else
+        strcpy(online, "none");
+    if (fd >= 0)
+        close(fd);
+    int here = open(".", O_RDONLY | O_DIRECTORY);
+    char back[256] = "";
+    if (here < 0 || chdir("/") != 0 || fchdir(here) != 0 || !getcwd(back, sizeof back))
+        strcpy(back, "failed");
+    if (here >= 0)
+        close(here);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        char c[256] = "";
+        _exit(getcwd(c, sizeof c) && !strcmp(c, dir) && access("topology/core_id", R_OK) == 0 ? 0 : 1);
+    }
+    int status = -1;
+    waitpid(child, &status, 0);
+    printf("cpu cwd: %s core_id %s online %s back %s child %s\n", cwd, id, online, back,
+           WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "same" : "differs");
+    if (chdir("/") != 0)
+        printf("chdir / failed\n");
+}
+
 /* Node 0's directory: its entries, each cpuN link's target and the core_id read through it,
  * and whether its meminfo's MemTotal is sysinfo's total (to the kB). */
 static void check_node0(void) {
@@ -281,6 +326,7 @@ int main(void) {
     check_cpus(cpus, n);
     check_getdents();
     check_cwd(cpus, n);
+    check_cpu_cwd();
     check_node0();
     check_cpuset();
     check_device();

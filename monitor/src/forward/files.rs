@@ -124,6 +124,15 @@ impl Forwarder {
 
     /// getcwd: the length written, NUL included (the system call's answer, not libc's).
     pub(super) fn getcwd(&self, g: Guest, buf: u64, size: u64) -> SysResult<i64> {
+        if let Some(named) = self.cwd_vm.lock().unwrap().clone() {
+            let mut text = named.to_vec();
+            text.push(0);
+            if text.len() as u64 > size {
+                return Err(Errno::ERANGE);
+            }
+            g.write_bytes(buf, &text)?;
+            return Ok(text.len() as i64);
+        }
         let mut local = vec![0u8; libc::PATH_MAX as usize];
         // SAFETY: `local` is PATH_MAX bytes.
         let n = unsafe { self.sys(libc::SYS_getcwd, &[ptr(local.as_mut_ptr()), local.len() as libc::c_long])? };
@@ -134,8 +143,11 @@ impl Forwarder {
         Ok(n)
     }
 
-    fn note_cwd(&self) {
+    /// After a change of directory: whether relative paths need checking, and the name the
+    /// program gave a directory in the VM's CPU or node tree (`cwd_vm`).
+    fn note_cwd(&self, named: Option<std::sync::Arc<[u8]>>) {
         self.cwd_special.store(paths::cwd_is_special(), Ordering::Relaxed);
+        *self.cwd_vm.lock().unwrap() = named;
     }
 
     /// chdir: the directory the walk found is opened (O_PATH) and entered with fchdir, so the
@@ -145,14 +157,16 @@ impl Forwarder {
         let flags = at.open_flags((libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as libc::c_long);
         // SAFETY: a host C string.
         let fd = unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags])? };
-        let dir = std::sync::Arc::new(HostFd::owned(fd as i32, false));
+        let dir = std::sync::Arc::new(HostFd::owned(fd as i32, false).named(at.vm_path.clone()));
         if let Some(r) = self.child_chdir(&dir) {
             return r;
         }
         // SAFETY: no pointers.
         let r = unsafe { self.sys(libc::SYS_fchdir, &[dir.raw() as libc::c_long]) };
         drop(dir);
-        self.note_cwd();
+        if r.is_ok() {
+            self.note_cwd(at.vm_path.clone());
+        }
         r
     }
 
@@ -163,7 +177,9 @@ impl Forwarder {
         }
         // SAFETY: no pointers.
         let r = unsafe { self.sys(libc::SYS_fchdir, &[h.raw() as libc::c_long]) };
-        self.note_cwd();
+        if r.is_ok() {
+            self.note_cwd(h.vm_path().map(Into::into));
+        }
         r
     }
 

@@ -63,6 +63,11 @@ impl Forwarder {
             host_pid: self.host_pid.clone(),
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(self.cwd_special.load(Ordering::Relaxed)),
+            // A spawn child that changed directory has its own; else the parent's.
+            cwd_vm: Mutex::new(match &setup.cwd {
+                Some(dir) => dir.vm_path().map(Into::into),
+                None => self.cwd_vm.lock().unwrap().clone(),
+            }),
             cpus: self.cpus,
             children: Default::default(),
         };

@@ -256,6 +256,10 @@ pub struct Forwarder {
     /// The working directory is under /proc or /dev, or in the VM's CPU or node directories
     /// (relative paths are then checked, see `paths::cwd_is_special`).
     cwd_special: AtomicBool,
+    /// The working directory as the program named it, when that is in the VM's CPU or node
+    /// directories: the host's working directory is then the directory standing in for it
+    /// (a vCPU the host lacks is its `cpu0`), so relative paths and getcwd go by this name.
+    cwd_vm: std::sync::Mutex<Option<Arc<[u8]>>>,
     /// The VM's vCPUs (what the synthetic /sys CPU lists answer).
     cpus: u32,
     /// Its child processes (procs.rs).
@@ -337,6 +341,7 @@ impl Forwarder {
             host_pid: std::process::id().to_string(),
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(paths::cwd_is_special()),
+            cwd_vm: std::sync::Mutex::new(None),
             cpus,
             children: procs::Children::default(),
         }

@@ -224,7 +224,9 @@ impl Forwarder {
             let (dirfd, hold) = self.dirfd(dirfd_arg)?;
             // Only below /proc or /dev, or in the VM's CPU and node directories, can a relative
             // path be one of the rewritten spellings.
+            let cwd_vm = if hold.is_none() { self.cwd_vm.lock().unwrap().clone() } else { None };
             let base = match &hold {
+                None if cwd_vm.is_some() => cwd_vm.map(|p| p.to_vec()),
                 None if self.cwd_special.load(Ordering::Relaxed) => {
                     std::env::current_dir().ok().map(|p| p.as_os_str().as_bytes().to_vec())
                 }

@@ -196,6 +196,11 @@ pub(super) fn numbered<'a>(name: &'a [u8], prefix: &[u8]) -> Option<(u32, &'a [u
 fn cpu_file(cpu: u32, cpus: u32, rest: &[u8]) -> Option<Vec<u8>> {
     let own = || cpu_list(cpu, 1);
     let line = |v: u32| format!("{v}\n").into_bytes();
+    // Every vCPU but the boot one can be taken offline on Linux, so it has an `online` file (a
+    // vCPU the host lacks stands in as the host's cpu0, which has none).
+    if rest == b"online" {
+        return (cpu > 0).then(|| line(1));
+    }
     if let Some(name) = rest.strip_prefix(b"topology/") {
         return match name {
             b"thread_siblings_list" | b"core_cpus_list" => Some(own()),
@@ -353,6 +358,8 @@ mod tests {
         assert_eq!(cpu("cpu3/cache/index0/id").unwrap(), b"3\n");
         assert_eq!(cpu("cpu3/cache/index3/id").unwrap(), b"0\n");
         assert!(cpu("cpu0/cache/index4/level").is_none());
+        assert_eq!(cpu("cpu3/online").unwrap(), b"1\n");
+        assert!(cpu("cpu0/online").is_none());
         assert!(cpu("cpu4/topology/core_id").is_none());
         assert!(cpu("cpu01/topology/core_id").is_none());
         assert_eq!(contents(b"/sys/devices/system/node/node0/cpulist", 4).unwrap(), b"0-3\n");
