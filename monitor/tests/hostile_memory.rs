@@ -20,6 +20,21 @@ fn recycled_memory_reads_zero() {
     passes_natively_and_same_on_1_and_2_cpus("mem_zero_reuse", None);
 }
 
+/// The break moved while another thread changes protections (tests/programs/hostile/
+/// brk_while_protecting.c): on one vCPU the changer is preempted mid-change, and brk, which
+/// masks interrupts while it changes pages, must not wait for it for ever (it spun on the
+/// protections' lock for good before that lock masked interrupts too).
+/// One vCPU only: on two the same program finishes but takes seconds to minutes (each
+/// protection change and break move there is a TLB shootdown of the other vCPU; not resolved).
+#[test]
+fn the_break_moves_while_another_thread_changes_protections() {
+    let prog = build("brk_while_protecting", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.code() == 0 && linux.stdout.contains("protection rounds done: yes"), "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_same("brk_while_protecting --cpus 1", &linux, &got);
+}
+
 /// MAP_FIXED at the last page of the address space, munmap/mremap/madvise with SIZE_MAX, brk at
 /// the top: the same errno as Linux, nothing mapped or unmapped.
 #[test]
