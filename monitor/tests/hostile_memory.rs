@@ -24,8 +24,9 @@ fn recycled_memory_reads_zero() {
 /// brk_while_protecting.c): on one vCPU the changer is preempted mid-change, and brk, which
 /// masks interrupts while it changes pages, must not wait for it for ever (it spun on the
 /// protections' lock for good before that lock masked interrupts too).
-/// One vCPU only: on two the same program finishes but takes 40-60 s here (docs/benchmarks.md,
-/// "Start-up memory, and memory calls from two threads"; the cause is not known yet).
+/// One vCPU only: on two it did not finish within 120 s here, and a variant that maps and
+/// unmaps instead of moving the break takes 40-60 s (docs/benchmarks.md, "Start-up memory, and
+/// memory calls from two threads"; the cause is not known yet).
 #[test]
 fn the_break_moves_while_another_thread_changes_protections() {
     let prog = build("brk_while_protecting", &[]);
