@@ -17,6 +17,7 @@ mod run;
 mod run_memory;
 mod script;
 mod selftest;
+mod signal_safe;
 mod vm;
 mod vm_args;
 

@@ -135,6 +135,71 @@ fn same_as_native(mode: &str, sig: libc::c_int) {
     }
 }
 
+/// A vCPU stuck with the kernel's interrupts masked (tests/programs/hostile/wedge_irqs.c: the
+/// program sets the kernel's software interrupt flag, which one ring lets it do, and spins)
+/// never lets the kernel take a signal. Before, `hrt` then ignored every Ctrl-C and SIGTERM;
+/// now the same signal sent again a second or more later acts on `hrt`: 130 for SIGINT, with
+/// a line that says why. Only with the kernel in ring 3 (a PVM host), where the flag is
+/// software. The program wedges itself just after it says "ready"; a run where the first
+/// SIGINT came sooner ends with 130 at once, as it should, and is tried again.
+#[test]
+fn a_second_ctrl_c_stops_a_vm_whose_kernel_cannot_take_it() {
+    use common::hostile::run;
+    let info = run(
+        {
+            let mut c = hrt_cmd();
+            c.arg("info");
+            c
+        },
+        None,
+    );
+    if !info.stdout.contains("PVM") {
+        eprintln!("skipped: the kernel runs in ring 3 only on PVM hosts");
+        return;
+    }
+    let prog = build("wedge_irqs", &[]);
+    for _attempt in 0..5 {
+        let mut cmd = hrt_cmd();
+        cmd.args(["run", "--cpus", "1", "--"]).arg(&prog).current_dir(repo_root());
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line, "ready\n");
+        std::thread::sleep(Duration::from_millis(300));
+        let pid = child.id() as i32;
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(1500));
+        if let Some(status) = child.try_wait().unwrap() {
+            // Not wedged yet when the signal came: the program ended as natively.
+            assert_eq!(status.code(), Some(130));
+            continue;
+        }
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let status = status.expect("hrt did not end on the second SIGINT");
+        assert_eq!(status.code(), Some(130), "{err}");
+        assert!(err.contains("has not taken signal 2"), "{err}");
+        return;
+    }
+    panic!("the program never wedged its vCPU before the first SIGINT (5 runs)");
+}
+
 #[test]
 fn handlers_see_signals_sent_to_hrt() {
     same_as_native("handler", libc::SIGINT);

@@ -137,35 +137,18 @@ pub fn install(filter: &BpfProgram) -> Result<()> {
         .map_err(|e| err!("cannot install the seccomp filter ({e}); --no-seccomp runs without it"))
 }
 
-/// Writes `n` in decimal into `buf`, returning the digits (no allocation: signal handler).
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
-}
-
 extern "C" fn forbidden_call(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // struct siginfo for SIGSYS: signo, errno, code (3 ints, padded to 16 bytes), then
     // `void *_call_addr; int _syscall; unsigned _arch;`.
     // SAFETY: the kernel passes a valid siginfo_t; reading an int at offset 24 of it.
     let nr = unsafe { std::ptr::read_unaligned((info as *const u8).add(24) as *const i32) };
     let mut digits = [0u8; 20];
-    let parts: [&[u8]; 3] = [
+    crate::signal_safe::write_stderr(&[
         b"hrt: the monitor made host system call ",
-        decimal(nr as u64, &mut digits),
+        crate::signal_safe::decimal(nr as u64, &mut digits),
         b", which its seccomp filter forbids (a bug in hrt; --no-seccomp runs without the filter)\n",
-    ];
-    for p in parts {
-        // SAFETY: write and _exit are async-signal-safe; the buffers are live.
-        unsafe { libc::write(2, p.as_ptr() as *const libc::c_void, p.len()) };
-    }
-    // SAFETY: as above.
+    ]);
+    // SAFETY: _exit is async-signal-safe.
     unsafe { libc::_exit(FORBIDDEN_STATUS) };
 }
 
