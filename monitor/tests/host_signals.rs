@@ -4,25 +4,10 @@
 
 mod common;
 use common::hostile::{build, hrt_cmd, repo_root};
+use common::with_default_signals;
 use std::io::{BufRead, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Gives `cmd` the default action for the signals these tests send, whatever this test runs
-/// under: a background job of a non-interactive shell (`cargo test &`) ignores SIGINT and
-/// SIGQUIT, and a program (and `hrt`, which passes the ignored ones on) inherits that.
-fn with_default_signals(cmd: &mut Command) -> &mut Command {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: signal() is async-signal-safe, as the code between fork and exec must be.
-    unsafe {
-        cmd.pre_exec(|| {
-            for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM] {
-                libc::signal(sig, libc::SIG_DFL);
-            }
-            Ok(())
-        })
-    }
-}
 
 /// Starts `cmd` (stdin an idle pipe), waits for its "ready" line, sends `sig`, and returns the
 /// exit status as a shell reports it (128 + signal for a killed process) and the rest of

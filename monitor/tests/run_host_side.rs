@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+mod common;
+
 const HRT: &str = env!("CARGO_BIN_EXE_hrt");
 
 /// Compiles `source` statically into cargo's scratch directory for integration tests (under
@@ -30,7 +32,7 @@ int main(void) { printf("ready\n"); fflush(stdout); sleep(60); return 0; }
 fn stop_with(sig: libc::c_int) -> Option<i32> {
     use std::io::BufRead;
     let bin = build("sleeper", SLEEPER);
-    let mut child = Command::new(HRT)
+    let mut child = common::with_default_signals(&mut Command::new(HRT))
         .args(["run", "--cpus", "1", "--"])
         .arg(&bin)
         .stdout(Stdio::piped())

@@ -32,3 +32,20 @@ pub fn elf_header(class: u8, machine: u16) -> Vec<u8> {
 // Each test crate uses only some of the helpers.
 #[allow(dead_code)]
 pub mod hostile;
+
+#[allow(dead_code)] // only the tests that send signals use it
+/// Gives `cmd` the default action for the signals these tests send, whatever this test runs
+/// under: a background job of a non-interactive shell (`cargo test &`) ignores SIGINT and
+/// SIGQUIT, and a program (and `hrt`, which passes the ignored ones on) inherits that.
+pub fn with_default_signals(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal() is async-signal-safe, as the code between fork and exec must be.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    }
+}

@@ -135,6 +135,9 @@ super::idt::isr_stub_table!(isr_stubs_ring3, trap_ring3_relocate);
 /// return; this takes ~35): one that stopped ring 0 (a halt) or ring-3 code with interrupts
 /// masked, outside the trap return's window (which the full path rewinds), not an immediate
 /// one, with an x2APIC: its pending bit is set, it is acknowledged, and the CPU returns.
+/// Then one for an interrupt that stopped ring-3 code with interrupts on (~70 instructions
+/// where the full path's relocation, save, dispatch and drop to ring 3 took ~245): its
+/// handler runs in ring 3 in either case.
 #[unsafe(naked)]
 unsafe extern "C" fn trap_ring3_relocate() {
     naked_asm!(
@@ -165,7 +168,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "test byte ptr [rsp + 24], 3",
         "jz 21f",
         "cmp qword ptr gs:[{irq_off}], 0",
-        "je 20f",
+        "je 26f",
         "21:",
         "push rax",
         "push rcx",
@@ -204,6 +207,95 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "pop rdx",
         "pop rcx",
         "pop rax",
+        "jmp 20f",
+        // Ring 3 with interrupts on: note the interrupt, acknowledge it, mask, and continue in
+        // ring 3 at `hrt_irq_ring3` on the stack the full path would use, with the entry's
+        // seven words copied there; the handler runs in ring 3 (`traps::preempt_in_ring3`),
+        // as `traps::defer_to_ring3` arranges on the full path. Not for an immediate vector,
+        // nor inside the trap return's window (rewound by the full path) or the system-call
+        // entry's (noted there).
+        "26:",
+        "cmp byte ptr [rip + {in_ring3}], 0",
+        "je 20f",
+        "push rax",
+        "push rcx",
+        "push rdx",
+        // [rsp] rdx, +8 rcx, +16 rax, +24 vector, +32 error, +40 rip, +48 cs, +56 rflags,
+        // +64 rsp, +72 ss
+        "mov rcx, [rsp + 24]",
+        "bt qword ptr [rip + {immediate}], rcx",
+        "jc 22b",
+        "mov rax, [rsp + 40]",
+        "lea rdx, [rip + {ret_lo}]",
+        "cmp rax, rdx",
+        "jb 27f",
+        "lea rdx, [rip + {ret_hi}]",
+        "cmp rax, rdx",
+        "jb 22b",
+        "27:",
+        "lea rdx, [rip + {win_lo}]",
+        "cmp rax, rdx",
+        "jb 28f",
+        "lea rdx, [rip + {win_hi}]",
+        "cmp rax, rdx",
+        "jb 22b",
+        "28:",
+        "lock bts qword ptr gs:[{pending}], rcx",
+        "mov rax, gs:[{cpu_id}]",
+        "lea rdx, [rip + {deferred}]",
+        "mov byte ptr [rdx + rax], 1",
+        "shl rax, 7",
+        "lea rdx, [rip + {lines}]",
+        "inc qword ptr [rdx + rax + {irqs}]",
+        "mov ecx, {msr_eoi}",
+        "xor eax, eax",
+        "xor edx, edx",
+        "wrmsr",
+        "mov qword ptr gs:[{irq_off}], 1",
+        // The stack: kernel code's own, past its red zone; the program's thread's kernel stack.
+        "mov rax, [rsp + 40]",
+        "cmp rax, [rip + {klo}]",
+        "jb 29f",
+        "cmp rax, [rip + {khi}]",
+        "jae 29f",
+        "cmp rax, [rip + {ulo}]",
+        "jb 30f",
+        "cmp rax, [rip + {uhi}]",
+        "jb 29f",
+        "30:",
+        "mov rdx, [rsp + 64]",
+        "sub rdx, 128",
+        "and rdx, -16",
+        "jmp 31f",
+        "29:",
+        "mov rdx, gs:[{kernel_rsp}]",
+        "test rdx, rdx",
+        "jz 30b",
+        "31:",
+        "sub rdx, 56",
+        "mov rax, [rsp + 24]",
+        "mov [rdx], rax",
+        "mov rax, [rsp + 32]",
+        "mov [rdx + 8], rax",
+        "mov rax, [rsp + 40]",
+        "mov [rdx + 16], rax",
+        "mov rax, [rsp + 48]",
+        "mov [rdx + 24], rax",
+        "mov rax, [rsp + 56]",
+        "mov [rdx + 32], rax",
+        "mov rax, [rsp + 64]",
+        "mov [rdx + 40], rax",
+        "mov rax, [rsp + 72]",
+        "mov [rdx + 48], rax",
+        "lea rax, [rip + {irq_ring3}]",
+        "mov [rsp + 40], rax",
+        "mov qword ptr [rsp + 56], 0x202",
+        "mov [rsp + 64], rdx",
+        "pop rdx",
+        "pop rcx",
+        "pop rax",
+        "add rsp, 16",
+        "iretq",
         "20:",
         "test byte ptr [rsp + 24], 3",
         "jz hrt_trap_save",
@@ -309,9 +401,40 @@ unsafe extern "C" fn trap_ring3_relocate() {
         lines = sym crate::arch::counters::LINES,
         eois = const crate::arch::counters::Stat::Eois as usize * 8,
         msr_eoi = const 0x80b,
+        in_ring3 = sym super::traps::HANDLE_IN_RING3,
+        deferred = sym super::traps::DEFERRED,
+        irqs = const crate::arch::counters::Stat::Irqs as usize * 8,
+        irq_ring3 = sym hrt_irq_ring3,
         tlb_vector = const super::tlb::TLB_VECTOR as u64,
         tlb_count = sym super::tlb::COUNT,
         tlb_pending = sym super::tlb::PENDING,
+    );
+}
+
+/// Where the ring-3 entry's deferral path continues (in ring 3, interrupts masked): the stack
+/// holds the entry's seven words and the registers are the interrupted code's; the rest of a
+/// `TrapFrame` is pushed as `hrt_trap_save` pushes it, and `hrt_preempt_ring3` runs the noted
+/// handler and returns through the frame.
+#[unsafe(naked)]
+unsafe extern "C" fn hrt_irq_ring3() {
+    naked_asm!(
+        "push rax",
+        "push rbx",
+        "push rcx",
+        "push rdx",
+        "push rsi",
+        "push rdi",
+        "push rbp",
+        "push r8",
+        "push r9",
+        "push r10",
+        "push r11",
+        "push r12",
+        "push r13",
+        "push r14",
+        "push r15",
+        "cld",
+        "jmp hrt_preempt_ring3",
     );
 }
 

@@ -215,9 +215,9 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
 
 /// Whether interrupts that stop unmasked ring-3 code run their handlers in ring 3
 /// (`defer_to_ring3`).
-static HANDLE_IN_RING3: AtomicBool = AtomicBool::new(false);
+pub(super) static HANDLE_IN_RING3: AtomicBool = AtomicBool::new(false);
 /// Per CPU: the trap on its way to `preempt_in_ring3` was deferred by `defer_to_ring3`.
-static DEFERRED: [AtomicBool; hrt_abi::MAX_CPUS] = [const { AtomicBool::new(false) }; hrt_abi::MAX_CPUS];
+pub(super) static DEFERRED: [AtomicBool; hrt_abi::MAX_CPUS] = [const { AtomicBool::new(false) }; hrt_abi::MAX_CPUS];
 
 /// Ring-3 mode: from now on, an interrupt that stops ring-3 code with interrupts enabled is
 /// only noted in ring 0, and its handler runs in ring 3 (emulated ring 0 costs thousands of
