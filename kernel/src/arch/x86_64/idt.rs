@@ -49,6 +49,31 @@ macro_rules! isr_stub_table {
 }
 pub(super) use isr_stub_table;
 
+/// Assembly that pushes the general registers in `TrapFrame` order (r15 ends at `[rsp]`),
+/// above which the entry's seven words already lie.
+macro_rules! push_trap_registers_asm {
+    () => {
+        concat!(
+            "push rax\n",
+            "push rbx\n",
+            "push rcx\n",
+            "push rdx\n",
+            "push rsi\n",
+            "push rdi\n",
+            "push rbp\n",
+            "push r8\n",
+            "push r9\n",
+            "push r10\n",
+            "push r11\n",
+            "push r12\n",
+            "push r13\n",
+            "push r14\n",
+            "push r15\n",
+        )
+    };
+}
+pub(super) use push_trap_registers_asm;
+
 /// Assembly that copies the nine words at `[rsp]` (rbx, rax, vector, error code and the CPU's
 /// five-word frame, as the relocating entry stubs push them) to `[rbx]`, through rax.
 macro_rules! copy_entry_frame_asm {
@@ -93,21 +118,7 @@ unsafe extern "C" fn trap_common() {
         "2:",
         ".global hrt_trap_save",
         "hrt_trap_save:",
-        "push rax",
-        "push rbx",
-        "push rcx",
-        "push rdx",
-        "push rsi",
-        "push rdi",
-        "push rbp",
-        "push r8",
-        "push r9",
-        "push r10",
-        "push r11",
-        "push r12",
-        "push r13",
-        "push r14",
-        "push r15",
+        push_trap_registers_asm!(),
         "mov rdi, rsp",
         "cld",
         "call {dispatch}",

@@ -417,25 +417,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
 /// handler and returns through the frame.
 #[unsafe(naked)]
 unsafe extern "C" fn hrt_irq_ring3() {
-    naked_asm!(
-        "push rax",
-        "push rbx",
-        "push rcx",
-        "push rdx",
-        "push rsi",
-        "push rdi",
-        "push rbp",
-        "push r8",
-        "push r9",
-        "push r10",
-        "push r11",
-        "push r12",
-        "push r13",
-        "push r14",
-        "push r15",
-        "cld",
-        "jmp hrt_preempt_ring3",
-    );
+    naked_asm!(super::idt::push_trap_registers_asm!(), "cld", "jmp hrt_preempt_ring3",);
 }
 
 /// The breakpoint gate in ring-3 mode. An `int3` at `hrt_ring0_gate` is a `privileged` call:
