@@ -315,7 +315,14 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     if let Some(svc) = shared.channel.get() {
         svc.start(&shared, filter.clone(), config.pin)?;
     }
-    let exit = rx.recv().map_err(|_| err!("every vCPU thread ended without a result"));
+    // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU).
+    let exit = loop {
+        match rx.recv_timeout(super::host_signals::WATCH_PERIOD) {
+            Ok(exit) => break Ok(exit),
+            Err(mpsc::RecvTimeoutError::Timeout) => super::host_signals::watch(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break Err(err!("every vCPU thread ended without a result")),
+        }
+    };
     if let Some(svc) = shared.channel.get() {
         svc.stop();
     }

@@ -1,7 +1,7 @@
 /* A program that wedges its vCPU: one ring lets it write its kernel's per-CPU data, and it
  * sets the kernel's software interrupt flag (GS:32 with the kernel in ring 3, where CLI
  * faults) and spins. The kernel then takes nothing on that vCPU, not even a signal sent to
- * hrt; a second Ctrl-C must still stop hrt. Only meaningful under hrt with the kernel in
+ * hrt; a Ctrl-C must still stop hrt. Only meaningful under hrt with the kernel in
  * ring 3 (natively GS is 0 and the write faults).
  *
  * Once wedged it writes 'w' into the file named by its argument, through a shared mapping (a

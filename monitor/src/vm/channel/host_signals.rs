@@ -5,10 +5,10 @@
 //!
 //! A kernel that never takes a signal (a vCPU stuck with interrupts masked: a kernel bug, or a
 //! program that wrote the kernel's per-CPU interrupt flag, which one ring lets it do) would
-//! leave `hrt` unkillable but by SIGKILL. So a signal sent again while the kernel has not taken
-//! the same one for a second acts on `hrt` itself, as before the program ran: Ctrl-C twice
-//! stops a stuck VM. Sooner than that, the two are one signal, as Linux merges a standard
-//! signal sent twice before it is delivered.
+//! leave `hrt` unkillable but by SIGKILL. So a signal whose default action ends the program
+//! and which the kernel has not taken for `STUCK_AFTER` ends `hrt` itself, as before the
+//! program ran (`watch`, from the thread that waits for the vCPUs): a healthy kernel takes a
+//! signal within microseconds, and what the program then does with it is up to the program.
 
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU64, Ordering};
 
@@ -16,10 +16,16 @@ use hrt_abi::channel::HOST_SIGNAL_VECTOR;
 
 static WORD: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
 static VM_FD: AtomicI32 = AtomicI32::new(-1);
-/// Per signal: when (CLOCK_MONOTONIC, ns) the delivery that set its bit in `WORD` happened.
-static SET_AT: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
-/// How long the kernel may leave a signal untaken before the same signal acts on `hrt`.
-const STUCK_AFTER_NS: u64 = 1_000_000_000;
+/// Per signal: how many deliveries set its bit in `WORD` (each a new wait for the kernel).
+static DELIVERIES: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
+/// How often `watch` looks, and after how many looks at the same delivery still untaken the
+/// kernel counts as stuck. Counted in looks, not wall time, so that the time `hrt` spends
+/// stopped (Ctrl-Z) does not count.
+pub const WATCH_PERIOD: std::time::Duration = std::time::Duration::from_millis(250);
+const STUCK_AFTER: u32 = 8;
+/// The signals whose default action ends the program (of those `hrt` passes on).
+const TERMINATING: [i32; 7] =
+    [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM];
 
 /// `KVM_SIGNAL_MSI`: `_IOW(KVMIO, 0xa5, struct kvm_msi)`.
 const KVM_SIGNAL_MSI: u64 =
@@ -38,41 +44,63 @@ pub fn detach() {
 }
 
 /// Called from the signal handler: passes `sig` to the program; false if the program cannot
-/// take it, or the kernel has not taken the same signal for a second (then the caller acts on
-/// it as before the program ran: stops the VM for a terminating one). Async-signal-safe:
-/// atomics, clock_gettime, write and one ioctl.
+/// take it (then the caller stops the VM). Async-signal-safe: atomics and one ioctl.
 pub fn deliver(sig: i32) -> bool {
     let word = WORD.load(Ordering::SeqCst);
     if word.is_null() || !(1..64).contains(&sig) {
         return false;
     }
-    let now = monotonic_ns();
     // SAFETY: `attach` stored a pointer into guest RAM, mapped until the process ends.
     let before = unsafe { (*word).fetch_or(1 << sig, Ordering::SeqCst) };
     if before & (1 << sig) == 0 {
-        SET_AT[sig as usize].store(now, Ordering::SeqCst);
-    } else if now.saturating_sub(SET_AT[sig as usize].load(Ordering::SeqCst)) >= STUCK_AFTER_NS {
-        say_stuck(sig);
-        return false;
+        DELIVERIES[sig as usize].fetch_add(1, Ordering::SeqCst);
     }
     let msi = kvm_bindings::kvm_msi { address_lo: 0xfee0_0000, data: HOST_SIGNAL_VECTOR as u32, ..Default::default() };
     // SAFETY: KVM_SIGNAL_MSI reads the struct we pass; the descriptor is the VM's.
     unsafe { libc::ioctl(VM_FD.load(Ordering::SeqCst), KVM_SIGNAL_MSI as _, &msi) >= 0 }
 }
 
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the struct we pass; it is async-signal-safe.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// What `watch` saw of each terminating signal: the delivery it waits on, and for how many
+/// looks. Only the waiting thread uses it.
+static SEEN: std::sync::Mutex<[(u64, u32); 64]> = std::sync::Mutex::new([(0, 0); 64]);
+
+/// Looks at the signals passed to the kernel (every `WATCH_PERIOD`, from the thread that waits
+/// for the vCPUs): one that ends the program and that the kernel has left untaken for
+/// `STUCK_AFTER` looks ends `hrt` as the signal would have before the program ran, with a line
+/// that says why.
+pub fn watch() {
+    let word = WORD.load(Ordering::SeqCst);
+    if word.is_null() {
+        return;
+    }
+    // SAFETY: as in `deliver`.
+    let bits = unsafe { (*word).load(Ordering::SeqCst) };
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    for sig in TERMINATING {
+        let entry = &mut seen[sig as usize];
+        if bits & (1 << sig) == 0 {
+            *entry = (0, 0);
+            continue;
+        }
+        let delivery = DELIVERIES[sig as usize].load(Ordering::SeqCst);
+        *entry = if entry.0 == delivery { (delivery, entry.1 + 1) } else { (delivery, 1) };
+        if entry.1 >= STUCK_AFTER {
+            say_stuck(sig);
+            if crate::vm::is_fork_child() {
+                crate::vm::die_of(sig);
+            }
+            // SAFETY: _exit ends the process at once; the monitor buffers no output.
+            unsafe { libc::_exit(128 + sig) }
+        }
+    }
 }
 
-/// One line on stderr (this runs in a signal handler).
+/// One line on stderr, without allocating.
 fn say_stuck(sig: i32) {
     let mut digits = [0u8; 20];
     crate::signal_safe::write_stderr(&[
         b"hrt: the kernel has not taken signal ",
         crate::signal_safe::decimal(sig as u64, &mut digits),
-        b" for a second (a vCPU stuck?): it acts on hrt\n",
+        b" for two seconds (a vCPU stuck?): it ends hrt\n",
     ]);
 }
