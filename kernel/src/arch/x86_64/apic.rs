@@ -4,7 +4,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::instr::{rdmsr, rdtsc, wrmsr, MSR_APIC_BASE, MSR_TSC_DEADLINE};
+use super::instr::{rdmsr, rdtsc, wrmsr, MSR_APIC_BASE};
 
 pub const TIMER_VECTOR: u8 = 0xf0;
 /// Wakes a halted CPU so it looks at its run queue (the condition-variable "kick").
@@ -168,15 +168,15 @@ pub fn send_ipi_all_others(vector: u8) {
 /// Arms this CPU's one-shot timer to fire at TSC value `deadline` (0 disarms).
 pub fn set_deadline(deadline: u64) {
     crate::arch::counters::add(crate::arch::counters::Stat::Deadlines, 1);
+    if has_tsc_deadline() {
+        super::ring3::set_tsc_deadline(deadline);
+        return;
+    }
     super::ring3::privileged(set_deadline_ring0, deadline, 0, 0);
 }
 
+/// The one-shot count-down timer's `set_deadline` (no TSC-deadline mode), in ring 0.
 extern "C" fn set_deadline_ring0(deadline: u64, _: u64, _: u64) -> u64 {
-    if has_tsc_deadline() {
-        // SAFETY: the TSC-deadline MSR only arms this CPU's timer.
-        unsafe { wrmsr(MSR_TSC_DEADLINE, deadline) };
-        return 0;
-    }
     if deadline == 0 {
         write_direct(REG_TIMER_INIT, 0);
         return 0;
