@@ -143,7 +143,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
     naked_asm!(
         // [rsp] vector, +8 error, +16 rip, +24 cs, +32 rflags, +40 rsp, +48 ss
         // A TLB shootdown that flushes everything (always, on PVM): reload CR3, acknowledge
-        // it and the interrupt, return (~15 emulated instructions; the general path took
+        // it and the interrupt, return (~25 emulated instructions; the general path took
         // ~245). Wherever it arrived: a reload has no other effect, and nothing is noted.
         "cmp qword ptr [rsp], {tlb_vector}",
         "jne 24f",

@@ -17,7 +17,7 @@
 //!
 //! In ring-3 mode a request to flush everything is served at the ring-3 entry itself
 //! (`ring3::trap_ring3_relocate`): reload CR3, count down `PENDING`, acknowledge, return, about
-//! 15 emulated instructions where the general interrupt path took ~245 (0.25 ms of the
+//! 25 emulated instructions where the general interrupt path took ~245 (0.25 ms of the
 //! receiving vCPU on PVM).
 
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
