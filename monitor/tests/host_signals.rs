@@ -9,36 +9,52 @@ use std::io::{BufRead, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Starts `cmd` (stdin an idle pipe), waits for its "ready" line, sends `sig`, and returns the
-/// exit status as a shell reports it (128 + signal for a killed process) and the rest of
-/// stdout; None if it did not end within 20 s.
-fn signal_after_ready(mut cmd: Command, sig: libc::c_int) -> Option<(Option<i32>, String)> {
-    let mut child = with_default_signals(&mut cmd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+/// A child started by `start_ready`: its stdin pipe (held open, idle) and its stdout.
+struct Ready {
+    child: std::process::Child,
+    _stdin: Option<std::process::ChildStdin>,
+    out: std::io::BufReader<std::process::ChildStdout>,
+}
+
+/// Starts `cmd` with the signals' default actions, stdin an idle pipe and stderr discarded, and
+/// waits for its "ready" line.
+fn start_ready(cmd: &mut Command) -> Ready {
+    let mut child =
+        with_default_signals(cmd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let _stdin = child.stdin.take();
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
     assert_eq!(line, "ready\n");
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, sig) };
+    Ready { child, _stdin, out }
+}
+
+/// Waits up to 20 s for `child` to end; kills and reaps it if it does not (None).
+fn wait_ended(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(20) {
         if let Some(status) = child.try_wait().unwrap() {
-            let mut rest = String::new();
-            out.read_to_string(&mut rest).unwrap();
-            use std::os::unix::process::ExitStatusExt;
-            return Some((status.code().or(status.signal().map(|s| 128 + s)), rest));
+            return Some(status);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     let _ = child.kill();
     let _ = child.wait();
     None
+}
+
+/// Starts `cmd` (stdin an idle pipe), waits for its "ready" line, sends `sig`, and returns the
+/// exit status as a shell reports it (128 + signal for a killed process) and the rest of
+/// stdout; None if it did not end within 20 s.
+fn signal_after_ready(mut cmd: Command, sig: libc::c_int) -> Option<(Option<i32>, String)> {
+    let mut r = start_ready(&mut cmd);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(r.child.id() as i32, sig) };
+    let status = wait_ended(&mut r.child)?;
+    let mut rest = String::new();
+    r.out.read_to_string(&mut rest).unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    Some((status.code().or(status.signal().map(|s| 128 + s)), rest))
 }
 
 /// Starts `cmd`, waits for "ready", waits until the process has stopped (it stops itself, or
@@ -48,18 +64,8 @@ fn signal_after_ready(mut cmd: Command, sig: libc::c_int) -> Option<(Option<i32>
 /// WUNTRACED), not with `Child::wait`.
 #[allow(clippy::zombie_processes)]
 fn stop_and_continue(mut cmd: Command, stop_with: libc::c_int, then: libc::c_int) -> Option<(Option<i32>, String)> {
-    let mut child = with_default_signals(&mut cmd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _stdin = child.stdin.take();
+    let Ready { mut child, _stdin, mut out } = start_ready(&mut cmd);
     let pid = child.id() as i32;
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
     if stop_with != 0 {
         // SAFETY: signalling our own child.
         unsafe { libc::kill(pid, stop_with) };
@@ -193,18 +199,7 @@ fn ctrl_c_stops_a_vm_whose_kernel_cannot_take_it() {
     let pid = child.id() as i32;
     // SAFETY: signalling our own child.
     unsafe { libc::kill(pid, libc::SIGINT) };
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_ended(&mut child);
     let _ = std::fs::remove_dir_all(&dir);
     let mut err = String::new();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
