@@ -6,7 +6,8 @@
  * function), final and included tasks, more tasks than the queue holds, and task reductions
  * (taskgroup task_reduction with in_reduction tasks, nested groups, an array section;
  * reduction(task) on parallel, for and sections; taskloop reduction and in_reduction), and
- * detachable tasks (detach, omp_fulfill_event). Every
+ * detachable tasks (detach, omp_fulfill_event), and tasks the master makes after the other
+ * threads finished their part of the region (run by them too). Every
  * printed line is independent of timing and of the number of CPUs. Exit status 0 when all
  * checks pass. */
 #include <omp.h>
@@ -458,6 +459,37 @@ static int detached_tasks(void) {
     return ok && c == 3;
 }
 
+/* The master makes a task that waits for a flag and then the task that sets it, 50 ms after
+ * the other thread has finished its part of the region: that thread, waiting at the region's end,
+ * must take one of them (a runtime whose other threads leave the region before the master's
+ * tasks exist runs both on the master, the waiter first, and the waiter gives up after 10 s). */
+static int master_tasks_shared(void) {
+    int flag = 0, seen = 0, team = 0;
+#pragma omp parallel num_threads(2) shared(flag, seen, team)
+    {
+#pragma omp master
+        {
+            team = omp_get_num_threads();
+            if (team == 2) {
+                /* Long enough for the other thread to finish its part and stop spinning. */
+                double start = omp_get_wtime();
+                while (omp_get_wtime() < start + 0.05)
+                    ;
+#pragma omp task shared(flag, seen)
+                {
+                    double until = omp_get_wtime() + 10;
+                    while (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE) && omp_get_wtime() < until)
+                        ;
+                    seen = __atomic_load_n(&flag, __ATOMIC_ACQUIRE);
+                }
+#pragma omp task shared(flag)
+                __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
+            }
+        }
+    }
+    return team < 2 || seen;
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     long f = 0;
@@ -486,6 +518,7 @@ int main(void) {
     check("taskgroup task reductions: + * max, nested groups, an array", taskgroup_reductions());
     check("reduction(task) on parallel/for/sections, taskloop reductions", construct_reductions());
     check("detachable tasks complete when their event is fulfilled", detached_tasks());
+    check("the master's tasks are shared by threads that finished their part", master_tasks_shared());
     printf(failures ? "%d FAILED\n" : "all checks passed\n", failures);
     return failures != 0;
 }

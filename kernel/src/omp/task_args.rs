@@ -7,10 +7,10 @@ use alloc::vec::Vec;
 use super::tasks::CopyFn;
 
 /// Bytes of arguments kept inside the task's own record.
-const INLINE: usize = 64;
+pub const INLINE: usize = 64;
 
 #[repr(C, align(16))]
-pub struct Inline([u8; INLINE]);
+pub struct Inline(pub [u8; INLINE]);
 
 pub enum Args {
     /// Copied bytewise, at most `INLINE` bytes aligned to at most 16 (most tasks: a few

@@ -8,7 +8,7 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use super::barrier::Barrier;
 use super::tasks::Queue;
@@ -26,12 +26,55 @@ pub struct Worker {
     team: UnsafeCell<*const Team>,
     id: UnsafeCell<u32>,
     cpu: UnsafeCell<usize>,
+    /// The team whose tasks the worker watches after its part of a region (`linger`), where it
+    /// may sleep on that team's task word instead of `go`; null otherwise.
+    lingering: AtomicPtr<Team>,
 }
 
-// SAFETY: `team`, `id` and `cpu` are written by the master only while the worker waits for `go`,
-// and read by the worker only after it saw `go` change (release/acquire on `go`).
+// SAFETY: `team`, `id` and `cpu` are written by the master only while the worker waits for `go`
+// (or lingers), and read by the worker only after it saw `go` change (release/acquire on `go`).
 unsafe impl Sync for Worker {}
 unsafe impl Send for Worker {}
+
+impl Worker {
+    /// Bumps `go`, and wakes the worker if it sleeps lingering on a team's task word.
+    fn start(&self) {
+        self.go.bump();
+        // After the bump (both SeqCst): a worker that registers to linger after this load sees
+        // `go` changed before it sleeps (`linger`).
+        let t = self.lingering.load(Ordering::SeqCst);
+        if !t.is_null() {
+            // SAFETY: teams are never freed.
+            let team: &Team = unsafe { &*t };
+            team.tasks.signal.nudge();
+        }
+    }
+}
+
+/// `Team::remaining`'s word: the workers still in the region (low bits) and the region's
+/// generation. A worker that has left may come back to help with tasks the region still makes
+/// (`linger`) only while the region is the one it left: a compare-and-swap on the whole word,
+/// which fails once the master has started another region on the team (`fork` changes the
+/// generation). Between the master's join and that fork nobody queues tasks on the team.
+///
+/// On cache lines of its own: lingering workers read it while the master prepares the team's
+/// other fields for the next region (`fork`); next to them, the EPCC `parallel` row went from
+/// 0.34-0.38 to 0.41-1.55 us.
+#[repr(align(128))]
+struct Presence(Word);
+
+impl core::ops::Deref for Presence {
+    type Target = Word;
+    fn deref(&self) -> &Word {
+        &self.0
+    }
+}
+
+mod presence {
+    pub const COUNT: u32 = (1 << 17) - 1;
+    pub const GENERATION: u32 = !COUNT;
+    pub const GENERATION_ONE: u32 = 1 << 17;
+}
 
 /// Idle workers that belong to no team.
 static POOL: SpinLock<Vec<usize>> = SpinLock::new(Vec::new());
@@ -74,7 +117,7 @@ fn end_workers(workers: &mut Vec<&'static Worker>) {
 fn stop(w: &Worker) {
     // SAFETY: the worker is idle (it waits for `go`), see `Worker`.
     unsafe { *w.team.get() = core::ptr::null() };
-    w.go.bump();
+    w.start();
 }
 
 /// A forked child: the pooled workers and spare teams were the parent's threads.
@@ -96,8 +139,9 @@ pub struct Team {
     pub barrier: Barrier,
     /// Deferred tasks of the region.
     pub tasks: Queue,
-    /// Workers that have not finished the region yet (the master waits for 0).
-    remaining: Word,
+    /// Workers that have not finished the region yet (the master waits for 0), with the
+    /// region's generation (`presence`).
+    remaining: Presence,
     /// Singles won so far.
     pub single: AtomicU64,
     pub work: [WorkShare; SLOTS],
@@ -139,7 +183,7 @@ impl Team {
             icv: super::icv::initial(),
             barrier: Barrier::new(),
             tasks: Queue::new(),
-            remaining: Word::new(0),
+            remaining: Presence(Word::new(0)),
             single: AtomicU64::new(0),
             work: [const { WorkShare::new() }; SLOTS],
             workers: Vec::new(),
@@ -241,6 +285,7 @@ pub fn fork(
     };
     // SAFETY: this master owns the team; its previous region has been joined.
     let team = unsafe { &mut *team_ptr };
+    open_region(team, n);
     team.nthreads = n;
     (team.busy, team.reserved) = (busy, reserved);
     team.level = outer.level + 1;
@@ -282,17 +327,35 @@ pub fn fork(
     team.prepared = prepare(team, outer);
     if n > 1 {
         staff(team, n as usize - 1);
-        team.remaining.value.store(n - 1, Ordering::Relaxed);
         for (i, w) in team.workers.iter().take(n as usize - 1).enumerate() {
-            // SAFETY: the worker is idle (it waits for `go`), see `Worker`.
+            // SAFETY: the worker is idle (it waits for `go`, or lingers), see `Worker`.
             unsafe {
                 *w.team.get() = team_ptr;
                 *w.id.get() = i as u32 + 1;
             }
-            w.go.bump();
+            w.start();
         }
     }
     team_ptr
+}
+
+/// Starts a new generation of `team`'s presence word with its `n - 1` workers counted in,
+/// before anything of the team changes: a worker that came back into the last region after
+/// its join (it saw that region's task just before the master ran it) is waited for first,
+/// and one still lingering cannot come back into this region (`linger`).
+fn open_region(team: &Team, n: u32) {
+    let word = &team.remaining.value;
+    loop {
+        let v = word.load(Ordering::Acquire);
+        if v & presence::COUNT != 0 {
+            super::wait::wait_until(&team.remaining.0, || word.load(Ordering::Acquire) & presence::COUNT == 0);
+            continue;
+        }
+        let generation = v.wrapping_add(presence::GENERATION_ONE) & presence::GENERATION;
+        if word.compare_exchange(v, generation | (n - 1), Ordering::SeqCst, Ordering::Acquire).is_ok() {
+            return;
+        }
+    }
 }
 
 /// Runs thread 0's part of the region and waits for the others.
@@ -320,7 +383,9 @@ pub fn join(team_ptr: *mut Team, outer: *mut Ctx) {
     team.barrier.leave(0);
     if team.nthreads > 1 {
         team.tasks.drain();
-        super::wait::wait_until(&team.remaining, || team.remaining.value.load(Ordering::Acquire) == 0);
+        // A worker that came back to help (`linger`) is counted in again: waited for too.
+        let word = &team.remaining.value;
+        super::wait::wait_until(&team.remaining.0, || word.load(Ordering::Acquire) & presence::COUNT == 0);
         if team.cancelled.load(Ordering::Relaxed) {
             team.barrier.reset();
         }
@@ -416,6 +481,7 @@ fn spawn_worker() -> &'static Worker {
         team: UnsafeCell::new(core::ptr::null()),
         id: UnsafeCell::new(0),
         cpu: UnsafeCell::new(usize::MAX),
+        lingering: AtomicPtr::new(core::ptr::null_mut()),
     }));
     let create = super::import(super::IMPORT_PTHREAD_CREATE);
     if create == 0 {
@@ -492,8 +558,51 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         team.tasks.drain();
         team.barrier.leave(id);
         st.set_task(idle);
-        // The last thing this worker does with the team: after it, the master may reuse it.
-        team.remaining.value.fetch_sub(1, Ordering::AcqRel);
+        // After this the master may end the region and reuse the team: the worker only
+        // watches its tasks, and comes back in only through `linger`'s compare-and-swap.
+        let left = team.remaining.value.fetch_sub(1, Ordering::AcqRel);
+        team.remaining.wake();
+        linger(w, team, (&mut me, idle), left & presence::GENERATION, seen);
+    }
+}
+
+/// A worker that has done its part of a region helps with the tasks the region's other threads
+/// still make, until the master starts it again (`go` changes from `seen`) or starts another
+/// region on the team. `me` is the worker's task record in the region, `idle` its own.
+///
+/// The region's end waits for every thread only through the master's join: a worker that
+/// found no task left when its own part ended leaves at once (the common case, and the
+/// master then waits for no one), but a master that makes tasks after that (`omp master`
+/// with tasks, a taskloop in `single nowait`) ran them all alone (EPCC's taskloop rows took
+/// the whole loop's time on one thread). So the worker watches the team's queue while it
+/// waits for its next region, and comes back into the region's count to run what appears.
+fn linger(w: &Worker, team: &Team, (me, idle): (&mut Ctx, *mut Ctx), generation: u32, seen: u32) {
+    let word = &team.remaining.value;
+    let started = || w.go.load() != seen;
+    let ended = || word.load(Ordering::Acquire) & presence::GENERATION != generation;
+    loop {
+        w.lingering.store(team as *const Team as *mut Team, Ordering::SeqCst);
+        super::wait::until(&team.tasks.signal, || started() || ended() || team.tasks.has_queued());
+        w.lingering.store(core::ptr::null_mut(), Ordering::SeqCst);
+        if started() {
+            return;
+        }
+        let mut v = word.load(Ordering::Acquire);
+        loop {
+            if v & presence::GENERATION != generation {
+                // Another region: this worker joins it only through `go`.
+                return;
+            }
+            match word.compare_exchange_weak(v, v + 1, Ordering::SeqCst, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(now) => v = now,
+            }
+        }
+        let st = thread::this();
+        st.set_task(me);
+        team.tasks.drain();
+        st.set_task(idle);
+        word.fetch_sub(1, Ordering::AcqRel);
         team.remaining.wake();
     }
 }
