@@ -163,6 +163,26 @@ fn register_sites_are_rewritten_and_change_nothing() {
     assert_eq!(rewritten(&prog, &["--no-rewrite"], "calls"), (0, 0));
 }
 
+/// A register site's patch stops the other vCPUs, which costs one that runs the program an
+/// interrupt through emulated ring 0 and the wait: a site called a few times while another
+/// thread computes keeps SYSCALL, and is patched at a call that finds the other vCPUs idle.
+#[test]
+fn register_sites_wait_to_be_patched_while_other_vcpus_compute() {
+    let prog = build("ring_regsite", &[]);
+    let registers = |args: &[&str]| -> u64 {
+        let out = hrt(&["-v", "--cpus", "2"], &prog, args);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        assert_same(&format!("ring_regsite {args:?}"), &native(&prog, args), &out);
+        let line = out.stderr.lines().find(|l| l.contains("with the number in a register")).unwrap_or_default();
+        line.rsplit_once("(").and_then(|(_, w)| w.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+    };
+    if !pvm_host() {
+        return;
+    }
+    assert_eq!(registers(&["busy"]), 0, "patched while the other vCPU computed");
+    assert_eq!(registers(&["busy", "idle"]), 1, "not patched once the other vCPU was idle");
+}
+
 /// `--strace` shows every call made through the rewritten `syscall()` site (tracing keeps
 /// the rewriting on and takes every call down the full path).
 #[test]

@@ -253,7 +253,8 @@ pub(super) fn rewrite(window: &Window, nr: u64) -> bool {
 /// there). The new code must end with a 5-byte `call` whose return address is the old
 /// `syscall`'s end, and every old instruction start in the window must be a new one except
 /// `interiors` and the `syscall`, whose saved rips move back by 3 (`fix_resume_point`). True if
-/// patched now; if the others cannot be stopped in time the site keeps SYSCALL.
+/// patched now; if the others cannot be stopped in time the site keeps SYSCALL. False with
+/// nothing recorded while the patch waits for a better moment (`patch_defer`).
 pub(super) fn patch_frozen(
     start: u64,
     site: u64,
@@ -261,6 +262,10 @@ pub(super) fn patch_frozen(
     new_code: impl FnOnce(&dyn Fn(u64, u64) -> bool) -> Option<[u8; MAX_WINDOW]>,
 ) -> bool {
     let end = site + 2;
+    if !super::patch_defer::may_patch(site) {
+        // Not recorded: a later call examines the site again.
+        return false;
+    }
     // Not preemptible from the freeze to the thaw: the other CPUs spin until the thaw, so it
     // must come soon (another thread of this CPU asking for a freeze meanwhile yields to this
     // one, `freeze_others`). Another CPU waiting for this one's interrupts cannot park: the

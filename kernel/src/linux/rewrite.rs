@@ -150,6 +150,7 @@ fn entry(site: u64) -> Option<u64> {
 /// mapped there later is examined afresh, and a call through NULL from it is not taken for
 /// a rewritten site. Called with the program's memory lock held, as `on_syscall` patches.
 pub fn forget(start: u64, end: u64) {
+    super::patch_defer::forget(start, end);
     if end <= LOWEST.load(Ordering::Relaxed) || start > HIGHEST.load(Ordering::Relaxed) {
         return;
     }

@@ -103,7 +103,9 @@ pub fn freeze_others(timeout_ns: u64, halted: Halted) -> bool {
         for c in (0..cpu::count()).filter(|&c| c != me && !stopped(c)) {
             all = false;
             let now = crate::time::ticks();
-            if kicked.is_none_or(|at: u64| now.wrapping_sub(at) >= every) {
+            // A CPU polling in its idle loop parks at its next look without an interrupt
+            // (on PVM each costs that CPU an emulated ring-0 entry).
+            if kicked.is_none_or(|at: u64| now.wrapping_sub(at) >= every) && !super::polls_idle(c) {
                 apic::send_ipi(cpu::apic_id(c), apic::KICK_VECTOR);
             }
         }

@@ -315,6 +315,22 @@ pub(super) fn only_packed_cpus_busy() -> bool {
         && SCHEDS.0[packed..n].iter().all(|s| s.current.load(Ordering::Relaxed) == s.idle.load(Ordering::Relaxed))
 }
 
+/// Whether a CPU other than this one runs a thread rather than its idle loop.
+pub fn others_run_threads() -> bool {
+    let me = cpu::id();
+    (0..cpu::count()).any(|c| {
+        let s = on_cpu(c);
+        c != me && s.current.load(Ordering::SeqCst) != s.idle.load(Ordering::Relaxed)
+    })
+}
+
+/// Whether CPU `c` runs its idle loop without being halted: it passes `freeze::check` within
+/// microseconds, or runs a thread only through a return to the program, which checks too.
+pub(crate) fn polls_idle(c: usize) -> bool {
+    let s = on_cpu(c);
+    s.current.load(Ordering::SeqCst) == s.idle.load(Ordering::Relaxed) && !s.halted.load(Ordering::SeqCst)
+}
+
 /// Whether the running thread is this CPU's idle thread (which must never block).
 pub fn is_idle_thread() -> bool {
     let s = this_sched();

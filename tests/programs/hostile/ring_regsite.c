@@ -16,6 +16,9 @@
  *             main thread sends them signals whose handler makes the same calls: no result is
  *             wrong, every signal is handled (threads interrupted between the mov and the
  *             syscall when the site is patched must resume as if nothing happened)
+ *   busy      three getppid calls through a register site while another thread computes
+ *             (its vCPU busy: the patch waits, so `-v` counts no register site), then with
+ *             `busy idle` three more once that thread has ended (then it is patched)
  *   generic   syscall() with six arguments that must all arrive (mmap of a file at an offset,
  *             at a fixed address), an errno return (EINVAL for an unaligned offset: the sixth
  *             argument), futex wait and wake between two threads, and seven getppid calls
@@ -136,6 +139,34 @@ static void *futex_waiter(void *arg) {
     return NULL;
 }
 
+static atomic_int computing, stop_computing;
+
+/* Computes (no system call) until told to stop. */
+static void *computer(void *arg) {
+    (void)arg;
+    atomic_store(&computing, 1);
+    while (!atomic_load(&stop_computing))
+        ;
+    return NULL;
+}
+
+/* The `busy` case: `idle` adds the calls after the computing thread has ended. */
+static int busy(int idle) {
+    long ppid = getppid(), wrong = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, computer, NULL);
+    while (!atomic_load(&computing))
+        ;
+    for (int i = 0; i < 3; i++)
+        wrong += reg_getppid() != ppid;
+    atomic_store(&stop_computing, 1);
+    pthread_join(t, NULL);
+    for (int i = 0; idle && i < 3; i++)
+        wrong += reg_getppid() != ppid;
+    printf("busy: %d calls, %ld wrong\n", idle ? 6 : 3, wrong);
+    return 0;
+}
+
 /* The `generic` case; returns the exit status. */
 static int generic(void) {
     long page = sysconf(_SC_PAGESIZE);
@@ -212,8 +243,10 @@ int main(int argc, char **argv) {
                atomic_load(&handler_bad));
     } else if (!strcmp(c, "generic")) {
         return generic();
+    } else if (!strcmp(c, "busy")) {
+        return busy(argc > 2 && !strcmp(argv[2], "idle"));
     } else {
-        fprintf(stderr, "usage: ring_regsite calls|restart|resume|spin|generic\n");
+        fprintf(stderr, "usage: ring_regsite calls|restart|resume|spin|generic|busy [idle]\n");
         return 2;
     }
     return 0;
