@@ -316,6 +316,10 @@ pub struct Task {
     parent: Arc<Node>,
     group: Option<Arc<Group>>,
     team: *const super::team::Team,
+    /// The task has dependences: it is in its parent's dependence map, so later siblings may
+    /// wait for it (`done`, `successors`). A task without any is never anyone's predecessor,
+    /// and its creation and end skip the three below.
+    ordered: bool,
     /// Unfinished predecessors, plus one while the task is being created.
     npred: AtomicU32,
     done: AtomicBool,
@@ -421,14 +425,16 @@ fn complete(t: &Task) {
 pub fn finish(t: &Task) {
     // SAFETY: see `Task`.
     let team = unsafe { &*t.team };
-    let successors = {
-        let mut s = t.successors.lock();
-        t.done.store(true, Ordering::Release);
-        core::mem::take(&mut *s)
-    };
-    for s in successors {
-        if s.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
-            team.tasks.push(s);
+    if t.ordered {
+        let successors = {
+            let mut s = t.successors.lock();
+            t.done.store(true, Ordering::Release);
+            core::mem::take(&mut *s)
+        };
+        for s in successors {
+            if s.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+                team.tasks.push(s);
+            }
         }
     }
     if let Some(g) = &t.group {
@@ -628,9 +634,10 @@ fn defer(
         constructed,
         icv: c.icv,
         final_task,
-        parent: parent.clone(),
+        parent,
         group: c.group.clone(),
         team: c.team,
+        ordered: !deps.is_empty(),
         npred: AtomicU32::new(1),
         done: AtomicBool::new(false),
         successors: SpinLock::new(Vec::new()),
@@ -640,17 +647,19 @@ fn defer(
     if let Some(e) = event {
         e.attach(t.clone());
     }
-    parent.children.fetch_add(1, Ordering::AcqRel);
+    t.parent.children.fetch_add(1, Ordering::AcqRel);
     if let Some(g) = &c.group {
         g.count.fetch_add(1, Ordering::AcqRel);
     }
-    if !deps.is_empty() {
-        for p in predecessors(&parent, deps, Some(&t)) {
-            let mut s = p.successors.lock();
-            if !p.done.load(Ordering::Acquire) {
-                t.npred.fetch_add(1, Ordering::AcqRel);
-                s.push(t.clone());
-            }
+    if deps.is_empty() {
+        queue.push(t);
+        return;
+    }
+    for p in predecessors(&t.parent, deps, Some(&t)) {
+        let mut s = p.successors.lock();
+        if !p.done.load(Ordering::Acquire) {
+            t.npred.fetch_add(1, Ordering::AcqRel);
+            s.push(t.clone());
         }
     }
     if t.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
