@@ -916,12 +916,15 @@ fn run_taskloop_here(
 /// `src` must hold `len` readable bytes and `dst` room for them; they must not overlap.
 #[inline(always)]
 unsafe fn copy_small(src: *const u8, dst: *mut u8, len: usize) {
-    let words = len / 8;
-    // SAFETY: the caller's contract; unaligned accesses are fine on x86-64.
+    // Whole words when both are aligned (the compiler's blocks are): written as words, so
+    // that the task's loads of them are forwarded from the stores (bytes written one by one
+    // are not, and cost each such load a wait: 46 cycles more per task than libgomp's).
+    let words = if (src as usize | dst as usize).is_multiple_of(8) { len / 8 } else { 0 };
+    // SAFETY: the caller's contract; word accesses only at 8-byte aligned addresses.
     unsafe {
         for i in 0..words {
-            let w = core::ptr::read_volatile((src as *const [u8; 8]).add(i));
-            (dst as *mut [u8; 8]).add(i).write(w);
+            let w = core::ptr::read_volatile((src as *const u64).add(i));
+            (dst as *mut u64).add(i).write(w);
         }
         for i in words * 8..len {
             *dst.add(i) = core::ptr::read_volatile(src.add(i));
