@@ -48,8 +48,10 @@
  * Task rows (`epcc.task.*`) follow EPCC's taskbench: tasks created by every thread, by the
  * master alone (with the others idle or busy), undeferred (`if(0)`), each followed by a
  * taskwait or a barrier, nested one level (from every thread or the master), and binary trees
- * whose leaves do the work. Each gives every thread `inner` delays of work in all, so the
- * reference is `inner` bare delays and the overhead is per task a thread runs.
+ * whose leaves do the work; `epcc.taskloop` (EPCC's schedbench TASKLOOP rows, shaped as a task
+ * row): the master runs taskloops of one-delay tasks, 64 per thread each. Each gives every
+ * thread `inner` delays of work in all, so the reference is `inner` bare delays and the
+ * overhead is per task a thread runs.
  *
  * Usage: epcc [--quick] [--samples N] [--only PREFIX[,PREFIX...]] [--sched-delay US] [--sched-iters N]
  * threads: OMP_NUM_THREADS, as for any OpenMP program. `hrt bench` runs it in rounds with few
@@ -346,6 +348,19 @@ static void test_task_leaf_tree(long inner) {
         leaf_tree(TREE_DEPTH);
 }
 
+/* The master runs `inner / 64` taskloops of 64 one-iteration tasks per thread (grainsize 1):
+ * every task is deferred (libgomp runs a taskloop at once only beyond 64 pending tasks per
+ * thread), and the other threads, done with their part of the region, run them. */
+static void test_taskloop(long inner) {
+#pragma omp parallel
+#pragma omp master
+    for (long j = 0; j < inner >> 6; j++) {
+#pragma omp taskloop grainsize(1)
+        for (long i = 0; i < 64L * par.nthreads; i++)
+            delay(par.delay_sync);
+    }
+}
+
 /* How many iterations each thread ran in the last test sample of a schedule row (its share),
  * and that sample's `inner`. A dynamic or guided loop gives the faster vCPU more iterations;
  * a reference of equal shares left the slower one running alone at its end, and the row then
@@ -429,6 +444,7 @@ static const struct test tests[] = {
     {"epcc.task.nested", test_task_nested, ref_sync, 1},
     {"epcc.task.nested_master", test_task_nested_master, ref_sync, 1},
     {"epcc.task.leaf_tree", test_task_leaf_tree, ref_sync, 1},
+    {"epcc.taskloop", test_taskloop, ref_sync, 1},
 };
 
 static double time_once(void (*fn)(long), long inner) {
