@@ -344,6 +344,10 @@ pub fn fork(
 /// its join (it saw that region's task just before the master ran it) is waited for first,
 /// and one still lingering cannot come back into this region (`linger`).
 fn open_region(team: &Team, n: u32) {
+    if n - 1 > presence::COUNT {
+        // (Its worker threads could not all be made anyway: 16 KiB kernel stacks alone.)
+        fatal("a team of more than 131,072 threads");
+    }
     let word = &team.remaining.value;
     loop {
         let v = word.load(Ordering::Acquire);
