@@ -313,7 +313,10 @@ pub struct Task {
     constructed: bool,
     icv: Icv,
     final_task: bool,
-    parent: Arc<Node>,
+    /// The node of the task that made it, which counts it among its children (`taskwait`);
+    /// None for a taskloop's tasks in the loop's own taskgroup, whose end waits for them
+    /// before the making task can do anything else (see `defer`).
+    parent: Option<Arc<Node>>,
     group: Option<Arc<Group>>,
     team: *const super::team::Team,
     /// The task has dependences: it is in its parent's dependence map, so later siblings may
@@ -440,7 +443,9 @@ pub fn finish(t: &Task) {
     if let Some(g) = &t.group {
         g.count.fetch_sub(1, Ordering::SeqCst);
     }
-    t.parent.children.fetch_sub(1, Ordering::SeqCst);
+    if let Some(parent) = &t.parent {
+        parent.children.fetch_sub(1, Ordering::SeqCst);
+    }
     team.tasks.count_finished(t.lane);
     // Waiters test what this changed while they spin; only sleepers need the word.
     team.tasks.signal.nudge();
@@ -526,7 +531,7 @@ fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
         return;
     };
     let node = node_of(c);
-    q.help_until(|t| Arc::ptr_eq(&t.parent, &node), done);
+    q.help_until(|t| t.parent.as_ref().is_some_and(|p| Arc::ptr_eq(p, &node)), done);
 }
 
 /// Waits for the unfinished siblings named by `depend` (an undeferred task's dependences, or
@@ -611,11 +616,15 @@ pub fn task(
     };
     let args = Args::copy(data, cpyfn, size, align, size);
     let deps = if flags & FLAG_DEPEND != 0 { dependences(depend) } else { Vec::new() };
-    defer(c, queue, f, (args, cpyfn.is_some()), final_task, &deps, event);
+    defer(c, queue, f, (args, cpyfn.is_some()), final_task, &deps, event, true);
 }
 
 /// Makes a deferred task and queues it, or leaves it with its predecessors. `constructed`: its
-/// arguments were made by a copy constructor.
+/// arguments were made by a copy constructor. `as_child`: counted among the making task's
+/// children. A taskloop's tasks in the loop's own taskgroup are not: the group's end waits for
+/// them before the making task goes on, so no `taskwait` can see them unfinished, and the count
+/// and the node's reference, both on lines the finishing thread writes too, were two
+/// hand-overs more per task.
 #[allow(clippy::too_many_arguments)]
 fn defer(
     c: &mut Ctx,
@@ -625,8 +634,10 @@ fn defer(
     final_task: bool,
     deps: &[(usize, bool)],
     event: Option<Arc<Event>>,
+    as_child: bool,
 ) {
-    let parent = node_of(c);
+    debug_assert!(as_child || deps.is_empty());
+    let parent = as_child.then(|| node_of(c));
     let lane = queue.count_made();
     let t = Arc::new(Task {
         f,
@@ -647,7 +658,9 @@ fn defer(
     if let Some(e) = event {
         e.attach(t.clone());
     }
-    t.parent.children.fetch_add(1, Ordering::AcqRel);
+    if let Some(parent) = &t.parent {
+        parent.children.fetch_add(1, Ordering::AcqRel);
+    }
     if let Some(g) = &c.group {
         g.count.fetch_add(1, Ordering::AcqRel);
     }
@@ -655,7 +668,10 @@ fn defer(
         queue.push(t);
         return;
     }
-    for p in predecessors(&t.parent, deps, Some(&t)) {
+    let Some(parent) = &t.parent else {
+        return;
+    };
+    for p in predecessors(parent, deps, Some(&t)) {
         let mut s = p.successors.lock();
         if !p.done.load(Ordering::Acquire) {
             t.npred.fetch_add(1, Ordering::AcqRel);
@@ -840,7 +856,7 @@ pub fn taskloop(
             final_task,
             (tasks, extra, per, n),
             (end, &value),
-            queue,
+            (queue, grouped),
         );
     }
     if grouped {
@@ -941,7 +957,7 @@ fn defer_taskloop(
     final_task: bool,
     (tasks, extra, per, n): (u64, u64, u64, u64),
     (end, value): (u64, &dyn Fn(u64) -> u64),
-    queue: Option<&Queue>,
+    (queue, grouped): (Option<&Queue>, bool),
 ) {
     let c = thread::ctx();
     let mut lo = 0u64;
@@ -961,7 +977,7 @@ fn defer_taskloop(
             *words.add(1) = if hi == n { end } else { value(hi) };
         }
         match queue {
-            Some(q) => defer(c, q, f, (args, cpyfn.is_some()), final_task, &[], None),
+            Some(q) => defer(c, q, f, (args, cpyfn.is_some()), final_task, &[], None, !grouped),
             None => run_included(f, words as *mut u8, final_task),
         }
         lo = hi;
