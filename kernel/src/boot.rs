@@ -152,12 +152,15 @@ fn secondary_cpu() -> ! {
 fn init_this_cpu() {
     paging::activate();
     let this = cpu::this();
+    // The IST stacks and the ring-3 entry stack, one allocation: each buddy allocation here is
+    // ~150 instructions of ring 0, which a PVM host emulates one by one.
+    let size = gdt::IST_STACK_SIZE;
+    let stacks = mem::alloc_pages(mem::order_for((gdt::IST_COUNT + 1) * size), None).expect("no memory for IST stacks");
     // SAFETY: the IST stacks are fresh allocations owned by this CPU's TSS forever.
     unsafe {
         let tss = &mut *this.tss.get();
         for slot in 0..gdt::IST_COUNT {
-            let stack = mem::alloc_pages(mem::order_for(gdt::IST_STACK_SIZE), None).expect("no memory for IST stacks");
-            tss.ist[slot] = stack + gdt::IST_STACK_SIZE as u64;
+            tss.ist[slot] = stacks + ((slot + 1) * size) as u64;
         }
         gdt::load(&mut *this.gdt.get(), &*this.tss.get());
     }
@@ -173,9 +176,8 @@ fn init_this_cpu() {
     apic::init_cpu();
     sched::init_cpu();
     if crate::arch::ring3::active() {
-        let size = gdt::IST_STACK_SIZE;
-        let stack = mem::alloc_pages(mem::order_for(size), None).expect("no memory for the entry stack");
-        crate::arch::ring3::init_cpu(stack + size as u64);
+        let entry_stack = stacks + (gdt::IST_COUNT * size) as u64;
+        crate::arch::ring3::init_cpu(entry_stack + size as u64);
         // SAFETY: everything ring 3 needs is in place: user-accessible kernel memory, the
         // entry stack, the ring-3 gates and SYSCALL entry.
         unsafe { crate::arch::ring3::enter() };

@@ -188,6 +188,10 @@ fn a_page_two_segments_share_takes_the_later_ones_permissions() {
     assert!(linux.stdout.starts_with("data and code share a page"), "natively: {}", linux.stdout);
     let got = hrt(&["--cpus", "1"], &prog, &[]);
     assert_same("elf_shared_page", &linux, &got);
+    // Without rewriting too: the code patcher's CR0 writes once reset the host's shadow page
+    // tables, which hid a missing flush (the page kept its old permissions in the TLB).
+    let got = hrt(&["--cpus", "1", "--no-rewrite"], &prog, &[]);
+    assert_same("elf_shared_page --no-rewrite", &linux, &got);
 }
 
 /// MAP_FIXED (and MAP_FIXED_NOREPLACE) in the hole below 4 GiB: Linux grants it; HRT cannot

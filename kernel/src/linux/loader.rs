@@ -116,7 +116,7 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: bool) -> Resu
     // permissions: the same here, by setting them in the same order.
     for p in &loads {
         let start = (base + p.vaddr) & !(PAGE - 1);
-        protect::set_fresh(start, page_up(base + p.vaddr + p.memsz), segment_prot(p));
+        protect::set(start, page_up(base + p.vaddr + p.memsz), segment_prot(p));
     }
     // The whole pages between one segment's end and the next one's start are left unmapped,
     // as Linux leaves them: not present, and not in the program's mappings.
@@ -124,7 +124,7 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: bool) -> Resu
     for p in &loads {
         let (start, end) = ((base + p.vaddr) & !(PAGE - 1), page_up(base + p.vaddr + p.memsz));
         if start > prev_end {
-            protect::set_fresh(prev_end, start, 0);
+            protect::set(prev_end, start, 0);
             usermem::make_hole(prev_end, start);
         }
         prev_end = prev_end.max(end);
@@ -290,7 +290,7 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     };
     let stack_size = main_stack_size();
     let guard = usermem::alloc(STACK_GUARD + stack_size, LARGE_PAGE).map_err(|_| "not enough memory for the stack")?;
-    protect::set_fresh(guard, guard + STACK_GUARD, 0);
+    protect::set(guard, guard + STACK_GUARD, 0);
     let stack = guard + STACK_GUARD;
     let sp = build_stack(img, &loaded, interp.as_ref().map_or(0, |i| i.base), stack + stack_size)?;
     super::near_table::map();

@@ -17,6 +17,6 @@ pub fn map() {
     let Ok(at) = usermem::alloc(len, PAGE) else { return };
     // SAFETY: `len` bytes of freshly allocated program memory, not yet the program's to use.
     slot_table::write_near(unsafe { core::slice::from_raw_parts_mut(at as *mut u8, NEAR_TABLE_LEN) }, at);
-    protect::set_fresh(at, at + len, PROT_READ | PROT_EXEC);
+    protect::set(at, at + len, PROT_READ | PROT_EXEC);
     slot_table::set_near(at);
 }

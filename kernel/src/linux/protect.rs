@@ -57,21 +57,13 @@ fn is_touched(bits: &[u64], i: usize) -> bool {
 
 /// Gives `[start, end)` (page-aligned program memory) the protection `prot` (PROT_* bits).
 pub fn set(start: u64, end: u64, prot: u64) {
-    change(start, end, prot & DEFAULT, false);
-}
-
-/// `set` for memory that was free until now (a new mapping): no other CPU can have a use
-/// for its TLB entries, so taking permissions away needs no shootdown. (Free pool memory is
-/// mapped read-write for the program anyway; a program that touches memory it does not own
-/// is not protected from itself.)
-pub fn set_fresh(start: u64, end: u64, prot: u64) {
-    change(start, end, prot & DEFAULT, true);
+    change(start, end, prot & DEFAULT);
 }
 
 /// Makes `[start, end)` (memory being unmapped) not present: once this returns, touching it
 /// faults on every CPU.
 pub fn unmap(start: u64, end: u64) {
-    change(start, end, 0, false);
+    change(start, end, 0);
 }
 
 /// The pool `[lo, hi)` as the boot page tables leave it: not present, so handing memory out
@@ -103,11 +95,11 @@ fn mark_touched(touched: &mut Vec<u64>, first: usize, last: usize) {
 /// Restores the default protection of `[start, end)` (memory being handed out or replaced).
 pub fn reset(start: u64, end: u64) {
     if ANY.load(Ordering::Acquire) {
-        change(start, end, DEFAULT, false);
+        change(start, end, DEFAULT);
     }
 }
 
-fn change(start: u64, end: u64, prot: u64, fresh: bool) {
+fn change(start: u64, end: u64, prot: u64) {
     if start >= end {
         return;
     }
@@ -148,7 +140,7 @@ fn change(start: u64, end: u64, prot: u64, fresh: bool) {
     // paging-structure cache). One that grew needs no flush at all, not even here (INVLPG
     // is emulated too): a stale entry that allows less faults once and is retried
     // (`paging::retry_spurious_fault`).
-    if stale.needs_shootdown() && !(fresh && freed.is_empty()) {
+    if stale.needs_shootdown() {
         crate::arch::tlb::shoot_down(&stale, crate::cpu::count());
     }
     for table in freed {

@@ -60,10 +60,12 @@ fn supported() -> u64 {
 fn fitting(wanted: u64) -> (u64, usize) {
     let mut components = wanted & 0x3;
     let mut end = 576; // legacy area + XSAVE header
-    for i in 2..63 {
-        if wanted & (1 << i) == 0 {
-            continue;
-        }
+                       // Only the components offered: at boot this runs in ring 0, which a PVM host emulates
+                       // instruction by instruction, and a loop over all 61 bits cost ~550 of them (~2 ms).
+    let mut rest = wanted & !0x3 & !(1 << 63);
+    while rest != 0 {
+        let i = rest.trailing_zeros();
+        rest &= rest - 1;
         let (size, offset, _, _) = cpuid(0xd, i);
         let last = offset as usize + size as usize;
         if last <= AREA_MAX {

@@ -199,8 +199,6 @@ pub(super) fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
         if !fresh {
             protect::reset(start, end);
         }
-    } else if fresh {
-        protect::set_fresh(start, end, prot);
     } else {
         protect::set(start, end, prot);
     }
