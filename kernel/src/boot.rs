@@ -63,7 +63,11 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active());
     crate::arch::ring0::init(boot);
     crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);
-    idt::init();
+    if crate::arch::ring3::active() {
+        idt::init_for_boot();
+    } else {
+        idt::init();
+    }
     sched::configure(
         boot.flags & hrt_abi::flags::IDLE_HALT != 0,
         boot.flags & hrt_abi::flags::IDLE_HALT_LATE != 0,
@@ -71,6 +75,12 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         (boot.flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0).then_some(boot.pack_on),
     );
     init_this_cpu();
+    // In ring 3 now where the kernel runs there: the other exception gates and the rest of the
+    // free memory (see `idt::init_for_boot`, `mem::init`), natively.
+    if crate::arch::ring3::active() {
+        idt::init();
+    }
+    mem::finish_init();
     if rewrite {
         // Written now, in ring 3 (rewriting needs ring-3 mode): in emulated ring 0 its ~20,000
         // instructions cost 20-40 ms on a PVM host, more than the rest of the boot. No other

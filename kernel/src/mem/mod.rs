@@ -52,8 +52,19 @@ extern "C" {
     static __kernel_end: u8;
 }
 
+/// Free memory `init` left out of the allocators because it ran in emulated ring 0: (zone,
+/// start, end), added by `finish_init` in ring 3, where the buddy's bookkeeping runs natively.
+/// Handing a zone's free memory to its buddy costs ~2,000 instructions, which a PVM host
+/// emulates one by one in ring 0 (~7 ms of every boot); the boot needs only a little of it
+/// before the kernel drops to ring 3 (page tables, the boot CPU's stacks, the first heap).
+static DEFERRED: IrqSpinLock<[(usize, u64, u64); DEFERRED_MAX]> = IrqSpinLock::new([(0, 0, 0); DEFERRED_MAX]);
+const DEFERRED_MAX: usize = 32;
+/// How much free memory `init` gives the allocators when the rest is deferred.
+const EARLY_BUDGET: u64 = 32 << 20;
+
 /// Sets up every zone's allocator. Runs once, on the boot CPU, before other CPUs start and
-/// before the first heap allocation; the monitor's boot page tables map all guest RAM.
+/// before the first heap allocation; the monitor's boot page tables map all guest RAM. In
+/// emulated ring 0 it frees only `EARLY_BUDGET` bytes: `finish_init` frees the rest.
 pub fn init(boot: &BootInfo) {
     for (i, r) in boot.ram[..(boot.num_ram as usize).min(MAX_RAM_RANGES)].iter().enumerate() {
         RAM[i].0.store(r.base, Ordering::Relaxed);
@@ -61,13 +72,36 @@ pub fn init(boot: &BootInfo) {
     }
     let excluded = excluded_ranges(boot);
     let n = (boot.num_zones as usize).min(MAX_ZONES);
+    let mut budget = if crate::arch::ring3::runs_emulated() { EARLY_BUDGET } else { u64::MAX };
     for z in 0..n {
         let (lo, hi) = zone_bounds(boot, z);
         if lo < hi {
-            setup_zone(boot, z, &excluded, lo, hi);
+            setup_zone(boot, z, &excluded, lo, hi, &mut budget);
         }
     }
     NUM_ZONES.store(n, Ordering::Release);
+}
+
+/// Frees what `init` deferred and reports each zone. Boot CPU, once, before other CPUs start.
+pub fn finish_init() {
+    let deferred = core::mem::replace(&mut *DEFERRED.lock(), [(0, 0, 0); DEFERRED_MAX]);
+    for &(z, start, end) in deferred.iter().filter(|(_, start, end)| start < end) {
+        // SAFETY: `init` found the range free and left it out of the allocator.
+        unsafe { ZONES[z].buddy.lock().add_free_range(start as usize, end as usize) };
+    }
+    for z in 0..num_zones() {
+        let buddy = ZONES[z].buddy.lock();
+        if buddy.end() > buddy.base() {
+            crate::kinfo!(
+                "kernel: mem: zone {z} [{:#x}, {:#x}): {} MiB free, {} KiB metadata at {:#x}",
+                buddy.base(),
+                buddy.end(),
+                buddy.free_bytes() >> 20,
+                Buddy::metadata_bytes(buddy.end() - buddy.base()) >> 10,
+                META[z].load(Ordering::Relaxed)
+            );
+        }
+    }
 }
 
 /// Zone `z`'s page-aligned bounds.
@@ -102,7 +136,7 @@ fn excluded_ranges(boot: &BootInfo) -> Excluded<{ MAX_RESERVED + 3 + MAX_RAM_RAN
 
 /// Places zone `z`'s metadata at its lowest free spot, sets up its allocator over `[lo, hi)`
 /// and frees the rest. Leaves the zone empty if the metadata does not fit.
-fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>, lo: u64, hi: u64) {
+fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>, lo: u64, hi: u64, budget: &mut u64) {
     let meta_size = Buddy::metadata_bytes((hi - lo) as usize) as u64;
     let Some(meta) = excluded.first_fit(lo, hi, meta_size, PAGE) else {
         crate::kprintln!("kernel: mem: zone {z} [{lo:#x}, {hi:#x}): no room for metadata; unused");
@@ -116,29 +150,56 @@ fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>,
     // free, mapped memory that nothing else uses.
     unsafe {
         buddy.init(lo as usize, (hi - lo) as usize, phys_to_virt(meta), meta_zeroed);
-        add_gaps(&mut buddy, excluded, (meta, meta + meta_size), lo, hi);
+        add_gaps(&mut buddy, excluded, (meta, meta + meta_size), lo, hi, |start, end| {
+            let now = (end - start).min(*budget);
+            *budget -= now;
+            if now < end - start && defer(z, start + now, end) {
+                (start, start + now)
+            } else {
+                (start, end)
+            }
+        });
     }
     zone.base.store(buddy.base(), Ordering::Relaxed);
     zone.end.store(buddy.end(), Ordering::Relaxed);
     META[z].store(meta, Ordering::Relaxed);
-    crate::kinfo!(
-        "kernel: mem: zone {z} [{lo:#x}, {hi:#x}): {} MiB free, {} KiB metadata at {meta:#x}",
-        buddy.free_bytes() >> 20,
-        meta_size >> 10
-    );
 }
 
-/// Frees every part of `[lo, hi)` outside the excluded ranges and the zone's metadata.
+/// Notes `[start, end)` of zone `z` for `finish_init`; false if the list is full (the caller
+/// frees it now).
+fn defer(z: usize, start: u64, end: u64) -> bool {
+    let mut list = DEFERRED.lock();
+    match list.iter_mut().find(|(_, s, e)| s >= e) {
+        Some(slot) => {
+            *slot = (z, start, end);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Frees every part of `[lo, hi)` outside the excluded ranges and the zone's metadata: of each
+/// such gap, the part `now` answers (it keeps the rest for later).
 ///
 /// # Safety
 /// Those parts must be unused, mapped memory of this buddy's zone, not already free.
-unsafe fn add_gaps<const N: usize>(buddy: &mut Buddy, excluded: &Excluded<N>, meta: (u64, u64), lo: u64, hi: u64) {
+unsafe fn add_gaps<const N: usize>(
+    buddy: &mut Buddy,
+    excluded: &Excluded<N>,
+    meta: (u64, u64),
+    lo: u64,
+    hi: u64,
+    mut now: impl FnMut(u64, u64) -> (u64, u64),
+) {
     let mut meta_range = Excluded::<1>::new();
     meta_range.add(meta.0, meta.1, PAGE);
     excluded.for_each_gap(lo, hi, |start, end| {
         meta_range.for_each_gap(start, end, |start, end| {
-            // SAFETY: forwarded from the caller.
-            unsafe { buddy.add_free_range(start as usize, end as usize) };
+            let (start, end) = now(start, end);
+            if start < end {
+                // SAFETY: forwarded from the caller.
+                unsafe { buddy.add_free_range(start as usize, end as usize) };
+            }
         });
     });
 }

@@ -280,7 +280,21 @@ pub fn set_gate(vector: u8, ist: u8, user_callable: bool) {
 
 /// Fills the exception gates; called once by the boot CPU.
 pub fn init() {
-    for v in 0..32u8 {
+    fill(0..32);
+}
+
+/// Exceptions the boot's ring-0 code could raise (#UD, #DF, #GP, #PF) and the breakpoint that
+/// ring-3 code enters ring 0 through: enough to boot, in ring-3 mode, where `init` then fills
+/// the rest in ring 3 (each gate is ~30 instructions, which a PVM host emulates one by one in
+/// ring 0).
+pub fn init_for_boot() {
+    for v in [3, 6, 8, 13, 14] {
+        fill(v..v + 1);
+    }
+}
+
+fn fill(vectors: core::ops::Range<u8>) {
+    for v in vectors {
         let ist = match v {
             2 => IST_NMI,
             8 => IST_DOUBLE_FAULT,
