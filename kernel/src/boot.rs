@@ -48,6 +48,8 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     crate::console::set_quiet(boot.flags & hrt_abi::flags::QUIET != 0);
     crate::arch::features::init(boot.features);
     crate::arch::ring3::choose(kernel_in_ring3(boot));
+    // Masked (in software, ring-3 mode) until this CPU drops to ring 3: see `irq::unmask_for_ring3`.
+    crate::arch::irq::disable();
     if crate::arch::ring3::active() {
         // Handlers of interrupts that stop ring-3 code run in ring 3, natively: in emulated
         // ring 0 a timer or completion handler costs hundreds of instructions at 1-3 K cycles.
@@ -160,6 +162,8 @@ fn secondary_cpu() -> ! {
 
 /// Per-CPU set-up common to every CPU.
 fn init_this_cpu() {
+    // Masked in software (ring-3 mode) until the drop to ring 3, as on the boot CPU.
+    crate::arch::irq::disable();
     paging::activate();
     let this = cpu::this();
     // The IST stacks and the ring-3 entry stack, one allocation: each buddy allocation here is
@@ -188,6 +192,7 @@ fn init_this_cpu() {
     if crate::arch::ring3::active() {
         let entry_stack = stacks + (gdt::IST_COUNT * size) as u64;
         crate::arch::ring3::init_cpu(entry_stack + size as u64);
+        crate::arch::irq::unmask_for_ring3();
         // SAFETY: everything ring 3 needs is in place: user-accessible kernel memory, the
         // entry stack, the ring-3 gates and SYSCALL entry.
         unsafe { crate::arch::ring3::enter() };

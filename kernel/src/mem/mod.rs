@@ -59,12 +59,14 @@ extern "C" {
 /// before the kernel drops to ring 3 (page tables, the boot CPU's stacks, the first heap).
 static DEFERRED: IrqSpinLock<[(usize, u64, u64); DEFERRED_MAX]> = IrqSpinLock::new([(0, 0, 0); DEFERRED_MAX]);
 const DEFERRED_MAX: usize = 32;
-/// How much free memory `init` gives the allocators when the rest is deferred.
-const EARLY_BUDGET: u64 = 32 << 20;
+/// The free memory `init` gives the allocators when it defers the rest: one aligned block of
+/// this size (one free-list entry, where the first bytes of free memory in address order are
+/// a dozen small gaps).
+const EARLY_BLOCK: u64 = 16 << 20;
 
 /// Sets up every zone's allocator. Runs once, on the boot CPU, before other CPUs start and
 /// before the first heap allocation; the monitor's boot page tables map all guest RAM. In
-/// emulated ring 0 it frees only `EARLY_BUDGET` bytes: `finish_init` frees the rest.
+/// emulated ring 0 it frees only an `EARLY_BLOCK`: `finish_init` frees the rest.
 pub fn init(boot: &BootInfo) {
     for (i, r) in boot.ram[..(boot.num_ram as usize).min(MAX_RAM_RANGES)].iter().enumerate() {
         RAM[i].0.store(r.base, Ordering::Relaxed);
@@ -72,23 +74,29 @@ pub fn init(boot: &BootInfo) {
     }
     let excluded = excluded_ranges(boot);
     let n = (boot.num_zones as usize).min(MAX_ZONES);
-    let mut budget = if crate::arch::ring3::runs_emulated() { EARLY_BUDGET } else { u64::MAX };
+    let defer = crate::arch::ring3::runs_emulated();
     for z in 0..n {
         let (lo, hi) = zone_bounds(boot, z);
         if lo < hi {
-            setup_zone(boot, z, &excluded, lo, hi, &mut budget);
+            setup_zone(boot, z, &excluded, lo, hi, defer);
         }
     }
     NUM_ZONES.store(n, Ordering::Release);
 }
 
-/// Frees what `init` deferred and reports each zone. Boot CPU, once, before other CPUs start.
-pub fn finish_init() {
-    let deferred = core::mem::replace(&mut *DEFERRED.lock(), [(0, 0, 0); DEFERRED_MAX]);
-    for &(z, start, end) in deferred.iter().filter(|(_, start, end)| start < end) {
+/// Frees the ranges `init` deferred in the zones `zones` accepts.
+fn add_deferred(zones: impl Fn(usize) -> bool) {
+    let mut list = DEFERRED.lock();
+    for entry in list.iter_mut().filter(|(z, start, end)| start < end && zones(*z)) {
+        let (z, start, end) = core::mem::take(entry);
         // SAFETY: `init` found the range free and left it out of the allocator.
         unsafe { ZONES[z].buddy.lock().add_free_range(start as usize, end as usize) };
     }
+}
+
+/// Frees what `init` deferred and reports each zone. Boot CPU, once, before other CPUs start.
+pub fn finish_init() {
+    add_deferred(|_| true);
     for z in 0..num_zones() {
         let buddy = ZONES[z].buddy.lock();
         if buddy.end() > buddy.base() {
@@ -136,7 +144,7 @@ fn excluded_ranges(boot: &BootInfo) -> Excluded<{ MAX_RESERVED + 3 + MAX_RAM_RAN
 
 /// Places zone `z`'s metadata at its lowest free spot, sets up its allocator over `[lo, hi)`
 /// and frees the rest. Leaves the zone empty if the metadata does not fit.
-fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>, lo: u64, hi: u64, budget: &mut u64) {
+fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>, lo: u64, hi: u64, defer_most: bool) {
     let meta_size = Buddy::metadata_bytes((hi - lo) as usize) as u64;
     let Some(meta) = excluded.first_fit(lo, hi, meta_size, PAGE) else {
         crate::kprintln!("kernel: mem: zone {z} [{lo:#x}, {hi:#x}): no room for metadata; unused");
@@ -150,15 +158,33 @@ fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>,
     // free, mapped memory that nothing else uses.
     unsafe {
         buddy.init(lo as usize, (hi - lo) as usize, phys_to_virt(meta), meta_zeroed);
+        // Deferring: one aligned early block of each zone now (the kernel's page tables and
+        // stacks come from chosen zones), the rest later.
+        let mut early = false;
         add_gaps(&mut buddy, excluded, (meta, meta + meta_size), lo, hi, |start, end| {
-            let now = (end - start).min(*budget);
-            *budget -= now;
-            if now < end - start && defer(z, start + now, end) {
-                (start, start + now)
+            if !defer_most {
+                return (start, end);
+            }
+            let block = start.next_multiple_of(EARLY_BLOCK);
+            if !early && block + EARLY_BLOCK <= end && defer(z, start, block) {
+                if defer(z, block + EARLY_BLOCK, end) {
+                    early = true;
+                    return (block, block + EARLY_BLOCK);
+                }
+                return (block, end);
+            }
+            if defer(z, start, end) {
+                (start, start)
             } else {
                 (start, end)
             }
         });
+        if defer_most && !early {
+            // No gap of this zone holds an aligned early block: all of it now.
+            drop(buddy);
+            add_deferred(|d| d == z);
+            buddy = zone.buddy.lock();
+        }
     }
     zone.base.store(buddy.base(), Ordering::Relaxed);
     zone.end.store(buddy.end(), Ordering::Relaxed);
@@ -221,6 +247,9 @@ pub fn alloc_pages(order: usize, zone: Option<usize>) -> Option<u64> {
 
 /// Allocates `pages` contiguous 4 KiB pages in zone `z`, aligned to the power of two that
 /// holds them (the rest of that block stays free), and returns the physical address. Not zeroed.
+/// In emulated ring 0 the rest of the block is kept: freeing it cost ~350 instructions, which a
+/// PVM host emulates one by one, against at most the block's other half (the boot's page-table
+/// runs, the only caller: 15 pages of 32 at 17 GiB of RAM).
 pub fn alloc_run(pages: usize, z: usize) -> Option<u64> {
     if z >= num_zones() || pages == 0 {
         return None;
@@ -228,8 +257,10 @@ pub fn alloc_run(pages: usize, z: usize) -> Option<u64> {
     let mut buddy = ZONES[z].buddy.lock();
     let order = order_for(pages * PAGE_SIZE);
     let at = buddy.alloc(order)?;
-    // SAFETY: the tail of the block just allocated is unused.
-    unsafe { buddy.free_pages(at + pages * PAGE_SIZE, at + block_size(order)) };
+    if !crate::arch::ring3::runs_emulated() {
+        // SAFETY: the tail of the block just allocated is unused.
+        unsafe { buddy.free_pages(at + pages * PAGE_SIZE, at + block_size(order)) };
+    }
     Some(at as u64)
 }
 
