@@ -20,6 +20,15 @@ fn recycled_memory_reads_zero() {
     passes_natively_and_same_on_1_and_2_cpus("mem_zero_reuse", None);
 }
 
+/// Anonymous PROT_NONE mappings (tests/programs/hostile/prot_none_maps.c): they stay not
+/// present from the free pool on (the kernel no longer makes them present first), so a touch
+/// faults, `mprotect` makes them read zero, and recycled memory mapped PROT_NONE again faults
+/// and reads zero: plain, MAP_STACK and small mappings, as natively.
+#[test]
+fn prot_none_mappings_fault_until_opened_and_read_zero() {
+    passes_natively_and_same_on_1_and_2_cpus("prot_none_maps", Some("MAP_STACK: faults before 2"));
+}
+
 /// The break moved while another thread changes protections (tests/programs/hostile/
 /// brk_while_protecting.c): on one vCPU the changer is preempted mid-change, and brk, which
 /// masks interrupts while it changes pages, must not wait for it for ever (it spun on the

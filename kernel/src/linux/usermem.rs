@@ -129,7 +129,21 @@ fn record(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) {
 /// Allocates `len` bytes (page-rounded) aligned to `align` (a power of two >= 4 KiB) if such a
 /// run is free, else page aligned: exactly the pages asked for, reading zero.
 pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
-    alloc_with(len, align, false)
+    alloc_with(len, align, false, true)
+}
+
+/// `alloc` (or with `stack`, `alloc_stack`) for a mapping that starts inaccessible (PROT_NONE):
+/// its pages stay not present, as free memory is, where `alloc` would make them present only
+/// for the caller to take that away again. Each leaf written in a live table is an emulated
+/// store on a PVM host (its shadow paging write-protects the tables): a thread stack's
+/// reservation (8 MiB + a page, PROT_NONE, then `mprotect` of all but its guard page) wrote
+/// its leaves three times, now twice.
+pub fn alloc_absent(len: u64, align: u64, stack: bool) -> Result<u64, Errno> {
+    let at = alloc_with(len, align, stack, false)?;
+    if stack {
+        small_host_pages_under_top(at, len);
+    }
+    Ok(at)
 }
 
 /// `alloc` for a stack: its end (not its start) aligned to `align` where such a run is free.
@@ -140,15 +154,20 @@ pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
 /// region took 10-200 ms for its 39 stacks (2 ms natively). The rest of the stack keeps
 /// huge pages, for a thread that goes deep.
 pub fn alloc_stack(len: u64, align: u64) -> Result<u64, Errno> {
-    let at = alloc_with(len, align, true)?;
+    let at = alloc_with(len, align, true, true)?;
+    small_host_pages_under_top(at, len);
+    Ok(at)
+}
+
+/// See `alloc_stack`.
+fn small_host_pages_under_top(at: u64, len: u64) {
     let end = at + page_up(len);
     if len >= LARGE && end.is_multiple_of(LARGE) {
         hypercall::call(hrt_abi::nr::SMALL_HOST_PAGES, &[end - LARGE, LARGE]);
     }
-    Ok(at)
 }
 
-fn alloc_with(len: u64, align: u64, end_aligned: bool) -> Result<u64, Errno> {
+fn alloc_with(len: u64, align: u64, end_aligned: bool, present: bool) -> Result<u64, Errno> {
     if len == 0 {
         return Err(EINVAL);
     }
@@ -160,7 +179,9 @@ fn alloc_with(len: u64, align: u64, end_aligned: bool) -> Result<u64, Errno> {
     record(&mut mem.regions, at, at + len);
     super::usermap::set(at, at + len, true);
     drop(mem);
-    super::protect::reset(at, at + len);
+    if present {
+        super::protect::reset(at, at + len);
+    }
     Ok(at)
 }
 

@@ -120,7 +120,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // top, so its end is aligned: a thread that uses little of it touches one 2 MiB page
         // of the host, not the two a start-aligned stack's top straddles.
         let align = if len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
-        if flags & MAP_STACK != 0 {
+        let stack = flags & MAP_STACK != 0;
+        if !file && prot & (protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC) == 0 {
+            usermem::alloc_absent(len, align, stack)?
+        } else if stack {
             usermem::alloc_stack(len, align)?
         } else {
             usermem::alloc(len, align)?
