@@ -40,7 +40,12 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         );
         hypercall::shutdown(1);
     }
-    crate::bootinfo::set(boot);
+    crate::bootinfo::set_copied_by(|dst| {
+        const WORDS: usize = core::mem::size_of::<BootInfo>() / 8;
+        const _: () = assert!(core::mem::size_of::<BootInfo>().is_multiple_of(8));
+        // SAFETY: `dst` is the kernel's copy, `boot` the monitor's block; both BootInfos.
+        unsafe { crate::arch::memcpy::copy_words(dst as *mut u64, boot as *const BootInfo as *const u64, WORDS) }
+    });
     // From here on the kernel's copy: the monitor's block is not mapped once the kernel's
     // page tables are active.
     let boot = crate::bootinfo::get();

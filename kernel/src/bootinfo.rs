@@ -21,9 +21,11 @@ static COPY: Copy = Copy(UnsafeCell::new(MaybeUninit::uninit()));
 static READY: AtomicBool = AtomicBool::new(false);
 
 /// Copies the monitor's block; the boot CPU, once, before anything reads it.
-pub fn set(block: &BootInfo) {
-    // SAFETY: nothing reads the copy before `READY` is set below.
-    unsafe { (*COPY.0.get()).write(*block) };
+/// `copy` writes the block to the pointer it gets (the caller chooses how: the boot, in
+/// emulated ring 0, copies it in words).
+pub fn set_copied_by(copy: impl FnOnce(*mut BootInfo)) {
+    // Nothing reads the copy before `READY` is set below.
+    copy(COPY.0.get() as *mut BootInfo);
     READY.store(true, Ordering::Release);
 }
 

@@ -73,6 +73,26 @@ pub unsafe extern "C" fn memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut 
     dst
 }
 
+/// Copies `words` 8-byte words from `src` to `dst` with one `rep movsq`. For copies in
+/// emulated ring 0 (the boot on a PVM host): the host emulates each iteration of a string
+/// instruction, ~1 us each, so the boot-info block (~1.5 KB) took ~3 ms as `memcpy`'s
+/// `rep movsb` and takes an eighth of that in words.
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for `words * 8` bytes; no overlap.
+pub unsafe fn copy_words(dst: *mut u64, src: *const u64, words: usize) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "rep movsq",
+            inout("rcx") words => _,
+            inout("rdi") dst => _,
+            inout("rsi") src => _,
+            options(nostack, preserves_flags)
+        )
+    };
+}
+
 /// # Safety
 /// `p + at` must be readable for `size_of::<T>()` bytes.
 #[inline(always)]
