@@ -63,8 +63,10 @@ fn direct(phys: u64) -> *mut u64 {
 /// A zeroed page for a page table.
 fn new_table() -> *mut u64 {
     let table = table_page(Some(0));
+    // Zeroed by the monitor where this runs emulated (`fill_fresh`): a `rep stos` over the page
+    // cost ~0.5 ms there, a fill one exit.
     // SAFETY: a freshly allocated 4 KiB page that nothing else references.
-    unsafe { core::ptr::write_bytes(table, 0, 512) };
+    unsafe { fill_fresh(table, 512, 0, 0) };
     table
 }
 
