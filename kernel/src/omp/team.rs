@@ -453,6 +453,14 @@ pub fn solo() -> *const Team {
 fn staff(team: &mut Team, needed: usize) {
     let home = crate::cpu::id();
     let ncpu = crate::sched::placement_cpus();
+    if team.workers.len() < needed && POOL.lock().len() < needed - team.workers.len() {
+        // New threads are made below (the program's `pthread_create`: its stack's mapping and
+        // protection, ~0.5 ms on a PVM host): wake the halted vCPUs they go to now, so that
+        // the host has them running by the time their threads are queued.
+        for i in 0..needed.min(ncpu.saturating_sub(1)) {
+            crate::sched::kick_if_halted((home + i + 1) % ncpu);
+        }
+    }
     while team.workers.len() < needed {
         let w = POOL.lock().pop().map(|p| p as *const Worker);
         let w = match w {
