@@ -461,6 +461,14 @@ pub mod nr {
     /// (0.1 ms, several ms when the host's own host has not backed it yet). Returns 0, or a
     /// negated errno (EFAULT: not guest RAM; EINVAL: not 2 MiB aligned).
     pub const SMALL_HOST_PAGES: u64 = 27;
+    /// Several [`MEM_FILL`]s in one exit, applied in order: args[0] the guest address of an
+    /// array of args[1] (at most [`MEM_FILLS_MAX`]) fills, each four u64s (addr, count, first,
+    /// step). The boot queues its page tables' fills (ring 0 on PVM, where each hypercall is
+    /// an exit and ~90 emulated instructions). Returns 0, or -EFAULT at the first fill (or a
+    /// list) outside guest RAM, -EINVAL for too many; the fills before it are done.
+    pub const MEM_FILLS: u64 = 28;
+    /// The most fills one [`MEM_FILLS`] takes.
+    pub const MEM_FILLS_MAX: u64 = 64;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

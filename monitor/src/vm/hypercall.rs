@@ -162,6 +162,23 @@ fn fill_run(ram: &super::memory::GuestRam, addr: u64, count: u64, first: u64, st
     0
 }
 
+/// `nr::MEM_FILLS`: the `n` fills listed at guest `list`, in order (see `fill_run`).
+fn fill_runs(ram: &super::memory::GuestRam, list: u64, n: u64) -> i64 {
+    if n > nr::MEM_FILLS_MAX {
+        return -(libc::EINVAL as i64);
+    }
+    for i in 0..n {
+        let Some(fill) = list.checked_add(i * 32).and_then(|at| ram.read_obj::<[u64; 4]>(at)) else {
+            return -(libc::EFAULT as i64);
+        };
+        let done = fill_run(ram, fill[0], fill[1], fill[2], fill[3]);
+        if done != 0 {
+            return done;
+        }
+    }
+    0
+}
+
 /// What the vCPU loop does after a hypercall.
 pub enum Outcome {
     Continue,
@@ -251,6 +268,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2]),
         nr::RANDOM => fill_random(ram, call.args[0], call.args[1]),
         nr::MEM_FILL => fill_run(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
+        nr::MEM_FILLS => fill_runs(ram, call.args[0], call.args[1]),
         nr::PANIC => {
             outcome = Outcome::Stop(Exit::Failure(hrt_abi::PANIC_STATUS as u8));
             0
@@ -319,10 +337,11 @@ mod fuzz {
         let inputs = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(30_000u64);
         let mut served = 0u64;
         for i in 0..inputs {
-            let nr = match rng.next() % 14 {
+            let nr = match rng.next() % 15 {
                 _ if rng.next().is_multiple_of(8) => rng.next(),
                 12 => nr::MEM_FILL,
                 13 => nr::SMALL_HOST_PAGES,
+                14 => nr::MEM_FILLS,
                 n => n,
             };
             let mut args = [0u64; 7];
@@ -339,6 +358,11 @@ mod fuzz {
                 if rng.next().is_multiple_of(2) {
                     args[len_arg] %= 1 << 16;
                 }
+            }
+            if nr == nr::MEM_FILLS && rng.next().is_multiple_of(2) {
+                // Mostly short lists inside RAM, so fills are read and applied too.
+                args[0] %= RAM;
+                args[1] %= 4;
             }
             if nr == nr::SMALL_HOST_PAGES && rng.next().is_multiple_of(2) {
                 // Mostly whole 2 MiB pages, so valid calls are exercised too.
@@ -396,6 +420,14 @@ mod fuzz {
                     };
                     assert_eq!(back.ret, want, "input {i}: SMALL_HOST_PAGES {args:x?}")
                 }
+                nr::MEM_FILLS => {
+                    let einval = -(libc::EINVAL as i64);
+                    if args[1] > nr::MEM_FILLS_MAX {
+                        assert_eq!(back.ret, einval, "input {i}: MEM_FILLS {args:x?}")
+                    } else {
+                        assert!(back.ret == 0 || back.ret == efault, "input {i}: MEM_FILLS {args:x?}: {}", back.ret)
+                    }
+                }
                 nr::SYSCALL => assert_eq!(back.ret, -(libc::ENOSYS as i64), "input {i}: no forwarder"),
                 n if n > 12 => assert_eq!(back.ret, -(libc::ENOSYS as i64), "input {i}: unknown number {n}"),
                 _ => {}
@@ -403,5 +435,28 @@ mod fuzz {
         }
         eprintln!("hypercall fuzz: {inputs} inputs, {served} blocks served, no escape");
         assert!(served > inputs / 2);
+    }
+
+    /// MEM_FILLS applies its fills in order (a later one over an earlier one wins) and stops
+    /// at the first outside guest RAM, the ones before it done.
+    #[test]
+    fn mem_fills_applies_its_fills_in_order() {
+        let ram = GuestRam::map(RAM, true).expect("guest RAM");
+        let shared = Shared::new(ram, None, (4 << 20, 32 << 20));
+        let (list, table, block) = (0x10_0000u64, 0x20_0000u64, 0x30_0000u64);
+        let fills: [[u64; 4]; 3] = [[table, 8, 0, 0], [table + 16, 4, 0x1000, 0x1000], [RAM - 8, 2, 7, 0]];
+        shared.ram.write_obj(list, &fills).unwrap();
+        shared.ram.write_obj(table, &[0xffu64; 8]).unwrap();
+        let call = Hypercall { nr: nr::MEM_FILLS, args: [list, 3, 0, 0, 0, 0, 0], ret: 0 };
+        shared.ram.write_obj(block, &call).unwrap();
+        assert!(matches!(serve(&shared, block), Outcome::Continue));
+        let back = shared.ram.read_obj::<Hypercall>(block).unwrap();
+        assert_eq!(back.ret, -(libc::EFAULT as i64), "the third fill runs past guest RAM");
+        let got = shared.ram.read_obj::<[u64; 8]>(table).unwrap();
+        assert_eq!(got, [0, 0, 0x1000, 0x2000, 0x3000, 0x4000, 0, 0]);
+        let call = Hypercall { nr: nr::MEM_FILLS, args: [list, nr::MEM_FILLS_MAX + 1, 0, 0, 0, 0, 0], ret: 0 };
+        shared.ram.write_obj(block, &call).unwrap();
+        serve(&shared, block);
+        assert_eq!(shared.ram.read_obj::<Hypercall>(block).unwrap().ret, -(libc::EINVAL as i64));
     }
 }

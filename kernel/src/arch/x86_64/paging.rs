@@ -77,9 +77,12 @@ fn new_table() -> *mut u64 {
 unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
     // SAFETY: index < 512 and the table is live (caller's contract).
     unsafe {
+        flush_fills();
         let entry = table.add(index);
         if *entry & PRESENT == 0 {
-            *entry = new_table() as u64 | PRESENT | WRITABLE | USER;
+            let next = new_table();
+            flush_fills();
+            *entry = next as u64 | PRESENT | WRITABLE | USER;
         }
         direct(*entry & ADDR_MASK)
     }
@@ -105,6 +108,7 @@ pub fn build_identity_map(
     kernel_user: bool,
 ) -> u64 {
     let (user_lo, user_hi) = user.unwrap_or((0, 0));
+    BATCH.on.store(true, Ordering::Relaxed);
     let pml4 = new_table();
     let huge = has_1g_pages();
     let kernel_u = if kernel_user { USER } else { 0 };
@@ -136,9 +140,14 @@ pub fn build_identity_map(
             let base = super::apic::XAPIC_BASE & !(LARGE_PAGE_SIZE - 1);
             let pdpt = next_table(pml4, 0);
             let pd = next_table(pdpt, (base >> 30) as usize);
-            *pd.add((base >> 21) as usize & 511) = base | PRESENT | WRITABLE | PAGE_SIZE_BIT | NO_CACHE | WRITE_THROUGH;
+            write_fresh(
+                pd.add((base >> 21) as usize & 511),
+                base | PRESENT | WRITABLE | PAGE_SIZE_BIT | NO_CACHE | WRITE_THROUGH,
+            );
         }
     }
+    flush_fills();
+    BATCH.on.store(false, Ordering::Relaxed);
     KERNEL_PML4.store(pml4 as u64, Ordering::Release);
     pml4 as u64
 }
@@ -166,7 +175,7 @@ impl Directories {
         unsafe {
             fill_fresh(pds, gibs * 512, 0, 0);
             fill_fresh(pdpt, gibs, pds as u64 | TABLE_ENTRY_BITS, PAGE_SIZE);
-            *pml4.add((va >> 39) as usize & 511) = pdpt as u64 | TABLE_ENTRY_BITS;
+            write_fresh(pml4.add((va >> 39) as usize & 511), pdpt as u64 | TABLE_ENTRY_BITS);
         }
         Directories { pdpt, pds }
     }
@@ -227,9 +236,11 @@ unsafe fn map_low_2mib(pd_entry: *mut u64, kernel_user: bool) {
         }
         let tramp = super::syscall::trampoline_page();
         if (LOW_UNMAPPED_END..LARGE_PAGE_SIZE).contains(&tramp) {
+            // Read back: the fills above may be queued.
+            flush_fills();
             *pt.add((tramp / PAGE_SIZE) as usize) |= USER;
         }
-        *pd_entry = pt as u64 | TABLE_ENTRY_BITS;
+        write_fresh(pd_entry, pt as u64 | TABLE_ENTRY_BITS);
     }
 }
 
@@ -245,12 +256,61 @@ unsafe fn fill_fresh(table: *mut u64, count: u64, first: u64, step: u64) {
         return;
     }
     if super::ring3::runs_emulated() {
+        if BATCH.on.load(Ordering::Relaxed) {
+            // SAFETY: only the boot CPU batches, in `build_identity_map`.
+            let (list, len) = unsafe { &mut *BATCH.list.get() };
+            if *len == list.len() {
+                flush_fills();
+            }
+            // SAFETY: as above (`flush_fills` emptied a full list).
+            let (list, len) = unsafe { &mut *BATCH.list.get() };
+            list[*len] = [table as u64, count, first, step];
+            *len += 1;
+            return;
+        }
         let done = super::hypercall::call(hrt_abi::nr::MEM_FILL, &[table as u64, count, first, step]);
         assert!(done == 0, "paging: the monitor did not fill the page tables ({done})");
         return;
     }
     // SAFETY: forwarded from the caller.
     unsafe { fill_entries(table, 0, count, first, step, 0) };
+}
+
+/// `*entry = value` for an entry of a fresh table, in order with the fills before it (they
+/// may be queued, `BATCH`).
+///
+/// # Safety
+/// As `fill_fresh`.
+unsafe fn write_fresh(entry: *mut u64, value: u64) {
+    // SAFETY: forwarded from the caller.
+    unsafe { fill_fresh(entry, 1, value, 0) };
+}
+
+/// The fills `build_identity_map` queues where it runs emulated, sent in one `MEM_FILLS`: each
+/// hypercall is an exit and ~90 emulated instructions, and the tables took 16 of them.
+struct Batch {
+    on: core::sync::atomic::AtomicBool,
+    list: core::cell::UnsafeCell<([[u64; 4]; hrt_abi::nr::MEM_FILLS_MAX as usize], usize)>,
+}
+
+// SAFETY: used by the boot CPU alone, before any other CPU runs (`build_identity_map`).
+unsafe impl Sync for Batch {}
+
+static BATCH: Batch = Batch {
+    on: core::sync::atomic::AtomicBool::new(false),
+    list: core::cell::UnsafeCell::new(([[0; 4]; hrt_abi::nr::MEM_FILLS_MAX as usize], 0)),
+};
+
+/// Sends the queued fills (none queued: nothing). Before anything reads an entry they may write.
+fn flush_fills() {
+    // SAFETY: only the boot CPU batches, in `build_identity_map`.
+    let (list, len) = unsafe { &mut *BATCH.list.get() };
+    if *len == 0 {
+        return;
+    }
+    let done = super::hypercall::call(hrt_abi::nr::MEM_FILLS, &[list.as_ptr() as u64, *len as u64]);
+    assert!(done == 0, "paging: the monitor did not fill the page tables ({done})");
+    *len = 0;
 }
 
 /// `pages` contiguous 4 KiB pages for tables (zone 0), not zeroed.
