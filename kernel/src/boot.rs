@@ -82,8 +82,9 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         (boot.flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0).then_some(boot.pack_on),
     );
     init_this_cpu();
-    // In ring 3 now where the kernel runs there: the other exception gates and the rest of the
-    // free memory (see `idt::init_for_boot`, `mem::init`), natively.
+    // This CPU now runs in ring 3 where the kernel does (ring-3 mode): the other exception
+    // gates and the rest of the free memory are set up natively here (see
+    // `idt::init_for_boot`, `mem::init`).
     if crate::arch::ring3::active() {
         idt::init();
     }
