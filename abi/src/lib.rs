@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 11;
+pub const ABI_VERSION: u32 = 12;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -469,6 +469,13 @@ pub mod nr {
     pub const MEM_FILLS: u64 = 28;
     /// The most fills one [`MEM_FILLS`] takes.
     pub const MEM_FILLS_MAX: u64 = 64;
+    /// Makes the program's pool guest memory KVM knows below guest address args[0] at least:
+    /// the monitor gives the pool to KVM in growing pieces as the kernel needs them (KVM's
+    /// bookkeeping takes ~1 ms per GiB). The kernel asks before it makes pool memory present;
+    /// a touch of pool memory KVM does not know is an MMIO exit, which the monitor reports as
+    /// a fault of the kernel. Returns the address below which the pool is KVM's (i64::MAX
+    /// where all RAM is); the monitor stops the VM if it cannot register a piece.
+    pub const RAM_READY: u64 = 29;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

@@ -103,6 +103,10 @@ fn change(start: u64, end: u64, prot: u64) {
     if start >= end {
         return;
     }
+    if prot != 0 {
+        // Memory about to be present must be memory KVM knows.
+        super::usermem::ensure_ready(end);
+    }
     // The monitor's view: it may write forwarded calls' answers only where PROT_WRITE is.
     super::usermap::set_read_only(start, end, prot & PROT_WRITE == 0);
     // Other processes' cross-memory attach: refused without PROT_READ (unmapping, prot 0,

@@ -47,6 +47,9 @@ static MEMORY: IrqSpinLock<Memory> =
     IrqSpinLock::new(Memory { free: PageRuns::new(), regions: BTreeMap::new(), holes: BTreeMap::new() });
 static POOL_LO: AtomicU64 = AtomicU64::new(0);
 static POOL_HI: AtomicU64 = AtomicU64::new(0);
+/// The pool is guest memory that KVM knows below this address: the monitor gives it to KVM
+/// in growing pieces as they are first needed (`nr::RAM_READY`, `ensure_ready`).
+static READY_TO: AtomicU64 = AtomicU64::new(0);
 
 pub const PAGE: u64 = crate::mem::page_runs::PAGE;
 /// The host's huge page: `zero` hands whole ones to the monitor.
@@ -66,11 +69,26 @@ pub fn init(lo: u64, hi: u64) {
     }
     POOL_LO.store(lo, Ordering::Relaxed);
     POOL_HI.store(hi, Ordering::Relaxed);
+    READY_TO.store(lo, Ordering::Release);
     super::usermap::init(lo, hi);
     // Free memory is not present until it is handed out (`protect::reset`), so a stray pointer
     // into memory the program was never given faults as on Linux: the boot page tables leave
     // the pool so (`paging::build_identity_map`), whole 1 GiB and 2 MiB leaves.
     super::protect::pool_starts_absent(lo, hi);
+}
+
+/// Makes sure the pool below `end` is memory KVM knows, before the kernel makes any of it
+/// present: until then a touch of it would be an MMIO exit (see `nr::RAM_READY`). One load
+/// and compare once the pool is KVM's up to there.
+pub fn ensure_ready(end: u64) {
+    let end = end.min(POOL_HI.load(Ordering::Relaxed));
+    if end <= READY_TO.load(Ordering::Acquire) {
+        return;
+    }
+    let ready_to = hypercall::call(hrt_abi::nr::RAM_READY, &[end]);
+    // The monitor stops the VM when it cannot register memory; a negative answer never returns.
+    assert!(ready_to >= 0, "the monitor could not give the program's memory to KVM");
+    READY_TO.fetch_max(ready_to as u64, Ordering::AcqRel);
 }
 
 pub fn pool_range() -> (u64, u64) {

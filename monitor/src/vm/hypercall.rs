@@ -269,6 +269,15 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::RANDOM => fill_random(ram, call.args[0], call.args[1]),
         nr::MEM_FILL => fill_run(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
         nr::MEM_FILLS => fill_runs(ram, call.args[0], call.args[1]),
+        nr::RAM_READY => match shared.pool_slots.get().map(|p| p.ensure(call.args[0])) {
+            None => i64::MAX,
+            Some(Ok(ready_to)) => ready_to.min(i64::MAX as u64) as i64,
+            Some(Err(e)) => {
+                eprintln!("hrt: {e}");
+                outcome = Outcome::Stop(Exit::Failure(1));
+                -(libc::ENOMEM as i64)
+            }
+        },
         nr::PANIC => {
             outcome = Outcome::Stop(Exit::Failure(hrt_abi::PANIC_STATUS as u8));
             0
@@ -337,11 +346,12 @@ mod fuzz {
         let inputs = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(30_000u64);
         let mut served = 0u64;
         for i in 0..inputs {
-            let nr = match rng.next() % 15 {
+            let nr = match rng.next() % 16 {
                 _ if rng.next().is_multiple_of(8) => rng.next(),
                 12 => nr::MEM_FILL,
                 13 => nr::SMALL_HOST_PAGES,
                 14 => nr::MEM_FILLS,
+                15 => nr::RAM_READY,
                 n => n,
             };
             let mut args = [0u64; 7];
@@ -429,6 +439,8 @@ mod fuzz {
                     }
                 }
                 nr::SYSCALL => assert_eq!(back.ret, -(libc::ENOSYS as i64), "input {i}: no forwarder"),
+                // All of RAM is the VM's here (no pool given in pieces).
+                nr::RAM_READY => assert_eq!(back.ret, i64::MAX, "input {i}: RAM_READY"),
                 n if n > 12 => assert_eq!(back.ret, -(libc::ENOSYS as i64), "input {i}: unknown number {n}"),
                 _ => {}
             }

@@ -31,6 +31,18 @@ pub fn check_size(mem: u64) -> Result<u64> {
     Ok(mem & !(GRANULE - 1))
 }
 
+pub type MemSlot = kvm_bindings::kvm_userspace_memory_region;
+
+/// Registers `slots` with `vm`, in order.
+pub fn register(vm: &VmFd, slots: &[MemSlot]) -> Result<()> {
+    for slot in slots {
+        // SAFETY: the mapping stays alive (owned by the GuestRam, which the VM's users share)
+        // for as long as the VM exists.
+        unsafe { vm.set_user_memory_region(*slot) }.map_err(|e| err!("cannot give memory to the VM: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Clones share the mappings (a forked child's monitor gives its copy of them to a new VM).
 #[derive(Clone)]
 pub struct GuestRam {
@@ -69,29 +81,46 @@ impl GuestRam {
         Ok(GuestRam { mem, size, huge })
     }
 
-    /// Maps `size` bytes of guest RAM and gives them to `vm`, one memory slot per range.
-    pub fn new(vm: &VmFd, size: u64, huge: bool) -> Result<GuestRam> {
-        let ram = GuestRam::map(size, huge)?;
-        ram.give_to(vm)?;
-        Ok(ram)
-    }
-
     /// Gives the mappings to `vm`, one memory slot per range.
     pub fn give_to(&self, vm: &VmFd) -> Result<()> {
-        let ram = self;
-        for (slot, region) in ram.mem.iter().enumerate() {
-            let host = ram.mem.get_host_address(region.start_addr()).map_err(|e| err!("guest memory: {e}"))?;
-            let slot = kvm_bindings::kvm_userspace_memory_region {
-                slot: slot as u32,
-                flags: 0,
-                guest_phys_addr: region.start_addr().0,
-                memory_size: region.len(),
-                userspace_addr: host as u64,
-            };
-            // SAFETY: the mapping stays alive (owned by `ram`) for as long as the VM exists.
-            unsafe { vm.set_user_memory_region(slot) }.map_err(|e| err!("cannot give memory to the VM: {e}"))?;
+        let (now, _) = self.slots((0, 0));
+        register(vm, &now)
+    }
+
+    /// Gives the mappings to `vm` outside guest range `later` now; returns the slots inside it
+    /// (one per RAM range it overlaps), for [`super::pool_slots::PoolSlots`].
+    pub fn give_to_except(&self, vm: &VmFd, later: (u64, u64)) -> Result<Vec<MemSlot>> {
+        let (now, deferred) = self.slots(later);
+        register(vm, &now)?;
+        Ok(deferred)
+    }
+
+    /// KVM memory slots for all of RAM: those outside guest range `later`, and those inside it.
+    /// Slot numbers are unique across both lists.
+    fn slots(&self, later: (u64, u64)) -> (Vec<MemSlot>, Vec<MemSlot>) {
+        let (mut now, mut deferred) = (Vec::new(), Vec::new());
+        for region in self.mem.iter() {
+            let (base, end) = (region.start_addr().0, region.start_addr().0 + region.len());
+            let Ok(host) = self.mem.get_host_address(region.start_addr()) else { continue };
+            let (lo, hi) = (later.0.clamp(base, end), later.1.clamp(base, end));
+            let (lo, hi) = if lo < hi { (lo, hi) } else { (end, end) };
+            for (from, to, later) in [(base, lo, false), (lo, hi, true), (hi, end, false)] {
+                if from < to {
+                    let list = if later { &mut deferred } else { &mut now };
+                    list.push(MemSlot {
+                        slot: 0,
+                        flags: 0,
+                        guest_phys_addr: from,
+                        memory_size: to - from,
+                        userspace_addr: host as u64 + (from - base),
+                    });
+                }
+            }
         }
-        Ok(())
+        for (i, s) in now.iter_mut().chain(deferred.iter_mut()).enumerate() {
+            s.slot = i as u32;
+        }
+        (now, deferred)
     }
 
     /// The guest-physical RAM ranges `(base, size)`, ascending.

@@ -8,6 +8,7 @@ mod guest_zero;
 mod hypercall;
 mod kvm;
 mod memory;
+mod pool_slots;
 mod sandbox;
 mod seccomp;
 mod shared_files;
@@ -96,8 +97,8 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     // The probe's VM is torn down on another thread while this one sets up guest memory
     // (destroying a VM took ~6 ms of a ~50 ms `hrt run /bin/true` here).
     let tsc_probe = probe_tsc_khz_in_background();
-    let vm = Arc::new(kvm::create_vm(&kvm)?);
-    let mem = memory::GuestRam::new(&vm, config.mem, config.huge_pages)?;
+    let vm = Arc::new(kvm::create_vm_without_irqchip(&kvm)?);
+    let mem = memory::GuestRam::map(config.mem, config.huge_pages)?;
     memory::load_kernel(&mem, image)?;
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
     // xAPIC IDs are 8 bits and 0xFF is the broadcast address: more CPUs need x2APIC.
@@ -110,6 +111,12 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let tsc_khz =
         tsc_probe.recv().ok().flatten().ok_or_else(|| crate::error::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
+    // The program's pool is given to KVM as the kernel needs it (`pool_slots`), the first piece
+    // while it boots; the interrupt controller is made in between (see `kvm::create_irqchip`).
+    let pool = mem.give_to_except(&vm, boot.user_pool)?;
+    kvm::create_irqchip(&vm)?;
+    let pool = pool_slots::PoolSlots::start(vm.clone(), pool)
+        .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
         f.describe_program(p.argv.clone(), boot.user_pool);
@@ -129,6 +136,7 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         f
     });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
+    let _ = shared.pool_slots.set(pool);
     if let Some(purpose) = config.program.as_ref().and_then(|p| p.omp_library) {
         let required = purpose == crate::overrides::LibraryUse::Override { required: true };
         let report = required || config.program.as_ref().is_some_and(|p| p.verbose);

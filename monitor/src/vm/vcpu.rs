@@ -36,6 +36,9 @@ pub struct Shared {
     pub channel: std::sync::OnceLock<Arc<super::channel::Service>>,
     /// The per-file overrides of a dynamically linked program's libgomp (`nr::FILE_OVERRIDES`).
     pub library_plans: std::sync::OnceLock<crate::overrides::LibraryPlans>,
+    /// The program pool's memory slots, given to KVM as the kernel asks (`nr::RAM_READY`);
+    /// unset where all of RAM was given at once (a forked child's VM, tests).
+    pub pool_slots: std::sync::OnceLock<Arc<super::pool_slots::PoolSlots>>,
     started: Mutex<bool>,
     start: Condvar,
 }
@@ -49,6 +52,7 @@ impl Shared {
             user_map: std::sync::OnceLock::new(),
             channel: std::sync::OnceLock::new(),
             library_plans: std::sync::OnceLock::new(),
+            pool_slots: std::sync::OnceLock::new(),
             started: Mutex::new(false),
             start: Condvar::new(),
         }
@@ -240,6 +244,19 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
             }
             VcpuExit::IoOut(..) => {}
             VcpuExit::IoIn(_, data) => data.fill(0xff),
+            VcpuExit::MmioRead(addr, _) | VcpuExit::MmioWrite(addr, _) if shared.ram.host_ptr(addr, 1).is_some() => {
+                // RAM that KVM does not know yet: the kernel touched the program's pool before
+                // it asked for it (`nr::RAM_READY`). Never answer with made-up bytes.
+                eprintln!(
+                    "hrt: {}",
+                    describe_crash(
+                        &vcpu,
+                        id,
+                        &format!("the kernel touched guest RAM at {addr:#x} before its memory slot was registered")
+                    )
+                );
+                return Exit::Failure(hrt_abi::PANIC_STATUS as u8);
+            }
             VcpuExit::MmioRead(_, data) => data.fill(0xff),
             VcpuExit::MmioWrite(..) => {}
             VcpuExit::Hlt => {
