@@ -4,8 +4,8 @@
 //! Why so much: the kernel has no demand paging, so thread stacks are guest memory (glibc's
 //! 8 MiB stacks take 10 MiB of the pool each with their guard page and 2 MiB alignment: 1,000
 //! threads, as OpenMP tests ask for, need about 10 GiB), yet untouched guest memory costs the
-//! host nothing, and boot no longer costs time per GiB (what is left is KVM's bookkeeping of
-//! the memory slot: about 2 MiB of host kernel memory and well under a millisecond per GiB).
+//! host nothing, and neither boot nor KVM's bookkeeping costs time per GiB the program does not
+//! use (the pool is given to KVM in pieces as it is first used: `vm/pool_slots.rs`).
 //! The floor holds on small hosts too, as the old 4 GiB default did: the guest's memory is
 //! reserved, not committed, so a program that touches more than the host has meets the host's
 //! OOM killer as it would natively. Half the host's memory on larger ones leaves room for the

@@ -42,6 +42,8 @@ struct Job {
     forwarder: Forwarder,
     setup: ForkSetup,
     program_mem: (u64, u64),
+    /// The pool is KVM's below this address in the parent's VM (`pool_slots`); None: all RAM.
+    pool_ready_to: Option<u64>,
     /// The kernel's fork record (guest-physical) and the guest TSC when it asked.
     record: u64,
     tsc: u64,
@@ -136,6 +138,7 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
         forwarder,
         setup,
         program_mem: shared.program_mem,
+        pool_ready_to: shared.pool_slots.get().map(|p| p.ready_to()),
         record,
         tsc,
         asked: Instant::now(),
@@ -211,8 +214,21 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
     // SAFETY: the inherited /dev/kvm descriptor, owned by this process from now on.
     let kvm = unsafe { kvm_ioctls::Kvm::from_raw_fd(base.kvm_fd) };
-    let vm = Arc::new(super::kvm::create_vm(&kvm)?);
-    job.ram.give_to(&vm)?;
+    let vm = Arc::new(super::kvm::create_vm_without_irqchip(&kvm)?);
+    // As in the parent (`vm::run`): what the parent's VM has of the pool now, the rest in pieces
+    // as the child's kernel asks, which knows what its parent had (its memory is a copy).
+    let pool = match job.pool_ready_to {
+        Some(ready_to) => Some(job.ram.give_to_except(&vm, (ready_to, job.program_mem.1))?),
+        None => {
+            job.ram.give_to(&vm)?;
+            None
+        }
+    };
+    super::kvm::create_irqchip(&vm)?;
+    let pool = pool
+        .map(|pool| super::pool_slots::PoolSlots::start(vm.clone(), pool))
+        .transpose()
+        .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
     // SAFETY: getpid has no arguments.
     let pid = unsafe { libc::getpid() };
     let mut forwarder = job.forwarder;
@@ -222,6 +238,9 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     }
     job.ram.write_obj(job.record, &(pid as u64))?;
     let shared = Arc::new(Shared::new(job.ram, Some(forwarder), job.program_mem));
+    if let Some(pool) = pool {
+        let _ = shared.pool_slots.set(pool);
+    }
     if let Some(cfg) = base.channel {
         let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, base.plan.cpus, Some(vm.clone()))));
     }

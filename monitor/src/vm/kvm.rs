@@ -56,12 +56,6 @@ pub fn check_cpus(requested: Option<u32>, kvm: &Kvm) -> Result<u32> {
     Ok(cpus)
 }
 
-pub fn create_vm(kvm: &Kvm) -> Result<VmFd> {
-    let vm = create_vm_without_irqchip(kvm)?;
-    create_irqchip(&vm)?;
-    Ok(vm)
-}
-
 /// A VM without its interrupt controller yet ([`create_irqchip`] before any vCPU).
 pub fn create_vm_without_irqchip(kvm: &Kvm) -> Result<VmFd> {
     kvm.create_vm().map_err(|e| err!("cannot create a VM: {e}"))

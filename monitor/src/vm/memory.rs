@@ -1,5 +1,6 @@
 //! Guest RAM: anonymous mappings (transparent huge pages requested) registered with KVM as
-//! one memory slot per RAM range. Below 4 GiB RAM stops at `layout::LOW_RAM_END` and the rest
+//! one memory slot per RAM range (`hrt run` gives the program's pool in pieces instead, as it
+//! is first used: `pool_slots.rs`). Below 4 GiB RAM stops at `layout::LOW_RAM_END` and the rest
 //! continues at 4 GiB, leaving the hole where the IOAPIC and the local APIC live, as on every PC
 //! (`layout::ram_ranges`). Untouched pages cost the host nothing; the kernel never zeroes memory
 //! it does not use.

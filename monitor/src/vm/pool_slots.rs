@@ -45,9 +45,10 @@ impl PoolSlots {
     /// their slot numbers, the highest, are free for the pieces). It registers the first piece
     /// at once, while the kernel boots.
     pub fn start(vm: Arc<VmFd>, ranges: Vec<MemSlot>) -> std::io::Result<Arc<PoolSlots>> {
-        let lo = ranges.first().map_or(0, |r| r.guest_phys_addr);
-        let hi = ranges.last().map_or(0, |r| r.guest_phys_addr + r.memory_size);
-        let state = State { ready_to: lo, wanted: lo + 1, failed: None };
+        // No range left to give: all of RAM is KVM's.
+        let lo = ranges.first().map_or(u64::MAX, |r| r.guest_phys_addr);
+        let hi = ranges.last().map_or(u64::MAX, |r| r.guest_phys_addr + r.memory_size);
+        let state = State { ready_to: lo, wanted: lo.saturating_add(1), failed: None };
         let slots = Arc::new(PoolSlots { hi, state: Mutex::new(state), changed: Condvar::new() });
         if !ranges.is_empty() {
             let me = slots.clone();
@@ -74,6 +75,11 @@ impl PoolSlots {
             }
             st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
+    }
+
+    /// The address below which the pool is KVM's now.
+    pub fn ready_to(&self) -> u64 {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).ready_to
     }
 
     /// The registering thread: each round doubles the registered part (at least the first

@@ -1,15 +1,18 @@
 // Memory far into the program's pool: hrt gives the pool to KVM in growing pieces as the
 // kernel first makes them present (monitor/src/vm/pool_slots.rs), so this reaches pieces that
 // exist only once asked for: a 6 GiB mapping (across the hole below 4 GiB in the guest), a
-// fixed mapping at 12 GiB, thread stacks made while the pool grows, and mremap growth. Every
-// byte read must be zero before it is written and keep what was written; the output must
-// match a native run.
+// fixed mapping at 12 GiB, thread stacks made while the pool grows, a child forked early (its
+// VM starts with what the parent's had) that maps more and reads the parent's, and mremap
+// growth. Every byte read must be zero before it is written and keep what was written; the
+// output must match a native run.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define STEP (64UL << 20)
 
@@ -39,6 +42,25 @@ static void *worker(void *arg) {
 }
 
 int main(void) {
+    // A child forked early, while the parent has used little of its pool: the child's VM
+    // starts with what the parent's had and grows on its own.
+    char *early = mmap(NULL, 128UL << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (early == MAP_FAILED || touch(early, 128UL << 20, 4) != 0) {
+        return 1;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        char *more = mmap(NULL, 2UL << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        long wrong = more == MAP_FAILED ? 1000 : touch(more, 2UL << 30, 3);
+        for (size_t off = 0; off < (128UL << 20); off += STEP) {
+            wrong += early[off] != 4;
+        }
+        _exit(wrong > 100 ? 100 : (int)wrong);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("forked child mapping 2 GiB more: exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+
     size_t big = 6UL << 30;
     char *m = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
