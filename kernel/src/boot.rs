@@ -1,5 +1,6 @@
 //! Bring-up after `_start`: the boot CPU initialises memory, paging, descriptor tables, LAPIC,
-//! time and the scheduler, releases the other CPUs, then runs the kernel's main thread.
+//! time and the scheduler, releases the other CPUs, then runs the kernel's main thread. In
+//! ring-3 mode it leaves ring 0 first and does most of that natively (`boot_cpu_in_ring3`).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -61,36 +62,90 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         crate::arch::traps::handle_interrupts_in_ring3();
     }
     time::init(boot.tsc_khz);
+    if crate::arch::ring3::active() {
+        boot_cpu_in_ring3(boot)
+    }
     mem::init(boot);
     apic::detect();
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
     let rewrite = crate::linux::rewrite::choose(boot);
     paging::set_page_source(|zone| mem::alloc_pages(0, zone), |pages| mem::alloc_run(pages, 0));
-    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, crate::arch::ring3::active());
+    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, false);
     crate::arch::ring0::init(boot);
     crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);
-    if crate::arch::ring3::active() {
-        idt::init_for_boot();
-    } else {
-        idt::init();
+    idt::init();
+    configure_scheduler(boot);
+    init_this_cpu();
+    mem::finish_init();
+    finish_boot(boot, rewrite)
+}
+
+/// Ring-3 mode (a PVM host, where ring 0 is emulated one instruction at a time): the boot CPU
+/// leaves ring 0 as soon as its descriptor tables and entry points are in place, still on the
+/// monitor's boot page tables (identity, user-accessible), and does the rest natively: the
+/// allocator, the kernel's own page tables, and one ring-0 call to load them and enable its
+/// local APIC. Building them in ring 0 was ~3,500 of the boot's ~5,500 emulated
+/// instructions (~2.5 us each).
+fn boot_cpu_in_ring3(boot: &'static BootInfo) -> ! {
+    crate::arch::ring0::init(boot);
+    crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);
+    idt::init_for_boot();
+    // No allocator yet: this CPU's IST and entry stacks are static.
+    let stacks = BOOT_CPU_STACKS.0.get() as u64;
+    load_cpu_tables(stacks);
+    cpu_entry_points();
+    let size = gdt::IST_STACK_SIZE as u64;
+    crate::arch::ring3::init_cpu(stacks + gdt::IST_COUNT as u64 * size + size);
+    crate::arch::irq::unmask_for_ring3();
+    // SAFETY: the boot page tables map all RAM user-accessible; the entry stack, the ring-3
+    // gates and SYSCALL entry are in place.
+    unsafe { crate::arch::ring3::enter() };
+    // Ring 3, natively, on the monitor's page tables.
+    mem::init(boot);
+    apic::detect();
+    fpu::detect();
+    let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
+    let rewrite = crate::linux::rewrite::choose(boot);
+    paging::set_page_source(|zone| mem::alloc_pages(0, zone), |pages| mem::alloc_run(pages, 0));
+    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, true);
+    extern "C" fn load_kernel_tables(_: u64, _: u64, _: u64) -> u64 {
+        paging::activate();
+        apic::init_cpu();
+        0
     }
+    crate::arch::ring3::privileged(load_kernel_tables, 0, 0, 0);
+    idt::init();
+    configure_scheduler(boot);
+    sched::init_cpu();
+    cpu::this().online.store(true, Ordering::Release);
+    CPUS_ONLINE.fetch_add(1, Ordering::AcqRel);
+    mem::finish_init();
+    finish_boot(boot, rewrite)
+}
+
+/// The boot CPU's IST stacks and ring-3 entry stack in ring-3 mode (`boot_cpu_in_ring3`).
+#[repr(C, align(4096))]
+struct BootCpuStacks(core::cell::UnsafeCell<[u8; (gdt::IST_COUNT + 1) * gdt::IST_STACK_SIZE]>);
+// SAFETY: only the boot CPU uses them, as its exception and entry stacks.
+unsafe impl Sync for BootCpuStacks {}
+static BOOT_CPU_STACKS: BootCpuStacks =
+    BootCpuStacks(core::cell::UnsafeCell::new([0; (gdt::IST_COUNT + 1) * gdt::IST_STACK_SIZE]));
+
+/// The scheduler's settings from the boot-info block.
+fn configure_scheduler(boot: &BootInfo) {
     sched::configure(
         boot.flags & hrt_abi::flags::IDLE_HALT != 0,
         boot.flags & hrt_abi::flags::IDLE_HALT_LATE != 0,
         boot.preempt_us,
         (boot.flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0).then_some(boot.pack_on),
     );
-    init_this_cpu();
-    // This CPU now runs in ring 3 where the kernel does (ring-3 mode): the other exception
-    // gates and the rest of the free memory are set up natively here (see
-    // `idt::init_for_boot`, `mem::init`).
-    if crate::arch::ring3::active() {
-        idt::init();
-    }
-    mem::finish_init();
+}
+
+/// The boot's common end: the system-call gate, the boot lines, the other CPUs, the main thread.
+fn finish_boot(boot: &BootInfo, rewrite: bool) -> ! {
     if rewrite {
-        // Written now, in ring 3 (rewriting needs ring-3 mode): in emulated ring 0 its ~20,000
+        // Written in ring 3 (rewriting needs ring-3 mode): in emulated ring 0 its ~20,000
         // instructions cost 20-40 ms on a PVM host, more than the rest of the boot. No other
         // CPU runs yet, nor the program.
         crate::arch::call_gate::install();
@@ -176,23 +231,8 @@ fn init_this_cpu() {
     // ~150 instructions of ring 0, which a PVM host emulates one by one.
     let size = gdt::IST_STACK_SIZE;
     let stacks = mem::alloc_pages(mem::order_for((gdt::IST_COUNT + 1) * size), None).expect("no memory for IST stacks");
-    // SAFETY: the IST stacks are fresh allocations owned by this CPU's TSS forever.
-    unsafe {
-        let tss = &mut *this.tss.get();
-        for slot in 0..gdt::IST_COUNT {
-            tss.ist[slot] = stacks + ((slot + 1) * size) as u64;
-        }
-        gdt::load(&mut *this.gdt.get(), &*this.tss.get());
-    }
-    idt::load();
-    crate::arch::syscall::init_cpu();
-    if crate::arch::features::has(crate::arch::features::RDTSCP) {
-        // RDTSCP (the vDSO's getcpu) reads TSC_AUX: cpu | node << 12, as on Linux.
-        let aux = (cpu::id() as u64) | ((cpu::current_zone() as u64) << 12);
-        // SAFETY: TSC_AUX only changes what RDTSCP/RDPID report.
-        unsafe { crate::arch::instr::wrmsr(0xc000_0103, aux) };
-    }
-    fpu::init_cpu();
+    load_cpu_tables(stacks);
+    cpu_entry_points();
     apic::init_cpu();
     sched::init_cpu();
     if crate::arch::ring3::active() {
@@ -205,6 +245,33 @@ fn init_this_cpu() {
     }
     this.online.store(true, Ordering::Release);
     CPUS_ONLINE.fetch_add(1, Ordering::AcqRel);
+}
+
+/// This CPU's GDT and TSS (its IST stacks the first `IST_COUNT` of `stacks`) and the IDT.
+fn load_cpu_tables(stacks: u64) {
+    let this = cpu::this();
+    let size = gdt::IST_STACK_SIZE;
+    // SAFETY: the IST stacks belong to this CPU's TSS forever.
+    unsafe {
+        let tss = &mut *this.tss.get();
+        for slot in 0..gdt::IST_COUNT {
+            tss.ist[slot] = stacks + ((slot + 1) * size) as u64;
+        }
+        gdt::load(&mut *this.gdt.get(), &*this.tss.get());
+    }
+    idt::load();
+}
+
+/// This CPU's SYSCALL entry, TSC_AUX and FPU control bits (ring 0).
+fn cpu_entry_points() {
+    crate::arch::syscall::init_cpu();
+    if crate::arch::features::has(crate::arch::features::RDTSCP) {
+        // RDTSCP (the vDSO's getcpu) reads TSC_AUX: cpu | node << 12, as on Linux.
+        let aux = (cpu::id() as u64) | ((cpu::current_zone() as u64) << 12);
+        // SAFETY: TSC_AUX only changes what RDTSCP/RDPID report.
+        unsafe { crate::arch::instr::wrmsr(0xc000_0103, aux) };
+    }
+    fpu::init_cpu();
 }
 
 /// The kernel's main thread: runs what the command line asks for, then shuts down.

@@ -9,6 +9,7 @@ use crate::kernel_image::KernelImage;
 
 const PRESENT_WRITABLE: u64 = 0x3;
 const LARGE: u64 = 0x80;
+const USER: u64 = 0x4;
 
 /// Where things landed, for the vCPU set-up.
 #[derive(Clone, Copy)]
@@ -273,8 +274,12 @@ fn guest_features(cpuid: &kvm_bindings::CpuId) -> u64 {
 }
 
 /// Identity-maps all guest RAM with 2 MiB pages: PML4 -> one PDPT -> one PD per GiB of
-/// guest-physical space up to the end of RAM (the hole below 4 GiB stays unmapped).
+/// guest-physical space up to the end of RAM (the hole below 4 GiB stays unmapped). User-
+/// accessible: in ring-3 mode (PVM) the boot CPU leaves ring 0 on these tables and builds the
+/// kernel's own natively (kernel `boot::boot_cpu_in_ring3`); ring 0 ignores the bit (no SMEP or
+/// SMAP until the kernel's tables are loaded).
 fn write_page_tables(ram: &GuestRam) -> Result<()> {
+    const PRESENT_WRITABLE: u64 = self::PRESENT_WRITABLE | USER;
     ram.write_obj(layout::BOOT_PML4, &(layout::BOOT_PDPT | PRESENT_WRITABLE))?;
     let gibs = ram.phys_end().div_ceil(1 << 30);
     let mut pdpt = vec![0u64; 512];
