@@ -65,13 +65,7 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
     if crate::arch::ring3::active() {
         boot_cpu_in_ring3(boot)
     }
-    mem::init(boot);
-    apic::detect();
-    fpu::detect();
-    let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
-    let rewrite = crate::linux::rewrite::choose(boot);
-    paging::set_page_source(|zone| mem::alloc_pages(0, zone), |pages| mem::alloc_run(pages, 0));
-    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, false);
+    let rewrite = memory_and_page_tables(boot, false);
     crate::arch::ring0::init(boot);
     crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);
     idt::init();
@@ -102,13 +96,7 @@ fn boot_cpu_in_ring3(boot: &'static BootInfo) -> ! {
     // gates and SYSCALL entry are in place.
     unsafe { crate::arch::ring3::enter() };
     // Ring 3, natively, on the monitor's page tables.
-    mem::init(boot);
-    apic::detect();
-    fpu::detect();
-    let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
-    let rewrite = crate::linux::rewrite::choose(boot);
-    paging::set_page_source(|zone| mem::alloc_pages(0, zone), |pages| mem::alloc_run(pages, 0));
-    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, true);
+    let rewrite = memory_and_page_tables(boot, true);
     extern "C" fn load_kernel_tables(_: u64, _: u64, _: u64) -> u64 {
         paging::activate();
         apic::init_cpu();
@@ -122,6 +110,19 @@ fn boot_cpu_in_ring3(boot: &'static BootInfo) -> ! {
     CPUS_ONLINE.fetch_add(1, Ordering::AcqRel);
     mem::finish_init();
     finish_boot(boot, rewrite)
+}
+
+/// The allocator, CPU features, the rewriting decision (returned) and the kernel's page tables
+/// (`ring3`: kernel memory user-accessible), not yet loaded.
+fn memory_and_page_tables(boot: &BootInfo, ring3: bool) -> bool {
+    mem::init(boot);
+    apic::detect();
+    fpu::detect();
+    let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
+    let rewrite = crate::linux::rewrite::choose(boot);
+    paging::set_page_source(|zone| mem::alloc_pages(0, zone), |pages| mem::alloc_run(pages, 0));
+    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, ring3);
+    rewrite
 }
 
 /// The boot CPU's IST stacks and ring-3 entry stack in ring-3 mode (`boot_cpu_in_ring3`).
