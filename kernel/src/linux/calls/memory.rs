@@ -121,6 +121,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // of the host, not the two a start-aligned stack's top straddles.
         let align = if len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
         let stack = flags & MAP_STACK != 0;
+        if stack {
+            // A thread comes next (glibc's stacks): its CPU starts waking now.
+            crate::sched::thread::prewake_next_placement();
+        }
         if !file && prot & (protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC) == 0 {
             usermem::alloc_absent(len, align, stack)?
         } else if stack {
