@@ -2,7 +2,7 @@
 //! time and the scheduler, releases the other CPUs, then runs the kernel's main thread. In
 //! ring-3 mode it leaves ring 0 first and does most of that natively (`boot_cpu_in_ring3`).
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use alloc::string::String;
 use hrt_abi::{BootInfo, Platform, ABI_VERSION, BOOT_MAGIC};
@@ -11,6 +11,10 @@ use crate::arch::{apic, fpu, gdt, hypercall, idt, paging};
 use crate::{cpu, mem, sched, time};
 
 static CPUS_ONLINE: AtomicUsize = AtomicUsize::new(0);
+/// A CPU's IST stacks and ring-3 entry stack, one allocation.
+const CPU_STACKS_BYTES: usize = (gdt::IST_COUNT + 1) * gdt::IST_STACK_SIZE;
+/// The stacks of CPUs that have not booted yet, allocated by the boot CPU (0: none).
+static PREPARED_STACKS: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
 
 /// Entered from `_start` (`arch`'s entry code, by this link name) on every CPU. `fork_record`
 /// is 0 on a boot, or in a forked child's VM the address of the kernel's fork record (see
@@ -170,6 +174,12 @@ fn finish_boot(boot: &BootInfo, rewrite: bool) -> ! {
         if crate::arch::pvm::signature_present() { "present" } else { "absent" }
     );
     if boot.num_cpus > 1 {
+        // What the other CPUs would allocate in ring 0 (emulated on PVM), made here.
+        for id in 1..boot.num_cpus as usize {
+            let stacks = mem::alloc_pages(mem::order_for(CPU_STACKS_BYTES), Some(cpu::zone_of(id)));
+            PREPARED_STACKS[id].store(stacks.unwrap_or(0), Ordering::Release);
+            sched::prepare_cpu(id);
+        }
         hypercall::start_cpus();
         while CPUS_ONLINE.load(Ordering::Acquire) < boot.num_cpus as usize {
             core::hint::spin_loop();
@@ -228,10 +238,14 @@ fn init_this_cpu() {
     crate::arch::irq::disable();
     paging::activate();
     let this = cpu::this();
-    // The IST stacks and the ring-3 entry stack, one allocation: each buddy allocation here is
-    // ~150 instructions of ring 0, which a PVM host emulates one by one.
+    // The IST stacks and the ring-3 entry stack, one allocation, made ahead by the boot CPU
+    // (natively) where it could: each buddy allocation here is ~150 instructions of ring 0,
+    // which a PVM host emulates one by one.
     let size = gdt::IST_STACK_SIZE;
-    let stacks = mem::alloc_pages(mem::order_for((gdt::IST_COUNT + 1) * size), None).expect("no memory for IST stacks");
+    let stacks = match PREPARED_STACKS[cpu::id()].swap(0, Ordering::AcqRel) {
+        0 => mem::alloc_pages(mem::order_for(CPU_STACKS_BYTES), None).expect("no memory for IST stacks"),
+        prepared => prepared,
+    };
     load_cpu_tables(stacks);
     cpu_entry_points();
     apic::init_cpu();
