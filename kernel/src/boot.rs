@@ -175,9 +175,9 @@ fn finish_boot(boot: &BootInfo, rewrite: bool) -> ! {
     );
     if boot.num_cpus > 1 {
         // What the other CPUs would allocate in ring 0 (emulated on PVM), made here.
-        for id in 1..boot.num_cpus as usize {
+        for (id, prepared) in PREPARED_STACKS.iter().enumerate().take(boot.num_cpus as usize).skip(1) {
             let stacks = mem::alloc_pages(mem::order_for(CPU_STACKS_BYTES), Some(cpu::zone_of(id)));
-            PREPARED_STACKS[id].store(stacks.unwrap_or(0), Ordering::Release);
+            prepared.store(stacks.unwrap_or(0), Ordering::Release);
             sched::prepare_cpu(id);
         }
         hypercall::start_cpus();
