@@ -290,12 +290,6 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
 
 /// Creates and starts every vCPU, then waits for the first one to end the VM.
 pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan) -> Result<u8> {
-    let mut vcpus = Vec::new();
-    for id in 0..config.cpus {
-        let vcpu = vm.create_vcpu(id as u64).map_err(|e| err!("cannot create vCPU {id}: {e}"))?;
-        setup_vcpu(&vcpu, id, cpuid, config)?;
-        vcpus.push(vcpu);
-    }
     let filter = if config.seccomp {
         super::seccomp::install_report_handler();
         Some(super::seccomp::filter()?)
@@ -307,7 +301,11 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
         super::sandbox::restrict(dir)?;
     }
     let (tx, rx) = mpsc::channel::<Exit>();
-    for (id, vcpu) in vcpus.into_iter().enumerate() {
+    // Each vCPU's thread starts as soon as the vCPU exists: the boot CPU boots while the others
+    // are made (they wait for the boot CPU's `START_CPUS`, and it for them to come online).
+    for id in 0..config.cpus as usize {
+        let vcpu = vm.create_vcpu(id as u64).map_err(|e| err!("cannot create vCPU {id}: {e}"))?;
+        setup_vcpu(&vcpu, id as u32, cpuid, config)?;
         let (tx, shared, pin, filter) = (tx.clone(), shared.clone(), config.pin, filter.clone());
         std::thread::Builder::new()
             .name(format!("vcpu{id}"))
