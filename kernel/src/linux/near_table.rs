@@ -7,14 +7,30 @@ use super::protect::{self, PROT_EXEC, PROT_READ};
 use super::usermem::{self, PAGE};
 use crate::arch::slot_table::{self, NEAR_TABLE_LEN};
 
-/// Maps a near table for the image just loaded (rewriting on), the one sites call from now on;
-/// without memory for it, far sites keep SYSCALL.
-pub fn map() {
-    if !super::rewrite::enabled() {
+/// Bytes of program memory a near table takes (0 without rewriting, which needs none).
+pub fn len() -> u64 {
+    if super::rewrite::enabled() {
+        (NEAR_TABLE_LEN as u64).div_ceil(PAGE) * PAGE
+    } else {
+        0
+    }
+}
+
+/// Maps a near table for the image just loaded (rewriting on), the one sites call from now on,
+/// at `place` (`len()` bytes of fresh program memory) or in memory of its own; without memory
+/// for it, far sites keep SYSCALL.
+pub fn map(place: Option<u64>) {
+    let len = len();
+    if len == 0 {
         return;
     }
-    let len = (NEAR_TABLE_LEN as u64).div_ceil(PAGE) * PAGE;
-    let Ok(at) = usermem::alloc(len, PAGE) else { return };
+    let at = match place {
+        Some(at) => at,
+        None => match usermem::alloc(len, PAGE) {
+            Ok(at) => at,
+            Err(_) => return,
+        },
+    };
     // SAFETY: `len` bytes of freshly allocated program memory, not yet the program's to use.
     slot_table::write_near(unsafe { core::slice::from_raw_parts_mut(at as *mut u8, NEAR_TABLE_LEN) }, at);
     protect::set(at, at + len, PROT_READ | PROT_EXEC);

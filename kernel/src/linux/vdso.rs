@@ -16,11 +16,19 @@ struct Vvar {
     rdtscp: u64,
 }
 
-/// Maps the vDSO and its data page into the program; returns the image's address
-/// (AT_SYSINFO_EHDR), or None if there is no memory for it.
-pub fn map() -> Option<u64> {
-    let image_len = (IMAGE.len() as u64).div_ceil(PAGE) * PAGE;
-    let base = usermem::alloc(PAGE + image_len, PAGE).ok()?;
+/// Bytes of program memory the vDSO takes: its data page and its image, whole pages.
+pub fn len() -> u64 {
+    PAGE + (IMAGE.len() as u64).div_ceil(PAGE) * PAGE
+}
+
+/// Maps the vDSO and its data page into the program, at `place` (`len()` bytes of fresh program
+/// memory) or in memory of its own; returns the image's address (AT_SYSINFO_EHDR), or None if
+/// there is no memory for it.
+pub fn map(place: Option<u64>) -> Option<u64> {
+    let base = match place {
+        Some(at) => at,
+        None => usermem::alloc(len(), PAGE).ok()?,
+    };
     let (boot_tsc, ns_mult) = crate::time::tsc_parameters();
     let vvar = Vvar {
         boot_tsc,
