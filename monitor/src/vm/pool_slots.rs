@@ -5,8 +5,9 @@
 //! maps and write-tracking arrays, ~2.5 MiB per GiB, allocated and cleared) takes ~1 ms per
 //! GiB to set up and ~0.3 ms per GiB to tear down: 15-20 ms of a ~50 ms `hrt run` with the
 //! default 16 GiB, for memory most programs never touch. A program now pays for the part of
-//! its pool it uses, in pieces that double (so a few hypercalls in all), and the first piece
-//! is registered while the kernel boots.
+//! its pool it uses, in pieces that double (so a few hypercalls in all): the first piece while
+//! the kernel boots, the next ones ahead of need while nobody waits (up to 2 GiB, or twice the
+//! highest address asked for), or when the kernel asks.
 //!
 //! The kernel never touches pool memory before it is present in the program's page tables,
 //! and it asks before it makes any present; a touch of RAM KVM does not know yet is an MMIO
@@ -18,8 +19,10 @@ use kvm_ioctls::VmFd;
 
 use super::memory::{register, MemSlot, GRANULE};
 
-/// The first piece: what a small program needs (its image, heap, stacks and libraries).
+/// The first piece: what the kernel needs first (the program's image and break).
 const FIRST_PIECE: u64 = 512 << 20;
+/// Registered ahead of any request, after the first piece (see `serve`).
+const READ_AHEAD: u64 = 2 << 30;
 
 /// The pool's registration, shared by the vCPU threads that ask and the thread that does it.
 /// The vCPU threads run under the seccomp filter, which allows no memory-slot ioctl: a thread
@@ -83,20 +86,31 @@ impl PoolSlots {
     }
 
     /// The registering thread: each round doubles the registered part (at least the first
-    /// piece, at least what was asked), in whole 2 MiB pages, one slot per RAM range it spans.
+    /// piece, at least what was asked), in whole 2 MiB pages, one slot per RAM range it spans;
+    /// with nothing asked, it reads ahead.
     fn serve(&self, vm: &VmFd, ranges: &[MemSlot], lo: u64) {
         let mut next_slot = ranges.iter().map(|r| r.slot).min().unwrap_or(0);
         let mut ready_to = lo;
         loop {
+            let grown = lo + (2 * (ready_to - lo)).max(FIRST_PIECE);
             let wanted = {
                 let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                while st.wanted <= st.ready_to {
+                loop {
+                    if st.wanted > st.ready_to {
+                        // Asked for: at least that, at least one doubling.
+                        break st.wanted.max(grown);
+                    }
+                    // Read ahead, one doubling at a time, while nobody waits: up to twice the
+                    // highest address asked for, and at least READ_AHEAD (a program's break
+                    // window, main stack and first thread stacks lie around 1 GiB into the pool,
+                    // and a vCPU that finds them unregistered waits ~1 ms per GiB).
+                    if st.ready_to < lo + (2 * (st.wanted - lo)).max(READ_AHEAD) {
+                        break grown;
+                    }
                     st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
                 }
-                st.wanted
             };
-            let grown = lo + (2 * (ready_to - lo)).max(FIRST_PIECE);
-            let target = wanted.max(grown).next_multiple_of(GRANULE).min(self.hi);
+            let target = wanted.next_multiple_of(GRANULE).min(self.hi);
             let mut pieces = Vec::new();
             for r in ranges {
                 let (base, top) = (r.guest_phys_addr, r.guest_phys_addr + r.memory_size);
