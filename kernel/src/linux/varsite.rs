@@ -3,19 +3,33 @@
 //! `mov %r8d, %eax; mov %rbp, %rdi; mov futex_wake(%rip), %esi; syscall`, a `syscall(nr, ...)`
 //! wrapper's `mov %rdi, %rax; syscall`), which neither an immediate site nor a register site
 //! (`rewrite`, `regsite`) can take. The window, the instructions right before the `syscall`
-//! back to the first that gives it 3 bytes or more, and the `syscall` become padding and a
+//! back to the first that gives it 3 bytes or more (or further, to the instruction that set
+//! the flags a branch in it tests), and the `syscall` become padding and a
 //! `call rel32` (ending where the `syscall` ended) to a window slot (`arch::slot_table`) that
 //! REPLAYS the window's instructions, then enters with whatever number rax holds (the entry
-//! takes any number, as after SYSCALL). The window's instructions only set registers, so the
-//! registers at the entry are the ones SYSCALL would have seen.
+//! takes any number, as after SYSCALL). The window's instructions only set registers and
+//! flags, or leave the window by a branch, so the registers at the entry are the ones SYSCALL
+//! would have seen.
 //!
 //! A window qualifies if, beyond the red-zone rule every rewritten site's function meets
 //! (`rewrite`: the `call` pushes into the red zone):
-//! - each instruction sets a 32- or 64-bit register other than rsp from a register (not rsp,
-//!   which the `call` moved), an immediate, itself (`xor %eX, %eX`), a RIP-relative memory
-//!   word (a global: the slot names the same address) or an address (`lea`, RIP-relative or
-//!   from registers other than rsp), and no register it reads is one the window writes. Then the window is idempotent: run again from its start, at any point of
-//!   the old one, it leaves the same registers, because its inputs are where they were;
+//! - each instruction
+//!   - sets a 32- or 64-bit register other than rsp from a register (not rsp, which the `call`
+//!     moved), an immediate, itself (`xor %eX, %eX`), a memory word named RIP-relative (a
+//!     global: the slot names the same address) or from rsp with a displacement (the
+//!     program's own frame: the slot adds 8 for the word the `call` pushed), or an address
+//!     (`lea`, RIP-relative or from registers other than rsp);
+//!   - or compares (`cmp`, `test`) such registers, memory and immediates, setting only the
+//!     flags;
+//!   - or branches on the flags (`jcc`) to a target outside the window: at the slot the branch
+//!     goes to a stub that drops the `call`'s return address and jumps there, so the taken
+//!     path continues as in the old code;
+//! - no register an instruction reads is one the window writes, and every branch tests flags
+//!   that an instruction of the window set before it (the window reaches back that far: glibc's
+//!   `read` is `cmpb $0, __libc_single_threaded(%rip); je 1f; xor %eax, %eax; syscall`, whose
+//!   last two instructions leave no room for the `call`). Then the window is idempotent: run
+//!   again from its start, at any point of the old one, it leaves the same registers and takes
+//!   the same branches, because its inputs are where they were;
 //! - nothing lands inside it: no direct branch of the function targets any of its instructions
 //!   but the first (a branch to the first lands on the padding or the `call`, the same point
 //!   of the new code) nor the `syscall`, and the function has no indirect jump. This is the
@@ -28,8 +42,9 @@
 //!   no direct branch from outside a function lands among the instructions before any of
 //!   their `syscall`s but at a function's start.);
 //! - a window slot is to be had within ±2 GiB of the site (the gate's table, else the near
-//!   table; each slot at most 27 bytes of replayed code) and its RIP-relative operands are in
-//!   reach from there; if not, the site keeps SYSCALL.
+//!   table; 32 bytes per slot for the replayed code, the jump to the entry and 10 bytes per
+//!   branch's stub) and its RIP-relative operands and branch targets are in reach from there;
+//!   if not, the site keeps SYSCALL.
 //!
 //! Soundness at the patch (made with the other CPUs stopped, `regsite::patch_frozen`): a
 //! thread whose saved rip is an old instruction start inside the window that is no new one
@@ -48,7 +63,7 @@ use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register}
 
 use super::regsite::{self, MAX_WINDOW};
 use super::uaccess;
-use crate::arch::slot_table::{self, Replayed};
+use crate::arch::slot_table::{self, Fixup, Replayed};
 
 const SYSCALL: [u8; 2] = [0x0f, 0x05];
 const CALL_REL32: u8 = 0xe8;
@@ -73,18 +88,22 @@ pub struct Window {
 }
 
 /// The window of the site that is instruction `at` of its function `instrs`, if it qualifies
-/// (the module comment's rules; the red-zone rule is the caller's).
+/// (the module comment's rules; the red-zone rule is the caller's). It reaches back far enough
+/// for the `call` and, when it holds a conditional branch, to the instruction that set the
+/// flags the branch tests.
 pub(super) fn qualifies(instrs: &[Instruction], at: usize) -> Option<Window> {
     let site = instrs[at].ip();
     let mut first = at;
     let mut len = 0;
-    while len < MIN_REPLAY {
+    while len < MIN_REPLAY || !flags_set_within(&instrs[first..at]) {
         first = first.checked_sub(1)?;
         len += instrs[first].len();
+        if len + 2 > MAX_WINDOW {
+            return None;
+        }
     }
     let start = instrs[first].ip();
-    if len + 2 > MAX_WINDOW
-        || !replayable(&instrs[first..at])
+    if !replayable(&instrs[first..at], start, site + 2)
         || !instrs[first + 1..=at].iter().all(|i| regsite::nothing_lands_on(instrs, i.ip()))
     {
         return None;
@@ -99,41 +118,109 @@ pub(super) fn qualifies(instrs: &[Instruction], at: usize) -> Option<Window> {
     Some(Window { start, site, interiors })
 }
 
-/// Whether the window's instructions may be replayed (the module comment's first rule).
-fn replayable(window: &[Instruction]) -> bool {
-    let (mut written, mut read) = (Vec::new(), Vec::new());
-    for i in window {
-        let Some((dst, srcs)) = register_load(i) else { return false };
-        written.push(dst);
-        read.extend(srcs.into_iter().flatten());
-    }
-    !read.iter().any(|r| written.contains(r))
+/// What a window instruction does.
+enum Step {
+    /// Sets register `dst` (full) from the registers `srcs` (and perhaps memory).
+    Load { dst: Register, srcs: [Option<Register>; 2] },
+    /// Sets only the flags, from `srcs` (and perhaps memory).
+    Compare { srcs: [Option<Register>; 2] },
+    /// Branches on the flags to `target`.
+    Branch { target: u64 },
 }
 
-/// The full register `i` sets and the ones it reads, if it is a load the window may replay.
-fn register_load(i: &Instruction) -> Option<(Register, [Option<Register>; 2])> {
-    if i.op_count() != 2 || i.op0_kind() != OpKind::Register || i.has_segment_prefix() {
-        return None;
+/// Whether every conditional branch of `window` tests flags that an instruction of the window
+/// before it set (so that replaying the window from its start sets them again); true without
+/// branches.
+fn flags_set_within(window: &[Instruction]) -> bool {
+    let mut set = false;
+    for i in window {
+        if i.is_jcc_short_or_near() {
+            if !set {
+                return false;
+            }
+        } else if matches!(i.mnemonic(), Mnemonic::Cmp | Mnemonic::Test | Mnemonic::Xor | Mnemonic::Sub) {
+            set = true;
+        }
     }
-    let dst = i.op0_register();
-    if !(dst.is_gpr32() || dst.is_gpr64()) || dst.full_register() == Register::RSP {
+    true
+}
+
+/// Whether the window `[start, end)` may be replayed (the module comment's first rule): each
+/// instruction a step, no register read that the window writes, every branch's flags set in
+/// the window and its target outside it.
+fn replayable(window: &[Instruction], start: u64, end: u64) -> bool {
+    let (mut written, mut read) = (Vec::new(), Vec::new());
+    for i in window {
+        match step(i) {
+            Some(Step::Load { dst, srcs }) => {
+                written.push(dst);
+                read.extend(srcs.into_iter().flatten());
+            }
+            Some(Step::Compare { srcs }) => read.extend(srcs.into_iter().flatten()),
+            Some(Step::Branch { target }) if !(start..end).contains(&target) => {}
+            _ => return false,
+        }
+    }
+    flags_set_within(window) && !read.iter().any(|r| written.contains(r))
+}
+
+/// A memory operand the window may read: RIP-relative (not EIP-relative, whose sum wraps at
+/// 4 GiB), or rsp plus a displacement of 1 or 4 bytes (the slot adds 8: the `call` moved rsp),
+/// without index or segment.
+fn replayable_memory(i: &Instruction) -> bool {
+    !i.has_segment_prefix()
+        && (i.memory_base() == Register::RIP
+            || i.memory_base() == Register::RSP
+                && i.memory_index() == Register::None
+                && matches!(i.memory_displ_size(), 1 | 4))
+}
+
+/// What `i` does, if the window may replay it.
+fn step(i: &Instruction) -> Option<Step> {
+    if i.is_jcc_short_or_near() {
+        return Some(Step::Branch { target: i.near_branch_target() });
+    }
+    if i.op_count() != 2 || i.has_segment_prefix() {
         return None;
     }
     let full = |r: Register| (r != Register::None).then(|| r.full_register());
-    let gpr = |r: Register| r.is_gpr32() || r.is_gpr64();
+    let gpr = |r: Register| (r.is_gpr32() || r.is_gpr64()) && r.full_register() != Register::RSP;
+    let any_gpr = |r: Register| (r.is_gpr8() || r.is_gpr16() || gpr(r)) && r.full_register() != Register::RSP;
+    if matches!(i.mnemonic(), Mnemonic::Cmp | Mnemonic::Test) {
+        let first = match i.op0_kind() {
+            OpKind::Register if any_gpr(i.op0_register()) => full(i.op0_register()),
+            OpKind::Memory if replayable_memory(i) => None,
+            _ => return None,
+        };
+        let second = match i.op1_kind() {
+            OpKind::Register if any_gpr(i.op1_register()) => full(i.op1_register()),
+            OpKind::Immediate8 | OpKind::Immediate16 | OpKind::Immediate32 | OpKind::Immediate8to32 => None,
+            OpKind::Immediate8to64 | OpKind::Immediate32to64 => None,
+            _ => return None,
+        };
+        return Some(Step::Compare { srcs: [first, second] });
+    }
+    if i.op0_kind() != OpKind::Register || !gpr(i.op0_register()) {
+        return None;
+    }
+    let dst = i.op0_register();
     let srcs = match (i.mnemonic(), i.op1_kind()) {
         (Mnemonic::Mov, OpKind::Register) if gpr(i.op1_register()) => [full(i.op1_register()), None],
         (Mnemonic::Mov, OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64) => [None, None],
-        // RIP-relative (not EIP-relative, whose sum wraps at 4 GiB).
-        (Mnemonic::Mov | Mnemonic::Lea, OpKind::Memory) if i.memory_base() == Register::RIP => [None, None],
+        (Mnemonic::Mov, OpKind::Memory) if replayable_memory(i) => [None, None],
+        (Mnemonic::Lea, OpKind::Memory) if i.memory_base() == Register::RIP => [None, None],
         // An address computed, nothing read from memory.
         (Mnemonic::Lea, OpKind::Memory) if !i.is_ip_rel_memory_operand() => {
-            [full(i.memory_base()), full(i.memory_index())]
+            let srcs = [full(i.memory_base()), full(i.memory_index())];
+            if srcs.contains(&Some(Register::RSP)) {
+                return None;
+            }
+            srcs
         }
         (Mnemonic::Xor | Mnemonic::Sub, OpKind::Register) if i.op1_register() == dst => [None, None],
         _ => return None,
     };
-    (!srcs.contains(&Some(Register::RSP))).then_some((dst.full_register(), srcs))
+    Some(Step::Load { dst: dst.full_register(), srcs })
 }
 
 /// Records and patches a qualifying window with the other CPUs stopped; true if it was
@@ -163,14 +250,21 @@ fn new_code(window: &Window, mapped: &dyn Fn(u64, u64) -> bool) -> Option<[u8; M
         let i = decoder.decode();
         let mut bytes = [0u8; 15];
         bytes[..i.len()].copy_from_slice(&old[at..at + i.len()]);
-        let rip_relative = i
-            .is_ip_rel_memory_operand()
-            .then(|| (decoder.get_constant_offsets(&i).displacement_offset(), i.ip_rel_memory_address()));
-        replay.push(Replayed { bytes, len: i.len(), rip_relative });
+        let offsets = decoder.get_constant_offsets(&i);
+        let fixup = if i.is_jcc_short_or_near() {
+            Fixup::Branch(i.condition_code() as u8 - 1, i.near_branch_target())
+        } else if i.is_ip_rel_memory_operand() {
+            Fixup::RipRelative(offsets.displacement_offset(), i.ip_rel_memory_address())
+        } else if i.memory_base() == Register::RSP && (0..i.op_count()).any(|k| i.op_kind(k) == OpKind::Memory) {
+            Fixup::StackRelative(offsets.displacement_offset(), offsets.displacement_size())
+        } else {
+            Fixup::None
+        };
+        replay.push(Replayed { bytes, len: i.len(), fixup });
         at += i.len();
         instrs.push(i);
     }
-    if instrs.iter().any(Instruction::is_invalid) || !replayable(&instrs) {
+    if instrs.iter().any(Instruction::is_invalid) || !replayable(&instrs, window.start, window.site + 2) {
         return None;
     }
     let rel = slot_table::window_call(&replay, window.site + 2, mapped)?;

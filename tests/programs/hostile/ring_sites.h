@@ -146,8 +146,8 @@ void resume_landing(void) {
 /* Where send_to_syscall resumes, and the r10 the old code had there. */
 static long resume_at, resume_r10;
 
-/* Resumes at resume_at with rax = getpid's number, r10 = resume_r10 and a return address to
- * resume_trampoline, as a debugger or a user-level scheduler may. */
+/* Resumes at resume_at with rax = getpid's number, r10 and rcx = resume_r10, rsi = 1 and a
+ * return address to resume_trampoline, as a debugger or a user-level scheduler may. */
 static void send_to_syscall(int sig, siginfo_t *si, void *ctx) {
     (void)sig;
     (void)si;
@@ -157,6 +157,8 @@ static void send_to_syscall(int sig, siginfo_t *si, void *ctx) {
     uc->uc_mcontext.gregs[REG_RSP] = (long)top;
     uc->uc_mcontext.gregs[REG_RAX] = SYS_getpid;
     uc->uc_mcontext.gregs[REG_R10] = resume_r10;
+    uc->uc_mcontext.gregs[REG_RCX] = resume_r10;
+    uc->uc_mcontext.gregs[REG_RSI] = 1;
     uc->uc_mcontext.gregs[REG_RIP] = resume_at;
 }
 

@@ -2,21 +2,25 @@
  * nobody can prove constant (an argument here, as in libgomp's futex calls and in syscall()
  * wrappers), after a window of register loads that the kernel rewrites into a call to a slot
  * replaying them. What must not change:
- *   calls     getppid, gettid and getpid through five site shapes (windows of 5, 6, 7 and 8
- *             bytes: a register move, an lea, two moves, a load of a global; a loop whose
- *             branch lands on the window's first instruction), different numbers through the
- *             same site, from two threads at once while the sites get rewritten
- *   restart   a thread blocks in read() through the two-move site, then the global-load site,
- *             while a SA_RESTART handler interrupts it and zeroes what the window loads the
- *             length from (the register in the frame, the global): Linux makes the `syscall`
- *             again with the length already loaded, so each read returns its byte
+ *   calls     getppid, gettid and getpid through seven site shapes (windows of 5, 6, 7, 8 and
+ *             13 bytes: a register move, an lea, two moves, a load of a global; a loop whose
+ *             branch lands on the window's first instruction; a `test` and a branch out of the
+ *             window taken or not; glibc's read(), a compare of a global and a branch, or a
+ *             load from the stack frame), different numbers through the same site, from two
+ *             threads at once while the sites get rewritten
+ *   restart   a thread blocks in read() through the two-move site, the global-load site and
+ *             both of the read() shapes, while a SA_RESTART handler interrupts it and zeroes
+ *             what the window loads the length from (the register in the frame, the global):
+ *             Linux makes the `syscall` again with the length already loaded, so each read
+ *             returns its byte
  *   resume    a handler sends the thread into a rewritten window (the middle of the two moves,
- *             then the global-load site's `syscall`) with the registers the old code had
- *             there: it must make the call and go on
+ *             the global-load site's `syscall`, past the branch of the test-and-branch window)
+ *             with the registers the old code had there: it must make the call and go on
  *   spin      three threads spin on variable sites while the main thread sends them signals
  *             whose handler makes the same calls: no result is wrong, every signal is handled
  * Prints the same lines natively and under hrt. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -81,17 +85,66 @@ __asm__(".text\n"
         "  mov %r8, %rax\n"
         "  pop %rbx\n"
         "  ret\n"
-        ".size var_loop, .-var_loop\n");
+        ".size var_loop, .-var_loop\n"
+        /* var_branch(a, fast, b, nr): window `test %esi, %esi; je 2f; mov %ecx, %eax; syscall`
+         * (8 bytes: the last two alone leave no room for the call, and the branch's flags come
+         * from the test); when `fast` is 0 the branch leaves the window for a path that makes
+         * the call through a site of its own and adds 1000, or returns -1 if its stack still
+         * holds a return address into the window (the slot's `call` pushed one). */
+        ".globl var_branch\n.type var_branch,@function\nvar_branch:\n"
+        "  test %esi, %esi\n"
+        "  je 2f\n"
+        "  mov %ecx, %eax\n"
+        "  syscall\n"
+        "1:\n"
+        "  ret\n"
+        "2:\n"
+        "  lea 1b(%rip), %r8\n"
+        "  cmp %r8, (%rsp)\n"
+        "  je 3f\n"
+        "  mov %ecx, %eax\n"
+        "  syscall\n"
+        "  add $1000, %rax\n"
+        "  ret\n"
+        "3:\n"
+        "  mov $-1, %rax\n"
+        "  ret\n"
+        ".size var_branch, .-var_branch\n"
+        /* var_read(fd, buf, len): glibc's read() in both its shapes. With var_fast set, the
+         * window `cmpb $0, var_fast(%rip); je 2f; xor %eax, %eax; syscall` (13 bytes: a branch
+         * on a global); else a frame and the window `mov 8(%rsp), %edi; xor %eax, %eax;
+         * syscall` (a load from the stack, which the slot makes 8 bytes further up, past the
+         * word its call pushed). */
+        ".globl var_read\n.type var_read,@function\nvar_read:\n"
+        "  cmpb $0, var_fast(%rip)\n"
+        "  je 2f\n"
+        "  xor %eax, %eax\n"
+        "  syscall\n"
+        "  ret\n"
+        "2:\n"
+        "  sub $24, %rsp\n"
+        "  mov %edi, 8(%rsp)\n"
+        "  mov $-1, %edi\n"
+        "  mov 8(%rsp), %edi\n"
+        "  xor %eax, %eax\n"
+        "  syscall\n"
+        "  add $24, %rsp\n"
+        "  ret\n"
+        ".size var_read, .-var_read\n");
 long var_call(long nr, long a, long b, long c);
 long var_lea(long nr, long a);
 long var_pair(long nr, long a, long b, long c);
 long var_global(long nr, long a, long b);
 long var_loop(long nr, long n, long expected);
+long var_branch(long a, long fast, long b, long nr);
+long var_read(long fd, void *buf, long len);
 int var_len = 1;
+unsigned char var_fast;
+static int zero_fd;
 
 /* Offsets into var_pair (its second window instruction, `mov %ecx, %edx`, and its `syscall`)
  * and var_global (its `syscall`), checked against the bytes before any call. */
-enum { PAIR_SECOND = 12, PAIR_SYSCALL = 14, GLOBAL_SYSCALL = 15 };
+enum { PAIR_SECOND = 12, PAIR_SYSCALL = 14, GLOBAL_SYSCALL = 15, BRANCH_MOV = 4 };
 
 enum { CALLS = 20000 };
 
@@ -107,6 +160,12 @@ static long calls(void) {
         bad += var_pair(SYS_getpid, 0, 0, 0) != pid;
         bad += var_global(SYS_getppid, 0, 0) != ppid;
         bad += var_global(SYS_gettid, 0, 0) != tid;
+        bad += var_branch(0, 1, 0, SYS_getppid) != ppid;
+        bad += var_branch(0, 0, 0, SYS_getpid) != pid + 1000;
+        /* Which read() path runs follows the other thread too: both give the same. */
+        var_fast = i & 1;
+        long word = -1;
+        bad += var_read(zero_fd, &word, sizeof word) != sizeof word || word != 0;
     }
     bad += var_loop(SYS_getppid, CALLS, ppid);
     bad += var_loop(SYS_getpid, CALLS, pid);
@@ -137,11 +196,19 @@ static void on_signal(int sig) {
     check_in_handler();
 }
 
-/* Reads below ROUNDS go through var_pair (the length from rcx), the others through var_global
- * (the length from var_len). */
+/* Read r goes through var_pair (the length from rcx), var_global (the length from var_len) or
+ * var_read (either shape), in turn. */
 static long read_byte(int r, int fd, char *c) {
     var_len = 1;
-    return r < ROUNDS ? var_pair(SYS_read, fd, (long)c, 1) : var_global(SYS_read, fd, (long)c);
+    var_fast = r / 3 % 2;
+    switch (r % 3) {
+    case 0:
+        return var_pair(SYS_read, fd, (long)c, 1);
+    case 1:
+        return var_global(SYS_read, fd, (long)c);
+    default:
+        return var_read(fd, c, 1);
+    }
 }
 
 static long spin_calls(long ppid) {
@@ -149,13 +216,16 @@ static long spin_calls(long ppid) {
 }
 
 static long pair_getpid(void) { return var_pair(SYS_getpid, 0, 0, 0); }
+static long branch_getpid(void) { return var_branch(0, 1, 0, SYS_getpid); }
 static long global_getpid(void) { return var_global(SYS_getpid, 0, 0); }
 
 /* The offsets above point at the instructions they name (checked before any call). */
 static int offsets_hold(void) {
     const unsigned char *pair = (const unsigned char *)(long)var_pair, *global = (const unsigned char *)(long)var_global;
+    const unsigned char *branch = (const unsigned char *)(long)var_branch;
     return pair[PAIR_SECOND] == 0x89 && pair[PAIR_SECOND + 1] == 0xca && pair[PAIR_SYSCALL] == 0x0f &&
-           pair[PAIR_SYSCALL + 1] == 0x05 && global[GLOBAL_SYSCALL] == 0x0f && global[GLOBAL_SYSCALL + 1] == 0x05;
+           pair[PAIR_SYSCALL + 1] == 0x05 && global[GLOBAL_SYSCALL] == 0x0f && global[GLOBAL_SYSCALL + 1] == 0x05 &&
+           branch[BRANCH_MOV] == 0x89 && branch[BRANCH_MOV + 1] == 0xc8;
 }
 
 int main(int argc, char **argv) {
@@ -165,8 +235,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ring_varsite: the offsets do not match the code\n");
         return 3;
     }
+    zero_fd = open("/dev/zero", O_RDONLY);
     if (!strcmp(c, "calls")) {
-        printf("calls: %d x 10 per thread, %ld wrong\n", CALLS, on_two_threads(calls));
+        printf("calls: %d x 13 per thread, %ld wrong\n", CALLS, on_two_threads(calls));
     } else if (!strcmp(c, "restart")) {
         set_info_handler(SIGUSR1, zero_the_length, SA_RESTART);
         if (restart_reads(read_byte))
@@ -178,6 +249,8 @@ int main(int argc, char **argv) {
         printf("resume inside the window: %d rounds, %ld wrong\n", ROUNDS, wrong);
         wrong = resume_rounds(global_getpid, (long)var_global + GLOBAL_SYSCALL, 0);
         printf("resume at the syscall: %d rounds, %ld wrong\n", ROUNDS, wrong);
+        wrong = resume_rounds(branch_getpid, (long)var_branch + BRANCH_MOV, SYS_getpid);
+        printf("resume past a branch: %d rounds, %ld wrong\n", ROUNDS, wrong);
     } else if (!strcmp(c, "spin")) {
         set_handler(SIGUSR1, on_signal, SA_RESTART);
         long bad = spin_with_signals(spin_calls);

@@ -33,10 +33,8 @@ pub enum Slot {
 const SLOT: usize = 16;
 /// Where the window slots start in a table.
 const WINDOWS_AT: usize = (SLED_LEN as usize + 2) * SLOT;
-/// Bytes per window slot: the replayed instructions (at most `MAX_REPLAY` bytes), `jmp rel32`.
+/// Bytes per window slot: the replayed instructions, `jmp rel32`, a stub per branch out.
 const WINDOW_SLOT: usize = 32;
-/// The most bytes of instructions a window slot replays.
-pub const MAX_REPLAY: usize = WINDOW_SLOT - 5;
 /// Window slots per table.
 const WINDOW_SLOTS: usize = 128;
 /// A table's length.
@@ -140,29 +138,75 @@ impl Windows {
 /// The gate's table's window slots and the near table's (`table` 0: none yet).
 static WINDOWS: [Windows; 2] = [Windows::new(), Windows::new()];
 
-/// An instruction a window slot replays: its bytes and, if it has a RIP-relative operand, where
-/// its 4-byte displacement lies among them and the address the operand names.
+/// An instruction a window slot replays: its bytes and what must change when it runs at the
+/// slot instead of its own place.
 #[derive(Clone, Copy)]
 pub struct Replayed {
     pub bytes: [u8; 15],
     pub len: usize,
-    pub rip_relative: Option<(usize, u64)>,
+    pub fixup: Fixup,
 }
 
+/// What a replayed instruction needs at the slot.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Fixup {
+    /// Nothing: it runs as it was.
+    None,
+    /// A RIP-relative operand: its 4-byte displacement at this offset among the bytes, and the
+    /// address the operand names.
+    RipRelative(usize, u64),
+    /// A memory operand based on rsp: its displacement (at this offset, of this many bytes: 1
+    /// or 4) grows by 8, the word the site's `call` pushed.
+    StackRelative(usize, usize),
+    /// A conditional branch out of the window (x86 condition nibble, target): at the slot a
+    /// short branch to a stub that drops the `call`'s return address (`lea 8(%rsp), %rsp`,
+    /// which leaves the flags alone) and jumps to the target.
+    Branch(u8, u64),
+}
+
+/// The bytes of a taken branch's stub: `lea 8(%rsp), %rsp` (5), `jmp rel32` (5).
+const STUB_LEN: usize = 10;
+
 /// A window slot's code, to be executed at `addr` in a table whose slots jump to `target`: the
-/// `replay` instructions (RIP-relative displacements adjusted to the new place), `jmp target`,
-/// int3 after. None if something is out of reach from there.
+/// `replay` instructions (adjusted to the new place, `Fixup`), `jmp target`, then the stubs of
+/// the branches, int3 after. None if something is out of reach from there or does not fit.
 fn window_code(replay: &[Replayed], addr: u64, target: u64) -> Option<[u8; WINDOW_SLOT]> {
     let mut code = [0xccu8; WINDOW_SLOT];
+    let body: usize = replay.iter().map(|r| if matches!(r.fixup, Fixup::Branch(..)) { 2 } else { r.len }).sum();
+    let branches = replay.iter().filter(|r| matches!(r.fixup, Fixup::Branch(..))).count();
+    if body + 5 + branches * STUB_LEN > WINDOW_SLOT {
+        return None;
+    }
     let mut at = 0;
+    let mut stub = body + 5;
     for r in replay {
-        if at + r.len > MAX_REPLAY {
-            return None;
+        match r.fixup {
+            Fixup::Branch(condition, to) => {
+                // j<cc> rel8 to this branch's stub.
+                code[at] = 0x70 | (condition & 0xf);
+                code[at + 1] = (stub - (at + 2)) as u8;
+                code[stub..stub + 5].copy_from_slice(&[0x48, 0x8d, 0x64, 0x24, 0x08]);
+                jump_to(&mut code, addr, stub + 5, to)?;
+                stub += STUB_LEN;
+                at += 2;
+                continue;
+            }
+            _ => code[at..at + r.len].copy_from_slice(&r.bytes[..r.len]),
         }
-        code[at..at + r.len].copy_from_slice(&r.bytes[..r.len]);
-        if let Some((disp_at, names)) = r.rip_relative {
-            let disp = i32::try_from(names as i64 - (addr as i64 + (at + r.len) as i64)).ok()?;
-            code[at + disp_at..at + disp_at + 4].copy_from_slice(&disp.to_le_bytes());
+        match r.fixup {
+            Fixup::RipRelative(disp_at, names) => {
+                let disp = i32::try_from(names as i64 - (addr as i64 + (at + r.len) as i64)).ok()?;
+                code[at + disp_at..at + disp_at + 4].copy_from_slice(&disp.to_le_bytes());
+            }
+            Fixup::StackRelative(disp_at, 1) => {
+                code[at + disp_at] = (code[at + disp_at] as i8).checked_add(8)? as u8;
+            }
+            Fixup::StackRelative(disp_at, 4) => {
+                let old = i32::from_le_bytes(code[at + disp_at..at + disp_at + 4].try_into().ok()?);
+                code[at + disp_at..at + disp_at + 4].copy_from_slice(&old.checked_add(8)?.to_le_bytes());
+            }
+            Fixup::StackRelative(..) => return None,
+            Fixup::None | Fixup::Branch(..) => {}
         }
         at += r.len;
     }
