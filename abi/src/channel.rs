@@ -66,7 +66,9 @@ pub struct ChannelHeader {
     /// Nonzero while a service thread polls `pending`; 0 when they all sleep and a new request
     /// needs the doorbell.
     pub service_awake: AtomicU32,
-    pub _pad1: u32,
+    /// How many of the guest's CPUs are halted now (their host CPUs are free): the service
+    /// threads may spin longer after a call while one is (`ChannelConfig::idle_spin`).
+    pub halted_cpus: AtomicU32,
     /// Signals sent to `hrt` on the host (bit `sig`) that the kernel is to raise in the
     /// program; the monitor sets them and interrupts CPU 0 with [`HOST_SIGNAL_VECTOR`].
     pub host_signals: AtomicU64,

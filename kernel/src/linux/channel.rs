@@ -57,6 +57,7 @@ pub fn init() {
     crate::arch::traps::register(COMPLETION_VECTOR, |_| reap());
     crate::arch::traps::register(HOST_SIGNAL_VECTOR, |_| host_signals());
     crate::sched::set_idle_hook(idle_hook);
+    crate::sched::set_halt_hook(halt_hook);
     if crate::arch::hypercall::call(hrt_abi::nr::CHANNEL, &[phys, bytes as u64]) != 0 {
         crate::mem::free_pages(phys, order);
         return;
@@ -283,6 +284,23 @@ fn idle_hook(polling: bool) {
     reap();
 }
 
+/// Per CPU: counted in the channel's `halted_cpus` (so that only a CPU that counted itself
+/// in counts itself out, whenever the channel was registered).
+static HALTED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+
+/// Keeps the channel's count of halted CPUs, which tells the monitor's pollers that a host
+/// CPU is free for them to spin on.
+fn halt_hook(halting: bool) {
+    let Some(ch) = channel() else { return };
+    let here = &HALTED[crate::cpu::id()];
+    if halting {
+        here.store(true, Ordering::Relaxed);
+        ch.header.halted_cpus.fetch_add(1, Ordering::Relaxed);
+    } else if here.swap(false, Ordering::Relaxed) {
+        ch.header.halted_cpus.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// A forked child: requests in flight were the parent's other threads' (or are served by the
 /// parent's monitor), so the channel starts empty and is registered with the child's monitor.
 pub fn after_fork() {
@@ -304,6 +322,10 @@ pub fn after_fork() {
     }
     for n in &SLEEPERS {
         n.store(0, Ordering::SeqCst);
+    }
+    // The zeroed channel counts no CPU halted.
+    for h in &HALTED {
+        h.store(false, Ordering::SeqCst);
     }
     let bytes = core::mem::size_of::<Channel>();
     let phys = crate::mem::virt_to_phys(p as *const u8);

@@ -53,8 +53,10 @@ pub fn idle_loop() -> ! {
             let halt_at = crate::time::ticks();
             counters::add(Stat::PollTicks, halt_at.wrapping_sub(idle_since));
             if s.runnable() == 0 && !super::task::pending() {
+                super::run_halt_hook(true);
                 // A kick sent after the checks above still ends the wait.
                 irq::wait_for_interrupt();
+                super::run_halt_hook(false);
                 counters::add(Stat::Halts, 1);
                 counters::add(Stat::HaltTicks, crate::time::ticks().wrapping_sub(halt_at));
             }

@@ -361,18 +361,48 @@ pub fn runnable_here() -> usize {
 /// A function the idle loop calls with `true` on every polling round and with `false` just
 /// before it stops polling (to run a thread or to halt): an upper layer that has threads
 /// waiting on memory the host writes (the forwarding channel) checks it there.
-static IDLE_HOOK: AtomicPtr<()> = AtomicPtr::new(null_mut());
+static IDLE_HOOK: Hook = Hook::new();
+
+/// A function the idle loop calls with `true` right before it halts its CPU and with `false`
+/// once the CPU woke (interrupts off both times): an upper layer tells the host which CPUs are
+/// halted (the forwarding channel's pollers spin longer while a host CPU is free).
+static HALT_HOOK: Hook = Hook::new();
 
 pub fn set_idle_hook(hook: fn(bool)) {
-    IDLE_HOOK.store(hook as *mut (), Ordering::Release);
+    IDLE_HOOK.set(hook);
 }
 
 pub(crate) fn run_idle_hook(polling: bool) {
-    let p = IDLE_HOOK.load(Ordering::Acquire);
-    if !p.is_null() {
-        // SAFETY: only `set_idle_hook` stores here, from a `fn(bool)`.
-        let hook: fn(bool) = unsafe { core::mem::transmute::<*mut (), fn(bool)>(p) };
-        hook(polling);
+    IDLE_HOOK.run(polling);
+}
+
+pub fn set_halt_hook(hook: fn(bool)) {
+    HALT_HOOK.set(hook);
+}
+
+pub(crate) fn run_halt_hook(halting: bool) {
+    HALT_HOOK.run(halting);
+}
+
+/// A `fn(bool)` an upper layer registers (the scheduler may not call up by name).
+struct Hook(AtomicPtr<()>);
+
+impl Hook {
+    const fn new() -> Hook {
+        Hook(AtomicPtr::new(null_mut()))
+    }
+
+    fn set(&self, hook: fn(bool)) {
+        self.0.store(hook as *mut (), Ordering::Release);
+    }
+
+    fn run(&self, arg: bool) {
+        let p = self.0.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: only `set` stores here, from a `fn(bool)`.
+            let hook: fn(bool) = unsafe { core::mem::transmute::<*mut (), fn(bool)>(p) };
+            hook(arg);
+        }
     }
 }
 

@@ -31,7 +31,7 @@ pub(super) fn poll_loop(svc: &Service, shared: &Shared) {
         }
         rounds = rounds.wrapping_add(1);
         // Reading the clock costs more than a poll: look at it every 64 rounds.
-        if !rounds.is_multiple_of(64) || idle_since.elapsed() < svc.config.spin {
+        if !rounds.is_multiple_of(64) || idle_since.elapsed() < svc.spin_now(ch) {
             std::hint::spin_loop();
             continue;
         }
