@@ -328,6 +328,20 @@ fn umask_nodes_and_setting_xattrs_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_fs_nodes", Some("fifo read: through the fifo"));
 }
 
+/// Opens that the channel makes without a thread of their own (a regular file, a directory,
+/// /dev/null: made with O_NONBLOCK against waiting, which must not show in F_GETFL) and path
+/// lookups that the forwarder resolves in one host call when they stay on one mount: the
+/// status flags of each kind of open, a FIFO's open waiting for its writer while plain opens
+/// and stats go on, and lookups of every shape (links followed or not, dangling, `.`/`..`
+/// endings, a file as a directory, a link into /proc/self), the same as natively.
+#[test]
+fn opens_and_lookups_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "calls_open_kinds",
+        Some("fifo read                                1 'x'"),
+    );
+}
+
 /// inotify (it was ENOSYS: `tail -f` fell back to polling, Node.js's fs.watch threw): events of
 /// creating, writing, renaming and deleting with their masks and names, poll, IN_DONT_FOLLOW,
 /// IN_ONLYDIR, removing a watch, and the error cases.

@@ -97,16 +97,28 @@ impl Forwarder {
 
     /// For a call `may_block` said may wait: performs it now if it can finish without waiting
     /// (a `read` of a pipe or socket that holds data or is at its end, a `write` of at most
-    /// PIPE_BUF bytes to a pipe with room). None: it would wait; hand it to a thread.
+    /// PIPE_BUF bytes to a pipe with room, an open of a regular file or directory). None: it
+    /// would wait; hand it to a thread.
     pub fn try_without_waiting(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Option<i64> {
         self.in_context(nr, |nr| self.try_in_context(mem, nr, args)).flatten()
     }
 
     fn try_in_context(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Option<i64> {
         let g = Guest::new(mem);
+        const CWD: u64 = libc::AT_FDCWD as u32 as u64;
         let result = match libc::c_long::try_from(nr).ok()? {
             libc::SYS_read => self.nowait(g, args[0], args[1], args[2], Direction::Read),
             libc::SYS_write => self.nowait(g, args[0], args[1], args[2], Direction::Write),
+            libc::SYS_openat => {
+                return self.openat_without_waiting(g, args[0], args[1], args[2], args[3]).map(super::errno::to_ret)
+            }
+            libc::SYS_open => {
+                return self.openat_without_waiting(g, CWD, args[0], args[1], args[2]).map(super::errno::to_ret)
+            }
+            libc::SYS_creat => {
+                let flags = (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64;
+                return self.openat_without_waiting(g, CWD, args[0], flags, args[1]).map(super::errno::to_ret);
+            }
             _ => return None,
         };
         match result {

@@ -23,21 +23,78 @@ fn follows(flags: libc::c_long) -> bool {
 
 impl Forwarder {
     pub(super) fn openat(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mode: u64) -> SysResult<i64> {
+        self.open_at(g, dirfd, path, flags, mode, false).map(|fd| fd.expect("a waiting open always opens"))
+    }
+
+    /// The channel's try of an open before it hands it to a thread of its own: opens of what
+    /// cannot make an open wait (a regular file, a directory, a memory device such as /dev/null,
+    /// a name not there) are made now. A FIFO's open waits for its other end (and a lease's
+    /// holder can hold up any open), so the open is made with O_NONBLOCK, which fails instead
+    /// of waiting, and cleared afterwards (an O_PATH open opens nothing and is made as it is);
+    /// an open that would wait, or that met something else
+    /// than it looked for (the name replaced meanwhile), is left to the thread (None). A
+    /// thread's hand-off cost ~90 us per open on this host; a plain open through it 104 us
+    /// against 3 natively.
+    pub(super) fn openat_without_waiting(
+        &self,
+        g: Guest,
+        dirfd: u64,
+        path: u64,
+        flags: u64,
+        mode: u64,
+    ) -> Option<SysResult<i64>> {
+        self.open_at(g, dirfd, path, flags, mode, true).transpose()
+    }
+
+    /// openat; with `now`, only if it cannot wait (`openat_without_waiting`), else Ok(None).
+    fn open_at(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mode: u64, now: bool) -> SysResult<Option<i64>> {
         let flags = int(flags);
         let at = self.path_at(g, dirfd, path, flags & libc::O_NOFOLLOW as libc::c_long == 0)?;
         if let Some(data) = &at.synthetic {
             let fd = super::synthetic::open_memory_file(data)
                 .map_err(|e| super::errno::Errno(e.raw_os_error().unwrap_or(libc::EMFILE)))?;
             let host = Arc::new(HostFd::owned(fd, false));
-            return self.fds().insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0);
+            return self.fds().insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0).map(Some);
         }
-        let host_flags = at.open_flags(flags | libc::O_CLOEXEC as libc::c_long);
+        let nonblock = libc::O_NONBLOCK as libc::c_long;
+        let mut host_flags = at.open_flags(flags | libc::O_CLOEXEC as libc::c_long);
+        // An O_PATH open opens nothing (a FIFO's included): it never waits.
+        let now = now && flags & libc::O_PATH as libc::c_long == 0;
+        if now {
+            match stat_at(at.dirfd, &at.path, at.at_flags(0)) {
+                Ok(st) if !opens_at_once(&st) => return Ok(None),
+                _ => {}
+            }
+            host_flags |= nonblock;
+        }
         // SAFETY: the path is a host C string.
-        let fd = unsafe {
-            self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), host_flags, uint(mode)])?
+        let opened = unsafe {
+            self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), host_flags, uint(mode)])
         };
-        let host = Arc::new(HostFd::owned(fd as i32, at.special).named(at.vm_path.clone()));
-        self.fds().insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0)
+        let fd = match opened {
+            Err(Errno::EAGAIN) if now => return Ok(None),
+            r => r? as i32,
+        };
+        let host = HostFd::owned(fd, at.special).named(at.vm_path.clone());
+        if now {
+            let st = stat_at(fd, c"", libc::AT_EMPTY_PATH as libc::c_long)?;
+            if !opens_at_once(&st) {
+                return Ok(None);
+            }
+            if flags & nonblock == 0 {
+                // SAFETY: fcntl on our own descriptor.
+                let status =
+                    unsafe { self.sys(libc::SYS_fcntl, &[fd as libc::c_long, libc::F_GETFL as libc::c_long])? };
+                // SAFETY: as above.
+                unsafe {
+                    self.sys(
+                        libc::SYS_fcntl,
+                        &[fd as libc::c_long, libc::F_SETFL as libc::c_long, status as libc::c_long & !nonblock],
+                    )?
+                };
+            }
+        }
+        self.fds().insert(Arc::new(host), flags & libc::O_CLOEXEC as libc::c_long != 0, 0).map(Some)
     }
 
     pub(super) fn close(&self, fd: u64) -> SysResult<i64> {
@@ -385,5 +442,26 @@ impl Forwarder {
         // SAFETY: a host C string (owned by `_at`, alive until the end) or NULL, and NULL or two
         // timespecs (in guest memory or the caller's buffer).
         unsafe { self.sys(libc::SYS_utimensat, &[dfd as libc::c_long, ptr(path_ptr), ptr(t), flags]) }
+    }
+}
+
+/// fstatat(dir, path, flags) on the host.
+fn stat_at(dir: i32, path: &std::ffi::CStr, flags: libc::c_long) -> SysResult<libc::stat> {
+    // SAFETY: fstatat writes the struct we pass; a C string and plain flags.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstatat(dir, path.as_ptr(), &mut st, flags as libc::c_int) } != 0 {
+        return Err(Errno::last());
+    }
+    Ok(st)
+}
+
+/// Whether opening what `st` describes never waits for another party: a regular file, a
+/// directory, a memory device (/dev/null, zero, full, random, urandom: major 1).
+fn opens_at_once(st: &libc::stat) -> bool {
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG | libc::S_IFDIR => true,
+        libc::S_IFCHR => libc::major(st.st_rdev) == 1,
+        _ => false,
     }
 }

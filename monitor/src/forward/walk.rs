@@ -198,6 +198,9 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult
     if path.is_empty() {
         return Err(Errno::ENOENT);
     }
+    if let Some(resolved) = within_one_mount(start, path, follow) {
+        return Ok(resolved);
+    }
     // A path ending in "." ends at a directory, as one ending in "/" does: a link before it
     // is followed ("/proc/self/." is the process's directory, not the link "self").
     let trailing_slash = path.ends_with(b"/") || path.ends_with(b"/.") || path == b".";
@@ -292,6 +295,68 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult
         raw = next.as_raw_fd();
         cur = Some(next);
     }
+}
+
+/// The common case in two host calls instead of three per component: a path whose directory
+/// part the host resolves in one `openat2` without crossing a mount point (RESOLVE_NO_XDEV),
+/// from a start that is not on procfs, so that the lookups never enter procfs, let alone the
+/// monitor's own directories (nor meet a magic link, which only procfs has), and whose last
+/// name is looked at here as the walk would. None when the path needs the full walk: it
+/// crosses a mount (/proc, /sys, /dev, a bind mount), its last name is a link to follow, or
+/// it ends in `/`, `.` or `..` (the walk then gives the answer or the error). `stat` of a file
+/// in /etc: 11 host calls, ~15 us a call under `hrt run`, against 4.
+fn within_one_mount(start: i32, path: &[u8], follow: bool) -> Option<Resolved> {
+    let (dir_part, last): (&[u8], &[u8]) = match path.iter().rposition(|&b| b == b'/') {
+        Some(0) => (b"/", &path[1..]),
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (b".", path),
+    };
+    if last.is_empty() || last == b"." || last == b".." || !path.starts_with(b"/") && on_procfs(start) {
+        return None;
+    }
+    let name = cstr(last).ok()?;
+    let (dir, raw_dir) = if dir_part == b"." {
+        (None, start)
+    } else {
+        // SAFETY: open_how is plain integers; zero is a valid value of each.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
+        how.resolve = libc::RESOLVE_NO_XDEV | libc::RESOLVE_NO_MAGICLINKS;
+        let dir_c = cstr(dir_part).ok()?;
+        let fd = loop {
+            // SAFETY: a C string and an open_how of the size passed; the result is a fresh
+            // descriptor we own.
+            let fd = unsafe {
+                libc::syscall(libc::SYS_openat2, start, dir_c.as_ptr(), &how, std::mem::size_of::<libc::open_how>())
+            };
+            if fd >= 0 {
+                break fd as i32;
+            }
+            if Errno::last() != Errno::EINTR {
+                return None;
+            }
+        };
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        let dir = unsafe { OwnedFd::from_raw_fd(fd) };
+        (Some(dir), fd)
+    };
+    // SAFETY: fstatat writes the struct we pass; a C string and plain flags.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let looked = unsafe { libc::fstatat(raw_dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    let nofollow = if looked == 0 {
+        let link = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
+        if link && follow {
+            return None;
+        }
+        !link
+    } else if Errno::last() == Errno::ENOENT {
+        // A name to be created.
+        true
+    } else {
+        return None;
+    };
+    Some(Resolved::At { dir, raw_dir, name, nofollow })
 }
 
 /// Whether `dir` is the root of a procfs mount (where `self` and `thread-self` are plain links).

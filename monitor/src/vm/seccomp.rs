@@ -24,6 +24,7 @@ pub const FORBIDDEN_STATUS: i32 = 128 + libc::SIGSYS;
 const HOST_ONLY: &[libc::c_long] = &[
     // The path walk and the synthetic files.
     libc::SYS_statfs,
+    libc::SYS_openat2,
     // The channel's non-waiting tries of reads and writes (RWF_NOWAIT).
     libc::SYS_preadv2,
     libc::SYS_pwritev2,
