@@ -214,9 +214,13 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
         secondary_cpu()
     }
     CPUS_ONLINE.store(0, Ordering::SeqCst);
+    init_this_cpu();
+    // From here in ring 3 where the kernel runs there (interrupts still masked, no other CPU
+    // started): the resets sweep whole tables (the channel's per-slot and per-CPU words, the
+    // futex buckets, the freeze and load records), ~4,700 instructions a fork, which emulated
+    // ring 0 ran at ~1 us each.
     sched::reset_after_fork();
     crate::linux::calls::fork::prepare_child(record);
-    init_this_cpu();
     if boot.num_cpus > 1 {
         hypercall::start_cpus();
         while CPUS_ONLINE.load(Ordering::Acquire) < boot.num_cpus as usize {
