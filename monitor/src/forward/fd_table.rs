@@ -29,6 +29,9 @@ pub struct HostFd {
     /// (normalized): paths relative to it and its listing are the VM's (synthetic.rs,
     /// cpu_dirs.rs), also when the host file is a stand-in.
     vm_path: Option<Arc<[u8]>>,
+    /// Whether it is on procfs (found once: an open file's file system never changes), which
+    /// decides how paths relative to it are walked (walk.rs).
+    procfs: std::sync::OnceLock<bool>,
 }
 
 /// How long I/O on a descriptor may wait, by its file type.
@@ -53,17 +56,38 @@ pub enum FdKind {
 impl HostFd {
     /// A descriptor the forwarder opened; closed when dropped.
     pub fn owned(fd: i32, special: bool) -> HostFd {
-        HostFd { fd, owned: true, special, kind: std::sync::OnceLock::new(), vm_path: None }
+        HostFd {
+            fd,
+            owned: true,
+            special,
+            kind: std::sync::OnceLock::new(),
+            vm_path: None,
+            procfs: std::sync::OnceLock::new(),
+        }
     }
 
     /// A descriptor the forwarder opened whose kind it knows; closed when dropped.
     pub fn with_kind(fd: i32, kind: FdKind) -> HostFd {
-        HostFd { fd, owned: true, special: false, kind: std::sync::OnceLock::from(kind), vm_path: None }
+        HostFd {
+            fd,
+            owned: true,
+            special: false,
+            kind: std::sync::OnceLock::from(kind),
+            vm_path: None,
+            procfs: std::sync::OnceLock::new(),
+        }
     }
 
     /// One of the host's standard descriptors, never closed by the forwarder.
     pub fn borrowed(fd: i32) -> HostFd {
-        HostFd { fd, owned: false, special: false, kind: std::sync::OnceLock::new(), vm_path: None }
+        HostFd {
+            fd,
+            owned: false,
+            special: false,
+            kind: std::sync::OnceLock::new(),
+            vm_path: None,
+            procfs: std::sync::OnceLock::new(),
+        }
     }
 
     pub fn raw(&self) -> i32 {
@@ -82,6 +106,11 @@ impl HostFd {
 
     pub fn vm_path(&self) -> Option<&[u8]> {
         self.vm_path.as_deref()
+    }
+
+    /// Whether the descriptor is on procfs.
+    pub fn on_procfs(&self) -> bool {
+        *self.procfs.get_or_init(|| super::walk::on_procfs(self.fd))
     }
 
     /// The descriptor's kind as far as waiting goes.
@@ -113,7 +142,14 @@ impl HostFd {
         if fd < 0 {
             return Err(Errno::last());
         }
-        Ok(HostFd { fd, owned: true, special: self.special, kind: self.kind.clone(), vm_path: self.vm_path.clone() })
+        Ok(HostFd {
+            fd,
+            owned: true,
+            special: self.special,
+            kind: self.kind.clone(),
+            vm_path: self.vm_path.clone(),
+            procfs: self.procfs.clone(),
+        })
     }
 
     /// Closes the host descriptor now and reports the host's answer (close can report a write
@@ -306,6 +342,7 @@ impl FdTable {
                 special: h.special,
                 kind: h.kind.clone(),
                 vm_path: h.vm_path.clone(),
+                procfs: h.procfs.clone(),
             });
             made.push((Arc::as_ptr(h), o.clone()));
             o

@@ -8,11 +8,15 @@ use super::errno::{Errno, SysResult};
 use super::fd_table::HostFd;
 use super::guest_mem::Guest;
 use super::host::{int, ptr, uint};
+use super::paths::At;
 use super::{paths, Forwarder};
 
 /// sizeof(struct stat) and sizeof(struct statx) on x86-64 Linux.
 const STAT_SIZE: u64 = 144;
 const STATX_SIZE: u64 = 256;
+/// Where `st_mode` (u32) lies in struct stat, and `stx_mode` (u16) in struct statx.
+const STAT_MODE_OFFSET: u64 = 24;
+const STATX_MODE_OFFSET: u64 = 28;
 /// Two struct timespec (utimensat).
 const TIMES_SIZE: u64 = 32;
 
@@ -57,8 +61,10 @@ impl Forwarder {
         }
         let nonblock = libc::O_NONBLOCK as libc::c_long;
         let mut host_flags = at.open_flags(flags | libc::O_CLOEXEC as libc::c_long);
-        // An O_PATH open opens nothing (a FIFO's included): it never waits.
-        let now = now && flags & libc::O_PATH as libc::c_long == 0;
+        // An O_PATH open opens nothing (a FIFO's included): it never waits. Nor does an
+        // O_DIRECTORY open: only a directory opens (anything else is ENOTDIR before any open
+        // of it), and directories take no leases (`find` and `ls -R` open each one so).
+        let now = now && flags & (libc::O_PATH | libc::O_DIRECTORY) as libc::c_long == 0;
         if now {
             match stat_at(at.dirfd, &at.path, at.at_flags(0)) {
                 Ok(st) if !opens_at_once(&st) => return Ok(None),
@@ -81,16 +87,12 @@ impl Forwarder {
                 return Ok(None);
             }
             if flags & nonblock == 0 {
+                // F_SETFL sets only the status flags (O_APPEND, O_NONBLOCK, O_DIRECT, O_NOATIME,
+                // O_ASYNC): those of the open, without O_NONBLOCK. (O_ASYNC is set where the
+                // open set it: unchanged, F_SETFL does not start signal-driven I/O.)
+                let status = host_flags & !nonblock;
                 // SAFETY: fcntl on our own descriptor.
-                let status =
-                    unsafe { self.sys(libc::SYS_fcntl, &[fd as libc::c_long, libc::F_GETFL as libc::c_long])? };
-                // SAFETY: as above.
-                unsafe {
-                    self.sys(
-                        libc::SYS_fcntl,
-                        &[fd as libc::c_long, libc::F_SETFL as libc::c_long, status as libc::c_long & !nonblock],
-                    )?
-                };
+                unsafe { self.sys(libc::SYS_fcntl, &[fd as libc::c_long, libc::F_SETFL as libc::c_long, status])? };
             }
         }
         self.fds().insert(Arc::new(host), flags & libc::O_CLOEXEC as libc::c_long != 0, 0).map(Some)
@@ -128,13 +130,26 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_fstat, &[h.raw() as libc::c_long, ptr(p)]) }
     }
 
+    /// stat, lstat, newfstatat. The last name is stat'ed without following first (see
+    /// `path_at_to_stat`); only a link found there, to be followed, takes the full walk.
     pub(super) fn fstatat(&self, g: Guest, dirfd: u64, path: u64, buf: u64, flags: u64) -> SysResult<i64> {
         let flags = int(flags);
-        let at = self.path_at_to_inspect(g, dirfd, path, follows(flags))?;
         let p = g.range_mut(buf, STAT_SIZE)?;
-        let flags = at.at_flags(flags);
-        // SAFETY: a host C string and a struct stat in guest memory.
-        unsafe { self.sys(libc::SYS_newfstatat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), flags]) }
+        let stat = |at: &At| {
+            // SAFETY: a host C string and a struct stat in guest memory.
+            unsafe {
+                self.sys(
+                    libc::SYS_newfstatat,
+                    &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(p), at.at_flags(flags)],
+                )
+            }
+        };
+        let at = self.path_at_to_stat(g, dirfd, path, follows(flags))?;
+        let r = stat(&at);
+        if at.unlooked && r.is_ok() && g.read::<u32>(buf + STAT_MODE_OFFSET)? & libc::S_IFMT == libc::S_IFLNK {
+            return stat(&self.path_at_to_inspect(g, dirfd, path, follows(flags))?);
+        }
+        r
     }
 
     pub(super) fn statx(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mask: u64, buf: u64) -> SysResult<i64> {
@@ -146,12 +161,25 @@ impl Forwarder {
             // SAFETY: a NULL path and a struct statx in guest memory.
             return unsafe { self.sys(libc::SYS_statx, &[dfd as libc::c_long, 0, int(flags), uint(mask), ptr(p)]) };
         }
-        let at = self.path_at_to_inspect(g, dirfd, path, follows(int(flags)))?;
-        let flags = at.at_flags(int(flags));
-        // SAFETY: a host C string and a struct statx in guest memory.
-        unsafe {
-            self.sys(libc::SYS_statx, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags, uint(mask), ptr(p)])
+        let statx = |at: &At| {
+            let flags = at.at_flags(int(flags));
+            // SAFETY: a host C string and a struct statx in guest memory.
+            unsafe {
+                self.sys(libc::SYS_statx, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags, uint(mask), ptr(p)])
+            }
+        };
+        // As fstatat: a link to follow found at the last name takes the full walk; so does an
+        // answer whose mask has no file type (the host did not say what it found).
+        let at = self.path_at_to_stat(g, dirfd, path, follows(int(flags)))?;
+        let r = statx(&at);
+        if at.unlooked && r.is_ok() {
+            let typed = g.read::<u32>(buf)? & libc::STATX_TYPE != 0;
+            let mode = g.read::<u16>(buf + STATX_MODE_OFFSET)? as u32;
+            if !typed || mode & libc::S_IFMT == libc::S_IFLNK {
+                return statx(&self.path_at_to_inspect(g, dirfd, path, follows(int(flags)))?);
+            }
         }
+        r
     }
 
     pub(super) fn lseek(&self, fd: u64, offset: u64, whence: u64) -> SysResult<i64> {

@@ -80,6 +80,7 @@ use guest_mem::Guest;
 pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
 pub use host::with_cancel;
 pub use hrt_children::run_children_as_hrt;
+pub use xattr::{SYS_GETXATTRAT, SYS_LISTXATTRAT, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};
 
 /// AT_FDCWD as a system-call argument.
 const CWD: u64 = libc::AT_FDCWD as u32 as u64;

@@ -57,7 +57,9 @@ pub enum Resolved {
     /// `name` in directory `dir` (an O_PATH descriptor, or AT_FDCWD's stand-in when `dir` is None).
     /// `nofollow`: the name was looked up and is not a symbolic link (or does not exist yet): the
     /// call must not follow one found there later.
-    At { dir: Option<OwnedFd>, raw_dir: i32, name: CString, nofollow: bool },
+    /// `unlooked`: the name was not looked at (see [`Opts::call_reports_link`]); `nofollow` is
+    /// then set, and a call that finds a link there must walk again with the option off.
+    At { dir: Option<OwnedFd>, raw_dir: i32, name: CString, nofollow: bool, unlooked: bool },
     /// An object reached through a magic link (another process's `/proc/<pid>/cwd`, `fd/N`):
     /// the call names it as `/proc/self/fd/<fd>`.
     Object(OwnedFd),
@@ -96,7 +98,7 @@ fn is_link(fd: &OwnedFd) -> SysResult<bool> {
 }
 
 /// Whether host descriptor `fd` (or the working directory, for AT_FDCWD) is on procfs.
-fn on_procfs(fd: i32) -> bool {
+pub(super) fn on_procfs(fd: i32) -> bool {
     // SAFETY: statfs is plain data written by the call.
     let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: a descriptor and a struct we own; "." for AT_FDCWD.
@@ -176,29 +178,48 @@ fn check_landing(fd: &OwnedFd) -> SysResult<()> {
     }
 }
 
+/// What a caller knows or can do that spares the walk host calls.
+#[derive(Clone, Copy, Default)]
+pub struct Opts {
+    /// Whether `start` is on procfs, if the caller knows (a descriptor's filesystem never
+    /// changes; `None`: asked with `fstatfs`).
+    pub start_on_procfs: Option<bool>,
+    /// The call reports what it found at the last name (the stat family: its mode), so for a
+    /// call that follows links the common case needs no look at that name first: the call is
+    /// made without following, and walked again (without this option) if it finds a link.
+    pub call_reports_link: bool,
+}
+
 /// Resolves `path` relative to host directory `start` for a call that only looks at the last
 /// object's metadata (the stat family, readlink, the xattr reads): that last name may be any
 /// entry of the monitor's own directories (`ls -la /proc/self` stats `fd`, `task`, `environ`
 /// ...: procfs entries whose mode, owner and times say nothing of the monitor), and `..` may
 /// end a path there when the parent is not the monitor's. What is reached *through* such an
 /// entry is judged as in [`resolve`].
+#[cfg(test)]
 pub fn resolve_to_inspect(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
-    resolve_in(start, path, follow, true)
+    resolve_in(start, path, follow, true, Opts::default())
+}
+
+/// [`resolve`] (`inspect` false) or [`resolve_to_inspect`] (true), with what the caller knows.
+pub fn resolve_with(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) -> SysResult<Resolved> {
+    resolve_in(start, path, follow, inspect, opts)
 }
 
 /// Resolves `path` relative to host directory `start` (AT_FDCWD for the working directory).
 /// `follow`: a symbolic link as the last component is followed (stat, open) or not (lstat,
 /// unlink, readlink). Errors are those Linux gives for the same lookup (ENOENT, ENOTDIR, EACCES,
 /// ELOOP), plus EACCES for anything in the monitor's own /proc directories.
+#[cfg(test)]
 pub fn resolve(start: i32, path: &[u8], follow: bool) -> SysResult<Resolved> {
-    resolve_in(start, path, follow, false)
+    resolve_in(start, path, follow, false, Opts::default())
 }
 
-fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult<Resolved> {
+fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) -> SysResult<Resolved> {
     if path.is_empty() {
         return Err(Errno::ENOENT);
     }
-    if let Some(resolved) = within_one_mount(start, path, follow) {
+    if let Some(resolved) = within_one_mount(start, path, follow, opts) {
         return Ok(resolved);
     }
     // A path ending in "." ends at a directory, as one ending in "/" does: a link before it
@@ -218,7 +239,7 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult
         let own = is_own_dir(raw);
         let Some(c) = queue.pop_front() else {
             // The path ends at a directory ("/", "a/.", "a/..").
-            return Ok(Resolved::At { dir: cur, raw_dir: raw, name: c".".to_owned(), nofollow: true });
+            return Ok(Resolved::At { dir: cur, raw_dir: raw, name: c".".to_owned(), nofollow: true, unlooked: false });
         };
         let last = queue.is_empty();
         if own && c.as_slice() != b".." {
@@ -240,9 +261,15 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult
                     let up = open_path(raw, &name, 0)?;
                     check_landing(&up)?;
                     let raw_dir = up.as_raw_fd();
-                    return Ok(Resolved::At { dir: Some(up), raw_dir, name: c".".to_owned(), nofollow: true });
+                    return Ok(Resolved::At {
+                        dir: Some(up),
+                        raw_dir,
+                        name: c".".to_owned(),
+                        nofollow: true,
+                        unlooked: false,
+                    });
                 }
-                return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true });
+                return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true, unlooked: false });
             }
             let up = open_path(raw, &name, 0)?;
             raw = up.as_raw_fd();
@@ -254,7 +281,7 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult
             // A name to be created (open O_CREAT, mkdir, rename's target...).
             Err(Errno::ENOENT) if last => {
                 let name = if trailing_slash { cstr(&[&c[..], b"/"].concat())? } else { name };
-                return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true });
+                return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true, unlooked: false });
             }
             Err(e) => return Err(e),
         };
@@ -290,7 +317,7 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult
         }
         if last {
             let name = if trailing_slash { cstr(&[&c[..], b"/"].concat())? } else { name };
-            return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: !link });
+            return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: !link, unlooked: false });
         }
         raw = next.as_raw_fd();
         cur = Some(next);
@@ -305,13 +332,22 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool) -> SysResult
 /// crosses a mount (/proc, /sys, /dev, a bind mount), its last name is a link to follow, or
 /// it ends in `/`, `.` or `..` (the walk then gives the answer or the error). `stat` of a file
 /// in /etc: 11 host calls, ~15 us a call under `hrt run`, against 4.
-fn within_one_mount(start: i32, path: &[u8], follow: bool) -> Option<Resolved> {
+///
+/// The last name needs no look when the call does not follow a link there (lstat, unlink,
+/// readlink: the call then gets AT_SYMLINK_NOFOLLOW or O_NOFOLLOW where it takes one, which
+/// it asked for itself), nor when the call reports a link itself (`opts.call_reports_link`):
+/// a lookup of the last name within the directory cannot leave it, so either way nothing
+/// beyond the directory is reached. Each look is ~1.5 us of host time here.
+fn within_one_mount(start: i32, path: &[u8], follow: bool, opts: Opts) -> Option<Resolved> {
     let (dir_part, last): (&[u8], &[u8]) = match path.iter().rposition(|&b| b == b'/') {
         Some(0) => (b"/", &path[1..]),
         Some(i) => (&path[..i], &path[i + 1..]),
         None => (b".", path),
     };
-    if last.is_empty() || last == b"." || last == b".." || !path.starts_with(b"/") && on_procfs(start) {
+    if last.is_empty() || last == b"." || last == b".." {
+        return None;
+    }
+    if !path.starts_with(b"/") && opts.start_on_procfs.unwrap_or_else(|| on_procfs(start)) {
         return None;
     }
     let name = cstr(last).ok()?;
@@ -340,6 +376,9 @@ fn within_one_mount(start: i32, path: &[u8], follow: bool) -> Option<Resolved> {
         let dir = unsafe { OwnedFd::from_raw_fd(fd) };
         (Some(dir), fd)
     };
+    if !follow || opts.call_reports_link {
+        return Some(Resolved::At { dir, raw_dir, name, nofollow: true, unlooked: follow });
+    }
     // SAFETY: fstatat writes the struct we pass; a C string and plain flags.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
@@ -356,7 +395,7 @@ fn within_one_mount(start: i32, path: &[u8], follow: bool) -> Option<Resolved> {
     } else {
         return None;
     };
-    Some(Resolved::At { dir, raw_dir, name, nofollow })
+    Some(Resolved::At { dir, raw_dir, name, nofollow, unlooked: false })
 }
 
 /// Whether `dir` is the root of a procfs mount (where `self` and `thread-self` are plain links).

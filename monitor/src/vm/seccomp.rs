@@ -25,6 +25,11 @@ const HOST_ONLY: &[libc::c_long] = &[
     // The path walk and the synthetic files.
     libc::SYS_statfs,
     libc::SYS_openat2,
+    // The attribute calls by directory and name (forward/xattr.rs, Linux 6.13).
+    crate::forward::SYS_SETXATTRAT,
+    crate::forward::SYS_GETXATTRAT,
+    crate::forward::SYS_LISTXATTRAT,
+    crate::forward::SYS_REMOVEXATTRAT,
     // The channel's non-waiting tries of reads and writes (RWF_NOWAIT).
     libc::SYS_preadv2,
     libc::SYS_pwritev2,

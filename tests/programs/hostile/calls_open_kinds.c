@@ -9,7 +9,10 @@
 //     writing end: the byte goes through; a FIFO opened with O_NONBLOCK keeps it;
 //   - lookups the quick path takes or leaves to the full walk: relative, absolute, through a
 //     directory link, a last name that is a link (followed or not), a dangling link, a name
-//     to be created, `.`/`..` endings, a file as a directory, a link into /proc/self.
+//     to be created, `.`/`..` endings, a file as a directory, a link into /proc/self;
+//   - the stat family from a directory descriptor, following or not (the quick path stats a
+//     last name without following and walks again if it finds a link), statx with and without
+//     the type in its mask, and attribute reads through a link, followed or not.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define SHOW_WIDTH 40
@@ -60,6 +64,26 @@ static void *fifo_reader(void *arg) {
     return NULL;
 }
 
+/* statx and fstatat of `name` from directory descriptor `dfd`: the type (and a regular
+ * file's size), or the error. */
+static void kind_at(int dfd, const char *name, int flags, unsigned mask) {
+    char what[64];
+    struct statx sx;
+    snprintf(what, sizeof what, "statx %s%s mask %#x", name, flags ? " nofollow" : "", mask);
+    if (statx(dfd, name, flags, mask, &sx) != 0)
+        show(what, -1);
+    else
+        printf("%-*s type %06o size %lld\n", SHOW_WIDTH, what, sx.stx_mode & S_IFMT,
+               S_ISREG(sx.stx_mode) ? (long long)sx.stx_size : 0LL);
+    struct stat st;
+    snprintf(what, sizeof what, "fstatat %s%s", name, flags ? " nofollow" : "");
+    if (fstatat(dfd, name, &st, flags) != 0)
+        show(what, -1);
+    else
+        printf("%-*s type %06o size %lld\n", SHOW_WIDTH, what, st.st_mode & S_IFMT,
+               S_ISREG(st.st_mode) ? (long long)st.st_size : 0LL);
+}
+
 int main(void) {
     char dir[] = "/tmp/hrt-open-XXXXXX";
     if (!mkdtemp(dir) || chdir(dir) != 0)
@@ -82,6 +106,8 @@ int main(void) {
     flags_of("file O_RDONLY|O_NONBLOCK", "file", O_RDONLY | O_NONBLOCK);
     flags_of("dir O_RDONLY|O_DIRECTORY", "d", O_RDONLY | O_DIRECTORY);
     flags_of("dir O_PATH", "d", O_PATH);
+    flags_of("dir link O_RDONLY|O_DIRECTORY", "dlink", O_RDONLY | O_DIRECTORY);
+    flags_of("fifo O_RDONLY|O_DIRECTORY", "fifo", O_RDONLY | O_DIRECTORY);
     flags_of("/dev/null O_WRONLY", "/dev/null", O_WRONLY);
     flags_of("new file O_CREAT|O_EXCL", "new", O_CREAT | O_EXCL | O_WRONLY);
     flags_of("new file again O_CREAT|O_EXCL", "new", O_CREAT | O_EXCL | O_WRONLY);
@@ -134,6 +160,25 @@ int main(void) {
     kind("stat absolute d/inner", abs, 1);
     for (size_t i = 0; i < sizeof lookups / sizeof lookups[0]; i++)
         kind(lookups[i].what, lookups[i].path, lookups[i].follow);
+    int dfd = open(".", O_RDONLY | O_DIRECTORY);
+    static const char *names[] = {"file", "flink", "dlink", "dangling", "proclink", "missing", "d/inner"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        kind_at(dfd, names[i], 0, STATX_TYPE | STATX_SIZE);
+        kind_at(dfd, names[i], AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE);
+        kind_at(dfd, names[i], 0, STATX_SIZE);
+    }
+    close(dfd);
+    char v[64];
+    setxattr("file", "user.hrt", "v1", 2, 0);
+    show("getxattr flink (the file's)", getxattr("flink", "user.hrt", v, sizeof v));
+    show("lgetxattr flink (the link's)", lgetxattr("flink", "user.hrt", v, sizeof v));
+    show("getxattr dangling", getxattr("dangling", "user.hrt", v, sizeof v));
+    show("listxattr flink", listxattr("flink", v, sizeof v));
+    show("llistxattr flink", llistxattr("flink", v, sizeof v));
+    show("getxattr missing", getxattr("missing", "user.hrt", v, sizeof v));
+    show("getxattr file/x", getxattr("file/x", "user.hrt", v, sizeof v));
+    show("removexattr flink (the file's)", removexattr("flink", "user.hrt"));
+    show("getxattr file after", getxattr("file", "user.hrt", v, sizeof v));
     struct stat st;
     show("stat proclink (a file)", stat("proclink", &st) == 0 && S_ISREG(st.st_mode));
     show("stat /etc/passwd", stat("/etc/passwd", &st) == 0 && S_ISREG(st.st_mode));
