@@ -15,6 +15,10 @@ static CPUS_ONLINE: AtomicUsize = AtomicUsize::new(0);
 const CPU_STACKS_BYTES: usize = (gdt::IST_COUNT + 1) * gdt::IST_STACK_SIZE;
 /// The stacks of CPUs that have not booted yet, allocated by the boot CPU (0: none).
 static PREPARED_STACKS: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
+/// Each booted CPU's stacks. A forked child's CPU takes those of the parent's CPU of the same
+/// number (in its copy of the parent's memory, used by nobody else there) instead of
+/// allocating in emulated ring 0.
+static CPU_STACKS: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
 
 /// Entered from `_start` (`arch`'s entry code, by this link name) on every CPU. `fork_record`
 /// is 0 on a boot, or in a forked child's VM the address of the kernel's fork record (see
@@ -247,9 +251,13 @@ fn init_this_cpu() {
     // which a PVM host emulates one by one.
     let size = gdt::IST_STACK_SIZE;
     let stacks = match PREPARED_STACKS[cpu::id()].swap(0, Ordering::AcqRel) {
-        0 => mem::alloc_pages(mem::order_for(CPU_STACKS_BYTES), None).expect("no memory for IST stacks"),
+        0 => match CPU_STACKS[cpu::id()].load(Ordering::Acquire) {
+            0 => mem::alloc_pages(mem::order_for(CPU_STACKS_BYTES), None).expect("no memory for IST stacks"),
+            parents => parents,
+        },
         prepared => prepared,
     };
+    CPU_STACKS[cpu::id()].store(stacks, Ordering::Release);
     load_cpu_tables(stacks);
     cpu_entry_points();
     apic::init_cpu();

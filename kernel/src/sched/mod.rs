@@ -267,6 +267,26 @@ pub fn prepare_cpu(id: usize) {
     }
 }
 
+/// Makes every CPU's idle-thread record ahead for a forked child (its CPUs start from its copy
+/// of this memory), from a CPU that runs natively; `unprepare_cpus` frees them here again.
+/// Every other CPU must be frozen: their records are swapped without their knowing.
+pub fn prepare_cpus(count: usize) {
+    for id in 0..count.min(hrt_abi::MAX_CPUS) {
+        prepare_cpu(id);
+    }
+}
+
+/// Frees the records `prepare_cpus` made (the child has its copies).
+pub fn unprepare_cpus() {
+    for prepared in &PREPARED_IDLE {
+        let old = prepared.swap(null_mut(), Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: an unused record made by `prepare_cpu`, owned by nobody else.
+            drop(unsafe { alloc::boxed::Box::from_raw(old) });
+        }
+    }
+}
+
 /// Makes the running boot context this CPU's idle thread and installs the timer and kick
 /// handlers. Every CPU calls this once.
 pub fn init_cpu() {

@@ -149,7 +149,11 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         irq::restore(was);
     }
     let record = crate::mem::virt_to_phys(rec as *const u8);
+    // The child's CPUs find their idle-thread records made (natively, here) instead of
+    // allocating them in ring 0, which PVM emulates: ~150 instructions each.
+    sched::prepare_cpus(crate::bootinfo::get().num_cpus as usize);
     let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks(), from_child]);
+    sched::unprepare_cpus();
     sched::freeze::thaw();
     if r < 0 {
         return Err((-r) as u32);
