@@ -88,8 +88,22 @@ fn wait(addr: u64, val: u32, bitset: u32, deadline: Option<u64>) -> SysResult {
         return Err(EINVAL);
     }
     let word = user_atomic(addr)?;
-    wait_on(word, val, bitset, deadline)
+    // A lock's word often changes within a microsecond (its holder's critical section ends):
+    // look a while before sleeping, as a wait that came through SYSCALL did by the time it
+    // read the word (~1 us on PVM). Without it glibc's contended mutexes slept and were woken
+    // at nearly every hand-over once their futex calls became plain calls.
+    let until = crate::time::ticks() + crate::time::ns_to_ticks(WAIT_LOOK_NS);
+    while word.load(Ordering::Relaxed) == val {
+        if crate::time::ticks() >= until {
+            return wait_on(word, val, bitset, deadline);
+        }
+        core::hint::spin_loop();
+    }
+    Err(EAGAIN)
 }
+
+/// How long a program's futex wait looks at its word before it sleeps.
+const WAIT_LOOK_NS: u64 = 1000;
 
 /// The kernel's own futex wait (the OpenMP runtime's): sleeps while `word` holds `val`, until
 /// a `wake_word` or a signal. The word is the caller's (kernel or checked program memory).

@@ -56,8 +56,10 @@ const CALL_REL32: u8 = 0xe8;
 const MOV_LEN: u64 = 3;
 /// The `call rel32`'s length.
 const CALL_LEN: u64 = 5;
-/// The longest window: the `mov`, G (at most 15 bytes), the `syscall`.
-pub(super) const MAX_WINDOW: usize = 3 + 15 + 2;
+/// The longest window patched: here the `mov`, G (at most 15 bytes) and the `syscall` (20);
+/// a variable-number window (`varsite`) up to 24 (glibc's `__lll_lock_wait` needs 22: its
+/// futex flag is a `xor` on a register set four instructions before).
+pub(super) const MAX_WINDOW: usize = 24;
 
 /// How long the patching CPU waits for the others to reach a safe point; if they do not,
 /// the site keeps SYSCALL.

@@ -16,20 +16,27 @@
 //! - each instruction
 //!   - sets a 32- or 64-bit register other than rsp from a register (not rsp, which the `call`
 //!     moved), an immediate, itself (`xor %eX, %eX`), a memory word named RIP-relative (a
-//!     global: the slot names the same address) or from rsp with a displacement (the
-//!     program's own frame: the slot adds 8 for the word the `call` pushed), or an address
-//!     (`lea`, RIP-relative or from registers other than rsp);
+//!     global: the slot names the same address), from rsp with a displacement (the program's
+//!     own frame: the slot adds 8 for the word the `call` pushed) or from other registers (the
+//!     same address at the slot), or an address (`lea`, RIP-relative or from registers other
+//!     than rsp);
+//!   - or changes a register other than rsp with an immediate (`xor`, `or`, `and`, `add`,
+//!     `sub`; glibc's futex calls make their private flag with `xor $0x80, %sil`), which reads
+//!     the register as well as writes it;
 //!   - or compares (`cmp`, `test`) such registers, memory and immediates, setting only the
 //!     flags;
 //!   - or branches on the flags (`jcc`) to a target outside the window: at the slot the branch
 //!     goes to a stub that drops the `call`'s return address and jumps there, so the taken
 //!     path continues as in the old code;
-//! - no register an instruction reads is one the window writes, and every branch tests flags
-//!   that an instruction of the window set before it (the window reaches back that far: glibc's
-//!   `read` is `cmpb $0, __libc_single_threaded(%rip); je 1f; xor %eax, %eax; syscall`, whose
-//!   last two instructions leave no room for the `call`). Then the window is idempotent: run
-//!   again from its start, at any point of the old one, it leaves the same registers and takes
-//!   the same branches, because its inputs are where they were;
+//! - no input of the window (a register an instruction reads before the window itself set it)
+//!   is a register the window writes, and every branch tests flags that an instruction of the
+//!   window set before it (the window reaches back that far: glibc's `read` is `cmpb $0,
+//!   __libc_single_threaded(%rip); je 1f; xor %eax, %eax; syscall`, whose last two
+//!   instructions leave no room for the `call`; its `__lll_lock_wait` is `mov %r8d, %esi; xor
+//!   %r10d, %r10d; mov $2, %edx; mov $0xca, %eax; xor $0x80, %sil; syscall`, whose last `xor`
+//!   needs the `mov` that set esi, 22 bytes back). Then the window is idempotent: run again
+//!   from its start, at any point of the old one, it leaves the same registers and takes the
+//!   same branches, because its inputs are where they were;
 //! - nothing lands inside it: no direct branch of the function targets any of its instructions
 //!   but the first (a branch to the first lands on the padding or the `call`, the same point
 //!   of the new code) nor the `syscall`, and the function has no indirect jump. This is the
@@ -95,7 +102,7 @@ pub(super) fn qualifies(instrs: &[Instruction], at: usize) -> Option<Window> {
     let site = instrs[at].ip();
     let mut first = at;
     let mut len = 0;
-    while len < MIN_REPLAY || !flags_set_within(&instrs[first..at]) {
+    while len < MIN_REPLAY || !flags_set_within(&instrs[first..at]) || !anchored(&instrs[first..at]) {
         first = first.checked_sub(1)?;
         len += instrs[first].len();
         if len + 2 > MAX_WINDOW {
@@ -121,9 +128,9 @@ pub(super) fn qualifies(instrs: &[Instruction], at: usize) -> Option<Window> {
 /// What a window instruction does.
 enum Step {
     /// Sets register `dst` (full) from the registers `srcs` (and perhaps memory).
-    Load { dst: Register, srcs: [Option<Register>; 2] },
+    Load { dst: Register, srcs: [Option<Register>; 3] },
     /// Sets only the flags, from `srcs` (and perhaps memory).
-    Compare { srcs: [Option<Register>; 2] },
+    Compare { srcs: [Option<Register>; 3] },
     /// Branches on the flags to `target`.
     Branch { target: u64 },
 }
@@ -138,41 +145,73 @@ fn flags_set_within(window: &[Instruction]) -> bool {
             if !set {
                 return false;
             }
-        } else if matches!(i.mnemonic(), Mnemonic::Cmp | Mnemonic::Test | Mnemonic::Xor | Mnemonic::Sub) {
+        } else if sets_flags(i.mnemonic()) {
             set = true;
         }
     }
     true
 }
 
-/// Whether the window `[start, end)` may be replayed (the module comment's first rule): each
-/// instruction a step, no register read that the window writes, every branch's flags set in
-/// the window and its target outside it.
-fn replayable(window: &[Instruction], start: u64, end: u64) -> bool {
-    let (mut written, mut read) = (Vec::new(), Vec::new());
+fn sets_flags(m: Mnemonic) -> bool {
+    use Mnemonic::*;
+    matches!(m, Cmp | Test | Xor | Sub | Add | And | Or | Shl | Shr | Sar)
+}
+
+/// The registers `window` reads before writing them itself (its inputs) and those it writes;
+/// None if an instruction is none of the steps, or a branch lands inside `[start, end)`.
+fn dataflow(window: &[Instruction], start: u64, end: u64) -> Option<(Vec<Register>, Vec<Register>)> {
+    let (mut inputs, mut written) = (Vec::new(), Vec::new());
     for i in window {
-        match step(i) {
-            Some(Step::Load { dst, srcs }) => {
+        let mut reads = |srcs: [Option<Register>; 3], written: &Vec<Register>| {
+            inputs.extend(srcs.into_iter().flatten().filter(|r| !written.contains(r)));
+        };
+        match step(i)? {
+            Step::Load { dst, srcs } => {
+                reads(srcs, &written);
                 written.push(dst);
-                read.extend(srcs.into_iter().flatten());
             }
-            Some(Step::Compare { srcs }) => read.extend(srcs.into_iter().flatten()),
-            Some(Step::Branch { target }) if !(start..end).contains(&target) => {}
-            _ => return false,
+            Step::Compare { srcs } => reads(srcs, &written),
+            Step::Branch { target } if !(start..end).contains(&target) => {}
+            Step::Branch { .. } => return None,
         }
     }
-    flags_set_within(window) && !read.iter().any(|r| written.contains(r))
+    Some((inputs, written))
+}
+
+/// Whether no input of `window` is a register it writes, so that a replay from its start
+/// reads what the first run read (a register the window sets before it reads it, as glibc's
+/// `mov %r8d, %esi; ...; xor $0x80, %sil` before its futex calls, is no input). True also when
+/// the window cannot be replayed at all: reaching further back does not help then.
+fn anchored(window: &[Instruction]) -> bool {
+    let (lo, hi) = window.first().zip(window.last()).map_or((0, 0), |(f, l)| (f.ip(), l.next_ip()));
+    dataflow(window, lo, hi).is_none_or(|(inputs, written)| !inputs.iter().any(|r| written.contains(r)))
+}
+
+/// Whether the window `[start, end)` may be replayed (the module comment's first rule): each
+/// instruction a step, no input the window writes, every branch's flags set in the window and
+/// its target outside it.
+fn replayable(window: &[Instruction], start: u64, end: u64) -> bool {
+    let Some((inputs, written)) = dataflow(window, start, end) else { return false };
+    flags_set_within(window) && !inputs.iter().any(|r| written.contains(r))
 }
 
 /// A memory operand the window may read: RIP-relative (not EIP-relative, whose sum wraps at
-/// 4 GiB), or rsp plus a displacement of 1 or 4 bytes (the slot adds 8: the `call` moved rsp),
-/// without index or segment.
+/// 4 GiB), rsp plus a displacement of 1 or 4 bytes (the slot adds 8: the `call` moved rsp)
+/// without index, or an address from other 64-bit registers (the same at the slot; glibc's
+/// barrier reads the futex's flags as `mov 0xc(%r8), %esi`); without segment.
 fn replayable_memory(i: &Instruction) -> bool {
+    let (base, index) = (i.memory_base(), i.memory_index());
+    let other = |r: Register| r.is_gpr64() && r != Register::RSP;
     !i.has_segment_prefix()
-        && (i.memory_base() == Register::RIP
-            || i.memory_base() == Register::RSP
-                && i.memory_index() == Register::None
-                && matches!(i.memory_displ_size(), 1 | 4))
+        && (base == Register::RIP
+            || base == Register::RSP && index == Register::None && matches!(i.memory_displ_size(), 1 | 4)
+            || other(base) && (index == Register::None || other(index)))
+}
+
+/// The registers a replayable memory operand's address is made of.
+fn address_registers(i: &Instruction) -> [Option<Register>; 2] {
+    let gpr = |r: Register| (r.is_gpr64() && r != Register::RSP).then_some(r);
+    [gpr(i.memory_base()), gpr(i.memory_index())]
 }
 
 /// What `i` does, if the window may replay it.
@@ -186,38 +225,63 @@ fn step(i: &Instruction) -> Option<Step> {
     let full = |r: Register| (r != Register::None).then(|| r.full_register());
     let gpr = |r: Register| (r.is_gpr32() || r.is_gpr64()) && r.full_register() != Register::RSP;
     let any_gpr = |r: Register| (r.is_gpr8() || r.is_gpr16() || gpr(r)) && r.full_register() != Register::RSP;
+    let immediate = |k: OpKind| {
+        matches!(
+            k,
+            OpKind::Immediate8
+                | OpKind::Immediate16
+                | OpKind::Immediate32
+                | OpKind::Immediate8to16
+                | OpKind::Immediate8to32
+                | OpKind::Immediate8to64
+                | OpKind::Immediate32to64
+        )
+    };
     if matches!(i.mnemonic(), Mnemonic::Cmp | Mnemonic::Test) {
-        let first = match i.op0_kind() {
-            OpKind::Register if any_gpr(i.op0_register()) => full(i.op0_register()),
-            OpKind::Memory if replayable_memory(i) => None,
+        let [first, extra] = match i.op0_kind() {
+            OpKind::Register if any_gpr(i.op0_register()) => [full(i.op0_register()), None],
+            OpKind::Memory if replayable_memory(i) => address_registers(i),
             _ => return None,
         };
         let second = match i.op1_kind() {
             OpKind::Register if any_gpr(i.op1_register()) => full(i.op1_register()),
-            OpKind::Immediate8 | OpKind::Immediate16 | OpKind::Immediate32 | OpKind::Immediate8to32 => None,
-            OpKind::Immediate8to64 | OpKind::Immediate32to64 => None,
+            k if immediate(k) => None,
             _ => return None,
         };
-        return Some(Step::Compare { srcs: [first, second] });
+        return Some(Step::Compare { srcs: [first, extra, second] });
+    }
+    // A register changed with an immediate (`xor $0x80, %sil`, glibc's private-futex flag):
+    // read and written whole (a byte or word keeps the rest), so the window must also hold the
+    // instruction that set it before (`anchored`).
+    if matches!(i.mnemonic(), Mnemonic::Xor | Mnemonic::Or | Mnemonic::And | Mnemonic::Add | Mnemonic::Sub)
+        && i.op0_kind() == OpKind::Register
+        && any_gpr(i.op0_register())
+        && immediate(i.op1_kind())
+    {
+        let r = full(i.op0_register());
+        return Some(Step::Load { dst: r?, srcs: [r, None, None] });
     }
     if i.op0_kind() != OpKind::Register || !gpr(i.op0_register()) {
         return None;
     }
     let dst = i.op0_register();
     let srcs = match (i.mnemonic(), i.op1_kind()) {
-        (Mnemonic::Mov, OpKind::Register) if gpr(i.op1_register()) => [full(i.op1_register()), None],
-        (Mnemonic::Mov, OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64) => [None, None],
-        (Mnemonic::Mov, OpKind::Memory) if replayable_memory(i) => [None, None],
-        (Mnemonic::Lea, OpKind::Memory) if i.memory_base() == Register::RIP => [None, None],
+        (Mnemonic::Mov, OpKind::Register) if gpr(i.op1_register()) => [full(i.op1_register()), None, None],
+        (Mnemonic::Mov, OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64) => [None, None, None],
+        (Mnemonic::Mov, OpKind::Memory) if replayable_memory(i) => {
+            let [base, index] = address_registers(i);
+            [base, index, None]
+        }
+        (Mnemonic::Lea, OpKind::Memory) if i.memory_base() == Register::RIP => [None, None, None],
         // An address computed, nothing read from memory.
         (Mnemonic::Lea, OpKind::Memory) if !i.is_ip_rel_memory_operand() => {
-            let srcs = [full(i.memory_base()), full(i.memory_index())];
+            let srcs = [full(i.memory_base()), full(i.memory_index()), None];
             if srcs.contains(&Some(Register::RSP)) {
                 return None;
             }
             srcs
         }
-        (Mnemonic::Xor | Mnemonic::Sub, OpKind::Register) if i.op1_register() == dst => [None, None],
+        (Mnemonic::Xor | Mnemonic::Sub, OpKind::Register) if i.op1_register() == dst => [None, None, None],
         _ => return None,
     };
     Some(Step::Load { dst: dst.full_register(), srcs })

@@ -7,7 +7,10 @@
  *             branch lands on the window's first instruction; a `test` and a branch out of the
  *             window taken or not; glibc's read(), a compare of a global and a branch, or a
  *             load from the stack frame), different numbers through the same site, from two
- *             threads at once while the sites get rewritten
+ *             threads at once while the sites get rewritten; lseek through glibc's futex-flag
+ *             shapes (windows of 20 and 24 bytes whose `xor $0x80, %sil` changes a register
+ *             the window set first, from a move or a load through another register): the
+ *             offset it returns shows the flag applied once
  *   restart   a thread blocks in read() through the two-move site, the global-load site and
  *             both of the read() shapes, while a SA_RESTART handler interrupts it and zeroes
  *             what the window loads the length from (the register in the frame, the global):
@@ -130,7 +133,38 @@ __asm__(".text\n"
         "  syscall\n"
         "  add $24, %rsp\n"
         "  ret\n"
-        ".size var_read, .-var_read\n");
+        ".size var_read, .-var_read\n"
+        /* var_flag(nr, fd, words): glibc's futex-flag shape with a load through a register, as
+         * its barrier makes it: the window `mov 0xc(%r8), %esi; xor %r10d, %r10d; mov $0,
+         * %edx; mov var_nr(%rip), %eax; xor $0x80, %sil; syscall` (24 bytes: the last `xor`
+         * changes the register the first load set, so a replay must start there); the number
+         * comes from var_nr, nr only checks it. lseek(fd, words[3] ^ 0x80, SEEK_SET). */
+        ".globl var_flag\n.type var_flag,@function\nvar_flag:\n"
+        "  mov %rdx, %r8\n"
+        "  mov %rsi, %rdi\n"
+        "  mov 0xc(%r8), %esi\n"
+        "  xor %r10d, %r10d\n"
+        "  mov $0, %edx\n"
+        "  mov var_nr(%rip), %eax\n"
+        "  xor $0x80, %sil\n"
+        "  syscall\n"
+        "  ret\n"
+        ".size var_flag, .-var_flag\n"
+        /* var_flag2(nr, fd, off): glibc's __lll_lock_wait shape, the register set by a move:
+         * `mov %r8d, %esi; xor %r10d, %r10d; mov $0, %edx; mov %r9d, %eax; xor $0x80, %sil;
+         * syscall` (20 bytes). lseek(fd, off ^ 0x80, SEEK_SET). */
+        ".globl var_flag2\n.type var_flag2,@function\nvar_flag2:\n"
+        "  mov %rdi, %r9\n"
+        "  mov %rsi, %rdi\n"
+        "  mov %rdx, %r8\n"
+        "  mov %r8d, %esi\n"
+        "  xor %r10d, %r10d\n"
+        "  mov $0, %edx\n"
+        "  mov %r9d, %eax\n"
+        "  xor $0x80, %sil\n"
+        "  syscall\n"
+        "  ret\n"
+        ".size var_flag2, .-var_flag2\n");
 long var_call(long nr, long a, long b, long c);
 long var_lea(long nr, long a);
 long var_pair(long nr, long a, long b, long c);
@@ -138,7 +172,11 @@ long var_global(long nr, long a, long b);
 long var_loop(long nr, long n, long expected);
 long var_branch(long a, long fast, long b, long nr);
 long var_read(long fd, void *buf, long len);
+long var_flag(long nr, long fd, const int *words);
+long var_flag2(long nr, long fd, long off);
 int var_len = 1;
+int var_nr = SYS_lseek;
+static int seek_fd;
 unsigned char var_fast;
 static int zero_fd;
 
@@ -166,6 +204,9 @@ static long calls(void) {
         var_fast = i & 1;
         long word = -1;
         bad += var_read(zero_fd, &word, sizeof word) != sizeof word || word != 0;
+        int words[4] = {0, 0, 0, i};
+        bad += var_flag(SYS_lseek, seek_fd, words) != (i ^ 0x80);
+        bad += var_flag2(SYS_lseek, seek_fd, i + 7) != ((i + 7) ^ 0x80);
     }
     bad += var_loop(SYS_getppid, CALLS, ppid);
     bad += var_loop(SYS_getpid, CALLS, pid);
@@ -236,8 +277,10 @@ int main(int argc, char **argv) {
         return 3;
     }
     zero_fd = open("/dev/zero", O_RDONLY);
+    FILE *seek_file = tmpfile();
+    seek_fd = seek_file ? fileno(seek_file) : -1;
     if (!strcmp(c, "calls")) {
-        printf("calls: %d x 13 per thread, %ld wrong\n", CALLS, on_two_threads(calls));
+        printf("calls: %d x 15 per thread, %ld wrong\n", CALLS, on_two_threads(calls));
     } else if (!strcmp(c, "restart")) {
         set_info_handler(SIGUSR1, zero_the_length, SA_RESTART);
         if (restart_reads(read_byte))
