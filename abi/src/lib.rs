@@ -428,8 +428,10 @@ pub mod nr {
     /// of the kernel's fork record (kernel memory, outside the program's), args[1] = the guest
     /// TSC now, args[2] = the forking spawn child's context (`process::CONTEXT_SHIFT`), 0 for
     /// the program itself: the new process then starts with that child's descriptor table,
-    /// working directory, process group and session. Returns the child's host pid (or a
-    /// negated errno) to the parent. The child's
+    /// working directory, process group and session; args[3] = the end of the pool the program
+    /// uses (its highest mapping's end): the child's VM gets memory slots for the pool below it
+    /// only, and its kernel asks for more (`RAM_READY`) as the parent's does. Returns the
+    /// child's host pid (or a negated errno) to the parent. The child's
     /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
     /// kernel's entry with rdx = the record's address (0 on a normal boot).
     pub const FORK: u64 = 21;

@@ -2,7 +2,8 @@
 //! RAM): tests/programs/hostile/procs_fork.c (exit statuses, separate memory, pipes both ways,
 //! getpid/getppid/gettid, inherited FPU mode, TLS, signal mask and handlers, a child killed by
 //! SIGTERM and one by SIGSEGV, nested, repeated and concurrent children, forks from a
-//! multithreaded program and from a second thread), static, static-PIE and dynamic, compared
+//! multithreaded program and from a second thread, a child and grandchild that use far more
+//! memory than the parent did), static, static-PIE and dynamic, compared
 //! with its native run at one and two vCPUs; procs_fork_omp.c (an OpenMP program forking, on
 //! both OpenMP runtimes); bash, whose subshells, command substitutions and pipelines of
 //! builtins fork; fork + exec: procs_fork_exec.c (a child that execs /bin/echo into a pipe,

@@ -91,6 +91,19 @@ pub fn ensure_ready(end: u64) {
     READY_TO.fetch_max(ready_to as u64, Ordering::AcqRel);
 }
 
+/// The end of the program's highest mapping (the pool's start if it has none): a forked
+/// child's memory slots need reach no further (`nr::FORK`).
+pub fn in_use_end() -> u64 {
+    let mem = MEMORY.lock();
+    mem.regions.values().copied().max().unwrap_or(0).max(POOL_LO.load(Ordering::Relaxed))
+}
+
+/// A forked child's kernel, before any CPU runs a thread: its VM knows the pool only below
+/// `ready_to` (what the parent used), so allocations past it ask again.
+pub fn after_fork(ready_to: u64) {
+    READY_TO.fetch_min(ready_to.max(POOL_LO.load(Ordering::Relaxed)), Ordering::AcqRel);
+}
+
 pub fn pool_range() -> (u64, u64) {
     (POOL_LO.load(Ordering::Relaxed), POOL_HI.load(Ordering::Relaxed))
 }

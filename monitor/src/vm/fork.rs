@@ -44,6 +44,8 @@ struct Job {
     program_mem: (u64, u64),
     /// The pool is KVM's below this address in the parent's VM (`pool_slots`); None: all RAM.
     pool_ready_to: Option<u64>,
+    /// The end of the pool the program uses, as its kernel says (2 MiB-aligned, untrusted).
+    pool_in_use: u64,
     /// The kernel's fork record (guest-physical) and the guest TSC when it asked.
     record: u64,
     tsc: u64,
@@ -119,8 +121,8 @@ fn errno() -> i64 {
 
 /// `nr::FORK` on the asking vCPU thread: hands the fork to the fork thread and returns the
 /// child's host pid (recorded as a child of the program), or a negated errno. `ctx`: the
-/// forking spawn child's context (0: the program).
-pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
+/// forking spawn child's context (0: the program); `in_use`: the end of the pool it uses.
+pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64, in_use: u64) -> i64 {
     let Some(f) = shared.forwarder.as_ref() else { return -(libc::ENOSYS as i64) };
     // The record is kernel memory: whole guest RAM, outside the program's memory.
     let (lo, hi) = shared.program_mem;
@@ -139,6 +141,7 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
         setup,
         program_mem: shared.program_mem,
         pool_ready_to: shared.pool_slots.get().map(|p| p.ready_to()),
+        pool_in_use: in_use,
         record,
         tsc,
         asked: Instant::now(),
@@ -215,10 +218,16 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     // SAFETY: the inherited /dev/kvm descriptor, owned by this process from now on.
     let kvm = unsafe { kvm_ioctls::Kvm::from_raw_fd(base.kvm_fd) };
     let vm = Arc::new(super::kvm::create_vm_without_irqchip(&kvm)?);
-    // As in the parent (`vm::run`): what the parent's VM has of the pool now, the rest in pieces
-    // as the child's kernel asks, which knows what its parent had (its memory is a copy).
+    // As in the parent (`vm::run`): the pool the program uses now, the rest in pieces as the
+    // child's kernel asks (it asks again past that end, `usermem::after_fork`). Not all the
+    // parent's VM had: its read-ahead gives it 2 GiB from the start, ~2 ms of KVM's
+    // bookkeeping to set up in each child and ~0.6 to tear down. A kernel that says less
+    // than it uses only stops its own child (a touch of RAM KVM does not know is reported).
     let pool = match job.pool_ready_to {
-        Some(ready_to) => Some(job.ram.give_to_except(&vm, (ready_to, job.program_mem.1))?),
+        Some(ready_to) => {
+            let in_use = job.pool_in_use.clamp(job.program_mem.0, ready_to).next_multiple_of(super::memory::GRANULE);
+            Some(job.ram.give_to_except(&vm, (in_use.min(ready_to), job.program_mem.1))?)
+        }
         None => {
             job.ram.give_to(&vm)?;
             None
@@ -226,7 +235,7 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     };
     super::kvm::create_irqchip(&vm)?;
     let pool = pool
-        .map(|pool| super::pool_slots::PoolSlots::start(vm.clone(), pool))
+        .map(|pool| super::pool_slots::PoolSlots::start(vm.clone(), pool, super::pool_slots::Growth::FORKED))
         .transpose()
         .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
     // SAFETY: getpid has no arguments.

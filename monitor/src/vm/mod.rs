@@ -115,7 +115,7 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     // while it boots; the interrupt controller is made in between (see `kvm::create_irqchip`).
     let pool = mem.give_to_except(&vm, boot.user_pool)?;
     kvm::create_irqchip(&vm)?;
-    let pool = pool_slots::PoolSlots::start(vm.clone(), pool)
+    let pool = pool_slots::PoolSlots::start(vm.clone(), pool, pool_slots::Growth::BOOT)
         .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);

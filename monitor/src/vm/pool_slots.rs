@@ -24,6 +24,23 @@ const FIRST_PIECE: u64 = 512 << 20;
 /// Registered ahead of any request, after the first piece (see `serve`).
 const READ_AHEAD: u64 = 2 << 30;
 
+/// How the registered part grows before anybody asks.
+#[derive(Clone, Copy)]
+pub struct Growth {
+    /// The first piece, registered at once.
+    pub first: u64,
+    /// Registered ahead of any request, after the first piece (see `serve`).
+    pub read_ahead: u64,
+}
+
+impl Growth {
+    /// A booting program: its image, break window, main stack and first thread stacks.
+    pub const BOOT: Growth = Growth { first: FIRST_PIECE, read_ahead: READ_AHEAD };
+    /// A forked child: what its parent used is registered before it starts (`fork.rs`); past
+    /// that, pieces as it asks (a fork that execs at once asks for little).
+    pub const FORKED: Growth = Growth { first: 64 << 20, read_ahead: 0 };
+}
+
 /// The pool's registration, shared by the vCPU threads that ask and the thread that does it.
 /// The vCPU threads run under the seccomp filter, which allows no memory-slot ioctl: a thread
 /// of its own, started before them, registers the pieces.
@@ -47,7 +64,7 @@ impl PoolSlots {
     /// [`super::memory::GuestRam::give_to_except`] left them (one per RAM range, ascending;
     /// their slot numbers, the highest, are free for the pieces). It registers the first piece
     /// at once, while the kernel boots.
-    pub fn start(vm: Arc<VmFd>, ranges: Vec<MemSlot>) -> std::io::Result<Arc<PoolSlots>> {
+    pub fn start(vm: Arc<VmFd>, ranges: Vec<MemSlot>, growth: Growth) -> std::io::Result<Arc<PoolSlots>> {
         // No range left to give: all of RAM is KVM's.
         let lo = ranges.first().map_or(u64::MAX, |r| r.guest_phys_addr);
         let hi = ranges.last().map_or(u64::MAX, |r| r.guest_phys_addr + r.memory_size);
@@ -55,7 +72,9 @@ impl PoolSlots {
         let slots = Arc::new(PoolSlots { hi, state: Mutex::new(state), changed: Condvar::new() });
         if !ranges.is_empty() {
             let me = slots.clone();
-            std::thread::Builder::new().name("hrt-memslots".into()).spawn(move || me.serve(&vm, &ranges, lo))?;
+            std::thread::Builder::new()
+                .name("hrt-memslots".into())
+                .spawn(move || me.serve(&vm, &ranges, lo, growth))?;
         }
         Ok(slots)
     }
@@ -88,11 +107,11 @@ impl PoolSlots {
     /// The registering thread: each round doubles the registered part (at least the first
     /// piece, at least what was asked), in whole 2 MiB pages, one slot per RAM range it spans;
     /// with nothing asked, it reads ahead.
-    fn serve(&self, vm: &VmFd, ranges: &[MemSlot], lo: u64) {
+    fn serve(&self, vm: &VmFd, ranges: &[MemSlot], lo: u64, growth: Growth) {
         let mut next_slot = ranges.iter().map(|r| r.slot).min().unwrap_or(0);
         let mut ready_to = lo;
         loop {
-            let grown = lo + (2 * (ready_to - lo)).max(FIRST_PIECE);
+            let grown = lo + (2 * (ready_to - lo)).max(growth.first);
             let wanted = {
                 let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 loop {
@@ -104,7 +123,7 @@ impl PoolSlots {
                     // highest address asked for, and at least READ_AHEAD (a program's break
                     // window, main stack and first thread stacks lie around 1 GiB into the pool,
                     // and a vCPU that finds them unregistered waits ~1 ms per GiB).
-                    if st.ready_to < lo + (2 * (st.wanted - lo)).max(READ_AHEAD) {
+                    if st.ready_to < lo + (2 * (st.wanted - lo)).max(growth.read_ahead) {
                         break grown;
                     }
                     st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());

@@ -1,6 +1,7 @@
 /* fork() without exec: exit statuses, separate memory, pipes between parent and child, the
  * child's identity, state a child inherits (FPU mode, TLS, signal mask and handlers, stdio),
- * forks from threads, nested and repeated forks, a child killed by a signal. One line per case;
+ * forks from threads, nested and repeated forks, a child killed by a signal, a child that
+ * grows far past the memory its parent used. One line per case;
  * no pid is printed (they differ between runs), only relations between them.
  * Usage: procs_fork [CASE]   (no CASE: every case) */
 #define _GNU_SOURCE
@@ -71,6 +72,38 @@ static void big_memory(void) {
         changed += m[i] != 0x5a;
     printf("64 MiB: child %s, parent's pages changed: %zu\n", how, changed);
     free(m);
+}
+
+/* Touches every page of `mb` MiB of fresh memory; how many pages did not read back. */
+static size_t touch_fresh(size_t mb) {
+    size_t n = mb << 20, bad = 0;
+    unsigned char *m = malloc(n);
+    if (!m)
+        return n;
+    for (size_t i = 0; i < n; i += 4096) {
+        bad += m[i] != 0;
+        m[i] = (unsigned char)(i >> 12);
+    }
+    for (size_t i = 0; i < n; i += 4096)
+        bad += m[i] != (unsigned char)(i >> 12);
+    free(m);
+    return bad;
+}
+
+/* A child (and its child) using far more memory than the parent had when it forked: the
+ * child's VM is given the pool the parent used, and its kernel asks for the rest. */
+static void grows(void) {
+    pid_t p = fork();
+    if (p == 0) {
+        size_t bad = touch_fresh(1536);
+        pid_t q = fork();
+        if (q == 0)
+            _exit(touch_fresh(768) == 0 ? 0 : 1);
+        int st = 0;
+        waitpid(q, &st, 0);
+        _exit(bad == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1);
+    }
+    printf("child growing to 1.5 GiB, its child 768 MiB: %s\n", ended(p));
 }
 
 /* Reads `fd` until EOF into `buf` (NUL-terminated, at most `cap` - 1 bytes). */
@@ -377,6 +410,7 @@ static const struct {
     void (*run)(void);
 } cases[] = {
     {"exit", exit_status}, {"flush", exit_flushes}, {"memory", memory_separate}, {"big", big_memory},
+    {"grows", grows},
     {"pipes", pipes},      {"identity", identity},  {"inherited", inherited},    {"killed", killed},
     {"segfault", segfault}, {"clocks", clocks},     {"nested", nested},     {"many", many},              {"wait", wait_any},
     {"threads", threads},  {"thread", from_thread},   {"concurrent", concurrent},
