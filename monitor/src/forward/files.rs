@@ -246,8 +246,8 @@ impl Forwarder {
             return r;
         }
         // SAFETY: no pointers.
-        let r = unsafe { self.sys(libc::SYS_fchdir, &[dir.raw() as libc::c_long]) };
-        drop(dir);
+        let r =
+            self.change_cwd(Some(dir.clone()), || unsafe { self.sys(libc::SYS_fchdir, &[dir.raw() as libc::c_long]) });
         if r.is_ok() {
             self.note_cwd(at.vm_path.clone());
         }
@@ -259,8 +259,9 @@ impl Forwarder {
         if let Some(r) = self.child_chdir(&h) {
             return r;
         }
-        // SAFETY: no pointers.
-        let r = unsafe { self.sys(libc::SYS_fchdir, &[h.raw() as libc::c_long]) };
+        // SAFETY: no pointers. The program's descriptor is held, not reopened: it stays open
+        // (as the host's own working directory reference does) if the program closes it.
+        let r = self.change_cwd(Some(h.clone()), || unsafe { self.sys(libc::SYS_fchdir, &[h.raw() as libc::c_long]) });
         if r.is_ok() {
             self.note_cwd(h.vm_path().map(Into::into));
         }

@@ -68,6 +68,9 @@ impl Forwarder {
                 Some(dir) => dir.vm_path().map(Into::into),
                 None => self.cwd_vm.lock().unwrap().clone(),
             }),
+            // The parent's descriptor is closed in the new process: it opens its own
+            // (`become_child`).
+            cwd: Mutex::new(None),
             cpus: self.cpus,
             children: Default::default(),
         };
@@ -78,6 +81,8 @@ impl Forwarder {
     /// own (see `FdTable::unshared`).
     pub fn become_child(&mut self, pid: i32) {
         self.host_pid = pid.to_string();
+        // After `ForkSetup::apply`: the new process's directory.
+        *self.cwd.lock().unwrap() = super::paths::open_cwd();
         super::cross_memory::republish_pid(pid);
         self.fds = self.fds.unshared();
     }

@@ -261,6 +261,9 @@ pub struct Forwarder {
     /// directories: the host's working directory is then the directory standing in for it
     /// (a vCPU the host lacks is its `cpu0`), so relative paths and getcwd go by this name.
     cwd_vm: std::sync::Mutex<Option<Arc<[u8]>>>,
+    /// The working directory as an O_PATH descriptor (`Forwarder::cwd_fd`); changed with the
+    /// directory itself, under this lock.
+    cwd: std::sync::Mutex<Option<Arc<HostFd>>>,
     /// The VM's vCPUs (what the synthetic /sys CPU lists answer).
     cpus: u32,
     /// Its child processes (procs.rs).
@@ -343,6 +346,7 @@ impl Forwarder {
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(paths::cwd_is_special()),
             cwd_vm: std::sync::Mutex::new(None),
+            cwd: std::sync::Mutex::new(paths::open_cwd()),
             cpus,
             children: procs::Children::default(),
         }

@@ -181,6 +181,14 @@ fn cstring(v: Vec<u8>) -> SysResult<CString> {
     CString::new(v).map_err(|_| Errno::EINVAL)
 }
 
+/// An O_PATH descriptor of the process's working directory (None if it cannot be opened:
+/// relative paths then go by AT_FDCWD).
+pub(super) fn open_cwd() -> Option<Arc<HostFd>> {
+    // SAFETY: a C string and flags; the result is a descriptor we own from here.
+    let fd = unsafe { libc::open(c".".as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    (fd >= 0).then(|| Arc::new(HostFd::owned(fd, false)))
+}
+
 /// Host path of a host descriptor, via /proc/self/fd.
 pub(super) fn fd_path(fd: i32) -> Option<Vec<u8>> {
     std::fs::read_link(format!("/proc/self/fd/{fd}")).ok().map(|p| p.as_os_str().as_bytes().to_vec())
@@ -213,6 +221,29 @@ impl Forwarder {
     /// A path argument for the calls without a directory fd.
     pub(super) fn path(&self, g: Guest, path_addr: u64, follow: bool) -> SysResult<At> {
         self.path_at(g, libc::AT_FDCWD as u32 as u64, path_addr, follow)
+    }
+
+    /// The working directory of the call being made, as a held descriptor: a spawn child's
+    /// own if it changed directory, else the program's. Relative paths are walked from it and
+    /// made relative to it, so the directory checked is the directory used even while another
+    /// thread changes directory (from AT_FDCWD, a `chdir` into /proc/<hrt> between the check
+    /// and the call could have moved a relative `open` there), and its file system is asked
+    /// once (a `statfs` a call before).
+    fn cwd_fd(&self) -> Option<Arc<HostFd>> {
+        self.child_cwd().or_else(|| self.cwd.lock().unwrap().clone())
+    }
+
+    /// Records `dir` as the working directory (`cwd_fd`) while `change` makes it the host's;
+    /// resolutions meanwhile see the old one or the new one, whole.
+    pub(super) fn change_cwd<R>(
+        &self,
+        dir: Option<Arc<HostFd>>,
+        change: impl FnOnce() -> SysResult<R>,
+    ) -> SysResult<R> {
+        let mut cwd = self.cwd.lock().unwrap();
+        let r = change()?;
+        *cwd = dir.or_else(open_cwd);
+        Ok(r)
     }
 
     /// Host directory fd for a guest dirfd argument (AT_FDCWD passes through).
@@ -383,6 +414,14 @@ impl Forwarder {
             at._hold = hold;
             return Ok(at);
         }
+        // A path relative to the working directory: from the held descriptor.
+        let (dirfd, hold) = match (dirfd, hold) {
+            (libc::AT_FDCWD, None) => match self.cwd_fd() {
+                Some(cwd) => (cwd.raw(), Some(cwd)),
+                None => (libc::AT_FDCWD, None),
+            },
+            other => other,
+        };
         let mut at = self.walked(dirfd, &raw, follow, inspect, opts(dirfd, &hold))?;
         at.special = special;
         at._hold = hold;

@@ -220,6 +220,11 @@ impl Forwarder {
         Some((c.fds.duplicate(), super::forked::ForkSetup { cwd: st.cwd.clone(), pgid: st.pgid, setsid: st.setsid }))
     }
 
+    /// The directory a spawn child changed to, if the call is one of its and it did.
+    pub(super) fn child_cwd(&self) -> Option<Arc<HostFd>> {
+        current_child()?.state.lock().unwrap().cwd.clone()
+    }
+
     /// chdir/fchdir in a spawn child: remembered for its exec (the monitor's own directory is
     /// the program's). `dir` is an O_PATH descriptor of the directory.
     pub(super) fn child_chdir(&self, dir: &Arc<HostFd>) -> Option<SysResult<i64>> {

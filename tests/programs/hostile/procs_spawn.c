@@ -134,6 +134,15 @@ int main(void) {
     spawn_wait("env and chdir", env_cmd, &fa, NULL, env);
     posix_spawn_file_actions_destroy(&fa);
 
+    // After the chdir, paths relative to the new directory: a file action's open and the
+    // program itself (the spawn child resolves them from its own directory, not the parent's).
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addchdir_np(&fa, "/bin");
+    posix_spawn_file_actions_addopen(&fa, 0, "./sh", O_RDONLY, 0);
+    char *rel_cmd[] = {"./sh", "-c", "pwd; head -c 4 | od -An -c", NULL};
+    spawn_wait("relative paths after chdir", rel_cmd, &fa, NULL, NULL);
+    posix_spawn_file_actions_destroy(&fa);
+
     // An ignored signal stays ignored in the child; a handled one is default there.
     signal(SIGINT, SIG_IGN);
     char *ign[] = {"/bin/sh", "-c", "kill -INT $$; echo survived SIGINT", NULL};
