@@ -104,6 +104,12 @@ impl HostFd {
         self
     }
 
+    /// This descriptor, whose kind the caller found out (from an fstat of it).
+    pub fn known_kind(self, kind: FdKind) -> HostFd {
+        let _ = self.kind.set(kind);
+        self
+    }
+
     pub fn vm_path(&self) -> Option<&[u8]> {
         self.vm_path.as_deref()
     }

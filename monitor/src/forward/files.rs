@@ -80,11 +80,16 @@ impl Forwarder {
             Err(Errno::EAGAIN) if now => return Ok(None),
             r => r? as i32,
         };
-        let host = HostFd::owned(fd, at.special).named(at.vm_path.clone());
+        let mut host = HostFd::owned(fd, at.special).named(at.vm_path.clone());
         if now {
             let st = stat_at(fd, c"", libc::AT_EMPTY_PATH as libc::c_long)?;
             if !opens_at_once(&st) {
                 return Ok(None);
+            }
+            // Its kind for the reads and writes to come (`HostFd::kind`), known without asking
+            // again: a regular file or a directory never waits.
+            if matches!(st.st_mode & libc::S_IFMT, libc::S_IFREG | libc::S_IFDIR) {
+                host = host.known_kind(super::fd_table::FdKind::Quick);
             }
             if flags & nonblock == 0 {
                 // F_SETFL sets only the status flags (O_APPEND, O_NONBLOCK, O_DIRECT, O_NOATIME,
