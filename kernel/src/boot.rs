@@ -204,8 +204,9 @@ fn kernel_in_ring3(boot: &BootInfo) -> bool {
 }
 
 /// A forked child's VM: memory is the parent's at the fork (allocator, page tables, heap and the
-/// program as they were); each CPU redoes only its hardware set-up, then the boot CPU resumes
-/// the forking thread alone.
+/// program as they were); the boot CPU redoes only its hardware set-up and resumes the forking
+/// thread alone. The other CPUs stay dormant until a thread is placed on one of them
+/// (`cpu::ensure_online`): then each runs this from the start too.
 fn resume_forked(cpu_index: usize, record: u64) -> ! {
     // The kernel's copy (the parent's, in this copy of its memory): the monitor's block is not
     // mapped once the kernel's page tables are active.
@@ -225,11 +226,10 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     // ring 0 ran at ~1 us each.
     sched::reset_after_fork();
     crate::linux::calls::fork::prepare_child(record);
-    if boot.num_cpus > 1 {
-        hypercall::start_cpus();
-        while CPUS_ONLINE.load(Ordering::Acquire) < boot.num_cpus as usize {
-            core::hint::spin_loop();
-        }
+    // The other CPUs stay dormant until a thread is placed on one (`cpu::ensure_online`).
+    cpu::make_others_dormant();
+    for c in (1..boot.num_cpus as usize).filter(|&c| cpu::is_dormant(c)) {
+        sched::forget_dormant_cpu(c);
     }
     crate::linux::calls::fork::resume_child(record);
     sched::idle::idle_loop()

@@ -93,8 +93,11 @@ pub fn freeze_others(timeout_ns: u64, halted: Halted) -> bool {
     let (timeout, every) = (crate::time::ns_to_ticks(timeout_ns), crate::time::ns_to_ticks(KICK_EVERY_NS));
     // A CPU seen halted after FREEZER was set (both SeqCst) passes `check` before it runs a
     // thread; one seen running gets kicked to a safe point.
+    // A dormant CPU (`cpu::make_dormant`) runs nothing and starts only when asked.
+    cpu::settle();
     let stopped = |c: usize| {
-        PARKED_HERE[c].load(Ordering::SeqCst)
+        cpu::is_dormant(c)
+            || PARKED_HERE[c].load(Ordering::SeqCst)
             || (halted == Halted::AreStopped && super::on_cpu(c).halted.load(Ordering::SeqCst))
     };
     let mut kicked = None;

@@ -105,17 +105,17 @@ impl CpuSched {
         self.runq_len.load(Ordering::SeqCst)
     }
 
-    /// A forked child's kernel, on this record's CPU before it runs anything: the parent's
+    /// A forked child's kernel, before CPU `cpu` (this record's) runs anything: the parent's
     /// threads, sleepers and tasks here are not this VM's. They are leaked, not dropped:
     /// nothing refers to them any more, and dropping a parent's task could run its code.
-    fn forget_all(&self) {
+    fn forget_all(&self, cpu: usize) {
         *self.runq.lock() = RunQueue::new();
         *self.sleepers.lock() = sleep::SleepList::new();
         core::mem::forget(core::mem::take(&mut *self.tasks.lock()));
         self.runq_len.store(0, Ordering::SeqCst);
         self.tasks_len.store(0, Ordering::SeqCst);
         self.current.store(null_mut(), Ordering::SeqCst);
-        cpu::this().current_thread.store(0, Ordering::SeqCst);
+        cpu::get(cpu).current_thread.store(0, Ordering::SeqCst);
         self.idle.store(null_mut(), Ordering::SeqCst);
         self.halted.store(false, Ordering::SeqCst);
         self.need_resched.store(false, Ordering::SeqCst);
@@ -241,7 +241,14 @@ pub fn preemption_enabled() -> bool {
 /// A forked child's kernel, on each CPU before `init_cpu`: this CPU's scheduler state as before
 /// boot (see `CpuSched::forget_all`).
 pub fn reset_cpu_after_fork() {
-    this_sched().forget_all();
+    this_sched().forget_all(cpu::id());
+}
+
+/// A forked child's kernel, on the boot CPU before any thread runs: CPU `c`, which stays
+/// dormant until a thread is placed on it (`cpu::make_dormant`), has no scheduler state of
+/// the parent's that this CPU could read (its run queue, its running thread, its halt).
+pub fn forget_dormant_cpu(c: usize) {
+    on_cpu(c).forget_all(c);
 }
 
 /// A forked child's kernel, on the boot CPU before any CPU runs a thread: none of the parent's
@@ -691,6 +698,7 @@ pub fn migrate_current(target: usize) {
     if target >= cpu::count() || target == cpu::id() {
         return;
     }
+    cpu::ensure_online(target);
     let was = irq::save_and_disable();
     let s = this_sched();
     let cur = current();

@@ -392,6 +392,7 @@ fn pick_cpu(cpu: Option<usize>) -> Result<usize, CreateError> {
             (0..n).map(|i| (start + i) % n).min_by_key(|&c| LOAD[c].load(Ordering::Relaxed)).unwrap_or(0)
         }
     };
+    crate::cpu::ensure_online(chosen);
     LOAD[chosen].fetch_add(1, Ordering::Relaxed);
     Ok(chosen)
 }

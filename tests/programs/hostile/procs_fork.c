@@ -405,6 +405,46 @@ static void concurrent(void) {
     printf("two threads forking at once: sums %ld and %ld\n", (long)ra, (long)rb);
 }
 
+/* Where a child runs: pinned to the last CPU by its parent, and pinning itself and a new thread
+ * there (a forked child's kernel starts its other CPUs only when a thread first goes to one). */
+static int pin_to(int cpu) {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    return sched_setaffinity(0, sizeof s, &s);
+}
+
+static void *runs_on(void *arg) {
+    return (void *)(long)(pin_to((int)(long)arg) == 0 ? sched_getcpu() : -1);
+}
+
+static void placed(void) {
+    cpu_set_t all;
+    sched_getaffinity(0, sizeof all, &all);
+    int last = 0;
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &all))
+            last = i;
+    pin_to(last);
+    pid_t p = fork();
+    if (p == 0)
+        _exit(sched_getcpu() == last ? 3 : 1);
+    char pinned[64];
+    snprintf(pinned, sizeof pinned, "%s", ended(p));
+    sched_setaffinity(0, sizeof all, &all);
+    p = fork();
+    if (p == 0) {
+        int ok = pin_to(last) == 0 && sched_getcpu() == last;
+        ok = ok && sched_setaffinity(0, sizeof all, &all) == 0;
+        pthread_t t;
+        void *r = NULL;
+        ok = ok && pthread_create(&t, NULL, runs_on, (void *)(long)last) == 0 && pthread_join(t, &r) == 0 &&
+             (long)r == last;
+        _exit(ok ? 4 : 1);
+    }
+    printf("children on the last CPU: of a pinned parent %s, pinning themselves %s\n", pinned, ended(p));
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
@@ -413,7 +453,7 @@ static const struct {
     {"grows", grows},
     {"pipes", pipes},      {"identity", identity},  {"inherited", inherited},    {"killed", killed},
     {"segfault", segfault}, {"clocks", clocks},     {"nested", nested},     {"many", many},              {"wait", wait_any},
-    {"threads", threads},  {"thread", from_thread},   {"concurrent", concurrent},
+    {"threads", threads},  {"thread", from_thread},   {"concurrent", concurrent}, {"placed", placed},
 };
 
 int main(int argc, char **argv) {

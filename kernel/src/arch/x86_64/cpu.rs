@@ -112,6 +112,69 @@ pub fn get(id: usize) -> &'static PerCpu {
     unsafe { &*CPUS.0[id].get() }
 }
 
+/// Whether CPU `id` has come online (set by the CPU itself at the end of its set-up).
+pub fn is_online(id: usize) -> bool {
+    get(id).online.load(Ordering::Acquire)
+}
+
+/// Some CPU is dormant: a forked child's kernel starts its other CPUs only when a thread is
+/// first placed on one of them (`ensure_online`). A child that execs or exits at once (most
+/// forks) never starts them: on a PVM host each start costs ~600 emulated ring-0 instructions
+/// and a vCPU that then polls a host CPU the child's other work needs, ~3 ms of a ~20 ms fork.
+static SOME_DORMANT: AtomicBool = AtomicBool::new(false);
+/// The dormant CPUs have been asked to start (`nr::START_CPUS`). Set with interrupts masked
+/// right before the hypercall, so no code of this CPU sees it set before the CPUs start.
+static STARTING: AtomicBool = AtomicBool::new(false);
+
+/// Makes every CPU but this one dormant: offline, running nothing, until `ensure_online`.
+/// A forked child's boot CPU, before any thread runs and before the others are started.
+pub fn make_others_dormant() {
+    let me = id();
+    for c in (0..count()).filter(|&c| c != me) {
+        get(c).online.store(false, Ordering::SeqCst);
+        get(c).current_thread.store(0, Ordering::SeqCst);
+    }
+    STARTING.store(false, Ordering::SeqCst);
+    SOME_DORMANT.store(count() > 1, Ordering::SeqCst);
+}
+
+/// Whether CPU `c` is dormant (never started in this VM). Call `settle` first where a CPU
+/// that is starting must not count as dormant.
+pub fn is_dormant(c: usize) -> bool {
+    SOME_DORMANT.load(Ordering::Acquire) && !is_online(c)
+}
+
+/// Waits until no CPU is between its start and coming online: afterwards each CPU is online
+/// or dormant, and a dormant one stays so until this CPU asks (`ensure_online`). TLB
+/// shootdowns and freezes skip dormant CPUs, which hold no translations and run nothing;
+/// a starting one may already hold translations.
+pub fn settle() {
+    while SOME_DORMANT.load(Ordering::Acquire) && STARTING.load(Ordering::Acquire) && !all_online() {
+        core::hint::spin_loop();
+    }
+}
+
+fn all_online() -> bool {
+    (0..count()).all(is_online)
+}
+
+/// Starts the dormant CPUs if CPU `c` is one, and waits until they are all online: call it
+/// before placing a thread on `c`.
+pub fn ensure_online(c: usize) {
+    if !is_dormant(c) {
+        return;
+    }
+    let was = super::irq::save_and_disable();
+    if !STARTING.swap(true, Ordering::AcqRel) {
+        super::hypercall::start_cpus();
+    }
+    super::irq::restore(was);
+    while !all_online() {
+        core::hint::spin_loop();
+    }
+    SOME_DORMANT.store(false, Ordering::SeqCst);
+}
+
 /// NUMA zone of the current CPU.
 pub fn current_zone() -> usize {
     this().zone.load(Ordering::Relaxed)

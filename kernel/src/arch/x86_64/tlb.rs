@@ -126,12 +126,14 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
         slot.store(p, Ordering::Relaxed);
     }
     COUNT.store(count, Ordering::Release);
+    // A dormant CPU (`cpu::make_dormant`) has no translations: its start loads CR3.
+    super::cpu::settle();
     // The busy CPUs get the IPI; idle ones owe a flush. (A CPU seen idle after its debt is
     // recorded either still is, or leaves idle later and pays it.)
     let me = super::cpu::id();
     let mut busy = [false; MAX_CPUS];
     let mut targets = 0;
-    for cpu in (0..cpus).filter(|&c| c != me) {
+    for cpu in (0..cpus).filter(|&c| c != me && !super::cpu::is_dormant(c)) {
         let idle = !stale.frees_tables() && IDLE[cpu].load(Ordering::SeqCst) && {
             OWED[cpu].store(true, Ordering::SeqCst);
             IDLE[cpu].load(Ordering::SeqCst)

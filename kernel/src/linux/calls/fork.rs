@@ -6,8 +6,9 @@
 //! the fork record, and the monitor forks; it answers the child's host pid, which `fork`
 //! returns (the child is one of the program's host children: `wait4`, `kill`, SIGCHLD).
 //!
-//! Child: every CPU enters the kernel afresh and redoes its hardware set-up (boot.rs,
-//! `resume_forked`); the memory allocator, page tables and heap are the parent's, consistent
+//! Child: the boot CPU enters the kernel afresh and redoes its hardware set-up (boot.rs,
+//! `resume_forked`); the other CPUs stay dormant until a thread is first placed on one
+//! (`cpu::ensure_online`), then do the same; the memory allocator, page tables and heap are the parent's, consistent
 //! because of the freeze. Then `prepare_child` drops what belonged to other threads (their
 //! records and kernel stacks are leaked, not freed: nothing refers to them any more), and the
 //! forking thread alone goes on, with pid = tid = the child's host pid, returning 0 from fork
@@ -209,8 +210,13 @@ pub fn resume_child(record: u64) {
     let rec = record_at(record);
     let pid = rec.child_pid as u32;
     let frame = rec.frame;
+    // This CPU (the boot CPU), where its mask allows: the others are dormant, and placing the
+    // thread on one would start them all (`cpu::ensure_online`).
+    let here = crate::cpu::id();
+    let allowed = rec.affinity == [0; 4] || rec.affinity[here / 64] & (1 << (here % 64)) != 0;
+    let cpu = if allowed { here } else { rec.cpu };
     let spawned = sched::spawn_with(
-        ThreadOptions::named("main").on_cpu(rec.cpu).user(),
+        ThreadOptions::named("main").on_cpu(cpu).user(),
         |t| {
             t.tid = pid;
             t.fs_base = rec.fs_base;
