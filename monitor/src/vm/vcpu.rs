@@ -41,6 +41,16 @@ pub struct Shared {
     pub pool_slots: std::sync::OnceLock<Arc<super::pool_slots::PoolSlots>>,
     started: Mutex<bool>,
     start: Condvar,
+    /// A forked child's secondary vCPUs are created when its kernel first starts them
+    /// (`run_all`): the request goes to the thread that creates them.
+    starter: Mutex<Option<mpsc::Sender<Event>>>,
+}
+
+/// What `run_all`'s thread hears from the vCPU threads.
+enum Event {
+    Ended(Exit),
+    /// The kernel started its secondary CPUs: create them (the sender is for their threads).
+    StartCpus(mpsc::Sender<Event>),
 }
 
 impl Shared {
@@ -55,13 +65,18 @@ impl Shared {
             pool_slots: std::sync::OnceLock::new(),
             started: Mutex::new(false),
             start: Condvar::new(),
+            starter: Mutex::new(None),
         }
     }
 
-    /// Lets the secondary vCPUs enter the guest (the boot CPU asks once it is ready).
+    /// Lets the secondary vCPUs enter the guest (the boot CPU asks once it is ready), and
+    /// has them created first where they were not (a forked child's).
     pub fn release_secondaries(&self) {
         *self.started.lock().unwrap() = true;
         self.start.notify_all();
+        if let Some(tx) = self.starter.lock().unwrap().take() {
+            let _ = tx.send(Event::StartCpus(tx.clone()));
+        }
     }
 
     fn wait_for_release(&self) {
@@ -288,7 +303,11 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
     }
 }
 
-/// Creates and starts every vCPU, then waits for the first one to end the VM.
+/// Creates and starts every vCPU, then waits for the first one to end the VM. A forked
+/// child's secondary vCPUs are created only when its kernel starts them (its CPUs stay
+/// dormant until a thread goes to one; most children exec or exit first): each costs the
+/// KVM vCPU, a thread and its seccomp filter (~1 ms of host CPU time, on a host whose CPUs
+/// the child's parent and the child's own set-up need at the same moment).
 pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan) -> Result<u8> {
     let filter = if config.seccomp {
         super::seccomp::install_report_handler();
@@ -300,31 +319,39 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     if let Some(dir) = config.sandbox.as_deref() {
         super::sandbox::restrict(dir)?;
     }
-    let (tx, rx) = mpsc::channel::<Exit>();
+    let (tx, rx) = mpsc::channel::<Event>();
+    let mut threads = Vec::new();
     // Each vCPU's thread starts as soon as the vCPU exists: the boot CPU boots while the others
     // are made (they wait for the boot CPU's `START_CPUS`, and it for them to come online).
-    for id in 0..config.cpus as usize {
+    let start = |id: u32, tx: &mpsc::Sender<Event>| -> Result<std::thread::JoinHandle<()>> {
         let vcpu = vm.create_vcpu(id as u64).map_err(|e| err!("cannot create vCPU {id}: {e}"))?;
-        setup_vcpu(&vcpu, id as u32, cpuid, config)?;
+        setup_vcpu(&vcpu, id, cpuid, config)?;
         let (tx, shared, pin, filter) = (tx.clone(), shared.clone(), config.pin, filter.clone());
         std::thread::Builder::new()
             .name(format!("vcpu{id}"))
             .spawn(move || {
                 if pin {
-                    pin_to_host_cpu(id as u32);
+                    pin_to_host_cpu(id);
                 }
                 // From here on, this thread makes only the host calls the filter allows.
                 if let Some(Err(e)) = filter.as_ref().map(super::seccomp::install) {
                     eprintln!("hrt: {e}");
-                    let _ = tx.send(Exit::Failure(1));
+                    let _ = tx.send(Event::Ended(Exit::Failure(1)));
                     return;
                 }
                 if id != 0 {
                     shared.wait_for_release();
                 }
-                let _ = tx.send(run_loop(vcpu, id as u32, &shared));
+                let _ = tx.send(Event::Ended(run_loop(vcpu, id, &shared)));
             })
-            .map_err(|e| err!("cannot start a vCPU thread: {e}"))?;
+            .map_err(|e| err!("cannot start a vCPU thread: {e}"))
+    };
+    let now = if config.resume.is_some() { 1 } else { config.cpus };
+    for id in 0..now {
+        threads.push(start(id, &tx)?);
+    }
+    if now < config.cpus {
+        *shared.starter.lock().unwrap() = Some(tx.clone());
     }
     drop(tx);
     if let Some(svc) = shared.channel.get() {
@@ -333,8 +360,20 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU).
     let exit = loop {
         match rx.recv_timeout(super::host_signals::WATCH_PERIOD) {
-            Ok(exit) => break Ok(exit),
-            Err(mpsc::RecvTimeoutError::Timeout) => super::host_signals::watch(),
+            Ok(Event::Ended(exit)) => break Ok(exit),
+            Ok(Event::StartCpus(tx)) => {
+                // The kernel waits for them: a vCPU that cannot be made ends the VM.
+                if let Err(e) = (now..config.cpus).try_for_each(|id| start(id, &tx).map(|t| threads.push(t))) {
+                    break Err(e);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // (A vCPU thread that panicked sent nothing; the starter keeps the channel.)
+                if threads.iter().all(|t| t.is_finished()) {
+                    break Err(err!("every vCPU thread ended without a result"));
+                }
+                super::host_signals::watch()
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => break Err(err!("every vCPU thread ended without a result")),
         }
     };
