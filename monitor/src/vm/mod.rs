@@ -11,6 +11,7 @@ mod memory;
 mod pool_slots;
 mod sandbox;
 mod seccomp;
+mod seccomp_tree;
 mod shared_files;
 mod vcpu;
 

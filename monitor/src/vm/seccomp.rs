@@ -5,11 +5,7 @@
 //! the kernel stops it: the call raises SIGSYS, whose handler prints the call's number and ends
 //! `hrt` with status 159 (128 + SIGSYS). `--no-seccomp` runs without the filter.
 
-use std::collections::BTreeMap;
-
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-};
+use seccompiler::BpfProgram;
 
 use crate::error::err;
 use crate::error::Result;
@@ -118,23 +114,10 @@ fn ioctl_requests() -> Vec<u64> {
     .collect()
 }
 
-/// The compiled filter (built once, installed by each vCPU thread on itself).
+/// The compiled filter (built once, installed by each vCPU thread on itself): a binary search
+/// over the allowed calls (`seccomp_tree`).
 pub fn filter() -> Result<BpfProgram> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = allowed().into_iter().map(|nr| (nr, Vec::new())).collect();
-    let fail = |e: seccompiler::BackendError| err!("cannot build the seccomp filter: {e}");
-    let ioctls = ioctl_requests()
-        .into_iter()
-        .map(|req| {
-            SeccompRule::new(vec![
-                SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, req).map_err(fail)?
-            ])
-            .map_err(fail)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    rules.insert(libc::SYS_ioctl, ioctls);
-    let arch = std::env::consts::ARCH.try_into().map_err(|e| err!("seccomp: {e}"))?;
-    let filter = SeccompFilter::new(rules, SeccompAction::Trap, SeccompAction::Allow, arch).map_err(fail)?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| err!("cannot compile the seccomp filter: {e}"))
+    Ok(super::seccomp_tree::compile(&allowed(), libc::SYS_ioctl, &ioctl_requests()))
 }
 
 /// Installs `filter` on the calling thread (only: other threads keep theirs).
@@ -172,6 +155,26 @@ pub fn install_report_handler() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vm::seccomp_tree::{run, AUDIT_ARCH_X86_64, RET_ALLOW, RET_TRAP};
+
+    /// The compiled program allows every listed call and ioctl request, and nothing else of
+    /// the first 600 call numbers.
+    #[test]
+    fn the_filter_allows_the_lists_and_nothing_else() {
+        let bpf = filter().unwrap();
+        let (calls, requests) = (allowed(), ioctl_requests());
+        for nr in 0..600u32 {
+            let want = if calls.contains(&(nr as i64)) { RET_ALLOW } else { RET_TRAP };
+            let arg = if nr == libc::SYS_ioctl as u32 { 0x1234_5678 } else { 0 };
+            assert_eq!(run(&bpf, nr, AUDIT_ARCH_X86_64, arg).0, want, "call {nr}");
+        }
+        for req in requests {
+            assert_eq!(run(&bpf, libc::SYS_ioctl as u32, AUDIT_ARCH_X86_64, req).0, RET_ALLOW, "ioctl {req:#x}");
+        }
+        for forbidden in [libc::SYS_execve, libc::SYS_ptrace, libc::SYS_fork, libc::SYS_clone, libc::SYS_acct] {
+            assert_eq!(run(&bpf, forbidden as u32, AUDIT_ARCH_X86_64, 0).0, RET_TRAP);
+        }
+    }
 
     /// A forbidden call in a filtered thread ends the process with the message and status 159;
     /// an allowed one works. Runs in a child process (fork), which installs the filter on
