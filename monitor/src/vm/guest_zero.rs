@@ -37,6 +37,29 @@ pub unsafe fn zero(dst: *mut u8, len: usize) {
     }
 }
 
+/// Zeroes `len` bytes of guest RAM at host address `dst`, giving every whole 4 KiB page back to
+/// the host (`nr::MEM_ZERO_DROP`): no page is copied or cleared, only the partial pages at the
+/// ends are. Splits the host huge pages the range covers in part.
+///
+/// # Safety
+/// `[dst, dst + len)` must lie inside guest RAM (page-aligned host mappings).
+pub unsafe fn zero_dropping(dst: *mut u8, len: usize) {
+    let (start, end) = (dst as usize, dst as usize + len);
+    let (lo, hi) = (start.next_multiple_of(PAGE), end & !(PAGE - 1));
+    // SAFETY: the pieces lie inside [dst, dst + len), guest RAM (the caller's promise).
+    unsafe {
+        if lo >= hi {
+            memset(start, end);
+            return;
+        }
+        memset(start, lo);
+        if !drop_pages(lo, hi) {
+            memset(lo, hi);
+        }
+        memset(hi, end);
+    }
+}
+
 /// Clears `[from, to)`: the bytes of partial 4 KiB pages with memset, whole pages by what the
 /// host has of them.
 ///
@@ -138,6 +161,27 @@ mod tests {
                 assert_eq!(*p.add(off), 0, "offset {off:#x}");
             }
             assert_eq!((*p.add(49), *p.add(2 * HUGE_PAGE + 9 * PAGE + 10)), (0x55, 0x66), "bytes outside the range");
+        }
+    }
+
+    #[test]
+    fn dropping_gives_back_every_whole_page_and_clears_the_ends() {
+        let len = 2 * HUGE_PAGE;
+        let ram = super::super::memory::GuestRam::map(len as u64, false).unwrap();
+        let p = ram.host_ptr(0, len as u64).unwrap();
+        // SAFETY: all offsets below lie inside the mapping.
+        unsafe {
+            std::ptr::write_bytes(p, 0xaa, 8 * PAGE);
+            assert_eq!(resident_pages(p, len), 8);
+            // From inside the first page to inside the seventh.
+            zero_dropping(p.add(100), 6 * PAGE + 50 - 100);
+            // The first and seventh hold bytes outside the range: cleared in place; the five
+            // between went back; the eighth was not in the range.
+            assert_eq!(resident_pages(p, len), 3);
+            for off in (100..6 * PAGE + 50).step_by(97) {
+                assert_eq!(*p.add(off), 0, "offset {off:#x}");
+            }
+            assert_eq!((*p.add(99), *p.add(6 * PAGE + 50), *p.add(7 * PAGE)), (0xaa, 0xaa, 0xaa), "outside");
         }
     }
 }

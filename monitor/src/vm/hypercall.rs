@@ -257,7 +257,13 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::MEM_ZERO => match host_range(ram, call.args[0], call.args[1]) {
             Some(dst) => {
                 // SAFETY: the range is inside guest RAM (checked).
-                unsafe { super::guest_zero::zero(dst, call.args[1] as usize) };
+                unsafe {
+                    if call.args[2] == nr::MEM_ZERO_DROP {
+                        super::guest_zero::zero_dropping(dst, call.args[1] as usize)
+                    } else {
+                        super::guest_zero::zero(dst, call.args[1] as usize)
+                    }
+                };
                 ram.huge_pages_again(call.args[0], call.args[1]);
                 0
             }

@@ -20,6 +20,8 @@ pub fn call(nr: u64, args: &[u64]) -> i64 {
         block.nr = nr;
         let n = args.len().min(7);
         block.args[..n].copy_from_slice(&args[..n]);
+        // The rest read zero, not an earlier call's: a call may take optional arguments.
+        block.args[n..].fill(0);
         block.ret = 0;
         let block = block as *mut Hypercall;
         // Identity-mapped kernel below 4 GiB: the address fits the 32-bit port write.
