@@ -461,8 +461,10 @@ fn unmap_with(start: u64, end: u64, zero: impl Fn(u64, u64)) {
         return;
     }
     // Outside the lock: the pieces are neither mapped nor free meanwhile. Zeroed after the
-    // TLBs let go of them, so that free memory stays zero.
-    for &(s, e) in &cut {
+    // TLBs let go of them, so that free memory stays zero. Pieces that touch are one range
+    // here: each range costs a TLB flush and, zeroed by the monitor, a VM exit (an exec
+    // unmaps an image's ~30 mappings, most of them next to each other).
+    for (s, e) in joined(&cut) {
         super::usermap::set(s, e, false);
         super::protect::unmap(s, e);
         // Host shared pages are not zeroed (that would zero the file, or the memory a forked
@@ -474,6 +476,18 @@ fn unmap_with(start: u64, end: u64, zero: impl Fn(u64, u64)) {
     for (s, e) in cut {
         mem.free.give_back(s, e);
     }
+}
+
+/// `pieces` (disjoint, in address order) with the ones that touch joined.
+fn joined(pieces: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(pieces.len());
+    for &(s, e) in pieces {
+        match out.last_mut() {
+            Some(last) if last.1 == s => last.1 = e,
+            _ => out.push((s, e)),
+        }
+    }
+    out
 }
 
 /// execve: unmaps every page of the program outside `[keep_start, keep_end)` (zeroed, given
