@@ -190,6 +190,11 @@ impl Service {
         pin: bool,
     ) -> crate::error::Result<()> {
         install_wake_handler();
+        // The spawner first: a polling thread that hands a blocking call off before the
+        // spawner is registered leaves it queued with no worker to come, and its caller
+        // asleep for good (seen in a forked child on a loaded host, whose vCPU ran and called
+        // while this thread was descheduled between the two).
+        workers::start_spawner(self.clone(), shared.clone(), filter.clone())?;
         let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
         for i in 0..self.config.threads {
             let (svc, shared, filter) = (self.clone(), shared.clone(), filter.clone());
@@ -211,7 +216,7 @@ impl Service {
                 })
                 .map_err(|e| crate::error::err!("cannot start a forwarding service thread: {e}"))?;
         }
-        workers::start_spawner(self.clone(), shared.clone(), filter)
+        Ok(())
     }
 
     /// `nr::CHANNEL`: accepts the guest's channel once if it is whole guest RAM outside the
