@@ -3,7 +3,7 @@
 //! neither a vCPU nor the other calls, and the program still ends when it exits.
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, build, hrt, hrt_cmd, native, run};
 
 fn same_as_native(mode: &str, cpus: &[&str], extra: &[&str]) {
     let prog = build("chan_blocked", &[]);
@@ -28,6 +28,18 @@ fn a_blocked_host_call_does_not_hold_the_cpu() {
 #[test]
 fn requests_are_served_when_the_service_sleeps() {
     same_as_native("compute", &["1"], &["--service-spin", "0"]);
+}
+
+/// A blocking call handed to the service while the thread starting it is still at work (the
+/// test makes it linger after starting the polling threads): the call must find the thread
+/// that creates the workers. Hung when the spawner was registered after the pollers.
+#[test]
+fn a_blocking_call_made_while_the_service_starts_is_served() {
+    let prog = build("chan_blocked", &[]);
+    let linux = native(&prog, &["compute"]);
+    let mut cmd = hrt_cmd();
+    cmd.env("HRT_TEST_SERVICE_START_DELAY_MS", "300").args(["run", "--cpus", "1", "--"]).arg(&prog).arg("compute");
+    assert_same("chan_blocked compute, service start delayed", &linux, &run(cmd, None));
 }
 
 #[test]

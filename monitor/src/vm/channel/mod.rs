@@ -216,6 +216,10 @@ impl Service {
                 })
                 .map_err(|e| crate::error::err!("cannot start a forwarding service thread: {e}"))?;
         }
+        // Tests: this thread descheduled right after the pollers started (see above).
+        if let Some(ms) = std::env::var("HRT_TEST_SERVICE_START_DELAY_MS").ok().and_then(|v| v.parse().ok()) {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         Ok(())
     }
 
