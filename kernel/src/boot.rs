@@ -216,6 +216,8 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);
     sched::reset_cpu_after_fork();
     if cpu_index != 0 {
+        // Started at last (`cpu::ensure_online`): no longer counted as halted.
+        crate::linux::channel::count_halted(cpu_index, false);
         secondary_cpu()
     }
     CPUS_ONLINE.store(0, Ordering::SeqCst);
@@ -230,6 +232,7 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     cpu::make_others_dormant();
     for c in (1..boot.num_cpus as usize).filter(|&c| cpu::is_dormant(c)) {
         sched::forget_dormant_cpu(c);
+        crate::linux::channel::count_halted(c, true);
     }
     crate::linux::calls::fork::resume_child(record);
     sched::idle::idle_loop()

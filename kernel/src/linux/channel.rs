@@ -291,8 +291,16 @@ static HALTED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_C
 /// Keeps the channel's count of halted CPUs, which tells the monitor's pollers that a host
 /// CPU is free for them to spin on.
 fn halt_hook(halting: bool) {
+    count_halted(crate::cpu::id(), halting);
+}
+
+/// Counts CPU `cpu` in (`halted`) or out of the channel's halted CPUs. A forked child's
+/// dormant CPUs count as halted until they start: their host CPUs are as free for the
+/// monitor's pollers, which then spin on after a call instead of sleeping (each of the
+/// child's calls then cost a doorbell exit, ~12 for an exec of `/bin/true`).
+pub fn count_halted(cpu: usize, halting: bool) {
     let Some(ch) = channel() else { return };
-    let here = &HALTED[crate::cpu::id()];
+    let here = &HALTED[cpu];
     if halting {
         here.store(true, Ordering::Relaxed);
         ch.header.halted_cpus.fetch_add(1, Ordering::Relaxed);
