@@ -347,11 +347,13 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
             .map_err(|e| err!("cannot start a vCPU thread: {e}"))
     };
     let now = if config.resume.is_some() { 1 } else { config.cpus };
-    for id in 0..now {
-        threads.push(start(id, &tx)?);
-    }
+    // Before any vCPU runs: the boot CPU may start the others at once (a request with no
+    // starter registered would be lost, and the kernel wait for them for good).
     if now < config.cpus {
         *shared.starter.lock().unwrap() = Some(tx.clone());
+    }
+    for id in 0..now {
+        threads.push(start(id, &tx)?);
     }
     drop(tx);
     if let Some(svc) = shared.channel.get() {
