@@ -44,19 +44,36 @@ pub unsafe fn zero(dst: *mut u8, len: usize) {
 /// # Safety
 /// `[dst, dst + len)` must lie inside guest RAM (page-aligned host mappings).
 pub unsafe fn zero_dropping(dst: *mut u8, len: usize) {
-    let (start, end) = (dst as usize, dst as usize + len);
-    let (lo, hi) = (start.next_multiple_of(PAGE), end & !(PAGE - 1));
-    // SAFETY: the pieces lie inside [dst, dst + len), guest RAM (the caller's promise).
+    /// # Safety
+    /// `[lo, hi)` must be page-aligned guest RAM.
+    unsafe fn drop_or_clear(lo: usize, hi: usize) {
+        // SAFETY: the caller's promise.
+        unsafe {
+            if !drop_pages(lo, hi) {
+                memset(lo, hi);
+            }
+        }
+    }
+    // SAFETY: the range is guest RAM (the caller's promise).
+    unsafe { by_pages(dst as usize, dst as usize + len, drop_or_clear) };
+}
+
+/// Clears `[from, to)`: the bytes of the partial 4 KiB pages at its ends with memset, its
+/// whole pages with `whole`.
+///
+/// # Safety
+/// `[from, to)` must lie inside guest RAM; `whole` must clear the page-aligned range it gets.
+unsafe fn by_pages(from: usize, to: usize, whole: unsafe fn(usize, usize)) {
+    let (lo, hi) = (from.next_multiple_of(PAGE), to & !(PAGE - 1));
+    // SAFETY: all inside [from, to) (the caller's promise).
     unsafe {
         if lo >= hi {
-            memset(start, end);
+            memset(from, to);
             return;
         }
-        memset(start, lo);
-        if !drop_pages(lo, hi) {
-            memset(lo, hi);
-        }
-        memset(hi, end);
+        memset(from, lo);
+        whole(lo, hi);
+        memset(hi, to);
     }
 }
 
@@ -66,17 +83,8 @@ pub unsafe fn zero_dropping(dst: *mut u8, len: usize) {
 /// # Safety
 /// `[from, to)` must lie inside guest RAM.
 unsafe fn clear_partial(from: usize, to: usize) {
-    let (lo, hi) = (from.next_multiple_of(PAGE), to & !(PAGE - 1));
-    // SAFETY: all inside [from, to) (the caller's promise).
-    unsafe {
-        if lo >= hi {
-            memset(from, to);
-            return;
-        }
-        memset(from, lo);
-        clear_pages(lo, hi);
-        memset(hi, to);
-    }
+    // SAFETY: the caller's promise; `clear_pages` clears the whole pages it gets.
+    unsafe { by_pages(from, to, clear_pages) };
 }
 
 /// Clears the whole 4 KiB pages `[lo, hi)`: runs of resident pages with memset, runs of pages

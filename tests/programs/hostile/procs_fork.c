@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "ended.h"
 
 static int global = 1;
@@ -421,10 +422,7 @@ static void *runs_on(void *arg) {
 static void placed(void) {
     cpu_set_t all;
     sched_getaffinity(0, sizeof all, &all);
-    int last = 0;
-    for (int i = 0; i < CPU_SETSIZE; i++)
-        if (CPU_ISSET(i, &all))
-            last = i;
+    int last = last_allowed_cpu();
     pin_to(last);
     pid_t p = fork();
     if (p == 0)

@@ -20,6 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cpus.h"
+
 enum { ROUNDS = 20 };
 
 static atomic_int gate;    /* round number: the waiters sleep while it is unchanged */
@@ -51,10 +53,7 @@ static void *pair(void *arg) {
 int main(void) {
     cpu_set_t allowed;
     sched_getaffinity(0, sizeof allowed, &allowed);
-    int last = 0;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &allowed))
-            last = c;
+    int last = last_allowed_cpu();
     pair_cpu = last;
     int first = 0;
     while (first < last && !CPU_ISSET(first, &allowed))
