@@ -145,6 +145,12 @@ impl Barrier {
         }
         let released = || reached(self.released.0.load(Ordering::Acquire), e);
         loop {
+            // A task to run is progress whatever else holds: the counts are read only when
+            // there is none. Read before each task, they pulled the line of the thread making
+            // the tasks, whose next count then waited for it back (`epcc.task.master`).
+            if !is_cancelled() && tasks.run_one() {
+                continue;
+            }
             if tasks.all_finished() {
                 self.released.0.store(e, Ordering::Release);
                 tasks.signal.nudge();

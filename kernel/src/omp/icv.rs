@@ -18,7 +18,7 @@ pub const SCHED_MONOTONIC: u32 = 0x8000_0000;
 pub const SUPPORTED_ACTIVE_LEVELS: u32 = 255;
 
 /// The data-environment ICVs of one task.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Icv {
     pub nthreads: u32,
     pub run_sched: u32,

@@ -6,14 +6,23 @@ use alloc::vec::Vec;
 
 use super::tasks::CopyFn;
 
-/// Bytes of arguments kept inside the task's own record.
-pub const INLINE: usize = 64;
+/// Bytes of arguments kept inside the task's own record: five words, so that the record is
+/// two cache lines (a deferred task's record is written on one CPU and read on another, a line
+/// handed over per line it spans).
+pub const INLINE: usize = 40;
 
-#[repr(C, align(16))]
+#[repr(C, align(8))]
 pub struct Inline(pub [u8; INLINE]);
 
+/// A block on the stack for a task's arguments (undeferred taskloop tasks, which also carry
+/// their bounds).
+pub const STACK_BLOCK: usize = 64;
+
+#[repr(C, align(16))]
+pub struct StackBlock(pub [u8; STACK_BLOCK]);
+
 pub enum Args {
-    /// Copied bytewise, at most `INLINE` bytes aligned to at most 16 (most tasks: a few
+    /// Copied bytewise, at most `INLINE` bytes aligned to at most 8 (most tasks: a few
     /// pointers): inside the task's record, one allocation per task instead of two.
     Inline(Inline),
     /// Made by a copy constructor, larger, or aligned more: a block of its own, with the
@@ -28,7 +37,7 @@ impl Args {
     /// `room` bytes (at least `size`), zero beyond the copied ones.
     pub fn copy(data: *mut u8, cpyfn: CopyFn, size: usize, align: usize, room: usize) -> Args {
         let room = room.max(size);
-        if cpyfn.is_none() && room <= INLINE && align <= 16 {
+        if cpyfn.is_none() && room <= INLINE && align <= 8 {
             let mut inline = Inline([0; INLINE]);
             // SAFETY: `data` holds `size` bytes (the compiler's argument block); `inline` has room.
             unsafe { core::ptr::copy_nonoverlapping(data, inline.0.as_mut_ptr(), size) };

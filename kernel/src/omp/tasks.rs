@@ -15,7 +15,7 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::detach::Event;
 use super::icv::Icv;
@@ -41,10 +41,8 @@ const DEPEND_INOUT: usize = 3;
 const DEPEND_MUTEXINOUTSET: usize = 4;
 
 /// Above this many unfinished tasks (queued, running or waiting for predecessors) per thread
-/// of the team, made in one lane, new tasks made there run at once, as libgomp throttles (its
-/// limit is on the team's total): it bounds the memory deferred tasks hold. Per lane, so that
-/// making a task reads no line that other threads write; a single producer (a `master` that
-/// makes every task) still gets the whole team's allowance.
+/// of the team, in the team, new tasks run at once, as libgomp throttles: it bounds the memory
+/// deferred tasks hold. A thread reads the team's count only now and then (`may_defer`).
 const PENDING_LIMIT_PER_THREAD: u32 = 64;
 
 pub type TaskFn = extern "C" fn(*mut u8);
@@ -62,29 +60,42 @@ pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
 ///
 /// Waiters test their conditions (a task queued, their tasks finished) while they spin, so
 /// queueing or finishing a task writes the word only when someone sleeps on it (`nudge`).
-/// Each lane counts the tasks made by its threads and how many of those have finished (the
-/// finishing thread adds to the lane the task was made in), so that a task's creation and end
-/// write no line that every thread writes; `all_finished` reads them in an order that makes
-/// the sum exact.
+/// Each thread counts the tasks it makes and the tasks it finishes in its lane's `Counts`, a
+/// line that only that lane's threads write: a task made on one CPU and run on another writes
+/// no count line of the other's (`all_finished` reads them in an order that makes the sums
+/// exact). When the finishing thread added to the maker's lane instead, the maker's next
+/// task took that line back: one more transfer per task (`epcc.task.master`).
 pub struct Queue {
     lanes: [Lane; LANES],
+    counts: [Counts; LANES],
     shared: Shared,
 }
 
 /// Lanes of a team's queue: more threads than lanes share them.
 const LANES: usize = 8;
 
-/// One lane, on cache lines of its own.
+/// The most tasks a thread moves from another lane to its own at once (`take_any`).
+const STEAL_BATCH: usize = 16;
+
+/// One lane's ready tasks, on cache lines of their own.
 #[repr(align(128))]
 struct Lane {
     ready: SpinLock<VecDeque<Arc<Task>>>,
     queued: AtomicU32,
     /// Tasks ever queued in this lane (only grows, wrapping).
     pushed: AtomicU32,
-    /// Deferred tasks made by this lane's threads, and how many of them have finished (both
-    /// only grow, wrapping).
+}
+
+/// What a lane's threads count, on lines of their own.
+#[repr(align(128))]
+struct Counts {
+    /// Deferred tasks made by this lane's threads, and tasks finished by them (both only
+    /// grow, wrapping): the sums over the lanes differ by the unfinished tasks.
     made: AtomicU32,
     finished: AtomicU32,
+    /// Tasks this lane's threads may still defer before they next read the team's unfinished
+    /// count (`may_defer`).
+    budget: AtomicU32,
 }
 
 /// The word waiters sleep on, on lines of its own (the team's `single` word came next).
@@ -105,18 +116,19 @@ fn my_lane() -> usize {
     thread::ctx().id as usize % LANES
 }
 
+/// How many tasks a thread defers between two reads of the team's unfinished count: the
+/// limit is exceeded by at most this many per thread, and the read (a line per lane, which
+/// other threads write) is paid once per this many tasks.
+const BUDGET_REFILL: u32 = 16;
+
 impl Queue {
     pub const fn new() -> Queue {
         Queue {
             lanes: [const {
-                Lane {
-                    ready: SpinLock::new(VecDeque::new()),
-                    queued: AtomicU32::new(0),
-                    pushed: AtomicU32::new(0),
-                    made: AtomicU32::new(0),
-                    finished: AtomicU32::new(0),
-                }
+                Lane { ready: SpinLock::new(VecDeque::new()), queued: AtomicU32::new(0), pushed: AtomicU32::new(0) }
             }; LANES],
+            counts: [const { Counts { made: AtomicU32::new(0), finished: AtomicU32::new(0), budget: AtomicU32::new(0) } };
+                LANES],
             shared: Shared { signal: Word::new(0) },
         }
     }
@@ -129,22 +141,43 @@ impl Queue {
         self.signal.nudge();
     }
 
-    /// Counts a deferred task made by this thread; returns its lane (where its end is counted).
-    fn count_made(&self) -> u8 {
-        let lane = my_lane();
-        self.lanes[lane].made.fetch_add(1, Ordering::SeqCst);
-        lane as u8
+    /// Counts a deferred task made by this thread.
+    fn count_made(&self) {
+        self.counts[my_lane()].made.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// Counts the end of a task made in lane `lane`.
-    fn count_finished(&self, lane: u8) {
-        self.lanes[lane as usize].finished.fetch_add(1, Ordering::SeqCst);
+    /// Counts the end of a task, finished by this thread.
+    fn count_finished(&self) {
+        self.counts[my_lane()].finished.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// Unfinished tasks made in this thread's lane.
-    fn unfinished_here(&self) -> u32 {
-        let lane = &self.lanes[my_lane()];
-        lane.made.load(Ordering::Relaxed).wrapping_sub(lane.finished.load(Ordering::Relaxed))
+    /// The team's unfinished tasks (made and not finished), summed over the lanes; exact
+    /// only while no thread makes or finishes one.
+    fn unfinished(&self) -> u32 {
+        let finished = self.counts.iter().map(|l| l.finished.load(Ordering::Acquire)).fold(0, u32::wrapping_add);
+        let made = self.counts.iter().map(|l| l.made.load(Ordering::Acquire)).fold(0, u32::wrapping_add);
+        // Read in this order the difference is never below zero (see `all_finished`).
+        made.wrapping_sub(finished)
+    }
+
+    /// Whether this thread may defer one more task with at most `limit` unfinished in the
+    /// team, as libgomp throttles (its limit is on the team's count too): true, and one
+    /// task of the lane's budget used, or false (the task is to run at once). The team's count
+    /// is read when the budget is used up, so a thread defers at most `BUDGET_REFILL` past
+    /// the limit.
+    fn may_defer(&self, limit: u32) -> bool {
+        let budget = &self.counts[my_lane()].budget;
+        let left = budget.load(Ordering::Relaxed);
+        if left > 0 {
+            budget.store(left - 1, Ordering::Relaxed);
+            return true;
+        }
+        let unfinished = self.unfinished();
+        if unfinished >= limit {
+            return false;
+        }
+        budget.store((limit - unfinished).min(BUDGET_REFILL) - 1, Ordering::Relaxed);
+        true
     }
 
     /// Whether every task made so far has finished. The finished counts are read first, then
@@ -152,9 +185,7 @@ impl Queue {
     /// task made by the time the first made count was read had finished by then (and only a
     /// running task or a thread outside a barrier makes tasks).
     pub fn all_finished(&self) -> bool {
-        let finished = self.lanes.iter().map(|l| l.finished.load(Ordering::Acquire)).fold(0, u32::wrapping_add);
-        let made = self.lanes.iter().map(|l| l.made.load(Ordering::Acquire)).fold(0, u32::wrapping_add);
-        made == finished
+        self.unfinished() == 0
     }
 
     /// Whether a task waits in the queue (a load per lane).
@@ -191,8 +222,21 @@ impl Queue {
 
     /// Runs tasks that `fits` (the newest first) until `done` holds, waiting meanwhile for a
     /// task to be queued or `done` to hold.
+    ///
+    /// The lanes' counts of queued tasks are read only when no task was found: read before
+    /// each task, they pulled the lines of the threads queueing tasks, whose next task then
+    /// waited for them back.
     fn help_until(&self, fits: impl Fn(&Task) -> bool, done: impl Fn() -> bool) {
         loop {
+            if done() {
+                return;
+            }
+            if let Some(t) = self.take(true, &fits) {
+                execute(t);
+                continue;
+            }
+            // None found: look again after noting the count, so that a task queued between
+            // the look and the wait ends the wait.
             let seen = self.pushed_total();
             if done() {
                 return;
@@ -204,9 +248,48 @@ impl Queue {
         }
     }
 
+    /// Takes the oldest ready task, from this thread's lane first. From another lane it takes
+    /// up to half of that lane's tasks at once (at most `STEAL_BATCH`): it returns the first
+    /// and queues the rest in its own lane, where other threads can still take them. Taken one
+    /// at a time, every task moved the other lane's lock line between the CPUs, and its maker
+    /// paid for that line again at its next task: a master making every task ran at the pace
+    /// of the hand-overs (`epcc.task.master`).
+    fn take_any(&self) -> Option<Arc<Task>> {
+        let me = my_lane();
+        for k in 0..LANES {
+            let lane = &self.lanes[(me + k) % LANES];
+            if lane.queued.load(Ordering::Acquire) == 0 {
+                continue;
+            }
+            let mut moved: [Option<Arc<Task>>; STEAL_BATCH] = [const { None }; STEAL_BATCH];
+            let mut n = 0;
+            let first = {
+                let mut q = lane.ready.lock();
+                let Some(first) = q.pop_front() else { continue };
+                if k != 0 {
+                    n = (q.len() / 2).min(STEAL_BATCH);
+                    for (slot, t) in moved.iter_mut().zip(q.drain(..n)) {
+                        *slot = Some(t);
+                    }
+                }
+                lane.queued.fetch_sub(1 + n as u32, Ordering::Relaxed);
+                first
+            };
+            if n > 0 {
+                let mine = &self.lanes[me];
+                mine.ready.lock().extend(moved.iter_mut().take(n).filter_map(Option::take));
+                mine.queued.fetch_add(n as u32, Ordering::SeqCst);
+                mine.pushed.fetch_add(n as u32, Ordering::SeqCst);
+                self.signal.nudge();
+            }
+            return Some(first);
+        }
+        None
+    }
+
     /// Runs one ready task, any task; false if there was none.
     pub fn run_one(&self) -> bool {
-        match self.take(false, |_| true) {
+        match self.take_any() {
             Some(t) => {
                 execute(t);
                 true
@@ -218,6 +301,10 @@ impl Queue {
     /// Helps until every task of the team has finished (the end of a region).
     pub fn drain(&self) {
         loop {
+            // Counts read only when there is no task to run (see `help_until`).
+            if self.run_one() {
+                continue;
+            }
             if self.all_finished() {
                 return;
             }
@@ -228,17 +315,122 @@ impl Queue {
     }
 }
 
-/// What a task that creates tasks keeps for its children.
+/// What a task that creates tasks keeps for its children: how many it made and how many of
+/// them have ended, for `taskwait`, and its children's dependences (which only order
+/// siblings).
+///
+/// The task that owns the node writes its side (the count of children made, the dependence
+/// map) and the threads that finish its children write the other (`ended`), on lines of their
+/// own: a child made on one CPU and finished on another moves no line back and forth. With
+/// one count and a reference count that every child took and dropped, the maker paid for the
+/// line again at each task (~600-800 of ~1,700 cycles per task in a master that makes every
+/// task, when the host keeps the two vCPUs far apart).
+///
+/// Lifetime: the owner holds it through a `NodeRef`, its children through a plain pointer;
+/// whichever of the owner's end and its children's ends comes last frees it (`ended` counts
+/// both, see `child_ended` and `owner_ended`).
 pub struct Node {
-    children: AtomicU32,
+    own: OwnerSide,
+    end: EndSide,
+}
+
+#[repr(align(128))]
+struct OwnerSide {
+    /// Children made (wrapping); written by the owner only.
+    made: AtomicU32,
     deps: SpinLock<BTreeMap<usize, Dep>>,
 }
 
+#[repr(align(128))]
+struct EndSide {
+    /// Children ended (low 32 bits, wrapping like `made`), plus `OWNER_GONE` once the owner has
+    /// ended.
+    ended: AtomicU64,
+}
+
+const OWNER_GONE: u64 = 1 << 63;
+
 impl Node {
-    fn new() -> Node {
-        Node { children: AtomicU32::new(0), deps: SpinLock::new(BTreeMap::new()) }
+    /// Counts a child made (by the owner).
+    fn child_made(&self) {
+        self.own.made.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether every child made so far has ended (read by the owner).
+    fn children_done(&self) -> bool {
+        self.end.ended.load(Ordering::Acquire) as u32 == self.own.made.load(Ordering::Relaxed)
+    }
+
+    /// A child of `node` has ended: the child's last use of the node. Frees the node when the
+    /// owner has ended and this was its last child.
+    ///
+    /// # Safety
+    /// `node` is the node of the child's owner, and the child has not ended before.
+    unsafe fn child_ended(node: *const Node) {
+        // SAFETY: the node lives until its last child has ended (this one has not yet).
+        let n = unsafe { &*node };
+        let now = n.end.ended.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+        // Once the owner is gone, `made` no longer changes (and the count's update above
+        // synchronized with the owner's, which came after its last write of `made`).
+        if now & OWNER_GONE != 0 && now as u32 == n.own.made.load(Ordering::Acquire) {
+            // SAFETY: the owner has ended and every child has: nobody else holds it.
+            drop(unsafe { alloc::boxed::Box::from_raw(node as *mut Node) });
+        }
+    }
+
+    /// The owner has ended: frees the node if every child it made has ended too. One update
+    /// of `ended` decides for both sides, so exactly one of the owner and the last child
+    /// frees it.
+    ///
+    /// # Safety
+    /// `node` is a node of `NodeRef::new`, whose owner has not ended before.
+    unsafe fn owner_ended(node: *const Node) {
+        // SAFETY: the owner's reference keeps it alive until this update.
+        let n = unsafe { &*node };
+        let made = n.own.made.load(Ordering::Relaxed);
+        let before = n.end.ended.fetch_or(OWNER_GONE, Ordering::AcqRel);
+        if before as u32 == made {
+            // SAFETY: every child has ended and the owner is gone.
+            drop(unsafe { alloc::boxed::Box::from_raw(node as *mut Node) });
+        }
     }
 }
+
+/// A task's own reference to its children's node (its record's `node`).
+pub struct NodeRef(core::ptr::NonNull<Node>);
+
+impl NodeRef {
+    fn new() -> NodeRef {
+        let node = alloc::boxed::Box::new(Node {
+            own: OwnerSide { made: AtomicU32::new(0), deps: SpinLock::new(BTreeMap::new()) },
+            end: EndSide { ended: AtomicU64::new(0) },
+        });
+        NodeRef(core::ptr::NonNull::from(alloc::boxed::Box::leak(node)))
+    }
+
+    fn ptr(&self) -> *const Node {
+        self.0.as_ptr()
+    }
+}
+
+impl core::ops::Deref for NodeRef {
+    type Target = Node;
+    fn deref(&self) -> &Node {
+        // SAFETY: the owner's reference keeps the node alive.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl Drop for NodeRef {
+    fn drop(&mut self) {
+        // SAFETY: made by `NodeRef::new`; this is the owner's one reference.
+        unsafe { Node::owner_ended(self.0.as_ptr()) };
+    }
+}
+
+// SAFETY: the node's shared parts are atomics and a locked map; a `NodeRef` is moved between a
+// task's records, not shared.
+unsafe impl Send for NodeRef {}
 
 /// The last writer of an address among a node's children, and the readers since.
 #[derive(Default)]
@@ -311,17 +503,29 @@ pub struct Task {
     /// task runs even when cancelled before it started, so that its code destroys them, as
     /// libgomp's (`copy_ctors_done`).
     constructed: bool,
-    icv: Icv,
     final_task: bool,
+    /// The task's ICVs when they differ from those of its team's implicit tasks
+    /// (`Team::icv`), which it has otherwise (a task made by a thread that changed none).
+    icv: Option<alloc::boxed::Box<Icv>>,
     /// The node of the task that made it, which counts it among its children (`taskwait`);
-    /// None for a taskloop's tasks in the loop's own taskgroup, whose end waits for them
+    /// null for a taskloop's tasks in the loop's own taskgroup, whose end waits for them
     /// before the making task can do anything else (see `defer`).
-    parent: Option<Arc<Node>>,
+    parent: *const Node,
     group: Option<Arc<Group>>,
     team: *const super::team::Team,
+    /// What only a task with dependences or a `detach` event has.
+    extra: Option<alloc::boxed::Box<Extra>>,
+}
+
+// A task's `Arc` block (two counts and the record) fits the heap's 128-byte class: two lines.
+const _: () = assert!(core::mem::size_of::<Task>() + 16 <= 128);
+
+/// The parts of a task with dependences or an event, kept out of its record: a deferred
+/// task's record is written on the CPU that makes it and read on the one that runs it, one
+/// cache line handed over per line it spans, and without these it spans two.
+struct Extra {
     /// The task has dependences: it is in its parent's dependence map, so later siblings may
-    /// wait for it (`done`, `successors`). A task without any is never anyone's predecessor,
-    /// and its creation and end skip the three below.
+    /// wait for it (`done`, `successors`). A task without any is never anyone's predecessor.
     ordered: bool,
     /// Unfinished predecessors, plus one while the task is being created.
     npred: AtomicU32,
@@ -329,8 +533,30 @@ pub struct Task {
     successors: SpinLock<Vec<Arc<Task>>>,
     /// A detachable task's event: the task completes when it is fulfilled too (`detach`).
     event: Option<Arc<Event>>,
-    /// The lane of the thread that made it, where its end is counted.
-    lane: u8,
+}
+
+impl Task {
+    /// The dependence state of a task in a dependence map (every such task has it).
+    fn deps(&self) -> &Extra {
+        match &self.extra {
+            Some(x) => x,
+            None => super::team::fatal("a task without dependences in a dependence map"),
+        }
+    }
+
+    /// Whether the task has dependences.
+    fn ordered(&self) -> bool {
+        self.extra.as_ref().is_some_and(|x| x.ordered)
+    }
+
+    /// Whether a task with dependences has finished.
+    fn done(&self) -> bool {
+        self.deps().done.load(Ordering::Acquire)
+    }
+
+    fn event(&self) -> Option<&Arc<Event>> {
+        self.extra.as_ref().and_then(|x| x.event.as_ref())
+    }
 }
 
 // SAFETY: a task is run by one thread at a time; its raw team pointer names a team that lives
@@ -340,8 +566,8 @@ unsafe impl Send for Task {}
 unsafe impl Sync for Task {}
 
 /// The current task's node, made on first use.
-fn node_of(c: &mut Ctx) -> Arc<Node> {
-    c.node.get_or_insert_with(|| Arc::new(Node::new())).clone()
+fn node_of(c: &mut Ctx) -> *const Node {
+    c.node.get_or_insert_with(NodeRef::new).ptr()
 }
 
 fn queue_of(c: &Ctx) -> Option<&'static Queue> {
@@ -403,7 +629,9 @@ fn execute(t: Arc<Task>) {
     let c = thread::ctx();
     let group = core::mem::replace(&mut c.group, t.group.clone());
     let (icv, in_final, node, owner) = (c.icv, c.in_final, c.node.take(), c.lock_owner);
-    (c.icv, c.in_final) = (t.icv, t.final_task);
+    // SAFETY: see `Task`.
+    c.icv = t.icv.as_deref().copied().unwrap_or_else(|| unsafe { (*t.team).icv });
+    c.in_final = t.final_task;
     let identity = 0u8;
     c.lock_owner = &identity as *const u8 as *mut u8;
     (t.f)(arg);
@@ -417,7 +645,7 @@ fn execute(t: Arc<Task>) {
 /// A deferred task's body has run (or it was discarded): it is finished, unless it waits for
 /// its event too (`detach`).
 fn complete(t: &Task) {
-    match &t.event {
+    match t.event() {
         Some(e) => e.arrive(),
         None => finish(t),
     }
@@ -428,14 +656,15 @@ fn complete(t: &Task) {
 pub fn finish(t: &Task) {
     // SAFETY: see `Task`.
     let team = unsafe { &*t.team };
-    if t.ordered {
+    if t.ordered() {
+        let x = t.deps();
         let successors = {
-            let mut s = t.successors.lock();
-            t.done.store(true, Ordering::Release);
+            let mut s = x.successors.lock();
+            x.done.store(true, Ordering::Release);
             core::mem::take(&mut *s)
         };
         for s in successors {
-            if s.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+            if s.deps().npred.fetch_sub(1, Ordering::AcqRel) == 1 {
                 team.tasks.push(s);
             }
         }
@@ -443,10 +672,12 @@ pub fn finish(t: &Task) {
     if let Some(g) = &t.group {
         g.count.fetch_sub(1, Ordering::SeqCst);
     }
-    if let Some(parent) = &t.parent {
-        parent.children.fetch_sub(1, Ordering::SeqCst);
+    if !t.parent.is_null() {
+        // SAFETY: the task's parent node lives until its children have ended; this one ends
+        // here (a task finishes once).
+        unsafe { Node::child_ended(t.parent) };
     }
-    team.tasks.count_finished(t.lane);
+    team.tasks.count_finished();
     // Waiters test what this changed while they spin; only sleepers need the word.
     team.tasks.signal.nudge();
 }
@@ -492,14 +723,14 @@ fn predecessors(node: &Node, deps: &[(usize, bool)], me: Option<&Arc<Task>>) -> 
     let mut preds: Vec<Arc<Task>> = Vec::new();
     let mut add = |t: &Arc<Task>| {
         let itself = me.is_some_and(|m| Arc::ptr_eq(m, t));
-        if !itself && !t.done.load(Ordering::Acquire) && !preds.iter().any(|p| Arc::ptr_eq(p, t)) {
+        if !itself && !t.done() && !preds.iter().any(|p| Arc::ptr_eq(p, t)) {
             preds.push(t.clone());
         }
     };
-    let mut map = node.deps.lock();
+    let mut map = node.own.deps.lock();
     for &(addr, read_only) in deps {
         let e = map.entry(addr).or_default();
-        e.readers.retain(|r| !r.done.load(Ordering::Acquire));
+        e.readers.retain(|r| !r.done());
         if read_only {
             if let Some(w) = &e.writer {
                 add(w);
@@ -531,18 +762,18 @@ fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
         return;
     };
     let node = node_of(c);
-    q.help_until(|t| t.parent.as_ref().is_some_and(|p| Arc::ptr_eq(p, &node)), done);
+    q.help_until(|t| t.parent == node, done);
 }
 
 /// Waits for the unfinished siblings named by `depend` (an undeferred task's dependences, or
 /// `taskwait depend`).
 fn wait_for_dependences(depend: *const usize) {
     let c = thread::ctx();
-    let Some(node) = c.node.clone() else {
+    let Some(node) = c.node.as_ref() else {
         return; // no children: nothing to wait for
     };
-    let preds = predecessors(&node, &dependences(depend), None);
-    help_children_until(c, || preds.iter().all(|p| p.done.load(Ordering::Acquire)));
+    let preds = predecessors(node, &dependences(depend), None);
+    help_children_until(c, || preds.iter().all(|p| p.done()));
 }
 
 /// GOMP_task's common case, checked before anything else: an undeferred task (`if(0)`, inside
@@ -596,8 +827,9 @@ pub fn task(
             unsafe { (*c.team).defers_tasks.store(true, Ordering::Relaxed) };
         }
     }
-    let queue = queue_of(c).filter(|q| q.unfinished_here() < PENDING_LIMIT_PER_THREAD * c.nthreads);
-    let Some(queue) = queue.filter(|_| if_clause && !c.in_final) else {
+    let limit = PENDING_LIMIT_PER_THREAD * c.nthreads;
+    let queue = queue_of(c).filter(|q| if_clause && !c.in_final && q.may_defer(limit));
+    let Some(queue) = queue else {
         if !c.in_final && flags & FLAG_DEPEND != 0 {
             wait_for_dependences(depend);
         }
@@ -637,29 +869,34 @@ fn defer(
     as_child: bool,
 ) {
     debug_assert!(as_child || deps.is_empty());
-    let parent = as_child.then(|| node_of(c));
-    let lane = queue.count_made();
+    let parent = if as_child { node_of(c) } else { core::ptr::null() };
+    queue.count_made();
     let t = Arc::new(Task {
         f,
         args: UnsafeCell::new(args),
         constructed,
-        icv: c.icv,
         final_task,
+        // SAFETY: the current task's team (not null: the task has a queue).
+        icv: (c.icv != unsafe { (*c.team).icv }).then(|| alloc::boxed::Box::new(c.icv)),
         parent,
         group: c.group.clone(),
         team: c.team,
-        ordered: !deps.is_empty(),
-        npred: AtomicU32::new(1),
-        done: AtomicBool::new(false),
-        successors: SpinLock::new(Vec::new()),
-        event: event.clone(),
-        lane,
+        extra: (!deps.is_empty() || event.is_some()).then(|| {
+            alloc::boxed::Box::new(Extra {
+                ordered: !deps.is_empty(),
+                npred: AtomicU32::new(1),
+                done: AtomicBool::new(false),
+                successors: SpinLock::new(Vec::new()),
+                event: event.clone(),
+            })
+        }),
     });
     if let Some(e) = event {
         e.attach(t.clone());
     }
-    if let Some(parent) = &t.parent {
-        parent.children.fetch_add(1, Ordering::AcqRel);
+    if !t.parent.is_null() {
+        // SAFETY: the current task's own node (`c.node`).
+        unsafe { (*t.parent).child_made() };
     }
     if let Some(g) = &c.group {
         g.count.fetch_add(1, Ordering::AcqRel);
@@ -668,17 +905,18 @@ fn defer(
         queue.push(t);
         return;
     }
-    let Some(parent) = &t.parent else {
+    if t.parent.is_null() {
         return;
-    };
-    for p in predecessors(parent, deps, Some(&t)) {
-        let mut s = p.successors.lock();
-        if !p.done.load(Ordering::Acquire) {
-            t.npred.fetch_add(1, Ordering::AcqRel);
+    }
+    // SAFETY: the current task's own node (`c.node`).
+    for p in predecessors(unsafe { &*t.parent }, deps, Some(&t)) {
+        let mut s = p.deps().successors.lock();
+        if !p.done() {
+            t.deps().npred.fetch_add(1, Ordering::AcqRel);
             s.push(t.clone());
         }
     }
-    if t.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+    if t.deps().npred.fetch_sub(1, Ordering::AcqRel) == 1 {
         queue.push(t);
     }
 }
@@ -686,11 +924,13 @@ fn defer(
 /// GOMP_taskwait: waits for the current task's children, running them meanwhile.
 pub fn taskwait() {
     let c = thread::ctx();
-    let Some(node) = c.node.clone() else {
+    let Some(node) = c.node.as_ref().map(NodeRef::ptr) else {
         return;
     };
-    help_children_until(c, || node.children.load(Ordering::Acquire) == 0);
-    node.deps.lock().clear();
+    // SAFETY: the current task's own node, alive while the task is.
+    let node = unsafe { &*node };
+    help_children_until(c, || node.children_done());
+    node.own.deps.lock().clear();
 }
 
 /// GOMP_taskwait_depend.
@@ -838,15 +1078,14 @@ pub fn taskloop(
     // counts, ~0.3-0.6 us between two vCPUs; EPCC's `TASKLOOP 1` (2,048 tasks of 0.1 us)
     // took 2.6x libgomp's time when the ones under the limit were deferred.
     let limit = PENDING_LIMIT_PER_THREAD as u64 * c.nthreads as u64;
-    let queue =
-        queue_of(c).filter(|q| flags & FLAG_IF != 0 && !c.in_final && q.unfinished_here() as u64 + tasks <= limit);
+    let queue = queue_of(c).filter(|q| flags & FLAG_IF != 0 && !c.in_final && q.unfinished() as u64 + tasks <= limit);
     if grouped {
         group_start(c, false);
         if flags & FLAG_REDUCTION != 0 {
             super::reductions::taskgroup_register(reductions);
         }
     }
-    if queue.is_none() && cpyfn.is_none() && size <= super::task_args::INLINE && align <= 16 {
+    if queue.is_none() && cpyfn.is_none() && size <= super::task_args::STACK_BLOCK && align <= 16 {
         run_taskloop_here(f, data, arg_size.max(0) as usize, final_task, (tasks, extra, per, n), (end, value));
     } else {
         defer_taskloop(
@@ -886,7 +1125,7 @@ fn run_taskloop_here(
     let identity = 0u8;
     c.lock_owner = &identity as *const u8 as *mut u8;
     c.in_final = in_final | final_task;
-    let mut block = super::task_args::Inline([0; super::task_args::INLINE]);
+    let mut block = super::task_args::StackBlock([0; super::task_args::STACK_BLOCK]);
     let words = block.0.as_mut_ptr() as *mut u64;
     let mut lo = 0u64;
     for t in 0..tasks {

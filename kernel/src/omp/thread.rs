@@ -8,7 +8,7 @@ use core::sync::atomic::AtomicU32;
 
 use super::icv::{self, Icv};
 use super::places::{self, Partition};
-use super::tasks::{Group, Node};
+use super::tasks::{Group, NodeRef};
 use super::team::Team;
 use super::work::Cursor;
 
@@ -38,7 +38,7 @@ pub struct Ctx {
     /// Inside a final task (tasks it creates are included).
     pub in_final: bool,
     /// This task's children (made when it first defers one).
-    pub node: Option<Arc<Node>>,
+    pub node: Option<NodeRef>,
     /// The innermost taskgroup the tasks it creates belong to.
     pub group: Option<Arc<Group>>,
     /// Its place (`places::NONE` without binding) and place partition.
