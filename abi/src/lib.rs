@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 15;
+pub const ABI_VERSION: u32 = 16;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -544,9 +544,12 @@ pub mod process {
 /// boundary. The strings are `PREFIX_COUNT` NUL-terminated arguments that replace argv[0]
 /// (a script's interpreter, its optional argument and the script's name; none for an ELF
 /// program), then the file name as execve got it (AT_EXECFN, the comm name), NUL-terminated.
+/// Then the function overrides the monitor chose for the new program under `--omp`
+/// ([`overrides::Entry`]s, encoded; none when it keeps its own runtime), and in `W_OMP_FLAGS`
+/// the [`flags::OMP_LIBRARY`] bit when its shared libgomp is to be handled when ld.so maps it.
 pub mod exec_blob {
     pub const MAGIC: u64 = 0x6578_6563_626c_6f62;
-    pub const HEADER_WORDS: usize = 8;
+    pub const HEADER_WORDS: usize = 11;
     // Word indices.
     pub const W_MAGIC: usize = 0;
     pub const W_PROGRAM_OFF: usize = 1;
@@ -557,6 +560,9 @@ pub mod exec_blob {
     pub const W_STRINGS_OFF: usize = 5;
     pub const W_PREFIX_COUNT: usize = 6;
     pub const W_STRINGS_LEN: usize = 7;
+    pub const W_OVERRIDES_OFF: usize = 8;
+    pub const W_OVERRIDES_LEN: usize = 9;
+    pub const W_OMP_FLAGS: usize = 10;
 }
 
 /// The dispositions of [`nr::TTY_SIGNAL_ACTION`].

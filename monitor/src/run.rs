@@ -123,84 +123,19 @@ fn install_stop_handlers() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
-/// `--omp`: the override entries that put an OpenMP program on the kernel's runtime, or none.
-/// The kernel's functions can be called from the program only when both run in one ring.
-/// The `--omp` decision: entries for the kernel to patch at load (a static program), and
-/// what to do with a dynamically linked program's shared libgomp when ld.so maps it.
-/// `packed`: the vCPUs outnumber the host's CPUs and threads are packed on as many
-/// (`--overcommit pack`); a program that keeps its libgomp then gets its spin sites.
+/// `--omp` for the program `hrt run` starts (`overrides::choice`): entries for the kernel to
+/// patch at load (a static program), and what to do with a dynamically linked program's
+/// shared libgomp when ld.so maps it; `--omp kernel` is refused, with the reason, where it
+/// cannot apply.
 fn omp_overrides(
     args: &RunArgs,
     program: &Program,
     one_ring: bool,
     packed: bool,
 ) -> Result<(Vec<u8>, Option<crate::overrides::LibraryUse>)> {
-    use crate::overrides::{Decision, LibraryUse, OmpChoice};
-    if args.omp == OmpChoice::Libgomp {
-        return Ok(own_libgomp(args, program, packed));
-    }
-    let decision = if !one_ring {
-        Decision::Skip(String::from(
-            "the kernel and the program run in different rings (see --app-ring, --kernel-ring)",
-        ))
-    } else {
-        crate::overrides::plan_omp(&program.bytes)
-    };
-    match decision {
-        Decision::Apply(entries) => {
-            if args.verbose {
-                eprintln!("hrt: --omp: the kernel's OpenMP runtime replaces libgomp ({} functions)", entries.len());
-            }
-            Ok((crate::overrides::encode(&entries), None))
-        }
-        Decision::Library => {
-            if args.verbose {
-                eprintln!("hrt: --omp: the kernel's OpenMP runtime replaces the shared libgomp when it is loaded");
-            }
-            Ok((Vec::new(), Some(LibraryUse::Override { required: args.omp == OmpChoice::Kernel })))
-        }
-        Decision::Skip(why) if args.omp == OmpChoice::Kernel => {
-            Err(err!("--omp kernel: {}: {why}; run it with --omp libgomp (on its own runtime)", program.given))
-        }
-        Decision::Skip(why) => {
-            if args.verbose {
-                let own = match crate::overrides::yielding_runtime::libomp_in(&program.bytes) {
-                    Some(_) => "OpenMP runtime, LLVM's libomp",
-                    None => "libgomp",
-                };
-                eprintln!("hrt: --omp auto: the program runs on its own {own}: {why}");
-            }
-            Ok(own_libgomp(args, program, packed))
-        }
-    }
-}
-
-/// A program on its own libgomp: with more vCPUs than host CPUs, the places where its libgomp
-/// chooses its spin count (`overrides::spin_sites`), for the kernel to make it count the
-/// host's CPUs as it would natively; a dynamically linked program's are found when ld.so
-/// maps its libgomp.
-fn own_libgomp(args: &RunArgs, program: &Program, packed: bool) -> (Vec<u8>, Option<crate::overrides::LibraryUse>) {
-    if !packed {
-        return (Vec::new(), None);
-    }
-    if program.interp.is_some() {
-        return (Vec::new(), Some(crate::overrides::LibraryUse::SpinTests));
-    }
-    let entries = match crate::overrides::spin_sites::plan(&program.bytes) {
-        Ok(entries) => {
-            if args.verbose {
-                eprintln!("hrt: the program's libgomp: {} spin test(s) will count the host's CPUs", entries.len() - 1);
-            }
-            crate::overrides::encode(&entries)
-        }
-        Err(why) => {
-            if args.verbose {
-                eprintln!("hrt: the program's libgomp keeps its spin as it is: {why}");
-            }
-            Vec::new()
-        }
-    };
-    (entries, None)
+    crate::overrides::choice::for_program(args.omp, program, one_ring, packed, args.verbose)
+        .map(|plan| (plan.entries, plan.library))
+        .map_err(|why| err!("--omp kernel: {}: {why}; run it with --omp libgomp (on its own runtime)", program.given))
 }
 
 /// With more vCPUs than host CPUs (`pack_on` of them take threads): whether the program's
@@ -292,6 +227,12 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         sandbox: args.sandbox.clone(),
         overrides,
         omp_library,
+        exec_omp: crate::overrides::choice::ExecPolicy {
+            choice: args.omp,
+            one_ring,
+            packed: config.pack_on > 0,
+            verbose: args.verbose,
+        },
         child_process: args.as_child,
         pack_threads,
         sig_ignored: crate::inherited_signals::ignored(),

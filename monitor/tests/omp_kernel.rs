@@ -849,3 +849,53 @@ fn kernel_runtime_locks_lose_no_update_when_waiters_sleep() {
         }
     }
 }
+
+/// `--omp` holds for the images a program execs, as for the one `hrt run` starts: omp_exec.c
+/// execs itself with new OMP_* values from inside a region whose other thread holds the
+/// unnamed critical section; both images run on the kernel's runtime (`-v` says so once per
+/// image) and print what they print natively (a runtime that kept the old image's lock,
+/// settings or teams hangs or prints other values). An OpenMP program started through `env`
+/// (not an OpenMP program itself) runs on the kernel's runtime too.
+#[test]
+fn programs_that_a_program_execs_run_on_the_kernel_runtime_too() {
+    const SAYS: &str = "of the program's OpenMP functions run on the kernel's runtime";
+    let prog = build("omp_exec", "-static-pie");
+    let env = [("OMP_NUM_THREADS", "2"), ("OMP_SCHEDULE", "static,3"), ("OMP_CANCELLATION", "true")];
+    let mut native_cmd = Command::new(&prog);
+    native_cmd.envs(env);
+    let want = run(native_cmd, None);
+    assert!(want.stdout.contains("stage 2: team 3"), "native run failed:\n{}", want.stdout);
+    for cpus in ["1", "2", "4"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--omp", "kernel", "-v", "--cpus", cpus, "--"]).arg(&prog).envs(env);
+        let got = run(cmd, None);
+        assert_same(&format!("omp_exec --cpus {cpus}"), &want, &got);
+        assert_eq!(got.stderr.matches(SAYS).count(), 2, "--cpus {cpus}: -v does not say so twice:\n{}", got.stderr);
+    }
+    let prog = build("omp_kernel", "-static");
+    let mut native_cmd = Command::new("env");
+    native_cmd.arg("OMP_NUM_THREADS=3").arg(&prog);
+    let want = run(native_cmd, None);
+    assert!(want.stdout.contains("all checks passed"), "native run failed:\n{}", want.stdout);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    cmd.args(["run", "--omp", "kernel", "-v", "--cpus", "2", "--", "env", "OMP_NUM_THREADS=3"]).arg(&prog);
+    let got = run(cmd, None);
+    assert_same("env OMP_NUM_THREADS=3 omp_kernel", &want, &got);
+    assert!(
+        got.stderr.contains(SAYS),
+        "-v does not say the exec'd program runs on the kernel's runtime:\n{}",
+        got.stderr
+    );
+    // An exec'd program the kernel's runtime cannot take runs on its own libgomp (the exec
+    // is not refused), and hrt says why even without -v.
+    let prog = build("omp_unprovided", "-static");
+    let mut native_cmd = Command::new("env");
+    native_cmd.arg(&prog);
+    let want = run(native_cmd, None);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    cmd.args(["run", "--omp", "kernel", "--cpus", "2", "--", "env"]).arg(&prog);
+    let got = run(cmd, None);
+    assert_same("env omp_unprovided", &want, &got);
+    let says = got.stderr.contains("acc_get_num_devices") && got.stderr.contains("it runs on its own libgomp");
+    assert!(says, "hrt does not say why the exec'd program keeps its libgomp:\n{}", got.stderr);
+}

@@ -143,6 +143,9 @@ struct Checked {
     filename: &'static [u8],
     /// An ET_EXEC program's page-rounded link span.
     fixed: Option<(u64, u64)>,
+    /// The new program's function overrides (`--omp`) and library mode (see `loader::Image`).
+    overrides: &'static [u8],
+    omp_flags: u64,
 }
 
 fn check(s: &Staged) -> Result<Checked, Errno> {
@@ -152,6 +155,8 @@ fn check(s: &Staged) -> Result<Checked, Errno> {
     let program = s.part(blob::W_PROGRAM_OFF, blob::W_PROGRAM_LEN).ok_or(EINVAL)?;
     let interp = s.part(blob::W_INTERP_OFF, blob::W_INTERP_LEN).ok_or(EINVAL)?;
     let strings = s.part(blob::W_STRINGS_OFF, blob::W_STRINGS_LEN).ok_or(EINVAL)?;
+    let overrides = s.part(blob::W_OVERRIDES_OFF, blob::W_OVERRIDES_LEN).ok_or(EINVAL)?;
+    let omp_flags = s.word(blob::W_OMP_FLAGS);
     let count = s.word(blob::W_PREFIX_COUNT) as usize;
     let mut parts: Vec<&[u8]> = strings.split(|&b| b == 0).collect();
     // n strings with their NULs split into n + 1 pieces, the last one empty.
@@ -180,7 +185,7 @@ fn check(s: &Staged) -> Result<Checked, Errno> {
         [] => None,
         i => Some(Elf::parse(i).filter(|e| e.kind == ET_DYN).map(|_| i).ok_or(ENOEXEC)?),
     };
-    Ok(Checked { program, interp, prefix: parts, filename, fixed })
+    Ok(Checked { program, interp, prefix: parts, filename, fixed, overrides, omp_flags })
 }
 
 /// execveat(dirfd, path, argv, envp, flags) of the program itself. Returns only on an error
@@ -208,6 +213,7 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     // The point of no return.
     end_other_threads(me);
     reset_signals();
+    super::overrides::omp_after_exec();
     let staged = release_old_image(staged, checked.fixed);
     // The blob moved if it was in the new program's link span.
     let Ok(checked) = check(&staged) else { super::fault::terminate(SIGSEGV, None) };
@@ -223,8 +229,15 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
         strings.splice(0..1, checked.prefix.iter().copied());
         argc += checked.prefix.len() - 1;
     }
-    let img =
-        Image { program: checked.program, interp: checked.interp, strings: &strings, argc, execfn: checked.filename };
+    let img = Image {
+        program: checked.program,
+        interp: checked.interp,
+        strings: &strings,
+        argc,
+        execfn: checked.filename,
+        overrides: checked.overrides,
+        library_mode: checked.omp_flags,
+    };
     let start = loader::load_image(&img, None);
     let name = loader::comm_name(checked.filename);
     let described = describe(&strings[..argc]);

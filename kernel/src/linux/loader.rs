@@ -67,6 +67,12 @@ pub struct Image<'a> {
     pub argc: usize,
     /// AT_EXECFN: the file name execve got.
     pub execfn: &'a [u8],
+    /// The function overrides the monitor chose for the program (`--omp`; encoded
+    /// `hrt_abi::overrides::Entry`s, none when it keeps its own runtime).
+    pub overrides: &'a [u8],
+    /// `hrt_abi::flags::OMP_LIBRARY`/`OMP_REQUIRED`: its shared libgomp is handled when ld.so
+    /// maps it (`overrides::apply_file`).
+    pub library_mode: u64,
 }
 
 /// Where a loaded image starts: entry point and initial stack pointer.
@@ -77,9 +83,8 @@ pub struct Start {
 
 /// Maps a program's PT_LOAD segments: an ET_EXEC program at its link addresses (at boot,
 /// inside the span the monitor reserved), an ET_DYN one (or an interpreter) wherever memory is
-/// free. `overrides`: the program itself at boot (not its interpreter), whose function
-/// overrides are applied.
-fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: bool) -> Result<Loaded, &'static str> {
+/// free. `overrides`: the program's function overrides (not its interpreter's), applied to it.
+fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: Option<&[u8]>) -> Result<Loaded, &'static str> {
     let elf = Elf::parse(image).ok_or("not an ELF64 file")?;
     let loads: Vec<_> = elf.program_headers().filter(|p| p.kind == PT_LOAD).collect();
     let lo = loads.iter().map(|p| p.vaddr).min().ok_or("no loadable segment")? & !(PAGE - 1);
@@ -105,9 +110,9 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: bool) -> Resu
         usermem::copy(base + p.vaddr, image_addr + p.offset, p.filesz);
     }
     // Overrides patch the code while it is still writable.
-    let overridden = match boot {
-        Some(boot) if overrides => super::overrides::apply(boot, base, base + lo, base + hi)?,
-        _ => 0,
+    let overridden = match overrides {
+        Some(block) => super::overrides::apply(block, base, base + lo, base + hi)?,
+        None => 0,
     };
     // Each segment gets its own permissions, as execve maps them: .text read-only and
     // executable, .rodata read-only, data not executable (libc makes its PT_GNU_RELRO part
@@ -150,12 +155,13 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: bool) -> Resu
 
 /// Gives the kernel's OpenMP runtime the program's environment when the program's libgomp
 /// functions were redirected to it (`--omp kernel`).
-fn start_overrides(boot: &BootInfo, loaded: &Loaded) {
-    if !super::overrides::redirects_functions(boot) {
+fn start_overrides(img: &Image, loaded: &Loaded) {
+    super::overrides::set_program(img.strings.get(img.argc..).unwrap_or(&[]), img.library_mode);
+    if !super::overrides::redirects_functions(img.overrides) {
         return;
     }
     let n = loaded.overridden;
-    super::overrides::start_runtime(boot);
+    super::overrides::start_runtime();
     kinfo!("hrt: {n} of the program's OpenMP functions run on the kernel's runtime");
 }
 
@@ -280,10 +286,8 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
 /// the break right after them, its interpreter, the main stack with its guard; `boot` at boot
 /// (the monitor's reservations and the function overrides), None for an execve.
 pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'static str> {
-    let loaded = load_segments(img.program, boot, true)?;
-    if let Some(boot) = boot {
-        start_overrides(boot, &loaded);
-    }
+    let loaded = load_segments(img.program, boot, Some(img.overrides))?;
+    start_overrides(img, &loaded);
     let (pool_lo, pool_hi) = usermem::pool_range();
     let brk_end = reserve_brk_window(loaded.end, pool_hi - pool_lo);
     *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
@@ -292,7 +296,7 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     // it is itself (AT_BASE), as Linux's execve does.
     let interp = match img.interp {
         None => None,
-        Some(file) => Some(load_segments(file, boot, false).map_err(|_| "cannot load its interpreter")?),
+        Some(file) => Some(load_segments(file, boot, None).map_err(|_| "cannot load its interpreter")?),
     };
     // The stack's guard, the stack, then the vDSO and the near table right above its top, in
     // one range whose end is on a 2 MiB boundary with 4 KiB host pages under it
@@ -327,6 +331,8 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
         strings: &strings,
         argc: boot.argc as usize,
         execfn: strings.first().copied().unwrap_or(b""),
+        overrides: super::overrides::boot_entries(boot),
+        library_mode: boot.flags,
     };
     // The limits first: the main stack's size follows RLIMIT_STACK.
     super::process::inherit_rlimits(&boot.rlimits);

@@ -6,15 +6,49 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use hrt_abi::overrides::{self as abi, Entry};
 
-/// The entries in the block the monitor placed (`BootInfo::overrides`).
-fn entries(r: hrt_abi::Range) -> impl Iterator<Item = Entry> {
+use crate::sync::SpinLock;
+
+/// The block of entries the monitor placed for the program at boot (`BootInfo::overrides`).
+pub fn boot_entries(boot: &hrt_abi::BootInfo) -> &'static [u8] {
+    let r = boot.overrides;
+    if r.size == 0 {
+        return &[];
+    }
     let ptr = crate::mem::phys_to_virt(r.base) as *const u8;
     // SAFETY: the monitor placed the block there and reserved the range for good.
-    decode(unsafe { core::slice::from_raw_parts(ptr, r.size as usize) })
+    unsafe { core::slice::from_raw_parts(ptr, r.size as usize) }
+}
+
+/// The running program's `hrt_abi::flags::OMP_LIBRARY` and `OMP_REQUIRED` bits: whether its
+/// shared libgomp is handled when ld.so maps it (`apply_file`), and whether that must succeed.
+/// From the boot flags for the first program, from the exec blob for a program it execs.
+static LIBRARY_MODE: AtomicU64 = AtomicU64::new(0);
+
+/// The running program's environment strings as its image started with them, NUL-separated:
+/// the kernel's OpenMP runtime reads its `OMP_*` variables when it is first switched on, which
+/// for a shared libgomp is when ld.so maps it.
+static PROGRAM_ENV: SpinLock<Vec<u8>> = SpinLock::new(Vec::new());
+
+/// A new program image (at boot, or the program's own execve): its environment strings and
+/// its library mode (see `LIBRARY_MODE`).
+pub fn set_program(env: &[&[u8]], library_mode: u64) {
+    use hrt_abi::flags;
+    let mut block = Vec::with_capacity(env.iter().map(|e| e.len() + 1).sum());
+    for e in env {
+        block.extend_from_slice(e);
+        block.push(0);
+    }
+    *PROGRAM_ENV.lock() = block;
+    LIBRARY_MODE.store(library_mode & (flags::OMP_LIBRARY | flags::OMP_REQUIRED), Ordering::Relaxed);
+}
+
+/// Whether the running program's shared libgomp is handled when it is mapped.
+pub fn library_mode_on() -> bool {
+    LIBRARY_MODE.load(Ordering::Relaxed) & hrt_abi::flags::OMP_LIBRARY != 0
 }
 
 /// Entries as the monitor encodes them (`overrides::encode` there).
@@ -95,13 +129,14 @@ fn plan(entries: &[Entry], bias: u64, lo: u64, hi: u64) -> Result<Vec<(u64, Vec<
     Ok(writes)
 }
 
-/// Applies the overrides to the program loaded `bias` bytes above its link addresses, whose
-/// loaded span is `[lo, hi)`. Returns how many functions now jump into the kernel.
-pub fn apply(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<usize, &'static str> {
-    if boot.overrides.size == 0 {
+/// Applies the overrides `block` (encoded entries) to the program loaded `bias` bytes above its
+/// link addresses, whose loaded span is `[lo, hi)`. Returns how many functions now jump into
+/// the kernel.
+pub fn apply(block: &[u8], bias: u64, lo: u64, hi: u64) -> Result<usize, &'static str> {
+    if block.is_empty() {
         return Ok(0);
     }
-    let list: Vec<Entry> = entries(boot.overrides).collect();
+    let list: Vec<Entry> = decode(block).collect();
     if list.iter().any(|e| matches!(e.kind, abi::KIND_SPIN_SITE | abi::KIND_SPIN_CPUS)) {
         // The program keeps its libgomp (the monitor sends no functions then).
         let host = crate::sched::placement_cpus();
@@ -114,8 +149,8 @@ pub fn apply(boot: &hrt_abi::BootInfo, bias: u64, lo: u64, hi: u64) -> Result<us
 }
 
 /// Whether the block names functions to redirect (not only libgomp's spin tests).
-pub fn redirects_functions(boot: &hrt_abi::BootInfo) -> bool {
-    boot.overrides.size != 0 && entries(boot.overrides).any(|e| matches!(e.kind, abi::KIND_OVERRIDE | abi::KIND_IMPORT))
+pub fn redirects_functions(block: &[u8]) -> bool {
+    decode(block).any(|e| matches!(e.kind, abi::KIND_OVERRIDE | abi::KIND_IMPORT))
 }
 
 /// Patches the functions `list` names (at `bias` + their address, all in `[lo, hi)`, which
@@ -151,9 +186,10 @@ const FILE_ENTRIES_MAX: usize = 512;
 /// (`nr::FILE_OVERRIDES`), and applies them; or, for a program that keeps its shared libgomp
 /// on more vCPUs than host CPUs, which of its spin tests to rewrite (`spin_throttle`). All or nothing for the file: when the library
 /// cannot be overridden, `--omp kernel` stops the program; `--omp auto` leaves it as it is.
-pub fn apply_file(boot: &hrt_abi::BootInfo, fd: u64, off: u64, start: u64, len: u64) {
+pub fn apply_file(fd: u64, off: u64, start: u64, len: u64) {
     use hrt_abi::flags;
-    if boot.flags & flags::OMP_LIBRARY == 0 {
+    let mode = LIBRARY_MODE.load(Ordering::Relaxed);
+    if mode & flags::OMP_LIBRARY == 0 {
         return;
     }
     let buf = vec![0u8; FILE_ENTRIES_MAX * core::mem::size_of::<Entry>()];
@@ -178,10 +214,10 @@ pub fn apply_file(boot: &hrt_abi::BootInfo, fd: u64, off: u64, start: u64, len: 
     match result {
         Ok(0) => {}
         Ok(count) => {
-            start_runtime(boot);
+            start_runtime();
             kinfo!("hrt: {count} functions of the shared libgomp run on the kernel's OpenMP runtime");
         }
-        Err(why) if boot.flags & flags::OMP_REQUIRED != 0 => {
+        Err(why) if mode & flags::OMP_REQUIRED != 0 => {
             crate::kprintln!("hrt: --omp kernel: the shared libgomp: {why}; run it with --omp libgomp");
             crate::linux::process::exit_program(1);
         }
@@ -189,15 +225,22 @@ pub fn apply_file(boot: &hrt_abi::BootInfo, fd: u64, off: u64, start: u64, len: 
     }
 }
 
-/// Gives the kernel's OpenMP runtime the program's environment (once, before its first
-/// OpenMP call).
-pub fn start_runtime(boot: &hrt_abi::BootInfo) {
-    let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
-    // SAFETY: the monitor placed argv/envp there and reserved the range.
-    let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
-    let mut env = block.split(|&b| b == 0).skip(boot.argc as usize).take(boot.envc as usize);
+/// Gives the kernel's OpenMP runtime the program's environment (once per program image,
+/// before its first OpenMP call).
+pub fn start_runtime() {
+    let block = PROGRAM_ENV.lock().clone();
+    let mut env = block.split(|&b| b == 0).filter(|e| !e.is_empty());
     if let Some(r) = omp_runtime() {
         (r.init)(&mut env);
+    }
+}
+
+/// The program has exec'd (its other threads are gone): the kernel's OpenMP runtime forgets
+/// the old image's state (teams, workers, locks, the `OMP_*` settings), so that the new image
+/// starts it as a program's first image does.
+pub fn omp_after_exec() {
+    if let Some(r) = omp_runtime() {
+        (r.after_exec)();
     }
 }
 
@@ -213,6 +256,8 @@ pub struct Runtime {
     /// A forked child: given the forking thread's OpenMP state (its `omp` field), forgets what
     /// belonged to the parent's other threads and returns the state to keep.
     pub after_fork: fn(*mut u8) -> *mut u8,
+    /// An exec: forgets everything of the old image (see `omp_after_exec`).
+    pub after_exec: fn(),
 }
 
 static OMP_RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(core::ptr::null_mut());

@@ -45,6 +45,14 @@ pub fn init_env(name: &[u8], value: &[u8], display: Option<bool>) {
     }
 }
 
+/// Back to the settings before any environment was read (a program that exec'd).
+pub fn reset() {
+    FORMAT.lock().clear();
+    FORMAT_SET.store(false, Ordering::Release);
+    DISPLAY.store(false, Ordering::Relaxed);
+    LAST_TOP.store(0, Ordering::Relaxed);
+}
+
 /// display-affinity-var.
 pub fn display_on() -> bool {
     DISPLAY.load(Ordering::Relaxed)

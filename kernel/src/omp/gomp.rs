@@ -29,6 +29,13 @@ use crate::arch::word_lock::{lock_word_entry, unlock_word_entry};
 static CRITICAL: lock::Padded = lock::Padded(AtomicU32::new(0));
 static ATOMIC: lock::Padded = lock::Padded(AtomicU32::new(0));
 
+/// Frees the unnamed critical section's and the atomic fallback's locks (a program that
+/// exec'd: a thread of the old image may have ended holding one).
+pub fn reset_locks() {
+    CRITICAL.0.store(0, core::sync::atomic::Ordering::Release);
+    ATOMIC.0.store(0, core::sync::atomic::Ordering::Release);
+}
+
 // omp_get_wtime and omp_get_wtick return a double in xmm0, which the kernel's soft-float
 // target cannot express: the conversion is two SSE instructions here.
 core::arch::global_asm!(

@@ -43,7 +43,8 @@ struct Defaults {
     bind_list: alloc::vec::Vec<u32>,
 }
 
-static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
+/// The defaults before the environment is read.
+const PRISTINE: Defaults = Defaults {
     icv: Icv {
         nthreads: 1,
         run_sched: SCHED_DYNAMIC,
@@ -57,7 +58,9 @@ static DEFAULTS: SpinLock<Defaults> = SpinLock::new(Defaults {
     },
     nthreads_list: alloc::vec::Vec::new(),
     bind_list: alloc::vec::Vec::new(),
-});
+};
+
+static DEFAULTS: SpinLock<Defaults> = SpinLock::new(PRISTINE);
 static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
 static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
 /// The spin of a waiter whose CPU has other threads ready to run (libgomp's throttled spin
@@ -105,13 +108,31 @@ pub struct Shown {
 /// OMP_TARGET_OFFLOAD=mandatory (`device::check_construct`).
 pub static OFFLOAD_MANDATORY: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
-pub static SHOWN: SpinLock<Shown> = SpinLock::new(Shown {
+const SHOWN_PRISTINE: Shown = Shown {
     bind_list: alloc::vec::Vec::new(),
     active_wait: false,
     spin_count: 300_000,
     offload: "DEFAULT",
     display: 0,
-});
+};
+
+pub static SHOWN: SpinLock<Shown> = SpinLock::new(SHOWN_PRISTINE);
+
+/// Puts every setting back as it was before `init` read an environment (a program that
+/// exec'd: the new image reads its own).
+pub fn reset() {
+    *DEFAULTS.lock() = PRISTINE;
+    *SHOWN.lock() = SHOWN_PRISTINE;
+    STACK_SIZE.store(0, Ordering::Relaxed);
+    SPIN_ROUNDS.store(0, Ordering::Relaxed);
+    THROTTLED_SPIN_ROUNDS.store(0, Ordering::Relaxed);
+    PIN.store(1, Ordering::Relaxed);
+    MAX_TASK_PRIORITY.store(0, Ordering::Relaxed);
+    CANCELLATION.store(0, Ordering::Relaxed);
+    NUM_TEAMS.store(0, Ordering::Relaxed);
+    TEAMS_THREAD_LIMIT.store(0, Ordering::Relaxed);
+    OFFLOAD_MANDATORY.store(false, Ordering::Relaxed);
+}
 
 /// The initial ICVs and OMP_NUM_THREADS's list (for OMP_DISPLAY_ENV).
 pub fn defaults() -> (Icv, alloc::vec::Vec<u32>) {

@@ -86,7 +86,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
 
 /// This runtime as the Linux layer's loader uses it.
 static RUNTIME: crate::linux::overrides::Runtime =
-    crate::linux::overrides::Runtime { entry_point, set_import, init: |env| init(env), after_fork };
+    crate::linux::overrides::Runtime { entry_point, set_import, init: |env| init(env), after_fork, after_exec };
 
 /// Offers this runtime to the Linux layer (which overrides libgomp with it); once, at boot.
 pub fn register() {
@@ -100,4 +100,20 @@ fn after_fork(state: *mut u8) -> *mut u8 {
     thread::forget_teams(state);
     team::forget_workers();
     state
+}
+
+/// The program exec'd (`linux::exec`; its other threads are gone): everything of the old
+/// image goes (its teams and workers are leaked, as after a fork), and the settings are the
+/// ones before any environment was read, so that the new image, if its libgomp is redirected
+/// here, starts the runtime as a first image does (`init` with its own environment).
+fn after_exec() {
+    team::forget_workers();
+    thread::forget_current();
+    gomp::reset_locks();
+    icv::reset();
+    affinity::reset();
+    reductions::forget();
+    for slot in &IMPORTS {
+        slot.store(0, Ordering::Relaxed);
+    }
 }

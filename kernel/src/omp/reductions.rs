@@ -33,6 +33,12 @@ const ENTRIES: usize = 7;
 /// The layouts of the copies allocated, by address (to free them).
 static ALLOCATED: SpinLock<BTreeMap<usize, Layout>> = SpinLock::new(BTreeMap::new());
 
+/// Forgets the copies of an image that exec'd (left allocated: a thread of it may have ended
+/// using one).
+pub fn forget() {
+    ALLOCATED.lock().clear();
+}
+
 /// A descriptor word.
 ///
 /// SAFETY (for callers): `d` is a descriptor the compiler made, with at least `i + 1` words.

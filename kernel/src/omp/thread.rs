@@ -193,6 +193,18 @@ pub fn ctx() -> &'static mut Ctx {
     unsafe { &mut *this().ctx }
 }
 
+/// See `omp::after_exec`: the current thread gets a fresh state on its next OpenMP call; the
+/// old one is left (leaked: its tasks' records pointed into the old image's stacks, and its
+/// teams' workers are gone).
+pub fn forget_current() {
+    let t = crate::sched::current();
+    // SAFETY: the current thread's record; only this thread uses its `omp` fields.
+    unsafe {
+        (*t).omp = core::ptr::null_mut();
+        (*t).omp_hot = 0;
+    }
+}
+
 /// See `omp::after_fork`: the thread's kept teams are dropped (leaked: their workers do not
 /// exist in a forked child).
 pub fn forget_teams(state: *mut u8) {

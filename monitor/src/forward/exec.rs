@@ -96,10 +96,40 @@ impl Forwarder {
         // A missing (or unreadable) interpreter is its open's error, an invalid one ELIBBAD,
         // anything wrong with the program itself ENOEXEC, as Linux answers.
         let program = program.map_err(|_| interp_error.unwrap_or(Errno(libc::ENOEXEC)))?;
-        let blob = make_blob(&prefix, &filename, &program.bytes, program.interp.as_ref().map(|i| i.bytes.as_slice()));
+        let (overrides, omp_flags) = self.exec_omp_plan(&program);
+        let blob = make_blob(
+            &prefix,
+            &filename,
+            &program.bytes,
+            program.interp.as_ref().map(|i| i.bytes.as_slice()),
+            (&overrides, omp_flags),
+        );
         let len = blob.len() as i64;
         *self.exec.lock().unwrap() = Some(PendingExec { blob, exe, filename });
         Ok(len)
+    }
+
+    /// `--omp` for the new image, as for the program `hrt run` started (`ExecPolicy`): the
+    /// entries the kernel patches while it loads it, and the blob's `W_OMP_FLAGS`. A shared
+    /// libgomp is handled when the plans for the shared libraries (made for the first image
+    /// that needed them) serve the same purpose.
+    fn exec_omp_plan(&self, program: &crate::program::Program) -> (Vec<u8>, u64) {
+        let Some(policy) = self.exec_omp else { return (Vec::new(), 0) };
+        let plan = policy.plan(program);
+        let flags = match plan.library {
+            None => 0,
+            Some(purpose) => {
+                let plans = self.library_plans.get_or_init(|| {
+                    crate::overrides::LibraryPlans::new(hrt_abi::overrides::OMP_GROUP, purpose, policy.verbose)
+                });
+                if plans.purpose() == purpose {
+                    hrt_abi::flags::OMP_LIBRARY
+                } else {
+                    0
+                }
+            }
+        };
+        (plan.entries, flags)
     }
 
     /// `EXEC_READ(addr, len)`: the pending blob into the program's memory.
@@ -217,14 +247,21 @@ fn read_all(fd: &OwnedFd) -> SysResult<Vec<u8>> {
 }
 
 /// The blob `hrt_abi::exec_blob` describes.
-fn make_blob(prefix: &[Vec<u8>], filename: &[u8], program: &[u8], interp: Option<&[u8]>) -> Vec<u8> {
+fn make_blob(
+    prefix: &[Vec<u8>],
+    filename: &[u8],
+    program: &[u8],
+    interp: Option<&[u8]>,
+    (overrides, omp_flags): (&[u8], u64),
+) -> Vec<u8> {
     let mut strings = Vec::new();
     for s in prefix.iter().map(Vec::as_slice).chain([filename]) {
         strings.extend_from_slice(s);
         strings.push(0);
     }
     let strings_off = blob::HEADER_WORDS * 8;
-    let program_off = (strings_off + strings.len()).next_multiple_of(PAGE);
+    let overrides_off = (strings_off + strings.len()).next_multiple_of(8);
+    let program_off = (overrides_off + overrides.len()).next_multiple_of(PAGE);
     let interp_off = (program_off + program.len()).next_multiple_of(PAGE);
     let interp = interp.unwrap_or(&[]);
     let mut header = [0u64; blob::HEADER_WORDS];
@@ -236,11 +273,15 @@ fn make_blob(prefix: &[Vec<u8>], filename: &[u8], program: &[u8], interp: Option
     header[blob::W_STRINGS_OFF] = strings_off as u64;
     header[blob::W_PREFIX_COUNT] = prefix.len() as u64;
     header[blob::W_STRINGS_LEN] = strings.len() as u64;
+    header[blob::W_OVERRIDES_OFF] = overrides_off as u64;
+    header[blob::W_OVERRIDES_LEN] = overrides.len() as u64;
+    header[blob::W_OMP_FLAGS] = omp_flags;
     let mut out = vec![0u8; interp_off + interp.len()];
     for (i, w) in header.iter().enumerate() {
         out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
     out[strings_off..strings_off + strings.len()].copy_from_slice(&strings);
+    out[overrides_off..overrides_off + overrides.len()].copy_from_slice(overrides);
     out[program_off..program_off + program.len()].copy_from_slice(program);
     out[interp_off..].copy_from_slice(interp);
     out

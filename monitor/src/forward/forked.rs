@@ -73,6 +73,11 @@ impl Forwarder {
             cwd: Mutex::new(None),
             cpus: self.cpus,
             children: Default::default(),
+            exec_omp: self.exec_omp,
+            library_plans: match self.library_plans.get() {
+                Some(p) => p.same_purpose().into(),
+                None => Default::default(),
+            },
         };
         Some((f, setup))
     }

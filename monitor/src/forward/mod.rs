@@ -268,6 +268,11 @@ pub struct Forwarder {
     cpus: u32,
     /// Its child processes (procs.rs).
     children: procs::Children,
+    /// `--omp` for the images the program execs (None: not chosen, a VM without a program).
+    exec_omp: Option<crate::overrides::choice::ExecPolicy>,
+    /// The plans for the shared libraries ld.so maps (`nr::FILE_OVERRIDES`): made for the
+    /// first image, or for the first exec'd one whose libgomp is a shared library.
+    pub library_plans: std::sync::OnceLock<crate::overrides::LibraryPlans>,
 }
 
 /// The program as its own /proc/self shows it.
@@ -342,6 +347,8 @@ impl Forwarder {
             fds,
             described: std::sync::Mutex::new(Described { exe: paths::exe_path(&exe), ..Described::default() }),
             exec: std::sync::Mutex::new(None),
+            exec_omp: None,
+            library_plans: std::sync::OnceLock::new(),
             host_pid: std::process::id().to_string(),
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(paths::cwd_is_special()),
@@ -350,6 +357,11 @@ impl Forwarder {
             cpus,
             children: procs::Children::default(),
         }
+    }
+
+    /// `--omp` for the images the program execs.
+    pub fn set_exec_omp(&mut self, policy: crate::overrides::choice::ExecPolicy) {
+        self.exec_omp = Some(policy);
     }
 
     /// What the program's own /proc/self files describe: its argv and its memory.

@@ -70,6 +70,16 @@ impl LibraryPlans {
         LibraryPlans { group, purpose, report, by_file: Mutex::new(HashMap::new()) }
     }
 
+    /// Plans for the same group and purpose, none made yet (a forked child's).
+    pub fn same_purpose(&self) -> LibraryPlans {
+        LibraryPlans::new(self.group, self.purpose, self.report)
+    }
+
+    /// What the plans are for.
+    pub fn purpose(&self) -> LibraryUse {
+        self.purpose
+    }
+
     /// The entries for host file `fd` (borrowed) whose file offsets lie in `[off, off + len)`;
     /// Err when the file is the group's library but cannot be overridden.
     pub fn entries(&self, fd: i32, off: u64, len: u64) -> Result<Vec<Entry>, ()> {

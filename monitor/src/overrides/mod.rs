@@ -5,6 +5,7 @@
 //! applied and the reason says which symbol decided. A dynamically linked program's library is
 //! overridden when ld.so maps it (`library`).
 
+pub mod choice;
 mod library;
 mod references;
 pub mod spin_sites;

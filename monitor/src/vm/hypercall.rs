@@ -60,7 +60,8 @@ pub fn program_view(shared: &Shared) -> ProgramMemory<'_> {
 /// just mapped executable, written to the kernel's buffer (in guest RAM, outside the program's
 /// memory the program could write).
 fn file_overrides(shared: &Shared, args: &[u64]) -> i64 {
-    let (Some(plans), Some(fwd)) = (shared.library_plans.get(), &shared.forwarder) else { return 0 };
+    let Some(fwd) = &shared.forwarder else { return 0 };
+    let Some(plans) = fwd.library_plans.get() else { return 0 };
     let (fd, off, len, buf, cap) = (args[0], args[1], args[2], args[3], args[4]);
     let Some(host) = fwd.host_fd(fd) else { return -(libc::EBADF as i64) };
     let entries = match plans.entries(host.raw(), off, len) {

@@ -47,6 +47,8 @@ pub struct ProgramSetup {
     /// A dynamically linked program whose shared libgomp is overridden, or has its spin tests
     /// changed, when ld.so maps it.
     pub omp_library: Option<crate::overrides::LibraryUse>,
+    /// `--omp` for the images the program execs.
+    pub exec_omp: crate::overrides::choice::ExecPolicy,
     /// `--as-child`: the program is a child of another HRT program (`flags::CHILD_PROCESS`).
     pub child_process: bool,
     /// Its threads go to the first vCPUs, as many as the host has CPUs (`flags::PACK_THREADS`).
@@ -121,6 +123,13 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
         f.describe_program(p.argv.clone(), boot.user_pool);
+        f.set_exec_omp(p.exec_omp);
+        if let Some(purpose) = p.omp_library {
+            let required = purpose == crate::overrides::LibraryUse::Override { required: true };
+            let report = required || p.verbose;
+            let plans = crate::overrides::LibraryPlans::new(hrt_abi::overrides::OMP_GROUP, purpose, report);
+            let _ = f.library_plans.set(plans);
+        }
         if !crate::forward::cross_memory::publish(&mem.host_ranges_within(boot.user_pool)) && p.verbose {
             eprintln!("hrt: cannot publish the RAM directory: process_vm_readv/writev will answer EPERM");
         }
@@ -138,12 +147,6 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
     let _ = shared.pool_slots.set(pool);
-    if let Some(purpose) = config.program.as_ref().and_then(|p| p.omp_library) {
-        let required = purpose == crate::overrides::LibraryUse::Override { required: true };
-        let report = required || config.program.as_ref().is_some_and(|p| p.verbose);
-        let plans = crate::overrides::LibraryPlans::new(hrt_abi::overrides::OMP_GROUP, purpose, report);
-        let _ = shared.library_plans.set(plans);
-    }
     if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
         let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);
         if p.verbose {

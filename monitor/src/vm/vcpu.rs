@@ -34,8 +34,6 @@ pub struct Shared {
     pub user_map: std::sync::OnceLock<hrt_abi::UserMap>,
     /// The forwarding channel's service (`hrt run` unless `--no-channel`).
     pub channel: std::sync::OnceLock<Arc<super::channel::Service>>,
-    /// The per-file overrides of a dynamically linked program's libgomp (`nr::FILE_OVERRIDES`).
-    pub library_plans: std::sync::OnceLock<crate::overrides::LibraryPlans>,
     /// The program pool's memory slots, given to KVM as the kernel asks (`nr::RAM_READY`);
     /// unset where all of RAM was given at once (a forked child's VM, tests).
     pub pool_slots: std::sync::OnceLock<Arc<super::pool_slots::PoolSlots>>,
@@ -61,7 +59,6 @@ impl Shared {
             program_mem,
             user_map: std::sync::OnceLock::new(),
             channel: std::sync::OnceLock::new(),
-            library_plans: std::sync::OnceLock::new(),
             pool_slots: std::sync::OnceLock::new(),
             started: Mutex::new(false),
             start: Condvar::new(),

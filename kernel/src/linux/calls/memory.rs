@@ -162,14 +162,13 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // gives the extents of its functions, for rewriting their system calls.
         crate::linux::eh_frame::add_mapped(start, len);
     }
-    let boot = crate::bootinfo::get();
-    if file && prot & protect::PROT_EXEC != 0 && boot.flags & hrt_abi::flags::OMP_LIBRARY != 0 {
+    if file && prot & protect::PROT_EXEC != 0 && crate::linux::overrides::library_mode_on() {
         // A shared libgomp under `--omp`: its functions jump to the kernel's runtime. The
         // patches write the code, so a replaced (or reused) range loses its old protection.
         if replaced {
             protect::reset(start, start + len);
         }
-        crate::linux::overrides::apply_file(boot, fd as u64, off, start, len);
+        crate::linux::overrides::apply_file(fd as u64, off, start, len);
     }
     apply_prot(start, start + len, prot, !replaced);
     Ok(start)
