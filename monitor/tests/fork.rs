@@ -13,7 +13,8 @@
 //! procs_fork_shared.c (anonymous MAP_SHARED and /dev/zero memory shared with children and
 //! grandchildren, atomics, a process-shared mutex and semaphore in it; msync's answers);
 //! procs_fork_cma.c (process_vm_readv/writev between parent and child); procs_fork_cma_faults.c
-//! (the same where Linux faults: unmapped, PROT_NONE, read-only pages, partial iovecs).
+//! (the same where Linux faults: unmapped, PROT_NONE, read-only pages, partial iovecs);
+//! fork_sleepers.c (forks while other threads sleep and wake on halting vCPUs).
 
 mod common;
 use common::hostile::{
@@ -40,6 +41,20 @@ fn threads_of_one_vcpu_fork_at_the_same_time() {
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     for round in 0..3 {
         assert_same(&format!("fork_threads --cpus 2 (run {round})"), &linux, &hrt(&["--cpus", "2"], &prog, &[]));
+    }
+}
+
+/// Forks while three other threads sleep 20-34 us at a time (their idle vCPUs halt, and
+/// their timers may wake them during the host's copy, which no longer waits for halted vCPUs
+/// to be woken and parked): every child must find the heap, a mutex and thread creation
+/// working. At 1, 2 and 4 vCPUs, and with `--idle halt`.
+#[test]
+fn children_forked_while_other_cpus_sleep_and_wake_work() {
+    let prog = build("fork_sleepers", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    for options in [&["--cpus", "1"][..], &["--cpus", "2"], &["--cpus", "4"], &["--cpus", "2", "--idle", "halt"]] {
+        assert_same(&format!("fork_sleepers {options:?}"), &linux, &hrt(options, &prog, &[]));
     }
 }
 

@@ -55,7 +55,13 @@ pub fn idle_loop() -> ! {
             if s.runnable() == 0 && !super::task::pending() {
                 super::run_halt_hook(true);
                 // A kick sent after the checks above still ends the wait.
+                s.asleep.store(true, Ordering::SeqCst);
                 irq::wait_for_interrupt();
+                // Awake, interrupts still masked: a freeze that counted this CPU as stopped
+                // while it slept (`freeze::Halted::MustPark` in ring-3 mode) holds it here
+                // before anything is written or any noted interrupt is handled.
+                s.asleep.store(false, Ordering::SeqCst);
+                super::freeze::check();
                 super::run_halt_hook(false);
                 counters::add(Stat::Halts, 1);
                 counters::add(Stat::HaltTicks, crate::time::ticks().wrapping_sub(halt_at));

@@ -42,6 +42,9 @@ pub struct CpuSched {
     idle: AtomicPtr<Thread>,
     /// Set by the idle loop just before `hlt`; wakers send a kick IPI only then.
     pub halted: AtomicBool,
+    /// Set by the idle loop for exactly the halt itself, with nothing more to write before
+    /// it and a freeze check right after it (`freeze::Halted::MustPark` in ring-3 mode).
+    pub asleep: AtomicBool,
     need_resched: AtomicBool,
     /// A thread that exited and whose stack we were still on until the switch completed.
     prev_exited: PerCpuCell<*mut Thread>,
@@ -83,6 +86,7 @@ impl CpuSched {
             current: AtomicPtr::new(null_mut()),
             idle: AtomicPtr::new(null_mut()),
             halted: AtomicBool::new(false),
+            asleep: AtomicBool::new(false),
             need_resched: AtomicBool::new(false),
             prev_exited: PerCpuCell::new(null_mut()),
             prev_migrating: PerCpuCell::new(null_mut()),
@@ -118,6 +122,8 @@ impl CpuSched {
         cpu::get(cpu).current_thread.store(0, Ordering::SeqCst);
         self.idle.store(null_mut(), Ordering::SeqCst);
         self.halted.store(false, Ordering::SeqCst);
+        // The parent's CPU may have been asleep in its halt while memory was copied.
+        self.asleep.store(false, Ordering::SeqCst);
         self.need_resched.store(false, Ordering::SeqCst);
         self.preempt_at.store(0, Ordering::SeqCst);
         self.next_wake.store(u64::MAX, Ordering::SeqCst);

@@ -133,6 +133,11 @@ pub fn make_others_dormant() {
     for c in (0..count()).filter(|&c| c != me) {
         get(c).online.store(false, Ordering::SeqCst);
         get(c).current_thread.store(0, Ordering::SeqCst);
+        // Interrupts the parent's CPU had noted (one woken in its halt while memory was
+        // copied, `sched::freeze`) are not this CPU's.
+        for w in &get(c).irq_pending {
+            w.store(0, Ordering::SeqCst);
+        }
     }
     STARTING.store(false, Ordering::SeqCst);
     SOME_DORMANT.store(count() > 1, Ordering::SeqCst);

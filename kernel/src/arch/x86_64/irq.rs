@@ -63,6 +63,14 @@ pub fn unmask_for_ring3() {
     }
 }
 
+/// Whether an interrupt that arrives while interrupts are masked, a halt included, is only
+/// noted in the CPU's own pending bits (ring-3 mode), so that its handler runs when the code
+/// unmasks: then a CPU halted with interrupts masked writes nothing shared when woken before
+/// it unmasks (`sched::freeze`). In ring 0 `wait_for_interrupt` halts with interrupts enabled.
+pub fn noted_while_masked() -> bool {
+    soft()
+}
+
 /// True if interrupts wait for this CPU's software flag to clear.
 #[inline(always)]
 pub fn pending(cpu: &super::cpu::PerCpu) -> bool {
