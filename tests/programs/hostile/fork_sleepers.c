@@ -25,9 +25,15 @@ static void *busy(void *a) {
     return 0;
 }
 static void *child_thread(void *a) { return (void *)((long)a + 1); }
+/* The mutex is the program's own: without these a child forked while a sleeper held it would
+ * find it held by a thread it does not have, natively as under hrt (POSIX: only the forking
+ * thread is copied). */
+static void prepare(void) { pthread_mutex_lock(&mu); }
+static void release(void) { pthread_mutex_unlock(&mu); }
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 60;
     pthread_t t;
+    pthread_atfork(prepare, release, release);
     for (long i = 0; i < 3; i++)
         pthread_create(&t, 0, busy, (void *)i);
     int bad = 0;
