@@ -42,6 +42,21 @@ fn a_blocking_call_made_while_the_service_starts_is_served() {
     assert_same("chan_blocked compute, service start delayed", &linux, &run(cmd, None));
 }
 
+/// A signal for a thread blocked in a host `read` arrives while the polling thread is falling
+/// asleep (the test makes it linger, still counted awake, between its last look and its
+/// sleep): the guest's cancel finds the poller "awake" and rings no doorbell, so the poller
+/// must see the cancel itself and interrupt the worker; the handler then runs and the read
+/// restarts (ring_varsite `restart`). Hung when the poller looked only for new requests;
+/// without the delay, about 1 fresh-clone CI run in 20.
+#[test]
+fn a_cancel_made_while_the_poller_falls_asleep_is_served() {
+    let prog = build("ring_varsite", &[]);
+    let linux = native(&prog, &["restart"]);
+    let mut cmd = hrt_cmd();
+    cmd.env("HRT_TEST_POLLER_SLEEP_DELAY_MS", "50").args(["run", "--cpus", "2", "--"]).arg(&prog).arg("restart");
+    assert_same("ring_varsite restart, poller's sleep delayed", &linux, &run(cmd, None));
+}
+
 #[test]
 fn the_program_ends_while_a_thread_is_blocked_on_the_host() {
     same_as_native("forever", &["1", "2"], &[]);

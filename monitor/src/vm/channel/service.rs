@@ -38,11 +38,15 @@ pub(super) fn poll_loop(svc: &Service, shared: &Shared) {
         if svc.stopping.load(Ordering::Relaxed) {
             return;
         }
-        // Going to sleep: say so, then look once more, so a request published before the guest
-        // read `service_awake` is not left behind (it rings the doorbell otherwise).
+        // Going to sleep: say so, then look once more, so a request or a cancel published
+        // before the guest read `service_awake` is not left behind (it rings the doorbell
+        // otherwise). A cancel left behind hung a thread whose signal arrived while it waited
+        // in a host `read`: its worker was never interrupted (ring_varsite `restart`, 1 run in
+        // ~20 fresh-clone CI runs).
         let seen = *svc.bell.lock().unwrap();
+        test_delay_before_sleep();
         awake.fetch_sub(1, Ordering::SeqCst);
-        let pending = ch.header.pending.iter().any(|w| w.load(Ordering::SeqCst) != 0);
+        let pending = ch.header.pending.iter().any(|w| w.load(Ordering::SeqCst) != 0) || svc.cancel_requested(ch);
         if !pending {
             svc.poller_sleeps(caught);
             caught = false;
@@ -50,6 +54,18 @@ pub(super) fn poll_loop(svc: &Service, shared: &Shared) {
         }
         awake.fetch_add(1, Ordering::SeqCst);
         idle_since = Instant::now();
+    }
+}
+
+/// `HRT_TEST_POLLER_SLEEP_DELAY_MS` (tests only): a poller about to sleep waits this long
+/// first, still counted awake, so that a guest request or cancel lands in the window between
+/// its last look and its sleep (`a_cancel_made_while_the_poller_falls_asleep_is_served`).
+fn test_delay_before_sleep() {
+    static DELAY_MS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let ms = *DELAY_MS
+        .get_or_init(|| std::env::var("HRT_TEST_POLLER_SLEEP_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0));
+    if ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
 
