@@ -35,11 +35,7 @@ fn requests_are_served_when_the_service_sleeps() {
 /// that creates the workers. Hung when the spawner was registered after the pollers.
 #[test]
 fn a_blocking_call_made_while_the_service_starts_is_served() {
-    let prog = build("chan_blocked", &[]);
-    let linux = native(&prog, &["compute"]);
-    let mut cmd = hrt_cmd();
-    cmd.env("HRT_TEST_SERVICE_START_DELAY_MS", "300").args(["run", "--cpus", "1", "--"]).arg(&prog).arg("compute");
-    assert_same("chan_blocked compute, service start delayed", &linux, &run(cmd, None));
+    same_with_test_delay("chan_blocked", "compute", "1", ("HRT_TEST_SERVICE_START_DELAY_MS", "300"));
 }
 
 /// A signal for a thread blocked in a host `read` arrives while the polling thread is falling
@@ -50,11 +46,17 @@ fn a_blocking_call_made_while_the_service_starts_is_served() {
 /// without the delay, about 1 fresh-clone CI run in 20.
 #[test]
 fn a_cancel_made_while_the_poller_falls_asleep_is_served() {
-    let prog = build("ring_varsite", &[]);
-    let linux = native(&prog, &["restart"]);
+    same_with_test_delay("ring_varsite", "restart", "2", ("HRT_TEST_POLLER_SLEEP_DELAY_MS", "50"));
+}
+
+/// Runs test program `name` `mode` natively and under `hrt run --cpus CPUS` with one of the
+/// monitor's test delays set (`delay`: the variable and its milliseconds), and compares.
+fn same_with_test_delay(name: &str, mode: &str, cpus: &str, delay: (&str, &str)) {
+    let prog = build(name, &[]);
+    let linux = native(&prog, &[mode]);
     let mut cmd = hrt_cmd();
-    cmd.env("HRT_TEST_POLLER_SLEEP_DELAY_MS", "50").args(["run", "--cpus", "2", "--"]).arg(&prog).arg("restart");
-    assert_same("ring_varsite restart, poller's sleep delayed", &linux, &run(cmd, None));
+    cmd.env(delay.0, delay.1).args(["run", "--cpus", cpus, "--"]).arg(&prog).arg(mode);
+    assert_same(&format!("{name} {mode} with {}={}", delay.0, delay.1), &linux, &run(cmd, None));
 }
 
 #[test]
