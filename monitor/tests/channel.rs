@@ -38,6 +38,17 @@ fn a_blocking_call_made_while_the_service_starts_is_served() {
     same_with_test_delay("chan_blocked", "compute", "1", ("HRT_TEST_SERVICE_START_DELAY_MS", "300"));
 }
 
+/// Forked children whose first call blocks on the host (a read of an empty pipe), with the
+/// start of each child's service delayed (as a descheduled thread on a loaded host would
+/// delay it): a child's CPU ran before its service started, handed the call to a worker
+/// that nobody created, and slept for good (1 fork in ~700 under load; with the delay, every
+/// time).
+#[test]
+fn a_forked_childs_first_blocking_call_is_served() {
+    same_with_test_delay("chan_blocked", "forks", "1", ("HRT_TEST_SERVICE_START_DELAY_MS", "15"));
+    same_as_native("forks", &["2"], &[]);
+}
+
 /// A signal for a thread blocked in a host `read` arrives while the polling thread is falling
 /// asleep (the test makes it linger, still counted awake, between its last look and its
 /// sleep): the guest's cancel finds the poller "awake" and rings no doorbell, so the poller

@@ -343,6 +343,13 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
             })
             .map_err(|e| err!("cannot start a vCPU thread: {e}"))
     };
+    // The channel's service before any vCPU: a forked child's CPU runs at once and may ring
+    // the doorbell with a blocking call, which its vCPU thread hands to a worker; with no
+    // spawner registered yet, no worker ever came and the call's thread slept for good (the
+    // child's open of a FIFO, 1 run in ~50 on a loaded host: calls_fs_nodes).
+    if let Some(svc) = shared.channel.get() {
+        svc.start(&shared, filter.clone(), config.pin)?;
+    }
     let now = if config.resume.is_some() { 1 } else { config.cpus };
     // Before any vCPU runs: the boot CPU may start the others at once (a request with no
     // starter registered would be lost, and the kernel wait for them for good).
@@ -353,9 +360,6 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
         threads.push(start(id, &tx)?);
     }
     drop(tx);
-    if let Some(svc) = shared.channel.get() {
-        svc.start(&shared, filter.clone(), config.pin)?;
-    }
     // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU).
     let exit = loop {
         match rx.recv_timeout(super::host_signals::WATCH_PERIOD) {

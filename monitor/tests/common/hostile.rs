@@ -1,7 +1,8 @@
 //! Running the hostile programs of tests/programs/hostile: each is one C file, built once with
 //! `gcc -O1 -g -static -pthread` into target/programs/hostile-NAME, then run natively and under
 //! `hrt run` so a test can compare what Linux does (exit status, errno, output) with what HRT
-//! does. A run is killed after `HRT_TEST_TIME_LIMIT` seconds (default 300) and reported as hung.
+//! does. A run is killed (with its process group) after `HRT_TEST_TIME_LIMIT` seconds
+//! (default 300) and reported as hung.
 
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
@@ -89,11 +90,18 @@ fn spawn_retrying_busy(cmd: &mut Command) -> std::process::Child {
     }
 }
 
-/// Runs `cmd` with `stdin` as its standard input (None: /dev/null); kills it after the limit.
+/// Runs `cmd` with `stdin` as its standard input (None: /dev/null), in a process group of its
+/// own; kills the group after the limit. The run ends when `cmd` has ended and its output
+/// pipes have closed: a process it left behind holding them (a hung forked child) is killed
+/// at the limit too, rather than keeping the test waiting for their end for good (a stuck
+/// `hrt` child once held a CI run until its 90-minute limit).
 pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    use std::os::unix::process::CommandExt;
+    use std::sync::Arc;
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     let mut child = spawn_retrying_busy(&mut cmd);
+    let group = child.id() as i32;
     let writer = stdin.map(|bytes| {
         let mut pipe = child.stdin.take().unwrap();
         let bytes = bytes.to_vec();
@@ -101,16 +109,25 @@ pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
             let _ = pipe.write_all(&bytes);
         })
     });
+    // Each reader appends to a buffer the test can take whenever it gives up waiting.
     let collect = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let to = buf.clone();
+        let reader = std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                to.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
+        });
+        (reader, buf)
     };
     let stdout = collect(Box::new(child.stdout.take().unwrap()));
     let stderr = collect(Box::new(child.stderr.take().unwrap()));
     let deadline = Instant::now() + time_limit();
+    let kill_group = || {
+        // SAFETY: signals the process group this function made.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    };
     let mut hung = false;
     let status = loop {
         if let Some(status) = child.try_wait().expect("waiting for a child") {
@@ -118,15 +135,31 @@ pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
         }
         if Instant::now() > deadline {
             hung = true;
-            let _ = child.kill();
+            kill_group();
             break child.wait().expect("waiting for a killed child");
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    if let Some(writer) = writer {
-        let _ = writer.join();
+    while !(stdout.0.is_finished() && stderr.0.is_finished()) {
+        if Instant::now() > deadline {
+            if !hung {
+                hung = true;
+                kill_group();
+            }
+            // Killed: the pipes close at once, unless a process escaped the group.
+            if Instant::now() > deadline + Duration::from_secs(10) {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
-    Outcome { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap(), hung }
+    if let Some(writer) = writer {
+        if writer.is_finished() {
+            let _ = writer.join();
+        }
+    }
+    let text = |buf: &Mutex<Vec<u8>>| String::from_utf8_lossy(&buf.lock().unwrap()).into_owned();
+    Outcome { status, stdout: text(&stdout.1), stderr: text(&stderr.1), hung }
 }
 
 /// `PROG ARGS` natively.

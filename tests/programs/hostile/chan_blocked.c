@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int pipefd[2];
@@ -241,6 +242,31 @@ static int interrupted_read(int flags, int by_thread) {
     return 0;
 }
 
+static int run_forks(void) {
+    int served = 0;
+    for (int i = 0; i < 60; i++) {
+        int down[2], up[2];
+        if (pipe(down) || pipe(up)) return 1;
+        pid_t pid = fork();
+        if (pid == 0) {
+            char c;
+            if (read(down[0], &c, 1) != 1) _exit(3);
+            c++;
+            _exit(write(up[1], &c, 1) == 1 ? 0 : 4);
+        }
+        char c = (char)('a' + i % 20), back = 0;
+        usleep(3000); // the child is (most likely) blocked in its read by now
+        write(down[1], &c, 1);
+        read(up[0], &back, 1);
+        int status;
+        waitpid(pid, &status, 0);
+        if (back == c + 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) served++;
+        close(down[0]), close(down[1]), close(up[0]), close(up[1]);
+    }
+    printf("forks: %d of 60 children served\n", served);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, 0, _IOLBF, 0);
     const char *mode = argc > 1 ? argv[1] : "";
@@ -252,6 +278,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "eintr")) return interrupted_read(0, 0);
     if (!strcmp(mode, "restart")) return interrupted_read(SA_RESTART, 0);
     if (!strcmp(mode, "tkill")) return interrupted_read(0, 1);
-    fprintf(stderr, "usage: %s compute|forever|many|order|file8|eintr|restart|tkill\n", argv[0]);
+    if (!strcmp(mode, "forks")) return run_forks();
+    fprintf(stderr, "usage: %s compute|forever|many|order|file8|eintr|restart|tkill|forks\n", argv[0]);
     return 2;
 }

@@ -190,6 +190,7 @@ impl Service {
         pin: bool,
     ) -> crate::error::Result<()> {
         install_wake_handler();
+        test_start_delay();
         // The spawner first: a polling thread that hands a blocking call off before the
         // spawner is registered leaves it queued with no worker to come, and its caller
         // asleep for good (seen in a forked child on a loaded host, whose vCPU ran and called
@@ -217,9 +218,7 @@ impl Service {
                 .map_err(|e| crate::error::err!("cannot start a forwarding service thread: {e}"))?;
         }
         // Tests: this thread descheduled right after the pollers started (see above).
-        if let Some(ms) = std::env::var("HRT_TEST_SERVICE_START_DELAY_MS").ok().and_then(|v| v.parse().ok()) {
-            std::thread::sleep(std::time::Duration::from_millis(ms));
-        }
+        test_start_delay();
         Ok(())
     }
 
@@ -460,6 +459,15 @@ fn take(slot: &ChannelSlot, idx: usize) -> Option<Request> {
         *a = from.load(Ordering::Relaxed);
     }
     Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args })
+}
+
+/// `HRT_TEST_SERVICE_START_DELAY_MS` (tests only): the thread that starts the service waits
+/// this long before it starts anything and again after the polling threads start, as a thread
+/// descheduled there on a loaded host would (`monitor/tests/channel.rs`).
+fn test_start_delay() {
+    if let Some(ms) = std::env::var("HRT_TEST_SERVICE_START_DELAY_MS").ok().and_then(|v| v.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// Burst doorbells wake the pollers until their wake-ups go futile, then one in `PROBE`, and

@@ -53,6 +53,15 @@ impl Workers {
         self.ready.notify_one();
     }
 
+    /// Registers the spawner; calls queued before it was there get their workers now.
+    fn register_spawner(&self, tx: mpsc::Sender<()>) {
+        let mut q = self.queue.lock().unwrap();
+        while q.jobs.len() > q.idle + q.total && q.total < self.max && tx.send(()).is_ok() {
+            q.total += 1;
+        }
+        *self.spawn.lock().unwrap() = Some(tx);
+    }
+
     fn next_job(&self) -> Request {
         let mut q = self.queue.lock().unwrap();
         loop {
@@ -77,7 +86,7 @@ pub(super) fn start_spawner(
     filter: Option<seccompiler::BpfProgram>,
 ) -> crate::error::Result<()> {
     let (tx, rx) = mpsc::channel::<()>();
-    *svc.workers.spawn.lock().unwrap() = Some(tx);
+    svc.workers.register_spawner(tx);
     std::thread::Builder::new()
         .name("hrt-spawn".into())
         .spawn(move || {
