@@ -71,7 +71,10 @@ fn bench_quick_structure() {
     let dir = std::env::temp_dir().join(format!("hrt-bench-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (json, svg) = (dir.join("bench.json"), dir.join("bench.svg"));
-    let out = Command::new(env!("CARGO_BIN_EXE_hrt"))
+    // `timeout` (with the process group it makes) ends a run that hangs.
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", "1200"])
+        .arg(env!("CARGO_BIN_EXE_hrt"))
         .args(["bench", "--quick", "--suite", "micro,apps", "--cpus", "2", "--json"])
         .arg(&json)
         .arg("--plot")

@@ -315,9 +315,14 @@ fn cat_and_cp_copy_with_copy_file_range() {
         let want = std::fs::read(&src).unwrap();
         for (tool, how) in [("cat", "native"), ("cat", "hrt"), ("cp", "native"), ("cp", "hrt")] {
             let out = dir.0.join(format!("{name}.{tool}.{how}"));
-            let mut cmd = if how == "native" { Command::new(tool) } else { hrt_cmd() };
-            if how == "hrt" {
-                cmd.args(["run", "--cpus", "1", "--strace", "--", tool]);
+            // Not `run`: cat's standard output is the file (its copy_file_range needs one), so
+            // `timeout` bounds the run instead (with the process group it makes).
+            let mut cmd = Command::new("timeout");
+            cmd.args(["-s", "KILL", "300"]);
+            if how == "native" {
+                cmd.arg(tool);
+            } else {
+                cmd.arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", "1", "--strace", "--", tool]);
             }
             cmd.arg(&src).stderr(std::process::Stdio::piped());
             if tool == "cat" {

@@ -84,9 +84,16 @@ int main(void) {
 #[test]
 fn clocks_are_read_without_system_calls() {
     let bin = build("clocks", CLOCKS);
-    let out = Command::new(HRT).args(["run", "--strace", "--cpus", "1", "--"]).arg(&bin).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = common::hostile::run(
+        {
+            let mut c = Command::new(HRT);
+            c.args(["run", "--strace", "--cpus", "1", "--"]).arg(&bin);
+            c
+        },
+        None,
+    );
+    assert!(!out.hung, "hung: {out:?}");
+    let (stdout, stderr) = (&out.stdout, &out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(stdout, "monotonic 1, wall clock agrees 1\n");
     for call in ["clock_gettime(", "gettimeofday(", "time("] {

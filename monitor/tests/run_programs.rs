@@ -16,7 +16,7 @@ mod common;
 use common::elf_header;
 
 use std::fmt::Write as _;
-use std::io::{Read, Write};
+
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -126,47 +126,11 @@ fn time_limit() -> Duration {
 }
 
 /// Runs `cmd` with `stdin` as its standard input (None: /dev/null), collecting stdout and stderr;
-/// kills it after the time limit.
-fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let writer = stdin.map(|bytes| {
-        let mut pipe = child.stdin.take().unwrap();
-        let bytes = bytes.to_vec();
-        // A program that stops reading early closes the pipe: that is not an error here.
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&bytes);
-        })
-    });
-    let collect = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            buf
-        })
-    };
-    let stdout = collect(Box::new(child.stdout.take().unwrap()));
-    let stderr = collect(Box::new(child.stderr.take().unwrap()));
+/// kills it (and what it left holding its output) after the time limit.
+fn run(cmd: Command, stdin: Option<&[u8]>) -> Outcome {
     let started = Instant::now();
-    let deadline = started + time_limit();
-    let mut hung = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for a child") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            hung = true;
-            let _ = child.kill();
-            break child.wait().expect("waiting for a killed child");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    if let Some(writer) = writer {
-        let _ = writer.join();
-    }
-    let elapsed = started.elapsed();
-    Outcome { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap(), hung, elapsed }
+    let (status, stdout, stderr, hung) = common::hostile::run_bytes(cmd, stdin, time_limit());
+    Outcome { status, stdout, stderr, hung, elapsed: started.elapsed() }
 }
 
 /// A counting semaphore that bounds how many VMs run at once.

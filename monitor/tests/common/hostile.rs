@@ -90,18 +90,27 @@ fn spawn_retrying_busy(cmd: &mut Command) -> std::process::Child {
     }
 }
 
-/// Runs `cmd` with `stdin` as its standard input (None: /dev/null), in a process group of its
-/// own; kills the group after the limit. The run ends when `cmd` has ended and its output
-/// pipes have closed: a process it left behind holding them (a hung forked child) is killed
-/// at the limit too, rather than keeping the test waiting for their end for good (a stuck
-/// `hrt` child once held a CI run until its 90-minute limit).
-pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
+/// Runs `cmd` with `stdin` as its standard input (None: /dev/null); kills it after the limit.
+pub fn run(cmd: Command, stdin: Option<&[u8]>) -> Outcome {
+    let (status, stdout, stderr, hung) = run_bytes(cmd, stdin, time_limit());
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    Outcome { status, stdout: text(stdout), stderr: text(stderr), hung }
+}
+
+/// Runs `cmd` in a process group of its own with `stdin` as its standard input (None:
+/// /dev/null), and returns its status, stdout, stderr, and whether it was killed at `limit`.
+/// The run ends when `cmd` has ended and its output pipes have closed: a process it left
+/// behind holding them (a hung forked child) is killed at the limit too, rather than keeping
+/// the test waiting for good (a stuck `hrt` child once held a CI run until its 90-minute
+/// limit).
+pub fn run_bytes(mut cmd: Command, stdin: Option<&[u8]>, limit: Duration) -> (ExitStatus, Vec<u8>, Vec<u8>, bool) {
     use std::os::unix::process::CommandExt;
     use std::sync::Arc;
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     let mut child = spawn_retrying_busy(&mut cmd);
     let group = child.id() as i32;
+    // A program that stops reading early closes the pipe: that is not an error here.
     let writer = stdin.map(|bytes| {
         let mut pipe = child.stdin.take().unwrap();
         let bytes = bytes.to_vec();
@@ -123,7 +132,7 @@ pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
     };
     let stdout = collect(Box::new(child.stdout.take().unwrap()));
     let stderr = collect(Box::new(child.stderr.take().unwrap()));
-    let deadline = Instant::now() + time_limit();
+    let deadline = Instant::now() + limit;
     let kill_group = || {
         // SAFETY: signals the process group this function made.
         unsafe { libc::kill(-group, libc::SIGKILL) };
@@ -153,13 +162,11 @@ pub fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Outcome {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    if let Some(writer) = writer {
-        if writer.is_finished() {
-            let _ = writer.join();
-        }
+    if let Some(writer) = writer.filter(|w| w.is_finished()) {
+        let _ = writer.join();
     }
-    let text = |buf: &Mutex<Vec<u8>>| String::from_utf8_lossy(&buf.lock().unwrap()).into_owned();
-    Outcome { status, stdout: text(&stdout.1), stderr: text(&stderr.1), hung }
+    let take = |buf: &Mutex<Vec<u8>>| std::mem::take(&mut *buf.lock().unwrap());
+    (status, take(&stdout.1), take(&stderr.1), hung)
 }
 
 /// `PROG ARGS` natively.
