@@ -273,7 +273,8 @@ fn shared_library_sites_are_rewritten() {
 /// register the window set by a move or a load through another register) with different numbers through one site from
 /// two threads while they get rewritten, blocking reads restarted after a SA_RESTART handler that
 /// zeroes what the window loads the length from (Linux makes the `syscall` again with the
-/// length already loaded: the restart must not replay the window), a handler sending the
+/// length already loaded: the restart must not replay the window; also with the site patched
+/// while the read waits in the handler's frame, at the old `syscall`), a handler sending the
 /// thread into a rewritten window (the kernel moves it back to the window's start or the
 /// call, or past a branch), signals to threads spinning on such sites. With the kernel in
 /// ring 3 (`-v` reports the counts) the ten sites are rewritten (also in a static-PIE and a dynamically linked
@@ -287,7 +288,7 @@ fn variable_number_sites_are_rewritten_and_change_nothing() {
     let root = common::hostile::repo_root();
     let dynamic =
         common::hostile::build_dynamic(&root.join("tests/programs/hostile/ring_varsite.c"), "ring_varsite", &[]);
-    for case in ["calls", "restart", "resume", "spin"] {
+    for case in ["calls", "restart", "restart_patched", "resume", "spin"] {
         let native_out = native(&prog, &[case]);
         for opts in [&["--cpus", "2"][..], &["--cpus", "1"], &["--cpus", "2", "--no-rewrite"]] {
             let out = hrt(opts, &prog, &[case]);

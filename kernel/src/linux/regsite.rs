@@ -28,10 +28,12 @@
 //! that none is half-way through the window while the bytes change. A thread may still be
 //! there in its saved registers (interrupted inside the window, then switched out or
 //! parked): its rip is an old instruction start that is not a new one (after the `mov`, or
-//! the `syscall`), recorded as such (`Decision::Interior` and the site's `Register`), and is
-//! moved back by 3 bytes (`fix_resume_point`), to the same point of the new code: G's start if
-//! G had not run, the `call` if it had. The `mov` then does not run again, but its effect is
-//! the slot's (eax = X = N). Every resumption passes one of two
+//! the `syscall`), recorded as such (`Decision::Interior` and the site's `Register`). After
+//! the `mov` it moves back by 3 bytes (`fix_resume_point`), to the same point of the new
+//! code, G's start: the `mov` does not run again, but its effect is the slot's (eax = X = N).
+//! At the `syscall` the call is made with the registers as they are, through the gate's
+//! `Enter` slot (the same registers the `call`'s slot would give, unless a signal handler
+//! changed them while a restart waited there). Every resumption passes one of two
 //! points after the patch: the return path to the program (`signal::on_return`, right after
 //! its safe point, the one where frozen CPUs wait) for the thread a CPU runs, and the switch to
 //! a thread (`sched`'s switch-in hook) for the others. A restart of a call made at such a site
@@ -335,16 +337,30 @@ fn new_code(window: &Window, nr: u64) -> Option<[u8; MAX_WINDOW]> {
 }
 
 /// A saved program frame about to resume: if its rip is an old instruction start inside a
-/// rewritten register site's window that no longer is one, moves it back to the same point of
-/// the new code (as recorded: `rewrite::moved_back`).
+/// rewritten register site's window that no longer is one, moves it to the same point of the
+/// new code (as recorded: `rewrite::resume_point`).
+///
+/// At the old `syscall` itself (a thread stopped right before it, or a restart set up before
+/// the patch: rip back at the `syscall`, rax the number) the registers are the call's, and
+/// the call is made with them, as the `syscall` would have made it: rip at the gate's
+/// `Enter` slot that pushes rcx, rcx the address after the site (as SYSCALL, the call
+/// clobbers rcx). Not from the `call`: its slot replays the window, whose loads a signal
+/// handler may have changed (memory, or registers in its frame): a read restarted after its
+/// handler zeroed the word its length came from read 0 bytes (ring_varsite `restart`, 1 run
+/// in ~20 under load). No stack write here: the frame the switch-in hook fixes may be stale.
 pub fn fix_resume_point(frame: &mut TrapFrame) {
     if PATCHED.load(Ordering::SeqCst) == 0 {
         return;
     }
     let rip = frame.rip;
     if (LOWEST.load(Ordering::SeqCst)..=HIGHEST.load(Ordering::SeqCst)).contains(&rip) {
-        if let Some(back) = rewrite::moved_back(rip) {
-            frame.rip = rip - back;
+        match rewrite::resume_point(rip) {
+            Some(rewrite::Resume::AtSyscall) => {
+                frame.rcx = rip + SYSCALL.len() as u64;
+                frame.rip = slot_table::enter_pushing_rcx_address();
+            }
+            Some(rewrite::Resume::Back(back)) => frame.rip = rip - back,
+            None => {}
         }
     }
 }

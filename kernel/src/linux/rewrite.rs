@@ -50,7 +50,7 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 
 /// Sites decided so far, an open-addressing set of `back << 56 | site << 2 | Decision` (0 = free
 /// slot), so that each site is examined once; `back` is how far an `Interior` point's saved rip
-/// moves back (`moved_back`). Full: no more decisions (the rest keep SYSCALL).
+/// moves back (`resume_point`). Full: no more decisions (the rest keep SYSCALL).
 const SITES_LEN: usize = 8192;
 static SITES: [AtomicU64; SITES_LEN] = [const { AtomicU64::new(0) }; SITES_LEN];
 static SITES_USED: AtomicUsize = AtomicUsize::new(0);
@@ -162,21 +162,25 @@ pub fn forget(start: u64, end: u64) {
     }
 }
 
-/// How far back a saved rip at `ip` moves once a window around it was patched: to the `call`
-/// from a register site's `syscall` (3 bytes), to the point recorded for an `Interior` one.
-/// None if `ip` is neither.
-pub(super) fn moved_back(ip: u64) -> Option<u64> {
+/// Where a saved rip at an old instruction start `ip` resumes once a window around it was
+/// patched (`regsite::fix_resume_point`). None if `ip` is no such point.
+pub(super) fn resume_point(ip: u64) -> Option<Resume> {
     let s = entry(ip)?;
     match Decision::from_bits(s) {
-        Decision::Register => Some(REGISTER_BACK),
-        Decision::Interior => Some(s >> 56),
+        Decision::Register => Some(Resume::AtSyscall),
+        Decision::Interior => Some(Resume::Back(s >> 56)),
         _ => None,
     }
 }
 
-/// How far a register site's `syscall` lies past the start of the `call` that replaced it (the
-/// `call` ends where the `syscall` did).
-const REGISTER_BACK: u64 = 3;
+/// See `resume_point`.
+pub(super) enum Resume {
+    /// At a register site's old `syscall`, now the end of its `call`: the call is made with
+    /// the registers as they are.
+    AtSyscall,
+    /// Inside a window: this many bytes back, to the same point of the new code.
+    Back(u64),
+}
 
 /// Records the decision for `site`; returns the one that stands (another CPU may have
 /// recorded it first), or None if the set is (nearly) full.

@@ -24,10 +24,9 @@
 //!
 //! Patched with the other CPUs stopped and recorded as a register site
 //! (`regsite::patch_frozen`), whose resume and restart rules fit: a saved rip at the old
-//! `syscall` (the `mov` done, rax the number) moves back 3 bytes to the `call`, whose slot
-//! loads r9 again from the same word (the stack pointer is the one the `mov` used, so the
-//! reload gives the same value); a restart enters again with rax = the number and r9 as it is
-//! (`regsite::restart`), as Linux makes the `syscall` again.
+//! `syscall` (the `mov` done, rax the number) makes the call with the registers as they are
+//! (`regsite::fix_resume_point`); a restart enters again with rax = the number and r9 as it
+//! is (`regsite::restart`), as Linux makes the `syscall` again.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 

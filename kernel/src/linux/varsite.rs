@@ -55,9 +55,10 @@
 //!
 //! Soundness at the patch (made with the other CPUs stopped, `regsite::patch_frozen`): a
 //! thread whose saved rip is an old instruction start inside the window that is no new one
-//! moves back to the window's start (recorded `Interior` points) or, from the `syscall`, to
-//! the `call` (`fix_resume_point`); either way the slot replays the whole window, which by
-//! idempotence gives what the old code had given or would have. A load replayed later than
+//! moves back to the window's start (recorded `Interior` points), where the slot replays the
+//! whole window, which by idempotence gives what the old code had given or would have; one
+//! at the old `syscall` makes the call with its registers as they are (`fix_resume_point`:
+//! it may be a restart, whose handler may have changed what the window loads). A load replayed later than
 //! the old code made it reads memory as the thread would have if it had been stopped before
 //! it: only register moves lie between such a load and the `syscall`. A restart does not run
 //! the slot again: it re-enters with the number and every register as they were

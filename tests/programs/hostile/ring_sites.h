@@ -53,11 +53,18 @@ static long on_two_threads(long (*calls)(void)) {
 static long (*read_one)(int r, int fd, char *c);
 static int read_fds[2];
 static atomic_int reading;
+/* Whether restart_reads spins (rather than sleeps) while the reader gets to its next read:
+ * the reader's first call through a site then finds the other CPU busy, and the kernel
+ * patches the site later, in the handler's calls through it (restart_patched). */
+static int spin_for_reader;
+static atomic_int main_spins;
 
 static void *reader(void *arg) {
     (void)arg;
     for (int r = 0; r < 2 * ROUNDS; r++) {
         char c = 0;
+        while (spin_for_reader && atomic_load(&main_spins) != r + 1)
+            ;
         atomic_store(&reading, r + 1);
         long got = read_one(r, read_fds[0], &c);
         printf("read %d: %ld '%c'\n", r, got, c);
@@ -75,8 +82,10 @@ static int restart_reads(long (*read)(int r, int fd, char *c)) {
     pthread_t t;
     pthread_create(&t, NULL, reader, NULL);
     for (int r = 0; r < 2 * ROUNDS; r++) {
+        atomic_store(&main_spins, r + 1);
         while (atomic_load(&reading) != r + 1)
-            pause_ms(1);
+            if (!spin_for_reader)
+                pause_ms(1);
         pause_ms(20); /* most likely blocked in read by now (either way the output is the same) */
         int before = atomic_load(&handled);
         pthread_kill(t, SIGUSR1);

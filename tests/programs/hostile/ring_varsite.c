@@ -16,6 +16,11 @@
  *             what the window loads the length from (the register in the frame, the global):
  *             Linux makes the `syscall` again with the length already loaded, so each read
  *             returns its byte
+ *   restart_patched  the same, the main thread spinning while the reader gets to each read:
+ *             the reader's first call through the global-load site finds the other CPU
+ *             busy, so the kernel patches the site later, at the 16th call through it, which
+ *             the handler makes while the interrupted read waits in its frame to be made
+ *             again at the old `syscall`
  *   resume    a handler sends the thread into a rewritten window (the middle of the two moves,
  *             the global-load site's `syscall`, past the branch of the test-and-branch window)
  *             with the registers the old code had there: it must make the call and go on
@@ -232,6 +237,25 @@ static void zero_the_length(int sig, siginfo_t *si, void *ctx) {
     check_in_handler();
 }
 
+/* restart_patched's handler: zero_the_length's zeroing; and when the interrupted read came
+ * through the global-load site (reads 1 and 4), 16 calls through that site first. The
+ * kernel patches a site at its 16th call even while another CPU runs a thread, so the site
+ * is patched while the read waits in this frame to be made again. No call through the site
+ * in the other handlers: it must not be patched before. */
+static void zero_the_length_patching(int sig, siginfo_t *si, void *ctx) {
+    (void)sig;
+    (void)si;
+    ((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RCX] = 0;
+    var_len = 0;
+    if (atomic_load(&handled) % 3 == 1) {
+        long ppid = getppid();
+        for (int i = 0; i < 16; i++)
+            if (var_global(SYS_getppid, 0, 0) != ppid)
+                atomic_fetch_add(&handler_bad, 1);
+    }
+    atomic_fetch_add(&handled, 1);
+}
+
 static void on_signal(int sig) {
     (void)sig;
     check_in_handler();
@@ -286,6 +310,12 @@ int main(int argc, char **argv) {
         if (restart_reads(read_byte))
             return 1;
         printf("restart: %d handlers, %ld wrong in handlers\n", atomic_load(&handled), atomic_load(&handler_bad));
+    } else if (!strcmp(c, "restart_patched")) {
+        spin_for_reader = 1;
+        set_info_handler(SIGUSR1, zero_the_length_patching, SA_RESTART);
+        if (restart_reads(read_byte))
+            return 1;
+        printf("restart_patched: %d handlers, %ld wrong in handlers\n", atomic_load(&handled), atomic_load(&handler_bad));
     } else if (!strcmp(c, "resume")) {
         install_resume();
         long wrong = resume_rounds(pair_getpid, (long)var_pair + PAIR_SECOND, SYS_getpid);
@@ -300,7 +330,7 @@ int main(int argc, char **argv) {
         printf("spin: %d handlers, %ld wrong in loops, %ld wrong in handlers\n", atomic_load(&handled), bad,
                atomic_load(&handler_bad));
     } else {
-        fprintf(stderr, "usage: ring_varsite calls|restart|resume|spin\n");
+        fprintf(stderr, "usage: ring_varsite calls|restart|restart_patched|resume|spin\n");
         return 2;
     }
     return 0;

@@ -9,7 +9,8 @@
 //! hub in front of it, `jmp *[rip]` with the entry's address.
 //!
 //! After those, an `Enter` slot (`jmp T` alone: where a restarted call made from a slot-calling
-//! site resumes, `linux::regsite::restart`) and the window slots of variable-number sites
+//! site resumes, `linux::regsite::restart`; and `push rcx; jmp T` for a call made from an old
+//! `syscall` of a site patched since, `linux::regsite::fix_resume_point`) and the window slots of variable-number sites
 //! (`linux::varsite`), written while the program runs, with every other CPU stopped: each
 //! replays the instructions of a window the site's `call` replaced, then jumps to T. Sites
 //! whose windows replay the same code share a slot.
@@ -25,12 +26,14 @@ pub enum Slot {
     Number(u64),
     /// `mov 0x10(%rsp), %r9; jmp entry`.
     SyscallFunction,
-    /// `jmp entry`.
+    /// `jmp entry`, and at `PUSHING_RCX` `push rcx; jmp entry`.
     Enter,
 }
 
 /// Bytes per slot (`mov` (5), `jmp rel32` (5), int3 padding).
 const SLOT: usize = 16;
+/// Where the `Enter` slot's `push rcx; jmp T` starts (after its `jmp T`).
+const PUSHING_RCX: usize = 8;
 /// Where the window slots start in a table.
 const WINDOWS_AT: usize = (SLED_LEN as usize + 2) * SLOT;
 /// Bytes per window slot: the replayed instructions, `jmp rel32`, a stub per branch out.
@@ -83,7 +86,11 @@ pub(super) fn write(code: &mut [u8], addr: u64, target: u64) {
     let at = offset(Slot::SyscallFunction) as usize;
     code[at..at + 5].copy_from_slice(&[0x4c, 0x8b, 0x4c, 0x24, 0x10]); // mov r9, [rsp + 0x10]
     jump(code, at + 5);
-    jump(code, offset(Slot::Enter) as usize);
+    let at = offset(Slot::Enter) as usize;
+    code[at..at + SLOT].fill(0xcc);
+    jump(code, at);
+    code[at + PUSHING_RCX] = 0x51; // push rcx
+    jump(code, at + PUSHING_RCX + 1);
     code[WINDOWS_AT..TABLE_LEN].fill(0xcc);
 }
 
@@ -97,6 +104,12 @@ pub(super) fn set_kernel(addr: u64, target: u64) {
 /// pushed, as by a `call`), from any site.
 pub fn enter_address() -> u64 {
     KERNEL.load(Ordering::Relaxed) + offset(Slot::Enter)
+}
+
+/// The second half of the `Enter` slot: `push rcx; jmp T`, for a call made from a site's old
+/// `syscall` with rcx the address after it (`linux::regsite::fix_resume_point`).
+pub fn enter_pushing_rcx_address() -> u64 {
+    enter_address() + PUSHING_RCX as u64
 }
 
 /// Writes a near table (hub and slots) into `code`, to be executed at `addr`.
