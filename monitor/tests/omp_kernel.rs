@@ -103,6 +103,16 @@ fn kernel_runtime_runs_target_and_teams_on_the_host_as_libgomp_does() {
     same_as_libgomp_linked("omp_target", "-pie", &[Some("3")]);
 }
 
+/// A region asking for 10,000 threads (OpenMP_VV's num_threads and thread_limit tests ask
+/// for that many): a worker's stack is resident memory under hrt, so the team gets as many as
+/// leave a quarter of the program's memory free (1,311 by default), where the kernel's runtime
+/// ended the program before; every thread runs, the barrier and a reduction hold, and the
+/// program's memory is there afterwards.
+#[test]
+fn a_team_larger_than_memory_allows_gets_fewer_threads() {
+    same_as_libgomp("omp_bigteam", &[None]);
+}
+
 #[test]
 fn kernel_runtime_defers_tasks_as_the_specification_allows() {
     same_as_libgomp("omp_tasks", &[None, Some("1"), Some("3"), Some("6")]);

@@ -269,7 +269,7 @@ pub fn fork(
     let st = thread::this();
     let outer: &Ctx = thread::ctx();
     let busy = thread::busy_of(outer);
-    let (n, reserved) = team_size(outer, requested, busy);
+    let (mut n, mut reserved) = team_size(outer, requested, busy);
     let lvl = outer.level as usize;
     let team_ptr = match st.hot.get(lvl) {
         Some(&t) if !t.is_null() => t,
@@ -285,6 +285,20 @@ pub fn fork(
     };
     // SAFETY: this master owns the team; its previous region has been joined.
     let team = unsafe { &mut *team_ptr };
+    if n > 1 {
+        // Fewer threads than asked for when no more can be made (the specification leaves that
+        // to the implementation, and EPCC-style tests accept it): the program's memory is
+        // resident here, so thread stacks are real memory, where Linux only reserves them.
+        let made = gather_workers(team, n as usize - 1) as u32 + 1;
+        if made < n {
+            let shed = (n - made).min(reserved);
+            if shed != 0 {
+                busy.fetch_sub(shed, Ordering::AcqRel);
+                reserved -= shed;
+            }
+            n = made;
+        }
+    }
     open_region(team, n);
     team.nthreads = n;
     (team.busy, team.reserved) = (busy, reserved);
@@ -326,7 +340,7 @@ pub fn fork(
     team.barrier.prepare(n as usize);
     team.prepared = prepare(team, outer);
     if n > 1 {
-        staff(team, n as usize - 1);
+        place_workers(team);
         for (i, w) in team.workers.iter().take(n as usize - 1).enumerate() {
             // SAFETY: the worker is idle (it waits for `go`, or lingers), see `Worker`.
             unsafe {
@@ -448,15 +462,14 @@ pub fn solo() -> *const Team {
     Box::into_raw(Team::new())
 }
 
-/// Gives the team `needed` workers, placed on the CPUs after the master's (among the
-/// scheduler's placement CPUs, unless the team is bound to places).
-fn staff(team: &mut Team, needed: usize) {
-    let home = crate::cpu::id();
-    let ncpu = crate::sched::placement_cpus();
+/// Gives the team up to `needed` workers (from the pool, or new threads); returns how many it
+/// has, fewer only when no more threads can be made.
+fn gather_workers(team: &mut Team, needed: usize) -> usize {
     if team.workers.len() < needed && POOL.lock().len() < needed - team.workers.len() {
         // New threads are made below (the program's `pthread_create`: its stack's mapping and
         // protection, ~0.5 ms on a PVM host): wake the halted vCPUs they go to now, so that
         // the host has them running by the time their threads are queued.
+        let (home, ncpu) = (crate::cpu::id(), crate::sched::placement_cpus());
         for i in 0..needed.min(ncpu.saturating_sub(1)) {
             crate::sched::kick_if_halted((home + i + 1) % ncpu);
         }
@@ -466,14 +479,25 @@ fn staff(team: &mut Team, needed: usize) {
         let w = match w {
             // SAFETY: pool entries are leaked workers, alive for good.
             Some(p) => unsafe { &*p },
-            None => spawn_worker(),
+            None => match spawn_worker() {
+                Some(w) => w,
+                None => break,
+            },
         };
         team.workers.push(w);
     }
+    team.workers.len().min(needed)
+}
+
+/// Places the team's workers on the CPUs after the master's (among the scheduler's placement
+/// CPUs, unless the team is bound to places).
+fn place_workers(team: &mut Team) {
+    let home = crate::cpu::id();
+    let ncpu = crate::sched::placement_cpus();
     // SAFETY: the encountering task is alive while its region runs.
     let outer = unsafe { &*team.parent };
     let bound = super::places::count() > 0 && team.placement != 0 && outer.place != super::places::NONE;
-    for (i, w) in team.workers.iter().enumerate() {
+    for (i, w) in team.workers.iter().take(team.nthreads as usize - 1).enumerate() {
         let id = i as u32 + 1;
         let by_place =
             bound.then(|| super::places::cpu_for(team.placement, outer.place, outer.part, team.nthreads, id)).flatten();
@@ -486,8 +510,17 @@ type PthreadCreate = extern "C" fn(*mut u64, *const u8, extern "C" fn(*mut u8) -
 type AttrFn = extern "C" fn(*mut u8) -> i32;
 type AttrSetStack = extern "C" fn(*mut u8, usize) -> i32;
 
+/// The program memory a new worker leaves free at least (a quarter of it): its stack is
+/// resident, and a team of thousands would otherwise take what the program needs next.
+const WORKERS_LEAVE_FREE: u64 = 4;
+
 /// Makes a worker thread with the program's own `pthread_create`, so it has the program's TLS.
-fn spawn_worker() -> &'static Worker {
+/// None if it cannot be made: `pthread_create` failed, or the program's memory is short.
+fn spawn_worker() -> Option<&'static Worker> {
+    use crate::linux::usermem;
+    if usermem::free_bytes() < usermem::total_bytes() / WORKERS_LEAVE_FREE {
+        return None;
+    }
     let w: &'static Worker = Box::leak(Box::new(Worker {
         go: Word::new(0),
         team: UnsafeCell::new(core::ptr::null()),
@@ -527,9 +560,11 @@ fn spawn_worker() -> &'static Worker {
         rc
     };
     if rc != 0 {
-        fatal("cannot create an OpenMP worker thread (pthread_create failed)");
+        // SAFETY: made above and seen by no thread (none was created).
+        drop(unsafe { Box::from_raw(w as *const Worker as *mut Worker) });
+        return None;
     }
-    w
+    Some(w)
 }
 
 /// Ends the program with a message, as libgomp does on an error it cannot report.
