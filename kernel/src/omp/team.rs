@@ -8,7 +8,7 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::barrier::Barrier;
 use super::tasks::Queue;
@@ -510,15 +510,25 @@ type PthreadCreate = extern "C" fn(*mut u64, *const u8, extern "C" fn(*mut u8) -
 type AttrFn = extern "C" fn(*mut u8) -> i32;
 type AttrSetStack = extern "C" fn(*mut u8, usize) -> i32;
 
-/// The program memory a new worker leaves free at least (a quarter of it): its stack is
-/// resident, and a team of thousands would otherwise take what the program needs next.
+/// Beyond the first `WORKERS_ANYWAY` workers (or 4 per CPU, if more), a new worker must leave
+/// a quarter of the program's memory free: its stack is resident, and a team of thousands
+/// would otherwise take what the program needs next. The first ones are made whenever
+/// `pthread_create` can (a program that filled its memory before its first region still
+/// gets its teams).
+const WORKERS_ANYWAY: usize = 64;
 const WORKERS_LEAVE_FREE: u64 = 4;
+/// Workers made so far.
+static WORKERS_MADE: AtomicUsize = AtomicUsize::new(0);
 
 /// Makes a worker thread with the program's own `pthread_create`, so it has the program's TLS.
-/// None if it cannot be made: `pthread_create` failed, or the program's memory is short.
+/// None if it cannot be made: `pthread_create` failed, or (past the first ones) the program's
+/// memory is short.
 fn spawn_worker() -> Option<&'static Worker> {
     use crate::linux::usermem;
-    if usermem::free_bytes() < usermem::total_bytes() / WORKERS_LEAVE_FREE {
+    let anyway = WORKERS_ANYWAY.max(4 * crate::cpu::count());
+    if WORKERS_MADE.load(Ordering::Relaxed) >= anyway
+        && usermem::free_bytes() < usermem::total_bytes() / WORKERS_LEAVE_FREE
+    {
         return None;
     }
     let w: &'static Worker = Box::leak(Box::new(Worker {
@@ -564,6 +574,7 @@ fn spawn_worker() -> Option<&'static Worker> {
         drop(unsafe { Box::from_raw(w as *const Worker as *mut Worker) });
         return None;
     }
+    WORKERS_MADE.fetch_add(1, Ordering::Relaxed);
     Some(w)
 }
 
