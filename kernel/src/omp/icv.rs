@@ -1,7 +1,7 @@
 //! Internal control variables: the defaults libgomp takes from the `OMP_*` environment, read
 //! once before the program starts, and the per-task copy each implicit task carries.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::places;
 use crate::sync::SpinLock;
@@ -61,6 +61,8 @@ const PRISTINE: Defaults = Defaults {
 };
 
 static DEFAULTS: SpinLock<Defaults> = SpinLock::new(PRISTINE);
+/// Whether OMP_NUM_THREADS or OMP_PROC_BIND gave a list for the levels (`level_defaults`).
+static LEVEL_LISTS: AtomicBool = AtomicBool::new(false);
 static STACK_SIZE: AtomicU64 = AtomicU64::new(0);
 static SPIN_ROUNDS: AtomicU64 = AtomicU64::new(0);
 /// The spin of a waiter whose CPU has other threads ready to run (libgomp's throttled spin
@@ -83,6 +85,10 @@ pub fn initial() -> Icv {
 /// nthreads-var and bind-var for the implicit tasks of a team at `level`: the entries of
 /// OMP_NUM_THREADS's and OMP_PROC_BIND's lists for that level, else `nthreads` and `bind`.
 pub fn level_defaults(level: u32, nthreads: u32, bind: u32) -> (u32, u32) {
+    // Without lists (the common case) no lock: every region's start asks.
+    if !LEVEL_LISTS.load(Ordering::Relaxed) {
+        return (nthreads, bind);
+    }
     let d = DEFAULTS.lock();
     let l = level as usize;
     (d.nthreads_list.get(l).copied().unwrap_or(nthreads), d.bind_list.get(l).copied().unwrap_or(bind))
@@ -122,6 +128,7 @@ pub static SHOWN: SpinLock<Shown> = SpinLock::new(SHOWN_PRISTINE);
 /// exec'd: the new image reads its own).
 pub fn reset() {
     *DEFAULTS.lock() = PRISTINE;
+    LEVEL_LISTS.store(false, Ordering::Relaxed);
     *SHOWN.lock() = SHOWN_PRISTINE;
     STACK_SIZE.store(0, Ordering::Relaxed);
     SPIN_ROUNDS.store(0, Ordering::Relaxed);
@@ -497,6 +504,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     }
     // A place list is read unless OMP_PROC_BIND is false; one that is read turns binding on
     // when OMP_PROC_BIND did not.
+    LEVEL_LISTS.store(!d.nthreads_list.is_empty() || !d.bind_list.is_empty(), Ordering::Relaxed);
     let places = if d.icv.bind == places::BIND_FALSE && bind.is_some() { None } else { get(b"OMP_PLACES") };
     let places = places.filter(|v| super::places::valid(v, num_procs()));
     if places.is_some() && d.icv.bind == places::BIND_FALSE {

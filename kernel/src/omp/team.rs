@@ -27,7 +27,11 @@ pub struct Worker {
     id: UnsafeCell<u32>,
     cpu: UnsafeCell<usize>,
     /// The team whose tasks the worker watches after its part of a region (`linger`), where it
-    /// may sleep on that team's task word instead of `go`; null otherwise.
+    /// may sleep on that team's task word instead of `go`; null before its first region. It is
+    /// not cleared when the worker stops lingering: a stale team costs the next `start` one
+    /// look at that team's sleepers (and at worst a spurious wake-up), where clearing it cost
+    /// the worker a locked store on the line the master had just written, before it could
+    /// start its part of the region.
     lingering: AtomicPtr<Team>,
 }
 
@@ -300,22 +304,20 @@ pub fn fork(
         }
     }
     open_region(team, n);
-    team.nthreads = n;
-    (team.busy, team.reserved) = (busy, reserved);
-    team.level = outer.level + 1;
-    team.active_level = outer.active_level + (n > 1) as u32;
-    team.func = Some(func);
-    team.data = data;
-    team.parent = outer;
-    team.icv = outer.icv;
+    // Fields are written only when they change: a region in a loop (same function, data and
+    // team) then leaves the team's lines shared in the workers' caches, and a worker's start
+    // reads them without waiting for a line from the master's CPU.
+    let level = outer.level + 1;
+    let active_level = outer.active_level + (n > 1) as u32;
     // As libgomp: the proc_bind clause counts only when bind-var is not false, and it is the
     // new implicit tasks' bind-var too, unless OMP_PROC_BIND's list names one for their level.
-    team.placement = if flags & 7 != 0 && outer.icv.bind != 0 { flags & 7 } else { outer.icv.bind };
-    (team.icv.nthreads, team.icv.bind) = super::icv::level_defaults(team.level, outer.icv.nthreads, team.placement);
-    team.show_affinity = super::affinity::display_on()
-        && super::affinity::team_shows(team.level, n, || {
+    let placement = if flags & 7 != 0 && outer.icv.bind != 0 { flags & 7 } else { outer.icv.bind };
+    let mut icv = outer.icv;
+    (icv.nthreads, icv.bind) = super::icv::level_defaults(level, outer.icv.nthreads, placement);
+    let show_affinity = super::affinity::display_on()
+        && super::affinity::team_shows(level, n, || {
             // The threads' places, as `member` will give them.
-            let (bind, place, part) = (team.placement, outer.place, outer.part);
+            let (bind, place, part) = (placement, outer.place, outer.part);
             let bound = super::places::count() > 0 && bind != 0 && place != super::places::NONE;
             (0..n).map(
                 move |id| {
@@ -327,18 +329,36 @@ pub fn fork(
                 },
             )
         });
-    team.single.store(0, Ordering::Relaxed);
+    set(&mut team.nthreads, n);
+    set(&mut team.busy, busy as *const AtomicU32);
+    set(&mut team.reserved, reserved);
+    set(&mut team.level, level);
+    set(&mut team.active_level, active_level);
+    set(&mut team.func, Some(func));
+    set(&mut team.data, data);
+    set(&mut team.parent, outer as *const Ctx);
+    set(&mut team.placement, placement);
+    set(&mut team.icv, icv);
+    set(&mut team.show_affinity, show_affinity);
+    if *team.single.get_mut() != 0 {
+        *team.single.get_mut() = 0;
+    }
     super::work::reset(&team.work);
-    team.group = None;
+    if team.group.is_some() {
+        team.group = None;
+    }
     if *team.cancelled.get_mut() {
         *team.cancelled.get_mut() = false;
     }
     if *team.ws_cancelled.get_mut() != 0 {
         *team.ws_cancelled.get_mut() = 0;
     }
-    *team.defers_tasks.get_mut() = false;
+    if *team.defers_tasks.get_mut() {
+        *team.defers_tasks.get_mut() = false;
+    }
     team.barrier.prepare(n as usize);
-    team.prepared = prepare(team, outer);
+    let prepared = prepare(team, outer);
+    set(&mut team.prepared, prepared);
     if n > 1 {
         place_workers(team);
         for (i, w) in team.workers.iter().take(n as usize - 1).enumerate() {
@@ -351,6 +371,13 @@ pub fn fork(
         }
     }
     team_ptr
+}
+
+/// Stores `value` in `field` unless it holds it already (see `fork`).
+fn set<T: PartialEq>(field: &mut T, value: T) {
+    if *field != value {
+        *field = value;
+    }
 }
 
 /// Starts a new generation of `team`'s presence word with its `n - 1` workers counted in,
@@ -430,31 +457,42 @@ pub fn retire(teams: &[*mut Team]) {
     spare.extend(teams.iter().filter(|t| !t.is_null()).map(|&t| t as usize));
 }
 
+/// The implicit task record of thread `id` of `team`. Built from the team alone: every
+/// thread of every region makes one, and `Ctx::initial` reads the defaults under a lock that
+/// all of them would then pass around (a line moved between the CPUs at each start).
 pub fn member(team: &Team, id: u32) -> Ctx {
-    let mut c = Ctx::initial();
-    c.team = team;
-    c.id = id;
-    c.nthreads = team.nthreads;
-    c.level = team.level;
-    c.active_level = team.active_level;
-    c.parent = team.parent;
-    c.icv = team.icv;
-    c.group = team.group.clone();
-    c.busy = team.busy;
     // SAFETY: the encountering task is alive while its region runs.
     let outer = unsafe { &*team.parent };
-    // A parallel region inside a `teams` region belongs to the encountering team.
-    (c.num_teams, c.team_num) = (outer.num_teams, outer.team_num);
-    (c.place, c.part) = if super::places::count() > 0 && team.placement != 0 && outer.place != super::places::NONE {
+    let (place, part) = if super::places::count() > 0 && team.placement != 0 && outer.place != super::places::NONE {
         super::places::assign(team.placement, outer.place, outer.part, team.nthreads, id)
     } else {
         (super::places::NONE, super::places::Partition { first: 0, len: 0 })
     };
-    if team.prepared {
-        c.ws_seq = 1;
-        c.cur = super::work::prepared_cursor(team, id);
+    let (ws_seq, cur) =
+        if team.prepared { (1, super::work::prepared_cursor(team, id)) } else { (0, super::work::Cursor::NONE) };
+    Ctx {
+        team,
+        id,
+        nthreads: team.nthreads,
+        level: team.level,
+        active_level: team.active_level,
+        parent: team.parent,
+        icv: team.icv,
+        ws_seq,
+        single_seq: 0,
+        barriers: 0,
+        cur,
+        in_final: false,
+        node: None,
+        group: team.group.clone(),
+        place,
+        part,
+        // A parallel region inside a `teams` region belongs to the encountering team.
+        num_teams: outer.num_teams,
+        team_num: outer.team_num,
+        busy: team.busy,
+        lock_owner: core::ptr::null_mut(),
     }
-    c
 }
 
 /// A team of one for work sharing outside any parallel region (one per thread that asks).
@@ -638,10 +676,19 @@ fn linger(w: &Worker, team: &Team, (me, idle): (&mut Ctx, *mut Ctx), generation:
     let word = &team.remaining.value;
     let started = || w.go.load() != seen;
     let ended = || word.load(Ordering::Acquire) & presence::GENERATION != generation;
+    // The presence word is looked at once in 64 rounds only: the master's next fork writes it
+    // just before `go`, and a worker that read it at every round stalled on that line first,
+    // then on `go`'s (one more transfer between the CPUs before its part of the region could
+    // start). Nothing waits for a worker to see that the region ended: it then only stops
+    // watching the team's tasks, to wait for `go` alone.
+    let rounds = core::cell::Cell::new(0u32);
+    let ended_now_and_then = || {
+        rounds.set(rounds.get().wrapping_add(1));
+        rounds.get().is_multiple_of(64) && ended()
+    };
     loop {
         w.lingering.store(team as *const Team as *mut Team, Ordering::SeqCst);
-        super::wait::until(&team.tasks.signal, || started() || ended() || team.tasks.has_queued());
-        w.lingering.store(core::ptr::null_mut(), Ordering::SeqCst);
+        super::wait::until(&team.tasks.signal, || started() || team.tasks.has_queued() || ended_now_and_then());
         if started() {
             return;
         }

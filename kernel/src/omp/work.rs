@@ -241,8 +241,14 @@ fn is_fast(d: &Desc, ordered: bool) -> bool {
 pub fn reset(slots: &[WorkShare; SLOTS]) {
     for (i, s) in slots.iter().enumerate() {
         let first = if i == 0 { SLOTS } else { i } as i64;
-        s.tag.store((first - SLOTS as i64) * 2 + 1, Ordering::Relaxed);
-        s.left.store(0, Ordering::Relaxed);
+        // Only what changed (see `team::fork`): a region that shared no work writes nothing.
+        let tag = (first - SLOTS as i64) * 2 + 1;
+        if s.tag.load(Ordering::Relaxed) != tag {
+            s.tag.store(tag, Ordering::Relaxed);
+        }
+        if s.left.load(Ordering::Relaxed) != 0 {
+            s.left.store(0, Ordering::Relaxed);
+        }
     }
 }
 
