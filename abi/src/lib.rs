@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 16;
+pub const ABI_VERSION: u32 = 17;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -184,6 +184,12 @@ pub struct BootInfo {
     /// RLIMIT_RTTIME), which the program inherits as an exec'd program does. All zero: the
     /// kernel's defaults.
     pub rlimits: [[u64; 2]; RLIMITS],
+    /// `hrt run`: the part of the kernel's share of RAM (the top of RAM above `user_pool`) that
+    /// KVM does not know yet (2 MiB aligned; it may contain the hole below 4 GiB, which is not
+    /// RAM). The monitor registers only the top of the share at start, and the rest in growing
+    /// pieces, downward, as the kernel asks ([`nr::KERNEL_RAM_READY`]): the kernel must not
+    /// touch any of it, nor give it to its allocator, until then. Empty: all of it is KVM's.
+    pub kernel_lazy: Range,
 }
 
 /// Number of resource limits Linux has (RLIMIT_CPU .. RLIMIT_RTTIME).
@@ -237,6 +243,7 @@ impl BootInfo {
             sig_ignored: 0,
             sig_mask: 0,
             rlimits: [[0; 2]; RLIMITS],
+            kernel_lazy: Range { base: 0, size: 0 },
         }
     }
 
@@ -483,6 +490,14 @@ pub mod nr {
     /// a fault of the kernel. Returns the address below which the pool is KVM's (i64::MAX
     /// where all RAM is); the monitor stops the VM if it cannot register a piece.
     pub const RAM_READY: u64 = 29;
+    /// Makes the kernel's share of RAM guest memory KVM knows from guest address args[0] up
+    /// at least (`BootInfo::kernel_lazy`: the monitor gives it to KVM in growing pieces,
+    /// downward from the top, as the kernel's allocator needs them; an address below the span
+    /// asks for all of it, one above it for nothing). Returns the lowest address from which the
+    /// share is KVM's (0 where all RAM is); the monitor stops the VM if it cannot register a
+    /// piece. A touch of the share below that address is an MMIO exit, which the monitor
+    /// reports as a fault of the kernel.
+    pub const KERNEL_RAM_READY: u64 = 30;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them
