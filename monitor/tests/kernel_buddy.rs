@@ -436,6 +436,24 @@ fn excluded_ranges_gaps_and_first_fit() {
 }
 
 #[test]
+fn excluded_ranges_can_be_removed() {
+    let mut ex = ranges::Excluded::<3>::new();
+    ex.add(0x1000, 0x2000, 0x1000);
+    ex.add(0x4000, 0x8000, 0x1000);
+    ex.add(0x9000, 0xa000, 0x1000);
+    assert!(!ex.remove(0x4000, 0x7000, 0x1000), "not a range that was added");
+    // Named as it was added: widened the same way.
+    assert!(ex.remove(0x4800, 0x7800, 0x1000));
+    let mut gaps = Vec::new();
+    ex.for_each_gap(0, 0x10000, |a, b| gaps.push((a, b)));
+    assert_eq!(gaps, [(0, 0x1000), (0x2000, 0x9000), (0xa000, 0x10000)]);
+    // Room again for another.
+    ex.add(0xc000, 0xd000, 0x1000);
+    assert_eq!(ex.first_fit(0x2000, 0x10000, 0x3000, 0x1000), Some(0x2000));
+    assert_eq!(ex.first_fit(0xa000, 0x10000, 0x3000, 0x1000), Some(0xd000));
+}
+
+#[test]
 #[should_panic(expected = "too many")]
 fn excluded_ranges_overflow_panics() {
     let mut ex = ranges::Excluded::<1>::new();

@@ -11,8 +11,9 @@ mod ranges;
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use hrt_abi::{flags, layout, BootInfo, MAX_RAM_RANGES, MAX_RESERVED, MAX_ZONES};
+use hrt_abi::{flags, layout, nr, BootInfo, MAX_RAM_RANGES, MAX_RESERVED, MAX_ZONES};
 
+use crate::arch::hypercall;
 use crate::sync::spinlock::IrqSpinLock;
 use buddy::{Buddy, PAGE_SIZE};
 use ranges::Excluded;
@@ -64,28 +65,44 @@ const DEFERRED_MAX: usize = 32;
 /// a dozen small gaps).
 const EARLY_BLOCK: u64 = 16 << 20;
 
+/// The part of the kernel's share of RAM that KVM does not know yet, `[LAZY_BASE, LAZY_LO)`
+/// (`BootInfo::kernel_lazy`): the monitor registers the share's top at start and the rest as
+/// the allocators run out (`grow`), downward. None of it is in an allocator, nor touched,
+/// before the monitor has registered it: a touch would be an MMIO exit, which stops the VM.
+static LAZY_BASE: AtomicU64 = AtomicU64::new(0);
+static LAZY_LO: AtomicU64 = AtomicU64::new(0);
+
 /// Sets up every zone's allocator. Runs once, on the boot CPU, before other CPUs start and
 /// before the first heap allocation; the monitor's boot page tables map all guest RAM. In
-/// emulated ring 0 it frees only an `EARLY_BLOCK`: `finish_init` frees the rest.
+/// emulated ring 0 it frees only an `EARLY_BLOCK`: `finish_init` frees the rest. The kernel's
+/// lazy span is left out (its metadata too): `grow` frees it as the monitor registers it.
 pub fn init(boot: &BootInfo) {
     for (i, r) in boot.ram[..(boot.num_ram as usize).min(MAX_RAM_RANGES)].iter().enumerate() {
         RAM[i].0.store(r.base, Ordering::Relaxed);
         RAM[i].1.store(r.base.saturating_add(r.size), Ordering::Relaxed);
     }
+    let lazy = &boot.kernel_lazy;
+    let (lazy_lo, lazy_hi) = (lazy.base.next_multiple_of(PAGE), lazy.base.saturating_add(lazy.size) & !(PAGE - 1));
+    let lazy_hi = lazy_hi.max(lazy_lo);
+    LAZY_BASE.store(lazy_lo, Ordering::Relaxed);
+    LAZY_LO.store(lazy_hi, Ordering::Release);
     // A static, built in place: on the stack its zeroing and the copy out of the function that
     // built it were two `rep` string instructions of ~200 iterations, each iteration emulated
     // in ring 0 on a PVM host (~0.3 ms each).
     let mut excluded = EXCLUDED.lock();
     add_excluded(&mut excluded, boot);
-    let excluded = &*excluded;
+    // Out of the zones' metadata and free memory until the monitor registers it.
+    excluded.add(lazy_lo, lazy_hi, PAGE);
     let n = (boot.num_zones as usize).min(MAX_ZONES);
     let defer = crate::arch::ring3::runs_emulated();
     for z in 0..n {
         let (lo, hi) = zone_bounds(boot, z);
         if lo < hi {
-            setup_zone(boot, z, excluded, lo, hi, defer);
+            setup_zone(boot, z, &*excluded, lo, hi, defer);
         }
     }
+    // What `grow` frees is the lazy span's RAM minus what is never free.
+    excluded.remove(lazy_lo, lazy_hi, PAGE);
     NUM_ZONES.store(n, Ordering::Release);
 }
 
@@ -114,6 +131,14 @@ pub fn finish_init() {
                 META[z].load(Ordering::Relaxed)
             );
         }
+    }
+    let lazy = lazy_bytes();
+    if lazy > 0 {
+        crate::kinfo!(
+            "kernel: mem: {} MiB more of the kernel's share as it is needed, below {:#x}",
+            lazy >> 20,
+            LAZY_LO.load(Ordering::Relaxed)
+        );
     }
 }
 
@@ -145,8 +170,10 @@ fn add_excluded(excluded: &mut Excluded<EXCLUDED_MAX>, boot: &BootInfo) {
     }
 }
 
-const EXCLUDED_MAX: usize = MAX_RESERVED + 3 + MAX_RAM_RANGES;
-/// `init`'s excluded ranges (see there).
+/// `add_excluded`'s ranges, and the lazy span while `init` runs.
+const EXCLUDED_MAX: usize = MAX_RESERVED + 4 + MAX_RAM_RANGES;
+/// `init`'s excluded ranges (see there), which `grow` keeps out of the lazy span's memory. Its
+/// lock also makes `grow` one at a time: a piece of the lazy span is registered and freed once.
 static EXCLUDED: IrqSpinLock<Excluded<EXCLUDED_MAX>> = IrqSpinLock::new(Excluded::new());
 
 /// Places zone `z`'s metadata at its lowest free spot, sets up its allocator over `[lo, hi)`
@@ -241,6 +268,19 @@ unsafe fn add_gaps<const N: usize>(
 /// `zone: None` prefers the current CPU's zone and falls back to the others; `Some(z)`
 /// uses only zone `z`. The memory is not zeroed.
 pub fn alloc_pages(order: usize, zone: Option<usize>) -> Option<u64> {
+    loop {
+        let seen = LAZY_LO.load(Ordering::Acquire);
+        if let Some(at) = alloc_registered(order, zone) {
+            return Some(at);
+        }
+        if !grow(seen, order, zone) {
+            return None;
+        }
+    }
+}
+
+/// `alloc_pages` from what the allocators have now.
+fn alloc_registered(order: usize, zone: Option<usize>) -> Option<u64> {
     let n = num_zones();
     if let Some(z) = zone {
         return if z < n { alloc_in(z, order) } else { None };
@@ -261,9 +301,18 @@ pub fn alloc_run(pages: usize, z: usize) -> Option<u64> {
     if z >= num_zones() || pages == 0 {
         return None;
     }
-    let mut buddy = ZONES[z].buddy.lock();
     let order = order_for(pages * PAGE_SIZE);
-    let at = buddy.alloc(order)?;
+    let (mut buddy, at) = loop {
+        let seen = LAZY_LO.load(Ordering::Acquire);
+        let mut buddy = ZONES[z].buddy.lock();
+        if let Some(at) = buddy.alloc(order) {
+            break (buddy, at);
+        }
+        drop(buddy);
+        if !grow(seen, order, Some(z)) {
+            return None;
+        }
+    };
     if !crate::arch::ring3::runs_emulated() {
         // SAFETY: the tail of the block just allocated is unused.
         unsafe { buddy.free_pages(at + pages * PAGE_SIZE, at + block_size(order)) };
@@ -273,6 +322,64 @@ pub fn alloc_run(pages: usize, z: usize) -> Option<u64> {
 
 fn alloc_in(z: usize, order: usize) -> Option<u64> {
     ZONES[z].buddy.lock().alloc(order).map(|a| a as u64)
+}
+
+/// An allocation of `order` (in zone `zone`, or any) found no block while the lazy span was
+/// registered from `seen` up: asks the monitor for more of it (`nr::KERNEL_RAM_READY`) and
+/// frees what it registered. True if the caller should try again: memory was added, by this
+/// call or by another since `seen`. False when no more can come (all of the span is in the
+/// allocators, or none of what is left is in `zone`), or for an order no block has.
+///
+/// One at a time (under `EXCLUDED`'s lock), so a piece is freed once; the others wait for it,
+/// interrupts off, for as long as the monitor takes (~1 ms per GiB it registers).
+fn grow(seen: u64, order: usize, zone: Option<usize>) -> bool {
+    let base = LAZY_BASE.load(Ordering::Relaxed);
+    if seen <= base || order > MAX_ORDER {
+        return false;
+    }
+    let excluded = EXCLUDED.lock();
+    let lo = LAZY_LO.load(Ordering::Acquire);
+    if lo != seen {
+        return true;
+    }
+    if let Some(z) = zone {
+        let (zone_lo, zone_hi) = if z < num_zones() { zone_range(z) } else { (0, 0) };
+        if zone_hi <= base || zone_lo >= lo {
+            return false;
+        }
+    }
+    // Room for a block of this order at least; the monitor registers more (it doubles what
+    // the kernel has of its share at each request).
+    let want = lo.saturating_sub(2 * block_size(order) as u64).max(base);
+    let from = hypercall::call(nr::KERNEL_RAM_READY, &[want]);
+    // The monitor stops the VM when it cannot register memory; a negative answer never returns.
+    assert!(from >= 0, "the monitor could not give the kernel's memory to KVM");
+    let from = (from as u64).next_multiple_of(PAGE).clamp(base, lo);
+    if from >= lo {
+        return false;
+    }
+    for zone in &ZONES[..num_zones()] {
+        let (zone_lo, zone_hi) = (zone.base.load(Ordering::Relaxed) as u64, zone.end.load(Ordering::Relaxed) as u64);
+        let (start, end) = (from.max(zone_lo), lo.min(zone_hi));
+        if start < end {
+            let mut buddy = zone.buddy.lock();
+            excluded.for_each_gap(start, end, |start, end| {
+                // SAFETY: KVM knows `[from, lo)` now and no allocator had any of it (`init` left
+                // the lazy span out, and this is the only place that frees it, once, under the
+                // lock); what `add_excluded` keeps out is not freed.
+                unsafe { buddy.add_free_range(start as usize, end as usize) };
+            });
+        }
+    }
+    LAZY_LO.store(from, Ordering::Release);
+    true
+}
+
+/// Bytes of RAM in the lazy span that the monitor has not registered yet (see `LAZY_LO`).
+fn lazy_bytes() -> usize {
+    let mut bytes = 0;
+    for_each_ram(LAZY_BASE.load(Ordering::Relaxed), LAZY_LO.load(Ordering::Acquire), |s, e| bytes += e - s);
+    bytes as usize
 }
 
 /// Returns a block from `alloc_pages(order, _)` (or an aligned part of a `reserve`d range).
@@ -330,8 +437,10 @@ pub fn zone_total_bytes(z: usize) -> usize {
     ZONES[z].buddy.lock().total_bytes()
 }
 
+/// Free bytes in all zones, counting the kernel's share the monitor registers only as the
+/// allocators need it (`grow`) as free. A `grow` under way may be counted twice for a moment.
 pub fn total_free_bytes() -> usize {
-    (0..num_zones()).map(zone_free_bytes).sum()
+    (0..num_zones()).map(zone_free_bytes).sum::<usize>() + lazy_bytes()
 }
 
 /// The guest RAM ranges `(start, end)`, ascending (set by `init`).

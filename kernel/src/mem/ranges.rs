@@ -33,6 +33,16 @@ impl<const N: usize> Excluded<N> {
         self.len += 1;
     }
 
+    /// Removes the range `add(start, end, align)` added (one of them, if added twice); false if
+    /// there is none.
+    pub fn remove(&mut self, start: u64, end: u64, align: u64) -> bool {
+        let range = (start & !(align - 1), end.saturating_add(align - 1) & !(align - 1));
+        let Some(i) = self.ranges[..self.len].iter().position(|&r| r == range) else { return false };
+        self.ranges.copy_within(i + 1..self.len, i);
+        self.len -= 1;
+        true
+    }
+
     /// The lowest `align`-aligned address `a` with `[a, a + size)` inside `[lo, hi)` and
     /// clear of every excluded range.
     pub fn first_fit(&self, lo: u64, hi: u64, size: u64, align: u64) -> Option<u64> {
