@@ -46,6 +46,9 @@ struct Job {
     pool_ready_to: Option<u64>,
     /// The end of the pool the program uses, as its kernel says (2 MiB-aligned, untrusted).
     pool_in_use: u64,
+    /// The kernel's share is KVM's from this address up in the parent's VM (`pool_slots`; 0:
+    /// all of it). The child's kernel memory is a copy of the parent's, anywhere in there.
+    kernel_from: u64,
     /// The kernel's fork record (guest-physical) and the guest TSC when it asked.
     record: u64,
     tsc: u64,
@@ -142,6 +145,7 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64, in_use: u64) -> i
         program_mem: shared.program_mem,
         pool_ready_to: shared.pool_slots.get().map(|p| p.ready_to()),
         pool_in_use: in_use,
+        kernel_from: shared.pool_slots.get().map_or(0, |p| p.kernel_from()),
         record,
         tsc,
         asked: Instant::now(),
@@ -223,10 +227,16 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     // parent's VM had: its read-ahead gives it 2 GiB from the start, ~2 ms of KVM's
     // bookkeeping to set up in each child and ~0.6 to tear down. A kernel that says less
     // than it uses only stops its own child (a touch of RAM KVM does not know is reported).
+    // The kernel's share: all the parent's VM had of it (the child's kernel memory, a copy of
+    // the parent's, may be anywhere there), the rest as the child's kernel asks, as in the
+    // parent's. Above the pool's end, where the share's lazy span starts.
+    let pool_end = job.program_mem.1;
+    let kernel = (pool_end, job.kernel_from.max(pool_end));
     let pool = match job.pool_ready_to {
         Some(ready_to) => {
             let in_use = job.pool_in_use.clamp(job.program_mem.0, ready_to).next_multiple_of(super::memory::GRANULE);
-            Some(job.ram.give_to_except(&vm, (in_use.min(ready_to), job.program_mem.1))?)
+            let in_use = in_use.min(ready_to);
+            Some(((in_use, pool_end), job.ram.give_to_except(&vm, (in_use, kernel.1))?))
         }
         None => {
             job.ram.give_to(&vm)?;
@@ -234,8 +244,10 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
         }
     };
     super::kvm::create_irqchip(&vm)?;
+    let top = job.ram.phys_end();
+    let growth = super::pool_slots::Growth::FORKED;
     let pool = pool
-        .map(|pool| super::pool_slots::PoolSlots::start(vm.clone(), pool, super::pool_slots::Growth::FORKED))
+        .map(|(span, ranges)| super::pool_slots::PoolSlots::start(vm.clone(), ranges, span, kernel, top, growth))
         .transpose()
         .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
     // SAFETY: getpid has no arguments.

@@ -285,6 +285,15 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
                 -(libc::ENOMEM as i64)
             }
         },
+        nr::KERNEL_RAM_READY => match shared.pool_slots.get().map(|p| p.ensure_kernel(call.args[0])) {
+            None => 0,
+            Some(Ok(from)) => from.min(i64::MAX as u64) as i64,
+            Some(Err(e)) => {
+                eprintln!("hrt: {e}");
+                outcome = Outcome::Stop(Exit::Failure(1));
+                -(libc::ENOMEM as i64)
+            }
+        },
         nr::PANIC => {
             outcome = Outcome::Stop(Exit::Failure(hrt_abi::PANIC_STATUS as u8));
             0
@@ -353,8 +362,9 @@ mod fuzz {
         let inputs = std::env::var("HRT_FUZZ_INPUTS").ok().and_then(|s| s.parse().ok()).unwrap_or(30_000u64);
         let mut served = 0u64;
         for i in 0..inputs {
-            let nr = match rng.next() % 16 {
+            let nr = match rng.next() % 17 {
                 _ if rng.next().is_multiple_of(8) => rng.next(),
+                16 => nr::KERNEL_RAM_READY,
                 12 => nr::MEM_FILL,
                 13 => nr::SMALL_HOST_PAGES,
                 14 => nr::MEM_FILLS,
@@ -448,6 +458,7 @@ mod fuzz {
                 nr::SYSCALL => assert_eq!(back.ret, -(libc::ENOSYS as i64), "input {i}: no forwarder"),
                 // All of RAM is the VM's here (no pool given in pieces).
                 nr::RAM_READY => assert_eq!(back.ret, i64::MAX, "input {i}: RAM_READY"),
+                nr::KERNEL_RAM_READY => assert_eq!(back.ret, 0, "input {i}: KERNEL_RAM_READY"),
                 n if n > 12 => assert_eq!(back.ret, -(libc::ENOSYS as i64), "input {i}: unknown number {n}"),
                 _ => {}
             }

@@ -116,10 +116,14 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
     // The program's pool is given to KVM as the kernel needs it (`pool_slots`), the first piece
     // while it boots; the interrupt controller is made in between (see `kvm::create_irqchip`).
-    let pool = mem.give_to_except(&vm, boot.user_pool)?;
+    // So is the kernel's share above it, but for its top piece (`boot.kernel_lazy`).
+    let lazy = (boot.user_pool.0, boot.user_pool.1.max(boot.kernel_lazy.1));
+    let pool = mem.give_to_except(&vm, lazy)?;
     kvm::create_irqchip(&vm)?;
-    let pool = pool_slots::PoolSlots::start(vm.clone(), pool, pool_slots::Growth::BOOT)
-        .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
+    let top = mem.phys_end();
+    let pool =
+        pool_slots::PoolSlots::start(vm.clone(), pool, boot.user_pool, boot.kernel_lazy, top, pool_slots::Growth::BOOT)
+            .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
         f.describe_program(p.argv.clone(), boot.user_pool);

@@ -34,7 +34,8 @@ pub struct Shared {
     pub user_map: std::sync::OnceLock<hrt_abi::UserMap>,
     /// The forwarding channel's service (`hrt run` unless `--no-channel`).
     pub channel: std::sync::OnceLock<Arc<super::channel::Service>>,
-    /// The program pool's memory slots, given to KVM as the kernel asks (`nr::RAM_READY`);
+    /// The memory slots of the program's pool and of the kernel's share, given to KVM as the
+    /// kernel asks (`nr::RAM_READY`, `nr::KERNEL_RAM_READY`);
     /// unset where all of RAM was given at once (a forked child's VM, tests).
     pub pool_slots: std::sync::OnceLock<Arc<super::pool_slots::PoolSlots>>,
     started: Mutex<bool>,
@@ -257,8 +258,9 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
             VcpuExit::IoOut(..) => {}
             VcpuExit::IoIn(_, data) => data.fill(0xff),
             VcpuExit::MmioRead(addr, _) | VcpuExit::MmioWrite(addr, _) if shared.ram.host_ptr(addr, 1).is_some() => {
-                // RAM that KVM does not know yet: the kernel touched the program's pool before
-                // it asked for it (`nr::RAM_READY`). Never answer with made-up bytes.
+                // RAM that KVM does not know yet: the kernel touched the program's pool or its
+                // own share of RAM before it asked for it (`nr::RAM_READY`,
+                // `nr::KERNEL_RAM_READY`). Never answer with made-up bytes.
                 eprintln!(
                     "hrt: {}",
                     describe_crash(
