@@ -72,6 +72,41 @@ fn mallocs_use_most_of_the_vm_memory() {
     }
 }
 
+/// More kernel memory than the first piece of the kernel's share (tests/programs/hostile/
+/// kernel_growth.c): the monitor registers the share's top at start and the rest as the
+/// kernel's allocator runs out, downward. Thousands of threads alive at once (a 16 KiB kernel
+/// stack and a record each), in the program and in a child forked while they live (its VM has
+/// what the parent's had of the share, its kernel memory may be anywhere there, and grows on
+/// its own), must all run and be joined, as natively. A piece the kernel touched before it
+/// was registered would stop the VM (an MMIO exit in RAM).
+#[test]
+fn kernel_memory_beyond_the_first_piece_is_registered_as_needed() {
+    passes_natively_and_same_on_1_and_2_cpus("kernel_growth", Some("8000 threads: checksum"));
+}
+
+/// Small VMs still boot and run a program (a hundred threads, with a fork): at 96 MiB and 256
+/// MiB the kernel's share is its first piece (nothing is left to register later); at 1100 MiB
+/// a little is; at 3200 MiB the share straddles the hole below 4 GiB, its first piece above the
+/// hole and the rest on both sides, which 2000 threads make the kernel ask for. 64 MiB is too
+/// small for a program, as it was.
+#[test]
+fn small_vms_boot_and_grow_the_kernels_share() {
+    let prog = build("kernel_growth", &[]);
+    let linux = native(&prog, &["100"]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    for mem in ["96M", "256M", "1100M", "3200M"] {
+        for cpus in ["1", "2"] {
+            let got = hrt(&["--cpus", cpus, "--mem", mem], &prog, &["100"]);
+            assert_same(&format!("kernel_growth 100 under --mem {mem} --cpus {cpus}"), &linux, &got);
+        }
+    }
+    let got = hrt(&["--cpus", "2", "--mem", "3200M"], &prog, &["2000"]);
+    assert_same("kernel_growth 2000 under --mem 3200M", &native(&prog, &["2000"]), &got);
+    let got = hrt(&["--mem", "64M"], &prog, &["1"]);
+    assert_eq!(got.code(), 1, "--mem 64M: {got:?}");
+    assert!(got.stderr.contains("use a larger --mem"), "--mem 64M: {got:?}");
+}
+
 /// Runs `hrt run ARGS` and returns its exit status and peak resident memory in bytes (the
 /// child's `ru_maxrss` from wait4, which also reaps it: std's `wait` would not give the rusage).
 #[allow(clippy::zombie_processes)]
