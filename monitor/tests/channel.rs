@@ -16,6 +16,13 @@ fn same_as_native(mode: &str, cpus: &[&str], extra: &[&str]) {
     }
 }
 
+/// 600 threads blocked in reads of one pipe at once, then fed by main: every blocked call holds
+/// a slot of the channel, and main's write needs one more. With 256 slots it waited for good.
+#[test]
+fn more_blocked_calls_than_the_old_slot_count_are_served() {
+    same_as_native("readers", &["1", "2"], &[]);
+}
+
 /// One thread blocks in read() while two others compute and make forwarded calls; with one
 /// vCPU this hangs when a blocked host call holds its vCPU (as with `--no-channel`).
 #[test]

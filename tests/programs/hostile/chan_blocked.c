@@ -5,6 +5,8 @@
  *              the reader finishes. With one vCPU this only works if the blocked call does not
  *              hold the CPU.
  *   forever  - a thread blocks in read() on a pipe nobody writes; main exits with 7.
+ *   readers  - 600 threads block in read() on one empty pipe at once (more than the 256
+ *              calls the channel once held in flight), then main writes one byte for each.
  *   many     - 300 threads each make forwarded calls at once (more than the channel's slots),
  *              writing numbered lines through one pipe to a reader, which checks them.
  *   order    - one thread writes 20000 numbered records into a pipe; another reads and checks
@@ -136,6 +138,38 @@ static int run_many(void) {
     }
     for (int i = 0; i < MANY; i++) pthread_join(t[i], 0);
     printf("many: %ld lines, %ld out of order or torn\n", total, bad);
+    return 0;
+}
+
+#define READERS 600
+static volatile int readers_started;
+static void *one_byte_reader(void *arg) {
+    (void)arg;
+    __atomic_add_fetch(&readers_started, 1, __ATOMIC_SEQ_CST);
+    char c;
+    return (void *)(long)(read(pipefd[0], &c, 1) == 1 && c == 'r');
+}
+
+static int run_readers(void) {
+    if (pipe(pipefd)) return 1;
+    static pthread_t t[READERS];
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 << 10);
+    for (long i = 0; i < READERS; i++)
+        if (pthread_create(&t[i], &a, one_byte_reader, 0)) { printf("create failed at %ld\n", i); return 1; }
+    while (__atomic_load_n(&readers_started, __ATOMIC_SEQ_CST) < READERS) usleep(1000);
+    usleep(100000); /* most of them are in read() by now */
+    static char bytes[READERS];
+    memset(bytes, 'r', sizeof bytes);
+    if (write(pipefd[1], bytes, sizeof bytes) != (ssize_t)sizeof bytes) { perror("write"); return 1; }
+    long got = 0;
+    for (int i = 0; i < READERS; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        got += (long)r;
+    }
+    printf("readers: %ld of %d got their byte\n", got, READERS);
     return 0;
 }
 
@@ -273,12 +307,13 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "compute")) return run_compute();
     if (!strcmp(mode, "forever")) return run_forever();
     if (!strcmp(mode, "many")) return run_many();
+    if (!strcmp(mode, "readers")) return run_readers();
     if (!strcmp(mode, "order")) return run_order();
     if (!strcmp(mode, "file8")) return run_file8();
     if (!strcmp(mode, "eintr")) return interrupted_read(0, 0);
     if (!strcmp(mode, "restart")) return interrupted_read(SA_RESTART, 0);
     if (!strcmp(mode, "tkill")) return interrupted_read(0, 1);
     if (!strcmp(mode, "forks")) return run_forks();
-    fprintf(stderr, "usage: %s compute|forever|many|order|file8|eintr|restart|tkill|forks\n", argv[0]);
+    fprintf(stderr, "usage: %s compute|forever|readers|many|order|file8|eintr|restart|tkill|forks\n", argv[0]);
     return 2;
 }

@@ -592,7 +592,7 @@ mod fuzz {
                 }
             }
             // Pending bits for slots nobody filled, too.
-            ch.header.pending[(rng.next() % 4) as usize].fetch_or(rng.next(), Ordering::Relaxed);
+            ch.header.pending[(rng.next() % (SLOTS / 64) as u64) as usize].fetch_or(rng.next(), Ordering::Relaxed);
             svc.sweep(&shared);
             for idx in submitted {
                 let slot = &ch.slots[idx];
