@@ -314,6 +314,9 @@ pub mod features {
     pub const AVX: u64 = 1 << 3;
     pub const PAGES_1G: u64 = 1 << 4;
     pub const RDTSCP: u64 = 1 << 5;
+    /// KVM's steal-time record (CPUID 0x4000_0001 EAX bit 5): the host writes into guest
+    /// memory how long each vCPU waited for a host CPU, and whether it waits now.
+    pub const STEAL_TIME: u64 = 1 << 6;
 }
 
 /// What the guest kernel runs on; decides which privilege model is fast.

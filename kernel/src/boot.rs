@@ -161,13 +161,14 @@ fn finish_boot(boot: &BootInfo, rewrite: bool) -> ! {
     }
     fpu::prepare_initial();
     kinfo!(
-        "kernel: up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz, idle {}{}, kernel in ring {}",
+        "kernel: up: {} CPUs, {} MiB in {} zone(s), {} pages, {}, TSC {} MHz{}, idle {}{}, kernel in ring {}",
         boot.num_cpus,
         boot.mem_size >> 20,
         boot.num_zones,
         if paging::has_1g_pages() { "1 GiB" } else { "2 MiB" },
         if apic::is_x2apic() { "x2APIC" } else { "xAPIC" },
         boot.tsc_khz / 1000,
+        if crate::arch::features::has(crate::arch::features::STEAL_TIME) { ", steal time" } else { "" },
         if sched::idle_halts() { "halt" } else { "poll" },
         if boot.preempt_us > 0 { ", preemptive" } else { "" },
         if crate::arch::ring3::active() { 3 } else { 0 },
@@ -232,6 +233,7 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     cpu::make_others_dormant();
     for c in (1..boot.num_cpus as usize).filter(|&c| cpu::is_dormant(c)) {
         sched::forget_dormant_cpu(c);
+        crate::arch::steal_time::forget(c);
         crate::linux::channel::count_halted(c, true);
     }
     crate::linux::calls::fork::resume_child(record);
@@ -295,6 +297,7 @@ fn load_cpu_tables(stacks: u64) {
 /// This CPU's SYSCALL entry, TSC_AUX and FPU control bits (ring 0).
 fn cpu_entry_points() {
     crate::arch::syscall::init_cpu();
+    crate::arch::steal_time::init_cpu(cpu::id());
     if crate::arch::features::has(crate::arch::features::RDTSCP) {
         // RDTSCP (the vDSO's getcpu) reads TSC_AUX: cpu | node << 12, as on Linux.
         let aux = (cpu::id() as u64) | ((cpu::current_zone() as u64) << 12);

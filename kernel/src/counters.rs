@@ -33,6 +33,7 @@ pub fn print() {
             let v = if TICKS[i] { v / per_ms } else { v };
             let _ = core::fmt::write(&mut text, format_args!(" {} {v},", NAMES[i]));
         }
-        crate::kinfo!("kernel: cpu {cpu}:{}", text.trim_end_matches(','));
+        let stolen_ms = crate::arch::steal_time::stolen_ns(cpu) / 1_000_000;
+        crate::kinfo!("kernel: cpu {cpu}:{} stolen ms {stolen_ms}", text);
     }
 }

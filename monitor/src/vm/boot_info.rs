@@ -303,10 +303,19 @@ fn guest_features(cpuid: &kvm_bindings::CpuId) -> u64 {
         (has(cpuid, 1, 'c', 28), AVX),
         (has(cpuid, 0x8000_0001, 'd', 26), PAGES_1G),
         (has(cpuid, 0x8000_0001, 'd', 27), RDTSCP),
+        (kvm_leaves(cpuid) && has(cpuid, 0x4000_0001, 'a', 5), STEAL_TIME),
     ]
     .into_iter()
     .filter_map(|(on, bit)| on.then_some(bit))
     .fold(0, |a, b| a | b)
+}
+
+/// Whether the CPUID has KVM's paravirtual leaves (signature "KVMKVMKVM" at 0x4000_0000).
+fn kvm_leaves(cpuid: &kvm_bindings::CpuId) -> bool {
+    cpuid
+        .as_slice()
+        .iter()
+        .any(|e| e.function == 0x4000_0000 && e.ebx == 0x4b4d_564b && e.ecx == 0x564b_4d56 && e.edx == 0x4d)
 }
 
 /// Identity-maps all guest RAM with 2 MiB pages: PML4 -> one PDPT -> one PD per GiB of

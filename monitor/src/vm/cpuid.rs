@@ -26,10 +26,12 @@ pub fn for_vcpu(base: &CpuId, id: u32) -> CpuId {
     c
 }
 
-/// Whether leaf `function` reports feature bit `bit` of register `reg` ('c' or 'd').
+/// Whether leaf `function` reports feature bit `bit` of register `reg` ('a', 'b', 'c' or 'd').
 pub fn has(c: &CpuId, function: u32, reg: char, bit: u32) -> bool {
     c.as_slice().iter().find(|e| e.function == function && e.index == 0).is_some_and(|e| {
-        let r = if reg == 'c' {
+        let r = if reg == 'a' {
+            e.eax
+        } else if reg == 'c' {
             e.ecx
         } else if reg == 'b' {
             e.ebx

@@ -25,7 +25,10 @@ pub fn init(offered: u64) {
     .into_iter()
     .filter_map(|(on, bit)| on.then_some(bit))
     .fold(0, |a, b| a | b);
-    FEATURES.store(cpu & offered, Ordering::Relaxed);
+    // KVM's paravirtual leaves are the monitor's to report: CPUID executed natively (ring 3
+    // on PVM) shows whatever hypervisor runs the host, if any.
+    let paravirt = STEAL_TIME;
+    FEATURES.store((cpu | paravirt) & offered, Ordering::Relaxed);
 }
 
 #[inline]

@@ -20,6 +20,7 @@ pub mod ring0;
 pub mod ring3;
 pub mod slot_table;
 pub mod spin_loop;
+pub mod steal_time;
 pub mod syscall;
 pub mod tlb;
 pub mod traps;
