@@ -33,6 +33,33 @@ static SLEEPERS: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_C
 const SPIN_NS: u64 = 50_000;
 const SPIN_NS_CONTENDED: u64 = 5_000;
 
+/// Slots whose call a caller waiting for a slot asked to give it up (`evict_one`).
+static EVICT: [AtomicU64; SLOTS / 64] = [const { AtomicU64::new(0) }; SLOTS / 64];
+/// Callers waiting for a slot take turns (`take_slot`): tickets handed out and the turn now,
+/// for new calls and for calls made again after an eviction (which wait for the new ones).
+static LINES: [Line; 2] = [const { Line { next: AtomicU64::new(0), turn: AtomicU64::new(0) } }; 2];
+const NEW: usize = 0;
+const AGAIN: usize = 1;
+
+#[repr(align(64))]
+struct Line {
+    next: AtomicU64,
+    turn: AtomicU64,
+}
+
+impl Line {
+    fn empty(&self) -> bool {
+        self.next.load(Ordering::Relaxed) == self.turn.load(Ordering::Relaxed)
+    }
+}
+/// Where the next search for a call to evict starts.
+static EVICT_CURSOR: AtomicUsize = AtomicUsize::new(0);
+/// How long the first waiting caller waits for a free slot before it evicts a blocked call:
+/// a new call, and one made again (which likely blocks again).
+const EVICT_AFTER_NS: [u64; 2] = [200_000, 1_000_000];
+/// Calls evicted from their slots (`-v`).
+static EVICTED: AtomicU64 = AtomicU64::new(0);
+
 /// Round trips and how many ended asleep (`-v` prints them at exit).
 static CALLS: AtomicU64 = AtomicU64::new(0);
 static SLEPT: AtomicU64 = AtomicU64::new(0);
@@ -77,9 +104,11 @@ pub fn active() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// (round trips, of which the caller slept, doorbells rung) so far.
-pub fn counts() -> (u64, u64, u64) {
-    (CALLS.load(Ordering::Relaxed), SLEPT.load(Ordering::Relaxed), RUNG.load(Ordering::Relaxed))
+/// (round trips, of which the caller slept, doorbells rung, calls evicted from their slots)
+/// so far.
+pub fn counts() -> (u64, u64, u64, u64) {
+    let c = (CALLS.load(Ordering::Relaxed), SLEPT.load(Ordering::Relaxed), RUNG.load(Ordering::Relaxed));
+    (c.0, c.1, c.2, EVICTED.load(Ordering::Relaxed))
 }
 
 /// Rings the doorbell (one VM exit; the monitor serves what is pending).
@@ -98,59 +127,191 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         m[0].store(super::usermem::total_bytes(), Ordering::Relaxed);
         m[1].store(super::usermem::free_bytes(), Ordering::Relaxed);
     }
-    let idx = take_slot();
-    let slot = &ch.slots[idx];
-    slot.nr.store(nr, Ordering::Relaxed);
-    for (to, a) in slot.args.iter().zip(args) {
-        to.store(a, Ordering::Relaxed);
-    }
-    slot.sleeper_cpu.store(NO_SLEEPER, Ordering::Relaxed);
-    slot.state.store(SUBMITTED, Ordering::Release);
-    ch.header.pending[idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
-    if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
-        ring();
-    }
-    let cancelled = wait(ch, idx);
-    let mut ret = slot.ret.load(Ordering::Acquire);
-    if cancelled {
-        ch.header.cancel[idx / 64].fetch_and(!(1 << (idx % 64)), Ordering::SeqCst);
-        if ret == -(super::errno::EINTR as i64) {
+    let mut line = NEW;
+    loop {
+        let idx = take_slot(ch, line);
+        let slot = &ch.slots[idx];
+        slot.nr.store(nr, Ordering::Relaxed);
+        for (to, a) in slot.args.iter().zip(args) {
+            to.store(a, Ordering::Relaxed);
+        }
+        slot.sleeper_cpu.store(NO_SLEEPER, Ordering::Relaxed);
+        slot.state.store(SUBMITTED, Ordering::Release);
+        ch.header.pending[idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
+        if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
+            ring();
+        }
+        let (cancelled, evicted) = wait(ch, idx);
+        let mut ret = slot.ret.load(Ordering::Acquire);
+        let bit = 1 << (idx % 64);
+        if cancelled || evicted {
+            ch.header.cancel[idx / 64].fetch_and(!bit, Ordering::SeqCst);
+        }
+        if EVICT[idx / 64].load(Ordering::Relaxed) & bit != 0 {
+            EVICT[idx / 64].fetch_and(!bit, Ordering::SeqCst);
+        }
+        let interrupted = ret == -(super::errno::EINTR as i64);
+        if cancelled && interrupted {
             // Interrupted on the host because of our signal: EINTR or a restart, as Linux
             // decides for a call a signal interrupts (SA_RESTART).
             ret = -(super::signal::ERESTARTSYS as i64);
         }
+        slot.state.store(FREE, Ordering::Relaxed);
+        TAKEN[idx / 64].fetch_and(!bit, Ordering::Release);
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        if evicted && interrupted && !cancelled {
+            // Gave its slot to a waiting caller before anything happened: made again, after
+            // the callers waiting now (`take_slot`).
+            EVICTED.fetch_add(1, Ordering::Relaxed);
+            line = AGAIN;
+            continue;
+        }
+        return Some(ret);
     }
-    slot.state.store(FREE, Ordering::Relaxed);
-    TAKEN[idx / 64].fetch_and(!(1 << (idx % 64)), Ordering::Release);
-    CALLS.fetch_add(1, Ordering::Relaxed);
-    Some(ret)
 }
 
-/// A free slot, claimed. Waits (yielding) while every slot is in flight.
-fn take_slot() -> usize {
-    // Start where this CPU's last search would likely find room, to spread the callers.
-    let first = crate::cpu::id() % TAKEN.len();
+/// Whether forwarded call `nr` (`args`), interrupted on the host before it did anything,
+/// can be made again later with the same effect and nothing visible to the program: a call
+/// that waits without a time limit for another party (data, room, a peer, a child, a lock).
+/// Timed waits are not (a second wait would start its time again), nor `connect` (an
+/// interrupted connection goes on), nor the batched socket calls, nor writes and receives
+/// with MSG_WAITALL: interrupted after part of their bytes they answer the part, which a
+/// blocking call never does unless a signal came.
+fn restartable(nr: u64, args: &[u64; 6]) -> bool {
+    use hrt_abi::process as op;
+    use linux_raw_sys::general as g;
+    let nr = nr & ((1 << op::CONTEXT_SHIFT) - 1);
+    if nr == op::WAIT4 || nr == op::WAITID {
+        return true;
+    }
+    if nr == op::SHARED_FUTEX {
+        return args[1] == 0 && args[3] == u64::MAX;
+    }
+    let Ok(nr) = u32::try_from(nr) else { return false };
+    let no_limit = |a: u64| (a as u32 as i32) < 0;
+    // linux_raw_sys's `net` module, which the kernel does not otherwise need.
+    const MSG_WAITALL: u32 = 0x100;
+    match nr {
+        g::__NR_read
+        | g::__NR_readv
+        | g::__NR_pread64
+        | g::__NR_preadv
+        | g::__NR_accept
+        | g::__NR_accept4
+        | g::__NR_open
+        | g::__NR_openat
+        | g::__NR_openat2
+        | g::__NR_creat
+        | g::__NR_flock
+        | g::__NR_wait4
+        | g::__NR_waitid => true,
+        g::__NR_recvfrom => args[3] as u32 & MSG_WAITALL == 0,
+        g::__NR_recvmsg => args[2] as u32 & MSG_WAITALL == 0,
+        g::__NR_fcntl => matches!(args[1] as u32, g::F_SETLKW | g::F_OFD_SETLKW),
+        g::__NR_poll => no_limit(args[2]),
+        g::__NR_epoll_wait | g::__NR_epoll_pwait => no_limit(args[3]),
+        g::__NR_ppoll | g::__NR_epoll_pwait2 => args[2 + (nr == g::__NR_epoll_pwait2) as usize] == 0,
+        g::__NR_select | g::__NR_pselect6 => args[4] == 0,
+        _ => false,
+    }
+}
+
+/// A free slot, claimed, for a call in `line`. While every slot is in flight, callers take
+/// turns: the first in line waits for a slot to come free, and after `EVICT_AFTER_NS` asks a
+/// call that waits on the host for another party to give its slot up (`evict_one`); that
+/// call is made again, in the second line, which waits while the first has callers (new
+/// calls more likely finish at once: a write to the pipe the blocked calls read). Without
+/// evictions, calls blocked on the host in every slot would hold the call that unblocks them
+/// out for good; with one line, a new call waited behind every evicted one at each turn.
+fn take_slot(ch: &Channel, line: usize) -> usize {
+    let (own, first) = (&LINES[line], &LINES[NEW]);
+    if own.empty() && first.empty() {
+        if let Some(idx) = try_take_slot() {
+            return idx;
+        }
+    }
+    let ticket = own.next.fetch_add(1, Ordering::SeqCst);
+    while own.turn.load(Ordering::SeqCst) != ticket {
+        crate::sched::yield_now();
+        core::hint::spin_loop();
+    }
+    let mut since = crate::time::ticks();
     loop {
-        for k in 0..TAKEN.len() {
-            let w = (first + k) % TAKEN.len();
-            let mut cur = TAKEN[w].load(Ordering::Relaxed);
-            while cur != u64::MAX {
-                let bit = (!cur).trailing_zeros();
-                match TAKEN[w].compare_exchange_weak(cur, cur | 1 << bit, Ordering::Acquire, Ordering::Relaxed) {
-                    Ok(_) => return w * 64 + bit as usize,
-                    Err(now) => cur = now,
-                }
+        if line == NEW || first.empty() {
+            if let Some(idx) = try_take_slot() {
+                own.turn.fetch_add(1, Ordering::SeqCst);
+                return idx;
             }
+            if crate::time::ticks().wrapping_sub(since) >= crate::time::ns_to_ticks(EVICT_AFTER_NS[line]) {
+                evict_one(ch);
+                since = crate::time::ticks();
+            }
+        } else {
+            since = crate::time::ticks();
         }
         crate::sched::yield_now();
         core::hint::spin_loop();
     }
 }
 
+/// A free slot claimed, if there is one.
+fn try_take_slot() -> Option<usize> {
+    // Start where this CPU's last search would likely find room, to spread the callers.
+    let first = crate::cpu::id() % TAKEN.len();
+    for k in 0..TAKEN.len() {
+        let w = (first + k) % TAKEN.len();
+        let mut cur = TAKEN[w].load(Ordering::Relaxed);
+        while cur != u64::MAX {
+            let bit = (!cur).trailing_zeros();
+            match TAKEN[w].compare_exchange_weak(cur, cur | 1 << bit, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return Some(w * 64 + bit as usize),
+                Err(now) => cur = now,
+            }
+        }
+    }
+    None
+}
+
+/// Asks one call whose caller sleeps on its slot, and which can be made again unseen
+/// (`restartable`), to give its slot up: wakes the caller, which cancels the call on the
+/// host (`wait`), frees the slot when the host answers EINTR, and makes the call again.
+fn evict_one(ch: &Channel) {
+    let start = EVICT_CURSOR.fetch_add(1, Ordering::Relaxed);
+    for k in 0..SLOTS {
+        let idx = (start + k) % SLOTS;
+        let bit = 1 << (idx % 64);
+        let slot = &ch.slots[idx];
+        if SLEEPER[idx].load(Ordering::Relaxed).is_null()
+            || EVICT[idx / 64].load(Ordering::Relaxed) & bit != 0
+            || slot.state.load(Ordering::Acquire) != SUBMITTED
+        {
+            continue;
+        }
+        let args = core::array::from_fn(|i| slot.args[i].load(Ordering::Relaxed));
+        if !restartable(slot.nr.load(Ordering::Relaxed), &args) {
+            continue;
+        }
+        EVICT_CURSOR.store(idx + 1, Ordering::Relaxed);
+        EVICT[idx / 64].fetch_or(bit, Ordering::SeqCst);
+        // Take the sleeper as `reap` would, from whichever CPU it sleeps on.
+        let t = SLEEPER[idx].swap(null_mut(), Ordering::SeqCst);
+        if !t.is_null() {
+            let cpu = slot.sleeper_cpu.load(Ordering::SeqCst) as usize;
+            SLEEPING_ON[cpu][idx / 64].fetch_and(!bit, Ordering::SeqCst);
+            SLEEPERS[cpu].fetch_sub(1, Ordering::SeqCst);
+            // SAFETY: a thread registered as a sleeper is alive until it is woken and has
+            // unregistered (it cannot exit while asleep here).
+            unsafe { crate::sched::wake(t) };
+        }
+        return;
+    }
+}
+
 /// Waits until slot `idx` is done: spins, then sleeps where the scheduler can. A signal the
 /// thread does not block, arriving while it sleeps, cancels the call on the host (a call that
-/// blocks there then answers EINTR); returns whether it did.
-fn wait(ch: &Channel, idx: usize) -> bool {
+/// blocks there then answers EINTR), and so does a caller that needs the slot (`evict_one`);
+/// returns whether each did.
+fn wait(ch: &Channel, idx: usize) -> (bool, bool) {
     let slot = &ch.slots[idx];
     let done = || slot.state.load(Ordering::Acquire) == DONE;
     let can_sleep = crate::arch::irq::enabled() && !crate::sched::is_idle_thread();
@@ -158,7 +319,7 @@ fn wait(ch: &Channel, idx: usize) -> bool {
     let spin = |ns| crate::time::ns_to_ticks(ns);
     loop {
         if done() {
-            return false;
+            return (false, false);
         }
         let limit = if crate::sched::runnable_here() > 0 { spin(SPIN_NS_CONTENDED) } else { spin(SPIN_NS) };
         if can_sleep && crate::time::ticks().wrapping_sub(start) >= limit {
@@ -167,18 +328,23 @@ fn wait(ch: &Channel, idx: usize) -> bool {
         core::hint::spin_loop();
     }
     SLEPT.fetch_add(1, Ordering::Relaxed);
-    let mut cancelled = false;
+    let (mut cancelled, mut evicted) = (false, false);
+    let bit = 1 << (idx % 64);
     while !done() {
         let interrupted = sleep_on(ch, idx, !cancelled);
-        if interrupted && !cancelled && !done() {
-            cancelled = true;
-            ch.header.cancel[idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
-            if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
-                ring();
+        let evict = !evicted && EVICT[idx / 64].load(Ordering::SeqCst) & bit != 0;
+        if (interrupted && !cancelled || evict) && !done() {
+            if !(cancelled || evicted) {
+                ch.header.cancel[idx / 64].fetch_or(bit, Ordering::SeqCst);
+                if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
+                    ring();
+                }
             }
+            cancelled |= interrupted;
+            evicted |= evict;
         }
     }
-    cancelled
+    (cancelled, evicted)
 }
 
 /// Sleeps on slot `idx` until it is done or something else wakes the thread; with
@@ -317,8 +483,12 @@ pub fn after_fork() {
         return;
     }
     ENABLED.store(false, Ordering::SeqCst);
-    for w in &TAKEN {
+    for w in TAKEN.iter().chain(&EVICT) {
         w.store(0, Ordering::SeqCst);
+    }
+    for l in &LINES {
+        l.next.store(0, Ordering::SeqCst);
+        l.turn.store(0, Ordering::SeqCst);
     }
     for s in &SLEEPER {
         s.store(null_mut(), Ordering::SeqCst);

@@ -149,10 +149,15 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
         );
     }
     if super::channel::active() {
-        let (calls, slept, rung) = super::channel::counts();
+        let (calls, slept, rung, evicted) = super::channel::counts();
         crate::kinfo!(
             "kernel: {calls} forwarded call(s) through the channel, {slept} of them waited asleep, {rung} doorbell(s) rung"
         );
+        if evicted > 0 {
+            crate::kinfo!(
+                "kernel: {evicted} call(s) blocked on the host gave their channel slot to a waiting call and were made again"
+            );
+        }
     }
     if let Some((looks, spinning)) = crate::sched::spin_look::counts() {
         crate::kinfo!("kernel: {looks} look(s) at running program threads, {spinning} found spinning");

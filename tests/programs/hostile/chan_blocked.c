@@ -5,8 +5,11 @@
  *              the reader finishes. With one vCPU this only works if the blocked call does not
  *              hold the CPU.
  *   forever  - a thread blocks in read() on a pipe nobody writes; main exits with 7.
- *   readers  - 600 threads block in read() on one empty pipe at once (more than the 256
- *              calls the channel once held in flight), then main writes one byte for each.
+ *   readers  - 1500 threads block in read() on one empty pipe at once (more than the 1024
+ *              calls the channel holds in flight), then main writes one byte for each.
+ *   pipes    - the same with a pipe per reader, fed one byte at a time from the last reader
+ *              started to the first: the readers that found no room in the channel (and
+ *              main's writes) need the slots of blocked readers that get their bytes last.
  *   many     - 300 threads each make forwarded calls at once (more than the channel's slots),
  *              writing numbered lines through one pipe to a reader, which checks them.
  *   order    - one thread writes 20000 numbered records into a pipe; another reads and checks
@@ -141,13 +144,52 @@ static int run_many(void) {
     return 0;
 }
 
-#define READERS 600
+#define READERS 1500
 static volatile int readers_started;
 static void *one_byte_reader(void *arg) {
     (void)arg;
     __atomic_add_fetch(&readers_started, 1, __ATOMIC_SEQ_CST);
     char c;
     return (void *)(long)(read(pipefd[0], &c, 1) == 1 && c == 'r');
+}
+
+/* Joins the readers; how many of them got their byte. */
+static long joined_ok(pthread_t *t) {
+    long got = 0;
+    for (int i = 0; i < READERS; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        got += (long)r;
+    }
+    return got;
+}
+
+static int own_pipe[READERS][2];
+static void *own_pipe_reader(void *arg) {
+    long i = (long)arg;
+    __atomic_add_fetch(&readers_started, 1, __ATOMIC_SEQ_CST);
+    char c;
+    return (void *)(long)(read(own_pipe[i][0], &c, 1) == 1 && c == (char)('a' + i % 26));
+}
+
+static int run_pipes(void) {
+    static pthread_t t[READERS];
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 << 10);
+    for (long i = 0; i < READERS; i++) {
+        if (pipe(own_pipe[i])) { perror("pipe"); return 1; }
+        if (pthread_create(&t[i], &a, own_pipe_reader, (void *)i)) { printf("create failed at %ld\n", i); return 1; }
+    }
+    while (__atomic_load_n(&readers_started, __ATOMIC_SEQ_CST) < READERS) usleep(1000);
+    usleep(100000);
+    for (long i = READERS - 1; i >= 0; i--) {
+        char c = (char)('a' + i % 26);
+        if (write(own_pipe[i][1], &c, 1) != 1) { perror("write"); return 1; }
+    }
+    long got = joined_ok(t);
+    printf("pipes: %ld of %d got their byte\n", got, READERS);
+    return 0;
 }
 
 static int run_readers(void) {
@@ -163,12 +205,7 @@ static int run_readers(void) {
     static char bytes[READERS];
     memset(bytes, 'r', sizeof bytes);
     if (write(pipefd[1], bytes, sizeof bytes) != (ssize_t)sizeof bytes) { perror("write"); return 1; }
-    long got = 0;
-    for (int i = 0; i < READERS; i++) {
-        void *r;
-        pthread_join(t[i], &r);
-        got += (long)r;
-    }
+    long got = joined_ok(t);
     printf("readers: %ld of %d got their byte\n", got, READERS);
     return 0;
 }
@@ -308,12 +345,13 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "forever")) return run_forever();
     if (!strcmp(mode, "many")) return run_many();
     if (!strcmp(mode, "readers")) return run_readers();
+    if (!strcmp(mode, "pipes")) return run_pipes();
     if (!strcmp(mode, "order")) return run_order();
     if (!strcmp(mode, "file8")) return run_file8();
     if (!strcmp(mode, "eintr")) return interrupted_read(0, 0);
     if (!strcmp(mode, "restart")) return interrupted_read(SA_RESTART, 0);
     if (!strcmp(mode, "tkill")) return interrupted_read(0, 1);
     if (!strcmp(mode, "forks")) return run_forks();
-    fprintf(stderr, "usage: %s compute|forever|readers|many|order|file8|eintr|restart|tkill|forks\n", argv[0]);
+    fprintf(stderr, "usage: %s compute|forever|readers|pipes|many|order|file8|eintr|restart|tkill|forks\n", argv[0]);
     return 2;
 }
