@@ -293,7 +293,8 @@ fn evict_one(ch: &Channel) {
         }
         EVICT_CURSOR.store(idx + 1, Ordering::Relaxed);
         EVICT[idx / 64].fetch_or(bit, Ordering::SeqCst);
-        // Take the sleeper as `reap` would, from whichever CPU it sleeps on.
+        // Take the sleeper as `reap` would, from whichever CPU it sleeps on (`sleep_on`
+        // published that CPU before the sleeper).
         let t = SLEEPER[idx].swap(null_mut(), Ordering::SeqCst);
         if !t.is_null() {
             let cpu = slot.sleeper_cpu.load(Ordering::SeqCst) as usize;
@@ -359,10 +360,12 @@ fn sleep_on(ch: &Channel, idx: usize, interruptible: bool) -> bool {
     let cpu = crate::cpu::id();
     // SAFETY: the current thread's record is alive while it runs.
     unsafe { (*cur).state.store(BLOCKING, Ordering::SeqCst) };
-    SLEEPER[idx].store(cur, Ordering::SeqCst);
+    // The sleeper last: a caller on another CPU that takes it (`evict_one`) finds the CPU
+    // and the bit it must clear already there.
+    slot.sleeper_cpu.store(cpu as u32, Ordering::SeqCst);
     SLEEPING_ON[cpu][idx / 64].fetch_or(1 << (idx % 64), Ordering::SeqCst);
     SLEEPERS[cpu].fetch_add(1, Ordering::SeqCst);
-    slot.sleeper_cpu.store(cpu as u32, Ordering::SeqCst);
+    SLEEPER[idx].store(cur, Ordering::SeqCst);
     if slot.state.load(Ordering::SeqCst) == DONE {
         // Answered meanwhile: withdraw, unless a reaper already took us (then its wake-up is
         // consumed by `block`, which returns at once).
