@@ -160,9 +160,13 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         TAKEN[idx / 64].fetch_and(!bit, Ordering::Release);
         CALLS.fetch_add(1, Ordering::Relaxed);
         if evicted && interrupted && !cancelled {
+            EVICTED.fetch_add(1, Ordering::Relaxed);
+            if super::signal::state::deliverable_here() {
+                // A signal came meanwhile: as if it had interrupted the call.
+                return Some(-(super::signal::ERESTARTSYS as i64));
+            }
             // Gave its slot to a waiting caller before anything happened: made again, after
             // the callers waiting now (`take_slot`).
-            EVICTED.fetch_add(1, Ordering::Relaxed);
             line = AGAIN;
             continue;
         }
