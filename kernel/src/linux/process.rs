@@ -163,6 +163,13 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
         crate::kinfo!("kernel: {looks} look(s) at running program threads, {spinning} found spinning");
         crate::counters::print();
     }
+    if crate::arch::features::has(crate::arch::features::STEAL_TIME) {
+        let cpus = crate::cpu::count();
+        let stolen_ms: u64 = (0..cpus).map(crate::arch::steal_time::stolen_ns).sum::<u64>() / 1_000_000;
+        crate::kinfo!(
+            "kernel: steal time: the host kept this VM's {cpus} vCPU(s) waiting for a host CPU {stolen_ms} ms in all"
+        );
+    }
     crate::arch::hypercall::shutdown_by(status, sig)
 }
 
