@@ -141,7 +141,7 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         if ch.header.service_awake.load(Ordering::SeqCst) == 0 {
             ring();
         }
-        let (cancelled, evicted) = wait(ch, idx);
+        let (cancelled, evicted) = wait(ch, idx, || restartable(nr, &args));
         let mut ret = slot.ret.load(Ordering::Acquire);
         let bit = 1 << (idx % 64);
         if cancelled || evicted {
@@ -315,8 +315,9 @@ fn evict_one(ch: &Channel) {
 /// Waits until slot `idx` is done: spins, then sleeps where the scheduler can. A signal the
 /// thread does not block, arriving while it sleeps, cancels the call on the host (a call that
 /// blocks there then answers EINTR), and so does a caller that needs the slot (`evict_one`);
-/// returns whether each did.
-fn wait(ch: &Channel, idx: usize) -> (bool, bool) {
+/// returns whether each did. Only a `restartable` call heeds an eviction (the mark may be
+/// stale: set for the slot's last call as it ended).
+fn wait(ch: &Channel, idx: usize, restartable: impl Fn() -> bool) -> (bool, bool) {
     let slot = &ch.slots[idx];
     let done = || slot.state.load(Ordering::Acquire) == DONE;
     let can_sleep = crate::arch::irq::enabled() && !crate::sched::is_idle_thread();
@@ -337,7 +338,7 @@ fn wait(ch: &Channel, idx: usize) -> (bool, bool) {
     let bit = 1 << (idx % 64);
     while !done() {
         let interrupted = sleep_on(ch, idx, !cancelled);
-        let evict = !evicted && EVICT[idx / 64].load(Ordering::SeqCst) & bit != 0;
+        let evict = !evicted && EVICT[idx / 64].load(Ordering::SeqCst) & bit != 0 && restartable();
         if (interrupted && !cancelled || evict) && !done() {
             if !(cancelled || evicted) {
                 ch.header.cancel[idx / 64].fetch_or(bit, Ordering::SeqCst);
