@@ -4,19 +4,19 @@
 
 use alloc::boxed::Box;
 use core::ptr::{addr_of_mut, null_mut};
-use core::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::context;
 use crate::sync::IrqSpinLock;
 
-pub const RUNNING: u8 = 0;
+pub const RUNNING: u32 = 0;
 /// In a run queue (or about to be), waiting for its CPU.
-pub const READY: u8 = 1;
+pub const READY: u32 = 1;
 /// Announced that it will block; a wake-up now cancels the block.
-pub const BLOCKING: u8 = 2;
+pub const BLOCKING: u32 = 2;
 /// Off CPU, waiting for `sched::wake`.
-pub const BLOCKED: u8 = 3;
-pub const EXITED: u8 = 4;
+pub const BLOCKED: u32 = 3;
+pub const EXITED: u32 = 4;
 
 pub const DEFAULT_STACK_SIZE: usize = 32 << 10;
 /// The kernel stack of a thread that runs a Linux program's code (`ThreadOptions::user`): it
@@ -57,7 +57,7 @@ pub struct Thread {
     pub saved_rsp: u64,
     /// Link for whichever single queue holds the thread (run queue, wait queue, sleepers).
     pub next: *mut Thread,
-    pub state: AtomicU8,
+    pub state: AtomicU32,
     pub cpu: usize,
     pub id: u64,
     name: [u8; NAME_LEN],
@@ -130,7 +130,7 @@ impl Thread {
             core::ptr::write_bytes(addr_of_mut!((*p).fpu.0).cast::<u8>().add(512), 0, 64);
             addr_of_mut!((*p).saved_rsp).write(0);
             addr_of_mut!((*p).next).write(null_mut());
-            addr_of_mut!((*p).state).write(AtomicU8::new(READY));
+            addr_of_mut!((*p).state).write(AtomicU32::new(READY));
             addr_of_mut!((*p).cpu).write(cpu);
             addr_of_mut!((*p).id).write(NEXT_ID.fetch_add(1, Ordering::Relaxed));
             addr_of_mut!((*p).name).write(name_buf);
