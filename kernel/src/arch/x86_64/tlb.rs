@@ -20,7 +20,7 @@
 //! 25 emulated instructions where the general interrupt path took ~245 (0.25 ms of the
 //! receiving vCPU on PVM).
 
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::paging::StaleTlb;
 use hrt_abi::MAX_CPUS;
@@ -55,13 +55,13 @@ pub(super) static COUNT: AtomicUsize = AtomicUsize::new(0);
 pub(super) static PENDING: AtomicUsize = AtomicUsize::new(0);
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 /// Per CPU: in its idle loop (between `idle_begins` and `idle_ends`).
-static IDLE: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+static IDLE: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
 /// Per CPU: a shootdown skipped it while idle; it flushes everything before it leaves idle.
-static OWED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+static OWED: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
 
 /// This CPU enters (or returns to) its idle loop.
 pub fn idle_begins() {
-    IDLE[super::cpu::id()].store(true, Ordering::SeqCst);
+    IDLE[super::cpu::id()].store(1, Ordering::SeqCst);
 }
 
 /// This CPU leaves its idle loop to run a thread: first it flushes what shootdowns skipped.
@@ -69,8 +69,10 @@ pub fn idle_begins() {
 /// CPU sees the flush owed.)
 pub fn idle_ends() {
     let cpu = super::cpu::id();
-    IDLE[cpu].store(false, Ordering::SeqCst);
-    if OWED[cpu].swap(false, Ordering::SeqCst) {
+    IDLE[cpu].store(0, Ordering::SeqCst);
+    // Looked at before the swap: a wake-up with nothing owed (nearly all) makes no locked access
+    // beyond the store above (32-bit words: a locked byte access costs twice as much here).
+    if OWED[cpu].load(Ordering::SeqCst) != 0 && OWED[cpu].swap(0, Ordering::SeqCst) != 0 {
         flush_local(usize::MAX, core::ptr::null());
     }
 }
@@ -134,9 +136,9 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
     let mut busy = [false; MAX_CPUS];
     let mut targets = 0;
     for cpu in (0..cpus).filter(|&c| c != me && !super::cpu::is_dormant(c)) {
-        let idle = !stale.frees_tables() && IDLE[cpu].load(Ordering::SeqCst) && {
-            OWED[cpu].store(true, Ordering::SeqCst);
-            IDLE[cpu].load(Ordering::SeqCst)
+        let idle = !stale.frees_tables() && IDLE[cpu].load(Ordering::SeqCst) != 0 && {
+            OWED[cpu].store(1, Ordering::SeqCst);
+            IDLE[cpu].load(Ordering::SeqCst) != 0
         };
         if !idle {
             busy[cpu] = true;
