@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 18;
+pub const ABI_VERSION: u32 = 19;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -41,14 +41,18 @@ pub mod layout {
     pub const MAX_PHYS_END: u64 = ((BOOT_PD_END - BOOT_PD) / 0x1000) << 30;
     /// Largest guest memory: everything up to `MAX_PHYS_END` except the hole.
     pub const MAX_MEM: u64 = MAX_PHYS_END - (HIGH_RAM_BASE - LOW_RAM_END);
+    /// The program's pool is given to KVM in chunks of this size, aligned to it in
+    /// guest-physical addresses, as the kernel first makes memory in them present
+    /// ([`crate::nr::RAM_READY`]).
+    pub const POOL_CHUNK: u64 = 64 << 20;
 
     /// Guest RAM below 4 GiB ends here; `[LOW_RAM_END, HIGH_RAM_BASE)` is the hole every PC
     /// leaves for devices (the IOAPIC at 0xFEC00000, the local APIC at 0xFEE00000, ...): no
     /// RAM is mapped there, so no memory access ever reaches an emulated device by accident.
     /// 3 GiB, 1 GiB-aligned so both parts map with 1 GiB pages.
     pub const LOW_RAM_END: u64 = 0xC000_0000;
-    /// The IOAPIC KVM's in-kernel interrupt controller emulates (the local APIC is at
-    /// 0xFEE00000); both inside the hole.
+    /// Where a PC's IOAPIC sits (the local APIC is at 0xFEE00000), inside the hole. The VM has
+    /// none: KVM's split interrupt controller gives each vCPU its local APIC only.
     pub const IOAPIC_BASE: u64 = 0xFEC0_0000;
     /// Guest RAM beyond the first `LOW_RAM_END` bytes continues here (4 GiB).
     pub const HIGH_RAM_BASE: u64 = 1 << 32;
@@ -443,9 +447,9 @@ pub mod nr {
     /// of the kernel's fork record (kernel memory, outside the program's), args[1] = the guest
     /// TSC now, args[2] = the forking spawn child's context (`process::CONTEXT_SHIFT`), 0 for
     /// the program itself: the new process then starts with that child's descriptor table,
-    /// working directory, process group and session; args[3] = the end of the pool the program
-    /// uses (its highest mapping's end): the child's VM gets memory slots for the pool below it
-    /// only, and its kernel asks for more (`RAM_READY`) as the parent's does. Returns the
+    /// working directory, process group and session. The child's VM gets memory slots for the
+    /// chunks of the pool the parent's had (`RAM_READY`), and its kernel asks for more as the
+    /// parent's does. Returns the
     /// child's host pid (or a negated errno) to the parent. The child's
     /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
     /// kernel's entry with rdx = the record's address (0 on a normal boot).
@@ -486,12 +490,15 @@ pub mod nr {
     pub const MEM_FILLS: u64 = 28;
     /// The most fills one [`MEM_FILLS`] takes.
     pub const MEM_FILLS_MAX: u64 = 64;
-    /// Makes the program's pool guest memory KVM knows below guest address args[0] at least:
-    /// the monitor gives the pool to KVM in growing pieces as the kernel needs them (KVM's
-    /// bookkeeping takes ~1 ms per GiB). The kernel asks before it makes pool memory present;
-    /// a touch of pool memory KVM does not know is an MMIO exit, which the monitor reports as
-    /// a fault of the kernel. Returns the address below which the pool is KVM's (i64::MAX
-    /// where all RAM is); the monitor stops the VM if it cannot register a piece.
+    /// Makes the program's pool guest memory KVM knows in `[args[0], args[1])` at least: the
+    /// monitor gives the pool to KVM in chunks of [`crate::layout::POOL_CHUNK`] as the kernel
+    /// needs them (KVM's bookkeeping takes ~1 ms per GiB to set up and ~0.3 to tear down, so
+    /// only the chunks a program uses), and a chunk right above a registered run of them at
+    /// least doubles that run (a growing heap asks a few times). The kernel asks before it
+    /// makes pool memory present; a touch of pool memory KVM does not know is an MMIO exit,
+    /// which the monitor reports as a fault of the kernel. Returns the end of the registered
+    /// run that holds args[0] (i64::MAX where all RAM is KVM's); the monitor stops the VM if it
+    /// cannot register a chunk.
     pub const RAM_READY: u64 = 29;
     /// Makes the kernel's share of RAM guest memory KVM knows from guest address args[0] up
     /// at least (`BootInfo::kernel_lazy`: the monitor gives it to KVM in growing pieces,

@@ -105,7 +105,7 @@ fn change(start: u64, end: u64, prot: u64) {
     }
     if prot != 0 {
         // Memory about to be present must be memory KVM knows.
-        super::usermem::ensure_ready(end);
+        super::usermem::ensure_ready(start, end);
     }
     // The monitor's view: it may write forwarded calls' answers only where PROT_WRITE is.
     super::usermap::set_read_only(start, end, prot & PROT_WRITE == 0);

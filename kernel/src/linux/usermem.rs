@@ -47,9 +47,14 @@ static MEMORY: IrqSpinLock<Memory> =
     IrqSpinLock::new(Memory { free: PageRuns::new(), regions: BTreeMap::new(), holes: BTreeMap::new() });
 static POOL_LO: AtomicU64 = AtomicU64::new(0);
 static POOL_HI: AtomicU64 = AtomicU64::new(0);
-/// The pool is guest memory that KVM knows below this address: the monitor gives it to KVM
-/// in growing pieces as they are first needed (`nr::RAM_READY`, `ensure_ready`).
-static READY_TO: AtomicU64 = AtomicU64::new(0);
+/// Which chunks of guest-physical memory (`layout::POOL_CHUNK` each, numbered from address 0)
+/// of the pool KVM knows: the monitor gives the pool to KVM chunk by chunk as they are first
+/// needed (`nr::RAM_READY`, `ensure_ready`). A forked child's VM has every chunk its parent's
+/// had, so the copy it inherits holds.
+static READY: [AtomicU64; READY_WORDS] = [const { AtomicU64::new(0) }; READY_WORDS];
+const CHUNK: u64 = hrt_abi::layout::POOL_CHUNK;
+const READY_CHUNKS: u64 = hrt_abi::layout::MAX_PHYS_END / CHUNK;
+const READY_WORDS: usize = READY_CHUNKS.div_ceil(64) as usize;
 
 pub const PAGE: u64 = crate::mem::page_runs::PAGE;
 /// The host's huge page: `zero` hands whole ones to the monitor.
@@ -69,7 +74,6 @@ pub fn init(lo: u64, hi: u64) {
     }
     POOL_LO.store(lo, Ordering::Relaxed);
     POOL_HI.store(hi, Ordering::Relaxed);
-    READY_TO.store(lo, Ordering::Release);
     super::usermap::init(lo, hi);
     // Free memory is not present until it is handed out (`protect::reset`), so a stray pointer
     // into memory the program was never given faults as on Linux: the boot page tables leave
@@ -77,31 +81,29 @@ pub fn init(lo: u64, hi: u64) {
     super::protect::pool_starts_absent(lo, hi);
 }
 
-/// Makes sure the pool below `end` is memory KVM knows, before the kernel makes any of it
-/// present: until then a touch of it would be an MMIO exit (see `nr::RAM_READY`). One load
-/// and compare once the pool is KVM's up to there.
-pub fn ensure_ready(end: u64) {
-    let end = end.min(POOL_HI.load(Ordering::Relaxed));
-    if end <= READY_TO.load(Ordering::Acquire) {
+/// Makes sure the pool in `[start, end)` is memory KVM knows, before the kernel makes any of it
+/// present: until then a touch of it would be an MMIO exit (see `nr::RAM_READY`). A look at
+/// one bit per chunk once the chunks are KVM's.
+pub fn ensure_ready(start: u64, end: u64) {
+    let (start, end) = (start.max(POOL_LO.load(Ordering::Relaxed)), end.min(POOL_HI.load(Ordering::Relaxed)));
+    if start >= end {
         return;
     }
-    let ready_to = hypercall::call(hrt_abi::nr::RAM_READY, &[end]);
+    let (first, last) = (start / CHUNK, (end - 1) / CHUNK + 1);
+    if (first..last).all(chunk_ready) {
+        return;
+    }
+    let run_end = hypercall::call(hrt_abi::nr::RAM_READY, &[start, end]);
     // The monitor stops the VM when it cannot register memory; a negative answer never returns.
-    assert!(ready_to >= 0, "the monitor could not give the program's memory to KVM");
-    READY_TO.fetch_max(ready_to as u64, Ordering::AcqRel);
+    assert!(run_end >= 0, "the monitor could not give the program's memory to KVM");
+    let upto = (run_end as u64).div_ceil(CHUNK).min(READY_CHUNKS).max(last);
+    for chunk in first..upto {
+        READY[chunk as usize / 64].fetch_or(1 << (chunk % 64), Ordering::AcqRel);
+    }
 }
 
-/// The end of the program's highest mapping (the pool's start if it has none): a forked
-/// child's memory slots need reach no further (`nr::FORK`).
-pub fn in_use_end() -> u64 {
-    let mem = MEMORY.lock();
-    mem.regions.values().copied().max().unwrap_or(0).max(POOL_LO.load(Ordering::Relaxed))
-}
-
-/// A forked child's kernel, before any CPU runs a thread: its VM knows the pool only below
-/// `ready_to` (what the parent used), so allocations past it ask again.
-pub fn after_fork(ready_to: u64) {
-    READY_TO.fetch_min(ready_to.max(POOL_LO.load(Ordering::Relaxed)), Ordering::AcqRel);
+fn chunk_ready(chunk: u64) -> bool {
+    READY[chunk as usize / 64].load(Ordering::Acquire) & (1 << (chunk % 64)) != 0
 }
 
 pub fn pool_range() -> (u64, u64) {
@@ -133,14 +135,28 @@ pub fn zero(addr: u64, len: u64) {
 }
 
 /// Clears `[addr, addr + len)` here: pool memory through its alias (present or not in the
-/// program's tables), other memory where it is.
+/// program's tables), other memory where it is. Pool chunks KVM does not know are left alone:
+/// nothing in them was ever present, so they read zero (`ensure_ready`), and a touch through
+/// the alias would be an MMIO exit (a range the program reserved `PROT_NONE` and never
+/// opened, which it then unmaps: Go's heap arenas).
 fn clear(addr: u64, len: u64) {
-    if len == 0 {
-        return;
+    let end = addr + len;
+    let (lo, hi) = pool_range();
+    let mut at = addr;
+    while at < end {
+        let in_pool = at >= lo && at < hi;
+        let next = match at {
+            _ if in_pool => ((at / CHUNK + 1) * CHUNK).min(end),
+            _ if at < lo => lo.min(end),
+            _ => end,
+        };
+        if !in_pool || chunk_ready(at / CHUNK) {
+            let to = crate::arch::paging::pool_alias(at, next - at).unwrap_or(at as *mut u8);
+            // SAFETY: callers pass memory they own; the alias maps the same bytes writable.
+            unsafe { core::ptr::write_bytes(to, 0, (next - at) as usize) };
+        }
+        at = next;
     }
-    let at = crate::arch::paging::pool_alias(addr, len).unwrap_or(addr as *mut u8);
-    // SAFETY: callers pass memory they own; the alias maps the same bytes writable.
-    unsafe { core::ptr::write_bytes(at, 0, len as usize) };
 }
 
 /// Copies program memory (through the monitor when that is faster).

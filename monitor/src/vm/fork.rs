@@ -42,10 +42,8 @@ struct Job {
     forwarder: Forwarder,
     setup: ForkSetup,
     program_mem: (u64, u64),
-    /// The pool is KVM's below this address in the parent's VM (`pool_slots`); None: all RAM.
-    pool_ready_to: Option<u64>,
-    /// The end of the pool the program uses, as its kernel says (2 MiB-aligned, untrusted).
-    pool_in_use: u64,
+    /// The parts of the pool that are KVM's in the parent's VM (`pool_slots`); None: all RAM.
+    pool_runs: Option<Vec<(u64, u64)>>,
     /// The kernel's share is KVM's from this address up in the parent's VM (`pool_slots`; 0:
     /// all of it). The child's kernel memory is a copy of the parent's, anywhere in there.
     kernel_from: u64,
@@ -124,8 +122,8 @@ fn errno() -> i64 {
 
 /// `nr::FORK` on the asking vCPU thread: hands the fork to the fork thread and returns the
 /// child's host pid (recorded as a child of the program), or a negated errno. `ctx`: the
-/// forking spawn child's context (0: the program); `in_use`: the end of the pool it uses.
-pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64, in_use: u64) -> i64 {
+/// forking spawn child's context (0: the program).
+pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
     let Some(f) = shared.forwarder.as_ref() else { return -(libc::ENOSYS as i64) };
     // The record is kernel memory: whole guest RAM, outside the program's memory.
     let (lo, hi) = shared.program_mem;
@@ -143,8 +141,7 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64, in_use: u64) -> i
         forwarder,
         setup,
         program_mem: shared.program_mem,
-        pool_ready_to: shared.pool_slots.get().map(|p| p.ready_to()),
-        pool_in_use: in_use,
+        pool_runs: shared.pool_slots.get().map(|p| p.registered_runs()),
         kernel_from: shared.pool_slots.get().map_or(0, |p| p.kernel_from()),
         record,
         tsc,
@@ -222,22 +219,16 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     // SAFETY: the inherited /dev/kvm descriptor, owned by this process from now on.
     let kvm = unsafe { kvm_ioctls::Kvm::from_raw_fd(base.kvm_fd) };
     let vm = Arc::new(super::kvm::create_vm_without_irqchip(&kvm)?);
-    // As in the parent (`vm::run`): the pool the program uses now, the rest in pieces as the
-    // child's kernel asks (it asks again past that end, `usermem::after_fork`). Not all the
-    // parent's VM had: its read-ahead gives it 2 GiB from the start, ~2 ms of KVM's
-    // bookkeeping to set up in each child and ~0.6 to tear down. A kernel that says less
-    // than it uses only stops its own child (a touch of RAM KVM does not know is reported).
-    // The kernel's share: all the parent's VM had of it (the child's kernel memory, a copy of
-    // the parent's, may be anywhere there), the rest as the child's kernel asks, as in the
-    // parent's. Above the pool's end, where the share's lazy span starts.
+    // As in the parent (`vm::run`): the chunks of the pool the parent's VM had, before any of
+    // the child's CPUs runs (its kernel's chunk map, a copy of the parent's, says they are
+    // KVM's), the rest as the child's kernel asks. The kernel's share: all the parent's VM had
+    // of it (the child's kernel memory, a copy of the parent's, may be anywhere there), the
+    // rest as the child's kernel asks, as in the parent's. Above the pool's end, where the
+    // share's lazy span starts.
     let pool_end = job.program_mem.1;
     let kernel = (pool_end, job.kernel_from.max(pool_end));
-    let pool = match job.pool_ready_to {
-        Some(ready_to) => {
-            let in_use = job.pool_in_use.clamp(job.program_mem.0, ready_to).next_multiple_of(super::memory::GRANULE);
-            let in_use = in_use.min(ready_to);
-            Some(((in_use, pool_end), job.ram.give_to_except(&vm, (in_use, kernel.1))?))
-        }
+    let pool = match &job.pool_runs {
+        Some(runs) => Some((runs, job.ram.give_to_except(&vm, (job.program_mem.0, kernel.1))?)),
         None => {
             job.ram.give_to(&vm)?;
             None
@@ -245,11 +236,11 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     };
     super::kvm::create_irqchip(&vm)?;
     let top = job.ram.phys_end();
-    let growth = super::pool_slots::Growth::FORKED;
     let pool = pool
-        .map(|(span, ranges)| super::pool_slots::PoolSlots::start(vm.clone(), ranges, span, kernel, top, growth))
-        .transpose()
-        .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
+        .map(|(runs, ranges)| {
+            super::pool_slots::PoolSlots::start(vm.clone(), ranges, job.program_mem, kernel, top, runs)
+        })
+        .transpose()?;
     // SAFETY: getpid has no arguments.
     let pid = unsafe { libc::getpid() };
     let mut forwarder = job.forwarder;

@@ -272,11 +272,11 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         },
         nr::SMALL_HOST_PAGES => ram.use_small_pages(call.args[0], call.args[1]),
         nr::USER_MAP => register_user_map(shared, &call.args),
-        nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2], call.args[3]),
+        nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2]),
         nr::RANDOM => fill_random(ram, call.args[0], call.args[1]),
         nr::MEM_FILL => fill_run(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
         nr::MEM_FILLS => fill_runs(ram, call.args[0], call.args[1]),
-        nr::RAM_READY => match shared.pool_slots.get().map(|p| p.ensure(call.args[0])) {
+        nr::RAM_READY => match shared.pool_slots.get().map(|p| p.ensure(call.args[0], call.args[1])) {
             None => i64::MAX,
             Some(Ok(ready_to)) => ready_to.min(i64::MAX as u64) as i64,
             Some(Err(e)) => {

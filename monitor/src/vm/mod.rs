@@ -110,16 +110,17 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     }
     let tsc_khz = tsc_khz(&kvm, &vm).ok_or_else(|| crate::error::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
-    // The program's pool is given to KVM as the kernel needs it (`pool_slots`), the first piece
-    // while it boots.
-    // So is the kernel's share above it, but for its top piece (`boot.kernel_lazy`).
+    // The program's pool is given to KVM chunk by chunk as the kernel needs it (`pool_slots`),
+    // the kernel's share above it in pieces but for its top piece (`boot.kernel_lazy`).
     let lazy = (boot.user_pool.0, boot.user_pool.1.max(boot.kernel_lazy.1));
     let pool = mem.give_to_except(&vm, lazy)?;
     kvm::create_irqchip(&vm)?;
     let top = mem.phys_end();
-    let pool =
-        pool_slots::PoolSlots::start(vm.clone(), pool, boot.user_pool, boot.kernel_lazy, top, pool_slots::Growth::BOOT)
-            .map_err(|e| crate::error::err!("cannot start the memory-slot thread: {e}"))?;
+    const POOL_CHUNK: u64 = hrt_abi::layout::POOL_CHUNK;
+    // The chunk that holds the pool's start at once: the kernel loads the program there first
+    // thing, and its break starts there.
+    let first_chunk = (boot.user_pool.0, (boot.user_pool.0 / POOL_CHUNK + 1) * POOL_CHUNK);
+    let pool = pool_slots::PoolSlots::start(vm.clone(), pool, boot.user_pool, boot.kernel_lazy, top, &[first_chunk])?;
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
         f.describe_program(p.argv.clone(), boot.user_pool);
@@ -175,6 +176,12 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &plan);
     if let Some(f) = &shared.forwarder {
         f.shutdown();
+    }
+    let verbose = config.program.as_ref().is_some_and(|p| p.verbose);
+    if let Some(slots) = shared.pool_slots.get().filter(|_| verbose) {
+        let runs = slots.registered_runs();
+        let mib = runs.iter().map(|(s, e)| e - s).sum::<u64>() >> 20;
+        eprintln!("hrt: {mib} MiB of the program's pool were given to KVM, in {} run(s)", runs.len());
     }
     status
 }

@@ -61,12 +61,7 @@ struct ForkRecord {
     /// The spawn child that forks (its guest tid, its context for the monitor), 0 for the
     /// program itself: its own signal actions become the new process's.
     from_child: u64,
-    /// The pool's end in use (2 MiB-aligned): the child's VM knows the pool below it only.
-    pool_ready_to: u64,
 }
-
-/// The monitor gives memory to KVM in whole 2 MiB pages.
-const POOL_GRANULE: u64 = 2 << 20;
 
 struct RecordCell(UnsafeCell<ForkRecord>);
 
@@ -89,7 +84,6 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
     alt_stack: [0; 3],
     omp: 0,
     from_child: 0,
-    pool_ready_to: 0,
 }));
 
 static REPORTED: AtomicBool = AtomicBool::new(false);
@@ -151,7 +145,6 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).alt_stack = crate::linux::signal::state::alt_stack(t.tid);
         (*rec).omp = t.omp as u64;
         (*rec).from_child = from_child;
-        (*rec).pool_ready_to = crate::linux::usermem::in_use_end().next_multiple_of(POOL_GRANULE);
         let was = irq::save_and_disable();
         fpu::save((*rec).fpu.0.as_mut_ptr());
         irq::restore(was);
@@ -160,9 +153,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     // The child's CPUs find their idle-thread records made (natively, here) instead of
     // allocating them in ring 0, which PVM emulates: ~150 instructions each.
     sched::prepare_cpus(crate::bootinfo::get().num_cpus as usize);
-    // SAFETY: as above (written just now by this thread).
-    let ready_to = unsafe { (*rec).pool_ready_to };
-    let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks(), from_child, ready_to]);
+    let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks(), from_child]);
     sched::unprepare_cpus();
     sched::freeze::thaw();
     if r < 0 {
@@ -197,7 +188,6 @@ pub fn prepare_child(record: u64) {
     crate::linux::futex::after_fork();
     crate::linux::cputime::after_fork();
     super::procs::after_fork(rec.from_child as u32);
-    crate::linux::usermem::after_fork(rec.pool_ready_to);
     crate::linux::channel::after_fork();
     crate::linux::usermap::after_fork();
     crate::linux::signalfd::after_fork();
