@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 19;
+pub const ABI_VERSION: u32 = 20;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -308,6 +308,10 @@ pub mod flags {
     /// spin waits but counts the vCPUs as CPUs (LLVM's libomp): its threads go to as many
     /// vCPUs as the host has CPUs, where a yield hands the vCPU to the thread waited for.
     pub const PACK_THREADS: u64 = 1 << 12;
+    /// A program's kernel starts every CPU at boot: the program has an OpenMP runtime, whose
+    /// first parallel region would otherwise start them. Without it a program starts on the
+    /// boot CPU alone, the others dormant until it first places a thread on one.
+    pub const CPUS_AT_BOOT: u64 = 1 << 13;
 }
 
 /// Bits of `BootInfo::features`.

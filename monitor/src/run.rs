@@ -213,6 +213,18 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let one_ring = app_ring == 0 || kernel_in_ring3;
     let (overrides, omp_library) = omp_overrides(args, &program, one_ring, config.pack_on > 0)?;
     let pack_threads = config.pack_on > 0 && packs_libomp(args, &program, config.pack_on);
+    // An OpenMP program's first parallel region would otherwise start the other CPUs.
+    let cpus_at_boot = config.cpus > 1 && crate::overrides::parallel::has_openmp(&program.bytes);
+    if args.verbose && config.cpus > 1 {
+        eprintln!(
+            "hrt: {}",
+            if cpus_at_boot {
+                "the program has an OpenMP runtime: its kernel starts every vCPU at boot"
+            } else {
+                "the program starts on vCPU 0; the others start when it first places a thread on one"
+            }
+        );
+    }
     config.program = Some(ProgramSetup {
         program,
         argv,
@@ -235,6 +247,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         },
         child_process: args.as_child,
         pack_threads,
+        cpus_at_boot,
         sig_ignored: crate::inherited_signals::ignored(),
         sig_mask: crate::inherited_signals::mask(),
     });

@@ -147,6 +147,27 @@ fn kernel_runtime_steals_nonmonotonic_chunks_keeping_lastprivate_and_monotonic_o
     same_with_cancellation("omp_steal", &prog, "true", Some("3"));
 }
 
+/// A program without an OpenMP runtime starts on vCPU 0 alone, its other vCPUs made and started
+/// when it first places a thread on one; an OpenMP program's kernel starts every vCPU at boot
+/// (its first parallel region would wait for them). Each computes what it does natively (200
+/// threads in batches, a condition variable, barriers; the OpenMP constructs), at 2 and 3
+/// vCPUs, and `-v` says which start it had.
+#[test]
+fn only_an_openmp_program_starts_every_vcpu_at_boot() {
+    for (name, said) in [
+        ("omp_kernel", "the program has an OpenMP runtime: its kernel starts every vCPU at boot"),
+        ("pthreads", "the program starts on vCPU 0; the others start when it first places a thread on one"),
+    ] {
+        let prog = build(name, "-static");
+        let want = native_reference(&prog, Some("2"));
+        for cpus in ["2", "3"] {
+            let got = hrt(&["--cpus", cpus, "-v"], &prog, Some("2"));
+            assert_same(&format!("{name} --cpus {cpus}"), &want, &got);
+            assert!(got.stderr.contains(said), "{name} --cpus {cpus}: -v does not say \"{said}\":\n{}", got.stderr);
+        }
+    }
+}
+
 /// More vCPUs than host CPUs (host CPUs + 2: 4 on the 2-CPU test host): the kernel halts the
 /// vCPUs of program threads it finds spinning (`kernel/src/sched/spin_look.rs`). A program
 /// whose threads mostly spin (libgomp's barriers, a hand-written PAUSE handoff) prints what it

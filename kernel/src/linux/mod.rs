@@ -42,6 +42,11 @@ pub fn start() {
     let boot = crate::bootinfo::get();
     signal::init();
     channel::init();
+    // Dormant CPUs (`boot::finish_boot`) count as halted for the channel's pollers: their host
+    // CPUs are free.
+    for c in (1..crate::cpu::count()).filter(|&c| crate::cpu::is_dormant(c)) {
+        channel::count_halted(c, true);
+    }
     fastcall::init(boot.flags & hrt_abi::flags::STRACE != 0);
     crate::arch::traps::set_syscall_handler(|frame| syscall::dispatch(frame));
     crate::arch::traps::set_user_exception_handler(fault::user_exception);

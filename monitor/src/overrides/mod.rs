@@ -7,6 +7,7 @@
 
 pub mod choice;
 mod library;
+pub mod parallel;
 mod references;
 pub mod spin_sites;
 mod symbols;

@@ -225,6 +225,9 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     if setup.child_process {
         info.flags |= flags::CHILD_PROCESS;
     }
+    if setup.cpus_at_boot {
+        info.flags |= flags::CPUS_AT_BOOT;
+    }
     // The program's pool: everything from USER_POOL_BASE up to the kernel's share at the top
     // (image, args and boot stacks included), which keeps max(64 MiB, 1/16 of memory) of RAM.
     // The span may contain the hole below 4 GiB; only its RAM is the program's.

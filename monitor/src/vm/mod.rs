@@ -53,6 +53,9 @@ pub struct ProgramSetup {
     pub child_process: bool,
     /// Its threads go to the first vCPUs, as many as the host has CPUs (`flags::PACK_THREADS`).
     pub pack_threads: bool,
+    /// Its kernel starts every CPU at boot (`flags::CPUS_AT_BOOT`: it has an OpenMP runtime);
+    /// else the others only when it first places a thread on one.
+    pub cpus_at_boot: bool,
     /// The signals the program starts with ignored, and its mask (bit `sig - 1`).
     pub sig_ignored: u64,
     pub sig_mask: u64,
@@ -163,6 +166,9 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         entry: image.entry,
         boot,
         resume: None,
+        // As the kernel does (`boot::finish_boot`): a program starts on one CPU, unless it has an
+        // OpenMP runtime.
+        cpus_on_demand: config.program.as_ref().is_some_and(|p| !p.cpus_at_boot),
     };
     if let Some(p) = config.program.as_ref() {
         let channel = (!p.no_channel)

@@ -116,6 +116,9 @@ pub struct VcpuPlan {
     pub boot: BootLayout,
     /// A forked child (fork.rs): the kernel's fork record, and the guest TSC to continue from.
     pub resume: Option<(u64, u64)>,
+    /// The kernel starts the CPUs but its first when it first places a thread on one (a
+    /// program's kernel, as a forked child's: `nr::START_CPUS`): their vCPUs are made then.
+    pub cpus_on_demand: bool,
 }
 
 /// IA32_TSC: writing it sets the vCPU's time-stamp counter.
@@ -352,7 +355,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     if let Some(svc) = shared.channel.get() {
         svc.start(&shared, filter.clone(), config.pin)?;
     }
-    let now = if config.resume.is_some() { 1 } else { config.cpus };
+    let now = if config.resume.is_some() || config.cpus_on_demand { 1 } else { config.cpus };
     // Before any vCPU runs: the boot CPU may start the others at once (a request with no
     // starter registered would be lost, and the kernel wait for them for good).
     if now < config.cpus {
