@@ -337,22 +337,29 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
+    /// A VM with `mib` MiB of guest RAM, all given to it but `later` (returned as the slots
+    /// left for the memory-slot thread), or None where there is no /dev/kvm.
+    fn vm_with_ram(mib: u64, later: (u64, u64)) -> Option<(Arc<VmFd>, GuestRam, Vec<MemSlot>)> {
+        let Ok(kvm) = kvm_ioctls::Kvm::new() else {
+            eprintln!("no /dev/kvm: skipped");
+            return None;
+        };
+        let vm = Arc::new(kvm.create_vm().expect("a VM"));
+        let ram = GuestRam::map(mib * MIB, false).expect("guest RAM");
+        let ranges = ram.give_to_except(&vm, later).expect("the rest of RAM");
+        Some((vm, ram, ranges))
+    }
+
     /// The kernel's share at --mem 3200M straddles the hole below 4 GiB: it grows downward in
     /// doublings counted in RAM, across the hole, never past the span whatever the guest asks,
     /// and its pieces' slots clash neither with the pool's nor with what was given at start (a
     /// second slot over registered memory would fail with EEXIST).
     #[test]
     fn the_kernel_share_grows_downward_within_its_span() {
-        let Ok(kvm) = kvm_ioctls::Kvm::new() else {
-            eprintln!("no /dev/kvm: skipped");
-            return;
-        };
-        let vm = Arc::new(kvm.create_vm().expect("a VM"));
-        let ram = GuestRam::map(3200 * MIB, false).expect("guest RAM");
         let (low_end, high) = (layout::LOW_RAM_END, layout::HIGH_RAM_BASE);
         let pool = (4 * MIB, 3000 * MIB);
         let kernel = (3000 * MIB, high + 36 * MIB);
-        let ranges = ram.give_to_except(&vm, (pool.0, kernel.1)).expect("the rest of RAM");
+        let Some((vm, ram, ranges)) = vm_with_ram(3200, (pool.0, kernel.1)) else { return };
         let slots = PoolSlots::start(vm, ranges, pool, kernel, ram.phys_end(), &[]).expect("the memory-slot thread");
         assert_eq!(slots.kernel_from(), kernel.1);
         // At or above what is registered: nothing to do.
@@ -378,15 +385,9 @@ mod tests {
     /// slot over memory already registered would fail (EEXIST), and so would the request.
     #[test]
     fn the_pool_is_registered_by_chunks_where_it_is_asked_for() {
-        let Ok(kvm) = kvm_ioctls::Kvm::new() else {
-            eprintln!("no /dev/kvm: skipped");
-            return;
-        };
-        let vm = Arc::new(kvm.create_vm().expect("a VM"));
-        let ram = GuestRam::map(2048 * MIB, false).expect("guest RAM");
         let c = POOL_CHUNK;
         let pool = (4 * MIB, 1600 * MIB);
-        let ranges = ram.give_to_except(&vm, pool).expect("the rest of RAM");
+        let Some((vm, ram, ranges)) = vm_with_ram(2048, pool) else { return };
         let first = [(pool.0, c)];
         let slots = PoolSlots::start(vm, ranges, pool, (0, 0), ram.phys_end(), &first).expect("the memory-slot thread");
         assert_eq!(slots.registered_runs(), vec![(pool.0, c)]);
