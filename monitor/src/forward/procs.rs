@@ -626,9 +626,14 @@ fn take_programs_niceness() {
     }
 }
 
-/// The user (`which` 0) or system (1) time of `hrt`'s ended and waited-for children, which are
-/// all the program's, in microseconds.
-fn children_time(which: u64) -> SysResult<i64> {
+/// The user and system time, in microseconds, of `hrt`'s own ended children that are not the
+/// program's (`vm::late_teardown`'s intermediate), left out of `children_time`.
+static MONITORS_CHILDREN_US: [std::sync::atomic::AtomicI64; 2] =
+    [std::sync::atomic::AtomicI64::new(0), std::sync::atomic::AtomicI64::new(0)];
+
+/// `hrt`'s ended and waited-for children's user (`which` 0) or system (1) time, in
+/// microseconds.
+fn waited_children_us(which: u64) -> SysResult<i64> {
     // SAFETY: rusage is plain integers; getrusage fills it.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes the struct we pass.
@@ -641,4 +646,21 @@ fn children_time(which: u64) -> SysResult<i64> {
         _ => return Err(Errno::EINVAL),
     };
     Ok(tv.tv_sec * 1_000_000 + tv.tv_usec)
+}
+
+/// Called once the monitor has reaped a child of its own: the time of every child ended so
+/// far is not the program's (a forked `hrt` starts from zero, before its program's children).
+pub fn leave_out_monitors_children() {
+    for which in 0..2 {
+        if let Ok(us) = waited_children_us(which) {
+            MONITORS_CHILDREN_US[which as usize].store(us, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// The user (`which` 0) or system (1) time of the program's ended and waited-for children (its
+/// host children are `hrt`'s), in microseconds.
+fn children_time(which: u64) -> SysResult<i64> {
+    let own = MONITORS_CHILDREN_US.get(which as usize).map_or(0, |t| t.load(std::sync::atomic::Ordering::Relaxed));
+    Ok((waited_children_us(which)? - own).max(0))
 }

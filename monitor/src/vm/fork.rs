@@ -11,7 +11,7 @@
 //! of the monitor is closed there), then runs the VM; the new `hrt` process exits with the
 //! program's status, which the parent's `wait4` sees as it sees any host child's.
 
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -219,6 +219,8 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     // SAFETY: the inherited /dev/kvm descriptor, owned by this process from now on.
     let kvm = unsafe { kvm_ioctls::Kvm::from_raw_fd(base.kvm_fd) };
     let vm = Arc::new(super::kvm::create_vm_without_irqchip(&kvm)?);
+    // As in the parent (`vm::run`): the teardown after this process has been reported.
+    super::late_teardown::defer(vm.as_raw_fd());
     // As in the parent (`vm::run`): the chunks of the pool the parent's VM had, before any of
     // the child's CPUs runs (its kernel's chunk map, a copy of the parent's, says they are
     // KVM's), the rest as the child's kernel asks. The kernel's share: all the parent's VM had

@@ -7,6 +7,7 @@ mod fork;
 mod guest_zero;
 mod hypercall;
 mod kvm;
+mod late_teardown;
 mod memory;
 mod pool_slots;
 mod sandbox;
@@ -101,6 +102,8 @@ pub fn check_mem(requested: Option<u64>) -> Result<u64> {
 /// Creates the VM, boots `image`, and waits for the kernel to shut down.
 pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Result<u8> {
     let vm = Arc::new(kvm::create_vm_without_irqchip(&kvm)?);
+    // The VM's teardown after this process's exit, off its parent's wait (late_teardown.rs).
+    late_teardown::defer(vm.as_raw_fd());
     let mem = memory::GuestRam::map(config.mem, config.huge_pages)?;
     memory::load_kernel(&mem, image)?;
     let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;

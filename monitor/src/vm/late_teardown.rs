@@ -1,0 +1,172 @@
+//! The VM's teardown after `hrt` has exited, so that the process waiting for `hrt` (a shell,
+//! `hrt`'s own parent VM for a forked child) does not wait for it.
+//!
+//! Why: when the last thread of `hrt` exits, Linux tears down the address space and closes the
+//! VM's descriptor, and only then tells the parent. Both steps end in `synchronize_srcu` on the
+//! MMU notifiers' SRCU (`exit_mmap` through `mmu_notifier_release`, then `kvm_destroy_vm`
+//! through `mmu_notifier_unregister`), and KVM stops its `kvm-nx-lpage-recovery` task, whose
+//! exit runs the first one, just before it starts the second. The second then finds a grace
+//! period in progress or just ended and takes the slow path, a few timer ticks: in 4-9 of 20
+//! runs of an empty program its parent saw the exit 10-14 ms late (perf: `hrt-spawn` asleep
+//! in `mmu_notifier_unregister` <- `kvm_destroy_vm` <- `__fput` <- `do_exit`).
+//!
+//! What: a small process that shares `hrt`'s memory (`CLONE_VM`) keeps a copy of the VM's
+//! descriptor and nothing else, and waits for `hrt` to end (a pidfd). `hrt`'s exit then
+//! neither frees its memory nor destroys the VM: that process does both once `hrt` has been
+//! reported, and exits. It is made by a short-lived intermediate, so it is nobody's child
+//! here (a program's `wait4(-1, __WALL)` never sees it) and init reaps it; signals stay
+//! blocked in it (a terminal's Ctrl-C or Ctrl-Z is for `hrt`). Where it cannot be made (no
+//! pidfd: Linux before 5.3), `hrt` tears the VM down itself at exit, as before.
+
+use std::os::unix::io::RawFd;
+
+/// The stacks of the intermediate (upper half) and of the holder (lower half): they make a
+/// handful of system calls, nothing else.
+const STACK_BYTES: usize = 64 * 1024;
+
+/// Starts the process that will destroy the VM of `vm_fd` after this process has exited.
+/// Returns whether it started.
+pub fn defer(vm_fd: RawFd) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as i64;
+    if pidfd < 0 {
+        return false;
+    }
+    let pidfd = pidfd as RawFd;
+    // SAFETY: a fresh anonymous mapping for the two stacks; never unmapped (the holder runs on
+    // it after this process has exited: the mapping is its memory too).
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            STACK_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    let started = stack != libc::MAP_FAILED && {
+        let arg = Args { vm_fd, pidfd, holder_stack: stack as usize + STACK_BYTES / 2 };
+        // Both start with every signal blocked: a handler of this process must never run on
+        // their stacks (they share this thread's TLS).
+        // SAFETY: sigfillset initialises the set; pthread_sigmask swaps this thread's mask.
+        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        unsafe {
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        }
+        // SAFETY: the intermediate runs `detach` on the upper half of the stack in this
+        // memory, reads `arg` (alive until it is reaped below), makes only raw system calls
+        // and glibc's clone (no TLS, no allocation, no locks) and exits; no exit signal:
+        // `__WCLONE` reaps it.
+        let pid = unsafe {
+            libc::clone(
+                detach,
+                (stack as *mut u8).add(STACK_BYTES) as *mut libc::c_void,
+                libc::CLONE_VM,
+                &arg as *const Args as *mut libc::c_void,
+            )
+        };
+        let mut status = 1;
+        // SAFETY: reaps the intermediate (a clone child); restores the mask saved above.
+        unsafe {
+            if pid > 0 && libc::waitpid(pid, &mut status, libc::__WCLONE) != pid {
+                status = 1;
+            }
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+        // Its time is the monitor's, not the program's children's (`getrusage`, `times`).
+        crate::forward::leave_out_monitors_children();
+        pid > 0 && status == 0
+    };
+    // SAFETY: this process's copy of the pidfd; the holder has its own.
+    unsafe { libc::close(pidfd) };
+    started
+}
+
+struct Args {
+    vm_fd: RawFd,
+    pidfd: RawFd,
+    holder_stack: usize,
+}
+
+/// The intermediate: keeps only the VM's descriptor and the pidfd (the holder inherits this
+/// table: a pipe's write end kept there would hold back its reader's end of file until the VM
+/// is gone), makes the holder and exits, leaving it to init.
+extern "C" fn detach(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `defer` keeps the Args alive until this process has been reaped.
+    let a = unsafe { &*(arg as *const Args) };
+    let (vm_fd, pidfd) = (a.vm_fd as u64, a.pidfd as u64);
+    let (lo, hi) = (vm_fd.min(pidfd), vm_fd.max(pidfd));
+    // SAFETY: raw system calls on this process's own descriptors; glibc's clone wrapper is
+    // assembly that touches no TLS but on failure (errno; the caller then looks at nothing).
+    unsafe {
+        if lo > 0 {
+            raw::close_range(0, lo - 1);
+        }
+        if hi > lo + 1 {
+            raw::close_range(lo + 1, hi - 1);
+        }
+        raw::close_range(hi + 1, u32::MAX as u64);
+        let holder =
+            libc::clone(hold, a.holder_stack as *mut libc::c_void, libc::CLONE_VM, pidfd as usize as *mut libc::c_void);
+        i32::from(holder <= 0)
+    }
+}
+
+/// The holder: waits for `hrt` to end, then exits, which closes the VM and frees the memory.
+extern "C" fn hold(pidfd: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: raw system calls on this process's own descriptor and stack.
+    unsafe {
+        raw::prctl_name(b"hrt-teardown\0");
+        // Readable once every thread of `hrt` has exited.
+        let mut pfd = libc::pollfd { fd: pidfd as usize as i32, events: libc::POLLIN, revents: 0 };
+        while raw::poll(&mut pfd) < 0 {}
+        raw::exit(0)
+    }
+}
+
+/// System calls without libc: the holder runs with this process's TLS, where libc's wrappers
+/// would write `errno`.
+mod raw {
+    use core::arch::asm;
+
+    unsafe fn syscall3(n: u64, a: u64, b: u64, c: u64) -> i64 {
+        let r: i64;
+        // SAFETY: (caller) the arguments are valid for system call `n`.
+        unsafe {
+            asm!("syscall", inlateout("rax") n as i64 => r, in("rdi") a, in("rsi") b, in("rdx") c,
+                 lateout("rcx") _, lateout("r11") _, options(nostack));
+        }
+        r
+    }
+
+    /// Closes descriptors `first..=last` (close_range, Linux 5.9; one by one before that).
+    pub unsafe fn close_range(first: u64, last: u64) {
+        // SAFETY: closing descriptors of this process.
+        if unsafe { syscall3(libc::SYS_close_range as u64, first, last, 0) } < 0 {
+            for fd in first..=last.min(4095) {
+                // SAFETY: as above.
+                unsafe { syscall3(libc::SYS_close as u64, fd, 0, 0) };
+            }
+        }
+    }
+
+    pub unsafe fn poll(pfd: &mut libc::pollfd) -> i64 {
+        // SAFETY: one pollfd on the caller's stack, no timeout.
+        unsafe { syscall3(libc::SYS_poll as u64, pfd as *mut libc::pollfd as u64, 1, u64::MAX) }
+    }
+
+    pub unsafe fn prctl_name(name: &[u8]) {
+        // SAFETY: PR_SET_NAME reads a NUL-terminated name of at most 16 bytes.
+        unsafe { syscall3(libc::SYS_prctl as u64, libc::PR_SET_NAME as u64, name.as_ptr() as u64, 0) };
+    }
+
+    pub unsafe fn exit(status: u64) -> ! {
+        // SAFETY: ends this task; `exit` does not return.
+        unsafe { asm!("syscall", in("rax") libc::SYS_exit, in("rdi") status, options(noreturn, nostack)) }
+    }
+}
