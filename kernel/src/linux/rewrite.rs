@@ -2,7 +2,8 @@
 //! once is rewritten in place, with the `mov $N, %eax` right before it, into
 //! `mov $GATE+N, %eax; call *%rax`, which reaches the dispatcher through the call gate
 //! (`arch::call_gate`) without SYSCALL's mode-switch emulation (~2.8 K cycles on a PVM host).
-//! Lazy, as lazypoline: only sites that ran, found by the return address.
+//! Lazy, as lazypoline: only sites that ran, found by the return address; and only once the
+//! program has made `WARM_UP` calls, so that short programs never build the decoder.
 //!
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
@@ -217,6 +218,28 @@ fn record_moving_back(site: u64, decision: Decision, back: u64) -> Option<Decisi
     }
 }
 
+/// System calls a program makes through SYSCALL before any site is examined. The first
+/// examination builds the instruction decoder's tables (`iced_x86`'s, ~0.6-0.8 ms here and
+/// ~1 ms natively, of an empty program's ~10 ms), and a rewrite saves ~2.7 K cycles (~1 us)
+/// per later call of its site: a program that makes fewer calls than this in all (an empty
+/// static program makes 14, `/bin/true` through ld.so ~40) would pay for a decoder it never
+/// gains from, while one that makes more loses at most this many calls' difference, ~70 us.
+const WARM_UP: usize = 64;
+static TRAPPED: AtomicUsize = AtomicUsize::new(0);
+static WARM: AtomicBool = AtomicBool::new(false);
+
+/// True once the program has made `WARM_UP` system calls through SYSCALL (counting this one).
+fn warmed_up() -> bool {
+    if WARM.load(Ordering::Relaxed) {
+        return true;
+    }
+    let warm = TRAPPED.fetch_add(1, Ordering::Relaxed) + 1 >= WARM_UP;
+    if warm {
+        WARM.store(true, Ordering::Relaxed);
+    }
+    warm
+}
+
 /// Called first by the dispatcher. Returns false if the entry came through the gate but not
 /// from a rewritten site (a stray call into the gate): the caller raises the fault.
 /// Otherwise rewrites the SYSCALL site that made this call, the first time, if it qualifies.
@@ -225,7 +248,7 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
     if by_call {
         return is_rewritten(site);
     }
-    if enabled() && decision(site).is_none() && uaccess::read::<[u8; 2]>(site) == Ok(SYSCALL) {
+    if enabled() && decision(site).is_none() && warmed_up() && uaccess::read::<[u8; 2]>(site) == Ok(SYSCALL) {
         let nr = frame.rax;
         let done = match qualifies(site, nr) {
             Plan::Register(window) => super::regsite::rewrite(&window, nr),

@@ -220,6 +220,7 @@ static int generic(void) {
 }
 
 int main(int argc, char **argv) {
+    warm_up_rewriting();
     const char *c = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IONBF, 0);
     if (!strcmp(c, "calls")) {

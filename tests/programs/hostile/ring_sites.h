@@ -26,6 +26,15 @@ static void pause_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+/* HRT rewrites system-call sites only once a program has made its first 64 calls
+ * (`WARM_UP` in kernel/src/linux/rewrite.rs): made here first, so that the cases below
+ * exercise sites rewritten at their first call, as they would in a longer program (through
+ * getuid, which no case counts). */
+static void warm_up_rewriting(void) {
+    for (int i = 0; i < 64; i++)
+        (void)getuid();
+}
+
 /* SIGUSR1 handlers run so far (each handler adds one). */
 static atomic_int handled;
 

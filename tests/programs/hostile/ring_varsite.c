@@ -294,6 +294,7 @@ static int offsets_hold(void) {
 }
 
 int main(int argc, char **argv) {
+    warm_up_rewriting();
     const char *c = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IONBF, 0);
     if (!offsets_hold()) {
