@@ -358,21 +358,55 @@ fn grow(seen: u64, order: usize, zone: Option<usize>) -> bool {
     if from >= lo {
         return false;
     }
+    free_lazy(&excluded, from, lo);
+    LAZY_LO.store(from, Ordering::Release);
+    true
+}
+
+/// Gives the allocators `[from, to)` of the lazy span, which KVM has just registered, but for
+/// what is never free. Under `EXCLUDED`'s lock (passed in), before `LAZY_LO` moves to `from`.
+fn free_lazy(excluded: &Excluded<EXCLUDED_MAX>, from: u64, to: u64) {
     for zone in &ZONES[..num_zones()] {
         let (zone_lo, zone_hi) = (zone.base.load(Ordering::Relaxed) as u64, zone.end.load(Ordering::Relaxed) as u64);
-        let (start, end) = (from.max(zone_lo), lo.min(zone_hi));
+        let (start, end) = (from.max(zone_lo), to.min(zone_hi));
         if start < end {
             let mut buddy = zone.buddy.lock();
             excluded.for_each_gap(start, end, |start, end| {
-                // SAFETY: KVM knows `[from, lo)` now and no allocator had any of it (`init` left
-                // the lazy span out, and this is the only place that frees it, once, under the
-                // lock); what `add_excluded` keeps out is not freed.
+                // SAFETY: KVM knows `[from, to)` now and no allocator had any of it (`init` left
+                // the lazy span out, and only `grow` and `take_fresh` free it, once each piece,
+                // under the lock); what `add_excluded` keeps out is not freed.
                 unsafe { buddy.add_free_range(start as usize, end as usize) };
             });
         }
     }
-    LAZY_LO.store(from, Ordering::Release);
-    true
+}
+
+/// `bytes` (rounded up to pages) of RAM that nothing has written since the VM was made, for
+/// the caller to keep for good: the top of the kernel's lazy span, registered with KVM now
+/// and never in an allocator. It reads zero without being cleared (guest RAM starts zero, and
+/// the monitor writes only what `add_excluded` keeps out), and its pages cost the host
+/// nothing until they are touched. The rest of what the monitor registers goes to the
+/// allocators, as in `grow`. None (nothing taken) where the span's top is not that much RAM
+/// of one zone with nothing kept out: allocate and clear as usual then.
+pub fn take_fresh(bytes: u64) -> Option<u64> {
+    let size = bytes.next_multiple_of(PAGE);
+    let excluded = EXCLUDED.lock();
+    let lo = LAZY_LO.load(Ordering::Acquire);
+    let start = lo.checked_sub(size).filter(|&s| s >= LAZY_BASE.load(Ordering::Relaxed))?;
+    let mut whole = false;
+    excluded.for_each_gap(start, lo, |s, e| whole |= s == start && e == lo);
+    if !whole || zone_of(start).is_none() || zone_of(start) != zone_of(lo - 1) {
+        return None;
+    }
+    let from = hypercall::call(nr::KERNEL_RAM_READY, &[start]);
+    // The monitor stops the VM when it cannot register memory; a negative answer never returns.
+    assert!(from >= 0, "the monitor could not give the kernel's memory to KVM");
+    let from = (from as u64).next_multiple_of(PAGE).clamp(LAZY_BASE.load(Ordering::Relaxed), lo);
+    let taken = (from <= start).then_some(start);
+    // What KVM knows now but the caller does not take.
+    free_lazy(&excluded, from, if taken.is_some() { start } else { lo });
+    LAZY_LO.store(from.min(lo), Ordering::Release);
+    taken
 }
 
 /// Bytes of RAM in the lazy span that the monitor has not registered yet (see `LAZY_LO`).
