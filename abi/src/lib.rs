@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 20;
+pub const ABI_VERSION: u32 = 21;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -194,6 +194,10 @@ pub struct BootInfo {
     /// pieces, downward, as the kernel asks ([`nr::KERNEL_RAM_READY`]): the kernel must not
     /// touch any of it, nor give it to its allocator, until then. Empty: all of it is KVM's.
     pub kernel_lazy: Range,
+    /// `hrt run`: the length of what readlink("/proc/self/exe") answers for the program (its
+    /// absolute host path), which follows envp in `args` with a NUL; 0: none there.
+    pub exe_len: u32,
+    pub _pad6: u32,
 }
 
 /// Number of resource limits Linux has (RLIMIT_CPU .. RLIMIT_RTTIME).
@@ -248,6 +252,8 @@ impl BootInfo {
             sig_mask: 0,
             rlimits: [[0; 2]; RLIMITS],
             kernel_lazy: Range { base: 0, size: 0 },
+            exe_len: 0,
+            _pad6: 0,
         }
     }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -109,6 +110,20 @@ int main(int argc, char **argv) {
         exe[exe_len] = '\0';
     int exe_ok = exe_len > 0 && chdir(start_cwd) == 0 && realpath(argv[0], argv0_real) && strcmp(exe, argv0_real) == 0;
     CHECK(chdir(dir) == 0 && exe_ok, "readlink /proc/self/exe is the program");
+    /* The kernel answers it itself (until an execve): the same edges as Linux. */
+    char cut[4];
+    CHECK(exe_len > 4 && readlink("/proc/self/exe", cut, sizeof cut) == 4 && memcmp(cut, exe, 4) == 0,
+          "readlink /proc/self/exe into 4 bytes gives its first 4");
+    errno = 0;
+    CHECK(syscall(SYS_readlink, "/proc/self/exe", exe, 0) < 0 && errno == EINVAL, "readlink of size 0 gives %s",
+          errname(errno));
+    errno = 0;
+    CHECK(syscall(SYS_readlink, "/proc/self/exe", (char *)8, 64) < 0 && errno == EFAULT,
+          "readlink into a bad buffer gives %s", errname(errno));
+    char at[PATH_MAX];
+    ssize_t at_len = readlinkat(12345, "/proc/self/exe", at, sizeof at);
+    CHECK(at_len == exe_len && memcmp(at, exe, (size_t)exe_len) == 0,
+          "readlinkat with a closed descriptor and the absolute path names the program");
 
     /* Create and write 100000 bytes in uneven pieces. */
     mode_t old_mask = umask(022);

@@ -350,6 +350,7 @@ fn release_old_image(staged: Staged, fixed: Option<(u64, u64)>) -> Staged {
     usermem::release_all_but(staged.addr, end);
     super::filemap::forget();
     super::symbols::clear();
+    super::own_exe::forget();
     let Some((_, hi)) = fixed.filter(|&(lo, hi)| staged.addr < hi && lo < end) else { return staged };
     let to = hi.max(end).next_multiple_of(LARGE_PAGE);
     if usermem::alloc_fixed(to, staged.len).is_err() {

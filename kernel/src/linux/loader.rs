@@ -321,9 +321,16 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
     // SAFETY: the monitor placed argv/envp there and reserved the range.
     let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
-    let strings: Vec<&[u8]> = block.split(|&b| b == 0).take((boot.argc + boot.envc) as usize).collect();
-    if strings.len() != (boot.argc + boot.envc) as usize {
+    let mut strings: Vec<&[u8]> = block.split(|&b| b == 0).take((boot.argc + boot.envc + 1) as usize).collect();
+    if strings.len() < (boot.argc + boot.envc) as usize {
         return Err("malformed argument block");
+    }
+    // After envp: what readlink("/proc/self/exe") answers, if the monitor put it there.
+    if strings.len() > (boot.argc + boot.envc) as usize {
+        let exe = strings.pop().unwrap_or_default();
+        if boot.exe_len != 0 && exe.len() == boot.exe_len as usize {
+            super::own_exe::set(exe);
+        }
     }
     let img = Image {
         program: placed_file(boot.program),

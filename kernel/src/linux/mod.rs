@@ -16,6 +16,7 @@ pub mod loader;
 pub mod names;
 pub mod near_table;
 pub mod overrides;
+pub mod own_exe;
 pub mod patch_defer;
 pub mod process;
 pub mod protect;

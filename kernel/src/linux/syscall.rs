@@ -82,7 +82,10 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         }
         Route::Forward => match super::signalfd::intercept(nr, &args) {
             Some(ret) => (ret, 'F'),
-            None => forward_call(nr, &args),
+            None => match super::own_exe::intercept(nr, &args) {
+                Some(ret) => (ret, 'L'),
+                None => forward_call(nr, &args),
+            },
         },
         Route::Unimplemented => {
             report_unimplemented(nr, name);

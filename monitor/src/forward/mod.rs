@@ -80,6 +80,7 @@ use guest_mem::Guest;
 pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
 pub use host::with_cancel;
 pub use hrt_children::run_children_as_hrt;
+pub use paths::exe_path;
 pub use procs::leave_out_monitors_children;
 pub use xattr::{SYS_GETXATTRAT, SYS_LISTXATTRAT, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};
 

@@ -107,11 +107,17 @@ pub fn write(
 /// The argv/envp block: every string NUL-terminated, argv then envp.
 fn args_block(setup: &super::ProgramSetup) -> Vec<u8> {
     let mut block = Vec::new();
-    for s in setup.argv.iter().chain(setup.envp.iter()) {
+    for s in setup.argv.iter().chain(setup.envp.iter()).chain([&exe_view(setup)]) {
         block.extend_from_slice(s);
         block.push(0);
     }
     block
+}
+
+/// What readlink("/proc/self/exe") answers for the program, as the forwarder answers it: the
+/// kernel answers it itself until an execve (`BootInfo::exe_len`).
+fn exe_view(setup: &super::ProgramSetup) -> Vec<u8> {
+    crate::forward::exe_path(&setup.program.host_path)
 }
 
 /// Bytes the program's file, its interpreter's file and the argument block take below the
@@ -187,6 +193,7 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     info.args = Range { base: args_base, size: args_len };
     info.argc = setup.argv.len() as u32;
     info.envc = setup.envp.len() as u32;
+    info.exe_len = exe_view(setup).len() as u32;
     info.app_ring = setup.app_ring;
     // SAFETY: plain identity queries.
     unsafe {
