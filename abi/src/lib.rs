@@ -508,7 +508,8 @@ pub mod nr {
     /// makes pool memory present; a touch of pool memory KVM does not know is an MMIO exit,
     /// which the monitor reports as a fault of the kernel. Returns the end of the registered
     /// run that holds args[0] (i64::MAX where all RAM is KVM's); the monitor stops the VM if it
-    /// cannot register a chunk.
+    /// cannot register a chunk. The chunk holding the pool's first byte (where the program is
+    /// loaded and its break starts) is KVM's before any vCPU runs: the kernel need not ask.
     pub const RAM_READY: u64 = 29;
     /// Makes the kernel's share of RAM guest memory KVM knows from guest address args[0] up
     /// at least (`BootInfo::kernel_lazy`: the monitor gives it to KVM in growing pieces,

@@ -74,6 +74,11 @@ pub fn init(lo: u64, hi: u64) {
     }
     POOL_LO.store(lo, Ordering::Relaxed);
     POOL_HI.store(hi, Ordering::Relaxed);
+    // The monitor registers the chunk holding the pool's start before the vCPUs run
+    // (`nr::RAM_READY`): one exit (~130 us) fewer when the program is loaded there.
+    if lo < hi && lo / CHUNK < READY_CHUNKS {
+        READY[(lo / CHUNK) as usize / 64].fetch_or(1 << ((lo / CHUNK) % 64), Ordering::AcqRel);
+    }
     super::usermap::init(lo, hi);
     // Free memory is not present until it is handed out (`protect::reset`), so a stray pointer
     // into memory the program was never given faults as on Linux: the boot page tables leave

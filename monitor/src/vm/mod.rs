@@ -124,7 +124,7 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
     let top = mem.phys_end();
     const POOL_CHUNK: u64 = hrt_abi::layout::POOL_CHUNK;
     // The chunk that holds the pool's start at once: the kernel loads the program there first
-    // thing, and its break starts there.
+    // thing, and its break starts there. The kernel counts on it (`nr::RAM_READY`).
     let first_chunk = (boot.user_pool.0, (boot.user_pool.0 / POOL_CHUNK + 1) * POOL_CHUNK);
     let pool = pool_slots::PoolSlots::start(vm.clone(), pool, boot.user_pool, boot.kernel_lazy, top, &[first_chunk])?;
     let forwarder = config.program.as_ref().map(|p| {
