@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 21;
+pub const ABI_VERSION: u32 = 22;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -198,6 +198,25 @@ pub struct BootInfo {
     /// absolute host path), which follows envp in `args` with a NUL; 0: none there.
     pub exe_len: u32,
     pub _pad6: u32,
+    /// 32 bytes of the host's `getrandom`: the key the kernel's own random generator starts
+    /// from (getrandom, AT_RANDOM). All zero: none given; the kernel asks the host each time.
+    pub seed: [u8; SEED_LEN],
+}
+
+/// Length of a random-generator seed the monitor hands the kernel (`BootInfo::seed`,
+/// [`ForkAnswer::seed`]).
+pub const SEED_LEN: usize = 32;
+
+/// What a forked child's monitor writes at the start of the kernel's fork record
+/// ([`nr::FORK`]) before the child's vCPUs run.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ForkAnswer {
+    /// The child's host pid: its pid.
+    pub child_pid: u64,
+    /// Fresh host random bytes: the child's generator starts from these, not from the copy of
+    /// its parent's state, so the two never hand out the same bytes.
+    pub seed: [u8; SEED_LEN],
 }
 
 /// Number of resource limits Linux has (RLIMIT_CPU .. RLIMIT_RTTIME).
@@ -254,6 +273,7 @@ impl BootInfo {
             kernel_lazy: Range { base: 0, size: 0 },
             exe_len: 0,
             _pad6: 0,
+            seed: [0; SEED_LEN],
         }
     }
 
@@ -461,8 +481,9 @@ pub mod nr {
     /// chunks of the pool the parent's had (`RAM_READY`), and its kernel asks for more as the
     /// parent's does. Returns the
     /// child's host pid (or a negated errno) to the parent. The child's
-    /// monitor writes that pid as a u64 at the record's start and starts every vCPU at the
-    /// kernel's entry with rdx = the record's address (0 on a normal boot).
+    /// monitor writes a [`ForkAnswer`] (that pid and a fresh seed) at the record's start and
+    /// starts every vCPU at the kernel's entry with rdx = the record's address (0 on a normal
+    /// boot).
     pub const FORK: u64 = 21;
     /// `fork()`, before [`FORK`]: the program's anonymous `MAP_SHARED` memory at guest-physical
     /// `[args[0], args[0] + args[1])` (page-aligned, inside the program's pool), private guest

@@ -155,6 +155,7 @@ fn configure_scheduler(boot: &BootInfo) {
 
 /// The boot's common end: the system-call gate, the boot lines, the other CPUs, the main thread.
 fn finish_boot(boot: &BootInfo, rewrite: bool) -> ! {
+    crate::random::seed(&boot.seed);
     if rewrite {
         // Written in ring 3 (rewriting needs ring-3 mode): in emulated ring 0 its ~20,000
         // instructions cost 20-40 ms on a PVM host, more than the rest of the boot. No other

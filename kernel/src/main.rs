@@ -19,6 +19,7 @@ pub mod linux;
 pub mod mem;
 pub mod omp;
 pub mod panic;
+pub mod random;
 pub mod sched;
 pub mod selftest;
 pub mod sync;

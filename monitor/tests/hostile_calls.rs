@@ -383,3 +383,33 @@ fn old_time_setting_calls_behave_as_on_linux() {
 fn preadv2_and_pwritev2_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_rwv2", Some("read: [world], position now 11"));
 }
+
+/// getrandom and AT_RANDOM come from the kernel's own generator (ChaCha20, seeded by the
+/// host): every size, uniform-looking bytes, different bytes in a forked child and its parent
+/// (each child is seeded afresh) and in threads drawing at once, the flags checked as Linux
+/// checks them; static and static-PIE, at 1 and 2 vCPUs. Two runs must not start from the same
+/// bytes (the program's first getrandom bytes and AT_RANDOM, on stderr), nor from the native run's.
+#[test]
+fn random_bytes_are_fresh_in_every_run_and_process() {
+    let mut seen = vec![];
+    for extra in [&[][..], &["-static-pie"]] {
+        let prog = build("random_bytes", extra);
+        let linux = native(&prog, &[]);
+        assert_eq!(linux.code(), 0, "natively: {linux:?}");
+        assert!(linux.stdout.contains("all checks passed"), "natively: {}", linux.stdout);
+        seen.push(linux.stderr.clone());
+        for cpus in ["1", "2"] {
+            let got = hrt(&["--cpus", cpus], &prog, &[]);
+            assert_same(&format!("random_bytes {extra:?} --cpus {cpus}"), &linux, &got);
+            seen.push(got.stderr.clone());
+        }
+    }
+    let fingerprints: Vec<&str> =
+        seen.iter().filter_map(|s| s.lines().find(|l| l.starts_with("fingerprint "))).collect();
+    assert_eq!(fingerprints.len(), seen.len(), "a run printed no fingerprint: {seen:?}");
+    let mut halves: Vec<&str> = fingerprints.iter().flat_map(|f| f.split(' ').skip(1)).collect();
+    let all = halves.len();
+    halves.sort_unstable();
+    halves.dedup();
+    assert_eq!(halves.len(), all, "two runs began with the same random bytes: {fingerprints:?}");
+}

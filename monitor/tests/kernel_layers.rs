@@ -9,7 +9,7 @@
 //! - `cpu`, `time`, `console`: per-CPU records, the clock, the console;
 //! - `sync`: spinlocks; `counters`: the per-CPU wait counters' names and printing (their
 //!   storage is in `arch`, which counts its own events);
-//! - `mem`: physical pages and the heap;
+//! - `mem`: physical pages and the heap; `random`: the kernel's random generator;
 //! - `sched`: threads, and everything that blocks them (wait queues, condition variables);
 //! - `linux`: the Linux system-call layer;
 //! - `omp`: the kernel's OpenMP runtime (it installs itself into the Linux loader);
@@ -25,7 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["arch"],
     &["cpu", "time", "console"],
     &["sync", "counters"],
-    &["mem"],
+    &["mem", "random"],
     &["sched"],
     &["linux"],
     &["omp"],

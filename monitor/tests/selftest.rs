@@ -107,6 +107,7 @@ const REQUIRED_TESTS: &[&str] = &[
     "ipi",
     "spin_loop_shapes",
     "sleep",
+    "random",
 ];
 
 fn full_run(cpus: &str) {

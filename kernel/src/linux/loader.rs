@@ -202,9 +202,10 @@ fn build_stack(
     let ptrs: Vec<u64> = strings.iter().map(|s| push_bytes(s)).collect();
     sp -= 16;
     let random_addr = sp;
-    // The host's random bytes straight into the stack (seeds of the stack protector and pointer
-    // guard).
-    super::calls::info::fill_random(random_addr, 16).map_err(|_| "no random bytes from the host")?;
+    // Random bytes straight into the stack (seeds of the stack protector and pointer guard).
+    // SAFETY: inside the freshly allocated stack, below the strings pushed above.
+    let random = unsafe { core::slice::from_raw_parts_mut(random_addr as *mut u8, 16) };
+    crate::random::fill(random).map_err(|_| "no random bytes from the host")?;
 
     let hwcap = crate::arch::instr::cpuid(1, 0).3 as u64;
     // Without a vDSO, libc simply makes system calls (the entry is then AT_IGNORE, 1).

@@ -3,6 +3,7 @@
 
 mod fault_tests;
 mod mem_tests;
+mod random_tests;
 mod spin_tests;
 mod sync_tests;
 mod thread_tests;
@@ -41,6 +42,7 @@ static TESTS: &[Test] = &[
     test("ipi", sync_tests::ipi_all),
     test("spin_loop_shapes", spin_tests::spin_loop_shapes),
     test("sleep", time_tests::sleep_never_early),
+    test("random", random_tests::generator),
     test("preemption", time_tests::preemption),
     Test { name: "crash_page_fault", run: fault_tests::crash_page_fault, crashes: true },
     Test { name: "crash_panic", run: fault_tests::crash_panic, crashes: true },

@@ -56,6 +56,7 @@ pub fn write(
         info.flags |= flags::HOST_OVERCOMMITTED;
     }
     info.pack_on = config.pack_on;
+    info.seed = super::seed::fresh();
     // Only a program's forwarded calls need the channel's service thread.
     if config.idle_halt_late && config.program.as_ref().is_some_and(|p| !p.no_channel) {
         info.flags |= flags::IDLE_HALT_LATE;

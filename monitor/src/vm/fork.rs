@@ -127,8 +127,9 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
     let Some(f) = shared.forwarder.as_ref() else { return -(libc::ENOSYS as i64) };
     // The record is kernel memory: whole guest RAM, outside the program's memory.
     let (lo, hi) = shared.program_mem;
-    let outside = record.checked_add(8).is_some_and(|end| end <= lo || record >= hi);
-    if !outside || shared.ram.slice(record, 8).is_none() {
+    let len = std::mem::size_of::<hrt_abi::ForkAnswer>() as u64;
+    let outside = record.checked_add(len).is_some_and(|end| end <= lo || record >= hi);
+    if !outside || shared.ram.slice(record, len).is_none() {
         return -(libc::EINVAL as i64);
     }
     let Some((forwarder, setup)) = u32::try_from(ctx).ok().and_then(|c| f.fork_copy(c)) else {
@@ -250,7 +251,8 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     if let Err(e) = forwarder.start_process_spawner() {
         say(&format!("hrt: cannot start the process spawner thread ({e}): the program's execve will fail\n"));
     }
-    job.ram.write_obj(job.record, &(pid as u64))?;
+    let answer = hrt_abi::ForkAnswer { child_pid: pid as u64, seed: super::seed::fresh() };
+    job.ram.write_obj(job.record, &answer)?;
     let shared = Arc::new(Shared::new(job.ram, Some(forwarder), job.program_mem));
     if let Some(pool) = pool {
         let _ = shared.pool_slots.set(pool);

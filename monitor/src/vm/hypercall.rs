@@ -128,22 +128,11 @@ fn publish_page_maps(shared: &Shared, map: &hrt_abi::UserMap) {
 /// Fills `[addr, addr+len)` of guest RAM with the host's random bytes (`nr::RANDOM`).
 fn fill_random(ram: &super::memory::GuestRam, addr: u64, len: u64) -> i64 {
     let Some(dst) = ram.host_ptr(addr, len) else { return -(libc::EFAULT as i64) };
-    let len = len as usize;
-    let mut done = 0usize;
-    while done < len {
-        // SAFETY: the destination lies inside guest RAM (checked); getrandom writes at most the
-        // length given.
-        let n = unsafe { libc::getrandom(dst.add(done) as *mut libc::c_void, len - done, 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
-            if e == libc::EINTR {
-                continue;
-            }
-            return -(e as i64);
-        }
-        done += n as usize;
+    // SAFETY: the destination lies inside guest RAM (checked).
+    match unsafe { super::seed::host_random(dst, len as usize) } {
+        Ok(()) => len as i64,
+        Err(e) => -(e as i64),
     }
-    len as i64
 }
 
 /// `nr::MEM_FILL`: `count` u64s at guest `addr`, entry `i` = `first + i * step`.

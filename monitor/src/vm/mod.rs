@@ -13,6 +13,7 @@ mod pool_slots;
 mod sandbox;
 mod seccomp;
 mod seccomp_tree;
+mod seed;
 mod shared_files;
 mod vcpu;
 

@@ -43,8 +43,9 @@ const FREEZE_TIMEOUT_NS: u64 = 2_000_000_000;
 /// rest; one fork at a time fills it (the freeze serialises forks).
 #[repr(C)]
 struct ForkRecord {
-    /// Written by the child's monitor: the child's pid (its host pid). Must stay first.
-    child_pid: u64,
+    /// Written by the child's monitor: the child's pid (its host pid) and its random seed.
+    /// Must stay first.
+    answer: hrt_abi::ForkAnswer,
     fpu: FpuArea,
     frame: TrapFrame,
     fs_base: u64,
@@ -70,7 +71,7 @@ struct RecordCell(UnsafeCell<ForkRecord>);
 unsafe impl Sync for RecordCell {}
 
 static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
-    child_pid: 0,
+    answer: hrt_abi::ForkAnswer { child_pid: 0, seed: [0; hrt_abi::SEED_LEN] },
     fpu: FpuArea([0; crate::arch::fpu::AREA_MAX]),
     frame: TrapFrame::ZERO,
     fs_base: 0,
@@ -131,7 +132,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     // SAFETY: every other CPU is frozen and this thread is the only writer (see RecordCell);
     // the FPU registers hold this thread's state (it runs), saved with interrupts off.
     unsafe {
-        (*rec).child_pid = 0;
+        (*rec).answer = hrt_abi::ForkAnswer { child_pid: 0, seed: [0; hrt_abi::SEED_LEN] };
         (*rec).frame = *frame;
         (*rec).frame.rax = 0;
         (*rec).fs_base = t.fs_base;
@@ -179,9 +180,10 @@ fn record_at(record: u64) -> &'static ForkRecord {
 /// blocked in `wait4`, which then ran in the child (and ended it with status 0).
 pub fn prepare_child(record: u64) {
     let rec = record_at(record);
-    let pid = rec.child_pid as u32;
+    let pid = rec.answer.child_pid as u32;
     PROCESS.pid.store(pid, Ordering::SeqCst);
     PROCESS.live_threads.store(1, Ordering::SeqCst);
+    crate::random::seed(&rec.answer.seed);
     process::set_parent_pid(rec.parent_pid as u32);
     crate::linux::signal::state::after_fork(pid, rec.alt_stack);
     crate::linux::signal::timers::after_fork();
@@ -198,7 +200,7 @@ pub fn prepare_child(record: u64) {
 /// the parent's threads that exists here.
 pub fn resume_child(record: u64) {
     let rec = record_at(record);
-    let pid = rec.child_pid as u32;
+    let pid = rec.answer.child_pid as u32;
     let frame = rec.frame;
     // This CPU (the boot CPU), where its mask allows: the others are dormant, and placing the
     // thread on one would start them all (`cpu::ensure_online`).

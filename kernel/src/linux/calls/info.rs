@@ -179,9 +179,9 @@ const GRND_INSECURE: u64 = 4;
 /// Linux never transfers more than this in one call.
 const MAX_RW_COUNT: u64 = 0x7fff_f000;
 
-/// getrandom: the host's own `getrandom` fills the program's buffer (one hypercall, at host
-/// speed), so the bytes are as good as Linux's. As on Linux, a buffer that runs into unmapped
-/// memory gets the bytes before it (EFAULT if there are none).
+/// getrandom: the kernel's generator (`crate::random`) fills the program's buffer. As on
+/// Linux, a buffer that runs into unmapped memory gets the bytes before it (EFAULT if there are
+/// none), and the generator is always ready (GRND_NONBLOCK and GRND_RANDOM never wait).
 pub fn getrandom(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (buf, len, flags) = (a[0], a[1].min(MAX_RW_COUNT), a[2]);
     if flags & !(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) != 0
@@ -193,21 +193,8 @@ pub fn getrandom(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(0);
     }
     let n = crate::linux::usermap::mapped_len(buf, len);
-    // The host writes the bytes, so the page protections are checked here.
-    uaccess::check_write(buf, n.max(1))?;
-    fill_random(buf, n)?;
+    crate::random::fill(uaccess::slice_mut(buf, n.max(1))?)?;
     Ok(n)
-}
-
-/// Fills `[addr, addr + len)` (checked program memory, or the kernel's own) with the host's
-/// random bytes.
-pub fn fill_random(addr: u64, len: u64) -> Result<(), u32> {
-    let ret = crate::arch::hypercall::call(hrt_abi::nr::RANDOM, &[addr, len]);
-    if ret < 0 {
-        Err((-ret) as u32)
-    } else {
-        Ok(())
-    }
 }
 
 const PRIO_PROCESS: u64 = 0;
