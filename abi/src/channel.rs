@@ -73,7 +73,11 @@ pub struct ChannelHeader {
     /// Signals sent to `hrt` on the host (bit `sig`) that the kernel is to raise in the
     /// program; the monitor sets them and interrupts CPU 0 with [`HOST_SIGNAL_VECTOR`].
     pub host_signals: AtomicU64,
-    pub _pad2: [u32; 12],
+    /// Nonzero once the kernel takes [`HOST_SIGNAL_VECTOR`]: until then the monitor does not
+    /// pass signals on (they act on `hrt` as on a program that has not started). A channel the
+    /// monitor placed is served before the kernel runs.
+    pub signals_ready: AtomicU32,
+    pub _pad2: [u32; 11],
     /// Nonzero while that CPU's idle loop polls the slots of its sleeping threads (it needs no
     /// interrupt then).
     pub idle_polling: [AtomicU8; crate::MAX_CPUS],

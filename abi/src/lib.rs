@@ -201,6 +201,15 @@ pub struct BootInfo {
     /// 32 bytes of the host's `getrandom`: the key the kernel's own random generator starts
     /// from (getrandom, AT_RANDOM). All zero: none given; the kernel asks the host each time.
     pub seed: [u8; SEED_LEN],
+    /// `hrt run`: the kernel's page map of the program's pool, placed by the monitor in memory
+    /// KVM knows from the start and nothing has written (it reads zero; also listed in
+    /// `reserved`), and known to the monitor from the start, as if announced with
+    /// [`nr::USER_MAP`]. All zero: the kernel allocates its own and announces it.
+    pub page_map: UserMap,
+    /// `hrt run`: the forwarding channel ([`channel::Channel`]), placed likewise and served by
+    /// the monitor from the start, as if registered with [`nr::CHANNEL`]. Empty: the kernel
+    /// allocates and registers its own (none with [`flags::NO_CHANNEL`]).
+    pub channel: Range,
 }
 
 /// Length of a random-generator seed the monitor hands the kernel (`BootInfo::seed`,
@@ -274,6 +283,8 @@ impl BootInfo {
             exe_len: 0,
             _pad6: 0,
             seed: [0; SEED_LEN],
+            page_map: UserMap { bitmap: 0, bytes: 0, base: 0, pages: 0, read_only: 0, unreadable: 0 },
+            channel: Range { base: 0, size: 0 },
         }
     }
 

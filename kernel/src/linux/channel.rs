@@ -75,22 +75,38 @@ pub fn init() {
         return;
     }
     let bytes = core::mem::size_of::<Channel>();
-    let order = crate::mem::order_for(bytes);
-    let Some(phys) = crate::mem::alloc_pages(order, None) else {
-        kprintln!("hrt: no memory for the forwarding channel; forwarded calls use hypercalls");
-        return;
+    let placed = boot.channel;
+    let phys = if placed.size == bytes as u64 {
+        // The monitor's placement (`BootInfo::channel`): zero, and served already.
+        placed.base
+    } else {
+        let order = crate::mem::order_for(bytes);
+        let Some(phys) = crate::mem::alloc_pages(order, None) else {
+            kprintln!("hrt: no memory for the forwarding channel; forwarded calls use hypercalls");
+            return;
+        };
+        super::usermem::zero(phys, bytes as u64);
+        if crate::arch::hypercall::call(hrt_abi::nr::CHANNEL, &[phys, bytes as u64]) != 0 {
+            crate::mem::free_pages(phys, order);
+            return;
+        }
+        phys
     };
-    super::usermem::zero(phys, bytes as u64);
     crate::arch::traps::register(COMPLETION_VECTOR, |_| reap());
     crate::arch::traps::register(HOST_SIGNAL_VECTOR, |_| host_signals());
     crate::sched::set_idle_hook(idle_hook);
     crate::sched::set_halt_hook(halt_hook);
-    if crate::arch::hypercall::call(hrt_abi::nr::CHANNEL, &[phys, bytes as u64]) != 0 {
-        crate::mem::free_pages(phys, order);
-        return;
-    }
     CHANNEL.store(crate::mem::phys_to_virt(phys) as *mut Channel, Ordering::Release);
+    take_host_signals();
     ENABLED.store(true, Ordering::Release);
+}
+
+/// Tells the monitor that signals sent to `hrt` may now come (the handler of
+/// `HOST_SIGNAL_VECTOR` is in place).
+fn take_host_signals() {
+    if let Some(ch) = channel() {
+        ch.header.signals_ready.store(1, Ordering::SeqCst);
+    }
 }
 
 fn channel() -> Option<&'static Channel> {
@@ -516,6 +532,7 @@ pub fn after_fork() {
     let bytes = core::mem::size_of::<Channel>();
     let phys = crate::mem::virt_to_phys(p as *const u8);
     super::usermem::zero(phys, bytes as u64);
+    take_host_signals();
     if crate::arch::hypercall::call(hrt_abi::nr::CHANNEL, &[phys, bytes as u64]) != 0 {
         // Forwarded calls then use hypercalls.
         CHANNEL.store(null_mut(), Ordering::Release);

@@ -1,6 +1,6 @@
 //! The boot-info block and the boot page tables the kernel starts on.
 
-use hrt_abi::{flags, layout, BootInfo, Range, ABI_VERSION, BOOT_MAGIC, MAX_CPUS, MAX_RAM_RANGES};
+use hrt_abi::{flags, layout, BootInfo, Range, UserMap, ABI_VERSION, BOOT_MAGIC, MAX_CPUS, MAX_RAM_RANGES};
 
 use super::memory::{GuestRam, GRANULE};
 use super::VmConfig;
@@ -20,6 +20,10 @@ pub struct BootLayout {
     /// The part of the kernel's share that KVM gets only as the kernel asks (`pool_slots`;
     /// empty without a program): from the pool's end up to the share's first piece.
     pub kernel_lazy: (u64, u64),
+    /// The kernel's page map and forwarding channel where the monitor placed them
+    /// (`BootInfo::page_map`, `BootInfo::channel`), to be known from the start.
+    pub page_map: Option<UserMap>,
+    pub channel: Option<Range>,
 }
 
 /// The kernel's share of RAM registered at start: this much RAM below the reserved span at its
@@ -102,7 +106,13 @@ pub fn write(
     ram.write_obj(layout::BOOT_INFO, &info)?;
     let pool = (info.user_pool.base, info.user_pool.base + info.user_pool.size);
     let lazy = (info.kernel_lazy.base, info.kernel_lazy.base + info.kernel_lazy.size);
-    Ok(BootLayout { boot_stacks: info.boot_stacks, user_pool: pool, kernel_lazy: lazy })
+    Ok(BootLayout {
+        boot_stacks: info.boot_stacks,
+        user_pool: pool,
+        kernel_lazy: lazy,
+        page_map: (info.page_map.pages > 0).then_some(info.page_map),
+        channel: (info.channel.size > 0).then_some(info.channel),
+    })
 }
 
 /// The argv/envp block: every string NUL-terminated, argv then envp.
@@ -254,7 +264,8 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     info.user_pool = Range { base: pool_base, size: pool_end - pool_base };
     let (lazy_lo, lazy_hi) = kernel_lazy_span(pool_end, low_base);
     info.kernel_lazy = Range { base: lazy_lo, size: lazy_hi - lazy_lo };
-    let reserved = vec![Range { base: low_base, size: top - low_base }, info.user_pool];
+    let mut reserved = vec![Range { base: low_base, size: top - low_base }, info.user_pool];
+    reserved.extend(place_kernel_tables(ram, info, lazy_hi, low_base, !setup.no_channel));
     if let Some((start, end)) = p.fixed_span {
         if end > pool_end {
             return Err(crate::error::err!(
@@ -278,6 +289,39 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
         info.num_reserved += 1;
     }
     Ok(())
+}
+
+/// The kernel's page map of the pool and its forwarding channel (without `--no-channel`), at
+/// the bottom of the kernel's first piece `[from, to)`: memory KVM knows from the start that
+/// nothing has written, so it reads zero. The kernel then neither allocates nor clears them,
+/// and the monitor knows them from the start: no `USER_MAP` and `CHANNEL` exits, and no
+/// `KERNEL_RAM_READY` exit with its memory slot made while the vCPUs run, for the page map
+/// (the three took 0.4-1.5 ms of an empty program's start here, in the guest's view). Returns
+/// the span to keep out of the kernel's allocator; None leaves both to the kernel, as where
+/// the piece is too small.
+fn place_kernel_tables(ram: &GuestRam, info: &mut BootInfo, from: u64, to: u64, channel: bool) -> Option<Range> {
+    const PAGE: u64 = hrt_abi::USER_MAP_PAGE;
+    let pages = info.user_pool.size / PAGE;
+    let bytes = pages.div_ceil(64) * 8;
+    let stride = bytes.next_multiple_of(PAGE);
+    let channel_bytes = if channel { std::mem::size_of::<hrt_abi::channel::Channel>() as u64 } else { 0 };
+    let size = 3 * stride + channel_bytes.next_multiple_of(PAGE);
+    let end = from.checked_add(size)?;
+    if end > to || ram_bytes_in(ram, from, end) != size {
+        return None;
+    }
+    info.page_map = UserMap {
+        bitmap: from,
+        bytes,
+        base: info.user_pool.base,
+        pages,
+        read_only: from + stride,
+        unreadable: from + 2 * stride,
+    };
+    if channel {
+        info.channel = Range { base: from + 3 * stride, size: channel_bytes };
+    }
+    Some(Range { base: from, size })
 }
 
 /// The part of the kernel's share, `[pool_end, low_base)` and the reserved span above, that

@@ -102,6 +102,12 @@ fn register_user_map(shared: &Shared, a: &[u64; 7]) -> i64 {
     if !valid {
         return -(libc::EINVAL as i64);
     }
+    accept_user_map(shared, map)
+}
+
+/// Takes `map` as the kernel's page map, once (0; EPERM after the first): checked by
+/// `register_user_map`, or placed by the monitor itself (`BootInfo::page_map`).
+pub(super) fn accept_user_map(shared: &Shared, map: hrt_abi::UserMap) -> i64 {
     match shared.user_map.set(map) {
         Ok(()) => {
             publish_page_maps(shared, &map);

@@ -162,6 +162,19 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         }
         let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, config.cpus, Some(vm.clone()))));
     }
+    // What the monitor placed for the kernel (`boot_info::place_kernel_tables`), known before
+    // the kernel runs.
+    if let Some(map) = boot.page_map {
+        hypercall::accept_user_map(&shared, map);
+    }
+    if let (Some(ch), Some(svc)) = (boot.channel, shared.channel.get()) {
+        if svc.register(&shared.ram, shared.program_mem, ch.base, ch.size) != 0 {
+            return Err(crate::error::err!(
+                "internal error: the forwarding channel placed at {:#x} was refused",
+                ch.base
+            ));
+        }
+    }
     let plan = vcpu::VcpuPlan {
         cpus: config.cpus,
         pin: config.pin,

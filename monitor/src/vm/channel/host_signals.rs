@@ -10,11 +10,13 @@
 //! program ran (`watch`, from the thread that waits for the vCPUs): a healthy kernel takes a
 //! signal within microseconds, and what the program then does with it is up to the program.
 
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use hrt_abi::channel::HOST_SIGNAL_VECTOR;
 
 static WORD: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
+/// The header's `signals_ready`: signals wait for the kernel's handler (set with `WORD`).
+static READY: AtomicPtr<AtomicU32> = AtomicPtr::new(std::ptr::null_mut());
 static VM_FD: AtomicI32 = AtomicI32::new(-1);
 /// Per signal: how many deliveries set its bit in `WORD` (each a new wait for the kernel).
 static DELIVERIES: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
@@ -33,8 +35,9 @@ const KVM_SIGNAL_MSI: u64 =
 
 /// From now on signals go to the program: `word` is the channel's `host_signals`, `vm_fd` the
 /// VM's descriptor (both valid until `detach`).
-pub fn attach(word: &AtomicU64, vm_fd: i32) {
+pub fn attach(word: &AtomicU64, ready: &AtomicU32, vm_fd: i32) {
     VM_FD.store(vm_fd, Ordering::SeqCst);
+    READY.store(ready as *const AtomicU32 as *mut AtomicU32, Ordering::SeqCst);
     WORD.store(word as *const AtomicU64 as *mut AtomicU64, Ordering::SeqCst);
 }
 
@@ -48,6 +51,11 @@ pub fn detach() {
 pub fn deliver(sig: i32) -> bool {
     let word = WORD.load(Ordering::SeqCst);
     if word.is_null() || !(1..64).contains(&sig) {
+        return false;
+    }
+    // SAFETY: `attach` stored it with `word`, in the same channel header.
+    if unsafe { (*READY.load(Ordering::SeqCst)).load(Ordering::SeqCst) } == 0 {
+        // The kernel does not take the interrupt yet.
         return false;
     }
     // SAFETY: `attach` stored a pointer into guest RAM, mapped until the process ends.

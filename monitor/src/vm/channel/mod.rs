@@ -237,7 +237,7 @@ impl Service {
         // SAFETY: as in `channel`; the header lives as long as guest RAM.
         let header = unsafe { &(*(p as *const Channel)).header };
         if let Some(vm) = &self.vm {
-            host_signals::attach(&header.host_signals, vm.as_raw_fd());
+            host_signals::attach(&header.host_signals, &header.signals_ready, vm.as_raw_fd());
         }
         crate::forward::meminfo::attach(&header.program_memory);
         self.ring();
