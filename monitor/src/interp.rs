@@ -5,6 +5,7 @@
 use goblin::elf::{header, program_header, Elf};
 
 use crate::error::{Error, Result, CANNOT_EXECUTE, NOT_FOUND};
+use crate::file_bytes::FileBytes;
 use crate::kernel_image::io_reason;
 
 /// An interpreter that exists but cannot be used: 126, as for the program itself.
@@ -13,7 +14,7 @@ macro_rules! refuse {
 }
 
 pub struct Interp {
-    pub bytes: Vec<u8>,
+    pub bytes: FileBytes,
     /// Bytes of memory its segments span.
     pub mem_needed: u64,
 }
@@ -21,7 +22,7 @@ pub struct Interp {
 /// Reads and checks the interpreter `path` that the program `given` names.
 pub fn read(given: &str, path: &str) -> Result<Interp> {
     // A missing interpreter is "not found" (127), as a shell reports execve's ENOENT.
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = FileBytes::read_path(path).map_err(|e| {
         let status = if e.kind() == std::io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE };
         Error::with_status(
             format!("{given} needs the interpreter {path}, which cannot be read: {}", io_reason(&e)),
@@ -32,7 +33,7 @@ pub fn read(given: &str, path: &str) -> Result<Interp> {
 }
 
 /// Checks the interpreter file `bytes` (`path`, named by the program `given`).
-pub fn check(given: &str, path: &str, bytes: Vec<u8>) -> Result<Interp> {
+pub fn check(given: &str, path: &str, bytes: FileBytes) -> Result<Interp> {
     let elf =
         Elf::parse(&bytes).map_err(|e| refuse!("{given}: its interpreter {path} is not a valid ELF file: {e}"))?;
     if !elf.is_64 || elf.header.e_machine != header::EM_X86_64 {

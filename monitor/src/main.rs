@@ -3,6 +3,7 @@ mod bench;
 mod child_args;
 mod cli;
 mod error;
+mod file_bytes;
 mod forward;
 mod info;
 mod inherited_signals;

@@ -1,7 +1,6 @@
 //! The program `hrt run` starts: checked to be an x86-64 Linux executable (static, or dynamic
 //! with a readable interpreter) before any VM exists, so that mistakes get one clear line.
 
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -9,6 +8,7 @@ use std::path::{Path, PathBuf};
 use goblin::elf::{header, program_header, Elf};
 
 use crate::error::{Error, Result, CANNOT_EXECUTE, NOT_FOUND};
+use crate::file_bytes::FileBytes;
 use crate::kernel_image::io_reason;
 
 /// sizeof(Elf64_Phdr): Linux refuses any other e_phentsize (ENOEXEC).
@@ -25,7 +25,7 @@ macro_rules! refuse {
 /// regular file with execute permission (Linux: EACCES) — checked before opening, so a FIFO
 /// without a writer or a device never blocks or streams — and it is read up to the size it had
 /// when opened (`/dev/zero` is refused, not read until the host runs out of memory).
-fn read_program(given: &str, path: &Path) -> Result<Vec<u8>> {
+fn read_program(given: &str, path: &Path) -> Result<FileBytes> {
     let io_err = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::NotFound => Error::with_status(format!("{given}: {}", io_reason(&e)), NOT_FOUND),
         _ if e.raw_os_error() == Some(libc::ENOTDIR) => {
@@ -62,9 +62,7 @@ fn read_program(given: &str, path: &Path) -> Result<Vec<u8>> {
     if !meta.file_type().is_file() {
         return Err(not_regular(meta.file_type()));
     }
-    let mut bytes = Vec::with_capacity(meta.len().min(1 << 30) as usize);
-    file.take(meta.len()).read_to_end(&mut bytes).map_err(io_err)?;
-    Ok(bytes)
+    FileBytes::read(file, meta.len()).map_err(io_err)
 }
 
 /// The checks Linux's ELF loader makes on the program headers (ENOEXEC, "Exec format error"),
@@ -98,7 +96,7 @@ pub struct Program {
     pub given: String,
     /// Absolute host path (readlink /proc/self/exe).
     pub host_path: PathBuf,
-    pub bytes: Vec<u8>,
+    pub bytes: FileBytes,
     /// For ET_EXEC: the 2 MiB-aligned span the program must occupy at its link address.
     pub fixed_span: Option<(u64, u64)>,
     /// Bytes of memory its segments need.
@@ -121,7 +119,7 @@ impl Program {
     pub fn from_bytes(
         given: &str,
         host_path: PathBuf,
-        bytes: Vec<u8>,
+        bytes: FileBytes,
         read_interp: impl FnOnce(&str) -> Result<crate::interp::Interp>,
     ) -> Result<Program> {
         if bytes.len() < 4 || &bytes[..4] != b"\x7fELF" {

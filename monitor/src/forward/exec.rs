@@ -86,12 +86,12 @@ impl Forwarder {
         let given = String::from_utf8_lossy(&name).into_owned();
         let exe = super::paths::exe_path(&file.host_path);
         let mut interp_error = None;
-        let program = crate::program::Program::from_bytes(&given, file.host_path, file.bytes, |p| {
+        let program = crate::program::Program::from_bytes(&given, file.host_path, file.bytes.into(), |p| {
             let f = self.exec_file(libc::AT_FDCWD as u32 as u64, p.as_bytes().to_vec(), true).inspect_err(|&e| {
                 interp_error = Some(e);
             });
             let f = f.map_err(|e| crate::error::err!("{p}: {e:?}"))?;
-            crate::interp::check(&given, p, f.bytes).inspect_err(|_| interp_error = Some(Errno(libc::ELIBBAD)))
+            crate::interp::check(&given, p, f.bytes.into()).inspect_err(|_| interp_error = Some(Errno(libc::ELIBBAD)))
         });
         // A missing (or unreadable) interpreter is its open's error, an invalid one ELIBBAD,
         // anything wrong with the program itself ENOEXEC, as Linux answers.
@@ -101,7 +101,7 @@ impl Forwarder {
             &prefix,
             &filename,
             &program.bytes,
-            program.interp.as_ref().map(|i| i.bytes.as_slice()),
+            program.interp.as_ref().map(|i| &i.bytes[..]),
             (&overrides, omp_flags),
         );
         let len = blob.len() as i64;
