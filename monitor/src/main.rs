@@ -5,6 +5,7 @@ mod cli;
 mod error;
 mod file_bytes;
 mod forward;
+mod host_cpus;
 mod info;
 mod inherited_signals;
 mod interp;

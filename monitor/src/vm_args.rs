@@ -20,7 +20,7 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
     if cmdline.len() > hrt_abi::CMDLINE_LEN {
         return Err(err!("kernel command line longer than {} bytes", hrt_abi::CMDLINE_LEN));
     }
-    let host = host_cpus();
+    let host = crate::host_cpus::count();
     let packed = cpus > host && args.overcommit == Overcommit::Pack;
     Ok(VmConfig {
         cpus,
@@ -44,14 +44,10 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
 /// Whether idle vCPUs halt: asked for, or (`auto`) because the vCPUs outnumber the host's
 /// CPUs, where a polling vCPU takes host time from one that has work.
 fn idle_halts(mode: IdleMode, cpus: u32) -> bool {
-    let host = host_cpus();
+    let host = crate::host_cpus::count();
     match mode {
         IdleMode::Halt => true,
         IdleMode::Poll => false,
         IdleMode::Auto => cpus > host,
     }
-}
-
-fn host_cpus() -> u32 {
-    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
 }

@@ -35,7 +35,7 @@ pub fn describe() -> Machine {
     Machine {
         hostname: read("/proc/sys/kernel/hostname"),
         cpu_model: field(&cpuinfo, "model name").unwrap_or("unknown").to_string(),
-        host_cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        host_cpus: crate::host_cpus::count() as usize,
         mem_mib: mem_kib / 1024,
         kernel: format!("Linux {}", read("/proc/sys/kernel/osrelease")),
         gcc,

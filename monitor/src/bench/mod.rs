@@ -29,7 +29,7 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
 pub fn run(args: &BenchArgs) -> Result<u8> {
     // Fail early, with the usual message, when KVM is missing or not accessible.
     drop(crate::vm::open_kvm()?);
-    let host_cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    let host_cpus = crate::host_cpus::count();
     let cpus = args.cpus.unwrap_or(host_cpus);
     let hrt = std::env::current_exe().map_err(|e| err!("cannot find the hrt executable: {e}"))?;
     let platform = crate::platform::detect();

@@ -43,7 +43,7 @@ pub fn check_cpus(requested: Option<u32>, kvm: &Kvm) -> Result<u32> {
     let kvm_max = kvm_limit.min(kernel_limit) as u32;
     let cpus = match requested {
         Some(n) => n,
-        None => std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1).min(kvm_max),
+        None => crate::host_cpus::count().min(kvm_max),
     };
     if cpus == 0 {
         return Err(err!("--cpus 0: a VM needs at least one vCPU"));

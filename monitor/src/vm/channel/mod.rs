@@ -64,7 +64,7 @@ pub struct ChannelConfig {
 impl ChannelConfig {
     /// The defaults for `cpus` vCPUs on this host (see the module comment).
     pub fn defaults(cpus: u32, spin_us: Option<u64>, threads: Option<u32>) -> ChannelConfig {
-        let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+        let host = crate::host_cpus::count();
         let ranks = local_ranks();
         let spare = host > cpus.saturating_mul(ranks);
         let spin = Duration::from_micros(spin_us.unwrap_or(if spare { LONG_SPIN_US } else { SHORT_SPIN_US }));
@@ -76,7 +76,7 @@ impl ChannelConfig {
 
     /// What `-v` says of the spin `defaults` chose for `cpus` vCPUs and why.
     pub fn describe(&self, cpus: u32) -> String {
-        let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+        let host = crate::host_cpus::count();
         let ranks = local_ranks();
         let idle = if self.idle_spin != self.spin {
             format!(", {} µs while a vCPU is halted", self.idle_spin.as_micros())
@@ -163,7 +163,7 @@ impl Service {
             area: OnceLock::new(),
             config,
             cpus,
-            host_cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+            host_cpus: crate::host_cpus::count(),
             vm,
             bell: Mutex::new(0),
             bell_cv: Condvar::new(),
@@ -196,7 +196,7 @@ impl Service {
         // asleep for good (seen in a forked child on a loaded host, whose vCPU ran and called
         // while this thread was descheduled between the two).
         workers::start_spawner(self.clone(), shared.clone(), filter.clone())?;
-        let host = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+        let host = crate::host_cpus::count();
         for i in 0..self.config.threads {
             let (svc, shared, filter) = (self.clone(), shared.clone(), filter.clone());
             let spare = self.cpus + i % host.saturating_sub(self.cpus).max(1);
