@@ -265,11 +265,11 @@ fn main_stack_size() -> u64 {
     size.div_ceil(LARGE_PAGE) * LARGE_PAGE
 }
 
-/// Reserves the memory from `end` on for the program's break before anything else is placed
-/// there (the allocator hands out the lowest free blocks, so the first mmap would otherwise
-/// sit where the break must grow, and brk would fail at once). An eighth of the program's
-/// pool, at most 1 GiB, shrinking if that much is not free; only reserved, not touched.
-/// Returns the end of the window (`end` itself if nothing could be reserved).
+/// Reserves the memory right after the program for its break, before anything else is placed
+/// there (the allocator hands out the lowest free blocks, so the first stack or mmap would
+/// otherwise sit where the break must grow, and brk would fail at once). An eighth of the
+/// program's pool, at most 1 GiB, shrinking if that much is not free; only reserved, not
+/// touched. Returns the end of the window (`end` itself if nothing could be reserved).
 fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
     let mut window = (pool_size / 8).min(1 << 30) / LARGE_PAGE * LARGE_PAGE;
     let end_up = end.div_ceil(LARGE_PAGE) * LARGE_PAGE;
@@ -284,21 +284,17 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
 }
 
 /// Loads `img` into the program's memory (empty but for what the caller holds): its segments,
-/// its interpreter, the main stack with its guard, then the break's window; `boot` at boot
+/// the break right after them, its interpreter, the main stack with its guard; `boot` at boot
 /// (the monitor's reservations and the function overrides), None for an execve.
 pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'static str> {
     let loaded = load_segments(img.program, boot, Some(img.overrides))?;
     start_overrides(img, &loaded);
-    // What the program touches first lies right after it, in order: its interpreter, its
-    // stack, then its break, whose window comes last. A small program's all share the pool's
-    // first chunk with it, which KVM knows before the kernel runs (`usermem::init`): with the
-    // window first, the stack lay 1 GiB away, in a chunk registered while the vCPUs run
-    // (`RAM_READY`, 0.2-0.4 ms of the start). Linux too puts the break after a gap of its
-    // choosing, not right after the program.
-    //
-    // A dynamically linked program starts in its interpreter (ld.so); the auxiliary vector
-    // tells it where the program is (AT_PHDR, AT_ENTRY) and where it is itself (AT_BASE), as
-    // Linux's execve does.
+    let (pool_lo, pool_hi) = usermem::pool_range();
+    let brk_end = reserve_brk_window(loaded.end, pool_hi - pool_lo);
+    *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
+    // A dynamically linked program starts in its interpreter (ld.so), placed after the break's
+    // window; the auxiliary vector tells it where the program is (AT_PHDR, AT_ENTRY) and where
+    // it is itself (AT_BASE), as Linux's execve does.
     let interp = match img.interp {
         None => None,
         Some(file) => Some(load_segments(file, boot, None).map_err(|_| "cannot load its interpreter")?),
@@ -314,16 +310,6 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
         .map_err(|_| "not enough memory for the stack")?;
     protect::set(guard, guard + STACK_GUARD, 0);
     let top = guard + STACK_GUARD + stack_size;
-    // The break's window 2 MiB above it, the memory between left free (later mappings may
-    // take it): unmapped at the start, as above Linux's stack, which tops the address space,
-    // so that a range that runs off the stack's top (poll's array, a read) faults there
-    // instead of reaching the break. (Not a hole kept free for good: memory is physical, and
-    // a small VM misses every MiB.)
-    let placed_end = usermem::page_up(top + vdso_len + near_len) + LARGE_PAGE;
-    let brk_start = loaded.end.max(interp.as_ref().map_or(0, |i| i.end)).max(placed_end);
-    let (pool_lo, pool_hi) = usermem::pool_range();
-    let brk_end = reserve_brk_window(brk_start, pool_hi - pool_lo);
-    *PROCESS.brk.lock() = Brk { start: brk_start, cur: brk_start, mapped_end: brk_end };
     let sp = build_stack(img, &loaded, interp.as_ref().map_or(0, |i| i.base), top, top)?;
     super::near_table::map(Some(top + vdso_len));
     let entry = interp.as_ref().map_or(loaded.entry, |i| i.entry);
