@@ -542,6 +542,8 @@ pub mod nr {
     /// run that holds args[0] (i64::MAX where all RAM is KVM's); the monitor stops the VM if it
     /// cannot register a chunk. The chunk holding the pool's first byte (where the program is
     /// loaded and its break starts) is KVM's before any vCPU runs: the kernel need not ask.
+    /// args[2]: 0, or a 2 MiB page of guest memory to give 4 KiB host pages as
+    /// [`SMALL_HOST_PAGES`] does (a new stack's top, in the exit that registers its chunk).
     pub const RAM_READY: u64 = 29;
     /// Makes the kernel's share of RAM guest memory KVM knows from guest address args[0] up
     /// at least (`BootInfo::kernel_lazy`: the monitor gives it to KVM in growing pieces,

@@ -273,7 +273,13 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::MEM_FILLS => fill_runs(ram, call.args[0], call.args[1]),
         nr::RAM_READY => match shared.pool_slots.get().map(|p| p.ensure(call.args[0], call.args[1])) {
             None => i64::MAX,
-            Some(Ok(ready_to)) => ready_to.min(i64::MAX as u64) as i64,
+            Some(Ok(ready_to)) => {
+                if call.args[2] != 0 {
+                    // Advice only: a bad range changes nothing (`use_small_pages` checks it).
+                    ram.use_small_pages(call.args[2], super::memory::GRANULE);
+                }
+                ready_to.min(i64::MAX as u64) as i64
+            }
             Some(Err(e)) => {
                 eprintln!("hrt: {e}");
                 outcome = Outcome::Stop(Exit::Failure(1));
