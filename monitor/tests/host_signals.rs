@@ -43,6 +43,18 @@ fn wait_ended(child: &mut std::process::Child) -> Option<std::process::ExitStatu
     None
 }
 
+/// Spawns `cmd` with the signals' default actions, stdin /dev/null, stderr piped and stdout
+/// as given.
+fn spawn_with_stderr(cmd: &mut Command, stdout: Stdio) -> std::process::Child {
+    with_default_signals(cmd).stdin(Stdio::null()).stdout(stdout).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// The exit status as a shell reports it: 128 + signal for a killed process.
+fn shell_code(status: std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().or(status.signal().map(|s| 128 + s))
+}
+
 /// Starts `cmd` (stdin an idle pipe), waits for its "ready" line, sends `sig`, and returns the
 /// exit status as a shell reports it (128 + signal for a killed process) and the rest of
 /// stdout; None if it did not end within 20 s.
@@ -53,8 +65,7 @@ fn signal_after_ready(mut cmd: Command, sig: libc::c_int) -> Option<(Option<i32>
     let status = wait_ended(&mut r.child)?;
     let mut rest = String::new();
     r.out.read_to_string(&mut rest).unwrap();
-    use std::os::unix::process::ExitStatusExt;
-    Some((status.code().or(status.signal().map(|s| 128 + s)), rest))
+    Some((shell_code(status), rest))
 }
 
 /// Starts `cmd`, waits for "ready", waits until the process has stopped (it stops itself, or
@@ -181,12 +192,7 @@ fn ctrl_c_stops_a_vm_whose_kernel_cannot_take_it() {
     let _ = std::fs::remove_file(&marker);
     let mut cmd = hrt_cmd();
     cmd.args(["run", "--cpus", "1", "--"]).arg(&prog).arg(&marker).current_dir(repo_root());
-    let mut child = with_default_signals(&mut cmd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_with_stderr(&mut cmd, Stdio::null());
     let start = Instant::now();
     while std::fs::read(&marker).map_or(true, |b| b.first() != Some(&b'w')) {
         if start.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
@@ -298,12 +304,7 @@ fn a_signal_at_any_moment_of_the_start_kills_or_is_handled() {
     for step in 0..48u64 {
         let mut cmd = hrt_cmd();
         cmd.args(["run", "--cpus", "2"]).arg(&prog);
-        let mut child = with_default_signals(&mut cmd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_with_stderr(&mut cmd, Stdio::piped());
         std::thread::sleep(Duration::from_micros(step * 500));
         // SAFETY: signalling our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -312,8 +313,7 @@ fn a_signal_at_any_moment_of_the_start_kills_or_is_handled() {
         child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
         let mut err = String::new();
         child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-        use std::os::unix::process::ExitStatusExt;
-        let code = status.code().or(status.signal().map(|s| 128 + s));
+        let code = shell_code(status);
         let fine = (code == Some(143) && out.is_empty()) || (code == Some(0) && out == "handled\n");
         assert!(
             fine,
