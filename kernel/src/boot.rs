@@ -107,11 +107,6 @@ fn boot_cpu_in_ring3(boot: &'static BootInfo) -> ! {
     unsafe { crate::arch::ring3::enter() };
     // Ring 3, natively, on the monitor's page tables.
     let rewrite = memory_and_page_tables(boot, true);
-    extern "C" fn load_kernel_tables(_: u64, _: u64, _: u64) -> u64 {
-        paging::activate();
-        apic::init_cpu();
-        0
-    }
     crate::arch::ring3::privileged(load_kernel_tables, 0, 0, 0);
     idt::init();
     configure_scheduler(boot);
@@ -228,14 +223,19 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     // SAFETY: nothing has used this CPU's record in this VM yet.
     unsafe { cpu::reset(cpu_index) };
     cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);
-    sched::reset_cpu_after_fork();
     if cpu_index != 0 {
+        sched::reset_cpu_after_fork();
         // Started at last (`cpu::ensure_online`): no longer counted as halted.
         crate::linux::channel::count_halted(cpu_index, false);
         secondary_cpu()
     }
     CPUS_ONLINE.store(0, Ordering::SeqCst);
-    init_this_cpu();
+    if crate::arch::ring3::active() {
+        resume_boot_cpu_in_ring3();
+    } else {
+        sched::reset_cpu_after_fork();
+        init_this_cpu();
+    }
     // From here in ring 3 where the kernel runs there (interrupts still masked, no other CPU
     // started): the resets sweep whole tables (the channel's per-slot and per-CPU words, the
     // futex buckets, the freeze and load records), ~4,700 instructions a fork, which emulated
@@ -251,6 +251,41 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     }
     crate::linux::calls::fork::resume_child(record);
     sched::idle::idle_loop()
+}
+
+/// A forked child's boot CPU in ring-3 mode, as `boot_cpu_in_ring3`: in ring 0 only the
+/// descriptor tables and entry points (on the monitor's boot page tables, which map all RAM
+/// user-accessible), then ring 3, natively, for the rest, with one ring-0 call to load the
+/// kernel's page tables and set up the local APIC. Done wholly in ring 0 the resume was ~850
+/// instructions that a PVM host emulates at ~3 us each (~2.5 ms of every fork); the
+/// scheduler's reset with its locks was ~250 of them and the IST stacks' allocation ~130.
+fn resume_boot_cpu_in_ring3() {
+    crate::arch::irq::disable();
+    // The parent's boot CPU had its static stacks (`boot_cpu_in_ring3`); this copy of them is
+    // the child's.
+    let stacks = BOOT_CPU_STACKS.0.get() as u64;
+    load_cpu_tables(stacks);
+    cpu_entry_points();
+    let size = gdt::IST_STACK_SIZE as u64;
+    crate::arch::ring3::init_cpu(stacks + gdt::IST_COUNT as u64 * size + size);
+    // SAFETY: the boot page tables map all RAM user-accessible; the entry stack, the ring-3
+    // gates (the parent's IDT, in this copy) and SYSCALL entry are in place.
+    unsafe { crate::arch::ring3::enter() };
+    // Natively from here, still masked in software until the scheduler has its idle thread.
+    crate::arch::ring3::privileged(load_kernel_tables, 0, 0, 0);
+    sched::reset_cpu_after_fork();
+    sched::init_cpu();
+    crate::arch::irq::enable();
+    cpu::this().online.store(true, Ordering::Release);
+    CPUS_ONLINE.fetch_add(1, Ordering::AcqRel);
+}
+
+/// Ring 0, called from ring 3 (`ring3::privileged`): loads the kernel's page tables and
+/// enables this CPU's local APIC.
+extern "C" fn load_kernel_tables(_: u64, _: u64, _: u64) -> u64 {
+    paging::activate();
+    apic::init_cpu();
+    0
 }
 
 fn secondary_cpu() -> ! {
@@ -279,14 +314,18 @@ fn init_this_cpu() {
     load_cpu_tables(stacks);
     cpu_entry_points();
     apic::init_cpu();
-    sched::init_cpu();
     if crate::arch::ring3::active() {
         let entry_stack = stacks + (gdt::IST_COUNT * size) as u64;
         crate::arch::ring3::init_cpu(entry_stack + size as u64);
-        crate::arch::irq::unmask_for_ring3();
         // SAFETY: everything ring 3 needs is in place: user-accessible kernel memory, the
         // entry stack, the ring-3 gates and SYSCALL entry.
         unsafe { crate::arch::ring3::enter() };
+        // Natively from here, still masked in software: the scheduler's idle thread first,
+        // then whatever interrupt was noted meanwhile.
+        sched::init_cpu();
+        crate::arch::irq::enable();
+    } else {
+        sched::init_cpu();
     }
     this.online.store(true, Ordering::Release);
     CPUS_ONLINE.fetch_add(1, Ordering::AcqRel);

@@ -90,17 +90,29 @@ pub fn has_tsc_deadline() -> bool {
 }
 
 /// Enables this CPU's local APIC and installs the timer, kick and spurious vectors.
+/// Runs in ring 0 (it writes MSRs): its register writes go straight to the APIC, not through
+/// `write`'s ring check, since on a PVM host each of those instructions is emulated.
 pub fn init_cpu() {
+    let x2apic = is_x2apic();
+    let deadline = has_tsc_deadline();
     let mut base = rdmsr(MSR_APIC_BASE) | (1 << 11);
-    if is_x2apic() {
+    if x2apic {
         base |= 1 << 10;
     }
     // SAFETY: enabling the local APIC (and x2APIC mode where CPUID offers it).
     unsafe { wrmsr(MSR_APIC_BASE, base) };
-    write(REG_SVR, 0x100 | SPURIOUS_VECTOR as u64);
-    let mode = if has_tsc_deadline() { LVT_TSC_DEADLINE } else { 0 };
-    write(REG_LVT_TIMER, (mode | TIMER_VECTOR as u32) as u64);
-    if !has_tsc_deadline() {
+    let mode = if deadline { LVT_TSC_DEADLINE } else { 0 };
+    if x2apic {
+        // SAFETY: x2APIC registers are MSRs 0x800+; these only configure this CPU's APIC.
+        unsafe {
+            wrmsr(0x800 + REG_SVR, 0x100 | SPURIOUS_VECTOR as u64);
+            wrmsr(0x800 + REG_LVT_TIMER, (mode | TIMER_VECTOR as u32) as u64);
+        }
+    } else {
+        write_direct(REG_SVR, 0x100 | SPURIOUS_VECTOR as u64);
+        write_direct(REG_LVT_TIMER, (mode | TIMER_VECTOR as u32) as u64);
+    }
+    if !deadline {
         write(REG_TIMER_DIVIDE, 0b1011); // divide by 1
         if TICKS_PER_1K_TSC.load(Ordering::Relaxed) == 0 {
             calibrate();

@@ -68,14 +68,23 @@ pub fn init_this_cpu(id: usize, zone: usize) {
     }
 }
 
-/// A forked child's kernel: CPU `id`'s record as before boot (the parent's descriptor tables
-/// and interrupt state mean nothing here); `init_this_cpu` follows.
+/// A forked child's kernel: CPU `id`'s record as before boot (the parent's stacks, interrupt
+/// state and running thread mean nothing here); `init_this_cpu` follows. The GDT and TSS stay
+/// the parent's: their contents are the same for every boot of this CPU, and `gdt::load`
+/// rewrites the TSS descriptor that the parent's `ltr` marked busy. (Writing the whole record
+/// was ~70 instructions that a PVM host emulates in ring 0.)
 ///
 /// # Safety
 /// Only CPU `id` may call it, before anything uses its record.
 pub unsafe fn reset(id: usize) {
-    // SAFETY: the caller's contract; the old contents are dropped without running anything.
-    unsafe { CPUS.0[id].get().write(PerCpu::new()) };
+    // SAFETY: the caller's contract: nothing else uses the record now.
+    let cpu = unsafe { &mut *CPUS.0[id].get() };
+    cpu.kernel_rsp = AtomicU64::new(0);
+    cpu.user_rsp = AtomicU64::new(0);
+    cpu.irq_off = AtomicU64::new(0);
+    cpu.irq_pending = [const { AtomicU64::new(0) }; 4];
+    cpu.current_thread = AtomicU64::new(0);
+    cpu.online = AtomicBool::new(false);
 }
 
 pub fn set_count(n: usize) {
