@@ -70,11 +70,9 @@ fn boot_cpu(boot: &'static BootInfo) -> ! {
         // Handlers of interrupts that stop ring-3 code run in ring 3, natively: in emulated
         // ring 0 a timer or completion handler costs hundreds of instructions at 1-3 K cycles.
         crate::arch::traps::handle_interrupts_in_ring3();
-    }
-    time::init(boot.tsc_khz);
-    if crate::arch::ring3::active() {
         boot_cpu_in_ring3(boot)
     }
+    time::init(boot.tsc_khz);
     let rewrite = memory_and_page_tables(boot, false);
     crate::arch::ring0::init(boot);
     crate::arch::traps::set_kernel_exception_handler(crate::panic::exception_panic);
@@ -105,10 +103,12 @@ fn boot_cpu_in_ring3(boot: &'static BootInfo) -> ! {
     // SAFETY: the boot page tables map all RAM user-accessible; the entry stack, the ring-3
     // gates and SYSCALL entry are in place.
     unsafe { crate::arch::ring3::enter() };
-    // Ring 3, natively, on the monitor's page tables.
+    // Ring 3, natively, on the monitor's page tables: the exception gates and the clock first
+    // (the time's divisions are a 128-bit division routine, ~40 emulated instructions).
+    idt::init();
+    time::init(boot.tsc_khz);
     let rewrite = memory_and_page_tables(boot, true);
     crate::arch::ring3::privileged(load_kernel_tables, 0, 0, 0);
-    idt::init();
     configure_scheduler(boot);
     sched::init_cpu();
     cpu::this().online.store(true, Ordering::Release);
