@@ -224,7 +224,8 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     unsafe { cpu::reset(cpu_index) };
     cpu::init_this_cpu(cpu_index, boot.cpu_zone[cpu_index] as usize);
     if cpu_index != 0 {
-        sched::reset_cpu_after_fork();
+        // Its scheduler state was forgotten by the boot CPU when it made it dormant (below):
+        // nothing to reset here, in emulated ring 0 (~250 instructions with the locks).
         // Started at last (`cpu::ensure_online`): no longer counted as halted.
         crate::linux::channel::count_halted(cpu_index, false);
         secondary_cpu()

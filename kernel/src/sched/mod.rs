@@ -244,8 +244,9 @@ pub fn preemption_enabled() -> bool {
     QUANTUM.load(Ordering::Relaxed) != 0
 }
 
-/// A forked child's kernel, on each CPU before `init_cpu`: this CPU's scheduler state as before
-/// boot (see `CpuSched::forget_all`).
+/// A forked child's kernel, on its boot CPU before `init_cpu`: this CPU's scheduler state as
+/// before boot (see `CpuSched::forget_all`). The other CPUs' is forgotten by the boot CPU
+/// (`forget_dormant_cpu`) before any of them starts.
 pub fn reset_cpu_after_fork() {
     this_sched().forget_all(cpu::id());
 }
