@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 22;
+pub const ABI_VERSION: u32 = 23;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -226,6 +226,19 @@ pub struct ForkAnswer {
     /// Fresh host random bytes: the child's generator starts from these, not from the copy of
     /// its parent's state, so the two never hand out the same bytes.
     pub seed: [u8; SEED_LEN],
+    /// What the child's monitor has set up already ([`fork_ready`] bits): the kernel's own
+    /// set-up skips it (each step it did was a VM exit, and its writes copy-on-write faults).
+    pub ready: u64,
+}
+
+/// Bits of [`ForkAnswer::ready`].
+pub mod fork_ready {
+    /// The forwarding channel that [`super::BootInfo::channel`] names is zeroed and registered
+    /// with the child's monitor, as [`super::nr::CHANNEL`] would.
+    pub const CHANNEL: u64 = 1 << 0;
+    /// The page map that [`super::BootInfo::page_map`] names is the child's monitor's, as
+    /// [`super::nr::USER_MAP`] would make it.
+    pub const USER_MAP: u64 = 1 << 1;
 }
 
 /// Number of resource limits Linux has (RLIMIT_CPU .. RLIMIT_RTTIME).

@@ -243,8 +243,13 @@ pub fn is_mapped(addr: u64, len: u64) -> bool {
 }
 
 /// A forked child: tells the child's monitor where the (copied) maps are.
-pub fn after_fork() {
-    if PAGES.load(Ordering::Relaxed) != 0 {
+/// `monitor_has_it`: the child's monitor took the map placed at boot as its own already
+/// (`fork_ready::USER_MAP`).
+pub fn after_fork(monitor_has_it: bool) {
+    let placed = crate::bootinfo::get().page_map;
+    let ours =
+        placed.pages > 0 && crate::mem::virt_to_phys(WORDS.load(Ordering::Relaxed) as *const u8) == placed.bitmap;
+    if PAGES.load(Ordering::Relaxed) != 0 && !(monitor_has_it && ours) {
         announce();
     }
 }

@@ -32,6 +32,11 @@ pub struct Base {
     /// The forwarding channel's service, unless `--no-channel`.
     pub channel: Option<ChannelConfig>,
     pub tsc_khz: u32,
+    /// Where the monitor placed the kernel's page map and channel at boot
+    /// (`BootInfo::page_map`, `BootInfo::channel`): the same in every process of the program,
+    /// each a copy of the first's memory. A child's monitor sets them up itself.
+    pub page_map: Option<hrt_abi::UserMap>,
+    pub channel_at: Option<hrt_abi::Range>,
 }
 
 /// One fork to make.
@@ -251,8 +256,6 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     if let Err(e) = forwarder.start_process_spawner() {
         say(&format!("hrt: cannot start the process spawner thread ({e}): the program's execve will fail\n"));
     }
-    let answer = hrt_abi::ForkAnswer { child_pid: pid as u64, seed: super::seed::fresh() };
-    job.ram.write_obj(job.record, &answer)?;
     let shared = Arc::new(Shared::new(job.ram, Some(forwarder), job.program_mem));
     if let Some(pool) = pool {
         let _ = shared.pool_slots.set(pool);
@@ -260,6 +263,9 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     if let Some(cfg) = base.channel {
         let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, base.plan.cpus, Some(vm.clone()))));
     }
+    let ready = prepare_kernel_tables(&shared, base);
+    let answer = hrt_abi::ForkAnswer { child_pid: pid as u64, seed: super::seed::fresh(), ready };
+    shared.ram.write_obj(job.record, &answer)?;
     if let Err(e) = start_thread() {
         say(&format!("hrt: cannot start the fork thread ({e}): the program's fork will fail\n"));
     }
@@ -271,6 +277,30 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
         f.shutdown();
     }
     status
+}
+
+/// What the child's kernel would otherwise announce with a VM exit each: the page map (the
+/// parent's, in this copy of its memory) and the forwarding channel, which starts empty. The
+/// channel's pages are given back to the host rather than cleared (`guest_zero`): the copy's
+/// pages are the parent's until written, and a guest write to each was a copy-on-write fault
+/// and a shadow-paging fault (~10 us here), 33 of them. Returns the `fork_ready` bits.
+fn prepare_kernel_tables(shared: &Shared, base: &Base) -> u64 {
+    let mut ready = 0;
+    if let Some(map) = base.page_map {
+        if super::hypercall::accept_user_map(shared, map) == 0 {
+            ready |= hrt_abi::fork_ready::USER_MAP;
+        }
+    }
+    if let (Some(at), Some(svc)) = (base.channel_at, shared.channel.get()) {
+        if let Some(p) = shared.ram.host_ptr(at.base, at.size) {
+            // SAFETY: the range lies in guest RAM (checked), which no vCPU runs on yet.
+            unsafe { super::guest_zero::zero_dropping(p, at.size as usize) };
+            if svc.register(&shared.ram, shared.program_mem, at.base, at.size) == 0 {
+                ready |= hrt_abi::fork_ready::CHANNEL;
+            }
+        }
+    }
+    ready
 }
 
 /// Closes every descriptor of this process but those in `keep` (the parent's VM, vCPU and

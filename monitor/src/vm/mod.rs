@@ -191,7 +191,15 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
         let channel = (!p.no_channel)
             .then(|| channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads));
         // Created here, by a thread without the seccomp filter: it forks the monitor.
-        let base = fork::Base { kvm_fd: kvm.as_raw_fd(), cpuid: cpuid.clone(), plan: plan.clone(), channel, tsc_khz };
+        let base = fork::Base {
+            kvm_fd: kvm.as_raw_fd(),
+            cpuid: cpuid.clone(),
+            plan: plan.clone(),
+            channel,
+            tsc_khz,
+            page_map: boot.page_map,
+            channel_at: boot.channel,
+        };
         if let Err(e) = fork::start(base) {
             eprintln!("hrt: cannot start the fork thread ({e}): the program's fork will fail with EAGAIN");
         }

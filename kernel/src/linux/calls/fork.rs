@@ -71,7 +71,7 @@ struct RecordCell(UnsafeCell<ForkRecord>);
 unsafe impl Sync for RecordCell {}
 
 static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
-    answer: hrt_abi::ForkAnswer { child_pid: 0, seed: [0; hrt_abi::SEED_LEN] },
+    answer: hrt_abi::ForkAnswer { child_pid: 0, seed: [0; hrt_abi::SEED_LEN], ready: 0 },
     fpu: FpuArea([0; crate::arch::fpu::AREA_MAX]),
     frame: TrapFrame::ZERO,
     fs_base: 0,
@@ -132,7 +132,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     // SAFETY: every other CPU is frozen and this thread is the only writer (see RecordCell);
     // the FPU registers hold this thread's state (it runs), saved with interrupts off.
     unsafe {
-        (*rec).answer = hrt_abi::ForkAnswer { child_pid: 0, seed: [0; hrt_abi::SEED_LEN] };
+        (*rec).answer = hrt_abi::ForkAnswer { child_pid: 0, seed: [0; hrt_abi::SEED_LEN], ready: 0 };
         (*rec).frame = *frame;
         (*rec).frame.rax = 0;
         (*rec).fs_base = t.fs_base;
@@ -190,8 +190,8 @@ pub fn prepare_child(record: u64) {
     crate::linux::futex::after_fork();
     crate::linux::cputime::after_fork();
     super::procs::after_fork(rec.from_child as u32);
-    crate::linux::channel::after_fork();
-    crate::linux::usermap::after_fork();
+    crate::linux::channel::after_fork(rec.answer.ready & hrt_abi::fork_ready::CHANNEL != 0);
+    crate::linux::usermap::after_fork(rec.answer.ready & hrt_abi::fork_ready::USER_MAP != 0);
     crate::linux::signalfd::after_fork();
 }
 
