@@ -125,7 +125,7 @@ fn memory_and_page_tables(boot: &BootInfo, ring3: bool) -> bool {
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
     let rewrite = crate::linux::rewrite::choose(boot);
-    paging::set_page_source(|zone| mem::alloc_pages(0, zone), |pages| mem::alloc_run(pages, 0));
+    paging::set_page_source(mem::table_pages::alloc_page, |pages| mem::table_pages::alloc_run(pages, 0));
     paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, ring3);
     rewrite
 }

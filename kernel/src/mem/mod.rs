@@ -8,6 +8,7 @@ pub mod buddy;
 pub mod heap;
 pub mod page_runs;
 mod ranges;
+pub mod table_pages;
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
