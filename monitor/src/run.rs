@@ -172,6 +172,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         None => Program::open(found_str)?,
     };
     let kvm = vm::open_kvm()?;
+    // The VM and KVM's CPUID, made while the rest of the start goes on (vm/prepare.rs).
+    let prepared = vm::prepare::start(&kvm);
     let mut vm_args = args.vm.clone();
     // Untouched guest memory costs the host nothing; thread stacks and HPC codes' static
     // arrays need plenty (run_memory.rs).
@@ -262,7 +264,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // The program starts with the mask `hrt` inherited; `hrt` must see every host signal.
     crate::inherited_signals::unblock_all();
     install_stop_handlers();
-    let status = vm::run(kvm, config, &image)?;
+    let status = vm::run_prepared(kvm, prepared, config, &image)?;
     match vm::end_signal() {
         // A spawned child dies of the signal that ended its program, as a forked one does.
         Some(sig) if args.as_child => vm::die_of(sig),

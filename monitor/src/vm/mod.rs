@@ -10,6 +10,7 @@ mod kvm;
 mod late_teardown;
 mod memory;
 mod pool_slots;
+pub mod prepare;
 mod sandbox;
 mod seccomp;
 mod seccomp_tree;
@@ -102,12 +103,33 @@ pub fn check_mem(requested: Option<u64>) -> Result<u64> {
 
 /// Creates the VM, boots `image`, and waits for the kernel to shut down.
 pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Result<u8> {
-    let vm = Arc::new(kvm::create_vm_without_irqchip(&kvm)?);
-    // The VM's teardown after this process's exit, off its parent's wait (late_teardown.rs).
-    late_teardown::defer(vm.as_raw_fd());
+    run_prepared(kvm, None, config, image)
+}
+
+/// As `run`, with the VM and KVM's CPUID made on `prepared`'s thread meanwhile.
+pub fn run_prepared(
+    kvm: kvm_ioctls::Kvm,
+    prepared: Option<prepare::Prepared>,
+    config: VmConfig,
+    image: &KernelImage,
+) -> Result<u8> {
     let mem = memory::GuestRam::map(config.mem, config.huge_pages)?;
     memory::load_kernel(&mem, image)?;
-    let cpuid = cpuid::guest_cpuid(&kvm, config.cpus)?;
+    let made = prepared.map(prepare::Prepared::take);
+    let (early_vm, early_cpuid, early_tsc_khz) = match made {
+        Some(m) => (m.vm, m.cpuid, m.tsc_khz),
+        None => (None, None, None),
+    };
+    let vm = Arc::new(match early_vm {
+        Some(vm) => vm,
+        None => kvm::create_vm_without_irqchip(&kvm)?,
+    });
+    // The VM's teardown after this process's exit, off its parent's wait (late_teardown.rs).
+    late_teardown::defer(vm.as_raw_fd());
+    let cpuid = match early_cpuid {
+        Some(cpuid) => cpuid,
+        None => cpuid::guest_cpuid(&kvm, config.cpus)?,
+    };
     // xAPIC IDs are 8 bits and 0xFF is the broadcast address: more CPUs need x2APIC.
     if config.cpus > 255 && !cpuid::has(&cpuid, 1, 'c', 21) {
         return Err(crate::error::err!(
@@ -115,7 +137,9 @@ pub fn run(kvm: kvm_ioctls::Kvm, config: VmConfig, image: &KernelImage) -> Resul
             config.cpus
         ));
     }
-    let tsc_khz = tsc_khz(&kvm, &vm).ok_or_else(|| crate::error::err!("KVM does not report the TSC frequency"))?;
+    let tsc_khz = early_tsc_khz
+        .or_else(|| tsc_khz(&kvm, &vm))
+        .ok_or_else(|| crate::error::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
     // The program's pool is given to KVM chunk by chunk as the kernel needs it (`pool_slots`),
     // the kernel's share above it in pieces but for its top piece (`boot.kernel_lazy`).
