@@ -413,3 +413,21 @@ fn random_bytes_are_fresh_in_every_run_and_process() {
     halves.dedup();
     assert_eq!(halves.len(), all, "two runs began with the same random bytes: {fingerprints:?}");
 }
+
+/// A private, read-only mapping of a sparse file of 2 GiB and 8 KiB holds the file's bytes
+/// everywhere (tests/programs/hostile/big_private_map.c). The kernel reads such a mapping
+/// through the monitor, and one host read stops at 0x7ffff000 bytes: everything past it read
+/// as zeros before.
+#[test]
+fn private_file_mappings_past_2_gib_hold_the_files_bytes() {
+    let dir = std::env::temp_dir().join(format!("hrt-bigmap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let arg = dir.to_str().unwrap();
+    let prog = build("big_private_map", &[]);
+    let linux = native(&prog, &[arg]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &[arg]);
+    assert_same("big_private_map", &linux, &got);
+    let _ = std::fs::remove_dir_all(&dir);
+}

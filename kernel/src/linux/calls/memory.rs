@@ -150,10 +150,21 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // MAP_FIXED range keeps its old protection until `apply_prot` below: let the monitor
         // write there meanwhile.
         crate::linux::usermap::set_read_only(start, start + len, false);
-        let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, [fd as u64, start, len, off, 0, 0]);
-        if got < 0 {
-            usermem::unmap(start, start + len);
-            return Err((-got) as u32);
+        // Read until the mapping is full or the file ends: one host read stops at 0x7ffff000
+        // bytes (Linux's MAX_RW_COUNT), and a mapping of more than 2 GiB read the rest as
+        // zeros.
+        let mut done = 0;
+        while done < len {
+            let args = [fd as u64, start + done, len - done, off + done, 0, 0];
+            let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, args);
+            if got < 0 {
+                usermem::unmap(start, start + len);
+                return Err((-got) as u32);
+            }
+            if got == 0 {
+                break;
+            }
+            done += got as u64;
         }
         filemap::remember(start, len, fd as u64, off, prot);
     }
