@@ -431,3 +431,16 @@ fn private_file_mappings_past_2_gib_hold_the_files_bytes() {
     assert_same("big_private_map", &linux, &got);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A read of a pseudo-terminal's master side after its slave side closed fails with EIO, as on
+/// Linux (tests/programs/hostile/pty_master_eof.c). `hrt`, which stops itself for a background
+/// job's read of its own terminal (forward/tty_stop.rs), stopped itself for good here: the
+/// master answers the slave's foreground group, never `hrt`'s.
+#[test]
+fn a_pty_masters_read_after_the_slave_closed_fails_as_on_linux() {
+    let prog = build("pty_master_eof", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.stdout.contains("EIO after"), "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_same("pty_master_eof", &linux, &got);
+}

@@ -52,11 +52,22 @@ fn set(disposition: libc::sighandler_t) -> libc::c_int {
     unsafe { libc::sigaction(libc::SIGTTIN, &sa, std::ptr::null_mut()) }
 }
 
-/// Whether this process is in the background of terminal `fd`.
+/// Whether this process is in the background of terminal `fd`, its controlling terminal. A
+/// read of any other terminal never stops a process on Linux: a pseudo-terminal's master
+/// side answers its slave's session and foreground group, and its EIO says the slave side is
+/// closed (`pty.fork`, `expect`); another session's terminal is not this process's to wait on.
 fn background(fd: i32) -> bool {
-    // SAFETY: TIOCGPGRP writes the int we pass; getpgid takes none (getpgrp is not among the
-    // calls the seccomp filter allows).
+    // SAFETY: TIOCGPTN, TIOCGSID and TIOCGPGRP write the int we pass; getsid and getpgid take
+    // none (getpgrp is not among the calls the seccomp filter allows).
     unsafe {
+        let mut n: libc::c_int = 0;
+        if libc::ioctl(fd, libc::TIOCGPTN, &mut n) == 0 {
+            return false;
+        }
+        let mut sid: libc::pid_t = 0;
+        if libc::ioctl(fd, libc::TIOCGSID, &mut sid) != 0 || sid != libc::getsid(0) {
+            return false;
+        }
         let mut pgrp: libc::pid_t = 0;
         libc::ioctl(fd, libc::TIOCGPGRP, &mut pgrp) == 0 && pgrp != libc::getpgid(0)
     }
