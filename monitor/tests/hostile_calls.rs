@@ -444,3 +444,20 @@ fn a_pty_masters_read_after_the_slave_closed_fails_as_on_linux() {
     let got = hrt(&["--cpus", "1"], &prog, &[]);
     assert_same("pty_master_eof", &linux, &got);
 }
+
+/// prctl's name and dumpable flag answer as on Linux (tests/programs/hostile/calls_prctl.c),
+/// and an option hrt does not implement fails with a line on stderr, once however often it is
+/// used (it failed silently with EINVAL before).
+#[test]
+fn prctl_answers_as_on_linux_and_says_what_it_lacks() {
+    let prog = build("calls_prctl", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_eq!(got.stdout, linux.stdout, "{got:?}");
+    assert_eq!(got.code(), 0, "{got:?}");
+    let lines: Vec<&str> = got.stderr.lines().filter(|l| l.contains("is not implemented")).collect();
+    assert_eq!(lines.len(), 2, "one line per option expected:\n{}", got.stderr);
+    assert!(lines.iter().any(|l| l.contains("prctl option 1 (PR_SET_PDEATHSIG)")), "{}", got.stderr);
+    assert!(lines.iter().any(|l| l.contains("prctl option 1000 is")), "{}", got.stderr);
+}

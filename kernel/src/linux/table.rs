@@ -6,7 +6,7 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{ids, info, memory, numa, procs, residency, sched, signal, sysv_shm, thread, time};
+use super::calls::{ids, info, memory, numa, prctl, procs, residency, sched, signal, sysv_shm, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
 use super::signalfd;
@@ -264,7 +264,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_setpriority => ("setpriority", 3, L(info::setpriority)),
         __NR_ioprio_get => ("ioprio_get", 2, L(info::ioprio_get)),
         __NR_ioprio_set => ("ioprio_set", 3, L(info::ioprio_set)),
-        __NR_prctl => ("prctl", 5, L(info::prctl)),
+        __NR_prctl => ("prctl", 5, L(prctl::prctl)),
 
         // Signals: delivered to handlers on the way back to the program (linux::signal).
         __NR_rt_sigaction => ("rt_sigaction", 4, L(signal::rt_sigaction)),

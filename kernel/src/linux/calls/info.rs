@@ -151,28 +151,6 @@ pub fn getgid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Ok(crate::bootinfo::get().gid as u64)
 }
 
-const PR_SET_NAME: u64 = 15;
-const PR_GET_NAME: u64 = 16;
-
-pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    match a[0] {
-        PR_SET_NAME => {
-            let s = uaccess::read_cstr(a[1], 4096).or_else(|_| uaccess::slice(a[1], 16))?;
-            let mut name = [0u8; 16];
-            let n = s.len().min(15);
-            name[..n].copy_from_slice(&s[..n]);
-            *PROCESS.name.lock() = name;
-            Ok(0)
-        }
-        PR_GET_NAME => {
-            let name = *PROCESS.name.lock();
-            uaccess::write(a[1], name)?;
-            Ok(0)
-        }
-        _ => Err(EINVAL),
-    }
-}
-
 const GRND_NONBLOCK: u64 = 1;
 const GRND_RANDOM: u64 = 2;
 const GRND_INSECURE: u64 = 4;

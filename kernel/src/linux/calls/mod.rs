@@ -4,6 +4,7 @@ pub mod ids;
 pub mod info;
 pub mod memory;
 pub mod numa;
+pub mod prctl;
 pub mod procs;
 pub mod residency;
 pub mod sched;

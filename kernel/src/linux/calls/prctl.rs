@@ -1,0 +1,150 @@
+//! prctl: the process's name and its dumpable flag. Every other option fails with EINVAL, the
+//! answer Linux gives an option it does not know, and says so once per option on hrt's stderr:
+//! the program would have got it on Linux.
+
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, EINVAL};
+use crate::linux::process::PROCESS;
+use crate::linux::uaccess;
+
+const PR_GET_DUMPABLE: u64 = 3;
+const PR_SET_DUMPABLE: u64 = 4;
+const PR_SET_NAME: u64 = 15;
+const PR_GET_NAME: u64 = 16;
+
+/// The dumpable flag (PR_SET_DUMPABLE): 1 (SUID_DUMP_USER) at start, as Linux gives a process
+/// that did not exec a set-user-ID program. It changes nothing else here: `hrt` writes no core
+/// file of the program, and nothing can trace it.
+static DUMPABLE: AtomicU8 = AtomicU8::new(1);
+/// Options already reported as unimplemented, one bit each (options 0-127).
+static REPORTED: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    match a[0] {
+        PR_SET_NAME => {
+            let s = uaccess::read_cstr(a[1], 4096).or_else(|_| uaccess::slice(a[1], 16))?;
+            let mut name = [0u8; 16];
+            let n = s.len().min(15);
+            name[..n].copy_from_slice(&s[..n]);
+            *PROCESS.name.lock() = name;
+            Ok(0)
+        }
+        PR_GET_NAME => {
+            let name = *PROCESS.name.lock();
+            uaccess::write(a[1], name)?;
+            Ok(0)
+        }
+        PR_GET_DUMPABLE => Ok(DUMPABLE.load(Ordering::Relaxed) as u64),
+        PR_SET_DUMPABLE => match a[1] {
+            0 | 1 => {
+                DUMPABLE.store(a[1] as u8, Ordering::Relaxed);
+                Ok(0)
+            }
+            _ => Err(EINVAL),
+        },
+        option => {
+            report_once(option);
+            Err(EINVAL)
+        }
+    }
+}
+
+fn report_once(option: u64) {
+    if option < 128 {
+        let bit = 1u64 << (option % 64);
+        if REPORTED[option as usize / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+            return;
+        }
+    }
+    match name(option) {
+        Some(name) => {
+            kprintln!("hrt: prctl option {option} ({name}) is not implemented: returning EINVAL (reported once)")
+        }
+        None => kprintln!("hrt: prctl option {option} is not implemented: returning EINVAL (reported once)"),
+    }
+}
+
+/// Linux's names of the prctl options (include/uapi/linux/prctl.h).
+fn name(option: u64) -> Option<&'static str> {
+    const NAMES: [&str; 72] = [
+        "",
+        "PR_SET_PDEATHSIG",
+        "PR_GET_PDEATHSIG",
+        "PR_GET_DUMPABLE",
+        "PR_SET_DUMPABLE",
+        "PR_GET_UNALIGN",
+        "PR_SET_UNALIGN",
+        "PR_GET_KEEPCAPS",
+        "PR_SET_KEEPCAPS",
+        "PR_GET_FPEMU",
+        "PR_SET_FPEMU",
+        "PR_GET_FPEXC",
+        "PR_SET_FPEXC",
+        "PR_GET_TIMING",
+        "PR_SET_TIMING",
+        "PR_SET_NAME",
+        "PR_GET_NAME",
+        "",
+        "",
+        "PR_GET_ENDIAN",
+        "PR_SET_ENDIAN",
+        "PR_GET_SECCOMP",
+        "PR_SET_SECCOMP",
+        "PR_CAPBSET_READ",
+        "PR_CAPBSET_DROP",
+        "PR_GET_TSC",
+        "PR_SET_TSC",
+        "PR_GET_SECUREBITS",
+        "PR_SET_SECUREBITS",
+        "PR_SET_TIMERSLACK",
+        "PR_GET_TIMERSLACK",
+        "PR_TASK_PERF_EVENTS_DISABLE",
+        "PR_TASK_PERF_EVENTS_ENABLE",
+        "PR_MCE_KILL",
+        "PR_MCE_KILL_GET",
+        "PR_SET_MM",
+        "PR_SET_CHILD_SUBREAPER",
+        "PR_GET_CHILD_SUBREAPER",
+        "PR_SET_NO_NEW_PRIVS",
+        "PR_GET_NO_NEW_PRIVS",
+        "PR_GET_TID_ADDRESS",
+        "PR_SET_THP_DISABLE",
+        "PR_GET_THP_DISABLE",
+        "PR_MPX_ENABLE_MANAGEMENT",
+        "PR_MPX_DISABLE_MANAGEMENT",
+        "PR_SET_FP_MODE",
+        "PR_GET_FP_MODE",
+        "PR_CAP_AMBIENT",
+        "",
+        "",
+        "PR_SVE_SET_VL",
+        "PR_SVE_GET_VL",
+        "PR_GET_SPECULATION_CTRL",
+        "PR_SET_SPECULATION_CTRL",
+        "PR_PAC_RESET_KEYS",
+        "PR_SET_TAGGED_ADDR_CTRL",
+        "PR_GET_TAGGED_ADDR_CTRL",
+        "PR_SET_IO_FLUSHER",
+        "PR_GET_IO_FLUSHER",
+        "PR_SET_SYSCALL_USER_DISPATCH",
+        "PR_PAC_SET_ENABLED_KEYS",
+        "PR_PAC_GET_ENABLED_KEYS",
+        "PR_SCHED_CORE",
+        "PR_SME_SET_VL",
+        "PR_SME_GET_VL",
+        "PR_SET_MDWE",
+        "PR_GET_MDWE",
+        "PR_SET_MEMORY_MERGE",
+        "PR_GET_MEMORY_MERGE",
+        "PR_RISCV_V_SET_CONTROL",
+        "PR_RISCV_V_GET_CONTROL",
+        "PR_RISCV_SET_ICACHE_FLUSH_CTX",
+    ];
+    NAMES.get(option as usize).copied().filter(|n| !n.is_empty()).or(match option {
+        0x5961_6d61 => Some("PR_SET_PTRACER"),
+        0x5356_4d41 => Some("PR_SET_VMA"),
+        _ => None,
+    })
+}
