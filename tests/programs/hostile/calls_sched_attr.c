@@ -91,5 +91,15 @@ int main(void) {
     show("sched_setscheduler(NULL)", sched_setscheduler(0, SCHED_OTHER, NULL));
     show("sched_setscheduler(pid -1)", sched_setscheduler(-1, SCHED_OTHER, &p));
     show("sched_getscheduler after", sched_getscheduler(0));
+    // A negative pid: EINVAL for the policy and its parameter, ESRCH (no such process) for
+    // the CPU mask, as Linux answers.
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    CPU_SET(0, &mask);
+    show("sched_getscheduler(-1)", sched_getscheduler(-1));
+    show("sched_getparam(-1)", sched_getparam(-1, &p));
+    show("sched_getparam(NULL)", syscall(SYS_sched_getparam, 0, NULL));
+    show("sched_getaffinity(-1)", sched_getaffinity(-1, sizeof mask, &mask));
+    show("sched_setaffinity(-1)", sched_setaffinity(-1, sizeof mask, &mask));
     return 0;
 }

@@ -73,11 +73,17 @@ fn set_policy(pid: u64, policy: Option<u64>, param: u64) -> SysResult {
 }
 
 pub fn sched_getparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[1] == 0 || (a[0] as i32) < 0 {
+        return Err(EINVAL);
+    }
     uaccess::write::<i32>(a[1], 0)?;
     Ok(0)
 }
 
-pub fn sched_getscheduler(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+pub fn sched_getscheduler(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if (a[0] as i32) < 0 {
+        return Err(EINVAL);
+    }
     Ok(0) // SCHED_OTHER
 }
 

@@ -4,7 +4,7 @@ use core::sync::atomic::Ordering;
 
 use crate::arch::syscall as user;
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM};
+use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM, ESRCH};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::{futex, uaccess};
 use crate::sched::{self, Thread, ThreadOptions};
@@ -218,6 +218,10 @@ pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if len < bytes {
         return Err(EINVAL);
     }
+    if (pid as i32) < 0 {
+        // No process has a negative id.
+        return Err(ESRCH);
+    }
     let own = pid == 0 || pid == current().tid as u64;
     let out = uaccess::slice_mut(mask, bytes)?;
     out.fill(0);
@@ -245,6 +249,9 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let n = crate::cpu::count();
     let allowed = |cpu: usize| set[cpu / 64] & (1 << (cpu % 64)) != 0;
+    if (pid as i32) < 0 {
+        return Err(ESRCH);
+    }
     let Some(first) = (0..n).find(|&c| allowed(c)) else {
         return Err(EINVAL);
     };
