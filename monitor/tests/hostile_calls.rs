@@ -5,8 +5,8 @@
 
 mod common;
 use common::hostile::{
-    assert_same, assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native, passes_natively_and_same_on_1_and_2_cpus,
-    run,
+    assert_same, assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native, native_then_hrt,
+    passes_natively_and_same_on_1_and_2_cpus, run,
 };
 
 /// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
@@ -424,10 +424,7 @@ fn private_file_mappings_past_2_gib_hold_the_files_bytes() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let arg = dir.to_str().unwrap();
-    let prog = build("big_private_map", &[]);
-    let linux = native(&prog, &[arg]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    let got = hrt(&["--cpus", "1"], &prog, &[arg]);
+    let (linux, got) = native_then_hrt("big_private_map", &[arg], |linux| linux.code() == 0);
     assert_same("big_private_map", &linux, &got);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -438,10 +435,7 @@ fn private_file_mappings_past_2_gib_hold_the_files_bytes() {
 /// master answers the slave's foreground group, never `hrt`'s.
 #[test]
 fn a_pty_masters_read_after_the_slave_closed_fails_as_on_linux() {
-    let prog = build("pty_master_eof", &[]);
-    let linux = native(&prog, &[]);
-    assert!(linux.stdout.contains("EIO after"), "natively: {linux:?}");
-    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    let (linux, got) = native_then_hrt("pty_master_eof", &[], |linux| linux.stdout.contains("EIO after"));
     assert_same("pty_master_eof", &linux, &got);
 }
 
@@ -450,10 +444,7 @@ fn a_pty_masters_read_after_the_slave_closed_fails_as_on_linux() {
 /// used (it failed silently with EINVAL before).
 #[test]
 fn prctl_answers_as_on_linux_and_says_what_it_lacks() {
-    let prog = build("calls_prctl", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    let (linux, got) = native_then_hrt("calls_prctl", &[], |linux| linux.code() == 0);
     assert_eq!(got.stdout, linux.stdout, "{got:?}");
     assert_eq!(got.code(), 0, "{got:?}");
     let lines: Vec<&str> = got.stderr.lines().filter(|l| l.contains("is not implemented")).collect();

@@ -2,7 +2,7 @@
 //! regular executables, closed standard descriptors. Each runs natively and under `hrt run`.
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native};
+use common::hostile::{assert_same, build, hrt, native, native_then_hrt};
 
 /// A scratch directory with the symbolic links host_proc follows.
 struct Links(std::path::PathBuf);
@@ -64,10 +64,8 @@ fn monitor_proc_entries_are_unreachable() {
 /// (`monitor_proc_entries_are_unreachable`).
 #[test]
 fn proc_self_lists_as_natively() {
-    let prog = build("proc_self_list", &[]);
-    let linux = native(&prog, &[]);
-    assert!(linux.stdout.contains("stat /proc/self/.. is /proc 1"), "natively: {linux:?}");
-    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    let (linux, got) =
+        native_then_hrt("proc_self_list", &[], |linux| linux.stdout.contains("stat /proc/self/.. is /proc 1"));
     assert_same("proc_self_list", &linux, &got);
 }
 

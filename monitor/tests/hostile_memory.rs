@@ -3,7 +3,7 @@
 
 mod common;
 use common::hostile::{
-    assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native,
+    assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, native_then_hrt,
     passes_natively_and_same_on_1_and_2_cpus, repo_root,
 };
 
@@ -51,10 +51,7 @@ fn the_break_moves_while_another_thread_changes_protections() {
 /// the top: the same errno as Linux, nothing mapped or unmapped.
 #[test]
 fn memory_calls_at_the_end_of_the_address_space_fail_as_on_linux() {
-    let prog = build("mem_bounds", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    let (linux, got) = native_then_hrt("mem_bounds", &[], |linux| linux.code() == 0);
     assert_same("mem_bounds", &linux, &got);
 }
 

@@ -184,6 +184,17 @@ pub fn hrt(options: &[&str], prog: &Path, args: &[&str]) -> Outcome {
     run(cmd, None)
 }
 
+/// Builds `name` (tests/programs/hostile), runs it natively, where `natively` must hold of the
+/// outcome (else the host, not hrt, is at fault), then under `hrt run --cpus 1`: both outcomes.
+#[track_caller]
+pub fn native_then_hrt(name: &str, args: &[&str], natively: impl Fn(&Outcome) -> bool) -> (Outcome, Outcome) {
+    let prog = build(name, &[]);
+    let linux = native(&prog, args);
+    assert!(natively(&linux), "{name} natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, args);
+    (linux, got)
+}
+
 /// Runs `hrt` with `options` and arguments `args` (not only `run`), stdin from `stdin`.
 pub fn hrt_cmd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_hrt"))
