@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 23;
+pub const ABI_VERSION: u32 = 24;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -464,11 +464,13 @@ pub mod nr {
     /// A stop signal's default action: the monitor stops its own process (SIGSTOP), as a
     /// stopped Linux process would be, and returns 0 when it is continued.
     pub const STOP: u64 = 12;
-    /// The program changed what SIGTTIN or SIGTTOU does (args[0] = the signal, args[1] = one
-    /// of [`super::tty_action`]): the monitor gives its own process the same disposition, so
-    /// that the host's terminal answers a background job's access as it would the program
-    /// (stops `hrt`, EIO or the write going through, or the program's handler with EINTR).
-    pub const TTY_SIGNAL_ACTION: u64 = 13;
+    /// The program changed what SIGTTIN, SIGTTOU or SIGCHLD does (args[0] = the signal,
+    /// args[1] = one of [`super::signal_action`]): the monitor gives its own process the same
+    /// disposition, so that the host's terminal answers a background job's access as it would
+    /// the program (stops `hrt`, EIO or the write going through, or the program's handler with
+    /// EINTR), and the host reaps the program's ended children at once where the program
+    /// ignores SIGCHLD or set SA_NOCLDWAIT.
+    pub const HOST_SIGNAL_ACTION: u64 = 13;
     /// With [`super::flags::OMP_LIBRARY`]: the program mapped file descriptor args[0] from file
     /// offset args[1], args[2] bytes, executable. The monitor writes the override and import
     /// entries (`overrides::Entry`, `addr` a file offset) that fall in that part of the file to
@@ -648,11 +650,13 @@ pub mod exec_blob {
     pub const W_OMP_FLAGS: usize = 10;
 }
 
-/// The dispositions of [`nr::TTY_SIGNAL_ACTION`].
-pub mod tty_action {
+/// The dispositions of [`nr::HOST_SIGNAL_ACTION`].
+pub mod signal_action {
     pub const DEFAULT: u64 = 0;
     pub const IGNORE: u64 = 1;
     pub const HANDLER: u64 = 2;
+    /// Or'ed into DEFAULT or HANDLER for SIGCHLD: SA_NOCLDWAIT (ended children are reaped).
+    pub const NO_CHILD_WAIT: u64 = 1 << 8;
 }
 
 /// The program's page map (`nr::USER_MAP`): bit `i % 8` of byte `i / 8` is set while the 4 KiB

@@ -15,8 +15,9 @@ const DEFAULT_RUN_PREEMPT_US: u64 = 10_000;
 /// `--as-child`: this `hrt` runs a child of another HRT program (`--children hrt`).
 static AS_CHILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Signals sent to `hrt` (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM, Ctrl-Z's
-/// SIGTSTP, SIGCONT, SIGWINCH) go to the program once its kernel runs: it may handle them, and
+/// Signals sent to `hrt` (all but those it keeps, `host_signals::passed_on`: Ctrl-C, SIGTERM,
+/// SIGHUP, Ctrl-Z's SIGTSTP, SIGCONT, SIGCHLD, real-time signals, ...) go to the program once
+/// its kernel runs: it may handle them, and
 /// their default actions act on it (end it with 128 + signal, stop it, nothing). Before that
 /// they act on `hrt` as they would on the program: the terminating ones stop the VM at once and
 /// `hrt` exits as a shell reports a program killed by them (130, 143, 129, ...).
@@ -32,7 +33,7 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
         unsafe { libc::raise(libc::SIGSTOP) };
         return;
     }
-    if sig == libc::SIGCONT || sig == libc::SIGWINCH || sig == libc::SIGCHLD {
+    if !crate::vm::host_signals::ends_by_default(sig) {
         return;
     }
     if crate::inherited_signals::was_ignored(sig) {
@@ -49,15 +50,30 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
     unsafe { libc::_exit(128 + sig) }
 }
 
-/// `nr::TTY_SIGNAL_ACTION`: `hrt` takes the program's disposition of SIGTTIN or SIGTTOU
-/// (`action`: a `hrt_abi::tty_action`), which the host's terminal consults when the program,
-/// in a background job, reads it or writes it (with TOSTOP): the default stops `hrt` with that
-/// signal (continued, it passes SIGCONT on, see `stop_on_signal`); ignored, the read fails with
-/// EIO and the write goes through; a handler passes the signal on to the program and, being
-/// installed without SA_RESTART, makes the host call fail with EINTR, which the program sees.
+/// `nr::HOST_SIGNAL_ACTION`: `hrt` takes the program's disposition of SIGTTIN, SIGTTOU or
+/// SIGCHLD (`action`: a `hrt_abi::signal_action`). The host's terminal consults the first two
+/// when the program, in a background job, reads it or writes it (with TOSTOP): the default
+/// stops `hrt` with that signal (continued, it passes SIGCONT on, see `stop_on_signal`);
+/// ignored, the read fails with EIO and the write goes through; a handler passes the signal on
+/// to the program and, being installed without SA_RESTART, makes the host call fail with
+/// EINTR, which the program sees. SIGCHLD ignored or with SA_NOCLDWAIT makes the host reap the
+/// program's ended children (`hrt`'s host children) at once, as Linux would the program's.
 /// Returns 0, or a negated errno.
-pub fn mirror_tty_signal(sig: libc::c_int, action: u64) -> i64 {
-    use hrt_abi::tty_action::{DEFAULT, HANDLER, IGNORE};
+pub fn mirror_signal_action(sig: libc::c_int, action: u64) -> i64 {
+    use hrt_abi::signal_action::{DEFAULT, HANDLER, IGNORE, NO_CHILD_WAIT};
+    let failed = || -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64);
+    if sig == libc::SIGCHLD {
+        // SAFETY: a zeroed sigaction with an empty mask, then the handler and flags.
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = match action & !NO_CHILD_WAIT {
+            IGNORE => libc::SIG_IGN,
+            DEFAULT | HANDLER => stop_on_signal as *const () as libc::sighandler_t,
+            _ => return -(libc::EINVAL as i64),
+        };
+        sa.sa_flags = libc::SA_RESTART | if action & NO_CHILD_WAIT != 0 { libc::SA_NOCLDWAIT } else { 0 };
+        // SAFETY: installs the disposition built above; the handler is async-signal-safe.
+        return if unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) } == 0 { 0 } else { failed() };
+    }
     if sig != libc::SIGTTIN && sig != libc::SIGTTOU {
         return -(libc::EINVAL as i64);
     }
@@ -65,11 +81,7 @@ pub fn mirror_tty_signal(sig: libc::c_int, action: u64) -> i64 {
         // The default: ignored by `hrt`, which stops itself (forward/tty_stop.rs).
         let r = crate::forward::tty_stop::manage(action == DEFAULT);
         if action == DEFAULT {
-            return if r == 0 {
-                0
-            } else {
-                -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)
-            };
+            return if r == 0 { 0 } else { failed() };
         }
     }
     // SAFETY: a zeroed sigaction with an empty mask and no flags, then the handler field.
@@ -82,27 +94,22 @@ pub fn mirror_tty_signal(sig: libc::c_int, action: u64) -> i64 {
     };
     // SAFETY: installs the disposition built above; the handler is async-signal-safe.
     if unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) } != 0 {
-        return -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64);
+        return failed();
     }
     0
 }
 
 fn install_stop_handlers() {
-    let passed_on = [
-        libc::SIGINT,
-        libc::SIGTERM,
-        libc::SIGHUP,
-        libc::SIGQUIT,
-        libc::SIGUSR1,
-        libc::SIGUSR2,
-        libc::SIGALRM,
-        libc::SIGTSTP,
-        libc::SIGCONT,
-        libc::SIGWINCH,
-        // A host child of the program ended or stopped (forward/procs.rs).
-        libc::SIGCHLD,
-    ];
-    for sig in passed_on {
+    // Every signal but those `hrt` keeps for itself (`host_signals::passed_on`): Ctrl-C,
+    // SIGTERM, SIGHUP, a host child's SIGCHLD (forward/procs.rs), a forwarded descriptor's
+    // SIGIO and SIGURG, SIGXFSZ for a forwarded write past the file size limit, and whatever
+    // another process sends, real-time signals included.
+    for sig in (1..64).filter(|&s| crate::vm::host_signals::passed_on(s)) {
+        if sig == libc::SIGCHLD && crate::inherited_signals::was_ignored(sig) {
+            // Started with SIGCHLD ignored: the program's children are reaped as they end, as
+            // they would be natively (`mirror_signal_action`).
+            continue;
+        }
         // SAFETY: installing a handler that makes only async-signal-safe calls.
         unsafe { libc::signal(sig, stop_on_signal as *const () as libc::sighandler_t) };
     }
@@ -264,6 +271,10 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // The program starts with the mask `hrt` inherited; `hrt` must see every host signal.
     crate::inherited_signals::unblock_all();
     install_stop_handlers();
+    if !args.as_child {
+        // Before the program can fork: its forked children may signal it (`kill`).
+        crate::forward::note_program_root();
+    }
     let status = vm::run_prepared(kvm, prepared, config, &image)?;
     match vm::end_signal() {
         // A spawned child dies of the signal that ended its program, as a forked one does.

@@ -1,8 +1,10 @@
 //! Child processes (`--children host`): tests/programs/hostile/procs_spawn.c (system, popen,
 //! posix_spawn with file actions and attributes, vfork, wait4/waitid, kill, process groups,
-//! SIGCHLD, CLOEXEC, exec errors) and procs_hostile.c (exec with bad pointers from a vfork
-//! child, /proc/self/exe), each compared with its native run with one vCPU and with two; a
-//! process sharing the descriptor table refused with one line (fork itself: fork.rs).
+//! SIGCHLD, CLOEXEC, exec errors), procs_hostile.c (exec with bad pointers from a vfork
+//! child, /proc/self/exe) and kill_group.c (kill(0), kill(-pgrp), kill(-1), signals between
+//! parent, child and grandchild, SIGCHLD ignored or SA_NOCLDWAIT), each compared with its
+//! native run with one vCPU and with two; a process sharing the descriptor table refused with
+//! one line (fork itself: fork.rs).
 
 mod common;
 use common::hostile::{
@@ -48,4 +50,33 @@ fn a_process_sharing_descriptors_is_refused_with_one_line() {
     assert_eq!(got.code(), 0, "{got:?}");
     assert_eq!(got.stdout, "clone-files: -1 errno 38\nclone-files again: -1 errno 38\n");
     assert_eq!(got.stderr.matches("is not supported: returning ENOSYS").count(), 1, "{}", got.stderr);
+}
+
+/// kill(0) and kill(-own group) reach the caller before they return and its children too; a
+/// grandchild and a forked child's parent may be signalled; real-time signals, SIGURG and
+/// SIGPROF from another process reach the program; SIGCHLD ignored or with SA_NOCLDWAIT leaves
+/// no zombie.
+#[test]
+fn kill_of_groups_and_family_and_child_reaping_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("kill_group", Some("SIG_DFL again: status 4"));
+}
+
+/// kill(-1) signals every other process of the program's tree and not the caller. Natively it
+/// would signal every process of the user (root's: the whole host), so the native run is made
+/// in a PID namespace of its own; without one (not root) the test says so and passes.
+#[test]
+fn kill_minus_one_reaches_the_programs_other_processes() {
+    let prog = build("kill_group", &[]);
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args(["--pid", "--fork", "--mount-proc"]).arg(&prog).arg("minus1");
+    let linux = common::hostile::run(cmd, None);
+    if linux.code() != 0 {
+        eprintln!("no PID namespace here ({}): kill(-1) not compared", linux.stderr.trim());
+        return;
+    }
+    assert!(linux.stdout.contains("caller signalled 0, child status 7"), "natively: {linux:?}");
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &["minus1"]);
+        assert_same(&format!("kill(-1) on {cpus} vCPUs"), &linux, &got);
+    }
 }

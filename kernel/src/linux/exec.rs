@@ -43,8 +43,6 @@ const ARG_MIN_LIMIT: u64 = 128 << 10;
 const ARG_MAX_LIMIT: u64 = 6 << 20;
 const LARGE_PAGE: u64 = 2 << 20;
 const SIGSEGV: i32 = 11;
-const SIGTTIN: usize = 21;
-const SIGTTOU: usize = 22;
 
 /// The thread carrying out an exec past its point of no return (0: none). Every other thread
 /// ends on its way back to the program (`ends_for_exec`).
@@ -331,13 +329,10 @@ pub fn ends_for_exec(tid: u32) {
 fn reset_signals() {
     let mut table = PROCESS.sigactions.lock();
     for (signo, act) in table.iter_mut().enumerate().skip(1) {
-        let ignored = act[0] == SIG_IGN;
-        let handled = act[0] != SIG_DFL && !ignored;
-        *act = [if ignored { SIG_IGN } else { SIG_DFL }, 0, 0, 0];
-        if handled && (signo == SIGTTIN || signo == SIGTTOU) {
-            // `hrt` mirrors these dispositions (see rt_sigaction).
-            crate::arch::hypercall::call(hrt_abi::nr::TTY_SIGNAL_ACTION, &[signo as u64, hrt_abi::tty_action::DEFAULT]);
-        }
+        let old = *act;
+        *act = [if old[0] == SIG_IGN { SIG_IGN } else { SIG_DFL }, 0, 0, 0];
+        // `hrt` shares some dispositions with the program (see rt_sigaction).
+        sig::host_mirror::after_exec_reset(signo, &old, act);
     }
     drop(table);
     sig::timers::delete_posix_timers();

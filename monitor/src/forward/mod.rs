@@ -39,6 +39,8 @@ mod fds;
 mod file_space;
 mod files;
 mod forked;
+mod host_procs;
+pub use host_procs::note_root as note_program_root;
 #[cfg(test)]
 pub(crate) mod fuzz;
 mod guest_mem;

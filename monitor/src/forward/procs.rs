@@ -10,8 +10,8 @@
 //! the descriptors are put at the child's numbers, the rest closed, and `execve` runs.
 //!
 //! Waiting (`wait4`, `waitid`), `kill`, and process groups are host calls on the monitor's own
-//! children, which are all the program's; `kill` reaches only those children and the process
-//! groups the monitor or a child leads.
+//! children, which are all the program's; `kill` reaches only the program's own tree of
+//! processes and the process groups they are in (forward/host_procs.rs).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -244,19 +244,58 @@ impl Forwarder {
         unsafe { self.sys(nr, &args) }
     }
 
+    /// kill from the program to another process or a group: within the program's own tree
+    /// (forward/host_procs.rs: the `hrt run` at its top and that process's descendants, so
+    /// a forked child's parent and a fork server's workers) and the groups a process of the
+    /// tree is in; ESRCH for any other process (`hrt` signals nothing outside the program).
+    /// pid 0, and a group that holds `hrt` itself, are signalled member by member without
+    /// `hrt`, and the answer is 1: the kernel then delivers the program's own copy before
+    /// `kill` returns. pid -1 is every other process of the tree (on Linux: every process the
+    /// caller may signal but itself).
     fn kill(&self, pid: i32, sig: u64) -> SysResult<i64> {
+        use super::host_procs::{group_in_program_tree, in_program_tree, program_tree};
+        // SAFETY: getpid and getpgid(0) have no pointers.
+        let (me, my_group) = unsafe { (libc::getpid(), libc::getpgid(0)) };
         let known = |p: i32| self.children.pids.lock().unwrap().contains(&p);
-        let allowed = match pid {
-            p if p > 0 => known(p),
-            // SAFETY: getpgid(0) has no pointers.
-            p if p < -1 => known(-p) || -p as libc::pid_t == unsafe { libc::getpgid(0) },
-            _ => false,
+        let send = |p: i32| {
+            // SAFETY: no pointers.
+            unsafe { self.sys(libc::SYS_kill, &[p as libc::c_long, int(sig)]) }
         };
-        if !allowed {
-            return Err(Errno::ESRCH);
+        match pid {
+            p if p > 0 && (known(p) || in_program_tree(p)) => send(p),
+            0 => self.kill_own_group(my_group, me, &send),
+            p if p < -1 && -p == my_group => self.kill_own_group(my_group, me, &send),
+            p if p < -1 && (known(-p) || group_in_program_tree(-p)) => send(p),
+            -1 => {
+                let others: Vec<i32> = program_tree().into_iter().filter(|&p| p != me).collect();
+                // Linux: success if any process could be signalled.
+                let sent = others.iter().filter(|&&p| send(p).is_ok()).count();
+                if sent > 0 {
+                    Ok(0)
+                } else if others.is_empty() {
+                    Err(Errno::ESRCH)
+                } else {
+                    Err(Errno(libc::EPERM))
+                }
+            }
+            _ => Err(Errno::ESRCH),
         }
-        // SAFETY: no pointers.
-        unsafe { self.sys(libc::SYS_kill, &[pid as libc::c_long, int(sig)]) }
+    }
+
+    /// The program's own process group: every member but `hrt` (whose program gets its copy
+    /// from its kernel); 1 says so. Where the host's /proc cannot be read (`--sandbox`), the
+    /// host signals the whole group, `hrt` included, and the program's copy comes from there,
+    /// after `kill` has returned.
+    fn kill_own_group(&self, group: i32, me: i32, send: &dyn Fn(i32) -> SysResult<i64>) -> SysResult<i64> {
+        let Some(members) = super::host_procs::group_members(group) else { return send(-group) };
+        for member in members {
+            if member != me {
+                // A member that went or may not be signalled does not fail the call (the caller
+                // itself was).
+                let _ = send(member);
+            }
+        }
+        Ok(1)
     }
 
     /// The host reaped child `pid` (or reported how it ended): it may no longer be signalled.

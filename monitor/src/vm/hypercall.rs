@@ -225,7 +225,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             unsafe { libc::raise(libc::SIGSTOP) };
             0
         }
-        nr::TTY_SIGNAL_ACTION => crate::run::mirror_tty_signal(call.args[0] as i32, call.args[1]),
+        nr::HOST_SIGNAL_ACTION => crate::run::mirror_signal_action(call.args[0] as i32, call.args[1]),
         nr::FILE_OVERRIDES => file_overrides(shared, &call.args),
         nr::MAP_SHARED_FILE => super::shared_files::map(shared, &call.args),
         nr::UNMAP_SHARED_FILE => super::shared_files::unmap(shared, &call.args),

@@ -51,7 +51,7 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_brk,
     libc::SYS_rt_sigprocmask,
     libc::SYS_rt_sigreturn,
-    // nr::TTY_SIGNAL_ACTION: SIGTTIN's and SIGTTOU's disposition follows the program's.
+    // nr::HOST_SIGNAL_ACTION: SIGTTIN's, SIGTTOU's and SIGCHLD's disposition follows the program's.
     libc::SYS_rt_sigaction,
     libc::SYS_sigaltstack,
     libc::SYS_restart_syscall,

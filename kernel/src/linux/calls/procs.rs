@@ -189,7 +189,10 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysRe
     }
     // Ended before exec: a zombie with its guest tid as pid, and SIGCHLD as Linux sends it.
     let status = (v & 0xffff) as u32;
-    ZOMBIES.lock().push((tid, status));
+    if exit_signal != 17 || !sig::host_mirror::children_reaped_at_exit() {
+        // SIGCHLD ignored or SA_NOCLDWAIT: Linux reaps such a child at once.
+        ZOMBIES.lock().push((tid, status));
+    }
     if exit_signal != 0 {
         let _ = sig::send_process(child_exited(exit_signal as i32, tid, status));
         sig::state::kick_all();
@@ -373,8 +376,9 @@ pub fn getsid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     call(tagged(op::GETSID), [own_as_zero(a[0]), 0, 0, 0, 0, 0])
 }
 
-/// kill to another process (a host child) or a process group: the monitor sends it on the
-/// host if the target is one of the program's children or a group of its own.
+/// kill to another process (a host descendant), a process group, or -1: the monitor sends it
+/// on the host to the program's descendants and the groups it or they are in (never to `hrt`
+/// itself); 1 means the caller's own process is in the group and gets its copy from the caller.
 pub fn kill_other(pid: u64, signo: u64) -> SysResult {
     if ZOMBIES.lock().iter().any(|&(p, _)| p as u64 == pid) {
         return Ok(0);

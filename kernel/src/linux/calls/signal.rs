@@ -49,17 +49,8 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             // Linux discards a pending signal that becomes ignored.
             state::discard(signo as u64);
         }
-        if signo == SIGTTIN || signo == SIGTTOU {
-            // The host's terminal sends these to `hrt` for the program's forwarded reads and
-            // writes: `hrt` takes the program's disposition (see nr::TTY_SIGNAL_ACTION).
-            use hrt_abi::tty_action::{DEFAULT, HANDLER, IGNORE};
-            let action = match h {
-                SIG_DFL => DEFAULT,
-                SIG_IGN => IGNORE,
-                _ => HANDLER,
-            };
-            crate::arch::hypercall::call(hrt_abi::nr::TTY_SIGNAL_ACTION, &[signo as u64, action]);
-        }
+        // `hrt` shares some dispositions with the program (SIGTTIN, SIGTTOU, SIGCHLD).
+        sig::host_mirror::after_sigaction(signo, &new);
     }
     Ok(0)
 }
@@ -96,9 +87,6 @@ pub fn rt_sigpending(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     uaccess::write_bytes(a[0], &set.to_le_bytes()[..a[1] as usize])?;
     Ok(0)
 }
-
-const SIGTTIN: usize = 21;
-const SIGTTOU: usize = 22;
 
 const SS_ONSTACK: u64 = 1;
 const SS_DISABLE: u64 = 2;
@@ -178,20 +166,20 @@ pub fn broken_pipe() {
     let _ = state::send_thread(tid, SigInfo::from_user(sig::SIGPIPE, SI_USER));
 }
 
-fn is_us(pid: u64) -> bool {
-    let p = pid as i64;
-    p == 0 || p == -1 || p as u32 == process::pid()
-}
-
 pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     register_current();
     let signo = a[1];
     if signo != 0 {
         valid(signo)?;
     }
-    if !is_us(a[0]) {
-        // Another process: one of the program's host children, or a process group.
-        return super::procs::kill_other(a[0], signo);
+    // pid_t is an int: the register's upper half is not part of it.
+    if a[0] as i32 != process::pid() as i32 {
+        // Another process, a process group (0: the caller's), or -1 (every other process):
+        // the monitor signals them on the host; 1 says the caller's process is in the group.
+        // Others first: the caller's own copy may end it.
+        if super::procs::kill_other(a[0], signo)? != 1 {
+            return Ok(0);
+        }
     }
     if signo != 0 {
         state::send_process(SigInfo::from_user(signo, SI_USER))?;

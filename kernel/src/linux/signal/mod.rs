@@ -6,6 +6,7 @@ pub mod deliver;
 pub mod fpstate;
 pub mod frame;
 pub mod host;
+pub mod host_mirror;
 pub mod state;
 pub mod timers;
 

@@ -25,9 +25,24 @@ static DELIVERIES: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
 /// stopped (Ctrl-Z) does not count.
 pub const WATCH_PERIOD: std::time::Duration = std::time::Duration::from_millis(250);
 const STUCK_AFTER: u32 = 8;
-/// The signals whose default action ends the program (of those `hrt` passes on).
-const TERMINATING: [i32; 7] =
-    [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM];
+/// Whether `hrt` passes signal `sig`, sent to it on the host, on to the program: every signal
+/// but those it keeps for itself. SIGKILL and SIGSTOP cannot be caught; SIGILL, SIGTRAP,
+/// SIGABRT, SIGBUS, SIGFPE and SIGSEGV are faults of `hrt`'s own threads and SIGSYS its seccomp
+/// filter's; SIGPIPE is a forwarded write's EPIPE (the kernel raises the program's own);
+/// SIGTTIN and SIGTTOU are a background job's terminal access (forward/tty_stop.rs,
+/// `run::mirror_signal_action`); 32 and 33 are the C library's; the channel's wake signal is
+/// `hrt`'s; 64 does not fit the channel's word.
+pub fn passed_on(sig: i32) -> bool {
+    use libc::*;
+    let kept = [SIGKILL, SIGSTOP, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS, SIGPIPE, SIGTTIN, SIGTTOU];
+    (1..64).contains(&sig) && !kept.contains(&sig) && sig != 32 && sig != 33 && sig != super::wake_signal()
+}
+
+/// Whether `sig`'s default action ends a process (it is not ignored, a stop or a continue).
+pub fn ends_by_default(sig: i32) -> bool {
+    use libc::*;
+    ![SIGCHLD, SIGCONT, SIGURG, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU, SIGSTOP].contains(&sig)
+}
 
 /// `KVM_SIGNAL_MSI`: `_IOW(KVMIO, 0xa5, struct kvm_msi)`.
 const KVM_SIGNAL_MSI: u64 =
@@ -84,7 +99,7 @@ pub fn watch() {
     // SAFETY: as in `deliver`.
     let bits = unsafe { (*word).load(Ordering::SeqCst) };
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    for sig in TERMINATING {
+    for sig in (1..64).filter(|&s| passed_on(s) && ends_by_default(s)) {
         let entry = &mut seen[sig as usize];
         if bits & (1 << sig) == 0 {
             *entry = (0, 0);

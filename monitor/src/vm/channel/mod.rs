@@ -432,7 +432,7 @@ impl Service {
 }
 
 /// The signal that interrupts a worker's blocked host call: a real-time one nobody else uses.
-fn wake_signal() -> libc::c_int {
+pub(crate) fn wake_signal() -> libc::c_int {
     libc::SIGRTMIN() + 2
 }
 
