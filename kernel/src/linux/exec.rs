@@ -210,6 +210,9 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     }
     // The point of no return.
     end_other_threads(me);
+    // The robust mutexes the thread holds are released as at its exit (Linux's
+    // `exec_mm_release`), while the old image is still there.
+    super::robust::thread_exits();
     reset_signals();
     super::overrides::omp_after_exec();
     let staged = release_old_image(staged, checked.fixed);
@@ -319,6 +322,7 @@ pub fn ends_for_exec(tid: u32) {
         sig::deliver::SUSPENDED.fetch_sub(1, Ordering::SeqCst);
     }
     let _ = sig::state::take_restart(tid);
+    super::robust::thread_exits();
     super::calls::signal::thread_exited(tid);
     PROCESS.live_threads.fetch_sub(1, Ordering::SeqCst);
     sched::exit(0)

@@ -22,6 +22,7 @@ pub mod process;
 pub mod protect;
 pub mod regsite;
 pub mod rewrite;
+pub mod robust;
 pub mod shared_files;
 pub mod shared_futex;
 pub mod signal;

@@ -137,6 +137,8 @@ pub fn end_by_signal(sig: i32) -> ! {
 }
 
 fn end_claimed_by(status: i32, sig: u64) -> ! {
+    // Before the VM stops: another process may wait for a robust mutex a thread holds.
+    super::robust::process_exits();
     if super::rewrite::enabled() {
         let (rewritten, kept) = super::rewrite::counts();
         let registers = super::regsite::count();

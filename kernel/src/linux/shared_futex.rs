@@ -56,3 +56,9 @@ pub fn futex(addr: u64, cmd: u64, val: u32, timeout: u64, val3: u32, realtime: b
         }
     }
 }
+
+/// Wakes up to `n` waiters of shared word `addr` in other processes only (the host's futex),
+/// not this kernel's: the robust-list walk of a process that ends (`robust`).
+pub fn wake_host(addr: u64, n: u64) {
+    let _ = super::calls::procs::call(SHARED_FUTEX, [addr, 1, n, 0, 0, 0]);
+}

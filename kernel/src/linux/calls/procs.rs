@@ -202,6 +202,7 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysRe
 
 /// Ends the calling spawn child's guest thread; its parent's join reads `value`.
 fn end_child(value: u64) -> ! {
+    crate::linux::robust::thread_exits();
     let tid = process::current_tid();
     if CHILDREN.lock().remove(&tid).is_some() {
         ACTIVE.fetch_sub(1, Ordering::SeqCst);

@@ -125,10 +125,12 @@ pub fn clone3(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Err(ENOSYS)
 }
 
-/// Ends the calling thread: clears and wakes CLONE_CHILD_CLEARTID (what pthread_join waits
-/// on); the last thread's exit ends the program.
+/// Ends the calling thread: marks the robust mutexes it holds (`robust`), clears and wakes
+/// CLONE_CHILD_CLEARTID (what pthread_join waits on), in that order as on Linux; the last
+/// thread's exit ends the program.
 pub fn exit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     super::procs::exit_if_child(a[0]);
+    crate::linux::robust::thread_exits();
     let t = current();
     super::signal::thread_exited(t.tid);
     if t.clear_child_tid != 0 && uaccess::write::<u32>(t.clear_child_tid, 0).is_ok() {
@@ -152,7 +154,7 @@ pub fn set_tid_address(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn set_robust_list(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if a[1] != 24 {
+    if a[1] != crate::linux::robust::HEAD_SIZE {
         return Err(EINVAL);
     }
     current().robust_list = a[0];
@@ -164,7 +166,7 @@ pub fn get_robust_list(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(EPERM);
     }
     uaccess::write::<u64>(a[1], current().robust_list)?;
-    uaccess::write::<u64>(a[2], 24)?;
+    uaccess::write::<u64>(a[2], crate::linux::robust::HEAD_SIZE)?;
     Ok(0)
 }
 
