@@ -227,6 +227,11 @@ pub fn on_host(addr: u64) -> bool {
     !map.is_empty() && overlapping(&map, addr, addr + 1).iter().any(|(_, _, r)| r.kind.on_host())
 }
 
+/// Whether any of the program's memory is host shared pages (other processes may see it).
+pub fn any_on_host() -> bool {
+    SHARED.lock().values().any(|r| r.kind.on_host())
+}
+
 /// The shared mappings in `[start, end)` are forgotten, and their host pages become anonymous
 /// memory again (reading zero): called before the range is zeroed and freed or replaced.
 pub fn release(start: u64, end: u64) {
