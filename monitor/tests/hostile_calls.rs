@@ -82,7 +82,8 @@ fn privileged_values_are_refused_as_on_linux() {
 /// Robust mutexes whose owner ends holding them (tests/programs/hostile/robust_mutex.c): a
 /// thread that exits, with the next taker already waiting or not; a forked child that `_exit`s
 /// holding a process-shared one in MAP_SHARED memory, with the parent waiting or not; and a
-/// child's second thread holding one at the child's exit_group. The next taker gets
+/// child's second thread holding one at the child's exit_group; a child's two threads holding
+/// one each when one of them execs. The next taker gets
 /// EOWNERDEAD and recovers it with pthread_mutex_consistent, as on Linux (it hung before: the
 /// robust list was never walked). With 1 and 2 vCPUs.
 #[test]
@@ -90,7 +91,7 @@ fn robust_mutexes_of_a_dead_owner_report_eownerdead() {
     let prog = build("robust_mutex", &[]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    for case in ["1", "2 waiter", "3", "4", "5"] {
+    for case in ["1", "2 waiter", "3", "4", "5", "6 main's", "6 thread's"] {
         let line = format!("{case}: lock after the owner died: EOWNERDEAD");
         assert!(linux.stdout.contains(&line), "natively, no `{line}`:\n{}", linux.stdout);
     }

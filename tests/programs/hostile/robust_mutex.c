@@ -6,7 +6,9 @@
  *   3. a process-shared mutex in MAP_SHARED memory: a forked child locks and _exits, the
  *      parent locks after waitpid;
  *   4. as 3, with the parent already waiting in pthread_mutex_lock when the child _exits;
- *   5. as 3, held by a second thread of the child while its main thread _exits (exit_group).
+ *   5. as 3, held by a second thread of the child while its main thread _exits (exit_group);
+ *   6. as 3, one held by the child's main thread and one by a second thread when the main
+ *      thread execs (the program itself, which exits at once).
  * An alarm ends a run that hangs. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -207,7 +209,48 @@ static void case_child_thread_holds(void) {
     recover("5", m5, pthread_mutex_lock(m5));
 }
 
-int main(void) {
+static pthread_mutex_t *m6;
+static int p6[2];
+
+static void *hold_until_exec(void *arg) {
+    (void)arg;
+    int r = pthread_mutex_lock(&m6[1]);
+    char c = r == 0 ? 'x' : 'e';
+    if (write(p6[1], &c, 1) != 1)
+        _exit(4);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void case_child_execs(const char *self) {
+    m6 = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m6 == MAP_FAILED || pipe(p6) != 0) {
+        perror("mmap or pipe");
+        exit(1);
+    }
+    init_robust(&m6[0], 1);
+    init_robust(&m6[1], 1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (pthread_mutex_lock(&m6[0]) != 0)
+            _exit(3);
+        pthread_t t;
+        pthread_create(&t, NULL, hold_until_exec, NULL);
+        char c;
+        if (read(p6[0], &c, 1) != 1 || c != 'x')
+            _exit(3);
+        execl(self, self, "exit", (char *)NULL);
+        _exit(5);
+    }
+    reap("6", pid);
+    recover("6 main's", &m6[0], pthread_mutex_lock(&m6[0]));
+    recover("6 thread's", &m6[1], pthread_mutex_lock(&m6[1]));
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "exit") == 0)
+        return 0;
     setvbuf(stdout, NULL, _IONBF, 0);
     alarm(30);
     case_thread_exits();
@@ -215,6 +258,7 @@ int main(void) {
     case_child_exits();
     case_parent_waits();
     case_child_thread_holds();
+    case_child_execs(argv[0]);
     printf("robust mutexes: done\n");
     return 0;
 }
