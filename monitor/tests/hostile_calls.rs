@@ -98,6 +98,16 @@ fn robust_mutexes_of_a_dead_owner_report_eownerdead() {
     assert_same_on_1_and_2_cpus("robust_mutex", &prog, &[], &linux);
 }
 
+/// Robust lists built by hand and left by a thread's raw exit (tests/programs/hostile/
+/// robust_lists.c): the pending entry (marked; left alone with no owner), the waiters bit,
+/// another owner's word, a bad next pointer, a misaligned or read-only word (each ends the
+/// walk), a cycle and a 3000-entry list (2048 entries walked, then the pending one), a PI
+/// entry, an unreadable head: each futex word as Linux leaves it. With 1 and 2 vCPUs.
+#[test]
+fn hand_built_robust_lists_are_walked_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("robust_lists", Some("robust lists: done"));
+}
+
 /// A blocked SIGTERM sent to oneself (kill, and SIGUSR1 by tgkill) stays pending while the
 /// program carries on, shows in sigpending, is dropped when it becomes ignored, and ends the
 /// program (143) when unblocked; it terminated at once before.
