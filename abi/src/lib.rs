@@ -109,9 +109,15 @@ pub struct BootInfo {
     pub mem_size: u64,
     /// TSC frequency in kHz as KVM reports it.
     pub tsc_khz: u64,
-    /// Host CLOCK_REALTIME in ns and the guest TSC read at the same moment.
+    /// Host CLOCK_REALTIME in ns and the guest TSC read at the same moment (0: not read; the
+    /// clocks were then sampled while the block was built, a few ms before the kernel's time
+    /// zero). `monotonic_ns` and `boottime_ns` are the host's CLOCK_MONOTONIC and
+    /// CLOCK_BOOTTIME at that moment: the program's clocks are the host's, as other
+    /// processes' are.
     pub wallclock_ns: u64,
     pub wallclock_tsc: u64,
+    pub monotonic_ns: u64,
+    pub boottime_ns: u64,
     /// `flags::*`.
     pub flags: u64,
     /// `features::*` the monitor's guest CPUID offers. Authoritative: on PVM the CPUID
@@ -257,6 +263,8 @@ impl BootInfo {
             tsc_khz: 0,
             wallclock_ns: 0,
             wallclock_tsc: 0,
+            monotonic_ns: 0,
+            boottime_ns: 0,
             flags: 0,
             features: 0,
             platform: 0,

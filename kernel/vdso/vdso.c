@@ -11,6 +11,8 @@ struct hrt_vvar {
     uint64_t wall_ns;   /* CLOCK_REALTIME at time zero */
     uint64_t rdtscp;    /* 1: TSC_AUX holds cpu | node << 12; 2: GS holds the kernel's per-CPU
                            record (the kernel runs in ring 3), cpu at gs:8, node at gs:72 */
+    uint64_t mono_ns;   /* CLOCK_MONOTONIC at time zero (the host's) */
+    uint64_t boot_ns;   /* CLOCK_BOOTTIME at time zero (the host's) */
 };
 
 extern const struct hrt_vvar hrt_vvar __attribute__((visibility("hidden")));
@@ -24,7 +26,7 @@ static inline uint64_t rdtsc(void) {
     return ((uint64_t)hi << 32) | lo;
 }
 
-static inline uint64_t mono_ns(void) {
+static inline uint64_t elapsed_ns(void) {
     const volatile struct hrt_vvar *v = &hrt_vvar;
     return (uint64_t)(((unsigned __int128)(rdtsc() - v->boot_tsc) * v->ns_mult) >> 32);
 }
@@ -46,13 +48,15 @@ int __vdso_clock_gettime(int clock, struct hrt_timespec *ts) {
     switch (clock) {
     case 0: /* REALTIME */
     case 5: /* REALTIME_COARSE */
-        ns = hrt_vvar.wall_ns + mono_ns();
+        ns = hrt_vvar.wall_ns + elapsed_ns();
         break;
     case 1: /* MONOTONIC */
     case 4: /* MONOTONIC_RAW */
     case 6: /* MONOTONIC_COARSE */
+        ns = hrt_vvar.mono_ns + elapsed_ns();
+        break;
     case 7: /* BOOTTIME */
-        ns = mono_ns();
+        ns = hrt_vvar.boot_ns + elapsed_ns();
         break;
     default:
         return (int)sys2(228, clock, (long)ts);
@@ -66,7 +70,7 @@ int __vdso_gettimeofday(struct hrt_timeval *tv, void *tz) {
     if (tz)
         return (int)sys2(96, (long)tv, (long)tz);
     if (tv) {
-        uint64_t ns = hrt_vvar.wall_ns + mono_ns();
+        uint64_t ns = hrt_vvar.wall_ns + elapsed_ns();
         tv->tv_sec = (long)(ns / 1000000000u);
         tv->tv_usec = (long)((ns % 1000000000u) / 1000u);
     }
@@ -74,7 +78,7 @@ int __vdso_gettimeofday(struct hrt_timeval *tv, void *tz) {
 }
 
 long __vdso_time(long *t) {
-    long s = (long)((hrt_vvar.wall_ns + mono_ns()) / 1000000000u);
+    long s = (long)((hrt_vvar.wall_ns + elapsed_ns()) / 1000000000u);
     if (t)
         *t = s;
     return s;

@@ -481,3 +481,48 @@ fn prctl_answers_as_on_linux_and_says_what_it_lacks() {
     assert!(lines.iter().any(|l| l.contains("prctl option 1 (PR_SET_PDEATHSIG)")), "{}", got.stderr);
     assert!(lines.iter().any(|l| l.contains("prctl option 1000 is")), "{}", got.stderr);
 }
+
+/// The host's CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME now, in nanoseconds.
+fn host_clocks() -> [i128; 3] {
+    [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME].map(|clock| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid timespec to write.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
+    })
+}
+
+/// The program's clocks are the host's, as every process's are on Linux: each reading (vDSO and
+/// system call, main program and forked child) lies between the host's just before the run and
+/// just after it. Before, the monotonic and boot-time clocks of each `hrt run` started at zero.
+#[test]
+fn the_programs_clocks_are_the_hosts() {
+    let prog = build("clocks_shared", &[]);
+    let check = |what: &str, run: &dyn Fn() -> common::hostile::Outcome| {
+        let before = host_clocks();
+        let got = run();
+        let after = host_clocks();
+        assert_eq!(got.code(), 0, "{what}: {got:?}");
+        let mut readings = 0;
+        for line in got.stdout.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            let i = match f[0] {
+                "realtime" => 0,
+                "monotonic" => 1,
+                "boottime" => 2,
+                _ => {
+                    assert!(line.ends_with(": 1"), "{what}: {line}");
+                    continue;
+                }
+            };
+            let v: i128 = f[2].parse().unwrap();
+            assert!(before[i] <= v && v <= after[i], "{what}: {line} not within {} .. {}", before[i], after[i]);
+            readings += 1;
+        }
+        assert_eq!(readings, 12, "{what}: {}", got.stdout);
+    };
+    check("natively", &|| native(&prog, &[]));
+    for cpus in ["1", "2"] {
+        check(&format!("hrt --cpus {cpus}"), &|| hrt(&["--cpus", cpus], &prog, &[]));
+    }
+}

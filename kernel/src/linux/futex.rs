@@ -339,7 +339,7 @@ pub(super) fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<O
     }
     let t = (s as u64).saturating_mul(1_000_000_000).saturating_add(ns as u64);
     let rel = if absolute {
-        let now = if realtime { super::calls::time::realtime_ns() } else { crate::time::now_ns() };
+        let now = if realtime { super::calls::time::realtime_ns() } else { super::calls::time::monotonic_ns() };
         t.saturating_sub(now)
     } else {
         t

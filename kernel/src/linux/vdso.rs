@@ -14,6 +14,8 @@ struct Vvar {
     ns_mult: u64,
     wall_ns: u64,
     rdtscp: u64,
+    mono_ns: u64,
+    boot_ns: u64,
 }
 
 /// Bytes of program memory the vDSO takes: its data page and its image, whole pages.
@@ -30,10 +32,12 @@ pub fn map(place: Option<u64>) -> Option<u64> {
         None => usermem::alloc(len(), PAGE).ok()?,
     };
     let (boot_tsc, ns_mult) = crate::time::tsc_parameters();
+    // The host's clocks at time zero (calls/time.rs).
+    let bases = super::calls::time::host_bases();
     let vvar = Vvar {
         boot_tsc,
         ns_mult,
-        wall_ns: crate::bootinfo::get().wallclock_ns,
+        wall_ns: bases[0],
         // getcpu: from GS when the kernel runs in ring 3 (RDTSCP would give the host's CPU
         // there), else from RDTSCP's TSC_AUX where offered, else a system call.
         rdtscp: if crate::arch::ring3::active() {
@@ -41,6 +45,8 @@ pub fn map(place: Option<u64>) -> Option<u64> {
         } else {
             crate::arch::features::has(crate::arch::features::RDTSCP) as u64
         },
+        mono_ns: bases[1],
+        boot_ns: bases[2],
     };
     // SAFETY: both ranges are freshly allocated program memory.
     unsafe {

@@ -2,14 +2,14 @@
 //! the program's descriptor table, so reading it (a forwarded read, which may wait and so goes
 //! to a worker thread), poll, select and epoll treat it beside the program's other host
 //! descriptors, as on Linux. Relative times and the times `timerfd_gettime` and the old value
-//! report (time left, interval) mean the same on both sides. An absolute deadline does not:
-//! the program's monotonic and boot-time clocks count from its kernel's boot, its real-time
-//! clock from the wall-clock time `hrt` gave it then. The kernel passes its "now" of both
-//! kinds with the call (kernel/src/linux/calls/time.rs), and the deadline moves to the host
-//! clock of that timer by the difference, read at the call: the timer then expires when the
-//! program's clock reaches the deadline (give or take the microseconds the call took to
-//! arrive), and a real-time timer stays absolute on the host, so `TFD_TIMER_CANCEL_ON_SET`
-//! still sees the host's clock being set.
+//! report (time left, interval) mean the same on both sides. An absolute deadline is on the
+//! program's clocks, which are the host's read at boot and counted on from the guest TSC
+//! (vm/host_clocks.rs), so they may drift from the host's by what the two counts differ. The
+//! kernel passes its monotonic and real-time "now" with the call (kernel/src/linux/calls/
+//! time.rs), and the deadline moves to the host clock of that timer by the difference, read
+//! at the call: the timer then expires when the program's clock reaches the deadline (give or
+//! take the microseconds the call took to arrive), and a real-time timer stays absolute on
+//! the host, so `TFD_TIMER_CANCEL_ON_SET` still sees the host's clock being set.
 
 use std::sync::Arc;
 
@@ -100,10 +100,15 @@ impl Forwarder {
         if flags & TFD_TIMER_ABSTIME != 0 && armed {
             let clock = clock_of(h.raw())?;
             let guest_now = match clock {
-                libc::CLOCK_REALTIME | libc::CLOCK_REALTIME_ALARM => guest_real,
-                _ => guest_mono,
+                libc::CLOCK_REALTIME | libc::CLOCK_REALTIME_ALARM => guest_real as i128,
+                // The program's boot time is its monotonic time plus the host's difference
+                // between the two (both were read together at boot).
+                libc::CLOCK_BOOTTIME | libc::CLOCK_BOOTTIME_ALARM => {
+                    guest_mono as i128 + host_now(libc::CLOCK_BOOTTIME) - host_now(libc::CLOCK_MONOTONIC)
+                }
+                _ => guest_mono as i128,
             };
-            let deadline = spec[2] as i128 * NS + spec[3] as i128 - guest_now as i128 + host_now(clock);
+            let deadline = spec[2] as i128 * NS + spec[3] as i128 - guest_now + host_now(clock);
             // A deadline already passed expires at once, as on Linux (0 would disarm).
             let deadline = deadline.clamp(1, i64::MAX as i128);
             spec[2] = (deadline / NS) as i64;

@@ -68,8 +68,8 @@ pub fn write(
     info.preempt_us = config.preempt_us;
     info.tsc_khz = tsc_khz;
     info.features = guest_features(cpuid);
-    info.wallclock_ns =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    // Refined with the guest TSC just before the boot CPU runs (`host_clocks::sample_at_boot`).
+    [info.wallclock_ns, info.monotonic_ns, info.boottime_ns] = super::host_clocks::now();
 
     // Boot stacks at the top of memory (with the program's file and arguments below them),
     // out of the way of programs linked at low addresses; all in one RAM range.

@@ -5,6 +5,7 @@ mod channel;
 mod cpuid;
 mod fork;
 mod guest_zero;
+mod host_clocks;
 mod hypercall;
 mod kvm;
 mod late_teardown;

@@ -328,6 +328,10 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     let start = |id: u32, tx: &mpsc::Sender<Event>| -> Result<std::thread::JoinHandle<()>> {
         let vcpu = vm.create_vcpu(id as u64).map_err(|e| err!("cannot create vCPU {id}: {e}"))?;
         setup_vcpu(&vcpu, id, cpuid, config)?;
+        if id == 0 && config.resume.is_none() {
+            // The host clocks at a known guest TSC, as late as possible before the boot.
+            super::host_clocks::sample_at_boot(&vcpu, &shared.ram);
+        }
         let (tx, shared, pin, filter) = (tx.clone(), shared.clone(), config.pin, filter.clone());
         std::thread::Builder::new()
             .name(format!("vcpu{id}"))

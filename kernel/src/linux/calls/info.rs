@@ -34,7 +34,8 @@ struct Sysinfo {
 
 pub fn sysinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let info = Sysinfo {
-        uptime: (crate::time::now_ns() / 1_000_000_000) as i64,
+        // The host's, as CLOCK_BOOTTIME is.
+        uptime: (super::time::boottime_ns() / 1_000_000_000) as i64,
         loads: [0; 3],
         totalram: usermem::total_bytes(),
         freeram: usermem::free_bytes(),

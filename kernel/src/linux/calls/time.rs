@@ -20,8 +20,33 @@ const CLOCK_BOOTTIME_ALARM: u64 = 9;
 const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
 const TIMER_ABSTIME: u64 = 1;
 
+/// The host's (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME) at the kernel's time zero,
+/// from the monitor's reading of them at a known guest TSC (monitor/src/vm/host_clocks.rs):
+/// the program's clocks are the host's, as every process's are on Linux.
+pub fn host_bases() -> [u64; 3] {
+    let b = crate::bootinfo::get();
+    let (zero_tsc, _) = time::tsc_parameters();
+    // Time between the monitor's reading and the kernel's time zero (none if not read).
+    let gap = if b.wallclock_tsc != 0 && b.wallclock_tsc <= zero_tsc {
+        time::ticks_to_ns(zero_tsc - b.wallclock_tsc)
+    } else {
+        0
+    };
+    [b.wallclock_ns + gap, b.monotonic_ns + gap, b.boottime_ns + gap]
+}
+
 pub fn realtime_ns() -> u64 {
-    crate::bootinfo::get().wallclock_ns + time::now_ns()
+    host_bases()[0] + time::now_ns()
+}
+
+/// CLOCK_MONOTONIC: the host's.
+pub fn monotonic_ns() -> u64 {
+    host_bases()[1] + time::now_ns()
+}
+
+/// CLOCK_BOOTTIME: the host's.
+pub fn boottime_ns() -> u64 {
+    host_bases()[2] + time::now_ns()
 }
 
 /// The time of `clock` in nanoseconds; None for an unknown clock (or the CPU clock of a
@@ -32,7 +57,8 @@ pub fn clock_ns(clock: u64) -> Option<u64> {
     }
     Some(match clock {
         CLOCK_REALTIME | CLOCK_REALTIME_COARSE => realtime_ns(),
-        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => time::now_ns(),
+        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE => monotonic_ns(),
+        CLOCK_BOOTTIME => boottime_ns(),
         _ => return None,
     })
 }
@@ -158,14 +184,14 @@ fn sleep(ns: u64) -> Result<(), u64> {
 }
 
 /// timerfd_settime(fd, flags, new, old): a timerfd is the host's (the monitor performs the
-/// call), but an absolute time (`TFD_TIMER_ABSTIME`) is on the program's clocks, which count
-/// from this kernel's boot (monotonic, boot time) or from the wall-clock time `hrt` passed at
-/// boot (real time). So the call goes on with the program's "now" of both kinds in the two
-/// argument slots the call does not use, and the monitor moves the deadline to the host's
-/// clock of the timer by the difference.
+/// call), and an absolute time (`TFD_TIMER_ABSTIME`) is on the program's clocks, which are the
+/// host's as read at boot and counted on from the TSC since (`host_bases`). So the call goes
+/// on with the program's monotonic and real-time "now" in the two argument slots the call does
+/// not use, and the monitor moves the deadline to the host's clock of the timer by whatever
+/// difference there is.
 pub fn timerfd_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let mut a = a;
-    a[4] = time::now_ns();
+    a[4] = monotonic_ns();
     a[5] = realtime_ns();
     let r = crate::linux::syscall::forward(linux_raw_sys::general::__NR_timerfd_settime as u64, a);
     if r < 0 {

@@ -1,0 +1,51 @@
+//! The host's clocks for the program's: CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME are
+//! system-wide on Linux, and programs compare them across processes (a monotonic deadline in
+//! shared memory, a time stamp in a file, a child's start time against the uptime). The kernel
+//! counts time from the TSC; it needs the host's three clocks at one known guest TSC value. So
+//! just before the boot CPU first runs, the monitor reads the vCPU's TSC (KVM_GET_MSRS) between
+//! two readings of the host clocks and writes the pair into the boot-info block. (A forked
+//! child's TSC goes on from its parent's, so the parent's pair holds for it too.)
+
+use hrt_abi::{layout, BootInfo};
+use kvm_ioctls::VcpuFd;
+
+use super::memory::GuestRam;
+
+/// IA32_TSC.
+const MSR_IA32_TSC: u32 = 0x10;
+
+/// The host's (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME) now, in nanoseconds.
+pub fn now() -> [u64; 3] {
+    [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME].map(|clock| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid timespec to write.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    })
+}
+
+/// Reads `vcpu`'s TSC and the host clocks at the same moment (the clocks read before and after
+/// the TSC, averaged) into the boot-info block. Leaves the block as it was if the TSC cannot be
+/// read: the kernel then counts from the clocks read when the block was built.
+pub fn sample_at_boot(vcpu: &VcpuFd, ram: &GuestRam) {
+    let mut msrs = match kvm_bindings::Msrs::from_entries(&[kvm_bindings::kvm_msr_entry {
+        index: MSR_IA32_TSC,
+        ..Default::default()
+    }]) {
+        Ok(m) => m,
+        Err(_) => return,
+    };
+    let before = now();
+    let read = vcpu.get_msrs(&mut msrs);
+    let after = now();
+    if read != Ok(1) || msrs.as_slice()[0].data == 0 {
+        return;
+    }
+    let mid = |i: usize| before[i] + (after[i] - before[i]) / 2;
+    let field = |offset: usize| layout::BOOT_INFO + offset as u64;
+    // The TSC last: a block with a TSC always has the clocks read with it.
+    let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, wallclock_ns)), &mid(0));
+    let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, monotonic_ns)), &mid(1));
+    let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, boottime_ns)), &mid(2));
+    let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, wallclock_tsc)), &msrs.as_slice()[0].data);
+}
