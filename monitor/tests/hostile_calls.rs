@@ -478,8 +478,16 @@ fn prctl_answers_as_on_linux_and_says_what_it_lacks() {
     assert_eq!(got.code(), 0, "{got:?}");
     let lines: Vec<&str> = got.stderr.lines().filter(|l| l.contains("is not implemented")).collect();
     assert_eq!(lines.len(), 2, "one line per option expected:\n{}", got.stderr);
-    assert!(lines.iter().any(|l| l.contains("prctl option 1 (PR_SET_PDEATHSIG)")), "{}", got.stderr);
+    assert!(lines.iter().any(|l| l.contains("prctl option 29 (PR_SET_TIMERSLACK)")), "{}", got.stderr);
     assert!(lines.iter().any(|l| l.contains("prctl option 1000 is")), "{}", got.stderr);
+}
+
+/// The prctl options that are the host process's: a parent-death signal reaches a grandchild
+/// whose parent ended, and no-new-privileges is reported and passed to a spawned program
+/// (tests/programs/hostile/prctl_host.c).
+#[test]
+fn prctl_parent_death_signal_and_no_new_privs_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("prctl_host", Some("B: parent ended, got signal 10"));
 }
 
 /// The host's CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME now, in nanoseconds.

@@ -41,6 +41,7 @@ mod files;
 mod forked;
 mod host_procs;
 pub use host_procs::note_root as note_program_root;
+pub use procs::note_no_new_privs;
 #[cfg(test)]
 pub(crate) mod fuzz;
 mod guest_mem;

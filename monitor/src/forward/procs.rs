@@ -193,8 +193,8 @@ impl Forwarder {
                 _ => self.on_process(libc::SYS_getpgid, 0, &[]),
             },
             (op::SETPGID, _) => self.on_process(libc::SYS_setpgid, a[0] as i32, &[int(a[1])]),
-            (op::GETPGID, _) => self.on_process(libc::SYS_getpgid, a[0] as i32, &[]),
-            (op::GETSID, _) => self.on_process(libc::SYS_getsid, a[0] as i32, &[]),
+            (op::GETPGID, _) => self.query_process(libc::SYS_getpgid, a[0] as i32),
+            (op::GETSID, _) => self.query_process(libc::SYS_getsid, a[0] as i32),
             // SAFETY: no pointers.
             (op::SETSID, None) => unsafe { self.sys(libc::SYS_setsid, &[]) },
             (op::SHARED_FUTEX, _) => self.shared_futex(g, a),
@@ -252,6 +252,17 @@ impl Forwarder {
     /// `hrt`, and the answer is 1: the kernel then delivers the program's own copy before
     /// `kill` returns. pid -1 is every other process of the tree (on Linux: every process the
     /// caller may signal but itself).
+    /// getpgid or getsid of any host process (0: `hrt`'s, which is the program's): Linux answers
+    /// them for every process of the namespace, and they change nothing (a shell asks for its
+    /// parent's session).
+    fn query_process(&self, nr: libc::c_long, pid: i32) -> SysResult<i64> {
+        if pid < 0 {
+            return Err(Errno::ESRCH);
+        }
+        // SAFETY: no pointers.
+        unsafe { self.sys(nr, &[pid as libc::c_long]) }
+    }
+
     fn kill(&self, pid: i32, sig: u64) -> SysResult<i64> {
         use super::host_procs::{group_in_program_tree, in_program_tree, program_tree};
         // SAFETY: getpid and getpgid(0) have no pointers.
@@ -526,6 +537,15 @@ fn sigset(bits: u64) -> libc::sigset_t {
     }
 }
 
+/// The program set PR_SET_NO_NEW_PRIVS: the host programs it starts get it too (as Linux's
+/// children inherit it). A forked `hrt` keeps it with its memory.
+static NO_NEW_PRIVS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes PR_SET_NO_NEW_PRIVS (see `NO_NEW_PRIVS`).
+pub fn note_no_new_privs() {
+    NO_NEW_PRIVS.store(true, Ordering::Relaxed);
+}
+
 /// Starts `job` on the host; its pid, or the errno of the step that failed.
 fn spawn(job: &Spawn) -> SysResult<i64> {
     let above = job.fds.iter().map(|&(n, _)| n).max().unwrap_or(2).max(2) + 1;
@@ -638,6 +658,9 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             if libc::setpgid(0, g) != 0 {
                 return fail(p);
             }
+        }
+        if NO_NEW_PRIVS.load(Ordering::Relaxed) && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return fail(p);
         }
         libc::sigprocmask(libc::SIG_SETMASK, &p.mask, std::ptr::null_mut());
         libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());

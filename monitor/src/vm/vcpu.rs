@@ -43,6 +43,8 @@ pub struct Shared {
     /// A forked child's secondary vCPUs are created when its kernel first starts them
     /// (`run_all`): the request goes to the thread that creates them.
     starter: Mutex<Option<mpsc::Sender<Event>>>,
+    /// Requests for the main thread (the one that waits for the vCPUs), set while it waits.
+    main_thread: Mutex<Option<mpsc::Sender<Event>>>,
 }
 
 /// What `run_all`'s thread hears from the vCPU threads.
@@ -50,9 +52,35 @@ enum Event {
     Ended(Exit),
     /// The kernel started its secondary CPUs: create them (the sender is for their threads).
     StartCpus(mpsc::Sender<Event>),
+    /// A host prctl to make on the main thread (`nr::HOST_PRCTL`), with where to answer.
+    Prctl(i32, u64, mpsc::Sender<i64>),
 }
 
 impl Shared {
+    /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG is made by the main thread, which lives as long as
+    /// `hrt` (the parent-death signal is a property of the thread that set it, and the vCPU
+    /// threads may not call prctl: seccomp.rs); PR_SET_NO_NEW_PRIVS is noted for the host
+    /// programs the spawner starts.
+    pub fn host_prctl(&self, option: u64, arg: u64) -> i64 {
+        const PR_SET_PDEATHSIG: u64 = 1;
+        const PR_SET_NO_NEW_PRIVS: u64 = 38;
+        match option {
+            PR_SET_NO_NEW_PRIVS => {
+                crate::forward::note_no_new_privs();
+                0
+            }
+            PR_SET_PDEATHSIG => {
+                let Some(main) = self.main_thread.lock().unwrap().clone() else { return -(libc::EAGAIN as i64) };
+                let (tx, rx) = mpsc::channel();
+                if main.send(Event::Prctl(option as i32, arg, tx)).is_err() {
+                    return -(libc::EAGAIN as i64);
+                }
+                rx.recv().unwrap_or(-(libc::EAGAIN as i64))
+            }
+            _ => -(libc::EINVAL as i64),
+        }
+    }
+
     pub fn new(ram: GuestRam, forwarder: Option<crate::forward::Forwarder>, program_mem: (u64, u64)) -> Shared {
         Shared {
             ram,
@@ -64,6 +92,7 @@ impl Shared {
             started: Mutex::new(false),
             start: Condvar::new(),
             starter: Mutex::new(None),
+            main_thread: Mutex::new(None),
         }
     }
 
@@ -368,6 +397,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     for id in 0..now {
         threads.push(start(id, &tx)?);
     }
+    *shared.main_thread.lock().unwrap() = Some(tx.clone());
     drop(tx);
     // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU).
     let exit = loop {
@@ -379,6 +409,13 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                     break Err(e);
                 }
             }
+            Ok(Event::Prctl(option, arg, reply)) => {
+                // SAFETY: a prctl with integer arguments; `host_prctl` admits only the options
+                // that take no pointer.
+                let r = unsafe { libc::prctl(option, arg as libc::c_ulong, 0, 0, 0) };
+                let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL);
+                let _ = reply.send(if r == 0 { 0 } else { -(errno as i64) });
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 // (A vCPU thread that panicked sent nothing; the starter keeps the channel.)
                 if threads.iter().all(|t| t.is_finished()) {
@@ -389,6 +426,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
             Err(mpsc::RecvTimeoutError::Disconnected) => break Err(err!("every vCPU thread ended without a result")),
         }
     };
+    shared.main_thread.lock().unwrap().take();
     if let Some(svc) = shared.channel.get() {
         svc.stop();
     }

@@ -1,4 +1,8 @@
-//! prctl: the process's name and its dumpable flag. Every other option fails with EINVAL, the
+//! prctl: the process's name, its dumpable flag, and the options that are properties of
+//! `hrt`'s host process (the parent-death signal, no new privileges: the monitor sets them on
+//! the host, nr::HOST_PRCTL). PR_SET_CHILD_SUBREAPER is not among them: orphans would come
+//! to `hrt`, among them the processes that tear its forked children's VMs down
+//! (monitor/src/vm/late_teardown.rs), which the program's `wait` would then see. Every other option fails with EINVAL, the
 //! answer Linux gives an option it does not know, and says so once per option on hrt's stderr:
 //! the program would have got it on Linux.
 
@@ -9,7 +13,11 @@ use crate::linux::errno::{SysResult, EINVAL};
 use crate::linux::process::PROCESS;
 use crate::linux::uaccess;
 
+const PR_SET_PDEATHSIG: u64 = 1;
+const PR_GET_PDEATHSIG: u64 = 2;
 const PR_GET_DUMPABLE: u64 = 3;
+const PR_SET_NO_NEW_PRIVS: u64 = 38;
+const PR_GET_NO_NEW_PRIVS: u64 = 39;
 const PR_SET_DUMPABLE: u64 = 4;
 const PR_SET_NAME: u64 = 15;
 const PR_GET_NAME: u64 = 16;
@@ -18,6 +26,26 @@ const PR_GET_NAME: u64 = 16;
 /// that did not exec a set-user-ID program. It changes nothing else here: `hrt` writes no core
 /// file of the program, and nothing can trace it.
 static DUMPABLE: AtomicU8 = AtomicU8::new(1);
+/// PR_SET_PDEATHSIG's signal and PR_SET_NO_NEW_PRIVS, as the program set them (the host has
+/// them too). A forked child starts without the first, as on Linux, and keeps the second.
+static PDEATHSIG: AtomicU64 = AtomicU64::new(0);
+static NO_NEW_PRIVS: AtomicU64 = AtomicU64::new(0);
+
+/// In a forked child: no parent-death signal (Linux clears it at fork).
+pub fn after_fork() {
+    PDEATHSIG.store(0, Ordering::Relaxed);
+}
+
+/// Sets `option` on `hrt`'s host process, then notes `value` in `at`.
+fn on_host(option: u64, value: u64, at: &AtomicU64) -> SysResult {
+    let r = crate::arch::hypercall::call(hrt_abi::nr::HOST_PRCTL, &[option, value]);
+    if r < 0 {
+        return Err((-r) as u32);
+    }
+    at.store(value, Ordering::Relaxed);
+    Ok(0)
+}
+
 /// Options already reported as unimplemented, one bit each (options 0-127).
 static REPORTED: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
 
@@ -36,6 +64,22 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             uaccess::write(a[1], name)?;
             Ok(0)
         }
+        // Linux's valid_signal: 0 (none) to 64.
+        PR_SET_PDEATHSIG if a[1] <= 64 => on_host(PR_SET_PDEATHSIG, a[1], &PDEATHSIG),
+        PR_SET_PDEATHSIG => Err(EINVAL),
+        PR_GET_PDEATHSIG => {
+            uaccess::write::<i32>(a[1], PDEATHSIG.load(Ordering::Relaxed) as i32)?;
+            Ok(0)
+        }
+        // Only 1, with the other arguments 0; it cannot be cleared.
+        PR_SET_NO_NEW_PRIVS if a[1] == 1 && a[2] == 0 && a[3] == 0 && a[4] == 0 => {
+            on_host(PR_SET_NO_NEW_PRIVS, 1, &NO_NEW_PRIVS)
+        }
+        PR_SET_NO_NEW_PRIVS => Err(EINVAL),
+        PR_GET_NO_NEW_PRIVS if a[1] == 0 && a[2] == 0 && a[3] == 0 && a[4] == 0 => {
+            Ok(NO_NEW_PRIVS.load(Ordering::Relaxed))
+        }
+        PR_GET_NO_NEW_PRIVS => Err(EINVAL),
         PR_GET_DUMPABLE => Ok(DUMPABLE.load(Ordering::Relaxed) as u64),
         PR_SET_DUMPABLE => match a[1] {
             0 | 1 => {
