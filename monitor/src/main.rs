@@ -6,6 +6,7 @@ mod error;
 mod file_bytes;
 mod forward;
 mod host_cpus;
+mod host_name;
 mod info;
 mod inherited_signals;
 mod interp;

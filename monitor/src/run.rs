@@ -203,6 +203,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         None => vec![args.argv0.as_ref().map_or(given.as_bytes(), |a| a.as_bytes()).to_vec()],
     };
     argv.extend(rest.iter().map(|a| a.as_bytes().to_vec()));
+    // Other processes see the program here, not `hrt run ...` (host_name.rs).
+    crate::host_name::become_program(crate::host_name::comm_of(found_str.as_bytes()), &argv);
     let mut envp: Vec<Vec<u8>> = if args.clear_env {
         Vec::new()
     } else {

@@ -490,6 +490,12 @@ fn prctl_parent_death_signal_and_no_new_privs_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("prctl_host", Some("B: parent ended, got signal 10"));
 }
 
+/// personality answers and keeps what `setarch -R` sets, across fork and exec (it was ENOSYS).
+#[test]
+fn personality_is_kept_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_personality", Some("after exec: 0x40000"));
+}
+
 /// The host's CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME now, in nanoseconds.
 fn host_clocks() -> [i128; 3] {
     [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME].map(|clock| {

@@ -80,3 +80,11 @@ fn kill_minus_one_reaches_the_programs_other_processes() {
         assert_same(&format!("kill(-1) on {cpus} vCPUs"), &linux, &got);
     }
 }
+
+/// What other processes see of the program on the host (its /proc/<pid>/comm and cmdline, read
+/// by spawned host programs): the program's name and arguments, after PR_SET_NAME, in a forked
+/// child and after an exec, as natively; before, `hrt` and `hrt run ...` (`ps`, `pgrep`).
+#[test]
+fn other_processes_see_the_programs_name_and_command_line() {
+    passes_natively_and_same_on_1_and_2_cpus("host_names", Some("after exec: cmdline names again x"));
+}

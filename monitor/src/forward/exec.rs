@@ -152,6 +152,9 @@ impl Forwarder {
         let block = g.read_bytes(a[0], a[1])?;
         let argv: Vec<Vec<u8>> = block.split(|&b| b == 0).take(a[2] as usize).map(<[u8]>::to_vec).collect();
         let comm = p.filename.rsplit(|&b| b == b'/').next().unwrap_or(&[]).to_vec();
+        // Other processes see the new program (host_name.rs).
+        crate::host_name::set_comm(crate::host_name::comm_of(&comm));
+        crate::host_name::set_cmdline(&argv);
         self.describe_exec(p.exe, argv, comm);
         Ok(0)
     }

@@ -197,6 +197,8 @@ fn say(msg: &str) {
 /// The new host process: runs the child's VM and exits with the program's status.
 fn child(job: Job, mask: &libc::sigset_t) -> ! {
     IS_CHILD.store(true, Ordering::SeqCst);
+    // This thread is the new process's main thread: the program's name, not the fork thread's.
+    crate::host_name::after_fork();
     let status = match run_child(job, mask) {
         Ok(s) => s,
         Err(e) => {

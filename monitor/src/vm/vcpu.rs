@@ -52,33 +52,51 @@ enum Event {
     Ended(Exit),
     /// The kernel started its secondary CPUs: create them (the sender is for their threads).
     StartCpus(mpsc::Sender<Event>),
-    /// A host prctl to make on the main thread (`nr::HOST_PRCTL`), with where to answer.
-    Prctl(i32, u64, mpsc::Sender<i64>),
+    /// Work for the main thread (`nr::HOST_PRCTL`), with where to send its answer.
+    OnMain(Box<dyn FnOnce() -> i64 + Send>, mpsc::Sender<i64>),
 }
 
 impl Shared {
     /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG is made by the main thread, which lives as long as
     /// `hrt` (the parent-death signal is a property of the thread that set it, and the vCPU
-    /// threads may not call prctl: seccomp.rs); PR_SET_NO_NEW_PRIVS is noted for the host
+    /// threads may not call prctl: seccomp.rs); PR_SET_NAME (args[1..3]: the program's name,
+    /// 16 bytes) names the process (host_name.rs); PR_SET_NO_NEW_PRIVS is noted for the host
     /// programs the spawner starts.
-    pub fn host_prctl(&self, option: u64, arg: u64) -> i64 {
+    pub fn host_prctl(&self, args: &[u64]) -> i64 {
         const PR_SET_PDEATHSIG: u64 = 1;
+        const PR_SET_NAME: u64 = 15;
         const PR_SET_NO_NEW_PRIVS: u64 = 38;
-        match option {
+        let work: Box<dyn FnOnce() -> i64 + Send> = match args[0] {
             PR_SET_NO_NEW_PRIVS => {
                 crate::forward::note_no_new_privs();
-                0
+                return 0;
             }
             PR_SET_PDEATHSIG => {
-                let Some(main) = self.main_thread.lock().unwrap().clone() else { return -(libc::EAGAIN as i64) };
-                let (tx, rx) = mpsc::channel();
-                if main.send(Event::Prctl(option as i32, arg, tx)).is_err() {
-                    return -(libc::EAGAIN as i64);
-                }
-                rx.recv().unwrap_or(-(libc::EAGAIN as i64))
+                let sig = args[1];
+                Box::new(move || {
+                    // SAFETY: a prctl with integer arguments.
+                    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) } == 0 {
+                        0
+                    } else {
+                        -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)
+                    }
+                })
             }
-            _ => -(libc::EINVAL as i64),
+            PR_SET_NAME => {
+                let mut name = [0u8; 16];
+                name[..8].copy_from_slice(&args[1].to_le_bytes());
+                name[8..].copy_from_slice(&args[2].to_le_bytes());
+                crate::host_name::set_comm(name);
+                return 0;
+            }
+            _ => return -(libc::EINVAL as i64),
+        };
+        let Some(main) = self.main_thread.lock().unwrap().clone() else { return -(libc::EAGAIN as i64) };
+        let (tx, rx) = mpsc::channel();
+        if main.send(Event::OnMain(work, tx)).is_err() {
+            return -(libc::EAGAIN as i64);
         }
+        rx.recv().unwrap_or(-(libc::EAGAIN as i64))
     }
 
     pub fn new(ram: GuestRam, forwarder: Option<crate::forward::Forwarder>, program_mem: (u64, u64)) -> Shared {
@@ -409,12 +427,8 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                     break Err(e);
                 }
             }
-            Ok(Event::Prctl(option, arg, reply)) => {
-                // SAFETY: a prctl with integer arguments; `host_prctl` admits only the options
-                // that take no pointer.
-                let r = unsafe { libc::prctl(option, arg as libc::c_ulong, 0, 0, 0) };
-                let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL);
-                let _ = reply.send(if r == 0 { 0 } else { -(errno as i64) });
+            Ok(Event::OnMain(work, reply)) => {
+                let _ = reply.send(work());
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 // (A vCPU thread that panicked sent nothing; the starter keeps the channel.)

@@ -12,6 +12,29 @@ pub fn uname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+/// The execution domain and flags `personality` set (PER_LINUX, 0, at start); kept across
+/// exec and fork as Linux keeps it.
+static PERSONA: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+/// ADDR_NO_RANDOMIZE (`setarch -R`): nothing to do, the kernel places the program's memory
+/// without randomization anyway.
+const ADDR_NO_RANDOMIZE: u32 = 0x0040000;
+
+/// personality(persona): 0xffffffff asks; anything else sets it and answers the old one. Only
+/// PER_LINUX with ADDR_NO_RANDOMIZE means here what it means on Linux; any other domain or flag
+/// is kept and answered back but changes nothing, which a line says once.
+pub fn personality(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    static SAID: AtomicBool = AtomicBool::new(false);
+    let persona = a[0] as u32;
+    if persona == 0xffff_ffff {
+        return Ok(PERSONA.load(Ordering::Relaxed) as u64);
+    }
+    if persona & !ADDR_NO_RANDOMIZE != 0 && !SAID.swap(true, Ordering::Relaxed) {
+        kprintln!("hrt: personality {persona:#x}: only PER_LINUX and ADDR_NO_RANDOMIZE are honoured (the rest is kept, not acted on; reported once)");
+    }
+    Ok(PERSONA.swap(persona, Ordering::Relaxed) as u64)
+}
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Sysinfo {

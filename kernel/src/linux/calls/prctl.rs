@@ -57,6 +57,12 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             let n = s.len().min(15);
             name[..n].copy_from_slice(&s[..n]);
             *PROCESS.name.lock() = name;
+            if crate::linux::process::current_tid() == crate::linux::process::pid() {
+                // The main thread's name is the process's, which other processes see on the
+                // host (`ps`): `hrt` takes it (one exit).
+                let word = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().unwrap());
+                crate::arch::hypercall::call(hrt_abi::nr::HOST_PRCTL, &[PR_SET_NAME, word(0), word(8)]);
+            }
             Ok(0)
         }
         PR_GET_NAME => {

@@ -1,0 +1,26 @@
+/* personality: asked, set (ADDR_NO_RANDOMIZE, as `setarch -R` does), kept across fork and
+ * exec, and the old value answered. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, 0, _IONBF, 0);
+    if (argc > 1 && strcmp(argv[1], "after-exec") == 0) {
+        printf("after exec: %#x\n", personality(0xffffffff));
+        return 0;
+    }
+    printf("at start: %#x\n", personality(0xffffffff));
+    printf("set answers the old: %#x\n", personality(ADDR_NO_RANDOMIZE));
+    printf("now: %#x\n", personality(0xffffffff));
+    pid_t c = fork();
+    if (c == 0) {
+        printf("in a forked child: %#x\n", personality(0xffffffff));
+        _exit(0);
+    }
+    waitpid(c, 0, 0);
+    execl("/proc/self/exe", argv[0], "after-exec", (char *)0);
+    return 1;
+}
