@@ -295,6 +295,25 @@ fn shared_file_pages_past_the_end_raise_sigbus() {
     passes_natively_and_same_on_1_and_2_cpus("shared_file_end", Some("write past the end: signal 7 code 2"));
 }
 
+/// A MAP_PRIVATE file mapping longer than its file (tests/programs/hostile/mmap_past_eof.c):
+/// the tail of the page holding the end of the file reads zero, a page wholly past the end
+/// raises SIGBUS (BUS_ADRERR, the address) on reads and writes, after mprotect too (SIGSEGV
+/// where the protection forbids the access), a call with a buffer there is EFAULT, and once the
+/// file grows over the page (pwrite and ftruncate) it holds the file's new bytes; mremap
+/// shrinking, regrowing and moving the mapping keeps the pages past the end raising SIGBUS; the
+/// MAP_SHARED case; a forked child without a handler dies of SIGBUS. With `die`, the program
+/// itself touches such a page without a handler: status 135, as natively.
+#[test]
+fn private_file_pages_past_the_end_raise_sigbus() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "mmap_past_eof",
+        Some("read past the end: signal 7 code 2, address right"),
+    );
+    let (linux, got) = native_then_hrt("mmap_past_eof", &["die"], |linux| linux.code() == 135);
+    assert_same("mmap_past_eof die", &linux, &got);
+    assert!(got.stderr.contains("Bus error (address"), "no report on stderr: {}", got.stderr);
+}
+
 /// Memory far into the pool (tests/programs/hostile/pool_growth.c): the monitor gives the pool
 /// to KVM in growing pieces as the kernel first makes them present, so a 6 GiB mapping across
 /// the guest's hole below 4 GiB, threads mapping memory while it grows, a fixed mapping at 12

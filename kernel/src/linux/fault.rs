@@ -58,8 +58,12 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         super::syscall::dispatch(frame);
         return;
     }
-    let past_end =
-        if frame.vector == 14 { super::shared_files::fault_past_end(cr2, frame.error & 2 != 0) } else { None };
+    let past_end = if frame.vector == 14 {
+        let (write, exec) = (frame.error & 2 != 0, frame.error & 16 != 0);
+        super::shared_files::fault_past_end(cr2, write).or_else(|| super::past_eof::fault(cr2, write, exec))
+    } else {
+        None
+    };
     if past_end == Some(false) {
         return; // The file grew over the page: it is the program's now.
     }
@@ -73,7 +77,7 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
         // Page 0 is never the program's.
         14 if cr2 < super::usermem::PAGE => (11, SEGV_MAPERR, cr2),
-        // A shared file mapping's page past the end of its file: SIGBUS, as on Linux.
+        // A file mapping's page past the end of its file: SIGBUS, as on Linux.
         14 if past_end == Some(true) => (7, BUS_ADRERR, cr2),
         // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
         14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) || is_prot_none(cr2) => (11, SEGV_ACCERR, cr2),

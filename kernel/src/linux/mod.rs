@@ -17,6 +17,7 @@ pub mod names;
 pub mod near_table;
 pub mod overrides;
 pub mod own_exe;
+pub mod past_eof;
 pub mod patch_defer;
 pub mod process;
 pub mod protect;

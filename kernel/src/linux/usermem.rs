@@ -413,6 +413,7 @@ pub fn map_fixed(addr: u64, len: u64, fresh: bool) -> Result<u64, Errno> {
             super::shared_files::for_each_guest_owned(s, e, |a, b| zero(a, b - a));
         }
         super::shared_files::release(s, e);
+        super::past_eof::release(s, e);
     }
     Ok(addr)
 }
@@ -513,6 +514,7 @@ fn unmap_with(start: u64, end: u64, zero: impl Fn(u64, u64)) {
         // process shares): they become anonymous memory again, which reads zero.
         super::shared_files::for_each_guest_owned(s, e, |a, b| zero(a, b - a));
         super::shared_files::release(s, e);
+        super::past_eof::release(s, e);
     }
     let mut mem = MEMORY.lock();
     for (s, e) in cut {

@@ -7,6 +7,7 @@ use linux_raw_sys::general;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOMEM, EPERM};
 use crate::linux::filemap;
+use crate::linux::past_eof;
 use crate::linux::process::PROCESS;
 use crate::linux::protect;
 use crate::linux::shared_files;
@@ -145,6 +146,8 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if shared_anonymous {
         shared_files::add_anonymous(start, len);
     }
+    // Where the read of a private file mapping stopped short at the end of the file.
+    let mut read_to = None;
     if file && !reuse {
         // A file mapping: read its contents through the monitor (private, read-only use). A
         // MAP_FIXED range keeps its old protection until `apply_prot` below: let the monitor
@@ -166,7 +169,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             }
             done += got as u64;
         }
-        filemap::remember(start, len, fd as u64, off, prot);
+        // Only the file's pages can be reused: those past its end are hidden below.
+        filemap::remember(start, if done < len { page_up(done) } else { len }, fd as u64, off, prot);
+        read_to = (done < len).then_some(done);
     }
     if file && off == 0 && crate::linux::rewrite::enabled() {
         // An ELF object mapped from its start (ld.so loading a library): its unwind table
@@ -182,6 +187,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         crate::linux::overrides::apply_file(fd as u64, off, start, len);
     }
     apply_prot(start, start + len, prot, !replaced);
+    if let Some(read) = read_to {
+        // Pages wholly past the end of the file raise SIGBUS when touched, as on Linux.
+        past_eof::mapped(start, start + len, fd as u64, off, prot, read);
+    }
     Ok(start)
 }
 
@@ -264,6 +273,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if anonymous {
             shared_files::anonymous_moved(old, old_len, old, new_len);
         }
+        past_eof::remapped(old, old_len, old, new_len);
         return Ok(old);
     }
     if flags & MREMAP_MAYMOVE == 0 {
@@ -271,10 +281,12 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
     let new = usermem::alloc(new_len, align)?;
-    usermem::copy(new, old, old_len);
+    // Pages past the end of a file are not present (nor needed: they read zero).
+    past_eof::for_each_present(old, old + old_len, |s, e| usermem::copy(new + (s - old), s, e - s));
     if anonymous {
         shared_files::anonymous_moved(old, old_len, new, new_len);
     }
+    past_eof::remapped(old, old_len, new, new_len);
     usermem::unmap(old, old + old_len);
     Ok(new)
 }
@@ -333,6 +345,7 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     protect::set(addr, end, prot & known);
     usermem::access_changed(addr, end, prot & known != 0);
     shared_files::hide_past_end(addr, end, prot & known);
+    past_eof::protect(addr, end, prot & known);
     Ok(0)
 }
 
