@@ -300,9 +300,11 @@ fn shared_file_pages_past_the_end_raise_sigbus() {
 /// raises SIGBUS (BUS_ADRERR, the address) on reads and writes, after mprotect too (SIGSEGV
 /// where the protection forbids the access), a call with a buffer there is EFAULT, and once the
 /// file grows over the page (pwrite and ftruncate) it holds the file's new bytes; mremap
-/// shrinking, regrowing and moving the mapping keeps the pages past the end raising SIGBUS; the
-/// MAP_SHARED case; a forked child without a handler dies of SIGBUS. With `die`, the program
-/// itself touches such a page without a handler: status 135, as natively.
+/// shrinking, regrowing and moving the mapping keeps the pages past the end raising SIGBUS; so
+/// does a page touched right after mmap, before any other call (HRT asks the host which file
+/// it is only then), and a MAP_FIXED mapping over memory in use; the MAP_SHARED case; a forked
+/// child without a handler dies of SIGBUS. With `die`, the program itself touches such a page
+/// without a handler: status 135, as natively.
 #[test]
 fn private_file_pages_past_the_end_raise_sigbus() {
     passes_natively_and_same_on_1_and_2_cpus(

@@ -3,7 +3,8 @@
  * on a read or a write (SIGSEGV where the protection forbids the access), a call with a buffer
  * there fails with EFAULT, and once the file grows over the page (pwrite and ftruncate through
  * the descriptor) the page holds the file's new bytes. munmap, mprotect and mremap (shrinking,
- * growing, moving) keep working; a MAP_SHARED mapping does the same; a forked child without a
+ * growing, moving) keep working, as does a page touched right after mmap and a MAP_FIXED
+ * mapping over memory in use; a MAP_SHARED mapping does the same; a forked child without a
  * handler dies of SIGBUS. One line per case, the same natively and under hrt.
  * Usage: mmap_past_eof        the cases above
  *        mmap_past_eof die    touches a page past the end without a handler (status 135) */
@@ -34,8 +35,9 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
     siglongjmp(back, 1);
 }
 
-/* Touches `p` (a read, or a write of 7) and says what happened. */
-static void touch(const char *what, volatile char *p, int write) {
+/* Touches `p` (a read, or a write of 7) and says what happened. Not inlined: its sigsetjmp
+ * would make the caller's variables unreliable after the jump back. */
+static __attribute__((noinline)) void touch(const char *what, volatile char *p, int write) {
     got_sig = 0;
     int value = -1;
     if (sigsetjmp(back, 1) == 0) {
@@ -120,15 +122,37 @@ static void private_cases(void) {
     touch("read the regrown page past the end", r + 2 * PAGE + 5, 0);
     munmap(r, 3 * PAGE);
     m = map(fd, 3 * PAGE, MAP_PRIVATE);
-    /* Something right after the mapping, so that growing it may have to move it. */
-    mmap(m + 3 * PAGE, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    /* Something right after the mapping, so that growing it may have to move it (if the
+     * place is taken already, by something of ld.so's say, that is the neighbour: only our
+     * own neighbour is unmapped below). */
+    char *next = mmap(m + 3 * PAGE, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     r = mremap(m, 3 * PAGE, 4 * PAGE, MREMAP_MAYMOVE);
     printf("mremap growing past a neighbour: %s\n", r == MAP_FAILED ? "failed" : "ok");
     printf("moved bytes: %c %c\n", r[0], r[SIZE - 1]);
     touch("read past the end after the move", r + 2 * PAGE + 5, 0);
     touch("write the grown part after the move", r + 3 * PAGE + 5, 1);
     munmap(r, 4 * PAGE);
-    munmap(m + 3 * PAGE, PAGE);
+    if (next != MAP_FAILED)
+        munmap(next, PAGE);
+    close(fd);
+}
+
+/* A page past the end touched right after mmap, before any other call (HRT asks the host
+ * which file it is only then), and a MAP_FIXED mapping over memory in use. */
+static void early_and_fixed_cases(void) {
+    int fd = new_file();
+    char *m = map(fd, 3 * PAGE, MAP_PRIVATE);
+    touch("read past the end at once", m + 2 * PAGE + 5, 0);
+    printf("munmap: %d\n", munmap(m, 3 * PAGE));
+    char *a = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED)
+        exit(2);
+    memset(a, 1, 4 * PAGE);
+    m = mmap(a, 3 * PAGE, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+    printf("fixed: %s, last byte of the file %c\n", m == a ? "in place" : "failed", m[SIZE - 1]);
+    touch("fixed: read past the end", m + 2 * PAGE + 5, 0);
+    touch("fixed: the page after the mapping", m + 3 * PAGE + 5, 0);
+    munmap(a, 4 * PAGE);
     close(fd);
 }
 
@@ -181,6 +205,7 @@ int main(int argc, char **argv) {
     sigaction(SIGBUS, &sa, NULL);
     sigaction(SIGSEGV, &sa, NULL);
     private_cases();
+    early_and_fixed_cases();
     shared_cases();
     child_dies();
     return 0;
