@@ -38,8 +38,9 @@ pub fn forward_done() {
     FINISHED.fetch_add(1, Ordering::SeqCst);
 }
 
-/// The count of forwarded calls started, if none is under way.
-fn quiet_forwarding() -> Option<u64> {
+/// The count of forwarded calls started, if none is under way: while it stays the same, no
+/// call was forwarded (so no descriptor was closed, replaced or opened).
+pub fn quiet_forwarding() -> Option<u64> {
     let started = STARTED.load(Ordering::SeqCst);
     (FINISHED.load(Ordering::SeqCst) == started).then_some(started)
 }

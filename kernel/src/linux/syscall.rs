@@ -14,9 +14,23 @@ pub fn set_strace(on: bool) {
 }
 
 /// Forwards system call `nr` to the monitor, which performs it on the host: through the shared
-/// channel without a VM exit, or by hypercall where there is none (`--no-channel`).
+/// channel without a VM exit, or by hypercall where there is none (`--no-channel`). Files
+/// mapped since the last forwarded call are identified first, while their descriptors still
+/// name them (`past_eof::identify`).
 pub fn forward(nr: u64, a: [u64; 6]) -> i64 {
+    forward_then(nr, a, super::past_eof::before_forward)
+}
+
+/// `forward` without identifying mapped files first: `past_eof`'s own `fstat`, made while it
+/// identifies them.
+pub fn forward_unhooked(nr: u64, a: [u64; 6]) -> i64 {
+    forward_then(nr, a, || {})
+}
+
+/// Counts the call as started (`filemap`), runs `first`, then forwards it.
+fn forward_then(nr: u64, a: [u64; 6], first: impl FnOnce()) -> i64 {
     super::filemap::forward_started();
+    first();
     let ret = match super::channel::call(nr, a) {
         Some(ret) => ret,
         None => crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]]),

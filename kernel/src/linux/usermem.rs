@@ -202,6 +202,17 @@ pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
     alloc_with(len, align, false, true)
 }
 
+/// `alloc` for a private file mapping, which `mmap` reads before the program can touch it: the
+/// pages stay not present, and the caller makes present what the file filled, so that pages
+/// wholly past the end of the file never were (hiding them again would cost a TLB flush: see
+/// `past_eof`). The memory is KVM's already, as `alloc`'s is: the monitor's read writes it, and
+/// `clear` takes free memory in chunks KVM does not know to read zero.
+pub fn alloc_unfilled(len: u64, align: u64) -> Result<u64, Errno> {
+    let at = alloc_with(len, align, false, false)?;
+    ensure_ready(at, at + page_up(len));
+    Ok(at)
+}
+
 /// `alloc` (or with `stack`, `alloc_stack`) for a mapping that starts inaccessible (PROT_NONE):
 /// its pages stay not present, as free memory is, where `alloc` would make them present only
 /// for the caller to take that away again. Each leaf written in a live table is an emulated

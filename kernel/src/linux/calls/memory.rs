@@ -93,6 +93,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         filemap::forget();
     }
     let mut replaced = false;
+    // A private file mapping the kernel places starts not present: what the file fills is made
+    // present once read, and pages wholly past its end never are (`past_eof`).
+    let mut unfilled = false;
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         if !addr.is_multiple_of(PAGE) {
             return Err(EINVAL);
@@ -130,6 +133,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             usermem::alloc_absent(len, align, stack)?
         } else if stack {
             usermem::alloc_stack(len, align)?
+        } else if file && !shared {
+            unfilled = true;
+            usermem::alloc_unfilled(len, align)?
         } else {
             usermem::alloc(len, align)?
         }
@@ -146,8 +152,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if shared_anonymous {
         shared_files::add_anonymous(start, len);
     }
-    // Where the read of a private file mapping stopped short at the end of the file.
-    let mut read_to = None;
+    // Where the pages the file fills end (the pages from there on lie wholly past its end), and
+    // the count of forwarded calls when the read ended (see `past_eof::mapped`).
+    let (mut filled_end, mut quiet) = (start + len, None);
     if file && !reuse {
         // A file mapping: read its contents through the monitor (private, read-only use). A
         // MAP_FIXED range keeps its old protection until `apply_prot` below: let the monitor
@@ -170,8 +177,12 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             done += got as u64;
         }
         // Only the file's pages can be reused: those past its end are hidden below.
-        filemap::remember(start, if done < len { page_up(done) } else { len }, fd as u64, off, prot);
-        read_to = (done < len).then_some(done);
+        filled_end = start + page_up(done);
+        filemap::remember(start, filled_end - start, fd as u64, off, prot);
+        quiet = filemap::quiet_forwarding();
+        if unfilled {
+            protect::reset(start, filled_end);
+        }
     }
     if file && off == 0 && crate::linux::rewrite::enabled() {
         // An ELF object mapped from its start (ld.so loading a library): its unwind table
@@ -182,14 +193,15 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // A shared libgomp under `--omp`: its functions jump to the kernel's runtime. The
         // patches write the code, so a replaced (or reused) range loses its old protection.
         if replaced {
-            protect::reset(start, start + len);
+            protect::reset(start, filled_end);
         }
-        crate::linux::overrides::apply_file(fd as u64, off, start, len);
+        crate::linux::overrides::apply_file(fd as u64, off, start, filled_end - start);
     }
-    apply_prot(start, start + len, prot, !replaced);
-    if let Some(read) = read_to {
+    apply_prot(start, filled_end, prot, !replaced);
+    if filled_end < start + len {
         // Pages wholly past the end of the file raise SIGBUS when touched, as on Linux.
-        past_eof::mapped(start, start + len, fd as u64, off, prot, read);
+        let at = past_eof::Mapped { start, past: filled_end, end: start + len, fd: fd as u64, off, prot };
+        past_eof::mapped(at, unfilled, quiet);
     }
     Ok(start)
 }

@@ -8,8 +8,8 @@
 
 use linux_raw_sys::general::{__NR_fstat, __NR_pread64};
 
-use super::{File, PAGE};
-use crate::linux::syscall::forward;
+use super::PAGE;
+use crate::linux::syscall::{forward, forward_unhooked};
 use crate::linux::usermem;
 
 /// The fields of x86-64's `struct stat` used here: device, inode, mode and size.
@@ -23,9 +23,10 @@ struct Stat {
 const S_IFMT: u32 = 0o170000;
 const S_IFREG: u32 = 0o100000;
 
-/// `fstat(fd)` into `scratch` (a page of program memory only the kernel knows).
+/// `fstat(fd)` into `scratch` (a page of program memory only the kernel knows). Not preceded by
+/// `identify` (it runs inside it): an `fstat` changes no descriptor.
 fn stat(fd: u64, scratch: u64) -> Option<Stat> {
-    if forward(__NR_fstat as u64, [fd, scratch, 0, 0, 0, 0]) < 0 {
+    if forward_unhooked(__NR_fstat as u64, [fd, scratch, 0, 0, 0, 0]) < 0 {
         return None;
     }
     let at = |off: u64| scratch + off;
@@ -41,15 +42,15 @@ fn stat(fd: u64, scratch: u64) -> Option<Stat> {
     }
 }
 
-/// The file `fd` names, if it is a regular file (SIGBUS past the end is theirs: a device
-/// mapped privately, /dev/zero say, keeps reading what its read gave).
-pub(super) fn regular_file(fd: u64) -> Option<File> {
-    let mut file = None;
+/// The device and inode of the file `fd` names, if it is a regular file (SIGBUS past the end
+/// is theirs: a device mapped privately, /dev/zero say, keeps reading what its read gave).
+pub(super) fn regular_file(fd: u64) -> Option<(u64, u64)> {
+    let mut id = None;
     usermem::with_scratch(|scratch| {
-        file = stat(fd, scratch).filter(|s| s.mode & S_IFMT == S_IFREG).map(|s| File { fd, dev: s.dev, ino: s.ino });
+        id = stat(fd, scratch).filter(|s| s.mode & S_IFMT == S_IFREG).map(|s| (s.dev, s.ino));
         0
     });
-    file
+    id
 }
 
 /// A page fault at `addr` (a write if `write`, an instruction fetch if `exec`): None if it is
@@ -60,7 +61,15 @@ pub(super) fn regular_file(fd: u64) -> Option<File> {
 /// touches it again.
 pub fn fault(addr: u64, write: bool, exec: bool) -> Option<bool> {
     let page = addr & !(PAGE - 1);
-    let (file, off, _) = match super::hidden_page(page, write, exec)? {
+    let mut found = super::hidden_page(page, write, exec)?;
+    if matches!(found, Ok((file, _, _)) if file.id.is_none()) {
+        // Mapped since the last forwarded call: which file is it? Not a regular file after
+        // all, the page is shown now (or something else changed it): the touch tells.
+        super::identify::identify();
+        let Some(again) = super::hidden_page(page, write, exec) else { return Some(false) };
+        found = again;
+    }
+    let (file, off, _) = match found {
         Ok(found) => found,
         Err(()) => return Some(false),
     };
@@ -68,7 +77,7 @@ pub fn fault(addr: u64, write: bool, exec: bool) -> Option<bool> {
         // The descriptor must still name the mapped file (closed or replaced: the file is out
         // of reach, and the page stays past its end).
         let Some(now) = stat(file.fd, scratch) else { return 0 };
-        if (now.dev, now.ino) != (file.dev, file.ino) || now.size <= off {
+        if Some((now.dev, now.ino)) != file.id || now.size <= off {
             return 0;
         }
         let got = forward(__NR_pread64 as u64, [file.fd, scratch, PAGE, off, 0, 0]);

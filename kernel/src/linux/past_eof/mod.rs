@@ -16,8 +16,16 @@
 //! grown over since is read in and given its protection, as Linux would read it at that touch;
 //! otherwise the fault is SIGBUS. Records go with the memory: munmap, a mapping replacing them
 //! (`release`), mprotect (`protect`), mremap (`remapped`).
+//!
+//! The file's identity (and whether it is a regular file at all) is asked for only when needed,
+//! before the next forwarded call (`identify`): ld.so maps each library's whole span first,
+//! past the end of the file, and then its segments over it, so the hidden pages are gone before
+//! anything else reaches the host, and the start of every dynamic program pays for nothing.
+//! mmap leaves those pages not present from the start (`usermem::alloc_unfilled`): hiding
+//! present pages would cost a TLB flush.
 
 mod fill;
+mod identify;
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -26,14 +34,16 @@ use super::usermem::PAGE;
 use crate::sync::IrqSpinLock;
 
 pub use fill::fault;
+pub use identify::before_forward;
 
 /// The file a mapping was made from: the descriptor, and the file's device and inode when it
 /// was mapped (the descriptor may name another file by the time a page is touched).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct File {
     fd: u64,
-    dev: u64,
-    ino: u64,
+    /// Device and inode; None until `identify` asked (the descriptor names the file until the
+    /// next forwarded call, which asks first).
+    id: Option<(u64, u64)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -52,6 +62,8 @@ struct Piece {
     file: File,
     /// The file offset of the piece's first page.
     off: u64,
+    /// The file offset of the first page that was wholly past the end of the file when mapped.
+    eof: u64,
     /// The protection the program gave it (hidden pages get it back once filled).
     prot: u64,
     state: State,
@@ -81,25 +93,43 @@ fn hide(start: u64, end: u64) {
     super::usermem::access_changed(start, end, false);
 }
 
-/// mmap made `[start, end)` a private mapping of `fd` from file offset `off`, with
-/// protection `prot`, and its read stopped at the end of the file after `read` bytes. If
-/// pages lie wholly past the end and the descriptor is a regular file, they are hidden and
-/// the mapping remembered; otherwise (a device reading zero) nothing changes.
-pub fn mapped(start: u64, end: u64, fd: u64, off: u64, prot: u64, read: u64) {
-    let past = start + super::usermem::page_up(read);
-    if past >= end {
-        return;
+/// A private mapping of `[start, end)` from descriptor `fd` at file offset `off`, with
+/// protection `prot`, whose read stopped at the end of the file: `[past, end)` lies wholly
+/// past it (`past < end`).
+pub struct Mapped {
+    pub start: u64,
+    pub past: u64,
+    pub end: u64,
+    pub fd: u64,
+    pub off: u64,
+    pub prot: u64,
+}
+
+/// mmap made `m`: its pages past the end of the file are hidden (`absent`: they never were
+/// present, so only the monitor's page map changes) and the mapping remembered. Whether the
+/// file is a regular one (a device read short keeps reading zero: its pages are shown again)
+/// and which file it is are asked before the next forwarded call (`identify`), or now if a
+/// call was forwarded since the read ended (the count `quiet`, see `filemap`) or is under way:
+/// the descriptor may name another file by then.
+pub fn mapped(m: Mapped, absent: bool, quiet: Option<u64>) {
+    if absent {
+        super::usermem::access_changed(m.past, m.end, false);
+    } else {
+        hide(m.past, m.end);
     }
-    let Some(file) = fill::regular_file(fd) else { return };
-    let piece = |end, off, state| Piece { end, file, off, prot, state };
+    let (file, eof) = (File { fd: m.fd, id: None }, m.off + (m.past - m.start));
+    let piece = |end, off, state| Piece { end, file, off, eof, prot: m.prot, state };
     {
         let mut map = PIECES.lock();
-        if past > start {
-            map.insert(start, piece(past, off, State::Present));
+        if m.past > m.start {
+            map.insert(m.start, piece(m.past, m.off, State::Present));
         }
-        map.insert(past, piece(end, off + (past - start), State::Hidden));
+        map.insert(m.past, piece(m.end, eof, State::Hidden));
+        identify::owe();
     }
-    hide(past, end);
+    if quiet.is_none() || crate::linux::filemap::quiet_forwarding() != quiet {
+        identify::identify();
+    }
 }
 
 /// `[start, end)` is being unmapped or replaced: its pieces are forgotten.
@@ -110,6 +140,9 @@ pub fn release(start: u64, end: u64) {
     }
     for s in cut_to(&mut map, start, end) {
         map.remove(&s);
+    }
+    if identify::owed() {
+        identify::forget_unneeded(&mut map);
     }
 }
 
@@ -195,9 +228,10 @@ pub fn remapped(old: u64, old_len: u64, new: u64, new_len: u64) {
     }
 }
 
-/// What a fault on `page` finds: the piece's file, the page's file offset and the protection,
-/// if the page is hidden and `prot` allows the access (a write if `write`, an instruction fetch
-/// if `exec`); Err(()) if another thread is reading the page in (the program touches it again).
+/// What a fault on `page` finds: the piece's file (maybe not identified yet), the page's file
+/// offset and the protection, if the page is hidden and `prot` allows the access (a write if
+/// `write`, an instruction fetch if `exec`); Err(()) if another thread is reading the page in
+/// (the program touches it again).
 fn hidden_page(page: u64, write: bool, exec: bool) -> Option<Result<(File, u64, u64), ()>> {
     use super::protect::{PROT_EXEC, PROT_READ, PROT_WRITE};
     let map = PIECES.lock();
