@@ -496,6 +496,28 @@ fn personality_is_kept_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_personality", Some("after exec: 0x40000"));
 }
 
+/// PR_SET_VMA (names for anonymous memory, which Go's runtime sets at start) answers as a Linux
+/// without CONFIG_ANON_VMA_NAME does (this project's hosts), and without a line on stderr: it
+/// was reported as unimplemented in every Go program.
+#[test]
+fn naming_anonymous_memory_answers_as_a_linux_without_the_option() {
+    let (linux, got) = native_then_hrt("calls_vma_name", &[], |linux| linux.code() == 0);
+    if linux.stdout.contains("named: 0") {
+        eprintln!("this host's Linux names anonymous memory; hrt answers as one that does not");
+        return;
+    }
+    assert_same("calls_vma_name", &linux, &got);
+    assert!(!got.stderr.contains("not implemented"), "{}", got.stderr);
+}
+
+/// pidfd_open, pidfd_send_signal (to a child, and to ourselves: delivered before the call
+/// returns), poll and waitid(P_PIDFD) on a pidfd, and their errors, as on Linux (both calls
+/// were ENOSYS).
+#[test]
+fn pidfds_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("pidfd_calls", Some("pid matches 1, code 2"));
+}
+
 /// The host's CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME now, in nanoseconds.
 fn host_clocks() -> [i128; 3] {
     [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME].map(|clock| {

@@ -133,6 +133,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_eventfd => ("eventfd", 1, F),
         __NR_eventfd2 => ("eventfd2", 2, F),
         __NR_timerfd_create => ("timerfd_create", 2, F),
+        __NR_pidfd_open => ("pidfd_open", 2, F),
+        __NR_pidfd_send_signal => ("pidfd_send_signal", 4, L(signal::pidfd_send_signal)),
         __NR_timerfd_settime => ("timerfd_settime", 4, L(time::timerfd_settime)),
         __NR_timerfd_gettime => ("timerfd_gettime", 2, F),
         __NR_inotify_init => ("inotify_init", 0, F),

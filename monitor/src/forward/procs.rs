@@ -33,6 +33,8 @@ const MAX_ARG_STRLEN: usize = 32 * 4096;
 const ARG_MAX: usize = 2 << 20;
 /// Spawn children alive at once (a program cannot make the monitor keep more tables).
 const MAX_CONTEXTS: usize = 1024;
+/// waitid's idtype for a pidfd.
+const P_PIDFD: u32 = 3;
 
 /// A spawn child before its exec.
 pub struct ChildCtx {
@@ -252,6 +254,49 @@ impl Forwarder {
     /// `hrt`, and the answer is 1: the kernel then delivers the program's own copy before
     /// `kill` returns. pid -1 is every other process of the tree (on Linux: every process the
     /// caller may signal but itself).
+    /// pidfd_open(pid, flags): a host pidfd in the program's table, for a process of the
+    /// program's tree (as `kill` may reach: ESRCH for any other). Always close-on-exec, as on
+    /// Linux. Its `poll`, `epoll` and `waitid(P_PIDFD)` are the host's.
+    pub(super) fn pidfd_open(&self, pid: u64, flags: u64) -> SysResult<i64> {
+        // PIDFD_NONBLOCK (O_NONBLOCK) and PIDFD_THREAD (O_EXCL), as the host takes them.
+        if flags & !(libc::O_NONBLOCK | libc::O_EXCL) as u64 != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let pid = pid as i32;
+        let known = self.children.pids.lock().unwrap().contains(&pid);
+        if pid <= 0 || !(known || super::host_procs::in_program_tree(pid)) {
+            return Err(if pid <= 0 { Errno::EINVAL } else { Errno::ESRCH });
+        }
+        // SAFETY: no pointers.
+        let fd = unsafe { self.sys(libc::SYS_pidfd_open, &[pid as libc::c_long, int(flags)])? };
+        self.fds().insert(Arc::new(HostFd::owned(fd as i32, false)), true, 0)
+    }
+
+    /// pidfd_send_signal(pidfd, sig, info, flags) through the host's pidfd, with the program's
+    /// siginfo if it gave one (the host applies Linux's rule on it). A pidfd of `hrt` itself
+    /// answers 1: the kernel delivers the program's own signal before the call returns, as
+    /// `kill` does.
+    pub(super) fn pidfd_send_signal(&self, g: Guest, fd: u64, sig: u64, info: u64, flags: u64) -> SysResult<i64> {
+        let h = self.fds().get(fd)?;
+        if flags != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let target = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", h.raw()))
+            .ok()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Pid:").and_then(|v| v.trim().parse::<i32>().ok())));
+        let Some(target) = target else { return Err(Errno::EBADF) };
+        if target == std::process::id() as i32 {
+            return Ok(1);
+        }
+        let mut si = [0u8; 128];
+        if info != 0 {
+            si = g.read(info)?;
+        }
+        let si_ptr = if info != 0 { ptr(si.as_ptr()) } else { 0 };
+        // SAFETY: `si` is a siginfo buffer of this frame (or no pointer).
+        unsafe { self.sys(libc::SYS_pidfd_send_signal, &[h.raw() as libc::c_long, int(sig), si_ptr, 0]) }
+    }
+
     /// getpgid or getsid of any host process (0: `hrt`'s, which is the program's): Linux answers
     /// them for every process of the namespace, and they change nothing (a shell asks for its
     /// parent's session).
@@ -341,8 +386,9 @@ impl Forwarder {
 
     fn waitid(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
         let (idtype, id, infop, options, rusage) = (a[0] as u32, int(a[1]), a[2], int(a[3]), a[4]);
-        if ![libc::P_ALL, libc::P_PID, libc::P_PGID].contains(&idtype) {
-            // P_PIDFD would need the program's descriptor translated: not supported.
+        // The program's pidfd is one of its descriptors: the host's waits on the host's.
+        let id = if idtype == P_PIDFD { self.fds().get(a[1])?.raw() as libc::c_long } else { id };
+        if ![libc::P_ALL, libc::P_PID, libc::P_PGID, P_PIDFD].contains(&idtype) {
             return Err(Errno::EINVAL);
         }
         // SAFETY: all-zero siginfo and rusage are valid.

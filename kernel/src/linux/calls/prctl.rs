@@ -17,6 +17,8 @@ const PR_SET_PDEATHSIG: u64 = 1;
 const PR_GET_PDEATHSIG: u64 = 2;
 const PR_GET_DUMPABLE: u64 = 3;
 const PR_SET_NO_NEW_PRIVS: u64 = 38;
+/// PR_SET_VMA (PR_SET_VMA_ANON_NAME names anonymous memory).
+const PR_SET_VMA: u64 = 0x5356_4d41;
 const PR_GET_NO_NEW_PRIVS: u64 = 39;
 const PR_SET_DUMPABLE: u64 = 4;
 const PR_SET_NAME: u64 = 15;
@@ -86,6 +88,10 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             Ok(NO_NEW_PRIVS.load(Ordering::Relaxed))
         }
         PR_GET_NO_NEW_PRIVS => Err(EINVAL),
+        // Names for anonymous memory (Go's runtime asks at start): answered as a Linux built
+        // without CONFIG_ANON_VMA_NAME answers, as this project's hosts are; the names would
+        // only label /proc/self/maps, and callers take EINVAL as "not offered".
+        PR_SET_VMA => Err(EINVAL),
         PR_GET_DUMPABLE => Ok(DUMPABLE.load(Ordering::Relaxed) as u64),
         PR_SET_DUMPABLE => match a[1] {
             0 | 1 => {

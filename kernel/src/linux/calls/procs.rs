@@ -39,6 +39,7 @@ const CLONE_VFORK: u64 = 0x4000;
 const CLONE_SETTLS: u64 = 0x8_0000;
 /// Flags a spawn child may not have: it is a process of its own.
 const CLONE_SHARING: u64 = 0x200 | 0x400 | 0x800 | 0x1_0000; // FS, FILES, SIGHAND, THREAD
+const CLONE_PIDFD: u64 = 0x1000;
 const SIGCHLD: u64 = 17;
 const CLD_EXITED: i32 = 1;
 const P_ALL: u64 = 0;
@@ -128,6 +129,17 @@ pub fn clone_process(frame: &mut TrapFrame, flags: u64, newsp: u64, [ptid, ctid,
             from.rsp = newsp;
         }
         return super::fork::fork_process(&from, flags, ptid, ctid);
+    }
+    if flags & CLONE_PIDFD != 0 {
+        // A child that ends before its exec is no host process, so it could have no host
+        // pidfd. Go's runtime asks once (it then uses pids): said once.
+        static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+        if !SAID.swap(true, Ordering::Relaxed) {
+            kprintln!(
+                "hrt: clone with flags {flags:#x}: CLONE_PIDFD is not supported: returning ENOSYS (reported once)"
+            );
+        }
+        return Err(ENOSYS);
     }
     if flags & CLONE_VFORK == 0 || flags & CLONE_SHARING != 0 {
         kprintln!("hrt: clone with flags {flags:#x}: only threads and vfork-style children (CLONE_VM|CLONE_VFORK) are supported: returning ENOSYS");

@@ -188,6 +188,27 @@ pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+/// pidfd_send_signal(pidfd, sig, info, flags): the monitor sends it through the host's pidfd;
+/// 1 means the pidfd is the program's own process, which gets the signal here before the call
+/// returns (with the program's siginfo if it gave one), as `kill` to itself does.
+pub fn pidfd_send_signal(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    register_current();
+    let (signo, info) = (a[1], a[2]);
+    if signo != 0 {
+        valid(signo)?;
+    }
+    let r = crate::linux::syscall::forward(linux_raw_sys::general::__NR_pidfd_send_signal as u64, a);
+    if r < 0 {
+        return Err((-r) as u32);
+    }
+    if r == 1 && signo != 0 {
+        let si = if info != 0 { queued_info(signo, info)? } else { SigInfo::from_user(signo, SI_USER) };
+        state::send_process(si)?;
+        state::kick_all();
+    }
+    Ok(0)
+}
+
 /// Sends `info` (signal `signo`) to thread `tid` of this process; the target acts at its next
 /// return to the program (a thread running on another CPU is interrupted for it).
 fn send_to_thread(tid: u32, signo: u64, info: SigInfo) -> SysResult {
