@@ -633,9 +633,14 @@ pub mod process {
     /// were waited for (the host's `getrusage(RUSAGE_CHILDREN)` of `hrt`, whose children are
     /// all the program's): user time for `which` 0, system time for 1.
     pub const CHILDREN_TIME: u64 = 0x2010;
+    /// (who): the largest resident set, in KiB, of the program (`who` 0: `hrt`'s host process
+    /// less what it held when the VM was about to start, which is the monitor's and the
+    /// guest's own) or of its ended and waited-for children (1: the largest of theirs, less the
+    /// same), as getrusage's ru_maxrss.
+    pub const MAX_RSS: u64 = 0x2011;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = CHILDREN_TIME;
+    pub const LAST: u64 = MAX_RSS;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

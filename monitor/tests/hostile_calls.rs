@@ -518,6 +518,13 @@ fn pidfds_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("pidfd_calls", Some("pid matches 1, code 2"));
 }
 
+/// getrusage's ru_maxrss follows the memory the program touches, its own and its children's
+/// (it was always 0).
+#[test]
+fn getrusage_reports_the_largest_resident_set() {
+    passes_natively_and_same_on_1_and_2_cpus("rusage_maxrss", Some("grew by 64 MiB give or take 8: 1"));
+}
+
 /// The host's CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME now, in nanoseconds.
 fn host_clocks() -> [i128; 3] {
     [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME].map(|clock| {

@@ -41,7 +41,7 @@ mod files;
 mod forked;
 mod host_procs;
 pub use host_procs::note_root as note_program_root;
-pub use procs::note_no_new_privs;
+pub use procs::{note_no_new_privs, note_rss_before_program};
 #[cfg(test)]
 pub(crate) mod fuzz;
 mod guest_mem;

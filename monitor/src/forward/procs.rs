@@ -182,6 +182,7 @@ impl Forwarder {
             (op::WAITID, None) => self.waitid(g, a),
             (op::KILL, None) => self.kill(a[0] as i32, a[1]),
             (op::CHILDREN_TIME, None) => children_time(a[0]),
+            (op::MAX_RSS, None) => max_rss(a[0]),
             (op::SETPGID, Some(c)) if a[0] == 0 => {
                 c.state.lock().unwrap().pgid = Some(int(a[1]) as i32);
                 Ok(0)
@@ -771,4 +772,40 @@ pub fn leave_out_monitors_children() {
 fn children_time(which: u64) -> SysResult<i64> {
     let own = MONITORS_CHILDREN_US.get(which as usize).map_or(0, |t| t.load(std::sync::atomic::Ordering::Relaxed));
     Ok((waited_children_us(which)? - own).max(0))
+}
+
+/// `hrt`'s own largest resident set when its VM was about to start, in KiB: the monitor's and
+/// the boot's share, which getrusage leaves out of the program's (`max_rss`). A forked `hrt`
+/// keeps its parent's.
+static RSS_BEFORE_KIB: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// Notes `hrt`'s largest resident set so far as the part that is not the program's.
+pub fn note_rss_before_program() {
+    // SAFETY: rusage is plain integers; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct we pass.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
+        RSS_BEFORE_KIB.store(ru.ru_maxrss, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// `op::MAX_RSS`: the program's (`who` 0) or its waited-for children's (1) largest resident
+/// set in KiB: the host's for `hrt` less `RSS_BEFORE_KIB` (at least 4 KiB: a program that ran
+/// had a page).
+fn max_rss(who: u64) -> SysResult<i64> {
+    let which = match who {
+        0 => libc::RUSAGE_SELF,
+        1 => libc::RUSAGE_CHILDREN,
+        _ => return Err(Errno::EINVAL),
+    };
+    // SAFETY: as in `note_rss_before_program`.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::getrusage(which, &mut ru) } != 0 {
+        return Err(Errno::last());
+    }
+    if ru.ru_maxrss == 0 {
+        return Ok(0);
+    }
+    Ok((ru.ru_maxrss - RSS_BEFORE_KIB.load(std::sync::atomic::Ordering::Relaxed)).max(4))
 }

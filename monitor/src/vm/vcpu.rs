@@ -412,6 +412,10 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     if now < config.cpus {
         *shared.starter.lock().unwrap() = Some(tx.clone());
     }
+    if config.resume.is_none() {
+        // What `hrt` holds now is the monitor's and the boot's, not the program's (getrusage).
+        crate::forward::note_rss_before_program();
+    }
     for id in 0..now {
         threads.push(start(id, &tx)?);
     }
