@@ -481,7 +481,8 @@ pub mod nr {
     pub const HOST_SIGNAL_ACTION: u64 = 13;
     /// The program's prctl(args[0], args[1]) for an option that is a property of `hrt`'s host
     /// process: PR_SET_PDEATHSIG (the host signals `hrt` when its parent ends, and `hrt` passes
-    /// the signal on), PR_SET_NO_NEW_PRIVS (the host programs it starts get it) and
+    /// the signal on), PR_SET_CHILD_SUBREAPER (orphans below become `hrt`'s children, which
+    /// the program waits for), PR_SET_NO_NEW_PRIVS (the host programs it starts get it) and
     /// PR_SET_NAME by the main thread (args[1], args[2]: the 16 bytes of the name; other
     /// processes see it as the process's name). Returns 0 or a negated errno.
     pub const HOST_PRCTL: u64 = 14;

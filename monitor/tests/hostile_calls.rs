@@ -483,11 +483,12 @@ fn prctl_answers_as_on_linux_and_says_what_it_lacks() {
 }
 
 /// The prctl options that are the host process's: a parent-death signal reaches a grandchild
-/// whose parent ended, and no-new-privileges is reported and passed to a spawned program
+/// whose parent ended, a subreaper waits for its orphaned grandchild (and for nothing else of
+/// `hrt`'s), and no-new-privileges is reported and passed to a spawned program
 /// (tests/programs/hostile/prctl_host.c).
 #[test]
-fn prctl_parent_death_signal_and_no_new_privs_as_on_linux() {
-    passes_natively_and_same_on_1_and_2_cpus("prctl_host", Some("B: parent ended, got signal 10"));
+fn prctl_parent_death_signal_subreaper_and_no_new_privs_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("prctl_host", Some("then a grandchild reaped: 1, status 5"));
 }
 
 /// personality answers and keeps what `setarch -R` sets, across fork and exec (it was ENOSYS).

@@ -104,6 +104,7 @@ pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[
     libc::SYS_ioprio_set,
     libc::SYS_sched_getattr,
     libc::SYS_timerfd_settime,
+    libc::SYS_pidfd_send_signal,
 ];
 
 pub const HANDLED: &[libc::c_long] = &[

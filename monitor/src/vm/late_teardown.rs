@@ -24,9 +24,23 @@ use std::os::unix::io::RawFd;
 /// handful of system calls, nothing else.
 const STACK_BYTES: usize = 64 * 1024;
 
+/// The program made itself a child subreaper (PR_SET_CHILD_SUBREAPER) in this process or an
+/// ancestor `hrt` of the program's tree before forking it: an orphaned holder would then come
+/// to the program, whose `wait` would report it, so forked children tear their VMs down
+/// themselves. (A child forked before the prctl still makes one.)
+static SUBREAPER_ABOVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes PR_SET_CHILD_SUBREAPER (see `SUBREAPER_ABOVE`).
+pub fn note_subreaper() {
+    SUBREAPER_ABOVE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Starts the process that will destroy the VM of `vm_fd` after this process has exited.
 /// Returns whether it started.
 pub fn defer(vm_fd: RawFd) -> bool {
+    if super::is_fork_child() && SUBREAPER_ABOVE.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as i64;
     if pidfd < 0 {

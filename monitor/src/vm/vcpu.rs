@@ -57,25 +57,29 @@ enum Event {
 }
 
 impl Shared {
-    /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG is made by the main thread, which lives as long as
-    /// `hrt` (the parent-death signal is a property of the thread that set it, and the vCPU
-    /// threads may not call prctl: seccomp.rs); PR_SET_NAME (args[1..3]: the program's name,
+    /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG and PR_SET_CHILD_SUBREAPER are made by the main
+    /// thread, which lives as long as `hrt` (the parent-death signal is a property of the
+    /// thread that set it, and the vCPU threads may not call prctl: seccomp.rs); PR_SET_NAME (args[1..3]: the program's name,
     /// 16 bytes) names the process (host_name.rs); PR_SET_NO_NEW_PRIVS is noted for the host
     /// programs the spawner starts.
     pub fn host_prctl(&self, args: &[u64]) -> i64 {
         const PR_SET_PDEATHSIG: u64 = 1;
         const PR_SET_NAME: u64 = 15;
+        const PR_SET_CHILD_SUBREAPER: u64 = 36;
         const PR_SET_NO_NEW_PRIVS: u64 = 38;
         let work: Box<dyn FnOnce() -> i64 + Send> = match args[0] {
             PR_SET_NO_NEW_PRIVS => {
                 crate::forward::note_no_new_privs();
                 return 0;
             }
-            PR_SET_PDEATHSIG => {
-                let sig = args[1];
+            PR_SET_PDEATHSIG | PR_SET_CHILD_SUBREAPER => {
+                let (option, arg) = (args[0] as i32, args[1]);
+                if option == PR_SET_CHILD_SUBREAPER as i32 && arg != 0 {
+                    super::late_teardown::note_subreaper();
+                }
                 Box::new(move || {
                     // SAFETY: a prctl with integer arguments.
-                    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) } == 0 {
+                    if unsafe { libc::prctl(option, arg as libc::c_ulong, 0, 0, 0) } == 0 {
                         0
                     } else {
                         -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)

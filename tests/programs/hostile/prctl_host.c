@@ -1,6 +1,6 @@
 /* prctl options that are properties of the host process: PR_SET_PDEATHSIG (a grandchild is
- * signalled when its parent ends) and PR_SET_NO_NEW_PRIVS (a spawned program has it), each
- * with its GET. */
+ * signalled when its parent ends), PR_SET_CHILD_SUBREAPER (the orphaned grandchild becomes
+ * the caller's child) and PR_SET_NO_NEW_PRIVS (a spawned program has it), each with its GET. */
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -21,8 +21,13 @@ int main(void) {
     printf("pdeathsig at start: %d\n", v);
     printf("bad signal: %d\n", prctl(PR_SET_PDEATHSIG, 65));
 
+    /* Subreaper: an orphaned grandchild is ours to wait for. */
+    printf("set subreaper: %d\n", prctl(PR_SET_CHILD_SUBREAPER, 1));
+    prctl(PR_GET_CHILD_SUBREAPER, &v);
+    printf("subreaper: %d\n", v);
+
     /* A (child) forks B (grandchild); B sets a parent-death signal and says so; A ends; B gets
-     * SIGUSR1, says so, and exits; we wait for A and read B's report to its end. */
+     * SIGUSR1, says so, and exits 5; we wait for A, then for B (reparented to us). */
     int ready[2], report[2];
     pipe(ready);
     pipe(report);
@@ -63,6 +68,9 @@ int main(void) {
     int st;
     waitpid(a, &st, 0);
     printf("A ended: %d\n", WEXITSTATUS(st));
+    pid_t who = wait(&st);
+    printf("then a grandchild reaped: %d, status %d\n", who > 0 && who != a, WEXITSTATUS(st));
+    printf("no more children: %d\n", wait(&st) == -1);
     char buf[256];
     int n, len = 0;
     while ((n = read(report[0], buf + len, sizeof buf - 1 - len)) > 0)

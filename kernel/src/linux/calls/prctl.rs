@@ -1,8 +1,6 @@
 //! prctl: the process's name, its dumpable flag, and the options that are properties of
-//! `hrt`'s host process (the parent-death signal, no new privileges: the monitor sets them on
-//! the host, nr::HOST_PRCTL). PR_SET_CHILD_SUBREAPER is not among them: orphans would come
-//! to `hrt`, among them the processes that tear its forked children's VMs down
-//! (monitor/src/vm/late_teardown.rs), which the program's `wait` would then see. Every other option fails with EINVAL, the
+//! `hrt`'s host process (the parent-death signal, child subreaper, no new privileges: the
+//! monitor sets them on the host, nr::HOST_PRCTL). Every other option fails with EINVAL, the
 //! answer Linux gives an option it does not know, and says so once per option on hrt's stderr:
 //! the program would have got it on Linux.
 
@@ -16,6 +14,8 @@ use crate::linux::uaccess;
 const PR_SET_PDEATHSIG: u64 = 1;
 const PR_GET_PDEATHSIG: u64 = 2;
 const PR_GET_DUMPABLE: u64 = 3;
+const PR_SET_CHILD_SUBREAPER: u64 = 36;
+const PR_GET_CHILD_SUBREAPER: u64 = 37;
 const PR_SET_NO_NEW_PRIVS: u64 = 38;
 /// PR_SET_VMA (PR_SET_VMA_ANON_NAME names anonymous memory).
 const PR_SET_VMA: u64 = 0x5356_4d41;
@@ -28,14 +28,17 @@ const PR_GET_NAME: u64 = 16;
 /// that did not exec a set-user-ID program. It changes nothing else here: `hrt` writes no core
 /// file of the program, and nothing can trace it.
 static DUMPABLE: AtomicU8 = AtomicU8::new(1);
-/// PR_SET_PDEATHSIG's signal and PR_SET_NO_NEW_PRIVS, as the program set them (the host has
-/// them too). A forked child starts without the first, as on Linux, and keeps the second.
+/// PR_SET_PDEATHSIG's signal, PR_SET_CHILD_SUBREAPER's flag and PR_SET_NO_NEW_PRIVS, as the
+/// program set them (the host has them too). A forked child starts without the first two, as
+/// on Linux, and keeps the third.
 static PDEATHSIG: AtomicU64 = AtomicU64::new(0);
+static SUBREAPER: AtomicU64 = AtomicU64::new(0);
 static NO_NEW_PRIVS: AtomicU64 = AtomicU64::new(0);
 
-/// In a forked child: no parent-death signal (Linux clears it at fork).
+/// In a forked child: no parent-death signal, not a subreaper (Linux clears both at fork).
 pub fn after_fork() {
     PDEATHSIG.store(0, Ordering::Relaxed);
+    SUBREAPER.store(0, Ordering::Relaxed);
 }
 
 /// Sets `option` on `hrt`'s host process, then notes `value` in `at`.
@@ -77,6 +80,11 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         PR_SET_PDEATHSIG => Err(EINVAL),
         PR_GET_PDEATHSIG => {
             uaccess::write::<i32>(a[1], PDEATHSIG.load(Ordering::Relaxed) as i32)?;
+            Ok(0)
+        }
+        PR_SET_CHILD_SUBREAPER => on_host(PR_SET_CHILD_SUBREAPER, (a[1] != 0) as u64, &SUBREAPER),
+        PR_GET_CHILD_SUBREAPER => {
+            uaccess::write::<i32>(a[1], SUBREAPER.load(Ordering::Relaxed) as i32)?;
             Ok(0)
         }
         // Only 1, with the other arguments 0; it cannot be cleared.
