@@ -22,6 +22,10 @@ static AS_CHILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// they act on `hrt` as they would on the program: the terminating ones stop the VM at once and
 /// `hrt` exits as a shell reports a program killed by them (130, 143, 129, ...).
 extern "C" fn stop_on_signal(sig: libc::c_int) {
+    if crate::vm::host_signals::program_ended() {
+        // `hrt` is only exiting with the program's status now.
+        return;
+    }
     if sig == libc::SIGCONT {
         crate::forward::tty_stop::note_continued();
     }

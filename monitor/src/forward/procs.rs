@@ -78,6 +78,8 @@ type Job = (Spawn, mpsc::Sender<SysResult<i64>>);
 pub struct Children {
     ctxs: Mutex<HashMap<u32, Arc<ChildCtx>>>,
     pids: Mutex<HashSet<i32>>,
+    /// Those of `pids` that are forked `hrt`s (their resident sets carry `hrt`'s own share).
+    forked: Mutex<HashSet<i32>>,
     spawner: Mutex<Option<mpsc::Sender<Job>>>,
 }
 
@@ -85,6 +87,7 @@ impl Children {
     /// A child started elsewhere (a forked one): the program may wait for and signal it.
     pub(super) fn adopt(&self, pid: i32) {
         self.pids.lock().unwrap().insert(pid);
+        self.forked.lock().unwrap().insert(pid);
     }
 }
 
@@ -360,6 +363,20 @@ impl Forwarder {
         self.children.pids.lock().unwrap().remove(&(pid as i32));
     }
 
+    /// A waited-for child's ru_maxrss as the program's: a forked `hrt`'s less `hrt`'s own
+    /// share (`program_rss`), a host program's as it is; the largest so far is the program's
+    /// RUSAGE_CHILDREN figure (`max_rss`). `reaped`: the wait took the child.
+    fn child_rss(&self, pid: i64, host_kib: libc::c_long, reaped: bool) -> libc::c_long {
+        let forked = self.children.forked.lock().unwrap();
+        let kib = if forked.contains(&(pid as i32)) { program_rss(host_kib) } else { host_kib };
+        drop(forked);
+        if reaped {
+            self.children.forked.lock().unwrap().remove(&(pid as i32));
+            CHILDREN_MAX_RSS_KIB.fetch_max(kib, std::sync::atomic::Ordering::Relaxed);
+        }
+        kib
+    }
+
     fn wait4(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
         let (pid, status, options, rusage) = (int(a[0]), a[1], a[2], a[3]);
         let allowed = (libc::WNOHANG | libc::WUNTRACED | libc::WCONTINUED | libc::__WALL | libc::__WCLONE) as u64;
@@ -372,9 +389,11 @@ impl Forwarder {
         // SAFETY: pointers to our own locals.
         let r = unsafe { self.sys(libc::SYS_wait4, &[pid, ptr(&raw mut st), int(options), ptr(&raw mut ru)])? };
         if r > 0 {
-            if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
+            let ended = libc::WIFEXITED(st) || libc::WIFSIGNALED(st);
+            if ended {
                 self.reaped(r);
             }
+            ru.ru_maxrss = self.child_rss(r, ru.ru_maxrss, ended);
             if status != 0 {
                 g.write(status, &st)?;
             }
@@ -402,9 +421,13 @@ impl Forwarder {
         };
         // SAFETY: waitid filled in the siginfo (zero pid: nothing to report).
         let pid = unsafe { info.si_pid() };
-        if pid > 0 && options & libc::WNOWAIT as libc::c_long == 0 && matches!(info.si_code, 1..=3) {
+        let ended = pid > 0 && options & libc::WNOWAIT as libc::c_long == 0 && matches!(info.si_code, 1..=3);
+        if ended {
             // CLD_EXITED, CLD_KILLED, CLD_DUMPED.
             self.reaped(pid as i64);
+        }
+        if pid > 0 {
+            ru.ru_maxrss = self.child_rss(pid as i64, ru.ru_maxrss, ended);
         }
         if infop != 0 {
             g.write(infop, &info)?;
@@ -789,13 +812,16 @@ pub fn note_rss_before_program() {
     }
 }
 
-/// `op::MAX_RSS`: the program's (`who` 0) or its waited-for children's (1) largest resident
-/// set in KiB: the host's for `hrt` less `RSS_BEFORE_KIB` (at least 4 KiB: a program that ran
-/// had a page).
+/// The largest ru_maxrss of the program's waited-for children, as `child_rss` counted them.
+static CHILDREN_MAX_RSS_KIB: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// `op::MAX_RSS`: the program's (`who` 0) largest resident set in KiB, the host's for `hrt` less
+/// `RSS_BEFORE_KIB` (at least 4 KiB: a program that ran had a page), or the largest of its
+/// waited-for children's (1).
 fn max_rss(who: u64) -> SysResult<i64> {
     let which = match who {
         0 => libc::RUSAGE_SELF,
-        1 => libc::RUSAGE_CHILDREN,
+        1 => return Ok(CHILDREN_MAX_RSS_KIB.load(std::sync::atomic::Ordering::Relaxed)),
         _ => return Err(Errno::EINVAL),
     };
     // SAFETY: as in `note_rss_before_program`.
@@ -804,8 +830,14 @@ fn max_rss(who: u64) -> SysResult<i64> {
     if unsafe { libc::getrusage(which, &mut ru) } != 0 {
         return Err(Errno::last());
     }
-    if ru.ru_maxrss == 0 {
-        return Ok(0);
+    Ok(program_rss(ru.ru_maxrss))
+}
+
+/// A host ru_maxrss of `hrt` (or of a child `hrt`) as the program's: less `RSS_BEFORE_KIB`, at
+/// least 4 KiB (0 stays 0: nothing was measured). wait4's and waitid's rusage say the same.
+fn program_rss(host_kib: libc::c_long) -> libc::c_long {
+    if host_kib == 0 {
+        return 0;
     }
-    Ok((ru.ru_maxrss - RSS_BEFORE_KIB.load(std::sync::atomic::Ordering::Relaxed)).max(4))
+    (host_kib - RSS_BEFORE_KIB.load(std::sync::atomic::Ordering::Relaxed)).max(4)
 }

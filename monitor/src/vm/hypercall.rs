@@ -198,6 +198,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             None => -(libc::EFAULT as i64),
         },
         nr::SHUTDOWN => {
+            super::host_signals::note_program_ended();
             outcome = Outcome::Stop(Exit::Status(call.args[0] as i32));
             super::fork::note_end_signal(call.args[1]);
             0

@@ -44,6 +44,22 @@ pub fn ends_by_default(sig: i32) -> bool {
     ![SIGCHLD, SIGCONT, SIGURG, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU, SIGSTOP].contains(&sig)
 }
 
+/// The program has ended (its kernel reported its status): a signal sent to `hrt` from then on
+/// finds a process that has exited, as on Linux it would find a zombie, and changes nothing;
+/// before, a forked child's `hrt` died of it and its parent saw a killed child instead of the
+/// program's exit status.
+static PROGRAM_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that the program has ended (`nr::SHUTDOWN`).
+pub fn note_program_ended() {
+    PROGRAM_ENDED.store(true, Ordering::SeqCst);
+}
+
+/// Whether the program has ended (see `PROGRAM_ENDED`).
+pub fn program_ended() -> bool {
+    PROGRAM_ENDED.load(Ordering::SeqCst)
+}
+
 /// `KVM_SIGNAL_MSI`: `_IOW(KVMIO, 0xa5, struct kvm_msi)`.
 const KVM_SIGNAL_MSI: u64 =
     (1 << 30) | ((std::mem::size_of::<kvm_bindings::kvm_msi>() as u64) << 16) | (0xae << 8) | 0xa5;
