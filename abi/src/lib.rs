@@ -484,7 +484,9 @@ pub mod nr {
     /// the signal on), PR_SET_CHILD_SUBREAPER (orphans below become `hrt`'s children, which
     /// the program waits for), PR_SET_NO_NEW_PRIVS (the host programs it starts get it) and
     /// PR_SET_NAME by the main thread (args[1], args[2]: the 16 bytes of the name; other
-    /// processes see it as the process's name). Returns 0 or a negated errno.
+    /// processes see it as the process's name), and PR_CAPBSET_READ (the whole bounding set:
+    /// bit i for capability i < 48, from bit 48 how many capabilities the host knows).
+    /// Returns 0 (the set for PR_CAPBSET_READ) or a negated errno.
     pub const HOST_PRCTL: u64 = 14;
     /// With [`super::flags::OMP_LIBRARY`]: the program mapped file descriptor args[0] from file
     /// offset args[1], args[2] bytes, executable. The monitor writes the override and import

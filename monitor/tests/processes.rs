@@ -96,3 +96,10 @@ fn other_processes_see_the_programs_name_and_command_line() {
 fn a_signal_to_a_child_that_has_exited_changes_nothing() {
     passes_natively_and_same_on_1_and_2_cpus("exit_then_signal", Some("exited with 3: 20, killed: 0"));
 }
+
+/// sigqueue reaches a child of the program (it was ESRCH), and signal 0, which only asks whether
+/// a process exists, reaches processes outside the program's tree (`kill -0 $PPID`).
+#[test]
+fn sigqueue_to_a_child_and_existence_checks_outside_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("sigqueue_other", Some("sigqueue to a child: 0, child status 7"));
+}

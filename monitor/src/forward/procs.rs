@@ -253,23 +253,23 @@ impl Forwarder {
     /// kill from the program to another process or a group: within the program's own tree
     /// (forward/host_procs.rs: the `hrt run` at its top and that process's descendants, so
     /// a forked child's parent and a fork server's workers) and the groups a process of the
-    /// tree is in; ESRCH for any other process (`hrt` signals nothing outside the program).
+    /// tree is in; ESRCH for any other process (`hrt` signals nothing outside the program), but
+    /// signal 0, which only asks whether a process exists, may name any.
     /// pid 0, and a group that holds `hrt` itself, are signalled member by member without
     /// `hrt`, and the answer is 1: the kernel then delivers the program's own copy before
     /// `kill` returns. pid -1 is every other process of the tree (on Linux: every process the
     /// caller may signal but itself).
-    /// pidfd_open(pid, flags): a host pidfd in the program's table, for a process of the
-    /// program's tree (as `kill` may reach: ESRCH for any other). Always close-on-exec, as on
-    /// Linux. Its `poll`, `epoll` and `waitid(P_PIDFD)` are the host's.
+    /// pidfd_open(pid, flags): a host pidfd in the program's table, for any process (waiting
+    /// for one's end is harmless; `pidfd_send_signal` signals only the program's tree). Always
+    /// close-on-exec, as on Linux. Its `poll`, `epoll` and `waitid(P_PIDFD)` are the host's.
     pub(super) fn pidfd_open(&self, pid: u64, flags: u64) -> SysResult<i64> {
         // PIDFD_NONBLOCK (O_NONBLOCK) and PIDFD_THREAD (O_EXCL), as the host takes them.
         if flags & !(libc::O_NONBLOCK | libc::O_EXCL) as u64 != 0 {
             return Err(Errno::EINVAL);
         }
         let pid = pid as i32;
-        let known = self.children.pids.lock().unwrap().contains(&pid);
-        if pid <= 0 || !(known || super::host_procs::in_program_tree(pid)) {
-            return Err(if pid <= 0 { Errno::EINVAL } else { Errno::ESRCH });
+        if pid <= 0 {
+            return Err(Errno::EINVAL);
         }
         // SAFETY: no pointers.
         let fd = unsafe { self.sys(libc::SYS_pidfd_open, &[pid as libc::c_long, int(flags)])? };
@@ -292,6 +292,11 @@ impl Forwarder {
         if target == std::process::id() as i32 {
             return Ok(1);
         }
+        // Any process may be waited for through a pidfd; only the program's tree signalled.
+        let known = self.children.pids.lock().unwrap().contains(&target);
+        if sig != 0 && !(known || super::host_procs::in_program_tree(target)) {
+            return Err(Errno::ESRCH);
+        }
         let mut si = [0u8; 128];
         if info != 0 {
             si = g.read(info)?;
@@ -299,6 +304,20 @@ impl Forwarder {
         let si_ptr = if info != 0 { ptr(si.as_ptr()) } else { 0 };
         // SAFETY: `si` is a siginfo buffer of this frame (or no pointer).
         unsafe { self.sys(libc::SYS_pidfd_send_signal, &[h.raw() as libc::c_long, int(sig), si_ptr, 0]) }
+    }
+
+    /// rt_sigqueueinfo(pid, sig, info) to another process of the program's tree (the kernel
+    /// keeps the program's own): the host's, with the program's siginfo, whose rule on forged
+    /// codes the host applies.
+    pub(super) fn rt_sigqueueinfo(&self, g: Guest, pid: u64, sig: u64, info: u64) -> SysResult<i64> {
+        let pid = pid as i32;
+        let known = self.children.pids.lock().unwrap().contains(&pid);
+        if pid <= 0 || sig != 0 && !(known || super::host_procs::in_program_tree(pid)) {
+            return Err(Errno::ESRCH);
+        }
+        let si: [u8; 128] = g.read(info)?;
+        // SAFETY: `si` is a siginfo buffer of this frame.
+        unsafe { self.sys(libc::SYS_rt_sigqueueinfo, &[pid as libc::c_long, int(sig), ptr(si.as_ptr())]) }
     }
 
     /// getpgid or getsid of any host process (0: `hrt`'s, which is the program's): Linux answers
@@ -322,6 +341,8 @@ impl Forwarder {
             unsafe { self.sys(libc::SYS_kill, &[p as libc::c_long, int(sig)]) }
         };
         match pid {
+            // Signal 0 only asks whether the process exists (`kill -0 $PPID`): anyone's.
+            p if sig == 0 && !(-1..=0).contains(&p) => send(p),
             p if p > 0 && (known(p) || in_program_tree(p)) => send(p),
             0 => self.kill_own_group(my_group, me, &send),
             p if p < -1 && -p == my_group => self.kill_own_group(my_group, me, &send),

@@ -57,14 +57,15 @@ enum Event {
 }
 
 impl Shared {
-    /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG and PR_SET_CHILD_SUBREAPER are made by the main
-    /// thread, which lives as long as `hrt` (the parent-death signal is a property of the
+    /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER and PR_CAPBSET_READ (the
+    /// whole bounding set, see below) are made by the main thread, which lives as long as `hrt` (the parent-death signal is a property of the
     /// thread that set it, and the vCPU threads may not call prctl: seccomp.rs); PR_SET_NAME (args[1..3]: the program's name,
     /// 16 bytes) names the process (host_name.rs); PR_SET_NO_NEW_PRIVS is noted for the host
     /// programs the spawner starts.
     pub fn host_prctl(&self, args: &[u64]) -> i64 {
         const PR_SET_PDEATHSIG: u64 = 1;
         const PR_SET_NAME: u64 = 15;
+        const PR_CAPBSET_READ: u64 = 23;
         const PR_SET_CHILD_SUBREAPER: u64 = 36;
         const PR_SET_NO_NEW_PRIVS: u64 = 38;
         let work: Box<dyn FnOnce() -> i64 + Send> = match args[0] {
@@ -86,6 +87,22 @@ impl Shared {
                     }
                 })
             }
+            PR_CAPBSET_READ => Box::new(|| {
+                // The whole bounding set at once: bit i for capability i (i < 48), and how many
+                // capabilities the host knows (the first that reads EINVAL) from bit 48.
+                let mut mask = 0i64;
+                let mut known = 0i64;
+                for cap in 0..48 {
+                    // SAFETY: a prctl with integer arguments that only reads.
+                    match unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap as libc::c_ulong, 0, 0, 0) } {
+                        1 => mask |= 1 << cap,
+                        0 => {}
+                        _ => break,
+                    }
+                    known = cap + 1;
+                }
+                mask | known << 48
+            }),
             PR_SET_NAME => {
                 let mut name = [0u8; 16];
                 name[..8].copy_from_slice(&args[1].to_le_bytes());

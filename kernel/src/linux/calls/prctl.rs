@@ -1,6 +1,6 @@
 //! prctl: the process's name, its dumpable flag, and the options that are properties of
 //! `hrt`'s host process (the parent-death signal, child subreaper, no new privileges: the
-//! monitor sets them on the host, nr::HOST_PRCTL). Every other option fails with EINVAL, the
+//! monitor sets them on the host, nr::HOST_PRCTL; the capability bounding set, read there). Every other option fails with EINVAL, the
 //! answer Linux gives an option it does not know, and says so once per option on hrt's stderr:
 //! the program would have got it on Linux.
 
@@ -14,6 +14,7 @@ use crate::linux::uaccess;
 const PR_SET_PDEATHSIG: u64 = 1;
 const PR_GET_PDEATHSIG: u64 = 2;
 const PR_GET_DUMPABLE: u64 = 3;
+const PR_CAPBSET_READ: u64 = 23;
 const PR_SET_CHILD_SUBREAPER: u64 = 36;
 const PR_GET_CHILD_SUBREAPER: u64 = 37;
 const PR_SET_NO_NEW_PRIVS: u64 = 38;
@@ -34,6 +35,29 @@ static DUMPABLE: AtomicU8 = AtomicU8::new(1);
 static PDEATHSIG: AtomicU64 = AtomicU64::new(0);
 static SUBREAPER: AtomicU64 = AtomicU64::new(0);
 static NO_NEW_PRIVS: AtomicU64 = AtomicU64::new(0);
+
+/// The host's capability bounding set of `hrt` (which the program's is), asked once (procps
+/// tools read it at start): bit i for capability i, from bit 48 how many capabilities the host
+/// knows; bit 63 set once asked.
+static CAPBSET: AtomicU64 = AtomicU64::new(0);
+
+/// PR_CAPBSET_READ(cap): 1 or 0, EINVAL for a capability the host does not know.
+fn capbset_read(cap: u64) -> SysResult {
+    let mut set = CAPBSET.load(Ordering::Relaxed);
+    if set == 0 {
+        let r = crate::arch::hypercall::call(hrt_abi::nr::HOST_PRCTL, &[PR_CAPBSET_READ]);
+        if r < 0 {
+            return Err((-r) as u32);
+        }
+        set = r as u64 | 1 << 63;
+        CAPBSET.store(set, Ordering::Relaxed);
+    }
+    let known = (set >> 48) & 0x7f;
+    if cap >= known {
+        return Err(EINVAL);
+    }
+    Ok((set >> cap) & 1)
+}
 
 /// In a forked child: no parent-death signal, not a subreaper (Linux clears both at fork).
 pub fn after_fork() {
@@ -100,6 +124,7 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // without CONFIG_ANON_VMA_NAME answers, as this project's hosts are; the names would
         // only label /proc/self/maps, and callers take EINVAL as "not offered".
         PR_SET_VMA => Err(EINVAL),
+        PR_CAPBSET_READ => capbset_read(a[1]),
         PR_GET_DUMPABLE => Ok(DUMPABLE.load(Ordering::Relaxed) as u64),
         PR_SET_DUMPABLE => match a[1] {
             0 | 1 => {

@@ -276,7 +276,14 @@ pub fn rt_sigqueueinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let info = queued_info(signo, a[2])?;
     may_queue(pid, &info)?;
     if pid as i32 != process::pid() as i32 {
-        return Err(ESRCH);
+        // Another process of the program's tree: the monitor queues it on the host (the
+        // receiver, if it runs under hrt, gets the signal as one sent to `hrt`: SI_USER, no
+        // value).
+        if signo != 0 {
+            valid(signo)?;
+        }
+        let r = crate::linux::syscall::forward(linux_raw_sys::general::__NR_rt_sigqueueinfo as u64, a);
+        return if r < 0 { Err((-r) as u32) } else { Ok(0) };
     }
     if signo != 0 {
         valid(signo)?;
