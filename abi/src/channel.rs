@@ -70,7 +70,7 @@ pub struct ChannelHeader {
     /// How many of the guest's CPUs are halted now (their host CPUs are free): the service
     /// threads may spin longer after a call while one is (`ChannelConfig::idle_spin`).
     pub halted_cpus: AtomicU32,
-    /// Signals sent to `hrt` on the host (bit `sig`) that the kernel is to raise in the
+    /// Signals sent to `hrt` on the host (bit `sig`, bit 0 for 64) that the kernel is to raise in the
     /// program; the monitor sets them and interrupts CPU 0 with [`HOST_SIGNAL_VECTOR`].
     pub host_signals: AtomicU64,
     /// Nonzero once the kernel takes [`HOST_SIGNAL_VECTOR`]: until then the monitor does not

@@ -108,7 +108,7 @@ fn install_stop_handlers() {
     // SIGTERM, SIGHUP, a host child's SIGCHLD (forward/procs.rs), a forwarded descriptor's
     // SIGIO and SIGURG, SIGXFSZ for a forwarded write past the file size limit, and whatever
     // another process sends, real-time signals included.
-    for sig in (1..64).filter(|&s| crate::vm::host_signals::passed_on(s)) {
+    for sig in (1..=64).filter(|&s| crate::vm::host_signals::passed_on(s)) {
         if sig == libc::SIGCHLD && crate::inherited_signals::was_ignored(sig) {
             // Started with SIGCHLD ignored: the program's children are reaped as they end, as
             // they would be natively (`mirror_signal_action`).

@@ -150,6 +150,14 @@ fn user_signals_sent_to_hrt_reach_handlers() {
     same_as_native("usr1", libc::SIGUSR1);
 }
 
+/// Every catchable signal is passed on, real-time ones and 64 (SIGRTMAX) included.
+#[test]
+fn other_signals_sent_to_hrt_reach_handlers() {
+    for sig in [libc::SIGURG, libc::SIGPROF, libc::SIGRTMIN() + 5, 64] {
+        same_as_native("others", sig);
+    }
+}
+
 fn same_as_native(mode: &str, sig: libc::c_int) {
     let prog = build("sig_from_host", &[]);
     let mut native = Command::new(&prog);

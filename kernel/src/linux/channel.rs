@@ -425,7 +425,11 @@ fn host_signals() {
     let Some(ch) = channel() else { return };
     let mut bits = ch.header.host_signals.swap(0, Ordering::AcqRel);
     while bits != 0 {
-        let sig = bits.trailing_zeros() as u64;
+        // Bit 0 is signal 64 (bit n is signal n otherwise).
+        let sig = match bits.trailing_zeros() as u64 {
+            0 => 64,
+            n => n,
+        };
         bits &= bits - 1;
         super::signal::host::raise(sig);
     }

@@ -9,7 +9,10 @@
  *   ignore       - SIGINT ignored: the program carries on and exits 5 after 300 ms.
  *   stop_self    - raise(SIGSTOP) after "ready": the process stops until the test continues it;
  *                  a SIGCONT handler then reports, and it exits 0.
- *   usr1         - a SIGUSR1 handler reports, then it exits 0. */
+ *   usr1         - a SIGUSR1 handler reports, then it exits 0.
+ *   others       - handlers for SIGURG, SIGPROF, SIGRTMIN+5 and 64 (SIGRTMAX): the first that
+ *                  comes is reported, then it exits 0 (hrt passed only 11 signals on, and 64
+ *                  did not fit its word). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,6 +85,16 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(mode, "usr1")) {
         handle(SIGUSR1);
+        printf("ready\n");
+        fflush(stdout);
+        while (!got) pause();
+        printf("got signal %d\n", (int)got);
+        return 0;
+    }
+    if (!strcmp(mode, "others")) {
+        int sigs[] = {SIGURG, SIGPROF, SIGRTMIN + 5, 64};
+        for (int i = 0; i < 4; i++)
+            handle(sigs[i]);
         printf("ready\n");
         fflush(stdout);
         while (!got) pause();

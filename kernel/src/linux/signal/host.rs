@@ -11,7 +11,7 @@ use super::{SIGKILL, SIG_DFL};
 const SI_USER: i32 = 0;
 
 pub fn raise(sig: u64) {
-    if !(1..64).contains(&sig) {
+    if !(1..=64).contains(&sig) {
         return;
     }
     let default_acts = state::handler(sig) == SIG_DFL && !state::blocked_anywhere(sig);

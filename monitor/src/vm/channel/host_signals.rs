@@ -30,12 +30,17 @@ const STUCK_AFTER: u32 = 8;
 /// SIGABRT, SIGBUS, SIGFPE and SIGSEGV are faults of `hrt`'s own threads and SIGSYS its seccomp
 /// filter's; SIGPIPE is a forwarded write's EPIPE (the kernel raises the program's own);
 /// SIGTTIN and SIGTTOU are a background job's terminal access (forward/tty_stop.rs,
-/// `run::mirror_signal_action`); 32 and 33 are the C library's; the channel's wake signal is
-/// `hrt`'s; 64 does not fit the channel's word.
+/// `run::mirror_signal_action`); 32 and 33 are the C library's (its sigaction refuses them);
+/// the channel's wake signal is `hrt`'s. Signal 64 takes bit 0 of the channel's word.
 pub fn passed_on(sig: i32) -> bool {
     use libc::*;
     let kept = [SIGKILL, SIGSTOP, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS, SIGPIPE, SIGTTIN, SIGTTOU];
-    (1..64).contains(&sig) && !kept.contains(&sig) && sig != 32 && sig != 33 && sig != super::wake_signal()
+    (1..=64).contains(&sig) && !kept.contains(&sig) && sig != 32 && sig != 33 && sig != super::wake_signal()
+}
+
+/// Signal `sig`'s bit in the channel's word: bit `sig`, and bit 0 for signal 64.
+fn bit(sig: i32) -> u64 {
+    1 << (sig & 63)
 }
 
 /// Whether `sig`'s default action ends a process (it is not ignored, a stop or a continue).
@@ -81,7 +86,7 @@ pub fn detach() {
 /// take it (then the caller stops the VM). Async-signal-safe: atomics and one ioctl.
 pub fn deliver(sig: i32) -> bool {
     let word = WORD.load(Ordering::SeqCst);
-    if word.is_null() || !(1..64).contains(&sig) {
+    if word.is_null() || !(1..=64).contains(&sig) {
         return false;
     }
     // SAFETY: `attach` stored it with `word`, in the same channel header.
@@ -90,9 +95,9 @@ pub fn deliver(sig: i32) -> bool {
         return false;
     }
     // SAFETY: `attach` stored a pointer into guest RAM, mapped until the process ends.
-    let before = unsafe { (*word).fetch_or(1 << sig, Ordering::SeqCst) };
-    if before & (1 << sig) == 0 {
-        DELIVERIES[sig as usize].fetch_add(1, Ordering::SeqCst);
+    let before = unsafe { (*word).fetch_or(bit(sig), Ordering::SeqCst) };
+    if before & bit(sig) == 0 {
+        DELIVERIES[(sig & 63) as usize].fetch_add(1, Ordering::SeqCst);
     }
     let msi = kvm_bindings::kvm_msi { address_lo: 0xfee0_0000, data: HOST_SIGNAL_VECTOR as u32, ..Default::default() };
     // SAFETY: KVM_SIGNAL_MSI reads the struct we pass; the descriptor is the VM's.
@@ -115,13 +120,13 @@ pub fn watch() {
     // SAFETY: as in `deliver`.
     let bits = unsafe { (*word).load(Ordering::SeqCst) };
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    for sig in (1..64).filter(|&s| passed_on(s) && ends_by_default(s)) {
-        let entry = &mut seen[sig as usize];
-        if bits & (1 << sig) == 0 {
+    for sig in (1..=64).filter(|&s| passed_on(s) && ends_by_default(s)) {
+        let entry = &mut seen[(sig & 63) as usize];
+        if bits & bit(sig) == 0 {
             *entry = (0, 0);
             continue;
         }
-        let delivery = DELIVERIES[sig as usize].load(Ordering::SeqCst);
+        let delivery = DELIVERIES[(sig & 63) as usize].load(Ordering::SeqCst);
         *entry = if entry.0 == delivery { (delivery, entry.1 + 1) } else { (delivery, 1) };
         if entry.1 >= STUCK_AFTER {
             say_stuck(sig);
