@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,37 +19,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "touch_fault.h"
+
 #define PAGE 4096
 #define SIZE 5000
 
-static sigjmp_buf back;
-static volatile int got_sig, got_code;
-static void *volatile got_addr;
-
-static void on_fault(int sig, siginfo_t *si, void *uc) {
-    (void)uc;
-    got_sig = sig;
-    got_code = si->si_code;
-    got_addr = si->si_addr;
-    siglongjmp(back, 1);
-}
-
-/* Touches `p` (a read, or a write of 7) and says what happened. Not inlined: its sigsetjmp
- * would make the caller's variables unreliable after the jump back. */
-static __attribute__((noinline)) void touch(const char *what, volatile char *p, int write) {
-    got_sig = 0;
-    int value = -1;
-    if (sigsetjmp(back, 1) == 0) {
-        if (write)
-            *p = 7;
-        else
-            value = *p;
-    }
-    if (got_sig)
-        printf("%s: signal %d code %d, address %s\n", what, got_sig, got_code,
-               got_addr == (void *)p ? "right" : "wrong");
+/* Touches `p` (a read, or a write of 7) and says what happened. */
+static void touch(const char *what, volatile char *p, int write) {
+    struct touched t = touch_at(p, write, 7);
+    if (t.sig)
+        printf("%s: signal %d code %d, address %s\n", what, t.sig, t.code, t.addr == (void *)p ? "right" : "wrong");
     else
-        printf("%s: no signal, %s %d\n", what, write ? "wrote" : "read", write ? 7 : value);
+        printf("%s: no signal, %s %d\n", what, write ? "wrote" : "read", write ? 7 : t.value);
 }
 
 /* A new unlinked file of SIZE bytes: byte i is 'a' + i % 26. */
@@ -198,12 +178,7 @@ int main(int argc, char **argv) {
         volatile char *p = m + 2 * PAGE + 1;
         return *p;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGSEGV, &sa, NULL);
+    catch_touch_faults();
     private_cases();
     early_and_fixed_cases();
     shared_cases();

@@ -7,7 +7,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,44 +14,22 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "touch_fault.h"
+
 #define PAGE 4096
-
-static sigjmp_buf back;
-static volatile int got_sig, got_code;
-static void *volatile got_addr;
-
-static void on_bus(int sig, siginfo_t *si, void *uc) {
-    (void)uc;
-    got_sig = sig;
-    got_code = si->si_code;
-    got_addr = si->si_addr;
-    siglongjmp(back, 1);
-}
 
 /* Touches `p` (a read, or a write of 1) and says what happened. */
 static void touch(const char *what, char *base, volatile char *p, int write) {
-    got_sig = 0;
-    int value = -1;
-    if (sigsetjmp(back, 1) == 0) {
-        if (write)
-            *p = 1;
-        else
-            value = *p;
-    }
-    if (got_sig)
-        printf("%s: signal %d code %d at base+%ld\n", what, got_sig, got_code, (long)((char *)got_addr - base));
+    struct touched t = touch_at(p, write, 1);
+    if (t.sig)
+        printf("%s: signal %d code %d at base+%ld\n", what, t.sig, t.code, (long)((char *)t.addr - base));
     else
-        printf("%s: no signal, %s %d\n", what, write ? "wrote" : "read", write ? 1 : value);
+        printf("%s: no signal, %s %d\n", what, write ? "wrote" : "read", write ? 1 : t.value);
 }
 
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_bus;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGSEGV, &sa, NULL);
+    catch_touch_faults();
     char path[] = "/tmp/hrt-file-end-XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0 || ftruncate(fd, PAGE + 100) != 0)
