@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 24;
+pub const ABI_VERSION: u32 = 25;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -538,9 +538,11 @@ pub mod nr {
     /// (page-aligned, inside the program's pool) with Linux's flags args[2]: the host's msync
     /// on that part of guest RAM's host mapping. Returns 0 or a negated errno.
     pub const MSYNC: u64 = 23;
-    /// A page fault at guest-physical page args[0] of a `MAP_SHARED_FILE` mapping past the end
-    /// of its file when mapped: 1 if the file now covers the page (it grew; the mapping shows
-    /// its bytes), 0 if not (the program gets SIGBUS), or a negated errno.
+    /// How many bytes of `MAP_SHARED_FILE` pages from guest-physical page args[0] on (args[1]
+    /// bytes at most, page-aligned, one mapping) the file covers now: asked at a page fault past
+    /// the end the file had (it may have grown: the page shows its bytes; if not, SIGBUS) and
+    /// after the program's calls that may shrink a file (the pages past its new end are hidden
+    /// again). Page-aligned, or a negated errno.
     pub const SHARED_FILE_PAGE: u64 = 24;
     /// Fill guest memory at host speed with an arithmetic run of u64s: args addr (8-byte
     /// aligned), count, first value, step; entry `i` becomes `first + i * step` (wrapping).

@@ -112,7 +112,7 @@ pub fn fault_past_end(addr: u64, write: bool) -> Option<bool> {
             _ => return None,
         }
     };
-    if hypercall::call(hrt_abi::nr::SHARED_FILE_PAGE, &[page]) != 1 {
+    if covered(page, super::usermem::PAGE) == 0 {
         return Some(true);
     }
     if let Some(Range { kind: Kind::File { file_end: e, .. }, .. }) = SHARED.lock().get_mut(&start) {
@@ -122,6 +122,66 @@ pub fn fault_past_end(addr: u64, write: bool) -> Option<bool> {
     super::protect::set(from, end, prot);
     super::usermem::access_changed(from, end, prot & super::protect::DEFAULT != 0);
     Some(false)
+}
+
+/// How many bytes of the shared file pages `[start, start + len)` (one mapping) its file
+/// covers now (page-aligned; none if the monitor cannot tell).
+fn covered(start: u64, len: u64) -> u64 {
+    u64::try_from(hypercall::call(hrt_abi::nr::SHARED_FILE_PAGE, &[start, len])).map_or(0, |c| c.min(len))
+}
+
+/// After a call of the program's that may have shrunk a file (`may_shrink_files`): the pages
+/// of its shared file mappings that the file no longer covers are hidden again, so that
+/// touching them raises SIGBUS as on Linux. (Left present, the host's page fault on them would
+/// fail inside KVM, which retries it for ever: the program would spin instead of getting
+/// SIGBUS. A file shrunk by another process still does that.)
+pub fn recheck_file_ends() {
+    let files: Vec<(u64, u64)> = SHARED
+        .lock()
+        .iter()
+        .filter_map(|(&s, r)| match r.kind {
+            Kind::File { file_end, .. } if file_end > s => Some((s, file_end.min(r.end))),
+            _ => None,
+        })
+        .collect();
+    for (s, end) in files {
+        let new_end = s + covered(s, end - s);
+        if new_end >= end {
+            continue;
+        }
+        let hide = match SHARED.lock().get_mut(&s) {
+            Some(Range { kind: Kind::File { file_end, .. }, .. }) if *file_end > new_end => {
+                let old = core::mem::replace(file_end, new_end);
+                Some((new_end, old))
+            }
+            _ => None,
+        };
+        if let Some((from, to)) = hide {
+            super::protect::set(from, to, 0);
+            super::usermem::access_changed(from, to, false);
+        }
+    }
+}
+
+/// Whether forwarded call `nr` with `args`, having succeeded, may have made a file shorter:
+/// ftruncate, truncate, fallocate (collapsing a range), creat, and opens with O_TRUNC.
+#[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_open etc.
+pub fn may_shrink_files(nr: u64, args: &[u64; 6]) -> bool {
+    use linux_raw_sys::general::{
+        __NR_creat, __NR_fallocate, __NR_ftruncate, __NR_open, __NR_openat, __NR_truncate, O_TRUNC,
+    };
+    let trunc = |flags: u64| flags & O_TRUNC as u64 != 0;
+    match nr as u32 {
+        __NR_ftruncate | __NR_truncate | __NR_fallocate | __NR_creat => true,
+        __NR_open => trunc(args[1]),
+        __NR_openat => trunc(args[2]),
+        _ => false,
+    }
+}
+
+/// Whether the program has shared file mappings.
+pub fn any_files() -> bool {
+    SHARED.lock().values().any(|r| matches!(r.kind, Kind::File { .. }))
 }
 
 /// Records the shared range `[start, start + len)` after the monitor's answer `ret` (1: it may

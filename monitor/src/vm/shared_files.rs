@@ -103,26 +103,40 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     answer
 }
 
-/// `nr::SHARED_FILE_PAGE`: args page. Whether the shared file mapped there covers the page now
-/// (1) or the page is still past its end (0): a write of the page's first byte into a pipe
-/// fails with EFAULT where touching the page would raise SIGBUS. (A pipe of its own each time:
-/// a kept one would not survive a fork's closing of `hrt`'s descriptors in the child.)
+/// `nr::SHARED_FILE_PAGE`: args page, len. How many bytes from `page` (`len` at most) the
+/// shared file mapped there covers now. The covered pages are a prefix of a mapping (one file,
+/// contiguous offsets), so a binary search finds its end: a page is covered if the host can
+/// read its first byte, which it tries by writing it into a pipe (a page past the end of the
+/// file makes the write fail with EFAULT where touching it would raise SIGBUS). A pipe of its
+/// own each time: a kept one would not survive a fork's closing of `hrt`'s descriptors in the
+/// child. At most 64 one-byte writes, well within a pipe's capacity.
 pub fn file_page(shared: &Shared, a: &[u64]) -> i64 {
-    let Some(host) = program_range(shared, a[0], PAGE) else { return -(libc::EINVAL as i64) };
+    let (page, len) = (a[0], a[1]);
+    let Some(host) = program_range(shared, page, len) else { return -(libc::EINVAL as i64) };
     let mut fds = [0i32; 2];
     // SAFETY: pipe2 writes two descriptors into our array; both are closed below.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
         return errno();
     }
-    // SAFETY: the host reads one byte of our own guest RAM mapping (checked above) into our
-    // own pipe; a page past the end of the file makes the write fail with EFAULT, not a signal.
-    let n = unsafe { libc::write(fds[1], host as *const libc::c_void, 1) };
+    // SAFETY: the host reads one byte of our own guest RAM mapping (inside the range checked
+    // above) into our own pipe; a page past the end of the file fails with EFAULT, no signal.
+    let covered = |i: u64| unsafe { libc::write(fds[1], host.add((i * PAGE) as usize) as *const libc::c_void, 1) == 1 };
+    // Pages [0, lo) are covered, pages [hi, n) are not.
+    let (mut lo, mut hi) = (0, len / PAGE);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if covered(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
     // SAFETY: closing the descriptors made above.
     unsafe {
         libc::close(fds[0]);
         libc::close(fds[1]);
     }
-    (n == 1) as i64
+    (lo * PAGE) as i64
 }
 
 /// `nr::UNMAP_SHARED_FILE`: args addr, len.

@@ -2,7 +2,9 @@
  * the file's (its tail reads zero), the pages after it raise SIGBUS (BUS_ADRERR, the address)
  * on a read or a write, also after mprotect, and a call with a buffer there fails with EFAULT;
  * once the file grows over a page, the page is the file's; munmap gives them back. MAP_HUGETLB
- * of a file outside hugetlbfs is EINVAL. One line per case, the same natively and under hrt.
+ * of a file outside hugetlbfs is EINVAL. A file that shrinks under its mapping (ftruncate,
+ * truncate, an open with O_TRUNC) raises SIGBUS past its new end, and reads zero there once it
+ * grows again. One line per case, the same natively and under hrt.
  * Usage: shared_file_end */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +27,32 @@ static void touch(const char *what, char *base, volatile char *p, int write) {
         printf("%s: signal %d code %d at base+%ld\n", what, t.sig, t.code, (long)((char *)t.addr - base));
     else
         printf("%s: no signal, %s %d\n", what, write ? "wrote" : "read", write ? 1 : t.value);
+}
+
+/* A file with a name, three pages long and mapped whole, shrinks under the mapping. */
+static void shrink(void) {
+    char path[] = "/tmp/hrt-file-shrink-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0 || ftruncate(fd, 3 * PAGE) != 0)
+        exit(4);
+    char *m = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        exit(5);
+    memset(m, 7, 3 * PAGE);
+    ftruncate(fd, PAGE + 1);
+    touch("ftruncate shrank the file: its last page", m, m + PAGE + 1, 0);
+    touch("ftruncate shrank the file: read past the new end", m, m + 2 * PAGE + 3, 0);
+    touch("ftruncate shrank the file: write past the new end", m, m + 2 * PAGE, 1);
+    truncate(path, 10);
+    touch("truncate shrank the file: read past the new end", m, m + PAGE + 8, 0);
+    touch("truncate shrank the file: its bytes stay", m, m + 9, 0);
+    ftruncate(fd, 3 * PAGE);
+    touch("grown again: a page past the old end reads zero", m, m + 2 * PAGE + 3, 0);
+    touch("grown again: the tail of the kept page reads zero", m, m + 100, 0);
+    int again = open(path, O_RDWR | O_TRUNC);
+    touch("an open with O_TRUNC emptied the file", m, m + 5, 1);
+    printf("that open: %s\n", again >= 0 ? "opened" : "failed");
+    unlink(path);
 }
 
 int main(void) {
@@ -76,5 +104,6 @@ int main(void) {
     char *r = mmap(NULL, len, PROT_READ, MAP_SHARED, ro, 0);
     touch("read-only file, its last page", r, r + len - PAGE - 1, 0);
     touch("read-only file, past its end", r, r + len - PAGE, 0);
+    shrink();
     return 0;
 }
