@@ -587,6 +587,13 @@ pub mod nr {
     /// piece. A touch of the share below that address is an MMIO exit, which the monitor
     /// reports as a fault of the kernel.
     pub const KERNEL_RAM_READY: u64 = 30;
+    /// The program set resource limit args[0] (Linux's RLIMIT_* number) to soft args[1] and
+    /// hard args[2] (u64::MAX: unlimited), one that `hrt` enforces for it: RLIMIT_NOFILE (the
+    /// descriptor table's limit: EMFILE, EBADF, EINVAL; the host programs it starts get it) and
+    /// RLIMIT_FSIZE (set on `hrt`'s host process: forwarded writes past it fail with EFBIG and
+    /// the host's SIGXFSZ is passed on). Returns 0 or a negated errno (EINVAL for another
+    /// resource).
+    pub const HOST_RLIMIT: u64 = 31;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

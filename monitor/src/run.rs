@@ -54,6 +54,19 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
     unsafe { libc::_exit(128 + sig) }
 }
 
+/// SIGXFSZ: one the host raised because a forwarded write went past the file size limit comes
+/// from `hrt` itself (SI_USER with `hrt`'s pid, Linux's send_sig): the program's kernel raises
+/// its own, in the writing thread before the write returns, as Linux does, so this one is
+/// dropped. One sent by another process is passed on as every other signal is.
+extern "C" fn on_file_size_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler; getpid is
+    // async-signal-safe.
+    let own = unsafe { (*info).si_code == libc::SI_USER && (*info).si_pid() == libc::getpid() };
+    if !own {
+        stop_on_signal(sig);
+    }
+}
+
 /// `nr::HOST_SIGNAL_ACTION`: `hrt` takes the program's disposition of SIGTTIN, SIGTTOU or
 /// SIGCHLD (`action`: a `hrt_abi::signal_action`). The host's terminal consults the first two
 /// when the program, in a background job, reads it or writes it (with TOSTOP): the default
@@ -106,12 +119,21 @@ pub fn mirror_signal_action(sig: libc::c_int, action: u64) -> i64 {
 fn install_stop_handlers() {
     // Every signal but those `hrt` keeps for itself (`host_signals::passed_on`): Ctrl-C,
     // SIGTERM, SIGHUP, a host child's SIGCHLD (forward/procs.rs), a forwarded descriptor's
-    // SIGIO and SIGURG, SIGXFSZ for a forwarded write past the file size limit, and whatever
-    // another process sends, real-time signals included.
+    // SIGIO and SIGURG, and whatever another process sends, real-time signals included (but
+    // not the SIGXFSZ of a forwarded write past the file size limit: `on_file_size_signal`).
     for sig in (1..=64).filter(|&s| crate::vm::host_signals::passed_on(s)) {
         if sig == libc::SIGCHLD && crate::inherited_signals::was_ignored(sig) {
             // Started with SIGCHLD ignored: the program's children are reaped as they end, as
             // they would be natively (`mirror_signal_action`).
+            continue;
+        }
+        if sig == libc::SIGXFSZ {
+            // SAFETY: a zeroed sigaction with an empty mask, then the handler and flags.
+            let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+            sa.sa_sigaction = on_file_size_signal as *const () as libc::sighandler_t;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            // SAFETY: installs a handler that makes only async-signal-safe calls.
+            unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
             continue;
         }
         // SAFETY: installing a handler that makes only async-signal-safe calls.

@@ -279,6 +279,15 @@ fn resource_limits_are_inherited() {
     assert_same("calls_rlimits", &linux, &limited(h));
 }
 
+/// Limits the program sets are enforced (tests/programs/hostile/rlimit_enforced.c): below
+/// RLIMIT_NOFILE new descriptors get EMFILE, dup2 EBADF, F_DUPFD and poll EINVAL, in a forked
+/// child and a started program too; past RLIMIT_FSIZE writes are cut, then fail with EFBIG
+/// and SIGXFSZ before they return (without a handler it kills), as on Linux.
+#[test]
+fn resource_limits_the_program_sets_are_enforced() {
+    passes_natively_and_same_on_1_and_2_cpus("rlimit_enforced", Some("write at the limit: -1 EFBIG, signals 1"));
+}
+
 /// getpriority and setpriority on the program itself (by 0, pid or a thread's id), on nobody,
 /// with bad arguments, and the niceness a child inherits, with 1 and 2 vCPUs.
 #[test]

@@ -3,7 +3,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::errno::{to_ret, ENOSYS, EPIPE};
+use super::errno::{to_ret, EFBIG, ENOSYS, EPIPE};
 use super::table::{route, Route};
 use crate::arch::traps::TrapFrame;
 
@@ -64,6 +64,11 @@ fn forward_call(nr: u64, args: &[u64; 6]) -> (i64, char) {
     }
     if ret == -(EPIPE as i64) && raises_sigpipe(nr, args) {
         super::calls::signal::broken_pipe();
+    }
+    if ret == -(EFBIG as i64) && super::calls::info::file_size_limited() {
+        // Past RLIMIT_FSIZE (the monitor's host process has the program's): SIGXFSZ for the
+        // writing thread, as Linux sends it. (The host's, sent to `hrt`, is dropped there.)
+        super::calls::signal::file_too_big();
     }
     super::signalfd::after_forward(nr, args, ret);
     if ret >= 0 && super::shared_files::may_shrink_files(nr, args) && super::shared_files::any_files() {

@@ -9,6 +9,7 @@
 //! held through an `Arc`: a call in progress holds its own reference, so a concurrent close()
 //! from another guest thread never lets the host number be reused under it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::errno::{Errno, SysResult};
@@ -204,17 +205,24 @@ impl Slot {
 
 pub struct FdTable {
     slots: Mutex<Vec<Option<Slot>>>,
-    /// Guest fds are below this (the descriptor limit the guest sees: EMFILE, EBADF, EINVAL).
-    limit: usize,
+    /// Guest fds are below this (the descriptor limit the guest sees: EMFILE, EBADF, EINVAL):
+    /// the program's RLIMIT_NOFILE soft limit, which it may change.
+    limit: AtomicUsize,
 }
 
 impl FdTable {
     pub fn new(limit: usize) -> FdTable {
-        FdTable { slots: Mutex::new(Vec::new()), limit }
+        FdTable { slots: Mutex::new(Vec::new()), limit: AtomicUsize::new(limit) }
     }
 
     pub fn limit(&self) -> usize {
-        self.limit
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// The program set its RLIMIT_NOFILE soft limit: descriptors already at or above it stay
+    /// open, new ones must be below it (as on Linux).
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::Relaxed);
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Option<Slot>>> {
@@ -258,7 +266,7 @@ impl FdTable {
             Some(n) if n >= min => n,
             _ => slots.len().max(min),
         };
-        if n >= self.limit {
+        if n >= self.limit() {
             return Err(Errno::EMFILE);
         }
         if n >= slots.len() {
@@ -284,7 +292,7 @@ impl FdTable {
     /// Puts `host` at guest fd `n`, returning what was there (the caller closes it outside the
     /// lock). EBADF if `n` is at or above the limit (dup2/dup3 semantics).
     pub fn replace(&self, n: usize, host: Arc<HostFd>, cloexec: bool) -> SysResult<Option<Slot>> {
-        if n >= self.limit {
+        if n >= self.limit() {
             return Err(Errno::EBADF);
         }
         let mut slots = self.lock();
@@ -329,7 +337,7 @@ impl FdTable {
     pub fn duplicate(&self) -> FdTable {
         let slots =
             self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: s.host.clone(), cloexec: s.cloexec })).collect();
-        FdTable { slots: Mutex::new(slots), limit: self.limit }
+        FdTable { slots: Mutex::new(slots), limit: AtomicUsize::new(self.limit()) }
     }
 
     /// In a forked child's process: a table of its own `HostFd` values for the same host
@@ -355,7 +363,7 @@ impl FdTable {
         };
         let slots =
             self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: own(&s.host), cloexec: s.cloexec })).collect();
-        FdTable { slots: Mutex::new(slots), limit: self.limit }
+        FdTable { slots: Mutex::new(slots), limit: AtomicUsize::new(self.limit()) }
     }
 
     /// Every guest fd: (number, host descriptor, FD_CLOEXEC).

@@ -399,6 +399,14 @@ impl Forwarder {
         synthetic::own_proc_file(name, &d.argv, &d.name, d.mem)
     }
 
+    /// The program set its RLIMIT_NOFILE: its descriptors must stay below the soft limit, and
+    /// the host programs it starts get both limits.
+    pub fn set_descriptor_limit(&self, soft: u64, hard: u64) {
+        // Linux's own ceiling (fs.nr_open's default): a table that large is never allocated.
+        self.fds.set_limit(soft.min(1 << 20) as usize);
+        procs::note_descriptor_limit(soft, hard);
+    }
+
     /// The host descriptor behind the program's descriptor `fd`.
     pub fn host_fd(&self, fd: u64) -> Option<Arc<HostFd>> {
         self.fds.get(fd).ok()

@@ -637,6 +637,17 @@ pub fn note_no_new_privs() {
     NO_NEW_PRIVS.store(true, Ordering::Relaxed);
 }
 
+/// The program's RLIMIT_NOFILE (soft, hard) once it set one (0, 0 before): the host programs
+/// it starts get it, as Linux's children inherit it (`hrt`'s own stays as it was: its
+/// descriptors are not the program's). A forked `hrt` keeps it with its memory.
+static DESCRIPTOR_LIMIT: [std::sync::atomic::AtomicU64; 2] = [const { std::sync::atomic::AtomicU64::new(0) }; 2];
+
+/// Notes the program's RLIMIT_NOFILE (see `DESCRIPTOR_LIMIT`).
+pub fn note_descriptor_limit(soft: u64, hard: u64) {
+    DESCRIPTOR_LIMIT[0].store(soft, Ordering::Relaxed);
+    DESCRIPTOR_LIMIT[1].store(hard, Ordering::Relaxed);
+}
+
 /// Starts `job` on the host; its pid, or the errno of the step that failed.
 fn spawn(job: &Spawn) -> SysResult<i64> {
     let above = job.fds.iter().map(|&(n, _)| n).max().unwrap_or(2).max(2) + 1;
@@ -751,6 +762,11 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         if NO_NEW_PRIVS.load(Ordering::Relaxed) && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return fail(p);
+        }
+        let nofile = DESCRIPTOR_LIMIT.each_ref().map(|l| l.load(Ordering::Relaxed));
+        let limit = libc::rlimit { rlim_cur: nofile[0], rlim_max: nofile[1] };
+        if nofile[1] != 0 && libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
             return fail(p);
         }
         libc::sigprocmask(libc::SIG_SETMASK, &p.mask, std::ptr::null_mut());

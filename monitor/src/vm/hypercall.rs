@@ -228,6 +228,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         }
         nr::HOST_SIGNAL_ACTION => crate::run::mirror_signal_action(call.args[0] as i32, call.args[1]),
         nr::HOST_PRCTL => shared.host_prctl(&call.args),
+        nr::HOST_RLIMIT => shared.host_rlimit(&call.args),
         nr::FILE_OVERRIDES => file_overrides(shared, &call.args),
         nr::MAP_SHARED_FILE => super::shared_files::map(shared, &call.args),
         nr::UNMAP_SHARED_FILE => super::shared_files::unmap(shared, &call.args),

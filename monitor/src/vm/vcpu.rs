@@ -112,6 +112,40 @@ impl Shared {
             }
             _ => return -(libc::EINVAL as i64),
         };
+        self.on_main(work)
+    }
+
+    /// `nr::HOST_RLIMIT`: args resource, soft, hard. RLIMIT_NOFILE limits the descriptor
+    /// table (and the host programs the program starts); RLIMIT_FSIZE is set on `hrt`'s host
+    /// process by the main thread (the vCPU threads' seccomp filter forbids setrlimit), so
+    /// that forwarded writes past it fail with EFBIG and SIGXFSZ, as the program's would.
+    pub fn host_rlimit(&self, args: &[u64]) -> i64 {
+        let (resource, soft, hard) = (args[0], args[1], args[2]);
+        if soft > hard {
+            return -(libc::EINVAL as i64);
+        }
+        match resource as u32 {
+            libc::RLIMIT_NOFILE => {
+                if let Some(f) = &self.forwarder {
+                    f.set_descriptor_limit(soft, hard);
+                }
+                0
+            }
+            libc::RLIMIT_FSIZE => self.on_main(Box::new(move || {
+                let limit = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+                // SAFETY: setrlimit reads the struct we pass.
+                if unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &limit) } == 0 {
+                    0
+                } else {
+                    -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)
+                }
+            })),
+            _ => -(libc::EINVAL as i64),
+        }
+    }
+
+    /// Runs `work` on `hrt`'s main thread (no seccomp filter there) and returns its answer.
+    fn on_main(&self, work: Box<dyn FnOnce() -> i64 + Send>) -> i64 {
         let Some(main) = self.main_thread.lock().unwrap().clone() else { return -(libc::EAGAIN as i64) };
         let (tx, rx) = mpsc::channel();
         if main.send(Event::OnMain(work, tx)).is_err() {

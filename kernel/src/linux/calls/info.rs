@@ -92,16 +92,32 @@ pub fn getrlimit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+const RLIMIT_FSIZE: usize = 1;
+const RLIMIT_NOFILE: usize = 7;
+
+/// Whether the program has a file size limit (RLIMIT_FSIZE's soft limit is not infinite).
+pub fn file_size_limited() -> bool {
+    PROCESS.rlimits.lock()[RLIMIT_FSIZE].0 != u64::MAX
+}
+
 fn set_limit(resource: usize, new: [u64; 2]) -> SysResult {
-    let mut limits = PROCESS.rlimits.lock();
-    let old = limits[resource];
+    let old = PROCESS.rlimits.lock()[resource];
     if new[0] > new[1] {
         return Err(EINVAL);
     }
     if new[1] > old.1 {
         return Err(EPERM);
     }
-    limits[resource] = (new[0], new[1]);
+    if matches!(resource, RLIMIT_NOFILE | RLIMIT_FSIZE) && (new[0], new[1]) != old {
+        // Limits the monitor enforces: the descriptor table's size, the size of the files
+        // forwarded writes make (nr::HOST_RLIMIT). (Two threads setting one at once may leave
+        // the monitor with either value.)
+        let ret = crate::arch::hypercall::call(hrt_abi::nr::HOST_RLIMIT, &[resource as u64, new[0], new[1]]);
+        if ret < 0 {
+            return Err((-ret) as u32);
+        }
+    }
+    PROCESS.rlimits.lock()[resource] = (new[0], new[1]);
     Ok(0)
 }
 

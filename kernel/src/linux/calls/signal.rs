@@ -166,6 +166,12 @@ pub fn broken_pipe() {
     let _ = state::send_thread(tid, SigInfo::from_user(sig::SIGPIPE, SI_USER));
 }
 
+/// A forwarded call went past the file size limit: SIGXFSZ for the calling thread.
+pub fn file_too_big() {
+    // A standard signal: never refused.
+    let _ = state::send_thread(process::current_tid(), SigInfo::from_user(sig::SIGXFSZ, SI_USER));
+}
+
 pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     register_current();
     let signo = a[1];

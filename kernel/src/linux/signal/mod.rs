@@ -21,6 +21,7 @@ pub const SIG_IGN: u64 = 1;
 pub const SIGKILL: u64 = 9;
 pub const SIGPIPE: u64 = 13;
 pub const SIGSTOP: u64 = 19;
+pub const SIGXFSZ: u64 = 25;
 
 pub const SA_SIGINFO: u64 = 4;
 pub const SA_ONSTACK: u64 = 0x0800_0000;
