@@ -288,6 +288,14 @@ fn resource_limits_the_program_sets_are_enforced() {
     passes_natively_and_same_on_1_and_2_cpus("rlimit_enforced", Some("write at the limit: -1 EFBIG, signals 1"));
 }
 
+/// RLIMIT_CPU (tests/programs/hostile/rlimit_cpu.c): SIGXCPU at the soft limit of the
+/// program's own CPU time, the soft limit one second higher after it, a forked child's own
+/// time counted, SIGKILL at the hard limit, as on Linux. About 3 s of CPU time per run.
+#[test]
+fn the_cpu_time_limit_signals_and_kills_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("rlimit_cpu", Some("SIGXCPU ignored: killed by 9"));
+}
+
 /// getpriority and setpriority on the program itself (by 0, pid or a thread's id), on nobody,
 /// with bad arguments, and the niceness a child inherits, with 1 and 2 vCPUs.
 #[test]

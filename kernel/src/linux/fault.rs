@@ -22,6 +22,13 @@ fn description(sig: i32) -> &'static str {
         13 => "Broken pipe",
         14 => "Alarm clock",
         15 => "Terminated",
+        16 => "Stack fault",
+        24 => "CPU time limit exceeded",
+        25 => "File size limit exceeded",
+        26 => "Virtual timer expired",
+        27 => "Profiling timer expired",
+        29 => "I/O possible",
+        30 => "Power failure",
         31 => "Bad system call",
         _ => "Killed by a signal",
     }

@@ -348,6 +348,7 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     super::process::inherit_rlimits(&boot.rlimits);
     let Start { entry, sp } = load_image(&img, Some(boot))?;
     PROCESS.live_threads.store(1, Ordering::SeqCst);
+    super::calls::info::arm_cpu_limit();
     *PROCESS.name.lock() = comm_name(img.execfn);
     let mask = super::signal::start_state(boot.sig_ignored, boot.sig_mask);
     let handle = sched::spawn_with(

@@ -41,7 +41,7 @@ mod files;
 mod forked;
 mod host_procs;
 pub use host_procs::note_root as note_program_root;
-pub use procs::{note_no_new_privs, note_rss_before_program};
+pub use procs::{lift_cpu_soft_limit, note_no_new_privs, note_program_limit, note_rss_before_program};
 #[cfg(test)]
 pub(crate) mod fuzz;
 mod guest_mem;
@@ -404,7 +404,7 @@ impl Forwarder {
     pub fn set_descriptor_limit(&self, soft: u64, hard: u64) {
         // Linux's own ceiling (fs.nr_open's default): a table that large is never allocated.
         self.fds.set_limit(soft.min(1 << 20) as usize);
-        procs::note_descriptor_limit(soft, hard);
+        procs::note_program_limit(libc::RLIMIT_NOFILE, soft, hard);
     }
 
     /// The host descriptor behind the program's descriptor `fd`.

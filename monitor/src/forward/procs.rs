@@ -637,15 +637,39 @@ pub fn note_no_new_privs() {
     NO_NEW_PRIVS.store(true, Ordering::Relaxed);
 }
 
-/// The program's RLIMIT_NOFILE (soft, hard) once it set one (0, 0 before): the host programs
-/// it starts get it, as Linux's children inherit it (`hrt`'s own stays as it was: its
-/// descriptors are not the program's). A forked `hrt` keeps it with its memory.
-static DESCRIPTOR_LIMIT: [std::sync::atomic::AtomicU64; 2] = [const { std::sync::atomic::AtomicU64::new(0) }; 2];
+/// The program's limits that `hrt`'s own host process does not carry, (soft, hard) once known
+/// ((0, 0) before): RLIMIT_NOFILE (`hrt`'s descriptors are not the program's) and RLIMIT_CPU
+/// (`hrt`'s CPU time is the monitor's too: its soft limit is lifted, `lift_cpu_soft_limit`).
+/// The host programs the program starts get them, as Linux's children inherit them. A forked
+/// `hrt` keeps them with its memory.
+static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 2] = [
+    (libc::RLIMIT_NOFILE, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
+    (libc::RLIMIT_CPU, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
+];
 
-/// Notes the program's RLIMIT_NOFILE (see `DESCRIPTOR_LIMIT`).
-pub fn note_descriptor_limit(soft: u64, hard: u64) {
-    DESCRIPTOR_LIMIT[0].store(soft, Ordering::Relaxed);
-    DESCRIPTOR_LIMIT[1].store(hard, Ordering::Relaxed);
+/// Notes the program's limit `resource` (see `CHILD_LIMITS`; others are the host's already).
+pub fn note_program_limit(resource: u32, soft: u64, hard: u64) {
+    if let Some((_, l)) = CHILD_LIMITS.iter().find(|(r, _)| *r == resource) {
+        l[0].store(soft, Ordering::Relaxed);
+        l[1].store(hard, Ordering::Relaxed);
+    }
+}
+
+/// `hrt run` starts the program with `hrt`'s own CPU limit, which the kernel enforces on the
+/// program's CPU time (SIGXCPU at the soft limit, SIGKILL at the hard one). The host would
+/// count `hrt`'s time, the monitor's threads and idle vCPUs included: its soft limit is lifted
+/// to the hard one, which only root could lift (the host then still kills `hrt` once all its
+/// threads together have used that much).
+pub fn lift_cpu_soft_limit() {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_CPU, &mut rl) } != 0 || rl.rlim_cur == rl.rlim_max {
+        return;
+    }
+    note_program_limit(libc::RLIMIT_CPU, rl.rlim_cur, rl.rlim_max);
+    let lifted = libc::rlimit { rlim_cur: rl.rlim_max, rlim_max: rl.rlim_max };
+    // SAFETY: setrlimit reads the struct we pass; raising a soft limit to the hard one is allowed.
+    unsafe { libc::setrlimit(libc::RLIMIT_CPU, &lifted) };
 }
 
 /// Starts `job` on the host; its pid, or the errno of the step that failed.
@@ -764,10 +788,11 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         if NO_NEW_PRIVS.load(Ordering::Relaxed) && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return fail(p);
         }
-        let nofile = DESCRIPTOR_LIMIT.each_ref().map(|l| l.load(Ordering::Relaxed));
-        let limit = libc::rlimit { rlim_cur: nofile[0], rlim_max: nofile[1] };
-        if nofile[1] != 0 && libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
-            return fail(p);
+        for (resource, l) in &CHILD_LIMITS {
+            let limit = libc::rlimit { rlim_cur: l[0].load(Ordering::Relaxed), rlim_max: l[1].load(Ordering::Relaxed) };
+            if limit.rlim_max != 0 && libc::setrlimit(*resource, &limit) != 0 {
+                return fail(p);
+            }
         }
         libc::sigprocmask(libc::SIG_SETMASK, &p.mask, std::ptr::null_mut());
         libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());

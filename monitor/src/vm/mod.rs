@@ -142,6 +142,8 @@ pub fn run_prepared(
         .or_else(|| tsc_khz(&kvm, &vm))
         .ok_or_else(|| crate::error::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
+    // The kernel has the program's CPU limit now, and enforces it on the program's own time.
+    crate::forward::lift_cpu_soft_limit();
     // The program's pool is given to KVM chunk by chunk as the kernel needs it (`pool_slots`),
     // the kernel's share above it in pieces but for its top piece (`boot.kernel_lazy`).
     let lazy = (boot.user_pool.0, boot.user_pool.1.max(boot.kernel_lazy.1));

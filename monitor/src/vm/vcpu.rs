@@ -131,6 +131,10 @@ impl Shared {
                 }
                 0
             }
+            libc::RLIMIT_CPU => {
+                crate::forward::note_program_limit(libc::RLIMIT_CPU, soft, hard);
+                0
+            }
             libc::RLIMIT_FSIZE => self.on_main(Box::new(move || {
                 let limit = libc::rlimit { rlim_cur: soft, rlim_max: hard };
                 // SAFETY: setrlimit reads the struct we pass.

@@ -92,6 +92,7 @@ pub fn getrlimit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+const RLIMIT_CPU: usize = 0;
 const RLIMIT_FSIZE: usize = 1;
 const RLIMIT_NOFILE: usize = 7;
 
@@ -108,17 +109,40 @@ fn set_limit(resource: usize, new: [u64; 2]) -> SysResult {
     if new[1] > old.1 {
         return Err(EPERM);
     }
-    if matches!(resource, RLIMIT_NOFILE | RLIMIT_FSIZE) && (new[0], new[1]) != old {
-        // Limits the monitor enforces: the descriptor table's size, the size of the files
-        // forwarded writes make (nr::HOST_RLIMIT). (Two threads setting one at once may leave
-        // the monitor with either value.)
+    if matches!(resource, RLIMIT_NOFILE | RLIMIT_FSIZE | RLIMIT_CPU) && (new[0], new[1]) != old {
+        // Limits the monitor enforces (the descriptor table's size, the size of the files
+        // forwarded writes make) or passes on to the host programs the program starts (the
+        // CPU limit, which `set_cpu_limit` enforces here): nr::HOST_RLIMIT. (Two threads
+        // setting one at once may leave the monitor with either value.)
         let ret = crate::arch::hypercall::call(hrt_abi::nr::HOST_RLIMIT, &[resource as u64, new[0], new[1]]);
         if ret < 0 {
             return Err((-ret) as u32);
         }
     }
     PROCESS.rlimits.lock()[resource] = (new[0], new[1]);
+    if resource == RLIMIT_CPU && (new[0], new[1]) != old {
+        crate::linux::signal::timers::set_cpu_limit(new[0], new[1])?;
+    }
     Ok(0)
+}
+
+/// Arms RLIMIT_CPU's signals if the program has a CPU limit (at start, in a forked child).
+pub fn arm_cpu_limit() {
+    let (soft, hard) = PROCESS.rlimits.lock()[RLIMIT_CPU];
+    if (soft, hard) != (u64::MAX, u64::MAX) {
+        // Only fails if no kernel thread can be started for it: the program then runs unlimited.
+        let _ = crate::linux::signal::timers::set_cpu_limit(soft, hard);
+    }
+}
+
+/// RLIMIT_CPU's soft limit was reached and SIGXCPU sent: one second more before the next, which
+/// the program reads back, as on Linux (up to the hard limit).
+pub fn cpu_soft_limit_passed() {
+    let mut limits = PROCESS.rlimits.lock();
+    let (soft, hard) = limits[RLIMIT_CPU];
+    if soft < hard {
+        limits[RLIMIT_CPU].0 = soft + 1;
+    }
 }
 
 pub fn setrlimit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {

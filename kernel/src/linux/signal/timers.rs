@@ -25,6 +25,7 @@ use crate::time;
 const SIGALRM: u64 = 14;
 const SIGVTALRM: u64 = 26;
 const SIGPROF: u64 = 27;
+const SIGXCPU: u64 = 24;
 const SIGEV_SIGNAL: u32 = 0;
 const SIGEV_NONE: u32 = 1;
 const SIGEV_THREAD_ID: u32 = 4;
@@ -33,9 +34,16 @@ const CLOCK_REALTIME: u64 = 0;
 const ITIMER_REAL: u64 = 0;
 const ITIMER_VIRTUAL: u64 = 1;
 const ITIMER_PROF: u64 = 2;
-/// Slots 0-2 are setitimer's (ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF); POSIX timer ids are
-/// slot numbers from here.
-const FIRST_POSIX: usize = 3;
+/// Slots 0-2 are setitimer's (ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF), 3 and 4 RLIMIT_CPU's
+/// (`CPU_SOFT`, `CPU_HARD`); POSIX timer ids are slot numbers from here.
+const FIRST_POSIX: usize = 5;
+/// RLIMIT_CPU's soft limit: SIGXCPU once the program's CPU time reaches it, then every second,
+/// each time one second more in the soft limit the program reads back (as Linux does), until
+/// the hard limit.
+const CPU_SOFT: usize = 3;
+/// RLIMIT_CPU's hard limit: SIGKILL once the program's CPU time reaches it.
+const CPU_HARD: usize = 4;
+const NS_PER_SEC: u64 = 1_000_000_000;
 const MAX_TIMERS: usize = 256;
 
 #[derive(Clone, Copy)]
@@ -158,7 +166,11 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
     } else {
         tm.deadline = 0;
     }
-    // The setitimer timers' signals come from the kernel (SI_KERNEL); POSIX timers' are SI_TIMER.
+    if slot == CPU_SOFT {
+        crate::linux::calls::info::cpu_soft_limit_passed();
+    }
+    // The setitimer timers' and the CPU limit's signals come from the kernel (SI_KERNEL); POSIX
+    // timers' are SI_TIMER.
     let info = if slot < FIRST_POSIX {
         SigInfo { signo: tm.signo as i32, code: super::SI_KERNEL, w16: 0, w24: 0 }
     } else {
@@ -280,10 +292,26 @@ fn ensure_itimers() {
     let mut timers = TIMERS.lock();
     if timers.is_empty() {
         timers.push(Some(new_timer(SIGALRM, Some(0), 0, CLOCK_REALTIME, None)));
-        for signo in [SIGVTALRM, SIGPROF] {
+        for signo in [SIGVTALRM, SIGPROF, SIGXCPU, super::SIGKILL] {
             timers.push(Some(new_timer(signo, Some(0), 0, CLOCK_REALTIME, Some(CpuClock::Process))));
         }
     }
+}
+
+/// RLIMIT_CPU is now `soft`, `hard` seconds (u64::MAX: unlimited): SIGXCPU once the program's
+/// CPU time reaches the soft limit, then every second, SIGKILL at the hard limit. Limits the
+/// program has used up already act at once, as on Linux.
+pub fn set_cpu_limit(soft: u64, hard: u64) -> Result<(), u32> {
+    ensure_itimers();
+    let used = cputime::ns(CpuClock::Process).unwrap_or(0);
+    let left = |secs: u64| match secs {
+        u64::MAX => 0,
+        s => s.saturating_mul(NS_PER_SEC).saturating_sub(used).max(1),
+    };
+    let interval = if soft == u64::MAX { 0 } else { NS_PER_SEC };
+    arm(CPU_SOFT, left(soft), interval)?;
+    arm(CPU_HARD, left(hard), 0)?;
+    Ok(())
 }
 
 fn new_timer(signo: u64, target: Option<u32>, value: u64, clock: u64, cpu: Option<CpuClock>) -> Timer {
@@ -507,8 +535,10 @@ fn delete_slot(slot: usize) -> SysResult {
     Ok(0)
 }
 
-/// A forked child: interval timers, alarms and POSIX timers are not inherited (Linux).
+/// A forked child: interval timers, alarms and POSIX timers are not inherited (Linux); the CPU
+/// limit is, and counts the child's own time.
 pub fn after_fork() {
     TIMERS.lock().clear();
     NEXT_DEADLINE.store(u64::MAX, Ordering::SeqCst);
+    crate::linux::calls::info::arm_cpu_limit();
 }
