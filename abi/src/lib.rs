@@ -591,8 +591,8 @@ pub mod nr {
     /// hard args[2] (u64::MAX: unlimited), one that `hrt` enforces for it: RLIMIT_NOFILE (the
     /// descriptor table's limit: EMFILE, EBADF, EINVAL; the host programs it starts get it) and
     /// RLIMIT_FSIZE (set on `hrt`'s host process: forwarded writes past it fail with EFBIG and
-    /// the kernel raises SIGXFSZ); RLIMIT_CPU is the kernel's to enforce, noted for the host
-    /// programs the program starts. Returns 0 or a negated errno (EINVAL for another resource).
+    /// the kernel raises SIGXFSZ); RLIMIT_CPU and RLIMIT_AS are the kernel's to enforce, noted
+    /// for the host programs the program starts. Returns 0 or a negated errno (EINVAL for another resource).
     pub const HOST_RLIMIT: u64 = 31;
 }
 

@@ -210,6 +210,27 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let mut vm_args = args.vm.clone();
     // Untouched guest memory costs the host nothing; thread stacks and HPC codes' static
     // arrays need plenty (run_memory.rs).
+    // Under `ulimit -v` the guest's memory must fit beside hrt's own mappings.
+    let cpus_asked = vm_args.cpus.unwrap_or_else(crate::host_cpus::count);
+    match (vm_args.mem, crate::run_memory::address_space_budget(cpus_asked)) {
+        (_, Some(budget)) if budget < crate::vm::MIN_MEM => {
+            return Err(err!(
+                "the address-space limit (ulimit -v) is too small for hrt: its own mappings and the guest's \
+                 memory need at least {} MiB; raise the limit",
+                (crate::vm::MIN_MEM + crate::run_memory::OWN_ADDRESS_SPACE) >> 20
+            ))
+        }
+        (Some(mem), Some(budget)) if mem > budget => {
+            return Err(err!(
+                "--mem {} MiB does not fit the address-space limit (ulimit -v) of hrt: at most {} MiB do, \
+                 besides what hrt needs itself; give less memory or raise the limit",
+                mem >> 20,
+                budget >> 20
+            ))
+        }
+        (None, Some(budget)) => vm_args.mem = Some(crate::run_memory::default_run_mem().min(budget)),
+        _ => {}
+    }
     vm_args.mem.get_or_insert_with(crate::run_memory::default_run_mem);
     // Programs get preemption while threads wait for a CPU (the kernel arms the tick only
     // then): spin-waiting threads that outnumber the vCPUs would otherwise never hand over.

@@ -253,30 +253,51 @@ fn route_netlink_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_netlink", Some("get NETLINK_EXT_ACK"));
 }
 
+/// Runs `cmd` with resource limits (resource, soft, hard) set in the child before its exec.
+fn run_with_limits(mut cmd: std::process::Command, limits: &'static [(u32, u64, u64)]) -> common::hostile::Outcome {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; the child lowers its own limits.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &(resource, soft, hard) in limits {
+                libc::setrlimit(resource, &libc::rlimit { rlim_cur: soft, rlim_max: hard });
+            }
+            Ok(())
+        })
+    };
+    run(cmd, None)
+}
+
 /// The program inherits the resource limits `hrt` was started with, as an exec'd program
 /// does: the test lowers the descriptor and stack limits before starting both runs.
 #[test]
 fn resource_limits_are_inherited() {
-    use std::os::unix::process::CommandExt;
     let prog = build("calls_rlimits", &[]);
-    let limited = |mut cmd: std::process::Command| {
-        // SAFETY: setrlimit is async-signal-safe; the child lowers its own limits.
-        unsafe {
-            cmd.pre_exec(|| {
-                let nofile = libc::rlimit { rlim_cur: 300, rlim_max: 700 };
-                let stack = libc::rlimit { rlim_cur: 12 << 20, rlim_max: libc::RLIM_INFINITY };
-                libc::setrlimit(libc::RLIMIT_NOFILE, &nofile);
-                libc::setrlimit(libc::RLIMIT_STACK, &stack);
-                Ok(())
-            })
-        };
-        run(cmd, None)
-    };
+    const LIMITS: &[(u32, u64, u64)] =
+        &[(libc::RLIMIT_NOFILE, 300, 700), (libc::RLIMIT_STACK, 12 << 20, libc::RLIM_INFINITY)];
+    let limited = |cmd| run_with_limits(cmd, LIMITS);
     let linux = limited(std::process::Command::new(&prog));
     assert!(linux.code() == 0 && linux.stdout.contains(" 7: 0 300 700"), "natively: {linux:?}");
     let mut h = hrt_cmd();
     h.args(["run", "--cpus", "1", "--"]).arg(&prog);
     assert_same("calls_rlimits", &linux, &limited(h));
+}
+
+/// Under an address-space limit (`ulimit -v`, 1 GiB here, set before both runs) `hrt` fits
+/// the guest's memory beside its own, and the program's RLIMIT_AS is enforced on its mappings
+/// as on Linux (tests/programs/hostile/rlimit_as.c): mmap, mremap and sbrk fail with ENOMEM
+/// past it, in a forked child too, and a started program reads it back; with 1 and 2 vCPUs.
+#[test]
+fn the_address_space_limit_is_hrts_and_the_programs() {
+    let prog = build("rlimit_as", &[]);
+    let limited = |cmd| run_with_limits(cmd, &[(libc::RLIMIT_AS, 1 << 30, 1 << 30)]);
+    let linux = limited(std::process::Command::new(&prog));
+    assert!(linux.code() == 0 && linux.stdout.contains("mremap to 300 MiB: failed ENOMEM"), "natively: {linux:?}");
+    for cpus in ["1", "2"] {
+        let mut h = hrt_cmd();
+        h.args(["run", "--cpus", cpus, "--"]).arg(&prog);
+        assert_same("rlimit_as", &linux, &limited(h));
+    }
 }
 
 /// Limits the program sets are enforced (tests/programs/hostile/rlimit_enforced.c): below

@@ -599,6 +599,17 @@ fn grow(end: u64, new_end: u64, present: bool) -> bool {
     true
 }
 
+/// The bytes of the program's mappings (the break's whole window included).
+pub fn mapped_bytes() -> u64 {
+    MEMORY.lock().regions.iter().map(|(s, e)| e - s).sum()
+}
+
+/// The bytes of `[start, end)` that are mapped now.
+pub fn mapped_within(start: u64, end: u64) -> u64 {
+    let mem = MEMORY.lock();
+    mem.regions.range(..end).rev().take_while(|(_, &e)| e > start).map(|(&s, &e)| e.min(end) - s.max(start)).sum()
+}
+
 /// Free bytes in the pool (sysinfo, ENOMEM decisions).
 pub fn free_bytes() -> u64 {
     MEMORY.lock().free.free_bytes()

@@ -638,13 +638,16 @@ pub fn note_no_new_privs() {
 }
 
 /// The program's limits that `hrt`'s own host process does not carry, (soft, hard) once known
-/// ((0, 0) before): RLIMIT_NOFILE (`hrt`'s descriptors are not the program's) and RLIMIT_CPU
-/// (`hrt`'s CPU time is the monitor's too: its soft limit is lifted, `lift_cpu_soft_limit`).
+/// ((0, 0) before): RLIMIT_NOFILE (`hrt`'s descriptors are not the program's), RLIMIT_CPU
+/// (`hrt`'s CPU time is the monitor's too: its soft limit is lifted, `lift_cpu_soft_limit`)
+/// and RLIMIT_AS (`hrt`'s address space holds the guest's whole memory: lifted likewise,
+/// `run_memory::address_space_budget`).
 /// The host programs the program starts get them, as Linux's children inherit them. A forked
 /// `hrt` keeps them with its memory.
-static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 2] = [
+static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 3] = [
     (libc::RLIMIT_NOFILE, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
     (libc::RLIMIT_CPU, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
+    (libc::RLIMIT_AS, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
 ];
 
 /// Notes the program's limit `resource` (see `CHILD_LIMITS`; others are the host's already).

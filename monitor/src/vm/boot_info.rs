@@ -427,6 +427,12 @@ fn host_rlimits() -> [[u64; 2]; hrt_abi::RLIMITS] {
             *slot = [rl.rlim_cur, rl.rlim_max];
         }
     }
+    // `hrt` lifted its own soft address-space limit; the program's is the one it was given.
+    if let (Some(soft), Some(slot)) =
+        (crate::run_memory::original_address_space_limit(), out.get_mut(libc::RLIMIT_AS as usize))
+    {
+        slot[0] = soft;
+    }
     out
 }
 

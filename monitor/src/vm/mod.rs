@@ -28,6 +28,7 @@ use crate::kernel_image::KernelImage;
 pub use channel::host_signals;
 pub use fork::{die_of, end_signal, is_child as is_fork_child};
 pub use kvm::open_kvm;
+pub use memory::MIN_MEM;
 
 /// What `hrt run` adds to a VM: the program, its argv/envp, and how to run it.
 pub struct ProgramSetup {

@@ -131,8 +131,8 @@ impl Shared {
                 }
                 0
             }
-            libc::RLIMIT_CPU => {
-                crate::forward::note_program_limit(libc::RLIMIT_CPU, soft, hard);
+            libc::RLIMIT_CPU | libc::RLIMIT_AS => {
+                crate::forward::note_program_limit(resource as u32, soft, hard);
                 0
             }
             libc::RLIMIT_FSIZE => self.on_main(Box::new(move || {

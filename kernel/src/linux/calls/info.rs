@@ -95,6 +95,7 @@ pub fn getrlimit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 const RLIMIT_CPU: usize = 0;
 const RLIMIT_FSIZE: usize = 1;
 const RLIMIT_NOFILE: usize = 7;
+const RLIMIT_AS: usize = 9;
 
 /// Whether the program has a file size limit (RLIMIT_FSIZE's soft limit is not infinite).
 pub fn file_size_limited() -> bool {
@@ -109,10 +110,10 @@ fn set_limit(resource: usize, new: [u64; 2]) -> SysResult {
     if new[1] > old.1 {
         return Err(EPERM);
     }
-    if matches!(resource, RLIMIT_NOFILE | RLIMIT_FSIZE | RLIMIT_CPU) && (new[0], new[1]) != old {
+    if matches!(resource, RLIMIT_NOFILE | RLIMIT_FSIZE | RLIMIT_CPU | RLIMIT_AS) && (new[0], new[1]) != old {
         // Limits the monitor enforces (the descriptor table's size, the size of the files
         // forwarded writes make) or passes on to the host programs the program starts (the
-        // CPU limit, which `set_cpu_limit` enforces here): nr::HOST_RLIMIT. (Two threads
+        // CPU and address-space limits, enforced here): nr::HOST_RLIMIT. (Two threads
         // setting one at once may leave the monitor with either value.)
         let ret = crate::arch::hypercall::call(hrt_abi::nr::HOST_RLIMIT, &[resource as u64, new[0], new[1]]);
         if ret < 0 {
@@ -124,6 +125,30 @@ fn set_limit(resource: usize, new: [u64; 2]) -> SysResult {
         crate::linux::signal::timers::set_cpu_limit(new[0], new[1])?;
     }
     Ok(0)
+}
+
+/// RLIMIT_AS: mapping `extra` more bytes would take the program's address space past its soft
+/// limit (ENOMEM, as Linux's mmap, brk and mremap answer). The program's address space is its
+/// mappings, the break's window counted only up to the break.
+pub fn address_space_allows(extra: u64) -> Result<(), u32> {
+    if PROCESS.rlimits.lock()[RLIMIT_AS].0 == u64::MAX {
+        return Ok(());
+    }
+    address_space_allows_with(&PROCESS.brk.lock(), extra)
+}
+
+/// `address_space_allows` with the break `b` locked by the caller.
+pub fn address_space_allows_with(b: &crate::linux::process::Brk, extra: u64) -> Result<(), u32> {
+    let soft = PROCESS.rlimits.lock()[RLIMIT_AS].0;
+    if soft == u64::MAX {
+        return Ok(());
+    }
+    let unused_break = b.mapped_end.saturating_sub(crate::linux::usermem::page_up(b.cur).max(b.start));
+    let used = crate::linux::usermem::mapped_bytes().saturating_sub(unused_break);
+    match used.checked_add(extra) {
+        Some(total) if total <= soft => Ok(()),
+        _ => Err(crate::linux::errno::ENOMEM),
+    }
 }
 
 /// Arms RLIMIT_CPU's signals if the program has a CPU limit (at start, in a forked child).

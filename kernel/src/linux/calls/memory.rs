@@ -48,11 +48,16 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(b.cur);
     }
     let (old_cur, old_end) = (b.cur, b.mapped_end);
+    let grows = page_up(want).saturating_sub(page_up(b.cur).max(b.start));
+    if grows != 0 && super::info::address_space_allows_with(&b, grows).is_err() {
+        return Ok(b.cur);
+    }
     if want > b.mapped_end {
         // Grow in 2 MiB steps; on failure the break stays (Linux returns the old break).
         let Some(new_end) = want.checked_next_multiple_of(LARGE_PAGE) else {
             return Ok(b.cur);
         };
+
         if !usermem::grow_break(b.mapped_end, new_end) {
             return Ok(b.cur);
         }
@@ -76,6 +81,13 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(ENOMEM);
     }
     let len = page_up(len);
+    // RLIMIT_AS: what the mapping adds (a fixed one replaces what it covers).
+    let adds = if flags & MAP_FIXED != 0 && fits_user_space(addr, len) {
+        len - usermem::mapped_within(addr, addr + len)
+    } else {
+        len
+    };
+    super::info::address_space_allows(adds)?;
     let file = flags & MAP_ANONYMOUS == 0;
     // As Linux for a file outside hugetlbfs (MPICH tries it, then maps the file without it).
     if file && flags & MAP_HUGETLB != 0 {
@@ -273,6 +285,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         usermem::unmap(old + new_len, old + old_len);
         return Ok(old);
     }
+    super::info::address_space_allows(new_len - old_len)?;
     // Anonymous shared memory not yet shared with another process grows and moves as private
     // memory does (Linux's grown part would raise SIGBUS: its shared object keeps its size).
     let anonymous = match shared_files::remap_kind(old, old + old_len) {
