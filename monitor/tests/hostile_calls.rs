@@ -253,6 +253,15 @@ fn route_netlink_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_netlink", Some("get NETLINK_EXT_ACK"));
 }
 
+/// Calls on a directory entry with a trailing slash or a final "." or ".." at a symbolic
+/// link, and O_CREAT|O_EXCL at a dangling one, as on Linux (tests/programs/hostile/path_entries.c):
+/// `rmdir link/` is ENOTDIR and leaves the link's target, `rmdir d/.` EINVAL, `rename d/. x`
+/// EBUSY, an exclusive create at a link EEXIST; each case's tree compared.
+#[test]
+fn calls_on_directory_entries_never_follow_the_last_link() {
+    passes_natively_and_same_on_1_and_2_cpus("path_entries", Some("rmdir L/                           ENOTDIR"));
+}
+
 /// Runs `cmd` with resource limits (resource, soft, hard) set in the child before its exec.
 fn run_with_limits(mut cmd: std::process::Command, limits: &'static [(u32, u64, u64)]) -> common::hostile::Outcome {
     use std::os::unix::process::CommandExt;

@@ -52,7 +52,11 @@ impl Forwarder {
     /// openat; with `now`, only if it cannot wait (`openat_without_waiting`), else Ok(None).
     fn open_at(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mode: u64, now: bool) -> SysResult<Option<i64>> {
         let flags = int(flags);
-        let at = self.path_at(g, dirfd, path, flags & libc::O_NOFOLLOW as libc::c_long == 0)?;
+        // O_CREAT|O_EXCL never follows a link at the last name: one there, even dangling, is
+        // EEXIST (what lock files and mkstemp rely on).
+        let excl = (libc::O_CREAT | libc::O_EXCL) as libc::c_long;
+        let follow = flags & libc::O_NOFOLLOW as libc::c_long == 0 && flags & excl != excl;
+        let at = self.path_at(g, dirfd, path, follow)?;
         if let Some(data) = &at.synthetic {
             let fd = super::synthetic::open_memory_file(data)
                 .map_err(|e| super::errno::Errno(e.raw_os_error().unwrap_or(libc::EMFILE)))?;
@@ -274,7 +278,7 @@ impl Forwarder {
     }
 
     pub(super) fn mkdirat(&self, g: Guest, dirfd: u64, path: u64, mode: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path, false)?;
+        let at = self.path_at_entry(g, dirfd, path)?;
         // SAFETY: a host C string.
         unsafe { self.sys(libc::SYS_mkdirat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode)]) }
     }
@@ -282,7 +286,7 @@ impl Forwarder {
     /// mknodat (and mknod): a FIFO, regular file or socket node where the walk allows (the
     /// host decides on device nodes, with `hrt`'s privileges, and the sandbox's rules).
     pub(super) fn mknodat(&self, g: Guest, dirfd: u64, path: u64, mode: u64, dev: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path, false)?;
+        let at = self.path_at_entry(g, dirfd, path)?;
         // SAFETY: a host C string.
         unsafe {
             self.sys(libc::SYS_mknodat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode), uint(dev)])
@@ -290,7 +294,7 @@ impl Forwarder {
     }
 
     pub(super) fn unlinkat(&self, g: Guest, dirfd: u64, path: u64, flags: u64) -> SysResult<i64> {
-        let at = self.path_at(g, dirfd, path, false)?;
+        let at = self.path_at_entry(g, dirfd, path)?;
         // SAFETY: a host C string.
         unsafe { self.sys(libc::SYS_unlinkat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(flags)]) }
     }
@@ -306,20 +310,25 @@ impl Forwarder {
         flags: Option<u64>,
     ) -> SysResult<i64> {
         let nr = if flags.is_some() { libc::SYS_renameat2 } else { libc::SYS_renameat };
-        self.two_paths(g, nr, (olddir, old, false), (newdir, new), flags.map_or(0, uint))
+        self.two_paths(g, nr, (olddir, old, None), (newdir, new), flags.map_or(0, uint))
     }
 
-    /// A host call of the form `nr(olddirfd, oldpath, newdirfd, newpath, last)`.
+    /// A host call of the form `nr(olddirfd, oldpath, newdirfd, newpath, last)`; the new path
+    /// names a directory entry, the old one too (rename: `old.2` None) or an object looked up
+    /// (link: whether a link there is followed).
     fn two_paths(
         &self,
         g: Guest,
         nr: libc::c_long,
-        old: (u64, u64, bool),
+        old: (u64, u64, Option<bool>),
         new: (u64, u64),
         last: libc::c_long,
     ) -> SysResult<i64> {
-        let from = self.path_at(g, old.0, old.1, old.2)?;
-        let to = self.path_at(g, new.0, new.1, false)?;
+        let from = match old.2 {
+            None => self.path_at_entry(g, old.0, old.1)?,
+            Some(follow) => self.path_at(g, old.0, old.1, follow)?,
+        };
+        let to = self.path_at_entry(g, new.0, new.1)?;
         let args = [
             from.dirfd as libc::c_long,
             ptr(from.path.as_ptr()),
@@ -333,13 +342,13 @@ impl Forwarder {
 
     pub(super) fn linkat(&self, g: Guest, olddir: u64, old: u64, newdir: u64, new: u64, flags: u64) -> SysResult<i64> {
         let follow = int(flags) & libc::AT_SYMLINK_FOLLOW as libc::c_long != 0;
-        self.two_paths(g, libc::SYS_linkat, (olddir, old, follow), (newdir, new), int(flags))
+        self.two_paths(g, libc::SYS_linkat, (olddir, old, Some(follow)), (newdir, new), int(flags))
     }
 
     /// symlinkat: the target is stored as text, never resolved.
     pub(super) fn symlinkat(&self, g: Guest, target: u64, newdir: u64, new: u64) -> SysResult<i64> {
         let target = g.read_path(target)?;
-        let to = self.path_at(g, newdir, new, false)?;
+        let to = self.path_at_entry(g, newdir, new)?;
         // SAFETY: host C strings.
         unsafe {
             self.sys(libc::SYS_symlinkat, &[ptr(target.as_ptr()), to.dirfd as libc::c_long, ptr(to.path.as_ptr())])

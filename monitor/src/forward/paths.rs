@@ -215,7 +215,14 @@ impl Forwarder {
     /// symbolic link: the last name may be left unlooked (`At::unlooked`, walk::Opts).
     pub(super) fn path_at_to_stat(&self, g: Guest, dirfd_arg: u64, path_addr: u64, follow: bool) -> SysResult<At> {
         let raw = g.read_path(path_addr)?.into_bytes();
-        self.resolve_full(dirfd_arg, raw, follow, true, true)
+        self.resolve_full(dirfd_arg, raw, follow, true, true, false)
+    }
+
+    /// `path_at` for a call that acts on the last name as a directory entry (unlink, rmdir,
+    /// rename, mkdir, mknod, the new name of symlink and link): see walk::Opts::entry.
+    pub(super) fn path_at_entry(&self, g: Guest, dirfd_arg: u64, path_addr: u64) -> SysResult<At> {
+        let raw = g.read_path(path_addr)?.into_bytes();
+        self.resolve_full(dirfd_arg, raw, false, false, false, true)
     }
 
     /// A path argument for the calls without a directory fd.
@@ -260,11 +267,12 @@ impl Forwarder {
     }
 
     fn resolve_with(&self, dirfd_arg: u64, raw: Vec<u8>, follow: bool, inspect: bool) -> SysResult<At> {
-        self.resolve_full(dirfd_arg, raw, follow, inspect, false)
+        self.resolve_full(dirfd_arg, raw, follow, inspect, false, false)
     }
 
     /// `reports_link`: the caller's call reports a symbolic link at the last name itself (see
-    /// `path_at_to_stat`).
+    /// `path_at_to_stat`); `entry`: the call acts on the last name as a directory entry
+    /// (`path_at_entry`).
     fn resolve_full(
         &self,
         dirfd_arg: u64,
@@ -272,12 +280,14 @@ impl Forwarder {
         follow: bool,
         inspect: bool,
         reports_link: bool,
+        entry: bool,
     ) -> SysResult<At> {
         // What the walk from `dirfd` may skip: a look at a held descriptor's file system (asked
         // once per descriptor), and at the last name when the call reports a link itself.
         let opts = |dirfd: i32, hold: &Option<Arc<HostFd>>| walk::Opts {
             start_on_procfs: hold.as_ref().filter(|h| h.raw() == dirfd).map(|h| h.on_procfs()),
             call_reports_link: reports_link,
+            entry,
         };
         let (dirfd, hold, abs) = if raw.first() == Some(&b'/') {
             (libc::AT_FDCWD, None, Some(raw.clone()))

@@ -188,6 +188,12 @@ pub struct Opts {
     /// call that follows links the common case needs no look at that name first: the call is
     /// made without following, and walked again (without this option) if it finds a link.
     pub call_reports_link: bool,
+    /// The call acts on the last name itself, as a directory entry (unlink, rmdir, rename,
+    /// mkdir, mknod, the new name of symlink and link): Linux looks up only the directory
+    /// part, so a trailing slash does not follow a link there (`rmdir link/` is ENOTDIR, it
+    /// never removes the link's target) and a final `.` or `..` stays the last name, for the
+    /// host call to refuse as Linux does (`rmdir d/.`: EINVAL, `rename d/. x`: EBUSY).
+    pub entry: bool,
 }
 
 /// Resolves `path` relative to host directory `start` for a call that only looks at the last
@@ -223,10 +229,16 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
         return Ok(resolved);
     }
     // A path ending in "." ends at a directory, as one ending in "/" does: a link before it
-    // is followed ("/proc/self/." is the process's directory, not the link "self").
-    let trailing_slash = path.ends_with(b"/") || path.ends_with(b"/.") || path == b".";
+    // is followed ("/proc/self/." is the process's directory, not the link "self"). A call on
+    // a directory entry keeps a final "." as its last name instead (`Opts::entry`).
+    let trimmed = &path[..path.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1)];
+    let final_dot = opts.entry && (trimmed == b"." || trimmed.ends_with(b"/."));
+    let trailing_slash = path.ends_with(b"/") || !opts.entry && (path.ends_with(b"/.") || path == b".");
     let mut queue: VecDeque<Vec<u8>> = VecDeque::new();
     push_front(&mut queue, path);
+    if final_dot {
+        queue.push_back(b".".to_vec());
+    }
     let mut cur: Option<OwnedFd> = None;
     let mut raw = start;
     if path.starts_with(b"/") {
@@ -251,6 +263,10 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
             }
         }
         let name = cstr(&c)?;
+        if c.as_slice() == b"." {
+            // Only a final "." of a call on a directory entry is kept (`final_dot`).
+            return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true, unlooked: false });
+        }
         if c.as_slice() == b".." {
             if last {
                 if own {
@@ -286,7 +302,7 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
             Err(e) => return Err(e),
         };
         let link = is_link(&next)?;
-        if link && (!last || follow || trailing_slash) {
+        if link && (!last || follow || trailing_slash && !opts.entry) {
             links += 1;
             if links > MAX_LINKS {
                 return Err(Errno::ELOOP);
