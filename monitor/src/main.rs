@@ -10,6 +10,7 @@ mod host_name;
 mod info;
 mod inherited_signals;
 mod interp;
+mod kept_signals;
 mod kernel_image;
 mod mpi_env;
 mod overrides;

@@ -262,6 +262,13 @@ fn calls_on_directory_entries_never_follow_the_last_link() {
     passes_natively_and_same_on_1_and_2_cpus("path_entries", Some("rmdir L/                           ENOTDIR"));
 }
 
+/// fcntl's owner and signal commands (O_ASYNC's SIGIO, F_SETSIG, F_SETOWN_EX), F_NOTIFY,
+/// leases and memory-file seals, as on Linux (tests/programs/hostile/calls_fcntl_owner.c).
+#[test]
+fn fcntl_owners_signals_leases_and_seals_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_fcntl_owner", Some("SIGRTMIN+1 for the pipe                  1"));
+}
+
 /// Runs `cmd` with resource limits (resource, soft, hard) set in the child before its exec.
 fn run_with_limits(mut cmd: std::process::Command, limits: &'static [(u32, u64, u64)]) -> common::hostile::Outcome {
     use std::os::unix::process::CommandExt;

@@ -28,6 +28,7 @@ impl Errno {
     pub const ENOBUFS: Errno = Errno(libc::ENOBUFS);
     pub const ECONNREFUSED: Errno = Errno(libc::ECONNREFUSED);
     pub const ESRCH: Errno = Errno(libc::ESRCH);
+    pub const EPERM: Errno = Errno(libc::EPERM);
     pub const E2BIG: Errno = Errno(libc::E2BIG);
     pub const EIO: Errno = Errno(libc::EIO);
     pub const ENOEXEC: Errno = Errno(libc::ENOEXEC);

@@ -88,6 +88,64 @@ impl Forwarder {
                 // SAFETY: `p` covers a struct flock in guest memory.
                 unsafe { self.sys(libc::SYS_fcntl, &[raw, c as libc::c_long, ptr(p)]) }
             }
+            // The host file's own: a memory file's seals, a lease, directory notification, and
+            // who gets the signal for I/O readiness and with which signal. The host signals the
+            // owner, `hrt`, which passes the signal on to the program (without the siginfo's
+            // si_fd and si_band).
+            c @ (libc::F_ADD_SEALS
+            | libc::F_GET_SEALS
+            | libc::F_SETLEASE
+            | libc::F_GETLEASE
+            | libc::F_NOTIFY
+            | libc::F_GETOWN
+            | F_GETSIG) => {
+                // SAFETY: these take an integer argument.
+                unsafe { self.sys(libc::SYS_fcntl, &[raw, c as libc::c_long, arg as libc::c_long]) }
+            }
+            F_SETSIG => {
+                let sig = arg as u32 as i32;
+                if sig != 0 && !crate::kept_signals::passed_on(sig) {
+                    // One `hrt` keeps for itself: it would never reach the program.
+                    say_refused_signal(sig);
+                    return Err(Errno::EINVAL);
+                }
+                // SAFETY: an integer argument.
+                unsafe { self.sys(libc::SYS_fcntl, &[raw, F_SETSIG as libc::c_long, sig as libc::c_long]) }
+            }
+            libc::F_SETOWN => {
+                let who = arg as u32 as i32;
+                check_owner(who)?;
+                // SAFETY: an integer argument.
+                unsafe { self.sys(libc::SYS_fcntl, &[raw, libc::F_SETOWN as libc::c_long, who as libc::c_long]) }
+            }
+            F_GETOWN_EX => {
+                let mut owner = [0i32; 2];
+                // SAFETY: `owner` is a struct f_owner_ex.
+                unsafe { self.sys(libc::SYS_fcntl, &[raw, F_GETOWN_EX as libc::c_long, ptr(owner.as_mut_ptr())])? };
+                g.write(arg, &owner)?;
+                Ok(0)
+            }
+            F_SETOWN_EX => {
+                let [kind, who]: [i32; 2] = g.read(arg)?;
+                let owner = match kind {
+                    // The program's thread ids are not the host's: the process gets the signal,
+                    // and the kernel gives it to one of its threads.
+                    // SAFETY: getpid takes no arguments.
+                    F_OWNER_TID if who == unsafe { libc::getpid() } => [F_OWNER_PID, who],
+                    F_OWNER_TID => return Err(Errno::ESRCH),
+                    F_OWNER_PID => {
+                        check_owner(who)?;
+                        [kind, who]
+                    }
+                    F_OWNER_PGRP => {
+                        check_owner(-who)?;
+                        [kind, who]
+                    }
+                    _ => return Err(Errno::EINVAL),
+                };
+                // SAFETY: `owner` is a struct f_owner_ex.
+                unsafe { self.sys(libc::SYS_fcntl, &[raw, F_SETOWN_EX as libc::c_long, ptr(owner.as_ptr())]) }
+            }
             _ => Err(Errno::EINVAL),
         }
     }
@@ -132,6 +190,39 @@ impl Forwarder {
             // SAFETY: the argument is a plain value.
             Ioctl::Value => unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, arg as libc::c_long]) },
         }
+    }
+}
+
+/// fcntl commands the libc crate lacks (Linux's asm-generic/fcntl.h).
+const F_SETSIG: libc::c_int = 10;
+const F_GETSIG: libc::c_int = 11;
+const F_SETOWN_EX: libc::c_int = 15;
+const F_GETOWN_EX: libc::c_int = 16;
+/// struct f_owner_ex's types.
+const F_OWNER_TID: i32 = 0;
+const F_OWNER_PID: i32 = 1;
+const F_OWNER_PGRP: i32 = 2;
+
+/// F_SETOWN's owner (a pid, or a negated process group): nobody (0), the program itself (its
+/// pid is `hrt`'s) or its own process group. The host would signal any other process itself
+/// when the descriptor becomes ready, which `hrt` allows the program only within its tree
+/// (EPERM; Linux accepts the owner and checks permission at each signal).
+fn check_owner(who: i32) -> SysResult<()> {
+    // SAFETY: getpid takes no arguments, getpgid an integer (getpgrp is not among the calls
+    // the vCPU threads' seccomp filter allows).
+    let (pid, pgrp) = unsafe { (libc::getpid(), libc::getpgid(0)) };
+    if who == 0 || who == pid || who == -pgrp {
+        Ok(())
+    } else {
+        Err(Errno::EPERM)
+    }
+}
+
+/// Says once that F_SETSIG asked for a signal `hrt` keeps for itself.
+fn say_refused_signal(sig: i32) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("hrt: fcntl F_SETSIG {sig}: hrt keeps that signal for itself; answering EINVAL");
     }
 }
 

@@ -25,18 +25,7 @@ static DELIVERIES: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
 /// stopped (Ctrl-Z) does not count.
 pub const WATCH_PERIOD: std::time::Duration = std::time::Duration::from_millis(250);
 const STUCK_AFTER: u32 = 8;
-/// Whether `hrt` passes signal `sig`, sent to it on the host, on to the program: every signal
-/// but those it keeps for itself. SIGKILL and SIGSTOP cannot be caught; SIGILL, SIGTRAP,
-/// SIGABRT, SIGBUS, SIGFPE and SIGSEGV are faults of `hrt`'s own threads and SIGSYS its seccomp
-/// filter's; SIGPIPE is a forwarded write's EPIPE (the kernel raises the program's own);
-/// SIGTTIN and SIGTTOU are a background job's terminal access (forward/tty_stop.rs,
-/// `run::mirror_signal_action`); 32 and 33 are the C library's (its sigaction refuses them);
-/// the channel's wake signal is `hrt`'s. Signal 64 takes bit 0 of the channel's word.
-pub fn passed_on(sig: i32) -> bool {
-    use libc::*;
-    let kept = [SIGKILL, SIGSTOP, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS, SIGPIPE, SIGTTIN, SIGTTOU];
-    (1..=64).contains(&sig) && !kept.contains(&sig) && sig != 32 && sig != 33 && sig != super::wake_signal()
-}
+pub use crate::kept_signals::passed_on;
 
 /// Signal `sig`'s bit in the channel's word: bit `sig`, and bit 0 for signal 64.
 fn bit(sig: i32) -> u64 {

@@ -34,6 +34,7 @@ mod placement;
 mod service;
 mod workers;
 
+use crate::kept_signals::wake_signal;
 use std::os::unix::io::AsRawFd;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -429,11 +430,6 @@ impl Service {
             }
         }
     }
-}
-
-/// The signal that interrupts a worker's blocked host call: a real-time one nobody else uses.
-pub(crate) fn wake_signal() -> libc::c_int {
-    libc::SIGRTMIN() + 2
 }
 
 extern "C" fn ignore_wake(_: libc::c_int) {}
