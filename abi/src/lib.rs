@@ -484,8 +484,10 @@ pub mod nr {
     /// the signal on), PR_SET_CHILD_SUBREAPER (orphans below become `hrt`'s children, which
     /// the program waits for), PR_SET_NO_NEW_PRIVS (the host programs it starts get it) and
     /// PR_SET_NAME by the main thread (args[1], args[2]: the 16 bytes of the name; other
-    /// processes see it as the process's name), and PR_CAPBSET_READ (the whole bounding set:
-    /// bit i for capability i < 48, from bit 48 how many capabilities the host knows).
+    /// processes see it as the process's name), PR_CAPBSET_READ (the whole bounding set:
+    /// bit i for capability i < 48, from bit 48 how many capabilities the host knows),
+    /// PR_GET_SECUREBITS and PR_CAP_AMBIENT (args[1] its operation, args[2] the capability),
+    /// answered by the host.
     /// Returns 0 (the set for PR_CAPBSET_READ) or a negated errno.
     pub const HOST_PRCTL: u64 = 14;
     /// With [`super::flags::OMP_LIBRARY`]: the program mapped file descriptor args[0] from file

@@ -68,6 +68,8 @@ impl Shared {
         const PR_CAPBSET_READ: u64 = 23;
         const PR_SET_CHILD_SUBREAPER: u64 = 36;
         const PR_SET_NO_NEW_PRIVS: u64 = 38;
+        const PR_GET_SECUREBITS: u64 = 27;
+        const PR_CAP_AMBIENT: u64 = 47;
         let work: Box<dyn FnOnce() -> i64 + Send> = match args[0] {
             PR_SET_NO_NEW_PRIVS => {
                 crate::forward::note_no_new_privs();
@@ -84,6 +86,16 @@ impl Shared {
                         0
                     } else {
                         -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)
+                    }
+                })
+            }
+            PR_GET_SECUREBITS | PR_CAP_AMBIENT => {
+                let (option, op, cap) = (args[0] as i32, args[1], args[2]);
+                Box::new(move || {
+                    // SAFETY: a prctl with integer arguments (the kernel checked the operation).
+                    match unsafe { libc::prctl(option, op as libc::c_ulong, cap as libc::c_ulong, 0, 0) } {
+                        r if r >= 0 => r as i64,
+                        _ => -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64),
                     }
                 })
             }

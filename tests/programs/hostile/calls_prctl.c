@@ -1,4 +1,5 @@
-/* prctl: the name and the dumpable flag as Linux answers them; then an option hrt does not
+/* prctl: the name, the dumpable flag, seccomp and security bits, ambient capabilities, keep
+ * capabilities, timer slack and THP-disable as Linux answers them; then an option hrt does not
  * implement, twice, whose result is not printed (Linux grants it; hrt says so once). */
 #include <errno.h>
 #include <signal.h>
@@ -25,8 +26,25 @@ int main(void) {
     show("PR_SET_DUMPABLE 1", prctl(PR_SET_DUMPABLE, 1, 0, 0, 0));
     show("PR_GET_DUMPABLE", prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
     show("unknown option 1000", prctl(1000, 0, 0, 0, 0));
+    show("PR_GET_SECCOMP", prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
+    show("PR_GET_SECUREBITS", prctl(PR_GET_SECUREBITS, 0, 0, 0, 0));
+    show("PR_CAP_AMBIENT IS_SET 0", prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, 0, 0, 0));
+    show("PR_CAP_AMBIENT CLEAR_ALL", prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
+    show("PR_CAP_AMBIENT 9", prctl(PR_CAP_AMBIENT, 9, 0, 0, 0));
+    show("PR_GET_KEEPCAPS", prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0));
+    show("PR_SET_KEEPCAPS 1", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
+    show("PR_GET_KEEPCAPS", prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0));
+    show("PR_SET_KEEPCAPS 2", prctl(PR_SET_KEEPCAPS, 2, 0, 0, 0));
+    show("PR_GET_TIMERSLACK", prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+    show("PR_SET_TIMERSLACK 1000", prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0));
+    show("PR_GET_TIMERSLACK", prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+    show("PR_SET_TIMERSLACK 0", prctl(PR_SET_TIMERSLACK, 0, 0, 0, 0));
+    show("PR_GET_TIMERSLACK", prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+    show("PR_GET_THP_DISABLE", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
+    show("PR_SET_THP_DISABLE 1", prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
+    show("PR_GET_THP_DISABLE", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
     /* An option hrt does not implement, twice (its result is not shown: Linux's is 0). */
-    prctl(PR_SET_TIMERSLACK, 50000, 0, 0, 0);
-    prctl(PR_SET_TIMERSLACK, 50000, 0, 0, 0);
+    prctl(PR_MCE_KILL, PR_MCE_KILL_CLEAR, 0, 0, 0);
+    prctl(PR_MCE_KILL, PR_MCE_KILL_CLEAR, 0, 0, 0);
     return 0;
 }

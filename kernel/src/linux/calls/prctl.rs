@@ -24,6 +24,17 @@ const PR_GET_NO_NEW_PRIVS: u64 = 39;
 const PR_SET_DUMPABLE: u64 = 4;
 const PR_SET_NAME: u64 = 15;
 const PR_GET_NAME: u64 = 16;
+const PR_GET_KEEPCAPS: u64 = 7;
+const PR_SET_KEEPCAPS: u64 = 8;
+const PR_GET_SECCOMP: u64 = 21;
+const PR_GET_SECUREBITS: u64 = 27;
+const PR_SET_TIMERSLACK: u64 = 29;
+const PR_GET_TIMERSLACK: u64 = 30;
+const PR_SET_THP_DISABLE: u64 = 41;
+const PR_GET_THP_DISABLE: u64 = 42;
+const PR_CAP_AMBIENT: u64 = 47;
+/// PR_CAP_AMBIENT's operations: IS_SET, RAISE, LOWER, CLEAR_ALL.
+const PR_CAP_AMBIENT_OPS: core::ops::RangeInclusive<u64> = 1..=4;
 
 /// The dumpable flag (PR_SET_DUMPABLE): 1 (SUID_DUMP_USER) at start, as Linux gives a process
 /// that did not exec a set-user-ID program. It changes nothing else here: `hrt` writes no core
@@ -35,6 +46,13 @@ static DUMPABLE: AtomicU8 = AtomicU8::new(1);
 static PDEATHSIG: AtomicU64 = AtomicU64::new(0);
 static SUBREAPER: AtomicU64 = AtomicU64::new(0);
 static NO_NEW_PRIVS: AtomicU64 = AtomicU64::new(0);
+/// Flags that change nothing here but read back as set, as on Linux: PR_SET_KEEPCAPS (kept
+/// capabilities over a change of user id, which the program cannot make), the timer slack
+/// (sleeps here end on time: the slack is Linux's permission to end them later), and
+/// PR_SET_THP_DISABLE (huge pages are the guest's own choice).
+static KEEPCAPS: AtomicU64 = AtomicU64::new(0);
+static TIMERSLACK_NS: AtomicU64 = AtomicU64::new(50_000);
+static THP_DISABLE: AtomicU64 = AtomicU64::new(0);
 
 /// The host's capability bounding set of `hrt` (which the program's is), asked once (procps
 /// tools read it at start): bit i for capability i, from bit 48 how many capabilities the host
@@ -73,6 +91,12 @@ fn on_host(option: u64, value: u64, at: &AtomicU64) -> SysResult {
     }
     at.store(value, Ordering::Relaxed);
     Ok(0)
+}
+
+/// An option answered by `hrt`'s host process (nr::HOST_PRCTL with `args`).
+fn host_value(args: &[u64]) -> SysResult {
+    let r = crate::arch::hypercall::call(hrt_abi::nr::HOST_PRCTL, args);
+    u64::try_from(r).map_err(|_| (-r) as u32)
 }
 
 /// Options already reported as unimplemented, one bit each (options 0-127).
@@ -125,6 +149,32 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // only label /proc/self/maps, and callers take EINVAL as "not offered".
         PR_SET_VMA => Err(EINVAL),
         PR_CAPBSET_READ => capbset_read(a[1]),
+        // The program runs without a seccomp filter of its own (the monitor's vCPU threads
+        // have one, which is `hrt`'s, not the program's).
+        PR_GET_SECCOMP => Ok(0),
+        // Properties of `hrt`'s host process, which the programs it starts inherit: the
+        // security bits and the ambient capabilities, read and changed there.
+        PR_GET_SECUREBITS => host_value(&[PR_GET_SECUREBITS]),
+        PR_CAP_AMBIENT if PR_CAP_AMBIENT_OPS.contains(&a[1]) => host_value(&[PR_CAP_AMBIENT, a[1], a[2]]),
+        PR_CAP_AMBIENT => Err(EINVAL),
+        PR_GET_KEEPCAPS => Ok(KEEPCAPS.load(Ordering::Relaxed)),
+        PR_SET_KEEPCAPS if a[1] <= 1 => {
+            KEEPCAPS.store(a[1], Ordering::Relaxed);
+            Ok(0)
+        }
+        PR_SET_KEEPCAPS => Err(EINVAL),
+        PR_GET_TIMERSLACK => Ok(TIMERSLACK_NS.load(Ordering::Relaxed)),
+        PR_SET_TIMERSLACK => {
+            // 0 restores the default.
+            TIMERSLACK_NS.store(if a[1] == 0 { 50_000 } else { a[1] }, Ordering::Relaxed);
+            Ok(0)
+        }
+        PR_GET_THP_DISABLE => Ok(THP_DISABLE.load(Ordering::Relaxed)),
+        PR_SET_THP_DISABLE if a[2] == 0 && a[3] == 0 && a[4] == 0 => {
+            THP_DISABLE.store((a[1] != 0) as u64, Ordering::Relaxed);
+            Ok(0)
+        }
+        PR_SET_THP_DISABLE => Err(EINVAL),
         PR_GET_DUMPABLE => Ok(DUMPABLE.load(Ordering::Relaxed) as u64),
         PR_SET_DUMPABLE => match a[1] {
             0 | 1 => {
