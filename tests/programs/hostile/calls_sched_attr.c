@@ -1,7 +1,8 @@
 // sched_getattr and sched_setattr (they were ENOSYS, which chrt and some runtimes use): the
 // program's attributes as sched_getscheduler and sched_getparam give them, the record's size
-// rules (shorter, longer, too short), the error cases, and a niceness set through
-// sched_setattr as nice(0) and getpriority then see it. Compared with the native run.
+// rules (shorter, longer, too short), the error cases, a niceness set through sched_setattr
+// as nice(0) and getpriority then see it, and SCHED_BATCH and SCHED_IDLE (what `chrt -b` and
+// `chrt -i` ask) read back, in a forked child too. Compared with the native run.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct attr {
@@ -101,5 +103,27 @@ int main(void) {
     show("sched_getparam(NULL)", syscall(SYS_sched_getparam, 0, NULL));
     show("sched_getaffinity(-1)", sched_getaffinity(-1, sizeof mask, &mask));
     show("sched_setaffinity(-1)", sched_setaffinity(-1, sizeof mask, &mask));
+    // The policies for throughput and for idle time.
+    p.sched_priority = 0;
+    show("sched_setscheduler(BATCH, 0)", sched_setscheduler(0, SCHED_BATCH, &p));
+    show("sched_getscheduler", sched_getscheduler(0));
+    get("sched_getattr(BATCH)", 0, 56);
+    pid_t c = fork();
+    if (c == 0) {
+        show("forked child: getscheduler", sched_getscheduler(0));
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
+    show("sched_setscheduler(IDLE, 0)", sched_setscheduler(0, SCHED_IDLE, &p));
+    show("sched_getscheduler", sched_getscheduler(0));
+    p.sched_priority = 1;
+    show("sched_setscheduler(BATCH, 1)", sched_setscheduler(0, SCHED_BATCH, &p));
+    show("sched_setattr(BATCH, nice 0)", set(56, SCHED_BATCH, 0, 0));
+    show("sched_getscheduler", sched_getscheduler(0));
+    show("sched_setattr(KEEP_POLICY)", set(56, SCHED_OTHER, 0x08, 0));
+    show("sched_getscheduler", sched_getscheduler(0));
+    p.sched_priority = 0;
+    show("sched_setscheduler(OTHER, 0)", sched_setscheduler(0, SCHED_OTHER, &p));
+    show("sched_getscheduler", sched_getscheduler(0));
     return 0;
 }

@@ -1,9 +1,13 @@
 //! Scheduling policies. The program's threads are the kernel's, run by its own scheduler; to
 //! the program they are SCHED_OTHER threads of priority 0 (what sched_getscheduler and
 //! sched_getparam answer), with the program's niceness, which the host performs (`hrt`'s
-//! threads carry it: info.rs's priority calls). Asking for SCHED_OTHER again succeeds; another
-//! policy is ENOSYS with a line (the kernel's scheduler has no real-time classes), after
+//! threads carry it: info.rs's priority calls). SCHED_BATCH and SCHED_IDLE, Linux's hints
+//! that a thread wants throughput or only idle time, are accepted and read back (for the whole
+//! program, not per thread; `chrt -b`, `chrt -i`), and change nothing here; a real-time or
+//! deadline policy is ENOSYS with a line (the kernel's scheduler has no such classes), after
 //! Linux's own argument checks.
+
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, E2BIG, EACCES, EINVAL, ENOSYS, EPERM};
@@ -13,6 +17,12 @@ const PRIO_PROCESS: u64 = 0;
 const SCHED_OTHER: u64 = 0;
 const SCHED_FIFO: u64 = 1;
 const SCHED_RR: u64 = 2;
+const SCHED_BATCH: u64 = 3;
+const SCHED_IDLE: u64 = 5;
+
+/// The program's policy as it set it: SCHED_OTHER, SCHED_BATCH or SCHED_IDLE. Kept over fork
+/// and exec, as Linux keeps a thread's.
+static POLICY: AtomicU64 = AtomicU64::new(SCHED_OTHER);
 /// SCHED_RESET_ON_FORK, or'ed into sched_setscheduler's policy.
 const RESET_ON_FORK: u64 = 0x4000_0000;
 
@@ -66,9 +76,10 @@ fn set_policy(pid: u64, policy: Option<u64>, param: u64) -> SysResult {
     if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
         return unsupported_sched("a scheduling policy for another process");
     }
-    if policy != SCHED_OTHER {
-        return unsupported_sched("a scheduling policy other than SCHED_OTHER");
+    if !matches!(policy, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE) {
+        return unsupported_sched("a real-time or deadline scheduling policy");
     }
+    POLICY.store(policy, Ordering::Relaxed);
     Ok(0)
 }
 
@@ -84,7 +95,7 @@ pub fn sched_getscheduler(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if (a[0] as i32) < 0 {
         return Err(EINVAL);
     }
-    Ok(0) // SCHED_OTHER
+    Ok(POLICY.load(Ordering::Relaxed))
 }
 
 /// sched_getattr(pid, attr, size, flags): performed by the host like `getpriority` (a program
@@ -92,15 +103,19 @@ pub fn sched_getscheduler(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// sched_getscheduler says, with the program's niceness and the host's time slice).
 pub fn sched_getattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let mut a = a;
-    if a[0] as u32 != 0 && crate::linux::signal::is_program_thread(a[0] as u32) {
+    let own = a[0] as u32 == 0 || crate::linux::signal::is_program_thread(a[0] as u32);
+    if own {
         a[0] = 0;
     }
     let r = crate::linux::syscall::forward(linux_raw_sys::general::__NR_sched_getattr as u64, a);
     if r < 0 {
-        Err((-r) as u32)
-    } else {
-        Ok(r as u64)
+        return Err((-r) as u32);
     }
+    if own {
+        // The policy is the program's (sched_attr's second word), not `hrt`'s thread's.
+        uaccess::write::<u32>(a[1] + 4, POLICY.load(Ordering::Relaxed) as u32)?;
+    }
+    Ok(r as u64)
 }
 
 /// sched_setattr(pid, attr, flags): for the program itself, SCHED_OTHER with a niceness (set
@@ -135,8 +150,13 @@ pub fn sched_setattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
         return unsupported_sched("sched_setattr for another process");
     }
-    if policy != 0 || prio != 0 || sflags & !(KEEP_POLICY | KEEP_PARAMS) != 0 {
-        return unsupported_sched("sched_setattr to a policy other than SCHED_OTHER");
+    let policy = policy as u64;
+    let normal = matches!(policy, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE);
+    if !normal || prio != 0 || sflags & !(KEEP_POLICY | KEEP_PARAMS) != 0 {
+        return unsupported_sched("sched_setattr to a real-time or deadline policy");
+    }
+    if sflags & KEEP_POLICY == 0 {
+        POLICY.store(policy, Ordering::Relaxed);
     }
     if sflags & KEEP_PARAMS != 0 {
         return Ok(0);
