@@ -43,7 +43,8 @@ pub struct Shared {
     /// A forked child's secondary vCPUs are created when its kernel first starts them
     /// (`run_all`): the request goes to the thread that creates them.
     starter: Mutex<Option<mpsc::Sender<Event>>>,
-    /// Requests for the main thread (the one that waits for the vCPUs), set while it waits.
+    /// Requests for the main thread (the one that waits for the vCPUs), set from before the
+    /// first vCPU runs until it stops waiting.
     main_thread: Mutex<Option<mpsc::Sender<Event>>>,
 }
 
@@ -487,10 +488,15 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
         // What `hrt` holds now is the monitor's and the boot's, not the program's (getrusage).
         crate::forward::note_rss_before_program();
     }
+    // Before any vCPU runs, too: a forked child's CPU resumes the program at once, and its
+    // first call may be one for this thread (`on_main`). Registered after them, a prctl
+    // (PR_SET_PDEATHSIG right after fork) made while this thread was descheduled between the
+    // two failed with EAGAIN, which the program rarely looks at: the parent-death signal was
+    // never set on the host and never came (1 fork in ~50 on a loaded host).
+    *shared.main_thread.lock().unwrap() = Some(tx.clone());
     for id in 0..now {
         threads.push(start(id, &tx)?);
     }
-    *shared.main_thread.lock().unwrap() = Some(tx.clone());
     drop(tx);
     // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU).
     let exit = loop {
