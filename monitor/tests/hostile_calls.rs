@@ -269,6 +269,14 @@ fn fcntl_owners_signals_leases_and_seals_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_fcntl_owner", Some("SIGRTMIN+1 for the pipe                  1"));
 }
 
+/// The program's descriptor directories (/proc/self/fd, /dev/fd, /proc/self/fdinfo) list its
+/// own descriptors, read whole or in pieces, rewound, relative to the directory, after fchdir
+/// and in a forked child (tests/programs/hostile/proc_fd_dir.c); listing them was EACCES.
+#[test]
+fn the_descriptor_directories_list_the_programs_descriptors() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_fd_dir", Some("/proc/self/fd: 0 1 2 3 4 5 -1 12"));
+}
+
 /// Runs `cmd` with resource limits (resource, soft, hard) set in the child before its exec.
 fn run_with_limits(mut cmd: std::process::Command, limits: &'static [(u32, u64, u64)]) -> common::hostile::Outcome {
     use std::os::unix::process::CommandExt;

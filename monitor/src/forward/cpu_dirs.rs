@@ -140,6 +140,17 @@ static POSITION: Mutex<()> = Mutex::new(());
 /// getdents64 on host directory `fd` listed as `listing`: at most `count` bytes of records,
 /// given to `write` (which copies them to the program), and the byte count.
 pub fn getdents(fd: i32, listing: Listing, count: usize, write: impl FnOnce(&[u8]) -> SysResult<()>) -> SysResult<i64> {
+    getdents_of(fd, || Ok(listing.vm_entries(host_entries(fd)?)), count, write)
+}
+
+/// getdents64 on host directory `fd`, whose entries `entries` gives (built on each call), the
+/// position in them kept as the descriptor's file offset (see the module's comment).
+pub fn getdents_of(
+    fd: i32,
+    entries: impl FnOnce() -> SysResult<Vec<Entry>>,
+    count: usize,
+    write: impl FnOnce(&[u8]) -> SysResult<()>,
+) -> SysResult<i64> {
     // SAFETY: F_GETFL only reads the descriptor's flags.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     if flags < 0 || flags & libc::O_PATH != 0 {
@@ -151,7 +162,7 @@ pub fn getdents(fd: i32, listing: Listing, count: usize, write: impl FnOnce(&[u8
     if at < 0 {
         return Err(Errno::last());
     }
-    let entries = listing.vm_entries(host_entries(fd)?);
+    let entries = entries()?;
     let from = usize::try_from(at).unwrap_or(usize::MAX).min(entries.len());
     let (data, next) = records(&entries, from, count)?;
     write(&data)?;

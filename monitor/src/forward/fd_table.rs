@@ -241,6 +241,11 @@ impl FdTable {
         Ok(n as usize)
     }
 
+    /// The open guest fds, in order.
+    pub fn numbers(&self) -> Vec<usize> {
+        self.lock().iter().enumerate().filter(|(_, s)| s.is_some()).map(|(n, _)| n).collect()
+    }
+
     /// The host descriptor behind guest fd `arg` (EBADF if none).
     pub fn get(&self, arg: u64) -> SysResult<Arc<HostFd>> {
         let n = Self::number(arg)?;

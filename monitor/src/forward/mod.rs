@@ -34,6 +34,7 @@ mod epoll;
 mod errno;
 mod exec;
 mod fadvise;
+mod fd_dirs;
 mod fd_table;
 mod fds;
 mod file_space;

@@ -101,6 +101,9 @@ enum Meaning {
     Fd(usize, Vec<Vec<u8>>),
     /// `/proc/self/fdinfo/N`.
     FdInfo(usize),
+    /// `/proc/self/fd` (also `/dev/fd`), or `/proc/self/fdinfo` (true): listed from the
+    /// program's descriptors (fd_dirs.rs).
+    FdDir(bool),
     /// One of walk::SYNTHESIZED (`cmdline`, `status`, ...).
     Own(&'static [u8]),
     Denied,
@@ -133,6 +136,7 @@ fn number(c: &[u8]) -> Option<usize> {
 fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
     let c: Vec<&[u8]> = comps.iter().map(|v| v.as_slice()).collect();
     match c.as_slice() {
+        [b"dev", b"fd"] => Meaning::FdDir(false),
         [b"dev", b"fd", n, rest @ ..] => match number(n) {
             Some(n) => Meaning::Fd(n, rest.iter().map(|r| r.to_vec()).collect()),
             None => Meaning::Plain,
@@ -147,6 +151,8 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
             };
             match rest {
                 [b"exe"] => Meaning::Exe,
+                [b"fd"] => Meaning::FdDir(false),
+                [b"fdinfo"] => Meaning::FdDir(true),
                 [b"fd", n, below @ ..] => match number(n) {
                     Some(n) => Meaning::Fd(n, below.iter().map(|r| r.to_vec()).collect()),
                     None => Meaning::Plain,
@@ -365,6 +371,15 @@ impl Forwarder {
                     let mut at = At::new(libc::AT_FDCWD, cstring(p)?, Some(h));
                     at.special = true;
                     at.rewritten = true;
+                    return Ok(at);
+                }
+                Meaning::FdDir(info) => {
+                    // The monitor's own directory, whose listing is the program's (fd_dirs.rs).
+                    let path = super::fd_dirs::path(info);
+                    let mut at = At::new(libc::AT_FDCWD, cstring(path.to_vec())?, None);
+                    at.special = true;
+                    at.rewritten = true;
+                    at.vm_path = Some(path.into());
                     return Ok(at);
                 }
                 Meaning::Own(name) => return self.own_entry(name),

@@ -1,0 +1,54 @@
+//! Listing the program's own descriptor directories, `/proc/self/fd` (also `/dev/fd`) and
+//! `/proc/self/fdinfo`: the monitor's are `hrt`'s descriptors (KVM's among them), so their
+//! names come from the program's descriptor table instead.
+//!
+//! The program's descriptor is the monitor's own directory, opened for it (so fstat and fchdir
+//! behave as on Linux), marked with its VM path; its getdents64 is answered here
+//! (cpu_dirs::getdents_of keeps the position as the host descriptor's offset). Nothing is
+//! looked up through it on the host: a path relative to it (`openat(dir, "3")`) is resolved
+//! from its VM path, as `/proc/self/fd/3`, which names the program's descriptor 3 (paths.rs),
+//! and everything else in the monitor's /proc directories stays refused (walk.rs).
+
+use super::cpu_dirs::Entry;
+
+/// The VM paths of the listed directories: (path, entries are fdinfo files).
+const DIRS: [(&[u8], bool); 2] = [(b"/proc/self/fd", false), (b"/proc/self/fdinfo", true)];
+
+/// The VM path of the descriptor directory (`info`: fdinfo's).
+pub fn path(info: bool) -> &'static [u8] {
+    DIRS.iter().find(|d| d.1 == info).map(|d| d.0).expect("both directories are listed")
+}
+
+/// Whether `vm_path` is one of the listed directories, and then whether it is fdinfo's.
+pub fn listed(vm_path: &[u8]) -> Option<bool> {
+    let p = vm_path.strip_suffix(b"/").unwrap_or(vm_path);
+    DIRS.iter().find(|d| d.0 == p).map(|d| d.1)
+}
+
+/// The entries: ".", "..", then one per open descriptor, in order: a symbolic link (fd) or a
+/// regular file (fdinfo) named by its number.
+pub fn entries(numbers: impl Iterator<Item = usize>, info: bool) -> Vec<Entry> {
+    let dir = |name: &[u8], ino| Entry { ino, kind: libc::DT_DIR, name: name.to_vec() };
+    let kind = if info { libc::DT_REG } else { libc::DT_LNK };
+    let mut out = vec![dir(b".", 1), dir(b"..", 2)];
+    out.extend(numbers.map(|n| Entry { ino: 3 + n as u64, kind, name: n.to_string().into_bytes() }));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_dot_dotdot_then_the_numbers() {
+        let e = entries([0, 1, 7].into_iter(), false);
+        let names: Vec<&[u8]> = e.iter().map(|e| e.name.as_slice()).collect();
+        assert_eq!(names, [&b"."[..], b"..", b"0", b"1", b"7"]);
+        assert_eq!(e[4].kind, libc::DT_LNK);
+        assert_eq!(entries([2].into_iter(), true)[2].kind, libc::DT_REG);
+        assert_eq!(listed(b"/proc/self/fd/"), Some(false));
+        assert_eq!(listed(b"/proc/self/fdinfo"), Some(true));
+        assert_eq!(listed(b"/proc/self/fd/3"), None);
+        assert_eq!(path(true), b"/proc/self/fdinfo");
+    }
+}
