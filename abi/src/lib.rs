@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 25;
+pub const ABI_VERSION: u32 = 26;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -118,6 +118,12 @@ pub struct BootInfo {
     pub wallclock_tsc: u64,
     pub monotonic_ns: u64,
     pub boottime_ns: u64,
+    /// The host's CLOCK_TAI less its CLOCK_REALTIME, in whole seconds (0 unless the host's
+    /// time keeper set the offset: leap seconds).
+    pub tai_offset_s: u64,
+    /// The resolution of the host's coarse clocks (CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE:
+    /// its timer tick) in nanoseconds, which clock_getres answers for them.
+    pub coarse_res_ns: u64,
     /// `flags::*`.
     pub flags: u64,
     /// `features::*` the monitor's guest CPUID offers. Authoritative: on PVM the CPUID
@@ -265,6 +271,8 @@ impl BootInfo {
             wallclock_tsc: 0,
             monotonic_ns: 0,
             boottime_ns: 0,
+            tai_offset_s: 0,
+            coarse_res_ns: 0,
             flags: 0,
             features: 0,
             platform: 0,

@@ -277,6 +277,12 @@ fn the_descriptor_directories_list_the_programs_descriptors() {
     passes_natively_and_same_on_1_and_2_cpus("proc_fd_dir", Some("/proc/self/fd: 0 1 2 3 4 5 -1 12"));
 }
 
+/// CLOCK_TAI and the clocks' resolutions as on Linux (tests/programs/hostile/clocks_tai_res.c).
+#[test]
+fn clock_tai_and_resolutions_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("clocks_tai_res", Some("timer_create(TAI): 0"));
+}
+
 /// Runs `cmd` with resource limits (resource, soft, hard) set in the child before its exec.
 fn run_with_limits(mut cmd: std::process::Command, limits: &'static [(u32, u64, u64)]) -> common::hostile::Outcome {
     use std::os::unix::process::CommandExt;

@@ -70,6 +70,8 @@ pub fn write(
     info.features = guest_features(cpuid);
     // Refined with the guest TSC just before the boot CPU runs (`host_clocks::sample_at_boot`).
     [info.wallclock_ns, info.monotonic_ns, info.boottime_ns] = super::host_clocks::now();
+    info.tai_offset_s = super::host_clocks::tai_offset_s();
+    info.coarse_res_ns = super::host_clocks::coarse_resolution_ns();
 
     // Boot stacks at the top of memory (with the program's file and arguments below them),
     // out of the way of programs linked at low addresses; all in one RAM range.

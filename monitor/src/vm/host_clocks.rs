@@ -24,6 +24,28 @@ pub fn now() -> [u64; 3] {
     })
 }
 
+/// The host's CLOCK_TAI ahead of its CLOCK_REALTIME, in whole seconds (leap seconds: an
+/// integer set by the time keeper, 0 where none was).
+pub fn tai_offset_s() -> u64 {
+    let read = |clock| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid timespec to write.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
+    };
+    let (real, tai) = (read(libc::CLOCK_REALTIME), read(libc::CLOCK_TAI));
+    // The two readings are microseconds apart: rounded to the second.
+    ((tai - real + 500_000_000).div_euclid(1_000_000_000)).clamp(0, u32::MAX as i128) as u64
+}
+
+/// The resolution of the host's coarse clocks (its tick), in nanoseconds.
+pub fn coarse_resolution_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Reads `vcpu`'s TSC and the host clocks at the same moment (the clocks read before and after
 /// the TSC, averaged) into the boot-info block. Leaves the block as it was if the TSC cannot be
 /// read: the kernel then counts from the clocks read when the block was built.

@@ -15,6 +15,7 @@ const CLOCK_MONOTONIC_RAW: u64 = 4;
 const CLOCK_REALTIME_COARSE: u64 = 5;
 const CLOCK_MONOTONIC_COARSE: u64 = 6;
 const CLOCK_BOOTTIME: u64 = 7;
+const CLOCK_TAI: u64 = 11;
 const CLOCK_REALTIME_ALARM: u64 = 8;
 const CLOCK_BOOTTIME_ALARM: u64 = 9;
 const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
@@ -59,6 +60,7 @@ pub fn clock_ns(clock: u64) -> Option<u64> {
         CLOCK_REALTIME | CLOCK_REALTIME_COARSE => realtime_ns(),
         CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE => monotonic_ns(),
         CLOCK_BOOTTIME => boottime_ns(),
+        CLOCK_TAI => realtime_ns() + crate::bootinfo::get().tai_offset_s * 1_000_000_000,
         _ => return None,
     })
 }
@@ -81,10 +83,14 @@ pub fn clock_gettime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+/// clock_getres: 1 ns for the clocks counted from the TSC, the host's tick for the coarse ones
+/// (which Linux updates only at each tick).
 pub fn clock_getres(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     clock_ns(a[0]).ok_or(EINVAL)?;
     if a[1] != 0 {
-        write_timespec(a[1], 1)?;
+        let coarse = crate::bootinfo::get().coarse_res_ns.max(1);
+        let res = if matches!(a[0], CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE) { coarse } else { 1 };
+        write_timespec(a[1], res)?;
     }
     Ok(0)
 }
@@ -136,7 +142,7 @@ pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         Some(Ok(CpuClock::Thread(tid))) if tid == crate::linux::process::current_tid() => return Err(EINVAL),
         Some(c) => Some(c?),
         None => match clock {
-            CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_BOOTTIME => None,
+            CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_TAI => None,
             CLOCK_MONOTONIC_RAW
             | CLOCK_REALTIME_COARSE
             | CLOCK_MONOTONIC_COARSE

@@ -403,7 +403,8 @@ pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (clock, sevp, idp) = (a[0], a[1], a[2]);
     let cpu = match cputime::decode(clock) {
         Some(c) => Some(c?),
-        None if matches!(clock, 0 | 1 | 4 | 5 | 6 | 7) => None,
+        // REALTIME, MONOTONIC, MONOTONIC_RAW, the COARSE ones, BOOTTIME, TAI.
+        None if matches!(clock, 0 | 1 | 4 | 5 | 6 | 7 | 11) => None,
         None => return Err(EINVAL),
     };
     ensure_itimers();

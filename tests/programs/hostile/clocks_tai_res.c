@@ -1,0 +1,40 @@
+/* CLOCK_TAI (the host's CLOCK_REALTIME plus its TAI offset: clock_gettime, an absolute
+ * clock_nanosleep, timer_create) and every clock's resolution (1 ns, the coarse clocks the
+ * host's tick), as on Linux: both were EINVAL or 1 ns under hrt.
+ * Usage: clocks_tai_res */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int main(void) {
+    int ids[] = {CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID,
+                 CLOCK_MONOTONIC_RAW, CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME, CLOCK_TAI, 12};
+    for (unsigned i = 0; i < sizeof ids / sizeof *ids; i++) {
+        struct timespec res = {0, 0}, now;
+        errno = 0;
+        int r = clock_getres(ids[i], &res);
+        int g = clock_gettime(ids[i], &now);
+        printf("clock %2d: getres %d res %ld s %ld ns, gettime %d %s\n", ids[i], r, (long)res.tv_sec, res.tv_nsec, g,
+               g ? strerror(errno) : "");
+    }
+    struct timespec real, tai;
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_TAI, &tai);
+    long ahead = tai.tv_sec - real.tv_sec + (tai.tv_nsec - real.tv_nsec + 500000000L) / 1000000000L;
+    printf("TAI ahead of REALTIME by %ld s\n", ahead);
+    struct timespec until = tai;
+    until.tv_nsec += 20 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    printf("clock_nanosleep(TAI, absolute): %d\n", clock_nanosleep(CLOCK_TAI, TIMER_ABSTIME, &until, NULL));
+    struct timespec after;
+    clock_gettime(CLOCK_TAI, &after);
+    printf("woke at or after the deadline: %s\n",
+           after.tv_sec > until.tv_sec || (after.tv_sec == until.tv_sec && after.tv_nsec >= until.tv_nsec) ? "yes" : "no");
+    timer_t id;
+    printf("timer_create(TAI): %d\n", timer_create(CLOCK_TAI, NULL, &id));
+    return 0;
+}
