@@ -283,6 +283,15 @@ fn clock_tai_and_resolutions_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("clocks_tai_res", Some("timer_create(TAI): 0"));
 }
 
+/// readahead and sync_file_range as on Linux (tests/programs/hostile/calls_file_hints.c).
+#[test]
+fn file_page_hints_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "calls_file_hints",
+        Some("sync_file_range(pipe)                -1 ESPIPE"),
+    );
+}
+
 /// Runs `cmd` with resource limits (resource, soft, hard) set in the child before its exec.
 fn run_with_limits(mut cmd: std::process::Command, limits: &'static [(u32, u64, u64)]) -> common::hostile::Outcome {
     use std::os::unix::process::CommandExt;

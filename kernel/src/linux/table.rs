@@ -124,6 +124,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_mknod => ("mknod", 3, F),
         __NR_mknodat => ("mknodat", 4, F),
         __NR_fadvise64 => ("fadvise64", 4, F),
+        __NR_readahead => ("readahead", 3, F),
+        __NR_sync_file_range => ("sync_file_range", 4, F),
         __NR_epoll_create => ("epoll_create", 1, F),
         __NR_epoll_create1 => ("epoll_create1", 1, F),
         __NR_epoll_ctl => ("epoll_ctl", 4, F),
