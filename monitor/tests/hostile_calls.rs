@@ -407,6 +407,16 @@ fn signalfd_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_signalfd", Some("epoll after another thread's kill: 1 first 222"));
 }
 
+/// A signalfd inherited across fork reads the reader's own signals: a child's own raise (its
+/// first system call after the fork) and kill make the child's copy readable to poll and epoll,
+/// never the parent's (hrt armed the eventfd the two still shared); a signal pending in the
+/// parent at the fork stays the parent's; a child's kill of its parent reaches the parent's
+/// copy; a signalfd the child makes itself works beside the inherited one.
+#[test]
+fn an_inherited_signalfd_reads_the_readers_own_signals() {
+    passes_natively_and_same_on_1_and_2_cpus("signalfd_fork", Some("child: poll after its own raise              1"));
+}
+
 /// sched_getattr and sched_setattr (they were ENOSYS; chrt and some runtimes call them): the
 /// program's attributes as the host has them for `hrt` (SCHED_OTHER, its niceness), the
 /// record's size rules and the error cases, a niceness set through sched_setattr (clamped as

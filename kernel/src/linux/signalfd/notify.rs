@@ -39,11 +39,7 @@ pub fn poke() {
 
 /// Starts the notifier on first use (a system call's context).
 pub fn ensure_started() {
-    if FORKED.swap(false, Ordering::SeqCst) {
-        for fds in registry::objects_fds() {
-            reopen(&fds);
-        }
-    }
+    reopen_if_forked();
     if STARTED.swap(true, Ordering::SeqCst) {
         return;
     }
@@ -107,13 +103,30 @@ fn arm_all() {
 /// arms what its signal made readable before it goes on, as Linux's signalfd is readable as
 /// soon as the signal is pending; the notifier is for signals from elsewhere.
 pub fn after_local_call() {
-    if registry::LIVE.load(Ordering::Relaxed) != 0 && WORK.swap(false, Ordering::SeqCst) {
-        arm_all();
+    if registry::LIVE.load(Ordering::Relaxed) != 0 && WORK.load(Ordering::SeqCst) {
+        // A forked child's first signal (its own `raise`) must arm its own eventfd, not the
+        // parent's that it still shares.
+        reopen_if_forked();
+        if WORK.swap(false, Ordering::SeqCst) {
+            arm_all();
+        }
+    }
+}
+
+/// In a forked child, before its first use of a signalfd's eventfd (a system call's context):
+/// each signalfd gets an eventfd of its own, armed anew by the notifier for the child's signals.
+fn reopen_if_forked() {
+    if FORKED.swap(false, Ordering::SeqCst) {
+        for fds in registry::objects_fds() {
+            reopen(&fds);
+        }
+        poke();
     }
 }
 
 /// A forked child: the notifier is gone; each signalfd gets its own eventfd at the child's
-/// first forwarded call (the host's fork shares the parent's, whose signals are not ours).
+/// first forwarded call or first arming, whichever comes first (`reopen_if_forked`: the host's
+/// fork shares the parent's, whose signals are not ours).
 pub fn after_fork() {
     NOTIFIER.store(null_mut(), Ordering::SeqCst);
     STARTED.store(false, Ordering::SeqCst);
