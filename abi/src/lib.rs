@@ -698,6 +698,9 @@ pub mod signal_action {
     pub const HANDLER: u64 = 2;
     /// Or'ed into DEFAULT or HANDLER for SIGCHLD: SA_NOCLDWAIT (ended children are reaped).
     pub const NO_CHILD_WAIT: u64 = 1 << 8;
+    /// Or'ed into DEFAULT or HANDLER for SIGCHLD: SA_NOCLDSTOP (no SIGCHLD when a child stops
+    /// or continues).
+    pub const NO_CHILD_STOP: u64 = 1 << 9;
 }
 
 /// The program's page map (`nr::USER_MAP`): bit `i % 8` of byte `i / 8` is set while the 4 KiB

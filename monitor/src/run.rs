@@ -74,20 +74,24 @@ extern "C" fn on_file_size_signal(sig: libc::c_int, info: *mut libc::siginfo_t, 
 /// ignored, the read fails with EIO and the write goes through; a handler passes the signal on
 /// to the program and, being installed without SA_RESTART, makes the host call fail with
 /// EINTR, which the program sees. SIGCHLD ignored or with SA_NOCLDWAIT makes the host reap the
-/// program's ended children (`hrt`'s host children) at once, as Linux would the program's.
+/// program's ended children (`hrt`'s host children) at once, as Linux would the program's; with
+/// SA_NOCLDSTOP the host sends no SIGCHLD when one of them stops or continues, as Linux would
+/// send none to the program.
 /// Returns 0, or a negated errno.
 pub fn mirror_signal_action(sig: libc::c_int, action: u64) -> i64 {
-    use hrt_abi::signal_action::{DEFAULT, HANDLER, IGNORE, NO_CHILD_WAIT};
+    use hrt_abi::signal_action::{DEFAULT, HANDLER, IGNORE, NO_CHILD_STOP, NO_CHILD_WAIT};
     let failed = || -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64);
     if sig == libc::SIGCHLD {
         // SAFETY: a zeroed sigaction with an empty mask, then the handler and flags.
         let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-        sa.sa_sigaction = match action & !NO_CHILD_WAIT {
+        sa.sa_sigaction = match action & !(NO_CHILD_WAIT | NO_CHILD_STOP) {
             IGNORE => libc::SIG_IGN,
             DEFAULT | HANDLER => stop_on_signal as *const () as libc::sighandler_t,
             _ => return -(libc::EINVAL as i64),
         };
-        sa.sa_flags = libc::SA_RESTART | if action & NO_CHILD_WAIT != 0 { libc::SA_NOCLDWAIT } else { 0 };
+        sa.sa_flags = libc::SA_RESTART
+            | if action & NO_CHILD_WAIT != 0 { libc::SA_NOCLDWAIT } else { 0 }
+            | if action & NO_CHILD_STOP != 0 { libc::SA_NOCLDSTOP } else { 0 };
         // SAFETY: installs the disposition built above; the handler is async-signal-safe.
         return if unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) } == 0 { 0 } else { failed() };
     }

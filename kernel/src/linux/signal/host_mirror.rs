@@ -3,19 +3,22 @@
 //! - SIGTTIN and SIGTTOU: the host's terminal sends them to `hrt` when a background job reads
 //!   or writes it, and stops it, fails the call or interrupts it by their disposition;
 //! - SIGCHLD ignored, or with SA_NOCLDWAIT: the host then reaps the program's ended children
-//!   itself (they are `hrt`'s host children), so `wait` finds none, as Linux's would.
+//!   itself (they are `hrt`'s host children), so `wait` finds none, as Linux's would;
+//! - SIGCHLD with SA_NOCLDSTOP: the host then sends none when a child stops or continues (the
+//!   program's SIGCHLDs about its children are the host's), as Linux would send none.
 //!
 //! Each change costs an exit to the monitor, so only a change of what the host does is told.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use hrt_abi::signal_action::{DEFAULT, HANDLER, IGNORE, NO_CHILD_WAIT};
+use hrt_abi::signal_action::{DEFAULT, HANDLER, IGNORE, NO_CHILD_STOP, NO_CHILD_WAIT};
 
 use super::{SIG_DFL, SIG_IGN};
 
 const SIGCHLD: usize = 17;
 const SIGTTIN: usize = 21;
 const SIGTTOU: usize = 22;
+const SA_NOCLDSTOP: u64 = 1;
 const SA_NOCLDWAIT: u64 = 2;
 
 /// What the host was last told for SIGCHLD, plus one (0: nothing yet: `hrt`'s start-up state,
@@ -31,7 +34,9 @@ fn host_action(signo: usize, act: &[u64; 4]) -> u64 {
     };
     if signo == SIGCHLD && action != IGNORE {
         // The host passes SIGCHLD on whether the program handles it or not.
-        return HANDLER | if act[1] & SA_NOCLDWAIT != 0 { NO_CHILD_WAIT } else { 0 };
+        let wait = if act[1] & SA_NOCLDWAIT != 0 { NO_CHILD_WAIT } else { 0 };
+        let stop = if act[1] & SA_NOCLDSTOP != 0 { NO_CHILD_STOP } else { 0 };
+        return HANDLER | wait | stop;
     }
     action
 }
