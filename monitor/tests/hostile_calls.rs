@@ -607,6 +607,18 @@ fn pidfds_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("pidfd_calls", Some("pid matches 1, code 2"));
 }
 
+/// pidfd_send_signal through a /proc/<pid> directory descriptor (it was EBADF: hrt looked for a
+/// pidfd's `Pid:` line in the descriptor's fdinfo): a child stopped, continued and killed, an
+/// exec'd child killed, the caller's own /proc/self and /proc/<pid> (pending before the call
+/// returns); a task directory, other /proc files and an O_PATH descriptor refused as on Linux.
+#[test]
+fn a_proc_directory_serves_as_a_pidfd_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "pidfd_proc_dir",
+        Some("exec'd child                                 killed by 9"),
+    );
+}
+
 /// getrusage's ru_maxrss follows the memory the program touches, its own and its children's
 /// (it was always 0).
 #[test]

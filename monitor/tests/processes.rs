@@ -94,6 +94,46 @@ fn kill_minus_one_reaches_the_programs_other_processes() {
     }
 }
 
+/// psmisc's `killall` run by the program (an exec in a forked child: under hrt, where a
+/// vfork'd simple command would run on the host) kills the program's other processes by name:
+/// it signals through /proc/<pid> directory descriptors, which hrt answered with EBADF. Run in
+/// a PID namespace of its own, natively and under hrt, so that only the test's own `sleep`s
+/// are in reach; without one (not root) or without killall the test says so and passes.
+#[test]
+fn killall_kills_the_programs_processes_by_name() {
+    if !std::path::Path::new("/usr/bin/killall").exists() {
+        eprintln!("no /usr/bin/killall here: not compared");
+        return;
+    }
+    let script = concat!(
+        "sleep 100 & a=$!; sleep 101 & b=$!; ",
+        "for p in $a $b; do until [ \"$(cat /proc/$p/comm 2>/dev/null)\" = sleep ]; do sleep 0.05; done; done; ",
+        "(exec /usr/bin/killall sleep); echo \"killall: $?\"; ",
+        "wait $a; echo \"first: $?\"; wait $b; echo \"second: $?\"; ",
+        "(exec /usr/bin/killall -q sleep); echo \"again: $?\"; ",
+        "(exec /usr/bin/killall -s USR1 nosuch) 2>&1; echo \"none: $?\""
+    );
+    let in_namespace = |hrt: Option<&str>| {
+        let mut cmd = std::process::Command::new("unshare");
+        cmd.args(["--pid", "--fork", "--mount-proc"]);
+        if let Some(cpus) = hrt {
+            cmd.arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", cpus, "--"]);
+        }
+        cmd.args(["/bin/sh", "-c", script]);
+        common::hostile::run(cmd, None)
+    };
+    let linux = in_namespace(None);
+    if linux.code() != 0 {
+        eprintln!("no PID namespace here ({}): killall not compared", linux.stderr.trim());
+        return;
+    }
+    assert!(linux.stdout.contains("killall: 0\nfirst: 143\nsecond: 143\nagain: 1"), "natively: {linux:?}");
+    for cpus in ["1", "2"] {
+        let got = in_namespace(Some(cpus));
+        assert_same(&format!("killall on {cpus} vCPUs"), &linux, &got);
+    }
+}
+
 /// What other processes see of the program on the host (its /proc/<pid>/comm and cmdline, read
 /// by spawned host programs): the program's name and arguments, after PR_SET_NAME, in a forked
 /// child and after an exec, as natively; before, `hrt` and `hrt run ...` (`ps`, `pgrep`).

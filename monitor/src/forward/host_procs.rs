@@ -63,6 +63,19 @@ fn parse_stat(stat: &[u8]) -> Option<(i32, i32)> {
     Some((ppid, pgrp))
 }
 
+/// The process a `/proc/<pid>` directory open as host descriptor `fd` describes: the first
+/// field of its `stat`. None unless that number names the very directory in `hrt`'s own /proc,
+/// which the tree checks read (a procfs of another PID namespace numbers processes otherwise).
+pub fn pid_of_proc_dir(fd: i32) -> Option<i32> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = format!("/proc/self/fd/{fd}");
+    let stat = fs::read(format!("{dir}/stat")).ok()?;
+    let end = stat.iter().position(|&b| b == b' ')?;
+    let pid: i32 = std::str::from_utf8(&stat[..end]).ok()?.parse().ok()?;
+    let (a, b) = (fs::metadata(&dir).ok()?, fs::metadata(format!("/proc/{pid}")).ok()?);
+    (a.dev() == b.dev() && a.ino() == b.ino()).then_some(pid)
+}
+
 /// Whether host process `pid` is `ancestor`'s child, grandchild, ...
 pub fn descends_from(pid: i32, ancestor: i32) -> bool {
     let mut at = pid;

@@ -276,19 +276,16 @@ impl Forwarder {
         self.fds().insert(Arc::new(HostFd::owned(fd as i32, false)), true, 0)
     }
 
-    /// pidfd_send_signal(pidfd, sig, info, flags) through the host's pidfd, with the program's
-    /// siginfo if it gave one (the host applies Linux's rule on it). A pidfd of `hrt` itself
-    /// answers 1: the kernel delivers the program's own signal before the call returns, as
-    /// `kill` does.
+    /// pidfd_send_signal(pidfd, sig, info, flags) through the host's pidfd (or `/proc/<pid>`
+    /// directory, which Linux takes as well), with the program's siginfo if it gave one (the
+    /// host applies Linux's rule on it). A pidfd of `hrt` itself answers 1: the kernel delivers
+    /// the program's own signal before the call returns, as `kill` does.
     pub(super) fn pidfd_send_signal(&self, g: Guest, fd: u64, sig: u64, info: u64, flags: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         if flags != 0 {
             return Err(Errno::EINVAL);
         }
-        let target = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", h.raw()))
-            .ok()
-            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Pid:").and_then(|v| v.trim().parse::<i32>().ok())));
-        let Some(target) = target else { return Err(Errno::EBADF) };
+        let target = self.signal_target(h.raw())?;
         if target == std::process::id() as i32 {
             return Ok(1);
         }
@@ -304,6 +301,30 @@ impl Forwarder {
         let si_ptr = if info != 0 { ptr(si.as_ptr()) } else { 0 };
         // SAFETY: `si` is a siginfo buffer of this frame (or no pointer).
         unsafe { self.sys(libc::SYS_pidfd_send_signal, &[h.raw() as libc::c_long, int(sig), si_ptr, 0]) }
+    }
+
+    /// The host process that pidfd_send_signal's descriptor `fd` names: a pidfd's (the `Pid:`
+    /// of its fdinfo), or a `/proc/<pid>` directory's (psmisc's `killall` sends through one),
+    /// which the host's own answer to signal 0 tells from other files: EBADF for those, and for
+    /// a thread's `/proc/<pid>/task/<tid>`, as Linux answers.
+    fn signal_target(&self, fd: i32) -> SysResult<i32> {
+        let pid = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}"))
+            .ok()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Pid:").and_then(|v| v.trim().parse::<i32>().ok())));
+        if let Some(pid) = pid {
+            return Ok(pid);
+        }
+        // SAFETY: no pointers; signal 0 only asks whether the process may be signalled.
+        unsafe { self.sys(libc::SYS_pidfd_send_signal, &[fd as libc::c_long, 0, 0, 0])? };
+        super::host_procs::pid_of_proc_dir(fd).ok_or_else(|| {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "hrt: pidfd_send_signal through a /proc/<pid> directory of a procfs other than hrt's own /proc is not supported: returning EBADF (reported once)"
+                )
+            });
+            Errno::EBADF
+        })
     }
 
     /// rt_sigqueueinfo(pid, sig, info) to another process of the program's tree (the kernel
