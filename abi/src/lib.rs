@@ -660,9 +660,14 @@ pub mod process {
     /// guest's own) or of its ended and waited-for children (1: the largest of theirs, less the
     /// same), as getrusage's ru_maxrss.
     pub const MAX_RSS: u64 = 0x2011;
+    /// (fd_a, fd_b): 1 if the two descriptors of the caller's table share one open file
+    /// description (the host's kcmp KCMP_FILE of their host descriptors), else 0; EBADF if
+    /// either is none. The kernel tells by it a signalfd that came back in an SCM_RIGHTS
+    /// message (a host eventfd, to the host) from a plain eventfd.
+    pub const SAME_FILE: u64 = 0x2012;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = MAX_RSS;
+    pub const LAST: u64 = SAME_FILE;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

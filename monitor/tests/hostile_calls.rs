@@ -417,6 +417,17 @@ fn an_inherited_signalfd_reads_the_readers_own_signals() {
     passes_natively_and_same_on_1_and_2_cpus("signalfd_fork", Some("child: poll after its own raise              1"));
 }
 
+/// A signalfd passed to the same process in an SCM_RIGHTS message stays a signalfd (it read as
+/// the eventfd behind it: 8 bytes): records, poll, a mask shared with the original, life after
+/// the original's close, recvmsg and recvmmsg, beside a pipe; a plain eventfd stays an eventfd.
+#[test]
+fn a_signalfd_passed_in_a_message_stays_a_signalfd() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "signalfd_passed",
+        Some("received: read                               128 bytes, sig 10"),
+    );
+}
+
 /// sched_getattr and sched_setattr (they were ENOSYS; chrt and some runtimes call them): the
 /// program's attributes as the host has them for `hrt` (SCHED_OTHER, its niceness), the
 /// record's size rules and the error cases, a niceness set through sched_setattr (clamped as

@@ -60,6 +60,7 @@ mod procs;
 mod remote_pages;
 #[cfg(test)]
 mod routing_tests;
+mod same_file;
 mod shared_futex;
 mod sockets;
 mod synthetic;

@@ -186,6 +186,7 @@ impl Forwarder {
             (op::KILL, None) => self.kill(a[0] as i32, a[1]),
             (op::CHILDREN_TIME, None) => children_time(a[0]),
             (op::MAX_RSS, None) => max_rss(a[0]),
+            (op::SAME_FILE, _) => self.same_file(a[0], a[1]),
             (op::SETPGID, Some(c)) if a[0] == 0 => {
                 c.state.lock().unwrap().pgid = Some(int(a[1]) as i32);
                 Ok(0)

@@ -79,6 +79,8 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_setsid,
     libc::SYS_getsid,
     libc::SYS_getrusage,
+    // process::SAME_FILE: two of the monitor's own descriptors compared (forward/same_file.rs).
+    libc::SYS_kcmp,
 ];
 
 /// Every call allowed with any arguments: the forwarded calls (but `ioctl`) and `HOST_ONLY`.

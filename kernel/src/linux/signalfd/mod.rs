@@ -22,15 +22,19 @@
 //! descriptor readable, where Linux looks at the polling thread's own); a signal taken by a
 //! handler or `sigwaitinfo` instead leaves the eventfd readable until the next `read` finds
 //! nothing (a spurious wake-up, then EAGAIN); `/proc/self/fd` and `fstat` show an eventfd;
-//! `readv` reads the eventfd itself; a host child (`--children host`) inherits an eventfd.
+//! `readv` reads the eventfd itself; a host child (`--children host`) inherits an eventfd; a
+//! signalfd received in an SCM_RIGHTS message is one only if this process made it (`received`).
 
 mod notify;
 mod read;
+mod received;
 mod registry;
 
 use core::sync::atomic::Ordering;
 
-use linux_raw_sys::general::{__NR_close, __NR_close_range, __NR_dup, __NR_dup2, __NR_dup3, __NR_fcntl, __NR_read};
+use linux_raw_sys::general::{
+    __NR_close, __NR_close_range, __NR_dup, __NR_dup2, __NR_dup3, __NR_fcntl, __NR_read, __NR_recvmmsg, __NR_recvmsg,
+};
 
 pub use notify::{after_fork, after_local_call, pending_added};
 pub use read::{signalfd, signalfd4};
@@ -71,13 +75,15 @@ pub fn intercept(nr: u64, a: &[u64; 6]) -> Option<i64> {
     }
 }
 
-/// After forwarded call `nr` answered `ret`: a duplicate of a signalfd is one too.
+/// After forwarded call `nr` answered `ret`: a duplicate of a signalfd is one too, also one
+/// that came back in an SCM_RIGHTS message.
 #[allow(non_upper_case_globals)]
 pub fn after_forward(nr: u64, a: &[u64; 6], ret: i64) {
     if registry::LIVE.load(Ordering::Relaxed) == 0 || ret < 0 {
         return;
     }
     let new = match nr as u32 {
+        __NR_recvmsg | __NR_recvmmsg => return received::after_receive(nr, a, ret),
         __NR_dup => ret,
         __NR_dup2 | __NR_dup3 => a[1] as i64,
         __NR_fcntl if a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC => ret,
