@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 27;
+pub const ABI_VERSION: u32 = 28;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -604,6 +604,13 @@ pub mod nr {
     /// the kernel raises SIGXFSZ); RLIMIT_CPU and RLIMIT_AS are the kernel's to enforce, noted
     /// for the host programs the program starts. Returns 0 or a negated errno (EINVAL for another resource).
     pub const HOST_RLIMIT: u64 = 31;
+    /// `madvise(MADV_REMOVE)` of the host shared pages at guest-physical `[args[0], args[0] +
+    /// args[1])` (page-aligned, inside the program's pool: a `MAP_SHARED_FILE` mapping, a
+    /// segment, or anonymous shared memory made the host's at a fork): the host's madvise on
+    /// that part of guest RAM's host mapping punches a hole in the file or memory behind it,
+    /// which then reads zero, through the mapping and the file. Returns 0 or a negated errno
+    /// (EOPNOTSUPP where the file system cannot punch holes, EBADF, EACCES).
+    pub const REMOVE_SHARED: u64 = 32;
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

@@ -236,6 +236,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::SHM_ATTACH => super::shared_files::shm_attach(shared, &call.args),
         nr::SHARE_ANONYMOUS => super::shared_files::share_anonymous(shared, &call.args),
         nr::MSYNC => super::shared_files::msync(shared, &call.args),
+        nr::REMOVE_SHARED => super::shared_files::remove(shared, &call.args),
         nr::SHARED_FILE_PAGE => super::shared_files::file_page(shared, &call.args),
         nr::DOORBELL => {
             if let Some(svc) = shared.channel.get() {

@@ -226,6 +226,19 @@ pub fn msync(shared: &Shared, a: &[u64]) -> i64 {
     }
 }
 
+/// `nr::REMOVE_SHARED`: args addr, len. The program's `madvise(MADV_REMOVE)` of shared pages:
+/// the host's own on the same pages of our mapping, so the hole is punched in the file (or the
+/// memory file of a segment or of shared anonymous memory) that every sharer sees.
+pub fn remove(shared: &Shared, a: &[u64]) -> i64 {
+    let Some(host) = program_range(shared, a[0], a[1]) else { return -(libc::EINVAL as i64) };
+    // SAFETY: madvise of part of our own guest RAM mapping (checked above), which the kernel
+    // says holds host shared pages: only their contents are dropped (they read zero).
+    match unsafe { libc::madvise(host as *mut libc::c_void, a[1] as usize, libc::MADV_REMOVE) } {
+        0 => 0,
+        _ => errno(),
+    }
+}
+
 /// The size of System V segment `id`, from the host's IPC_STAT.
 fn segment_size(id: u64) -> Result<u64, i64> {
     // SAFETY: IPC_STAT writes a shmid_ds into our own struct.
