@@ -326,3 +326,15 @@ fn private_file_pages_past_the_end_raise_sigbus() {
 fn memory_far_into_the_pool_reads_zero_and_keeps_its_data() {
     passes_natively_and_same_on_1_and_2_cpus("pool_growth", Some("mremap to 7 GiB: 96 of 96 kept"));
 }
+
+/// madvise on every kind of memory (tests/programs/hostile/madvise_kinds.c): the errno of each
+/// advice Linux knows (and EINVAL for the ones it does not) on private anonymous, private file,
+/// shared anonymous, shared file, PROT_NONE and partly unmapped ranges; DONTNEED makes a private
+/// file mapping read its file again (its current bytes, SIGBUS past its end still), REMOVE
+/// punches a hole in a memfd, WIPEONFORK zeroes a forked child's copy (and a grandchild's),
+/// DONTFORK leaves the range unmapped in the child, the undoing advice undoes them, and the
+/// advice goes with the memory (munmap, mremap): as natively.
+#[test]
+fn madvise_answers_and_acts_as_on_linux_for_each_kind_of_memory() {
+    passes_natively_and_same_on_1_and_2_cpus("madvise_kinds", Some("madvise kinds: done"));
+}

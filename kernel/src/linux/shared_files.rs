@@ -281,6 +281,12 @@ fn overlapping(map: &BTreeMap<u64, Range>, start: u64, end: u64) -> Vec<(u64, u6
     v
 }
 
+/// The shared mappings in `[start, end)`, cut to it, in address order, each with whether its
+/// pages are the host's (false: anonymous shared memory still in guest RAM).
+pub fn parts(start: u64, end: u64) -> Vec<(u64, u64, bool)> {
+    overlapping(&SHARED.lock(), start, end).into_iter().map(|(s, e, r)| (s, e, r.kind.on_host())).collect()
+}
+
 /// Whether `addr` is in host shared pages (which other processes may share).
 pub fn on_host(addr: u64) -> bool {
     let map = SHARED.lock();
@@ -330,12 +336,6 @@ pub fn check_protect(start: u64, end: u64, prot: u64) -> Result<(), Errno> {
         true => Ok(()),
         false => Err(EACCES),
     }
-}
-
-/// Calls `f` on each part of `[start, end)` that is no shared mapping, in order: the program's
-/// private memory (what `MADV_DONTNEED` zeroes).
-pub fn for_each_private(start: u64, end: u64, f: impl FnMut(u64, u64)) {
-    for_each_outside(start, end, |_| true, f)
 }
 
 /// Calls `f` on each part of `[start, end)` that is guest RAM, not the host's shared pages, in

@@ -71,6 +71,7 @@ fn forward_call(nr: u64, args: &[u64; 6]) -> (i64, char) {
         super::calls::signal::file_too_big();
     }
     super::signalfd::after_forward(nr, args, ret);
+    super::private_files::after_forward(nr, args, ret);
     if ret >= 0 && super::shared_files::may_shrink_files(nr, args) && super::shared_files::any_files() {
         super::shared_files::recheck_file_ends();
     }

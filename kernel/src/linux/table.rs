@@ -6,7 +6,7 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{ids, info, memory, numa, prctl, procs, residency, sched, signal, sysv_shm, thread, time};
+use super::calls::{ids, info, madvise, memory, numa, prctl, procs, residency, sched, signal, sysv_shm, thread, time};
 use super::errno::SysResult;
 use super::signal::timers;
 use super::signalfd;
@@ -180,7 +180,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_pkey_mprotect => ("pkey_mprotect", 4, L(memory::pkey_mprotect)),
         __NR_pkey_alloc => ("pkey_alloc", 2, L(memory::pkey_alloc)),
         __NR_pkey_free => ("pkey_free", 1, L(memory::pkey_free)),
-        __NR_madvise => ("madvise", 3, L(memory::madvise)),
+        __NR_madvise => ("madvise", 3, L(madvise::madvise)),
         __NR_msync => ("msync", 3, L(memory::msync)),
         __NR_mincore => ("mincore", 3, L(residency::mincore)),
         __NR_mlock => ("mlock", 2, L(residency::mlock)),

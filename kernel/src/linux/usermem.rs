@@ -444,6 +444,9 @@ fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u
     // Rewritten system-call sites in the range are gone with it.
     super::rewrite::forget(start, end);
     super::eh_frame::forget(start, end);
+    // So is what madvise and mmap remember of it.
+    super::private_files::release(start, end);
+    super::fork_advice::release(start, end);
     cut(regions, start, end)
 }
 
@@ -477,6 +480,23 @@ pub fn is_mapped(start: u64, end: u64) -> bool {
         }
     }
     true
+}
+
+/// The mapped parts of `[start, end)` in address order, and whether some of it is not mapped.
+pub fn mapped_parts(start: u64, end: u64) -> (Vec<(u64, u64)>, bool) {
+    let mem = MEMORY.lock();
+    let parts: Vec<(u64, u64)> = mem
+        .regions
+        .range(..end)
+        .rev()
+        .take_while(|(_, &e)| e > start)
+        .map(|(&s, &e)| (s.max(start), e.min(end)))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let covered: u64 = parts.iter().map(|(s, e)| e - s).sum();
+    (parts, covered < end - start)
 }
 
 /// Runs `f` if every page of `[start, end)` is mapped, with the memory lock held, so that no

@@ -1,4 +1,4 @@
-//! brk, mmap, munmap, mremap, mprotect, madvise, msync. Memory is physical, mapped once and reads
+//! brk, mmap, munmap, mremap, mprotect, msync (madvise has its own file). Memory is physical, mapped once and reads
 //! zero when handed out (free pool memory is kept zero: see usermem); protections other than
 //! read-write are enforced by the page tables (`linux::protect`).
 
@@ -7,7 +7,9 @@ use linux_raw_sys::general;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOMEM, EPERM};
 use crate::linux::filemap;
+use crate::linux::fork_advice;
 use crate::linux::past_eof;
+use crate::linux::private_files;
 use crate::linux::process::PROCESS;
 use crate::linux::protect;
 use crate::linux::shared_files;
@@ -23,12 +25,10 @@ const MAP_HUGETLB: u64 = general::MAP_HUGETLB as u64;
 const MAP_STACK: u64 = general::MAP_STACK as u64;
 const MREMAP_MAYMOVE: u64 = general::MREMAP_MAYMOVE as u64;
 const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
-const MADV_DONTNEED: u64 = general::MADV_DONTNEED as u64;
-const MADV_FREE: u64 = general::MADV_FREE as u64;
 pub(super) const LARGE_PAGE: u64 = 2 << 20;
 /// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
 /// lengths and fixed addresses against it before anything else.
-const TASK_SIZE: u64 = (1 << 47) - PAGE;
+pub(super) const TASK_SIZE: u64 = (1 << 47) - PAGE;
 
 /// Linux's `vm.mmap_min_addr` (its default on x86-64): fixed mappings below it are EPERM
 /// (Linux grants them only with CAP_SYS_RAWIO; HRT never does, and keeps these pages not
@@ -36,7 +36,7 @@ const TASK_SIZE: u64 = (1 << 47) - PAGE;
 const MMAP_MIN_ADDR: u64 = 64 << 10;
 
 /// Linux's `len > TASK_SIZE - start` test: whether `[start, start + len)` fits in user space.
-fn fits_user_space(start: u64, len: u64) -> bool {
+pub(super) fn fits_user_space(start: u64, len: u64) -> bool {
     start <= TASK_SIZE && len <= TASK_SIZE - start
 }
 
@@ -121,7 +121,7 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(EPERM);
         }
         if !usermem::is_user_range(addr, addr + len) {
-            return Err(outside_program_memory(addr, len));
+            return Err(outside_program_memory("mmap MAP_FIXED", addr, len));
         }
         if flags & MAP_FIXED_NOREPLACE != 0 {
             usermem::alloc_fixed(addr, len)?
@@ -196,6 +196,10 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             protect::reset(start, filled_end);
         }
     }
+    if file {
+        // Its pages are the file's to madvise (see `private_files`).
+        crate::linux::private_files::record(start, len, fd as u64, off);
+    }
     if file && off == 0 && crate::linux::rewrite::enabled() {
         // An ELF object mapped from its start (ld.so loading a library): its unwind table
         // gives the extents of its functions, for rewriting their system calls.
@@ -224,12 +228,12 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// anything below the pool or above the RAM. The request fails as a whole with ENOMEM, what
 /// Linux answers for an address it cannot place, and `hrt` says so once on its stderr, since
 /// the program would have got the memory on Linux.
-fn outside_program_memory(addr: u64, len: u64) -> u32 {
+pub(super) fn outside_program_memory(call: &str, addr: u64, len: u64) -> u32 {
     static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
     if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
         let (lo, hi) = usermem::pool_range();
         crate::kprintln!(
-            "hrt: mmap MAP_FIXED of [{addr:#x}, {:#x}) is outside the guest RAM the program can have (in [{lo:#x}, {hi:#x}), without the hole below 4 GiB): returning ENOMEM (reported once)",
+            "hrt: {call} of [{addr:#x}, {:#x}) is outside the guest RAM the program can have (in [{lo:#x}, {hi:#x}), without the hole below 4 GiB): returning ENOMEM (reported once)",
             addr + len
         );
     }
@@ -299,6 +303,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             shared_files::anonymous_moved(old, old_len, old, new_len);
         }
         past_eof::remapped(old, old_len, old, new_len);
+        fork_advice::moved(old, old_len, old, new_len);
         return Ok(old);
     }
     if flags & MREMAP_MAYMOVE == 0 {
@@ -312,6 +317,8 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         shared_files::anonymous_moved(old, old_len, new, new_len);
     }
     past_eof::remapped(old, old_len, new, new_len);
+    private_files::moved(old, old_len, new);
+    fork_advice::moved(old, old_len, new, new_len);
     usermem::unmap(old, old + old_len);
     Ok(new)
 }
@@ -371,24 +378,6 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     usermem::access_changed(addr, end, prot & known != 0);
     shared_files::hide_past_end(addr, end, prot & known);
     past_eof::protect(addr, end, prot & known);
-    Ok(0)
-}
-
-pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    filemap::forget();
-    let (addr, advice) = (a[0], a[2]);
-    // As Linux: a length that rounds past the end of the address space is EINVAL.
-    let Some(len) = a[1].checked_next_multiple_of(PAGE).filter(|l| addr.checked_add(*l).is_some()) else {
-        return Err(EINVAL);
-    };
-    if !addr.is_multiple_of(PAGE) {
-        return Err(EINVAL);
-    }
-    if (advice == MADV_DONTNEED || advice == MADV_FREE) && usermem::is_mapped(addr, addr + len) {
-        // Private anonymous memory reads as zero after DONTNEED; a shared file mapping reads
-        // the file again, which is what its pages hold.
-        shared_files::for_each_private(addr, addr + len, |s, e| usermem::zero(s, e - s));
-    }
     Ok(0)
 }
 

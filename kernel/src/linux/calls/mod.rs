@@ -2,6 +2,7 @@
 pub mod fork;
 pub mod ids;
 pub mod info;
+pub mod madvise;
 pub mod memory;
 pub mod numa;
 pub mod prctl;

@@ -1,0 +1,264 @@
+//! madvise(addr, len, advice) with Linux 6.x's answers.
+//!
+//! Every advice Linux knows is accepted, anything else is EINVAL. As on Linux the range is
+//! taken mapping by mapping in address order: the first mapping that refuses the advice ends
+//! the call with its errno (the ones before it took it), and unmapped pages in the range make
+//! the answer ENOMEM once the mapped ones took it. What each does to the program's memory:
+//! - hints (NORMAL, RANDOM, SEQUENTIAL, WILLNEED, COLD, PAGEOUT, MERGEABLE, UNMERGEABLE,
+//!   HUGEPAGE, NOHUGEPAGE, DONTDUMP, DODUMP) change nothing the program can see: 0;
+//! - DONTNEED (and DONTNEED_LOCKED) drops the program's private copy: anonymous memory reads
+//!   zero, a private file mapping reads its file again (`private_files`), shared memory
+//!   already holds what it would read again; FREE is DONTNEED for private anonymous memory
+//!   only (EINVAL for the rest);
+//! - REMOVE punches a hole in shared memory (the host's madvise, `nr::REMOVE_SHARED`):
+//!   EINVAL for private anonymous memory, EACCES for a private file mapping;
+//! - WIPEONFORK (private anonymous memory only), KEEPONFORK, DONTFORK and DOFORK are applied by a
+//!   forked child's kernel (`fork_advice`);
+//! - POPULATE_READ and POPULATE_WRITE: memory is present already; EINVAL where the protection
+//!   forbids the access, EFAULT for pages past the end of a file (SIGBUS on a touch);
+//! - what HRT cannot do fails loudly, once said: COLLAPSE and GUARD_INSTALL (EINVAL, what
+//!   kernels without them answer), HWPOISON and SOFT_OFFLINE (EPERM, as without
+//!   CAP_SYS_ADMIN).
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use linux_raw_sys::general;
+
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{Errno, SysResult, EACCES, EFAULT, EINVAL, ENOMEM, EPERM};
+use crate::linux::fork_advice::{self, Change};
+use crate::linux::private_files::{self, Part};
+use crate::linux::usermem::{self, PAGE};
+use crate::linux::{filemap, past_eof, protect, shared_files};
+
+/// What one part of the range is.
+#[derive(Clone, Copy)]
+enum Kind {
+    PrivateAnonymous,
+    /// A private file mapping: its descriptor while it names the file, and the file offset.
+    PrivateFile {
+        fd: Option<u64>,
+        off: u64,
+    },
+    /// Anonymous shared memory still in guest RAM (not shared with another process yet).
+    SharedGuest,
+    /// The host's shared pages: a file, a segment, anonymous memory shared at a fork.
+    SharedHost,
+}
+
+pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    filemap::forget();
+    let (addr, advice) = (a[0], a[2]);
+    if !known(advice) {
+        return Err(EINVAL);
+    }
+    // As Linux: a length that rounds past the end of the address space is EINVAL.
+    let Some(len) = a[1].checked_next_multiple_of(PAGE).filter(|l| addr.checked_add(*l).is_some()) else {
+        return Err(EINVAL);
+    };
+    if !addr.is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    if len == 0 {
+        return Ok(0);
+    }
+    let advice = advice as u32;
+    match advice {
+        general::MADV_HWPOISON | general::MADV_SOFT_OFFLINE => {
+            let why = "madvise MADV_HWPOISON or MADV_SOFT_OFFLINE (poisoning memory) is not supported: returning EPERM";
+            return Err(say_once(&POISON, EPERM, why));
+        }
+        general::MADV_COLLAPSE => {
+            let why = "madvise MADV_COLLAPSE is not supported (the program's memory is the host's huge pages already): returning EINVAL";
+            return Err(say_once(&COLLAPSE, EINVAL, why));
+        }
+        general::MADV_GUARD_INSTALL => {
+            let why = "madvise MADV_GUARD_INSTALL is not supported: returning EINVAL (as kernels before 6.13)";
+            return Err(say_once(&GUARD, EINVAL, why));
+        }
+        _ => {}
+    }
+    let (parts, unmapped) = parts(addr, addr + len);
+    for (s, e, kind) in parts {
+        apply(advice, s, e, kind)?;
+    }
+    if unmapped {
+        return Err(ENOMEM);
+    }
+    Ok(0)
+}
+
+/// Whether Linux 6.x knows `advice`.
+fn known(advice: u64) -> bool {
+    use general::*;
+    let Ok(advice) = u32::try_from(advice) else { return false };
+    matches!(
+        advice,
+        MADV_NORMAL
+            | MADV_RANDOM
+            | MADV_SEQUENTIAL
+            | MADV_WILLNEED
+            | MADV_DONTNEED
+            | MADV_FREE
+            | MADV_REMOVE
+            | MADV_DONTFORK
+            | MADV_DOFORK
+            | MADV_MERGEABLE
+            | MADV_UNMERGEABLE
+            | MADV_HUGEPAGE
+            | MADV_NOHUGEPAGE
+            | MADV_DONTDUMP
+            | MADV_DODUMP
+            | MADV_WIPEONFORK
+            | MADV_KEEPONFORK
+            | MADV_COLD
+            | MADV_PAGEOUT
+            | MADV_POPULATE_READ
+            | MADV_POPULATE_WRITE
+            | MADV_DONTNEED_LOCKED
+            | MADV_COLLAPSE
+            | MADV_HWPOISON
+            | MADV_SOFT_OFFLINE
+            | MADV_GUARD_INSTALL
+            | MADV_GUARD_REMOVE
+    )
+}
+
+/// Applies `advice` to `[s, e)`, one kind of memory.
+fn apply(advice: u32, s: u64, e: u64, kind: Kind) -> Result<(), Errno> {
+    use general::*;
+    let anonymous = matches!(kind, Kind::PrivateAnonymous);
+    match advice {
+        MADV_DONTNEED | MADV_DONTNEED_LOCKED => match kind {
+            Kind::PrivateAnonymous => usermem::zero(s, e - s),
+            Kind::PrivateFile { fd, off } => read_again(Part { start: s, end: e, fd, off })?,
+            Kind::SharedGuest | Kind::SharedHost => {}
+        },
+        MADV_FREE if anonymous => usermem::zero(s, e - s),
+        MADV_FREE => return Err(EINVAL),
+        MADV_REMOVE => match kind {
+            Kind::PrivateAnonymous => return Err(EINVAL),
+            Kind::PrivateFile { .. } => return Err(EACCES),
+            // Not shared with anyone yet: the hole is this memory reading zero.
+            Kind::SharedGuest => usermem::zero(s, e - s),
+            Kind::SharedHost => {
+                let ret = crate::arch::hypercall::call(hrt_abi::nr::REMOVE_SHARED, &[s, e - s]);
+                if ret < 0 {
+                    return Err((-ret) as u32);
+                }
+            }
+        },
+        MADV_WIPEONFORK if anonymous => fork_advice::change(s, e, Change { wipe: Some(true), dont_fork: None }),
+        MADV_WIPEONFORK => return Err(EINVAL),
+        MADV_KEEPONFORK => fork_advice::change(s, e, Change { wipe: Some(false), dont_fork: None }),
+        MADV_DONTFORK => fork_advice::change(s, e, Change { wipe: None, dont_fork: Some(true) }),
+        MADV_DOFORK => fork_advice::change(s, e, Change { wipe: None, dont_fork: Some(false) }),
+        MADV_POPULATE_READ | MADV_POPULATE_WRITE if !protect::allows(s, e, advice == MADV_POPULATE_WRITE) => {
+            return Err(if past_end_of_file(s, e) { EFAULT } else { EINVAL });
+        }
+        // Hints, and GUARD_REMOVE (no guard is ever installed).
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The mapped parts of `[start, end)` with their kind, in address order, and whether some of
+/// it is not mapped.
+fn parts(start: u64, end: u64) -> (Vec<(u64, u64, Kind)>, bool) {
+    let (mapped, unmapped) = usermem::mapped_parts(start, end);
+    let mut out = Vec::new();
+    for (s, e) in mapped {
+        // Marks: (start, end, kind) of shared and private file mappings, in order; the rest
+        // is private anonymous memory.
+        let mut marks: Vec<(u64, u64, Kind)> = shared_files::parts(s, e)
+            .into_iter()
+            .map(|(a, b, host)| (a, b, if host { Kind::SharedHost } else { Kind::SharedGuest }))
+            .collect();
+        marks.extend(
+            private_files::parts(s, e)
+                .into_iter()
+                .map(|p| (p.start, p.end, Kind::PrivateFile { fd: p.fd, off: p.off })),
+        );
+        marks.sort_by_key(|m| m.0);
+        let mut cur = s;
+        for (a, b, kind) in marks {
+            if cur < a {
+                out.push((cur, a, Kind::PrivateAnonymous));
+            }
+            out.push((a.max(cur), b, kind));
+            cur = b.max(cur);
+        }
+        if cur < e {
+            out.push((cur, e, Kind::PrivateAnonymous));
+        }
+    }
+    (out, unmapped)
+}
+
+/// Whether `[start, end)` has pages of a private file mapping wholly past the end of its
+/// file (hidden: a touch raises SIGBUS).
+fn past_end_of_file(start: u64, end: u64) -> bool {
+    let mut present = 0;
+    past_eof::for_each_present(start, end, |s, e| present += e - s);
+    present < end - start
+}
+
+/// MADV_DONTNEED on private file pages: they read the file's bytes again (its current ones, as
+/// Linux's page cache would show them), the tail of the page holding the end of the file zero;
+/// pages wholly past the end stay hidden. Read into fresh memory and copied over, so the pages
+/// never read anything else meanwhile and read-only ones need no change of protection.
+fn read_again(p: Part) -> Result<(), Errno> {
+    let Some(fd) = p.fd else { return Err(out_of_reach()) };
+    const STEP: u64 = 2 << 20;
+    let buf_len = (p.end - p.start).min(STEP);
+    let buf = usermem::alloc(buf_len, PAGE)?;
+    let mut result = Ok(());
+    let mut at = p.start;
+    while at < p.end {
+        let len = (p.end - at).min(STEP);
+        let mut done = 0;
+        while done < len {
+            let args = [fd, buf + done, len - done, p.off + (at - p.start) + done, 0, 0];
+            let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, args);
+            if got <= 0 {
+                if got < 0 {
+                    result = Err((-got) as u32);
+                }
+                break;
+            }
+            done += got as u64;
+        }
+        if result.is_err() {
+            break;
+        }
+        if done < buf_len {
+            // Past the end of the file: zero, whatever the last step left there.
+            usermem::zero(buf + done, buf_len - done);
+        }
+        past_eof::for_each_present(at, at + len, |s, e| usermem::copy(s, buf + (s - at), e - s));
+        at += len;
+    }
+    usermem::unmap(buf, buf + buf_len);
+    result
+}
+
+static POISON: AtomicBool = AtomicBool::new(false);
+static COLLAPSE: AtomicBool = AtomicBool::new(false);
+static GUARD: AtomicBool = AtomicBool::new(false);
+static OUT_OF_REACH: AtomicBool = AtomicBool::new(false);
+
+/// A private file mapping's pages cannot read the file again: its descriptor was closed or
+/// replaced (HRT keeps no reference to the file of its own). EINVAL, said once.
+fn out_of_reach() -> Errno {
+    let why = "madvise MADV_DONTNEED of a private file mapping whose descriptor was closed or replaced: the file is out of reach, returning EINVAL";
+    say_once(&OUT_OF_REACH, EINVAL, why)
+}
+
+/// Says once on `hrt`'s stderr why madvise fails with `errno` where Linux would have done it.
+fn say_once(said: &AtomicBool, errno: Errno, why: &str) -> Errno {
+    if !said.swap(true, Ordering::Relaxed) {
+        crate::kprintln!("hrt: {why} (reported once)");
+    }
+    errno
+}
