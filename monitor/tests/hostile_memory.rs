@@ -338,3 +338,14 @@ fn memory_far_into_the_pool_reads_zero_and_keeps_its_data() {
 fn madvise_answers_and_acts_as_on_linux_for_each_kind_of_memory() {
     passes_natively_and_same_on_1_and_2_cpus("madvise_kinds", Some("madvise kinds: done"));
 }
+
+/// mremap with MREMAP_FIXED and MREMAP_DONTUNMAP (tests/programs/hostile/
+/// mremap_fixed_dontunmap.c): EINVAL for each bad combination (no MAYMOVE, DONTUNMAP resizing,
+/// an unaligned or overlapping new address, unknown flags), EFAULT for an unmapped old range;
+/// FIXED moves (shrinking, same size, growing) onto free space or over another mapping, which
+/// it replaces; DONTUNMAP leaves the old range mapped, reading zero (anonymous) or the file
+/// again (a private file mapping), with and without FIXED: as natively.
+#[test]
+fn mremap_fixed_and_dontunmap_move_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("mremap_fixed_dontunmap", Some("mremap fixed dontunmap: done"));
+}

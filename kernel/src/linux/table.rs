@@ -6,7 +6,9 @@
 
 use linux_raw_sys::general::*;
 
-use super::calls::{ids, info, madvise, memory, numa, prctl, procs, residency, sched, signal, sysv_shm, thread, time};
+use super::calls::{
+    ids, info, madvise, memory, mremap, numa, prctl, procs, residency, sched, signal, sysv_shm, thread, time,
+};
 use super::errno::SysResult;
 use super::signal::timers;
 use super::signalfd;
@@ -175,7 +177,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_brk => ("brk", 1, L(memory::brk)),
         __NR_mmap => ("mmap", 6, L(memory::mmap)),
         __NR_munmap => ("munmap", 2, L(memory::munmap)),
-        __NR_mremap => ("mremap", 5, L(memory::mremap)),
+        __NR_mremap => ("mremap", 5, L(mremap::mremap)),
         __NR_mprotect => ("mprotect", 3, L(memory::mprotect)),
         __NR_pkey_mprotect => ("pkey_mprotect", 4, L(memory::pkey_mprotect)),
         __NR_pkey_alloc => ("pkey_alloc", 2, L(memory::pkey_alloc)),

@@ -163,6 +163,25 @@ fn apply(advice: u32, s: u64, e: u64, kind: Kind) -> Result<(), Errno> {
     Ok(())
 }
 
+/// mremap's MREMAP_DONTUNMAP: the old range (mapped, private memory) keeps its mappings but
+/// loses its pages, as MADV_DONTNEED drops them. Fails loudly, changing nothing, where a
+/// private file mapping's file is out of reach (`check_droppable` first, before the move).
+pub(super) fn drop_private_copy(start: u64, end: u64) -> Result<(), Errno> {
+    for (s, e, kind) in parts(start, end).0 {
+        apply(general::MADV_DONTNEED, s, e, kind)?;
+    }
+    Ok(())
+}
+
+/// Whether `drop_private_copy` of `[start, end)` would fail: Err (said once) if a private file
+/// mapping there no longer has its file.
+pub(super) fn check_droppable(start: u64, end: u64) -> Result<(), Errno> {
+    match parts(start, end).0.iter().any(|(_, _, k)| matches!(k, Kind::PrivateFile { fd: None, .. })) {
+        true => Err(out_of_reach()),
+        false => Ok(()),
+    }
+}
+
 /// The mapped parts of `[start, end)` with their kind, in address order, and whether some of
 /// it is not mapped.
 fn parts(start: u64, end: u64) -> (Vec<(u64, u64, Kind)>, bool) {
@@ -251,7 +270,7 @@ static OUT_OF_REACH: AtomicBool = AtomicBool::new(false);
 /// A private file mapping's pages cannot read the file again: its descriptor was closed or
 /// replaced (HRT keeps no reference to the file of its own). EINVAL, said once.
 fn out_of_reach() -> Errno {
-    let why = "madvise MADV_DONTNEED of a private file mapping whose descriptor was closed or replaced: the file is out of reach, returning EINVAL";
+    let why = "madvise MADV_DONTNEED (or mremap MREMAP_DONTUNMAP) of a private file mapping whose descriptor was closed or replaced: the file is out of reach, returning EINVAL";
     say_once(&OUT_OF_REACH, EINVAL, why)
 }
 

@@ -1,4 +1,4 @@
-//! brk, mmap, munmap, mremap, mprotect, msync (madvise has its own file). Memory is physical, mapped once and reads
+//! brk, mmap, munmap, mprotect, msync (mremap and madvise have their own files). Memory is physical, mapped once and reads
 //! zero when handed out (free pool memory is kept zero: see usermem); protections other than
 //! read-write are enforced by the page tables (`linux::protect`).
 
@@ -7,9 +7,7 @@ use linux_raw_sys::general;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOMEM, EPERM};
 use crate::linux::filemap;
-use crate::linux::fork_advice;
 use crate::linux::past_eof;
-use crate::linux::private_files;
 use crate::linux::process::PROCESS;
 use crate::linux::protect;
 use crate::linux::shared_files;
@@ -23,8 +21,6 @@ const MAP_ANONYMOUS: u64 = general::MAP_ANONYMOUS as u64;
 const MAP_FIXED_NOREPLACE: u64 = general::MAP_FIXED_NOREPLACE as u64;
 const MAP_HUGETLB: u64 = general::MAP_HUGETLB as u64;
 const MAP_STACK: u64 = general::MAP_STACK as u64;
-const MREMAP_MAYMOVE: u64 = general::MREMAP_MAYMOVE as u64;
-const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
 pub(super) const LARGE_PAGE: u64 = 2 << 20;
 /// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
 /// lengths and fixed addresses against it before anything else.
@@ -266,74 +262,6 @@ pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     usermem::unmap(addr, addr + page_up(len));
     Ok(0)
-}
-
-pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    filemap::forget();
-    let (old, flags) = (a[0], a[3]);
-    // Lengths that round past the end of the address space become 0 on Linux: EINVAL.
-    let (Some(old_len), Some(new_len)) = (a[1].checked_next_multiple_of(PAGE), a[2].checked_next_multiple_of(PAGE))
-    else {
-        return Err(EINVAL);
-    };
-    if !old.is_multiple_of(PAGE) || new_len == 0 || flags & MREMAP_FIXED != 0 {
-        return Err(EINVAL);
-    }
-    if !fits_user_space(old, old_len) || !fits_user_space(old, new_len) {
-        return Err(linux_raw_sys::errno::EFAULT);
-    }
-    if !usermem::is_mapped(old, old + old_len) {
-        return Err(linux_raw_sys::errno::EFAULT);
-    }
-    if new_len <= old_len {
-        usermem::unmap(old + new_len, old + old_len);
-        return Ok(old);
-    }
-    super::info::address_space_allows(new_len - old_len)?;
-    // Anonymous shared memory not yet shared with another process grows and moves as private
-    // memory does (Linux's grown part would raise SIGBUS: its shared object keeps its size).
-    let anonymous = match shared_files::remap_kind(old, old + old_len) {
-        shared_files::Remap::Private => false,
-        shared_files::Remap::GuestAnonymous => true,
-        shared_files::Remap::Host => return Err(shared_mremap_refused()),
-        shared_files::Remap::Mixed => return Err(linux_raw_sys::errno::EFAULT),
-    };
-    if usermem::grow_in_place(old + old_len, old + new_len) {
-        if anonymous {
-            shared_files::anonymous_moved(old, old_len, old, new_len);
-        }
-        past_eof::remapped(old, old_len, old, new_len);
-        fork_advice::moved(old, old_len, old, new_len);
-        return Ok(old);
-    }
-    if flags & MREMAP_MAYMOVE == 0 {
-        return Err(ENOMEM);
-    }
-    let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
-    let new = usermem::alloc(new_len, align)?;
-    // Pages past the end of a file are not present (nor needed: they read zero).
-    past_eof::for_each_present(old, old + old_len, |s, e| usermem::copy(new + (s - old), s, e - s));
-    if anonymous {
-        shared_files::anonymous_moved(old, old_len, new, new_len);
-    }
-    past_eof::remapped(old, old_len, new, new_len);
-    private_files::moved(old, old_len, new);
-    fork_advice::moved(old, old_len, new, new_len);
-    usermem::unmap(old, old + old_len);
-    Ok(new)
-}
-
-/// Growing or moving host shared pages (a MAP_SHARED file mapping, a segment, anonymous shared
-/// memory after a fork) would need the host's mapping grown or moved: not done. ENOMEM (what
-/// Linux answers when it cannot grow a mapping), said once.
-fn shared_mremap_refused() -> u32 {
-    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
-        crate::kprintln!(
-            "hrt: mremap growing or moving a MAP_SHARED file mapping, or shared anonymous memory after a fork, is not supported: returning ENOMEM (reported once)"
-        );
-    }
-    ENOMEM
 }
 
 /// msync(addr, len, flags) as Linux checks it: unknown flags, MS_SYNC with MS_ASYNC, or an

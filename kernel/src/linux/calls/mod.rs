@@ -4,6 +4,7 @@ pub mod ids;
 pub mod info;
 pub mod madvise;
 pub mod memory;
+pub mod mremap;
 pub mod numa;
 pub mod prctl;
 pub mod procs;

@@ -1,0 +1,165 @@
+//! mremap(old, old_len, new_len, flags, new_address): shrinking and growing in place, moving
+//! (MREMAP_MAYMOVE), moving to `new_address` (MREMAP_FIXED, replacing what is there) and
+//! moving while the old range stays mapped but empty (MREMAP_DONTUNMAP: private anonymous
+//! memory reads zero there, a private file mapping its file again), with Linux 6.x's errno for
+//! each bad combination. A move copies the pages (memory is physical: no page tables to move);
+//! the moved range is read-write, whatever its protection was.
+
+use linux_raw_sys::errno::EFAULT;
+use linux_raw_sys::general;
+
+use super::memory::{apply_prot, fits_user_space, outside_program_memory, LARGE_PAGE, TASK_SIZE};
+use crate::arch::traps::TrapFrame;
+use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
+use crate::linux::usermem::{self, PAGE};
+use crate::linux::{filemap, fork_advice, past_eof, private_files, protect, shared_files};
+
+const MREMAP_MAYMOVE: u64 = general::MREMAP_MAYMOVE as u64;
+const MREMAP_FIXED: u64 = general::MREMAP_FIXED as u64;
+const MREMAP_DONTUNMAP: u64 = general::MREMAP_DONTUNMAP as u64;
+
+pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    filemap::forget();
+    let (old, flags, to) = (a[0], a[3], a[4]);
+    // Linux's checks, in its order (check_mremap_params).
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP) != 0 || !old.is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    // Lengths that round past the end of the address space become 0 on Linux: EINVAL.
+    let (Some(old_len), Some(new_len)) = (a[1].checked_next_multiple_of(PAGE), a[2].checked_next_multiple_of(PAGE))
+    else {
+        return Err(EINVAL);
+    };
+    if new_len == 0 || new_len > TASK_SIZE {
+        return Err(EINVAL);
+    }
+    // DONTUNMAP takes `to` as a hint, checked as FIXED's address is.
+    let to_address = flags & (MREMAP_FIXED | MREMAP_DONTUNMAP) != 0;
+    if to_address {
+        let overlaps = to < old.saturating_add(old_len) && old < to.saturating_add(new_len);
+        let resizes = flags & MREMAP_DONTUNMAP != 0 && old_len != new_len;
+        if !fits_user_space(to, new_len)
+            || !to.is_multiple_of(PAGE)
+            || flags & MREMAP_MAYMOVE == 0
+            || resizes
+            || overlaps
+        {
+            return Err(EINVAL);
+        }
+    }
+    if !fits_user_space(old, old_len) || !fits_user_space(old, new_len) {
+        return Err(EFAULT);
+    }
+    if !usermem::is_mapped(old, old + old_len) {
+        return Err(EFAULT);
+    }
+    if to_address {
+        return move_to(old, old_len, new_len, flags, to);
+    }
+    if new_len <= old_len {
+        usermem::unmap(old + new_len, old + old_len);
+        return Ok(old);
+    }
+    super::info::address_space_allows(new_len - old_len)?;
+    let anonymous = guest_anonymous(old, old + old_len)?;
+    if usermem::grow_in_place(old + old_len, old + new_len) {
+        if anonymous {
+            shared_files::anonymous_moved(old, old_len, old, new_len);
+        }
+        past_eof::remapped(old, old_len, old, new_len);
+        fork_advice::moved(old, old_len, old, new_len);
+        return Ok(old);
+    }
+    if flags & MREMAP_MAYMOVE == 0 {
+        return Err(ENOMEM);
+    }
+    let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
+    let new = usermem::alloc(new_len, align)?;
+    moved(old, old_len, new, new_len, anonymous);
+    usermem::unmap(old, old + old_len);
+    Ok(new)
+}
+
+/// What the memory to move or grow is: Ok(true) for anonymous shared memory not yet shared
+/// with another process (it grows and moves as private memory does; Linux's grown part would
+/// raise SIGBUS: its shared object keeps its size), Ok(false) for private memory.
+fn guest_anonymous(start: u64, end: u64) -> Result<bool, u32> {
+    match shared_files::remap_kind(start, end) {
+        shared_files::Remap::Private => Ok(false),
+        shared_files::Remap::GuestAnonymous => Ok(true),
+        shared_files::Remap::Host => Err(shared_mremap_refused()),
+        shared_files::Remap::Mixed => Err(EFAULT),
+    }
+}
+
+/// MREMAP_FIXED (to `to`, replacing what is there) or MREMAP_DONTUNMAP (to a place of the
+/// kernel's choosing unless FIXED; the old range stays mapped, empty). Linux unmaps the target
+/// and cuts the old range to the new length first.
+fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> SysResult {
+    let (fixed, keep_old) = (flags & MREMAP_FIXED != 0, flags & MREMAP_DONTUNMAP != 0);
+    let anonymous = guest_anonymous(old, old + old_len)?;
+    if keep_old {
+        if anonymous {
+            // Linux's old range would go on showing the same shared memory: two guest ranges
+            // cannot share pages.
+            return Err(shared_mremap_refused());
+        }
+        super::madvise::check_droppable(old, old + old_len)?;
+    }
+    // RLIMIT_AS: the new range, less what it replaces and, moved, the old range it frees.
+    let replaced = if fixed { usermem::mapped_within(to, to + new_len) } else { 0 };
+    let freed = if keep_old { 0 } else { old_len };
+    super::info::address_space_allows(new_len.saturating_sub(replaced + freed))?;
+    let new = if fixed {
+        if !usermem::is_user_range(to, to + new_len) {
+            return Err(outside_program_memory("mremap MREMAP_FIXED", to, new_len));
+        }
+        usermem::map_fixed(to, new_len, true)?;
+        // What it replaced may have had another protection.
+        apply_prot(to, to + new_len, protect::PROT_READ | protect::PROT_WRITE, false);
+        to
+    } else {
+        let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
+        usermem::alloc(new_len, align)?
+    };
+    if new_len < old_len {
+        usermem::unmap(old + new_len, old + old_len);
+        old_len = new_len;
+    }
+    moved(old, old_len, new, new_len, anonymous);
+    if keep_old {
+        // Checked above: the files are in reach.
+        super::madvise::drop_private_copy(old, old + old_len)?;
+    } else {
+        usermem::unmap(old, old + old_len);
+    }
+    Ok(new)
+}
+
+/// The pages of `[old, old + old_len)` are copied to `new` (its first `old_len` bytes; the rest
+/// reads zero), and what the kernel remembers of them moves along. The caller unmaps the old
+/// range, or keeps it (DONTUNMAP: the records stay for it too).
+fn moved(old: u64, old_len: u64, new: u64, new_len: u64, anonymous: bool) {
+    // Pages past the end of a file are not present (nor needed: they read zero).
+    past_eof::for_each_present(old, old + old_len, |s, e| usermem::copy(new + (s - old), s, e - s));
+    if anonymous {
+        shared_files::anonymous_moved(old, old_len, new, new_len);
+    }
+    past_eof::remapped(old, old_len, new, new_len);
+    private_files::moved(old, old_len, new);
+    fork_advice::moved(old, old_len, new, new_len);
+}
+
+/// Growing or moving host shared pages (a MAP_SHARED file mapping, a segment, anonymous shared
+/// memory after a fork) would need the host's mapping grown or moved, and MREMAP_DONTUNMAP of
+/// anonymous shared memory two guest ranges sharing pages: not done. ENOMEM (what Linux
+/// answers when it cannot grow a mapping), said once.
+fn shared_mremap_refused() -> u32 {
+    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        crate::kprintln!(
+            "hrt: mremap growing or moving a MAP_SHARED file mapping or shared anonymous memory after a fork, or MREMAP_DONTUNMAP of shared memory, is not supported: returning ENOMEM (reported once)"
+        );
+    }
+    ENOMEM
+}
