@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 28;
+pub const ABI_VERSION: u32 = 29;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -672,9 +672,20 @@ pub mod process {
     /// either is none. The kernel tells by it a signalfd that came back in an SCM_RIGHTS
     /// message (a host eventfd, to the host) from a plain eventfd.
     pub const SAME_FILE: u64 = 0x2012;
+    /// (fd, close): the program is about to close or replace descriptor `fd`, which private
+    /// file mappings were read from: the monitor keeps its open file (a new host descriptor of
+    /// it) under a new handle (answered) that no descriptor number names, so that
+    /// `madvise(MADV_DONTNEED)` can read the file again as Linux's mapping, which holds its
+    /// file, does; with `close` 1 it also closes `fd` (the program's `close`, done in the same
+    /// call). EBADF, EMFILE, or ENFILE when the monitor keeps too many already.
+    pub const KEEP_FILE: u64 = 0x2013;
+    /// (handle, buf, count, pos): pread64 from a kept file.
+    pub const KEPT_PREAD: u64 = 0x2014;
+    /// (handle): no mapping names the kept file any more; it closes with its last descriptor.
+    pub const DROP_KEPT: u64 = 0x2015;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = SAME_FILE;
+    pub const LAST: u64 = DROP_KEPT;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

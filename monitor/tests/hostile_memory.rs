@@ -339,6 +339,16 @@ fn madvise_answers_and_acts_as_on_linux_for_each_kind_of_memory() {
     passes_natively_and_same_on_1_and_2_cpus("madvise_kinds", Some("madvise kinds: done"));
 }
 
+/// MADV_DONTNEED on a private file mapping whose descriptor was closed, replaced by dup2 or
+/// closed by close_range (tests/programs/hostile/madvise_closed_file.c): the pages read the
+/// file's current bytes again, as Linux's mapping holds its file, also after unlink, after
+/// mremap moved the mapping, in a forked child, and after 6,000 mappings came and went (more
+/// than the monitor keeps at once: each kept file must be let go with its last mapping).
+#[test]
+fn madvise_reads_a_closed_descriptors_file_again_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("madvise_closed_file", Some("madvise closed file: done"));
+}
+
 /// mremap with MREMAP_FIXED and MREMAP_DONTUNMAP (tests/programs/hostile/
 /// mremap_fixed_dontunmap.c): EINVAL for each bad combination (no MAYMOVE, DONTUNMAP resizing,
 /// an unaligned or overlapping new address, unknown flags), EFAULT for an unmapped old range;

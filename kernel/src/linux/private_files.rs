@@ -7,43 +7,67 @@
 //! refuse them. madvise asks here which parts of a range are file pages.
 //!
 //! Reading the file again needs the file: the descriptor names it until the program closes or
-//! replaces it (only close, close_range, dup2 and dup3 can; all are forwarded, and
-//! `after_forward` sees them), after which the mapping is remembered without one: its pages are
-//! still the file's, but out of reach.
+//! replaces it (only close, close_range, dup2 and dup3 can; all are forwarded). Before such a
+//! call (`before_forward`) the monitor is asked to keep the descriptor's file under a handle of
+//! its own (`process::KEEP_FILE`), as Linux's mapping holds its file; the mappings then read
+//! through the handle, and the handle goes back (`process::DROP_KEPT`) when the last of them
+//! is unmapped. Only if the monitor cannot keep it (too many kept) is a mapping left without
+//! its file (`after_forward`): its pages are still the file's, but out of reach.
 //!
 //! Records go with the memory: `release` (munmap, a mapping replacing them, exec) and `moved`
 //! (mremap). The program's own image and ld.so, which the kernel loads itself, are not here.
+//! A spawn child (vfork) before its exec shares this memory with the program but has its own
+//! descriptors: its closes change nothing here.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
 
+use hrt_abi::process as op;
+
+use crate::linux::syscall::forward;
 use crate::sync::IrqSpinLock;
+
+/// Where a mapping's file is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum File {
+    /// The program's descriptor it was read from, which still names that file.
+    Fd(u64),
+    /// The monitor's handle of it (`process::KEEP_FILE`).
+    Kept(u64),
+    /// Out of reach: the descriptor was closed and the monitor could not keep the file.
+    Gone,
+}
 
 /// One private file mapping (or what is left of it).
 #[derive(Clone, Copy)]
 struct Mapping {
     end: u64,
-    /// The descriptor it was read from, while it still names that file.
-    fd: Option<u64>,
+    file: File,
     /// The file offset of the first page.
     off: u64,
 }
 
 static MAPPINGS: IrqSpinLock<BTreeMap<u64, Mapping>> = IrqSpinLock::new(BTreeMap::new());
 
-/// A part of a range that is a private file mapping: where, and the descriptor and file offset
-/// its first page was read from (no descriptor once the program closed it).
+/// Handles no mapping names any more, given back to the monitor at the next system call
+/// (`flush_drops`): `release` runs under the memory map's lock, where no call can be made.
+static DROPS: IrqSpinLock<Vec<u64>> = IrqSpinLock::new(Vec::new());
+static ANY_DROPS: AtomicBool = AtomicBool::new(false);
+
+/// A part of a range that is a private file mapping: where, and the file and file offset its
+/// first page was read from.
 pub struct Part {
     pub start: u64,
     pub end: u64,
-    pub fd: Option<u64>,
+    pub file: File,
     pub off: u64,
 }
 
 /// `mmap` read `[start, start + len)` from `fd` at `off` (private). Replaces what was
 /// remembered there (the caller released the range first).
 pub fn record(start: u64, len: u64, fd: u64, off: u64) {
-    MAPPINGS.lock().insert(start, Mapping { end: start + len, fd: Some(fd), off });
+    MAPPINGS.lock().insert(start, Mapping { end: start + len, file: File::Fd(fd), off });
 }
 
 /// `[start, end)` is being unmapped or replaced: its mappings are forgotten.
@@ -52,8 +76,32 @@ pub fn release(start: u64, end: u64) {
     if map.is_empty() {
         return;
     }
-    for (s, _) in cut(&mut map, start, end) {
+    let mut handles = Vec::new();
+    for (s, m) in cut(&mut map, start, end) {
         map.remove(&s);
+        if let File::Kept(h) = m.file {
+            handles.push(h);
+        }
+    }
+    handles.dedup();
+    handles.retain(|&h| !map.values().any(|m| m.file == File::Kept(h)));
+    if !handles.is_empty() {
+        DROPS.lock().extend(handles);
+        ANY_DROPS.store(true, Ordering::Release);
+    }
+}
+
+/// Gives back the handles no mapping names (see `DROPS`). Called at every system call; a
+/// load when there are none.
+pub fn flush_drops() {
+    if !ANY_DROPS.load(Ordering::Acquire) {
+        return;
+    }
+    ANY_DROPS.store(false, Ordering::Relaxed);
+    let drops = core::mem::take(&mut *DROPS.lock());
+    for h in drops {
+        // Fails only for a handle the monitor does not have: nothing to give back then.
+        let _ = forward(op::DROP_KEPT, [h, 0, 0, 0, 0, 0]);
     }
 }
 
@@ -74,7 +122,7 @@ pub fn parts(start: u64, end: u64) -> Vec<Part> {
     map.range(..end)
         .rev()
         .take_while(|(_, m)| m.end > start)
-        .map(|(&s, m)| Part { start: s.max(start), end: m.end.min(end), fd: m.fd, off: m.off + (s.max(start) - s) })
+        .map(|(&s, m)| Part { start: s.max(start), end: m.end.min(end), file: m.file, off: m.off + (s.max(start) - s) })
         .collect::<Vec<_>>()
         .into_iter()
         .rev()
@@ -95,24 +143,84 @@ pub fn moved(old: u64, old_len: u64, new: u64) {
     }
 }
 
-/// After forwarded call `nr` with `args` answered `ret`: a descriptor it closed or replaced no
-/// longer names a mapping's file.
+/// The descriptors forwarded call `nr` with `args` closes or replaces (if it succeeds).
 #[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_close etc.
-pub fn after_forward(nr: u64, args: &[u64; 6], ret: i64) {
+fn closed_by(nr: u64, args: &[u64; 6]) -> Option<(u64, u64)> {
     use linux_raw_sys::general::{__NR_close, __NR_close_range, __NR_dup2, __NR_dup3};
     /// close_range's flag that marks the descriptors close-on-exec instead of closing them.
     const CLOSE_RANGE_CLOEXEC: u64 = 1 << 2;
-    let (first, last) = match nr as u32 {
-        // A failed close may still have closed the descriptor (EINTR, EIO): forget it anyway.
-        __NR_close => (args[0], args[0]),
-        __NR_dup2 | __NR_dup3 if ret >= 0 => (args[1], args[1]),
-        __NR_close_range if ret >= 0 && args[2] & CLOSE_RANGE_CLOEXEC == 0 => (args[0], args[1]),
-        _ => return,
+    match nr as u32 {
+        __NR_close => Some((args[0], args[0])),
+        // dup2 of a descriptor onto itself closes nothing.
+        __NR_dup2 | __NR_dup3 if args[0] as u32 != args[1] as u32 => Some((args[1], args[1])),
+        __NR_close_range if args[2] & CLOSE_RANGE_CLOEXEC == 0 => Some((args[0], args[1])),
+        _ => None,
+    }
+}
+
+/// Before forwarded call `nr` with `args`: the files of descriptors it may close or replace
+/// that mappings were read from are kept by the monitor, and the mappings name them by
+/// handle from now on (if the call then fails, the handle still names the same file). A
+/// `close` of such a descriptor the monitor does in the same call: its answer is returned,
+/// and the call must not be forwarded again.
+pub fn before_forward(nr: u64, args: &[u64; 6]) -> Option<i64> {
+    flush_drops();
+    let (first, last) = closed_by(nr, args)?;
+    if crate::linux::calls::procs::child_ctx().is_some() {
+        return None;
+    }
+    let mut fds: Vec<u64> = {
+        let map = MAPPINGS.lock();
+        if map.is_empty() {
+            return None;
+        }
+        map.values()
+            .filter_map(|m| match m.file {
+                File::Fd(fd) if (first..=last).contains(&fd) => Some(fd),
+                _ => None,
+            })
+            .collect()
     };
+    fds.sort_unstable();
+    fds.dedup();
+    let close = nr == linux_raw_sys::general::__NR_close as u64;
+    for &fd in &fds {
+        let handle = forward(op::KEEP_FILE, [fd, close as u64, 0, 0, 0, 0]);
+        if handle < 0 {
+            say_not_kept(handle);
+            return None;
+        }
+        let mut map = MAPPINGS.lock();
+        for m in map.values_mut().filter(|m| m.file == File::Fd(fd)) {
+            m.file = File::Kept(handle as u64);
+        }
+    }
+    // A close of a mapped descriptor was done with the keeping.
+    (close && !fds.is_empty()).then_some(0)
+}
+
+/// After forwarded call `nr` with `args` answered `ret`: a descriptor it closed or replaced
+/// that still names a mapping's file (the monitor could not keep it) no longer does.
+pub fn after_forward(nr: u64, args: &[u64; 6], ret: i64) {
+    use linux_raw_sys::general::__NR_close;
+    // A failed close may still have closed the descriptor (EINTR, EIO): forget it anyway.
+    let Some((first, last)) = closed_by(nr, args).filter(|_| ret >= 0 || nr == __NR_close as u64) else { return };
+    if crate::linux::calls::procs::child_ctx().is_some() {
+        return;
+    }
     let mut map = MAPPINGS.lock();
     for m in map.values_mut() {
-        if m.fd.is_some_and(|fd| (first..=last).contains(&fd)) {
-            m.fd = None;
+        if matches!(m.file, File::Fd(fd) if (first..=last).contains(&fd)) {
+            m.file = File::Gone;
         }
+    }
+}
+
+/// The monitor could not keep a mapped file (ENFILE: it keeps too many): said once; that
+/// mapping's pages then cannot read their file again.
+fn say_not_kept(err: i64) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        crate::kprintln!("hrt: the monitor could not keep a closed descriptor's file for its private mappings (errno {}): MADV_DONTNEED there will fail with EINVAL (reported once)", -err);
     }
 }

@@ -57,6 +57,9 @@ fn raises_sigpipe(nr: u64, args: &[u64; 6]) -> bool {
 /// epoll_pwait) holds it meanwhile, EPIPE raises SIGPIPE where Linux does, and a duplicated
 /// signalfd stays one.
 fn forward_call(nr: u64, args: &[u64; 6]) -> (i64, char) {
+    if let Some(ret) = super::private_files::before_forward(nr, args) {
+        return (ret, 'F');
+    }
     let masked = super::calls::signal::begin_masked_wait(nr, args);
     let ret = forward(super::calls::procs::tagged(nr), *args);
     if masked {
@@ -101,6 +104,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         Route::Local(handler) => {
             let ret = to_ret(handler(frame, args));
             super::signalfd::after_local_call();
+            super::private_files::flush_drops();
             (ret, 'L')
         }
         Route::Forward => match super::signalfd::intercept(nr, &args) {

@@ -16,6 +16,7 @@ impl Errno {
     pub const EAGAIN: Errno = Errno(libc::EAGAIN);
     pub const EOPNOTSUPP: Errno = Errno(libc::EOPNOTSUPP);
     pub const EMFILE: Errno = Errno(libc::EMFILE);
+    pub const ENFILE: Errno = Errno(libc::ENFILE);
     pub const ENOTTY: Errno = Errno(libc::ENOTTY);
     pub const ERANGE: Errno = Errno(libc::ERANGE);
     pub const ENAMETOOLONG: Errno = Errno(libc::ENAMETOOLONG);

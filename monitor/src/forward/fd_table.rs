@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::errno::{Errno, SysResult};
+use super::kept_files::KeptFiles;
 
 /// One host descriptor.
 #[derive(Debug)]
@@ -208,11 +209,18 @@ pub struct FdTable {
     /// Guest fds are below this (the descriptor limit the guest sees: EMFILE, EBADF, EINVAL):
     /// the program's RLIMIT_NOFILE soft limit, which it may change.
     limit: AtomicUsize,
+    /// Files closed here that private file mappings still name (kept_files.rs).
+    kept: KeptFiles,
 }
 
 impl FdTable {
     pub fn new(limit: usize) -> FdTable {
-        FdTable { slots: Mutex::new(Vec::new()), limit: AtomicUsize::new(limit) }
+        FdTable { slots: Mutex::new(Vec::new()), limit: AtomicUsize::new(limit), kept: KeptFiles::default() }
+    }
+
+    /// The files kept for the program's private file mappings.
+    pub fn kept(&self) -> &KeptFiles {
+        &self.kept
     }
 
     pub fn limit(&self) -> usize {
@@ -342,7 +350,7 @@ impl FdTable {
     pub fn duplicate(&self) -> FdTable {
         let slots =
             self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: s.host.clone(), cloexec: s.cloexec })).collect();
-        FdTable { slots: Mutex::new(slots), limit: AtomicUsize::new(self.limit()) }
+        FdTable { slots: Mutex::new(slots), limit: AtomicUsize::new(self.limit()), kept: self.kept.mapped(Arc::clone) }
     }
 
     /// In a forked child's process: a table of its own `HostFd` values for the same host
@@ -368,7 +376,9 @@ impl FdTable {
         };
         let slots =
             self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: own(&s.host), cloexec: s.cloexec })).collect();
-        FdTable { slots: Mutex::new(slots), limit: AtomicUsize::new(self.limit()) }
+        // Kept files (host duplicates the fork inherited too) become the child's own likewise.
+        let kept = self.kept.mapped(own);
+        FdTable { slots: Mutex::new(slots), limit: AtomicUsize::new(self.limit()), kept }
     }
 
     /// Every guest fd: (number, host descriptor, FD_CLOEXEC).

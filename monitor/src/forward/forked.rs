@@ -94,7 +94,9 @@ impl Forwarder {
 
     /// The host descriptors the program's table holds.
     pub fn host_descriptors(&self) -> Vec<i32> {
-        self.fds.snapshot().into_iter().map(|(_, h, _)| h.raw()).collect()
+        let mut raw: Vec<i32> = self.fds.snapshot().into_iter().map(|(_, h, _)| h.raw()).collect();
+        raw.extend(self.fds.kept().raw());
+        raw
     }
 
     /// A forked child, now one of the program's host children (wait4, kill).

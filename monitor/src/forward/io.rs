@@ -3,6 +3,7 @@
 //! copy_file_range, splice, tee.
 
 use super::errno::{Errno, SysResult};
+use super::fd_table::HostFd;
 use super::guest_mem::Guest;
 use super::host::ptr;
 use super::Forwarder;
@@ -21,7 +22,11 @@ pub(super) struct GuestIovec {
 impl Forwarder {
     /// read/write/pread64/pwrite64: one buffer.
     fn rw(&self, g: Guest, nr: libc::c_long, fd: u64, buf: u64, count: u64, pos: Option<u64>) -> SysResult<i64> {
-        let h = self.fds().get(fd)?;
+        self.rw_on(g, nr, &*self.fds().get(fd)?, buf, count, pos)
+    }
+
+    /// `rw` on host descriptor `h`.
+    fn rw_on(&self, g: Guest, nr: libc::c_long, h: &HostFd, buf: u64, count: u64, pos: Option<u64>) -> SysResult<i64> {
         // Only the part of the buffer before the first unmapped page (Linux's copy stops there),
         // or, for a read into the program, before the first read-only one.
         let into_program = nr == libc::SYS_read || nr == libc::SYS_pread64;
@@ -43,6 +48,13 @@ impl Forwarder {
 
     pub(super) fn pread64(&self, g: Guest, fd: u64, buf: u64, count: u64, pos: u64) -> SysResult<i64> {
         self.rw(g, libc::SYS_pread64, fd, buf, count, Some(pos))
+    }
+
+    /// `process::KEPT_PREAD` (handle, buf, count, pos): pread64 from a file kept for the
+    /// program's private file mappings (kept_files.rs).
+    pub(super) fn kept_pread(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let h = self.fds().kept().get(a[0])?;
+        self.rw_on(g, libc::SYS_pread64, &h, a[1], a[2], Some(a[3]))
     }
 
     pub(super) fn pwrite64(&self, g: Guest, fd: u64, buf: u64, count: u64, pos: u64) -> SysResult<i64> {

@@ -51,6 +51,7 @@ mod hrt_children;
 mod inherit;
 mod inotify;
 mod io;
+mod kept_files;
 pub mod meminfo;
 mod owners;
 mod paths;

@@ -187,6 +187,9 @@ impl Forwarder {
             (op::CHILDREN_TIME, None) => children_time(a[0]),
             (op::MAX_RSS, None) => max_rss(a[0]),
             (op::SAME_FILE, _) => self.same_file(a[0], a[1]),
+            (op::KEEP_FILE, None) => self.keep_file(a[0], a[1] != 0),
+            (op::KEPT_PREAD, None) => self.kept_pread(g, a),
+            (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
             (op::SETPGID, Some(c)) if a[0] == 0 => {
                 c.state.lock().unwrap().pgid = Some(int(a[1]) as i32);
                 Ok(0)

@@ -28,7 +28,7 @@ use linux_raw_sys::general;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{Errno, SysResult, EACCES, EFAULT, EINVAL, ENOMEM, EPERM};
 use crate::linux::fork_advice::{self, Change};
-use crate::linux::private_files::{self, Part};
+use crate::linux::private_files::{self, File, Part};
 use crate::linux::usermem::{self, PAGE};
 use crate::linux::{filemap, past_eof, protect, shared_files};
 
@@ -36,9 +36,9 @@ use crate::linux::{filemap, past_eof, protect, shared_files};
 #[derive(Clone, Copy)]
 enum Kind {
     PrivateAnonymous,
-    /// A private file mapping: its descriptor while it names the file, and the file offset.
+    /// A private file mapping: where its file is, and the file offset.
     PrivateFile {
-        fd: Option<u64>,
+        file: File,
         off: u64,
     },
     /// Anonymous shared memory still in guest RAM (not shared with another process yet).
@@ -132,7 +132,7 @@ fn apply(advice: u32, s: u64, e: u64, kind: Kind) -> Result<(), Errno> {
     match advice {
         MADV_DONTNEED | MADV_DONTNEED_LOCKED => match kind {
             Kind::PrivateAnonymous => usermem::zero(s, e - s),
-            Kind::PrivateFile { fd, off } => read_again(Part { start: s, end: e, fd, off })?,
+            Kind::PrivateFile { file, off } => read_again(Part { start: s, end: e, file, off })?,
             Kind::SharedGuest | Kind::SharedHost => {}
         },
         MADV_FREE if anonymous => usermem::zero(s, e - s),
@@ -176,7 +176,7 @@ pub(super) fn drop_private_copy(start: u64, end: u64) -> Result<(), Errno> {
 /// Whether `drop_private_copy` of `[start, end)` would fail: Err (said once) if a private file
 /// mapping there no longer has its file.
 pub(super) fn check_droppable(start: u64, end: u64) -> Result<(), Errno> {
-    match parts(start, end).0.iter().any(|(_, _, k)| matches!(k, Kind::PrivateFile { fd: None, .. })) {
+    match parts(start, end).0.iter().any(|(_, _, k)| matches!(k, Kind::PrivateFile { file: File::Gone, .. })) {
         true => Err(out_of_reach()),
         false => Ok(()),
     }
@@ -197,7 +197,7 @@ fn parts(start: u64, end: u64) -> (Vec<(u64, u64, Kind)>, bool) {
         marks.extend(
             private_files::parts(s, e)
                 .into_iter()
-                .map(|p| (p.start, p.end, Kind::PrivateFile { fd: p.fd, off: p.off })),
+                .map(|p| (p.start, p.end, Kind::PrivateFile { file: p.file, off: p.off })),
         );
         marks.sort_by_key(|m| m.0);
         let mut cur = s;
@@ -228,7 +228,12 @@ fn past_end_of_file(start: u64, end: u64) -> bool {
 /// pages wholly past the end stay hidden. Read into fresh memory and copied over, so the pages
 /// never read anything else meanwhile and read-only ones need no change of protection.
 fn read_again(p: Part) -> Result<(), Errno> {
-    let Some(fd) = p.fd else { return Err(out_of_reach()) };
+    // The descriptor's pread64, or the monitor's on its handle of the file.
+    let (nr, fd) = match p.file {
+        File::Fd(fd) => (general::__NR_pread64 as u64, fd),
+        File::Kept(handle) => (hrt_abi::process::KEPT_PREAD, handle),
+        File::Gone => return Err(out_of_reach()),
+    };
     const STEP: u64 = 2 << 20;
     let buf_len = (p.end - p.start).min(STEP);
     let buf = usermem::alloc(buf_len, PAGE)?;
@@ -239,7 +244,7 @@ fn read_again(p: Part) -> Result<(), Errno> {
         let mut done = 0;
         while done < len {
             let args = [fd, buf + done, len - done, p.off + (at - p.start) + done, 0, 0];
-            let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, args);
+            let got = crate::linux::syscall::forward(nr, args);
             if got <= 0 {
                 if got < 0 {
                     result = Err((-got) as u32);
@@ -268,9 +273,9 @@ static GUARD: AtomicBool = AtomicBool::new(false);
 static OUT_OF_REACH: AtomicBool = AtomicBool::new(false);
 
 /// A private file mapping's pages cannot read the file again: its descriptor was closed or
-/// replaced (HRT keeps no reference to the file of its own). EINVAL, said once.
+/// replaced and the monitor could not keep the file (see `private_files`). EINVAL, said once.
 fn out_of_reach() -> Errno {
-    let why = "madvise MADV_DONTNEED (or mremap MREMAP_DONTUNMAP) of a private file mapping whose descriptor was closed or replaced: the file is out of reach, returning EINVAL";
+    let why = "madvise MADV_DONTNEED (or mremap MREMAP_DONTUNMAP) of a private file mapping whose descriptor was closed or replaced, the monitor keeping too many files: the file is out of reach, returning EINVAL";
     say_once(&OUT_OF_REACH, EINVAL, why)
 }
 
