@@ -58,6 +58,15 @@ fn children_forked_while_other_cpus_sleep_and_wake_work() {
     }
 }
 
+/// Signals sent to a child as soon as fork returns, while its VM is still starting
+/// (tests/programs/hostile/fork_early_signals.c): a handler inherited from the parent catches
+/// them, a default action ends the child by the signal, an ignored one does nothing, as on
+/// Linux (the child `hrt` used to die of every one of them).
+#[test]
+fn signals_sent_right_after_fork_act_as_the_childs_dispositions_say() {
+    passes_natively_and_same_on_1_and_2_cpus("fork_early_signals", Some("fork early signals: done"));
+}
+
 #[test]
 fn a_static_pie_program_forks() {
     let prog = build("procs_fork", &["-static-pie"]);

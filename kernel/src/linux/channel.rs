@@ -102,10 +102,14 @@ pub fn init() {
 }
 
 /// Tells the monitor that signals sent to `hrt` may now come (the handler of
-/// `HOST_SIGNAL_VECTOR` is in place).
+/// `HOST_SIGNAL_VECTOR` is in place), and raises those that came before (a forked child's
+/// monitor keeps them in the word until then, without an interrupt).
 fn take_host_signals() {
     if let Some(ch) = channel() {
         ch.header.signals_ready.store(1, Ordering::SeqCst);
+        if ch.header.host_signals.load(Ordering::SeqCst) != 0 {
+            host_signals();
+        }
     }
 }
 

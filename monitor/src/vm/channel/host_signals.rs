@@ -3,6 +3,12 @@
 //! the kernel raises it in the program (a handler runs; the default action ends the program
 //! with 128 + signal). Before that (or with `--no-channel`) they stop the VM at once.
 //!
+//! A forked child's program has its parent's dispositions from the start: a signal that comes
+//! after the host fork but before the child's kernel can take it (its VM is being made, its
+//! kernel resumes) waits for the kernel, in `EARLY` until the channel is attached and then in
+//! the channel's word, which the kernel looks at when it says it is ready. (Before, the child
+//! `hrt` died of it, also when the program had a handler for it.)
+//!
 //! A kernel that never takes a signal (a vCPU stuck with interrupts masked: a kernel bug, or a
 //! program that wrote the kernel's per-CPU interrupt flag, which one ring lets it do) would
 //! leave `hrt` unkillable but by SIGKILL. So a signal whose default action ends the program
@@ -18,6 +24,8 @@ static WORD: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
 /// The header's `signals_ready`: signals wait for the kernel's handler (set with `WORD`).
 static READY: AtomicPtr<AtomicU32> = AtomicPtr::new(std::ptr::null_mut());
 static VM_FD: AtomicI32 = AtomicI32::new(-1);
+/// Signals a forked child received before its channel was attached (bits as in the word).
+static EARLY: AtomicU64 = AtomicU64::new(0);
 /// Per signal: how many deliveries set its bit in `WORD` (each a new wait for the kernel).
 static DELIVERIES: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
 /// How often `watch` looks, and after how many looks at the same delivery still untaken the
@@ -64,6 +72,23 @@ pub fn attach(word: &AtomicU64, ready: &AtomicU32, vm_fd: i32) {
     VM_FD.store(vm_fd, Ordering::SeqCst);
     READY.store(ready as *const AtomicU32 as *mut AtomicU32, Ordering::SeqCst);
     WORD.store(word as *const AtomicU64 as *mut AtomicU64, Ordering::SeqCst);
+    // After the store: a handler from now on finds the word; one before left its bit here.
+    let early = EARLY.swap(0, Ordering::SeqCst);
+    if early != 0 {
+        word.fetch_or(early, Ordering::SeqCst);
+        if ready.load(Ordering::SeqCst) != 0 {
+            // A kernel that said it is ready before the channel was attached (one that placed
+            // the channel itself) has looked at the word already.
+            interrupt();
+        }
+    }
+}
+
+/// Interrupts the kernel's CPU 0 with the host-signal vector; false if KVM refused.
+fn interrupt() -> bool {
+    let msi = kvm_bindings::kvm_msi { address_lo: 0xfee0_0000, data: HOST_SIGNAL_VECTOR as u32, ..Default::default() };
+    // SAFETY: KVM_SIGNAL_MSI reads the struct we pass; the descriptor is the VM's.
+    unsafe { libc::ioctl(VM_FD.load(Ordering::SeqCst), KVM_SIGNAL_MSI as _, &msi) >= 0 }
 }
 
 /// The VM is ending: signals stop it again.
@@ -74,13 +99,22 @@ pub fn detach() {
 /// Called from the signal handler: passes `sig` to the program; false if the program cannot
 /// take it (then the caller stops the VM). Async-signal-safe: atomics and one ioctl.
 pub fn deliver(sig: i32) -> bool {
-    let word = WORD.load(Ordering::SeqCst);
-    if word.is_null() || !(1..=64).contains(&sig) {
+    if !(1..=64).contains(&sig) {
         return false;
     }
+    let forked = crate::vm::is_fork_child();
+    let word = WORD.load(Ordering::SeqCst);
+    if word.is_null() {
+        if forked {
+            // Not attached yet: `attach` passes it on.
+            EARLY.fetch_or(bit(sig), Ordering::SeqCst);
+        }
+        return forked;
+    }
     // SAFETY: `attach` stored it with `word`, in the same channel header.
-    if unsafe { (*READY.load(Ordering::SeqCst)).load(Ordering::SeqCst) } == 0 {
-        // The kernel does not take the interrupt yet.
+    let ready = || unsafe { (*READY.load(Ordering::SeqCst)).load(Ordering::SeqCst) } != 0;
+    if !forked && !ready() {
+        // The kernel does not take the interrupt yet, and the program has not run.
         return false;
     }
     // SAFETY: `attach` stored a pointer into guest RAM, mapped until the process ends.
@@ -88,9 +122,12 @@ pub fn deliver(sig: i32) -> bool {
     if before & bit(sig) == 0 {
         DELIVERIES[(sig & 63) as usize].fetch_add(1, Ordering::SeqCst);
     }
-    let msi = kvm_bindings::kvm_msi { address_lo: 0xfee0_0000, data: HOST_SIGNAL_VECTOR as u32, ..Default::default() };
-    // SAFETY: KVM_SIGNAL_MSI reads the struct we pass; the descriptor is the VM's.
-    unsafe { libc::ioctl(VM_FD.load(Ordering::SeqCst), KVM_SIGNAL_MSI as _, &msi) >= 0 }
+    // A forked child's kernel that is not ready yet looks at the word when it is (it sets
+    // `signals_ready` before it looks, as this sets the bit before it reads the flag).
+    if !ready() {
+        return true;
+    }
+    interrupt()
 }
 
 /// What `watch` saw of each terminating signal: the delivery it waits on, and for how many
