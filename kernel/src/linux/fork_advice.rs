@@ -8,19 +8,20 @@
 //! goes with the memory, as a Linux mapping's flags do: unmapped or replaced (`release`),
 //! moved or grown by mremap (`moved`); exec unmaps everything.
 
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
+use crate::linux::range_map::{RangeMap, Value};
 use crate::sync::IrqSpinLock;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
 struct Advice {
-    end: u64,
     wipe: bool,
     dont_fork: bool,
 }
 
-static RANGES: IrqSpinLock<BTreeMap<u64, Advice>> = IrqSpinLock::new(BTreeMap::new());
+impl Value for Advice {}
+
+static RANGES: IrqSpinLock<RangeMap<Advice>> = IrqSpinLock::new(RangeMap::new());
 
 /// Which advice to change: each `Some` sets (true) or clears (false) its flag.
 pub struct Change {
@@ -28,40 +29,26 @@ pub struct Change {
     pub dont_fork: Option<bool>,
 }
 
-/// Splits the ranges that stick out of `[start, end)` and returns those inside it.
-fn cut(map: &mut BTreeMap<u64, Advice>, start: u64, end: u64) -> Vec<(u64, Advice)> {
-    for at in [start, end] {
-        if let Some((&s, &a)) = map.range(..at).next_back().filter(|(_, a)| a.end > at) {
-            map.insert(s, Advice { end: at, ..a });
-            map.insert(at, a);
-        }
-    }
-    map.range(start..end).map(|(&s, &a)| (s, a)).collect()
-}
-
 /// madvise changed the advice of `[start, end)` (mapped memory).
 pub fn change(start: u64, end: u64, c: Change) {
     let mut map = RANGES.lock();
-    let had = cut(&mut map, start, end);
-    for &(s, _) in &had {
-        map.remove(&s);
-    }
+    let had = map.take(start, end);
     // Each part keeps what the change leaves alone: the gaps between old ranges had nothing.
     let mut parts: Vec<(u64, u64, Advice)> = Vec::new();
     let mut cur = start;
-    for (s, a) in had.into_iter().chain(core::iter::once((end, Advice { end, wipe: false, dont_fork: false }))) {
+    for (s, e, a) in had.into_iter().chain(core::iter::once((end, end, Advice::default()))) {
         if cur < s {
-            parts.push((cur, s, Advice { end: s, wipe: false, dont_fork: false }));
+            parts.push((cur, s, Advice::default()));
         }
         if s < end {
-            parts.push((s, a.end, a));
+            parts.push((s, e, a));
         }
-        cur = a.end.max(s);
+        cur = e.max(s);
     }
     for (s, e, a) in parts {
-        let a = Advice { end: e, wipe: c.wipe.unwrap_or(a.wipe), dont_fork: c.dont_fork.unwrap_or(a.dont_fork) };
+        let a = Advice { wipe: c.wipe.unwrap_or(a.wipe), dont_fork: c.dont_fork.unwrap_or(a.dont_fork) };
         if a.wipe || a.dont_fork {
-            map.insert(s, a);
+            map.insert(s, e, a);
         }
     }
 }
@@ -69,11 +56,8 @@ pub fn change(start: u64, end: u64, c: Change) {
 /// `[start, end)` is being unmapped or replaced: its advice goes with it.
 pub fn release(start: u64, end: u64) {
     let mut map = RANGES.lock();
-    if map.is_empty() {
-        return;
-    }
-    for (s, _) in cut(&mut map, start, end) {
-        map.remove(&s);
+    if !map.is_empty() {
+        map.take(start, end);
     }
 }
 
@@ -86,30 +70,28 @@ pub fn moved(old: u64, old_len: u64, new: u64, new_len: u64) {
     if map.is_empty() {
         return;
     }
-    let had = cut(&mut map, old, old + old_len);
     let mut last = None;
-    for &(s, a) in &had {
+    for (s, e, a) in map.cut(old, old + old_len) {
         let at = new + (s - old);
-        let moved = Advice { end: at + (a.end - s), ..a };
-        map.insert(at, moved);
-        if a.end == old + old_len {
-            last = Some(moved);
+        map.insert(at, at + (e - s), a);
+        if e == old + old_len {
+            last = Some(a);
         }
     }
     if let Some(a) = last.filter(|_| new_len > old_len) {
-        map.insert(new + old_len, Advice { end: new + new_len, ..a });
+        map.insert(new + old_len, new + new_len, a);
     }
 }
 
 /// A forked child, before any of the program's threads runs: wiped ranges read zero, and the
 /// ranges not to fork are not mapped.
 pub fn after_fork() {
-    let ranges: Vec<(u64, Advice)> = RANGES.lock().iter().map(|(&s, &a)| (s, a)).collect();
-    for (s, a) in ranges {
+    let ranges: Vec<(u64, u64, Advice)> = RANGES.lock().iter().collect();
+    for (s, e, a) in ranges {
         if a.dont_fork {
-            super::usermem::unmap(s, a.end);
+            super::usermem::unmap(s, e);
         } else if a.wipe {
-            super::usermem::zero(s, a.end - s);
+            super::usermem::zero(s, e - s);
         }
     }
 }

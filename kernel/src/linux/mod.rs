@@ -23,6 +23,7 @@ pub mod patch_defer;
 pub mod private_files;
 pub mod process;
 pub mod protect;
+pub mod range_map;
 pub mod regsite;
 pub mod rewrite;
 pub mod robust;

@@ -19,12 +19,12 @@
 //! A spawn child (vfork) before its exec shares this memory with the program but has its own
 //! descriptors: its closes change nothing here.
 
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use hrt_abi::process as op;
 
+use crate::linux::range_map::{RangeMap, Value};
 use crate::linux::syscall::forward;
 use crate::sync::IrqSpinLock;
 
@@ -42,13 +42,18 @@ pub enum File {
 /// One private file mapping (or what is left of it).
 #[derive(Clone, Copy)]
 struct Mapping {
-    end: u64,
     file: File,
     /// The file offset of the first page.
     off: u64,
 }
 
-static MAPPINGS: IrqSpinLock<BTreeMap<u64, Mapping>> = IrqSpinLock::new(BTreeMap::new());
+impl Value for Mapping {
+    fn skip(self, delta: u64) -> Self {
+        Mapping { off: self.off + delta, ..self }
+    }
+}
+
+static MAPPINGS: IrqSpinLock<RangeMap<Mapping>> = IrqSpinLock::new(RangeMap::new());
 
 /// Handles no mapping names any more, given back to the monitor at the next system call
 /// (`flush_drops`): `release` runs under the memory map's lock, where no call can be made.
@@ -67,7 +72,7 @@ pub struct Part {
 /// `mmap` read `[start, start + len)` from `fd` at `off` (private). Replaces what was
 /// remembered there (the caller released the range first).
 pub fn record(start: u64, len: u64, fd: u64, off: u64) {
-    MAPPINGS.lock().insert(start, Mapping { end: start + len, file: File::Fd(fd), off });
+    MAPPINGS.lock().insert(start, start + len, Mapping { file: File::Fd(fd), off });
 }
 
 /// `[start, end)` is being unmapped or replaced: its mappings are forgotten.
@@ -77,14 +82,13 @@ pub fn release(start: u64, end: u64) {
         return;
     }
     let mut handles = Vec::new();
-    for (s, m) in cut(&mut map, start, end) {
-        map.remove(&s);
+    for (_, _, m) in map.take(start, end) {
         if let File::Kept(h) = m.file {
             handles.push(h);
         }
     }
     handles.dedup();
-    handles.retain(|&h| !map.values().any(|m| m.file == File::Kept(h)));
+    handles.retain(|&h| !map.iter().any(|(_, _, m)| m.file == File::Kept(h)));
     if !handles.is_empty() {
         DROPS.lock().extend(handles);
         ANY_DROPS.store(true, Ordering::Release);
@@ -105,27 +109,12 @@ pub fn flush_drops() {
     }
 }
 
-/// Splits the mappings that stick out of `[start, end)` and returns those inside it.
-fn cut(map: &mut BTreeMap<u64, Mapping>, start: u64, end: u64) -> Vec<(u64, Mapping)> {
-    for at in [start, end] {
-        if let Some((&s, &m)) = map.range(..at).next_back().filter(|(_, m)| m.end > at) {
-            map.insert(s, Mapping { end: at, ..m });
-            map.insert(at, Mapping { off: m.off + (at - s), ..m });
-        }
-    }
-    map.range(start..end).map(|(&s, &m)| (s, m)).collect()
-}
-
 /// The private file mappings in `[start, end)`, cut to it, in address order.
 pub fn parts(start: u64, end: u64) -> Vec<Part> {
     let map = MAPPINGS.lock();
-    map.range(..end)
-        .rev()
-        .take_while(|(_, m)| m.end > start)
-        .map(|(&s, m)| Part { start: s.max(start), end: m.end.min(end), file: m.file, off: m.off + (s.max(start) - s) })
-        .collect::<Vec<_>>()
+    map.overlapping(start, end)
         .into_iter()
-        .rev()
+        .map(|(s, e, m)| Part { start: s, end: e, file: m.file, off: m.off })
         .collect()
 }
 
@@ -137,9 +126,9 @@ pub fn moved(old: u64, old_len: u64, new: u64) {
     if map.is_empty() || new == old {
         return;
     }
-    for (s, m) in cut(&mut map, old, old + old_len) {
+    for (s, e, m) in map.cut(old, old + old_len) {
         let at = new + (s - old);
-        map.insert(at, Mapping { end: at + (m.end - s), ..m });
+        map.insert(at, at + (e - s), m);
     }
 }
 
@@ -174,8 +163,8 @@ pub fn before_forward(nr: u64, args: &[u64; 6]) -> Option<i64> {
         if map.is_empty() {
             return None;
         }
-        map.values()
-            .filter_map(|m| match m.file {
+        map.iter()
+            .filter_map(|(_, _, m)| match m.file {
                 File::Fd(fd) if (first..=last).contains(&fd) => Some(fd),
                 _ => None,
             })
