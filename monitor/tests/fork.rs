@@ -67,6 +67,14 @@ fn signals_sent_right_after_fork_act_as_the_childs_dispositions_say() {
     passes_natively_and_same_on_1_and_2_cpus("fork_early_signals", Some("fork early signals: done"));
 }
 
+/// clone with CLONE_PIDFD (tests/programs/hostile/clone_pidfd.c): fork-style and
+/// vfork-style (exec'd) children's pidfds poll, reap with their status and take signals as
+/// on Linux; with CLONE_PARENT_SETTID it is EINVAL.
+#[test]
+fn clone_with_clone_pidfd_gives_the_childs_pidfd() {
+    passes_natively_and_same_on_1_and_2_cpus("clone_pidfd", Some("clone pidfd: done"));
+}
+
 #[test]
 fn a_static_pie_program_forks() {
     let prog = build("procs_fork", &["-static-pie"]);

@@ -100,7 +100,12 @@ fn current() -> &'static mut Thread {
 /// child (vfork) may fork before its exec: the new process is a copy of the child (the memory
 /// it shares with the program, its descriptors, directory and signal actions).
 pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysResult {
-    let allowed = CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
+    use super::procs::CLONE_PIDFD;
+    let allowed = CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PIDFD;
+    if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
+        // Both would be written at the parent's `ptid`.
+        return Err(linux_raw_sys::errno::EINVAL);
+    }
     if flags & !allowed != 0 {
         if !REPORTED.swap(true, Ordering::Relaxed) {
             kprintln!(
@@ -162,6 +167,9 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     }
     if flags & CLONE_PARENT_SETTID != 0 {
         let _ = uaccess::write::<u32>(ptid, r as u32);
+    }
+    if flags & CLONE_PIDFD != 0 {
+        let _ = uaccess::write::<i32>(ptid, super::procs::pidfd_of(r as u64, true));
     }
     Ok(r as u64)
 }

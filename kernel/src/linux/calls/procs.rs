@@ -39,7 +39,8 @@ const CLONE_VFORK: u64 = 0x4000;
 const CLONE_SETTLS: u64 = 0x8_0000;
 /// Flags a spawn child may not have: it is a process of its own.
 const CLONE_SHARING: u64 = 0x200 | 0x400 | 0x800 | 0x1_0000; // FS, FILES, SIGHAND, THREAD
-const CLONE_PIDFD: u64 = 0x1000;
+pub const CLONE_PIDFD: u64 = 0x1000;
+const CLONE_PARENT_SETTID: u64 = 0x10_0000;
 const SIGCHLD: u64 = 17;
 const CLD_EXITED: i32 = 1;
 const P_ALL: u64 = 0;
@@ -113,7 +114,7 @@ pub fn children_time_ns() -> (u64, u64) {
 
 /// vfork(): clone(CLONE_VM | CLONE_VFORK | SIGCHLD) on the caller's stack.
 pub fn vfork(frame: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    spawn_child(frame, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0)
+    spawn_child(frame, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0).map(|(pid, _)| pid)
 }
 
 /// fork(): a new VM over a copy of the program's memory (fork.rs).
@@ -130,26 +131,40 @@ pub fn clone_process(frame: &mut TrapFrame, flags: u64, newsp: u64, [ptid, ctid,
         }
         return super::fork::fork_process(&from, flags, ptid, ctid);
     }
-    if flags & CLONE_PIDFD != 0 {
-        // A child that ends before its exec is no host process, so it could have no host
-        // pidfd. Go's runtime asks once (it then uses pids): said once.
-        static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-        if !SAID.swap(true, Ordering::Relaxed) {
-            kprintln!(
-                "hrt: clone with flags {flags:#x}: CLONE_PIDFD is not supported: returning ENOSYS (reported once)"
-            );
-        }
-        return Err(ENOSYS);
+    if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
+        // Both would be written at the parent's `ptid`.
+        return Err(EINVAL);
     }
     if flags & CLONE_VFORK == 0 || flags & CLONE_SHARING != 0 {
         kprintln!("hrt: clone with flags {flags:#x}: only threads and vfork-style children (CLONE_VM|CLONE_VFORK) are supported: returning ENOSYS");
         return Err(ENOSYS);
     }
-    spawn_child(frame, flags, newsp, tls)
+    let (pid, execed) = spawn_child(frame, flags, newsp, tls)?;
+    if flags & CLONE_PIDFD != 0 {
+        let _ = uaccess::write::<i32>(ptid, pidfd_of(pid, execed));
+    }
+    Ok(pid)
 }
 
-/// Runs a spawn child until it execs or exits, then returns its pid to the parent.
-fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysResult {
+/// CLONE_PIDFD: a pidfd (close-on-exec) of child `pid`, which the parent's clone stores. A
+/// host process has one (the forwarded pidfd_open); a spawn child that ended before its exec
+/// (`host` false: a zombie of the guest's own) or a host child already reaped (SIGCHLD
+/// ignored) has none: -1, said once (Linux gives one that reports the end).
+pub fn pidfd_of(pid: u64, host: bool) -> i32 {
+    let fd = if host { forward(linux_raw_sys::general::__NR_pidfd_open as u64, [pid, 0, 0, 0, 0, 0]) } else { -1 };
+    if fd < 0 {
+        static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+        if !SAID.swap(true, Ordering::Relaxed) {
+            kprintln!("hrt: clone CLONE_PIDFD: child {pid} ended before its exec or was reaped: storing -1 instead of a pidfd (reported once)");
+        }
+        return -1;
+    }
+    fd as i32
+}
+
+/// Runs a spawn child until it execs or exits, then returns its pid to the parent, and whether
+/// it exec'd (its pid is then a host process's).
+fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> Result<(u64, bool), u32> {
     if child_ctx().is_some() {
         kprintln!("hrt: a vfork child cannot create a child of its own before its exec: returning ENOSYS");
         return Err(ENOSYS);
@@ -194,7 +209,7 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysRe
     let Ok(handle) = spawned else { return Err(linux_raw_sys::errno::EAGAIN) };
     let v = handle.join();
     if v & EXECED != 0 {
-        return Ok(v & 0xffff_ffff);
+        return Ok((v & 0xffff_ffff, true));
     }
     if v & FAILED != 0 {
         return Err((v & 0xffff) as u32);
@@ -209,7 +224,7 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> SysRe
         let _ = sig::send_process(child_exited(exit_signal as i32, tid, status));
         sig::state::kick_all();
     }
-    Ok(tid as u64)
+    Ok((tid as u64, false))
 }
 
 /// Ends the calling spawn child's guest thread; its parent's join reads `value`.
