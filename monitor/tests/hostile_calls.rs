@@ -46,6 +46,15 @@ fn forwarded_file_calls_behave_as_on_linux() {
     same_as_linux("calls_forwarded", &[]);
 }
 
+/// fchmodat2 (ENOSYS before; glibc 2.39's fchmodat with flags calls it): plain, with
+/// AT_SYMLINK_NOFOLLOW on a file and on a link (EOPNOTSUPP), AT_EMPTY_PATH, an unknown flag,
+/// a missing file (tests/programs/hostile/fchmodat2.c), and the inode-flag ioctls (lsattr,
+/// chattr: ENOTTY before), as on Linux.
+#[test]
+fn fchmodat2_and_inode_flags_behave_as_on_linux() {
+    same_as_linux("fchmodat2", &[]);
+}
+
 /// copy_file_range, splice and tee (ENOSYS before) and sendfile: positions and offsets written
 /// back, flags, bad pointers and descriptors, pipes, SIGPIPE and EPIPE, as on Linux.
 #[test]

@@ -103,6 +103,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_symlink => ("symlink", 2, F),
         __NR_symlinkat => ("symlinkat", 3, F),
         __NR_fchmodat => ("fchmodat", 3, F),
+        __NR_fchmodat2 => ("fchmodat2", 4, F),
         __NR_chown => ("chown", 3, F),
         __NR_fchown => ("fchown", 3, F),
         __NR_lchown => ("lchown", 3, F),

@@ -258,13 +258,19 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     libc::TCFLSH,
     libc::TCXONC,
     libc::TCSBRK,
+    libc::TCSBRKP,
     libc::TIOCSCTTY,
     libc::TIOCNOTTY,
+    libc::FS_IOC_GETFLAGS,
+    libc::FS_IOC_SETFLAGS,
+    libc::FS_IOC_GETVERSION,
 ];
 
 /// The requests forwarded: terminal attributes, window size, job control and flow control of a
 /// terminal (shells, editors, pagers, `script` and pseudo-terminal masters), bytes readable or
-/// queued, non-blocking mode (libuv sets it with FIONBIO). None of them reaches beyond the
+/// queued, non-blocking mode (libuv sets it with FIONBIO), a file's inode flags and generation
+/// (`lsattr`, `chattr`: FS_IOC_GETFLAGS and SETFLAGS, which read and write an int whatever
+/// their encoding says, and GETVERSION). None of them reaches beyond the
 /// descriptor's own file and the process's own terminal, which is the program's (`hrt`'s host
 /// process is the program's). TIOCSTI (typing into a terminal) is left out.
 fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
@@ -274,8 +280,9 @@ fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
         libc::TIOCGWINSZ => Ioctl::Out(WINSIZE_SIZE),
         libc::TIOCSWINSZ => Ioctl::In(WINSIZE_SIZE),
         libc::FIONREAD | libc::TIOCOUTQ | libc::TIOCGPGRP | libc::TIOCGSID | libc::TIOCGPTN => Ioctl::Out(INT),
-        libc::FIONBIO | libc::TIOCSPGRP | libc::TIOCSPTLCK => Ioctl::In(INT),
-        libc::TCFLSH | libc::TCXONC | libc::TCSBRK | libc::TIOCSCTTY | libc::TIOCNOTTY => Ioctl::Value,
+        libc::FS_IOC_GETFLAGS | libc::FS_IOC_GETVERSION => Ioctl::Out(INT),
+        libc::FIONBIO | libc::TIOCSPGRP | libc::TIOCSPTLCK | libc::FS_IOC_SETFLAGS => Ioctl::In(INT),
+        libc::TCFLSH | libc::TCXONC | libc::TCSBRK | libc::TCSBRKP | libc::TIOCSCTTY | libc::TIOCNOTTY => Ioctl::Value,
         _ => return None,
     })
 }

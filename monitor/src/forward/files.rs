@@ -441,6 +441,22 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_fchmodat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode)]) }
     }
 
+    /// fchmodat2(dirfd, path, mode, flags) (Linux 6.6; glibc 2.39's fchmodat with flags):
+    /// AT_SYMLINK_NOFOLLOW changes a link's own mode (the host's file systems refuse that with
+    /// EOPNOTSUPP, as Linux's do), AT_EMPTY_PATH the descriptor's file; other flags EINVAL.
+    pub(super) fn fchmodat2(&self, g: Guest, dirfd: u64, path: u64, mode: u64, flags: u64) -> SysResult<i64> {
+        let (nofollow, empty) = (libc::AT_SYMLINK_NOFOLLOW as u64, libc::AT_EMPTY_PATH as u64);
+        if flags & !(nofollow | empty) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let at = self.path_at(g, dirfd, path, flags & nofollow == 0)?;
+        // The walk checked the last name: never follow a link swapped in since.
+        let flags = if at.nofollow { flags | nofollow } else { flags };
+        let args = [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), uint(mode), int(flags)];
+        // SAFETY: a host C string, owned by `at`.
+        unsafe { self.sys(libc::SYS_fchmodat2, &args) }
+    }
+
     /// utimensat: a NULL path means the descriptor itself, NULL times means now.
     pub(super) fn utimensat(&self, g: Guest, dirfd: u64, path: u64, times: u64, flags: u64) -> SysResult<i64> {
         let t = if times == 0 { std::ptr::null_mut() } else { g.range(times, TIMES_SIZE)? };
