@@ -29,9 +29,12 @@ pub fn build(name: &str, extra: &[&str]) -> PathBuf {
         extra.iter().map(|f| f.trim_start_matches('-').replace(['=', '/'], "_")).collect::<Vec<_>>().join("-");
     let out =
         out_dir.join(if suffix.is_empty() { format!("hostile-{name}") } else { format!("hostile-{name}-{suffix}") });
+    // Fresh if newer than the source and every shared header beside it (an edited header
+    // rebuilds the programs, since gcc finds `#include "x.h"` next to the source).
     let fresh = |o: &Path| -> bool {
         let (Ok(a), Ok(b)) = (std::fs::metadata(o), std::fs::metadata(&source)) else { return false };
-        a.modified().ok() >= b.modified().ok()
+        let built = a.modified().ok();
+        built >= b.modified().ok() && newest_header(source.parent().expect("a source has a folder")) <= built
     };
     if !fresh(&out) {
         let tmp = out.with_extension("tmp");
@@ -49,6 +52,16 @@ pub fn build(name: &str, extra: &[&str]) -> PathBuf {
         std::fs::rename(&tmp, &out).expect("renaming the built program");
     }
     out
+}
+
+/// The newest modification time of the `.h` files in `dir` (None if there are none).
+fn newest_header(dir: &Path) -> Option<std::time::SystemTime> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "h"))
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .max()
 }
 
 /// What a finished (or killed) process left.

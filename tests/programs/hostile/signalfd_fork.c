@@ -16,23 +16,7 @@
 
 #define SHOW_WIDTH 44
 #include "show.h"
-
-static int readable(int fd, int ms) {
-    struct pollfd p = {fd, POLLIN, 0};
-    int r = poll(&p, 1, ms);
-    return r < 0 ? -1 : (r == 1 && (p.revents & POLLIN));
-}
-
-// One read: the number of bytes and the signal, or the error.
-static void take(const char *what, int fd) {
-    struct signalfd_siginfo si;
-    memset(&si, 0, sizeof si);
-    ssize_t n = read(fd, &si, sizeof si);
-    if (n < 0)
-        printf("%-*s -1 %s\n", SHOW_WIDTH, what, strerror(errno));
-    else
-        printf("%-*s %zd bytes, sig %u\n", SHOW_WIDTH, what, n, si.ssi_signo);
-}
+#include "signalfd_read.h"
 
 static void wait_for(pid_t c) {
     int st;

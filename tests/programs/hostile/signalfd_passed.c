@@ -18,6 +18,7 @@
 
 #define SHOW_WIDTH 44
 #include "show.h"
+#include "signalfd_read.h"
 
 static int sp[2];
 
@@ -56,22 +57,6 @@ static int receive(int *out, int many) {
     return n;
 }
 
-static int readable(int fd) {
-    struct pollfd p = {fd, POLLIN, 0};
-    int r = poll(&p, 1, 0);
-    return r < 0 ? -1 : (r == 1 && (p.revents & POLLIN));
-}
-
-static void take(const char *what, int fd) {
-    struct signalfd_siginfo si;
-    memset(&si, 0, sizeof si);
-    ssize_t n = read(fd, &si, sizeof si);
-    if (n < 0)
-        printf("%-*s -1 %s\n", SHOW_WIDTH, what, strerror(errno));
-    else
-        printf("%-*s %zd bytes, sig %u\n", SHOW_WIDTH, what, n, si.ssi_signo);
-}
-
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     sigset_t both, usr2;
@@ -90,18 +75,18 @@ int main(void) {
     pass(&sf, 1);
     int got[2];
     receive(got, 0);
-    show("received: readable, none pending", readable(got[0]));
+    show("received: readable, none pending", readable(got[0], 0));
     take("received: read, none pending", got[0]);
     kill(getpid(), SIGUSR1);
-    show("received: readable after kill", readable(got[0]));
-    show("original: readable after kill", readable(sf));
+    show("received: readable after kill", readable(got[0], 0));
+    show("original: readable after kill", readable(sf, 0));
     take("received: read", got[0]);
-    show("original: readable after that", readable(sf));
+    show("original: readable after that", readable(sf, 0));
 
     // The mask is the object's: set through the received one, seen through both.
     show("new mask through the received one", signalfd(got[0], &usr2, 0) == got[0]);
     raise(SIGUSR1);
-    show("original: SIGUSR1 now outside", readable(sf));
+    show("original: SIGUSR1 now outside", readable(sf, 0));
     raise(SIGUSR2);
     take("original: read", sf);
     take("received: read, SIGUSR1 outside", got[0]);
