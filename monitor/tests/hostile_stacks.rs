@@ -4,7 +4,9 @@
 //! the same program run natively (exit status and stdout).
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native, passes_natively_and_same_on_1_and_2_cpus};
+use common::hostile::{
+    assert_same, assert_same_on_1_and_2_cpus, build, hrt, native, passes_natively_and_same_on_1_and_2_cpus,
+};
 
 /// Runs `prog CASE` natively and under `hrt run --cpus N` for each N and compares.
 fn same_as_linux(prog: &std::path::Path, case: &str, want: i32, cpus: &[&str]) {
@@ -27,6 +29,20 @@ fn recursion_past_the_main_stack_faults() {
 #[test]
 fn recursion_past_a_thread_stack_faults() {
     same_as_linux(&build("stack_guard", &[]), "thread", 139, &["1", "2"]);
+}
+
+/// A stack overflow caught on an alternate stack: past the main stack the handler sees
+/// SEGV_MAPERR as on Linux (HRT said SEGV_ACCERR: its guard below the stack is PROT_NONE memory,
+/// Linux's a gap), in a thread's guard page SEGV_ACCERR (a PROT_NONE mapping on both).
+#[test]
+fn a_stack_overflow_has_linuxs_si_code() {
+    let prog = build("stack_overflow_code", &[]);
+    for case in ["main", "thread"] {
+        let linux = native(&prog, &[case]);
+        assert_eq!(linux.code(), 0, "{case} natively: {linux:?}");
+        assert!(linux.stdout.contains("caught signal 11"), "{case} natively: {}", linux.stdout);
+        assert_same_on_1_and_2_cpus(case, &prog, &[case], &linux);
+    }
 }
 
 #[test]

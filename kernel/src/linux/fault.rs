@@ -86,6 +86,8 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         14 if cr2 < super::usermem::PAGE => (11, SEGV_MAPERR, cr2),
         // A file mapping's page past the end of its file: SIGBUS, as on Linux.
         14 if past_end == Some(true) => (7, BUS_ADRERR, cr2),
+        // The guard below the main stack (a runaway recursion) is a gap to Linux, not memory.
+        14 if super::stack_guard::contains(cr2) => (11, SEGV_MAPERR, cr2),
         // A present page, or a mapped one the program may not touch (PROT_NONE is not present).
         14 if frame.error & 1 != 0 || super::usermap::is_mapped(cr2, 1) || is_prot_none(cr2) => (11, SEGV_ACCERR, cr2),
         14 => (11, SEGV_MAPERR, cr2),

@@ -304,6 +304,7 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     let guard = usermem::alloc_stack(STACK_GUARD + stack_size + vdso_len + near_len, LARGE_PAGE)
         .map_err(|_| "not enough memory for the stack")?;
     protect::set(guard, guard + STACK_GUARD, 0);
+    super::stack_guard::set(guard, guard + STACK_GUARD);
     let top = guard + STACK_GUARD + stack_size;
     // A dynamically linked program starts in its interpreter (ld.so); the auxiliary vector
     // tells it where the program is (AT_PHDR, AT_ENTRY) and where it is itself (AT_BASE), as

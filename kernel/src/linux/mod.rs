@@ -32,6 +32,7 @@ pub mod shared_futex;
 pub mod signal;
 pub mod signalfd;
 pub mod spin_throttle;
+pub mod stack_guard;
 pub mod symbols;
 pub mod syscall;
 pub mod sysfunc;
