@@ -22,7 +22,7 @@
 //! a wake-up is never lost. Everything in the channel is written by the guest too: the monitor
 //! copies a request once and trusts none of it.
 
-use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicU8};
+use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicU8};
 
 /// Number of slots: forwarded calls in flight at once (a thread blocked in a host call holds
 /// its slot; further callers wait for a free one). With 256, a program whose 256 threads
@@ -85,6 +85,22 @@ pub struct ChannelHeader {
     /// before each forwarded `open`, `openat` and `openat2`; the monitor's `/proc/meminfo`
     /// shows them (a number from the guest, only displayed).
     pub program_memory: [AtomicU64; 2],
+    /// Per signal (index `sig % 64`, as the bits of `host_signals`): the host's siginfo of the
+    /// signal `hrt` received, written by the monitor before it sets the signal's bit (only
+    /// while the bit is clear), read by the kernel before it clears the bit.
+    pub host_siginfo: [HostSigInfo; 64],
+}
+
+/// What the kernel raises a host signal with: si_code and the siginfo words at offsets 16
+/// (si_pid, si_uid) and 24 (si_value, or SIGCHLD's si_status). A signal whose siginfo the
+/// monitor does not pass on has SI_USER (0) and zero words: sent by a process the program does
+/// not know.
+#[repr(C)]
+pub struct HostSigInfo {
+    pub code: AtomicI32,
+    pub _pad: u32,
+    pub w16: AtomicU64,
+    pub w24: AtomicU64,
 }
 
 /// The whole shared area (`nr::CHANNEL` registers its guest-physical address and size).

@@ -20,8 +20,10 @@ static AS_CHILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// its kernel runs: it may handle them, and
 /// their default actions act on it (end it with 128 + signal, stop it, nothing). Before that
 /// they act on `hrt` as they would on the program: the terminating ones stop the VM at once and
-/// `hrt` exits as a shell reports a program killed by them (130, 143, 129, ...).
-extern "C" fn stop_on_signal(sig: libc::c_int) {
+/// `hrt` exits as a shell reports a program killed by them (130, 143, 129, ...). Installed with
+/// SA_SIGINFO: the program sees the sender's pid, uid and value, or a child's SIGCHLD
+/// information, as Linux gives them (`vm::channel::host_siginfo`).
+extern "C" fn stop_on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     if crate::vm::host_signals::program_ended() {
         // `hrt` is only exiting with the program's status now.
         return;
@@ -29,7 +31,7 @@ extern "C" fn stop_on_signal(sig: libc::c_int) {
     if sig == libc::SIGCONT {
         crate::forward::tty_stop::note_continued();
     }
-    if crate::vm::host_signals::deliver(sig) {
+    if crate::vm::host_signals::deliver(sig, info) {
         return;
     }
     if sig == libc::SIGTSTP || sig == libc::SIGTTIN || sig == libc::SIGTTOU {
@@ -63,7 +65,7 @@ extern "C" fn on_file_size_signal(sig: libc::c_int, info: *mut libc::siginfo_t, 
     // async-signal-safe.
     let own = unsafe { (*info).si_code == libc::SI_USER && (*info).si_pid() == libc::getpid() };
     if !own {
-        stop_on_signal(sig);
+        stop_on_signal(sig, info, std::ptr::null_mut());
     }
 }
 
@@ -90,6 +92,7 @@ pub fn mirror_signal_action(sig: libc::c_int, action: u64) -> i64 {
             _ => return -(libc::EINVAL as i64),
         };
         sa.sa_flags = libc::SA_RESTART
+            | libc::SA_SIGINFO
             | if action & NO_CHILD_WAIT != 0 { libc::SA_NOCLDWAIT } else { 0 }
             | if action & NO_CHILD_STOP != 0 { libc::SA_NOCLDSTOP } else { 0 };
         // SAFETY: installs the disposition built above; the handler is async-signal-safe.
@@ -113,6 +116,9 @@ pub fn mirror_signal_action(sig: libc::c_int, action: u64) -> i64 {
         HANDLER => stop_on_signal as *const () as libc::sighandler_t,
         _ => return -(libc::EINVAL as i64),
     };
+    if action == HANDLER {
+        sa.sa_flags = libc::SA_SIGINFO;
+    }
     // SAFETY: installs the disposition built above; the handler is async-signal-safe.
     if unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) } != 0 {
         return failed();
@@ -140,8 +146,13 @@ fn install_stop_handlers() {
             unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
             continue;
         }
+        // SAFETY: a zeroed sigaction with an empty mask, then the handler and flags (those
+        // signal(3) gives, and SA_SIGINFO).
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = stop_on_signal as *const () as libc::sighandler_t;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
         // SAFETY: installing a handler that makes only async-signal-safe calls.
-        unsafe { libc::signal(sig, stop_on_signal as *const () as libc::sighandler_t) };
+        unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
     }
     // A background job's terminal reads: while SIGTTIN has its default action (unless `hrt`
     // was started with it ignored: the program then inherits that), `hrt` ignores it and stops

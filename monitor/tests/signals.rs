@@ -9,7 +9,7 @@
 //! pthread_sigqueue, real-time signals queueing) and the CPU-time clocks and timers.
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native, Outcome};
+use common::hostile::{assert_same, build, hrt, native, passes_natively_and_same_on_1_and_2_cpus, Outcome};
 
 fn same_as_linux(prog: &str, case: &str, want: i32) {
     same_as_linux_then(prog, case, want, |_, _| {});
@@ -262,4 +262,16 @@ fn posix_timers_on_another_threads_and_the_process_cpu_clock() {
 #[test]
 fn clock_nanosleep_on_cpu_clocks() {
     same_as_linux("sleep_cpu_clock", "", 0);
+}
+
+/// Signals between processes of the tree carry their siginfo (they travel as host signals to
+/// the receiver's `hrt`, which passed them on as SI_USER from pid 0): sigqueue's SI_QUEUE with
+/// the sender's pid and uid and the value, kill's SI_USER with the sender's pid; SIGCHLD of a
+/// forked child and of a spawned host program with CLD_EXITED or CLD_KILLED, the pid and status.
+#[test]
+fn signals_between_processes_carry_their_siginfo() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "sigqueue_tree",
+        Some("child: SIGRTMIN by sigqueue  sig 34, SI_QUEUE, pid sender's, uid ours, value 42"),
+    );
 }

@@ -424,18 +424,26 @@ fn unregister(cpu: usize, idx: usize) -> bool {
     true
 }
 
-/// Raises in the program the signals `hrt` received on the host (the monitor's interrupt).
+/// Raises in the program the signals `hrt` received on the host (the monitor's interrupt),
+/// each with the siginfo the monitor put beside it: read before the signal's bit is cleared,
+/// since the monitor writes it only while the bit is clear.
 fn host_signals() {
     let Some(ch) = channel() else { return };
-    let mut bits = ch.header.host_signals.swap(0, Ordering::AcqRel);
+    let mut bits = ch.header.host_signals.load(Ordering::Acquire);
     while bits != 0 {
         // Bit 0 is signal 64 (bit n is signal n otherwise).
-        let sig = match bits.trailing_zeros() as u64 {
-            0 => 64,
-            n => n,
-        };
+        let n = bits.trailing_zeros() as usize;
+        let sig = if n == 0 { 64 } else { n as u64 };
         bits &= bits - 1;
-        super::signal::host::raise(sig);
+        let slot = &ch.header.host_siginfo[n];
+        let info = super::signal::SigInfo {
+            signo: sig as i32,
+            code: slot.code.load(Ordering::Acquire),
+            w16: slot.w16.load(Ordering::Acquire),
+            w24: slot.w24.load(Ordering::Acquire),
+        };
+        ch.header.host_signals.fetch_and(!(1u64 << n), Ordering::AcqRel);
+        super::signal::host::raise(info);
     }
 }
 

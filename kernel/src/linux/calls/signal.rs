@@ -282,9 +282,9 @@ pub fn rt_sigqueueinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let info = queued_info(signo, a[2])?;
     may_queue(pid, &info)?;
     if pid as i32 != process::pid() as i32 {
-        // Another process of the program's tree: the monitor queues it on the host (the
-        // receiver, if it runs under hrt, gets the signal as one sent to `hrt`: SI_USER, no
-        // value).
+        // Another process of the program's tree: the monitor queues it on the host with the
+        // program's siginfo (a receiver under hrt gets it as sent: SI_QUEUE, pid, uid, value;
+        // monitor/src/vm/channel/host_siginfo.rs).
         if signo != 0 {
             valid(signo)?;
         }

@@ -1,16 +1,18 @@
-//! Signals sent to `hrt` on the host (Ctrl-C, SIGTERM, SIGHUP) raised in the program, as if
-//! another process had sent them: a handler runs, an ignored or blocked signal waits or goes,
-//! and a signal whose default action ends the program ends it at once (as Linux kills a
-//! process whose threads sleep in a read), with the shell-style status 128 + signal; a stop
-//! signal's default action stops it (`hrt` stops itself on the host) at once too.
+//! Signals sent to `hrt` on the host (Ctrl-C, SIGTERM, SIGHUP, another process's kill or
+//! sigqueue, a child's SIGCHLD) raised in the program, as sent by that process: a handler runs,
+//! an ignored or blocked signal waits or goes, and a signal whose default action ends the
+//! program ends it at once (as Linux kills a process whose threads sleep in a read), with the
+//! shell-style status 128 + signal; a stop signal's default action stops it (`hrt` stops itself
+//! on the host) at once too.
 
 use super::state::{self, SigInfo};
 use super::{SIGKILL, SIG_DFL};
 
-/// SI_USER: sent by kill(2) from another process (pid and uid 0: not one the program knows).
-const SI_USER: i32 = 0;
-
-pub fn raise(sig: u64) {
+/// Raises `info`, the host's siginfo as the monitor passed it: the sender's (SI_USER, SI_TKILL,
+/// SI_QUEUE: pid, uid, value) or a child's SIGCHLD (CLD_*: pid, uid, status); SI_USER from
+/// pid 0 (a process the program does not know) for the rest.
+pub fn raise(info: SigInfo) {
+    let sig = info.signo as u64;
     if !(1..=64).contains(&sig) {
         return;
     }
@@ -24,7 +26,8 @@ pub fn raise(sig: u64) {
     if fatal {
         crate::linux::fault::terminate(sig as i32, None);
     }
-    // A standard signal (host signals are), never refused.
-    let _ = state::send_process(SigInfo { signo: sig as i32, code: SI_USER, w16: 0, w24: 0 });
+    // A real-time signal may find its queue full (the sender's sigqueue succeeded on the
+    // host): it is lost then, as kill's is (state::send_process).
+    let _ = state::send_process(info);
     state::kick_all();
 }

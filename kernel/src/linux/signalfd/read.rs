@@ -120,12 +120,15 @@ fn settle(fd: i32) {
 }
 
 /// The `struct signalfd_siginfo` of `i`, filled as Linux fills it for the signal's kind. A
-/// SIGCHLD the host raised (a host child's: SI_USER from pid 0) gets the child's information,
-/// looked at without reaping it, as Linux's SIGCHLD carries it (util-linux's `script` waits for
-/// its child only on CLD_EXITED or CLD_KILLED).
+/// SIGCHLD the host raised gets the child's information, looked at without reaping it, as
+/// Linux's SIGCHLD carries it (util-linux's `script` waits for its child only on CLD_EXITED or
+/// CLD_KILLED): all of it for one without (SI_USER from pid 0), the CPU times (which the host's
+/// siginfo had but the monitor does not pass on) for one with CLD_* and that child's pid.
 fn record(i: &SigInfo) -> [u8; RECORD as usize] {
-    if i.signo == SIGCHLD && i.code == SI_USER && i.w16 == 0 {
-        if let Some(child) = crate::linux::calls::procs::peek_child_change() {
+    let from_host = i.code == SI_USER && i.w16 == 0 || (1..=6).contains(&i.code);
+    if i.signo == SIGCHLD && from_host {
+        let same_child = |child: &[u8]| i.code == SI_USER || child[16..20] == (i.w16 as u32).to_le_bytes();
+        if let Some(child) = crate::linux::calls::procs::peek_child_change().filter(|c| same_child(c)) {
             let mut r = [0u8; RECORD as usize];
             r[0..4].copy_from_slice(&i.signo.to_le_bytes());
             r[8..12].copy_from_slice(&child[8..12]); // ssi_code: CLD_*

@@ -18,11 +18,13 @@
 
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
-use hrt_abi::channel::HOST_SIGNAL_VECTOR;
+use hrt_abi::channel::{ChannelHeader, HostSigInfo, HOST_SIGNAL_VECTOR};
 
 static WORD: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
 /// The header's `signals_ready`: signals wait for the kernel's handler (set with `WORD`).
 static READY: AtomicPtr<AtomicU32> = AtomicPtr::new(std::ptr::null_mut());
+/// The header's `host_siginfo` (set with `WORD`): each signal's siginfo for the kernel.
+static INFO: AtomicPtr<HostSigInfo> = AtomicPtr::new(std::ptr::null_mut());
 static VM_FD: AtomicI32 = AtomicI32::new(-1);
 /// Signals a forked child received before its channel was attached (bits as in the word).
 static EARLY: AtomicU64 = AtomicU64::new(0);
@@ -66,17 +68,19 @@ pub fn program_ended() -> bool {
 const KVM_SIGNAL_MSI: u64 =
     (1 << 30) | ((std::mem::size_of::<kvm_bindings::kvm_msi>() as u64) << 16) | (0xae << 8) | 0xa5;
 
-/// From now on signals go to the program: `word` is the channel's `host_signals`, `vm_fd` the
-/// VM's descriptor (both valid until `detach`).
-pub fn attach(word: &AtomicU64, ready: &AtomicU32, vm_fd: i32) {
+/// From now on signals go to the program: `header` is the channel's, `vm_fd` the VM's
+/// descriptor (both valid until `detach`).
+pub fn attach(header: &ChannelHeader, vm_fd: i32) {
     VM_FD.store(vm_fd, Ordering::SeqCst);
-    READY.store(ready as *const AtomicU32 as *mut AtomicU32, Ordering::SeqCst);
-    WORD.store(word as *const AtomicU64 as *mut AtomicU64, Ordering::SeqCst);
-    // After the store: a handler from now on finds the word; one before left its bit here.
+    READY.store(&header.signals_ready as *const AtomicU32 as *mut AtomicU32, Ordering::SeqCst);
+    INFO.store(header.host_siginfo.as_ptr() as *mut HostSigInfo, Ordering::SeqCst);
+    WORD.store(&header.host_signals as *const AtomicU64 as *mut AtomicU64, Ordering::SeqCst);
+    // After the store: a handler from now on finds the word; one before left its bit here
+    // (its siginfo is lost: the program sees SI_USER from pid 0).
     let early = EARLY.swap(0, Ordering::SeqCst);
     if early != 0 {
-        word.fetch_or(early, Ordering::SeqCst);
-        if ready.load(Ordering::SeqCst) != 0 {
+        header.host_signals.fetch_or(early, Ordering::SeqCst);
+        if header.signals_ready.load(Ordering::SeqCst) != 0 {
             // A kernel that said it is ready before the channel was attached (one that placed
             // the channel itself) has looked at the word already.
             interrupt();
@@ -96,9 +100,10 @@ pub fn detach() {
     WORD.store(std::ptr::null_mut(), Ordering::SeqCst);
 }
 
-/// Called from the signal handler: passes `sig` to the program; false if the program cannot
-/// take it (then the caller stops the VM). Async-signal-safe: atomics and one ioctl.
-pub fn deliver(sig: i32) -> bool {
+/// Called from the signal handler: passes `sig` to the program, with what the program may see
+/// of the host's `info` (may be null: `host_siginfo::words`); false if the program cannot take
+/// it (then the caller stops the VM). Async-signal-safe: atomics and one ioctl.
+pub fn deliver(sig: i32, info: *const libc::siginfo_t) -> bool {
     if !(1..=64).contains(&sig) {
         return false;
     }
@@ -117,7 +122,22 @@ pub fn deliver(sig: i32) -> bool {
         // The kernel does not take the interrupt yet, and the program has not run.
         return false;
     }
-    // SAFETY: `attach` stored a pointer into guest RAM, mapped until the process ends.
+    // The siginfo goes in first, and only while the bit is clear: the kernel reads it before it
+    // clears the bit, so it never sees one half written. A signal that comes again before the
+    // kernel took the first keeps the first's siginfo (one instance, as a standard signal
+    // pending twice on Linux).
+    // SAFETY: `attach` stored pointers into guest RAM, mapped until the process ends; the
+    // array has 64 entries.
+    unsafe {
+        if (*word).load(Ordering::SeqCst) & bit(sig) == 0 {
+            let (code, w16, w24) = super::host_siginfo::words(sig, info);
+            let slot = &*INFO.load(Ordering::SeqCst).add((sig & 63) as usize);
+            slot.code.store(code, Ordering::SeqCst);
+            slot.w16.store(w16, Ordering::SeqCst);
+            slot.w24.store(w24, Ordering::SeqCst);
+        }
+    }
+    // SAFETY: as above.
     let before = unsafe { (*word).fetch_or(bit(sig), Ordering::SeqCst) };
     if before & bit(sig) == 0 {
         DELIVERIES[(sig & 63) as usize].fetch_add(1, Ordering::SeqCst);

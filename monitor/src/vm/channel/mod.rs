@@ -29,6 +29,7 @@
 //! - The answer wakes a sleeping guest thread through its CPU's idle loop, or, when that CPU
 //!   runs something else or halts, through an interrupt the monitor sends (KVM_SIGNAL_MSI).
 
+mod host_siginfo;
 pub mod host_signals;
 mod placement;
 mod service;
@@ -238,7 +239,7 @@ impl Service {
         // SAFETY: as in `channel`; the header lives as long as guest RAM.
         let header = unsafe { &(*(p as *const Channel)).header };
         if let Some(vm) = &self.vm {
-            host_signals::attach(&header.host_signals, &header.signals_ready, vm.as_raw_fd());
+            host_signals::attach(header, vm.as_raw_fd());
         }
         crate::forward::meminfo::attach(&header.program_memory);
         self.ring();

@@ -1,0 +1,37 @@
+//! Which part of the host's siginfo of a signal sent to `hrt` the program sees (the kernel
+//! raises the signal with it, `ChannelHeader::host_siginfo`): what another process put there
+//! with kill, tgkill or sigqueue (SI_USER, SI_TKILL, SI_QUEUE: the sender's pid and uid, and
+//! the value), and a child's SIGCHLD (CLD_*: the child's pid and uid, its status). Others
+//! (SIGIO's descriptor, which is the host's number, a terminal's SI_KERNEL, timers) are passed
+//! as SI_USER from pid 0, as before: their words would mean nothing to the program.
+
+const SI_USER: i32 = 0;
+const SI_QUEUE: i32 = -1;
+const SI_TKILL: i32 = -6;
+/// CLD_EXITED ..= CLD_CONTINUED.
+const CLD_CODES: std::ops::RangeInclusive<i32> = 1..=6;
+
+/// si_code and the words at offsets 16 and 24 to raise `sig` with, from the host's `info`
+/// (none: a handler installed without SA_SIGINFO).
+pub fn words(sig: i32, info: *const libc::siginfo_t) -> (i32, u64, u64) {
+    if info.is_null() {
+        return (SI_USER, 0, 0);
+    }
+    let p = info as *const u8;
+    // SAFETY: the host passes an SA_SIGINFO handler a whole siginfo_t (128 bytes); the reads
+    // are of its si_code (offset 8) and the two words at 16 and 24, unaligned-safe.
+    let (code, w16, w24) = unsafe {
+        (
+            (p.add(8) as *const i32).read_unaligned(),
+            (p.add(16) as *const u64).read_unaligned(),
+            (p.add(24) as *const u64).read_unaligned(),
+        )
+    };
+    match code {
+        SI_USER | SI_TKILL => (code, w16, 0),
+        SI_QUEUE => (code, w16, w24),
+        // si_status is the int at 24; utime and stime (at 32 and 40) are not carried.
+        c if sig == libc::SIGCHLD && CLD_CODES.contains(&c) => (code, w16, w24 & 0xffff_ffff),
+        _ => (SI_USER, 0, 0),
+    }
+}
