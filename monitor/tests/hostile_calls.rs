@@ -699,3 +699,15 @@ fn the_programs_clocks_are_the_hosts() {
         check(&format!("hrt --cpus {cpus}"), &|| hrt(&["--cpus", cpus], &prog, &[]));
     }
 }
+
+/// membarrier (it was ENOSYS): QUERY's list, EPERM for the PRIVATE_EXPEDITED commands before
+/// their REGISTER, EINVAL for bad flags and commands, registrations kept by a forked child and
+/// dropped by exec, and a two-thread asymmetric Dekker whose slow side's membarrier makes the
+/// other thread's store visible (no round where both loads miss).
+#[test]
+fn membarrier_answers_and_orders_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "calls_membarrier",
+        Some("dekker rounds where both loads missed        0 of 500"),
+    );
+}

@@ -7,7 +7,8 @@
 use linux_raw_sys::general::*;
 
 use super::calls::{
-    ids, info, madvise, memory, mremap, numa, prctl, procs, residency, sched, signal, sysv_shm, thread, time,
+    ids, info, madvise, membarrier, memory, mremap, numa, prctl, procs, residency, sched, signal, sysv_shm, thread,
+    time,
 };
 use super::errno::SysResult;
 use super::signal::timers;
@@ -215,6 +216,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_set_robust_list => ("set_robust_list", 2, L(thread::set_robust_list)),
         __NR_get_robust_list => ("get_robust_list", 3, L(thread::get_robust_list)),
         __NR_rseq => ("rseq", 4, L(thread::rseq)),
+        __NR_membarrier => ("membarrier", 3, L(membarrier::membarrier)),
         __NR_gettid => ("gettid", 0, L(thread::gettid)),
         __NR_getpid => ("getpid", 0, L(thread::getpid)),
         __NR_getppid => ("getppid", 0, L(thread::getppid)),

@@ -11,6 +11,7 @@ pub mod hypercall;
 pub mod idt;
 pub mod instr;
 pub mod irq;
+pub mod membarrier;
 pub mod memcpy;
 pub mod paging;
 pub mod pause;

@@ -59,6 +59,11 @@ static IDLE: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
 /// Per CPU: a shootdown skipped it while idle; it flushes everything before it leaves idle.
 static OWED: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
 
+/// Whether CPU `cpu` is in its idle loop (running no thread) now.
+pub fn is_idle(cpu: usize) -> bool {
+    IDLE[cpu].load(Ordering::SeqCst) != 0
+}
+
 /// This CPU enters (or returns to) its idle loop.
 pub fn idle_begins() {
     IDLE[super::cpu::id()].store(1, Ordering::SeqCst);
