@@ -335,6 +335,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // The program starts with the mask `hrt` inherited; `hrt` must see every host signal.
     crate::inherited_signals::unblock_all();
     install_stop_handlers();
+    crate::forward::exec_marks::init();
     if !args.as_child {
         // Before the program can fork: its forked children may signal it (`kill`).
         crate::forward::note_program_root();

@@ -156,3 +156,14 @@ fn a_signal_to_a_child_that_has_exited_changes_nothing() {
 fn sigqueue_to_a_child_and_existence_checks_outside_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("sigqueue_other", Some("sigqueue to a child: 0, child status 7"));
 }
+
+/// setpgid on a forked child after it has exec'd is EACCES, as on Linux (the child's exec runs
+/// in its own VM, so the host saw none and let the call through); before the exec it moves the
+/// child, and the exec'd child may still move itself.
+#[test]
+fn setpgid_on_a_child_after_its_exec_is_eacces() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "setpgid_after_exec",
+        Some("after exec: setpgid(child, child)        -1 Permission denied"),
+    );
+}

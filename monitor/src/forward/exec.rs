@@ -155,6 +155,8 @@ impl Forwarder {
         // Other processes see the new program (host_name.rs).
         crate::host_name::set_comm(crate::host_name::comm_of(&comm));
         crate::host_name::set_cmdline(&argv);
+        // Its parent's setpgid on it is EACCES from now on (exec_marks.rs).
+        super::exec_marks::mark_self();
         self.describe_exec(p.exe, argv, comm);
         Ok(0)
     }

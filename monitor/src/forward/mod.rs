@@ -33,6 +33,7 @@ pub mod cross_memory;
 mod epoll;
 mod errno;
 mod exec;
+pub mod exec_marks;
 mod fadvise;
 mod fd_dirs;
 mod fd_table;

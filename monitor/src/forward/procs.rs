@@ -86,6 +86,8 @@ pub struct Children {
 impl Children {
     /// A child started elsewhere (a forked one): the program may wait for and signal it.
     pub(super) fn adopt(&self, pid: i32) {
+        // A mark left by an earlier process of that pid (reaped unseen: SIGCHLD ignored).
+        super::exec_marks::forget(pid);
         self.pids.lock().unwrap().insert(pid);
         self.forked.lock().unwrap().insert(pid);
     }
@@ -202,6 +204,13 @@ impl Forwarder {
                 Some(p) if p > 0 => Ok(p as i64),
                 _ => self.on_process(libc::SYS_getpgid, 0, &[]),
             },
+            // A forked child that has exec'd (in its own VM: the host saw no exec).
+            (op::SETPGID, _)
+                if self.children.forked.lock().unwrap().contains(&(a[0] as i32))
+                    && super::exec_marks::execd(a[0] as i32) =>
+            {
+                Err(Errno::EACCES)
+            }
             (op::SETPGID, _) => self.on_process(libc::SYS_setpgid, a[0] as i32, &[int(a[1])]),
             (op::GETPGID, _) => self.query_process(libc::SYS_getpgid, a[0] as i32),
             (op::GETSID, _) => self.query_process(libc::SYS_getsid, a[0] as i32),
@@ -407,6 +416,7 @@ impl Forwarder {
     /// The host reaped child `pid` (or reported how it ended): it may no longer be signalled.
     fn reaped(&self, pid: i64) {
         self.children.pids.lock().unwrap().remove(&(pid as i32));
+        super::exec_marks::forget(pid as i32);
     }
 
     /// A waited-for child's ru_maxrss as the program's: a forked `hrt`'s less `hrt`'s own
