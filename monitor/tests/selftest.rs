@@ -102,6 +102,7 @@ const REQUIRED_TESTS: &[&str] = &[
     "tasks",
     "spinlock_counter",
     "condvar_pingpong",
+    "fork_waits_for_lock_holders",
     "barrier",
     "waitqueue",
     "ipi",

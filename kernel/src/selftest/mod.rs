@@ -37,6 +37,7 @@ static TESTS: &[Test] = &[
     test("tasks", thread_tests::tasks),
     test("spinlock_counter", sync_tests::spinlock_counter),
     test("condvar_pingpong", sync_tests::condvar_pingpong),
+    test("fork_waits_for_lock_holders", sync_tests::fork_waits_for_lock_holders),
     test("barrier", sync_tests::barrier_rounds),
     test("waitqueue", sync_tests::waitqueue),
     test("ipi", sync_tests::ipi_all),

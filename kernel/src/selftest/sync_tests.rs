@@ -46,6 +46,53 @@ pub fn spinlock_counter() -> TestResult {
     Ok(())
 }
 
+/// A fork's freeze waits for a thread switched out inside a plain `SpinLock`'s critical
+/// section (as a preempted one is: here it yields there, on the freezing thread's CPU, ready to
+/// run on): copied held, the lock would stay held in the child for good. Ordered by flags,
+/// not by time.
+pub fn fork_waits_for_lock_holders() -> TestResult {
+    use crate::linux::calls::fork::{freeze_without_locks_held, LOCK_WAITS};
+    use crate::sync::spinlock::held_anywhere;
+    kprintln!("  a thread switched out holding a SpinLock while another of its CPU freezes the others for a fork");
+    ensure!(held_anywhere() == 0, "{} SpinLock(s) held before the test", held_anywhere());
+    let lock = Arc::new(SpinLock::new(0u64));
+    let holding = Arc::new(AtomicBool::new(false));
+    let waits = LOCK_WAITS.load(Ordering::SeqCst);
+    let (l, h) = (lock.clone(), holding.clone());
+    let holder = sched::spawn(ThreadOptions::named("holder").on_cpu(0), move || {
+        let mut g = l.lock();
+        h.store(true, Ordering::SeqCst);
+        // Holds the lock, switched out, until the freeze has found it held at least once.
+        while LOCK_WAITS.load(Ordering::SeqCst) == waits {
+            sched::yield_now();
+        }
+        *g += 1;
+        0
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    let freezer = sched::spawn(ThreadOptions::named("freezer").on_cpu(0), move || {
+        while !holding.load(Ordering::SeqCst) {
+            sched::yield_now();
+        }
+        let counted = held_anywhere();
+        if freeze_without_locks_held().is_err() {
+            return u64::MAX;
+        }
+        let (held, value) = (held_anywhere(), lock.try_lock().map(|g| *g));
+        sched::freeze::thaw();
+        // Counted while the holder held it; none held once frozen; the holder's write done.
+        (counted >= 1) as u64 | ((held == 0) as u64) << 1 | ((value == Some(1)) as u64) << 2
+    })
+    .map_err(|e| alloc::format!("{e:?}"))?;
+    let checks = freezer.join();
+    holder.join();
+    ensure!(checks != u64::MAX, "the freeze failed (EAGAIN after 2 s)");
+    ensure!(checks & 1 != 0, "the held SpinLock was not counted");
+    ensure!(LOCK_WAITS.load(Ordering::SeqCst) > waits, "the freeze did not wait for the holder");
+    ensure!(checks == 7, "frozen with a SpinLock still held, or before the holder's write (checks {checks:#b})");
+    Ok(())
+}
+
 struct PingPong {
     turn: SpinLock<u64>,
     cv: CondVar,

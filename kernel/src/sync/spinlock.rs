@@ -3,9 +3,39 @@
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 
 use crate::arch::irq;
+use hrt_abi::MAX_CPUS;
+
+/// Plain `SpinLock`s held, counted per CPU: +1 where one is taken, -1 where it is released.
+/// Their holders keep interrupts on, so they may be preempted inside the critical section and
+/// resume on another CPU: only the sum over the CPUs means anything (`held_anywhere`).
+///
+/// Why: a fork copies memory while every other CPU waits at a safe point (`sched::freeze`),
+/// but a thread preempted inside a critical section is on no CPU, and its lock stays held in
+/// the copy, where the thread never runs again: the child spun for good on the first such lock
+/// it took (`linux::symbols`' table, held by a thread of the parent that was preempted while
+/// looking up a system-call site's function: 2 runs in ~120 of fork_sleepers at `--cpus 2
+/// --idle halt` on a loaded host). `fork` waits until none is held (`linux::calls::fork`). `IrqSpinLock`s are
+/// not counted: their holders mask interrupts, so nothing preempts them.
+#[repr(align(64))]
+struct Held(AtomicI64);
+
+static HELD: [Held; MAX_CPUS] = [const { Held(AtomicI64::new(0)) }; MAX_CPUS];
+
+#[inline(always)]
+fn note_held(delta: i64) {
+    // An atomic add: the CPU's slot may be another CPU's by the time it is written (the thread
+    // preempted and moved between reading its CPU and adding), and the sum must stay exact.
+    HELD[crate::cpu::id()].0.fetch_add(delta, Ordering::Relaxed);
+}
+
+/// How many plain `SpinLock`s are held, by any thread. Exact while no other CPU can take or
+/// release one (all of them frozen: `sched::freeze::freeze_others`).
+pub fn held_anywhere() -> i64 {
+    HELD.iter().map(|h| h.0.load(Ordering::Relaxed)).sum()
+}
 
 /// A test-and-test-and-set spinlock. The word is 32 bits: on the test host's AMD CPU a locked
 /// byte operation costs about twice a locked 32-bit one (a byte CMPXCHG and its releasing
@@ -29,11 +59,13 @@ impl<T> SpinLock<T> {
 impl<T: ?Sized> SpinLock<T> {
     pub fn lock(&self) -> SpinGuard<'_, T> {
         self.acquire();
+        note_held(1);
         SpinGuard { lock: self }
     }
 
     pub fn try_lock(&self) -> Option<SpinGuard<'_, T>> {
         if self.locked.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+            note_held(1);
             Some(SpinGuard { lock: self })
         } else {
             None
@@ -96,6 +128,7 @@ impl<T: ?Sized> DerefMut for SpinGuard<'_, T> {
 impl<T: ?Sized> Drop for SpinGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.release();
+        note_held(-1);
     }
 }
 

@@ -19,7 +19,7 @@
 //! made one before the host fork (`shared_files::share_anonymous`).
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::arch::syscall as user;
 use crate::arch::traps::TrapFrame;
@@ -38,6 +38,11 @@ const CSIGNAL: u64 = 0xff;
 
 /// How long the forking CPU waits for the others to reach a safe point.
 const FREEZE_TIMEOUT_NS: u64 = 2_000_000_000;
+/// How long the forking thread lets the others run when a preempted thread holds a lock.
+const LOCK_RETRY_NS: u64 = 50_000;
+/// How many times a freeze for a fork found a lock held and let the others go on (the
+/// self-test `fork_waits_for_lock_holders` reads it).
+pub static LOCK_WAITS: AtomicU64 = AtomicU64::new(0);
 
 /// What the child's kernel needs to resume the forking thread. Kernel memory, copied with the
 /// rest; one fork at a time fills it (the freeze serialises forks).
@@ -116,10 +121,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         return Err(ENOSYS);
     }
     let from_child = super::procs::child_ctx().unwrap_or(0) as u64;
-    if !sched::freeze::freeze_others(FREEZE_TIMEOUT_NS, sched::freeze::Halted::MustPark) {
-        kprintln!("hrt: fork: the other CPUs did not reach a safe point within 2 s: returning EAGAIN");
-        return Err(EAGAIN);
-    }
+    freeze_without_locks_held()?;
     if crate::linux::exec::underway() {
         // Another thread's exec ends this one (on its way back): no child, as on Linux, where
         // the pending SIGKILL fails the fork. (Checked frozen: the exec cannot start meanwhile.)
@@ -172,6 +174,39 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         let _ = uaccess::write::<i32>(ptid, super::procs::pidfd_of(r as u64, true));
     }
     Ok(r as u64)
+}
+
+/// Stops every other CPU at a safe point (`sched::freeze`) at a moment when no thread holds a
+/// plain spinlock. A CPU at a safe point holds none, but a thread preempted inside a critical
+/// section (plain spinlocks leave interrupts on) is on no CPU and still holds its lock: copied
+/// held, it stays held in the child, where that thread never runs, and the child's first
+/// taker spins for ever (a fork_sleepers child on a loaded host, spinning on the table of
+/// function extents that a parent's thread was preempted holding). While one is held, the
+/// others go on for a moment, which lets its holder finish, and the freeze is tried again;
+/// EAGAIN after 2 s.
+/// On success the others are frozen: the caller must `sched::freeze::thaw` them.
+pub fn freeze_without_locks_held() -> Result<(), u32> {
+    let start = crate::time::ticks();
+    let timeout = crate::time::ns_to_ticks(FREEZE_TIMEOUT_NS);
+    loop {
+        let spent = crate::time::ticks().wrapping_sub(start);
+        let left = crate::time::ticks_to_ns(timeout.saturating_sub(spent));
+        if !sched::freeze::freeze_others(left, sched::freeze::Halted::MustPark) {
+            kprintln!("hrt: fork: the other CPUs did not reach a safe point within 2 s: returning EAGAIN");
+            return Err(EAGAIN);
+        }
+        if crate::sync::spinlock::held_anywhere() == 0 {
+            return Ok(());
+        }
+        sched::freeze::thaw();
+        LOCK_WAITS.fetch_add(1, Ordering::Relaxed);
+        if crate::time::ticks().wrapping_sub(start) >= timeout {
+            kprintln!("hrt: fork: a preempted thread held a kernel lock for 2 s: returning EAGAIN");
+            return Err(EAGAIN);
+        }
+        // Long enough for the holder's CPU (this one, or another just thawed) to run it on.
+        sched::sleep_ns(LOCK_RETRY_NS);
+    }
 }
 
 /// The child's copy of the fork record at guest-physical `record`.
