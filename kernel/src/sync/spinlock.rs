@@ -3,38 +3,31 @@
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::arch::irq;
-use hrt_abi::MAX_CPUS;
 
-/// Plain `SpinLock`s held, counted per CPU: +1 where one is taken, -1 where it is released.
-/// Their holders keep interrupts on, so they may be preempted inside the critical section and
-/// resume on another CPU: only the sum over the CPUs means anything (`held_anywhere`).
+/// Plain `SpinLock`s held are counted per CPU (`PerCpu::spinlocks_held`): +1 where one is
+/// taken, -1 where it is released, each one instruction on this CPU's record. Their holders
+/// keep interrupts on, so they may be preempted inside the critical section and resume on
+/// another CPU: only the sum over the CPUs means anything (`held_anywhere`).
 ///
 /// Why: a fork copies memory while every other CPU waits at a safe point (`sched::freeze`),
 /// but a thread preempted inside a critical section is on no CPU, and its lock stays held in
 /// the copy, where the thread never runs again: the child spun for good on the first such lock
 /// it took (`linux::symbols`' table, held by a thread of the parent that was preempted while
 /// looking up a system-call site's function: 2 runs in ~120 of fork_sleepers at `--cpus 2
-/// --idle halt` on a loaded host). `fork` waits until none is held (`linux::calls::fork`). `IrqSpinLock`s are
-/// not counted: their holders mask interrupts, so nothing preempts them.
-#[repr(align(64))]
-struct Held(AtomicI64);
-
-static HELD: [Held; MAX_CPUS] = [const { Held(AtomicI64::new(0)) }; MAX_CPUS];
-
+/// --idle halt` on a loaded host). `fork` waits until none is held (`linux::calls::fork`).
+/// `IrqSpinLock`s are not counted: their holders mask interrupts, so nothing preempts them.
 #[inline(always)]
 fn note_held(delta: i64) {
-    // An atomic add: the CPU's slot may be another CPU's by the time it is written (the thread
-    // preempted and moved between reading its CPU and adding), and the sum must stay exact.
-    HELD[crate::cpu::id()].0.fetch_add(delta, Ordering::Relaxed);
+    crate::arch::percpu::add_spinlocks_held(delta);
 }
 
 /// How many plain `SpinLock`s are held, by any thread. Exact while no other CPU can take or
 /// release one (all of them frozen: `sched::freeze::freeze_others`).
 pub fn held_anywhere() -> i64 {
-    HELD.iter().map(|h| h.0.load(Ordering::Relaxed)).sum()
+    (0..crate::cpu::count()).map(|c| crate::cpu::get(c).spinlocks_held.load(Ordering::Relaxed)).sum()
 }
 
 /// A test-and-test-and-set spinlock. The word is 32 bits: on the test host's AMD CPU a locked

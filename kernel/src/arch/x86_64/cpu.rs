@@ -2,7 +2,7 @@
 //! `PerCpu` sits in a static array and is reached through GS (see `percpu`), so finding it
 //! costs one instruction. The layers above reach it as `crate::cpu`.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 use hrt_abi::MAX_CPUS;
 
@@ -27,6 +27,9 @@ pub struct PerCpu {
     /// The running thread (the scheduler's, as a plain address): every OpenMP runtime call
     /// starts from it, so it is one GS read away (`percpu::current_thread`).
     pub current_thread: AtomicU64,
+    /// Plain spinlocks taken minus released on this CPU (`sync::spinlock`), written only by
+    /// `percpu::add_spinlocks_held`; only the sum over the CPUs means anything.
+    pub spinlocks_held: AtomicI64,
     pub online: AtomicBool,
     pub gdt: PerCpuCell<Gdt>,
     pub tss: PerCpuCell<Tss>,
@@ -43,6 +46,7 @@ impl PerCpu {
             irq_pending: [const { AtomicU64::new(0) }; 4],
             zone: AtomicUsize::new(0),
             current_thread: AtomicU64::new(0),
+            spinlocks_held: AtomicI64::new(0),
             online: AtomicBool::new(false),
             gdt: PerCpuCell::new(Gdt::new()),
             tss: PerCpuCell::new(Tss::new()),
@@ -212,4 +216,5 @@ const _: () = {
     // The vDSO's getcpu reads the zone (NUMA node) at this offset (kernel/vdso/vdso.c).
     assert!(core::mem::offset_of!(PerCpu, zone) == 72);
     assert!(core::mem::offset_of!(PerCpu, current_thread) == percpu::OFF_CURRENT_THREAD);
+    assert!(core::mem::offset_of!(PerCpu, spinlocks_held) == percpu::OFF_SPINLOCKS_HELD);
 };

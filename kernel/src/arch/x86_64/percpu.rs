@@ -16,6 +16,8 @@ pub const OFF_IRQ_OFF: usize = 32;
 pub const OFF_IRQ_PENDING: usize = 40;
 /// The running thread (`super::cpu::PerCpu::current_thread`).
 pub const OFF_CURRENT_THREAD: usize = 80;
+/// Plain spinlocks held (`super::cpu::PerCpu::spinlocks_held`).
+pub const OFF_SPINLOCKS_HELD: usize = 88;
 
 /// # Safety
 /// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields
@@ -56,4 +58,15 @@ pub fn self_ptr() -> usize {
         asm!("mov {}, gs:[{off}]", out(reg) p, off = const OFF_SELF, options(nostack, readonly, preserves_flags))
     };
     p
+}
+
+/// Adds `delta` to this CPU's count of plain spinlocks held, in one instruction: neither an
+/// interrupt nor a preemption that moves the thread to another CPU can come between finding
+/// this CPU's record and writing it (no lock prefix needed: only this CPU writes its count).
+#[inline(always)]
+pub fn add_spinlocks_held(delta: i64) {
+    // SAFETY: GS:OFF_SPINLOCKS_HELD is this CPU's `PerCpu::spinlocks_held` (asserted in cpu.rs).
+    unsafe {
+        asm!("add qword ptr gs:[{off}], {d}", d = in(reg) delta, off = const OFF_SPINLOCKS_HELD, options(nostack))
+    };
 }
