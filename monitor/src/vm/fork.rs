@@ -103,6 +103,14 @@ pub fn die_of(sig: i32) -> ! {
 }
 static FORKER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
 
+/// Held by the fork thread across the host fork, and by whoever starts a thread while the
+/// program runs (the forwarding workers: `channel::workers`) until that thread runs its own
+/// code. Rust's runtime registers every new thread under a lock of its own (the table of its
+/// stack-overflow handler), and a fork made while a worker was starting copied that lock held:
+/// every thread the child then started (vCPU, channel, spawner) blocked for good at its start
+/// (a fork_threads child on a loaded host, all its threads in that lock's futex).
+pub(crate) static THREAD_STARTS: Mutex<()> = Mutex::new(());
+
 /// Starts the fork thread. Call it from a thread without the seccomp filter.
 pub fn start(base: Base) -> std::io::Result<()> {
     let _ = BASE.set(base);
@@ -176,9 +184,12 @@ fn fork(job: Job) -> i64 {
     // stay blocked across the fork (the child unblocks them once set up).
     // SAFETY: masks we own.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old) };
+    let starts = THREAD_STARTS.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: the child runs only this thread's code; it takes no lock another thread of the
     // parent may have held (the job carries everything it needs) and ends with _exit.
     let pid = unsafe { libc::fork() };
+    // In the child too: this thread held it there, and the child starts threads.
+    drop(starts);
     if pid == 0 {
         child(job, &old)
     }

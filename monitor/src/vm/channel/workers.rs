@@ -93,11 +93,15 @@ pub(super) fn start_spawner(
             let mut n = 0u32;
             while rx.recv().is_ok() {
                 let (svc2, shared, filter) = (svc.clone(), shared.clone(), filter.clone());
+                // No fork while the worker starts (`fork::THREAD_STARTS`): until it runs.
+                let starting = crate::vm::fork::THREAD_STARTS.lock().unwrap_or_else(|e| e.into_inner());
+                let (up, is_up) = mpsc::channel::<()>();
                 let started = std::thread::Builder::new()
                     .name(format!("hrt-worker{n}"))
                     // Workers only run the forwarder: a small stack is plenty.
                     .stack_size(256 << 10)
                     .spawn(move || {
+                        drop(up);
                         if let Some(Err(e)) = filter.as_ref().map(crate::vm::seccomp::install) {
                             eprintln!("hrt: {e}");
                             svc2.workers.spawn_failed();
@@ -108,6 +112,9 @@ pub(super) fn start_spawner(
                             svc2.serve_cancellable(&shared, req);
                         }
                     });
+                // Disconnected once the worker runs (or the thread was never made).
+                let _ = is_up.recv();
+                drop(starting);
                 if let Err(e) = started {
                     eprintln!("hrt: cannot start a thread for a blocking forwarded call: {e}");
                     svc.workers.spawn_failed();
