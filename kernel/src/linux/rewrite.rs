@@ -388,6 +388,13 @@ fn site_function(site: u64) -> Option<Vec<Instruction>> {
     (!instrs.iter().any(below_stack_pointer)).then_some(instrs)
 }
 
+/// Before a fork freezes the other CPUs: the decoder's tables (a lazily built static) exist.
+/// A thread preempted while building them left them half-built in the copy, where the child's
+/// first decode spun for good on their `Once` (a fork_threads child on a loaded host).
+pub fn prepare_for_fork() {
+    let _ = Decoder::with_ip(64, &[0x90], 0, DecoderOptions::NONE);
+}
+
 /// Every instruction of the function `code` at `ip`; None if some cannot be decoded.
 fn decode(code: &[u8], ip: u64) -> Option<Vec<Instruction>> {
     let mut decoder = Decoder::with_ip(64, code, ip, DecoderOptions::NONE);

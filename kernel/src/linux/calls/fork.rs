@@ -121,6 +121,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         return Err(ENOSYS);
     }
     let from_child = super::procs::child_ctx().unwrap_or(0) as u64;
+    crate::linux::rewrite::prepare_for_fork();
     freeze_without_locks_held()?;
     if crate::linux::exec::underway() {
         // Another thread's exec ends this one (on its way back): no child, as on Linux, where
