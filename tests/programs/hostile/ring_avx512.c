@@ -14,8 +14,12 @@
  * 0 on a PVM host, whose vector state must still reach the frame.)
  * A switch or a signal frame that keeps only x87/SSE/AVX hands each thread the other's (or the
  * handler's) zmm upper halves, zmm16-31 and k registers. Without AVX-512 the program says so
- * and checks nothing (natively and under hrt alike). */
+ * and checks nothing (natively and under hrt alike). It asks the CPU itself (CPUID leaf 7 and
+ * XCR0 through XGETBV), not libgcc's __builtin_cpu_supports, which also wants CPUID's OSXSAVE
+ * bit: on PVM hosts KVM shows that bit only while the guest's own CR4 has it, which the
+ * ring-3 kernel never sets, although XSAVE and AVX-512 run there on the host's CR4 and XCR0. */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -117,10 +121,22 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+// AVX-512F and BW (CPUID leaf 7) with their state enabled in XCR0 (opmask, ZMM_Hi256,
+// Hi16_ZMM, and SSE and AVX below them).
+static int avx512_usable(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 16)) || !(b & (1u << 30)))
+        return 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 26)))
+        return 0; // no XSAVE, so no XGETBV
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 0xe6) == 0xe6;
+}
+
 int main(int argc, char **argv) {
     mode = argc > 1 ? argv[1] : "yield";
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) {
+    if (!avx512_usable()) {
         printf("no AVX-512 here: nothing checked\n");
         return 0;
     }
