@@ -4,7 +4,7 @@
 //! thread is pinned to, not the host CPU (RDTSCP's answer in ring 3 on PVM).
 
 mod common;
-use common::hostile::{assert_same, build, hrt, hrt_cmd, native, run};
+use common::hostile::{assert_same, build, hrt, hrt_cmd, native, passes_natively_and_same_on_1_and_2_cpus, run};
 
 /// True if this host runs guest ring 0 emulated (PVM), where the two modes differ.
 fn pvm_host() -> bool {
@@ -214,6 +214,16 @@ fn vector_registers_survive_thread_switches() {
         let out = hrt(opts, &prog, &[case]);
         assert_same(&format!("ring_avx {case} {opts:?}"), &native_out, &out);
     }
+}
+
+/// The vector extensions a program finds usable through libgcc's checks (CPUID, its OSXSAVE
+/// bit, XCR0) are the host's (tests/programs/hostile/cpu_features.c), at 1 and 2 vCPUs. On
+/// PVM, KVM shows OSXSAVE only while the guest's CR4 has it; the ring-3 kernel never set it,
+/// so programs under hrt took AVX, AVX2 and AVX-512 for unusable (glibc's string functions ran
+/// their SSE2 forms) until the vCPUs started with it.
+#[test]
+fn programs_see_the_hosts_vector_extensions() {
+    passes_natively_and_same_on_1_and_2_cpus("cpu_features", Some("cpu features: done"));
 }
 
 /// AVX-512 state (zmm0-31 in full, k0-7) survives thread switches of every kind (yield, futex

@@ -240,6 +240,22 @@ pub struct VcpuPlan {
     pub cpus_on_demand: bool,
 }
 
+/// The XCR0 a vCPU starts with: the host's (what XSAVE in guest ring 3 runs on), limited to
+/// the components KVM offers the guest (CPUID leaf 0xD, with x87 and SSE); None without XSAVE.
+/// (Leaf 0xD decides: this PVM host's KVM leaves leaf 1's XSAVE bit out of what it reports as
+/// supported, yet shows it to the guest and takes CR4.OSXSAVE.)
+fn guest_xcr0(cpuid: &CpuId) -> Option<u64> {
+    let offered = cpuid.as_slice().iter().find(|e| e.function == 0xd && e.index == 0)?;
+    let offered = (offered.edx as u64) << 32 | offered.eax as u64;
+    let (lo, hi): (u32, u32);
+    // SAFETY: XGETBV of XCR0 only reads a register; a host whose KVM offers XSAVE runs with
+    // CR4.OSXSAVE set.
+    unsafe { std::arch::asm!("xgetbv", in("ecx") 0, out("eax") lo, out("edx") hi, options(nomem, nostack)) };
+    let xcr0 = ((hi as u64) << 32 | lo as u64) & offered;
+    // x87 and SSE at least (KVM refuses an XCR0 without x87).
+    (xcr0 & 3 == 3).then_some(xcr0)
+}
+
 /// IA32_TSC: writing it sets the vCPU's time-stamp counter.
 const MSR_IA32_TSC: u32 = 0x10;
 
@@ -259,9 +275,32 @@ fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, plan: &VcpuPlan) -> Result<
     sregs.tr = kvm_segment { base: 0, limit: 0x67, selector: 0, type_: 11, present: 1, ..Default::default() };
     sregs.cr3 = layout::BOOT_PML4;
     sregs.cr4 = (1 << 5) | (1 << 9) | (1 << 10); // PAE, OSFXSR, OSXMMEXCPT
+    if let Some(xcr0) = guest_xcr0(cpuid) {
+        // The program's CPUID shows OSXSAVE only while the guest's CR4 has it (KVM derives the
+        // bit from CR4), and without it glibc and libgcc take AVX, AVX2 and AVX-512 for
+        // unusable (glibc's string functions then run their SSE2 forms). The kernel in ring 3
+        // never sets it (its XSETBV would fault there; XSAVE runs on the host's CR4 and XCR0),
+        // so the vCPU starts with it, and with an XCR0 of the host's components that KVM
+        // offers, in case KVM loads the guest's XCR0 at each entry (the ring-0 kernel sets
+        // its own with XSETBV).
+        let mut xcrs = vcpu.get_xcrs().map_err(|e| fail("XCR0", e))?;
+        xcrs.nr_xcrs = 1;
+        xcrs.xcrs[0].xcr = 0;
+        xcrs.xcrs[0].value = xcr0;
+        if vcpu.set_xcrs(&xcrs).is_ok() {
+            sregs.cr4 |= 1 << 18; // OSXSAVE
+        }
+    }
     sregs.cr0 = 0x8005_0033; // PG, WP, NE, ET, MP, PE
     sregs.efer = (1 << 0) | (1 << 8) | (1 << 10); // SCE, LME, LMA
-    vcpu.set_sregs(&sregs).map_err(|e| fail("special registers", e))?;
+    let first = vcpu.set_sregs(&sregs);
+    if first.is_err() && sregs.cr4 & (1 << 18) != 0 {
+        // A KVM that refuses OSXSAVE: without it, as before.
+        sregs.cr4 &= !(1 << 18);
+        vcpu.set_sregs(&sregs).map_err(|e| fail("special registers", e))?;
+    } else {
+        first.map_err(|e| fail("special registers", e))?;
+    }
 
     let fpu = kvm_fpu { fcw: 0x37f, mxcsr: 0x1f80, ..Default::default() };
     vcpu.set_fpu(&fpu).map_err(|e| fail("FPU state", e))?;
