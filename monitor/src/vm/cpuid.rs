@@ -20,10 +20,20 @@ pub fn for_vcpu(base: &CpuId, id: u32) -> CpuId {
                 e.ecx |= 1 << 31; // running under a hypervisor
             }
             0xb | 0x1f => e.edx = id,
+            0x8000_0001 => e.ecx |= host_lzcnt(),
             _ => {}
         }
     }
     c
+}
+
+/// LZCNT (leaf 0x8000_0001 ECX bit 5) where the host has it: an ordinary instruction that
+/// runs in the guest as on the host, which this PVM host's KVM leaves out of what it reports
+/// as supported. Without it glibc counts the CPU below x86-64-v3 (`haswell`) and picks its
+/// libraries' and functions' baseline forms.
+fn host_lzcnt() -> u32 {
+    let ecx = std::arch::x86_64::__cpuid(0x8000_0001).ecx;
+    ecx & (1 << 5)
 }
 
 /// Whether leaf `function` reports feature bit `bit` of register `reg` ('a', 'b', 'c' or 'd').
