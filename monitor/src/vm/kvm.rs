@@ -58,7 +58,19 @@ pub fn check_cpus(requested: Option<u32>, kvm: &Kvm) -> Result<u32> {
 
 /// A VM without its interrupt controller yet ([`create_irqchip`] before any vCPU).
 pub fn create_vm_without_irqchip(kvm: &Kvm) -> Result<VmFd> {
-    kvm.create_vm().map_err(|e| err!("cannot create a VM: {e}"))
+    create_vm(kvm).map_err(|e| err!("cannot create a VM: {e}"))
+}
+
+/// KVM_CREATE_VM, again when a signal interrupted it: KVM answers EINTR (not a restartable
+/// error) when a signal is pending, and a forked child's `hrt` takes the signals sent to the
+/// program while its VM is made (a fork_early_signals child failed to start so).
+pub fn create_vm(kvm: &Kvm) -> std::result::Result<VmFd, kvm_ioctls::Error> {
+    loop {
+        match kvm.create_vm() {
+            Err(e) if e.errno() == libc::EINTR => continue,
+            made => return made,
+        }
+    }
 }
 
 /// The in-kernel local APICs, without KVM's PIC and IOAPIC (a "split" interrupt controller):

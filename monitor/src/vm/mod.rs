@@ -265,7 +265,7 @@ pub fn tsc_khz(kvm: &kvm_ioctls::Kvm, vm: &kvm_ioctls::VmFd) -> Option<u32> {
 
 /// The TSC frequency a vCPU would get, in kHz.
 pub fn probe_tsc_khz(kvm: &kvm_ioctls::Kvm) -> Option<u32> {
-    let vm = kvm.create_vm().ok()?;
+    let vm = kvm::create_vm(kvm).ok()?;
     let vcpu = vm.create_vcpu(0).ok()?;
     vcpu.get_tsc_khz().ok()
 }

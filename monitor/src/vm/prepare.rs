@@ -38,7 +38,7 @@ pub fn start(kvm: &Kvm) -> Option<Prepared> {
     std::thread::Builder::new()
         .name("hrt-prepare".into())
         .spawn(move || {
-            let vm = own.create_vm().ok();
+            let vm = super::kvm::create_vm(&own).ok();
             let tsc_khz = vm.as_ref().and_then(|vm| super::tsc_khz(&own, vm));
             let cpuid = own.get_supported_cpuid(KVM_MAX_CPUID_ENTRIES).ok();
             Made { vm, cpuid, tsc_khz }
