@@ -17,8 +17,9 @@ extern "C" fn capture() {
         let mut set: libc::sigset_t = std::mem::zeroed();
         let masked = libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set) == 0;
         for sig in 1..=64 {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN {
+            // The raw query: glibc's sigaction refuses 32 and 33, which a starter may have
+            // left ignored (glibc's posix_spawn ignores them in its child).
+            if crate::shared_signals::is_ignored(sig) {
                 ignored |= 1 << (sig - 1);
             }
             if masked && libc::sigismember(&set, sig) == 1 {

@@ -8,6 +8,8 @@
 /// SIGTTIN and SIGTTOU are a background job's terminal access (forward/tty_stop.rs,
 /// `run::mirror_signal_action`); 32 and 33 are the C library's (its sigaction refuses them);
 /// the channel's wake signal is `hrt`'s. Signal 64 takes bit 0 of the channel's word.
+/// Those `hrt` uses itself still reach the program when another process sends them
+/// (`shared_signals`, `reaches_program`).
 pub fn passed_on(sig: i32) -> bool {
     use libc::*;
     let kept = [SIGKILL, SIGSTOP, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS, SIGPIPE, SIGTTIN, SIGTTOU];
@@ -18,4 +20,12 @@ pub fn passed_on(sig: i32) -> bool {
 /// else uses.
 pub fn wake_signal() -> libc::c_int {
     libc::SIGRTMIN() + 2
+}
+
+/// Whether signal `sig` reaches the program when another process sends it: every signal
+/// `passed_on`, and those `hrt` uses itself (`shared_signals`); not SIGKILL, SIGSTOP (which
+/// cannot be caught), SIGTTIN and SIGTTOU (a background job's stops, forward/tty_stop.rs).
+pub fn reaches_program(sig: i32) -> bool {
+    use libc::*;
+    (1..=64).contains(&sig) && ![SIGKILL, SIGSTOP, SIGTTIN, SIGTTOU].contains(&sig)
 }

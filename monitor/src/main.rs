@@ -21,6 +21,7 @@ mod run;
 mod run_memory;
 mod script;
 mod selftest;
+mod shared_signals;
 mod signal_safe;
 mod vm;
 mod vm_args;

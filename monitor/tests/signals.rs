@@ -275,3 +275,16 @@ fn signals_between_processes_carry_their_siginfo() {
         Some("child: SIGRTMIN by sigqueue  sig 34, SI_QUEUE, pid sender's, uid ours, value 42"),
     );
 }
+
+/// Signals another process sends reach the program also where `hrt` uses the same signal
+/// itself (faults, SIGABRT, SIGPIPE, SIGSYS, glibc's 32 and 33, its wake signal SIGRTMIN+2):
+/// the program's handler gets each with its siginfo, and without a handler each ends it, as
+/// on Linux. Before, `hrt` swallowed SIGSEGV, SIGPIPE, 33 and SIGRTMIN+2 and the program ran
+/// on.
+#[test]
+fn signals_the_monitor_also_uses_reach_the_program_from_other_processes() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "signals_hrt_uses",
+        Some("sigqueue SIGRTMIN+2    sig 36 code SI_QUEUE pid parent's value 78"),
+    );
+}

@@ -92,12 +92,7 @@ pub fn die_of(sig: i32) -> ! {
     unsafe {
         let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
         libc::setrlimit(libc::RLIMIT_CORE, &none);
-        libc::signal(sig, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(sig);
+        crate::shared_signals::raise_default(sig);
         libc::_exit(128 + sig)
     }
 }

@@ -128,7 +128,12 @@ pub fn install(filter: &BpfProgram) -> Result<()> {
         .map_err(|e| err!("cannot install the seccomp filter ({e}); --no-seccomp runs without it"))
 }
 
-extern "C" fn forbidden_call(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+extern "C" fn forbidden_call(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    if crate::shared_signals::from_another_process(info) {
+        // Not a forbidden call: another process's SIGSYS, the program's.
+        crate::run::stop_on_signal(sig, info, ctx);
+        return;
+    }
     // struct siginfo for SIGSYS: signo, errno, code (3 ints, padded to 16 bytes), then
     // `void *_call_addr; int _syscall; unsigned _arch;`.
     // SAFETY: the kernel passes a valid siginfo_t; reading an int at offset 24 of it.

@@ -166,7 +166,7 @@ pub fn watch() {
     // SAFETY: as in `deliver`.
     let bits = unsafe { (*word).load(Ordering::SeqCst) };
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    for sig in (1..=64).filter(|&s| passed_on(s) && ends_by_default(s)) {
+    for sig in (1..=64).filter(|&s| crate::kept_signals::reaches_program(s) && ends_by_default(s)) {
         let entry = &mut seen[(sig & 63) as usize];
         if bits & bit(sig) == 0 {
             *entry = (0, 0);

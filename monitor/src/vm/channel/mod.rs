@@ -433,15 +433,22 @@ impl Service {
     }
 }
 
-extern "C" fn ignore_wake(_: libc::c_int) {}
+/// The wake signal: `hrt`'s own does nothing (it only interrupts a host call); one another
+/// process sent is the program's (`shared_signals`).
+extern "C" fn on_wake(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    if crate::shared_signals::from_another_process(info) {
+        crate::run::stop_on_signal(sig, info, ctx);
+    }
+}
 
-/// Installs a handler (that does nothing) for the wake signal, without SA_RESTART, so a
-/// blocked host call it hits returns EINTR.
+/// Installs the wake signal's handler, without SA_RESTART, so a blocked host call it hits
+/// returns EINTR.
 fn install_wake_handler() {
-    // SAFETY: sigaction with a zeroed struct and a handler that does nothing.
+    // SAFETY: sigaction with a zeroed struct, SA_SIGINFO and an async-signal-safe handler.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = ignore_wake as *const () as usize;
+        sa.sa_sigaction = on_wake as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO;
         libc::sigaction(wake_signal(), &sa, std::ptr::null_mut());
     }
 }
