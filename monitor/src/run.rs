@@ -23,7 +23,7 @@ static AS_CHILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// `hrt` exits as a shell reports a program killed by them (130, 143, 129, ...). Installed with
 /// SA_SIGINFO: the program sees the sender's pid, uid and value, or a child's SIGCHLD
 /// information, as Linux gives them (`vm::channel::host_siginfo`).
-pub(crate) extern "C" fn stop_on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+extern "C" fn stop_on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     if crate::vm::host_signals::program_ended() {
         // `hrt` is only exiting with the program's status now.
         return;
@@ -170,7 +170,7 @@ fn install_stop_handlers() {
     // SAFETY: setting a signal's disposition to SIG_IGN.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // The signals `hrt` uses itself go to the program too when another process sends them.
-    crate::shared_signals::install();
+    crate::shared_signals::install(stop_on_signal);
 }
 
 /// `--omp` for the program `hrt run` starts (`overrides::choice`): entries for the kernel to

@@ -33,6 +33,24 @@ const SA_RESTORER: u64 = 0x0400_0000;
 static PREVIOUS: [AtomicUsize; 65] = [const { AtomicUsize::new(0) }; 65];
 static PREVIOUS_FLAGS: [AtomicU64; 65] = [const { AtomicU64::new(0) }; 65];
 
+/// A signal handler's signature (SA_SIGINFO).
+pub type Handler = extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void);
+
+/// What passes a signal on to the program (`run`'s handler, given to `install`): kept here so
+/// that the VM's handlers below `run` reach it without depending on `run`.
+static PASS_ON: AtomicUsize = AtomicUsize::new(0);
+
+/// Passes a signal another process sent on to the program, as `run`'s handler does every
+/// signal `hrt` does not use itself. Async-signal-safe.
+pub fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    let f = PASS_ON.load(Ordering::SeqCst);
+    if f != 0 {
+        // SAFETY: only `install` stores it, from a `Handler`.
+        let f: Handler = unsafe { std::mem::transmute(f) };
+        f(sig, info, ctx);
+    }
+}
+
 /// Whether `info` says another process sent the signal (see the module's comment).
 /// Async-signal-safe.
 pub fn from_another_process(info: *const libc::siginfo_t) -> bool {
@@ -84,9 +102,11 @@ fn action(sig: i32, new: Option<&KernelAction>) -> Option<KernelAction> {
 }
 
 /// Puts the pass-on test in front of `hrt`'s own disposition of each shared signal but the
-/// wake signal and SIGSYS. Called once, after `run`'s handlers (whose restorer it borrows: the
-/// raw call needs one, and glibc's is the one its own handlers return through).
-pub fn install() {
+/// wake signal and SIGSYS; `passer` passes a signal on to the program. Called once, after
+/// `run`'s handlers (whose restorer it borrows: the raw call needs one, and glibc's is the one
+/// its own handlers return through).
+pub fn install(passer: Handler) {
+    PASS_ON.store(passer as usize, Ordering::SeqCst);
     let Some(restorer) = action(libc::SIGTERM, None).map(|a| a.restorer).filter(|&r| r != 0) else {
         return;
     };
@@ -110,7 +130,7 @@ pub fn install() {
 
 extern "C" fn on_shared_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     if from_another_process(info) {
-        crate::run::stop_on_signal(sig, info, ctx);
+        pass_on(sig, info, ctx);
         return;
     }
     let idx = sig as usize;

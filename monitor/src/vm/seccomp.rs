@@ -131,7 +131,7 @@ pub fn install(filter: &BpfProgram) -> Result<()> {
 extern "C" fn forbidden_call(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     if crate::shared_signals::from_another_process(info) {
         // Not a forbidden call: another process's SIGSYS, the program's.
-        crate::run::stop_on_signal(sig, info, ctx);
+        crate::shared_signals::pass_on(sig, info, ctx);
         return;
     }
     // struct siginfo for SIGSYS: signo, errno, code (3 ints, padded to 16 bytes), then

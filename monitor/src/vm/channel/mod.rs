@@ -437,7 +437,7 @@ impl Service {
 /// process sent is the program's (`shared_signals`).
 extern "C" fn on_wake(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     if crate::shared_signals::from_another_process(info) {
-        crate::run::stop_on_signal(sig, info, ctx);
+        crate::shared_signals::pass_on(sig, info, ctx);
     }
 }
 
