@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 29;
+pub const ABI_VERSION: u32 = 30;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -683,9 +683,16 @@ pub mod process {
     pub const KEPT_PREAD: u64 = 0x2014;
     /// (handle): no mapping names the kept file any more; it closes with its last descriptor.
     pub const DROP_KEPT: u64 = 0x2015;
+    /// (child pid, wait status): `clone(CLONE_PIDFD)` of a spawn child that ended before its
+    /// exec, which no host process is: the monitor makes a host process that has exited as the
+    /// child did (a stand-in, with no exit signal: the kernel sent the child's) and answers a
+    /// close-on-exec pidfd of it in the program's table. Waits that reap the stand-in answer with the child's pid, and
+    /// `WAIT4` of the child's pid reaps the stand-in (the kernel sends it when it takes its
+    /// own record of the child).
+    pub const STAND_IN_PIDFD: u64 = 0x2016;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = DROP_KEPT;
+    pub const LAST: u64 = STAND_IN_PIDFD;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -228,3 +228,21 @@ fn cross_memory_attach_faults_as_on_linux() {
     }
     assert_same_on_1_and_2_cpus("procs_fork_cma_faults", &prog, &[], &linux);
 }
+
+/// clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD) of a child that exits before any exec (Go's
+/// start-up probe; tests/programs/hostile/pidfd_before_exec.c): a pidfd that polls readable
+/// and whose wait, or the pid's, reports the child once, with one SIGCHLD or none as the exit
+/// signal says; and no line from `hrt` (it used to store -1 and say so, which every Go program
+/// that started a process printed).
+#[test]
+fn a_child_that_exits_before_its_exec_has_a_pidfd() {
+    let prog = build("pidfd_before_exec", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("waitid(P_PIDFD) 0: pid the child's, code CLD_EXITED, status 3"), "{}", linux.stdout);
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("pidfd_before_exec --cpus {cpus}"), &linux, &got);
+        assert!(got.stderr.is_empty(), "--cpus {cpus}: hrt said:\n{}", got.stderr);
+    }
+}

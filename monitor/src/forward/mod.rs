@@ -65,6 +65,7 @@ mod routing_tests;
 mod same_file;
 mod shared_futex;
 mod sockets;
+mod stand_ins;
 mod synthetic;
 mod sysv_shm;
 #[cfg(test)]

@@ -71,7 +71,13 @@ struct Spawn {
     mask: u64,
 }
 
-type Job = (Spawn, mpsc::Sender<SysResult<i64>>);
+/// What the process spawner does: start a program, or make a stand-in (`stand_ins`).
+enum Work {
+    Spawn(Spawn),
+    StandIn { code: i32 },
+}
+
+type Job = (Work, mpsc::Sender<SysResult<i64>>);
 
 /// The program's children: contexts of spawn children, host pids started, and the spawner.
 #[derive(Default)]
@@ -81,6 +87,7 @@ pub struct Children {
     /// Those of `pids` that are forked `hrt`s (their resident sets carry `hrt`'s own share).
     forked: Mutex<HashSet<i32>>,
     spawner: Mutex<Option<mpsc::Sender<Job>>>,
+    stand_ins: super::stand_ins::StandIns,
 }
 
 impl Children {
@@ -156,8 +163,13 @@ impl Forwarder {
     pub fn start_process_spawner(&self) -> std::io::Result<()> {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new().name("hrt-procs".into()).spawn(move || {
-            while let Ok((job, reply)) = rx.recv() {
-                let _ = reply.send(spawn(&job));
+            while let Ok((work, reply)) = rx.recv() {
+                let answer = match work {
+                    Work::Spawn(job) => spawn(&job),
+                    Work::StandIn { code } => super::stand_ins::exited_process(code)
+                        .map(|(pidfd, pid)| (pid as i64) << 32 | pidfd as u32 as i64),
+                };
+                let _ = reply.send(answer);
             }
         })?;
         *self.children.spawner.lock().unwrap() = Some(tx);
@@ -192,6 +204,7 @@ impl Forwarder {
             (op::KEEP_FILE, None) => self.keep_file(a[0], a[1] != 0),
             (op::KEPT_PREAD, None) => self.kept_pread(g, a),
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
+            (op::STAND_IN_PIDFD, None) => self.stand_in_pidfd(a[0] as i32, a[1] as u32),
             (op::SETPGID, Some(c)) if a[0] == 0 => {
                 c.state.lock().unwrap().pgid = Some(int(a[1]) as i32);
                 Ok(0)
@@ -287,6 +300,20 @@ impl Forwarder {
         // SAFETY: no pointers.
         let fd = unsafe { self.sys(libc::SYS_pidfd_open, &[pid as libc::c_long, int(flags)])? };
         self.fds().insert(Arc::new(HostFd::owned(fd as i32, false)), true, 0)
+    }
+
+    /// `process::STAND_IN_PIDFD`: a pidfd in the program's table of a host process made to have
+    /// exited as spawn child `child` did (`stand_ins`).
+    fn stand_in_pidfd(&self, child: i32, status: u32) -> SysResult<i64> {
+        let spawner = self.children.spawner.lock().unwrap().clone().ok_or(Errno::EAGAIN)?;
+        let (tx, rx) = mpsc::channel();
+        let work = Work::StandIn { code: ((status >> 8) & 0xff) as i32 };
+        spawner.send((work, tx)).map_err(|_| Errno::EAGAIN)?;
+        let made = rx.recv().map_err(|_| Errno::EAGAIN)??;
+        let (pid, pidfd) = ((made >> 32) as i32, made as u32 as i32);
+        let host = Arc::new(HostFd::owned(pidfd, false));
+        self.children.stand_ins.add(pid, child, &host);
+        self.fds().insert(host, true, 0)
     }
 
     /// pidfd_send_signal(pidfd, sig, info, flags) through the host's pidfd (or `/proc/<pid>`
@@ -445,6 +472,12 @@ impl Forwarder {
         if options & !(allowed | 0x2000_0000) != 0 {
             return Err(Errno::EINVAL);
         }
+        // A child that ended before its exec and got a pidfd: its stand-in (the kernel reaps it
+        // so when it takes its own record of the child).
+        let (pid, options) = match self.children.stand_ins.host_of(pid as i32) {
+            Some(host) if pid > 0 => (host as libc::c_long, options | libc::__WALL as u64),
+            _ => (pid, options),
+        };
         let mut st: libc::c_int = 0;
         // SAFETY: an all-zero rusage is valid.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -480,14 +513,25 @@ impl Forwarder {
             if rusage != 0 {
                 g.write(rusage, &ru)?;
             }
+            return Ok(self.children.stand_ins.shown(r as i32, ended) as i64);
         }
         Ok(r)
     }
 
     fn waitid(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
         let (idtype, id, infop, options, rusage) = (a[0] as u32, int(a[1]), a[2], int(a[3]), a[4]);
-        // The program's pidfd is one of its descriptors: the host's waits on the host's.
-        let id = if idtype == P_PIDFD { self.fds().get(a[1])?.raw() as libc::c_long } else { id };
+        // The program's pidfd is one of its descriptors: the host's waits on the host's. A
+        // stand-in's (`stand_ins`) may be a "clone" child to the host: __WALL.
+        let mut options = options;
+        let id = if idtype == P_PIDFD {
+            let h = self.fds().get(a[1])?;
+            if self.children.stand_ins.is_pidfd(&h) {
+                options |= libc::__WALL as libc::c_long;
+            }
+            h.raw() as libc::c_long
+        } else {
+            id
+        };
         if ![libc::P_ALL, libc::P_PID, libc::P_PGID, P_PIDFD].contains(&idtype) {
             return Err(Errno::EINVAL);
         }
@@ -531,6 +575,9 @@ impl Forwarder {
         }
         if pid > 0 {
             ru.ru_maxrss = self.child_rss(pid as i64, ru.ru_maxrss, ended);
+            let shown = self.children.stand_ins.shown(pid, ended);
+            // SAFETY: si_pid of SIGCHLD's siginfo is the int at byte 16, inside the struct.
+            unsafe { std::ptr::write_unaligned((&raw mut info as *mut u8).add(16) as *mut i32, shown) };
         }
         if infop != 0 {
             g.write(infop, &info)?;
@@ -619,7 +666,7 @@ impl Forwarder {
         drop(st);
         let spawner = self.children.spawner.lock().unwrap().clone().ok_or(Errno::EAGAIN)?;
         let (tx, rx) = mpsc::channel();
-        spawner.send((job, tx)).map_err(|_| Errno::EAGAIN)?;
+        spawner.send((Work::Spawn(job), tx)).map_err(|_| Errno::EAGAIN)?;
         let pid = rx.recv().map_err(|_| Errno::EAGAIN)??;
         self.children.pids.lock().unwrap().insert(pid as i32);
         // The child is now the host process: its context (and its table copy) goes.

@@ -45,6 +45,7 @@ const SIGCHLD: u64 = 17;
 const CLD_EXITED: i32 = 1;
 const P_ALL: u64 = 0;
 const P_PID: u64 = 1;
+const P_PIDFD: u64 = 3;
 const WNOHANG: u64 = 1;
 const WNOWAIT: u64 = 0x0100_0000;
 const WEXITED: u64 = 4;
@@ -61,6 +62,9 @@ static CHILDREN: IrqSpinLock<BTreeMap<u32, Child>> = IrqSpinLock::new(BTreeMap::
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 /// Children that ended before exec: (guest tid as their pid, wait status).
 static ZOMBIES: IrqSpinLock<Vec<(u32, u32)>> = IrqSpinLock::new(Vec::new());
+/// Those of `ZOMBIES` the program got a pidfd of: the monitor made a host stand-in for each
+/// (`process::STAND_IN_PIDFD`), reaped when the zombie is taken.
+static STAND_INS: IrqSpinLock<Vec<u32>> = IrqSpinLock::new(Vec::new());
 
 /// How a spawn child's guest thread ended (its exit value, which the parent's join reads).
 const EXECED: u64 = 1 << 62;
@@ -141,9 +145,46 @@ pub fn clone_process(frame: &mut TrapFrame, flags: u64, newsp: u64, [ptid, ctid,
     }
     let (pid, execed) = spawn_child(frame, flags, newsp, tls)?;
     if flags & CLONE_PIDFD != 0 {
-        let _ = uaccess::write::<i32>(ptid, pidfd_of(pid, execed));
+        let fd = if execed { pidfd_of(pid, true) } else { stand_in_pidfd(pid as u32) };
+        let _ = uaccess::write::<i32>(ptid, fd);
     }
     Ok(pid)
+}
+
+/// CLONE_PIDFD of a spawn child that ended before its exec (a zombie of the guest's own): a
+/// pidfd of a host process the monitor made to have ended as the child did, whose waits
+/// answer the child's pid. A child already reaped (SIGCHLD ignored) has none: -1, said once.
+fn stand_in_pidfd(pid: u32) -> i32 {
+    let status = ZOMBIES.lock().iter().find(|&&(p, _)| p == pid).map(|&(_, s)| s);
+    let Some(status) = status else { return pidfd_of(pid as u64, false) };
+    match call(op::STAND_IN_PIDFD, [pid as u64, status as u64, 0, 0, 0, 0]) {
+        Ok(fd) => {
+            STAND_INS.lock().push(pid);
+            fd as i32
+        }
+        Err(e) => {
+            kprintln!(
+                "hrt: clone CLONE_PIDFD: no pidfd for child {pid}, which ended before its exec (error {e}): storing -1"
+            );
+            -1
+        }
+    }
+}
+
+/// Drops child `pid` from `STAND_INS`; whether it was there.
+fn forget_stand_in(pid: u32) -> bool {
+    let mut s = STAND_INS.lock();
+    let i = s.iter().position(|&p| p == pid);
+    i.map(|i| s.swap_remove(i)).is_some()
+}
+
+/// Zombie `pid` was taken: its stand-in, if it has one, is reaped (the monitor's wait4 of the
+/// child's pid waits for the stand-in).
+fn reap_stand_in(pid: u32) {
+    if forget_stand_in(pid) {
+        const WALL: u64 = 0x4000_0000;
+        let _ = call(op::WAIT4, [pid as u64, 0, WNOHANG | WALL, 0, 0, 0]);
+    }
 }
 
 /// CLONE_PIDFD: a pidfd (close-on-exec) of child `pid`, which the parent's clone stores. A
@@ -303,7 +344,13 @@ fn exec(frame: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 
 fn take_zombie(pid: i64, keep: bool) -> Option<(u32, u32)> {
     let mut z = ZOMBIES.lock();
     let i = z.iter().position(|&(p, _)| pid == -1 || pid == 0 || pid == p as i64)?;
-    Some(if keep { z[i] } else { z.remove(i) })
+    if keep {
+        return Some(z[i]);
+    }
+    let taken = z.remove(i);
+    drop(z);
+    reap_stand_in(taken.0);
+    Some(taken)
 }
 
 /// wait4(pid, status, options, rusage): a child that ended before exec, else the host's
@@ -369,7 +416,17 @@ fn waitid_with(a: [u64; 6]) -> SysResult {
             return Ok(0);
         }
     }
-    call(op::WAITID, a)
+    let r = call(op::WAITID, a)?;
+    if idtype == P_PIDFD && infop != 0 && options & WNOWAIT == 0 {
+        // A stand-in's pidfd: the monitor reaped it and answered the child's pid, whose zombie
+        // goes too.
+        if let Ok(pid) = uaccess::read::<u32>(infop + 16) {
+            if forget_stand_in(pid) {
+                ZOMBIES.lock().retain(|&(p, _)| p != pid);
+            }
+        }
+    }
+    Ok(r)
 }
 
 /// The program's own pid (or, in a spawn child, its own id) as 0: the caller, for the host.
@@ -430,4 +487,5 @@ pub fn after_fork(from_child: u32) {
     CHILDREN.lock().clear();
     ACTIVE.store(0, Ordering::SeqCst);
     ZOMBIES.lock().clear();
+    STAND_INS.lock().clear();
 }
