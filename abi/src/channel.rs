@@ -89,6 +89,12 @@ pub struct ChannelHeader {
     /// signal `hrt` received, written by the monitor before it sets the signal's bit (only
     /// while the bit is clear), read by the kernel before it clears the bit.
     pub host_siginfo: [HostSigInfo; 64],
+    /// The program's main stack and vDSO, guest addresses: the start of the inaccessible guard
+    /// below the stack, the stack's bottom (the guard's end), its top (the vDSO's start) and
+    /// the vDSO's end. The kernel refreshes them with `program_memory`; the monitor's `/proc/self/maps` shows them as
+    /// `[stack]` and `[vdso]` (glibc's `pthread_getattr_np` of the main thread reads its
+    /// stack's size there). Zero until the kernel has written them.
+    pub main_stack: [AtomicU64; 4],
 }
 
 /// What the kernel raises a host signal with: si_code and the siginfo words at offsets 16

@@ -142,3 +142,16 @@ fn a_thousand_threads_with_default_stacks_run_under_the_default_memory() {
 fn deep_thread_stacks_across_their_small_page_top_keep_their_data() {
     passes_natively_and_same_on_1_and_2_cpus("stack_tops", Some("stack tops: done"));
 }
+
+/// The main thread's stack as glibc's `pthread_getattr_np` sizes it from /proc/self/maps
+/// (tests/programs/hostile/main_stack_maps.c): within RLIMIT_STACK, holding the frame, with
+/// `[stack]` and `[vdso]` lines, and a recursion to three quarters of it runs. Before,
+/// /proc/self/maps was one line over all of the program's memory, glibc computed a stack of
+/// about a gigabyte, and the recursion sized by it overran the real one (SIGSEGV).
+#[test]
+fn the_main_stack_has_its_size_in_proc_self_maps() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "main_stack_maps",
+        Some("recursion to three quarters of it: done (reached)"),
+    );
+}

@@ -146,6 +146,9 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         let m = &ch.header.program_memory;
         m[0].store(super::usermem::total_bytes(), Ordering::Relaxed);
         m[1].store(super::usermem::free_bytes(), Ordering::Relaxed);
+        for (to, v) in ch.header.main_stack.iter().zip(super::loader::main_stack()) {
+            to.store(v, Ordering::Relaxed);
+        }
     }
     let mut line = NEW;
     loop {

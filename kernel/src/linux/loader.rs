@@ -23,6 +23,15 @@ const STACK_GUARD: u64 = LARGE_PAGE;
 /// The main stack's size when RLIMIT_STACK is unlimited (or absurd).
 const STACK_FALLBACK: u64 = 8 << 20;
 
+/// The loaded program's stack guard's start, its stack's bottom and top, and its vDSO's end
+/// (the vDSO starts at the stack's top), for its `/proc/self/maps` (`ChannelHeader::main_stack`).
+static MAIN_STACK: [core::sync::atomic::AtomicU64; 4] = [const { core::sync::atomic::AtomicU64::new(0) }; 4];
+
+/// The loaded program's main stack and vDSO (see `MAIN_STACK`).
+pub fn main_stack() -> [u64; 4] {
+    MAIN_STACK.each_ref().map(|w| w.load(core::sync::atomic::Ordering::Relaxed))
+}
+
 // Auxiliary vector keys.
 const AT_NULL: u64 = 0;
 const AT_PHDR: u64 = 3;
@@ -306,6 +315,9 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     protect::set(guard, guard + STACK_GUARD, 0);
     super::stack_guard::set(guard, guard + STACK_GUARD);
     let top = guard + STACK_GUARD + stack_size;
+    for (w, v) in MAIN_STACK.iter().zip([guard, guard + STACK_GUARD, top, top + vdso_len]) {
+        w.store(v, core::sync::atomic::Ordering::Relaxed);
+    }
     // A dynamically linked program starts in its interpreter (ld.so); the auxiliary vector
     // tells it where the program is (AT_PHDR, AT_ENTRY) and where it is itself (AT_BASE), as
     // Linux's execve does.

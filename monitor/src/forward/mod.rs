@@ -54,6 +54,7 @@ mod inotify;
 mod io;
 mod kept_files;
 pub mod meminfo;
+pub mod own_maps;
 mod owners;
 mod paths;
 mod poll;

@@ -252,8 +252,7 @@ fn cpu_mask(first: u32, count: u32, cpus: u32) -> Vec<u8> {
 
 /// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` and
 /// `status` (its name, as Linux shows the first 15 bytes of the last component of `path`, and the
-/// process identities, see [`own_status`]), `maps` (one line: the program's memory, every page of which
-/// is readable, writable and executable since protections are not enforced).
+/// process identities, see [`own_status`]), `maps` (see `own_maps`).
 pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)) -> Vec<u8> {
     let comm: Vec<u8> = {
         let base = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
@@ -264,7 +263,7 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
         b"comm" => [comm.as_slice(), b"\n"].concat(),
         b"status" => own_status(&comm),
         b"stat" => own_stat(&comm),
-        b"maps" => format!("{:08x}-{:08x} rwxp 00000000 00:00 0 \n", mem.0, mem.1).into_bytes(),
+        b"maps" => super::own_maps::contents(mem),
         _ => Vec::new(),
     }
 }

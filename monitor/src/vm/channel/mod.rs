@@ -242,6 +242,7 @@ impl Service {
             host_signals::attach(header, vm.as_raw_fd());
         }
         crate::forward::meminfo::attach(&header.program_memory);
+        crate::forward::own_maps::attach(&header.main_stack);
         self.ring();
         0
     }
