@@ -49,6 +49,11 @@ const HARMLESS: &[&[u8]] = &[
     b"stat",
 ];
 
+/// Plain directories (not links) of a /proc process directory: `X/..` is the process directory
+/// itself, as `/proc/self/` is (`ls -la /proc/self/fd/` stats `..`). Not `task`, whose
+/// entries' `..` (`task/<tid>/..`) is the list of the monitor's threads.
+const PLAIN_SUBDIRS: &[&[u8]] = &[b"fd", b"fdinfo", b"attr", b"map_files", b"net", b"ns"];
+
 /// Entries of the monitor's /proc directories that the forwarder synthesizes for the program.
 pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps", b"stat"];
 
@@ -254,6 +259,11 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
             return Ok(Resolved::At { dir: cur, raw_dir: raw, name: c".".to_owned(), nofollow: true, unlooked: false });
         };
         let last = queue.is_empty();
+        if own && PLAIN_SUBDIRS.contains(&c.as_slice()) && queue.front().is_some_and(|n| n == b"..") {
+            // Into a plain subdirectory and out again: still the process directory.
+            queue.pop_front();
+            continue;
+        }
         if own && c.as_slice() != b".." {
             match HARMLESS.iter().find(|h| **h == c.as_slice()) {
                 Some(h) if last && SYNTHESIZED.contains(h) => return Ok(Resolved::Own(h)),
@@ -528,8 +538,17 @@ mod tests {
         ] {
             assert!(matches!(inspect(&p, true), Err(Errno::EACCES)), "{p}");
         }
+        // Out of a plain subdirectory again: the process directory, as `/proc/self/` (`ls -la
+        // /proc/self/fd/`), but nothing below it that way.
+        for p in ["/proc/self/fd/..", "/proc/self/fdinfo/../", "/proc/self/", "/proc/self/fd/../cmdline"] {
+            assert!(inspect(p, false).is_ok(), "{p}");
+        }
+        for p in ["/proc/self/fd/../fd/0", "/proc/self/fd/../task/..", "/proc/self/fd/../cwd/proc/self/mem"] {
+            assert!(matches!(inspect(p, true), Err(Errno::EACCES)), "{p}");
+        }
         // Other calls still may not.
         assert!(denied("/proc/self/environ", false));
+        assert!(denied("/proc/self/fd/../environ", false));
         assert!(denied("/proc/self/..", false));
     }
 }
