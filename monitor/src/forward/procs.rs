@@ -305,6 +305,9 @@ impl Forwarder {
     /// `process::STAND_IN_PIDFD`: a pidfd in the program's table of a host process made to have
     /// exited as spawn child `child` did (`stand_ins`).
     fn stand_in_pidfd(&self, child: i32, status: u32) -> SysResult<i64> {
+        if !self.children.stand_ins.has_room() {
+            return Err(Errno::EAGAIN);
+        }
         let spawner = self.children.spawner.lock().unwrap().clone().ok_or(Errno::EAGAIN)?;
         let (tx, rx) = mpsc::channel();
         let work = Work::StandIn { code: ((status >> 8) & 0xff) as i32 };

@@ -17,6 +17,11 @@ use std::sync::{Arc, Mutex, Weak};
 use super::errno::{Errno, SysResult};
 use super::fd_table::HostFd;
 
+/// At most this many stand-ins wait to be reaped at once (each is a host zombie of `hrt`'s):
+/// a program that never waits for such children cannot fill the host's process table
+/// through `hrt`; past it the kernel stores -1 and says so.
+pub const MAX_UNREAPED: usize = 4096;
+
 /// Stand-in pid -> the child's pid (the program's); the stand-ins' pidfds.
 #[derive(Default)]
 pub struct StandIns {
@@ -25,6 +30,11 @@ pub struct StandIns {
 }
 
 impl StandIns {
+    /// Whether another stand-in may be made (`MAX_UNREAPED`).
+    pub fn has_room(&self) -> bool {
+        self.by_host.lock().unwrap().len() < MAX_UNREAPED
+    }
+
     pub fn add(&self, host: i32, child: i32, pidfd: &Arc<HostFd>) {
         self.by_host.lock().unwrap().insert(host, child);
         let mut fds = self.pidfds.lock().unwrap();
