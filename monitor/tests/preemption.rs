@@ -90,3 +90,19 @@ fn short_sleeps_beside_spinning_threads_end_and_never_early() {
         assert_same(&format!("sched_sleep_beside_spinners --cpus {cpus}"), &native_out, &out);
     }
 }
+
+/// Two threads pinned to one vCPU, each sleeping 1 us and then 20 us at a time
+/// (tests/programs/hostile/sched_sleep_turns.c): each sleep lets the other thread run, so
+/// neither gets far ahead. A sleep that ended before its thread left the vCPU (arming the
+/// timer, a ring-0 entry, outlasts a short sleep on a PVM host) used to keep the vCPU, and with
+/// `--preempt 0` one thread did all its 1,000 sleeps while the other waited to start.
+#[test]
+fn threads_sleeping_briefly_on_one_vcpu_take_turns() {
+    let prog = build("sched_sleep_turns", &[]);
+    let native_out = native(&prog, &[]);
+    assert_eq!(native_out.code(), 0, "natively: {native_out:?}");
+    for options in [&["--cpus", "1", "--preempt", "0"][..], &["--cpus", "2", "--preempt", "0"], &["--cpus", "1"]] {
+        let out = hrt(options, &prog, &[]);
+        assert_same(&format!("sched_sleep_turns {}", options.join(" ")), &native_out, &out);
+    }
+}

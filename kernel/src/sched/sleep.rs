@@ -3,6 +3,8 @@
 //! other threads wait in the CPU's run queue the preemption clock's tick stands in for it, and
 //! every thread switch wakes the sleepers that are due (`sched::timer_deadline`).
 //! A sleep never ends early: the deadline is rounded up and re-checked after every wake-up.
+//! Nor does it end with its thread still on the CPU while others wait for it
+//! (`give_way_since`).
 
 use core::ptr::null_mut;
 use core::sync::atomic::Ordering;
@@ -79,6 +81,7 @@ pub fn sleep_ns(ns: u64) {
 /// Sleeps until the TSC reaches `deadline`.
 pub fn sleep_until_tsc(deadline: u64) {
     let s: &CpuSched = super::this_sched();
+    let since = time::ticks();
     while time::ticks() < deadline {
         let cur = super::current();
         {
@@ -94,6 +97,32 @@ pub fn sleep_until_tsc(deadline: u64) {
         arm_unless_polling(s);
         super::block();
     }
+    give_way_since(since);
+}
+
+/// Ends a sleep that began at TSC `since`: if the current thread has not left its CPU since,
+/// the threads that wait for that CPU get their turn now (the sleepers that are due first
+/// joining them), as they would have had the sleep blocked.
+///
+/// A sleep can end before its thread gets off the CPU: the due sleepers' wake-up (the timer's
+/// interrupt) cancels a block not yet done (`sched::wake` on a BLOCKING thread). With other
+/// threads waiting, the sleep arms the timer (`arm_unless_polling`) in exactly that window,
+/// and on a PVM host that ring-0 entry (50-280 us on average, measured) outlasts a sleep of
+/// 1-50 us: nearly every such sleep ended that way, the thread never left the CPU, and with
+/// no preemption (kernel threads, `--preempt 0`) the other thread waited until it had
+/// finished all its sleeps (selftest `sleepers_take_turns`).
+pub fn give_way_since(since: u64) {
+    let s: &CpuSched = super::this_sched();
+    let cur = super::current();
+    // SAFETY: the current thread's record is alive; `run_start` is when it last came onto the
+    // CPU (`Thread::account_run`).
+    if unsafe { (*cur).run_start.load(Ordering::Relaxed) } > since {
+        return;
+    }
+    if due(s) {
+        wake_expired(s);
+    }
+    super::yield_now();
 }
 
 /// Records the list's first deadline where the idle loop reads it without the lock.

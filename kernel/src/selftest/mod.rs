@@ -43,6 +43,7 @@ static TESTS: &[Test] = &[
     test("ipi", sync_tests::ipi_all),
     test("spin_loop_shapes", spin_tests::spin_loop_shapes),
     test("sleep", time_tests::sleep_never_early),
+    test("sleepers_take_turns", time_tests::sleepers_take_turns),
     test("random", random_tests::generator),
     test("preemption", time_tests::preemption),
     Test { name: "crash_page_fault", run: fault_tests::crash_page_fault, crashes: true },

@@ -35,6 +35,55 @@ pub fn sleep_never_early() -> TestResult {
     Ok(())
 }
 
+/// Two threads on one CPU that sleep a few microseconds at a time take turns: each sleep is a
+/// chance for the other. A sleep that ended before its thread had left the CPU used to return
+/// with the other thread still waiting in the run queue (arming the timer for it, a ring-0
+/// entry, outlasts such a sleep on a PVM host), and one thread ran all its rounds while the
+/// other waited. Checks how far either gets ahead of the other, not how long anything takes.
+pub fn sleepers_take_turns() -> TestResult {
+    const SLEEPS_NS: [u64; 2] = [1_000, 20_000];
+    const ROUNDS: u64 = 1_000;
+    /// Turns taken fairly keep the lead at 1 (7-8 measured with `--preempt 1000`); starved,
+    /// the other thread stays at 0.
+    const MAX_LEAD: u64 = 100;
+    let cpu = crate::cpu::count() - 1;
+    for ns in SLEEPS_NS {
+        kprintln!("  two threads on CPU {cpu}, {ROUNDS} sleeps of {ns} ns each");
+        let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let started = Arc::new(AtomicU64::new(0));
+        let mut hs = Vec::new();
+        for me in 0..2 {
+            let (c, started) = (counts.clone(), started.clone());
+            hs.push(
+                sched::spawn(ThreadOptions::named("turn_sleeper").on_cpu(cpu), move || {
+                    // Both count from the same start (the second is created a while after the
+                    // first on another CPU); a yield lets the other in where it waits already.
+                    started.fetch_add(1, Ordering::SeqCst);
+                    while started.load(Ordering::SeqCst) < 2 {
+                        sched::yield_now();
+                        core::hint::spin_loop();
+                    }
+                    let mut lead = 0;
+                    for _ in 0..ROUNDS {
+                        sched::sleep_ns(ns);
+                        let mine = c[me].fetch_add(1, Ordering::SeqCst) + 1;
+                        let other = c[1 - me].load(Ordering::SeqCst);
+                        if other < ROUNDS {
+                            lead = lead.max(mine.saturating_sub(other));
+                        }
+                    }
+                    lead
+                })
+                .map_err(|e| alloc::format!("{e:?}"))?,
+            );
+        }
+        let lead = hs.into_iter().map(|h| h.join()).max().unwrap_or(0);
+        kprintln!("  largest lead of one thread over the other: {lead} rounds");
+        ensure!(lead <= MAX_LEAD, "with {ns} ns sleeps one thread got {lead} rounds ahead: the other was starved");
+    }
+    Ok(())
+}
+
 /// Two busy threads on one CPU both make progress only if the timer preempts them.
 pub fn preemption() -> TestResult {
     if !sched::preemption_enabled() {

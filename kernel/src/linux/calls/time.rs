@@ -175,7 +175,8 @@ pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// Sleeps `ns` (which the program chose: a huge value sleeps for good instead of wrapping).
 /// A signal the thread does not block cuts it short: Err(nanoseconds left).
 fn sleep(ns: u64) -> Result<(), u64> {
-    let deadline = time::ticks().saturating_add(time::ns_to_ticks(ns));
+    let since = time::ticks();
+    let deadline = since.saturating_add(time::ns_to_ticks(ns));
     while time::ticks() < deadline {
         // SAFETY: the current thread's record is alive; nothing else wakes it but the timer and
         // a signal.
@@ -186,6 +187,9 @@ fn sleep(ns: u64) -> Result<(), u64> {
             return Err(time::ticks_to_ns(deadline.saturating_sub(time::ticks())));
         }
     }
+    // The program's other threads on this vCPU get their turn even if the sleep ended before
+    // the thread left it (see `give_way_since`).
+    sched::sleep::give_way_since(since);
     Ok(())
 }
 
