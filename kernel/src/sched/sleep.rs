@@ -147,10 +147,12 @@ pub(super) fn due_within(s: &CpuSched, ticks: u64) -> bool {
 
 /// Blocks the current thread, which is BLOCKING and registered with some waker, until that
 /// waker wakes it or the TSC reaches `deadline`. The caller tells which by checking whether it
-/// is still registered with its waker.
+/// is still registered with its waker. A wait that timed out gives way as a sleep does
+/// (`give_way_since`: a futex wait with a short timeout kept its CPU as short sleeps did).
 pub fn block_until(deadline: u64) {
     let s: &CpuSched = super::this_sched();
     let cur = super::current();
+    let since = time::ticks();
     {
         let mut list = s.sleepers.lock();
         // SAFETY: the current thread's record is alive and in no sleep list.
@@ -160,9 +162,14 @@ pub fn block_until(deadline: u64) {
     }
     arm_unless_polling(s);
     super::block();
-    let mut list = s.sleepers.lock();
-    list.remove(cur);
-    publish(s, &list);
+    {
+        let mut list = s.sleepers.lock();
+        list.remove(cur);
+        publish(s, &list);
+    }
+    if time::ticks() >= deadline {
+        give_way_since(since);
+    }
 }
 
 /// True if a sleeper of this CPU is due (read without the lock, for the polling idle loop).

@@ -1,5 +1,5 @@
-/* Two threads on one CPU, each sleeping 1 us and then 20 us at a time (nanosleep, then
- * clock_nanosleep), 1,000 times each: every sleep is a chance for the other thread, so neither
+/* Two threads on one CPU, each sleeping 1 us and then 20 us at a time (nanosleep,
+ * clock_nanosleep, and a futex wait that times out), 1,000 times each: every sleep is a chance for the other thread, so neither
  * may get far ahead. Under hrt a sleep that ended before its thread left the vCPU (arming the
  * timer outlasts a short sleep on a PVM host) kept the vCPU, and with no preemption the other
  * thread waited until the first had done all its sleeps. Prints only what holds natively. */
@@ -7,7 +7,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define ROUNDS 1000
 /* Turns taken fairly keep the lead small (natively 2-19 on a loaded 2-core host, under hrt 1
@@ -28,10 +31,13 @@ static void *sleeper(void *arg) {
         sched_yield();
     for (int i = 0; i < ROUNDS; i++) {
         struct timespec ts = {0, sleep_ns};
-        if (i % 2)
+        static int never_woken;
+        if (i % 3 == 0)
             nanosleep(&ts, NULL);
-        else
+        else if (i % 3 == 1)
             clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+        else
+            syscall(SYS_futex, &never_woken, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
         long mine = __atomic_add_fetch(&counts[me], 1, __ATOMIC_SEQ_CST);
         long other = __atomic_load_n(&counts[1 - me], __ATOMIC_SEQ_CST);
         if (other < ROUNDS && mine - other > lead)
