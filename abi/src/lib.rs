@@ -686,13 +686,15 @@ pub mod process {
     /// (child pid, wait status): `clone(CLONE_PIDFD)` of a spawn child that ended before its
     /// exec, which no host process is: the monitor makes a host process that has exited as the
     /// child did (a stand-in, with no exit signal: the kernel sent the child's) and answers a
-    /// close-on-exec pidfd of it in the program's table. Waits that reap the stand-in answer with the child's pid, and
-    /// `WAIT4` of the child's pid reaps the stand-in (the kernel sends it when it takes its
-    /// own record of the child).
+    /// close-on-exec pidfd of it in the program's table. Waits that reap the stand-in answer
+    /// with the child's pid.
     pub const STAND_IN_PIDFD: u64 = 0x2016;
+    /// (child pid): the kernel took its own record of the child; the monitor reaps the child's
+    /// stand-in if it still has one (nothing else: the child's pid is no host process's).
+    pub const REAP_STAND_IN: u64 = 0x2017;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = STAND_IN_PIDFD;
+    pub const LAST: u64 = REAP_STAND_IN;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -205,6 +205,7 @@ impl Forwarder {
             (op::KEPT_PREAD, None) => self.kept_pread(g, a),
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
             (op::STAND_IN_PIDFD, None) => self.stand_in_pidfd(a[0] as i32, a[1] as u32),
+            (op::REAP_STAND_IN, None) => self.reap_stand_in(a[0] as i32),
             (op::SETPGID, Some(c)) if a[0] == 0 => {
                 c.state.lock().unwrap().pgid = Some(int(a[1]) as i32);
                 Ok(0)
@@ -317,6 +318,17 @@ impl Forwarder {
         let host = Arc::new(HostFd::owned(pidfd, false));
         self.children.stand_ins.add(pid, child, &host);
         self.fds().insert(host, true, 0)
+    }
+
+    /// `process::REAP_STAND_IN`: reaps child `child`'s stand-in, if it has one; 1 if it did.
+    fn reap_stand_in(&self, child: i32) -> SysResult<i64> {
+        let Some(host) = self.children.stand_ins.host_of(child) else { return Ok(0) };
+        // SAFETY: no pointers; the stand-in has exited, so WNOHANG finds it.
+        let r = unsafe {
+            self.sys(libc::SYS_wait4, &[host as libc::c_long, 0, (libc::WNOHANG | libc::__WALL) as libc::c_long, 0])
+        };
+        self.children.stand_ins.shown(host, true);
+        r.map(|p| (p > 0) as i64)
     }
 
     /// pidfd_send_signal(pidfd, sig, info, flags) through the host's pidfd (or `/proc/<pid>`
@@ -475,12 +487,6 @@ impl Forwarder {
         if options & !(allowed | 0x2000_0000) != 0 {
             return Err(Errno::EINVAL);
         }
-        // A child that ended before its exec and got a pidfd: its stand-in (the kernel reaps it
-        // so when it takes its own record of the child).
-        let (pid, options) = match self.children.stand_ins.host_of(pid as i32) {
-            Some(host) if pid > 0 => (host as libc::c_long, options | libc::__WALL as u64),
-            _ => (pid, options),
-        };
         let mut st: libc::c_int = 0;
         // SAFETY: an all-zero rusage is valid.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

@@ -7,9 +7,9 @@
 //! host process made for it: a vfork of `hrt` that exits at once with the child's exit code,
 //! whose host pidfd the program gets. It has no exit signal (the kernel raised the child's
 //! SIGCHLD already), so only waits with `__WALL` see it: those the monitor makes for it. `poll` sees it ended, and a
-//! wait on it (`waitid(P_PIDFD)`, or `wait4` of the child's pid, which the kernel sends here
-//! when it takes its own record of the child) reaps the stand-in and answers with the child's
-//! pid, never the stand-in's.
+//! wait on it (`waitid(P_PIDFD)`) reaps the stand-in and answers with the child's pid, never
+//! the stand-in's; when the kernel takes its own record of the child (`wait4` of its pid, or
+//! of any child), it has the stand-in reaped (`process::REAP_STAND_IN`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -49,7 +49,7 @@ impl StandIns {
         self.pidfds.lock().unwrap().iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(fd)))
     }
 
-    /// The stand-in of child `pid`, if it has one (a wait for that pid waits for it).
+    /// The stand-in of child `child`, if it has one.
     pub fn host_of(&self, child: i32) -> Option<i32> {
         self.by_host.lock().unwrap().iter().find(|(_, &c)| c == child).map(|(&h, _)| h)
     }

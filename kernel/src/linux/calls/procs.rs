@@ -178,12 +178,10 @@ fn forget_stand_in(pid: u32) -> bool {
     i.map(|i| s.swap_remove(i)).is_some()
 }
 
-/// Zombie `pid` was taken: its stand-in, if it has one, is reaped (the monitor's wait4 of the
-/// child's pid waits for the stand-in).
+/// Zombie `pid` was taken: its stand-in, if it has one, is reaped.
 fn reap_stand_in(pid: u32) {
     if forget_stand_in(pid) {
-        const WALL: u64 = 0x4000_0000;
-        let _ = call(op::WAIT4, [pid as u64, 0, WNOHANG | WALL, 0, 0, 0]);
+        let _ = call(op::REAP_STAND_IN, [pid as u64, 0, 0, 0, 0, 0]);
     }
 }
 
