@@ -2,11 +2,14 @@
 //!
 //! Every guest address is guest-physical (equal to the program's virtual address). Nothing here
 //! forms a Rust reference to guest memory: the guest may change it concurrently, so values are
-//! copied in and out through raw pointers, and host system calls get raw pointers into it.
+//! copied in and out through raw pointers, and host system calls get raw pointers into it. The
+//! copies survive a page that vanished under them (a shared file shrunk by another process:
+//! `guest_copy`) and answer EFAULT, as Linux does.
 
 use std::ffi::CString;
 
 use super::errno::{Errno, SysResult};
+use super::guest_copy::copy;
 
 /// Guest memory as the forwarder sees it. Implemented by the monitor's GuestRam; tests use
 /// [`VecMemory`].
@@ -165,35 +168,38 @@ impl<'a> Guest<'a> {
 
     /// Reads a plain-data value (any bit pattern valid for `T`) from guest memory.
     pub fn read<T: Copy>(&self, addr: u64) -> SysResult<T> {
-        let p = self.range(addr, std::mem::size_of::<T>() as u64)?;
-        // SAFETY: `p` covers size_of::<T>() bytes of live guest RAM; T is plain data (callers use
-        // integers and C structs of integers and pointers), so every bit pattern is a valid T.
-        Ok(unsafe { std::ptr::read_unaligned(p as *const T) })
+        let size = std::mem::size_of::<T>();
+        let p = self.range(addr, size as u64)?;
+        let mut v = std::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: `p` covers size_of::<T>() bytes of mapped guest RAM, `v` is as large.
+        unsafe { copy(v.as_mut_ptr() as *mut u8, p, size) }.map_err(|_| Errno::EFAULT)?;
+        // SAFETY: all its bytes were copied; T is plain data (callers use integers and C
+        // structs of integers and pointers), so every bit pattern is a valid T.
+        Ok(unsafe { v.assume_init() })
     }
 
     /// Writes a plain-data value to guest memory.
     pub fn write<T: Copy>(&self, addr: u64, value: &T) -> SysResult<()> {
-        let p = self.range_mut(addr, std::mem::size_of::<T>() as u64)?;
-        // SAFETY: `p` covers size_of::<T>() bytes of live guest RAM.
-        unsafe { std::ptr::write_unaligned(p as *mut T, *value) };
-        Ok(())
+        let size = std::mem::size_of::<T>();
+        let p = self.range_mut(addr, size as u64)?;
+        // SAFETY: `p` covers size_of::<T>() bytes of mapped guest RAM; `value` is a host value.
+        unsafe { copy(p, value as *const T as *const u8, size) }.map_err(|_| Errno::EFAULT)
     }
 
     /// Copies `len` bytes out of guest memory.
     pub fn read_bytes(&self, addr: u64, len: u64) -> SysResult<Vec<u8>> {
         let p = self.range(addr, len)?;
         let mut v = vec![0u8; len as usize];
-        // SAFETY: `p` covers `len` bytes of guest RAM; `v` is a separate host buffer.
-        unsafe { std::ptr::copy_nonoverlapping(p as *const u8, v.as_mut_ptr(), v.len()) };
+        // SAFETY: `p` covers `len` bytes of mapped guest RAM; `v` is a separate host buffer.
+        unsafe { copy(v.as_mut_ptr(), p, v.len()) }.map_err(|_| Errno::EFAULT)?;
         Ok(v)
     }
 
     /// Copies `data` into guest memory.
     pub fn write_bytes(&self, addr: u64, data: &[u8]) -> SysResult<()> {
         let p = self.range_mut(addr, data.len() as u64)?;
-        // SAFETY: `p` covers data.len() bytes of guest RAM; `data` is a host buffer.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
-        Ok(())
+        // SAFETY: `p` covers data.len() bytes of mapped guest RAM; `data` is a host buffer.
+        unsafe { copy(p, data.as_ptr(), data.len()) }.map_err(|_| Errno::EFAULT)
     }
 
     /// Reads a NUL-terminated string of at most `PATH_MAX` bytes (NUL included), the way Linux's
@@ -232,9 +238,9 @@ impl<'a> Guest<'a> {
             let mut off = 0usize;
             while (off as u64) < want {
                 let n = (want as usize - off).min(PIECE);
-                // SAFETY: `p` covers `want` bytes of guest RAM, of which [off, off + n) is a
-                // part; `piece` is a separate host buffer of at least `n` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(p.add(off) as *const u8, piece.as_mut_ptr(), n) };
+                // SAFETY: `p` covers `want` bytes of mapped guest RAM, of which [off, off + n)
+                // is a part; `piece` is a separate host buffer of at least `n` bytes.
+                unsafe { copy(piece.as_mut_ptr(), p.add(off), n) }.map_err(|_| Errno::EFAULT)?;
                 if let Some(nul) = piece[..n].iter().position(|&b| b == 0) {
                     out.extend_from_slice(&piece[..nul]);
                     // No interior NUL: `out` stops at the first one.

@@ -82,6 +82,9 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     };
     // The answer: the bytes the file covers, and whether the mapping may be writable.
     let answer = (covered | writable as u64) as i64;
+    // Another process may shrink the file under the mapping: the forwarder's copies must then
+    // fail with EFAULT, not kill `hrt` (SIGBUS).
+    crate::forward::guest_copy::install();
     let host_prot = libc::PROT_READ | if writable { libc::PROT_WRITE } else { 0 };
     // SAFETY: replaces part of our own guest RAM mapping (checked above) with the file's pages
     // at the same address; pointers into guest RAM stay valid.
