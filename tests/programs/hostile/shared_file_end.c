@@ -3,8 +3,8 @@
  * on a read or a write, also after mprotect, and a call with a buffer there fails with EFAULT;
  * once the file grows over a page, the page is the file's; munmap gives them back. MAP_HUGETLB
  * of a file outside hugetlbfs is EINVAL. A file that shrinks under its mapping (ftruncate,
- * truncate, an open with O_TRUNC) raises SIGBUS past its new end, and reads zero there once it
- * grows again. One line per case, the same natively and under hrt.
+ * truncate, an open with O_TRUNC) raises SIGBUS past its new end (a write() from there is
+ * EFAULT), and reads zero there once it grows again. One line per case, the same natively and under hrt.
  * Usage: shared_file_end */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +43,16 @@ static void shrink(void) {
     touch("ftruncate shrank the file: its last page", m, m + PAGE + 1, 0);
     touch("ftruncate shrank the file: read past the new end", m, m + 2 * PAGE + 3, 0);
     touch("ftruncate shrank the file: write past the new end", m, m + 2 * PAGE, 1);
+    int pipefd[2];
+    if (pipe(pipefd) != 0)
+        exit(6);
+    errno = 0;
+    ssize_t n = write(pipefd[1], m + 2 * PAGE, 10);
+    printf("ftruncate shrank the file: write from past the new end: %zd errno %d\n", n, n < 0 ? errno : 0);
+    n = write(pipefd[1], m + PAGE, 1);
+    printf("ftruncate shrank the file: write from its last page: %zd\n", n);
+    close(pipefd[0]);
+    close(pipefd[1]);
     truncate(path, 10);
     touch("truncate shrank the file: read past the new end", m, m + PAGE + 8, 0);
     touch("truncate shrank the file: its bytes stay", m, m + 9, 0);
