@@ -43,6 +43,9 @@ pub const COMPLETION_VECTOR: u8 = 0xf3;
 /// The interrupt the monitor sends to CPU 0 when `host_signals` has news.
 pub const HOST_SIGNAL_VECTOR: u8 = 0xf4;
 
+/// The interrupt the monitor sends to every CPU when it set `files_shrank`.
+pub const FILES_SHRANK_VECTOR: u8 = 0xf6;
+
 /// One forwarded call. Two cache lines, so neighbours never share one.
 #[repr(C, align(128))]
 pub struct ChannelSlot {
@@ -77,7 +80,13 @@ pub struct ChannelHeader {
     /// pass signals on (they act on `hrt` as on a program that has not started). A channel the
     /// monitor placed is served before the kernel runs.
     pub signals_ready: AtomicU32,
-    pub _pad2: [u32; 11],
+    /// Set by the monitor when a file the program maps `MAP_SHARED` was found shorter than the
+    /// mapping's pages the file covered (another process shrank it; the monitor looks every
+    /// quarter second), before it interrupts every CPU with [`FILES_SHRANK_VECTOR`]: the kernel
+    /// hides the pages past the new end, so that touching them raises SIGBUS. (Left present,
+    /// the host's fault on them fails inside KVM, which retries it for ever.)
+    pub files_shrank: AtomicU32,
+    pub _pad2: [u32; 10],
     /// Nonzero while that CPU's idle loop polls the slots of its sleeping threads (it needs no
     /// interrupt then).
     pub idle_polling: [AtomicU8; crate::MAX_CPUS],

@@ -295,6 +295,20 @@ fn shared_file_pages_past_the_end_raise_sigbus() {
     passes_natively_and_same_on_1_and_2_cpus("shared_file_end", Some("write past the end: signal 7 code 2"));
 }
 
+/// A MAP_SHARED file mapping whose file another process (a forked child: another `hrt`)
+/// shrinks (tests/programs/hostile/shared_file_shrunk_elsewhere.c): calls with a buffer in a
+/// page past the new end are EFAULT (the monitor's own copies of such a buffer, the iovec array
+/// of a writev, killed `hrt` with SIGBUS), touching such a page raises SIGBUS (BUS_ADRERR, the
+/// address; the vCPU spun inside KVM for good until the monitor's quarter-second look told the
+/// kernel to hide the pages), and pages the file grows over again read zero, as on Linux.
+#[test]
+fn a_shared_file_shrunk_by_another_process_raises_sigbus() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "shared_file_shrunk_elsewhere",
+        Some("read past the new end: signal 7 code 2, address right"),
+    );
+}
+
 /// A MAP_PRIVATE file mapping longer than its file (tests/programs/hostile/mmap_past_eof.c):
 /// the tail of the page holding the end of the file reads zero, a page wholly past the end
 /// raises SIGBUS (BUS_ADRERR, the address) on reads and writes, after mprotect too (SIGSEGV

@@ -10,7 +10,9 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering
 
 use linux_raw_sys::general::{__NR_open, __NR_openat, __NR_openat2};
 
-use hrt_abi::channel::{Channel, COMPLETION_VECTOR, DONE, FREE, HOST_SIGNAL_VECTOR, NO_SLEEPER, SLOTS, SUBMITTED};
+use hrt_abi::channel::{
+    Channel, COMPLETION_VECTOR, DONE, FILES_SHRANK_VECTOR, FREE, HOST_SIGNAL_VECTOR, NO_SLEEPER, SLOTS, SUBMITTED,
+};
 use hrt_abi::MAX_CPUS;
 
 use crate::sched::thread::{Thread, BLOCKING, RUNNING};
@@ -94,6 +96,7 @@ pub fn init() {
     };
     crate::arch::traps::register(COMPLETION_VECTOR, |_| reap());
     crate::arch::traps::register(HOST_SIGNAL_VECTOR, |_| host_signals());
+    crate::arch::traps::register(FILES_SHRANK_VECTOR, |_| files_shrank());
     crate::sched::set_idle_hook(idle_hook);
     crate::sched::set_halt_hook(halt_hook);
     CHANNEL.store(crate::mem::phys_to_virt(phys) as *mut Channel, Ordering::Release);
@@ -447,6 +450,24 @@ fn host_signals() {
         };
         ch.header.host_signals.fetch_and(!(1u64 << n), Ordering::AcqRel);
         super::signal::host::raise(info);
+    }
+}
+
+/// The monitor's `FILES_SHRANK_VECTOR`, on every CPU: another process shrank a file the program
+/// maps shared. The word stays set until a CPU hides the pages (`after_host_shrink`), so that
+/// every CPU's interrupt finds it: the one whose thread spins on a gone page must not return to
+/// it before they are hidden.
+fn files_shrank() {
+    if channel().is_some_and(|ch| ch.header.files_shrank.load(Ordering::SeqCst) != 0) {
+        super::shared_files::host_shrank();
+    }
+}
+
+/// The CPU about to hide the pages of files that shrank takes the monitor's word (a later
+/// shrink sets it again).
+pub fn files_shrank_taken() {
+    if let Some(ch) = channel() {
+        ch.header.files_shrank.store(0, Ordering::SeqCst);
     }
 }
 

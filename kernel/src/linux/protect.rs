@@ -92,6 +92,39 @@ fn mark_touched(touched: &mut Vec<u64>, first: usize, last: usize) {
     ANY.store(true, Ordering::Release);
 }
 
+/// Makes `[start, end)` not present without a TLB shootdown, for shared file pages whose host
+/// pages vanished (another process shrank the file): the host's truncation made KVM drop every
+/// translation of them on every vCPU (shadow entries on PVM, EPT entries and the TLB's
+/// combined ones with hardware virtualization), so no TLB can hold one. A page that the file
+/// covers again meanwhile may stay cached somewhere, which is harmless: it is the file's page,
+/// as the program's next fault there would find (`shared_files::fault_past_end`). Runs where a
+/// shootdown may not (on the way back to the program from an interrupt). No page table is
+/// freed, since a cached path through it may survive without a shootdown: the range goes to
+/// `protect_user` in pieces none of which covers a whole 2 MiB, which would merge its table.
+pub fn hide_vanished(start: u64, end: u64) {
+    if start >= end {
+        return;
+    }
+    super::usermap::set_read_only(start, end, true);
+    let (first, last) = chunks(start, end);
+    let mut stale = StaleTlb::new();
+    let mut touched = TOUCHED.lock();
+    mark_touched(&mut touched, first, last);
+    let mut cur = start;
+    while cur < end {
+        let next_2m = (cur | (CHUNK - 1)) + 1;
+        let mut to = end.min(next_2m);
+        if cur.is_multiple_of(CHUNK) && to == next_2m {
+            to -= super::usermem::PAGE;
+        }
+        // Never a whole 2 MiB at once, so never a table freed (see above): kept, not leaked.
+        let freed = paging::protect_user(cur, to, access(0), &mut stale);
+        debug_assert!(freed.is_empty(), "a table freed without a shootdown");
+        core::mem::forget(freed);
+        cur = to;
+    }
+}
+
 /// Restores the default protection of `[start, end)` (memory being handed out or replaced).
 pub fn reset(start: u64, end: u64) {
     if ANY.load(Ordering::Acquire) {

@@ -18,6 +18,7 @@
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::errno::{Errno, EACCES};
 use crate::arch::hypercall;
@@ -134,8 +135,16 @@ fn covered(start: u64, len: u64) -> u64 {
 /// of its shared file mappings that the file no longer covers are hidden again, so that
 /// touching them raises SIGBUS as on Linux. (Left present, the host's page fault on them would
 /// fail inside KVM, which retries it for ever: the program would spin instead of getting
-/// SIGBUS. A file shrunk by another process still does that.)
+/// SIGBUS. A file shrunk by another process: `host_shrank`.)
 pub fn recheck_file_ends() {
+    recheck(|from, to| {
+        super::protect::set(from, to, 0);
+        super::usermem::access_changed(from, to, false);
+    })
+}
+
+/// Hides, with `hide`, the pages of shared file mappings that their file no longer covers.
+fn recheck(hide: impl Fn(u64, u64)) {
     let files: Vec<(u64, u64)> = SHARED
         .lock()
         .iter()
@@ -149,18 +158,57 @@ pub fn recheck_file_ends() {
         if new_end >= end {
             continue;
         }
-        let hide = match SHARED.lock().get_mut(&s) {
+        let shrunk = match SHARED.lock().get_mut(&s) {
             Some(Range { kind: Kind::File { file_end, .. }, .. }) if *file_end > new_end => {
                 let old = core::mem::replace(file_end, new_end);
                 Some((new_end, old))
             }
             _ => None,
         };
-        if let Some((from, to)) = hide {
-            super::protect::set(from, to, 0);
-            super::usermem::access_changed(from, to, false);
+        if let Some((from, to)) = shrunk {
+            hide(from, to);
         }
     }
+}
+
+/// Set when the monitor found a file shrunk by another process (`host_shrank`) until a CPU
+/// hides its pages; `RECHECKING` is held meanwhile.
+static SHRANK: AtomicBool = AtomicBool::new(false);
+static RECHECKING: AtomicBool = AtomicBool::new(false);
+
+/// The monitor's interrupt: another process shrank a file the program maps shared (the monitor
+/// looks every quarter second). A thread touching a page now gone spins inside KVM, which
+/// retries the host's failing fault for ever; it takes this interrupt, and on its way back to
+/// the program (`after_host_shrink`) the pages are hidden, so that its access, retried, faults
+/// in the guest: SIGBUS, as on Linux.
+pub fn host_shrank() {
+    SHRANK.store(true, Ordering::SeqCst);
+}
+
+/// On every way back to the program (the signal layer's return hook, after any interrupt or
+/// call): hides the pages of a file another process shrank, once the
+/// monitor said so. A CPU that finds another doing it waits for it, so that its thread's
+/// retried access finds the pages hidden. Runs on the way back from interrupts, where no TLB
+/// shootdown may start: the pages are hidden without one (`protect::hide_vanished` says why
+/// none is needed).
+#[inline]
+pub fn after_host_shrink() {
+    if !SHRANK.load(Ordering::SeqCst) && !RECHECKING.load(Ordering::SeqCst) {
+        return;
+    }
+    while RECHECKING.swap(true, Ordering::Acquire) {
+        core::hint::spin_loop();
+    }
+    if SHRANK.swap(false, Ordering::SeqCst) {
+        // Taken before the look: a CPU whose interrupt finds the word clear finds this one
+        // holding `RECHECKING`, or done.
+        super::channel::files_shrank_taken();
+        recheck(|from, to| {
+            super::protect::hide_vanished(from, to);
+            super::usermem::access_changed(from, to, false);
+        });
+    }
+    RECHECKING.store(false, Ordering::Release);
 }
 
 /// Whether forwarded call `nr` with `args`, having succeeded, may have made a file shorter:

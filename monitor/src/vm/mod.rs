@@ -16,6 +16,7 @@ mod sandbox;
 mod seccomp;
 mod seccomp_tree;
 mod seed;
+mod shared_file_ends;
 mod shared_files;
 mod vcpu;
 

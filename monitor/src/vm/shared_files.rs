@@ -19,7 +19,7 @@ const PAGE: u64 = 4096;
 
 /// The host address of guest `[addr, addr + len)` when it is a non-empty, page-aligned range of
 /// the program's pool inside one RAM range (never the kernel's memory).
-fn program_range(shared: &Shared, addr: u64, len: u64) -> Option<*mut u8> {
+pub(super) fn program_range(shared: &Shared, addr: u64, len: u64) -> Option<*mut u8> {
     let (lo, hi) = shared.program_mem;
     let end = addr.checked_add(len)?;
     if len == 0 || !addr.is_multiple_of(PAGE) || !len.is_multiple_of(PAGE) || addr < lo || end > hi {
@@ -103,49 +103,87 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
         make_anonymous(host, len);
         return e;
     }
+    if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+        super::shared_file_ends::mapped(addr, len, covered);
+    }
     answer
 }
 
 /// `nr::SHARED_FILE_PAGE`: args page, len. How many bytes from `page` (`len` at most) the
-/// shared file mapped there covers now. The covered pages are a prefix of a mapping (one file,
-/// contiguous offsets), so a binary search finds its end: a page is covered if the host can
-/// read its first byte, which it tries by writing it into a pipe (a page past the end of the
-/// file makes the write fail with EFAULT where touching it would raise SIGBUS). A pipe of its
-/// own each time: a kept one would not survive a fork's closing of `hrt`'s descriptors in the
-/// child. At most 64 one-byte writes, well within a pipe's capacity.
+/// shared file mapped there covers now (`Probe::covered_len`).
 pub fn file_page(shared: &Shared, a: &[u64]) -> i64 {
     let (page, len) = (a[0], a[1]);
     let Some(host) = program_range(shared, page, len) else { return -(libc::EINVAL as i64) };
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 writes two descriptors into our array; both are closed below.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
-        return errno();
+    match Probe::new() {
+        Ok(probe) => probe.covered_len(host, len) as i64,
+        Err(e) => e,
     }
-    // SAFETY: the host reads one byte of our own guest RAM mapping (inside the range checked
-    // above) into our own pipe; a page past the end of the file fails with EFAULT, no signal.
-    let covered = |i: u64| unsafe { libc::write(fds[1], host.add((i * PAGE) as usize) as *const libc::c_void, 1) == 1 };
-    // Pages [0, lo) are covered, pages [hi, n) are not.
-    let (mut lo, mut hi) = (0, len / PAGE);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if covered(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
+}
+
+/// Asks the host whether shared file pages are still there, without touching them: a page is
+/// if the host can read its first byte, which it tries by writing it into a pipe (a page past
+/// the end of the file makes the write fail with EFAULT where touching it would raise SIGBUS).
+/// A pipe of its own each time: a kept one would not survive a fork's closing of `hrt`'s
+/// descriptors in the child. Used for a few dozen one-byte writes at most, well within a
+/// pipe's capacity.
+pub(super) struct Probe {
+    fds: [i32; 2],
+}
+
+impl Probe {
+    pub(super) fn new() -> Result<Probe, i64> {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 writes two descriptors into our array; `drop` closes them.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
+            return Err(errno());
+        }
+        Ok(Probe { fds })
+    }
+
+    /// Whether the page at `host` (in our guest RAM mapping) is there.
+    pub(super) fn present(&self, host: *const u8) -> bool {
+        // SAFETY: the host reads one byte of our own memory into our own pipe; a page past the
+        // end of its file fails with EFAULT, no signal.
+        unsafe { libc::write(self.fds[1], host as *const libc::c_void, 1) == 1 }
+    }
+
+    /// How many bytes of the shared file pages at `host` (`len`, page-aligned, one mapping)
+    /// the file covers now. The covered pages are a prefix of a mapping (one file, contiguous
+    /// offsets), so a binary search finds its end.
+    pub(super) fn covered_len(&self, host: *mut u8, len: u64) -> u64 {
+        // SAFETY (of the pointer arithmetic): page `i < len / PAGE` lies inside the range.
+        let covered = |i: u64| self.present(unsafe { host.add((i * PAGE) as usize) });
+        // Pages [0, lo) are covered, pages [hi, n) are not.
+        let (mut lo, mut hi) = (0, len / PAGE);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if covered(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo * PAGE
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        // SAFETY: closing the descriptors `new` made.
+        unsafe {
+            libc::close(self.fds[0]);
+            libc::close(self.fds[1]);
         }
     }
-    // SAFETY: closing the descriptors made above.
-    unsafe {
-        libc::close(fds[0]);
-        libc::close(fds[1]);
-    }
-    (lo * PAGE) as i64
 }
 
 /// `nr::UNMAP_SHARED_FILE`: args addr, len.
 pub fn unmap(shared: &Shared, a: &[u64]) -> i64 {
     match program_range(shared, a[0], a[1]) {
-        Some(host) => make_anonymous(host, a[1]),
+        Some(host) => {
+            super::shared_file_ends::unmapped(a[0], a[1]);
+            make_anonymous(host, a[1])
+        }
         None => -(libc::EINVAL as i64),
     }
 }

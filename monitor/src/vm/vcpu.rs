@@ -537,7 +537,8 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
         threads.push(start(id, &tx)?);
     }
     drop(tx);
-    // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU).
+    // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU),
+    // and for files the program maps shared that another process shrank.
     let exit = loop {
         match rx.recv_timeout(super::host_signals::WATCH_PERIOD) {
             Ok(Event::Ended(exit)) => break Ok(exit),
@@ -555,7 +556,8 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                 if threads.iter().all(|t| t.is_finished()) {
                     break Err(err!("every vCPU thread ended without a result"));
                 }
-                super::host_signals::watch()
+                super::host_signals::watch();
+                super::shared_file_ends::watch(&shared);
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break Err(err!("every vCPU thread ended without a result")),
         }

@@ -31,6 +31,8 @@ fn current() -> &'static mut crate::sched::Thread {
 pub fn on_return(frame: &mut TrapFrame) {
     // A safe point for another CPU's fork (see sched::freeze).
     crate::sched::freeze::check();
+    // Pages of a file another process shrank are hidden before the program touches them again.
+    crate::linux::shared_files::after_host_shrink();
     // A register site patched meanwhile (the safe point above is where the other CPUs wait
     // while a site is patched) may have this thread's rip in the middle of its new `call`.
     crate::linux::regsite::fix_resume_point(frame);

@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use hrt_abi::channel::{Channel, ChannelSlot, COMPLETION_VECTOR, DONE, SLOTS, SUBMITTED};
+use hrt_abi::channel::{Channel, ChannelSlot, COMPLETION_VECTOR, DONE, FILES_SHRANK_VECTOR, SLOTS, SUBMITTED};
 use kvm_ioctls::VmFd;
 
 use super::memory::GuestRam;
@@ -419,18 +419,39 @@ impl Service {
 
     /// Sends the completion interrupt to vCPU `cpu` (x2APIC ID = index; fixed delivery).
     fn interrupt(&self, cpu: u32) {
-        let msi = kvm_bindings::kvm_msi {
-            address_lo: 0xfee0_0000 | (cpu << 12),
-            address_hi: 0,
-            data: COMPLETION_VECTOR as u32,
-            ..Default::default()
-        };
-        let Some(vm) = &self.vm else { return };
-        if let Err(e) = vm.signal_msi(msi) {
+        if let Err(e) = self.send(cpu, COMPLETION_VECTOR) {
             if !self.msi_failed.swap(true, Ordering::Relaxed) {
                 eprintln!("hrt: cannot interrupt vCPU {cpu} for a forwarded call's answer: {e}");
             }
         }
+    }
+
+    /// Sends interrupt `vector` to vCPU `cpu` (x2APIC ID = index; fixed delivery).
+    fn send(&self, cpu: u32, vector: u8) -> Result<(), kvm_ioctls::Error> {
+        let msi = kvm_bindings::kvm_msi {
+            address_lo: 0xfee0_0000 | (cpu << 12),
+            address_hi: 0,
+            data: vector as u32,
+            ..Default::default()
+        };
+        match &self.vm {
+            Some(vm) => vm.signal_msi(msi).map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    /// A file the program maps shared shrank (`shared_file_ends::watch`): the kernel is told, and
+    /// every CPU interrupted, so that the one whose thread touches a page now gone (spinning
+    /// inside KVM) hides the pages first. False if the kernel cannot be told (no channel yet).
+    pub fn files_shrank(&self) -> bool {
+        let Some(ch) = self.channel() else { return false };
+        ch.header.files_shrank.store(1, Ordering::SeqCst);
+        // A CPU not started yet has nothing to hide; the first that takes it does the work.
+        let mut sent = false;
+        for cpu in 0..self.cpus {
+            sent |= self.send(cpu, FILES_SHRANK_VECTOR).is_ok();
+        }
+        sent
     }
 }
 
