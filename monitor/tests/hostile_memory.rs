@@ -298,7 +298,8 @@ fn shared_file_pages_past_the_end_raise_sigbus() {
 /// A MAP_SHARED file mapping whose file another process (a forked child: another `hrt`)
 /// shrinks (tests/programs/hostile/shared_file_shrunk_elsewhere.c): calls with a buffer in a
 /// page past the new end are EFAULT (the monitor's own copies of such a buffer, the iovec array
-/// of a writev, killed `hrt` with SIGBUS), touching such a page raises SIGBUS (BUS_ADRERR, the
+/// of a writev, killed `hrt` with SIGBUS; calls the kernel serves itself, a nanosleep's timespec
+/// and a private futex word there, spun inside KVM), touching such a page raises SIGBUS (BUS_ADRERR, the
 /// address; the vCPU spun inside KVM for good until the monitor's quarter-second look told the
 /// kernel to hide the pages), and pages the file grows over again read zero, as on Linux.
 #[test]

@@ -503,6 +503,9 @@ fn reap() {
 /// the flag and reaps once more, so an answer is either seen here or interrupts the CPU.
 fn idle_hook(polling: bool) {
     let Some(ch) = channel() else { return };
+    // An idle CPU hides the pages of a file another process shrank as well (so the monitor
+    // finds its word taken, `files_shrank`, while every thread sleeps).
+    super::shared_files::after_host_shrink();
     let flag = &ch.header.idle_polling[crate::cpu::id()];
     if polling {
         if flag.load(Ordering::Relaxed) == 0 {

@@ -74,12 +74,21 @@ fn bucket(addr: u64) -> &'static Bucket {
 }
 
 pub(super) fn user_atomic(addr: u64) -> Result<&'static AtomicU32, u32> {
+    user_word(addr)?;
+    // The kernel touches it: a shared file page another process took away is EFAULT.
+    if super::shared_files::vanished(addr, addr + 4) {
+        return Err(super::errno::EFAULT);
+    }
+    // SAFETY: checked, aligned program memory.
+    Ok(unsafe { &*(addr as *const AtomicU32) })
+}
+
+/// Checks that `addr` is an aligned futex word of the program's memory (EINVAL, EFAULT).
+pub(super) fn user_word(addr: u64) -> Result<(), u32> {
     if !addr.is_multiple_of(4) {
         return Err(EINVAL);
     }
-    uaccess::check(addr, 4)?;
-    // SAFETY: checked, aligned program memory.
-    Ok(unsafe { &*(addr as *const AtomicU32) })
+    uaccess::check(addr, 4)
 }
 
 /// Waits on `addr` while it holds `val`, until woken or until TSC `deadline`.

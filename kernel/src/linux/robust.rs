@@ -127,7 +127,7 @@ fn owner_died(addr: u64, tid: u32, pi: bool, pending: bool, wake: Wake) -> Resul
     if !addr.is_multiple_of(4) {
         return Err(());
     }
-    uaccess::check(addr, 4).map_err(|_| ())?;
+    uaccess::check(addr, 4).and(uaccess::still_there(addr, 4)).map_err(|_| ())?;
     // SAFETY: checked above to be aligned program memory, which stays mapped while the program
     // runs; it is written only once checked writable. The program may change it concurrently,
     // hence the atomic accesses.

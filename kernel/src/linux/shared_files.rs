@@ -171,6 +171,34 @@ fn recheck(hide: impl Fn(u64, u64)) {
     }
 }
 
+/// Set once the program has mapped a file shared (never cleared): until then `vanished` costs
+/// one load.
+static ANY_FILE: AtomicBool = AtomicBool::new(false);
+
+/// Whether part of `[start, end)` (program memory the page map says is mapped) lies in shared
+/// file pages the host no longer has: another process shrank the file, and the pages are not
+/// hidden yet (the monitor tells within a quarter second, `host_shrank`). The kernel's own
+/// access there would spin inside KVM; its caller answers EFAULT instead, as Linux does. Asks
+/// the host (a hypercall) only for a range in a shared file mapping.
+pub fn vanished(start: u64, end: u64) -> bool {
+    if !ANY_FILE.load(Ordering::Relaxed) || start >= end {
+        return false;
+    }
+    let page = super::usermem::PAGE;
+    let map = SHARED.lock();
+    // Held across the look (a hypercall, short), so that no copy of the ranges is needed.
+    let mut parts = map.range(..end).rev().take_while(|(_, r)| r.end > start);
+    parts.any(|(&s, r)| match r.kind {
+        // Pages from `file_end` on are hidden already (the page map refuses them).
+        Kind::File { file_end, .. } => {
+            let from = s.max(start) & !(page - 1);
+            let to = end.min(r.end).min(file_end).next_multiple_of(page);
+            from < to && covered(from, to - from) < to - from
+        }
+        _ => false,
+    })
+}
+
 /// Set when the monitor found a file shrunk by another process (`host_shrank`) until a CPU
 /// hides its pages; `RECHECKING` is held meanwhile.
 static SHRANK: AtomicBool = AtomicBool::new(false);
@@ -186,7 +214,7 @@ pub fn host_shrank() {
 }
 
 /// On every way back to the program (the signal layer's return hook, after any interrupt or
-/// call): hides the pages of a file another process shrank, once the
+/// call) and in the idle loop: hides the pages of a file another process shrank, once the
 /// monitor said so. A CPU that finds another doing it waits for it, so that its thread's
 /// retried access finds the pages hidden. Runs on the way back from interrupts, where no TLB
 /// shootdown may start: the pages are hidden without one (`protect::hide_vanished` says why
@@ -237,6 +265,9 @@ pub fn any_files() -> bool {
 fn record(ret: i64, start: u64, len: u64, kind: Kind) -> Result<(), Errno> {
     if ret < 0 {
         return Err((-ret) as u32);
+    }
+    if matches!(kind, Kind::File { .. }) {
+        ANY_FILE.store(true, Ordering::Relaxed);
     }
     SHARED.lock().insert(start, Range { end: start + len, may_write: ret == 1, kind });
     Ok(())

@@ -9,7 +9,7 @@
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::errno::{SysResult, EINTR, EINVAL, ENOSYS};
-use super::futex::{deadline, user_atomic, wake_in_bucket, BITSET_ANY};
+use super::futex::{deadline, user_word, wake_in_bucket, BITSET_ANY};
 use hrt_abi::process::SHARED_FUTEX;
 
 const FUTEX_WAIT: u64 = 0;
@@ -19,7 +19,8 @@ const FUTEX_WAKE_BITSET: u64 = 10;
 
 /// futex command `cmd` (without flags) on shared word `addr`.
 pub fn futex(addr: u64, cmd: u64, val: u32, timeout: u64, val3: u32, realtime: bool) -> SysResult {
-    user_atomic(addr)?;
+    // Only the host touches the word (its futex answers EFAULT for a page gone from the file).
+    user_word(addr)?;
     match cmd {
         FUTEX_WAIT | FUTEX_WAIT_BITSET => {
             if cmd == FUTEX_WAIT_BITSET && val3 == 0 {

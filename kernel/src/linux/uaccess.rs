@@ -32,8 +32,18 @@ fn check_access(addr: u64, len: u64, write: bool) -> Result<(), Errno> {
     }
 }
 
+/// EFAULT if part of `[addr, addr + len)` (checked) is a shared file page another process's
+/// truncation took away, not hidden yet: touching it from the kernel would spin inside KVM.
+pub fn still_there(addr: u64, len: u64) -> Result<(), Errno> {
+    match super::shared_files::vanished(addr, addr + len) {
+        true => Err(EFAULT),
+        false => Ok(()),
+    }
+}
+
 pub fn slice<'a>(addr: u64, len: u64) -> Result<&'a [u8], Errno> {
     check(addr, len)?;
+    still_there(addr, len)?;
     if len == 0 {
         return Ok(&[]);
     }
@@ -43,6 +53,7 @@ pub fn slice<'a>(addr: u64, len: u64) -> Result<&'a [u8], Errno> {
 
 pub fn slice_mut<'a>(addr: u64, len: u64) -> Result<&'a mut [u8], Errno> {
     check_write(addr, len)?;
+    still_there(addr, len)?;
     if len == 0 {
         return Ok(&mut []);
     }
@@ -52,12 +63,14 @@ pub fn slice_mut<'a>(addr: u64, len: u64) -> Result<&'a mut [u8], Errno> {
 
 pub fn read<T: Copy>(addr: u64) -> Result<T, Errno> {
     check(addr, core::mem::size_of::<T>() as u64)?;
+    still_there(addr, core::mem::size_of::<T>() as u64)?;
     // SAFETY: checked; unaligned reads are fine on x86.
     Ok(unsafe { core::ptr::read_unaligned(addr as *const T) })
 }
 
 pub fn write<T: Copy>(addr: u64, value: T) -> Result<(), Errno> {
     check_write(addr, core::mem::size_of::<T>() as u64)?;
+    still_there(addr, core::mem::size_of::<T>() as u64)?;
     // SAFETY: checked.
     unsafe { core::ptr::write_unaligned(addr as *mut T, value) };
     Ok(())

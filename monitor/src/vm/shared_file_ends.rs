@@ -70,6 +70,9 @@ fn cut(map: &mut BTreeMap<u64, Mapping>, start: u64, end: u64) {
 /// the kernel (see the module comment). One or two one-byte probes per mapping when nothing
 /// changed: the last page the file covered and the one after it.
 pub fn watch(shared: &Shared) {
+    if let Some(svc) = shared.channel.get() {
+        stuck_check(svc.files_shrank_pending());
+    }
     let mut shrank = false;
     {
         let mut map = MAPPINGS.lock().unwrap_or_else(|e| e.into_inner());
@@ -100,6 +103,34 @@ pub fn watch(shared: &Shared) {
             );
         }
     }
+}
+
+/// Looks in a row at which the kernel had not taken the word `files_shrank`.
+static UNTAKEN: Mutex<u32> = Mutex::new(0);
+/// After this many looks (two seconds) a kernel that has not taken it is stuck: every CPU of
+/// it is in its own code, which takes the word on its way back to the program and when idle.
+/// The one way that happens is a vCPU spinning on a gone page inside KVM for the kernel's own
+/// access for a call of the program's (its checks ask the host first, so only a file shrunk
+/// between its check and its access).
+const STUCK_AFTER: u32 = 8;
+
+/// Ends `hrt` as SIGBUS would end the program when the kernel is stuck (see `STUCK_AFTER`),
+/// with a line that says why, rather than hang for good.
+fn stuck_check(pending: bool) {
+    let mut untaken = UNTAKEN.lock().unwrap_or_else(|e| e.into_inner());
+    *untaken = if pending { *untaken + 1 } else { 0 };
+    if *untaken < STUCK_AFTER {
+        return;
+    }
+    eprintln!(
+        "hrt: the kernel is stuck on a page of a file the program maps shared, which another process \
+         shrank (for two seconds): it ends the program as SIGBUS would"
+    );
+    if crate::vm::is_fork_child() {
+        crate::vm::die_of(libc::SIGBUS);
+    }
+    // SAFETY: _exit ends the process at once; the monitor buffers no output.
+    unsafe { libc::_exit(128 + libc::SIGBUS) }
 }
 
 #[cfg(test)]

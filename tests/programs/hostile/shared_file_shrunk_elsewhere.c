@@ -1,6 +1,7 @@
 /* A MAP_SHARED file mapping whose file ANOTHER process shrinks (a forked child, which under
  * hrt is another hrt): calls with a buffer in a page past the new end fail with EFAULT (a
- * write from it, a read into it, an fstat into it, a writev whose iovec array lies there),
+ * write from it, a read into it, an fstat into it, a writev whose iovec array lies there, a
+ * nanosleep's timespec and a private futex word there, which HRT's kernel reads itself),
  * touching such a page raises SIGBUS (BUS_ADRERR, the address) on a read or a write, the
  * file's last page stays the file's, and once the child grows the file again the pages read
  * zero. One line per case, the same natively and under hrt.
@@ -8,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "touch_fault.h"
@@ -76,6 +80,12 @@ int main(void) {
     said("fstat into a gone page", fstat(fd, (struct stat *)(m + 2 * PAGE + 64)));
     errno = 0;
     said("writev with its iovec array in a gone page", writev(pipefd[1], (struct iovec *)(m + 2 * PAGE + 256), 1));
+    /* The kernel's own calls, which read the buffer themselves. */
+    errno = 0;
+    said("nanosleep with its timespec in a gone page", nanosleep((struct timespec *)(m + 2 * PAGE + 512), NULL));
+    errno = 0;
+    said("a private futex wait on a gone page",
+         syscall(SYS_futex, (int *)(m + 2 * PAGE + 1024), FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0));
     errno = 0;
     said("write from the file's last page", write(pipefd[1], m + PAGE, 1));
     touch("read past the new end", m, m + 2 * PAGE + 3, 0);

@@ -142,7 +142,8 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     let math = fpstate::frame_size();
     let fp = sp.wrapping_sub(math) & !63;
     let addr = (fp.wrapping_sub(frame::FRAME_SIZE) & !15).wrapping_sub(8);
-    if flags & SA_RESTORER == 0 || uaccess::check_write(addr, fp + math - addr).is_err() {
+    let len = fp + math - addr;
+    if flags & SA_RESTORER == 0 || uaccess::check_write(addr, len).and(uaccess::still_there(addr, len)).is_err() {
         fault::terminate(11, None);
     }
     let old_mask = saved.unwrap_or(t.sigmask);

@@ -62,7 +62,7 @@ pub fn read(fd: i32, buf: u64, len: u64) -> SysResult {
         return Err(EINVAL);
     }
     let room = len / RECORD;
-    uaccess::check_write(buf, room * RECORD).map_err(|_| EFAULT)?;
+    uaccess::check_write(buf, room * RECORD).and(uaccess::still_there(buf, room * RECORD)).map_err(|_| EFAULT)?;
     let tid = crate::linux::process::current_tid();
     loop {
         let mask = registry::mask_of(fd).ok_or(EBADF)?;

@@ -440,6 +440,12 @@ impl Service {
         }
     }
 
+    /// Whether the kernel has not yet taken the word `files_shrank` set (no CPU of its has
+    /// hidden the pages).
+    pub fn files_shrank_pending(&self) -> bool {
+        self.channel().is_some_and(|ch| ch.header.files_shrank.load(Ordering::SeqCst) != 0)
+    }
+
     /// A file the program maps shared shrank (`shared_file_ends::watch`): the kernel is told, and
     /// every CPU interrupted, so that the one whose thread touches a page now gone (spinning
     /// inside KVM) hides the pages first. False if the kernel cannot be told (no channel yet).
