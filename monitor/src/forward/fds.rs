@@ -14,6 +14,11 @@ const FLOCK_SIZE: u64 = 32;
 const TERMIOS_SIZE: u64 = 36;
 /// struct winsize.
 const WINSIZE_SIZE: u64 = 8;
+/// struct ifreq (netdevice(7)): an interface name and a 24-byte union.
+const IFREQ_SIZE: u64 = 40;
+const _: () = assert!(IFREQ_SIZE as usize == std::mem::size_of::<libc::ifreq>());
+/// The largest argument a forwarded request reads or writes.
+const LARGEST_ARG: usize = if TERMIOS_SIZE > IFREQ_SIZE { TERMIOS_SIZE } else { IFREQ_SIZE } as usize;
 
 impl Forwarder {
     pub(super) fn dup(&self, fd: u64) -> SysResult<i64> {
@@ -167,7 +172,7 @@ impl Forwarder {
             }
             cmd => ioctl_kind(cmd).ok_or(Errno::ENOTTY)?,
         };
-        let mut local = [0u8; TERMIOS_SIZE as usize];
+        let mut local = [0u8; LARGEST_ARG];
         match kind {
             Ioctl::Out(size) => {
                 // SAFETY: `local` is larger than any of these answers.
@@ -175,11 +180,16 @@ impl Forwarder {
                 g.write_bytes(arg, &local[..size as usize])?;
                 Ok(r)
             }
-            Ioctl::In(size) => match g.read_bytes(arg, size) {
+            Ioctl::In(size) | Ioctl::InOut(size) => match g.read_bytes(arg, size) {
                 Ok(v) => {
                     local[..v.len()].copy_from_slice(&v);
-                    // SAFETY: `local` holds the argument the request reads.
-                    unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(local.as_ptr())]) }
+                    // SAFETY: `local` holds the argument the request reads (and, for InOut,
+                    // has room for what it writes back: the same size).
+                    let r = unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(local.as_mut_ptr())])? };
+                    if let Ioctl::InOut(size) = kind {
+                        g.write_bytes(arg, &local[..size as usize])?;
+                    }
+                    Ok(r)
                 }
                 Err(e) => {
                     // SAFETY: a null argument: the host answers ENOTTY or EFAULT.
@@ -233,6 +243,8 @@ enum Ioctl {
     Out(u64),
     /// The host reads this many bytes at the pointer.
     In(u64),
+    /// The host reads this many bytes at the pointer and writes its answer over them.
+    InOut(u64),
     /// The argument is a value, not a pointer.
     Value,
 }
@@ -264,15 +276,29 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     libc::FS_IOC_GETFLAGS,
     libc::FS_IOC_SETFLAGS,
     libc::FS_IOC_GETVERSION,
+    libc::SIOCGIFNAME,
+    libc::SIOCGIFINDEX,
+    libc::SIOCGIFFLAGS,
+    libc::SIOCGIFMTU,
+    libc::SIOCGIFHWADDR,
+    libc::SIOCGIFADDR,
+    libc::SIOCGIFNETMASK,
+    libc::SIOCGIFBRDADDR,
+    libc::SIOCGIFDSTADDR,
+    libc::SIOCGIFTXQLEN,
 ];
 
 /// The requests forwarded: terminal attributes, window size, job control and flow control of a
 /// terminal (shells, editors, pagers, `script` and pseudo-terminal masters), bytes readable or
 /// queued, non-blocking mode (libuv sets it with FIONBIO), a file's inode flags and generation
 /// (`lsattr`, `chattr`: FS_IOC_GETFLAGS and SETFLAGS, which read and write an int whatever
-/// their encoding says, and GETVERSION). None of them reaches beyond the
-/// descriptor's own file and the process's own terminal, which is the program's (`hrt`'s host
-/// process is the program's). TIOCSTI (typing into a terminal) is left out.
+/// their encoding says, and GETVERSION), and a socket's questions about one network interface
+/// (netdevice(7)'s SIOCGIF* reads: index, name, flags, MTU, hardware and protocol addresses,
+/// queue length; UCX's TCP transport, which MPICH loads at MPI_Init, asks them of every
+/// interface; the SIOCSIF* writes stay ENOTTY). None of them reaches beyond the descriptor's
+/// own file, the process's own terminal, which is the program's (`hrt`'s host process is the
+/// program's), and the interface facts any unprivileged process reads (as the forwarded
+/// NETLINK_ROUTE sockets already give them). TIOCSTI (typing into a terminal) is left out.
 fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
     Some(match cmd {
         libc::TCGETS => Ioctl::Out(TERMIOS_SIZE),
@@ -283,6 +309,16 @@ fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
         libc::FS_IOC_GETFLAGS | libc::FS_IOC_GETVERSION => Ioctl::Out(INT),
         libc::FIONBIO | libc::TIOCSPGRP | libc::TIOCSPTLCK | libc::FS_IOC_SETFLAGS => Ioctl::In(INT),
         libc::TCFLSH | libc::TCXONC | libc::TCSBRK | libc::TCSBRKP | libc::TIOCSCTTY | libc::TIOCNOTTY => Ioctl::Value,
+        libc::SIOCGIFNAME
+        | libc::SIOCGIFINDEX
+        | libc::SIOCGIFFLAGS
+        | libc::SIOCGIFMTU
+        | libc::SIOCGIFHWADDR
+        | libc::SIOCGIFADDR
+        | libc::SIOCGIFNETMASK
+        | libc::SIOCGIFBRDADDR
+        | libc::SIOCGIFDSTADDR
+        | libc::SIOCGIFTXQLEN => Ioctl::InOut(IFREQ_SIZE),
         _ => return None,
     })
 }
