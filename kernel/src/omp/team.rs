@@ -723,7 +723,6 @@ fn linger(w: &Worker, team: &Team, (me, idle): (&mut Ctx, *mut Ctx), generation:
     }
 }
 
-/// Moves the current thread to `cpu` and keeps it there.
 /// Moves the current (unbound) thread to `cpu` if its CPU mask allows it, leaving the mask.
 fn move_to(cpu: usize) {
     let t = crate::sched::current();
@@ -734,6 +733,7 @@ fn move_to(cpu: usize) {
     }
 }
 
+/// Moves the current thread to `cpu` and keeps it there.
 fn pin_to(cpu: usize) {
     let t = crate::sched::current();
     // SAFETY: the current thread's record; only it changes its own affinity.
