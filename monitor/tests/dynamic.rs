@@ -61,7 +61,9 @@ fn check_program(name: &str, flags: &[&str], args: &[&str]) {
 fn check_build(name: &str, out: &str, flags: &[&str], args: &[&str]) {
     let prog = build_dynamic(&program_source(name), out, flags);
     for cpus in [1, 2] {
-        let dir = TempDir::new(&format!("{name}-{cpus}"));
+        // Named by the build, not the source: `hello` and `hello_no_pie` run at once, and a
+        // shared directory was removed under one by the other's end.
+        let dir = TempDir::new(&format!("{out}-{cpus}"));
         let threads = cpus.to_string();
         let env = [("OMP_NUM_THREADS", threads.as_str()), ("HRT_TEST_VAR", "dynamic")];
         let (mut native, mut hrt) = both(cpus, &prog, args, &env, Some(&dir.0));
