@@ -213,6 +213,15 @@ pub fn host_shrank() {
     SHRANK.store(true, Ordering::SeqCst);
 }
 
+/// A forked child: a recheck another CPU of the parent was in the middle of (holding
+/// `RECHECKING`, perhaps in a forwarded call) is not going on here; copied held, it would make
+/// every way back to the program spin. The child does it again itself.
+pub fn after_fork() {
+    if RECHECKING.swap(false, Ordering::SeqCst) {
+        SHRANK.store(true, Ordering::SeqCst);
+    }
+}
+
 /// On every way back to the program (the signal layer's return hook, after any interrupt or
 /// call) and in the idle loop: hides the pages of a file another process shrank, once the
 /// monitor said so. A CPU that finds another doing it waits for it, so that its thread's

@@ -128,6 +128,11 @@ fn reopen_if_forked() {
 /// first forwarded call or first arming, whichever comes first (`reopen_if_forked`: the host's
 /// fork shares the parent's, whose signals are not ours).
 pub fn after_fork() {
+    // Whoever held it in the parent (the notifier, or a reader emptying its eventfd, in the
+    // middle of a forwarded write when the fork came) does not exist here: copied set, it
+    // made every `exclusively` of the child spin for good (both vCPUs of a signalfd_fork
+    // child in a CI run).
+    ARMING.store(false, Ordering::SeqCst);
     NOTIFIER.store(null_mut(), Ordering::SeqCst);
     STARTED.store(false, Ordering::SeqCst);
     WORK.store(false, Ordering::SeqCst);
