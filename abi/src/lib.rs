@@ -689,8 +689,9 @@ pub mod process {
     /// close-on-exec pidfd of it in the program's table. Waits that reap the stand-in answer
     /// with the child's pid.
     pub const STAND_IN_PIDFD: u64 = 0x2016;
-    /// (child pid): the kernel took its own record of the child; the monitor reaps the child's
-    /// stand-in if it still has one (nothing else: the child's pid is no host process's).
+    /// (child pid, only ask): the kernel took its own record of the child; the monitor reaps the
+    /// child's stand-in if it still has one (nothing else: the child's pid is no host
+    /// process's). With `only ask` 1 it reaps nothing. Answers 1 if the stand-in was there.
     pub const REAP_STAND_IN: u64 = 0x2017;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;

@@ -205,7 +205,7 @@ impl Forwarder {
             (op::KEPT_PREAD, None) => self.kept_pread(g, a),
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
             (op::STAND_IN_PIDFD, None) => self.stand_in_pidfd(a[0] as i32, a[1] as u32),
-            (op::REAP_STAND_IN, None) => self.reap_stand_in(a[0] as i32),
+            (op::REAP_STAND_IN, None) => self.reap_stand_in(a[0] as i32, a[1] != 0),
             (op::SETPGID, Some(c)) if a[0] == 0 => {
                 c.state.lock().unwrap().pgid = Some(int(a[1]) as i32);
                 Ok(0)
@@ -320,9 +320,13 @@ impl Forwarder {
         self.fds().insert(host, true, 0)
     }
 
-    /// `process::REAP_STAND_IN`: reaps child `child`'s stand-in, if it has one; 1 if it did.
-    fn reap_stand_in(&self, child: i32) -> SysResult<i64> {
+    /// `process::REAP_STAND_IN`: reaps child `child`'s stand-in (unless `only_ask`), if it has
+    /// one; 1 if it had.
+    fn reap_stand_in(&self, child: i32, only_ask: bool) -> SysResult<i64> {
         let Some(host) = self.children.stand_ins.host_of(child) else { return Ok(0) };
+        if only_ask {
+            return Ok(1);
+        }
         // SAFETY: no pointers; the stand-in has exited, so WNOHANG finds it.
         let r = unsafe {
             self.sys(libc::SYS_wait4, &[host as libc::c_long, 0, (libc::WNOHANG | libc::__WALL) as libc::c_long, 0])

@@ -60,7 +60,15 @@ static void one(const char *what, unsigned long exit_signal, int by_pidfd) {
     int n = poll(&p, 1, 5000);
     printf(", poll %d revents %s\n", n, p.revents & POLLIN ? "POLLIN" : "none");
     int wclone = exit_signal == SIGCHLD ? 0 : __WCLONE;
-    if (by_pidfd) {
+    if (by_pidfd == 2) {
+        // Without an infop (the kernel allows a NULL one): the child is gone all the same.
+        int r = syscall(SYS_waitid, P_PIDFD, pidfd, NULL, WEXITED | wclone, NULL);
+        printf("  waitid(P_PIDFD, no infop) %d\n", r);
+        errno = 0;
+        int st = 0;
+        r = waitpid(pid, &st, __WALL | WNOHANG);
+        printf("  then waitpid(pid) %d errno %s\n", r, errno == ECHILD ? "ECHILD" : errno ? "other" : "0");
+    } else if (by_pidfd) {
         siginfo_t si;
         memset(&si, 0, sizeof si);
         int r = syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED | wclone, NULL);
@@ -97,5 +105,7 @@ int main(void) {
     one("no exit signal, pid wait", 0, 0);
     one("SIGCHLD, pidfd wait", SIGCHLD, 1);
     one("SIGCHLD, pid wait", SIGCHLD, 0);
+    one("no exit signal, pidfd wait without infop", 0, 2);
+    one("SIGCHLD, pidfd wait without infop", SIGCHLD, 2);
     return 0;
 }

@@ -415,10 +415,18 @@ fn waitid_with(a: [u64; 6]) -> SysResult {
         }
     }
     let r = call(op::WAITID, a)?;
-    if idtype == P_PIDFD && infop != 0 && options & WNOWAIT == 0 {
+    if idtype == P_PIDFD && options & WNOWAIT == 0 && !STAND_INS.lock().is_empty() {
         // A stand-in's pidfd: the monitor reaped it and answered the child's pid, whose zombie
-        // goes too.
-        if let Ok(pid) = uaccess::read::<u32>(infop + 16) {
+        // goes too. Without an infop to read that pid from, the stand-ins the monitor no
+        // longer has are the ones reaped.
+        let reaped: Vec<u32> = if infop != 0 {
+            uaccess::read::<u32>(infop + 16).into_iter().collect()
+        } else {
+            // Copied first: no lock is held across the calls.
+            let waiting: Vec<u32> = STAND_INS.lock().clone();
+            waiting.into_iter().filter(|&g| call(op::REAP_STAND_IN, [g as u64, 1, 0, 0, 0, 0]) == Ok(0)).collect()
+        };
+        for pid in reaped {
             if forget_stand_in(pid) {
                 ZOMBIES.lock().retain(|&(p, _)| p != pid);
             }
