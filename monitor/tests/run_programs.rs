@@ -675,6 +675,13 @@ fn affinity() {
     check_program("affinity", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
 }
 
+/// Another thread's mask (pthread_create with an affinity attribute, pthread_setaffinity_np of
+/// a spinning and of a blocked thread) moves that thread, as on Linux.
+#[test]
+fn affinity_of_other_threads() {
+    check_program("affinity_others", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+}
+
 #[test]
 fn openmp() {
     check_program("openmp", &[Case::new("no arguments")], Checks { stderr: true, num_procs_line: true });

@@ -14,7 +14,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::linux::errno::EINVAL;
-use crate::linux::signal::state::SIGNALS;
+use crate::linux::signal::state::{with_thread, SIGNALS};
 use crate::sched::{self, thread::Thread};
 use crate::time;
 
@@ -67,20 +67,6 @@ pub fn decode(clock: u64) -> Option<Result<CpuClock, u32>> {
 /// Thread `tid`'s CPU time in TSC ticks, None if no such thread runs the program.
 fn thread_ticks(tid: u32) -> Option<u64> {
     with_thread(tid, Thread::cpu_ticks)
-}
-
-/// `f` of the record of thread `tid`, None if no such thread runs the program.
-fn with_thread<R>(tid: u32, f: impl FnOnce(&Thread) -> R) -> Option<R> {
-    let me = sched::current();
-    // SAFETY: the current thread's record is alive.
-    if unsafe { (*me).tid } == tid {
-        // SAFETY: as above.
-        return Some(f(unsafe { &*me }));
-    }
-    let s = SIGNALS.lock();
-    let t = s.threads.get(&tid).map(|t| t.thread).filter(|t| !t.is_null())?;
-    // SAFETY: registered threads are alive (they unregister, under this lock, before exiting).
-    Some(f(unsafe { &*t }))
 }
 
 /// The CPU time `clock` has counted, in nanoseconds; None when its thread has exited.

@@ -135,6 +135,9 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     }
     super::cputime::call_end();
     frame.rax = ret as u64;
+    // Another thread gave this one a CPU mask that excludes its CPU (sched_setaffinity of
+    // another tid) while it was in or blocked in this call.
+    crate::sched::move_if_asked();
 }
 
 /// The `--strace` line of a call that does not return to the program (a vfork child's

@@ -726,8 +726,8 @@ fn linger(w: &Worker, team: &Team, (me, idle): (&mut Ctx, *mut Ctx), generation:
 /// Moves the current (unbound) thread to `cpu` if its CPU mask allows it, leaving the mask.
 fn move_to(cpu: usize) {
     let t = crate::sched::current();
-    // SAFETY: the current thread's record; only it changes its own affinity.
-    let mask = unsafe { (*t).affinity };
+    // SAFETY: the current thread's record.
+    let mask = unsafe { (*t).affinity() };
     if cpu < crate::cpu::count() && (mask == [0; 4] || mask[cpu / 64] & (1 << (cpu % 64)) != 0) {
         crate::sched::migrate_current(cpu);
     }
@@ -736,10 +736,9 @@ fn move_to(cpu: usize) {
 /// Moves the current thread to `cpu` and keeps it there.
 fn pin_to(cpu: usize) {
     let t = crate::sched::current();
-    // SAFETY: the current thread's record; only it changes its own affinity.
-    unsafe {
-        (*t).affinity = [0; 4];
-        (*t).affinity[cpu / 64] |= 1 << (cpu % 64);
-    }
+    let mut mask = [0; 4];
+    mask[cpu / 64] |= 1 << (cpu % 64);
+    // SAFETY: the current thread's record.
+    unsafe { (*t).set_affinity(mask) };
     crate::sched::migrate_current(cpu);
 }

@@ -723,6 +723,62 @@ pub fn migrate_current(target: usize) {
     irq::restore(was);
 }
 
+/// Asks thread `t`, another thread than the caller, to move to CPU `target`. Only a thread can
+/// move itself (`migrate_current`), so `t` moves at its next safe point: its start, the end of
+/// the system call it is in or blocked in, or the next interrupt that stops it (a thread
+/// running on another CPU is interrupted for that).
+///
+/// Returns true when `t` runs on another CPU, which the request interrupts: the caller may wait
+/// for `move_pending` to turn false, as Linux's sched_setaffinity returns once the thread moved.
+///
+/// # Safety
+/// `t` must be a live thread record.
+pub unsafe fn ask_to_move(t: *mut Thread, target: usize) -> bool {
+    if target >= cpu::count() {
+        return false;
+    }
+    // SAFETY: the caller's contract; the fields read are atomic or only informative (`cpu`
+    // may be a moment old: a thread moving meanwhile checks the request itself).
+    let (running, on) = unsafe {
+        (*t).move_to.store(target, Ordering::SeqCst);
+        ((*t).state.load(Ordering::SeqCst) == RUNNING, (*t).cpu)
+    };
+    let elsewhere = running && on != cpu::id() && on != target;
+    if elsewhere {
+        interrupt_to_move(on);
+    }
+    elsewhere
+}
+
+/// Interrupts CPU `on` so that its thread reaches `after_interrupt` in the ring its switches run
+/// in: the preemption flag makes the trap path take that way (`resched_wanted`), where a kick
+/// that finds the program in ring 0 or masked would otherwise return straight to it.
+pub fn interrupt_to_move(on: usize) {
+    if on < cpu::count() && on != cpu::id() {
+        on_cpu(on).need_resched.store(true, Ordering::SeqCst);
+        apic::send_ipi(cpu::apic_id(on), apic::KICK_VECTOR);
+    }
+}
+
+/// Whether thread `t` has yet to act on a move asked with `ask_to_move`.
+pub fn move_pending(t: &Thread) -> bool {
+    t.move_to.load(Ordering::SeqCst) != thread::NO_MOVE
+}
+
+/// Moves the current thread where another thread asked it to (`ask_to_move`), if it did.
+pub fn move_if_asked() {
+    let cur = current();
+    // SAFETY: the current thread's record is alive.
+    let asked = unsafe { &(*cur).move_to };
+    if asked.load(Ordering::Relaxed) == thread::NO_MOVE {
+        return;
+    }
+    let target = asked.swap(thread::NO_MOVE, Ordering::SeqCst);
+    if target != thread::NO_MOVE {
+        migrate_current(target);
+    }
+}
+
 /// Saves `t`'s FPU state into its record if this CPU's registers hold it, and forgets it.
 ///
 /// # Safety
@@ -888,4 +944,7 @@ pub fn after_interrupt() {
             yield_now();
         }
     }
+    // A thread stopped here (or resumed after a preemption here) that another thread gave a
+    // CPU mask excluding this CPU.
+    move_if_asked();
 }

@@ -79,7 +79,10 @@ pub struct Thread {
     pub robust_list: u64,
     pub sigmask: u64,
     /// CPUs the program allowed this thread (sched_setaffinity); all zero = every CPU.
-    pub affinity: [u64; 4],
+    /// Atomic words: another thread of the program may set them (`affinity`).
+    affinity: [AtomicU64; 4],
+    /// A CPU another thread asked this one to move to (`sched::ask_to_move`), or `NO_MOVE`.
+    pub move_to: AtomicUsize,
     /// TSC when the thread was created.
     pub created_tsc: u64,
     /// TSC ticks the thread has run, up to its last switch away (see `cpu_ticks`).
@@ -107,6 +110,9 @@ pub struct Thread {
     entry: Option<fn(u64) -> u64>,
     arg: u64,
 }
+
+/// `move_to` when no move is asked.
+pub const NO_MOVE: usize = usize::MAX;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
@@ -145,7 +151,8 @@ impl Thread {
             addr_of_mut!((*p).clear_child_tid).write(0);
             addr_of_mut!((*p).robust_list).write(0);
             addr_of_mut!((*p).sigmask).write(0);
-            addr_of_mut!((*p).affinity).write([0; 4]);
+            addr_of_mut!((*p).affinity).write([const { AtomicU64::new(0) }; 4]);
+            addr_of_mut!((*p).move_to).write(AtomicUsize::new(NO_MOVE));
             addr_of_mut!((*p).created_tsc).write(crate::time::ticks());
             addr_of_mut!((*p).run_ticks).write(AtomicU64::new(0));
             addr_of_mut!((*p).run_start).write(AtomicU64::new(0));
@@ -165,6 +172,19 @@ impl Thread {
             addr_of_mut!((*p).entry).write(None);
             addr_of_mut!((*p).arg).write(0);
             b.assume_init()
+        }
+    }
+
+    /// The CPUs the program allowed this thread (all zero: every CPU).
+    pub fn affinity(&self) -> [u64; 4] {
+        core::array::from_fn(|i| self.affinity[i].load(Ordering::Relaxed))
+    }
+
+    /// Sets the CPUs the program allows this thread (by the thread itself, or by another one
+    /// that then asks it to move if it runs elsewhere: `sched::ask_to_move`).
+    pub fn set_affinity(&self, mask: [u64; 4]) {
+        for (w, v) in self.affinity.iter().zip(mask) {
+            w.store(v, Ordering::Relaxed);
         }
     }
 

@@ -145,7 +145,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).frame.rax = 0;
         (*rec).fs_base = t.fs_base;
         (*rec).sigmask = t.sigmask;
-        (*rec).affinity = t.affinity;
+        (*rec).affinity = t.affinity();
         (*rec).cpu = t.cpu;
         (*rec).robust_list = t.robust_list;
         (*rec).clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { t.clear_child_tid };
@@ -261,7 +261,7 @@ pub fn resume_child(record: u64) {
             t.tid = pid;
             t.fs_base = rec.fs_base;
             t.sigmask = rec.sigmask;
-            t.affinity = rec.affinity;
+            t.set_affinity(rec.affinity);
             t.robust_list = rec.robust_list;
             t.clear_child_tid = rec.clear_child_tid;
             t.fpu.0.copy_from_slice(&rec.fpu.0);

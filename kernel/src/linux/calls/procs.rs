@@ -230,7 +230,7 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> Resul
     let spawned = sched::spawn_with(
         options,
         |t| {
-            tid = super::thread::start_program_thread(t, fs_base, sigmask, parent.affinity);
+            tid = super::thread::start_program_thread(t, fs_base, sigmask, parent.affinity());
             CHILDREN.lock().insert(t.tid, Child { sigactions: actions });
             ACTIVE.fetch_add(1, Ordering::SeqCst);
         },

@@ -6,7 +6,7 @@ use crate::arch::syscall as user;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM, ESRCH};
 use crate::linux::process::{self, PROCESS};
-use crate::linux::{futex, uaccess};
+use crate::linux::{futex, signal, uaccess};
 use crate::sched::{self, Thread, ThreadOptions};
 
 const CLONE_VM: u64 = 0x100;
@@ -50,7 +50,7 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let fs_base = if flags & CLONE_SETTLS != 0 { user_fs_base(tls)? } else { parent.fs_base };
     let sigmask = parent.sigmask;
     // Linux threads inherit their creator's CPU mask: place the child inside it.
-    let affinity = parent.affinity;
+    let affinity = parent.affinity();
     let mut options = ThreadOptions::named("clone").user();
     let in_mask = |c: usize| affinity == [0; 4] || affinity[c / 64] & (1 << (c % 64)) != 0;
     crate::linux::spin_throttle::before_first_thread(sched::placement_cpus());
@@ -87,6 +87,9 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             }
         },
         move || {
+            // Its creator may have given it a CPU mask before it first ran (glibc's
+            // pthread_create with an affinity attribute).
+            sched::move_if_asked();
             if bad_stack {
                 let push = newsp.wrapping_sub(8);
                 // A non-canonical stack faults with #SS, which Linux reports as SIGBUS.
@@ -213,7 +216,8 @@ fn default_cpus() -> usize {
     }
 }
 
-/// A thread's CPU mask: the one it set, else the CPUs it may run on (`default_cpus`).
+/// A thread's CPU mask: the one it (or another thread for it) set, else the CPUs it may run on
+/// (`default_cpus`). A pid that is none of the program's threads gets the default mask.
 pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, len, mask) = (a[0], a[1], a[2]);
     let bytes = mask_bytes();
@@ -224,13 +228,13 @@ pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // No process has a negative id.
         return Err(ESRCH);
     }
-    let own = pid == 0 || pid == current().tid as u64;
+    let tid = if pid == 0 { current().tid } else { pid as u32 };
+    let set = signal::state::with_thread(tid, |t| t.affinity()).unwrap_or([0; 4]);
     let out = uaccess::slice_mut(mask, bytes)?;
     out.fill(0);
-    let set = current().affinity;
     let default = default_cpus();
     for cpu in 0..crate::cpu::count() {
-        let allowed = if own && set != [0; 4] { set[cpu / 64] & (1 << (cpu % 64)) != 0 } else { cpu < default };
+        let allowed = if set != [0; 4] { set[cpu / 64] & (1 << (cpu % 64)) != 0 } else { cpu < default };
         if allowed {
             out[cpu / 8] |= 1 << (cpu % 8);
         }
@@ -238,10 +242,22 @@ pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(bytes)
 }
 
-/// For the calling thread (pid 0 or its own tid, what glibc's pthread_setaffinity_np and
-/// libgomp's binding use): records the mask and, if the thread's CPU is not in it, moves the
-/// thread to the first CPU that is. Other threads' masks are accepted but not applied
-/// (HRT places threads when they are created).
+/// How long sched_setaffinity waits at most for another running thread to move.
+const MOVE_WAIT_NS: u64 = 1_000_000_000;
+/// How often it interrupts that thread again meanwhile.
+const MOVE_KICK_NS: u64 = 1_000_000;
+/// How long it spins before it sleeps between looks, and each sleep.
+const MOVE_SPIN_NS: u64 = 200_000;
+const MOVE_SLEEP_NS: u64 = 100_000;
+
+/// Sets a thread's CPU mask: the caller's (pid 0 or its own tid: pthread_setaffinity_np,
+/// libgomp's binding of its first thread) or another thread's of the program (glibc's
+/// pthread_create with an affinity attribute sets the new thread's from its creator, as
+/// libgomp's bound teams do). A thread on a CPU its new mask excludes moves to an allowed one:
+/// the caller at once, another thread at its next safe point (`sched::ask_to_move`); while
+/// the program's threads are packed onto fewer vCPUs than the VM has, another thread whose
+/// mask names none of those stays on one of them. A pid that is none of the program's threads
+/// is accepted and ignored, as before.
 pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, len, mask) = (a[0], a[1], a[2]);
     let given = uaccess::slice(mask, len.min(32))?;
@@ -257,14 +273,68 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let Some(first) = (0..n).find(|&c| allowed(c)) else {
         return Err(EINVAL);
     };
+    let packed = sched::placement_cpus();
+    let packs = crate::linux::spin_throttle::packs_threads();
     if pid != 0 && pid != current().tid as u64 {
+        let tid = pid as u32;
+        let running_elsewhere = signal::state::with_thread(tid, |t| {
+            t.set_affinity(set);
+            let target = if packs {
+                // The program's threads are packed onto as many vCPUs as the host has CPUs
+                // (`spin_throttle`): a thread bound elsewhere stays on a packed vCPU, one of
+                // its mask if there is one. Spread over every vCPU, a bound team's spinning
+                // vCPUs outnumber the host CPUs that run them: cg.W with OMP_PROC_BIND=true, 4
+                // threads at --cpus 4 on 2 host CPUs, took 11.9 s, against 0.14 s packed.
+                if t.cpu < packed && (allowed(t.cpu) || !(0..packed).any(allowed)) {
+                    return false;
+                }
+                sched::thread::least_loaded(|c| c < packed && allowed(c))
+                    .or_else(|| sched::thread::least_loaded(|c| c < packed))
+                    .unwrap_or(0)
+            } else {
+                if allowed(t.cpu) {
+                    return false;
+                }
+                sched::thread::least_loaded(allowed).unwrap_or(first)
+            };
+            // SAFETY: a registered thread's record is alive while the signal lock lends it.
+            unsafe { sched::ask_to_move(t as *const _ as *mut _, target) }
+        });
+        if running_elsewhere == Some(true) {
+            // Linux returns once a running thread has moved: the caller may rely on it (a
+            // thread told to report its CPU next). Interrupted, it moves within tens of
+            // microseconds, unless the host keeps its vCPU waiting (more vCPUs than host CPUs
+            // on a loaded host: tens of milliseconds); after a short spin this vCPU sleeps
+            // between looks, so as not to hold a host CPU that vCPU may need. Bounded, should
+            // the thread never reach a point where it can move.
+            let start = crate::time::ticks();
+            let spin = crate::time::ns_to_ticks(MOVE_SPIN_NS);
+            let (deadline, again) = (crate::time::ns_to_ticks(MOVE_WAIT_NS), crate::time::ns_to_ticks(MOVE_KICK_NS));
+            let mut kicked = start;
+            while let Some((true, on)) = signal::state::with_thread(tid, |t| (sched::move_pending(t), t.cpu)) {
+                let now = crate::time::ticks();
+                if now.wrapping_sub(start) > deadline {
+                    kprintln!("hrt: thread {tid} did not move to a CPU of its new mask within 1 s");
+                    break;
+                }
+                if now.wrapping_sub(kicked) > again {
+                    // Not acted on yet (it was between safe points): once more.
+                    sched::interrupt_to_move(on);
+                    kicked = now;
+                }
+                if now.wrapping_sub(start) > spin {
+                    sched::sleep::sleep_ns(MOVE_SLEEP_NS);
+                } else {
+                    core::hint::spin_loop();
+                }
+            }
+        }
         return Ok(0);
     }
-    current().affinity = set;
-    let packed = sched::placement_cpus();
+    current().set_affinity(set);
     if !allowed(crate::cpu::id()) {
         sched::migrate_current(first);
-    } else if crate::linux::spin_throttle::packs_threads() && crate::cpu::id() >= packed {
+    } else if packs && crate::cpu::id() >= packed {
         // Packed threads (`spin_throttle::packs_threads`) return to the packed vCPUs when
         // their mask lets them: libomp's start binds its first thread to each vCPU in turn to
         // learn the topology, then gives it the whole mask back.
@@ -325,7 +395,7 @@ pub(super) fn start_program_thread(
     t.tid = process::tid_for(t.id);
     t.fs_base = fs_base;
     t.sigmask = sigmask;
-    t.affinity = affinity;
+    t.set_affinity(affinity);
     super::signal::thread_started(t);
     t.tid
 }

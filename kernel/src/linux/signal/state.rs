@@ -371,6 +371,22 @@ pub fn kick_all() {
     crate::arch::x86_64::apic::send_ipi_all_others(crate::arch::x86_64::apic::KICK_VECTOR);
 }
 
+/// `f` of the record of the program's thread `tid` (the caller's own too), None if no such
+/// thread runs the program. Another thread's record is lent under the signal lock, which it
+/// takes to unregister before it exits.
+pub fn with_thread<R>(tid: u32, f: impl FnOnce(&Thread) -> R) -> Option<R> {
+    let me = crate::sched::current();
+    // SAFETY: the current thread's record is alive.
+    if unsafe { (*me).tid } == tid {
+        // SAFETY: as above.
+        return Some(f(unsafe { &*me }));
+    }
+    let s = SIGNALS.lock();
+    let t = s.threads.get(&tid).map(|t| t.thread).filter(|t| !t.is_null())?;
+    // SAFETY: registered threads are alive (they unregister, under this lock, before exiting).
+    Some(f(unsafe { &*t }))
+}
+
 /// Kicks the CPU of thread `tid`, if registered.
 pub fn kick_thread(tid: u32) {
     let cpu = SIGNALS.lock().threads.get(&tid).filter(|t| !t.thread.is_null()).map(|t| {
