@@ -682,6 +682,12 @@ fn affinity_of_other_threads() {
     check_program("affinity_others", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
 }
 
+/// PR_SET_NAME names the calling thread only; new threads take their creator's name.
+#[test]
+fn thread_names() {
+    check_program("thread_names", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+}
+
 #[test]
 fn openmp() {
     check_program("openmp", &[Case::new("no arguments")], Checks { stderr: true, num_procs_line: true });

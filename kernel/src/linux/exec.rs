@@ -250,6 +250,8 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     usermem::unmap(described.0, usermem::page_up(described.0 + described.1.max(1)));
     *PROCESS.name.lock() = name;
     let t = current();
+    // The thread that exec'd is the new image's main thread: the process's name is its name.
+    t.comm = None;
     let (old, pid) = (t.tid, process::pid());
     t.tid = pid;
     sig::state::exec_rekey(old, pid);

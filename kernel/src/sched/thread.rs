@@ -78,6 +78,9 @@ pub struct Thread {
     pub clear_child_tid: u64,
     pub robust_list: u64,
     pub sigmask: u64,
+    /// The Linux thread's own name (PR_SET_NAME), None for the main thread while it has the
+    /// process's (`linux::process::PROCESS.name`).
+    pub comm: Option<[u8; 16]>,
     /// CPUs the program allowed this thread (sched_setaffinity); all zero = every CPU.
     /// Atomic words: another thread of the program may set them (`affinity`).
     affinity: [AtomicU64; 4],
@@ -151,6 +154,7 @@ impl Thread {
             addr_of_mut!((*p).clear_child_tid).write(0);
             addr_of_mut!((*p).robust_list).write(0);
             addr_of_mut!((*p).sigmask).write(0);
+            addr_of_mut!((*p).comm).write(None);
             addr_of_mut!((*p).affinity).write([const { AtomicU64::new(0) }; 4]);
             addr_of_mut!((*p).move_to).write(AtomicUsize::new(NO_MOVE));
             addr_of_mut!((*p).created_tsc).write(crate::time::ticks());

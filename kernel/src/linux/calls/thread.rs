@@ -49,6 +49,8 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let parent = current();
     let fs_base = if flags & CLONE_SETTLS != 0 { user_fs_base(tls)? } else { parent.fs_base };
     let sigmask = parent.sigmask;
+    // And its name as it is now (a later rename of either is its own).
+    let comm = super::prctl::thread_name(parent);
     // Linux threads inherit their creator's CPU mask: place the child inside it.
     let affinity = parent.affinity();
     let mut options = ThreadOptions::named("clone").user();
@@ -75,6 +77,7 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         options,
         |t| {
             tid = start_program_thread(t, fs_base, sigmask, affinity);
+            t.comm = Some(comm);
             if flags & CLONE_CHILD_CLEARTID != 0 {
                 t.clear_child_tid = ctid;
             }

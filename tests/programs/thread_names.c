@@ -1,0 +1,65 @@
+/* Thread names (prctl PR_SET_NAME / PR_GET_NAME, which pthread_setname_np and
+ * pthread_getname_np use for the calling thread) belong to each thread, as on Linux: a worker
+ * that renames itself leaves the main thread's (the process's) name alone, a new thread starts
+ * with its creator's name as it is then, and a later rename of the main thread does not reach
+ * a thread already made. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+static pthread_barrier_t both;
+
+static void show(const char *who) {
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name);
+    printf("%s: '%s'\n", who, name);
+    fflush(stdout);
+}
+
+static void *grandchild(void *arg) {
+    (void)arg;
+    show("thread made by the renamed worker");
+    return NULL;
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    show("worker at start");
+    pthread_setname_np(pthread_self(), "worker-one");
+    show("worker after renaming itself");
+    pthread_t t;
+    pthread_create(&t, NULL, grandchild, NULL);
+    pthread_join(t, NULL);
+    return NULL;
+}
+
+static void *early(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&both); /* main renames itself meanwhile */
+    pthread_barrier_wait(&both);
+    show("thread made before main's rename");
+    return NULL;
+}
+
+int main(void) {
+    prctl(PR_SET_NAME, "names-main");
+    show("main");
+    pthread_t t;
+    pthread_create(&t, NULL, worker, NULL);
+    pthread_join(t, NULL);
+    show("main after the worker's rename");
+
+    pthread_barrier_init(&both, NULL, 2);
+    pthread_create(&t, NULL, early, NULL);
+    pthread_barrier_wait(&both);
+    prctl(PR_SET_NAME, "main-renamed");
+    pthread_barrier_wait(&both);
+    pthread_join(t, NULL);
+    show("main renamed");
+    /* Longer than 15 bytes: cut to 15, as Linux does. */
+    prctl(PR_SET_NAME, "a-name-longer-than-fifteen");
+    show("main with a long name");
+    return 0;
+}
