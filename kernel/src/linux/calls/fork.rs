@@ -239,6 +239,7 @@ pub fn prepare_child(record: u64) {
     crate::linux::usermap::after_fork(rec.answer.ready & hrt_abi::fork_ready::USER_MAP != 0);
     crate::linux::signalfd::after_fork();
     crate::linux::shared_files::after_fork();
+    crate::linux::past_eof::after_fork();
     // Before any of the program's threads runs here: MADV_WIPEONFORK and MADV_DONTFORK.
     crate::linux::fork_advice::after_fork();
 }

@@ -32,6 +32,14 @@ static OWED: AtomicBool = AtomicBool::new(false);
 /// Held by the thread identifying files.
 static BUSY: AtomicBool = AtomicBool::new(false);
 
+/// A forked child: no thread of it is identifying files, but BUSY was copied set if one of the
+/// parent's was, inside its forwarded `fstat` (a blocked thread does not delay a fork), and
+/// every forwarded call of the child with a file still owed would wait for it for good (as
+/// signalfd's ARMING did).
+pub fn after_fork() {
+    BUSY.store(false, Ordering::Release);
+}
+
 /// A piece whose file is not identified yet was just remembered (the pieces' lock is held).
 pub(super) fn owe() {
     OWED.store(true, Ordering::SeqCst);

@@ -34,7 +34,7 @@ use super::usermem::PAGE;
 use crate::sync::IrqSpinLock;
 
 pub use fill::fault;
-pub use identify::before_forward;
+pub use identify::{after_fork, before_forward};
 
 /// The file a mapping was made from: the descriptor, and the file's device and inode when it
 /// was mapped (the descriptor may name another file by the time a page is touched).
