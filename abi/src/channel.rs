@@ -104,6 +104,44 @@ pub struct ChannelHeader {
     /// `[stack]` and `[vdso]` (glibc's `pthread_getattr_np` of the main thread reads its
     /// stack's size there). Zero until the kernel has written them.
     pub main_stack: [AtomicU64; 4],
+    /// What the program's `/proc/self/status` and `/proc/self/stat` show of its threads,
+    /// signals and address space, refreshed with `program_memory` (see [`ProgramStatus`]).
+    pub status: ProgramStatus,
+}
+
+/// How many threads [`ProgramStatus`] lists with their signal masks.
+pub const STATUS_THREADS: usize = 32;
+
+/// The program's threads, signal state and address space as the kernel knows them, written by
+/// the kernel before a forwarded `open`, `openat` or `openat2` whose path starts with `/proc/`
+/// or is relative; the monitor's `/proc/self/status` shows them (numbers from the guest, only
+/// displayed). Two threads opening at once may interleave their writes: the lines are then a
+/// mix of two moments, each of them true when written.
+#[repr(C)]
+pub struct ProgramStatus {
+    /// Nonzero once the kernel has written the block.
+    pub valid: AtomicU64,
+    /// The program's live threads.
+    pub threads: AtomicU64,
+    /// Signals (bit `sig - 1`) set to SIG_IGN, and set to a handler.
+    pub ignored: AtomicU64,
+    pub caught: AtomicU64,
+    /// Signals pending for the process (any thread may take them).
+    pub shared_pending: AtomicU64,
+    /// Pending signal instances in all (queued real-time ones counted each).
+    pub queued: AtomicU64,
+    /// The tid of the thread whose open this is (`/proc/thread-self`).
+    pub caller: AtomicU64,
+    /// The address space in bytes: every mapping, PROT_NONE ones included, the break's window
+    /// up to the break; and the largest such figure the kernel has computed.
+    pub vm_size: AtomicU64,
+    pub vm_peak: AtomicU64,
+    /// How many entries `tids`, `blocked` and `pending` hold (at most [`STATUS_THREADS`]).
+    pub listed: AtomicU64,
+    /// Thread `tids[i]` blocks `blocked[i]` and has `pending[i]` pending for itself.
+    pub tids: [AtomicU64; STATUS_THREADS],
+    pub blocked: [AtomicU64; STATUS_THREADS],
+    pub pending: [AtomicU64; STATUS_THREADS],
 }
 
 /// What the kernel raises a host signal with: si_code and the siginfo words at offsets 16

@@ -2,7 +2,7 @@
 //! regular executables, closed standard descriptors. Each runs natively and under `hrt run`.
 
 mod common;
-use common::hostile::{assert_same, build, hrt, native, native_then_hrt};
+use common::hostile::{assert_same, build, hrt, native, native_then_hrt, passes_natively_and_same_on_1_and_2_cpus};
 
 /// A scratch directory with the symbolic links host_proc follows.
 struct Links(std::path::PathBuf);
@@ -67,6 +67,16 @@ fn proc_self_lists_as_natively() {
     let (linux, got) =
         native_then_hrt("proc_self_list", &[], |linux| linux.stdout.contains("stat /proc/self/.. is /proc 1"));
     assert_same("proc_self_list", &linux, &got);
+}
+
+/// `/proc/self/status` (and thread-self's, a task's), `/proc/self/stat` and `/proc/self/statm`
+/// (tests/programs/hostile/proc_status.c): Linux's lines in its order (the status ended after
+/// NSsid, and statm was EACCES), Threads the threads running, the signal sets of the main
+/// thread, another thread and the process, VmRSS growing and falling by the 64 MiB touched and
+/// given back, VmHWM keeping the peak, stat's and statm's figures those of status.
+#[test]
+fn proc_self_status_stat_and_statm_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_status", Some("VmRSS grew by 64-72 MiB: yes"));
 }
 
 /// `PROG` run natively and under hrt with standard descriptor `closed` closed; the "case" lines

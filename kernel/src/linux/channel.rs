@@ -152,6 +152,10 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         for (to, v) in ch.header.main_stack.iter().zip(super::loader::main_stack()) {
             to.store(v, Ordering::Relaxed);
         }
+        let path = if nr as u32 == __NR_open { args[0] } else { args[1] };
+        if super::status::may_be_proc(path) {
+            super::status::publish(&ch.header.status);
+        }
     }
     let mut line = NEW;
     loop {

@@ -33,6 +33,7 @@ pub mod signal;
 pub mod signalfd;
 pub mod spin_throttle;
 pub mod stack_guard;
+pub mod status;
 pub mod symbols;
 pub mod syscall;
 pub mod sysfunc;

@@ -56,6 +56,7 @@ mod io;
 mod kept_files;
 pub mod meminfo;
 pub mod own_maps;
+pub mod own_status;
 mod owners;
 mod paths;
 mod poll;
@@ -404,9 +405,9 @@ impl Forwarder {
     }
 
     /// The contents of the program's `/proc/self/<name>` (one of walk::SYNTHESIZED).
-    fn synthesize(&self, name: &[u8]) -> Vec<u8> {
+    fn synthesize(&self, name: &[u8], whose: synthetic::Who) -> Vec<u8> {
         let d = self.described.lock().unwrap();
-        synthetic::own_proc_file(name, &d.argv, &d.name, d.mem)
+        synthetic::own_proc_file(name, &d.argv, &d.name, d.mem, whose, self.cpus)
     }
 
     /// The program set its RLIMIT_NOFILE: its descriptors must stay below the soft limit, and

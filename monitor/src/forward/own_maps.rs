@@ -30,6 +30,11 @@ fn published(mem: (u64, u64)) -> Option<[u64; 4]> {
     ordered.then_some(w)
 }
 
+/// The main stack's size in bytes (0 before the kernel published it), for VmStk.
+pub fn stack_bytes(mem: (u64, u64)) -> u64 {
+    published(mem).map_or(0, |[_, bottom, top, _]| top - bottom)
+}
+
 /// One line as Linux prints it: the name, if any, from column 74.
 fn line(out: &mut String, from: u64, to: u64, perms: &str, name: &str) {
     if from >= to {

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use super::errno::{Errno, SysResult};
 use super::fd_table::HostFd;
 use super::guest_mem::Guest;
+use super::synthetic;
 use super::walk::{self, Resolved};
 use super::Forwarder;
 
@@ -105,7 +106,7 @@ enum Meaning {
     /// program's descriptors (fd_dirs.rs).
     FdDir(bool),
     /// One of walk::SYNTHESIZED (`cmdline`, `status`, ...).
-    Own(&'static [u8]),
+    Own(&'static [u8], synthetic::Who),
     Denied,
 }
 
@@ -145,9 +146,13 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
         [b"dev", b"stdout", rest @ ..] => Meaning::Fd(1, rest.iter().map(|r| r.to_vec()).collect()),
         [b"dev", b"stderr", rest @ ..] => Meaning::Fd(2, rest.iter().map(|r| r.to_vec()).collect()),
         [b"proc", who, rest @ ..] if *who == b"self" || *who == b"thread-self" || *who == host_pid => {
-            let rest = match rest {
-                [b"task", t, rest @ ..] if number(t).is_some() => rest,
-                rest => rest,
+            let thread_self = *who == b"thread-self";
+            let (rest, whose) = match rest {
+                [b"task", t, rest @ ..] if number(t).is_some() => {
+                    (rest, number(t).map_or(synthetic::Who::Process, |t| synthetic::Who::Thread(t as u32)))
+                }
+                rest if thread_self => (rest, synthetic::Who::Caller),
+                rest => (rest, synthetic::Who::Process),
             };
             match rest {
                 [b"exe"] => Meaning::Exe,
@@ -161,7 +166,7 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
                 [b"mem"] | [b"map_files"] if inspect => Meaning::Plain,
                 [b"mem", ..] | [b"map_files", ..] => Meaning::Denied,
                 [name] => match walk::SYNTHESIZED.iter().find(|s| **s == *name) {
-                    Some(s) => Meaning::Own(s),
+                    Some(s) => Meaning::Own(s, whose),
                     None => Meaning::Plain,
                 },
                 [b"root", below @ ..] => {
@@ -382,7 +387,7 @@ impl Forwarder {
                     at.vm_path = Some(path.into());
                     return Ok(at);
                 }
-                Meaning::Own(name) => return self.own_entry(name),
+                Meaning::Own(name, whose) => return self.own_entry(name, whose),
                 Meaning::Denied => return Err(Errno::EACCES),
             }
             let normalized = abs_text(&comps);
@@ -469,19 +474,19 @@ impl Forwarder {
                 at._dir = Some(fd);
                 Ok(at)
             }
-            Resolved::Own(name) => self.own_entry(name),
+            Resolved::Own(name) => self.own_entry(name, synthetic::Who::Process),
         }
     }
 
     /// The program's own `/proc/self/<name>` (one of walk::SYNTHESIZED): opening it gives the
     /// synthesized contents; other calls (stat, access) see the monitor's harmless entry.
-    fn own_entry(&self, name: &'static [u8]) -> SysResult<At> {
+    fn own_entry(&self, name: &'static [u8], whose: synthetic::Who) -> SysResult<At> {
         let mut p = b"/proc/self/".to_vec();
         p.extend_from_slice(name);
         let mut at = At::new(libc::AT_FDCWD, cstring(p)?, None);
         at.special = true;
         at.rewritten = true;
-        at.synthetic = Some(self.synthesize(name));
+        at.synthetic = Some(self.synthesize(name, whose));
         Ok(at)
     }
 }

@@ -1025,7 +1025,7 @@ static CHILDREN_MAX_RSS_KIB: std::sync::atomic::AtomicI64 = std::sync::atomic::A
 /// `op::MAX_RSS`: the program's (`who` 0) largest resident set in KiB, the host's for `hrt` less
 /// `RSS_BEFORE_KIB` (at least 4 KiB: a program that ran had a page), or the largest of its
 /// waited-for children's (1).
-fn max_rss(who: u64) -> SysResult<i64> {
+pub(super) fn max_rss(who: u64) -> SysResult<i64> {
     let which = match who {
         0 => libc::RUSAGE_SELF,
         1 => return Ok(CHILDREN_MAX_RSS_KIB.load(std::sync::atomic::Ordering::Relaxed)),

@@ -229,14 +229,14 @@ fn cpu_file(cpu: u32, cpus: u32, rest: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Linux's list form of CPUs `first .. first + count`: "3", "0-3".
-fn cpu_list(first: u32, count: u32) -> Vec<u8> {
+pub(super) fn cpu_list(first: u32, count: u32) -> Vec<u8> {
     let last = first + count.max(1) - 1;
     if last == first { format!("{first}\n") } else { format!("{first}-{last}\n") }.into_bytes()
 }
 
 /// Linux's mask form of CPUs `first .. first + count` among `cpus`: hexadecimal, one digit per
 /// four CPUs, a comma between groups of 32 ("f", "00000001,ffffffff").
-fn cpu_mask(first: u32, count: u32, cpus: u32) -> Vec<u8> {
+pub(super) fn cpu_mask(first: u32, count: u32, cpus: u32) -> Vec<u8> {
     let digits = cpus.max(1).div_ceil(4) as usize;
     let mut text = Vec::new();
     for d in (0..digits).rev() {
@@ -250,10 +250,19 @@ fn cpu_mask(first: u32, count: u32, cpus: u32) -> Vec<u8> {
     text
 }
 
-/// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` and
-/// `status` (its name, as Linux shows the first 15 bytes of the last component of `path`, and the
-/// process identities, see [`own_status`]), `maps` (see `own_maps`).
-pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)) -> Vec<u8> {
+/// Which process or thread a synthesized `/proc` file is about: the program (`/proc/self`,
+/// `/proc/<pid>`), the thread that opens it (`/proc/thread-self`) or thread N (`task/N`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Who {
+    Process,
+    Caller,
+    Thread(u32),
+}
+
+/// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` (its
+/// name, as Linux shows the first 15 bytes of the last component of `path`), `status`, `stat`
+/// and `statm` (see `own_status`), `maps` (see `own_maps`).
+pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64), whose: Who, cpus: u32) -> Vec<u8> {
     let comm: Vec<u8> = {
         let base = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
         base.iter().copied().take(15).collect()
@@ -261,57 +270,11 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
     match name {
         b"cmdline" => argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect(),
         b"comm" => [comm.as_slice(), b"\n"].concat(),
-        b"status" => own_status(&comm),
-        b"stat" => own_stat(&comm),
+        b"status" => super::own_status::status(&comm, whose, mem, cpus),
+        b"stat" => super::own_status::stat(&comm, whose, mem),
+        b"statm" => super::own_status::statm(mem),
         b"maps" => super::own_maps::contents(mem),
         _ => Vec::new(),
-    }
-}
-
-/// Lines of `hrt`'s own `/proc/self/status` that hold for the program too: its pid is `hrt`'s
-/// (and so are its parent, process group, session and credentials). Memory, threads, signals,
-/// capabilities and CPU affinity describe `hrt`, not the program, and are left out.
-const STATUS_KEPT: &[&[u8]] = &[
-    b"Tgid",
-    b"Ngid",
-    b"Pid",
-    b"PPid",
-    b"TracerPid",
-    b"Uid",
-    b"Gid",
-    b"Groups",
-    b"NStgid",
-    b"NSpid",
-    b"NSpgid",
-    b"NSsid",
-];
-
-/// `/proc/self/status`: the program's name and state, then the [`STATUS_KEPT`] lines of `hrt`'s own
-/// (`ps` reads its own pid and identities there).
-fn own_status(comm: &[u8]) -> Vec<u8> {
-    let mut s = b"Name:\t".to_vec();
-    s.extend_from_slice(comm);
-    // The program reading its status is running (`hrt`'s main thread may be waiting).
-    s.extend_from_slice(b"\nState:\tR (running)\n");
-    let host = std::fs::read("/proc/self/status").unwrap_or_default();
-    for line in host.split_inclusive(|&b| b == b'\n') {
-        let key = line.split(|&b| b == b':').next().unwrap_or_default();
-        if STATUS_KEPT.contains(&key) {
-            s.extend_from_slice(line);
-        }
-    }
-    s
-}
-
-/// `/proc/self/stat`: the host's line for `hrt`'s process (the program's pid is `hrt`'s, so its
-/// start time, which MPI libraries such as UCX compare with what peers read from
-/// `/proc/<pid>/stat`, is `hrt`'s too), with the program's name.
-fn own_stat(comm: &[u8]) -> Vec<u8> {
-    let host = std::fs::read("/proc/self/stat").unwrap_or_default();
-    // The name is between the first '(' and the last ')' (it may contain either).
-    match (host.iter().position(|&b| b == b'('), host.iter().rposition(|&b| b == b')')) {
-        (Some(open), Some(close)) if open < close => [&host[..=open], comm, &host[close..]].concat(),
-        _ => host,
     }
 }
 

@@ -47,6 +47,7 @@ const HARMLESS: &[&[u8]] = &[
     b"comm",
     b"maps",
     b"stat",
+    b"statm",
 ];
 
 /// Plain directories (not links) of a /proc process directory: `X/..` is the process directory
@@ -55,7 +56,7 @@ const HARMLESS: &[&[u8]] = &[
 const PLAIN_SUBDIRS: &[&[u8]] = &[b"fd", b"fdinfo", b"attr", b"map_files", b"net", b"ns"];
 
 /// Entries of the monitor's /proc directories that the forwarder synthesizes for the program.
-pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps", b"stat"];
+pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps", b"stat", b"statm"];
 
 /// Where a walk ended.
 pub enum Resolved {

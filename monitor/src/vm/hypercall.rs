@@ -129,6 +129,12 @@ fn publish_page_maps(shared: &Shared, map: &hrt_abi::UserMap) {
         pages: map.pages,
     };
     crate::forward::cross_memory::publish_page_maps(maps);
+    crate::forward::own_status::attach_memory(
+        host(map.bitmap),
+        map.base,
+        map.pages,
+        shared.ram.host_ranges_within(shared.program_mem),
+    );
 }
 
 /// Fills `[addr, addr+len)` of guest RAM with the host's random bytes (`nr::RANDOM`).

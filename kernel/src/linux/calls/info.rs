@@ -137,6 +137,14 @@ pub fn address_space_allows(extra: u64) -> Result<(), u32> {
     address_space_allows_with(&PROCESS.brk.lock(), extra)
 }
 
+/// The program's address space in bytes, as RLIMIT_AS counts it and `/proc/self/status` shows
+/// it (VmSize): its mappings, the break's window only up to the break.
+pub fn address_space() -> u64 {
+    let b = PROCESS.brk.lock();
+    let unused_break = b.mapped_end.saturating_sub(crate::linux::usermem::page_up(b.cur).max(b.start));
+    crate::linux::usermem::mapped_bytes().saturating_sub(unused_break)
+}
+
 /// `address_space_allows` with the break `b` locked by the caller.
 pub fn address_space_allows_with(b: &crate::linux::process::Brk, extra: u64) -> Result<(), u32> {
     let soft = PROCESS.rlimits.lock()[RLIMIT_AS].0;

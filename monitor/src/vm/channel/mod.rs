@@ -243,6 +243,7 @@ impl Service {
         }
         crate::forward::meminfo::attach(&header.program_memory);
         crate::forward::own_maps::attach(&header.main_stack);
+        crate::forward::own_status::attach(&header.status);
         self.ring();
         0
     }

@@ -1,0 +1,58 @@
+//! What the program's `/proc/self/status` (and `/proc/self/stat`) shows of its threads, signal
+//! state and address space, published in the channel header (`hrt_abi::channel::ProgramStatus`)
+//! before a forwarded open that may be of such a file: a path that starts with `/proc/` or is
+//! relative (an `openat` in a `/proc/self` directory descriptor). Other opens skip it.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use hrt_abi::channel::{ProgramStatus, STATUS_THREADS};
+
+use super::process::PROCESS;
+use super::signal::{SIG_DFL, SIG_IGN};
+
+/// The largest address space published so far (`ProgramStatus::vm_peak`): a figure computed
+/// at each publication, so a peak reached and left between two of them is missed.
+static VM_PEAK: AtomicU64 = AtomicU64::new(0);
+
+/// Whether an open of `path` (a program pointer) may be of one of the program's own /proc files.
+pub fn may_be_proc(path: u64) -> bool {
+    super::uaccess::read_cstr(path, 4096).is_ok_and(|p| p.first() != Some(&b'/') || p.starts_with(b"/proc/"))
+}
+
+/// Writes the program's status into `to`.
+pub fn publish(to: &ProgramStatus) {
+    let set = |w: &AtomicU64, v: u64| w.store(v, Ordering::Relaxed);
+    set(&to.threads, PROCESS.live_threads.load(Ordering::Relaxed) as u64);
+    let (mut ignored, mut caught) = (0, 0);
+    {
+        let acts = PROCESS.sigactions.lock();
+        for sig in 1..65usize {
+            match acts[sig][0] {
+                SIG_IGN => ignored |= 1 << (sig - 1),
+                SIG_DFL => {}
+                _ => caught |= 1 << (sig - 1),
+            }
+        }
+    }
+    set(&to.ignored, ignored);
+    set(&to.caught, caught);
+    set(&to.caller, super::process::current_tid() as u64);
+    {
+        let s = super::signal::state::SIGNALS.lock();
+        set(&to.shared_pending, s.shared.set);
+        let mut n = 0;
+        for (&tid, t) in s.threads.iter().filter(|(_, t)| !t.thread.is_null()).take(STATUS_THREADS) {
+            set(&to.tids[n], tid as u64);
+            // SAFETY: registered threads are alive (they unregister under this lock first).
+            set(&to.blocked[n], unsafe { (*t.thread).sigmask });
+            set(&to.pending[n], t.pending.set);
+            n += 1;
+        }
+        set(&to.listed, n as u64);
+    }
+    set(&to.queued, super::signal::state::PENDING_COUNT.load(Ordering::Relaxed));
+    let size = super::calls::info::address_space();
+    set(&to.vm_size, size);
+    set(&to.vm_peak, VM_PEAK.fetch_max(size, Ordering::Relaxed).max(size));
+    to.valid.store(1, Ordering::Release);
+}

@@ -1,0 +1,347 @@
+//! The program's `/proc/self/status`, `/proc/self/stat` and `/proc/self/statm`. The program's
+//! pid is `hrt`'s, so the lines about the process's identity, credentials and the host kernel's
+//! view of it (Umask, Uid, FDSize, capabilities, NoNewPrivs, Seccomp, speculation mitigations)
+//! are `hrt`'s own, in the host's order. Its threads, signal state and address space are the
+//! kernel's (`ChannelHeader::status`, published before each open that may be of these files),
+//! and its resident memory is measured here:
+//!
+//! - **VmRSS** (and RssAnon; statm's resident, stat's rss): the pages the program has mapped
+//!   (the kernel's page map: accessible memory, PROT_NONE reservations and the break's unused
+//!   window not counted) that the host holds in memory (`mincore` on guest RAM): memory the
+//!   program touched, or the kernel wrote for it (a file mapping's bytes, which Linux would count
+//!   as RssFile). Guest RAM is backed by 2 MiB host pages where the host allows, so one touched
+//!   byte can count up to 2 MiB (thread stacks' tops excepted, which get 4 KiB pages).
+//! - **VmHWM**: the host's peak resident set of `hrt` less what `hrt` held before the program
+//!   started (what getrusage's ru_maxrss answers), and at least VmRSS: the kernel's own touches
+//!   during the boot stay in it.
+//! - **VmSize** and **VmPeak**: the kernel's address space (every mapping, PROT_NONE included,
+//!   the break's window up to the break), and the largest such figure the kernel published.
+//! - **VmStk**: the main stack the kernel reserved (RLIMIT_STACK's size, all of it, where Linux
+//!   shows what the stack has grown to); **VmData**: VmSize less VmStk. The kernel keeps no
+//!   record of which mappings hold code, so VmExe and VmLib are 0, as are RssFile and RssShmem
+//!   (file pages are read into the program's own memory), VmPTE (the program's page tables are
+//!   guest memory), VmLck and VmPin (mlock locks nothing: nothing is swapped).
+//! - **Threads**, **SigQ**, **SigPnd**, **ShdPnd**, **SigBlk**, **SigIgn**, **SigCgt**: the
+//!   kernel's. SigPnd and SigBlk are the main thread's in `/proc/self/status`, the caller's in
+//!   `/proc/thread-self/status`, thread N's in `task/N/status` (for the first
+//!   `hrt_abi::channel::STATUS_THREADS` threads; others show the main thread's).
+//! - **Cpus_allowed** and its list: the VM's vCPUs; **Mems_allowed**: its one node.
+//! - The context-switch counts are 0: the kernel does not count them.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use hrt_abi::channel::{ProgramStatus, STATUS_THREADS};
+
+use super::synthetic::Who;
+
+static STATUS: AtomicPtr<ProgramStatus> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The channel's status block (registration of the channel).
+pub fn attach(block: &'static ProgramStatus) {
+    STATUS.store(block as *const ProgramStatus as *mut ProgramStatus, Ordering::Release);
+}
+
+/// The program's page map and its pool as host memory (see [`attach_memory`]).
+struct Resident {
+    /// Host address of the page map's bitmap.
+    bitmap: u64,
+    base: u64,
+    pages: u64,
+    /// (guest address, length, host address) of the pool's RAM.
+    ranges: Vec<(u64, u64, u64)>,
+}
+
+static RESIDENT: Mutex<Option<Resident>> = Mutex::new(None);
+
+/// Where the program's page map (`bitmap`, host address, covering `pages` pages from guest
+/// address `base`) and its pool's RAM (`ranges`: guest address, length, host address) are; all
+/// of it lives as long as guest RAM.
+pub fn attach_memory(bitmap: u64, base: u64, pages: u64, ranges: Vec<(u64, u64, u64)>) {
+    *RESIDENT.lock().unwrap() = (bitmap != 0).then_some(Resident { bitmap, base, pages, ranges });
+}
+
+/// Bytes of the program's mapped pages the host holds in memory (VmRSS), 0 before the kernel
+/// sent its page map.
+fn resident_bytes() -> u64 {
+    const PAGE: u64 = hrt_abi::USER_MAP_PAGE;
+    const CHUNK: u64 = 2 << 20;
+    let r = RESIDENT.lock().unwrap();
+    let Some(r) = r.as_ref() else { return 0 };
+    let bit = |page: u64| {
+        // SAFETY: page < pages, so the byte lies in the bitmap (guest RAM, mapped for good); the
+        // guest may change it meanwhile, hence the volatile read.
+        let byte = unsafe { std::ptr::read_volatile((r.bitmap + page / 8) as *const u8) };
+        byte & (1 << (page % 8)) != 0
+    };
+    let host = |addr: u64| {
+        r.ranges.iter().find(|&&(g, len, _)| (g..g + len).contains(&addr)).map(|&(g, len, h)| (h + addr - g, g + len))
+    };
+    let mut vec = vec![0u8; (CHUNK / PAGE) as usize];
+    let mut total = 0;
+    let mut page = 0;
+    while page < r.pages {
+        if page.is_multiple_of(8) && page + 8 <= r.pages {
+            // SAFETY: as in `bit`.
+            if unsafe { std::ptr::read_volatile((r.bitmap + page / 8) as *const u8) } == 0 {
+                page += 8;
+                continue;
+            }
+        }
+        if !bit(page) {
+            page += 1;
+            continue;
+        }
+        // A run of mapped pages, at most up to the next 2 MiB boundary and within one RAM range.
+        let addr = r.base + page * PAGE;
+        let Some((at, range_end)) = host(addr) else {
+            page += 1;
+            continue;
+        };
+        let limit = (addr / CHUNK + 1) * CHUNK;
+        let mut end = page + 1;
+        while end < r.pages && bit(end) && r.base + end * PAGE < limit.min(range_end) {
+            end += 1;
+        }
+        let n = (end - page) as usize;
+        // SAFETY: mincore reads no memory: it writes one byte per page of [at, at + n pages)
+        // (host memory of guest RAM) into `vec`, which holds CHUNK / PAGE >= n bytes.
+        if unsafe { libc::mincore(at as *mut libc::c_void, n * PAGE as usize, vec.as_mut_ptr()) } == 0 {
+            total += vec[..n].iter().filter(|&&b| b & 1 != 0).count() as u64 * PAGE;
+        }
+        page = end;
+    }
+    total
+}
+
+/// What the kernel published, if it has.
+fn published() -> Option<&'static ProgramStatus> {
+    let p = STATUS.load(Ordering::Acquire);
+    // SAFETY: `attach` takes a block that lives as long as the process (guest RAM stays mapped).
+    let s = (!p.is_null()).then(|| unsafe { &*p })?;
+    (s.valid.load(Ordering::Acquire) != 0).then_some(s)
+}
+
+fn word(w: &AtomicU64) -> u64 {
+    w.load(Ordering::Relaxed)
+}
+
+/// The program's figures for one status or stat file.
+struct Figures {
+    threads: u64,
+    /// SigPnd and SigBlk of the thread the file is about; ShdPnd, SigIgn, SigCgt.
+    pending: u64,
+    blocked: u64,
+    shared: u64,
+    ignored: u64,
+    caught: u64,
+    queued: u64,
+    /// Bytes.
+    size: u64,
+    peak: u64,
+    rss: u64,
+    hwm: u64,
+    stack: u64,
+    /// The thread's tid when the file is a thread's (Pid and NSpid show it).
+    tid: Option<u32>,
+}
+
+fn figures(whose: Who, mem: (u64, u64)) -> Figures {
+    let rss = resident_bytes();
+    let hwm = (super::procs::max_rss(0).unwrap_or(0) as u64 * 1024).max(rss);
+    let stack = super::own_maps::stack_bytes(mem);
+    let mut f = Figures {
+        threads: 1,
+        pending: 0,
+        blocked: 0,
+        shared: 0,
+        ignored: 0,
+        caught: 0,
+        queued: 0,
+        size: 0,
+        peak: 0,
+        rss,
+        hwm,
+        stack,
+        tid: None,
+    };
+    let Some(s) = published() else { return f };
+    f.threads = word(&s.threads).max(1);
+    (f.shared, f.ignored, f.caught, f.queued) =
+        (word(&s.shared_pending), word(&s.ignored), word(&s.caught), word(&s.queued));
+    f.size = word(&s.vm_size);
+    f.peak = word(&s.vm_peak).max(f.size);
+    let main = std::process::id() as u64;
+    let tid = match whose {
+        Who::Process => main,
+        Who::Caller => word(&s.caller),
+        Who::Thread(t) => t as u64,
+    };
+    if whose != Who::Process {
+        f.tid = u32::try_from(tid).ok();
+    }
+    let listed = (word(&s.listed) as usize).min(STATUS_THREADS);
+    let at = |t: u64| (0..listed).find(|&i| word(&s.tids[i]) == t);
+    if let Some(i) = at(tid).or_else(|| at(main)) {
+        (f.pending, f.blocked) = (word(&s.pending[i]), word(&s.blocked[i]));
+    }
+    f
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:>8} kB", bytes / 1024)
+}
+
+/// Linux's Mems_allowed for node 0 alone, in the shape of the host's line (`00000000,...,00000001`).
+fn node0_mask(host_value: &str) -> String {
+    let mut v: Vec<u8> = host_value.bytes().map(|b| if b.is_ascii_hexdigit() { b'0' } else { b }).collect();
+    if let Some(last) = v.iter().rposition(|b| *b == b'0') {
+        v[last] = b'1';
+    }
+    String::from_utf8(v).unwrap_or_else(|_| "1".into())
+}
+
+/// `/proc/self/status` (or a thread's) for program `comm`, its memory `mem` and `cpus` vCPUs.
+pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
+    let f = figures(whose, mem);
+    let host = std::fs::read("/proc/self/status").unwrap_or_default();
+    let host = String::from_utf8_lossy(&host);
+    let cpu_text = |t: Vec<u8>| String::from_utf8_lossy(t.strip_suffix(b"\n").unwrap_or(&t)).into_owned();
+    let mut out = b"Name:\t".to_vec();
+    out.extend_from_slice(comm);
+    out.push(b'\n');
+    let mut s = String::new();
+    for line in host.lines() {
+        let Some((key, value)) = line.split_once(':') else { continue };
+        let value = value.trim_start_matches('\t');
+        let mine = match key {
+            "Name" => continue,
+            // The program reading its status is running (`hrt`'s main thread may be waiting).
+            "State" => "R (running)".to_string(),
+            "Pid" | "NSpid" => match f.tid {
+                Some(t) => t.to_string(),
+                None => value.to_string(),
+            },
+            "VmPeak" => kib(f.peak),
+            "VmSize" => kib(f.size),
+            "VmHWM" => kib(f.hwm),
+            "VmRSS" | "RssAnon" => kib(f.rss),
+            "VmData" => kib(f.size.saturating_sub(f.stack)),
+            "VmStk" => kib(f.stack),
+            "VmLck" | "VmPin" | "RssFile" | "RssShmem" | "VmExe" | "VmLib" | "VmPTE" | "VmSwap" | "HugetlbPages" => {
+                kib(0)
+            }
+            "Threads" => f.threads.to_string(),
+            // Pending instances / the host's RLIMIT_SIGPENDING for the user.
+            "SigQ" => format!("{}/{}", f.queued, value.split_once('/').map_or("0", |(_, l)| l)),
+            "SigPnd" => format!("{:016x}", f.pending),
+            "ShdPnd" => format!("{:016x}", f.shared),
+            "SigBlk" => format!("{:016x}", f.blocked),
+            "SigIgn" => format!("{:016x}", f.ignored),
+            "SigCgt" => format!("{:016x}", f.caught),
+            "Cpus_allowed" => cpu_text(super::synthetic::cpu_mask(0, cpus, cpus)),
+            "Cpus_allowed_list" => cpu_text(super::synthetic::cpu_list(0, cpus)),
+            "Mems_allowed" => node0_mask(value),
+            "Mems_allowed_list" => "0".to_string(),
+            "voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches" => "0".to_string(),
+            _ => value.to_string(),
+        };
+        let _ = writeln!(s, "{key}:\t{mine}");
+    }
+    out.extend_from_slice(s.as_bytes());
+    out
+}
+
+/// `/proc/self/stat`: the host's line for `hrt`'s process (the program's pid is `hrt`'s, so its
+/// start time, which MPI libraries such as UCX compare with what peers read from
+/// `/proc/<pid>/stat`, and its times are `hrt`'s too), with the program's name, state R, and
+/// its thread count, address space, resident pages and signal sets (fields 20, 23, 24, 31-34).
+pub fn stat(comm: &[u8], whose: Who, mem: (u64, u64)) -> Vec<u8> {
+    let host = std::fs::read("/proc/self/stat").unwrap_or_default();
+    // The name is between the first '(' and the last ')' (it may contain either).
+    let (Some(open), Some(close)) = (host.iter().position(|&b| b == b'('), host.iter().rposition(|&b| b == b')'))
+    else {
+        return host;
+    };
+    if open >= close {
+        return host;
+    }
+    let f = figures(whose, mem);
+    let rest = String::from_utf8_lossy(&host[close + 1..]);
+    // Field 3 (state) is the first after the name.
+    let mut fields: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+    let mut put = |n: usize, v: String| {
+        if let Some(slot) = fields.get_mut(n - 3) {
+            *slot = v;
+        }
+    };
+    put(3, "R".into());
+    put(20, f.threads.to_string());
+    put(23, f.size.to_string());
+    put(24, (f.rss / 4096).to_string());
+    // Linux shows the first 31 signals of each set here (the fields predate real-time ones).
+    let low = |set: u64| (set & 0x7fff_ffff).to_string();
+    put(31, low(f.pending | f.shared));
+    put(32, low(f.blocked));
+    put(33, low(f.ignored));
+    put(34, low(f.caught));
+    // A thread's stat starts with its tid.
+    let head = match f.tid {
+        Some(t) => format!("{t} ").into_bytes(),
+        None => host[..open].to_vec(),
+    };
+    let mut out = head;
+    out.push(b'(');
+    out.extend_from_slice(comm);
+    out.push(b')');
+    out.push(b' ');
+    out.extend_from_slice(fields.join(" ").as_bytes());
+    out.push(b'\n');
+    out
+}
+
+/// `/proc/self/statm`: size, resident, shared, text, lib, data and dt, in pages, from the figures
+/// of `status`.
+pub fn statm(mem: (u64, u64)) -> Vec<u8> {
+    let f = figures(Who::Process, mem);
+    let p = |b: u64| b / 4096;
+    format!("{} {} 0 0 0 {} 0\n", p(f.size), p(f.rss), p(f.size.saturating_sub(f.stack))).into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mems_allowed_keeps_the_hosts_shape() {
+        assert_eq!(node0_mask("00000000,00000003"), "00000000,00000001");
+        assert_eq!(node0_mask("1"), "1");
+    }
+
+    /// Before the kernel published anything: the host's lines in the host's order, the
+    /// program's name first.
+    #[test]
+    fn status_has_linuxs_lines_in_order() {
+        let s = String::from_utf8(status(b"prog", Who::Process, (0, 0), 4)).unwrap();
+        assert!(s.starts_with("Name:\tprog\n"));
+        let keys: Vec<&str> = s.lines().filter_map(|l| l.split_once(':')).map(|(k, _)| k).collect();
+        let host = std::fs::read_to_string("/proc/self/status").unwrap();
+        let host_keys: Vec<&str> = host.lines().filter_map(|l| l.split_once(':')).map(|(k, _)| k).collect();
+        assert_eq!(keys, host_keys);
+        assert!(s.contains("Cpus_allowed_list:\t0-3\n"));
+        assert!(s.contains("Cpus_allowed:\tf\n"));
+        assert!(s.contains("Threads:\t1\n"));
+    }
+
+    #[test]
+    fn stat_has_the_programs_name_and_fields() {
+        let s = String::from_utf8(stat(b"a b) c", Who::Process, (0, 0))).unwrap();
+        let close = s.rfind(')').unwrap();
+        assert!(s.contains("(a b) c)"));
+        let fields: Vec<&str> = s[close + 2..].split_whitespace().collect();
+        assert_eq!(fields[0], "R");
+        assert_eq!(fields[20 - 3], "1");
+        assert!(fields.len() >= 50);
+    }
+}
