@@ -167,3 +167,12 @@ fn setpgid_on_a_child_after_its_exec_is_eacces() {
         Some("after exec: setpgid(child, child)        -1 Permission denied"),
     );
 }
+
+/// prlimit64 of another process (tests/programs/hostile/prlimit_other.c): the parent's limits
+/// and a forked child's, read and set, and the errors, as natively; the program's own pid and
+/// its threads' tids still answer its own limits. Before, every other pid was ESRCH
+/// (`prlimit -p $$`).
+#[test]
+fn prlimit_of_other_processes_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("prlimit_other", Some("child's CORE read back: 0, 4096"));
+}

@@ -114,6 +114,7 @@ pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[
     libc::SYS_timerfd_settime,
     libc::SYS_pidfd_send_signal,
     libc::SYS_rt_sigqueueinfo,
+    libc::SYS_prlimit64,
 ];
 
 pub const HANDLED: &[libc::c_long] = &[
@@ -242,6 +243,7 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_pidfd_open,
     libc::SYS_pidfd_send_signal,
     libc::SYS_rt_sigqueueinfo,
+    libc::SYS_prlimit64,
     libc::SYS_socket,
     libc::SYS_socketpair,
     libc::SYS_bind,
@@ -583,6 +585,7 @@ impl Forwarder {
             libc::SYS_timerfd_gettime => self.timerfd_gettime(g, a[0], a[1]),
             libc::SYS_pidfd_open => self.pidfd_open(a[0], a[1]),
             libc::SYS_pidfd_send_signal => self.pidfd_send_signal(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_prlimit64 => self.prlimit_other(g, a[0], a[1], a[2], a[3]),
             libc::SYS_rt_sigqueueinfo => self.rt_sigqueueinfo(g, a[0], a[1], a[2]),
             libc::SYS_socket => self.socket(a[0], a[1], a[2]),
             libc::SYS_socketpair => self.socketpair(g, a[0], a[1], a[2], a[3]),

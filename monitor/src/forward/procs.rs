@@ -335,6 +335,28 @@ impl Forwarder {
         r.map(|p| (p > 0) as i64)
     }
 
+    /// prlimit64(pid, resource, new, old) of another process (the kernel answers for the
+    /// program's own pid and its threads' ids): the host's call for the program's user, so it
+    /// reads and, where the host allows, sets that process's limits. `hrt`'s own process,
+    /// under whichever of its host ids, is refused with ESRCH (the program's is its kernel's
+    /// business), as are ids that are no pid (0 and below).
+    pub(super) fn prlimit_other(&self, g: Guest, pid: u64, resource: u64, new: u64, old: u64) -> SysResult<i64> {
+        let pid = pid as u32 as i32;
+        if pid <= 0 || super::walk::is_ours(pid as u32) {
+            return Err(Errno::ESRCH);
+        }
+        let limit: [u64; 2] = if new != 0 { g.read(new)? } else { [0; 2] };
+        let mut was = [0u64; 2];
+        let new_ptr = if new != 0 { ptr(limit.as_ptr()) } else { 0 };
+        let old_ptr = if old != 0 { ptr(was.as_mut_ptr()) } else { 0 };
+        // SAFETY: the pointers are this frame's buffers of two u64s each (or none).
+        unsafe { self.sys(libc::SYS_prlimit64, &[pid as libc::c_long, int(resource), new_ptr, old_ptr])? };
+        if old != 0 {
+            g.write(old, &was)?;
+        }
+        Ok(0)
+    }
+
     /// pidfd_send_signal(pidfd, sig, info, flags) through the host's pidfd (or `/proc/<pid>`
     /// directory, which Linux takes as well), with the program's siginfo if it gave one (the
     /// host applies Linux's rule on it). A pidfd of `hrt` itself answers 1: the kernel delivers
