@@ -133,7 +133,7 @@ pub struct ProgramStatus {
     /// The tid of the thread whose open this is (`/proc/thread-self`).
     pub caller: AtomicU64,
     /// The address space in bytes: every mapping, PROT_NONE ones included, the break's window
-    /// up to the break; and the largest such figure the kernel has computed.
+    /// up to the break; and the largest it has been since the program's last exec.
     pub vm_size: AtomicU64,
     pub vm_peak: AtomicU64,
     /// How many entries `tids`, `blocked` and `pending` hold (at most [`STATUS_THREADS`]).

@@ -350,6 +350,8 @@ fn reset_signals() {
 fn release_old_image(staged: Staged, fixed: Option<(u64, u64)>) -> Staged {
     let end = usermem::page_up(staged.addr + staged.len);
     usermem::release_all_but(staged.addr, end);
+    // The new image's address space has its own peak, as Linux's new mm does.
+    super::status::forget_peak();
     super::filemap::forget();
     super::symbols::clear();
     super::own_exe::forget();

@@ -300,7 +300,9 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     start_overrides(img, &loaded);
     let (pool_lo, pool_hi) = usermem::pool_range();
     let brk_end = reserve_brk_window(loaded.end, pool_hi - pool_lo);
-    *PROCESS.brk.lock() = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
+    let brk = Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end };
+    super::process::UNUSED_BREAK.store(brk.unused(), Ordering::Relaxed);
+    *PROCESS.brk.lock() = brk;
     // Past the break's window: first the stack's guard, the stack, then the vDSO and the near
     // table right above its top, in one range whose end is on a 2 MiB boundary with 4 KiB host
     // pages under it (`usermem::alloc_stack`): the few KiB a program uses at the stack's top

@@ -26,6 +26,17 @@ pub struct Brk {
     pub mapped_end: u64,
 }
 
+impl Brk {
+    /// The break's window above the break (reserved, not part of the address space).
+    pub fn unused(&self) -> u64 {
+        self.mapped_end.saturating_sub(super::usermem::page_up(self.cur).max(self.start))
+    }
+}
+
+/// `Brk::unused` of the program's break, mirrored whenever the break or its window moves, so
+/// that the address space can be read without the break's lock (`calls::info::address_space`).
+pub static UNUSED_BREAK: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
 pub struct Process {
     pub pid: AtomicU32,
     pub live_threads: AtomicUsize,

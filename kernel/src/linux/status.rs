@@ -10,9 +10,20 @@ use hrt_abi::channel::{ProgramStatus, STATUS_THREADS};
 use super::process::PROCESS;
 use super::signal::{SIG_DFL, SIG_IGN};
 
-/// The largest address space published so far (`ProgramStatus::vm_peak`): a figure computed
-/// at each publication, so a peak reached and left between two of them is missed.
+/// The largest address space the program has had since its last exec
+/// (`ProgramStatus::vm_peak`): noted wherever it may shrink (`usermem::unmap_with`, brk
+/// lowered) and at each publication, so every maximum is seen.
 static VM_PEAK: AtomicU64 = AtomicU64::new(0);
+
+/// Notes the address space now for VmPeak (no lock taken).
+pub fn note_peak() {
+    VM_PEAK.fetch_max(super::calls::info::address_space(), Ordering::Relaxed);
+}
+
+/// execve: the new image starts its own peak.
+pub fn forget_peak() {
+    VM_PEAK.store(0, Ordering::Relaxed);
+}
 
 /// Whether an open of `path` (a program pointer) may be of one of the program's own /proc files.
 pub fn may_be_proc(path: u64) -> bool {

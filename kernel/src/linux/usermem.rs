@@ -192,8 +192,16 @@ pub fn copy(dst: u64, src: u64, len: u64) {
 /// through the monitor. Above, the monitor's copy touches no guest mapping.
 const NATIVE_COPY_MAX: u64 = 1 << 20;
 
+/// The bytes of `Memory::regions`, kept with them (changed only under the memory lock), so
+/// that the address space (`/proc/self/status`, RLIMIT_AS) costs no walk of the regions.
+static MAPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Records the region `[start, end)` (replacing one that starts at `start`: a grown mapping).
 fn record(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) {
-    regions.insert(start, end);
+    if let Some(old_end) = regions.insert(start, end) {
+        MAPPED.fetch_sub(old_end - start, Ordering::Relaxed);
+    }
+    MAPPED.fetch_add(end - start, Ordering::Relaxed);
 }
 
 /// Allocates `len` bytes (page-rounded) aligned to `align` (a power of two >= 4 KiB) if such a
@@ -447,7 +455,9 @@ fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u
     // So is what madvise and mmap remember of it.
     super::private_files::release(start, end);
     super::fork_advice::release(start, end);
-    cut(regions, start, end)
+    let pieces = cut(regions, start, end);
+    MAPPED.fetch_sub(pieces.iter().map(|(s, e)| e - s).sum(), Ordering::Relaxed);
+    pieces
 }
 
 /// Removes `[start, end)` from a map of disjoint ranges (splitting those that stick out) and
@@ -530,6 +540,8 @@ pub fn unmap(start: u64, end: u64) {
 }
 
 fn unmap_with(start: u64, end: u64, zero: impl Fn(u64, u64)) {
+    // The address space may shrink: its size now may be the largest it reached (VmPeak).
+    super::status::note_peak();
     let cut = cut_regions(&mut MEMORY.lock().regions, start, end);
     if cut.is_empty() {
         return;
@@ -621,7 +633,7 @@ fn grow(end: u64, new_end: u64, present: bool) -> bool {
 
 /// The bytes of the program's mappings (the break's whole window included).
 pub fn mapped_bytes() -> u64 {
-    MEMORY.lock().regions.iter().map(|(s, e)| e - s).sum()
+    MAPPED.load(Ordering::Relaxed)
 }
 
 /// The bytes of `[start, end)` that are mapped now.

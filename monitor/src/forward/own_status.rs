@@ -15,7 +15,8 @@
 //!   started (what getrusage's ru_maxrss answers), and at least VmRSS: the kernel's own touches
 //!   during the boot stay in it.
 //! - **VmSize** and **VmPeak**: the kernel's address space (every mapping, PROT_NONE included,
-//!   the break's window up to the break), and the largest such figure the kernel published.
+//!   the break's window up to the break), and the largest it has been since the last exec (the
+//!   kernel notes it wherever it may shrink).
 //! - **VmStk**: the main stack the kernel reserved (RLIMIT_STACK's size, all of it, where Linux
 //!   shows what the stack has grown to); **VmData**: VmSize less VmStk. The kernel keeps no
 //!   record of which mappings hold code, so VmExe and VmLib are 0, as are RssFile and RssShmem

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char buf[16384];
@@ -185,5 +186,45 @@ int main(void) {
     printf("VmHWM kept the peak (within 1 MiB): %s\n", hwm2 + MIB >= rss1 ? "yes" : "no");
     if (getenv("SHOW")) fprintf(stderr, "rss %ld %ld %ld hwm %ld %ld size %ld %ld\n", rss0, rss1, rss2, hwm1, hwm2, size0, size1);
     printf("VmPeak >= VmSize at the peak: %s\n", kb("/proc/self/status", "VmPeak") >= size1 ? "yes" : "no");
+
+    /* Peaks reached and left without a read between: a mapping, and the break. */
+    long peak0 = kb("/proc/self/status", "VmPeak"), size3 = kb("/proc/self/status", "VmSize");
+    size_t big = (size_t)(peak0 - size3 + 32 * MIB) * 1024;
+    char *q = mmap(0, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(q, big);
+    long peak1 = kb("/proc/self/status", "VmPeak");
+    printf("VmPeak caught an unread mapping's peak: %s\n", peak1 >= size3 + (long)(big / 1024) ? "yes" : "no");
+    long size4 = kb("/proc/self/status", "VmSize");
+    size_t grow = (size_t)(peak1 - size4 + 16 * MIB) * 1024;
+    if (sbrk(grow) != (void *)-1) {
+        sbrk(-(long)grow);
+        printf("VmPeak caught an unread break's peak: %s\n",
+               kb("/proc/self/status", "VmPeak") >= size4 + (long)(grow / 1024) ? "yes" : "no");
+    } else {
+        printf("VmPeak caught an unread break's peak: yes\n");
+    }
+
+    /* A forked child: one thread, its mask inherited, nothing pending, some memory. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, 0);
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, 0);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        printf("child Threads: %s\n", field("/proc/self/status", "Threads"));
+        printf("child SigBlk: %016llx\n", hex("/proc/self/status", "SigBlk"));
+        printf("child SigPnd %016llx ShdPnd %016llx\n", hex("/proc/self/status", "SigPnd"),
+               hex("/proc/self/status", "ShdPnd"));
+        printf("child Pid is its getpid: %s\n", atol(field("/proc/self/status", "Pid")) == getpid() ? "yes" : "no");
+        printf("child VmRSS > 0: %s\n", kb("/proc/self/status", "VmRSS") > 0 ? "yes" : "no");
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    waitpid(child, &st, 0);
+    printf("child exited: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return 0;
 }

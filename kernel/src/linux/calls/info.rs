@@ -138,11 +138,12 @@ pub fn address_space_allows(extra: u64) -> Result<(), u32> {
 }
 
 /// The program's address space in bytes, as RLIMIT_AS counts it and `/proc/self/status` shows
-/// it (VmSize): its mappings, the break's window only up to the break.
+/// it (VmSize): its mappings, the break's window only up to the break. Takes no lock (the
+/// break's mirror, `process::UNUSED_BREAK`): while another thread moves the break it may be
+/// off by that move.
 pub fn address_space() -> u64 {
-    let b = PROCESS.brk.lock();
-    let unused_break = b.mapped_end.saturating_sub(crate::linux::usermem::page_up(b.cur).max(b.start));
-    crate::linux::usermem::mapped_bytes().saturating_sub(unused_break)
+    let unused = crate::linux::process::UNUSED_BREAK.load(core::sync::atomic::Ordering::Relaxed);
+    crate::linux::usermem::mapped_bytes().saturating_sub(unused)
 }
 
 /// `address_space_allows` with the break `b` locked by the caller.
@@ -151,8 +152,7 @@ pub fn address_space_allows_with(b: &crate::linux::process::Brk, extra: u64) -> 
     if soft == u64::MAX {
         return Ok(());
     }
-    let unused_break = b.mapped_end.saturating_sub(crate::linux::usermem::page_up(b.cur).max(b.start));
-    let used = crate::linux::usermem::mapped_bytes().saturating_sub(unused_break);
+    let used = crate::linux::usermem::mapped_bytes().saturating_sub(b.unused());
     match used.checked_add(extra) {
         Some(total) if total <= soft => Ok(()),
         _ => Err(crate::linux::errno::ENOMEM),

@@ -61,8 +61,13 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     // Lowered: the pages above the break become not present and zero (glibc's calloc relies
     // on memory reading zero when the break grows again); the window itself is kept.
+    if want < b.cur {
+        // The address space shrinks: its size now may be the largest it reached (VmPeak).
+        crate::linux::status::note_peak();
+    }
     b.cur = want;
     usermem::break_moved(old_cur, want, old_end, b.mapped_end);
+    crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
     Ok(want)
 }
 
