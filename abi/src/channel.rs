@@ -136,6 +136,9 @@ pub struct ProgramStatus {
     /// up to the break; and the largest it has been since the program's last exec.
     pub vm_size: AtomicU64,
     pub vm_peak: AtomicU64,
+    /// The lowest start and the highest end of the program's mappings: the span of the page
+    /// map the monitor reads for VmRSS.
+    pub mapped_span: [AtomicU64; 2],
     /// How many entries `tids`, `blocked` and `pending` hold (at most [`STATUS_THREADS`]).
     pub listed: AtomicU64,
     /// Thread `tids[i]` blocks `blocked[i]` and has `pending[i]` pending for itself.

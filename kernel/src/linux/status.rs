@@ -62,6 +62,9 @@ pub fn publish(to: &ProgramStatus) {
         set(&to.listed, n as u64);
     }
     set(&to.queued, super::signal::state::PENDING_COUNT.load(Ordering::Relaxed));
+    let (lo, hi) = super::usermem::mapped_span();
+    set(&to.mapped_span[0], lo);
+    set(&to.mapped_span[1], hi);
     let size = super::calls::info::address_space();
     set(&to.vm_size, size);
     set(&to.vm_peak, VM_PEAK.fetch_max(size, Ordering::Relaxed).max(size));

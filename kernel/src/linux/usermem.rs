@@ -636,6 +636,14 @@ pub fn mapped_bytes() -> u64 {
     MAPPED.load(Ordering::Relaxed)
 }
 
+/// The lowest start and highest end of the program's mappings ((0, 0) without any).
+pub fn mapped_span() -> (u64, u64) {
+    let mem = MEMORY.lock();
+    let lo = mem.regions.first_key_value().map_or(0, |(&s, _)| s);
+    let hi = mem.regions.last_key_value().map_or(0, |(_, &e)| e);
+    (lo, hi)
+}
+
 /// The bytes of `[start, end)` that are mapped now.
 pub fn mapped_within(start: u64, end: u64) -> u64 {
     let mem = MEMORY.lock();

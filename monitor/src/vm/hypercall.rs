@@ -131,6 +131,7 @@ fn publish_page_maps(shared: &Shared, map: &hrt_abi::UserMap) {
     crate::forward::cross_memory::publish_page_maps(maps);
     crate::forward::own_status::attach_memory(
         host(map.bitmap),
+        map.bytes,
         map.base,
         map.pages,
         shared.ram.host_ranges_within(shared.program_mem),
