@@ -107,6 +107,13 @@ pub struct ChannelHeader {
     /// What the program's `/proc/self/status` and `/proc/self/stat` show of its threads,
     /// signals and address space, refreshed with `program_memory` (see [`ProgramStatus`]).
     pub status: ProgramStatus,
+    /// The program's live threads, for its `/proc/self/task` listing: how many there are, and
+    /// the ids of the first [`LISTED_THREADS`] (the main thread's, the pid, first). The kernel
+    /// refreshes them with `program_memory` when threads came or went; numbers from the guest,
+    /// only listed.
+    pub thread_count: AtomicU32,
+    pub _pad3: u32,
+    pub thread_ids: [AtomicU32; LISTED_THREADS],
 }
 
 /// How many threads [`ProgramStatus`] lists with their signal masks.
@@ -146,6 +153,9 @@ pub struct ProgramStatus {
     pub blocked: [AtomicU64; STATUS_THREADS],
     pub pending: [AtomicU64; STATUS_THREADS],
 }
+
+/// How many thread ids the channel header lists (`ChannelHeader::thread_ids`).
+pub const LISTED_THREADS: usize = 1024;
 
 /// What the kernel raises a host signal with: si_code and the siginfo words at offsets 16
 /// (si_pid, si_uid) and 24 (si_value, or SIGCHLD's si_status). A signal whose siginfo the

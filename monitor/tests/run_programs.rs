@@ -688,6 +688,13 @@ fn thread_names() {
     check_program("thread_names", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
 }
 
+/// /proc/self/task lists the program's threads (it was EACCES: the monitor's own lists its
+/// threads), and a thread's directory opens.
+#[test]
+fn proc_self_task_lists_the_programs_threads() {
+    check_program("proc_task", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+}
+
 #[test]
 fn openmp() {
     check_program("openmp", &[Case::new("no arguments")], Checks { stderr: true, num_procs_line: true });

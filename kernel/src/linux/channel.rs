@@ -140,6 +140,26 @@ fn ring() {
     crate::arch::hypercall::call(hrt_abi::nr::DOORBELL, &[]);
 }
 
+/// The generation of the thread ids last published (`signal::state::THREADS_GENERATION`).
+static THREADS_PUBLISHED: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Publishes the program's thread ids in the header (its `/proc/self/task` listing) if threads
+/// came or went since the last time. Racing publishers write the same ids, or newer ones.
+fn publish_threads(ch: &Channel) {
+    use super::signal::state::{live_tids, THREADS_GENERATION};
+    let generation = THREADS_GENERATION.load(Ordering::Acquire);
+    if THREADS_PUBLISHED.swap(generation, Ordering::AcqRel) == generation {
+        return;
+    }
+    let ids = &ch.header.thread_ids;
+    let n = live_tids(super::process::pid(), |i, tid| {
+        if let Some(slot) = ids.get(i) {
+            slot.store(tid, Ordering::Relaxed);
+        }
+    });
+    ch.header.thread_count.store(n as u32, Ordering::Release);
+}
+
 /// Performs forwarded call `nr` through the channel. None if there is no channel.
 pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
     let ch = channel()?;
@@ -156,6 +176,7 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         if super::status::may_be_proc(path) {
             super::status::publish(&ch.header.status);
         }
+        publish_threads(ch);
     }
     let mut line = NEW;
     loop {

@@ -385,6 +385,11 @@ impl Forwarder {
         if let Some(listing) = h.vm_path().and_then(|p| super::synthetic::listing(p, self.cpus)) {
             return super::cpu_dirs::getdents(h.raw(), listing, count as usize, |data| g.write_bytes(buf, data));
         }
+        if h.vm_path().is_some_and(super::task_dir::listed) {
+            let pid = self.host_pid.parse().unwrap_or(0);
+            let entries = || Ok(super::task_dir::entries(&super::task_dir::thread_ids(pid)));
+            return super::cpu_dirs::getdents_of(h.raw(), entries, count as usize, |data| g.write_bytes(buf, data));
+        }
         if let Some(info) = h.vm_path().and_then(super::fd_dirs::listed) {
             let entries = || Ok(super::fd_dirs::entries(self.fds().numbers().into_iter(), info));
             return super::cpu_dirs::getdents_of(h.raw(), entries, count as usize, |data| g.write_bytes(buf, data));

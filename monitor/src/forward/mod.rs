@@ -71,6 +71,7 @@ mod sockets;
 mod stand_ins;
 mod synthetic;
 mod sysv_shm;
+pub mod task_dir;
 #[cfg(test)]
 mod tests;
 mod timerfd;

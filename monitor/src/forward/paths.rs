@@ -105,6 +105,11 @@ enum Meaning {
     /// `/proc/self/fd` (also `/dev/fd`), or `/proc/self/fdinfo` (true): listed from the
     /// program's descriptors (fd_dirs.rs).
     FdDir(bool),
+    /// `/proc/self/task`: listed from the program's threads (task_dir.rs).
+    TaskDir,
+    /// `/proc/self/task/<tid>`: a thread's directory, the process's own (its entries mean
+    /// the process's files).
+    ThreadDir(usize),
     /// One of walk::SYNTHESIZED (`cmdline`, `status`, ...).
     Own(&'static [u8], synthetic::Who),
     Denied,
@@ -148,6 +153,8 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
         [b"proc", who, rest @ ..] if *who == b"self" || *who == b"thread-self" || *who == host_pid => {
             let thread_self = *who == b"thread-self";
             let (rest, whose) = match rest {
+                [b"task"] => return Meaning::TaskDir,
+                [b"task", t] => return number(t).map_or(Meaning::Plain, Meaning::ThreadDir),
                 [b"task", t, rest @ ..] if number(t).is_some() => {
                     (rest, number(t).map_or(synthetic::Who::Process, |t| synthetic::Who::Thread(t as u32)))
                 }
@@ -385,6 +392,26 @@ impl Forwarder {
                     at.special = true;
                     at.rewritten = true;
                     at.vm_path = Some(path.into());
+                    return Ok(at);
+                }
+                Meaning::TaskDir => {
+                    // The monitor's own directory, whose listing is the program's (task_dir.rs).
+                    let path = super::task_dir::PATH;
+                    let mut at = At::new(libc::AT_FDCWD, cstring(path.to_vec())?, None);
+                    at.special = true;
+                    at.rewritten = true;
+                    at.vm_path = Some(path.into());
+                    return Ok(at);
+                }
+                Meaning::ThreadDir(tid) => {
+                    let pid = self.host_pid.parse().unwrap_or(0);
+                    if !super::task_dir::thread_ids(pid).contains(&(tid as u32)) {
+                        return Err(Errno::ENOENT);
+                    }
+                    // The process's directory stands for the thread's.
+                    let mut at = At::new(libc::AT_FDCWD, cstring(b"/proc/self".to_vec())?, None);
+                    at.special = true;
+                    at.rewritten = true;
                     return Ok(at);
                 }
                 Meaning::Own(name, whose) => return self.own_entry(name, whose),

@@ -136,6 +136,7 @@ pub fn thread_exited(tid: u32) {
 /// Records a new thread of the program (for tgkill and wake-ups).
 pub fn thread_started(t: &mut Thread) {
     SIGNALS.lock().thread(t.tid).thread = t as *mut Thread;
+    crate::linux::signal::state::threads_changed();
 }
 
 /// The calling thread's record, registered for tgkill on first use (the main thread).

@@ -329,6 +329,7 @@ pub fn set_alt_stack(tid: u32, alt: [u64; 3]) {
 /// execve: the exec'ing thread's state moves from `old` to `tid` (it becomes the thread-group
 /// leader, with the pid), keeping its pending signals; its alternate stack is cleared.
 pub fn exec_rekey(old: u32, tid: u32) {
+    threads_changed();
     let mut s = SIGNALS.lock();
     let mut t = s.threads.remove(&old);
     if let Some(t) = t.as_mut() {
@@ -347,6 +348,7 @@ pub fn is_program_thread(tid: u32) -> bool {
 }
 
 pub fn thread_exited(tid: u32) {
+    threads_changed();
     let mut s = SIGNALS.lock();
     if let Some(t) = s.threads.remove(&tid) {
         if !t.thread.is_null() {
@@ -385,6 +387,30 @@ pub fn with_thread<R>(tid: u32, f: impl FnOnce(&Thread) -> R) -> Option<R> {
     let t = s.threads.get(&tid).map(|t| t.thread).filter(|t| !t.is_null())?;
     // SAFETY: registered threads are alive (they unregister, under this lock, before exiting).
     Some(f(unsafe { &*t }))
+}
+
+/// Bumped whenever the program's threads change (`threads_changed`): the channel republishes
+/// their ids for `/proc/self/task` when it moved (`linux::channel`).
+pub static THREADS_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The program's threads came or went.
+pub fn threads_changed() {
+    THREADS_GENERATION.fetch_add(1, Ordering::Release);
+}
+
+/// Calls `f` with the ids of the program's live threads, the main thread's (`pid`) first if
+/// it lives; returns how many there are.
+pub fn live_tids(pid: u32, mut f: impl FnMut(usize, u32)) -> usize {
+    let s = SIGNALS.lock();
+    let live = |tid: u32, t: &ThreadSignals| (!t.thread.is_null()).then_some(tid);
+    let main = s.threads.get(&pid).and_then(|t| live(pid, t));
+    let others = s.threads.iter().filter_map(|(&tid, t)| live(tid, t)).filter(|&tid| tid != pid);
+    let mut n = 0;
+    for tid in main.into_iter().chain(others) {
+        f(n, tid);
+        n += 1;
+    }
+    n
 }
 
 /// Kicks the CPU of thread `tid`, if registered.
@@ -468,6 +494,7 @@ pub fn take_restart(tid: u32) -> Option<u64> {
 /// A forked child (`calls::fork`): only the forking thread lives on, as `tid`, with its
 /// alternate stack; nothing is pending (Linux does not pass pending signals on to a child).
 pub fn after_fork(tid: u32, alt: [u64; 3]) {
+    threads_changed();
     let mut s = SIGNALS.lock();
     s.shared = Pending::new();
     s.threads = BTreeMap::new();

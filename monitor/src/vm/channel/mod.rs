@@ -244,6 +244,7 @@ impl Service {
         crate::forward::meminfo::attach(&header.program_memory);
         crate::forward::own_maps::attach(&header.main_stack);
         crate::forward::own_status::attach(&header.status);
+        crate::forward::task_dir::attach(&header.thread_count, &header.thread_ids);
         self.ring();
         0
     }
