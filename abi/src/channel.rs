@@ -152,6 +152,10 @@ pub struct ProgramStatus {
     pub tids: [AtomicU64; STATUS_THREADS],
     pub blocked: [AtomicU64; STATUS_THREADS],
     pub pending: [AtomicU64; STATUS_THREADS],
+    /// Thread `tids[i]`'s name (PR_SET_NAME; 16 bytes, NUL-padded), and the process's (the
+    /// main thread's): what `comm`, status's Name and stat's second field show.
+    pub names: [[AtomicU64; 2]; STATUS_THREADS],
+    pub process_name: [AtomicU64; 2],
 }
 
 /// How many thread ids the channel header lists (`ChannelHeader::thread_ids`).

@@ -1,5 +1,6 @@
 /* Thread names (prctl PR_SET_NAME / PR_GET_NAME, which pthread_setname_np and
- * pthread_getname_np use for the calling thread) belong to each thread, as on Linux: a worker
+ * pthread_getname_np use for the calling thread; /proc/thread-self/comm, and /proc/self/comm
+ * for the main thread's, the process's) belong to each thread, as on Linux: a worker
  * that renames itself leaves the main thread's (the process's) name alone, a new thread starts
  * with its creator's name as it is then, and a later rename of the main thread does not reach
  * a thread already made. */
@@ -11,10 +12,23 @@
 
 static pthread_barrier_t both;
 
+/* The first line of `path`, without its newline ("?" if it cannot be read). */
+static void first_line(const char *path, char *out, size_t size) {
+    snprintf(out, size, "?");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fgets(out, (int)size, f))
+        out[strcspn(out, "\n")] = 0;
+    fclose(f);
+}
+
 static void show(const char *who) {
-    char name[17] = {0};
+    char name[17] = {0}, own[32], process[32];
     prctl(PR_GET_NAME, name);
-    printf("%s: '%s'\n", who, name);
+    first_line("/proc/thread-self/comm", own, sizeof own);
+    first_line("/proc/self/comm", process, sizeof process);
+    printf("%s: '%s', thread-self/comm '%s', self/comm '%s'\n", who, name, own, process);
     fflush(stdout);
 }
 

@@ -31,6 +31,13 @@ pub fn may_be_proc(path: u64) -> bool {
 }
 
 /// Writes the program's status into `to`.
+/// Stores a 16-byte name in two words.
+fn set_name(to: &[AtomicU64; 2], name: [u8; 16]) {
+    for (w, bytes) in to.iter().zip(name.chunks_exact(8)) {
+        w.store(u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])), Ordering::Relaxed);
+    }
+}
+
 pub fn publish(to: &ProgramStatus) {
     let set = |w: &AtomicU64, v: u64| w.store(v, Ordering::Relaxed);
     set(&to.threads, PROCESS.live_threads.load(Ordering::Relaxed) as u64);
@@ -48,6 +55,7 @@ pub fn publish(to: &ProgramStatus) {
     set(&to.ignored, ignored);
     set(&to.caught, caught);
     set(&to.caller, super::process::current_tid() as u64);
+    set_name(&to.process_name, *PROCESS.name.lock());
     {
         let s = super::signal::state::SIGNALS.lock();
         set(&to.shared_pending, s.shared.set);
@@ -57,6 +65,9 @@ pub fn publish(to: &ProgramStatus) {
             // SAFETY: registered threads are alive (they unregister under this lock first).
             set(&to.blocked[n], unsafe { (*t.thread).sigmask });
             set(&to.pending[n], t.pending.set);
+            // SAFETY: as above.
+            let name = super::calls::prctl::thread_name(unsafe { &*t.thread });
+            set_name(&to.names[n], name);
             n += 1;
         }
         set(&to.listed, n as u64);

@@ -135,6 +135,23 @@ fn published() -> Option<&'static ProgramStatus> {
     (s.valid.load(Ordering::Acquire) != 0).then_some(s)
 }
 
+/// The name `comm` shows for `whose` (a thread's own, else the process's), if the kernel
+/// published names: at most 15 bytes, up to the first NUL.
+pub fn comm(whose: Who) -> Option<Vec<u8>> {
+    let s = published()?;
+    let main = std::process::id() as u64;
+    let tid = match whose {
+        Who::Process => main,
+        Who::Caller => word(&s.caller),
+        Who::Thread(t) => t as u64,
+    };
+    let listed = (word(&s.listed) as usize).min(STATUS_THREADS);
+    let words = (0..listed).find(|&i| word(&s.tids[i]) == tid).map_or(&s.process_name, |i| &s.names[i]);
+    let bytes: Vec<u8> = words.iter().flat_map(|w| word(w).to_le_bytes()).take(15).collect();
+    let name: Vec<u8> = bytes.into_iter().take_while(|&b| b != 0).collect();
+    (!name.is_empty()).then_some(name)
+}
+
 fn word(w: &AtomicU64) -> u64 {
     w.load(Ordering::Relaxed)
 }

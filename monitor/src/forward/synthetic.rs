@@ -263,10 +263,12 @@ pub enum Who {
 /// name, as Linux shows the first 15 bytes of the last component of `path`), `status`, `stat`
 /// and `statm` (see `own_status`), `maps` (see `own_maps`).
 pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64), whose: Who, cpus: u32) -> Vec<u8> {
-    let comm: Vec<u8> = {
+    // The name the program (or the thread) set, as the kernel published it, else the
+    // executable's, which Linux's exec sets.
+    let comm: Vec<u8> = super::own_status::comm(whose).unwrap_or_else(|| {
         let base = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
         base.iter().copied().take(15).collect()
-    };
+    });
     match name {
         b"cmdline" => argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect(),
         b"comm" => [comm.as_slice(), b"\n"].concat(),
