@@ -114,6 +114,12 @@ pub struct ChannelHeader {
     pub thread_count: AtomicU32,
     pub _pad3: u32,
     pub thread_ids: [AtomicU32; LISTED_THREADS],
+    /// A rename the program made by writing a thread's `comm` file (`/proc/self/task/<tid>/comm`,
+    /// which glibc's `pthread_setname_np` of another thread writes): the monitor writes the
+    /// name's 16 bytes in words 1-2, then the tid in word 0 (nonzero); the kernel takes it after
+    /// the forwarded call and sets word 0 back to 0. One at a time: the monitor waits (briefly)
+    /// for the word to be free.
+    pub rename: [AtomicU64; 3],
 }
 
 /// How many threads [`ProgramStatus`] lists with their signal masks.

@@ -3,7 +3,8 @@
  * for the main thread's, the process's) belong to each thread, as on Linux: a worker
  * that renames itself leaves the main thread's (the process's) name alone, a new thread starts
  * with its creator's name as it is then, and a later rename of the main thread does not reach
- * a thread already made. */
+ * a thread already made; another thread's name set with pthread_setname_np (a write to its
+ * /proc/self/task/<tid>/comm) is that thread's. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@ static void *early(void *arg) {
     (void)arg;
     pthread_barrier_wait(&both); /* main renames itself meanwhile */
     pthread_barrier_wait(&both);
-    show("thread made before main's rename");
+    show("thread made before main's rename (or named by main)");
     return NULL;
 }
 
@@ -69,6 +70,16 @@ int main(void) {
     pthread_create(&t, NULL, early, NULL);
     pthread_barrier_wait(&both);
     prctl(PR_SET_NAME, "main-renamed");
+    pthread_barrier_wait(&both);
+    pthread_join(t, NULL);
+
+    /* Another thread's name, set and read by main (glibc writes and reads its comm file). */
+    pthread_create(&t, NULL, early, NULL);
+    pthread_barrier_wait(&both);
+    int set = pthread_setname_np(t, "set-by-main");
+    char read_back[17] = {0};
+    int got = pthread_getname_np(t, read_back, sizeof read_back);
+    printf("main names another thread: %d, reads it back: %d '%s'\n", set, got, read_back);
     pthread_barrier_wait(&both);
     pthread_join(t, NULL);
     show("main renamed");

@@ -221,6 +221,9 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
             line = AGAIN;
             continue;
         }
+        // A rename of one of the program's threads the monitor passed on (this call may have
+        // been its write to a `comm` file).
+        super::thread_names::take_rename(&ch.header.rename);
         return Some(ret);
     }
 }

@@ -38,6 +38,7 @@ pub mod symbols;
 pub mod syscall;
 pub mod sysfunc;
 pub mod table;
+pub mod thread_names;
 pub mod uaccess;
 pub mod usermap;
 pub mod usermem;

@@ -66,7 +66,7 @@ pub fn publish(to: &ProgramStatus) {
             set(&to.blocked[n], unsafe { (*t.thread).sigmask });
             set(&to.pending[n], t.pending.set);
             // SAFETY: as above.
-            let name = super::calls::prctl::thread_name(unsafe { &*t.thread });
+            let name = super::thread_names::of_locked(unsafe { &*t.thread });
             set_name(&to.names[n], name);
             n += 1;
         }

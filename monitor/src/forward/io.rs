@@ -43,6 +43,13 @@ impl Forwarder {
     }
 
     pub(super) fn write(&self, g: Guest, fd: u64, buf: u64, count: u64) -> SysResult<i64> {
+        if let Some(tid) = self.fds().get(fd)?.vm_path().and_then(super::task_dir::comm_of) {
+            // A thread's comm (pthread_setname_np of another thread): the kernel renames it.
+            let bytes = g.read_bytes(buf, count.min(64))?;
+            let pid = self.host_pid.parse().unwrap_or(0);
+            super::task_dir::rename(pid, tid, &bytes).map_err(super::errno::Errno)?;
+            return Ok(count as i64);
+        }
         self.rw(g, libc::SYS_write, fd, buf, count, None)
     }
 

@@ -135,6 +135,16 @@ fn published() -> Option<&'static ProgramStatus> {
     (s.valid.load(Ordering::Acquire) != 0).then_some(s)
 }
 
+/// The thread id `whose` names (the main thread's, the pid, for the process), if known: the
+/// caller's is what the kernel published with this open.
+pub fn tid_of(whose: Who) -> Option<u32> {
+    match whose {
+        Who::Process => Some(std::process::id()),
+        Who::Thread(t) => Some(t),
+        Who::Caller => published().and_then(|s| u32::try_from(word(&s.caller)).ok()).filter(|&t| t != 0),
+    }
+}
+
 /// The name `comm` shows for `whose` (a thread's own, else the process's), if the kernel
 /// published names: at most 15 bytes, up to the first NUL.
 pub fn comm(whose: Who) -> Option<Vec<u8>> {

@@ -514,6 +514,10 @@ impl Forwarder {
         at.special = true;
         at.rewritten = true;
         at.synthetic = Some(self.synthesize(name, whose));
+        if name == b"comm" {
+            // Marked with the thread's VM path: a write to it renames the thread (task_dir.rs).
+            at.vm_path = super::own_status::tid_of(whose).map(|t| super::task_dir::comm_path(t).into());
+        }
         Ok(at)
     }
 }

@@ -6,7 +6,8 @@
 //! path, and its getdents64 is answered here. Paths below an entry (`task/<tid>/status`) mean
 //! the process's own files (paths.rs).
 
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use hrt_abi::channel::LISTED_THREADS;
 
@@ -29,6 +30,63 @@ pub fn attach(count: &'static AtomicU32, ids: &'static [AtomicU32; LISTED_THREAD
         // SAFETY: made just above and published nowhere.
         drop(unsafe { Box::from_raw(p) });
     }
+}
+
+static RENAME: AtomicPtr<[AtomicU64; 3]> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The channel header's rename words (registration of the channel).
+pub fn attach_rename(words: &'static [AtomicU64; 3]) {
+    RENAME.store(words as *const [AtomicU64; 3] as *mut [AtomicU64; 3], Ordering::Release);
+}
+
+/// The VM path that marks the program's descriptor of thread `tid`'s `comm` file: a write to
+/// it renames the thread (`rename`).
+pub fn comm_path(tid: u32) -> Vec<u8> {
+    format!("/proc/self/task/{tid}/comm").into_bytes()
+}
+
+/// The thread whose `comm` file `vm_path` marks, if it does.
+pub fn comm_of(vm_path: &[u8]) -> Option<u32> {
+    let rest = vm_path.strip_prefix(b"/proc/self/task/")?.strip_suffix(b"/comm")?;
+    if rest.is_empty() || rest.len() > 10 || !rest.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(rest).ok()?.parse().ok()
+}
+
+/// A write of `bytes` to thread `tid`'s `comm`: as Linux, the first 15 bytes name it. Passed
+/// to the kernel in the channel header, which it takes when the write returns. ESRCH for an
+/// id that is no live thread of the program's; EAGAIN if the kernel has not taken the previous
+/// rename within a second (it takes one after every forwarded call).
+pub fn rename(pid: u32, tid: u32, bytes: &[u8]) -> Result<(), i32> {
+    if !thread_ids(pid).contains(&tid) {
+        return Err(libc::ESRCH);
+    }
+    let p = RENAME.load(Ordering::Acquire);
+    if p.is_null() {
+        return Err(libc::EAGAIN);
+    }
+    // SAFETY: `attach_rename` takes words that live as long as guest RAM.
+    let words = unsafe { &*p };
+    let mut name = [0u8; 16];
+    let n = bytes.len().min(15);
+    name[..n].copy_from_slice(&bytes[..n]);
+    let until = Instant::now() + Duration::from_secs(1);
+    loop {
+        // Claimed with a value no tid has, filled, then published with the tid.
+        if words[0].compare_exchange(0, u64::MAX, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            break;
+        }
+        if Instant::now() > until {
+            return Err(libc::EAGAIN);
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    for (w, chunk) in words[1..].iter().zip(name.chunks_exact(8)) {
+        w.store(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])), Ordering::Relaxed);
+    }
+    words[0].store(tid as u64, Ordering::Release);
+    Ok(())
 }
 
 /// Whether `vm_path` is the listed directory.
@@ -74,5 +132,8 @@ mod tests {
         assert!(e.iter().all(|e| e.kind == libc::DT_DIR));
         assert!(listed(b"/proc/self/task/"));
         assert!(!listed(b"/proc/self/task/40"));
+        assert_eq!(comm_of(&comm_path(1005)), Some(1005));
+        assert_eq!(comm_of(b"/proc/self/task//comm"), None);
+        assert_eq!(comm_of(b"/proc/self/task/12/status"), None);
     }
 }

@@ -8,7 +8,6 @@ use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL};
-use crate::linux::process::PROCESS;
 use crate::linux::uaccess;
 
 const PR_SET_PDEATHSIG: u64 = 1;
@@ -99,11 +98,6 @@ fn host_value(args: &[u64]) -> SysResult {
     u64::try_from(r).map_err(|_| (-r) as u32)
 }
 
-/// Thread `t`'s name: its own, else the process's.
-pub fn thread_name(t: &crate::sched::Thread) -> [u8; 16] {
-    t.comm.unwrap_or_else(|| *PROCESS.name.lock())
-}
-
 /// Options already reported as unimplemented, one bit each (options 0-127).
 static REPORTED: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
 
@@ -111,28 +105,13 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     match a[0] {
         PR_SET_NAME => {
             let s = uaccess::read_cstr(a[1], 4096).or_else(|_| uaccess::slice(a[1], 16))?;
-            let mut name = [0u8; 16];
-            let n = s.len().min(15);
-            name[..n].copy_from_slice(&s[..n]);
             // The calling thread's name, as on Linux: another thread's rename leaves the main
             // thread's (the process's) as it was.
-            if crate::linux::process::current_tid() != crate::linux::process::pid() {
-                // SAFETY: the current thread's record is alive while it runs.
-                unsafe { (*crate::sched::current()).comm = Some(name) };
-            } else {
-                *PROCESS.name.lock() = name;
-                // SAFETY: as above.
-                unsafe { (*crate::sched::current()).comm = None };
-                // The main thread's name is the process's, which other processes see on the
-                // host (`ps`): `hrt` takes it (one exit).
-                let word = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().unwrap());
-                crate::arch::hypercall::call(hrt_abi::nr::HOST_PRCTL, &[PR_SET_NAME, word(0), word(8)]);
-            }
+            crate::linux::thread_names::set_own(crate::linux::thread_names::from_bytes(s));
             Ok(0)
         }
         PR_GET_NAME => {
-            // SAFETY: the current thread's record is alive while it runs.
-            let name = thread_name(unsafe { &*crate::sched::current() });
+            let name = crate::linux::thread_names::own();
             uaccess::write(a[1], name)?;
             Ok(0)
         }

@@ -50,7 +50,7 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let fs_base = if flags & CLONE_SETTLS != 0 { user_fs_base(tls)? } else { parent.fs_base };
     let sigmask = parent.sigmask;
     // And its name as it is now (a later rename of either is its own).
-    let comm = super::prctl::thread_name(parent);
+    let comm = crate::linux::thread_names::inherited();
     // Linux threads inherit their creator's CPU mask: place the child inside it.
     let affinity = parent.affinity();
     let mut options = ThreadOptions::named("clone").user();

@@ -245,6 +245,7 @@ impl Service {
         crate::forward::own_maps::attach(&header.main_stack);
         crate::forward::own_status::attach(&header.status);
         crate::forward::task_dir::attach(&header.thread_count, &header.thread_ids);
+        crate::forward::task_dir::attach_rename(&header.rename);
         self.ring();
         0
     }
