@@ -107,8 +107,8 @@ enum Meaning {
     FdDir(bool),
     /// `/proc/self/task`: listed from the program's threads (task_dir.rs).
     TaskDir,
-    /// `/proc/self/task/<tid>`: a thread's directory, the process's own (its entries mean
-    /// the process's files).
+    /// `/proc/self/task/<tid>`: a thread's directory (the monitor's main thread's stands for
+    /// it; the entries below it mean the process's files, or the thread's for status).
     ThreadDir(usize),
     /// One of walk::SYNTHESIZED (`cmdline`, `status`, ...).
     Own(&'static [u8], synthetic::Who),
@@ -408,8 +408,10 @@ impl Forwarder {
                     if !super::task_dir::thread_ids(pid).contains(&(tid as u32)) {
                         return Err(Errno::ENOENT);
                     }
-                    // The process's directory stands for the thread's.
-                    let mut at = At::new(libc::AT_FDCWD, cstring(b"/proc/self".to_vec())?, None);
+                    // The monitor's main thread's directory stands for the thread's: a thread
+                    // directory, which (unlike a process's) serves as no pidfd, as on Linux.
+                    let dir = format!("/proc/self/task/{pid}").into_bytes();
+                    let mut at = At::new(libc::AT_FDCWD, cstring(dir)?, None);
                     at.special = true;
                     at.rewritten = true;
                     return Ok(at);
