@@ -148,7 +148,10 @@ static THREADS_PUBLISHED: AtomicU64 = AtomicU64::new(u64::MAX);
 fn publish_threads(ch: &Channel) {
     use super::signal::state::{live_tids, THREADS_GENERATION};
     let generation = THREADS_GENERATION.load(Ordering::Acquire);
-    if THREADS_PUBLISHED.swap(generation, Ordering::AcqRel) == generation {
+    // A load first: most opens find nothing new, and a swap would write the shared line.
+    if THREADS_PUBLISHED.load(Ordering::Acquire) == generation
+        || THREADS_PUBLISHED.swap(generation, Ordering::AcqRel) == generation
+    {
         return;
     }
     let ids = &ch.header.thread_ids;
