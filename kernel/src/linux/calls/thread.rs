@@ -245,6 +245,9 @@ pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(bytes)
 }
 
+/// Whether sched_setaffinity of a pid that is none of the program's threads was reported.
+static REPORTED_OTHER_PID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
 /// How long sched_setaffinity waits at most for another running thread to move.
 const MOVE_WAIT_NS: u64 = 1_000_000_000;
 /// How often it interrupts that thread again meanwhile.
@@ -260,7 +263,7 @@ const MOVE_SLEEP_NS: u64 = 100_000;
 /// the caller at once, another thread at its next safe point (`sched::ask_to_move`); while
 /// the program's threads are packed onto fewer vCPUs than the VM has, another thread whose
 /// mask names none of those stays on one of them. A pid that is none of the program's threads
-/// is accepted and ignored, as before.
+/// (another process) is accepted and ignored, with a line the first time.
 pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, len, mask) = (a[0], a[1], a[2]);
     let given = uaccess::slice(mask, len.min(32))?;
@@ -303,6 +306,11 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             // SAFETY: a registered thread's record is alive while the signal lock lends it.
             unsafe { sched::ask_to_move(t as *const _ as *mut _, target) }
         });
+        if running_elsewhere.is_none() && !REPORTED_OTHER_PID.swap(true, Ordering::Relaxed) {
+            // Another process (a child: its own kernel, out of reach): accepted, as before,
+            // but said once.
+            kprintln!("hrt: sched_setaffinity of pid {tid}, none of the program's threads: ignored (reported once)");
+        }
         if running_elsewhere == Some(true) {
             // Linux returns once a running thread has moved: the caller may rely on it (a
             // thread told to report its CPU next). Interrupted, it moves within tens of
