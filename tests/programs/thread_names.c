@@ -4,12 +4,14 @@
  * that renames itself leaves the main thread's (the process's) name alone, a new thread starts
  * with its creator's name as it is then, and a later rename of the main thread does not reach
  * a thread already made; another thread's name set with pthread_setname_np (a write to its
- * /proc/self/task/<tid>/comm) is that thread's. */
+ * /proc/self/task/<tid>/comm) is that thread's; a process a named thread forks has its name. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static pthread_barrier_t both;
 
@@ -47,6 +49,13 @@ static void *worker(void *arg) {
     pthread_t t;
     pthread_create(&t, NULL, grandchild, NULL);
     pthread_join(t, NULL);
+    /* A process forked by the named worker has the worker's name. */
+    pid_t child = fork();
+    if (child == 0) {
+        show("process forked by the renamed worker");
+        _exit(0);
+    }
+    waitpid(child, NULL, 0);
     return NULL;
 }
 

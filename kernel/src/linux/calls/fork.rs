@@ -67,6 +67,8 @@ struct ForkRecord {
     /// The spawn child that forks (its guest tid, its context for the monitor), 0 for the
     /// program itself: its own signal actions become the new process's.
     from_child: u64,
+    /// The forking thread's name: the child's (its process's), as on Linux.
+    name: [u8; 16],
 }
 
 struct RecordCell(UnsafeCell<ForkRecord>);
@@ -90,6 +92,7 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
     alt_stack: [0; 3],
     omp: 0,
     from_child: 0,
+    name: [0; 16],
 }));
 
 static REPORTED: AtomicBool = AtomicBool::new(false);
@@ -121,6 +124,8 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         return Err(ENOSYS);
     }
     let from_child = super::procs::child_ctx().unwrap_or(0) as u64;
+    // Read before the freeze, which must find no lock held.
+    let name = crate::linux::thread_names::own();
     crate::linux::rewrite::prepare_for_fork();
     freeze_without_locks_held()?;
     if crate::linux::exec::underway() {
@@ -146,6 +151,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).fs_base = t.fs_base;
         (*rec).sigmask = t.sigmask;
         (*rec).affinity = t.affinity();
+        (*rec).name = name;
         (*rec).cpu = t.cpu;
         (*rec).robust_list = t.robust_list;
         (*rec).clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { t.clear_child_tid };
@@ -227,6 +233,13 @@ pub fn prepare_child(record: u64) {
     let pid = rec.answer.child_pid as u32;
     PROCESS.pid.store(pid, Ordering::SeqCst);
     PROCESS.live_threads.store(1, Ordering::SeqCst);
+    if *PROCESS.name.lock() != rec.name {
+        // Forked by a thread with a name of its own: that is the child's (`hrt`'s child process
+        // took the parent's process name on the host).
+        *PROCESS.name.lock() = rec.name;
+        let word = |i: usize| u64::from_le_bytes(rec.name[i..i + 8].try_into().unwrap_or([0; 8]));
+        crate::arch::hypercall::call(hrt_abi::nr::HOST_PRCTL, &[15, word(0), word(8)]);
+    }
     crate::random::seed(&rec.answer.seed);
     process::set_parent_pid(rec.parent_pid as u32);
     crate::linux::signal::state::after_fork(pid, rec.alt_stack);
