@@ -162,6 +162,9 @@ pub struct ProgramStatus {
     /// main thread's): what `comm`, status's Name and stat's second field show.
     pub names: [[AtomicU64; 2]; STATUS_THREADS],
     pub process_name: [AtomicU64; 2],
+    /// Thread `tids[i]`'s state as status and stat show it: `b'S'` while it waits (blocked
+    /// in the kernel: a futex, a sleep, a forwarded call), `b'R'` while it runs or is ready.
+    pub states: [AtomicU64; STATUS_THREADS],
 }
 
 /// How many thread ids the channel header lists (`ChannelHeader::thread_ids`).

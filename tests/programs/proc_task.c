@@ -1,7 +1,7 @@
 /* /proc/self/task lists the program's threads, as on Linux: one directory per live thread,
  * named by its id (the main thread's is the pid), the count following threads that start and
  * end; a thread's directory opens (a path below it reads the process's files) and an id that
- * is no thread of the program is ENOENT. The output is the same on any number of CPUs. */
+ * is no thread of the program is ENOENT; a thread waiting in a barrier shows state S. The output is the same on any number of CPUs. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -42,6 +42,32 @@ static int listing(const long *want, int n, int *all_there) {
     return count;
 }
 
+/* The state field of a stat file (the first after the name's closing parenthesis). */
+static char state_in(const char *path) {
+    char line[512] = {0};
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return '?';
+    if (!fgets(line, sizeof line, f))
+        line[0] = 0;
+    fclose(f);
+    char *close = strrchr(line, ')');
+    return close && close[1] == ' ' ? close[2] : '?';
+}
+
+/* Whether a status file's State line says sleeping. */
+static int status_sleeping(const char *path) {
+    char line[256];
+    int found = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        found |= strncmp(line, "State:\tS (sleeping)", 19) == 0;
+    fclose(f);
+    return found;
+}
+
 static void *worker(void *arg) {
     ids[(long)arg] = syscall(SYS_gettid);
     pthread_barrier_wait(&started);
@@ -80,6 +106,21 @@ int main(void) {
     printf("the main thread's comm opens: %s\n", fd >= 0 ? "yes" : "no");
     if (fd >= 0)
         close(fd);
+
+    /* A worker waiting in the barrier sleeps (state S in its stat and status), while the
+     * thread reading is running (R). Waited for: the worker may not be asleep yet. */
+    char st[64];
+    snprintf(st, sizeof st, "/proc/self/task/%ld/stat", ids[1]);
+    char state = '?';
+    for (int tries = 0; tries < 500 && state != 'S'; tries++) {
+        state = state_in(st);
+        if (state != 'S')
+            usleep(10000);
+    }
+    printf("a waiting worker's state: %c\n", state);
+    printf("the reading thread's own state: %c\n", state_in("/proc/thread-self/stat"));
+    snprintf(st, sizeof st, "/proc/self/task/%ld/status", ids[1]);
+    printf("its status says sleeping: %s\n", status_sleeping(st) ? "yes" : "no");
 
     pthread_barrier_wait(&done);
     for (int i = 0; i < WORKERS; i++)

@@ -68,6 +68,10 @@ pub fn publish(to: &ProgramStatus) {
             // SAFETY: as above.
             let name = super::thread_names::of_locked(unsafe { &*t.thread });
             set_name(&to.names[n], name);
+            // SAFETY: as above.
+            let state = unsafe { (*t.thread).state.load(Ordering::Relaxed) };
+            let waits = matches!(state, crate::sched::thread::BLOCKED | crate::sched::thread::BLOCKING);
+            set(&to.states[n], if waits { b'S' } else { b'R' } as u64);
             n += 1;
         }
         set(&to.listed, n as u64);

@@ -184,6 +184,9 @@ struct Figures {
     stack: u64,
     /// The thread's tid when the file is a thread's (Pid and NSpid show it).
     tid: Option<u32>,
+    /// Its state: 'S' while it waits in the kernel, else 'R' (the main thread's for the
+    /// process, as Linux shows the thread-group leader's).
+    state: u8,
 }
 
 fn figures(whose: Who, mem: (u64, u64)) -> Figures {
@@ -209,6 +212,7 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
         hwm,
         stack,
         tid: None,
+        state: b'R',
     };
     let Some(s) = published() else { return f };
     f.threads = word(&s.threads).max(1);
@@ -229,6 +233,9 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
     let at = |t: u64| (0..listed).find(|&i| word(&s.tids[i]) == t);
     if let Some(i) = at(tid).or_else(|| at(main)) {
         (f.pending, f.blocked) = (word(&s.pending[i]), word(&s.blocked[i]));
+        if word(&s.states[i]) == b'S' as u64 {
+            f.state = b'S';
+        }
     }
     f
 }
@@ -261,8 +268,8 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
         let value = value.trim_start_matches('\t');
         let mine = match key {
             "Name" => continue,
-            // The program reading its status is running (`hrt`'s main thread may be waiting).
-            "State" => "R (running)".to_string(),
+            // The kernel's (`hrt`'s main thread may be waiting whatever the program does).
+            "State" => if f.state == b'S' { "S (sleeping)" } else { "R (running)" }.to_string(),
             "Pid" | "NSpid" => match f.tid {
                 Some(t) => t.to_string(),
                 None => value.to_string(),
@@ -320,7 +327,7 @@ pub fn stat(comm: &[u8], whose: Who, mem: (u64, u64)) -> Vec<u8> {
             *slot = v;
         }
     };
-    put(3, "R".into());
+    put(3, (f.state as char).to_string());
     put(20, f.threads.to_string());
     put(23, f.size.to_string());
     put(24, (f.rss / 4096).to_string());
