@@ -345,10 +345,17 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     current().set_affinity(set);
     if !allowed(crate::cpu::id()) {
         sched::migrate_current(first);
-    } else if packs && crate::cpu::id() >= packed {
-        // Packed threads (`spin_throttle::packs_threads`) return to the packed vCPUs when
-        // their mask lets them: libomp's start binds its first thread to each vCPU in turn to
-        // learn the topology, then gives it the whole mask back.
+    } else if packed < n && crate::cpu::id() >= packed {
+        // With the threads packed on the first vCPUs (more vCPUs than host CPUs: the kernel's
+        // OpenMP runtime, and a program's own libgomp or libomp, `spin_throttle::packs_threads`)
+        // a thread returns to them when its mask lets it: libomp's start, and hwloc's topology
+        // discovery (MPICH's `MPI_Init`), bind the first thread to each vCPU in turn, then give
+        // it the whole mask back. Left on the last vCPU, outside the packed ones, that thread
+        // (the team's master) competed for the host's CPUs with the packed vCPUs its team
+        // waited on: LLNL's AMG at `--cpus 4` on 2 host CPUs took 100-300 s against 1 s. For
+        // libgomp, whether its threads are packed is known only at its first thread, after
+        // hwloc's probe: they are packed then or not at all, and either way the first thread
+        // is best on one of the first vCPUs.
         if let Some(cpu) = sched::thread::least_loaded(|c| c < packed && allowed(c)) {
             sched::migrate_current(cpu);
         }
