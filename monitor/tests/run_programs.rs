@@ -695,6 +695,13 @@ fn proc_self_task_lists_the_programs_threads() {
     check_program("proc_task", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
 }
 
+/// vmsplice into and out of a pipe, nonblocking, and on a file (it was ENOSYS: a program that
+/// then read the pipe waited for good).
+#[test]
+fn vmsplice_as_on_linux() {
+    check_program("vmsplice", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+}
+
 #[test]
 fn openmp() {
     check_program("openmp", &[Case::new("no arguments")], Checks { stderr: true, num_procs_line: true });

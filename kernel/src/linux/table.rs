@@ -92,6 +92,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_copy_file_range => ("copy_file_range", 6, F),
         __NR_splice => ("splice", 6, F),
         __NR_tee => ("tee", 4, F),
+        __NR_vmsplice => ("vmsplice", 4, F),
         __NR_process_vm_readv => ("process_vm_readv", 6, F),
         __NR_process_vm_writev => ("process_vm_writev", 6, F),
         __NR_preadv => ("preadv", 5, F),

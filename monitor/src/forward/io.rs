@@ -193,6 +193,33 @@ impl Forwarder {
     }
 
     /// tee(in, out, len, flags): two pipes, no memory.
+    /// vmsplice(fd, iov, count, flags): Linux hands the program's pages to a pipe opened for
+    /// writing, or copies a pipe's bytes out to the program's memory when it is opened for
+    /// reading. Here the bytes are copied both ways (pwritev2 / preadv2 at the current
+    /// position, RWF_NOWAIT for SPLICE_F_NONBLOCK), which is what a program sees unless it
+    /// changes the pages it gave before the reader reads them (Linux's own caveat); a
+    /// descriptor that is no pipe, or open for both, is EBADF, as on Linux.
+    pub(super) fn vmsplice(&self, g: Guest, fd: u64, iov: u64, count: u64, flags: u64) -> SysResult<i64> {
+        const SPLICE_F_NONBLOCK: u64 = 2;
+        let h = self.fds().get(fd)?;
+        if h.kind() != super::fd_table::FdKind::Pipe {
+            return Err(Errno::EBADF);
+        }
+        // SAFETY: F_GETFL on our own descriptor.
+        let mode = unsafe { libc::fcntl(h.raw(), libc::F_GETFL) };
+        if mode < 0 {
+            return Err(Errno::last());
+        }
+        let nowait = if flags & SPLICE_F_NONBLOCK != 0 { libc::RWF_NOWAIT as u64 } else { 0 };
+        // Offset -1: the current position (a pipe has none).
+        let here = [u64::MAX, 0];
+        match mode & libc::O_ACCMODE {
+            libc::O_WRONLY => self.rwv(g, libc::SYS_pwritev2, fd, iov, count, here, nowait),
+            libc::O_RDONLY => self.rwv(g, libc::SYS_preadv2, fd, iov, count, here, nowait),
+            _ => Err(Errno::EBADF),
+        }
+    }
+
     pub(super) fn tee(&self, input: u64, out: u64, len: u64, flags: u64) -> SysResult<i64> {
         let hi = self.fds().get(input)?;
         let ho = self.fds().get(out)?;
