@@ -43,16 +43,30 @@ fn cpus_used(out: &Outcome) -> usize {
     words[at + 1].parse().expect("a CPU count")
 }
 
-#[test]
-fn unbound_and_bound_teams_on_more_vcpus_than_host_cpus() {
+/// Two vCPUs more than the host has CPUs: (the host's CPUs, the VM's vCPUs as an argument, the
+/// program, its native run with `args` and as many threads as the VM has vCPUs).
+fn overcommitted(args: &[&str]) -> (usize, String, std::path::PathBuf, Outcome) {
     let host = std::thread::available_parallelism().map_or(2, |n| n.get());
     let cpus = host + 2;
     let prog = program();
     let mut native = Command::new(&prog);
-    native.env("OMP_NUM_THREADS", cpus.to_string());
+    native.args(args).env("OMP_NUM_THREADS", cpus.to_string());
     let want = run(native, None);
     assert!(want.status.success(), "native run failed: {want:?}");
-    let cpus_arg = cpus.to_string();
+    (host, cpus.to_string(), prog, want)
+}
+
+/// Asserts that `got` (`what`) gave the native sums on at most `host` vCPUs.
+fn same_sums_on_packed_vcpus(what: &str, got: &Outcome, want: &Outcome, host: usize) {
+    assert!(got.status.success() && !got.hung, "{what}: {got:?}");
+    assert_eq!(got.stdout, want.stdout, "{what}: the sums differ from the native run");
+    let used = cpus_used(got);
+    assert!(used <= host, "{what}: the team ran on {used} vCPUs, more than the host's {host} CPUs");
+}
+
+#[test]
+fn unbound_and_bound_teams_on_more_vcpus_than_host_cpus() {
+    let (host, cpus_arg, prog, want) = overcommitted(&[]);
     for env in [
         &[][..],
         &[("OMP_PROC_BIND", "false")][..],
@@ -60,28 +74,15 @@ fn unbound_and_bound_teams_on_more_vcpus_than_host_cpus() {
         &[("OMP_PLACES", "threads")][..],
     ] {
         let got = hrt(&prog, &cpus_arg, env);
-        assert!(got.status.success() && !got.hung, "{env:?}: {got:?}");
-        assert_eq!(got.stdout, want.stdout, "{env:?}: the sums differ from the native run");
-        let used = cpus_used(&got);
-        assert!(used <= host, "{env:?}: the team ran on {used} vCPUs, more than the host's {host} CPUs");
+        same_sums_on_packed_vcpus(&format!("{env:?}"), &got, &want, host);
     }
 }
 
 #[test]
 fn a_master_that_probed_every_vcpu_returns_to_the_packed_ones() {
-    let host = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let cpus = host + 2;
-    let prog = program();
-    let mut native = Command::new(&prog);
-    native.args(["1000", "1"]).env("OMP_NUM_THREADS", cpus.to_string());
-    let want = run(native, None);
-    assert!(want.status.success(), "native run failed: {want:?}");
-    let cpus_arg = cpus.to_string();
+    let (host, cpus_arg, prog, want) = overcommitted(&["1000", "1"]);
     for omp in ["kernel", "libgomp"] {
         let got = hrt_with(&prog, &cpus_arg, omp, &["1000", "1"], &[]);
-        assert!(got.status.success() && !got.hung, "--omp {omp}: {got:?}");
-        assert_eq!(got.stdout, want.stdout, "--omp {omp}: the sums differ from the native run");
-        let used = cpus_used(&got);
-        assert!(used <= host, "--omp {omp}: the team ran on {used} vCPUs, more than the host's {host} CPUs");
+        same_sums_on_packed_vcpus(&format!("--omp {omp}"), &got, &want, host);
     }
 }
