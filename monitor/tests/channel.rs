@@ -126,6 +126,22 @@ fn hypercall_forwarding_still_works() {
     same_as_native("order", &["2"], &["--no-channel"]);
 }
 
+/// The same under a CPU-time limit, a finite one as batch systems set and one too large to be
+/// reached (as this project's hosts hand out): the kernel's timer threads that watch the limit sleep on
+/// the boot CPU without counting in placement. They were placed like program threads, on the
+/// second vCPU, so the writer thread went to the reader's vCPU, which a blocked read held.
+#[test]
+fn hypercall_forwarding_works_under_a_cpu_time_limit() {
+    let prog = build("chan_blocked", &[]);
+    let native_out = native(&prog, &["order"]);
+    for seconds in ["100000", "3996722990829041530"] {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg(format!("ulimit -t {seconds} && exec \"$0\" \"$@\""));
+        cmd.arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", "2", "--no-channel", "--"]).arg(&prog).arg("order");
+        assert_same(&format!("chan_blocked order, ulimit -t {seconds}"), &native_out, &run(cmd, None));
+    }
+}
+
 /// `--strace` still marks forwarded calls with F; with `-v` each also shows its round trip.
 #[test]
 fn strace_shows_round_trips_with_verbose() {

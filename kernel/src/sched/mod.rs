@@ -712,7 +712,7 @@ pub fn migrate_current(target: usize) {
     // SAFETY: the current thread's record is alive and in no queue while running; interrupts
     // are off and the slot is this CPU's.
     unsafe {
-        thread::move_load((*cur).cpu, target);
+        thread::move_load(&*cur, target);
         (*cur).cpu = target;
         // Its vector state must travel in its record, not stay in this CPU's registers.
         give_up_fpu(s, cur);

@@ -65,6 +65,8 @@ pub struct Thread {
     /// Owned stack (0 for a CPU's boot/idle thread, whose stack the monitor provided).
     stack_base: u64,
     stack_order: usize,
+    /// Counted in its CPU's placement load (`LOAD`); a helper thread is not.
+    counts_as_load: bool,
     pub sleep_deadline: u64,
     /// Link in its CPU's sleep list (separate from `next`: a timed wait can be woken while
     /// still in that list).
@@ -146,6 +148,7 @@ impl Thread {
             addr_of_mut!((*p).name_len).write(n);
             addr_of_mut!((*p).stack_base).write(0);
             addr_of_mut!((*p).stack_order).write(0);
+            addr_of_mut!((*p).counts_as_load).write(false);
             addr_of_mut!((*p).sleep_deadline).write(0);
             addr_of_mut!((*p).sleep_next).write(null_mut());
             addr_of_mut!((*p).is_user).write(false);
@@ -240,7 +243,7 @@ impl Thread {
     pub unsafe fn free(t: *mut Thread) {
         // SAFETY: the caller guarantees exclusive ownership of an exited thread.
         unsafe {
-            if (*t).stack_base != 0 {
+            if (*t).counts_as_load {
                 LOAD[(*t).cpu].fetch_sub(1, Ordering::Relaxed);
             }
             if (*t).stack_base != 0 {
@@ -260,11 +263,15 @@ pub struct ThreadOptions<'a> {
     pub stack_size: usize,
     /// Runs Linux program code (gets a user context on every switch-in).
     pub user: bool,
+    /// A kernel helper that mostly sleeps (a timer's worker): placed on the creating CPU and
+    /// not counted in placement, so it neither starts a dormant CPU nor steers the program's
+    /// threads away from the CPU it sleeps on.
+    pub helper: bool,
 }
 
 impl Default for ThreadOptions<'_> {
     fn default() -> Self {
-        ThreadOptions { name: "thread", cpu: None, stack_size: DEFAULT_STACK_SIZE, user: false }
+        ThreadOptions { name: "thread", cpu: None, stack_size: DEFAULT_STACK_SIZE, user: false, helper: false }
     }
 }
 
@@ -280,6 +287,12 @@ impl<'a> ThreadOptions<'a> {
 
     pub fn stack(mut self, bytes: usize) -> Self {
         self.stack_size = bytes;
+        self
+    }
+
+    /// A kernel helper thread (see `helper`).
+    pub fn helper(mut self) -> Self {
+        self.helper = true;
         self
     }
 
@@ -382,7 +395,11 @@ pub(super) fn reset_load() {
     }
 }
 
-pub(super) fn move_load(from: usize, to: usize) {
+pub(super) fn move_load(t: &Thread, to: usize) {
+    if !t.counts_as_load {
+        return;
+    }
+    let from = t.cpu;
     LOAD[from].fetch_sub(1, Ordering::Relaxed);
     LOAD[to].fetch_add(1, Ordering::Relaxed);
 }
@@ -405,10 +422,13 @@ pub fn prewake_next_placement() {
 }
 
 /// Where a new thread goes: the named CPU, or the least loaded one (round-robin among equals),
-/// so that a program's N threads on N CPUs get one CPU each.
-fn pick_cpu(cpu: Option<usize>) -> Result<usize, CreateError> {
+/// so that a program's N threads on N CPUs get one CPU each. A helper goes to this CPU.
+fn pick_cpu(opts: &ThreadOptions) -> Result<usize, CreateError> {
     let n = crate::cpu::count();
-    let chosen = match cpu {
+    if opts.helper && opts.cpu.is_none() {
+        return Ok(crate::cpu::id());
+    }
+    let chosen = match opts.cpu {
         Some(c) if c < n => c,
         Some(_) => return Err(CreateError::NoSuchCpu),
         None => {
@@ -424,14 +444,19 @@ fn pick_cpu(cpu: Option<usize>) -> Result<usize, CreateError> {
 /// Allocates the record and stack (on the target CPU's NUMA zone) of a thread that will call
 /// `start(record)` when first switched to.
 pub(super) fn allocate(opts: &ThreadOptions) -> Result<Box<Thread>, CreateError> {
-    let cpu = pick_cpu(opts.cpu)?;
+    let cpu = pick_cpu(opts)?;
+    // pick_cpu counted it in its CPU's load, unless it is a helper placed here.
+    let counted = !opts.helper || opts.cpu.is_some();
     let mut t = Thread::new(opts.name, cpu);
     t.is_user = opts.user;
+    t.counts_as_load = counted;
     let order = crate::mem::order_for(opts.stack_size.max(4096));
     let zone = crate::cpu::zone_of(cpu);
     let Some(stack) = crate::mem::alloc_pages(order, Some(zone)).or_else(|| crate::mem::alloc_pages(order, None))
     else {
-        LOAD[cpu].fetch_sub(1, Ordering::Relaxed);
+        if counted {
+            LOAD[cpu].fetch_sub(1, Ordering::Relaxed);
+        }
         return Err(CreateError::OutOfMemory);
     };
     t.stack_base = stack;

@@ -263,7 +263,7 @@ fn arm(slot: usize, value: u64, interval: u64) -> Result<(u64, u64), u32> {
         // SAFETY: a timer's worker lives as long as its slot.
         unsafe { sched::wake(worker) };
     } else if worker.is_null() && value != 0 {
-        let started = sched::spawn(sched::ThreadOptions::named("timer"), move || worker_entry(slot));
+        let started = sched::spawn(sched::ThreadOptions::named("timer").helper(), move || worker_entry(slot));
         match started {
             Ok(h) => h.detach(),
             Err(_) => return Err(EAGAIN),
@@ -304,11 +304,13 @@ fn ensure_itimers() {
 pub fn set_cpu_limit(soft: u64, hard: u64) -> Result<(), u32> {
     ensure_itimers();
     let used = cputime::ns(CpuClock::Process).unwrap_or(0);
-    let left = |secs: u64| match secs {
-        u64::MAX => 0,
-        s => s.saturating_mul(NS_PER_SEC).saturating_sub(used).max(1),
+    // A limit beyond what a u64 counts in nanoseconds (584 years) is never reached: unarmed,
+    // as unlimited (hosts and batch systems hand out such finite limits).
+    let left = |secs: u64| match secs.checked_mul(NS_PER_SEC) {
+        None => 0,
+        Some(ns) => ns.saturating_sub(used).max(1),
     };
-    let interval = if soft == u64::MAX { 0 } else { NS_PER_SEC };
+    let interval = if soft.checked_mul(NS_PER_SEC).is_none() { 0 } else { NS_PER_SEC };
     arm(CPU_SOFT, left(soft), interval)?;
     arm(CPU_HARD, left(hard), 0)?;
     Ok(())
