@@ -46,6 +46,13 @@ pub const HOST_SIGNAL_VECTOR: u8 = 0xf4;
 /// The interrupt the monitor sends to every CPU when it set `files_shrank`.
 pub const FILES_SHRANK_VECTOR: u8 = 0xf6;
 
+/// A slot's `nr` with this bit set asks the monitor for one of its own operations (the
+/// hypercall number in the low bits, `nr::MEM_ZERO` only) instead of a Linux call (below bit
+/// 32: the bits from `process::CONTEXT_SHIFT` up name a spawned child's calls): the
+/// polling service thread performs it at once, without the VM exit a hypercall costs
+/// (~60 us on a PVM host against ~1 us through the channel).
+pub const MONITOR_OP: u64 = 1 << 30;
+
 /// One forwarded call. Two cache lines, so neighbours never share one.
 #[repr(C, align(128))]
 pub struct ChannelSlot {

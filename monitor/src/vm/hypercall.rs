@@ -261,21 +261,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
                 _ => -(libc::EFAULT as i64),
             }
         }
-        nr::MEM_ZERO => match host_range(ram, call.args[0], call.args[1]) {
-            Some(dst) => {
-                // SAFETY: the range is inside guest RAM (checked).
-                unsafe {
-                    if call.args[2] == nr::MEM_ZERO_DROP {
-                        super::guest_zero::zero_dropping(dst, call.args[1] as usize)
-                    } else {
-                        super::guest_zero::zero(dst, call.args[1] as usize)
-                    }
-                };
-                ram.huge_pages_again(call.args[0], call.args[1]);
-                0
-            }
-            None => -(libc::EFAULT as i64),
-        },
+        nr::MEM_ZERO => zero_guest(ram, call.args[0], call.args[1], call.args[2]),
         nr::SMALL_HOST_PAGES => ram.use_small_pages(call.args[0], call.args[1]),
         nr::USER_MAP => register_user_map(shared, &call.args),
         nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2]),
@@ -317,6 +303,22 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         return Outcome::Stop(Exit::Failure(1));
     }
     outcome
+}
+
+/// `nr::MEM_ZERO` (by hypercall or through the channel): zeroes guest RAM `[addr, addr + len)`
+/// (`mode` `MEM_ZERO_DROP` or anything else); EFAULT unless the range is all guest RAM.
+pub fn zero_guest(ram: &super::memory::GuestRam, addr: u64, len: u64, mode: u64) -> i64 {
+    let Some(dst) = host_range(ram, addr, len) else { return -(libc::EFAULT as i64) };
+    // SAFETY: the range is inside guest RAM (checked).
+    unsafe {
+        if mode == nr::MEM_ZERO_DROP {
+            super::guest_zero::zero_dropping(dst, len as usize)
+        } else {
+            super::guest_zero::zero(dst, len as usize)
+        }
+    };
+    ram.huge_pages_again(addr, len);
+    0
 }
 
 /// The host address of the guest range `[addr, addr + len)` if it is all guest RAM. A raw

@@ -42,7 +42,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use hrt_abi::channel::{Channel, ChannelSlot, COMPLETION_VECTOR, DONE, FILES_SHRANK_VECTOR, SLOTS, SUBMITTED};
+use hrt_abi::channel::{
+    Channel, ChannelSlot, COMPLETION_VECTOR, DONE, FILES_SHRANK_VECTOR, MONITOR_OP, SLOTS, SUBMITTED,
+};
+use hrt_abi::nr;
 use kvm_ioctls::VmFd;
 
 use super::memory::GuestRam;
@@ -341,6 +344,14 @@ impl Service {
     }
 
     fn dispatch(&self, shared: &Shared, req: Request) {
+        if req.nr & MONITOR_OP != 0 {
+            // One of the monitor's own operations, asked without a VM exit (`MONITOR_OP`).
+            let ret = match req.nr ^ MONITOR_OP {
+                nr::MEM_ZERO => super::hypercall::zero_guest(&shared.ram, req.args[0], req.args[1], req.args[2]),
+                _ => -(libc::ENOSYS as i64),
+            };
+            return self.complete(req.idx, ret);
+        }
         let Some(f) = shared.forwarder.as_ref() else { return self.complete(req.idx, -(libc::ENOSYS as i64)) };
         if !f.may_block(req.nr, &req.args) {
             return self.serve(shared, req);
