@@ -47,7 +47,7 @@ pub const HOST_SIGNAL_VECTOR: u8 = 0xf4;
 pub const FILES_SHRANK_VECTOR: u8 = 0xf6;
 
 /// A slot's `nr` with this bit set asks the monitor for one of its own operations (the
-/// hypercall number in the low bits, `nr::MEM_ZERO` only) instead of a Linux call (below bit
+/// hypercall number in the low bits: `nr::MEM_ZERO` and `nr::SMALL_HOST_PAGES`) instead of a Linux call (below bit
 /// 32: the bits from `process::CONTEXT_SHIFT` up name a spawned child's calls): the
 /// polling service thread performs it at once, without the VM exit a hypercall costs
 /// (~60 us on a PVM host against ~1 us through the channel).
@@ -93,7 +93,12 @@ pub struct ChannelHeader {
     /// hides the pages past the new end, so that touching them raises SIGBUS. (Left present,
     /// the host's fault on them fails inside KVM, which retries it for ever.)
     pub files_shrank: AtomicU32,
-    pub _pad2: [u32; 10],
+    /// Nonzero when the service threads have a host CPU to spare (set at registration): a
+    /// doorbell that wakes them for a burst of calls then takes no host time from the vCPUs,
+    /// and the kernel rings one for its monitor operations (`MONITOR_OP`) too; without, it
+    /// makes those hypercalls while no service thread polls.
+    pub pollers_spare: AtomicU32,
+    pub _pad2: [u32; 9],
     /// Nonzero while that CPU's idle loop polls the slots of its sleeping threads (it needs no
     /// interrupt then).
     pub idle_polling: [AtomicU8; crate::MAX_CPUS],

@@ -64,6 +64,8 @@ pub struct ChannelConfig {
     /// (`placement`): not when the other cores run the vCPUs of this job's other MPI ranks,
     /// which a poller there would preempt.
     pub steer: bool,
+    /// The host has a CPU to spare beyond the vCPUs (of every local MPI rank).
+    pub spare: bool,
 }
 
 impl ChannelConfig {
@@ -76,7 +78,7 @@ impl ChannelConfig {
         // Other ranks' vCPUs, which this VM cannot see halt, may need the cores.
         let idle_spin = if spin_us.is_none() && ranks == 1 { Duration::from_micros(LONG_SPIN_US) } else { spin };
         let steer = spare || ranks == 1;
-        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin, idle_spin, steer }
+        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin, idle_spin, steer, spare }
     }
 
     /// What `-v` says of the spin `defaults` chose for `cpus` vCPUs and why.
@@ -241,6 +243,7 @@ impl Service {
         }
         // SAFETY: as in `channel`; the header lives as long as guest RAM.
         let header = unsafe { &(*(p as *const Channel)).header };
+        header.pollers_spare.store(self.config.spare as u32, Ordering::Relaxed);
         if let Some(vm) = &self.vm {
             host_signals::attach(header, vm.as_raw_fd());
         }
@@ -348,6 +351,7 @@ impl Service {
             // One of the monitor's own operations, asked without a VM exit (`MONITOR_OP`).
             let ret = match req.nr ^ MONITOR_OP {
                 nr::MEM_ZERO => super::hypercall::zero_guest(&shared.ram, req.args[0], req.args[1], req.args[2]),
+                nr::SMALL_HOST_PAGES => shared.ram.use_small_pages(req.args[0], req.args[1]),
                 _ => -(libc::ENOSYS as i64),
             };
             return self.complete(req.idx, ret);
@@ -548,6 +552,7 @@ mod wake_policy {
             spin: Duration::from_micros(SHORT_SPIN_US),
             idle_spin: Duration::from_micros(LONG_SPIN_US),
             steer: true,
+            spare: false,
         };
         let mut svc = Service::new(config, 4, None);
         svc.host_cpus = 2;
