@@ -426,6 +426,11 @@ fn split_num_procs(stdout: &str) -> (String, Option<String>) {
 
 /// Runs every variant of `name` with every case, natively and under hrt with 1, 2 and 4 vCPUs,
 /// and panics with every mismatch.
+/// `check_program` of a program run without arguments or input, stderr compared too.
+fn check_alone(name: &str) {
+    check_program(name, &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+}
+
 fn check_program(name: &str, cases: &[Case], checks: Checks) {
     check_program_with(name, cases, checks, &[], &CPUS);
 }
@@ -571,7 +576,7 @@ fn check_case(report: &mut Report, what: &str, prog: &Path, case: &Case, checks:
 
 #[test]
 fn hello() {
-    check_program("hello", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("hello");
 }
 
 #[test]
@@ -621,7 +626,7 @@ fn exit_code() {
 /// /proc/meminfo describes the program's memory as sysinfo does (the VM's under hrt).
 #[test]
 fn meminfo() {
-    check_program("meminfo", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("meminfo");
 }
 
 #[test]
@@ -661,45 +666,45 @@ fn stdin_pipe() {
 
 #[test]
 fn malloc_stress() {
-    check_program("malloc_stress", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("malloc_stress");
 }
 
 #[test]
 fn pthreads() {
-    check_program("pthreads", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("pthreads");
 }
 
 /// Pinning moves the thread (two spinning threads pinned apart must really run apart).
 #[test]
 fn affinity() {
-    check_program("affinity", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("affinity");
 }
 
 /// Another thread's mask (pthread_create with an affinity attribute, pthread_setaffinity_np of
 /// a spinning and of a blocked thread) moves that thread, as on Linux.
 #[test]
 fn affinity_of_other_threads() {
-    check_program("affinity_others", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("affinity_others");
 }
 
 /// PR_SET_NAME names the calling thread only; new threads take their creator's name.
 #[test]
 fn thread_names() {
-    check_program("thread_names", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("thread_names");
 }
 
 /// /proc/self/task lists the program's threads (it was EACCES: the monitor's own lists its
 /// threads), and a thread's directory opens.
 #[test]
 fn proc_self_task_lists_the_programs_threads() {
-    check_program("proc_task", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("proc_task");
 }
 
 /// vmsplice into and out of a pipe, nonblocking, and on a file (it was ENOSYS: a program that
 /// then read the pipe waited for good).
 #[test]
 fn vmsplice_as_on_linux() {
-    check_program("vmsplice", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("vmsplice");
 }
 
 #[test]
@@ -709,7 +714,7 @@ fn openmp() {
 
 #[test]
 fn bss_1g() {
-    check_program("bss_1g", &[Case::new("no arguments")], Checks { stderr: true, ..Checks::default() });
+    check_alone("bss_1g");
 }
 
 /// Every interface that reports CPUs (sched_getaffinity, sysconf, get_nprocs) says N under
