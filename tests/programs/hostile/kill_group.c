@@ -173,6 +173,20 @@ int main(int argc, char **argv) {
             usleep(1000);
         printf("SA_NOCLDWAIT: wait %s (%s), handled %d\n", r == -1 ? "failed" : "returned a child",
                r == -1 ? strerror(e) : "-", got[SIGCHLD] > 0);
+        /* Again with the parent surely asleep in the wait when the child ends: the SIGCHLD
+         * and the end of the children come together; Linux answers ECHILD, not EINTR. */
+        got[SIGCHLD] = 0;
+        c = fork();
+        if (c == 0) {
+            usleep(50000);
+            _exit(3);
+        }
+        r = waitpid(-1, &st, 0);
+        e = errno;
+        while (!got[SIGCHLD])
+            usleep(1000);
+        printf("SA_NOCLDWAIT, late child: wait %s (%s), handled %d\n", r == -1 ? "failed" : "returned a child",
+               r == -1 ? strerror(e) : "-", got[SIGCHLD] > 0);
     }
 
     /* SIGCHLD ignored: no zombie; wait fails with ECHILD once the children are gone. */
