@@ -423,8 +423,9 @@ unsafe extern "C" fn hrt_irq_ring3() {
 /// The breakpoint gate in ring-3 mode. An `int3` at `hrt_ring0_gate` is a `privileged` call:
 /// run the function in rdi with the arguments in rsi, rdx, rcx on the entry stack, in ring 0,
 /// and return its rax to ring 3 (about 17 emulated instructions: no trap frame, no dispatch).
-/// An `int3` at `hrt_reload_gate` only reloads CR3 (`reload_cr3`: five instructions, rax
-/// clobbered); one at `hrt_deadline_gate` only writes edx:eax to the TSC-deadline MSR
+/// An `int3` at `hrt_reload_gate` only reloads CR3 (`reload_cr3`: seven instructions, rax
+/// clobbered) or, with a count in rsi, drops that many pages from the TLB (`invalidate_pages`:
+/// five instructions a page); one at `hrt_deadline_gate` only writes edx:eax to the TSC-deadline MSR
 /// (`set_tsc_deadline`: nine instructions where `privileged` took about 23).
 /// Any other breakpoint takes the ordinary path (SIGTRAP for the program).
 ///
@@ -437,8 +438,18 @@ pub unsafe extern "C" fn breakpoint_entry() {
         // The kernel is linked low and position-dependent: the addresses fit an immediate.
         "cmp qword ptr [rsp], offset {reload_ret}",
         "jne 2f",
+        "test rsi, rsi",
+        "jnz 4f",
         "mov rax, cr3",
         "mov cr3, rax",
+        "iretq",
+        // `invalidate_pages`: INVLPG each of the rsi addresses at rdi.
+        "4:",
+        "mov rax, [rdi]",
+        "invlpg [rax]",
+        "add rdi, 8",
+        "dec rsi",
+        "jnz 4b",
         "iretq",
         "2:",
         "cmp qword ptr [rsp], offset {gate_ret}",
@@ -529,8 +540,31 @@ pub fn reload_cr3() {
         return;
     }
     // SAFETY: the gate's `int3` enters `breakpoint_entry`, which reloads CR3 (through rax)
-    // and returns here; nothing else changes.
-    unsafe { core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, out("rax") _) };
+    // when rsi is 0 and returns here; nothing else changes.
+    unsafe { core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, in("rsi") 0u64, out("rax") _) };
+}
+
+/// Drops the TLB entries of the pages at `pages` on this CPU: INVLPG each, from ring 3
+/// through the reload gate (a count in rsi). On PVM this keeps the hypervisor's view of the
+/// page tables as it is, where a CR3 reload makes it write-protect every table again: the
+/// next store into a table then costs a fault (~52 K cycles), after an INVLPG a plain store.
+pub fn invalidate_pages(pages: &[u64]) {
+    if pages.is_empty() {
+        return;
+    }
+    if in_ring0() {
+        for &addr in pages {
+            // SAFETY: INVLPG only drops a TLB entry.
+            unsafe { core::arch::asm!("invlpg [{}]", in(reg) addr, options(nostack)) };
+        }
+        return;
+    }
+    // SAFETY: the gate's `int3` enters `breakpoint_entry`, which runs INVLPG on each of the
+    // rsi addresses at rdi (clobbering rax, rdi, rsi) and returns here.
+    unsafe {
+        core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, inout("rdi") pages.as_ptr() => _,
+                         inout("rsi") pages.len() as u64 => _, out("rax") _)
+    };
 }
 
 /// A function that `privileged` runs in ring 0.

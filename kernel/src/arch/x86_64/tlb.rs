@@ -3,12 +3,16 @@
 //! using a permission the program just gave up.
 //!
 //! A few pages are flushed with INVLPG each; more, or a merged table, reload CR3 (CR4.PGE is
-//! off, so that drops every TLB entry). On a PVM host (emulated ring 0, shadow paging) CR3 is
-//! always reloaded: through the general ring-0 gate (`privileged`) a reload cost ~59-65 K
-//! cycles and one INVLPG ~72-76 K (each further one ~9.5 K more), nearly all of it the gate's
-//! emulated instructions; the reload's own path (`ring3::reload_cr3`, five instructions)
-//! costs ~23 K. One shootdown at a time; the initiator waits with interrupts enabled, so two
-//! CPUs that both want one cannot deadlock.
+//! off, so that drops every TLB entry). On a PVM host (emulated ring 0, shadow paging) both
+//! go through the breakpoint gate (`ring3::reload_cr3`, `ring3::invalidate_pages`) and cost
+//! about the same for one page (an munmap of 4 KiB ~120-125 K cycles in all, each further
+//! INVLPG ~4.5 K), but a reload has a cost that comes later: the hypervisor syncs its shadow
+//! of every page table and write-protects them again, so the next store into each table
+//! faults (~52 K cycles; an mmap of 4 KiB right after an munmap took ~105 K cycles so, ~52 K
+//! after INVLPG). So this CPU uses INVLPG for up to `PVM_INVLPG_MAX` pages; other CPUs reload
+//! (their IPI's fast path only reloads). Through the general ring-0 gate (`privileged`) a
+//! reload cost ~59-65 K cycles and one INVLPG ~72-76 K, nearly all of it the gate's emulated
+//! instructions.
 //!
 //! An idle CPU (in its idle loop, which never touches program memory) gets no IPI: waking a
 //! halted vCPU costs more than the rest of an munmap. It owes a full flush instead, which it
@@ -82,25 +86,13 @@ pub fn idle_ends() {
     }
 }
 
-/// Drops `count` pages (an array of addresses at `pages`) from this CPU's TLB. Runs in ring 0
-/// (`privileged`).
-extern "C" fn flush_pages(pages: u64, count: u64, _: u64) -> u64 {
-    for i in 0..count as usize {
-        // SAFETY: the caller passes `count` readable addresses; INVLPG only drops TLB entries.
-        unsafe {
-            let addr = *(pages as *const u64).add(i);
-            core::arch::asm!("invlpg [{}]", in(reg) addr, options(nostack));
-        }
-    }
-    0
-}
-
 /// Flushes `count` pages at `pages` from this CPU's TLB, or everything (`usize::MAX`).
 fn flush_local(count: usize, pages: *const u64) {
     if count == usize::MAX {
         super::ring3::reload_cr3();
     } else {
-        super::ring3::privileged(flush_pages, pages as u64, count as u64, 0);
+        // SAFETY: the callers pass `count` (at most `StaleTlb::MAX`) addresses at `pages`.
+        super::ring3::invalidate_pages(unsafe { core::slice::from_raw_parts(pages, count) });
     }
 }
 
@@ -110,19 +102,27 @@ fn on_ipi(_: &mut super::traps::TrapFrame) {
     PENDING.fetch_sub(1, Ordering::AcqRel);
 }
 
-/// Whether reloading CR3 costs less than a single INVLPG (a PVM host: see the module comment).
-fn reload_is_cheaper() -> bool {
+/// A PVM host (emulated ring 0, shadow paging): see the module comment.
+fn on_pvm() -> bool {
     crate::bootinfo::get().platform == hrt_abi::Platform::PvmEmulated as u32
 }
+
+/// Most pages this CPU flushes one by one on a PVM host rather than reloading CR3 (module
+/// comment): up to here the INVLPGs cost less than the fault a reload brings on later.
+const PVM_INVLPG_MAX: usize = 8;
 
 /// Flushes `stale` on this CPU and on the other `cpus - 1` CPUs (all of them online).
 pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
     if stale.is_empty() {
         return;
     }
-    let count = if stale.everything() || reload_is_cheaper() { usize::MAX } else { stale.pages().len() };
+    let pages = stale.pages().len();
+    // Other CPUs flush everything on PVM: their IPI's fast path (`ring3::trap_ring3_relocate`)
+    // reloads CR3, the general one took ~245 emulated instructions.
+    let count = if stale.everything() || on_pvm() { usize::MAX } else { pages };
+    let local = if stale.everything() || on_pvm() && pages > PVM_INVLPG_MAX { usize::MAX } else { pages };
     if cpus <= 1 {
-        flush_local(count, stale.pages().as_ptr());
+        flush_local(local, stale.pages().as_ptr());
         return;
     }
     let _guard = RequestGuard::acquire();
@@ -154,7 +154,7 @@ pub fn shoot_down(stale: &StaleTlb, cpus: usize) {
     for cpu in (0..cpus).filter(|&c| busy[c]) {
         super::apic::send_ipi(super::cpu::apic_id(cpu), TLB_VECTOR);
     }
-    flush_local(count, stale.pages().as_ptr());
+    flush_local(local, stale.pages().as_ptr());
     while PENDING.load(Ordering::Acquire) != 0 {
         core::hint::spin_loop();
     }
