@@ -29,6 +29,17 @@ fn prot_none_mappings_fault_until_opened_and_read_zero() {
     passes_natively_and_same_on_1_and_2_cpus("prot_none_maps", Some("MAP_STACK: faults before 2"));
 }
 
+/// A 32 MiB PROT_NONE reservation opened by `mprotect` (tests/programs/hostile/
+/// opened_reservation.c): HRT leaves its untouched 2 MiB pages not present until first used,
+/// and the program must not see it. System calls read and write untouched parts, parts are
+/// closed, made read-only, unmapped and moved before anyone touched them, two threads touch
+/// the same untouched pages at once, a thread runs on a stack there, a forked child touches
+/// what its parent never did: all as natively.
+#[test]
+fn an_opened_reservation_is_mapped_memory_before_it_is_touched() {
+    passes_natively_and_same_on_1_and_2_cpus("opened_reservation", Some("thread on an untouched stack: sum 48"));
+}
+
 /// The break moved while another thread changes protections (tests/programs/hostile/
 /// brk_while_protecting.c): on one vCPU the changer is preempted mid-change, and brk, which
 /// masks interrupts while it changes pages, must not wait for it for ever (it spun on the

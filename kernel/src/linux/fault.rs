@@ -61,6 +61,10 @@ pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
 /// synchronous signal goes to the program's handler when one is installed and not blocked;
 /// otherwise the program ends with the shell-style report.
 pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
+    // A page the program may use that was left not present until now (`protect::set`).
+    if frame.vector == 14 && super::protect::fault_in_lazy(cr2, frame.error) {
+        return;
+    }
     if frame.vector == 14 && super::rewrite::bare_number_call(frame, cr2) {
         super::syscall::dispatch(frame);
         return;

@@ -190,8 +190,10 @@ pub fn copy(dst: u64, src: u64, len: u64) {
         hypercall::call(hrt_abi::nr::MEM_COPY, &[dst, src, len]);
     } else {
         // Memory KVM knows (the monitor's copy needs no slot; a touch here does), through the
-        // pool's writable alias: the destination may be a read-only segment.
+        // pool's writable alias: the destination may be a read-only segment. The source is read
+        // where it is mapped: present (`protect::set` may have left it lazy).
         ensure_ready(dst, dst + len);
+        super::protect::materialize(src, src + len);
         let to = crate::arch::paging::pool_alias(dst, len).unwrap_or(dst as *mut u8);
         // SAFETY: callers pass memory they own; ranges may overlap; the alias maps the same
         // bytes writable.

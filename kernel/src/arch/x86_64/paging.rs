@@ -714,6 +714,16 @@ pub fn user_range_allows(start: u64, end: u64, write: bool) -> bool {
     ok
 }
 
+/// Whether the 2 MiB page at `addr` (aligned) is wholly not present as one leaf (2 MiB or
+/// 1 GiB) that `protect_user` can make present: one entry to write, and until then nothing of
+/// it in any TLB. (An empty entry maps nothing, and `protect_user` leaves it alone.)
+pub fn large_page_absent(addr: u64) -> bool {
+    let was = super::irq::save_and_disable();
+    let (leaf, size) = leaf_entry_sized(addr);
+    super::irq::restore(was);
+    size >= LARGE_PAGE_SIZE && leaf & PRESENT == 0 && leaf & ADDR_MASK != 0
+}
+
 /// The leaf entry mapping `addr` (0 if none) and the size it maps.
 fn leaf_entry_sized(addr: u64) -> (u64, u64) {
     let pml4 = direct(kernel_pml4()) as *const u64;
