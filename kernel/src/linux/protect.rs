@@ -12,8 +12,8 @@
 //! (A search tree of protected ranges cost about 2.4 M cycles per change here, more than
 //! the page-table change itself.)
 //!
-//! An `mprotect` that opens a large range not present yet (a thread stack's reservation) makes
-//! only its highest 2 MiB present; the other whole 2 MiB pages stay not present, noted in
+//! On a PVM host, an `mprotect` that opens a large range not present yet (a thread stack's
+//! reservation) makes only its highest 2 MiB present; the other whole 2 MiB pages stay not present, noted in
 //! `LAZY`, until the program touches one (`fault_in_lazy`), the kernel is about to use one for
 //! it (`allows`, `materialize`) or a later change covers one. Each leaf written costs a trapped
 //! store on a PVM host: an 8 MiB stack's `mprotect` took ~108 us so, its `munmap` ~149 us; ~22
@@ -73,11 +73,22 @@ fn is_touched(bits: &[u64], i: usize) -> bool {
 }
 
 /// Gives `[start, end)` (page-aligned program memory) the protection `prot` (PROT_* bits).
-/// Whole 2 MiB pages of it that are not present yet, except the highest (a stack's top, which
-/// its thread uses at once), stay so until first used (`LAZY`): the program sees the same
-/// protections, the first touch of such a page costs a fault that makes it present.
+/// On a PVM host, whole 2 MiB pages of it that are not present yet, except the highest (a
+/// stack's top, which its thread uses at once), stay so until first used (`LAZY`): the
+/// program sees the same protections; the first touch of such a page costs a page fault
+/// (~1.4 M cycles more than the host's own first touch of the 2 MiB, against ~104 K cycles of
+/// trapped leaf stores saved for each page never touched: a thread's stack below its top 2 MiB
+/// mostly is not).
 pub fn set(start: u64, end: u64, prot: u64) {
-    change_with(start, end, prot & DEFAULT, true);
+    change_with(start, end, prot & DEFAULT, leaves_cost_traps());
+}
+
+/// Whether writing a page-table leaf is a store the hypervisor traps (PVM's shadow paging,
+/// ~52 K cycles): only there are pages left lazy. Elsewhere a leaf costs a plain store, less
+/// than the fault that would make it present later, and the design's rule holds: every page
+/// the program can touch is present before it runs.
+fn leaves_cost_traps() -> bool {
+    crate::bootinfo::get().platform == hrt_abi::Platform::PvmEmulated as u32
 }
 
 /// Makes `[start, end)` (memory being unmapped) not present: once this returns, touching it
