@@ -80,8 +80,14 @@ fn is_touched(bits: &[u64], i: usize) -> bool {
 /// trapped leaf stores saved for each page never touched: a thread's stack below its top 2 MiB
 /// mostly is not).
 pub fn set(start: u64, end: u64, prot: u64) {
-    change_with(start, end, prot & DEFAULT, leaves_cost_traps());
+    change_with(start, end, prot & DEFAULT, end - start <= LAZY_RANGE_MAX && leaves_cost_traps());
 }
+
+/// The largest range `set` leaves partly lazy: a thread stack of glibc's default size (8 MiB,
+/// `RLIMIT_STACK`) or twice that. A program that asks for larger stacks (`OMP_STACKSIZE`,
+/// `ulimit -s`) likely uses them deeply, and a lazy page's first touch costs far more than
+/// the leaf store it saved (see `set`).
+const LAZY_RANGE_MAX: u64 = 16 << 20;
 
 /// Whether writing a page-table leaf is a store the hypervisor traps (PVM's shadow paging,
 /// ~52 K cycles): only there are pages left lazy. Elsewhere a leaf costs a plain store, less
