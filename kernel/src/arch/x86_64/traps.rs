@@ -180,6 +180,9 @@ fn in_entry_window(frame: &TrapFrame) -> bool {
 /// happens in ring 3 (`hrt_preempt_ring3`), never in ring 0, so that thread switches (and the
 /// XSAVE they do) always run in ring 3.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
+    if frame.vector == VEC_PAGE_FAULT && defer_fault_to_ring3(frame) {
+        return 1;
+    }
     if frame.vector >= 32 && frame.vector != super::syscall::SYSCALL_VECTOR && super::ring3::active() {
         if defer_to_ring3(frame) {
             return 1;
@@ -250,19 +253,59 @@ fn defer_to_ring3(frame: &TrapFrame) -> bool {
     true
 }
 
+/// Per CPU: the program's page fault on its way to `preempt_in_ring3`, and its address (CR2,
+/// which only ring 0 can read).
+static FAULT_DEFERRED: [AtomicBool; hrt_abi::MAX_CPUS] = [const { AtomicBool::new(false) }; hrt_abi::MAX_CPUS];
+static FAULT_ADDRESS: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
+
+/// Ring-3 mode: a page fault of the program is handled in ring 3, as interrupts are
+/// (`defer_to_ring3`): ring 0 only reads CR2 and leaves. In emulated ring 0 the handler's
+/// instructions cost thousands of cycles each: making one lazy 2 MiB page present there took
+/// ~0.9 M cycles (`linux::protect`), a signal's delivery as much again.
+fn defer_fault_to_ring3(frame: &TrapFrame) -> bool {
+    if !HANDLE_IN_RING3.load(Ordering::Relaxed)
+        || frame.cs & 3 != 3
+        || !super::ring3::in_ring0()
+        || !from_program(frame)
+    {
+        return false;
+    }
+    let cpu = super::percpu::cpu_id();
+    FAULT_ADDRESS[cpu].store(instr::read_cr2(), Ordering::Relaxed);
+    FAULT_DEFERRED[cpu].store(true, Ordering::Relaxed);
+    // Masked until the return path's window, as for a deferred interrupt.
+    super::cpu::this().irq_off.store(1, Ordering::Relaxed);
+    true
+}
+
+/// `exception` for a page fault of the program, in ring 3 (`defer_fault_to_ring3`).
+fn program_page_fault(frame: &mut TrapFrame, cr2: u64) {
+    if super::paging::retry_spurious_fault(cr2, frame.error) {
+        return;
+    }
+    user_exception(frame, cr2);
+}
+
 /// Ring 3, on the interrupted thread's stack just below its trap frame, interrupts masked: the
-/// handlers `defer_to_ring3` left, the work left for ring 3 and the preemption that `dispatch`
-/// asked for (`hrt_preempt_ring3` then returns through the frame).
+/// program's page fault or the handlers `defer_to_ring3` left, the work left for ring 3 and
+/// the preemption that `dispatch` asked for (`hrt_preempt_ring3` then returns through the
+/// frame).
 extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
-    let deferred =
-        HANDLE_IN_RING3.load(Ordering::Relaxed) && DEFERRED[super::percpu::cpu_id()].swap(false, Ordering::Relaxed);
+    let cpu = super::percpu::cpu_id();
+    let fault = FAULT_DEFERRED[cpu].swap(false, Ordering::Relaxed);
+    if fault {
+        program_page_fault(frame, FAULT_ADDRESS[cpu].load(Ordering::Relaxed));
+    }
+    // The fault's handler may have slept (a file page read from the host) and woken elsewhere.
+    let cpu = super::percpu::cpu_id();
+    let deferred = HANDLE_IN_RING3.load(Ordering::Relaxed) && DEFERRED[cpu].swap(false, Ordering::Relaxed);
     if deferred {
         // Handlers only: the preemption point comes below, after the hooks (the scheduler's
         // look at the program must see what the timer's handler asked for).
         run_noted_handlers(super::cpu::this());
     }
     if from_program(frame) {
-        if deferred {
+        if deferred || fault {
             if let Some(hook) = load_handler(&USER_RETURN_HOOK) {
                 hook(frame);
             }
