@@ -12,12 +12,12 @@
 //! (A search tree of protected ranges cost about 2.4 M cycles per change here, more than
 //! the page-table change itself.)
 //!
-//! On a PVM host, an `mprotect` that opens a large range not present yet (a thread stack's
-//! reservation) makes only its highest 2 MiB present; the other whole 2 MiB pages stay not present, noted in
-//! `LAZY`, until the program touches one (`fault_in_lazy`), the kernel is about to use one for
-//! it (`allows`, `materialize`) or a later change covers one. Each leaf written costs a trapped
-//! store on a PVM host: an 8 MiB stack's `mprotect` took ~108 us so, its `munmap` ~149 us; ~22
-//! and ~65 us with the lazy pages.
+//! On a PVM host, an `mprotect` that opens a range of up to 256 MiB not present yet (a thread
+//! stack's reservation) makes only its highest 2 MiB present; its other whole 2 MiB pages stay
+//! not present, noted in `LAZY`, until the program touches one (`fault_in_lazy`), the kernel
+//! is about to use one for it (`allows`, `materialize`) or a later change covers one. Each leaf
+//! written costs a trapped store on a PVM host: an 8 MiB stack's `mprotect` took ~108 us so,
+//! its `munmap` ~149 us; ~22 and ~65 us with the lazy pages.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -75,19 +75,18 @@ fn is_touched(bits: &[u64], i: usize) -> bool {
 /// Gives `[start, end)` (page-aligned program memory) the protection `prot` (PROT_* bits).
 /// On a PVM host, whole 2 MiB pages of it that are not present yet, except the highest (a
 /// stack's top, which its thread uses at once), stay so until first used (`LAZY`): the
-/// program sees the same protections; the first touch of such a page costs a page fault
-/// (~1.4 M cycles more than the host's own first touch of the 2 MiB, against ~104 K cycles of
-/// trapped leaf stores saved for each page never touched: a thread's stack below its top 2 MiB
-/// mostly is not).
+/// program sees the same protections. A lazy page's first touch is a page fault handled in
+/// ring 3 (`traps::defer_fault_to_ring3`), which costs about what writing its leaf at once
+/// would have (an 8 MiB stack touched 3 MiB deep: first touch there 0.97-1.77 M cycles against
+/// 0.68-1.49 M eagerly, both mostly the host's first touch of the 2 MiB); each page never
+/// touched saves two trapped leaf stores, at `mprotect` and at `munmap`.
 pub fn set(start: u64, end: u64, prot: u64) {
     change_with(start, end, prot & DEFAULT, end - start <= LAZY_RANGE_MAX && leaves_cost_traps());
 }
 
-/// The largest range `set` leaves partly lazy: a thread stack of glibc's default size (8 MiB,
-/// `RLIMIT_STACK`) or twice that. A program that asks for larger stacks (`OMP_STACKSIZE`,
-/// `ulimit -s`) likely uses them deeply, and a lazy page's first touch costs far more than
-/// the leaf store it saved (see `set`).
-const LAZY_RANGE_MAX: u64 = 16 << 20;
+/// The largest range `set` leaves partly lazy: stacks of up to 256 MiB (`OMP_STACKSIZE`). Not
+/// whole 1 GiB leaves, which one store makes present.
+const LAZY_RANGE_MAX: u64 = 256 << 20;
 
 /// Whether writing a page-table leaf is a store the hypervisor traps (PVM's shadow paging,
 /// ~52 K cycles): only there are pages left lazy. Elsewhere a leaf costs a plain store, less

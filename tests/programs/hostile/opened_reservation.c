@@ -18,7 +18,7 @@
 
 #define MIB (1UL << 20)
 #define PAGE 4096UL
-#define SIZE (16 * MIB) /* HRT leaves parts of reservations up to 16 MiB lazy */
+#define SIZE (16 * MIB) /* HRT leaves parts of reservations up to 256 MiB lazy */
 
 static sigjmp_buf jump;
 static volatile int last_code;
