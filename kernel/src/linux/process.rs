@@ -4,8 +4,15 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use crate::sync::IrqSpinLock;
 
-/// Linux thread ids are kernel thread ids plus this, so they look like ordinary pids.
-const TID_BASE: u32 = 1000;
+/// Linux thread ids are kernel thread ids plus this: above every pid the host can hand out
+/// (PID_MAX_LIMIT, 2^22 on 64-bit Linux; this host's pid_max is 32,768), so that a tid is
+/// never also the pid of a host process. With 1000 it often was (the program's own children
+/// are host processes): a call that took an ended thread's tid for another process's pid then
+/// reached that process (`prlimit_of_other_processes_as_on_linux` read an unrelated process's
+/// limits once, with the test suite's processes around), and a live thread could shadow a
+/// child with the same number. Still far below FUTEX_TID_MASK (2^30), which robust and PI
+/// futexes store tids in.
+const TID_BASE: u32 = 1 << 22;
 
 /// The Linux tid of a program thread other than the main one (whose tid is the pid, `hrt`'s
 /// host pid): from the kernel thread id, skipping the pid so no thread shares it.
