@@ -114,6 +114,10 @@ int main(void) {
     printf("other task Pid is its tid: %s\n", atol(field(path, "Pid")) == other_tid ? "yes" : "no");
     pthread_barrier_wait(&done);
     for (int i = 0; i < N; i++) pthread_join(t[i], 0);
+    /* Linux wakes pthread_join (it clears the thread's tid) before it stops counting the
+     * thread, so the count may lag for a moment natively: wait (up to a second) for it. */
+    for (int tries = 0; tries < 1000 && atol(field("/proc/self/status", "Threads")) != 1; tries++)
+        usleep(1000);
     printf("Threads after the joins: %s\n", field("/proc/self/status", "Threads"));
 
     /* Signal sets of the process and the main thread. */
