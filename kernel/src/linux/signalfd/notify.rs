@@ -14,6 +14,8 @@ use crate::sched::{self, thread::BLOCKING, thread::RUNNING, Thread};
 
 /// Work for the notifier: a signal of some mask became pending (or a mask changed).
 static WORK: AtomicBool = AtomicBool::new(false);
+/// The notifier took the work and has not finished arming (set before `WORK` is cleared).
+static NOTIFYING: AtomicBool = AtomicBool::new(false);
 /// The notifier's record while it waits (null before it first waits).
 static NOTIFIER: AtomicPtr<Thread> = AtomicPtr::new(null_mut());
 static STARTED: AtomicBool = AtomicBool::new(false);
@@ -63,8 +65,10 @@ fn run() -> u64 {
         } else {
             sched::block();
         }
+        NOTIFYING.store(true, Ordering::SeqCst);
         WORK.store(false, Ordering::SeqCst);
         arm_all();
+        NOTIFYING.store(false, Ordering::SeqCst);
     }
 }
 
@@ -99,17 +103,22 @@ fn arm_all() {
     })
 }
 
-/// After a local system call (`kill`, `tgkill`, `sigqueue` to the program itself): the caller
-/// arms what its signal made readable before it goes on, as Linux's signalfd is readable as
-/// soon as the signal is pending; the notifier is for signals from elsewhere.
+/// After a local system call (every one: `kill`, `tgkill`, `sigqueue` to the program itself
+/// among them): the caller arms what its signal made readable before it goes on, as Linux's
+/// signalfd is readable as soon as the signal is pending; the notifier is for signals from
+/// elsewhere. Also while the notifier is at it (`NOTIFYING`: woken by the same signal, it took
+/// the work but may not have written the eventfd yet; a `poll` right after the `kill` then
+/// saw the signalfd not readable, `signalfd_passed` in a full test run on a loaded host).
+/// Arming is idempotent (only what is not armed yet) and exclusive: whichever comes second
+/// finds nothing left.
 pub fn after_local_call() {
-    if registry::LIVE.load(Ordering::Relaxed) != 0 && WORK.load(Ordering::SeqCst) {
+    if registry::LIVE.load(Ordering::Relaxed) != 0 && (WORK.load(Ordering::SeqCst) || NOTIFYING.load(Ordering::SeqCst))
+    {
         // A forked child's first signal (its own `raise`) must arm its own eventfd, not the
         // parent's that it still shares.
         reopen_if_forked();
-        if WORK.swap(false, Ordering::SeqCst) {
-            arm_all();
-        }
+        WORK.store(false, Ordering::SeqCst);
+        arm_all();
     }
 }
 
@@ -136,6 +145,7 @@ pub fn after_fork() {
     NOTIFIER.store(null_mut(), Ordering::SeqCst);
     STARTED.store(false, Ordering::SeqCst);
     WORK.store(false, Ordering::SeqCst);
+    NOTIFYING.store(false, Ordering::SeqCst);
     registry::after_fork();
     FORKED.store(registry::LIVE.load(Ordering::SeqCst) != 0, Ordering::SeqCst);
 }
