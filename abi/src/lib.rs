@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 36;
+pub const ABI_VERSION: u32 = 37;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -455,13 +455,21 @@ pub mod nr {
     pub const SYSCALL: u64 = 5;
     /// Copy guest memory at host speed: args dst, src, len (physical; ranges checked).
     pub const MEM_COPY: u64 = 6;
-    /// Zero guest memory at host speed: args addr, len, and [`MEM_ZERO_DROP`] or 0.
+    /// Zero guest memory at host speed: args addr, len, and [`MEM_ZERO_DROP`],
+    /// [`MEM_ZERO_KEEP`] (with a fourth) or 0.
     pub const MEM_ZERO: u64 = 7;
     /// `MEM_ZERO`'s third argument: every whole 4 KiB page of the range goes back to the host,
     /// none is cleared in place (which keeps a host huge page whole, but copies a page a forked
     /// process still shares with its parent before clearing it). For memory the program will
     /// not touch again soon: an exec's old image.
     pub const MEM_ZERO_DROP: u64 = 1;
+    /// `MEM_ZERO`'s third argument: the 4 KiB pages the host has are cleared in place, up to
+    /// the fourth argument's number of bytes, and the rest is given back as with
+    /// [`MEM_ZERO_DROP`]; the call returns the bytes it cleared in place. For memory that the
+    /// program will touch again at once and that it does not share with another process (an
+    /// exec's old image, where the new one is loaded): a page given back costs the host a fresh
+    /// page and KVM a new mapping at the next touch.
+    pub const MEM_ZERO_KEEP: u64 = 2;
     /// `hrt run`: where the kernel keeps its map of the program's mapped pages (see
     /// [`super::UserMap`]). Sent once, before the program starts; later calls are refused.
     /// args: bitmap guest-physical address, its length in bytes, first address covered, number

@@ -18,7 +18,7 @@
 //! descriptors and describes the new program in `/proc/self` (`EXEC_COMMIT`).
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use hrt_abi::{exec_blob as blob, process as op};
 
@@ -345,11 +345,28 @@ fn reset_signals() {
     sig::timers::delete_posix_timers();
 }
 
+/// How much of the old image an exec clears in place rather than gives back (bytes the host
+/// has; `usermem::release_all_but`). A dynamically linked program's image (program, ld.so,
+/// libc, heap) is a few 2 MiB pages; clearing one costs ~0.2 ms, and the new image's first
+/// touch of a page given back cost 0.3-3 ms here (an exec of a dynamic program: 11.0-11.4 ms
+/// giving everything back, 6.3-6.6 ms clearing in place).
+const CLEAR_IN_PLACE: u64 = 16 << 20;
+
+/// Whether the program's memory may still be shared with a parent (a forked child that has
+/// not exec'd yet): the host's fork left the pages copy-on-write.
+static SHARES_PARENT_MEMORY: AtomicBool = AtomicBool::new(false);
+
+/// A forked child, before any of its threads runs: its pages are its parent's until written.
+pub fn after_fork() {
+    SHARES_PARENT_MEMORY.store(true, Ordering::Relaxed);
+}
+
 /// Unmaps all of the old image but the staging area, and moves that out of the new program's
 /// link span `fixed` if it lies in it. Returns where it is now.
 fn release_old_image(staged: Staged, fixed: Option<(u64, u64)>) -> Staged {
     let end = usermem::page_up(staged.addr + staged.len);
-    usermem::release_all_but(staged.addr, end);
+    let shared = SHARES_PARENT_MEMORY.swap(false, Ordering::Relaxed);
+    usermem::release_all_but(staged.addr, end, if shared { 0 } else { CLEAR_IN_PLACE });
     // The new image's address space has its own peak, as Linux's new mm does.
     super::status::forget_peak();
     super::filemap::forget();

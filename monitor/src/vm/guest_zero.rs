@@ -95,6 +95,58 @@ pub unsafe fn zero_dropping(dst: *mut u8, len: usize) {
     unsafe { by_pages(dst as usize, dst as usize + len, drop_or_memset) };
 }
 
+/// Zeroes `len` bytes of guest RAM at host address `dst`, keeping what the host has of it
+/// (`nr::MEM_ZERO_KEEP`): the 4 KiB pages it has are cleared in place, up to `budget` bytes of
+/// them, so the next touch finds them mapped; the pages it does not have, and all pages once
+/// the budget is spent, are given back. Returns the bytes cleared in place.
+///
+/// # Safety
+/// `[dst, dst + len)` must lie inside guest RAM (page-aligned host mappings).
+pub unsafe fn zero_keeping(dst: *mut u8, len: usize, budget: usize) -> usize {
+    let (start, end) = (dst as usize, dst as usize + len);
+    let (lo, hi) = (start.next_multiple_of(PAGE), end & !(PAGE - 1));
+    if lo >= hi {
+        // SAFETY: the caller's promise.
+        unsafe { memset(start, end) };
+        return len;
+    }
+    // SAFETY: the partial pages at the ends, inside the range.
+    unsafe {
+        memset(start, lo);
+        memset(hi, end);
+    }
+    let mut cleared = (lo - start) + (end - hi);
+    // Residency a window at a time, so that a large range needs no large vector.
+    const WINDOW: usize = 64 * HUGE_PAGE;
+    let mut resident = vec![0u8; WINDOW / PAGE];
+    let mut at = lo;
+    while at < hi {
+        let to = (at + WINDOW).min(hi);
+        let left = budget.saturating_sub(cleared);
+        let pages = &mut resident[..(to - at) / PAGE];
+        // SAFETY: one byte per page of [at, to), which is mapped guest RAM.
+        let known = left > 0 && unsafe { libc::mincore(at as *mut libc::c_void, to - at, pages.as_mut_ptr()) } == 0;
+        if !known {
+            // SAFETY: a part of the range.
+            unsafe { drop_or_memset(at, to) };
+            at = to;
+            continue;
+        }
+        for (here, first, run) in runs(pages) {
+            let (from, run_end) = (at + first * PAGE, at + (first + run) * PAGE);
+            let keep = if here { (run_end - from).min(budget.saturating_sub(cleared)) & !(PAGE - 1) } else { 0 };
+            // SAFETY: parts of [from, run_end), inside the range.
+            unsafe {
+                memset(from, from + keep);
+                drop_or_memset(from + keep, run_end);
+            }
+            cleared += keep;
+        }
+        at = to;
+    }
+    cleared
+}
+
 /// Clears `[from, to)`: the bytes of the partial 4 KiB pages at its ends with memset, its
 /// whole pages with `whole`.
 ///
@@ -138,19 +190,26 @@ unsafe fn clear_pages(lo: usize, hi: usize) {
         unsafe { memset(lo, hi) };
         return;
     }
-    let mut i = 0;
-    while i < resident.len() {
-        let here = resident[i] & 1;
-        let run = resident[i..].iter().take_while(|r| *r & 1 == here).count();
-        let (from, to) = (lo + i * PAGE, lo + (i + run) * PAGE);
+    for (here, first, run) in runs(&resident) {
+        let (from, to) = (lo + first * PAGE, lo + (first + run) * PAGE);
         // SAFETY: a part of [lo, hi).
         unsafe {
-            if here == 1 || !drop_pages(from, to) {
+            if here || !drop_pages(from, to) {
                 memset(from, to);
             }
         }
-        i += run;
     }
+}
+
+/// The runs of a `mincore` vector: (resident, index of the first page, number of pages).
+fn runs(pages: &[u8]) -> impl Iterator<Item = (bool, usize, usize)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let here = pages.get(i)? & 1;
+        let run = pages[i..].iter().take_while(|r| *r & 1 == here).count();
+        i += run;
+        Some((here == 1, i - run, run))
+    })
 }
 
 /// Gives `[from, to)` (page-aligned guest RAM) back to the host; false if the host refused.
@@ -186,6 +245,36 @@ mod tests {
         let ram = super::super::memory::GuestRam::map(len as u64 + HUGE_PAGE as u64, false).unwrap();
         let base = ram.host_ptr(0, len as u64 + HUGE_PAGE as u64).unwrap();
         (ram, (base as usize).next_multiple_of(HUGE_PAGE) as *mut u8)
+    }
+
+    #[test]
+    fn keeping_clears_resident_pages_in_place_up_to_the_budget_and_gives_back_the_rest() {
+        let len = 2 * HUGE_PAGE;
+        let (_ram, p) = aligned_ram(len);
+        // SAFETY: all offsets below lie inside the mapping.
+        unsafe {
+            let written = [0, 3 * PAGE + 1, 7 * PAGE, HUGE_PAGE + 2 * PAGE, HUGE_PAGE + 40 * PAGE + 9];
+            for off in written {
+                *p.add(off) = 0xaa;
+            }
+            *p.add(len - 1) = 0x77;
+            assert_eq!(resident_pages(p, len), 6);
+            // Everything but the last byte, with room for four pages: the partial last page is
+            // cleared (and counted) whatever the budget, the first three resident pages are
+            // cleared where they are, and the other two are given back.
+            let cleared = zero_keeping(p, len - 1, 4 * PAGE);
+            assert_eq!(cleared, 3 * PAGE + PAGE - 1);
+            assert_eq!(resident_pages(p, len), 4, "three kept, the last page holds a byte outside");
+            for off in written {
+                assert_eq!(*p.add(off), 0, "offset {off:#x}");
+            }
+            assert_eq!(*p.add(len - 1), 0x77, "the byte outside the range");
+            // No budget: everything whole is given back.
+            *p.add(5 * PAGE) = 1;
+            assert_eq!(zero_keeping(p, HUGE_PAGE, 0), 0);
+            assert_eq!(resident_pages(p, HUGE_PAGE), 0);
+            assert_eq!(*p.add(5 * PAGE), 0);
+        }
     }
 
     #[test]

@@ -261,7 +261,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
                 _ => -(libc::EFAULT as i64),
             }
         }
-        nr::MEM_ZERO => zero_guest(ram, call.args[0], call.args[1], call.args[2]),
+        nr::MEM_ZERO => zero_guest(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
         nr::SMALL_HOST_PAGES => ram.use_small_pages(call.args[0], call.args[1]),
         nr::USER_MAP => register_user_map(shared, &call.args),
         nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2]),
@@ -307,18 +307,24 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
 
 /// `nr::MEM_ZERO` (by hypercall or through the channel): zeroes guest RAM `[addr, addr + len)`
 /// (`mode` `MEM_ZERO_DROP` or anything else); EFAULT unless the range is all guest RAM.
-pub fn zero_guest(ram: &super::memory::GuestRam, addr: u64, len: u64, mode: u64) -> i64 {
+pub fn zero_guest(ram: &super::memory::GuestRam, addr: u64, len: u64, mode: u64, budget: u64) -> i64 {
     let Some(dst) = host_range(ram, addr, len) else { return -(libc::EFAULT as i64) };
     // SAFETY: the range is inside guest RAM (checked).
-    unsafe {
-        if mode == nr::MEM_ZERO_DROP {
-            super::guest_zero::zero_dropping(dst, len as usize)
-        } else {
-            super::guest_zero::zero(dst, len as usize)
+    let kept = unsafe {
+        match mode {
+            nr::MEM_ZERO_DROP => {
+                super::guest_zero::zero_dropping(dst, len as usize);
+                0
+            }
+            nr::MEM_ZERO_KEEP => super::guest_zero::zero_keeping(dst, len as usize, budget as usize),
+            _ => {
+                super::guest_zero::zero(dst, len as usize);
+                0
+            }
         }
     };
     ram.huge_pages_again(addr, len);
-    0
+    kept as i64
 }
 
 /// The host address of the guest range `[addr, addr + len)` if it is all guest RAM. A raw

@@ -2,7 +2,7 @@
 // `exec_self` (no argument): first every failing exec (each errno printed, the program goes
 // on), then it sets up state that execve keeps or drops (descriptors with and without
 // FD_CLOEXEC, a handled and an ignored signal, a blocked pending signal, an alternate stack,
-// alarm, a POSIX timer, 64 MiB of memory full of a pattern, two more threads, one spinning
+// alarm, a POSIX timer, 64 MiB of memory and 4 MiB of break full of a pattern, two more threads, one spinning
 // and one blocked in a read) and execs itself from a thread that is not the main one, with
 // `after` and what the new image should check. One line per check; the test compares the
 // output and status with a native run.
@@ -25,6 +25,7 @@
 
 #define AREA (64UL << 20)
 #define PATTERN 0x5a
+#define BREAK (4UL << 20)
 
 extern char **environ;
 static const char *self;
@@ -158,6 +159,11 @@ static int start(void) {
     timer_settime(timer, 0, &its, NULL);
     unsigned char *area = mmap(NULL, AREA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     memset(area, PATTERN, AREA);
+    // The break too: the new image's break starts at the same address (HRT clears the old
+    // image's pages where they are for the new one, natively they are new pages).
+    unsigned char *heap = sbrk(BREAK);
+    if (heap != (void *)-1)
+        memset(heap, PATTERN, BREAK);
     if (pipe(pipefd) != 0)
         return 2;
     pthread_t t1, t2, t3;
@@ -218,6 +224,11 @@ static int after(int argc, char **argv) {
     for (size_t i = 0; i < AREA; i += 512)
         nonzero += fresh[i] != 0;
     printf("fresh memory zero: %d\n", nonzero == 0);
+    unsigned char *heap = sbrk(BREAK);
+    nonzero = heap == (void *)-1;
+    for (size_t i = 0; heap != (void *)-1 && i < BREAK; i += 64)
+        nonzero += heap[i] != 0;
+    printf("new break zero: %d\n", nonzero == 0);
     char comm[32] = {0};
     int fd = open("/proc/self/comm", O_RDONLY);
     if (fd >= 0 && read(fd, comm, sizeof comm - 1) > 0)

@@ -245,6 +245,7 @@ pub fn prepare_child(record: u64) {
     crate::linux::signal::state::after_fork(pid, rec.alt_stack);
     crate::linux::signal::timers::after_fork();
     crate::linux::futex::after_fork();
+    crate::linux::exec::after_fork();
     crate::linux::cputime::after_fork();
     super::procs::after_fork(rec.from_child as u32);
     super::prctl::after_fork();

@@ -350,7 +350,9 @@ impl Service {
         if req.nr & MONITOR_OP != 0 {
             // One of the monitor's own operations, asked without a VM exit (`MONITOR_OP`).
             let ret = match req.nr ^ MONITOR_OP {
-                nr::MEM_ZERO => super::hypercall::zero_guest(&shared.ram, req.args[0], req.args[1], req.args[2]),
+                nr::MEM_ZERO => {
+                    super::hypercall::zero_guest(&shared.ram, req.args[0], req.args[1], req.args[2], req.args[3])
+                }
                 nr::SMALL_HOST_PAGES => shared.ram.use_small_pages(req.args[0], req.args[1]),
                 _ => -(libc::ENOSYS as i64),
             };
