@@ -180,7 +180,7 @@ fn in_entry_window(frame: &TrapFrame) -> bool {
 /// happens in ring 3 (`hrt_preempt_ring3`), never in ring 0, so that thread switches (and the
 /// XSAVE they do) always run in ring 3.
 pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
-    if frame.vector == VEC_PAGE_FAULT && defer_fault_to_ring3(frame) {
+    if deferrable_exception(frame) && defer_fault_to_ring3(frame) {
         return 1;
     }
     if frame.vector >= 32 && frame.vector != super::syscall::SYSCALL_VECTOR && super::ring3::active() {
@@ -253,15 +253,28 @@ fn defer_to_ring3(frame: &TrapFrame) -> bool {
     true
 }
 
-/// Per CPU: the program's page fault on its way to `preempt_in_ring3`, and its address (CR2,
-/// which only ring 0 can read).
+/// The exceptions of the program that `user_exception` turns into signals and that need
+/// nothing of ring 0 but CR2: page faults, #DE, #OF, #BR, #UD (not the system-call
+/// trampoline's, `syscall_from_trampoline`), #SS, #GP, #MF, #AC and #XM. Debug traps, #NM and
+/// the aborts stay in ring 0.
+fn deferrable_exception(frame: &TrapFrame) -> bool {
+    match frame.vector {
+        VEC_PAGE_FAULT | 0 | 4 | 5 | 12 | 13 | 16 | 17 | 19 => true,
+        6 => frame.rip != super::syscall::trampoline_page(),
+        _ => false,
+    }
+}
+
+/// Per CPU: the program's exception on its way to `preempt_in_ring3`, and a page fault's
+/// address (CR2, which only ring 0 can read).
 static FAULT_DEFERRED: [AtomicBool; hrt_abi::MAX_CPUS] = [const { AtomicBool::new(false) }; hrt_abi::MAX_CPUS];
 static FAULT_ADDRESS: [AtomicU64; hrt_abi::MAX_CPUS] = [const { AtomicU64::new(0) }; hrt_abi::MAX_CPUS];
 
-/// Ring-3 mode: a page fault of the program is handled in ring 3, as interrupts are
-/// (`defer_to_ring3`): ring 0 only reads CR2 and leaves. In emulated ring 0 the handler's
-/// instructions cost thousands of cycles each: making one lazy 2 MiB page present there took
-/// ~0.9 M cycles (`linux::protect`), a signal's delivery as much again.
+/// Ring-3 mode: a page fault (or another `deferrable_exception`) of the program is handled in
+/// ring 3, as interrupts are (`defer_to_ring3`): ring 0 only reads CR2 and leaves. In emulated
+/// ring 0 the handler's instructions cost thousands of cycles each: making one lazy 2 MiB page
+/// present there took ~0.9 M cycles (`linux::protect`), a signal's delivery as much again (a
+/// SIGILL or SIGSEGV from #GP caught with siglongjmp: ~2.5 M cycles).
 fn defer_fault_to_ring3(frame: &TrapFrame) -> bool {
     if !HANDLE_IN_RING3.load(Ordering::Relaxed)
         || frame.cs & 3 != 3
@@ -271,30 +284,31 @@ fn defer_fault_to_ring3(frame: &TrapFrame) -> bool {
         return false;
     }
     let cpu = super::percpu::cpu_id();
-    FAULT_ADDRESS[cpu].store(instr::read_cr2(), Ordering::Relaxed);
+    let cr2 = if frame.vector == VEC_PAGE_FAULT { instr::read_cr2() } else { 0 };
+    FAULT_ADDRESS[cpu].store(cr2, Ordering::Relaxed);
     FAULT_DEFERRED[cpu].store(true, Ordering::Relaxed);
     // Masked until the return path's window, as for a deferred interrupt.
     super::cpu::this().irq_off.store(1, Ordering::Relaxed);
     true
 }
 
-/// `exception` for a page fault of the program, in ring 3 (`defer_fault_to_ring3`).
-fn program_page_fault(frame: &mut TrapFrame, cr2: u64) {
-    if super::paging::retry_spurious_fault(cr2, frame.error) {
+/// `exception` for an exception of the program, in ring 3 (`defer_fault_to_ring3`).
+fn program_exception(frame: &mut TrapFrame, cr2: u64) {
+    if frame.vector == VEC_PAGE_FAULT && super::paging::retry_spurious_fault(cr2, frame.error) {
         return;
     }
     user_exception(frame, cr2);
 }
 
 /// Ring 3, on the interrupted thread's stack just below its trap frame, interrupts masked: the
-/// program's page fault or the handlers `defer_to_ring3` left, the work left for ring 3 and
+/// program's exception or the handlers `defer_to_ring3` left, the work left for ring 3 and
 /// the preemption that `dispatch` asked for (`hrt_preempt_ring3` then returns through the
 /// frame).
 extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
     let cpu = super::percpu::cpu_id();
     let fault = FAULT_DEFERRED[cpu].swap(false, Ordering::Relaxed);
     if fault {
-        program_page_fault(frame, FAULT_ADDRESS[cpu].load(Ordering::Relaxed));
+        program_exception(frame, FAULT_ADDRESS[cpu].load(Ordering::Relaxed));
     }
     // The fault's handler may have slept (a file page read from the host) and woken elsewhere.
     let cpu = super::percpu::cpu_id();
