@@ -1,4 +1,5 @@
-//! Frameless entry points for lock words (0 free, 1 held, 2 held with sleepers): the OpenMP
+//! Frameless entry points for lock words (bit 0 held, bit 1 sleepers, bits 2-31 a count of
+//! unlocks; `omp::lock`): the OpenMP
 //! runtime's `critical`, `atomic` fallback and `omp_set_lock`/`omp_unset_lock`, which a program
 //! calls once per construct. The kernel keeps frame pointers (backtraces), so a Rust function
 //! wraps the one `lock cmpxchg` of a free word in a push, mov and pop: 27.1-28.1 TSC cycles per
@@ -27,23 +28,30 @@ macro_rules! word_entry {
 }
 
 /// A lock entry point (`word_entry`'s two forms, `contended = f` for its slow path): a free
-/// word is taken with one `lock cmpxchg`; otherwise it jumps to `f(w)`.
+/// word is taken with one `lock bts` of its held bit; otherwise it jumps to `f(w)`.
 macro_rules! lock_word_entry {
     ($(#[$m:meta])* $vis:vis fn $name:ident $(($at:ident))? $(, word = $word:path)?, contended = $slow:path) => {
         $crate::arch::word_lock::word_entry!(
             $(#[$m])* $vis fn $name $(($at))? $(, word = $word)?, slow = $slow,
-            "mov ecx, 1", "xor eax, eax", "lock cmpxchg dword ptr [rdi], ecx", "jne {slow}", "ret"
+            "lock bts dword ptr [rdi], 0", "jc {slow}", "ret"
         );
     };
 }
 
-/// An unlock entry point (`wake = f`): the word becomes 0 with one `xchg`; if it was 2 (a
-/// sleeper), it jumps to `f(w)`.
+/// An unlock entry point (`wake = f`): one `lock xadd` of 3 clears the held bit and counts the
+/// unlock (bit 2 up); unless the word was just held (a sleeper may wait, or it was not held),
+/// it jumps to `f(w, old word)`.
 macro_rules! unlock_word_entry {
     ($(#[$m:meta])* $vis:vis fn $name:ident $(($at:ident))? $(, word = $word:path)?, wake = $wake:path) => {
         $crate::arch::word_lock::word_entry!(
             $(#[$m])* $vis fn $name $(($at))? $(, word = $word)?, slow = $wake,
-            "xor eax, eax", "xchg dword ptr [rdi], eax", "cmp eax, 2", "je {slow}", "ret"
+            "mov eax, 3",
+            "lock xadd dword ptr [rdi], eax",
+            "mov esi, eax",
+            "xor eax, 1",
+            "test eax, 3",
+            "jnz {slow}",
+            "ret"
         );
     };
 }
