@@ -19,6 +19,7 @@ use super::errno::{Errno, SysResult};
 use super::guest_mem::Guest;
 use super::host::ptr;
 use super::Forwarder;
+use crate::file_bytes::FileBytes;
 
 /// Linux's BINPRM_MAX_RECURSION: interpreters that are scripts themselves, at most 4 deep.
 const SCRIPT_DEPTH_MAX: usize = 4;
@@ -27,8 +28,10 @@ const FILE_MAX: u64 = 1 << 30;
 const PAGE: usize = 4096;
 
 /// An exec the kernel is carrying out: its blob, and what `/proc/self` shows once it is done.
+/// The blob is kept in its parts and written into guest memory piece by piece (`exec_read`):
+/// a copy of the whole (7 MB for python3) cost a host allocation and a copy per exec.
 pub struct PendingExec {
-    blob: Vec<u8>,
+    blob: Blob,
     /// The new program's executable as `/proc/self/exe` shows it.
     exe: Vec<u8>,
     /// The file name execve got (the comm name is its last component).
@@ -97,14 +100,9 @@ impl Forwarder {
         // anything wrong with the program itself ENOEXEC, as Linux answers.
         let program = program.map_err(|_| interp_error.unwrap_or(Errno(libc::ENOEXEC)))?;
         let (overrides, omp_flags) = self.exec_omp_plan(&program);
-        let blob = make_blob(
-            &prefix,
-            &filename,
-            &program.bytes,
-            program.interp.as_ref().map(|i| &i.bytes[..]),
-            (&overrides, omp_flags),
-        );
-        let len = blob.len() as i64;
+        let blob =
+            make_blob(&prefix, &filename, program.bytes, program.interp.map(|i| i.bytes), (&overrides, omp_flags));
+        let len = blob.len as i64;
         *self.exec.lock().unwrap() = Some(PendingExec { blob, exe, filename });
         Ok(len)
     }
@@ -136,10 +134,15 @@ impl Forwarder {
     pub(super) fn exec_read(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
         let pending = self.exec.lock().unwrap();
         let p = pending.as_ref().ok_or(Errno::EINVAL)?;
-        if a[1] != p.blob.len() as u64 {
+        if a[1] != p.blob.len as u64 {
             return Err(Errno::EINVAL);
         }
-        g.write_bytes(a[0], &p.blob)?;
+        // The gaps between the parts are left as they are: the kernel stages the blob in
+        // memory that reads zero.
+        g.write_bytes(a[0], &p.blob.head)?;
+        for (off, bytes) in &p.blob.files {
+            g.write_bytes(a[0] + *off as u64, bytes)?;
+        }
         Ok(0)
     }
 
@@ -252,13 +255,34 @@ fn read_all(fd: &OwnedFd) -> SysResult<Vec<u8>> {
 }
 
 /// The blob `hrt_abi::exec_blob` describes.
+/// The blob `hrt_abi::exec_blob` describes, in parts: the header, strings and overrides, then
+/// the program and interpreter files at their (page-aligned) offsets; `len` bytes in all.
+struct Blob {
+    head: Vec<u8>,
+    files: Vec<(usize, FileBytes)>,
+    len: usize,
+}
+
+impl Blob {
+    /// The whole blob in one buffer, zeros in the gaps (what the kernel reads once staged).
+    #[cfg(test)]
+    fn whole(&self) -> Vec<u8> {
+        let mut out = vec![0u8; self.len];
+        out[..self.head.len()].copy_from_slice(&self.head);
+        for (off, bytes) in &self.files {
+            out[*off..*off + bytes.len()].copy_from_slice(bytes);
+        }
+        out
+    }
+}
+
 fn make_blob(
     prefix: &[Vec<u8>],
     filename: &[u8],
-    program: &[u8],
-    interp: Option<&[u8]>,
+    program: FileBytes,
+    interp: Option<FileBytes>,
     (overrides, omp_flags): (&[u8], u64),
-) -> Vec<u8> {
+) -> Blob {
     let mut strings = Vec::new();
     for s in prefix.iter().map(Vec::as_slice).chain([filename]) {
         strings.extend_from_slice(s);
@@ -268,26 +292,68 @@ fn make_blob(
     let overrides_off = (strings_off + strings.len()).next_multiple_of(8);
     let program_off = (overrides_off + overrides.len()).next_multiple_of(PAGE);
     let interp_off = (program_off + program.len()).next_multiple_of(PAGE);
-    let interp = interp.unwrap_or(&[]);
+    let interp_len = interp.as_ref().map_or(0, |i| i.len());
     let mut header = [0u64; blob::HEADER_WORDS];
     header[blob::W_MAGIC] = blob::MAGIC;
     header[blob::W_PROGRAM_OFF] = program_off as u64;
     header[blob::W_PROGRAM_LEN] = program.len() as u64;
     header[blob::W_INTERP_OFF] = interp_off as u64;
-    header[blob::W_INTERP_LEN] = interp.len() as u64;
+    header[blob::W_INTERP_LEN] = interp_len as u64;
     header[blob::W_STRINGS_OFF] = strings_off as u64;
     header[blob::W_PREFIX_COUNT] = prefix.len() as u64;
     header[blob::W_STRINGS_LEN] = strings.len() as u64;
     header[blob::W_OVERRIDES_OFF] = overrides_off as u64;
     header[blob::W_OVERRIDES_LEN] = overrides.len() as u64;
     header[blob::W_OMP_FLAGS] = omp_flags;
-    let mut out = vec![0u8; interp_off + interp.len()];
+    let mut head = vec![0u8; overrides_off + overrides.len()];
     for (i, w) in header.iter().enumerate() {
-        out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+        head[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
-    out[strings_off..strings_off + strings.len()].copy_from_slice(&strings);
-    out[overrides_off..overrides_off + overrides.len()].copy_from_slice(overrides);
-    out[program_off..program_off + program.len()].copy_from_slice(program);
-    out[interp_off..].copy_from_slice(interp);
-    out
+    head[strings_off..strings_off + strings.len()].copy_from_slice(&strings);
+    head[overrides_off..].copy_from_slice(overrides);
+    let mut files = vec![(program_off, program)];
+    files.extend(interp.map(|i| (interp_off, i)));
+    Blob { head, files, len: interp_off + interp_len }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(b: &[u8], w: usize) -> usize {
+        u64::from_le_bytes(b[w * 8..w * 8 + 8].try_into().unwrap()) as usize
+    }
+
+    /// The parts land where the header says, with zeros between them, as the one buffer did.
+    #[test]
+    fn the_blob_in_parts_is_the_blob_the_header_describes() {
+        let program: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8 + 1).collect();
+        let interp: Vec<u8> = (0..300u32).map(|i| (i % 13) as u8 + 1).collect();
+        let prefix = vec![b"/bin/sh".to_vec()];
+        let b = make_blob(
+            &prefix,
+            b"./script",
+            FileBytes::Owned(program.clone()),
+            Some(FileBytes::Owned(interp.clone())),
+            (b"ovr", 7),
+        );
+        let whole = b.whole();
+        assert_eq!(word(&whole, blob::W_MAGIC) as u64, blob::MAGIC);
+        let (p, i) = (word(&whole, blob::W_PROGRAM_OFF), word(&whole, blob::W_INTERP_OFF));
+        assert_eq!((p % PAGE, i % PAGE), (0, 0));
+        assert_eq!(&whole[p..p + word(&whole, blob::W_PROGRAM_LEN)], &program[..]);
+        assert_eq!(&whole[i..i + word(&whole, blob::W_INTERP_LEN)], &interp[..]);
+        assert_eq!(whole.len(), i + interp.len());
+        let s = word(&whole, blob::W_STRINGS_OFF);
+        assert_eq!(&whole[s..s + word(&whole, blob::W_STRINGS_LEN)], b"/bin/sh\0./script\0");
+        let o = word(&whole, blob::W_OVERRIDES_OFF);
+        assert_eq!(&whole[o..o + word(&whole, blob::W_OVERRIDES_LEN)], b"ovr");
+        assert_eq!(word(&whole, blob::W_OMP_FLAGS), 7);
+        assert!(whole[p + program.len()..i].iter().all(|&x| x == 0), "the gap reads zero");
+        // No interpreter: the blob ends at the page after the program.
+        let b = make_blob(&[], b"/x", FileBytes::Owned(program.clone()), None, (b"", 0));
+        let whole = b.whole();
+        assert_eq!(word(&whole, blob::W_INTERP_LEN), 0);
+        assert_eq!(whole.len(), (word(&whole, blob::W_PROGRAM_OFF) + program.len()).next_multiple_of(PAGE));
+    }
 }
