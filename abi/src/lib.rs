@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 37;
+pub const ABI_VERSION: u32 = 38;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -456,7 +456,7 @@ pub mod nr {
     /// Copy guest memory at host speed: args dst, src, len (physical; ranges checked).
     pub const MEM_COPY: u64 = 6;
     /// Zero guest memory at host speed: args addr, len, and [`MEM_ZERO_DROP`],
-    /// [`MEM_ZERO_KEEP`] (with a fourth) or 0.
+    /// [`MEM_ZERO_KEEP`] (with a fourth), [`MEM_ZERO_STAY_SMALL`] or 0.
     pub const MEM_ZERO: u64 = 7;
     /// `MEM_ZERO`'s third argument: every whole 4 KiB page of the range goes back to the host,
     /// none is cleared in place (which keeps a host huge page whole, but copies a page a forked
@@ -470,6 +470,10 @@ pub mod nr {
     /// exec's old image, where the new one is loaded): a page given back costs the host a fresh
     /// page and KVM a new mapping at the next touch.
     pub const MEM_ZERO_KEEP: u64 = 2;
+    /// `MEM_ZERO`'s third argument: as 0, but the whole 2 MiB pages of the range keep the small
+    /// host pages [`SMALL_HOST_PAGES`] gave them (0 makes them huge-page memory again). For a
+    /// thread stack's top that the kernel will give to the next thread stack.
+    pub const MEM_ZERO_STAY_SMALL: u64 = 3;
     /// `hrt run`: where the kernel keeps its map of the program's mapped pages (see
     /// [`super::UserMap`]). Sent once, before the program starts; later calls are refused.
     /// args: bitmap guest-physical address, its length in bytes, first address covered, number

@@ -31,6 +31,7 @@ pub mod shared_files;
 pub mod shared_futex;
 pub mod signal;
 pub mod signalfd;
+pub mod small_tops;
 pub mod spin_throttle;
 pub mod stack_guard;
 pub mod status;

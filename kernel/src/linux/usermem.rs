@@ -140,7 +140,9 @@ pub fn zero(addr: u64, len: u64) {
     let whole_page_inside = addr.next_multiple_of(LARGE) < end & !(LARGE - 1);
     let by_monitor = if crate::arch::ring3::kernel_runs_natively() { whole_page_inside } else { len >= 4096 };
     if by_monitor {
-        zero_by_monitor(addr, len, 0);
+        // A thread stack's top keeps its small host pages for the next stack (`small_tops`).
+        let stay_small = super::small_tops::any_within(addr, end);
+        zero_by_monitor(addr, len, if stay_small { hrt_abi::nr::MEM_ZERO_STAY_SMALL } else { 0 });
     } else {
         clear(addr, len);
     }
@@ -269,8 +271,27 @@ pub fn alloc_stack(len: u64, align: u64) -> Result<u64, Errno> {
 /// argument): one exit of ~0.1 ms less in every program's start.
 fn small_host_pages_under_top(at: u64, len: u64) {
     let end = at + page_up(len);
-    if len >= LARGE && end.is_multiple_of(LARGE) && !ensure_ready_and_small_pages(at, end, end - LARGE) {
-        by_monitor(hrt_abi::nr::SMALL_HOST_PAGES, [end - LARGE, LARGE, 0, 0]);
+    if len < LARGE || !end.is_multiple_of(LARGE) {
+        return;
+    }
+    let top = end - LARGE;
+    if super::small_tops::contains(top) {
+        // An earlier stack's top, still small in the host: no operation (`small_tops`).
+        ensure_ready(at, end);
+        return;
+    }
+    if !ensure_ready_and_small_pages(at, end, top) {
+        by_monitor(hrt_abi::nr::SMALL_HOST_PAGES, [top, LARGE, 0, 0]);
+    }
+    super::small_tops::insert(top);
+}
+
+/// Memory just taken for a mapping other than a stack: the whole 2 MiB pages in it that a
+/// stack's top left with small host pages become huge-page memory again (`small_tops`). They
+/// are free memory, which reads zero: the clearing that does it changes nothing else.
+fn huge_again_for(start: u64, end: u64) {
+    for top in super::small_tops::take_within(start, end) {
+        zero_by_monitor(top, LARGE, 0);
     }
 }
 
@@ -286,6 +307,9 @@ fn alloc_with(len: u64, align: u64, end_aligned: bool, present: bool) -> Result<
     record(&mut mem.regions, at, at + len);
     super::usermap::set(at, at + len, true);
     drop(mem);
+    if !end_aligned {
+        huge_again_for(at, at + len);
+    }
     if present {
         super::protect::reset(at, at + len);
     }
@@ -332,6 +356,7 @@ fn take(addr: u64, len: u64, present: bool) -> Result<u64, Errno> {
         }
         record(&mut mem.regions, addr, end);
     }
+    huge_again_for(addr, end);
     // Present (free pages and holes are not).
     if present {
         super::protect::reset(addr, end);
@@ -618,6 +643,8 @@ pub fn release_all_but(keep_start: u64, keep_end: u64, clear_in_place: u64) {
     };
     unmap_with(lo, keep_start, by_monitor);
     unmap_with(keep_end, hi, by_monitor);
+    // Both clearings made every whole 2 MiB page huge-page memory again.
+    super::small_tops::clear();
     let holes = core::mem::take(&mut MEMORY.lock().holes);
     for (&s, &e) in &holes {
         super::protect::reset(s, e);
@@ -651,6 +678,7 @@ fn grow(end: u64, new_end: u64, present: bool) -> bool {
     record(&mut mem.regions, start.unwrap_or(end), new_end);
     super::usermap::set(end, new_end, true);
     drop(mem);
+    huge_again_for(end, new_end);
     if present {
         super::protect::reset(end, new_end);
     }

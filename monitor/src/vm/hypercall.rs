@@ -317,6 +317,10 @@ pub fn zero_guest(ram: &super::memory::GuestRam, addr: u64, len: u64, mode: u64,
                 0
             }
             nr::MEM_ZERO_KEEP => super::guest_zero::zero_keeping(dst, len as usize, budget as usize),
+            nr::MEM_ZERO_STAY_SMALL => {
+                super::guest_zero::zero(dst, len as usize);
+                return 0;
+            }
             _ => {
                 super::guest_zero::zero(dst, len as usize);
                 0
