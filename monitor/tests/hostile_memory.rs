@@ -385,3 +385,19 @@ fn madvise_reads_a_closed_descriptors_file_again_as_on_linux() {
 fn mremap_fixed_and_dontunmap_move_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("mremap_fixed_dontunmap", Some("mremap fixed dontunmap: done"));
 }
+
+/// A program that reserves more than the program's memory (`--mem`) holds gets ENOMEM, as Linux
+/// answers when its address space is full, and hrt says once on stderr why (Linux would have
+/// granted reservations it does not back: a program with ~1,500 threads alive at once has 12 GiB
+/// of 8 MiB stacks).
+#[test]
+fn a_full_program_memory_is_enomem_said_once() {
+    let prog = build("map_until_full", &[]);
+    let out = hrt(&["--mem", "512M", "--cpus", "1"], &prog, &["4096"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.contains("then Cannot allocate memory"), "{out:?}");
+    let said = out.stderr.matches("found no free range that large in the program's memory").count();
+    assert_eq!(said, 1, "{out:?}");
+    let linux = native(&prog, &["1024"]);
+    assert!(linux.stdout.contains("mapped 1024 MiB, then stopped"), "natively: {linux:?}");
+}

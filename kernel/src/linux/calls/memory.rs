@@ -142,16 +142,17 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             // A thread comes next (glibc's stacks): its CPU starts waking now.
             crate::sched::thread::prewake_next_placement();
         }
-        if !file && prot & (protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC) == 0 {
-            usermem::alloc_absent(len, align, stack)?
+        let placed = if !file && prot & (protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC) == 0 {
+            usermem::alloc_absent(len, align, stack)
         } else if stack {
-            usermem::alloc_stack(len, align)?
+            usermem::alloc_stack(len, align)
         } else if file && !shared {
             unfilled = true;
-            usermem::alloc_unfilled(len, align)?
+            usermem::alloc_unfilled(len, align)
         } else {
-            usermem::alloc(len, align)?
-        }
+            usermem::alloc(len, align)
+        };
+        placed.map_err(|e| memory_full("mmap", len, e))?
     };
     if shared {
         if let Err(e) = shared_files::map(fd as u64, start, len, off, prot) {
@@ -239,6 +240,24 @@ pub(super) fn outside_program_memory(call: &str, addr: u64, len: u64) -> u32 {
         );
     }
     ENOMEM
+}
+
+/// A mapping the kernel places found no free range that large in the program's memory
+/// (`--mem`): ENOMEM, as Linux answers when its address space is full, and `hrt` says so once on
+/// its stderr, since Linux reserves address space it does not back and would have given the
+/// program the mapping (a program with ~1,500 threads alive at once has 8 MiB stacks for
+/// 12 GiB; INNCABS' fib 15 launched async aborts so at the default `--mem` here).
+fn memory_full(call: &str, len: u64, e: u32) -> u32 {
+    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if e == ENOMEM && !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        let (lo, hi) = usermem::pool_range();
+        crate::kprintln!(
+            "hrt: {call} of {len} bytes found no free range that large in the program's memory ({} MiB, --mem; {} MiB mapped): returning ENOMEM, where Linux would reserve it (reported once; a larger --mem may help)",
+            (hi - lo) >> 20,
+            usermem::mapped_bytes() >> 20
+        );
+    }
+    e
 }
 
 /// Gives a new mapping its protection. Read-write (with or without exec) is what fresh memory
