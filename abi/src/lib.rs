@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 38;
+pub const ABI_VERSION: u32 = 39;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -222,6 +222,10 @@ pub struct BootInfo {
     /// the monitor from the start, as if registered with [`nr::CHANNEL`]. Empty: the kernel
     /// allocates and registers its own (none with [`flags::NO_CHANNEL`]).
     pub channel: Range,
+    /// What the host can give this VM's memory, in bytes: its RAM, or `hrt`'s cgroup memory
+    /// limit if smaller (0: unknown). The pool is a reservation and may be larger; the memory
+    /// the program is told it has (`sysinfo`, `/proc/meminfo`) is capped at this.
+    pub host_memory: u64,
 }
 
 /// Length of a random-generator seed the monitor hands the kernel (`BootInfo::seed`,
@@ -314,6 +318,7 @@ impl BootInfo {
             seed: [0; SEED_LEN],
             page_map: UserMap { bitmap: 0, bytes: 0, base: 0, pages: 0, read_only: 0, unreadable: 0 },
             channel: Range { base: 0, size: 0 },
+            host_memory: 0,
         }
     }
 

@@ -138,7 +138,7 @@ pub struct VmArgs {
     /// Number of vCPUs [default: the host's CPU count]
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
-    /// Guest memory, e.g. 512M or 4G [default: 1G for selftest and info; for run 16G, or half the host's memory up to 32G]
+    /// Guest memory, e.g. 512M or 4G [default: 1G for selftest and info; for run 64G, or the host's memory up to 128G]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub mem: Option<u64>,
     /// Kernel image to boot instead of the one built into hrt

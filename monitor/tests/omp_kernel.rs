@@ -105,7 +105,7 @@ fn kernel_runtime_runs_target_and_teams_on_the_host_as_libgomp_does() {
 
 /// A region asking for 10,000 threads (OpenMP_VV's num_threads and thread_limit tests ask
 /// for that many): a worker's stack is resident memory under hrt, so the team gets as many as
-/// leave a quarter of the program's memory free (1,311 by default), where the kernel's runtime
+/// leave a quarter of the program's memory free (2,131 on a 24 GiB host), where the kernel's runtime
 /// ended the program before; every thread runs, the barrier and a reduction hold, and the
 /// program's memory is there afterwards.
 #[test]

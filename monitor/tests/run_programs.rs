@@ -629,6 +629,16 @@ fn meminfo() {
     check_alone("meminfo");
 }
 
+/// `hrt run`'s default memory (64 GiB here) is a reservation larger than this host's RAM, but
+/// the program is told at most the host's memory (sysinfo, /proc/meminfo), so that a program
+/// that sizes itself by it does not ask the host for more than it has.
+#[test]
+fn the_memory_a_program_is_told_of_is_at_most_the_hosts() {
+    let host = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kb = host.lines().find_map(|l| l.strip_prefix("MemTotal:")).unwrap().trim().trim_end_matches(" kB").to_string();
+    check_program("meminfo", &[Case::new("with the host's MemTotal").args(&[&kb])], Checks::default());
+}
+
 #[test]
 fn files() {
     let in_dir = Case { temp_dir: true, ..Case::new("in a fresh directory") };

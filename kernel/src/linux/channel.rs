@@ -170,8 +170,9 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         // What the program's /proc/meminfo shows (the monitor makes it). No caller holds the
         // memory lock here: a forwarded call may sleep.
         let m = &ch.header.program_memory;
-        m[0].store(super::usermem::total_bytes(), Ordering::Relaxed);
-        m[1].store(super::usermem::free_bytes(), Ordering::Relaxed);
+        let (total, free) = super::usermem::shown_bytes();
+        m[0].store(total, Ordering::Relaxed);
+        m[1].store(free, Ordering::Relaxed);
         for (to, v) in ch.header.main_stack.iter().zip(super::loader::main_stack()) {
             to.store(v, Ordering::Relaxed);
         }

@@ -704,13 +704,24 @@ pub fn mapped_within(start: u64, end: u64) -> u64 {
     mem.regions.range(..end).rev().take_while(|(_, &e)| e > start).map(|(&s, &e)| e.min(end) - s.max(start)).sum()
 }
 
-/// Free bytes in the pool (sysinfo, ENOMEM decisions).
-pub fn free_bytes() -> u64 {
-    MEMORY.lock().free.free_bytes()
+/// The program's memory as it is told of it (`sysinfo`, `/proc/meminfo`) and as team sizes
+/// count it: (total, free) bytes of the pool, capped at what the host can give
+/// (`BootInfo::host_memory`). The pool is a reservation that may be larger than the host's
+/// memory; what lies beyond the host's is taken off the free part, so the used part stays the
+/// pool's.
+pub fn shown_bytes() -> (u64, u64) {
+    let (total, free) = {
+        let mem = MEMORY.lock();
+        (mem.free.total_bytes(), mem.free.free_bytes())
+    };
+    cap_at_host(total, free, crate::bootinfo::get().host_memory)
 }
 
-pub fn total_bytes() -> u64 {
-    MEMORY.lock().free.total_bytes()
+fn cap_at_host(total: u64, free: u64, host: u64) -> (u64, u64) {
+    if host == 0 || host >= total {
+        return (total, free);
+    }
+    (host, free.saturating_sub(total - host))
 }
 
 /// Runs `f` with a scratch page of program memory that only the kernel knows (what the

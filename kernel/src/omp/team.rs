@@ -556,10 +556,10 @@ type AttrFn = extern "C" fn(*mut u8) -> i32;
 type AttrSetStack = extern "C" fn(*mut u8, usize) -> i32;
 
 /// Beyond the first `WORKERS_ANYWAY` workers (or 4 per CPU, if more), a new worker must leave
-/// a quarter of the program's memory free: its stack is resident, and a team of thousands
-/// would otherwise take what the program needs next. The first ones are made whenever
-/// `pthread_create` can (a program that filled its memory before its first region still
-/// gets its teams).
+/// a quarter of the program's memory free (`usermem::shown_bytes`: capped at the host's): its
+/// stack is resident, and a team of thousands would otherwise take what the program needs
+/// next. The first ones are made whenever `pthread_create` can (a program that filled its
+/// memory before its first region still gets its teams).
 const WORKERS_ANYWAY: usize = 64;
 const WORKERS_LEAVE_FREE: u64 = 4;
 /// Workers made so far.
@@ -571,10 +571,11 @@ static WORKERS_MADE: AtomicUsize = AtomicUsize::new(0);
 fn spawn_worker() -> Option<&'static Worker> {
     use crate::linux::usermem;
     let anyway = WORKERS_ANYWAY.max(4 * crate::cpu::count());
-    if WORKERS_MADE.load(Ordering::Relaxed) >= anyway
-        && usermem::free_bytes() < usermem::total_bytes() / WORKERS_LEAVE_FREE
-    {
-        return None;
+    if WORKERS_MADE.load(Ordering::Relaxed) >= anyway {
+        let (total, free) = usermem::shown_bytes();
+        if free < total / WORKERS_LEAVE_FREE {
+            return None;
+        }
     }
     let w: &'static Worker = Box::leak(Box::new(Worker {
         go: Word::new(0),

@@ -47,6 +47,7 @@ pub fn write(
     info.version = ABI_VERSION;
     info.num_cpus = config.cpus;
     info.mem_size = ram.size;
+    info.host_memory = super::host_memory::available().unwrap_or(0);
     for (i, (base, size)) in ram.ranges().into_iter().take(MAX_RAM_RANGES).enumerate() {
         info.ram[i] = Range { base, size };
         info.num_ram = i as u32 + 1;

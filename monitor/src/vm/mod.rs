@@ -6,6 +6,7 @@ mod cpuid;
 mod fork;
 mod guest_zero;
 mod host_clocks;
+pub mod host_memory;
 mod hypercall;
 mod kvm;
 mod late_teardown;

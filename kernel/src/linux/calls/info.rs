@@ -56,12 +56,13 @@ struct Sysinfo {
 }
 
 pub fn sysinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (totalram, freeram) = usermem::shown_bytes();
     let info = Sysinfo {
         // The host's, as CLOCK_BOOTTIME is.
         uptime: (super::time::boottime_ns() / 1_000_000_000) as i64,
         loads: [0; 3],
-        totalram: usermem::total_bytes(),
-        freeram: usermem::free_bytes(),
+        totalram,
+        freeram,
         sharedram: 0,
         bufferram: 0,
         totalswap: 0,
