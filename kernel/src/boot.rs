@@ -125,7 +125,11 @@ fn memory_and_page_tables(boot: &BootInfo, ring3: bool) -> bool {
     fpu::detect();
     let user = (boot.user_pool.size > 0).then(|| (boot.user_pool.base, boot.user_pool.base + boot.user_pool.size));
     let rewrite = crate::linux::rewrite::choose(boot);
-    paging::set_page_source(mem::table_pages::alloc_page, |pages| mem::table_pages::alloc_run(pages, 0));
+    // Zone 0 first; with `--numa` the kernel's share (the top of RAM) may lie wholly in a later
+    // zone, leaving zone 0 no room for the identity map's runs of tables at 48 GiB and more.
+    paging::set_page_source(mem::table_pages::alloc_page, |pages| {
+        (0..mem::num_zones()).find_map(|z| mem::table_pages::alloc_run(pages, z))
+    });
     paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, ring3);
     rewrite
 }

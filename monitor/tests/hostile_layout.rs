@@ -30,6 +30,23 @@ fn kernel_and_forwarded_writes_land_in_every_chunk_of_a_large_vm() {
     }
 }
 
+/// NUMA zones of a large VM: the kernel's share lies at the top of RAM, so the first zones
+/// hold none of the kernel's memory; the boot took the identity map's tables from zone 0 alone
+/// and stopped with "out of memory for page tables" from 48 GiB with `--numa 2` (the default
+/// `--mem` is 64G). The program runs as natively, and stderr is its own.
+#[test]
+fn numa_zones_of_a_large_vm_boot() {
+    let prog = build("layout_chunks", &[]);
+    let linux = native(&prog, &["4"]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    for options in [&["--cpus", "2", "--numa", "2"][..], &["--cpus", "4", "--numa", "4", "--mem", "128G"]] {
+        let got = hrt(options, &prog, &["4"]);
+        assert_eq!(got.stdout, linux.stdout, "{options:?}: {got:?}");
+        assert!(got.stderr.lines().all(|l| l.starts_with("layout:")), "{options:?}: {got:?}");
+        assert_eq!(got.code(), 0, "{options:?}: {got:?}");
+    }
+}
+
 #[test]
 fn a_15_mib_program_file_loads() {
     let prog = build("layout_big_data", &[]);

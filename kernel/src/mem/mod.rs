@@ -182,7 +182,8 @@ static EXCLUDED: IrqSpinLock<Excluded<EXCLUDED_MAX>> = IrqSpinLock::new(Excluded
 fn setup_zone<const N: usize>(boot: &BootInfo, z: usize, excluded: &Excluded<N>, lo: u64, hi: u64, defer_most: bool) {
     let meta_size = Buddy::metadata_bytes((hi - lo) as usize) as u64;
     let Some(meta) = excluded.first_fit(lo, hi, meta_size, PAGE) else {
-        crate::kprintln!("kernel: mem: zone {z} [{lo:#x}, {hi:#x}): no room for metadata; unused");
+        // Usual with `--numa`: a zone that the program's pool fills holds no kernel memory.
+        crate::kinfo!("kernel: mem: zone {z} [{lo:#x}, {hi:#x}): no room for metadata; unused");
         return;
     };
     let zone = &ZONES[z];

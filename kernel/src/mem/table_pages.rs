@@ -25,8 +25,8 @@ struct Arena {
 static ARENAS: [IrqSpinLock<Arena>; MAX_ZONES] = [const { IrqSpinLock::new(Arena { next: 0, end: 0 }) }; MAX_ZONES];
 
 /// One 4 KiB page for a page table, not zeroed: from zone `zone`'s current block (`None`: the
-/// current CPU's zone), a new 2 MiB block when it is used up, or a page from anywhere when no
-/// whole block is free. Table pages are never given back.
+/// current CPU's zone), a new 2 MiB block when it is used up, or a page from that zone, else
+/// from any, when no whole block is free. Table pages are never given back.
 pub fn alloc_page(zone: Option<usize>) -> Option<u64> {
     let zones = super::num_zones();
     if zones == 0 {
@@ -39,7 +39,9 @@ pub fn alloc_page(zone: Option<usize>) -> Option<u64> {
         }
         // Allocated without the arena's lock: the allocation may ask the monitor for memory.
         let Some(block) = super::alloc_pages(BLOCK_ORDER, Some(z)) else {
-            return super::alloc_pages(0, zone);
+            // Any zone last: with `--numa` a zone may hold no kernel memory at all (the
+            // kernel's share lies at the top of RAM, in the last zones).
+            return super::alloc_pages(0, zone).or_else(|| super::alloc_pages(0, None));
         };
         let mut arena = ARENAS[z].lock();
         if arena.next < arena.end {

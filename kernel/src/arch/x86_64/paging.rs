@@ -36,7 +36,7 @@ pub fn has_1g_pages() -> bool {
 }
 
 /// Where page-table pages come from: the memory layer's allocator of one 4 KiB page (with a
-/// NUMA zone hint), and of a run of contiguous pages in zone 0, installed at boot before the
+/// NUMA zone hint), and of a run of contiguous pages (zone 0 first), installed at boot before the
 /// first map (`set_page_source`).
 static PAGE_SOURCE: AtomicUsize = AtomicUsize::new(0);
 static RUN_SOURCE: AtomicUsize = AtomicUsize::new(0);
