@@ -11,6 +11,7 @@ impl Errno {
     pub const EINTR: Errno = Errno(libc::EINTR);
     pub const EBADF: Errno = Errno(libc::EBADF);
     pub const EACCES: Errno = Errno(libc::EACCES);
+    pub const EXDEV: Errno = Errno(libc::EXDEV);
     pub const EFAULT: Errno = Errno(libc::EFAULT);
     pub const EINVAL: Errno = Errno(libc::EINVAL);
     pub const EAGAIN: Errno = Errno(libc::EAGAIN);
