@@ -20,6 +20,8 @@ pub const MIN_MEM: u64 = 32 << 20;
 pub const DEFAULT_MEM: u64 = 1 << 30;
 /// Guest memory comes in whole 2 MiB pages, so the identity map needs no partial large page.
 pub const GRANULE: u64 = 2 << 20;
+/// How much of a thread stack's top `use_small_pages` has the host make at once.
+const STACK_TOP_POPULATED: u64 = 64 << 10;
 
 /// Checks `--mem` and rounds it down to whole 2 MiB pages.
 pub fn check_size(mem: u64) -> Result<u64> {
@@ -160,6 +162,16 @@ impl GuestRam {
             // SAFETY: advice on our own mapping (checked range); failure only leaves huge pages.
             unsafe { libc::madvise(host as *mut libc::c_void, len as usize, libc::MADV_NOHUGEPAGE) };
         }
+        // The top of a thread stack, which the thread touches first (glibc's thread descriptor
+        // and TLS, then its first frames): its host pages made now, in one call, where each
+        // first touch of a fresh 4 KiB host page from the guest cost ~22 us here (a 64 KiB
+        // touch 353 us against 17 natively, 21 on pages the host has). Fresh memory reads zero.
+        let top = len.min(STACK_TOP_POPULATED);
+        // SAFETY: advice on our own mapping (checked range); failure only leaves the pages to
+        // be made at their first touch.
+        unsafe {
+            libc::madvise(host.add((len - top) as usize) as *mut libc::c_void, top as usize, libc::MADV_POPULATE_WRITE)
+        };
         0
     }
 
