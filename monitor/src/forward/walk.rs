@@ -358,17 +358,19 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
 /// name is looked at here as the walk would. `stat` of a file in /etc: 11 host calls, ~15 us a
 /// call under `hrt run`, against 4.
 ///
-/// A directory part that crosses a mount (/sys, /dev, a bind mount) is resolved again without
-/// RESOLVE_NO_XDEV, still without magic links, and taken if the directory it
-/// ends at is not on procfs: a lookup that went through procfs on the way (a link into it, a
-/// `..` out of it) could only pass through its directories, which hold nothing of the monitor
-/// (what is in them, its files and magic links, is never opened on the way), and ended outside
-/// it. An open of a /sys file took ~30 host calls and 17 us against 2 natively (MPICH's
-/// `MPI_Init` reads ~100 of them, hwloc more).
+/// A directory part that crosses a mount (/sys, /dev, /proc, a bind mount) is resolved again
+/// without RESOLVE_NO_XDEV, still without magic links, and taken if the directory it ends at
+/// is not on procfs, or is a procfs directory outside the monitor's own (`outside_own_dirs`:
+/// `/proc/sys/kernel`, another process's, the monitor's `net`): a lookup that went through the
+/// monitor's directories on the way (a link into them, a `..` out of them) could only pass
+/// through directories, which give nothing of the monitor away (what is in them, its files and
+/// magic links, is never opened on the way). An open of a /sys file took ~30 host calls and
+/// 17 us against 2 natively (MPICH's `MPI_Init` reads ~100 of them, hwloc more), one of
+/// `/proc/net/route` (86 in `MPI_Init`) 29-32 us against 4.7.
 ///
-/// None when the path needs the full walk: its directory part ends on procfs or meets a magic
-/// link, its last name is a link to follow, or it ends in `/`, `.` or `..` (the walk then gives
-/// the answer or the error).
+/// None when the path needs the full walk: its directory part ends in or below one of the
+/// monitor's own /proc directories or meets a magic link, its last name is a link to follow,
+/// or it ends in `/`, `.` or `..` (the walk then gives the answer or the error).
 ///
 /// The last name needs no look when the call does not follow a link there (lstat, unlink,
 /// readlink: the call then gets AT_SYMLINK_NOFOLLOW or O_NOFOLLOW where it takes one, which
@@ -417,7 +419,7 @@ fn within_one_mount(start: i32, path: &[u8], follow: bool, opts: Opts) -> Option
         };
         // SAFETY: `fd` was just opened and is owned by nobody else.
         let dir = unsafe { OwnedFd::from_raw_fd(fd) };
-        if how.resolve & libc::RESOLVE_NO_XDEV == 0 && on_procfs(fd) {
+        if how.resolve & libc::RESOLVE_NO_XDEV == 0 && on_procfs(fd) && !outside_own_dirs(fd) {
             return None;
         }
         (Some(dir), fd)
@@ -442,6 +444,17 @@ fn within_one_mount(start: i32, path: &[u8], follow: bool, opts: Opts) -> Option
         return None;
     };
     Some(Resolved::At { dir, raw_dir, name, nofollow, unlooked: false })
+}
+
+/// Whether procfs directory `dir` is neither one of the monitor's own process or thread
+/// directories nor below one, except below a harmless entry (`net`, `ns`): where the walk
+/// itself would let any name be looked up (`/proc/net` is `/proc/<hrt>/net`).
+fn outside_own_dirs(dir: i32) -> bool {
+    match fd_text(dir).map(|t| place(&t)) {
+        Some(Place::Elsewhere) => true,
+        Some(Place::Below(first)) => HARMLESS.contains(&first.as_slice()),
+        _ => false,
+    }
 }
 
 /// Whether `dir` is the root of a procfs mount (where `self` and `thread-self` are plain links).
@@ -551,6 +564,9 @@ mod tests {
             format!("/dev/../proc/{me}/mem"),
             "/dev/fd/0".to_string(),
             "/dev/../proc/self/root/proc/self/mem".to_string(),
+            "/proc/net/../environ".to_string(),
+            format!("/proc/{me}/net/../task/{me}/mem"),
+            "/proc/self/ns/../mem".to_string(),
         ] {
             assert!(denied(&p, true), "{p}");
         }
@@ -564,7 +580,14 @@ mod tests {
             resolve(libc::AT_FDCWD, format!("{}/net/../../../etc/hostname", dir.display()).as_bytes(), true).is_ok()
         );
         let _ = std::fs::remove_dir_all(&dir);
-        for p in ["/sys/devices/system/cpu/online", "/proc/self/../../etc/hostname", "/dev/null"] {
+        for p in [
+            "/sys/devices/system/cpu/online",
+            "/proc/self/../../etc/hostname",
+            "/dev/null",
+            "/proc/net/route",
+            "/proc/sys/kernel/ostype",
+            "/proc/self/net/dev",
+        ] {
             assert!(matches!(resolve(libc::AT_FDCWD, p.as_bytes(), true), Ok(Resolved::At { .. })), "{p}");
         }
     }
