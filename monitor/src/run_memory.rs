@@ -66,7 +66,32 @@ pub fn original_address_space_limit() -> Option<u64> {
 
 /// The default `--mem` of `hrt run` on this host.
 pub fn default_run_mem() -> u64 {
-    from_available(crate::vm::host_memory::available())
+    let default = from_available(crate::vm::host_memory::available());
+    match strict_commit_room() {
+        Some(room) => default.min(room).max(crate::vm::MIN_MEM),
+        None => default,
+    }
+}
+
+/// Under strict overcommit accounting (`vm.overcommit_memory = 2`) the host counts the whole
+/// reservation against its commit limit, `MAP_NORESERVE` or not, so a default larger than what
+/// the limit has left would make `hrt` fail to start: the default then takes at most three
+/// quarters of that room (rounded down to 2 MiB). None under the other modes.
+fn strict_commit_room() -> Option<u64> {
+    let mode = std::fs::read_to_string("/proc/sys/vm/overcommit_memory").ok()?;
+    if mode.trim() != "2" {
+        return None;
+    }
+    room_in(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// Three quarters of `CommitLimit` less `Committed_AS` in meminfo text, 2 MiB-aligned.
+fn room_in(meminfo: &str) -> Option<u64> {
+    let kb = |name: &str| {
+        meminfo.lines().find_map(|l| l.strip_prefix(name)?.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    let room = kb("CommitLimit:")?.saturating_sub(kb("Committed_AS:")?) * 1024;
+    Some((room / 4 * 3) & !((2 << 20) - 1))
 }
 
 fn from_available(available: Option<u64>) -> u64 {
@@ -78,6 +103,16 @@ mod tests {
     use super::*;
 
     const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn strict_overcommit_leaves_room() {
+        let info = "MemTotal:       24683584 kB\nCommitLimit:    12341792 kB\nCommitted_AS:    2097152 kB\n";
+        let room = room_in(info).unwrap();
+        assert_eq!(room, ((12341792 - 2097152) * 1024 / 4 * 3) & !((2 << 20) - 1));
+        assert!(room < 8 * GIB && room > 7 * GIB, "{room}");
+        assert_eq!(room_in("CommitLimit: 1 kB\nCommitted_AS: 5 kB\n"), Some(0));
+        assert_eq!(room_in("MemTotal: 5 kB\n"), None);
+    }
 
     #[test]
     fn the_host_between_64_and_128_gib() {

@@ -73,8 +73,16 @@ impl GuestRam {
             .filter(|&(_, len)| len > 0)
             .map(|(base, len)| (GuestAddress(base), len as usize))
             .collect();
-        let mem = GuestMemoryMmap::<()>::from_ranges(&ranges)
-            .map_err(|e| err!("cannot reserve {} MiB of guest memory: {e}", size >> 20))?;
+        let mem = GuestMemoryMmap::<()>::from_ranges(&ranges).map_err(|e| {
+            // Under strict accounting the whole reservation counts against the commit limit.
+            let strict = std::fs::read_to_string("/proc/sys/vm/overcommit_memory").is_ok_and(|m| m.trim() == "2");
+            let hint = if strict {
+                " (the host counts all of it against its commit limit: vm.overcommit_memory is 2; give a smaller --mem)"
+            } else {
+                ""
+            };
+            err!("cannot reserve {} MiB of guest memory: {e}{hint}", size >> 20)
+        })?;
         for region in mem.iter() {
             let host = mem.get_host_address(region.start_addr()).map_err(|e| err!("guest memory: {e}"))?;
             let advice = if huge { libc::MADV_HUGEPAGE } else { libc::MADV_NOHUGEPAGE };
