@@ -125,8 +125,8 @@ pub enum IdleMode {
 /// Where the kernel's OpenMP runtime puts its threads when the vCPUs outnumber the host's CPUs.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Overcommit {
-    /// On as many vCPUs as the host has CPUs (unless OMP_PLACES binds them): threads that
-    /// wait for each other take turns there, the other vCPUs stay halted
+    /// On as many vCPUs as the host has CPUs (unless the program or OMP_PLACES binds them):
+    /// threads that wait for each other take turns there, the other vCPUs stay halted
     Pack,
     /// Over every vCPU, each a host thread that the host schedules
     Spread,
@@ -150,7 +150,8 @@ pub struct VmArgs {
     /// Pin each vCPU thread to its own host CPU
     #[arg(long)]
     pub pin: bool,
-    /// With more vCPUs than host CPUs: where the kernel's OpenMP runtime puts its threads
+    /// With more vCPUs than host CPUs: where the program's threads go (those it binds go where
+    /// it binds them)
     #[arg(long, value_enum, default_value = "pack")]
     pub overcommit: Overcommit,
     /// Preempt a thread after US microseconds while others wait for its CPU; 0: never
