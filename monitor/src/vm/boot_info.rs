@@ -30,7 +30,7 @@ pub struct BootLayout {
 /// top (the program's file, arguments and the boot stacks). The rest, down to the pool's end,
 /// is registered as the kernel asks (`pool_slots`): KVM's bookkeeping of a slot costs ~1 ms
 /// per GiB to set up and ~0.3 ms to tear down, and most programs use a few MiB of the share
-/// (1 GiB at the default 16 GiB). Enough for the boot: the allocators' metadata, the page
+/// (4 GiB at the default 64 GiB). Enough for the boot: the allocators' metadata, the page
 /// tables and every vCPU's stacks.
 const KERNEL_FIRST_PIECE: u64 = 64 << 20;
 

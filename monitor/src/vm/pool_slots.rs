@@ -4,7 +4,7 @@
 //! Why: KVM's bookkeeping of a memory slot (on a shadow-paging host such as PVM, its reverse
 //! maps and write-tracking arrays, ~2.5 MiB per GiB, allocated and cleared) takes ~1 ms per
 //! GiB to set up and ~0.3 ms per GiB to tear down: 15-20 ms of a ~50 ms `hrt run` with the
-//! default 16 GiB, for memory most programs never touch. A program pays for the chunks it
+//! then default 16 GiB, for memory most programs never touch. A program pays for the chunks it
 //! uses: its image and heap at the pool's start, its stacks and mappings after the break's
 //! window (~1 GiB in). A chunk asked for right above a registered run of them registers at
 //! least as much again as that run, so a heap or a run of mappings that grows asks a few times
@@ -16,7 +16,7 @@
 //! The kernel's own share of RAM (the top of RAM above the pool, `BootInfo::kernel_lazy`) is
 //! given in growing pieces, downward: its top piece at start (`boot_info`), the rest as the
 //! kernel's allocator runs out (`nr::KERNEL_RAM_READY`), each piece at least doubling what is
-//! registered. Most programs use a few MiB of a share of 1 GiB (at the default 16 GiB).
+//! registered. Most programs use a few MiB of a share of 4 GiB (at the default 64 GiB).
 //!
 //! The kernel never touches pool memory before it is present in the program's page tables,
 //! and it asks before it makes any present; it gives its allocator none of its share before
