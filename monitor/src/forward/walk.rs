@@ -509,10 +509,28 @@ mod tests {
         matches!(resolve(libc::AT_FDCWD, path.as_bytes(), follow), Err(Errno::EACCES))
     }
 
+    fn all_denied(paths: &[String]) {
+        for p in paths {
+            assert!(denied(p, true), "{p}");
+        }
+    }
+
+    /// A fresh scratch directory `name` under the temporary directory holding symbolic links
+    /// (`(link name, target)`); the caller removes it.
+    fn dir_with_links(name: &str, links: &[(&str, &str)]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (link, target) in links {
+            std::os::unix::fs::symlink(target, dir.join(link)).unwrap();
+        }
+        dir
+    }
+
     #[test]
     fn own_proc_entries_are_refused_however_spelled() {
         let me = std::process::id();
-        for p in [
+        all_denied(&[
             "/proc/self/mem".to_string(),
             "/proc/thread-self/mem".to_string(),
             format!("/proc/{me}/environ"),
@@ -523,14 +541,8 @@ mod tests {
             "/proc/self/fd/0".to_string(),
             "/proc/self/net/../mem".to_string(),
             "//proc/./self/../self/mem".to_string(),
-        ] {
-            assert!(denied(&p, true), "{p}");
-        }
-        let dir = std::env::temp_dir().join(format!("hrt-walk-{me}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::os::unix::fs::symlink("/proc/self/mem", dir.join("mem")).unwrap();
-        std::os::unix::fs::symlink("/proc", dir.join("p")).unwrap();
+        ]);
+        let dir = dir_with_links("hrt-walk", &[("mem", "/proc/self/mem"), ("p", "/proc")]);
         assert!(denied(dir.join("mem").to_str().unwrap(), true));
         assert!(!denied(dir.join("mem").to_str().unwrap(), false), "lstat of the link itself is fine");
         assert!(denied(&format!("{}/p/self/net/../environ", dir.display()), true));
@@ -557,7 +569,7 @@ mod tests {
     #[test]
     fn paths_across_mounts_stay_out_of_own_entries() {
         let me = std::process::id();
-        for p in [
+        all_denied(&[
             "/sys/../proc/self/mem".to_string(),
             "/sys/../proc/self/environ".to_string(),
             "/sys/devices/../../proc/self/task/../mem".to_string(),
@@ -567,13 +579,8 @@ mod tests {
             "/proc/net/../environ".to_string(),
             format!("/proc/{me}/net/../task/{me}/mem"),
             "/proc/self/ns/../mem".to_string(),
-        ] {
-            assert!(denied(&p, true), "{p}");
-        }
-        let dir = std::env::temp_dir().join(format!("hrt-walk-mounts-{me}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::os::unix::fs::symlink("/proc/self/net", dir.join("net")).unwrap();
+        ]);
+        let dir = dir_with_links("hrt-walk-mounts", &[("net", "/proc/self/net")]);
         assert!(denied(&format!("{}/net/../mem", dir.display()), true));
         // Through procfs and out again by `..`: only its directories were passed.
         assert!(
