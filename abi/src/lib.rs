@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 39;
+pub const ABI_VERSION: u32 = 40;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -226,6 +226,35 @@ pub struct BootInfo {
     /// limit if smaller (0: unknown). The pool is a reservation and may be larger; the memory
     /// the program is told it has (`sysinfo`, `/proc/meminfo`) is capped at this.
     pub host_memory: u64,
+    /// How many of `cpuid` hold answers.
+    pub cpuid_count: u32,
+    pub _pad7: u32,
+    /// What the vCPUs' CPUID answers for the leaves [`cpuid_seedable`] names, as the monitor
+    /// gave them to KVM: the kernel answers the program's rewritten CPUID sites from these
+    /// without asking the CPU (a CPUID traps to the host on a PVM host).
+    pub cpuid: [CpuidAnswer; CPUID_ANSWERS],
+}
+
+/// One CPUID answer: the leaf (eax), the subleaf (ecx; 0 for leaves that ignore it), and eax,
+/// ebx, ecx, edx.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuidAnswer {
+    pub leaf: u32,
+    pub subleaf: u32,
+    pub regs: [u32; 4],
+}
+
+/// Room for CPUID answers in [`BootInfo::cpuid`].
+pub const CPUID_ANSWERS: usize = 48;
+
+/// Whether the monitor passes its CPUID answers for `leaf` in [`BootInfo::cpuid`]: leaves KVM
+/// answers from the table the monitor gave it as they are, the same on every vCPU, for the
+/// whole run (not 1, 0xb and 0x1f, which hold the vCPU's APIC ID; not 7 and 0xd, whose
+/// OSPKE bit and sizes KVM updates from CR4 and XCR0; not 0x8000_0007, whose invariant-TSC
+/// bit KVM may clear).
+pub fn cpuid_seedable(leaf: u32) -> bool {
+    matches!(leaf, 0 | 2 | 4 | 0x14 | 0x19 | 0x8000_0000..=0x8000_0006 | 0x8000_0008)
 }
 
 /// Length of a random-generator seed the monitor hands the kernel (`BootInfo::seed`,
@@ -319,6 +348,9 @@ impl BootInfo {
             page_map: UserMap { bitmap: 0, bytes: 0, base: 0, pages: 0, read_only: 0, unreadable: 0 },
             channel: Range { base: 0, size: 0 },
             host_memory: 0,
+            cpuid_count: 0,
+            _pad7: 0,
+            cpuid: [CpuidAnswer { leaf: 0, subleaf: 0, regs: [0; 4] }; CPUID_ANSWERS],
         }
     }
 

@@ -353,3 +353,48 @@ fn variable_number_sites_are_rewritten_and_change_nothing() {
     assert!(rewritten >= 12, "{rewritten} getpid calls traced");
     assert_eq!(rewritten, kept, "getpid calls traced with and without rewriting");
 }
+
+/// CPUID sites rewritten into jumps to a slot that answers from the kernel's table
+/// (`linux::cpuid_sites`, `arch::cpuid_cache`) change nothing the program sees: every answer
+/// for a list of leaves and subleaves (asked twice: the second time from the table) is the
+/// one a real CPUID gives (`--no-rewrite`), a leaf function's red zone, caller-saved registers
+/// and carry flag survive its CPUID, and answers stay the same while signal handlers ask too;
+/// static, static-PIE (its slots in the near table) and dynamically linked (ld.so's sites).
+/// With the kernel in ring 3 (`-v`) the program's two sites are rewritten, none with
+/// `--no-rewrite`.
+#[test]
+fn rewritten_cpuid_sites_answer_as_the_cpu() {
+    let prog = build("ring_cpuid", &[]);
+    let pie = build("ring_cpuid", &["-static-pie"]);
+    let dynamic = common::hostile::build_dynamic(
+        &common::hostile::repo_root().join("tests/programs/hostile/ring_cpuid.c"),
+        "ring_cpuid",
+        &["-pthread"],
+    );
+    for p in [&prog, &pie, &dynamic] {
+        for case in ["leaves", "redzone", "signals"] {
+            let real = hrt(&["--cpus", "2", "--no-rewrite"], p, &[case]);
+            assert_eq!(real.code(), 0, "{}", real.stderr);
+            let out = hrt(&["--cpus", "2"], p, &[case]);
+            assert_same(&format!("ring_cpuid {case} ({})", p.display()), &real, &out);
+        }
+        for case in ["redzone", "signals"] {
+            assert_same(&format!("ring_cpuid {case} natively"), &native(p, &[case]), &hrt(&[], p, &[case]));
+        }
+    }
+    if !pvm_host() {
+        return;
+    }
+    let rewritten = |prog: &std::path::Path, opts: &[&str]| -> u64 {
+        let mut all = vec!["-v"];
+        all.extend_from_slice(opts);
+        let out = hrt(&all, prog, &["redzone"]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        let line = out.stderr.lines().find(|l| l.contains("CPUID site(s) rewritten")).unwrap_or_default();
+        line.split_whitespace().nth(1).and_then(|w| w.parse().ok()).unwrap_or(0)
+    };
+    for p in [&prog, &pie, &dynamic] {
+        assert!(rewritten(p, &[]) >= 2, "{}: the program's CPUID sites were not rewritten", p.display());
+    }
+    assert_eq!(rewritten(&prog, &["--no-rewrite"]), 0);
+}

@@ -65,6 +65,8 @@ struct Loaded {
     base: u64,
     /// How many of its functions jump to the kernel's (`--omp kernel`).
     overridden: usize,
+    /// Its executable segments' span.
+    code: (u64, u64),
 }
 
 /// What `load_image` loads: the program's file, its interpreter's (a dynamic program), and its
@@ -159,7 +161,9 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: Option<&[u8]>
             super::eh_frame::add(base + lo, base + hi, hdr);
         }
     }
-    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base, overridden })
+    let exec = loads.iter().filter(|p| p.flags & PF_X != 0);
+    let code = exec.fold((u64::MAX, 0), |(lo, hi), p| (lo.min(base + p.vaddr), hi.max(base + p.vaddr + p.filesz)));
+    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base, overridden, code })
 }
 
 /// Gives the kernel's OpenMP runtime the program's environment when the program's libgomp
@@ -329,6 +333,10 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     };
     let sp = build_stack(img, &loaded, interp.as_ref().map_or(0, |i| i.base), top, top)?;
     super::near_table::map(Some(top + vdso_len));
+    // With the near table in place (far images' slots lie there), before the program runs.
+    for l in core::iter::once(&loaded).chain(interp.as_ref()) {
+        super::cpuid_sites::rewrite_loaded(l.code.0, l.code.1);
+    }
     let entry = interp.as_ref().map_or(loaded.entry, |i| i.entry);
     Ok(Start { entry, sp })
 }

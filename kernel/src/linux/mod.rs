@@ -3,6 +3,7 @@
 
 pub mod calls;
 pub mod channel;
+pub mod cpuid_sites;
 pub mod cputime;
 pub mod eh_frame;
 pub mod elf;

@@ -167,6 +167,8 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
              rewritten with the number in a register, {functions} in the generic syscall function, {variable} with \
              a replayed window and any number)"
         );
+        let (cpuid, cpuid_kept) = super::cpuid_sites::counts();
+        crate::kinfo!("kernel: {cpuid} CPUID site(s) rewritten into calls, {cpuid_kept} kept CPUID");
     }
     if super::channel::active() {
         let (calls, slept, rung, evicted) = super::channel::counts();

@@ -383,9 +383,19 @@ fn qualifies(site: u64, rax: u64) -> Plan {
 /// and it uses nothing below its stack pointer (the red-zone rule).
 fn site_function(site: u64) -> Option<Vec<Instruction>> {
     let (start, end) = super::symbols::function_at(site)?;
-    let code = uaccess::slice(start, end - start).ok()?;
-    let instrs = decode(code, start)?;
+    function_instructions(start, end)
+}
+
+/// The instructions of the function `[start, end)`, if it decodes and uses nothing below its
+/// stack pointer (the red-zone rule).
+fn function_instructions(start: u64, end: u64) -> Option<Vec<Instruction>> {
+    let instrs = decode_function(start, end)?;
     (!instrs.iter().any(below_stack_pointer)).then_some(instrs)
+}
+
+/// The instructions of the function `[start, end)`, if it decodes.
+pub(super) fn decode_function(start: u64, end: u64) -> Option<Vec<Instruction>> {
+    decode(uaccess::slice(start, end - start).ok()?, start)
 }
 
 /// Before a fork freezes the other CPUs: the decoder's tables (a lazily built static) exist.

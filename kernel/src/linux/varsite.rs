@@ -71,7 +71,7 @@ use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register}
 
 use super::regsite::{self, MAX_WINDOW};
 use super::uaccess;
-use crate::arch::slot_table::{self, Fixup, Replayed};
+use crate::arch::slot_table::{self, Fixup, Replayed, Then};
 
 const SYSCALL: [u8; 2] = [0x0f, 0x05];
 const CALL_REL32: u8 = 0xe8;
@@ -332,7 +332,7 @@ fn new_code(window: &Window, mapped: &dyn Fn(u64, u64) -> bool) -> Option<[u8; M
     if instrs.iter().any(Instruction::is_invalid) || !replayable(&instrs, window.start, window.site + 2) {
         return None;
     }
-    let rel = slot_table::window_call(&replay, window.site + 2, mapped)?;
+    let rel = slot_table::window_call(&replay, window.site + 2, mapped, Then::Enter)?;
     let mut new = [0xccu8; MAX_WINDOW];
     let pad = len - CALL_LEN;
     match pad {

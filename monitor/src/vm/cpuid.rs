@@ -36,6 +36,20 @@ fn host_lzcnt() -> u32 {
     ecx & (1 << 5)
 }
 
+/// Writes into `out` what `c` answers for the leaves `hrt_abi::cpuid_seedable` names (subleaf 0
+/// for leaves that ignore it); returns how many it wrote.
+pub fn seed_answers(c: &CpuId, out: &mut [hrt_abi::CpuidAnswer]) -> usize {
+    let flag_index = kvm_bindings::KVM_CPUID_FLAG_SIGNIFCANT_INDEX;
+    let seeds = c.as_slice().iter().filter(|e| hrt_abi::cpuid_seedable(e.function));
+    let mut n = 0;
+    for (slot, e) in out.iter_mut().zip(seeds) {
+        let subleaf = if e.flags & flag_index != 0 { e.index } else { 0 };
+        *slot = hrt_abi::CpuidAnswer { leaf: e.function, subleaf, regs: [e.eax, e.ebx, e.ecx, e.edx] };
+        n += 1;
+    }
+    n
+}
+
 /// Whether leaf `function` reports feature bit `bit` of register `reg` ('a', 'b', 'c' or 'd').
 pub fn has(c: &CpuId, function: u32, reg: char, bit: u32) -> bool {
     c.as_slice().iter().find(|e| e.function == function && e.index == 0).is_some_and(|e| {

@@ -3,6 +3,7 @@ pub mod apic;
 pub mod call_gate;
 pub mod context;
 pub mod cpu;
+pub mod cpuid_cache;
 pub mod entry;
 pub mod features;
 pub mod fpu;

@@ -42,8 +42,10 @@ const WINDOW_SLOT: usize = 32;
 const WINDOW_SLOTS: usize = 128;
 /// A table's length.
 pub const TABLE_LEN: usize = WINDOWS_AT + WINDOW_SLOTS * WINDOW_SLOT;
-/// The near table's hub: `jmp *[rip + 2]` (6 bytes), 2 bytes of int3, the entry's address.
-const HUB_LEN: usize = 16;
+/// The near table's hubs, 16 bytes each: `jmp *[rip + 2]` (6 bytes), 2 bytes of int3, an
+/// address: the entry's, then the CPUID stub's (`cpuid_cache`).
+const HUB: usize = 16;
+const HUB_LEN: usize = 2 * HUB;
 /// The near table's length: the hub, then a table.
 pub const NEAR_TABLE_LEN: usize = HUB_LEN + TABLE_LEN;
 
@@ -96,7 +98,7 @@ pub(super) fn write(code: &mut [u8], addr: u64, target: u64) {
 
 /// Records the gate's table (`call_gate::install`), whose slots jump to `target`.
 pub(super) fn set_kernel(addr: u64, target: u64) {
-    WINDOWS[0].reset(addr, target);
+    WINDOWS[0].reset(addr, target, super::cpuid_cache::stub_address());
     KERNEL.store(addr, Ordering::Relaxed);
 }
 
@@ -115,14 +117,17 @@ pub fn enter_pushing_rcx_address() -> u64 {
 /// Writes a near table (hub and slots) into `code`, to be executed at `addr`.
 pub fn write_near(code: &mut [u8], addr: u64) {
     code[..HUB_LEN].fill(0xcc);
-    code[..6].copy_from_slice(&[0xff, 0x25, 0x02, 0x00, 0x00, 0x00]); // jmp [rip + 2]
-    code[8..16].copy_from_slice(&super::ring3::call_entry_address().to_le_bytes());
+    let targets = [super::ring3::call_entry_address(), super::cpuid_cache::stub_address()];
+    for (hub, target) in code[..HUB_LEN].chunks_exact_mut(HUB).zip(targets) {
+        hub[..6].copy_from_slice(&[0xff, 0x25, 0x02, 0x00, 0x00, 0x00]); // jmp [rip + 2]
+        hub[8..16].copy_from_slice(&target.to_le_bytes());
+    }
     write(&mut code[HUB_LEN..], addr + HUB_LEN as u64, addr);
 }
 
 /// Makes the near table written at `addr` (`write_near`) the one sites may call from now on.
 pub fn set_near(addr: u64) {
-    WINDOWS[1].reset(addr + HUB_LEN as u64, addr);
+    WINDOWS[1].reset(addr + HUB_LEN as u64, addr, addr + HUB as u64);
     NEAR.store(addr, Ordering::SeqCst);
 }
 
@@ -132,21 +137,48 @@ pub fn set_near(addr: u64) {
 /// as a program image is loaded).
 struct Windows {
     table: AtomicU64,
-    target: AtomicU64,
+    /// Where its window slots go on to: the entry (`Then::Enter`), the CPUID stub (`Then::Cpuid`).
+    targets: [AtomicU64; 2],
     used: AtomicUsize,
 }
 
 impl Windows {
     const fn new() -> Self {
-        Windows { table: AtomicU64::new(0), target: AtomicU64::new(0), used: AtomicUsize::new(0) }
+        Windows { table: AtomicU64::new(0), targets: [AtomicU64::new(0), AtomicU64::new(0)], used: AtomicUsize::new(0) }
     }
 
-    fn reset(&self, table: u64, target: u64) {
+    fn reset(&self, table: u64, enter: u64, cpuid: u64) {
         self.used.store(0, Ordering::SeqCst);
-        self.target.store(target, Ordering::SeqCst);
+        self.targets[0].store(enter, Ordering::SeqCst);
+        self.targets[1].store(cpuid, Ordering::SeqCst);
         self.table.store(table, Ordering::SeqCst);
     }
 }
+
+/// How a window slot is reached and what it does after replaying its instructions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    /// Reached by `call`; enters the kernel with the number in rax: the window ended in a
+    /// `syscall`.
+    Enter,
+    /// Reached by `jmp`; calls the CPUID stub (`cpuid_cache`) with rsp 128 bytes lower, past
+    /// the red zone a leaf function may use, and jumps `back`: the window ended in a `cpuid`.
+    Cpuid { back: u64 },
+}
+
+impl Then {
+    fn index(self) -> usize {
+        match self {
+            Then::Enter => 0,
+            Then::Cpuid { .. } => 1,
+        }
+    }
+}
+
+/// A CPUID slot's tail: `lea -128(%rsp), %rsp`, `call` (5), `lea 128(%rsp), %rsp`, `jmp` (5).
+const LOWER_RSP: [u8; 5] = [0x48, 0x8d, 0x64, 0x24, 0x80];
+const RAISE_RSP: [u8; 8] = [0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00];
+const CPUID_TAIL: usize = LOWER_RSP.len() + 5 + RAISE_RSP.len() + 5;
 
 /// The gate's table's window slots and the near table's (`table` 0: none yet).
 static WINDOWS: [Windows; 2] = [Windows::new(), Windows::new()];
@@ -180,26 +212,38 @@ pub enum Fixup {
 /// The bytes of a taken branch's stub: `lea 8(%rsp), %rsp` (5), `jmp rel32` (5).
 const STUB_LEN: usize = 10;
 
-/// A window slot's code, to be executed at `addr` in a table whose slots jump to `target`: the
-/// `replay` instructions (adjusted to the new place, `Fixup`), `jmp target`, then the stubs of
-/// the branches, int3 after. None if something is out of reach from there or does not fit.
-fn window_code(replay: &[Replayed], addr: u64, target: u64) -> Option<[u8; WINDOW_SLOT]> {
+/// A window slot's code, to be executed at `addr` in a table whose slots go on to `target`:
+/// the `replay` instructions (adjusted to the new place, `Fixup`), the tail `then` asks for
+/// (`jmp target`, or CPUID's call and jump back), then the stubs of the branches, int3 after.
+/// None if something is out of reach from there or does not fit.
+fn window_code(replay: &[Replayed], addr: u64, target: u64, then: Then) -> Option<[u8; WINDOW_SLOT]> {
     let mut code = [0xccu8; WINDOW_SLOT];
     let body: usize = replay.iter().map(|r| if matches!(r.fixup, Fixup::Branch(..)) { 2 } else { r.len }).sum();
     let branches = replay.iter().filter(|r| matches!(r.fixup, Fixup::Branch(..))).count();
-    if body + 5 + branches * STUB_LEN > WINDOW_SLOT {
+    let tail = match then {
+        Then::Enter => 5,
+        Then::Cpuid { .. } => CPUID_TAIL,
+    };
+    if body + tail + branches * STUB_LEN > WINDOW_SLOT {
         return None;
     }
+    // Reached by `call`, the slot runs with the return address pushed: stack operands reach 8
+    // bytes further and a branch out drops it first.
+    let pushed = matches!(then, Then::Enter);
     let mut at = 0;
-    let mut stub = body + 5;
+    let mut stub = body + tail;
     for r in replay {
         match r.fixup {
             Fixup::Branch(condition, to) => {
                 // j<cc> rel8 to this branch's stub.
                 code[at] = 0x70 | (condition & 0xf);
                 code[at + 1] = (stub - (at + 2)) as u8;
-                code[stub..stub + 5].copy_from_slice(&[0x48, 0x8d, 0x64, 0x24, 0x08]);
-                jump_to(&mut code, addr, stub + 5, to)?;
+                if pushed {
+                    code[stub..stub + 5].copy_from_slice(&[0x48, 0x8d, 0x64, 0x24, 0x08]);
+                    jump_to(&mut code, addr, stub + 5, to)?;
+                } else {
+                    jump_to(&mut code, addr, stub, to)?;
+                }
                 stub += STUB_LEN;
                 at += 2;
                 continue;
@@ -211,6 +255,7 @@ fn window_code(replay: &[Replayed], addr: u64, target: u64) -> Option<[u8; WINDO
                 let disp = i32::try_from(names as i64 - (addr as i64 + (at + r.len) as i64)).ok()?;
                 code[at + disp_at..at + disp_at + 4].copy_from_slice(&disp.to_le_bytes());
             }
+            Fixup::StackRelative(..) if !pushed => {}
             Fixup::StackRelative(disp_at, 1) => {
                 code[at + disp_at] = (code[at + disp_at] as i8).checked_add(8)? as u8;
             }
@@ -223,20 +268,36 @@ fn window_code(replay: &[Replayed], addr: u64, target: u64) -> Option<[u8; WINDO
         }
         at += r.len;
     }
-    jump_to(&mut code, addr, at, target)?;
+    match then {
+        Then::Enter => jump_to(&mut code, addr, at, target)?,
+        Then::Cpuid { back } => {
+            code[at..at + LOWER_RSP.len()].copy_from_slice(&LOWER_RSP);
+            at += LOWER_RSP.len();
+            let rel = i32::try_from(target as i64 - (addr as i64 + at as i64 + 5)).ok()?;
+            code[at] = 0xe8; // call rel32
+            code[at + 1..at + 5].copy_from_slice(&rel.to_le_bytes());
+            at += 5;
+            code[at..at + RAISE_RSP.len()].copy_from_slice(&RAISE_RSP);
+            at += RAISE_RSP.len();
+            jump_to(&mut code, addr, at, back)?;
+        }
+    }
     Some(code)
 }
 
-/// The displacement of a `call rel32` ending at `from` to a window slot that replays `replay`
-/// and enters: a slot of the same code if there is one, else a new one, in the gate's table if
+/// The displacement of a `call rel32` (`jmp rel32` for `Then::Cpuid`) ending at `from` to a
+/// window slot that replays `replay` and goes on as `then` says: a slot of the same code if there is one, else a new one, in the gate's table if
 /// in reach, else the near table. None if neither has one in reach or room. `writable(start,
 /// end)` tells whether the near table's memory is still there (the program may have unmapped
 /// it). The caller has stopped every other CPU (`sched::freeze`): they pass a serializing
 /// instruction before they run program code again.
-pub fn window_call(replay: &[Replayed], from: u64, writable: &dyn Fn(u64, u64) -> bool) -> Option<i32> {
+pub fn window_call(replay: &[Replayed], from: u64, writable: &dyn Fn(u64, u64) -> bool, then: Then) -> Option<i32> {
     for (i, w) in WINDOWS.iter().enumerate() {
-        let (table, target, used) =
-            (w.table.load(Ordering::SeqCst), w.target.load(Ordering::SeqCst), w.used.load(Ordering::SeqCst));
+        let (table, target, used) = (
+            w.table.load(Ordering::SeqCst),
+            w.targets[then.index()].load(Ordering::SeqCst),
+            w.used.load(Ordering::SeqCst),
+        );
         let slot_addr = |n: usize| table + (WINDOWS_AT + n * WINDOW_SLOT) as u64;
         let reach = |addr: u64| i32::try_from(addr as i64 - from as i64).ok();
         if table == 0 || reach(slot_addr(0)).is_none() || reach(slot_addr(WINDOW_SLOTS - 1)).is_none() {
@@ -250,7 +311,7 @@ pub fn window_call(replay: &[Replayed], from: u64, writable: &dyn Fn(u64, u64) -
             // SAFETY: a used slot of a table that is mapped (the gate is the kernel's; the near
             // table checked just above), WINDOW_SLOT bytes long.
             let current = unsafe { core::ptr::read_volatile(addr as *const [u8; WINDOW_SLOT]) };
-            if window_code(replay, addr, target) == Some(current) {
+            if window_code(replay, addr, target, then) == Some(current) {
                 return reach(addr);
             }
         }
@@ -258,7 +319,7 @@ pub fn window_call(replay: &[Replayed], from: u64, writable: &dyn Fn(u64, u64) -
             continue;
         }
         let addr = slot_addr(used);
-        let Some(code) = window_code(replay, addr, target) else { continue };
+        let Some(code) = window_code(replay, addr, target, then) else { continue };
         super::call_gate::write_code(addr, &code);
         w.used.store(used + 1, Ordering::SeqCst);
         return reach(addr);

@@ -18,14 +18,21 @@ pub use super::percpu::{OFF_KERNEL_RSP, OFF_USER_RSP};
 // error 0x5, on the supervisor page; clearing EFER.SCE changes nothing; a DPL-3 `int 0x81`
 // there raises #UD). Exceptions do enter supervisor mode through the IDT, so on PVM LSTAR
 // points at this one user-executable page, whose `ud2` the #UD handler recognises by its
-// address as a system call.
+// address as a system call. The page also holds the stub that rewritten CPUID sites call
+// (`cpuid_cache`), which must count as program code for the trap handlers.
 core::arch::global_asm!(
     ".section .text.user_trampoline, \"ax\"",
     ".balign 4096",
     ".global hrt_user_syscall_trampoline",
     "hrt_user_syscall_trampoline:",
     "    ud2",
+    super::cpuid_cache::cpuid_stub_asm!(),
     ".balign 4096",
+    table = sym super::cpuid_cache::HRT_CPUID_TABLE,
+    used = sym super::cpuid_cache::HRT_CPUID_USED,
+    class = sym super::cpuid_cache::HRT_CPUID_CLASS,
+    entries = const super::cpuid_cache::ENTRIES,
+    entry_len = const super::cpuid_cache::ENTRY_LEN,
 );
 
 extern "C" {

@@ -1,0 +1,163 @@
+//! The program's CPUID instructions as calls. A CPUID traps to the host on a PVM host (~35 us
+//! here), and glibc's start-up runs about 67 of them; `arch::cpuid_cache` answers most from
+//! memory. Unlike a `syscall`, a CPUID never reaches the kernel, so its sites cannot be found
+//! when they first run (`rewrite`, lazily): they are looked for when an image is loaded,
+//! before the program runs: each `0f a2` in its code whose function the symbol table or the
+//! unwind table names, that decodes there as a CPUID, in a function that uses no red zone
+//! (the `call` pushes its return address there), with a window before it that `varsite`'s
+//! rules let a slot replay, becomes a `call` to such a slot that ends in the stub. Sites
+//! that do not qualify keep CPUID. Only with rewriting on (`rewrite::enabled`, the kernel in
+//! ring 3, no `--no-rewrite`).
+//!
+//! What it costs: a pass over the code for `0f a2` (through the pool's alias, whose large
+//! pages cost no shadow-paging fault per 4 KiB) and the decoding of each function holding one.
+//! Only images whose code is small enough that the pass pays (`SCAN_MAX`).
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
+
+use crate::arch::slot_table::{self, Fixup, Replayed, Then};
+
+/// The most code a pass looks at: at ~1 byte a cycle, 8 MiB is ~3 ms, about what glibc's
+/// CPUIDs cost.
+const SCAN_MAX: u64 = 8 << 20;
+
+static REWRITTEN: AtomicUsize = AtomicUsize::new(0);
+static KEPT: AtomicUsize = AtomicUsize::new(0);
+
+/// CPUID sites rewritten and kept since boot.
+pub fn counts() -> (usize, usize) {
+    (REWRITTEN.load(Ordering::Relaxed), KEPT.load(Ordering::Relaxed))
+}
+
+/// Rewrites the CPUID sites that qualify in the code `[lo, hi)` of an image just loaded (its
+/// symbols and unwind tables recorded), before the program runs.
+pub fn rewrite_loaded(lo: u64, hi: u64) {
+    if !super::rewrite::enabled() || hi <= lo || hi - lo > SCAN_MAX {
+        return;
+    }
+    let boot = crate::bootinfo::get();
+    crate::arch::cpuid_cache::seed(&boot.cpuid[..(boot.cpuid_count as usize).min(boot.cpuid.len())]);
+    let Some(code) = readable(lo, hi - lo) else { return };
+    let mut sites = Vec::new();
+    find(code, lo, &mut sites);
+    let mut at = 0;
+    while at < sites.len() {
+        let Some((start, end)) = super::symbols::function_at(sites[at]) else {
+            KEPT.fetch_add(1, Ordering::Relaxed);
+            at += 1;
+            continue;
+        };
+        let within = sites[at..].iter().take_while(|&&s| s < end).count();
+        let instrs = super::rewrite::decode_function(start, end);
+        for &site in &sites[at..at + within] {
+            let done = instrs.as_ref().is_some_and(|instrs| {
+                let at = instrs.iter().position(|i| i.ip() == site && i.mnemonic() == Mnemonic::Cpuid);
+                at.and_then(|at| window(instrs, at)).is_some_and(|start| patch(start, site))
+            });
+            let counter = if done { &REWRITTEN } else { &KEPT };
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        at += within;
+    }
+}
+
+/// The fewest bytes of instructions a window holds before its `cpuid`: with the `cpuid`'s
+/// two, room for the `jmp`.
+const MIN_WINDOW: u64 = JMP_LEN - 2;
+const JMP_LEN: u64 = 5;
+/// The most: the slot's 32 bytes hold them, the stub's call and the jump back (23).
+const MAX_WINDOW: u64 = 9;
+
+/// The start of the window of the `cpuid` that is instruction `at` of its function `instrs`:
+/// the instructions right before it back to the first that gives it `MIN_WINDOW` bytes, if
+/// each runs the same at the slot (no control flow; RIP-relative operands are adjusted there)
+/// and no branch of the function lands inside it or on the `cpuid` (nor may the function
+/// jump indirectly, `regsite::nothing_lands_on`). Unlike a `syscall`'s window (`varsite`),
+/// the program has not run yet, so no thread can be inside it and any such instruction may
+/// move: the slot runs it once, in the same order, with the same stack pointer (the slot is
+/// reached by `jmp`).
+fn window(instrs: &[Instruction], at: usize) -> Option<u64> {
+    let site = instrs[at].ip();
+    let mut first = at;
+    while site - instrs[first].ip() < MIN_WINDOW {
+        first = first.checked_sub(1)?;
+        let i = &instrs[first];
+        if i.flow_control() != FlowControl::Next || i.has_segment_prefix() || site - i.ip() > MAX_WINDOW {
+            return None;
+        }
+    }
+    instrs[first + 1..=at].iter().all(|i| super::regsite::nothing_lands_on(instrs, i.ip())).then(|| instrs[first].ip())
+}
+
+/// Patches the window `[start, site + 2)` into padding and a `jmp` to a slot that replays it,
+/// answers CPUID and jumps back to `site + 2`. True if patched (a slot was to be had).
+fn patch(start: u64, site: u64) -> bool {
+    let len = (site + 2 - start) as usize;
+    let Ok(old) = super::uaccess::slice(start, len as u64) else { return false };
+    let mut decoder = Decoder::with_ip(64, &old[..len - 2], start, DecoderOptions::NONE);
+    let mut replay = Vec::new();
+    let mut at = 0;
+    while decoder.can_decode() {
+        let i = decoder.decode();
+        if i.is_invalid() {
+            return false;
+        }
+        let mut bytes = [0u8; 15];
+        bytes[..i.len()].copy_from_slice(&old[at..at + i.len()]);
+        let fixup = if i.is_ip_rel_memory_operand() {
+            Fixup::RipRelative(decoder.get_constant_offsets(&i).displacement_offset(), i.ip_rel_memory_address())
+        } else {
+            Fixup::None
+        };
+        replay.push(Replayed { bytes, len: i.len(), fixup });
+        at += i.len();
+    }
+    let mapped = |start, end| super::usermem::is_mapped(start, end);
+    let Some(rel) = slot_table::window_call(&replay, site + 2, &mapped, Then::Cpuid { back: site + 2 }) else {
+        return false;
+    };
+    let mut new = [0xccu8; MAX_WINDOW as usize + 2];
+    let pad = len - JMP_LEN as usize;
+    match pad {
+        0 => {}
+        1 => new[0] = 0x90,
+        _ => new[..2].copy_from_slice(&[0xeb, (pad - 2) as u8]), // jmp to the `jmp`
+    }
+    new[pad] = 0xe9; // jmp rel32
+    new[pad + 1..len].copy_from_slice(&rel.to_le_bytes());
+    crate::arch::call_gate::write_code(start, &new[..len]);
+    true
+}
+
+/// `[addr, addr + len)` of program memory to read: through the pool's alias where it has one.
+fn readable(addr: u64, len: u64) -> Option<&'static [u8]> {
+    match crate::arch::paging::pool_alias(addr, len) {
+        // SAFETY: the alias maps the pool for good; the image was just loaded there.
+        Some(p) => Some(unsafe { core::slice::from_raw_parts(p, len as usize) }),
+        None => super::uaccess::slice(addr, len).ok(),
+    }
+}
+
+/// Appends to `out` the address of every `0f a2` in `code` (loaded at `base`), in order: eight
+/// bytes at a time, looking closer only at words holding an `a2`.
+fn find(code: &[u8], base: u64, out: &mut Vec<u64>) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut check = |i: usize| {
+        if code[i] == 0xa2 && i > 0 && code[i - 1] == 0x0f {
+            out.push(base + i as u64 - 1);
+        }
+    };
+    let words = code.len() / 8;
+    for w in 0..words {
+        let word = u64::from_le_bytes(code[w * 8..w * 8 + 8].try_into().unwrap_or_default());
+        let x = word ^ (0xa2 * ONES);
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+            (w * 8..w * 8 + 8).for_each(&mut check);
+        }
+    }
+    (words * 8..code.len()).for_each(check);
+}

@@ -1,0 +1,141 @@
+// CPUID sites rewritten into jumps to a slot that answers from the kernel's table
+// (kernel/src/linux/cpuid_sites.rs): every answer must be the CPU's, and nothing else may
+// change: registers, flags, the red zone of a leaf function, signals arriving meanwhile.
+// Cases: "leaves" prints the answers for a list of leaves and subleaves (per-CPU fields
+// masked); "redzone" checks a hand-written leaf function's red zone, registers and carry flag
+// across its CPUID; "signals" asks in a loop while a handler asks too.
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((noinline)) static void ask(unsigned leaf, unsigned sub, unsigned r[4]) {
+    __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+
+// A leaf function that keeps data in its red zone and in caller-saved registers across a
+// CPUID; returns a bit for each thing that changed (0: nothing).
+unsigned redzone_cpuid(unsigned leaf);
+__asm__(".text\n"
+        ".globl redzone_cpuid\n"
+        ".type redzone_cpuid, @function\n"
+        "redzone_cpuid:\n"
+        "    push %rbx\n"
+        "    mov $0x3333, %r8\n"
+        "    mov $0x4444, %r9\n"
+        "    mov $0x5555, %r10\n"
+        "    mov $0x6666, %r11\n"
+        "    mov $0x7777, %rsi\n"
+        "    movq $0x1111, -8(%rsp)\n"
+        "    movq $0x2222, -120(%rsp)\n"
+        "    mov %edi, %eax\n"
+        "    xor %ecx, %ecx\n"
+        "    stc\n"
+        "    cpuid\n"
+        "    mov $0, %eax\n"
+        "    jc 1f\n"
+        "    or $1, %eax\n"
+        "1:  cmpq $0x1111, -8(%rsp)\n"
+        "    je 2f\n"
+        "    or $2, %eax\n"
+        "2:  cmpq $0x2222, -120(%rsp)\n"
+        "    je 3f\n"
+        "    or $4, %eax\n"
+        "3:  cmp $0x3333, %r8\n"
+        "    je 4f\n"
+        "    or $8, %eax\n"
+        "4:  cmp $0x4444, %r9\n"
+        "    je 5f\n"
+        "    or $16, %eax\n"
+        "5:  cmp $0x5555, %r10\n"
+        "    je 6f\n"
+        "    or $32, %eax\n"
+        "6:  cmp $0x6666, %r11\n"
+        "    je 7f\n"
+        "    or $64, %eax\n"
+        "7:  cmp $0x7777, %rsi\n"
+        "    je 8f\n"
+        "    or $128, %eax\n"
+        "8:  pop %rbx\n"
+        "    ret\n"
+        ".size redzone_cpuid, .-redzone_cpuid\n");
+
+static void leaves(void) {
+    static const unsigned asked[][2] = {
+        {0, 0}, {1, 0}, {2, 0}, {2, 0x3f}, {2, 0x77fff}, {4, 0}, {4, 1}, {4, 2}, {4, 3}, {4, 4}, {4, 5},
+        {4, 9}, {6, 0}, {7, 0}, {7, 1}, {7, 2}, {0xb, 0}, {0xb, 1}, {0xb, 2}, {0xd, 0}, {0xd, 1}, {0xd, 2},
+        {0xd, 5}, {0xd, 7}, {0xd, 9}, {0x14, 0}, {0x14, 1}, {0x19, 0}, {0x1f, 0}, {0x40000000, 0},
+        {0x40000001, 0}, {0x80000000, 0}, {0x80000001, 0}, {0x80000002, 0}, {0x80000003, 0},
+        {0x80000004, 0}, {0x80000005, 0}, {0x80000006, 0}, {0x80000007, 0}, {0x80000008, 0},
+        {0x8000001d, 0}, {0x12345, 0}, {0x80001234, 0},
+    };
+    for (int round = 0; round < 2; round++) // the second round from the table, if it keeps them
+        for (unsigned i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+            unsigned r[4];
+            ask(asked[i][0], asked[i][1], r);
+            if (asked[i][0] == 1) r[1] &= 0x00ffffff; // the CPU's APIC ID
+            if (asked[i][0] == 0xb || asked[i][0] == 0x1f) r[3] = 0; // its x2APIC ID
+            printf("%d %#x/%#x: %08x %08x %08x %08x\n", round, asked[i][0], asked[i][1], r[0], r[1], r[2], r[3]);
+        }
+}
+
+static unsigned first[4][4];
+static volatile int bad, stop;
+
+static void on_usr1(int sig) {
+    (void)sig;
+    unsigned r[4];
+    for (unsigned s = 0; s < 4; s++) {
+        ask(4, s, r);
+        if (memcmp(r, first[s], sizeof r) != 0) bad = 1;
+    }
+}
+
+static void *asker(void *arg) {
+    (void)arg;
+    for (long i = 0; i < 400000 && !stop; i++) {
+        unsigned r[4];
+        ask(4, i & 3, r);
+        if (memcmp(r, first[i & 3], sizeof r) != 0) bad = 1;
+    }
+    stop = 1;
+    return NULL;
+}
+
+static void signals(void) {
+    for (unsigned s = 0; s < 4; s++) ask(4, s, first[s]);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    pthread_t t;
+    pthread_create(&t, NULL, asker, NULL);
+    int sent = 0;
+    while (!stop && sent < 2000) {
+        pthread_kill(t, SIGUSR1);
+        sent++;
+        usleep(50);
+    }
+    pthread_join(t, NULL);
+    printf("signals: %s\n", bad ? "an answer changed" : "same answers throughout");
+}
+
+int main(int argc, char **argv) {
+    const char *c = argc > 1 ? argv[1] : "leaves";
+    if (!strcmp(c, "leaves")) {
+        leaves();
+    } else if (!strcmp(c, "redzone")) {
+        unsigned changed = 0;
+        for (unsigned leaf = 0; leaf < 8; leaf++) changed |= redzone_cpuid(leaf);
+        changed |= redzone_cpuid(0x80000000) | redzone_cpuid(0x80000008) | redzone_cpuid(1);
+        printf("redzone: %s (%#x)\n", changed ? "changed" : "kept", changed);
+    } else if (!strcmp(c, "signals")) {
+        signals();
+    } else {
+        fprintf(stderr, "unknown case %s\n", c);
+        return 2;
+    }
+    return 0;
+}
