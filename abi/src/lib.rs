@@ -248,13 +248,17 @@ pub struct CpuidAnswer {
 /// Room for CPUID answers in [`BootInfo::cpuid`].
 pub const CPUID_ANSWERS: usize = 48;
 
-/// Whether the monitor passes its CPUID answers for `leaf` in [`BootInfo::cpuid`]: leaves KVM
-/// answers from the table the monitor gave it as they are, the same on every vCPU, for the
-/// whole run (not 1, 0xb and 0x1f, which hold the vCPU's APIC ID; not 7 and 0xd, whose
-/// OSPKE bit and sizes KVM updates from CR4 and XCR0; not 0x8000_0007, whose invariant-TSC
-/// bit KVM may clear).
-pub fn cpuid_seedable(leaf: u32) -> bool {
-    matches!(leaf, 0 | 2 | 4 | 0x14 | 0x19 | 0x8000_0000..=0x8000_0006 | 0x8000_0008)
+/// Whether the monitor passes its CPUID answer for `leaf`/`subleaf` in [`BootInfo::cpuid`]:
+/// answers KVM gives from the table the monitor gave it as they are, the same on every vCPU,
+/// for the whole run (not leaves 1, 0xb and 0x1f, which hold the vCPU's APIC ID; not 7/0 and
+/// 0xd/0-1, whose OSPKE bit and sizes KVM updates from CR4 and XCR0; not 0x8000_0007, whose
+/// invariant-TSC bit KVM may clear).
+pub fn cpuid_seedable(leaf: u32, subleaf: u32) -> bool {
+    match leaf {
+        7 => subleaf >= 1,
+        0xd => subleaf >= 2,
+        _ => matches!(leaf, 0 | 2 | 4 | 0x14 | 0x19 | 0x8000_0000..=0x8000_0006 | 0x8000_0008),
+    }
 }
 
 /// Length of a random-generator seed the monitor hands the kernel (`BootInfo::seed`,

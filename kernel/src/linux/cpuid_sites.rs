@@ -1,17 +1,17 @@
-//! The program's CPUID instructions as calls. A CPUID traps to the host on a PVM host (~35 us
-//! here), and glibc's start-up runs about 67 of them; `arch::cpuid_cache` answers most from
-//! memory. Unlike a `syscall`, a CPUID never reaches the kernel, so its sites cannot be found
-//! when they first run (`rewrite`, lazily): they are looked for when an image is loaded,
-//! before the program runs: each `0f a2` in its code whose function the symbol table or the
-//! unwind table names, that decodes there as a CPUID, in a function that uses no red zone
-//! (the `call` pushes its return address there), with a window before it that `varsite`'s
-//! rules let a slot replay, becomes a `call` to such a slot that ends in the stub. Sites
-//! that do not qualify keep CPUID. Only with rewriting on (`rewrite::enabled`, the kernel in
-//! ring 3, no `--no-rewrite`).
+//! The program's CPUID instructions as jumps to the kernel's answers. A CPUID traps to the
+//! host on a PVM host (~35 us here), and glibc's start-up runs about 67 of them;
+//! `arch::cpuid_cache` answers most from memory. Unlike a `syscall`, a CPUID never reaches
+//! the kernel, so its sites cannot be found when they first run (`rewrite`, lazily): they are
+//! looked for when an image is loaded, before the program runs. Each `0f a2` in its code whose
+//! function the symbol table or the unwind table names, that decodes there as a CPUID, with
+//! a window before it that may move (`window`), becomes padding and a `jmp` to a slot that
+//! replays the window, calls the stub with the stack pointer below the red zone and jumps
+//! back (`slot_table::Then::Cpuid`). Sites that do not qualify keep CPUID. Only with
+//! rewriting on (`rewrite::enabled`: the kernel in ring 3, no `--no-rewrite`).
 //!
 //! What it costs: a pass over the code for `0f a2` (through the pool's alias, whose large
-//! pages cost no shadow-paging fault per 4 KiB) and the decoding of each function holding one.
-//! Only images whose code is small enough that the pass pays (`SCAN_MAX`).
+//! pages cost no shadow-paging fault per 4 KiB), eight bytes at a time, and the decoding of
+//! each function holding one. Images with more code than `SCAN_MAX` are left alone.
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -20,8 +20,7 @@ use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
 
 use crate::arch::slot_table::{self, Fixup, Replayed, Then};
 
-/// The most code a pass looks at: at ~1 byte a cycle, 8 MiB is ~3 ms, about what glibc's
-/// CPUIDs cost.
+/// The most code a pass looks at (8 MiB: a few ms at worst, about what glibc's CPUIDs cost).
 const SCAN_MAX: u64 = 8 << 20;
 
 static REWRITTEN: AtomicUsize = AtomicUsize::new(0);

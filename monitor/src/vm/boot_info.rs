@@ -69,7 +69,6 @@ pub fn write(
     info.preempt_us = config.preempt_us;
     info.tsc_khz = tsc_khz;
     info.features = guest_features(cpuid);
-    info.cpuid_count = super::cpuid::seed_answers(&super::cpuid::for_vcpu(cpuid, 0), &mut info.cpuid) as u32;
     // Refined with the guest TSC just before the boot CPU runs (`host_clocks::sample_at_boot`).
     [info.wallclock_ns, info.monotonic_ns, info.boottime_ns] = super::host_clocks::now();
     info.tai_offset_s = super::host_clocks::tai_offset_s();

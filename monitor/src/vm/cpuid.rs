@@ -1,7 +1,10 @@
 //! The CPUID the guest sees: what KVM supports, with per-vCPU APIC IDs filled in.
 
+use hrt_abi::{layout, BootInfo, CpuidAnswer, CPUID_ANSWERS};
 use kvm_bindings::{CpuId, KVM_MAX_CPUID_ENTRIES};
-use kvm_ioctls::Kvm;
+use kvm_ioctls::{Kvm, VcpuFd};
+
+use super::memory::GuestRam;
 
 use crate::error::err;
 use crate::error::Result;
@@ -36,18 +39,28 @@ fn host_lzcnt() -> u32 {
     ecx & (1 << 5)
 }
 
-/// Writes into `out` what `c` answers for the leaves `hrt_abi::cpuid_seedable` names (subleaf 0
-/// for leaves that ignore it); returns how many it wrote.
-pub fn seed_answers(c: &CpuId, out: &mut [hrt_abi::CpuidAnswer]) -> usize {
+/// Writes into the boot block (`BootInfo::cpuid`) what the boot vCPU's CPUID answers for the
+/// leaves and subleaves `hrt_abi::cpuid_seedable` names (subleaf 0 for leaves that ignore it),
+/// as KVM holds them once the vCPU's CPUID is set: KVM (PVM's part of it on this host) changes
+/// some of what it was given (leaf 7.1 here gains two bits the host's ring 3 has), so the
+/// answers come from KVM, not from the table the monitor gave it. Nothing written if KVM
+/// cannot say: the kernel then asks the CPU.
+pub fn write_answers(vcpu: &VcpuFd, ram: &GuestRam) {
+    let Ok(held) = vcpu.get_cpuid2(KVM_MAX_CPUID_ENTRIES) else { return };
     let flag_index = kvm_bindings::KVM_CPUID_FLAG_SIGNIFCANT_INDEX;
-    let seeds = c.as_slice().iter().filter(|e| hrt_abi::cpuid_seedable(e.function));
-    let mut n = 0;
-    for (slot, e) in out.iter_mut().zip(seeds) {
-        let subleaf = if e.flags & flag_index != 0 { e.index } else { 0 };
-        *slot = hrt_abi::CpuidAnswer { leaf: e.function, subleaf, regs: [e.eax, e.ebx, e.ecx, e.edx] };
+    let subleaf = |e: &kvm_bindings::kvm_cpuid_entry2| if e.flags & flag_index != 0 { e.index } else { 0 };
+    let mut answers = [CpuidAnswer::default(); CPUID_ANSWERS];
+    let seeds = held.as_slice().iter().filter(|e| hrt_abi::cpuid_seedable(e.function, subleaf(e)));
+    let mut n = 0u32;
+    for (slot, e) in answers.iter_mut().zip(seeds) {
+        *slot = CpuidAnswer { leaf: e.function, subleaf: subleaf(e), regs: [e.eax, e.ebx, e.ecx, e.edx] };
         n += 1;
     }
-    n
+    let field = |offset: usize| layout::BOOT_INFO + offset as u64;
+    // The answers first, then their count.
+    if ram.write_obj(field(std::mem::offset_of!(BootInfo, cpuid)), &answers).is_ok() {
+        let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, cpuid_count)), &n);
+    }
 }
 
 /// Whether leaf `function` reports feature bit `bit` of register `reg` ('a', 'b', 'c' or 'd').

@@ -489,6 +489,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
         if id == 0 && config.resume.is_none() {
             // The host clocks at a known guest TSC, as late as possible before the boot.
             super::host_clocks::sample_at_boot(&vcpu, &shared.ram);
+            super::cpuid::write_answers(&vcpu, &shared.ram);
         }
         let (tx, shared, pin, filter) = (tx.clone(), shared.clone(), config.pin, filter.clone());
         std::thread::Builder::new()

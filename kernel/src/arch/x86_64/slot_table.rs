@@ -6,14 +6,17 @@
 //! below 2 GiB, T the entry itself). A `call rel32` reaches ±2 GiB only, so programs placed
 //! farther (static-PIE and dynamically linked ones, in the pool above 4 GiB) call a second
 //! table that the Linux layer maps among them (`write_near`, `set_near`), whose slots jump to a
-//! hub in front of it, `jmp *[rip]` with the entry's address.
+//! hub in front of it, `jmp *[rip]` with the entry's address (a second hub leads to the CPUID
+//! stub, `cpuid_cache`).
 //!
 //! After those, an `Enter` slot (`jmp T` alone: where a restarted call made from a slot-calling
 //! site resumes, `linux::regsite::restart`; and `push rcx; jmp T` for a call made from an old
 //! `syscall` of a site patched since, `linux::regsite::fix_resume_point`) and the window slots of variable-number sites
 //! (`linux::varsite`), written while the program runs, with every other CPU stopped: each
 //! replays the instructions of a window the site's `call` replaced, then jumps to T. Sites
-//! whose windows replay the same code share a slot.
+//! whose windows replay the same code share a slot. A CPUID site's window slot
+//! (`linux::cpuid_sites`, `Then::Cpuid`) is reached by `jmp` instead, calls the CPUID stub and
+//! jumps back to the site.
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
