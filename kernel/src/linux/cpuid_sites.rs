@@ -37,8 +37,7 @@ pub fn rewrite_loaded(lo: u64, hi: u64) {
     if !super::rewrite::enabled() || hi <= lo || hi - lo > SCAN_MAX {
         return;
     }
-    let boot = crate::bootinfo::get();
-    crate::arch::cpuid_cache::seed(&boot.cpuid[..(boot.cpuid_count as usize).min(boot.cpuid.len())]);
+    crate::arch::cpuid_cache::seed();
     let Some(code) = readable(lo, hi - lo) else { return };
     let mut sites = Vec::new();
     find(code, lo, &mut sites);

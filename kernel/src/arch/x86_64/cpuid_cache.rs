@@ -70,13 +70,33 @@ fn key(leaf: u32, subleaf: u32) -> Option<u64> {
     (bits & (1 << i) != 0).then_some(!((leaf as u64) << 32 | sub as u64))
 }
 
-/// Fills the table with the answers the monitor gave KVM (`BootInfo::cpuid`), once, before the
-/// program runs, so that its first CPUID of each of those leaves needs no trap either.
-pub fn seed(answers: &[hrt_abi::CpuidAnswer]) {
+/// CPUID for the kernel's own questions in ring 3 (boot CPU, before other CPUs or the program
+/// run): from the table where it keeps the leaf, else the CPU's answer. Not for CPUID as a
+/// serializing instruction (`membarrier`), nor in ring 0, where each instruction of the
+/// lookup is emulated: use `instr::cpuid` there.
+pub fn answer(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
+    seed();
+    let found = key(leaf, subleaf).and_then(|key| {
+        let e = HRT_CPUID_TABLE
+            .0
+            .iter()
+            .take_while(|e| e[0].load(Ordering::Acquire) != 0)
+            .find(|e| e[0].load(Ordering::Acquire) == key)?;
+        let (ab, cd) = (e[1].load(Ordering::Relaxed), e[2].load(Ordering::Relaxed));
+        Some((ab as u32, (ab >> 32) as u32, cd as u32, (cd >> 32) as u32))
+    });
+    found.unwrap_or_else(|| super::instr::cpuid(leaf, subleaf))
+}
+
+/// Fills the table with the answers KVM holds for the boot vCPU (`BootInfo::cpuid`), once,
+/// before the program runs, so that its first CPUID of each of those leaves needs no trap
+/// either.
+pub fn seed() {
     if HRT_CPUID_USED.load(Ordering::Acquire) != 0 {
         return;
     }
-    for a in answers {
+    let boot = crate::bootinfo::get();
+    for a in &boot.cpuid[..(boot.cpuid_count as usize).min(boot.cpuid.len())] {
         let Some(key) = key(a.leaf, a.subleaf) else { continue };
         let n = HRT_CPUID_USED.fetch_add(1, Ordering::AcqRel) as usize;
         let Some(e) = HRT_CPUID_TABLE.0.get(n) else { return };

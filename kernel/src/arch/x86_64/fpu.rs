@@ -66,7 +66,9 @@ fn fitting(wanted: u64) -> (u64, usize) {
     while rest != 0 {
         let i = rest.trailing_zeros();
         rest &= rest - 1;
-        let (size, offset, _, _) = cpuid(0xd, i);
+        // In ring 3 (`prepare_initial`), from the kernel's table (no trap).
+        let (size, offset, _, _) =
+            if super::ring3::in_ring0() { cpuid(0xd, i) } else { super::cpuid_cache::answer(0xd, i) };
         let last = offset as usize + size as usize;
         if last <= AREA_MAX {
             components |= 1 << i;
