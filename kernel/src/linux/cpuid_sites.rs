@@ -16,7 +16,9 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
+use iced_x86::{
+    Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, Register,
+};
 
 use crate::arch::slot_table::{self, Fixup, Replayed, Then};
 
@@ -53,7 +55,9 @@ pub fn rewrite_loaded(lo: u64, hi: u64) {
         for &site in &sites[at..at + within] {
             let done = instrs.as_ref().is_some_and(|instrs| {
                 let at = instrs.iter().position(|i| i.ip() == site && i.mnemonic() == Mnemonic::Cpuid);
-                at.and_then(|at| window(instrs, at)).is_some_and(|start| patch(start, site))
+                at.filter(|&at| sets_leaf(instrs, at))
+                    .and_then(|at| window(instrs, at))
+                    .is_some_and(|start| patch(start, site))
             });
             let counter = if done { &REWRITTEN } else { &KEPT };
             counter.fetch_add(1, Ordering::Relaxed);
@@ -68,6 +72,34 @@ const MIN_WINDOW: u64 = JMP_LEN - 2;
 const JMP_LEN: u64 = 5;
 /// The most: the slot's 32 bytes hold them, the stub's call and the jump back (23).
 const MAX_WINDOW: u64 = 9;
+
+/// How far back `sets_leaf` looks.
+const LEAF_SET_WITHIN: usize = 16;
+
+/// Whether one of the `LEAF_SET_WITHIN` instructions before the `cpuid` that is instruction
+/// `at` of `instrs`, after the last control transfer, writes eax: the leaf. The bytes `0f a2`
+/// were found by a pattern, not by running them, and a function's extent may hold data that
+/// happens to decode as instructions; a CPUID whose leaf is loaded right before it is code
+/// (every glibc, libgcc, Rust and Go site seen loads it within ten instructions).
+fn sets_leaf(instrs: &[Instruction], at: usize) -> bool {
+    let mut factory = InstructionInfoFactory::new();
+    for i in instrs[at.saturating_sub(LEAF_SET_WITHIN)..at].iter().rev() {
+        if i.flow_control() != FlowControl::Next {
+            return false;
+        }
+        let writes_eax = factory.info(i).used_registers().iter().any(|u| {
+            u.register().full_register() == Register::RAX
+                && matches!(
+                    u.access(),
+                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
+                )
+        });
+        if writes_eax {
+            return true;
+        }
+    }
+    false
+}
 
 /// The start of the window of the `cpuid` that is instruction `at` of its function `instrs`:
 /// the instructions right before it back to the first that gives it `MIN_WINDOW` bytes, if
