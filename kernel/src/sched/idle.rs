@@ -11,9 +11,14 @@ use crate::counters::{self, Stat};
 
 pub fn idle_loop() -> ! {
     let s = super::this_sched();
-    let halt_after = super::halt_after_ns_here();
-    let halts = halt_after != u64::MAX;
-    let spin_ticks = if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX };
+    // How long this CPU polls before it halts; asked again after each thread it ran and while
+    // it would poll for good (the answer changes once the program forks, `sched::note_forked`).
+    let halting = || {
+        let halt_after = super::halt_after_ns_here();
+        let halts = halt_after != u64::MAX;
+        (halts, if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX })
+    };
+    let (mut halts, mut spin_ticks) = halting();
     let mut idle_since = crate::time::ticks();
     irq::enable();
     // While idle, TLB shootdowns pass this CPU by (it flushes before running a thread).
@@ -32,8 +37,13 @@ pub fn idle_loop() -> ! {
             crate::arch::tlb::idle_ends();
             super::idle_run_next();
             crate::arch::tlb::idle_begins();
+            (halts, spin_ticks) = halting();
             idle_since = crate::time::ticks();
             continue;
+        }
+        if !halts {
+            // A CPU that polls for good looks again (the program may have forked meanwhile).
+            (halts, spin_ticks) = halting();
         }
         // A sleeper due within the polling time is woken from the TSC rather than by the
         // timer's interrupt after a halt: on PVM the halt, the interrupt and its EOI cost more

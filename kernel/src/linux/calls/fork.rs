@@ -124,6 +124,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         return Err(ENOSYS);
     }
     let from_child = super::procs::child_ctx().unwrap_or(0) as u64;
+    sched::note_forked();
     // Read before the freeze, which must find no lock held.
     let name = crate::linux::thread_names::own();
     crate::linux::rewrite::prepare_for_fork();
