@@ -151,10 +151,11 @@ const HALT_AFTER_NS_HALTING: u64 = 50_000;
 /// With `IDLE_HALT_LATE`: an idle period this long is worth the IPI a wake-up then costs, and
 /// leaves the host CPU to the channel's service thread.
 const HALT_AFTER_NS_LATE: u64 = 1_000_000;
-/// The program has forked: its children are VMs of their own, which need host CPUs while this
-/// one waits for them (`fork` + `_exit` + `waitpid` at `--cpus 1` on 2 host CPUs: 59 ms with
-/// the parent's vCPU polling, 16 with it halting), so an idle CPU that would poll for good
-/// halts after `HALT_AFTER_NS_LATE` instead.
+/// The program has made a child process: a forked child is a VM of its own, a spawned one
+/// (vfork, posix_spawn) a host process or another VM, and either needs a host CPU while this
+/// one waits for it (`fork` + `_exit` + `waitpid` at `--cpus 1` on 2 host CPUs, under load:
+/// 59 ms with the parent's vCPU polling, 20 with it halting), so an idle CPU that would poll
+/// for good halts after `HALT_AFTER_NS_LATE` instead.
 static FORKED: AtomicBool = AtomicBool::new(false);
 /// Preemption quantum in TSC ticks (0 = off, the default).
 static QUANTUM: AtomicU64 = AtomicU64::new(0);

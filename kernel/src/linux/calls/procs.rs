@@ -208,6 +208,8 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> Resul
         kprintln!("hrt: a vfork child cannot create a child of its own before its exec: returning ENOSYS");
         return Err(ENOSYS);
     }
+    // Its exec makes a host process (or another VM) that needs a host CPU while this one waits.
+    sched::note_forked();
     let exit_signal = flags & 0xff;
     let mut child = *frame;
     child.rax = 0;
