@@ -249,16 +249,13 @@ pub struct CpuidAnswer {
 pub const CPUID_ANSWERS: usize = 48;
 
 /// Whether the monitor passes its CPUID answer for `leaf`/`subleaf` in [`BootInfo::cpuid`]:
-/// answers KVM gives from the table the monitor gave it as they are, the same on every vCPU,
-/// for the whole run (not leaves 1, 0xb and 0x1f, which hold the vCPU's APIC ID; not 7/0 and
-/// 0xd/0-1, whose OSPKE bit and sizes KVM updates from CR4 and XCR0; not 0x8000_0007, whose
-/// invariant-TSC bit KVM may clear).
-pub fn cpuid_seedable(leaf: u32, subleaf: u32) -> bool {
-    match leaf {
-        7 => subleaf >= 1,
-        0xd => subleaf >= 2,
-        _ => matches!(leaf, 0 | 2 | 4 | 0x14 | 0x19 | 0x8000_0000..=0x8000_0006 | 0x8000_0008),
-    }
+/// answers that are the same on every vCPU for the whole run, as KVM holds them once the boot
+/// vCPU's registers are set. Not leaves 1, 0xb and 0x1f, which hold the vCPU's APIC ID. 7/0
+/// (OSPKE) and 0xd/0-1 (sizes) follow CR4 and XCR0, which the monitor sets before it reads
+/// them and the kernel in ring 3 never changes (it cannot); 0x8000_0007 loses its invariant-TSC
+/// bit only under Hyper-V emulation, which `hrt` does not ask for.
+pub fn cpuid_seedable(leaf: u32, _subleaf: u32) -> bool {
+    matches!(leaf, 0 | 2 | 4 | 7 | 0xd | 0x14 | 0x19 | 0x8000_0000..=0x8000_0008)
 }
 
 /// Length of a random-generator seed the monitor hands the kernel (`BootInfo::seed`,
