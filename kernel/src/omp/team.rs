@@ -19,7 +19,9 @@ use crate::sync::SpinLock;
 
 pub type Outlined = extern "C" fn(*mut u8);
 
-/// A thread that runs regions for masters.
+/// A thread that runs regions for masters. On cache lines of its own: the master writes it to
+/// start a region and the worker polls it, so heap data beside it would move with it.
+#[repr(align(128))]
 pub struct Worker {
     /// Bumped by the master to start a region (after it set `team` and `id`).
     go: Word,
@@ -364,8 +366,8 @@ pub fn fork(
         for (i, w) in team.workers.iter().take(n as usize - 1).enumerate() {
             // SAFETY: the worker is idle (it waits for `go`, or lingers), see `Worker`.
             unsafe {
-                *w.team.get() = team_ptr;
-                *w.id.get() = i as u32 + 1;
+                set(&mut *w.team.get(), team_ptr as *const Team);
+                set(&mut *w.id.get(), i as u32 + 1);
             }
             w.start();
         }
@@ -547,7 +549,7 @@ fn place_workers(team: &mut Team) {
             .flatten()
             .map(|c| c % ncpu);
         // SAFETY: idle worker, see `Worker`.
-        unsafe { *w.cpu.get() = by_place.unwrap_or((home + i + 1) % ncpu) };
+        unsafe { set(&mut *w.cpu.get(), by_place.unwrap_or((home + i + 1) % ncpu)) };
     }
 }
 
