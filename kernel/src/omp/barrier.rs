@@ -34,15 +34,24 @@ struct Slot {
     seen: UnsafeCell<[u32; MAX_ROUNDS]>,
     /// Barriers this thread has passed in the current region.
     episode: UnsafeCell<u32>,
+    /// The last episode this thread saw open (it left that barrier): written by this thread
+    /// alone, read by the others only while they help with tasks in a barrier (apart from
+    /// `seen` and `episode`, which its every barrier writes).
+    opened: Opened,
 }
 
 #[repr(align(128))]
-struct Released(AtomicU32);
+struct Opened(AtomicU32);
+
+impl core::ops::Deref for Opened {
+    type Target = AtomicU32;
+    fn deref(&self) -> &AtomicU32 {
+        &self.0
+    }
+}
 
 pub struct Barrier {
     slots: UnsafeCell<&'static [Slot]>,
-    /// The last episode whose barrier opened.
-    released: Released,
 }
 
 // SAFETY: `slots` changes only in `prepare`, while the team's other threads are idle; a slot's
@@ -61,6 +70,7 @@ fn new_slots(n: usize) -> &'static [Slot] {
             flags: [const { AtomicU32::new(0) }; MAX_ROUNDS],
             seen: UnsafeCell::new([0; MAX_ROUNDS]),
             episode: UnsafeCell::new(0),
+            opened: Opened(AtomicU32::new(0)),
         })
         .collect();
     Box::leak(v.into_boxed_slice())
@@ -68,7 +78,7 @@ fn new_slots(n: usize) -> &'static [Slot] {
 
 impl Barrier {
     pub const fn new() -> Barrier {
-        Barrier { slots: UnsafeCell::new(&[]), released: Released(AtomicU32::new(0)) }
+        Barrier { slots: UnsafeCell::new(&[]) }
     }
 
     /// Readies the barrier for a region of `n` threads (the master, before it starts them).
@@ -79,9 +89,6 @@ impl Barrier {
         if slots.len() < n {
             *slots = new_slots(n.next_power_of_two());
         }
-        if *self.released.0.get_mut() != 0 {
-            *self.released.0.get_mut() = 0;
-        }
     }
 
     /// Thread `id` is done with the region: its episodes count from 0 in the next one.
@@ -90,6 +97,9 @@ impl Barrier {
         if let Some(s) = unsafe { *self.slots.get() }.get(id as usize) {
             // SAFETY: as above.
             unsafe { *s.episode.get() = 0 };
+            if s.opened.load(Ordering::Relaxed) != 0 {
+                s.opened.store(0, Ordering::Relaxed);
+            }
         }
     }
 
@@ -106,8 +116,8 @@ impl Barrier {
                 *s.seen.get() = [0; MAX_ROUNDS];
                 *s.episode.get() = 0;
             }
+            s.opened.store(0, Ordering::Release);
         }
-        self.released.0.store(0, Ordering::Release);
     }
 
     /// Thread `id` of `n` waits for the others and the team's tasks (`tasks`); a cancellable
@@ -143,7 +153,10 @@ impl Barrier {
             dist *= 2;
             k += 1;
         }
-        let released = || reached(self.released.0.load(Ordering::Acquire), e);
+        // Another thread left this barrier (`opened`): read only while tasks keep this one here.
+        // (Not this thread's own: it has not left.)
+        let released =
+            || slots[..n].iter().enumerate().any(|(i, s)| i != id && reached(s.opened.load(Ordering::Acquire), e));
         loop {
             // A task to run is progress whatever else holds: the counts are read only when
             // there is none. Read before each task, they pulled the line of the thread making
@@ -152,7 +165,7 @@ impl Barrier {
                 continue;
             }
             if tasks.all_finished() {
-                self.released.0.store(e, Ordering::Release);
+                me.opened.store(e, Ordering::Release);
                 tasks.signal.nudge();
                 return is_cancelled();
             }
