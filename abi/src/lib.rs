@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 40;
+pub const ABI_VERSION: u32 = 41;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -250,13 +250,19 @@ pub const CPUID_ANSWERS: usize = 48;
 
 /// Whether the monitor passes its CPUID answer for `leaf`/`subleaf` in [`BootInfo::cpuid`]:
 /// answers that are the same on every vCPU for the whole run, as KVM holds them once the boot
-/// vCPU's registers are set. Not leaves 1, 0xb and 0x1f, which hold the vCPU's APIC ID. 7/0
-/// (OSPKE) and 0xd/0-1 (sizes) follow CR4 and XCR0, which the monitor sets before it reads
-/// them and the kernel in ring 3 never changes (it cannot); 0x8000_0007 loses its invariant-TSC
-/// bit only under Hyper-V emulation, which `hrt` does not ask for.
+/// vCPU's registers are set, but for the APIC ID in leaves 1, 0xb and 0x1f (the boot vCPU's
+/// here; the kernel's stub puts in the current vCPU's). 1 (OSXSAVE), 7/0 (OSPKE) and 0xd/0-1
+/// (sizes) follow CR4 and XCR0, which the monitor sets before it reads them and the kernel in
+/// ring 3 never changes (it cannot); 0x8000_0007 loses its invariant-TSC bit only under
+/// Hyper-V emulation, which `hrt` does not ask for.
 pub fn cpuid_seedable(leaf: u32, _subleaf: u32) -> bool {
-    matches!(leaf, 0 | 2 | 4 | 7 | 0xd | 0x14 | 0x19 | 0x8000_0000..=0x8000_0008)
+    matches!(leaf, 0 | 1 | 2 | 4 | 7 | 0xb | 0xd | 0x14 | 0x19 | 0x1f | 0x8000_0000..=0x8000_0008)
 }
+
+/// Subleaves of leaf 0xd (the XSAVE state components 2-9, which glibc's start-up asks about
+/// one by one) whose answer is all zeros when the CPU's table has no entry for them (a
+/// component the CPU does not have): the monitor passes those zeros too.
+pub const CPUID_XSAVE_COMPONENTS: core::ops::RangeInclusive<u32> = 2..=9;
 
 /// Length of a random-generator seed the monitor hands the kernel (`BootInfo::seed`,
 /// [`ForkAnswer::seed`]).

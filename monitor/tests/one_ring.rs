@@ -372,7 +372,7 @@ fn rewritten_cpuid_sites_answer_as_the_cpu() {
         &["-pthread"],
     );
     for p in [&prog, &pie, &dynamic] {
-        for case in ["leaves", "redzone", "signals"] {
+        for case in ["leaves", "apic", "redzone", "signals"] {
             let real = hrt(&["--cpus", "2", "--no-rewrite"], p, &[case]);
             assert_eq!(real.code(), 0, "{}", real.stderr);
             let out = hrt(&["--cpus", "2"], p, &[case]);
@@ -397,4 +397,17 @@ fn rewritten_cpuid_sites_answer_as_the_cpu() {
         assert!(rewritten(p, &[]) >= 2, "{}: the program's CPUID sites were not rewritten", p.display());
     }
     assert_eq!(rewritten(&prog, &["--no-rewrite"]), 0);
+    // The APIC IDs on four vCPUs (the leaves' answers come from the table with the current
+    // CPU's ID put in).
+    let real = hrt(&["--cpus", "4", "--no-rewrite"], &prog, &["apic"]);
+    assert_eq!(real.code(), 0, "{}", real.stderr);
+    assert_same("ring_cpuid apic at --cpus 4", &real, &hrt(&["--cpus", "4"], &prog, &["apic"]));
+    // A function that dispatches through a jump table keeps no site the same function without
+    // one has rewritten (the table's targets are read, and none lands in the site's window).
+    let without_tables = build("ring_cpuid", &["-DNO_JUMP_TABLES"]);
+    assert_eq!(
+        rewritten(&prog, &[]),
+        rewritten(&without_tables, &[]),
+        "a CPUID site in a function with a jump table was kept"
+    );
 }

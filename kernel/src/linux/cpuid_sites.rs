@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use iced_x86::{
-    Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, Register,
+    Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
 };
 
 use crate::arch::slot_table::{self, Fixup, Replayed, Then};
@@ -52,11 +52,12 @@ pub fn rewrite_loaded(lo: u64, hi: u64) {
         };
         let within = sites[at..].iter().take_while(|&&s| s < end).count();
         let instrs = super::rewrite::decode_function(start, end);
+        let landings = instrs.as_ref().and_then(|instrs| landings(instrs, lo, hi));
         for &site in &sites[at..at + within] {
-            let done = instrs.as_ref().is_some_and(|instrs| {
+            let done = instrs.as_ref().zip(landings.as_ref()).is_some_and(|(instrs, landings)| {
                 let at = instrs.iter().position(|i| i.ip() == site && i.mnemonic() == Mnemonic::Cpuid);
                 at.filter(|&at| sets_leaf(instrs, at))
-                    .and_then(|at| window(instrs, at))
+                    .and_then(|at| window(instrs, at, landings))
                     .is_some_and(|start| patch(start, site))
             });
             let counter = if done { &REWRITTEN } else { &KEPT };
@@ -104,12 +105,11 @@ fn sets_leaf(instrs: &[Instruction], at: usize) -> bool {
 /// The start of the window of the `cpuid` that is instruction `at` of its function `instrs`:
 /// the instructions right before it back to the first that gives it `MIN_WINDOW` bytes, if
 /// each runs the same at the slot (no control flow; RIP-relative operands are adjusted there)
-/// and no branch of the function lands inside it or on the `cpuid` (nor may the function
-/// jump indirectly, `regsite::nothing_lands_on`). Unlike a `syscall`'s window (`varsite`),
-/// the program has not run yet, so no thread can be inside it and any such instruction may
-/// move: the slot runs it once, in the same order, with the same stack pointer (the slot is
-/// reached by `jmp`).
-fn window(instrs: &[Instruction], at: usize) -> Option<u64> {
+/// and nothing of the function lands inside it or on the `cpuid` (`landings`, sorted). Unlike
+/// a `syscall`'s window (`varsite`), the program has not run yet, so no thread can be inside
+/// it and any such instruction may move: the slot runs it once, in the same order, with the
+/// same stack pointer (the slot is reached by `jmp`).
+fn window(instrs: &[Instruction], at: usize, landings: &[u64]) -> Option<u64> {
     let site = instrs[at].ip();
     let mut first = at;
     while site - instrs[first].ip() < MIN_WINDOW {
@@ -119,7 +119,105 @@ fn window(instrs: &[Instruction], at: usize) -> Option<u64> {
             return None;
         }
     }
-    instrs[first + 1..=at].iter().all(|i| super::regsite::nothing_lands_on(instrs, i.ip())).then(|| instrs[first].ip())
+    instrs[first + 1..=at].iter().all(|i| landings.binary_search(&i.ip()).is_err()).then(|| instrs[first].ip())
+}
+
+/// The most entries a jump table may have here: a longer one keeps its function's sites.
+const TABLE_MAX: u64 = 4096;
+/// How far before a jump table's load its `lea` may be.
+const LEA_WITHIN: usize = 16;
+
+/// Every address where control may enter the function `instrs` (code of an image whose code is
+/// `[lo, hi)`) other than by falling through, sorted: its direct branches' targets and its
+/// jump tables' entries. None if it also jumps indirectly in a way not understood here (a
+/// computed `goto`, a tail call through a register): then any of its instructions may be one.
+///
+/// glibc's `init_cpu_features` (ld.so's, and static programs' `__libc_start_main`, where it is
+/// inlined) dispatches on the CPU model through jump tables, and its CPUIDs (leaves 0,
+/// 0x8000_000x, ~20 sites) were kept for it: 5-8 traps of ~35 us in every start of a dynamic
+/// program.
+fn landings(instrs: &[Instruction], lo: u64, hi: u64) -> Option<Vec<u64>> {
+    let mut out: Vec<u64> =
+        instrs.iter().filter(|i| i.op0_kind() == OpKind::NearBranch64).map(|i| i.near_branch_target()).collect();
+    let mut dispatches = Vec::new();
+    for (k, i) in instrs.iter().enumerate() {
+        if i.flow_control() == FlowControl::IndirectBranch {
+            let (table, lea) = jump_table(instrs, k)?;
+            table_targets(table, lo, hi, &mut out)?;
+            dispatches.push((instrs[lea].ip(), i.ip()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    // Control that entered a dispatch after its `lea` would reach the jump with a table
+    // register this block may not have set: then the tables read are not the whole story.
+    let inside = |&(lea, jmp): &(u64, u64)| out.iter().any(|&t| t > lea && t <= jmp);
+    (!dispatches.iter().any(inside)).then_some(out)
+}
+
+/// The jump table behind the indirect `jmp` that is instruction `k` of `instrs`, in the form
+/// gcc gives it: `lea table(%rip), T; ...; movslq (T, I, 4), X; add T, X; jmp *X`, the `lea`
+/// within the same block (no control flow in between, and the last write of T before the
+/// load). Returns the table's address and the index of the `lea`.
+fn jump_table(instrs: &[Instruction], k: usize) -> Option<(u64, usize)> {
+    let (jmp, add, load) = (&instrs[k], &instrs[k.checked_sub(1)?], &instrs[k.checked_sub(2)?]);
+    let x = jmp.op0_register();
+    let t = add.op1_register();
+    let shape = jmp.mnemonic() == Mnemonic::Jmp
+        && jmp.op0_kind() == OpKind::Register
+        && add.mnemonic() == Mnemonic::Add
+        && add.op0_kind() == OpKind::Register
+        && add.op1_kind() == OpKind::Register
+        && add.op0_register() == x
+        && t != x
+        && load.mnemonic() == Mnemonic::Movsxd
+        && load.op0_register() == x
+        && load.op1_kind() == OpKind::Memory
+        && load.memory_base() == t
+        && load.memory_index() != Register::None
+        && load.memory_index_scale() == 4
+        && load.memory_displacement64() == 0
+        && !load.has_segment_prefix();
+    if !shape {
+        return None;
+    }
+    let mut factory = InstructionInfoFactory::new();
+    for w in (0..k - 2).rev().take(LEA_WITHIN) {
+        let i = &instrs[w];
+        if i.flow_control() != FlowControl::Next {
+            return None;
+        }
+        let writes_t = factory.info(i).used_registers().iter().any(|u| {
+            u.register().full_register() == t.full_register()
+                && matches!(
+                    u.access(),
+                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
+                )
+        });
+        if writes_t {
+            let lea = i.mnemonic() == Mnemonic::Lea && i.is_ip_rel_memory_operand() && i.op0_register() == t;
+            return lea.then(|| (i.ip_rel_memory_address(), w));
+        }
+    }
+    None
+}
+
+/// Appends the targets of the jump table at `table` (32-bit offsets from its start) to `out`:
+/// its entries up to the first that points outside the image's code `[lo, hi)`, which no
+/// entry the jump uses can do. What follows the table in memory may add targets that are
+/// none (the window they fall in is then kept: harmless). None if there are more than
+/// `TABLE_MAX`.
+fn table_targets(table: u64, lo: u64, hi: u64, out: &mut Vec<u64>) -> Option<()> {
+    for j in 0..TABLE_MAX {
+        let Ok(entry) = super::uaccess::slice(table + 4 * j, 4) else { return Some(()) };
+        let rel = i32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
+        let target = table.wrapping_add(rel as i64 as u64);
+        if target < lo || target >= hi {
+            return Some(());
+        }
+        out.push(target);
+    }
+    None
 }
 
 /// Patches the window `[start, site + 2)` into padding and a `jmp` to a slot that replays it,

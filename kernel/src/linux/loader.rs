@@ -220,7 +220,13 @@ fn build_stack(
     let random = unsafe { core::slice::from_raw_parts_mut(random_addr as *mut u8, 16) };
     crate::random::fill(random).map_err(|_| "no random bytes from the host")?;
 
-    let hwcap = crate::arch::instr::cpuid(1, 0).3 as u64;
+    // From the table where the kernel runs natively (leaf 1's EDX is the same on every CPU): a
+    // CPUID traps to the host. In emulated ring 0 the table's lookup would cost more.
+    let hwcap = if crate::arch::ring3::kernel_runs_natively() {
+        crate::arch::cpuid_cache::answer(1, 0).3
+    } else {
+        crate::arch::instr::cpuid(1, 0).3
+    } as u64;
     // Without a vDSO, libc simply makes system calls (the entry is then AT_IGNORE, 1).
     let vdso = super::vdso::map(Some(vdso_at)).map_or((1, 0), |a| (AT_SYSINFO_EHDR, a));
     let auxv: [(u64, u64); 21] = [

@@ -40,7 +40,8 @@ fn host_lzcnt() -> u32 {
 }
 
 /// Writes into the boot block (`BootInfo::cpuid`) what the boot vCPU's CPUID answers for the
-/// leaves and subleaves `hrt_abi::cpuid_seedable` names (subleaf 0 for leaves that ignore it),
+/// leaves and subleaves `hrt_abi::cpuid_seedable` names (subleaf 0 for leaves that ignore it)
+/// and zeros for the XSAVE components it lacks (`hrt_abi::CPUID_XSAVE_COMPONENTS`),
 /// as KVM holds them once the vCPU's CPUID is set: KVM (PVM's part of it on this host) changes
 /// some of what it was given (leaf 7.1 here gains two bits the host's ring 3 has), so the
 /// answers come from KVM, not from the table the monitor gave it. Nothing written if KVM
@@ -51,9 +52,17 @@ pub fn write_answers(vcpu: &VcpuFd, ram: &GuestRam) {
     let subleaf = |e: &kvm_bindings::kvm_cpuid_entry2| if e.flags & flag_index != 0 { e.index } else { 0 };
     let mut answers = [CpuidAnswer::default(); CPUID_ANSWERS];
     let seeds = held.as_slice().iter().filter(|e| hrt_abi::cpuid_seedable(e.function, subleaf(e)));
+    let held_answers =
+        seeds.map(|e| CpuidAnswer { leaf: e.function, subleaf: subleaf(e), regs: [e.eax, e.ebx, e.ecx, e.edx] });
+    // XSAVE components the CPU lacks: KVM answers zeros for them (glibc asks about 3 and 4,
+    // MPX's, where they are missing: one trap each per start otherwise).
+    let has_xsave_leaf = held.as_slice().iter().any(|e| e.function == 0xd && subleaf(e) == 0);
+    let absent = hrt_abi::CPUID_XSAVE_COMPONENTS
+        .filter(|&i| has_xsave_leaf && !held.as_slice().iter().any(|e| e.function == 0xd && subleaf(e) == i))
+        .map(|i| CpuidAnswer { leaf: 0xd, subleaf: i, regs: [0; 4] });
     let mut n = 0u32;
-    for (slot, e) in answers.iter_mut().zip(seeds) {
-        *slot = CpuidAnswer { leaf: e.function, subleaf: subleaf(e), regs: [e.eax, e.ebx, e.ecx, e.edx] };
+    for (slot, a) in answers.iter_mut().zip(held_answers.chain(absent)) {
+        *slot = a;
         n += 1;
     }
     let field = |offset: usize| layout::BOOT_INFO + offset as u64;

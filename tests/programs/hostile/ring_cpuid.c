@@ -2,11 +2,16 @@
 // (kernel/src/linux/cpuid_sites.rs): every answer must be the CPU's, and nothing else may
 // change: registers, flags, the red zone of a leaf function, signals arriving meanwhile.
 // Cases: "leaves" prints the answers for a list of leaves and subleaves (per-CPU fields
-// masked); "redzone" checks a hand-written leaf function's red zone, registers and carry flag
-// across its CPUID; "signals" asks in a loop while a handler asks too.
+// masked), some asked from a function that dispatches through a jump table; "apic" prints the
+// APIC IDs leaves 1, 0xb and 0x1f give on each CPU in turn (the thread pinned there);
+// "redzone" checks a hand-written leaf function's red zone, registers and carry flag across
+// its CPUID; "signals" asks in a loop while a handler asks too. Built with -DNO_JUMP_TABLES,
+// the dispatching function has no jump table (the test compares how many sites each build
+// has rewritten: a jump table must not keep a site that qualifies otherwise).
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +68,26 @@ __asm__(".text\n"
         "    ret\n"
         ".size redzone_cpuid, .-redzone_cpuid\n");
 
+__attribute__((noinline)) static void note(const char *what, unsigned v) { printf("%s %u\n", what, v); }
+
+// A switch dense enough for gcc -O2 to dispatch through a jump table (unless NO_JUMP_TABLES),
+// one of whose cases holds a CPUID.
+#ifdef NO_JUMP_TABLES
+__attribute__((optimize("no-jump-tables")))
+#endif
+__attribute__((noinline)) static void dispatch(unsigned k, unsigned r[4]) {
+    switch (k) {
+    case 0: note("zero", k); break;
+    case 1: note("one", k * 3); break;
+    case 2: note("two", k + 7); break;
+    case 3: __cpuid_count(4, k - 3, r[0], r[1], r[2], r[3]); break;
+    case 4: note("four", k ^ 5); break;
+    case 5: note("five", k << 2); break;
+    case 6: note("six", k - 1); break;
+    default: note("other", k); break;
+    }
+}
+
 static void leaves(void) {
     static const unsigned asked[][2] = {
         {0, 0}, {1, 0}, {2, 0}, {2, 0x3f}, {2, 0x77fff}, {4, 0}, {4, 1}, {4, 2}, {4, 3}, {4, 4}, {4, 5},
@@ -80,6 +105,34 @@ static void leaves(void) {
             if (asked[i][0] == 0xb || asked[i][0] == 0x1f) r[3] = 0; // its x2APIC ID
             printf("%d %#x/%#x: %08x %08x %08x %08x\n", round, asked[i][0], asked[i][1], r[0], r[1], r[2], r[3]);
         }
+    for (unsigned k = 0; k < 8; k++) {
+        unsigned r[4] = {0};
+        dispatch(k, r);
+        printf("dispatch %u: %08x %08x %08x %08x\n", k, r[0], r[1], r[2], r[3]);
+    }
+}
+
+// The APIC IDs on each CPU: asked twice there (the second answer from the table, if it keeps
+// the leaf), the thread pinned to that CPU.
+static void apic(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < n; c++) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(c, &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0) {
+            perror("sched_setaffinity");
+            return;
+        }
+        for (int round = 0; round < 2; round++) {
+            unsigned r[4], b[4], x[4];
+            ask(1, 0, r);
+            ask(0xb, 0, b);
+            ask(0xb, 1, x);
+            printf("cpu %ld round %d: leaf 1 apic %u, 0xb/0 %u, 0xb/1 %u, ebx %06x ecx %08x edx %08x\n", c,
+                   round, r[1] >> 24, b[3], x[3], r[1] & 0xffffff, r[2], r[3]);
+        }
+    }
 }
 
 static unsigned first[4][4];
@@ -126,6 +179,8 @@ int main(int argc, char **argv) {
     const char *c = argc > 1 ? argv[1] : "leaves";
     if (!strcmp(c, "leaves")) {
         leaves();
+    } else if (!strcmp(c, "apic")) {
+        apic();
     } else if (!strcmp(c, "redzone")) {
         unsigned changed = 0;
         for (unsigned leaf = 0; leaf < 8; leaf++) changed |= redzone_cpuid(leaf);

@@ -13,10 +13,15 @@
 //! the flags. A table answer is followed by MFENCE and LFENCE, for code that uses CPUID as a
 //! fence (`cpuid; rdtsc`); unlike CPUID, that does not serialize instruction fetch.
 //!
-//! Which leaves: those KVM answers from the table the monitor gave it without per-CPU or
-//! changing fields: 0, 2, 4, 7, 0xd, 0x14, 0x19 and 0x8000_0000-0x8000_0008 (0xd's sizes follow
-//! XCR0 and 7's OSPKE bit CR4, which the kernel sets once, the same on every CPU). Not 1, 0xb
-//! or 0x1f (the CPU's APIC ID) nor anything else: those run CPUID every time.
+//! Which leaves: those KVM answers from the table the monitor gave it without changing fields:
+//! 0, 2, 4, 7, 0xd, 0x14, 0x19 and 0x8000_0000-0x8000_0008 (0xd's sizes follow XCR0 and 7's
+//! OSPKE bit CR4, which the kernel sets once, the same on every CPU), and 1, 0xb and 0x1f,
+//! whose one per-CPU field, the APIC ID (leaf 1's EBX bits 24-31, 0xb's and 0x1f's EDX), the
+//! stub puts in from the current CPU's number (`PerCpu::id` through GS: the monitor gives vCPU
+//! n the APIC ID n, `cpu::apic_id`, in every entry of those leaves KVM holds). Those three are
+//! answered only from the entries the monitor passed (`seed`): a subleaf KVM does not hold
+//! answers zeros in EDX on every CPU, which the stub's substitution would get wrong, so such a
+//! miss is not kept. Anything else runs CPUID every time.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -42,7 +47,7 @@ pub static HRT_CPUID_USED: AtomicU64 = AtomicU64::new(0);
 /// bit 32 + i if its subleaf (ecx) selects the answer (else ecx is ignored, as CPUID ignores it).
 #[no_mangle]
 pub static HRT_CPUID_CLASS: [u64; 2] =
-    [class(&[0, 2, 0x19], &[4, 7, 0xd, 0x14]), class(&[0, 1, 2, 3, 4, 5, 6, 7, 8], &[])];
+    [class(&[0, 1, 2, 0x19], &[4, 7, 0xb, 0xd, 0x14, 0x1f]), class(&[0, 1, 2, 3, 4, 5, 6, 7, 8], &[])];
 
 const fn class(plain: &[u32], indexed: &[u32]) -> u64 {
     let mut bits = 0u64;
@@ -71,9 +76,10 @@ fn key(leaf: u32, subleaf: u32) -> Option<u64> {
 }
 
 /// CPUID for the kernel's own questions in ring 3 (boot CPU, before other CPUs or the program
-/// run): from the table where it keeps the leaf, else the CPU's answer. Not for CPUID as a
-/// serializing instruction (`membarrier`), nor in ring 0, where each instruction of the
-/// lookup is emulated: use `instr::cpuid` there.
+/// run): from the table where it keeps the leaf, else the CPU's answer. The APIC-ID fields of
+/// leaves 1, 0xb and 0x1f may be another CPU's (the stub puts the current one's in, this does
+/// not). Not for CPUID as a serializing instruction (`membarrier`), nor in ring 0, where each
+/// instruction of the lookup is emulated: use `instr::cpuid` there.
 pub fn answer(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
     seed();
     let found = key(leaf, subleaf).and_then(|key| {
@@ -108,7 +114,8 @@ pub fn seed() {
 }
 
 /// The stub's code, for the user page's `global_asm!` (`syscall`), with operands `table`,
-/// `used`, `class` (the statics above), `entries` and `entry_len`.
+/// `used`, `class` (the statics above), `entries`, `entry_len` and `cpu_id` (`PerCpu::id`'s
+/// offset from GS).
 macro_rules! cpuid_stub_asm {
     () => {
         concat!(
@@ -152,7 +159,14 @@ macro_rules! cpuid_stub_asm {
             "5:  mov rax, rsi\n", // not there: CPUID, then keep the answer
             "    not rax\n",
             "    shr rax, 32\n",
+            "    mov edi, eax\n",
             "    cpuid\n",
+            "    cmp edi, 1\n", // not for the APIC-ID leaves: only the monitor's entries are
+            "    je 9f\n",      // the same on every CPU but for the field the stub puts in
+            "    cmp edi, 0xb\n",
+            "    je 9f\n",
+            "    cmp edi, 0x1f\n",
+            "    je 9f\n",
             "    mov r8d, 1\n",
             "    lock xadd [rip + {used}], r8\n",
             "    cmp r8, {entries}\n",
@@ -169,7 +183,21 @@ macro_rules! cpuid_stub_asm {
             "    mov ebx, [rdi + 12]\n",
             "    mov ecx, [rdi + 16]\n",
             "    mov edx, [rdi + 20]\n",
-            "    mfence\n",
+            "    not rsi\n", // the leaf (high half of the key)
+            "    shr rsi, 32\n",
+            "    cmp esi, 1\n",
+            "    jne 7f\n",
+            "    mov rdi, gs:[{cpu_id}]\n", // leaf 1: this CPU's APIC ID in EBX bits 24-31
+            "    shl edi, 24\n",
+            "    and ebx, 0x00ffffff\n",
+            "    or ebx, edi\n",
+            "    jmp 10f\n",
+            "7:  cmp esi, 0xb\n",
+            "    je 11f\n",
+            "    cmp esi, 0x1f\n",
+            "    jne 10f\n",
+            "11: mov edx, gs:[{cpu_id}]\n", // leaves 0xb, 0x1f: its x2APIC ID in EDX
+            "10: mfence\n",
             "    lfence\n",
             "    jmp 9f\n",
             "8:  mov eax, r8d\n",

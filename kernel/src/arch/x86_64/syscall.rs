@@ -33,6 +33,7 @@ core::arch::global_asm!(
     class = sym super::cpuid_cache::HRT_CPUID_CLASS,
     entries = const super::cpuid_cache::ENTRIES,
     entry_len = const super::cpuid_cache::ENTRY_LEN,
+    cpu_id = const super::percpu::OFF_CPU_ID,
 );
 
 extern "C" {
