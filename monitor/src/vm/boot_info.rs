@@ -313,6 +313,9 @@ fn place_kernel_tables(ram: &GuestRam, info: &mut BootInfo, from: u64, to: u64, 
     if end > to || ram_bytes_in(ram, from, end) != size {
         return None;
     }
+    // Bits for the pool's pages and the channel's slots: a start touches a handful of their
+    // 4 KiB pages (the bits of the few MiB the program maps, the slots of a few calls).
+    ram.sparse(from, size);
     info.page_map = UserMap {
         bitmap: from,
         bytes,
