@@ -222,8 +222,8 @@ fn usage_ns(who: i64) -> Result<(u64, u64), u32> {
 }
 
 /// getrusage: user and system time (see `usage_ns`) and the largest resident set (the host's
-/// for `hrt` less what the monitor and the boot held: `op::MAX_RSS`, one forwarded call); no
-/// page faults or other counts.
+/// for `hrt` less what the monitor and the boot held: `op::MAX_RSS`, asked at most once a
+/// millisecond, see `max_rss`); no page faults or other counts.
 pub fn getrusage(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let who = a[0] as i32 as i64;
     let (user, sys) = usage_ns(who)?;
@@ -233,8 +233,11 @@ pub fn getrusage(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         usage[2 * i + 1] = ((ns % 1_000_000_000) / 1000) as i64;
     }
     // ru_maxrss, after the two timevals: the process's for RUSAGE_THREAD too, as on Linux.
-    let of = if who == RUSAGE_CHILDREN { 1 } else { 0 };
-    usage[4] = super::procs::call(hrt_abi::process::MAX_RSS, [of, 0, 0, 0, 0, 0]).unwrap_or(0) as i64;
+    usage[4] = if who == RUSAGE_CHILDREN {
+        super::procs::call(hrt_abi::process::MAX_RSS, [1, 0, 0, 0, 0, 0]).unwrap_or(0) as i64
+    } else {
+        super::max_rss::of_program()
+    };
     uaccess::write(a[1], usage)?;
     Ok(0)
 }

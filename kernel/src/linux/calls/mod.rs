@@ -3,6 +3,7 @@ pub mod fork;
 pub mod ids;
 pub mod info;
 pub mod madvise;
+pub mod max_rss;
 pub mod membarrier;
 pub mod memory;
 pub mod mremap;
