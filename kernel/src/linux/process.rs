@@ -154,6 +154,9 @@ pub fn end_by_signal(sig: i32) -> ! {
     end_claimed_by(128 + sig, sig as u64)
 }
 
+/// How many of the sites that kept SYSCALL `-v` lists at the end.
+const KEPT_SITES_SHOWN: usize = 16;
+
 fn end_claimed_by(status: i32, sig: u64) -> ! {
     // Before the VM stops: another process may wait for a robust mutex a thread holds.
     super::robust::process_exits();
@@ -167,6 +170,15 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
              rewritten with the number in a register, {functions} in the generic syscall function, {variable} with \
              a replayed window and any number)"
         );
+        let kept_at = super::rewrite::kept_sites(KEPT_SITES_SHOWN);
+        if !kept_at.is_empty() {
+            let mut list = alloc::string::String::new();
+            for site in &kept_at {
+                let _ = core::fmt::Write::write_fmt(&mut list, format_args!(" {site:#x}"));
+            }
+            let more = if kept > kept_at.len() { " ..." } else { "" };
+            crate::kinfo!("kernel: sites that kept SYSCALL:{list}{more}");
+        }
         let (cpuid, cpuid_kept) = super::cpuid_sites::counts();
         crate::kinfo!("kernel: {cpuid} CPUID site(s) rewritten into calls, {cpuid_kept} kept CPUID");
     }

@@ -113,6 +113,20 @@ pub fn counts() -> (usize, usize) {
     (rewritten, SITES_USED.load(Ordering::Relaxed) - rewritten - INTERIOR.load(Ordering::Relaxed))
 }
 
+/// Up to `max` sites that keep SYSCALL, lowest first (for `-v`: where a program still pays
+/// SYSCALL's trip).
+pub fn kept_sites(max: usize) -> Vec<u64> {
+    let mut kept: Vec<u64> = SITES
+        .iter()
+        .map(|slot| slot.load(Ordering::Acquire))
+        .filter(|&s| s != 0 && s != FORGOTTEN && Decision::from_bits(s) == Decision::Kept)
+        .map(site_of)
+        .collect();
+    kept.sort_unstable();
+    kept.truncate(max);
+    kept
+}
+
 fn slot(site: u64) -> usize {
     (site.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 51) as usize % SITES_LEN
 }
