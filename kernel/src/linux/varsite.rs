@@ -25,6 +25,9 @@
 //!     the register as well as writes it;
 //!   - or compares (`cmp`, `test`) such registers, memory and immediates, setting only the
 //!     flags;
+//!   - or moves such a register into another on a condition (`cmovcc`, register to register:
+//!     glibc's sched_getaffinity clamps the mask size so), reading the destination too and
+//!     flags set earlier in the window;
 //!   - or branches on the flags (`jcc`) to a target outside the window: at the slot the branch
 //!     goes to a stub that drops the `call`'s return address and jumps there, so the taken
 //!     path continues as in the old code;
@@ -136,13 +139,13 @@ enum Step {
     Branch { target: u64 },
 }
 
-/// Whether every conditional branch of `window` tests flags that an instruction of the window
-/// before it set (so that replaying the window from its start sets them again); true without
+/// Whether every conditional branch or move of `window` tests flags that an instruction of the
+/// window before it set (so that replaying the window from its start sets them again); true without
 /// branches.
 fn flags_set_within(window: &[Instruction]) -> bool {
     let mut set = false;
     for i in window {
-        if i.is_jcc_short_or_near() {
+        if i.is_jcc_short_or_near() || is_cmov(i) {
             if !set {
                 return false;
             }
@@ -151,6 +154,30 @@ fn flags_set_within(window: &[Instruction]) -> bool {
         }
     }
     true
+}
+
+/// Whether `i` is a conditional move (it reads the flags).
+fn is_cmov(i: &Instruction) -> bool {
+    use Mnemonic::*;
+    matches!(
+        i.mnemonic(),
+        Cmova
+            | Cmovae
+            | Cmovb
+            | Cmovbe
+            | Cmove
+            | Cmovg
+            | Cmovge
+            | Cmovl
+            | Cmovle
+            | Cmovne
+            | Cmovno
+            | Cmovnp
+            | Cmovns
+            | Cmovo
+            | Cmovp
+            | Cmovs
+    )
 }
 
 fn sets_flags(m: Mnemonic) -> bool {
@@ -266,6 +293,17 @@ fn step(i: &Instruction) -> Option<Step> {
         return None;
     }
     let dst = i.op0_register();
+    // A conditional move (glibc's sched_getaffinity and pthread_getaffinity_np clamp the mask
+    // size with `cmp %rsi, %r8; cmovbe %r8, %rsi`): reads its destination too (kept when the
+    // condition fails; a 32-bit one clears the upper half either way) and flags the window
+    // must have set before it (`flags_set_within`), as a branch does.
+    if is_cmov(i) {
+        let src = match i.op1_kind() {
+            OpKind::Register if gpr(i.op1_register()) => full(i.op1_register()),
+            _ => return None,
+        };
+        return Some(Step::Load { dst: dst.full_register(), srcs: [full(dst), src, None] });
+    }
     let srcs = match (i.mnemonic(), i.op1_kind()) {
         (Mnemonic::Mov, OpKind::Register) if gpr(i.op1_register()) => [full(i.op1_register()), None, None],
         (Mnemonic::Mov, OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64) => [None, None, None],

@@ -10,7 +10,8 @@
  *             threads at once while the sites get rewritten; lseek through glibc's futex-flag
  *             shapes (windows of 20 and 24 bytes whose `xor $0x80, %sil` changes a register
  *             the window set first, from a move or a load through another register): the
- *             offset it returns shows the flag applied once
+ *             offset it returns shows the flag applied once; and through glibc's
+ *             sched_getaffinity shape (a `cmovbe` clamping the offset), both ways
  *   restart   a thread blocks in read() through the two-move site, the global-load site and
  *             both of the read() shapes, while a SA_RESTART handler interrupts it and zeroes
  *             what the window loads the length from (the register in the frame, the global):
@@ -169,7 +170,23 @@ __asm__(".text\n"
         "  xor $0x80, %sil\n"
         "  syscall\n"
         "  ret\n"
-        ".size var_flag2, .-var_flag2\n");
+        ".size var_flag2, .-var_flag2\n"
+        /* var_cmov(nr, fd, off): glibc's sched_getaffinity shape, a size clamped by a
+         * conditional move: `mov $1000, %esi; xor %edx, %edx; mov %r9d, %eax; cmp %rsi, %r8;
+         * cmovbe %r8, %rsi; syscall` (19 bytes; the `cmovbe` reads the register the window
+         * set first and the flags its `cmp` set). lseek(fd, min(off, 1000), SEEK_SET). */
+        ".globl var_cmov\n.type var_cmov,@function\nvar_cmov:\n"
+        "  mov %rdi, %r9\n"
+        "  mov %rsi, %rdi\n"
+        "  mov %rdx, %r8\n"
+        "  mov $1000, %esi\n"
+        "  xor %edx, %edx\n"
+        "  mov %r9d, %eax\n"
+        "  cmp %rsi, %r8\n"
+        "  cmovbe %r8, %rsi\n"
+        "  syscall\n"
+        "  ret\n"
+        ".size var_cmov, .-var_cmov\n");
 long var_call(long nr, long a, long b, long c);
 long var_lea(long nr, long a);
 long var_pair(long nr, long a, long b, long c);
@@ -179,6 +196,7 @@ long var_branch(long a, long fast, long b, long nr);
 long var_read(long fd, void *buf, long len);
 long var_flag(long nr, long fd, const int *words);
 long var_flag2(long nr, long fd, long off);
+long var_cmov(long nr, long fd, long off);
 int var_len = 1;
 int var_nr = SYS_lseek;
 static int seek_fd;
@@ -212,6 +230,7 @@ static long calls(void) {
         int words[4] = {0, 0, 0, i};
         bad += var_flag(SYS_lseek, seek_fd, words) != (i ^ 0x80);
         bad += var_flag2(SYS_lseek, seek_fd, i + 7) != ((i + 7) ^ 0x80);
+        bad += var_cmov(SYS_lseek, seek_fd, i) != (i < 1000 ? i : 1000);
     }
     bad += var_loop(SYS_getppid, CALLS, ppid);
     bad += var_loop(SYS_getpid, CALLS, pid);
