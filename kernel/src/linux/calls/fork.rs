@@ -249,6 +249,7 @@ pub fn prepare_child(record: u64) {
     crate::linux::exec::after_fork();
     crate::linux::cputime::after_fork();
     super::max_rss::after_fork();
+    super::children_time::after_fork();
     super::procs::after_fork(rec.from_child as u32);
     super::prctl::after_fork();
     crate::linux::channel::after_fork(rec.answer.ready & hrt_abi::fork_ready::CHANNEL != 0);

@@ -1,4 +1,5 @@
 //! Local system calls, grouped by subject.
+pub mod children_time;
 pub mod fork;
 pub mod ids;
 pub mod info;

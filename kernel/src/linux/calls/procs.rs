@@ -101,7 +101,11 @@ pub fn tagged(nr: u64) -> u64 {
 
 /// A process call to the monitor, as a system-call result.
 pub fn call(nr: u64, a: [u64; 6]) -> SysResult {
-    let r = forward(nr, a);
+    let r = if super::children_time::may_reap(nr) {
+        super::children_time::around_reap(|| forward(nr, a))
+    } else {
+        forward(nr, a)
+    };
     if r < 0 {
         Err((-r) as u32)
     } else {
@@ -110,10 +114,9 @@ pub fn call(nr: u64, a: [u64; 6]) -> SysResult {
 }
 
 /// The (user, system) time of the program's ended and waited-for host children, in
-/// nanoseconds (0 where the monitor cannot tell).
+/// nanoseconds (0 where the monitor cannot tell); see `children_time`.
 pub fn children_time_ns() -> (u64, u64) {
-    let us = |which| call(op::CHILDREN_TIME, [which, 0, 0, 0, 0, 0]).unwrap_or(0);
-    (us(0) * 1000, us(1) * 1000)
+    super::children_time::ns()
 }
 
 /// vfork(): clone(CLONE_VM | CLONE_VFORK | SIGCHLD) on the caller's stack.
