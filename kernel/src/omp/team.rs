@@ -132,6 +132,10 @@ pub fn forget_workers() {
     SPARE_TEAMS.lock().clear();
 }
 
+/// `Team::single`'s 128 bytes.
+#[repr(align(128))]
+pub struct Single(pub AtomicU64);
+
 pub struct Team {
     pub nthreads: u32,
     pub level: u32,
@@ -148,8 +152,9 @@ pub struct Team {
     /// Workers that have not finished the region yet (the master waits for 0), with the
     /// region's generation (`presence`).
     remaining: Presence,
-    /// Singles won so far.
-    pub single: AtomicU64,
+    /// Singles won so far: on a line of its own, since every single's winner writes it and
+    /// the fields around it are read by every thread.
+    pub single: Single,
     pub work: [WorkShare; SLOTS],
     workers: Vec<&'static Worker>,
     /// The first work share was described by the master (a combined parallel construct).
@@ -190,7 +195,7 @@ impl Team {
             barrier: Barrier::new(),
             tasks: Queue::new(),
             remaining: Presence(Word::new(0)),
-            single: AtomicU64::new(0),
+            single: Single(AtomicU64::new(0)),
             work: [const { WorkShare::new() }; SLOTS],
             workers: Vec::new(),
             prepared: false,
@@ -342,8 +347,8 @@ pub fn fork(
     set(&mut team.placement, placement);
     set(&mut team.icv, icv);
     set(&mut team.show_affinity, show_affinity);
-    if *team.single.get_mut() != 0 {
-        *team.single.get_mut() = 0;
+    if *team.single.0.get_mut() != 0 {
+        *team.single.0.get_mut() = 0;
     }
     super::work::reset(&team.work);
     if team.group.is_some() {

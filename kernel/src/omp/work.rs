@@ -774,7 +774,7 @@ pub fn single_start() -> bool {
     let team = team_of(c);
     c.single_seq += 1;
     let s = c.single_seq;
-    team.single.compare_exchange(s - 1, s, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    team.single.0.compare_exchange(s - 1, s, Ordering::AcqRel, Ordering::Relaxed).is_ok()
 }
 
 /// GOMP_single_copy_start: null for the thread that runs the single; the others wait for it
