@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -667,6 +668,53 @@ static void test_mmap_touch(void) {
     sampled("mmap_touch_64m", "us", 50, 10, 5, rep_mmap_touch, NULL, "mmap_touch_64m.faults", 1);
 }
 
+/* Shared memory as MPI's intranode transport uses it: a 4 MiB /dev/shm file (SHM_FILE) or SysV
+ * segment (SHM_SYSV) created, mapped shared, every 4 KiB page written once, unmapped. Under
+ * HRT the pages are the host's page-cache pages, so each first touch is KVM's business. */
+enum { SHM_FILE, SHM_SYSV };
+#define SHM_BYTES (4UL << 20)
+
+static double rep_shm_touch(void *ctx, double *aux) {
+    (void)aux;
+    double t0 = bench_now();
+    char *p;
+    if ((long)ctx == SHM_FILE) {
+        char name[64];
+        snprintf(name, sizeof name, "/dev/shm/hrt-bench-%d", (int)getpid());
+        int fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || unlink(name) || ftruncate(fd, SHM_BYTES)) {
+            perror("shm_touch: /dev/shm file");
+            exit(1);
+        }
+        p = mmap(NULL, SHM_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED) {
+            perror("shm_touch: mmap");
+            exit(1);
+        }
+    } else {
+        int id = shmget(IPC_PRIVATE, SHM_BYTES, IPC_CREAT | 0600);
+        p = id < 0 ? (char *)-1 : shmat(id, NULL, 0);
+        if (p == (char *)-1) {
+            perror("shm_touch: shmget/shmat");
+            exit(1);
+        }
+        shmctl(id, IPC_RMID, NULL);
+    }
+    for (size_t off = 0; off < SHM_BYTES; off += 4096)
+        ((volatile char *)p)[off] = 1;
+    if ((long)ctx == SHM_FILE)
+        munmap(p, SHM_BYTES);
+    else
+        shmdt(p);
+    return (bench_now() - t0) * 1e6;
+}
+
+static void test_shm_touch(void) {
+    sampled("shm_touch.file_4m", "us", 50, 10, 5, rep_shm_touch, (void *)(long)SHM_FILE, NULL, 1);
+    sampled("shm_touch.sysv_4m", "us", 50, 10, 5, rep_shm_touch, (void *)(long)SHM_SYSV, NULL, 1);
+}
+
 /* Returning memory: munmap of SIZE bytes (each page written first, untimed), and a 1 MiB
  * malloc + one write + free, which glibc serves with mmap and munmap once its threshold is fixed
  * at the default 128 KiB (it otherwise rises to the size of the first freed block and later
@@ -935,6 +983,7 @@ static const struct {
     {"mmap_touch_64m", test_mmap_touch},
     {"brk_pattern", test_brk_pattern},
     {"munmap", test_munmap},
+    {"shm_touch", test_shm_touch},
     {"fwq", test_fwq},
     {"forkjoin", test_forkjoin},
     {"buffer", test_buffer},

@@ -142,7 +142,8 @@ fn hypercall_forwarding_works_under_a_cpu_time_limit() {
     }
 }
 
-/// `--strace` still marks forwarded calls with F; with `-v` each also shows its round trip.
+/// `--strace` still marks forwarded calls with F; with `-v` each also shows its round trip and
+/// when it returned.
 #[test]
 fn strace_shows_round_trips_with_verbose() {
     let prog = build("chan_blocked", &[]);
@@ -158,6 +159,10 @@ fn strace_shows_round_trips_with_verbose() {
     let timed = traced(&["-v"]);
     let (call, time) = timed.rsplit_once(" F <").unwrap_or_else(|| panic!("no round trip in {timed:?}"));
     assert!(call.contains("] write(2,"), "{timed:?}");
-    let us: f64 = time.trim_end_matches(" us>").parse().unwrap_or_else(|_| panic!("bad time in {timed:?}"));
+    let (took, at) = time.split_once(" us> @").unwrap_or_else(|| panic!("no return time in {timed:?}"));
+    let us: f64 = took.parse().unwrap_or_else(|_| panic!("bad time in {timed:?}"));
     assert!(us > 0.0, "{timed:?}");
+    // When it returned, in ms after boot: after the boot itself, and within the run.
+    let ms: f64 = at.trim_end_matches(" ms").parse().unwrap_or_else(|_| panic!("bad return time in {timed:?}"));
+    assert!(ms > 0.0 && ms < 60_000.0, "{timed:?}");
 }

@@ -193,7 +193,10 @@ fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char, round_trip_ns:
         let _ = write!(line, ") = {ret:#x} {kind}");
     }
     if let Some(ns) = round_trip_ns {
-        let _ = write!(line, " <{}.{:03} us>", ns / 1000, ns % 1000);
+        // And when it returned, in ms since boot: the gaps between a thread's lines are the
+        // time its program code ran (or waited for a CPU).
+        let at = crate::time::now_ns() / 1000;
+        let _ = write!(line, " <{}.{:03} us> @{}.{:03} ms", ns / 1000, ns % 1000, at / 1000, at % 1000);
     }
     kprintln!("{line}");
 }
