@@ -387,5 +387,6 @@ fn kernel_main() -> u64 {
         }
         None => 0,
     };
+    crate::console::flush_held();
     hypercall::shutdown(status)
 }

@@ -166,3 +166,25 @@ fn strace_shows_round_trips_with_verbose() {
     let ms: f64 = at.trim_end_matches(" ms").parse().unwrap_or_else(|_| panic!("bad return time in {timed:?}"));
     assert!(ms > 0.0 && ms < 60_000.0, "{timed:?}");
 }
+
+/// `--strace` holds its lines and sends them in batches (one VM exit per line made a traced
+/// program several times slower): the program's own writes to stderr still come after the
+/// lines of the calls before them, a forked child does not repeat the parent's held lines, and
+/// the last line (a call just before the end) is not lost.
+#[test]
+fn strace_lines_keep_their_order_with_the_program_output() {
+    let prog = build("strace_order", &[]);
+    for cpus in ["1", "2"] {
+        let out = hrt(&["--strace", "--cpus", cpus], &prog, &[]);
+        assert_eq!(out.code(), 0, "stderr: {}", out.stderr);
+        let at = |needle: &str| {
+            let found: Vec<usize> =
+                out.stderr.lines().enumerate().filter(|(_, l)| l.contains(needle)).map(|(i, _)| i).collect();
+            assert_eq!(found.len(), 1, "{needle:?} once on stderr (--cpus {cpus}):\n{}", out.stderr);
+            found[0]
+        };
+        let order =
+            [at("first"), at("umask(1)"), at("second"), at("umask(2)"), at("umask(3)"), at("third"), at("umask(4)")];
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "out of order {order:?} (--cpus {cpus}):\n{}", out.stderr);
+    }
+}

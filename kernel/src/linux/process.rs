@@ -204,6 +204,7 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
             "kernel: steal time: the host kept this VM's {cpus} vCPU(s) waiting for a host CPU {stolen_ms} ms in all"
         );
     }
+    crate::console::flush_held();
     crate::arch::hypercall::shutdown_by(status, sig)
 }
 

@@ -99,6 +99,10 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let (name, nargs, how) = route(nr);
     let tracing = STRACE.load(Ordering::Relaxed);
     let start = if tracing { crate::time::ticks() } else { 0 };
+    if tracing && matches!(how, Route::Forward) && writes_standard_output(nr, &args) {
+        // The program's own output comes after the lines of the calls before it.
+        crate::console::flush_held();
+    }
     super::cputime::call_begin();
     let (ret, kind) = match how {
         Route::Local(handler) => {
@@ -166,6 +170,15 @@ fn report_unimplemented(nr: u64, name: &str) {
     }
 }
 
+/// Whether forwarded call `nr` writes to the program's standard output or error (descriptors 1
+/// and 2), which may be the terminal `--strace` prints on.
+#[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_write etc.
+fn writes_standard_output(nr: u64, args: &[u64; 6]) -> bool {
+    use linux_raw_sys::general::{__NR_pwrite64, __NR_pwritev, __NR_pwritev2, __NR_sendfile, __NR_write, __NR_writev};
+    matches!(nr as u32, __NR_write | __NR_writev | __NR_pwrite64 | __NR_pwritev | __NR_pwritev2 | __NR_sendfile)
+        && matches!(args[0], 1 | 2)
+}
+
 /// One `--strace` line; with `-v`, the call's time in microseconds (for a forwarded call, its
 /// round trip to the host).
 fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char, round_trip_ns: Option<u64>) {
@@ -198,5 +211,5 @@ fn trace(nr: u64, name: &str, args: &[u64], ret: i64, kind: char, round_trip_ns:
         let at = crate::time::now_ns() / 1000;
         let _ = write!(line, " <{}.{:03} us> @{}.{:03} ms", ns / 1000, ns % 1000, at / 1000, at % 1000);
     }
-    kprintln!("{line}");
+    crate::console::hold_line(format_args!("{line}"));
 }

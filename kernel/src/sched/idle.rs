@@ -25,6 +25,8 @@ pub fn idle_loop() -> ! {
     crate::arch::tlb::idle_begins();
     loop {
         super::freeze::check();
+        // `--strace` lines of a program that now waits: out while it waits.
+        crate::console::flush_held_after(20);
         super::task::run_pending();
         if super::sleep::due(s) {
             // Sleeps end from the TSC here, without a timer interrupt.
@@ -58,6 +60,8 @@ pub fn idle_loop() -> ! {
             // left armed early (`program_timer`), would wake it for nothing.
             super::spin_look::cancel(s);
             super::arm_timer_exact(s);
+            // A halt may last: the held `--strace` lines go out first.
+            crate::console::flush_held();
             irq::disable();
             s.halted.store(true, Ordering::SeqCst);
             let halt_at = crate::time::ticks();

@@ -169,6 +169,8 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     // The child's CPUs find their idle-thread records made (natively, here) instead of
     // allocating them in ring 0, which PVM emulates: ~150 instructions each.
     sched::prepare_cpus(crate::bootinfo::get().num_cpus as usize);
+    // The child's memory is a copy of this one's: lines held now would print twice.
+    crate::console::flush_held();
     let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks(), from_child]);
     sched::unprepare_cpus();
     sched::freeze::thaw();
