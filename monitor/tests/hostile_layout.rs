@@ -33,7 +33,7 @@ fn kernel_and_forwarded_writes_land_in_every_chunk_of_a_large_vm() {
 /// NUMA zones of a large VM: the kernel's share lies at the top of RAM, so the first zones
 /// hold none of the kernel's memory; the boot took the identity map's tables from zone 0 alone
 /// and stopped with "out of memory for page tables" from 48 GiB with `--numa 2` (the default
-/// `--mem` is 64G). The program runs as natively, and stderr is its own.
+/// `--mem` is 128G). The program runs as natively, and stderr is its own.
 #[test]
 fn numa_zones_of_a_large_vm_boot() {
     let prog = build("layout_chunks", &[]);

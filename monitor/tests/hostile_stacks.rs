@@ -141,11 +141,19 @@ fn default_stack_threads_as_natively(n: &str) {
 }
 
 /// 3,000 such threads alive at once (INNCABS's fib and nqueens with std::async keep
-/// ~1,500-2,200): 30 GiB of stacks in the program's memory, which `hrt run`'s default (64 GiB
-/// or more, reserved, not committed) holds; the old default of 16 GiB refused the 1,431st.
+/// ~1,500-2,200): 30 GiB of stacks in the program's memory, which `hrt run`'s default (128 GiB,
+/// reserved, not committed) holds; the old default of 16 GiB refused the 1,431st.
 #[test]
 fn three_thousand_threads_with_default_stacks_run_under_the_default_memory() {
     default_stack_threads_as_natively("3000");
+}
+
+/// 10,000 (OpenMP_VV's `num_threads(10000)` and `thread_limit` tests, on the program's own
+/// libgomp): ~98 GiB of stacks, which the default held only once it became 128 GiB; at 64 GiB
+/// the 6,039th `pthread_create` failed with EAGAIN.
+#[test]
+fn ten_thousand_threads_with_default_stacks_run_under_the_default_memory() {
+    default_stack_threads_as_natively("10000");
 }
 
 /// Thread stacks whose top 2 MiB the host backs with 4 KiB pages (`nr::SMALL_HOST_PAGES`): 40

@@ -629,7 +629,7 @@ fn meminfo() {
     check_alone("meminfo");
 }
 
-/// `hrt run`'s default memory (64 GiB here) is a reservation larger than this host's RAM, but
+/// `hrt run`'s default memory (128 GiB) is a reservation larger than this host's RAM, but
 /// the program is told at most the host's memory (sysinfo, /proc/meminfo), so that a program
 /// that sizes itself by it does not ask the host for more than it has.
 #[test]
