@@ -12,8 +12,10 @@
 
 use core::fmt::{self, Write};
 
-use crate::arch::hypercall;
-use crate::sync::IrqSpinLock;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::arch::{hypercall, instr, irq};
 
 const LINE_MAX: usize = 512;
 
@@ -54,22 +56,22 @@ impl<const N: usize> Write for LineBuffer<N> {
     }
 }
 
-static QUIET: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+static QUIET: AtomicBool = AtomicBool::new(false);
 
 /// Silences `kinfo!` lines.
 pub fn set_quiet(quiet: bool) {
-    QUIET.store(quiet, core::sync::atomic::Ordering::Relaxed);
+    QUIET.store(quiet, Ordering::Relaxed);
 }
 
 pub fn quiet() -> bool {
-    QUIET.load(core::sync::atomic::Ordering::Relaxed)
+    QUIET.load(Ordering::Relaxed)
 }
 
 #[doc(hidden)]
 pub fn print_args(args: fmt::Arguments) {
     // Held lines first. Not if some CPU holds them: a panic while sending them, or another
     // CPU in the middle of sending (that line then may come first; nothing is lost).
-    if HELD_ANY.load(core::sync::atomic::Ordering::Acquire) && !HELD.is_locked() {
+    if HELD_ANY.load(Ordering::Acquire) && !HELD.busy.load(Ordering::Relaxed) {
         flush_held();
     }
     let mut line = LineBuffer::<LINE_MAX>::new();
@@ -80,51 +82,71 @@ pub fn print_args(args: fmt::Arguments) {
 /// Bytes of held lines sent in one go.
 const HELD_MAX: usize = 16 << 10;
 
-/// Lines waiting to be sent (`hold_line`), in the order they were made. With interrupts off
-/// while held (a line printed from an interrupt never waits for its own CPU).
-static HELD: IrqSpinLock<LineBuffer<HELD_MAX>> = IrqSpinLock::new(LineBuffer::new());
+/// Lines waiting to be sent (`hold_line`), in the order they were made, behind a lock of their
+/// own (the console lies below `sync`): a flag taken with interrupts off, so that a line
+/// printed from an interrupt never waits for its own CPU.
+struct Held {
+    busy: AtomicBool,
+    lines: UnsafeCell<LineBuffer<HELD_MAX>>,
+}
+
+// SAFETY: `lines` is touched only by the CPU that set `busy` (`with_held`).
+unsafe impl Sync for Held {}
+
+static HELD: Held = Held { busy: AtomicBool::new(false), lines: UnsafeCell::new(LineBuffer::new()) };
 /// Whether any line is held (read without the lock).
-static HELD_ANY: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+static HELD_ANY: AtomicBool = AtomicBool::new(false);
 /// When the oldest held line was made (TSC; meaningful while `HELD_ANY`).
-static HELD_SINCE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+static HELD_SINCE: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `f` on the held lines, alone.
+fn with_held<R>(f: impl FnOnce(&mut LineBuffer<HELD_MAX>) -> R) -> R {
+    let were = irq::save_and_disable();
+    while HELD.busy.swap(true, Ordering::Acquire) {
+        core::hint::spin_loop();
+    }
+    // SAFETY: `busy` gives this CPU the only access until it is cleared below.
+    let r = f(unsafe { &mut *HELD.lines.get() });
+    HELD.busy.store(false, Ordering::Release);
+    irq::restore(were);
+    r
+}
 
 /// Formats a line (with its newline) and holds it to be sent with others (see the module
 /// comment).
 pub fn hold_line(args: fmt::Arguments) {
     let mut line = LineBuffer::<LINE_MAX>::new();
     let _ = line.write_fmt(format_args!("{args}\n"));
-    let mut held = HELD.lock();
-    if held.len + line.len > HELD_MAX {
-        // Whole lines per send: another CPU's kernel line may come between two sends.
-        held.flush();
-    }
-    let at = held.len;
-    held.buf[at..at + line.len].copy_from_slice(&line.buf[..line.len]);
-    held.len += line.len;
-    if at == 0 {
-        HELD_SINCE.store(crate::time::ticks(), core::sync::atomic::Ordering::Relaxed);
-    }
-    HELD_ANY.store(true, core::sync::atomic::Ordering::Release);
+    with_held(|held| {
+        if held.len + line.len > HELD_MAX {
+            // Whole lines per send: another CPU's kernel line may come between two sends.
+            held.flush();
+        }
+        let at = held.len;
+        held.buf[at..at + line.len].copy_from_slice(&line.buf[..line.len]);
+        held.len += line.len;
+        if at == 0 {
+            HELD_SINCE.store(instr::rdtsc(), Ordering::Relaxed);
+        }
+        HELD_ANY.store(true, Ordering::Release);
+    });
 }
 
-/// `flush_held` if the oldest held line waits for `ms` milliseconds or more: an idle CPU sends
+/// `flush_held` if the oldest held line waits for `ticks` TSC ticks or more: an idle CPU sends
 /// them, but not each line as it comes (its sending would hold up the CPU that makes them).
-pub fn flush_held_after(ms: u64) {
-    use core::sync::atomic::Ordering;
-    if HELD_ANY.load(Ordering::Acquire)
-        && crate::time::ticks().wrapping_sub(HELD_SINCE.load(Ordering::Relaxed))
-            >= crate::time::ns_to_ticks(ms * 1_000_000)
-    {
+pub fn flush_held_after(ticks: u64) {
+    if HELD_ANY.load(Ordering::Acquire) && instr::rdtsc().wrapping_sub(HELD_SINCE.load(Ordering::Relaxed)) >= ticks {
         flush_held();
     }
 }
 
 /// Sends the held lines now (a load when there are none).
 pub fn flush_held() {
-    if HELD_ANY.load(core::sync::atomic::Ordering::Acquire) {
-        let mut held = HELD.lock();
-        held.flush();
-        HELD_ANY.store(false, core::sync::atomic::Ordering::Release);
+    if HELD_ANY.load(Ordering::Acquire) {
+        with_held(|held| {
+            held.flush();
+            HELD_ANY.store(false, Ordering::Release);
+        });
     }
 }
 

@@ -26,7 +26,7 @@ pub fn idle_loop() -> ! {
     loop {
         super::freeze::check();
         // `--strace` lines of a program that now waits: out while it waits.
-        crate::console::flush_held_after(20);
+        crate::console::flush_held_after(crate::time::ns_to_ticks(20_000_000));
         super::task::run_pending();
         if super::sleep::due(s) {
             // Sleeps end from the TSC here, without a timer interrupt.

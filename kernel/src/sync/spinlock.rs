@@ -137,11 +137,6 @@ impl<T> IrqSpinLock<T> {
 }
 
 impl<T: ?Sized> IrqSpinLock<T> {
-    /// Whether some CPU holds it now (a hint: it may change at once).
-    pub fn is_locked(&self) -> bool {
-        self.inner.is_locked()
-    }
-
     pub fn lock(&self) -> IrqSpinGuard<'_, T> {
         let were_enabled = irq::save_and_disable();
         self.inner.acquire();
