@@ -99,9 +99,15 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let (name, nargs, how) = route(nr);
     let tracing = STRACE.load(Ordering::Relaxed);
     let start = if tracing { crate::time::ticks() } else { 0 };
-    if tracing && matches!(how, Route::Forward) && writes_standard_output(nr, &args) {
-        // The program's own output comes after the lines of the calls before it.
-        crate::console::flush_held();
+    if tracing {
+        if matches!(how, Route::Forward) && writes_standard_output(nr, &args) {
+            // The program's own output comes after the lines of the calls before it.
+            crate::console::flush_held();
+        } else {
+            // A program that calls now and then on a CPU that never idles shows its calls
+            // within 20 ms of the next one.
+            crate::console::flush_held_after(crate::time::ns_to_ticks(20_000_000));
+        }
     }
     super::cputime::call_begin();
     let (ret, kind) = match how {
