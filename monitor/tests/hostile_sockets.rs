@@ -69,3 +69,15 @@ fn unix_names_in_the_monitor_proc_are_refused() {
         assert!(l.ends_with("-1 errno 13"), "not refused: {l}\n{}", got.stdout);
     }
 }
+
+/// Socket calls are tried without waiting first (MSG_DONTWAIT) and handed to a waiting thread
+/// only if the host says EAGAIN: MSG_WAITALL, SO_RCVLOWAT, a stream send larger than the
+/// socket's buffer and a datagram receive with nothing queued still wait as on Linux, and
+/// queued data comes back at once (tests/programs/hostile/socket_waits.c).
+#[test]
+fn socket_calls_that_must_wait_still_wait() {
+    let prog = build("socket_waits", &["-pthread"]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert_same_on_1_and_2_cpus("socket_waits", &prog, &[], &linux);
+}

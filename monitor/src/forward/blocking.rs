@@ -2,8 +2,8 @@
 //! from an idle pipe or terminal, a poll, a lock wait, opening a FIFO). The channel's polling
 //! service thread performs every other call itself and hands these to threads of their own, so
 //! one blocked call never stops the others (see vm/channel). Before it hands a read or a small
-//! write on a pipe or socket over, it tries it without waiting (`RWF_NOWAIT`): data that is
-//! already there, or room in the pipe, costs no hand-off.
+//! write on a pipe or socket over, it tries it without waiting (`RWF_NOWAIT`; for the socket
+//! calls, MSG_DONTWAIT): data that is already there, or room in the pipe, costs no hand-off.
 
 use super::errno::{Errno, SysResult};
 use super::fd_table::FdKind;
@@ -118,6 +118,9 @@ impl Forwarder {
             libc::SYS_creat => {
                 let flags = (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64;
                 return self.openat_without_waiting(g, CWD, args[0], flags, args[1]).map(super::errno::to_ret);
+            }
+            nr @ (libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_recvfrom | libc::SYS_recvmsg) => {
+                return self.socket_without_waiting(g, nr, args)
             }
             _ => return None,
         };
