@@ -400,7 +400,8 @@ impl Forwarder {
     /// sendto, sendmsg, recvfrom or recvmsg (`nr`, `a`) made at once with MSG_DONTWAIT, where the
     /// host can answer without waiting (data there to receive, room for a datagram): handed to
     /// a worker thread, each cost ~95 us (MPICH's `MPI_Init` asks netlink for the interfaces in
-    /// 56 such calls). None if it would wait (EAGAIN: nothing happened), or where MSG_DONTWAIT
+    /// 56 such calls). None if it would wait (EAGAIN: nothing happened) and the socket is
+    /// blocking (a non-blocking one answers EAGAIN, as natively), or where MSG_DONTWAIT
     /// could change the answer: a stream socket's send (it may send part where the waiting
     /// call sends all), MSG_WAITALL, a stream socket with SO_RCVLOWAT above 1. Errors are the
     /// call's own, which the waiting call would give at once too.
@@ -412,7 +413,11 @@ impl Forwarder {
             libc::SYS_recvmsg => (false, 2),
             _ => return None,
         };
-        if a[flags_at] & (libc::MSG_WAITALL | libc::MSG_DONTWAIT) as u64 != 0 {
+        if a[flags_at] & libc::MSG_DONTWAIT as u64 != 0 {
+            // The program's own MSG_DONTWAIT: the call cannot wait.
+            return Some(super::errno::to_ret(self.dispatch(g, nr as u64, a)));
+        }
+        if a[flags_at] & libc::MSG_WAITALL as u64 != 0 {
             return None;
         }
         let h = self.socket_fd(a[0]).ok()?;
@@ -422,7 +427,7 @@ impl Forwarder {
         let mut now = *a;
         now[flags_at] |= libc::MSG_DONTWAIT as u64;
         match self.dispatch(g, nr as u64, &now) {
-            Err(Errno::EAGAIN) => None,
+            Err(Errno::EAGAIN) => self.nonblocking(a[0]).then_some(-(libc::EAGAIN as i64)),
             done => Some(super::errno::to_ret(done)),
         }
     }

@@ -1,10 +1,14 @@
+#define _GNU_SOURCE
 /* Socket calls that must wait, and those that may not: `hrt` first tries sendto/sendmsg/
  * recvfrom/recvmsg with MSG_DONTWAIT and hands them to a waiting thread only if the host
  * says EAGAIN. What that must not change: MSG_WAITALL waits for all its bytes, SO_RCVLOWAT
  * waits for that many, a stream send of more than the socket holds sends all of it, a
  * datagram receive with nothing queued waits for the next one, and data already queued is
- * returned at once. The peer writes from another thread after a pause. Output compared with
- * the native run. */
+ * returned at once; a non-blocking descriptor (or MSG_DONTWAIT) with nothing there answers
+ * EAGAIN. The peer writes from another thread after a pause. Output compared with the native
+ * run. */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,5 +127,27 @@ int main(void) {
     printf("dgram sendto: %ld\n", n);
     close(sv[0]);
     close(sv[1]);
+
+    /* Nothing there: EAGAIN at once for MSG_DONTWAIT, a non-blocking socket, a non-blocking pipe. */
+    pair(SOCK_STREAM, sv);
+    n = recv(sv[0], buf, sizeof buf, MSG_DONTWAIT);
+    printf("stream recv MSG_DONTWAIT, empty: %ld %s\n", n, n < 0 && errno == EAGAIN ? "EAGAIN" : "?");
+    fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+    n = recvfrom(sv[0], buf, sizeof buf, 0, NULL, NULL);
+    printf("non-blocking recvfrom, empty: %ld %s\n", n, n < 0 && errno == EAGAIN ? "EAGAIN" : "?");
+    n = read(sv[0], buf, sizeof buf);
+    printf("non-blocking read, empty: %ld %s\n", n, n < 0 && errno == EAGAIN ? "EAGAIN" : "?");
+    send(sv[1], "now", 3, 0);
+    n = recv(sv[0], buf, sizeof buf, 0);
+    printf("non-blocking recv, data: %ld '%.*s'\n", n, (int)(n > 0 ? n : 0), buf);
+    close(sv[0]);
+    close(sv[1]);
+    int p[2];
+    if (pipe2(p, O_NONBLOCK) == 0) {
+        n = read(p[0], buf, sizeof buf);
+        printf("non-blocking pipe read, empty: %ld %s\n", n, n < 0 && errno == EAGAIN ? "EAGAIN" : "?");
+        close(p[0]);
+        close(p[1]);
+    }
     return 0;
 }
