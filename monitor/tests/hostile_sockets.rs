@@ -76,8 +76,22 @@ fn unix_names_in_the_monitor_proc_are_refused() {
 /// queued data comes back at once (tests/programs/hostile/socket_waits.c).
 #[test]
 fn socket_calls_that_must_wait_still_wait() {
-    let prog = build("socket_waits", &["-pthread"]);
+    waits_as_natively("socket_waits");
+}
+
+/// Program `name` (threaded) exits 0 natively and prints the same under `hrt run`.
+fn waits_as_natively(name: &str) {
+    let prog = build(name, &["-pthread"]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert_same_on_1_and_2_cpus("socket_waits", &prog, &[], &linux);
+    assert_same_on_1_and_2_cpus(name, &prog, &[], &linux);
+}
+
+/// poll and epoll waits are made with a zero timeout first and handed to a waiting thread only
+/// if nothing is ready: a wait with nothing ready still waits (for a peer, or its timeout),
+/// what is ready comes back at once, an edge-triggered event is reported once
+/// (tests/programs/hostile/poll_waits.c).
+#[test]
+fn poll_and_epoll_waits_still_wait() {
+    waits_as_natively("poll_waits");
 }

@@ -3,7 +3,8 @@
 //! service thread performs every other call itself and hands these to threads of their own, so
 //! one blocked call never stops the others (see vm/channel). Before it hands a read or a small
 //! write on a pipe or socket over, it tries it without waiting (`RWF_NOWAIT`; for the socket
-//! calls, MSG_DONTWAIT): data that is already there, or room in the pipe, costs no hand-off.
+//! calls, MSG_DONTWAIT; for poll and epoll waits, a zero timeout): data that is already there,
+//! room in the pipe, or a descriptor ready costs no hand-off.
 
 use super::errno::{Errno, SysResult};
 use super::fd_table::FdKind;
@@ -122,6 +123,8 @@ impl Forwarder {
             nr @ (libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_recvfrom | libc::SYS_recvmsg) => {
                 return self.socket_without_waiting(g, nr, args)
             }
+            libc::SYS_poll => return self.ready_now(g, libc::SYS_poll, args, 2),
+            n @ (libc::SYS_epoll_wait | libc::SYS_epoll_pwait) => return self.ready_now(g, n, args, 3),
             _ => return None,
         };
         match result {
@@ -129,6 +132,19 @@ impl Forwarder {
             Err(Errno::EAGAIN) => self.nonblocking(args[0]).then_some(-(libc::EAGAIN as i64)),
             Err(Errno::EOPNOTSUPP) | Err(Errno::EINVAL) => None,
             other => Some(super::errno::to_ret(other)),
+        }
+    }
+
+    /// poll, epoll_wait or epoll_pwait (`nr`, `args`, the timeout in milliseconds at
+    /// `timeout_at`) made now with a zero timeout: what is ready already (or an error) is the
+    /// answer the waiting call would give at once, without the hand-off to a worker thread
+    /// (~95 us). None if nothing is ready and the program's timeout is not zero: then it waits.
+    fn ready_now(&self, g: Guest, nr: libc::c_long, args: &[u64; 6], timeout_at: usize) -> Option<i64> {
+        let mut now = *args;
+        now[timeout_at] = 0;
+        match self.dispatch(g, nr as u64, &now) {
+            Ok(0) if args[timeout_at] as i32 != 0 => None,
+            done => Some(super::errno::to_ret(done)),
         }
     }
 
