@@ -87,9 +87,10 @@ fn waits_as_natively(name: &str) {
     assert_same_on_1_and_2_cpus(name, &prog, &[], &linux);
 }
 
-/// poll and epoll waits are made with a zero timeout first and handed to a waiting thread only
-/// if nothing is ready: a wait with nothing ready still waits (for a peer, or its timeout),
-/// what is ready comes back at once, an edge-triggered event is reported once
+/// poll and epoll waits are made with a zero timeout first, and reads of an eventfd or a
+/// timerfd with RWF_NOWAIT, and handed to a waiting thread only if nothing is ready: a wait
+/// with nothing ready still waits (for a peer, or its timeout), what is ready comes back at
+/// once, an edge-triggered event is reported once, a non-blocking eventfd says EAGAIN
 /// (tests/programs/hostile/poll_waits.c).
 #[test]
 fn poll_and_epoll_waits_still_wait() {

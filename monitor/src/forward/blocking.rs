@@ -163,7 +163,9 @@ impl Forwarder {
     fn nowait(&self, g: Guest, fd: u64, buf: u64, count: u64, dir: Direction) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         match (h.kind(), dir) {
-            (FdKind::Pipe | FdKind::Socket, Direction::Read) => {}
+            // Other kinds (an eventfd, a timerfd, a character device) answer EOPNOTSUPP where
+            // the host file does not take RWF_NOWAIT (no FMODE_NOWAIT), and then go to a worker.
+            (FdKind::Pipe | FdKind::Socket | FdKind::Other, Direction::Read) => {}
             (FdKind::Pipe, Direction::Write) if count <= PIPE_BUF => {}
             _ => return Err(Errno::EOPNOTSUPP),
         }

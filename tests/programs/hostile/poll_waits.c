@@ -1,11 +1,16 @@
-/* poll and epoll waits: `hrt` first makes them with a zero timeout and hands them to a waiting
- * thread only if nothing is ready. What that must not change: a wait with nothing ready waits
- * (for the peer's write, or until its timeout), what is ready comes back at once, and an
- * edge-triggered event is reported once. Output compared with the native run. */
+/* poll and epoll waits, and reads of an eventfd and a timerfd: `hrt` first makes them without
+ * waiting (a zero timeout, RWF_NOWAIT) and hands them to a waiting thread only if nothing is
+ * ready. What that must not change: a wait with nothing ready waits (for the peer's write, or
+ * until its timeout), what is ready comes back at once, an edge-triggered event is reported
+ * once, a non-blocking descriptor says EAGAIN. Output compared with the native run. */
+#include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +19,16 @@ static int pipe_fds[2];
 static void pause_ms(int ms) {
     struct timespec t = {0, ms * 1000000L};
     nanosleep(&t, NULL);
+}
+
+static int event_fd;
+
+static void *signal_later(void *arg) {
+    (void)arg;
+    uint64_t three = 3;
+    pause_ms(50);
+    (void)!write(event_fd, &three, sizeof three);
+    return NULL;
 }
 
 static void *write_later(void *arg) {
@@ -53,5 +68,20 @@ int main(void) {
     (void)!write(pipe_fds[1], "y", 1);
     n = epoll_pwait(ep, out, 4, -1, NULL);
     printf("epoll_pwait, a new edge ready now: %d data %llu\n", n, n > 0 ? (unsigned long long)out[0].data.u64 : 0ULL);
+
+    uint64_t v = 0;
+    int quiet = eventfd(0, EFD_NONBLOCK);
+    long got = read(quiet, &v, sizeof v);
+    printf("non-blocking eventfd read, nothing there: %ld %s\n", got, got < 0 && errno == EAGAIN ? "EAGAIN" : "?");
+    event_fd = eventfd(0, 0);
+    pthread_create(&t, NULL, signal_later, NULL);
+    got = read(event_fd, &v, sizeof v);
+    printf("eventfd read, signalled after 50 ms: %ld value %llu\n", got, (unsigned long long)v);
+    pthread_join(t, NULL);
+    int timer = timerfd_create(CLOCK_MONOTONIC, 0);
+    struct itimerspec in30 = {{0, 0}, {0, 30 * 1000000L}};
+    timerfd_settime(timer, 0, &in30, NULL);
+    got = read(timer, &v, sizeof v);
+    printf("timerfd read, expires after 30 ms: %ld expirations %llu\n", got, (unsigned long long)v);
     return 0;
 }
