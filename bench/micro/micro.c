@@ -15,12 +15,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -537,6 +539,24 @@ static double rep_write_pipe(void *ctx, double *aux) {
     return (double)(bench_tsc() - t0);
 }
 
+/* Calls the host answers at once: `poll` of a pipe that holds a byte, no timeout (ctx 0), and
+ * `recv` of a non-blocking socket with nothing there, EAGAIN (ctx 1). */
+static int ready_pipe[2], empty_socket[2];
+
+static double rep_answered_at_once(void *ctx, double *aux) {
+    (void)aux;
+    struct pollfd p = {ready_pipe[0], POLLIN, 0};
+    char c;
+    uint64_t t0 = bench_tsc();
+    int ok = ctx ? recv(empty_socket[0], &c, 1, 0) == -1 && errno == EAGAIN : poll(&p, 1, -1) == 1;
+    uint64_t t1 = bench_tsc();
+    if (!ok) {
+        perror(ctx ? "recv of an empty socket" : "poll of a ready pipe");
+        exit(1);
+    }
+    return (double)(t1 - t0);
+}
+
 static double rep_cat(void *ctx, double *aux) {
     (void)ctx, (void)aux;
     static char buf[128 << 10];
@@ -633,6 +653,13 @@ static void test_forwarded_io(void) {
         perror("pipe");
         exit(1);
     }
+    if (pipe(ready_pipe) != 0 || write(ready_pipe[1], "x", 1) != 1 ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, empty_socket) != 0) {
+        perror("pipe/socketpair");
+        exit(1);
+    }
+    sampled("forward.poll_ready", "cycles", 10000, 1000, 100, rep_answered_at_once, NULL, NULL, 1);
+    sampled("forward.recv_empty", "cycles", 10000, 1000, 100, rep_answered_at_once, (void *)1, NULL, 1);
     sampled("forward.compute", "ms", 10, 3, 3, rep_compute, NULL, NULL, ncpu);
     sampled("forward.compute_blocked_reader", "ms", 10, 3, 3, rep_compute, (void *)1, NULL, ncpu);
     close(fd);
