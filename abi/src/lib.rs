@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 41;
+pub const ABI_VERSION: u32 = 42;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -749,9 +749,20 @@ pub mod process {
     /// child's stand-in if it still has one (nothing else: the child's pid is no host
     /// process's). With `only ask` 1 it reaps nothing. Answers 1 if the stand-in was there.
     pub const REAP_STAND_IN: u64 = 0x2017;
+    /// (dirfd | flags << 32, path, argv, envp, ignored signals, signal mask): execveat in the
+    /// program itself, asked first. In a forked child whose child processes run as host
+    /// programs (`--children host`) the monitor resolves and checks the exec as a spawn
+    /// child's, reads argv and envp, keeps them and answers 1: [`EXEC_HOST_GO`] then starts
+    /// the host program in the child's own host process. Answers 0 where the exec belongs in
+    /// this VM (the `hrt run`'s own program, `--children hrt`), or a negated errno.
+    pub const EXEC_HOST: u64 = 0x2018;
+    /// The host program that [`EXEC_HOST`] prepared replaces the forked child's `hrt` (same
+    /// pid, descriptors without FD_CLOEXEC at their numbers, ignored signals and mask). Never
+    /// answers if it started; a negated errno if the host's execve failed (nothing changed).
+    pub const EXEC_HOST_GO: u64 = 0x2019;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = REAP_STAND_IN;
+    pub const LAST: u64 = EXEC_HOST_GO;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

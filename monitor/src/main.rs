@@ -17,6 +17,7 @@ mod overrides;
 mod platform;
 mod program;
 mod program_path;
+mod raw_sys;
 mod run;
 mod run_memory;
 mod script;

@@ -9,7 +9,9 @@
 //! builtins fork; fork + exec: procs_fork_exec.c (a child that execs /bin/echo into a pipe,
 //! the program itself, a missing file; FD_CLOEXEC; a MAP_SHARED file mapping and a System V
 //! segment the child writes),
-//! and bash running host programs in `$(...)`, pipelines and plain commands; shared memory:
+//! and bash running host programs in `$(...)`, pipelines and plain commands;
+//! procs_fork_exec_state.c (what a forked child's exec, a host program in its place, carries
+//! over, against native and `--children hrt`); shared memory:
 //! procs_fork_shared.c (anonymous MAP_SHARED and /dev/zero memory shared with children and
 //! grandchildren, atomics, a process-shared mutex and semaphore in it; msync's answers);
 //! procs_fork_cma.c (process_vm_readv/writev between parent and child); procs_fork_cma_faults.c
@@ -139,6 +141,24 @@ fn forked_children_exec() {
     let source = repo_root().join("tests/programs/hostile/procs_fork_exec.c");
     let dynamic = build_dynamic(&source, "procs_fork_exec", &[]);
     assert_same_on_1_and_2_cpus("dynamic procs_fork_exec", &dynamic, &[], &native(&dynamic, &[]));
+}
+
+/// A forked child's exec under `--children host` (the default) starts the host program in the
+/// child's own host process (forward/host_exec.rs): the pid and parent, working directory,
+/// descriptors (FD_CLOEXEC ones closed), ignored signals, handled ones default, SIGPIPE default
+/// (the new program dies of a write to a closed pipe), mask, umask, RLIMIT_NOFILE and exit
+/// status carry over as Linux's exec carries them, in a child and a grandchild; execs that fail
+/// (ENOENT, EACCES, ENOEXEC) return their error. The new program sees the host's CPUs, as
+/// natively; with `--children hrt` it runs in the child's VM and sees its vCPUs.
+#[test]
+fn a_forked_childs_exec_starts_the_host_program_in_its_place() {
+    let linux = passes_natively_and_same_on_1_and_2_cpus("procs_fork_exec_state", Some("child (pipe): killed by 13"));
+    if linux.stdout.contains("report: 1 CPUs") {
+        return; // a one-CPU host: the VM's CPUs look the same
+    }
+    let in_vm = hrt(&["--cpus", "1", "--children", "hrt"], &build("procs_fork_exec_state", &[]), &[]);
+    assert_eq!(in_vm.code(), 0, "--children hrt: {in_vm:?}");
+    assert!(in_vm.stdout.contains("report: 1 CPUs, may run on 1"), "--children hrt: {}", in_vm.stdout);
 }
 
 /// bash forks and execs host programs for `$(...)`, pipelines and plain commands.

@@ -90,6 +90,8 @@ impl Forwarder {
         *self.cwd.lock().unwrap() = super::paths::open_cwd();
         super::cross_memory::republish_pid(pid);
         self.fds = self.fds.unshared();
+        self.children.forked_self.store(true, std::sync::atomic::Ordering::Relaxed);
+        super::procs::PDEATH_SIGNAL.store(0, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The host descriptors the program's table holds.

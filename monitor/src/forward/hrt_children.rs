@@ -32,6 +32,11 @@ pub fn run_children_as_hrt(command: Vec<CString>) {
     let _ = LAUNCHER.set(command);
 }
 
+/// Whether child processes run as host programs (`--children host`).
+pub(super) fn host_mode() -> bool {
+    LAUNCHER.get().is_none()
+}
+
 /// The file to exec and its argv for a child that execs `path` (the host path the checked walk
 /// reached) with `argv`; `name`: the path as the program gave it (a script's interpreter gets
 /// it, as Linux passes the exec's path). Unchanged in host mode.

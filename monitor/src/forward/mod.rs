@@ -43,12 +43,15 @@ mod files;
 mod forked;
 mod host_procs;
 pub use host_procs::note_root as note_program_root;
-pub use procs::{lift_cpu_soft_limit, note_no_new_privs, note_program_limit, note_rss_before_program};
+pub use procs::{
+    lift_cpu_soft_limit, note_no_new_privs, note_pdeath_signal, note_program_limit, note_rss_before_program,
+};
 #[cfg(test)]
 pub(crate) mod fuzz;
 pub mod guest_copy;
 mod guest_mem;
 mod host;
+mod host_exec;
 mod hrt_children;
 mod inherit;
 mod inotify;

@@ -27,6 +27,7 @@ use super::fd_table::{FdTable, HostFd};
 use super::guest_mem::Guest;
 use super::host::{int, ptr};
 use super::Forwarder;
+use crate::raw_sys::syscall3;
 
 /// Linux's limits on an exec's arguments: one string, and all of them with their pointers.
 const MAX_ARG_STRLEN: usize = 32 * 4096;
@@ -54,27 +55,36 @@ struct ExecState {
     mask: u64,
 }
 
-/// One host program to start.
-struct Spawn {
+/// A checked exec: the host path to run, the path as the program gave it (relative to its
+/// directory), or `path` if it named a directory descriptor (`--children hrt` gives it to a
+/// script's interpreter), argv and envp.
+pub(super) struct ExecTarget {
     path: CString,
-    /// The path as the program gave it (relative to its directory), or `path` if it named a
-    /// directory descriptor (`--children hrt` gives it to a script's interpreter).
     name: CString,
     argv: Vec<CString>,
     envp: Vec<CString>,
+}
+
+/// One host program to start.
+pub(super) struct Spawn {
+    pub(super) target: ExecTarget,
     /// (guest fd number, host descriptor) for each descriptor the program keeps.
-    fds: Vec<(i32, Arc<HostFd>)>,
-    cwd: Option<Arc<HostFd>>,
-    pgid: Option<i32>,
-    setsid: bool,
-    ignored: u64,
-    mask: u64,
+    pub(super) fds: Vec<(i32, Arc<HostFd>)>,
+    pub(super) cwd: Option<Arc<HostFd>>,
+    pub(super) pgid: Option<i32>,
+    pub(super) setsid: bool,
+    pub(super) ignored: u64,
+    pub(super) mask: u64,
 }
 
 /// What the process spawner does: start a program, or make a stand-in (`stand_ins`).
-enum Work {
+pub(super) enum Work {
     Spawn(Spawn),
-    StandIn { code: i32 },
+    StandIn {
+        code: i32,
+    },
+    /// A forked child's exec: the host program replaces this process (host_exec.rs).
+    Replace(Spawn),
 }
 
 type Job = (Work, mpsc::Sender<SysResult<i64>>);
@@ -88,9 +98,23 @@ pub struct Children {
     forked: Mutex<HashSet<i32>>,
     spawner: Mutex<Option<mpsc::Sender<Job>>>,
     stand_ins: super::stand_ins::StandIns,
+    /// This `hrt` runs a forked child (`become_child`): its exec may start a host program in
+    /// its place (host_exec.rs).
+    pub(super) forked_self: std::sync::atomic::AtomicBool,
+    /// The host program an `EXEC_HOST` prepared, for its `EXEC_HOST_GO`.
+    pub(super) replacement: Mutex<Option<Spawn>>,
 }
 
 impl Children {
+    /// Has the process spawner do `work` (it starts processes: the filtered threads may not)
+    /// and waits for its answer.
+    pub(super) fn on_spawner(&self, work: Work) -> SysResult<i64> {
+        let spawner = self.spawner.lock().unwrap().clone().ok_or(Errno::EAGAIN)?;
+        let (tx, rx) = mpsc::channel();
+        spawner.send((work, tx)).map_err(|_| Errno::EAGAIN)?;
+        rx.recv().map_err(|_| Errno::EAGAIN)?
+    }
+
     /// A child started elsewhere (a forked one): the program may wait for and signal it.
     pub(super) fn adopt(&self, pid: i32) {
         // A mark left by an earlier process of that pid (reaped unseen: SIGCHLD ignored).
@@ -166,6 +190,7 @@ impl Forwarder {
             while let Ok((work, reply)) = rx.recv() {
                 let answer = match work {
                     Work::Spawn(job) => spawn(&job),
+                    Work::Replace(job) => super::host_exec::replace(&job),
                     Work::StandIn { code } => super::stand_ins::exited_process(code)
                         .map(|(pidfd, pid)| (pid as i64) << 32 | pidfd as u32 as i64),
                 };
@@ -191,6 +216,8 @@ impl Forwarder {
                 Ok(0)
             }
             (op::EXEC, Some(c)) => self.exec(g, &c, a),
+            (op::EXEC_HOST, None) => self.exec_host(g, a),
+            (op::EXEC_HOST_GO, None) => self.exec_host_go(),
             (op::EXEC_OPEN, None) => self.exec_open(g, a),
             (op::EXEC_READ, None) => self.exec_read(g, a),
             (op::EXEC_COMMIT, None) => self.exec_commit(g, a),
@@ -309,11 +336,7 @@ impl Forwarder {
         if !self.children.stand_ins.has_room() {
             return Err(Errno::EAGAIN);
         }
-        let spawner = self.children.spawner.lock().unwrap().clone().ok_or(Errno::EAGAIN)?;
-        let (tx, rx) = mpsc::channel();
-        let work = Work::StandIn { code: ((status >> 8) & 0xff) as i32 };
-        spawner.send((work, tx)).map_err(|_| Errno::EAGAIN)?;
-        let made = rx.recv().map_err(|_| Errno::EAGAIN)??;
+        let made = self.children.on_spawner(Work::StandIn { code: ((status >> 8) & 0xff) as i32 })?;
         let (pid, pidfd) = ((made >> 32) as i32, made as u32 as i32);
         let host = Arc::new(HostFd::owned(pidfd, false));
         self.children.stand_ins.add(pid, child, &host);
@@ -647,14 +670,40 @@ impl Forwarder {
 
     /// execveat(dirfd, path, argv, envp, flags) in spawn child `c`: starts the host program.
     fn exec(&self, g: Guest, c: &Arc<ChildCtx>, a: &[u64; 6]) -> SysResult<i64> {
+        let cwd = c.state.lock().unwrap().cwd.clone();
+        let target = self.exec_target(g, [a[0], a[1], a[2], a[3], a[4]], cwd.as_ref())?;
+        let st = c.state.lock().unwrap();
+        let job = Spawn {
+            target,
+            fds: c.fds.inherited(),
+            cwd: st.cwd.clone(),
+            pgid: st.pgid,
+            setsid: st.setsid,
+            ignored: st.ignored,
+            mask: st.mask,
+        };
+        drop(st);
+        let pid = self.children.on_spawner(Work::Spawn(job))?;
+        self.children.pids.lock().unwrap().insert(pid as i32);
+        // The child is now the host process: its context (and its table copy) goes.
+        let ctx = self.children.ctxs.lock().unwrap().iter().find(|(_, v)| Arc::ptr_eq(v, c)).map(|(k, _)| *k);
+        if let Some(k) = ctx {
+            self.children.ctxs.lock().unwrap().remove(&k);
+        }
+        Ok(pid)
+    }
+
+    /// What execveat(dirfd, path, argv, envp, flags) would run, checked as Linux's exec checks
+    /// it: the host path the checked walk reached, the path as given, argv and envp (E2BIG as
+    /// Linux). `cwd`: a spawn child's own working directory, if it changed it.
+    pub(super) fn exec_target(&self, g: Guest, a: [u64; 5], cwd: Option<&Arc<HostFd>>) -> SysResult<ExecTarget> {
         let (dirfd, path, flags) = (a[0], a[1], a[4]);
         if flags & !((libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW) as u64) != 0 {
             return Err(Errno::EINVAL);
         }
         let raw = g.read_path(path)?.into_bytes();
         let given = (dirfd as u32 as i32 == libc::AT_FDCWD && !raw.is_empty()).then(|| raw.clone());
-        let cwd = c.state.lock().unwrap().cwd.clone();
-        let target = if raw.is_empty() {
+        let path = if raw.is_empty() {
             if flags & libc::AT_EMPTY_PATH as u64 == 0 {
                 return Err(Errno::ENOENT);
             }
@@ -662,7 +711,7 @@ impl Forwarder {
             self.executable(&self.resolve(dirfd, Vec::new(), true)?, Some(h))?
         } else {
             // A relative path in a child that changed its directory starts there.
-            let raw = match (&cwd, raw.first(), dirfd as u32 as i32 == libc::AT_FDCWD) {
+            let raw = match (cwd, raw.first(), dirfd as u32 as i32 == libc::AT_FDCWD) {
                 (Some(d), Some(&b), true) if b != b'/' => {
                     let mut p = std::fs::read_link(format!("/proc/self/fd/{}", d.raw()))
                         .map_err(|_| Errno::ENOENT)?
@@ -680,36 +729,11 @@ impl Forwarder {
         let mut total = 0;
         let argv = Self::string_array(&g, a[2], &mut total)?;
         let envp = Self::string_array(&g, a[3], &mut total)?;
-        let st = c.state.lock().unwrap();
-        let fds = c.fds.inherited();
         let name = match given {
             Some(g) => CString::new(g).map_err(|_| Errno::ENOENT)?,
-            None => target.clone(),
+            None => path.clone(),
         };
-        let job = Spawn {
-            path: target,
-            name,
-            argv,
-            envp,
-            fds,
-            cwd: st.cwd.clone(),
-            pgid: st.pgid,
-            setsid: st.setsid,
-            ignored: st.ignored,
-            mask: st.mask,
-        };
-        drop(st);
-        let spawner = self.children.spawner.lock().unwrap().clone().ok_or(Errno::EAGAIN)?;
-        let (tx, rx) = mpsc::channel();
-        spawner.send((Work::Spawn(job), tx)).map_err(|_| Errno::EAGAIN)?;
-        let pid = rx.recv().map_err(|_| Errno::EAGAIN)??;
-        self.children.pids.lock().unwrap().insert(pid as i32);
-        // The child is now the host process: its context (and its table copy) goes.
-        let ctx = self.children.ctxs.lock().unwrap().iter().find(|(_, v)| Arc::ptr_eq(v, c)).map(|(k, _)| *k);
-        if let Some(k) = ctx {
-            self.children.ctxs.lock().unwrap().remove(&k);
-        }
-        Ok(pid)
+        Ok(ExecTarget { path, name, argv, envp })
     }
 
     /// The host path to exec for a resolved path: what the walk found, as the host names it
@@ -753,32 +777,38 @@ impl Forwarder {
 
 impl FdTable {
     /// The descriptors a spawned program keeps: every one without FD_CLOEXEC.
-    fn inherited(&self) -> Vec<(i32, Arc<HostFd>)> {
+    pub(super) fn inherited(&self) -> Vec<(i32, Arc<HostFd>)> {
         self.snapshot().into_iter().filter(|(_, _, cloexec)| !cloexec).map(|(n, h, _)| (n as i32, h)).collect()
     }
 }
 
 /// What the new process does between clone and exec (prepared before the clone: it may only
 /// make system calls, sharing the monitor's memory as a vfork child does).
-struct Prepared {
-    path: CString,
-    argv: Vec<*const libc::c_char>,
-    envp: Vec<*const libc::c_char>,
-    /// (source, target): sources are fresh descriptors above every target.
-    moves: Vec<(i32, i32)>,
-    /// Numbers below the highest target that are not targets (closed).
-    gaps: Vec<i32>,
-    above: i32,
-    cwd: i32,
-    pgid: Option<i32>,
-    setsid: bool,
-    ignored: u64,
-    mask: libc::sigset_t,
+pub(super) struct Prepared {
+    pub(super) path: CString,
+    pub(super) argv: Vec<*const libc::c_char>,
+    pub(super) envp: Vec<*const libc::c_char>,
+    /// (source, target): the program's host descriptors and their numbers in the new program.
+    pub(super) moves: Vec<(i32, i32)>,
+    /// Where each source is first duplicated to (at `above` or higher, in the new process's
+    /// own table: duplicated in the monitor's, shared by its threads, the table's growth waited
+    /// for an RCU grace period, ~13 ms here), so that no source is overwritten before it moved.
+    pub(super) temps: Vec<AtomicI32>,
+    /// Runs `[first, last]` of numbers below `above` that are not targets (closed with one
+    /// close_range each).
+    pub(super) gaps: Vec<(u32, u32)>,
+    /// Above every source and target: everything from here up is closed before the exec.
+    pub(super) above: i32,
+    pub(super) cwd: i32,
+    pub(super) pgid: Option<i32>,
+    pub(super) setsid: bool,
+    pub(super) ignored: u64,
+    pub(super) mask: libc::sigset_t,
     /// The errno of the step that failed, 0 if exec succeeded.
-    error: AtomicI32,
+    pub(super) error: AtomicI32,
 }
 
-fn sigset(bits: u64) -> libc::sigset_t {
+pub(super) fn sigset(bits: u64) -> libc::sigset_t {
     // SAFETY: sigemptyset/sigaddset fill the set we own.
     unsafe {
         let mut s: libc::sigset_t = std::mem::zeroed();
@@ -794,7 +824,17 @@ fn sigset(bits: u64) -> libc::sigset_t {
 
 /// The program set PR_SET_NO_NEW_PRIVS: the host programs it starts get it too (as Linux's
 /// children inherit it). A forked `hrt` keeps it with its memory.
-static NO_NEW_PRIVS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub(super) static NO_NEW_PRIVS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The parent-death signal the program asked for in this process (PR_SET_PDEATHSIG; 0: none):
+/// a forked child's exec, which starts the host program from a new thread (host_exec.rs), sets
+/// it again there, as Linux's exec keeps it. A forked child starts without one, as on Linux.
+pub(super) static PDEATH_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// Notes PR_SET_PDEATHSIG (see `PDEATH_SIGNAL`).
+pub fn note_pdeath_signal(sig: i32) {
+    PDEATH_SIGNAL.store(sig, Ordering::Relaxed);
+}
 
 /// Notes PR_SET_NO_NEW_PRIVS (see `NO_NEW_PRIVS`).
 pub fn note_no_new_privs() {
@@ -808,7 +848,7 @@ pub fn note_no_new_privs() {
 /// `run_memory::address_space_budget`).
 /// The host programs the program starts get them, as Linux's children inherit them. A forked
 /// `hrt` keeps them with its memory.
-static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 3] = [
+pub(super) static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 3] = [
     (libc::RLIMIT_NOFILE, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
     (libc::RLIMIT_CPU, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
     (libc::RLIMIT_AS, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
@@ -839,32 +879,30 @@ pub fn lift_cpu_soft_limit() {
     unsafe { libc::setrlimit(libc::RLIMIT_CPU, &lifted) };
 }
 
-/// Starts `job` on the host; its pid, or the errno of the step that failed.
-fn spawn(job: &Spawn) -> SysResult<i64> {
-    let above = job.fds.iter().map(|&(n, _)| n).max().unwrap_or(2).max(2) + 1;
-    let mut temps = Vec::new();
-    let mut moves = Vec::new();
-    for (n, h) in &job.fds {
-        // SAFETY: duplicating a descriptor we hold, above every target.
-        let t = unsafe { libc::fcntl(h.raw(), libc::F_DUPFD_CLOEXEC, above) };
-        if t < 0 {
-            return Err(Errno::last());
-        }
-        // SAFETY: a fresh descriptor we own (closed when `temps` goes).
-        temps.push(unsafe { OwnedFd::from_raw_fd(t) });
-        moves.push((t, *n));
-    }
+/// What the new process (or, for a forked child's exec, the new thread: `host_exec`) does
+/// between clone and exec, prepared here, with the file's arguments (`args`, which
+/// `Prepared::argv` points into).
+pub(super) struct Ready {
+    pub prep: Prepared,
+    _args: Vec<CString>,
+}
+
+/// Prepares `job`; its descriptors must stay open until the new process has exec'd.
+pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
+    let moves: Vec<(i32, i32)> = job.fds.iter().map(|(n, h)| (h.raw(), *n)).collect();
+    let above = moves.iter().map(|&(src, dst)| src.max(dst)).max().unwrap_or(2).max(2) + 1;
     let targets: HashSet<i32> = job.fds.iter().map(|&(n, _)| n).collect();
     // `--children hrt`: `hrt run ... -- PATH ARGS` instead.
-    let (path, args) = super::hrt_children::command(&job.path, &job.argv, &job.name)?;
+    let (path, args) = super::hrt_children::command(&job.target.path, &job.target.argv, &job.target.name)?;
     let argv: Vec<*const libc::c_char> = args.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
-    let envp: Vec<*const libc::c_char> = job.envp.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
+    let envp: Vec<*const libc::c_char> = job.target.envp.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
     let prep = Prepared {
         path,
         argv,
         envp,
+        temps: moves.iter().map(|_| AtomicI32::new(-1)).collect(),
         moves,
-        gaps: (0..above).filter(|n| !targets.contains(n)).collect(),
+        gaps: gap_runs(above, &targets),
         above,
         cwd: job.cwd.as_ref().map_or(-1, |d| d.raw()),
         pgid: job.pgid,
@@ -873,6 +911,25 @@ fn spawn(job: &Spawn) -> SysResult<i64> {
         mask: sigset(job.mask),
         error: AtomicI32::new(0),
     };
+    Ok(Ready { prep, _args: args })
+}
+
+/// The runs of numbers in `0..above` that are not in `targets`, as inclusive ranges.
+fn gap_runs(above: i32, targets: &HashSet<i32>) -> Vec<(u32, u32)> {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for n in (0..above).filter(|n| !targets.contains(n)).map(|n| n as u32) {
+        match runs.last_mut() {
+            Some(last) if last.1 + 1 == n => last.1 = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    runs
+}
+
+/// Starts `job` on the host; its pid, or the errno of the step that failed.
+fn spawn(job: &Spawn) -> SysResult<i64> {
+    let ready = prepare(job)?;
+    let prep = &ready.prep;
     take_programs_niceness();
     let mut stack = vec![0u8; 64 << 10];
     // SAFETY: the stack's end, 16-byte aligned below.
@@ -891,7 +948,7 @@ fn spawn(job: &Spawn) -> SysResult<i64> {
             child,
             top as *mut libc::c_void,
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            &prep as *const Prepared as *mut libc::c_void,
+            prep as *const Prepared as *mut libc::c_void,
         )
     };
     let clone_error = Errno::last();
@@ -935,15 +992,10 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         if p.cwd >= 0 && libc::fchdir(p.cwd) != 0 {
             return fail(p);
         }
-        for &(src, dst) in &p.moves {
-            if libc::dup2(src, dst) < 0 {
-                return fail(p);
-            }
+        if let Err(e) = place_descriptors(p) {
+            *libc::__errno_location() = e;
+            return fail(p);
         }
-        for &n in &p.gaps {
-            libc::close(n);
-        }
-        libc::syscall(libc::SYS_close_range, p.above as libc::c_uint, libc::c_uint::MAX, 0);
         if p.setsid && libc::setsid() < 0 {
             return fail(p);
         }
@@ -967,11 +1019,36 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
+/// In the new process (or thread) between clone and exec, on its own copy of the descriptor
+/// table: the program's descriptors at their numbers, every other one closed. Raw system
+/// calls only; the errno of the step that failed.
+///
+/// # Safety
+/// The caller's descriptor table must be its own (a clone without CLONE_FILES).
+pub(super) unsafe fn place_descriptors(p: &Prepared) -> Result<(), i32> {
+    let check = |r: i64| if r < 0 { Err((-r) as i32) } else { Ok(r) };
+    // SAFETY: descriptor calls on this task's own table (the caller's promise).
+    unsafe {
+        for (&(src, _), temp) in p.moves.iter().zip(&p.temps) {
+            let t = check(syscall3(libc::SYS_fcntl, src as u64, libc::F_DUPFD as u64, p.above as u64))?;
+            temp.store(t as i32, Ordering::Relaxed);
+        }
+        for (&(_, dst), temp) in p.moves.iter().zip(&p.temps) {
+            check(syscall3(libc::SYS_dup2, temp.load(Ordering::Relaxed) as u64, dst as u64, 0))?;
+        }
+        for &(first, last) in &p.gaps {
+            syscall3(libc::SYS_close_range, first as u64, last as u64, 0);
+        }
+        syscall3(libc::SYS_close_range, p.above as u64, libc::c_uint::MAX as u64, 0);
+    }
+    Ok(())
+}
+
 /// Gives this (spawning) thread the program's niceness and I/O priority, its main thread's, which a `renice`
 /// from another process changes alone, so the child about to be cloned from this thread
 /// inherits what it would natively. A refusal (a less nice value without the privilege) keeps
 /// this thread's.
-fn take_programs_niceness() {
+pub(super) fn take_programs_niceness() {
     // SAFETY: no pointers; the raw call answers 20 - nice (1 to 40), or -1.
     let raw = unsafe { libc::syscall(libc::SYS_getpriority, libc::PRIO_PROCESS, std::process::id()) };
     if raw > 0 {

@@ -17,6 +17,11 @@
 //! here (a program's `wait4(-1, __WALL)` never sees it) and init reaps it; signals stay
 //! blocked in it (a terminal's Ctrl-C or Ctrl-Z is for `hrt`). Where it cannot be made (no
 //! pidfd: Linux before 5.3), `hrt` tears the VM down itself at exit, as before.
+//!
+//! A forked child whose exec starts a host program in its place (forward/host_exec.rs) keeps
+//! its process: the holder then keeps the VM and the old memory until that program ends, and
+//! the exec does not wait for the VM's teardown either (the exec's thread closes its copies of
+//! the VM's descriptors before its execve; the holder's keeps the VM alive through the exec).
 
 use std::os::unix::io::RawFd;
 
@@ -146,41 +151,31 @@ extern "C" fn hold(pidfd: *mut libc::c_void) -> libc::c_int {
 /// System calls without libc: the holder runs with this process's TLS, where libc's wrappers
 /// would write `errno`.
 mod raw {
-    use core::arch::asm;
-
-    unsafe fn syscall3(n: u64, a: u64, b: u64, c: u64) -> i64 {
-        let r: i64;
-        // SAFETY: (caller) the arguments are valid for system call `n`.
-        unsafe {
-            asm!("syscall", inlateout("rax") n as i64 => r, in("rdi") a, in("rsi") b, in("rdx") c,
-                 lateout("rcx") _, lateout("r11") _, options(nostack));
-        }
-        r
-    }
+    use crate::raw_sys::syscall3;
 
     /// Closes descriptors `first..=last` (close_range, Linux 5.9; one by one before that).
     pub unsafe fn close_range(first: u64, last: u64) {
         // SAFETY: closing descriptors of this process.
-        if unsafe { syscall3(libc::SYS_close_range as u64, first, last, 0) } < 0 {
+        if unsafe { syscall3(libc::SYS_close_range, first, last, 0) } < 0 {
             for fd in first..=last.min(4095) {
                 // SAFETY: as above.
-                unsafe { syscall3(libc::SYS_close as u64, fd, 0, 0) };
+                unsafe { syscall3(libc::SYS_close, fd, 0, 0) };
             }
         }
     }
 
     pub unsafe fn poll(pfd: &mut libc::pollfd) -> i64 {
         // SAFETY: one pollfd on the caller's stack, no timeout.
-        unsafe { syscall3(libc::SYS_poll as u64, pfd as *mut libc::pollfd as u64, 1, u64::MAX) }
+        unsafe { syscall3(libc::SYS_poll, pfd as *mut libc::pollfd as u64, 1, u64::MAX) }
     }
 
     pub unsafe fn prctl_name(name: &[u8]) {
         // SAFETY: PR_SET_NAME reads a NUL-terminated name of at most 16 bytes.
-        unsafe { syscall3(libc::SYS_prctl as u64, libc::PR_SET_NAME as u64, name.as_ptr() as u64, 0) };
+        unsafe { syscall3(libc::SYS_prctl, libc::PR_SET_NAME as u64, name.as_ptr() as u64, 0) };
     }
 
     pub unsafe fn exit(status: u64) -> ! {
-        // SAFETY: ends this task; `exit` does not return.
-        unsafe { asm!("syscall", in("rax") libc::SYS_exit, in("rdi") status, options(noreturn, nostack)) }
+        // SAFETY: the caller's promise (nothing runs on this task afterwards).
+        unsafe { crate::raw_sys::exit_thread(status) }
     }
 }

@@ -81,9 +81,13 @@ impl Shared {
                 if option == PR_SET_CHILD_SUBREAPER as i32 && arg != 0 {
                     super::late_teardown::note_subreaper();
                 }
+                let pdeath = option == PR_SET_PDEATHSIG as i32;
                 Box::new(move || {
                     // SAFETY: a prctl with integer arguments.
                     if unsafe { libc::prctl(option, arg as libc::c_ulong, 0, 0, 0) } == 0 {
+                        if pdeath {
+                            crate::forward::note_pdeath_signal(arg as i32);
+                        }
                         0
                     } else {
                         -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)

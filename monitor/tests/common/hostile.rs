@@ -242,9 +242,9 @@ pub fn assert_same_on_1_and_2_cpus(label: &str, prog: &Path, args: &[&str], linu
 
 /// Builds test program `name`, runs it natively (it must exit 0 and, when given, print
 /// `marker`, so that a broken native run is never taken for the expected output), then under
-/// `hrt run` with 1 and 2 vCPUs, and compares.
+/// `hrt run` with 1 and 2 vCPUs, and compares. Returns the native run.
 #[allow(dead_code)] // not every test file uses it
-pub fn passes_natively_and_same_on_1_and_2_cpus(name: &str, marker: Option<&str>) {
+pub fn passes_natively_and_same_on_1_and_2_cpus(name: &str, marker: Option<&str>) -> Outcome {
     let prog = build(name, &[]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
@@ -252,6 +252,7 @@ pub fn passes_natively_and_same_on_1_and_2_cpus(name: &str, marker: Option<&str>
         assert!(linux.stdout.contains(marker), "natively: {}", linux.stdout);
     }
     assert_same_on_1_and_2_cpus(name, &prog, &[], &linux);
+    linux
 }
 
 /// Builds a C file with the system's default linking (dynamic, PIE) into

@@ -330,8 +330,13 @@ fn libc_at_fdcwd() -> u64 {
 
 fn exec(frame: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> SysResult {
     let Some(ctx) = child_ctx() else {
-        // The program itself: its image is replaced (linux/exec.rs).
-        return crate::linux::exec::exec_self(frame, [dirfd, path, argv, envp, flags]);
+        // The program itself: a forked child's exec may start a host program in its place;
+        // otherwise its image is replaced (linux/exec.rs).
+        let args = [dirfd, path, argv, envp, flags];
+        if let Some(r) = crate::linux::exec::exec_on_host(nr, args) {
+            return r;
+        }
+        return crate::linux::exec::exec_self(frame, args);
     };
     let mask = current().sigmask;
     call(tagged(op::SIGNALS), [ignored(ctx), mask, 0, 0, 0, 0])?;
