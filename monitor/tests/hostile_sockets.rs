@@ -71,9 +71,11 @@ fn unix_names_in_the_monitor_proc_are_refused() {
 }
 
 /// Socket calls are tried without waiting first (MSG_DONTWAIT) and handed to a waiting thread
-/// only if the host says EAGAIN: MSG_WAITALL, SO_RCVLOWAT, a stream send larger than the
-/// socket's buffer and a datagram receive with nothing queued still wait as on Linux, and
-/// queued data comes back at once (tests/programs/hostile/socket_waits.c).
+/// only if the host says EAGAIN: MSG_WAITALL, SO_RCVLOWAT, a stream send or write larger than
+/// the socket's buffer (its first part sent at once, the rest by a worker: all bytes arrive in
+/// order; a signal that interrupts it answers the part sent) and a datagram receive with
+/// nothing queued still wait as on Linux, and queued data comes back at once
+/// (tests/programs/hostile/socket_waits.c).
 #[test]
 fn socket_calls_that_must_wait_still_wait() {
     waits_as_natively("socket_waits");

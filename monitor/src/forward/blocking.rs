@@ -4,7 +4,8 @@
 //! one blocked call never stops the others (see vm/channel). Before it hands a read or a small
 //! write on a pipe or socket over, it tries it without waiting (`RWF_NOWAIT`; for the socket
 //! calls, MSG_DONTWAIT; for poll and epoll waits, a zero timeout): data that is already there,
-//! room in the pipe, or a descriptor ready costs no hand-off.
+//! room in the pipe, or a descriptor ready costs no hand-off. A blocking send or write on a
+//! stream socket sends what fits at once and hands only the rest over (`Tried::Sent`).
 
 use super::errno::{Errno, SysResult};
 use super::fd_table::FdKind;
@@ -15,6 +16,20 @@ use super::Forwarder;
 /// A pipe write of at most this many bytes is atomic: a non-waiting attempt writes all of it or
 /// nothing (EAGAIN), never part.
 const PIPE_BUF: u64 = 4096;
+
+/// What trying a call that may wait found (`Forwarder::try_without_waiting`).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Tried {
+    /// Its answer.
+    Done(i64),
+    /// It would wait: a worker thread makes it.
+    Waits,
+    /// A blocking send on a stream socket sent `sent` bytes at once and would wait for room for
+    /// the rest: a worker makes the call `rest` (the same call for the bytes left), and the
+    /// answer is `sent` plus what that sends, or `sent` if it fails or a signal interrupts it
+    /// (a blocking send interrupted after some bytes answers those, as on Linux).
+    Sent { sent: i64, rest: [u64; 6] },
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -102,10 +117,14 @@ impl Forwarder {
 
     /// For a call `may_block` said may wait: performs it now if it can finish without waiting
     /// (a `read` of a pipe or socket that holds data or is at its end, a `write` of at most
-    /// PIPE_BUF bytes to a pipe with room, an open of a regular file or directory). None: it
-    /// would wait; hand it to a thread.
-    pub fn try_without_waiting(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Option<i64> {
-        self.in_context(nr, |nr| self.try_in_context(mem, nr, args)).flatten()
+    /// PIPE_BUF bytes to a pipe with room, a send on a stream socket with room, an open of a
+    /// regular file or directory); or the part of a stream send that fits now.
+    pub fn try_without_waiting(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Tried {
+        let tried = self.in_context(nr, |call| match self.stream_send_without_waiting(Guest::new(mem), call, args) {
+            Some(t) => t,
+            None => self.try_in_context(mem, call, args).map_or(Tried::Waits, Tried::Done),
+        });
+        tried.unwrap_or(Tried::Waits)
     }
 
     fn try_in_context(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Option<i64> {

@@ -86,6 +86,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub use blocking::Tried;
 use epoll::Wait;
 use errno::{to_ret, Errno, SysResult};
 use fd_table::{FdTable, HostFd};

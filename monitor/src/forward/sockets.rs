@@ -30,6 +30,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::blocking::Tried;
 use super::errno::{Errno, SysResult};
 use super::fd_table::{FdKind, HostFd};
 use super::guest_mem::{Guest, USER_END};
@@ -430,6 +431,37 @@ impl Forwarder {
             Err(Errno::EAGAIN) => self.nonblocking(a[0]).then_some(-(libc::EAGAIN as i64)),
             done => Some(super::errno::to_ret(done)),
         }
+    }
+
+    /// A blocking `write` or `sendto` (no address, no MSG_WAITALL) on a stream socket, tried
+    /// with MSG_DONTWAIT: all of it sent is the answer, a part sent leaves the rest to a worker
+    /// (`Tried::Sent`), nothing sent (EAGAIN) is a hand-off as before. Stream sockets only: a
+    /// datagram's send is all or nothing (`socket_without_waiting`). None: not such a call.
+    pub(super) fn stream_send_without_waiting(&self, g: Guest, nr: u64, a: &[u64; 6]) -> Option<Tried> {
+        let flags = match libc::c_long::try_from(nr).ok()? {
+            libc::SYS_write => 0,
+            libc::SYS_sendto if a[4] == 0 => a[3],
+            _ => return None,
+        };
+        let wait_all = (libc::MSG_DONTWAIT | libc::MSG_WAITALL) as u64;
+        if flags & wait_all != 0 || a[2] == 0 {
+            return None;
+        }
+        let h = self.fds().get(a[0]).ok()?;
+        if h.kind() != FdKind::Socket || !self.is_stream(&h).ok()? {
+            return None;
+        }
+        let now = [a[0], a[1], a[2], flags | libc::MSG_DONTWAIT as u64, 0, 0];
+        Some(match self.dispatch(g, libc::SYS_sendto as u64, &now) {
+            // A non-blocking descriptor's send answers the part, as the program's own would.
+            Ok(n) if n > 0 && (n as u64) < a[2].min(MAX_RW_COUNT) && !self.nonblocking(a[0]) => {
+                let mut rest = *a;
+                (rest[1], rest[2]) = (a[1] + n as u64, a[2] - n as u64);
+                Tried::Sent { sent: n, rest }
+            }
+            Err(Errno::EAGAIN) if !self.nonblocking(a[0]) => Tried::Waits,
+            done => Tried::Done(super::errno::to_ret(done)),
+        })
     }
 
     fn is_stream(&self, h: &HostFd) -> SysResult<bool> {

@@ -2,7 +2,9 @@
 /* Socket calls that must wait, and those that may not: `hrt` first tries sendto/sendmsg/
  * recvfrom/recvmsg with MSG_DONTWAIT and hands them to a waiting thread only if the host
  * says EAGAIN. What that must not change: MSG_WAITALL waits for all its bytes, SO_RCVLOWAT
- * waits for that many, a stream send of more than the socket holds sends all of it, a
+ * waits for that many, a stream send or write of more than the socket holds sends all of it
+ * in order (the part that fits is sent at once, the rest waits) and a signal interrupting it
+ * answers the part sent, a
  * datagram receive with nothing queued waits for the next one, and data already queued is
  * returned at once; a non-blocking descriptor (or MSG_DONTWAIT) with nothing there answers
  * EAGAIN. The peer writes from another thread after a pause. Output compared with the native
@@ -13,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,16 +38,27 @@ static void *two_halves(void *arg) {
     return NULL;
 }
 
-/* Reads everything the other side sends, slowly at first. */
+/* The byte at offset `i` of the big sends. */
+static unsigned char pattern(long i) { return (unsigned char)(i * 7 + i / 4096); }
+
+/* Reads everything the other side sends, slowly at first; counts bytes that are not the
+ * pattern's at their offset (a send that went on from the wrong place). */
+static long wrong_bytes;
 static void *slow_reader(void *arg) {
     long total = 0, n;
-    char buf[65536];
+    static unsigned char buf[65536];
     pause_ms(50);
-    while ((n = recv(peer, buf, sizeof buf, 0)) > 0)
+    wrong_bytes = 0;
+    while ((n = recv(peer, buf, sizeof buf, 0)) > 0) {
+        for (long i = 0; i < n; i++)
+            wrong_bytes += buf[i] != pattern(total + i);
         total += n;
+    }
     *(long *)arg = total;
     return NULL;
 }
+
+static void on_alarm(int sig) { (void)sig; }
 
 static void *one_datagram_later(void *arg) {
     (void)arg;
@@ -100,17 +115,39 @@ int main(void) {
     close(sv[0]);
     close(sv[1]);
 
-    /* A stream send far larger than the socket's buffer sends all of it. */
-    pair(SOCK_STREAM, sv);
-    long got = 0;
-    pthread_create(&t, NULL, slow_reader, &got);
+    /* A stream send far larger than the socket's buffer sends all of it, in order; so does a
+     * write. */
     size_t big = 4 << 20;
-    char *data = calloc(1, big);
+    unsigned char *data = malloc(big);
+    for (size_t i = 0; i < big; i++)
+        data[i] = pattern((long)i);
+    for (int use_write = 0; use_write < 2; use_write++) {
+        pair(SOCK_STREAM, sv);
+        long got = 0;
+        pthread_create(&t, NULL, slow_reader, &got);
+        n = use_write ? write(sv[0], data, big) : send(sv[0], data, big, 0);
+        printf("stream %s of 4 MiB: %ld\n", use_write ? "write" : "send", n);
+        close(sv[0]);
+        pthread_join(t, NULL);
+        printf("the reader got %ld, %ld bytes out of place\n", got, wrong_bytes);
+        close(sv[1]);
+    }
+
+    /* Nobody reads: a signal interrupts the send once the buffer is full, which answers the
+     * part it sent (what the buffer took), not EINTR. */
+    pair(SOCK_STREAM, sv);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = {{0, 0}, {0, 200000}};
+    setitimer(ITIMER_REAL, &it, NULL);
     n = send(sv[0], data, big, 0);
-    printf("stream send of 4 MiB: %ld\n", n);
+    int e = errno;
+    while (recv(sv[1], buf, sizeof buf, MSG_DONTWAIT) > 0) {
+    }
+    printf("interrupted stream send: %s\n",
+           n > 0 && (size_t)n < big ? "a part" : n < 0 && e == EINTR ? "EINTR" : "all");
     close(sv[0]);
-    pthread_join(t, NULL);
-    printf("the reader got %ld\n", got);
     close(sv[1]);
     free(data);
 

@@ -35,6 +35,7 @@ mod placement;
 mod service;
 mod workers;
 
+use crate::forward::Tried;
 use crate::kept_signals::wake_signal;
 use std::os::unix::io::AsRawFd;
 
@@ -135,6 +136,9 @@ pub(crate) struct Request {
     idx: usize,
     nr: u64,
     args: [u64; 6],
+    /// Bytes a stream send already sent before it was handed to a worker for the rest
+    /// (`Tried::Sent`): added to the worker's answer.
+    sent: i64,
 }
 
 pub struct Service {
@@ -373,8 +377,9 @@ impl Service {
         }
         let view = super::hypercall::program_view(shared);
         match f.try_without_waiting(&view, req.nr, &req.args) {
-            Some(ret) => self.complete(req.idx, ret),
-            None => self.workers.hand_off(req),
+            Tried::Done(ret) => self.complete(req.idx, ret),
+            Tried::Waits => self.workers.hand_off(req),
+            Tried::Sent { sent, rest } => self.workers.hand_off(Request { args: rest, sent, ..req }),
         }
     }
 
@@ -394,6 +399,11 @@ impl Service {
             super::hypercall::forward_call(shared, req.nr, req.args)
         });
         busy.store(0, Ordering::SeqCst);
+        // The rest of a stream send: what was sent before counts, whatever the rest met.
+        let ret = match req.sent {
+            0 => ret,
+            sent => sent + ret.max(0),
+        };
         self.complete(req.idx, ret);
     }
 
@@ -519,7 +529,7 @@ fn take(slot: &ChannelSlot, idx: usize) -> Option<Request> {
     for (a, from) in args.iter_mut().zip(&slot.args) {
         *a = from.load(Ordering::Relaxed);
     }
-    Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args })
+    Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args, sent: 0 })
 }
 
 /// `HRT_TEST_SERVICE_START_DELAY_MS` (tests only): the thread that starts the service waits
