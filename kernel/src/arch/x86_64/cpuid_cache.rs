@@ -21,7 +21,9 @@
 //! n the APIC ID n, `cpu::apic_id`, in every entry of those leaves KVM holds). Those three are
 //! answered only from the entries the monitor passed (`seed`): a subleaf KVM does not hold
 //! answers zeros in EDX on every CPU, which the stub's substitution would get wrong, so such a
-//! miss is not kept. Anything else runs CPUID every time.
+//! miss is not kept; its answer gets the current CPU's ID too (where the hypervisor below the
+//! host answers CPUID, it would be the ID of the host CPU the vCPU runs on at the moment).
+//! Anything else runs CPUID every time.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -102,15 +104,38 @@ pub fn seed() {
         return;
     }
     let boot = crate::bootinfo::get();
-    for a in &boot.cpuid[..(boot.cpuid_count as usize).min(boot.cpuid.len())] {
+    let held = &boot.cpuid[..(boot.cpuid_count as usize).min(boot.cpuid.len())];
+    let ask_the_cpu = !held_is_what_the_cpu_answers(held);
+    for a in held {
         let Some(key) = key(a.leaf, a.subleaf) else { continue };
         let n = HRT_CPUID_USED.fetch_add(1, Ordering::AcqRel) as usize;
         let Some(e) = HRT_CPUID_TABLE.0.get(n) else { return };
-        let [eax, ebx, ecx, edx] = a.regs.map(u64::from);
+        let regs = if ask_the_cpu {
+            let (a, b, c, d) = super::instr::cpuid(a.leaf, a.subleaf);
+            [a, b, c, d]
+        } else {
+            a.regs
+        };
+        let [eax, ebx, ecx, edx] = regs.map(u64::from);
         e[1].store(eax | ebx << 32, Ordering::Relaxed);
         e[2].store(ecx | edx << 32, Ordering::Relaxed);
         e[0].store(key, Ordering::Release);
     }
+}
+
+/// Whether the answers KVM holds (`BootInfo::cpuid`) are what CPUID answers here, judged by
+/// leaves 1 and 7 (two real CPUIDs; leaf 1's APIC ID and OSXSAVE bit aside, which the stub
+/// and CR4 decide). Not on every host: where the hypervisor below the host's own answers the
+/// program's CPUID in ring 3 (this project's second PVM host: ~14 K cycles, the host's own
+/// answers), they are the host's (PCID, more leaf 7 and 0x8000_0001 bits, the brand string),
+/// not KVM's, and the table must give the program the same.
+fn held_is_what_the_cpu_answers(held: &[hrt_abi::CpuidAnswer]) -> bool {
+    [(1, 0), (7, 0)].into_iter().all(|(leaf, subleaf)| {
+        let Some(h) = held.iter().find(|a| a.leaf == leaf && a.subleaf == subleaf) else { return true };
+        let (a, b, c, d) = super::instr::cpuid(leaf, subleaf);
+        let (b_mask, c_mask) = if leaf == 1 { (0x00ff_ffff, !(1 << 27)) } else { (!0, !0) };
+        h.regs == [a, h.regs[1] & !b_mask | b & b_mask, h.regs[2] & !c_mask | c & c_mask, d]
+    })
 }
 
 /// The stub's code, for the user page's `global_asm!` (`syscall`), with operands `table`,
@@ -161,12 +186,12 @@ macro_rules! cpuid_stub_asm {
             "    shr rax, 32\n",
             "    mov edi, eax\n",
             "    cpuid\n",
-            "    cmp edi, 1\n", // not for the APIC-ID leaves: only the monitor's entries are
-            "    je 9f\n",      // the same on every CPU but for the field the stub puts in
-            "    cmp edi, 0xb\n",
-            "    je 9f\n",
+            "    cmp edi, 1\n",   // not kept for the APIC-ID leaves (only the monitor's entries are
+            "    je 12f\n",       // the same on every CPU but for the field the stub puts in), but
+            "    cmp edi, 0xb\n", // given this CPU's ID as a table answer is
+            "    je 13f\n",
             "    cmp edi, 0x1f\n",
-            "    je 9f\n",
+            "    je 13f\n",
             "    mov r8d, 1\n",
             "    lock xadd [rip + {used}], r8\n",
             "    cmp r8, {entries}\n",
@@ -199,6 +224,13 @@ macro_rules! cpuid_stub_asm {
             "11: mov edx, gs:[{cpu_id}]\n", // leaves 0xb, 0x1f: its x2APIC ID in EDX
             "10: mfence\n",
             "    lfence\n",
+            "    jmp 9f\n",
+            "12: mov rdi, gs:[{cpu_id}]\n",
+            "    shl edi, 24\n",
+            "    and ebx, 0x00ffffff\n",
+            "    or ebx, edi\n",
+            "    jmp 9f\n",
+            "13: mov edx, gs:[{cpu_id}]\n",
             "    jmp 9f\n",
             "8:  mov eax, r8d\n",
             "    cpuid\n",
