@@ -89,11 +89,12 @@ fn waits_as_natively(name: &str) {
     assert_same_on_1_and_2_cpus(name, &prog, &[], &linux);
 }
 
-/// poll and epoll waits are made with a zero timeout first, and reads of an eventfd or a
-/// timerfd with RWF_NOWAIT, and handed to a waiting thread only if nothing is ready: a wait
-/// with nothing ready still waits (for a peer, or its timeout), what is ready comes back at
-/// once, an edge-triggered event is reported once, a non-blocking eventfd says EAGAIN
-/// (tests/programs/hostile/poll_waits.c).
+/// poll, ppoll, select, pselect and epoll waits are made with a zero timeout first, and reads
+/// of an eventfd or a timerfd with RWF_NOWAIT, and handed to a waiting thread only if nothing
+/// is ready: a wait with nothing ready still waits (for a peer, or its timeout) with the sets
+/// the program gave (the try leaves them alone), what is ready comes back at once with the
+/// time left as Linux leaves it, an edge-triggered event is reported once, a non-blocking
+/// eventfd says EAGAIN (tests/programs/hostile/poll_waits.c).
 #[test]
 fn poll_and_epoll_waits_still_wait() {
     waits_as_natively("poll_waits");

@@ -3,7 +3,7 @@
 //! service thread performs every other call itself and hands these to threads of their own, so
 //! one blocked call never stops the others (see vm/channel). Before it hands a read or a small
 //! write on a pipe or socket over, it tries it without waiting (`RWF_NOWAIT`; for the socket
-//! calls, MSG_DONTWAIT; for poll and epoll waits, a zero timeout): data that is already there,
+//! calls, MSG_DONTWAIT; for poll, ppoll, select and epoll waits, a zero timeout): data that is already there,
 //! room in the pipe, or a descriptor ready costs no hand-off. A blocking send or write on a
 //! stream socket sends what fits at once and hands only the rest over (`Tried::Sent`).
 
@@ -147,6 +147,9 @@ impl Forwarder {
                 return self.socket_without_waiting(g, nr, args)
             }
             libc::SYS_poll => return self.ready_now(g, libc::SYS_poll, args, 2),
+            n @ (libc::SYS_ppoll | libc::SYS_select | libc::SYS_pselect6) => {
+                return self.select_or_ppoll_now(g, n, args)
+            }
             n @ (libc::SYS_epoll_wait | libc::SYS_epoll_pwait) => return self.ready_now(g, n, args, 3),
             _ => return None,
         };

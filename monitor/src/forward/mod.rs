@@ -554,7 +554,7 @@ impl Forwarder {
             libc::SYS_poll => self.poll(g, a[0], a[1], a[2]),
             libc::SYS_ppoll => self.ppoll(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_select => self.select(g, a[0], a[1], a[2], a[3], a[4]),
-            libc::SYS_pselect6 => self.pselect6(g, a[0], a[1], a[2], a[3], a[4], a[5]),
+            libc::SYS_pselect6 => self.pselect6(g, a),
             libc::SYS_chown => self.fchownat(g, CWD, a[0], a[1], a[2], 0),
             libc::SYS_lchown => self.fchownat(g, CWD, a[0], a[1], a[2], libc::AT_SYMLINK_NOFOLLOW as u64),
             libc::SYS_fchownat => self.fchownat(g, a[0], a[1], a[2], a[3], a[4]),

@@ -116,23 +116,55 @@ impl Forwarder {
     }
 
     pub(super) fn ppoll(&self, g: Guest, fds: u64, nfds: u64, tsp: u64, mask: u64, size: u64) -> SysResult<i64> {
+        self.ppoll_with(g, [fds, nfds, tsp, mask, size], false).map(|r| r.unwrap_or(0))
+    }
+
+    /// ppoll(fds, nfds, tsp, mask, size); with `now_only`, made with a zero timeout and None
+    /// (nothing written back) if nothing is ready and the program's timeout is not zero: the
+    /// call would wait (`ready_now`).
+    fn ppoll_with(&self, g: Guest, [fds, nfds, tsp, mask, size]: [u64; 5], now_only: bool) -> SysResult<Option<i64>> {
         let mut ts = if tsp == 0 { None } else { Some(g.read::<libc::timespec>(tsp)?) };
         check_sigmask(g, mask, size)?;
         let (mut host, nval, _hold) = self.pollfds(g, fds, nfds)?;
         // An unknown fd is an event: Linux does not wait then (and the time left is all of it).
-        let immediate = nval.contains(&true);
+        let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let waits = ts.is_none_or(|t| t.tv_sec != 0 || t.tv_nsec != 0);
+        let immediate = nval.contains(&true) || now_only;
+        let given = ts;
         if immediate {
-            ts = Some(libc::timespec { tv_sec: 0, tv_nsec: 0 });
+            ts = Some(zero);
         }
         let tp = ts.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
         // SAFETY: host pollfds and NULL or a host timespec (the host writes the time left there,
         // so a restart continues with it).
-        unsafe { self.sys(libc::SYS_ppoll, &[ptr(host.as_mut_ptr()), host.len() as libc::c_long, ptr(tp), 0, 8])? };
-        if let (Some(t), false) = (ts, tsp == 0 || immediate) {
+        let ready =
+            unsafe { self.sys(libc::SYS_ppoll, &[ptr(host.as_mut_ptr()), host.len() as libc::c_long, ptr(tp), 0, 8])? };
+        if now_only && ready == 0 && waits && !nval.contains(&true) {
+            return Ok(None);
+        }
+        // The time left: what the host left, or all of it when the call did not wait.
+        let left = if immediate { given } else { ts };
+        if let (Some(t), true) = (left, tsp != 0) {
             // Linux ignores a failure to write back the time left.
             let _ = g.write(tsp, &t);
         }
-        self.poll_results(g, fds, &host, &nval)
+        self.poll_results(g, fds, &host, &nval).map(Some)
+    }
+
+    /// ppoll, select or pselect6 (`nr`, `a`) made now, without waiting: the answer if one is
+    /// there already (something ready, or an error), None if the call would wait (`ready_now`
+    /// does the same for poll and epoll: the hand-off to a worker thread costs ~95 us).
+    pub(super) fn select_or_ppoll_now(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> Option<i64> {
+        let got = match nr {
+            libc::SYS_ppoll => self.ppoll_with(g, [a[0], a[1], a[2], a[3], a[4]], true),
+            libc::SYS_select => self.select_with(g, [a[0], a[1], a[2], a[3]], Timeout::Val(a[4]), true),
+            libc::SYS_pselect6 => self.pselect6_with(g, [a[0], a[1], a[2], a[3], a[4], a[5]], true),
+            _ => return None,
+        };
+        match got {
+            Ok(None) => None,
+            done => Some(super::errno::to_ret(done.map(|r| r.unwrap_or(0)))),
+        }
     }
 
     /// select and pselect6 after their timeout and mask handling: `call(nfds, [read, write,
@@ -142,8 +174,9 @@ impl Forwarder {
         g: Guest,
         nfds: u64,
         sets: [u64; 3],
+        now_only: bool,
         call: impl FnOnce(libc::c_long, [*mut u64; 3]) -> SysResult<i64>,
-    ) -> SysResult<i64> {
+    ) -> SysResult<Option<i64>> {
         let n = int(nfds);
         if n < 0 {
             return Err(Errno::EINVAL);
@@ -177,7 +210,10 @@ impl Forwarder {
         }
         let ptrs: Vec<*mut u64> =
             host.iter_mut().map(|s| s.as_mut().map_or(std::ptr::null_mut(), |v| v.as_mut_ptr())).collect();
-        call(host_n as libc::c_long, [ptrs[0], ptrs[1], ptrs[2]])?;
+        if call(host_n as libc::c_long, [ptrs[0], ptrs[1], ptrs[2]])? == 0 && now_only {
+            // Nothing ready: the sets stay as the program gave them, for the call that waits.
+            return Ok(None);
+        }
         // Back to guest numbers; the count is of guest bits (dup'ed fds share a host one).
         let mut ready = 0;
         for ((addr, gs), hs) in sets.iter().zip(&guest).zip(&host) {
@@ -192,39 +228,67 @@ impl Forwarder {
             let bytes: Vec<u8> = out.iter().flat_map(|w| w.to_ne_bytes()).collect();
             g.write_bytes(*addr, &bytes)?;
         }
-        Ok(ready)
+        Ok(Some(ready))
     }
 
     pub(super) fn select(&self, g: Guest, nfds: u64, r: u64, w: u64, e: u64, tv: u64) -> SysResult<i64> {
-        let mut t = if tv == 0 { None } else { Some(g.read::<libc::timeval>(tv)?) };
-        let tp = t.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timeval);
-        let ready = self.select_sets(g, nfds, [r, w, e], |n, s| {
-            // SAFETY: host fd_sets of at least `n` bits or NULL, and NULL or a host timeval
-            // (the host writes the time left there, so a restart continues with it).
-            unsafe { self.sys(libc::SYS_select, &[n, ptr(s[0]), ptr(s[1]), ptr(s[2]), ptr(tp)]) }
-        })?;
-        if let Some(t) = t {
-            let _ = g.write(tv, &t);
-        }
-        Ok(ready)
+        self.select_with(g, [nfds, r, w, e], Timeout::Val(tv), false).map(|r| r.unwrap_or(0))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn pselect6(&self, g: Guest, nfds: u64, r: u64, w: u64, e: u64, tsp: u64, sig: u64) -> SysResult<i64> {
-        let mut t = if tsp == 0 { None } else { Some(g.read::<libc::timespec>(tsp)?) };
+    /// pselect6(nfds, read, write, except, timespec, {mask, size}).
+    pub(super) fn pselect6(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        self.pselect6_with(g, *a, false).map(|r| r.unwrap_or(0))
+    }
+
+    fn pselect6_with(&self, g: Guest, [nfds, r, w, e, tsp, sig]: [u64; 6], now_only: bool) -> SysResult<Option<i64>> {
         if sig != 0 {
             // { const sigset_t *ss; size_t ss_len; }
             let [mask, size] = g.read::<[u64; 2]>(sig)?;
             check_sigmask(g, mask, size)?;
         }
-        let tp = t.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
-        let ready = self.select_sets(g, nfds, [r, w, e], |n, s| {
-            // SAFETY: as in select, with a host timespec and no signal mask.
-            unsafe { self.sys(libc::SYS_pselect6, &[n, ptr(s[0]), ptr(s[1]), ptr(s[2]), ptr(tp), 0]) }
+        self.select_with(g, [nfds, r, w, e], Timeout::Spec(tsp), now_only)
+    }
+
+    /// select (a timeval) or pselect6 (a timespec) over the sets `[nfds, read, write, except]`;
+    /// with `now_only`, made with a zero timeout and None (the sets and the time untouched) if
+    /// nothing is ready and the program's timeout is not zero.
+    fn select_with(
+        &self,
+        g: Guest,
+        [nfds, r, w, e]: [u64; 4],
+        timeout: Timeout,
+        now_only: bool,
+    ) -> SysResult<Option<i64>> {
+        let (addr, is_spec) = match timeout {
+            Timeout::Val(a) => (a, false),
+            Timeout::Spec(a) => (a, true),
+        };
+        // Both are two words, seconds then micro- or nanoseconds.
+        let mut t = if addr == 0 { None } else { Some(g.read::<[i64; 2]>(addr)?) };
+        let waits = t.is_none_or(|t| t != [0, 0]);
+        let mut zero = [0i64; 2];
+        let tp = match (now_only, t.as_mut()) {
+            (true, _) => zero.as_mut_ptr(),
+            (false, Some(t)) => t.as_mut_ptr(),
+            (false, None) => std::ptr::null_mut(),
+        };
+        let nr = if is_spec { libc::SYS_pselect6 } else { libc::SYS_select };
+        let ready = self.select_sets(g, nfds, [r, w, e], now_only && waits, |n, s| {
+            // SAFETY: host fd_sets of at least `n` bits or NULL, and NULL or a host timeval or
+            // timespec (the host writes the time left there, so a restart continues with it);
+            // pselect6's sixth argument (no signal mask) is 0, which select ignores.
+            unsafe { self.sys(nr, &[n, ptr(s[0]), ptr(s[1]), ptr(s[2]), ptr(tp), 0]) }
         })?;
-        if let Some(t) = t {
-            let _ = g.write(tsp, &t);
+        if let (Some(t), Some(_)) = (t, ready) {
+            // The time left (all of it when the call was made without waiting).
+            let _ = g.write(addr, &t);
         }
         Ok(ready)
     }
+}
+
+/// Where select's or pselect6's timeout is: a timeval or a timespec (0: none).
+enum Timeout {
+    Val(u64),
+    Spec(u64),
 }

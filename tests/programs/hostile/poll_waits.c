@@ -1,10 +1,13 @@
-/* poll and epoll waits, and reads of an eventfd and a timerfd: `hrt` first makes them without
- * waiting (a zero timeout, RWF_NOWAIT) and hands them to a waiting thread only if nothing is
+/* poll, ppoll, select, pselect and epoll waits, and reads of an eventfd and a timerfd: `hrt`
+ * first makes them without waiting (a zero timeout, RWF_NOWAIT) and hands them to a waiting
+ * thread only if nothing is
  * ready. What that must not change: a wait with nothing ready waits (for the peer's write, or
  * until its timeout), what is ready comes back at once, an edge-triggered event is reported
  * once, a non-blocking descriptor says EAGAIN. Output compared with the native run. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <sys/select.h>
 #include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -54,6 +57,44 @@ int main(void) {
     pthread_join(t, NULL);
     r = poll(&f, 1, -1);
     printf("poll, ready now, no timeout: %d revents %#x\n", r, f.revents);
+    (void)!read(pipe_fds[0], &c, 1);
+
+    /* select, pselect6 and ppoll: the same, with the sets and the time left as Linux leaves
+     * them (a set that had nothing ready is still the program's when the call waits). */
+    fd_set rs;
+    FD_ZERO(&rs);
+    FD_SET(pipe_fds[0], &rs);
+    struct timeval tv = {0, 30000};
+    r = select(pipe_fds[0] + 1, &rs, NULL, NULL, &tv);
+    printf("select, nothing ready, timeout 30 ms: %d, left %ld.%06ld\n", r, (long)tv.tv_sec, (long)tv.tv_usec);
+    FD_SET(pipe_fds[0], &rs);
+    pthread_create(&t, NULL, write_later, NULL);
+    r = select(pipe_fds[0] + 1, &rs, NULL, NULL, NULL);
+    printf("select, ready after 50 ms, no timeout: %d, bit %d\n", r, FD_ISSET(pipe_fds[0], &rs));
+    pthread_join(t, NULL);
+    struct timeval second = {1, 0};
+    r = select(pipe_fds[0] + 1, &rs, NULL, NULL, &second);
+    printf("select, ready now, timeout 1 s: %d, bit %d, about 1 s left %d\n", r, FD_ISSET(pipe_fds[0], &rs),
+           second.tv_sec == 1 || (second.tv_sec == 0 && second.tv_usec > 900000));
+    fd_set ws;
+    FD_ZERO(&ws);
+    FD_SET(pipe_fds[1], &ws);
+    FD_SET(pipe_fds[0], &rs);
+    r = pselect(pipe_fds[1] + 1, &rs, &ws, NULL, NULL, NULL);
+    printf("pselect, both ends ready now: %d, read %d write %d\n", r, FD_ISSET(pipe_fds[0], &rs), FD_ISSET(pipe_fds[1], &ws));
+    struct timespec onesec = {1, 0};
+    f.revents = 0;
+    r = ppoll(&f, 1, &onesec, NULL);
+    printf("ppoll, ready now, timeout 1 s: %d revents %#x, about 1 s left %d\n", r, f.revents,
+           onesec.tv_sec == 1 || (onesec.tv_sec == 0 && onesec.tv_nsec > 900000000L));
+    (void)!read(pipe_fds[0], &c, 1);
+    struct timespec thirty = {0, 30000000L};
+    r = ppoll(&f, 1, &thirty, NULL);
+    printf("ppoll, nothing ready, timeout 30 ms: %d, left %ld.%09ld\n", r, (long)thirty.tv_sec, thirty.tv_nsec);
+    pthread_create(&t, NULL, write_later, NULL);
+    r = ppoll(&f, 1, NULL, NULL);
+    printf("ppoll, ready after 50 ms, no timeout: %d revents %#x\n", r, f.revents);
+    pthread_join(t, NULL);
     (void)!read(pipe_fds[0], &c, 1);
 
     int ep = epoll_create1(0);
