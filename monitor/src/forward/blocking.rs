@@ -48,11 +48,7 @@ impl Forwarder {
         use hrt_abi::process as op;
         use Direction::{Read, Write};
         // Starting a host program waits for its exec; waiting for a child waits for it.
-        if nr == op::EXEC
-            || nr == op::EXEC_HOST_GO
-            || nr == op::WAIT4 && args[2] & libc::WNOHANG as u64 == 0
-            || nr == op::WAITID
-        {
+        if nr == op::EXEC || nr == op::WAIT4 && args[2] & libc::WNOHANG as u64 == 0 || nr == op::WAITID {
             return true;
         }
         // A futex wait on shared memory waits for another process.

@@ -51,7 +51,9 @@ impl Forwarder {
         Ok(1)
     }
 
-    /// `EXEC_HOST_GO`: answers only if the host's execve failed.
+    /// `EXEC_HOST_GO`: answers only if the host's execve failed. Made on the thread that
+    /// serves the call, not handed to a worker (the first blocking call of a forked child
+    /// starts one, ~1 ms): it waits only for the exec, which ends every thread of `hrt`.
     pub(super) fn exec_host_go(&self) -> SysResult<i64> {
         let job = self.children.replacement.lock().unwrap().take().ok_or(Errno::EINVAL)?;
         self.children.on_spawner(Work::Replace(job))
