@@ -148,7 +148,8 @@ fn forked_children_exec() {
 /// descriptors (FD_CLOEXEC ones closed), ignored signals, handled ones default, SIGPIPE default
 /// (the new program dies of a write to a closed pipe), mask, umask, RLIMIT_NOFILE and exit
 /// status carry over as Linux's exec carries them, in a child and a grandchild; execs that fail
-/// (ENOENT, EACCES, ENOEXEC) return their error. The new program sees the host's CPUs, as
+/// (ENOENT, EACCES, ENOEXEC) return their error; a memfd's `fexecve` (no path the host could
+/// exec: it stays an exec in the child's VM) runs. The new program sees the host's CPUs, as
 /// natively; with `--children hrt` it runs in the child's VM and sees its vCPUs.
 #[test]
 fn a_forked_childs_exec_starts_the_host_program_in_its_place() {

@@ -37,6 +37,11 @@ impl Forwarder {
             return Ok(0);
         }
         let (dirfd, flags) = (a[0] as u32 as u64, a[0] >> 32);
+        if flags & libc::AT_EMPTY_PATH as u64 != 0 && g.read_path(a[1]).is_ok_and(|p| p.is_empty()) {
+            // fexecve: the descriptor's file may have no path the host can exec (a memfd, a
+            // file removed since); the VM reads it through the descriptor.
+            return Ok(0);
+        }
         let target = self.exec_target(g, [dirfd, a[1], a[2], a[3], flags], None)?;
         let job = Spawn {
             target,

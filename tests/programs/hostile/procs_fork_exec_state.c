@@ -3,8 +3,8 @@
  * closed), ignored signals ignored and handled ones default (SIGPIPE default even where the
  * parent ignored nothing: the new program dies of it), the signal mask, umask, RLIMIT_NOFILE,
  * the exit status and a death by signal back to the parent; errors of an exec that fails
- * (ENOENT, EACCES, ENOEXEC) returned to the child. The new program is this one, started as
- * "report", and prints what it finds, with the CPUs it sees (under `hrt run --children host`
+ * (ENOENT, EACCES, ENOEXEC) returned to the child; a memfd's fexecve. The new program is
+ * this one, started as "report", and prints what it finds, with the CPUs it sees (under `hrt run --children host`
  * the forked child's exec starts a host program, which sees the host's CPUs, as natively).
  * Usage: procs_fork_exec_state [report PARENT_PID CHILD_PID MODE] */
 #define _GNU_SOURCE
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -158,6 +159,27 @@ int main(int argc, char **argv) {
         failing_exec("a text file", text);
         unlink(text);
     }
+    /* fexecve of a file with no path (a memfd holding /bin/echo): the exec reads it through
+     * the descriptor. */
+    int in = open("/bin/echo", O_RDONLY), mem = memfd_create("echo", MFD_CLOEXEC);
+    char copy[65536];
+    ssize_t got;
+    while (in >= 0 && mem >= 0 && (got = read(in, copy, sizeof copy)) > 0)
+        if (write(mem, copy, (size_t)got) != got)
+            break;
+    fflush(stdout);
+    pid_t q = fork();
+    if (q == 0) {
+        char *argv[] = {"echo", "fexecve of a memfd", NULL};
+        fexecve(mem, argv, environ);
+        printf("fexecve: %s\n", strerror(errno));
+        fflush(stdout);
+        _exit(6);
+    }
+    printf("fexecve child: %s\n", ended(q));
+    if (in >= 0)
+        close(in);
+
     /* The same from a child that is itself a forked child's child. */
     fflush(stdout);
     pid_t p = fork();
