@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
@@ -539,19 +540,41 @@ static double rep_write_pipe(void *ctx, double *aux) {
     return (double)(bench_tsc() - t0);
 }
 
-/* Calls the host answers at once: `poll` of a pipe that holds a byte, no timeout (ctx 0), and
- * `recv` of a non-blocking socket with nothing there, EAGAIN (ctx 1). */
-static int ready_pipe[2], empty_socket[2];
+/* Calls the host answers at once: `poll` of a pipe that holds a byte, no timeout (ctx 0),
+ * `recv` of a non-blocking socket with nothing there, EAGAIN (ctx 1), `select` of that pipe
+ * with a 1 s timeout (ctx 2), and a blocking stream socket's one-byte `send` and the `recv`
+ * that takes it back (ctx 3). */
+static int ready_pipe[2], empty_socket[2], stream_pair[2];
 
 static double rep_answered_at_once(void *ctx, double *aux) {
     (void)aux;
     struct pollfd p = {ready_pipe[0], POLLIN, 0};
+    fd_set rs;
+    FD_ZERO(&rs);
+    FD_SET(ready_pipe[0], &rs);
+    struct timeval second = {1, 0};
     char c;
+    static const char *what[] = {"poll of a ready pipe", "recv of an empty socket", "select of a ready pipe",
+                                 "send and recv on a stream socket"};
+    long which = (long)ctx;
     uint64_t t0 = bench_tsc();
-    int ok = ctx ? recv(empty_socket[0], &c, 1, 0) == -1 && errno == EAGAIN : poll(&p, 1, -1) == 1;
+    int ok;
+    switch (which) {
+    case 0:
+        ok = poll(&p, 1, -1) == 1;
+        break;
+    case 1:
+        ok = recv(empty_socket[0], &c, 1, 0) == -1 && errno == EAGAIN;
+        break;
+    case 2:
+        ok = select(ready_pipe[0] + 1, &rs, NULL, NULL, &second) == 1;
+        break;
+    default:
+        ok = send(stream_pair[0], "x", 1, 0) == 1 && recv(stream_pair[1], &c, 1, 0) == 1;
+    }
     uint64_t t1 = bench_tsc();
     if (!ok) {
-        perror(ctx ? "recv of an empty socket" : "poll of a ready pipe");
+        perror(what[which]);
         exit(1);
     }
     return (double)(t1 - t0);
@@ -654,12 +677,15 @@ static void test_forwarded_io(void) {
         exit(1);
     }
     if (pipe(ready_pipe) != 0 || write(ready_pipe[1], "x", 1) != 1 ||
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, empty_socket) != 0) {
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, empty_socket) != 0 ||
+        socketpair(AF_UNIX, SOCK_STREAM, 0, stream_pair) != 0) {
         perror("pipe/socketpair");
         exit(1);
     }
     sampled("forward.poll_ready", "cycles", 10000, 1000, 100, rep_answered_at_once, NULL, NULL, 1);
     sampled("forward.recv_empty", "cycles", 10000, 1000, 100, rep_answered_at_once, (void *)1, NULL, 1);
+    sampled("forward.select_ready", "cycles", 10000, 1000, 100, rep_answered_at_once, (void *)2, NULL, 1);
+    sampled("forward.stream_exchange", "cycles", 10000, 1000, 100, rep_answered_at_once, (void *)3, NULL, 1);
     sampled("forward.compute", "ms", 10, 3, 3, rep_compute, NULL, NULL, ncpu);
     sampled("forward.compute_blocked_reader", "ms", 10, 3, 3, rep_compute, (void *)1, NULL, ncpu);
     close(fd);
