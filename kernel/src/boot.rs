@@ -246,9 +246,12 @@ fn resume_forked(cpu_index: usize, record: u64) -> ! {
     // futex buckets, the freeze and load records), ~4,700 instructions a fork, which emulated
     // ring 0 ran at ~1 us each.
     sched::reset_after_fork();
-    crate::linux::calls::fork::prepare_child(record);
     // The other CPUs stay dormant until a thread is placed on one (`cpu::ensure_online`).
+    // Made so before `prepare_child`: its unmapping of MADV_DONTFORK ranges shoots down TLBs,
+    // and a CPU still marked online as the parent's was (busy, not idle) would be sent an IPI
+    // that no vCPU of this VM ever answers (node's child hung so at `--cpus 2`).
     cpu::make_others_dormant();
+    crate::linux::calls::fork::prepare_child(record);
     for c in (1..boot.num_cpus as usize).filter(|&c| cpu::is_dormant(c)) {
         sched::forget_dormant_cpu(c);
         crate::arch::steal_time::forget(c);

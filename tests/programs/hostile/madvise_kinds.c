@@ -7,11 +7,15 @@
 // (zero through the mapping and the file); WIPEONFORK zeroes the child's copy (a grandchild's
 // too), KEEPONFORK undoes it; DONTFORK leaves the range unmapped in the child (SIGSEGV),
 // DOFORK undoes it; DONTNEED past the end of a file keeps SIGBUS there; POPULATE_READ past it
-// is EFAULT. Left out: MADV_HWPOISON and MADV_SOFT_OFFLINE (as root they would poison a
+// is EFAULT. The forks run twice: alone, and with another thread running (on the other vCPU
+// under `hrt run --cpus 2`), whose CPU a forked child never starts. Left out: MADV_HWPOISON and MADV_SOFT_OFFLINE (as root they would poison a
 // page natively), MADV_COLLAPSE and MADV_GUARD_INSTALL (HRT refuses them with EINVAL).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -173,6 +177,16 @@ static void forks(void) {
     waitpid(c, 0, 0);
 }
 
+static atomic_int spinning, spin_stop;
+
+static void *spinner(void *arg) {
+    (void)arg;
+    atomic_store(&spinning, 1);
+    while (!atomic_load(&spin_stop))
+        ;
+    return 0;
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_NODEFER};
@@ -189,6 +203,15 @@ int main(void) {
     dontneed();
     remove_hole();
     forks();
+    // A child's DONTFORK ranges are unmapped before its first thread runs: that must not wait
+    // for the parent's other CPUs, which the child has not started.
+    pthread_t t;
+    pthread_create(&t, 0, spinner, 0);
+    while (!atomic_load(&spinning))
+        sched_yield();
+    forks();
+    atomic_store(&spin_stop, 1);
+    pthread_join(t, 0);
     printf("madvise kinds: done\n");
     return 0;
 }
