@@ -731,3 +731,11 @@ fn membarrier_answers_and_orders_as_on_linux() {
         Some("dekker rounds where both loads missed        0 of 500"),
     );
 }
+
+/// System V semaphores and message queues (tests/programs/hostile/sysv_sem_msg.c): values,
+/// IPC_NOWAIT, timed and woken waits, EINTR under SA_RESTART, a forked child's SEM_UNDO, a
+/// child's message, short receive buffers and bad pointers, as natively.
+#[test]
+fn system_v_semaphores_and_message_queues_act_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("sysv_sem_msg", Some("sysv sem msg: done"));
+}

@@ -175,6 +175,16 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_shmctl => ("shmctl", 3, F),
         __NR_shmat => ("shmat", 3, L(sysv_shm::shmat)),
         __NR_shmdt => ("shmdt", 1, L(sysv_shm::shmdt)),
+        // System V semaphores and message queues: the host's, forwarded (monitor's
+        // forward/sysv_ipc.rs; a semaphore's undo list is the program's host process's).
+        __NR_semget => ("semget", 3, F),
+        __NR_semop => ("semop", 3, F),
+        __NR_semtimedop => ("semtimedop", 4, F),
+        __NR_semctl => ("semctl", 4, F),
+        __NR_msgget => ("msgget", 2, F),
+        __NR_msgsnd => ("msgsnd", 4, F),
+        __NR_msgrcv => ("msgrcv", 5, F),
+        __NR_msgctl => ("msgctl", 3, F),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),

@@ -3,7 +3,8 @@
 //! service thread performs every other call itself and hands these to threads of their own, so
 //! one blocked call never stops the others (see vm/channel). Before it hands a read or a small
 //! write on a pipe or socket over, it tries it without waiting (`RWF_NOWAIT`; for the socket
-//! calls, MSG_DONTWAIT; for poll, ppoll, select and epoll waits, a zero timeout): data that is already there,
+//! calls, MSG_DONTWAIT; for poll, ppoll, select and epoll waits, a zero timeout; for System V
+//! semaphores and messages, IPC_NOWAIT): data that is already there,
 //! room in the pipe, or a descriptor ready costs no hand-off. A blocking send or write on a
 //! stream socket sends what fits at once and hands only the rest over (`Tried::Sent`).
 
@@ -75,6 +76,11 @@ impl Forwarder {
                 self.may_wait(args[0], Read) || self.may_wait(args[2], Write)
             }
             libc::SYS_fcntl => matches!(args[1] as i32, libc::F_SETLKW | libc::F_OFD_SETLKW),
+            // System V semaphores and messages wait unless told not to (a semop's flags are in its
+            // array: tried first, `semop_now`).
+            libc::SYS_semop | libc::SYS_semtimedop => true,
+            libc::SYS_msgsnd => args[3] & libc::IPC_NOWAIT as u64 == 0,
+            libc::SYS_msgrcv => args[4] & libc::IPC_NOWAIT as u64 == 0,
             // Opening a FIFO waits for its other end.
             libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => true,
             // An epoll wait with a zero timeout only looks.
@@ -147,6 +153,8 @@ impl Forwarder {
                 return self.select_or_ppoll_now(g, n, args)
             }
             n @ (libc::SYS_epoll_wait | libc::SYS_epoll_pwait) => return self.ready_now(g, n, args, 3),
+            libc::SYS_semop | libc::SYS_semtimedop => return self.semop_now(g, args[0], args[1], args[2]),
+            n @ (libc::SYS_msgsnd | libc::SYS_msgrcv) => return self.msg_now(g, n, args),
             _ => return None,
         };
         match result {

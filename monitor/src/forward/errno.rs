@@ -34,6 +34,7 @@ impl Errno {
     pub const E2BIG: Errno = Errno(libc::E2BIG);
     pub const EIO: Errno = Errno(libc::EIO);
     pub const ENOEXEC: Errno = Errno(libc::ENOEXEC);
+    pub const ENOMSG: Errno = Errno(libc::ENOMSG);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

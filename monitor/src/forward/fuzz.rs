@@ -345,6 +345,21 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
             }
             a[2] &= !(libc::IPC_CREAT as u64);
         }
+        // Semaphore sets and message queues too: look up only, by a key no set or queue has.
+        libc::SYS_semget | libc::SYS_msgget => {
+            a[0] = FUZZ_SHM_KEY;
+            let at = if nr == libc::SYS_semget { 2 } else { 1 };
+            a[at] &= !(libc::IPC_CREAT as u64);
+        }
+        // The host's sets and queues belong to other processes too: every operation names an
+        // id none has (-1, EINVAL after the monitor's own checks of the pointers); the info
+        // commands, which ignore the id, only read.
+        libc::SYS_semop
+        | libc::SYS_semtimedop
+        | libc::SYS_semctl
+        | libc::SYS_msgsnd
+        | libc::SYS_msgrcv
+        | libc::SYS_msgctl => a[0] = u32::MAX as u64,
         // Reading commands only: IPC_STAT, IPC_INFO, SHM_STAT, SHM_INFO, SHM_STAT_ANY.
         libc::SYS_shmctl if ![libc::IPC_STAT, libc::IPC_INFO, 13, 14, 15].contains(&(a[1] as u32 as i32 & !0x100)) => {
             a[1] = libc::IPC_STAT as u64;

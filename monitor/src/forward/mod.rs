@@ -73,6 +73,7 @@ mod shared_futex;
 mod sockets;
 mod stand_ins;
 mod synthetic;
+mod sysv_ipc;
 mod sysv_shm;
 pub mod task_dir;
 #[cfg(test)]
@@ -270,6 +271,14 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_setsockopt,
     libc::SYS_shmget,
     libc::SYS_shmctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -613,6 +622,14 @@ impl Forwarder {
             libc::SYS_setsockopt => self.setsockopt(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_shmget => self.shmget(a[0], a[1], a[2]),
             libc::SYS_shmctl => self.shmctl(g, a[0], a[1], a[2]),
+            libc::SYS_semget => self.semget(a[0], a[1], a[2]),
+            libc::SYS_semop => self.semtimedop(g, a[0], a[1], a[2], 0),
+            libc::SYS_semtimedop => self.semtimedop(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_semctl => self.semctl(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_msgget => self.msgget(a[0], a[1]),
+            libc::SYS_msgsnd => self.msgsnd(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_msgrcv => self.msgrcv(g, a[0], a[1], a[2], a[3], a[4]),
+            libc::SYS_msgctl => self.msgctl(g, a[0], a[1], a[2]),
             nr if (hrt_abi::process::FIRST..=hrt_abi::process::LAST).contains(&(nr as u64)) => {
                 self.process_call(g, nr as u64, a)
             }

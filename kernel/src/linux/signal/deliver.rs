@@ -182,13 +182,24 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
 
 /// Whether call `nr`, interrupted for a handler with SA_RESTART, starts again. Linux never
 /// restarts the descriptor waits after a handler, whatever SA_RESTART says (signal(7)): poll,
-/// select, epoll_wait and their variants answer EINTR.
+/// select, epoll_wait and their variants answer EINTR, and so do the System V waits (semop,
+/// semtimedop, msgsnd, msgrcv).
 #[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_poll etc.
 fn restarts_after_handler(nr: u64) -> bool {
     use linux_raw_sys::general::*;
     !matches!(
         nr as u32,
-        __NR_poll | __NR_ppoll | __NR_select | __NR_pselect6 | __NR_epoll_wait | __NR_epoll_pwait | __NR_epoll_pwait2
+        __NR_poll
+            | __NR_ppoll
+            | __NR_select
+            | __NR_pselect6
+            | __NR_epoll_wait
+            | __NR_epoll_pwait
+            | __NR_epoll_pwait2
+            | __NR_semop
+            | __NR_semtimedop
+            | __NR_msgsnd
+            | __NR_msgrcv
     )
 }
 
