@@ -739,3 +739,11 @@ fn membarrier_answers_and_orders_as_on_linux() {
 fn system_v_semaphores_and_message_queues_act_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("sysv_sem_msg", Some("sysv sem msg: done"));
 }
+
+/// POSIX message queues (tests/programs/hostile/posix_mq.c): priorities, O_NONBLOCK, timed and
+/// woken receives, restarts under SA_RESTART, poll, a child's message, notification by signal
+/// and by thread, short buffers and bad pointers, names, as natively.
+#[test]
+fn posix_message_queues_act_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("posix_mq", Some("posix mq: done"));
+}

@@ -185,6 +185,13 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_msgsnd => ("msgsnd", 4, F),
         __NR_msgrcv => ("msgrcv", 5, F),
         __NR_msgctl => ("msgctl", 3, F),
+        // POSIX message queues: the host's, their descriptors the host's (forward/posix_mq.rs).
+        __NR_mq_open => ("mq_open", 4, F),
+        __NR_mq_unlink => ("mq_unlink", 1, F),
+        __NR_mq_timedsend => ("mq_timedsend", 5, F),
+        __NR_mq_timedreceive => ("mq_timedreceive", 5, F),
+        __NR_mq_notify => ("mq_notify", 2, F),
+        __NR_mq_getsetattr => ("mq_getsetattr", 3, F),
 
         // Memory.
         __NR_brk => ("brk", 1, L(memory::brk)),

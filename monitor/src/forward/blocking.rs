@@ -81,6 +81,8 @@ impl Forwarder {
             libc::SYS_semop | libc::SYS_semtimedop => true,
             libc::SYS_msgsnd => args[3] & libc::IPC_NOWAIT as u64 == 0,
             libc::SYS_msgrcv => args[4] & libc::IPC_NOWAIT as u64 == 0,
+            // A POSIX message queue waits unless it is non-blocking (O_NONBLOCK, mq_setattr).
+            libc::SYS_mq_timedsend | libc::SYS_mq_timedreceive => !self.nonblocking(args[0]),
             // Opening a FIFO waits for its other end.
             libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => true,
             // An epoll wait with a zero timeout only looks.

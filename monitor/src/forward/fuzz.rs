@@ -172,6 +172,8 @@ mod at {
     pub const NAME: u64 = LO + 0x100;
     /// Another plain name ("fz1").
     pub const NAME2: u64 = LO + 0x110;
+    /// A message queue's name no queue has ("hrt-fuzz-none").
+    pub const MQ_NAME: u64 = LO + 0x130;
     /// A zero timespec / timeval (16 bytes).
     pub const ZERO_TIME: u64 = LO + 0x120;
     /// An iovec array (8 entries).
@@ -216,6 +218,7 @@ fn fill(mem: &Guarded, r: &mut Rng) {
     mem.put(at::NAME, b"fz0\0");
     mem.put(at::NAME2, b"fz1\0");
     mem.put(at::ZERO_TIME, &[0u8; 16]);
+    mem.put(at::MQ_NAME, b"hrt-fuzz-none\0");
     for i in 0..8u64 {
         let (base, len) = (edge_word(r), edge_word(r));
         mem.put(at::IOV + 16 * i, &base.to_ne_bytes());
@@ -360,6 +363,13 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
         | libc::SYS_msgsnd
         | libc::SYS_msgrcv
         | libc::SYS_msgctl => a[0] = u32::MAX as u64,
+        // POSIX message queues are the host's too: look up one no program has, never create,
+        // unlink only that name.
+        libc::SYS_mq_open => {
+            a[0] = at::MQ_NAME;
+            a[1] &= !(libc::O_CREAT as u64);
+        }
+        libc::SYS_mq_unlink => a[0] = at::MQ_NAME,
         // Reading commands only: IPC_STAT, IPC_INFO, SHM_STAT, SHM_INFO, SHM_STAT_ANY.
         libc::SYS_shmctl if ![libc::IPC_STAT, libc::IPC_INFO, 13, 14, 15].contains(&(a[1] as u32 as i32 & !0x100)) => {
             a[1] = libc::IPC_STAT as u64;

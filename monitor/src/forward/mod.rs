@@ -63,6 +63,7 @@ pub mod own_status;
 mod owners;
 mod paths;
 mod poll;
+mod posix_mq;
 mod proc_cpus;
 mod procs;
 mod remote_pages;
@@ -279,6 +280,12 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_msgsnd,
     libc::SYS_msgrcv,
     libc::SYS_msgctl,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
 ];
 
 /// Performs the program's forwarded system calls. Shared by all vCPU threads.
@@ -630,6 +637,12 @@ impl Forwarder {
             libc::SYS_msgsnd => self.msgsnd(g, a[0], a[1], a[2], a[3]),
             libc::SYS_msgrcv => self.msgrcv(g, a[0], a[1], a[2], a[3], a[4]),
             libc::SYS_msgctl => self.msgctl(g, a[0], a[1], a[2]),
+            libc::SYS_mq_open => self.mq_open(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_mq_unlink => self.mq_unlink(g, a[0]),
+            libc::SYS_mq_timedsend => self.mq_timedsend(g, a),
+            libc::SYS_mq_timedreceive => self.mq_timedreceive(g, a),
+            libc::SYS_mq_notify => self.mq_notify(g, a[0], a[1]),
+            libc::SYS_mq_getsetattr => self.mq_getsetattr(g, a[0], a[1], a[2]),
             nr if (hrt_abi::process::FIRST..=hrt_abi::process::LAST).contains(&(nr as u64)) => {
                 self.process_call(g, nr as u64, a)
             }

@@ -1,12 +1,13 @@
 //! Which part of the host's siginfo of a signal sent to `hrt` the program sees (the kernel
 //! raises the signal with it, `ChannelHeader::host_siginfo`): what another process put there
 //! with kill, tgkill or sigqueue (SI_USER, SI_TKILL, SI_QUEUE: the sender's pid and uid, and
-//! the value), and a child's SIGCHLD (CLD_*: the child's pid and uid, its status). Others
+//! the value; a message queue's notification, SI_MESGQ, alike), and a child's SIGCHLD (CLD_*: the child's pid and uid, its status). Others
 //! (SIGIO's descriptor, which is the host's number, a terminal's SI_KERNEL, timers) are passed
 //! as SI_USER from pid 0, as before: their words would mean nothing to the program.
 
 const SI_USER: i32 = 0;
 const SI_QUEUE: i32 = -1;
+const SI_MESGQ: i32 = -3;
 const SI_TKILL: i32 = -6;
 /// CLD_EXITED ..= CLD_CONTINUED.
 const CLD_CODES: std::ops::RangeInclusive<i32> = 1..=6;
@@ -29,7 +30,8 @@ pub fn words(sig: i32, info: *const libc::siginfo_t) -> (i32, u64, u64) {
     };
     match code {
         SI_USER | SI_TKILL => (code, w16, 0),
-        SI_QUEUE => (code, w16, w24),
+        // A POSIX message queue's notification (mq_notify) has sigqueue's layout.
+        SI_QUEUE | SI_MESGQ => (code, w16, w24),
         // si_status is the int at 24; utime and stime (at 32 and 40) are not carried.
         c if sig == libc::SIGCHLD && CLD_CODES.contains(&c) => (code, w16, w24 & 0xffff_ffff),
         _ => (SI_USER, 0, 0),
