@@ -18,10 +18,9 @@ use super::errno::SysResult;
 use super::fd_table::HostFd;
 use super::guest_mem::{Guest, PATH_MAX};
 use super::host::{int, ptr, uint};
+use super::sysv_ipc::{or_fault, FAULTS};
 use super::Forwarder;
 
-/// An address in the host kernel's half: every copy through it fails with EFAULT.
-const FAULTS: usize = 0xffff_ffff_ffff_f000;
 /// struct mq_attr (four longs and four reserved ones).
 const MQ_ATTR: u64 = 64;
 /// struct sigevent.
@@ -32,10 +31,6 @@ const NOTIFY_COOKIE_LEN: u64 = 32;
 const SIGEV_THREAD: i32 = 2;
 /// The largest message a queue may hold on Linux (HARD_MSGSIZEMAX).
 const MSGSIZE_MAX: u64 = 16 << 20;
-
-fn or_fault(p: SysResult<*mut u8>) -> *mut u8 {
-    p.unwrap_or(FAULTS as *mut u8)
-}
 
 /// NULL stays NULL (it means "none" to every call here); else the checked pointer.
 fn optional(addr: u64, p: impl FnOnce() -> SysResult<*mut u8>) -> *mut u8 {

@@ -45,10 +45,10 @@ const MSG_BOUNCE_MAX: u64 = 16 << 20;
 
 /// An address in the host kernel's half: every copy through it fails with EFAULT, and unlike
 /// NULL it means nothing else (a NULL timeout waits for ever).
-const FAULTS: usize = 0xffff_ffff_ffff_f000;
+pub(super) const FAULTS: usize = 0xffff_ffff_ffff_f000;
 
 /// A checked pointer, or one the host rejects with EFAULT (after its own argument checks).
-fn or_fault(p: SysResult<*mut u8>) -> *mut u8 {
+pub(super) fn or_fault(p: SysResult<*mut u8>) -> *mut u8 {
     p.unwrap_or(FAULTS as *mut u8)
 }
 
