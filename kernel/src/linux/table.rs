@@ -251,6 +251,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_sched_getparam => ("sched_getparam", 2, L(sched::sched_getparam)),
         __NR_sched_getscheduler => ("sched_getscheduler", 1, L(sched::sched_getscheduler)),
         __NR_sched_getattr => ("sched_getattr", 4, L(sched::sched_getattr)),
+        __NR_sched_rr_get_interval => ("sched_rr_get_interval", 2, L(sched::sched_rr_get_interval)),
         __NR_sched_setattr => ("sched_setattr", 3, L(sched::sched_setattr)),
         __NR_sched_setscheduler => ("sched_setscheduler", 3, L(sched::sched_setscheduler)),
         __NR_sched_setparam => ("sched_setparam", 2, L(sched::sched_setparam)),

@@ -110,6 +110,20 @@ impl Forwarder {
     /// host process's (`hrt`'s main thread's, whose niceness is the program's; the kernel turns
     /// one of the program's thread ids into 0); the host checks the arguments and fills the
     /// record, of which the program gets the `size` bytes Linux writes.
+    /// sched_rr_get_interval(pid, tp): the program's (its kernel passes 0 for a thread of its
+    /// own) is `hrt`'s main thread's time slice, SCHED_OTHER's as the program's policy says;
+    /// another process's is the host's answer.
+    pub(super) fn sched_rr_get_interval(&self, g: Guest, pid: u64, tp: u64) -> SysResult<i64> {
+        let pid = if own_process(0, pid, 0, &self.host_pid) { std::process::id() as u64 } else { pid };
+        let mut t = [0i64; 2];
+        // SAFETY: `t` is a timespec of the monitor's.
+        let r = unsafe {
+            self.sys(libc::SYS_sched_rr_get_interval, &[pid as u32 as i32 as libc::c_long, ptr(t.as_mut_ptr())])
+        }?;
+        g.write(tp, &t)?;
+        Ok(r)
+    }
+
     pub(super) fn sched_getattr(&self, g: Guest, pid: u64, attr: u64, size: u64, flags: u64) -> SysResult<i64> {
         let pid = if own_process(0, pid, 0, &self.host_pid) { std::process::id() as u64 } else { pid };
         let mut local = [0u8; 4096];

@@ -60,6 +60,14 @@ int main(void) {
     get("sched_getattr(getpid(), 72)", getpid(), 72);
     get("sched_getattr(gettid(), 48)", gettid(), 48);
     get("sched_getattr(0, 40)", 0, 40);
+    // The time slice itself depends on the host's load: only that there is one.
+    struct timespec ts = {-1, -1};
+    int rr = sched_rr_get_interval(0, &ts);
+    printf("sched_rr_get_interval(0): %d, %s\n", rr, rr == 0 && ts.tv_sec >= 0 && ts.tv_nsec >= 0 ? "a time" : "none");
+    rr = sched_rr_get_interval(gettid(), &ts);
+    printf("sched_rr_get_interval(gettid()): %d, %s\n", rr, rr == 0 && ts.tv_sec >= 0 ? "a time" : "none");
+    show("sched_rr_get_interval(-1)", sched_rr_get_interval(-1, &ts));
+    show("sched_rr_get_interval(0, bad)", sched_rr_get_interval(0, (struct timespec *)16));
     get("sched_getattr(0, 8192)", 0, 8192);
     get("sched_getattr(no such pid)", 999999, 56);
     show("sched_getattr(flags 1)", syscall(SYS_sched_getattr, 0, &p, 56, 1));

@@ -98,6 +98,23 @@ pub fn sched_getscheduler(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(POLICY.load(Ordering::Relaxed))
 }
 
+/// sched_rr_get_interval(pid, tp): performed by the host like `sched_getattr` (a program
+/// thread's id means the program, whose time slice is `hrt`'s main thread's).
+pub fn sched_rr_get_interval(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let mut a = a;
+    if (a[0] as i32) < 0 {
+        return Err(EINVAL);
+    }
+    if crate::linux::signal::is_program_thread(a[0] as u32) {
+        a[0] = 0;
+    }
+    let r = crate::linux::syscall::forward(linux_raw_sys::general::__NR_sched_rr_get_interval as u64, a);
+    if r < 0 {
+        return Err((-r) as u32);
+    }
+    Ok(r as u64)
+}
+
 /// sched_getattr(pid, attr, size, flags): performed by the host like `getpriority` (a program
 /// thread's id means the program, whose attributes are `hrt`'s main thread's: SCHED_OTHER, as
 /// sched_getscheduler says, with the program's niceness and the host's time slice).
