@@ -289,7 +289,9 @@ fn fcntl_owners_signals_leases_and_seals_as_on_linux() {
 
 /// The program's descriptor directories (/proc/self/fd, /dev/fd, /proc/self/fdinfo) list its
 /// own descriptors, read whole or in pieces, rewound, relative to the directory, after fchdir
-/// and in a forked child (tests/programs/hostile/proc_fd_dir.c); listing them was EACCES.
+/// and in a forked child, and by a program closing each descriptor it reads (every one goes,
+/// since a listing resumes at a position keyed by descriptor number, as Linux's)
+/// (tests/programs/hostile/proc_fd_dir.c); listing them was EACCES.
 #[test]
 fn the_descriptor_directories_list_the_programs_descriptors() {
     passes_natively_and_same_on_1_and_2_cpus("proc_fd_dir", Some("/proc/self/fd: 0 1 2 3 4 5 -1 12"));

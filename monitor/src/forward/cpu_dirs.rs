@@ -67,25 +67,33 @@ impl Listing {
     }
 }
 
-/// `struct linux_dirent64` records of `entries` from index `from`, as many as fit in `count`
-/// bytes, and the index after the last one. EINVAL if the first does not fit (as on Linux).
-pub fn records(entries: &[Entry], from: usize, count: usize) -> SysResult<(Vec<u8>, usize)> {
+/// `struct linux_dirent64` records of `entries`, which carry their own positions (ascending;
+/// each record's `d_off`, the offset after it, is its position + 1): those at `from` or later,
+/// as many as fit in `count` bytes, and the offset after the last one written (`from` if none
+/// are left). EINVAL if the first does not fit (as on Linux).
+pub fn records_at<'a>(
+    entries: impl Iterator<Item = (u64, &'a Entry)>,
+    from: u64,
+    count: usize,
+) -> SysResult<(Vec<u8>, u64)> {
     let mut out = Vec::new();
     let mut next = from;
-    for (i, e) in entries.iter().enumerate().skip(from) {
+    let mut left = false;
+    for (pos, e) in entries.filter(|(pos, _)| *pos >= from) {
         let reclen = (HEADER + e.name.len() + 1).next_multiple_of(8);
         if out.len() + reclen > count {
+            left = true;
             break;
         }
         out.extend_from_slice(&e.ino.to_ne_bytes());
-        out.extend_from_slice(&(i as i64 + 1).to_ne_bytes());
+        out.extend_from_slice(&(pos as i64 + 1).to_ne_bytes());
         out.extend_from_slice(&(reclen as u16).to_ne_bytes());
         out.push(e.kind);
         out.extend_from_slice(&e.name);
         out.resize(out.len() + reclen - HEADER - e.name.len(), 0);
-        next = i + 1;
+        next = pos + 1;
     }
-    if next == from && from < entries.len() {
+    if out.is_empty() && left {
         return Err(Errno::EINVAL);
     }
     Ok((out, next))
@@ -151,6 +159,19 @@ pub fn getdents_of(
     count: usize,
     write: impl FnOnce(&[u8]) -> SysResult<()>,
 ) -> SysResult<i64> {
+    let positioned = || Ok(entries()?.into_iter().enumerate().map(|(i, e)| (i as u64, e)).collect());
+    getdents_positioned(fd, positioned, count, write)
+}
+
+/// `getdents_of` for entries with positions of their own (`records_at`): a listing whose
+/// entries come and go between calls (/proc/self/fd, where a program closes what it reads)
+/// resumes after the last position returned, as Linux's does, not at an index that moved.
+pub fn getdents_positioned(
+    fd: i32,
+    entries: impl FnOnce() -> SysResult<Vec<(u64, Entry)>>,
+    count: usize,
+    write: impl FnOnce(&[u8]) -> SysResult<()>,
+) -> SysResult<i64> {
     // SAFETY: F_GETFL only reads the descriptor's flags.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     if flags < 0 || flags & libc::O_PATH != 0 {
@@ -163,8 +184,7 @@ pub fn getdents_of(
         return Err(Errno::last());
     }
     let entries = entries()?;
-    let from = usize::try_from(at).unwrap_or(usize::MAX).min(entries.len());
-    let (data, next) = records(&entries, from, count)?;
+    let (data, next) = records_at(entries.iter().map(|(pos, e)| (*pos, e)), at as u64, count)?;
     write(&data)?;
     // SAFETY: lseek takes no pointers.
     if unsafe { libc::lseek(fd, next as libc::off_t, libc::SEEK_SET) } < 0 {
@@ -175,7 +195,14 @@ pub fn getdents_of(
 
 #[cfg(test)]
 mod tests {
-    use super::{parse, records, Entry, Listing};
+    use super::{parse, records_at, Entry, Listing};
+    use crate::forward::errno::SysResult;
+
+    /// `records_at` with positions that are indexes.
+    fn records(entries: &[Entry], from: usize, count: usize) -> SysResult<(Vec<u8>, usize)> {
+        let (data, next) = records_at(entries.iter().enumerate().map(|(i, e)| (i as u64, e)), from as u64, count)?;
+        Ok((data, next as usize))
+    }
 
     fn entry(name: &str, ino: u64) -> Entry {
         Entry { ino, kind: libc::DT_DIR, name: name.as_bytes().to_vec() }
@@ -226,5 +253,14 @@ mod tests {
         assert_eq!([two, rest].concat(), all);
         assert!(records(&entries, 0, 20).is_err());
         assert_eq!(records(&entries, entries.len(), 4096).unwrap(), (Vec::new(), entries.len()));
+        // Positions with gaps: resumed after the last one returned, whatever left meanwhile.
+        let sparse: Vec<(u64, Entry)> =
+            [(0, "."), (1, ".."), (5, "3"), (9, "7")].into_iter().map(|(p, n)| (p, entry(n, p))).collect();
+        let (first, next) = records_at(sparse.iter().map(|(p, e)| (*p, e)), 0, 72).unwrap();
+        assert_eq!((first.len(), next), (72, 6));
+        let (rest, next) = records_at(sparse.iter().map(|(p, e)| (*p, e)), next, 4096).unwrap();
+        let mut back = Vec::new();
+        parse(&rest, &mut back);
+        assert_eq!((names(&back), next), (vec!["7".to_string()], 10));
     }
 }

@@ -25,13 +25,15 @@ pub fn listed(vm_path: &[u8]) -> Option<bool> {
     DIRS.iter().find(|d| d.0 == p).map(|d| d.1)
 }
 
-/// The entries: ".", "..", then one per open descriptor, in order: a symbolic link (fd) or a
+/// The entries with their positions: "." (0), ".." (1), then one per open descriptor, in order,
+/// at its number + 2 as on Linux (so a program that closes descriptors while it reads the
+/// directory in parts, as CPython's subprocess may, sees every one): a symbolic link (fd) or a
 /// regular file (fdinfo) named by its number.
-pub fn entries(numbers: impl Iterator<Item = usize>, info: bool) -> Vec<Entry> {
+pub fn entries(numbers: impl Iterator<Item = usize>, info: bool) -> Vec<(u64, Entry)> {
     let dir = |name: &[u8], ino| Entry { ino, kind: libc::DT_DIR, name: name.to_vec() };
     let kind = if info { libc::DT_REG } else { libc::DT_LNK };
-    let mut out = vec![dir(b".", 1), dir(b"..", 2)];
-    out.extend(numbers.map(|n| Entry { ino: 3 + n as u64, kind, name: n.to_string().into_bytes() }));
+    let mut out = vec![(0, dir(b".", 1)), (1, dir(b"..", 2))];
+    out.extend(numbers.map(|n| (n as u64 + 2, Entry { ino: 3 + n as u64, kind, name: n.to_string().into_bytes() })));
     out
 }
 
@@ -42,10 +44,11 @@ mod tests {
     #[test]
     fn lists_dot_dotdot_then_the_numbers() {
         let e = entries([0, 1, 7].into_iter(), false);
-        let names: Vec<&[u8]> = e.iter().map(|e| e.name.as_slice()).collect();
+        let names: Vec<&[u8]> = e.iter().map(|e| e.1.name.as_slice()).collect();
         assert_eq!(names, [&b"."[..], b"..", b"0", b"1", b"7"]);
-        assert_eq!(e[4].kind, libc::DT_LNK);
-        assert_eq!(entries([2].into_iter(), true)[2].kind, libc::DT_REG);
+        assert_eq!(e.iter().map(|e| e.0).collect::<Vec<_>>(), [0, 1, 2, 3, 9]);
+        assert_eq!(e[4].1.kind, libc::DT_LNK);
+        assert_eq!(entries([2].into_iter(), true)[2].1.kind, libc::DT_REG);
         assert_eq!(listed(b"/proc/self/fd/"), Some(false));
         assert_eq!(listed(b"/proc/self/fdinfo"), Some(true));
         assert_eq!(listed(b"/proc/self/fd/3"), None);

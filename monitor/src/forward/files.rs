@@ -392,7 +392,9 @@ impl Forwarder {
         }
         if let Some(info) = h.vm_path().and_then(super::fd_dirs::listed) {
             let entries = || Ok(super::fd_dirs::entries(self.fds().numbers().into_iter(), info));
-            return super::cpu_dirs::getdents_of(h.raw(), entries, count as usize, |data| g.write_bytes(buf, data));
+            return super::cpu_dirs::getdents_positioned(h.raw(), entries, count as usize, |data| {
+                g.write_bytes(buf, data)
+            });
         }
         // SAFETY: `count` bytes of guest memory.
         unsafe { self.sys(libc::SYS_getdents64, &[h.raw() as libc::c_long, ptr(p), count]) }

@@ -1,7 +1,8 @@
 /* The program's descriptor directories list its own descriptors, as on Linux: /proc/self/fd,
  * /dev/fd and /proc/self/fdinfo read with readdir and with getdents64 in small pieces, after
  * a rewind, through a name relative to the directory, after fchdir into it, and in a forked
- * child after it closed one. (Under hrt the monitor's own directory lists hrt's descriptors,
+ * child after it closed one, and read in pieces by a program that closes each descriptor it
+ * reads (every one must go). (Under hrt the monitor's own directory lists hrt's descriptors,
  * KVM's among them; listing it was EACCES before.)
  * Usage: proc_fd_dir */
 #define _GNU_SOURCE
@@ -94,5 +95,27 @@ int main(void) {
     }
     waitpid(c, NULL, 0);
     list("parent after the child", "/proc/self/fd");
+
+    /* Closing what it reads, in small pieces (CPython's subprocess child without close_range):
+     * the listing goes on after the last number returned, so every descriptor is closed. */
+    for (int i = 0; i < 12; i++)
+        open("/dev/null", O_RDONLY);
+    d = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char small[96];
+    while ((got = syscall(SYS_getdents64, d, small, sizeof small)) > 0) {
+        for (long off = 0; off < got;) {
+            const char *name = small + off + 19;
+            off += *(unsigned short *)(small + off + 16);
+            int fd = atoi(name);
+            if (name[0] >= '0' && name[0] <= '9' && fd > 2 && fd != d)
+                close(fd);
+        }
+    }
+    close(d);
+    printf("left open after closing while reading:");
+    for (int fd = 3; fd < 64; fd++)
+        if (fcntl(fd, F_GETFD) != -1)
+            printf(" %d", fd);
+    printf("\n");
     return 0;
 }
