@@ -64,6 +64,18 @@ pub fn decode(clock: u64) -> Option<Result<CpuClock, u32>> {
     })
 }
 
+/// Whether `clock` is another process's CPU clock (the pid in it is not the program's): its
+/// time is the host's, which knows that process (`calls::time::clock_gettime`).
+pub fn of_another_process(clock: u64) -> bool {
+    let clock = clock as i32;
+    let id = !(clock >> 3) as u32;
+    clock < 0
+        && clock & CPUCLOCK_KIND != CPUCLOCK_KIND
+        && clock & CPUCLOCK_PERTHREAD == 0
+        && id != 0
+        && id != crate::linux::process::pid()
+}
+
 /// Thread `tid`'s CPU time in TSC ticks, None if no such thread runs the program.
 fn thread_ticks(tid: u32) -> Option<u64> {
     with_thread(tid, Thread::cpu_ticks)

@@ -110,6 +110,25 @@ impl Forwarder {
     /// host process's (`hrt`'s main thread's, whose niceness is the program's; the kernel turns
     /// one of the program's thread ids into 0); the host checks the arguments and fills the
     /// record, of which the program gets the `size` bytes Linux writes.
+    /// clock_gettime or clock_getres (`nr`) of another process's CPU clock (its kernel asks for
+    /// no other clock: a pid in the clock id, not per thread, not the program's): the host's.
+    pub(super) fn process_clock(&self, g: Guest, nr: libc::c_long, clock: u64, tp: u64) -> SysResult<i64> {
+        const PERTHREAD: i32 = 4;
+        const KIND: i32 = 3;
+        let c = clock as i32;
+        let id = !(c >> 3) as u32;
+        if c >= 0 || c & KIND == KIND || c & PERTHREAD != 0 || id == 0 || id == std::process::id() {
+            return Err(Errno::EINVAL);
+        }
+        let mut t = [0i64; 2];
+        // SAFETY: `t` is a timespec of the monitor's.
+        let r = unsafe { self.sys(nr, &[c as libc::c_long, ptr(t.as_mut_ptr())]) }?;
+        if tp != 0 || nr == libc::SYS_clock_gettime {
+            g.write(tp, &t)?;
+        }
+        Ok(r)
+    }
+
     /// sched_rr_get_interval(pid, tp): the program's (its kernel passes 0 for a thread of its
     /// own) is `hrt`'s main thread's time slice, SCHED_OTHER's as the program's policy says;
     /// another process's is the host's answer.

@@ -1,8 +1,12 @@
 /* CLOCK_TAI (the host's CLOCK_REALTIME plus its TAI offset: clock_gettime, an absolute
  * clock_nanosleep, timer_create) and every clock's resolution (1 ns, the coarse clocks the
- * host's tick), as on Linux: both were EINVAL or 1 ns under hrt.
+ * host's tick), as on Linux: both were EINVAL or 1 ns under hrt. Another process's CPU clock
+ * (clock_getcpuclockid, clock_gettime: the host's answer; it was ESRCH).
  * Usage: clocks_tai_res */
 #include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -36,5 +40,33 @@ int main(void) {
            after.tv_sec > until.tv_sec || (after.tv_sec == until.tv_sec && after.tv_nsec >= until.tv_nsec) ? "yes" : "no");
     timer_t id;
     printf("timer_create(TAI): %d\n", timer_create(CLOCK_TAI, NULL, &id));
+
+    /* Another process's CPU clock (init's, a child's) exists; one of no process does not. */
+    clockid_t other;
+    printf("clock_getcpuclockid(1): %d\n", clock_getcpuclockid(1, &other));
+    struct timespec used = {-1, -1};
+    int got = clock_gettime(other, &used);
+    printf("its clock_gettime: %d, %s\n", got, used.tv_sec >= 0 && used.tv_nsec >= 0 ? "a time" : "none");
+    printf("its resolution, NULL: %d\n", clock_getres(other, NULL));
+    pid_t c = fork();
+    if (c == 0) {
+        for (volatile long i = 0; i < 50000000; i++)
+            ;
+        pause();
+        _exit(0);
+    }
+    clockid_t child;
+    printf("a child's clock: %d\n", clock_getcpuclockid(c, &child));
+    struct timespec a = {0, 0}, b = {0, 0};
+    clock_gettime(child, &a);
+    for (int i = 0; i < 100 && (b.tv_sec == 0 && b.tv_nsec < 10000000); i++) {
+        struct timespec pause_10ms = {0, 10000000};
+        nanosleep(&pause_10ms, 0);
+        clock_gettime(child, &b);
+    }
+    printf("the child's clock runs: %s\n", b.tv_sec > 0 || b.tv_nsec >= 10000000 ? "yes" : "no");
+    kill(c, SIGKILL);
+    waitpid(c, 0, 0);
+    printf("no such process: %d\n", clock_getcpuclockid(999999999, &other));
     return 0;
 }

@@ -78,15 +78,31 @@ fn read_timespec(addr: u64) -> Result<u64, u32> {
 }
 
 pub fn clock_gettime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let ns = clock_ns(a[0]).ok_or(EINVAL)?;
+    let Some(ns) = clock_ns(a[0]) else { return of_another_process(linux_raw_sys::general::__NR_clock_gettime, a) };
     write_timespec(a[1], ns)?;
     Ok(0)
+}
+
+/// clock_gettime or clock_getres (`nr`) of another process's CPU clock: the host's answer
+/// (glibc's `clock_getcpuclockid` of another pid asks clock_getres whether it exists); EINVAL
+/// for any other clock the kernel does not know.
+fn of_another_process(nr: u32, a: [u64; 6]) -> SysResult {
+    if !cputime::of_another_process(a[0]) {
+        return Err(EINVAL);
+    }
+    let r = crate::linux::syscall::forward(nr as u64, a);
+    if r < 0 {
+        return Err((-r) as u32);
+    }
+    Ok(r as u64)
 }
 
 /// clock_getres: 1 ns for the clocks counted from the TSC, the host's tick for the coarse ones
 /// (which Linux updates only at each tick).
 pub fn clock_getres(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    clock_ns(a[0]).ok_or(EINVAL)?;
+    if clock_ns(a[0]).is_none() {
+        return of_another_process(linux_raw_sys::general::__NR_clock_getres, a);
+    }
     if a[1] != 0 {
         let coarse = crate::bootinfo::get().coarse_res_ns.max(1);
         let res = if matches!(a[0], CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE) { coarse } else { 1 };
