@@ -252,6 +252,9 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_sched_getscheduler => ("sched_getscheduler", 1, L(sched::sched_getscheduler)),
         __NR_sched_getattr => ("sched_getattr", 4, L(sched::sched_getattr)),
         __NR_sched_rr_get_interval => ("sched_rr_get_interval", 2, L(sched::sched_rr_get_interval)),
+        // The host's clock state, read only (monitor's forward/owners.rs).
+        __NR_adjtimex => ("adjtimex", 1, F),
+        __NR_clock_adjtime => ("clock_adjtime", 2, F),
         __NR_sched_setattr => ("sched_setattr", 3, L(sched::sched_setattr)),
         __NR_sched_setscheduler => ("sched_setscheduler", 3, L(sched::sched_setscheduler)),
         __NR_sched_setparam => ("sched_setparam", 2, L(sched::sched_setparam)),

@@ -129,6 +129,32 @@ impl Forwarder {
         Ok(r)
     }
 
+    /// adjtimex(buf) and clock_adjtime(clock, buf) (`clock` None: adjtimex) that only read the
+    /// host's clock state (modes 0 or ADJ_OFFSET_SS_READ, as glibc's `ntp_gettime` and
+    /// `adjtimex` queries use): the host's answer. Changing the clock is ENOSYS with a line: the
+    /// program's clocks count from the host's at its start, so a change would not reach them.
+    pub(super) fn adjtimex(&self, g: Guest, clock: Option<u64>, buf: u64) -> SysResult<i64> {
+        const TIMEX: usize = 208;
+        const ADJ_OFFSET_SS_READ: u32 = 0xa001;
+        let mut t: [u8; TIMEX] = g.read(buf)?;
+        let modes = u32::from_ne_bytes([t[0], t[1], t[2], t[3]]);
+        if modes != 0 && modes != ADJ_OFFSET_SS_READ {
+            super::sockets::report_once(format!(
+                "adjtimex with modes {modes:#x} (a change of the clock) is not implemented: ENOSYS"
+            ));
+            return Err(Errno::ENOSYS);
+        }
+        // SAFETY: `t` is a struct timex of the monitor's.
+        let r = unsafe {
+            match clock {
+                None => self.sys(libc::SYS_adjtimex, &[ptr(t.as_mut_ptr())]),
+                Some(c) => self.sys(libc::SYS_clock_adjtime, &[int(c), ptr(t.as_mut_ptr())]),
+            }
+        }?;
+        g.write(buf, &t)?;
+        Ok(r)
+    }
+
     /// sched_rr_get_interval(pid, tp): the program's (its kernel passes 0 for a thread of its
     /// own) is `hrt`'s main thread's time slice, SCHED_OTHER's as the program's policy says;
     /// another process's is the host's answer.

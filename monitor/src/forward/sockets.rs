@@ -105,7 +105,7 @@ impl SockAddr {
 }
 
 /// Says once per kind of request that it is not forwarded.
-fn report_once(what: String) {
+pub(super) fn report_once(what: String) {
     static SEEN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     if seen.insert(what.clone()) {

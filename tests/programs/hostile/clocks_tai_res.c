@@ -1,10 +1,12 @@
 /* CLOCK_TAI (the host's CLOCK_REALTIME plus its TAI offset: clock_gettime, an absolute
  * clock_nanosleep, timer_create) and every clock's resolution (1 ns, the coarse clocks the
  * host's tick), as on Linux: both were EINVAL or 1 ns under hrt. Another process's CPU clock
- * (clock_getcpuclockid, clock_gettime: the host's answer; it was ESRCH).
+ * (clock_getcpuclockid, clock_gettime: the host's answer; it was ESRCH), and the clock's state
+ * read with adjtimex (ENOSYS before).
  * Usage: clocks_tai_res */
 #include <errno.h>
 #include <signal.h>
+#include <sys/timex.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -68,5 +70,15 @@ int main(void) {
     kill(c, SIGKILL);
     waitpid(c, 0, 0);
     printf("no such process: %d\n", clock_getcpuclockid(999999999, &other));
+
+    /* The clock's state, read only (adjtimex with modes 0, ntp_gettime): the host's. */
+    struct timex tx = {0};
+    int state = adjtimex(&tx);
+    printf("adjtimex read: %d, tick %ld\n", state, tx.tick);
+    struct ntptimeval ntv;
+    printf("ntp_gettime: %d\n", ntp_gettime(&ntv) == state);
+    errno = 0;
+    int bad = adjtimex((struct timex *)16);
+    printf("adjtimex at a bad address: %d %s\n", bad, strerror(errno));
     return 0;
 }
