@@ -4,7 +4,8 @@
 //! one blocked call never stops the others (see vm/channel). Before it hands a read or a small
 //! write on a pipe or socket over, it tries it without waiting (`RWF_NOWAIT`; for the socket
 //! calls, MSG_DONTWAIT; for poll, ppoll, select and epoll waits, a zero timeout; for System V
-//! semaphores and messages, IPC_NOWAIT): data that is already there,
+//! semaphores and messages, IPC_NOWAIT; for POSIX message queues, a time limit already past):
+//! data that is already there,
 //! room in the pipe, or a descriptor ready costs no hand-off. A blocking send or write on a
 //! stream socket sends what fits at once and hands only the rest over (`Tried::Sent`).
 
@@ -157,6 +158,7 @@ impl Forwarder {
             n @ (libc::SYS_epoll_wait | libc::SYS_epoll_pwait) => return self.ready_now(g, n, args, 3),
             libc::SYS_semop | libc::SYS_semtimedop => return self.semop_now(g, args[0], args[1], args[2]),
             n @ (libc::SYS_msgsnd | libc::SYS_msgrcv) => return self.msg_now(g, n, args),
+            n @ (libc::SYS_mq_timedsend | libc::SYS_mq_timedreceive) => return self.mq_now(g, n, args),
             _ => return None,
         };
         match result {

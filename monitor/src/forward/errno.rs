@@ -35,6 +35,7 @@ impl Errno {
     pub const EIO: Errno = Errno(libc::EIO);
     pub const ENOEXEC: Errno = Errno(libc::ENOEXEC);
     pub const ENOMSG: Errno = Errno(libc::ENOMSG);
+    pub const ETIMEDOUT: Errno = Errno(libc::ETIMEDOUT);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use super::errno::SysResult;
+use super::errno::{Errno, SysResult};
 use super::fd_table::HostFd;
 use super::guest_mem::{Guest, PATH_MAX};
 use super::host::{int, ptr, uint};
@@ -62,9 +62,34 @@ impl Forwarder {
 
     /// mq_timedsend(fd, msg, len, prio, abs_timeout).
     pub(super) fn mq_timedsend(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        self.mq_send_with(g, a, optional(a[4], || g.range(a[4], TIMESPEC)))
+    }
+
+    /// mq_timedsend or mq_timedreceive (`nr`) made now: with a time limit already past, a
+    /// queue with room or a message answers at once and one without says ETIMEDOUT, which
+    /// means the program's call waits (None). A timeout of the program's that Linux refuses
+    /// (EINVAL, EFAULT: checked before anything else) is the call's own answer at once.
+    pub(super) fn mq_now(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> Option<i64> {
+        static PAST: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let valid =
+            a[4] == 0 || g.read::<[i64; 2]>(a[4]).is_ok_and(|[s, ns]| s >= 0 && (0..1_000_000_000).contains(&ns));
+        if !valid {
+            let r = if nr == libc::SYS_mq_timedsend { self.mq_timedsend(g, a) } else { self.mq_timedreceive(g, a) };
+            return Some(super::errno::to_ret(r));
+        }
+        let past = &PAST as *const libc::timespec as *mut u8;
+        let r =
+            if nr == libc::SYS_mq_timedsend { self.mq_send_with(g, a, past) } else { self.mq_receive_with(g, a, past) };
+        match r {
+            Err(Errno::ETIMEDOUT) => None,
+            r => Some(super::errno::to_ret(r)),
+        }
+    }
+
+    /// mq_timedsend with the time limit at host address `t` (NULL: none).
+    fn mq_send_with(&self, g: Guest, a: &[u64; 6], t: *mut u8) -> SysResult<i64> {
         let h = self.fds().get(a[0])?;
         let msg = or_fault(g.range(a[1], a[2]));
-        let t = optional(a[4], || g.range(a[4], TIMESPEC));
         // SAFETY: the message and timeout are checked guest ranges, faulting pointers or NULL.
         unsafe {
             self.sys(
@@ -76,9 +101,13 @@ impl Forwarder {
 
     /// mq_timedreceive(fd, msg, len, prio, abs_timeout): writes the message and its priority.
     pub(super) fn mq_timedreceive(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        self.mq_receive_with(g, a, optional(a[4], || g.range(a[4], TIMESPEC)))
+    }
+
+    /// mq_timedreceive with the time limit at host address `t` (NULL: none).
+    fn mq_receive_with(&self, g: Guest, a: &[u64; 6], t: *mut u8) -> SysResult<i64> {
         let h = self.fds().get(a[0])?;
         let prio = optional(a[3], || g.range_mut(a[3], 4));
-        let t = optional(a[4], || g.range(a[4], TIMESPEC));
         let call = |msg: *mut u8, len: u64| {
             let args = [h.raw() as libc::c_long, ptr(msg), len as libc::c_long, ptr(prio), ptr(t)];
             // SAFETY: `msg` holds `len` bytes; the others are checked, faulting or NULL.
