@@ -401,3 +401,11 @@ fn a_full_program_memory_is_enomem_said_once() {
     let linux = native(&prog, &["1024"]);
     assert!(linux.stdout.contains("mapped 1024 MiB, then stopped"), "natively: {linux:?}");
 }
+
+/// mmap with an address hint and no MAP_FIXED (tests/programs/hostile/mmap_hints.c): placed at
+/// the hint, rounded down to a page, where that memory is free (anonymous, PROT_NONE, stack and
+/// private file mappings), elsewhere when any of it is in use, as on Linux (hints were ignored).
+#[test]
+fn address_hints_are_honoured_where_the_memory_is_free() {
+    passes_natively_and_same_on_1_and_2_cpus("mmap_hints", Some("the new one reads zero: 0"));
+}

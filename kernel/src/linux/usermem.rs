@@ -224,7 +224,46 @@ fn record(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) {
 /// Allocates `len` bytes (page-rounded) aligned to `align` (a power of two >= 4 KiB) if such a
 /// run is free, else page aligned: exactly the pages asked for, reading zero.
 pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
-    alloc_with(len, align, false, true)
+    alloc_with(len, align, false, true, 0)
+}
+
+/// What a new mapping's pages start as (`place`): the kinds of `alloc`, `alloc_unfilled`,
+/// `alloc_absent` (with or without `stack`) and `alloc_stack`.
+#[derive(Clone, Copy)]
+pub enum Fresh {
+    Present,
+    Unfilled,
+    Absent { stack: bool },
+    Stack,
+}
+
+/// A new mapping of `kind` at `hint` (rounded down to a page, as x86-64 Linux does) when all of `[hint, hint + len)` is
+/// free memory of the pool, as Linux honours a free address hint; else where the `alloc_*`
+/// function of that kind puts it. A hint outside the pool (the program's addresses are
+/// guest-physical) is never honoured: Linux may also ignore a hint.
+pub fn place(hint: u64, len: u64, align: u64, kind: Fresh) -> Result<u64, Errno> {
+    let hint = hint & !(PAGE - 1);
+    match kind {
+        Fresh::Present => alloc_with(len, align, false, true, hint),
+        Fresh::Unfilled => {
+            let at = alloc_with(len, align, false, false, hint)?;
+            ensure_ready(at, at + page_up(len));
+            Ok(at)
+        }
+        Fresh::Absent { stack } => {
+            let at = alloc_with(len, align, stack, false, hint)?;
+            if stack {
+                small_host_pages_under_top(at, len);
+            }
+            Ok(at)
+        }
+        Fresh::Stack => {
+            let at = alloc_with(len, align, true, false, hint)?;
+            small_host_pages_under_top(at, len);
+            super::protect::reset(at, at + page_up(len));
+            Ok(at)
+        }
+    }
 }
 
 /// `alloc` for a private file mapping, which `mmap` reads before the program can touch it: the
@@ -233,9 +272,7 @@ pub fn alloc(len: u64, align: u64) -> Result<u64, Errno> {
 /// `past_eof`). The memory is KVM's already, as `alloc`'s is: the monitor's read writes it, and
 /// `clear` takes free memory in chunks KVM does not know to read zero.
 pub fn alloc_unfilled(len: u64, align: u64) -> Result<u64, Errno> {
-    let at = alloc_with(len, align, false, false)?;
-    ensure_ready(at, at + page_up(len));
-    Ok(at)
+    place(0, len, align, Fresh::Unfilled)
 }
 
 /// `alloc` (or with `stack`, `alloc_stack`) for a mapping that starts inaccessible (PROT_NONE):
@@ -245,11 +282,7 @@ pub fn alloc_unfilled(len: u64, align: u64) -> Result<u64, Errno> {
 /// reservation (8 MiB + a page, PROT_NONE, then `mprotect` of all but its guard page) wrote
 /// its leaves three times, now twice.
 pub fn alloc_absent(len: u64, align: u64, stack: bool) -> Result<u64, Errno> {
-    let at = alloc_with(len, align, stack, false)?;
-    if stack {
-        small_host_pages_under_top(at, len);
-    }
-    Ok(at)
+    place(0, len, align, Fresh::Absent { stack })
 }
 
 /// `alloc` for a stack: its end (not its start) aligned to `align` where such a run is free.
@@ -260,10 +293,7 @@ pub fn alloc_absent(len: u64, align: u64, stack: bool) -> Result<u64, Errno> {
 /// region took 10-200 ms for its 39 stacks (2 ms natively). The rest of the stack keeps
 /// huge pages, for a thread that goes deep.
 pub fn alloc_stack(len: u64, align: u64) -> Result<u64, Errno> {
-    let at = alloc_with(len, align, true, false)?;
-    small_host_pages_under_top(at, len);
-    super::protect::reset(at, at + page_up(len));
-    Ok(at)
+    place(0, len, align, Fresh::Stack)
 }
 
 /// See `alloc_stack`. A stack in a chunk KVM does not know yet (the main stack, ~1 GiB into
@@ -295,15 +325,19 @@ fn huge_again_for(start: u64, end: u64) {
     }
 }
 
-fn alloc_with(len: u64, align: u64, end_aligned: bool, present: bool) -> Result<u64, Errno> {
+fn alloc_with(len: u64, align: u64, end_aligned: bool, present: bool, hint: u64) -> Result<u64, Errno> {
     if len == 0 {
         return Err(EINVAL);
     }
     let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
     let mut mem = MEMORY.lock();
     let phase = if end_aligned { len.wrapping_neg() } else { 0 };
-    let at =
-        mem.free.alloc_at_phase(len, align.max(PAGE), phase).or_else(|| mem.free.alloc(len, PAGE)).ok_or(ENOMEM)?;
+    let hinted = hint != 0 && pool_span(hint, len).is_ok_and(|end| mem.free.take(hint, end));
+    let at = if hinted {
+        hint
+    } else {
+        mem.free.alloc_at_phase(len, align.max(PAGE), phase).or_else(|| mem.free.alloc(len, PAGE)).ok_or(ENOMEM)?
+    };
     record(&mut mem.regions, at, at + len);
     super::usermap::set(at, at + len, true);
     drop(mem);

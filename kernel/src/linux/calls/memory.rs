@@ -142,17 +142,18 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             // A thread comes next (glibc's stacks): its CPU starts waking now.
             crate::sched::thread::prewake_next_placement();
         }
-        let placed = if !file && prot & (protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC) == 0 {
-            usermem::alloc_absent(len, align, stack)
+        let kind = if !file && prot & (protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC) == 0 {
+            usermem::Fresh::Absent { stack }
         } else if stack {
-            usermem::alloc_stack(len, align)
+            usermem::Fresh::Stack
         } else if file && !shared {
             unfilled = true;
-            usermem::alloc_unfilled(len, align)
+            usermem::Fresh::Unfilled
         } else {
-            usermem::alloc(len, align)
+            usermem::Fresh::Present
         };
-        placed.map_err(|e| memory_full("mmap", len, e))?
+        // An address hint is honoured where that memory is free (`place`).
+        usermem::place(addr, len, align, kind).map_err(|e| memory_full("mmap", len, e))?
     };
     if shared {
         if let Err(e) = shared_files::map(fd as u64, start, len, off, prot) {
