@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 42;
+pub const ABI_VERSION: u32 = 43;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -678,6 +678,11 @@ pub mod nr {
 pub mod process {
     /// The child context of a forwarded call: `nr >> CONTEXT_SHIFT` (0: the program itself).
     pub const CONTEXT_SHIFT: u32 = 32;
+    /// Set in a forwarded Linux call's number when the calling thread blocks SIGTTOU: the
+    /// monitor blocks it too while it makes the call, so that a background process's
+    /// `tcsetpgrp`, `tcsetattr` or TOSTOP write goes through as on Linux instead of stopping
+    /// `hrt` (bash blocks SIGTTOU in each job before it hands it the terminal).
+    pub const TTOU_BLOCKED: u64 = 1 << 31;
     /// A spawn child begins (the monitor copies the program's descriptor table for it).
     pub const CHILD_BEGIN: u64 = 0x2000;
     /// A spawn child ended before exec (its table copy is dropped).

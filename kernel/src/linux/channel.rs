@@ -186,7 +186,7 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
     loop {
         let idx = take_slot(ch, line);
         let slot = &ch.slots[idx];
-        submit(ch, idx, nr, args);
+        submit(ch, idx, nr | super::syscall::ttou_flag(nr), args);
         let (cancelled, evicted) = wait(ch, idx, || restartable(nr, &args));
         let mut ret = slot.ret.load(Ordering::Acquire);
         let bit = 1 << (idx % 64);

@@ -33,10 +33,26 @@ fn forward_then(nr: u64, a: [u64; 6], first: impl FnOnce()) -> i64 {
     first();
     let ret = match super::channel::call(nr, a) {
         Some(ret) => ret,
-        None => crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]]),
+        None => {
+            let nr = nr | ttou_flag(nr);
+            crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]])
+        }
     };
     super::filemap::forward_done();
     ret
+}
+
+/// `process::TTOU_BLOCKED` for forwarded Linux call `nr` if the calling thread blocks SIGTTOU
+/// (the monitor then blocks it while it makes the call), else 0.
+pub fn ttou_flag(nr: u64) -> u64 {
+    const SIGTTOU: u64 = 22;
+    let linux_call = nr & ((1 << hrt_abi::process::CONTEXT_SHIFT) - 1) < hrt_abi::process::CHILD_BEGIN;
+    // SAFETY: the current thread's record is alive while it runs; only it changes its mask.
+    if linux_call && unsafe { (*crate::sched::current()).sigmask } & (1 << (SIGTTOU - 1)) != 0 {
+        hrt_abi::process::TTOU_BLOCKED
+    } else {
+        0
+    }
 }
 
 /// Whether forwarded call `nr` with `args` raises SIGPIPE when it fails with EPIPE: writes to a

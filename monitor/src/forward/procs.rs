@@ -171,6 +171,11 @@ impl Forwarder {
     /// Runs `f` with the Linux call number of forwarded call `nr`, in its child context (if it
     /// names one). None when it names a context that does not exist.
     pub(super) fn in_context<R>(&self, nr: u64, f: impl FnOnce(u64) -> R) -> Option<R> {
+        if nr & op::TTOU_BLOCKED != 0 {
+            // The caller blocks SIGTTOU: so does this thread while it makes the call.
+            let _blocked = super::tty_stop::TtouBlocked::new();
+            return self.in_context(nr & !op::TTOU_BLOCKED, f);
+        }
         let ctx = (nr >> op::CONTEXT_SHIFT) as u32;
         let nr = nr & ((1 << op::CONTEXT_SHIFT) - 1);
         if ctx == 0 {

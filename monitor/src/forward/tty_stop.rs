@@ -125,3 +125,30 @@ impl Forwarder {
         }
     }
 }
+
+/// Blocks SIGTTOU on this thread until dropped (then restores its mask): the program's thread
+/// that made the forwarded call blocks it (`process::TTOU_BLOCKED`), and on Linux a background
+/// process with SIGTTOU blocked changes the terminal (`tcsetpgrp`, `tcsetattr`) or writes to it
+/// under TOSTOP without being stopped.
+pub struct TtouBlocked(libc::sigset_t);
+
+impl TtouBlocked {
+    pub fn new() -> TtouBlocked {
+        // SAFETY: plain sigset_t values of this thread's; pthread_sigmask only reads `set`.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGTTOU);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            TtouBlocked(old)
+        }
+    }
+}
+
+impl Drop for TtouBlocked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `new`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+}

@@ -13,7 +13,12 @@
  *       read_ign     - SIGTTIN ignored: read fails with EIO at once;
  *       read_handler - a SIGTTIN handler (no SA_RESTART): it runs, read fails with EINTR;
  *       write_dfl    - write to /dev/tty with TOSTOP: SIGTTOU stops it until in the foreground;
- *       write_ign    - SIGTTOU ignored: the write goes through at once.
+ *       write_ign    - SIGTTOU ignored: the write goes through at once;
+ *       write_blocked - SIGTTOU blocked: the write goes through at once;
+ *       setattr_blocked - SIGTTOU blocked: tcsetattr of the terminal succeeds at once (bash's
+ *                      jobs block it before they take the terminal; hrt stopped there).
+ *       (Under hrt the monitor makes the call on the host: it blocks SIGTTOU while it does when
+ *       the program's thread blocks it.)
  *       A SIGCONT handler (SA_RESTART) reports that it ran: once continued, the program waits
  *       up to 5 s for it (under hrt it comes through the monitor, a moment after the read may
  *       have completed). Without SA_RESTART, Linux would end the restarted read with EINTR for
@@ -141,9 +146,24 @@ int main(int argc, char **argv) {
         wait_for_cont(mode);
         printf("read=%zd %s%s ttin_handler_ran=%d sigcont_handler_ran=%d\n", n, n < 0 ? strerror(e) : "", n > 0 ? buf : "\n",
                ttin > 0, cont > 0);
+    } else if (!strcmp(mode, "setattr_blocked")) {
+        sigset_t ttou;
+        sigemptyset(&ttou);
+        sigaddset(&ttou, SIGTTOU);
+        sigprocmask(SIG_BLOCK, &ttou, 0);
+        struct termios t;
+        tcgetattr(0, &t);
+        int r = tcsetattr(0, TCSANOW, &t);
+        printf("tcsetattr=%d\n", r);
     } else if (!strncmp(mode, "write_", 6)) {
         if (!strcmp(mode, "write_ign"))
             set_handler(SIGTTOU, SIG_IGN, 0);
+        if (!strcmp(mode, "write_blocked")) {
+            sigset_t ttou;
+            sigemptyset(&ttou);
+            sigaddset(&ttou, SIGTTOU);
+            sigprocmask(SIG_BLOCK, &ttou, 0);
+        }
         int fd = open("/dev/tty", O_WRONLY);
         ssize_t n = write(fd, "out\n", 4);
         wait_for_cont(mode);
