@@ -51,9 +51,21 @@ extern "C" fn stop_on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *m
         // would on Linux.
         crate::vm::die_of(sig)
     }
+    if ends_by_sigint(sig) {
+        crate::vm::die_of(sig)
+    }
     // SAFETY: _exit is async-signal-safe; the program's output is already on the host
     // descriptors (the monitor buffers nothing).
     unsafe { libc::_exit(128 + sig) }
+}
+
+/// Whether `hrt` dies of signal `sig` that ended the program, rather than exiting with 128 +
+/// `sig` (every other signal: a shell shows the same status, and `hrt`'s own report of a crash
+/// stays the only one): SIGINT, since a shell script goes on after a child that exited with 130
+/// (it handled the Ctrl-C) but ends itself after one that died of it, as after the program
+/// natively (bash's rule; a loop of `hrt run` commands could not be stopped with Ctrl-C).
+pub fn ends_by_sigint(sig: i32) -> bool {
+    sig == libc::SIGINT
 }
 
 /// SIGXFSZ: one the host raised because a forwarded write went past the file size limit comes
@@ -344,8 +356,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     }
     let status = vm::run_prepared(kvm, prepared, config, &image)?;
     match vm::end_signal() {
-        // A spawned child dies of the signal that ended its program, as a forked one does.
-        Some(sig) if args.as_child => vm::die_of(sig),
+        // A spawned child dies of the signal that ended its program, as a forked one does; so
+        // does `hrt` itself for SIGINT (`ends_by_sigint`).
+        Some(sig) if args.as_child || ends_by_sigint(sig) => vm::die_of(sig),
         _ => Ok(status),
     }
 }

@@ -176,7 +176,7 @@ pub fn watch() {
         *entry = if entry.0 == delivery { (delivery, entry.1 + 1) } else { (delivery, 1) };
         if entry.1 >= STUCK_AFTER {
             say_stuck(sig);
-            if crate::vm::is_fork_child() {
+            if crate::vm::is_fork_child() || crate::run::ends_by_sigint(sig) {
                 crate::vm::die_of(sig);
             }
             // SAFETY: _exit ends the process at once; the monitor buffers no output.
