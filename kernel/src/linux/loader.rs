@@ -201,7 +201,6 @@ fn build_stack(
     stack_hi: u64,
     vdso_at: u64,
 ) -> Result<u64, &'static str> {
-    let boot = crate::bootinfo::get();
     let strings = img.strings;
     let mut sp = stack_hi;
     let mut push_bytes = |bytes: &[u8]| -> u64 {
@@ -238,10 +237,10 @@ fn build_stack(
         (AT_BASE, interp_base),
         (AT_FLAGS, 0),
         (AT_ENTRY, loaded.entry),
-        (AT_UID, boot.uid as u64),
-        (AT_EUID, boot.uid as u64),
-        (AT_GID, boot.gid as u64),
-        (AT_EGID, boot.gid as u64),
+        (AT_UID, super::calls::ids::ruid() as u64),
+        (AT_EUID, super::calls::ids::euid() as u64),
+        (AT_GID, super::calls::ids::rgid() as u64),
+        (AT_EGID, super::calls::ids::egid() as u64),
         (AT_SECURE, 0),
         (AT_RANDOM, random_addr),
         (AT_HWCAP, hwcap),

@@ -363,6 +363,15 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
         | libc::SYS_msgsnd
         | libc::SYS_msgrcv
         | libc::SYS_msgctl => a[0] = u32::MAX as u64,
+        // The fuzzing process's own ids stay: every set-id call asks for no change, and a group
+        // list is too long (EINVAL).
+        libc::SYS_setuid
+        | libc::SYS_setreuid
+        | libc::SYS_setresuid
+        | libc::SYS_setgid
+        | libc::SYS_setregid
+        | libc::SYS_setresgid => *a = [u32::MAX as u64; 6],
+        libc::SYS_setgroups => a[0] = u32::MAX as u64,
         // POSIX message queues are the host's too: look up one no program has, never create,
         // unlink only that name.
         libc::SYS_mq_open => {

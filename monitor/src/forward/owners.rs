@@ -155,6 +155,60 @@ impl Forwarder {
         Ok(r)
     }
 
+    /// The set-id calls (setuid, setreuid, setresuid, their group forms; `nr`, `a`) for the
+    /// program, which is `hrt`'s host process: made through glibc's wrappers, which change every
+    /// thread of `hrt` (its setxid broadcast), so that the vCPU threads and the forwarding
+    /// workers all act with the new ids. The host applies Linux's rules (EPERM).
+    pub(super) fn set_ids(&self, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
+        let id = |i: usize| a[i] as u32;
+        // SAFETY: plain calls on this process's credentials, no pointers.
+        let r = unsafe {
+            match nr {
+                libc::SYS_setuid => libc::setuid(id(0)),
+                libc::SYS_setreuid => libc::setreuid(id(0), id(1)),
+                libc::SYS_setresuid => libc::setresuid(id(0), id(1), id(2)),
+                libc::SYS_setgid => libc::setgid(id(0)),
+                libc::SYS_setregid => libc::setregid(id(0), id(1)),
+                libc::SYS_setresgid => libc::setresgid(id(0), id(1), id(2)),
+                _ => return Err(Errno::ENOSYS),
+            }
+        };
+        if r < 0 {
+            Err(Errno::last())
+        } else {
+            Ok(0)
+        }
+    }
+
+    /// setgroups(size, list) for the program (every thread of `hrt`, as `set_ids`).
+    pub(super) fn setgroups(&self, g: Guest, size: u64, list: u64) -> SysResult<i64> {
+        let size = size as u32 as usize;
+        if size > 65_536 {
+            return Err(Errno::EINVAL);
+        }
+        let bytes = g.read_bytes(list, size as u64 * 4)?;
+        let groups: Vec<libc::gid_t> =
+            bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+        // SAFETY: `groups` holds `size` gids.
+        if unsafe { libc::setgroups(size, groups.as_ptr()) } < 0 {
+            Err(Errno::last())
+        } else {
+            Ok(0)
+        }
+    }
+
+    /// getresuid or getresgid (`nr`): the host's ids of `hrt`, which are the program's.
+    pub(super) fn get_res_ids(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
+        let mut ids = [0u32; 3];
+        let p = ids.as_mut_ptr();
+        // SAFETY: three u32 of the monitor's.
+        unsafe { self.sys(nr, &[ptr(p), ptr(p.wrapping_add(1)), ptr(p.wrapping_add(2))]) }?;
+        for (i, id) in ids.iter().enumerate() {
+            g.write(a[i], id)?;
+        }
+        Ok(0)
+    }
+
     /// sched_rr_get_interval(pid, tp): the program's (its kernel passes 0 for a thread of its
     /// own) is `hrt`'s main thread's time slice, SCHED_OTHER's as the program's policy says;
     /// another process's is the host's answer.

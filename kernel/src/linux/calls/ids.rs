@@ -1,38 +1,72 @@
-//! User and group ids. The program runs as `hrt`'s host process, with its ids (the boot-info
-//! block's `uid` and `gid`, real, effective and saved alike) and supplementary groups (the
-//! host's `getgroups`). Calls that set an id (or the group list) to the value it already has
-//! succeed, as on Linux: GNU make, for one, sets its effective ids to their own values before
-//! it runs a command. Changing one without the capability Linux asks for (CAP_SETUID,
-//! CAP_SETGID, as the host's `capget` reports `hrt`'s) is EPERM, as on Linux (a daemon that
-//! drops privileges when it has them finds it has none). Changing one with it is not
-//! implemented: the forwarded calls run on `hrt`'s host threads, which would each need the
-//! change (glibc's setxid broadcast), so it fails loudly with ENOSYS and a line on stderr.
+//! User and group ids. The program runs as `hrt`'s host process, with its ids: at start the
+//! boot-info block's `uid` and `gid`, real, effective and saved alike, and its supplementary
+//! groups (the host's `getgroups`). Calls that set an id (or the group list) to the value it
+//! already has succeed here at once, as on Linux: GNU make, for one, sets its effective ids to
+//! their own values before it runs a command. Any other change is made by the monitor on `hrt`'s
+//! host process (glibc's wrappers there change every one of its threads, the vCPU threads and
+//! the forwarding workers among them, so the program's file accesses happen with the new ids),
+//! which also applies Linux's rules (EPERM without CAP_SETUID/CAP_SETGID, as the host's
+//! `capget` reports `hrt`'s); the ids are then read back from the host (`refresh`).
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use crate::arch::traps::TrapFrame;
-use linux_raw_sys::general::{__NR_capget, __NR_getgroups};
+use linux_raw_sys::general::{
+    __NR_capget, __NR_getgroups, __NR_getresgid, __NR_getresuid, __NR_setgid, __NR_setgroups, __NR_setregid,
+    __NR_setresgid, __NR_setresuid, __NR_setreuid, __NR_setuid,
+};
 
-use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM};
+use crate::linux::errno::{SysResult, EINVAL, EPERM};
 use crate::linux::syscall::forward;
 use crate::linux::uaccess;
 use crate::linux::usermem::with_scratch;
 
-const CAP_SETGID: u32 = 6;
-const CAP_SETUID: u32 = 7;
 /// Linux's NGROUPS_MAX.
 const NGROUPS_MAX: u64 = 65536;
 
 /// "Leave this id as it is" in the set calls.
 const UNCHANGED: u32 = u32::MAX;
 
-fn uid() -> u32 {
-    crate::bootinfo::get().uid
+/// Real, effective and saved user ids, then group ids (valid once `READ` is set).
+static IDS: [AtomicU32; 6] = [const { AtomicU32::new(0) }; 6];
+static READ: AtomicBool = AtomicBool::new(false);
+const RUID: usize = 0;
+const EUID: usize = 1;
+const RGID: usize = 3;
+const EGID: usize = 4;
+
+fn ids() -> [u32; 6] {
+    if !READ.load(Ordering::Acquire) {
+        let boot = crate::bootinfo::get();
+        for (i, id) in IDS.iter().enumerate() {
+            id.store(if i < 3 { boot.uid } else { boot.gid }, Ordering::Relaxed);
+        }
+        READ.store(true, Ordering::Release);
+    }
+    core::array::from_fn(|i| IDS[i].load(Ordering::Relaxed))
 }
 
-fn gid() -> u32 {
-    crate::bootinfo::get().gid
+/// The real user id (what signals the program sends carry, and `getuid`).
+pub fn ruid() -> u32 {
+    ids()[RUID]
 }
+
+/// The effective user id.
+pub fn euid() -> u32 {
+    ids()[EUID]
+}
+
+/// The real group id.
+pub fn rgid() -> u32 {
+    ids()[RGID]
+}
+
+/// The effective group id.
+pub fn egid() -> u32 {
+    ids()[EGID]
+}
+
+const CAP_SETGID: u32 = 6;
 
 /// Whether `hrt`'s host process has capability `cap` in its effective set.
 fn capable(cap: u32) -> bool {
@@ -52,68 +86,84 @@ fn capable(cap: u32) -> bool {
     r >= 0 && r as u64 & 1 << cap != 0
 }
 
-/// Ok if every id in `asked` is UNCHANGED or already `current`; else EPERM without `cap`.
-fn keep(name: &str, asked: &[u64], current: u32, cap: u32) -> SysResult {
-    if asked.iter().all(|&a| a as u32 == UNCHANGED || a as u32 == current) {
-        return Ok(0);
-    }
-    if !capable(cap) {
-        return Err(EPERM);
-    }
-    unimplemented_change(name)
+/// Reads the ids back from the host after a change.
+fn refresh() {
+    with_scratch(|page| {
+        for (call, at) in [(__NR_getresuid, 0), (__NR_getresgid, 3)] {
+            if forward(call as u64, [page, page + 4, page + 8, 0, 0, 0]) == 0 {
+                for i in 0..3 {
+                    // SAFETY: the host wrote three ids at the start of our scratch page.
+                    let id = unsafe { ((page + 4 * i as u64) as *const u32).read() };
+                    IDS[at + i].store(id, Ordering::Relaxed);
+                }
+            }
+        }
+        0
+    });
+    READ.store(true, Ordering::Release);
 }
 
-fn unimplemented_change(name: &str) -> SysResult {
-    static SAID: AtomicBool = AtomicBool::new(false);
-    if !SAID.swap(true, Ordering::Relaxed) {
-        crate::kprintln!(
-            "hrt: {name} to another id is not implemented (the program keeps hrt's ids): returning ENOSYS (reported once)"
-        );
+/// Ok at once if every id in `asked` is UNCHANGED or the one the three ids at `first` (real,
+/// effective, saved) all are; else the host makes call `nr` (and decides), and the ids are
+/// read back.
+fn set(nr: u32, a: [u64; 6], count: usize, first: usize) -> SysResult {
+    let now = ids();
+    let same = now[first] == now[first + 1] && now[first] == now[first + 2];
+    if same && a[..count].iter().all(|&x| x as u32 == UNCHANGED || x as u32 == now[first]) {
+        return Ok(0);
     }
-    Err(ENOSYS)
+    let r = forward(nr as u64, a);
+    refresh();
+    if r < 0 {
+        Err((-r) as u32)
+    } else {
+        Ok(r as u64)
+    }
 }
 
 pub fn getresuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    for p in &a[..3] {
-        uaccess::write(*p, uid())?;
+    let ids = ids();
+    for (p, id) in a[..3].iter().zip(&ids[..3]) {
+        uaccess::write(*p, *id)?;
     }
     Ok(0)
 }
 
 pub fn getresgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    for p in &a[..3] {
-        uaccess::write(*p, gid())?;
+    let ids = ids();
+    for (p, id) in a[..3].iter().zip(&ids[3..]) {
+        uaccess::write(*p, *id)?;
     }
     Ok(0)
 }
 
 pub fn setuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    keep("setuid", &a[..1], uid(), CAP_SETUID)
+    set(__NR_setuid, a, 1, 0)
 }
 
 pub fn setreuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    keep("setreuid", &a[..2], uid(), CAP_SETUID)
+    set(__NR_setreuid, a, 2, 0)
 }
 
 pub fn setresuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    keep("setresuid", &a[..3], uid(), CAP_SETUID)
+    set(__NR_setresuid, a, 3, 0)
 }
 
 pub fn setgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    keep("setgid", &a[..1], gid(), CAP_SETGID)
+    set(__NR_setgid, a, 1, 3)
 }
 
 pub fn setregid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    keep("setregid", &a[..2], gid(), CAP_SETGID)
+    set(__NR_setregid, a, 2, 3)
 }
 
 pub fn setresgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    keep("setresgid", &a[..3], gid(), CAP_SETGID)
+    set(__NR_setresgid, a, 3, 3)
 }
 
 /// setgroups(size, list): Linux asks for CAP_SETGID first (EPERM), then a size up to
 /// NGROUPS_MAX (EINVAL) and a readable list (EFAULT). The list the program already has (as a
-/// set) is kept; another is not implemented (see the module's note).
+/// set) is kept at once; another is the host's to set.
 pub fn setgroups(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (size, list) = (a[0] as u32 as u64, a[1]);
     if !capable(CAP_SETGID) {
@@ -137,8 +187,12 @@ pub fn setgroups(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         0
     });
     if same {
-        Ok(0)
+        return Ok(0);
+    }
+    let r = forward(__NR_setgroups as u64, [size, list, 0, 0, 0, 0]);
+    if r < 0 {
+        Err((-r) as u32)
     } else {
-        unimplemented_change("setgroups")
+        Ok(r as u64)
     }
 }

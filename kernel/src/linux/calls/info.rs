@@ -255,11 +255,19 @@ pub fn times(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn getuid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(crate::bootinfo::get().uid as u64)
+    Ok(super::ids::ruid() as u64)
+}
+
+pub fn geteuid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(super::ids::euid() as u64)
 }
 
 pub fn getgid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(crate::bootinfo::get().gid as u64)
+    Ok(super::ids::rgid() as u64)
+}
+
+pub fn getegid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Ok(super::ids::egid() as u64)
 }
 
 const GRND_NONBLOCK: u64 = 1;

@@ -515,7 +515,7 @@ pub fn kill_other(pid: u64, signo: u64) -> SysResult {
 /// The siginfo of a child `pid` that exited with wait status `status` (for `signo`, SIGCHLD or
 /// the clone's exit signal, and for waitid's answer).
 fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
-    let uid = crate::bootinfo::get().uid as u64;
+    let uid = crate::linux::calls::ids::ruid() as u64;
     SigInfo { signo, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
 }
 

@@ -29,7 +29,7 @@ impl SigInfo {
     /// A signal sent by this process with kill (SI_USER) or tgkill/tkill (SI_TKILL).
     pub fn from_user(sig: u64, code: i32) -> Self {
         let pid = crate::linux::process::pid() as u64;
-        let uid = crate::bootinfo::get().uid as u64;
+        let uid = crate::linux::calls::ids::ruid() as u64;
         SigInfo { signo: sig as i32, code, w16: pid | uid << 32, w24: 0 }
     }
 
