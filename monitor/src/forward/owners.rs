@@ -93,6 +93,18 @@ fn own_process(which: u64, who: u64, process: u64, pid: &str) -> bool {
     which as u32 as u64 == process && (who as u32 == 0 || who.to_string() == pid)
 }
 
+/// A vfork child (a spawn child, before its exec) shares `hrt`'s host process with the
+/// program: a change of ids there would be the program's too, so it is ENOSYS with a line.
+fn spawn_child_keeps_ids() -> SysResult<()> {
+    if !super::procs::in_spawn_child() {
+        return Ok(());
+    }
+    super::sockets::report_once(
+        "a vfork child's change of its ids is not implemented (it would change the parent's): ENOSYS".into(),
+    );
+    Err(Errno::ENOSYS)
+}
+
 const PRIO_PROCESS: u64 = 0;
 const IOPRIO_WHO_PROCESS: u64 = 1;
 
@@ -160,6 +172,7 @@ impl Forwarder {
     /// thread of `hrt` (its setxid broadcast), so that the vCPU threads and the forwarding
     /// workers all act with the new ids. The host applies Linux's rules (EPERM).
     pub(super) fn set_ids(&self, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
+        spawn_child_keeps_ids()?;
         let id = |i: usize| a[i] as u32;
         // SAFETY: plain calls on this process's credentials, no pointers.
         let r = unsafe {
@@ -182,6 +195,7 @@ impl Forwarder {
 
     /// setgroups(size, list) for the program (every thread of `hrt`, as `set_ids`).
     pub(super) fn setgroups(&self, g: Guest, size: u64, list: u64) -> SysResult<i64> {
+        spawn_child_keeps_ids()?;
         let size = size as u32 as usize;
         if size > 65_536 {
             return Err(Errno::EINVAL);

@@ -155,6 +155,11 @@ impl Drop for Restore {
     }
 }
 
+/// Whether the call being made is a spawn child's (a vfork child before its exec).
+pub(super) fn in_spawn_child() -> bool {
+    current_child().is_some()
+}
+
 fn current_child() -> Option<Arc<ChildCtx>> {
     CURRENT.with(|c| c.borrow().clone())
 }

@@ -16,7 +16,7 @@ use linux_raw_sys::general::{
     __NR_setresgid, __NR_setresuid, __NR_setreuid, __NR_setuid,
 };
 
-use crate::linux::errno::{SysResult, EINVAL, EPERM};
+use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM};
 use crate::linux::syscall::forward;
 use crate::linux::uaccess;
 use crate::linux::usermem::with_scratch;
@@ -86,6 +86,20 @@ fn capable(cap: u32) -> bool {
     r >= 0 && r as u64 & 1 << cap != 0
 }
 
+/// A vfork child before its exec (a spawn child) runs in the program's VM and `hrt`'s host
+/// process: a change of its ids would be the parent's too, so it is not made: ENOSYS with a
+/// line on stderr.
+fn vfork_child_keeps_ids() -> Result<(), u32> {
+    if super::procs::child_ctx().is_none() {
+        return Ok(());
+    }
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        crate::kprintln!("hrt: a vfork child's change of its ids is not implemented (it would be its parent's): returning ENOSYS (reported once)");
+    }
+    Err(ENOSYS)
+}
+
 /// Reads the ids back from the host after a change.
 fn refresh() {
     with_scratch(|page| {
@@ -112,6 +126,7 @@ fn set(nr: u32, a: [u64; 6], count: usize, first: usize) -> SysResult {
     if same && a[..count].iter().all(|&x| x as u32 == UNCHANGED || x as u32 == now[first]) {
         return Ok(0);
     }
+    vfork_child_keeps_ids()?;
     let r = forward(nr as u64, a);
     refresh();
     if r < 0 {
@@ -189,6 +204,7 @@ pub fn setgroups(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if same {
         return Ok(0);
     }
+    vfork_child_keeps_ids()?;
     let r = forward(__NR_setgroups as u64, [size, list, 0, 0, 0, 0]);
     if r < 0 {
         Err((-r) as u32)
