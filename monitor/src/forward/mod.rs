@@ -105,22 +105,15 @@ pub use xattr::{SYS_GETXATTRAT, SYS_LISTXATTRAT, SYS_REMOVEXATTRAT, SYS_SETXATTR
 /// AT_FDCWD as a system-call argument.
 const CWD: u64 = libc::AT_FDCWD as u32 as u64;
 
-/// Every call the forwarder performs (Linux x86-64 numbers). The kernel's table must route
-/// exactly these here (routing_tests.rs), and the vCPU threads' seccomp filter allows them
-/// (vm/seccomp.rs).
 /// Calls of [`HANDLED`] that the kernel's table routes to handlers of its own, which forward
 /// them after a look of their own (getpriority and setpriority: a program thread's id becomes
-/// the program's process).
-#[cfg(test)]
-pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[
-    libc::SYS_getpriority,
-    libc::SYS_setpriority,
-    libc::SYS_ioprio_get,
-    libc::SYS_ioprio_set,
-    libc::SYS_sched_getattr,
-    libc::SYS_sched_rr_get_interval,
-    libc::SYS_clock_gettime,
-    libc::SYS_clock_getres,
+/// the program's process; the id calls).
+pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] =
+    &joined::<{ KERNEL_HANDLED.len() + ID_CALLS.len() }>(KERNEL_HANDLED, ID_CALLS);
+
+/// The user and group id calls: the kernel answers the get calls and the set calls that change
+/// nothing itself, and forwards the others (owners.rs).
+const ID_CALLS: &[libc::c_long] = &[
     libc::SYS_setuid,
     libc::SYS_setreuid,
     libc::SYS_setresuid,
@@ -130,13 +123,44 @@ pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] = &[
     libc::SYS_setgroups,
     libc::SYS_getresuid,
     libc::SYS_getresgid,
+];
+
+/// `a` then `b`, as one array of `N` (their lengths' sum): lists made of shared parts.
+const fn joined<const N: usize>(a: &[libc::c_long], b: &[libc::c_long]) -> [libc::c_long; N] {
+    assert!(a.len() + b.len() == N);
+    let mut out = [0; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
+}
+
+/// `FORWARDED_BY_KERNEL_HANDLERS` but the id calls.
+const KERNEL_HANDLED: &[libc::c_long] = &[
+    libc::SYS_getpriority,
+    libc::SYS_setpriority,
+    libc::SYS_ioprio_get,
+    libc::SYS_ioprio_set,
+    libc::SYS_sched_getattr,
+    libc::SYS_sched_rr_get_interval,
+    libc::SYS_clock_gettime,
+    libc::SYS_clock_getres,
     libc::SYS_timerfd_settime,
     libc::SYS_pidfd_send_signal,
     libc::SYS_rt_sigqueueinfo,
     libc::SYS_prlimit64,
 ];
 
-pub const HANDLED: &[libc::c_long] = &[
+/// Every call the forwarder performs (Linux x86-64 numbers). The kernel's table must route
+/// exactly these here (routing_tests.rs), and the vCPU threads' seccomp filter allows them
+/// (vm/seccomp.rs).
+pub const HANDLED: &[libc::c_long] =
+    &joined::<{ FORWARDED.len() + FORWARDED_BY_KERNEL_HANDLERS.len() }>(FORWARDED, FORWARDED_BY_KERNEL_HANDLERS);
+
+/// The calls of [`HANDLED`] that the kernel's table forwards as they are (`F`).
+const FORWARDED: &[libc::c_long] = &[
     libc::SYS_read,
     libc::SYS_write,
     libc::SYS_readv,
@@ -227,25 +251,8 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_fstatfs,
     libc::SYS_getgroups,
     libc::SYS_capget,
-    libc::SYS_getpriority,
-    libc::SYS_setpriority,
-    libc::SYS_ioprio_get,
-    libc::SYS_ioprio_set,
-    libc::SYS_sched_getattr,
-    libc::SYS_sched_rr_get_interval,
-    libc::SYS_clock_gettime,
-    libc::SYS_clock_getres,
     libc::SYS_adjtimex,
     libc::SYS_clock_adjtime,
-    libc::SYS_setuid,
-    libc::SYS_setreuid,
-    libc::SYS_setresuid,
-    libc::SYS_setgid,
-    libc::SYS_setregid,
-    libc::SYS_setresgid,
-    libc::SYS_setgroups,
-    libc::SYS_getresuid,
-    libc::SYS_getresgid,
     libc::SYS_getxattr,
     libc::SYS_lgetxattr,
     libc::SYS_fgetxattr,
@@ -272,12 +279,8 @@ pub const HANDLED: &[libc::c_long] = &[
     libc::SYS_eventfd,
     libc::SYS_eventfd2,
     libc::SYS_timerfd_create,
-    libc::SYS_timerfd_settime,
     libc::SYS_timerfd_gettime,
     libc::SYS_pidfd_open,
-    libc::SYS_pidfd_send_signal,
-    libc::SYS_rt_sigqueueinfo,
-    libc::SYS_prlimit64,
     libc::SYS_socket,
     libc::SYS_socketpair,
     libc::SYS_bind,

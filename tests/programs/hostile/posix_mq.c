@@ -20,19 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *err(long r) {
-    static char b[32];
-    if (r >= 0) {
-        snprintf(b, sizeof b, "%ld", r);
-        return b;
-    }
-    return strerrorname_np(errno);
-}
-
-static void pause_ms(int ms) {
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, 0);
-}
+#include "result_name.h"
 
 static char name[64];
 static mqd_t q;
@@ -42,7 +30,7 @@ static void *receiver(void *arg) {
     char buf[128];
     unsigned prio = 0;
     long n = mq_receive(q, buf, sizeof buf, &prio);
-    printf("receiver: %s '%.*s' prio %u\n", err(n), n > 0 ? (int)n : 0, buf, prio);
+    printf("receiver: %s '%.*s' prio %u\n", result(n), n > 0 ? (int)n : 0, buf, prio);
     return 0;
 }
 
@@ -77,51 +65,51 @@ int main(void) {
     snprintf(name, sizeof name, "/hrt-test-%d", getpid());
     struct mq_attr attr = {.mq_maxmsg = 4, .mq_msgsize = 64};
     q = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr);
-    printf("mq_open: %s\n", q >= 0 ? "ok" : err(-1));
-    printf("again with O_EXCL: %s\n", err(mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr)));
-    printf("no such queue: %s\n", err(mq_open("/hrt-test-none", O_RDWR)));
-    printf("a name with a slash: %s\n", err(mq_open("/a/b", O_RDWR | O_CREAT, 0600, 0)));
+    printf("mq_open: %s\n", q >= 0 ? "ok" : result(-1));
+    printf("again with O_EXCL: %s\n", result(mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr)));
+    printf("no such queue: %s\n", result(mq_open("/hrt-test-none", O_RDWR)));
+    printf("a name with a slash: %s\n", result(mq_open("/a/b", O_RDWR | O_CREAT, 0600, 0)));
     struct mq_attr bad = {.mq_maxmsg = 0, .mq_msgsize = 64};
-    printf("maxmsg 0: %s\n", err(mq_open("/hrt-test-bad", O_RDWR | O_CREAT, 0600, &bad)));
+    printf("maxmsg 0: %s\n", result(mq_open("/hrt-test-bad", O_RDWR | O_CREAT, 0600, &bad)));
     struct mq_attr got;
     mq_getattr(q, &got);
     printf("attr: flags %ld maxmsg %ld msgsize %ld curmsgs %ld\n", got.mq_flags, got.mq_maxmsg, got.mq_msgsize,
            got.mq_curmsgs);
 
-    printf("send low: %s\n", err(mq_send(q, "low", 3, 1)));
-    printf("send high: %s\n", err(mq_send(q, "high", 4, 9)));
-    printf("send mid: %s\n", err(mq_send(q, "mid", 3, 5)));
+    printf("send low: %s\n", result(mq_send(q, "low", 3, 1)));
+    printf("send high: %s\n", result(mq_send(q, "high", 4, 9)));
+    printf("send mid: %s\n", result(mq_send(q, "mid", 3, 5)));
     char buf[128];
     unsigned prio;
     for (int i = 0; i < 3; i++) {
         long n = mq_receive(q, buf, sizeof buf, &prio);
-        printf("receive: %s '%.*s' prio %u\n", err(n), n > 0 ? (int)n : 0, buf, prio);
+        printf("receive: %s '%.*s' prio %u\n", result(n), n > 0 ? (int)n : 0, buf, prio);
     }
     struct timespec soon;
     clock_gettime(CLOCK_REALTIME, &soon);
     soon.tv_nsec += 50000000;
     if (soon.tv_nsec >= 1000000000)
         soon.tv_sec++, soon.tv_nsec -= 1000000000;
-    printf("timed receive, empty: %s\n", err(mq_timedreceive(q, buf, sizeof buf, 0, &soon)));
+    printf("timed receive, empty: %s\n", result(mq_timedreceive(q, buf, sizeof buf, 0, &soon)));
     struct timespec bad_time = {0, 2000000000};
-    printf("timed receive, bad timeout: %s\n", err(mq_timedreceive(q, buf, sizeof buf, 0, &bad_time)));
+    printf("timed receive, bad timeout: %s\n", result(mq_timedreceive(q, buf, sizeof buf, 0, &bad_time)));
 
     // Non-blocking both ways, set with mq_setattr.
     struct mq_attr nb = {.mq_flags = O_NONBLOCK}, old;
     long set = mq_setattr(q, &nb, &old);
-    printf("setattr: %s, old flags %ld\n", err(set), old.mq_flags);
-    printf("receive, non-blocking and empty: %s\n", err(mq_receive(q, buf, sizeof buf, 0)));
+    printf("setattr: %s, old flags %ld\n", result(set), old.mq_flags);
+    printf("receive, non-blocking and empty: %s\n", result(mq_receive(q, buf, sizeof buf, 0)));
     for (int i = 0; i < 4; i++)
         mq_send(q, "x", 1, 0);
-    printf("send, non-blocking and full: %s\n", err(mq_send(q, "x", 1, 0)));
+    printf("send, non-blocking and full: %s\n", result(mq_send(q, "x", 1, 0)));
     struct pollfd p = {q, POLLIN | POLLOUT, 0};
     long ready = poll(&p, 1, 0);
-    printf("poll full: %s revents %#x\n", err(ready), p.revents);
+    printf("poll full: %s revents %#x\n", result(ready), p.revents);
     for (int i = 0; i < 4; i++)
         mq_receive(q, buf, sizeof buf, 0);
     p.revents = 0;
     ready = poll(&p, 1, 0);
-    printf("poll empty: %s revents %#x\n", err(ready), p.revents);
+    printf("poll empty: %s revents %#x\n", result(ready), p.revents);
     nb.mq_flags = 0;
     mq_setattr(q, &nb, 0);
 
@@ -131,7 +119,7 @@ int main(void) {
     pause_ms(50);
     long sent = mq_send(q, "wake", 4, 3);
     pthread_join(th, 0);
-    printf("send wake: %s\n", err(sent));
+    printf("send wake: %s\n", result(sent));
 
     // A waiting receive and a handler: restarted with SA_RESTART, EINTR without.
     struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
@@ -144,19 +132,19 @@ int main(void) {
     }
     alarm_in_ms(50);
     long n = mq_receive(q, buf, sizeof buf, &prio);
-    printf("restarted receive: %s '%.*s', alarms %d\n", err(n), n > 0 ? (int)n : 0, buf, (int)alarms);
+    printf("restarted receive: %s '%.*s', alarms %d\n", result(n), n > 0 ? (int)n : 0, buf, (int)alarms);
     waitpid(c, 0, 0);
     sa.sa_flags = 0;
     sigaction(SIGALRM, &sa, 0);
     alarm_in_ms(50);
-    printf("interrupted receive: %s\n", err(mq_receive(q, buf, sizeof buf, &prio)));
+    printf("interrupted receive: %s\n", result(mq_receive(q, buf, sizeof buf, &prio)));
 
     // Notification by signal, with the value.
     struct sigaction ns = {.sa_sigaction = on_notify, .sa_flags = SA_SIGINFO};
     sigaction(SIGUSR1, &ns, 0);
     struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1, .sigev_value.sival_int = 42};
-    printf("notify: %s\n", err(mq_notify(q, &ev)));
-    printf("notify again: %s\n", err(mq_notify(q, &ev)));
+    printf("notify: %s\n", result(mq_notify(q, &ev)));
+    printf("notify again: %s\n", result(mq_notify(q, &ev)));
     mq_send(q, "n", 1, 0);
     for (int i = 0; i < 200 && !notified_value; i++)
         pause_ms(5);
@@ -166,7 +154,7 @@ int main(void) {
     // Notification by thread.
     struct sigevent te = {.sigev_notify = SIGEV_THREAD, .sigev_notify_function = notify_thread,
                           .sigev_value.sival_int = 7};
-    printf("notify by thread: %s\n", err(mq_notify(q, &te)));
+    printf("notify by thread: %s\n", result(mq_notify(q, &te)));
     mq_send(q, "t", 1, 0);
     pthread_mutex_lock(&lock);
     struct timespec limit;
@@ -177,31 +165,31 @@ int main(void) {
     pthread_mutex_unlock(&lock);
     printf("thread notified: %d\n", thread_notified);
     mq_receive(q, buf, sizeof buf, 0);
-    printf("unregister: %s\n", err(mq_notify(q, 0)));
+    printf("unregister: %s\n", result(mq_notify(q, 0)));
 
     // Sizes and pointers.
-    printf("receive into less than msgsize: %s\n", err(mq_receive(q, buf, 63, 0)));
-    printf("send more than msgsize: %s\n", err(mq_send(q, buf, 65, 0)));
-    printf("send priority too high: %s\n", err(mq_send(q, "p", 1, 1u << 20)));
+    printf("receive into less than msgsize: %s\n", result(mq_receive(q, buf, 63, 0)));
+    printf("send more than msgsize: %s\n", result(mq_send(q, buf, 65, 0)));
+    printf("send priority too high: %s\n", result(mq_send(q, "p", 1, 1u << 20)));
     char *volatile null = 0;
-    printf("send NULL: %s\n", err(mq_send(q, null, 4, 0)));
+    printf("send NULL: %s\n", result(mq_send(q, null, 4, 0)));
     char *page = mmap(0, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     munmap(page + 4096, 4096);
     char *edge = page + 4096 - 8;
     mq_send(q, "short", 5, 0);
     n = mq_receive(q, edge, 64, 0);
-    printf("receive into 8 bytes with msg_len 64: %s '%.*s'\n", err(n), n > 0 ? (int)n : 0, edge);
+    printf("receive into 8 bytes with msg_len 64: %s '%.*s'\n", result(n), n > 0 ? (int)n : 0, edge);
     mq_send(q, "longer than eight", 17, 0);
-    printf("receive of 17 bytes there: %s\n", err(mq_receive(q, edge, 64, 0)));
+    printf("receive of 17 bytes there: %s\n", result(mq_receive(q, edge, 64, 0)));
     struct mq_attr after;
     mq_getattr(q, &after);
     printf("and the message is gone: curmsgs %ld\n", after.mq_curmsgs);
-    printf("getattr NULL-ish: %s\n", err(syscall(245, q, 0, (void *)16)));
-    printf("bad descriptor: %s\n", err(mq_send(12345, "x", 1, 0)));
+    printf("getattr NULL-ish: %s\n", result(syscall(245, q, 0, (void *)16)));
+    printf("bad descriptor: %s\n", result(mq_send(12345, "x", 1, 0)));
 
-    printf("close: %s\n", err(mq_close(q)));
-    printf("unlink: %s\n", err(mq_unlink(name)));
-    printf("unlink again: %s\n", err(mq_unlink(name)));
+    printf("close: %s\n", result(mq_close(q)));
+    printf("unlink: %s\n", result(mq_unlink(name)));
+    printf("unlink again: %s\n", result(mq_unlink(name)));
     printf("posix mq: done\n");
     return 0;
 }

@@ -20,32 +20,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "result_name.h"
+
 union semun {
     int val;
     struct semid_ds *buf;
     unsigned short *array;
 };
 
-static const char *err(long r) {
-    static char b[32];
-    if (r >= 0) {
-        snprintf(b, sizeof b, "%ld", r);
-        return b;
-    }
-    return strerrorname_np(errno);
-}
-
-static void pause_ms(int ms) {
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, 0);
-}
-
 static int sem;
 static void *sem_waiter(void *arg) {
     (void)arg;
     struct sembuf down = {1, -1, 0};
     long r = semop(sem, &down, 1);
-    printf("waiter: semop down on 1: %s\n", err(r));
+    printf("waiter: semop down on 1: %s\n", result(r));
     return 0;
 }
 
@@ -60,47 +48,47 @@ static void alarm_in_50ms(void) {
 
 static void semaphores(void) {
     sem = semget(IPC_PRIVATE, 3, IPC_CREAT | 0600);
-    printf("semget: %s\n", sem >= 0 ? "ok" : err(-1));
+    printf("semget: %s\n", sem >= 0 ? "ok" : result(-1));
     unsigned short set[3] = {1, 0, 5}, got[3] = {9, 9, 9};
-    printf("SETALL: %s\n", err(semctl(sem, 0, SETALL, (union semun){.array = set})));
-    printf("GETALL: %s", err(semctl(sem, 0, GETALL, (union semun){.array = got})));
+    printf("SETALL: %s\n", result(semctl(sem, 0, SETALL, (union semun){.array = set})));
+    printf("GETALL: %s", result(semctl(sem, 0, GETALL, (union semun){.array = got})));
     printf(" -> %u %u %u\n", got[0], got[1], got[2]);
-    printf("SETVAL 2 = 7: %s\n", err(semctl(sem, 2, SETVAL, (union semun){.val = 7})));
-    printf("GETVAL 2: %s\n", err(semctl(sem, 2, GETVAL)));
+    printf("SETVAL 2 = 7: %s\n", result(semctl(sem, 2, SETVAL, (union semun){.val = 7})));
+    printf("GETVAL 2: %s\n", result(semctl(sem, 2, GETVAL)));
     struct sembuf ops[2] = {{0, -1, 0}, {2, 3, 0}};
-    printf("semop two: %s\n", err(semop(sem, ops, 2)));
+    printf("semop two: %s\n", result(semop(sem, ops, 2)));
     printf("values %ld %ld\n", (long)semctl(sem, 0, GETVAL), (long)semctl(sem, 2, GETVAL));
     printf("GETPID is ours: %d\n", semctl(sem, 0, GETPID) == getpid());
     struct sembuf nowait = {0, -1, IPC_NOWAIT};
-    printf("semop nowait on 0: %s\n", err(semop(sem, &nowait, 1)));
+    printf("semop nowait on 0: %s\n", result(semop(sem, &nowait, 1)));
     struct sembuf zero_wait = {2, 0, IPC_NOWAIT};
-    printf("wait-for-zero nowait on 10: %s\n", err(semop(sem, &zero_wait, 1)));
+    printf("wait-for-zero nowait on 10: %s\n", result(semop(sem, &zero_wait, 1)));
     struct sembuf down = {0, -1, 0};
     struct timespec t = {0, 50000000};
-    printf("semtimedop 50 ms: %s\n", err(semtimedop(sem, &down, 1, &t)));
+    printf("semtimedop 50 ms: %s\n", result(semtimedop(sem, &down, 1, &t)));
 
     // Another thread waits; this one's operation wakes it.
     pthread_t th;
     pthread_create(&th, 0, sem_waiter, 0);
     pause_ms(50);
-    printf("GETNCNT 1: %s\n", err(semctl(sem, 1, GETNCNT)));
+    printf("GETNCNT 1: %s\n", result(semctl(sem, 1, GETNCNT)));
     struct sembuf up = {1, 1, 0};
     long up_r = semop(sem, &up, 1);
     pthread_join(th, 0);
-    printf("semop up on 1: %s\n", err(up_r));
+    printf("semop up on 1: %s\n", result(up_r));
 
     // A signal with a SA_RESTART handler ends a waiting semop: EINTR, not restarted.
     struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
     sigaction(SIGALRM, &sa, 0);
     alarm_in_50ms();
-    printf("semop interrupted: %s\n", err(semop(sem, &down, 1)));
+    printf("semop interrupted: %s\n", result(semop(sem, &down, 1)));
 
     // A forked child's SEM_UNDO operation is undone when it exits.
     pid_t c = fork();
     if (c == 0) {
         struct sembuf undo = {1, 4, SEM_UNDO};
         long r = semop(sem, &undo, 1);
-        printf("child: SEM_UNDO up by 4: %s, value %ld\n", err(r), (long)semctl(sem, 1, GETVAL));
+        printf("child: SEM_UNDO up by 4: %s, value %ld\n", result(r), (long)semctl(sem, 1, GETVAL));
         fflush(stdout);
         _exit(0);
     }
@@ -109,23 +97,23 @@ static void semaphores(void) {
     printf("after the child: value %ld\n", (long)semctl(sem, 1, GETVAL));
 
     struct semid_ds ds;
-    printf("IPC_STAT: %s", err(semctl(sem, 0, IPC_STAT, (union semun){.buf = &ds})));
+    printf("IPC_STAT: %s", result(semctl(sem, 0, IPC_STAT, (union semun){.buf = &ds})));
     printf(" nsems %lu mode %o\n", (unsigned long)ds.sem_nsems, ds.sem_perm.mode & 0777);
     ds.sem_perm.mode = 0640;
-    printf("IPC_SET: %s", err(semctl(sem, 0, IPC_SET, (union semun){.buf = &ds})));
+    printf("IPC_SET: %s", result(semctl(sem, 0, IPC_SET, (union semun){.buf = &ds})));
     semctl(sem, 0, IPC_STAT, (union semun){.buf = &ds});
     printf(" mode now %o\n", ds.sem_perm.mode & 0777);
 
     // Bad pointers and counts, in Linux's order.
-    printf("semop NULL: %s\n", err(semop(sem, 0, 1)));
-    printf("semop 0 ops: %s\n", err(semop(sem, ops, 0)));
-    printf("semop 100000 ops at NULL: %s\n", err(semop(sem, 0, 100000)));
-    printf("semtimedop bad timeout: %s\n", err(semtimedop(sem, &down, 1, (struct timespec *)16)));
-    printf("GETALL NULL: %s\n", err(semctl(sem, 0, GETALL, (union semun){.array = 0})));
-    printf("IPC_STAT NULL: %s\n", err(semctl(sem, 0, IPC_STAT, (union semun){.buf = 0})));
-    printf("unknown command: %s\n", err(semctl(sem, 0, 77)));
-    printf("IPC_RMID: %s\n", err(semctl(sem, 0, IPC_RMID)));
-    printf("semop after IPC_RMID: %s\n", err(semop(sem, &nowait, 1)));
+    printf("semop NULL: %s\n", result(semop(sem, 0, 1)));
+    printf("semop 0 ops: %s\n", result(semop(sem, ops, 0)));
+    printf("semop 100000 ops at NULL: %s\n", result(semop(sem, 0, 100000)));
+    printf("semtimedop bad timeout: %s\n", result(semtimedop(sem, &down, 1, (struct timespec *)16)));
+    printf("GETALL NULL: %s\n", result(semctl(sem, 0, GETALL, (union semun){.array = 0})));
+    printf("IPC_STAT NULL: %s\n", result(semctl(sem, 0, IPC_STAT, (union semun){.buf = 0})));
+    printf("unknown command: %s\n", result(semctl(sem, 0, 77)));
+    printf("IPC_RMID: %s\n", result(semctl(sem, 0, IPC_RMID)));
+    printf("semop after IPC_RMID: %s\n", result(semop(sem, &nowait, 1)));
 }
 
 struct msg {
@@ -138,27 +126,27 @@ static void *msg_waiter(void *arg) {
     (void)arg;
     struct msg m;
     long n = msgrcv(q, &m, sizeof m.text, 7, 0);
-    printf("waiter: msgrcv type 7: %s '%.*s'\n", err(n), n > 0 ? (int)n : 0, m.text);
+    printf("waiter: msgrcv type 7: %s '%.*s'\n", result(n), n > 0 ? (int)n : 0, m.text);
     return 0;
 }
 
 static void messages(void) {
     q = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
-    printf("msgget: %s\n", q >= 0 ? "ok" : err(-1));
+    printf("msgget: %s\n", q >= 0 ? "ok" : result(-1));
     struct msg a = {1, "hello"}, b = {2, "world!"}, r;
-    printf("msgsnd 1: %s\n", err(msgsnd(q, &a, 6, 0)));
-    printf("msgsnd 2: %s\n", err(msgsnd(q, &b, 7, 0)));
+    printf("msgsnd 1: %s\n", result(msgsnd(q, &a, 6, 0)));
+    printf("msgsnd 2: %s\n", result(msgsnd(q, &b, 7, 0)));
     long n = msgrcv(q, &r, sizeof r.text, 2, 0);
-    printf("msgrcv type 2: %s '%s' type %ld\n", err(n), n > 0 ? r.text : "", r.type);
+    printf("msgrcv type 2: %s '%s' type %ld\n", result(n), n > 0 ? r.text : "", r.type);
     struct msqid_ds ds;
-    printf("IPC_STAT: %s", err(msgctl(q, IPC_STAT, &ds)));
+    printf("IPC_STAT: %s", result(msgctl(q, IPC_STAT, &ds)));
     printf(" qnum %lu cbytes %lu\n", (unsigned long)ds.msg_qnum, (unsigned long)ds.__msg_cbytes);
-    printf("msgrcv 3 bytes: %s\n", err(msgrcv(q, &r, 3, 0, IPC_NOWAIT)));
+    printf("msgrcv 3 bytes: %s\n", result(msgrcv(q, &r, 3, 0, IPC_NOWAIT)));
     memset(r.text, 0, sizeof r.text);
     n = msgrcv(q, &r, 3, 0, IPC_NOWAIT | MSG_NOERROR);
-    printf("msgrcv 3 bytes MSG_NOERROR: %s '%s'\n", err(n), r.text);
-    printf("msgrcv empty, nowait: %s\n", err(msgrcv(q, &r, sizeof r.text, 0, IPC_NOWAIT)));
-    printf("msgrcv type -5 none, nowait: %s\n", err(msgrcv(q, &r, sizeof r.text, -5, IPC_NOWAIT)));
+    printf("msgrcv 3 bytes MSG_NOERROR: %s '%s'\n", result(n), r.text);
+    printf("msgrcv empty, nowait: %s\n", result(msgrcv(q, &r, sizeof r.text, 0, IPC_NOWAIT)));
+    printf("msgrcv type -5 none, nowait: %s\n", result(msgrcv(q, &r, sizeof r.text, -5, IPC_NOWAIT)));
 
     // A receive buffer at the end of the program's memory, shorter than msgsz.
     char *page = mmap(0, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -167,11 +155,11 @@ static void messages(void) {
     struct msg small = {3, "tiny"};
     msgsnd(q, &small, 5, 0);
     n = msgrcv(q, edge, 4096, 3, 0);
-    printf("msgrcv into 8 bytes of text with msgsz 4096: %s '%s'\n", err(n), n > 0 ? edge->text : "");
+    printf("msgrcv into 8 bytes of text with msgsz 4096: %s '%s'\n", result(n), n > 0 ? edge->text : "");
     struct msg big = {3, "a message longer than eight bytes"};
     msgsnd(q, &big, 34, 0);
-    printf("msgrcv of 34 bytes there: %s\n", err(msgrcv(q, edge, 4096, 3, 0)));
-    printf("and the message is gone: %s\n", err(msgrcv(q, &r, sizeof r.text, 3, IPC_NOWAIT)));
+    printf("msgrcv of 34 bytes there: %s\n", result(msgrcv(q, edge, 4096, 3, 0)));
+    printf("and the message is gone: %s\n", result(msgrcv(q, &r, sizeof r.text, 3, IPC_NOWAIT)));
 
     // A waiting receiver woken by a send.
     pthread_t th;
@@ -180,11 +168,11 @@ static void messages(void) {
     struct msg w = {7, "wake"};
     long sent = msgsnd(q, &w, 4, 0);
     pthread_join(th, 0);
-    printf("msgsnd 7: %s\n", err(sent));
+    printf("msgsnd 7: %s\n", result(sent));
 
     // A waiting receive that a handler with SA_RESTART interrupts: EINTR.
     alarm_in_50ms();
-    printf("msgrcv interrupted: %s\n", err(msgrcv(q, &r, sizeof r.text, 0, 0)));
+    printf("msgrcv interrupted: %s\n", result(msgrcv(q, &r, sizeof r.text, 0, 0)));
 
     // A child's message.
     pid_t c = fork();
@@ -194,29 +182,29 @@ static void messages(void) {
         _exit(0);
     }
     n = msgrcv(q, &r, sizeof r.text, 9, 0);
-    printf("parent got: %s '%s'\n", err(n), n > 0 ? r.text : "");
+    printf("parent got: %s '%s'\n", result(n), n > 0 ? r.text : "");
     waitpid(c, 0, 0);
 
     // A full queue: IPC_NOWAIT says EAGAIN.
     ds.msg_qbytes = 16;
-    printf("IPC_SET qbytes 16: %s\n", err(msgctl(q, IPC_SET, &ds)));
+    printf("IPC_SET qbytes 16: %s\n", result(msgctl(q, IPC_SET, &ds)));
     struct msg f = {4, "0123456789abcdef"};
-    printf("msgsnd 16: %s\n", err(msgsnd(q, &f, 16, 0)));
-    printf("then nowait: %s\n", err(msgsnd(q, &f, 16, IPC_NOWAIT)));
+    printf("msgsnd 16: %s\n", result(msgsnd(q, &f, 16, 0)));
+    printf("then nowait: %s\n", result(msgsnd(q, &f, 16, IPC_NOWAIT)));
 
-    printf("msgsnd NULL: %s\n", err(msgsnd(q, 0, 4, IPC_NOWAIT)));
-    printf("msgsnd negative size: %s\n", err(msgsnd(q, &f, (size_t)-1, IPC_NOWAIT)));
+    printf("msgsnd NULL: %s\n", result(msgsnd(q, 0, 4, IPC_NOWAIT)));
+    printf("msgsnd negative size: %s\n", result(msgsnd(q, &f, (size_t)-1, IPC_NOWAIT)));
     edge->type = 5;
-    printf("msgsnd text past the mapping: %s\n", err(msgsnd(q, edge, 4096, IPC_NOWAIT)));
-    printf("msgsnd text past the mapping, too long: %s\n", err(msgsnd(q, edge, 1 << 30, IPC_NOWAIT)));
+    printf("msgsnd text past the mapping: %s\n", result(msgsnd(q, edge, 4096, IPC_NOWAIT)));
+    printf("msgsnd text past the mapping, too long: %s\n", result(msgsnd(q, edge, 1 << 30, IPC_NOWAIT)));
     edge->type = 0;
-    printf("msgsnd type 0 past the mapping: %s\n", err(msgsnd(q, edge, 4096, IPC_NOWAIT)));
-    printf("msgsnd type 0: %s\n", err(msgsnd(q, edge, 4, IPC_NOWAIT)));
-    printf("msgrcv NULL: %s\n", err(msgrcv(q, 0, 64, 0, IPC_NOWAIT)));
-    printf("msgctl IPC_STAT NULL: %s\n", err(msgctl(q, IPC_STAT, 0)));
-    printf("unknown command: %s\n", err(msgctl(q, 77, &ds)));
-    printf("IPC_RMID: %s\n", err(msgctl(q, IPC_RMID, 0)));
-    printf("msgsnd after IPC_RMID: %s\n", err(msgsnd(q, &a, 6, IPC_NOWAIT)));
+    printf("msgsnd type 0 past the mapping: %s\n", result(msgsnd(q, edge, 4096, IPC_NOWAIT)));
+    printf("msgsnd type 0: %s\n", result(msgsnd(q, edge, 4, IPC_NOWAIT)));
+    printf("msgrcv NULL: %s\n", result(msgrcv(q, 0, 64, 0, IPC_NOWAIT)));
+    printf("msgctl IPC_STAT NULL: %s\n", result(msgctl(q, IPC_STAT, 0)));
+    printf("unknown command: %s\n", result(msgctl(q, 77, &ds)));
+    printf("IPC_RMID: %s\n", result(msgctl(q, IPC_RMID, 0)));
+    printf("msgsnd after IPC_RMID: %s\n", result(msgsnd(q, &a, 6, IPC_NOWAIT)));
 }
 
 int main(void) {
