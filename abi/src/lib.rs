@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 43;
+pub const ABI_VERSION: u32 = 44;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -498,7 +498,12 @@ pub mod nr {
     /// return value (negated errno on failure).
     pub const SYSCALL: u64 = 5;
     /// Copy guest memory at host speed: args dst, src, len (physical; ranges checked).
+    /// The loader copies every segment of [`SEGMENT_COPY_BY_HOST`] bytes or more of the boot
+    /// program this way; the monitor leaves those parts of the placed file out of guest RAM
+    /// and copies them from its own view of the file.
     pub const MEM_COPY: u64 = 6;
+    /// See [`MEM_COPY`].
+    pub const SEGMENT_COPY_BY_HOST: u64 = 1 << 20;
     /// Zero guest memory at host speed: args addr, len, and [`MEM_ZERO_DROP`],
     /// [`MEM_ZERO_KEEP`] (with a fourth), [`MEM_ZERO_STAY_SMALL`] or 0.
     pub const MEM_ZERO: u64 = 7;

@@ -14,6 +14,7 @@ mod kept_signals;
 mod kernel_image;
 mod mpi_env;
 mod overrides;
+mod placed_image;
 mod platform;
 mod program;
 mod program_path;

@@ -96,7 +96,9 @@ pub struct Program {
     pub given: String,
     /// Absolute host path (readlink /proc/self/exe).
     pub host_path: PathBuf,
-    pub bytes: FileBytes,
+    pub bytes: std::sync::Arc<FileBytes>,
+    /// File ranges the kernel's loader never reads from the placed file (`placed_image`).
+    pub left_out: Vec<(u64, u64)>,
     /// For ET_EXEC: the 2 MiB-aligned span the program must occupy at its link address.
     pub fixed_span: Option<(u64, u64)>,
     /// Bytes of memory its segments need.
@@ -155,6 +157,9 @@ impl Program {
             _ => return Err(refuse!("{given} is not an executable (ELF type {})", elf.header.e_type)),
         };
         let mem_needed = hi - lo + interp.as_ref().map_or(0, |i| i.mem_needed);
-        Ok(Program { given: given.to_string(), host_path, mem_needed, fixed_span, bytes, interp })
+        let left_out = crate::placed_image::left_out(&elf, bytes.len() as u64);
+        drop(elf);
+        let bytes = std::sync::Arc::new(bytes);
+        Ok(Program { given: given.to_string(), host_path, mem_needed, fixed_span, bytes, left_out, interp })
     }
 }

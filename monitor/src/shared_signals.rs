@@ -134,7 +134,18 @@ extern "C" fn on_shared_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx
         return;
     }
     let idx = sig as usize;
-    let previous = PREVIOUS[idx].load(Ordering::SeqCst);
+    call_previous(sig, info, ctx, PREVIOUS[idx].load(Ordering::SeqCst), PREVIOUS_FLAGS[idx].load(Ordering::SeqCst));
+}
+
+/// Does what the disposition `previous` (a handler, or 0 for SIG_DFL, 1 for SIG_IGN) with
+/// `flags` would have done with a signal a handler in front of it got. Async-signal-safe.
+pub fn call_previous(
+    sig: libc::c_int,
+    info: *mut libc::siginfo_t,
+    ctx: *mut libc::c_void,
+    previous: usize,
+    flags: u64,
+) {
     match previous {
         0 => {
             // The default action, as without this handler: back to SIG_DFL, then a fault
@@ -147,7 +158,7 @@ extern "C" fn on_shared_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx
             }
         }
         1 => {}
-        handler if PREVIOUS_FLAGS[idx].load(Ordering::SeqCst) & libc::SA_SIGINFO as u64 != 0 => {
+        handler if flags & libc::SA_SIGINFO as u64 != 0 => {
             // SAFETY: the previous three-argument handler, called as the kernel would.
             let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
                 unsafe { std::mem::transmute(handler) };

@@ -206,8 +206,10 @@ pub fn copy(dst: u64, src: u64, len: u64) {
 /// The largest copy the kernel makes itself when it runs natively (ring 3 on PVM). Below it a
 /// `MEM_COPY` exit (~85 us here) costs more than the copy with its first touches: an empty
 /// static program's three segments took 115, 33 and 6 us natively against 133, 95 and 83
-/// through the monitor. Above, the monitor's copy touches no guest mapping.
-const NATIVE_COPY_MAX: u64 = 1 << 20;
+/// through the monitor. Above, the monitor's copy touches no guest mapping, and the boot
+/// program's large segments are not in guest RAM at all before it (`nr::MEM_COPY`): the
+/// loader must copy them through the monitor whatever the ring.
+const NATIVE_COPY_MAX: u64 = hrt_abi::nr::SEGMENT_COPY_BY_HOST;
 
 /// The bytes of `Memory::regions`, kept with them (changed only under the memory lock), so
 /// that the address space (`/proc/self/status`, RLIMIT_AS) costs no walk of the regions.

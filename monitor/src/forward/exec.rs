@@ -259,7 +259,7 @@ fn read_all(fd: &OwnedFd) -> SysResult<Vec<u8>> {
 /// the program and interpreter files at their (page-aligned) offsets; `len` bytes in all.
 struct Blob {
     head: Vec<u8>,
-    files: Vec<(usize, FileBytes)>,
+    files: Vec<(usize, std::sync::Arc<FileBytes>)>,
     len: usize,
 }
 
@@ -279,7 +279,7 @@ impl Blob {
 fn make_blob(
     prefix: &[Vec<u8>],
     filename: &[u8],
-    program: FileBytes,
+    program: std::sync::Arc<FileBytes>,
     interp: Option<FileBytes>,
     (overrides, omp_flags): (&[u8], u64),
 ) -> Blob {
@@ -312,7 +312,7 @@ fn make_blob(
     head[strings_off..strings_off + strings.len()].copy_from_slice(&strings);
     head[overrides_off..].copy_from_slice(overrides);
     let mut files = vec![(program_off, program)];
-    files.extend(interp.map(|i| (interp_off, i)));
+    files.extend(interp.map(|i| (interp_off, std::sync::Arc::new(i))));
     Blob { head, files, len: interp_off + interp_len }
 }
 
@@ -333,7 +333,7 @@ mod tests {
         let b = make_blob(
             &prefix,
             b"./script",
-            FileBytes::Owned(program.clone()),
+            std::sync::Arc::new(FileBytes::Owned(program.clone())),
             Some(FileBytes::Owned(interp.clone())),
             (b"ovr", 7),
         );
@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(word(&whole, blob::W_OMP_FLAGS), 7);
         assert!(whole[p + program.len()..i].iter().all(|&x| x == 0), "the gap reads zero");
         // No interpreter: the blob ends at the page after the program.
-        let b = make_blob(&[], b"/x", FileBytes::Owned(program.clone()), None, (b"", 0));
+        let b = make_blob(&[], b"/x", std::sync::Arc::new(FileBytes::Owned(program.clone())), None, (b"", 0));
         let whole = b.whole();
         assert_eq!(word(&whole, blob::W_INTERP_LEN), 0);
         assert_eq!(whole.len(), (word(&whole, blob::W_PROGRAM_OFF) + program.len()).next_multiple_of(PAGE));

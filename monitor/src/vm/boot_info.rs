@@ -24,6 +24,9 @@ pub struct BootLayout {
     /// (`BootInfo::page_map`, `BootInfo::channel`), to be known from the start.
     pub page_map: Option<UserMap>,
     pub channel: Option<Range>,
+    /// Where the program's file lies in guest RAM (0 without a program): its large segments
+    /// are left out there (`placed_image`).
+    pub program_image: u64,
 }
 
 /// The kernel's share of RAM registered at start: this much RAM below the reserved span at its
@@ -115,6 +118,7 @@ pub fn write(
         kernel_lazy: lazy,
         page_map: (info.page_map.pages > 0).then_some(info.page_map),
         channel: (info.channel.size > 0).then_some(info.channel),
+        program_image: info.program.base,
     })
 }
 
@@ -193,7 +197,11 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     let args_base = (interp_base - args_len) & !0xfff;
     // The override list (if any) below the argument block; the reserved span starts there.
     let low_base = (args_base - overrides_len) & !0xfff;
-    ram.write(image_base, &p.bytes)?;
+    // Without the large segments, which the monitor copies from its own view of the file
+    // (`placed_image`).
+    for (off, part) in crate::placed_image::kept_parts(&p.bytes, &p.left_out) {
+        ram.write(image_base + off, part)?;
+    }
     if overrides_len > 0 {
         ram.write(low_base, &setup.overrides)?;
         info.overrides = Range { base: low_base, size: overrides_len };

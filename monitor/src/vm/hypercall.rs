@@ -251,16 +251,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             }
             0
         }
-        nr::MEM_COPY => {
-            match (host_range(ram, call.args[0], call.args[2]), host_range(ram, call.args[1], call.args[2])) {
-                (Some(dst), Some(src)) => {
-                    // SAFETY: both ranges are inside guest RAM (checked); they may overlap.
-                    unsafe { std::ptr::copy(src, dst, call.args[2] as usize) };
-                    0
-                }
-                _ => -(libc::EFAULT as i64),
-            }
-        }
+        nr::MEM_COPY => mem_copy(ram, shared.program_image.get(), call.args[0], call.args[1], call.args[2]),
         nr::MEM_ZERO => zero_guest(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
         nr::SMALL_HOST_PAGES => ram.use_small_pages(call.args[0], call.args[1]),
         nr::USER_MAP => register_user_map(shared, &call.args),
@@ -336,6 +327,29 @@ pub fn zero_guest(ram: &super::memory::GuestRam, addr: u64, len: u64, mode: u64,
 /// compiler may drop writes made through a shared reference).
 fn host_range(ram: &super::memory::GuestRam, addr: u64, len: u64) -> Option<*mut u8> {
     ram.host_ptr(addr, len)
+}
+
+/// `nr::MEM_COPY`: `len` bytes from `src` to `dst`, both in guest RAM. A source inside the
+/// boot program's placed file is read from the monitor's view of the file, since its large
+/// segments are not in guest RAM (`placed_image`).
+fn mem_copy(
+    ram: &super::memory::GuestRam,
+    image: Option<&crate::placed_image::PlacedImage>,
+    dst: u64,
+    src: u64,
+    len: u64,
+) -> i64 {
+    let (Some(to), Some(from)) = (host_range(ram, dst, len), host_range(ram, src, len)) else {
+        return -(libc::EFAULT as i64);
+    };
+    match image.and_then(|i| i.bytes_at(src, len)) {
+        // SAFETY: `to` is `len` bytes of guest RAM (checked); the file's bytes are the
+        // monitor's own memory, which the guest cannot name.
+        Some(file) => unsafe { std::ptr::copy_nonoverlapping(file.as_ptr(), to, file.len()) },
+        // SAFETY: both ranges are inside guest RAM (checked); they may overlap.
+        None => unsafe { std::ptr::copy(from, to, len as usize) },
+    }
+    0
 }
 
 /// A bounded, deterministic fuzz run of the hypercall decoder: random blocks (numbers, argument

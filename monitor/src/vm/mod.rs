@@ -185,6 +185,10 @@ pub fn run_prepared(
     });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
     let _ = shared.pool_slots.set(pool);
+    if let Some(p) = config.program.as_ref() {
+        let image = crate::placed_image::PlacedImage { base: boot.program_image, bytes: p.program.bytes.clone() };
+        let _ = shared.program_image.set(image);
+    }
     if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
         let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);
         if p.verbose {
