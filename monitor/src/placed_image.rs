@@ -1,7 +1,8 @@
-//! The boot program's file as the kernel sees it in guest RAM, without its large segments.
+//! A program's file as the kernel sees it in guest RAM, without its large segments.
 //!
-//! The monitor puts the program's file below the boot stacks and the kernel's loader copies
-//! each PT_LOAD segment from there to where the program runs. Every segment of
+//! The monitor puts the program's file below the boot stacks (the boot program) or into the
+//! staging area of an execve (`forward/exec.rs`), and the kernel's loader copies each PT_LOAD
+//! segment from there to where the program runs. Every segment of
 //! `SEGMENT_COPY_BY_HOST` bytes or more is copied by the monitor (`nr::MEM_COPY`), so those
 //! parts of the file need not be in guest RAM at all: the monitor leaves them out and copies
 //! them from its own view of the file (`FileBytes`, the host's page cache). For Node.js's
@@ -10,7 +11,7 @@
 //! the placed file itself stays: the ELF and program headers, the small segments, the section
 //! headers and every section that is not loaded (the symbol table).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use goblin::elf::{program_header::PT_LOAD, section_header::SHF_ALLOC, Elf};
 
@@ -76,19 +77,55 @@ pub fn kept_parts<'a>(bytes: &'a [u8], left_out: &[(u64, u64)]) -> Vec<(u64, &'a
     parts
 }
 
-/// The placed file: where in guest RAM, and the monitor's view of its bytes.
-pub struct PlacedImage {
-    pub base: u64,
-    pub bytes: Arc<FileBytes>,
+/// A placed file: where in guest RAM, and the monitor's view of its bytes.
+struct PlacedImage {
+    base: u64,
+    bytes: Arc<FileBytes>,
+    /// An execve's (in its staging area, which the kernel frees), not the boot program's
+    /// (in memory reserved for good).
+    exec: bool,
 }
 
-impl PlacedImage {
-    /// The file's bytes behind guest-physical `[addr, addr + len)` when the range lies inside
-    /// the placed file.
-    pub fn bytes_at(&self, addr: u64, len: u64) -> Option<&[u8]> {
-        let off = addr.checked_sub(self.base)?;
-        let end = off.checked_add(len)?;
-        self.bytes.get(off as usize..usize::try_from(end).ok()?)
+/// The files placed without their large segments: the boot program's, and the one of an
+/// execve under way.
+#[derive(Default)]
+pub struct PlacedImages(Mutex<Vec<PlacedImage>>);
+
+impl PlacedImages {
+    /// The boot program's file at `base` (reserved memory, never reused).
+    pub fn add_boot(&self, base: u64, bytes: Arc<FileBytes>) {
+        self.0.lock().unwrap().push(PlacedImage { base, bytes, exec: false });
+    }
+
+    /// An execve's program file at `base` of its staging area, until `end_exec`.
+    pub fn add_exec(&self, base: u64, bytes: Arc<FileBytes>) {
+        let mut images = self.0.lock().unwrap();
+        images.retain(|i| !i.exec);
+        images.push(PlacedImage { base, bytes, exec: true });
+    }
+
+    /// The execve is done or abandoned: its staging area is free memory again.
+    pub fn end_exec(&self) {
+        self.0.lock().unwrap().retain(|i| !i.exec);
+    }
+
+    /// `nr::MEM_COPY`'s source: a placed file's bytes where guest-physical `[src, src + len)`
+    /// lies inside one, else None (the copy reads guest RAM). A copy of guest RAM that holds
+    /// a whole placed file (the kernel moving a staging area) moves the file's place along.
+    pub fn copy_source(&self, src: u64, len: u64, dst: u64) -> Option<(Arc<FileBytes>, usize)> {
+        let mut images = self.0.lock().unwrap();
+        for i in images.iter_mut() {
+            let Some(off) = src.checked_sub(i.base) else { continue };
+            if off.checked_add(len).is_some_and(|end| end <= i.bytes.len() as u64) {
+                return Some((i.bytes.clone(), off as usize));
+            }
+        }
+        for i in images.iter_mut() {
+            if i.base >= src && i.base + i.bytes.len() as u64 <= src.saturating_add(len) {
+                i.base = i.base - src + dst;
+            }
+        }
+        None
     }
 }
 
@@ -124,6 +161,28 @@ mod tests {
         // The kept parts and the left-out ranges make up the file.
         let kept: u64 = kept_parts(&bytes, &out).iter().map(|(_, b)| b.len() as u64).sum();
         assert_eq!(kept + left, bytes.len() as u64);
+    }
+
+    #[test]
+    fn copies_from_a_placed_file_and_follows_its_move() {
+        let bytes = Arc::new(FileBytes::Owned((0..8192u32).map(|i| i as u8).collect()));
+        let images = PlacedImages::default();
+        images.add_boot(0x10_0000, bytes.clone());
+        images.add_exec(0x20_0000, bytes.clone());
+        let off = |r: Option<(Arc<FileBytes>, usize)>| r.map(|(_, o)| o);
+        assert_eq!(off(images.copy_source(0x10_0010, 16, 0)), Some(0x10));
+        assert_eq!(off(images.copy_source(0x20_1000, 4096, 0)), Some(0x1000));
+        // Past a file's end, or across it: guest RAM.
+        assert_eq!(off(images.copy_source(0x20_1001, 4096, 0)), None);
+        assert_eq!(off(images.copy_source(0x1f_ffff, 2, 0)), None);
+        // A copy that holds the exec's whole file moves it.
+        assert_eq!(off(images.copy_source(0x1f_f000, 0x4000, 0x80_0000)), None);
+        assert_eq!(off(images.copy_source(0x20_0000, 16, 0)), None);
+        assert_eq!(off(images.copy_source(0x80_1000 + 8, 16, 0)), Some(8));
+        // The exec ends: its place is free memory again; the boot program's stays.
+        images.end_exec();
+        assert_eq!(off(images.copy_source(0x80_1008, 16, 0)), None);
+        assert_eq!(off(images.copy_source(0x10_0000, 8192, 0)), Some(0));
     }
 
     #[test]

@@ -52,6 +52,23 @@ fn execveat_of_a_descriptor_runs_its_file() {
     assert_same_on_1_and_2_cpus("execveat AT_EMPTY_PATH", &prog, &args, &linux);
 }
 
+/// An exec of programs whose segments of 1 MiB and more are left out of the staged file and
+/// copied by the monitor from its own view of it (monitor/src/placed_image.rs): static-pie,
+/// static at 0x400000, and static linked at 0x41000000, where the exec's staging area lies
+/// with this layout (so the kernel moves it first, and the file's place moves along).
+#[test]
+fn an_exec_of_large_segments_reads_them_as_initialized() {
+    let prog = build("exec_self", &[]);
+    for flags in [&["-static-pie"][..], &[], &["-Wl,-Ttext-segment=0x41000000"]] {
+        let big = build("layout_big_rodata", flags);
+        let args = ["run", big.to_str().unwrap()];
+        let linux = native(&prog, &args);
+        assert_eq!(linux.code(), 0, "natively ({flags:?}): {linux:?}");
+        assert!(linux.stdout.contains(", 0 differ"), "natively ({flags:?}): {linux:?}");
+        assert_same_on_1_and_2_cpus(&format!("exec of layout_big_rodata {flags:?}"), &prog, &args, &linux);
+    }
+}
+
 /// An executable script in target/programs/scripts.
 fn script(name: &str, text: &str) -> std::path::PathBuf {
     let dir = repo_root().join("target/programs/scripts");

@@ -23,7 +23,7 @@ use crate::file_bytes::FileBytes;
 
 /// Linux's BINPRM_MAX_RECURSION: interpreters that are scripts themselves, at most 4 deep.
 const SCRIPT_DEPTH_MAX: usize = 4;
-/// Larger program files are refused (ENOMEM): they are read whole into host memory.
+/// Larger program files are refused (ENOMEM): they are held whole in host memory (mapped).
 const FILE_MAX: u64 = 1 << 30;
 const PAGE: usize = 4096;
 
@@ -40,7 +40,7 @@ pub struct PendingExec {
 
 /// A file read for an exec: its bytes and its host path.
 struct ExecFile {
-    bytes: Vec<u8>,
+    bytes: FileBytes,
     host_path: PathBuf,
 }
 
@@ -89,19 +89,24 @@ impl Forwarder {
         let given = String::from_utf8_lossy(&name).into_owned();
         let exe = super::paths::exe_path(&file.host_path);
         let mut interp_error = None;
-        let program = crate::program::Program::from_bytes(&given, file.host_path, file.bytes.into(), |p| {
+        let program = crate::program::Program::from_bytes(&given, file.host_path, file.bytes, |p| {
             let f = self.exec_file(libc::AT_FDCWD as u32 as u64, p.as_bytes().to_vec(), true).inspect_err(|&e| {
                 interp_error = Some(e);
             });
             let f = f.map_err(|e| crate::error::err!("{p}: {e:?}"))?;
-            crate::interp::check(&given, p, f.bytes.into()).inspect_err(|_| interp_error = Some(Errno(libc::ELIBBAD)))
+            crate::interp::check(&given, p, f.bytes).inspect_err(|_| interp_error = Some(Errno(libc::ELIBBAD)))
         });
         // A missing (or unreadable) interpreter is its open's error, an invalid one ELIBBAD,
         // anything wrong with the program itself ENOEXEC, as Linux answers.
         let program = program.map_err(|_| interp_error.unwrap_or(Errno(libc::ENOEXEC)))?;
         let (overrides, omp_flags) = self.exec_omp_plan(&program);
-        let blob =
-            make_blob(&prefix, &filename, program.bytes, program.interp.map(|i| i.bytes), (&overrides, omp_flags));
+        let blob = make_blob(
+            &prefix,
+            &filename,
+            (program.bytes, program.left_out),
+            program.interp.map(|i| i.bytes),
+            (&overrides, omp_flags),
+        );
         let len = blob.len as i64;
         *self.exec.lock().unwrap() = Some(PendingExec { blob, exe, filename });
         Ok(len)
@@ -140,8 +145,14 @@ impl Forwarder {
         // The gaps between the parts are left as they are: the kernel stages the blob in
         // memory that reads zero.
         g.write_bytes(a[0], &p.blob.head)?;
-        for (off, bytes) in &p.blob.files {
-            g.write_bytes(a[0] + *off as u64, bytes)?;
+        for BlobFile { off, bytes, left_out } in &p.blob.files {
+            for (at, part) in crate::placed_image::kept_parts(bytes, left_out) {
+                g.write_bytes(a[0] + (*off as u64) + at, part)?;
+            }
+        }
+        // The program file's large segments are copied from the file (`nr::MEM_COPY`).
+        if let Some(BlobFile { off, bytes, .. }) = p.blob.files.first() {
+            self.placed.add_exec(a[0] + *off as u64, bytes.clone());
         }
         Ok(0)
     }
@@ -149,6 +160,7 @@ impl Forwarder {
     /// `EXEC_COMMIT(argv block, len, argc)`: the exec is done.
     pub(super) fn exec_commit(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
         let p = self.exec.lock().unwrap().take().ok_or(Errno::EINVAL)?;
+        self.placed.end_exec();
         for slot in self.fds.take_cloexec() {
             let _ = slot.close();
         }
@@ -167,6 +179,7 @@ impl Forwarder {
     /// `EXEC_ABORT`: the exec failed before its point of no return.
     pub(super) fn exec_abort(&self) -> SysResult<i64> {
         self.exec.lock().unwrap().take();
+        self.placed.end_exec();
         Ok(0)
     }
 
@@ -195,7 +208,7 @@ impl Forwarder {
         let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
         check_executable(&fd)?;
         let host_path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| Errno::ENOENT)?;
-        Ok(ExecFile { bytes: read_all(&fd)?, host_path })
+        Ok(ExecFile { bytes: read_all(fd)?, host_path })
     }
 }
 
@@ -225,8 +238,9 @@ fn check_executable(fd: &OwnedFd) -> SysResult<()> {
     Ok(())
 }
 
-/// The whole file, up to the size it has now.
-fn read_all(fd: &OwnedFd) -> SysResult<Vec<u8>> {
+/// The whole file, up to the size it has now (mapped from the page cache where it is large:
+/// `FileBytes`).
+fn read_all(fd: OwnedFd) -> SysResult<FileBytes> {
     // SAFETY: fstat writes the struct we pass.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
@@ -237,21 +251,7 @@ fn read_all(fd: &OwnedFd) -> SysResult<Vec<u8>> {
     if size > FILE_MAX {
         return Err(Errno(libc::ENOMEM));
     }
-    let mut bytes = vec![0u8; size as usize];
-    let mut done = 0;
-    while done < bytes.len() {
-        let rest = &mut bytes[done..];
-        // SAFETY: reading into our own buffer.
-        let n = unsafe { libc::pread(fd.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len(), done as libc::off_t) };
-        match n {
-            n if n > 0 => done += n as usize,
-            0 => break,
-            _ if Errno::last() == Errno::EINTR => {}
-            _ => return Err(Errno::last()),
-        }
-    }
-    bytes.truncate(done);
-    Ok(bytes)
+    FileBytes::read(std::fs::File::from(fd), size).map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))
 }
 
 /// The blob `hrt_abi::exec_blob` describes.
@@ -259,8 +259,16 @@ fn read_all(fd: &OwnedFd) -> SysResult<Vec<u8>> {
 /// the program and interpreter files at their (page-aligned) offsets; `len` bytes in all.
 struct Blob {
     head: Vec<u8>,
-    files: Vec<(usize, std::sync::Arc<FileBytes>)>,
+    files: Vec<BlobFile>,
     len: usize,
+}
+
+/// A file in the blob: its offset there, its bytes, and the file ranges left out of guest
+/// RAM (`placed_image`).
+struct BlobFile {
+    off: usize,
+    bytes: std::sync::Arc<FileBytes>,
+    left_out: Vec<(u64, u64)>,
 }
 
 impl Blob {
@@ -269,7 +277,7 @@ impl Blob {
     fn whole(&self) -> Vec<u8> {
         let mut out = vec![0u8; self.len];
         out[..self.head.len()].copy_from_slice(&self.head);
-        for (off, bytes) in &self.files {
+        for BlobFile { off, bytes, .. } in &self.files {
             out[*off..*off + bytes.len()].copy_from_slice(bytes);
         }
         out
@@ -279,7 +287,7 @@ impl Blob {
 fn make_blob(
     prefix: &[Vec<u8>],
     filename: &[u8],
-    program: std::sync::Arc<FileBytes>,
+    (program, left_out): (std::sync::Arc<FileBytes>, Vec<(u64, u64)>),
     interp: Option<FileBytes>,
     (overrides, omp_flags): (&[u8], u64),
 ) -> Blob {
@@ -311,8 +319,8 @@ fn make_blob(
     }
     head[strings_off..strings_off + strings.len()].copy_from_slice(&strings);
     head[overrides_off..].copy_from_slice(overrides);
-    let mut files = vec![(program_off, program)];
-    files.extend(interp.map(|i| (interp_off, std::sync::Arc::new(i))));
+    let mut files = vec![BlobFile { off: program_off, bytes: program, left_out }];
+    files.extend(interp.map(|i| BlobFile { off: interp_off, bytes: std::sync::Arc::new(i), left_out: Vec::new() }));
     Blob { head, files, len: interp_off + interp_len }
 }
 
@@ -333,7 +341,7 @@ mod tests {
         let b = make_blob(
             &prefix,
             b"./script",
-            std::sync::Arc::new(FileBytes::Owned(program.clone())),
+            (std::sync::Arc::new(FileBytes::Owned(program.clone())), Vec::new()),
             Some(FileBytes::Owned(interp.clone())),
             (b"ovr", 7),
         );
@@ -351,7 +359,8 @@ mod tests {
         assert_eq!(word(&whole, blob::W_OMP_FLAGS), 7);
         assert!(whole[p + program.len()..i].iter().all(|&x| x == 0), "the gap reads zero");
         // No interpreter: the blob ends at the page after the program.
-        let b = make_blob(&[], b"/x", std::sync::Arc::new(FileBytes::Owned(program.clone())), None, (b"", 0));
+        let b =
+            make_blob(&[], b"/x", (std::sync::Arc::new(FileBytes::Owned(program.clone())), Vec::new()), None, (b"", 0));
         let whole = b.whole();
         assert_eq!(word(&whole, blob::W_INTERP_LEN), 0);
         assert_eq!(whole.len(), (word(&whole, blob::W_PROGRAM_OFF) + program.len()).next_multiple_of(PAGE));

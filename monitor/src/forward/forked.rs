@@ -60,6 +60,7 @@ impl Forwarder {
             described: Mutex::new(self.described.lock().unwrap().clone()),
             // An exec under way is another thread's of the parent (that thread is not forked).
             exec: Mutex::new(None),
+            placed: Default::default(),
             host_pid: self.host_pid.clone(),
             stopping: AtomicBool::new(false),
             cwd_special: AtomicBool::new(self.cwd_special.load(Ordering::Relaxed)),

@@ -324,6 +324,9 @@ pub struct Forwarder {
     described: std::sync::Mutex<Described>,
     /// The program's execve under way (exec.rs).
     exec: std::sync::Mutex<Option<exec::PendingExec>>,
+    /// The program files placed in guest RAM without their large segments, which
+    /// `nr::MEM_COPY` copies from the files (`placed_image`).
+    pub placed: crate::placed_image::PlacedImages,
     /// The monitor's pid as text (`/proc/<pid>` is `/proc/self`).
     host_pid: String,
     /// Set by shutdown(): interrupted host calls are no longer restarted.
@@ -421,6 +424,7 @@ impl Forwarder {
             fds,
             described: std::sync::Mutex::new(Described { exe: paths::exe_path(&exe), ..Described::default() }),
             exec: std::sync::Mutex::new(None),
+            placed: Default::default(),
             exec_omp: None,
             library_plans: std::sync::OnceLock::new(),
             host_pid: std::process::id().to_string(),

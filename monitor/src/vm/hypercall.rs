@@ -251,7 +251,9 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             }
             0
         }
-        nr::MEM_COPY => mem_copy(ram, shared.program_image.get(), call.args[0], call.args[1], call.args[2]),
+        nr::MEM_COPY => {
+            mem_copy(ram, shared.forwarder.as_ref().map(|f| &f.placed), call.args[0], call.args[1], call.args[2])
+        }
         nr::MEM_ZERO => zero_guest(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
         nr::SMALL_HOST_PAGES => ram.use_small_pages(call.args[0], call.args[1]),
         nr::USER_MAP => register_user_map(shared, &call.args),
@@ -329,12 +331,12 @@ fn host_range(ram: &super::memory::GuestRam, addr: u64, len: u64) -> Option<*mut
     ram.host_ptr(addr, len)
 }
 
-/// `nr::MEM_COPY`: `len` bytes from `src` to `dst`, both in guest RAM. A source inside the
-/// boot program's placed file is read from the monitor's view of the file, since its large
-/// segments are not in guest RAM (`placed_image`).
+/// `nr::MEM_COPY`: `len` bytes from `src` to `dst`, both in guest RAM. A source inside a
+/// placed program file is read from the monitor's view of the file, since its large segments
+/// are not in guest RAM (`placed_image`).
 fn mem_copy(
     ram: &super::memory::GuestRam,
-    image: Option<&crate::placed_image::PlacedImage>,
+    images: Option<&crate::placed_image::PlacedImages>,
     dst: u64,
     src: u64,
     len: u64,
@@ -342,10 +344,10 @@ fn mem_copy(
     let (Some(to), Some(from)) = (host_range(ram, dst, len), host_range(ram, src, len)) else {
         return -(libc::EFAULT as i64);
     };
-    match image.and_then(|i| i.bytes_at(src, len)) {
-        // SAFETY: `to` is `len` bytes of guest RAM (checked); the file's bytes are the
-        // monitor's own memory, which the guest cannot name.
-        Some(file) => unsafe { std::ptr::copy_nonoverlapping(file.as_ptr(), to, file.len()) },
+    match images.and_then(|i| i.copy_source(src, len, dst)) {
+        // SAFETY: `to` is `len` bytes of guest RAM (checked) and `[off, off + len)` lies in the
+        // file's bytes (checked by `copy_source`), the monitor's own memory.
+        Some((file, off)) => unsafe { std::ptr::copy_nonoverlapping(file.as_ptr().add(off), to, len as usize) },
         // SAFETY: both ranges are inside guest RAM (checked); they may overlap.
         None => unsafe { std::ptr::copy(from, to, len as usize) },
     }

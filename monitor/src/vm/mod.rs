@@ -161,6 +161,7 @@ pub fn run_prepared(
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
         f.describe_program(p.argv.clone(), boot.user_pool);
+        f.placed.add_boot(boot.program_image, p.program.bytes.clone());
         f.set_exec_omp(p.exec_omp);
         if let Some(purpose) = p.omp_library {
             let required = purpose == crate::overrides::LibraryUse::Override { required: true };
@@ -185,10 +186,6 @@ pub fn run_prepared(
     });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
     let _ = shared.pool_slots.set(pool);
-    if let Some(p) = config.program.as_ref() {
-        let image = crate::placed_image::PlacedImage { base: boot.program_image, bytes: p.program.bytes.clone() };
-        let _ = shared.program_image.set(image);
-    }
     if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
         let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);
         if p.verbose {

@@ -38,9 +38,6 @@ pub struct Shared {
     /// kernel asks (`nr::RAM_READY`, `nr::KERNEL_RAM_READY`);
     /// unset where all of RAM was given at once (a forked child's VM, tests).
     pub pool_slots: std::sync::OnceLock<Arc<super::pool_slots::PoolSlots>>,
-    /// The boot program's file in guest RAM, whose large segments `nr::MEM_COPY` copies from
-    /// the monitor's view of the file (`hrt run` only).
-    pub program_image: std::sync::OnceLock<crate::placed_image::PlacedImage>,
     started: Mutex<bool>,
     start: Condvar,
     /// A forked child's secondary vCPUs are created when its kernel first starts them
@@ -186,7 +183,6 @@ impl Shared {
             user_map: std::sync::OnceLock::new(),
             channel: std::sync::OnceLock::new(),
             pool_slots: std::sync::OnceLock::new(),
-            program_image: std::sync::OnceLock::new(),
             started: Mutex::new(false),
             start: Condvar::new(),
             starter: Mutex::new(None),
