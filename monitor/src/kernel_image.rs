@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use goblin::elf::{header, program_header::PT_LOAD, Elf, ProgramHeader};
+use goblin::elf::{header, program_header::PT_LOAD};
 use hrt_abi::layout;
 
 use crate::error::err;
@@ -39,7 +39,8 @@ impl KernelImage {
         if bytes.len() < 4 || &bytes[..4] != b"\x7fELF" {
             return Err(err!("{name} is not an ELF file"));
         }
-        let elf = headers_only(&bytes).map_err(|e| err!("{name} is not a valid ELF file: {e}"))?;
+        let elf =
+            crate::elf_headers::headers(&bytes, false).map_err(|e| err!("{name} is not a valid ELF file: {e}"))?;
         if !elf.is_64 || elf.header.e_machine != header::EM_X86_64 {
             return Err(err!("{name} is not an x86-64 ELF64 kernel"));
         }
@@ -76,20 +77,6 @@ impl KernelImage {
     }
 }
 
-/// The ELF header and program headers alone: all that loading needs. `Elf::parse` also reads
-/// every section, symbol and string table (checking each name is UTF-8): ~0.3 ms of every
-/// start for the built-in kernel's 6 MB with its symbols and debug sections.
-fn headers_only(bytes: &[u8]) -> goblin::error::Result<Elf<'_>> {
-    use goblin::container::{Container, Ctx, Endian};
-    let header = Elf::parse_header(bytes)?;
-    let mut elf = Elf::lazy_parse(header)?;
-    let container = if elf.is_64 { Container::Big } else { Container::Little };
-    let endian = if elf.little_endian { Endian::Little } else { Endian::Big };
-    let ctx = Ctx::new(container, endian);
-    elf.program_headers = ProgramHeader::parse(bytes, header.e_phoff as usize, header.e_phnum as usize, ctx)?;
-    Ok(elf)
-}
-
 /// The OS error text without Rust's " (os error N)" suffix.
 pub fn io_reason(e: &std::io::Error) -> String {
     let s = e.to_string();
@@ -102,6 +89,7 @@ pub fn io_reason(e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use goblin::elf::Elf;
 
     /// The built-in kernel: what the full parse finds, the headers-only parse finds too.
     #[test]
@@ -109,7 +97,7 @@ mod tests {
         let t0 = std::time::Instant::now();
         let full = Elf::parse(BUILTIN).unwrap();
         let t1 = std::time::Instant::now();
-        let quick = headers_only(BUILTIN).unwrap();
+        let quick = crate::elf_headers::headers(BUILTIN, false).unwrap();
         let t2 = std::time::Instant::now();
         eprintln!("full parse {:?}, headers only {:?}", t1 - t0, t2 - t1);
         assert_eq!(full.entry, quick.entry);

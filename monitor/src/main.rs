@@ -2,6 +2,7 @@
 mod bench;
 mod child_args;
 mod cli;
+mod elf_headers;
 mod error;
 mod file_bytes;
 mod forward;

@@ -130,7 +130,9 @@ impl Program {
         if bytes.get(4) == Some(&1) {
             return Err(refuse!("{given} is a 32-bit ELF; HRT runs x86-64 (ELF64) programs"));
         }
-        let elf = Elf::parse(&bytes).map_err(|e| refuse!("{given} is not a valid ELF file: {e}"))?;
+        // The headers only: the symbol tables are not the loader's business (`elf_headers`).
+        let elf =
+            crate::elf_headers::headers(&bytes, true).map_err(|e| refuse!("{given} is not a valid ELF file: {e}"))?;
         if elf.header.e_machine != header::EM_X86_64 {
             return Err(refuse!("{given} is built for {}, not x86-64", header::machine_to_str(elf.header.e_machine)));
         }

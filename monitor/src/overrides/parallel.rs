@@ -8,8 +8,6 @@
 //! (2.5-7 ms against 0.4-1.9), and benchmarks that calibrate on their first region (EPCC's)
 //! would choose their repetitions from it.
 
-use goblin::elf::Elf;
-
 /// Functions a compiler's OpenMP code calls to start a parallel region: gcc's (libgomp, old
 /// and new) and clang's (libomp, libiomp5).
 const REGION_STARTS: [&str; 3] = ["GOMP_parallel", "GOMP_parallel_start", "__kmpc_fork_call"];
@@ -17,14 +15,10 @@ const REGION_STARTS: [&str; 3] = ["GOMP_parallel", "GOMP_parallel_start", "__kmp
 /// Whether the program loads an OpenMP runtime (`DT_NEEDED`) or has one linked in, or calls one
 /// (a symbol naming a region start, defined or imported).
 pub fn has_openmp(bytes: &[u8]) -> bool {
-    let Ok(elf) = Elf::parse(bytes) else { return false };
+    let Ok(elf) = crate::elf_headers::headers(bytes, true) else { return false };
     let runtime = |l: &&str| l.starts_with("libgomp") || l.starts_with("libomp") || l.starts_with("libiomp");
-    if elf.libraries.iter().any(runtime) {
-        return true;
-    }
-    let named = |name: Option<&str>| name.is_some_and(|n| REGION_STARTS.contains(&n));
-    elf.syms.iter().any(|s| named(elf.strtab.get_at(s.st_name)))
-        || elf.dynsyms.iter().any(|s| named(elf.dynstrtab.get_at(s.st_name)))
+    crate::elf_headers::needed_libraries(bytes, &elf).iter().any(runtime)
+        || crate::elf_headers::has_symbol_named(bytes, &elf, &REGION_STARTS)
 }
 
 #[cfg(test)]
