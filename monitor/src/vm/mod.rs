@@ -12,6 +12,7 @@ mod kvm;
 mod late_teardown;
 mod memory;
 mod pool_slots;
+mod prefault;
 pub mod prepare;
 mod sandbox;
 mod seccomp;
@@ -145,6 +146,9 @@ pub fn run_prepared(
         .or_else(|| tsc_khz(&kvm, &vm))
         .ok_or_else(|| crate::error::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
+    if let Some(p) = config.program.as_ref() {
+        prefault::start(&mem, &prefault::segment_ranges(&p.program, boot.user_pool.0));
+    }
     // The kernel has the program's CPU limit now, and enforces it on the program's own time.
     crate::forward::lift_cpu_soft_limit();
     // The program's pool is given to KVM chunk by chunk as the kernel needs it (`pool_slots`),
