@@ -69,6 +69,14 @@ fn signals_sent_right_after_fork_act_as_the_childs_dispositions_say() {
     passes_natively_and_same_on_1_and_2_cpus("fork_early_signals", Some("fork early signals: done"));
 }
 
+/// An orphan's getppid (tests/programs/hostile/orphan_ppid.c): a grandchild whose parent exits
+/// sees its parent id change, as on Linux (it kept the dead parent's pid); a vfork child's
+/// parent is the program.
+#[test]
+fn an_orphans_parent_id_changes_when_its_parent_dies() {
+    passes_natively_and_same_on_1_and_2_cpus("orphan_ppid", Some("then changed: yes"));
+}
+
 /// clone with CLONE_PIDFD (tests/programs/hostile/clone_pidfd.c): fork-style and
 /// vfork-style (exec'd) children's pidfds poll, reap with their status and take signals as
 /// on Linux; with CLONE_PARENT_SETTID it is EINVAL.

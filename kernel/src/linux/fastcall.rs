@@ -13,7 +13,7 @@
 
 use core::sync::atomic::Ordering;
 
-use linux_raw_sys::general::{__NR_futex, __NR_getpid, __NR_getppid, __NR_gettid};
+use linux_raw_sys::general::{__NR_futex, __NR_getpid, __NR_gettid};
 
 use super::signal::state::PENDING_COUNT;
 use crate::arch::ring3::FastCallRegs as Saved;
@@ -43,7 +43,6 @@ extern "C" fn serve(saved: &Saved) -> i64 {
     let ret = match saved.nr as u32 {
         __NR_getpid => super::process::pid() as i64,
         __NR_gettid => super::process::current_tid() as i64,
-        __NR_getppid => super::process::parent_pid() as i64,
         __NR_futex if super::futex::is_wake_only(args[1]) => super::errno::to_ret(super::futex::fast_wake(args)),
         _ => return NOT_FAST,
     };

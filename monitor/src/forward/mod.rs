@@ -139,6 +139,7 @@ const fn joined<const N: usize>(a: &[libc::c_long], b: &[libc::c_long]) -> [libc
 
 /// `FORWARDED_BY_KERNEL_HANDLERS` but the id calls.
 const KERNEL_HANDLED: &[libc::c_long] = &[
+    libc::SYS_getppid,
     libc::SYS_getpriority,
     libc::SYS_setpriority,
     libc::SYS_ioprio_get,
@@ -612,6 +613,10 @@ impl Forwarder {
             libc::SYS_fstatfs => self.fstatfs(g, a[0], a[1]),
             libc::SYS_getgroups => self.getgroups(g, a[0], a[1]),
             libc::SYS_capget => self.capget(g, a[0], a[1]),
+            // `hrt`'s parent is the program's: a shell, or a forked parent's `hrt`; 1 (or a
+            // subreaper) once that has died, as the host reparents `hrt`.
+            // SAFETY: getppid takes no arguments.
+            libc::SYS_getppid => unsafe { self.sys(libc::SYS_getppid, &[]) },
             nr @ (libc::SYS_getpriority | libc::SYS_ioprio_get) => self.getpriority(nr, a[0], a[1]),
             nr @ (libc::SYS_setpriority | libc::SYS_ioprio_set) => self.setpriority(nr, a[0], a[1], a[2]),
             libc::SYS_sched_getattr => self.sched_getattr(g, a[0], a[1], a[2], a[3]),

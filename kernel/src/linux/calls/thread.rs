@@ -195,8 +195,19 @@ pub fn getpid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Ok(process::pid() as u64)
 }
 
+/// The host's answer for `hrt`, whose parent is the program's: it changes when that parent
+/// dies (the host reparents `hrt`), which a cached value would not show. A spawn child's
+/// parent is the program.
 pub fn getppid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Ok(process::parent_pid() as u64)
+    if super::procs::child_ctx().is_some() {
+        return Ok(process::pid() as u64);
+    }
+    let r = crate::linux::syscall::forward(linux_raw_sys::general::__NR_getppid as u64, [0; 6]);
+    if r > 0 {
+        Ok(r as u64)
+    } else {
+        Ok(process::parent_pid() as u64)
+    }
 }
 
 pub fn sched_yield(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
