@@ -157,6 +157,29 @@ fn sigqueue_to_a_child_and_existence_checks_outside_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("sigqueue_other", Some("sigqueue to a child: 0, child status 7"));
 }
 
+/// kill of a process outside the program's tree (a daemon's `kill -HUP`, `nginx -s reload`,
+/// `pg_ctl reload`): it reaches the process, as natively (it was ESRCH); `/bin/kill` under
+/// `hrt run` ends a `sleep` the test started, for each of SIGTERM and SIGUSR1, and its
+/// process group with `kill -- -PGID`.
+#[test]
+fn kill_reaches_processes_outside_the_program_as_on_linux() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    for (args, signal) in [(&["-TERM"][..], 15), (&["-USR1"], 10), (&["-KILL", "--"], 9)] {
+        let mut sleeper = std::process::Command::new("sleep").arg("60").process_group(0).spawn().unwrap();
+        let pid = sleeper.id().to_string();
+        let target = if args.contains(&"--") { format!("-{pid}") } else { pid };
+        let out = common::hostile::hrt_cmd()
+            .args(["run", "--cpus", "1", "/bin/kill"])
+            .args(args)
+            .arg(&target)
+            .output()
+            .unwrap();
+        let ended = sleeper.wait().unwrap();
+        assert!(out.status.success(), "kill {args:?} {target}: {out:?}");
+        assert_eq!(ended.signal(), Some(signal), "kill {args:?} {target}: {out:?}");
+    }
+}
+
 /// setpgid on a forked child after it has exec'd is EACCES, as on Linux (the child's exec runs
 /// in its own VM, so the host saw none and let the call through); before the exec it moves the
 /// child, and the exec'd child may still move itself.

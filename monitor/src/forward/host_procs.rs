@@ -34,15 +34,14 @@ pub fn root() -> i32 {
     }
 }
 
-/// Whether host process `pid` is in the program's tree: its root or one of the root's
-/// descendants.
-pub fn in_program_tree(pid: i32) -> bool {
-    let root = root();
-    pid == root || descends_from(pid, root)
+/// Whether the program may signal host processes outside its own children: as natively, any
+/// the host lets `hrt` signal (the host applies Linux's permission rule; `kill -HUP` of a
+/// daemon, `nginx -s reload`, `pg_ctl reload`) where the host's /proc can be read; under
+/// `--sandbox`, where it cannot, none.
+pub fn signals_reach_outside() -> bool {
+    fs::read_dir("/proc").is_ok()
 }
 
-/// How far up the parent chain `descends_from` looks (deeper chains are not descendants here).
-const MAX_DEPTH: usize = 64;
 /// Processes read at most per table walk (a host with more gets the first this many).
 const MAX_PROCESSES: usize = 1 << 16;
 
@@ -74,19 +73,6 @@ pub fn pid_of_proc_dir(fd: i32) -> Option<i32> {
     let pid: i32 = std::str::from_utf8(&stat[..end]).ok()?.parse().ok()?;
     let (a, b) = (fs::metadata(&dir).ok()?, fs::metadata(format!("/proc/{pid}")).ok()?);
     (a.dev() == b.dev() && a.ino() == b.ino()).then_some(pid)
-}
-
-/// Whether host process `pid` is `ancestor`'s child, grandchild, ...
-pub fn descends_from(pid: i32, ancestor: i32) -> bool {
-    let mut at = pid;
-    for _ in 0..MAX_DEPTH {
-        match parent_and_group(at) {
-            Some((ppid, _)) if ppid == ancestor => return true,
-            Some((ppid, _)) if ppid > 1 => at = ppid,
-            _ => return false,
-        }
-    }
-    false
 }
 
 /// Every host process as (pid, parent, group); None where the host's /proc cannot be read
@@ -130,15 +116,6 @@ pub fn group_members(pgid: i32) -> Option<Vec<i32>> {
     Some(read_table()?.into_iter().filter(|&(_, _, g)| g == pgid).map(|t| t.0).collect())
 }
 
-/// Whether group `pgid` holds a process of the program's tree.
-pub fn group_in_program_tree(pgid: i32) -> bool {
-    let t = table();
-    let root = root();
-    let mut tree = descendants_in(&t, root);
-    tree.push(root);
-    tree.iter().any(|d| t.iter().any(|&(pid, _, g)| pid == *d && g == pgid))
-}
-
 /// The program's tree: its root and the root's descendants.
 pub fn program_tree() -> Vec<i32> {
     let root = root();
@@ -173,7 +150,6 @@ mod tests {
         // SAFETY: getppid and getpgid(0) have no arguments that point anywhere.
         let (ppid, pgrp) = unsafe { (libc::getppid(), libc::getpgid(0)) };
         assert_eq!(parent_and_group(me), Some((ppid, pgrp)));
-        assert!(descends_from(me, ppid));
         assert!(group_members(pgrp).unwrap().contains(&me));
     }
 }

@@ -403,9 +403,9 @@ impl Forwarder {
         if target == std::process::id() as i32 {
             return Ok(1);
         }
-        // Any process may be waited for through a pidfd; only the program's tree signalled.
+        // Any process may be waited for through a pidfd, and signalled as `kill` may.
         let known = self.children.pids.lock().unwrap().contains(&target);
-        if sig != 0 && !(known || super::host_procs::in_program_tree(target)) {
+        if sig != 0 && !(known || super::host_procs::signals_reach_outside()) {
             return Err(Errno::ESRCH);
         }
         let mut si = [0u8; 128];
@@ -441,13 +441,13 @@ impl Forwarder {
         })
     }
 
-    /// rt_sigqueueinfo(pid, sig, info) to another process of the program's tree (the kernel
-    /// keeps the program's own): the host's, with the program's siginfo, whose rule on forged
+    /// rt_sigqueueinfo(pid, sig, info) to another process (the kernel keeps the program's own),
+    /// as `kill` may reach it: the host's, with the program's siginfo, whose rule on forged
     /// codes the host applies.
     pub(super) fn rt_sigqueueinfo(&self, g: Guest, pid: u64, sig: u64, info: u64) -> SysResult<i64> {
         let pid = pid as i32;
         let known = self.children.pids.lock().unwrap().contains(&pid);
-        if pid <= 0 || sig != 0 && !(known || super::host_procs::in_program_tree(pid)) {
+        if pid <= 0 || sig != 0 && !(known || super::host_procs::signals_reach_outside()) {
             return Err(Errno::ESRCH);
         }
         let si: [u8; 128] = g.read(info)?;
@@ -467,10 +467,12 @@ impl Forwarder {
     }
 
     fn kill(&self, pid: i32, sig: u64) -> SysResult<i64> {
-        use super::host_procs::{group_in_program_tree, in_program_tree, program_tree};
+        use super::host_procs::{program_tree, signals_reach_outside};
         // SAFETY: getpid and getpgid(0) have no pointers.
         let (me, my_group) = unsafe { (libc::getpid(), libc::getpgid(0)) };
-        let known = |p: i32| self.children.pids.lock().unwrap().contains(&p);
+        // Its own children, and any process or group the host lets `hrt` signal, as natively
+        // (not under `--sandbox`); kill(-1) only the program's tree (below).
+        let known = |p: i32| self.children.pids.lock().unwrap().contains(&p) || signals_reach_outside();
         let send = |p: i32| {
             // SAFETY: no pointers.
             unsafe { self.sys(libc::SYS_kill, &[p as libc::c_long, int(sig)]) }
@@ -478,10 +480,10 @@ impl Forwarder {
         match pid {
             // Signal 0 only asks whether the process exists (`kill -0 $PPID`): anyone's.
             p if sig == 0 && !(-1..=0).contains(&p) => send(p),
-            p if p > 0 && (known(p) || in_program_tree(p)) => send(p),
+            p if p > 0 && known(p) => send(p),
             0 => self.kill_own_group(my_group, me, &send),
             p if p < -1 && -p == my_group => self.kill_own_group(my_group, me, &send),
-            p if p < -1 && (known(-p) || group_in_program_tree(-p)) => send(p),
+            p if p < -1 && known(-p) => send(p),
             -1 => {
                 let others: Vec<i32> = program_tree().into_iter().filter(|&p| p != me).collect();
                 // Linux: success if any process could be signalled.

@@ -744,9 +744,10 @@ fn a_spawn_child_has_its_own_descriptor_table() {
     // Exec-only calls are refused outside a child, and wait needs no context.
     assert_eq!(t.call(op::EXEC as libc::c_long, &[0; 6]), -(libc::EINVAL as i64));
     assert_eq!(child(op::WAIT4 as libc::c_long, [0; 6]), -(libc::EINVAL as i64));
-    // kill reaches only the program's tree (SIGCONT: harmless if it ever went through), but
-    // signal 0 only asks whether a process exists, of any.
-    assert_eq!(t.call(op::KILL as libc::c_long, &[1, libc::SIGCONT as u64]), -(libc::ESRCH as i64));
+    // kill reaches any process the host lets `hrt` signal, as natively (SIGCONT to init:
+    // harmless), and signal 0 only asks whether a process exists.
+    let r = t.call(op::KILL as libc::c_long, &[1, libc::SIGCONT as u64]);
+    assert!(r == 0 || r == -(libc::EPERM as i64), "kill(1, SIGCONT): {r}");
     assert_eq!(t.call(op::KILL as libc::c_long, &[1, 0]), 0);
     assert_eq!(t.call(op::CHILD_END as libc::c_long, &[1234]), 0);
     assert_eq!(child(libc::SYS_close, [w, 0, 0, 0, 0, 0]), -(libc::ENOSYS as i64));
