@@ -271,6 +271,18 @@ fn interface_ioctls_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_ioctl_ifreq", Some("mtu"));
 }
 
+/// Signal-driven I/O and sockios requests (tests/programs/hostile/calls_ioctl_async.c):
+/// FIOASYNC (nginx's master refused to start its workers when it was ENOTTY), the SIGIO owner
+/// set and read with FIOSETOWN/SIOCSPGRP and FIOGETOWN/SIOCGPGRP, SIGIO arriving, SIOCATMARK,
+/// SIOCGSTAMP, SIOCGIFCONF with and without a buffer, as natively.
+#[test]
+fn signal_driven_io_and_socket_requests_act_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "calls_ioctl_async",
+        Some("SIGIO after the peer wrote                   1"),
+    );
+}
+
 /// Calls on a directory entry with a trailing slash or a final "." or ".." at a symbolic
 /// link, and O_CREAT|O_EXCL at a dangling one, as on Linux (tests/programs/hostile/path_entries.c):
 /// `rmdir link/` is ENOTDIR and leaves the link's target, `rmdir d/.` EINVAL, `rename d/. x`

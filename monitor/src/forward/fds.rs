@@ -170,6 +170,15 @@ impl Forwarder {
                 self.fds().set_cloexec(fd, cmd == libc::FIOCLEX)?;
                 return Ok(0);
             }
+            FIOSETOWN | SIOCSPGRP => {
+                // F_SETOWN's owner, checked as F_SETOWN checks it (the host answers ENOTTY for
+                // a descriptor that is not a socket first).
+                let who: i32 = g.read(arg)?;
+                check_owner(who)?;
+                // SAFETY: `who` is the int the request reads.
+                return unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(&who as *const i32)]) };
+            }
+            libc::SIOCGIFCONF => return self.ioctl_ifconf(g, raw, arg),
             cmd => ioctl_kind(cmd).ok_or(Errno::ENOTTY)?,
         };
         let mut local = [0u8; LARGEST_ARG];
@@ -200,6 +209,28 @@ impl Forwarder {
             // SAFETY: the argument is a plain value.
             Ioctl::Value => unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, arg as libc::c_long]) },
         }
+    }
+}
+
+impl super::Forwarder {
+    /// SIOCGIFCONF: struct ifconf { int len; struct ifreq *buf } names a buffer of the program's
+    /// (at most `IFCONF_MAX` bytes are filled here): the host fills one of `hrt`'s, copied back
+    /// with the length it used. A null `buf` asks for the length all records need.
+    fn ioctl_ifconf(&self, g: Guest, raw: libc::c_long, arg: u64) -> SysResult<i64> {
+        let conf: [u64; 2] = g.read(arg)?;
+        let (len, buf) = ((conf[0] as u32 as i32).max(0) as u64, conf[1]);
+        let mut local = vec![0u8; len.min(IFCONF_MAX) as usize];
+        let mut host: [u64; 2] = [local.len() as u64, if buf == 0 { 0 } else { ptr(local.as_mut_ptr()) as u64 }];
+        // SAFETY: `host` is a struct ifconf naming `local` (or no buffer), whose length it holds.
+        let r =
+            unsafe { self.sys(libc::SYS_ioctl, &[raw, libc::SIOCGIFCONF as libc::c_long, ptr(host.as_mut_ptr())])? };
+        let used = (host[0] as u32 as u64).min(local.len() as u64);
+        if buf != 0 {
+            g.write_bytes(buf, &local[..used as usize])?;
+        }
+        let out_len = if buf == 0 { host[0] as u32 as u64 } else { used };
+        g.write(arg, &[(conf[0] & !0xffff_ffff) | out_len])?;
+        Ok(r)
     }
 }
 
@@ -286,7 +317,31 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     libc::SIOCGIFBRDADDR,
     libc::SIOCGIFDSTADDR,
     libc::SIOCGIFTXQLEN,
+    libc::FIOASYNC,
+    FIOSETOWN,
+    SIOCSPGRP,
+    FIOGETOWN,
+    SIOCGPGRP,
+    SIOCATMARK,
+    SIOCGSTAMP,
+    SIOCGSTAMPNS,
+    libc::SIOCGIFCONF,
 ];
+
+/// Socket requests the libc crate lacks (Linux's uapi/asm-generic/sockios.h): the owner that
+/// gets SIGIO and SIGURG (set and read, two names each), whether the socket is at the urgent
+/// mark, and the last packet's time stamp.
+const FIOSETOWN: libc::Ioctl = 0x8901;
+const SIOCSPGRP: libc::Ioctl = 0x8902;
+const FIOGETOWN: libc::Ioctl = 0x8903;
+const SIOCGPGRP: libc::Ioctl = 0x8904;
+const SIOCATMARK: libc::Ioctl = 0x8905;
+const SIOCGSTAMP: libc::Ioctl = 0x8906;
+const SIOCGSTAMPNS: libc::Ioctl = 0x8907;
+/// struct timeval and struct timespec on x86-64.
+const TIME_SIZE: u64 = 16;
+/// The most interface records SIOCGIFCONF returns here (each a struct ifreq).
+const IFCONF_MAX: u64 = 1024 * IFREQ_SIZE;
 
 /// The requests forwarded: terminal attributes, window size, job control and flow control of a
 /// terminal (shells, editors, pagers, `script` and pseudo-terminal masters), bytes readable or
@@ -298,7 +353,12 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
 /// interface; the SIOCSIF* writes stay ENOTTY). None of them reaches beyond the descriptor's
 /// own file, the process's own terminal, which is the program's (`hrt`'s host process is the
 /// program's), and the interface facts any unprivileged process reads (as the forwarded
-/// NETLINK_ROUTE sockets already give them). TIOCSTI (typing into a terminal) is left out.
+/// NETLINK_ROUTE sockets already give them, and SIOCGIFCONF lists them: `ioctl_ifconf`). Also
+/// signal-driven I/O (FIOASYNC, as `fcntl(F_SETFL, O_ASYNC)`: nginx's master sets it on the
+/// socket pair to each worker and refused to start them without it) and the SIGIO/SIGURG
+/// owner (FIOSETOWN and SIOCSPGRP as F_SETOWN, checked the same way; FIOGETOWN, SIOCGPGRP),
+/// a socket's urgent mark and its last packet's time stamp. TIOCSTI (typing into a terminal)
+/// is left out.
 fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
     Some(match cmd {
         libc::TCGETS => Ioctl::Out(TERMIOS_SIZE),
@@ -307,7 +367,9 @@ fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
         libc::TIOCSWINSZ => Ioctl::In(WINSIZE_SIZE),
         libc::FIONREAD | libc::TIOCOUTQ | libc::TIOCGPGRP | libc::TIOCGSID | libc::TIOCGPTN => Ioctl::Out(INT),
         libc::FS_IOC_GETFLAGS | libc::FS_IOC_GETVERSION => Ioctl::Out(INT),
-        libc::FIONBIO | libc::TIOCSPGRP | libc::TIOCSPTLCK | libc::FS_IOC_SETFLAGS => Ioctl::In(INT),
+        libc::FIONBIO | libc::TIOCSPGRP | libc::TIOCSPTLCK | libc::FS_IOC_SETFLAGS | libc::FIOASYNC => Ioctl::In(INT),
+        FIOGETOWN | SIOCGPGRP | SIOCATMARK => Ioctl::Out(INT),
+        SIOCGSTAMP | SIOCGSTAMPNS => Ioctl::Out(TIME_SIZE),
         libc::TCFLSH | libc::TCXONC | libc::TCSBRK | libc::TCSBRKP | libc::TIOCSCTTY | libc::TIOCNOTTY => Ioctl::Value,
         libc::SIOCGIFNAME
         | libc::SIOCGIFINDEX
