@@ -325,9 +325,15 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
         libc::SYS_fcntl => match a[1] as u32 as i32 {
             libc::F_SETLKW => a[1] = libc::F_SETLK as u64,
             libc::F_OFD_SETLKW => a[1] = libc::F_OFD_SETLK as u64,
-            libc::F_SETFL => a[2] |= libc::O_NONBLOCK as u64,
+            // Signal-driven I/O would end the test process (SIGIO's default action) once an
+            // owner is set: never asked for.
+            libc::F_SETFL => a[2] = (a[2] | libc::O_NONBLOCK as u64) & !(libc::O_ASYNC as u64),
             _ => {}
         },
+        // The same through ioctl: asynchronous mode off, no owner (a zero int).
+        libc::SYS_ioctl if [libc::FIOASYNC, 0x8901, 0x8902].contains(&(a[1] as u32 as u64)) => {
+            a[2] = at::ZERO_TIME
+        }
         // Opening a pipe end again through a path cannot happen (no paths into /proc); new
         // descriptors are made non-blocking.
         libc::SYS_open => a[1] |= libc::O_NONBLOCK as u64,
