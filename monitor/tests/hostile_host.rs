@@ -235,3 +235,12 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// The program's own /proc settings that are `hrt`'s process's too (the OOM score and its
+/// adjustment, audit ids, core-dump filter, timer slack, I/O counters, the user namespace's
+/// maps: tests/programs/hostile/proc_self_settings.c) read and write as natively; they were
+/// EACCES (redis: "Unable to read oom_score_adj").
+#[test]
+fn own_proc_settings_read_and_write_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_self_settings", Some("oom_score_adj    7|"));
+}

@@ -331,9 +331,7 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
             _ => {}
         },
         // The same through ioctl: asynchronous mode off, no owner (a zero int).
-        libc::SYS_ioctl if [libc::FIOASYNC, 0x8901, 0x8902].contains(&(a[1] as u32 as u64)) => {
-            a[2] = at::ZERO_TIME
-        }
+        libc::SYS_ioctl if [libc::FIOASYNC, 0x8901, 0x8902].contains(&(a[1] as u32 as u64)) => a[2] = at::ZERO_TIME,
         // Opening a pipe end again through a path cannot happen (no paths into /proc); new
         // descriptors are made non-blocking.
         libc::SYS_open => a[1] |= libc::O_NONBLOCK as u64,

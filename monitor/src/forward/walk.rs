@@ -31,7 +31,8 @@ use super::errno::{Errno, SysResult};
 const MAX_LINKS: u32 = 40;
 
 /// Entries of the monitor's own /proc directories the program may look up: they describe the
-/// namespaces (mounts, network, cgroup, `ns/`), not the monitor. `cmdline`, `status`, `comm`,
+/// namespaces (mounts, network, cgroup, `ns/`) or settings of the process that are the
+/// program's (below), not the monitor's insides. `cmdline`, `status`, `comm`,
 /// `maps` and `stat` are answered with the program's own contents when opened (see
 /// synthetic.rs).
 const HARMLESS: &[&[u8]] = &[
@@ -48,6 +49,21 @@ const HARMLESS: &[&[u8]] = &[
     b"maps",
     b"stat",
     b"statm",
+    // Settings and counters of the process, which is the program's host process: its OOM score
+    // and adjustment (redis writes oom_score_adj), audit ids, core-dump filter, timer slack, I/O
+    // counters, and the user namespace's maps.
+    b"oom_score_adj",
+    b"oom_adj",
+    b"oom_score",
+    b"loginuid",
+    b"sessionid",
+    b"coredump_filter",
+    b"timerslack_ns",
+    b"io",
+    b"setgroups",
+    b"uid_map",
+    b"gid_map",
+    b"projid_map",
 ];
 
 /// Plain directories (not links) of a /proc process directory: `X/..` is the process directory
