@@ -147,6 +147,7 @@ fn configure_scheduler(boot: &BootInfo) {
     sched::configure(
         boot.flags & hrt_abi::flags::IDLE_HALT != 0,
         boot.flags & hrt_abi::flags::IDLE_HALT_LATE != 0,
+        boot.flags & hrt_abi::flags::IDLE_HALT_LONG != 0,
         boot.preempt_us,
         (boot.flags & hrt_abi::flags::HOST_OVERCOMMITTED != 0).then_some(boot.pack_on),
     );

@@ -29,6 +29,7 @@ pub fn config(args: &VmArgs, kvm: &kvm_ioctls::Kvm, cmdline: String) -> Result<V
         overcommitted: cpus > host,
         pack_on: if packed { host } else { 0 },
         idle_halt_late: args.idle == IdleMode::Auto && !idle_halts(args.idle, cpus) && cpus >= host,
+        idle_halt_long: args.idle == IdleMode::Auto && cpus < host,
         kernel_ring0: args.kernel_ring.as_deref() == Some("0"),
         pin: args.pin,
         preempt_us: args.preempt.unwrap_or(0),

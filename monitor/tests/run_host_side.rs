@@ -105,3 +105,29 @@ fn clocks_are_read_without_system_calls() {
     // The trace itself works: the program's write is there, forwarded.
     assert!(stderr.lines().any(|l| l.contains("] write(1,") && l.ends_with(" F")), "no traced write:\n{stderr}");
 }
+
+const IDLE: &str = r#"
+#include <stdio.h>
+#include <sys/select.h>
+int main(void) { struct timeval tv = {2, 0}; select(0, 0, 0, 0, &tv); puts("done"); return 0; }
+"#;
+
+/// An idle program at `--cpus 1` (a server waiting for requests; here a 2 s `select`) leaves
+/// its host CPU alone: its idle vCPU halts after 10 ms of polling. Before, it polled for good
+/// and `hrt` used ~1.8 s of CPU time for the 2 s; the bound here is a quarter of that.
+#[test]
+#[allow(clippy::zombie_processes)] // wait4 below reaps it, with its resource usage
+fn an_idle_program_leaves_the_host_cpu_alone() {
+    let bin = build("idle", IDLE);
+    let child = Command::new(HRT).args(["run", "--cpus", "1", "--"]).arg(&bin).stdout(Stdio::piped()).spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 writes it and the status for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status:#x}");
+    let cpu = Duration::new(usage.ru_utime.tv_sec as u64, usage.ru_utime.tv_usec as u32 * 1000)
+        + Duration::new(usage.ru_stime.tv_sec as u64, usage.ru_stime.tv_usec as u32 * 1000);
+    assert!(cpu < Duration::from_millis(500), "hrt used {cpu:?} of CPU time while its program slept 2 s");
+}

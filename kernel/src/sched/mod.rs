@@ -151,11 +151,15 @@ const HALT_AFTER_NS_HALTING: u64 = 50_000;
 /// With `IDLE_HALT_LATE`: an idle period this long is worth the IPI a wake-up then costs, and
 /// leaves the host CPU to the channel's service thread.
 const HALT_AFTER_NS_LATE: u64 = 1_000_000;
+/// With `IDLE_HALT_LONG`: a CPU with a host CPU of its own and one to spare still halts once
+/// idle this long (an idle server at `--cpus 1` polled a whole host CPU for good); the IPI a
+/// wake-up then costs is well under 1 % of the idle period it ends.
+const HALT_AFTER_NS_LONG: u64 = 10_000_000;
 /// The program has made a child process: a forked child is a VM of its own, a spawned one
 /// (vfork, posix_spawn) a host process or another VM, and either needs a host CPU while this
 /// one waits for it (`fork` + `_exit` + `waitpid` at `--cpus 1` on 2 host CPUs, under load:
 /// 59 ms with the parent's vCPU polling, 20 with it halting), so an idle CPU that would poll
-/// for good halts after `HALT_AFTER_NS_LATE` instead.
+/// for good (or for `HALT_AFTER_NS_LONG`) halts after `HALT_AFTER_NS_LATE` instead.
 static FORKED: AtomicBool = AtomicBool::new(false);
 /// Preemption quantum in TSC ticks (0 = off, the default).
 static QUANTUM: AtomicU64 = AtomicU64::new(0);
@@ -187,7 +191,7 @@ pub(crate) fn this_sched() -> &'static CpuSched {
 
 /// Global settings from the boot-info block; boot CPU, before any thread exists.
 /// `pack_on`: when the vCPUs outnumber the host's CPUs, how many of them take threads (0: all).
-pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Option<u32>) {
+pub fn configure(idle_halt: bool, halt_late: bool, halt_long: bool, preempt_us: u64, pack_on: Option<u32>) {
     IDLE_HALT.store(idle_halt, Ordering::Relaxed);
     HOST_OVERCOMMITTED.store(pack_on.is_some(), Ordering::Relaxed);
     spin_look::configure(pack_on.is_some());
@@ -200,10 +204,11 @@ pub fn configure(idle_halt: bool, halt_late: bool, preempt_us: u64, pack_on: Opt
             "sched: more vCPUs than host CPUs: the kernel's OpenMP runtime (and a program's own libgomp or libomp that hrt recognises) puts its threads on the first {n} vCPUs"
         );
     }
-    let after = match (idle_halt, halt_late) {
-        (true, _) => HALT_AFTER_NS_HALTING,
-        (false, true) => HALT_AFTER_NS_LATE,
-        (false, false) => u64::MAX,
+    let after = match (idle_halt, halt_late, halt_long) {
+        (true, _, _) => HALT_AFTER_NS_HALTING,
+        (false, true, _) => HALT_AFTER_NS_LATE,
+        (false, false, true) => HALT_AFTER_NS_LONG,
+        (false, false, false) => u64::MAX,
     };
     HALT_AFTER_NS.store(after, Ordering::Relaxed);
     if preempt_us > 0 {
@@ -240,7 +245,7 @@ pub fn halt_after_ns_here() -> u64 {
 /// How long the idle loop polls before it halts, in ns (u64::MAX: it never halts).
 pub fn halt_after_ns() -> u64 {
     match HALT_AFTER_NS.load(Ordering::Relaxed) {
-        u64::MAX if FORKED.load(Ordering::Relaxed) => HALT_AFTER_NS_LATE,
+        ns if ns > HALT_AFTER_NS_LATE && FORKED.load(Ordering::Relaxed) => HALT_AFTER_NS_LATE,
         ns => ns,
     }
 }

@@ -69,6 +69,10 @@ pub fn write(
     if config.idle_halt_late && config.program.as_ref().is_some_and(|p| !p.no_channel) {
         info.flags |= flags::IDLE_HALT_LATE;
     }
+    // A program's idle CPUs only: `hrt selftest` and the in-kernel benchmarks measure polling.
+    if config.idle_halt_long && config.program.is_some() {
+        info.flags |= flags::IDLE_HALT_LONG;
+    }
     info.preempt_us = config.preempt_us;
     info.tsc_khz = tsc_khz;
     info.features = guest_features(cpuid);

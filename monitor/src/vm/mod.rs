@@ -82,6 +82,9 @@ pub struct VmConfig {
     /// `--idle auto` with no host CPU to spare beyond the vCPUs: a program run (whose forwarded
     /// calls need the channel's service thread) halts idle vCPUs after 1 ms of polling.
     pub idle_halt_late: bool,
+    /// `--idle auto` with a host CPU to spare: idle CPUs halt after 10 ms
+    /// (`flags::IDLE_HALT_LONG`).
+    pub idle_halt_long: bool,
     /// `--kernel-ring 0`: keep the kernel in ring 0 on a PVM host.
     pub kernel_ring0: bool,
     pub pin: bool,
