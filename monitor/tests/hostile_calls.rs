@@ -262,6 +262,14 @@ fn route_netlink_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_netlink", Some("get NETLINK_EXT_ACK"));
 }
 
+/// NETLINK_SOCK_DIAG (tests/programs/hostile/calls_sock_diag.c), through which `ss` lists
+/// sockets: the program finds its own listening socket and its backlog among the host's, as
+/// natively (the socket was EAFNOSUPPORT, and `ss` fell back to /proc, without backlogs).
+#[test]
+fn sock_diag_lists_the_programs_sockets_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_sock_diag", Some("our listener found: 1, its backlog: 77"));
+}
+
 /// netdevice(7)'s interface queries on a socket (SIOCGIFINDEX, NAME, FLAGS, MTU, HWADDR, ADDR,
 /// NETMASK of the loopback interface; ENODEV, EFAULT, ENOTTY on a pipe), as UCX's TCP layer asks
 /// them of every interface at MPI_Init: they were ENOTTY under hrt (found with MPICH programs,

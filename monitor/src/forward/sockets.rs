@@ -1,7 +1,8 @@
 //! Sockets: socket, socketpair, bind, listen, accept, accept4, connect, sendto, recvfrom,
 //! sendmsg, recvmsg, sendmmsg, recvmmsg, shutdown, getsockname, getpeername, getsockopt,
 //! setsockopt. Each socket is a host one behind a guest descriptor (AF_UNIX, AF_INET,
-//! AF_INET6, and AF_NETLINK's NETLINK_ROUTE for interface queries; other families are
+//! AF_INET6, and AF_NETLINK's NETLINK_ROUTE for interface queries and NETLINK_SOCK_DIAG for
+//! socket lists; other families are
 //! EAFNOSUPPORT with one line saying so).
 //!
 //! Addresses are copied between the program and a host buffer the way Linux copies them
@@ -769,16 +770,17 @@ fn uint_flags(flags: u64) -> libc::c_long {
 
 /// Families the forwarder makes sockets of; others are EAFNOSUPPORT, said once. AF_NETLINK
 /// only for `socket` with NETLINK_ROUTE (`protocol` Some(0)): glibc's `getifaddrs` and
-/// `if_nameindex` ask the host's interfaces that way (its messages carry no pointers, and
-/// changing routes needs the privileges it would need natively).
+/// `if_nameindex` ask the host's interfaces that way; and NETLINK_SOCK_DIAG, through which
+/// `ss` lists sockets (the program's are the host's). Their messages carry no pointers, and
+/// changing routes or destroying sockets needs the privileges it would need natively.
 fn check_family(domain: i32, protocol: Option<i32>) -> SysResult<()> {
     if [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6].contains(&domain)
-        || (domain == libc::AF_NETLINK && protocol == Some(libc::NETLINK_ROUTE))
+        || (domain == libc::AF_NETLINK && matches!(protocol, Some(libc::NETLINK_ROUTE | libc::NETLINK_SOCK_DIAG)))
     {
         return Ok(());
     }
     report_once(format!(
-        "socket family {domain} is not forwarded (only AF_UNIX, AF_INET, AF_INET6, AF_NETLINK's NETLINK_ROUTE): EAFNOSUPPORT"
+        "socket family {domain} is not forwarded (only AF_UNIX, AF_INET, AF_INET6, AF_NETLINK's NETLINK_ROUTE and NETLINK_SOCK_DIAG): EAFNOSUPPORT"
     ));
     Err(Errno::EAFNOSUPPORT)
 }
