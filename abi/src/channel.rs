@@ -177,6 +177,9 @@ pub struct ProgramStatus {
     /// Thread `tids[i]`'s state as status and stat show it: `b'S'` while it waits (blocked
     /// in the kernel: a futex, a sleep, a forwarded call), `b'R'` while it runs or is ready.
     pub states: [AtomicU64; STATUS_THREADS],
+    /// The program's resource limits (soft, hard) by resource number, as its kernel keeps
+    /// them: what `/proc/self/limits` shows.
+    pub rlimits: [[AtomicU64; 2]; crate::RLIMITS],
 }
 
 /// How many thread ids the channel header lists (`ChannelHeader::thread_ids`).

@@ -244,3 +244,14 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
 fn own_proc_settings_read_and_write_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("proc_self_settings", Some("oom_score_adj    7|"));
 }
+
+/// `/proc/self/limits` (tests/programs/hostile/proc_self_limits.c): the program's own limits in
+/// Linux's layout, also after it lowers some, as natively (it was EACCES; `hrt`'s own limits
+/// would not show the program's changes).
+#[test]
+fn own_proc_limits_are_the_programs() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "proc_self_limits",
+        Some("Max core file size        4096                 8192"),
+    );
+}

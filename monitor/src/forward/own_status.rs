@@ -127,6 +127,44 @@ fn resident_bytes((from, to): (u64, u64)) -> u64 {
     total
 }
 
+/// Linux's names and units of the resource limits, by resource number (fs/proc/base.c).
+const LIMITS: [(&str, &str); hrt_abi::RLIMITS] = [
+    ("Max cpu time", "seconds"),
+    ("Max file size", "bytes"),
+    ("Max data size", "bytes"),
+    ("Max stack size", "bytes"),
+    ("Max core file size", "bytes"),
+    ("Max resident set", "bytes"),
+    ("Max processes", "processes"),
+    ("Max open files", "files"),
+    ("Max locked memory", "bytes"),
+    ("Max address space", "bytes"),
+    ("Max file locks", "locks"),
+    ("Max pending signals", "signals"),
+    ("Max msgqueue size", "bytes"),
+    ("Max nice priority", ""),
+    ("Max realtime priority", ""),
+    ("Max realtime timeout", "us"),
+];
+
+/// The program's `/proc/self/limits`: its kernel's limits (`ProgramStatus::rlimits`), in
+/// Linux's layout; where the kernel has published none (`--no-channel`), `hrt`'s own, which
+/// the program started with.
+pub fn limits() -> Vec<u8> {
+    let Some(s) = published() else { return std::fs::read("/proc/self/limits").unwrap_or_default() };
+    let mut out = format!("{:<25} {:<20} {:<20} {:<10}\n", "Limit", "Soft Limit", "Hard Limit", "Units");
+    let value = |v: u64| if v == u64::MAX { String::from("unlimited") } else { v.to_string() };
+    for ((name, units), l) in LIMITS.iter().zip(s.rlimits.iter()) {
+        let _ = write!(out, "{name:<25} {:<20} {:<20} ", value(word(&l[0])), value(word(&l[1])));
+        if units.is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "{units:<10}");
+        }
+    }
+    out.into_bytes()
+}
+
 /// What the kernel published, if it has.
 fn published() -> Option<&'static ProgramStatus> {
     let p = STATUS.load(Ordering::Acquire);

@@ -49,6 +49,7 @@ const HARMLESS: &[&[u8]] = &[
     b"maps",
     b"stat",
     b"statm",
+    b"limits",
     // Settings and counters of the process, which is the program's host process: its OOM score
     // and adjustment (redis writes oom_score_adj), audit ids, core-dump filter, timer slack, I/O
     // counters, and the user namespace's maps.
@@ -72,7 +73,7 @@ const HARMLESS: &[&[u8]] = &[
 const PLAIN_SUBDIRS: &[&[u8]] = &[b"fd", b"fdinfo", b"attr", b"map_files", b"net", b"ns"];
 
 /// Entries of the monitor's /proc directories that the forwarder synthesizes for the program.
-pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps", b"stat", b"statm"];
+pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps", b"stat", b"statm", b"limits"];
 
 /// Where a walk ended.
 pub enum Resolved {
