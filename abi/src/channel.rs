@@ -180,6 +180,11 @@ pub struct ProgramStatus {
     /// The program's resource limits (soft, hard) by resource number, as its kernel keeps
     /// them: what `/proc/self/limits` shows.
     pub rlimits: [[AtomicU64; 2]; crate::RLIMITS],
+    /// Where the program's initial environment pointers are (address of the array on the
+    /// main stack, count) and its auxiliary vector (address, bytes): what `/proc/self/environ`
+    /// and `/proc/self/auxv` show. Zero before the kernel has built a stack.
+    pub environ: [AtomicU64; 2],
+    pub auxv: [AtomicU64; 2],
 }
 
 /// How many thread ids the channel header lists (`ChannelHeader::thread_ids`).

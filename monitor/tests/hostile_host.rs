@@ -255,3 +255,11 @@ fn own_proc_limits_are_the_programs() {
         Some("Max core file size        4096                 8192"),
     );
 }
+
+/// `/proc/self/environ` and `/proc/self/auxv` (tests/programs/hostile/proc_self_environ.c):
+/// the program's initial environment strings (a change in place shows, `setenv`'s new ones do
+/// not) and its auxiliary vector, as natively (both were EACCES).
+#[test]
+fn own_proc_environ_and_auxv_are_the_programs() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_self_environ", Some("environ is the initial environment: 1"));
+}

@@ -4,7 +4,7 @@
 //! program's own execve (exec.rs) loads the new image through the same `load_image`.
 
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use hrt_abi::BootInfo;
 
@@ -193,6 +193,10 @@ fn placed_file(r: hrt_abi::Range) -> &'static [u8] {
     unsafe { core::slice::from_raw_parts(ptr, r.size as usize) }
 }
 
+/// Where the last built stack's environment pointers (address, count) and auxiliary vector
+/// (address, bytes) are, for `/proc/self/environ` and `auxv` (`status::publish`).
+pub static INITIAL_STACK: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+
 /// Builds the initial stack below `stack_hi` and returns the initial rsp.
 fn build_stack(
     img: &Image,
@@ -263,6 +267,12 @@ fn build_stack(
             w = w.add(1);
         }
     };
+    let envp = sp + 8 * (1 + argc as u64 + 1);
+    let envc = (ptrs.len() - argc) as u64;
+    INITIAL_STACK[0].store(envp, Ordering::Relaxed);
+    INITIAL_STACK[1].store(envc, Ordering::Relaxed);
+    INITIAL_STACK[2].store(envp + 8 * (envc + 1), Ordering::Relaxed);
+    INITIAL_STACK[3].store(auxv.len() as u64 * 16, Ordering::Relaxed);
     put(argc as u64);
     ptrs[..argc].iter().for_each(|&p| put(p));
     put(0);

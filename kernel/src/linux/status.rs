@@ -77,6 +77,10 @@ pub fn publish(to: &ProgramStatus) {
         set(&to.listed, n as u64);
     }
     set(&to.queued, super::signal::state::PENDING_COUNT.load(Ordering::Relaxed));
+    let stack = &super::loader::INITIAL_STACK;
+    for (w, v) in to.environ.iter().chain(to.auxv.iter()).zip(stack.iter()) {
+        set(w, v.load(Ordering::Relaxed));
+    }
     for (w, l) in to.rlimits.iter().zip(PROCESS.rlimits.lock().iter()) {
         set(&w[0], l.0);
         set(&w[1], l.1);

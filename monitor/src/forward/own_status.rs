@@ -127,6 +127,65 @@ fn resident_bytes((from, to): (u64, u64)) -> u64 {
     total
 }
 
+/// `len` bytes of guest memory at `addr`, if they lie in one range of the program's pool (the
+/// program may change them meanwhile: they are read as they are).
+fn guest_bytes(addr: u64, len: u64) -> Option<Vec<u8>> {
+    let r = RESIDENT.lock().unwrap();
+    let r = r.as_ref()?;
+    let end = addr.checked_add(len)?;
+    let &(g, _, h) = r.ranges.iter().find(|&&(g, l, _)| addr >= g && end <= g + l)?;
+    let mut out = vec![0u8; len as usize];
+    // SAFETY: `[addr, end)` lies in one range of guest RAM, mapped at `h` for as long as guest
+    // RAM lives; a copy of plain bytes, which the guest may be writing.
+    unsafe { std::ptr::copy_nonoverlapping((h + addr - g) as *const u8, out.as_mut_ptr(), out.len()) };
+    Some(out)
+}
+
+/// The longest environment string and the whole environment `/proc/self/environ` shows.
+const ENV_STRING_MAX: u64 = 128 << 10;
+const ENVIRON_MAX: usize = 4 << 20;
+
+/// The program's `/proc/self/environ`: the strings its initial environment pointers (on the
+/// main stack, as its kernel built it) point to, each with its NUL, as Linux shows the
+/// environment area (a string the program changed in place shows changed; `setenv`'s new ones
+/// do not show). Empty before the kernel has published a stack.
+pub fn environ() -> Vec<u8> {
+    let Some(s) = published() else { return Vec::new() };
+    let (at, count) = (word(&s.environ[0]), word(&s.environ[1]).min(1 << 20));
+    let Some(ptrs) = guest_bytes(at, count * 8) else { return Vec::new() };
+    let mut out = Vec::new();
+    for p in ptrs.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())) {
+        // A string up to its NUL, read a page at a time (it may end just before unmapped memory).
+        let mut at = p;
+        loop {
+            let chunk = 4096 - at % 4096;
+            let Some(bytes) = guest_bytes(at, chunk) else { break };
+            match bytes.iter().position(|&b| b == 0) {
+                Some(n) => {
+                    out.extend_from_slice(&bytes[..=n]);
+                    break;
+                }
+                None => out.extend_from_slice(&bytes),
+            }
+            at += chunk;
+            if at - p > ENV_STRING_MAX || out.len() > ENVIRON_MAX {
+                break;
+            }
+        }
+        if out.len() > ENVIRON_MAX {
+            break;
+        }
+    }
+    out
+}
+
+/// The program's `/proc/self/auxv`: its auxiliary vector as its kernel built it (key and value
+/// words, up to and with AT_NULL). Empty before the kernel has published a stack.
+pub fn auxv() -> Vec<u8> {
+    let Some(s) = published() else { return Vec::new() };
+    guest_bytes(word(&s.auxv[0]), word(&s.auxv[1]).min(4096)).unwrap_or_default()
+}
+
 /// Linux's names and units of the resource limits, by resource number (fs/proc/base.c).
 const LIMITS: [(&str, &str); hrt_abi::RLIMITS] = [
     ("Max cpu time", "seconds"),

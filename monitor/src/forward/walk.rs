@@ -50,6 +50,8 @@ const HARMLESS: &[&[u8]] = &[
     b"stat",
     b"statm",
     b"limits",
+    b"environ",
+    b"auxv",
     // Settings and counters of the process, which is the program's host process: its OOM score
     // and adjustment (redis writes oom_score_adj), audit ids, core-dump filter, timer slack, I/O
     // counters, and the user namespace's maps.
@@ -73,7 +75,8 @@ const HARMLESS: &[&[u8]] = &[
 const PLAIN_SUBDIRS: &[&[u8]] = &[b"fd", b"fdinfo", b"attr", b"map_files", b"net", b"ns"];
 
 /// Entries of the monitor's /proc directories that the forwarder synthesizes for the program.
-pub const SYNTHESIZED: &[&[u8]] = &[b"cmdline", b"status", b"comm", b"maps", b"stat", b"statm", b"limits"];
+pub const SYNTHESIZED: &[&[u8]] =
+    &[b"cmdline", b"status", b"comm", b"maps", b"stat", b"statm", b"limits", b"environ", b"auxv"];
 
 /// Where a walk ended.
 pub enum Resolved {
@@ -550,7 +553,7 @@ mod tests {
         all_denied(&[
             "/proc/self/mem".to_string(),
             "/proc/thread-self/mem".to_string(),
-            format!("/proc/{me}/environ"),
+            format!("/proc/{me}/smaps"),
             format!("/proc/{me}/task/{me}/mem"),
             format!("/proc/{me}/task/{me}"),
             "/proc/self/cwd/proc/self/mem".to_string(),
@@ -562,7 +565,7 @@ mod tests {
         let dir = dir_with_links("hrt-walk", &[("mem", "/proc/self/mem"), ("p", "/proc")]);
         assert!(denied(dir.join("mem").to_str().unwrap(), true));
         assert!(!denied(dir.join("mem").to_str().unwrap(), false), "lstat of the link itself is fine");
-        assert!(denied(&format!("{}/p/self/net/../environ", dir.display()), true));
+        assert!(denied(&format!("{}/p/self/net/../smaps", dir.display()), true));
         let _ = std::fs::remove_dir_all(&dir);
         // Harmless and other entries, and the directories themselves; lookups through a
         // descriptor of one are judged again.
@@ -570,7 +573,7 @@ mod tests {
             assert!(resolve(libc::AT_FDCWD, p.as_bytes(), true).is_ok(), "{p}");
         }
         let own = std::fs::File::open(format!("/proc/{me}")).unwrap();
-        for name in ["mem", "environ", "task/../mem", "fd/0"] {
+        for name in ["mem", "smaps", "task/../mem", "fd/0"] {
             assert!(matches!(resolve(own.as_raw_fd(), name.as_bytes(), true), Err(Errno::EACCES)), "{name}");
         }
         assert!(matches!(resolve(own.as_raw_fd(), b"status", true), Ok(Resolved::Own(b"status"))));
@@ -588,12 +591,12 @@ mod tests {
         let me = std::process::id();
         all_denied(&[
             "/sys/../proc/self/mem".to_string(),
-            "/sys/../proc/self/environ".to_string(),
+            "/sys/../proc/self/smaps".to_string(),
             "/sys/devices/../../proc/self/task/../mem".to_string(),
             format!("/dev/../proc/{me}/mem"),
             "/dev/fd/0".to_string(),
             "/dev/../proc/self/root/proc/self/mem".to_string(),
-            "/proc/net/../environ".to_string(),
+            "/proc/net/../smaps".to_string(),
             format!("/proc/{me}/net/../task/{me}/mem"),
             "/proc/self/ns/../mem".to_string(),
         ]);
@@ -621,10 +624,10 @@ mod tests {
         let me = std::process::id();
         let inspect = |p: &str, follow: bool| resolve_to_inspect(libc::AT_FDCWD, p.as_bytes(), follow);
         // The entries themselves, for their metadata; the parent `/proc`.
-        for p in ["/proc/self/environ", "/proc/self/fd", "/proc/self/task", "/proc/self/mem", "/proc/self/.."] {
+        for p in ["/proc/self/smaps", "/proc/self/fd", "/proc/self/task", "/proc/self/mem", "/proc/self/.."] {
             assert!(inspect(p, false).is_ok(), "{p}");
         }
-        assert!(inspect(&format!("/proc/{me}/environ"), false).is_ok());
+        assert!(inspect(&format!("/proc/{me}/smaps"), false).is_ok());
         // Nothing below them, nor the monitor's own task directory through `..`.
         for p in [
             "/proc/self/fd/0".to_string(),
@@ -644,8 +647,8 @@ mod tests {
             assert!(matches!(inspect(p, true), Err(Errno::EACCES)), "{p}");
         }
         // Other calls still may not.
-        assert!(denied("/proc/self/environ", false));
-        assert!(denied("/proc/self/fd/../environ", false));
+        assert!(denied("/proc/self/smaps", false));
+        assert!(denied("/proc/self/fd/../smaps", false));
         assert!(denied("/proc/self/..", false));
     }
 }
