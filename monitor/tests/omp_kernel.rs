@@ -939,3 +939,61 @@ fn programs_that_a_program_execs_run_on_the_kernel_runtime_too() {
     let says = got.stderr.contains("acc_get_num_devices") && got.stderr.contains("it runs on its own libgomp");
     assert!(says, "hrt does not say why the exec'd program keeps its libgomp:\n{}", got.stderr);
 }
+
+/// The nesting setters as libgomp 12 answers them (tests/programs/omp_icv_setters.c):
+/// `omp_set_nested(1)` sets max-active-levels to the most supported whatever it was (under
+/// the kernel's runtime it did nothing from 0 and kept 3), `omp_set_nested(0)` lowers a
+/// larger one to 1; compared with the native run at 1, 2 and 4 vCPUs.
+#[test]
+fn nesting_setters_act_as_libgomp_does() {
+    let prog = build("omp_icv_setters", "-static");
+    let want = native(&prog, None);
+    assert_eq!(want.code(), 0, "native: {want:?}");
+    for cpus in ["1", "2", "4"] {
+        let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, None);
+        assert_same(&format!("omp_icv_setters --cpus {cpus}"), &want, &got);
+    }
+}
+
+/// dyn-var (tests/programs/omp_dynamic_teams.c with OMP_DYNAMIC=true, OMP_NUM_THREADS=8): as
+/// libgomp, a region gets at most as many threads as the VM has vCPUs (libgomp also subtracts
+/// the host's load average, so its native answer varies with the host's load: the kernel's
+/// runtime is checked against the rule); dyn-var off gives what was asked. It never shrank a
+/// team before.
+#[test]
+fn dynamic_teams_get_at_most_one_thread_per_vcpu() {
+    let prog = build("omp_dynamic_teams", "-static");
+    for cpus in [1u32, 2, 4] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--omp", "kernel", "--cpus", &cpus.to_string(), "--"]).arg(&prog);
+        cmd.env("OMP_NUM_THREADS", "8").env("OMP_DYNAMIC", "true");
+        let got = run(cmd, None);
+        let want = format!(
+            "dynamic 1, procs {cpus}, max threads 8\ndefault team {0}, asked 8: {0}, asked 3: {1}\ndynamic off: asked 8: 8\n",
+            cpus.min(8),
+            cpus.min(3)
+        );
+        assert_eq!(got.code(), 0, "--cpus {cpus}: {got:?}");
+        assert_eq!(got.stdout, want, "--cpus {cpus}: {got:?}");
+    }
+}
+
+/// Fortran's omp_get_schedule leaves the monotonic modifier out of the kind, as libgomp's does
+/// (tests/programs/omp_fortran_schedule.f90; the kernel's runtime returned the C routine's
+/// kind, so `kind == omp_sched_static` was false), with OMP_SCHEDULE static, monotonic guided
+/// and dynamic, static and static-PIE.
+#[test]
+fn fortran_schedule_kinds_match_libgomp() {
+    for variant in ["static", "pie"] {
+        let prog = fortran_program("omp_fortran_schedule", variant);
+        for schedule in ["static", "monotonic:guided,5", "dynamic,2"] {
+            let mut native_cmd = Command::new(&prog);
+            native_cmd.env("OMP_SCHEDULE", schedule);
+            let want = run(native_cmd, None);
+            assert_eq!(want.code(), 0, "native: {want:?}");
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+            cmd.args(["run", "--omp", "kernel", "--cpus", "2", "--"]).arg(&prog).env("OMP_SCHEDULE", schedule);
+            assert_same(&format!("omp_fortran_schedule-{variant} OMP_SCHEDULE={schedule}"), &want, &run(cmd, None));
+        }
+    }
+}

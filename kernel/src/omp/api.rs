@@ -34,12 +34,14 @@ pub extern "C" fn omp_set_dynamic(v: i32) {
 pub extern "C" fn omp_get_dynamic() -> i32 {
     thread::ctx().icv.dynamic as i32
 }
+/// As libgomp 12: enabling nesting sets max-active-levels to the most supported, whatever it
+/// was (0 included); disabling it lowers a larger one to 1.
 pub extern "C" fn omp_set_nested(v: i32) {
     let icv = &mut thread::ctx().icv;
-    if v == 0 {
-        icv.max_active_levels = 1;
-    } else if icv.max_active_levels == 1 {
+    if v != 0 {
         icv.max_active_levels = SUPPORTED_ACTIVE_LEVELS;
+    } else if icv.max_active_levels > 1 {
+        icv.max_active_levels = 1;
     }
 }
 pub extern "C" fn omp_get_nested() -> i32 {

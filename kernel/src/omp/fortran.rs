@@ -93,8 +93,19 @@ unsafe extern "C" fn omp_get_schedule_8_(kind: *mut u32, chunk: *mut i64) {
     let mut c = 0i32;
     // SAFETY: `kind` is the caller's; `c` is ours.
     unsafe {
-        omp_get_schedule(kind, &mut c);
+        omp_get_schedule_(kind, &mut c);
         *chunk = c as i64;
+    }
+}
+/// # Safety
+/// The program's two out arguments, INTEGER(kind=omp_sched_kind) and INTEGER(4). libgomp's
+/// Fortran routine leaves the monotonic modifier out (OpenMP 4.5 code compares the kind with
+/// `omp_sched_static` and the like); the C routine keeps it.
+unsafe extern "C" fn omp_get_schedule_(kind: *mut u32, chunk: *mut i32) {
+    // SAFETY: the caller's out arguments.
+    unsafe {
+        omp_get_schedule(kind, chunk);
+        *kind &= !super::icv::SCHED_MONOTONIC;
     }
 }
 
@@ -319,6 +330,7 @@ pub fn entry_point(name: &str) -> Option<u64> {
         omp_set_schedule_,
         omp_set_schedule_8_,
         omp_get_schedule_8_,
+        omp_get_schedule_,
         omp_get_place_proc_ids_,
         omp_get_place_proc_ids_8_,
         omp_get_partition_place_nums_8_,
@@ -331,7 +343,6 @@ pub fn entry_point(name: &str) -> Option<u64> {
         "omp_in_parallel_" => omp_in_parallel,
         "omp_get_dynamic_" => omp_get_dynamic,
         "omp_get_nested_" => omp_get_nested,
-        "omp_get_schedule_" => omp_get_schedule,
         "omp_get_thread_limit_" => omp_get_thread_limit,
         "omp_get_max_active_levels_" => omp_get_max_active_levels,
         "omp_get_supported_active_levels_" => omp_get_supported_active_levels,

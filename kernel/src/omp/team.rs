@@ -248,7 +248,13 @@ fn team_size(outer: &Ctx, requested: u32, busy: &AtomicU32) -> (u32, u32) {
     if outer.active_level >= outer.icv.max_active_levels {
         return (1, 0);
     }
-    let n = if requested == 0 { outer.icv.nthreads } else { requested };
+    let mut n = if requested == 0 { outer.icv.nthreads } else { requested };
+    if outer.icv.dynamic {
+        // dyn-var: libgomp's adjustment (gomp_dynamic_max_threads) gives no more threads than
+        // processors, nor than nthreads-var; the host's load average, which libgomp also
+        // subtracts, says nothing about the VM's own CPUs.
+        n = n.min(super::icv::num_procs().min(outer.icv.nthreads).max(1));
+    }
     let limit = outer.icv.thread_limit.max(1);
     let n = n.clamp(1, limit);
     if limit >= i32::MAX as u32 || n == 1 {
