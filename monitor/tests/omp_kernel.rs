@@ -997,3 +997,22 @@ fn fortran_schedule_kinds_match_libgomp() {
         }
     }
 }
+
+/// GOMP_CPU_AFFINITY (tests/programs/omp_cpu_affinity.c): one place per CPU it lists, in its
+/// order, binding on unless OMP_PROC_BIND is false, OMP_PLACES winning when valid, an invalid
+/// value ignored; as libgomp natively at `--cpus 2` (the kernel's runtime ignored the variable).
+#[test]
+fn gomp_cpu_affinity_sets_places_as_libgomp_does() {
+    let prog = build("omp_cpu_affinity", "-static");
+    for env in [
+        &[("GOMP_CPU_AFFINITY", "0-1")][..],
+        &[("GOMP_CPU_AFFINITY", "1,0")],
+        &[("GOMP_CPU_AFFINITY", "1")],
+        &[("GOMP_CPU_AFFINITY", "0x1_0")],
+        &[("GOMP_CPU_AFFINITY", "1 0"), ("OMP_PLACES", "threads")],
+        &[("GOMP_CPU_AFFINITY", "1,0"), ("OMP_PROC_BIND", "false")],
+        &[("GOMP_CPU_AFFINITY", "1,0"), ("OMP_PROC_BIND", "spread")],
+    ] {
+        same_with_env(&prog, env);
+    }
+}

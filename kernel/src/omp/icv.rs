@@ -183,6 +183,68 @@ pub fn num_procs() -> u32 {
 // for environment variable ..." lines; so these readers print nothing and only decide what
 // libgomp keeps.
 
+/// GOMP_CPU_AFFINITY, read as libgomp 12 reads it (`parse_affinity`): CPUs separated by commas
+/// or white space, each `cpu`, `first-last` or `first-last:stride` (C's `strtoul` with base
+/// 0: hex and octal too, each below 65536), one place per CPU in the order given. CPUs the VM
+/// lacks are left out, as from OMP_PLACES (libgomp keeps them here, in places of their own
+/// where binding then fails). As an OMP_PLACES list (`{a},{b},...`) for `places::init`; None
+/// when the value is invalid (libgomp's start-up code says so) or names no CPU of the VM.
+fn cpu_affinity_places(v: &[u8], ncpus: u32) -> Option<alloc::vec::Vec<u8>> {
+    fn number(v: &[u8]) -> Option<(u64, &[u8])> {
+        let v = skip_ws(v);
+        let (radix, digits) = match v {
+            [b'0', b'x' | b'X', rest @ ..] if rest.first().is_some_and(|b| b.is_ascii_hexdigit()) => (16, rest),
+            [b'0', ..] => (8, v),
+            _ => (10, v),
+        };
+        let n = digits.iter().take_while(|&&b| (b as char).is_digit(radix)).count();
+        if n == 0 {
+            return None;
+        }
+        let x = digits[..n]
+            .iter()
+            .try_fold(0u64, |a, &d| a.checked_mul(radix as u64)?.checked_add((d as char).to_digit(radix)? as u64))?;
+        (x < 65536).then_some((x, &digits[n..]))
+    }
+    let mut out = alloc::vec::Vec::new();
+    let mut v = v;
+    loop {
+        let (first, rest) = number(v)?;
+        let (mut last, mut stride, mut rest) = (first, 1, rest);
+        if let Some(r) = rest.strip_prefix(b"-") {
+            let (l, r) = number(r)?;
+            if l < first {
+                return None;
+            }
+            (last, rest) = (l, r);
+            if let Some(r) = rest.strip_prefix(b":") {
+                let (s, r) = number(r)?;
+                if s == 0 {
+                    return None;
+                }
+                (stride, rest) = (s, r);
+            }
+        }
+        let mut cpu = first;
+        while cpu <= last {
+            if cpu < ncpus as u64 {
+                if !out.is_empty() {
+                    out.push(b',');
+                }
+                out.extend_from_slice(alloc::format!("{{{cpu}}}").as_bytes());
+            }
+            cpu += stride;
+        }
+        let rest = skip_ws(rest);
+        match rest {
+            [] => break,
+            [b',', r @ ..] => v = r,
+            _ => v = rest,
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
@@ -507,6 +569,13 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     LEVEL_LISTS.store(!d.nthreads_list.is_empty() || !d.bind_list.is_empty(), Ordering::Relaxed);
     let places = if d.icv.bind == places::BIND_FALSE && bind.is_some() { None } else { get(b"OMP_PLACES") };
     let places = places.filter(|v| super::places::valid(v, num_procs()));
+    // GOMP_CPU_AFFINITY (libgomp's own) gives one place per CPU it lists, when OMP_PLACES gave
+    // none and OMP_PROC_BIND is not false.
+    let affinity = match (&places, d.icv.bind == places::BIND_FALSE && bind.is_some()) {
+        (None, false) => get(b"GOMP_CPU_AFFINITY").and_then(|v| cpu_affinity_places(v, num_procs())),
+        _ => None,
+    };
+    let places = places.map(alloc::vec::Vec::from).or(affinity);
     if places.is_some() && d.icv.bind == places::BIND_FALSE {
         d.icv.bind = places::BIND_TRUE;
     }
@@ -563,7 +632,7 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     }
     let display = shown.display;
     drop(shown);
-    super::places::init(places, d.icv.bind != 0, num_procs());
+    super::places::init(places.as_deref(), d.icv.bind != 0, num_procs());
     drop(d);
     if display != 0 {
         super::display_env::show(display == 2);
