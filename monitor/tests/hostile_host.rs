@@ -60,7 +60,7 @@ fn monitor_proc_entries_are_unreachable() {
 
 /// `ls -la /proc/self/` (each entry was EACCES, and `..`): the directory's entries with their
 /// types and permissions, the links `cwd`, `root` and `exe` (the program), `.` and `..` as
-/// natively. What is below the entries (`fd/`, `task/`, `environ`'s contents) stays refused
+/// natively. What is below the entries (`fd/`, `task/`, `mem`'s contents) stays refused
 /// (`monitor_proc_entries_are_unreachable`).
 #[test]
 fn proc_self_lists_as_natively() {
