@@ -129,6 +129,19 @@ int main(void) {
         for (int i = 0; i < 64; i++) bad += priv[i] != i * omp_get_thread_num();
     }
     check("the allocate clause", bad == 0);
+
+    // libgomp 12 has no pinned and no high-bandwidth memory: such allocators are none, while
+    // the predefined high_bw allocator still gives ordinary memory.
+    omp_alloctrait_t pin[1] = {{omp_atk_pinned, omp_atv_true}};
+    omp_alloctrait_t nopin[1] = {{omp_atk_pinned, omp_atv_false}};
+    check("no high_bw memory space allocator", omp_init_allocator(omp_high_bw_mem_space, 0, NULL) == omp_null_allocator);
+    check("no pinned allocator", omp_init_allocator(omp_default_mem_space, 1, pin) == omp_null_allocator);
+    omp_allocator_handle_t unpinned = omp_init_allocator(omp_default_mem_space, 1, nopin);
+    check("an allocator not pinned", unpinned != omp_null_allocator);
+    omp_destroy_allocator(unpinned);
+    void *hb = omp_alloc(100, omp_high_bw_mem_alloc);
+    check("the predefined high_bw allocator gives memory", hb != NULL);
+    omp_free(hb, omp_high_bw_mem_alloc);
     if (failures == 0) printf("all checks passed\n");
     return failures != 0;
 }

@@ -36,6 +36,9 @@ const PREDEFINED: [&[u8]; LAST_PREDEFINED] = [
 
 /// Memory spaces (omp_memspace_handle_t): default, large_cap, const, high_bw, low_lat.
 const LAST_MEMSPACE: usize = 4;
+const HIGH_BW_MEMSPACE: usize = 3;
+/// omp_atv_true.
+const ATV_TRUE: usize = 1;
 
 // Trait keys and values (omp_alloctrait_key_t, omp_alloctrait_value_t).
 const TRAIT_SYNC_HINT: usize = 1;
@@ -102,6 +105,7 @@ pub extern "C" fn omp_init_allocator(memspace: usize, ntraits: i32, traits: *con
     if memspace > LAST_MEMSPACE {
         return NULL_ALLOCATOR;
     }
+    let mut pinned = false;
     let mut a = Allocator {
         alignment: 1,
         pool_size: usize::MAX,
@@ -131,15 +135,25 @@ pub extern "C" fn omp_init_allocator(memspace: usize, ntraits: i32, traits: *con
                 a.fb_data = value;
                 true
             }
-            // sync_hint (contended .. private: 1-4), access (all .. cgroup: 1-4), pinned
-            // (true/false), partition (environment .. blocked: 1-4 and 11-14 as libgomp's
-            // numbering): accepted, no effect with one memory.
-            TRAIT_SYNC_HINT | TRAIT_ACCESS | TRAIT_PARTITION | TRAIT_PINNED => true,
+            // sync_hint (contended .. private: 1-4), access (all .. cgroup: 1-4), partition
+            // (environment .. blocked: 1-4 and 11-14 as libgomp's numbering): accepted, no
+            // effect with one memory.
+            TRAIT_SYNC_HINT | TRAIT_ACCESS | TRAIT_PARTITION => true,
+            TRAIT_PINNED => {
+                pinned = value == ATV_TRUE;
+                true
+            }
             _ => false,
         };
         if !ok {
             return NULL_ALLOCATOR;
         }
+    }
+    // As libgomp 12, which has no pinned memory and no high-bandwidth memory (memkind came
+    // with gcc 13): such an allocator is none, though the predefined high_bw allocator gives
+    // ordinary memory.
+    if pinned || memspace == HIGH_BW_MEMSPACE {
+        return NULL_ALLOCATOR;
     }
     if a.fallback == FB_ALLOCATOR && a.fb_data == NULL_ALLOCATOR {
         return NULL_ALLOCATOR;
