@@ -558,13 +558,18 @@ fn a_program_that_makes_no_team_runs_on_the_kernel_runtime() {
 fn fortran_nest_locks_pause_and_detach_match_libgomp() {
     for (name, variant) in [("omp_fortran_nest", "static"), ("omp_fortran_nest", "pie"), ("omp_fortran_detach", "pie")]
     {
-        let prog = fortran_program(name, variant);
-        let want = native(&prog, None);
-        assert_eq!(want.code(), 0, "native: {}", want.stderr);
-        for cpus in ["1", "2", "4"] {
-            let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, None);
-            assert_same(&format!("{name}-{variant}, --cpus {cpus}"), &want, &got);
-        }
+        same_as_native_on_1_2_and_4_vcpus(&format!("{name}-{variant}"), &fortran_program(name, variant));
+    }
+}
+
+/// Runs `prog` natively (it must succeed) and under `--omp kernel` with 1, 2 and 4 vCPUs, and
+/// compares.
+fn same_as_native_on_1_2_and_4_vcpus(what: &str, prog: &Path) {
+    let want = native(prog, None);
+    assert_eq!(want.code(), 0, "native {what}: {want:?}");
+    for cpus in ["1", "2", "4"] {
+        let got = hrt(&["--omp", "kernel", "--cpus", cpus], prog, None);
+        assert_same(&format!("{what}, --cpus {cpus}"), &want, &got);
     }
 }
 
@@ -946,13 +951,7 @@ fn programs_that_a_program_execs_run_on_the_kernel_runtime_too() {
 /// larger one to 1; compared with the native run at 1, 2 and 4 vCPUs.
 #[test]
 fn nesting_setters_act_as_libgomp_does() {
-    let prog = build("omp_icv_setters", "-static");
-    let want = native(&prog, None);
-    assert_eq!(want.code(), 0, "native: {want:?}");
-    for cpus in ["1", "2", "4"] {
-        let got = hrt(&["--omp", "kernel", "--cpus", cpus], &prog, None);
-        assert_same(&format!("omp_icv_setters --cpus {cpus}"), &want, &got);
-    }
+    same_as_native_on_1_2_and_4_vcpus("omp_icv_setters", &build("omp_icv_setters", "-static"));
 }
 
 /// dyn-var (tests/programs/omp_dynamic_teams.c with OMP_DYNAMIC=true, OMP_NUM_THREADS=8): as

@@ -17,24 +17,24 @@ static void inner_team(const char *what) {
     printf("%-28s inner team %d at active level %d\n", what, size, level);
 }
 
+/// For each max-active-levels in `levels`: set it, then omp_set_nested(`on`), and print both
+/// ICVs as they are then.
+static void set_nested_after(const int *levels, unsigned n, int on) {
+    for (unsigned i = 0; i < n; i++) {
+        omp_set_max_active_levels(levels[i]);
+        omp_set_nested(on);
+        printf("levels %d, set_nested(%d): nested %d, max active levels %d\n", levels[i], on, omp_get_nested(),
+               omp_get_max_active_levels());
+    }
+}
+
 int main(void) {
     omp_set_dynamic(0);
     printf("start: nested %d, max active levels %d\n", omp_get_nested(), omp_get_max_active_levels());
-    int from[] = {1, 0, 3};
-    for (unsigned i = 0; i < sizeof from / sizeof from[0]; i++) {
-        omp_set_max_active_levels(from[i]);
-        omp_set_nested(1);
-        printf("levels %d, set_nested(1): nested %d, max active levels %d\n", from[i], omp_get_nested(),
-               omp_get_max_active_levels());
-    }
+    const int from[] = {1, 0, 3}, off[] = {0, 3, 1};
+    set_nested_after(from, 3, 1);
     inner_team("nested on:");
-    int off[] = {0, 3, 1};
-    for (unsigned i = 0; i < sizeof off / sizeof off[0]; i++) {
-        omp_set_max_active_levels(off[i]);
-        omp_set_nested(0);
-        printf("levels %d, set_nested(0): nested %d, max active levels %d\n", off[i], omp_get_nested(),
-               omp_get_max_active_levels());
-    }
+    set_nested_after(off, 3, 0);
     inner_team("nested off:");
     return 0;
 }
