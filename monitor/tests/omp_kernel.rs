@@ -565,12 +565,36 @@ fn fortran_nest_locks_pause_and_detach_match_libgomp() {
 /// Runs `prog` natively (it must succeed) and under `--omp kernel` with 1, 2 and 4 vCPUs, and
 /// compares.
 fn same_as_native_on_1_2_and_4_vcpus(what: &str, prog: &Path) {
-    let want = native(prog, None);
-    assert_eq!(want.code(), 0, "native {what}: {want:?}");
+    same_as_native_on_1_2_and_4_vcpus_with(what, prog, &[]);
+}
+
+/// `same_as_native_on_1_2_and_4_vcpus` with the environment `env` on every side.
+fn same_as_native_on_1_2_and_4_vcpus_with(what: &str, prog: &Path, env: &[(&str, &str)]) {
+    let want = run(with_env(Command::new(prog), env), None);
+    assert_eq!(want.code(), 0, "native {what} with {env:?}: {want:?}");
     for cpus in ["1", "2", "4"] {
-        let got = hrt(&["--omp", "kernel", "--cpus", cpus], prog, None);
-        assert_same(&format!("{what}, --cpus {cpus}"), &want, &got);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--omp", "kernel", "--cpus", cpus, "--"]).arg(prog);
+        let got = run(with_env(cmd, env), None);
+        assert_same(&format!("{what} with {env:?}, --cpus {cpus}"), &want, &got);
     }
+}
+
+fn with_env(mut cmd: Command, env: &[(&str, &str)]) -> Command {
+    cmd.envs(env.iter().copied());
+    cmd
+}
+
+/// The order in which a team of one runs its tasks, deterministic in libgomp and seen by a
+/// program of one thread (and by every region at `--cpus 1`): deferred, newest first at
+/// `taskwait` and a taskgroup's end, oldest first at a barrier, higher priorities first when
+/// OMP_MAX_TASK_PRIORITY allows them, at once past the queue's limit; and a task that waits for
+/// its creator finishes (run at once, it would wait for good).
+#[test]
+fn a_team_of_one_runs_its_tasks_in_libgomps_order() {
+    let prog = build("omp_task_order", "-static");
+    same_as_native_on_1_2_and_4_vcpus("omp_task_order", &prog);
+    same_as_native_on_1_2_and_4_vcpus_with("omp_task_order", &prog, &[("OMP_MAX_TASK_PRIORITY", "9")]);
 }
 
 #[test]

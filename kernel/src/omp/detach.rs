@@ -4,10 +4,10 @@
 //! taskgroup and the team's barriers done with it. The program's `omp_event_handle_t` is a
 //! pointer to the task's `Event` (one reference, given up by `omp_fulfill_event`).
 //!
-//! As in libgomp, a detachable task in a team of one is deferred (and so are the team's later
-//! tasks), run at the next task scheduling point, so that a later task can fulfil its event;
-//! one that runs at once (`if(0)`, in a final task, outside any parallel region) makes its
-//! creator wait for the event after the body.
+//! As in libgomp, a detachable task in a team of one is deferred (as every task of a region's
+//! team of one is), run at the next task scheduling point, so that a later task can fulfil its
+//! event; one that runs at once (`if(0)`, in a final task, outside any parallel region) makes
+//! its creator wait for the event after the body.
 
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicU32, Ordering};

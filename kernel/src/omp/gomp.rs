@@ -499,7 +499,7 @@ extern "C" fn GOMP_task(
     if_clause: bool,
     flags: u32,
     depend: *mut u8,
-    _prio: i32,
+    priority: i32,
     detach: *mut u8,
 ) {
     if cancel::new_task_discarded() {
@@ -509,7 +509,8 @@ extern "C" fn GOMP_task(
     if tasks::run_if_included(f, data, cpyfn, if_clause, flags, detach) {
         return;
     }
-    tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize, detach);
+    let priority = tasks::priority(flags, priority);
+    tasks::task(f, data, cpyfn, size, align, if_clause, flags, depend as *const usize, priority, detach);
 }
 extern "C" fn GOMP_taskwait_depend(depend: *mut u8) {
     tasks::taskwait_depend(depend as *const usize);
@@ -555,8 +556,9 @@ extern "C" fn GOMP_parallel_reductions(f: Outlined, data: *mut u8, num_threads: 
 macro_rules! taskloops {
     ($($name:ident: $t:ty, $signed:expr;)*) => {$(
         #[allow(clippy::too_many_arguments)]
-        extern "C" fn $name(f: TaskFn, data: *mut u8, cpyfn: CopyFn, size: i64, align: i64, flags: u32, num_tasks: u64, _prio: i32, s: $t, e: $t, step: $t) {
-            tasks::taskloop(f, data, cpyfn, size, align, flags, num_tasks, (s as u64, e as u64, step as u64), $signed);
+        extern "C" fn $name(f: TaskFn, data: *mut u8, cpyfn: CopyFn, size: i64, align: i64, flags: u32, num_tasks: u64, priority: i32, s: $t, e: $t, step: $t) {
+            let priority = tasks::priority(flags, priority);
+            tasks::taskloop(f, data, cpyfn, size, align, flags, num_tasks, priority, (s as u64, e as u64, step as u64), $signed);
         }
     )*};
 }

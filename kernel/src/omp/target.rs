@@ -209,6 +209,7 @@ pub extern "C" fn GOMP_target_ext(
         deferrable,
         task_flags,
         depend,
+        0,
         core::ptr::null_mut(),
     );
 }

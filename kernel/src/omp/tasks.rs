@@ -1,9 +1,11 @@
 //! Explicit tasks. A task the team can help with is *deferred*: its arguments are copied, and
 //! it waits in its team's queue (or, while it has unfinished predecessors, in their successor
 //! lists) until a thread takes it at a task scheduling point: a barrier, the end of the region,
-//! `taskwait` or the end of a `taskgroup`. A task is run at once (undeferred) when nobody could
-//! help (a team of one, no team), when it is `if(0)` or created inside a final task (included),
-//! and when the queue is already long.
+//! `taskwait` or the end of a `taskgroup`. A task is run at once (undeferred) outside any
+//! region, when it is `if(0)` or created inside a final task (included), and when the queue is
+//! already long. A region's team of one defers tasks too, as libgomp does: nobody else could
+//! run them, but the order its tasks run in is then libgomp's (a program of one thread that
+//! prints from its tasks prints what it prints natively).
 //!
 //! Bookkeeping: every task that creates children gets a `Node` (its count of unfinished
 //! children, for `taskwait`, and its children's dependences, which only order siblings); every
@@ -26,6 +28,7 @@ use crate::sync::SpinLock;
 
 pub const FLAG_FINAL: u32 = 1 << 1;
 pub const FLAG_DEPEND: u32 = 1 << 3;
+pub const FLAG_PRIORITY: u32 = 1 << 4;
 pub const FLAG_UP: u32 = 1 << 8;
 pub const FLAG_GRAINSIZE: u32 = 1 << 9;
 pub const FLAG_IF: u32 = 1 << 10;
@@ -43,6 +46,8 @@ const DEPEND_MUTEXINOUTSET: usize = 4;
 /// Above this many unfinished tasks (queued, running or waiting for predecessors) per thread
 /// of the team, in the team, new tasks run at once, as libgomp throttles: it bounds the memory
 /// deferred tasks hold. A thread reads the team's count only now and then (`may_defer`).
+/// libgomp still defers a task when the count equals the limit (a team of one defers 65 tasks
+/// and runs the 66th at once: the order a program of one thread sees).
 const PENDING_LIMIT_PER_THREAD: u32 = 64;
 
 pub type TaskFn = extern "C" fn(*mut u8);
@@ -206,6 +211,9 @@ impl Queue {
     /// every other task, under the lock, for each child: `epcc.task.nested` 0.78 of Linux's
     /// speed).
     fn take(&self, newest: bool, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
+        if super::icv::max_task_priority() > 0 {
+            return self.take_by_priority(newest, fits);
+        }
         let me = my_lane();
         (0..LANES).find_map(|k| {
             let lane = &self.lanes[(me + k) % LANES];
@@ -218,6 +226,41 @@ impl Queue {
             lane.queued.fetch_sub(1, Ordering::Relaxed);
             t
         })
+    }
+
+    /// `take` when tasks may have priorities (OMP_MAX_TASK_PRIORITY above 0): a task of the
+    /// highest priority queued that `fits`, in any lane; the oldest of those, or with `newest`
+    /// the newest, as libgomp takes from its team's queue (barriers) and from a task's
+    /// children or a group's tasks (`taskwait`, a group's end). Every lane is looked at under
+    /// its lock, one after the other: exact for a team of one, whose tasks are all in one lane;
+    /// with more threads the order is a hint anyway (the specification's word).
+    fn take_by_priority(&self, newest: bool, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
+        let me = my_lane();
+        loop {
+            let mut best: Option<(usize, u32)> = None;
+            for k in 0..LANES {
+                let l = (me + k) % LANES;
+                if self.lanes[l].queued.load(Ordering::Acquire) == 0 {
+                    continue;
+                }
+                let highest = self.lanes[l].ready.lock().iter().filter(|t| fits(t)).map(|t| t.priority).max();
+                if let Some(p) = highest {
+                    if best.is_none_or(|(_, b)| p > b) {
+                        best = Some((l, p));
+                    }
+                }
+            }
+            let (l, p) = best?;
+            let lane = &self.lanes[l];
+            let mut q = lane.ready.lock();
+            let at = |t: &Arc<Task>| fits(t) && t.priority == p;
+            let found = if newest { q.iter().rposition(at) } else { q.iter().position(at) };
+            // Taken by another thread since the look: look again.
+            if let Some(t) = found.and_then(|i| q.remove(i)) {
+                lane.queued.fetch_sub(1, Ordering::Relaxed);
+                return Some(t);
+            }
+        }
     }
 
     /// Runs tasks that `fits` (the newest first) until `done` holds, waiting meanwhile for a
@@ -255,6 +298,9 @@ impl Queue {
     /// paid for that line again at its next task: a master making every task ran at the pace
     /// of the hand-overs (`epcc.task.master`).
     fn take_any(&self) -> Option<Arc<Task>> {
+        if super::icv::max_task_priority() > 0 {
+            return self.take_by_priority(false, |_| true);
+        }
         let me = my_lane();
         for k in 0..LANES {
             let lane = &self.lanes[(me + k) % LANES];
@@ -496,6 +542,8 @@ impl Group {
 
 pub struct Task {
     f: TaskFn,
+    /// Its `priority` clause's value, at most max-task-priority-var (0 without one).
+    priority: u32,
     /// The task's copy of its arguments; the task's code writes to it (its firstprivate
     /// variables).
     args: UnsafeCell<Args>,
@@ -788,6 +836,15 @@ fn wait_for_dependences(depend: *const usize) {
     help_children_until(c, || preds.iter().all(|p| p.done()));
 }
 
+/// A task's priority from GOMP_task's or GOMP_taskloop's `flags` and `priority` arguments: the
+/// clause's value, at most max-task-priority-var, as libgomp bounds it (0 without the clause).
+pub fn priority(flags: u32, priority: i32) -> u32 {
+    if flags & FLAG_PRIORITY == 0 {
+        return 0;
+    }
+    (priority.max(0) as u32).min(super::icv::max_task_priority())
+}
+
 /// GOMP_task's common case, checked before anything else: an undeferred task (`if(0)`, inside
 /// a final task, a team of one) without a copy constructor, dependences or an event runs its
 /// body at once. False if the task is not such a task (`task` then does it all).
@@ -823,6 +880,7 @@ pub fn task(
     if_clause: bool,
     flags: u32,
     depend: *const usize,
+    priority: u32,
     detach: *mut usize,
 ) {
     let c = thread::ctx();
@@ -832,14 +890,8 @@ pub fn task(
     if let Some(e) = &event {
         // SAFETY: gcc's event variable and argument block.
         unsafe { e.publish(detach, data) };
-        // A team of one defers from now on, as libgomp's (see `detach`); not outside any
-        // region (the work-sharing team of one, level 0), where libgomp runs tasks at once.
-        // SAFETY: teams are never freed.
-        if !c.team.is_null() && unsafe { (*c.team).level } > 0 {
-            unsafe { (*c.team).defers_tasks.store(true, Ordering::Relaxed) };
-        }
     }
-    let limit = PENDING_LIMIT_PER_THREAD * c.nthreads;
+    let limit = PENDING_LIMIT_PER_THREAD * c.nthreads + 1;
     let queue = queue_of(c).filter(|q| if_clause && !c.in_final && q.may_defer(limit));
     let Some(queue) = queue else {
         if !c.in_final && flags & FLAG_DEPEND != 0 {
@@ -860,7 +912,7 @@ pub fn task(
     };
     let args = Args::copy(data, cpyfn, size, align, size);
     let deps = if flags & FLAG_DEPEND != 0 { dependences(depend) } else { Vec::new() };
-    defer(c, queue, f, (args, cpyfn.is_some()), final_task, &deps, event, true);
+    defer(c, queue, f, (args, cpyfn.is_some()), (final_task, priority), &deps, event, true);
 }
 
 /// Makes a deferred task and queues it, or leaves it with its predecessors. `constructed`: its
@@ -875,7 +927,7 @@ fn defer(
     queue: &Queue,
     f: TaskFn,
     (args, constructed): (Args, bool),
-    final_task: bool,
+    (final_task, priority): (bool, u32),
     deps: &[(usize, bool)],
     event: Option<Arc<Event>>,
     as_child: bool,
@@ -885,6 +937,7 @@ fn defer(
     queue.count_made();
     let t = Arc::new(Task {
         f,
+        priority,
         args: UnsafeCell::new(args),
         constructed,
         final_task,
@@ -950,12 +1003,10 @@ pub fn taskwait_depend(depend: *const usize) {
     wait_for_dependences(depend);
 }
 
-/// GOMP_taskyield: runs one ready task, if there is one.
-pub fn taskyield() {
-    if let Some(q) = queue_of(thread::ctx()) {
-        q.run_one();
-    }
-}
+/// GOMP_taskyield: nothing, as libgomp 12 (the specification allows a switch to another task
+/// there but does not require one). Running a queued task here changed the order a program of
+/// one thread sees: libgomp runs the tasks made before a `taskyield` after it.
+pub fn taskyield() {}
 
 /// GOMP_taskgroup_start.
 pub fn taskgroup_start() {
@@ -1052,6 +1103,7 @@ pub fn taskloop(
     arg_align: i64,
     flags: u32,
     num_tasks: u64,
+    priority: u32,
     bounds: (u64, u64, u64),
     signed: bool,
 ) {
@@ -1104,7 +1156,7 @@ pub fn taskloop(
             f,
             data,
             (cpyfn, arg_size, align, size),
-            final_task,
+            (final_task, priority),
             (tasks, extra, per, n),
             (end, &value),
             (queue, grouped),
@@ -1205,7 +1257,7 @@ fn defer_taskloop(
     f: TaskFn,
     data: *mut u8,
     (cpyfn, arg_size, align, size): (CopyFn, i64, usize, usize),
-    final_task: bool,
+    (final_task, priority): (bool, u32),
     (tasks, extra, per, n): (u64, u64, u64, u64),
     (end, value): (u64, &dyn Fn(u64) -> u64),
     (queue, grouped): (Option<&Queue>, bool),
@@ -1228,7 +1280,7 @@ fn defer_taskloop(
             *words.add(1) = if hi == n { end } else { value(hi) };
         }
         match queue {
-            Some(q) => defer(c, q, f, (args, cpyfn.is_some()), final_task, &[], None, !grouped),
+            Some(q) => defer(c, q, f, (args, cpyfn.is_some()), (final_task, priority), &[], None, !grouped),
             None => run_included(f, words as *mut u8, final_task),
         }
         lo = hi;

@@ -173,8 +173,9 @@ pub struct Team {
     /// passed when it was (0: none). Those that pass the construct's closing barrier then
     /// count past it, so a stale mark never needs clearing (see `cancel`).
     pub ws_cancelled: AtomicU32,
-    /// A team of one that defers its tasks (it has had a detachable task, see `detach`): its
-    /// barriers and its end run them.
+    /// A team of one that defers its tasks: every region's team of one, as libgomp's (not the
+    /// work-sharing team outside any region, where libgomp has no team and runs tasks at
+    /// once). Its barriers and its end run them.
     pub defers_tasks: AtomicBool,
     /// Its contention group's busy count, and the threads the team added to it (`join` gives
     /// them back).
@@ -366,9 +367,10 @@ pub fn fork(
     if *team.ws_cancelled.get_mut() != 0 {
         *team.ws_cancelled.get_mut() = 0;
     }
-    if *team.defers_tasks.get_mut() {
-        *team.defers_tasks.get_mut() = false;
-    }
+    // A team of one defers its tasks as libgomp's does (its barriers and its end run them), so
+    // that a program of one thread sees its tasks in libgomp's order: code after a `task`
+    // before the task, a `taskwait`'s children newest first, a barrier's tasks oldest first.
+    set(team.defers_tasks.get_mut(), n == 1);
     team.barrier.prepare(n as usize);
     let prepared = prepare(team, outer);
     set(&mut team.prepared, prepared);
