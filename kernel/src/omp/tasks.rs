@@ -86,9 +86,35 @@ const STEAL_BATCH: usize = 16;
 #[repr(align(128))]
 struct Lane {
     ready: SpinLock<VecDeque<Arc<Task>>>,
-    queued: AtomicU32,
-    /// Tasks ever queued in this lane (only grows, wrapping).
-    pushed: AtomicU32,
+    counts: LaneCounts,
+}
+
+/// A lane's tasks queued now (low half) and ever (high half, only grows, wrapping), in one
+/// word: queueing a task updates both with one atomic operation.
+struct LaneCounts(AtomicU64);
+
+const ONE_PUSHED: u64 = 1 << 32;
+
+impl LaneCounts {
+    /// Tasks waiting in the lane.
+    fn queued(&self) -> u32 {
+        self.0.load(Ordering::Acquire) as u32
+    }
+
+    /// Tasks ever queued in the lane.
+    fn pushed(&self) -> u32 {
+        (self.0.load(Ordering::Acquire) >> 32) as u32
+    }
+
+    /// `n` tasks queued.
+    fn add(&self, n: u32) {
+        self.0.fetch_add(n as u64 * (ONE_PUSHED + 1), Ordering::SeqCst);
+    }
+
+    /// `n` tasks taken (the lane held them: the low half does not borrow).
+    fn taken(&self, n: u32) {
+        self.0.fetch_sub(n as u64, Ordering::Relaxed);
+    }
 }
 
 /// What a lane's threads count, on lines of their own.
@@ -129,9 +155,8 @@ const BUDGET_REFILL: u32 = 16;
 impl Queue {
     pub const fn new() -> Queue {
         Queue {
-            lanes: [const {
-                Lane { ready: SpinLock::new(VecDeque::new()), queued: AtomicU32::new(0), pushed: AtomicU32::new(0) }
-            }; LANES],
+            lanes: [const { Lane { ready: SpinLock::new(VecDeque::new()), counts: LaneCounts(AtomicU64::new(0)) } };
+                LANES],
             counts: [const { Counts { made: AtomicU32::new(0), finished: AtomicU32::new(0), budget: AtomicU32::new(0) } };
                 LANES],
             shared: Shared { signal: Word::new(0) },
@@ -141,8 +166,7 @@ impl Queue {
     fn push(&self, t: Arc<Task>) {
         let lane = &self.lanes[my_lane()];
         lane.ready.lock().push_back(t);
-        lane.queued.fetch_add(1, Ordering::SeqCst);
-        lane.pushed.fetch_add(1, Ordering::SeqCst);
+        lane.counts.add(1);
         self.signal.nudge();
     }
 
@@ -195,14 +219,14 @@ impl Queue {
 
     /// Whether a task waits in the queue (a load per lane).
     pub fn has_queued(&self) -> bool {
-        self.lanes.iter().any(|l| l.queued.load(Ordering::Acquire) != 0)
+        self.lanes.iter().any(|l| l.counts.queued() != 0)
     }
 
     /// Tasks ever queued, summed over the lanes: a waiter that found no task it could run
     /// reads it first and waits for it to change (a task queued since). Not the tasks waiting
     /// now: a task queued and another taken would leave that sum as it was.
     fn pushed_total(&self) -> u32 {
-        self.lanes.iter().map(|l| l.pushed.load(Ordering::Acquire)).fold(0, u32::wrapping_add)
+        self.lanes.iter().map(|l| l.counts.pushed()).fold(0, u32::wrapping_add)
     }
 
     /// Takes a ready task that `fits`: from this thread's lane first, then from the others in
@@ -217,13 +241,13 @@ impl Queue {
         let me = my_lane();
         (0..LANES).find_map(|k| {
             let lane = &self.lanes[(me + k) % LANES];
-            if lane.queued.load(Ordering::Acquire) == 0 {
+            if lane.counts.queued() == 0 {
                 return None;
             }
             let mut q = lane.ready.lock();
             let i = if newest { q.iter().rposition(|t| fits(t)) } else { q.iter().position(|t| fits(t)) }?;
             let t = q.remove(i);
-            lane.queued.fetch_sub(1, Ordering::Relaxed);
+            lane.counts.taken(1);
             t
         })
     }
@@ -240,7 +264,7 @@ impl Queue {
             let mut best: Option<(usize, u32)> = None;
             for k in 0..LANES {
                 let l = (me + k) % LANES;
-                if self.lanes[l].queued.load(Ordering::Acquire) == 0 {
+                if self.lanes[l].counts.queued() == 0 {
                     continue;
                 }
                 let highest = self.lanes[l].ready.lock().iter().filter(|t| fits(t)).map(|t| t.priority).max();
@@ -257,7 +281,7 @@ impl Queue {
             let found = if newest { q.iter().rposition(at) } else { q.iter().position(at) };
             // Taken by another thread since the look: look again.
             if let Some(t) = found.and_then(|i| q.remove(i)) {
-                lane.queued.fetch_sub(1, Ordering::Relaxed);
+                lane.counts.taken(1);
                 return Some(t);
             }
         }
@@ -304,7 +328,7 @@ impl Queue {
         let me = my_lane();
         for k in 0..LANES {
             let lane = &self.lanes[(me + k) % LANES];
-            if lane.queued.load(Ordering::Acquire) == 0 {
+            if lane.counts.queued() == 0 {
                 continue;
             }
             let mut moved: [Option<Arc<Task>>; STEAL_BATCH] = [const { None }; STEAL_BATCH];
@@ -318,14 +342,13 @@ impl Queue {
                         *slot = Some(t);
                     }
                 }
-                lane.queued.fetch_sub(1 + n as u32, Ordering::Relaxed);
+                lane.counts.taken(1 + n as u32);
                 first
             };
             if n > 0 {
                 let mine = &self.lanes[me];
                 mine.ready.lock().extend(moved.iter_mut().take(n).filter_map(Option::take));
-                mine.queued.fetch_add(n as u32, Ordering::SeqCst);
-                mine.pushed.fetch_add(n as u32, Ordering::SeqCst);
+                mine.counts.add(n as u32);
                 self.signal.nudge();
             }
             return Some(first);
@@ -385,6 +408,9 @@ struct OwnerSide {
     /// Children made (wrapping); written by the owner only.
     made: AtomicU32,
     deps: SpinLock<BTreeMap<usize, Dep>>,
+    /// `deps` may hold entries: a `taskwait` clears it only then (its lock was two atomic
+    /// operations of every `taskwait`, most of which follow tasks without dependences).
+    has_deps: AtomicBool,
 }
 
 #[repr(align(128))]
@@ -448,7 +474,11 @@ pub struct NodeRef(core::ptr::NonNull<Node>);
 impl NodeRef {
     fn new() -> NodeRef {
         let node = alloc::boxed::Box::new(Node {
-            own: OwnerSide { made: AtomicU32::new(0), deps: SpinLock::new(BTreeMap::new()) },
+            own: OwnerSide {
+                made: AtomicU32::new(0),
+                deps: SpinLock::new(BTreeMap::new()),
+                has_deps: AtomicBool::new(false),
+            },
             end: EndSide { ended: AtomicU64::new(0) },
         });
         NodeRef(core::ptr::NonNull::from(alloc::boxed::Box::leak(node)))
@@ -788,6 +818,9 @@ fn predecessors(node: &Node, deps: &[(usize, bool)], me: Option<&Arc<Task>>) -> 
         }
     };
     let mut map = node.own.deps.lock();
+    if me.is_some() {
+        node.own.has_deps.store(true, Ordering::Relaxed);
+    }
     for &(addr, read_only) in deps {
         let e = map.entry(addr).or_default();
         e.readers.retain(|r| !r.done());
@@ -995,7 +1028,10 @@ pub fn taskwait() {
     // SAFETY: the current task's own node, alive while the task is.
     let node = unsafe { &*node };
     help_children_until(c, || node.children_done());
-    node.own.deps.lock().clear();
+    if node.own.has_deps.load(Ordering::Relaxed) {
+        node.own.has_deps.store(false, Ordering::Relaxed);
+        node.own.deps.lock().clear();
+    }
 }
 
 /// GOMP_taskwait_depend.
