@@ -212,6 +212,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_munlockall => ("munlockall", 0, L(residency::munlockall)),
         __NR_get_mempolicy => ("get_mempolicy", 5, L(numa::get_mempolicy)),
         __NR_set_mempolicy => ("set_mempolicy", 3, L(numa::set_mempolicy)),
+        __NR_mbind => ("mbind", 6, L(numa::mbind)),
 
         // Threads, identity, scheduling.
         __NR_clone => ("clone", 5, L(thread::clone)),

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,6 +28,11 @@ static long get(int *mode, unsigned long *mask, unsigned long maxnode, void *add
 
 static long set(int mode, unsigned long *mask, unsigned long maxnode) {
     return syscall(SYS_set_mempolicy, mode, mask, maxnode);
+}
+
+static long bind_range(void *start, unsigned long len, int mode, unsigned long *mask, unsigned long maxnode,
+                       unsigned flags) {
+    return syscall(SYS_mbind, start, len, mode, mask, maxnode, flags);
 }
 
 static void show(const char *what, long r, int mode, unsigned long *mask) {
@@ -99,5 +105,20 @@ int main(void) {
     show("set bind, bad mask pointer", set(MPOL_BIND, (unsigned long *)8, 1025), 0, none);
     show("set default", set(MPOL_DEFAULT, NULL, 0), 0, none);
     current("default");
+
+    /* mbind, as OpenBLAS calls it on its buffers (MPOL_PREFERRED, no nodes), and its errors. */
+    char *buf = mmap(NULL, 1 << 21, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    show("mbind preferred, no nodes", bind_range(buf, 1 << 21, MPOL_PREFERRED, NULL, 0, 0), 0, none);
+    show("mbind bind node 0, strict move", bind_range(buf, 4096, MPOL_BIND, node0, 1025, 3), 0, node0);
+    show("mbind interleave node 0", bind_range(buf, 100, MPOL_INTERLEAVE, node0, 65, 0), 0, node0);
+    show("mbind default", bind_range(buf, 1 << 21, MPOL_DEFAULT, NULL, 0, 0), 0, none);
+    show("mbind length 0", bind_range(buf, 0, MPOL_BIND, node0, 65, 0), 0, node0);
+    show("mbind unaligned start", bind_range(buf + 1, 4096, MPOL_BIND, node0, 65, 0), 0, node0);
+    show("mbind unknown flag", bind_range(buf, 4096, MPOL_BIND, node0, 65, 64), 0, node0);
+    show("mbind bind, no node", bind_range(buf, 4096, MPOL_BIND, none, 65, 0), 0, none);
+    show("mbind default with a node", bind_range(buf, 4096, MPOL_DEFAULT, node0, 65, 0), 0, node0);
+    show("mbind mode 99", bind_range(buf, 4096, 99, node0, 65, 0), 0, node0);
+    munmap(buf + (1 << 20), 1 << 20);
+    show("mbind over an unmapped part", bind_range(buf, 1 << 21, MPOL_BIND, node0, 65, 0), 0, node0);
     return 0;
 }

@@ -5,7 +5,9 @@
 //! program's memory comes from one pool whatever the policy (it is placed when the VM starts and
 //! never moves), so a policy other than the default or local one is refused loudly (ENOSYS and a
 //! line on stderr) rather than silently ignored. Linux keeps a policy per thread; here it is one
-//! per process (the last one set). `mbind` (a policy per range) is not implemented.
+//! per process (the last one set). `mbind` (a policy per range) is checked and accepted on one
+//! node, refused as set_mempolicy with several; get_mempolicy of an address answers the
+//! process's policy, not the range's.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -105,7 +107,40 @@ fn policy() -> (u64, u64) {
 
 /// set_mempolicy(mode, nodemask, maxnode), with Linux's checks (mpol_new's rules).
 pub fn set_mempolicy(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (mode_arg, nmask, maxnode) = (a[0] as u32 as u64, a[1], a[2]);
+    let (mode, mode_flags, set) = checked_policy("set_mempolicy", a[0] as u32 as u64, a[1], a[2])?;
+    POLICY.store((mode | mode_flags) | (set << 32), Ordering::Relaxed);
+    Ok(0)
+}
+
+const MPOL_MF_STRICT: u64 = 1;
+const MPOL_MF_MOVE: u64 = 2;
+const MPOL_MF_MOVE_ALL: u64 = 4;
+
+/// mbind(start, len, mode, nodemask, maxnode, flags): a policy for a range. On one node every
+/// policy places memory where the default does, so a valid call over mapped memory succeeds
+/// and changes nothing (OpenBLAS asks for MPOL_PREFERRED on its buffers at start-up); with
+/// several nodes a placing policy is refused as set_mempolicy's. Linux's checks: a page-aligned
+/// start, known flags, the mode rules, and EFAULT for a range with unmapped pages.
+pub fn mbind(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (start, len, flags) = (a[0], a[1], a[5]);
+    if start & 0xfff != 0 || flags & !(MPOL_MF_STRICT | MPOL_MF_MOVE | MPOL_MF_MOVE_ALL) != 0 {
+        return Err(EINVAL);
+    }
+    checked_policy("mbind", a[2] as u32 as u64, a[3], a[4])?;
+    let len = len.checked_add(0xfff).ok_or(EINVAL)? & !0xfff;
+    if len == 0 {
+        return Ok(0);
+    }
+    start.checked_add(len).ok_or(EINVAL)?;
+    if !crate::linux::usermap::is_mapped(start, len) {
+        return Err(EFAULT);
+    }
+    Ok(0)
+}
+
+/// A policy's mode, mode flags and node set after Linux's checks (mpol_new's rules); `call`
+/// names the call in the line said when several nodes make the policy unplaceable.
+fn checked_policy(call: &str, mode_arg: u64, nmask: u64, maxnode: u64) -> Result<(u64, u64, u64), u32> {
     let (mode, mode_flags) = (mode_arg & !MPOL_MODE_FLAGS, mode_arg & MPOL_MODE_FLAGS);
     if mode >= MPOL_MAX
         || mode_flags & (MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES) == MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES
@@ -146,10 +181,9 @@ pub fn set_mempolicy(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
     };
     if nodes > 1 && mode != MPOL_DEFAULT as u64 && mode != MPOL_LOCAL {
-        return Err(unplaceable(mode));
+        return Err(unplaceable(call, mode));
     }
-    POLICY.store((mode | mode_flags) | (set << 32), Ordering::Relaxed);
-    Ok(0)
+    Ok((mode, mode_flags, set))
 }
 
 /// A node mask of `maxnode - 1` bits from the program (EFAULT if unreadable, EINVAL above a
@@ -171,11 +205,11 @@ fn read_mask(addr: u64, maxnode: u64) -> Result<u64, u32> {
 }
 
 /// A policy that would place memory on chosen nodes of a VM with several: not honoured.
-fn unplaceable(mode: u64) -> u32 {
+fn unplaceable(call: &str, mode: u64) -> u32 {
     static SAID: AtomicBool = AtomicBool::new(false);
     if !SAID.swap(true, Ordering::Relaxed) {
         crate::kprintln!(
-            "hrt: set_mempolicy mode {mode} with several NUMA nodes (--numa) is not implemented: the program's memory is placed when the VM starts: returning ENOSYS (reported once)"
+            "hrt: {call} mode {mode} with several NUMA nodes (--numa) is not implemented: the program's memory is placed when the VM starts: returning ENOSYS (reported once)"
         );
     }
     ENOSYS
