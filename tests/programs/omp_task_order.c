@@ -6,7 +6,8 @@
  * Compared with libgomp natively (hrt run --omp kernel); every region has num_threads(1), so
  * the output depends neither on OMP_NUM_THREADS nor on the number of CPUs.
  *
- * Last, a task that waits for a flag its creator sets after the task construct: it finishes
+ * A task in an inner taskgroup that depends on tasks of outer ones ends (its group's end runs
+ * them). Last, a task that waits for a flag its creator sets after the task construct: it finishes
  * only if it was deferred (a runtime that ran it at once would spin; the wait gives up after
  * 10 s and says so, rather than hang the test). */
 #include <omp.h>
@@ -218,6 +219,36 @@ static void nested_region(void) {
     line("nested region:");
 }
 
+/* A task in an inner taskgroup whose predecessors are in outer ones: the inner group's end must
+ * run them (they are the waiting task's children) or wait for good with one thread. */
+static void dependences_across_groups(void) {
+    int x = 1;
+#pragma omp parallel num_threads(1)
+    {
+#pragma omp taskgroup
+        {
+#pragma omp task shared(x) depend(in : x)
+            mark(x == 1 ? 'a' : '!');
+#pragma omp taskgroup
+            {
+#pragma omp task shared(x) depend(in : x)
+                mark(x == 1 ? 'b' : '!');
+#pragma omp taskgroup
+                {
+#pragma omp task shared(x) depend(out : x)
+                    {
+                        x = 2;
+                        mark('c');
+                    }
+                }
+                mark('B');
+            }
+            mark('A');
+        }
+    }
+    line("dependences across taskgroups:");
+}
+
 static void waits_for_its_creator(void) {
     int flag = 0, seen = 0;
 #pragma omp parallel num_threads(1) shared(flag, seen)
@@ -249,6 +280,7 @@ int main(void) {
     dependences();
     yield_if0_final();
     nested_region();
+    dependences_across_groups();
     waits_for_its_creator();
     printf("max task priority %d\n", omp_get_max_task_priority());
     return 0;

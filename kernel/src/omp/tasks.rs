@@ -288,17 +288,18 @@ impl Queue {
     }
 
     /// Runs tasks that `fits` (the newest first) until `done` holds, waiting meanwhile for a
-    /// task to be queued or `done` to hold.
+    /// task to be queued or `done` to hold. When no such task is queued, one that fits `or`.
     ///
     /// The lanes' counts of queued tasks are read only when no task was found: read before
     /// each task, they pulled the lines of the threads queueing tasks, whose next task then
     /// waited for them back.
-    fn help_until(&self, fits: impl Fn(&Task) -> bool, done: impl Fn() -> bool) {
+    fn help_until(&self, fits: impl Fn(&Task) -> bool, or: Option<&dyn Fn(&Task) -> bool>, done: impl Fn() -> bool) {
+        let take = || self.take(true, &fits).or_else(|| or.and_then(|or| self.take(true, or)));
         loop {
             if done() {
                 return;
             }
-            if let Some(t) = self.take(true, &fits) {
+            if let Some(t) = take() {
                 execute(t);
                 continue;
             }
@@ -308,7 +309,7 @@ impl Queue {
             if done() {
                 return;
             }
-            match self.take(true, &fits) {
+            match take() {
                 Some(t) => execute(t),
                 None => super::wait::until(&self.signal, || done() || self.pushed_total() != seen),
             }
@@ -855,7 +856,7 @@ fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
         return;
     };
     let node = node_of(c);
-    q.help_until(|t| t.parent == node, done);
+    q.help_until(|t| t.parent == node, None, done);
 }
 
 /// Waits for the unfinished siblings named by `depend` (an undeferred task's dependences, or
@@ -1071,8 +1072,15 @@ fn group_end(c: &mut Ctx) {
         return;
     };
     if let Some(q) = queue_of(c) {
+        // When none of the group's tasks is ready (they wait for predecessors), the waiting
+        // task's own children, as libgomp's: a predecessor is a sibling, so a child of the
+        // waiting task, and may be in an outer group. With one thread nobody else would run
+        // it (libgomp's depend-3.c hung at OMP_NUM_THREADS=1).
+        let node = c.node.as_ref().map(NodeRef::ptr);
+        let child = |t: &Task| node.is_some_and(|n| t.parent == n);
         q.help_until(
             |t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g)),
+            node.is_some().then_some(&child as &dyn Fn(&Task) -> bool),
             || g.count.load(Ordering::Acquire) == 0,
         );
     }
