@@ -4,13 +4,14 @@
  * leave a frame behind on the thread's kernel stack (it once grew until it overflowed). The
  * main thread waits a preemption quantum for its CPU now and then: 100 rounds by default. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-static atomic_int stop;
+static atomic_int stop, started;
 
 static void *unmapper(void *arg) {
     (void)arg;
@@ -24,6 +25,7 @@ static void *unmapper(void *arg) {
         p[0] = 1;
         munmap(p, 1 << 16);
         n++;
+        atomic_store(&started, 1);
     }
     return (void *)n;
 }
@@ -34,6 +36,10 @@ int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 100;
     pthread_t u;
     pthread_create(&u, NULL, unmapper, NULL);
+    /* The rounds start after the unmapper's first unmap: on a loaded host its vCPU may not get
+     * a host CPU before the main thread's 100 rounds are over (a CI run printed "no"). */
+    while (!atomic_load(&started))
+        sched_yield();
     long sum = 0;
     for (int i = 0; i < rounds; i++) {
         pthread_t t;
