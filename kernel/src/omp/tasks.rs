@@ -340,11 +340,20 @@ impl Queue {
 
     /// Runs tasks that `fits` (the newest first) until `done` holds, waiting meanwhile for a
     /// task to be queued or `done` to hold. When no such task is queued, one that fits `or`.
+    /// Once `none_left` holds, no task that fits is queued or will be: then it only waits.
     ///
     /// The lanes' counts of queued tasks are read only when no task was found: read before
     /// each task, they pulled the lines of the threads queueing tasks, whose next task then
-    /// waited for them back.
-    fn help_until(&self, fits: impl Fn(&Task) -> bool, or: Option<&dyn Fn(&Task) -> bool>, done: impl Fn() -> bool) {
+    /// waited for them back. A waiter with nothing left to take reads none of them: a task
+    /// waiting for the child another thread runs (fib as tasks at two threads) pulled the
+    /// other thread's lane line at each of its pushes, and scanned its lane under its lock.
+    fn help_until(
+        &self,
+        fits: impl Fn(&Task) -> bool,
+        or: Option<&dyn Fn(&Task) -> bool>,
+        done: impl Fn() -> bool,
+        none_left: impl Fn() -> bool,
+    ) {
         let take = || self.take(true, &fits).or_else(|| or.and_then(|or| self.take(true, or)));
         loop {
             if done() {
@@ -353,6 +362,10 @@ impl Queue {
             if let Some(t) = take() {
                 execute(t);
                 continue;
+            }
+            if none_left() {
+                super::wait::until(&self.signal, &done);
+                return;
             }
             // None found: look again after noting the count, so that a task queued between
             // the look and the wait ends the wait.
@@ -470,6 +483,9 @@ struct EndSide {
     /// Children ended (low 32 bits, wrapping like `made`), plus `OWNER_GONE` once the owner has
     /// ended.
     ended: AtomicU64,
+    /// Children taken from a queue to run (wrapping like `made`): the owner's `taskwait`
+    /// stops looking for its children in the queues when all have (`children_started`).
+    started: AtomicU32,
 }
 
 const OWNER_GONE: u64 = 1 << 63;
@@ -485,6 +501,22 @@ impl Node {
     /// Whether every child made so far has ended (read by the owner).
     fn children_done(&self) -> bool {
         self.end.ended.load(Ordering::Acquire) as u32 == self.own.made.load(Ordering::Relaxed)
+    }
+
+    /// Whether every child made so far has started, so none is queued or waits for
+    /// predecessors (read by the owner).
+    fn children_started(&self) -> bool {
+        self.end.started.load(Ordering::Acquire) == self.own.made.load(Ordering::Relaxed)
+    }
+
+    /// A child of `node` starts (taken from a queue, it runs to its end): `solo` as in
+    /// `child_ended`.
+    ///
+    /// # Safety
+    /// As `child_ended`'s: the child has not ended.
+    unsafe fn child_started(node: *const Node, solo: bool) {
+        // SAFETY: the node lives until its last child has ended (this one has not yet).
+        add32(unsafe { &(*node).end.started }, 1, solo);
     }
 
     /// A child of `node` has ended: the child's last use of the node. Frees the node when the
@@ -543,7 +575,7 @@ impl NodeRef {
                 deps: SpinLock::new(BTreeMap::new()),
                 has_deps: AtomicBool::new(false),
             },
-            end: EndSide { ended: AtomicU64::new(0) },
+            end: EndSide { ended: AtomicU64::new(0), started: AtomicU32::new(0) },
         });
         NodeRef(core::ptr::NonNull::from(alloc::boxed::Box::leak(node)))
     }
@@ -770,6 +802,10 @@ fn discarded(t: &Task) -> bool {
 /// Runs a deferred task (taken from a queue) on this thread, unless it is discarded (and its
 /// arguments need no destructors), and finishes it.
 fn execute(t: Arc<Task>) {
+    if !t.parent.is_null() {
+        // SAFETY: see `finish`: the child has not ended.
+        unsafe { Node::child_started(t.parent, (*t.team).tasks.solo()) };
+    }
     if !t.constructed && discarded(&t) {
         complete(&t);
         return;
@@ -919,7 +955,9 @@ fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
         return;
     };
     let node = node_of(c);
-    q.help_until(|t| t.parent == node, None, done);
+    // SAFETY: the current task's own node, alive while the task is.
+    let started = || unsafe { (*node).children_started() };
+    q.help_until(|t| t.parent == node, None, done, started);
 }
 
 /// Waits for the unfinished siblings named by `depend` (an undeferred task's dependences, or
@@ -1148,6 +1186,7 @@ fn group_end(c: &mut Ctx) {
             |t| t.group.as_ref().is_some_and(|tg| Arc::ptr_eq(tg, &g)),
             node.is_some().then_some(&child as &dyn Fn(&Task) -> bool),
             || g.count.load(Ordering::Acquire) == 0,
+            || false,
         );
     }
     c.group = g.outer.clone();
