@@ -70,29 +70,10 @@ pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
 /// no count line of the other's (`all_finished` reads them in an order that makes the sums
 /// exact). When the finishing thread added to the maker's lane instead, the maker's next
 /// task took that line back: one more transfer per task (`epcc.task.master`).
-///
-/// A team of one (`solo`) updates its counts with a load and a store instead of an atomic
-/// operation: only its thread writes them. Six locked operations of a task's ~250 cycles (fib
-/// as tasks at one thread ran at 0.39 of libgomp's speed) were ~80 of them.
 pub struct Queue {
     lanes: [Lane; LANES],
     counts: [Counts; LANES],
     shared: Shared,
-    /// Only the team's one thread writes the counts (and the nodes' `ended` of its tasks): a
-    /// team of one until it makes a detachable task, whose event another thread may fulfil
-    /// (finishing the task there). Written only by that thread, read by it.
-    solo: AtomicBool,
-}
-
-/// Adds `n` to `x`: one atomic operation, or with `solo` (nobody else writes `x` now) a load
-/// and a store.
-#[inline(always)]
-fn add32(x: &AtomicU32, n: u32, solo: bool) {
-    if solo {
-        x.store(x.load(Ordering::Relaxed).wrapping_add(n), Ordering::Release);
-    } else {
-        x.fetch_add(n, Ordering::SeqCst);
-    }
 }
 
 /// Lanes of a team's queue: more threads than lanes share them.
@@ -125,23 +106,14 @@ impl LaneCounts {
         (self.0.load(Ordering::Acquire) >> 32) as u32
     }
 
-    /// `n` tasks queued (`solo`: see `add32`).
-    fn add(&self, n: u32, solo: bool) {
-        let delta = n as u64 * (ONE_PUSHED + 1);
-        if solo {
-            self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(delta), Ordering::Release);
-        } else {
-            self.0.fetch_add(delta, Ordering::SeqCst);
-        }
+    /// `n` tasks queued.
+    fn add(&self, n: u32) {
+        self.0.fetch_add(n as u64 * (ONE_PUSHED + 1), Ordering::SeqCst);
     }
 
     /// `n` tasks taken (the lane held them: the low half does not borrow).
-    fn taken(&self, n: u32, solo: bool) {
-        if solo {
-            self.0.store(self.0.load(Ordering::Relaxed) - n as u64, Ordering::Relaxed);
-        } else {
-            self.0.fetch_sub(n as u64, Ordering::Relaxed);
-        }
+    fn taken(&self, n: u32) {
+        self.0.fetch_sub(n as u64, Ordering::Relaxed);
     }
 }
 
@@ -188,47 +160,24 @@ impl Queue {
             counts: [const { Counts { made: AtomicU32::new(0), finished: AtomicU32::new(0), budget: AtomicU32::new(0) } };
                 LANES],
             shared: Shared { signal: Word::new(0) },
-            solo: AtomicBool::new(false),
-        }
-    }
-
-    /// A region opens with `nthreads` threads in the team (its master owns it).
-    pub fn open(&mut self, nthreads: u32) {
-        let solo = self.solo.get_mut();
-        if *solo != (nthreads == 1) {
-            *solo = nthreads == 1;
-        }
-    }
-
-    /// Whether only this thread writes the counts (see `solo`).
-    #[inline(always)]
-    fn solo(&self) -> bool {
-        self.solo.load(Ordering::Relaxed)
-    }
-
-    /// A detachable task is made: its event may be fulfilled (and the task finished) by any
-    /// thread, so the counts take atomic operations until the region ends.
-    fn shared_from_now(&self) {
-        if self.solo() {
-            self.solo.store(false, Ordering::SeqCst);
         }
     }
 
     fn push(&self, t: Arc<Task>) {
         let lane = &self.lanes[my_lane()];
         lane.ready.lock().push_back(t);
-        lane.counts.add(1, self.solo());
+        lane.counts.add(1);
         self.signal.nudge();
     }
 
     /// Counts a deferred task made by this thread.
     fn count_made(&self) {
-        add32(&self.counts[my_lane()].made, 1, self.solo());
+        self.counts[my_lane()].made.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Counts the end of a task, finished by this thread.
     fn count_finished(&self) {
-        add32(&self.counts[my_lane()].finished, 1, self.solo());
+        self.counts[my_lane()].finished.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The team's unfinished tasks (made and not finished), summed over the lanes; exact
@@ -298,7 +247,7 @@ impl Queue {
             let mut q = lane.ready.lock();
             let i = if newest { q.iter().rposition(|t| fits(t)) } else { q.iter().position(|t| fits(t)) }?;
             let t = q.remove(i);
-            lane.counts.taken(1, self.solo());
+            lane.counts.taken(1);
             t
         })
     }
@@ -332,7 +281,7 @@ impl Queue {
             let found = if newest { q.iter().rposition(at) } else { q.iter().position(at) };
             // Taken by another thread since the look: look again.
             if let Some(t) = found.and_then(|i| q.remove(i)) {
-                lane.counts.taken(1, self.solo());
+                lane.counts.taken(1);
                 return Some(t);
             }
         }
@@ -407,13 +356,13 @@ impl Queue {
                         *slot = Some(t);
                     }
                 }
-                lane.counts.taken(1 + n as u32, self.solo());
+                lane.counts.taken(1 + n as u32);
                 first
             };
             if n > 0 {
                 let mine = &self.lanes[me];
                 mine.ready.lock().extend(moved.iter_mut().take(n).filter_map(Option::take));
-                mine.counts.add(n as u32, self.solo());
+                mine.counts.add(n as u32);
                 self.signal.nudge();
             }
             return Some(first);
@@ -491,11 +440,9 @@ struct EndSide {
 const OWNER_GONE: u64 = 1 << 63;
 
 impl Node {
-    /// Counts a child made (by the owner, its only writer: a load and a store, released
-    /// before the child is queued).
+    /// Counts a child made (by the owner).
     fn child_made(&self) {
-        let made = &self.own.made;
-        made.store(made.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
+        self.own.made.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Whether every child made so far has ended (read by the owner).
@@ -509,35 +456,24 @@ impl Node {
         self.end.started.load(Ordering::Acquire) == self.own.made.load(Ordering::Relaxed)
     }
 
-    /// A child of `node` starts (taken from a queue, it runs to its end): `solo` as in
-    /// `child_ended`.
+    /// A child of `node` starts (taken from a queue, it runs to its end).
     ///
     /// # Safety
     /// As `child_ended`'s: the child has not ended.
-    unsafe fn child_started(node: *const Node, solo: bool) {
+    unsafe fn child_started(node: *const Node) {
         // SAFETY: the node lives until its last child has ended (this one has not yet).
-        add32(unsafe { &(*node).end.started }, 1, solo);
+        unsafe { (*node).end.started.fetch_add(1, Ordering::AcqRel) };
     }
 
     /// A child of `node` has ended: the child's last use of the node. Frees the node when the
     /// owner has ended and this was its last child.
     ///
-    /// With `solo` only this thread ends children of the node (its team's one thread, which
-    /// also runs the owner): the count takes a load and a store.
-    ///
     /// # Safety
     /// `node` is the node of the child's owner, and the child has not ended before.
-    unsafe fn child_ended(node: *const Node, solo: bool) {
+    unsafe fn child_ended(node: *const Node) {
         // SAFETY: the node lives until its last child has ended (this one has not yet).
         let n = unsafe { &*node };
-        let ended = &n.end.ended;
-        let now = if solo {
-            let now = ended.load(Ordering::Relaxed).wrapping_add(1);
-            ended.store(now, Ordering::Release);
-            now
-        } else {
-            ended.fetch_add(1, Ordering::AcqRel).wrapping_add(1)
-        };
+        let now = n.end.ended.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
         // Once the owner is gone, `made` no longer changes (and the count's update above
         // synchronized with the owner's, which came after its last write of `made`).
         if now & OWNER_GONE != 0 && now as u32 == n.own.made.load(Ordering::Acquire) {
@@ -804,7 +740,7 @@ fn discarded(t: &Task) -> bool {
 fn execute(t: Arc<Task>) {
     if !t.parent.is_null() {
         // SAFETY: see `finish`: the child has not ended.
-        unsafe { Node::child_started(t.parent, (*t.team).tasks.solo()) };
+        unsafe { Node::child_started(t.parent) };
     }
     if !t.constructed && discarded(&t) {
         complete(&t);
@@ -865,7 +801,7 @@ pub fn finish(t: &Task) {
     if !t.parent.is_null() {
         // SAFETY: the task's parent node lives until its children have ended; this one ends
         // here (a task finishes once).
-        unsafe { Node::child_ended(t.parent, team.tasks.solo()) };
+        unsafe { Node::child_ended(t.parent) };
     }
     team.tasks.count_finished();
     // Waiters test what this changed while they spin; only sleepers need the word.
@@ -1022,9 +958,6 @@ pub fn task(
     let final_task = flags & FLAG_FINAL != 0;
     let (size, align) = (arg_size.max(0) as usize, arg_align.max(1) as usize);
     let event = (!detach.is_null()).then(Event::new);
-    if let (Some(_), Some(q)) = (&event, queue_of(c)) {
-        q.shared_from_now();
-    }
     if let Some(e) = &event {
         // SAFETY: gcc's event variable and argument block.
         unsafe { e.publish(detach, data) };
