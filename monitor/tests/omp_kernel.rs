@@ -597,10 +597,10 @@ fn a_team_of_one_runs_its_tasks_in_libgomps_order() {
     same_as_native_on_1_2_and_4_vcpus_with("omp_task_order", &prog, &[("OMP_MAX_TASK_PRIORITY", "9")]);
 }
 
-/// The counts a team of one keeps with plain loads and stores, and a `taskwait` that stops
-/// looking in the queues once its children have all started: recursive tasks in teams of one,
-/// two and four, a maker whose children other threads ran, and a team of one whose detachable
-/// task a pthread fulfils while the team makes and finishes tasks.
+/// A team's task counts and a `taskwait` that stops looking in the queues once its children
+/// have all started: recursive tasks in teams of one, two and four, a maker whose children
+/// other threads ran, and a team of one whose detachable task a pthread fulfils while the team
+/// makes and finishes tasks (both finish the team's tasks at once).
 #[test]
 fn task_counts_hold_in_teams_of_one_and_with_events_fulfilled_elsewhere() {
     let prog = build("omp_task_counts", "-static");

@@ -1,8 +1,7 @@
-/* Task bookkeeping that a team of one keeps without atomic operations, and what ends that:
- * recursive tasks with taskwait (fib) in teams of one, two and four threads; a taskwait whose
- * children all run on other threads; and a team of one whose detachable task's event is
- * fulfilled by a thread outside OpenMP (a pthread) while the team keeps making and finishing
- * tasks, so both finish tasks of the team at once. Every printed line is independent of timing
+/* A team's task bookkeeping: recursive tasks with taskwait (fib) in teams of one, two and four
+ * threads; a taskwait whose children all run on other threads; and a team of one whose
+ * detachable task's event is fulfilled by a thread outside OpenMP (a pthread) while the team
+ * keeps making and finishing tasks, so both finish tasks of the team at once. Every printed line is independent of timing
  * and of the number of CPUs. Exit status 0 when all checks pass. */
 #include <omp.h>
 #include <pthread.h>
