@@ -908,8 +908,10 @@ fn timer_interrupt(_frame: &mut crate::arch::traps::TrapFrame) {
     let s = this_sched();
     // The one-shot timer fired (perhaps early for what it was armed for: re-armed below).
     s.timer_armed.store(0, Ordering::SeqCst);
-    let look = spin_look::fired(s);
-    sleep::wake_expired(s);
+    let mut look = spin_look::fired(s);
+    if sleep::wake_expired(s) {
+        look |= spin_look::sleeper_woke(s);
+    }
     let q = QUANTUM.load(Ordering::Relaxed);
     let at = s.preempt_at.load(Ordering::SeqCst);
     if q != 0 && at == 0 && s.runnable() > 0 {

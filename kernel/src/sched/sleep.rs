@@ -183,8 +183,10 @@ pub(super) fn any(s: &CpuSched) -> bool {
 }
 
 /// Wakes every sleeper whose deadline has passed (timer interrupt).
-pub(super) fn wake_expired(s: &CpuSched) {
+/// Wakes this CPU's sleepers whose deadline has passed; returns whether there were any.
+pub(super) fn wake_expired(s: &CpuSched) -> bool {
     let now = time::ticks();
+    let mut woke = false;
     loop {
         let t = {
             let mut list = s.sleepers.lock();
@@ -194,8 +196,12 @@ pub(super) fn wake_expired(s: &CpuSched) {
         };
         match t {
             // SAFETY: a sleeping thread's record is alive until it is woken.
-            Some(t) => unsafe { super::wake(t) },
+            Some(t) => {
+                woke = true;
+                unsafe { super::wake(t) }
+            }
             None => break,
         }
     }
+    woke
 }
