@@ -4,7 +4,7 @@
  *
  * Usage: micro [--quick] [--only NAME[,NAME...]]
  *   NAME is a test (thread_create, thread_create_seq, create_join, cond_wakeup,
- *   spin_uncontended, spin_contended, barrier, getpid, write_devnull, mmap_touch_64m,
+ *   spin_uncontended, spin_contended, barrier, sleep_10us, getpid, write_devnull, mmap_touch_64m,
  *   brk_pattern, munmap, fwq, forkjoin, buffer, noise) or one of its result names (forkjoin.2).
  *
  * Each test has a wanted repetition count (full / --quick). When a calibration repetition
@@ -340,6 +340,49 @@ static void test_cond_wakeup(void) {
     free(v);
     free(cw.wake);
     free(cw.sig);
+}
+
+/* ---------------------------------------------------------------- short sleeps */
+
+/* usleep(10) on CPU 0, timed in cycles: alone, then with a thread spinning on the same CPU
+ * (a runtime's polling wait beside a thread that sleeps briefly, e.g. a pthread that
+ * fulfils OpenMP events). Linux runs the woken sleeper at once; a kernel that leaves it
+ * behind the spinner until a time slice ends makes every sleep that long. */
+#define SLEEP_US 10
+static atomic_int sleep_spin_stop, sleep_spinning;
+
+static void *sleep_spinner(void *p) {
+    (void)p;
+    pin_or_count(0);
+    atomic_store(&sleep_spinning, 1);
+    while (!atomic_load_explicit(&sleep_spin_stop, memory_order_relaxed))
+        __builtin_ia32_pause();
+    return NULL;
+}
+
+static double rep_sleep(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    uint64_t t0 = bench_tsc();
+    usleep(SLEEP_US);
+    return (double)(bench_tsc() - t0);
+}
+
+static void test_sleep(void) {
+    pthread_t th;
+    cpu_set_t old;
+    pthread_getaffinity_np(pthread_self(), sizeof old, &old);
+    pin_or_count(0);
+    sampled("sleep_10us", "cycles", 1000, 200, 50, rep_sleep, NULL, NULL, 1);
+    atomic_store(&sleep_spin_stop, 0);
+    atomic_store(&sleep_spinning, 0);
+    spawn(&th, sleep_spinner, NULL);
+    while (!atomic_load(&sleep_spinning))
+        usleep(SLEEP_US);
+    sampled("sleep_10us.beside_spinner", "cycles", 1000, 200, 50, rep_sleep, NULL, NULL, 2);
+    atomic_store(&sleep_spin_stop, 1);
+    pthread_join(th, NULL);
+    pthread_setaffinity_np(pthread_self(), sizeof old, &old);
+    report_pinning("sleep_10us");
 }
 
 /* ---------------------------------------------------------------- spin locks, barrier */
@@ -1030,6 +1073,7 @@ static const struct {
     {"spin_uncontended", test_spin_uncontended},
     {"spin_contended", test_spin_contended},
     {"barrier", test_barrier},
+    {"sleep_10us", test_sleep},
     {"getpid", test_getpid},
     {"write_devnull", test_write_devnull},
     {"forward", test_forwarded_io},

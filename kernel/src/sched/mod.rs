@@ -66,6 +66,8 @@ pub struct CpuSched {
     spin_look_at: AtomicU64,
     /// The timer found a look due; ring 3 does it on the way back to the program.
     spin_look_due: AtomicBool,
+    /// The due look is for a sleeper the timer woke (`spin_look::sleeper_woke`).
+    spin_look_for_sleeper: AtomicBool,
     /// Looks in a row that found the program spinning.
     spin_streak: AtomicU32,
     /// Looks in a row that found no spinning program.
@@ -98,6 +100,7 @@ impl CpuSched {
             next_wake: AtomicU64::new(u64::MAX),
             spin_look_at: AtomicU64::new(0),
             spin_look_due: AtomicBool::new(false),
+            spin_look_for_sleeper: AtomicBool::new(false),
             spin_streak: AtomicU32::new(0),
             spin_quiet: AtomicU32::new(0),
             program_yielded: AtomicBool::new(false),
@@ -129,6 +132,7 @@ impl CpuSched {
         self.next_wake.store(u64::MAX, Ordering::SeqCst);
         self.spin_look_at.store(0, Ordering::SeqCst);
         self.spin_look_due.store(false, Ordering::SeqCst);
+        self.spin_look_for_sleeper.store(false, Ordering::SeqCst);
         self.spin_streak.store(0, Ordering::SeqCst);
         self.spin_quiet.store(0, Ordering::SeqCst);
         self.program_yielded.store(false, Ordering::SeqCst);
