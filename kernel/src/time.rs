@@ -2,7 +2,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::arch::instr::rdtsc;
+use crate::arch::instr::{rdtsc, rdtsc_ordered};
 
 static BOOT_TSC: AtomicU64 = AtomicU64::new(0);
 static TSC_KHZ: AtomicU64 = AtomicU64::new(1);
@@ -38,9 +38,10 @@ pub fn ns_to_ticks(ns: u64) -> u64 {
     u64::try_from((ns as u128 * TICKS_MULT.load(Ordering::Relaxed) as u128) >> 32).unwrap_or(u64::MAX).saturating_add(1)
 }
 
-/// Nanoseconds since boot.
+/// Nanoseconds since boot: the program's clocks and omp_get_wtime, so read in order with
+/// the loads before it (`rdtsc_ordered`).
 pub fn now_ns() -> u64 {
-    ticks_to_ns(rdtsc().wrapping_sub(BOOT_TSC.load(Ordering::Relaxed)))
+    ticks_to_ns(rdtsc_ordered().wrapping_sub(BOOT_TSC.load(Ordering::Relaxed)))
 }
 
 /// The TSC now.

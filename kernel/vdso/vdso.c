@@ -20,9 +20,11 @@ extern const struct hrt_vvar hrt_vvar __attribute__((visibility("hidden")));
 struct hrt_timespec { long tv_sec; long tv_nsec; };
 struct hrt_timeval { long tv_sec; long tv_usec; };
 
+/* LFENCE first, as Linux's rdtsc_ordered: a bare RDTSC may run before an earlier load, and a
+ * thread that reads another's time stamp and then the clock could see time go back. */
 static inline uint64_t rdtsc(void) {
     uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    __asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
     return ((uint64_t)hi << 32) | lo;
 }
 

@@ -323,6 +323,21 @@ fn clock_tai_and_resolutions_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("clocks_tai_res", Some("timer_create(TAI): 0"));
 }
 
+/// Time never goes back from one thread to another (tests/programs/hostile/clocks_cross_thread.c):
+/// four threads publish and compare time stamps, at 2 and 4 vCPUs. The vDSO's TSC read had no
+/// fence, and CLOCK_MONOTONIC went back 4-25 ns in most runs at `--cpus 4`.
+#[test]
+fn clocks_never_go_back_between_threads() {
+    let prog = build("clocks_cross_thread", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("monotonic vdso: 0 readings went back"), "natively: {}", linux.stdout);
+    for cpus in ["2", "4"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("clocks_cross_thread --cpus {cpus}"), &linux, &got);
+    }
+}
+
 /// readahead and sync_file_range as on Linux (tests/programs/hostile/calls_file_hints.c).
 #[test]
 fn file_page_hints_as_on_linux() {

@@ -31,6 +31,18 @@ pub unsafe fn wrmsr(msr: u32, value: u64) {
     };
 }
 
+/// The TSC, read after every earlier load has completed (LFENCE first, as Linux's
+/// `rdtsc_ordered`): a time a program sees. A bare RDTSC may execute before an earlier load,
+/// so a thread that reads another thread's time stamp and then the clock could get an older
+/// time than the one it read (CLOCK_MONOTONIC going back 5-25 ns across vCPUs).
+#[inline(always)]
+pub fn rdtsc_ordered() -> u64 {
+    let (lo, hi): (u32, u32);
+    // SAFETY: lfence only orders; rdtsc only reads the time-stamp counter.
+    unsafe { asm!("lfence", "rdtsc", out("eax") lo, out("edx") hi, options(nostack, preserves_flags)) };
+    ((hi as u64) << 32) | lo as u64
+}
+
 #[inline(always)]
 pub fn rdtsc() -> u64 {
     let (lo, hi): (u32, u32);
