@@ -338,6 +338,16 @@ fn clocks_never_go_back_between_threads() {
     }
 }
 
+/// select, ppoll and pselect6 that a signal ends write back the time left, as Linux does
+/// (tests/programs/hostile/wait_time_left.c); they wrote it only when the wait ended otherwise.
+#[test]
+fn waits_a_signal_ends_write_back_the_time_left() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "wait_time_left",
+        Some("select: -1 Interrupted system call, time left shorter and not negative: 1"),
+    );
+}
+
 /// readahead and sync_file_range as on Linux (tests/programs/hostile/calls_file_hints.c).
 #[test]
 fn file_page_hints_as_on_linux() {

@@ -137,8 +137,19 @@ impl Forwarder {
         let tp = ts.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
         // SAFETY: host pollfds and NULL or a host timespec (the host writes the time left there,
         // so a restart continues with it).
-        let ready =
-            unsafe { self.sys(libc::SYS_ppoll, &[ptr(host.as_mut_ptr()), host.len() as libc::c_long, ptr(tp), 0, 8])? };
+        let got =
+            unsafe { self.sys(libc::SYS_ppoll, &[ptr(host.as_mut_ptr()), host.len() as libc::c_long, ptr(tp), 0, 8]) };
+        let ready = match got {
+            Err(Errno::EINTR) if !immediate => {
+                // A signal ended the wait: the time left is written back all the same (Linux's
+                // poll_select_finish), so that a restart continues with it.
+                if let (Some(t), true) = (ts, tsp != 0) {
+                    let _ = g.write(tsp, &t);
+                }
+                return Err(Errno::EINTR);
+            }
+            got => got?,
+        };
         if now_only && ready == 0 && waits && !nval.contains(&true) {
             return Ok(None);
         }
@@ -273,17 +284,20 @@ impl Forwarder {
             (false, None) => std::ptr::null_mut(),
         };
         let nr = if is_spec { libc::SYS_pselect6 } else { libc::SYS_select };
-        let ready = self.select_sets(g, nfds, [r, w, e], now_only && waits, |n, s| {
+        let got = self.select_sets(g, nfds, [r, w, e], now_only && waits, |n, s| {
             // SAFETY: host fd_sets of at least `n` bits or NULL, and NULL or a host timeval or
             // timespec (the host writes the time left there, so a restart continues with it);
             // pselect6's sixth argument (no signal mask) is 0, which select ignores.
             unsafe { self.sys(nr, &[n, ptr(s[0]), ptr(s[1]), ptr(s[2]), ptr(tp), 0]) }
-        })?;
-        if let (Some(t), Some(_)) = (t, ready) {
-            // The time left (all of it when the call was made without waiting).
-            let _ = g.write(addr, &t);
+        });
+        // The time left (all of it when the call was made without waiting), also when a signal
+        // ended the wait, as Linux's poll_select_finish writes it: a restart continues with it.
+        if let (Some(t), Ok(Some(_)) | Err(Errno::EINTR)) = (t, &got) {
+            if !now_only || got.is_ok() {
+                let _ = g.write(addr, &t);
+            }
         }
-        Ok(ready)
+        got
     }
 }
 
