@@ -11,7 +11,7 @@
 //! clock has reached the expiry (see linux::cputime for how the clock itself is counted).
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::state::{self, SigInfo};
 use crate::arch::traps::TrapFrame;
@@ -60,7 +60,9 @@ struct Timer {
     /// Thread to signal (SIGEV_THREAD_ID), 0 = the process; None = no signal (SIGEV_NONE).
     target: Option<u32>,
     value: u64,
-    overrun: u64,
+    /// Expiries missed before the timer was armed (an absolute start already past), counted
+    /// into its first signal's overrun.
+    missed_before: u64,
     /// The timer's kernel thread once started.
     worker: *mut Thread,
     deleted: bool,
@@ -72,6 +74,25 @@ unsafe impl Send for Timer {}
 
 /// Slots 0-2 are the setitimer timers; POSIX timer ids are slot numbers from FIRST_POSIX.
 static TIMERS: IrqSpinLock<Vec<Option<Timer>>> = IrqSpinLock::new(Vec::new());
+
+/// Each POSIX timer's overrun count of its last signal taken by the program (what
+/// timer_getoverrun answers, Linux's `it_overrun_last`): set as the signal is dequeued, under
+/// the signal state's lock, so not in `TIMERS`.
+static LAST_OVERRUN: [AtomicU32; MAX_TIMERS] = [const { AtomicU32::new(0) }; MAX_TIMERS];
+
+/// A POSIX timer's siginfo word (timer id, and the overrun count above it) with `more`
+/// expiries added to its overrun count, which stops at DELAYTIMER_MAX (i32::MAX) as Linux's.
+pub fn with_overrun(word: u64, more: u64) -> u64 {
+    let overrun = (word >> 32).saturating_add(more).min(i32::MAX as u64);
+    word as u32 as u64 | overrun << 32
+}
+
+/// The program took a POSIX timer's signal with siginfo word `word` (`state::Pending::take`).
+pub fn delivered(word: u64) {
+    if let Some(last) = LAST_OVERRUN.get(word as u32 as usize) {
+        last.store((word >> 32) as u32, Ordering::Relaxed);
+    }
+}
 
 fn ns_from_timespec(t: [i64; 2]) -> Result<u64, u32> {
     if t[0] < 0 || !(0..1_000_000_000).contains(&t[1]) {
@@ -159,8 +180,9 @@ fn due(tm: &mut Timer, now: u64) -> bool {
 fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
     let c = clock_now(tm, now).unwrap_or(tm.expiry);
     let late = c.saturating_sub(tm.expiry);
+    let mut overrun = core::mem::take(&mut tm.missed_before);
     if let Some(missed) = late.checked_div(tm.interval) {
-        tm.overrun = missed;
+        overrun += missed;
         tm.expiry += (missed + 1) * tm.interval;
         tm.deadline = next_check(tm, now, tm.expiry - c);
     } else {
@@ -174,7 +196,12 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
     let info = if slot < FIRST_POSIX {
         SigInfo { signo: tm.signo as i32, code: super::SI_KERNEL, w16: 0, w24: 0 }
     } else {
-        SigInfo { signo: tm.signo as i32, code: super::SI_TIMER, w16: slot as u64 | tm.overrun << 32, w24: tm.value }
+        SigInfo {
+            signo: tm.signo as i32,
+            code: super::SI_TIMER,
+            w16: with_overrun(slot as u64, overrun),
+            w24: tm.value,
+        }
     };
     (info, tm.target)
 }
@@ -245,6 +272,19 @@ fn arm_local() {
 /// Arms (or disarms, value 0) slot `slot`, starting its worker on first use. Returns the old
 /// (remaining, interval) in nanoseconds.
 fn arm(slot: usize, value: u64, interval: u64) -> Result<(u64, u64), u32> {
+    arm_late(slot, value, interval, 0)
+}
+
+/// `arm` for an expiry `late` nanoseconds in the past (an absolute time already passed): it
+/// expires after `value` as `arm`'s does, with the intervals that fit in `late` counted as
+/// missed (its signal's overrun), as Linux's first expiry of such a timer counts them, and the
+/// next expiries on the intervals' grid from the absolute time. (The grid point before now
+/// may precede the kernel's time zero, where the clock here cannot go: the grid then starts
+/// at the first expiry.)
+fn arm_late(slot: usize, value: u64, interval: u64, late: u64) -> Result<(u64, u64), u32> {
+    if slot >= FIRST_POSIX {
+        state::discard_timer(slot as u32);
+    }
     let now = time::now_ns();
     let (old, worker) = {
         let mut timers = TIMERS.lock();
@@ -252,9 +292,14 @@ fn arm(slot: usize, value: u64, interval: u64) -> Result<(u64, u64), u32> {
         let old = (remaining(tm, now), tm.interval);
         let c = clock_now(tm, now).ok_or(EINVAL)?;
         tm.expiry = c.saturating_add(value);
+        tm.missed_before = late.checked_div(interval).unwrap_or(0);
+        let since_grid = late.checked_rem(interval).unwrap_or(0);
+        if late != 0 && since_grid <= c {
+            tm.expiry = tm.expiry.min(c - since_grid);
+        }
         tm.deadline = if value == 0 { 0 } else { next_check(tm, now, value) };
         tm.interval = interval;
-        tm.overrun = 0;
+        LAST_OVERRUN[slot].store(0, Ordering::Relaxed);
         let worker = tm.worker;
         update_next(&timers);
         (old, worker)
@@ -325,7 +370,7 @@ fn new_timer(signo: u64, target: Option<u32>, value: u64, clock: u64, cpu: Optio
         signo,
         target,
         value,
-        overrun: 0,
+        missed_before: 0,
         worker: core::ptr::null_mut(),
         deleted: false,
         clock,
@@ -450,6 +495,7 @@ pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // Without a sigevent the value is the timer id, as on Linux.
         timer.value = explicit.unwrap_or(id as u64);
         timers[id] = Some(timer);
+        LAST_OVERRUN[id].store(0, Ordering::Relaxed);
         id
     };
     if let Err(e) = uaccess::write::<i32>(idp, id as i32) {
@@ -475,6 +521,7 @@ pub fn timer_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let [is, ins, vs, vns] = uaccess::read::<[i64; 4]>(new)?;
     let interval = ns_from_timespec([is, ins])?;
     let mut value = ns_from_timespec([vs, vns])?;
+    let mut late = 0;
     if flags & TIMER_ABSTIME != 0 && value != 0 {
         let tm = TIMERS.lock()[slot].ok_or(EINVAL)?;
         let now = match tm.cpu {
@@ -483,9 +530,10 @@ pub fn timer_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         .ok_or(EINVAL)?;
         // An absolute time already past expires at once.
+        late = now.saturating_sub(value);
         value = value.saturating_sub(now).max(1);
     }
-    let (left, ival) = arm(slot, value, interval)?;
+    let (left, ival) = arm_late(slot, value, interval, late)?;
     if old != 0 {
         let [i0, i1] = timespec(ival);
         let [v0, v1] = timespec(left);
@@ -504,7 +552,7 @@ pub fn timer_gettime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 pub fn timer_getoverrun(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let slot = posix_slot(a[0])?;
-    Ok(TIMERS.lock()[slot].map_or(0, |t| t.overrun.min(i32::MAX as u64)))
+    Ok(LAST_OVERRUN[slot].load(Ordering::Relaxed) as u64)
 }
 
 pub fn timer_delete(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -520,6 +568,7 @@ pub fn delete_posix_timers() {
 }
 
 fn delete_slot(slot: usize) -> SysResult {
+    state::discard_timer(slot as u32);
     let worker = {
         let mut timers = TIMERS.lock();
         let tm = timers[slot].as_mut().ok_or(EINVAL)?;
