@@ -72,6 +72,18 @@ pub fn handler(sig: u64) -> u64 {
     PROCESS.sigactions.lock()[sig as usize][0]
 }
 
+/// The signals whose action now is to do nothing (ignored explicitly or by default): pending,
+/// they end no wait (Linux discards them as the woken thread looks, and restarts the call).
+fn ignored_now() -> u64 {
+    let acts = PROCESS.sigactions.lock();
+    (1..65u64)
+        .filter(|&sig| {
+            let h = acts[sig as usize][0];
+            sig != super::SIGKILL && sig != super::SIGSTOP && (h == SIG_IGN || h == SIG_DFL && ignored_by_default(sig))
+        })
+        .fold(0, |set, sig| set | bit(sig))
+}
+
 /// True if sending `sig` now would be discarded (ignored explicitly or by default). A blocked
 /// signal is kept either way, as Linux does: sigwait and sigtimedwait may take it.
 fn discarded(sig: u64, blocked: bool) -> bool {
@@ -205,7 +217,8 @@ pub struct ThreadSignals {
     /// The thread record, while it waits for a signal (rt_sigsuspend, rt_sigtimedwait) or
     /// sleeps interruptibly.
     pub waiter: *mut Thread,
-    /// Signals that do not wake the waiter (its mask while it waits).
+    /// Signals that do not wake the waiter: its mask while it waits, and in an interruptible
+    /// block also the signals it would discard (`interruptible_begin`).
     pub wait_mask: u64,
     /// The number of a system call interrupted by a signal (ERESTARTSYS): restarted after a
     /// handler with SA_RESTART (or when no handler runs), EINTR otherwise.
@@ -297,7 +310,10 @@ pub fn send_process(info: SigInfo) -> Result<(), u32> {
     if s.shared.add(info)? {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
-    for t in s.threads.values_mut() {
+    // One waiter is woken to take it, as Linux's complete_signal picks one thread: each woken
+    // thread saw it pending and ended its wait with EINTR, though only one ran the handler
+    // (8 threads in nanosleep, one kill: EINTR in 2-3 of them in some rounds).
+    if let Some(t) = s.threads.values_mut().find(|t| !t.waiter.is_null() && t.wait_mask & bit(sig) == 0) {
         wake_waiter(t, bit(sig));
     }
     drop(s);
@@ -475,12 +491,16 @@ pub fn interruptible_begin() {
     let me = crate::sched::current();
     // SAFETY: the current thread's record is alive.
     let (tid, mask) = unsafe { ((*me).tid, (*me).sigmask) };
+    // A signal pending only because another thread blocks it (kept for that thread) does not
+    // end the wait if this thread would only discard it: a default-ignored SIGCHLD from a child
+    // cut a sleep short with EINTR when another thread blocked SIGCHLD.
+    let quiet = mask | ignored_now();
     let mut s = SIGNALS.lock();
     let shared = s.shared.set;
     let t = s.thread(tid);
     t.waiter = me;
-    t.wait_mask = mask;
-    if (t.pending.set | shared) & !mask != 0 {
+    t.wait_mask = quiet;
+    if (t.pending.set | shared) & !quiet != 0 {
         // SAFETY: our own record; BLOCKING becomes READY and the block returns at once.
         unsafe { crate::sched::wake(me) };
     }
@@ -508,12 +528,13 @@ pub fn deliverable_here() -> bool {
 pub fn interruptible_end() -> bool {
     let me = crate::sched::current();
     // SAFETY: the current thread's record is alive.
-    let (tid, mask) = unsafe { ((*me).tid, (*me).sigmask) };
+    let tid = unsafe { (*me).tid };
     let mut s = SIGNALS.lock();
     let shared = s.shared.set;
     let t = s.thread(tid);
     t.waiter = core::ptr::null_mut();
-    (t.pending.set | shared) & !mask != 0
+    // (`interruptible_begin`'s mask and ignored signals.)
+    (t.pending.set | shared) & !t.wait_mask != 0
 }
 
 /// Records that the current system call `nr` was interrupted (see `ThreadSignals::restart`).
