@@ -145,6 +145,14 @@ fn signals_end_only_the_sleeps_linux_ends() {
     passes_natively_and_same_on_1_and_2_cpus("sleep_signals", Some("7 full sleeps: 30 of 30"));
 }
 
+/// timer_create's clocks and a disarming setitimer as on Linux (tests/programs/hostile/
+/// timer_clocks.c): no timers on CLOCK_MONOTONIC_RAW and the COARSE clocks (EOPNOTSUPP), and a
+/// zero value drops the interval.
+#[test]
+fn timer_clocks_and_disarming_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("timer_clocks", Some("timer_create(clock 4): -1 errno 95"));
+}
+
 /// POSIX timer overruns (tests/programs/hostile/timer_overruns.c): expiries while the signal
 /// is pending are counted in its si_overrun and timer_getoverrun, so are the intervals missed
 /// by an absolute start already past, and re-arming resets the count. hrt gave 0 for both.

@@ -16,7 +16,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use super::state::{self, SigInfo};
 use crate::arch::traps::TrapFrame;
 use crate::linux::cputime::{self, CpuClock};
-use crate::linux::errno::{SysResult, EAGAIN, EINVAL};
+use crate::linux::errno::{SysResult, EAGAIN, EINVAL, EOPNOTSUPP};
 use crate::linux::uaccess;
 use crate::sched::{self, Thread};
 use crate::sync::IrqSpinLock;
@@ -402,7 +402,10 @@ pub fn setitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if [is, vs].iter().any(|s| *s < 0) || [ius, vus].iter().any(|u| !(0..1_000_000).contains(u)) {
             return Err(EINVAL);
         }
-        (vs as u64 * 1_000_000_000 + vus as u64 * 1000, is as u64 * 1_000_000_000 + ius as u64 * 1000)
+        let value = vs as u64 * 1_000_000_000 + vus as u64 * 1000;
+        // A zero value disarms the timer, and its interval goes with it (Linux's getitimer
+        // then shows none).
+        (value, if value == 0 { 0 } else { is as u64 * 1_000_000_000 + ius as u64 * 1000 })
     } else {
         (0, 0)
     };
@@ -450,8 +453,10 @@ pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (clock, sevp, idp) = (a[0], a[1], a[2]);
     let cpu = match cputime::decode(clock) {
         Some(c) => Some(c?),
-        // REALTIME, MONOTONIC, MONOTONIC_RAW, the COARSE ones, BOOTTIME, TAI.
-        None if matches!(clock, 0 | 1 | 4 | 5 | 6 | 7 | 11) => None,
+        // REALTIME, MONOTONIC, BOOTTIME, TAI; Linux has no timers on MONOTONIC_RAW and the
+        // COARSE clocks.
+        None if matches!(clock, 0 | 1 | 7 | 11) => None,
+        None if matches!(clock, 4..=6) => return Err(EOPNOTSUPP),
         None => return Err(EINVAL),
     };
     ensure_itimers();
