@@ -29,6 +29,19 @@ fn prot_none_mappings_fault_until_opened_and_read_zero() {
     passes_natively_and_same_on_1_and_2_cpus("prot_none_maps", Some("MAP_STACK: faults before 2"));
 }
 
+/// Two paths a fuzzer found to take the kernel down (tests/programs/hostile/prot_none_moves.c):
+/// `mremap` moving a PROT_NONE mapping (its bytes were copied where the program maps them, not
+/// present) keeps its bytes, and a call to address 2^64-1 while lazily opened memory exists is
+/// the program's SIGSEGV, not a kernel panic, as natively.
+#[test]
+fn prot_none_moves_and_wild_jumps_are_the_programs_business() {
+    passes_natively_and_same_on_1_and_2_cpus("prot_none_moves", Some("shared: moved 1, bytes kept 1"));
+    let prog = build("prot_none_moves", &[]);
+    let linux = native(&prog, &["jump"]);
+    assert_eq!(linux.code(), 139, "natively: {linux:?}");
+    assert_same_on_1_and_2_cpus("prot_none_moves jump", &prog, &["jump"], &linux);
+}
+
 /// A 32 MiB PROT_NONE reservation opened by `mprotect` (tests/programs/hostile/
 /// opened_reservation.c): HRT leaves its untouched 2 MiB pages not present until first used,
 /// and the program must not see it. System calls read and write untouched parts, parts are

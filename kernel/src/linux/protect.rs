@@ -264,7 +264,7 @@ fn protect_or_defer(
 /// present, as the change expects of PROT_NONE memory; one it covers in part is made present
 /// first with its own protection, so that the rest of it keeps that.
 fn settle_lazy(lazy: &mut BTreeMap<u64, u64>, start: u64, end: u64, stale: &mut StaleTlb, freed: &mut Vec<u64>) {
-    if lazy.is_empty() {
+    if lazy.is_empty() || start & !(CHUNK - 1) >= end {
         return;
     }
     let pages: Vec<(u64, u64)> = lazy.range(start & !(CHUNK - 1)..end).map(|(&p, &prot)| (p, prot)).collect();
@@ -279,7 +279,9 @@ fn settle_lazy(lazy: &mut BTreeMap<u64, u64>, start: u64, end: u64, stale: &mut 
 /// Makes the lazy pages in `[start, end)` present (the kernel is about to use them for the
 /// program, or the program touched one). Returns whether there was one.
 fn make_present(start: u64, end: u64) -> bool {
-    if LAZY_PAGES.load(Ordering::Acquire) == 0 {
+    // (An empty range: also the last byte of the address space, whose end wraps; a program
+    // that jumped to u64::MAX took the kernel down in the range look-up below.)
+    if LAZY_PAGES.load(Ordering::Acquire) == 0 || start >= end {
         return false;
     }
     let (mut stale, mut freed) = (StaleTlb::new(), Vec::new());
@@ -301,7 +303,7 @@ fn make_present(start: u64, end: u64) -> bool {
 /// A page fault at `addr` (error code `error`) in a lazy page: makes it present. True when the
 /// access can simply run again: also when another CPU made the page present meanwhile.
 pub fn fault_in_lazy(addr: u64, error: u64) -> bool {
-    make_present(addr, addr + 1) || paging::retry_spurious_fault(addr, error)
+    make_present(addr, addr.saturating_add(1)) || paging::retry_spurious_fault(addr, error)
 }
 
 /// Makes whatever of `[start, end)` is lazy present, for the kernel to touch it directly.

@@ -192,14 +192,23 @@ pub fn copy(dst: u64, src: u64, len: u64) {
         hypercall::call(hrt_abi::nr::MEM_COPY, &[dst, src, len]);
     } else {
         // Memory KVM knows (the monitor's copy needs no slot; a touch here does), through the
-        // pool's writable alias: the destination may be a read-only segment. The source is read
-        // where it is mapped: present (`protect::set` may have left it lazy).
+        // pool's writable alias: the destination may be a read-only segment, and the source
+        // PROT_NONE (not present where the program maps it: `mremap` moving such a mapping
+        // faulted in the kernel). Outside the pool the source is read where it is mapped,
+        // present (`protect::set` may have left it lazy).
         ensure_ready(dst, dst + len);
-        super::protect::materialize(src, src + len);
+        ensure_ready(src, src + len);
         let to = crate::arch::paging::pool_alias(dst, len).unwrap_or(dst as *mut u8);
+        let from = match crate::arch::paging::pool_alias(src, len) {
+            Some(alias) => alias as *const u8,
+            None => {
+                super::protect::materialize(src, src + len);
+                src as *const u8
+            }
+        };
         // SAFETY: callers pass memory they own; ranges may overlap; the alias maps the same
         // bytes writable.
-        unsafe { core::ptr::copy(src as *const u8, to, len as usize) };
+        unsafe { core::ptr::copy(from, to, len as usize) };
     }
 }
 
