@@ -31,15 +31,18 @@ fn prot_none_mappings_fault_until_opened_and_read_zero() {
 
 /// Two paths a fuzzer found to take the kernel down (tests/programs/hostile/prot_none_moves.c):
 /// `mremap` moving a PROT_NONE mapping (its bytes were copied where the program maps them, not
-/// present) keeps its bytes, and a call to address 2^64-1 while lazily opened memory exists is
-/// the program's SIGSEGV, not a kernel panic, as natively.
+/// present) keeps its bytes; a call to address 2^64-1 while lazily opened memory exists, and a
+/// signal handler at a non-canonical address, are the program's SIGSEGV, not a kernel panic,
+/// as natively.
 #[test]
 fn prot_none_moves_and_wild_jumps_are_the_programs_business() {
     passes_natively_and_same_on_1_and_2_cpus("prot_none_moves", Some("shared: moved 1, bytes kept 1"));
     let prog = build("prot_none_moves", &[]);
-    let linux = native(&prog, &["jump"]);
-    assert_eq!(linux.code(), 139, "natively: {linux:?}");
-    assert_same_on_1_and_2_cpus("prot_none_moves jump", &prog, &["jump"], &linux);
+    for wild in ["jump", "handler"] {
+        let linux = native(&prog, &[wild]);
+        assert_eq!(linux.code(), 139, "{wild} natively: {linux:?}");
+        assert_same_on_1_and_2_cpus(&format!("prot_none_moves {wild}"), &prog, &[wild], &linux);
+    }
 }
 
 /// A 32 MiB PROT_NONE reservation opened by `mprotect` (tests/programs/hostile/

@@ -1,14 +1,19 @@
-/* Two paths a fuzzer found to take HRT's kernel down (KERNEL PANIC, hrt exit 101):
+/* Three paths a fuzzer found to take HRT's kernel down (KERNEL PANIC, hrt exit 101):
  *   mremap: mremap(MREMAP_MAYMOVE) moving a PROT_NONE mapping (private or shared, its growth in
  *     place blocked), whose bytes the kernel copied where the program maps them, not present.
  *     Checks the moved bytes and that a private mapping's grown part reads zero.
  *   jump: a call to address 2^64-1 while lazily opened memory exists (an mprotect'ed part of
  *     a large PROT_NONE reservation): the fault's look-up of lazy pages took [addr, addr+1),
- *     whose end wraps. Natively SIGSEGV (status 139). */
+ *     whose end wraps. Natively SIGSEGV (status 139).
+ *   handler: a signal whose handler is a non-canonical address (a sigaction of random bytes):
+ *     the return to it faulted in the kernel (#NP). Natively SIGSEGV (status 139). */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static int moved(int flags, const char *what) {
     size_t len = 3 * 4096, grown = 64 * 4096;
@@ -48,6 +53,15 @@ int main(int argc, char **argv) {
         printf("calling 2^64-1\n");
         void (*wild)(void) = (void (*)(void))~0UL;
         wild();
+        printf("survived\n");
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "handler")) {
+        /* The kernel's struct sigaction: handler, flags, restorer, mask. */
+        unsigned long act[4] = {0x0000800000001234UL, 0x04000004UL /* SA_RESTORER | SA_SIGINFO */, 0x1000, 0};
+        syscall(SYS_rt_sigaction, SIGUSR1, act, NULL, 8);
+        printf("raising SIGUSR1\n");
+        raise(SIGUSR1);
         printf("survived\n");
         return 0;
     }

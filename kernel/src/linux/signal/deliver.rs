@@ -146,6 +146,11 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     if flags & SA_RESTORER == 0 || uaccess::check_write(addr, len).and(uaccess::still_there(addr, len)).is_err() {
         fault::terminate(11, None);
     }
+    if regs.cs & 3 == 3 && act[0] >= uaccess::USER_END {
+        // IRETQ to a non-canonical handler would fault in the kernel (a KERNEL PANIC, #NP on
+        // PVM); Linux's IRET fault ends the program with SIGSEGV.
+        fault::terminate(11, None);
+    }
     let old_mask = saved.unwrap_or(t.sigmask);
     let uc = UContext {
         flags: frame::UC_SIGCONTEXT_SS | frame::UC_STRICT_RESTORE_SS | if xsave { frame::UC_FP_XSTATE } else { 0 },
