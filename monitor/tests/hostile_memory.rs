@@ -32,8 +32,8 @@ fn prot_none_mappings_fault_until_opened_and_read_zero() {
 /// Two paths a fuzzer found to take the kernel down (tests/programs/hostile/prot_none_moves.c):
 /// `mremap` moving a PROT_NONE mapping (its bytes were copied where the program maps them, not
 /// present) keeps its bytes; a call to address 2^64-1 while lazily opened memory exists, and a
-/// signal handler at a non-canonical address, are the program's SIGSEGV, not a kernel panic,
-/// as natively.
+/// signal handler or an ELF entry point at a non-canonical address, are the program's SIGSEGV,
+/// not a kernel panic, as natively.
 #[test]
 fn prot_none_moves_and_wild_jumps_are_the_programs_business() {
     passes_natively_and_same_on_1_and_2_cpus("prot_none_moves", Some("shared: moved 1, bytes kept 1"));
@@ -43,6 +43,15 @@ fn prot_none_moves_and_wild_jumps_are_the_programs_business() {
         assert_eq!(linux.code(), 139, "{wild} natively: {linux:?}");
         assert_same_on_1_and_2_cpus(&format!("prot_none_moves {wild}"), &prog, &[wild], &linux);
     }
+    // An ELF entry point outside the user half (e_entry at offset 24): SIGSEGV at once.
+    let mut elf = std::fs::read(&prog).expect("reading the test program");
+    elf[24..32].copy_from_slice(&0x0000_8000_0000_1234u64.to_le_bytes());
+    let bad = prog.with_file_name("prot_none_moves-bad-entry");
+    std::fs::write(&bad, &elf).expect("writing the patched program");
+    std::fs::set_permissions(&bad, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let linux = native(&bad, &[]);
+    assert_eq!(linux.code(), 139, "bad entry natively: {linux:?}");
+    assert_same_on_1_and_2_cpus("bad entry", &bad, &[], &linux);
 }
 
 /// A 32 MiB PROT_NONE reservation opened by `mprotect` (tests/programs/hostile/

@@ -296,6 +296,11 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     t.clear_child_tid = 0;
     crate::arch::x86_64::fpu::restore_initial();
     EXECUTING.store(0, Ordering::SeqCst);
+    if start.entry >= super::uaccess::USER_END {
+        // An ELF entry point outside the user half (a hostile header): IRETQ there would fault
+        // in the kernel; Linux's exec succeeds and the program dies of SIGSEGV at once.
+        super::fault::terminate(11, None);
+    }
     *frame = user::initial_user_frame(start.entry, start.sp);
     Ok(0)
 }

@@ -403,6 +403,10 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
                 // SAFETY: the current thread's record is alive.
                 unsafe { &*sched::current() },
             );
+            if entry >= super::uaccess::USER_END {
+                // See `exec::exec_self`: as the program's first instruction fault.
+                super::fault::terminate(11, None);
+            }
             // SAFETY: our own kernel stack; entry and sp are in program memory.
             unsafe { user::return_to_user(&user::initial_user_frame(entry, sp), top) }
         },
