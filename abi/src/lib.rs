@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 46;
+pub const ABI_VERSION: u32 = 47;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -770,9 +770,11 @@ pub mod process {
     /// the host program in the child's own host process. Answers 0 where the exec belongs in
     /// this VM (the `hrt run`'s own program, `--children hrt`), or a negated errno.
     pub const EXEC_HOST: u64 = 0x2018;
-    /// The host program that [`EXEC_HOST`] prepared replaces the forked child's `hrt` (same
-    /// pid, descriptors without FD_CLOEXEC at their numbers, ignored signals and mask). Never
-    /// answers if it started; a negated errno if the host's execve failed (nothing changed).
+    /// (ITIMER_REAL's time left, its interval; nanoseconds): the host program that
+    /// [`EXEC_HOST`] prepared replaces the forked child's `hrt` (same pid, descriptors without
+    /// FD_CLOEXEC at their numbers, ignored signals and mask, and the alarm, which an exec
+    /// keeps). Never answers if it started; a negated errno if the host's execve failed
+    /// (nothing changed).
     pub const EXEC_HOST_GO: u64 = 0x2019;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;

@@ -121,6 +121,14 @@ fn fault_with_its_signal_blocked_kills() {
     same_as_linux("sig_faults", "blocked", 139);
 }
 
+/// An alarm survives execve (tests/programs/hostile/alarm_exec.c): the program's own exec, and
+/// a forked child's, whose host program (`--children host`) started without it before.
+#[test]
+fn alarms_survive_exec() {
+    same_as_linux("alarm_exec", "main", 0);
+    same_as_linux("alarm_exec", "fork", 0);
+}
+
 #[test]
 fn alarm_interrupts_pause() {
     same_as_linux("sig_timers", "alarm", 0);

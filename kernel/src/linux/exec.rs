@@ -219,7 +219,10 @@ pub fn exec_on_host(nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> Opti
     // As at the exit of every thread: robust mutexes they hold are marked for their waiters
     // (Linux's exec kills the other threads and releases the caller's).
     super::robust::process_exits();
-    Some(call(op::EXEC_HOST_GO, [0; 6]).map(|_| 0))
+    // The alarm goes with it, as an exec keeps it (the host program's timer, armed for what
+    // is left of this one's).
+    let (left, interval) = sig::timers::real_timer();
+    Some(call(op::EXEC_HOST_GO, [left, interval, 0, 0, 0, 0]).map(|_| 0))
 }
 
 /// execveat(dirfd, path, argv, envp, flags) of the program itself. Returns only on an error

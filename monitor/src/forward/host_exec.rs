@@ -51,6 +51,7 @@ impl Forwarder {
             setsid: false,
             ignored: a[4],
             mask: a[5],
+            real_timer: [0, 0],
         };
         *self.children.replacement.lock().unwrap() = Some(job);
         Ok(1)
@@ -59,8 +60,9 @@ impl Forwarder {
     /// `EXEC_HOST_GO`: answers only if the host's execve failed. Made on the thread that
     /// serves the call, not handed to a worker (the first blocking call of a forked child
     /// starts one, ~1 ms): it waits only for the exec, which ends every thread of `hrt`.
-    pub(super) fn exec_host_go(&self) -> SysResult<i64> {
-        let job = self.children.replacement.lock().unwrap().take().ok_or(Errno::EINVAL)?;
+    pub(super) fn exec_host_go(&self, real_timer: [u64; 2]) -> SysResult<i64> {
+        let mut job = self.children.replacement.lock().unwrap().take().ok_or(Errno::EINVAL)?;
+        job.real_timer = real_timer;
         self.children.on_spawner(Work::Replace(job))
     }
 }
@@ -124,6 +126,15 @@ pub(super) fn replace(job: &Spawn) -> SysResult<i64> {
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     dispositions.restore();
     limits.restore();
+    if prep.real_timer.it_value.tv_sec != 0 || prep.real_timer.it_value.tv_usec != 0 {
+        // The program's alarm is the program's again (the kernel's): none for this process.
+        let off: libc::itimerval = libc::itimerval {
+            it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
+            it_value: libc::timeval { tv_sec: 0, tv_usec: 0 },
+        };
+        // SAFETY: setitimer reads the struct we pass.
+        unsafe { libc::setitimer(libc::ITIMER_REAL, &off, std::ptr::null_mut()) };
+    }
     // SAFETY: getpid has no preconditions.
     super::exec_marks::forget(unsafe { libc::getpid() });
     drop(stack);
@@ -168,6 +179,11 @@ extern "C" fn exec_thread(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         syscall6(libc::SYS_rt_sigprocmask, [libc::SIG_SETMASK as u64, &p.mask as *const _ as u64, 0, 8, 0, 0]);
+        if p.real_timer.it_value.tv_sec != 0 || p.real_timer.it_value.tv_usec != 0 {
+            // The program's alarm, which the exec keeps (ITIMER_REAL is the process's: if it
+            // fires before the execve, SIGALRM has the disposition set for the program).
+            syscall6(libc::SYS_setitimer, [libc::ITIMER_REAL as u64, &p.real_timer as *const _ as u64, 0, 0, 0, 0]);
+        }
         let r = syscall3(libc::SYS_execve, p.path.as_ptr() as u64, p.argv.as_ptr() as u64, p.envp.as_ptr() as u64);
         fail(r)
     }

@@ -75,6 +75,9 @@ pub(super) struct Spawn {
     pub(super) setsid: bool,
     pub(super) ignored: u64,
     pub(super) mask: u64,
+    /// ITIMER_REAL's (time left, interval) in nanoseconds for a forked child's exec (an exec
+    /// keeps the alarm); zero for a spawn child, which starts without one.
+    pub(super) real_timer: [u64; 2],
 }
 
 /// What the process spawner does: start a program, or make a stand-in (`stand_ins`).
@@ -227,7 +230,7 @@ impl Forwarder {
             }
             (op::EXEC, Some(c)) => self.exec(g, &c, a),
             (op::EXEC_HOST, None) => self.exec_host(g, a),
-            (op::EXEC_HOST_GO, None) => self.exec_host_go(),
+            (op::EXEC_HOST_GO, None) => self.exec_host_go([a[0], a[1]]),
             (op::EXEC_OPEN, None) => self.exec_open(g, a),
             (op::EXEC_READ, None) => self.exec_read(g, a),
             (op::EXEC_COMMIT, None) => self.exec_commit(g, a),
@@ -693,6 +696,7 @@ impl Forwarder {
             setsid: st.setsid,
             ignored: st.ignored,
             mask: st.mask,
+            real_timer: [0, 0],
         };
         drop(st);
         let pid = self.children.on_spawner(Work::Spawn(job))?;
@@ -816,6 +820,8 @@ pub(super) struct Prepared {
     pub(super) setsid: bool,
     pub(super) ignored: u64,
     pub(super) mask: libc::sigset_t,
+    /// ITIMER_REAL for the new program (all zero: none).
+    pub(super) real_timer: libc::itimerval,
     /// The errno of the step that failed, 0 if exec succeeded.
     pub(super) error: AtomicI32,
 }
@@ -921,9 +927,20 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
         setsid: job.setsid,
         ignored: job.ignored,
         mask: sigset(job.mask),
+        real_timer: itimerval(job.real_timer),
         error: AtomicI32::new(0),
     };
     Ok(Ready { prep, _args: args })
+}
+
+/// An itimerval of (time left, interval) in nanoseconds, rounded up to microseconds (a timer
+/// with time left stays armed).
+fn itimerval([left, interval]: [u64; 2]) -> libc::itimerval {
+    let tv = |ns: u64| {
+        let us = ns.div_ceil(1000);
+        libc::timeval { tv_sec: (us / 1_000_000) as libc::time_t, tv_usec: (us % 1_000_000) as libc::suseconds_t }
+    };
+    libc::itimerval { it_interval: tv(interval), it_value: tv(left) }
 }
 
 /// The runs of numbers in `0..above` that are not in `targets`, as inclusive ranges.

@@ -377,6 +377,11 @@ fn new_timer(signo: u64, target: Option<u32>, value: u64, clock: u64, cpu: Optio
     }
 }
 
+/// ITIMER_REAL's (time left, interval) in nanoseconds: what an exec keeps (alarm(2)).
+pub fn real_timer() -> (u64, u64) {
+    current(0).unwrap_or((0, 0))
+}
+
 /// alarm(seconds): SIGALRM after that many seconds (0 cancels); returns the seconds left of the
 /// previous alarm, rounded to nearest (at least 1), as Linux does.
 pub fn alarm(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
