@@ -111,13 +111,14 @@ pub struct BootInfo {
     pub tsc_khz: u64,
     /// Host CLOCK_REALTIME in ns and the guest TSC read at the same moment (0: not read; the
     /// clocks were then sampled while the block was built, a few ms before the kernel's time
-    /// zero). `monotonic_ns` and `boottime_ns` are the host's CLOCK_MONOTONIC and
-    /// CLOCK_BOOTTIME at that moment: the program's clocks are the host's, as other
-    /// processes' are.
+    /// zero). `monotonic_ns`, `boottime_ns` and `monotonic_raw_ns` are the host's
+    /// CLOCK_MONOTONIC, CLOCK_BOOTTIME and CLOCK_MONOTONIC_RAW at that moment: the program's
+    /// clocks are the host's, as other processes' are.
     pub wallclock_ns: u64,
     pub wallclock_tsc: u64,
     pub monotonic_ns: u64,
     pub boottime_ns: u64,
+    pub monotonic_raw_ns: u64,
     /// The host's CLOCK_TAI less its CLOCK_REALTIME, in whole seconds (0 unless the host's
     /// time keeper set the offset: leap seconds).
     pub tai_offset_s: u64,
@@ -311,6 +312,7 @@ impl BootInfo {
             wallclock_tsc: 0,
             monotonic_ns: 0,
             boottime_ns: 0,
+            monotonic_raw_ns: 0,
             tai_offset_s: 0,
             coarse_res_ns: 0,
             flags: 0,

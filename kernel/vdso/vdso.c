@@ -13,6 +13,7 @@ struct hrt_vvar {
                            record (the kernel runs in ring 3), cpu at gs:8, node at gs:72 */
     uint64_t mono_ns;   /* CLOCK_MONOTONIC at time zero (the host's) */
     uint64_t boot_ns;   /* CLOCK_BOOTTIME at time zero (the host's) */
+    uint64_t raw_ns;    /* CLOCK_MONOTONIC_RAW at time zero (the host's) */
 };
 
 extern const struct hrt_vvar hrt_vvar __attribute__((visibility("hidden")));
@@ -53,9 +54,11 @@ int __vdso_clock_gettime(int clock, struct hrt_timespec *ts) {
         ns = hrt_vvar.wall_ns + elapsed_ns();
         break;
     case 1: /* MONOTONIC */
-    case 4: /* MONOTONIC_RAW */
     case 6: /* MONOTONIC_COARSE */
         ns = hrt_vvar.mono_ns + elapsed_ns();
+        break;
+    case 4: /* MONOTONIC_RAW */
+        ns = hrt_vvar.raw_ns + elapsed_ns();
         break;
     case 7: /* BOOTTIME */
         ns = hrt_vvar.boot_ns + elapsed_ns();

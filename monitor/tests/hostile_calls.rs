@@ -733,8 +733,8 @@ fn the_capability_bounding_set_reads_as_the_hosts() {
 }
 
 /// The host's CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME now, in nanoseconds.
-fn host_clocks() -> [i128; 3] {
-    [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME].map(|clock| {
+fn host_clocks() -> [i128; 4] {
+    [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME, libc::CLOCK_MONOTONIC_RAW].map(|clock| {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: `ts` is a valid timespec to write.
         unsafe { libc::clock_gettime(clock, &mut ts) };
@@ -744,7 +744,8 @@ fn host_clocks() -> [i128; 3] {
 
 /// The program's clocks are the host's, as every process's are on Linux: each reading (vDSO and
 /// system call, main program and forked child) lies between the host's just before the run and
-/// just after it. Before, the monotonic and boot-time clocks of each `hrt run` started at zero.
+/// just after it. Before, the monotonic and boot-time clocks of each `hrt run` started at zero,
+/// and later CLOCK_MONOTONIC_RAW was the host's CLOCK_MONOTONIC.
 #[test]
 fn the_programs_clocks_are_the_hosts() {
     let prog = build("clocks_shared", &[]);
@@ -760,6 +761,7 @@ fn the_programs_clocks_are_the_hosts() {
                 "realtime" => 0,
                 "monotonic" => 1,
                 "boottime" => 2,
+                "monotonic_raw" => 3,
                 _ => {
                     assert!(line.ends_with(": 1"), "{what}: {line}");
                     continue;
@@ -769,7 +771,7 @@ fn the_programs_clocks_are_the_hosts() {
             assert!(before[i] <= v && v <= after[i], "{what}: {line} not within {} .. {}", before[i], after[i]);
             readings += 1;
         }
-        assert_eq!(readings, 12, "{what}: {}", got.stdout);
+        assert_eq!(readings, 16, "{what}: {}", got.stdout);
     };
     check("natively", &|| native(&prog, &[]));
     for cpus in ["1", "2"] {

@@ -16,6 +16,7 @@ struct Vvar {
     rdtscp: u64,
     mono_ns: u64,
     boot_ns: u64,
+    raw_ns: u64,
 }
 
 /// Bytes of program memory the vDSO takes: its data page and its image, whole pages.
@@ -47,6 +48,7 @@ pub fn map(place: Option<u64>) -> Option<u64> {
         },
         mono_ns: bases[1],
         boot_ns: bases[2],
+        raw_ns: bases[3],
     };
     // SAFETY: both ranges are freshly allocated program memory.
     unsafe {

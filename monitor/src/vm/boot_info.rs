@@ -77,7 +77,7 @@ pub fn write(
     info.tsc_khz = tsc_khz;
     info.features = guest_features(cpuid);
     // Refined with the guest TSC just before the boot CPU runs (`host_clocks::sample_at_boot`).
-    [info.wallclock_ns, info.monotonic_ns, info.boottime_ns] = super::host_clocks::now();
+    [info.wallclock_ns, info.monotonic_ns, info.boottime_ns, info.monotonic_raw_ns] = super::host_clocks::now();
     info.tai_offset_s = super::host_clocks::tai_offset_s();
     info.coarse_res_ns = super::host_clocks::coarse_resolution_ns();
 

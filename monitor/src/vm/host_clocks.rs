@@ -1,4 +1,5 @@
-//! The host's clocks for the program's: CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME are
+//! The host's clocks for the program's: CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME (and
+//! CLOCK_MONOTONIC_RAW, which differs from CLOCK_MONOTONIC by the time keeper's slewing) are
 //! system-wide on Linux, and programs compare them across processes (a monotonic deadline in
 //! shared memory, a time stamp in a file, a child's start time against the uptime). The kernel
 //! counts time from the TSC; it needs the host's three clocks at one known guest TSC value. So
@@ -14,9 +15,10 @@ use super::memory::GuestRam;
 /// IA32_TSC.
 const MSR_IA32_TSC: u32 = 0x10;
 
-/// The host's (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME) now, in nanoseconds.
-pub fn now() -> [u64; 3] {
-    [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME].map(|clock| {
+/// The host's (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_MONOTONIC_RAW) now, in
+/// nanoseconds.
+pub fn now() -> [u64; 4] {
+    [libc::CLOCK_REALTIME, libc::CLOCK_MONOTONIC, libc::CLOCK_BOOTTIME, libc::CLOCK_MONOTONIC_RAW].map(|clock| {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: `ts` is a valid timespec to write.
         unsafe { libc::clock_gettime(clock, &mut ts) };
@@ -69,5 +71,6 @@ pub fn sample_at_boot(vcpu: &VcpuFd, ram: &GuestRam) {
     let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, wallclock_ns)), &mid(0));
     let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, monotonic_ns)), &mid(1));
     let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, boottime_ns)), &mid(2));
+    let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, monotonic_raw_ns)), &mid(3));
     let _ = ram.write_obj(field(std::mem::offset_of!(BootInfo, wallclock_tsc)), &msrs.as_slice()[0].data);
 }

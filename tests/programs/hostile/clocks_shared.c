@@ -1,8 +1,10 @@
-/* The clocks are system-wide: CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME read in the
- * program (through the vDSO and as system calls, in a forked child too) must lie between what
- * its starter read just before starting it and just after it ended. Prints one line per
- * reading, "<clock> <who>-<how> <ns>", for the starter to check; then whether an absolute
- * CLOCK_MONOTONIC clock_nanosleep and futex wait end no earlier than their deadlines. */
+/* The clocks are system-wide: CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME and
+ * CLOCK_MONOTONIC_RAW (not slewed by the time keeper: 256 ms from CLOCK_MONOTONIC on one
+ * host) read in the program (through the vDSO and as system calls, in a forked child too)
+ * must lie between what its starter read just before starting it and just after it ended.
+ * Prints one line per reading, "<clock> <who>-<how> <ns>", for the starter to check; then
+ * whether an absolute CLOCK_MONOTONIC clock_nanosleep and futex wait end no earlier than their
+ * deadlines. */
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +17,9 @@ static long long ns_of(struct timespec t) { return t.tv_sec * 1000000000LL + t.t
 
 static void readings(const char *who) {
     const struct { clockid_t id; const char *name; } clocks[] = {
-        {CLOCK_REALTIME, "realtime"}, {CLOCK_MONOTONIC, "monotonic"}, {CLOCK_BOOTTIME, "boottime"}};
-    for (int i = 0; i < 3; i++) {
+        {CLOCK_REALTIME, "realtime"}, {CLOCK_MONOTONIC, "monotonic"}, {CLOCK_BOOTTIME, "boottime"},
+        {CLOCK_MONOTONIC_RAW, "monotonic_raw"}};
+    for (int i = 0; i < 4; i++) {
         struct timespec a, b;
         clock_gettime(clocks[i].id, &a);
         syscall(SYS_clock_gettime, clocks[i].id, &b);

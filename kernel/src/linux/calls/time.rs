@@ -21,10 +21,11 @@ const CLOCK_BOOTTIME_ALARM: u64 = 9;
 const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
 const TIMER_ABSTIME: u64 = 1;
 
-/// The host's (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME) at the kernel's time zero,
+/// The host's (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_MONOTONIC_RAW) at the
+/// kernel's time zero,
 /// from the monitor's reading of them at a known guest TSC (monitor/src/vm/host_clocks.rs):
 /// the program's clocks are the host's, as every process's are on Linux.
-pub fn host_bases() -> [u64; 3] {
+pub fn host_bases() -> [u64; 4] {
     let b = crate::bootinfo::get();
     let (zero_tsc, _) = time::tsc_parameters();
     // Time between the monitor's reading and the kernel's time zero (none if not read).
@@ -33,7 +34,7 @@ pub fn host_bases() -> [u64; 3] {
     } else {
         0
     };
-    [b.wallclock_ns + gap, b.monotonic_ns + gap, b.boottime_ns + gap]
+    [b.wallclock_ns + gap, b.monotonic_ns + gap, b.boottime_ns + gap, b.monotonic_raw_ns + gap]
 }
 
 pub fn realtime_ns() -> u64 {
@@ -43,6 +44,12 @@ pub fn realtime_ns() -> u64 {
 /// CLOCK_MONOTONIC: the host's.
 pub fn monotonic_ns() -> u64 {
     host_bases()[1] + time::now_ns()
+}
+
+/// CLOCK_MONOTONIC_RAW: the host's (the kernel's own count from the TSC, not slewed, from the
+/// host's reading at time zero; its CLOCK_MONOTONIC differed by 256 ms on this host).
+pub fn monotonic_raw_ns() -> u64 {
+    host_bases()[3] + time::now_ns()
 }
 
 /// CLOCK_BOOTTIME: the host's.
@@ -58,7 +65,8 @@ pub fn clock_ns(clock: u64) -> Option<u64> {
     }
     Some(match clock {
         CLOCK_REALTIME | CLOCK_REALTIME_COARSE => realtime_ns(),
-        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE => monotonic_ns(),
+        CLOCK_MONOTONIC | CLOCK_MONOTONIC_COARSE => monotonic_ns(),
+        CLOCK_MONOTONIC_RAW => monotonic_raw_ns(),
         CLOCK_BOOTTIME => boottime_ns(),
         CLOCK_TAI => realtime_ns() + crate::bootinfo::get().tai_offset_s * 1_000_000_000,
         _ => return None,
