@@ -6,7 +6,7 @@
 mod common;
 use common::hostile::{
     assert_same, assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native, native_then_hrt,
-    passes_natively_and_same_on_1_and_2_cpus, run,
+    passes_natively_and_same_on, passes_natively_and_same_on_1_and_2_cpus, run,
 };
 
 /// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
@@ -328,14 +328,7 @@ fn clock_tai_and_resolutions_as_on_linux() {
 /// fence, and CLOCK_MONOTONIC went back 4-25 ns in most runs at `--cpus 4`.
 #[test]
 fn clocks_never_go_back_between_threads() {
-    let prog = build("clocks_cross_thread", &[]);
-    let linux = native(&prog, &[]);
-    assert_eq!(linux.code(), 0, "natively: {linux:?}");
-    assert!(linux.stdout.contains("monotonic vdso: 0 readings went back"), "natively: {}", linux.stdout);
-    for cpus in ["2", "4"] {
-        let got = hrt(&["--cpus", cpus], &prog, &[]);
-        assert_same(&format!("clocks_cross_thread --cpus {cpus}"), &linux, &got);
-    }
+    passes_natively_and_same_on("clocks_cross_thread", Some("monotonic vdso: 0 readings went back"), &["2", "4"]);
 }
 
 /// select, ppoll and pselect6 that a signal ends write back the time left, as Linux does

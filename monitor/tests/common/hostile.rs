@@ -245,13 +245,23 @@ pub fn assert_same_on_1_and_2_cpus(label: &str, prog: &Path, args: &[&str], linu
 /// `hrt run` with 1 and 2 vCPUs, and compares. Returns the native run.
 #[allow(dead_code)] // not every test file uses it
 pub fn passes_natively_and_same_on_1_and_2_cpus(name: &str, marker: Option<&str>) -> Outcome {
+    passes_natively_and_same_on(name, marker, &["1", "2"])
+}
+
+/// `passes_natively_and_same_on_1_and_2_cpus` with the vCPU counts `cpus` (e.g. more than the
+/// host's CPUs, where threads on different vCPUs race as they do natively on different CPUs).
+#[allow(dead_code)] // not every test file uses it
+pub fn passes_natively_and_same_on(name: &str, marker: Option<&str>, cpus: &[&str]) -> Outcome {
     let prog = build(name, &[]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     if let Some(marker) = marker {
         assert!(linux.stdout.contains(marker), "natively: {}", linux.stdout);
     }
-    assert_same_on_1_and_2_cpus(name, &prog, &[], &linux);
+    for n in cpus {
+        let got = hrt(&["--cpus", n], &prog, &[]);
+        assert_same(&format!("{name} --cpus {n}"), &linux, &got);
+    }
     linux
 }
 
