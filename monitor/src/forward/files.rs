@@ -381,6 +381,14 @@ impl Forwarder {
     pub(super) fn getdents64(&self, g: Guest, fd: u64, buf: u64, count: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         let count = uint(count);
+        if count > i32::MAX as libc::c_long {
+            // Linux compares each record with the count as an int, negative here, before it
+            // writes anything: EINVAL while an entry is left, 0 at the end, wherever the buffer
+            // is. A 1-byte host buffer gives the same answer.
+            let mut one = 0u8; // the host may write into it
+                               // SAFETY: a 1-byte host buffer of ours.
+            return unsafe { self.sys(libc::SYS_getdents64, &[h.raw() as libc::c_long, ptr(&raw mut one), 1]) };
+        }
         let p = g.range_mut(buf, count as u64)?;
         if let Some(listing) = h.vm_path().and_then(|p| super::synthetic::listing(p, self.cpus)) {
             return super::cpu_dirs::getdents(h.raw(), listing, count as usize, |data| g.write_bytes(buf, data));

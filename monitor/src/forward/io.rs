@@ -4,7 +4,7 @@
 
 use super::errno::{Errno, SysResult};
 use super::fd_table::HostFd;
-use super::guest_mem::Guest;
+use super::guest_mem::{Guest, USER_END};
 use super::host::ptr;
 use super::Forwarder;
 
@@ -82,6 +82,11 @@ impl Forwarder {
         short: bool,
     ) -> SysResult<Vec<libc::iovec>> {
         let guest = guest_iovecs(g, iov, count)?;
+        // Linux's `access_ok` on each buffer with its whole length, before any copy: one that
+        // ends beyond the user address space is EFAULT, even where the total would be capped.
+        if guest.iter().any(|v| v.base.checked_add(v.len).is_none_or(|end| end > USER_END)) {
+            return Err(Errno::EFAULT);
+        }
         let mut out = Vec::with_capacity(guest.len());
         let mut total = 0u64;
         for v in guest {

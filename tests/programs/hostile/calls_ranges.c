@@ -119,5 +119,23 @@ int main(void) {
     report("getrandom into just-munmapped memory", getrandom(gone, 16, 0));
     report("getrandom running into the hole", getrandom(p + PAGES * PAGE - 100, 1000, 0));
     report("uname into the hole", syscall(SYS_uname, p + PAGES * PAGE - 100));
+
+    // Each iovec's whole range must lie in the user address space (Linux's access_ok) before
+    // anything is copied, even where the total is capped.
+    struct iovec huge[4];
+    for (int i = 0; i < 4; i++)
+        huge[i] = (struct iovec){p, SIZE_MAX >> 1};
+    lseek(f, 0, SEEK_END);
+    report("readv at a file's end, iovecs of SSIZE_MAX", readv(f, huge, 4));
+    for (int i = 0; i < 4; i++)
+        huge[i] = (struct iovec){p, PAGE};
+    huge[3] = (struct iovec){(char *)(1UL << 47) - 2 * PAGE, 2 * PAGE + 1};
+    report("readv a file, an iovec past the user space", readv(f, huge, 4));
+
+    // getdents64's count is an int to Linux: 2 GiB and more is EINVAL while an entry is left.
+    int dir = open("/", O_RDONLY | O_DIRECTORY);
+    report("getdents64 count 2^31", syscall(SYS_getdents64, dir, p, 1UL << 31));
+    report("getdents64 count UINT_MAX", syscall(SYS_getdents64, dir, p, 0xffffffffUL));
+    report("getdents64 count 2^31 past the user space", syscall(SYS_getdents64, dir, (1UL << 47) - PAGE, 1UL << 31));
     return 0;
 }
