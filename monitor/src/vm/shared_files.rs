@@ -82,6 +82,13 @@ fn in_memory_file_system(fd: i32) -> bool {
     }
 }
 
+/// Whether memory file `fd` is sealed against writes through new shared mappings.
+fn write_sealed(fd: i32) -> bool {
+    // SAFETY: F_GET_SEALS only reads the descriptor's state (EINVAL for other files).
+    let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
+    seals > 0 && seals & (libc::F_SEAL_WRITE | libc::F_SEAL_FUTURE_WRITE) != 0
+}
+
 /// `nr::MAP_SHARED_FILE`: args fd, addr, len, file offset, the program's `prot`.
 pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     let (fd, addr, len, off, prot) = (a[0], a[1], a[2], a[3], a[4]);
@@ -99,9 +106,15 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     let Some(st) = st.filter(|_| mode >= 0) else { return errno() };
     // As Linux: writable only through a descriptor open for reading and writing (the program
     // may mprotect it writable later, so the host mapping is writable whenever it may be).
-    let writable = mode & libc::O_ACCMODE == libc::O_RDWR;
+    let mut writable = mode & libc::O_ACCMODE == libc::O_RDWR;
     if prot & libc::PROT_WRITE as u64 != 0 && !writable {
         return -(libc::EACCES as i64);
+    }
+    // A memory file sealed against writes (F_SEAL_WRITE, F_SEAL_FUTURE_WRITE) maps shared only
+    // read-only, and never becomes writable (Linux clears VM_MAYWRITE): a writable host mapping
+    // would be EPERM. A writable request stays EPERM, from the host.
+    if writable && prot & libc::PROT_WRITE as u64 == 0 && write_sealed(raw) {
+        writable = false;
     }
     // A regular file's pages past its end are mapped too, so that they show the file once it
     // grows, but touching them raises SIGBUS in whoever touches them (KVM, the monitor): the

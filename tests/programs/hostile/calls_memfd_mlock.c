@@ -47,6 +47,21 @@ int main(void) {
     show("memfd, bad name pointer", syscall(SYS_memfd_create, (char *)8, 0));
     show("memfd, MFD_ALLOW_SEALING", memfd_create("sealed", MFD_ALLOW_SEALING) >= 0);
 
+    // A memory file sealed against writes maps shared read-only (a compositor's keymap, as
+    // Wayland clients map it), never writable.
+    int seals[] = {F_SEAL_WRITE, F_SEAL_FUTURE_WRITE};
+    for (int i = 0; i < 2; i++) {
+        int seal = seals[i];
+        int m = memfd_create("keymap", MFD_ALLOW_SEALING);
+        write(m, "keymap", 6);
+        show("add the write seal", fcntl(m, F_ADD_SEALS, seal));
+        char *ro = mmap(NULL, 4096, PROT_READ, MAP_SHARED, m, 0);
+        printf("sealed, read-only shared map reads: %.6s\n", ro == MAP_FAILED ? "(none)" : ro);
+        show("sealed, make it writable", ro == MAP_FAILED ? -1 : mprotect(ro, 4096, PROT_READ | PROT_WRITE));
+        show("sealed, writable shared map", mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, m, 0) != MAP_FAILED);
+        close(m);
+    }
+
     char file[] = "/tmp/hrt-space-XXXXXX";
     int f = mkstemp(file);
     show("fallocate 1 MiB", fallocate(f, 0, 0, 1 << 20));
