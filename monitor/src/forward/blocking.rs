@@ -204,8 +204,14 @@ impl Forwarder {
             _ => return Err(Errno::EOPNOTSUPP),
         }
         let into_program = dir == Direction::Read;
-        let count = if into_program { g.usable_len_mut(buf, count)? } else { g.usable_len(buf, count)? };
-        let count = count.min(MAX_RW_COUNT);
+        let usable = if into_program { g.usable_len_mut(buf, count)? } else { g.usable_len(buf, count)? };
+        // (A write here is to a pipe: see `io::short_write_len`.)
+        let count = if usable < count && !into_program {
+            super::io::short_write_len(h.kind(), || false, usable)?
+        } else {
+            usable
+        }
+        .min(MAX_RW_COUNT);
         let p = if into_program { g.range_mut(buf, count)? } else { g.range(buf, count)? };
         let iov = libc::iovec { iov_base: p as *mut libc::c_void, iov_len: count as usize };
         let nr = if dir == Direction::Read { libc::SYS_preadv2 } else { libc::SYS_pwritev2 };

@@ -3,7 +3,7 @@
 //! copy_file_range, splice, tee.
 
 use super::errno::{Errno, SysResult};
-use super::fd_table::HostFd;
+use super::fd_table::{FdKind, HostFd};
 use super::guest_mem::{Guest, USER_END};
 use super::host::ptr;
 use super::Forwarder;
@@ -30,8 +30,13 @@ impl Forwarder {
         // Only the part of the buffer before the first unmapped page (Linux's copy stops there),
         // or, for a read into the program, before the first read-only one.
         let into_program = nr == libc::SYS_read || nr == libc::SYS_pread64;
-        let count = if into_program { g.usable_len_mut(buf, count)? } else { g.usable_len(buf, count)? };
-        let count = count.min(MAX_RW_COUNT);
+        let usable = if into_program { g.usable_len_mut(buf, count)? } else { g.usable_len(buf, count)? };
+        let count = if usable < count && !into_program {
+            short_write_len(h.kind(), || self.is_stream(h).unwrap_or(false), usable)?
+        } else {
+            usable
+        }
+        .min(MAX_RW_COUNT);
         let p = if into_program { g.range_mut(buf, count)? } else { g.range(buf, count)? };
         let pos = pos.map_or(0, |p| p as libc::c_long);
         // SAFETY: `p` covers `count` bytes of guest memory.
@@ -233,6 +238,30 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_tee, &args) }
     }
 }
+
+/// How much of a write whose buffer is usable for its first `usable` bytes only Linux would
+/// make, EFAULT if none: a file takes those bytes; a pipe whole pages of the buffer (it copies
+/// page by page and drops the page the fault cut short); a stream socket whole chunks
+/// (`STREAM_CHUNK`); a datagram socket nothing (a datagram is never cut short).
+pub(super) fn short_write_len(kind: FdKind, stream: impl FnOnce() -> bool, usable: u64) -> SysResult<u64> {
+    const PAGE: u64 = 4096;
+    let whole = match kind {
+        FdKind::Pipe => usable / PAGE * PAGE,
+        FdKind::Socket if stream() => usable / STREAM_CHUNK * STREAM_CHUNK,
+        FdKind::Socket => 0,
+        _ => usable,
+    };
+    if whole == 0 {
+        return Err(Errno::EFAULT);
+    }
+    Ok(whole)
+}
+
+/// What a stream socket's send copies at a time: Linux's copy for a Unix stream socket or TCP
+/// takes ~32 KiB (32,741-36,544 bytes here) and keeps none of a chunk the fault cut short, so a
+/// fault in the first ~32 KiB is EFAULT with nothing sent. (The count given back beyond that is
+/// a multiple of 32 KiB, close to Linux's; what the peer receives is always what it says.)
+const STREAM_CHUNK: u64 = 32 << 10;
 
 /// The guest's array of `count` iovecs at `iov`, copied out: EINVAL for more than UIO_MAXIOV
 /// of them or a length above isize::MAX (as Linux checks before any copy), EFAULT if the array

@@ -387,13 +387,17 @@ impl Forwarder {
     }
 
     /// The part of a send or receive buffer the host may use: Linux checks the range against
-    /// the user address space first (EFAULT before anything else); a stream socket then moves
-    /// the bytes before the first unusable page, any other fails (EFAULT) unless all are usable.
+    /// the user address space first (EFAULT before anything else); a stream socket then receives
+    /// into the bytes before the first unusable page, or sends whole chunks of those
+    /// (`io::short_write_len`); any other fails (EFAULT) unless all are usable.
     fn sock_buf(g: Guest, buf: u64, len: u64, into_program: bool, stream: bool) -> SysResult<(*mut u8, u64)> {
         let len = len.min(MAX_RW_COUNT);
-        let usable = if into_program { g.usable_len_mut(buf, len)? } else { g.usable_len(buf, len)? };
+        let mut usable = if into_program { g.usable_len_mut(buf, len)? } else { g.usable_len(buf, len)? };
         if usable < len && !stream {
             return Err(Errno::EFAULT);
+        }
+        if usable < len && !into_program {
+            usable = super::io::short_write_len(FdKind::Socket, || true, usable)?;
         }
         let p = if into_program { g.range_mut(buf, usable)? } else { g.range(buf, usable)? };
         Ok((p, usable))
@@ -465,7 +469,7 @@ impl Forwarder {
         })
     }
 
-    fn is_stream(&self, h: &HostFd) -> SysResult<bool> {
+    pub(super) fn is_stream(&self, h: &HostFd) -> SysResult<bool> {
         Ok(self.sock_int(h, libc::SO_TYPE)? == libc::SOCK_STREAM)
     }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -131,6 +132,23 @@ int main(void) {
         huge[i] = (struct iovec){p, PAGE};
     huge[3] = (struct iovec){(char *)(1UL << 47) - 2 * PAGE, 2 * PAGE + 1};
     report("readv a file, an iovec past the user space", readv(f, huge, 4));
+
+    // A write whose buffer runs into a hole: a file takes the bytes before it; a pipe whole
+    // pages of the buffer, EFAULT if none; a socket nothing of a short write.
+    int pp[2];
+    pipe(pp);
+    report("write 200 to a pipe, hole after 96", write(pp[1], p + PAGES * PAGE - 96, 200));
+    report("write 10000 to a pipe, hole after 5000", write(pp[1], p + PAGES * PAGE - 5000, 10000));
+    report("the pipe then holds", read(pp[0], p, 20000));
+    int sp[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sp);
+    report("write 200 to a stream socket, hole after 96", write(sp[0], p + PAGES * PAGE - 96, 200));
+    report("send 5000 on a stream socket, hole after 3000", send(sp[0], p + PAGES * PAGE - 3000, 5000, 0));
+    report("the socket then holds", recv(sp[1], p, 20000, MSG_DONTWAIT));
+    int dp[2];
+    socketpair(AF_UNIX, SOCK_DGRAM, 0, dp);
+    report("write 200 to a datagram socket, hole after 96", write(dp[0], p + PAGES * PAGE - 96, 200));
+    report("the datagram socket then holds", recv(dp[1], p, 20000, MSG_DONTWAIT));
 
     // getdents64's count is an int to Linux: 2 GiB and more is EINVAL while an entry is left.
     int dir = open("/", O_RDONLY | O_DIRECTORY);
