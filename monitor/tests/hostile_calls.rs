@@ -799,3 +799,10 @@ fn system_v_semaphores_and_message_queues_act_as_on_linux() {
 fn posix_message_queues_act_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("posix_mq", Some("posix mq: done"));
 }
+
+/// F_GETFL and /proc/self/fdinfo show the program's flags: not the O_NOFOLLOW hrt's walk adds
+/// to its opens, not the O_CLOEXEC every monitor descriptor has, but the program's own.
+#[test]
+fn descriptor_flags_are_the_programs() {
+    passes_natively_and_same_on_1_and_2_cpus("fd_flags", Some("fd flags: done"));
+}

@@ -37,9 +37,40 @@ pub fn entries(numbers: impl Iterator<Item = usize>, info: bool) -> Vec<(u64, En
     out
 }
 
+/// The host's fdinfo text `host` for one of the program's descriptors, with the `flags:` line
+/// as the program's: without the flags its open did not ask for (`hidden`), with O_CLOEXEC as
+/// the program's descriptor has it (every host descriptor of the monitor has it).
+pub fn program_fdinfo(host: &[u8], hidden: i32, cloexec: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(host.len());
+    for line in host.split_inclusive(|&b| b == b'\n') {
+        let flags = line
+            .strip_prefix(b"flags:")
+            .and_then(|v| std::str::from_utf8(v).ok())
+            .and_then(|v| i64::from_str_radix(v.trim(), 8).ok());
+        match flags {
+            Some(f) => {
+                let f =
+                    f & !(hidden as i64 | libc::O_CLOEXEC as i64) | if cloexec { libc::O_CLOEXEC as i64 } else { 0 };
+                out.extend_from_slice(format!("flags:\t0{f:o}\n").as_bytes());
+            }
+            None => out.extend_from_slice(line),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fdinfo_flags_are_the_programs() {
+        let host = b"pos:\t0\nflags:\t02500000\nmnt_id:\t25\n";
+        let nofollow = libc::O_NOFOLLOW;
+        assert_eq!(program_fdinfo(host, nofollow, false), b"pos:\t0\nflags:\t0100000\nmnt_id:\t25\n");
+        assert_eq!(program_fdinfo(host, 0, true), b"pos:\t0\nflags:\t02500000\nmnt_id:\t25\n");
+        assert_eq!(program_fdinfo(b"flags:\t02\n", 0, false), b"flags:\t02\n");
+    }
 
     #[test]
     fn lists_dot_dotdot_then_the_numbers() {

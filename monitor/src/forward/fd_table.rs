@@ -34,6 +34,9 @@ pub struct HostFd {
     /// Whether it is on procfs (found once: an open file's file system never changes), which
     /// decides how paths relative to it are walked (walk.rs).
     procfs: std::sync::OnceLock<bool>,
+    /// Status flags the forwarder's open added that the program did not ask for (O_NOFOLLOW,
+    /// where the walk found no link at the last name): F_GETFL and fdinfo leave them out.
+    hidden: i32,
 }
 
 /// How long I/O on a descriptor may wait, by its file type.
@@ -65,6 +68,7 @@ impl HostFd {
             kind: std::sync::OnceLock::new(),
             vm_path: None,
             procfs: std::sync::OnceLock::new(),
+            hidden: 0,
         }
     }
 
@@ -77,6 +81,7 @@ impl HostFd {
             kind: std::sync::OnceLock::from(kind),
             vm_path: None,
             procfs: std::sync::OnceLock::new(),
+            hidden: 0,
         }
     }
 
@@ -89,6 +94,7 @@ impl HostFd {
             kind: std::sync::OnceLock::new(),
             vm_path: None,
             procfs: std::sync::OnceLock::new(),
+            hidden: 0,
         }
     }
 
@@ -104,6 +110,17 @@ impl HostFd {
     pub fn named(mut self, vm_path: Option<Arc<[u8]>>) -> HostFd {
         self.vm_path = vm_path;
         self
+    }
+
+    /// This descriptor, whose status flags `flags` the program did not ask for (see `hidden`).
+    pub fn hiding(mut self, flags: i32) -> HostFd {
+        self.hidden = flags;
+        self
+    }
+
+    /// The status flags the program did not ask for (F_GETFL and fdinfo leave them out).
+    pub fn hidden(&self) -> i32 {
+        self.hidden
     }
 
     /// This descriptor, whose kind the caller found out (from an fstat of it).
@@ -157,6 +174,7 @@ impl HostFd {
             kind: self.kind.clone(),
             vm_path: self.vm_path.clone(),
             procfs: self.procfs.clone(),
+            hidden: self.hidden,
         })
     }
 
@@ -370,6 +388,7 @@ impl FdTable {
                 kind: h.kind.clone(),
                 vm_path: h.vm_path.clone(),
                 procfs: h.procfs.clone(),
+                hidden: h.hidden,
             });
             made.push((Arc::as_ptr(h), o.clone()));
             o

@@ -77,7 +77,12 @@ impl Forwarder {
                 self.fds().set_cloexec(fd, arg & libc::FD_CLOEXEC as u64 != 0)?;
                 Ok(0)
             }
-            c @ (libc::F_GETFL | libc::F_SETFL | libc::F_GETPIPE_SZ | libc::F_SETPIPE_SZ) => {
+            libc::F_GETFL => {
+                // SAFETY: F_GETFL takes no argument.
+                let flags = unsafe { self.sys(libc::SYS_fcntl, &[raw, libc::F_GETFL as libc::c_long])? };
+                Ok(flags & !(h.hidden() as i64))
+            }
+            c @ (libc::F_SETFL | libc::F_GETPIPE_SZ | libc::F_SETPIPE_SZ) => {
                 // SAFETY: these take an integer argument.
                 unsafe { self.sys(libc::SYS_fcntl, &[raw, c as libc::c_long, arg as libc::c_long]) }
             }

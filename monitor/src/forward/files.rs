@@ -84,7 +84,8 @@ impl Forwarder {
             Err(Errno::EAGAIN) if now => return Ok(None),
             r => r? as i32,
         };
-        let mut host = HostFd::owned(fd, at.special).named(at.vm_path.clone());
+        let added = (host_flags & !flags) as i32 & libc::O_NOFOLLOW;
+        let mut host = HostFd::owned(fd, at.special).named(at.vm_path.clone()).hiding(added);
         if now {
             let st = stat_at(fd, c"", libc::AT_EMPTY_PATH as libc::c_long)?;
             if !opens_at_once(&st) {

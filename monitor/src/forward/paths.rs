@@ -379,10 +379,14 @@ impl Forwarder {
                 }
                 Meaning::FdInfo(n) => {
                     let h = self.fds().lookup(n).ok_or(Errno::ENOENT)?;
-                    let p = format!("/proc/self/fdinfo/{}", h.raw()).into_bytes();
-                    let mut at = At::new(libc::AT_FDCWD, cstring(p)?, Some(h));
+                    let p = format!("/proc/self/fdinfo/{}", h.raw());
+                    // Opened, its text is the host's with the program's flags.
+                    let cloexec = self.fds().cloexec(n as u64).unwrap_or(false);
+                    let text = std::fs::read(&p).ok().map(|t| super::fd_dirs::program_fdinfo(&t, h.hidden(), cloexec));
+                    let mut at = At::new(libc::AT_FDCWD, cstring(p.into_bytes())?, Some(h));
                     at.special = true;
                     at.rewritten = true;
+                    at.synthetic = text;
                     return Ok(at);
                 }
                 Meaning::FdDir(info) => {
