@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 47;
+pub const ABI_VERSION: u32 = 48;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -778,9 +778,14 @@ pub mod process {
     /// keeps). Never answers if it started; a negated errno if the host's execve failed
     /// (nothing changed).
     pub const EXEC_HOST_GO: u64 = 0x2019;
+    /// (fd, buf, count, pos): the first pread64 of a private file mapping's contents, after
+    /// Linux's checks of the descriptor for `mmap`: EBADF for none (or an O_PATH one), EACCES
+    /// if it is not open for reading, ENODEV for a file that cannot be mapped (a directory, a
+    /// pipe, a socket, a character device other than /dev/zero, a /proc file).
+    pub const MAP_PREAD: u64 = 0x201a;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = EXEC_HOST_GO;
+    pub const LAST: u64 = MAP_PREAD;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -806,3 +806,11 @@ fn posix_message_queues_act_as_on_linux() {
 fn descriptor_flags_are_the_programs() {
     passes_natively_and_same_on_1_and_2_cpus("fd_flags", Some("fd flags: done"));
 }
+
+/// mmap of each kind of descriptor answers as Linux's checks do: EACCES for one not open for
+/// reading, ENODEV for pipes, sockets, directories, character devices other than /dev/zero and
+/// /proc files (also the ones hrt makes itself), EBADF for O_PATH.
+#[test]
+fn only_mappable_files_map() {
+    passes_natively_and_same_on_1_and_2_cpus("mmap_kinds", Some("mmap kinds: done"));
+}

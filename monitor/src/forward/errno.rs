@@ -36,6 +36,7 @@ impl Errno {
     pub const ENOEXEC: Errno = Errno(libc::ENOEXEC);
     pub const ENOMSG: Errno = Errno(libc::ENOMSG);
     pub const ETIMEDOUT: Errno = Errno(libc::ETIMEDOUT);
+    pub const ENODEV: Errno = Errno(libc::ENODEV);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

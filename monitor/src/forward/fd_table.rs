@@ -37,6 +37,9 @@ pub struct HostFd {
     /// Status flags the forwarder's open added that the program did not ask for (O_NOFOLLOW,
     /// where the walk found no link at the last name): F_GETFL and fdinfo leave them out.
     hidden: i32,
+    /// Contents the monitor made (the program's /proc/self/status, ...): like the /proc file it
+    /// stands for, it cannot be mapped (ENODEV).
+    synthesized: bool,
 }
 
 /// How long I/O on a descriptor may wait, by its file type.
@@ -69,6 +72,7 @@ impl HostFd {
             vm_path: None,
             procfs: std::sync::OnceLock::new(),
             hidden: 0,
+            synthesized: false,
         }
     }
 
@@ -82,6 +86,7 @@ impl HostFd {
             vm_path: None,
             procfs: std::sync::OnceLock::new(),
             hidden: 0,
+            synthesized: false,
         }
     }
 
@@ -95,6 +100,7 @@ impl HostFd {
             vm_path: None,
             procfs: std::sync::OnceLock::new(),
             hidden: 0,
+            synthesized: false,
         }
     }
 
@@ -121,6 +127,17 @@ impl HostFd {
     /// The status flags the program did not ask for (F_GETFL and fdinfo leave them out).
     pub fn hidden(&self) -> i32 {
         self.hidden
+    }
+
+    /// This descriptor, a file of contents the monitor made (see `synthesized`).
+    pub fn synthesized(mut self) -> HostFd {
+        self.synthesized = true;
+        self
+    }
+
+    /// Whether mmap may map the file: not a /proc file, nor contents the monitor made for one.
+    pub fn mappable(&self) -> bool {
+        !self.synthesized && !self.on_procfs()
     }
 
     /// This descriptor, whose kind the caller found out (from an fstat of it).
@@ -175,6 +192,7 @@ impl HostFd {
             vm_path: self.vm_path.clone(),
             procfs: self.procfs.clone(),
             hidden: self.hidden,
+            synthesized: self.synthesized,
         })
     }
 
@@ -389,6 +407,7 @@ impl FdTable {
                 vm_path: h.vm_path.clone(),
                 procfs: h.procfs.clone(),
                 hidden: h.hidden,
+                synthesized: h.synthesized,
             });
             made.push((Arc::as_ptr(h), o.clone()));
             o

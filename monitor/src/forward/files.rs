@@ -60,7 +60,7 @@ impl Forwarder {
         if let Some(data) = &at.synthetic {
             let fd = super::synthetic::open_memory_file(data)
                 .map_err(|e| super::errno::Errno(e.raw_os_error().unwrap_or(libc::EMFILE)))?;
-            let host = Arc::new(HostFd::owned(fd, false).named(at.vm_path.clone()));
+            let host = Arc::new(HostFd::owned(fd, false).named(at.vm_path.clone()).synthesized());
             return self.fds().insert(host, flags & libc::O_CLOEXEC as libc::c_long != 0, 0).map(Some);
         }
         let nonblock = libc::O_NONBLOCK as libc::c_long;

@@ -69,6 +69,34 @@ impl Forwarder {
         self.rw_on(g, libc::SYS_pread64, &h, a[1], a[2], Some(a[3]))
     }
 
+    /// `process::MAP_PREAD` (fd, buf, count, pos): pread64 for a private file mapping, after
+    /// the checks Linux's `mmap` makes of the descriptor.
+    pub(super) fn map_pread(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
+        let h = self.fds().get(a[0])?;
+        // SAFETY: F_GETFL and fstat only read the descriptor's state into our own struct.
+        let (mode, st) = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            (libc::fcntl(h.raw(), libc::F_GETFL), (libc::fstat(h.raw(), &mut st) == 0).then_some(st))
+        };
+        let Some(st) = st.filter(|_| mode >= 0) else { return Err(Errno::last()) };
+        if mode & libc::O_PATH != 0 {
+            return Err(Errno::EBADF);
+        }
+        if mode & libc::O_ACCMODE == libc::O_WRONLY {
+            return Err(Errno::EACCES);
+        }
+        let mappable = match st.st_mode & libc::S_IFMT {
+            libc::S_IFREG => h.mappable(),
+            libc::S_IFBLK => true,
+            libc::S_IFCHR => st.st_rdev == libc::makedev(1, 5), // /dev/zero
+            _ => false,
+        };
+        if !mappable {
+            return Err(Errno::ENODEV);
+        }
+        self.rw_on(g, libc::SYS_pread64, &h, a[1], a[2], Some(a[3]))
+    }
+
     pub(super) fn pwrite64(&self, g: Guest, fd: u64, buf: u64, count: u64, pos: u64) -> SysResult<i64> {
         self.rw(g, libc::SYS_pwrite64, fd, buf, count, Some(pos))
     }

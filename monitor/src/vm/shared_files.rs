@@ -97,6 +97,9 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
         return -(libc::EINVAL as i64);
     }
     let Some(file) = shared.forwarder.as_ref().and_then(|f| f.host_fd(fd)) else { return -(libc::EBADF as i64) };
+    if !file.mappable() {
+        return -(libc::ENODEV as i64);
+    }
     let raw = file.raw();
     // SAFETY: F_GETFL and fstat only read the descriptor's state into our own struct.
     let (mode, st) = unsafe {

@@ -181,7 +181,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         let mut done = 0;
         while done < len {
             let args = [fd as u64, start + done, len - done, off + done, 0, 0];
-            let got = crate::linux::syscall::forward(general::__NR_pread64 as u64, args);
+            // The first read checks the descriptor as Linux's mmap does (EACCES, ENODEV).
+            let nr = if done == 0 { hrt_abi::process::MAP_PREAD } else { general::__NR_pread64 as u64 };
+            let got = crate::linux::syscall::forward(nr, args);
             if got < 0 {
                 usermem::unmap(start, start + len);
                 return Err((-got) as u32);
