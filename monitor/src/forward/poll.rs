@@ -124,6 +124,9 @@ impl Forwarder {
     /// call would wait (`ready_now`).
     fn ppoll_with(&self, g: Guest, [fds, nfds, tsp, mask, size]: [u64; 5], now_only: bool) -> SysResult<Option<i64>> {
         let mut ts = if tsp == 0 { None } else { Some(g.read::<libc::timespec>(tsp)?) };
+        if ts.is_some_and(|t| !valid_timeout(t.tv_sec, t.tv_nsec as i64)) {
+            return Err(Errno::EINVAL);
+        }
         check_sigmask(g, mask, size)?;
         let (mut host, nval, _hold) = self.pollfds(g, fds, nfds)?;
         // An unknown fd is an event: Linux does not wait then (and the time left is all of it).
@@ -252,6 +255,13 @@ impl Forwarder {
     }
 
     fn pselect6_with(&self, g: Guest, [nfds, r, w, e, tsp, sig]: [u64; 6], now_only: bool) -> SysResult<Option<i64>> {
+        // Linux checks the timeout before the signal mask.
+        if tsp != 0 {
+            let [sec, nsec] = g.read::<[i64; 2]>(tsp)?;
+            if !valid_timeout(sec, nsec) {
+                return Err(Errno::EINVAL);
+            }
+        }
         if sig != 0 {
             // { const sigset_t *ss; size_t ss_len; }
             let [mask, size] = g.read::<[u64; 2]>(sig)?;
@@ -276,6 +286,18 @@ impl Forwarder {
         };
         // Both are two words, seconds then micro- or nanoseconds.
         let mut t = if addr == 0 { None } else { Some(g.read::<[i64; 2]>(addr)?) };
+        // An invalid timeout is EINVAL even where a descriptor is ready (select's microseconds
+        // past a second carry into the seconds, as Linux's).
+        let valid = |[sec, sub]: [i64; 2]| {
+            if is_spec {
+                valid_timeout(sec, sub)
+            } else {
+                sub >= 0 && valid_timeout(sec.saturating_add(sub / 1_000_000), sub % 1_000_000 * 1000)
+            }
+        };
+        if t.is_some_and(|t| !valid(t)) {
+            return Err(Errno::EINVAL);
+        }
         let waits = t.is_none_or(|t| t != [0, 0]);
         let mut zero = [0i64; 2];
         let tp = match (now_only, t.as_mut()) {
@@ -299,6 +321,12 @@ impl Forwarder {
         }
         got
     }
+}
+
+/// Whether a timeout of `sec` seconds and `nsec` nanoseconds is one Linux takes
+/// (timespec64_valid).
+fn valid_timeout(sec: i64, nsec: i64) -> bool {
+    sec >= 0 && (0..1_000_000_000).contains(&nsec)
 }
 
 /// Where select's or pselect6's timeout is: a timeval or a timespec (0: none).

@@ -124,5 +124,31 @@ int main(void) {
     timerfd_settime(timer, 0, &in30, NULL);
     got = read(timer, &v, sizeof v);
     printf("timerfd read, expires after 30 ms: %ld expirations %llu\n", got, (unsigned long long)v);
+
+    // An invalid timeout is EINVAL even with a descriptor ready (the try without waiting must
+    // not answer first).
+    int ready[2];
+    pipe(ready);
+    (void)!write(ready[1], "x", 1);
+    struct pollfd rp = {ready[0], POLLIN, 0};
+    struct timespec bad[] = {{0, -1}, {0, 1000000000}, {-1, 0}};
+    for (int i = 0; i < 3; i++) {
+        int r = ppoll(&rp, 1, &bad[i], NULL);
+        printf("ppoll, ready, timeout {%ld, %ld}: %d%s\n", (long)bad[i].tv_sec, bad[i].tv_nsec, r, r < 0 && errno == EINVAL ? " EINVAL" : "");
+        fd_set rs;
+        FD_ZERO(&rs);
+        FD_SET(ready[0], &rs);
+        r = pselect(ready[0] + 1, &rs, NULL, NULL, &bad[i], NULL);
+        printf("pselect, ready, same timeout: %d%s\n", r, r < 0 && errno == EINVAL ? " EINVAL" : "");
+    }
+    struct timeval tvs[] = {{0, -1}, {-1, 0}, {0, 1500000}};
+    for (int i = 0; i < 3; i++) {
+        fd_set rs;
+        FD_ZERO(&rs);
+        FD_SET(ready[0], &rs);
+        long sec = tvs[i].tv_sec, usec = tvs[i].tv_usec; // select writes back the time left
+        int r = select(ready[0] + 1, &rs, NULL, NULL, &tvs[i]);
+        printf("select, ready, timeout {%ld, %ld}: %d%s\n", sec, usec, r, r < 0 && errno == EINVAL ? " EINVAL" : "");
+    }
     return 0;
 }
