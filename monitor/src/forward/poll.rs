@@ -124,7 +124,7 @@ impl Forwarder {
     /// call would wait (`ready_now`).
     fn ppoll_with(&self, g: Guest, [fds, nfds, tsp, mask, size]: [u64; 5], now_only: bool) -> SysResult<Option<i64>> {
         let mut ts = if tsp == 0 { None } else { Some(g.read::<libc::timespec>(tsp)?) };
-        if ts.is_some_and(|t| !valid_timeout(t.tv_sec, t.tv_nsec as i64)) {
+        if ts.is_some_and(|t| !valid_timeout(t.tv_sec, t.tv_nsec)) {
             return Err(Errno::EINVAL);
         }
         check_sigmask(g, mask, size)?;
