@@ -814,3 +814,10 @@ fn descriptor_flags_are_the_programs() {
 fn only_mappable_files_map() {
     passes_natively_and_same_on_1_and_2_cpus("mmap_kinds", Some("mmap kinds: done"));
 }
+
+/// openat2: each RESOLVE_* restriction as the host kernel enforces it, `struct open_how`
+/// checked as Linux does, and /proc/self reached through it the program's own.
+#[test]
+fn openat2_resolves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_openat2", Some("openat2: done"));
+}

@@ -39,6 +39,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_pwrite64 => ("pwrite64", 4, F),
         __NR_open => ("open", 3, F),
         __NR_openat => ("openat", 4, F),
+        __NR_openat2 => ("openat2", 4, F),
         __NR_close => ("close", 1, F),
         __NR_close_range => ("close_range", 3, F),
         __NR_fstat => ("fstat", 2, F),

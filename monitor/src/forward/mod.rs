@@ -58,6 +58,7 @@ mod inotify;
 mod io;
 mod kept_files;
 pub mod meminfo;
+mod openat2;
 pub mod own_maps;
 pub mod own_status;
 mod owners;
@@ -182,6 +183,7 @@ const FORWARDED: &[libc::c_long] = &[
     libc::SYS_open,
     libc::SYS_creat,
     libc::SYS_openat,
+    libc::SYS_openat2,
     libc::SYS_close,
     libc::SYS_close_range,
     libc::SYS_umask,
@@ -540,6 +542,7 @@ impl Forwarder {
             libc::SYS_open => self.openat(g, CWD, a[0], a[1], a[2]),
             libc::SYS_creat => self.openat(g, CWD, a[0], (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64, a[1]),
             libc::SYS_openat => self.openat(g, a[0], a[1], a[2], a[3]),
+            libc::SYS_openat2 => self.openat2(g, a[0], a[1], a[2], a[3]),
             libc::SYS_close => self.close(a[0]),
             libc::SYS_close_range => self.close_range(a[0], a[1], a[2]),
             libc::SYS_inotify_init => self.inotify_init1(0),
