@@ -37,6 +37,7 @@ impl Errno {
     pub const ENOMSG: Errno = Errno(libc::ENOMSG);
     pub const ETIMEDOUT: Errno = Errno(libc::ETIMEDOUT);
     pub const ENODEV: Errno = Errno(libc::ENODEV);
+    pub const EBUSY: Errno = Errno(libc::EBUSY);
 
     /// The calling thread's errno after a failed host call.
     pub fn last() -> Errno {

@@ -296,6 +296,12 @@ impl Forwarder {
 
     pub(super) fn unlinkat(&self, g: Guest, dirfd: u64, path: u64, flags: u64) -> SysResult<i64> {
         let at = self.path_at_entry(g, dirfd, path)?;
+        // The root itself (a path of slashes only) has no entry to remove: Linux says EBUSY
+        // (the walk's entry for it, ".", would be EINVAL).
+        let root = |p: &[u8]| !p.is_empty() && p.iter().all(|&b| b == b'/');
+        if flags & libc::AT_REMOVEDIR as u64 != 0 && root(g.read_path(path)?.to_bytes()) {
+            return Err(Errno::EBUSY);
+        }
         // SAFETY: a host C string.
         unsafe { self.sys(libc::SYS_unlinkat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(flags)]) }
     }

@@ -93,6 +93,13 @@ int main(void) {
     CASE("mknod t/. fifo", mknod("t/.", S_IFIFO | 0600, 0));
     CASE("open t/. O_CREAT", open("t/.", O_CREAT | O_WRONLY, 0644));
     CASE("rmdir L/.", rmdir("L/."));
+    /* The root itself. */
+    CASE("rmdir /", rmdir("/"));
+    CASE("rmdir //", rmdir("//"));
+    CASE("rmdir /.", rmdir("/."));
+    CASE("unlink /", unlink("/"));
+    CASE("unlinkat / AT_REMOVEDIR", unlinkat(AT_FDCWD, "/", AT_REMOVEDIR));
+    CASE("rename / x", rename("/", "x"));
     /* O_CREAT through links. */
     CASE("open D O_CREAT|O_EXCL", open("D", O_CREAT | O_EXCL | O_WRONLY, 0644));
     CASE("open LF O_CREAT|O_EXCL", open("LF", O_CREAT | O_EXCL | O_WRONLY, 0644));
