@@ -176,3 +176,10 @@ fn the_main_stack_has_its_size_in_proc_self_maps() {
         Some("recursion to three quarters of it: done (reached)"),
     );
 }
+
+/// Under an unlimited or 2 GiB RLIMIT_STACK an exec'd program's main stack takes a 64 MiB
+/// recursion, as Linux's grows (tests/programs/hostile/stack_unlimited.c).
+#[test]
+fn the_main_stack_follows_a_large_or_unlimited_limit() {
+    passes_natively_and_same_on_1_and_2_cpus("stack_unlimited", Some("stack unlimited: done"));
+}

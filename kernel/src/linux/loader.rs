@@ -20,8 +20,10 @@ const LARGE_PAGE: u64 = 2 << 20;
 /// (SIGSEGV) instead of writing over whatever lies below. One 2 MiB leaf made not present:
 /// no page table is split. Linux's gap is 1 MiB (stack_guard_gap).
 const STACK_GUARD: u64 = LARGE_PAGE;
-/// The main stack's size when RLIMIT_STACK is unlimited (or absurd).
+/// The main stack's size at least, whatever the pool (Linux's default limit).
 const STACK_FALLBACK: u64 = 8 << 20;
+/// The main stack's size at most (an unlimited RLIMIT_STACK's).
+const MAIN_STACK_MAX: u64 = 1 << 30;
 
 /// The loaded program's stack guard's start, its stack's bottom and top, and its vDSO's end
 /// (the vDSO starts at the stack's top), for its `/proc/self/maps` (`ChannelHeader::main_stack`).
@@ -286,10 +288,16 @@ fn build_stack(
 }
 
 /// The main stack's size: RLIMIT_STACK's soft limit (8 MiB by default, as on Linux), in
-/// whole 2 MiB pages, at most 1 GiB (memory is physical and mapped up front).
+/// whole 2 MiB pages, at most `MAIN_STACK_MAX` or an eighth of the program's pool (its
+/// addresses are guest-physical, reserved up front, though touched only as the stack grows).
+/// An unlimited or larger limit gets that most, as Linux's stack then grows until it meets
+/// another mapping (8 MiB once, less than a 1 GiB limit got: a program recursing 64 MiB deep
+/// under `ulimit -s unlimited` crashed).
 fn main_stack_size() -> u64 {
     let soft = PROCESS.rlimits.lock()[3].0;
-    let size = if soft == u64::MAX || soft > 1 << 30 { STACK_FALLBACK } else { soft.max(LARGE_PAGE) };
+    let (lo, hi) = usermem::pool_range();
+    let most = ((hi - lo) / 8).clamp(STACK_FALLBACK, MAIN_STACK_MAX);
+    let size = soft.clamp(LARGE_PAGE, most);
     size.div_ceil(LARGE_PAGE) * LARGE_PAGE
 }
 

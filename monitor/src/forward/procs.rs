@@ -862,16 +862,34 @@ pub fn note_no_new_privs() {
 
 /// The program's limits that `hrt`'s own host process does not carry, (soft, hard) once known
 /// ((0, 0) before): RLIMIT_NOFILE (`hrt`'s descriptors are not the program's), RLIMIT_CPU
-/// (`hrt`'s CPU time is the monitor's too: its soft limit is lifted, `lift_cpu_soft_limit`)
-/// and RLIMIT_AS (`hrt`'s address space holds the guest's whole memory: lifted likewise,
-/// `run_memory::address_space_budget`).
+/// (`hrt`'s CPU time is the monitor's too: its soft limit is lifted, `lift_cpu_soft_limit`),
+/// RLIMIT_AS (`hrt`'s address space holds the guest's whole memory: lifted likewise,
+/// `run_memory::address_space_budget`), and every other limit the program sets, which the
+/// kernel keeps for itself (RLIMIT_STACK sizes the stack of a program it execs; RLIMIT_FSIZE
+/// alone is set on `hrt` itself, where forwarded writes meet it).
 /// The host programs the program starts get them, as Linux's children inherit them. A forked
 /// `hrt` keeps them with its memory.
-pub(super) static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 3] = [
-    (libc::RLIMIT_NOFILE, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
-    (libc::RLIMIT_CPU, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
-    (libc::RLIMIT_AS, [const { std::sync::atomic::AtomicU64::new(0) }; 2]),
+pub(super) static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 14] = [
+    (libc::RLIMIT_NOFILE, unknown_limit()),
+    (libc::RLIMIT_CPU, unknown_limit()),
+    (libc::RLIMIT_AS, unknown_limit()),
+    (libc::RLIMIT_STACK, unknown_limit()),
+    (libc::RLIMIT_DATA, unknown_limit()),
+    (libc::RLIMIT_CORE, unknown_limit()),
+    (libc::RLIMIT_RSS, unknown_limit()),
+    (libc::RLIMIT_NPROC, unknown_limit()),
+    (libc::RLIMIT_MEMLOCK, unknown_limit()),
+    (libc::RLIMIT_LOCKS, unknown_limit()),
+    (libc::RLIMIT_SIGPENDING, unknown_limit()),
+    (libc::RLIMIT_MSGQUEUE, unknown_limit()),
+    (libc::RLIMIT_NICE, unknown_limit()),
+    (libc::RLIMIT_RTPRIO, unknown_limit()),
 ];
+
+/// A `CHILD_LIMITS` entry not known yet: (0, 0).
+const fn unknown_limit() -> [std::sync::atomic::AtomicU64; 2] {
+    [std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0)]
+}
 
 /// Notes the program's limit `resource` (see `CHILD_LIMITS`; others are the host's already).
 pub fn note_program_limit(resource: u32, soft: u64, hard: u64) {

@@ -133,7 +133,8 @@ impl Shared {
     }
 
     /// `nr::HOST_RLIMIT`: args resource, soft, hard. RLIMIT_NOFILE limits the descriptor
-    /// table (and the host programs the program starts); RLIMIT_FSIZE is set on `hrt`'s host
+    /// table (and the host programs the program starts), the others are noted for those
+    /// programs; RLIMIT_FSIZE is set on `hrt`'s host
     /// process by the main thread (the vCPU threads' seccomp filter forbids setrlimit), so
     /// that forwarded writes past it fail with EFBIG and SIGXFSZ, as the program's would.
     pub fn host_rlimit(&self, args: &[u64]) -> i64 {
@@ -161,6 +162,11 @@ impl Shared {
                     -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)
                 }
             })),
+            // Limits the kernel keeps, which the host programs the program starts inherit.
+            r if (r as usize) < hrt_abi::RLIMITS => {
+                crate::forward::note_program_limit(r, soft, hard);
+                0
+            }
             _ => -(libc::EINVAL as i64),
         }
     }

@@ -95,7 +95,6 @@ pub fn getrlimit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 const RLIMIT_CPU: usize = 0;
 const RLIMIT_FSIZE: usize = 1;
-const RLIMIT_NOFILE: usize = 7;
 const RLIMIT_AS: usize = 9;
 
 /// Whether the program has a file size limit (RLIMIT_FSIZE's soft limit is not infinite).
@@ -111,10 +110,11 @@ fn set_limit(resource: usize, new: [u64; 2]) -> SysResult {
     if new[1] > old.1 {
         return Err(EPERM);
     }
-    if matches!(resource, RLIMIT_NOFILE | RLIMIT_FSIZE | RLIMIT_CPU | RLIMIT_AS) && (new[0], new[1]) != old {
+    if (new[0], new[1]) != old {
         // Limits the monitor enforces (the descriptor table's size, the size of the files
-        // forwarded writes make) or passes on to the host programs the program starts (the
-        // CPU and address-space limits, enforced here): nr::HOST_RLIMIT. (Two threads
+        // forwarded writes make) or passes on to the host programs the program starts (all
+        // the others, such as the stack's size for a program a forked child execs; the CPU
+        // and address-space limits are enforced here too): nr::HOST_RLIMIT. (Two threads
         // setting one at once may leave the monitor with either value.)
         let ret = crate::arch::hypercall::call(hrt_abi::nr::HOST_RLIMIT, &[resource as u64, new[0], new[1]]);
         if ret < 0 {
