@@ -821,3 +821,11 @@ fn only_mappable_files_map() {
 fn openat2_resolves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_openat2", Some("openat2: done"));
 }
+
+/// Thread calls Linux refuses (futex's realtime clock outside the absolute waits, a requeue's
+/// negative counts, tgkill's int ids, clone's flag combinations), another thread's robust
+/// list, pids no process has, and a thread's /proc/self/task entries alive and ended.
+#[test]
+fn thread_calls_refuse_and_answer_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_thread_errnos", Some("thread errnos: done"));
+}

@@ -8,7 +8,10 @@
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use linux_raw_sys::general::{__NR_open, __NR_openat, __NR_openat2};
+use linux_raw_sys::general::{
+    __NR_access, __NR_chdir, __NR_faccessat, __NR_faccessat2, __NR_getxattr, __NR_lstat, __NR_newfstatat, __NR_open,
+    __NR_openat, __NR_openat2, __NR_readlink, __NR_readlinkat, __NR_stat, __NR_statx,
+};
 
 use hrt_abi::channel::{
     Channel, COMPLETION_VECTOR, DONE, FILES_SHRANK_VECTOR, FREE, HOST_SIGNAL_VECTOR, NO_SLEEPER, SLOTS, SUBMITTED,
@@ -163,6 +166,22 @@ fn publish_threads(ch: &Channel) {
     ch.header.thread_count.store(n as u32, Ordering::Release);
 }
 
+/// The calls besides the opens that look a path up without opening it (the stat family,
+/// access, readlink, chdir).
+const LOOKS_UP_PATHS: [u32; 11] = [
+    __NR_stat,
+    __NR_lstat,
+    __NR_newfstatat,
+    __NR_statx,
+    __NR_access,
+    __NR_faccessat,
+    __NR_faccessat2,
+    __NR_readlink,
+    __NR_readlinkat,
+    __NR_chdir,
+    __NR_getxattr,
+];
+
 /// Performs forwarded call `nr` through the channel. None if there is no channel.
 pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
     let ch = channel()?;
@@ -180,6 +199,10 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         if super::status::may_be_proc(path) {
             super::status::publish(&ch.header.status);
         }
+        publish_threads(ch);
+    } else if LOOKS_UP_PATHS.contains(&(nr as u32)) {
+        // Whether `/proc/self/task/<tid>` is there (stat, access, readlink of a thread's
+        // directory or files) depends on the ids too.
         publish_threads(ch);
     }
     let mut line = NEW;

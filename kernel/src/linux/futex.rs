@@ -366,6 +366,16 @@ pub fn is_wake_only(op: u64) -> bool {
 pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, op, val, timeout, addr2, val3) = (a[0], a[1], a[2] as u32, a[3], a[4], a[5] as u32);
     let realtime = op & FUTEX_CLOCK_REALTIME != 0;
+    // As Linux: the realtime clock only for the waits that take an absolute time.
+    const FUTEX_WAIT_REQUEUE_PI: u64 = 11;
+    const FUTEX_LOCK_PI2: u64 = 13;
+    if realtime && !matches!(op & 0x7f, FUTEX_WAIT_BITSET | FUTEX_WAIT_REQUEUE_PI | FUTEX_LOCK_PI2) {
+        return Err(ENOSYS);
+    }
+    // A requeue's counts are ints; a negative one is EINVAL.
+    if matches!(op & 0x7f, FUTEX_REQUEUE | FUTEX_CMP_REQUEUE) && ((val as i32) < 0 || (timeout as i32) < 0) {
+        return Err(EINVAL);
+    }
     if op & FUTEX_PRIVATE_FLAG == 0 && super::shared_files::on_host(addr) {
         return super::shared_futex::futex(addr, op & 0x7f, val, timeout, val3, realtime);
     }

@@ -420,7 +420,16 @@ impl Forwarder {
                     at.rewritten = true;
                     return Ok(at);
                 }
-                Meaning::Own(name, whose) => return self.own_entry(name, whose),
+                Meaning::Own(name, whose) => {
+                    // A thread's files exist while it does (a dead thread's `comm` is ENOENT).
+                    if let synthetic::Who::Thread(t) = whose {
+                        let pid = self.host_pid.parse().unwrap_or(0);
+                        if !super::task_dir::thread_ids(pid).contains(&t) {
+                            return Err(Errno::ENOENT);
+                        }
+                    }
+                    return self.own_entry(name, whose);
+                }
                 Meaning::Denied => return Err(Errno::EACCES),
             }
             let normalized = abs_text(&comps);

@@ -488,6 +488,12 @@ pub fn getpgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     call(tagged(op::GETPGID), [own_as_zero(a[0]), 0, 0, 0, 0, 0])
 }
 
+/// Whether host process `pid` (none of the program's threads) exists: its process group is
+/// there to ask for (ESRCH if not).
+pub fn host_process_exists(pid: u32) -> bool {
+    call(tagged(op::GETPGID), [pid as u64, 0, 0, 0, 0, 0]) != Err(crate::linux::errno::ESRCH)
+}
+
 pub fn getpgrp(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     call(tagged(op::GETPGID), [0; 6])
 }

@@ -244,14 +244,15 @@ fn send_to_thread(tid: u32, signo: u64, info: SigInfo) -> SysResult {
 }
 
 pub fn tgkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if a[0] as u32 != process::pid() || (a[0] as i64) <= 0 || (a[1] as i64) <= 0 {
-        return Err(if (a[0] as i64) <= 0 || (a[1] as i64) <= 0 { EINVAL } else { ESRCH });
+    // pid_t arguments: their low 32 bits (a -1 passed as an int is 0xffffffff here).
+    if a[0] as u32 != process::pid() || (a[0] as i32) <= 0 || (a[1] as i32) <= 0 {
+        return Err(if (a[0] as i32) <= 0 || (a[1] as i32) <= 0 { EINVAL } else { ESRCH });
     }
     send_to_thread(a[1] as u32, a[2], SigInfo::from_user(a[2], SI_TKILL))
 }
 
 pub fn tkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if (a[0] as i64) <= 0 {
+    if (a[0] as i32) <= 0 {
         return Err(EINVAL);
     }
     send_to_thread(a[0] as u32, a[1], SigInfo::from_user(a[1], SI_TKILL))

@@ -29,6 +29,20 @@ fn current() -> &'static mut Thread {
 /// clone(flags, newsp, parent_tid, child_tid, tls): threads only (CLONE_VM | CLONE_THREAD).
 pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+    // Linux's checks of the combination come before anything else: a thread shares the signal
+    // handlers, which only a task sharing the memory may; a new mount or user namespace cannot
+    // share the file-system root.
+    const CLONE_FS: u64 = 0x200;
+    const CLONE_NEWNS: u64 = 0x2_0000;
+    const CLONE_NEWUSER: u64 = 0x1000_0000;
+    let both = |x: u64, y: u64| flags & (x | y) == x | y;
+    if flags & CLONE_THREAD != 0 && flags & CLONE_SIGHAND == 0
+        || flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0
+        || both(CLONE_NEWNS, CLONE_FS)
+        || both(CLONE_NEWUSER, CLONE_FS)
+    {
+        return Err(EINVAL);
+    }
     if flags & CLONE_THREAD == 0 {
         return super::procs::clone_process(frame, flags, newsp, [ptid, ctid, tls]);
     }
@@ -174,10 +188,18 @@ pub fn set_robust_list(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn get_robust_list(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    if a[0] != 0 && a[0] as u32 != process::current_tid() {
-        return Err(EPERM);
-    }
-    uaccess::write::<u64>(a[1], current().robust_list)?;
+    // Another thread's list too; another process's only with ptrace rights (EPERM), or ESRCH.
+    let tid = a[0] as u32;
+    let list = if tid == 0 {
+        current().robust_list
+    } else {
+        match signal::state::with_thread(tid, |t| t.robust_list) {
+            Some(list) => list,
+            None if super::procs::host_process_exists(tid) => return Err(EPERM),
+            None => return Err(ESRCH),
+        }
+    };
+    uaccess::write::<u64>(a[1], list)?;
     uaccess::write::<u64>(a[2], crate::linux::robust::HEAD_SIZE)?;
     Ok(0)
 }
@@ -237,7 +259,7 @@ fn default_cpus() -> usize {
 }
 
 /// A thread's CPU mask: the one it (or another thread for it) set, else the CPUs it may run on
-/// (`default_cpus`). A pid that is none of the program's threads gets the default mask.
+/// (`default_cpus`). Another process gets the default mask; a pid no process has, ESRCH.
 pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, len, mask) = (a[0], a[1], a[2]);
     let bytes = mask_bytes();
@@ -249,7 +271,12 @@ pub fn sched_getaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(ESRCH);
     }
     let tid = if pid == 0 { current().tid } else { pid as u32 };
-    let set = signal::state::with_thread(tid, |t| t.affinity()).unwrap_or([0; 4]);
+    let set = match signal::state::with_thread(tid, |t| t.affinity()) {
+        Some(set) => set,
+        // Another process (a child: its own kernel, out of reach) gets the default mask.
+        None if super::procs::host_process_exists(tid) => [0; 4],
+        None => return Err(ESRCH),
+    };
     let out = uaccess::slice_mut(mask, bytes)?;
     out.fill(0);
     let default = default_cpus();
@@ -280,7 +307,8 @@ const MOVE_SLEEP_NS: u64 = 100_000;
 /// the caller at once, another thread at its next safe point (`sched::ask_to_move`); while
 /// the program's threads are packed onto fewer vCPUs than the VM has, another thread whose
 /// mask names none of those stays on one of them. A pid that is none of the program's threads
-/// (another process) is accepted and ignored, with a line the first time.
+/// (another process) is accepted and ignored, with a line the first time; one no process
+/// has is ESRCH.
 pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, len, mask) = (a[0], a[1], a[2]);
     let given = uaccess::slice(mask, len.min(32))?;
@@ -323,6 +351,9 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             // SAFETY: a registered thread's record is alive while the signal lock lends it.
             unsafe { sched::ask_to_move(t as *const _ as *mut _, target) }
         });
+        if running_elsewhere.is_none() && !super::procs::host_process_exists(tid) {
+            return Err(ESRCH);
+        }
         if running_elsewhere.is_none() && !REPORTED_OTHER_PID.swap(true, Ordering::Relaxed) {
             // Another process (a child: its own kernel, out of reach): accepted, as before,
             // but said once.
