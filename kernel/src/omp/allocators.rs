@@ -71,6 +71,8 @@ struct Header {
     layout_align: usize,
     allocator: usize,
     size: usize,
+    /// What it counts against its allocator's pool (`pool_charge`).
+    charged: usize,
 }
 
 const HEADER: usize = core::mem::size_of::<Header>();
@@ -183,11 +185,13 @@ fn allocate(align: usize, size: usize, handle: usize) -> *mut u8 {
         return core::ptr::null_mut();
     }
     let a = custom(handle);
-    let align = align.max(a.map_or(1, |a| a.alignment)).max(MIN_ALIGN);
+    let align = align.max(a.map_or(1, |a| a.alignment));
+    let Some(charged) = pool_charge(size, align) else { return core::ptr::null_mut() };
+    let align = align.max(MIN_ALIGN);
     let within_pool = a.is_none_or(|a| {
         let mut used = a.used.load(Ordering::Relaxed);
         loop {
-            let Some(next) = used.checked_add(size).filter(|&n| n <= a.pool_size) else {
+            let Some(next) = used.checked_add(charged).filter(|&n| n <= a.pool_size) else {
                 return false;
             };
             match a.used.compare_exchange_weak(used, next, Ordering::AcqRel, Ordering::Relaxed) {
@@ -196,13 +200,13 @@ fn allocate(align: usize, size: usize, handle: usize) -> *mut u8 {
             }
         }
     });
-    let p = if within_pool { from_heap(align, size, handle) } else { core::ptr::null_mut() };
+    let p = if within_pool { from_heap(align, size, handle, charged) } else { core::ptr::null_mut() };
     if !p.is_null() {
         return p;
     }
     if within_pool {
         if let Some(a) = a {
-            a.used.fetch_sub(size, Ordering::AcqRel);
+            a.used.fetch_sub(charged, Ordering::AcqRel);
         }
     }
     match a.map_or(FB_NULL, |a| a.fallback) {
@@ -213,7 +217,16 @@ fn allocate(align: usize, size: usize, handle: usize) -> *mut u8 {
     }
 }
 
-fn from_heap(align: usize, size: usize, handle: usize) -> *mut u8 {
+/// What a block of `size` bytes aligned to `align` counts against its allocator's pool, as
+/// libgomp counts it: the size, libgomp's 32-byte header, and the padding an alignment above 8
+/// may need; so a program's pool fills up where it does with libgomp (a 1,000-byte block does
+/// not fit a 1,024-byte pool). None if that overflows.
+fn pool_charge(size: usize, align: usize) -> Option<usize> {
+    const LIBGOMP_HEADER: usize = 32;
+    size.checked_add(LIBGOMP_HEADER + align.saturating_sub(8))
+}
+
+fn from_heap(align: usize, size: usize, handle: usize, charged: usize) -> *mut u8 {
     // Room for the header below the aligned block.
     let before = HEADER.div_ceil(align) * align;
     let Some(total) = size.checked_add(before) else {
@@ -232,7 +245,7 @@ fn from_heap(align: usize, size: usize, handle: usize) -> *mut u8 {
     unsafe {
         let p = base.add(before);
         let h = p.sub(HEADER) as *mut Header;
-        h.write(Header { base, layout_size: total, layout_align: align, allocator: handle, size });
+        h.write(Header { base, layout_size: total, layout_align: align, allocator: handle, size, charged });
         p
     }
 }
@@ -278,7 +291,7 @@ pub extern "C" fn omp_free(p: *mut u8, _handle: usize) {
 fn release(p: *mut u8, count: bool) {
     // SAFETY: a block from omp_alloc and friends (the program's contract).
     let h = unsafe { header(p) };
-    let (base, size, align, handle, used) = (h.base, h.layout_size, h.layout_align, h.allocator, h.size);
+    let (base, size, align, handle, used) = (h.base, h.layout_size, h.layout_align, h.allocator, h.charged);
     if let Some(a) = custom(handle).filter(|_| count) {
         a.used.fetch_sub(used, Ordering::AcqRel);
     }
@@ -297,19 +310,19 @@ pub extern "C" fn omp_realloc(p: *mut u8, size: usize, handle: usize, free_handl
         return core::ptr::null_mut();
     }
     // SAFETY: as in omp_free.
-    let (old_size, old_handle) = unsafe { (header(p).size, header(p).allocator) };
+    let (old_size, old_charged, old_handle) = unsafe { (header(p).size, header(p).charged, header(p).allocator) };
     let handle = if handle == NULL_ALLOCATOR { old_handle } else { handle };
     // Within one allocator the old block's bytes count as given back first (the routine
     // deallocates it and allocates anew; libgomp does the same): a pool with room for the new
     // size alone has room for the reallocation.
     let same_pool = custom(handle).filter(|_| handle == old_handle);
     if let Some(a) = same_pool {
-        a.used.fetch_sub(old_size, Ordering::AcqRel);
+        a.used.fetch_sub(old_charged, Ordering::AcqRel);
     }
     let q = omp_alloc(size, handle);
     if q.is_null() {
         if let Some(a) = same_pool {
-            a.used.fetch_add(old_size, Ordering::AcqRel);
+            a.used.fetch_add(old_charged, Ordering::AcqRel);
         }
         return q;
     }

@@ -165,7 +165,8 @@ impl Barrier {
                 continue;
             }
             if tasks.all_finished() {
-                me.opened.store(e, Ordering::Release);
+                // SeqCst before `nudge`'s load of the sleepers count (see doacross.rs, `post`).
+                me.opened.store(e, Ordering::SeqCst);
                 tasks.signal.nudge();
                 return is_cancelled();
             }

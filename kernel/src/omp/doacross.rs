@@ -59,7 +59,10 @@ impl Doacross {
     /// `depend(source)` of iteration `v` (`v(i)`: its number in loop i, for each loop).
     pub fn post(&self, v: impl Fn(usize) -> u64) {
         let (Some(done), Some(flat)) = (self.done.get(v(0) as usize), self.inner(&v)) else { return };
-        done.store(flat + 1, Ordering::Release);
+        // SeqCst, as the sleepers count `nudge` reads: a Release store could still sit in this
+        // CPU's store buffer when that load runs, while a waiter that registered meanwhile reads
+        // the old count and sleeps with no wake-up coming (a passive doacross loop hung).
+        done.store(flat + 1, Ordering::SeqCst);
         self.moved.nudge();
     }
 

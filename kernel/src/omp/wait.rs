@@ -56,6 +56,9 @@ impl Word {
 
     /// Wakes the threads sleeping in `until` on this word (after the caller made their
     /// condition true): a bump only when someone sleeps, so usually one load.
+    /// The caller's change that makes a waiter's condition true must be ordered before this
+    /// load (a SeqCst store or a locked read-modify-write), or a waiter registering meanwhile
+    /// may miss it and sleep for good.
     pub fn nudge(&self) {
         if self.sleepers.load(Ordering::SeqCst) != 0 {
             self.bump();
