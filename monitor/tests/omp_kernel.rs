@@ -225,6 +225,13 @@ fn passive_waits_wake_and_pools_count_as_libgomp_does() {
     same_as_libgomp("omp_passive_waits", &[Some("2"), Some("3")]);
 }
 
+/// Threads run 40 `nowait` constructs ahead of one that waits for them (the ring of eight
+/// work shares made the ninth wait for it: a hang); three regions reuse the overflow shares.
+#[test]
+fn threads_run_any_number_of_nowait_constructs_ahead() {
+    same_as_libgomp("omp_far_ahead", &[Some("1"), Some("3"), Some("6")]);
+}
+
 #[test]
 fn kernel_runtime_runs_doacross_loops_and_scope() {
     same_as_libgomp("omp_doacross", &[Some("1"), Some("2"), Some("4")]);

@@ -156,6 +156,8 @@ pub struct Team {
     /// the fields around it are read by every thread.
     pub single: Single,
     pub work: [WorkShare; SLOTS],
+    /// Work shares of constructs whose ring slot was still in use (see work.rs).
+    pub overflow: super::work::Overflow,
     workers: Vec<&'static Worker>,
     /// The first work share was described by the master (a combined parallel construct).
     pub prepared: bool,
@@ -198,6 +200,7 @@ impl Team {
             remaining: Presence(Word::new(0)),
             single: Single(AtomicU64::new(0)),
             work: [const { WorkShare::new() }; SLOTS],
+            overflow: super::work::Overflow::new(),
             workers: Vec::new(),
             prepared: false,
             group: None,
@@ -358,6 +361,7 @@ pub fn fork(
         *team.single.0.get_mut() = 0;
     }
     super::work::reset(&team.work);
+    team.overflow.reset();
     if team.group.is_some() {
         team.group = None;
     }

@@ -1,9 +1,15 @@
 //! Work sharing: loops (static, dynamic, guided, runtime; `long` and `unsigned long long`;
 //! ordered), sections and single. A team has a ring of `SLOTS` work shares; construct number k
-//! of a region uses slot k % SLOTS, so threads may run up to `SLOTS - 1` `nowait` constructs
-//! ahead of the slowest. The first thread to reach a construct describes it in its slot; a
-//! loop is an iteration space 0..n handed out as index ranges, mapped back to the program's
-//! loop variable only when a chunk is returned (no overflow for any start, end and step).
+//! of a region uses slot k % SLOTS while that slot's previous construct is over. A thread that
+//! runs further ahead of the slowest (more than `SLOTS - 1` `nowait` constructs) finds the slot
+//! still in use and puts its construct in an overflow work share of the team's instead
+//! (`Overflow`), as libgomp allocates a new work share: no thread ever waits for another to
+//! catch up (one spinning on a flag the others set after nine `nowait` loops hung). The
+//! slot's tag records how many of its next constructs went to the overflow, so that every
+//! thread finds each construct in one place. The first thread to reach a construct describes
+//! it; a loop is an iteration space 0..n handed out as index ranges, mapped back to the
+//! program's loop variable only when a chunk is returned (no overflow for any start, end and
+//! step).
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -16,8 +22,23 @@ use super::steal::{self, Lane};
 use super::team::Team;
 use super::thread::{self, Ctx};
 use super::wait::{self, Word};
+use crate::sync::SpinLock;
 
 pub const SLOTS: usize = 8;
+
+/// A work share's tag: construct number k (offset by `SLOTS`, so that the numbers before a
+/// region's first, which `reset` uses, stay positive) * 2, plus 1 once described; and, from
+/// bit `DIVERTED_SHIFT`, how many of a ring slot's next constructs went to the overflow.
+const DIVERTED_SHIFT: u32 = 40;
+
+fn pack(k: i64, ready: bool, diverted: i64) -> i64 {
+    (diverted << DIVERTED_SHIFT) | ((k + SLOTS as i64) << 1) | ready as i64
+}
+
+/// (construct number, ready, constructs diverted) of tag `t`.
+fn unpack(t: i64) -> (i64, bool, i64) {
+    (((t & ((1 << DIVERTED_SHIFT) - 1)) >> 1) - SLOTS as i64, t & 1 != 0, t >> DIVERTED_SHIFT)
+}
 
 /// A loop in iteration-index space, and how to map an index back.
 #[derive(Clone, Copy)]
@@ -118,6 +139,9 @@ pub struct WorkShare {
     /// A doacross loop's progress (kept until the slot is described again: a loop ends
     /// without a barrier and threads may still wait on it).
     doacross: UnsafeCell<Option<Box<Doacross>>>,
+    /// One of the team's overflow work shares (not a ring slot): the last thread to leave
+    /// gives it back (`Overflow::release`).
+    overflow: bool,
 }
 
 // SAFETY: `desc` and `mem` are written only by the thread that claimed the slot, before it
@@ -139,6 +163,7 @@ impl WorkShare {
             task_reductions: AtomicPtr::new(core::ptr::null_mut()),
             doacross: UnsafeCell::new(None),
             lanes: UnsafeCell::new(Vec::new()),
+            overflow: false,
         }
     }
 
@@ -242,7 +267,7 @@ pub fn reset(slots: &[WorkShare; SLOTS]) {
     for (i, s) in slots.iter().enumerate() {
         let first = if i == 0 { SLOTS } else { i } as i64;
         // Only what changed (see `team::fork`): a region that shared no work writes nothing.
-        let tag = (first - SLOTS as i64) * 2 + 1;
+        let tag = pack(first - SLOTS as i64, true, 0);
         if s.tag.load(Ordering::Relaxed) != tag {
             s.tag.store(tag, Ordering::Relaxed);
         }
@@ -268,36 +293,128 @@ fn enter(c: &mut Ctx) -> (&'static WorkShare, bool) {
     c.ws_seq += 1;
     let k = c.ws_seq as i64;
     let slot = &team.work[c.ws_seq as usize % SLOTS];
-    let ready = k * 2 + 1;
-    let previous = (k - SLOTS as i64) * 2 + 1;
     loop {
         let t = slot.tag.load(Ordering::Acquire);
-        if t == ready {
-            return (slot, false);
+        let (j, ready, diverted) = unpack(t);
+        if j == k {
+            if ready {
+                return (slot, false);
+            }
+            // Another thread describes it.
+            let seen = slot.changed.load();
+            if slot.tag.load(Ordering::Acquire) == t {
+                slot.changed.wait_while(seen);
+            }
+            continue;
         }
-        if t == previous
-            && slot.left.load(Ordering::Acquire) == 0
-            && slot.tag.compare_exchange(previous, k * 2, Ordering::AcqRel, Ordering::Relaxed).is_ok()
-        {
-            return (slot, true);
+        // The slot holds an earlier construct j; those after it up to `decided` went to the
+        // overflow. Every thread passed construct k - SLOTS, so k <= decided + SLOTS.
+        let decided = j + SLOTS as i64 * diverted;
+        if k <= decided {
+            return (team.overflow.find(k), false);
         }
-        let seen = slot.changed.load();
-        let t = slot.tag.load(Ordering::Acquire);
-        if t != ready && !(t == previous && slot.left.load(Ordering::Acquire) == 0) {
-            slot.changed.wait_while(seen);
+        if ready && slot.left.load(Ordering::Acquire) == 0 {
+            // Construct j is over: k takes the slot.
+            if slot.tag.compare_exchange(t, pack(k, false, 0), Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                return (slot, true);
+            }
+            continue;
+        }
+        // Construct j is still under way: k goes to the overflow, which this thread records.
+        if slot.tag.compare_exchange(t, pack(j, ready, diverted + 1), Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            return (team.overflow.make(k), true);
         }
     }
 }
 
 fn publish(c: &Ctx, slot: &WorkShare) {
     slot.left.store(c.nthreads, Ordering::Relaxed);
-    slot.tag.store(c.ws_seq as i64 * 2 + 1, Ordering::Release);
+    // Ready; the count of diverted constructs that other threads may have raised meanwhile
+    // stays.
+    debug_assert_eq!(unpack(slot.tag.load(Ordering::Relaxed)).0, c.ws_seq as i64);
+    slot.tag.fetch_or(1, Ordering::Release);
     slot.changed.bump();
 }
 
-fn leave(slot: &WorkShare) {
+fn leave(team: &Team, slot: &WorkShare) {
     if slot.left.fetch_sub(1, Ordering::AcqRel) == 1 {
         slot.changed.bump();
+        if slot.overflow {
+            team.overflow.release(slot);
+        }
+    }
+}
+
+/// A team's overflow work shares: those of constructs whose ring slot was still in use when
+/// the first thread reached them, by construct number, and the spare ones.
+pub struct Overflow(SpinLock<OverflowShares>);
+
+pub struct OverflowShares {
+    live: Vec<(i64, Box<WorkShare>)>,
+    /// Boxed as the live ones: a work share moves between the lists without moving in memory
+    /// (threads hold its address) and without a new allocation.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<WorkShare>>,
+}
+
+impl Overflow {
+    pub const fn new() -> Overflow {
+        Overflow(SpinLock::new(OverflowShares { live: Vec::new(), spare: Vec::new() }))
+    }
+
+    /// A work share for construct `k`, claimed by the caller (which describes it).
+    fn make(&self, k: i64) -> &'static WorkShare {
+        let mut shares = self.0.lock();
+        let ws = shares.spare.pop().unwrap_or_else(|| {
+            let mut ws = Box::new(WorkShare::new());
+            ws.overflow = true;
+            ws
+        });
+        ws.tag.store(pack(k, false, 0), Ordering::Relaxed);
+        ws.left.store(0, Ordering::Relaxed);
+        let p: *const WorkShare = &*ws;
+        shares.live.push((k, ws));
+        // SAFETY: a boxed work share stays where it is until `release`, after every thread
+        // of the team left it; teams are never freed.
+        unsafe { &*p }
+    }
+
+    /// The work share of construct `k`, which another thread diverted here, once described.
+    fn find(&self, k: i64) -> &'static WorkShare {
+        loop {
+            let found = self.0.lock().live.iter().find(|(n, _)| *n == k).map(|(_, ws)| &**ws as *const WorkShare);
+            if let Some(p) = found {
+                // SAFETY: as in `make`: this thread has not left it, so it is not released.
+                let ws = unsafe { &*p };
+                loop {
+                    let seen = ws.changed.load();
+                    if ws.tag.load(Ordering::Acquire) & 1 != 0 {
+                        return ws;
+                    }
+                    ws.changed.wait_while(seen);
+                }
+            }
+            // The diverting thread records the construct, then adds its work share.
+            core::hint::spin_loop();
+        }
+    }
+
+    /// Every thread left `ws`: it becomes spare.
+    fn release(&self, ws: &WorkShare) {
+        let mut shares = self.0.lock();
+        if let Some(i) = shares.live.iter().position(|(_, b)| core::ptr::eq(&**b, ws)) {
+            let b = shares.live.swap_remove(i).1;
+            shares.spare.push(b);
+        }
+    }
+
+    /// A new region: no construct is under way (each was left before the last barrier).
+    pub fn reset(&self) {
+        let mut shares = self.0.lock();
+        if !shares.live.is_empty() {
+            let live = core::mem::take(&mut shares.live);
+            shares.spare.extend(live.into_iter().map(|(_, b)| b));
+        }
     }
 }
 
@@ -452,7 +569,7 @@ pub fn prepare(team: &Team, outer: &Ctx, l: &Loop) {
     // SAFETY: the team's threads are idle (the master prepares before it starts them).
     unsafe { *slot.doacross.get() = None };
     slot.left.store(team.nthreads, Ordering::Relaxed);
-    slot.tag.store(3, Ordering::Release);
+    slot.tag.store(pack(1, true, 0), Ordering::Release);
 }
 
 /// The cursor member `id` of a team whose first construct was prepared starts with.
@@ -725,7 +842,7 @@ fn leave_construct() -> &'static mut Ctx {
         }
         c.cur = Cursor::NONE;
         thread::set_hot(fast_slot(&c.cur));
-        leave(slot);
+        leave(team_of(c), slot);
     }
     c
 }
@@ -790,7 +907,7 @@ pub fn single_copy_start() -> *mut u8 {
     }
     team_of(c).barrier_wait();
     let data = slot.copy.load(Ordering::Acquire);
-    leave(slot);
+    leave(team_of(c), slot);
     data
 }
 
@@ -807,5 +924,5 @@ pub fn single_copy_end(data: *mut u8) {
     c.cur = Cursor::NONE;
     thread::set_hot(fast_slot(&c.cur));
     team_of(c).barrier_wait();
-    leave(slot);
+    leave(team_of(c), slot);
 }
