@@ -235,6 +235,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_set_tid_address => ("set_tid_address", 1, L(thread::set_tid_address)),
         __NR_set_robust_list => ("set_robust_list", 2, L(thread::set_robust_list)),
         __NR_get_robust_list => ("get_robust_list", 3, L(thread::get_robust_list)),
+        __NR_unshare => ("unshare", 1, L(thread::unshare)),
         __NR_rseq => ("rseq", 4, L(thread::rseq)),
         __NR_membarrier => ("membarrier", 3, L(membarrier::membarrier)),
         __NR_gettid => ("gettid", 0, L(thread::gettid)),

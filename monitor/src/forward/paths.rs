@@ -186,6 +186,23 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
     }
 }
 
+/// `/proc/<tid>/...` of one of the program's threads other than the main one: Linux has it
+/// (unlisted) and it means `/proc/self/task/<tid>/...`; the host has none of that number.
+fn thread_as_task(comps: Vec<Vec<u8>>, host_pid: &str) -> Vec<Vec<u8>> {
+    let tid = match comps.as_slice() {
+        [p, n, ..] if p.as_slice() == b"proc" && n.as_slice() != host_pid.as_bytes() => number(n),
+        _ => None,
+    };
+    let Some(tid) = tid else { return comps };
+    let pid = host_pid.parse().unwrap_or(0);
+    if !super::task_dir::thread_ids(pid).contains(&(tid as u32)) {
+        return comps;
+    }
+    let mut out = vec![b"proc".to_vec(), b"self".to_vec(), b"task".to_vec(), comps[1].clone()];
+    out.extend(comps.into_iter().skip(2));
+    out
+}
+
 fn is_special(comps: &[Vec<u8>]) -> bool {
     matches!(comps.first().map(|c| c.as_slice()), Some(b"proc") | Some(b"dev"))
 }
@@ -341,7 +358,7 @@ impl Forwarder {
         }
         let mut special = hold.as_ref().is_some_and(|h| h.special());
         if let Some(abs) = abs {
-            let comps = components(&abs);
+            let comps = thread_as_task(components(&abs), &self.host_pid);
             special = is_special(&comps);
             match meaning(&comps, self.host_pid.as_bytes(), inspect) {
                 Meaning::Plain => {}

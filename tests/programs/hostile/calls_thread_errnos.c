@@ -49,6 +49,8 @@ int main(void) {
     show("clone THREAD without SIGHAND", syscall(SYS_clone, CLONE_THREAD | CLONE_VM, 0, 0, 0, 0));
     show("clone SIGHAND without VM", syscall(SYS_clone, CLONE_SIGHAND, 0, 0, 0, 0));
     show("clone NEWNS with FS", syscall(SYS_clone, CLONE_NEWNS | CLONE_FS, 0, 0, 0, 0));
+    show("unshare(0)", unshare(0));
+    show("unshare FILES|FS|SYSVSEM, one thread", unshare(CLONE_FILES | CLONE_FS | CLONE_SYSVSEM));
 
     pthread_t t;
     pthread_create(&t, NULL, worker, NULL);
@@ -66,10 +68,14 @@ int main(void) {
     show("sched_setaffinity of no process", sched_setaffinity(99999999, sizeof set, &set));
     look("stat task/TID, alive", "/proc/self/task/%d");
     look("stat task/TID/comm, alive", "/proc/self/task/%d/comm");
+    look("stat /proc/TID, alive", "/proc/%d");
+    look("stat /proc/TID/status, alive", "/proc/%d/status");
+    show("unshare VM, two threads", unshare(CLONE_VM));
     stop = 1;
     pthread_join(t, NULL);
     look("stat task/TID, ended", "/proc/self/task/%d");
     look("stat task/TID/comm, ended", "/proc/self/task/%d/comm");
+    look("stat /proc/TID, ended", "/proc/%d");
     printf("thread errnos: done\n");
     return 0;
 }

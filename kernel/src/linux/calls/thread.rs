@@ -204,6 +204,30 @@ pub fn get_robust_list(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+/// unshare(flags): what a process of one thread already has alone (its descriptor table, its
+/// file-system root and working directory, its signal handlers, its memory) succeeds, as
+/// Linux's does, and so does detaching from System V semaphore undo lists (the host keeps
+/// them) and flags 0. A descriptor table or working directory of one thread among several,
+/// or a new namespace, is not provided: ENOSYS with a line.
+pub fn unshare(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    const CLONE_FS: u64 = 0x200;
+    const CLONE_FILES: u64 = 0x400;
+    const CLONE_SYSVSEM: u64 = 0x4_0000;
+    let flags = a[0];
+    let alone = signal::state::live_tids(process::pid(), |_, _| {}) <= 1;
+    if flags & (CLONE_THREAD | CLONE_SIGHAND | CLONE_VM) != 0 && !alone {
+        return Err(EINVAL);
+    }
+    let known = CLONE_FS | CLONE_FILES | CLONE_SYSVSEM | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM;
+    if flags & !known == 0 && (alone || flags & (CLONE_FS | CLONE_FILES) == 0) {
+        return Ok(0);
+    }
+    kprintln!(
+        "hrt: unshare with flags {flags:#x} is not implemented (one process, one descriptor table): returning ENOSYS"
+    );
+    Err(ENOSYS)
+}
+
 /// rseq: not provided (glibc continues without it).
 pub fn rseq(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Err(ENOSYS)
