@@ -393,6 +393,8 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
             "Mems_allowed" => node0_mask(value),
             "Mems_allowed_list" => "0".to_string(),
             "voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches" => "0".to_string(),
+            // Set by the program on whichever thread of `hrt` served its prctl; noted here.
+            "NoNewPrivs" if super::procs::NO_NEW_PRIVS.load(std::sync::atomic::Ordering::Relaxed) => "1".to_string(),
             _ => value.to_string(),
         };
         let _ = writeln!(s, "{key}:\t{mine}");

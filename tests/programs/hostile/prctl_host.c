@@ -83,6 +83,15 @@ int main(void) {
     printf("set 2: %d\n", prctl(PR_SET_NO_NEW_PRIVS, 2, 0, 0, 0));
     printf("set: %d\n", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
     printf("get after: %d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+    /* The program's own status says so too. */
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    while (status && fgets(line, sizeof line, status))
+        if (!strncmp(line, "NoNewPrivs:", 11))
+            printf("own status %s", line);
+    if (status)
+        fclose(status);
+    fflush(stdout);
     char *argv[] = {"grep", "NoNewPrivs", "/proc/self/status", 0};
     pid_t g;
     if (posix_spawnp(&g, "grep", 0, 0, argv, environ) == 0)
