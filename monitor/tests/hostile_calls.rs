@@ -829,3 +829,11 @@ fn openat2_resolves_as_on_linux() {
 fn thread_calls_refuse_and_answer_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_thread_errnos", Some("thread errnos: done"));
 }
+
+/// PTHREAD_PRIO_INHERIT mutexes (the PI futex operations): exclusion under contention, try,
+/// timed and clock locks, error checking, a robust owner's death, and a waiter whose handler
+/// ran goes on waiting (tests/programs/hostile/pi_mutexes.c).
+#[test]
+fn priority_inheritance_mutexes_lock_as_on_linux() {
+    passes_natively_and_same_on("pi_mutexes", Some("pi mutexes: done"), &["1", "2", "4"]);
+}

@@ -20,6 +20,10 @@ const FUTEX_CMP_REQUEUE: u64 = 4;
 const FUTEX_WAKE_OP: u64 = 5;
 const FUTEX_WAIT_BITSET: u64 = 9;
 const FUTEX_WAKE_BITSET: u64 = 10;
+const FUTEX_LOCK_PI: u64 = 6;
+const FUTEX_UNLOCK_PI: u64 = 7;
+const FUTEX_TRYLOCK_PI: u64 = 8;
+const FUTEX_LOCK_PI2: u64 = 13;
 const FUTEX_PRIVATE_FLAG: u64 = 128;
 const FUTEX_CLOCK_REALTIME: u64 = 256;
 pub(super) const BITSET_ANY: u32 = u32::MAX;
@@ -123,6 +127,23 @@ pub fn wait_word(word: &AtomicU32, val: u32) {
 /// Wakes up to `n` threads sleeping in `wait_word` (or a program's futex wait) on `word`.
 pub fn wake_word(word: &AtomicU32, n: u64) -> u64 {
     wake_address(word as *const AtomicU32 as u64, n)
+}
+
+/// Sleeps while `word` holds `val`, until woken, a signal (ERESTARTSYS, EINTR with a
+/// deadline) or `deadline` (ETIMEDOUT); EAGAIN if the word differs already. For the PI
+/// futexes (`pi_futex`), which share the wait queues.
+pub(super) fn sleep_while(word: &AtomicU32, val: u32, deadline: Option<u64>) -> SysResult {
+    wait_on(word, val, BITSET_ANY, deadline)
+}
+
+/// Whether anybody waits on `addr` (under its bucket's lock, so a waiter being listed is seen
+/// or sees what the caller changes afterwards), and `f`'s answer, `f` run under that lock.
+pub(super) fn with_waiters<R>(addr: u64, f: impl FnOnce(bool) -> R) -> R {
+    let b = bucket(addr);
+    let list = b.list.lock();
+    // SAFETY: listed waiters are alive (their owners wait for this lock to leave).
+    let any = list.0.iter().any(|&w| unsafe { (*w).addr == addr });
+    f(any)
 }
 
 /// Waits as `wait_on_once`, again after a wake-up that was none of the three (a process signal
@@ -368,7 +389,6 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let realtime = op & FUTEX_CLOCK_REALTIME != 0;
     // As Linux: the realtime clock only for the waits that take an absolute time.
     const FUTEX_WAIT_REQUEUE_PI: u64 = 11;
-    const FUTEX_LOCK_PI2: u64 = 13;
     if realtime && !matches!(op & 0x7f, FUTEX_WAIT_BITSET | FUTEX_WAIT_REQUEUE_PI | FUTEX_LOCK_PI2) {
         return Err(ENOSYS);
     }
@@ -387,6 +407,12 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         FUTEX_REQUEUE => requeue(addr, addr2, val as u64, timeout, None),
         FUTEX_CMP_REQUEUE => requeue(addr, addr2, val as u64, timeout, Some(val3)),
         FUTEX_WAKE_OP => wake_op(addr, addr2, val as u64, timeout, val3),
+        // LOCK_PI's timeout is absolute on CLOCK_REALTIME, LOCK_PI2's on CLOCK_MONOTONIC
+        // unless FUTEX_CLOCK_REALTIME.
+        FUTEX_LOCK_PI => super::pi_futex::lock(addr, deadline(timeout, true, true)?),
+        FUTEX_LOCK_PI2 => super::pi_futex::lock(addr, deadline(timeout, true, realtime)?),
+        FUTEX_TRYLOCK_PI => super::pi_futex::try_lock(addr),
+        FUTEX_UNLOCK_PI => super::pi_futex::unlock(addr),
         other => {
             kprintln!("hrt: futex operation {other} is not implemented: returning ENOSYS");
             Err(ENOSYS)

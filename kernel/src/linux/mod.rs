@@ -21,6 +21,7 @@ pub mod overrides;
 pub mod own_exe;
 pub mod past_eof;
 pub mod patch_defer;
+pub mod pi_futex;
 pub mod private_files;
 pub mod process;
 pub mod protect;

@@ -153,9 +153,10 @@ fn owner_died(addr: u64, tid: u32, pi: bool, pending: bool, wake: Wake) -> Resul
             Err(now) => val = now,
         }
     }
-    // A PI futex's waiters would be handed the lock by its PI state (PI futexes are not
-    // provided: nobody waits on one here).
-    if !pi && val & FUTEX_WAITERS != 0 {
+    // A PI futex's waiter takes the lock as any other here (`pi_futex`: no hand-over), so
+    // it is woken the same way.
+    let _ = pi;
+    if val & FUTEX_WAITERS != 0 {
         wake_one(addr, wake);
     }
     Ok(())

@@ -149,6 +149,10 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         // Interrupted by a signal: the return path restarts it or makes it EINTR.
         super::signal::state::note_restart(super::process::current_tid(), nr);
         -(super::errno::EINTR as i64)
+    } else if ret == -(super::signal::ERESTARTNOINTR as i64) {
+        // Interrupted by a signal: the return path restarts it, handler or not.
+        super::signal::state::note_restart(super::process::current_tid(), nr | super::signal::RESTART_ALWAYS);
+        -(super::errno::EINTR as i64)
     } else {
         ret
     };

@@ -77,7 +77,7 @@ pub fn on_return(frame: &mut TrapFrame) {
     // A call interrupted for a signal no handler took (another thread took it, or it was
     // ignored meanwhile) starts again, as on Linux.
     if let Some(nr) = state::take_restart(tid) {
-        restart(frame, nr);
+        restart(frame, nr & !super::RESTART_ALWAYS);
     }
     // rt_sigsuspend's caller mask comes back once no handler took it over.
     let mut s = SIGNALS.lock();
@@ -110,8 +110,8 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     let flags = act[1];
     // An interrupted system call: EINTR (already in rax), or restarted after the handler.
     if let Some(nr) = state::take_restart(t.tid) {
-        if flags & SA_RESTART != 0 && restarts_after_handler(nr) {
-            restart(regs, nr);
+        if nr & super::RESTART_ALWAYS != 0 || flags & SA_RESTART != 0 && restarts_after_handler(nr) {
+            restart(regs, nr & !super::RESTART_ALWAYS);
         }
     }
     let (saved, [ss_sp, ss_size, ss_flags]) = {

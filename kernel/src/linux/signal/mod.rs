@@ -34,6 +34,13 @@ pub const SA_RESTORER: u64 = 0x0400_0000;
 /// seen by the program.
 pub const ERESTARTSYS: u32 = 512;
 
+/// Returned by an interrupted system call that starts again after the handler whatever
+/// SA_RESTART says (FUTEX_LOCK_PI: a lock call never answers EINTR); never seen by the program.
+pub const ERESTARTNOINTR: u32 = 513;
+
+/// Set in the number `state::note_restart` keeps for a call interrupted with ERESTARTNOINTR.
+pub const RESTART_ALWAYS: u64 = 1 << 63;
+
 /// si_code values.
 pub const SI_USER: i32 = 0;
 pub const SI_KERNEL: i32 = 0x80;

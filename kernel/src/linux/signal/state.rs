@@ -194,8 +194,9 @@ impl Pending {
         let sync = ready & (bit(11) | bit(7) | bit(4) | bit(5) | bit(8));
         let pick = if sync != 0 { sync } else { ready };
         let sig = pick.trailing_zeros() as usize;
-        let taken = self.info[sig];
+        let mut taken = self.info[sig];
         if taken.code == super::SI_TIMER {
+            taken.w16 = super::timers::with_overrun(taken.w16, super::timers::catch_up(taken.w16));
             super::timers::delivered(taken.w16);
         }
         // A real-time signal's next instance becomes the pending one.

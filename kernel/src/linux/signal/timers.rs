@@ -87,6 +87,28 @@ pub fn with_overrun(word: u64, more: u64) -> u64 {
     word as u32 as u64 | overrun << 32
 }
 
+/// The expiries of the interval timer in siginfo word `word` that are due by now but that its
+/// kernel thread has not taken yet (a loaded host may run it late), taken here: the signal
+/// being dequeued counts them as overruns, as Linux's, whose timer interrupt comes on time,
+/// would have merged them into it. Called under the signal state's lock (which the timer
+/// thread never holds while it holds `TIMERS`).
+pub fn catch_up(word: u64) -> u64 {
+    let mut timers = TIMERS.lock();
+    let Some(Some(tm)) = timers.get_mut(word as u32 as usize) else { return 0 };
+    if tm.deleted || tm.interval == 0 || tm.deadline == 0 || tm.cpu.is_some() {
+        return 0;
+    }
+    let now = time::now_ns();
+    if now < tm.expiry {
+        return 0;
+    }
+    let due = (now - tm.expiry) / tm.interval + 1;
+    tm.expiry += due * tm.interval;
+    tm.deadline = tm.expiry;
+    update_next(&timers);
+    due
+}
+
 /// The program took a POSIX timer's signal with siginfo word `word` (`state::Pending::take`).
 pub fn delivered(word: u64) {
     if let Some(last) = LAST_OVERRUN.get(word as u32 as usize) {
