@@ -49,6 +49,17 @@ fn take(addr: u64, w: &AtomicU32, me: u32) -> Option<SysResult> {
     Some(if taken { Ok(0) } else { Err(EAGAIN) })
 }
 
+/// `take`, again while the word changes under it: Some(result) if the lock was free (taken)
+/// or the caller's own (EDEADLK), None if another thread holds it.
+fn take_settled(addr: u64, w: &AtomicU32, me: u32) -> Option<SysResult> {
+    loop {
+        match take(addr, w, me) {
+            Some(Err(EAGAIN)) => continue,
+            settled => return settled,
+        }
+    }
+}
+
 /// FUTEX_LOCK_PI / LOCK_PI2: takes the lock, sleeping while another thread holds it, until the
 /// TSC `deadline` (ETIMEDOUT). A signal runs its handler and the call starts again, whatever
 /// SA_RESTART says (as Linux's), since a lock call cannot answer EINTR.
@@ -56,10 +67,8 @@ pub fn lock(addr: u64, deadline: Option<u64>) -> SysResult {
     let w = word(addr)?;
     let me = super::process::current_tid();
     loop {
-        match take(addr, w, me) {
-            Some(Err(EAGAIN)) => continue,
-            Some(r) => return r,
-            None => {}
+        if let Some(r) = take_settled(addr, w, me) {
+            return r;
         }
         let v = w.load(Ordering::SeqCst);
         let owner = v & FUTEX_TID_MASK;
@@ -90,14 +99,7 @@ pub fn lock(addr: u64, deadline: Option<u64>) -> SysResult {
 /// FUTEX_TRYLOCK_PI: takes the lock if nobody holds it, else EAGAIN (EWOULDBLOCK).
 pub fn try_lock(addr: u64) -> SysResult {
     let w = word(addr)?;
-    let me = super::process::current_tid();
-    loop {
-        match take(addr, w, me) {
-            Some(Err(EAGAIN)) => continue,
-            Some(r) => return r,
-            None => return Err(EAGAIN),
-        }
-    }
+    take_settled(addr, w, super::process::current_tid()).unwrap_or(Err(EAGAIN))
 }
 
 /// FUTEX_UNLOCK_PI: the caller, the owner, frees the word and wakes one waiter (EPERM for

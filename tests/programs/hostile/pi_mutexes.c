@@ -52,6 +52,18 @@ static void *lock_through_signal(void *arg) {
     return NULL;
 }
 
+// A PTHREAD_PRIO_INHERIT mutex of `type`, robust if asked.
+static void init_pi(pthread_mutex_t *mutex, int type, int robust) {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+    pthread_mutexattr_settype(&a, type);
+    if (robust)
+        pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(mutex, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
 static void pause_ms(long ms) {
     struct timespec t = {ms / 1000, ms % 1000 * 1000000};
     nanosleep(&t, NULL);
@@ -102,24 +114,16 @@ int main(void) {
     pthread_join(w, NULL);
     printf("handler ran: %d\n", handled);
 
-    pthread_mutexattr_t ec;
-    pthread_mutexattr_init(&ec);
-    pthread_mutexattr_setprotocol(&ec, PTHREAD_PRIO_INHERIT);
-    pthread_mutexattr_settype(&ec, PTHREAD_MUTEX_ERRORCHECK);
     pthread_mutex_t e;
-    pthread_mutex_init(&e, &ec);
+    init_pi(&e, PTHREAD_MUTEX_ERRORCHECK, 0);
     first = pthread_mutex_lock(&e);
     again = pthread_mutex_lock(&e);
     printf("error-checking: lock %d, again %s\n", first, strerror(again));
     pthread_mutex_unlock(&e);
     printf("error-checking: unlock unowned %s\n", strerror(pthread_mutex_unlock(&e)));
 
-    pthread_mutexattr_t rb;
-    pthread_mutexattr_init(&rb);
-    pthread_mutexattr_setprotocol(&rb, PTHREAD_PRIO_INHERIT);
-    pthread_mutexattr_setrobust(&rb, PTHREAD_MUTEX_ROBUST);
     pthread_mutex_t r;
-    pthread_mutex_init(&r, &rb);
+    init_pi(&r, PTHREAD_MUTEX_DEFAULT, 1);
     pthread_t d;
     pthread_create(&d, NULL, die_holding, &r);
     pthread_join(d, NULL);
