@@ -130,6 +130,45 @@ fn components(abs: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
+/// A path that names one of the program's descriptor links (`/proc/self/fd/N`, `/dev/fd/N`,
+/// `/dev/stdin`, ...) and goes on after it, even by a lone `/`: the descriptor N and the text
+/// after the link's name, as given (its `.` and `..` are relative to what N is).
+fn fd_link_then(abs: &[u8], host_pid: &str) -> Option<(usize, Vec<u8>)> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let mut at = 0usize;
+    while at < abs.len() {
+        let end = abs[at..].iter().position(|&b| b == b'/').map_or(abs.len(), |i| at + i);
+        match &abs[at..end] {
+            b"" | b"." => {}
+            b".." => {
+                out.pop();
+            }
+            c => {
+                out.push(c.to_vec());
+                // The links lie at most six names deep (/proc/self/task/T/fd/N).
+                if end < abs.len() && (2..=6).contains(&out.len()) {
+                    let comps = thread_as_task(out.clone(), host_pid);
+                    if let Meaning::Fd(n, below) = meaning(&comps, host_pid.as_bytes(), false) {
+                        if below.is_empty() {
+                            return Some((n, abs[end + 1..].to_vec()));
+                        }
+                    }
+                }
+            }
+        }
+        at = end + 1;
+    }
+    None
+}
+
+/// Whether host descriptor `h` is a directory.
+fn is_directory(h: &HostFd) -> bool {
+    // SAFETY: fstat writes into the struct we pass; `h` holds the descriptor open.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::fstat(h.raw(), &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR }
+}
+
 fn number(c: &[u8]) -> Option<usize> {
     if c.is_empty() || c.len() > 9 || !c.iter().all(u8::is_ascii_digit) {
         return None;
@@ -357,6 +396,21 @@ impl Forwarder {
             return Ok(at);
         }
         let mut special = hold.as_ref().is_some_and(|h| h.special());
+        if let Some((n, rest)) = abs.as_deref().and_then(|a| fd_link_then(a, &self.host_pid)) {
+            // Anything after a descriptor link (`/dev/fd/3/..`, `/proc/self/fd/3/`) goes through
+            // the descriptor, so a `..` there cannot be read lexically: a non-directory is
+            // ENOTDIR, a directory's rest is walked from it.
+            let h = self.fds().lookup(n).ok_or(Errno::ENOENT)?;
+            if !is_directory(&h) {
+                return Err(Errno::ENOTDIR);
+            }
+            let rest = if rest.iter().all(|&b| b == b'/') { b".".to_vec() } else { rest };
+            let mut at = self.walked(h.raw(), &rest, follow, inspect, walk::Opts::default())?;
+            at.special = below_is_special(&h);
+            at.rewritten = true;
+            at._hold = Some(h);
+            return Ok(at);
+        }
         if let Some(abs) = abs {
             let comps = thread_as_task(components(&abs), &self.host_pid);
             special = is_special(&comps);

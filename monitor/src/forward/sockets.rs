@@ -175,6 +175,17 @@ impl Forwarder {
         Ok(h)
     }
 
+    /// The error for an option `option_forwarded` refuses. An AF_UNIX socket has no options
+    /// beyond SOL_SOCKET's, so Linux answers EOPNOTSUPP for every other level without looking
+    /// at the option; anything else is an option not forwarded (ENOPROTOOPT, said once).
+    fn option_refused(&self, h: &HostFd, call: &str, level: i32, name: i32) -> Errno {
+        if level != libc::SOL_SOCKET && self.sock_int(h, libc::SO_DOMAIN) == Ok(libc::AF_UNIX) {
+            return Errno::EOPNOTSUPP;
+        }
+        report_once(format!("{call} level {level} option {name} is not forwarded: ENOPROTOOPT"));
+        Errno::ENOPROTOOPT
+    }
+
     /// An `int` socket option of host socket `h` (SO_DOMAIN, SO_TYPE).
     fn sock_int(&self, h: &HostFd, name: i32) -> SysResult<i32> {
         let mut v: i32 = 0;
@@ -706,8 +717,7 @@ impl Forwarder {
         let h = self.socket_fd(fd)?;
         let (level, name) = (int(level) as i32, int(name) as i32);
         if !option_forwarded(level, name, true) {
-            report_once(format!("setsockopt level {level} option {name} is not forwarded: ENOPROTOOPT"));
-            return Err(Errno::ENOPROTOOPT);
+            return Err(self.option_refused(&h, "setsockopt", level, name));
         }
         // A value the program cannot read goes to the host as NULL: it fails (EFAULT) where
         // Linux would, after the same length checks.
@@ -725,8 +735,7 @@ impl Forwarder {
         let h = self.socket_fd(fd)?;
         let (level, name) = (int(level) as i32, int(name) as i32);
         if !option_forwarded(level, name, false) {
-            report_once(format!("getsockopt level {level} option {name} is not forwarded: ENOPROTOOPT"));
-            return Err(Errno::ENOPROTOOPT);
+            return Err(self.option_refused(&h, "getsockopt", level, name));
         }
         let mut len = g.read::<i32>(ulen)?;
         let p = if len > 0 { g.range_mut(val, len as u64).map_or(0, |p| ptr(p)) } else { 0 };

@@ -410,6 +410,14 @@ static void options(void) {
     len = 4;
     report("getsockopt NULL value", getsockopt(s, SOL_SOCKET, SO_REUSEADDR, NULL, &len));
     report("getsockopt unknown", getsockopt(s, SOL_SOCKET, 9999, &v, &len));
+    report("setsockopt unknown level", setsockopt(s, 9999, 1, &one, sizeof one));
+    /* AF_UNIX has options at SOL_SOCKET only: every other level is EOPNOTSUPP. */
+    int u = socket(AF_UNIX, SOCK_STREAM, 0);
+    report("unix setsockopt unknown level", setsockopt(u, 9999, 1, &one, sizeof one));
+    len = sizeof v;
+    report("unix getsockopt unknown level", getsockopt(u, 9999, 1, &v, &len));
+    report("unix setsockopt TCP level", setsockopt(u, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one));
+    close(u);
     report("socket bad flags", socket(AF_INET, SOCK_STREAM | 0x100, 0));
     report("socket bad type", socket(AF_INET, 11, 0));
     report("socket bad protocol", socket(AF_INET, SOCK_STREAM, IPPROTO_UDP));

@@ -2,11 +2,12 @@
  * /dev/fd and /proc/self/fdinfo read with readdir and with getdents64 in small pieces, after
  * a rewind, through a name relative to the directory, after fchdir into it, and in a forked
  * child after it closed one, and read in pieces by a program that closes each descriptor it
- * reads (every one must go). (Under hrt the monitor's own directory lists hrt's descriptors,
+ * reads (every one must go); `..` after a descriptor link goes through the descriptor. (Under hrt the monitor's own directory lists hrt's descriptors,
  * KVM's among them; listing it was EACCES before.)
  * Usage: proc_fd_dir */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,29 @@ int main(void) {
         chdir("/");
     }
     close(d);
+
+    /* After a descriptor link, `.`, `..` and `/` go through the descriptor: a file's is
+     * ENOTDIR (not the fd directory, read lexically); a directory's `..` is its parent. */
+    int file = open("/etc/passwd", O_RDONLY), dir = open("/etc", O_RDONLY | O_DIRECTORY);
+    const char *after[] = {"/..", "/.", "/", "/../passwd"};
+    for (int i = 0; i < 4; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%d%s", file, after[i]);
+        int r = stat(path, &st);
+        printf("stat(file fd%s): %s\n", after[i], r == 0 ? "found" : strerror(errno));
+        snprintf(path, sizeof path, "/dev/fd/%d%s", file, after[i]);
+        r = open(path, O_RDONLY);
+        printf("open(/dev/fd/file%s): %s\n", after[i], r >= 0 ? "opened" : strerror(errno));
+        if (r >= 0)
+            close(r);
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d/../etc/passwd", dir);
+    printf("dir fd/../etc/passwd: %s\n", stat(path, &st) == 0 && S_ISREG(st.st_mode) ? "a file" : strerror(errno));
+    snprintf(path, sizeof path, "/dev/fd/%d/.", dir);
+    printf("dir fd/.: %s\n", stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? "a directory" : strerror(errno));
+    close(file);
+    close(dir);
 
     pid_t c = fork();
     if (c == 0) {
