@@ -517,7 +517,8 @@ fn close_range_behaves_as_on_linux() {
 /// The umask applies to what the program creates (it was the kernel's own and the host never
 /// applied it: a file made under umask 077 was 0644), FIFOs and other nodes (mknod, mknodat,
 /// mkfifo; they were ENOSYS) and a FIFO used between two processes, and setting and removing
-/// extended attributes (they were ENOSYS; `cp -a` said so), with their error cases.
+/// extended attributes (they were ENOSYS; `cp -a` said so), with their error cases; file
+/// handles by name, link and descriptor (name_to_handle_at was ENOSYS).
 #[test]
 fn umask_nodes_and_setting_xattrs_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_fs_nodes", Some("fifo read: through the fifo"));

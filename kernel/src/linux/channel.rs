@@ -9,8 +9,8 @@ use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use linux_raw_sys::general::{
-    __NR_access, __NR_chdir, __NR_faccessat, __NR_faccessat2, __NR_getxattr, __NR_lstat, __NR_newfstatat, __NR_open,
-    __NR_openat, __NR_openat2, __NR_readlink, __NR_readlinkat, __NR_stat, __NR_statx,
+    __NR_access, __NR_chdir, __NR_faccessat, __NR_faccessat2, __NR_getxattr, __NR_lstat, __NR_name_to_handle_at,
+    __NR_newfstatat, __NR_open, __NR_openat, __NR_openat2, __NR_readlink, __NR_readlinkat, __NR_stat, __NR_statx,
 };
 
 use hrt_abi::channel::{
@@ -168,7 +168,7 @@ fn publish_threads(ch: &Channel) {
 
 /// The calls besides the opens that look a path up without opening it (the stat family,
 /// access, readlink, chdir).
-const LOOKS_UP_PATHS: [u32; 11] = [
+const LOOKS_UP_PATHS: [u32; 12] = [
     __NR_stat,
     __NR_lstat,
     __NR_newfstatat,
@@ -180,6 +180,7 @@ const LOOKS_UP_PATHS: [u32; 11] = [
     __NR_readlinkat,
     __NR_chdir,
     __NR_getxattr,
+    __NR_name_to_handle_at,
 ];
 
 /// Performs forwarded call `nr` through the channel. None if there is no channel.

@@ -47,6 +47,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_lstat => ("lstat", 2, F),
         __NR_newfstatat => ("newfstatat", 4, F),
         __NR_statx => ("statx", 5, F),
+        __NR_name_to_handle_at => ("name_to_handle_at", 5, F),
         __NR_lseek => ("lseek", 3, F),
         __NR_access => ("access", 2, F),
         __NR_faccessat => ("faccessat", 3, F),

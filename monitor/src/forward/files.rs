@@ -192,6 +192,50 @@ impl Forwarder {
         r
     }
 
+    /// name_to_handle_at: the host's handle and mount id of the file the walk resolves. (Its
+    /// counterpart `open_by_handle_at` stays unimplemented: opening by handle would skip the
+    /// walk and `--sandbox`.)
+    pub(super) fn name_to_handle_at(
+        &self,
+        g: Guest,
+        dirfd: u64,
+        path: u64,
+        handle: u64,
+        mount_id: u64,
+        flags: u64,
+    ) -> SysResult<i64> {
+        const AT_HANDLE_FID: libc::c_long = 0x200;
+        const AT_HANDLE_MNT_ID_UNIQUE: libc::c_long = 0x001;
+        // A file handle's header (handle_bytes, handle_type) and Linux's largest handle.
+        const HEADER: u64 = 8;
+        const MAX_HANDLE_SZ: u32 = 128;
+        let flags = int(flags);
+        let known = libc::AT_SYMLINK_FOLLOW as libc::c_long
+            | libc::AT_EMPTY_PATH as libc::c_long
+            | AT_HANDLE_FID
+            | AT_HANDLE_MNT_ID_UNIQUE;
+        if flags & !known != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let follow = flags & libc::AT_SYMLINK_FOLLOW as libc::c_long != 0;
+        let at = self.path_at_to_inspect(g, dirfd, path, follow)?;
+        let bytes = g.read::<u32>(handle)?;
+        let h = g.range_mut(handle, HEADER + u64::from(bytes.min(MAX_HANDLE_SZ)))?;
+        let id_size = if flags & AT_HANDLE_MNT_ID_UNIQUE != 0 { 8 } else { 4 };
+        let m = g.range_mut(mount_id, id_size)?;
+        // The walk looked at the last name and found no link: not following is the same
+        // (and the host call takes no AT_SYMLINK_NOFOLLOW).
+        let host_flags = if at.nofollow { flags & !(libc::AT_SYMLINK_FOLLOW as libc::c_long) } else { flags };
+        // SAFETY: a host C string; the handle's header and `bytes` (at most Linux's largest
+        // handle) and the mount id are checked guest memory.
+        unsafe {
+            self.sys(
+                libc::SYS_name_to_handle_at,
+                &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(h), ptr(m), host_flags],
+            )
+        }
+    }
+
     pub(super) fn lseek(&self, fd: u64, offset: u64, whence: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         // SAFETY: no pointers.

@@ -267,6 +267,7 @@ fn path_args(nr: i64) -> &'static [usize] {
         libc::SYS_openat
         | libc::SYS_newfstatat
         | libc::SYS_statx
+        | libc::SYS_name_to_handle_at
         | libc::SYS_faccessat
         | libc::SYS_faccessat2
         | libc::SYS_mkdirat
