@@ -474,11 +474,22 @@ pub fn current_description() -> (u64, &'static str) {
     }
 }
 
-/// Puts a new or woken thread on its CPU's run queue, kicking that CPU if it is halted.
+/// Puts a new (or moved) thread at the end of its CPU's run queue, kicking that CPU if it is
+/// halted. (A woken one goes through `queue_ready`.)
 ///
 /// # Safety
 /// `t` must be a live thread record in no queue.
 pub(crate) unsafe fn make_runnable(t: *mut Thread) {
+    // SAFETY: the caller's contract.
+    unsafe { queue_ready(t, false) }
+}
+
+/// `make_runnable`; `woken`: the thread ends a wait, and goes ahead of the threads that were
+/// preempted or yielded (`RunQueue::push_woken`).
+///
+/// # Safety
+/// As `make_runnable`.
+unsafe fn queue_ready(t: *mut Thread, woken: bool) {
     // SAFETY: `t` is a live thread record.
     let target = unsafe { (*t).cpu };
     let s = on_cpu(target);
@@ -487,7 +498,13 @@ pub(crate) unsafe fn make_runnable(t: *mut Thread) {
     {
         let mut q = s.runq.lock();
         // SAFETY: the caller's contract.
-        unsafe { q.push(t) };
+        unsafe {
+            if woken {
+                q.push_woken(t)
+            } else {
+                q.push(t)
+            }
+        };
         s.runq_len.store(q.len(), Ordering::SeqCst);
     }
     if target == cpu::id() {
@@ -547,7 +564,7 @@ pub unsafe fn wake(t: *mut Thread) {
             }
             BLOCKED => {
                 if state.compare_exchange(BLOCKED, READY, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
-                    make_runnable(t);
+                    queue_ready(t, true);
                     return;
                 }
             }
