@@ -367,6 +367,15 @@ static double rep_sleep(void *ctx, double *aux) {
     return (double)(bench_tsc() - t0);
 }
 
+#define SLEEP_CROWD 8
+
+static double rep_sleep_1ms(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    uint64_t t0 = bench_tsc();
+    usleep(1000);
+    return (double)(bench_tsc() - t0);
+}
+
 static void test_sleep(void) {
     pthread_t th;
     cpu_set_t old;
@@ -379,7 +388,15 @@ static void test_sleep(void) {
     while (!atomic_load(&sleep_spinning))
         usleep(SLEEP_US);
     sampled("sleep_10us.beside_spinner", "cycles", 1000, 200, 50, rep_sleep, NULL, NULL, 2);
+    /* Eight more spinners: a sleeper that waits behind every spinner's time slice is late by
+     * all of them (Linux lets a thread that slept run before the ones that kept the CPU). */
+    pthread_t more[SLEEP_CROWD];
+    for (int i = 0; i < SLEEP_CROWD; i++)
+        spawn(&more[i], sleep_spinner, NULL);
+    sampled("sleep_1ms.among_9_spinners", "cycles", 100, 30, 10, rep_sleep_1ms, NULL, NULL, SLEEP_CROWD + 2);
     atomic_store(&sleep_spin_stop, 1);
+    for (int i = 0; i < SLEEP_CROWD; i++)
+        pthread_join(more[i], NULL);
     pthread_join(th, NULL);
     pthread_setaffinity_np(pthread_self(), sizeof old, &old);
     report_pinning("sleep_10us");
