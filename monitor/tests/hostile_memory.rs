@@ -4,7 +4,7 @@
 mod common;
 use common::hostile::{
     assert_same, assert_same_on_1_and_2_cpus, build, build_dynamic, hrt, native, native_then_hrt,
-    passes_natively_and_same_on_1_and_2_cpus, repo_root,
+    passes_natively_and_same_on, passes_natively_and_same_on_1_and_2_cpus, repo_root,
 };
 
 #[test]
@@ -433,4 +433,13 @@ fn a_full_program_memory_is_enomem_said_once() {
 #[test]
 fn address_hints_are_honoured_where_the_memory_is_free() {
     passes_natively_and_same_on_1_and_2_cpus("mmap_hints", Some("the new one reads zero: 0"));
+}
+
+/// A thread writing a page while another unmaps it and maps a fresh one at the same address
+/// (tests/programs/hostile/remap_under_writer.c): the writer faults in the gap or writes the
+/// new page, and the program goes on. A fault on a stale TLB entry ran INVLPG in ring 3 (a
+/// KERNEL PANIC in most runs at --cpus 2 and 4).
+#[test]
+fn a_page_unmapped_and_mapped_again_under_a_writer() {
+    passes_natively_and_same_on("remap_under_writer", Some("mapped again at its address 50 times"), &["1", "2", "4"]);
 }

@@ -775,8 +775,10 @@ pub fn retry_spurious_fault(addr: u64, error: u64) -> bool {
         LAST_SPURIOUS[cpu].store(0, Ordering::Relaxed);
         return false;
     }
-    // SAFETY: INVLPG only drops TLB entries.
-    unsafe { core::arch::asm!("invlpg [{}]", in(reg) addr, options(nostack)) };
+    // INVLPG is privileged: in ring 3 (a program's fault handled there, `fault_in_lazy`) it
+    // goes through the gate; a bare one raised #GP in the kernel (a KERNEL PANIC when a thread
+    // wrote a page another thread unmapped and mapped again).
+    super::ring3::invalidate_pages(&[addr]);
     true
 }
 
