@@ -405,7 +405,8 @@ fn madvise_reads_a_closed_descriptors_file_again_as_on_linux() {
 /// an unaligned or overlapping new address, unknown flags), EFAULT for an unmapped old range;
 /// FIXED moves (shrinking, same size, growing) onto free space or over another mapping, which
 /// it replaces; DONTUNMAP leaves the old range mapped, reading zero (anonymous) or the file
-/// again (a private file mapping), with and without FIXED: as natively.
+/// again (a private file mapping), with and without FIXED; a private file mapping grown maps
+/// the file's next pages (they read zero before): as natively.
 #[test]
 fn mremap_fixed_and_dontunmap_move_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("mremap_fixed_dontunmap", Some("mremap fixed dontunmap: done"));

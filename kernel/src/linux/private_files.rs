@@ -118,9 +118,23 @@ pub fn parts(start: u64, end: u64) -> Vec<Part> {
         .collect()
 }
 
+/// mremap grew the mapping at `base` from `old_len` to `new_len` (in place or moved there): if
+/// its last page is a private file mapping, what it grew by is the file's next pages, as on
+/// Linux. Records them and returns them, for the caller to read.
+pub fn grown(base: u64, old_len: u64, new_len: u64) -> Option<Part> {
+    let old_end = base + old_len;
+    let mut map = MAPPINGS.lock();
+    let (s, e, m) = map.overlapping(old_end - 1, old_end).into_iter().next()?;
+    if e != old_end || new_len <= old_len {
+        return None;
+    }
+    let grown = Mapping { off: m.off + (old_end - s), ..m };
+    map.insert(old_end, base + new_len, grown);
+    Some(Part { start: old_end, end: base + new_len, file: grown.file, off: grown.off })
+}
+
 /// mremap moved `[old, old + old_len)` to `new` (the old range is unmapped next, which forgets
-/// it there); only the old length holds file pages (Linux's grown part is the file's next
-/// pages, but HRT gives it zero memory: see `mremap`).
+/// it there); what it grew by is recorded by `grown`.
 pub fn moved(old: u64, old_len: u64, new: u64) {
     let mut map = MAPPINGS.lock();
     if map.is_empty() || new == old {

@@ -3,7 +3,7 @@
 // free address space and over another mapping (which it replaces); DONTUNMAP leaving the old
 // range mapped but empty (zero for anonymous memory, the file's bytes again for a private file
 // mapping), with and without FIXED; the moved pages keep their contents and the old ones fault
-// or not as on Linux. One line per case.
+// or not as on Linux; a private file mapping grown maps the file's next pages. One line per case.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -132,6 +132,24 @@ int main(void) {
     result("dontunmap private file", r, 0);
     if (r != MAP_FAILED)
         printf("  new %s, old %s %s\n", peek(r), peek(f), peek(f + 1));
+
+    // A private file mapping grown (moved, and moved FIXED): the grown part is the file's next
+    // pages (it read zero under hrt).
+    for (char c = 'G'; c <= 'I'; c++) {
+        memset(page, c, PG);
+        write(fd, page, PG);
+    }
+    char *g = mmap(0, PG, RW, MAP_PRIVATE, fd, PG);
+    g[1] = 'w';
+    r = mremap(g, PG, 3 * PG, M);
+    if (r != MAP_FAILED)
+        printf("grown private file: %c%c %c %c\n", r[0], r[1], r[PG], r[2 * PG]);
+    g = mmap(0, 2 * PG, RW, MAP_PRIVATE, fd, 0);
+    char *to2 = hole(4);
+    r = mremap(g, 2 * PG, 4 * PG, M | F, to2);
+    result("fixed growing a private file mapping", r, to2);
+    if (r != MAP_FAILED)
+        printf("  %c %c %c %c\n", r[0], r[PG], r[2 * PG], r[3 * PG]);
     printf("mremap fixed dontunmap: done\n");
     return 0;
 }

@@ -227,7 +227,7 @@ fn past_end_of_file(start: u64, end: u64) -> bool {
 /// Linux's page cache would show them), the tail of the page holding the end of the file zero;
 /// pages wholly past the end stay hidden. Read into fresh memory and copied over, so the pages
 /// never read anything else meanwhile and read-only ones need no change of protection.
-fn read_again(p: Part) -> Result<(), Errno> {
+pub(super) fn read_again(p: Part) -> Result<(), Errno> {
     // The descriptor's pread64, or the monitor's on its handle of the file.
     let (nr, fd) = match p.file {
         File::Fd(fd) => (general::__NR_pread64 as u64, fd),

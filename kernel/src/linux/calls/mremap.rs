@@ -68,6 +68,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         past_eof::remapped(old, old_len, old, new_len);
         fork_advice::moved(old, old_len, old, new_len);
+        file_pages_grown(old, old_len, new_len)?;
         return Ok(old);
     }
     if flags & MREMAP_MAYMOVE == 0 {
@@ -77,7 +78,18 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let new = usermem::alloc(new_len, align)?;
     moved(old, old_len, new, new_len, anonymous);
     usermem::unmap(old, old + old_len);
+    file_pages_grown(new, old_len, new_len)?;
     Ok(new)
+}
+
+/// A private file mapping grown (now at `base`, from `old_len` to `new_len`) maps the file's
+/// next pages there, as on Linux (its grown part read zero before). Pages past the end of the
+/// file read zero here unless `past_eof` hides them (Linux: SIGBUS).
+fn file_pages_grown(base: u64, old_len: u64, new_len: u64) -> Result<(), u32> {
+    match private_files::grown(base, old_len, new_len) {
+        Some(part) => super::madvise::read_again(part),
+        None => Ok(()),
+    }
 }
 
 /// What the memory to move or grow is: Ok(true) for anonymous shared memory not yet shared
@@ -127,6 +139,7 @@ fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> Sys
         old_len = new_len;
     }
     moved(old, old_len, new, new_len, anonymous);
+    file_pages_grown(new, old_len, new_len)?;
     if keep_old {
         // Checked above: the files are in reach.
         super::madvise::drop_private_copy(old, old + old_len)?;
