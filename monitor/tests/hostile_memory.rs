@@ -444,3 +444,12 @@ fn address_hints_are_honoured_where_the_memory_is_free() {
 fn a_page_unmapped_and_mapped_again_under_a_writer() {
     passes_natively_and_same_on("remap_under_writer", Some("mapped again at its address 50 times"), &["1", "2", "4"]);
 }
+
+/// The program break beside fixed mappings (tests/programs/hostile/brk_beside_mapping.c): the
+/// space above the break is free for MAP_FIXED_NOREPLACE (it was EEXIST), the break refuses to
+/// grow over a mapping (it grew over one, and lowered again unmapped it) and grows up to a page
+/// below one.
+#[test]
+fn the_break_grows_up_to_mappings_but_not_over_them() {
+    passes_natively_and_same_on_1_and_2_cpus("brk_beside_mapping", Some("its byte after the break went back down: F"));
+}

@@ -48,15 +48,27 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if grows != 0 && super::info::address_space_allows_with(&b, grows).is_err() {
         return Ok(b.cur);
     }
+    // As Linux, the break stays a page short of the next mapping.
+    if want > b.cur && page_up(want) + PAGE > b.mapped_end {
+        let end = page_up(want).max(b.mapped_end);
+        if usermem::mapped_within(b.mapped_end, end + PAGE) != 0 {
+            return Ok(b.cur);
+        }
+    }
     if want > b.mapped_end {
         // Grow in 2 MiB steps; on failure the break stays (Linux returns the old break).
         let Some(new_end) = want.checked_next_multiple_of(LARGE_PAGE) else {
             return Ok(b.cur);
         };
 
-        if !usermem::grow_break(b.mapped_end, new_end) {
+        // Short of a mapping above (a fixed one, `break_window_yields`): just what it asks.
+        let new_end = if usermem::grow_break(b.mapped_end, new_end) {
+            new_end
+        } else if usermem::grow_break(b.mapped_end, page_up(want)) {
+            page_up(want)
+        } else {
             return Ok(b.cur);
-        }
+        };
         b.mapped_end = new_end;
     }
     // Lowered: the pages above the break become not present and zero (glibc's calloc relies
@@ -69,6 +81,22 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     usermem::break_moved(old_cur, want, old_end, b.mapped_end);
     crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
     Ok(want)
+}
+
+/// A fixed mapping at `[addr, addr + len)`: the part of the break's window above the break
+/// (kept mapped so that the break grows cheaply, but free address space on Linux) is given up
+/// from there on, so that MAP_FIXED_NOREPLACE finds it free and the break, to grow past the
+/// new mapping, must find free memory (`grow_break`), as Linux's brk refuses to grow into a
+/// mapping. (The break grew over such a mapping, and lowered again unmapped it.)
+fn break_window_yields(addr: u64, len: u64) {
+    let mut b = PROCESS.brk.lock();
+    let in_use = page_up(b.cur).max(b.start);
+    let cut = addr.max(in_use);
+    if addr + len > in_use && cut < b.mapped_end {
+        usermem::unmap(cut, b.mapped_end);
+        b.mapped_end = cut;
+        crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -124,6 +152,7 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if !usermem::is_user_range(addr, addr + len) {
             return Err(outside_program_memory("mmap MAP_FIXED", addr, len));
         }
+        break_window_yields(addr, len);
         if flags & MAP_FIXED_NOREPLACE != 0 {
             usermem::alloc_fixed(addr, len)?
         } else {
