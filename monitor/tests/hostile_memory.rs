@@ -453,3 +453,14 @@ fn a_page_unmapped_and_mapped_again_under_a_writer() {
 fn the_break_grows_up_to_mappings_but_not_over_them() {
     passes_natively_and_same_on_1_and_2_cpus("brk_beside_mapping", Some("its byte after the break went back down: F"));
 }
+
+/// Shared memory a forked child mapped is let go before its parent hears of its exit
+/// (tests/programs/hostile/shared_after_child_exit.c): the parent's F_SEAL_WRITE of a memory
+/// file the child had mapped succeeds (it was EBUSY), a SysV segment counts only the parent.
+#[test]
+fn a_reaped_childs_shared_mappings_are_gone() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "shared_after_child_exit",
+        Some("sealed after the child: 5 of 5; only the parent attached: 5 of 5"),
+    );
+}

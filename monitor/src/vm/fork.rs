@@ -212,6 +212,7 @@ fn child(job: Job, mask: &libc::sigset_t) -> ! {
             1
         }
     };
+    super::shared_files::release_all();
     let sig = END_SIGNAL.load(Ordering::SeqCst);
     if sig != 0 {
         die_of(sig as i32)

@@ -13,6 +13,9 @@
 //! Given up (munmap, a replacing mapping), the range becomes anonymous RAM again, reading zero,
 //! as the kernel expects of its free memory.
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
 use super::vcpu::Shared;
 
 const PAGE: u64 = 4096;
@@ -28,6 +31,43 @@ pub(super) fn program_range(shared: &Shared, addr: u64, len: u64) -> Option<*mut
     shared.ram.host_ptr(addr, len)
 }
 
+/// The host ranges of guest RAM that are host shared memory now (a file, a memory file, a
+/// SysV segment mapped over them), start to end. Kept so that a forked child's exit can let go
+/// of them before its parent hears of it (`release_all`).
+static HOST_SHARED: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
+
+/// Notes that `[host, host + len)` is host shared memory now (`shared` true) or anonymous RAM
+/// again, cutting the ranges noted before.
+fn note(host: *mut u8, len: u64, shared: bool) {
+    let (start, end) = (host as usize, host as usize + len as usize);
+    let mut map = HOST_SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    let overlapping: Vec<(usize, usize)> =
+        map.range(..end).rev().take_while(|(_, &e)| e > start).map(|(&s, &e)| (s, e)).collect();
+    for (s, e) in overlapping {
+        map.remove(&s);
+        if s < start {
+            map.insert(s, start);
+        }
+        if e > end {
+            map.insert(end, e);
+        }
+    }
+    if shared {
+        map.insert(start, end);
+    }
+}
+
+/// A forked child's `hrt` is about to exit: its host shared mappings become anonymous RAM
+/// now, because its memory outlives it until its parent has been told (late_teardown.rs), and
+/// meanwhile the mappings would still count: the parent's F_SEAL_WRITE of a memory file the
+/// child had mapped failed with EBUSY, a SysV segment showed the child still attached.
+pub fn release_all() {
+    let ranges = std::mem::take(&mut *HOST_SHARED.lock().unwrap_or_else(|e| e.into_inner()));
+    for (start, end) in ranges {
+        make_anonymous(start as *mut u8, (end - start) as u64);
+    }
+}
+
 fn errno() -> i64 {
     -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
 }
@@ -35,6 +75,7 @@ fn errno() -> i64 {
 /// Makes `[host, host + len)` of guest RAM private anonymous memory again (zero, huge pages
 /// requested as for all guest RAM).
 fn make_anonymous(host: *mut u8, len: u64) -> i64 {
+    note(host, len, false);
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE;
     // SAFETY: replaces part of our own guest RAM mapping (checked by program_range) with fresh
     // anonymous memory at the same address: every pointer into it stays valid.
@@ -150,6 +191,7 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
         make_anonymous(host, len);
         return e;
     }
+    note(host, len, true);
     if st.st_mode & libc::S_IFMT == libc::S_IFREG {
         super::shared_file_ends::mapped(addr, len, covered);
         if in_memory_file_system(raw) {
@@ -264,6 +306,7 @@ pub fn share_anonymous(shared: &Shared, a: &[u64]) -> i64 {
         } {
             libc::MAP_FAILED => errno(),
             _ => {
+                note(host, len, true);
                 populate(host, len);
                 0
             }
@@ -372,6 +415,7 @@ pub fn shm_attach(shared: &Shared, a: &[u64]) -> i64 {
         make_anonymous(host, len);
         return e;
     }
+    note(host, len, true);
     populate(host, len);
     !read_only as i64
 }
