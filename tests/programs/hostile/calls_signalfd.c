@@ -88,6 +88,10 @@ int main(void) {
            (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0);
     take("read, none pending", fd, 1);
     show("readable, none pending", readable(fd));
+    // A signalfd cannot be written (under hrt its eventfd took the write and became readable).
+    unsigned long long one = 1;
+    show("write", write(fd, &one, sizeof one));
+    show("readable after the write", readable(fd));
     raise(SIGUSR1);
     show("readable after raise", readable(fd));
     take("read after raise", fd, 1);

@@ -21,7 +21,8 @@
 //! Not alike: readiness is the process's (a signal pending for another thread makes the
 //! descriptor readable, where Linux looks at the polling thread's own); a signal taken by a
 //! handler or `sigwaitinfo` instead leaves the eventfd readable until the next `read` finds
-//! nothing (a spurious wake-up, then EAGAIN); `/proc/self/fd` and `fstat` show an eventfd;
+//! nothing (a spurious wake-up, then EAGAIN); it is always writable to `poll` (writes are
+//! EINVAL, as Linux's); `/proc/self/fd` and `fstat` show an eventfd;
 //! `readv` reads the eventfd itself; a host child (`--children host`) inherits an eventfd; a
 //! signalfd received in an SCM_RIGHTS message is one only if this process made it (`received`).
 
@@ -33,7 +34,8 @@ mod registry;
 use core::sync::atomic::Ordering;
 
 use linux_raw_sys::general::{
-    __NR_close, __NR_close_range, __NR_dup, __NR_dup2, __NR_dup3, __NR_fcntl, __NR_read, __NR_recvmmsg, __NR_recvmsg,
+    __NR_close, __NR_close_range, __NR_dup, __NR_dup2, __NR_dup3, __NR_fcntl, __NR_pwrite64, __NR_pwritev,
+    __NR_pwritev2, __NR_read, __NR_recvmmsg, __NR_recvmsg, __NR_write, __NR_writev,
 };
 
 pub use notify::{after_fork, after_local_call, pending_added};
@@ -54,6 +56,12 @@ pub fn intercept(nr: u64, a: &[u64; 6]) -> Option<i64> {
     match nr as u32 {
         __NR_read if registry::mask_of(a[0] as i32).is_some() => {
             Some(crate::linux::errno::to_ret(read::read(a[0] as i32, a[1], a[2])))
+        }
+        // A signalfd cannot be written (Linux has no write for it); the eventfd under it could.
+        __NR_write | __NR_writev | __NR_pwrite64 | __NR_pwritev | __NR_pwritev2
+            if registry::mask_of(a[0] as i32).is_some() =>
+        {
+            Some(-(crate::linux::errno::EINVAL as i64))
         }
         __NR_close => {
             registry::forget(a[0] as i32);
