@@ -350,10 +350,27 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if !addr.is_multiple_of(PAGE) || prot & !(known | grows) != 0 {
         return Err(EINVAL);
     }
+    // x86-64 has no mapping that grows up (so PROT_GROWSUP, with or without GROWSDOWN, is
+    // EINVAL on Linux).
+    if prot & general::PROT_GROWSUP as u64 != 0 {
+        return Err(EINVAL);
+    }
     let end = addr.checked_add(page_up(len)).ok_or(ENOMEM)?;
     if addr == end {
         return Ok(0);
     }
+    // PROT_GROWSDOWN: the change reaches down to the start of a mapping that grows down, the
+    // main stack (glibc's executable stack for a library that needs one); any other mapping
+    // is EINVAL, unchanged (HRT keeps no MAP_GROWSDOWN: those are EINVAL too).
+    let addr = if prot & general::PROT_GROWSDOWN as u64 != 0 {
+        let [_, bottom, top, _] = crate::linux::loader::main_stack();
+        if addr < bottom || end > top {
+            return Err(EINVAL);
+        }
+        bottom
+    } else {
+        addr
+    };
     if !usermem::is_mapped(addr, end) {
         return Err(ENOMEM);
     }
