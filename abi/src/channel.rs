@@ -37,6 +37,12 @@ pub const DONE: u32 = 2;
 /// `ChannelSlot::sleeper_cpu` when no thread sleeps on the slot (its caller polls it).
 pub const NO_SLEEPER: u32 = u32::MAX;
 
+/// A cancelled call's answer (negated) that is EINTR for good, never restarted: a socket call
+/// with a time limit (SO_RCVTIMEO, SO_SNDTIMEO) that a signal interrupted, as Linux's
+/// `sock_intr_errno` answers whatever SA_RESTART says. (Plain EINTR from a cancelled call
+/// becomes a restart or EINTR as the signal's action decides.)
+pub const EINTR_FOR_GOOD: i64 = 0x1_0000 | 4;
+
 /// The interrupt the monitor sends to a CPU that has a thread asleep on a completed slot.
 pub const COMPLETION_VECTOR: u8 = 0xf3;
 

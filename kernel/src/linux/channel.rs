@@ -220,8 +220,13 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         if EVICT[idx / 64].load(Ordering::Relaxed) & bit != 0 {
             EVICT[idx / 64].fetch_and(!bit, Ordering::SeqCst);
         }
+        // A socket call with a time limit: EINTR, never restarted (`EINTR_FOR_GOOD`).
+        let for_good = ret == -hrt_abi::channel::EINTR_FOR_GOOD;
+        if for_good {
+            ret = -(super::errno::EINTR as i64);
+        }
         let interrupted = ret == -(super::errno::EINTR as i64);
-        if cancelled && interrupted {
+        if cancelled && interrupted && !for_good {
             // Interrupted on the host because of our signal: EINTR or a restart, as Linux
             // decides for a call a signal interrupts (SA_RESTART).
             ret = -(super::signal::ERESTARTSYS as i64);

@@ -186,6 +186,40 @@ impl Forwarder {
         Errno::ENOPROTOOPT
     }
 
+    /// Whether forwarded call `nr` (`args`), interrupted by a signal, is EINTR whatever
+    /// SA_RESTART says: a socket call that waits with a time limit (SO_RCVTIMEO for receiving
+    /// and accepting, SO_SNDTIMEO for sending and connecting), as Linux's `sock_intr_errno`.
+    pub fn interrupted_for_good(&self, nr: u64, args: &[u64; 6]) -> bool {
+        self.in_context(nr, |nr| {
+            let Ok(nr) = libc::c_long::try_from(nr) else { return false };
+            let option = match nr {
+                libc::SYS_read
+                | libc::SYS_readv
+                | libc::SYS_recvfrom
+                | libc::SYS_recvmsg
+                | libc::SYS_recvmmsg
+                | libc::SYS_accept
+                | libc::SYS_accept4 => libc::SO_RCVTIMEO,
+                libc::SYS_write
+                | libc::SYS_writev
+                | libc::SYS_sendto
+                | libc::SYS_sendmsg
+                | libc::SYS_sendmmsg
+                | libc::SYS_connect => libc::SO_SNDTIMEO,
+                _ => return false,
+            };
+            let Ok(h) = self.socket_fd(args[0]) else { return false };
+            let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+            let mut len = std::mem::size_of::<libc::timeval>() as libc::socklen_t;
+            // SAFETY: getsockopt writes at most `len` bytes into `tv`.
+            let r = unsafe {
+                libc::getsockopt(h.raw(), libc::SOL_SOCKET, option, &mut tv as *mut _ as *mut libc::c_void, &mut len)
+            };
+            r == 0 && (tv.tv_sec != 0 || tv.tv_usec != 0)
+        })
+        .unwrap_or(false)
+    }
+
     /// An `int` socket option of host socket `h` (SO_DOMAIN, SO_TYPE).
     fn sock_int(&self, h: &HostFd, name: i32) -> SysResult<i32> {
         let mut v: i32 = 0;

@@ -3,7 +3,7 @@
 // SCM_RIGHTS (with and without MSG_CMSG_CLOEXEC), AF_UNIX names relative to the working
 // directory, getsockname/getpeername, socket options, bad pointers (EFAULT), bad descriptors
 // (EBADF, ENOTSOCK), SIGPIPE from send, accept interrupted by a signal (EINTR; restarted under
-// SA_RESTART), epoll over several connections, read/write/readv/poll on sockets. Port 0 and
+// SA_RESTART; a read with SO_RCVTIMEO never restarted), epoll over several connections, read/write/readv/poll on sockets. Port 0 and
 // getsockname everywhere, so runs never collide. One line per case; the same natively and
 // under hrt.
 //
@@ -548,6 +548,46 @@ static void accept_interrupted(int restart) {
     close(w.listener);
 }
 
+// A socket with a time limit (SO_RCVTIMEO of 5 s) read by a thread that a SA_RESTART handler
+// interrupts: EINTR at once, as Linux's socket calls with a time limit are never restarted
+// (under hrt the read was restarted and ran to its limit: EAGAIN).
+struct timed_reader {
+    int fd;
+    volatile int done;
+    long result;
+    int err;
+};
+
+static void *timed_read(void *arg) {
+    struct timed_reader *r = arg;
+    char c;
+    r->result = read(r->fd, &c, 1);
+    r->err = errno;
+    r->done = 1;
+    return NULL;
+}
+
+static void timed_read_interrupted(void) {
+    set_handler(SIGUSR1, on_usr1, SA_RESTART);
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    struct timeval limit = {5, 0};
+    setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    struct timed_reader r = {.fd = sv[0]};
+    handled = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, timed_read, &r);
+    for (int i = 0; i < 100 && !r.done; i++) {
+        pthread_kill(t, SIGUSR1);
+        sleep_ms(20);
+    }
+    pthread_join(t, NULL);
+    printf("read with SO_RCVTIMEO under SA_RESTART: %ld %s, handler ran %d\n", r.result,
+           r.result < 0 ? strerrorname_np(r.err) : "", handled > 0);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 // One epoll instance over a listener and the connections it accepts: three clients each send a
 // message; the server accepts, reads, echoes, and sees each client's end.
 static void epoll_many(void) {
@@ -664,6 +704,7 @@ int main(int argc, char **argv) {
     bad_args();
     accept_interrupted(0);
     accept_interrupted(1);
+    timed_read_interrupted();
     epoll_many();
     // SIGPIPE with the default action ends the program (141).
     signal(SIGPIPE, SIG_DFL);

@@ -401,6 +401,11 @@ impl Service {
         busy.store(0, Ordering::SeqCst);
         // The rest of a stream send: what was sent before counts, whatever the rest met.
         let ret = match req.sent {
+            0 if ret == -(libc::EINTR as i64)
+                && shared.forwarder.as_ref().is_some_and(|f| f.interrupted_for_good(req.nr, &req.args)) =>
+            {
+                -hrt_abi::channel::EINTR_FOR_GOOD
+            }
             0 => ret,
             sent => sent + ret.max(0),
         };
