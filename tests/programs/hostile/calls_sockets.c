@@ -551,17 +551,10 @@ static void accept_interrupted(int restart) {
 // A socket with a time limit (SO_RCVTIMEO of 5 s) read by a thread that a SA_RESTART handler
 // interrupts: EINTR at once, as Linux's socket calls with a time limit are never restarted
 // (under hrt the read was restarted and ran to its limit: EAGAIN).
-struct timed_reader {
-    int fd;
-    volatile int done;
-    long result;
-    int err;
-};
-
 static void *timed_read(void *arg) {
-    struct timed_reader *r = arg;
+    struct waiter *r = arg; // `listener`: the socket read
     char c;
-    r->result = read(r->fd, &c, 1);
+    r->result = read(r->listener, &c, 1);
     r->err = errno;
     r->done = 1;
     return NULL;
@@ -573,7 +566,7 @@ static void timed_read_interrupted(void) {
     socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
     struct timeval limit = {5, 0};
     setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-    struct timed_reader r = {.fd = sv[0]};
+    struct waiter r = {.listener = sv[0]};
     handled = 0;
     pthread_t t;
     pthread_create(&t, NULL, timed_read, &r);
