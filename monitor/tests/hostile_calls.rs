@@ -838,3 +838,10 @@ fn thread_calls_refuse_and_answer_as_on_linux() {
 fn priority_inheritance_mutexes_lock_as_on_linux() {
     passes_natively_and_same_on("pi_mutexes", Some("pi mutexes: done"), &["1", "2", "4"]);
 }
+
+/// arch_prctl's CPUID and extended-state codes (tests/programs/hostile/calls_arch_prctl.c):
+/// answered as Linux does on a CPU without CPUID faulting or AMX (they were EINVAL).
+#[test]
+fn arch_prctl_cpuid_and_xstate_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_arch_prctl", Some("x87 and SSE kept: 1, the same both ways: 1"));
+}

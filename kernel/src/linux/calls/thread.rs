@@ -445,8 +445,15 @@ pub fn getcpu(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+const ARCH_SET_GS: u64 = 0x1001;
 const ARCH_SET_FS: u64 = 0x1002;
 const ARCH_GET_FS: u64 = 0x1003;
+const ARCH_GET_GS: u64 = 0x1004;
+const ARCH_GET_CPUID: u64 = 0x1011;
+const ARCH_SET_CPUID: u64 = 0x1012;
+const ARCH_GET_XCOMP_SUPP: u64 = 0x1021;
+const ARCH_GET_XCOMP_PERM: u64 = 0x1022;
+const ARCH_REQ_XCOMP_PERM: u64 = 0x1023;
 
 /// A TLS base the program asks for (ARCH_SET_FS, CLONE_SETTLS): it goes into the FS_BASE MSR,
 /// where a non-canonical value raises #GP in the kernel, so only user addresses are accepted,
@@ -469,6 +476,25 @@ pub fn arch_prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         ARCH_GET_FS => {
             uaccess::write::<u64>(a[1], current().fs_base)?;
             Ok(0)
+        }
+        // CPUID runs (1); making it fault needs CPUID faulting, which the VM's CPUs lack.
+        ARCH_GET_CPUID => Ok(1),
+        ARCH_SET_CPUID => Err(crate::linux::errno::ENODEV),
+        // The state components the kernel keeps for each thread. None of them is one that
+        // needs asking for (AMX tile data), and Linux refuses a request for any other.
+        ARCH_GET_XCOMP_SUPP | ARCH_GET_XCOMP_PERM => {
+            uaccess::write::<u64>(a[1], crate::arch::fpu::xcr0())?;
+            Ok(0)
+        }
+        ARCH_REQ_XCOMP_PERM if a[1] < 64 => Err(crate::linux::errno::EOPNOTSUPP),
+        ARCH_SET_GS | ARCH_GET_GS => {
+            // The kernel's per-CPU data: the program cannot have the GS base (Linux's answer
+            // here would be 0).
+            static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, Ordering::Relaxed) {
+                crate::kprintln!("hrt: arch_prctl ARCH_SET_GS/ARCH_GET_GS: the kernel keeps the GS base for itself: returning EINVAL (reported once)");
+            }
+            Err(EINVAL)
         }
         _ => Err(EINVAL),
     }
