@@ -331,6 +331,7 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     SIOCGSTAMP,
     SIOCGSTAMPNS,
     libc::SIOCGIFCONF,
+    TFD_IOC_SET_TICKS,
 ];
 
 /// Socket requests the libc crate lacks (Linux's uapi/asm-generic/sockios.h): the owner that
@@ -343,6 +344,9 @@ const SIOCGPGRP: libc::Ioctl = 0x8904;
 const SIOCATMARK: libc::Ioctl = 0x8905;
 const SIOCGSTAMP: libc::Ioctl = 0x8906;
 const SIOCGSTAMPNS: libc::Ioctl = 0x8907;
+/// A timerfd's expiry count, set (checkpoint/restore tools; the host's timerfd answers ENOTTY
+/// for any other descriptor).
+const TFD_IOC_SET_TICKS: libc::Ioctl = 0x4008_5400;
 /// struct timeval and struct timespec on x86-64.
 const TIME_SIZE: u64 = 16;
 /// The most interface records SIOCGIFCONF returns here (each a struct ifreq).
@@ -375,6 +379,7 @@ fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
         libc::FIONBIO | libc::TIOCSPGRP | libc::TIOCSPTLCK | libc::FS_IOC_SETFLAGS | libc::FIOASYNC => Ioctl::In(INT),
         FIOGETOWN | SIOCGPGRP | SIOCATMARK => Ioctl::Out(INT),
         SIOCGSTAMP | SIOCGSTAMPNS => Ioctl::Out(TIME_SIZE),
+        TFD_IOC_SET_TICKS => Ioctl::In(8),
         libc::TCFLSH | libc::TCXONC | libc::TCSBRK | libc::TCSBRKP | libc::TIOCSCTTY | libc::TIOCNOTTY => Ioctl::Value,
         libc::SIOCGIFNAME
         | libc::SIOCGIFINDEX

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +53,14 @@ static void absolute(clockid_t c, const char *name) {
 }
 
 int main(void) {
+    // TFD_IOC_SET_TICKS sets the expiry count a read then returns (it was ENOTTY).
+    int ticked = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+    uint64_t ticks = 5, count = 0;
+    show("ioctl TFD_IOC_SET_TICKS", ioctl(ticked, _IOW('T', 0, uint64_t), &ticks));
+    show("read after it", read(ticked, &count, sizeof count));
+    printf("  ticks read: %lu\n", (unsigned long)count);
+    close(ticked);
+
     int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     show("create monotonic", fd);
     // Periodic: 5 ms first, then every 5 ms; three reads count at least three expirations.
