@@ -472,3 +472,11 @@ fn a_reaped_childs_shared_mappings_are_gone() {
 fn mprotect_grows_flags_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("mprotect_grows", Some("the stack still usable: 7"));
 }
+
+/// mmap's type and flag checks (tests/programs/hostile/mmap_type_flags.c): MAP_SHARED_VALIDATE
+/// of anonymous memory EINVAL, of a file with flags Linux does not know or MAP_SYNC
+/// EOPNOTSUPP, a file offset past the largest file EOVERFLOW (all mapped or EINVAL before).
+#[test]
+fn mmap_type_and_flags_are_checked_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("mmap_type_flags", Some("private file offset 2^62"));
+}

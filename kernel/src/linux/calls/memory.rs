@@ -99,6 +99,51 @@ fn break_window_yields(addr: u64, len: u64) {
     }
 }
 
+/// Linux's checks of a mapping's type and flags, in its order: an anonymous mapping is
+/// MAP_SHARED or MAP_PRIVATE (MAP_SHARED_VALIDATE is EINVAL there); a file mapping may also be
+/// MAP_SHARED_VALIDATE, which refuses flags Linux does not know (EOPNOTSUPP), and MAP_SYNC
+/// needs a DAX file, which no host file here is; a file offset past the largest file size is
+/// EOVERFLOW.
+fn mapping_type_allowed(flags: u64, file: bool, off: u64, len: u64) -> Result<(), u32> {
+    const MAP_TYPE: u64 = 0xf;
+    const MAP_SHARED_VALIDATE: u64 = 0x3;
+    const MAP_SYNC: u64 = 0x80000;
+    // Linux's LEGACY_MAP_MASK: the flags MAP_SHARED always ignored unknown ones beside.
+    const LEGACY_MAP_MASK: u64 = 0x1
+        | 0x2
+        | 0x10
+        | 0x20
+        | 0x40
+        | 0x100
+        | 0x800
+        | 0x1000
+        | 0x2000
+        | 0x4000
+        | 0x8000
+        | 0x1_0000
+        | 0x2_0000
+        | 0x4_0000
+        | 0x400_0000
+        | 0xfc00_0000;
+    let kind = flags & MAP_TYPE;
+    if !file {
+        return if kind == MAP_SHARED || kind == MAP_PRIVATE { Ok(()) } else { Err(EINVAL) };
+    }
+    match kind {
+        MAP_SHARED | MAP_SHARED_VALIDATE => {
+            if flags & MAP_SYNC != 0 || kind == MAP_SHARED_VALIDATE && flags & !LEGACY_MAP_MASK != 0 {
+                return Err(crate::linux::errno::EOPNOTSUPP);
+            }
+        }
+        MAP_PRIVATE => {}
+        _ => return Err(EINVAL),
+    }
+    if off > (i64::MAX as u64).saturating_sub(len) {
+        return Err(crate::linux::errno::EOVERFLOW);
+    }
+    Ok(())
+}
+
 pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, len, prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4] as i32, a[5]);
     if len == 0 || !off.is_multiple_of(PAGE) || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
@@ -110,6 +155,7 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(ENOMEM);
     }
     let len = page_up(len);
+    mapping_type_allowed(flags, flags & MAP_ANONYMOUS == 0, off, len)?;
     // RLIMIT_AS: what the mapping adds (a fixed one replaces what it covers).
     let adds = if flags & MAP_FIXED != 0 && fits_user_space(addr, len) {
         len - usermem::mapped_within(addr, addr + len)
