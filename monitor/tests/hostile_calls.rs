@@ -300,7 +300,8 @@ fn calls_on_directory_entries_never_follow_the_last_link() {
     passes_natively_and_same_on_1_and_2_cpus("path_entries", Some("rmdir L/                           ENOTDIR"));
 }
 
-/// fcntl's owner and signal commands (O_ASYNC's SIGIO, F_SETSIG, F_SETOWN_EX), F_NOTIFY,
+/// fcntl's owner and signal commands (O_ASYNC's SIGIO, F_SETSIG, F_SETOWN_EX, another thread
+/// as the owner), F_NOTIFY,
 /// leases and memory-file seals, as on Linux (tests/programs/hostile/calls_fcntl_owner.c).
 #[test]
 fn fcntl_owners_signals_leases_and_seals_as_on_linux() {

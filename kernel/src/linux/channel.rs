@@ -9,8 +9,9 @@ use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use linux_raw_sys::general::{
-    __NR_access, __NR_chdir, __NR_faccessat, __NR_faccessat2, __NR_getxattr, __NR_lstat, __NR_name_to_handle_at,
-    __NR_newfstatat, __NR_open, __NR_openat, __NR_openat2, __NR_readlink, __NR_readlinkat, __NR_stat, __NR_statx,
+    __NR_access, __NR_chdir, __NR_faccessat, __NR_faccessat2, __NR_fcntl, __NR_getxattr, __NR_lstat,
+    __NR_name_to_handle_at, __NR_newfstatat, __NR_open, __NR_openat, __NR_openat2, __NR_readlink, __NR_readlinkat,
+    __NR_stat, __NR_statx,
 };
 
 use hrt_abi::channel::{
@@ -183,6 +184,14 @@ const LOOKS_UP_PATHS: [u32; 12] = [
     __NR_name_to_handle_at,
 ];
 
+/// Whether forwarded call `nr` names a thread as the owner of a descriptor's I/O signals
+/// (fcntl F_SETOWN or F_SETOWN_EX), which the monitor checks against the published ids.
+fn names_owner(nr: u64, args: &[u64; 6]) -> bool {
+    const F_SETOWN: u64 = 8;
+    const F_SETOWN_EX: u64 = 15;
+    nr as u32 == __NR_fcntl && matches!(args[1], F_SETOWN | F_SETOWN_EX)
+}
+
 /// Performs forwarded call `nr` through the channel. None if there is no channel.
 pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
     let ch = channel()?;
@@ -201,7 +210,7 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
             super::status::publish(&ch.header.status);
         }
         publish_threads(ch);
-    } else if LOOKS_UP_PATHS.contains(&(nr as u32)) {
+    } else if LOOKS_UP_PATHS.contains(&(nr as u32)) || names_owner(nr, &args) {
         // Whether `/proc/self/task/<tid>` is there (stat, access, readlink of a thread's
         // directory or files) depends on the ids too.
         publish_threads(ch);

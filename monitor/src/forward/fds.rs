@@ -123,7 +123,7 @@ impl Forwarder {
                 unsafe { self.sys(libc::SYS_fcntl, &[raw, F_SETSIG as libc::c_long, sig as libc::c_long]) }
             }
             libc::F_SETOWN => {
-                let who = arg as u32 as i32;
+                let who = program_thread_as_process(arg as u32 as i32);
                 check_owner(who)?;
                 // SAFETY: an integer argument.
                 unsafe { self.sys(libc::SYS_fcntl, &[raw, libc::F_SETOWN as libc::c_long, who as libc::c_long]) }
@@ -141,7 +141,9 @@ impl Forwarder {
                     // The program's thread ids are not the host's: the process gets the signal,
                     // and the kernel gives it to one of its threads.
                     // SAFETY: getpid takes no arguments.
-                    F_OWNER_TID if who == unsafe { libc::getpid() } => [F_OWNER_PID, who],
+                    F_OWNER_TID if program_thread_as_process(who) != who || who == unsafe { libc::getpid() } => {
+                        [F_OWNER_PID, program_thread_as_process(who)]
+                    }
                     F_OWNER_TID => return Err(Errno::ESRCH),
                     F_OWNER_PID => {
                         check_owner(who)?;
@@ -261,6 +263,19 @@ fn check_owner(who: i32) -> SysResult<()> {
         Ok(())
     } else {
         Err(Errno::EPERM)
+    }
+}
+
+/// `who` as an owner of I/O signals: one of the program's threads (ids the host does not
+/// know, but the main thread's) stands for the program, whose kernel gives the signal to one
+/// of its threads (Linux would give it to that thread); any other id is itself.
+fn program_thread_as_process(who: i32) -> i32 {
+    // SAFETY: getpid takes no arguments.
+    let pid = unsafe { libc::getpid() };
+    if who > 0 && super::task_dir::thread_ids(pid as u32).contains(&(who as u32)) {
+        pid
+    } else {
+        who
     }
 }
 

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,17 @@ static int wait_for(volatile sig_atomic_t *count, int want) {
 
 static void say(const char *what, long r) {
     printf("%-40s %ld %s\n", what, r, r < 0 ? strerrorname_np(errno) : "");
+}
+
+static volatile pid_t other_tid;
+static volatile int other_done;
+
+static void *other_thread(void *arg) {
+    (void)arg;
+    other_tid = gettid();
+    while (!other_done)
+        usleep(1000);
+    return NULL;
 }
 
 int main(void) {
@@ -53,6 +65,22 @@ int main(void) {
     say("F_GETOWN_EX", fcntl(p[0], F_GETOWN_EX, &back));
     say("F_GETOWN_EX type and pid", back.type == F_OWNER_PID && back.pid == getpid());
     say("F_SETOWN 0", fcntl(p[0], F_SETOWN, 0));
+    // Another thread of the program as the owner (F_SETOWN_EX's F_OWNER_TID, F_SETOWN of its
+    // id): accepted (ESRCH and EPERM under hrt before), and the signal still comes.
+    pthread_t t;
+    pthread_create(&t, NULL, other_thread, NULL);
+    while (!other_tid)
+        ;
+    struct f_owner_ex to_thread = {F_OWNER_TID, other_tid};
+    say("F_SETOWN_EX F_OWNER_TID other thread", fcntl(p[0], F_SETOWN_EX, &to_thread));
+    say("F_SETOWN other thread's id", fcntl(p[0], F_SETOWN, other_tid));
+    int before_io = rt;
+    write(p[1], "z", 1);
+    say("SIGRTMIN+1 with a thread as owner", wait_for(&rt, before_io + 1));
+    read(p[0], &c, 1);
+    other_done = 1;
+    pthread_join(t, NULL);
+    say("F_SETOWN 0 again", fcntl(p[0], F_SETOWN, 0));
 
     char dir[] = "/tmp/hrt-fcntl-XXXXXX";
     if (!mkdtemp(dir))
