@@ -1,5 +1,6 @@
 /* prctl: the name, the dumpable flag, seccomp and security bits, ambient capabilities, keep
- * capabilities, timer slack and THP-disable as Linux answers them; then an option hrt does not
+ * capabilities, timer slack, THP-disable and the machine-check kill policy as Linux answers
+ * them; then an option hrt does not
  * implement, twice, whose result is not printed (Linux grants it; hrt says so once). */
 #include <errno.h>
 #include <signal.h>
@@ -20,6 +21,14 @@ int main(void) {
     show("PR_GET_NAME", prctl(PR_GET_NAME, name, 0, 0, 0));
     printf("name %s\n", name);
     show("PR_GET_DUMPABLE", prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
+    // The machine-check kill policy (it was EINVAL with a line).
+    show("PR_MCE_KILL_GET", prctl(PR_MCE_KILL_GET, 0, 0, 0, 0));
+    show("PR_MCE_KILL set early", prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_EARLY, 0, 0));
+    show("PR_MCE_KILL_GET", prctl(PR_MCE_KILL_GET, 0, 0, 0, 0));
+    show("PR_MCE_KILL set 3", prctl(PR_MCE_KILL, PR_MCE_KILL_SET, 3, 0, 0));
+    show("PR_MCE_KILL clear", prctl(PR_MCE_KILL, PR_MCE_KILL_CLEAR, 0, 0, 0));
+    show("PR_MCE_KILL_GET", prctl(PR_MCE_KILL_GET, 0, 0, 0, 0));
+    show("PR_MCE_KILL_GET 1", prctl(PR_MCE_KILL_GET, 1, 0, 0, 0));
     show("PR_SET_DUMPABLE 0", prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
     show("PR_GET_DUMPABLE", prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
     show("PR_SET_DUMPABLE 2", prctl(PR_SET_DUMPABLE, 2, 0, 0, 0));
@@ -43,8 +52,10 @@ int main(void) {
     show("PR_GET_THP_DISABLE", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
     show("PR_SET_THP_DISABLE 1", prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
     show("PR_GET_THP_DISABLE", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
-    /* An option hrt does not implement, twice (its result is not shown: Linux's is 0). */
-    prctl(PR_MCE_KILL, PR_MCE_KILL_CLEAR, 0, 0, 0);
-    prctl(PR_MCE_KILL, PR_MCE_KILL_CLEAR, 0, 0, 0);
+    /* An option hrt does not implement, twice (its result is not shown: Linux's is 0, the
+     * size of struct prctl_mm_map written). */
+    unsigned int map_size;
+    prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, (unsigned long)&map_size, 0, 0);
+    prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, (unsigned long)&map_size, 0, 0);
     return 0;
 }

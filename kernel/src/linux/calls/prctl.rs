@@ -32,6 +32,10 @@ const PR_GET_TIMERSLACK: u64 = 30;
 const PR_SET_THP_DISABLE: u64 = 41;
 const PR_GET_THP_DISABLE: u64 = 42;
 const PR_CAP_AMBIENT: u64 = 47;
+const PR_MCE_KILL: u64 = 33;
+const PR_MCE_KILL_GET: u64 = 34;
+/// PR_MCE_KILL's policies: LATE 0, EARLY 1, DEFAULT 2 (the system's).
+const PR_MCE_KILL_DEFAULT: u64 = 2;
 /// PR_CAP_AMBIENT's operations: IS_SET, RAISE, LOWER, CLEAR_ALL.
 const PR_CAP_AMBIENT_OPS: core::ops::RangeInclusive<u64> = 1..=4;
 
@@ -39,6 +43,9 @@ const PR_CAP_AMBIENT_OPS: core::ops::RangeInclusive<u64> = 1..=4;
 /// that did not exec a set-user-ID program. It changes nothing else here: `hrt` writes no core
 /// file of the program, and nothing can trace it.
 static DUMPABLE: AtomicU8 = AtomicU8::new(1);
+/// The machine-check kill policy PR_MCE_KILL set (no machine check ever reaches the program:
+/// only kept and answered).
+static MCE_KILL: AtomicU8 = AtomicU8::new(PR_MCE_KILL_DEFAULT as u8);
 /// PR_SET_PDEATHSIG's signal, PR_SET_CHILD_SUBREAPER's flag and PR_SET_NO_NEW_PRIVS, as the
 /// program set them (the host has them too). A forked child starts without the first two, as
 /// on Linux, and keeps the third.
@@ -175,6 +182,16 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             }
             _ => Err(EINVAL),
         },
+        // PR_MCE_KILL_CLEAR (back to the default) or PR_MCE_KILL_SET of a policy.
+        PR_MCE_KILL if a[3] == 0 && a[4] == 0 && (a[1] == 0 && a[2] == 0 || a[1] == 1 && a[2] <= 2) => {
+            MCE_KILL.store(if a[1] == 0 { PR_MCE_KILL_DEFAULT as u8 } else { a[2] as u8 }, Ordering::Relaxed);
+            Ok(0)
+        }
+        PR_MCE_KILL => Err(EINVAL),
+        PR_MCE_KILL_GET if a[1] == 0 && a[2] == 0 && a[3] == 0 && a[4] == 0 => {
+            Ok(MCE_KILL.load(Ordering::Relaxed) as u64)
+        }
+        PR_MCE_KILL_GET => Err(EINVAL),
         option => {
             report_once(option);
             Err(EINVAL)
