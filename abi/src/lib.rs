@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 49;
+pub const ABI_VERSION: u32 = 50;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -783,9 +783,14 @@ pub mod process {
     /// if it is not open for reading, ENODEV for a file that cannot be mapped (a directory, a
     /// pipe, a socket, a character device other than /dev/zero, a /proc file).
     pub const MAP_PREAD: u64 = 0x201a;
+    /// (flags: EFD_NONBLOCK, EFD_CLOEXEC): a new eventfd in the program's table to stand for a
+    /// signalfd (kernel/src/linux/signalfd): the monitor knows it for one, so `poll`, `select`
+    /// and epoll never find it writable and its /proc/self/fd link reads
+    /// `anon_inode:[signalfd]`.
+    pub const SIGNALFD_EVENTFD: u64 = 0x201b;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = MAP_PREAD;
+    pub const LAST: u64 = SIGNALFD_EVENTFD;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

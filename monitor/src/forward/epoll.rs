@@ -91,6 +91,12 @@ impl Forwarder {
         };
         let ep = self.fds().get(epfd)?;
         let target = self.fds().get(fd)?;
+        let mut ev = ev;
+        if target.is_signalfd() {
+            // A signalfd is never writable (its eventfd is).
+            let events = u32::from_ne_bytes(ev[..4].try_into().unwrap_or_default()) & !(libc::EPOLLOUT as u32);
+            ev[..4].copy_from_slice(&events.to_ne_bytes());
+        }
         // SAFETY: `ev` is a host copy of one epoll_event.
         unsafe {
             self.sys(
@@ -180,6 +186,19 @@ impl Forwarder {
             return Err(Errno::EFAULT);
         }
         Ok(got)
+    }
+
+    /// `process::SIGNALFD_EVENTFD`: an eventfd that stands for a signalfd (kernel/src/linux/
+    /// signalfd), known as one here.
+    pub(super) fn signalfd_eventfd(&self, flags: u64) -> SysResult<i64> {
+        let flags = int(flags);
+        let cloexec = libc::EFD_CLOEXEC as libc::c_long;
+        if flags & !(cloexec | libc::EFD_NONBLOCK as libc::c_long) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        // SAFETY: no pointer arguments.
+        let fd = unsafe { self.sys(libc::SYS_eventfd2, &[0, flags | cloexec])? };
+        self.fds().insert(Arc::new(HostFd::owned(fd as i32, false).for_signalfd()), flags & cloexec != 0, 0)
     }
 
     pub(super) fn eventfd2(&self, count: u64, flags: u64) -> SysResult<i64> {

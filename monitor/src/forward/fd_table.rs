@@ -40,6 +40,8 @@ pub struct HostFd {
     /// Contents the monitor made (the program's /proc/self/status, ...): like the /proc file it
     /// stands for, it cannot be mapped (ENODEV).
     synthesized: bool,
+    /// The eventfd under one of the program's signalfds (`process::SIGNALFD_EVENTFD`).
+    signalfd: bool,
 }
 
 /// How long I/O on a descriptor may wait, by its file type.
@@ -73,6 +75,7 @@ impl HostFd {
             procfs: std::sync::OnceLock::new(),
             hidden: 0,
             synthesized: false,
+            signalfd: false,
         }
     }
 
@@ -87,6 +90,7 @@ impl HostFd {
             procfs: std::sync::OnceLock::new(),
             hidden: 0,
             synthesized: false,
+            signalfd: false,
         }
     }
 
@@ -101,11 +105,23 @@ impl HostFd {
             procfs: std::sync::OnceLock::new(),
             hidden: 0,
             synthesized: false,
+            signalfd: false,
         }
     }
 
     pub fn raw(&self) -> i32 {
         self.fd
+    }
+
+    /// Marks the eventfd under a signalfd (see `signalfd`).
+    pub fn for_signalfd(mut self) -> HostFd {
+        self.signalfd = true;
+        self
+    }
+
+    /// Whether it stands for a signalfd: never writable, its link `anon_inode:[signalfd]`.
+    pub fn is_signalfd(&self) -> bool {
+        self.signalfd
     }
 
     pub fn special(&self) -> bool {
@@ -193,6 +209,7 @@ impl HostFd {
             procfs: self.procfs.clone(),
             hidden: self.hidden,
             synthesized: self.synthesized,
+            signalfd: self.signalfd,
         })
     }
 
@@ -408,6 +425,7 @@ impl FdTable {
                 procfs: h.procfs.clone(),
                 hidden: h.hidden,
                 synthesized: h.synthesized,
+                signalfd: h.signalfd,
             });
             made.push((Arc::as_ptr(h), o.clone()));
             o

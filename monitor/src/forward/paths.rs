@@ -439,6 +439,10 @@ impl Forwarder {
                         let mut at = At::new(libc::AT_FDCWD, cstring(p)?, Some(h.clone()));
                         at.special = below_is_special(&h);
                         at.rewritten = true;
+                        if h.is_signalfd() {
+                            // Its eventfd's link would say eventfd.
+                            at.link_text = Some(b"anon_inode:[signalfd]".to_vec());
+                        }
                         return Ok(at);
                     }
                     let rest = below.join(&b'/');

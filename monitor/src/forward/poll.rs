@@ -68,19 +68,24 @@ impl Forwarder {
         for c in raw.chunks_exact(POLLFD_SIZE as usize) {
             // SAFETY: `c` is exactly one struct pollfd of plain integers.
             let p: libc::pollfd = unsafe { std::ptr::read_unaligned(c.as_ptr() as *const libc::pollfd) };
+            let mut events = p.events;
             let (fd, bad) = if p.fd < 0 {
                 (-1, false)
             } else {
                 match self.fds().lookup(p.fd as usize) {
                     Some(h) => {
                         let fd = h.raw();
+                        if h.is_signalfd() {
+                            // Never writable (its eventfd is).
+                            events &= !(libc::POLLOUT | libc::POLLWRNORM | libc::POLLWRBAND);
+                        }
                         hold.push(h);
                         (fd, false)
                     }
                     None => (-1, true),
                 }
             };
-            host.push(libc::pollfd { fd, events: p.events, revents: 0 });
+            host.push(libc::pollfd { fd, events, revents: 0 });
             nval.push(bad);
         }
         Ok((host, nval, hold))
@@ -214,9 +219,10 @@ impl Forwarder {
         let mut host: Vec<Option<Vec<u64>>> =
             guest.iter().map(|s| s.as_ref().map(|_| vec![0u64; host_words])).collect();
         for (fd, h) in &map {
-            for (gs, hs) in guest.iter().zip(host.iter_mut()) {
+            for (set, (gs, hs)) in guest.iter().zip(host.iter_mut()).enumerate() {
                 if let (Some(gs), Some(hs)) = (gs, hs) {
-                    if bit(gs, *fd) {
+                    // A signalfd is never writable (its eventfd is): not asked in the write set.
+                    if bit(gs, *fd) && !(set == 1 && h.is_signalfd()) {
                         set_bit(hs, h.raw() as usize);
                     }
                 }

@@ -244,6 +244,7 @@ impl Forwarder {
             (op::KEEP_FILE, None) => self.keep_file(a[0], a[1] != 0),
             (op::KEPT_PREAD, None) => self.kept_pread(g, a),
             (op::MAP_PREAD, _) => self.map_pread(g, a),
+            (op::SIGNALFD_EVENTFD, _) => self.signalfd_eventfd(a[0]),
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
             (op::STAND_IN_PIDFD, None) => self.stand_in_pidfd(a[0] as i32, a[1] as u32),
             (op::REAP_STAND_IN, None) => self.reap_stand_in(a[0] as i32, a[1] != 0),

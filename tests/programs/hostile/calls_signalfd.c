@@ -88,10 +88,28 @@ int main(void) {
            (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0);
     take("read, none pending", fd, 1);
     show("readable, none pending", readable(fd));
-    // A signalfd cannot be written (under hrt its eventfd took the write and became readable).
+    // A signalfd cannot be written (under hrt its eventfd took the write and became readable),
+    // nor is it ever writable to poll, select or epoll (its eventfd is), and its link names it.
     unsigned long long one = 1;
     show("write", write(fd, &one, sizeof one));
     show("readable after the write", readable(fd));
+    struct pollfd in_out = {fd, POLLIN | POLLOUT, 0};
+    show("poll POLLIN|POLLOUT, none pending", poll(&in_out, 1, 0));
+    printf("  revents %#x\n", in_out.revents);
+    fd_set wr;
+    FD_ZERO(&wr);
+    FD_SET(fd, &wr);
+    struct timeval zero = {0, 0};
+    show("select for writing", select(fd + 1, NULL, &wr, NULL, &zero));
+    int ep_out = epoll_create1(0);
+    struct epoll_event want_out = {.events = EPOLLIN | EPOLLOUT, .data.fd = fd}, got_out;
+    epoll_ctl(ep_out, EPOLL_CTL_ADD, fd, &want_out);
+    show("epoll EPOLLIN|EPOLLOUT, none pending", epoll_wait(ep_out, &got_out, 1, 0));
+    close(ep_out);
+    char link[64], target[64] = "";
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    readlink(link, target, sizeof target - 1);
+    printf("  link %s\n", target);
     raise(SIGUSR1);
     show("readable after raise", readable(fd));
     take("read after raise", fd, 1);

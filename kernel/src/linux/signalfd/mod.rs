@@ -4,7 +4,8 @@
 //! Signals are the guest kernel's business, but a signalfd must be pollable beside host
 //! descriptors: `poll`, `select` and `epoll_wait` are performed by the host, and a program
 //! puts a signalfd into the same epoll set as its sockets and pipes. So each signalfd is a host
-//! eventfd (created by a forwarded `eventfd2`, a descriptor of the program's table like any
+//! eventfd (made by the monitor, `process::SIGNALFD_EVENTFD`, which knows it for one: never
+//! writable to `poll`, its link `anon_inode:[signalfd]`; a descriptor of the program's table like any
 //! other: `dup`, `close`, `fcntl`, `FD_CLOEXEC`, `O_NONBLOCK` are the host's) that the kernel
 //! keeps readable while a signal of its mask is pending:
 //! - `registry` records which of the program's descriptors are signalfds, with their masks
@@ -21,8 +22,8 @@
 //! Not alike: readiness is the process's (a signal pending for another thread makes the
 //! descriptor readable, where Linux looks at the polling thread's own); a signal taken by a
 //! handler or `sigwaitinfo` instead leaves the eventfd readable until the next `read` finds
-//! nothing (a spurious wake-up, then EAGAIN); it is always writable to `poll` (writes are
-//! EINVAL, as Linux's); `/proc/self/fd` and `fstat` show an eventfd;
+//! nothing (a spurious wake-up, then EAGAIN); writes are EINVAL, as Linux's; `fstat` and
+//! fdinfo show an eventfd;
 //! `readv` reads the eventfd itself; a host child (`--children host`) inherits an eventfd; a
 //! signalfd received in an SCM_RIGHTS message is one only if this process made it (`received`).
 

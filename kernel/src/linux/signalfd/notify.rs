@@ -5,7 +5,7 @@
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
-use linux_raw_sys::general::{__NR_close, __NR_dup3, __NR_eventfd2, __NR_fcntl, __NR_write};
+use linux_raw_sys::general::{__NR_close, __NR_dup3, __NR_fcntl, __NR_write};
 
 use super::registry;
 use crate::linux::syscall::forward;
@@ -158,7 +158,7 @@ fn reopen(fds: &[i32]) {
     if fl < 0 {
         return;
     }
-    let new = forward(__NR_eventfd2 as u64, [0, fl as u64 & O_NONBLOCK | O_CLOEXEC, 0, 0, 0, 0]);
+    let new = forward(hrt_abi::process::SIGNALFD_EVENTFD, [fl as u64 & O_NONBLOCK | O_CLOEXEC, 0, 0, 0, 0, 0]);
     if new < 0 {
         return;
     }

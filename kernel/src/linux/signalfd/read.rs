@@ -1,6 +1,6 @@
 //! `signalfd`/`signalfd4` and `read` of a signalfd.
 
-use linux_raw_sys::general::{__NR_eventfd2, __NR_fcntl, __NR_ppoll, __NR_read};
+use linux_raw_sys::general::{__NR_fcntl, __NR_ppoll, __NR_read};
 
 use super::notify::poke;
 use super::registry;
@@ -40,7 +40,7 @@ pub fn signalfd4(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let mask = uaccess::read::<u64>(mask)? & !UNBLOCKABLE;
     if fd == -1 {
-        let new = result(forward(__NR_eventfd2 as u64, [0, flags, 0, 0, 0, 0]))?;
+        let new = result(forward(hrt_abi::process::SIGNALFD_EVENTFD, [flags, 0, 0, 0, 0, 0]))?;
         registry::create(new as i32, mask);
         super::notify::ensure_started();
         poke();
