@@ -467,7 +467,8 @@ fn a_reaped_childs_shared_mappings_are_gone() {
 
 /// mprotect with PROT_GROWSDOWN/PROT_GROWSUP (tests/programs/hostile/mprotect_grows.c): EINVAL
 /// with the protection unchanged except GROWSDOWN on the main stack (it was applied to any
-/// mapping: a read-only page, or PROT_NONE with both flags).
+/// mapping: a read-only page, or PROT_NONE with both flags); across a hole, ENOMEM with the
+/// part before it changed (nothing changed before).
 #[test]
 fn mprotect_grows_flags_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("mprotect_grows", Some("the stack still usable: 7"));

@@ -418,14 +418,32 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         addr
     };
     if !usermem::is_mapped(addr, end) {
+        // As Linux, which changes mapping after mapping: the mapped part before the first
+        // hole takes the protection, then ENOMEM (nothing changed before).
+        let mut mapped_to = addr;
+        for (s, e) in usermem::mapped_parts(addr, end).0 {
+            if s != mapped_to {
+                break;
+            }
+            mapped_to = e;
+        }
+        if mapped_to > addr {
+            shared_files::check_protect(addr, mapped_to, prot)?;
+            set_protection(addr, mapped_to, prot & known);
+        }
         return Err(ENOMEM);
     }
     shared_files::check_protect(addr, end, prot)?;
-    protect::set(addr, end, prot & known);
-    usermem::access_changed(addr, end, prot & known != 0);
-    shared_files::hide_past_end(addr, end, prot & known);
-    past_eof::protect(addr, end, prot & known);
+    set_protection(addr, end, prot & known);
     Ok(0)
+}
+
+/// Gives `[start, end)` (mapped) protection `prot` (PROT_READ, PROT_WRITE, PROT_EXEC).
+fn set_protection(start: u64, end: u64, prot: u64) {
+    protect::set(start, end, prot);
+    usermem::access_changed(start, end, prot != 0);
+    shared_files::hide_past_end(start, end, prot);
+    past_eof::protect(start, end, prot);
 }
 
 /// pkey_alloc: the VM's CPUs run without protection keys (CR4.PKE is off). Linux on a CPU
