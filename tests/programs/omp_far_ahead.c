@@ -9,6 +9,16 @@
 #define K 40
 #define N 64
 
+/* A `nowait` loop with schedule(...) (the arguments after the first two) that adds `mult * i`
+ * for each i to `sum`. */
+#define PRAGMA(text) _Pragma(#text)
+#define SUM_LOOP(sum, mult, ...)                                                                 \
+    PRAGMA(omp for schedule(__VA_ARGS__) nowait)                                                 \
+    for (int i = 0; i < N; i++) {                                                                \
+        PRAGMA(omp atomic)                                                                       \
+        (sum) += (mult) * i;                                                                     \
+    }
+
 int main(void) {
     long total = 0;
     for (int region = 0; region < 3; region++) {
@@ -27,25 +37,13 @@ int main(void) {
             for (int k = 0; k < K; k++) {
                 switch (k % 5) {
                 case 0:
-#pragma omp for schedule(dynamic, 1) nowait
-                    for (int i = 0; i < N; i++) {
-#pragma omp atomic
-                        sums[k] += i;
-                    }
+                    SUM_LOOP(sums[k], 1, dynamic, 1);
                     break;
                 case 1:
-#pragma omp for schedule(guided) nowait
-                    for (int i = 0; i < N; i++) {
-#pragma omp atomic
-                        sums[k] += 2 * i;
-                    }
+                    SUM_LOOP(sums[k], 2, guided);
                     break;
                 case 2:
-#pragma omp for schedule(runtime) nowait
-                    for (int i = 0; i < N; i++) {
-#pragma omp atomic
-                        sums[k] += 3 * i;
-                    }
+                    SUM_LOOP(sums[k], 3, runtime);
                     break;
                 case 3:
 #pragma omp for ordered schedule(dynamic, 4) nowait
