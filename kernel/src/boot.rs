@@ -130,7 +130,10 @@ fn memory_and_page_tables(boot: &BootInfo, ring3: bool) -> bool {
     paging::set_page_source(mem::table_pages::alloc_page, |pages| {
         (0..mem::num_zones()).find_map(|z| mem::table_pages::alloc_run(pages, z))
     });
-    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, ring3);
+    let absent = mem::unregistered();
+    paging::build_identity_map(mem::ram_ranges(), !apic::is_x2apic(), user, ring3, absent);
+    // What the monitor registered while the tables took their pages.
+    paging::now_present(mem::unregistered().1, absent.1);
     rewrite
 }
 

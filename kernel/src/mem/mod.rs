@@ -69,7 +69,8 @@ const EARLY_BLOCK: u64 = 16 << 20;
 /// The part of the kernel's share of RAM that KVM does not know yet, `[LAZY_BASE, LAZY_LO)`
 /// (`BootInfo::kernel_lazy`): the monitor registers the share's top at start and the rest as
 /// the allocators run out (`grow`), downward. None of it is in an allocator, nor touched,
-/// before the monitor has registered it: a touch would be an MMIO exit, which stops the VM.
+/// before the monitor has registered it: a touch would be an MMIO exit, which stops the VM, so
+/// the kernel's page tables map it not present until then (`paging::now_present`).
 static LAZY_BASE: AtomicU64 = AtomicU64::new(0);
 static LAZY_LO: AtomicU64 = AtomicU64::new(0);
 
@@ -360,6 +361,7 @@ fn grow(seen: u64, order: usize, zone: Option<usize>) -> bool {
     if from >= lo {
         return false;
     }
+    crate::arch::paging::now_present(from, lo);
     free_lazy(&excluded, from, lo);
     LAZY_LO.store(from, Ordering::Release);
     true
@@ -404,11 +406,17 @@ pub fn take_fresh(bytes: u64) -> Option<u64> {
     // The monitor stops the VM when it cannot register memory; a negative answer never returns.
     assert!(from >= 0, "the monitor could not give the kernel's memory to KVM");
     let from = (from as u64).next_multiple_of(PAGE).clamp(LAZY_BASE.load(Ordering::Relaxed), lo);
+    crate::arch::paging::now_present(from.min(lo), lo);
     let taken = (from <= start).then_some(start);
     // What KVM knows now but the caller does not take.
     free_lazy(&excluded, from, if taken.is_some() { start } else { lo });
     LAZY_LO.store(from.min(lo), Ordering::Release);
     taken
+}
+
+/// The part of the lazy span the monitor has not registered yet, `[LAZY_BASE, LAZY_LO)`.
+pub fn unregistered() -> (u64, u64) {
+    (LAZY_BASE.load(Ordering::Relaxed), LAZY_LO.load(Ordering::Acquire))
 }
 
 /// Bytes of RAM in the lazy span that the monitor has not registered yet (see `LAZY_LO`).

@@ -98,7 +98,10 @@ unsafe fn next_table(table: *mut u64, index: usize) -> *mut u64 {
 /// memory never given faults. Every other page is present and supervisor-only, unless
 /// `kernel_user` (ring-3 mode: the kernel runs in ring 3 too, so all RAM is user-accessible,
 /// its code and read-only data read-only). Page 0 is not present. Intermediate entries allow
-/// user access; the leaves decide.
+/// user access; the leaves decide. `absent`: the kernel's RAM that KVM does not know yet (the
+/// lazy span, 2 MiB aligned), mapped with 2 MiB leaves that are not present until `now_present`
+/// (after the monitor registered a piece): a stray access there, which in ring-3 mode a program
+/// can make, is a page fault the kernel reports (SIGSEGV), not an MMIO exit that stops the VM.
 ///
 /// Nothing here costs time per GiB of RAM beyond filling the tables: each map's directories
 /// are one contiguous run of tables, and each run of leaves with the same flags is one fill,
@@ -108,8 +111,10 @@ pub fn build_identity_map(
     map_xapic: bool,
     user: Option<(u64, u64)>,
     kernel_user: bool,
+    absent: (u64, u64),
 ) -> u64 {
     let (user_lo, user_hi) = user.unwrap_or((0, 0));
+    let (absent_lo, absent_hi) = (absent.0.next_multiple_of(LARGE_PAGE_SIZE), absent.1 & !(LARGE_PAGE_SIZE - 1));
     BATCH.on.store(true, Ordering::Relaxed);
     let pml4 = new_table();
     let huge = has_1g_pages();
@@ -128,7 +133,11 @@ pub fn build_identity_map(
             let (pool_lo, pool_hi) = (user_lo.clamp(start, end), user_hi.clamp(start, end));
             identity.map(start, pool_lo, kernel_leaf, huge);
             identity.map(pool_lo, pool_hi, pool_leaf, huge);
-            identity.map(pool_hi, end, kernel_leaf, huge);
+            let (lazy_lo, lazy_hi) = (absent_lo.clamp(pool_hi, end), absent_hi.clamp(pool_hi, end));
+            identity.map(pool_hi, lazy_lo, kernel_leaf, huge);
+            // 2 MiB leaves: the monitor registers the span in 2 MiB multiples.
+            identity.map(lazy_lo, lazy_hi, kernel_leaf & !PRESENT, false);
+            identity.map(lazy_hi, end, kernel_leaf, huge);
         }
         if user.is_some() {
             let alias = Directories::new(pml4, POOL_ALIAS_BASE, ram_end);
@@ -712,6 +721,49 @@ pub fn user_range_allows(start: u64, end: u64, write: bool) -> bool {
     }
     super::irq::restore(was);
     ok
+}
+
+/// Makes the kernel's 2 MiB leaves in `[start, end)` that `build_identity_map` left absent
+/// (its `absent` span) present: KVM knows that memory now. Not-present entries are in no TLB,
+/// so nothing is flushed; a CPU that faults on one before it sees the write retries
+/// (`retry_spurious_fault`).
+pub fn now_present(start: u64, end: u64) {
+    if kernel_pml4() == 0 {
+        // Before the tables are built: `build_identity_map` maps it present.
+        return;
+    }
+    let was = super::irq::save_and_disable();
+    let mut cur = start.next_multiple_of(LARGE_PAGE_SIZE);
+    while cur + LARGE_PAGE_SIZE <= end {
+        if let Some(entry) = pd_entry_of(cur) {
+            // SAFETY: an entry of the kernel's live PD; replaced whole, atomically.
+            unsafe {
+                let old = *entry;
+                if old & (PRESENT | PAGE_SIZE_BIT) == PAGE_SIZE_BIT && old & ADDR_MASK == cur {
+                    swap_entry(entry, old | PRESENT);
+                }
+            }
+        }
+        cur += LARGE_PAGE_SIZE;
+    }
+    super::irq::restore(was);
+}
+
+/// The PD entry for `addr` in the kernel's tables, where a PD maps it (not a 1 GiB leaf).
+fn pd_entry_of(addr: u64) -> Option<*mut u64> {
+    let pml4 = direct(kernel_pml4()) as *const u64;
+    // SAFETY: reading the kernel's live tables; PDs of the identity map are never freed.
+    unsafe {
+        let e4 = *pml4.add((addr >> 39) as usize & 511);
+        if e4 & PRESENT == 0 {
+            return None;
+        }
+        let e3 = *(direct(e4 & ADDR_MASK) as *const u64).add((addr >> 30) as usize & 511);
+        if e3 & PRESENT == 0 || e3 & PAGE_SIZE_BIT != 0 {
+            return None;
+        }
+        Some(direct(e3 & ADDR_MASK).add((addr >> 21) as usize & 511))
+    }
 }
 
 /// Whether the 2 MiB page at `addr` (aligned) is wholly not present as one leaf (2 MiB or
