@@ -78,6 +78,7 @@ pub fn init(lo: u64, hi: u64) {
     // (`nr::RAM_READY`): one exit (~130 us) fewer when the program is loaded there.
     if lo < hi && lo / CHUNK < READY_CHUNKS {
         READY[(lo / CHUNK) as usize / 64].fetch_or(1 << ((lo / CHUNK) % 64), Ordering::AcqRel);
+        crate::arch::paging::pool_alias_ready(lo, (lo / CHUNK + 1) * CHUNK);
     }
     super::usermap::init(lo, hi);
     // Free memory is not present until it is handed out (`protect::reset`), so a stray pointer
@@ -111,6 +112,7 @@ fn ensure_ready_and_small_pages(start: u64, end: u64, small: u64) -> bool {
     for chunk in first..upto {
         READY[chunk as usize / 64].fetch_or(1 << (chunk % 64), Ordering::AcqRel);
     }
+    crate::arch::paging::pool_alias_ready(first * CHUNK, upto * CHUNK);
     true
 }
 

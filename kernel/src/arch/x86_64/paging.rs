@@ -141,8 +141,9 @@ pub fn build_identity_map(
         }
         if user.is_some() {
             let alias = Directories::new(pml4, POOL_ALIAS_BASE, ram_end);
+            // Not present until KVM knows the memory (`pool_alias_ready`), in 2 MiB leaves.
             for (start, end) in ram_in(ram, user_lo, user_hi) {
-                alias.map(start, end, PRESENT | WRITABLE | PAGE_SIZE_BIT | kernel_u, huge);
+                alias.map(start, end, WRITABLE | PAGE_SIZE_BIT | kernel_u, false);
             }
             POOL_ALIAS.store(user_lo, Ordering::Relaxed);
             POOL_ALIAS_END.store(user_hi, Ordering::Relaxed);
@@ -334,7 +335,8 @@ fn table_run(pages: usize) -> *mut u64 {
 }
 
 /// Where the kernel sees the program's pool a second time: physical (= program) address `a`
-/// at `POOL_ALIAS_BASE + a`, read-write, never changed after boot. The kernel clears memory
+/// at `POOL_ALIAS_BASE + a`, read-write, present once KVM knows the memory (`pool_alias_ready`).
+/// The kernel clears memory
 /// the program gave back through it: in the identity map those pages are not present from
 /// the moment they are unmapped (so the program faults there), yet they must be zeroed before
 /// they become free. Only the kernel uses it: supervisor-only where the kernel runs in ring 0;
@@ -347,6 +349,18 @@ static POOL_ALIAS_END: AtomicU64 = AtomicU64::new(0);
 /// The RAM parts of `[lo, hi)`.
 fn ram_in(ram: impl Iterator<Item = (u64, u64)>, lo: u64, hi: u64) -> impl Iterator<Item = (u64, u64)> {
     ram.map(move |(s, e)| (s.max(lo), e.min(hi))).filter(|(s, e)| s < e)
+}
+
+/// The pool's `[start, end)` is memory KVM knows now (`nr::RAM_READY`): its alias becomes
+/// present. Until then it is not, so that in ring-3 mode a stray access of the program there
+/// faults (SIGSEGV) rather than stop the VM with an MMIO exit; the kernel itself uses the
+/// alias only for memory it has made present in the pool, which KVM knows.
+pub fn pool_alias_ready(start: u64, end: u64) {
+    let (lo, hi) = (POOL_ALIAS.load(Ordering::Relaxed), POOL_ALIAS_END.load(Ordering::Relaxed));
+    let (start, end) = (start.max(lo), end.min(hi));
+    if start < end {
+        leaves_present(POOL_ALIAS_BASE + start, POOL_ALIAS_BASE + end, POOL_ALIAS_BASE);
+    }
 }
 
 /// The kernel's always-writable view of `[addr, addr + len)` of the program's pool (see
@@ -728,18 +742,24 @@ pub fn user_range_allows(start: u64, end: u64, write: bool) -> bool {
 /// so nothing is flushed; a CPU that faults on one before it sees the write retries
 /// (`retry_spurious_fault`).
 pub fn now_present(start: u64, end: u64) {
-    if kernel_pml4() == 0 {
-        // Before the tables are built: `build_identity_map` maps it present.
+    leaves_present(start, end, 0);
+}
+
+/// Makes the 2 MiB leaves of virtual `[start, end)` (rounded out to them) present that map
+/// `virtual - offset` and were left not present for it: see `now_present`.
+fn leaves_present(start: u64, end: u64, offset: u64) {
+    if kernel_pml4() == 0 || start >= end {
+        // Before the tables are built: `build_identity_map` maps what is known then.
         return;
     }
     let was = super::irq::save_and_disable();
-    let mut cur = start.next_multiple_of(LARGE_PAGE_SIZE);
-    while cur + LARGE_PAGE_SIZE <= end {
+    let mut cur = start & !(LARGE_PAGE_SIZE - 1);
+    while cur < end {
         if let Some(entry) = pd_entry_of(cur) {
             // SAFETY: an entry of the kernel's live PD; replaced whole, atomically.
             unsafe {
                 let old = *entry;
-                if old & (PRESENT | PAGE_SIZE_BIT) == PAGE_SIZE_BIT && old & ADDR_MASK == cur {
+                if old & (PRESENT | PAGE_SIZE_BIT) == PAGE_SIZE_BIT && old & ADDR_MASK == cur - offset {
                     swap_entry(entry, old | PRESENT);
                 }
             }
