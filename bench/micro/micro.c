@@ -347,7 +347,8 @@ static void test_cond_wakeup(void) {
 /* usleep(10) on CPU 0, timed in cycles: alone, then with a thread spinning on the same CPU
  * (a runtime's polling wait beside a thread that sleeps briefly, e.g. a pthread that
  * fulfils OpenMP events). Linux runs the woken sleeper at once; a kernel that leaves it
- * behind the spinner until a time slice ends makes every sleep that long. */
+ * behind the spinner until a time slice ends makes every sleep that long. Then usleep(1000)
+ * among nine spinners, and beside a thread that computes. */
 #define SLEEP_US 10
 static atomic_int sleep_spin_stop, sleep_spinning;
 
@@ -376,6 +377,23 @@ static double rep_sleep_1ms(void *ctx, double *aux) {
     return (double)(bench_tsc() - t0);
 }
 
+/* A thread that computes (no PAUSE, no system calls) on the sleeper's CPU: the sleeper's
+ * wake-up must take the CPU from it, which a look for spinning cannot decide. */
+static atomic_int sleep_compute_stop;
+static volatile double sleep_compute_sink;
+
+static void *sleep_computer(void *p) {
+    (void)p;
+    pin_or_count(0);
+    double x = 1;
+    while (!atomic_load_explicit(&sleep_compute_stop, memory_order_relaxed)) {
+        for (int i = 0; i < 1000; i++)
+            x = x * 1.0000001 + 1e-9;
+        sleep_compute_sink = x;
+    }
+    return NULL;
+}
+
 static void test_sleep(void) {
     pthread_t th;
     cpu_set_t old;
@@ -397,6 +415,11 @@ static void test_sleep(void) {
     atomic_store(&sleep_spin_stop, 1);
     for (int i = 0; i < SLEEP_CROWD; i++)
         pthread_join(more[i], NULL);
+    pthread_join(th, NULL);
+    atomic_store(&sleep_compute_stop, 0);
+    spawn(&th, sleep_computer, NULL);
+    sampled("sleep_1ms.beside_computer", "cycles", 100, 30, 10, rep_sleep_1ms, NULL, NULL, 2);
+    atomic_store(&sleep_compute_stop, 1);
     pthread_join(th, NULL);
     pthread_setaffinity_np(pthread_self(), sizeof old, &old);
     report_pinning("sleep_10us");
