@@ -300,6 +300,15 @@ fn calls_on_directory_entries_never_follow_the_last_link() {
     passes_natively_and_same_on_1_and_2_cpus("path_entries", Some("rmdir L/                           ENOTDIR"));
 }
 
+/// An I/O signal's siginfo as on Linux: SI_KERNEL for a plain SIGIO; with F_SETSIG the POLL_*
+/// reason, si_band and si_fd as the program numbers the descriptor (the host's number, or
+/// nothing, before 2026-12-03: every code was SI_USER), for a pipe and a socket pair set up
+/// with fcntl and with ioctl FIOASYNC (tests/programs/hostile/io_signal_info.c).
+#[test]
+fn io_signals_carry_their_reason_band_and_descriptor() {
+    passes_natively_and_same_on_1_and_2_cpus("io_signal_info", Some("fd is the read end: 1"));
+}
+
 /// fcntl's owner and signal commands (O_ASYNC's SIGIO, F_SETSIG, F_SETOWN_EX, another thread
 /// as the owner), F_NOTIFY,
 /// leases and memory-file seals, as on Linux (tests/programs/hostile/calls_fcntl_owner.c).

@@ -83,6 +83,9 @@ impl Forwarder {
                 Ok(flags & !(h.hidden() as i64))
             }
             c @ (libc::F_SETFL | libc::F_GETPIPE_SZ | libc::F_SETPIPE_SZ) => {
+                if c == libc::F_SETFL && arg & libc::O_ASYNC as u64 != 0 {
+                    super::async_fds::note(h.raw(), fd);
+                }
                 // SAFETY: these take an integer argument.
                 unsafe { self.sys(libc::SYS_fcntl, &[raw, c as libc::c_long, arg as libc::c_long]) }
             }
@@ -100,8 +103,8 @@ impl Forwarder {
             }
             // The host file's own: a memory file's seals, a lease, directory notification, and
             // who gets the signal for I/O readiness and with which signal. The host signals the
-            // owner, `hrt`, which passes the signal on to the program (without the siginfo's
-            // si_fd and si_band).
+            // owner, `hrt`, which passes the signal on to the program (with si_band, and si_fd
+            // as the program's number: `async_fds`).
             c @ (libc::F_ADD_SEALS
             | libc::F_GET_SEALS
             | libc::F_SETLEASE
@@ -119,6 +122,7 @@ impl Forwarder {
                     say_refused_signal(sig);
                     return Err(Errno::EINVAL);
                 }
+                super::async_fds::note(h.raw(), fd);
                 // SAFETY: an integer argument.
                 unsafe { self.sys(libc::SYS_fcntl, &[raw, F_SETSIG as libc::c_long, sig as libc::c_long]) }
             }
@@ -186,6 +190,10 @@ impl Forwarder {
                 return unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(&who as *const i32)]) };
             }
             libc::SIOCGIFCONF => return self.ioctl_ifconf(g, raw, arg),
+            libc::FIOASYNC => {
+                super::async_fds::note(h.raw(), fd);
+                Ioctl::In(INT)
+            }
             cmd => ioctl_kind(cmd).ok_or(Errno::ENOTTY)?,
         };
         let mut local = [0u8; LARGEST_ARG];

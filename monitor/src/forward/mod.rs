@@ -27,6 +27,7 @@
 //!   then signalling that thread.
 //! - Blocking calls (read on a pipe or terminal, poll) block the calling vCPU thread.
 
+pub mod async_fds;
 mod blocking;
 mod cpu_dirs;
 pub mod cross_memory;
