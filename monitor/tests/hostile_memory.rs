@@ -514,3 +514,23 @@ fn the_kernels_unregistered_memory_faults_for_the_program() {
         assert_same(&format!("stray_kernel_span --cpus {cpus}"), &linux, &got);
     }
 }
+
+/// Only memory mapped executable runs as code, as on Linux with NX: a `ret` in a fresh
+/// read-write mapping, on the stack, in the heap and in .data is SIGSEGV (SEGV_ACCERR); in a
+/// read-write-execute mapping, after mprotect to read-execute and after mremap moved an
+/// executable mapping it runs, and a read-only mapping stays read-only when moved. A program
+/// linked with `-z execstack` gets an executable stack (and still no executable heap). Until
+/// 2026-12-03 every program page ran as code and a moved mapping became read-write.
+#[test]
+fn only_executable_memory_runs_as_code() {
+    let linux =
+        passes_natively_and_same_on_1_and_2_cpus("exec_protections", Some("mprotect to read-execute             runs"));
+    assert!(linux.stdout.contains("heap                                 SIGSEGV code 2"), "natively: {}", linux.stdout);
+    let prog = build("exec_protections", &["-Wl,-z,execstack"]);
+    let linux = native(&prog, &["stack"]);
+    assert!(
+        linux.code() == 0 && linux.stdout.contains("stack (-z execstack)                 runs"),
+        "natively: {linux:?}"
+    );
+    assert_same_on_1_and_2_cpus("exec_protections -z execstack", &prog, &["stack"], &linux);
+}

@@ -7,6 +7,8 @@ pub const ET_DYN: u16 = 3;
 pub const PT_LOAD: u32 = 1;
 pub const PT_TLS: u32 = 7;
 pub const PT_PHDR: u32 = 6;
+/// The stack's permissions: PF_X asks for an executable stack (gcc's nested-function trampolines).
+pub const PT_GNU_STACK: u32 = 0x6474_e551;
 // Segment permissions (p_flags).
 pub const PF_X: u32 = 1;
 pub const PF_W: u32 = 2;

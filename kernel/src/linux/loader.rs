@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use hrt_abi::BootInfo;
 
-use super::elf::{Elf, ProgramHeader, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_LOAD, PT_PHDR};
+use super::elf::{Elf, ProgramHeader, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_GNU_STACK, PT_LOAD, PT_PHDR};
 use super::process::{Brk, PROCESS};
 use super::protect;
 use super::usermem::{self, page_up, PAGE};
@@ -69,6 +69,8 @@ struct Loaded {
     overridden: usize,
     /// Its executable segments' span.
     code: (u64, u64),
+    /// Its PT_GNU_STACK asks for an executable stack.
+    exec_stack: bool,
 }
 
 /// What `load_image` loads: the program's file, its interpreter's (a dynamic program), and its
@@ -165,7 +167,17 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: Option<&[u8]>
     }
     let exec = loads.iter().filter(|p| p.flags & PF_X != 0);
     let code = exec.fold((u64::MAX, 0), |(lo, hi), p| (lo.min(base + p.vaddr), hi.max(base + p.vaddr + p.filesz)));
-    Ok(Loaded { entry: base + elf.entry, phdr, phnum: elf.phnum as u64, end: base + hi, base, overridden, code })
+    let exec_stack = elf.program_headers().any(|p| p.kind == PT_GNU_STACK && p.flags & PF_X != 0);
+    Ok(Loaded {
+        entry: base + elf.entry,
+        phdr,
+        phnum: elf.phnum as u64,
+        end: base + hi,
+        base,
+        overridden,
+        code,
+        exec_stack,
+    })
 }
 
 /// Gives the kernel's OpenMP runtime the program's environment when the program's libgomp
@@ -344,6 +356,11 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     protect::set(guard, guard + STACK_GUARD, 0);
     super::stack_guard::set(guard, guard + STACK_GUARD);
     let top = guard + STACK_GUARD + stack_size;
+    if loaded.exec_stack {
+        // As Linux's execve for a program whose PT_GNU_STACK has PF_X; the C library gives its
+        // threads' stacks PROT_EXEC itself then.
+        protect::set(guard + STACK_GUARD, top, protect::ALL);
+    }
     for (w, v) in MAIN_STACK.iter().zip([guard, guard + STACK_GUARD, top, top + vdso_len]) {
         w.store(v, core::sync::atomic::Ordering::Relaxed);
     }

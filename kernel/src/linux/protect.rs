@@ -2,9 +2,11 @@
 //! the page tables: PROT_NONE pages are not present, pages without PROT_WRITE are read-only,
 //! pages without PROT_EXEC are execute-disabled where the CPU has NX.
 //!
-//! Memory the identity map hands out is readable, writable and executable, and stays so
-//! unless a protection is set (fresh `mmap` with PROT_READ|PROT_WRITE leaves it that way: no
-//! page-table change, which costs a lot in emulated ring 0) or it is unmapped (`unmap`: not
+//! Memory the pool hands out is readable and writable, not executable (as Linux's fresh
+//! anonymous memory, its heap and its stacks), and stays so unless a protection is set (fresh
+//! `mmap` with PROT_READ|PROT_WRITE leaves it that way: no page-table change, which costs a lot
+//! on a PVM host; code segments and PROT_EXEC mappings change it; until 2026-12-03 the default
+//! was executable too, and data, stacks and the heap ran as code) or it is unmapped (`unmap`: not
 //! present until the pool hands it out again, which restores the default). The page tables
 //! themselves say what each page allows; besides them there is only one bit per 2 MiB of the
 //! program's pool, set once a protection was changed or memory unmapped there, so that
@@ -30,7 +32,9 @@ pub const PROT_READ: u64 = 1;
 pub const PROT_WRITE: u64 = 2;
 pub const PROT_EXEC: u64 = 4;
 /// What every program page allows until told otherwise.
-pub const DEFAULT: u64 = PROT_READ | PROT_WRITE | PROT_EXEC;
+pub const DEFAULT: u64 = PROT_READ | PROT_WRITE;
+/// Every protection bit.
+pub const ALL: u64 = PROT_READ | PROT_WRITE | PROT_EXEC;
 const CHUNK: u64 = 2 << 20;
 
 /// One bit per 2 MiB of the pool: a protection was changed there (maybe since undone).
@@ -53,11 +57,22 @@ static LAZY: IrqSpinLock<BTreeMap<u64, u64>> = IrqSpinLock::new(BTreeMap::new())
 static LAZY_PAGES: AtomicUsize = AtomicUsize::new(0);
 
 fn access(prot: u64) -> UserAccess {
-    UserAccess {
-        present: prot & DEFAULT != 0,
-        writable: prot & PROT_WRITE != 0,
-        executable: prot & PROT_EXEC != 0 || prot == DEFAULT,
+    UserAccess { present: prot & ALL != 0, writable: prot & PROT_WRITE != 0, executable: prot & PROT_EXEC != 0 }
+}
+
+/// The protection (PROT_* bits) the program's page at `addr` has: from the page tables, or
+/// from `LAZY` for a page not made present yet. None where it is not present otherwise
+/// (PROT_NONE, unmapped, a hidden page past a file's end).
+pub fn prot_at(addr: u64) -> Option<u64> {
+    if let Some(a) = paging::user_access_at(addr) {
+        let exec = if paging::nx_enabled() { a.executable } else { false };
+        return Some(PROT_READ | if a.writable { PROT_WRITE } else { 0 } | if exec { PROT_EXEC } else { 0 });
     }
+    if LAZY_PAGES.load(Ordering::Acquire) == 0 {
+        return None;
+    }
+    let _touched = TOUCHED.lock();
+    LAZY.lock().get(&(addr & !(CHUNK - 1))).copied()
 }
 
 /// The chunk indices `[first, last)` covering `[start, end)` of the pool.
@@ -81,7 +96,7 @@ fn is_touched(bits: &[u64], i: usize) -> bool {
 /// 0.68-1.49 M eagerly, both mostly the host's first touch of the 2 MiB); each page never
 /// touched saves two trapped leaf stores, at `mprotect` and at `munmap`.
 pub fn set(start: u64, end: u64, prot: u64) {
-    change_with(start, end, prot & DEFAULT, end - start <= LAZY_RANGE_MAX && leaves_cost_traps());
+    change_with(start, end, prot & ALL, end - start <= LAZY_RANGE_MAX && leaves_cost_traps());
 }
 
 /// The largest range `set` leaves partly lazy: stacks of up to 256 MiB (`OMP_STACKSIZE`). Not

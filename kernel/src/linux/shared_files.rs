@@ -121,7 +121,7 @@ pub fn fault_past_end(addr: u64, write: bool) -> Option<bool> {
     }
     let from = file_end.max(start);
     super::protect::set(from, end, prot);
-    super::usermem::access_changed(from, end, prot & super::protect::DEFAULT != 0);
+    super::usermem::access_changed(from, end, prot & super::protect::ALL != 0);
     Some(false)
 }
 

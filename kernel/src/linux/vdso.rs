@@ -60,5 +60,8 @@ pub fn map(place: Option<u64>) -> Option<u64> {
     // -mno-red-zone, they qualify. Without this every CPU-clock read took the SYSCALL path
     // (~22 us on a PVM host against ~0.2 us through the gate).
     super::symbols::load(IMAGE, base + PAGE);
+    // Code: read and execute (fresh program memory is not executable). Rewriting its sites
+    // later writes through the kernel's alias of the pool.
+    super::protect::set(base + PAGE, base + len(), super::protect::PROT_READ | super::protect::PROT_EXEC);
     Some(base + PAGE)
 }

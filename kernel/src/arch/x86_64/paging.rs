@@ -786,6 +786,19 @@ fn pd_entry_of(addr: u64) -> Option<*mut u64> {
     }
 }
 
+/// What the kernel's tables let the program do with the page at `addr`; None where it is not
+/// present.
+pub fn user_access_at(addr: u64) -> Option<UserAccess> {
+    let was = super::irq::save_and_disable();
+    let (leaf, _) = leaf_entry_sized(addr);
+    super::irq::restore(was);
+    (leaf & PRESENT != 0).then_some(UserAccess {
+        present: true,
+        writable: leaf & WRITABLE != 0,
+        executable: leaf & NO_EXECUTE == 0,
+    })
+}
+
 /// Whether the 2 MiB page at `addr` (aligned) is wholly not present as one leaf (2 MiB or
 /// 1 GiB) that `protect_user` can make present: one entry to write, and until then nothing of
 /// it in any TLB. (An empty entry maps nothing, and `protect_user` leaves it alone.)

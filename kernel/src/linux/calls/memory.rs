@@ -338,7 +338,7 @@ fn memory_full(call: &str, len: u64, e: u32) -> u32 {
     e
 }
 
-/// Gives a new mapping its protection. Read-write (with or without exec) is what fresh memory
+/// Gives a new mapping its protection. Read-write (not executable) is what fresh memory
 /// already allows (the pool made it present); anything else changes the page tables (a
 /// replaced MAP_FIXED range may also carry an older protection, which `reset` undoes).
 pub(super) fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
@@ -347,7 +347,7 @@ pub(super) fn apply_prot(start: u64, end: u64, prot: u64, fresh: bool) {
     if prot & any == 0 {
         usermem::access_changed(start, end, false);
     }
-    if prot & rw == rw {
+    if prot & any == rw {
         if !fresh {
             protect::reset(start, end);
         }
@@ -439,7 +439,7 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 /// Gives `[start, end)` (mapped) protection `prot` (PROT_READ, PROT_WRITE, PROT_EXEC).
-fn set_protection(start: u64, end: u64, prot: u64) {
+pub(super) fn set_protection(start: u64, end: u64, prot: u64) {
     protect::set(start, end, prot);
     usermem::access_changed(start, end, prot != 0);
     shared_files::hide_past_end(start, end, prot);

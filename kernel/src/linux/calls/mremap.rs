@@ -3,7 +3,8 @@
 //! moving while the old range stays mapped but empty (MREMAP_DONTUNMAP: private anonymous
 //! memory reads zero there, a private file mapping its file again), with Linux 6.x's errno for
 //! each bad combination. A move copies the pages (memory is physical: no page tables to move);
-//! the moved range is read-write, whatever its protection was.
+//! the moved or grown range takes the protection of the mapping's first page (read-write
+//! before 2026-12-03, whatever it was; a PROT_NONE mapping still becomes read-write).
 
 use linux_raw_sys::errno::EFAULT;
 use linux_raw_sys::general;
@@ -69,6 +70,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         past_eof::remapped(old, old_len, old, new_len);
         fork_advice::moved(old, old_len, old, new_len);
         file_pages_grown(old, old_len, new_len)?;
+        carry_protection(protect::prot_at(old), old + old_len, old + new_len);
         return Ok(old);
     }
     if flags & MREMAP_MAYMOVE == 0 {
@@ -76,9 +78,11 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
     let new = usermem::alloc(new_len, align)?;
+    let prot = protect::prot_at(old);
     moved(old, old_len, new, new_len, anonymous);
     usermem::unmap(old, old + old_len);
     file_pages_grown(new, old_len, new_len)?;
+    carry_protection(prot, new, new + new_len);
     Ok(new)
 }
 
@@ -138,6 +142,7 @@ fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> Sys
         usermem::unmap(old + new_len, old + old_len);
         old_len = new_len;
     }
+    let prot = protect::prot_at(old);
     moved(old, old_len, new, new_len, anonymous);
     file_pages_grown(new, old_len, new_len)?;
     if keep_old {
@@ -146,7 +151,17 @@ fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> Sys
     } else {
         usermem::unmap(old, old + old_len);
     }
+    carry_protection(prot, new, new + new_len);
     Ok(new)
+}
+
+/// `[start, end)`, made by moving or growing a mapping, takes the protection `prot` its first
+/// page had (`protect::prot_at`), as Linux's mapping keeps it (code stays executable,
+/// read-only memory read-only). Fresh memory is read-write already.
+fn carry_protection(prot: Option<u64>, start: u64, end: u64) {
+    if let Some(prot) = prot.filter(|&p| p != protect::DEFAULT) {
+        super::memory::set_protection(start, end, prot);
+    }
 }
 
 /// The pages of `[old, old + old_len)` are copied to `new` (its first `old_len` bytes; the rest

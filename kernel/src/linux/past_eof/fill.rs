@@ -94,7 +94,7 @@ pub fn fault(addr: u64, write: bool, exec: bool) -> Option<bool> {
         // Present before it counts as filled: a thread touching it meanwhile retries.
         if let Some(prot) = super::filling(page) {
             crate::linux::protect::set(page, page + PAGE, prot);
-            usermem::access_changed(page, page + PAGE, prot & crate::linux::protect::DEFAULT != 0);
+            usermem::access_changed(page, page + PAGE, prot & crate::linux::protect::ALL != 0);
             super::filled(page);
         }
         1

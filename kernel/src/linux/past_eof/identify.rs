@@ -24,7 +24,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Piece, State, PIECES};
-use crate::linux::protect::{self, DEFAULT, PROT_READ, PROT_WRITE};
+use crate::linux::protect::{self, ALL, PROT_READ, PROT_WRITE};
 use crate::linux::usermem;
 
 /// Set (under the pieces' lock) while some piece's file may not be identified yet.
@@ -142,10 +142,10 @@ fn settle(found: &[(u64, Option<(u64, u64)>)]) -> Vec<(u64, u64, u64)> {
 /// protection `prot` (PROT_NONE stays not present), reading zero. Memory unmapped meanwhile by
 /// another thread is left alone.
 fn show(start: u64, end: u64, prot: u64) {
-    if prot & DEFAULT == 0 || !usermem::is_mapped(start, end) {
+    if prot & ALL == 0 || !usermem::is_mapped(start, end) {
         return;
     }
-    if prot & (PROT_READ | PROT_WRITE) == PROT_READ | PROT_WRITE {
+    if prot & ALL == PROT_READ | PROT_WRITE {
         protect::reset(start, end);
     } else {
         protect::set(start, end, prot);
