@@ -519,7 +519,8 @@ fn the_kernels_unregistered_memory_faults_for_the_program() {
 /// read-write mapping, on the stack, in the heap and in .data is SIGSEGV (SEGV_ACCERR); in a
 /// read-write-execute mapping, after mprotect to read-execute and after mremap moved an
 /// executable mapping it runs, and a read-only mapping stays read-only when moved. A program
-/// linked with `-z execstack` gets an executable stack (and still no executable heap). Until
+/// linked with `-z execstack` gets an executable stack (and still no executable heap); with
+/// the personality READ_IMPLIES_EXEC, mmap and mprotect with PROT_READ make code. Until
 /// 2026-12-03 every program page ran as code and a moved mapping became read-write.
 #[test]
 fn only_executable_memory_runs_as_code() {

@@ -2,7 +2,8 @@
  * read-write mapping, on the stack, in the heap and in .data faults (SIGSEGV, SEGV_ACCERR);
  * in a PROT_EXEC mapping, after mprotect to read-execute and after mremap moves (and grows) an
  * executable mapping it runs. A read-only mapping moved by mremap stays read-only. With an
- * argument "stack" (a build with -z execstack) the stack runs code too. One line per case. */
+ * argument "stack" (a build with -z execstack) the stack runs code too. With the personality
+ * READ_IMPLIES_EXEC (setarch -X) mmap and mprotect with PROT_READ make code. One line per case. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <unistd.h>
 
 static sigjmp_buf env;
@@ -81,6 +83,14 @@ int main(int argc, char **argv) {
     unsigned char *ro = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     unsigned char *ro_moved = mremap(ro, pg, 64 * pg, MREMAP_MAYMOVE);
     write_to("read-only mapping after mremap", ro_moved);
+
+    /* setarch -X: PROT_READ implies PROT_EXEC for mmap and mprotect from now on. */
+    personality(READ_IMPLIES_EXEC);
+    unsigned char *implied = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    run("READ_IMPLIES_EXEC: read-write mapping", implied, 1);
+    mprotect(rw, pg, PROT_READ | PROT_WRITE);
+    run("READ_IMPLIES_EXEC: mprotect read-write", rw, 1);
+    personality(0);
 
     if (argc > 1 && strcmp(argv[1], "stack") == 0) {
         unsigned char more[64];

@@ -18,9 +18,24 @@ static PERSONA: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::n
 /// ADDR_NO_RANDOMIZE (`setarch -R`): nothing to do, the kernel places the program's memory
 /// without randomization anyway.
 const ADDR_NO_RANDOMIZE: u32 = 0x0040000;
+/// READ_IMPLIES_EXEC (`setarch -X`): `mmap` and `mprotect` with PROT_READ add PROT_EXEC
+/// (`with_implied_exec`), as Linux does.
+const READ_IMPLIES_EXEC: u32 = 0x0400000;
+
+/// `prot` with PROT_EXEC added where it has PROT_READ and the personality has
+/// READ_IMPLIES_EXEC (Linux's mmap and mprotect).
+pub fn with_implied_exec(prot: u64) -> u64 {
+    use crate::linux::protect::{PROT_EXEC, PROT_READ};
+    let implied = PERSONA.load(core::sync::atomic::Ordering::Relaxed) & READ_IMPLIES_EXEC != 0;
+    if implied && prot & PROT_READ != 0 {
+        prot | PROT_EXEC
+    } else {
+        prot
+    }
+}
 
 /// personality(persona): 0xffffffff asks; anything else sets it and answers the old one. Only
-/// PER_LINUX with ADDR_NO_RANDOMIZE means here what it means on Linux; any other domain or flag
+/// PER_LINUX with ADDR_NO_RANDOMIZE and READ_IMPLIES_EXEC means here what it means on Linux; any other domain or flag
 /// is kept and answered back but changes nothing, which a line says once.
 pub fn personality(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     use core::sync::atomic::{AtomicBool, Ordering};
@@ -29,8 +44,8 @@ pub fn personality(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if persona == 0xffff_ffff {
         return Ok(PERSONA.load(Ordering::Relaxed) as u64);
     }
-    if persona & !ADDR_NO_RANDOMIZE != 0 && !SAID.swap(true, Ordering::Relaxed) {
-        kprintln!("hrt: personality {persona:#x}: only PER_LINUX and ADDR_NO_RANDOMIZE are honoured (the rest is kept, not acted on; reported once)");
+    if persona & !(ADDR_NO_RANDOMIZE | READ_IMPLIES_EXEC) != 0 && !SAID.swap(true, Ordering::Relaxed) {
+        kprintln!("hrt: personality {persona:#x}: only PER_LINUX, ADDR_NO_RANDOMIZE and READ_IMPLIES_EXEC are honoured (the rest is kept, not acted on; reported once)");
     }
     Ok(PERSONA.swap(persona, Ordering::Relaxed) as u64)
 }

@@ -145,7 +145,7 @@ fn mapping_type_allowed(flags: u64, file: bool, off: u64, len: u64) -> Result<()
 }
 
 pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (addr, len, prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4] as i32, a[5]);
+    let (addr, len, prot, flags, fd, off) = (a[0], a[1], super::info::with_implied_exec(a[2]), a[3], a[4] as i32, a[5]);
     if len == 0 || !off.is_multiple_of(PAGE) || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
         return Err(EINVAL);
     }
@@ -390,7 +390,7 @@ pub fn msync(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// mprotect(addr, len, prot): the whole range must be mapped (ENOMEM otherwise, as Linux).
 pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     filemap::forget();
-    let (addr, len, prot) = (a[0], a[1], a[2]);
+    let (addr, len, prot) = (a[0], a[1], super::info::with_implied_exec(a[2]));
     let known = protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC;
     let grows = (general::PROT_GROWSDOWN | general::PROT_GROWSUP) as u64;
     if !addr.is_multiple_of(PAGE) || prot & !(known | grows) != 0 {
