@@ -61,6 +61,11 @@ pub struct Group {
     /// Object files of the static library (their STT_FILE names): their local functions are
     /// the library's own code, not the program's.
     pub library_objects: &'static [&'static str],
+    /// Prefixes of names only the library's internals have (functions and data): a static
+    /// program with none of them does not link the library, and its functions named like the
+    /// library's entry points are its own (serial stand-ins for `omp_get_thread_num` and the
+    /// like, under `#ifndef _OPENMP`), which the group leaves alone.
+    pub internal_prefixes: &'static [&'static str],
     /// The shared library's name (`DT_SONAME`) when a dynamically linked program loads it:
     /// its exported functions are overridden when ld.so maps its code (see
     /// [`crate::nr::FILE_OVERRIDES`]).
@@ -420,6 +425,7 @@ pub const OMP: Group = Group {
         "get_goacc_",
     ],
     entry_prefixes: &["GOMP_", "omp_", "GOACC_", "acc_"],
+    internal_prefixes: &["gomp_"],
     library_objects: &[
         "affinity-fmt.o",
         "affinity.o",

@@ -478,6 +478,20 @@ fn a_program_using_what_the_kernel_lacks_keeps_its_libgomp() {
     assert_eq!(auto.stdout, want.stdout);
 }
 
+/// A program without libgomp that defines its own `omp_*` stand-ins keeps them under
+/// `--omp kernel` and `auto` (until 2026-12-03 they were redirected to the kernel's runtime
+/// and answered for a team of OMP_NUM_THREADS threads).
+#[test]
+fn a_programs_own_omp_functions_are_left_alone() {
+    let prog = build("omp_serial_stubs", "-static");
+    let linux = native(&prog, Some("4"));
+    assert!(linux.code() == 0 && linux.stdout.contains("thread 0 of 1, max 1, procs 1"), "natively: {linux:?}");
+    for omp in ["kernel", "auto"] {
+        let got = hrt(&["--omp", omp, "--cpus", "2"], &prog, Some("4"));
+        assert_same(&format!("omp_serial_stubs --omp {omp}"), &linux, &got);
+    }
+}
+
 #[test]
 fn a_stripped_program_keeps_its_libgomp() {
     let prog = build("omp_kernel", "-static");

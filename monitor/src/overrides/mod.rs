@@ -68,6 +68,12 @@ pub fn plan(bytes: &[u8], group: u8) -> Decision {
         Ok(t) => t,
         Err(why) => return Decision::Skip(why),
     };
+    if !table.library_linked {
+        // No libgomp: functions named `omp_*` are the program's own (serial stand-ins), and it
+        // runs as it is (until 2026-12-03 they were redirected to the kernel's runtime, which
+        // answered for a team the program never makes).
+        return Decision::Apply(Vec::new());
+    }
     // A program built with -fopenmp that calls none of the runtime's functions (it only tests
     // `_OPENMP`, say) runs as it is: there is nothing to redirect, and nothing it could miss.
     let mut entries = Vec::new();

@@ -22,6 +22,9 @@ pub struct Table<'a> {
     pub code: Vec<(u64, u64, u64)>,
     /// Position-independent (ET_DYN): its code cannot hold a function's absolute address.
     pub pie: bool,
+    /// The library is linked in: a symbol (of any kind) named with one of the group's
+    /// `internal_prefixes`.
+    pub library_linked: bool,
     by_name: std::collections::HashMap<String, usize>,
 }
 
@@ -37,8 +40,10 @@ impl<'a> Table<'a> {
         let mut functions = Vec::new();
         let mut by_name = std::collections::HashMap::new();
         let mut object_in_library = false;
+        let mut library_linked = false;
         for s in elf.syms.iter() {
             let name = elf.strtab.get_at(s.st_name).unwrap_or("");
+            library_linked |= s.st_value != 0 && group.internal_prefixes.iter().any(|p| name.starts_with(p));
             if s.st_type() == sym::STT_FILE {
                 object_in_library = group.library_objects.contains(&name);
                 continue;
@@ -60,7 +65,7 @@ impl<'a> Table<'a> {
             .map(|p| (p.p_vaddr, p.p_offset, p.p_filesz))
             .collect();
         let pie = elf.header.e_type == goblin::elf::header::ET_DYN;
-        Ok(Table { bytes, functions, code, pie, by_name })
+        Ok(Table { bytes, functions, code, pie, library_linked, by_name })
     }
 
     /// The global function named `name`.
