@@ -485,6 +485,14 @@ fn signalfd_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_signalfd", Some("epoll after another thread's kill: 1 first 222"));
 }
 
+/// A signalfd stops being readable once its signal is taken another way (sigtimedwait, a
+/// handler, another signalfd's read, SIG_IGN), as on Linux: poll, select and epoll say so at
+/// once and a read is EAGAIN (until 2026-12-03 it stayed readable until a read found nothing).
+#[test]
+fn a_signalfd_is_not_readable_once_its_signal_is_taken_elsewhere() {
+    passes_natively_and_same_on_1_and_2_cpus("signalfd_taken", Some("after the handler took it          poll 0"));
+}
+
 /// A signalfd inherited across fork reads the reader's own signals: a child's own raise (its
 /// first system call after the fork) and kill make the child's copy readable to poll and epoll,
 /// never the parent's (hrt armed the eventfd the two still shared); a signal pending in the

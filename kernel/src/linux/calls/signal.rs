@@ -441,6 +441,7 @@ pub fn rt_sigtimedwait(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let t = register_current();
     loop {
         if let Some(got) = state::take_for(t.tid, set) {
+            crate::linux::signalfd::pending_removed(state::bit(got.signo as u64));
             if info != 0 {
                 uaccess::write_bytes(info, &got.bytes())?;
             }

@@ -65,6 +65,7 @@ pub fn on_return(frame: &mut TrapFrame) {
         let Some(info) = taken else { break };
         PENDING_COUNT.fetch_sub(1, Ordering::SeqCst);
         let sig = info.signo as u64;
+        crate::linux::signalfd::pending_removed(state::bit(sig));
         let act = PROCESS.sigactions.lock()[sig as usize];
         match act[0] {
             SIG_IGN if sig != SIGKILL && sig != super::SIGSTOP => {}

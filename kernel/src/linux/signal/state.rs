@@ -352,6 +352,7 @@ fn wake_waiter(t: &mut ThreadSignals, b: u64) {
 /// Drops pending instances of `sig` (it became ignored).
 pub fn discard(sig: u64) {
     remove_everywhere(|p| p.remove_all(sig));
+    crate::linux::signalfd::pending_removed(bit(sig));
 }
 
 /// Drops the pending signals of POSIX timer `id`, which is being re-armed, disarmed or deleted:

@@ -19,10 +19,13 @@
 //!   empties the eventfd; with none pending it answers EAGAIN under `O_NONBLOCK`, else waits in
 //!   a host `ppoll` on the eventfd, which a signal with a handler interrupts as any host call.
 //!
+//! - a signal taken another way (a handler, `sigwaitinfo`, another signalfd's read, a discard)
+//!   wakes the notifier too (`pending_removed`), which empties the eventfd of each signalfd
+//!   left with nothing to read; the caller's next forwarded call (a `poll`) or local call
+//!   settles that first.
+//!
 //! Not alike: readiness is the process's (a signal pending for another thread makes the
-//! descriptor readable, where Linux looks at the polling thread's own); a signal taken by a
-//! handler or `sigwaitinfo` instead leaves the eventfd readable until the next `read` finds
-//! nothing (a spurious wake-up, then EAGAIN); writes are EINVAL, as Linux's; `fstat` and
+//! descriptor readable, where Linux looks at the polling thread's own); writes are EINVAL, as Linux's; `fstat` and
 //! fdinfo show an eventfd;
 //! `readv` reads the eventfd itself; a host child (`--children host`) inherits an eventfd; a
 //! signalfd received in an SCM_RIGHTS message is one only if this process made it (`received`).
@@ -39,7 +42,7 @@ use linux_raw_sys::general::{
     __NR_pwritev2, __NR_read, __NR_recvmmsg, __NR_recvmsg, __NR_write, __NR_writev,
 };
 
-pub use notify::{after_fork, after_local_call, pending_added};
+pub use notify::{after_fork, after_local_call, pending_added, pending_removed};
 pub use read::{signalfd, signalfd4};
 
 const F_DUPFD: u64 = 0;
@@ -54,6 +57,8 @@ pub fn intercept(nr: u64, a: &[u64; 6]) -> Option<i64> {
         return None;
     }
     notify::ensure_started();
+    // Readiness a handler or `sigtimedwait` changed, settled before the host looks (a poll).
+    notify::sync_now();
     match nr as u32 {
         __NR_read if registry::mask_of(a[0] as i32).is_some() => {
             Some(crate::linux::errno::to_ret(read::read(a[0] as i32, a[1], a[2])))

@@ -29,6 +29,16 @@ pub fn pending_added(bits: u64) {
     }
 }
 
+/// Signals in `bits` were taken (a handler's delivery, `sigtimedwait`, a signalfd's read, a
+/// discard): a signalfd that watches one may have nothing left to read, so the notifier
+/// empties its eventfd. Any context. (Before 2026-12-03 it stayed readable until a read found
+/// nothing: `poll` said readable, a blocking read then waited.)
+pub fn pending_removed(bits: u64) {
+    if registry::LIVE.load(Ordering::Relaxed) != 0 && registry::UNION.load(Ordering::SeqCst) & bits != 0 {
+        poke();
+    }
+}
+
 /// Asks the notifier to look at every signalfd.
 pub fn poke() {
     WORK.store(true, Ordering::SeqCst);
@@ -88,9 +98,11 @@ pub fn exclusively<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Makes the eventfd of every signalfd with a pending signal of its mask readable.
+/// Makes the eventfd of every signalfd with a pending signal of its mask readable, and empties
+/// that of every signalfd armed with none (taken another way). A signal that becomes pending
+/// while an eventfd is emptied sets `WORK` after it is pending, so this runs again for it.
 fn arm_all() {
-    exclusively(|| {
+    exclusively(|| loop {
         let pending = || crate::linux::signal::state::pending_anywhere();
         while let Some(fd) = registry::next_to_arm(pending()) {
             let _ = with_scratch(|page| {
@@ -99,6 +111,14 @@ fn arm_all() {
                 forward(__NR_write as u64, [fd as u64, page, 8, 0, 0, 0])
             });
             registry::done_notifying();
+        }
+        let mut emptied = false;
+        while let Some(fd) = registry::next_to_disarm(pending()) {
+            super::read::empty(fd);
+            emptied = true;
+        }
+        if !emptied {
+            break;
         }
     })
 }
@@ -114,6 +134,14 @@ fn arm_all() {
 pub fn after_local_call() {
     if registry::LIVE.load(Ordering::Relaxed) != 0 && (WORK.load(Ordering::SeqCst) || NOTIFYING.load(Ordering::SeqCst))
     {
+        sync_now();
+    }
+}
+
+/// `after_local_call`'s work, also before a forwarded call (`intercept`): a `poll` right after
+/// a handler took a signal must not see its signalfd still readable.
+pub fn sync_now() {
+    if WORK.load(Ordering::SeqCst) || NOTIFYING.load(Ordering::SeqCst) {
         // A forked child's first signal (its own `raise`) must arm its own eventfd, not the
         // parent's that it still shares.
         reopen_if_forked();

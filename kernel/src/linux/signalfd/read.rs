@@ -74,6 +74,8 @@ pub fn read(fd: i32, buf: u64, len: u64) -> SysResult {
         }
         settle(fd);
         if n > 0 {
+            // Other signalfds of the same signals may have nothing left now.
+            super::notify::pending_removed(mask);
             return Ok(n * RECORD);
         }
         let fl = result(forward(__NR_fcntl as u64, [fd as u64, 3, 0, 0, 0, 0]))?;
@@ -100,6 +102,13 @@ fn poll(fd: i32, wait: bool) -> i64 {
     })
 }
 
+/// Empties signalfd `fd`'s eventfd (not readable afterwards). Under `notify::exclusively`.
+pub(super) fn empty(fd: i32) {
+    if poll(fd, false) > 0 {
+        let _ = with_scratch(|page| forward(__NR_read as u64, [fd as u64, page, 8, 0, 0, 0]));
+    }
+}
+
 /// After a read: once no signal of the mask is pending, the eventfd is emptied (and armed
 /// again if one became pending meanwhile).
 fn settle(fd: i32) {
@@ -108,9 +117,7 @@ fn settle(fd: i32) {
         if !registry::disarm_if_idle(fd, pending_anywhere()) {
             return false;
         }
-        if poll(fd, false) > 0 {
-            let _ = with_scratch(|page| forward(__NR_read as u64, [fd as u64, page, 8, 0, 0, 0]));
-        }
+        empty(fd);
         true
     });
     if emptied && pending_anywhere() & mask != 0 {

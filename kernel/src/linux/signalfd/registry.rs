@@ -110,6 +110,16 @@ pub fn next_to_arm(pending: u64) -> Option<i32> {
     Some(fd)
 }
 
+/// For the notifier: a descriptor of a signalfd that is armed but has no signal of its mask
+/// in `pending` (another way took it: a handler, `sigtimedwait`, another signalfd), now
+/// disarmed, for the caller to empty its eventfd.
+pub fn next_to_disarm(pending: u64) -> Option<i32> {
+    let mut objs = OBJECTS.lock();
+    let o = objs.iter_mut().flatten().find(|o| o.armed && o.mask & pending == 0 && !o.fds.is_empty())?;
+    o.armed = false;
+    Some(o.fds[0])
+}
+
 pub fn done_notifying() {
     NOTIFYING.store(-1, Ordering::SeqCst);
 }
