@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 50;
+pub const ABI_VERSION: u32 = 51;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -788,9 +788,14 @@ pub mod process {
     /// and epoll never find it writable and its /proc/self/fd link reads
     /// `anon_inode:[signalfd]`.
     pub const SIGNALFD_EVENTFD: u64 = 0x201b;
+    /// (loads): writes the host's three load averages, as `sysinfo` gives them (fixed point,
+    /// 1 << 16 = 1.0), to three u64 words of program memory at `loads`: the program's
+    /// `sysinfo` (glibc's `getloadavg`, libgomp's OMP_DYNAMIC) agrees with the /proc/loadavg
+    /// it reads from the host.
+    pub const HOST_LOADS: u64 = 0x201c;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = SIGNALFD_EVENTFD;
+    pub const LAST: u64 = HOST_LOADS;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -863,3 +863,11 @@ fn priority_inheritance_mutexes_lock_as_on_linux() {
 fn arch_prctl_cpuid_and_xstate_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_arch_prctl", Some("x87 and SSE kept: 1, the same both ways: 1"));
 }
+
+/// sysinfo's load averages are the host's, as /proc/loadavg (read from the host) says; they were
+/// zeros until 2026-12-03, so glibc's getloadavg (and with it libgomp's OMP_DYNAMIC) saw an idle
+/// machine while /proc/loadavg showed the real load.
+#[test]
+fn sysinfo_loads_agree_with_proc_loadavg() {
+    passes_natively_and_same_on_1_and_2_cpus("sysinfo_loads", Some("agree with /proc/loadavg: 1"));
+}

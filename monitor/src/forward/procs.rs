@@ -245,6 +245,7 @@ impl Forwarder {
             (op::KEPT_PREAD, None) => self.kept_pread(g, a),
             (op::MAP_PREAD, _) => self.map_pread(g, a),
             (op::SIGNALFD_EVENTFD, _) => self.signalfd_eventfd(a[0]),
+            (op::HOST_LOADS, _) => host_loads(g, a[0]),
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
             (op::STAND_IN_PIDFD, None) => self.stand_in_pidfd(a[0] as i32, a[1] as u32),
             (op::REAP_STAND_IN, None) => self.reap_stand_in(a[0] as i32, a[1] != 0),
@@ -1195,4 +1196,16 @@ fn program_rss(host_kib: libc::c_long) -> libc::c_long {
         return 0;
     }
     (host_kib - RSS_BEFORE_KIB.load(std::sync::atomic::Ordering::Relaxed)).max(4)
+}
+
+/// `process::HOST_LOADS`: the host's load averages, from its `sysinfo`, into program memory.
+fn host_loads(g: Guest, at: u64) -> SysResult<i64> {
+    // SAFETY: an all-zero sysinfo is a valid value, which the call fills.
+    let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a struct sysinfo.
+    if unsafe { libc::sysinfo(&mut info) } != 0 {
+        return Err(Errno::last());
+    }
+    g.write(at, &info.loads.map(|l| l as u64))?;
+    Ok(0)
 }

@@ -79,6 +79,8 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_setsid,
     libc::SYS_getsid,
     libc::SYS_getrusage,
+    // process::HOST_LOADS (forward/procs.rs).
+    libc::SYS_sysinfo,
     // process::SAME_FILE: two of the monitor's own descriptors compared (forward/same_file.rs).
     libc::SYS_kcmp,
 ];
