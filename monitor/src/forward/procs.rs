@@ -1206,6 +1206,6 @@ fn host_loads(g: Guest, at: u64) -> SysResult<i64> {
     if unsafe { libc::sysinfo(&mut info) } != 0 {
         return Err(Errno::last());
     }
-    g.write(at, &info.loads.map(|l| l as u64))?;
+    g.write(at, &info.loads)?;
     Ok(0)
 }
