@@ -239,19 +239,19 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     let mut vm_args = args.vm.clone();
     // Untouched guest memory costs the host nothing; thread stacks and HPC codes' static
     // arrays need plenty (run_memory.rs).
-    // Under `ulimit -v` the guest's memory must fit beside hrt's own mappings.
+    // Under `ulimit -v` or `ulimit -d` the guest's memory must fit beside hrt's own mappings.
     let cpus_asked = vm_args.cpus.unwrap_or_else(crate::host_cpus::count);
     match (vm_args.mem, crate::run_memory::address_space_budget(cpus_asked)) {
         (_, Some(budget)) if budget < crate::vm::MIN_MEM => {
             return Err(err!(
-                "the address-space limit (ulimit -v) is too small for hrt: its own mappings and the guest's \
+                "the address-space or data limit (ulimit -v, ulimit -d) is too small for hrt: its own mappings and the guest's \
                  memory need at least {} MiB; raise the limit",
                 (crate::vm::MIN_MEM + crate::run_memory::OWN_ADDRESS_SPACE) >> 20
             ))
         }
         (Some(mem), Some(budget)) if mem > budget => {
             return Err(err!(
-                "--mem {} MiB does not fit the address-space limit (ulimit -v) of hrt: at most {} MiB do, \
+                "--mem {} MiB does not fit the address-space or data limit (ulimit -v, ulimit -d) of hrt: at most {} MiB do, \
                  besides what hrt needs itself; give less memory or raise the limit",
                 mem >> 20,
                 budget >> 20

@@ -27,27 +27,45 @@ pub const OWN_ADDRESS_SPACE: u64 = 256 << 20;
 /// Per vCPU, beyond that: a thread's stack and its `kvm_run` area.
 const PER_VCPU_ADDRESS_SPACE: u64 = 8 << 20;
 
-/// The program's RLIMIT_AS soft limit when `hrt` lifted its own (0: not lifted): what the
-/// program starts with (the boot-info block's limits, `original_address_space_limit`).
+/// The program's RLIMIT_AS and RLIMIT_DATA soft limits when `hrt` lifted its own (0: not
+/// lifted): what the program starts with (the boot-info block's limits, `original_limit`).
 static ORIGINAL_AS_SOFT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static ORIGINAL_DATA_SOFT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Under an address-space limit (`ulimit -v`), which counts `hrt`'s own mappings and the guest's
-/// whole memory (reserved, not used): lifts `hrt`'s soft limit to the hard one (the program
-/// keeps its soft limit: the kernel enforces it on the program's mappings) and answers how much
-/// guest memory fits under the hard one with `cpus` vCPUs; None without a limit.
+/// Under an address-space limit (`ulimit -v`) or a data limit (`ulimit -d`), each of which
+/// counts the guest's whole memory (reserved, not used: a private writable mapping) besides
+/// `hrt`'s own mappings: lifts `hrt`'s soft limits to the hard ones (the program keeps its soft
+/// limits, which its children inherit) and answers how much guest memory fits under the lower
+/// hard one with `cpus` vCPUs; None without a limit. (Until 2026-12-03 any data limit below
+/// the default guest memory made `hrt run` fail to start.)
 pub fn address_space_budget(cpus: u32) -> Option<u64> {
+    let a = lifted_budget(libc::RLIMIT_AS, &ORIGINAL_AS_SOFT, cpus);
+    let d = lifted_budget(libc::RLIMIT_DATA, &ORIGINAL_DATA_SOFT, cpus);
+    match (a, d) {
+        (Some(a), Some(d)) => Some(a.min(d)),
+        (a, d) => a.or(d),
+    }
+}
+
+/// `address_space_budget` for one limit, `resource`, noting the program's soft limit in
+/// `original`.
+fn lifted_budget(
+    resource: libc::__rlimit_resource_t,
+    original: &std::sync::atomic::AtomicU64,
+    cpus: u32,
+) -> Option<u64> {
     let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes the struct we pass.
-    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
+    if unsafe { libc::getrlimit(resource, &mut rl) } != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
         return None;
     }
     if rl.rlim_cur < rl.rlim_max {
-        ORIGINAL_AS_SOFT.store(rl.rlim_cur, std::sync::atomic::Ordering::Relaxed);
-        crate::forward::note_program_limit(libc::RLIMIT_AS, rl.rlim_cur, rl.rlim_max);
+        original.store(rl.rlim_cur, std::sync::atomic::Ordering::Relaxed);
+        crate::forward::note_program_limit(resource, rl.rlim_cur, rl.rlim_max);
         let lifted = libc::rlimit { rlim_cur: rl.rlim_max, rlim_max: rl.rlim_max };
         // SAFETY: setrlimit reads the struct we pass; raising a soft limit to the hard one is
         // allowed.
-        unsafe { libc::setrlimit(libc::RLIMIT_AS, &lifted) };
+        unsafe { libc::setrlimit(resource, &lifted) };
     }
     if rl.rlim_max == libc::RLIM_INFINITY {
         return None;
@@ -57,9 +75,15 @@ pub fn address_space_budget(cpus: u32) -> Option<u64> {
     Some(rl.rlim_max.saturating_sub(OWN_ADDRESS_SPACE + PER_VCPU_ADDRESS_SPACE * cpus as u64))
 }
 
-/// The program's RLIMIT_AS soft limit if `hrt` lifted its own (`address_space_budget`).
-pub fn original_address_space_limit() -> Option<u64> {
-    match ORIGINAL_AS_SOFT.load(std::sync::atomic::Ordering::Relaxed) {
+/// The program's soft limit of `resource` (RLIMIT_AS, RLIMIT_DATA) if `hrt` lifted its own
+/// (`address_space_budget`).
+pub fn original_limit(resource: libc::__rlimit_resource_t) -> Option<u64> {
+    let slot = match resource {
+        libc::RLIMIT_AS => &ORIGINAL_AS_SOFT,
+        libc::RLIMIT_DATA => &ORIGINAL_DATA_SOFT,
+        _ => return None,
+    };
+    match slot.load(std::sync::atomic::Ordering::Relaxed) {
         0 => None,
         soft => Some(soft),
     }

@@ -407,6 +407,24 @@ fn the_address_space_limit_is_hrts_and_the_programs() {
     }
 }
 
+/// Under a data limit (`ulimit -d`: soft 1 GiB, hard 2 GiB, set before both runs), which
+/// counts the guest's memory reservation, `hrt` starts with its guest memory fitted under the
+/// hard limit, and the program reads back the limits it was given (until 2026-12-03 `hrt run`
+/// failed: "cannot reserve 131072 MiB of guest memory").
+#[test]
+fn a_data_limit_leaves_hrt_room_and_the_program_its_limit() {
+    let prog = build("calls_rlimits", &[]);
+    const LIMITS: &[(u32, u64, u64)] = &[(libc::RLIMIT_DATA, 1 << 30, 2 << 30)];
+    let limited = |cmd| run_with_limits(cmd, LIMITS);
+    let linux = limited(std::process::Command::new(&prog));
+    assert!(linux.code() == 0 && linux.stdout.contains(" 2: 0 1073741824 2147483648"), "natively: {linux:?}");
+    for cpus in ["1", "2"] {
+        let mut h = hrt_cmd();
+        h.args(["run", "--cpus", cpus, "--"]).arg(&prog);
+        assert_same("calls_rlimits under RLIMIT_DATA", &linux, &limited(h));
+    }
+}
+
 /// Limits the program sets are enforced (tests/programs/hostile/rlimit_enforced.c): below
 /// RLIMIT_NOFILE new descriptors get EMFILE, dup2 EBADF, F_DUPFD and poll EINVAL, in a forked
 /// child and a started program too; past RLIMIT_FSIZE writes are cut, then fail with EFBIG

@@ -865,8 +865,8 @@ pub fn note_no_new_privs() {
 /// The program's limits that `hrt`'s own host process does not carry, (soft, hard) once known
 /// ((0, 0) before): RLIMIT_NOFILE (`hrt`'s descriptors are not the program's), RLIMIT_CPU
 /// (`hrt`'s CPU time is the monitor's too: its soft limit is lifted, `lift_cpu_soft_limit`),
-/// RLIMIT_AS (`hrt`'s address space holds the guest's whole memory: lifted likewise,
-/// `run_memory::address_space_budget`), and every other limit the program sets, which the
+/// RLIMIT_AS and RLIMIT_DATA (`hrt`'s address space holds the guest's whole memory, a private
+/// writable mapping: lifted likewise, `run_memory::address_space_budget`), and every other limit the program sets, which the
 /// kernel keeps for itself (RLIMIT_STACK sizes the stack of a program it execs; RLIMIT_FSIZE
 /// alone is set on `hrt` itself, where forwarded writes meet it).
 /// The host programs the program starts get them, as Linux's children inherit them. A forked

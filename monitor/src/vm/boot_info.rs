@@ -445,11 +445,13 @@ fn host_rlimits() -> [[u64; 2]; hrt_abi::RLIMITS] {
             *slot = [rl.rlim_cur, rl.rlim_max];
         }
     }
-    // `hrt` lifted its own soft address-space limit; the program's is the one it was given.
-    if let (Some(soft), Some(slot)) =
-        (crate::run_memory::original_address_space_limit(), out.get_mut(libc::RLIMIT_AS as usize))
-    {
-        slot[0] = soft;
+    // `hrt` lifted its own soft address-space and data limits; the program's are the ones it
+    // was given.
+    for resource in [libc::RLIMIT_AS, libc::RLIMIT_DATA] {
+        if let (Some(soft), Some(slot)) = (crate::run_memory::original_limit(resource), out.get_mut(resource as usize))
+        {
+            slot[0] = soft;
+        }
     }
     out
 }
