@@ -45,7 +45,8 @@ mod forked;
 mod host_procs;
 pub use host_procs::note_root as note_program_root;
 pub use procs::{
-    lift_cpu_soft_limit, note_no_new_privs, note_pdeath_signal, note_program_limit, note_rss_before_program,
+    lift_cpu_soft_limit, lift_descriptor_soft_limit, note_no_new_privs, note_pdeath_signal, note_program_limit,
+    note_rss_before_program,
 };
 #[cfg(test)]
 pub(crate) mod fuzz;
@@ -371,12 +372,16 @@ struct Described {
     mem: (u64, u64),
 }
 
-/// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE.
+/// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE as it started
+/// (`procs::lift_descriptor_soft_limit`).
 fn fd_limit() -> usize {
     let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes the struct we pass.
-    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0 { rl.rlim_cur } else { 1024 };
-    cur.clamp(64, 1 << 20) as usize
+    let host = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0 { rl.rlim_cur } else { 1024 };
+    let cur = procs::program_descriptor_limit().unwrap_or(host);
+    // At least the standard three (the table holds them whatever the limit, as Linux keeps
+    // descriptors above a lowered limit open).
+    cur.clamp(3, 1 << 20) as usize
 }
 
 /// Reserves the standard descriptor numbers (0, 1, 2) the monitor was started without
@@ -421,7 +426,7 @@ impl Forwarder {
         let fds = FdTable::new(fd_limit());
         for fd in 0..3 {
             if inherited(fd) {
-                // Cannot fail: 0..3 is below the limit (at least 64).
+                // Cannot fail: 0..3 is below the limit (at least 3).
                 let _ = fds.replace(fd as usize, Arc::new(HostFd::borrowed(fd)), false);
             }
         }

@@ -918,6 +918,36 @@ pub fn lift_cpu_soft_limit() {
     unsafe { libc::setrlimit(libc::RLIMIT_CPU, &lifted) };
 }
 
+/// The program's RLIMIT_NOFILE soft limit when `hrt` lifted its own (0: not lifted).
+static ORIGINAL_NOFILE_SOFT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// `hrt`'s host descriptors are the program's (one per descriptor of its table) and its own:
+/// the KVM ones, and one per file the program maps privately (kept for its pages). Under the
+/// program's soft RLIMIT_NOFILE they took room from the program (python3 at `ulimit -Sn 50`
+/// opened 24 files, natively 46), so `hrt`'s soft limit is lifted to the hard one; the
+/// program's table keeps the program's limit (`program_descriptor_limit`), and the programs it
+/// starts get it. Where soft and hard are the same, that room is still shared.
+pub fn lift_descriptor_soft_limit() {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 || rl.rlim_cur >= rl.rlim_max {
+        return;
+    }
+    ORIGINAL_NOFILE_SOFT.store(rl.rlim_cur.max(1), Ordering::Relaxed);
+    note_program_limit(libc::RLIMIT_NOFILE, rl.rlim_cur, rl.rlim_max);
+    let lifted = libc::rlimit { rlim_cur: rl.rlim_max, rlim_max: rl.rlim_max };
+    // SAFETY: setrlimit reads the struct we pass; raising a soft limit to the hard one is allowed.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lifted) };
+}
+
+/// The program's RLIMIT_NOFILE soft limit if `hrt` lifted its own (`lift_descriptor_soft_limit`).
+pub fn program_descriptor_limit() -> Option<u64> {
+    match ORIGINAL_NOFILE_SOFT.load(Ordering::Relaxed) {
+        0 => None,
+        soft => Some(soft),
+    }
+}
+
 /// What the new process (or, for a forked child's exec, the new thread: `host_exec`) does
 /// between clone and exec, prepared here, with the file's arguments (`args`, which
 /// `Prepared::argv` points into).

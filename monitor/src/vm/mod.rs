@@ -154,6 +154,9 @@ pub fn run_prepared(
     }
     // The kernel has the program's CPU limit now, and enforces it on the program's own time.
     crate::forward::lift_cpu_soft_limit();
+    // The boot block has the program's descriptor limit; `hrt`'s own host descriptors (kept
+    // files among them) get room beyond it.
+    crate::forward::lift_descriptor_soft_limit();
     // The program's pool is given to KVM chunk by chunk as the kernel needs it (`pool_slots`),
     // the kernel's share above it in pieces but for its top piece (`boot.kernel_lazy`).
     let lazy = (boot.user_pool.0, boot.user_pool.1.max(boot.kernel_lazy.1));
