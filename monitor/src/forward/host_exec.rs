@@ -171,7 +171,7 @@ extern "C" fn exec_thread(arg: *mut libc::c_void) -> libc::c_int {
         }
         for (resource, l) in &CHILD_LIMITS {
             let limit = libc::rlimit { rlim_cur: l[0].load(Ordering::Relaxed), rlim_max: l[1].load(Ordering::Relaxed) };
-            if limit.rlim_max != 0 {
+            if procs::limit_known(&limit) {
                 let r = syscall6(libc::SYS_prlimit64, [0, *resource as u64, &limit as *const _ as u64, 0, 0, 0]);
                 if r < 0 {
                     fail(r);

@@ -863,7 +863,7 @@ pub fn note_no_new_privs() {
 }
 
 /// The program's limits that `hrt`'s own host process does not carry, (soft, hard) once known
-/// ((0, 0) before): RLIMIT_NOFILE (`hrt`'s descriptors are not the program's), RLIMIT_CPU
+/// (`unknown_limit` before): RLIMIT_NOFILE (`hrt`'s descriptors are not the program's), RLIMIT_CPU
 /// (`hrt`'s CPU time is the monitor's too: its soft limit is lifted, `lift_cpu_soft_limit`),
 /// RLIMIT_AS and RLIMIT_DATA (`hrt`'s address space holds the guest's whole memory, a private
 /// writable mapping: lifted likewise, `run_memory::address_space_budget`), and every other limit the program sets, which the
@@ -888,9 +888,16 @@ pub(super) static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 14] =
     (libc::RLIMIT_RTPRIO, unknown_limit()),
 ];
 
-/// A `CHILD_LIMITS` entry not known yet: (0, 0).
+/// A `CHILD_LIMITS` entry not known yet: (1, 0), a soft limit above the hard one, which no
+/// real limit has. ((0, 0) was the mark until 2026-12-03, and a program's `ulimit -c 0`, a
+/// real (0, 0), left its children the host's core limit.)
 const fn unknown_limit() -> [std::sync::atomic::AtomicU64; 2] {
-    [std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0)]
+    [std::sync::atomic::AtomicU64::new(1), std::sync::atomic::AtomicU64::new(0)]
+}
+
+/// Whether a `CHILD_LIMITS` entry holds a limit (`unknown_limit` otherwise).
+pub(super) fn limit_known(limit: &libc::rlimit) -> bool {
+    limit.rlim_cur <= limit.rlim_max
 }
 
 /// Notes the program's limit `resource` (see `CHILD_LIMITS`; others are the host's already).
@@ -1089,7 +1096,7 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         }
         for (resource, l) in &CHILD_LIMITS {
             let limit = libc::rlimit { rlim_cur: l[0].load(Ordering::Relaxed), rlim_max: l[1].load(Ordering::Relaxed) };
-            if limit.rlim_max != 0 && libc::setrlimit(*resource, &limit) != 0 {
+            if limit_known(&limit) && libc::setrlimit(*resource, &limit) != 0 {
                 return fail(p);
             }
         }

@@ -6,6 +6,7 @@
  * - RLIMIT_FSIZE: a write that reaches the limit is cut there; one past it fails with EFBIG and
  *   raises SIGXFSZ in the writing thread before the call returns (a handler counts them), also
  *   pwrite and ftruncate; without a handler a forked child dies of it.
+ * - RLIMIT_CORE 0/0 (`ulimit -c 0`): a started program has it too.
  * One line per case, the same natively and under hrt.
  * Usage: rlimit_enforced */
 #define _GNU_SOURCE
@@ -117,9 +118,20 @@ static void file_size(void) {
     printf("pwrite at 20000 now: %zd, signals %d\n", pwrite(fd, buf, 10, 20000), xfsz);
 }
 
+/* `ulimit -c 0`: soft and hard core limits 0, which a started program inherits. */
+static void core_limit(void) {
+    struct rlimit none = {0, 0};
+    printf("CORE 0/0: %d\n", setrlimit(RLIMIT_CORE, &none));
+    char *argv[] = {"sh", "-c", "echo started program: core $(ulimit -Sc)/$(ulimit -Hc)", NULL};
+    pid_t s;
+    if (posix_spawn(&s, "/bin/sh", NULL, NULL, argv, environ) == 0)
+        waitpid(s, NULL, 0);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     descriptors();
     file_size();
+    core_limit();
     return 0;
 }
