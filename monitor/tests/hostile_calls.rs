@@ -451,6 +451,29 @@ fn privately_mapped_files_take_none_of_the_programs_descriptors() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The main stack ends at the soft RLIMIT_STACK it starts with, as on Linux: with 256 KiB and
+/// 1 MiB a recursion overflows within the last 48 KiB below the limit (until 2026-12-03 a
+/// limit below 2 MiB gave a 2 MiB stack).
+#[test]
+fn the_main_stack_ends_at_its_limit() {
+    let prog = build("stack_limit", &[]);
+    const LIMITS: [&[(u32, u64, u64)]; 2] = [
+        &[(libc::RLIMIT_STACK, 256 << 10, libc::RLIM_INFINITY)],
+        &[(libc::RLIMIT_STACK, 1 << 20, libc::RLIM_INFINITY)],
+    ];
+    for limits in LIMITS {
+        let limit = limits[0].1;
+        let limited = |cmd| run_with_limits(cmd, limits);
+        let linux = limited(std::process::Command::new(&prog));
+        assert!(linux.code() == 0 && linux.stdout.contains("last 48 KiB: 1"), "natively: {linux:?}");
+        for cpus in ["1", "2"] {
+            let mut h = hrt_cmd();
+            h.args(["run", "--cpus", cpus, "--"]).arg(&prog);
+            assert_same(&format!("stack_limit {limit}"), &linux, &limited(h));
+        }
+    }
+}
+
 /// Limits the program sets are enforced (tests/programs/hostile/rlimit_enforced.c): below
 /// RLIMIT_NOFILE new descriptors get EMFILE, dup2 EBADF, F_DUPFD and poll EINVAL, in a forked
 /// child and a started program too; past RLIMIT_FSIZE writes are cut, then fail with EFBIG

@@ -313,6 +313,16 @@ fn main_stack_size() -> u64 {
     size.div_ceil(LARGE_PAGE) * LARGE_PAGE
 }
 
+/// How much of the main stack's `stack_size` bytes (`main_stack_size`) the program may use:
+/// its soft RLIMIT_STACK in whole pages, at least `STACK_LIMIT_FLOOR` (its arguments and
+/// environment must fit; Linux refuses an execve whose arguments take more than a quarter of
+/// the limit).
+fn main_stack_limit(stack_size: u64) -> u64 {
+    const STACK_LIMIT_FLOOR: u64 = 16 << 10;
+    let soft = PROCESS.rlimits.lock()[3].0;
+    usermem::page_up(soft).clamp(STACK_LIMIT_FLOOR, stack_size)
+}
+
 /// Reserves the memory right after the program for its break, before anything else is placed
 /// there (the allocator hands out the lowest free blocks, so the first stack or mmap would
 /// otherwise sit where the break must grow, and brk would fail at once). An eighth of the
@@ -353,15 +363,19 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     let (vdso_len, near_len) = (super::vdso::len(), super::near_table::len());
     let guard = usermem::alloc_stack(STACK_GUARD + stack_size + vdso_len + near_len, LARGE_PAGE)
         .map_err(|_| "not enough memory for the stack")?;
-    protect::set(guard, guard + STACK_GUARD, 0);
-    super::stack_guard::set(guard, guard + STACK_GUARD);
     let top = guard + STACK_GUARD + stack_size;
+    // A soft RLIMIT_STACK below the stack's whole 2 MiB pages: the part below the limit is gap
+    // too, so that the stack ends where Linux's would (until 2026-12-03 `ulimit -s 100` gave a
+    // 2 MiB stack).
+    let bottom = top - main_stack_limit(stack_size);
+    protect::set(guard, bottom, 0);
+    super::stack_guard::set(guard, bottom);
     if loaded.exec_stack {
         // As Linux's execve for a program whose PT_GNU_STACK has PF_X; the C library gives its
         // threads' stacks PROT_EXEC itself then.
-        protect::set(guard + STACK_GUARD, top, protect::ALL);
+        protect::set(bottom, top, protect::ALL);
     }
-    for (w, v) in MAIN_STACK.iter().zip([guard, guard + STACK_GUARD, top, top + vdso_len]) {
+    for (w, v) in MAIN_STACK.iter().zip([guard, bottom, top, top + vdso_len]) {
         w.store(v, core::sync::atomic::Ordering::Relaxed);
     }
     // A dynamically linked program starts in its interpreter (ld.so); the auxiliary vector
