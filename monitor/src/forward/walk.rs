@@ -187,6 +187,18 @@ fn place(text: &[u8]) -> Place {
     Place::Elsewhere
 }
 
+/// Whether directory `dir` has an entry `name` (a look that does not follow it; an error other
+/// than ENOENT counts as there).
+fn entry_exists(dir: i32, name: &[u8]) -> bool {
+    let Ok(n) = std::ffi::CString::new(name) else { return false };
+    // SAFETY: `st` is written by fstatat; `n` is a NUL-terminated name.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstatat(dir, n.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOENT)
+    }
+}
+
 /// Whether directory `dir` is one of the monitor's own /proc directories.
 fn is_own_dir(dir: i32) -> bool {
     on_procfs(dir) && fd_text(dir).is_some_and(|t| place(&t) == Place::OwnDir)
@@ -290,6 +302,10 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
                 Some(h) if last && SYNTHESIZED.contains(h) => return Ok(Resolved::Own(h)),
                 Some(_) => {}
                 None if last && inspect => {}
+                // A name procfs has in no process directory: ENOENT, as Linux answers
+                // (`touch /proc/self/x`); which names exist is the same for every process,
+                // so the answer tells nothing of the monitor's.
+                None if !entry_exists(raw, &c) => return Err(Errno::ENOENT),
                 None => return Err(Errno::EACCES),
             }
         }
@@ -577,6 +593,12 @@ mod tests {
             assert!(matches!(resolve(own.as_raw_fd(), name.as_bytes(), true), Err(Errno::EACCES)), "{name}");
         }
         assert!(matches!(resolve(own.as_raw_fd(), b"status", true), Ok(Resolved::Own(b"status"))));
+        // A name no process directory has is ENOENT, as Linux answers (`touch /proc/self/x`);
+        // below an existing entry it is still refused.
+        for name in ["nothing", "/proc/self/nothing"] {
+            assert!(matches!(resolve(own.as_raw_fd(), name.as_bytes(), true), Err(Errno::ENOENT)), "{name}");
+        }
+        assert!(matches!(resolve(libc::AT_FDCWD, b"/proc/self/task/nothing", true), Err(Errno::EACCES)));
         assert!(resolve(libc::AT_FDCWD, b"/proc/self/mounts", true).is_ok());
         assert!(resolve(libc::AT_FDCWD, b"/proc/cpuinfo", true).is_ok());
         assert!(matches!(resolve(libc::AT_FDCWD, b"/proc/self/cmdline", true), Ok(Resolved::Own(b"cmdline"))));

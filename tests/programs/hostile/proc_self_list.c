@@ -1,10 +1,12 @@
 // `ls -la /proc/self/` under hrt: the directory's entries (read), each entry's type and
-// permissions (lstat), its links (cwd, root, exe: readlink), "/proc/self/." and ".." (stat).
+// permissions (lstat), its links (cwd, root, exe: readlink), "/proc/self/." and ".." (stat),
+// and names it does not have (create, symlink, stat: ENOENT).
 // Compared with the native run; sizes, link counts and times are not printed (`fd`'s size and
 // `task`'s link count are `hrt`'s, which has more descriptors and threads).
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,5 +56,15 @@ int main(void) {
     struct stat proc;
     stat("/proc", &proc);
     printf("stat /proc/self/.. is /proc %d\n", stat("/proc/self/..", &st) == 0 && st.st_ino == proc.st_ino);
+    // Names a process directory does not have (`touch /proc/self/x`): ENOENT.
+    errno = 0;
+    int fd = open("/proc/self/nothing", O_WRONLY | O_CREAT, 0644);
+    printf("create /proc/self/nothing: %d %s\n", fd < 0 ? -1 : 0, strerror(errno));
+    errno = 0;
+    int r = symlink("x", "/proc/self/link");
+    printf("symlink /proc/self/link: %d %s\n", r, strerror(errno));
+    errno = 0;
+    r = stat("/proc/self/nothing", &st);
+    printf("stat /proc/self/nothing: %d %s\n", r, strerror(errno));
     return 0;
 }
