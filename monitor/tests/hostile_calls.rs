@@ -938,3 +938,19 @@ fn arch_prctl_cpuid_and_xstate_as_on_linux() {
 fn sysinfo_loads_agree_with_proc_loadavg() {
     passes_natively_and_same_on_1_and_2_cpus("sysinfo_loads", Some("agree with /proc/loadavg: 1"));
 }
+
+/// A FIFO opened by its path, read while a forked child writes 200 KiB in bursts: every byte
+/// in order, then EOF; a writer whose reader closes after one read gets EPIPE, as on Linux (hrt
+/// reads such a FIFO through a second, non-blocking open of it, which must go with the first).
+#[test]
+fn a_fifo_reads_in_order_and_its_writer_sees_the_reader_go() {
+    let prog = build("fifo_read", &[]);
+    let dir = std::env::temp_dir().join(format!("hrt-fifo-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let linux = native(&prog, &[d]);
+    assert!(linux.code() == 0 && linux.stdout.contains("read 204800 bytes, 0 wrong, then 0"), "natively: {linux:?}");
+    assert!(linux.stdout.contains("writer: EPIPE"), "natively: {linux:?}");
+    assert_same_on_1_and_2_cpus("fifo_read", &prog, &[d], &linux);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -42,6 +42,10 @@ pub struct HostFd {
     synthesized: bool,
     /// The eventfd under one of the program's signalfds (`process::SIGNALFD_EVENTFD`).
     signalfd: bool,
+    /// For a pipe or FIFO whose file does not take RWF_NOWAIT (one opened by a path: a FIFO,
+    /// `/dev/fd/N` of a pipe, bash's process substitution), a second open file description of
+    /// it, read-only and non-blocking, made once (`nonblocking_reader`).
+    nowait_reader: std::sync::OnceLock<Option<std::os::fd::OwnedFd>>,
 }
 
 /// How long I/O on a descriptor may wait, by its file type.
@@ -76,6 +80,7 @@ impl HostFd {
             hidden: 0,
             synthesized: false,
             signalfd: false,
+            nowait_reader: std::sync::OnceLock::new(),
         }
     }
 
@@ -91,6 +96,7 @@ impl HostFd {
             hidden: 0,
             synthesized: false,
             signalfd: false,
+            nowait_reader: std::sync::OnceLock::new(),
         }
     }
 
@@ -106,7 +112,26 @@ impl HostFd {
             hidden: 0,
             synthesized: false,
             signalfd: false,
+            nowait_reader: std::sync::OnceLock::new(),
         }
+    }
+
+    /// A read-only, non-blocking second open file description of this pipe or FIFO (None if it
+    /// cannot be opened): reads through it take what the pipe holds or answer EAGAIN, where
+    /// `preadv2` with RWF_NOWAIT is EOPNOTSUPP (a FIFO opened by a path). It counts as one more
+    /// reader of the pipe only while this descriptor is open.
+    pub fn nonblocking_reader(&self) -> Option<i32> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        self.nowait_reader
+            .get_or_init(|| {
+                let path = std::ffi::CString::new(format!("/proc/self/fd/{}", self.fd)).ok()?;
+                // SAFETY: a NUL-terminated path; the descriptor returned is ours.
+                let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+                // SAFETY: `fd` was just opened and is owned by nobody else.
+                (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+            })
+            .as_ref()
+            .map(|f| f.as_raw_fd())
     }
 
     pub fn raw(&self) -> i32 {
@@ -210,13 +235,16 @@ impl HostFd {
             hidden: self.hidden,
             synthesized: self.synthesized,
             signalfd: self.signalfd,
+            nowait_reader: std::sync::OnceLock::new(),
         })
     }
 
     /// Closes the host descriptor now and reports the host's answer (close can report a write
     /// error). The descriptor is gone whatever the answer, as on Linux.
-    pub fn close(self) -> SysResult<i64> {
+    pub fn close(mut self) -> SysResult<i64> {
         let (fd, owned) = (self.fd, self.owned);
+        // The second reader of a pipe goes with it (a writer then sees no reader, as on Linux).
+        drop(self.nowait_reader.take());
         std::mem::forget(self);
         if !owned {
             return Ok(0);
@@ -426,6 +454,16 @@ impl FdTable {
                 hidden: h.hidden,
                 synthesized: h.synthesized,
                 signalfd: h.signalfd,
+                // The fork inherited the second reader too: the child's value closes it.
+                nowait_reader: match h.nowait_reader.get() {
+                    Some(Some(r)) => {
+                        use std::os::fd::{AsRawFd, FromRawFd};
+                        // SAFETY: the fork's copy of the parent's descriptor, which the parent's
+                        // value (never dropped in the child) does not close here.
+                        std::sync::OnceLock::from(Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(r.as_raw_fd()) }))
+                    }
+                    _ => std::sync::OnceLock::new(),
+                },
             });
             made.push((Arc::as_ptr(h), o.clone()));
             o
