@@ -375,6 +375,28 @@ fn run_with_limits(mut cmd: std::process::Command, limits: &'static [(u32, u64, 
     run(cmd, None)
 }
 
+/// Runs `prog ARGS` natively under resource limits `limits` (it must exit 0 and print
+/// `marker`), then under `hrt run --cpus 1` and `--cpus 2` with the same limits set on `hrt`,
+/// and compares.
+#[track_caller]
+fn same_under_limits(
+    label: &str,
+    prog: &std::path::Path,
+    args: &[&str],
+    limits: &'static [(u32, u64, u64)],
+    marker: &str,
+) {
+    let mut native = std::process::Command::new(prog);
+    native.args(args);
+    let linux = run_with_limits(native, limits);
+    assert!(linux.code() == 0 && linux.stdout.contains(marker), "{label} natively: {linux:?}");
+    for cpus in ["1", "2"] {
+        let mut h = hrt_cmd();
+        h.args(["run", "--cpus", cpus, "--"]).arg(prog).args(args);
+        assert_same(&format!("{label} --cpus {cpus}"), &linux, &run_with_limits(h, limits));
+    }
+}
+
 /// The program inherits the resource limits `hrt` was started with, as an exec'd program
 /// does: the test lowers the descriptor and stack limits before starting both runs.
 #[test]
@@ -397,14 +419,8 @@ fn resource_limits_are_inherited() {
 #[test]
 fn the_address_space_limit_is_hrts_and_the_programs() {
     let prog = build("rlimit_as", &[]);
-    let limited = |cmd| run_with_limits(cmd, &[(libc::RLIMIT_AS, 1 << 30, 1 << 30)]);
-    let linux = limited(std::process::Command::new(&prog));
-    assert!(linux.code() == 0 && linux.stdout.contains("mremap to 300 MiB: failed ENOMEM"), "natively: {linux:?}");
-    for cpus in ["1", "2"] {
-        let mut h = hrt_cmd();
-        h.args(["run", "--cpus", cpus, "--"]).arg(&prog);
-        assert_same("rlimit_as", &linux, &limited(h));
-    }
+    const LIMITS: &[(u32, u64, u64)] = &[(libc::RLIMIT_AS, 1 << 30, 1 << 30)];
+    same_under_limits("rlimit_as", &prog, &[], LIMITS, "mremap to 300 MiB: failed ENOMEM");
 }
 
 /// Under a data limit (`ulimit -d`: soft 1 GiB, hard 2 GiB, set before both runs), which
@@ -415,14 +431,7 @@ fn the_address_space_limit_is_hrts_and_the_programs() {
 fn a_data_limit_leaves_hrt_room_and_the_program_its_limit() {
     let prog = build("calls_rlimits", &[]);
     const LIMITS: &[(u32, u64, u64)] = &[(libc::RLIMIT_DATA, 1 << 30, 2 << 30)];
-    let limited = |cmd| run_with_limits(cmd, LIMITS);
-    let linux = limited(std::process::Command::new(&prog));
-    assert!(linux.code() == 0 && linux.stdout.contains(" 2: 0 1073741824 2147483648"), "natively: {linux:?}");
-    for cpus in ["1", "2"] {
-        let mut h = hrt_cmd();
-        h.args(["run", "--cpus", cpus, "--"]).arg(&prog);
-        assert_same("calls_rlimits under RLIMIT_DATA", &linux, &limited(h));
-    }
+    same_under_limits("calls_rlimits under RLIMIT_DATA", &prog, &[], LIMITS, " 2: 0 1073741824 2147483648");
 }
 
 /// Under a soft RLIMIT_NOFILE below the hard one (50 and 700 here), files the program maps
@@ -434,20 +443,9 @@ fn privately_mapped_files_take_none_of_the_programs_descriptors() {
     let prog = build("nofile_mapped", &[]);
     let dir = std::env::temp_dir().join(format!("hrt-nofile-mapped-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let d = dir.to_str().unwrap();
-    let limited = |cmd| run_with_limits(cmd, &[(libc::RLIMIT_NOFILE, 50, 700)]);
-    let mut native = std::process::Command::new(&prog);
-    native.arg(d);
-    let linux = limited(native);
-    assert!(
-        linux.code() == 0 && linux.stdout.contains("60 files mapped: opened 46, highest 49"),
-        "natively: {linux:?}"
-    );
-    for cpus in ["1", "2"] {
-        let mut h = hrt_cmd();
-        h.args(["run", "--cpus", cpus, "--"]).arg(&prog).arg(d);
-        assert_same("nofile_mapped", &linux, &limited(h));
-    }
+    const LIMITS: &[(u32, u64, u64)] = &[(libc::RLIMIT_NOFILE, 50, 700)];
+    let marker = "60 files mapped: opened 46, highest 49";
+    same_under_limits("nofile_mapped", &prog, &[dir.to_str().unwrap()], LIMITS, marker);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -462,15 +460,7 @@ fn the_main_stack_ends_at_its_limit() {
         &[(libc::RLIMIT_STACK, 1 << 20, libc::RLIM_INFINITY)],
     ];
     for limits in LIMITS {
-        let limit = limits[0].1;
-        let limited = |cmd| run_with_limits(cmd, limits);
-        let linux = limited(std::process::Command::new(&prog));
-        assert!(linux.code() == 0 && linux.stdout.contains("last 48 KiB: 1"), "natively: {linux:?}");
-        for cpus in ["1", "2"] {
-            let mut h = hrt_cmd();
-            h.args(["run", "--cpus", cpus, "--"]).arg(&prog);
-            assert_same(&format!("stack_limit {limit}"), &linux, &limited(h));
-        }
+        same_under_limits(&format!("stack_limit {}", limits[0].1), &prog, &[], limits, "last 48 KiB: 1");
     }
 }
 

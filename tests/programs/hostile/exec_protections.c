@@ -14,6 +14,8 @@
 #include <sys/personality.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 static sigjmp_buf env;
 static volatile int code;
 
@@ -51,11 +53,7 @@ static void write_to(const char *what, volatile unsigned char *p) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    sigaction(SIGSEGV, &sa, NULL);
+    set_info_handler(SIGSEGV, on_segv, SA_NODEFER);
     long pg = sysconf(_SC_PAGESIZE);
 
     unsigned char *rw = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 static volatile sig_atomic_t got, code, fd;
 static volatile long band;
 
@@ -57,12 +59,8 @@ static void make_async(int rd, int sig, int by_ioctl) {
 
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigaction(SIGIO, &sa, NULL);
-    sigaction(SIGRTMIN + 4, &sa, NULL);
+    set_info_handler(SIGIO, on_signal, SA_RESTART);
+    set_info_handler(SIGRTMIN + 4, on_signal, SA_RESTART);
     char buf[64];
 
     int a[2], b[2], s[2];

@@ -8,6 +8,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 static volatile long depth;
 static long limit;
 
@@ -31,8 +33,7 @@ __attribute__((noinline)) static long recurse(long d) {
 int main(void) {
     stack_t ss = {.ss_sp = malloc(65536), .ss_size = 65536};
     sigaltstack(&ss, NULL);
-    struct sigaction sa = {.sa_handler = on_segv, .sa_flags = SA_ONSTACK};
-    sigaction(SIGSEGV, &sa, NULL);
+    set_handler(SIGSEGV, on_segv, SA_ONSTACK);
     struct rlimit rl;
     getrlimit(RLIMIT_STACK, &rl);
     limit = (long)rl.rlim_cur;
