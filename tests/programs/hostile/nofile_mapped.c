@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
         opened++;
         last = fd;
     }
-    printf("soft limit %ld, %d files mapped: opened %d, highest %d, then %s\n", (long)rl.rlim_cur, mapped, opened, last,
+    printf("soft limit %ld: opened %d, %d files mapped, highest %d, then %s\n", (long)rl.rlim_cur, opened, mapped, last,
            strerrorname_np(errno));
     return 0;
 }
