@@ -46,6 +46,12 @@ pub struct HostFd {
     /// `/dev/fd/N` of a pipe, bash's process substitution), a second open file description of
     /// it, read-only and non-blocking, made once (`nonblocking_reader`).
     nowait_reader: std::sync::OnceLock<Option<std::os::fd::OwnedFd>>,
+    /// For a socket, its SO_DOMAIN and SO_TYPE (found once: they never change for a socket).
+    /// Every `recv` asked for the type twice, ~1,300 cycles each through the filter.
+    socket_ids: std::sync::OnceLock<(i32, i32)>,
+    /// For a socket, its SO_RCVLOWAT as last asked, with the count of the program's SO_RCVLOWAT
+    /// changes it was asked at (`rcvlowat`).
+    rcvlowat: std::sync::atomic::AtomicU64,
 }
 
 /// How long I/O on a descriptor may wait, by its file type.
@@ -81,6 +87,8 @@ impl HostFd {
             synthesized: false,
             signalfd: false,
             nowait_reader: std::sync::OnceLock::new(),
+            socket_ids: std::sync::OnceLock::new(),
+            rcvlowat: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -97,6 +105,8 @@ impl HostFd {
             synthesized: false,
             signalfd: false,
             nowait_reader: std::sync::OnceLock::new(),
+            socket_ids: std::sync::OnceLock::new(),
+            rcvlowat: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -113,7 +123,33 @@ impl HostFd {
             synthesized: false,
             signalfd: false,
             nowait_reader: std::sync::OnceLock::new(),
+            socket_ids: std::sync::OnceLock::new(),
+            rcvlowat: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// The socket's (SO_DOMAIN, SO_TYPE), found by `find` on first use.
+    pub fn socket_ids(&self, find: impl FnOnce() -> Option<(i32, i32)>) -> Option<(i32, i32)> {
+        if let Some(ids) = self.socket_ids.get() {
+            return Some(*ids);
+        }
+        let ids = find()?;
+        Some(*self.socket_ids.get_or_init(|| ids))
+    }
+
+    /// The socket's SO_RCVLOWAT, asked of the host by `ask` unless it was asked since the
+    /// program last changed any socket's (`changes`, which only grows: a change through
+    /// another descriptor of the same socket, a `dup`, is seen too).
+    pub fn rcvlowat(&self, changes: u32, ask: impl FnOnce() -> Option<i32>) -> Option<i32> {
+        use std::sync::atomic::Ordering;
+        let seen = self.rcvlowat.load(Ordering::Acquire);
+        // High half: 1 + the count of changes it was asked at (0: never asked).
+        if seen >> 32 == changes as u64 + 1 {
+            return Some(seen as u32 as i32);
+        }
+        let v = ask()?;
+        self.rcvlowat.store((changes as u64 + 1) << 32 | v as u32 as u64, Ordering::Release);
+        Some(v)
     }
 
     /// A read-only, non-blocking second open file description of this pipe or FIFO (None if it
@@ -236,6 +272,8 @@ impl HostFd {
             synthesized: self.synthesized,
             signalfd: self.signalfd,
             nowait_reader: std::sync::OnceLock::new(),
+            socket_ids: self.socket_ids.clone(),
+            rcvlowat: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -464,6 +502,8 @@ impl FdTable {
                     }
                     _ => std::sync::OnceLock::new(),
                 },
+                socket_ids: h.socket_ids.clone(),
+                rcvlowat: std::sync::atomic::AtomicU64::new(0),
             });
             made.push((Arc::as_ptr(h), o.clone()));
             o

@@ -28,6 +28,7 @@
 
 use std::collections::BTreeSet;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,9 @@ use super::fd_table::{FdKind, HostFd};
 use super::guest_mem::{Guest, USER_END};
 use super::host::{int, ptr};
 use super::io::MAX_RW_COUNT;
+
+/// How many times the program has set a socket's SO_RCVLOWAT (`HostFd::rcvlowat`).
+static RCVLOWAT_CHANGES: AtomicU32 = AtomicU32::new(0);
 use super::paths::At;
 use super::Forwarder;
 
@@ -220,8 +224,34 @@ impl Forwarder {
         .unwrap_or(false)
     }
 
-    /// An `int` socket option of host socket `h` (SO_DOMAIN, SO_TYPE).
+    /// Socket `h`'s SO_RCVLOWAT, asked of the host only after the program set some socket's
+    /// (every blocking `recv` asked before it tried without waiting). A process sharing the
+    /// socket (a forked child, another program) that changes it is not seen: only the program's
+    /// own setting is one it can count on.
+    fn rcvlowat(&self, h: &HostFd) -> Option<i32> {
+        h.rcvlowat(RCVLOWAT_CHANGES.load(Ordering::Acquire), || self.sock_int(h, libc::SO_RCVLOWAT).ok())
+    }
+
+    /// An `int` socket option of host socket `h` (SO_DOMAIN, SO_TYPE, SO_RCVLOWAT). The domain
+    /// and type are asked once per socket (`HostFd::socket_ids`).
     fn sock_int(&self, h: &HostFd, name: i32) -> SysResult<i32> {
+        if name == libc::SO_DOMAIN || name == libc::SO_TYPE {
+            let mut failed = Errno::EBADF;
+            let find = || match (self.sock_int_asked(h, libc::SO_DOMAIN), self.sock_int_asked(h, libc::SO_TYPE)) {
+                (Ok(d), Ok(t)) => Some((d, t)),
+                (Err(e), _) | (_, Err(e)) => {
+                    failed = e;
+                    None
+                }
+            };
+            let (domain, ty) = h.socket_ids(find).ok_or(failed)?;
+            return Ok(if name == libc::SO_DOMAIN { domain } else { ty });
+        }
+        self.sock_int_asked(h, name)
+    }
+
+    /// An `int` socket option of host socket `h`, asked of the host.
+    fn sock_int_asked(&self, h: &HostFd, name: i32) -> SysResult<i32> {
         let mut v: i32 = 0;
         let mut len: libc::socklen_t = 4;
         // SAFETY: an int and its length, both ours.
@@ -472,7 +502,7 @@ impl Forwarder {
             return None;
         }
         let h = self.socket_fd(a[0]).ok()?;
-        if self.is_stream(&h).ok()? && (send || self.sock_int(&h, libc::SO_RCVLOWAT).ok()? > 1) {
+        if self.is_stream(&h).ok()? && (send || self.rcvlowat(&h)? > 1) {
             return None;
         }
         let mut now = *a;
@@ -757,12 +787,17 @@ impl Forwarder {
         // Linux would, after the same length checks.
         let p = g.range(val, len as u32 as u64).map_or(0, |p| ptr(p));
         // SAFETY: `p` is NULL or covers `len` checked bytes of guest memory.
-        unsafe {
+        let set = unsafe {
             self.sys(
                 libc::SYS_setsockopt,
                 &[h.raw() as libc::c_long, level as libc::c_long, name as libc::c_long, p, int(len)],
             )
+        };
+        if level == libc::SOL_SOCKET && name == libc::SO_RCVLOWAT {
+            // After the call: a value asked before it was asked at the count before this.
+            RCVLOWAT_CHANGES.fetch_add(1, Ordering::AcqRel);
         }
+        set
     }
 
     pub(super) fn getsockopt(&self, g: Guest, fd: u64, level: u64, name: u64, val: u64, ulen: u64) -> SysResult<i64> {

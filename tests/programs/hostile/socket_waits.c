@@ -102,11 +102,16 @@ int main(void) {
     close(sv[0]);
     close(sv[1]);
 
-    /* SO_RCVLOWAT 20: a plain receive waits until 20 bytes are there. */
+    /* SO_RCVLOWAT 20: a plain receive waits until 20 bytes are there. Set through a second
+     * descriptor of the socket after a receive through the first (hrt keeps the value it last
+     * asked for until the program changes one). */
     pair(SOCK_STREAM, sv);
-    int low = 20;
-    if (setsockopt(sv[0], SOL_SOCKET, SO_RCVLOWAT, &low, sizeof low))
+    if (send(sv[1], "k", 1, 0) != 1 || recvfrom(sv[0], buf, sizeof buf, 0, NULL, NULL) != 1)
+        perror("first receive");
+    int low = 20, other = dup(sv[0]);
+    if (setsockopt(other, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof low))
         perror("SO_RCVLOWAT");
+    close(other);
     pthread_create(&t, NULL, two_halves, NULL);
     pause_ms(20);
     n = recvfrom(sv[0], buf, sizeof buf, 0, NULL, NULL);
