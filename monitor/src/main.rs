@@ -7,6 +7,7 @@ mod error;
 mod file_bytes;
 mod forward;
 mod host_cpus;
+mod host_load;
 mod host_name;
 mod info;
 mod inherited_signals;

@@ -67,6 +67,9 @@ pub struct ChannelConfig {
     pub steer: bool,
     /// The host has a CPU to spare beyond the vCPUs (of every local MPI rank).
     pub spare: bool,
+    /// The spin chosen by default, not by `--service-spin`: a long one then holds only while
+    /// the host has a CPU to spare now (`host_load`), else it is the short one.
+    pub adaptive: bool,
 }
 
 impl ChannelConfig {
@@ -79,7 +82,8 @@ impl ChannelConfig {
         // Other ranks' vCPUs, which this VM cannot see halt, may need the cores.
         let idle_spin = if spin_us.is_none() && ranks == 1 { Duration::from_micros(LONG_SPIN_US) } else { spin };
         let steer = spare || ranks == 1;
-        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin, idle_spin, steer, spare }
+        let adaptive = spin_us.is_none();
+        ChannelConfig { threads: threads.unwrap_or(1).max(1), spin, idle_spin, steer, spare, adaptive }
     }
 
     /// What `-v` says of the spin `defaults` chose for `cpus` vCPUs and why.
@@ -166,6 +170,9 @@ pub struct Service {
     last_kick: Vec<AtomicU64>,
     /// The polling threads, kept off the host CPU of a vCPU that wakes them.
     pollers: placement::Pollers,
+    /// Whether the host has a CPU to spare now, of the given count (`host_load`; tests
+    /// replace it).
+    host_spare: fn(u32) -> bool,
 }
 
 impl Service {
@@ -174,7 +181,11 @@ impl Service {
             area: OnceLock::new(),
             config,
             cpus,
-            host_cpus: crate::host_cpus::count(),
+            host_cpus: {
+                // Opened here, before the pollers' seccomp filter.
+                crate::host_load::get();
+                crate::host_cpus::count()
+            },
             vm,
             bell: Mutex::new(0),
             bell_cv: Condvar::new(),
@@ -187,6 +198,7 @@ impl Service {
             msi_failed: AtomicBool::new(false),
             last_kick: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
             pollers: placement::Pollers::new(),
+            host_spare: |cpus| crate::host_load::get().spare(cpus),
         }
     }
 
@@ -262,17 +274,23 @@ impl Service {
 
     /// How long a poller spins after the last request now: the long spin while the vCPUs that
     /// run (the guest counts the halted ones; a hostile count only moves the spin between the
-    /// two bounds) leave a host CPU free.
+    /// two bounds) leave a host CPU free, and no other program takes it (`host_load`).
     fn spin_now(&self, ch: &Channel) -> Duration {
-        if self.config.idle_spin == self.config.spin {
-            return self.config.spin;
-        }
-        let halted = ch.header.halted_cpus.load(Ordering::Relaxed).min(self.cpus);
-        if self.cpus - halted < self.host_cpus {
-            self.config.idle_spin
-        } else {
+        let spin = if self.config.idle_spin == self.config.spin {
             self.config.spin
+        } else {
+            let halted = ch.header.halted_cpus.load(Ordering::Relaxed).min(self.cpus);
+            if self.cpus - halted < self.host_cpus {
+                self.config.idle_spin
+            } else {
+                self.config.spin
+            }
+        };
+        let short = Duration::from_micros(SHORT_SPIN_US);
+        if self.config.adaptive && spin > short && !(self.host_spare)(self.host_cpus) {
+            return short;
         }
+        spin
     }
 
     fn channel(&self) -> Option<&Channel> {
@@ -569,8 +587,8 @@ mod wake_policy {
     }
 
     /// The pollers spin long while the vCPUs that run leave a host CPU free (the others halted,
-    /// as the guest counts them; a count beyond the vCPUs is taken as all of them), short
-    /// otherwise, and always as told with `--service-spin`.
+    /// as the guest counts them; a count beyond the vCPUs is taken as all of them) and no other
+    /// program takes it, short otherwise, and always as told with `--service-spin`.
     #[test]
     fn halted_vcpus_lengthen_the_spin() {
         let config = ChannelConfig {
@@ -579,9 +597,11 @@ mod wake_policy {
             idle_spin: Duration::from_micros(LONG_SPIN_US),
             steer: true,
             spare: false,
+            adaptive: true,
         };
         let mut svc = Service::new(config, 4, None);
         svc.host_cpus = 2;
+        svc.host_spare = |_| true;
         let layout = std::alloc::Layout::new::<Channel>();
         // SAFETY: a zeroed Channel is valid (atomics and integers); freed below with its layout.
         let ch = unsafe { std::alloc::alloc_zeroed(layout) as *mut Channel };
@@ -596,7 +616,16 @@ mod wake_policy {
         assert_eq!(spin_with(&svc, 2), SHORT_SPIN_US, "2 running: no host CPU free");
         assert_eq!(spin_with(&svc, 3), LONG_SPIN_US, "1 running");
         assert_eq!(spin_with(&svc, u32::MAX), LONG_SPIN_US, "a count beyond the vCPUs");
+        svc.host_spare = |_| false;
+        assert_eq!(spin_with(&svc, 3), SHORT_SPIN_US, "1 running, but other programs take the host's CPUs");
+        svc.config = ChannelConfig::defaults(1, None, None);
+        svc.host_cpus = 2;
+        assert_eq!(svc.config.spin.as_micros() as u64, LONG_SPIN_US, "a host CPU beyond the vCPU");
+        assert_eq!(spin_with(&svc, 0), SHORT_SPIN_US, "which other programs take");
+        svc.host_spare = |_| true;
+        assert_eq!(spin_with(&svc, 0), LONG_SPIN_US, "which nothing else takes");
         svc.config = ChannelConfig::defaults(4, Some(70), None);
+        svc.host_spare = |_| false;
         assert_eq!(spin_with(&svc, 3), 70, "--service-spin decides");
         // SAFETY: allocated above with this layout; no reference to it outlives this line.
         unsafe { std::alloc::dealloc(ch as *mut u8, layout) };
