@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "../common/bench.h"
@@ -348,7 +349,7 @@ static void test_cond_wakeup(void) {
  * (a runtime's polling wait beside a thread that sleeps briefly, e.g. a pthread that
  * fulfils OpenMP events). Linux runs the woken sleeper at once; a kernel that leaves it
  * behind the spinner until a time slice ends makes every sleep that long. Then usleep(1000)
- * among nine spinners, and beside a thread that computes. */
+ * among nine spinners, and beside a thread that computes (also a 1 ms timerfd read). */
 #define SLEEP_US 10
 static atomic_int sleep_spin_stop, sleep_spinning;
 
@@ -394,6 +395,23 @@ static void *sleep_computer(void *p) {
     return NULL;
 }
 
+/* A blocking read of a timerfd set to expire in 1 ms (under hrt a forwarded call the host
+ * answers: its answer comes as an interrupt), beside the computing thread: the reader must
+ * take the CPU from it once woken, as Linux's woken thread does. */
+static int sleep_timerfd = -1;
+
+static double rep_timerfd_1ms(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    struct itimerspec in_1ms = {{0, 0}, {0, 1000000}};
+    uint64_t expirations, t0 = bench_tsc();
+    if (timerfd_settime(sleep_timerfd, 0, &in_1ms, NULL) != 0 ||
+        read(sleep_timerfd, &expirations, sizeof expirations) != sizeof expirations) {
+        perror("timerfd");
+        exit(1);
+    }
+    return (double)(bench_tsc() - t0);
+}
+
 static void test_sleep(void) {
     pthread_t th;
     cpu_set_t old;
@@ -419,6 +437,9 @@ static void test_sleep(void) {
     atomic_store(&sleep_compute_stop, 0);
     spawn(&th, sleep_computer, NULL);
     sampled("sleep_1ms.beside_computer", "cycles", 100, 30, 10, rep_sleep_1ms, NULL, NULL, 2);
+    sleep_timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    sampled("timerfd_1ms.beside_computer", "cycles", 100, 30, 10, rep_timerfd_1ms, NULL, NULL, 2);
+    close(sleep_timerfd);
     atomic_store(&sleep_compute_stop, 1);
     pthread_join(th, NULL);
     pthread_setaffinity_np(pthread_self(), sizeof old, &old);

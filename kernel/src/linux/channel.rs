@@ -584,6 +584,7 @@ fn reap() {
     if SLEEPERS[cpu].load(Ordering::SeqCst) == 0 {
         return;
     }
+    let mut woke = false;
     for (w, word) in SLEEPING_ON[cpu].iter().enumerate() {
         let mut bits = word.load(Ordering::SeqCst);
         while bits != 0 {
@@ -599,8 +600,12 @@ fn reap() {
                 // SAFETY: a thread registered as a sleeper is alive until it is woken and has
                 // unregistered (it cannot exit while asleep here).
                 unsafe { crate::sched::wake(t) };
+                woke = true;
             }
         }
+    }
+    if woke {
+        crate::sched::woken_by_interrupt();
     }
 }
 

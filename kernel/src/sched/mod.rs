@@ -78,6 +78,12 @@ pub struct CpuSched {
     program_yielded: AtomicBool,
     /// The TSC deadline the timer is armed for (0: none, or it fired; `program_timer`).
     timer_armed: AtomicU64,
+    /// Another CPU queued a woken thread here and kicked this CPU for it since its last
+    /// switch (`queue_ready`): one such kick per switch at most.
+    woken_kick: AtomicBool,
+    /// TSC at which the running thread got the CPU (its `run_start`, readable from other
+    /// CPUs without its record).
+    running_since: AtomicU64,
 }
 
 impl CpuSched {
@@ -105,6 +111,8 @@ impl CpuSched {
             spin_quiet: AtomicU32::new(0),
             program_yielded: AtomicBool::new(false),
             timer_armed: AtomicU64::new(0),
+            woken_kick: AtomicBool::new(false),
+            running_since: AtomicU64::new(0),
         }
     }
 
@@ -128,6 +136,7 @@ impl CpuSched {
         // The parent's CPU may have been asleep in its halt while memory was copied.
         self.asleep.store(false, Ordering::SeqCst);
         self.need_resched.store(false, Ordering::SeqCst);
+        self.woken_kick.store(false, Ordering::SeqCst);
         self.preempt_at.store(0, Ordering::SeqCst);
         self.next_wake.store(u64::MAX, Ordering::SeqCst);
         self.spin_look_at.store(0, Ordering::SeqCst);
@@ -335,9 +344,19 @@ pub fn init_cpu() {
     if cpu::id() == 0 {
         crate::arch::traps::register(apic::TIMER_VECTOR, timer_interrupt);
         // A kick also tells a busy CPU that a thread now waits for it (`make_runnable`).
-        crate::arch::traps::register(apic::KICK_VECTOR, |_| arm_preemption(this_sched()));
+        crate::arch::traps::register(apic::KICK_VECTOR, |_| kicked(this_sched()));
         crate::arch::traps::set_after_interrupt_hook(after_interrupt);
         crate::arch::traps::set_resched_query(resched_wanted);
+    }
+}
+
+/// A kick from another CPU: a thread waits in the run queue (the clock starts), and if it was
+/// woken there, it takes the CPU as a sleeper woken here would (`preempt_for_woken`).
+fn kicked(s: &CpuSched) {
+    arm_preemption(s);
+    if s.woken_kick.load(Ordering::SeqCst) && !is_idle_thread() {
+        preempt_for_woken(s);
+        arm_timer(s);
     }
 }
 
@@ -510,15 +529,30 @@ unsafe fn queue_ready(t: *mut Thread, woken: bool) {
     if target == cpu::id() {
         arm_preemption(s);
     } else if preemption_enabled()
-        && s.preempt_at.load(Ordering::SeqCst) == 0
         && !s.halted.load(Ordering::SeqCst)
         && s.current.load(Ordering::SeqCst) != s.idle.load(Ordering::Relaxed)
-        && !timer_fires_within_quantum(s)
     {
         // Busy elsewhere, clock stopped: that CPU starts its own preemption clock. Unless its
         // timer fires soon anyway (a look at a spinning program): `timer_interrupt` starts it
         // then, which saves the IPI and the interrupt (ring-0 entries, on PVM 20 us and more).
-        apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
+        let clock_stopped = s.preempt_at.load(Ordering::SeqCst) == 0 && !timer_fires_within_quantum(s);
+        // A thread that ends a wait there takes that CPU once its thread has run
+        // `WAKE_PREEMPT_AFTER_NS` (`kicked`), as a sleeper woken there does, not when the quantum
+        // ends (a futex wake beside a computing thread took 10 ms, natively ~30 us): a kick
+        // when it has (one until that CPU next switches), and with the clock's kick anyway.
+        // Not for a thread that has run less: a spinning thread that yields soon would pay
+        // an interrupt per wake-up (pthread fork/join at --cpus 2, 10x slower).
+        let ran = crate::time::ticks().saturating_sub(s.running_since.load(Ordering::SeqCst));
+        let ran_long =
+            ran + crate::time::ns_to_ticks(WAKE_PREEMPT_SLACK_NS) >= crate::time::ns_to_ticks(WAKE_PREEMPT_AFTER_NS);
+        let kick = if woken && (clock_stopped || ran_long) {
+            !s.woken_kick.swap(true, Ordering::SeqCst) || clock_stopped
+        } else {
+            clock_stopped
+        };
+        if kick {
+            apic::send_ipi(cpu::apic_id(target), apic::KICK_VECTOR);
+        }
     }
     // No kick otherwise, and the queued thread still gets its turn. The queue length was
     // stored (SeqCst) before `preempt_at` and `current` were read (SeqCst), and the target
@@ -662,9 +696,13 @@ fn switch_away(s: &CpuSched, cur: *mut Thread) {
     unsafe {
         // CPU-time accounting: the run that ends now, and the one that starts.
         (*cur).account_run(None);
-        (*next).account_run(Some(crate::time::ticks()));
+        let now = crate::time::ticks();
+        (*next).account_run(Some(now));
         (*next).state.store(RUNNING, Ordering::SeqCst);
         set_current(s, next);
+        s.running_since.store(now, Ordering::SeqCst);
+        // The next woken thread queued here from another CPU kicks again.
+        s.woken_kick.store(false, Ordering::SeqCst);
         if next != s.idle.load(Ordering::Relaxed) {
             // Threads still queued behind `next` need the clock; one queued from another CPU
             // while this one was idle got no kick (`make_runnable`).
@@ -991,6 +1029,19 @@ fn preempt_for_woken(s: &CpuSched) {
         // `timer_interrupt` (or the look's ring-3 path) arms the timer for it.
         s.preempt_at.store(due, Ordering::SeqCst);
     }
+}
+
+/// An interrupt on this CPU has just ended waits of threads that run here (answers to their
+/// forwarded calls): they take the CPU from a computing thread as a sleeper its timer woke
+/// does (`preempt_for_woken`), not at the end of its quantum. A thread reading a pipe beside
+/// one that computes, `--cpus 1`, waited up to 10 ms for each answer.
+pub fn woken_by_interrupt() {
+    if is_idle_thread() {
+        return;
+    }
+    let s = this_sched();
+    preempt_for_woken(s);
+    arm_timer(s);
 }
 
 /// True if this CPU's thread should give way (its quantum ran out and others are ready).
