@@ -1078,3 +1078,12 @@ fn gomp_cpu_affinity_sets_places_as_libgomp_does() {
         same_with_env(&prog, env);
     }
 }
+
+/// The workers of a team end with the thread that started it (a joined `std::thread`), as
+/// libgomp ends that thread's pool: their `thread_local` destructors run (until 2026-12-03 the
+/// kernel's runtime kept them waiting for good: 1 destructor of 4), and a later region from
+/// another thread still gets its team (tests/programs/omp_master_thread_exit.cc).
+#[test]
+fn workers_end_with_the_thread_that_started_their_team() {
+    same_as_libgomp("omp_master_thread_exit", &[None]);
+}

@@ -244,6 +244,15 @@ pub fn omp_after_exec() {
     }
 }
 
+/// A program thread ends (its `exit`, before its CLONE_CHILD_CLEARTID wake-up, where libgomp
+/// ends the thread's pool in its key destructor): the runtime ends the workers of the teams
+/// the thread led.
+pub fn omp_thread_exits() {
+    if let Some(r) = omp_runtime() {
+        (r.thread_exits)();
+    }
+}
+
 /// The kernel's OpenMP runtime as the loader sees it: the layer above (`omp`) installs it at
 /// boot (`set_omp_runtime`), so this layer needs no knowledge of it.
 pub struct Runtime {
@@ -258,6 +267,8 @@ pub struct Runtime {
     pub after_fork: fn(*mut u8) -> *mut u8,
     /// An exec: forgets everything of the old image (see `omp_after_exec`).
     pub after_exec: fn(),
+    /// The current thread ends while the program goes on (see `omp_thread_exits`).
+    pub thread_exits: fn(),
 }
 
 static OMP_RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(core::ptr::null_mut());

@@ -85,8 +85,14 @@ pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
 }
 
 /// This runtime as the Linux layer's loader uses it.
-static RUNTIME: crate::linux::overrides::Runtime =
-    crate::linux::overrides::Runtime { entry_point, set_import, init: |env| init(env), after_fork, after_exec };
+static RUNTIME: crate::linux::overrides::Runtime = crate::linux::overrides::Runtime {
+    entry_point,
+    set_import,
+    init: |env| init(env),
+    after_fork,
+    after_exec,
+    thread_exits: team::end_workers_of_exiting_thread,
+};
 
 /// Offers this runtime to the Linux layer (which overrides libgomp with it); once, at boot.
 pub fn register() {

@@ -105,6 +105,28 @@ pub fn end_idle_workers() {
     }
 }
 
+/// The current program thread ends (`exit`, the program goes on): the workers of the teams
+/// it kept end too, as libgomp ends an exiting thread's pool of workers, so that their threads
+/// return and their thread-local objects are destroyed (a `std::thread` that ran a region and
+/// was joined left its workers waiting for good, their `thread_local` destructors never run).
+/// Not while the thread is inside a region: a thread that ends there leaves its team as it is.
+pub fn end_workers_of_exiting_thread() {
+    let t = crate::sched::current();
+    // SAFETY: the current thread's record; only this thread uses its `omp` field.
+    if unsafe { (*t).omp.is_null() } {
+        return;
+    }
+    let st = thread::this();
+    if !st.outside_regions() {
+        return;
+    }
+    end_kept_workers(st);
+    for &t in st.device_hot.iter().filter(|t| !t.is_null()) {
+        // SAFETY: as in `end_kept_workers`: this thread runs no region of its kept teams.
+        end_workers(unsafe { &mut (*t).workers });
+    }
+}
+
 /// Ends the workers of the teams the current thread `st` keeps (it runs no region of them).
 fn end_kept_workers(st: &mut thread::OmpThread) {
     for &t in st.hot.iter().filter(|t| !t.is_null()) {

@@ -138,6 +138,11 @@ fn make(t: *mut crate::sched::Thread) {
 }
 
 impl OmpThread {
+    /// Whether the thread runs no region: its current task is its initial one.
+    pub fn outside_regions(&self) -> bool {
+        core::ptr::eq(self.ctx, &self.initial)
+    }
+
     /// The current task.
     pub fn task(&self) -> *mut Ctx {
         self.ctx

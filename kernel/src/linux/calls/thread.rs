@@ -156,6 +156,9 @@ pub fn clone3(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
 /// thread's exit ends the program.
 pub fn exit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     super::procs::exit_if_child(a[0]);
+    if PROCESS.live_threads.load(Ordering::SeqCst) > 1 {
+        crate::linux::overrides::omp_thread_exits();
+    }
     crate::linux::robust::thread_exits();
     let t = current();
     super::signal::thread_exited(t.tid);
