@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 51;
+pub const ABI_VERSION: u32 = 52;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -544,8 +544,9 @@ pub mod nr {
     pub const CHANNEL: u64 = 10;
     /// The channel's service threads are asleep and a request waits: wake them. No arguments.
     pub const DOORBELL: u64 = 11;
-    /// A stop signal's default action: the monitor stops its own process (SIGSTOP), as a
-    /// stopped Linux process would be, and returns 0 when it is continued.
+    /// A stop signal's default action: the monitor stops its own process with that signal
+    /// (args[0]: SIGTSTP, SIGTTIN or SIGTTOU; anything else stops with SIGSTOP), as a stopped
+    /// Linux process would be, and returns 0 when it is continued.
     pub const STOP: u64 = 12;
     /// The program changed what SIGTTIN, SIGTTOU or SIGCHLD does (args[0] = the signal,
     /// args[1] = one of [`super::signal_action`]): the monitor gives its own process the same

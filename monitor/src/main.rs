@@ -27,6 +27,8 @@ mod script;
 mod selftest;
 mod shared_signals;
 mod signal_safe;
+mod stop_signal;
+mod terminal_modes;
 mod vm;
 mod vm_args;
 

@@ -35,8 +35,8 @@ extern "C" fn stop_on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *m
         return;
     }
     if sig == libc::SIGTSTP || sig == libc::SIGTTIN || sig == libc::SIGTTOU {
-        // SAFETY: raise is async-signal-safe; SIGSTOP stops the process until SIGCONT.
-        unsafe { libc::raise(libc::SIGSTOP) };
+        // Not yet running the program: `hrt` stops as it would, with the same signal.
+        crate::stop_signal::stop_with(sig);
         return;
     }
     if !crate::vm::host_signals::ends_by_default(sig) {
@@ -349,6 +349,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // The program starts with the mask `hrt` inherited; `hrt` must see every host signal.
     crate::inherited_signals::unblock_all();
     install_stop_handlers();
+    crate::terminal_modes::save();
     crate::forward::exec_marks::init();
     if !args.as_child {
         // Before the program can fork: its forked children may signal it (`kill`).
@@ -359,6 +360,10 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         // A spawned child dies of the signal that ended its program, as a forked one does; so
         // does `hrt` itself for SIGINT (`ends_by_sigint`).
         Some(sig) if args.as_child || ends_by_sigint(sig) => vm::die_of(sig),
-        _ => Ok(status),
+        Some(_) => {
+            crate::terminal_modes::restore_after_signal_death();
+            Ok(status)
+        }
+        None => Ok(status),
     }
 }

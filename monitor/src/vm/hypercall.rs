@@ -228,9 +228,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             0
         }
         nr::STOP => {
-            // SAFETY: raise only sends a signal to this thread; SIGSTOP stops the whole process
-            // until a SIGCONT.
-            unsafe { libc::raise(libc::SIGSTOP) };
+            crate::stop_signal::stop_with(call.args[0] as i32);
             0
         }
         nr::HOST_SIGNAL_ACTION => crate::run::mirror_signal_action(call.args[0] as i32, call.args[1]),

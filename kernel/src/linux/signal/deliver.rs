@@ -69,7 +69,7 @@ pub fn on_return(frame: &mut TrapFrame) {
         let act = PROCESS.sigactions.lock()[sig as usize];
         match act[0] {
             SIG_IGN if sig != SIGKILL && sig != super::SIGSTOP => {}
-            SIG_DFL | SIG_IGN if super::stops_by_default(sig) => super::stop_process(),
+            SIG_DFL | SIG_IGN if super::stops_by_default(sig) => super::stop_process(sig),
             SIG_DFL | SIG_IGN if sig == SIGKILL || !ignored_by_default(sig) => fault::terminate(sig as i32, None),
             SIG_DFL => {}
             _ => setup(frame, info, act, FaultRegs::default()),

@@ -19,7 +19,7 @@ pub fn raise(info: SigInfo) {
     let default_acts = state::handler(sig) == SIG_DFL && !state::blocked_anywhere(sig);
     if default_acts && super::stops_by_default(sig) {
         // Stop now, even while every thread waits in a host call (Ctrl-Z on a blocked read).
-        super::stop_process();
+        super::stop_process(sig);
         return;
     }
     let fatal = sig == SIGKILL || default_acts && !state::ignored_by_default(sig);

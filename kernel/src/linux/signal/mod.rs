@@ -52,11 +52,12 @@ pub fn stops_by_default(sig: u64) -> bool {
     matches!(sig, 19..=22)
 }
 
-/// Stops the program as Linux stops a process: `hrt` stops itself on the host (so the shell
-/// sees a stopped job, and every vCPU stops with it) and the call returns once it is continued
-/// (SIGCONT), which then also reaches the program like any signal sent to `hrt`.
-pub fn stop_process() {
-    crate::arch::hypercall::call(hrt_abi::nr::STOP, &[]);
+/// Stops the program as Linux stops a process on stop signal `sig`: `hrt` stops itself on the
+/// host with the same signal (so the shell sees a job stopped by it, and every vCPU stops with
+/// it) and the call returns once it is continued (SIGCONT), which then also reaches the
+/// program like any signal sent to `hrt`.
+pub fn stop_process(sig: u64) {
+    crate::arch::hypercall::call(hrt_abi::nr::STOP, &[sig]);
 }
 
 /// Signals that can be neither caught, blocked nor ignored.
