@@ -334,25 +334,25 @@ fn a_signal_at_any_moment_of_the_start_kills_or_is_handled() {
     eprintln!("outcomes (status: runs): {seen:?}");
 }
 
-/// A foreground job on a terminal (tests/programs/hostile/tty_modes.c, a small job-control
-/// shell on a pseudo-terminal) that turns echo off and dies of SIGTERM, SIGQUIT or SIGSEGV
-/// leaves the terminal echoing, as natively, where the shell puts its modes back after a job a
-/// signal killed (`hrt` exits with 128 + the signal: it puts them back itself; until
-/// 2026-12-03 echo stayed off). A job that stops itself with SIGTSTP stops `hrt` with SIGTSTP
-/// (a shell's `$?` 148), not SIGSTOP (147).
+/// A foreground job on a terminal (`sig_tty fg`, a small job-control shell on a
+/// pseudo-terminal that restores its modes as bash does) that turns echo off and dies of
+/// SIGTERM, SIGQUIT or SIGSEGV leaves the terminal echoing, as natively, where the shell puts
+/// its modes back after a job a signal killed (`hrt` exits with 128 + the signal: it puts them
+/// back itself; until 2026-12-03 echo stayed off). A job that stops itself with SIGTSTP stops
+/// `hrt` with SIGTSTP (a shell's `$?` 148), not SIGSTOP (147).
 #[test]
 fn a_job_killed_or_stopped_on_a_terminal_leaves_it_as_natively() {
     use common::hostile::run;
-    let prog = build("tty_modes", &[]);
+    let prog = build("sig_tty", &[]);
     let cases: [&[&str]; 4] = [&["noecho_die", "15"], &["noecho_die", "3"], &["noecho_die", "11"], &["tstp_self"]];
     for case in cases {
         let mut native = Command::new(&prog);
-        native.arg("job").arg(&prog).args(case);
+        native.arg("fg").arg(&prog).args(case);
         let want = run(native, None);
-        assert!(want.status.success() && want.stdout.contains("job: status"), "{case:?} natively: {want:?}");
+        assert!(want.status.success() && want.stdout.contains("fg: status"), "{case:?} natively: {want:?}");
         for cpus in ["1", "2"] {
             let mut cmd = Command::new(&prog);
-            cmd.arg("job").arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", cpus, "--"]).arg(&prog).args(case);
+            cmd.arg("fg").arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", cpus, "--"]).arg(&prog).args(case);
             let got = run(cmd, None);
             assert!(!got.hung, "{case:?} --cpus {cpus}: hung: {got:?}");
             assert_eq!(

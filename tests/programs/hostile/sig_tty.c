@@ -7,6 +7,13 @@
  *   sig_tty job_term CMD ARGS... - the same harness, but a stopped job is sent SIGTERM and then
  *       SIGCONT, as bash's `kill %1` does to a stopped job: it must end (reported as a shell's
  *       status, 128 + signal for a killed job); stopped again, it is killed with SIGKILL.
+ *   sig_tty fg CMD ARGS... - the same session, CMD in the foreground: a shell that puts its
+ *       terminal modes back after a job a signal killed or stopped (as bash), then reports the
+ *       job's status and whether the terminal echoes (`foreground_job`).
+ *   sig_tty noecho_die SIG - turns the terminal's echo off (a password prompt), then dies of
+ *       signal SIG; sig_tty tstp_self - stops itself with SIGTSTP (Ctrl-Z), then says it was
+ *       continued. (Under hrt the death is hrt's exit with 128 + SIG and the stop hrt's own:
+ *       the harness must still see the echo back on, and SIGTSTP.)
  *   sig_tty MODE - the program: reads from (or writes to) the terminal, then reports on stdout
  *       (a pipe, not the terminal):
  *       read_dfl     - SIGTTIN's default action: stopped until in the foreground, then reads;
@@ -55,46 +62,44 @@ static void wait_for_cont(const char *mode) {
     }
 }
 
-static int job(char **cmd, int term) {
-    // setsid fails for a process-group leader (a test harness may start us as one): the
-    // session is then made by a child, whose status becomes ours.
-    if (getpgrp() == getpid()) {
-        fflush(stdout);
-        pid_t leader = fork();
-        if (leader < 0) {
-            perror("fork");
-            return 2;
-        }
-        if (leader > 0) {
-            int status;
-            if (waitpid(leader, &status, 0) != leader)
-                return 2;
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        }
-    }
-    int master, slave;
-    if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
-        perror("openpty");
-        return 2;
-    }
-    if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) != 0) {
-        perror("setsid/TIOCSCTTY");
-        return 2;
+/* The harnesses' session: a new pseudo-terminal as the controlling terminal (TOSTOP set), and
+ * CMD started in a process group of its own with the terminal as stdin, in the background or
+ * (`foreground`) as the terminal's foreground group. Returns CMD's pid, with the terminal's
+ * two sides in *master and *slave, or -1. The caller is no process-group leader (`main`). */
+static pid_t start_job(char **cmd, int foreground, int *master, int *slave) {
+    if (openpty(master, slave, NULL, NULL, NULL) != 0 || setsid() < 0 || ioctl(*slave, TIOCSCTTY, 0) != 0) {
+        perror("openpty/setsid/TIOCSCTTY");
+        return -1;
     }
     struct termios t;
-    tcgetattr(slave, &t);
+    tcgetattr(*slave, &t);
     t.c_lflag |= TOSTOP;
-    tcsetattr(slave, TCSANOW, &t);
+    tcsetattr(*slave, TCSANOW, &t);
+    // The shell takes the terminal back from a job, from the background of it.
+    set_handler(SIGTTOU, SIG_IGN, 0);
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
-        dup2(slave, 0);
-        close(master);
-        close(slave);
+        if (foreground)
+            tcsetpgrp(*slave, getpid());
+        set_handler(SIGTTOU, SIG_DFL, 0);
+        dup2(*slave, 0);
+        close(*master);
+        close(*slave);
         execv(cmd[0], cmd);
         _exit(127);
     }
     setpgid(pid, pid);
+    if (foreground)
+        tcsetpgrp(*slave, pid);
+    return pid;
+}
+
+static int job(char **cmd, int term) {
+    int master, slave;
+    pid_t pid = start_job(cmd, 0, &master, &slave);
+    if (pid < 0)
+        return 2;
     int status;
     for (;;) {
         if (waitpid(pid, &status, WUNTRACED) != pid) {
@@ -127,12 +132,79 @@ static int job(char **cmd, int term) {
     }
 }
 
+/* `fg`: CMD in the foreground. As bash, the harness puts its own terminal modes back after a
+ * job a signal killed or stopped, not after one that exited, then reports the job's status as
+ * a shell's `$?` and whether the terminal echoes. A stopped job is continued. */
+static int foreground_job(char **cmd) {
+    int master, slave;
+    struct termios shell;
+    pid_t pid = start_job(cmd, 1, &master, &slave);
+    if (pid < 0)
+        return 2;
+    tcgetattr(slave, &shell);
+    int status;
+    for (;;) {
+        if (waitpid(pid, &status, WUNTRACED) != pid) {
+            perror("waitpid");
+            return 2;
+        }
+        tcsetpgrp(slave, getpgrp());
+        if (WIFSIGNALED(status) || WIFSTOPPED(status))
+            tcsetattr(slave, TCSADRAIN, &shell);
+        if (WIFSTOPPED(status)) {
+            int s = WSTOPSIG(status);
+            printf("fg: stopped by %s\n", s == SIGTSTP ? "SIGTSTP" : s == SIGSTOP ? "SIGSTOP" : strsignal(s));
+            fflush(stdout);
+            tcsetpgrp(slave, pid);
+            kill(-pid, SIGCONT);
+            continue;
+        }
+        struct termios now;
+        tcgetattr(slave, &now);
+        printf("fg: status %d, the terminal %s\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+               now.c_lflag & ECHO ? "echoes" : "does not echo");
+        return 0;
+    }
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
-    if (!strcmp(mode, "job") && argc > 2)
-        return job(argv + 2, 0);
-    if (!strcmp(mode, "job_term") && argc > 2)
-        return job(argv + 2, 1);
+    int harness = argc > 2 && (!strcmp(mode, "job") || !strcmp(mode, "job_term") || !strcmp(mode, "fg"));
+    if (harness && getpgrp() == getpid()) {
+        // setsid fails for a process-group leader (a test harness may start us as one): the
+        // session is then made by a child, whose status becomes ours.
+        fflush(stdout);
+        pid_t leader = fork();
+        if (leader < 0) {
+            perror("fork");
+            return 2;
+        }
+        if (leader > 0) {
+            int status;
+            if (waitpid(leader, &status, 0) != leader)
+                return 2;
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+    }
+    if (harness && !strcmp(mode, "fg"))
+        return foreground_job(argv + 2);
+    if (harness)
+        return job(argv + 2, !strcmp(mode, "job_term"));
+    if (!strcmp(mode, "noecho_die") && argc > 2) {
+        struct termios t;
+        if (tcgetattr(0, &t) != 0)
+            return 3;
+        t.c_lflag &= ~(tcflag_t)ECHO;
+        if (tcsetattr(0, TCSANOW, &t) != 0)
+            return 4;
+        raise(atoi(argv[2]));
+        return 5;
+    }
+    if (!strcmp(mode, "tstp_self")) {
+        kill(getpid(), SIGTSTP);
+        printf("continued\n");
+        return 0;
+    }
     setvbuf(stdout, NULL, _IONBF, 0);
     set_handler(SIGCONT, on_cont, SA_RESTART);
     char buf[64] = {0};
