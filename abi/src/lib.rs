@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 52;
+pub const ABI_VERSION: u32 = 53;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -701,7 +701,8 @@ pub mod process {
     pub const CHILD_END: u64 = 0x2001;
     /// The child's signal state for its exec: (ignored signals, signal mask), bit `sig - 1`.
     pub const SIGNALS: u64 = 0x2002;
-    /// execveat(dirfd, path, argv, envp, flags) in a spawn child: the host pid on success.
+    /// execveat(dirfd, path, argv, envp, flags, seccomp filters) in a spawn child: the host pid
+    /// on success. The filters: [`SECCOMP_FILTER`]'s id, 0 for none.
     pub const EXEC: u64 = 0x2003;
     /// wait4(pid, status, options, rusage) for the program's host children.
     pub const WAIT4: u64 = 0x2004;
@@ -773,7 +774,8 @@ pub mod process {
     /// the host program in the child's own host process. Answers 0 where the exec belongs in
     /// this VM (the `hrt run`'s own program, `--children hrt`), or a negated errno.
     pub const EXEC_HOST: u64 = 0x2018;
-    /// (ITIMER_REAL's time left, its interval; nanoseconds): the host program that
+    /// (ITIMER_REAL's time left, its interval in nanoseconds; seccomp filters as [`EXEC`]'s):
+    /// the host program that
     /// [`EXEC_HOST`] prepared replaces the forked child's `hrt` (same pid, descriptors without
     /// FD_CLOEXEC at their numbers, ignored signals and mask, and the alarm, which an exec
     /// keeps). Never answers if it started; a negated errno if the host's execve failed
@@ -794,9 +796,16 @@ pub mod process {
     /// `sysinfo` (glibc's `getloadavg`, libgomp's OMP_DYNAMIC) agrees with the /proc/loadavg
     /// it reads from the host.
     pub const HOST_LOADS: u64 = 0x201c;
+    /// (older filters' id, program, instruction count): the program installed a seccomp
+    /// filter (`struct sock_filter` array in its memory, which the kernel has checked) over
+    /// the filters `older` names (0: none). The monitor keeps a copy and answers an id (never
+    /// 0) naming it and the older ones; [`EXEC`]'s sixth argument and [`EXEC_HOST_GO`]'s third
+    /// name the exec'ing thread's filters (0: none), which the host program gets before its
+    /// `execve`. ENOMEM past the monitor's limit on kept instructions.
+    pub const SECCOMP_FILTER: u64 = 0x201d;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = HOST_LOADS;
+    pub const LAST: u64 = SECCOMP_FILTER;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -945,3 +945,24 @@ fn a_fifo_reads_in_order_and_its_writer_sees_the_reader_go() {
     assert_same_on_1_and_2_cpus("fifo_read", &prog, &[d], &linux);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// seccomp as on Linux (tests/programs/hostile/seccomp_filters.c): strict mode; BPF filters
+/// with ERRNO (also on getpid, which the fast path of rewritten calls serves without them),
+/// TRAP (SIGSYS's siginfo and a handler that emulates the call), TRAP while blocked,
+/// KILL_PROCESS, KILL_THREAD alone and among two, TRACE and USER_NOTIF without a tracer or
+/// listener, LOG; precedence among filters; TSYNC, its conflict answer and new threads'
+/// inheritance; the programs Linux refuses; and the filters' reach into host programs
+/// (system(), fork + exec) and an exec of the program itself. At 1 and 2 vCPUs, and nothing
+/// said on hrt's stderr.
+#[test]
+fn seccomp_filters_act_as_on_linux() {
+    let prog = build("seccomp_filters", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("uname after fork + exec: 1"), "natively: {}", linux.stdout);
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("seccomp_filters --cpus {cpus}"), &linux, &got);
+        assert!(!got.stderr.contains("hrt:"), "hrt said: {}", got.stderr);
+    }
+}

@@ -550,6 +550,7 @@ fn host_signals() {
         let slot = &ch.header.host_siginfo[n];
         let info = super::signal::SigInfo {
             signo: sig as i32,
+            errno: 0,
             code: slot.code.load(Ordering::Acquire),
             w16: slot.w16.load(Ordering::Acquire),
             w24: slot.w24.load(Ordering::Acquire),

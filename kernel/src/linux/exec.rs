@@ -222,7 +222,9 @@ pub fn exec_on_host(nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> Opti
     // The alarm goes with it, as an exec keeps it (the host program's timer, armed for what
     // is left of this one's).
     let (left, interval) = sig::timers::real_timer();
-    Some(call(op::EXEC_HOST_GO, [left, interval, 0, 0, 0, 0]).map(|_| 0))
+    // And the thread's seccomp filters (`linux::seccomp`).
+    let filters = crate::linux::seccomp::host_chain();
+    Some(call(op::EXEC_HOST_GO, [left, interval, filters, 0, 0, 0]).map(|_| 0))
 }
 
 /// execveat(dirfd, path, argv, envp, flags) of the program itself. Returns only on an error

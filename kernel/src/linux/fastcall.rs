@@ -31,7 +31,8 @@ pub fn init(strace: bool) {
 /// Serves the call in `saved` if it is one of the fast ones, else answers `NOT_FAST`.
 #[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_getpid etc.
 extern "C" fn serve(saved: &Saved) -> i64 {
-    if PENDING_COUNT.load(Ordering::SeqCst) != 0 {
+    // Filtered calls (seccomp) all take the full path, where the filters run.
+    if PENDING_COUNT.load(Ordering::SeqCst) != 0 || super::seccomp::active() {
         return NOT_FAST;
     }
     // A call through the gate from anything but a rewritten site is a NULL call: the full path

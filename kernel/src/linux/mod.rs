@@ -29,6 +29,7 @@ pub mod range_map;
 pub mod regsite;
 pub mod rewrite;
 pub mod robust;
+pub mod seccomp;
 pub mod shared_files;
 pub mod shared_futex;
 pub mod signal;

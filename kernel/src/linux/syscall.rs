@@ -114,6 +114,20 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
     let (name, nargs, how) = route(nr);
     let tracing = STRACE.load(Ordering::Relaxed);
+    if super::seccomp::active() {
+        match super::seccomp::check(frame, nr, &args) {
+            super::seccomp::Verdict::Allow => {}
+            super::seccomp::Verdict::Return(ret) => {
+                if tracing {
+                    trace(nr, name, &args[..nargs], ret, 'S', None);
+                }
+                frame.rax = ret as u64;
+                return;
+            }
+            // rax keeps the number, as Linux's rollback leaves it for the SIGSYS handler.
+            super::seccomp::Verdict::Trapped => return,
+        }
+    }
     let start = if tracing { crate::time::ticks() } else { 0 };
     if tracing {
         if matches!(how, Route::Forward) && writes_standard_output(nr, &args) {

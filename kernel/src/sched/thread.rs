@@ -105,6 +105,12 @@ pub struct Thread {
     /// A system call's result computed by the Linux layer's fast path but still to be returned
     /// through the full path (a signal arrived meanwhile); `i64::MIN`: none.
     pub syscall_stash: i64,
+    /// The Linux layer's seccomp filter chain for this thread (`linux::seccomp`: an `Arc` turned
+    /// into a raw pointer), 0 for none. Another thread sets it under TSYNC.
+    pub seccomp: AtomicUsize,
+    /// Set while the kernel makes a system call of its own on the program's path
+    /// (`signal::take_while_waiting`): the program's seccomp filters do not see it.
+    pub kernel_call: bool,
     /// The OpenMP runtime's state for this thread (`omp::thread`), null until it first runs
     /// OpenMP code.
     pub omp: *mut u8,
@@ -169,6 +175,8 @@ impl Thread {
             addr_of_mut!((*p).syscall_stash).write(i64::MIN);
             addr_of_mut!((*p).omp).write(core::ptr::null_mut());
             addr_of_mut!((*p).omp_hot).write(0);
+            addr_of_mut!((*p).seccomp).write(AtomicUsize::new(0));
+            addr_of_mut!((*p).kernel_call).write(false);
             addr_of_mut!((*p).exit).write(IrqSpinLock::new(ExitState {
                 done: false,
                 detached: false,

@@ -52,6 +52,7 @@ impl Forwarder {
             ignored: a[4],
             mask: a[5],
             real_timer: [0, 0],
+            filters: Vec::new(),
         };
         *self.children.replacement.lock().unwrap() = Some(job);
         Ok(1)
@@ -60,9 +61,10 @@ impl Forwarder {
     /// `EXEC_HOST_GO`: answers only if the host's execve failed. Made on the thread that
     /// serves the call, not handed to a worker (the first blocking call of a forked child
     /// starts one, ~1 ms): it waits only for the exec, which ends every thread of `hrt`.
-    pub(super) fn exec_host_go(&self, real_timer: [u64; 2]) -> SysResult<i64> {
+    pub(super) fn exec_host_go(&self, real_timer: [u64; 2], filters: u64) -> SysResult<i64> {
         let mut job = self.children.replacement.lock().unwrap().take().ok_or(Errno::EINVAL)?;
         job.real_timer = real_timer;
+        job.filters = procs::exec_filters(filters)?;
         self.children.on_spawner(Work::Replace(job))
     }
 }
@@ -183,6 +185,9 @@ extern "C" fn exec_thread(arg: *mut libc::c_void) -> libc::c_int {
             // The program's alarm, which the exec keeps (ITIMER_REAL is the process's: if it
             // fires before the execve, SIGALRM has the disposition set for the program).
             syscall6(libc::SYS_setitimer, [libc::ITIMER_REAL as u64, &p.real_timer as *const _ as u64, 0, 0, 0, 0]);
+        }
+        if let Err(e) = super::seccomp_filters::install(&p.filters) {
+            fail(-(e as i64));
         }
         let r = syscall3(libc::SYS_execve, p.path.as_ptr() as u64, p.argv.as_ptr() as u64, p.envp.as_ptr() as u64);
         fail(r)

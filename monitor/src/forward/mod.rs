@@ -73,6 +73,7 @@ mod remote_pages;
 #[cfg(test)]
 mod routing_tests;
 mod same_file;
+mod seccomp_filters;
 mod shared_futex;
 mod sockets;
 mod stand_ins;

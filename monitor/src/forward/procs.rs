@@ -78,6 +78,8 @@ pub(super) struct Spawn {
     /// ITIMER_REAL's (time left, interval) in nanoseconds for a forked child's exec (an exec
     /// keeps the alarm); zero for a spawn child, which starts without one.
     pub(super) real_timer: [u64; 2],
+    /// The exec'ing thread's seccomp filters, oldest first (`seccomp_filters`).
+    pub(super) filters: Vec<Vec<libc::sock_filter>>,
 }
 
 /// What the process spawner does: start a program, or make a stand-in (`stand_ins`).
@@ -230,7 +232,7 @@ impl Forwarder {
             }
             (op::EXEC, Some(c)) => self.exec(g, &c, a),
             (op::EXEC_HOST, None) => self.exec_host(g, a),
-            (op::EXEC_HOST_GO, None) => self.exec_host_go([a[0], a[1]]),
+            (op::EXEC_HOST_GO, None) => self.exec_host_go([a[0], a[1]], a[2]),
             (op::EXEC_OPEN, None) => self.exec_open(g, a),
             (op::EXEC_READ, None) => self.exec_read(g, a),
             (op::EXEC_COMMIT, None) => self.exec_commit(g, a),
@@ -245,6 +247,7 @@ impl Forwarder {
             (op::KEPT_PREAD, None) => self.kept_pread(g, a),
             (op::MAP_PREAD, _) => self.map_pread(g, a),
             (op::SIGNALFD_EVENTFD, _) => self.signalfd_eventfd(a[0]),
+            (op::SECCOMP_FILTER, _) => super::seccomp_filters::register(g, a),
             (op::HOST_LOADS, _) => host_loads(g, a[0]),
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
             (op::STAND_IN_PIDFD, None) => self.stand_in_pidfd(a[0] as i32, a[1] as u32),
@@ -690,6 +693,7 @@ impl Forwarder {
     fn exec(&self, g: Guest, c: &Arc<ChildCtx>, a: &[u64; 6]) -> SysResult<i64> {
         let cwd = c.state.lock().unwrap().cwd.clone();
         let target = self.exec_target(g, [a[0], a[1], a[2], a[3], a[4]], cwd.as_ref())?;
+        let filters = exec_filters(a[5])?;
         let st = c.state.lock().unwrap();
         let job = Spawn {
             target,
@@ -700,6 +704,7 @@ impl Forwarder {
             ignored: st.ignored,
             mask: st.mask,
             real_timer: [0, 0],
+            filters,
         };
         drop(st);
         let pid = self.children.on_spawner(Work::Spawn(job))?;
@@ -825,6 +830,8 @@ pub(super) struct Prepared {
     pub(super) mask: libc::sigset_t,
     /// ITIMER_REAL for the new program (all zero: none).
     pub(super) real_timer: libc::itimerval,
+    /// The seccomp filters to install last, oldest first (pointing into the `Spawn`'s).
+    pub(super) filters: Vec<libc::sock_fprog>,
     /// The errno of the step that failed, 0 if exec succeeded.
     pub(super) error: AtomicI32,
 }
@@ -963,6 +970,20 @@ pub(super) struct Ready {
     _args: Vec<CString>,
 }
 
+/// The seccomp filters `id` names (`process::SECCOMP_FILTER`) for an exec that starts a host
+/// program. With `--children hrt` that program would be `hrt`, which the filters would hold
+/// instead of the program: ENOSYS, said once.
+pub(super) fn exec_filters(id: u64) -> SysResult<Vec<Vec<libc::sock_filter>>> {
+    if id != 0 && !super::hrt_children::host_mode() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            eprintln!("hrt: an exec under seccomp filters with --children hrt is not implemented (the filters would hold hrt): returning ENOSYS")
+        });
+        return Err(Errno::ENOSYS);
+    }
+    super::seccomp_filters::chain(id)
+}
+
 /// Prepares `job`; its descriptors must stay open until the new process has exec'd.
 pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
     let moves: Vec<(i32, i32)> = job.fds.iter().map(|(n, h)| (h.raw(), *n)).collect();
@@ -986,6 +1007,7 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
         ignored: job.ignored,
         mask: sigset(job.mask),
         real_timer: itimerval(job.real_timer),
+        filters: super::seccomp_filters::programs(&job.filters),
         error: AtomicI32::new(0),
     };
     Ok(Ready { prep, _args: args })
@@ -1101,6 +1123,10 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         libc::sigprocmask(libc::SIG_SETMASK, &p.mask, std::ptr::null_mut());
+        if let Err(e) = super::seccomp_filters::install(&p.filters) {
+            *libc::__errno_location() = e;
+            return fail(p);
+        }
         libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
         fail(p)
     }

@@ -71,6 +71,7 @@ impl Shared {
         const PR_SET_NO_NEW_PRIVS: u64 = 38;
         const PR_GET_SECUREBITS: u64 = 27;
         const PR_CAP_AMBIENT: u64 = 47;
+        const PR_SET_SECCOMP: u64 = 22;
         let work: Box<dyn FnOnce() -> i64 + Send> = match args[0] {
             PR_SET_NO_NEW_PRIVS => {
                 crate::forward::note_no_new_privs();
@@ -94,6 +95,18 @@ impl Shared {
                     }
                 })
             }
+            // Whether the program may install a seccomp filter without no_new_privs: 1 if
+            // `hrt`'s host process has CAP_SYS_ADMIN in its effective set (Linux's rule).
+            PR_SET_SECCOMP => Box::new(|| {
+                const CAP_SYS_ADMIN: u32 = 21;
+                // struct __user_cap_header_struct (_LINUX_CAPABILITY_VERSION_3, this process)
+                // and two __user_cap_data_struct (effective, permitted, inheritable).
+                let mut header: [u32; 2] = [0x2008_0522, 0];
+                let mut data = [[0u32; 3]; 2];
+                // SAFETY: capget writes the two data structs version 3 asks for.
+                let r = unsafe { libc::syscall(libc::SYS_capget, header.as_mut_ptr(), data.as_mut_ptr()) };
+                (r == 0 && data[0][0] & (1 << CAP_SYS_ADMIN) != 0) as i64
+            }),
             PR_GET_SECUREBITS | PR_CAP_AMBIENT => {
                 let (option, op, cap) = (args[0] as i32, args[1], args[2]);
                 Box::new(move || {

@@ -58,6 +58,8 @@ struct ForkRecord {
     affinity: [u64; 4],
     cpu: usize,
     robust_list: u64,
+    /// The forking thread's seccomp chain (`linux::seccomp`), which the child's thread keeps.
+    seccomp: usize,
     clear_child_tid: u64,
     set_child_tid: u64,
     parent_pid: u64,
@@ -86,6 +88,7 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
     affinity: [0; 4],
     cpu: 0,
     robust_list: 0,
+    seccomp: 0,
     clear_child_tid: 0,
     set_child_tid: 0,
     parent_pid: 0,
@@ -155,6 +158,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).name = name;
         (*rec).cpu = t.cpu;
         (*rec).robust_list = t.robust_list;
+        (*rec).seccomp = t.seccomp.load(Ordering::Relaxed);
         (*rec).clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { t.clear_child_tid };
         (*rec).set_child_tid = if flags & CLONE_CHILD_SETTID != 0 { ctid } else { 0 };
         (*rec).parent_pid = process::pid() as u64;
@@ -283,6 +287,7 @@ pub fn resume_child(record: u64) {
             t.sigmask = rec.sigmask;
             t.set_affinity(rec.affinity);
             t.robust_list = rec.robust_list;
+            crate::linux::seccomp::adopt_after_fork(t, rec.seccomp);
             t.clear_child_tid = rec.clear_child_tid;
             t.fpu.0.copy_from_slice(&rec.fpu.0);
             t.fpu_saved = true;

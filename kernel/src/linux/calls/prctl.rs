@@ -26,6 +26,7 @@ const PR_GET_NAME: u64 = 16;
 const PR_GET_KEEPCAPS: u64 = 7;
 const PR_SET_KEEPCAPS: u64 = 8;
 const PR_GET_SECCOMP: u64 = 21;
+const PR_SET_SECCOMP: u64 = 22;
 const PR_GET_SECUREBITS: u64 = 27;
 const PR_SET_TIMERSLACK: u64 = 29;
 const PR_GET_TIMERSLACK: u64 = 30;
@@ -52,6 +53,11 @@ static MCE_KILL: AtomicU8 = AtomicU8::new(PR_MCE_KILL_DEFAULT as u8);
 static PDEATHSIG: AtomicU64 = AtomicU64::new(0);
 static SUBREAPER: AtomicU64 = AtomicU64::new(0);
 static NO_NEW_PRIVS: AtomicU64 = AtomicU64::new(0);
+
+/// Whether the program set PR_SET_NO_NEW_PRIVS (seccomp filters need it, or CAP_SYS_ADMIN).
+pub fn no_new_privs() -> bool {
+    NO_NEW_PRIVS.load(Ordering::Relaxed) != 0
+}
 /// Flags that change nothing here but read back as set, as on Linux: PR_SET_KEEPCAPS (kept
 /// capabilities over a change of user id, which the program cannot make), the timer slack
 /// (sleeps here end on time: the slack is Linux's permission to end them later), and
@@ -148,9 +154,10 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // only label /proc/self/maps, and callers take EINVAL as "not offered".
         PR_SET_VMA => Err(EINVAL),
         PR_CAPBSET_READ => capbset_read(a[1]),
-        // The program runs without a seccomp filter of its own (the monitor's vCPU threads
-        // have one, which is `hrt`'s, not the program's).
-        PR_GET_SECCOMP => Ok(0),
+        // The program's own filters (`linux::seccomp`; the monitor's vCPU threads have
+        // `hrt`'s, which are not the program's).
+        PR_GET_SECCOMP => crate::linux::seccomp::prctl_get(),
+        PR_SET_SECCOMP => crate::linux::seccomp::prctl_set(a[1], a[2]),
         // Properties of `hrt`'s host process, which the programs it starts inherit: the
         // security bits and the ambient capabilities, read and changed there.
         PR_GET_SECUREBITS => host_value(&[PR_GET_SECUREBITS]),

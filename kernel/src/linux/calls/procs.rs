@@ -340,7 +340,9 @@ fn exec(frame: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 
     };
     let mask = current().sigmask;
     call(tagged(op::SIGNALS), [ignored(ctx), mask, 0, 0, 0, 0])?;
-    let pid = call(tagged(op::EXEC), [dirfd, path, argv, envp, flags, 0])?;
+    // The host program gets the thread's seccomp filters (`linux::seccomp`).
+    let filters = crate::linux::seccomp::host_chain();
+    let pid = call(tagged(op::EXEC), [dirfd, path, argv, envp, flags, filters])?;
     // The line says what the program sees: exec returns nothing; the host pid is the parent's.
     let shown: &[u64] =
         if nr == linux_raw_sys::general::__NR_execve { &[path, argv, envp] } else { &[dirfd, path, argv, envp, flags] };
@@ -522,7 +524,7 @@ pub fn kill_other(pid: u64, signo: u64) -> SysResult {
 /// the clone's exit signal, and for waitid's answer).
 fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
     let uid = crate::linux::calls::ids::ruid() as u64;
-    SigInfo { signo, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
+    SigInfo { signo, errno: 0, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
 }
 
 /// In a forked child: no spawn children or zombies of the parent's. When the fork was a spawn

@@ -162,6 +162,7 @@ pub fn exit(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     crate::linux::robust::thread_exits();
     let t = current();
     super::signal::thread_exited(t.tid);
+    crate::linux::seccomp::thread_exits();
     if t.clear_child_tid != 0 && uaccess::write::<u32>(t.clear_child_tid, 0).is_ok() {
         futex::wake_address(t.clear_child_tid, 1);
     }
@@ -515,6 +516,9 @@ pub(super) fn start_program_thread(
     t.fs_base = fs_base;
     t.sigmask = sigmask;
     t.set_affinity(affinity);
+    // The creator's seccomp filters, under the lock TSYNC takes, until the thread is
+    // registered where TSYNC looks for threads.
+    let _held = crate::linux::seccomp::inherit(t);
     super::signal::thread_started(t);
     t.tid
 }

@@ -71,7 +71,11 @@ pub const UNBLOCKABLE: u64 = (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
 /// in kernel code, so this makes a system call (getpid) whose way back delivers them.
 pub fn take_while_waiting() {
     if state::deliverable_here() {
+        // SAFETY: the current thread's record is alive while it runs; only it sets the flag.
+        let t = unsafe { &mut *crate::sched::current() };
+        t.kernel_call = true;
         crate::arch::syscall::call_as_program(linux_raw_sys::general::__NR_getpid as u64);
+        t.kernel_call = false;
     }
 }
 

@@ -15,11 +15,13 @@ use crate::linux::process::PROCESS;
 use crate::sched::Thread;
 use crate::sync::IrqSpinLock;
 
-/// The part of a siginfo_t that the kinds of signal we send use: si_signo, si_code and the
+/// The part of a siginfo_t that the kinds of signal we send use: si_signo, si_errno, si_code and the
 /// two words at offsets 16 and 24 (si_pid/si_uid, si_addr, si_tid/si_overrun + si_value).
 #[derive(Clone, Copy, Default, Debug)]
 pub struct SigInfo {
     pub signo: i32,
+    /// si_errno (SIGSYS from a seccomp trap carries the filter's data there).
+    pub errno: i32,
     pub code: i32,
     pub w16: u64,
     pub w24: u64,
@@ -30,13 +32,14 @@ impl SigInfo {
     pub fn from_user(sig: u64, code: i32) -> Self {
         let pid = crate::linux::process::pid() as u64;
         let uid = crate::linux::calls::ids::ruid() as u64;
-        SigInfo { signo: sig as i32, code, w16: pid | uid << 32, w24: 0 }
+        SigInfo { signo: sig as i32, errno: 0, code, w16: pid | uid << 32, w24: 0 }
     }
 
     /// The 128-byte siginfo_t.
     pub fn bytes(&self) -> [u8; 128] {
         let mut b = [0u8; 128];
         b[0..4].copy_from_slice(&self.signo.to_le_bytes());
+        b[4..8].copy_from_slice(&self.errno.to_le_bytes());
         b[8..12].copy_from_slice(&self.code.to_le_bytes());
         b[16..24].copy_from_slice(&self.w16.to_le_bytes());
         b[24..32].copy_from_slice(&self.w24.to_le_bytes());
@@ -111,7 +114,7 @@ pub struct Pending {
 
 impl Pending {
     const fn new() -> Self {
-        Pending { set: 0, info: [SigInfo { signo: 0, code: 0, w16: 0, w24: 0 }; 64], queued: Vec::new() }
+        Pending { set: 0, info: [SigInfo { signo: 0, errno: 0, code: 0, w16: 0, w24: 0 }; 64], queued: Vec::new() }
     }
 
     /// Adds an instance: Ok(true) when it is a new pending instance, Ok(false) when merged with
