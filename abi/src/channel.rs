@@ -191,6 +191,9 @@ pub struct ProgramStatus {
     /// and `/proc/self/auxv` show. Zero before the kernel has built a stack.
     pub environ: [AtomicU64; 2],
     pub auxv: [AtomicU64; 2],
+    /// Thread `tids[i]`'s seccomp mode (0 none, 1 strict, 2 filters) and, from bit 8, how
+    /// many filters it has: status's Seccomp and Seccomp_filters.
+    pub seccomp: [AtomicU64; STATUS_THREADS],
 }
 
 /// How many thread ids the channel header lists (`ChannelHeader::thread_ids`).

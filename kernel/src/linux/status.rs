@@ -64,6 +64,8 @@ pub fn publish(to: &ProgramStatus) {
             set(&to.tids[n], tid as u64);
             // SAFETY: registered threads are alive (they unregister under this lock first).
             set(&to.blocked[n], unsafe { (*t.thread).sigmask });
+            // SAFETY: as above.
+            set(&to.seccomp[n], super::seccomp::status_word(unsafe { &*t.thread }));
             set(&to.pending[n], t.pending.set);
             // SAFETY: as above.
             let name = super::thread_names::of_locked(unsafe { &*t.thread });

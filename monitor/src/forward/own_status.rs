@@ -1,7 +1,8 @@
 //! The program's `/proc/self/status`, `/proc/self/stat` and `/proc/self/statm`. The program's
 //! pid is `hrt`'s, so the lines about the process's identity, credentials and the host kernel's
-//! view of it (Umask, Uid, FDSize, capabilities, NoNewPrivs, Seccomp, speculation mitigations)
-//! are `hrt`'s own, in the host's order. Its threads, signal state and address space are the
+//! view of it (Umask, Uid, FDSize, capabilities, NoNewPrivs, speculation mitigations)
+//! are `hrt`'s own, in the host's order; Seccomp and Seccomp_filters are the thread's filters
+//! in the kernel. Its threads, signal state and address space are the
 //! kernel's (`ChannelHeader::status`, published before each open that may be of these files),
 //! and its resident memory is measured here:
 //!
@@ -284,6 +285,8 @@ struct Figures {
     /// Its state: 'S' while it waits in the kernel, else 'R' (the main thread's for the
     /// process, as Linux shows the thread-group leader's).
     state: u8,
+    /// The thread's seccomp mode and filter count (`ProgramStatus::seccomp`).
+    seccomp: u64,
 }
 
 fn figures(whose: Who, mem: (u64, u64)) -> Figures {
@@ -310,6 +313,7 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
         stack,
         tid: None,
         state: b'R',
+        seccomp: 0,
     };
     let Some(s) = published() else { return f };
     f.threads = word(&s.threads).max(1);
@@ -330,6 +334,7 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
     let at = |t: u64| (0..listed).find(|&i| word(&s.tids[i]) == t);
     if let Some(i) = at(tid).or_else(|| at(main)) {
         (f.pending, f.blocked) = (word(&s.pending[i]), word(&s.blocked[i]));
+        f.seccomp = word(&s.seccomp[i]);
         if word(&s.states[i]) == b'S' as u64 {
             f.state = b'S';
         }
@@ -394,6 +399,9 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
             "Mems_allowed_list" => "0".to_string(),
             "voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches" => "0".to_string(),
             // Set by the program on whichever thread of `hrt` served its prctl; noted here.
+            // The program's own filters (`hrt`'s vCPU threads have `hrt`'s).
+            "Seccomp" => (f.seccomp & 0xff).to_string(),
+            "Seccomp_filters" => (f.seccomp >> 8).to_string(),
             "NoNewPrivs" if super::procs::NO_NEW_PRIVS.load(std::sync::atomic::Ordering::Relaxed) => "1".to_string(),
             _ => value.to_string(),
         };

@@ -57,6 +57,17 @@ static void show(const char *what, long r) {
         printf("  %s = %ld\n", what, r);
 }
 
+/* The Seccomp and Seccomp_filters lines of /proc/thread-self/status. */
+static void status_lines(void) {
+    FILE *f = fopen("/proc/thread-self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "Seccomp", 7) == 0)
+            printf("  %s", line);
+    if (f)
+        fclose(f);
+}
+
 static void case_errno(void) {
     nnp();
     show("PR_GET_SECCOMP before", prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
@@ -180,6 +191,7 @@ static void case_precedence(void) {
     show("getgid (LOG) >= 0", syscall(SYS_getgid) >= 0);
     deny(SYS_getegid, SECCOMP_RET_ERRNO | 0, 0);
     show("getegid (ERRNO 0)", syscall(SYS_getegid));
+    status_lines();
 }
 
 static pthread_barrier_t bar;
@@ -210,6 +222,7 @@ static void case_tsync(void) {
     pthread_create(&u, NULL, later_thread, NULL);
     pthread_join(u, &r);
     printf("  a later thread's getppid: %ld\n", (long)r);
+    status_lines();
     /* A thread with a filter of its own that is not the caller's ancestor: TSYNC names it. */
     pthread_barrier_init(&bar, NULL, 2);
 }
@@ -346,5 +359,6 @@ int main(int argc, char **argv) {
     run_case("refused", case_refused);
     run_case("host programs", case_host_programs);
     show("no filter here: PR_GET_SECCOMP", prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
+    status_lines();
     return 0;
 }

@@ -165,6 +165,20 @@ pub fn host_chain() -> u64 {
     chain_of(current()).map_or(0, |f| f.host_id)
 }
 
+/// Thread `t`'s seccomp mode (0 none, 1 strict, 2 filters) and, from bit 8, its filters'
+/// count, for /proc's status (`ProgramStatus::seccomp`).
+pub fn status_word(t: &Thread) -> u64 {
+    let Some(mut f) = chain_of(t) else { return 0 };
+    if f.strict {
+        return 1;
+    }
+    let mut count = 1;
+    while let Some(p) = f.prev.as_deref() {
+        (f, count) = (p, count + 1);
+    }
+    2 | count << 8
+}
+
 /// What the dispatcher does with a call after the filters.
 pub enum Verdict {
     /// Make the call.
