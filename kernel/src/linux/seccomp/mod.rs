@@ -80,7 +80,7 @@ const MAX_ERRNO: u32 = 4095;
 struct Filter {
     /// The older filters.
     prev: Option<Arc<Filter>>,
-    prog: Vec<Insn>,
+    prog: Vec<bpf::Op>,
     /// Instructions along the chain up to this filter, 4 more per filter (MAX_PATH).
     path_len: usize,
     /// The monitor's name for this filter and the older ones (`op::SECCOMP_FILTER`).
@@ -205,12 +205,12 @@ pub fn check(frame: &TrapFrame, nr: u64, args: &[u64; 6]) -> Verdict {
         }
         kill_thread(SIGKILL);
     }
-    let mut data = [0u8; bpf::DATA_LEN as usize];
-    data[0..4].copy_from_slice(&(nr as u32).to_le_bytes());
-    data[4..8].copy_from_slice(&AUDIT_ARCH_X86_64.to_le_bytes());
-    data[8..16].copy_from_slice(&frame.rip.to_le_bytes());
+    // struct seccomp_data as little-endian words: nr, arch, instruction_pointer, args[6].
+    let mut data = [0u32; 16];
+    (data[0], data[1]) = (nr as u32, AUDIT_ARCH_X86_64);
+    (data[2], data[3]) = (frame.rip as u32, (frame.rip >> 32) as u32);
     for (i, a) in args.iter().enumerate() {
-        data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_le_bytes());
+        (data[4 + 2 * i], data[5 + 2 * i]) = (*a as u32, (*a >> 32) as u32);
     }
     let mut ret = RET_ALLOW;
     let mut f = Some(chain);
@@ -357,6 +357,7 @@ fn set_filter(flags: u64, uargs: u64) -> SysResult {
         })
         .collect();
     bpf::check(&prog)?;
+    let prog = bpf::decode(&prog);
     // Refused only here, for a real filter: libseccomp asks which flags the kernel knows with
     // a null program, where Linux answers EFAULT for a flag it knows.
     if flags & FLAG_NEW_LISTENER != 0 {
