@@ -31,8 +31,7 @@ pub fn init(strace: bool) {
 /// Serves the call in `saved` if it is one of the fast ones, else answers `NOT_FAST`.
 #[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_getpid etc.
 extern "C" fn serve(saved: &Saved) -> i64 {
-    // Filtered calls (seccomp) all take the full path, where the filters run.
-    if PENDING_COUNT.load(Ordering::SeqCst) != 0 || super::seccomp::active() {
+    if PENDING_COUNT.load(Ordering::SeqCst) != 0 {
         return NOT_FAST;
     }
     // A call through the gate from anything but a rewritten site is a NULL call: the full path
@@ -41,6 +40,16 @@ extern "C" fn serve(saved: &Saved) -> i64 {
         return NOT_FAST;
     }
     let args = [saved.rdi, saved.rsi, saved.rdx, saved.r10, saved.r8, saved.r9];
+    let fast = match saved.nr as u32 {
+        __NR_getpid | __NR_gettid => true,
+        __NR_futex => super::futex::is_wake_only(args[1]),
+        _ => false,
+    };
+    // A program's seccomp filters see the call here too; one they do not simply allow takes
+    // the full path (which applies their answer).
+    if !fast || super::seccomp::active() && !super::seccomp::allows_fast(saved.nr, &args, saved.return_address) {
+        return NOT_FAST;
+    }
     let ret = match saved.nr as u32 {
         __NR_getpid => super::process::pid() as i64,
         __NR_gettid => super::process::current_tid() as i64,

@@ -12,8 +12,9 @@
 //! here, return ENOSYS as Linux does without one. Strict mode allows read, write, exit and
 //! rt_sigreturn and kills the thread with SIGKILL on anything else.
 //!
-//! While any thread has a filter, the fast path of rewritten calls is off (every call comes
-//! here). Calls served without entering the kernel (the vDSO's clock calls) are not seen, as
+//! The fast path of rewritten calls (`fastcall`: getpid, gettid, futex wake-ups) runs the
+//! filters too and serves the call only when they allow it; every other answer is decided on
+//! the full path. Calls served without entering the kernel (the vDSO's clock calls) are not seen, as
 //! on Linux.
 //!
 //! Filters follow the program across clone, fork and exec within the VM (kernel memory). A
@@ -80,7 +81,7 @@ const MAX_ERRNO: u32 = 4095;
 struct Filter {
     /// The older filters.
     prev: Option<Arc<Filter>>,
-    prog: Vec<bpf::Op>,
+    prog: bpf::Program,
     /// Instructions along the chain up to this filter, 4 more per filter (MAX_PATH).
     path_len: usize,
     /// The monitor's name for this filter and the older ones (`op::SECCOMP_FILTER`).
@@ -199,16 +200,39 @@ pub fn check(frame: &TrapFrame, nr: u64, args: &[u64; 6]) -> Verdict {
         return Verdict::Allow;
     };
     if chain.strict {
-        use linux_raw_sys::general::{__NR_exit, __NR_read, __NR_rt_sigreturn, __NR_write};
-        if [__NR_read, __NR_write, __NR_exit, __NR_rt_sigreturn].contains(&(nr as u32)) {
+        if strict_allows(nr) {
             return Verdict::Allow;
         }
         kill_thread(SIGKILL);
     }
+    let ret = run_chain(chain, nr, args, frame.rip);
+    let code = ret & RET_DATA;
+    match ret & RET_ACTION {
+        RET_ALLOW | RET_LOG => Verdict::Allow,
+        RET_ERRNO => Verdict::Return(-(code.min(MAX_ERRNO) as i64)),
+        RET_TRACE | RET_USER_NOTIF => Verdict::Return(-(ENOSYS as i64)),
+        RET_TRAP => {
+            trap(frame.rip, nr, code);
+            Verdict::Trapped
+        }
+        RET_KILL_THREAD => kill_thread(SIGSYS),
+        _ => crate::linux::fault::terminate(SIGSYS, None),
+    }
+}
+
+/// Whether strict mode allows call `nr`.
+fn strict_allows(nr: u64) -> bool {
+    use linux_raw_sys::general::{__NR_exit, __NR_read, __NR_rt_sigreturn, __NR_write};
+    [__NR_read, __NR_write, __NR_exit, __NR_rt_sigreturn].contains(&(nr as u32))
+}
+
+/// The answer of filter chain `chain` (not strict) for call `nr` made at `ip`: the most
+/// restrictive of its filters' answers, the newest filter's among equals.
+fn run_chain(chain: &Filter, nr: u64, args: &[u64; 6], ip: u64) -> u32 {
     // struct seccomp_data as little-endian words: nr, arch, instruction_pointer, args[6].
     let mut data = [0u32; 16];
     (data[0], data[1]) = (nr as u32, AUDIT_ARCH_X86_64);
-    (data[2], data[3]) = (frame.rip as u32, (frame.rip >> 32) as u32);
+    (data[2], data[3]) = (ip as u32, (ip >> 32) as u32);
     for (i, a) in args.iter().enumerate() {
         (data[4 + 2 * i], data[5 + 2 * i]) = (*a as u32, (*a >> 32) as u32);
     }
@@ -221,17 +245,17 @@ pub fn check(frame: &TrapFrame, nr: u64, args: &[u64; 6]) -> Verdict {
         }
         f = filter.prev.as_deref();
     }
-    let code = ret & RET_DATA;
-    match ret & RET_ACTION {
-        RET_ALLOW | RET_LOG => Verdict::Allow,
-        RET_ERRNO => Verdict::Return(-(code.min(MAX_ERRNO) as i64)),
-        RET_TRACE | RET_USER_NOTIF => Verdict::Return(-(ENOSYS as i64)),
-        RET_TRAP => {
-            trap(frame.rip, nr, code);
-            Verdict::Trapped
-        }
-        RET_KILL_THREAD => kill_thread(SIGSYS),
-        _ => crate::linux::fault::terminate(SIGSYS, None),
+    ret
+}
+
+/// For the fast path of rewritten calls (`fastcall`): whether the current thread's filters
+/// let call `nr` from `ip` (the address after the call, as the full path sees it) run as it
+/// is (ALLOW or LOG). Anything else takes the full path, which decides again.
+pub fn allows_fast(nr: u64, args: &[u64; 6], ip: u64) -> bool {
+    match chain_of(current()) {
+        None => true,
+        Some(c) if c.strict => strict_allows(nr),
+        Some(c) => matches!(run_chain(c, nr, args, ip) & RET_ACTION, RET_ALLOW | RET_LOG),
     }
 }
 
@@ -308,7 +332,7 @@ fn set_strict() -> SysResult {
         Some(_) => return Err(EINVAL),
         None => {}
     }
-    let strict = Filter { prev: None, prog: Vec::new(), path_len: 0, host_id: 0, strict: true };
+    let strict = Filter { prev: None, prog: bpf::Program::empty(), path_len: 0, host_id: 0, strict: true };
     set_chain(t, Some(Arc::new(strict)));
     ACTIVE.store(true, Ordering::SeqCst);
     Ok(0)
@@ -356,8 +380,7 @@ fn set_filter(flags: u64, uargs: u64) -> SysResult {
             k: u32::from_le_bytes([c[4], c[5], c[6], c[7]]),
         })
         .collect();
-    bpf::check(&prog)?;
-    let prog = bpf::decode(&prog);
+    let prog = bpf::compile(&prog)?;
     // Refused only here, for a real filter: libseccomp asks which flags the kernel knows with
     // a null program, where Linux answers EFAULT for a flag it knows.
     if flags & FLAG_NEW_LISTENER != 0 {
