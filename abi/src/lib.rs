@@ -803,9 +803,12 @@ pub mod process {
     /// name the exec'ing thread's filters (0: none), which the host program gets before its
     /// `execve`. ENOMEM past the monitor's limit on kept instructions.
     pub const SECCOMP_FILTER: u64 = 0x201d;
+    /// (id): the kernel no longer holds the filter [`SECCOMP_FILTER`] answered `id` for; the
+    /// monitor drops its copy once no newer kept filter names it either.
+    pub const SECCOMP_RELEASE: u64 = 0x201e;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = SECCOMP_FILTER;
+    pub const LAST: u64 = SECCOMP_RELEASE;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -248,6 +248,7 @@ impl Forwarder {
             (op::MAP_PREAD, _) => self.map_pread(g, a),
             (op::SIGNALFD_EVENTFD, _) => self.signalfd_eventfd(a[0]),
             (op::SECCOMP_FILTER, _) => super::seccomp_filters::register(g, a),
+            (op::SECCOMP_RELEASE, _) => super::seccomp_filters::release(a[0]),
             (op::HOST_LOADS, _) => host_loads(g, a[0]),
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
             (op::STAND_IN_PIDFD, None) => self.stand_in_pidfd(a[0] as i32, a[1] as u32),

@@ -314,6 +314,50 @@ static void case_host_programs(void) {
     printf("  exec failed: %d\n", errno);
 }
 
+/* Installs one-instruction filters (or `ld_first`: a load, then the return) until the kernel
+ * refuses; how many it took (Linux's limit counts each filter's converted length, +4). */
+static int fill(int ld_first) {
+    struct sock_filter one[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    struct sock_filter two[] = {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR_OFF), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    int n = 0;
+    while ((ld_first ? install(two, 2, 0) : install(one, 1, 0)) == 0)
+        n++;
+    return n;
+}
+
+static void *filling_thread(void *arg) {
+    return (void *)(long)fill(0);
+}
+
+static void *big_filter_thread(void *arg) {
+    static struct sock_filter big[4096];
+    for (int i = 0; i < 4095; i++)
+        big[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR_OFF);
+    big[4095] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    return (void *)install(big, 4096, 0);
+}
+
+/* Long chains and many filters: a thread that fills its chain to the limit and exits (the
+ * chain goes with it), threads that each install a 4,096-instruction filter and exit (their
+ * filters are given back), and the limit counted as Linux counts it. */
+static void case_many(void) {
+    nnp();
+    pthread_t t;
+    void *r;
+    pthread_create(&t, NULL, filling_thread, NULL);
+    pthread_join(t, &r);
+    printf("  a thread installed %ld filters, then ended\n", (long)r);
+    int ok = 0;
+    for (int i = 0; i < 300; i++) {
+        pthread_create(&t, NULL, big_filter_thread, NULL);
+        pthread_join(t, &r);
+        ok += r == NULL;
+    }
+    printf("  300 threads each installed a 4096-instruction filter: %d succeeded\n", ok);
+    printf("  two-instruction filters until refused: %d\n", fill(1));
+    printf("  then one-instruction ones: %d\n", fill(0));
+}
+
 static void after_exec(void) {
     struct utsname u;
     show("  uname in the exec'd program", uname(&u));
@@ -357,6 +401,7 @@ int main(int argc, char **argv) {
     run_case("tsync", case_tsync);
     run_case("tsync conflict", case_tsync_conflict);
     run_case("refused", case_refused);
+    run_case("many filters", case_many);
     run_case("host programs", case_host_programs);
     show("no filter here: PR_GET_SECCOMP", prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
     status_lines();

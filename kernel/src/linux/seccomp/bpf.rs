@@ -166,6 +166,28 @@ enum Op {
     Txa,
 }
 
+/// The length Linux gives checked program `prog` once it has converted it to eBPF
+/// (`bpf_convert_filter`), which its limit on a chain's length counts: a 3-instruction
+/// prologue; 2 for a return; for a conditional jump, 1 more when its constant is negative as
+/// an i32 (moved to a register first), and 2 rather than 1 unless it falls through on false,
+/// or on true for JEQ, JGT and JGE (then inverted); 4 for a division by X (the zero check);
+/// 1 for anything else.
+pub fn converted_len(prog: &[Insn]) -> usize {
+    3 + prog
+        .iter()
+        .map(|i| match i.code {
+            c if c & 0x07 == RET => 2,
+            c if c == ALU | DIV | X => 4,
+            c if is_cond_jump(c) => {
+                let wide = (c & X == 0 && (i.k as i32) < 0) as usize;
+                let one = i.jf == 0 || i.jt == 0 && matches!(c & 0xf0, JEQ | JGT | JGE);
+                wide + if one { 1 } else { 2 }
+            }
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
 /// A program `check` accepted, in the interpreter's form (`compile`).
 pub struct Program(alloc::vec::Vec<Op>);
 

@@ -82,11 +82,42 @@ struct Filter {
     /// The older filters.
     prev: Option<Arc<Filter>>,
     prog: bpf::Program,
-    /// Instructions along the chain up to this filter, 4 more per filter (MAX_PATH).
+    /// Linux's count of the chain's length up to this filter (MAX_PATH): each filter's
+    /// length as Linux converts it (`bpf::converted_len`), 4 more per filter.
     path_len: usize,
     /// The monitor's name for this filter and the older ones (`op::SECCOMP_FILTER`).
     host_id: u64,
     strict: bool,
+}
+
+impl Drop for Filter {
+    /// Gives the monitor's copy back (at the next install: no forwarded call here, where a
+    /// lock may be held), and drops the older filters no thread holds one by one: a chain of
+    /// thousands of filters dropped by recursion overflowed the kernel stack.
+    fn drop(&mut self) {
+        if self.host_id != 0 {
+            RELEASED.lock().push(self.host_id);
+        }
+        let mut older = self.prev.take();
+        while let Some(f) = older {
+            older = match Arc::try_unwrap(f) {
+                // The last reference: its own drop, at the end of this arm, finds no `prev`.
+                Ok(mut last) => last.prev.take(),
+                Err(_) => None,
+            };
+        }
+    }
+}
+
+/// The monitor's ids of filters no thread holds any more, to give back (`release_pending`).
+static RELEASED: IrqSpinLock<Vec<u64>> = IrqSpinLock::new(Vec::new());
+
+/// Tells the monitor which kept filters are no longer needed (`op::SECCOMP_RELEASE`).
+fn release_pending() {
+    let ids = core::mem::take(&mut *RELEASED.lock());
+    for id in ids {
+        let _ = crate::linux::calls::procs::call(op::SECCOMP_RELEASE, [id, 0, 0, 0, 0, 0]);
+    }
 }
 
 /// Some thread has had a filter or strict mode: the dispatcher looks (`check`).
@@ -380,6 +411,7 @@ fn set_filter(flags: u64, uargs: u64) -> SysResult {
             k: u32::from_le_bytes([c[4], c[5], c[6], c[7]]),
         })
         .collect();
+    let cost = bpf::converted_len(&prog);
     let prog = bpf::compile(&prog)?;
     // Refused only here, for a real filter: libseccomp asks which flags the kernel knows with
     // a null program, where Linux answers EFAULT for a flag it knows.
@@ -389,32 +421,44 @@ fn set_filter(flags: u64, uargs: u64) -> SysResult {
         }
         return Err(ENOSYS);
     }
+    release_pending();
     loop {
         // Registered with the monitor outside the lock (a forwarded call waits); if another
         // thread's TSYNC changed this thread's chain meanwhile, again over the new one.
         let t = current();
         let before = t.seccomp.load(Ordering::Acquire);
+        // Past Linux's length: refused before the monitor keeps a copy.
+        if cost + chain_of(t).map_or(0, |f| f.path_len) > MAX_PATH {
+            return Err(ENOMEM);
+        }
         let prev_id = chain_of(t).map_or(0, |f| f.host_id);
         let host_id = crate::linux::calls::procs::call(op::SECCOMP_FILTER, [prev_id, ptr, len as u64, 0, 0, 0])
             .map_err(|e| if e == EFAULT { EFAULT } else { ENOMEM })?;
         let held = INSTALL.lock();
         if t.seccomp.load(Ordering::Acquire) != before {
             drop(held);
+            RELEASED.lock().push(host_id);
             continue;
         }
         let prev = (before != 0).then(|| share(before));
-        if prev.as_ref().is_some_and(|p| p.strict) {
-            return Err(EINVAL);
+        let prev_len = prev.as_ref().map_or(0, |p| p.path_len);
+        let refused = if prev.as_ref().is_some_and(|p| p.strict) {
+            Some(Err(EINVAL))
+        } else if cost + prev_len > MAX_PATH {
+            Some(Err(ENOMEM))
+        } else if flags & FLAG_TSYNC != 0 {
+            unsynchronisable(t.tid, before)
+                .map(|tid| if flags & FLAG_TSYNC_ESRCH != 0 { Err(ESRCH) } else { Ok(tid as u64) })
+        } else {
+            None
+        };
+        if let Some(answer) = refused {
+            drop(prev);
+            drop(held);
+            RELEASED.lock().push(host_id);
+            return answer;
         }
-        let path_len = len + 4 + prev.as_ref().map_or(0, |p| p.path_len);
-        if path_len - 4 > MAX_PATH {
-            return Err(ENOMEM);
-        }
-        if flags & FLAG_TSYNC != 0 {
-            if let Some(tid) = unsynchronisable(t.tid, before) {
-                return if flags & FLAG_TSYNC_ESRCH != 0 { Err(ESRCH) } else { Ok(tid as u64) };
-            }
-        }
+        let path_len = cost + 4 + prev_len;
         let new = Arc::new(Filter { prev, prog, path_len, host_id, strict: false });
         if flags & FLAG_TSYNC != 0 {
             let mut tids = Vec::new();
