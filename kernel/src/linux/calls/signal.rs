@@ -190,6 +190,7 @@ pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     if signo != 0 {
         state::send_process(SigInfo::from_user(signo, SI_USER))?;
+        state::end_if_fatal(signo, None);
         state::kick_all();
     }
     Ok(0)
@@ -211,6 +212,7 @@ pub fn pidfd_send_signal(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if r == 1 && signo != 0 {
         let si = if info != 0 { queued_info(signo, info)? } else { SigInfo::from_user(signo, SI_USER) };
         state::send_process(si)?;
+        state::end_if_fatal(signo, None);
         state::kick_all();
     }
     Ok(0)
@@ -235,6 +237,7 @@ fn send_to_thread(tid: u32, signo: u64, info: SigInfo) -> SysResult {
     };
     if signo != 0 {
         state::send_thread(tid, info)?;
+        state::end_if_fatal(signo, Some(tid));
         if !is_self {
             // SAFETY: registered threads are alive (they unregister before exiting).
             state::kick(unsafe { (*target).cpu });
@@ -296,6 +299,7 @@ pub fn rt_sigqueueinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if signo != 0 {
         valid(signo)?;
         state::send_process(info)?;
+        state::end_if_fatal(signo, None);
         state::kick_all();
     }
     Ok(0)

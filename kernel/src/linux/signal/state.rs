@@ -287,6 +287,37 @@ pub fn send_thread(tid: u32, info: SigInfo) -> Result<(), u32> {
     Ok(())
 }
 
+/// Linux's rule for a signal the program sends itself whose action is the default one that
+/// ends a process (not one ignored or stopping by default, no handler): once a thread that
+/// does not block it is there to take it (thread `target`, or any thread for a signal to the
+/// process), the whole program ends with it at once, in the sender's `kill` (Linux's
+/// complete_signal kills every thread then). Taking it later, on that thread's way back,
+/// let the sender run on meanwhile, and an `exit` of its own could end the program first
+/// with status 0. Not from a spawn child, whose signal actions are its own.
+pub fn end_if_fatal(sig: u64, target: Option<u32>) {
+    if sig == 0
+        || handler(sig) != super::SIG_DFL
+        || ignored_by_default(sig)
+        || super::stops_by_default(sig)
+        || crate::linux::calls::procs::child_ctx().is_some()
+    {
+        return;
+    }
+    let takes = {
+        let s = SIGNALS.lock();
+        let live = s.threads.iter().filter(|(_, t)| !t.thread.is_null());
+        // SAFETY: registered threads are alive (they unregister before exiting).
+        let mut takers = live.filter(|(_, t)| unsafe { (*t.thread).sigmask } & bit(sig) == 0);
+        match target {
+            Some(tid) => takers.any(|(&t, _)| t == tid),
+            None => takers.next().is_some(),
+        }
+    };
+    if takes {
+        crate::linux::fault::terminate(sig as i32, None);
+    }
+}
+
 /// Whether some thread of the program blocks `sig`.
 pub fn blocked_anywhere(sig: u64) -> bool {
     let s = SIGNALS.lock();
