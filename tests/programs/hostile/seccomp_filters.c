@@ -358,6 +358,14 @@ static void case_many(void) {
     printf("  then one-instruction ones: %d\n", fill(0));
 }
 
+/* A sandbox that refuses `clone` (as some refuse it for its flags) leaves glibc's clone3. */
+static void case_clone_refused(void) {
+    nnp();
+    deny(SYS_clone, SECCOMP_RET_ERRNO | EAGAIN, 0);
+    int s = system("echo \"  system() without clone\"");
+    printf("  system: %d\n", WEXITSTATUS(s));
+}
+
 static void after_exec(void) {
     struct utsname u;
     show("  uname in the exec'd program", uname(&u));
@@ -402,6 +410,7 @@ int main(int argc, char **argv) {
     run_case("tsync conflict", case_tsync_conflict);
     run_case("refused", case_refused);
     run_case("many filters", case_many);
+    run_case("clone refused", case_clone_refused);
     run_case("host programs", case_host_programs);
     show("no filter here: PR_GET_SECCOMP", prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
     status_lines();

@@ -4,7 +4,7 @@ use core::sync::atomic::Ordering;
 
 use crate::arch::syscall as user;
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM, ESRCH};
+use crate::linux::errno::{SysResult, E2BIG, EINVAL, ENOSYS, EPERM, ESRCH};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::{futex, signal, uaccess};
 use crate::sched::{self, Thread, ThreadOptions};
@@ -146,9 +146,68 @@ fn writable_stack(sp: u64) -> bool {
     crate::linux::usermem::is_mapped(lo, sp) && uaccess::check_write(lo, 8).is_ok()
 }
 
-/// clone3: not provided; glibc and musl fall back to clone.
-pub fn clone3(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Err(ENOSYS)
+/// clone3(args, size): `struct clone_args` checked as Linux checks it, then made as the
+/// `clone` it describes (flags with the exit signal, the stack's top, the tid and TLS
+/// pointers; CLONE_PIDFD's descriptor goes to `args.pidfd`). Not provided, ENOSYS with a line
+/// (glibc and musl then use `clone`): `set_tid`, CLONE_INTO_CGROUP, CLONE_CLEAR_SIGHAND, and
+/// CLONE_PIDFD with CLONE_PARENT_SETTID (one address here, two in clone3).
+pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    const CLONE_PIDFD: u64 = 0x1000;
+    const CLONE_DETACHED: u64 = 0x40_0000;
+    const CLONE_PARENT: u64 = 0x8000;
+    const CLONE_CLEAR_SIGHAND: u64 = 0x1_0000_0000;
+    const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+    const CSIGNAL: u64 = 0xff;
+    /// CLONE_ARGS_SIZE_VER0 (up to `tls`) and the size this kernel knows (up to `cgroup`).
+    const VER0: u64 = 64;
+    const KNOWN: u64 = 88;
+    let (uargs, size) = (a[0], a[1]);
+    if size < VER0 {
+        return Err(EINVAL);
+    }
+    if size > 4096 {
+        return Err(E2BIG);
+    }
+    let mut w = [0u64; (KNOWN / 8) as usize];
+    let known = size.min(KNOWN);
+    let bytes = uaccess::slice(uargs, known)?;
+    for (word, b) in w.iter_mut().zip(bytes.chunks_exact(8)) {
+        *word = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    }
+    // A newer caller's fields this kernel does not know must be zero.
+    if size > KNOWN && uaccess::slice(uargs + KNOWN, size - KNOWN)?.iter().any(|&b| b != 0) {
+        return Err(E2BIG);
+    }
+    let [flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, _cgroup] = w;
+    if flags & CSIGNAL != 0
+        || flags & CLONE_DETACHED != 0
+        || exit_signal & !CSIGNAL != 0
+        || flags & (CLONE_THREAD | CLONE_PARENT) != 0 && exit_signal != 0
+        || (stack == 0) != (stack_size == 0)
+        || flags >> 32 & !((CLONE_CLEAR_SIGHAND | CLONE_INTO_CGROUP) >> 32) != 0
+        || set_tid_size > 32
+        || set_tid == 0 && set_tid_size != 0
+    {
+        return Err(EINVAL);
+    }
+    let unprovided = if set_tid_size != 0 {
+        Some("set_tid")
+    } else if flags & CLONE_INTO_CGROUP != 0 {
+        Some("CLONE_INTO_CGROUP")
+    } else if flags & CLONE_CLEAR_SIGHAND != 0 {
+        Some("CLONE_CLEAR_SIGHAND")
+    } else if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
+        Some("CLONE_PIDFD with CLONE_PARENT_SETTID")
+    } else {
+        None
+    };
+    if let Some(what) = unprovided {
+        kprintln!("hrt: clone3 with {what} is not implemented: returning ENOSYS (the C library then uses clone)");
+        return Err(ENOSYS);
+    }
+    let ptid = if flags & CLONE_PIDFD != 0 { pidfd } else { parent_tid };
+    let newsp = if stack != 0 { stack.wrapping_add(stack_size) } else { 0 };
+    clone(frame, [flags | exit_signal, newsp, ptid, child_tid, tls, 0])
 }
 
 /// Ends the calling thread: marks the robust mutexes it holds (`robust`), clears and wakes
