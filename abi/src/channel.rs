@@ -43,6 +43,13 @@ pub const NO_SLEEPER: u32 = u32::MAX;
 /// becomes a restart or EINTR as the signal's action decides.)
 pub const EINTR_FOR_GOOD: i64 = 0x1_0000 | 4;
 
+/// A wait's answer (negated; `wait4`, `waitid` without WNOHANG) when a child became waitable
+/// after a signal reached `hrt` on the host, before the kernel took that signal: the child is
+/// left waitable, and the kernel takes the host's signals now, then answers as Linux would for
+/// a signal that came first (EINTR or a restart, by the action) if one is for the waiting
+/// thread, or makes the wait again.
+pub const SIGNAL_CAME_FIRST: i64 = 0x1_0000 | 5;
+
 /// The interrupt the monitor sends to a CPU that has a thread asleep on a completed slot.
 pub const COMPLETION_VECTOR: u8 = 0xf3;
 

@@ -541,6 +541,7 @@ fn unregister(cpu: usize, idx: usize) -> bool {
 /// since the monitor writes it only while the bit is clear.
 fn host_signals() {
     let Some(ch) = channel() else { return };
+    RAISING.fetch_add(1, Ordering::SeqCst);
     let mut bits = ch.header.host_signals.load(Ordering::Acquire);
     while bits != 0 {
         // Bit 0 is signal 64 (bit n is signal n otherwise).
@@ -555,8 +556,30 @@ fn host_signals() {
             w16: slot.w16.load(Ordering::Acquire),
             w24: slot.w24.load(Ordering::Acquire),
         };
-        ch.header.host_signals.fetch_and(!(1u64 << n), Ordering::AcqRel);
-        super::signal::host::raise(info);
+        // Whoever clears the bit raises the signal: a waiting thread may take them too
+        // (`raise_host_signals`) while CPU 0's interrupt does.
+        if ch.header.host_signals.fetch_and(!(1u64 << n), Ordering::AcqRel) & (1u64 << n) != 0 {
+            super::signal::host::raise(info);
+        }
+    }
+    RAISING.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// How many CPUs are in `host_signals`: one that cleared a signal's bit may not have raised it
+/// yet.
+static RAISING: AtomicUsize = AtomicUsize::new(0);
+
+/// Raises now, from the calling thread, the signals that reached `hrt` on the host and wait
+/// for CPU 0's interrupt (a wait the monitor answered `SIGNAL_CAME_FIRST`), and waits until
+/// CPU 0's interrupt, if it took one first, has raised it too. (A bounded wait: a signal that
+/// ends the program may not return to say so.)
+pub fn raise_host_signals() {
+    host_signals();
+    for _ in 0..1 << 22 {
+        if RAISING.load(Ordering::SeqCst) == 0 {
+            break;
+        }
+        core::hint::spin_loop();
     }
 }
 

@@ -546,10 +546,60 @@ impl Forwarder {
         kib
     }
 
-    /// wait4: a wait the program's signal interrupted (the caller's kernel cancelled it,
-    /// perhaps before the host call began) still reports a child that is already waitable, as
-    /// Linux, which looks at the children before it looks for a signal, does: the SIGCHLD of
-    /// the very child waited for (passed on by the host) made the program's waitpid fail with
+    /// Blocks until a child that `waitid(idtype, id, options)` selects can be waited for,
+    /// leaving it waitable (WNOWAIT), so that the wait can still answer for a signal that came
+    /// first: the host's signal reaches the program only once the kernel takes it, tens of
+    /// microseconds or more after it reached `hrt`, and a child killed by the same `kill(0,
+    /// SIGTERM)` (timeout(1), a shell's Ctrl-C) ended in that gap. The host's wait4 then gave
+    /// make the child where Linux's gave EINTR, and make's handler found its children gone
+    /// ("wait: No child processes"). Err(`SIGNAL_CAME_FIRST`) when a signal other than
+    /// SIGCHLD reached `hrt` since `first` (`host_signals::passed_besides_sigchld`); EINTR
+    /// when the kernel cancelled the wait for another reason (a signal within the program).
+    fn until_waitable(&self, idtype: u32, id: libc::c_long, options: libc::c_long, first: u64) -> SysResult<()> {
+        // SAFETY: an all-zero siginfo is valid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let peek = (options & !(libc::WNOHANG as libc::c_long)) | libc::WNOWAIT as libc::c_long;
+        // SAFETY: a pointer to our own local; no rusage.
+        let r = unsafe { self.sys(libc::SYS_waitid, &[idtype as libc::c_long, id, ptr(&raw mut info), peek, 0]) };
+        if crate::vm::host_signals::passed_besides_sigchld() != first && matches!(r, Ok(_) | Err(Errno::EINTR)) {
+            return Err(Errno(hrt_abi::channel::SIGNAL_CAME_FIRST as i32));
+        }
+        r.map(|_| ())
+    }
+
+    /// `until_waitable` for a blocking wait: Ok(false) once a child is waitable, Ok(true) if
+    /// the kernel cancelled the wait (a child already waitable is still the answer, as Linux
+    /// looks at the children before it looks for signals).
+    fn wait_interrupted(&self, idtype: u32, id: libc::c_long, options: libc::c_long, first: u64) -> SysResult<bool> {
+        match self.until_waitable(idtype, id, options, first) {
+            Ok(()) => Ok(false),
+            Err(Errno::EINTR) => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The wait (`nr`, with WNOHANG in `args`) that takes the child a blocking wait saw. After
+    /// a cancel it is made once, not restarted (`sys` would answer EINTR at once).
+    ///
+    /// # Safety
+    /// The pointer arguments are valid for the call.
+    unsafe fn look_for_child(&self, nr: libc::c_long, args: &[libc::c_long], interrupted: bool) -> SysResult<i64> {
+        if interrupted {
+            let mut a = [0 as libc::c_long; 5];
+            a[..args.len()].copy_from_slice(args);
+            // SAFETY: the caller vouches for the pointers.
+            super::host::ret(unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4]) })
+        } else {
+            // SAFETY: as above.
+            unsafe { self.sys(nr, args) }
+        }
+    }
+
+    /// wait4. A blocking wait first waits for a child without taking it (`until_waitable`).
+    /// A wait the program's signal interrupted (the caller's kernel cancelled it, perhaps
+    /// before the host call began) still reports a child that is already waitable, as Linux,
+    /// which looks at the children before it looks for a signal, does: the SIGCHLD of the
+    /// very child waited for (passed on by the host) made the program's waitpid fail with
     /// EINTR where Linux returns the child (kill_group's grandchild, 2 runs in 40 on a loaded
     /// host).
     fn wait4(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
@@ -558,28 +608,31 @@ impl Forwarder {
         if options & !(allowed | 0x2000_0000) != 0 {
             return Err(Errno::EINVAL);
         }
+        let blocking = options & libc::WNOHANG as u64 == 0;
+        // waitid's view of the same wait (process group 0 is the caller's, as for wait4).
+        let (idtype, id) = match pid {
+            -1 => (libc::P_ALL, 0),
+            p if p <= 0 => (libc::P_PGID, -p),
+            p => (libc::P_PID, p),
+        };
+        let first = crate::vm::host_signals::passed_besides_sigchld();
         let mut st: libc::c_int = 0;
         // SAFETY: an all-zero rusage is valid.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: pointers to our own locals.
-        let r = match unsafe { self.sys(libc::SYS_wait4, &[pid, ptr(&raw mut st), int(options), ptr(&raw mut ru)]) } {
-            Err(Errno::EINTR) => {
-                // SAFETY: as above; WNOHANG does not block.
-                let r = unsafe {
-                    libc::syscall(
-                        libc::SYS_wait4,
-                        pid,
-                        ptr(&raw mut st),
-                        int(options) | libc::WNOHANG as libc::c_long,
-                        ptr(&raw mut ru),
-                    )
-                };
-                if r <= 0 {
-                    return Err(Errno::EINTR);
-                }
-                r
+        let r = loop {
+            let waited = int(options) | libc::WEXITED as libc::c_long;
+            let interrupted = blocking && self.wait_interrupted(idtype, id, waited, first)?;
+            let look = [pid, ptr(&raw mut st), int(options) | libc::WNOHANG as libc::c_long, ptr(&raw mut ru)];
+            // SAFETY: pointers to our own locals; WNOHANG does not block.
+            let r = unsafe { self.look_for_child(libc::SYS_wait4, &look, interrupted) };
+            if interrupted && !r.is_ok_and(|p| p > 0) {
+                return Err(Errno::EINTR);
             }
-            r => r?,
+            // Zero after a child was seen: another of the program's threads took it.
+            let r = r?;
+            if r > 0 || !blocking {
+                break r;
+            }
         };
         if r > 0 {
             let ended = libc::WIFEXITED(st) || libc::WIFSIGNALED(st);
@@ -615,36 +668,34 @@ impl Forwarder {
         if ![libc::P_ALL, libc::P_PID, libc::P_PGID, P_PIDFD].contains(&idtype) {
             return Err(Errno::EINVAL);
         }
-        // SAFETY: all-zero siginfo and rusage are valid.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
+        let blocking = options & libc::WNOHANG as libc::c_long == 0;
+        let first = crate::vm::host_signals::passed_besides_sigchld();
+        let mut info: libc::siginfo_t;
+        // SAFETY: an all-zero rusage is valid.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: pointers to our own locals.
-        let r = match unsafe {
-            self.sys(libc::SYS_waitid, &[idtype as libc::c_long, id, ptr(&raw mut info), options, ptr(&raw mut ru)])
-        } {
-            Err(Errno::EINTR) => {
-                // As wait4: a child already waitable is the answer.
-                // SAFETY: all-zero siginfo is valid; pointers to our own locals; WNOHANG does
-                // not block.
-                info = unsafe { std::mem::zeroed() };
-                let r = unsafe {
-                    libc::syscall(
-                        libc::SYS_waitid,
-                        idtype as libc::c_long,
-                        id,
-                        ptr(&raw mut info),
-                        options | libc::WNOHANG as libc::c_long,
-                        ptr(&raw mut ru),
-                    )
-                };
-                // SAFETY: waitid filled in the siginfo, or it is still zero.
-                if r != 0 || unsafe { info.si_pid() } == 0 {
-                    return Err(Errno::EINTR);
-                }
-                r
+        // As wait4: a blocking wait waits for a child without taking it first.
+        let r = loop {
+            let interrupted = blocking && self.wait_interrupted(idtype, id, options, first)?;
+            // SAFETY: all-zero siginfo is valid.
+            info = unsafe { std::mem::zeroed() };
+            let look = [
+                idtype as libc::c_long,
+                id,
+                ptr(&raw mut info),
+                options | libc::WNOHANG as libc::c_long,
+                ptr(&raw mut ru),
+            ];
+            // SAFETY: pointers to our own locals; WNOHANG does not block.
+            let r = unsafe { self.look_for_child(libc::SYS_waitid, &look, interrupted) };
+            // SAFETY: waitid filled in the siginfo, or it is still zero.
+            let seen = unsafe { info.si_pid() } != 0;
+            if interrupted && !(r.is_ok() && seen) {
+                return Err(Errno::EINTR);
             }
-            r => r?,
+            // No child after one was seen: another of the program's threads took it.
+            if !blocking || seen {
+                break r?;
+            }
         };
         // SAFETY: waitid filled in the siginfo (zero pid: nothing to report).
         let pid = unsafe { info.si_pid() };

@@ -379,12 +379,32 @@ pub fn wait4(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         return Ok(p as u64);
     }
-    let r = call(op::WAIT4, a);
+    let r = wait_after_signals(|| call(op::WAIT4, a))?;
     settle_interrupted(r, a[2], || match call(op::WAIT4, [a[0], a[1], a[2] | WNOHANG, a[3], a[4], a[5]]) {
         Ok(p) if p > 0 => Some(Ok(p)),
         Err(ECHILD) => Some(Err(ECHILD)),
         _ => None,
     })
+}
+
+/// Makes a host wait (`wait`) until it answers for itself: the monitor answers
+/// `SIGNAL_CAME_FIRST` when a signal reached `hrt` on the host before the child it found was
+/// waitable, and leaves the child be. The signal (which CPU 0's interrupt may not have raised
+/// yet) is raised here; one this thread takes ends the wait as Linux ends it for a signal that
+/// comes before the child's end (EINTR, or a restart with SA_RESTART: Err), without looking at
+/// the children; otherwise the wait is made again (Ok: its answer).
+fn wait_after_signals(mut wait: impl FnMut() -> SysResult) -> Result<SysResult, u32> {
+    loop {
+        match wait() {
+            Err(e) if e as i64 == hrt_abi::channel::SIGNAL_CAME_FIRST => {
+                crate::linux::channel::raise_host_signals();
+                if crate::linux::signal::state::deliverable_here() {
+                    return Err(sig::ERESTARTSYS);
+                }
+            }
+            r => return Ok(r),
+        }
+    }
 }
 
 /// A wait a signal interrupted (`r`, made with `options`): Linux looks at the children before
@@ -444,7 +464,7 @@ fn waitid_with(a: [u64; 6]) -> SysResult {
             return Ok(0);
         }
     }
-    let r = settle_interrupted(call(op::WAITID, a), options, || {
+    let r = settle_interrupted(wait_after_signals(|| call(op::WAITID, a))?, options, || {
         match call(op::WAITID, [a[0], a[1], a[2], options | WNOHANG, a[4], a[5]]) {
             // A child's siginfo written (its pid at offset 16): the wait is over.
             Ok(0) if infop != 0 && uaccess::read::<u32>(infop + 16).is_ok_and(|p| p != 0) => Some(Ok(0)),

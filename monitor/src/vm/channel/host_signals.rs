@@ -28,6 +28,9 @@ static INFO: AtomicPtr<HostSigInfo> = AtomicPtr::new(std::ptr::null_mut());
 static VM_FD: AtomicI32 = AtomicI32::new(-1);
 /// Signals a forked child received before its channel was attached (bits as in the word).
 static EARLY: AtomicU64 = AtomicU64::new(0);
+/// How many signals besides SIGCHLD came to be passed to the program: a wait that sees it
+/// change knows a signal came before the child it found (`passed_besides_sigchld`).
+static PASSED: AtomicU64 = AtomicU64::new(0);
 /// Per signal: how many deliveries set its bit in `WORD` (each a new wait for the kernel).
 static DELIVERIES: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
 /// How often `watch` looks, and after how many looks at the same delivery still untaken the
@@ -107,6 +110,9 @@ pub fn deliver(sig: i32, info: *const libc::siginfo_t) -> bool {
     if !(1..=64).contains(&sig) {
         return false;
     }
+    if sig != libc::SIGCHLD {
+        PASSED.fetch_add(1, Ordering::SeqCst);
+    }
     let forked = crate::vm::is_fork_child();
     let word = WORD.load(Ordering::SeqCst);
     if word.is_null() {
@@ -148,6 +154,13 @@ pub fn deliver(sig: i32, info: *const libc::siginfo_t) -> bool {
         return true;
     }
     interrupt()
+}
+
+/// How many signals other than SIGCHLD `hrt` received for the program so far. A child's
+/// SIGCHLD comes with its being waitable, as on Linux; any other signal seen to come during a
+/// wait came before the child the wait then found (`forward::procs`).
+pub fn passed_besides_sigchld() -> u64 {
+    PASSED.load(Ordering::SeqCst)
 }
 
 /// What `watch` saw of each terminating signal: the delivery it waits on, and for how many
