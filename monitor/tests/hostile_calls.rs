@@ -994,3 +994,21 @@ fn a_signal_before_a_childs_end_interrupts_the_wait() {
         Some("wait4 without SA_RESTART: EINTR in 10 of 10 rounds"),
     );
 }
+
+/// capset as on Linux (tests/programs/hostile/capabilities.c): its checks (EINVAL with the
+/// preferred version written back, EPERM for another process and for raising the permitted
+/// set, EFAULT) and its effects on the program's file accesses, its forked child and
+/// /proc/self/status. It was ENOSYS: ping stopped at "cap_set_proc: Function not implemented".
+#[test]
+fn capset_changes_what_the_program_may_do_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("capabilities", Some("forked child: DAC permitted"));
+}
+
+/// Socket filters as on Linux (tests/programs/hostile/socket_filters.c): SO_ATTACH_FILTER's
+/// program decides which datagrams arrive, SO_DETACH_FILTER, Linux's checks (size, 4,096
+/// instructions, EFAULT, an invalid program), and raw sockets' ICMP_FILTER. Both options were
+/// refused with ENOPROTOOPT (ping warned that it could not install its filter).
+#[test]
+fn socket_filters_act_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("socket_filters", Some("keep-k: k1 k3 (then"));
+}

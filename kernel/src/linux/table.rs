@@ -116,6 +116,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_fstatfs => ("fstatfs", 2, F),
         __NR_getgroups => ("getgroups", 2, F),
         __NR_capget => ("capget", 2, F),
+        __NR_capset => ("capset", 2, L(ids::capset)),
         __NR_seccomp => ("seccomp", 3, L(super::seccomp::seccomp)),
         __NR_getxattr => ("getxattr", 4, F),
         __NR_lgetxattr => ("lgetxattr", 4, F),

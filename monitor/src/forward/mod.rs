@@ -29,6 +29,7 @@
 
 pub mod async_fds;
 mod blocking;
+pub mod caps;
 mod cpu_dirs;
 pub mod cross_memory;
 mod epoll;
@@ -258,6 +259,7 @@ const FORWARDED: &[libc::c_long] = &[
     libc::SYS_fstatfs,
     libc::SYS_getgroups,
     libc::SYS_capget,
+    libc::SYS_capset,
     libc::SYS_adjtimex,
     libc::SYS_clock_adjtime,
     libc::SYS_getxattr,
@@ -496,6 +498,8 @@ impl Forwarder {
     /// A call a spawn child makes before its exec carries the child's context in the number's
     /// high bits (`hrt_abi::process`): it acts on the child's descriptor table.
     pub fn call(&self, mem: &dyn GuestMemory, nr: u64, args: [u64; 6]) -> i64 {
+        // The program's capabilities, if it changed them, on this thread too.
+        caps::catch_up();
         let r = self.in_context(nr, |nr| self.dispatch(Guest::new(mem), nr, &args));
         to_ret(r.unwrap_or(Err(Errno::ENOSYS)))
     }
@@ -625,6 +629,7 @@ impl Forwarder {
             libc::SYS_fstatfs => self.fstatfs(g, a[0], a[1]),
             libc::SYS_getgroups => self.getgroups(g, a[0], a[1]),
             libc::SYS_capget => self.capget(g, a[0], a[1]),
+            libc::SYS_capset => self.capset(g, a[0], a[1]),
             // `hrt`'s parent is the program's: a shell, or a forked parent's `hrt`; 1 (or a
             // subreaper) once that has died, as the host reparents `hrt`.
             // SAFETY: getppid takes no arguments.

@@ -398,6 +398,20 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
             "Mems_allowed" => node0_mask(value),
             "Mems_allowed_list" => "0".to_string(),
             "voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches" => "0".to_string(),
+            // The program's sets once it changed them (`caps`).
+            "CapInh" | "CapPrm" | "CapEff" if super::caps::shown().is_some() => {
+                let [inh, prm, eff] = super::caps::shown().unwrap_or_default();
+                format!(
+                    "{:016x}",
+                    if key == "CapInh" {
+                        inh
+                    } else if key == "CapPrm" {
+                        prm
+                    } else {
+                        eff
+                    }
+                )
+            }
             // Set by the program on whichever thread of `hrt` served its prctl; noted here.
             // The program's own filters (`hrt`'s vCPU threads have `hrt`'s).
             "Seccomp" => (f.seccomp & 0xff).to_string(),

@@ -84,6 +84,23 @@ impl Forwarder {
         }
         Ok(r)
     }
+
+    /// capset(header, data) for the program (its kernel checked the header's pid): the host
+    /// decides on this thread, and every thread of `hrt` follows (`caps`).
+    pub(super) fn capset(&self, g: Guest, header: u64, data: u64) -> SysResult<i64> {
+        spawn_child_keeps_ids()?;
+        let [version, _pid]: [u32; 2] = g.read(header)?;
+        if !super::caps::known_version(version) {
+            return Err(Errno::EINVAL);
+        }
+        let records = if version == super::caps::VERSION_1 { 3 } else { 6 };
+        let bytes = g.read_bytes(data, records as u64 * 4)?;
+        let mut sets = [0u32; 6];
+        for (to, c) in sets.iter_mut().zip(bytes.chunks_exact(4)) {
+            *to = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        super::caps::set(sets).map(|()| 0).map_err(Errno)
+    }
 }
 
 /// The program's own process as `getpriority`/`setpriority` (`process` PRIO_PROCESS) or

@@ -203,6 +203,8 @@ impl Forwarder {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new().name("hrt-procs".into()).spawn(move || {
             while let Ok((work, reply)) = rx.recv() {
+                // What the program starts gets its capabilities.
+                super::caps::catch_up();
                 let answer = match work {
                     Work::Spawn(job) => spawn(&job),
                     Work::Replace(job) => super::host_exec::replace(&job),

@@ -120,12 +120,37 @@ pub(super) fn report_once(what: String) {
 
 /// Whether socket option (`level`, `name`) may go to the host (`set`: setsockopt). Options
 /// whose value holds a pointer or descriptor of the caller's are never forwarded.
+/// SOL_RAW, the level of raw sockets' options (not in the libc crate).
+const SOL_RAW: i32 = 255;
+
+/// A classic BPF program (`struct sock_fprog`) as SO_ATTACH_FILTER and
+/// SO_ATTACH_REUSEPORT_CBPF take it: its instructions copied from guest memory (`at`, `len`
+/// bytes, the struct's own size checked by the host) and a host struct pointing at them, which
+/// the caller keeps alive. EFAULT if the program cannot read them; EINVAL past Linux's
+/// BPF_MAXINSNS (4,096).
+fn host_filter(g: &Guest, at: u64, len: u64) -> SysResult<Option<(Vec<u8>, [u64; 2])>> {
+    if len != 16 {
+        // The host answers the wrong size (EINVAL).
+        return Ok(None);
+    }
+    let fprog: [u64; 2] = g.read(at)?;
+    let count = fprog[0] & 0xffff;
+    if count > 4096 {
+        return Err(Errno::EINVAL);
+    }
+    let insns = g.read_bytes(fprog[1], count * 8)?;
+    let host = [count, insns.as_ptr() as u64];
+    Ok(Some((insns, host)))
+}
+
 fn option_forwarded(level: i32, name: i32, set: bool) -> bool {
     match level {
         libc::SOL_SOCKET => {
             let refused: &[i32] = if set {
-                // SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_CBPF/EBPF, SO_DEVMEM_*.
-                &[26, 50, 51, 52, 78, 79, 80]
+                // SO_ATTACH_BPF, SO_ATTACH_REUSEPORT_EBPF (a descriptor of eBPF's), SO_DEVMEM_*.
+                // SO_ATTACH_FILTER and SO_ATTACH_REUSEPORT_CBPF carry a pointer: copied
+                // (`host_filter`).
+                &[50, 52, 78, 79, 80]
             } else {
                 // SO_PEERPIDFD (a new descriptor), SO_DEVMEM_*.
                 &[77, 78, 79, 80]
@@ -143,6 +168,8 @@ fn option_forwarded(level: i32, name: i32, set: bool) -> bool {
         // Netlink's flags and group memberships (`ip` sets NETLINK_EXT_ACK and
         // NETLINK_GET_STRICT_CHK); not the memory-mapped rings (6, 7) of old kernels.
         libc::SOL_NETLINK => !matches!(name, 6 | 7),
+        // Raw sockets' ICMP_FILTER (ping) and ICMPv6's ICMP6_FILTER (ping6): plain masks.
+        SOL_RAW | libc::IPPROTO_ICMPV6 => true,
         _ => false,
     }
 }
@@ -783,10 +810,19 @@ impl Forwarder {
         if !option_forwarded(level, name, true) {
             return Err(self.option_refused(&h, "setsockopt", level, name));
         }
+        // SO_ATTACH_FILTER, SO_ATTACH_REUSEPORT_CBPF: the program's instructions, copied.
+        let filter = match (level, name) {
+            (libc::SOL_SOCKET, 26 | 51) => host_filter(&g, val, len)?,
+            _ => None,
+        };
         // A value the program cannot read goes to the host as NULL: it fails (EFAULT) where
         // Linux would, after the same length checks.
-        let p = g.range(val, len as u32 as u64).map_or(0, |p| ptr(p));
-        // SAFETY: `p` is NULL or covers `len` checked bytes of guest memory.
+        let p = match &filter {
+            Some((_, host)) => ptr(host.as_ptr()),
+            None => g.range(val, len as u32 as u64).map_or(0, |p| ptr(p)),
+        };
+        // SAFETY: `p` is NULL, covers `len` checked bytes of guest memory, or is a 16-byte
+        // sock_fprog of ours whose instructions `filter` holds.
         let set = unsafe {
             self.sys(
                 libc::SYS_setsockopt,

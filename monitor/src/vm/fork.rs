@@ -179,6 +179,8 @@ fn fork(job: Job) -> i64 {
     // stay blocked across the fork (the child unblocks them once set up).
     // SAFETY: masks we own.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old) };
+    // The child's threads start from this one's capabilities: the program's.
+    crate::forward::caps::catch_up();
     let starts = THREAD_STARTS.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: the child runs only this thread's code; it takes no lock another thread of the
     // parent may have held (the job carries everything it needs) and ends with _exit.

@@ -188,6 +188,12 @@ impl Shared {
     fn on_main(&self, work: Box<dyn FnOnce() -> i64 + Send>) -> i64 {
         let Some(main) = self.main_thread.lock().unwrap().clone() else { return -(libc::EAGAIN as i64) };
         let (tx, rx) = mpsc::channel();
+        // The main thread acts with the program's capabilities too (PR_CAPBSET_READ, the
+        // CAP_SYS_ADMIN check of PR_SET_SECCOMP, other processes' view of `hrt`'s).
+        let work: Box<dyn FnOnce() -> i64 + Send> = Box::new(move || {
+            crate::forward::caps::catch_up();
+            work()
+        });
         if main.send(Event::OnMain(work, tx)).is_err() {
             return -(libc::EAGAIN as i64);
         }

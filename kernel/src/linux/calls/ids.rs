@@ -12,11 +12,12 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use crate::arch::traps::TrapFrame;
 use linux_raw_sys::general::{
-    __NR_capget, __NR_getgroups, __NR_getresgid, __NR_getresuid, __NR_setgid, __NR_setgroups, __NR_setregid,
-    __NR_setresgid, __NR_setresuid, __NR_setreuid, __NR_setuid,
+    __NR_capget, __NR_capset, __NR_getgroups, __NR_getresgid, __NR_getresuid, __NR_setgid, __NR_setgroups,
+    __NR_setregid, __NR_setresgid, __NR_setresuid, __NR_setreuid, __NR_setuid,
 };
 
 use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM};
+use crate::linux::process::current_tid;
 use crate::linux::syscall::forward;
 use crate::linux::uaccess;
 use crate::linux::usermem::with_scratch;
@@ -95,7 +96,7 @@ fn vfork_child_keeps_ids() -> Result<(), u32> {
     }
     static SAID: AtomicBool = AtomicBool::new(false);
     if !SAID.swap(true, Ordering::Relaxed) {
-        crate::kprintln!("hrt: a vfork child's change of its ids is not implemented (it would be its parent's): returning ENOSYS (reported once)");
+        crate::kprintln!("hrt: a vfork child's change of its ids or capabilities is not implemented (it would be its parent's): returning ENOSYS (reported once)");
     }
     Err(ENOSYS)
 }
@@ -206,6 +207,32 @@ pub fn setgroups(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     vfork_child_keeps_ids()?;
     let r = forward(__NR_setgroups as u64, [size, list, 0, 0, 0, 0]);
+    if r < 0 {
+        Err((-r) as u32)
+    } else {
+        Ok(r as u64)
+    }
+}
+
+/// capset(header, data): Linux's checks in its order (a readable header, EFAULT; a known
+/// version, else EINVAL with the preferred version written back; the calling thread's own
+/// capabilities, pid 0 or its tid, else EPERM), then the monitor sets the sets on `hrt`'s host
+/// process, whose rules decide (EPERM for a set beyond the permitted one), on every thread of
+/// `hrt` (forward/caps.rs), since any of them may serve this program's calls or start its
+/// children. Linux's capabilities are per thread: here one thread's change is the whole
+/// program's. Not in a vfork child before its exec (it shares `hrt`'s process): ENOSYS.
+pub fn capset(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    const VERSIONS: [u32; 3] = [0x1998_0330, 0x2007_1026, 0x2008_0522];
+    let [version, pid] = uaccess::read::<[u32; 2]>(a[0])?;
+    if !VERSIONS.contains(&version) {
+        uaccess::write::<u32>(a[0], VERSIONS[2])?;
+        return Err(EINVAL);
+    }
+    if pid != 0 && pid != current_tid() {
+        return Err(EPERM);
+    }
+    vfork_child_keeps_ids()?;
+    let r = forward(__NR_capset as u64, [a[0], a[1], 0, 0, 0, 0]);
     if r < 0 {
         Err((-r) as u32)
     } else {

@@ -1,0 +1,89 @@
+//! The program's capabilities (`capset`) on every thread of `hrt`. Linux keeps capabilities per
+//! thread, but any thread of `hrt` may serve the program's calls (the forwarding workers, the
+//! polling service thread, the vCPU threads), start its host programs (the spawner, the exec
+//! thread) or fork it (the fork thread): each applies the program's latest sets before it acts
+//! for the program (`catch_up`), so that a program that dropped a capability (ping drops all
+//! but CAP_NET_RAW at start) is refused what it would be refused natively, and its children
+//! start with the sets it left them. One program thread's `capset` is thus the whole program's.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// `_LINUX_CAPABILITY_VERSION_1` (one 32-bit record) and `_3` (two records).
+pub const VERSION_1: u32 = 0x1998_0330;
+const VERSION_2: u32 = 0x2007_1026;
+pub const VERSION_3: u32 = 0x2008_0522;
+
+/// The program's latest sets as `capset` version 3 takes them: (effective, permitted,
+/// inheritable) for capabilities 0-31, then for 32-63.
+static LATEST: Mutex<[u32; 6]> = Mutex::new([0; 6]);
+/// How many times the program set them (0: never; every thread has `hrt`'s own).
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The generation this thread applied.
+    static APPLIED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether `version` is one `capset` knows.
+pub fn known_version(version: u32) -> bool {
+    [VERSION_1, VERSION_2, VERSION_3].contains(&version)
+}
+
+/// The host's `capset` on the calling thread.
+fn set_this_thread(data: &[u32; 6]) -> Result<(), i32> {
+    let header: [u32; 2] = [VERSION_3, 0];
+    // SAFETY: a version-3 header (this thread) and the two records it reads.
+    let r = unsafe { libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) };
+    if r < 0 {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EPERM))
+    } else {
+        Ok(())
+    }
+}
+
+/// Sets the program's capabilities to `data` (version 3's layout): the host decides on this
+/// thread (an errno if it refuses), and the other threads follow (`catch_up`).
+pub fn set(data: [u32; 6]) -> Result<(), i32> {
+    let mut latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
+    catch_up_locked(&latest);
+    set_this_thread(&data)?;
+    *latest = data;
+    let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
+    APPLIED.with(|a| a.set(generation));
+    Ok(())
+}
+
+/// Gives the calling thread the program's latest capabilities if it does not have them yet
+/// (one load when nothing changed).
+pub fn catch_up() {
+    let generation = GENERATION.load(Ordering::Acquire);
+    if generation == 0 || APPLIED.with(|a| a.get()) == generation {
+        return;
+    }
+    let latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
+    catch_up_locked(&latest);
+}
+
+fn catch_up_locked(latest: &[u32; 6]) {
+    let generation = GENERATION.load(Ordering::Acquire);
+    if generation == 0 || APPLIED.with(|a| a.get()) == generation {
+        return;
+    }
+    // The same sets this process's threads all reached from `hrt`'s own, each step allowed
+    // there: allowed here too.
+    let _ = set_this_thread(latest);
+    APPLIED.with(|a| a.set(generation));
+}
+
+/// The program's sets as `/proc/<pid>/status` shows them (CapInh, CapPrm, CapEff), if it set
+/// them.
+pub fn shown() -> Option<[u64; 3]> {
+    if GENERATION.load(Ordering::Acquire) == 0 {
+        return None;
+    }
+    let d = *LATEST.lock().unwrap_or_else(|e| e.into_inner());
+    let both = |i: usize| d[i] as u64 | (d[i + 3] as u64) << 32;
+    Some([both(2), both(1), both(0)])
+}
