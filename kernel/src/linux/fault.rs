@@ -34,8 +34,18 @@ fn description(sig: i32) -> &'static str {
     }
 }
 
-/// Ends the program with signal `sig`; `fault` = (faulting address, instruction pointer).
+/// Ends the calling thread's process with signal `sig`; `fault` = (faulting address,
+/// instruction pointer). A vfork child before its exec is a process of its own on Linux: a
+/// fault of its own or a signal sent to it ends only it, and its parent's wait reports the
+/// signal (it ended the whole program, parent and all).
 pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
+    crate::linux::calls::procs::end_if_child_killed(sig);
+    terminate_program(sig, fault)
+}
+
+/// Ends the program with signal `sig`, whichever thread calls (a signal sent to the program
+/// from outside ends it even when a vfork child's thread takes it).
+pub fn terminate_program(sig: i32, fault: Option<(u64, u64)>) -> ! {
     if !super::process::claim_end() {
         // Another thread is ending the program already; its status stands.
         super::process::lost_end()

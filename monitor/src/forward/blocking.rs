@@ -125,6 +125,9 @@ impl Forwarder {
     /// PIPE_BUF bytes to a pipe with room, a send on a stream socket with room, an open of a
     /// regular file or directory); or the part of a stream send that fits now.
     pub fn try_without_waiting(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Tried {
+        // The program's capabilities, if it changed them, on this thread too (an open's
+        // permission checks use them).
+        super::caps::catch_up();
         let tried = self.in_context(nr, |call| match self.stream_send_without_waiting(Guest::new(mem), call, args) {
             Some(t) => t,
             None => self.try_in_context(mem, call, args).map_or(Tried::Waits, Tried::Done),

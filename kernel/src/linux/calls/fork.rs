@@ -112,7 +112,10 @@ fn current() -> &'static mut Thread {
 /// it shares with the program, its descriptors, directory and signal actions).
 pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysResult {
     use super::procs::CLONE_PIDFD;
-    let allowed = CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PIDFD;
+    // CLONE_PTRACE, CLONE_UNTRACED (no tracer here) and CLONE_IO (one I/O context per host
+    // process) change nothing the program can see.
+    const NO_EFFECT: u64 = 0x2000 | 0x0080_0000 | 0x8000_0000;
+    let allowed = CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PIDFD | NO_EFFECT;
     if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
         // Both would be written at the parent's `ptid`.
         return Err(linux_raw_sys::errno::EINVAL);

@@ -264,7 +264,8 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> Resul
         // SIGCHLD ignored or SA_NOCLDWAIT: Linux reaps such a child at once.
         ZOMBIES.lock().push((tid, status));
     }
-    if exit_signal != 0 {
+    // A legacy clone's exit signal may be any byte; Linux sends only a valid signal.
+    if (1..=64).contains(&exit_signal) {
         let _ = sig::send_process(child_exited(exit_signal as i32, tid, status));
         sig::state::kick_all();
     }
@@ -288,6 +289,16 @@ pub fn exit_if_child(code: u64) {
         crate::linux::syscall::trace_final(linux_raw_sys::general::__NR_exit_group as u64, &[code], 0, 'L');
         let _ = forward(op::CHILD_END, [ctx as u64, 0, 0, 0, 0, 0]);
         end_child(EXITED | (code & 0xff) << 8);
+    }
+}
+
+/// A spawn child before its exec killed by `sig` (a fault of its own, a signal sent to it):
+/// only it ends, as the process it is on Linux; its parent's wait sees the signal. Returns if
+/// the caller is not a spawn child.
+pub fn end_if_child_killed(sig: i32) {
+    if let Some(ctx) = child_ctx() {
+        let _ = forward(op::CHILD_END, [ctx as u64, 0, 0, 0, 0, 0]);
+        end_child(EXITED | (sig as u64 & 0x7f));
     }
 }
 

@@ -26,21 +26,35 @@ fn current() -> &'static mut Thread {
     unsafe { &mut *sched::current() }
 }
 
-/// clone(flags, newsp, parent_tid, child_tid, tls): threads only (CLONE_VM | CLONE_THREAD).
-pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
-    // Linux's checks of the combination come before anything else: a thread shares the signal
-    // handlers, which only a task sharing the memory may; a new mount or user namespace cannot
-    // share the file-system root.
+const CLONE_PIDFD: u64 = 0x1000;
+/// CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
+/// CLONE_NEWNET.
+const CLONE_NEW_ANY: u64 = 0x2_0000 | 0x0200_0000 | 0x0400_0000 | 0x0800_0000 | 0x1000_0000 | 0x2000_0000 | 0x4000_0000;
+
+/// Linux's checks of a clone's flags, which come before anything else (copy_process): a
+/// thread shares the signal handlers, which only a task sharing the memory may; a new mount or
+/// user namespace cannot share the file-system root; a thread cannot have a user or pid
+/// namespace of its own; a new IPC namespace cannot share System V semaphore undos.
+fn invalid_combination(flags: u64) -> bool {
     const CLONE_FS: u64 = 0x200;
     const CLONE_NEWNS: u64 = 0x2_0000;
+    const CLONE_SYSVSEM: u64 = 0x4_0000;
+    const CLONE_NEWIPC: u64 = 0x0800_0000;
     const CLONE_NEWUSER: u64 = 0x1000_0000;
+    const CLONE_NEWPID: u64 = 0x2000_0000;
     let both = |x: u64, y: u64| flags & (x | y) == x | y;
-    if flags & CLONE_THREAD != 0 && flags & CLONE_SIGHAND == 0
+    flags & CLONE_THREAD != 0 && flags & CLONE_SIGHAND == 0
         || flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0
         || both(CLONE_NEWNS, CLONE_FS)
         || both(CLONE_NEWUSER, CLONE_FS)
-    {
+        || flags & CLONE_THREAD != 0 && flags & (CLONE_NEWUSER | CLONE_NEWPID) != 0
+        || both(CLONE_NEWIPC, CLONE_SYSVSEM)
+}
+
+/// clone(flags, newsp, parent_tid, child_tid, tls): threads only (CLONE_VM | CLONE_THREAD).
+pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+    if invalid_combination(flags) {
         return Err(EINVAL);
     }
     if flags & CLONE_THREAD == 0 {
@@ -49,6 +63,10 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let needed = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND;
     if flags & needed != needed {
         kprintln!("hrt: clone with flags {flags:#x} would create a process; HRT runs one process: returning ENOSYS");
+        return Err(ENOSYS);
+    }
+    if flags & (CLONE_NEW_ANY | CLONE_PIDFD) != 0 {
+        kprintln!("hrt: clone of a thread with new namespaces or a pidfd (flags {flags:#x}) is not implemented: returning ENOSYS");
         return Err(ENOSYS);
     }
     let mut child = *frame;
@@ -152,43 +170,66 @@ fn writable_stack(sp: u64) -> bool {
 /// (glibc and musl then use `clone`): `set_tid`, CLONE_INTO_CGROUP, CLONE_CLEAR_SIGHAND, and
 /// CLONE_PIDFD with CLONE_PARENT_SETTID (one address here, two in clone3).
 pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    const CLONE_PIDFD: u64 = 0x1000;
     const CLONE_DETACHED: u64 = 0x40_0000;
     const CLONE_PARENT: u64 = 0x8000;
+    const CLONE_NEWTIME: u64 = 0x80;
     const CLONE_CLEAR_SIGHAND: u64 = 0x1_0000_0000;
     const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
     const CSIGNAL: u64 = 0xff;
-    /// CLONE_ARGS_SIZE_VER0 (up to `tls`) and the size this kernel knows (up to `cgroup`).
+    /// CLONE_ARGS_SIZE_VER0 (up to `tls`), VER2 (up to `cgroup`, the size this kernel knows).
     const VER0: u64 = 64;
     const KNOWN: u64 = 88;
+    /// The end of user space (Linux's TASK_SIZE_MAX): a stack must lie below it.
+    const USER_TOP: u64 = (1 << 47) - 4096;
     let (uargs, size) = (a[0], a[1]);
-    if size < VER0 {
-        return Err(EINVAL);
-    }
     if size > 4096 {
         return Err(E2BIG);
     }
-    let mut w = [0u64; (KNOWN / 8) as usize];
-    let known = size.min(KNOWN);
-    let bytes = uaccess::slice(uargs, known)?;
-    for (word, b) in w.iter_mut().zip(bytes.chunks_exact(8)) {
-        *word = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    if size < VER0 {
+        return Err(EINVAL);
     }
-    // A newer caller's fields this kernel does not know must be zero.
+    // The struct as Linux copies it: the fields this kernel knows (a partial last field
+    // counts, zero-filled), and a newer caller's fields must be zero.
+    let known = size.min(KNOWN);
+    let mut bytes = [0u8; KNOWN as usize];
+    bytes[..known as usize].copy_from_slice(uaccess::slice(uargs, known)?);
     if size > KNOWN && uaccess::slice(uargs + KNOWN, size - KNOWN)?.iter().any(|&b| b != 0) {
         return Err(E2BIG);
     }
-    let [flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, _cgroup] = w;
-    if flags & CSIGNAL != 0
-        || flags & CLONE_DETACHED != 0
-        || exit_signal & !CSIGNAL != 0
-        || flags & (CLONE_THREAD | CLONE_PARENT) != 0 && exit_signal != 0
-        || (stack == 0) != (stack_size == 0)
-        || flags >> 32 & !((CLONE_CLEAR_SIGHAND | CLONE_INTO_CGROUP) >> 32) != 0
-        || set_tid_size > 32
+    let w: [u64; (KNOWN / 8) as usize] =
+        core::array::from_fn(|i| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes")));
+    let [flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup] = w;
+    // copy_clone_args_from_user's checks, then clone3_args_valid's, in Linux's order.
+    if set_tid_size > 32
         || set_tid == 0 && set_tid_size != 0
+        || set_tid != 0 && set_tid_size == 0
+        || exit_signal & !CSIGNAL != 0
+        || exit_signal > 64
+        || flags & CLONE_INTO_CGROUP != 0 && (cgroup > i32::MAX as u64 || size < KNOWN)
     {
         return Err(EINVAL);
+    }
+    if set_tid_size != 0 {
+        uaccess::slice(set_tid, set_tid_size * 4)?;
+    }
+    let stack_valid = if stack == 0 {
+        stack_size == 0
+    } else {
+        stack_size != 0 && stack.checked_add(stack_size).is_some_and(|end| end <= USER_TOP)
+    };
+    if flags & !(0xffff_ffff | CLONE_CLEAR_SIGHAND | CLONE_INTO_CGROUP) != 0
+        || flags & (CLONE_DETACHED | (CSIGNAL & !CLONE_NEWTIME)) != 0
+        || flags & (CLONE_SIGHAND | CLONE_CLEAR_SIGHAND) == CLONE_SIGHAND | CLONE_CLEAR_SIGHAND
+        || flags & (CLONE_THREAD | CLONE_PARENT) != 0 && exit_signal != 0
+        || !stack_valid
+        || invalid_combination(flags)
+    {
+        return Err(EINVAL);
+    }
+    // CLONE_PIDFD's descriptor is written before the child runs: an unwritable one is EFAULT,
+    // no child made.
+    if flags & CLONE_PIDFD != 0 {
+        uaccess::check_write(pidfd, 4)?;
     }
     let unprovided = if set_tid_size != 0 {
         Some("set_tid")
@@ -196,6 +237,8 @@ pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         Some("CLONE_INTO_CGROUP")
     } else if flags & CLONE_CLEAR_SIGHAND != 0 {
         Some("CLONE_CLEAR_SIGHAND")
+    } else if flags & CLONE_NEWTIME != 0 {
+        Some("CLONE_NEWTIME")
     } else if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
         Some("CLONE_PIDFD with CLONE_PARENT_SETTID")
     } else {
@@ -206,7 +249,7 @@ pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(ENOSYS);
     }
     let ptid = if flags & CLONE_PIDFD != 0 { pidfd } else { parent_tid };
-    let newsp = if stack != 0 { stack.wrapping_add(stack_size) } else { 0 };
+    let newsp = if stack != 0 { stack + stack_size } else { 0 };
     clone(frame, [flags | exit_signal, newsp, ptid, child_tid, tls, 0])
 }
 

@@ -24,7 +24,7 @@ pub fn raise(info: SigInfo) {
     }
     let fatal = sig == SIGKILL || default_acts && !state::ignored_by_default(sig);
     if fatal {
-        crate::linux::fault::terminate(sig as i32, None);
+        crate::linux::fault::terminate_program(sig as i32, None);
     }
     // A real-time signal may find its queue full (the sender's sigqueue succeeded on the
     // host): it is lost then, as kill's is (state::send_process).

@@ -332,6 +332,9 @@ pub fn blocked_anywhere(sig: u64) -> bool {
 /// takes it; threads waiting for signals are woken to look. EAGAIN as `send_thread`.
 pub fn send_process(info: SigInfo) -> Result<(), u32> {
     let sig = info.signo as u64;
+    if !(1..=64).contains(&sig) {
+        return Err(linux_raw_sys::errno::EINVAL);
+    }
     let mut s = SIGNALS.lock();
     let blocked = s
         .threads
