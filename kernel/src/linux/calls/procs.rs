@@ -399,17 +399,19 @@ pub fn wait4(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 /// Makes a host wait (`wait`) until it answers for itself: the monitor answers
-/// `SIGNAL_CAME_FIRST` when a signal reached `hrt` on the host before the child it found was
-/// waitable, and leaves the child be. The signal (which CPU 0's interrupt may not have raised
-/// yet) is raised here; one this thread takes ends the wait as Linux ends it for a signal that
-/// comes before the child's end (EINTR, or a restart with SA_RESTART: Err), without looking at
-/// the children; otherwise the wait is made again (Ok: its answer).
+/// `SIGNAL_CAME_FIRST` when a signal other than SIGCHLD reached `hrt` on the host before the
+/// child it found was waitable, and leaves the child be. The signal (which CPU 0's interrupt
+/// may not have raised yet) is raised here; one this thread takes ends the wait as Linux ends
+/// it for a signal that comes before the child's end (EINTR, or a restart with SA_RESTART:
+/// Err), without looking at the children; otherwise the wait is made again (Ok: its answer).
+/// SIGCHLD does not count: it comes with a child's end, which Linux's wait looks at first
+/// (blocked signals from a child, then its SIGCHLD, made its wait fail with EINTR).
 fn wait_after_signals(mut wait: impl FnMut() -> SysResult) -> Result<SysResult, u32> {
     loop {
         match wait() {
             Err(e) if e as i64 == hrt_abi::channel::SIGNAL_CAME_FIRST => {
                 crate::linux::channel::raise_host_signals();
-                if crate::linux::signal::state::deliverable_here() {
+                if crate::linux::signal::state::deliverable_here_besides(SIGCHLD) {
                     return Err(sig::ERESTARTSYS);
                 }
             }

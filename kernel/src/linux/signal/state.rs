@@ -556,6 +556,11 @@ pub fn interruptible_begin() {
 /// Whether a signal is pending that the current thread takes on its way back to the program
 /// (its own or the process's, not blocked by its mask). One load while none is pending.
 pub fn deliverable_here() -> bool {
+    deliverable_here_besides(0)
+}
+
+/// `deliverable_here`, not counting signal `sig` (0: none).
+pub fn deliverable_here_besides(sig: u64) -> bool {
     if PENDING_COUNT.load(Ordering::SeqCst) == 0 {
         return false;
     }
@@ -567,7 +572,8 @@ pub fn deliverable_here() -> bool {
     }
     let mut s = SIGNALS.lock();
     let shared = s.shared.set;
-    (s.thread(tid).pending.set | shared) & !mask != 0
+    let besides = if sig == 0 { 0 } else { bit(sig) };
+    (s.thread(tid).pending.set | shared) & !mask & !besides != 0
 }
 
 /// Ends an interruptible block; true if a signal the thread does not block is pending (the
