@@ -117,7 +117,7 @@ pub const FORWARDED_BY_KERNEL_HANDLERS: &[libc::c_long] =
     &joined::<{ KERNEL_HANDLED.len() + ID_CALLS.len() }>(KERNEL_HANDLED, ID_CALLS);
 
 /// The user and group id calls: the kernel answers the get calls and the set calls that change
-/// nothing itself, and forwards the others (owners.rs).
+/// nothing itself, and forwards the others (owners.rs); `capset` after its checks (caps.rs).
 const ID_CALLS: &[libc::c_long] = &[
     libc::SYS_setuid,
     libc::SYS_setreuid,
@@ -128,6 +128,7 @@ const ID_CALLS: &[libc::c_long] = &[
     libc::SYS_setgroups,
     libc::SYS_getresuid,
     libc::SYS_getresgid,
+    libc::SYS_capset,
 ];
 
 /// `a` then `b`, as one array of `N` (their lengths' sum): lists made of shared parts.
