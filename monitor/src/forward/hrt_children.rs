@@ -74,6 +74,31 @@ enum Kind {
     Unreadable,
 }
 
+/// Whether Linux's ELF loaders refuse a file that starts with the ELF magic (`head`: its
+/// first bytes, at most 256) before they read more (ENOEXEC): a 64-bit file must be an x86-64
+/// executable or shared object with program headers of the 64-bit size, a 32-bit one an i386
+/// file (which Linux runs and the child `hrt` refuses with a line). A file too short for the
+/// header reads as zeros there, as Linux's buffer does. (`hrt` started it, and its child exited
+/// 126 where the exec should have failed.)
+fn elf_refused(head: &[u8]) -> bool {
+    let byte = |at: usize| head.get(at).copied().unwrap_or(0);
+    let half = |at: usize| u16::from_le_bytes([byte(at), byte(at + 1)]);
+    const ET_EXEC: u16 = 2;
+    const ET_DYN: u16 = 3;
+    const EM_386: u16 = 3;
+    const EM_X86_64: u16 = 62;
+    if ![ET_EXEC, ET_DYN].contains(&half(16)) {
+        return true;
+    }
+    match byte(4) {
+        // ELFCLASS64: e_phentsize (54) is 56, e_phnum (56) 1 to 65,536 bytes of headers.
+        2 => half(18) != EM_X86_64 || half(54) != 56 || !(1..=(65_536 / 56) as u16).contains(&half(56)),
+        // ELFCLASS32: the i386 loader's own checks are the child's to meet.
+        1 => half(18) != EM_386,
+        _ => true,
+    }
+}
+
 /// What the file is, by its first bytes, as Linux's binfmt handlers look (ENOEXEC: neither).
 fn kind(path: &CStr) -> SysResult<Kind> {
     let p = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
@@ -85,7 +110,7 @@ fn kind(path: &CStr) -> SysResult<Kind> {
         return Ok(Kind::Unreadable);
     }
     if head.starts_with(b"\x7fELF") {
-        return Ok(Kind::Elf);
+        return if elf_refused(&head) { Err(Errno::ENOEXEC) } else { Ok(Kind::Elf) };
     }
     if !head.starts_with(b"#!") {
         return Err(Errno::ENOEXEC);

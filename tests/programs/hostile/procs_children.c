@@ -188,8 +188,13 @@ int main(int argc, char **argv) {
     spawn_wait("script", path, sa, NULL, NULL);
     char *missing[] = {"/nonexistent/program", NULL};
     spawn_wait("missing program", missing[0], missing, NULL, NULL);
-    const char *made[] = {"noexec", "text", "badinterp", "script"};
-    for (int i = 0; i < 4; i++) {
+    // The ELF magic and nothing of an ELF header after it: ENOEXEC (under `--children hrt`
+    // the child `hrt` started and exited 126).
+    snprintf(path, sizeof path, "%s/badelf", dir);
+    write_file(path, "\177ELF-not-an-executable-at-all\n", 0755);
+    spawn_wait("ELF magic only", path, a1, NULL, NULL);
+    const char *made[] = {"noexec", "text", "badinterp", "script", "badelf"};
+    for (int i = 0; i < 5; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, made[i]);
         unlink(path);
     }
