@@ -1023,3 +1023,11 @@ fn socket_filters_act_as_on_linux() {
 fn a_vfork_childs_fault_ends_only_the_child() {
     passes_natively_and_same_on_1_and_2_cpus("vfork_child_ends", Some("NULL write: child killed by signal 11"));
 }
+
+/// The alternate signal stack as on Linux (tests/programs/hostile/altstack_frames.c): the
+/// frame's uc_stack flags as set, rt_sigreturn restoring the stack from uc_stack, SIGSEGV when
+/// nested handlers overflow it (hrt hung), and SIGSYS among the synchronous signals taken first.
+#[test]
+fn the_alternate_signal_stack_acts_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("altstack_frames", Some("alternate stack overflow: killed by signal 11"));
+}

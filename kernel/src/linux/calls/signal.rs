@@ -6,7 +6,7 @@
 use core::sync::atomic::Ordering;
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EAGAIN, EINTR, EINVAL, ENOMEM, ESRCH};
+use crate::linux::errno::{SysResult, EAGAIN, EINTR, EINVAL, ESRCH};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::signal::deliver::SUSPENDED;
 use crate::linux::signal::state::{self, SIGNALS};
@@ -89,9 +89,7 @@ pub fn rt_sigpending(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 const SS_ONSTACK: u64 = 1;
-const SS_DISABLE: u64 = 2;
-const SS_AUTODISARM: u64 = 1 << 31;
-const MINSIGSTKSZ: u64 = 2048;
+use state::SS_DISABLE;
 
 /// sigaltstack(ss, old_ss), with Linux's checks: EFAULT for unreadable or unwritable stack_t,
 /// EINVAL for unknown flags, ENOMEM for a stack below MINSIGSTKSZ, EPERM while running on it.
@@ -101,18 +99,8 @@ pub fn sigaltstack(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let new = if ss != 0 { Some(uaccess::read::<[u64; 3]>(ss)?) } else { None };
     let current = state::alt_stack(tid);
     let on_it = current[1] != 0 && frame.rsp > current[0] && frame.rsp - current[0] <= current[1];
-    if let Some([sp, flags, size]) = new {
-        if on_it {
-            return Err(linux_raw_sys::errno::EPERM);
-        }
-        let flags = flags & 0xffff_ffff;
-        let value = match flags & !SS_AUTODISARM {
-            SS_DISABLE => [0, 0, 0],
-            0 | SS_ONSTACK if size < MINSIGSTKSZ => return Err(ENOMEM),
-            0 | SS_ONSTACK => [sp, size, flags & SS_AUTODISARM],
-            _ => return Err(EINVAL),
-        };
-        state::set_alt_stack(tid, value);
+    if let Some(new) = new {
+        state::change_alt_stack(tid, frame.rsp, new)?;
     }
     if old != 0 {
         let [sp, size, flags] = current;

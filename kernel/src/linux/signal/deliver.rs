@@ -14,8 +14,6 @@ use crate::linux::process::PROCESS;
 use crate::linux::{fault, uaccess};
 use crate::sched;
 
-const SS_ONSTACK: u64 = 1;
-const SS_DISABLE: u64 = 2;
 const SS_AUTODISARM: u64 = 1 << 31;
 
 /// Threads inside rt_sigsuspend (their caller's mask waits in `saved_mask`).
@@ -126,24 +124,26 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     };
     let on_alt = ss_size != 0 && regs.rsp > ss_sp && regs.rsp - ss_sp <= ss_size;
     let mut sp = regs.rsp.wrapping_sub(128); // the red zone
-    if flags & SA_ONSTACK != 0 && ss_size != 0 && !on_alt {
+    let entering = flags & SA_ONSTACK != 0 && ss_size != 0 && !on_alt;
+    if entering {
         sp = ss_sp + ss_size;
         if ss_flags & SS_AUTODISARM != 0 {
-            state::set_alt_stack(t.tid, [0; 3]);
+            state::set_alt_stack(t.tid, [0, 0, state::SS_DISABLE]);
         }
     }
-    let uc_stack_flags = if ss_size == 0 {
-        SS_DISABLE
-    } else if on_alt {
-        SS_ONSTACK
-    } else {
-        ss_flags
-    };
+    // The frame keeps the flags as they were set, as Linux's does (0 for a stack never set).
+    let uc_stack_flags = ss_flags;
     let xsave = fpu::uses_xsave();
     let math = fpstate::frame_size();
     let fp = sp.wrapping_sub(math) & !63;
     let addr = (fp.wrapping_sub(frame::FRAME_SIZE) & !15).wrapping_sub(8);
     let len = fp + math - addr;
+    // A frame on the alternate stack that does not fit on it: SIGSEGV, as Linux's
+    // get_sigframe (nested handlers ran on below its bottom, over live frames, and hung).
+    let fits_alt = addr > ss_sp && addr - ss_sp <= ss_size;
+    if (on_alt || entering) && !fits_alt {
+        fault::terminate(11, None);
+    }
     if flags & SA_RESTORER == 0 || uaccess::check_write(addr, len).and(uaccess::still_there(addr, len)).is_err() {
         fault::terminate(11, None);
     }
@@ -220,18 +220,19 @@ pub fn sigreturn(regs: &mut TrapFrame) -> SysResult {
     let Ok(uc) = uaccess::read::<[u8; frame::UC_SIZE]>(regs.rsp) else { fault::terminate(11, None) };
     let r = frame::parse(&uc);
     let (rsp, rip) = (r.gregs[15], r.gregs[16]);
+    let frame_sp = regs.rsp;
     if regs.cs & 3 == 3 && (rip >= uaccess::USER_END || rsp >= uaccess::USER_END) {
         // IRETQ to a non-canonical address would fault in the kernel.
         fault::terminate(11, None);
     }
     frame::restore_regs(regs, &r.gregs);
     current().sigmask = r.mask & !UNBLOCKABLE;
-    // An SS_AUTODISARM stack, disarmed for the handler, comes back as uc_stack says (Linux
-    // restores uc_stack; while on the stack that changes nothing else).
-    let [ss_sp, ss_flags, ss_size] = r.stack;
-    if ss_flags & SS_AUTODISARM != 0 && ss_size >= 2048 {
-        state::set_alt_stack(current().tid, [ss_sp, ss_size, SS_AUTODISARM]);
-    }
+    // The alternate stack comes back as uc_stack says, with sigaltstack's rules at the stack
+    // pointer of the return, the frame's (Linux's restore_altstack; its refusals change
+    // nothing): an SS_AUTODISARM stack disarmed for the handler, a change the handler made, or
+    // one it wrote into uc_stack; a handler running on the alternate stack changes nothing
+    // (EPERM), as natively.
+    let _ = state::change_alt_stack(current().tid, frame_sp, r.stack);
     fpstate::restore_from_frame(r.fpstate);
     Ok(regs.rax)
 }

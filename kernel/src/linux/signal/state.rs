@@ -188,13 +188,13 @@ impl Pending {
     }
 
     /// Takes the lowest pending signal not in `mask`, synchronous ones (SEGV, BUS, ILL, TRAP,
-    /// FPE) first as Linux does.
+    /// FPE, SYS) first as Linux does.
     pub fn take(&mut self, mask: u64) -> Option<SigInfo> {
         let ready = self.set & !mask;
         if ready == 0 {
             return None;
         }
-        let sync = ready & (bit(11) | bit(7) | bit(4) | bit(5) | bit(8));
+        let sync = ready & (bit(11) | bit(7) | bit(4) | bit(5) | bit(8) | bit(31));
         let pick = if sync != 0 { sync } else { ready };
         let sig = pick.trailing_zeros() as usize;
         let mut taken = self.info[sig];
@@ -423,6 +423,33 @@ pub fn alt_stack(tid: u32) -> [u64; 3] {
 
 pub fn set_alt_stack(tid: u32, alt: [u64; 3]) {
     SIGNALS.lock().thread(tid).alt = alt;
+}
+
+const SS_ONSTACK: u64 = 1;
+/// The flags Linux keeps for a disabled (or disarmed) alternate stack.
+pub const SS_DISABLE: u64 = 2;
+pub const SS_AUTODISARM: u64 = 1 << 31;
+const MINSIGSTKSZ: u64 = 2048;
+
+/// Gives thread `tid`, whose stack pointer is `sp`, the alternate stack `new` (a `stack_t`:
+/// sp, flags, size) with Linux's rules (`do_sigaltstack`): EPERM while `sp` is on the current
+/// one, EINVAL for unknown flags, ENOMEM below MINSIGSTKSZ. sigaltstack, and rt_sigreturn with
+/// the frame's `uc_stack`.
+pub fn change_alt_stack(tid: u32, sp: u64, new: [u64; 3]) -> Result<(), u32> {
+    let [cur_sp, cur_size, _] = alt_stack(tid);
+    if cur_size != 0 && sp > cur_sp && sp - cur_sp <= cur_size {
+        return Err(linux_raw_sys::errno::EPERM);
+    }
+    let [ss_sp, flags, size] = new;
+    let flags = flags & 0xffff_ffff;
+    let value = match flags & !SS_AUTODISARM {
+        SS_DISABLE => [0, 0, SS_DISABLE],
+        0 | SS_ONSTACK if size < MINSIGSTKSZ => return Err(linux_raw_sys::errno::ENOMEM),
+        0 | SS_ONSTACK => [ss_sp, size, flags & SS_AUTODISARM],
+        _ => return Err(linux_raw_sys::errno::EINVAL),
+    };
+    set_alt_stack(tid, value);
+    Ok(())
 }
 
 /// execve: the exec'ing thread's state moves from `old` to `tid` (it becomes the thread-group
