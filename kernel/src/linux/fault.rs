@@ -88,6 +88,7 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     if past_end == Some(false) {
         return; // The file grew over the page: it is the program's now.
     }
+    as_linux_int_n(frame);
     let (sig, code, addr) = match frame.vector {
         0 => (8, FPE_INTDIV, frame.rip),
         16 | 19 => (8, simd_fpe_code(), frame.rip), // #MF, #XM
@@ -114,6 +115,29 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     }
     let shown = if frame.vector == 14 { cr2 } else { 0 };
     terminate(sig, Some((shown, frame.rip)))
+}
+
+/// `int n` (CD n) in ring 3: PVM raises #UD for every one, where Linux's gates give `int $3`
+/// a breakpoint (SIGTRAP, after the instruction) and any other n a #GP naming the gate
+/// (SIGSEGV, SI_KERNEL, error `n << 3 | 2`): the frame is made to say what Linux's would.
+/// `int $0x80` (Linux's 32-bit system call, which HRT does not serve) stays SIGILL.
+fn as_linux_int_n(frame: &mut TrapFrame) {
+    if frame.vector != 6 || frame.cs & 3 != 3 {
+        return;
+    }
+    let Ok(code) = super::uaccess::slice(frame.rip, 2) else { return };
+    match (code[0], code[1]) {
+        (0xcd, 0x80) => {}
+        (0xcd, 3) => {
+            frame.vector = 3;
+            frame.rip += 2;
+        }
+        (0xcd, n) => {
+            frame.vector = 13;
+            frame.error = (n as u64) << 3 | 2;
+        }
+        _ => {}
+    }
 }
 
 const FPE_INTDIV: i32 = 1;
