@@ -1031,3 +1031,10 @@ fn a_vfork_childs_fault_ends_only_the_child() {
 fn the_alternate_signal_stack_acts_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("altstack_frames", Some("alternate stack overflow: killed by signal 11"));
 }
+
+/// `int n` as on Linux (tests/programs/hostile/int_n.c): SIGSEGV naming the gate, SIGTRAP for
+/// `int $3`, where PVM's #UD made them SIGILL.
+#[test]
+fn int_n_raises_what_linux_raises() {
+    passes_natively_and_same_on_1_and_2_cpus("int_n", Some("signal 11 code 128 trapno 13 err 0x20a"));
+}
