@@ -157,6 +157,8 @@ const KERNEL_HANDLED: &[libc::c_long] = &[
     libc::SYS_timerfd_settime,
     libc::SYS_pidfd_send_signal,
     libc::SYS_rt_sigqueueinfo,
+    libc::SYS_tgkill,
+    libc::SYS_rt_tgsigqueueinfo,
     libc::SYS_prlimit64,
 ];
 
@@ -678,6 +680,8 @@ impl Forwarder {
             libc::SYS_pidfd_send_signal => self.pidfd_send_signal(g, a[0], a[1], a[2], a[3]),
             libc::SYS_prlimit64 => self.prlimit_other(g, a[0], a[1], a[2], a[3]),
             libc::SYS_rt_sigqueueinfo => self.rt_sigqueueinfo(g, a[0], a[1], a[2]),
+            libc::SYS_tgkill => self.thread_signal(g, a[0], a[1], a[2], None),
+            libc::SYS_rt_tgsigqueueinfo => self.thread_signal(g, a[0], a[1], a[2], Some(a[3])),
             libc::SYS_socket => self.socket(a[0], a[1], a[2]),
             libc::SYS_socketpair => self.socketpair(g, a[0], a[1], a[2], a[3]),
             libc::SYS_bind => self.bind(g, a[0], a[1], a[2]),

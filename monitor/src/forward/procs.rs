@@ -467,6 +467,34 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_rt_sigqueueinfo, &[pid as libc::c_long, int(sig), ptr(si.as_ptr())]) }
     }
 
+    /// tgkill(tgid, tid, sig) or, with `info`, rt_tgsigqueueinfo to a thread of another
+    /// process (the kernel keeps the program's own), as `kill` may reach the process: the
+    /// host's. A thread of another HRT program is its `hrt`'s; the one whose tid is the pid
+    /// passes the signal on to that program (`realtime_signals::take_own_pending`).
+    pub(super) fn thread_signal(&self, g: Guest, tgid: u64, tid: u64, sig: u64, info: Option<u64>) -> SysResult<i64> {
+        let (tgid, tid) = (tgid as i32, tid as i32);
+        if tgid <= 0 || tid <= 0 {
+            return Err(Errno::EINVAL);
+        }
+        // SAFETY: getpid takes no arguments.
+        let known = self.children.pids.lock().unwrap().contains(&tgid) && tgid != unsafe { libc::getpid() };
+        if sig != 0 && !(known || super::host_procs::signals_reach_outside()) {
+            return Err(Errno::ESRCH);
+        }
+        let Some(info) = info else {
+            // SAFETY: no pointers.
+            return unsafe { self.sys(libc::SYS_tgkill, &[tgid as libc::c_long, tid as libc::c_long, int(sig)]) };
+        };
+        let si: [u8; 128] = g.read(info)?;
+        // SAFETY: `si` is a siginfo buffer of this frame.
+        unsafe {
+            self.sys(
+                libc::SYS_rt_tgsigqueueinfo,
+                &[tgid as libc::c_long, tid as libc::c_long, int(sig), ptr(si.as_ptr())],
+            )
+        }
+    }
+
     /// getpgid or getsid of any host process (0: `hrt`'s, which is the program's): Linux answers
     /// them for every process of the namespace, and they change nothing (a shell asks for its
     /// parent's session).

@@ -236,10 +236,28 @@ fn send_to_thread(tid: u32, signo: u64, info: SigInfo) -> SysResult {
 
 pub fn tgkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     // pid_t arguments: their low 32 bits (a -1 passed as an int is 0xffffffff here).
-    if a[0] as u32 != process::pid() || (a[0] as i32) <= 0 || (a[1] as i32) <= 0 {
-        return Err(if (a[0] as i32) <= 0 || (a[1] as i32) <= 0 { EINVAL } else { ESRCH });
+    if (a[0] as i32) <= 0 || (a[1] as i32) <= 0 {
+        return Err(EINVAL);
+    }
+    if a[0] as u32 != process::pid() {
+        return to_other_process(linux_raw_sys::general::__NR_tgkill, a[2], a);
     }
     send_to_thread(a[1] as u32, a[2], SigInfo::from_user(a[2], SI_TKILL))
+}
+
+/// tgkill or rt_tgsigqueueinfo (`nr`, arguments `a`) to a thread of another process: the
+/// monitor sends it on the host (a thread of another HRT program is reached as its main
+/// thread, the tid that equals its pid).
+fn to_other_process(nr: u32, signo: u64, a: [u64; 6]) -> SysResult {
+    if signo != 0 {
+        valid(signo)?;
+    }
+    let r = crate::linux::syscall::forward(nr as u64, a);
+    if r < 0 {
+        Err((-r) as u32)
+    } else {
+        Ok(0)
+    }
 }
 
 pub fn tkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -303,7 +321,7 @@ pub fn rt_tgsigqueueinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     may_queue(tgid, &info)?;
     if tgid as i32 != process::pid() as i32 {
-        return Err(ESRCH);
+        return to_other_process(linux_raw_sys::general::__NR_rt_tgsigqueueinfo, signo, a);
     }
     send_to_thread(tid as u32, signo, info)
 }
