@@ -218,13 +218,235 @@ pub struct HostSigInfo {
     pub w24: AtomicU64,
 }
 
+/// How many real-time signals sent to `hrt` the channel holds for the kernel at once
+/// ([`SignalQueue`]); the kernel's own queue of a program's pending real-time signals is as
+/// long.
+pub const RT_QUEUED: usize = 4096;
+
+/// One real-time signal in [`SignalQueue`]: its number and what [`HostSigInfo`] holds of its
+/// siginfo. `turn` says whose the cell is for position `pos` (round `pos / RT_QUEUED`): even
+/// `2 * round` free for the monitor to fill, odd `2 * round + 1` filled for the kernel to take;
+/// the kernel then stores `2 * round + 2`, free for the next round. Zeroed memory is an empty
+/// queue.
+#[repr(C)]
+pub struct QueuedSignal {
+    pub turn: AtomicU64,
+    pub signo: AtomicI32,
+    pub code: AtomicI32,
+    pub w16: AtomicU64,
+    pub w24: AtomicU64,
+}
+
+/// Real-time signals sent to `hrt`, each instance kept in the order the host delivered them
+/// (the one bit per signal of `ChannelHeader::host_signals` merged those that came before the
+/// kernel took the first, so a burst of sigqueues from another process mostly vanished). A
+/// bounded queue with many producers (the monitor's signal handlers, on any of its threads)
+/// and many consumers (CPU 0's interrupt, a waiting thread's `SIGNAL_CAME_FIRST`): a producer
+/// claims position `enqueue` by compare-and-swap once the cell's `turn` says it is free, fills
+/// it, then marks it filled; a consumer claims `dequeue` alike once the cell is filled. The
+/// monitor bounds its attempts (the program can write this memory) and, with the queue full,
+/// sets the signal's bit in the word instead. After each instance it interrupts CPU 0 with
+/// [`HOST_SIGNAL_VECTOR`], as for the word.
+#[repr(C, align(64))]
+pub struct SignalQueue {
+    pub enqueue: AtomicU64,
+    pub _pad0: [u64; 7],
+    pub dequeue: AtomicU64,
+    pub _pad1: [u64; 7],
+    pub cells: [QueuedSignal; RT_QUEUED],
+}
+
+/// A signal taken from [`SignalQueue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TakenSignal {
+    pub signo: i32,
+    pub code: i32,
+    pub w16: u64,
+    pub w24: u64,
+}
+
+impl SignalQueue {
+    /// How often `push` retries after another producer took the position it tried (each
+    /// retry means one more signal went in: a bound only a program writing the queue reaches).
+    const PUSH_ATTEMPTS: usize = 64;
+
+    /// The monitor's side: appends `signal`; false if the queue is full (or the program wrote
+    /// the queue's words into nonsense).
+    pub fn push(&self, signal: TakenSignal) -> bool {
+        use core::sync::atomic::Ordering::{AcqRel, Acquire, Release, SeqCst};
+        for _ in 0..Self::PUSH_ATTEMPTS {
+            let pos = self.enqueue.load(SeqCst);
+            let cell = &self.cells[pos as usize % RT_QUEUED];
+            let free = 2 * (pos / RT_QUEUED as u64);
+            let turn = cell.turn.load(Acquire);
+            if turn == free {
+                if self.enqueue.compare_exchange(pos, pos + 1, AcqRel, Acquire).is_ok() {
+                    cell.signo.store(signal.signo, Release);
+                    cell.code.store(signal.code, Release);
+                    cell.w16.store(signal.w16, Release);
+                    cell.w24.store(signal.w24, Release);
+                    cell.turn.store(free + 1, SeqCst);
+                    return true;
+                }
+            } else if turn < free {
+                // Last round's signal is still there: full.
+                return false;
+            }
+        }
+        false
+    }
+
+    /// The kernel's side: takes the oldest signal; None if there is none (or the oldest is
+    /// still being written: its producer interrupts CPU 0 once it is in).
+    pub fn pop(&self) -> Option<TakenSignal> {
+        use core::sync::atomic::Ordering::{AcqRel, Acquire, SeqCst};
+        loop {
+            let pos = self.dequeue.load(SeqCst);
+            let cell = &self.cells[pos as usize % RT_QUEUED];
+            let filled = 2 * (pos / RT_QUEUED as u64) + 1;
+            let turn = cell.turn.load(Acquire);
+            if turn < filled {
+                return None;
+            }
+            if turn > filled && self.dequeue.load(SeqCst) == pos {
+                // Not a cell another consumer emptied meanwhile: the program wrote it.
+                return None;
+            }
+            if turn == filled && self.dequeue.compare_exchange(pos, pos + 1, AcqRel, Acquire).is_ok() {
+                let signal = TakenSignal {
+                    signo: cell.signo.load(Acquire),
+                    code: cell.code.load(Acquire),
+                    w16: cell.w16.load(Acquire),
+                    w24: cell.w24.load(Acquire),
+                };
+                cell.turn.store(filled + 1, SeqCst);
+                return Some(signal);
+            }
+            // Another consumer took this one: look again.
+            core::hint::spin_loop();
+        }
+    }
+
+    /// Whether a signal was put in that no consumer has taken yet.
+    pub fn has_signals(&self) -> bool {
+        use core::sync::atomic::Ordering::SeqCst;
+        self.enqueue.load(SeqCst) != self.dequeue.load(SeqCst)
+    }
+}
+
 /// The whole shared area (`nr::CHANNEL` registers its guest-physical address and size).
 #[repr(C, align(4096))]
 pub struct Channel {
     pub header: ChannelHeader,
     pub slots: [ChannelSlot; SLOTS],
+    pub rt_signals: SignalQueue,
 }
 
 const _: () = assert!(core::mem::size_of::<ChannelSlot>() == 128);
+const _: () = assert!(core::mem::size_of::<QueuedSignal>() == 32);
+const _: () = assert!(RT_QUEUED.is_power_of_two());
 const _: () = assert!(core::mem::offset_of!(ChannelHeader, idle_polling).is_multiple_of(64));
 const _: () = assert!(SLOTS.is_multiple_of(64));
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::boxed::Box;
+    use std::vec::Vec;
+
+    fn empty_queue() -> Box<SignalQueue> {
+        // SAFETY: every field is an integer or atomic: all zeroes is an empty queue.
+        unsafe { Box::new_zeroed().assume_init() }
+    }
+
+    fn signal(n: u64) -> TakenSignal {
+        TakenSignal { signo: 34 + (n % 30) as i32, code: -1, w16: n, w24: !n }
+    }
+
+    /// Every instance comes out once, in order, over many rounds of the ring; a full queue
+    /// refuses until one is taken.
+    #[test]
+    fn signals_come_out_in_order_and_a_full_queue_refuses() {
+        let q = empty_queue();
+        assert_eq!(q.pop(), None);
+        let mut next_in = 0u64;
+        let mut next_out = 0u64;
+        for round in 0..5 {
+            while q.push(signal(next_in)) {
+                next_in += 1;
+            }
+            assert_eq!(next_in - next_out, RT_QUEUED as u64, "round {round}: full at RT_QUEUED");
+            for _ in 0..RT_QUEUED / 2 + round {
+                assert_eq!(q.pop(), Some(signal(next_out)));
+                next_out += 1;
+            }
+        }
+        while let Some(s) = q.pop() {
+            assert_eq!(s, signal(next_out));
+            next_out += 1;
+        }
+        assert_eq!(next_in, next_out);
+        assert!(!q.has_signals());
+    }
+
+    /// Producers and consumers on several threads: nothing lost, nothing twice, each
+    /// producer's signals in its order.
+    #[test]
+    fn threads_lose_nothing() {
+        const PER: u64 = 20_000;
+        let q: &'static SignalQueue = Box::leak(empty_queue());
+        let taken = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for p in 0..3u64 {
+                s.spawn(move || {
+                    for i in 0..PER {
+                        let sig = TakenSignal { signo: 40, code: p as i32, w16: i, w24: 0 };
+                        while !q.push(sig) {
+                            std::hint::spin_loop();
+                        }
+                    }
+                });
+            }
+            for _ in 0..2 {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    let mut idle = 0u64;
+                    while idle < 50_000_000 {
+                        match q.pop() {
+                            Some(sig) => {
+                                mine.push(sig);
+                                idle = 0;
+                            }
+                            None => idle += 1,
+                        }
+                        if mine.len() as u64 == 3 * PER {
+                            break;
+                        }
+                    }
+                    taken.lock().unwrap().extend(mine);
+                });
+            }
+        });
+        let taken = taken.into_inner().unwrap();
+        assert_eq!(taken.len() as u64, 3 * PER);
+        for p in 0..3 {
+            let mut seen: Vec<u64> = taken.iter().filter(|s| s.code == p).map(|s| s.w16).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..PER).collect::<Vec<_>>(), "producer {p}");
+        }
+    }
+
+    /// A queue the program wrote nonsense into neither hangs the monitor nor the kernel.
+    #[test]
+    fn nonsense_words_end_in_refusals() {
+        let q = empty_queue();
+        q.enqueue.store(u64::MAX / 3, core::sync::atomic::Ordering::SeqCst);
+        q.dequeue.store(7, core::sync::atomic::Ordering::SeqCst);
+        for c in q.cells.iter() {
+            c.turn.store(u64::MAX, core::sync::atomic::Ordering::SeqCst);
+        }
+        assert!(!q.push(signal(1)));
+        assert_eq!(q.pop(), None);
+    }
+}

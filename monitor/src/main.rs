@@ -21,6 +21,7 @@ mod platform;
 mod program;
 mod program_path;
 mod raw_sys;
+mod realtime_signals;
 mod run;
 mod run_memory;
 mod script;

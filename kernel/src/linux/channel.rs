@@ -114,7 +114,7 @@ pub fn init() {
 fn take_host_signals() {
     if let Some(ch) = channel() {
         ch.header.signals_ready.store(1, Ordering::SeqCst);
-        if ch.header.host_signals.load(Ordering::SeqCst) != 0 {
+        if ch.header.host_signals.load(Ordering::SeqCst) != 0 || ch.rt_signals.has_signals() {
             host_signals();
         }
     }
@@ -536,12 +536,22 @@ fn unregister(cpu: usize, idx: usize) -> bool {
     true
 }
 
-/// Raises in the program the signals `hrt` received on the host (the monitor's interrupt),
-/// each with the siginfo the monitor put beside it: read before the signal's bit is cleared,
-/// since the monitor writes it only while the bit is clear.
+/// Raises in the program the signals `hrt` received on the host (the monitor's interrupt):
+/// the real-time ones the channel queued, each instance in the order they came, then those
+/// of the word, each with the siginfo the monitor put beside it: read before the signal's bit
+/// is cleared, since the monitor writes it only while the bit is clear.
 fn host_signals() {
     let Some(ch) = channel() else { return };
     RAISING.fetch_add(1, Ordering::SeqCst);
+    let mut kick = false;
+    while let Some(q) = ch.rt_signals.pop() {
+        let info = super::signal::SigInfo { signo: q.signo, errno: 0, code: q.code, w16: q.w16, w24: q.w24 };
+        kick |= super::signal::host::make_pending(info);
+    }
+    if kick {
+        // Once for the batch: a burst of sigqueues is one look for each thread.
+        super::signal::state::kick_all();
+    }
     let mut bits = ch.header.host_signals.load(Ordering::Acquire);
     while bits != 0 {
         // Bit 0 is signal 64 (bit n is signal n otherwise).

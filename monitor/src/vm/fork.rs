@@ -233,6 +233,7 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     channel::host_signals::detach();
     // SAFETY: restoring the mask the fork thread had.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
+    crate::realtime_signals::take_in_order()?;
     // SAFETY: the inherited /dev/kvm descriptor, owned by this process from now on.
     let kvm = unsafe { kvm_ioctls::Kvm::from_raw_fd(base.kvm_fd) };
     let vm = Arc::new(super::kvm::create_vm_without_irqchip(&kvm)?);

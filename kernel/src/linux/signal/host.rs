@@ -12,15 +12,23 @@ use super::{SIGKILL, SIG_DFL};
 /// SI_QUEUE: pid, uid, value) or a child's SIGCHLD (CLD_*: pid, uid, status); SI_USER from
 /// pid 0 (a process the program does not know) for the rest.
 pub fn raise(info: SigInfo) {
+    if make_pending(info) {
+        state::kick_all();
+    }
+}
+
+/// `raise` without the kick: true if the signal is now pending and the program's threads are
+/// to look (the caller kicks them once for a batch of signals).
+pub fn make_pending(info: SigInfo) -> bool {
     let sig = info.signo as u64;
     if !(1..=64).contains(&sig) {
-        return;
+        return false;
     }
     let default_acts = state::handler(sig) == SIG_DFL && !state::blocked_anywhere(sig);
     if default_acts && super::stops_by_default(sig) {
         // Stop now, even while every thread waits in a host call (Ctrl-Z on a blocked read).
         super::stop_process(sig);
-        return;
+        return false;
     }
     let fatal = sig == SIGKILL || default_acts && !state::ignored_by_default(sig);
     if fatal {
@@ -29,5 +37,5 @@ pub fn raise(info: SigInfo) {
     // A real-time signal may find its queue full (the sender's sigqueue succeeded on the
     // host): it is lost then, as kill's is (state::send_process).
     let _ = state::send_process(info);
-    state::kick_all();
+    true
 }

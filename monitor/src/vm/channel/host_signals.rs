@@ -18,13 +18,15 @@
 
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
-use hrt_abi::channel::{ChannelHeader, HostSigInfo, HOST_SIGNAL_VECTOR};
+use hrt_abi::channel::{Channel, HostSigInfo, SignalQueue, TakenSignal, HOST_SIGNAL_VECTOR};
 
 static WORD: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
 /// The header's `signals_ready`: signals wait for the kernel's handler (set with `WORD`).
 static READY: AtomicPtr<AtomicU32> = AtomicPtr::new(std::ptr::null_mut());
 /// The header's `host_siginfo` (set with `WORD`): each signal's siginfo for the kernel.
 static INFO: AtomicPtr<HostSigInfo> = AtomicPtr::new(std::ptr::null_mut());
+/// The channel's queue of real-time signals (set with `WORD`): each instance kept, in order.
+static QUEUE: AtomicPtr<SignalQueue> = AtomicPtr::new(std::ptr::null_mut());
 static VM_FD: AtomicI32 = AtomicI32::new(-1);
 /// Signals a forked child received before its channel was attached (bits as in the word).
 static EARLY: AtomicU64 = AtomicU64::new(0);
@@ -39,6 +41,10 @@ static DELIVERIES: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
 pub const WATCH_PERIOD: std::time::Duration = std::time::Duration::from_millis(250);
 const STUCK_AFTER: u32 = 8;
 pub use crate::kept_signals::passed_on;
+
+/// The first real-time signal (Linux's SIGRTMIN; the C library keeps the first two or three
+/// for itself and calls the next one SIGRTMIN).
+const REALTIME_FIRST: i32 = 32;
 
 /// Signal `sig`'s bit in the channel's word: bit `sig`, and bit 0 for signal 64.
 fn bit(sig: i32) -> u64 {
@@ -71,10 +77,12 @@ pub fn program_ended() -> bool {
 const KVM_SIGNAL_MSI: u64 =
     (1 << 30) | ((std::mem::size_of::<kvm_bindings::kvm_msi>() as u64) << 16) | (0xae << 8) | 0xa5;
 
-/// From now on signals go to the program: `header` is the channel's, `vm_fd` the VM's
-/// descriptor (both valid until `detach`).
-pub fn attach(header: &ChannelHeader, vm_fd: i32) {
+/// From now on signals go to the program: `channel` is the registered channel, `vm_fd` the
+/// VM's descriptor (both valid until `detach`).
+pub fn attach(channel: &Channel, vm_fd: i32) {
+    let header = &channel.header;
     VM_FD.store(vm_fd, Ordering::SeqCst);
+    QUEUE.store(&channel.rt_signals as *const SignalQueue as *mut SignalQueue, Ordering::SeqCst);
     READY.store(&header.signals_ready as *const AtomicU32 as *mut AtomicU32, Ordering::SeqCst);
     INFO.store(header.host_siginfo.as_ptr() as *mut HostSigInfo, Ordering::SeqCst);
     WORD.store(&header.host_signals as *const AtomicU64 as *mut AtomicU64, Ordering::SeqCst);
@@ -127,6 +135,16 @@ pub fn deliver(sig: i32, info: *const libc::siginfo_t) -> bool {
     if !forked && !ready() {
         // The kernel does not take the interrupt yet, and the program has not run.
         return false;
+    }
+    // A real-time signal keeps each instance, in the queue while it has room (each is then
+    // raised, as Linux queues them); a full queue merges it into the word's one.
+    if sig >= REALTIME_FIRST {
+        let (code, w16, w24) = super::host_siginfo::words(sig, info);
+        // SAFETY: `attach` stored it with `word`, into guest RAM mapped until the process ends.
+        let queue = unsafe { &*QUEUE.load(Ordering::SeqCst) };
+        if queue.push(TakenSignal { signo: sig, code, w16, w24 }) {
+            return !ready() || interrupt();
+        }
     }
     // The siginfo goes in first, and only while the bit is clear: the kernel reads it before it
     // clears the bit, so it never sees one half written. A signal that comes again before the
@@ -188,14 +206,39 @@ pub fn watch() {
         let delivery = DELIVERIES[(sig & 63) as usize].load(Ordering::SeqCst);
         *entry = if entry.0 == delivery { (delivery, entry.1 + 1) } else { (delivery, 1) };
         if entry.1 >= STUCK_AFTER {
-            say_stuck(sig);
-            if crate::vm::is_fork_child() || crate::run::ends_by_sigint(sig) {
-                crate::vm::die_of(sig);
-            }
-            // SAFETY: _exit ends the process at once; the monitor buffers no output.
-            unsafe { libc::_exit(128 + sig) }
+            end_stuck(sig);
         }
     }
+    drop(seen);
+    // SAFETY: `attach` stored it with `word`, into guest RAM mapped until the process ends.
+    let queue = unsafe { &*QUEUE.load(Ordering::SeqCst) };
+    let mut seen = QUEUE_SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !queue.has_signals() {
+        *seen = (0, 0);
+        return;
+    }
+    // The oldest signal in the queue (every real-time signal ends a program by default).
+    let oldest = queue.dequeue.load(Ordering::SeqCst);
+    *seen = if seen.0 == oldest && seen.1 > 0 { (oldest, seen.1 + 1) } else { (oldest, 1) };
+    if seen.1 >= STUCK_AFTER {
+        let sig = queue.cells[oldest as usize % hrt_abi::channel::RT_QUEUED].signo.load(Ordering::SeqCst);
+        if (REALTIME_FIRST..=64).contains(&sig) && crate::kept_signals::reaches_program(sig) {
+            end_stuck(sig);
+        }
+    }
+}
+
+/// What `watch` saw of the queue: the position of its oldest signal, and for how many looks.
+static QUEUE_SEEN: std::sync::Mutex<(u64, u32)> = std::sync::Mutex::new((0, 0));
+
+/// Ends `hrt` for signal `sig`, which the kernel has not taken (`watch`).
+fn end_stuck(sig: i32) -> ! {
+    say_stuck(sig);
+    if crate::vm::is_fork_child() || crate::run::ends_by_sigint(sig) {
+        crate::vm::die_of(sig);
+    }
+    // SAFETY: _exit ends the process at once; the monitor buffers no output.
+    unsafe { libc::_exit(128 + sig) }
 }
 
 /// One line on stderr, without allocating.

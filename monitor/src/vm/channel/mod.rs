@@ -257,11 +257,12 @@ impl Service {
         if self.area.set(Area(p as *const Channel)).is_err() {
             return -(libc::EPERM as i64);
         }
-        // SAFETY: as in `channel`; the header lives as long as guest RAM.
-        let header = unsafe { &(*(p as *const Channel)).header };
+        // SAFETY: as in `channel`; the channel lives as long as guest RAM.
+        let channel = unsafe { &*(p as *const Channel) };
+        let header = &channel.header;
         header.pollers_spare.store(self.config.spare as u32, Ordering::Relaxed);
         if let Some(vm) = &self.vm {
-            host_signals::attach(header, vm.as_raw_fd());
+            host_signals::attach(channel, vm.as_raw_fd());
         }
         crate::forward::meminfo::attach(&header.program_memory);
         crate::forward::own_maps::attach(&header.main_stack);
