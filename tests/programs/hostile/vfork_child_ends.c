@@ -3,7 +3,8 @@
  * signal (hrt ended the whole program); an exit signal above 64 in a legacy clone is sent to
  * nobody (hrt's kernel panicked on it: index out of bounds). And clone3's checks that came
  * late or not at all: an exit signal above 64, a stack outside user space, set_tid without a
- * size, an unwritable CLONE_PIDFD address (EINVAL, EFAULT; hrt made a child or crashed). */
+ * size, an unwritable CLONE_PIDFD address (EINVAL, EFAULT; hrt made a child or crashed). The
+ * child keeps its parent's alternate signal stack. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/sched.h>
@@ -112,6 +113,18 @@ int main(void) {
     a.pidfd = 8;
     a.exit_signal = SIGCHLD;
     clone3_case("clone3 pidfd at an unwritable address", a);
+
+    /* A vfork child keeps its parent's alternate signal stack (hrt gave it none). */
+    static char alt[65536];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    pid_t p = vfork();
+    if (p == 0) {
+        stack_t mine;
+        sigaltstack(NULL, &mine);
+        _exit(mine.ss_sp == alt && mine.ss_size == sizeof alt && mine.ss_flags == 0 ? 7 : 8);
+    }
+    report("vfork child's alternate stack (exit 7: the parent's)", p);
     printf("parent done\n");
     return 0;
 }

@@ -229,6 +229,9 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> Resul
         parent.fs_base
     };
     let sigmask = parent.sigmask;
+    // A vfork child keeps its parent's alternate signal stack (Linux clears it only for
+    // CLONE_VM without CLONE_VFORK: a thread).
+    let alt_stack = sig::state::alt_stack(parent.tid);
     let actions = Box::new(*PROCESS.sigactions.lock());
     let options = ThreadOptions::named("vfork").user();
     let mut tid = 0u32;
@@ -236,6 +239,7 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> Resul
         options,
         |t| {
             tid = super::thread::start_program_thread(t, fs_base, sigmask, parent.affinity());
+            sig::state::set_alt_stack(tid, alt_stack);
             CHILDREN.lock().insert(t.tid, Child { sigactions: actions });
             ACTIVE.fetch_add(1, Ordering::SeqCst);
         },
