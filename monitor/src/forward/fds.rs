@@ -18,7 +18,15 @@ const WINSIZE_SIZE: u64 = 8;
 const IFREQ_SIZE: u64 = 40;
 const _: () = assert!(IFREQ_SIZE as usize == std::mem::size_of::<libc::ifreq>());
 /// The largest argument a forwarded request reads or writes.
-const LARGEST_ARG: usize = if TERMIOS_SIZE > IFREQ_SIZE { TERMIOS_SIZE } else { IFREQ_SIZE } as usize;
+const LARGEST_ARG: usize = larger(larger(TERMIOS_SIZE, TERMIOS2_SIZE), IFREQ_SIZE) as usize;
+
+const fn larger(a: u64, b: u64) -> u64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
 
 impl Forwarder {
     pub(super) fn dup(&self, fd: u64) -> SysResult<i64> {
@@ -355,7 +363,60 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     SIOCGSTAMPNS,
     libc::SIOCGIFCONF,
     TFD_IOC_SET_TICKS,
+    TCGETS2,
+    TCSETS2,
+    TCSETSW2,
+    TCSETSF2,
+    TCGETA,
+    TCSETA,
+    TCSETAW,
+    TCSETAF,
+    TIOCGETD,
+    TIOCSETD,
+    TIOCEXCL,
+    TIOCNXCL,
+    TIOCGEXCL,
+    TIOCGLCKTRMIOS,
+    TIOCGSOFTCAR,
+    TIOCSSOFTCAR,
+    TIOCGDEV,
+    TIOCSBRK,
+    TIOCCBRK,
+    TIOCPKT,
+    TIOCGPKT,
+    TIOCGPTLCK,
 ];
+
+/// Terminal requests the libc crate lacks or names only for some targets (Linux's
+/// asm-generic/ioctls.h): termios2's attributes with any speed (glibc's `tcsetattr` from 2.42
+/// uses them), the old System V `termio` ones, the line discipline, exclusive mode, the locked
+/// attributes, software carrier, the device number, break on and off, and a pseudo-terminal
+/// master's packet mode and lock state.
+const TCGETS2: libc::Ioctl = 0x802c_542a;
+const TCSETS2: libc::Ioctl = 0x402c_542b;
+const TCSETSW2: libc::Ioctl = 0x402c_542c;
+const TCSETSF2: libc::Ioctl = 0x402c_542d;
+const TCGETA: libc::Ioctl = 0x5405;
+const TCSETA: libc::Ioctl = 0x5406;
+const TCSETAW: libc::Ioctl = 0x5407;
+const TCSETAF: libc::Ioctl = 0x5408;
+const TIOCGETD: libc::Ioctl = 0x5424;
+const TIOCSETD: libc::Ioctl = 0x5423;
+const TIOCEXCL: libc::Ioctl = 0x540c;
+const TIOCNXCL: libc::Ioctl = 0x540d;
+const TIOCGEXCL: libc::Ioctl = 0x8004_5440;
+const TIOCGLCKTRMIOS: libc::Ioctl = 0x5456;
+const TIOCGSOFTCAR: libc::Ioctl = 0x5419;
+const TIOCSSOFTCAR: libc::Ioctl = 0x541a;
+const TIOCGDEV: libc::Ioctl = 0x8004_5432;
+const TIOCSBRK: libc::Ioctl = 0x5427;
+const TIOCCBRK: libc::Ioctl = 0x5428;
+const TIOCPKT: libc::Ioctl = 0x5420;
+const TIOCGPKT: libc::Ioctl = 0x8004_5438;
+const TIOCGPTLCK: libc::Ioctl = 0x8004_5439;
+/// struct termios2 (termios with c_ispeed and c_ospeed) and struct termio, on x86-64.
+const TERMIOS2_SIZE: u64 = 44;
+const TERMIO_SIZE: u64 = 18;
 
 /// Socket requests the libc crate lacks (Linux's uapi/asm-generic/sockios.h): the owner that
 /// gets SIGIO and SIGURG (set and read, two names each), whether the socket is at the urgent
@@ -389,12 +450,23 @@ const IFCONF_MAX: u64 = 1024 * IFREQ_SIZE;
 /// signal-driven I/O (FIOASYNC, as `fcntl(F_SETFL, O_ASYNC)`: nginx's master sets it on the
 /// socket pair to each worker and refused to start them without it) and the SIGIO/SIGURG
 /// owner (FIOSETOWN and SIOCSPGRP as F_SETOWN, checked the same way; FIOGETOWN, SIOCGPGRP),
-/// a socket's urgent mark and its last packet's time stamp. TIOCSTI (typing into a terminal)
-/// is left out.
+/// a socket's urgent mark and its last packet's time stamp. The other terminal requests of
+/// the descriptor's own terminal too (termios2, termio, line discipline, exclusive mode,
+/// break, packet mode: `terminal requests` above). Left out: TIOCSTI (typing into a
+/// terminal), TIOCCONS (the host's console output), TIOCSLCKTRMIOS, TIOCSIG (a signal to a
+/// pseudo-terminal's foreground group, any process's) and TIOCGPTPEER (a new descriptor; glibc's
+/// `openpty` opens the slave by name when it fails).
 fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
     Some(match cmd {
-        libc::TCGETS => Ioctl::Out(TERMIOS_SIZE),
+        libc::TCGETS | TIOCGLCKTRMIOS => Ioctl::Out(TERMIOS_SIZE),
         libc::TCSETS | libc::TCSETSW | libc::TCSETSF => Ioctl::In(TERMIOS_SIZE),
+        TCGETS2 => Ioctl::Out(TERMIOS2_SIZE),
+        TCSETS2 | TCSETSW2 | TCSETSF2 => Ioctl::In(TERMIOS2_SIZE),
+        TCGETA => Ioctl::Out(TERMIO_SIZE),
+        TCSETA | TCSETAW | TCSETAF => Ioctl::In(TERMIO_SIZE),
+        TIOCGETD | TIOCGEXCL | TIOCGSOFTCAR | TIOCGDEV | TIOCGPKT | TIOCGPTLCK => Ioctl::Out(INT),
+        TIOCSETD | TIOCSSOFTCAR | TIOCPKT => Ioctl::In(INT),
+        TIOCEXCL | TIOCNXCL | TIOCSBRK | TIOCCBRK => Ioctl::Value,
         libc::TIOCGWINSZ => Ioctl::Out(WINSIZE_SIZE),
         libc::TIOCSWINSZ => Ioctl::In(WINSIZE_SIZE),
         libc::FIONREAD | libc::TIOCOUTQ | libc::TIOCGPGRP | libc::TIOCGSID | libc::TIOCGPTN => Ioctl::Out(INT),

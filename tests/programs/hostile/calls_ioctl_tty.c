@@ -19,6 +19,20 @@
 #define SHOW_WIDTH 36
 #include "show.h"
 
+/* The kernel's struct termios2 (asm/termbits.h clashes with glibc's termios.h). */
+struct k_termios2 {
+    unsigned c_iflag, c_oflag, c_cflag, c_lflag;
+    unsigned char c_line, c_cc[19];
+    unsigned c_ispeed, c_ospeed;
+};
+#define K_TCGETS2 0x802c542aul
+#define K_TCSETS2 0x402c542bul
+#define K_TCSETSW2 0x402c542cul
+#define K_TCSETSF2 0x402c542dul
+#ifndef BOTHER
+#define BOTHER 0010000
+#endif
+
 static int host_has_pkeys(void) {
     FILE *f = fopen("/proc/cpuinfo", "r");
     char line[4096];
@@ -85,6 +99,48 @@ int main(void) {
     show("TCXONC off/on", ioctl(s, TCXONC, TCOOFF) | ioctl(s, TCXONC, TCOON));
     show("TIOCGPGRP (no controlling tty)", ioctl(s, TIOCGPGRP, &n));
     show("TIOCGSID (no controlling tty)", ioctl(s, TIOCGSID, &n));
+
+    /* termios2 (glibc's tcsetattr from 2.42), termio, and the other requests of a terminal. */
+    struct k_termios2 t2, t2back;
+    show("TCGETS2", ioctl(s, K_TCGETS2, &t2));
+    t2.c_lflag &= ~ECHO;
+    t2.c_cflag = (t2.c_cflag & ~CBAUD) | BOTHER;
+    t2.c_ispeed = t2.c_ospeed = 12345;
+    show("TCSETS2 (any speed)", ioctl(s, K_TCSETS2, &t2));
+    show("TCGETS2 again", ioctl(s, K_TCGETS2, &t2back));
+    printf("  echo off: %s, speed %u\n", t2back.c_lflag & ECHO ? "no" : "yes", t2back.c_ospeed);
+    show("TCSETSW2", ioctl(s, K_TCSETSW2, &t2));
+    show("TCSETSF2", ioctl(s, K_TCSETSF2, &t2));
+    show("TCSETS2, bad pointer", ioctl(s, K_TCSETS2, (void *)8));
+    show("TCGETS2 on a pipe", ioctl(p[0], K_TCGETS2, &t2));
+    struct termio to;
+    show("TCGETA", ioctl(s, TCGETA, &to));
+    printf("  termio lflag matches termios: %s\n", to.c_lflag == (unsigned short)t2back.c_lflag ? "yes" : "no");
+    show("TCSETA", ioctl(s, TCSETA, &to));
+    show("TCSETAW", ioctl(s, TCSETAW, &to));
+    show("TCSETAF", ioctl(s, TCSETAF, &to));
+    show("TIOCGETD", ioctl(s, TIOCGETD, &n));
+    printf("  line discipline %d\n", n);
+    show("TIOCSETD N_TTY", ioctl(s, TIOCSETD, &n));
+    show("TIOCEXCL", ioctl(s, TIOCEXCL));
+    show("TIOCGEXCL", ioctl(s, TIOCGEXCL, &n));
+    printf("  exclusive %d\n", n);
+    show("open the slave again (exclusive; root may)", open(name ? name : "/nonexistent", O_RDWR | O_NOCTTY) >= 0 ? 0 : -1);
+    show("TIOCNXCL", ioctl(s, TIOCNXCL));
+    struct termios locked;
+    show("TIOCGLCKTRMIOS", ioctl(s, TIOCGLCKTRMIOS, &locked));
+    show("TIOCGSOFTCAR", ioctl(s, TIOCGSOFTCAR, &n));
+    show("TIOCSSOFTCAR", ioctl(s, TIOCSSOFTCAR, &n));
+    unsigned dev = 0;
+    show("TIOCGDEV", ioctl(s, TIOCGDEV, &dev));
+    show("TIOCSBRK", ioctl(s, TIOCSBRK));
+    show("TIOCCBRK", ioctl(s, TIOCCBRK));
+    int one = 1;
+    show("TIOCPKT on the master", ioctl(m, TIOCPKT, &one));
+    show("TIOCGPKT", ioctl(m, TIOCGPKT, &n));
+    printf("  packet mode %d\n", n);
+    show("TIOCGPTLCK", ioctl(m, TIOCGPTLCK, &n));
+    printf("  locked %d\n", n);
 
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2], mine[2];
