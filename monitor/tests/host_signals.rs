@@ -248,15 +248,25 @@ fn an_ignored_signal_changes_nothing() {
 /// A background job that reads its terminal (or writes it, with TOSTOP) behaves as natively:
 /// stopped by SIGTTIN (SIGTTOU) until brought to the foreground and continued, its SIGCONT
 /// handler run; with the signal ignored, EIO (or the write goes through); with a handler, the
-/// handler runs and the read fails with EINTR; with SIGTTOU blocked, a write and a `tcsetattr`
-/// go through (they stopped `hrt` before). The terminal is a pseudo-terminal that
+/// handler runs and the read (write, `tcsetattr`) fails with EINTR; with SIGTTOU blocked, a
+/// write and a `tcsetattr` go through (they stopped `hrt` before). The terminal is a pseudo-terminal that
 /// sig_tty's `job` mode (a small job-control shell) makes its session's controlling terminal.
 #[test]
 fn background_terminal_access_stops_or_signals_as_natively() {
     use common::hostile::run;
     let prog = build("sig_tty", &[]);
     let hrt = env!("CARGO_BIN_EXE_hrt");
-    for mode in ["read_dfl", "read_ign", "read_handler", "write_dfl", "write_ign", "write_blocked", "setattr_blocked"] {
+    for mode in [
+        "read_dfl",
+        "read_ign",
+        "read_handler",
+        "write_dfl",
+        "write_ign",
+        "write_handler",
+        "write_blocked",
+        "setattr_blocked",
+        "setattr_handler",
+    ] {
         let mut native = Command::new(&prog);
         native.arg("job").arg(&prog).arg(mode);
         let want = run(native, None);

@@ -31,11 +31,24 @@ pub fn forward_unhooked(nr: u64, a: [u64; 6]) -> i64 {
 fn forward_then(nr: u64, a: [u64; 6], first: impl FnOnce()) -> i64 {
     super::filemap::forward_started();
     first();
-    let ret = match super::channel::call(nr, a) {
-        Some(ret) => ret,
-        None => {
-            let nr = nr | ttou_flag(nr);
-            crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]])
+    let ret = loop {
+        let ret = match super::channel::call(nr, a) {
+            Some(ret) => ret,
+            None => {
+                let nr = nr | ttou_flag(nr);
+                crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]])
+            }
+        };
+        if ret != -hrt_abi::channel::SIGNAL_CAME_FIRST {
+            break ret;
+        }
+        // A signal sent to `hrt` interrupted the host call first (or came before the child a
+        // wait found): taken now, it ends the call as Linux would if it is for this thread
+        // (EINTR or a restart, by its action); otherwise the call is made again. SIGCHLD does
+        // not count: a child's end comes with it, which a wait looks at first.
+        super::channel::raise_host_signals();
+        if super::signal::state::deliverable_here_besides(super::signal::SIGCHLD) {
+            break -(super::signal::ERESTARTSYS as i64);
         }
     };
     super::filemap::forward_done();

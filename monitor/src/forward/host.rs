@@ -19,13 +19,26 @@ pub fn ret(r: libc::c_long) -> SysResult<i64> {
 /// program installed no handler for the monitor's signals, so it must not see EINTR: Linux's
 /// SA_RESTART view) — unless the run is ending (`stopping`), in which case EINTR is returned so
 /// a vCPU thread blocked in a forwarded call can be freed.
+///
+/// A host call that a signal passed on to the program interrupted (one `hrt` handles without
+/// SA_RESTART for the program: a background job's terminal write or tcsetattr with a handler
+/// for SIGTTOU fails with EINTR each time the host raises SIGTTOU) answers `SIGNAL_CAME_FIRST`:
+/// the kernel then takes the host's signals at once and answers EINTR or a restart if one is
+/// for the calling thread, or makes the call again. Restarted here, such a call was restarted
+/// for good when the vCPU thread itself made it (a quick call served at the doorbell), which
+/// kept the guest from taking any signal: 100 % of a host CPU, the handler never ran.
 pub fn restarting(stopping: &AtomicBool, mut f: impl FnMut() -> libc::c_long) -> SysResult<i64> {
+    let passed = crate::vm::host_signals::passed_besides_sigchld();
     loop {
         if cancelled() {
             return Err(Errno::EINTR);
         }
         match ret(f()) {
-            Err(Errno::EINTR) if !stopping.load(Ordering::Relaxed) && !cancelled() => continue,
+            Err(Errno::EINTR) if !stopping.load(Ordering::Relaxed) && !cancelled() => {
+                if crate::vm::host_signals::passed_besides_sigchld() != passed {
+                    return Err(Errno(hrt_abi::channel::SIGNAL_CAME_FIRST as i32));
+                }
+            }
             r => return r,
         }
     }

@@ -22,8 +22,11 @@
  *       write_dfl    - write to /dev/tty with TOSTOP: SIGTTOU stops it until in the foreground;
  *       write_ign    - SIGTTOU ignored: the write goes through at once;
  *       write_blocked - SIGTTOU blocked: the write goes through at once;
+ *       write_handler - a SIGTTOU handler (no SA_RESTART): it runs, the write fails with EINTR;
  *       setattr_blocked - SIGTTOU blocked: tcsetattr of the terminal succeeds at once (bash's
- *                      jobs block it before they take the terminal; hrt stopped there).
+ *                      jobs block it before they take the terminal; hrt stopped there);
+ *       setattr_handler - a SIGTTOU handler: it runs, tcsetattr fails with EINTR (hrt restarted
+ *                      the host call for good, at 100 % of a host CPU, and the handler never ran).
  *       (Under hrt the monitor makes the call on the host: it blocks SIGTTOU while it does when
  *       the program's thread blocks it.)
  *       A SIGCONT handler (SA_RESTART) reports that it ran: once continued, the program waits
@@ -227,9 +230,18 @@ int main(int argc, char **argv) {
         tcgetattr(0, &t);
         int r = tcsetattr(0, TCSANOW, &t);
         printf("tcsetattr=%d\n", r);
+    } else if (!strcmp(mode, "setattr_handler")) {
+        set_handler(SIGTTOU, on_ttin, 0);
+        struct termios t;
+        tcgetattr(0, &t);
+        int r = tcsetattr(0, TCSANOW, &t);
+        int e = errno;
+        printf("tcsetattr=%d %s ttou_handler_ran=%d\n", r, r < 0 ? strerror(e) : "", ttin > 0);
     } else if (!strncmp(mode, "write_", 6)) {
         if (!strcmp(mode, "write_ign"))
             set_handler(SIGTTOU, SIG_IGN, 0);
+        if (!strcmp(mode, "write_handler"))
+            set_handler(SIGTTOU, on_ttin, 0);
         if (!strcmp(mode, "write_blocked")) {
             sigset_t ttou;
             sigemptyset(&ttou);
@@ -238,8 +250,9 @@ int main(int argc, char **argv) {
         }
         int fd = open("/dev/tty", O_WRONLY);
         ssize_t n = write(fd, "out\n", 4);
+        int e = errno;
         wait_for_cont(mode);
-        printf("write=%zd sigcont_handler_ran=%d\n", n, cont > 0);
+        printf("write=%zd %s sigcont_handler_ran=%d ttou_handler_ran=%d\n", n, n < 0 ? strerror(e) : "", cont > 0, ttin > 0);
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

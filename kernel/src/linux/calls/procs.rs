@@ -41,7 +41,7 @@ const CLONE_SETTLS: u64 = 0x8_0000;
 const CLONE_SHARING: u64 = 0x200 | 0x400 | 0x800 | 0x1_0000; // FS, FILES, SIGHAND, THREAD
 pub const CLONE_PIDFD: u64 = 0x1000;
 const CLONE_PARENT_SETTID: u64 = 0x10_0000;
-const SIGCHLD: u64 = 17;
+use crate::linux::signal::SIGCHLD;
 const CLD_EXITED: i32 = 1;
 const P_ALL: u64 = 0;
 const P_PID: u64 = 1;

@@ -20,6 +20,7 @@ pub const SIG_DFL: u64 = 0;
 pub const SIG_IGN: u64 = 1;
 pub const SIGKILL: u64 = 9;
 pub const SIGPIPE: u64 = 13;
+pub const SIGCHLD: u64 = 17;
 pub const SIGSTOP: u64 = 19;
 pub const SIGXFSZ: u64 = 25;
 

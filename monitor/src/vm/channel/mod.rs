@@ -464,7 +464,15 @@ impl Service {
 
     /// Performs one request and answers it.
     fn serve(&self, shared: &Shared, req: Request) {
-        let ret = super::hypercall::forward_call(shared, req.nr, req.args);
+        let Some(ch) = self.channel() else { return };
+        // Cancellable too: a quick call can still meet a signal of the program's on the host.
+        // A background job's terminal write or tcsetattr with a handler for SIGTTOU fails with
+        // EINTR each time the host raises it; restarted until the guest cancels, it would
+        // otherwise be restarted for good (100 % of a host CPU, the handler never ran).
+        let word = &ch.header.cancel[req.idx / 64];
+        let ret = crate::forward::with_cancel(word, 1 << (req.idx % 64), || {
+            super::hypercall::forward_call(shared, req.nr, req.args)
+        });
         self.complete(req.idx, ret);
     }
 
