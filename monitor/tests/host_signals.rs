@@ -258,6 +258,7 @@ fn background_terminal_access_stops_or_signals_as_natively() {
     let hrt = env!("CARGO_BIN_EXE_hrt");
     for mode in [
         "read_dfl",
+        "read_dfl_eintr",
         "read_ign",
         "read_handler",
         "write_dfl",

@@ -112,15 +112,33 @@ impl Forwarder {
     /// A read (`read`, `readv`) of the program's descriptor `fd`: stops `hrt` and reads again
     /// while it is a terminal whose background read failed because SIGTTIN is ignored for the
     /// program (see the module documentation).
+    ///
+    /// A signal passed on to the program meanwhile (the SIGCONT of `bg` that continued a job
+    /// Ctrl-Z stopped in this read, or the one that continued the stop here) is taken first:
+    /// the answer is then `SIGNAL_CAME_FIRST`, and the kernel runs the program's handler (the
+    /// read fails with EINTR without SA_RESTART, as on Linux) or makes the read again. Stopped
+    /// at once instead, `hrt` ran a SIGCONT handler only at `fg`; read again at once, the read
+    /// completed where Linux's failed with EINTR.
     pub(super) fn terminal_read(&self, fd: u64, read: impl Fn() -> SysResult<i64>) -> SysResult<i64> {
+        let passed = crate::vm::host_signals::passed_besides_sigchld();
         loop {
             let r = read();
             if r != Err(Errno::EIO) || !MANAGED.load(Ordering::SeqCst) {
                 return r;
             }
+            let came_first = || crate::vm::host_signals::passed_besides_sigchld() != passed;
+            if came_first() {
+                return Err(Errno(hrt_abi::channel::SIGNAL_CAME_FIRST as i32));
+            }
             match self.fds().get(fd) {
                 Ok(h) if h.kind() == FdKind::Terminal && stop_in_background(h.raw()) => {}
                 _ => return r,
+            }
+            // Continued: the SIGCONT (and whatever came with it) first, as Linux acts on them
+            // before it restarts the read; a SIGCONT handler without SA_RESTART ends it with
+            // EINTR. (`stop_in_background` waited for them to reach the program.)
+            if came_first() {
+                return Err(Errno(hrt_abi::channel::SIGNAL_CAME_FIRST as i32));
             }
         }
     }

@@ -19,6 +19,8 @@
  *       read_dfl     - SIGTTIN's default action: stopped until in the foreground, then reads;
  *       read_ign     - SIGTTIN ignored: read fails with EIO at once;
  *       read_handler - a SIGTTIN handler (no SA_RESTART): it runs, read fails with EINTR;
+ *       read_dfl_eintr - as read_dfl, with a SIGCONT handler without SA_RESTART: continued, the
+ *                      read fails with EINTR (hrt's, restarted on the host, read the line);
  *       write_dfl    - write to /dev/tty with TOSTOP: SIGTTOU stops it until in the foreground;
  *       write_ign    - SIGTTOU ignored: the write goes through at once;
  *       write_blocked - SIGTTOU blocked: the write goes through at once;
@@ -29,10 +31,8 @@
  *                      the host call for good, at 100 % of a host CPU, and the handler never ran).
  *       (Under hrt the monitor makes the call on the host: it blocks SIGTTOU while it does when
  *       the program's thread blocks it.)
- *       A SIGCONT handler (SA_RESTART) reports that it ran: once continued, the program waits
- *       up to 5 s for it (under hrt it comes through the monitor, a moment after the read may
- *       have completed). Without SA_RESTART, Linux would end the restarted read with EINTR for
- *       that handler; hrt, whose host call has already restarted, may complete it: not tested. */
+ *       A SIGCONT handler (SA_RESTART but in read_dfl_eintr) reports that it ran: once
+ *       continued, the program waits up to 5 s for it (under hrt it comes through the monitor). */
 #include <time.h>
 #define _GNU_SOURCE
 #include <errno.h>
@@ -216,6 +216,8 @@ int main(int argc, char **argv) {
             set_handler(SIGTTIN, SIG_IGN, 0);
         else if (!strcmp(mode, "read_handler"))
             set_handler(SIGTTIN, on_ttin, 0);
+        else if (!strcmp(mode, "read_dfl_eintr"))
+            set_handler(SIGCONT, on_cont, 0);
         ssize_t n = read(0, buf, sizeof buf - 1);
         int e = errno;
         wait_for_cont(mode);
