@@ -20,13 +20,15 @@ pub fn ret(r: libc::c_long) -> SysResult<i64> {
 /// SA_RESTART view) — unless the run is ending (`stopping`), in which case EINTR is returned so
 /// a vCPU thread blocked in a forwarded call can be freed.
 ///
-/// A host call that a signal passed on to the program interrupted (one `hrt` handles without
-/// SA_RESTART for the program: a background job's terminal write or tcsetattr with a handler
-/// for SIGTTOU fails with EINTR each time the host raises SIGTTOU) answers `SIGNAL_CAME_FIRST`:
-/// the kernel then takes the host's signals at once and answers EINTR or a restart if one is
-/// for the calling thread, or makes the call again. Restarted here, such a call was restarted
-/// for good when the vCPU thread itself made it (a quick call served at the doorbell), which
-/// kept the guest from taking any signal: 100 % of a host CPU, the handler never ran.
+/// A vCPU thread's host call that a signal passed on to the program interrupted (one `hrt`
+/// handles without SA_RESTART for the program: a background job's terminal write or
+/// tcsetattr with a handler for SIGTTOU fails with EINTR each time the host raises SIGTTOU)
+/// answers `SIGNAL_CAME_FIRST`: the kernel then takes the host's signals at once and answers
+/// EINTR or a restart if one is for the calling thread, or makes the call again. Restarted
+/// here, such a call was restarted for good, since the guest cannot run to take the signal
+/// and cancel the call while its vCPU thread makes it (a quick call served at the doorbell):
+/// 100 % of a host CPU, the handler never ran. Other threads restart until the guest cancels
+/// (a poll then keeps its deadline).
 pub fn restarting(stopping: &AtomicBool, mut f: impl FnMut() -> libc::c_long) -> SysResult<i64> {
     let passed = crate::vm::host_signals::passed_besides_sigchld();
     loop {
@@ -35,13 +37,24 @@ pub fn restarting(stopping: &AtomicBool, mut f: impl FnMut() -> libc::c_long) ->
         }
         match ret(f()) {
             Err(Errno::EINTR) if !stopping.load(Ordering::Relaxed) && !cancelled() => {
-                if crate::vm::host_signals::passed_besides_sigchld() != passed {
+                if RUNS_A_VCPU.with(|v| v.get()) && crate::vm::host_signals::passed_besides_sigchld() != passed {
                     return Err(Errno(hrt_abi::channel::SIGNAL_CAME_FIRST as i32));
                 }
             }
             r => return r,
         }
     }
+}
+
+thread_local! {
+    /// The thread runs a vCPU (`runs_a_vcpu`).
+    static RUNS_A_VCPU: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the calling thread as one that runs a vCPU: while it makes a host call, its guest
+/// CPU does not run (`restarting`).
+pub fn runs_a_vcpu() {
+    RUNS_A_VCPU.with(|v| v.set(true));
 }
 
 thread_local! {

@@ -101,7 +101,7 @@ pub use fds::FORWARDED_IOCTLS;
 pub use forked::ForkSetup;
 use guest_mem::Guest;
 pub use guest_mem::{mapped_len_in, unmarked_len_in, GuestMemory};
-pub use host::with_cancel;
+pub use host::{runs_a_vcpu, with_cancel};
 pub use hrt_children::run_children_as_hrt;
 pub use paths::exe_path;
 pub use procs::leave_out_monitors_children;

@@ -524,6 +524,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
         std::thread::Builder::new()
             .name(format!("vcpu{id}"))
             .spawn(move || {
+                crate::forward::runs_a_vcpu();
                 if pin {
                     pin_to_host_cpu(id);
                 }
