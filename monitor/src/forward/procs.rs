@@ -583,7 +583,8 @@ impl Forwarder {
     /// SIGTERM)` (timeout(1), a shell's Ctrl-C) ended in that gap. The host's wait4 then gave
     /// make the child where Linux's gave EINTR, and make's handler found its children gone
     /// ("wait: No child processes"). Err(`SIGNAL_CAME_FIRST`) when a signal other than
-    /// SIGCHLD reached `hrt` since `first` (`host_signals::passed_besides_sigchld`); EINTR
+    /// SIGCHLD reached `hrt` since `first` (`host_signals::passed_besides_sigchld`) or still
+    /// waits for the kernel (`host_signals::untaken_besides_sigchld`); EINTR
     /// when the kernel cancelled the wait for another reason (a signal within the program).
     fn until_waitable(&self, idtype: u32, id: libc::c_long, options: libc::c_long, first: u64) -> SysResult<()> {
         // SAFETY: an all-zero siginfo is valid.
@@ -591,7 +592,9 @@ impl Forwarder {
         let peek = (options & !(libc::WNOHANG as libc::c_long)) | libc::WNOWAIT as libc::c_long;
         // SAFETY: a pointer to our own local; no rusage.
         let r = unsafe { self.sys(libc::SYS_waitid, &[idtype as libc::c_long, id, ptr(&raw mut info), peek, 0]) };
-        if crate::vm::host_signals::passed_besides_sigchld() != first && matches!(r, Ok(_) | Err(Errno::EINTR)) {
+        let came_first = crate::vm::host_signals::passed_besides_sigchld() != first
+            || crate::vm::host_signals::untaken_besides_sigchld();
+        if came_first && matches!(r, Ok(_) | Err(Errno::EINTR)) {
             return Err(Errno(hrt_abi::channel::SIGNAL_CAME_FIRST as i32));
         }
         r.map(|_| ())

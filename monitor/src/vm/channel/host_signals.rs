@@ -181,6 +181,20 @@ pub fn passed_besides_sigchld() -> u64 {
     PASSED.load(Ordering::SeqCst)
 }
 
+/// Whether a signal other than SIGCHLD reached `hrt` and still waits for the kernel to take it
+/// (in the word or the queue). A wait that finds a child while one does answers for the
+/// signal first (`forward::procs`), also when the signal came before the wait started: on a
+/// loaded host the kernel's CPU may take it long after it reached `hrt`.
+pub fn untaken_besides_sigchld() -> bool {
+    let word = WORD.load(Ordering::SeqCst);
+    if word.is_null() {
+        return false;
+    }
+    // SAFETY: `attach` stored both, into guest RAM mapped until the process ends.
+    let (bits, queue) = unsafe { ((*word).load(Ordering::SeqCst), &*QUEUE.load(Ordering::SeqCst)) };
+    bits & !bit(libc::SIGCHLD) != 0 || queue.has_signals()
+}
+
 /// What `watch` saw of each terminating signal: the delivery it waits on, and for how many
 /// looks. Only the waiting thread uses it.
 static SEEN: std::sync::Mutex<[(u64, u32); 64]> = std::sync::Mutex::new([(0, 0); 64]);
