@@ -39,13 +39,12 @@ fn forward_then(nr: u64, a: [u64; 6], first: impl FnOnce()) -> i64 {
                 crate::arch::hypercall::call(hrt_abi::nr::SYSCALL, &[nr, a[0], a[1], a[2], a[3], a[4], a[5]])
             }
         };
-        if ret != -hrt_abi::channel::SIGNAL_CAME_FIRST {
+        if ret != -hrt_abi::channel::SIGNAL_CAME_FIRST || answers_itself(nr) {
             break ret;
         }
-        // A signal sent to `hrt` interrupted the host call first (or came before the child a
-        // wait found): taken now, it ends the call as Linux would if it is for this thread
-        // (EINTR or a restart, by its action); otherwise the call is made again. SIGCHLD does
-        // not count: a child's end comes with it, which a wait looks at first.
+        // A signal sent to `hrt` interrupted the host call first: taken now, it ends the call
+        // as Linux would if it is for this thread (EINTR or a restart, by its action);
+        // otherwise the call is made again. SIGCHLD does not count (as for a wait).
         super::channel::raise_host_signals();
         if super::signal::state::deliverable_here_besides(super::signal::SIGCHLD) {
             break -(super::signal::ERESTARTSYS as i64);
@@ -53,6 +52,15 @@ fn forward_then(nr: u64, a: [u64; 6], first: impl FnOnce()) -> i64 {
     };
     super::filemap::forward_done();
     ret
+}
+
+/// Whether the caller of forwarded call `nr` answers `SIGNAL_CAME_FIRST` itself: a wait, whose
+/// answer for a signal that came first must not look at the children again
+/// (`calls::procs::wait_after_signals`).
+fn answers_itself(nr: u64) -> bool {
+    use hrt_abi::process as op;
+    let plain = nr & ((1 << op::CONTEXT_SHIFT) - 1);
+    plain == op::WAIT4 || plain == op::WAITID
 }
 
 /// `process::TTOU_BLOCKED` for forwarded Linux call `nr` if the calling thread blocks SIGTTOU
