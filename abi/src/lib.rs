@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 55;
+pub const ABI_VERSION: u32 = 56;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -695,6 +695,11 @@ pub mod process {
     /// `tcsetpgrp`, `tcsetattr` or TOSTOP write goes through as on Linux instead of stopping
     /// `hrt` (bash blocks SIGTTOU in each job before it hands it the terminal).
     pub const TTOU_BLOCKED: u64 = 1 << 31;
+    /// Set in a forwarded Linux call's number when the calling thread blocks SIGTTIN: a
+    /// background read of the terminal then fails with EIO, as on Linux, where `hrt` would
+    /// stop with SIGTTIN for a program that keeps its default action (forward/tty_stop.rs).
+    /// (Bit 30 is the channel's `MONITOR_OP`.)
+    pub const TTIN_BLOCKED: u64 = 1 << 29;
     /// A spawn child begins (the monitor copies the program's descriptor table for it).
     pub const CHILD_BEGIN: u64 = 0x2000;
     /// A spawn child ended before exec (its table copy is dropped).

@@ -260,6 +260,7 @@ fn background_terminal_access_stops_or_signals_as_natively() {
         "read_dfl",
         "read_dfl_eintr",
         "read_ign",
+        "read_blocked",
         "read_handler",
         "write_dfl",
         "write_ign",

@@ -63,17 +63,21 @@ fn answers_itself(nr: u64) -> bool {
     plain == op::WAIT4 || plain == op::WAITID
 }
 
-/// `process::TTOU_BLOCKED` for forwarded Linux call `nr` if the calling thread blocks SIGTTOU
-/// (the monitor then blocks it while it makes the call), else 0.
+/// `process::TTOU_BLOCKED` and `process::TTIN_BLOCKED` for forwarded Linux call `nr` if the
+/// calling thread blocks SIGTTOU or SIGTTIN (the monitor then blocks SIGTTOU while it makes
+/// the call, or answers a background read of the terminal with EIO), else 0.
 pub fn ttou_flag(nr: u64) -> u64 {
+    const SIGTTIN: u64 = 21;
     const SIGTTOU: u64 = 22;
     let linux_call = nr & ((1 << hrt_abi::process::CONTEXT_SHIFT) - 1) < hrt_abi::process::CHILD_BEGIN;
-    // SAFETY: the current thread's record is alive while it runs; only it changes its mask.
-    if linux_call && unsafe { (*crate::sched::current()).sigmask } & (1 << (SIGTTOU - 1)) != 0 {
-        hrt_abi::process::TTOU_BLOCKED
-    } else {
-        0
+    if !linux_call {
+        return 0;
     }
+    // SAFETY: the current thread's record is alive while it runs; only it changes its mask.
+    let mask = unsafe { (*crate::sched::current()).sigmask };
+    let blocks = |sig: u64| mask & (1 << (sig - 1)) != 0;
+    (if blocks(SIGTTOU) { hrt_abi::process::TTOU_BLOCKED } else { 0 })
+        | (if blocks(SIGTTIN) { hrt_abi::process::TTIN_BLOCKED } else { 0 })
 }
 
 /// Whether forwarded call `nr` with `args` raises SIGPIPE when it fails with EPIPE: writes to a

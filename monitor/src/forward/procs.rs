@@ -186,6 +186,11 @@ impl Forwarder {
             let _blocked = super::tty_stop::TtouBlocked::new();
             return self.in_context(nr & !op::TTOU_BLOCKED, f);
         }
+        if nr & op::TTIN_BLOCKED != 0 {
+            // The caller blocks SIGTTIN: a background read of the terminal fails with EIO.
+            let _blocked = super::tty_stop::TtinBlocked::new();
+            return self.in_context(nr & !op::TTIN_BLOCKED, f);
+        }
         let ctx = (nr >> op::CONTEXT_SHIFT) as u32;
         let nr = nr & ((1 << op::CONTEXT_SHIFT) - 1);
         if ctx == 0 {

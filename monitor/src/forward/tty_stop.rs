@@ -130,6 +130,11 @@ impl Forwarder {
             if came_first() {
                 return Err(Errno(hrt_abi::channel::SIGNAL_CAME_FIRST as i32));
             }
+            if TTIN_BLOCKED.with(|b| b.get()) {
+                // Linux answers EIO to a background read that blocks SIGTTIN, as to one that
+                // ignores it.
+                return r;
+            }
             match self.fds().get(fd) {
                 Ok(h) if h.kind() == FdKind::Terminal && stop_in_background(h.raw()) => {}
                 _ => return r,
@@ -168,5 +173,27 @@ impl Drop for TtouBlocked {
     fn drop(&mut self) {
         // SAFETY: restores the mask saved by `new`.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+}
+
+thread_local! {
+    /// The program's thread whose call this thread makes blocks SIGTTIN (`TtinBlocked`).
+    static TTIN_BLOCKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes, until dropped, that the program's thread that made the forwarded call blocks
+/// SIGTTIN (`process::TTIN_BLOCKED`): `terminal_read` then leaves a background read's EIO be
+/// instead of stopping `hrt`.
+pub struct TtinBlocked(bool);
+
+impl TtinBlocked {
+    pub fn new() -> TtinBlocked {
+        TtinBlocked(TTIN_BLOCKED.with(|b| b.replace(true)))
+    }
+}
+
+impl Drop for TtinBlocked {
+    fn drop(&mut self) {
+        TTIN_BLOCKED.with(|b| b.set(self.0));
     }
 }

@@ -18,6 +18,7 @@
  *       (a pipe, not the terminal):
  *       read_dfl     - SIGTTIN's default action: stopped until in the foreground, then reads;
  *       read_ign     - SIGTTIN ignored: read fails with EIO at once;
+ *       read_blocked - SIGTTIN blocked: read fails with EIO at once (hrt stopped);
  *       read_handler - a SIGTTIN handler (no SA_RESTART): it runs, read fails with EINTR;
  *       read_dfl_eintr - as read_dfl, with a SIGCONT handler without SA_RESTART: continued, the
  *                      read fails with EINTR (hrt's, restarted on the host, read the line);
@@ -218,6 +219,12 @@ int main(int argc, char **argv) {
             set_handler(SIGTTIN, on_ttin, 0);
         else if (!strcmp(mode, "read_dfl_eintr"))
             set_handler(SIGCONT, on_cont, 0);
+        else if (!strcmp(mode, "read_blocked")) {
+            sigset_t ttin;
+            sigemptyset(&ttin);
+            sigaddset(&ttin, SIGTTIN);
+            sigprocmask(SIG_BLOCK, &ttin, 0);
+        }
         ssize_t n = read(0, buf, sizeof buf - 1);
         int e = errno;
         wait_for_cont(mode);
