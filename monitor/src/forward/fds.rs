@@ -198,6 +198,17 @@ impl Forwarder {
                 return unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(&who as *const i32)]) };
             }
             libc::SIOCGIFCONF => return self.ioctl_ifconf(g, raw, arg),
+            TIOCGPTPEER => {
+                // A pseudo-terminal master's slave, opened with the flags in `arg` (O_RDWR,
+                // O_NOCTTY, O_NONBLOCK, O_CLOEXEC): a new descriptor of the program's, close-on-
+                // exec on the host as every one is (the program's flag is the table's).
+                let flags = uint(arg) as libc::c_int;
+                let host_flags = (flags | libc::O_CLOEXEC) as libc::c_long;
+                // SAFETY: the argument is a value.
+                let slave = unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, host_flags])? };
+                let host = Arc::new(HostFd::owned(slave as i32, false));
+                return self.fds().insert(host, flags & libc::O_CLOEXEC != 0, 0);
+            }
             libc::FIOASYNC => {
                 super::async_fds::note(h.raw(), fd);
                 Ioctl::In(INT)
@@ -385,13 +396,14 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     TIOCPKT,
     TIOCGPKT,
     TIOCGPTLCK,
+    TIOCGPTPEER,
 ];
 
 /// Terminal requests the libc crate lacks or names only for some targets (Linux's
 /// asm-generic/ioctls.h): termios2's attributes with any speed (glibc's `tcsetattr` from 2.42
 /// uses them), the old System V `termio` ones, the line discipline, exclusive mode, the locked
 /// attributes, software carrier, the device number, break on and off, and a pseudo-terminal
-/// master's packet mode and lock state.
+/// master's packet mode, lock state and slave.
 const TCGETS2: libc::Ioctl = 0x802c_542a;
 const TCSETS2: libc::Ioctl = 0x402c_542b;
 const TCSETSW2: libc::Ioctl = 0x402c_542c;
@@ -414,6 +426,7 @@ const TIOCCBRK: libc::Ioctl = 0x5428;
 const TIOCPKT: libc::Ioctl = 0x5420;
 const TIOCGPKT: libc::Ioctl = 0x8004_5438;
 const TIOCGPTLCK: libc::Ioctl = 0x8004_5439;
+const TIOCGPTPEER: libc::Ioctl = 0x5441;
 /// struct termios2 (termios with c_ispeed and c_ospeed) and struct termio, on x86-64.
 const TERMIOS2_SIZE: u64 = 44;
 const TERMIO_SIZE: u64 = 18;
@@ -454,8 +467,8 @@ const IFCONF_MAX: u64 = 1024 * IFREQ_SIZE;
 /// the descriptor's own terminal too (termios2, termio, line discipline, exclusive mode,
 /// break, packet mode: `terminal requests` above). Left out: TIOCSTI (typing into a
 /// terminal), TIOCCONS (the host's console output), TIOCSLCKTRMIOS, TIOCSIG (a signal to a
-/// pseudo-terminal's foreground group, any process's) and TIOCGPTPEER (a new descriptor; glibc's
-/// `openpty` opens the slave by name when it fails).
+/// pseudo-terminal's foreground group, any process's). TIOCGPTPEER opens a master's slave as a
+/// new descriptor of the program's (`ioctl`).
 fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
     Some(match cmd {
         libc::TCGETS | TIOCGLCKTRMIOS => Ioctl::Out(TERMIOS_SIZE),

@@ -139,8 +139,18 @@ int main(void) {
     show("TIOCPKT on the master", ioctl(m, TIOCPKT, &one));
     show("TIOCGPKT", ioctl(m, TIOCGPKT, &n));
     printf("  packet mode %d\n", n);
+    int zero = 0;
+    show("TIOCPKT off", ioctl(m, TIOCPKT, &zero));
     show("TIOCGPTLCK", ioctl(m, TIOCGPTLCK, &n));
     printf("  locked %d\n", n);
+    int peer = ioctl(m, 0x5441 /* TIOCGPTPEER */, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    show("TIOCGPTPEER", peer >= 0 ? 0 : -1);
+    show("  a terminal", isatty(peer) ? 0 : -1);
+    show("  close-on-exec", fcntl(peer, F_GETFD) == FD_CLOEXEC ? 0 : -1);
+    show("  writes reach the master", write(peer, "peer", 4));
+    memset(buf, 0, sizeof buf);
+    show("  master reads them", read(m, buf, sizeof buf - 1) > 0 && strstr(buf, "peer") ? 0 : -1);
+    show("TIOCGPTPEER on the slave", ioctl(s, 0x5441, O_RDWR));
 
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2], mine[2];
