@@ -278,6 +278,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         // System information, limits, identity.
         __NR_getrandom => ("getrandom", 3, L(info::getrandom)),
         __NR_uname => ("uname", 1, L(info::uname)),
+        __NR_sethostname => ("sethostname", 2, L(info::sethostname)),
+        __NR_setdomainname => ("setdomainname", 2, L(info::setdomainname)),
         __NR_personality => ("personality", 1, L(info::personality)),
         __NR_sysinfo => ("sysinfo", 1, L(info::sysinfo)),
         __NR_getrlimit => ("getrlimit", 2, L(info::getrlimit)),

@@ -379,6 +379,13 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
         libc::SYS_setgroups => a[0] = u32::MAX as u64,
         // The fuzzing process's capabilities stay: no data to set them from (EFAULT).
         libc::SYS_capset => a[1] = 0,
+        // Signals to another process, and pidfds to signal one through: a process no one is
+        // (ESRCH), never the host's init or a neighbour.
+        libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo | libc::SYS_rt_sigqueueinfo | libc::SYS_pidfd_open => {
+            a[0] = 0x3fff_fff0
+        }
+        // The host's names stay: a length Linux refuses (EINVAL; EPERM without the capability).
+        libc::SYS_sethostname | libc::SYS_setdomainname => a[1] = 65,
         // POSIX message queues are the host's too: look up one no program has, never create,
         // unlink only that name.
         libc::SYS_mq_open => {

@@ -159,6 +159,8 @@ const KERNEL_HANDLED: &[libc::c_long] = &[
     libc::SYS_rt_sigqueueinfo,
     libc::SYS_tgkill,
     libc::SYS_rt_tgsigqueueinfo,
+    libc::SYS_sethostname,
+    libc::SYS_setdomainname,
     libc::SYS_prlimit64,
 ];
 
@@ -681,6 +683,7 @@ impl Forwarder {
             libc::SYS_prlimit64 => self.prlimit_other(g, a[0], a[1], a[2], a[3]),
             libc::SYS_rt_sigqueueinfo => self.rt_sigqueueinfo(g, a[0], a[1], a[2]),
             libc::SYS_tgkill => self.thread_signal(g, a[0], a[1], a[2], None),
+            nr @ (libc::SYS_sethostname | libc::SYS_setdomainname) => self.set_uts_name(g, nr, a[0], a[1]),
             libc::SYS_rt_tgsigqueueinfo => self.thread_signal(g, a[0], a[1], a[2], Some(a[3])),
             libc::SYS_socket => self.socket(a[0], a[1], a[2]),
             libc::SYS_socketpair => self.socketpair(g, a[0], a[1], a[2], a[3]),

@@ -500,6 +500,22 @@ impl Forwarder {
         }
     }
 
+    /// sethostname or setdomainname (`nr`): the host's, which makes Linux's checks in Linux's
+    /// order (EPERM without CAP_SYS_ADMIN before EINVAL above 64 bytes before EFAULT), as a
+    /// root program changes the host's names natively; under `--sandbox` (no host /proc) EPERM.
+    pub(super) fn set_uts_name(&self, g: Guest, nr: libc::c_long, name: u64, len: u64) -> SysResult<i64> {
+        if !super::host_procs::signals_reach_outside() {
+            return Err(Errno(libc::EPERM));
+        }
+        let len = len as i32;
+        // Bytes the host may read: none when the length is refused anyway or unreadable (the
+        // host's null then gives EFAULT after its own checks).
+        let bytes = if (0..=64).contains(&len) { g.read_bytes(name, len as u64).ok() } else { Some(Vec::new()) };
+        let p = bytes.as_ref().map_or(0, |b| ptr(b.as_ptr()));
+        // SAFETY: `p` is null or holds `len` bytes (when `len` is refused, none are read).
+        unsafe { self.sys(nr, &[p, len as libc::c_long]) }
+    }
+
     /// getpgid or getsid of any host process (0: `hrt`'s, which is the program's): Linux answers
     /// them for every process of the namespace, and they change nothing (a shell asks for its
     /// parent's session).

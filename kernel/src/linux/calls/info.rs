@@ -4,11 +4,49 @@ use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, EPERM};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::{uaccess, usermem};
+use crate::sync::SpinLock;
 
 pub fn uname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    // The host's answer (the monitor put it in the boot-info block), as a container shows it.
-    let u = crate::bootinfo::get().uname;
+    // The host's answer (the monitor put it in the boot-info block), as a container shows it,
+    // with the node and domain names the program set since.
+    let mut u = crate::bootinfo::get().uname;
+    for (field, name) in [(NODENAME, &NODE), (DOMAINNAME, &DOMAIN)] {
+        if let Some(n) = *name.lock() {
+            u[field] = n;
+        }
+    }
     uaccess::write(a[0], u)?;
+    Ok(0)
+}
+
+/// uname's fields for the node and the domain name.
+const NODENAME: usize = 1;
+const DOMAINNAME: usize = 5;
+/// The node and domain names the program set (`sethostname`, `setdomainname`), None until it
+/// does: a forked child keeps its parent's, as a copy of this memory.
+static NODE: SpinLock<Option<[u8; hrt_abi::UTS_LEN]>> = SpinLock::new(None);
+static DOMAIN: SpinLock<Option<[u8; hrt_abi::UTS_LEN]>> = SpinLock::new(None);
+
+/// sethostname(name, len) and setdomainname: the host's, which makes Linux's checks (EPERM
+/// without CAP_SYS_ADMIN, EINVAL above 64 bytes, EFAULT); then uname shows the new name.
+pub fn sethostname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    set_uts_name(linux_raw_sys::general::__NR_sethostname, &NODE, a)
+}
+
+pub fn setdomainname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    set_uts_name(linux_raw_sys::general::__NR_setdomainname, &DOMAIN, a)
+}
+
+fn set_uts_name(nr: u32, kept: &SpinLock<Option<[u8; hrt_abi::UTS_LEN]>>, a: [u64; 6]) -> SysResult {
+    let r = crate::linux::syscall::forward(nr as u64, a);
+    if r < 0 {
+        return Err((-r) as u32);
+    }
+    // The host took it: `len` is at most 64 and the bytes readable.
+    let len = (a[1] as usize).min(hrt_abi::UTS_LEN - 1);
+    let mut name = [0u8; hrt_abi::UTS_LEN];
+    name[..len].copy_from_slice(uaccess::slice(a[0], len as u64)?);
+    *kept.lock() = Some(name);
     Ok(0)
 }
 
