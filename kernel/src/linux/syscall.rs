@@ -222,7 +222,7 @@ pub fn trace_final(nr: u64, args: &[u64], ret: i64, kind: char) {
 static REPORTED: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
 
 /// Says once per call (not once per use) that it is not implemented, with its name.
-fn report_unimplemented(nr: u64, name: &str) {
+pub fn report_unimplemented(nr: u64, name: &str) {
     let slot = nr.min(REPORTED.len() as u64 * 64 - 1);
     let bit = 1u64 << (slot % 64);
     if REPORTED[(slot / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit != 0 {

@@ -271,6 +271,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_clock_gettime => ("clock_gettime", 2, L(time::clock_gettime)),
         __NR_clock_getres => ("clock_getres", 2, L(time::clock_getres)),
         __NR_gettimeofday => ("gettimeofday", 2, L(time::gettimeofday)),
+        __NR_settimeofday => ("settimeofday", 2, L(time::settimeofday)),
+        __NR_clock_settime => ("clock_settime", 2, L(time::clock_settime)),
         __NR_time => ("time", 1, L(time::time)),
         __NR_nanosleep => ("nanosleep", 2, L(time::nanosleep)),
         __NR_clock_nanosleep => ("clock_nanosleep", 4, L(time::clock_nanosleep)),

@@ -70,7 +70,7 @@ pub fn egid() -> u32 {
 const CAP_SETGID: u32 = 6;
 
 /// Whether `hrt`'s host process has capability `cap` in its effective set.
-fn capable(cap: u32) -> bool {
+pub fn capable(cap: u32) -> bool {
     const VERSION_3: u64 = 0x2008_0522;
     let r = with_scratch(|page| {
         // SAFETY: `page` is a fresh page of program memory only we know: the header (version,

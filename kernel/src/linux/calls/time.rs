@@ -4,7 +4,7 @@
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::cputime::{self, CpuClock};
-use crate::linux::errno::{SysResult, EINTR, EINVAL, EOPNOTSUPP};
+use crate::linux::errno::{SysResult, EINTR, EINVAL, ENOSYS, EOPNOTSUPP, EPERM};
 use crate::linux::uaccess;
 use crate::sched;
 use crate::time;
@@ -117,6 +117,78 @@ pub fn clock_getres(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         write_timespec(a[1], res)?;
     }
     Ok(0)
+}
+
+/// The latest time Linux lets the clock be set to (`timespec64_valid_settod`: KTIME_SEC_MAX
+/// less 30 years of uptime).
+const TIME_SETTOD_SEC_MAX: i64 = i64::MAX / 1_000_000_000 - 30 * 365 * 86_400;
+const CAP_SYS_TIME: u32 = 25;
+
+/// clock_settime(clock, tp) as Linux answers it up to the change itself, which HRT does not
+/// make (the program's clocks count from the host's at its start and would not follow):
+/// EINVAL for a clock that cannot be set, EFAULT, EPERM for a CPU-time clock, EINVAL for a
+/// time out of range, EPERM without CAP_SYS_TIME; then ENOSYS with a line (it was ENOSYS
+/// whatever the arguments: `date -s` said "Function not implemented" where Linux refuses with
+/// EPERM or EINVAL).
+pub fn clock_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let clock = a[0] as i32;
+    // A process's or thread's CPU-time clock by id (negative, not a descriptor's: CLOCKFD is
+    // 3 in the low bits); CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID cannot be set.
+    let cpu = clock < 0 && clock & 3 != 3;
+    if clock != CLOCK_REALTIME as i32 && !cpu {
+        return Err(EINVAL);
+    }
+    let [s, ns] = uaccess::read::<[i64; 2]>(a[1])?;
+    if cpu {
+        return Err(EPERM);
+    }
+    set_realtime(linux_raw_sys::general::__NR_clock_settime, s, ns)
+}
+
+/// settimeofday(tv, tz), as `clock_settime`: EFAULT, EINVAL for microseconds out of range or a
+/// time out of range, EPERM without CAP_SYS_TIME, EINVAL for a time zone beyond 15 hours;
+/// then ENOSYS with a line.
+pub fn settimeofday(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let tv = if a[0] != 0 { Some(uaccess::read::<[i64; 2]>(a[0])?) } else { None };
+    if let Some([_, us]) = tv {
+        if !(0..=1_000_000).contains(&us) {
+            return Err(EINVAL);
+        }
+    }
+    let tz = if a[1] != 0 { Some(uaccess::read::<[i32; 2]>(a[1])?) } else { None };
+    if let Some([s, us]) = tv {
+        if !settable(s, us.saturating_mul(1000)) {
+            return Err(EINVAL);
+        }
+    }
+    if !super::ids::capable(CAP_SYS_TIME) {
+        return Err(EPERM);
+    }
+    if tz.is_some_and(|[west, _]| !(-15 * 60..=15 * 60).contains(&west)) {
+        return Err(EINVAL);
+    }
+    if tv.is_none() && tz.is_none() {
+        return Ok(0);
+    }
+    crate::linux::syscall::report_unimplemented(linux_raw_sys::general::__NR_settimeofday as u64, "settimeofday");
+    Err(ENOSYS)
+}
+
+/// Whether Linux lets the realtime clock be set to `s` seconds and `ns` nanoseconds.
+fn settable(s: i64, ns: i64) -> bool {
+    (0..TIME_SETTOD_SEC_MAX).contains(&s) && (0..1_000_000_000).contains(&ns)
+}
+
+/// The realtime clock set to `s`, `ns` (`clock_settime`): the checks, then ENOSYS.
+fn set_realtime(nr: u32, s: i64, ns: i64) -> SysResult {
+    if !settable(s, ns) {
+        return Err(EINVAL);
+    }
+    if !super::ids::capable(CAP_SYS_TIME) {
+        return Err(EPERM);
+    }
+    crate::linux::syscall::report_unimplemented(nr as u64, "clock_settime");
+    Err(ENOSYS)
 }
 
 pub fn gettimeofday(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
