@@ -1063,3 +1063,13 @@ fn setting_the_clock_is_refused_as_on_linux() {
         Some("clock_settime REALTIME, no capability        -1 Operation not permitted"),
     );
 }
+
+/// chroot refuses as Linux does before the change (tests/programs/hostile/chroot_checks.c:
+/// missing, file, empty, bad pointer, EPERM without CAP_SYS_CHROOT); it was ENOSYS for all.
+#[test]
+fn chroot_refuses_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "chroot_checks",
+        Some("chroot /tmp, no capability           -1 Operation not permitted"),
+    );
+}

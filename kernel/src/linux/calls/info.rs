@@ -19,6 +19,36 @@ pub fn uname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+/// chroot(path): Linux's answers before the change (the path's own errors, ENOTDIR, EACCES
+/// without search permission, EPERM without CAP_SYS_CHROOT), then ENOSYS with a line: the
+/// program's paths would have to resolve below the new root, which the monitor's walk does
+/// not do. (It was ENOSYS whatever the path: a missing directory gave ENOSYS, not ENOENT.)
+pub fn chroot(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    use linux_raw_sys::general::{__NR_close, __NR_faccessat2, __NR_openat, AT_EACCESS, AT_EMPTY_PATH, AT_FDCWD};
+    const O_PATH_DIRECTORY_CLOEXEC: u64 = 0o10_000_000 | 0o200_000 | 0o2_000_000;
+    const X_OK: u64 = 1;
+    const CAP_SYS_CHROOT: u32 = 18;
+    let forward = crate::linux::syscall::forward;
+    let fd = forward(__NR_openat as u64, [AT_FDCWD as i32 as u32 as u64, a[0], O_PATH_DIRECTORY_CLOEXEC, 0, 0, 0]);
+    if fd < 0 {
+        return Err((-fd) as u32);
+    }
+    let searchable = usermem::with_scratch(|page| {
+        // SAFETY: a fresh page of program memory only we know: an empty path.
+        unsafe { (page as *mut u8).write(0) };
+        forward(__NR_faccessat2 as u64, [fd as u64, page, X_OK, (AT_EMPTY_PATH | AT_EACCESS) as u64, 0, 0])
+    });
+    forward(__NR_close as u64, [fd as u64, 0, 0, 0, 0, 0]);
+    if searchable < 0 {
+        return Err((-searchable) as u32);
+    }
+    if !super::ids::capable(CAP_SYS_CHROOT) {
+        return Err(EPERM);
+    }
+    crate::linux::syscall::report_unimplemented(linux_raw_sys::general::__NR_chroot as u64, "chroot");
+    Err(linux_raw_sys::errno::ENOSYS)
+}
+
 /// uname's fields for the node and the domain name.
 const NODENAME: usize = 1;
 const DOMAINNAME: usize = 5;
