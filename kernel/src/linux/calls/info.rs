@@ -29,7 +29,7 @@ pub fn chroot(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     const X_OK: u64 = 1;
     const CAP_SYS_CHROOT: u32 = 18;
     let forward = crate::linux::syscall::forward;
-    let fd = forward(__NR_openat as u64, [AT_FDCWD as i32 as u32 as u64, a[0], O_PATH_DIRECTORY_CLOEXEC, 0, 0, 0]);
+    let fd = forward(__NR_openat as u64, [AT_FDCWD as u32 as u64, a[0], O_PATH_DIRECTORY_CLOEXEC, 0, 0, 0]);
     if fd < 0 {
         return Err((-fd) as u32);
     }
