@@ -1013,6 +1013,14 @@ pub(super) fn limit_known(limit: &libc::rlimit) -> bool {
     limit.rlim_cur <= limit.rlim_max
 }
 
+/// The program's limit `resource` where it differs from `hrt`'s own (see `CHILD_LIMITS`): None
+/// while the program has not set it, when `hrt`'s own limit is the program's.
+pub fn program_limit(resource: u32) -> Option<libc::rlimit> {
+    let (_, l) = CHILD_LIMITS.iter().find(|(r, _)| *r == resource)?;
+    let limit = libc::rlimit { rlim_cur: l[0].load(Ordering::Relaxed), rlim_max: l[1].load(Ordering::Relaxed) };
+    limit_known(&limit).then_some(limit)
+}
+
 /// Notes the program's limit `resource` (see `CHILD_LIMITS`; others are the host's already).
 pub fn note_program_limit(resource: u32, soft: u64, hard: u64) {
     if let Some((_, l)) = CHILD_LIMITS.iter().find(|(r, _)| *r == resource) {

@@ -85,15 +85,62 @@ pub fn end_signal() -> Option<i32> {
     }
 }
 
-/// A forked child ends as the program did: killed by its signal (without a core file: the
-/// dump would be `hrt`'s, guest memory and all), so the parent's `wait4` sees what Linux shows.
+/// A forked child ends as the program did: killed by its signal, so the parent's `wait4` sees
+/// what Linux shows, the core-dump flag included. Where the program would leave a core file
+/// (a dumping signal and a core limit above 0), the host dumps `hrt` with no memory in it
+/// (`coredump_filter` 0; guest RAM is never dumped, `GuestRam::map`): the file is `hrt`'s
+/// registers, not the program's image, but it lands where the program's would and the status
+/// carries the flag. Otherwise the core limit goes to 0 first.
 pub fn die_of(sig: i32) -> ! {
-    // SAFETY: plain calls on this process's own limits, dispositions and mask.
+    let limit = crate::forward::program_limit(libc::RLIMIT_CORE);
+    // SAFETY: plain calls on this process's own limits, dispositions, mask and proc file.
     unsafe {
-        let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        let mut own = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let limit = limit.unwrap_or_else(|| {
+            libc::getrlimit(libc::RLIMIT_CORE, &mut own);
+            own
+        });
+        if dumps_core(sig) && limit.rlim_cur > 0 && drop_memory_from_core() {
+            libc::setrlimit(libc::RLIMIT_CORE, &limit);
+        } else {
+            let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+        }
         crate::shared_signals::raise_default(sig);
         libc::_exit(128 + sig)
+    }
+}
+
+/// Whether `sig`'s default action dumps core (signal(7)).
+fn dumps_core(sig: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGQUIT
+            | libc::SIGILL
+            | libc::SIGTRAP
+            | libc::SIGABRT
+            | libc::SIGBUS
+            | libc::SIGFPE
+            | libc::SIGSEGV
+            | libc::SIGXCPU
+            | libc::SIGXFSZ
+            | libc::SIGSYS
+    )
+}
+
+/// Leaves every mapping's memory out of this process's core file (`coredump_filter` 0: the
+/// guest's shared files and System V segments over guest RAM, `hrt`'s heap). False if that failed.
+fn drop_memory_from_core() -> bool {
+    let path = c"/proc/self/coredump_filter";
+    // SAFETY: open/write/close on a NUL-terminated path and a 2-byte buffer.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let wrote = libc::write(fd, b"0\n".as_ptr().cast(), 2) == 2;
+        libc::close(fd);
+        wrote
     }
 }
 static FORKER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);

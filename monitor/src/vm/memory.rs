@@ -88,6 +88,9 @@ impl GuestRam {
             let advice = if huge { libc::MADV_HUGEPAGE } else { libc::MADV_NOHUGEPAGE };
             // SAFETY: advice on our own mapping; failure only changes the host's page size.
             unsafe { libc::madvise(host as *mut libc::c_void, region.len() as usize, advice) };
+            // Never in a core file of `hrt` (`fork::die_of`): GiBs of the guest's memory.
+            // SAFETY: as above; failure only makes a core file larger.
+            unsafe { libc::madvise(host as *mut libc::c_void, region.len() as usize, libc::MADV_DONTDUMP) };
         }
         Ok(GuestRam { mem, size, huge })
     }
