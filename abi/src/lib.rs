@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 56;
+pub const ABI_VERSION: u32 = 57;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -679,6 +679,38 @@ pub mod nr {
     /// which then reads zero, through the mapping and the file. Returns 0 or a negated errno
     /// (EOPNOTSUPP where the file system cannot punch holes, EBADF, EACCES).
     pub const REMOVE_SHARED: u64 = 32;
+    /// The program is ending of a signal whose default action dumps core: args[0] is the
+    /// guest address of a [`super::CoreRecord`] in the kernel's memory, args[1] its size. The
+    /// monitor writes the program's core file where the host's `core_pattern` names it (a plain
+    /// pattern; a `|` pipe gets none), within the program's RLIMIT_CORE: an ELF core with the
+    /// ending thread's registers and the program's mapped memory. Returns 1 if it wrote one, 0
+    /// if none was due (core limit 0, a pipe pattern), or a negated errno.
+    pub const CORE_DUMP: u64 = 33;
+}
+
+/// What [`nr::CORE_DUMP`] is given: the ending thread and process, as the notes of a Linux
+/// core file carry them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoreRecord {
+    /// The signal, its `si_code` and its address (the fault's; 0 for others).
+    pub signo: u64,
+    pub code: u64,
+    pub addr: u64,
+    pub pid: u64,
+    pub tid: u64,
+    pub ppid: u64,
+    pub pgrp: u64,
+    pub sid: u64,
+    /// Whether `regs` hold the thread's registers at the fault or signal (0: unknown, zeros).
+    pub regs_known: u64,
+    /// `struct user_regs_struct` of x86-64, in its order: r15 r14 r13 r12 rbp rbx r11 r10 r9
+    /// r8 rax rcx rdx rsi rdi orig_rax rip cs eflags rsp ss fs_base gs_base ds es fs gs.
+    pub regs: [u64; 27],
+    /// The program's name (comm), NUL-padded.
+    pub comm: [u8; 16],
+    /// Where its auxiliary vector is in its memory (address, bytes; 0 if unknown).
+    pub auxv: [u64; 2],
 }
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them

@@ -2,6 +2,7 @@
 //! description (with the faulting address and instruction for faults) on stderr, and exit
 //! status 128 + signal.
 
+use super::core_dump;
 use super::signal::{self, frame::FaultRegs, SigInfo, SI_KERNEL};
 use crate::arch::traps::TrapFrame;
 
@@ -39,13 +40,23 @@ fn description(sig: i32) -> &'static str {
 /// fault of its own or a signal sent to it ends only it, and its parent's wait reports the
 /// signal (it ended the whole program, parent and all).
 pub fn terminate(sig: i32, fault: Option<(u64, u64)>) -> ! {
+    terminate_at(sig, fault, None)
+}
+
+/// `terminate`, where the thread's registers at the fault or signal are known (`stop`): they
+/// go into the core file, if one is written.
+pub fn terminate_at(sig: i32, fault: Option<(u64, u64)>, stop: Option<core_dump::Stop>) -> ! {
     crate::linux::calls::procs::end_if_child_killed(sig);
-    terminate_program(sig, fault)
+    end_program(sig, fault, stop)
 }
 
 /// Ends the program with signal `sig`, whichever thread calls (a signal sent to the program
 /// from outside ends it even when a vfork child's thread takes it).
 pub fn terminate_program(sig: i32, fault: Option<(u64, u64)>) -> ! {
+    end_program(sig, fault, None)
+}
+
+fn end_program(sig: i32, fault: Option<(u64, u64)>, stop: Option<core_dump::Stop>) -> ! {
     if !super::process::claim_end() {
         // Another thread is ending the program already; its status stands.
         super::process::lost_end()
@@ -55,14 +66,16 @@ pub fn terminate_program(sig: i32, fault: Option<(u64, u64)>) -> ! {
         super::process::end_by_signal(sig)
     }
     let what = description(sig);
+    let dumped = core_dump::write(sig, fault.map_or(0, |(addr, _)| addr), stop);
+    let core = if dumped { " (core dumped)" } else { "" };
     match fault {
         Some((addr, rip)) => match super::uaccess::slice(rip, 8) {
-            Ok(code) => kprintln!("{what} (address {addr:#x}, instruction at {rip:#x}: {code:02x?})"),
-            Err(_) => kprintln!("{what} (address {addr:#x}, instruction at {rip:#x})"),
+            Ok(code) => kprintln!("{what} (address {addr:#x}, instruction at {rip:#x}: {code:02x?}){core}"),
+            Err(_) => kprintln!("{what} (address {addr:#x}, instruction at {rip:#x}){core}"),
         },
         // Shells say nothing about a program killed by SIGINT or SIGPIPE.
         None if sig == 2 || sig == 13 => {}
-        None => kprintln!("{what}"),
+        None => kprintln!("{what}{core}"),
     }
     super::process::end_by_signal(sig)
 }
@@ -114,7 +127,7 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         return;
     }
     let shown = if frame.vector == 14 { cr2 } else { 0 };
-    terminate(sig, Some((shown, frame.rip)))
+    terminate_at(sig, Some((shown, frame.rip)), Some(core_dump::Stop { frame, code }))
 }
 
 /// `int n` (CD n) in ring 3: PVM raises #UD for every one, where Linux's gates give `int $3`

@@ -3,6 +3,7 @@
 
 pub mod calls;
 pub mod channel;
+pub mod core_dump;
 pub mod cpuid_sites;
 pub mod cputime;
 pub mod eh_frame;

@@ -2,6 +2,7 @@
 
 mod boot_info;
 mod channel;
+mod core_file;
 mod cpuid;
 mod fork;
 mod guest_zero;

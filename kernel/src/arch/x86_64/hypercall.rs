@@ -47,6 +47,12 @@ pub fn shutdown_by(status: i32, sig: u64) -> ! {
     }
 }
 
+/// Asks the monitor to write the program's core file (`nr::CORE_DUMP`): 1 if it wrote one.
+pub fn core_dump(record: &hrt_abi::CoreRecord) -> i64 {
+    let at = record as *const hrt_abi::CoreRecord as u64;
+    call(nr::CORE_DUMP, &[at, core::mem::size_of::<hrt_abi::CoreRecord>() as u64])
+}
+
 /// Lets the host run another of its threads on this vCPU's host CPU (`sched_yield`).
 pub fn host_yield() {
     call(nr::HOST_YIELD, &[]);

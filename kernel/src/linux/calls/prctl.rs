@@ -41,9 +41,14 @@ const PR_MCE_KILL_DEFAULT: u64 = 2;
 const PR_CAP_AMBIENT_OPS: core::ops::RangeInclusive<u64> = 1..=4;
 
 /// The dumpable flag (PR_SET_DUMPABLE): 1 (SUID_DUMP_USER) at start, as Linux gives a process
-/// that did not exec a set-user-ID program. It changes nothing else here: `hrt` writes no core
-/// file of the program, and nothing can trace it.
+/// that did not exec a set-user-ID program. 0 means no core file (`core_dump`); nothing can
+/// trace the program either way.
 static DUMPABLE: AtomicU8 = AtomicU8::new(1);
+
+/// Whether the program may leave a core file (PR_SET_DUMPABLE not 0).
+pub fn dumpable() -> bool {
+    DUMPABLE.load(Ordering::Relaxed) != 0
+}
 /// The machine-check kill policy PR_MCE_KILL set (no machine check ever reaches the program:
 /// only kept and answered).
 static MCE_KILL: AtomicU8 = AtomicU8::new(PR_MCE_KILL_DEFAULT as u8);

@@ -68,7 +68,10 @@ pub fn on_return(frame: &mut TrapFrame) {
         match act[0] {
             SIG_IGN if sig != SIGKILL && sig != super::SIGSTOP => {}
             SIG_DFL | SIG_IGN if super::stops_by_default(sig) => super::stop_process(sig),
-            SIG_DFL | SIG_IGN if sig == SIGKILL || !ignored_by_default(sig) => fault::terminate(sig as i32, None),
+            SIG_DFL | SIG_IGN if sig == SIGKILL || !ignored_by_default(sig) => {
+                let stop = crate::linux::core_dump::Stop { frame, code: info.code };
+                fault::terminate_at(sig as i32, None, Some(stop))
+            }
             SIG_DFL => {}
             _ => setup(frame, info, act, FaultRegs::default()),
         }

@@ -1,0 +1,102 @@
+//! The program's core file: a program ending of a signal whose default action dumps core
+//! (signal(7)) has the monitor write an ELF core of its memory and the ending thread's
+//! registers (`nr::CORE_DUMP`), where and as large as the host's `core_pattern` and the
+//! program's RLIMIT_CORE allow, so that `gdb prog core` works as after a native crash. The
+//! other threads keep running meanwhile (Linux stops them first): their stacks may change
+//! under the copy, and only the ending thread's registers are in the file.
+
+use core::sync::atomic::Ordering;
+
+use hrt_abi::CoreRecord;
+
+use crate::arch::traps::TrapFrame;
+use crate::sync::SpinLock;
+
+/// The record handed to the monitor: kernel memory that stays put (only the thread that
+/// claimed the program's end writes it).
+static RECORD: SpinLock<CoreRecord> = SpinLock::new(CoreRecord {
+    signo: 0,
+    code: 0,
+    addr: 0,
+    pid: 0,
+    tid: 0,
+    ppid: 0,
+    pgrp: 0,
+    sid: 0,
+    regs_known: 0,
+    regs: [0; 27],
+    comm: [0; 16],
+    auxv: [0; 2],
+});
+
+/// Whether `sig`'s default action dumps core.
+pub fn dumps_core(sig: i32) -> bool {
+    matches!(sig, 3..=8 | 11 | 24 | 25 | 31)
+}
+
+/// Where and why the ending thread stopped: its registers and the signal's code.
+#[derive(Clone, Copy)]
+pub struct Stop<'a> {
+    pub frame: &'a TrapFrame,
+    pub code: i32,
+}
+
+/// Writes the core file for signal `sig` if one is due (the program is dumpable and `sig`
+/// dumps core; the monitor checks the limit and the pattern). True if the monitor wrote one.
+pub fn write(sig: i32, fault_addr: u64, stop: Option<Stop>) -> bool {
+    if !dumps_core(sig) || !super::calls::prctl::dumpable() {
+        return false;
+    }
+    // SAFETY: the current thread's record is alive.
+    let t = unsafe { &*crate::sched::current() };
+    let mut r = RECORD.lock();
+    r.signo = sig as u64;
+    r.addr = fault_addr;
+    r.pid = super::process::pid() as u64;
+    r.tid = t.tid as u64;
+    r.ppid = super::process::parent_pid() as u64;
+    r.comm = super::thread_names::of(t);
+    let stack = &super::loader::INITIAL_STACK;
+    r.auxv = [stack[2].load(Ordering::Relaxed), stack[3].load(Ordering::Relaxed)];
+    // Without a fault's frame: the frame every full entry from the program leaves at the top
+    // of the thread's kernel stack (a signal sent by a system call: the call's registers).
+    let stop = stop.or_else(|| {
+        // SAFETY: the top of a live user thread's kernel stack, reserved for its program frame.
+        let frame = unsafe { &*crate::arch::syscall::user_frame(crate::sched::thread::stack_top(t)) };
+        t.is_user.then_some(Stop { frame, code: 0 })
+    });
+    if let Some(Stop { frame: f, code }) = stop {
+        r.code = code as i64 as u64;
+        r.regs_known = 1;
+        r.regs = [
+            f.r15,
+            f.r14,
+            f.r13,
+            f.r12,
+            f.rbp,
+            f.rbx,
+            f.r11,
+            f.r10,
+            f.r9,
+            f.r8,
+            f.rax,
+            f.rcx,
+            f.rdx,
+            f.rsi,
+            f.rdi,
+            u64::MAX, // orig_rax: not in a system call
+            f.rip,
+            f.cs,
+            f.rflags,
+            f.rsp,
+            f.ss,
+            t.fs_base,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+    }
+    crate::arch::hypercall::core_dump(&r) == 1
+}
