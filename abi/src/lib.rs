@@ -711,7 +711,22 @@ pub struct CoreRecord {
     pub comm: [u8; 16],
     /// Where its auxiliary vector is in its memory (address, bytes; 0 if unknown).
     pub auxv: [u64; 2],
+    /// The program's other threads, stopped for the dump: an array of [`CoreThread`] in the
+    /// kernel's memory (address, count; count 0 if they could not be stopped).
+    pub others: [u64; 2],
 }
+
+/// One of the other threads of [`CoreRecord::others`]: its tid and registers (the same order
+/// as [`CoreRecord::regs`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoreThread {
+    pub tid: u64,
+    pub regs: [u64; 27],
+}
+
+/// The most other threads [`nr::CORE_DUMP`] takes.
+pub const CORE_THREADS_MAX: u64 = 4096;
 
 /// Process calls (child processes run on the host, `--children host`): the kernel sends them
 /// to the monitor like forwarded system calls, with numbers above every Linux number. A call a

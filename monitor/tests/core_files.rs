@@ -1,7 +1,7 @@
 //! Core files: a program that crashes under `hrt run` with a core limit above 0 leaves an ELF
 //! core of its own memory and registers where the host's `core_pattern` says (checked here the
 //! way `gdb` reads one: the markers the program wrote are at their addresses in the core's
-//! segments, and the registers name the crash), and none with a limit of 0; a forked child's
+//! segments, the registers name the crash, every thread has its registers), and none with a limit of 0; a forked child's
 //! death shows the core-dump flag exactly where Linux shows it.
 
 mod common;
@@ -122,11 +122,10 @@ impl Core {
         found
     }
 
-    /// NT_PRSTATUS's signal and instruction pointer.
+    /// The first NT_PRSTATUS's (the ending thread's) signal and instruction pointer.
     fn signal_and_rip(&self) -> (u16, u64) {
         let status = self.notes(1);
-        assert_eq!(status.len(), 1, "one NT_PRSTATUS");
-        let s = &status[0];
+        let s = status.first().expect("an NT_PRSTATUS");
         (u16_at(s, 12), u64_at(s, 112 + 16 * 8))
     }
 }
@@ -158,7 +157,7 @@ fn a_crash_leaves_a_core_file_of_the_programs_memory_and_registers() {
         return;
     }
     let prog = build("core_file", &["-static-pie"]);
-    for (how, sig) in [("segv", 11u16), ("abort", 6), ("quit", 3)] {
+    for (how, sig) in [("segv", 11u16), ("abort", 6), ("quit", 3), ("threads", 11)] {
         let dir = fresh_dir(&format!("native-{how}"));
         let mut cmd = Command::new(&prog);
         cmd.arg(how);
@@ -167,7 +166,8 @@ fn a_crash_leaves_a_core_file_of_the_programs_memory_and_registers() {
             eprintln!("{how}: no core file natively (the host does not dump here): not checked");
             return;
         };
-        check_core(&format!("{how} natively"), &Core::read(&file), &linux, sig);
+        let native_core = Core::read(&file);
+        check_core(&format!("{how} natively"), &native_core, &linux, sig);
 
         let dir = fresh_dir(&format!("hrt-{how}"));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
@@ -178,7 +178,12 @@ fn a_crash_leaves_a_core_file_of_the_programs_memory_and_registers() {
         let file = left_file(&dir).unwrap_or_else(|| panic!("{how}: hrt left no core file; stderr {:?}", got.stderr));
         let core = Core::read(&file);
         check_core(&format!("{how} under hrt"), &core, &got, sig);
-        if how == "segv" {
+        // A thread's registers each (the ending thread's first): as many as natively.
+        assert_eq!(core.notes(1).len(), native_core.notes(1).len(), "{how}: NT_PRSTATUS notes");
+        if how == "threads" {
+            assert_eq!(core.notes(1).len(), 3, "{how}: NT_PRSTATUS notes");
+        }
+        if how == "segv" || how == "threads" {
             // The instruction hrt's report names is the one the registers hold.
             let reported = got.stderr.split("instruction at ").nth(1).and_then(|s| s.split([':', ')']).next());
             let reported = reported.map(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("an address"));

@@ -2,7 +2,8 @@
 //! `gdb prog core` shows where a crashed program was. The program's memory is every page the
 //! kernel's page map marks mapped (read-only ones without PF_W; read-only runs also carry
 //! PF_X, since the map does not say which are code), pages of zeros left as holes; the notes
-//! are the ending thread's NT_PRSTATUS, NT_PRPSINFO, NT_SIGINFO and NT_AUXV (gdb relocates a
+//! are the ending thread's NT_PRSTATUS, NT_PRPSINFO, NT_SIGINFO, NT_AUXV and the other
+//! threads' NT_PRSTATUS (the kernel stopped them) (gdb relocates a
 //! PIE program by it; the copy on the program's stack). The file goes where the host's `core_pattern` says, relative to the
 //! program's working directory (`hrt`'s own), with the common `%` specifiers; a `|` pattern
 //! (a host collector such as systemd-coredump) gets nothing, nor does a core limit of 0.
@@ -11,7 +12,7 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 
-use hrt_abi::CoreRecord;
+use hrt_abi::{CoreRecord, CoreThread};
 
 use super::vcpu::Shared;
 
@@ -184,16 +185,16 @@ fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
     buf[at..at + bytes.len()].copy_from_slice(bytes);
 }
 
-/// `struct elf_prstatus` of x86-64 (336 bytes).
-fn prstatus(r: &CoreRecord, ids: [u32; 3]) -> Vec<u8> {
+/// `struct elf_prstatus` of x86-64 (336 bytes) for thread `tid` with registers `regs`.
+fn prstatus(signo: u64, tid: u64, regs: &[u64; 27], ids: [u32; 3]) -> Vec<u8> {
     let mut d = vec![0u8; 336];
-    put(&mut d, 0, &(r.signo as i32).to_le_bytes());
-    put(&mut d, 12, &(r.signo as i16).to_le_bytes());
-    put(&mut d, 32, &(r.tid as i32).to_le_bytes());
+    put(&mut d, 0, &(signo as i32).to_le_bytes());
+    put(&mut d, 12, &(signo as i16).to_le_bytes());
+    put(&mut d, 32, &(tid as i32).to_le_bytes());
     put(&mut d, 36, &ids[0].to_le_bytes());
     put(&mut d, 40, &ids[1].to_le_bytes());
     put(&mut d, 44, &ids[2].to_le_bytes());
-    for (i, reg) in r.regs.iter().enumerate() {
+    for (i, reg) in regs.iter().enumerate() {
         put(&mut d, 112 + 8 * i, &reg.to_le_bytes());
     }
     d
@@ -231,7 +232,8 @@ fn notes(shared: &Shared, r: &CoreRecord) -> Vec<u8> {
     // SAFETY: plain calls without arguments (`hrt` is the program's host process).
     let ids = unsafe { [r.ppid as u32, libc::getpgid(0) as u32, libc::getsid(0) as u32] };
     let mut out = Vec::new();
-    note(&mut out, NT_PRSTATUS, &prstatus(r, ids));
+    // The ending thread first: gdb's current thread.
+    note(&mut out, NT_PRSTATUS, &prstatus(r.signo, r.tid, &r.regs, ids));
     note(&mut out, NT_PRPSINFO, &prpsinfo(r, ids));
     note(&mut out, NT_SIGINFO, &siginfo(r));
     // Program memory (checked against the pool), as the program's stack holds it.
@@ -240,7 +242,19 @@ fn notes(shared: &Shared, r: &CoreRecord) -> Vec<u8> {
     if let Some(auxv) = shared.ram.slice(at, len).filter(|a| in_program && !a.is_empty()) {
         note(&mut out, NT_AUXV, auxv);
     }
+    for t in other_threads(shared, r) {
+        note(&mut out, NT_PRSTATUS, &prstatus(r.signo, t.tid, &t.regs, ids));
+    }
     out
+}
+
+/// The other threads the record lists (none if the list is not in guest RAM).
+fn other_threads(shared: &Shared, r: &CoreRecord) -> Vec<CoreThread> {
+    let [at, count] = r.others;
+    let count = count.min(hrt_abi::CORE_THREADS_MAX);
+    (0..count)
+        .map_while(|i| shared.ram.read_obj::<CoreThread>(at + i * std::mem::size_of::<CoreThread>() as u64))
+        .collect()
 }
 
 /// The ELF header and program headers: the notes' segment first, then one PT_LOAD per run,
