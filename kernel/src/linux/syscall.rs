@@ -207,6 +207,8 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     // Another thread gave this one a CPU mask that excludes its CPU (sched_setaffinity of
     // another tid) while it was in or blocked in this call.
     crate::sched::move_if_asked();
+    // An idle CPU asked for it while it waited behind another thread (`sched::balance`).
+    crate::sched::balance::move_if_taken();
 }
 
 /// The `--strace` line of a call that does not return to the program (a vfork child's

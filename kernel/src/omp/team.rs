@@ -767,6 +767,7 @@ fn linger(w: &Worker, team: &Team, (me, idle): (&mut Ctx, *mut Ctx), generation:
 
 /// Moves the current (unbound) thread to `cpu` if its CPU mask allows it, leaving the mask.
 fn move_to(cpu: usize) {
+    crate::sched::balance::keep_placed();
     let t = crate::sched::current();
     // SAFETY: the current thread's record.
     let mask = unsafe { (*t).affinity() };
@@ -777,6 +778,7 @@ fn move_to(cpu: usize) {
 
 /// Moves the current thread to `cpu` and keeps it there.
 fn pin_to(cpu: usize) {
+    crate::sched::balance::keep_placed();
     let t = crate::sched::current();
     let mut mask = [0; 4];
     mask[cpu / 64] |= 1 << (cpu % 64);

@@ -43,6 +43,8 @@ pub fn idle_loop() -> ! {
             idle_since = crate::time::ticks();
             continue;
         }
+        // A thread waiting behind another on a busy CPU: asked to move here.
+        super::balance::look(crate::cpu::id());
         if !halts {
             // A CPU that polls for good looks again (the program may have forked meanwhile).
             (halts, spin_ticks) = halting();

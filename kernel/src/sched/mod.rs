@@ -2,6 +2,7 @@
 //! optional timer preemption, and the idle loop. Tickless: the LAPIC timer is armed only for
 //! the next sleeper (and the preemption quantum when preemption is on).
 
+pub mod balance;
 pub mod barrier;
 pub mod condvar;
 pub mod fork;
@@ -525,6 +526,11 @@ unsafe fn queue_ready(t: *mut Thread, woken: bool) {
             }
         };
         s.runq_len.store(q.len(), Ordering::SeqCst);
+    }
+    if woken && s.current.load(Ordering::SeqCst) != s.idle.load(Ordering::Relaxed) {
+        // It waits behind a running thread: an idle CPU may take it.
+        // SAFETY: the caller's contract.
+        balance::offer(unsafe { &*t }, target);
     }
     if target == cpu::id() {
         arm_preemption(s);

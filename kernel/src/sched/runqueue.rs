@@ -114,6 +114,19 @@ impl RunQueue {
         false
     }
 
+    /// The first queued thread `pred` accepts.
+    pub fn find(&self, pred: impl Fn(*mut Thread) -> bool) -> Option<*mut Thread> {
+        let mut cur = self.head;
+        while !cur.is_null() {
+            if pred(cur) {
+                return Some(cur);
+            }
+            // SAFETY: cur is a live linked thread.
+            cur = unsafe { (*cur).next };
+        }
+        None
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

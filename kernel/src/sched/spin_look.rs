@@ -69,11 +69,18 @@ pub(super) fn configure(host_overcommitted: bool) {
         PERIOD.store(crate::time::ns_to_ticks(LOOK_AFTER_NS), Ordering::Relaxed);
         OVERCOMMITTED.store(host_overcommitted, Ordering::Relaxed);
         // (The look runs in ring 3: interrupt handlers do there in ring-3 mode, see `boot`.)
-        crate::arch::traps::set_program_interrupted_hook(look);
+        crate::arch::traps::set_program_interrupted_hook(program_interrupted);
         if host_overcommitted {
             kinfo!("sched: more vCPUs than host CPUs: spinning program threads give their host CPU away");
         }
     }
+}
+
+/// An interrupt stopped program code: the look, then a move an idle CPU asked for
+/// (`balance`: program code is a point where the thread may change CPU).
+fn program_interrupted(frame: &mut crate::arch::traps::TrapFrame) {
+    look(frame);
+    super::balance::move_if_taken();
 }
 
 /// How many looks at program code there were, and how many found it spinning (None: no looks

@@ -4,7 +4,7 @@
 
 use alloc::boxed::Box;
 use core::ptr::{addr_of_mut, null_mut};
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::context;
 use crate::sync::IrqSpinLock;
@@ -88,6 +88,14 @@ pub struct Thread {
     affinity: [AtomicU64; 4],
     /// A CPU another thread asked this one to move to (`sched::ask_to_move`), or `NO_MOVE`.
     pub move_to: AtomicUsize,
+    /// Put on its CPU by name (`ThreadOptions::cpu`) or by the kernel's OpenMP runtime: idle
+    /// CPUs do not take it (`balance`).
+    pub placed: AtomicBool,
+    /// An idle CPU that asked this thread to move to it (`balance`), or `NO_MOVE`. Apart from
+    /// `move_to`, since it is acted on only where the thread is at the program's edge (the end
+    /// of a system call, an interrupt of program code), never inside kernel code that an
+    /// interrupt preempted (which may hold this CPU's per-CPU state in its locals).
+    pub take_to: AtomicUsize,
     /// TSC when the thread was created.
     pub created_tsc: u64,
     /// TSC ticks the thread has run, up to its last switch away (see `cpu_ticks`).
@@ -166,6 +174,8 @@ impl Thread {
             addr_of_mut!((*p).comm).write(None);
             addr_of_mut!((*p).affinity).write([const { AtomicU64::new(0) }; 4]);
             addr_of_mut!((*p).move_to).write(AtomicUsize::new(NO_MOVE));
+            addr_of_mut!((*p).placed).write(AtomicBool::new(false));
+            addr_of_mut!((*p).take_to).write(AtomicUsize::new(NO_MOVE));
             addr_of_mut!((*p).created_tsc).write(crate::time::ticks());
             addr_of_mut!((*p).run_ticks).write(AtomicU64::new(0));
             addr_of_mut!((*p).run_start).write(AtomicU64::new(0));
@@ -457,6 +467,7 @@ pub(super) fn allocate(opts: &ThreadOptions) -> Result<Box<Thread>, CreateError>
     let counted = !opts.helper || opts.cpu.is_some();
     let mut t = Thread::new(opts.name, cpu);
     t.is_user = opts.user;
+    t.placed = AtomicBool::new(opts.cpu.is_some());
     t.counts_as_load = counted;
     let order = crate::mem::order_for(opts.stack_size.max(4096));
     let zone = crate::cpu::zone_of(cpu);

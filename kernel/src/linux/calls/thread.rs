@@ -129,8 +129,9 @@ pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         },
         move || {
             // Its creator may have given it a CPU mask before it first ran (glibc's
-            // pthread_create with an affinity attribute).
+            // pthread_create with an affinity attribute), or an idle CPU asked for it.
             sched::move_if_asked();
+            sched::balance::move_if_taken();
             if bad_stack {
                 let push = newsp.wrapping_sub(8);
                 // A non-canonical stack faults with #SS, which Linux reports as SIGBUS.
