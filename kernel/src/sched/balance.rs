@@ -29,6 +29,14 @@ static LAST_ASK: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS]
 /// How long an idle CPU waits for the thread it asked for before it asks for another.
 const ASK_EVERY_NS: u64 = 200_000;
 
+/// Per CPU: when its idle loop last took another CPU's queue lock to look (TSC).
+static LAST_LOOK: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// How often an idle CPU takes another's queue lock at most (queued threads that may not move,
+/// the kernel OpenMP runtime's, would otherwise have the busy CPU's lock taken on every turn
+/// of the idle loop).
+const LOOK_EVERY_NS: u64 = 20_000;
+
 /// Whether `t` may be asked to move to CPU `to`.
 fn movable(t: &Thread, to: usize) -> bool {
     let mask = t.affinity();
@@ -58,6 +66,10 @@ pub(super) fn look(me: usize) {
         {
             continue;
         }
+        if now.wrapping_sub(LAST_LOOK[me].load(Ordering::Relaxed)) < crate::time::ns_to_ticks(LOOK_EVERY_NS) {
+            return;
+        }
+        LAST_LOOK[me].store(now, Ordering::Relaxed);
         let q = s.runq.lock();
         // SAFETY: queued threads are live records; the queue's lock keeps them queued.
         let asked = q.find(|t| unsafe { movable(&*t, me) }).is_some_and(|t| {
