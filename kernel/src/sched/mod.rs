@@ -1080,6 +1080,11 @@ pub fn after_interrupt() {
         }
     }
     // A thread stopped here (or resumed after a preemption here) that another thread gave a
-    // CPU mask excluding this CPU.
-    move_if_asked();
+    // CPU mask excluding this CPU. In ring-3 mode this point is also reached inside kernel
+    // code, which an interrupt preempts there and which may hold this CPU's per-CPU records in
+    // its locals (`traps::run_deferred`): it moves only at the program's edge then (the end of
+    // its system call, an interrupt of its program code: `spin_look::program_interrupted`).
+    if !crate::arch::ring3::active() {
+        move_if_asked();
+    }
 }

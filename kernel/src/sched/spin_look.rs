@@ -76,10 +76,11 @@ pub(super) fn configure(host_overcommitted: bool) {
     }
 }
 
-/// An interrupt stopped program code: the look, then a move an idle CPU asked for
-/// (`balance`: program code is a point where the thread may change CPU).
+/// An interrupt stopped program code: the look, then a move another thread (a CPU mask) or an
+/// idle CPU (`balance`) asked for: program code is a point where the thread may change CPU.
 fn program_interrupted(frame: &mut crate::arch::traps::TrapFrame) {
     look(frame);
+    super::move_if_asked();
     super::balance::move_if_taken();
 }
 
