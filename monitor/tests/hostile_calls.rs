@@ -1073,3 +1073,11 @@ fn chroot_refuses_as_on_linux() {
         Some("chroot /tmp, no capability           -1 Operation not permitted"),
     );
 }
+
+/// Threads that idle vCPUs may take from busy ones keep their thread-local storage, errno,
+/// vector registers and stack across the move (tests/programs/hostile/threads_moved.c: six
+/// threads of forwarded calls, yields and short sleeps at one and two vCPUs).
+#[test]
+fn threads_keep_their_state_when_idle_cpus_take_them() {
+    passes_natively_and_same_on("threads_moved", Some("thread 5: sum"), &["1", "2", "3"]);
+}
