@@ -103,3 +103,24 @@ fn waits_as_natively(name: &str) {
 fn poll_and_epoll_waits_still_wait() {
     waits_as_natively("poll_waits");
 }
+
+/// socket() of a family hrt does not forward answers what the host answers where the host
+/// cannot make it either (tests/programs/hostile/socket_families.c: AF_VSOCK without its
+/// device was EAFNOSUPPORT where Linux says ENODEV), and EAFNOSUPPORT where the host could.
+#[test]
+fn sockets_of_families_not_forwarded_fail_as_on_the_host() {
+    let prog = build("socket_families", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_eq!(got.code(), 0, "hrt: {got:?}");
+    let (ours, theirs): (Vec<&str>, Vec<&str>) = (got.stdout.lines().collect(), linux.stdout.lines().collect());
+    assert_eq!(ours.len(), theirs.len(), "hrt:\n{}\nnatively:\n{}", got.stdout, linux.stdout);
+    for (o, n) in ours.iter().zip(&theirs) {
+        if n.ends_with(": made") {
+            assert!(o.ends_with("Address family not supported by protocol"), "{o} (natively {n})");
+        } else {
+            assert_eq!(o, n);
+        }
+    }
+}

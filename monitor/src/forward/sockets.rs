@@ -308,10 +308,16 @@ impl Forwarder {
         if flags & !(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) != 0 {
             return Err(Errno::EINVAL);
         }
-        check_family(domain, Some(int(protocol) as i32))?;
         let host_kind = (kind | libc::SOCK_CLOEXEC) as libc::c_long;
         // SAFETY: no pointer arguments.
         let fd = unsafe { self.sys(libc::SYS_socket, &[domain as libc::c_long, host_kind, int(protocol)])? };
+        if !forwarded_family(domain, Some(int(protocol) as i32)) {
+            // The host's refusal stands as Linux's (a family this host lacks: EAFNOSUPPORT,
+            // ENODEV or EPROTONOSUPPORT as natively); one it could make, hrt does not forward.
+            // SAFETY: the descriptor just made, closed once.
+            unsafe { libc::close(fd as i32) };
+            return not_forwarded(domain);
+        }
         self.insert_socket(fd as i32, flags & libc::SOCK_CLOEXEC != 0)
     }
 
@@ -323,7 +329,9 @@ impl Forwarder {
         }
         // Linux hands out the descriptors (and writes them) before it makes the sockets.
         g.range_mut(sv, 8)?;
-        check_family(domain, None)?;
+        if !forwarded_family(domain, None) {
+            return not_forwarded(domain);
+        }
         let mut host = [0i32; 2];
         let host_kind = (kind | libc::SOCK_CLOEXEC) as libc::c_long;
         // SAFETY: `host` holds two ints.
@@ -886,17 +894,19 @@ fn uint_flags(flags: u64) -> libc::c_long {
     flags as u32 as libc::c_long
 }
 
-/// Families the forwarder makes sockets of; others are EAFNOSUPPORT, said once. AF_NETLINK
+/// Families the forwarder makes sockets of; others are the host's refusal, or EAFNOSUPPORT,
+/// said once, where the host makes them (`not_forwarded`). AF_NETLINK
 /// only for `socket` with NETLINK_ROUTE (`protocol` Some(0)): glibc's `getifaddrs` and
 /// `if_nameindex` ask the host's interfaces that way; and NETLINK_SOCK_DIAG, through which
 /// `ss` lists sockets (the program's are the host's). Their messages carry no pointers, and
 /// changing routes or destroying sockets needs the privileges it would need natively.
-fn check_family(domain: i32, protocol: Option<i32>) -> SysResult<()> {
-    if [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6].contains(&domain)
+fn forwarded_family(domain: i32, protocol: Option<i32>) -> bool {
+    [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6].contains(&domain)
         || (domain == libc::AF_NETLINK && matches!(protocol, Some(libc::NETLINK_ROUTE | libc::NETLINK_SOCK_DIAG)))
-    {
-        return Ok(());
-    }
+}
+
+/// EAFNOSUPPORT for a family the forwarder does not make sockets of, said once.
+fn not_forwarded(domain: i32) -> SysResult<i64> {
     report_once(format!(
         "socket family {domain} is not forwarded (only AF_UNIX, AF_INET, AF_INET6, AF_NETLINK's NETLINK_ROUTE and NETLINK_SOCK_DIAG): EAFNOSUPPORT"
     ));
