@@ -4,7 +4,8 @@
 //! PF_X, since the map does not say which are code), pages of zeros left as holes; the notes
 //! are the ending thread's NT_PRSTATUS, NT_PRPSINFO, NT_SIGINFO, NT_AUXV and the other
 //! threads' NT_PRSTATUS (the kernel stopped them) (gdb relocates a
-//! PIE program by it; the copy on the program's stack). The file goes where the host's `core_pattern` says, relative to the
+//! PIE program by it; the copy on the program's stack). Pages the host never made are holes
+//! too, without being read. The file goes where the host's `core_pattern` says, relative to the
 //! program's working directory (`hrt`'s own), with the common `%` specifiers; a `|` pattern
 //! (a host collector such as systemd-coredump) gets nothing, nor does a core limit of 0.
 //! Past the program's RLIMIT_CORE the file stops, as Linux's does, and counts as not written.
@@ -316,8 +317,14 @@ fn write_core(shared: &Shared, r: &CoreRecord, runs: &[Run], path: &[u8], limit:
     }
     let zeros = [0u8; PAGE as usize];
     for (run, &off) in runs.iter().zip(&offsets) {
+        let mut present = Residency::default();
         for addr in (run.start..run.end).step_by(PAGE as usize) {
             let at = off + (addr - run.start);
+            if !present.of(shared, addr, run.end) {
+                // Never touched on the host: reads zero, left as a hole without reading it (a
+                // program that mapped most of its 128 GiB would have the host map it all).
+                continue;
+            }
             let Some(bytes) = shared.ram.slice(addr, PAGE) else { continue };
             if at + PAGE > limit {
                 // Cut short at the limit, as Linux's dump stops there.
@@ -334,6 +341,38 @@ fn write_core(shared: &Shared, r: &CoreRecord, runs: &[Run], path: &[u8], limit:
     let end = offsets.last().zip(runs.last()).map_or(0, |(o, r)| o + (r.end - r.start));
     file.set_len(end.max(head.len() as u64 + notes.len() as u64))?;
     Ok(true)
+}
+
+/// Which pages of guest RAM the host holds (`mincore`), asked 2 MiB at a time.
+#[derive(Default)]
+struct Residency {
+    /// The chunk asked last: its first address and one byte per page.
+    from: u64,
+    pages: Vec<u8>,
+}
+
+impl Residency {
+    const CHUNK: u64 = 2 << 20;
+
+    /// Whether the host holds guest page `addr` (true where it cannot tell); `end` bounds the
+    /// chunk asked.
+    fn of(&mut self, shared: &Shared, addr: u64, end: u64) -> bool {
+        let inside = addr >= self.from && addr < self.from + self.pages.len() as u64 * PAGE;
+        if !inside {
+            let len = (Self::CHUNK - addr % Self::CHUNK).min(end - addr);
+            self.from = addr;
+            self.pages = vec![1; len.div_ceil(PAGE) as usize];
+            if let Some(host) = shared.ram.host_ptr(addr, len) {
+                // SAFETY: `host` maps `len` bytes of guest RAM, page-aligned (guest pages are
+                // host pages of the mapping); mincore writes one byte per page into `pages`.
+                let r = unsafe { libc::mincore(host.cast(), len as usize, self.pages.as_mut_ptr()) };
+                if r != 0 {
+                    self.pages.fill(1);
+                }
+            }
+        }
+        self.pages[((addr - self.from) / PAGE) as usize] & 1 != 0
+    }
 }
 
 /// Writes `bytes` at file offset `at`, but nothing past `limit`; false if it cut them short.
