@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "drop_cap.h"
+
 static void show(const char *what, long r) {
     printf("%-36s %ld %s\n", what, r, r < 0 ? strerror(errno) : "");
 }
@@ -23,11 +25,7 @@ int main(void) {
     show("chroot, bad pointer", syscall(SYS_chroot, (char *)8));
     pid_t c = fork();
     if (c == 0) {
-        struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-        struct __user_cap_data_struct d[2];
-        syscall(SYS_capget, &h, d);
-        d[0].effective &= ~(1u << CAP_SYS_CHROOT);
-        show("capset without CAP_SYS_CHROOT", syscall(SYS_capset, &h, d));
+        show("capset without CAP_SYS_CHROOT", drop_effective_capability(CAP_SYS_CHROOT));
         show("chroot /tmp, no capability", syscall(SYS_chroot, "/tmp"));
         show("chroot of a missing one, no capability", syscall(SYS_chroot, "/nonexistent-dir"));
         _exit(0);

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "drop_cap.h"
+
 static void show(const char *what, long r) {
     printf("%-44s %ld %s\n", what, r, r < 0 ? strerror(errno) : "");
 }
@@ -54,11 +56,7 @@ int main(void) {
 
     pid_t c = fork();
     if (c == 0) {
-        struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-        struct __user_cap_data_struct d[2];
-        syscall(SYS_capget, &h, d);
-        d[0].effective &= ~(1u << CAP_SYS_TIME);
-        show("capset without CAP_SYS_TIME", syscall(SYS_capset, &h, d));
+        show("capset without CAP_SYS_TIME", drop_effective_capability(CAP_SYS_TIME));
         struct timeval tv = {now.tv_sec, 0};
         show("clock_settime REALTIME, no capability", settime(CLOCK_REALTIME, &now));
         show("settimeofday, no capability", settod(&tv, NULL));
