@@ -501,7 +501,14 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             let spin = crate::time::ns_to_ticks(MOVE_SPIN_NS);
             let (deadline, again) = (crate::time::ns_to_ticks(MOVE_WAIT_NS), crate::time::ns_to_ticks(MOVE_KICK_NS));
             let mut kicked = start;
-            while let Some((true, on)) = signal::state::with_thread(tid, |t| (sched::move_pending(t), t.cpu)) {
+            // Only while it runs or waits to: a thread that blocks (a new thread of glibc's
+            // waiting for its creator, which sets its mask first, to release it) moves at the
+            // end of its system call, before any more of its code runs.
+            let on_cpu = |t: &Thread| {
+                let state = t.state.load(Ordering::SeqCst);
+                sched::move_pending(t) && (state == sched::thread::RUNNING || state == sched::thread::READY)
+            };
+            while let Some((true, on)) = signal::state::with_thread(tid, |t| (on_cpu(t), t.cpu)) {
                 let now = crate::time::ticks();
                 if now.wrapping_sub(start) > deadline {
                     kprintln!("hrt: thread {tid} did not move to a CPU of its new mask within 1 s");
