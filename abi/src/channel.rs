@@ -59,6 +59,10 @@ pub const HOST_SIGNAL_VECTOR: u8 = 0xf4;
 /// The interrupt the monitor sends to every CPU when it set `files_shrank`.
 pub const FILES_SHRANK_VECTOR: u8 = 0xf6;
 
+/// The interrupt the monitor sends to every CPU, `--profile` times a second: the kernel notes
+/// the address of the instruction it interrupted (`ChannelHeader::profile_area`).
+pub const PROFILE_VECTOR: u8 = 0xf7;
+
 /// A slot's `nr` with this bit set asks the monitor for one of its own operations (the
 /// hypercall number in the low bits: `nr::MEM_ZERO` and `nr::SMALL_HOST_PAGES`) instead of a Linux call (below bit
 /// 32: the bits from `process::CONTEXT_SHIFT` up name a spawned child's calls): the
@@ -145,6 +149,16 @@ pub struct ChannelHeader {
     /// the forwarded call and sets word 0 back to 0. One at a time: the monitor waits (briefly)
     /// for the word to be free.
     pub rename: [AtomicU64; 3],
+    /// `hrt run --profile`: where the kernel keeps its samples (guest address; 0 while it keeps
+    /// none). Per CPU `i`, at `profile_area + i * (profile_capacity + 1) * 8`: how many samples
+    /// that CPU took (more than `profile_capacity`: the rest were dropped), then up to
+    /// `profile_capacity` addresses of the instructions [`PROFILE_VECTOR`] interrupted. Read
+    /// by the monitor once the program has ended (numbers from the guest, only reported).
+    pub profile_area: AtomicU64,
+    pub profile_capacity: AtomicU64,
+    /// Where the program's link address 0 landed (0 for a position-dependent program), for
+    /// the profile's symbols.
+    pub profile_program_base: AtomicU64,
 }
 
 /// How many threads [`ProgramStatus`] lists with their signal masks.

@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 57;
+pub const ABI_VERSION: u32 = 58;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -428,6 +428,11 @@ pub mod flags {
     /// and one to spare): an idle program (a server waiting for requests) leaves the host CPU
     /// alone, and the wake-up's IPI is well under 1 % of the idle period it ends.
     pub const IDLE_HALT_LONG: u64 = 1 << 14;
+    /// `hrt run --profile`: the kernel keeps the samples the monitor's [`PROFILE_VECTOR`]
+    /// interrupts take (`ChannelHeader::profile_area`).
+    ///
+    /// [`PROFILE_VECTOR`]: crate::channel::PROFILE_VECTOR
+    pub const PROFILE: u64 = 1 << 15;
 }
 
 /// Bits of `BootInfo::features`.

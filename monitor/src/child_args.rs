@@ -20,6 +20,8 @@ pub fn child_command(args: &RunArgs) -> Result<Vec<OsString>> {
         strace,
         no_rewrite,
         no_channel,
+        // Only the program run by the user is profiled: children's reports would pile up.
+        profile: _,
         service_threads,
         service_spin,
         clear_env: _,

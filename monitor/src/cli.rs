@@ -41,6 +41,12 @@ pub struct RunArgs {
     /// the shared-memory channel served by hrt's polling threads
     #[arg(long)]
     pub no_channel: bool,
+    /// Sample where every vCPU is HZ times a second (1000 with `--profile` alone) and print the
+    /// busiest functions, the program's and the kernel's, when the program ends (the host's
+    /// `perf` cannot see into a PVM guest)
+    #[arg(long, value_name = "HZ", num_args = 0..=1, require_equals = true, default_missing_value = "1000",
+          value_parser = clap::value_parser!(u32).range(1..=20000))]
+    pub profile: Option<u32>,
     /// Polling threads that serve forwarded calls from the shared-memory channel
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub service_threads: Option<u32>,

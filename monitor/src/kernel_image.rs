@@ -67,6 +67,11 @@ impl KernelImage {
         Ok(KernelImage { bytes, entry, segments })
     }
 
+    /// The whole ELF image (its symbols name `--profile`'s samples).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     pub fn segment_bytes(&self, off: usize, len: usize) -> &[u8] {
         &self.bytes[off..off + len]
     }

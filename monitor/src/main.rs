@@ -18,6 +18,7 @@ mod mpi_env;
 mod overrides;
 mod placed_image;
 mod platform;
+mod profile_report;
 mod program;
 mod program_path;
 mod raw_sys;

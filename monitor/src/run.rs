@@ -312,6 +312,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             }
         );
     }
+    if args.profile.is_some() && args.no_channel {
+        return Err(err!("--profile needs the forwarding channel, which --no-channel turns off"));
+    }
     config.program = Some(ProgramSetup {
         program,
         argv,
@@ -320,6 +323,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         strace: args.strace,
         no_rewrite: args.no_rewrite,
         no_channel: args.no_channel,
+        profile_hz: args.profile.unwrap_or(0),
         service_threads: args.service_threads,
         service_spin_us: args.service_spin,
         verbose: args.verbose,

@@ -1101,3 +1101,32 @@ fn threads_born_with_a_cpu_mask_start_there_without_stalling_their_creator() {
         );
     }
 }
+
+/// `hrt run --profile` names where the vCPUs were: the program's busy function first (its
+/// symbol table), the kernel's idle loop on the other vCPU (the kernel's own symbols), with the
+/// program's output and status as natively.
+#[test]
+fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
+    let prog = build("profile_target", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.stdout.contains("sum positive"), "natively: {linux:?}");
+    for link in [&[][..], &["-static-pie"][..]] {
+        let prog = build("profile_target", link);
+        let got = hrt(&["--cpus", "2", "--profile=2000"], &prog, &[]);
+        assert_same(&format!("profile_target {link:?}"), &linux, &got);
+        let lines: Vec<&str> = got.stderr.lines().collect();
+        let head = lines.iter().position(|l| l.starts_with("hrt: profile: ")).unwrap_or_else(|| {
+            panic!("{link:?}: no profile on stderr:\n{}", got.stderr);
+        });
+        assert!(
+            lines.get(head + 1).is_some_and(|l| l.ends_with("  spins_in_this_function")),
+            "{link:?}: the busiest function is not the program's loop:\n{}",
+            got.stderr
+        );
+        assert!(
+            lines[head..].iter().any(|l| l.ends_with("[kernel] hrt_kernel::sched::idle::idle_loop")),
+            "{link:?}: the idle vCPU's samples are not named:\n{}",
+            got.stderr
+        );
+    }
+}

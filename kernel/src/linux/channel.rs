@@ -104,6 +104,9 @@ pub fn init() {
     crate::sched::set_idle_hook(idle_hook);
     crate::sched::set_halt_hook(halt_hook);
     CHANNEL.store(crate::mem::phys_to_virt(phys) as *mut Channel, Ordering::Release);
+    if let Some(ch) = channel() {
+        super::profile::init(ch);
+    }
     take_host_signals();
     ENABLED.store(true, Ordering::Release);
 }

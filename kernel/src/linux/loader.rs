@@ -346,6 +346,7 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
 /// (the monitor's reservations and the function overrides), None for an execve.
 pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'static str> {
     let loaded = load_segments(img.program, boot, Some(img.overrides))?;
+    super::profile::program_loaded(loaded.base);
     start_overrides(img, &loaded);
     let (pool_lo, pool_hi) = usermem::pool_range();
     let brk_end = reserve_brk_window(loaded.end, pool_hi - pool_lo);

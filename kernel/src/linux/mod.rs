@@ -25,6 +25,7 @@ pub mod patch_defer;
 pub mod pi_futex;
 pub mod private_files;
 pub mod process;
+pub mod profile;
 pub mod protect;
 pub mod range_map;
 pub mod regsite;

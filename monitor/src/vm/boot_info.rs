@@ -239,6 +239,9 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     if setup.strace {
         info.flags |= flags::STRACE;
     }
+    if setup.profile_hz > 0 {
+        info.flags |= flags::PROFILE;
+    }
     match setup.omp_library {
         Some(crate::overrides::LibraryUse::Override { required }) => {
             info.flags |= flags::OMP_LIBRARY | if required { flags::OMP_REQUIRED } else { 0 };

@@ -48,6 +48,8 @@ pub struct ProgramSetup {
     pub sandbox: Option<std::path::PathBuf>,
     /// `--no-channel`: forwarded calls are hypercalls (one VM exit each), as before the channel.
     pub no_channel: bool,
+    /// `--profile=HZ` (0: none).
+    pub profile_hz: u32,
     /// `--service-threads`, `--service-spin` (microseconds); None: the defaults.
     pub service_threads: Option<u32>,
     pub service_spin_us: Option<u64>,
@@ -202,7 +204,15 @@ pub fn run_prepared(
         if p.verbose {
             eprintln!("{}", cfg.describe(config.cpus));
         }
-        let _ = shared.channel.set(Arc::new(channel::Service::new(cfg, config.cpus, Some(vm.clone()))));
+        let svc = Arc::new(channel::Service::new(cfg, config.cpus, Some(vm.clone())));
+        if p.profile_hz > 0 {
+            svc.profile_with(channel::ProfileSetup {
+                hz: p.profile_hz,
+                program: p.program.bytes.clone(),
+                kernel: image.bytes().to_vec(),
+            });
+        }
+        let _ = shared.channel.set(svc);
     }
     // What the monitor placed for the kernel (`boot_info::place_kernel_tables`), known before
     // the kernel runs.

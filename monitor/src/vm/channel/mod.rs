@@ -32,6 +32,7 @@
 mod host_siginfo;
 pub mod host_signals;
 mod placement;
+mod profiler;
 mod service;
 mod workers;
 
@@ -51,6 +52,7 @@ use kvm_ioctls::VmFd;
 
 use super::memory::GuestRam;
 use super::vcpu::Shared;
+pub use profiler::ProfileSetup;
 
 /// How the channel is served (`hrt run` options).
 #[derive(Clone, Copy, Debug)]
@@ -173,6 +175,8 @@ pub struct Service {
     /// Whether the host has a CPU to spare now, of the given count (`host_load`; tests
     /// replace it).
     host_spare: fn(u32) -> bool,
+    /// `--profile`: the rate and the images that name the samples.
+    profile: OnceLock<ProfileSetup>,
 }
 
 impl Service {
@@ -199,6 +203,7 @@ impl Service {
             last_kick: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
             pollers: placement::Pollers::new(),
             host_spare: |cpus| crate::host_load::get().spare(cpus),
+            profile: OnceLock::new(),
         }
     }
 
@@ -219,6 +224,7 @@ impl Service {
         // asleep for good (seen in a forked child on a loaded host, whose vCPU ran and called
         // while this thread was descheduled between the two).
         workers::start_spawner(self.clone(), shared.clone(), filter.clone())?;
+        self.start_profiler(filter.clone())?;
         let host = crate::host_cpus::count();
         for i in 0..self.config.threads {
             let (svc, shared, filter) = (self.clone(), shared.clone(), filter.clone());
