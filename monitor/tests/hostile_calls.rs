@@ -1102,9 +1102,9 @@ fn threads_born_with_a_cpu_mask_start_there_without_stalling_their_creator() {
     }
 }
 
-/// `hrt run --profile` names where the vCPUs were: the program's busy function first (its
-/// symbol table), the kernel's idle loop on the other vCPU (the kernel's own symbols), with the
-/// program's output and status as natively.
+/// `hrt run --profile` names where the vCPUs were: the program's busy function first among
+/// its own (its symbol table), the kernel's idle loop on the other vCPU (the kernel's own
+/// symbols), with the program's output and status as natively.
 #[test]
 fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
     let prog = build("profile_target", &[]);
@@ -1118,9 +1118,14 @@ fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
         let head = lines.iter().position(|l| l.starts_with("hrt: profile: ")).unwrap_or_else(|| {
             panic!("{link:?}: no profile on stderr:\n{}", got.stderr);
         });
+        // The idle vCPU's samples (idle loop, halts) may outnumber the busy one's on a loaded
+        // host: the program's own busiest function is the loop.
         assert!(
-            lines.get(head + 1).is_some_and(|l| l.ends_with("  spins_in_this_function")),
-            "{link:?}: the busiest function is not the program's loop:\n{}",
+            lines[head + 1..]
+                .iter()
+                .find(|l| !l.contains("[kernel]"))
+                .is_some_and(|l| l.ends_with("  spins_in_this_function")),
+            "{link:?}: the program's busiest function is not its loop:\n{}",
             got.stderr
         );
         assert!(

@@ -5,9 +5,10 @@
 //! vCPU all land in the host's event handler), so this is how the program's and the kernel's
 //! time is found.
 //!
-//! The handler runs at once wherever the interrupt lands (`register_immediate`): in masked
-//! kernel code and in emulated ring 0 too, so that a sample says where the CPU really was. It
-//! takes no lock and only writes its own CPU's words.
+//! In ring-3 mode the handler runs in ring 3 (emulated ring 0 only notes where the interrupt
+//! found the CPU: `register_sampling`), when the interrupted code unmasks interrupts: a sample
+//! of masked kernel code still names where it was interrupted. It takes no lock and only
+//! writes its own CPU's words.
 
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -42,7 +43,7 @@ pub fn init(ch: &'static Channel) {
     CPUS.store(cpus, Ordering::Relaxed);
     PROGRAM_BASE.store(&ch.header.profile_program_base as *const AtomicU64 as *mut AtomicU64, Ordering::Relaxed);
     AREA.store(crate::mem::phys_to_virt(phys).cast(), Ordering::Release);
-    crate::arch::traps::register_immediate(PROFILE_VECTOR, sample);
+    crate::arch::traps::register_sampling(PROFILE_VECTOR, sample);
     ch.header.profile_capacity.store(CAPACITY as u64, Ordering::Relaxed);
     ch.header.profile_area.store(phys, Ordering::Release);
 }

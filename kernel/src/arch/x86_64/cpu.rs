@@ -30,6 +30,9 @@ pub struct PerCpu {
     /// Plain spinlocks taken minus released on this CPU (`sync::spinlock`), written only by
     /// `percpu::add_spinlocks_held`; only the sum over the CPUs means anything.
     pub spinlocks_held: AtomicI64,
+    /// Ring-3 mode: where the last interrupt noted for later found the CPU, for the handlers
+    /// of vectors that sample it (`traps::register_sampling`), run later in ring 3.
+    pub noted_rip: AtomicU64,
     pub online: AtomicBool,
     pub gdt: PerCpuCell<Gdt>,
     pub tss: PerCpuCell<Tss>,
@@ -47,6 +50,7 @@ impl PerCpu {
             zone: AtomicUsize::new(0),
             current_thread: AtomicU64::new(0),
             spinlocks_held: AtomicI64::new(0),
+            noted_rip: AtomicU64::new(0),
             online: AtomicBool::new(false),
             gdt: PerCpuCell::new(Gdt::new()),
             tss: PerCpuCell::new(Tss::new()),
@@ -217,4 +221,5 @@ const _: () = {
     assert!(core::mem::offset_of!(PerCpu, zone) == 72);
     assert!(core::mem::offset_of!(PerCpu, current_thread) == percpu::OFF_CURRENT_THREAD);
     assert!(core::mem::offset_of!(PerCpu, spinlocks_held) == percpu::OFF_SPINLOCKS_HELD);
+    assert!(core::mem::offset_of!(PerCpu, noted_rip) == percpu::OFF_NOTED_RIP);
 };

@@ -18,6 +18,8 @@ pub const OFF_IRQ_PENDING: usize = 40;
 pub const OFF_CURRENT_THREAD: usize = 80;
 /// Plain spinlocks held (`super::cpu::PerCpu::spinlocks_held`).
 pub const OFF_SPINLOCKS_HELD: usize = 88;
+/// Where the last interrupt noted while masked found the CPU (`PerCpu::noted_rip`).
+pub const OFF_NOTED_RIP: usize = 96;
 
 /// # Safety
 /// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields

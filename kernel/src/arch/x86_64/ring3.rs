@@ -188,6 +188,9 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "jb 22f",
         "23:",
         "lock bts qword ptr gs:[{pending}], rcx",
+        // Where it found the CPU, for a sampling handler (`traps::register_sampling`).
+        "mov rax, [rsp + 40]",
+        "mov gs:[{noted_rip}], rax",
         "mov rax, gs:[{cpu_id}]",
         "shl rax, 7",
         "lea rdx, [rip + {lines}]",
@@ -398,6 +401,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
         immediate = sym super::traps::IMMEDIATE,
         pending = const super::percpu::OFF_IRQ_PENDING,
         cpu_id = const super::percpu::OFF_CPU_ID,
+        noted_rip = const super::percpu::OFF_NOTED_RIP,
         lines = sym crate::arch::counters::LINES,
         eois = const crate::arch::counters::Stat::Eois as usize * 8,
         msr_eoi = const 0x80b,

@@ -13,8 +13,9 @@ use super::Service;
 use crate::file_bytes::FileBytes;
 use crate::vm::memory::GuestRam;
 
-/// The most samples per vCPU the monitor reads, whatever the guest's header says.
-const MAX_CAPACITY: u64 = 1 << 20;
+/// The most samples per vCPU the monitor reads, whatever the guest's header says (the kernel
+/// keeps as many): at most 32 MiB of the host's memory for 64 vCPUs.
+const MAX_CAPACITY: u64 = 1 << 16;
 
 /// What the report needs: the rate, and the images whose symbols name the samples.
 pub struct ProfileSetup {
