@@ -159,6 +159,8 @@ pub struct ChannelHeader {
     /// Where the program's link address 0 landed (0 for a position-dependent program), for
     /// the profile's symbols.
     pub profile_program_base: AtomicU64,
+    /// Where the interpreter's (ld.so's) link address 0 landed; 0 without one.
+    pub profile_interp_base: AtomicU64,
 }
 
 /// How many threads [`ProgramStatus`] lists with their signal masks.

@@ -691,6 +691,11 @@ pub mod nr {
     /// ending thread's registers and the program's mapped memory. Returns 1 if it wrote one, 0
     /// if none was due (core limit 0, a pipe pattern), or a negated errno.
     pub const CORE_DUMP: u64 = 33;
+    /// `hrt run --profile`: the program mapped `[args[2], args[2] + args[3])` of its file
+    /// descriptor args[0] from file offset args[1], executable (ld.so mapping a library): the
+    /// monitor keeps the file, to name the samples taken there. Returns 0 (a negated errno
+    /// for a descriptor it does not know). Also a `MONITOR_OP` of the channel.
+    pub const PROFILE_FILE: u64 = 34;
 }
 
 /// What [`nr::CORE_DUMP`] is given: the ending thread and process, as the notes of a Linux

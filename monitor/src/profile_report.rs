@@ -13,19 +13,21 @@ pub struct Symbols {
     funcs: Vec<(u64, u64, String)>,
     /// The span its loadable segments cover (relocated).
     span: (u64, u64),
+    /// Where its link address 0 landed.
+    base: u64,
 }
 
 impl Symbols {
     /// The functions of `image` (its `.symtab`, or its dynamic symbols if stripped) at `base`.
     pub fn of(image: &[u8], base: u64) -> Symbols {
-        let Ok(elf) = Elf::parse(image) else { return Symbols { funcs: Vec::new(), span: (0, 0) } };
+        let Ok(elf) = Elf::parse(image) else { return Symbols { funcs: Vec::new(), span: (0, 0), base } };
         let loads = elf.program_headers.iter().filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD);
         let span = loads.fold((u64::MAX, 0), |(lo, hi), p| (lo.min(p.p_vaddr), hi.max(p.p_vaddr + p.p_memsz)));
         let mut funcs = Vec::new();
         for (syms, names) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
             for s in syms.iter().filter(|s| s.is_function() && s.st_value != 0) {
                 if let Some(name) = names.get_at(s.st_name) {
-                    funcs.push((base + s.st_value, s.st_size, demangle(name)));
+                    funcs.push((base.wrapping_add(s.st_value), s.st_size, demangle(name)));
                 }
             }
             if !funcs.is_empty() {
@@ -34,7 +36,22 @@ impl Symbols {
         }
         funcs.sort_by_key(|f| f.0);
         funcs.dedup_by_key(|f| f.0);
-        Symbols { funcs, span: (base.saturating_add(span.0), base.saturating_add(span.1)) }
+        Symbols { funcs, span: (base.saturating_add(span.0), base.saturating_add(span.1)), base }
+    }
+
+    /// The functions of a file of which `[start, start + len)` maps file offset `off` (ld.so
+    /// mapping a library's segment), covering only that range.
+    pub fn of_mapping(image: &[u8], start: u64, len: u64, off: u64) -> Symbols {
+        let Ok(elf) = Elf::parse(image) else { return Symbols { funcs: Vec::new(), span: (0, 0), base: 0 } };
+        // The segment holding the offset says where the file's link address 0 landed.
+        let seg = elf.program_headers.iter().find(|p| {
+            p.p_type == goblin::elf::program_header::PT_LOAD
+                && (p.p_offset..p.p_offset + p.p_filesz.max(1)).contains(&off)
+        });
+        let Some(base) = seg.map(|p| start.wrapping_sub(p.p_vaddr.wrapping_add(off - p.p_offset))) else {
+            return Symbols { funcs: Vec::new(), span: (start, start.saturating_add(len)), base: 0 };
+        };
+        Symbols { span: (start, start.saturating_add(len)), ..Symbols::of(image, base) }
     }
 
     /// The function holding `addr`, if the image has one there.
@@ -51,41 +68,59 @@ impl Symbols {
     }
 }
 
-/// The report's lines: the samples per function, busiest first, each named by its image.
-pub fn report(samples: &[u64], dropped: u64, hz: u32, cpus: u32, program: &Symbols, kernel: &Symbols) -> Vec<String> {
+/// An image whose symbols name samples: the program (no label: its functions are named
+/// plainly), the kernel, ld.so, a shared library (each by its label).
+pub struct Image {
+    pub label: String,
+    pub symbols: Symbols,
+}
+
+impl Image {
+    /// What a sample at `addr` is counted as, if the image covers it: its function, or where
+    /// no symbol covers it, the address in the file's own terms (its link address, which
+    /// `objdump` and `addr2line` on the file understand).
+    fn key(&self, addr: u64) -> Option<String> {
+        if !self.symbols.covers(addr) {
+            return None;
+        }
+        let linked = addr.wrapping_sub(self.symbols.base);
+        Some(match (self.symbols.name(addr), self.label.is_empty()) {
+            (Some(name), true) => name.to_string(),
+            (Some(name), false) => format!("[{}] {name}", self.label),
+            (None, true) => format!("[program] {linked:#x}"),
+            (None, false) => format!("[{}] {linked:#x}", self.label),
+        })
+    }
+}
+
+/// The report's lines: the samples per function, busiest first, each named by the first of
+/// `images` that covers it (`vdso`: the vDSO's range).
+pub fn report(samples: &[u64], dropped: u64, hz: u32, cpus: u32, images: &[Image], vdso: (u64, u64)) -> Vec<String> {
     let mut counts: HashMap<String, u64> = HashMap::new();
     for &addr in samples {
-        let key = if let Some(name) = kernel.name(addr).filter(|_| kernel.covers(addr)) {
-            format!("[kernel] {name}")
-        } else if let Some(name) = program.name(addr) {
-            name.to_string()
-        } else if program.covers(addr) {
-            format!("[program] {addr:#x}")
-        } else if kernel.covers(addr) {
-            format!("[kernel] {addr:#x}")
-        } else {
-            // Shared libraries, ld.so, the vDSO: not named yet.
-            "[elsewhere: shared libraries, ld.so, vDSO]".to_string()
-        };
+        let key = images.iter().find_map(|i| i.key(addr)).unwrap_or_else(|| {
+            if (vdso.0..vdso.1).contains(&addr) {
+                "[vdso]".to_string()
+            } else {
+                "[elsewhere: memory no file was mapped from]".to_string()
+            }
+        });
         *counts.entry(key).or_default() += 1;
     }
     let mut rows: Vec<_> = counts.into_iter().collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let total = samples.len() as u64;
+    let share = |n: u64| 100.0 * n as f64 / total.max(1) as f64;
     let mut lines = vec![format!(
         "hrt: profile: {total} samples at {hz} Hz on {cpus} vCPU(s){}; the busiest functions:",
         if dropped > 0 { format!(" ({dropped} more dropped: a vCPU's buffer was full)") } else { String::new() }
     )];
     for (name, n) in rows.iter().take(SHOWN) {
-        lines.push(format!("hrt: {:>6.2}% {n:>8}  {name}", 100.0 * *n as f64 / total.max(1) as f64));
+        lines.push(format!("hrt: {:>6.2}% {n:>8}  {name}", share(*n)));
     }
     if rows.len() > SHOWN {
         let rest: u64 = rows[SHOWN..].iter().map(|r| r.1).sum();
-        lines.push(format!(
-            "hrt: {:>6.2}% {rest:>8}  ({} other functions)",
-            100.0 * rest as f64 / total.max(1) as f64,
-            rows.len() - SHOWN
-        ));
+        lines.push(format!("hrt: {:>6.2}% {rest:>8}  ({} other functions)", share(rest), rows.len() - SHOWN));
     }
     lines
 }
@@ -165,15 +200,35 @@ mod tests {
         let program = Symbols {
             funcs: vec![(0x1000, 0x100, "spin".into()), (0x1100, 0x10, "other".into())],
             span: (0x1000, 0x2000),
+            base: 0,
         };
-        let kernel = Symbols { funcs: vec![(0x10_0000, 0, "hrt_kernel::idle".into())], span: (0x10_0000, 0x20_0000) };
-        let samples = [0x1010, 0x1020, 0x10ff, 0x1105, 0x10_0040, 0x1800, 0x7f00_0000];
-        let lines = report(&samples, 0, 1000, 1, &program, &kernel);
-        assert!(lines[0].contains("7 samples at 1000 Hz on 1 vCPU(s)"), "{lines:?}");
+        let kernel =
+            Symbols { funcs: vec![(0x10_0000, 0, "hrt_kernel::idle".into())], span: (0x10_0000, 0x20_0000), base: 0 };
+        let lib = Symbols {
+            funcs: vec![(0x7000_0100, 0x40, "memcpy".into())],
+            span: (0x7000_0000, 0x7000_1000),
+            base: 0x7000_0000,
+        };
+        let images = [
+            Image { label: "kernel".into(), symbols: kernel },
+            Image { label: String::new(), symbols: program },
+            Image { label: "libc.so.6".into(), symbols: lib },
+        ];
+        let samples =
+            [0x1010, 0x1020, 0x10ff, 0x1105, 0x10_0040, 0x1800, 0x7000_0120, 0x7000_0800, 0x9000, 0x7f00_0000];
+        let lines = report(&samples, 0, 1000, 1, &images, (0x9000, 0xa000));
+        assert!(lines[0].contains("10 samples at 1000 Hz on 1 vCPU(s)"), "{lines:?}");
         assert!(lines[1].ends_with("3  spin"), "{lines:?}");
-        assert_eq!(lines.len(), 6, "{lines:?}");
-        assert!(lines.iter().any(|l| l.ends_with("[kernel] hrt_kernel::idle")));
-        assert!(lines.iter().any(|l| l.ends_with("[program] 0x1800")));
-        assert!(lines.iter().any(|l| l.contains("[elsewhere")));
+        assert_eq!(lines.len(), 9, "{lines:?}");
+        for want in [
+            "[kernel] hrt_kernel::idle",
+            "[program] 0x1800",
+            "[libc.so.6] memcpy",
+            "[libc.so.6] 0x800",
+            "[vdso]",
+            "[elsewhere",
+        ] {
+            assert!(lines.iter().any(|l| l.contains(want)), "{want}: {lines:?}");
+        }
     }
 }

@@ -1103,15 +1103,22 @@ fn threads_born_with_a_cpu_mask_start_there_without_stalling_their_creator() {
 }
 
 /// `hrt run --profile` names where the vCPUs were: the program's busy function first among
-/// its own (its symbol table), the kernel's idle loop on the other vCPU (the kernel's own
-/// symbols), with the program's output and status as natively.
+/// its own (its symbol table; static, static-PIE and dynamic), the kernel's idle loop on the
+/// other vCPU (the kernel's own symbols), a shared libc's memset by the library's name, with
+/// the program's output and status as natively.
 #[test]
 fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
     let prog = build("profile_target", &[]);
     let linux = native(&prog, &[]);
     assert!(linux.stdout.contains("sum positive"), "natively: {linux:?}");
-    for link in [&[][..], &["-static-pie"][..]] {
-        let prog = build("profile_target", link);
+    let source = common::hostile::repo_root().join("tests/programs/hostile/profile_target.c");
+    let dynamic = common::hostile::build_dynamic(&source, "profile_target", &[]);
+    for link in ["-static", "-static-pie", "dynamic"] {
+        let prog = match link {
+            "dynamic" => dynamic.clone(),
+            "-static" => build("profile_target", &[]),
+            _ => build("profile_target", &[link]),
+        };
         let got = hrt(&["--cpus", "2", "--profile=2000"], &prog, &[]);
         assert_same(&format!("profile_target {link:?}"), &linux, &got);
         let lines: Vec<&str> = got.stderr.lines().collect();
@@ -1133,5 +1140,13 @@ fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
             "{link:?}: the idle vCPU's samples are not named:\n{}",
             got.stderr
         );
+        if link == "dynamic" {
+            // The shared C library ld.so mapped: its samples carry its name.
+            assert!(
+                lines[head..].iter().any(|l| l.contains("  [libc.so.6] ")),
+                "{link:?}: no samples named in libc.so.6:\n{}",
+                got.stderr
+            );
+        }
     }
 }

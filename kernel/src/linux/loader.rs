@@ -346,7 +346,6 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
 /// (the monitor's reservations and the function overrides), None for an execve.
 pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'static str> {
     let loaded = load_segments(img.program, boot, Some(img.overrides))?;
-    super::profile::program_loaded(loaded.base);
     start_overrides(img, &loaded);
     let (pool_lo, pool_hi) = usermem::pool_range();
     let brk_end = reserve_brk_window(loaded.end, pool_hi - pool_lo);
@@ -386,6 +385,7 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
         None => None,
         Some(file) => Some(load_segments(file, boot, None).map_err(|_| "cannot load its interpreter")?),
     };
+    super::profile::program_loaded(loaded.base, interp.as_ref().map_or(0, |i| i.base));
     let sp = build_stack(img, &loaded, interp.as_ref().map_or(0, |i| i.base), top, top)?;
     super::near_table::map(Some(top + vdso_len));
     // With the near table in place (far images' slots lie there), before the program runs.

@@ -22,8 +22,9 @@ const CAPACITY: usize = 1 << 16;
 
 /// The area (kernel address), null while profiling is off.
 static AREA: AtomicPtr<u64> = AtomicPtr::new(null_mut());
-/// Where the monitor looks for the program's load address.
+/// Where the monitor looks for the program's and its interpreter's load addresses.
 static PROGRAM_BASE: AtomicPtr<AtomicU64> = AtomicPtr::new(null_mut());
+static INTERP_BASE: AtomicPtr<AtomicU64> = AtomicPtr::new(null_mut());
 static CPUS: AtomicUsize = AtomicUsize::new(0);
 
 /// With `flags::PROFILE`: makes the area, publishes it in the channel's header and takes the
@@ -42,18 +43,34 @@ pub fn init(ch: &'static Channel) {
     super::usermem::zero(phys, bytes as u64);
     CPUS.store(cpus, Ordering::Relaxed);
     PROGRAM_BASE.store(&ch.header.profile_program_base as *const AtomicU64 as *mut AtomicU64, Ordering::Relaxed);
+    INTERP_BASE.store(&ch.header.profile_interp_base as *const AtomicU64 as *mut AtomicU64, Ordering::Relaxed);
     AREA.store(crate::mem::phys_to_virt(phys).cast(), Ordering::Release);
     crate::arch::traps::register_sampling(PROFILE_VECTOR, sample);
     ch.header.profile_capacity.store(CAPACITY as u64, Ordering::Relaxed);
     ch.header.profile_area.store(phys, Ordering::Release);
 }
 
-/// The program was loaded with its link address 0 at `base` (0 for ET_EXEC).
-pub fn program_loaded(base: u64) {
-    let p = PROGRAM_BASE.load(Ordering::Relaxed);
-    if !p.is_null() {
-        // SAFETY: the channel header's word, alive for the VM's life.
-        unsafe { (*p).store(base, Ordering::Relaxed) };
+/// The program was loaded with its link address 0 at `base` (0 for ET_EXEC), and its
+/// interpreter at `interp` (0: none).
+pub fn program_loaded(base: u64, interp: u64) {
+    for (word, value) in [(&PROGRAM_BASE, base), (&INTERP_BASE, interp)] {
+        let p = word.load(Ordering::Relaxed);
+        if !p.is_null() {
+            // SAFETY: the channel header's word, alive for the VM's life.
+            unsafe { (*p).store(value, Ordering::Relaxed) };
+        }
+    }
+}
+
+/// The program mapped `[start, start + len)` of its descriptor `fd` from offset `off`,
+/// executable: the monitor keeps the file to name the samples there (`nr::PROFILE_FILE`).
+pub fn file_mapped(fd: u64, off: u64, start: u64, len: u64) {
+    if AREA.load(Ordering::Relaxed).is_null() {
+        return;
+    }
+    let args = [fd, off, start, len, 0, 0];
+    if super::channel::monitor_op(hrt_abi::nr::PROFILE_FILE, args).is_none() {
+        crate::arch::hypercall::call(hrt_abi::nr::PROFILE_FILE, &args[..4]);
     }
 }
 

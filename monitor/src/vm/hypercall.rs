@@ -235,6 +235,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::HOST_PRCTL => shared.host_prctl(&call.args),
         nr::HOST_RLIMIT => shared.host_rlimit(&call.args),
         nr::FILE_OVERRIDES => file_overrides(shared, &call.args),
+        nr::PROFILE_FILE => shared.channel.get().map_or(0, |svc| svc.profile_file(shared, &call.args)),
         nr::MAP_SHARED_FILE => super::shared_files::map(shared, &call.args),
         nr::UNMAP_SHARED_FILE => super::shared_files::unmap(shared, &call.args),
         nr::SHM_SEGMENT_SIZE => super::shared_files::shm_segment_size(&call.args),

@@ -210,6 +210,7 @@ pub fn run_prepared(
                 hz: p.profile_hz,
                 program: p.program.bytes.clone(),
                 kernel: image.bytes().to_vec(),
+                files: std::sync::Mutex::new(Vec::new()),
             });
         }
         let _ = shared.channel.set(svc);

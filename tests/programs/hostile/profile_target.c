@@ -1,8 +1,11 @@
 // A program for `hrt run --profile`: it spends a quarter second of CPU time in one function
 // with a name of its own, so that the profile's busiest function must be that one. A second
-// thread, which only sleeps, has the kernel start a second vCPU, idle meanwhile.
+// thread, which only sleeps, has the kernel start a second vCPU, idle meanwhile. Then it spends
+// a tenth of a second in the C library's memset (a shared library when built dynamically).
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +24,16 @@ __attribute__((noinline)) static double spins_in_this_function(double until) {
     return x;
 }
 
+__attribute__((noinline)) static long spends_in_libc(double until) {
+    static char buf[1 << 20];
+    long n = 0;
+    while (seconds() < until) {
+        memset(buf, (int)n, sizeof buf);
+        n += buf[n % sizeof buf];
+    }
+    return n;
+}
+
 static void *sleeper(void *arg) {
     (void)arg;
     usleep(50000);
@@ -33,6 +46,8 @@ int main(void) {
         return 1;
     double x = spins_in_this_function(seconds() + 0.25);
     pthread_join(t, NULL);
+    if (spends_in_libc(seconds() + 0.1) < 0)
+        abort();
     printf("done: %s\n", x > 0 ? "sum positive" : "sum zero");
     return 0;
 }

@@ -285,6 +285,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // gives the extents of its functions, for rewriting their system calls.
         crate::linux::eh_frame::add_mapped(start, len);
     }
+    if file && prot & protect::PROT_EXEC != 0 {
+        crate::linux::profile::file_mapped(fd as u64, off, start, filled_end - start);
+    }
     if file && prot & protect::PROT_EXEC != 0 && crate::linux::overrides::library_mode_on() {
         // A shared libgomp under `--omp`: its functions jump to the kernel's runtime. The
         // patches write the code, so a replaced (or reused) range loses its old protection.

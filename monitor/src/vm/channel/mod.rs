@@ -382,6 +382,7 @@ impl Service {
                 nr::MEM_ZERO => {
                     super::hypercall::zero_guest(&shared.ram, req.args[0], req.args[1], req.args[2], req.args[3])
                 }
+                nr::PROFILE_FILE => self.profile_file(shared, &req.args),
                 nr::SMALL_HOST_PAGES => {
                     // The stack's top pages after the answer: the guest goes on meanwhile
                     // (a fresh stack's mmap took ~83 us at --cpus 1 waiting for them, ~12 without).

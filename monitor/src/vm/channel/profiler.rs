@@ -4,24 +4,41 @@
 //! function (`profile_report`).
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hrt_abi::channel::PROFILE_VECTOR;
 
 use super::Service;
 use crate::file_bytes::FileBytes;
+use crate::profile_report::{Image, Symbols};
 use crate::vm::memory::GuestRam;
+use crate::vm::vcpu::Shared;
 
 /// The most samples per vCPU the monitor reads, whatever the guest's header says (the kernel
 /// keeps as many): at most 32 MiB of the host's memory for 64 vCPUs.
 const MAX_CAPACITY: u64 = 1 << 16;
+
+/// The most executable file mappings kept (ld.so maps one or two per library).
+const MAX_FILES: usize = 4096;
 
 /// What the report needs: the rate, and the images whose symbols name the samples.
 pub struct ProfileSetup {
     pub hz: u32,
     pub program: Arc<FileBytes>,
     pub kernel: Vec<u8>,
+    /// Executable file mappings the program made (`nr::PROFILE_FILE`).
+    pub files: Mutex<Vec<MappedFile>>,
+}
+
+/// One executable mapping of a file: where, from which offset, and the file (a descriptor of
+/// the monitor's own, read only for the report).
+pub struct MappedFile {
+    pub start: u64,
+    pub len: u64,
+    pub off: u64,
+    pub name: String,
+    pub file: Arc<std::fs::File>,
 }
 
 impl Service {
@@ -63,6 +80,39 @@ impl Service {
         Ok(())
     }
 
+    /// `nr::PROFILE_FILE` (a monitor operation or a hypercall): keeps the file the program
+    /// mapped executable at `[args[2], args[2] + args[3])` from offset args[1] of its
+    /// descriptor args[0], to name the samples there.
+    pub fn profile_file(&self, shared: &Shared, args: &[u64]) -> i64 {
+        let Some(setup) = self.profile.get() else { return 0 };
+        let Some(host) = shared.forwarder.as_ref().and_then(|f| f.host_fd(args[0])) else {
+            return -(libc::EBADF as i64);
+        };
+        let mut files = setup.files.lock().unwrap_or_else(|e| e.into_inner());
+        if files.len() >= MAX_FILES {
+            return 0;
+        }
+        let name = std::fs::read_link(format!("/proc/self/fd/{}", host.raw()))
+            .map(|p| p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|_| format!("fd {}", args[0]));
+        // The same file again (its other segments): one descriptor for all.
+        let same = files.iter().find(|f| f.name == name).map(|f| f.file.clone());
+        let file = match same {
+            Some(f) => f,
+            None => {
+                // SAFETY: dup of a descriptor the forwarder keeps open; the copy is ours.
+                let fd = unsafe { libc::fcntl(host.raw(), libc::F_DUPFD_CLOEXEC, 0) };
+                if fd < 0 {
+                    return 0;
+                }
+                // SAFETY: `fd` is a fresh descriptor nobody else owns.
+                Arc::new(unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+            }
+        };
+        files.push(MappedFile { start: args[2], len: args[3], off: args[1], name, file });
+        0
+    }
+
     /// Prints the profile (the program has ended); nothing if this run was not profiled.
     pub fn report_profile(&self, ram: &GuestRam) {
         let (Some(setup), Some(ch)) = (self.profile.get(), self.channel()) else { return };
@@ -86,11 +136,51 @@ impl Service {
                 samples.extend((0..kept).map(|i| words.add(1 + i as usize).read_volatile()));
             }
         }
-        let base = ch.header.profile_program_base.load(Ordering::Relaxed);
-        let program = crate::profile_report::Symbols::of(&setup.program, base);
-        let kernel = crate::profile_report::Symbols::of(&setup.kernel, 0);
-        for line in crate::profile_report::report(&samples, dropped, setup.hz, self.cpus, &program, &kernel) {
+        let images = images(setup, &ch.header);
+        let vdso = (ch.header.main_stack[2].load(Ordering::Relaxed), ch.header.main_stack[3].load(Ordering::Relaxed));
+        for line in crate::profile_report::report(&samples, dropped, setup.hz, self.cpus, &images, vdso) {
             eprintln!("{line}");
         }
     }
+}
+
+/// The images that name the samples, in the order they are tried: the kernel, the program,
+/// its interpreter, the files it mapped executable.
+fn images(setup: &ProfileSetup, header: &hrt_abi::channel::ChannelHeader) -> Vec<Image> {
+    let mut images = vec![
+        Image { label: "kernel".into(), symbols: Symbols::of(&setup.kernel, 0) },
+        Image {
+            label: String::new(),
+            symbols: Symbols::of(&setup.program, header.profile_program_base.load(Ordering::Relaxed)),
+        },
+    ];
+    let interp_base = header.profile_interp_base.load(Ordering::Relaxed);
+    let interp = goblin::elf::Elf::parse(&setup.program).ok().and_then(|e| e.interpreter.map(str::to_string));
+    if let (Some(path), true) = (interp, interp_base != 0) {
+        if let Ok(bytes) = FileBytes::read_path(&path) {
+            let label = path.rsplit('/').next().unwrap_or(&path).to_string();
+            images.push(Image { label, symbols: Symbols::of(&bytes, interp_base) });
+        }
+    }
+    let files = setup.files.lock().unwrap_or_else(|e| e.into_inner());
+    let mut read: Vec<(String, Arc<FileBytes>)> = Vec::new();
+    for f in files.iter() {
+        let bytes = match read.iter().find(|(n, _)| *n == f.name) {
+            Some((_, b)) => b.clone(),
+            None => {
+                let Some(b) = f.file.try_clone().ok().and_then(|file| {
+                    let len = file.metadata().ok()?.len();
+                    FileBytes::read(file, len).ok()
+                }) else {
+                    continue;
+                };
+                let b = Arc::new(b);
+                read.push((f.name.clone(), b.clone()));
+                b
+            }
+        };
+        let symbols = Symbols::of_mapping(&bytes, f.start, f.len, f.off);
+        images.push(Image { label: f.name.clone(), symbols });
+    }
+    images
 }
