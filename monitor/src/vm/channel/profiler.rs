@@ -19,8 +19,12 @@ use crate::vm::vcpu::Shared;
 /// keeps as many): at most 32 MiB of the host's memory for 64 vCPUs.
 const MAX_CAPACITY: u64 = 1 << 16;
 
-/// The most executable file mappings kept (ld.so maps one or two per library).
+/// The most executable file mappings kept (ld.so maps one or two per library), the most
+/// distinct files among them (each holds a descriptor of the monitor's), and the largest file
+/// read for its symbols.
 const MAX_FILES: usize = 4096;
+const MAX_DISTINCT_FILES: usize = 256;
+const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// What the report needs: the rate, and the images whose symbols name the samples.
 pub struct ProfileSetup {
@@ -99,6 +103,7 @@ impl Service {
         let same = files.iter().find(|f| f.name == name).map(|f| f.file.clone());
         let file = match same {
             Some(f) => f,
+            None if distinct_files(&files) >= MAX_DISTINCT_FILES => return 0,
             None => {
                 // SAFETY: dup of a descriptor the forwarder keeps open; the copy is ours.
                 let fd = unsafe { libc::fcntl(host.raw(), libc::F_DUPFD_CLOEXEC, 0) };
@@ -144,6 +149,14 @@ impl Service {
     }
 }
 
+/// How many descriptors the mappings in `files` hold.
+fn distinct_files(files: &[MappedFile]) -> usize {
+    let mut held: Vec<*const std::fs::File> = files.iter().map(|f| Arc::as_ptr(&f.file)).collect();
+    held.sort();
+    held.dedup();
+    held.len()
+}
+
 /// The images that name the samples, in the order they are tried: the kernel, the program,
 /// its interpreter, the files it mapped executable.
 fn images(setup: &ProfileSetup, header: &hrt_abi::channel::ChannelHeader) -> Vec<Image> {
@@ -170,7 +183,7 @@ fn images(setup: &ProfileSetup, header: &hrt_abi::channel::ChannelHeader) -> Vec
             None => {
                 let Some(b) = f.file.try_clone().ok().and_then(|file| {
                     let len = file.metadata().ok()?.len();
-                    FileBytes::read(file, len).ok()
+                    (len <= MAX_FILE_BYTES).then(|| FileBytes::read(file, len).ok()).flatten()
                 }) else {
                     continue;
                 };
