@@ -25,8 +25,19 @@ impl Symbols {
         let span = loads.fold((u64::MAX, 0), |(lo, hi), p| (lo.min(p.p_vaddr), hi.max(p.p_vaddr + p.p_memsz)));
         let mut funcs = Vec::new();
         for (syms, names) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
-            for s in syms.iter().filter(|s| s.is_function() && s.st_value != 0) {
-                if let Some(name) = names.get_at(s.st_name) {
+            // Functions, and the labels of hand-written assembly (no type) in code.
+            let code = |shndx: usize| {
+                elf.section_headers
+                    .get(shndx)
+                    .is_some_and(|h| h.sh_flags & u64::from(goblin::elf::section_header::SHF_EXECINSTR) != 0)
+            };
+            let wanted = |s: &goblin::elf::Sym| {
+                s.st_value != 0
+                    && (s.is_function()
+                        || s.st_type() == goblin::elf::sym::STT_NOTYPE && s.st_name != 0 && code(s.st_shndx))
+            };
+            for s in syms.iter().filter(wanted) {
+                if let Some(name) = names.get_at(s.st_name).filter(|n| !n.starts_with(".L") && !n.starts_with('$')) {
                     funcs.push((base.wrapping_add(s.st_value), s.st_size, demangle(name)));
                 }
             }
