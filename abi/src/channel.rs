@@ -151,7 +151,9 @@ pub struct ChannelHeader {
     pub rename: [AtomicU64; 3],
     /// `hrt run --profile`: where the kernel keeps its samples (guest address; 0 while it keeps
     /// none). Per CPU `i`, at `profile_area + i * (profile_capacity + 1) * 8`: how many samples
-    /// that CPU took (more than `profile_capacity`: the rest were dropped), then up to
+    /// that CPU took (more than `profile_capacity`: the rest were dropped) in the bits below
+    /// [`PROFILE_GENERATION_SHIFT`], the exec generation they count for above (a CPU whose
+    /// generation is not `profile_generation` took none since the last exec), then up to
     /// `profile_capacity` addresses of the instructions [`PROFILE_VECTOR`] interrupted. Read
     /// by the monitor once the program has ended (numbers from the guest, only reported).
     pub profile_area: AtomicU64,
@@ -161,7 +163,16 @@ pub struct ChannelHeader {
     pub profile_program_base: AtomicU64,
     /// Where the interpreter's (ld.so's) link address 0 landed; 0 without one.
     pub profile_interp_base: AtomicU64,
+    /// How many execs the program made: the samples are the last image's.
+    pub profile_generation: AtomicU64,
 }
+
+/// See [`ChannelHeader::profile_area`].
+pub const PROFILE_GENERATION_SHIFT: u64 = 40;
+
+/// `nr::PROFILE_FILE`'s args[0] when the program has exec'd: its mappings are gone, and the
+/// program is now the file it exec'd.
+pub const PROFILE_EXECED: u64 = u64::MAX;
 
 /// How many threads [`ProgramStatus`] lists with their signal masks.
 pub const STATUS_THREADS: usize = 32;

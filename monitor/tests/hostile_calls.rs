@@ -1104,8 +1104,8 @@ fn threads_born_with_a_cpu_mask_start_there_without_stalling_their_creator() {
 
 /// `hrt run --profile` names where the vCPUs were: the program's busy function first among
 /// its own (its symbol table; static, static-PIE and dynamic), the kernel's idle loop on the
-/// other vCPU (the kernel's own symbols), a shared libc's memset by the library's name, with
-/// the program's output and status as natively.
+/// other vCPU (the kernel's own symbols), a shared libc's memset by the library's name, the
+/// image a shell exec'd by its own symbols, with the program's output and status as natively.
 #[test]
 fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
     let prog = build("profile_target", &[]);
@@ -1140,6 +1140,22 @@ fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
             "{link:?}: the idle vCPU's samples are not named:\n{}",
             got.stderr
         );
+        if link == "-static" {
+            // Started by a shell that execs it: the samples since are named with its symbols.
+            let exec = format!("exec {}", prog.display());
+            let got = hrt(&["--cpus", "1", "--profile=2000"], std::path::Path::new("/bin/sh"), &["-c", &exec]);
+            assert_same("profile_target after an exec", &linux, &got);
+            assert!(
+                got.stderr.contains("(the program exec'd ")
+                    && got
+                        .stderr
+                        .lines()
+                        .find(|l| l.starts_with("hrt: ") && l.contains('%') && !l.contains("[kernel]"))
+                        .is_some_and(|l| l.ends_with("  spins_in_this_function")),
+                "after an exec: {}",
+                got.stderr
+            );
+        }
         if link == "dynamic" {
             // The shared C library ld.so mapped: its samples carry its name.
             assert!(

@@ -9,11 +9,15 @@
 //! found the CPU: `register_sampling`), when the interrupted code unmasks interrupts: a sample
 //! of masked kernel code still names where it was interrupted. It takes no lock and only
 //! writes its own CPU's words.
+//!
+//! An exec starts the profile again (the monitor names the samples with the symbols of the
+//! last image): each CPU's count carries the exec generation it counts for, and the handler
+//! starts over when the generation has moved on.
 
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use hrt_abi::channel::{Channel, PROFILE_VECTOR};
+use hrt_abi::channel::{Channel, ChannelHeader, PROFILE_GENERATION_SHIFT, PROFILE_VECTOR};
 
 use crate::arch::traps::TrapFrame;
 
@@ -22,10 +26,12 @@ const CAPACITY: usize = 1 << 16;
 
 /// The area (kernel address), null while profiling is off.
 static AREA: AtomicPtr<u64> = AtomicPtr::new(null_mut());
-/// Where the monitor looks for the program's and its interpreter's load addresses.
-static PROGRAM_BASE: AtomicPtr<AtomicU64> = AtomicPtr::new(null_mut());
-static INTERP_BASE: AtomicPtr<AtomicU64> = AtomicPtr::new(null_mut());
+/// The channel's header, where the monitor finds the load addresses and the generation.
+static HEADER: AtomicPtr<ChannelHeader> = AtomicPtr::new(null_mut());
 static CPUS: AtomicUsize = AtomicUsize::new(0);
+/// Images loaded (the first program, then one per exec), and the generation samples count for.
+static LOADS: AtomicU64 = AtomicU64::new(0);
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// With `flags::PROFILE`: makes the area, publishes it in the channel's header and takes the
 /// interrupts. Without the memory, says so and profiles nothing.
@@ -42,33 +48,42 @@ pub fn init(ch: &'static Channel) {
     };
     super::usermem::zero(phys, bytes as u64);
     CPUS.store(cpus, Ordering::Relaxed);
-    PROGRAM_BASE.store(&ch.header.profile_program_base as *const AtomicU64 as *mut AtomicU64, Ordering::Relaxed);
-    INTERP_BASE.store(&ch.header.profile_interp_base as *const AtomicU64 as *mut AtomicU64, Ordering::Relaxed);
+    HEADER.store(&ch.header as *const ChannelHeader as *mut ChannelHeader, Ordering::Relaxed);
     AREA.store(crate::mem::phys_to_virt(phys).cast(), Ordering::Release);
     crate::arch::traps::register_sampling(PROFILE_VECTOR, sample);
     ch.header.profile_capacity.store(CAPACITY as u64, Ordering::Relaxed);
     ch.header.profile_area.store(phys, Ordering::Release);
 }
 
-/// The program was loaded with its link address 0 at `base` (0 for ET_EXEC), and its
-/// interpreter at `interp` (0: none).
+fn header() -> Option<&'static ChannelHeader> {
+    // SAFETY: the channel's header lives for the VM's life once `init` stored it.
+    unsafe { HEADER.load(Ordering::Relaxed).as_ref() }
+}
+
+/// The program (or, after an exec, the new image) was loaded with its link address 0 at
+/// `base` (0 for ET_EXEC), and its interpreter at `interp` (0: none). After an exec the
+/// samples start over and the monitor forgets the old image's libraries.
 pub fn program_loaded(base: u64, interp: u64) {
-    for (word, value) in [(&PROGRAM_BASE, base), (&INTERP_BASE, interp)] {
-        let p = word.load(Ordering::Relaxed);
-        if !p.is_null() {
-            // SAFETY: the channel header's word, alive for the VM's life.
-            unsafe { (*p).store(value, Ordering::Relaxed) };
-        }
+    let Some(h) = header() else { return };
+    h.profile_program_base.store(base, Ordering::Relaxed);
+    h.profile_interp_base.store(interp, Ordering::Relaxed);
+    let generation = LOADS.fetch_add(1, Ordering::Relaxed);
+    if generation > 0 {
+        GENERATION.store(generation, Ordering::Relaxed);
+        h.profile_generation.store(generation, Ordering::Relaxed);
+        tell_monitor([hrt_abi::channel::PROFILE_EXECED, 0, 0, 0, 0, 0]);
     }
 }
 
 /// The program mapped `[start, start + len)` of its descriptor `fd` from offset `off`,
 /// executable: the monitor keeps the file to name the samples there (`nr::PROFILE_FILE`).
 pub fn file_mapped(fd: u64, off: u64, start: u64, len: u64) {
-    if AREA.load(Ordering::Relaxed).is_null() {
-        return;
+    if !AREA.load(Ordering::Relaxed).is_null() {
+        tell_monitor([fd, off, start, len, 0, 0]);
     }
-    let args = [fd, off, start, len, 0, 0];
+}
+
+fn tell_monitor(args: [u64; 6]) {
     if super::channel::monitor_op(hrt_abi::nr::PROFILE_FILE, args).is_none() {
         crate::arch::hypercall::call(hrt_abi::nr::PROFILE_FILE, &args[..4]);
     }
@@ -81,14 +96,20 @@ fn sample(frame: &mut TrapFrame) {
     if area.is_null() || cpu >= CPUS.load(Ordering::Relaxed) {
         return;
     }
+    let generation = GENERATION.load(Ordering::Relaxed);
     // SAFETY: the area holds `CPUS` parts of `CAPACITY + 1` words; only this CPU writes its
     // part, with interrupts off (the handler's), and the monitor reads it after the end.
     unsafe {
         let part = area.add(cpu * (CAPACITY + 1));
-        let taken = part.read_volatile();
+        let word = part.read_volatile();
+        let taken = if word >> PROFILE_GENERATION_SHIFT == generation {
+            word & ((1 << PROFILE_GENERATION_SHIFT) - 1)
+        } else {
+            0
+        };
         if (taken as usize) < CAPACITY {
             part.add(1 + taken as usize).write_volatile(frame.rip);
         }
-        part.write_volatile(taken + 1);
+        part.write_volatile(generation << PROFILE_GENERATION_SHIFT | (taken + 1));
     }
 }

@@ -475,7 +475,7 @@ impl Forwarder {
     }
 
     /// What readlink("/proc/self/exe") answers.
-    fn exe(&self) -> Vec<u8> {
+    pub fn exe(&self) -> Vec<u8> {
         self.described.lock().unwrap().exe.clone()
     }
 

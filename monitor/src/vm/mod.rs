@@ -211,6 +211,7 @@ pub fn run_prepared(
                 program: p.program.bytes.clone(),
                 kernel: image.bytes().to_vec(),
                 files: std::sync::Mutex::new(Vec::new()),
+                execed: std::sync::atomic::AtomicBool::new(false),
             });
         }
         let _ = shared.channel.set(svc);

@@ -597,7 +597,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     shared.main_thread.lock().unwrap().take();
     if let Some(svc) = shared.channel.get() {
         svc.stop();
-        svc.report_profile(&shared.ram);
+        svc.report_profile(&shared);
     }
     let exit = exit?;
     Ok(match exit {

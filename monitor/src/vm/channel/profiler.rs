@@ -7,12 +7,11 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hrt_abi::channel::PROFILE_VECTOR;
+use hrt_abi::channel::{PROFILE_EXECED, PROFILE_GENERATION_SHIFT, PROFILE_VECTOR};
 
 use super::Service;
 use crate::file_bytes::FileBytes;
 use crate::profile_report::{Image, Symbols};
-use crate::vm::memory::GuestRam;
 use crate::vm::vcpu::Shared;
 
 /// The most samples per vCPU the monitor reads, whatever the guest's header says (the kernel
@@ -33,6 +32,8 @@ pub struct ProfileSetup {
     pub kernel: Vec<u8>,
     /// Executable file mappings the program made (`nr::PROFILE_FILE`).
     pub files: Mutex<Vec<MappedFile>>,
+    /// The program exec'd: the samples are of the image its path names now.
+    pub execed: std::sync::atomic::AtomicBool,
 }
 
 /// One executable mapping of a file: where, from which offset, and the file (a descriptor of
@@ -89,6 +90,13 @@ impl Service {
     /// descriptor args[0], to name the samples there.
     pub fn profile_file(&self, shared: &Shared, args: &[u64]) -> i64 {
         let Some(setup) = self.profile.get() else { return 0 };
+        if args[0] == PROFILE_EXECED {
+            // The old image's libraries are gone; the program is the file it exec'd.
+            // (Its path is known once the exec is committed, after the load: read at the end.)
+            setup.files.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            setup.execed.store(true, Ordering::Relaxed);
+            return 0;
+        }
         let Some(host) = shared.forwarder.as_ref().and_then(|f| f.host_fd(args[0])) else {
             return -(libc::EBADF as i64);
         };
@@ -119,7 +127,8 @@ impl Service {
     }
 
     /// Prints the profile (the program has ended); nothing if this run was not profiled.
-    pub fn report_profile(&self, ram: &GuestRam) {
+    pub fn report_profile(&self, shared: &Shared) {
+        let ram = &shared.ram;
         let (Some(setup), Some(ch)) = (self.profile.get(), self.channel()) else { return };
         let area = ch.header.profile_area.load(Ordering::Acquire);
         let capacity = ch.header.profile_capacity.load(Ordering::Relaxed).min(MAX_CAPACITY);
@@ -128,6 +137,7 @@ impl Service {
             eprintln!("hrt: profile: the kernel kept no samples");
             return;
         };
+        let generation = ch.header.profile_generation.load(Ordering::Relaxed);
         let (mut samples, mut dropped) = (Vec::new(), 0);
         for cpu in 0..self.cpus as u64 {
             // SAFETY: `host_ptr` checked that the whole area lies in guest RAM, which stays
@@ -135,15 +145,40 @@ impl Service {
             // numbers to us).
             unsafe {
                 let words = ptr.add((cpu * part) as usize) as *const u64;
-                let taken = words.read_volatile();
+                let word = words.read_volatile();
+                // A CPU that took no sample since the last exec still counts an older image's.
+                let taken = if word >> PROFILE_GENERATION_SHIFT == generation {
+                    word & ((1 << PROFILE_GENERATION_SHIFT) - 1)
+                } else {
+                    0
+                };
                 let kept = taken.min(capacity);
                 dropped += taken - kept;
                 samples.extend((0..kept).map(|i| words.add(1 + i as usize).read_volatile()));
             }
         }
-        let images = images(setup, &ch.header);
+        let execed = setup
+            .execed
+            .load(Ordering::Relaxed)
+            .then(|| shared.forwarder.as_ref().map(|f| String::from_utf8_lossy(&f.exe()).into_owned()))
+            .flatten();
+        let program = match &execed {
+            Some(path) => match FileBytes::read_path(path) {
+                Ok(bytes) => Arc::new(bytes),
+                Err(e) => {
+                    eprintln!("hrt: profile: cannot read {path}, which the program exec'd, for its symbols: {e}");
+                    Arc::new(FileBytes::from(Vec::new()))
+                }
+            },
+            None => setup.program.clone(),
+        };
+        let images = images(setup, &program, &ch.header);
         let vdso = (ch.header.main_stack[2].load(Ordering::Relaxed), ch.header.main_stack[3].load(Ordering::Relaxed));
-        for line in crate::profile_report::report(&samples, dropped, setup.hz, self.cpus, &images, vdso) {
+        let mut lines = crate::profile_report::report(&samples, dropped, setup.hz, self.cpus, &images, vdso);
+        if let Some(path) = execed {
+            lines.insert(1, format!("hrt: (the program exec'd {path}: only the samples taken since, of that image)"));
+        }
+        for line in lines {
             eprintln!("{line}");
         }
     }
@@ -159,16 +194,16 @@ fn distinct_files(files: &[MappedFile]) -> usize {
 
 /// The images that name the samples, in the order they are tried: the kernel, the program,
 /// its interpreter, the files it mapped executable.
-fn images(setup: &ProfileSetup, header: &hrt_abi::channel::ChannelHeader) -> Vec<Image> {
+fn images(setup: &ProfileSetup, program: &[u8], header: &hrt_abi::channel::ChannelHeader) -> Vec<Image> {
     let mut images = vec![
         Image { label: "kernel".into(), symbols: Symbols::of(&setup.kernel, 0) },
         Image {
             label: String::new(),
-            symbols: Symbols::of(&setup.program, header.profile_program_base.load(Ordering::Relaxed)),
+            symbols: Symbols::of(program, header.profile_program_base.load(Ordering::Relaxed)),
         },
     ];
     let interp_base = header.profile_interp_base.load(Ordering::Relaxed);
-    let interp = goblin::elf::Elf::parse(&setup.program).ok().and_then(|e| e.interpreter.map(str::to_string));
+    let interp = goblin::elf::Elf::parse(program).ok().and_then(|e| e.interpreter.map(str::to_string));
     if let (Some(path), true) = (interp, interp_base != 0) {
         if let Ok(bytes) = FileBytes::read_path(&path) {
             let label = path.rsplit('/').next().unwrap_or(&path).to_string();
