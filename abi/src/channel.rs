@@ -165,6 +165,9 @@ pub struct ChannelHeader {
     pub profile_interp_base: AtomicU64,
     /// How many execs the program made: the samples are the last image's.
     pub profile_generation: AtomicU64,
+    /// Nonzero while that CPU is halted (or, in a forked child, not started): `--profile`
+    /// counts it as such without interrupting it.
+    pub cpu_halted: [AtomicU8; crate::MAX_CPUS],
 }
 
 /// See [`ChannelHeader::profile_area`].

@@ -8,6 +8,9 @@ use goblin::elf::Elf;
 /// How many functions the report lists.
 const SHOWN: usize = 30;
 
+/// A sample that stands for a tick that found a vCPU halted (not interrupted).
+pub const HALTED: u64 = u64::MAX;
+
 /// Function symbols of one ELF image, sorted by address, relocated by `base`.
 pub struct Symbols {
     funcs: Vec<(u64, u64, String)>,
@@ -110,7 +113,9 @@ pub fn report(samples: &[u64], dropped: u64, hz: u32, cpus: u32, images: &[Image
     let mut counts: HashMap<String, u64> = HashMap::new();
     for &addr in samples {
         let key = images.iter().find_map(|i| i.key(addr)).unwrap_or_else(|| {
-            if (vdso.0..vdso.1).contains(&addr) {
+            if addr == HALTED {
+                "[halted: an idle vCPU asleep in HLT, not interrupted]".to_string()
+            } else if (vdso.0..vdso.1).contains(&addr) {
                 "[vdso]".to_string()
             } else {
                 "[elsewhere: memory no file was mapped from]".to_string()

@@ -684,8 +684,10 @@ pub fn count_halted(cpu: usize, halting: bool) {
     let here = &HALTED[cpu];
     if halting {
         here.store(true, Ordering::Relaxed);
+        ch.header.cpu_halted[cpu].store(1, Ordering::Relaxed);
         ch.header.halted_cpus.fetch_add(1, Ordering::Relaxed);
     } else if here.swap(false, Ordering::Relaxed) {
+        ch.header.cpu_halted[cpu].store(0, Ordering::Relaxed);
         ch.header.halted_cpus.fetch_sub(1, Ordering::Relaxed);
     }
 }

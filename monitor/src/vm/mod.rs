@@ -212,6 +212,7 @@ pub fn run_prepared(
                 kernel: image.bytes().to_vec(),
                 files: std::sync::Mutex::new(Vec::new()),
                 execed: std::sync::atomic::AtomicBool::new(false),
+                halted: std::sync::atomic::AtomicU64::new(0),
             });
         }
         let _ = shared.channel.set(svc);

@@ -34,6 +34,9 @@ pub struct ProfileSetup {
     pub files: Mutex<Vec<MappedFile>>,
     /// The program exec'd: the samples are of the image its path names now.
     pub execed: std::sync::atomic::AtomicBool,
+    /// Ticks that found a vCPU halted (not interrupted: the wake-up would cost it ~0.1 ms and
+    /// change what it does), since the last exec.
+    pub halted: std::sync::atomic::AtomicU64,
 }
 
 /// One executable mapping of a file: where, from which offset, and the file (a descriptor of
@@ -77,6 +80,12 @@ impl Service {
                         continue;
                     }
                     for cpu in 0..svc.cpus {
+                        if ch.header.cpu_halted.get(cpu as usize).is_some_and(|h| h.load(Ordering::Relaxed) != 0) {
+                            if let Some(p) = svc.profile.get() {
+                                p.halted.fetch_add(1, Ordering::Relaxed);
+                            }
+                            continue;
+                        }
                         let _ = svc.send(cpu, PROFILE_VECTOR);
                     }
                 }
@@ -95,6 +104,7 @@ impl Service {
             // (Its path is known once the exec is committed, after the load: read at the end.)
             setup.files.lock().unwrap_or_else(|e| e.into_inner()).clear();
             setup.execed.store(true, Ordering::Relaxed);
+            setup.halted.store(0, Ordering::Relaxed);
             return 0;
         }
         let Some(host) = shared.forwarder.as_ref().and_then(|f| f.host_fd(args[0])) else {
@@ -174,6 +184,9 @@ impl Service {
         };
         let images = images(setup, &program, &ch.header);
         let vdso = (ch.header.main_stack[2].load(Ordering::Relaxed), ch.header.main_stack[3].load(Ordering::Relaxed));
+        // A halted vCPU's ticks, counted without interrupting it, as samples of their own.
+        samples
+            .extend(std::iter::repeat_n(crate::profile_report::HALTED, setup.halted.load(Ordering::Relaxed) as usize));
         let mut lines = crate::profile_report::report(&samples, dropped, setup.hz, self.cpus, &images, vdso);
         if let Some(path) = execed {
             lines.insert(1, format!("hrt: (the program exec'd {path}: only the samples taken since, of that image)"));
