@@ -2,6 +2,11 @@
 //! does. The line is read from the file's first 256 bytes; the interpreter is the first word
 //! after `#!` (blanks skipped), and the rest of the line, trimmed, is one optional argument.
 //! The interpreter then gets argv `[interpreter, argument?, script path, script arguments...]`.
+//!
+//! `hrt run` of an executable text file without a `#!` line runs it with `/bin/sh`, as a shell
+//! and glibc's `execvp` (env, nice, timeout, xargs) do when execve refuses it (ENOEXEC); a file
+//! whose first line holds a NUL byte is a binary, refused as bash refuses it. (Inside the VM
+//! execve answers ENOEXEC as Linux does: `parse` alone, and the program's libc retries.)
 
 use std::io::Read;
 use std::path::Path;
@@ -33,7 +38,19 @@ pub fn interpreter(given: &str, path: &Path) -> Result<Option<Interpreter>> {
         // Not readable: the program checks say why.
         Err(_) => return Ok(None),
     }
-    parse(given, &head)
+    match parse(given, &head)? {
+        Some(interp) => Ok(Some(interp)),
+        None if !head.starts_with(b"\x7fELF") && !binary(&head) => {
+            Ok(Some(Interpreter { path: "/bin/sh".to_string(), arg: None }))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Whether a file that starts with `head` is a binary: a NUL byte before the end of its first
+/// line (bash's test before it runs a file execve refused as a shell script).
+fn binary(head: &[u8]) -> bool {
+    head.iter().take_while(|&&b| b != b'\n').any(|&b| b == 0)
 }
 
 pub fn parse(given: &str, head: &[u8]) -> Result<Option<Interpreter>> {
@@ -64,6 +81,13 @@ mod tests {
 
     fn interp(line: &str) -> Option<Interpreter> {
         parse("s", line.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn binaries_are_told_from_shell_scripts_by_their_first_line() {
+        assert!(binary(b"\x01\x00abc\n"));
+        assert!(!binary(b"echo hi\n\x00"));
+        assert!(!binary(b""));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! `#!` scripts (issue 10): `hrt run ./script` runs the script's interpreter with the argument
 //! vector Linux's binfmt_script builds (interpreter, its optional argument, the script path,
-//! the script's arguments), and a missing interpreter is refused with bash's status (127).
+//! the script's arguments), and a missing interpreter is refused with bash's status (127). An
+//! executable text file without `#!` runs with /bin/sh, as execvp runs it; a binary that is no
+//! ELF file is refused.
 
 mod common;
 use common::hostile::{assert_same, build, hrt, native};
@@ -37,4 +39,27 @@ fn a_missing_interpreter_is_refused_with_127() {
     let out = hrt(&[], &path, &[]);
     assert_eq!(out.code(), 127, "{}", out.stderr);
     assert!(out.stderr.contains("bad interpreter"), "{}", out.stderr);
+}
+
+/// A text file without `#!` runs with /bin/sh, as env (glibc's execvp) runs it: same output,
+/// arguments and status; one whose first line holds a NUL byte is refused (126) with one line.
+#[test]
+fn a_script_without_an_interpreter_line_runs_with_sh_as_execvp_runs_it() {
+    let path = script("no_line", "echo \"$0 got $# args: $*\"; exit 3");
+    let mut env = std::process::Command::new("env");
+    env.arg(&path).args(["a", "b c"]);
+    let native_out = common::hostile::run(env, None);
+    assert_eq!(native_out.code(), 3, "natively: {native_out:?}");
+    assert!(native_out.stdout.contains("got 2 args: a b c"), "natively: {native_out:?}");
+    assert_same("a script without #!", &native_out, &hrt(&[], &path, &["a", "b c"]));
+
+    let dir = common::hostile::repo_root().join("target/programs/scripts");
+    let binary = dir.join("not_elf_binary");
+    std::fs::write(&binary, b"\x01\x02\x00\x03 not a script\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = hrt(&[], &binary, &[]);
+    assert_eq!(out.code(), 126, "{out:?}");
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("not an ELF executable"), "{}", out.stderr);
 }
