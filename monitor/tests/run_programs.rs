@@ -901,9 +901,10 @@ fn refuses_missing_program() {
 
 #[test]
 fn refuses_non_elf() {
-    // Neither ELF nor `#!` script (scripts run their interpreter: tests/scripts.rs).
-    let text = TempFile::new("text", b"echo this is text without a #! line\n");
-    assert_refused(&["--", text.path()], &[text.path()]);
+    // A binary that is no ELF (a NUL in its first line). Scripts run their interpreter, and
+    // text without `#!` runs with /bin/sh, as execvp runs it: tests/scripts.rs.
+    let binary = TempFile::new("binary", b"\x01\x02\x00 no program\n");
+    assert_refused(&["--", binary.path()], &[binary.path()]);
 }
 
 #[test]
