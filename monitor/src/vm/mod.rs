@@ -21,6 +21,7 @@ mod seccomp_tree;
 mod seed;
 mod shared_file_ends;
 mod shared_files;
+mod stuck;
 mod vcpu;
 
 use std::os::unix::io::AsRawFd;
@@ -33,6 +34,7 @@ pub use channel::host_signals;
 pub use fork::{die_of, end_signal, is_child as is_fork_child};
 pub use kvm::open_kvm;
 pub use memory::MIN_MEM;
+pub use stuck::say_where_vcpus_are;
 
 /// What `hrt run` adds to a VM: the program, its argv/envp, and how to run it.
 pub struct ProgramSetup {

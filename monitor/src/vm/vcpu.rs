@@ -429,10 +429,17 @@ fn describe_unemulated(vcpu: &VcpuFd, shared: &Shared) -> String {
 }
 
 fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
+    let mut said_where = false;
     loop {
         let exit = match vcpu.run() {
             Ok(exit) => exit,
-            Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => continue,
+            Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
+                if !said_where && super::stuck::asked() {
+                    said_where = true;
+                    eprintln!("hrt: {}", describe_crash(&vcpu, id, "where the vCPU was"));
+                }
+                continue;
+            }
             Err(e) => {
                 eprintln!("hrt: vCPU {id}: KVM_RUN failed: {e}");
                 return Exit::Failure(1);
@@ -537,6 +544,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                 if id != 0 {
                     shared.wait_for_release();
                 }
+                super::stuck::register_vcpu_thread();
                 let _ = tx.send(Event::Ended(run_loop(vcpu, id, &shared)));
             })
             .map_err(|e| err!("cannot start a vCPU thread: {e}"))

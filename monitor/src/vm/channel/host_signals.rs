@@ -248,6 +248,7 @@ static QUEUE_SEEN: std::sync::Mutex<(u64, u32)> = std::sync::Mutex::new((0, 0));
 /// Ends `hrt` for signal `sig`, which the kernel has not taken (`watch`).
 fn end_stuck(sig: i32) -> ! {
     say_stuck(sig);
+    crate::vm::say_where_vcpus_are();
     if crate::vm::is_fork_child() || crate::run::ends_by_sigint(sig) {
         crate::vm::die_of(sig);
     }
