@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 58;
+pub const ABI_VERSION: u32 = 59;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -696,6 +696,17 @@ pub mod nr {
     /// monitor keeps the file, to name the samples taken there. Returns 0 (a negated errno
     /// for a descriptor it does not know). Also a `MONITOR_OP` of the channel.
     pub const PROFILE_FILE: u64 = 34;
+    /// `mremap` of host shared pages (a `MAP_SHARED_FILE` mapping, a segment, anonymous shared
+    /// memory made the host's at a fork) at guest-physical `[args[0], args[0] + args[1])`:
+    /// the same pages, and for a file those at the following offsets, appear at
+    /// `[args[2], args[2] + args[3])` (page-aligned, inside the program's pool; args[2] ==
+    /// args[0]: the mapping grows in place over the pages after it, which the kernel took for
+    /// it), replacing the guest RAM there in one step (never a hole a vCPU could touch). The
+    /// old range stays mapped (the kernel gives it up with `UNMAP_SHARED_FILE`, or keeps it:
+    /// MREMAP_DONTUNMAP). Returns how many bytes from args[2] the file covers (page-aligned; the
+    /// kernel hides the pages past its end: SIGBUS), or a negated errno (EINVAL, EFAULT, ENOMEM:
+    /// only a regular file's mapping grows past what covers it).
+    pub const REMAP_SHARED: u64 = 35;
 }
 
 /// What [`nr::CORE_DUMP`] is given: the ending thread and process, as the notes of a Linux

@@ -412,6 +412,17 @@ fn mremap_fixed_and_dontunmap_move_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("mremap_fixed_dontunmap", Some("mremap fixed dontunmap: done"));
 }
 
+/// mremap of MAP_SHARED mappings (tests/programs/hostile/mremap_shared.c): a file's mapping
+/// grown after the file grew (Python's `mmap.resize`), grown in place, grown past the file's end
+/// (SIGBUS there until the file covers it), moved with MREMAP_FIXED and MREMAP_DONTUNMAP, in
+/// part, read-only (still EACCES for PROT_WRITE), shrunk; anonymous shared memory moved after a
+/// fork still shared with the child; EFAULT across two mappings, ENOMEM in place without room.
+/// Stores through the new range reach the file. All but shrinking were ENOMEM before.
+#[test]
+fn shared_mappings_grow_and_move_with_mremap_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("mremap_shared", Some("mremap shared: done"));
+}
+
 /// A program that reserves more than the program's memory (`--mem`) holds gets ENOMEM, as Linux
 /// answers when its address space is full, and hrt says once on stderr why (Linux would have
 /// granted reservations it does not back: a program with ~1,500 threads alive at once has 12 GiB

@@ -314,10 +314,11 @@ pub enum Remap {
     /// Wholly one anonymous shared mapping still in guest RAM: it grows and moves as private
     /// memory does, its record with it (`anonymous_moved`).
     GuestAnonymous,
-    /// Host pages (a file, a segment, anonymous memory shared at a fork): they would need the
-    /// host's mapping to grow or move.
+    /// Wholly host pages of one mapping (a file, a segment, anonymous memory shared at a
+    /// fork): the host's mapping moves or grows (`remap_host`).
     Host,
-    /// Part anonymous shared memory, part not: more than one mapping (Linux: EFAULT).
+    /// Part shared memory, part not, or parts of two shared mappings: more than one mapping
+    /// (Linux: EFAULT).
     Mixed,
 }
 
@@ -325,8 +326,10 @@ pub fn remap_kind(start: u64, end: u64) -> Remap {
     let parts = overlapping(&SHARED.lock(), start, end);
     match parts.as_slice() {
         [] => Remap::Private,
-        _ if parts.iter().any(|(_, _, r)| r.kind.on_host()) => Remap::Host,
-        [(s, e, _)] if *s == start && *e == end => Remap::GuestAnonymous,
+        [(s, e, r)] if *s == start && *e == end => match r.kind.on_host() {
+            true => Remap::Host,
+            false => Remap::GuestAnonymous,
+        },
         _ => Remap::Mixed,
     }
 }
@@ -337,6 +340,50 @@ pub fn remap_kind(start: u64, end: u64) -> Remap {
 pub fn anonymous_moved(old: u64, old_len: u64, new: u64, new_len: u64) {
     release(old, old + old_len);
     add_anonymous(new, new_len);
+}
+
+/// What mremap needs of the host shared mapping at `start` (`Remap::Host`): whether it may grow
+/// (a file's, past its end too, as on Linux; a segment or shared anonymous memory keeps its
+/// size: Linux's grown part would raise SIGBUS, refused here), and the protection its moved or
+/// grown pages take (a file mapping's is the program's even where pages past the file's end
+/// are hidden).
+pub fn host_mapping(start: u64) -> Option<(bool, Option<u64>)> {
+    let map = SHARED.lock();
+    let (_, r) = map.range(..=start).next_back().filter(|(_, r)| r.end > start)?;
+    Some(match r.kind {
+        Kind::File { prot, .. } => (true, Some(prot)),
+        _ => (false, None),
+    })
+}
+
+/// mremap of host shared pages `[old, old + old_len)` (one mapping): the monitor makes them, and
+/// for a file the pages after them, appear at `[new, new + new_len)` (program memory the caller
+/// took; `new == old`: grown in place), whose record follows the old one's. The old range keeps
+/// its pages and record until the caller gives it up (or keeps it: MREMAP_DONTUNMAP). The
+/// caller then sets the protection (`hide_past_end` hides pages past the file's end).
+pub fn remap_host(old: u64, old_len: u64, new: u64, new_len: u64) -> Result<(), Errno> {
+    let ret = hypercall::call(hrt_abi::nr::REMAP_SHARED, &[old, old_len, new, new_len]);
+    if ret < 0 {
+        return Err((-ret) as u32);
+    }
+    let covered = (ret as u64).min(new_len);
+    let mut map = SHARED.lock();
+    let Some((_, &r)) = map.range(..=old).next_back().filter(|(_, r)| r.end > old) else {
+        return Ok(());
+    };
+    let kind = match r.kind {
+        // Grown in place over a file's hidden pages: they stay hidden until touched
+        // (`fault_past_end` shows them if the file covers them by then).
+        Kind::File { file_end, prot } if new == old && file_end < old + old_len => Kind::File { file_end, prot },
+        Kind::File { prot, .. } => Kind::File { file_end: new + covered, prot },
+        k => k,
+    };
+    if new == old {
+        // Grown in place: the record ends at `old + old_len` (the pages after it were free).
+        forget(&mut map, old, old + old_len);
+    }
+    map.insert(new, Range { end: new + new_len, may_write: r.may_write, kind });
+    Ok(())
 }
 
 /// The size of System V segment `id` (the host's).
@@ -394,23 +441,29 @@ pub fn release(start: u64, end: u64) {
         if map.is_empty() {
             return;
         }
-        let cut = overlapping(&map, start, end);
-        for &(s, e, r) in &cut {
-            // The whole range containing [s, e): remove it, keep what sticks out.
-            let (&rs, _) = map.range(..=s).next_back().expect("overlapping range");
-            map.remove(&rs);
-            if rs < s {
-                map.insert(rs, Range { end: s, ..r });
-            }
-            if r.end > e {
-                map.insert(e, r);
-            }
-        }
-        cut
+        forget(&mut map, start, end)
     };
     for (s, e, _) in cut.into_iter().filter(|(_, _, r)| r.kind.on_host()) {
         hypercall::call(hrt_abi::nr::UNMAP_SHARED_FILE, &[s, e - s]);
     }
+}
+
+/// Forgets `[start, end)` of the records, keeping what sticks out on either side; returns the
+/// parts forgotten.
+fn forget(map: &mut BTreeMap<u64, Range>, start: u64, end: u64) -> Vec<(u64, u64, Range)> {
+    let cut = overlapping(map, start, end);
+    for &(s, e, r) in &cut {
+        // The whole range containing [s, e): remove it, keep what sticks out.
+        let (&rs, _) = map.range(..=s).next_back().expect("overlapping range");
+        map.remove(&rs);
+        if rs < s {
+            map.insert(rs, Range { end: s, ..r });
+        }
+        if r.end > e {
+            map.insert(e, r);
+        }
+    }
+    cut
 }
 
 /// mprotect's check: PROT_WRITE on a shared mapping whose descriptor was not open for writing

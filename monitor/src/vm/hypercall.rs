@@ -238,6 +238,7 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::PROFILE_FILE => shared.channel.get().map_or(0, |svc| svc.profile_file(shared, &call.args)),
         nr::MAP_SHARED_FILE => super::shared_files::map(shared, &call.args),
         nr::UNMAP_SHARED_FILE => super::shared_files::unmap(shared, &call.args),
+        nr::REMAP_SHARED => super::shared_files::remap(shared, &call.args),
         nr::SHM_SEGMENT_SIZE => super::shared_files::shm_segment_size(&call.args),
         nr::SHM_ATTACH => super::shared_files::shm_attach(shared, &call.args),
         nr::SHARE_ANONYMOUS => super::shared_files::share_anonymous(shared, &call.args),

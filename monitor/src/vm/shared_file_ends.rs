@@ -41,6 +41,12 @@ pub fn mapped(addr: u64, len: u64, covered: u64) {
     map.insert(addr, Mapping { len, covered });
 }
 
+/// Whether guest `addr` is in a regular file's shared mapping.
+pub fn is_mapped(addr: u64) -> bool {
+    let map = MAPPINGS.lock().unwrap_or_else(|e| e.into_inner());
+    map.range(..=addr).next_back().is_some_and(|(&s, m)| addr < s + m.len)
+}
+
 /// `[addr, addr + len)` is no longer a shared mapping.
 pub fn unmapped(addr: u64, len: u64) {
     let mut map = MAPPINGS.lock().unwrap_or_else(|e| e.into_inner());

@@ -201,6 +201,82 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     answer
 }
 
+/// `nr::REMAP_SHARED`: args old, old_len, new, new_len. The host shared pages at guest `old`
+/// (and for a file the pages at the offsets after them) appear at `[new, new + new_len)`:
+/// `new == old` grows the mapping in place. Two host `mremap`s, each of which replaces what is
+/// at its target in one step: the first makes a second mapping of the same pages (a shared
+/// mapping's `old_size == 0` form) at a place of the host's choosing, the second moves that
+/// over the guest RAM at the target. So no part of guest RAM is ever a hole (a vCPU touching
+/// one would fail KVM_RUN, a copy of the monitor's fault). The old range stays as it is: the
+/// kernel gives it up (`unmap`) or keeps it (MREMAP_DONTUNMAP). Returns the bytes from `new`
+/// the file covers, or a negated errno.
+pub fn remap(shared: &Shared, a: &[u64]) -> i64 {
+    let (old, old_len, new, new_len) = (a[0], a[1], a[2], a[3]);
+    let (Some(host_old), Some(host_new)) = (program_range(shared, old, old_len), program_range(shared, new, new_len))
+    else {
+        return -(libc::EINVAL as i64);
+    };
+    let in_place = new == old;
+    let overlaps = new < old + old_len && old < new + new_len;
+    if !is_noted(host_old, old_len) || (overlaps && !in_place) {
+        return -(libc::EINVAL as i64);
+    }
+    // SAFETY: a second mapping of the shared pages at `host_old`, at an address the host
+    // picks (outside guest RAM); nothing of ours is replaced.
+    let temp = unsafe { libc::mremap(host_old as *mut libc::c_void, 0, new_len as usize, libc::MREMAP_MAYMOVE) };
+    if temp == libc::MAP_FAILED {
+        return errno();
+    }
+    let temp = temp as *mut u8;
+    let drop_temp = || {
+        // SAFETY: the mapping made above, ours alone.
+        unsafe { libc::munmap(temp as *mut libc::c_void, new_len as usize) };
+    };
+    let covered = match Probe::new() {
+        Ok(probe) => probe.covered_len(temp, new_len),
+        Err(e) => {
+            drop_temp();
+            return e;
+        }
+    };
+    let regular_file = super::shared_file_ends::is_mapped(old);
+    // Pages past what backs a segment or shared anonymous memory would never be there (the
+    // host raises SIGBUS; KVM would retry the program's touch for ever): only a file's
+    // mapping grows past its end, whose pages the kernel hides until the file covers them.
+    if covered < new_len && !regular_file {
+        drop_temp();
+        return -(libc::ENOMEM as i64);
+    }
+    let flags = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
+    // SAFETY: moves our second mapping over guest RAM checked above (the program's pool),
+    // replacing what is there at once; pointers into guest RAM stay valid.
+    let got = unsafe { libc::mremap(temp as *mut libc::c_void, new_len as usize, new_len as usize, flags, host_new) };
+    if got == libc::MAP_FAILED {
+        let e = errno();
+        drop_temp();
+        return e;
+    }
+    note(host_new, new_len, true);
+    if regular_file {
+        super::shared_file_ends::mapped(new, new_len, covered);
+    }
+    covered as i64
+}
+
+/// Whether all of `[host, host + len)` is noted host shared memory.
+fn is_noted(host: *mut u8, len: u64) -> bool {
+    let (start, end) = (host as usize, host as usize + len as usize);
+    let map = HOST_SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cur = start;
+    for (&s, &e) in map.range(..end).filter(|(_, &e)| e > start) {
+        if s > cur {
+            return false;
+        }
+        cur = cur.max(e);
+    }
+    cur >= end
+}
+
 /// `nr::SHARED_FILE_PAGE`: args page, len. How many bytes from `page` (`len` at most) the
 /// shared file mapped there covers now (`Probe::covered_len`).
 pub fn file_page(shared: &Shared, a: &[u64]) -> i64 {

@@ -16,25 +16,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "peek.h"
+
 #define PG 4096
 #define RW (PROT_READ | PROT_WRITE)
 #define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
 
-static sigjmp_buf back;
-static void on_fault(int sig) { siglongjmp(back, sig); }
-
-// What reading p gives: the byte, or the signal's name.
-static const char *peek(volatile char *p) {
-    static char out[8][16];
-    static int n;
-    char *o = out[n++ % 8];
-    int sig = sigsetjmp(back, 1);
-    if (sig == 0)
-        snprintf(o, 16, "%d", *p);
-    else
-        snprintf(o, 16, "%s", sigabbrev_np(sig));
-    return o;
-}
 
 static char *fresh(int pages, char fill) {
     char *p = mmap(0, pages * PG, RW, ANON, -1, 0);
@@ -62,9 +49,8 @@ static void result(const char *what, void *r, void *want) {
 }
 
 int main(void) {
-    struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_NODEFER};
-    sigaction(SIGSEGV, &sa, 0);
-    sigaction(SIGBUS, &sa, 0);
+    peek_catch(SIGSEGV);
+    peek_catch(SIGBUS);
     char *old = fresh(2, 'a'), *to = hole(4);
     const int M = MREMAP_MAYMOVE, F = MREMAP_FIXED, D = MREMAP_DONTUNMAP;
     result("fixed without maymove", mremap(old, 2 * PG, 2 * PG, F, to), to);

@@ -62,8 +62,15 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(old);
     }
     super::info::address_space_allows(new_len - old_len)?;
-    let anonymous = guest_anonymous(old, old + old_len)?;
+    let memory = memory_at(old, old + old_len)?;
+    if let Memory::Host { grows: false, .. } = memory {
+        return Err(shared_growth_refused());
+    }
+    let anonymous = memory == Memory::GuestAnonymous;
     if usermem::grow_in_place(old + old_len, old + new_len) {
+        if let Memory::Host { prot, .. } = memory {
+            return remap_host(old, old_len, old, new_len, prot).map(|()| old);
+        }
         if anonymous {
             shared_files::anonymous_moved(old, old_len, old, new_len);
         }
@@ -78,6 +85,11 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
     let new = usermem::alloc(new_len, align)?;
+    if let Memory::Host { prot, .. } = memory {
+        remap_host(old, old_len, new, new_len, prot)?;
+        usermem::unmap(old, old + old_len);
+        return Ok(new);
+    }
     let prot = protect::prot_at(old);
     moved(old, old_len, new, new_len, anonymous);
     usermem::unmap(old, old + old_len);
@@ -96,16 +108,48 @@ fn file_pages_grown(base: u64, old_len: u64, new_len: u64) -> Result<(), u32> {
     }
 }
 
-/// What the memory to move or grow is: Ok(true) for anonymous shared memory not yet shared
-/// with another process (it grows and moves as private memory does; Linux's grown part would
-/// raise SIGBUS: its shared object keeps its size), Ok(false) for private memory.
-fn guest_anonymous(start: u64, end: u64) -> Result<bool, u32> {
+/// What the memory to move or grow is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Memory {
+    /// The program's private memory.
+    Private,
+    /// Anonymous shared memory not yet shared with another process: it grows and moves as
+    /// private memory does (Linux's grown part would raise SIGBUS: its shared object keeps its
+    /// size).
+    GuestAnonymous,
+    /// Host shared pages of one mapping (`remap_host`): whether it `grows` (a file's), and the
+    /// protection its moved or grown pages take (a file mapping's; else its first page's).
+    Host { grows: bool, prot: Option<u64> },
+}
+
+/// What `[start, end)` is (EFAULT: more than one mapping, as Linux answers).
+fn memory_at(start: u64, end: u64) -> Result<Memory, u32> {
     match shared_files::remap_kind(start, end) {
-        shared_files::Remap::Private => Ok(false),
-        shared_files::Remap::GuestAnonymous => Ok(true),
-        shared_files::Remap::Host => Err(shared_mremap_refused()),
+        shared_files::Remap::Private => Ok(Memory::Private),
+        shared_files::Remap::GuestAnonymous => Ok(Memory::GuestAnonymous),
+        shared_files::Remap::Host => match shared_files::host_mapping(start) {
+            Some((grows, prot)) => Ok(Memory::Host { grows, prot: prot.or_else(|| protect::prot_at(start)) }),
+            None => Err(EFAULT),
+        },
         shared_files::Remap::Mixed => Err(EFAULT),
     }
+}
+
+/// Host shared pages `[old, old + old_len)` appear at `[new, new + new_len)` (memory just taken
+/// for them; `new == old`: the pages after the old range), the same pages, not copies: the
+/// host's mapping moves (`shared_files::remap_host`), and what the kernel remembers of them
+/// follows. The moved or grown pages take the mapping's protection `prot` (a file's pages past
+/// its end hidden). The caller gives the old range up (or keeps it: DONTUNMAP). On failure the
+/// memory taken is given back.
+fn remap_host(old: u64, old_len: u64, new: u64, new_len: u64, prot: Option<u64>) -> Result<(), u32> {
+    let taken = if new == old { (old + old_len, old + new_len) } else { (new, new + new_len) };
+    if let Err(e) = shared_files::remap_host(old, old_len, new, new_len) {
+        usermem::unmap(taken.0, taken.1);
+        return Err(e);
+    }
+    fork_advice::moved(old, old_len, new, new_len);
+    super::memory::set_protection(taken.0, taken.1, prot.unwrap_or(protect::DEFAULT));
+    Ok(())
 }
 
 /// MREMAP_FIXED (to `to`, replacing what is there) or MREMAP_DONTUNMAP (to a place of the
@@ -113,8 +157,12 @@ fn guest_anonymous(start: u64, end: u64) -> Result<bool, u32> {
 /// and cuts the old range to the new length first.
 fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> SysResult {
     let (fixed, keep_old) = (flags & MREMAP_FIXED != 0, flags & MREMAP_DONTUNMAP != 0);
-    let anonymous = guest_anonymous(old, old + old_len)?;
-    if keep_old {
+    let memory = memory_at(old, old + old_len)?;
+    if matches!(memory, Memory::Host { grows: false, .. }) && new_len > old_len {
+        return Err(shared_growth_refused());
+    }
+    let anonymous = memory == Memory::GuestAnonymous;
+    if keep_old && !matches!(memory, Memory::Host { .. }) {
         if anonymous {
             // Linux's old range would go on showing the same shared memory: two guest ranges
             // cannot share pages.
@@ -141,6 +189,14 @@ fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> Sys
     if new_len < old_len {
         usermem::unmap(old + new_len, old + old_len);
         old_len = new_len;
+    }
+    if let Memory::Host { prot, .. } = memory {
+        // The old range keeps showing the same pages under DONTUNMAP, as on Linux.
+        remap_host(old, old_len, new, new_len, prot)?;
+        if !keep_old {
+            usermem::unmap(old, old + old_len);
+        }
+        return Ok(new);
     }
     let prot = protect::prot_at(old);
     moved(old, old_len, new, new_len, anonymous);
@@ -178,15 +234,26 @@ fn moved(old: u64, old_len: u64, new: u64, new_len: u64, anonymous: bool) {
     fork_advice::moved(old, old_len, new, new_len);
 }
 
-/// Growing or moving host shared pages (a MAP_SHARED file mapping, a segment, anonymous shared
-/// memory after a fork) would need the host's mapping grown or moved, and MREMAP_DONTUNMAP of
-/// anonymous shared memory two guest ranges sharing pages: not done. ENOMEM (what Linux
-/// answers when it cannot grow a mapping), said once.
+/// MREMAP_DONTUNMAP of anonymous shared memory still in guest RAM would need two guest ranges
+/// sharing pages: not done. ENOMEM, said once.
 fn shared_mremap_refused() -> u32 {
     static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
     if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
         crate::kprintln!(
-            "hrt: mremap growing or moving a MAP_SHARED file mapping or shared anonymous memory after a fork, or MREMAP_DONTUNMAP of shared memory, is not supported: returning ENOMEM (reported once)"
+            "hrt: mremap MREMAP_DONTUNMAP of shared anonymous memory (before any fork) is not supported: returning ENOMEM (reported once)"
+        );
+    }
+    ENOMEM
+}
+
+/// Growing a System V segment's or shared anonymous memory's mapping after a fork (host shared
+/// memory of a fixed size): Linux grows the mapping, but its grown pages raise SIGBUS; refused
+/// with ENOMEM (what Linux answers when a mapping cannot grow), said once.
+fn shared_growth_refused() -> u32 {
+    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        crate::kprintln!(
+            "hrt: mremap growing a System V segment or shared anonymous memory shared with a forked process is not supported: returning ENOMEM (reported once)"
         );
     }
     ENOMEM
