@@ -57,7 +57,7 @@ pub fn terminate_program(sig: i32, fault: Option<(u64, u64)>) -> ! {
 }
 
 fn end_program(sig: i32, fault: Option<(u64, u64)>, stop: Option<core_dump::Stop>) -> ! {
-    if !super::process::claim_end() {
+    if !super::process::claim_end(128 + sig, sig as u64) {
         // Another thread is ending the program already; its status stands.
         super::process::lost_end()
     }

@@ -1,6 +1,6 @@
 //! The one process a VM runs: identity, brk, thread count, recorded signal state, limits.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::sync::IrqSpinLock;
 
@@ -126,18 +126,42 @@ pub fn current_tid() -> u32 {
 /// them decides the status, as Linux's exit_group does under its signal lock, so that the report
 /// on stderr ("Aborted") and the exit status always belong to the same end.
 static ENDING: AtomicBool = AtomicBool::new(false);
+/// The thread that claimed the end, and the status and signal it ends the program with
+/// (status in the high half), set with `ENDING`.
+static ENDER: AtomicUsize = AtomicUsize::new(0);
+static END_STATUS: AtomicU64 = AtomicU64::new(0);
 
-/// Claims the end of the program for the calling thread. Returns false when another thread
-/// has already claimed it; that thread's status stands, and the caller must not report anything.
-pub fn claim_end() -> bool {
-    !ENDING.swap(true, Ordering::SeqCst)
+/// Claims the end of the program for the calling thread, which will end it with `status` (and
+/// signal `sig`, 0 for an exit). Returns false when another thread has already claimed it;
+/// that thread's status stands, and the caller must not report anything.
+pub fn claim_end(status: i32, sig: u64) -> bool {
+    if ENDING.swap(true, Ordering::SeqCst) {
+        return false;
+    }
+    END_STATUS.store((status as u32 as u64) << 32 | sig & 0xffff_ffff, Ordering::SeqCst);
+    ENDER.store(crate::sched::current() as usize, Ordering::SeqCst);
+    true
+}
+
+/// Whether a thread is ending the program (a fatal signal that comes now changes nothing: the
+/// status is decided, as on Linux once exit_group has begun).
+pub fn ending() -> bool {
+    ENDING.load(Ordering::SeqCst)
+}
+
+/// A forked child is a process of its own: a thread of the parent that was ending the parent
+/// when another forked (its end waiting asleep for the host meanwhile) ends only the parent.
+/// Copied claimed, the child's own end would find it lost and wait for good.
+pub fn after_fork() {
+    ENDING.store(false, Ordering::SeqCst);
+    ENDER.store(0, Ordering::SeqCst);
 }
 
 /// Ends the program: the VM shuts down with `status` (the program's exit status as the
 /// shell would report it). Never returns. A thread that loses the race to end the program
 /// waits here for the VM to stop.
 pub fn exit_program(status: i32) -> ! {
-    if claim_end() {
+    if claim_end(status, 0) {
         end_claimed(status)
     }
     lost_end()
@@ -219,9 +243,16 @@ pub fn reported_by_parent() -> bool {
     forked() || crate::bootinfo::get().flags & hrt_abi::flags::CHILD_PROCESS != 0
 }
 
-/// Parks a thread that lost the race to end the program until the VM stops.
+/// Parks a thread that lost the race to end the program until the VM stops. Off its CPU, not
+/// spinning: the winner may need this CPU to finish. The winner itself, come here again from
+/// inside its own end (an interrupt or fault while it waits for the host), ends the VM at once
+/// with the status it claimed: parked, nothing would end it (a pool worker of Python's
+/// multiprocessing at `--cpus 1`, SIGTERMed by `Pool.terminate` while it exited, spun here
+/// with its only CPU for good and took no more signals).
 pub fn lost_end() -> ! {
-    loop {
-        core::hint::spin_loop();
+    if ENDER.load(Ordering::SeqCst) == crate::sched::current() as usize {
+        let word = END_STATUS.load(Ordering::SeqCst);
+        crate::arch::hypercall::shutdown_by((word >> 32) as u32 as i32, word & 0xffff_ffff)
     }
+    crate::sched::park_for_good()
 }

@@ -628,6 +628,23 @@ pub fn block() {
     irq::restore(was);
 }
 
+/// Takes the current thread off its CPU until the VM stops (a thread that lost the race to
+/// end the program): the CPU goes on running the other threads, among them the one ending the
+/// program, which may be waiting on this CPU's run queue or asleep for the host. A wake-up (a
+/// signal) only puts it back here. The idle thread, which must not block (or a CPU before its
+/// scheduler runs), spins instead.
+pub fn park_for_good() -> ! {
+    loop {
+        if current().is_null() || is_idle_thread() {
+            core::hint::spin_loop();
+            continue;
+        }
+        // SAFETY: the current thread's record is alive.
+        unsafe { (*current()).state.store(BLOCKING, Ordering::SeqCst) };
+        block();
+    }
+}
+
 /// Gives the CPU to the next ready thread on this CPU, if any.
 pub fn yield_now() {
     let s = this_sched();

@@ -252,6 +252,7 @@ pub fn prepare_child(record: u64) {
     }
     crate::random::seed(&rec.answer.seed);
     process::set_parent_pid(rec.parent_pid as u32);
+    process::after_fork();
     crate::linux::signal::state::after_fork(pid, rec.alt_stack);
     crate::linux::signal::timers::after_fork();
     crate::linux::futex::after_fork();

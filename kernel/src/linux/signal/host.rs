@@ -32,6 +32,11 @@ pub fn make_pending(info: SigInfo) -> bool {
     }
     let fatal = sig == SIGKILL || default_acts && !state::ignored_by_default(sig);
     if fatal {
+        if crate::linux::process::ending() {
+            // The program is ending already, perhaps in the very thread this interrupt
+            // stopped (waiting for the host in its end): its status stands.
+            return false;
+        }
         crate::linux::fault::terminate_program(sig as i32, None);
     }
     // A real-time signal may find its queue full (the sender's sigqueue succeeded on the
