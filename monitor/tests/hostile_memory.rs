@@ -415,8 +415,9 @@ fn mremap_fixed_and_dontunmap_move_as_on_linux() {
 /// mremap of MAP_SHARED mappings (tests/programs/hostile/mremap_shared.c): a file's mapping
 /// grown after the file grew (Python's `mmap.resize`), grown in place, grown past the file's end
 /// (SIGBUS there until the file covers it), moved with MREMAP_FIXED and MREMAP_DONTUNMAP, in
-/// part, read-only (still EACCES for PROT_WRITE), shrunk; anonymous shared memory moved after a
-/// fork still shared with the child; EFAULT across two mappings, ENOMEM in place without room.
+/// part, read-only (still EACCES for PROT_WRITE), shrunk; anonymous shared memory kept by
+/// MREMAP_DONTUNMAP (both ranges the same memory) and moved after a fork (still shared with the
+/// child); EFAULT across two mappings, ENOMEM in place without room.
 /// Stores through the new range reach the file. All but shrinking were ENOMEM before.
 #[test]
 fn shared_mappings_grow_and_move_with_mremap_as_on_linux() {

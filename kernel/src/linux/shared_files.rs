@@ -296,13 +296,21 @@ pub fn share_anonymous() -> Result<(), Errno> {
     let todo: Vec<(u64, u64)> =
         SHARED.lock().iter().filter(|(_, r)| !r.kind.on_host()).map(|(&s, r)| (s, r.end)).collect();
     for (s, e) in todo {
-        let ret = hypercall::call(hrt_abi::nr::SHARE_ANONYMOUS, &[s, e - s]);
-        if ret < 0 {
-            return Err((-ret) as u32);
-        }
-        if let Some(r) = SHARED.lock().get_mut(&s) {
-            r.kind = Kind::Anonymous { on_host: true };
-        }
+        share(s, e)?;
+    }
+    Ok(())
+}
+
+/// Makes the anonymous shared memory recorded at `[start, end)` (one record, in guest RAM) host
+/// shared memory with the same bytes: at a fork (`share_anonymous`), and for an mremap that
+/// keeps the old range (MREMAP_DONTUNMAP: both ranges show the same pages, as on Linux).
+pub fn share(start: u64, end: u64) -> Result<(), Errno> {
+    let ret = hypercall::call(hrt_abi::nr::SHARE_ANONYMOUS, &[start, end - start]);
+    if ret < 0 {
+        return Err((-ret) as u32);
+    }
+    if let Some(r) = SHARED.lock().get_mut(&start) {
+        r.kind = Kind::Anonymous { on_host: true };
     }
     Ok(())
 }

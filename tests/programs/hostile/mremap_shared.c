@@ -2,8 +2,9 @@
 // (what Python's mmap.resize does: ftruncate, then mremap with MREMAP_MAYMOVE), grown in place,
 // grown past the end of the file (SIGBUS there until the file covers the page), moved with
 // MREMAP_FIXED and MREMAP_DONTUNMAP (both ranges show the same file pages), part of a mapping
-// moved, a read-only mapping moved (still not writable), shrunk; anonymous shared memory moved
-// after a fork (still shared with the child); the errors (two mappings in one range: EFAULT;
+// moved, a read-only mapping moved (still not writable), shrunk; anonymous shared memory kept
+// by MREMAP_DONTUNMAP (both ranges the same memory) and moved after a fork (still shared with
+// the child); the errors (two mappings in one range: EFAULT;
 // growth without MREMAP_MAYMOVE where the next page is taken: ENOMEM). Every store through a
 // moved or grown mapping is checked in the file with pread. One line per case.
 #define _GNU_SOURCE
@@ -189,6 +190,18 @@ int main(void) {
     munmap(hole, 2 * PG);
     close(fd);
     close(fd2);
+
+    // Anonymous shared memory with MREMAP_DONTUNMAP: both ranges show the same memory.
+    p = mmap(0, 2 * PG, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    p[PG] = 'P';
+    q = mremap(p, 2 * PG, 2 * PG, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, 0);
+    if (q != MAP_FAILED)
+        q[PG + 1] = 'O';
+    printf("anonymous dontunmap: %s, new %c, old sees the store %s\n", err(q), q == MAP_FAILED ? '-' : q[PG],
+           peek(p + PG + 1));
+    if (q != MAP_FAILED)
+        munmap(q, 2 * PG);
+    munmap(p, 2 * PG);
 
     // Anonymous shared memory moved after a fork: still shared with the child.
     p = mmap(0, 2 * PG, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -1,7 +1,8 @@
 //! mremap(old, old_len, new_len, flags, new_address): shrinking and growing in place, moving
 //! (MREMAP_MAYMOVE), moving to `new_address` (MREMAP_FIXED, replacing what is there) and
 //! moving while the old range stays mapped but empty (MREMAP_DONTUNMAP: private anonymous
-//! memory reads zero there, a private file mapping its file again), with Linux 6.x's errno for
+//! memory reads zero there, a private file mapping its file again; shared memory shows the same
+//! pages in both ranges), with Linux 6.x's errno for
 //! each bad combination. A move copies the pages (memory is physical: no page tables to move);
 //! the moved or grown range takes the protection of the mapping's first page (read-write
 //! before 2026-12-03, whatever it was; a PROT_NONE mapping still becomes read-write).
@@ -157,17 +158,18 @@ fn remap_host(old: u64, old_len: u64, new: u64, new_len: u64, prot: Option<u64>)
 /// and cuts the old range to the new length first.
 fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> SysResult {
     let (fixed, keep_old) = (flags & MREMAP_FIXED != 0, flags & MREMAP_DONTUNMAP != 0);
-    let memory = memory_at(old, old + old_len)?;
+    let mut memory = memory_at(old, old + old_len)?;
+    if keep_old && memory == Memory::GuestAnonymous {
+        // Both ranges go on showing the same shared memory, as on Linux: two guest ranges
+        // share pages only as host shared memory, which it becomes now (as at a fork).
+        shared_files::share(old, old + old_len)?;
+        memory = memory_at(old, old + old_len)?;
+    }
     if matches!(memory, Memory::Host { grows: false, .. }) && new_len > old_len {
         return Err(shared_growth_refused());
     }
     let anonymous = memory == Memory::GuestAnonymous;
     if keep_old && !matches!(memory, Memory::Host { .. }) {
-        if anonymous {
-            // Linux's old range would go on showing the same shared memory: two guest ranges
-            // cannot share pages.
-            return Err(shared_mremap_refused());
-        }
         super::madvise::check_droppable(old, old + old_len)?;
     }
     // RLIMIT_AS: the new range, less what it replaces and, moved, the old range it frees.
@@ -232,18 +234,6 @@ fn moved(old: u64, old_len: u64, new: u64, new_len: u64, anonymous: bool) {
     past_eof::remapped(old, old_len, new, new_len);
     private_files::moved(old, old_len, new);
     fork_advice::moved(old, old_len, new, new_len);
-}
-
-/// MREMAP_DONTUNMAP of anonymous shared memory still in guest RAM would need two guest ranges
-/// sharing pages: not done. ENOMEM, said once.
-fn shared_mremap_refused() -> u32 {
-    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
-        crate::kprintln!(
-            "hrt: mremap MREMAP_DONTUNMAP of shared anonymous memory (before any fork) is not supported: returning ENOMEM (reported once)"
-        );
-    }
-    ENOMEM
 }
 
 /// Growing a System V segment's or shared anonymous memory's mapping after a fork (host shared
