@@ -417,7 +417,8 @@ fn mremap_fixed_and_dontunmap_move_as_on_linux() {
 /// (SIGBUS there until the file covers it), moved with MREMAP_FIXED and MREMAP_DONTUNMAP, in
 /// part, read-only (still EACCES for PROT_WRITE), shrunk; anonymous shared memory kept by
 /// MREMAP_DONTUNMAP (both ranges the same memory) and moved after a fork (still shared with the
-/// child); EFAULT across two mappings, ENOMEM in place without room.
+/// child), an old length of 0 (a second mapping of shared memory, as Linux makes one; a copy
+/// before; private memory EINVAL); EFAULT across two mappings, ENOMEM in place without room.
 /// Stores through the new range reach the file. All but shrinking were ENOMEM before.
 #[test]
 fn shared_mappings_grow_and_move_with_mremap_as_on_linux() {

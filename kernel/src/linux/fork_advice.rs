@@ -66,12 +66,26 @@ pub fn release(start: u64, end: u64) {
 /// advice moves with the memory, and a part grown onto a range with advice gets it too (Linux
 /// grows the mapping, flags and all).
 pub fn moved(old: u64, old_len: u64, new: u64, new_len: u64) {
+    carried(old, old_len, new, new_len, false)
+}
+
+/// `moved`, where the old range keeps its memory and its advice (MREMAP_DONTUNMAP of shared
+/// memory, a second mapping of it made by mremap with an old length of 0): Linux's new mapping
+/// takes the old one's flags.
+pub fn copied(old: u64, old_len: u64, new: u64, new_len: u64) {
+    carried(old, old_len, new, new_len, true)
+}
+
+fn carried(old: u64, old_len: u64, new: u64, new_len: u64, keep_old: bool) {
     let mut map = RANGES.lock();
     if map.is_empty() {
         return;
     }
     let mut last = None;
     for (s, e, a) in map.cut(old, old + old_len) {
+        if keep_old {
+            map.insert(s, e, a);
+        }
         let at = new + (s - old);
         map.insert(at, at + (e - s), a);
         if e == old + old_len {

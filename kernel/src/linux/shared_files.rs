@@ -364,6 +364,13 @@ pub fn host_mapping(start: u64) -> Option<(bool, Option<u64>)> {
     })
 }
 
+/// The shared mapping holding `addr`: its start, its end, and whether its pages are the host's.
+pub fn containing(addr: u64) -> Option<(u64, u64, bool)> {
+    let map = SHARED.lock();
+    let (&s, r) = map.range(..=addr).next_back().filter(|(_, r)| r.end > addr)?;
+    Some((s, r.end, r.kind.on_host()))
+}
+
 /// mremap of host shared pages `[old, old + old_len)` (one mapping): the monitor makes them, and
 /// for a file the pages after them, appear at `[new, new + new_len)` (program memory the caller
 /// took; `new == old`: grown in place), whose record follows the old one's. The old range keeps

@@ -4,7 +4,8 @@
 // MREMAP_FIXED and MREMAP_DONTUNMAP (both ranges show the same file pages), part of a mapping
 // moved, a read-only mapping moved (still not writable), shrunk; anonymous shared memory kept
 // by MREMAP_DONTUNMAP (both ranges the same memory) and moved after a fork (still shared with
-// the child); the errors (two mappings in one range: EFAULT;
+// the child); mremap with an old length of 0 (a second mapping of shared memory; private
+// memory EINVAL); the errors (two mappings in one range: EFAULT;
 // growth without MREMAP_MAYMOVE where the next page is taken: ENOMEM). Every store through a
 // moved or grown mapping is checked in the file with pread. One line per case.
 #define _GNU_SOURCE
@@ -202,6 +203,34 @@ int main(void) {
     if (q != MAP_FAILED)
         munmap(q, 2 * PG);
     munmap(p, 2 * PG);
+
+    // An old length of 0: a second mapping of the same shared memory (the old one stays);
+    // of private memory EINVAL, without MREMAP_MAYMOVE ENOMEM.
+    p = mmap(0, 2 * PG, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    strcpy(p, "one");
+    q = mremap(p, 0, 2 * PG, MREMAP_MAYMOVE);
+    if (q != MAP_FAILED)
+        strcpy(q, "two");
+    printf("second mapping of anonymous shared memory: %s, old sees %s\n", err(q), p);
+    r = mremap(p, 0, 2 * PG, 0);
+    printf("second mapping without maymove: %s\n", err(r));
+    if (q != MAP_FAILED)
+        munmap(q, 2 * PG);
+    munmap(p, 2 * PG);
+    p = mmap(0, PG, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    printf("second mapping of private memory: %s\n", err(mremap(p, 0, PG, MREMAP_MAYMOVE)));
+    munmap(p, PG);
+    fd = file_of(1);
+    p = map(fd, 1, RW, 0);
+    q = mremap(p, 0, 3 * PG, MREMAP_MAYMOVE);
+    if (q != MAP_FAILED)
+        q[1] = 'N';
+    printf("second mapping of a file: %s, old sees the store %c, page 2 %s\n", err(q), p[1],
+           q == MAP_FAILED ? "-" : peek(q + 2 * PG));
+    if (q != MAP_FAILED)
+        munmap(q, 3 * PG);
+    munmap(p, PG);
+    close(fd);
 
     // Anonymous shared memory moved after a fork: still shared with the child.
     p = mmap(0, 2 * PG, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

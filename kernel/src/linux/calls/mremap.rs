@@ -52,8 +52,11 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if !fits_user_space(old, old_len) || !fits_user_space(old, new_len) {
         return Err(EFAULT);
     }
-    if !usermem::is_mapped(old, old + old_len) {
+    if !usermem::is_mapped(old, old + old_len.max(PAGE)) {
         return Err(EFAULT);
+    }
+    if old_len == 0 {
+        return alias(old, new_len, flags, to);
     }
     if to_address {
         return move_to(old, old_len, new_len, flags, to);
@@ -70,7 +73,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let anonymous = memory == Memory::GuestAnonymous;
     if usermem::grow_in_place(old + old_len, old + new_len) {
         if let Memory::Host { prot, .. } = memory {
-            return remap_host(old, old_len, old, new_len, prot).map(|()| old);
+            return remap_host(old, old_len, old, new_len, prot, false).map(|()| old);
         }
         if anonymous {
             shared_files::anonymous_moved(old, old_len, old, new_len);
@@ -87,7 +90,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
     let new = usermem::alloc(new_len, align)?;
     if let Memory::Host { prot, .. } = memory {
-        remap_host(old, old_len, new, new_len, prot)?;
+        remap_host(old, old_len, new, new_len, prot, false)?;
         usermem::unmap(old, old + old_len);
         return Ok(new);
     }
@@ -140,17 +143,67 @@ fn memory_at(start: u64, end: u64) -> Result<Memory, u32> {
 /// for them; `new == old`: the pages after the old range), the same pages, not copies: the
 /// host's mapping moves (`shared_files::remap_host`), and what the kernel remembers of them
 /// follows. The moved or grown pages take the mapping's protection `prot` (a file's pages past
-/// its end hidden). The caller gives the old range up (or keeps it: DONTUNMAP). On failure the
-/// memory taken is given back.
-fn remap_host(old: u64, old_len: u64, new: u64, new_len: u64, prot: Option<u64>) -> Result<(), u32> {
+/// its end hidden). The caller gives the old range up, or keeps it (`keep_old`: DONTUNMAP, a
+/// second mapping), its advice too. On failure the memory taken is given back.
+fn remap_host(old: u64, old_len: u64, new: u64, new_len: u64, prot: Option<u64>, keep_old: bool) -> Result<(), u32> {
     let taken = if new == old { (old + old_len, old + new_len) } else { (new, new + new_len) };
     if let Err(e) = shared_files::remap_host(old, old_len, new, new_len) {
         usermem::unmap(taken.0, taken.1);
         return Err(e);
     }
-    fork_advice::moved(old, old_len, new, new_len);
+    match keep_old {
+        true => fork_advice::copied(old, old_len, new, new_len),
+        false => fork_advice::moved(old, old_len, new, new_len),
+    }
     super::memory::set_protection(taken.0, taken.1, prot.unwrap_or(protect::DEFAULT));
     Ok(())
+}
+
+/// mremap with an old length of 0: a second mapping of the shared memory at `old` (and, for a
+/// file, the pages after it), `new_len` long, at a place of the kernel's choosing or at `to`
+/// (MREMAP_FIXED), the old one staying, as Linux makes one of a shared mapping. Private memory
+/// is EINVAL (Linux refuses to duplicate a private mapping), no MREMAP_MAYMOVE ENOMEM (Linux
+/// cannot grow the empty range in place). Anonymous shared memory still in guest RAM becomes
+/// host shared memory first, as at a fork: two guest ranges share pages only that way.
+fn alias(old: u64, new_len: u64, flags: u64, to: u64) -> SysResult {
+    let Some((start, end, on_host)) = shared_files::containing(old) else {
+        return Err(EINVAL);
+    };
+    if flags & MREMAP_MAYMOVE == 0 {
+        return Err(ENOMEM);
+    }
+    if !on_host {
+        shared_files::share(start, end)?;
+    }
+    let Some((grows, prot)) = shared_files::host_mapping(old) else {
+        return Err(EINVAL);
+    };
+    if !grows && new_len > end - old {
+        return Err(shared_growth_refused());
+    }
+    let new = new_range(flags & MREMAP_FIXED != 0, to, new_len, 0)?;
+    let prot = prot.or_else(|| protect::prot_at(old));
+    remap_host(old, PAGE, new, new_len, prot, true)?;
+    Ok(new)
+}
+
+/// The range a mapping moves to or a second mapping takes: `new_len` bytes at `to` (`fixed`,
+/// replacing what is there) or where the kernel chooses, read-write and fresh. RLIMIT_AS
+/// counts the new range, less what it replaces and the old range it frees (`freed`).
+fn new_range(fixed: bool, to: u64, new_len: u64, freed: u64) -> Result<u64, u32> {
+    let replaced = if fixed { usermem::mapped_within(to, to + new_len) } else { 0 };
+    super::info::address_space_allows(new_len.saturating_sub(replaced + freed))?;
+    if !fixed {
+        let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
+        return usermem::alloc(new_len, align);
+    }
+    if !usermem::is_user_range(to, to + new_len) {
+        return Err(outside_program_memory("mremap MREMAP_FIXED", to, new_len));
+    }
+    usermem::map_fixed(to, new_len, true)?;
+    // What it replaced may have had another protection.
+    apply_prot(to, to + new_len, protect::PROT_READ | protect::PROT_WRITE, false);
+    Ok(to)
 }
 
 /// MREMAP_FIXED (to `to`, replacing what is there) or MREMAP_DONTUNMAP (to a place of the
@@ -172,29 +225,14 @@ fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> Sys
     if keep_old && !matches!(memory, Memory::Host { .. }) {
         super::madvise::check_droppable(old, old + old_len)?;
     }
-    // RLIMIT_AS: the new range, less what it replaces and, moved, the old range it frees.
-    let replaced = if fixed { usermem::mapped_within(to, to + new_len) } else { 0 };
-    let freed = if keep_old { 0 } else { old_len };
-    super::info::address_space_allows(new_len.saturating_sub(replaced + freed))?;
-    let new = if fixed {
-        if !usermem::is_user_range(to, to + new_len) {
-            return Err(outside_program_memory("mremap MREMAP_FIXED", to, new_len));
-        }
-        usermem::map_fixed(to, new_len, true)?;
-        // What it replaced may have had another protection.
-        apply_prot(to, to + new_len, protect::PROT_READ | protect::PROT_WRITE, false);
-        to
-    } else {
-        let align = if new_len >= LARGE_PAGE { LARGE_PAGE } else { PAGE };
-        usermem::alloc(new_len, align)?
-    };
+    let new = new_range(fixed, to, new_len, if keep_old { 0 } else { old_len })?;
     if new_len < old_len {
         usermem::unmap(old + new_len, old + old_len);
         old_len = new_len;
     }
     if let Memory::Host { prot, .. } = memory {
         // The old range keeps showing the same pages under DONTUNMAP, as on Linux.
-        remap_host(old, old_len, new, new_len, prot)?;
+        remap_host(old, old_len, new, new_len, prot, keep_old)?;
         if !keep_old {
             usermem::unmap(old, old + old_len);
         }
