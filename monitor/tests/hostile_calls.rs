@@ -1025,8 +1025,10 @@ fn a_vfork_childs_fault_ends_only_the_child() {
 }
 
 /// The alternate signal stack as on Linux (tests/programs/hostile/altstack_frames.c): the
-/// frame's uc_stack flags as set, rt_sigreturn restoring the stack from uc_stack, SIGSEGV when
-/// nested handlers overflow it (hrt hung), and SIGSYS among the synchronous signals taken first.
+/// frame's uc_stack flags as set, rt_sigreturn restoring the stack from uc_stack, a stack of
+/// `sysconf(_SC_MINSIGSTKSZ)` bytes holding a frame (AT_MINSIGSTKSZ was 2,048, less than the
+/// AVX-512 frame: SIGSEGV), SIGSEGV when nested handlers overflow it (hrt hung), and SIGSYS
+/// among the synchronous signals taken first.
 #[test]
 fn the_alternate_signal_stack_acts_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("altstack_frames", Some("alternate stack overflow: killed by signal 11"));

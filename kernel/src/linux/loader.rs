@@ -266,7 +266,7 @@ fn build_stack(
         (AT_CLKTCK, 100),
         (AT_PLATFORM, platform),
         (AT_EXECFN, execfn),
-        (AT_MINSIGSTKSZ, 2048),
+        (AT_MINSIGSTKSZ, super::signal::frame::min_alt_stack()),
         (AT_NULL, 0),
     ];
     let argc = img.argc;

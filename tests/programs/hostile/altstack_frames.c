@@ -1,8 +1,8 @@
 /* The alternate signal stack as on Linux: the frame's uc_stack holds the flags as set (0 for a
  * stack never set); rt_sigreturn restores the alternate stack from uc_stack (a handler's own
  * sigaltstack undone, a stack or SS_DISABLE written into uc_stack applied, nothing changed by
- * a handler running on the alternate stack); nested handlers that overflow the alternate stack
- * end the process with SIGSEGV (hrt placed frames over live ones and hung); SIGSYS is taken
+ * a handler running on the alternate stack); a stack of sysconf(_SC_MINSIGSTKSZ) bytes holds
+ * a frame; nested handlers that overflow the alternate stack end the process with SIGSEGV (hrt placed frames over live ones and hung); SIGSYS is taken
  * among the synchronous signals first. */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -99,6 +99,24 @@ int main(void) {
     handle(SIGUSR2, uc_to_st2, SA_ONSTACK);
     raise(SIGUSR2);
     show("after a handler on st1 wrote st2 into uc_stack");
+
+    /* An alternate stack of sysconf(_SC_MINSIGSTKSZ) bytes holds a handler's frame, nothing
+     * written below it (hrt said 2,048, less than its AVX-512 frame: SIGSEGV). */
+    long min = sysconf(_SC_MINSIGSTKSZ);
+    size_t guard = 8192;
+    unsigned char *mem = malloc(guard + min);
+    memset(mem, 0xAA, guard + min);
+    stack_t least = {.ss_sp = mem + guard, .ss_size = min};
+    sigaltstack(&least, NULL);
+    handle(SIGUSR1, note_flags, SA_ONSTACK);
+    flags_seen = -1;
+    raise(SIGUSR1);
+    int below = 0;
+    for (size_t i = 0; i < guard; i++)
+        below += mem[i] != 0xAA;
+    printf("stack of _SC_MINSIGSTKSZ: handler ran %d, bytes written below it %d, _SC_SIGSTKSZ >= it %d\n",
+           flags_seen != -1, below, sysconf(_SC_SIGSTKSZ) >= min);
+    sigaltstack(&one, NULL);
 
     /* SIGSYS with the synchronous signals: taken before SIGHUP and SIGINT. */
     sigset_t all, none;

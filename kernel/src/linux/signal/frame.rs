@@ -17,6 +17,16 @@ pub const UC_OFFSET: u64 = 8;
 pub const UC_SIZE: usize = 304;
 pub const INFO_OFFSET: u64 = 8 + UC_SIZE as u64;
 pub const FRAME_SIZE: u64 = INFO_OFFSET + 128;
+
+/// The smallest alternate signal stack a handler's frame always fits on (the auxiliary
+/// vector's AT_MINSIGSTKSZ, which glibc's `sysconf(_SC_MINSIGSTKSZ)` and `_SC_SIGSTKSZ` answer
+/// from): the frame, the vector state as this CPU saves it (`fpstate::frame_size`, 2.7 KiB
+/// with AVX-512), and what aligning each can cost (`deliver`), rounded up to 16 bytes. Linux
+/// computes it the same way; a fixed 2,048 was too small for the AVX-512 state, and a program
+/// sizing its stack by it died of SIGSEGV at its first handler.
+pub fn min_alt_stack() -> u64 {
+    (super::fpstate::frame_size() + 63 + FRAME_SIZE + 15 + 8 + 1).next_multiple_of(16)
+}
 /// Offset of uc_mcontext in the ucontext.
 const MC: usize = 40;
 
