@@ -103,6 +103,27 @@ fn kernel_runtime_runs_target_and_teams_on_the_host_as_libgomp_does() {
     same_as_libgomp_linked("omp_target", "-pie", &[Some("3")]);
 }
 
+/// fork() while the team's workers spin for their next region (OMP_WAIT_POLICY=active) and
+/// while a thread spins for an OpenMP lock the forking thread holds
+/// (tests/programs/omp_fork_spinning.c): the kernel runtime's waiters spun in its own code,
+/// which passed no safe point for the fork, and every fork gave up after 2 s with EAGAIN. At
+/// 2 vCPUs with 2 and 4 threads, as natively.
+#[test]
+fn fork_works_while_the_kernel_runtimes_waiters_spin() {
+    let prog = build("omp_fork_spinning", "-static");
+    for threads in ["2", "4"] {
+        let mut native_cmd = Command::new(&prog);
+        let mut hrt_cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        hrt_cmd.args(["run", "--omp", "kernel", "--cpus", "2", "--"]).arg(&prog);
+        for cmd in [&mut native_cmd, &mut hrt_cmd] {
+            cmd.env("OMP_NUM_THREADS", threads).env("OMP_WAIT_POLICY", "active");
+        }
+        let want = run(native_cmd, None);
+        assert!(want.stdout.contains("done, failures 0"), "natively: {want:?}");
+        assert_same(&format!("omp_fork_spinning with {threads} threads"), &want, &run(hrt_cmd, None));
+    }
+}
+
 /// A region asking for 10,000 threads (OpenMP_VV's num_threads and thread_limit tests ask
 /// for that many): a worker's stack is resident memory under hrt, so the team gets as many as
 /// leave a quarter of the program's memory free (2,131 on a 24 GiB host), where the kernel's runtime

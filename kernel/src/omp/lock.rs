@@ -66,6 +66,9 @@ fn lock_contended(w: &AtomicU32) {
         // The holder may be waiting for this CPU (more threads than vCPUs).
         if paused >= next_yield {
             next_yield = paused + YIELD_EVERY;
+            // A safe point for another CPU's fork (as in `wait::Spin`): the holder may be the
+            // forking thread.
+            crate::sched::freeze::check();
             crate::linux::signal::take_while_waiting();
             if crate::sched::runnable_here() > 0 {
                 crate::sched::yield_now();

@@ -615,6 +615,7 @@ fn spawn_worker() -> Option<&'static Worker> {
     if WORKERS_MADE.load(Ordering::Relaxed) >= anyway {
         let (total, free) = usermem::shown_bytes();
         if free < total / WORKERS_LEAVE_FREE {
+            no_more_workers("the program's memory would fall below a quarter free (worker stacks are resident)");
             return None;
         }
     }
@@ -659,10 +660,24 @@ fn spawn_worker() -> Option<&'static Worker> {
     if rc != 0 {
         // SAFETY: made above and seen by no thread (none was created).
         drop(unsafe { Box::from_raw(w as *const Worker as *mut Worker) });
+        no_more_workers("pthread_create failed");
         return None;
     }
     WORKERS_MADE.fetch_add(1, Ordering::Relaxed);
     Some(w)
+}
+
+/// Says once that teams now get fewer threads than asked (the specification allows it; a
+/// program that splits its work by the number it asked for rather than `omp_get_num_threads`
+/// would compute less than it thinks, so it must not happen silently).
+fn no_more_workers(why: &str) {
+    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        let made = WORKERS_MADE.load(Ordering::Relaxed);
+        kprintln!(
+            "hrt: OpenMP runtime: no worker thread beyond {made}: {why}; teams get fewer threads than asked (reported once)"
+        );
+    }
 }
 
 /// Ends the program with a message, as libgomp does on an error it cannot report.

@@ -100,6 +100,11 @@ impl Spin {
     fn again(&mut self) -> bool {
         self.round += 1;
         if self.round.is_multiple_of(64) {
+            // A safe point for another CPU's fork: a waiter spins in the kernel's code, where
+            // interrupts return without passing one (a return to the program does), and under
+            // OMP_WAIT_POLICY=active it may spin for good: every fork then gave up after 2 s
+            // (EAGAIN). It holds no lock here, and its thread is not copied.
+            crate::sched::freeze::check();
             signal::take_while_waiting();
             let others = crate::sched::runnable_here();
             if others > 1 {
