@@ -110,8 +110,10 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         6 => (4, ILL_ILLOPN, frame.rip),            // #UD
         17 => (7, BUS_ADRALN, 0),                   // #AC
         11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
-        // Page 0 is never the program's.
-        14 if cr2 < super::usermem::PAGE => (11, SEGV_MAPERR, cr2),
+        // Page 0 is never the program's, nor any address above user space: Linux reports a
+        // user touch of the kernel's half as a missing mapping even where a page is present
+        // there (supervisor-only; a touch of 0xffff800000000000 was SEGV_ACCERR in some runs).
+        14 if !(super::usermem::PAGE..super::uaccess::USER_END).contains(&cr2) => (11, SEGV_MAPERR, cr2),
         // A file mapping's page past the end of its file: SIGBUS, as on Linux.
         14 if past_end == Some(true) => (7, BUS_ADRERR, cr2),
         // The guard below the main stack (a runaway recursion) is a gap to Linux, not memory.

@@ -2,7 +2,8 @@
 // the address touched), system calls given a pointer there (forwarded to the host or answered by
 // the kernel) fail with EFAULT, and a new mapping at the same addresses reads zero. Covers munmap of a whole mapping, of its middle and its tail,
 // of large mappings (a whole 2 MiB page inside one, 64 MiB), mremap shrinking and moving, and a
-// page another thread (another CPU) touched before the unmap.
+// page another thread (another CPU) touched before the unmap; addresses above user space fault as
+// unmapped too.
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -168,6 +169,17 @@ static void malloc_block(void) {
     probe("freed malloc block", (volatile unsigned char *)b + MIB / 2, 0);
 }
 
+// Addresses above user space: the last page below 2^47 and the kernel's half, which Linux
+// reports as unmapped (SEGV_MAPERR) whatever is there (hrt said SEGV_ACCERR in some runs).
+static void kernel_half(void) {
+    uintptr_t addrs[] = {(1UL << 47) - PAGE, 0xffff800000000000UL, 0xffffffff81000000UL, 0xfffffffffffff000UL};
+    for (int i = 0; i < 4; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "above user space %#lx", (unsigned long)addrs[i]);
+        probe(what, (volatile unsigned char *)addrs[i], 0);
+    }
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     probe_setup();
@@ -180,5 +192,6 @@ int main(void) {
     remapped();
     threads();
     malloc_block();
+    kernel_half();
     return 0;
 }
