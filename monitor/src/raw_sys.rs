@@ -35,3 +35,32 @@ pub unsafe fn exit_thread(status: u64) -> ! {
     // SAFETY: ends this task; `exit` does not return.
     unsafe { asm!("syscall", in("rax") libc::SYS_exit, in("rdi") status, options(noreturn, nostack)) }
 }
+
+/// The kernel's `struct sigaction` (x86-64): what `rt_sigaction` reads and writes.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct KernelSigaction {
+    pub handler: u64,
+    pub flags: u64,
+    pub restorer: u64,
+    pub mask: u64,
+}
+
+/// Sets signal `sig`'s disposition to `new` (None: only reads it), returning the old one or a
+/// negated errno. Unlike libc's `sigaction`, it reaches the signals glibc keeps for itself (32
+/// and 33), which a program may ignore and its exec'd programs must then find ignored.
+///
+/// # Safety
+/// `new`'s handler must be SIG_DFL (0), SIG_IGN (1) or a handler valid in this process.
+pub unsafe fn rt_sigaction(sig: i32, new: Option<&KernelSigaction>) -> Result<KernelSigaction, i64> {
+    let mut old = KernelSigaction::default();
+    let new_ptr = new.map_or(0, |n| n as *const KernelSigaction as u64);
+    // SAFETY: (caller) the new action is valid; both structs are ours and of the kernel's size.
+    let r = unsafe {
+        syscall6(libc::SYS_rt_sigaction, [sig as u64, new_ptr, &mut old as *mut KernelSigaction as u64, 8, 0, 0])
+    };
+    if r < 0 {
+        return Err(r);
+    }
+    Ok(old)
+}

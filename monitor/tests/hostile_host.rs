@@ -69,6 +69,14 @@ fn proc_self_lists_as_natively() {
     assert_same("proc_self_list", &linux, &got);
 }
 
+/// Signals the program ignores stay ignored in the host programs it execs, glibc's own 32 and
+/// 33 included (tests/programs/hostile/ignored_glibc_signals.c: after a fork, by posix_spawn and
+/// by system()): the monitor set them with glibc's sigaction, which refuses those two.
+#[test]
+fn ignored_signals_stay_ignored_across_exec_glibcs_own_too() {
+    passes_natively_and_same_on_1_and_2_cpus("ignored_glibc_signals", Some("system: SigIgn:\t0000008180000000"));
+}
+
 /// `/proc/self/status` (and thread-self's, a task's), `/proc/self/stat` and `/proc/self/statm`
 /// (tests/programs/hostile/proc_status.c): Linux's lines in its order (the status ended after
 /// NSsid, and statm was EACCES), Threads the threads running, the signal sets of the main

@@ -219,8 +219,9 @@ impl Limits {
     }
 }
 
-/// The signal dispositions changed for the exec, with what they were.
-struct Dispositions(Vec<(i32, libc::sigaction)>);
+/// The signal dispositions changed for the exec, with what they were (glibc's own signals 32
+/// and 33, which libc's sigaction refuses, through the raw call).
+struct Dispositions(Vec<(i32, libc::sigaction)>, Vec<(i32, crate::raw_sys::KernelSigaction)>);
 
 impl Dispositions {
     /// Ignored where the program ignores the signal; default where `hrt` ignores it and the
@@ -251,13 +252,31 @@ impl Dispositions {
                 changed.push((sig, now));
             }
         }
-        Dispositions(changed)
+        // A program that ignores glibc's signals (raw rt_sigaction, or a libc that does not
+        // keep them): its exec'd program finds them ignored, as on Linux. Until the execve
+        // `hrt`'s own threads would lose them (glibc's set*id broadcast), a moment at most.
+        let mut raw = Vec::new();
+        for sig in [32, 33] {
+            if ignored & (1 << (sig - 1)) == 0 {
+                continue;
+            }
+            let ign = crate::raw_sys::KernelSigaction { handler: 1, ..Default::default() };
+            // SAFETY: SIG_IGN is a valid disposition; the old one is kept to be put back.
+            if let Ok(old) = unsafe { crate::raw_sys::rt_sigaction(sig, Some(&ign)) } {
+                raw.push((sig, old));
+            }
+        }
+        Dispositions(changed, raw)
     }
 
     fn restore(&self) {
         for (sig, old) in &self.0 {
             // SAFETY: puts back a disposition this process had.
             unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
+        }
+        for (sig, old) in &self.1 {
+            // SAFETY: puts back a disposition this process had (glibc's own handler).
+            let _ = unsafe { crate::raw_sys::rt_sigaction(*sig, Some(old)) };
         }
     }
 }

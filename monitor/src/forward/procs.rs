@@ -1203,14 +1203,14 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     };
     // SAFETY: every call below takes values prepared before the clone; none allocates.
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
+        // Raw: libc's sigaction refuses signals 32 and 33, which the program may ignore too.
         for sig in 1..=64 {
             if sig == libc::SIGKILL || sig == libc::SIGSTOP {
                 continue;
             }
             let ignore = p.ignored & (1 << (sig - 1)) != 0;
-            sa.sa_sigaction = if ignore { libc::SIG_IGN } else { libc::SIG_DFL };
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
+            let sa = crate::raw_sys::KernelSigaction { handler: ignore as u64, ..Default::default() };
+            let _ = crate::raw_sys::rt_sigaction(sig, Some(&sa));
         }
         if p.cwd >= 0 && libc::fchdir(p.cwd) != 0 {
             return fail(p);
