@@ -13,8 +13,8 @@
 //!   as RssFile). Guest RAM is backed by 2 MiB host pages where the host allows, so one touched
 //!   byte can count up to 2 MiB (thread stacks' tops excepted, which get 4 KiB pages).
 //! - **VmHWM**: the host's peak resident set of `hrt` less what `hrt` held before the program
-//!   started (what getrusage's ru_maxrss answers), and at least VmRSS: the kernel's own touches
-//!   during the boot stay in it.
+//!   started (what getrusage's ru_maxrss answers), and at least any VmRSS shown before: the
+//!   kernel's own touches during the boot stay in it.
 //! - **VmSize** and **VmPeak**: the kernel's address space (every mapping, PROT_NONE included,
 //!   the break's window up to the break), and the largest it has been since the last exec (the
 //!   kernel notes it wherever it may shrink).
@@ -289,6 +289,22 @@ struct Figures {
     seccomp: u64,
 }
 
+/// The largest VmRSS this process has shown the program, `rss` (shown now) included. VmHWM is
+/// never below it: the host's peak (`ru_maxrss`) follows its resident set lazily (its high-water
+/// mark is taken when a mapping goes, not when guest RAM is given back with MADV_DONTNEED), so a
+/// program that read VmRSS at its peak, freed the memory and read VmHWM could find it lower
+/// (once in a CI run). A forked `hrt` starts again from what it shows (the owner pid differs).
+fn peak_seen(rss: u64) -> u64 {
+    static PEAK: Mutex<(u32, u64)> = Mutex::new((0, 0));
+    let me = std::process::id();
+    let mut peak = PEAK.lock().unwrap_or_else(|e| e.into_inner());
+    if peak.0 != me {
+        *peak = (me, 0);
+    }
+    peak.1 = peak.1.max(rss);
+    peak.1
+}
+
 fn figures(whose: Who, mem: (u64, u64)) -> Figures {
     // The span of the program's mappings, if the kernel published it (else all of its memory).
     let span = published()
@@ -296,7 +312,7 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
         .filter(|&(lo, hi)| lo < hi)
         .unwrap_or((0, u64::MAX));
     let rss = resident_bytes(span);
-    let hwm = (super::procs::max_rss(0).unwrap_or(0) as u64 * 1024).max(rss);
+    let hwm = (super::procs::max_rss(0).unwrap_or(0) as u64 * 1024).max(peak_seen(rss));
     let stack = super::own_maps::stack_bytes(mem);
     let mut f = Figures {
         threads: 1,
