@@ -190,6 +190,15 @@ fn writing_to_a_closed_pipe_raises_sigpipe() {
     }
 }
 
+/// Writes of more than PIPE_BUF bytes to pipes (HRT writes the part that fits at once and hands
+/// only the rest to a worker): a blocking one gives all its bytes in order to a slow reader, a
+/// non-blocking one the part that fits then EAGAIN, a signal ends one with its first part's
+/// count, a reader that goes away ends one with a part and then EPIPE, as on Linux.
+#[test]
+fn big_pipe_writes_behave_as_on_linux() {
+    common::hostile::passes_natively_and_same_on_1_and_2_cpus("pipe_big_writes", Some("pipe big writes: done"));
+}
+
 /// chown, fchown, lchown, fchownat, statfs, fstatfs and getgroups (issue 10) are forwarded and
 /// behave as on Linux, bad pointers and descriptors included.
 #[test]

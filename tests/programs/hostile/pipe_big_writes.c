@@ -1,0 +1,138 @@
+/* Writes of more than PIPE_BUF bytes to pipes, as on Linux:
+ * - a blocking write gives all its bytes, in order, to a reader slower than the writer;
+ * - a non-blocking one takes what fits, then EAGAIN, then what a read made room for;
+ * - a signal ends a blocking one after its first part, with that part's count;
+ * - a reader that goes away ends one with a part, and the next write fails with EPIPE.
+ * (HRT writes the part that fits at once and waits for room only for the rest.) */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned long mix(unsigned long sum, const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        sum = sum * 31 + p[i];
+    return sum;
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+static void slow_reader(void) {
+    int p[2];
+    if (pipe(p))
+        return perror("pipe");
+    pid_t c = fork();
+    if (c == 0) {
+        close(p[1]);
+        unsigned char buf[3000];
+        unsigned long sum = 0, n = 0;
+        ssize_t r;
+        int k = 0;
+        while ((r = read(p[0], buf, sizeof buf)) > 0) {
+            sum = mix(sum, buf, r);
+            n += r;
+            if (++k % 64 == 0)
+                usleep(500);
+        }
+        printf("reader: %lu bytes, sum %lx\n", n, sum);
+        _exit(0);
+    }
+    close(p[0]);
+    static unsigned char big[1 << 20];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (unsigned char)(i * 7 + i / 4096);
+    const size_t sizes[] = {4097, 8192, 65536, 100000, 1 << 20, 12345};
+    unsigned long sum = 0, total = 0;
+    int short_writes = 0;
+    for (int i = 0; i < 60; i++) {
+        size_t len = sizes[i % 6], off = (i * 4099) % 1000;
+        if (len + off > sizeof big)
+            off = 0;
+        ssize_t w = write(p[1], big + off, len);
+        if (w != (ssize_t)len) {
+            short_writes++;
+            printf("write %d: %zd of %zu (%s)\n", i, w, len, strerror(errno));
+        }
+        if (w > 0) {
+            sum = mix(sum, big + off, w);
+            total += w;
+        }
+    }
+    close(p[1]);
+    waitpid(c, NULL, 0);
+    printf("writer: %lu bytes, sum %lx, %d short\n", total, sum, short_writes);
+}
+
+static void non_blocking(void) {
+    int p[2];
+    if (pipe2(p, O_NONBLOCK))
+        return perror("pipe2");
+    static char buf[100000];
+    ssize_t a = write(p[1], buf, sizeof buf);
+    ssize_t b = write(p[1], buf, sizeof buf);
+    int eb = errno;
+    ssize_t r = read(p[0], buf, 5000);
+    ssize_t c = write(p[1], buf, sizeof buf);
+    printf("non-blocking: %zd, then %zd (%s), read %zd, then %zd\n", a, b, b < 0 ? strerror(eb) : "-", r, c);
+    close(p[0]);
+    close(p[1]);
+}
+
+static void signal_ends_it(void) {
+    int p[2];
+    if (pipe(p))
+        return perror("pipe");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART */
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval t = {{0, 0}, {0, 50000}};
+    setitimer(ITIMER_REAL, &t, NULL);
+    static char buf[200000];
+    ssize_t w = write(p[1], buf, sizeof buf);
+    printf("interrupted after its first part: %zd\n", w);
+    close(p[0]);
+    close(p[1]);
+}
+
+static void reader_goes_away(void) {
+    signal(SIGPIPE, SIG_IGN);
+    int p[2];
+    if (pipe(p))
+        return perror("pipe");
+    pid_t c = fork();
+    if (c == 0) {
+        close(p[1]);
+        char buf[10000];
+        usleep(20000);
+        ssize_t got = 0, r;
+        while (got < 10000 && (r = read(p[0], buf, 10000 - got)) > 0)
+            got += r;
+        _exit(0);
+    }
+    close(p[0]);
+    static char buf[300000];
+    ssize_t w = write(p[1], buf, sizeof buf);
+    ssize_t again = write(p[1], buf, 5000);
+    int e = errno;
+    waitpid(c, NULL, 0);
+    printf("reader gone: a part written %s, then %s\n", w > 0 && w < (ssize_t)sizeof buf ? "yes" : "no",
+           again < 0 ? strerror(e) : "written");
+    close(p[1]);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    slow_reader();
+    non_blocking();
+    signal_ends_it();
+    reader_goes_away();
+    printf("pipe big writes: done\n");
+    return 0;
+}
