@@ -176,6 +176,8 @@ impl Forwarder {
         let result = match libc::c_long::try_from(nr).ok()? {
             libc::SYS_read => self.nowait(g, args[0], args[1], args[2], Direction::Read),
             libc::SYS_write => self.nowait(g, args[0], args[1], args[2], Direction::Write),
+            libc::SYS_readv => self.nowait_vectored(g, args[0], args[1], args[2], Direction::Read),
+            libc::SYS_writev => self.nowait_vectored(g, args[0], args[1], args[2], Direction::Write),
             libc::SYS_openat => {
                 return self.openat_without_waiting(g, args[0], args[1], args[2], args[3]).map(super::errno::to_ret)
             }
@@ -228,6 +230,31 @@ impl Forwarder {
         // SAFETY: F_GETFL only reads the descriptor's flags.
         let flags = unsafe { libc::fcntl(h.raw(), libc::F_GETFL) };
         flags >= 0 && flags & libc::O_NONBLOCK != 0
+    }
+
+    /// `readv`, or a `writev` of at most PIPE_BUF bytes in all to a pipe (all or nothing, so
+    /// never a part that would leave the rest to express), as one `preadv2`/`pwritev2` with
+    /// RWF_NOWAIT; EOPNOTSUPP if the call is not one to try. musl's stdio writes its 1 KiB buffer
+    /// with writev: each went to a worker thread before (300,000 lines into `| cat`: 0.52 s
+    /// against Linux's 0.05).
+    fn nowait_vectored(&self, g: Guest, fd: u64, iov: u64, count: u64, dir: Direction) -> SysResult<i64> {
+        let h = self.fds().get(fd)?;
+        match (h.kind(), dir) {
+            (FdKind::Pipe | FdKind::Socket | FdKind::Other, Direction::Read) => {}
+            (FdKind::Pipe, Direction::Write) => {
+                let total = super::io::guest_iovecs(g, iov, count)?
+                    .iter()
+                    .try_fold(0u64, |sum, v| sum.checked_add(v.len))
+                    .ok_or(Errno::EINVAL)?;
+                if total > PIPE_BUF {
+                    return Err(Errno::EOPNOTSUPP);
+                }
+            }
+            _ => return Err(Errno::EOPNOTSUPP),
+        }
+        let nr = if dir == Direction::Read { libc::SYS_preadv2 } else { libc::SYS_pwritev2 };
+        // Offset -1: the current position, as readv and writev use.
+        self.rwv(g, nr, fd, iov, count, [u64::MAX, u64::MAX], libc::RWF_NOWAIT as u64)
     }
 
     /// One `preadv2`/`pwritev2` with RWF_NOWAIT at the current position; EAGAIN if it would wait,

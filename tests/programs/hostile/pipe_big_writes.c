@@ -2,7 +2,8 @@
  * - a blocking write gives all its bytes, in order, to a reader slower than the writer;
  * - a non-blocking one takes what fits, then EAGAIN, then what a read made room for;
  * - a signal ends a blocking one after its first part, with that part's count;
- * - a reader that goes away ends one with a part, and the next write fails with EPIPE.
+ * - a reader that goes away ends one with a part, and the next write fails with EPIPE;
+ * - readv and small writevs (musl's stdio) on full, empty and busy pipes.
  * (HRT writes the part that fits at once and waits for room only for the rest.) */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,12 +129,78 @@ static void reader_goes_away(void) {
     close(p[1]);
 }
 
+static void vectored(void) {
+    int p[2];
+    if (pipe2(p, O_NONBLOCK))
+        return perror("pipe2");
+    static char fill[65536], a[1000], b[3000], r[100];
+    memset(a, 'a', sizeof a);
+    memset(b, 'b', sizeof b);
+    struct iovec w[2] = {{a, sizeof a}, {b, sizeof b}};
+    struct iovec rv[2] = {{r, 50}, {r + 50, 50}};
+    ssize_t full = write(p[1], fill, sizeof fill);
+    ssize_t x = writev(p[1], w, 2);
+    int ex = errno;
+    ssize_t y = readv(p[0], rv, 2);
+    while (read(p[0], fill, sizeof fill) > 0)
+        ;
+    ssize_t z = readv(p[0], rv, 2);
+    int ez = errno;
+    ssize_t q = writev(p[1], w, 2);
+    ssize_t s = readv(p[0], rv, 2);
+    printf("vectored: full %zd, writev %zd (%s), readv %zd, empty readv %zd (%s), writev %zd, readv %zd '%c%c'\n", full, x,
+           x < 0 ? strerror(ex) : "-", y, z, z < 0 ? strerror(ez) : "-", q, s, r[0], r[99]);
+    close(p[0]);
+    close(p[1]);
+
+    /* Blocking, busy: a reader using readv, slower than the writer's small writevs. */
+    if (pipe(p))
+        return perror("pipe");
+    pid_t c = fork();
+    if (c == 0) {
+        close(p[1]);
+        unsigned char one[700], two[900];
+        struct iovec in[2] = {{one, sizeof one}, {two, sizeof two}};
+        unsigned long sum = 0, n = 0;
+        ssize_t got;
+        int k = 0;
+        while ((got = readv(p[0], in, 2)) > 0) {
+            sum = mix(sum, one, got < (ssize_t)sizeof one ? got : sizeof one);
+            if (got > (ssize_t)sizeof one)
+                sum = mix(sum, two, got - sizeof one);
+            n += got;
+            if (++k % 64 == 0)
+                usleep(500);
+        }
+        printf("readv reader: %lu bytes, sum %lx\n", n, sum);
+        _exit(0);
+    }
+    close(p[0]);
+    unsigned char head[17], body[1500];
+    unsigned long sum = 0, total = 0;
+    for (int i = 0; i < 3000; i++) {
+        memset(head, i & 0xff, sizeof head);
+        memset(body, (i * 3) & 0xff, sizeof body);
+        struct iovec out[2] = {{head, sizeof head}, {body, 1 + i % (sizeof body)}};
+        ssize_t n = writev(p[1], out, 2);
+        if (n != (ssize_t)(out[0].iov_len + out[1].iov_len))
+            printf("writev %d: %zd\n", i, n);
+        sum = mix(sum, head, sizeof head);
+        sum = mix(sum, body, out[1].iov_len);
+        total += out[0].iov_len + out[1].iov_len;
+    }
+    close(p[1]);
+    waitpid(c, NULL, 0);
+    printf("writev writer: %lu bytes, sum %lx\n", total, sum);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     slow_reader();
     non_blocking();
     signal_ends_it();
     reader_goes_away();
+    vectored();
     printf("pipe big writes: done\n");
     return 0;
 }
