@@ -116,8 +116,8 @@ pub struct ChannelHeader {
     /// makes those hypercalls while no service thread polls.
     pub pollers_spare: AtomicU32,
     pub _pad2: [u32; 9],
-    /// Nonzero while that CPU's idle loop polls the slots of its sleeping threads (it needs no
-    /// interrupt then).
+    /// Nonzero while that CPU polls the slots of its sleeping threads (it needs no interrupt
+    /// then): its idle loop, or a thread spinning for its own answer with interrupts masked.
     pub idle_polling: [AtomicU8; crate::MAX_CPUS],
     /// The program's memory in bytes: all of it, and what is free. The kernel refreshes both
     /// before each forwarded `open`, `openat` and `openat2`; the monitor's `/proc/meminfo`

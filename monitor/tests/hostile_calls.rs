@@ -199,6 +199,16 @@ fn big_pipe_writes_behave_as_on_linux() {
     common::hostile::passes_natively_and_same_on_1_and_2_cpus("pipe_big_writes", Some("pipe big writes: done"));
 }
 
+/// Reads, polls and waits on pipes and sockets that end within HRT's moment of trying them
+/// again (vm/channel/retries.rs) and after it: every byte arrives in order, a signal without
+/// SA_RESTART ends a blocked read with EINTR and one with it does not, poll and epoll_wait
+/// without a limit return when data comes, and two threads of the program talk over a
+/// socketpair, as on Linux.
+#[test]
+fn short_waits_on_pipes_and_sockets_behave_as_on_linux() {
+    common::hostile::passes_natively_and_same_on_1_and_2_cpus("short_waits", Some("short waits: done"));
+}
+
 /// chown, fchown, lchown, fchownat, statfs, fstatfs and getgroups (issue 10) are forwarded and
 /// behave as on Linux, bad pointers and descriptors included.
 #[test]

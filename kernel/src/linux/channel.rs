@@ -458,15 +458,26 @@ fn wait(ch: &Channel, idx: usize, restartable: impl Fn() -> bool) -> (bool, bool
     let can_sleep = crate::arch::irq::enabled() && !crate::sched::is_idle_thread();
     let start = crate::time::ticks();
     let spin = |ns| crate::time::ns_to_ticks(ns);
+    let watching = can_sleep && SLEEPERS[crate::cpu::id()].load(Ordering::Relaxed) > 0 && watch_sleepers(ch, true);
     loop {
         if done() {
+            if watching {
+                watch_sleepers(ch, false);
+            }
             return (false, false);
         }
-        let limit = if crate::sched::runnable_here() > 0 { spin(SPIN_NS_CONTENDED) } else { spin(SPIN_NS) };
+        // Another thread of this CPU that can run, or that can once it is woken (its answer is
+        // there), makes the spin short: two threads of one CPU talking over a socketpair spun
+        // out the whole long spin per message, waiting for the answer only the other could give.
+        let contended = crate::sched::runnable_here() > 0 || watching && answered_sleeper_here(ch);
+        let limit = if contended { spin(SPIN_NS_CONTENDED) } else { spin(SPIN_NS) };
         if can_sleep && crate::time::ticks().wrapping_sub(start) >= limit {
             break;
         }
         core::hint::spin_loop();
+    }
+    if watching {
+        watch_sleepers(ch, false);
     }
     SLEPT.fetch_add(1, Ordering::Relaxed);
     let (mut cancelled, mut evicted) = (false, false);
@@ -527,6 +538,49 @@ fn sleep_on(ch: &Channel, idx: usize, interruptible: bool) -> bool {
     unregister(cpu, idx);
     crate::arch::irq::restore(was);
     interrupted
+}
+
+/// While a caller spins for its answer (`wait`) with other threads of its CPU asleep on slots
+/// (`watch`), the CPU says it polls the channel, as the idle loop does, so that the monitor
+/// does not interrupt it for their answers: an interrupt of a running vCPU costs ~100 us of
+/// emulated ring 0 on a PVM host (two threads of one CPU talking over a socketpair: one per
+/// message, ~170 us a round trip). Interrupts stay masked meanwhile (in software in ring-3
+/// mode: events are noted and handled when it ends), so that no other thread runs on the CPU
+/// while it says so; the spin is at most `SPIN_NS`. When it ends (`watch` false) the answered
+/// sleepers are woken here. Returns `watch`, or false if interrupts were off already.
+fn watch_sleepers(ch: &Channel, watch: bool) -> bool {
+    let flag = &ch.header.idle_polling[crate::cpu::id()];
+    if watch {
+        if !crate::arch::irq::save_and_disable() {
+            return false;
+        }
+        flag.store(1, Ordering::SeqCst);
+        return true;
+    }
+    // Cleared before the last look: an answer is either seen here or interrupts the CPU.
+    flag.store(0, Ordering::SeqCst);
+    reap();
+    crate::arch::irq::enable();
+    false
+}
+
+/// Whether a thread of this CPU sleeps on a slot that is answered (it is about to be woken).
+fn answered_sleeper_here(ch: &Channel) -> bool {
+    let cpu = crate::cpu::id();
+    if SLEEPERS[cpu].load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    SLEEPING_ON[cpu].iter().enumerate().any(|(w, word)| {
+        let mut bits = word.load(Ordering::Relaxed);
+        while bits != 0 {
+            let idx = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if ch.slots[idx].state.load(Ordering::Acquire) == DONE {
+                return true;
+            }
+        }
+        false
+    })
 }
 
 /// Removes slot `idx`'s sleeper registration on `cpu`; true if it was still there.

@@ -110,6 +110,33 @@ impl Forwarder {
         }
     }
 
+    /// Whether a call `may_block` said may wait, and that `try_without_waiting` found waiting,
+    /// is worth trying again for a moment before a worker takes it (vm/channel/retries.rs):
+    /// reads and writes of pipes and sockets, and polls without a time limit, whose waits are
+    /// often short (the other side of the pipe or socket answers). Not the waits for a child,
+    /// a lock, a connection or a FIFO's other end, nor polls with a time limit (each try
+    /// would add to the time they wait).
+    pub fn worth_retrying(&self, nr: u64, args: &[u64; 6]) -> bool {
+        self.in_context(nr, |nr| {
+            let Ok(nr) = libc::c_long::try_from(nr) else { return false };
+            let streams = |fd: u64| self.fds().get(fd).is_ok_and(|h| matches!(h.kind(), FdKind::Pipe | FdKind::Socket));
+            match nr {
+                libc::SYS_read
+                | libc::SYS_readv
+                | libc::SYS_write
+                | libc::SYS_writev
+                | libc::SYS_recvfrom
+                | libc::SYS_recvmsg
+                | libc::SYS_sendto
+                | libc::SYS_sendmsg => streams(args[0]),
+                libc::SYS_poll => super::host::int(args[2]) < 0,
+                libc::SYS_epoll_wait | libc::SYS_epoll_pwait => super::host::int(args[3]) < 0,
+                _ => false,
+            }
+        })
+        .unwrap_or(false)
+    }
+
     /// Whether I/O in `dir` on the program's descriptor `fd` may wait for another party.
     /// Unknown descriptors are EBADF, which is quick.
     fn may_wait(&self, fd: u64, dir: Direction) -> bool {

@@ -25,7 +25,10 @@
 //! - A call that may block for as long as another party pleases (`Forwarder::may_block`: reads
 //!   and writes on pipes, terminals and sockets, polls, lock waits, opens) is handed to a
 //!   worker thread of its own, created on demand (at most one per slot), so it never holds up
-//!   the others; the guest thread that made it sleeps in the guest scheduler meanwhile.
+//!   the others; the guest thread that made it sleeps in the guest scheduler meanwhile. A
+//!   read or write of a pipe or socket, or a poll without a time limit, that would wait is
+//!   first tried again on every polling round for up to 200 us (`retries`): most such waits
+//!   are short, and a worker's wake-up on the host cost more than the wait.
 //! - The answer wakes a sleeping guest thread through its CPU's idle loop, or, when that CPU
 //!   runs something else or halts, through an interrupt the monitor sends (KVM_SIGNAL_MSI).
 
@@ -33,6 +36,7 @@ mod host_siginfo;
 pub mod host_signals;
 mod placement;
 mod profiler;
+mod retries;
 mod service;
 mod workers;
 
@@ -166,6 +170,8 @@ pub struct Service {
     skipped_bells: AtomicU32,
     epoch: std::time::Instant,
     workers: workers::Workers,
+    /// Requests that would wait, tried again for a moment before a worker takes them.
+    retries: retries::Retries,
     stopping: AtomicBool,
     msi_failed: AtomicBool,
     /// When each slot's worker was last signalled for a cancel (ns since `epoch`).
@@ -198,6 +204,7 @@ impl Service {
             skipped_bells: AtomicU32::new(0),
             epoch: std::time::Instant::now(),
             workers: workers::Workers::new(hrt_abi::channel::SLOTS),
+            retries: Default::default(),
             stopping: AtomicBool::new(false),
             msi_failed: AtomicBool::new(false),
             last_kick: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
@@ -372,7 +379,35 @@ impl Service {
                 }
             }
         }
-        any
+        any | self.try_kept_again(shared, ch)
+    }
+
+    /// Tries the kept requests (`retries`) again: an answer completes one; one whose caller
+    /// was cancelled (a signal) or whose time is up goes to a worker, which deals with it as
+    /// with any call it takes. True if one was settled.
+    fn try_kept_again(&self, shared: &Shared, ch: &Channel) -> bool {
+        let Some(f) = shared.forwarder.as_ref() else { return false };
+        self.retries.try_again(|req, expired| {
+            let cancelled = ch.header.cancel[req.idx / 64].load(Ordering::SeqCst) & (1 << (req.idx % 64)) != 0;
+            if cancelled || expired {
+                self.workers.hand_off(*req);
+                return retries::Again::Settled;
+            }
+            let view = super::hypercall::program_view(shared);
+            match f.try_without_waiting(&view, req.nr, &req.args) {
+                Tried::Done(ret) => self.complete(req.idx, ret),
+                Tried::Sent { sent, rest } => self.workers.hand_off(Request { args: rest, sent, ..*req }),
+                Tried::Waits => return retries::Again::Waits,
+            }
+            retries::Again::Settled
+        })
+    }
+
+    /// A polling thread goes to sleep: the requests it kept to try again go to workers.
+    fn hand_off_kept(&self) {
+        for req in self.retries.take_all() {
+            self.workers.hand_off(req);
+        }
     }
 
     fn dispatch(&self, shared: &Shared, req: Request) {
@@ -404,6 +439,11 @@ impl Service {
         let view = super::hypercall::program_view(shared);
         match f.try_without_waiting(&view, req.nr, &req.args) {
             Tried::Done(ret) => self.complete(req.idx, ret),
+            // A wait that may be short (a read of a pipe or socket, a poll without a time
+            // limit) is tried again for a moment first (`retries`), by a polling thread only:
+            // it tries the kept requests on every round and hands them to workers before it
+            // sleeps (a vCPU thread serving a doorbell does not come back to them).
+            Tried::Waits if service::polls_here() && f.worth_retrying(req.nr, &req.args) && self.retries.keep(req) => {}
             Tried::Waits => self.workers.hand_off(req),
             Tried::Sent { sent, rest } => self.workers.hand_off(Request { args: rest, sent, ..req }),
         }

@@ -7,7 +7,17 @@ use std::time::Instant;
 use super::Service;
 use crate::vm::vcpu::Shared;
 
+thread_local! {
+    static POLLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread is a polling thread (`poll_loop`).
+pub(super) fn polls_here() -> bool {
+    POLLER.with(|p| p.get())
+}
+
 pub(super) fn poll_loop(svc: &Service, shared: &Shared) {
+    POLLER.with(|p| p.set(true));
     // Until the kernel registers the channel there is nothing to poll.
     let ch = loop {
         if svc.stopping.load(Ordering::Relaxed) {
@@ -43,6 +53,7 @@ pub(super) fn poll_loop(svc: &Service, shared: &Shared) {
         // otherwise). A cancel left behind hung a thread whose signal arrived while it waited
         // in a host `read`: its worker was never interrupted (ring_varsite `restart`, 1 run in
         // ~20 fresh-clone CI runs).
+        svc.hand_off_kept();
         let seen = *svc.bell.lock().unwrap();
         test_delay_before_sleep();
         awake.fetch_sub(1, Ordering::SeqCst);
