@@ -25,8 +25,12 @@ const PIPE_BUF: u64 = 4096;
 pub enum Tried {
     /// Its answer.
     Done(i64),
-    /// It would wait: a worker thread makes it.
+    /// It would wait: a worker thread makes it (after the channel tried it again for a moment,
+    /// where `worth_retrying`).
     Waits,
+    /// It cannot be tried without waiting (a FIFO that takes no RWF_NOWAIT, a large writev, a
+    /// call with MSG_WAITALL, one no try exists for): a worker thread makes it at once.
+    Untried,
     /// A blocking send on a stream socket sent `sent` bytes at once and would wait for room for
     /// the rest: a worker makes the call `rest` (the same call for the bytes left), and the
     /// answer is `sent` plus what that sends, or `sent` if it fails or a signal interrupts it
@@ -163,10 +167,10 @@ impl Forwarder {
                 .or_else(|| self.pipe_write_without_waiting(g, call, args))
             {
                 Some(t) => t,
-                None => self.try_in_context(mem, call, args).map_or(Tried::Waits, Tried::Done),
+                None => self.try_in_context(mem, call, args),
             }
         });
-        tried.unwrap_or(Tried::Waits)
+        tried.unwrap_or(Tried::Untried)
     }
 
     /// A blocking `write` of more than PIPE_BUF bytes to a pipe: Linux does not keep it in one
@@ -190,49 +194,59 @@ impl Forwarder {
                 (rest[1], rest[2]) = (a[1] + n as u64, a[2] - n as u64);
                 Tried::Sent { sent: n, rest }
             }
-            // Full (or a FIFO that takes no RWF_NOWAIT): a worker waits for room.
+            // Full: a worker waits for room (after the channel tried again for a moment).
             Err(Errno::EAGAIN) if blocking => Tried::Waits,
-            Err(Errno::EOPNOTSUPP) => Tried::Waits,
+            // A FIFO that takes no RWF_NOWAIT.
+            Err(Errno::EOPNOTSUPP) => Tried::Untried,
             done => Tried::Done(super::errno::to_ret(done)),
         })
     }
 
-    fn try_in_context(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Option<i64> {
+    fn try_in_context(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Tried {
         let g = Guest::new(mem);
         const CWD: u64 = libc::AT_FDCWD as u32 as u64;
-        let result = match libc::c_long::try_from(nr).ok()? {
+        // The tries that answer None when the call would wait.
+        let waits = |now: Option<i64>| now.map_or(Tried::Waits, Tried::Done);
+        let Ok(nr) = libc::c_long::try_from(nr) else { return Tried::Untried };
+        let result = match nr {
             libc::SYS_read => self.nowait(g, args[0], args[1], args[2], Direction::Read),
             libc::SYS_write => self.nowait(g, args[0], args[1], args[2], Direction::Write),
             libc::SYS_readv => self.nowait_vectored(g, args[0], args[1], args[2], Direction::Read),
             libc::SYS_writev => self.nowait_vectored(g, args[0], args[1], args[2], Direction::Write),
+            // An open that would wait is a FIFO's: a worker waits for the other end at once.
             libc::SYS_openat => {
-                return self.openat_without_waiting(g, args[0], args[1], args[2], args[3]).map(super::errno::to_ret)
+                let now = self.openat_without_waiting(g, args[0], args[1], args[2], args[3]);
+                return now.map_or(Tried::Untried, |r| Tried::Done(super::errno::to_ret(r)));
             }
             libc::SYS_open => {
-                return self.openat_without_waiting(g, CWD, args[0], args[1], args[2]).map(super::errno::to_ret)
+                let now = self.openat_without_waiting(g, CWD, args[0], args[1], args[2]);
+                return now.map_or(Tried::Untried, |r| Tried::Done(super::errno::to_ret(r)));
             }
             libc::SYS_creat => {
                 let flags = (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64;
-                return self.openat_without_waiting(g, CWD, args[0], flags, args[1]).map(super::errno::to_ret);
+                let now = self.openat_without_waiting(g, CWD, args[0], flags, args[1]);
+                return now.map_or(Tried::Untried, |r| Tried::Done(super::errno::to_ret(r)));
             }
             nr @ (libc::SYS_sendto | libc::SYS_sendmsg | libc::SYS_recvfrom | libc::SYS_recvmsg) => {
                 return self.socket_without_waiting(g, nr, args)
             }
-            libc::SYS_poll => return self.ready_now(g, libc::SYS_poll, args, 2),
+            libc::SYS_poll => return waits(self.ready_now(g, libc::SYS_poll, args, 2)),
             n @ (libc::SYS_ppoll | libc::SYS_select | libc::SYS_pselect6) => {
-                return self.select_or_ppoll_now(g, n, args)
+                return waits(self.select_or_ppoll_now(g, n, args))
             }
-            n @ (libc::SYS_epoll_wait | libc::SYS_epoll_pwait) => return self.ready_now(g, n, args, 3),
-            libc::SYS_semop | libc::SYS_semtimedop => return self.semop_now(g, args[0], args[1], args[2]),
-            n @ (libc::SYS_msgsnd | libc::SYS_msgrcv) => return self.msg_now(g, n, args),
-            n @ (libc::SYS_mq_timedsend | libc::SYS_mq_timedreceive) => return self.mq_now(g, n, args),
-            _ => return None,
+            n @ (libc::SYS_epoll_wait | libc::SYS_epoll_pwait) => return waits(self.ready_now(g, n, args, 3)),
+            libc::SYS_semop | libc::SYS_semtimedop => return waits(self.semop_now(g, args[0], args[1], args[2])),
+            n @ (libc::SYS_msgsnd | libc::SYS_msgrcv) => return waits(self.msg_now(g, n, args)),
+            n @ (libc::SYS_mq_timedsend | libc::SYS_mq_timedreceive) => return waits(self.mq_now(g, n, args)),
+            _ => return Tried::Untried,
         };
         match result {
             // The host said the call would wait: final for a non-blocking descriptor.
-            Err(Errno::EAGAIN) => self.nonblocking(args[0]).then_some(-(libc::EAGAIN as i64)),
-            Err(Errno::EOPNOTSUPP) | Err(Errno::EINVAL) => None,
-            other => Some(super::errno::to_ret(other)),
+            Err(Errno::EAGAIN) if self.nonblocking(args[0]) => Tried::Done(-(libc::EAGAIN as i64)),
+            Err(Errno::EAGAIN) => Tried::Waits,
+            // Not a call or descriptor to try (`nowait`): a worker makes it.
+            Err(Errno::EOPNOTSUPP) | Err(Errno::EINVAL) => Tried::Untried,
+            other => Tried::Done(super::errno::to_ret(other)),
         }
     }
 

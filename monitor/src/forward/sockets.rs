@@ -516,12 +516,17 @@ impl Forwarder {
     /// sendto, sendmsg, recvfrom or recvmsg (`nr`, `a`) made at once with MSG_DONTWAIT, where the
     /// host can answer without waiting (data there to receive, room for a datagram): handed to
     /// a worker thread, each cost ~95 us (MPICH's `MPI_Init` asks netlink for the interfaces in
-    /// 56 such calls). None if it would wait (EAGAIN: nothing happened) and the socket is
-    /// blocking (a non-blocking one answers EAGAIN, as natively), or where MSG_DONTWAIT
+    /// 56 such calls). `Waits` if it would wait (EAGAIN: nothing happened) and the socket is
+    /// blocking (a non-blocking one answers EAGAIN, as natively); `Untried` where MSG_DONTWAIT
     /// could change the answer: a stream socket's send (it may send part where the waiting
     /// call sends all), MSG_WAITALL, a stream socket with SO_RCVLOWAT above 1. Errors are the
     /// call's own, which the waiting call would give at once too.
-    pub(super) fn socket_without_waiting(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> Option<i64> {
+    pub(super) fn socket_without_waiting(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> Tried {
+        self.socket_try(g, nr, a).unwrap_or(Tried::Untried)
+    }
+
+    /// `socket_without_waiting`; None: not a call to try.
+    fn socket_try(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> Option<Tried> {
         let (send, flags_at) = match nr {
             libc::SYS_sendto => (true, 3),
             libc::SYS_sendmsg => (true, 2),
@@ -531,7 +536,7 @@ impl Forwarder {
         };
         if a[flags_at] & libc::MSG_DONTWAIT as u64 != 0 {
             // The program's own MSG_DONTWAIT: the call cannot wait.
-            return Some(super::errno::to_ret(self.dispatch(g, nr as u64, a)));
+            return Some(Tried::Done(super::errno::to_ret(self.dispatch(g, nr as u64, a))));
         }
         if a[flags_at] & libc::MSG_WAITALL as u64 != 0 {
             return None;
@@ -542,10 +547,11 @@ impl Forwarder {
         }
         let mut now = *a;
         now[flags_at] |= libc::MSG_DONTWAIT as u64;
-        match self.dispatch(g, nr as u64, &now) {
-            Err(Errno::EAGAIN) => self.nonblocking(a[0]).then_some(-(libc::EAGAIN as i64)),
-            done => Some(super::errno::to_ret(done)),
-        }
+        Some(match self.dispatch(g, nr as u64, &now) {
+            Err(Errno::EAGAIN) if self.nonblocking(a[0]) => Tried::Done(-(libc::EAGAIN as i64)),
+            Err(Errno::EAGAIN) => Tried::Waits,
+            done => Tried::Done(super::errno::to_ret(done)),
+        })
     }
 
     /// A blocking `write` or `sendto` (no address, no MSG_WAITALL) on a stream socket, tried

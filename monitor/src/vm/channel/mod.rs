@@ -397,6 +397,7 @@ impl Service {
             match f.try_without_waiting(&view, req.nr, &req.args) {
                 Tried::Done(ret) => self.complete(req.idx, ret),
                 Tried::Sent { sent, rest } => self.workers.hand_off(Request { args: rest, sent, ..*req }),
+                Tried::Untried => self.workers.hand_off(*req),
                 Tried::Waits => return retries::Again::Waits,
             }
             retries::Again::Settled
@@ -444,7 +445,7 @@ impl Service {
             // it tries the kept requests on every round and hands them to workers before it
             // sleeps (a vCPU thread serving a doorbell does not come back to them).
             Tried::Waits if service::polls_here() && f.worth_retrying(req.nr, &req.args) && self.retries.keep(req) => {}
-            Tried::Waits => self.workers.hand_off(req),
+            Tried::Waits | Tried::Untried => self.workers.hand_off(req),
             Tried::Sent { sent, rest } => self.workers.hand_off(Request { args: rest, sent, ..req }),
         }
     }
