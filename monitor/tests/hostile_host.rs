@@ -58,6 +58,30 @@ fn monitor_proc_entries_are_unreachable() {
     let _ = assert_same;
 }
 
+/// The /proc directories of the other `hrt` processes the program can name are out of its reach
+/// as its own monitor's are: a forked child's parent monitor and the parent's child monitor
+/// (their memory read-write, environment, maps, /dev/kvm through `fd/3`: all reached before),
+/// and the helper that holds the VM (found as the holder of a pidfd of the program's process,
+/// whose `mem` gave the monitor's memory read-write). What `ps` reads stays readable.
+#[test]
+fn other_monitors_proc_entries_are_unreachable() {
+    let prog = build("other_monitors", &[]);
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_eq!(got.code(), 0, "--cpus {cpus}: {got:?}");
+        assert!(got.stdout.contains("other monitors: done"), "--cpus {cpus}: {}", got.stdout);
+        assert!(!got.stdout.contains("REACHED"), "--cpus {cpus}: another monitor was reached:\n{}", got.stdout);
+        assert_eq!(
+            got.stdout.matches("reached: 0").count(),
+            2,
+            "--cpus {cpus}: the VM holder was reached:\n{}",
+            got.stdout
+        );
+        assert_eq!(got.stdout.matches(": readable").count(), 6, "--cpus {cpus}: what ps reads:\n{}", got.stdout);
+        assert_eq!(got.stdout.matches(": refused").count(), 18, "--cpus {cpus}: every case ran:\n{}", got.stdout);
+    }
+}
+
 /// `ls -la /proc/self/` (each entry was EACCES, and `..`): the directory's entries with their
 /// types and permissions, the links `cwd`, `root` and `exe` (the program), `.` and `..` as
 /// natively. What is below the entries (`fd/`, `task/`, `mem`'s contents) stays refused

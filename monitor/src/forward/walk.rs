@@ -2,7 +2,10 @@
 //!
 //! The monitor is the program's host process: `/proc/<monitor pid>` (and `/proc/<tid>` for each
 //! of its threads) hold its memory (`mem`), descriptors (`fd/`, KVM's among them), environment,
-//! maps and so on. Matching path *text* cannot keep the program out (`openat(fd of "/",
+//! maps and so on. So do the directories of every other `hrt` process the program can name: the
+//! helper that holds this VM until the end (vm/late_teardown.rs, which shares this monitor's
+//! memory), and the monitors of its forked children, of the process it was forked from, and of
+//! the programs it runs under `hrt` (`monitor_of`). Matching path *text* cannot keep the program out (`openat(fd of "/",
 //! "proc/self/mem")`, `/proc/self/cwd/proc/self/mem`, symbolic links, a vCPU thread's id...), so
 //! every path is walked here one component at a time with `O_PATH | O_NOFOLLOW` descriptors, and
 //! each lookup is judged by the *directory object* it happens in:
@@ -68,6 +71,51 @@ const HARMLESS: &[&[u8]] = &[
     b"gid_map",
     b"projid_map",
 ];
+
+/// Entries of another monitor's /proc directories (`Monitor::Another`) the program may look
+/// up: what `ps` and process managers read of a child or parent (its command line, state,
+/// counters, limits, namespaces, OOM adjustment), the real files of that monitor process. Not
+/// its environment, auxiliary vector or maps (its layout), nor its core-dump filter (a core of
+/// it would hold its memory).
+const ANOTHERS_HARMLESS: &[&[u8]] = &[
+    b"net",
+    b"mounts",
+    b"mountinfo",
+    b"mountstats",
+    b"cgroup",
+    b"cpuset",
+    b"ns",
+    b"cmdline",
+    b"status",
+    b"comm",
+    b"stat",
+    b"statm",
+    b"limits",
+    b"io",
+    b"oom_score_adj",
+    b"oom_adj",
+    b"oom_score",
+    b"loginuid",
+    b"sessionid",
+    b"timerslack_ns",
+];
+
+/// Whose /proc directory a process or thread id names.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Monitor {
+    /// This monitor's (its pid or one of its threads).
+    This,
+    /// Another `hrt` process's (`monitor_of`).
+    Another,
+}
+
+impl Monitor {
+    /// The entry `name` of such a directory that the program may look up, if it may.
+    fn allows(self, name: &[u8]) -> Option<&'static [u8]> {
+        let list = if self == Monitor::This { HARMLESS } else { ANOTHERS_HARMLESS };
+        list.iter().find(|h| **h == name).copied()
+    }
+}
 
 /// Plain directories (not links) of a /proc process directory: `X/..` is the process directory
 /// itself, as `/proc/self/` is (`ls -la /proc/self/fd/` stats `..`). Not `task`, whose
@@ -160,28 +208,51 @@ pub fn is_ours(n: u32) -> bool {
     n == std::process::id() || std::path::Path::new(&format!("/proc/self/task/{n}")).exists()
 }
 
-/// Where a procfs path (as /proc/self/fd shows it) lies relative to the monitor's directories.
+/// Whether process or thread id `n` is this monitor's, another `hrt` process's, or neither.
+/// Another is one that runs this monitor's executable: the helper holding the VM (a clone of
+/// this process), the monitors of forked children and of the process this one was forked from
+/// (copies of it), and those of programs run under `hrt` (`--children hrt`). A program with
+/// one of them as its child or parent reached its memory, descriptors (/dev/kvm) and
+/// environment through /proc before (`/proc/<pid>/mem` opened read-write: code written into
+/// the other monitor). The executable is compared by device and inode (`/proc/<n>/exe`, which
+/// the host shows only to a process allowed to look at the other).
+pub fn monitor_of(n: u32) -> Option<Monitor> {
+    if is_ours(n) {
+        return Some(Monitor::This);
+    }
+    static OWN_EXE: std::sync::OnceLock<Option<(u64, u64)>> = std::sync::OnceLock::new();
+    let exe_of = |path: &CStr| {
+        // SAFETY: stat writes the struct we pass; a NUL-terminated path.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        (unsafe { libc::stat(path.as_ptr(), &mut st) } == 0).then_some((st.st_dev, st.st_ino))
+    };
+    let own = (*OWN_EXE.get_or_init(|| exe_of(c"/proc/self/exe")))?;
+    let path = CString::new(format!("/proc/{n}/exe")).ok()?;
+    (exe_of(&path) == Some(own)).then_some(Monitor::Another)
+}
+
+/// Where a procfs path (as /proc/self/fd shows it) lies relative to the monitors' directories.
 #[derive(PartialEq, Eq, Debug)]
 enum Place {
     Elsewhere,
-    /// A process or thread directory of the monitor itself.
-    OwnDir,
+    /// A process or thread directory of a monitor (this one or another).
+    OwnDir(Monitor),
     /// Inside one, below entry `first`.
-    Below(Vec<u8>),
+    Below(Monitor, Vec<u8>),
 }
 
 fn place(text: &[u8]) -> Place {
     let comps: Vec<&[u8]> = text.split(|&b| b == b'/').filter(|c| !c.is_empty()).collect();
     for (i, c) in comps.iter().enumerate() {
-        if !number(c).is_some_and(is_ours) {
-            continue;
-        }
+        let Some(m) = number(c).and_then(monitor_of) else { continue };
         let rest = &comps[i + 1..];
+        let task = |t: &[u8]| number(t).and_then(monitor_of).is_some();
         return match rest {
-            [] => Place::OwnDir,
-            [b"task", t] if number(t).is_some_and(is_ours) => Place::OwnDir,
-            [b"task", t, first, ..] if number(t).is_some_and(is_ours) => Place::Below(first.to_vec()),
-            [first, ..] => Place::Below(first.to_vec()),
+            [] => Place::OwnDir(m),
+            [b"task", t] if task(t) => Place::OwnDir(m),
+            [b"task", t, first, ..] if task(t) => Place::Below(m, first.to_vec()),
+            [first, ..] => Place::Below(m, first.to_vec()),
         };
     }
     Place::Elsewhere
@@ -199,9 +270,15 @@ fn entry_exists(dir: i32, name: &[u8]) -> bool {
     }
 }
 
-/// Whether directory `dir` is one of the monitor's own /proc directories.
-fn is_own_dir(dir: i32) -> bool {
-    on_procfs(dir) && fd_text(dir).is_some_and(|t| place(&t) == Place::OwnDir)
+/// Whose /proc process or thread directory `dir` is, if a monitor's.
+fn monitor_dir(dir: i32) -> Option<Monitor> {
+    if !on_procfs(dir) {
+        return None;
+    }
+    match fd_text(dir).map(|t| place(&t)) {
+        Some(Place::OwnDir(m)) => Some(m),
+        _ => None,
+    }
 }
 
 /// Checks an object reached through a procfs magic link.
@@ -211,7 +288,7 @@ fn check_landing(fd: &OwnedFd) -> SysResult<()> {
     }
     match fd_text(fd.as_raw_fd()).map(|t| place(&t)) {
         Some(Place::Elsewhere) => Ok(()),
-        Some(Place::Below(first)) if HARMLESS.contains(&first.as_slice()) => Ok(()),
+        Some(Place::Below(m, first)) if m.allows(&first).is_some() => Ok(()),
         _ => Err(Errno::EACCES),
     }
 }
@@ -286,7 +363,8 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
     }
     let mut links = 0;
     loop {
-        let own = is_own_dir(raw);
+        let whose = monitor_dir(raw);
+        let own = whose.is_some();
         let Some(c) = queue.pop_front() else {
             // The path ends at a directory ("/", "a/.", "a/..").
             return Ok(Resolved::At { dir: cur, raw_dir: raw, name: c".".to_owned(), nofollow: true, unlooked: false });
@@ -297,9 +375,10 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
             queue.pop_front();
             continue;
         }
-        if own && c.as_slice() != b".." {
-            match HARMLESS.iter().find(|h| **h == c.as_slice()) {
-                Some(h) if last && SYNTHESIZED.contains(h) => return Ok(Resolved::Own(h)),
+        if let (Some(m), false) = (whose, c.as_slice() == b"..") {
+            match m.allows(&c) {
+                // This monitor's: the program's own contents. Another's: its real file.
+                Some(h) if last && m == Monitor::This && SYNTHESIZED.contains(&h) => return Ok(Resolved::Own(h)),
                 Some(_) => {}
                 None if last && inspect => {}
                 // A name procfs has in no process directory: ENOENT, as Linux answers
@@ -488,7 +567,7 @@ fn within_one_mount(start: i32, path: &[u8], follow: bool, opts: Opts) -> Option
 fn outside_own_dirs(dir: i32) -> bool {
     match fd_text(dir).map(|t| place(&t)) {
         Some(Place::Elsewhere) => true,
-        Some(Place::Below(first)) => HARMLESS.contains(&first.as_slice()),
+        Some(Place::Below(m, first)) => m.allows(&first).is_some(),
         _ => false,
     }
 }
@@ -534,10 +613,11 @@ mod tests {
     #[test]
     fn places() {
         let me = std::process::id();
-        assert_eq!(place(format!("/proc/{me}").as_bytes()), Place::OwnDir);
-        assert_eq!(place(format!("/proc/{me}/task/{me}").as_bytes()), Place::OwnDir);
-        assert_eq!(place(format!("/proc/{me}/mem").as_bytes()), Place::Below(b"mem".to_vec()));
-        assert_eq!(place(format!("/proc/{me}/task/{me}/fd").as_bytes()), Place::Below(b"fd".to_vec()));
+        let this = Monitor::This;
+        assert_eq!(place(format!("/proc/{me}").as_bytes()), Place::OwnDir(this));
+        assert_eq!(place(format!("/proc/{me}/task/{me}").as_bytes()), Place::OwnDir(this));
+        assert_eq!(place(format!("/proc/{me}/mem").as_bytes()), Place::Below(this, b"mem".to_vec()));
+        assert_eq!(place(format!("/proc/{me}/task/{me}/fd").as_bytes()), Place::Below(this, b"fd".to_vec()));
         assert_eq!(place(b"/proc/1/mem"), Place::Elsewhere);
     }
 
