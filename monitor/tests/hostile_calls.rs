@@ -209,6 +209,30 @@ fn short_waits_on_pipes_and_sockets_behave_as_on_linux() {
     common::hostile::passes_natively_and_same_on_1_and_2_cpus("short_waits", Some("short waits: done"));
 }
 
+/// A program that fills its descriptor table with RLIMIT_NOFILE's soft limit equal to its hard
+/// one (`ulimit -n 200`) leaves the monitor what it needs: `stat`, `access` and `open` by path
+/// work (EMFILE before: the path walk's own lookups), an open after a close gets a descriptor,
+/// and threads on a second vCPU start (before, `hrt` ended: "cannot create vCPU 1"), as on
+/// Linux. (The table may stop up to 64 descriptors short of the limit where `hrt` cannot raise
+/// its own hard limit: the program prints no count.)
+#[test]
+fn a_full_descriptor_table_leaves_the_monitor_its_descriptors() {
+    let prog = common::hostile::build("fd_exhaustion", &[]);
+    let under_limit = |args: Vec<&std::ffi::OsStr>| {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg("ulimit -n 200 && exec \"$0\" \"$@\"").args(args);
+        common::hostile::run(cmd, None)
+    };
+    let linux = under_limit(vec![prog.as_os_str()]);
+    assert!(linux.code() == 5 && linux.stdout.contains("fd exhaustion: done"), "natively: {linux:?}");
+    let hrt = std::ffi::OsString::from(env!("CARGO_BIN_EXE_hrt"));
+    for cpus in ["1", "2"] {
+        let got =
+            under_limit(vec![hrt.as_os_str(), "run".as_ref(), "--cpus".as_ref(), cpus.as_ref(), prog.as_os_str()]);
+        common::hostile::assert_same(&format!("fd_exhaustion --cpus {cpus}"), &linux, &got);
+    }
+}
+
 /// chown, fchown, lchown, fchownat, statfs, fstatfs and getgroups (issue 10) are forwarded and
 /// behave as on Linux, bad pointers and descriptors included.
 #[test]

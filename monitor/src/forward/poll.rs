@@ -58,7 +58,9 @@ impl Forwarder {
     #[allow(clippy::type_complexity)]
     fn pollfds(&self, g: Guest, fds: u64, nfds: u64) -> SysResult<(Vec<libc::pollfd>, Vec<bool>, Vec<Arc<HostFd>>)> {
         let nfds = nfds as u32 as u64;
-        if nfds > self.fds().limit() as u64 {
+        // Against the limit the program knows (its table may stop short of it: procs::table_limit).
+        let limit = super::procs::program_limit(libc::RLIMIT_NOFILE).map_or(self.fds().limit() as u64, |l| l.rlim_cur);
+        if nfds > limit {
             return Err(Errno::EINVAL);
         }
         let raw = g.read_bytes(fds, nfds * POLLFD_SIZE)?;

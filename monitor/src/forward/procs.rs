@@ -1046,7 +1046,8 @@ pub fn lift_cpu_soft_limit() {
     unsafe { libc::setrlimit(libc::RLIMIT_CPU, &lifted) };
 }
 
-/// The program's RLIMIT_NOFILE soft limit when `hrt` lifted its own (0: not lifted).
+/// The program's table limit (`table_limit` of its RLIMIT_NOFILE soft limit) when `hrt` lifted or
+/// raised its own (0: neither).
 static ORIGINAL_NOFILE_SOFT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// `hrt`'s host descriptors are the program's (one per descriptor of its table) and its own:
@@ -1054,18 +1055,45 @@ static ORIGINAL_NOFILE_SOFT: std::sync::atomic::AtomicU64 = std::sync::atomic::A
 /// program's soft RLIMIT_NOFILE they took room from the program (python3 at `ulimit -Sn 50`
 /// opened 24 files, natively 46), so `hrt`'s soft limit is lifted to the hard one; the
 /// program's table keeps the program's limit (`program_descriptor_limit`), and the programs it
-/// starts get it. Where soft and hard are the same, that room is still shared.
+/// starts get it. Where soft and hard are the same (`ulimit -n 200`, and this host's default),
+/// a program that filled its table left the monitor none: the path walk's lookups failed with
+/// EMFILE (`stat` of any file), and so did the next vCPU (`hrt` ended with status 1). Then
+/// both limits are raised by `MONITOR_FDS` where the host allows it (CAP_SYS_RESOURCE, up to
+/// fs.nr_open), else the program's table stops that many short of its limit.
 pub fn lift_descriptor_soft_limit() {
     let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes the struct we pass.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 || rl.rlim_cur >= rl.rlim_max {
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 || rl.rlim_cur > rl.rlim_max {
         return;
     }
-    ORIGINAL_NOFILE_SOFT.store(rl.rlim_cur.max(1), Ordering::Relaxed);
     note_program_limit(libc::RLIMIT_NOFILE, rl.rlim_cur, rl.rlim_max);
-    let lifted = libc::rlimit { rlim_cur: rl.rlim_max, rlim_max: rl.rlim_max };
-    // SAFETY: setrlimit reads the struct we pass; raising a soft limit to the hard one is allowed.
-    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lifted) };
+    if rl.rlim_cur < rl.rlim_max {
+        ORIGINAL_NOFILE_SOFT.store(rl.rlim_cur.max(1), Ordering::Relaxed);
+        let lifted = libc::rlimit { rlim_cur: rl.rlim_max, rlim_max: rl.rlim_max };
+        // SAFETY: setrlimit reads the struct we pass; raising a soft limit to the hard one is allowed.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lifted) };
+        return;
+    }
+    let raised = rl.rlim_max.saturating_add(MONITOR_FDS);
+    let room = libc::rlimit { rlim_cur: raised, rlim_max: raised };
+    // SAFETY: setrlimit reads the struct we pass; refused unless the host allows the raise.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &room) };
+    ORIGINAL_NOFILE_SOFT.store(table_limit(rl.rlim_cur), Ordering::Relaxed);
+}
+
+/// Descriptors kept for the monitor beyond the program's table (`table_limit`).
+const MONITOR_FDS: u64 = 64;
+
+/// How many descriptors the program's table may hold for a soft RLIMIT_NOFILE of `soft`: that
+/// many, unless the monitor's own hard limit leaves fewer than `MONITOR_FDS` beyond, then that
+/// many short of it (its soft limit is its hard one: `lift_descriptor_soft_limit`).
+pub fn table_limit(soft: u64) -> u64 {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 {
+        return soft;
+    }
+    soft.min(rl.rlim_max.saturating_sub(MONITOR_FDS)).max(3)
 }
 
 /// The program's RLIMIT_NOFILE soft limit if `hrt` lifted its own (`lift_descriptor_soft_limit`).
