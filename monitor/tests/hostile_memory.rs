@@ -548,3 +548,15 @@ fn only_executable_memory_runs_as_code() {
     );
     assert_same_on_1_and_2_cpus("exec_protections -z execstack", &prog, &["stack"], &linux);
 }
+
+/// A blocking read whose buffer another thread unmaps before the data comes: memory the program
+/// maps afterwards reads zero, wherever it lies (the monitor wrote the late data into the pages
+/// the buffer had, and the next mapping got them back with it; those pages now stay out of use
+/// until the read has ended, then are zeroed). Found by the host-safety sweep.
+#[test]
+fn memory_unmapped_under_a_blocked_read_comes_back_zero() {
+    common::hostile::passes_natively_and_same_on_1_and_2_cpus(
+        "unmap_during_read",
+        Some("fresh memory read zero after a read into unmapped memory: yes"),
+    );
+}

@@ -8,10 +8,11 @@
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
+use alloc::vec::Vec;
 use linux_raw_sys::general::{
     __NR_access, __NR_chdir, __NR_faccessat, __NR_faccessat2, __NR_fcntl, __NR_getxattr, __NR_lstat,
-    __NR_name_to_handle_at, __NR_newfstatat, __NR_open, __NR_openat, __NR_openat2, __NR_readlink, __NR_readlinkat,
-    __NR_stat, __NR_statx,
+    __NR_name_to_handle_at, __NR_newfstatat, __NR_open, __NR_openat, __NR_openat2, __NR_preadv, __NR_preadv2,
+    __NR_readlink, __NR_readlinkat, __NR_readv, __NR_recvmsg, __NR_stat, __NR_statx,
 };
 
 use hrt_abi::channel::{
@@ -25,6 +26,9 @@ use crate::sched::thread::{Thread, BLOCKING, RUNNING};
 static CHANNEL: AtomicPtr<Channel> = AtomicPtr::new(null_mut());
 /// Slots in use (ours; the monitor sees only `state`).
 static TAKEN: [AtomicU64; SLOTS / 64] = [const { AtomicU64::new(0) }; SLOTS / 64];
+/// Per slot: the calls it has finished (`call`), so that memory unmapped while its call was in
+/// flight (`in_flight_touching`) knows when the monitor is done with it.
+static FINISHED: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 /// The thread asleep on each slot, if any; whoever swaps it out wakes it.
 static SLEEPER: [AtomicPtr<Thread>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
 /// Per CPU: the slots whose sleepers belong to it (what its idle loop and interrupt scan).
@@ -246,6 +250,9 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         slot.state.store(FREE, Ordering::Relaxed);
         TAKEN[idx / 64].fetch_and(!bit, Ordering::Release);
         CALLS.fetch_add(1, Ordering::Relaxed);
+        // Memory the program unmapped while this call could still write it is free now.
+        FINISHED[idx].fetch_add(1, Ordering::SeqCst);
+        super::usermem::call_finished(idx);
         if evicted && interrupted && !cancelled {
             EVICTED.fetch_add(1, Ordering::Relaxed);
             if super::signal::state::deliverable_here() {
@@ -262,6 +269,59 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         super::thread_names::take_rename(&ch.header.rename);
         return Some(ret);
     }
+}
+
+/// The slots whose call is in flight and may name memory in `[start, end)`, each with its
+/// `FINISHED` count now: an argument that points there, or a buffer of the iovec array or
+/// message header one points at (readv, preadv, preadv2, recvmsg, recvfrom's address). The
+/// monitor's worker writes a blocking read's data into guest RAM when it comes, whatever the
+/// program unmapped meanwhile: memory unmapped and mapped again held a late read's bytes
+/// where a fresh mapping must read zero (usermem::unmap keeps such memory out of use until the
+/// call ends). Conservative: any argument value in the range counts.
+pub fn in_flight_touching(start: u64, end: u64) -> Vec<(usize, u64)> {
+    let mut out = Vec::new();
+    let Some(ch) = channel() else { return out };
+    let inside = |p: u64| (start..end).contains(&p);
+    for (w, word) in TAKEN.iter().enumerate() {
+        let mut bits = word.load(Ordering::SeqCst);
+        while bits != 0 {
+            let idx = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let slot = &ch.slots[idx];
+            let finished = FINISHED[idx].load(Ordering::SeqCst);
+            let args: [u64; 6] = core::array::from_fn(|i| slot.args[i].load(Ordering::Relaxed));
+            let nr = slot.nr.load(Ordering::Relaxed) as u32 as u64;
+            if args.iter().any(|&a| inside(a)) || buffers_touch(nr, &args, &inside) {
+                out.push((idx, finished));
+            }
+        }
+    }
+    out
+}
+
+/// Whether a buffer that call `nr`'s iovec array or message header names lies in the range
+/// (`inside`); at most 64 iovecs are looked at.
+#[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_readv etc.
+fn buffers_touch(nr: u64, args: &[u64; 6], inside: &dyn Fn(u64) -> bool) -> bool {
+    const MAX_LOOKED: u64 = 64;
+    let iovecs = |iov: u64, count: u64| {
+        (0..count.min(MAX_LOOKED)).any(|i| {
+            super::uaccess::read::<[u64; 2]>(iov + i * 16)
+                .is_ok_and(|[base, len]| len != 0 && (inside(base) || inside(base + len - 1)))
+        })
+    };
+    match nr as u32 {
+        __NR_readv | __NR_preadv | __NR_preadv2 => iovecs(args[1], args[2]),
+        // struct msghdr: name, namelen, iov, iovlen, control, controllen, flags.
+        __NR_recvmsg => super::uaccess::read::<[u64; 6]>(args[1])
+            .is_ok_and(|[name, _, iov, iovlen, control, _]| inside(name) || inside(control) || iovecs(iov, iovlen)),
+        _ => false,
+    }
+}
+
+/// Whether slot `idx` has finished a call since its count was `finished`.
+pub fn finished_since(idx: usize, finished: u64) -> bool {
+    FINISHED.get(idx).is_none_or(|f| f.load(Ordering::SeqCst) != finished)
 }
 
 /// Writes request `nr` (`args`) into slot `idx`, which the caller took, and publishes it; rings

@@ -646,8 +646,88 @@ fn unmap_with(start: u64, end: u64, zero: impl Fn(u64, u64)) {
         super::shared_files::release(s, e);
         super::past_eof::release(s, e);
     }
-    let mut mem = MEMORY.lock();
+    // A piece a forwarded call in flight may still write (a blocking read into it: the
+    // monitor writes when the data comes) stays out of use until that call has ended.
+    let mut now = Vec::with_capacity(cut.len());
     for (s, e) in cut {
+        let waits = super::channel::in_flight_touching(s, e);
+        if waits.is_empty() || !quarantine(s, e, waits) {
+            now.push((s, e));
+        }
+    }
+    let mut mem = MEMORY.lock();
+    for (s, e) in now {
+        mem.free.give_back(s, e);
+    }
+}
+
+/// Memory unmapped while forwarded calls in flight named it (`channel::in_flight_touching`):
+/// each piece with the slots and their finished counts it waits for. Neither mapped nor free
+/// until they have all ended; then zeroed again (a late write may have landed) and given back.
+/// Before, a blocking read whose buffer another thread unmapped wrote its data there when it
+/// came, into whatever the program mapped there meanwhile (a fresh mapping must read zero).
+/// (Linux fails that read with EFAULT; here it succeeds into memory the program no longer has.)
+struct Quarantined {
+    start: u64,
+    end: u64,
+    waits: Vec<(usize, u64)>,
+}
+
+static QUARANTINE: IrqSpinLock<Vec<Quarantined>> = IrqSpinLock::new(Vec::new());
+static QUARANTINED: AtomicU64 = AtomicU64::new(0);
+
+/// Keeps `[start, end)` out of use until the calls `waits` have ended; false if they all have
+/// already (the caller gives it back now).
+fn quarantine(start: u64, end: u64, mut waits: Vec<(usize, u64)>) -> bool {
+    let mut q = QUARANTINE.lock();
+    // Under the lock that `call_finished` takes: a call that ended before this look is not
+    // waited for, one that ends after finds the entry.
+    waits.retain(|&(idx, finished)| !super::channel::finished_since(idx, finished));
+    if waits.is_empty() {
+        return false;
+    }
+    q.push(Quarantined { start, end, waits });
+    QUARANTINED.store(q.len() as u64, Ordering::SeqCst);
+    true
+}
+
+/// The forwarded call in slot `idx` has ended: the memory that waited only for it is zeroed
+/// and given back.
+pub fn call_finished(idx: usize) {
+    if QUARANTINED.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    release_where(|waits| {
+        waits.retain(|&(i, f)| i != idx && !super::channel::finished_since(i, f));
+        waits.is_empty()
+    });
+}
+
+/// A forked child: no call of the parent's is in flight here (the parent's monitor writes the
+/// parent's memory only), so its quarantined memory is free.
+pub fn release_quarantine_after_fork() {
+    release_where(|_| true);
+}
+
+fn release_where(mut done: impl FnMut(&mut Vec<(usize, u64)>) -> bool) {
+    let ready: Vec<(u64, u64)> = {
+        let mut q = QUARANTINE.lock();
+        let mut ready = Vec::new();
+        q.retain_mut(|p| {
+            let free = done(&mut p.waits);
+            if free {
+                ready.push((p.start, p.end));
+            }
+            !free
+        });
+        QUARANTINED.store(q.len() as u64, Ordering::SeqCst);
+        ready
+    };
+    for &(s, e) in &ready {
+        zero(s, e - s);
+    }
+    let mut mem = MEMORY.lock();
+    for (s, e) in ready {
         mem.free.give_back(s, e);
     }
 }
