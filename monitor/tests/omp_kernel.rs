@@ -720,6 +720,30 @@ fn affinity_format_and_display_env_match_libgomp() {
     );
 }
 
+/// Affinity formats the runtime cannot expand end the program as libgomp ends it: status 1 and
+/// libgomp's message, naming the bad field (before: "hrt: OpenMP runtime: unsupported type in
+/// affinity format" for all of `%{foobar}` and `%X`). Found running LLVM's affinity-format tests.
+#[test]
+fn bad_affinity_formats_fail_as_in_libgomp() {
+    let prog = build("omp_affinity_bad", "-static");
+    for format in ["%{foobar}", "%X", "%{thread_num", "%018n", "%0.n", "%.n"] {
+        let want = run(
+            {
+                let mut c = Command::new(&prog);
+                c.arg(format);
+                c
+            },
+            None,
+        );
+        assert_eq!(want.code(), 1, "natively {format}: {want:?}");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--omp", "kernel", "--cpus", "2", "--"]).arg(&prog).arg(format);
+        let got = run(cmd, None);
+        assert_same(&format!("affinity format {format}"), &want, &got);
+        assert_eq!(want.stderr, got.stderr, "affinity format {format}: stderr");
+    }
+}
+
 /// The OMP_* variables, in the syntaxes the libgomp manual gives and invalid ones (which libgomp
 /// reports and ignores, in whole or in part), read as libgomp reads them: `omp_env`'s ICVs,
 /// team sizes, places, partitions and bind-var per nesting level, schedule(runtime) chunks,

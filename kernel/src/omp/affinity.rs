@@ -108,8 +108,11 @@ fn field(name: &[u8], c: &Ctx) -> Option<(String, bool)> {
     }
 }
 
-fn bad_format(what: &str) -> ! {
-    super::team::fatal(what)
+/// An affinity format the runtime cannot expand: the program ends as libgomp ends it, with
+/// libgomp's message (its `gomp_fatal`: a newline, "libgomp: ", the message) and status 1.
+fn bad_format(what: core::fmt::Arguments) -> ! {
+    crate::kprintln!("\nlibgomp: {what}");
+    crate::linux::process::exit_program(1)
 }
 
 /// Expands `fmt` for the current task.
@@ -133,7 +136,7 @@ pub fn expand(fmt: &[u8]) -> Vec<u8> {
         if zeros {
             i += 1;
             if fmt.get(i) != Some(&b'.') {
-                bad_format("leading zero not followed by dot in affinity format");
+                bad_format(format_args!("leading zero not followed by dot in affinity format"));
             }
         }
         let right = fmt.get(i) == Some(&b'.');
@@ -145,11 +148,13 @@ pub fn expand(fmt: &[u8]) -> Vec<u8> {
             fmt[i..i + digits].iter().fold(0usize, |a, &d| a.saturating_mul(10).saturating_add((d - b'0') as usize));
         i += digits;
         if right && digits == 0 {
-            bad_format("leading zero or right justification in affinity format requires size");
+            bad_format(format_args!("leading zero or right justification in affinity format requires size"));
         }
-        let name: &[u8] = if fmt.get(i) == Some(&b'{') {
+        let long = fmt.get(i) == Some(&b'{');
+        let name: &[u8] = if long {
             let Some(len) = fmt[i + 1..].iter().position(|&b| b == b'}') else {
-                bad_format("unterminated long type name in affinity format");
+                let name = core::str::from_utf8(&fmt[i + 1..]).unwrap_or("?");
+                bad_format(format_args!("unterminated long type name '{name}' in affinity format"));
             };
             let n = &fmt[i + 1..i + 1 + len];
             i += len + 2;
@@ -160,7 +165,11 @@ pub fn expand(fmt: &[u8]) -> Vec<u8> {
             n
         };
         let Some((value, numeric)) = field(name, c) else {
-            bad_format("unsupported type in affinity format");
+            let shown = core::str::from_utf8(name).unwrap_or("?");
+            if long {
+                bad_format(format_args!("unsupported long type name '{shown}' in affinity format"));
+            }
+            bad_format(format_args!("unsupported type {shown} in affinity format"));
         };
         let value = value.into_bytes();
         let pad = size.saturating_sub(value.len());
