@@ -36,6 +36,12 @@ pub enum Tried {
     /// answer is `sent` plus what that sends, or `sent` if it fails or a signal interrupts it
     /// (a blocking send interrupted after some bytes answers those, as on Linux).
     Sent { sent: i64, rest: [u64; 6] },
+    /// A blocking `writev` of more than PIPE_BUF bytes to a pipe wrote `sent` bytes at once and
+    /// would wait for room for the rest, which is no single call: the rest of the iovec the
+    /// part ended in, then the iovecs after it. A worker makes them (`writev_tail`, `rest`:
+    /// fd, that rest's address and length, the next iovec's address and the count left), and
+    /// the answer is `sent` plus what they write, as for `Sent`.
+    SentWritev { sent: i64, rest: [u64; 6] },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -165,6 +171,7 @@ impl Forwarder {
             match self
                 .stream_send_without_waiting(g, call, args)
                 .or_else(|| self.pipe_write_without_waiting(g, call, args))
+                .or_else(|| self.pipe_writev_without_waiting(g, call, args))
             {
                 Some(t) => t,
                 None => self.try_in_context(mem, call, args),
@@ -200,6 +207,66 @@ impl Forwarder {
             Err(Errno::EOPNOTSUPP) => Tried::Untried,
             done => Tried::Done(super::errno::to_ret(done)),
         })
+    }
+
+    /// A blocking `writev` of more than PIPE_BUF bytes in all to a pipe, as `pipe_write_without_waiting`
+    /// for `write`: the part that fits now, the rest to a worker (`Tried::SentWritev`). musl's
+    /// stdio writes its buffer and a large `fwrite`'s data with one `writev`: each went to a
+    /// worker (16 KiB `writev`s into `| cat`: 0.61 s against Linux's 0.03).
+    fn pipe_writev_without_waiting(&self, g: Guest, nr: u64, a: &[u64; 6]) -> Option<Tried> {
+        if libc::c_long::try_from(nr).ok()? != libc::SYS_writev {
+            return None;
+        }
+        if self.fds().get(a[0]).ok()?.kind() != FdKind::Pipe {
+            return None;
+        }
+        let iovecs = super::io::guest_iovecs(g, a[1], a[2]).ok()?;
+        let total = iovecs.iter().try_fold(0u64, |sum, v| sum.checked_add(v.len))?;
+        if total <= PIPE_BUF || total > MAX_RW_COUNT {
+            return None;
+        }
+        let blocking = !self.nonblocking(a[0]);
+        // Offset -1: the current position.
+        let tried = self.rwv(g, libc::SYS_pwritev2, a[0], a[1], a[2], [u64::MAX, u64::MAX], libc::RWF_NOWAIT as u64);
+        Some(match tried {
+            Ok(n) if blocking && n > 0 && (n as u64) < total => {
+                // Where the part ended: iovec `k`, `off` bytes into it.
+                let (mut k, mut before) = (0usize, 0u64);
+                while k < iovecs.len() && before + iovecs[k].len <= n as u64 {
+                    before += iovecs[k].len;
+                    k += 1;
+                }
+                let Some(v) = iovecs.get(k) else { return Some(Tried::Done(n)) };
+                let off = n as u64 - before;
+                let next = a[1] + (k as u64 + 1) * std::mem::size_of::<super::io::GuestIovec>() as u64;
+                let left = a[2] - k as u64 - 1;
+                Tried::SentWritev { sent: n, rest: [a[0], v.base + off, v.len - off, next, left, 0] }
+            }
+            Err(Errno::EAGAIN) if blocking => Tried::Waits,
+            Err(Errno::EOPNOTSUPP) => Tried::Untried,
+            done => Tried::Done(super::errno::to_ret(done)),
+        })
+    }
+
+    /// The rest of a `writev` (`Tried::SentWritev`), in a worker: the rest of the iovec the first
+    /// part ended in, then the iovecs after it, each waiting for room as the program's call
+    /// would; the bytes written (stopping at the first short write or error), or the error if
+    /// none was.
+    pub fn writev_tail(&self, mem: &dyn GuestMemory, nr: u64, rest: &[u64; 6]) -> i64 {
+        let g = Guest::new(mem);
+        let done = self.in_context(nr, |_| {
+            let first = self.dispatch(g, libc::SYS_write as u64, &[rest[0], rest[1], rest[2], 0, 0, 0]);
+            match first {
+                Ok(n) if n as u64 == rest[2] && rest[4] > 0 => {
+                    match self.dispatch(g, libc::SYS_writev as u64, &[rest[0], rest[3], rest[4], 0, 0, 0]) {
+                        Ok(m) => Ok(n + m),
+                        Err(_) => Ok(n),
+                    }
+                }
+                other => other,
+            }
+        });
+        super::errno::to_ret(done.unwrap_or(Err(Errno::ENOSYS)))
     }
 
     fn try_in_context(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Tried {

@@ -3,7 +3,8 @@
  * - a non-blocking one takes what fits, then EAGAIN, then what a read made room for;
  * - a signal ends a blocking one after its first part, with that part's count;
  * - a reader that goes away ends one with a part, and the next write fails with EPIPE;
- * - readv and small writevs (musl's stdio) on full, empty and busy pipes.
+ * - readv and small writevs (musl's stdio) on full, empty and busy pipes;
+ * - writevs of more than PIPE_BUF bytes in all give all their bytes, in order, to a slow reader.
  * (HRT writes the part that fits at once and waits for room only for the rest.) */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -194,6 +195,53 @@ static void vectored(void) {
     printf("writev writer: %lu bytes, sum %lx\n", total, sum);
 }
 
+static void big_writevs(void) {
+    int p[2];
+    if (pipe(p))
+        return perror("pipe");
+    pid_t c = fork();
+    if (c == 0) {
+        close(p[1]);
+        unsigned char buf[5000];
+        unsigned long sum = 0, n = 0;
+        ssize_t r;
+        int k = 0;
+        while ((r = read(p[0], buf, sizeof buf)) > 0) {
+            sum = mix(sum, buf, r);
+            n += r;
+            if (++k % 16 == 0)
+                usleep(300);
+        }
+        printf("big writev reader: %lu bytes, sum %lx\n", n, sum);
+        _exit(0);
+    }
+    close(p[0]);
+    static unsigned char a[70000], b[30000], z[1];
+    for (size_t i = 0; i < sizeof a; i++)
+        a[i] = (unsigned char)(i * 13 + i / 777);
+    for (size_t i = 0; i < sizeof b; i++)
+        b[i] = (unsigned char)(i * 5 + 1);
+    unsigned long sum = 0, total = 0;
+    int short_writes = 0;
+    for (int i = 0; i < 200; i++) {
+        size_t la = 1000 + (i * 7919) % (sizeof a - 1000), lb = (i * 104729) % sizeof b;
+        struct iovec v[4] = {{a, la}, {z, 0}, {b, lb}, {a + 17, 4097}};
+        size_t want = la + lb + 4097;
+        ssize_t w = writev(p[1], v, 4);
+        if (w != (ssize_t)want) {
+            short_writes++;
+            printf("writev %d: %zd of %zu\n", i, w, want);
+        }
+        sum = mix(sum, a, la);
+        sum = mix(sum, b, lb);
+        sum = mix(sum, a + 17, 4097);
+        total += want;
+    }
+    close(p[1]);
+    waitpid(c, NULL, 0);
+    printf("big writev writer: %lu bytes, sum %lx, %d short\n", total, sum, short_writes);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     slow_reader();
@@ -201,6 +249,7 @@ int main(void) {
     signal_ends_it();
     reader_goes_away();
     vectored();
+    big_writevs();
     printf("pipe big writes: done\n");
     return 0;
 }

@@ -149,6 +149,8 @@ pub(crate) struct Request {
     /// Bytes a stream send already sent before it was handed to a worker for the rest
     /// (`Tried::Sent`): added to the worker's answer.
     sent: i64,
+    /// The request is the rest of a pipe `writev` (`Tried::SentWritev`, `Forwarder::writev_tail`).
+    writev_tail: bool,
 }
 
 pub struct Service {
@@ -397,6 +399,9 @@ impl Service {
             match f.try_without_waiting(&view, req.nr, &req.args) {
                 Tried::Done(ret) => self.complete(req.idx, ret),
                 Tried::Sent { sent, rest } => self.workers.hand_off(Request { args: rest, sent, ..*req }),
+                Tried::SentWritev { sent, rest } => {
+                    self.workers.hand_off(Request { args: rest, sent, writev_tail: true, ..*req })
+                }
                 Tried::Untried => self.workers.hand_off(*req),
                 Tried::Waits => return retries::Again::Waits,
             }
@@ -447,6 +452,9 @@ impl Service {
             Tried::Waits if service::polls_here() && f.worth_retrying(req.nr, &req.args) && self.retries.keep(req) => {}
             Tried::Waits | Tried::Untried => self.workers.hand_off(req),
             Tried::Sent { sent, rest } => self.workers.hand_off(Request { args: rest, sent, ..req }),
+            Tried::SentWritev { sent, rest } => {
+                self.workers.hand_off(Request { args: rest, sent, writev_tail: true, ..req })
+            }
         }
     }
 
@@ -462,9 +470,11 @@ impl Service {
         let busy = &self.workers.busy[req.idx];
         // SAFETY: pthread_self has no preconditions.
         busy.store(unsafe { libc::pthread_self() } as u64, Ordering::SeqCst);
-        let ret = crate::forward::with_cancel(word, 1 << (req.idx % 64), || {
-            super::hypercall::forward_call(shared, req.nr, req.args)
-        });
+        let ret =
+            crate::forward::with_cancel(word, 1 << (req.idx % 64), || match (&shared.forwarder, req.writev_tail) {
+                (Some(f), true) => f.writev_tail(&super::hypercall::program_view(shared), req.nr, &req.args),
+                _ => super::hypercall::forward_call(shared, req.nr, req.args),
+            });
         busy.store(0, Ordering::SeqCst);
         // The rest of a stream send: what was sent before counts, whatever the rest met.
         let ret = match req.sent {
@@ -609,7 +619,7 @@ fn take(slot: &ChannelSlot, idx: usize) -> Option<Request> {
     for (a, from) in args.iter_mut().zip(&slot.args) {
         *a = from.load(Ordering::Relaxed);
     }
-    Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args, sent: 0 })
+    Some(Request { idx, nr: slot.nr.load(Ordering::Relaxed), args, sent: 0, writev_tail: false })
 }
 
 /// `HRT_TEST_SERVICE_START_DELAY_MS` (tests only): the thread that starts the service waits
