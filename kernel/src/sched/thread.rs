@@ -105,6 +105,8 @@ pub struct Thread {
     /// The nanoseconds the thread's CPU had waited for a host CPU when its current run began
     /// (`steal_time`): time the host ran something else meanwhile is not the thread's CPU time.
     pub run_steal: AtomicU64,
+    /// The largest `cpu_ticks` answered: the clock never goes back (see there).
+    pub cpu_seen: AtomicU64,
     /// Odd while the scheduler updates `run_ticks` and `run_start` (a sequence lock, so that
     /// another CPU reads a consistent pair).
     pub run_seq: AtomicU64,
@@ -183,6 +185,7 @@ impl Thread {
             addr_of_mut!((*p).run_ticks).write(AtomicU64::new(0));
             addr_of_mut!((*p).run_start).write(AtomicU64::new(0));
             addr_of_mut!((*p).run_steal).write(AtomicU64::new(0));
+            addr_of_mut!((*p).cpu_seen).write(AtomicU64::new(0));
             addr_of_mut!((*p).run_seq).write(AtomicU64::new(0));
             addr_of_mut!((*p).sys_ticks).write(AtomicU64::new(0));
             addr_of_mut!((*p).call_start).write(AtomicU64::new(0));
@@ -230,17 +233,24 @@ impl Thread {
     /// clock, 1.00 s where the host counted 0.55-0.88 s for the whole `hrt`); includes the
     /// current run when it is running now. Another CPU may read it while the thread runs: the
     /// answer is then a moment old.
+    ///
+    /// Never less than an answer given before: the host adds the time a vCPU waited to its
+    /// steal count only when it runs the vCPU again, so while it waits, the current run looks
+    /// longer to another CPU than it will once the steal is known. A thread that slept on a
+    /// spinning thread's CPU clock woke at 50 ms of it and then read less (a loaded host, 4
+    /// vCPUs on 2 CPUs: `clock_nanosleep_on_cpu_clocks`); the clock now waits there instead.
     pub fn cpu_ticks(&self) -> u64 {
-        loop {
+        let now = loop {
             let seq = self.run_seq.load(Ordering::SeqCst);
             let ran = self.run_ticks.load(Ordering::SeqCst);
             let start = self.run_start.load(Ordering::SeqCst);
             let steal = self.run_steal.load(Ordering::SeqCst);
             if seq & 1 == 0 && self.run_seq.load(Ordering::SeqCst) == seq {
-                return if start == 0 { ran } else { ran + self.run_since(start, steal, self.cpu) };
+                break if start == 0 { ran } else { ran + self.run_since(start, steal, self.cpu) };
             }
             core::hint::spin_loop();
-        }
+        };
+        self.cpu_seen.fetch_max(now, Ordering::SeqCst).max(now)
     }
 
     /// The ticks of a run that began at TSC `start`, when its CPU `cpu` had waited `steal` ns.
