@@ -12,8 +12,9 @@
 //!
 //! - a directory on procfs that is one of the monitor's process or thread directories
 //!   (`/proc/<pid>`, `/proc/<tid>`, `/proc/<pid>/task/<tid>`) allows only the harmless entries of
-//!   [`HARMLESS`]; anything else is EACCES. The directory itself may be the final object (`ps`
-//!   stats `/proc/<its pid>`; a descriptor of it is judged again at each lookup through it);
+//!   [`HARMLESS`] (and, in this monitor's own, [`OWN_HARMLESS`]); anything else is EACCES. The
+//!   directory itself may be the final object (`ps` stats `/proc/<its pid>`; a descriptor of it
+//!   is judged again at each lookup through it);
 //! - symbolic links outside procfs and procfs's own (`self`, `thread-self`, `mounts`, `net`) are
 //!   followed here, as text; the "magic" links inside other processes' directories
 //!   (`/proc/<other>/cwd`, `fd/N`) are followed by the kernel, and where they land is checked.
@@ -33,11 +34,12 @@ use super::errno::{Errno, SysResult};
 /// Linux's limit on symbolic links followed in one lookup.
 const MAX_LINKS: u32 = 40;
 
-/// Entries of the monitor's own /proc directories the program may look up: they describe the
-/// namespaces (mounts, network, cgroup, `ns/`) or settings of the process that are the
-/// program's (below), not the monitor's insides. `cmdline`, `status`, `comm`,
-/// `maps` and `stat` are answered with the program's own contents when opened (see
-/// synthetic.rs).
+/// Entries of any monitor's /proc directories the program may look up, this one's or another's
+/// (`Monitor::Another`): the namespaces (mounts, network, cgroup, `ns/`), and what `ps` and
+/// process managers read of a process (its command line, state, counters, limits, OOM score and
+/// adjustment, which redis writes, audit ids, timer slack). Another monitor's are its real
+/// files; this one's `cmdline`, `status`, `comm`, `stat`, `statm` and `limits` are answered
+/// with the program's own contents when opened (see synthetic.rs).
 const HARMLESS: &[&[u8]] = &[
     b"net",
     b"mounts",
@@ -49,56 +51,24 @@ const HARMLESS: &[&[u8]] = &[
     b"cmdline",
     b"status",
     b"comm",
-    b"maps",
     b"stat",
     b"statm",
     b"limits",
-    b"environ",
-    b"auxv",
-    // Settings and counters of the process, which is the program's host process: its OOM score
-    // and adjustment (redis writes oom_score_adj), audit ids, core-dump filter, timer slack, I/O
-    // counters, and the user namespace's maps.
+    b"io",
     b"oom_score_adj",
     b"oom_adj",
     b"oom_score",
     b"loginuid",
     b"sessionid",
-    b"coredump_filter",
     b"timerslack_ns",
-    b"io",
-    b"setgroups",
-    b"uid_map",
-    b"gid_map",
-    b"projid_map",
 ];
 
-/// Entries of another monitor's /proc directories (`Monitor::Another`) the program may look
-/// up: what `ps` and process managers read of a child or parent (its command line, state,
-/// counters, limits, namespaces, OOM adjustment), the real files of that monitor process. Not
-/// its environment, auxiliary vector or maps (its layout), nor its core-dump filter (a core of
-/// it would hold its memory).
-const ANOTHERS_HARMLESS: &[&[u8]] = &[
-    b"net",
-    b"mounts",
-    b"mountinfo",
-    b"mountstats",
-    b"cgroup",
-    b"cpuset",
-    b"ns",
-    b"cmdline",
-    b"status",
-    b"comm",
-    b"stat",
-    b"statm",
-    b"limits",
-    b"io",
-    b"oom_score_adj",
-    b"oom_adj",
-    b"oom_score",
-    b"loginuid",
-    b"sessionid",
-    b"timerslack_ns",
-];
+/// Entries of this monitor's own /proc directories only, besides `HARMLESS`: the program's own
+/// environment, auxiliary vector and maps (synthesized), the core-dump filter and the user
+/// namespace's maps of the process that is the program's. Not another monitor's: its layout,
+/// and a core of it would hold its memory.
+const OWN_HARMLESS: &[&[u8]] =
+    &[b"maps", b"environ", b"auxv", b"coredump_filter", b"setgroups", b"uid_map", b"gid_map", b"projid_map"];
 
 /// Whose /proc directory a process or thread id names.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -112,8 +82,8 @@ pub enum Monitor {
 impl Monitor {
     /// The entry `name` of such a directory that the program may look up, if it may.
     fn allows(self, name: &[u8]) -> Option<&'static [u8]> {
-        let list = if self == Monitor::This { HARMLESS } else { ANOTHERS_HARMLESS };
-        list.iter().find(|h| **h == name).copied()
+        let own = if self == Monitor::This { OWN_HARMLESS } else { &[] };
+        HARMLESS.iter().chain(own).find(|h| **h == name).copied()
     }
 }
 

@@ -26,27 +26,34 @@ static unsigned long mix(unsigned long sum, const unsigned char *p, size_t n) {
 
 static void on_alarm(int sig) { (void)sig; }
 
+/* Forks a reader of pipe `p` (closing its read end here) that reads `chunk` bytes at a time,
+ * pausing `pause` us after every `every` reads, and prints what it got as `who`. */
+static pid_t slow_reader_of(int p[2], size_t chunk, int every, int pause, const char *who) {
+    pid_t c = fork();
+    if (c == 0) {
+        close(p[1]);
+        unsigned char buf[8192];
+        unsigned long sum = 0, n = 0;
+        ssize_t r;
+        int k = 0;
+        while ((r = read(p[0], buf, chunk)) > 0) {
+            sum = mix(sum, buf, r);
+            n += r;
+            if (++k % every == 0)
+                usleep(pause);
+        }
+        printf("%s: %lu bytes, sum %lx\n", who, n, sum);
+        _exit(0);
+    }
+    close(p[0]);
+    return c;
+}
+
 static void slow_reader(void) {
     int p[2];
     if (pipe(p))
         return perror("pipe");
-    pid_t c = fork();
-    if (c == 0) {
-        close(p[1]);
-        unsigned char buf[3000];
-        unsigned long sum = 0, n = 0;
-        ssize_t r;
-        int k = 0;
-        while ((r = read(p[0], buf, sizeof buf)) > 0) {
-            sum = mix(sum, buf, r);
-            n += r;
-            if (++k % 64 == 0)
-                usleep(500);
-        }
-        printf("reader: %lu bytes, sum %lx\n", n, sum);
-        _exit(0);
-    }
-    close(p[0]);
+    pid_t c = slow_reader_of(p, 3000, 64, 500, "reader");
     static unsigned char big[1 << 20];
     for (size_t i = 0; i < sizeof big; i++)
         big[i] = (unsigned char)(i * 7 + i / 4096);
@@ -199,23 +206,7 @@ static void big_writevs(void) {
     int p[2];
     if (pipe(p))
         return perror("pipe");
-    pid_t c = fork();
-    if (c == 0) {
-        close(p[1]);
-        unsigned char buf[5000];
-        unsigned long sum = 0, n = 0;
-        ssize_t r;
-        int k = 0;
-        while ((r = read(p[0], buf, sizeof buf)) > 0) {
-            sum = mix(sum, buf, r);
-            n += r;
-            if (++k % 16 == 0)
-                usleep(300);
-        }
-        printf("big writev reader: %lu bytes, sum %lx\n", n, sum);
-        _exit(0);
-    }
-    close(p[0]);
+    pid_t c = slow_reader_of(p, 5000, 16, 300, "big writev reader");
     static unsigned char a[70000], b[30000], z[1];
     for (size_t i = 0; i < sizeof a; i++)
         a[i] = (unsigned char)(i * 13 + i / 777);
