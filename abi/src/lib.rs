@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 59;
+pub const ABI_VERSION: u32 = 60;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -639,8 +639,13 @@ pub mod nr {
     /// back (they are huge-page memory again then). For the top of a thread stack, of which a
     /// thread mostly touches a few KiB: a fresh host huge page costs the host a 2 MiB clear
     /// (0.1 ms, several ms when the host's own host has not backed it yet). Returns 0, or a
-    /// negated errno (EFAULT: not guest RAM; EINVAL: not 2 MiB aligned).
+    /// negated errno (EFAULT: not guest RAM; EINVAL: not 2 MiB aligned). args[2]: 0 also makes
+    /// the range's top 64 KiB at once (a stack's top, which its thread touches first);
+    /// [`SMALL_HOST_PAGES_BARE`] only changes the page size.
     pub const SMALL_HOST_PAGES: u64 = 27;
+    /// [`SMALL_HOST_PAGES`]'s third argument: no page is made now (a 2 MiB page that mappings
+    /// share, of which the program may touch little: `linux::sparse_pages`).
+    pub const SMALL_HOST_PAGES_BARE: u64 = 1;
     /// Several [`MEM_FILL`]s in one exit, applied in order: args[0] the guest address of an
     /// array of args[1] (at most [`MEM_FILLS_MAX`]) fills, each four u64s (addr, count, first,
     /// step). The boot queues its page tables' fills (ring 0 on PVM, where each hypercall is

@@ -37,6 +37,7 @@ pub mod shared_futex;
 pub mod signal;
 pub mod signalfd;
 pub mod small_tops;
+pub mod sparse_pages;
 pub mod spin_throttle;
 pub mod stack_guard;
 pub mod status;

@@ -31,6 +31,11 @@ pub fn any_within(start: u64, end: u64) -> bool {
     SMALL.lock().range(start..end).any(|&p| p + LARGE <= end)
 }
 
+/// Whether one of them overlaps `[start, end)`.
+pub fn any_overlapping(start: u64, end: u64) -> bool {
+    SMALL.lock().range(start.saturating_sub(LARGE - 1)..end).next().is_some()
+}
+
 /// Takes out the ones wholly inside `[start, end)` and returns them.
 pub fn take_within(start: u64, end: u64) -> Vec<u64> {
     let mut set = SMALL.lock();

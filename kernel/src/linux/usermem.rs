@@ -140,10 +140,14 @@ pub fn is_user_range(start: u64, end: u64) -> bool {
 pub fn zero(addr: u64, len: u64) {
     let end = addr + len;
     let whole_page_inside = addr.next_multiple_of(LARGE) < end & !(LARGE - 1);
-    let by_monitor = if crate::arch::ring3::kernel_runs_natively() { whole_page_inside } else { len >= 4096 };
+    // In 4 KiB host pages (`small_tops`) a clear here would make the host allocate the pages
+    // the program never touched; the monitor clears only those the host has.
+    let small = super::small_tops::any_overlapping(addr, end);
+    let by_monitor = if crate::arch::ring3::kernel_runs_natively() { whole_page_inside || small } else { len >= 4096 };
     if by_monitor {
-        // A thread stack's top keeps its small host pages for the next stack (`small_tops`).
-        let stay_small = super::small_tops::any_within(addr, end);
+        // A thread stack's top keeps its small host pages for the next stack (`small_tops`),
+        // and so does a page small mappings share (`sparse_pages`).
+        let stay_small = small;
         zero_by_monitor(addr, len, if stay_small { hrt_abi::nr::MEM_ZERO_STAY_SMALL } else { 0 });
     } else {
         clear(addr, len);
@@ -329,6 +333,14 @@ fn small_host_pages_under_top(at: u64, len: u64) {
     super::small_tops::insert(top);
 }
 
+/// The 2 MiB pages `sparse_pages::placed` chose get 4 KiB host pages (none made yet).
+fn small_host_pages(pages: &[u64]) {
+    for &page in pages {
+        by_monitor(hrt_abi::nr::SMALL_HOST_PAGES, [page, LARGE, hrt_abi::nr::SMALL_HOST_PAGES_BARE, 0]);
+        super::small_tops::insert(page);
+    }
+}
+
 /// Memory just taken for a mapping other than a stack: the whole 2 MiB pages in it that a
 /// stack's top left with small host pages become huge-page memory again (`small_tops`). They
 /// are free memory, which reads zero: the clearing that does it changes nothing else.
@@ -353,9 +365,11 @@ fn alloc_with(len: u64, align: u64, end_aligned: bool, present: bool, hint: u64)
     };
     record(&mut mem.regions, at, at + len);
     super::usermap::set(at, at + len, true);
+    let small = if end_aligned { Vec::new() } else { super::sparse_pages::placed(&mem.free, at, at + len) };
     drop(mem);
     if !end_aligned {
         huge_again_for(at, at + len);
+        small_host_pages(&small);
     }
     if present {
         super::protect::reset(at, at + len);
@@ -393,7 +407,7 @@ fn take_fixed(addr: u64, len: u64) -> Result<u64, Errno> {
 /// Takes `[addr, addr + len)` from the free pool (and holes); `present`: makes it present.
 fn take(addr: u64, len: u64, present: bool) -> Result<u64, Errno> {
     let end = pool_span(addr, len)?;
-    {
+    let small = {
         let mut mem = MEMORY.lock();
         if free_or_hole(&mem, addr, end) {
             open_holes(&mut mem, addr, end);
@@ -402,8 +416,10 @@ fn take(addr: u64, len: u64, present: bool) -> Result<u64, Errno> {
             return Err(if overlaps_mapping(&mem.regions, addr, end) { EEXIST } else { ENOMEM });
         }
         record(&mut mem.regions, addr, end);
-    }
+        super::sparse_pages::placed(&mem.free, addr, end)
+    };
     huge_again_for(addr, end);
+    small_host_pages(&small);
     // Present (free pages and holes are not).
     if present {
         super::protect::reset(addr, end);
@@ -658,6 +674,7 @@ fn unmap_with(start: u64, end: u64, zero: impl Fn(u64, u64)) {
     let mut mem = MEMORY.lock();
     for (s, e) in now {
         mem.free.give_back(s, e);
+        super::sparse_pages::freed(&mem.free, s, e);
     }
 }
 
@@ -729,6 +746,7 @@ fn release_where(mut done: impl FnMut(&mut Vec<(usize, u64)>) -> bool) {
     let mut mem = MEMORY.lock();
     for (s, e) in ready {
         mem.free.give_back(s, e);
+        super::sparse_pages::freed(&mem.free, s, e);
     }
 }
 

@@ -255,6 +255,9 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             mem_copy(ram, shared.forwarder.as_ref().map(|f| &f.placed), call.args[0], call.args[1], call.args[2])
         }
         nr::MEM_ZERO => zero_guest(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
+        nr::SMALL_HOST_PAGES if call.args[2] == nr::SMALL_HOST_PAGES_BARE => {
+            ram.small_pages_only(call.args[0], call.args[1])
+        }
         nr::SMALL_HOST_PAGES => ram.use_small_pages(call.args[0], call.args[1]),
         nr::USER_MAP => register_user_map(shared, &call.args),
         nr::CORE_DUMP => super::core_file::serve(shared, call.args[0], call.args[1]),

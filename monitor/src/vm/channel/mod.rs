@@ -429,7 +429,7 @@ impl Service {
                     // (a fresh stack's mmap took ~83 us at --cpus 1 waiting for them, ~12 without).
                     let ret = shared.ram.small_pages_only(req.args[0], req.args[1]);
                     self.complete(req.idx, ret);
-                    if ret == 0 {
+                    if ret == 0 && req.args[2] != nr::SMALL_HOST_PAGES_BARE {
                         shared.ram.populate_stack_top(req.args[0], req.args[1]);
                     }
                     return;
