@@ -1,5 +1,6 @@
 /* arch_prctl's CPUID and extended-state requests as Linux answers them on a CPU without CPUID
- * faulting or AMX (they were all EINVAL under hrt): ARCH_GET_CPUID 1, ARCH_SET_CPUID ENODEV,
+ * faulting or AMX (they were all EINVAL under hrt): ARCH_GET_CPUID 1, ARCH_SET_CPUID ENODEV
+ * (0 natively on a host with CPUID faulting; the guest's CPU has none),
  * ARCH_GET_XCOMP_SUPP/PERM the components kept per thread (x87 and SSE at least, the same
  * both ways), ARCH_REQ_XCOMP_PERM EOPNOTSUPP (no component needs asking for); an unknown
  * code EINVAL.
