@@ -16,9 +16,9 @@
 /* Turns taken keep the lead well below ROUNDS (natively 1-19 on a loaded 2-core host, under
  * hrt 1 with --preempt 0); a starved thread stays at 0 until the other has done all its
  * rounds. With hrt's preemption quantum the turns are fair on a host where a timer arm is
- * cheap (5-16) but not where it costs ~0.3 ms (a host of 2026-12-04: a thread whose sleep
- * arms the timer, because the other waits in the run queue, takes one turn per two of the
- * other's, leads 2-474): the test guards against starvation, so the bound is 3/4 of ROUNDS. */
+ * cheap (5-16) but not where it costs ~0.3 ms (a host of 2026-12-04: one thread took about
+ * one turn per two of the other's, leads 2-474): the test guards against starvation, so the
+ * bound is 3/4 of ROUNDS. */
 #ifndef MAX_LEAD
 #define MAX_LEAD 750
 #endif
