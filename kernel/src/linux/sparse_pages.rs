@@ -33,9 +33,9 @@ pub const HUGE_BUDGET: usize = 256;
 /// The 2 MiB pages a partial mapping found all free and left with huge host pages.
 static HUGE_PARTIAL: IrqSpinLock<BTreeSet<u64>> = IrqSpinLock::new(BTreeSet::new());
 
-/// After the mapping `[at, end)` was taken from `free` (under the memory lock): the 2 MiB
-/// pages it covers only in part and that were all free before it, past the budget, which
-/// should get small host pages (at most two: its first and its last).
+/// After the mapping `[at, end)` (or a mapping's growth in place) was taken from `free` (under
+/// the memory lock): the 2 MiB pages it covers only in part and that were all free before it,
+/// past the budget, which should get small host pages (at most two: its first and its last).
 pub fn placed(free: &PageRuns, at: u64, end: u64) -> Vec<u64> {
     let mut small = Vec::new();
     let (first, last) = (at & !(LARGE - 1), (end - 1) & !(LARGE - 1));

@@ -822,8 +822,11 @@ fn grow(end: u64, new_end: u64, present: bool) -> bool {
     let start = mem.regions.range(..end).next_back().filter(|(_, &e)| e == end).map(|(&s, _)| s);
     record(&mut mem.regions, start.unwrap_or(end), new_end);
     super::usermap::set(end, new_end, true);
+    // The growth's last 2 MiB page, if it covers it only in part (`sparse_pages`).
+    let small = super::sparse_pages::placed(&mem.free, end, new_end);
     drop(mem);
     huge_again_for(end, new_end);
+    small_host_pages(&small);
     if present {
         super::protect::reset(end, new_end);
     }
