@@ -632,21 +632,23 @@ impl Forwarder {
         }
     }
 
-    /// The wait (`nr`, with WNOHANG in `args`) that takes the child a blocking wait saw. After
-    /// a cancel it is made once, not restarted (`sys` would answer EINTR at once).
+    /// The wait (`nr`, with WNOHANG in `args`) that takes the child a blocking wait saw, or
+    /// answers a WNOHANG wait. Made directly, never given up for a cancel (`host::restarting`
+    /// would answer EINTR at once): a WNOHANG wait does not sleep, and Linux looks at the
+    /// children before it looks for signals. The child's own SIGCHLD, raised in the program
+    /// between the blocking look and this one, cancelled the call: the program's waitpid
+    /// failed with EINTR where Linux returns the child (kill_group at `--cpus 1` on a loaded
+    /// host, 5 runs in 300), and the kernel's second, WNOHANG try was cancelled the same way.
     ///
     /// # Safety
     /// The pointer arguments are valid for the call.
-    unsafe fn look_for_child(&self, nr: libc::c_long, args: &[libc::c_long], interrupted: bool) -> SysResult<i64> {
-        if interrupted {
-            let mut a = [0 as libc::c_long; 5];
-            a[..args.len()].copy_from_slice(args);
-            // SAFETY: the caller vouches for the pointers.
-            super::host::ret(unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4]) })
-        } else {
-            // SAFETY: as above.
-            unsafe { self.sys(nr, args) }
-        }
+    unsafe fn look_for_child(&self, nr: libc::c_long, args: &[libc::c_long]) -> SysResult<i64> {
+        let mut a = [0 as libc::c_long; 5];
+        a[..args.len()].copy_from_slice(args);
+        // SAFETY: the caller vouches for the pointers.
+        let r = super::host::ret(unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4]) });
+        crate::vm::host_signals::pass_pending_sigchld();
+        r
     }
 
     /// wait4. A blocking wait first waits for a child without taking it (`until_waitable`).
@@ -678,7 +680,7 @@ impl Forwarder {
             let interrupted = blocking && self.wait_interrupted(idtype, id, waited, first)?;
             let look = [pid, ptr(&raw mut st), int(options) | libc::WNOHANG as libc::c_long, ptr(&raw mut ru)];
             // SAFETY: pointers to our own locals; WNOHANG does not block.
-            let r = unsafe { self.look_for_child(libc::SYS_wait4, &look, interrupted) };
+            let r = unsafe { self.look_for_child(libc::SYS_wait4, &look) };
             if interrupted && !r.is_ok_and(|p| p > 0) {
                 return Err(Errno::EINTR);
             }
@@ -740,7 +742,7 @@ impl Forwarder {
                 ptr(&raw mut ru),
             ];
             // SAFETY: pointers to our own locals; WNOHANG does not block.
-            let r = unsafe { self.look_for_child(libc::SYS_waitid, &look, interrupted) };
+            let r = unsafe { self.look_for_child(libc::SYS_waitid, &look) };
             // SAFETY: waitid filled in the siginfo, or it is still zero.
             let seen = unsafe { info.si_pid() } != 0;
             if interrupted && !(r.is_ok() && seen) {

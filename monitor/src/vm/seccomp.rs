@@ -73,6 +73,8 @@ const HOST_ONLY: &[libc::c_long] = &[
     // The program's host children (forward/procs.rs): waiting, signals, process groups, times.
     libc::SYS_wait4,
     libc::SYS_waitid,
+    // A wait that reported a child passes on the SIGCHLD the host has for it (`host_signals`).
+    libc::SYS_rt_sigtimedwait,
     libc::SYS_kill,
     libc::SYS_setpgid,
     libc::SYS_getpgid,

@@ -395,11 +395,22 @@ pub fn wait4(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(p as u64);
     }
     let r = wait_after_signals(|| call(op::WAIT4, a))?;
-    settle_interrupted(r, a[2], || match call(op::WAIT4, [a[0], a[1], a[2] | WNOHANG, a[3], a[4], a[5]]) {
+    let r = settle_interrupted(r, a[2], || match call(op::WAIT4, [a[0], a[1], a[2] | WNOHANG, a[3], a[4], a[5]]) {
         Ok(p) if p > 0 => Some(Ok(p)),
         Err(ECHILD) => Some(Err(ECHILD)),
         _ => None,
-    })
+    });
+    sigchld_before_return();
+    r
+}
+
+/// Raises now the SIGCHLD that the monitor passed on while it looked at the children
+/// (`host_signals::pass_pending_sigchld`): on Linux a child's SIGCHLD is pending before the
+/// child can be waited for, so the handler has run when waitpid returns it. Left to CPU 0's
+/// interrupt, it came after the wait, on a loaded host during the program's next wait, which
+/// it interrupted.
+fn sigchld_before_return() {
+    crate::linux::channel::raise_host_signals();
 }
 
 /// Makes a host wait (`wait`) until it answers for itself: the monitor answers
@@ -439,7 +450,9 @@ fn settle_interrupted(r: SysResult, options: u64, again: impl FnOnce() -> Option
 
 /// waitid(idtype, id, infop, options, rusage), as wait4.
 pub fn waitid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    waitid_with(a)
+    let r = waitid_with(a);
+    sigchld_before_return();
+    r
 }
 
 /// The siginfo (128 bytes) of a child whose state changed, left waitable (waitid with WNOWAIT

@@ -174,6 +174,31 @@ pub fn deliver(sig: i32, info: *const libc::siginfo_t) -> bool {
     interrupt()
 }
 
+/// Passes on at once, from the calling thread, a SIGCHLD that the host has for `hrt` and no
+/// thread has taken yet (what `deliver` does for it in the handler). A wait calls it after it
+/// looked at the children: on Linux a child's SIGCHLD is pending before the child can be
+/// waited for, so the parent's handler has run by the time its waitpid returns the child; here
+/// the host's signal reached the program whenever a thread of `hrt` got to it, on a loaded
+/// host after the wait had returned, and then cancelled the program's next wait (the kernel
+/// raises what the channel holds before the wait returns: `linux::calls::procs`).
+pub fn pass_pending_sigchld() {
+    if WORD.load(Ordering::SeqCst).is_null() || program_ended() {
+        return;
+    }
+    // SAFETY: an empty set, then one signal added; a zero timeout only looks (Linux takes a
+    // pending signal of the set whether or not this thread blocks it).
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let none = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        if libc::sigtimedwait(&set, &mut info, &none) == libc::SIGCHLD {
+            deliver(libc::SIGCHLD, &info);
+        }
+    }
+}
+
 /// How many signals other than SIGCHLD `hrt` received for the program so far. A child's
 /// SIGCHLD comes with its being waitable, as on Linux; any other signal seen to come during a
 /// wait came before the child the wait then found (`forward::procs`).
