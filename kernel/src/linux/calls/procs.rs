@@ -400,8 +400,47 @@ pub fn wait4(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         Err(ECHILD) => Some(Err(ECHILD)),
         _ => None,
     });
+    if let Ok(p) = r {
+        // Without WUNTRACED and WCONTINUED only an ended child is reported.
+        let ws = if a[1] != 0 { uaccess::read::<u32>(a[1]).ok() } else { None };
+        let ended = match ws {
+            Some(ws) => ws & 0xff != 0x7f && ws != 0xffff,
+            None => a[2] & (2 | 8) == 0,
+        };
+        if ended {
+            note_ended(p as u32);
+        }
+    }
     sigchld_before_return();
     r
+}
+
+/// The last ended children the program's waits reported (a ring): a SIGCHLD for one of them
+/// that comes after the wait is late (`late_sigchld_only`).
+static REPORTED: IrqSpinLock<([u32; 16], usize)> = IrqSpinLock::new(([0; 16], 0));
+
+fn note_ended(pid: u32) {
+    if pid == 0 {
+        return;
+    }
+    let mut r = REPORTED.lock();
+    let at = r.1 % r.0.len();
+    r.0[at] = pid;
+    r.1 = r.1.wrapping_add(1);
+}
+
+/// Whether the one signal that interrupted this thread's wait is a late SIGCHLD: one for the
+/// end of a child an earlier wait already reported. On Linux a child's SIGCHLD is pending before the
+/// child can be waited for, so its handler ran before that wait returned and it cannot
+/// interrupt a later wait. Here it reaches the program when a thread of `hrt` passes it on,
+/// which on a loaded host can be after the wait (the thread that took it on the host was
+/// preempted before it passed it on, see `sigchld_before_return`): then its handler runs
+/// and the wait starts again, as if the signal had come before it, instead of failing with
+/// EINTR (kill_group's grandchild: waitpid of a child that had yet to end).
+fn late_sigchld_only() -> bool {
+    let Some(info) = crate::linux::signal::state::only_deliverable_here(SIGCHLD) else { return false };
+    let child = info.w16 as u32;
+    (1..=3).contains(&info.code) && child != 0 && REPORTED.lock().0.contains(&child)
 }
 
 /// Raises now the SIGCHLD that the monitor passed on while it looked at the children
@@ -443,7 +482,9 @@ fn wait_after_signals(mut wait: impl FnMut() -> SysResult) -> Result<SysResult, 
 /// waiting: Some(what to answer) if it settled the wait.
 fn settle_interrupted(r: SysResult, options: u64, again: impl FnOnce() -> Option<SysResult>) -> SysResult {
     match r {
-        Err(e) if (e == sig::ERESTARTSYS || e == EINTR) && options & WNOHANG == 0 => again().unwrap_or(Err(e)),
+        Err(e) if (e == sig::ERESTARTSYS || e == EINTR) && options & WNOHANG == 0 => {
+            again().unwrap_or_else(|| if late_sigchld_only() { Err(sig::ERESTARTNOINTR) } else { Err(e) })
+        }
         other => other,
     }
 }
@@ -451,6 +492,15 @@ fn settle_interrupted(r: SysResult, options: u64, again: impl FnOnce() -> Option
 /// waitid(idtype, id, infop, options, rusage), as wait4.
 pub fn waitid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let r = waitid_with(a);
+    if r.is_ok() && a[2] != 0 {
+        // The child's pid, at offset 16 of the siginfo (0: none was ready), and how it
+        // changed at 8 (CLD_EXITED, CLD_KILLED, CLD_DUMPED: it ended).
+        if let (Ok(p), Ok(code)) = (uaccess::read::<u32>(a[2] + 16), uaccess::read::<i32>(a[2] + 8)) {
+            if (1..=3).contains(&code) {
+                note_ended(p);
+            }
+        }
+    }
     sigchld_before_return();
     r
 }

@@ -603,6 +603,21 @@ pub fn deliverable_here_besides(sig: u64) -> bool {
     (s.thread(tid).pending.set | shared) & !mask & !besides != 0
 }
 
+/// The information of `sig` when it is the only signal pending that the current thread does
+/// not block (in the thread's set or the process's).
+pub fn only_deliverable_here(sig: u64) -> Option<SigInfo> {
+    let me = crate::sched::current();
+    // SAFETY: the current thread's record is alive.
+    let (tid, mask) = unsafe { ((*me).tid, (*me).sigmask) };
+    let mut s = SIGNALS.lock();
+    let shared = (s.shared.set, s.shared.info[sig as usize - 1]);
+    let own = &s.thread(tid).pending;
+    if (own.set | shared.0) & !mask != bit(sig) {
+        return None;
+    }
+    Some(if own.set & bit(sig) != 0 { own.info[sig as usize - 1] } else { shared.1 })
+}
+
 /// Ends an interruptible block; true if a signal the thread does not block is pending (the
 /// call should stop with EINTR or ERESTARTSYS).
 pub fn interruptible_end() -> bool {
