@@ -3,7 +3,8 @@
 //! SIGCHLD, CLOEXEC, exec errors), procs_hostile.c (exec with bad pointers from a vfork
 //! child, /proc/self/exe), kill_group.c (kill(0), kill(-pgrp), kill(-1), signals between
 //! parent, child and grandchild, SIGCHLD ignored or SA_NOCLDWAIT), child_stop_sigchld.c
-//! (SA_NOCLDSTOP) and sigchld_before_wait_returns.c (a late SIGCHLD and a later wait), each
+//! (SA_NOCLDSTOP), sigchld_before_wait_returns.c (a late SIGCHLD and a later wait) and
+//! fexecve_children.c (fexecve of memfds from vfork and fork children), each
 //! compared with its native run with one vCPU and with two; a process sharing the descriptor
 //! table refused with one line (fork itself: fork.rs).
 
@@ -60,6 +61,15 @@ fn a_process_sharing_descriptors_is_refused_with_one_line() {
 #[test]
 fn kill_of_groups_and_family_and_child_reaping_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("kill_group", Some("SIG_DFL again: status 4"));
+}
+
+/// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
+/// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
+/// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host
+/// path and failed with ENOENT.)
+#[test]
+fn fexecve_of_a_memfd_from_children_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("fexecve_children", Some("vfork + fexecve of a pipe: status 13"));
 }
 
 /// A child's SIGCHLD that reaches the program after the wait that took the child (the host's

@@ -63,6 +63,10 @@ pub(super) struct ExecTarget {
     name: CString,
     argv: Vec<CString>,
     envp: Vec<CString>,
+    /// fexecve (AT_EMPTY_PATH): the program's descriptor number and a host copy of it (close
+    /// on exec), for the new process to exec the descriptor's file at that number; the file
+    /// may have no path the host can exec (a memfd, a file removed since).
+    by_fd: Option<(i32, OwnedFd)>,
 }
 
 /// One host program to start.
@@ -835,12 +839,15 @@ impl Forwarder {
         }
         let raw = g.read_path(path)?.into_bytes();
         let given = (dirfd as u32 as i32 == libc::AT_FDCWD && !raw.is_empty()).then(|| raw.clone());
+        let mut by_fd = None;
         let path = if raw.is_empty() {
             if flags & libc::AT_EMPTY_PATH as u64 == 0 {
                 return Err(Errno::ENOENT);
             }
             let h = self.fds().get(dirfd)?;
-            self.executable(&self.resolve(dirfd, Vec::new(), true)?, Some(h))?
+            let (path, copy) = self.executable(&self.resolve(dirfd, Vec::new(), true)?, Some(h))?;
+            by_fd = Some((dirfd as u32 as i32, copy));
+            path
         } else {
             // A relative path in a child that changed its directory starts there.
             let raw = match (cwd, raw.first(), dirfd as u32 as i32 == libc::AT_FDCWD) {
@@ -856,7 +863,7 @@ impl Forwarder {
                 _ => raw,
             };
             let follow = flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0;
-            self.executable(&self.resolve(dirfd, raw, follow)?, None)?
+            self.executable(&self.resolve(dirfd, raw, follow)?, None)?.0
         };
         let mut total = 0;
         let argv = Self::string_array(&g, a[2], &mut total)?;
@@ -865,13 +872,14 @@ impl Forwarder {
             Some(g) => CString::new(g).map_err(|_| Errno::ENOENT)?,
             None => path.clone(),
         };
-        Ok(ExecTarget { path, name, argv, envp })
+        Ok(ExecTarget { path, name, argv, envp, by_fd })
     }
 
     /// The host path to exec for a resolved path: what the walk found, as the host names it
     /// (`/proc/self/fd/N` of an O_PATH descriptor, read back), so the exec reaches the file the
-    /// checked walk reached. `held`: the descriptor itself (AT_EMPTY_PATH).
-    fn executable(&self, at: &super::paths::At, held: Option<Arc<HostFd>>) -> SysResult<CString> {
+    /// checked walk reached; and a host descriptor of it (close on exec). `held`: the
+    /// descriptor itself (AT_EMPTY_PATH).
+    fn executable(&self, at: &super::paths::At, held: Option<Arc<HostFd>>) -> SysResult<(CString, OwnedFd)> {
         if at.synthetic.is_some() {
             return Err(Errno::EACCES);
         }
@@ -903,7 +911,7 @@ impl Forwarder {
             return Err(Errno::EACCES);
         }
         let p = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| Errno::ENOENT)?;
-        CString::new(p.into_os_string().into_encoded_bytes()).map_err(|_| Errno::ENOENT)
+        Ok((CString::new(p.into_os_string().into_encoded_bytes()).map_err(|_| Errno::ENOENT)?, fd))
     }
 }
 
@@ -940,6 +948,10 @@ pub(super) struct Prepared {
     pub(super) real_timer: libc::itimerval,
     /// The seccomp filters to install last, oldest first (pointing into the `Spawn`'s).
     pub(super) filters: Vec<libc::sock_fprog>,
+    /// fexecve: the descriptor number to exec with execveat(AT_EMPTY_PATH), or -1 (`path`);
+    /// with `close_exec_at`, one placed for the exec only, made close-on-exec before it.
+    pub(super) exec_at: i32,
+    pub(super) close_exec_at: bool,
     /// The errno of the step that failed, 0 if exec succeeded.
     pub(super) error: AtomicI32,
 }
@@ -1130,11 +1142,23 @@ pub(super) fn exec_filters(id: u64) -> SysResult<Vec<Vec<libc::sock_filter>>> {
 
 /// Prepares `job`; its descriptors must stay open until the new process has exec'd.
 pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
-    let moves: Vec<(i32, i32)> = job.fds.iter().map(|(n, h)| (h.raw(), *n)).collect();
-    let above = moves.iter().map(|&(src, dst)| src.max(dst)).max().unwrap_or(2).max(2) + 1;
-    let targets: HashSet<i32> = job.fds.iter().map(|&(n, _)| n).collect();
+    let mut moves: Vec<(i32, i32)> = job.fds.iter().map(|(n, h)| (h.raw(), *n)).collect();
+    let mut targets: HashSet<i32> = job.fds.iter().map(|&(n, _)| n).collect();
     // `--children hrt`: `hrt run ... -- PATH ARGS` instead.
     let (path, args) = super::hrt_children::command(&job.target.path, &job.target.argv, &job.target.name)?;
+    // fexecve in host mode: execveat of the descriptor at the program's number (AT_EXECFN is
+    // then `/dev/fd/N` with the program's N, as on Linux). A descriptor the program keeps is
+    // there already; a close-on-exec one is put there for the exec only.
+    let mut exec_at = -1;
+    let mut close_exec_at = false;
+    if let (Some((n, copy)), false) = (&job.target.by_fd, !super::hrt_children::host_mode()) {
+        exec_at = *n;
+        if targets.insert(*n) {
+            moves.push((copy.as_raw_fd(), *n));
+            close_exec_at = true;
+        }
+    }
+    let above = moves.iter().map(|&(src, dst)| src.max(dst)).max().unwrap_or(2).max(2) + 1;
     let argv: Vec<*const libc::c_char> = args.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
     let envp: Vec<*const libc::c_char> = job.target.envp.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
     let prep = Prepared {
@@ -1152,6 +1176,8 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
         mask: sigset(job.mask),
         real_timer: itimerval(job.real_timer),
         filters: super::seccomp_filters::programs(&job.filters),
+        exec_at,
+        close_exec_at,
         error: AtomicI32::new(0),
     };
     Ok(Ready { prep, _args: args })
@@ -1271,8 +1297,31 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             *libc::__errno_location() = e;
             return fail(p);
         }
-        libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+        exec_prepared(p);
         fail(p)
+    }
+}
+
+/// The new process's execve of `p` (returns only if it failed): by path, or for fexecve by
+/// descriptor (`Prepared::exec_at`).
+///
+/// # Safety
+/// Between clone and exec, after `place_descriptors`: raw system calls on prepared values.
+unsafe fn exec_prepared(p: &Prepared) {
+    // SAFETY: the caller's promise; the pointers are the prepared strings and arrays.
+    unsafe {
+        if p.exec_at < 0 {
+            libc::execve(p.path.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+            return;
+        }
+        if p.close_exec_at {
+            syscall3(libc::SYS_fcntl, p.exec_at as u64, libc::F_SETFD as u64, libc::FD_CLOEXEC as u64);
+        }
+        let args = [p.exec_at as u64, c"".as_ptr() as u64, p.argv.as_ptr() as u64, p.envp.as_ptr() as u64];
+        crate::raw_sys::syscall6(
+            libc::SYS_execveat,
+            [args[0], args[1], args[2], args[3], libc::AT_EMPTY_PATH as u64, 0],
+        );
     }
 }
 
