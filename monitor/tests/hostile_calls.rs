@@ -360,6 +360,14 @@ fn fcntl_owners_signals_leases_and_seals_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_fcntl_owner", Some("SIGRTMIN+1 for the pipe                  1"));
 }
 
+/// stat of the program's /proc/self/fd (size: its open descriptors) and /proc/self/task (links:
+/// 2 and one per thread), every way of asking (tests/programs/hostile/own_proc_dir_figures.c);
+/// they counted hrt's own descriptors and threads.
+#[test]
+fn own_proc_directories_count_the_programs_descriptors_and_threads() {
+    passes_natively_and_same_on_1_and_2_cpus("own_proc_dir_figures", Some("links 2 + 3 threads: 1"));
+}
+
 /// The program's descriptor directories (/proc/self/fd, /dev/fd, /proc/self/fdinfo) list its
 /// own descriptors, read whole or in pieces, rewound, relative to the directory, after fchdir
 /// and in a forked child, and by a program closing each descriptor it reads (every one goes,

@@ -19,6 +19,18 @@ const STAT_MODE_OFFSET: u64 = 24;
 const STATX_MODE_OFFSET: u64 = 28;
 /// Two struct timespec (utimensat).
 const TIMES_SIZE: u64 = 32;
+/// Where the link count and the size lie in struct stat (u64, i64) and struct statx (u32, u64).
+const STAT_NLINK_OFFSET: u64 = 16;
+const STAT_SIZE_OFFSET: u64 = 48;
+const STATX_NLINK_OFFSET: u64 = 16;
+const STATX_SIZE_OFFSET: u64 = 40;
+
+/// The layout a stat call wrote.
+#[derive(Clone, Copy)]
+enum StatLayout {
+    Stat,
+    Statx,
+}
 
 /// Whether *at `flags` follow a symbolic link in the last component.
 fn follows(flags: libc::c_long) -> bool {
@@ -137,7 +149,33 @@ impl Forwarder {
         let h = self.fds().get(fd)?;
         let p = g.range_mut(buf, STAT_SIZE)?;
         // SAFETY: `p` covers a struct stat in guest memory.
-        unsafe { self.sys(libc::SYS_fstat, &[h.raw() as libc::c_long, ptr(p)]) }
+        let r = unsafe { self.sys(libc::SYS_fstat, &[h.raw() as libc::c_long, ptr(p)]) }?;
+        self.own_dir_figures(g, buf, h.vm_path(), StatLayout::Stat)?;
+        Ok(r)
+    }
+
+    /// The program's descriptor and thread directories are the monitor's own (fd_dirs.rs,
+    /// task_dir.rs), whose figures count `hrt`'s descriptors and threads: a stat of
+    /// `/proc/self/fd` gave the size 11 where Linux (6.2 on) gives the program's 5 open
+    /// descriptors, and `/proc/self/task` 12 links for a program with three threads (Linux: 2
+    /// and one per thread). Writes the program's figures over the host's in the answer at
+    /// `buf` (a host that gives no size for the descriptor directory keeps 0).
+    fn own_dir_figures(&self, g: Guest, buf: u64, vm_path: Option<&[u8]>, layout: StatLayout) -> SysResult<()> {
+        let Some(vm_path) = vm_path else { return Ok(()) };
+        let (nlink_at, size_at) = match layout {
+            StatLayout::Stat => (STAT_NLINK_OFFSET, STAT_SIZE_OFFSET),
+            StatLayout::Statx => (STATX_NLINK_OFFSET, STATX_SIZE_OFFSET),
+        };
+        if super::fd_dirs::listed(vm_path) == Some(false) && g.read::<u64>(buf + size_at)? != 0 {
+            g.write(buf + size_at, &(self.fds().numbers().len() as u64))?;
+        } else if super::task_dir::listed(vm_path) {
+            let threads = super::task_dir::thread_ids(self.host_pid.parse().unwrap_or(0)).len();
+            match layout {
+                StatLayout::Stat => g.write(buf + nlink_at, &(2 + threads as u64))?,
+                StatLayout::Statx => g.write(buf + nlink_at, &(2 + threads as u32))?,
+            }
+        }
+        Ok(())
     }
 
     /// stat, lstat, newfstatat. The last name is stat'ed without following first (see
@@ -154,10 +192,14 @@ impl Forwarder {
                 )
             }
         };
-        let at = self.path_at_to_stat(g, dirfd, path, follows(flags))?;
-        let r = stat(&at);
+        let mut at = self.path_at_to_stat(g, dirfd, path, follows(flags))?;
+        let mut r = stat(&at);
         if at.unlooked && r.is_ok() && g.read::<u32>(buf + STAT_MODE_OFFSET)? & libc::S_IFMT == libc::S_IFLNK {
-            return stat(&self.path_at_to_inspect(g, dirfd, path, follows(flags))?);
+            at = self.path_at_to_inspect(g, dirfd, path, follows(flags))?;
+            r = stat(&at);
+        }
+        if r.is_ok() {
+            self.own_dir_figures(g, buf, at.vm_path.as_deref(), StatLayout::Stat)?;
         }
         r
     }
@@ -180,14 +222,18 @@ impl Forwarder {
         };
         // As fstatat: a link to follow found at the last name takes the full walk; so does an
         // answer whose mask has no file type (the host did not say what it found).
-        let at = self.path_at_to_stat(g, dirfd, path, follows(int(flags)))?;
-        let r = statx(&at);
+        let mut at = self.path_at_to_stat(g, dirfd, path, follows(int(flags)))?;
+        let mut r = statx(&at);
         if at.unlooked && r.is_ok() {
             let typed = g.read::<u32>(buf)? & libc::STATX_TYPE != 0;
             let mode = g.read::<u16>(buf + STATX_MODE_OFFSET)? as u32;
             if !typed || mode & libc::S_IFMT == libc::S_IFLNK {
-                return statx(&self.path_at_to_inspect(g, dirfd, path, follows(int(flags)))?);
+                at = self.path_at_to_inspect(g, dirfd, path, follows(int(flags)))?;
+                r = statx(&at);
             }
+        }
+        if r.is_ok() {
+            self.own_dir_figures(g, buf, at.vm_path.as_deref(), StatLayout::Statx)?;
         }
         r
     }

@@ -393,6 +393,9 @@ impl Forwarder {
             // The descriptor itself (AT_EMPTY_PATH) or ENOENT: the host decides.
             let mut at = At::new(dirfd, cstring(raw)?, hold.clone());
             at.special = hold.as_ref().is_some_and(|h| h.special());
+            // The descriptor's own VM path (the program's descriptor or thread directory, whose
+            // stat figures are the program's: files.rs).
+            at.vm_path = hold.as_ref().and_then(|h| h.vm_path()).map(Into::into);
             return Ok(at);
         }
         let mut special = hold.as_ref().is_some_and(|h| h.special());
