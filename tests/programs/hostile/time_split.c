@@ -62,10 +62,12 @@ static void system_calls(long long us) {
 
 static void *thread_main(void *arg) {
     (void)arg;
-    compute(50000);
+    compute(100000);
     struct split t = usage(RUSAGE_THREAD), p = usage(RUSAGE_SELF);
     printf("thread: its time at most the process's: %s\n", yes(t.user + t.sys <= p.user + p.sys));
-    printf("thread: its user time at least 40 ms: %s\n", yes(t.user >= 40000));
+    // At least half: Linux splits a thread's time by where its ticks found it, and its clock
+    // reads are system calls; with 50 ms and 40 a loaded host made the native run fail once.
+    printf("thread: its user time at least half of 100 ms computing: %s\n", yes(t.user >= 50000));
     return NULL;
 }
 
