@@ -698,6 +698,14 @@ impl Forwarder {
             let ended = libc::WIFEXITED(st) || libc::WIFSIGNALED(st);
             if ended {
                 self.reaped(r);
+                let (code, status) = if libc::WIFEXITED(st) {
+                    (libc::CLD_EXITED, libc::WEXITSTATUS(st))
+                } else {
+                    (if libc::WCOREDUMP(st) { libc::CLD_DUMPED } else { libc::CLD_KILLED }, libc::WTERMSIG(st))
+                };
+                if !self.children.stand_ins.is_stand_in(r as i32) {
+                    crate::vm::host_signals::pass_reaped_sigchld(r as i32, code, status);
+                }
             }
             ru.ru_maxrss = self.child_rss(r, ru.ru_maxrss, ended);
             if status != 0 {
@@ -763,6 +771,10 @@ impl Forwarder {
         if ended {
             // CLD_EXITED, CLD_KILLED, CLD_DUMPED.
             self.reaped(pid as i64);
+            if !self.children.stand_ins.is_stand_in(pid) {
+                // SAFETY: waitid filled in the siginfo.
+                crate::vm::host_signals::pass_reaped_sigchld(pid, info.si_code, unsafe { info.si_status() });
+            }
         }
         if pid > 0 {
             ru.ru_maxrss = self.child_rss(pid as i64, ru.ru_maxrss, ended);

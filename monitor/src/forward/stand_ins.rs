@@ -49,6 +49,12 @@ impl StandIns {
         self.pidfds.lock().unwrap().iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(fd)))
     }
 
+    /// Whether host pid `pid` is a stand-in (which has no exit signal: the kernel raised the
+    /// child's SIGCHLD, if it had one).
+    pub fn is_stand_in(&self, pid: i32) -> bool {
+        self.by_host.lock().unwrap().contains_key(&pid)
+    }
+
     /// The stand-in of child `child`, if it has one.
     pub fn host_of(&self, child: i32) -> Option<i32> {
         self.by_host.lock().unwrap().iter().find(|(_, &c)| c == child).map(|(&h, _)| h)

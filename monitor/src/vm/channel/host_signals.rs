@@ -115,6 +115,81 @@ pub fn detach() {
 /// of the host's `info` (may be null: `host_siginfo::words`); false if the program cannot take
 /// it (then the caller stops the VM). Async-signal-safe: atomics and one ioctl.
 pub fn deliver(sig: i32, info: *const libc::siginfo_t) -> bool {
+    if let Some(child) = ended_child(sig, info) {
+        // The hand-shake with a wait that may have passed this child's end on already
+        // (`pass_reaped_sigchld`): noted first, then dropped if that wait left it to us to drop.
+        note(&ENDS_PASSED, &ENDS_PASSED_NEXT, child);
+        if take(&ENDS_MADE, child) {
+            return true;
+        }
+    }
+    deliver_now(sig, info)
+}
+
+/// The child whose end `info` reports, for SIGCHLD with CLD_EXITED, CLD_KILLED or CLD_DUMPED.
+fn ended_child(sig: i32, info: *const libc::siginfo_t) -> Option<i32> {
+    if sig != libc::SIGCHLD || info.is_null() {
+        return None;
+    }
+    // SAFETY: a whole siginfo_t from the host or `pass_reaped_sigchld`: si_code at 8, si_pid
+    // at 16.
+    let (code, pid) = unsafe {
+        let p = info as *const u8;
+        ((p.add(8) as *const i32).read_unaligned(), (p.add(16) as *const i32).read_unaligned())
+    };
+    ((1..=3).contains(&code) && pid > 0).then_some(pid)
+}
+
+/// Children whose end's SIGCHLD a handler passed on (`ENDS_PASSED`), and those a wait passed on
+/// in the host's stead (`ENDS_MADE`): small rings of pids (0: free), oldest overwritten.
+const ENDS: usize = 32;
+static ENDS_PASSED: [AtomicI32; ENDS] = [const { AtomicI32::new(0) }; ENDS];
+static ENDS_PASSED_NEXT: AtomicU32 = AtomicU32::new(0);
+static ENDS_MADE: [AtomicI32; ENDS] = [const { AtomicI32::new(0) }; ENDS];
+static ENDS_MADE_NEXT: AtomicU32 = AtomicU32::new(0);
+
+fn note(ring: &[AtomicI32; ENDS], next: &AtomicU32, pid: i32) {
+    let at = next.fetch_add(1, Ordering::SeqCst) as usize % ENDS;
+    ring[at].store(pid, Ordering::SeqCst);
+}
+
+fn take(ring: &[AtomicI32; ENDS], pid: i32) -> bool {
+    ring.iter().any(|e| e.compare_exchange(pid, 0, Ordering::SeqCst, Ordering::SeqCst).is_ok())
+}
+
+fn noted(ring: &[AtomicI32; ENDS], pid: i32) -> bool {
+    ring.iter().any(|e| e.load(Ordering::SeqCst) == pid)
+}
+
+/// A wait took host child `pid`, which ended with `code` (CLD_EXITED, CLD_KILLED, CLD_DUMPED)
+/// and `status`: its SIGCHLD goes to the program now, before the wait returns, as on Linux,
+/// where it was pending before the child could be waited for. The host's is passed on if it
+/// waits (`pass_pending_sigchld`); if a thread of `hrt` took it and has not passed it on yet
+/// (preempted between the two on a loaded host: ~1 wait in 100), it is made here and the late
+/// one dropped. Exactly once: the handler notes the end before it looks for a made one to
+/// drop; the wait puts its mark before it looks for the note, and makes the signal unless it
+/// saw the note and took its mark back itself (`deliver`).
+pub fn pass_reaped_sigchld(pid: i32, code: i32, status: i32) {
+    pass_pending_sigchld();
+    if WORD.load(Ordering::SeqCst).is_null() || program_ended() || pid <= 0 {
+        return;
+    }
+    note(&ENDS_MADE, &ENDS_MADE_NEXT, pid);
+    if noted(&ENDS_PASSED, pid) && take(&ENDS_MADE, pid) {
+        return;
+    }
+    // The siginfo the host's would have: si_code, then si_pid, si_uid and si_status.
+    let mut words = [0u64; 16];
+    words[0] = libc::SIGCHLD as u64;
+    words[1] = code as u32 as u64;
+    // SAFETY: getuid has no preconditions.
+    words[2] = pid as u32 as u64 | (unsafe { libc::getuid() } as u64) << 32;
+    words[3] = status as u32 as u64;
+    deliver_now(libc::SIGCHLD, words.as_ptr() as *const libc::siginfo_t);
+}
+
+/// `deliver` without the hand-shake for children's ends.
+fn deliver_now(sig: i32, info: *const libc::siginfo_t) -> bool {
     if !(1..=64).contains(&sig) {
         return false;
     }
