@@ -141,8 +141,10 @@ fn ended_child(sig: i32, info: *const libc::siginfo_t) -> Option<i32> {
 }
 
 /// Children whose end's SIGCHLD a handler passed on (`ENDS_PASSED`), and those a wait passed on
-/// in the host's stead (`ENDS_MADE`): small rings of pids (0: free), oldest overwritten.
-const ENDS: usize = 32;
+/// in the host's stead (`ENDS_MADE`): rings of pids (0: free), oldest overwritten. A note
+/// overwritten before the wait for its child (more than `ENDS` children ended meanwhile) makes
+/// that wait pass on a second SIGCHLD for it, as if one more child had ended.
+const ENDS: usize = 256;
 static ENDS_PASSED: [AtomicI32; ENDS] = [const { AtomicI32::new(0) }; ENDS];
 static ENDS_PASSED_NEXT: AtomicU32 = AtomicU32::new(0);
 static ENDS_MADE: [AtomicI32; ENDS] = [const { AtomicI32::new(0) }; ENDS];
@@ -154,7 +156,10 @@ fn note(ring: &[AtomicI32; ENDS], next: &AtomicU32, pid: i32) {
 }
 
 fn take(ring: &[AtomicI32; ENDS], pid: i32) -> bool {
-    ring.iter().any(|e| e.compare_exchange(pid, 0, Ordering::SeqCst, Ordering::SeqCst).is_ok())
+    // (A plain load first: a failed compare-exchange is a locked write all the same.)
+    ring.iter().any(|e| {
+        e.load(Ordering::SeqCst) == pid && e.compare_exchange(pid, 0, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+    })
 }
 
 fn noted(ring: &[AtomicI32; ENDS], pid: i32) -> bool {
