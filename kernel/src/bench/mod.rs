@@ -10,6 +10,7 @@ mod ipi;
 mod locks;
 mod stats;
 mod threads;
+mod timer;
 mod wakeup;
 
 use hrt_abi::Platform;
@@ -55,6 +56,7 @@ pub fn run<'a>(mut words: impl Iterator<Item = &'a str>) -> i32 {
         threads::create_join(&plan);
         wakeup::cond_wakeup(&plan);
         ipi::ipi_roundtrip(&plan);
+        timer::timer_arm(&plan);
         locks::spin_uncontended(&plan);
         locks::spin_contended(&plan);
         locks::barrier(&plan);
