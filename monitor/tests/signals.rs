@@ -321,3 +321,12 @@ fn signals_the_monitor_also_uses_reach_the_program_from_other_processes() {
         Some("sigqueue SIGRTMIN+2    sig 36 code SI_QUEUE pid parent's value 78"),
     );
 }
+
+/// A blocking pipe write that wrote part of its data and then found its reader gone raises
+/// SIGPIPE as on Linux (a handler runs and the count comes back; the default action ends the
+/// writer), where the program got the count and no signal; a socket does not, nor a short
+/// write an alarm ended (tests/programs/hostile/short_pipe_write.c).
+#[test]
+fn a_short_pipe_write_whose_reader_left_raises_sigpipe() {
+    passes_natively_and_same_on_1_and_2_cpus("short_pipe_write", Some("ended by signal 13"));
+}

@@ -106,7 +106,9 @@ fn forward_call(nr: u64, args: &[u64; 6]) -> (i64, char) {
     if masked {
         super::calls::signal::end_masked_wait(ret);
     }
-    if ret == -(EPIPE as i64) && raises_sigpipe(nr, args) {
+    if ret == -(EPIPE as i64) && raises_sigpipe(nr, args)
+        || ret > 0 && super::calls::short_pipe_write::readers_left(nr, args, ret)
+    {
         super::calls::signal::broken_pipe();
     }
     if ret == -(EFBIG as i64) && super::calls::info::file_size_limited() {

@@ -13,6 +13,7 @@ pub mod prctl;
 pub mod procs;
 pub mod residency;
 pub mod sched;
+pub mod short_pipe_write;
 pub mod signal;
 pub mod sysv_shm;
 pub mod thread;
