@@ -168,6 +168,51 @@ pub struct ChannelHeader {
     /// Nonzero while that CPU is halted (or, in a forked child, not started): `--profile`
     /// counts it as such without interrupting it.
     pub cpu_halted: [AtomicU8; crate::MAX_CPUS],
+    /// The program's memory as its `/proc/self/maps` lists it: the guest address of an array
+    /// of [`MapsEntry`] in the kernel's own memory, and how many there are. The kernel
+    /// refreshes it with `program_memory` before a forwarded open of a path whose last
+    /// component is `maps`; zero before. Numbers from the guest, only displayed: the monitor
+    /// reads at most [`MAPS_MAX`] entries, and only from guest RAM.
+    pub maps: [AtomicU64; 2],
+}
+
+/// One line of the program's `/proc/self/maps` ([`ChannelHeader::maps`]): `[start, end)`,
+/// its protection (PROT_* bits), what it is ([`maps_kind`]), and for a file's pages the
+/// file's offset of `start` and which file (`file`, by `kind`).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct MapsEntry {
+    pub start: u64,
+    pub end: u64,
+    pub offset: u64,
+    pub file: u64,
+    pub prot: u32,
+    pub kind: u32,
+}
+
+/// The most entries the monitor reads (Linux's default `vm.max_map_count` is 65,530).
+pub const MAPS_MAX: u64 = 65_536;
+
+/// What a [`MapsEntry`] is, and how its `file` names its file.
+pub mod maps_kind {
+    /// Anonymous memory (private).
+    pub const ANONYMOUS: u32 = 0;
+    /// The pages of the program's own file (its executable).
+    pub const PROGRAM: u32 = 1;
+    /// The pages of its interpreter's file (ld.so).
+    pub const INTERPRETER: u32 = 2;
+    /// The break's memory (`[heap]`).
+    pub const HEAP: u32 = 3;
+    /// The main thread's stack (`[stack]`).
+    pub const STACK: u32 = 4;
+    /// The vDSO (`[vdso]`).
+    pub const VDSO: u32 = 5;
+    /// A private mapping of a file still open as the program's descriptor `file`.
+    pub const FILE_FD: u32 = 6;
+    /// A private mapping of a file the monitor keeps as handle `file` (`process::KEEP_FILE`).
+    pub const FILE_KEPT: u32 = 7;
+    /// Shared memory: a file's pages, a System V segment or anonymous shared memory.
+    pub const SHARED: u32 = 8;
 }
 
 /// See [`ChannelHeader::profile_area`].

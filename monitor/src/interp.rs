@@ -15,6 +15,8 @@ macro_rules! refuse {
 
 pub struct Interp {
     pub bytes: FileBytes,
+    /// Its path as the program names it (its `/proc/self/maps` lines show it).
+    pub path: Vec<u8>,
     /// Bytes of memory its segments span.
     pub mem_needed: u64,
 }
@@ -57,5 +59,5 @@ pub fn check(given: &str, path: &str, bytes: FileBytes) -> Result<Interp> {
     if loads.iter().any(|p| p.p_offset.saturating_add(p.p_filesz) > bytes.len() as u64 || p.p_filesz > p.p_memsz) {
         return Err(refuse!("{given}: its interpreter {path} has a segment outside the file"));
     }
-    Ok(Interp { mem_needed: hi - lo, bytes })
+    Ok(Interp { mem_needed: hi - lo, bytes, path: path.as_bytes().to_vec() })
 }

@@ -175,6 +175,18 @@ fn path_order_and_not_found() {
     assert!(missing.stderr.starts_with("hrt: hrt-no-such-command") && missing.stderr.contains("PATH"), "{missing:?}");
 }
 
+/// /proc/self/maps of a dynamically linked program: ld.so's and libc's lines name their files
+/// with their inodes, as the executable's (tests/programs/hostile/proc_maps.c).
+#[test]
+fn proc_maps_of_a_dynamic_program_names_its_libraries() {
+    let prog = build_dynamic(&hostile_source("proc_maps"), "proc_maps", &[]);
+    for cpus in [1, 2] {
+        let (native, hrt) = both(cpus, &prog, &[], &[], None);
+        assert!(native.stdout.contains("every file's inode is the file's: yes"), "natively: {native:?}");
+        assert_same(&format!("proc_maps (dynamic) --cpus {cpus}"), &native, &hrt);
+    }
+}
+
 /// A library found through LD_LIBRARY_PATH, and one put first by LD_PRELOAD, as on Linux;
 /// without LD_LIBRARY_PATH both sides fail the same way (ld.so's message, status 127).
 #[test]

@@ -368,6 +368,15 @@ fn own_proc_directories_count_the_programs_descriptors_and_threads() {
     passes_natively_and_same_on_1_and_2_cpus("own_proc_dir_figures", Some("links 2 + 3 threads: 1"));
 }
 
+/// The program's /proc/self/maps lists its mappings as Linux does: in order, cut where the
+/// protection changes, with the executable's and a private file mapping's file, offset and
+/// inode, [heap], [stack] and [vdso] (tests/programs/hostile/proc_maps.c); it was one range
+/// of all memory, readable, writable and executable, around the stack.
+#[test]
+fn proc_maps_lists_the_programs_mappings() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_maps", Some("  with its offset, inode and r--p: yes"));
+}
+
 /// The program's descriptor directories (/proc/self/fd, /dev/fd, /proc/self/fdinfo) list its
 /// own descriptors, read whole or in pieces, rewound, relative to the directory, after fchdir
 /// and in a forked child, and by a program closing each descriptor it reads (every one goes,

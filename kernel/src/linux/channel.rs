@@ -216,6 +216,9 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         if super::status::may_be_proc(path) {
             super::status::publish(&ch.header.status);
         }
+        if super::maps::may_be_maps(path) {
+            super::maps::publish(&ch.header.maps);
+        }
         publish_threads(ch);
     } else if LOOKS_UP_PATHS.contains(&(nr as u32)) || names_owner(nr, &args) {
         // Whether `/proc/self/task/<tid>` is there (stat, access, readlink of a thread's

@@ -6,6 +6,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use hrt_abi::channel::maps_kind;
 use hrt_abi::BootInfo;
 
 use super::elf::{Elf, ProgramHeader, ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, PT_GNU_STACK, PT_LOAD, PT_PHDR};
@@ -14,6 +15,7 @@ use super::protect;
 use super::usermem::{self, page_up, PAGE};
 use crate::arch::syscall as user;
 use crate::sched::{self, ThreadOptions};
+use crate::sync::IrqSpinLock;
 
 const LARGE_PAGE: u64 = 2 << 20;
 /// Inaccessible memory right below the main stack, so that a runaway recursion faults
@@ -28,6 +30,15 @@ const MAIN_STACK_MAX: u64 = 1 << 30;
 /// The loaded program's stack guard's start, its stack's bottom and top, and its vDSO's end
 /// (the vDSO starts at the stack's top), for its `/proc/self/maps` (`ChannelHeader::main_stack`).
 static MAIN_STACK: [core::sync::atomic::AtomicU64; 4] = [const { core::sync::atomic::AtomicU64::new(0) }; 4];
+
+/// The file-backed parts of the loaded images' segments, for `/proc/self/maps` (`maps`): start,
+/// end, the file offset of the start, and whose (`maps_kind::PROGRAM` or `INTERPRETER`).
+static IMAGE_PARTS: IrqSpinLock<Vec<(u64, u64, u64, u32)>> = IrqSpinLock::new(Vec::new());
+
+/// The file-backed parts of the loaded images' segments (see `IMAGE_PARTS`).
+pub fn image_parts() -> Vec<(u64, u64, u64, u32)> {
+    IMAGE_PARTS.lock().clone()
+}
 
 /// The loaded program's main stack and vDSO (see `MAIN_STACK`).
 pub fn main_stack() -> [u64; 4] {
@@ -123,6 +134,12 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: Option<&[u8]>
             return Err("a segment lies outside the file");
         }
         usermem::copy(base + p.vaddr, image_addr + p.offset, p.filesz);
+    }
+    let whose = if overrides.is_some() { maps_kind::PROGRAM } else { maps_kind::INTERPRETER };
+    for p in loads.iter().filter(|p| p.filesz > 0) {
+        let start = (base + p.vaddr) & !(PAGE - 1);
+        let offset = p.offset.saturating_sub(base + p.vaddr - start);
+        IMAGE_PARTS.lock().push((start, page_up(base + p.vaddr + p.filesz), offset, whose));
     }
     // Overrides patch the code while it is still writable.
     let overridden = match overrides {
@@ -345,6 +362,7 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
 /// the break right after them, its interpreter, the main stack with its guard; `boot` at boot
 /// (the monitor's reservations and the function overrides), None for an execve.
 pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'static str> {
+    IMAGE_PARTS.lock().clear();
     let loaded = load_segments(img.program, boot, Some(img.overrides))?;
     start_overrides(img, &loaded);
     let (pool_lo, pool_hi) = usermem::pool_range();

@@ -64,15 +64,63 @@ fn access(prot: u64) -> UserAccess {
 /// from `LAZY` for a page not made present yet. None where it is not present otherwise
 /// (PROT_NONE, unmapped, a hidden page past a file's end).
 pub fn prot_at(addr: u64) -> Option<u64> {
-    if let Some(a) = paging::user_access_at(addr) {
-        let exec = if paging::nx_enabled() { a.executable } else { false };
-        return Some(PROT_READ | if a.writable { PROT_WRITE } else { 0 } | if exec { PROT_EXEC } else { 0 });
+    match paging::user_access_at(addr) {
+        Some(a) => Some(prot_of(a)),
+        None => lazy_prot(addr),
     }
+}
+
+/// The PROT_* bits of a present page with access `a`.
+fn prot_of(a: UserAccess) -> u64 {
+    let exec = if paging::nx_enabled() { a.executable } else { false };
+    PROT_READ | if a.writable { PROT_WRITE } else { 0 } | if exec { PROT_EXEC } else { 0 }
+}
+
+/// The protection a page that is not present takes when first used, if it is in a lazy page.
+fn lazy_prot(addr: u64) -> Option<u64> {
     if LAZY_PAGES.load(Ordering::Acquire) == 0 {
         return None;
     }
     let _touched = TOUCHED.lock();
     LAZY.lock().get(&(addr & !(CHUNK - 1))).copied()
+}
+
+/// The protections of the program's pages in `[start, end)` (page-aligned), as runs
+/// `(start, end, prot)` in address order (prot 0: PROT_NONE, or not the program's): for
+/// `/proc/self/maps`. Only the 2 MiB pages where a protection was ever changed (and any outside
+/// the pool) are looked up in the page tables, leaf by leaf; the others have the default.
+pub fn runs(start: u64, end: u64) -> Vec<(u64, u64, u64)> {
+    let mut out: Vec<(u64, u64, u64)> = Vec::new();
+    let mut push = |s: u64, e: u64, prot: u64| match out.last_mut() {
+        Some(last) if last.1 == s && last.2 == prot => last.1 = e,
+        _ => out.push((s, e, prot)),
+    };
+    let (lo, hi) = super::usermem::pool_range();
+    let mut cur = start;
+    while cur < end {
+        let next = ((cur | (CHUNK - 1)) + 1).min(end);
+        let (chunk, _) = chunks(cur, cur + 1);
+        // (Outside the pool, e.g. a program linked at a fixed address below it: no bits.)
+        let touched = !(lo..hi).contains(&cur) || ANY.load(Ordering::Acquire) && is_touched(&TOUCHED.lock(), chunk);
+        if !touched {
+            push(cur, next, DEFAULT);
+            cur = next;
+            continue;
+        }
+        // Leaf by leaf (an absent 2 MiB or 1 GiB entry answers for all of it).
+        while cur < next {
+            let (access, size) = paging::user_access_span(cur);
+            let to = ((cur | (size - 1)) + 1).min(next);
+            let prot = match access {
+                Some(a) => prot_of(a),
+                None if size >= CHUNK => lazy_prot(cur).unwrap_or(0),
+                None => 0,
+            };
+            push(cur, to, prot);
+            cur = to;
+        }
+    }
+    out
 }
 
 /// The chunk indices `[first, last)` covering `[start, end)` of the pool.

@@ -124,6 +124,11 @@ pub fn pool_range() -> (u64, u64) {
     (POOL_LO.load(Ordering::Relaxed), POOL_HI.load(Ordering::Relaxed))
 }
 
+/// The program's mappings now, `(start, end)` in address order (adjacent ones not joined).
+pub fn regions() -> Vec<(u64, u64)> {
+    MEMORY.lock().regions.iter().map(|(&s, &e)| (s, e)).collect()
+}
+
 /// Whether `[start, end)` lies in the program's memory pool.
 pub fn is_user_range(start: u64, end: u64) -> bool {
     let (lo, hi) = pool_range();

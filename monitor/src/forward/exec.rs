@@ -36,6 +36,8 @@ pub struct PendingExec {
     exe: Vec<u8>,
     /// The file name execve got (the comm name is its last component).
     filename: Vec<u8>,
+    /// Its interpreter's path (empty for a static program).
+    interp: Vec<u8>,
 }
 
 /// A file read for an exec: its bytes and its host path.
@@ -100,6 +102,7 @@ impl Forwarder {
         // anything wrong with the program itself ENOEXEC, as Linux answers.
         let program = program.map_err(|_| interp_error.unwrap_or(Errno(libc::ENOEXEC)))?;
         let (overrides, omp_flags) = self.exec_omp_plan(&program);
+        let interp = program.interp.as_ref().map(|i| i.path.clone()).unwrap_or_default();
         let blob = make_blob(
             &prefix,
             &filename,
@@ -108,7 +111,7 @@ impl Forwarder {
             (&overrides, omp_flags),
         );
         let len = blob.len as i64;
-        *self.exec.lock().unwrap() = Some(PendingExec { blob, exe, filename });
+        *self.exec.lock().unwrap() = Some(PendingExec { blob, exe, filename, interp });
         Ok(len)
     }
 
@@ -172,7 +175,7 @@ impl Forwarder {
         crate::host_name::set_cmdline(&argv);
         // Its parent's setpgid on it is EACCES from now on (exec_marks.rs).
         super::exec_marks::mark_self();
-        self.describe_exec(p.exe, argv, comm);
+        self.describe_exec(p.exe, argv, comm, p.interp);
         Ok(0)
     }
 

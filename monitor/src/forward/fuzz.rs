@@ -591,7 +591,7 @@ fn run(scratch: &std::path::Path, inputs: u64, seed: u64) -> Stats {
     reset();
     let mem = Guarded::new();
     let mut fwd = Forwarder::new(std::path::PathBuf::from("/bin/true"), 2);
-    fwd.describe_program(vec![b"fuzz".to_vec()], (LO, HI));
+    fwd.describe_program(vec![b"fuzz".to_vec()], (LO, HI), Vec::new());
     let close_std = |f: &Forwarder| {
         for fd in 0..3 {
             f.call(&mem, libc::SYS_close as u64, [fd, 0, 0, 0, 0, 0]);

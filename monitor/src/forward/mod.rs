@@ -378,6 +378,8 @@ struct Described {
     name: Vec<u8>,
     /// Its memory, guest addresses [start, end) (its /proc/self/maps).
     mem: (u64, u64),
+    /// Its interpreter's path as the program names it (empty for a static program).
+    interp: Vec<u8>,
 }
 
 /// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE as it started
@@ -461,17 +463,18 @@ impl Forwarder {
     }
 
     /// What the program's own /proc/self files describe: its argv and its memory.
-    pub fn describe_program(&mut self, argv: Vec<Vec<u8>>, program_mem: (u64, u64)) {
+    pub fn describe_program(&mut self, argv: Vec<Vec<u8>>, program_mem: (u64, u64), interp: Vec<u8>) {
         let d = self.described.get_mut().unwrap();
         d.name = argv.first().cloned().unwrap_or_default();
         d.argv = argv;
         d.mem = program_mem;
+        d.interp = interp;
     }
 
-    /// After the program's execve: its new executable, argv and name.
-    fn describe_exec(&self, exe: Vec<u8>, argv: Vec<Vec<u8>>, name: Vec<u8>) {
+    /// After the program's execve: its new executable, argv, name and interpreter.
+    fn describe_exec(&self, exe: Vec<u8>, argv: Vec<Vec<u8>>, name: Vec<u8>, interp: Vec<u8>) {
         let mut d = self.described.lock().unwrap();
-        (d.exe, d.argv, d.name) = (exe, argv, name);
+        (d.exe, d.argv, d.name, d.interp) = (exe, argv, name, interp);
     }
 
     /// What readlink("/proc/self/exe") answers.
@@ -482,6 +485,16 @@ impl Forwarder {
     /// The contents of the program's `/proc/self/<name>` (one of walk::SYNTHESIZED).
     fn synthesize(&self, name: &[u8], whose: synthetic::Who) -> Vec<u8> {
         let d = self.described.lock().unwrap();
+        if name == b"maps" {
+            let file = |kind: u32, n: u64| {
+                let fd = match kind {
+                    hrt_abi::channel::maps_kind::FILE_FD => self.fds.get(n).ok()?,
+                    _ => self.fds.kept().get(n).ok()?,
+                };
+                own_maps::Named::of_fd(fd.raw(), fd.vm_path())
+            };
+            return own_maps::contents(d.mem, &own_maps::Names { exe: &d.exe, interp: &d.interp, file: &file });
+        }
         synthetic::own_proc_file(name, &d.argv, &d.name, d.mem, whose, self.cpus)
     }
 

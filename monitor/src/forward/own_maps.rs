@@ -1,19 +1,38 @@
-//! The program's `/proc/self/maps`: its memory as one readable, writable and executable range
-//! (the kernel keeps no per-mapping record the host could read), with the main stack, its
-//! guard and the vDSO cut out as Linux shows them, where the kernel has published them
-//! (`ChannelHeader::main_stack`). glibc's `pthread_getattr_np` finds the main thread's stack
-//! in this file: in one range reaching far above the stack it computed a stack of about a
-//! gigabyte (all of memory below the stack), where Linux gives RLIMIT_STACK; programs that
-//! size their recursion by it (CPython 3.14, Ruby) then overrun the real stack.
+//! The program's `/proc/self/maps`. The kernel describes its memory before the open
+//! (`ChannelHeader::maps`: each mapping cut by protection and by what it is, see the kernel's
+//! `linux/maps.rs`); this formats the lines as Linux does and names the files: the program's
+//! executable and interpreter, and a private file mapping's file by the descriptor it was
+//! read from or the handle the monitor keeps of it. Shared memory has no name here (Linux
+//! shows the file, `/dev/zero (deleted)` or `/SYSV...`).
+//!
+//! Until the kernel has described it (and where a description cannot be read), the memory is
+//! one readable, writable and executable range with the main stack, its guard and the vDSO cut
+//! out, where the kernel has published them (`ChannelHeader::main_stack`). glibc's
+//! `pthread_getattr_np` finds the main thread's stack in this file: in one range reaching far
+//! above the stack it computed a stack of about a gigabyte (all of memory below the stack),
+//! where Linux gives RLIMIT_STACK; programs that size their recursion by it (CPython 3.14,
+//! Ruby) then overrun the real stack.
 
+use std::collections::HashMap;
 use std::fmt::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use hrt_abi::channel::{maps_kind, MapsEntry, MAPS_MAX};
 
 static MAIN_STACK: AtomicPtr<[AtomicU64; 4]> = AtomicPtr::new(std::ptr::null_mut());
+static MAPS: AtomicPtr<[AtomicU64; 2]> = AtomicPtr::new(std::ptr::null_mut());
+/// Where guest RAM's range `[addr, addr + len)` is in this process (None if it is not all
+/// guest RAM): the kernel's description lies there.
+pub type RamRange = Box<dyn Fn(u64, u64) -> Option<*mut u8> + Send + Sync>;
+static RAM: Mutex<Option<RamRange>> = Mutex::new(None);
 
-/// The channel's `main_stack` words (registration of the channel).
-pub fn attach(words: &'static [AtomicU64; 4]) {
-    MAIN_STACK.store(words as *const [AtomicU64; 4] as *mut [AtomicU64; 4], Ordering::Release);
+/// The channel's `main_stack` and `maps` words, and guest RAM (registration of the channel).
+pub fn attach(stack: &'static [AtomicU64; 4], maps: &'static [AtomicU64; 2], ram: RamRange) {
+    MAIN_STACK.store(stack as *const [AtomicU64; 4] as *mut [AtomicU64; 4], Ordering::Release);
+    MAPS.store(maps as *const [AtomicU64; 2] as *mut [AtomicU64; 2], Ordering::Release);
+    *RAM.lock().unwrap() = Some(ram);
 }
 
 /// (guard, stack bottom, stack top, vDSO end) if the kernel published them and they are in
@@ -35,13 +54,88 @@ pub fn stack_bytes(mem: (u64, u64)) -> u64 {
     published(mem).map_or(0, |[_, bottom, top, _]| top - bottom)
 }
 
+/// The kernel's description of the program's memory, copied out of guest RAM (None if it has
+/// made none, or it is not where guest RAM is). Entries that are not ranges are left out.
+fn described() -> Option<Vec<MapsEntry>> {
+    let p = MAPS.load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: as `published`'s.
+    let words = unsafe { &*p };
+    let count = words[1].load(Ordering::Acquire);
+    let addr = words[0].load(Ordering::Relaxed);
+    if count == 0 || count > MAPS_MAX {
+        return None;
+    }
+    let bytes = count * std::mem::size_of::<MapsEntry>() as u64;
+    let src = RAM.lock().unwrap().as_ref()?(addr, bytes)?;
+    let mut entries = vec![MapsEntry::default(); count as usize];
+    // SAFETY: `src` is `bytes` bytes of guest RAM (checked by host_ptr), copied with the
+    // routine that survives a vanished page; `entries` is ours and as long; plain data.
+    unsafe { crate::forward::guest_copy::copy(entries.as_mut_ptr() as *mut u8, src, bytes as usize) }.ok()?;
+    entries.retain(|e| e.start < e.end);
+    Some(entries)
+}
+
+/// A file a line names: its path, device and inode.
+#[derive(Clone)]
+pub struct Named {
+    pub path: Vec<u8>,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl Named {
+    /// The file at `path` (its device and inode by stat; 0 if it cannot be read).
+    pub fn at_path(path: &[u8]) -> Named {
+        let st = std::fs::metadata(std::ffi::OsStr::from_bytes(path)).ok();
+        let real = std::fs::canonicalize(std::ffi::OsStr::from_bytes(path)).ok();
+        Named {
+            path: real.map_or_else(|| path.to_vec(), |p| p.as_os_str().as_bytes().to_vec()),
+            dev: st.as_ref().map_or(0, std::os::unix::fs::MetadataExt::dev),
+            ino: st.as_ref().map_or(0, std::os::unix::fs::MetadataExt::ino),
+        }
+    }
+
+    /// The file open as host descriptor `fd` (its path as the host's /proc shows it, or
+    /// `vm_path` where the program knows it by another name).
+    pub fn of_fd(fd: i32, vm_path: Option<&[u8]>) -> Option<Named> {
+        // SAFETY: fstat of a descriptor into a local struct.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return None;
+        }
+        let path = match vm_path {
+            Some(p) => p.to_vec(),
+            None => std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?.as_os_str().as_bytes().to_vec(),
+        };
+        Some(Named { path, dev: st.st_dev, ino: st.st_ino })
+    }
+}
+
+/// What names the files of the lines: the executable's and interpreter's paths, and the file
+/// behind a private mapping's descriptor (`FILE_FD`) or kept handle (`FILE_KEPT`).
+pub struct Names<'a> {
+    pub exe: &'a [u8],
+    pub interp: &'a [u8],
+    pub file: &'a dyn Fn(u32, u64) -> Option<Named>,
+}
+
 /// One line as Linux prints it: the name, if any, from column 74.
 fn line(out: &mut String, from: u64, to: u64, perms: &str, name: &str) {
+    file_line(out, (from, to), perms, 0, None, name);
+}
+
+/// `line` with a file's offset, device and inode.
+fn file_line(out: &mut String, (from, to): (u64, u64), perms: &str, offset: u64, file: Option<&Named>, name: &str) {
     if from >= to {
         return;
     }
     let start = out.len();
-    let _ = write!(out, "{from:08x}-{to:08x} {perms} 00000000 00:00 0 ");
+    let (dev, ino) = file.map_or((0, 0), |f| (f.dev, f.ino));
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let _ = write!(out, "{from:08x}-{to:08x} {perms} {offset:08x} {major:02x}:{minor:02x} {ino} ");
     if !name.is_empty() {
         while out.len() - start < 73 {
             out.push(' ');
@@ -52,8 +146,36 @@ fn line(out: &mut String, from: u64, to: u64, perms: &str, name: &str) {
 }
 
 /// The file's contents for the program's memory `mem` ([start, end)).
-pub fn contents(mem: (u64, u64)) -> Vec<u8> {
+pub fn contents(mem: (u64, u64), names: &Names) -> Vec<u8> {
     let mut out = String::new();
+    if let Some(entries) = described() {
+        let mut known: HashMap<(u32, u64), Option<Named>> = HashMap::new();
+        for e in entries {
+            let p = |bit: u32, c: char| if e.prot & bit != 0 { c } else { '-' };
+            let shared = if e.kind == maps_kind::SHARED { 's' } else { 'p' };
+            let perms: String = [p(1, 'r'), p(2, 'w'), p(4, 'x'), shared].iter().collect();
+            let file = known
+                .entry((e.kind, e.file))
+                .or_insert_with(|| match e.kind {
+                    maps_kind::PROGRAM if !names.exe.is_empty() => Some(Named::at_path(names.exe)),
+                    maps_kind::INTERPRETER if !names.interp.is_empty() => Some(Named::at_path(names.interp)),
+                    maps_kind::FILE_FD | maps_kind::FILE_KEPT => (names.file)(e.kind, e.file),
+                    _ => None,
+                })
+                .clone();
+            let name = match e.kind {
+                maps_kind::HEAP => "[heap]".to_string(),
+                maps_kind::STACK => "[stack]".to_string(),
+                // Its data page, which Linux maps apart.
+                maps_kind::VDSO if e.prot & 4 == 0 => "[vvar]".to_string(),
+                maps_kind::VDSO => "[vdso]".to_string(),
+                _ => file.as_ref().map_or(String::new(), |f| String::from_utf8_lossy(&f.path).into_owned()),
+            };
+            let offset = if file.is_some() { e.offset } else { 0 };
+            file_line(&mut out, (e.start, e.end), &perms, offset, file.as_ref(), &name);
+        }
+        return out.into_bytes();
+    }
     match published(mem) {
         Some([guard, bottom, top, vdso_end]) => {
             line(&mut out, mem.0, guard, "rwxp", "");

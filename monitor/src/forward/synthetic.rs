@@ -261,7 +261,8 @@ pub enum Who {
 
 /// The program's own `/proc/self/<name>`: `cmdline` (its argv, NUL-separated), `comm` (its
 /// name, as Linux shows the first 15 bytes of the last component of `path`), `status`, `stat`,
-/// `statm`, `limits`, `environ` and `auxv` (see `own_status`), `maps` (see `own_maps`).
+/// `statm`, `limits`, `environ` and `auxv` (see `own_status`); `maps` is
+/// `Forwarder::synthesize`'s (see `own_maps`).
 pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64), whose: Who, cpus: u32) -> Vec<u8> {
     // The name the program (or the thread) set, as the kernel published it, else the
     // executable's, which Linux's exec sets.
@@ -275,7 +276,6 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
         b"status" => super::own_status::status(&comm, whose, mem, cpus),
         b"stat" => super::own_status::stat(&comm, whose, mem),
         b"statm" => super::own_status::statm(mem),
-        b"maps" => super::own_maps::contents(mem),
         b"limits" => super::own_status::limits(),
         b"environ" => super::own_status::environ(),
         b"auxv" => super::own_status::auxv(),

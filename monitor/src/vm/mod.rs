@@ -175,7 +175,11 @@ pub fn run_prepared(
     let pool = pool_slots::PoolSlots::start(vm.clone(), pool, boot.user_pool, boot.kernel_lazy, top, &[first_chunk])?;
     let forwarder = config.program.as_ref().map(|p| {
         let mut f = crate::forward::Forwarder::new(p.program.host_path.clone(), config.cpus);
-        f.describe_program(p.argv.clone(), boot.user_pool);
+        f.describe_program(
+            p.argv.clone(),
+            boot.user_pool,
+            p.program.interp.as_ref().map(|i| i.path.clone()).unwrap_or_default(),
+        );
         f.placed.add_boot(boot.program_image, p.program.bytes.clone());
         f.set_exec_omp(p.exec_omp);
         if let Some(purpose) = p.omp_library {

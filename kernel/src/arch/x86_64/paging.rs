@@ -799,6 +799,20 @@ pub fn user_access_at(addr: u64) -> Option<UserAccess> {
     })
 }
 
+/// `user_access_at`, with the size of the leaf (or of the absent entry) that decides it: the
+/// same answer holds up to the next multiple of that size.
+pub fn user_access_span(addr: u64) -> (Option<UserAccess>, u64) {
+    let was = super::irq::save_and_disable();
+    let (leaf, size) = leaf_entry_sized(addr);
+    super::irq::restore(was);
+    let access = (leaf & PRESENT != 0).then_some(UserAccess {
+        present: true,
+        writable: leaf & WRITABLE != 0,
+        executable: leaf & NO_EXECUTE == 0,
+    });
+    (access, size)
+}
+
 /// Whether the 2 MiB page at `addr` (aligned) is wholly not present as one leaf (2 MiB or
 /// 1 GiB) that `protect_user` can make present: one entry to write, and until then nothing of
 /// it in any TLB. (An empty entry maps nothing, and `protect_user` leaves it alone.)

@@ -280,7 +280,12 @@ impl Service {
             host_signals::attach(channel, vm.as_raw_fd());
         }
         crate::forward::meminfo::attach(&header.program_memory);
-        crate::forward::own_maps::attach(&header.main_stack);
+        let ram_range = ram.clone();
+        crate::forward::own_maps::attach(
+            &header.main_stack,
+            &header.maps,
+            Box::new(move |a, l| ram_range.host_ptr(a, l)),
+        );
         crate::forward::own_status::attach(&header.status);
         crate::forward::task_dir::attach(&header.thread_count, &header.thread_ids);
         crate::forward::task_dir::attach_rename(&header.rename);
