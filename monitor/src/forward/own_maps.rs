@@ -2,8 +2,8 @@
 //! (`ChannelHeader::maps`: each mapping cut by protection and by what it is, see the kernel's
 //! `linux/maps.rs`); this formats the lines as Linux does and names the files: the program's
 //! executable and interpreter, and a private file mapping's file by the descriptor it was
-//! read from or the handle the monitor keeps of it. Shared memory has no name here (Linux
-//! shows the file, `/dev/zero (deleted)` or `/SYSV...`).
+//! read from or the handle the monitor keeps of it; shared memory by the host's own line for
+//! its pages (a file, `/SYSV...`, the monitor's memory file shown as `/dev/zero (deleted)`).
 //!
 //! Until the kernel has described it (and where a description cannot be read), the memory is
 //! one readable, writable and executable range with the main stack, its guard and the vDSO cut
@@ -114,6 +114,55 @@ impl Named {
     }
 }
 
+/// A line of `hrt`'s own host `/proc/self/maps`: where shared memory is the host's (a file
+/// mapped over guest RAM, a System V segment, anonymous shared memory in a memory file), the
+/// host's line names it.
+struct HostLine {
+    from: u64,
+    to: u64,
+    offset: u64,
+    named: Named,
+}
+
+/// `hrt`'s own mappings that name something.
+fn host_lines() -> Vec<HostLine> {
+    let Ok(text) = std::fs::read("/proc/self/maps") else { return Vec::new() };
+    let hex = |s: &[u8]| u64::from_str_radix(std::str::from_utf8(s).ok()?, 16).ok();
+    text.split(|&b| b == b'\n')
+        .filter_map(|l| {
+            let mut f = l.splitn(6, |&b| b == b' ');
+            let (range, _, offset, dev, ino) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+            let name = f.next()?.trim_ascii_start();
+            let (from, to) = range.split_at(range.iter().position(|&b| b == b'-')?);
+            let (major, minor) = dev.split_at(dev.iter().position(|&b| b == b':')?);
+            let dev = libc::makedev(hex(major)? as u32, hex(&minor[1..])? as u32);
+            let ino = std::str::from_utf8(ino).ok()?.parse().ok()?;
+            if name.is_empty() {
+                return None;
+            }
+            let (from, to, offset) = (hex(from)?, hex(&to[1..])?, hex(offset)?);
+            Some(HostLine { from, to, offset, named: Named { path: name.to_vec(), dev, ino } })
+        })
+        .collect()
+}
+
+/// The name and file offset of the shared memory at guest `addr`, from the host's line of its
+/// host address (the monitor's memory file for anonymous shared memory is Linux's
+/// `/dev/zero (deleted)`).
+fn shared_name(addr: u64, host: &[HostLine]) -> Option<(Named, u64)> {
+    const ANONYMOUS: &[u8] = b"/dev/zero (deleted)";
+    let at = RAM.lock().unwrap().as_ref()?(addr, 1)? as u64;
+    let Some(line) = host.iter().find(|l| l.from <= at && at < l.to) else {
+        // Anonymous shared memory that is still the guest's own RAM (until a fork).
+        return Some((Named { path: ANONYMOUS.to_vec(), dev: 0, ino: 0 }, 0));
+    };
+    let mut named = line.named.clone();
+    if named.path.starts_with(b"/memfd:hrt-shared-anonymous") {
+        named.path = ANONYMOUS.to_vec();
+    }
+    Some((named, line.offset + (at - line.from)))
+}
+
 /// What names the files of the lines: the executable's and interpreter's paths, and the file
 /// behind a private mapping's descriptor (`FILE_FD`) or kept handle (`FILE_KEPT`).
 pub struct Names<'a> {
@@ -150,19 +199,27 @@ pub fn contents(mem: (u64, u64), names: &Names) -> Vec<u8> {
     let mut out = String::new();
     if let Some(entries) = described() {
         let mut known: HashMap<(u32, u64), Option<Named>> = HashMap::new();
-        for e in entries {
+        let host = if entries.iter().any(|e| e.kind == maps_kind::SHARED) { host_lines() } else { Vec::new() };
+        for mut e in entries {
+            let host_named = (e.kind == maps_kind::SHARED).then(|| shared_name(e.start, &host)).flatten();
             let p = |bit: u32, c: char| if e.prot & bit != 0 { c } else { '-' };
             let shared = if e.kind == maps_kind::SHARED { 's' } else { 'p' };
             let perms: String = [p(1, 'r'), p(2, 'w'), p(4, 'x'), shared].iter().collect();
-            let file = known
-                .entry((e.kind, e.file))
-                .or_insert_with(|| match e.kind {
-                    maps_kind::PROGRAM if !names.exe.is_empty() => Some(Named::at_path(names.exe)),
-                    maps_kind::INTERPRETER if !names.interp.is_empty() => Some(Named::at_path(names.interp)),
-                    maps_kind::FILE_FD | maps_kind::FILE_KEPT => (names.file)(e.kind, e.file),
-                    _ => None,
-                })
-                .clone();
+            if let Some((_, offset)) = &host_named {
+                e.offset = *offset;
+            }
+            let file = match host_named {
+                Some((named, _)) => Some(named),
+                None => known
+                    .entry((e.kind, e.file))
+                    .or_insert_with(|| match e.kind {
+                        maps_kind::PROGRAM if !names.exe.is_empty() => Some(Named::at_path(names.exe)),
+                        maps_kind::INTERPRETER if !names.interp.is_empty() => Some(Named::at_path(names.interp)),
+                        maps_kind::FILE_FD | maps_kind::FILE_KEPT => (names.file)(e.kind, e.file),
+                        _ => None,
+                    })
+                    .clone(),
+            };
             let name = match e.kind {
                 maps_kind::HEAP => "[heap]".to_string(),
                 maps_kind::STACK => "[stack]".to_string(),

@@ -66,6 +66,9 @@ int main(void) {
     if (fd < 0 || write(fd, block, sizeof block) != (ssize_t)sizeof block)
         return 1;
     char *file = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, page);
+    char *file_shared = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, page);
+    char *anon_shared = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    anon_shared[0] = 1;
     struct stat fst;
     fstat(fd, &fst);
     void *small = malloc(100);
@@ -93,6 +96,11 @@ int main(void) {
     struct line *f = at(file);
     say("a private file mapping names its file", f && !strcmp(f->name, path));
     say("  with its offset, inode and r--p", f && f->off == (unsigned long)page && f->ino == fst.st_ino && !strcmp(f->perms, "r--p"));
+    struct line *fs = at(file_shared);
+    say("a shared file mapping is r--s and names its file", fs && !strcmp(fs->perms, "r--s") && !strcmp(fs->name, path));
+    say("  with its offset and inode", fs && fs->off == (unsigned long)page && fs->ino == fst.st_ino);
+    struct line *as = at(anon_shared);
+    say("anonymous shared memory is rw-s /dev/zero (deleted)", as && !strcmp(as->perms, "rw-s") && !strcmp(as->name, "/dev/zero (deleted)"));
     struct line *h = at(small);
     say("a small malloc is in [heap]", h && !strcmp(h->name, "[heap]") && !strcmp(h->perms, "rw-p"));
     struct line *s = at(&local);
