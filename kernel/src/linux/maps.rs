@@ -2,8 +2,8 @@
 //! the protection changes and where a named part (its executable's and interpreter's file
 //! pages, the break, the main stack, the vDSO, a private file mapping, shared memory) begins
 //! or ends, with neighbours of the same kind joined as Linux joins its areas. Published in
-//! the channel (`ChannelHeader::maps`) before a forwarded open whose path ends in `maps`; the
-//! monitor formats the lines and names the files.
+//! the channel (`ChannelHeader::maps`) before a forwarded open of `maps`, `smaps` or
+//! `smaps_rollup`; the monitor formats the lines and names the files.
 //!
 //! Not shown, as on Linux: the break's window above the break and the stack's guard gap.
 //! Kept by the kernel only, shown as anonymous memory: the near table above the vDSO (the
@@ -24,10 +24,13 @@ use crate::sync::IrqSpinLock;
 /// two (numbers it only displays).
 static SNAPSHOT: IrqSpinLock<Vec<MapsEntry>> = IrqSpinLock::new(Vec::new());
 
-/// Whether a forwarded open of the program's `path` may be of a `maps` file (its last
-/// component is `maps`): only then is the snapshot made.
+/// Whether a forwarded open of the program's `path` may be of a `maps`, `smaps` or
+/// `smaps_rollup` file (its last component): only then is the snapshot made.
 pub fn may_be_maps(path: u64) -> bool {
-    super::uaccess::read_cstr(path, 4096).is_ok_and(|p| p == b"maps" || p.ends_with(b"/maps"))
+    super::uaccess::read_cstr(path, 4096).is_ok_and(|p| {
+        let name = p.rsplit(|&b| b == b'/').next().unwrap_or(&[]);
+        [&b"maps"[..], b"smaps", b"smaps_rollup"].contains(&name)
+    })
 }
 
 /// Makes the snapshot and publishes it in `to` (address, count).

@@ -485,7 +485,7 @@ impl Forwarder {
     /// The contents of the program's `/proc/self/<name>` (one of walk::SYNTHESIZED).
     fn synthesize(&self, name: &[u8], whose: synthetic::Who) -> Vec<u8> {
         let d = self.described.lock().unwrap();
-        if name == b"maps" {
+        if let Some(form) = own_maps::Form::of(name) {
             let file = |kind: u32, n: u64| {
                 let fd = match kind {
                     hrt_abi::channel::maps_kind::FILE_FD => self.fds.get(n).ok()?,
@@ -493,7 +493,7 @@ impl Forwarder {
                 };
                 own_maps::Named::of_fd(fd.raw(), fd.vm_path())
             };
-            return own_maps::contents(d.mem, &own_maps::Names { exe: &d.exe, interp: &d.interp, file: &file });
+            return own_maps::contents(d.mem, &own_maps::Names { exe: &d.exe, interp: &d.interp, file: &file }, form);
         }
         synthetic::own_proc_file(name, &d.argv, &d.name, d.mem, whose, self.cpus)
     }

@@ -194,9 +194,131 @@ fn file_line(out: &mut String, (from, to): (u64, u64), perms: &str, offset: u64,
     out.push('\n');
 }
 
+/// Which file: `maps`, `smaps` (each line followed by its figures) or `smaps_rollup` (the
+/// figures summed, under one line spanning all).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Maps,
+    Smaps,
+    Rollup,
+}
+
+impl Form {
+    pub fn of(name: &[u8]) -> Option<Form> {
+        match name {
+            b"maps" => Some(Form::Maps),
+            b"smaps" => Some(Form::Smaps),
+            b"smaps_rollup" => Some(Form::Rollup),
+            _ => None,
+        }
+    }
+}
+
+/// An area's figures in bytes, as `smaps` shows them: its size, what of it the host holds in
+/// memory (its resident set: the program's pages are its own, private and dirty to Linux's
+/// eyes, shared ones shared), and what of that is anonymous.
+#[derive(Default, Clone, Copy)]
+struct Figures {
+    size: u64,
+    rss: u64,
+    shared: u64,
+    anonymous: u64,
+}
+
+impl Figures {
+    fn of(e: &MapsEntry) -> Figures {
+        let rss = super::own_status::resident_bytes((e.start, e.end));
+        let shared = if e.kind == maps_kind::SHARED { rss } else { 0 };
+        let file =
+            matches!(e.kind, maps_kind::PROGRAM | maps_kind::INTERPRETER | maps_kind::FILE_FD | maps_kind::FILE_KEPT);
+        Figures { size: e.end - e.start, rss, shared, anonymous: if file || shared != 0 { 0 } else { rss } }
+    }
+
+    fn add(&mut self, o: Figures) {
+        self.size += o.size;
+        self.rss += o.rss;
+        self.shared += o.shared;
+        self.anonymous += o.anonymous;
+    }
+
+    /// The figure lines, as Linux prints them (`Name:` in 16 columns, the value in 8, kB); the
+    /// rollup has no size and splits its Pss.
+    fn write(&self, out: &mut String, rollup: bool) {
+        let kb = |v: u64| v / 1024;
+        let private = self.rss - self.shared;
+        let mut put = |name: &str, v: u64| {
+            let _ = writeln!(out, "{:<16}{:>8} kB", format!("{name}:"), kb(v));
+        };
+        if !rollup {
+            put("Size", self.size);
+            put("KernelPageSize", 4096);
+            put("MMUPageSize", 4096);
+        }
+        put("Rss", self.rss);
+        put("Pss", self.rss);
+        put("Pss_Dirty", self.rss);
+        if rollup {
+            put("Pss_Anon", self.anonymous);
+            put("Pss_File", self.rss - self.anonymous - self.shared);
+            put("Pss_Shmem", self.shared);
+        }
+        for (name, v) in [
+            ("Shared_Clean", 0),
+            ("Shared_Dirty", self.shared),
+            ("Private_Clean", 0),
+            ("Private_Dirty", private),
+            ("Referenced", self.rss),
+            ("Anonymous", self.anonymous),
+        ] {
+            put(name, v);
+        }
+        for name in ["KSM", "LazyFree", "AnonHugePages", "ShmemPmdMapped", "FilePmdMapped", "Shared_Hugetlb"] {
+            put(name, 0);
+        }
+        for name in ["Private_Hugetlb", "Swap", "SwapPss", "Locked"] {
+            put(name, 0);
+        }
+    }
+}
+
+/// An area's `VmFlags` line: what it allows now (rd, wr, ex, sh), may be given (mr, mw, me,
+/// ms), grows down (gd: the main stack) and is accounted (ac: private and writable).
+fn vm_flags(out: &mut String, e: &MapsEntry) {
+    let shared = e.kind == maps_kind::SHARED;
+    let mut flags = String::from("VmFlags: ");
+    for (on, name) in [
+        (e.prot & 1 != 0, "rd"),
+        (e.prot & 2 != 0, "wr"),
+        (e.prot & 4 != 0, "ex"),
+        (shared, "sh"),
+        (true, "mr"),
+        (true, "mw"),
+        (true, "me"),
+        (shared, "ms"),
+        (e.kind == maps_kind::STACK, "gd"),
+        (!shared && e.prot & 2 != 0, "ac"),
+    ] {
+        if on {
+            flags.push_str(name);
+            flags.push(' ');
+        }
+    }
+    out.push_str(&flags);
+    out.push('\n');
+}
+
 /// The file's contents for the program's memory `mem` ([start, end)).
-pub fn contents(mem: (u64, u64), names: &Names) -> Vec<u8> {
+pub fn contents(mem: (u64, u64), names: &Names, form: Form) -> Vec<u8> {
     let mut out = String::new();
+    if form == Form::Rollup {
+        let Some(entries) = described() else { return out.into_bytes() };
+        let mut sum = Figures::default();
+        entries.iter().for_each(|e| sum.add(Figures::of(e)));
+        let span = (entries.first().map_or(0, |e| e.start), entries.last().map_or(0, |e| e.end));
+        line(&mut out, span.0, span.1, "---p", "[rollup]");
+        sum.write(&mut out, true);
+        return out.into_bytes();
+    }
     if let Some(entries) = described() {
         let mut known: HashMap<(u32, u64), Option<Named>> = HashMap::new();
         let host = if entries.iter().any(|e| e.kind == maps_kind::SHARED) { host_lines() } else { Vec::new() };
@@ -230,6 +352,11 @@ pub fn contents(mem: (u64, u64), names: &Names) -> Vec<u8> {
             };
             let offset = if file.is_some() { e.offset } else { 0 };
             file_line(&mut out, (e.start, e.end), &perms, offset, file.as_ref(), &name);
+            if form == Form::Smaps {
+                Figures::of(&e).write(&mut out, false);
+                let _ = writeln!(out, "{:<16}{:>8}", "THPeligible:", 0);
+                vm_flags(&mut out, &e);
+            }
         }
         return out.into_bytes();
     }

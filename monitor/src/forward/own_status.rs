@@ -71,7 +71,7 @@ pub fn attach_memory(bitmap: u64, bytes: u64, base: u64, pages: u64, ranges: Vec
 /// (VmRSS), 0 before the kernel sent its page map. The map is read a word (64 pages) at a time,
 /// skipping empty words, over the span the kernel says its mappings lie in: the whole map of a
 /// 16 GiB pool is 65,536 words (~0.2 ms), a program's span far fewer.
-fn resident_bytes((from, to): (u64, u64)) -> u64 {
+pub(super) fn resident_bytes((from, to): (u64, u64)) -> u64 {
     const PAGE: u64 = hrt_abi::USER_MAP_PAGE;
     const CHUNK: u64 = 2 << 20;
     let r = RESIDENT.lock().unwrap();

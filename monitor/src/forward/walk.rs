@@ -93,8 +93,19 @@ impl Monitor {
 const PLAIN_SUBDIRS: &[&[u8]] = &[b"fd", b"fdinfo", b"attr", b"map_files", b"net", b"ns"];
 
 /// Entries of the monitor's /proc directories that the forwarder synthesizes for the program.
-pub const SYNTHESIZED: &[&[u8]] =
-    &[b"cmdline", b"status", b"comm", b"maps", b"stat", b"statm", b"limits", b"environ", b"auxv"];
+pub const SYNTHESIZED: &[&[u8]] = &[
+    b"cmdline",
+    b"status",
+    b"comm",
+    b"maps",
+    b"smaps",
+    b"smaps_rollup",
+    b"stat",
+    b"statm",
+    b"limits",
+    b"environ",
+    b"auxv",
+];
 
 /// Where a walk ended.
 pub enum Resolved {

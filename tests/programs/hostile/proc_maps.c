@@ -119,6 +119,34 @@ int main(void) {
         }
     }
     say("every file's inode is the file's", files > 0 && inodes);
+    /* smaps: each area's line, then its figures; the rollup sums them. */
+    char *touched = malloc(4 << 20);
+    memset(touched, 1, 4 << 20);
+    FILE *sm = fopen("/proc/self/smaps", "r");
+    char buf[1024];
+    unsigned long from, to, kb, areas = 0, sizes = 0, middle_kb = 0;
+    int after_middle = 0;
+    while (sm && fgets(buf, sizeof buf, sm)) {
+        if (sscanf(buf, "%lx-%lx ", &from, &to) == 2) { /* (no figure's name is hex, then '-') */
+            areas++;
+            after_middle = from == (unsigned long)three + page;
+        } else if (sscanf(buf, "Size: %lu kB", &kb) == 1) {
+            sizes++;
+            if (after_middle)
+                middle_kb = kb;
+        }
+    }
+    if (sm)
+        fclose(sm);
+    say("smaps: a Size line for each area", areas > 0 && sizes == areas);
+    say("  the middle page's area is one page", middle_kb * 1024 == (unsigned long)page);
+    FILE *ru = fopen("/proc/self/smaps_rollup", "r");
+    unsigned long rss = 0;
+    while (ru && fgets(buf, sizeof buf, ru))
+        sscanf(buf, "Rss: %lu kB", &rss);
+    if (ru)
+        fclose(ru);
+    say("smaps_rollup: Rss counts 4 MiB touched", rss >= 4096 && touched[7] == 1);
     munmap(file, page);
     read_maps();
     say("after munmap the file is not listed", at(file) == NULL || strcmp(at(file)->name, path) != 0);
