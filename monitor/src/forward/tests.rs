@@ -469,7 +469,7 @@ fn readlink_proc_self() {
     let eacces = -(libc::EACCES as i64);
     let self_dir = t.open(Path::new("/proc/self"), libc::O_RDONLY | libc::O_DIRECTORY);
     assert!(self_dir >= 0, "{self_dir}");
-    for name in ["mem", "smaps", "task/../mem", "./mem"] {
+    for name in ["mem", "pagemap", "task/../mem", "./mem"] {
         let rel = t.str(name);
         assert_eq!(t.call(libc::SYS_openat, &[self_dir as u64, rel, libc::O_RDONLY as u64]), eacces, "{name}");
     }
