@@ -44,7 +44,11 @@ const CPU_SOFT: usize = 3;
 /// RLIMIT_CPU's hard limit: SIGKILL once the program's CPU time reaches it.
 const CPU_HARD: usize = 4;
 const NS_PER_SEC: u64 = 1_000_000_000;
-const MAX_TIMERS: usize = 256;
+/// Timer slots at most (setitimer's and RLIMIT_CPU's five included): past them timer_create is
+/// EAGAIN. Linux bounds POSIX timers by RLIMIT_SIGPENDING (tens of thousands); here each armed
+/// timer has a kernel thread (32 KiB), so 4,091 armed timers hold 128 MiB of the kernel's
+/// memory. With 256, timer_create failed at the 252nd timer.
+const MAX_TIMERS: usize = 4096;
 
 #[derive(Clone, Copy)]
 struct Timer {
