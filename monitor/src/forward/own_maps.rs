@@ -101,8 +101,9 @@ impl Named {
     /// The file open as host descriptor `fd` (its path as the host's /proc shows it, or
     /// `vm_path` where the program knows it by another name).
     pub fn of_fd(fd: i32, vm_path: Option<&[u8]>) -> Option<Named> {
-        // SAFETY: fstat of a descriptor into a local struct.
+        // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat writes only the local struct it is given.
         if unsafe { libc::fstat(fd, &mut st) } != 0 {
             return None;
         }
