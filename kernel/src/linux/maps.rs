@@ -56,51 +56,64 @@ struct Named {
 fn snapshot() -> Vec<MapsEntry> {
     let named = named_parts();
     let (brk_window, guard) = hidden_parts();
-    let mut out: Vec<MapsEntry> = Vec::new();
+    let mut areas = Areas { out: Vec::new(), last_part: None };
     for (start, end) in super::usermem::regions() {
         for (s, e) in without(start, end, &[brk_window, guard]) {
             for (ps, pe, prot) in super::protect::runs(s, e) {
-                label(ps, pe, prot as u32, &named, &mut out);
+                areas.label(ps, pe, prot as u32, &named);
             }
         }
     }
-    out
+    areas.out
 }
 
-/// Adds `[start, end)` with protection `prot` to `out`, cut by the named parts it overlaps.
-fn label(start: u64, end: u64, prot: u32, named: &[Named], out: &mut Vec<MapsEntry>) {
-    let mut cur = start;
-    while cur < end {
-        // The named part at `cur` (the last to start at or before it), else anonymous memory
-        // up to the next one.
-        let after = named.partition_point(|n| n.start <= cur);
-        let here = after.checked_sub(1).map(|i| &named[i]).filter(|n| cur < n.end);
-        let (to, kind, offset, file) = match here {
-            Some(n) => (n.end.min(end), n.kind, n.offset + (cur - n.start), n.file),
-            None => {
-                let next = named.get(after).map_or(end, |n| n.start);
-                (next.min(end), maps_kind::ANONYMOUS, 0, 0)
-            }
-        };
-        join(out, MapsEntry { start: cur, end: to, offset, file, prot, kind });
-        cur = to;
-    }
+/// The entries made so far, and which named part the last one belongs to.
+struct Areas {
+    out: Vec<MapsEntry>,
+    last_part: Option<usize>,
 }
 
-/// Appends `e`, joined to the last entry when Linux would show them as one area: adjacent, the
-/// same protection and kind, and for a file the same file at the next offset.
-fn join(out: &mut Vec<MapsEntry>, e: MapsEntry) {
-    if let Some(last) = out.last_mut() {
-        let file_continues = match e.kind {
-            maps_kind::ANONYMOUS | maps_kind::HEAP | maps_kind::STACK | maps_kind::VDSO => true,
-            _ => last.file == e.file && last.offset + (last.end - last.start) == e.offset,
-        };
-        if last.end == e.start && last.prot == e.prot && last.kind == e.kind && file_continues {
-            last.end = e.end;
-            return;
+impl Areas {
+    /// Adds `[start, end)` with protection `prot`, cut by the named parts it overlaps.
+    fn label(&mut self, start: u64, end: u64, prot: u32, named: &[Named]) {
+        let mut cur = start;
+        while cur < end {
+            // The named part at `cur` (the last to start at or before it), else anonymous
+            // memory up to the next one.
+            let after = named.partition_point(|n| n.start <= cur);
+            let here = after.checked_sub(1).filter(|&i| cur < named[i].end);
+            let (to, kind, offset, file) = match here.map(|i| &named[i]) {
+                Some(n) => (n.end.min(end), n.kind, n.offset + (cur - n.start), n.file),
+                None => {
+                    let next = named.get(after).map_or(end, |n| n.start);
+                    (next.min(end), maps_kind::ANONYMOUS, 0, 0)
+                }
+            };
+            self.join(MapsEntry { start: cur, end: to, offset, file, prot, kind }, here);
+            cur = to;
         }
     }
-    out.push(e);
+
+    /// Appends `e` (of named part `part`), joined to the last entry when Linux would show them
+    /// as one area: adjacent, the same protection and kind, and for a file's pages the same
+    /// part (one `mmap`, or one segment the loader mapped), not merely the next offset of the
+    /// same file: Linux keeps a library's RELRO pages, which relocation wrote, apart from the
+    /// read-only pages before them.
+    fn join(&mut self, e: MapsEntry, part: Option<usize>) {
+        let same_part = part == self.last_part;
+        self.last_part = part;
+        if let Some(last) = self.out.last_mut() {
+            let continues = match e.kind {
+                maps_kind::ANONYMOUS | maps_kind::HEAP | maps_kind::STACK | maps_kind::VDSO => true,
+                _ => same_part && last.file == e.file && last.offset + (last.end - last.start) == e.offset,
+            };
+            if last.end == e.start && last.prot == e.prot && last.kind == e.kind && continues {
+                last.end = e.end;
+                return;
+            }
+        }
+        self.out.push(e);
+    }
 }
 
 /// The parts of memory with a name, in address order (they do not overlap).
