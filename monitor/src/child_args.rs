@@ -31,6 +31,7 @@ pub fn child_command(args: &RunArgs) -> Result<Vec<OsString>> {
         children,
         argv0: _,
         as_child: _,
+        close_fd: _,
         vm,
         command: _,
     } = args;

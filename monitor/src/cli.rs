@@ -80,6 +80,11 @@ pub struct RunArgs {
     /// signal is not reported here and `hrt` dies of that signal, so the parent's wait sees it
     #[arg(long, hide = true)]
     pub as_child: bool,
+    /// `--children hrt`: descriptor FD holds the program's file for an fexecve of a
+    /// close-on-exec descriptor: closed once the program is read, so the program does not
+    /// inherit it (as the exec would have closed it)
+    #[arg(long, value_name = "FD", hide = true)]
+    pub close_fd: Option<i32>,
     #[command(flatten)]
     pub vm: VmArgs,
     /// The program and its arguments

@@ -233,6 +233,11 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         })?,
         None => Program::open(found_str)?,
     };
+    if let Some(fd) = args.close_fd.filter(|&fd| fd > 2) {
+        // SAFETY: closes a descriptor the parent `hrt` placed for this exec only (the program
+        // was read through a descriptor of its own), before anything of ours could take it.
+        unsafe { libc::close(fd) };
+    }
     let kvm = vm::open_kvm()?;
     // The VM and KVM's CPUID, made while the rest of the start goes on (vm/prepare.rs).
     let prepared = vm::prepare::start(&kvm);

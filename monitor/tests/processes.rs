@@ -72,6 +72,30 @@ fn fexecve_of_a_memfd_from_children_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("fexecve_children", Some("vfork + fexecve of a pipe: status 13"));
 }
 
+/// `--children hrt`: fexecve of a memfd from a vfork child starts the child `hrt` from the
+/// descriptor (it was ENOENT: a memory file has no path to start it by), with the kept
+/// descriptor open and the close-on-exec one closed in the new program, as on Linux. (In that
+/// mode AT_EXECFN is the new program's argv[0], for every exec: left out of the comparison.)
+#[test]
+fn fexecve_of_a_memfd_from_children_run_as_hrt() {
+    let prog = build("fexecve_children", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let without_execfn = |out: &str| -> Vec<String> {
+        out.lines()
+            .map(|l| match (l.find("execfn "), l.find(", kept")) {
+                (Some(a), Some(b)) if a < b => format!("{}{}", &l[..a], &l[b..]),
+                _ => l.to_string(),
+            })
+            .collect()
+    };
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus, "--children", "hrt"], &prog, &[]);
+        assert_eq!(got.code(), 0, "--cpus {cpus}: {got:?}");
+        assert_eq!(without_execfn(&linux.stdout), without_execfn(&got.stdout), "--cpus {cpus}: {got:?}");
+    }
+}
+
 /// A child's SIGCHLD is handled before the wait that took the child returns, once, as on Linux:
 /// the host's signal, passed on late on a loaded host, came after that wait, and then made a
 /// later wait for another child fail with EINTR. Fails only when the host delays the signal

@@ -39,11 +39,22 @@ pub(super) fn host_mode() -> bool {
 
 /// The file to exec and its argv for a child that execs `path` (the host path the checked walk
 /// reached) with `argv`; `name`: the path as the program gave it (a script's interpreter gets
-/// it, as Linux passes the exec's path). Unchanged in host mode.
-pub(super) fn command(path: &CStr, argv: &[CString], name: &CStr) -> SysResult<(CString, Vec<CString>)> {
+/// it, as Linux passes the exec's path). `by_fd`: an fexecve of the program's descriptor
+/// (its number, the monitor's copy, and whether it is placed for the exec only, being
+/// close-on-exec): the child `hrt` reads the program from `/dev/fd/N` (AT_EXECFN, as on
+/// Linux), and closes a placed one once it has (`--close-fd`); a memory file has no path
+/// to start it by. Unchanged in host mode.
+pub(super) fn command(
+    path: &CStr,
+    argv: &[CString],
+    name: &CStr,
+    by_fd: Option<(i32, i32, bool)>,
+) -> SysResult<(CString, Vec<CString>)> {
     let Some(launcher) = LAUNCHER.get() else { return Ok((path.to_owned(), argv.to_vec())) };
-    check_executable(path)?;
-    let argv0 = match kind(path)? {
+    let own_copy = by_fd.map(|(_, copy, _)| CString::new(format!("/proc/self/fd/{copy}")).unwrap_or_default());
+    let checked = own_copy.as_deref().unwrap_or(path);
+    check_executable(checked)?;
+    let argv0 = match kind(checked)? {
         Kind::Script => name.to_owned(),
         // An empty argv: Linux gives the program an empty argv[0].
         Kind::Elf | Kind::Unreadable => argv.first().cloned().unwrap_or_default(),
@@ -52,8 +63,17 @@ pub(super) fn command(path: &CStr, argv: &[CString], name: &CStr) -> SysResult<(
     let mut flag = b"--argv0=".to_vec();
     flag.extend_from_slice(argv0.as_bytes());
     out.push(CString::new(flag).map_err(|_| Errno::EINVAL)?);
+    let path = match by_fd {
+        Some((n, _, placed)) => {
+            if placed {
+                out.push(CString::new(format!("--close-fd={n}")).map_err(|_| Errno::EINVAL)?);
+            }
+            CString::new(format!("/dev/fd/{n}")).map_err(|_| Errno::EINVAL)?
+        }
+        None => path.to_owned(),
+    };
     out.push(c"--".to_owned());
-    out.push(path.to_owned());
+    out.push(path);
     out.extend(argv.iter().skip(1).cloned());
     Ok((SELF_EXE.to_owned(), out))
 }

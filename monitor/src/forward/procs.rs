@@ -1156,20 +1156,25 @@ pub(super) fn exec_filters(id: u64) -> SysResult<Vec<Vec<libc::sock_filter>>> {
 pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
     let mut moves: Vec<(i32, i32)> = job.fds.iter().map(|(n, h)| (h.raw(), *n)).collect();
     let mut targets: HashSet<i32> = job.fds.iter().map(|&(n, _)| n).collect();
-    // `--children hrt`: `hrt run ... -- PATH ARGS` instead.
-    let (path, args) = super::hrt_children::command(&job.target.path, &job.target.argv, &job.target.name)?;
-    // fexecve in host mode: execveat of the descriptor at the program's number (AT_EXECFN is
-    // then `/dev/fd/N` with the program's N, as on Linux). A descriptor the program keeps is
-    // there already; a close-on-exec one is put there for the exec only.
-    let mut exec_at = -1;
-    let mut close_exec_at = false;
-    if let (Some((n, copy)), false) = (&job.target.by_fd, !super::hrt_children::host_mode()) {
-        exec_at = *n;
+    // fexecve: the descriptor goes to the program's number (AT_EXECFN is then `/dev/fd/N` with
+    // the program's N, as on Linux). A descriptor the program keeps is there already; a
+    // close-on-exec one is put there for the exec only. In host mode the new process execs it
+    // (execveat); with `--children hrt` the child `hrt` reads the program through it.
+    let mut placed = false;
+    if let Some((n, copy)) = &job.target.by_fd {
         if targets.insert(*n) {
             moves.push((copy.as_raw_fd(), *n));
-            close_exec_at = true;
+            placed = true;
         }
     }
+    let host_mode = super::hrt_children::host_mode();
+    let by_fd = job.target.by_fd.as_ref().map(|(n, copy)| (*n, copy.as_raw_fd(), placed));
+    // `--children hrt`: `hrt run ... -- PATH ARGS` instead.
+    let (path, args) = super::hrt_children::command(&job.target.path, &job.target.argv, &job.target.name, by_fd)?;
+    let (exec_at, close_exec_at) = match by_fd {
+        Some((n, _, placed)) if host_mode => (n, placed),
+        _ => (-1, false),
+    };
     let above = moves.iter().map(|&(src, dst)| src.max(dst)).max().unwrap_or(2).max(2) + 1;
     let argv: Vec<*const libc::c_char> = args.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
     let envp: Vec<*const libc::c_char> = job.target.envp.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect();
