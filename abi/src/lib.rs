@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 61;
+pub const ABI_VERSION: u32 = 62;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -210,7 +210,10 @@ pub struct BootInfo {
     /// `hrt run`: the length of what readlink("/proc/self/exe") answers for the program (its
     /// absolute host path), which follows envp in `args` with a NUL; 0: none there.
     pub exe_len: u32,
-    pub _pad6: u32,
+    /// `hrt run`: the length of the file name the program's exec named (AT_EXECFN, its
+    /// command name), which follows the `exe_len` string in `args` with a NUL; 0: none there
+    /// (argv[0] is).
+    pub execfn_len: u32,
     /// 32 bytes of the host's `getrandom`: the key the kernel's own random generator starts
     /// from (getrandom, AT_RANDOM). All zero: none given; the kernel asks the host each time.
     pub seed: [u8; SEED_LEN],
@@ -229,7 +232,9 @@ pub struct BootInfo {
     pub host_memory: u64,
     /// How many of `cpuid` hold answers.
     pub cpuid_count: u32,
-    pub _pad7: u32,
+    /// `hrt run`: the length of the program's command name (`comm`), which follows the
+    /// `execfn_len` string in `args` with a NUL; 0: none there (from AT_EXECFN).
+    pub comm_len: u32,
     /// What the vCPUs' CPUID answers for the leaves [`cpuid_seedable`] names, as the monitor
     /// gave them to KVM: the kernel answers the program's rewritten CPUID sites from these
     /// without asking the CPU (a CPUID traps to the host on a PVM host).
@@ -352,13 +357,13 @@ impl BootInfo {
             rlimits: [[0; 2]; RLIMITS],
             kernel_lazy: Range { base: 0, size: 0 },
             exe_len: 0,
-            _pad6: 0,
+            execfn_len: 0,
             seed: [0; SEED_LEN],
             page_map: UserMap { bitmap: 0, bytes: 0, base: 0, pages: 0, read_only: 0, unreadable: 0 },
             channel: Range { base: 0, size: 0 },
             host_memory: 0,
             cpuid_count: 0,
-            _pad7: 0,
+            comm_len: 0,
             cpuid: [CpuidAnswer { leaf: 0, subleaf: 0, regs: [0; 4] }; CPUID_ANSWERS],
         }
     }
@@ -893,7 +898,8 @@ pub mod process {
 /// u64 words, then the strings, then the program's file and its interpreter's, each at a page
 /// boundary. The strings are `PREFIX_COUNT` NUL-terminated arguments that replace argv[0]
 /// (a script's interpreter, its optional argument and the script's name; none for an ELF
-/// program), then the file name as execve got it (AT_EXECFN, the comm name), NUL-terminated.
+/// program), then the file name as execve got it (AT_EXECFN), then the new program's command
+/// name (comm), each NUL-terminated.
 /// Then the function overrides the monitor chose for the new program under `--omp`
 /// ([`overrides::Entry`]s, encoded; none when it keeps its own runtime), and in `W_OMP_FLAGS`
 /// the [`flags::OMP_LIBRARY`] bit when its shared libgomp is to be handled when ld.so maps it.

@@ -2,7 +2,7 @@
 //! process like its parent, so it gets the parent's options, with three exceptions:
 //! `--clear-env` (the child's environment is the one its `execve` passed), `--omp kernel`
 //! (becomes `auto`: a child that is no OpenMP program, a shell or `cat`, must not be refused)
-//! and the hidden per-program `--argv0` (the spawner adds the child's own). Paths (`--sandbox`,
+//! and the hidden per-program `--argv0`, `--execfn` and `--fexecve` (the spawner adds the child's own). Paths (`--sandbox`,
 //! `--kernel`) are made absolute here: the child may start in another directory. The struct
 //! patterns below are exhaustive, so a new option cannot be forgotten.
 
@@ -13,7 +13,7 @@ use crate::error::{err, Result};
 use crate::overrides::OmpChoice;
 
 /// `hrt run OPTIONS --as-child` for a child of the program run with `args` (what follows is
-/// `--argv0 NAME -- PATH ARGS`, added per child).
+/// `--argv0 NAME --execfn NAME [--fexecve] -- PATH ARGS`, added per child).
 pub fn child_command(args: &RunArgs) -> Result<Vec<OsString>> {
     let RunArgs {
         app_ring,
@@ -30,6 +30,8 @@ pub fn child_command(args: &RunArgs) -> Result<Vec<OsString>> {
         omp,
         children,
         argv0: _,
+        execfn: _,
+        fexecve: _,
         as_child: _,
         close_fd: _,
         vm,
@@ -178,6 +180,9 @@ mod tests {
             "4k",
             "--argv0",
             "x",
+            "--execfn",
+            "/x",
+            "--fexecve",
             "--",
             "prog",
             "a",
@@ -190,7 +195,7 @@ mod tests {
         };
         assert_eq!(child.app_ring, Some(3));
         assert!(child.strace && child.no_rewrite && child.no_channel && child.verbose && child.as_child);
-        assert!(!child.clear_env && child.argv0.is_none());
+        assert!(!child.clear_env && child.argv0.is_none() && child.execfn.is_none() && !child.fexecve);
         assert_eq!((child.service_threads, child.service_spin), (Some(2), Some(77)));
         let cwd = std::env::current_dir().unwrap();
         assert_eq!(child.sandbox, Some(cwd.join("rel/dir")));

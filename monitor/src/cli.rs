@@ -76,6 +76,14 @@ pub struct RunArgs {
     /// arguments), as execve gives it; used by `--children hrt`
     #[arg(long, value_name = "NAME", hide = true)]
     pub argv0: Option<std::ffi::OsString>,
+    /// The file name the program's exec named (AT_EXECFN, its command name) instead of the
+    /// path PROG was found at; used by `--children hrt`
+    #[arg(long, value_name = "NAME", hide = true)]
+    pub execfn: Option<std::ffi::OsString>,
+    /// The program was exec'd through a descriptor (fexecve): its command name is the file's
+    /// own; used by `--children hrt`
+    #[arg(long, hide = true)]
+    pub fexecve: bool,
     /// This `hrt` runs a child of another HRT program (`--children hrt`): a program killed by a
     /// signal is not reported here and `hrt` dies of that signal, so the parent's wait sees it
     #[arg(long, hide = true)]

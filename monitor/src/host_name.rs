@@ -26,6 +26,13 @@ pub fn comm_of(path: &[u8]) -> [u8; 16] {
     name
 }
 
+/// The process name an exec of a descriptor gives (execveat with AT_EMPTY_PATH, fexecve): the
+/// file's own name, as Linux 6.13 and later set it, not the `N` of `/dev/fd/N`. `target`: the
+/// descriptor's link (`/memfd:name (deleted)`, a path).
+pub fn comm_of_file(target: &[u8]) -> [u8; 16] {
+    comm_of(target.strip_suffix(b" (deleted)").unwrap_or(target))
+}
+
 /// Names the process `name` and remembers it for forked children.
 pub fn set_comm(name: [u8; 16]) {
     let mut name = name;

@@ -233,6 +233,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         })?,
         None => Program::open(found_str)?,
     };
+    // An exec of a descriptor names the process after the file: its link, read before the
+    // descriptor is closed below.
+    let fexecve_file = args.fexecve.then(|| std::fs::read_link(found_str).ok()).flatten();
     if let Some(fd) = args.close_fd.filter(|&fd| fd > 2) {
         // SAFETY: closes a descriptor the parent `hrt` placed for this exec only (the program
         // was read through a descriptor of its own), before anything of ours could take it.
@@ -285,7 +288,14 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     };
     argv.extend(rest.iter().map(|a| a.as_bytes().to_vec()));
     // Other processes see the program here, not `hrt run ...` (host_name.rs).
-    crate::host_name::become_program(crate::host_name::comm_of(found_str.as_bytes()), &argv);
+    // AT_EXECFN and the command name, as a shell's exec of the path found gives them (or the
+    // parent's exec, `--children hrt`).
+    let execfn = args.execfn.as_ref().map_or(found_str.as_bytes(), |n| n.as_bytes()).to_vec();
+    let comm = match fexecve_file {
+        Some(file) => crate::host_name::comm_of_file(file.as_os_str().as_bytes()),
+        None => crate::host_name::comm_of(&execfn),
+    };
+    crate::host_name::become_program(comm, &argv);
     let mut envp: Vec<Vec<u8>> = if args.clear_env {
         Vec::new()
     } else {
@@ -324,6 +334,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         program,
         argv,
         envp,
+        execfn,
+        comm,
         app_ring,
         strace: args.strace,
         no_rewrite: args.no_rewrite,

@@ -123,3 +123,27 @@ fn the_program_execs_a_script() {
     let got = hrt(&["--cpus", "1"], &prog, &["run", path, "one"]);
     assert_same("exec of a script", &linux, &got);
 }
+
+/// AT_EXECFN and the command name of a program `hrt run` starts, as a shell's exec gives them:
+/// a name found in PATH has the path it was found at (it had the bare name), a script its own
+/// path and name (it had its interpreter's).
+#[test]
+fn a_program_found_in_path_or_run_as_a_script_sees_the_exec_file_name() {
+    // Given three arguments, it prints its AT_EXECFN and command name.
+    let prog = build("fexecve_children", &[]);
+    let dir = repo_root().join("target/programs/execfn-path");
+    std::fs::create_dir_all(&dir).unwrap();
+    let found = dir.join("execfn-found");
+    std::fs::copy(&prog, &found).unwrap();
+    script("execfn-script", &format!("#!{}\n", prog.display()));
+    let path = format!("{}:{}:/usr/bin:/bin", dir.display(), repo_root().join("target/programs/scripts").display());
+    for name in ["execfn-found", "execfn-script"] {
+        let mut cmd = Command::new(name);
+        cmd.args(["from PATH", "100", "101"]).env("PATH", &path);
+        let linux = run(cmd, None);
+        assert!(linux.stdout.contains("execfn /"), "natively: {linux:?}");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+        cmd.args(["run", "--cpus", "1", "--", name, "from PATH", "100", "101"]).env("PATH", &path);
+        assert_same(&format!("{name} from PATH"), &linux, &run(cmd, None));
+    }
+}

@@ -139,6 +139,8 @@ struct Checked {
     /// Arguments replacing argv[0] (a script's interpreter line and name).
     prefix: Vec<&'static [u8]>,
     filename: &'static [u8],
+    /// The new program's command name (the monitor's choice: see `exec_blob`).
+    comm: &'static [u8],
     /// An ET_EXEC program's page-rounded link span.
     fixed: Option<(u64, u64)>,
     /// The new program's function overrides (`--omp`) and library mode (see `loader::Image`).
@@ -158,10 +160,11 @@ fn check(s: &Staged) -> Result<Checked, Errno> {
     let count = s.word(blob::W_PREFIX_COUNT) as usize;
     let mut parts: Vec<&[u8]> = strings.split(|&b| b == 0).collect();
     // n strings with their NULs split into n + 1 pieces, the last one empty.
-    if parts.len() != count + 2 {
+    if parts.len() != count + 3 {
         return Err(EINVAL);
     }
     parts.pop();
+    let comm = parts.pop().unwrap_or(b"");
     let filename = parts.pop().unwrap_or(b"");
     let elf = Elf::parse(program).ok_or(ENOEXEC)?;
     let loads = || elf.program_headers().filter(|p| p.kind == PT_LOAD);
@@ -183,7 +186,7 @@ fn check(s: &Staged) -> Result<Checked, Errno> {
         [] => None,
         i => Some(Elf::parse(i).filter(|e| e.kind == ET_DYN).map(|_| i).ok_or(ENOEXEC)?),
     };
-    Ok(Checked { program, interp, prefix: parts, filename, fixed, overrides, omp_flags })
+    Ok(Checked { program, interp, prefix: parts, filename, comm, fixed, overrides, omp_flags })
 }
 
 /// The exec of a forked child whose child processes run as host programs (`--children host`):
@@ -281,7 +284,7 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
         library_mode: checked.omp_flags,
     };
     let start = loader::load_image(&img, None);
-    let name = loader::comm_name(checked.filename);
+    let name = loader::comm_name(checked.comm);
     let described = describe(&strings[..argc]);
     staged.release();
     let Ok(start) = start else { super::fault::terminate(SIGSEGV, None) };

@@ -420,23 +420,23 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let args = crate::mem::phys_to_virt(boot.args.base) as *const u8;
     // SAFETY: the monitor placed argv/envp there and reserved the range.
     let block = unsafe { core::slice::from_raw_parts(args, boot.args.size as usize) };
-    let mut strings: Vec<&[u8]> = block.split(|&b| b == 0).take((boot.argc + boot.envc + 1) as usize).collect();
+    let mut strings: Vec<&[u8]> = block.split(|&b| b == 0).take((boot.argc + boot.envc + 3) as usize).collect();
     if strings.len() < (boot.argc + boot.envc) as usize {
         return Err("malformed argument block");
     }
-    // After envp: what readlink("/proc/self/exe") answers, if the monitor put it there.
-    if strings.len() > (boot.argc + boot.envc) as usize {
-        let exe = strings.pop().unwrap_or_default();
-        if boot.exe_len != 0 && exe.len() == boot.exe_len as usize {
-            super::own_exe::set(exe);
-        }
+    // After envp: what readlink("/proc/self/exe") answers, the file name the exec named and
+    // the command name, if the monitor put them there.
+    let after = strings.split_off((boot.argc + boot.envc) as usize);
+    let given = |i: usize, len: u32| after.get(i).copied().filter(|s| len != 0 && s.len() == len as usize);
+    if let Some(exe) = given(0, boot.exe_len) {
+        super::own_exe::set(exe);
     }
     let img = Image {
         program: placed_file(boot.program),
         interp: (boot.interp.size != 0).then(|| placed_file(boot.interp)),
         strings: &strings,
         argc: boot.argc as usize,
-        execfn: strings.first().copied().unwrap_or(b""),
+        execfn: given(1, boot.execfn_len).or(strings.first().copied()).unwrap_or(b""),
         overrides: super::overrides::boot_entries(boot),
         library_mode: boot.flags,
     };
@@ -445,7 +445,7 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
     let Start { entry, sp } = load_image(&img, Some(boot))?;
     PROCESS.live_threads.store(1, Ordering::SeqCst);
     super::calls::info::arm_cpu_limit();
-    *PROCESS.name.lock() = comm_name(img.execfn);
+    *PROCESS.name.lock() = comm_name(given(2, boot.comm_len).unwrap_or(img.execfn));
     let mask = super::signal::start_state(boot.sig_ignored, boot.sig_mask);
     let handle = sched::spawn_with(
         ThreadOptions::named("main").on_cpu(0).user(),

@@ -11,6 +11,7 @@
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use hrt_abi::exec_blob as blob;
@@ -34,8 +35,8 @@ pub struct PendingExec {
     blob: Blob,
     /// The new program's executable as `/proc/self/exe` shows it.
     exe: Vec<u8>,
-    /// The file name execve got (the comm name is its last component).
-    filename: Vec<u8>,
+    /// Its command name (`comm`, NUL-padded).
+    comm: [u8; 16],
     /// Its interpreter's path (empty for a static program).
     interp: Vec<u8>,
 }
@@ -60,6 +61,7 @@ impl Forwarder {
         // The name Linux gives the file (bprm->filename): the path, or /dev/fd/N[/path] when
         // it is relative to a descriptor.
         let at_cwd = dirfd as u32 as i32 == libc::AT_FDCWD;
+        let raw_empty = raw.is_empty();
         let filename = match (raw.first(), at_cwd) {
             (Some(b'/'), _) | (Some(_), true) => raw.clone(),
             (None, _) => format!("/dev/fd/{}", dirfd as u32 as i32).into_bytes(),
@@ -90,6 +92,12 @@ impl Forwarder {
         }
         let given = String::from_utf8_lossy(&name).into_owned();
         let exe = super::paths::exe_path(&file.host_path);
+        // The command name: from the file's own name for an exec of a descriptor (the file
+        // that runs: a script's interpreter, as Linux's `bprm->file` is by then).
+        let comm = match raw_empty {
+            true => crate::host_name::comm_of_file(file.host_path.as_os_str().as_bytes()),
+            false => crate::host_name::comm_of(&filename),
+        };
         let mut interp_error = None;
         let program = crate::program::Program::from_bytes(&given, file.host_path, file.bytes, |p| {
             let f = self.exec_file(libc::AT_FDCWD as u32 as u64, p.as_bytes().to_vec(), true).inspect_err(|&e| {
@@ -105,13 +113,13 @@ impl Forwarder {
         let interp = program.interp.as_ref().map(|i| i.path.clone()).unwrap_or_default();
         let blob = make_blob(
             &prefix,
-            &filename,
+            (&filename, &comm),
             (program.bytes, program.left_out),
             program.interp.map(|i| i.bytes),
             (&overrides, omp_flags),
         );
         let len = blob.len as i64;
-        *self.exec.lock().unwrap() = Some(PendingExec { blob, exe, filename, interp });
+        *self.exec.lock().unwrap() = Some(PendingExec { blob, exe, comm, interp });
         Ok(len)
     }
 
@@ -169,9 +177,9 @@ impl Forwarder {
         }
         let block = g.read_bytes(a[0], a[1])?;
         let argv: Vec<Vec<u8>> = block.split(|&b| b == 0).take(a[2] as usize).map(<[u8]>::to_vec).collect();
-        let comm = p.filename.rsplit(|&b| b == b'/').next().unwrap_or(&[]).to_vec();
+        let comm: Vec<u8> = p.comm.iter().copied().take_while(|&b| b != 0).collect();
         // Other processes see the new program (host_name.rs).
-        crate::host_name::set_comm(crate::host_name::comm_of(&comm));
+        crate::host_name::set_comm(p.comm);
         crate::host_name::set_cmdline(&argv);
         // Its parent's setpgid on it is EACCES from now on (exec_marks.rs).
         super::exec_marks::mark_self();
@@ -289,13 +297,14 @@ impl Blob {
 
 fn make_blob(
     prefix: &[Vec<u8>],
-    filename: &[u8],
+    (filename, comm): (&[u8], &[u8; 16]),
     (program, left_out): (std::sync::Arc<FileBytes>, Vec<(u64, u64)>),
     interp: Option<FileBytes>,
     (overrides, omp_flags): (&[u8], u64),
 ) -> Blob {
     let mut strings = Vec::new();
-    for s in prefix.iter().map(Vec::as_slice).chain([filename]) {
+    let comm = &comm[..comm.iter().position(|&b| b == 0).unwrap_or(comm.len())];
+    for s in prefix.iter().map(Vec::as_slice).chain([filename, comm]) {
         strings.extend_from_slice(s);
         strings.push(0);
     }
@@ -343,7 +352,7 @@ mod tests {
         let prefix = vec![b"/bin/sh".to_vec()];
         let b = make_blob(
             &prefix,
-            b"./script",
+            (b"./script", &crate::host_name::comm_of(b"script")),
             (std::sync::Arc::new(FileBytes::Owned(program.clone())), Vec::new()),
             Some(FileBytes::Owned(interp.clone())),
             (b"ovr", 7),
@@ -356,14 +365,19 @@ mod tests {
         assert_eq!(&whole[i..i + word(&whole, blob::W_INTERP_LEN)], &interp[..]);
         assert_eq!(whole.len(), i + interp.len());
         let s = word(&whole, blob::W_STRINGS_OFF);
-        assert_eq!(&whole[s..s + word(&whole, blob::W_STRINGS_LEN)], b"/bin/sh\0./script\0");
+        assert_eq!(&whole[s..s + word(&whole, blob::W_STRINGS_LEN)], b"/bin/sh\0./script\0script\0");
         let o = word(&whole, blob::W_OVERRIDES_OFF);
         assert_eq!(&whole[o..o + word(&whole, blob::W_OVERRIDES_LEN)], b"ovr");
         assert_eq!(word(&whole, blob::W_OMP_FLAGS), 7);
         assert!(whole[p + program.len()..i].iter().all(|&x| x == 0), "the gap reads zero");
         // No interpreter: the blob ends at the page after the program.
-        let b =
-            make_blob(&[], b"/x", (std::sync::Arc::new(FileBytes::Owned(program.clone())), Vec::new()), None, (b"", 0));
+        let b = make_blob(
+            &[],
+            (b"/x", &[0; 16]),
+            (std::sync::Arc::new(FileBytes::Owned(program.clone())), Vec::new()),
+            None,
+            (b"", 0),
+        );
         let whole = b.whole();
         assert_eq!(word(&whole, blob::W_INTERP_LEN), 0);
         assert_eq!(whole.len(), (word(&whole, blob::W_PROGRAM_OFF) + program.len()).next_multiple_of(PAGE));

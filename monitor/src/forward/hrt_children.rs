@@ -39,7 +39,8 @@ pub(super) fn host_mode() -> bool {
 
 /// The file to exec and its argv for a child that execs `path` (the host path the checked walk
 /// reached) with `argv`; `name`: the path as the program gave it (a script's interpreter gets
-/// it, as Linux passes the exec's path). `by_fd`: an fexecve of the program's descriptor
+/// it, as Linux passes the exec's path); `execfn`: the file name Linux gives the new program
+/// (AT_EXECFN, from which its command name comes too). `by_fd`: an fexecve of the program's descriptor
 /// (its number, the monitor's copy, and whether it is placed for the exec only, being
 /// close-on-exec): the child `hrt` reads the program from `/dev/fd/N` (AT_EXECFN, as on
 /// Linux), and closes a placed one once it has (`--close-fd`); a memory file has no path
@@ -47,7 +48,7 @@ pub(super) fn host_mode() -> bool {
 pub(super) fn command(
     path: &CStr,
     argv: &[CString],
-    name: &CStr,
+    (name, execfn): (&CStr, &CStr),
     by_fd: Option<(i32, i32, bool)>,
 ) -> SysResult<(CString, Vec<CString>)> {
     let Some(launcher) = LAUNCHER.get() else { return Ok((path.to_owned(), argv.to_vec())) };
@@ -63,8 +64,12 @@ pub(super) fn command(
     let mut flag = b"--argv0=".to_vec();
     flag.extend_from_slice(argv0.as_bytes());
     out.push(CString::new(flag).map_err(|_| Errno::EINVAL)?);
+    let mut flag = b"--execfn=".to_vec();
+    flag.extend_from_slice(execfn.to_bytes());
+    out.push(CString::new(flag).map_err(|_| Errno::EINVAL)?);
     let path = match by_fd {
         Some((n, _, placed)) => {
+            out.push(c"--fexecve".to_owned());
             if placed {
                 out.push(CString::new(format!("--close-fd={n}")).map_err(|_| Errno::EINVAL)?);
             }

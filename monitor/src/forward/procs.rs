@@ -61,6 +61,10 @@ struct ExecState {
 pub(super) struct ExecTarget {
     path: CString,
     name: CString,
+    /// The file name Linux gives the new program (AT_EXECFN): the path as given from the
+    /// current directory, `/dev/fd/N/PATH` from a directory descriptor, `/dev/fd/N` for the
+    /// descriptor itself.
+    execfn: CString,
     argv: Vec<CString>,
     envp: Vec<CString>,
     /// fexecve (AT_EMPTY_PATH): the program's descriptor number and a host copy of it (close
@@ -851,6 +855,13 @@ impl Forwarder {
         }
         let raw = g.read_path(path)?.into_bytes();
         let given = (dirfd as u32 as i32 == libc::AT_FDCWD && !raw.is_empty()).then(|| raw.clone());
+        let execfn = match (&given, raw.first()) {
+            (Some(g), _) => g.clone(),
+            (None, Some(b'/')) => raw.clone(),
+            (None, Some(_)) => [format!("/dev/fd/{}/", dirfd as u32 as i32).into_bytes(), raw.clone()].concat(),
+            (None, None) => format!("/dev/fd/{}", dirfd as u32 as i32).into_bytes(),
+        };
+        let execfn = CString::new(execfn).map_err(|_| Errno::ENOENT)?;
         let mut by_fd = None;
         let path = if raw.is_empty() {
             if flags & libc::AT_EMPTY_PATH as u64 == 0 {
@@ -884,7 +895,7 @@ impl Forwarder {
             Some(g) => CString::new(g).map_err(|_| Errno::ENOENT)?,
             None => path.clone(),
         };
-        Ok(ExecTarget { path, name, argv, envp, by_fd })
+        Ok(ExecTarget { path, name, execfn, argv, envp, by_fd })
     }
 
     /// The host path to exec for a resolved path: what the walk found, as the host names it
@@ -1170,7 +1181,12 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
     let host_mode = super::hrt_children::host_mode();
     let by_fd = job.target.by_fd.as_ref().map(|(n, copy)| (*n, copy.as_raw_fd(), placed));
     // `--children hrt`: `hrt run ... -- PATH ARGS` instead.
-    let (path, args) = super::hrt_children::command(&job.target.path, &job.target.argv, &job.target.name, by_fd)?;
+    let (path, args) = super::hrt_children::command(
+        &job.target.path,
+        &job.target.argv,
+        (&job.target.name, &job.target.execfn),
+        by_fd,
+    )?;
     let (exec_at, close_exec_at) = match by_fd {
         Some((n, _, placed)) if host_mode => (n, placed),
         _ => (-1, false),

@@ -129,11 +129,17 @@ pub fn write(
 /// The argv/envp block: every string NUL-terminated, argv then envp.
 fn args_block(setup: &super::ProgramSetup) -> Vec<u8> {
     let mut block = Vec::new();
-    for s in setup.argv.iter().chain(setup.envp.iter()).chain([&exe_view(setup)]) {
+    let comm = comm_view(setup);
+    for s in setup.argv.iter().chain(setup.envp.iter()).chain([&exe_view(setup), &setup.execfn, &comm]) {
         block.extend_from_slice(s);
         block.push(0);
     }
     block
+}
+
+/// The program's command name without its padding.
+fn comm_view(setup: &super::ProgramSetup) -> Vec<u8> {
+    setup.comm.iter().copied().take_while(|&b| b != 0).collect()
 }
 
 /// What readlink("/proc/self/exe") answers for the program, as the forwarder answers it: the
@@ -220,6 +226,8 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     info.argc = setup.argv.len() as u32;
     info.envc = setup.envp.len() as u32;
     info.exe_len = exe_view(setup).len() as u32;
+    info.execfn_len = setup.execfn.len() as u32;
+    info.comm_len = comm_view(setup).len() as u32;
     info.app_ring = setup.app_ring;
     // SAFETY: plain identity queries.
     unsafe {

@@ -41,6 +41,12 @@ pub struct ProgramSetup {
     pub program: crate::program::Program,
     pub argv: Vec<Vec<u8>>,
     pub envp: Vec<Vec<u8>>,
+    /// The file name its exec named (AT_EXECFN, the command name): as a shell execs it, the
+    /// path a name was found at in PATH, a script's path; with `--children hrt`, the parent's
+    /// exec's.
+    pub execfn: Vec<u8>,
+    /// Its command name (`comm`, NUL-padded).
+    pub comm: [u8; 16],
     pub app_ring: u32,
     pub strace: bool,
     /// `--no-rewrite`: system-call sites stay SYSCALL instructions.

@@ -2,12 +2,14 @@
  * (files with no path the host could exec): one the new program keeps, one close-on-exec. The
  * new program says which of the two descriptors it has and its AT_EXECFN (/dev/fd/N with the
  * caller's N). A pipe is refused with EACCES. Under hrt a vfork child's exec starts a host
- * program, which went by the descriptor's host path and failed with ENOENT for a memfd. */
+ * program, which went by the descriptor's host path and failed with ENOENT for a memfd. Last,
+ * an exec by path with another argv[0]: AT_EXECFN and the command name follow the path. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -19,8 +21,16 @@ static int is_open(int fd) { return fcntl(fd, F_GETFD) >= 0; }
 
 int main(int argc, char **argv) {
     if (argc > 3) {
-        printf("  %s: execfn %s, kept memfd open %d, close-on-exec memfd open %d\n", argv[1],
-               (char *)getauxval(AT_EXECFN), is_open(atoi(argv[2])), is_open(atoi(argv[3])));
+        char comm[32] = "";
+        FILE *f = fopen("/proc/self/comm", "r");
+        if (f) {
+            if (!fgets(comm, sizeof comm, f))
+                comm[0] = 0;
+            fclose(f);
+        }
+        comm[strcspn(comm, "\n")] = 0;
+        printf("  %s: execfn %s, comm %s, kept memfd open %d, close-on-exec memfd open %d\n", argv[1],
+               (char *)getauxval(AT_EXECFN), comm, is_open(atoi(argv[2])), is_open(atoi(argv[3])));
         return 3;
     }
     int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -64,5 +74,19 @@ int main(int argc, char **argv) {
     int st;
     waitpid(c, &st, 0);
     printf("vfork + fexecve of a pipe: status %d\n", WEXITSTATUS(st));
+    fflush(stdout);
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0)
+        return 1;
+    self[len] = 0;
+    char *renamed[] = {"another-name", "exec by path", k, g, 0};
+    c = vfork();
+    if (c == 0) {
+        execve(self, renamed, environ);
+        _exit(9);
+    }
+    waitpid(c, &st, 0);
+    printf("vfork + execve by path: status %d\n", WEXITSTATUS(st));
     return 0;
 }
