@@ -867,7 +867,8 @@ pub mod process {
     /// (fd, buf, count, pos): the first pread64 of a private file mapping's contents, after
     /// Linux's checks of the descriptor for `mmap`: EBADF for none (or an O_PATH one), EACCES
     /// if it is not open for reading, ENODEV for a file that cannot be mapped (a directory, a
-    /// pipe, a socket, a character device other than /dev/zero, a /proc file).
+    /// pipe, a socket, a character device other than /dev/zero, a /proc file). For /dev/zero
+    /// the whole count, with nothing written: the kernel maps fresh memory, which reads zero.
     pub const MAP_PREAD: u64 = 0x201a;
     /// (flags: EFD_NONBLOCK, EFD_CLOEXEC): a new eventfd in the program's table to stand for a
     /// signalfd (kernel/src/linux/signalfd): the monitor knows it for one, so `poll`, `select`

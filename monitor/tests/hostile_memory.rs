@@ -485,6 +485,25 @@ fn the_break_grows_up_to_mappings_but_not_over_them() {
     passes_natively_and_same_on_1_and_2_cpus("brk_beside_mapping", Some("its byte after the break went back down: F"));
 }
 
+/// RLIMIT_DATA (tests/programs/hostile/data_limit.c): the break and private writable mappings
+/// are refused past the soft limit as on Linux (nothing was), with Linux's exception for a soft
+/// limit of 0 under a higher hard one; then private mappings of /dev/zero fill the address
+/// space: the break may no longer grow (it grew into its window), and the fill costs no memory
+/// (it was read, zeros written into every page: at the default `--mem` the host ran out of
+/// memory, hence `--mem 4G` here).
+#[test]
+fn rlimit_data_and_a_filled_address_space_stop_the_break_as_on_linux() {
+    let prog = build("data_limit", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("soft 0, hard 0: private read-write 1 MiB: Cannot allocate memory"), "{linux:?}");
+    assert!(linux.stdout.contains("sbrk(1 MiB) Cannot allocate memory, resident memory grew less"), "{linux:?}");
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus, "--mem", "4G"], &prog, &[]);
+        assert_same(&format!("data_limit --cpus {cpus}"), &linux, &got);
+    }
+}
+
 /// Shared memory a forked child mapped is let go before its parent hears of its exit
 /// (tests/programs/hostile/shared_after_child_exit.c): the parent's F_SEAL_WRITE of a memory
 /// file the child had mapped succeeds (it was EBUSY), a SysV segment counts only the parent.

@@ -136,6 +136,9 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: Option<&[u8]>
         usermem::copy(base + p.vaddr, image_addr + p.offset, p.filesz);
     }
     let whose = if overrides.is_some() { maps_kind::PROGRAM } else { maps_kind::INTERPRETER };
+    if overrides.is_some() {
+        super::calls::data_limit::program_loaded(loads.iter().map(|p| (p.vaddr, p.filesz)));
+    }
     for p in loads.iter().filter(|p| p.filesz > 0) {
         let start = (base + p.vaddr) & !(PAGE - 1);
         let offset = p.offset.saturating_sub(base + p.vaddr - start);

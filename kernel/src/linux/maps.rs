@@ -53,6 +53,11 @@ struct Named {
     file: u64,
 }
 
+/// The program's memory as `/proc/self/maps` lists it (RLIMIT_DATA measures it from these).
+pub fn entries() -> Vec<MapsEntry> {
+    snapshot()
+}
+
 fn snapshot() -> Vec<MapsEntry> {
     let named = named_parts();
     let (brk_window, guard) = hidden_parts();

@@ -40,7 +40,7 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     filemap::forget();
     let want = a[0];
     let mut b = PROCESS.brk.lock();
-    if want < b.start {
+    if want < b.start || !super::data_limit::break_allowed(b.start, want) {
         return Ok(b.cur);
     }
     let (old_cur, old_end) = (b.cur, b.mapped_end);
@@ -91,12 +91,28 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 fn break_window_yields(addr: u64, len: u64) {
     let mut b = PROCESS.brk.lock();
     let in_use = page_up(b.cur).max(b.start);
-    let cut = addr.max(in_use);
-    if addr + len > in_use && cut < b.mapped_end {
-        usermem::unmap(cut, b.mapped_end);
-        b.mapped_end = cut;
-        crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
+    if addr + len > in_use {
+        cut_break_window(&mut b, addr.max(in_use));
     }
+}
+
+/// Gives the break's window from `cut` up back to the free memory; false if it ends there.
+fn cut_break_window(b: &mut crate::linux::process::Brk, cut: u64) -> bool {
+    if cut >= b.mapped_end {
+        return false;
+    }
+    usermem::unmap(cut, b.mapped_end);
+    b.mapped_end = cut;
+    crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
+    true
+}
+
+/// Gives the break's window above the break back to the free memory (mappings may take it;
+/// the break then grows only into free memory, `grow_break`); false if there was none.
+fn break_window_given_up() -> bool {
+    let mut b = PROCESS.brk.lock();
+    let in_use = page_up(b.cur).max(b.start);
+    cut_break_window(&mut b, in_use)
 }
 
 /// Linux's checks of a mapping's type and flags, in its order: an anonymous mapping is
@@ -163,6 +179,9 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         len
     };
     super::info::address_space_allows(adds)?;
+    if flags & (MAP_SHARED | MAP_PRIVATE) == MAP_PRIVATE && prot & protect::PROT_WRITE != 0 {
+        super::data_limit::data_may_grow(adds)?;
+    }
     let file = flags & MAP_ANONYMOUS == 0;
     // As Linux for a file outside hugetlbfs (MPICH tries it, then maps the file without it).
     if file && flags & MAP_HUGETLB != 0 {
@@ -228,7 +247,14 @@ pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             usermem::Fresh::Present
         };
         // An address hint is honoured where that memory is free (`place`).
-        usermem::place(addr, len, align, kind).map_err(|e| memory_full("mmap", len, e))?
+        // Out of room elsewhere, the break's window above the break is free address space,
+        // as on Linux, where mappings fill the space above the heap (and the break then
+        // cannot grow).
+        let placed = match usermem::place(addr, len, align, kind) {
+            Err(ENOMEM) if break_window_given_up() => usermem::place(addr, len, align, kind),
+            placed => placed,
+        };
+        placed.map_err(|e| memory_full("mmap", len, e))?
     };
     if shared {
         if let Err(e) = shared_files::map(fd as u64, start, len, off, prot) {
@@ -420,6 +446,9 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     } else {
         addr
     };
+    if prot & protect::PROT_WRITE != 0 && super::data_limit::limited() {
+        super::data_limit::data_may_grow(super::data_limit::becoming_data(addr, end))?;
+    }
     if !usermem::is_mapped(addr, end) {
         // As Linux, which changes mapping after mapping: the mapped part before the first
         // hole takes the protection, then ENOMEM (nothing changed before).

@@ -1,5 +1,6 @@
 //! Local system calls, grouped by subject.
 pub mod children_time;
+pub mod data_limit;
 pub mod fork;
 pub mod ids;
 pub mod info;

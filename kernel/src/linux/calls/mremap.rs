@@ -66,6 +66,9 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(old);
     }
     super::info::address_space_allows(new_len - old_len)?;
+    if super::data_limit::limited() && super::data_limit::is_data_at(old) {
+        super::data_limit::data_may_grow(new_len - old_len)?;
+    }
     let memory = memory_at(old, old + old_len)?;
     if let Memory::Host { grows: false, .. } = memory {
         return Err(shared_growth_refused());
