@@ -778,6 +778,16 @@ fn abort() {
     check_program("abort", &[case], Checks::default());
 }
 
+/// A death by a real-time signal is reported in a shell's words (it was "Killed by a signal").
+#[test]
+fn real_time_signal_deaths() {
+    let cases = [
+        Case::new("SIGRTMIN+1").args(&["35"]).ending(Ending::Signal(35, "Real-time signal 1")),
+        Case::new("SIGRTMAX").args(&["64"]).ending(Ending::Signal(64, "Real-time signal 30")),
+    ];
+    check_program("raise_signal", &cases, Checks::default());
+}
+
 #[test]
 fn divzero() {
     let case = Case::new("42 / 0").ending(Ending::Signal(8, "Floating point exception"));

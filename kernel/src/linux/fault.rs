@@ -6,8 +6,22 @@ use super::core_dump;
 use super::signal::{self, frame::FaultRegs, SigInfo, SI_KERNEL};
 use crate::arch::traps::TrapFrame;
 
-fn description(sig: i32) -> &'static str {
-    match sig {
+/// A shell's words for a program's death by signal `sig` (glibc's `strsignal`, which bash
+/// prints): the real-time signals by their number above SIGRTMIN (34), as glibc counts them.
+struct Description(i32);
+
+impl core::fmt::Display for Description {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match (named(self.0), self.0) {
+            (Some(name), _) => f.write_str(name),
+            (None, rt @ 34..=64) => write!(f, "Real-time signal {}", rt - 34),
+            (None, sig) => write!(f, "Unknown signal {sig}"),
+        }
+    }
+}
+
+fn named(sig: i32) -> Option<&'static str> {
+    Some(match sig {
         1 => "Hangup",
         2 => "Interrupt",
         3 => "Quit",
@@ -31,8 +45,8 @@ fn description(sig: i32) -> &'static str {
         29 => "I/O possible",
         30 => "Power failure",
         31 => "Bad system call",
-        _ => "Killed by a signal",
-    }
+        _ => return None,
+    })
 }
 
 /// Ends the calling thread's process with signal `sig`; `fault` = (faulting address,
@@ -65,7 +79,7 @@ fn end_program(sig: i32, fault: Option<(u64, u64)>, stop: Option<core_dump::Stop
         // Whoever waits for a forked (or spawned) child reports its death, as a shell does.
         super::process::end_by_signal(sig)
     }
-    let what = description(sig);
+    let what = Description(sig);
     let dumped = core_dump::write(sig, fault.map_or(0, |(addr, _)| addr), stop);
     let core = if dumped { " (core dumped)" } else { "" };
     match fault {
