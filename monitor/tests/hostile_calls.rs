@@ -835,6 +835,14 @@ fn a_proc_directory_serves_as_a_pidfd_as_on_linux() {
     );
 }
 
+/// fcntl(F_CREATED_QUERY) answers whether the descriptor's open created its file (it was
+/// EINVAL), and socket calls on an O_PATH descriptor are EBADF (they were ENOTSOCK), as on
+/// Linux (LTP's fcntl40 and accept03).
+#[test]
+fn created_query_and_socket_calls_on_o_path_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_created_opath", Some("accept on O_PATH: Bad file descriptor"));
+}
+
 /// getrusage's ru_maxrss follows the memory the program touches, its own and its children's
 /// (it was always 0).
 ///

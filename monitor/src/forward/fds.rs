@@ -109,7 +109,8 @@ impl Forwarder {
                 // SAFETY: `p` covers a struct flock in guest memory.
                 unsafe { self.sys(libc::SYS_fcntl, &[raw, c as libc::c_long, ptr(p)]) }
             }
-            // The host file's own: a memory file's seals, a lease, directory notification, and
+            // The host file's own: a memory file's seals, a lease, whether its open created it,
+            // directory notification, and
             // who gets the signal for I/O readiness and with which signal. The host signals the
             // owner, `hrt`, which passes the signal on to the program (with si_band, and si_fd
             // as the program's number: `async_fds`).
@@ -117,6 +118,7 @@ impl Forwarder {
             | libc::F_GET_SEALS
             | libc::F_SETLEASE
             | libc::F_GETLEASE
+            | F_CREATED_QUERY
             | libc::F_NOTIFY
             | libc::F_GETOWN
             | F_GETSIG) => {
@@ -271,6 +273,8 @@ impl super::Forwarder {
 /// fcntl commands the libc crate lacks (Linux's asm-generic/fcntl.h).
 const F_SETSIG: libc::c_int = 10;
 const F_GETSIG: libc::c_int = 11;
+/// Whether the descriptor's open created its file (Linux 6.12; libc 0.2 lacks the name).
+const F_CREATED_QUERY: libc::c_int = 1028;
 const F_SETOWN_EX: libc::c_int = 15;
 const F_GETOWN_EX: libc::c_int = 16;
 /// struct f_owner_ex's types.

@@ -197,11 +197,14 @@ fn get_i32(buf: &[u8], at: usize) -> i32 {
 }
 
 impl Forwarder {
-    /// The host socket behind guest fd `fd`: EBADF, or ENOTSOCK for another kind of file.
+    /// The host socket behind guest fd `fd`: EBADF, also for an O_PATH descriptor (which
+    /// Linux's socket calls do not look behind), or ENOTSOCK for another kind of file.
     fn socket_fd(&self, fd: u64) -> SysResult<Arc<HostFd>> {
         let h = self.fds().get(fd)?;
         if h.kind() != FdKind::Socket {
-            return Err(Errno::ENOTSOCK);
+            // SAFETY: F_GETFL only reads the descriptor's flags.
+            let flags = unsafe { libc::fcntl(h.raw(), libc::F_GETFL) };
+            return Err(if flags >= 0 && flags & libc::O_PATH != 0 { Errno::EBADF } else { Errno::ENOTSOCK });
         }
         Ok(h)
     }
