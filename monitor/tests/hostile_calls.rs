@@ -1101,6 +1101,18 @@ fn a_vfork_childs_fault_ends_only_the_child() {
     passes_natively_and_same_on_1_and_2_cpus("vfork_child_ends", Some("NULL write: child killed by signal 11"));
 }
 
+/// A handler frame on an alternate stack another thread keeps making read-only (LTP's
+/// signal06; tests/programs/hostile/altstack_read_only_race.c): Linux's force_sigsegv, a
+/// SIGSEGV to the program's handler, and the program goes on (it died of SIGSEGV; with two
+/// vCPUs the frame's write after its check could fault in the kernel, a kernel panic).
+#[test]
+fn a_frame_on_a_read_only_alternate_stack_is_a_sigsegv_to_its_handler() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "altstack_read_only_race",
+        Some("20000 signals handled, floating-point value intact"),
+    );
+}
+
 /// The alternate signal stack as on Linux (tests/programs/hostile/altstack_frames.c): the
 /// frame's uc_stack flags as set, rt_sigreturn restoring the stack from uc_stack, a stack of
 /// `sysconf(_SC_MINSIGSTKSZ)` bytes holding a frame (AT_MINSIGSTKSZ was 2,048, less than the

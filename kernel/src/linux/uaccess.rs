@@ -61,25 +61,35 @@ pub fn slice_mut<'a>(addr: u64, len: u64) -> Result<&'a mut [u8], Errno> {
     Ok(unsafe { core::slice::from_raw_parts_mut(addr as *mut u8, len as usize) })
 }
 
+/// Reads a plain-data value from the program. The copy survives another thread unmapping the
+/// memory meanwhile (EFAULT), as do `write` and `write_bytes` a protection taken away.
 pub fn read<T: Copy>(addr: u64) -> Result<T, Errno> {
-    check(addr, core::mem::size_of::<T>() as u64)?;
-    still_there(addr, core::mem::size_of::<T>() as u64)?;
-    // SAFETY: checked; unaligned reads are fine on x86.
-    Ok(unsafe { core::ptr::read_unaligned(addr as *const T) })
+    let len = core::mem::size_of::<T>();
+    check(addr, len as u64)?;
+    still_there(addr, len as u64)?;
+    let mut value = core::mem::MaybeUninit::<T>::uninit();
+    // SAFETY: checked to be program memory; the destination is our own value.
+    if !unsafe { crate::arch::traps::copy_catching_faults(value.as_mut_ptr() as *mut u8, addr as *const u8, len) } {
+        return Err(EFAULT);
+    }
+    // SAFETY: all its bytes were copied, and T is plain data.
+    Ok(unsafe { value.assume_init() })
 }
 
 pub fn write<T: Copy>(addr: u64, value: T) -> Result<(), Errno> {
-    check_write(addr, core::mem::size_of::<T>() as u64)?;
-    still_there(addr, core::mem::size_of::<T>() as u64)?;
-    // SAFETY: checked.
-    unsafe { core::ptr::write_unaligned(addr as *mut T, value) };
-    Ok(())
+    write_bytes(addr, as_bytes(&value))
 }
 
 /// Copies plain data to the program.
 pub fn write_bytes(addr: u64, bytes: &[u8]) -> Result<(), Errno> {
-    slice_mut(addr, bytes.len() as u64)?.copy_from_slice(bytes);
-    Ok(())
+    check_write(addr, bytes.len() as u64)?;
+    still_there(addr, bytes.len() as u64)?;
+    // SAFETY: checked to be program memory the program may write (a concurrent change ends
+    // the copy with EFAULT, see `read`).
+    match unsafe { crate::arch::traps::copy_catching_faults(addr as *mut u8, bytes.as_ptr(), bytes.len()) } {
+        true => Ok(()),
+        false => Err(EFAULT),
+    }
 }
 
 /// Views a plain-data value as bytes.

@@ -216,6 +216,19 @@ impl Forwarder {
         if level != libc::SOL_SOCKET && self.sock_int(h, libc::SO_DOMAIN) == Ok(libc::AF_UNIX) {
             return Errno::EOPNOTSUPP;
         }
+        // A level the socket's protocols do not know is EOPNOTSUPP on Linux (an inet socket
+        // passes any level but its own and SOL_IP's on): asked of the host with no room for an
+        // answer, which it checks the level before (SOL_SOCKET's options are never asked: one
+        // of them makes a descriptor).
+        if call == "getsockopt" && level != libc::SOL_SOCKET {
+            let mut len: libc::socklen_t = 0;
+            let mut none = 0u8;
+            // SAFETY: a zero-length buffer and its length, both ours.
+            let r = unsafe { self.host_getsockopt(h, level, name, ptr(std::ptr::addr_of_mut!(none)), &mut len) };
+            if r == Err(Errno::EOPNOTSUPP) {
+                return Errno::EOPNOTSUPP;
+            }
+        }
         report_once(format!("{call} level {level} option {name} is not forwarded: ENOPROTOOPT"));
         Errno::ENOPROTOOPT
     }
@@ -285,19 +298,29 @@ impl Forwarder {
         let mut v: i32 = 0;
         let mut len: libc::socklen_t = 4;
         // SAFETY: an int and its length, both ours.
+        unsafe { self.host_getsockopt(h, libc::SOL_SOCKET, name, ptr(std::ptr::addr_of_mut!(v)), &mut len)? };
+        Ok(v)
+    }
+
+    /// The host's getsockopt of `h` into `val` (an address), `len` in and out.
+    ///
+    /// # Safety
+    /// `val` is NULL or covers `*len` writable bytes; `len` is valid.
+    unsafe fn host_getsockopt(
+        &self,
+        h: &HostFd,
+        level: i32,
+        name: i32,
+        val: libc::c_long,
+        len: *mut libc::socklen_t,
+    ) -> SysResult<i64> {
+        // SAFETY: the caller's promise.
         unsafe {
             self.sys(
                 libc::SYS_getsockopt,
-                &[
-                    h.raw() as libc::c_long,
-                    libc::SOL_SOCKET as libc::c_long,
-                    name as libc::c_long,
-                    ptr(std::ptr::addr_of_mut!(v)),
-                    ptr(std::ptr::addr_of_mut!(len)),
-                ],
-            )?
-        };
-        Ok(v)
+                &[h.raw() as libc::c_long, level as libc::c_long, name as libc::c_long, val, ptr(len)],
+            )
+        }
     }
 
     /// Puts a new host socket in the guest's table.
@@ -862,18 +885,7 @@ impl Forwarder {
         let mut len = g.read::<i32>(ulen)?;
         let p = if len > 0 { g.range_mut(val, len as u64).map_or(0, |p| ptr(p)) } else { 0 };
         // SAFETY: `p` is NULL or covers `len` checked writable bytes of guest memory; `len` is ours.
-        unsafe {
-            self.sys(
-                libc::SYS_getsockopt,
-                &[
-                    h.raw() as libc::c_long,
-                    level as libc::c_long,
-                    name as libc::c_long,
-                    p,
-                    ptr(std::ptr::addr_of_mut!(len)),
-                ],
-            )?
-        };
+        unsafe { self.host_getsockopt(&h, level, name, p, std::ptr::addr_of_mut!(len) as *mut libc::socklen_t)? };
         g.write(ulen, &len)?;
         Ok(0)
     }

@@ -560,6 +560,9 @@ fn exception(frame: &mut TrapFrame) {
     if frame.vector == VEC_PAGE_FAULT && super::paging::retry_spurious_fault(cr2, frame.error) {
         return;
     }
+    if copy_recover(frame) {
+        return;
+    }
     if frame.cs & 3 == 3 {
         if frame.vector == 6 && frame.rip == super::syscall::trampoline_page() {
             super::syscall::syscall_from_trampoline(frame);
@@ -611,6 +614,17 @@ core::arch::global_asm!(
     "hrt_probe_ud2_fixup:",
     "    mov edx, 1",
     "    ret",
+    // copy(dst, src, len): the bytes left when a fault stopped it (0: all copied).
+    ".global hrt_copy_catching",
+    "hrt_copy_catching:",
+    "    mov rcx, rdx",
+    ".global hrt_copy_catching_movsb",
+    "hrt_copy_catching_movsb:",
+    "    rep movsb",
+    ".global hrt_copy_catching_fixup",
+    "hrt_copy_catching_fixup:",
+    "    mov rax, rcx",
+    "    ret",
 );
 
 extern "C" {
@@ -618,6 +632,33 @@ extern "C" {
     fn hrt_probe_read_fixup();
     fn hrt_probe_ud2(unused: u64);
     fn hrt_probe_ud2_fixup();
+    fn hrt_copy_catching(dst: *mut u8, src: *const u8, len: usize) -> usize;
+    fn hrt_copy_catching_movsb();
+    fn hrt_copy_catching_fixup();
+}
+
+/// Copies `len` bytes from `src` to `dst`, either of which may be program memory that another
+/// CPU unmaps or write-protects meanwhile (the checks before a copy cannot see that): a page
+/// fault on the way ends the copy instead of the kernel. False if it did; what was copied
+/// until then stays.
+///
+/// # Safety
+/// `dst` and `src` are valid for `len` bytes but for such concurrent changes of the program's
+/// memory, and do not overlap.
+pub unsafe fn copy_catching_faults(dst: *mut u8, src: *const u8, len: usize) -> bool {
+    // SAFETY: the caller's promise; a fault inside is turned into an early return by
+    // `copy_recover`.
+    unsafe { hrt_copy_catching(dst, src, len) == 0 }
+}
+
+/// If a page fault stopped `copy_catching_faults`, resumes after its copy (rcx holds the bytes
+/// left, which it returns). Faults a stale TLB entry caused were retried before this.
+fn copy_recover(frame: &mut TrapFrame) -> bool {
+    if frame.vector != VEC_PAGE_FAULT || frame.rip != hrt_copy_catching_movsb as *const () as u64 {
+        return false;
+    }
+    frame.rip = hrt_copy_catching_fixup as *const () as u64;
+    true
 }
 
 /// If the fault happened at a probe instruction, records it and resumes at the fixup.

@@ -87,7 +87,11 @@ pub fn sched_getparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if a[1] == 0 || (a[0] as i32) < 0 {
         return Err(EINVAL);
     }
-    uaccess::write::<i32>(a[1], 0)?;
+    let priority = match other_process(a[0]) {
+        true => host_attr(a[0])?.1,
+        false => 0,
+    };
+    uaccess::write::<u32>(a[1], priority)?;
     Ok(0)
 }
 
@@ -95,7 +99,38 @@ pub fn sched_getscheduler(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if (a[0] as i32) < 0 {
         return Err(EINVAL);
     }
-    Ok(POLICY.load(Ordering::Relaxed))
+    match other_process(a[0]) {
+        true => Ok(host_attr(a[0])?.0 as u64),
+        false => Ok(POLICY.load(Ordering::Relaxed)),
+    }
+}
+
+/// Whether `pid` names another process than the program (0 and its threads' ids are its own).
+fn other_process(pid: u64) -> bool {
+    pid as u32 != 0 && !crate::linux::signal::is_program_thread(pid as u32)
+}
+
+/// Another process's policy and static priority, as the host's sched_getattr answers them
+/// (ESRCH for none).
+fn host_attr(pid: u64) -> Result<(u32, u32), u32> {
+    const SIZE: u64 = 48;
+    let r = crate::linux::usermem::with_scratch(|page| {
+        let r = crate::linux::syscall::forward(
+            linux_raw_sys::general::__NR_sched_getattr as u64,
+            [pid, page, SIZE, 0, 0, 0],
+        );
+        if r < 0 {
+            return r;
+        }
+        // SAFETY: the host wrote a struct sched_attr at the start of our scratch page: the
+        // policy is its second word, the static priority its sixth.
+        let (policy, priority) = unsafe { (((page + 4) as *const u32).read(), ((page + 20) as *const u32).read()) };
+        (policy as i64) << 32 | priority as i64
+    });
+    if r < 0 {
+        return Err((-r) as u32);
+    }
+    Ok(((r >> 32) as u32, r as u32))
 }
 
 /// sched_rr_get_interval(pid, tp): performed by the host like `sched_getattr` (a program

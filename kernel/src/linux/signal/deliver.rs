@@ -104,8 +104,11 @@ pub fn deliver_fault(frame: &mut TrapFrame, info: SigInfo, regs: FaultRegs) -> b
 
 /// Sets up a handler for `info`: builds the rt_sigframe and points the registers at the
 /// handler (rdi = signal, rsi = &siginfo, rdx = &ucontext, rsp = frame with the return address
-/// sa_restorer). A frame that cannot be written ends the program with SIGSEGV, as Linux's
-/// force_sigsegv does for a handler without a usable stack.
+/// sa_restorer). A frame that cannot be set up (no sa_restorer, no room on the alternate
+/// stack, memory that cannot be written) is Linux's `force_sigsegv`: the signal is lost and a
+/// SIGSEGV goes to its handler if the program has one (LTP's signal06 toggles its alternate
+/// stack read-only while handlers run: its SIGSEGV handler runs, the program goes on), and
+/// for a SIGSEGV's own frame ends the program.
 fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     let t = current();
     let sig = info.signo as u64;
@@ -145,10 +148,10 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     // get_sigframe (nested handlers ran on below its bottom, over live frames, and hung).
     let fits_alt = addr > ss_sp && addr - ss_sp <= ss_size;
     if (on_alt || entering) && !fits_alt {
-        fault::terminate(11, None);
+        return frame_failed(regs, sig);
     }
     if flags & SA_RESTORER == 0 || uaccess::check_write(addr, len).and(uaccess::still_there(addr, len)).is_err() {
-        fault::terminate(11, None);
+        return frame_failed(regs, sig);
     }
     if regs.cs & 3 == 3 && act[0] >= uaccess::USER_END {
         // IRETQ to a non-canonical handler would fault in the kernel (a KERNEL PANIC, #NP on
@@ -170,7 +173,7 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
         .and_then(|_| uaccess::write_bytes(addr + frame::INFO_OFFSET, &info.bytes()))
         .and_then(|_| fpstate::save_to_frame(t.tid, fp));
     if written.is_err() {
-        fault::terminate(11, None);
+        return frame_failed(regs, sig);
     }
     let mut mask = t.sigmask | act[3];
     if flags & SA_NODEFER == 0 {
@@ -187,6 +190,17 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     regs.rip = act[0];
     regs.rsp = addr;
     regs.rflags &= !(0x100 | 0x400 | 0x1_0000); // TF, DF, RF
+}
+
+/// Linux's `force_sigsegv(sig)` after the frame for `sig` could not be set up: SIGSEGV
+/// (SI_KERNEL) to its handler where there is one and the thread does not block it, else (and
+/// for SIGSEGV's own frame) the end of the program.
+fn frame_failed(regs: &mut TrapFrame, sig: u64) {
+    const SIGSEGV: u64 = 11;
+    let info = SigInfo { signo: SIGSEGV as i32, errno: 0, code: SI_KERNEL, w16: 0, w24: 0 };
+    if sig == SIGSEGV || !deliver_fault(regs, info, FaultRegs::default()) {
+        fault::terminate(SIGSEGV as i32, None);
+    }
 }
 
 /// Whether call `nr`, interrupted for a handler with SA_RESTART, starts again. Linux never

@@ -28,6 +28,9 @@ const SIGPROF: u64 = 27;
 const SIGXCPU: u64 = 24;
 const SIGEV_SIGNAL: u32 = 0;
 const SIGEV_NONE: u32 = 1;
+/// Carried out by libc (a thread of its own); the kernel takes it as SIGEV_SIGNAL, as Linux's
+/// `good_sigevent` does.
+const SIGEV_THREAD: u32 = 2;
 const SIGEV_THREAD_ID: u32 = 4;
 const TIMER_ABSTIME: u64 = 1;
 const CLOCK_REALTIME: u64 = 0;
@@ -499,7 +502,7 @@ pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         let (signo, notify, tid) = (ev[2] as u64, ev[3], ev[4]);
         match notify {
             SIGEV_NONE => timer.target = None,
-            SIGEV_SIGNAL | SIGEV_THREAD_ID => {
+            SIGEV_SIGNAL | SIGEV_THREAD | SIGEV_THREAD_ID => {
                 if !(1..=64).contains(&signo) {
                     return Err(EINVAL);
                 }
@@ -554,6 +557,10 @@ fn posix_slot(id: u64) -> Result<usize, u32> {
 
 /// timer_settime(id, flags, new, old).
 pub fn timer_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    // No new setting is EINVAL before anything else, as on Linux.
+    if a[2] == 0 {
+        return Err(EINVAL);
+    }
     let (slot, flags, new, old) = (posix_slot(a[0])?, a[1], a[2], a[3]);
     let [is, ins, vs, vns] = uaccess::read::<[i64; 4]>(new)?;
     let interval = ns_from_timespec([is, ins])?;
