@@ -201,6 +201,15 @@ impl HostFd {
         self
     }
 
+    /// Whether it was opened with O_PATH: Linux's calls that act on an open file (ioctl, the
+    /// socket calls) do not look behind such a descriptor (EBADF). Asked of the host, only on
+    /// the way to an error.
+    pub fn path_only(&self) -> bool {
+        // SAFETY: F_GETFL only reads the descriptor's flags.
+        let flags = unsafe { libc::fcntl(self.fd, libc::F_GETFL) };
+        flags >= 0 && flags & libc::O_PATH != 0
+    }
+
     /// The status flags the program did not ask for (F_GETFL and fdinfo leave them out).
     pub fn hidden(&self) -> i32 {
         self.hidden

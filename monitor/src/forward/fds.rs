@@ -187,6 +187,10 @@ impl Forwarder {
         let cmd = uint(cmd) as u32 as libc::Ioctl;
         let raw = h.raw() as libc::c_long;
         let kind = match cmd {
+            // An O_PATH descriptor: EBADF for any request (these two and the ones not
+            // forwarded would not ask the host).
+            libc::FIOCLEX | libc::FIONCLEX if h.path_only() => return Err(Errno::EBADF),
+            cmd if ioctl_kind(cmd).is_none() && h.path_only() => return Err(Errno::EBADF),
             libc::FIOCLEX | libc::FIONCLEX => {
                 self.fds().set_cloexec(fd, cmd == libc::FIOCLEX)?;
                 return Ok(0);

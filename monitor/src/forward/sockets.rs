@@ -202,9 +202,7 @@ impl Forwarder {
     fn socket_fd(&self, fd: u64) -> SysResult<Arc<HostFd>> {
         let h = self.fds().get(fd)?;
         if h.kind() != FdKind::Socket {
-            // SAFETY: F_GETFL only reads the descriptor's flags.
-            let flags = unsafe { libc::fcntl(h.raw(), libc::F_GETFL) };
-            return Err(if flags >= 0 && flags & libc::O_PATH != 0 { Errno::EBADF } else { Errno::ENOTSOCK });
+            return Err(if h.path_only() { Errno::EBADF } else { Errno::ENOTSOCK });
         }
         Ok(h)
     }

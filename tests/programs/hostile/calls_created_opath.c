@@ -1,13 +1,18 @@
 /* fcntl(F_CREATED_QUERY) (Linux 6.12) tells whether the descriptor's open created its file;
- * socket calls on an O_PATH descriptor are EBADF (Linux does not look behind it), on another
- * file ENOTSOCK. Under hrt F_CREATED_QUERY was EINVAL and the O_PATH ones ENOTSOCK. */
+ * socket calls and ioctl on an O_PATH descriptor are EBADF (Linux does not look behind it), on
+ * another file ENOTSOCK and ENOTTY; mmap of a file descriptor that is not open is EBADF before
+ * its length is looked at. Under hrt F_CREATED_QUERY was EINVAL, the O_PATH socket calls
+ * ENOTSOCK, its ioctls ENOTTY, and the mmap EINVAL (LTP's fcntl40, accept03, open13, mmap08). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <termios.h>
 #include <unistd.h>
 
 #ifndef F_CREATED_QUERY
@@ -34,6 +39,12 @@ int main(void) {
     printf("listen on O_PATH: %s\n", res(listen(opath, 1)));
     printf("accept on a file: %s\n", res(accept(made, &sa, &len)));
     printf("shutdown on a file: %s\n", res(shutdown(made, SHUT_RD)));
+    struct termios tio;
+    printf("ioctl TCGETS on O_PATH: %s\n", res(ioctl(opath, TCGETS, &tio)));
+    printf("ioctl FIOCLEX on O_PATH: %s\n", res(ioctl(opath, FIOCLEX)));
+    printf("ioctl TCGETS on a file: %s\n", res(ioctl(made, TCGETS, &tio)));
+    printf("mmap of length 0 of a closed descriptor: %s\n", res((long)mmap(0, 0, PROT_WRITE, MAP_SHARED, -1, 0)));
+    printf("mmap of length 0 of an open one: %s\n", res((long)mmap(0, 0, PROT_WRITE, MAP_SHARED, made, 0)));
     unlink(path);
     return 0;
 }

@@ -5,7 +5,7 @@
 use linux_raw_sys::general;
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EINVAL, ENOMEM, EPERM};
+use crate::linux::errno::{SysResult, EBADF, EINVAL, ENOMEM, EPERM};
 use crate::linux::filemap;
 use crate::linux::past_eof;
 use crate::linux::process::PROCESS;
@@ -81,6 +81,13 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     usermem::break_moved(old_cur, want, old_end, b.mapped_end);
     crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
     Ok(want)
+}
+
+/// Whether the program's descriptor `fd` is open (asked of the monitor: only on the way to
+/// an error).
+fn descriptor_open(fd: i32) -> bool {
+    crate::linux::syscall::forward(general::__NR_fcntl as u64, [fd as u32 as u64, general::F_GETFD as u64, 0, 0, 0, 0])
+        >= 0
 }
 
 /// A fixed mapping at `[addr, addr + len)`: the part of the break's window above the break
@@ -162,7 +169,14 @@ fn mapping_type_allowed(flags: u64, file: bool, off: u64, len: u64) -> Result<()
 
 pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, len, prot, flags, fd, off) = (a[0], a[1], super::info::with_implied_exec(a[2]), a[3], a[4] as i32, a[5]);
-    if len == 0 || !off.is_multiple_of(PAGE) || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
+    if !off.is_multiple_of(PAGE) {
+        return Err(EINVAL);
+    }
+    if len == 0 || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
+        // Linux looks up a file mapping's descriptor before these checks: EBADF first.
+        if flags & MAP_ANONYMOUS == 0 && !descriptor_open(fd) {
+            return Err(EBADF);
+        }
         return Err(EINVAL);
     }
     // As Linux: a length that rounds past the end of the address space, or a fixed range that
