@@ -1101,6 +1101,14 @@ fn a_vfork_childs_fault_ends_only_the_child() {
     passes_natively_and_same_on_1_and_2_cpus("vfork_child_ends", Some("NULL write: child killed by signal 11"));
 }
 
+/// Each of 55 threads waiting on a futex shows S in /proc/PID/task/TID/stat
+/// (tests/programs/hostile/proc_task_states.c): only the first 32 threads' states were
+/// published, the others showed the monitor's R (LTP's futex tests waited for them forever).
+#[test]
+fn every_threads_proc_state_shows_its_wait() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_task_states", Some("55 of 55 waiting threads show S"));
+}
+
 /// A handler frame on an alternate stack another thread keeps making read-only (LTP's
 /// signal06; tests/programs/hostile/altstack_read_only_race.c): Linux's force_sigsegv, a
 /// SIGSEGV to the program's handler, and the program goes on (it died of SIGSEGV; with two

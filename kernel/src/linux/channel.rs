@@ -214,7 +214,7 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         }
         let path = if nr as u32 == __NR_open { args[0] } else { args[1] };
         if super::status::may_be_proc(path) {
-            super::status::publish(&ch.header.status);
+            super::status::publish(&ch.header.status, path);
         }
         if super::maps::may_be_maps(path) {
             super::maps::publish(&ch.header.maps);

@@ -38,7 +38,18 @@ fn set_name(to: &[AtomicU64; 2], name: [u8; 16]) {
     }
 }
 
-pub fn publish(to: &ProgramStatus) {
+/// The thread an open of `path` (a program pointer) may be about: the last all-digit component
+/// of a `/proc` path (`/proc/PID/task/TID/stat`, `/proc/TID/status`), listed first whatever
+/// the number of threads (only `STATUS_THREADS` are; a test that waited for its 55 threads to
+/// show `S` waited for good).
+fn named_thread(path: u64) -> Option<u32> {
+    let p = super::uaccess::read_cstr(path, 4096).ok()?;
+    p.rsplit(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && c.iter().all(u8::is_ascii_digit))
+        .find_map(|c| core::str::from_utf8(c).ok()?.parse().ok())
+}
+
+pub fn publish(to: &ProgramStatus, path: u64) {
     let set = |w: &AtomicU64, v: u64| w.store(v, Ordering::Relaxed);
     set(&to.threads, PROCESS.live_threads.load(Ordering::Relaxed) as u64);
     let (mut ignored, mut caught) = (0, 0);
@@ -60,7 +71,11 @@ pub fn publish(to: &ProgramStatus) {
         let s = super::signal::state::SIGNALS.lock();
         set(&to.shared_pending, s.shared.set);
         let mut n = 0;
-        for (&tid, t) in s.threads.iter().filter(|(_, t)| !t.thread.is_null()).take(STATUS_THREADS) {
+        let named = named_thread(path);
+        let live = || s.threads.iter().filter(|(_, t)| !t.thread.is_null());
+        let first = live().filter(|(&tid, _)| Some(tid) == named);
+        let others = live().filter(|(&tid, _)| Some(tid) != named);
+        for (&tid, t) in first.chain(others).take(STATUS_THREADS) {
             set(&to.tids[n], tid as u64);
             // SAFETY: registered threads are alive (they unregister under this lock first).
             set(&to.blocked[n], unsafe { (*t.thread).sigmask });
