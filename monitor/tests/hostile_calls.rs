@@ -1101,6 +1101,15 @@ fn a_vfork_childs_fault_ends_only_the_child() {
     passes_natively_and_same_on_1_and_2_cpus("vfork_child_ends", Some("NULL write: child killed by signal 11"));
 }
 
+/// Answers LTP's system-call tests check, as Linux gives them (tests/programs/hostile/
+/// calls_ltp_errnos.c): wait4(INT_MIN), scheduling queries of a process that does not exist,
+/// timer_settime without a setting, a raw SIGEV_THREAD timer, sigqueue and kill to a thread's
+/// id, a vfork child's pending signals, getsockopt of a level TCP does not know.
+#[test]
+fn errors_and_answers_ltp_checks_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_ltp_errnos", Some("vfork child has it pending: 0"));
+}
+
 /// Each of 55 threads waiting on a futex shows S in /proc/PID/task/TID/stat
 /// (tests/programs/hostile/proc_task_states.c): only the first 32 threads' states were
 /// published, the others showed the monitor's R (LTP's futex tests waited for them forever).

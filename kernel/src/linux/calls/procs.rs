@@ -26,7 +26,7 @@ use hrt_abi::process as op;
 
 use crate::arch::syscall as user;
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, ECHILD, EINTR, EINVAL, ENOSYS};
+use crate::linux::errno::{SysResult, ECHILD, EINTR, EINVAL, ENOSYS, ESRCH};
 use crate::linux::process::{self, PROCESS};
 use crate::linux::signal::{self as sig, SigInfo, SIG_IGN};
 use crate::linux::syscall::forward;
@@ -384,6 +384,10 @@ pub fn wait4(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, status, rusage) = (a[0] as i32 as i64, a[1], a[3]);
     if a[2] & !(WNOHANG | 2 | 8 | 0x4000_0000 | 0x8000_0000 | 0x2000_0000) != 0 {
         return Err(EINVAL);
+    }
+    // A process group of -INT_MIN cannot exist (Linux refuses to negate it).
+    if pid == i32::MIN as i64 {
+        return Err(ESRCH);
     }
     if let Some((p, ws)) = take_zombie(pid, false) {
         if status != 0 {

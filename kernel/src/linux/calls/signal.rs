@@ -83,7 +83,12 @@ pub fn rt_sigpending(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Err(EINVAL);
     }
     let t = current();
-    let set = state::pending_for(t.tid) & t.sigmask;
+    // A vfork child before its exec is a process of its own, born without pending signals
+    // (the program's are not its; LTP's vfork02).
+    let set = match super::procs::child_ctx() {
+        Some(_) => 0,
+        None => state::pending_for(t.tid) & t.sigmask,
+    };
     uaccess::write_bytes(a[0], &set.to_le_bytes()[..a[1] as usize])?;
     Ok(0)
 }
@@ -168,7 +173,7 @@ pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         valid(signo)?;
     }
     // pid_t is an int: the register's upper half is not part of it.
-    if a[0] as i32 != process::pid() as i32 {
+    if !own_process(a[0]) {
         // Another process, a process group (0: the caller's), or -1 (every other process):
         // the monitor signals them on the host; 1 says the caller's process is in the group.
         // Others first: the caller's own copy may end it.
@@ -278,8 +283,14 @@ fn queued_info(signo: u64, uinfo: u64) -> Result<SigInfo, u32> {
 
 /// Linux's rule for those calls: sending to another process (`pid`), a program may not claim to
 /// be the kernel, kill or tgkill (si_code >= 0 or SI_TKILL: EPERM); to itself it may.
+/// Whether `pid` (a kill-style pid) names the program's own process: its pid, or the id of
+/// one of its threads, which Linux's kill and sigqueue take for the thread's process.
+fn own_process(pid: u64) -> bool {
+    pid as i32 == process::pid() as i32 || pid as i32 > 0 && crate::linux::signal::is_program_thread(pid as u32)
+}
+
 fn may_queue(pid: u64, info: &SigInfo) -> Result<(), u32> {
-    if (info.code >= 0 || info.code == SI_TKILL) && pid as i32 != process::pid() as i32 {
+    if (info.code >= 0 || info.code == SI_TKILL) && !own_process(pid) {
         return Err(EPERM);
     }
     Ok(())
@@ -292,7 +303,7 @@ pub fn rt_sigqueueinfo(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, signo) = (a[0], a[1] & 0xffff_ffff);
     let info = queued_info(signo, a[2])?;
     may_queue(pid, &info)?;
-    if pid as i32 != process::pid() as i32 {
+    if !own_process(pid) {
         // Another process of the program's tree: the monitor queues it on the host with the
         // program's siginfo (a receiver under hrt gets it as sent: SI_QUEUE, pid, uid, value;
         // monitor/src/vm/channel/host_siginfo.rs).
