@@ -930,6 +930,11 @@ impl Forwarder {
         if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
             return Err(Errno::last());
         }
+        // O_PATH with O_NOFOLLOW opens a link itself, which an exec that does not follow it
+        // refuses with ELOOP (its open has no O_PATH).
+        if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+            return Err(Errno(libc::ELOOP));
+        }
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             return Err(Errno::EACCES);
         }

@@ -4,9 +4,12 @@
  * timer_create with SIGEV_THREAD, which Linux takes as SIGEV_SIGNAL [EINVAL]; sigqueue and
  * kill to a thread's id reach the process [ESRCH]; a vfork child sees none of its parent's
  * pending signals [the parent's]; getsockopt of a level TCP does not know EOPNOTSUPP
- * [ENOPROTOOPT]. */
+ * [ENOPROTOOPT]; execveat of a symbolic link with AT_SYMLINK_NOFOLLOW from a forked or vfork
+ * child ELOOP [EACCES]. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -95,5 +98,23 @@ int main(void) {
     socklen_t ol = sizeof o;
     printf("getsockopt level 500 of a TCP socket: %s\n", res(getsockopt(s, 500, 1, &o, &ol)));
     printf("getsockopt IPPROTO_UDP of a TCP socket: %s\n", res(getsockopt(s, IPPROTO_UDP, 1, &o, &ol)));
+
+    char link[64];
+    snprintf(link, sizeof link, "/tmp/hrt-ltp-link-%d", getpid());
+    if (symlink("/bin/true", link) != 0)
+        return 1;
+    char *av[] = {"true", NULL};
+    fflush(stdout);
+    for (int by_vfork = 0; by_vfork < 2; by_vfork++) {
+        c = by_vfork ? vfork() : fork();
+        if (c == 0) {
+            syscall(SYS_execveat, AT_FDCWD, link, av, environ, AT_SYMLINK_NOFOLLOW);
+            _exit(errno == ELOOP ? 40 : 1);
+        }
+        waitpid(c, &st, 0);
+        printf("%s child's execveat of a link, not followed: %s\n", by_vfork ? "vfork" : "forked",
+               WEXITSTATUS(st) == 40 ? "ELOOP" : "another answer");
+    }
+    unlink(link);
     return 0;
 }
