@@ -1101,6 +1101,14 @@ fn a_vfork_childs_fault_ends_only_the_child() {
     passes_natively_and_same_on_1_and_2_cpus("vfork_child_ends", Some("NULL write: child killed by signal 11"));
 }
 
+/// vmsplice of more than a pipe holds hands over what fits after waiting for room once
+/// (tests/programs/hostile/vmsplice_partial.c; it waited until all was written, for good, in
+/// a program that reads only after each vmsplice, LTP's vmsplice01).
+#[test]
+fn vmsplice_hands_over_what_fits() {
+    passes_natively_and_same_on_1_and_2_cpus("vmsplice_partial", Some("same bytes: 1"));
+}
+
 /// Answers LTP's system-call tests check, as Linux gives them (tests/programs/hostile/
 /// calls_ltp_errnos.c): wait4(INT_MIN), scheduling queries of a process that does not exist,
 /// timer_settime without a setting, a raw SIGEV_THREAD timer, sigqueue and kill to a thread's

@@ -259,7 +259,21 @@ impl Forwarder {
         // Offset -1: the current position (a pipe has none).
         let here = [u64::MAX, 0];
         match mode & libc::O_ACCMODE {
-            libc::O_WRONLY => self.rwv(g, libc::SYS_pwritev2, fd, iov, count, here, nowait),
+            // Linux waits for room in the pipe once, then hands over what fits (a blocking
+            // write waited until all of it was written: a program that polls for room and
+            // reads only after its vmsplice returned waited for good, LTP's vmsplice01).
+            libc::O_WRONLY => loop {
+                match self.rwv(g, libc::SYS_pwritev2, fd, iov, count, here, libc::RWF_NOWAIT as u64) {
+                    Err(Errno::EAGAIN) if nowait == 0 => {
+                        let mut p = libc::pollfd { fd: h.raw(), events: libc::POLLOUT, revents: 0 };
+                        // SAFETY: one pollfd of ours.
+                        unsafe { self.sys(libc::SYS_poll, &[ptr(&mut p as *mut libc::pollfd), 1, -1])? };
+                    }
+                    // A FIFO opened by its path takes no RWF_NOWAIT: the write as it is.
+                    Err(Errno::EOPNOTSUPP) => break self.rwv(g, libc::SYS_pwritev2, fd, iov, count, here, nowait),
+                    r => break r,
+                }
+            },
             libc::O_RDONLY => self.rwv(g, libc::SYS_preadv2, fd, iov, count, here, nowait),
             _ => Err(Errno::EBADF),
         }
