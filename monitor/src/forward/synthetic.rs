@@ -13,7 +13,7 @@
 //! A PCI device's `local_cpus` and `local_cpulist` name every vCPU.
 
 use std::io::Write;
-use std::os::fd::{FromRawFd, IntoRawFd};
+use std::os::fd::FromRawFd;
 use std::os::unix::ffi::OsStrExt;
 
 use super::cpu_dirs::Listing;
@@ -283,7 +283,9 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
     }
 }
 
-/// A host descriptor reading `data` from its start (a sealed-size memfd).
+/// A host descriptor reading `data` from its start: a memfd, opened again read-only, so that
+/// writes (and splices into it, which waited for their pipe's data) are EBADF as for the /proc
+/// file it stands for.
 pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
     // SAFETY: a plain memfd_create with a static NUL-terminated name.
     let fd = unsafe { libc::memfd_create(c"hrt-synthetic".as_ptr(), libc::MFD_CLOEXEC) };
@@ -293,9 +295,13 @@ pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
     // SAFETY: fd is a fresh descriptor we own.
     let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
     file.write_all(data)?;
-    // SAFETY: rewinding our own descriptor.
-    unsafe { libc::lseek(fd, 0, libc::SEEK_SET) };
-    Ok(file.into_raw_fd())
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+    // SAFETY: a host C string; the new descriptor is ours (the memfd closes with `file`).
+    let read_only = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if read_only < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(read_only)
 }
 
 #[cfg(test)]

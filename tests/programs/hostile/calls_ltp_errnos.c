@@ -5,7 +5,8 @@
  * kill to a thread's id reach the process [ESRCH]; a vfork child sees none of its parent's
  * pending signals [the parent's]; getsockopt of a level TCP does not know EOPNOTSUPP
  * [ENOPROTOOPT]; execveat of a symbolic link with AT_SYMLINK_NOFOLLOW from a forked or vfork
- * child ELOOP [EACCES]. */
+ * child ELOOP [EACCES]; a write or splice into /proc/self/maps opened read-only EBADF [the
+ * write went into hrt's copy, the splice from an empty pipe waited for good]. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -116,5 +117,11 @@ int main(void) {
                WEXITSTATUS(st) == 40 ? "ELOOP" : "another answer");
     }
     unlink(link);
+
+    int maps = open("/proc/self/maps", O_RDONLY), pipefd[2];
+    if (maps < 0 || pipe(pipefd) != 0)
+        return 1;
+    printf("write to /proc/self/maps opened read-only: %s\n", res(write(maps, "x", 1)));
+    printf("splice from an empty pipe into it: %s\n", res(splice(pipefd[0], NULL, maps, NULL, 1, 0)));
     return 0;
 }
