@@ -6,7 +6,8 @@
  * pending signals [the parent's]; getsockopt of a level TCP does not know EOPNOTSUPP
  * [ENOPROTOOPT]; execveat of a symbolic link with AT_SYMLINK_NOFOLLOW from a forked or vfork
  * child ELOOP [EACCES]; a write or splice into /proc/self/maps opened read-only EBADF [the
- * write went into hrt's copy, the splice from an empty pipe waited for good]. */
+ * write went into hrt's copy, the splice from an empty pipe waited for good];
+ * pidfd_send_signal to itself with a siginfo of another signal EINVAL [the signal was sent]. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -123,5 +124,15 @@ int main(void) {
         return 1;
     printf("write to /proc/self/maps opened read-only: %s\n", res(write(maps, "x", 1)));
     printf("splice from an empty pipe into it: %s\n", res(splice(pipefd[0], NULL, maps, NULL, 1, 0)));
+
+    int self = syscall(SYS_pidfd_open, getpid(), 0);
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = SIGUSR1;
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    printf("pidfd_send_signal of SIGUSR2 with SIGUSR1's siginfo: %s\n",
+           res(syscall(SYS_pidfd_send_signal, self, SIGUSR2, &si, 0)));
     return 0;
 }

@@ -202,6 +202,10 @@ pub fn pidfd_send_signal(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if r < 0 {
         return Err((-r) as u32);
     }
+    // A siginfo for another signal than the one sent is EINVAL, as Linux checks it.
+    if r == 1 && info != 0 && uaccess::read::<i32>(info)? as u64 != signo {
+        return Err(EINVAL);
+    }
     if r == 1 && signo != 0 {
         let si = if info != 0 { queued_info(signo, info)? } else { SigInfo::from_user(signo, SI_USER) };
         state::send_process(si)?;
