@@ -485,6 +485,19 @@ fn the_break_grows_up_to_mappings_but_not_over_them() {
     passes_natively_and_same_on_1_and_2_cpus("brk_beside_mapping", Some("its byte after the break went back down: F"));
 }
 
+/// Mappings until mmap fails stop at Linux's vm.max_map_count with ENOMEM, and an munmap that
+/// would split an area is then ENOMEM too (tests/programs/hostile/map_count_limit.c, LTP's
+/// munmap04: mmap went on, past the program's own table of them). One vCPU count only: the
+/// 65,000 unmaps take seconds here.
+#[test]
+fn mappings_stop_at_the_map_count_limit_as_on_linux() {
+    passes_natively_and_same_on(
+        "map_count_limit",
+        Some("munmap of a page in the middle of one: Cannot allocate"),
+        &["2"],
+    );
+}
+
 /// RLIMIT_DATA (tests/programs/hostile/data_limit.c): the break and private writable mappings
 /// are refused past the soft limit as on Linux (nothing was), with Linux's exception for a soft
 /// limit of 0 under a higher hard one; then private mappings of /dev/zero fill the address

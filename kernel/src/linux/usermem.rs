@@ -236,6 +236,39 @@ const NATIVE_COPY_MAX: u64 = hrt_abi::nr::SEGMENT_COPY_BY_HOST;
 static MAPPED: AtomicU64 = AtomicU64::new(0);
 
 /// Records the region `[start, end)` (replacing one that starts at `start`: a grown mapping).
+/// Linux's default `vm.max_map_count`: a mapping that would make the program's areas more is
+/// ENOMEM, and so is an munmap that would split one (a program that maps until it fails, as
+/// LTP's munmap04 does, overflowed its own table of them here).
+const MAX_MAP_COUNT: usize = 65_530;
+
+/// Whether the program has `MAX_MAP_COUNT` areas: its regions, those that touch counted as one
+/// as Linux merges them (only counted when there are that many regions at all).
+fn at_map_count_limit(regions: &BTreeMap<u64, u64>) -> bool {
+    if regions.len() < MAX_MAP_COUNT {
+        return false;
+    }
+    let mut areas = 0;
+    let mut last_end = None;
+    for (&s, &e) in regions {
+        if last_end != Some(s) {
+            areas += 1;
+        }
+        last_end = Some(e);
+    }
+    areas >= MAX_MAP_COUNT
+}
+
+/// ENOMEM if unmapping `[start, end)` would split an area in two with the program at the
+/// `MAX_MAP_COUNT` limit, as Linux's munmap answers.
+pub fn unmap_allowed(start: u64, end: u64) -> Result<(), Errno> {
+    let mem = MEMORY.lock();
+    let splits = region_containing(&mem.regions, start).is_some_and(|(s, e)| s < start && e > end);
+    if splits && at_map_count_limit(&mem.regions) {
+        return Err(ENOMEM);
+    }
+    Ok(())
+}
+
 fn record(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) {
     if let Some(old_end) = regions.insert(start, end) {
         MAPPED.fetch_sub(old_end - start, Ordering::Relaxed);
@@ -361,6 +394,9 @@ fn alloc_with(len: u64, align: u64, end_aligned: bool, present: bool, hint: u64)
     }
     let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
     let mut mem = MEMORY.lock();
+    if at_map_count_limit(&mem.regions) {
+        return Err(ENOMEM);
+    }
     let phase = if end_aligned { len.wrapping_neg() } else { 0 };
     let hinted = hint != 0 && pool_span(hint, len).is_ok_and(|end| mem.free.take(hint, end));
     let at = if hinted {
@@ -414,6 +450,9 @@ fn take(addr: u64, len: u64, present: bool) -> Result<u64, Errno> {
     let end = pool_span(addr, len)?;
     let small = {
         let mut mem = MEMORY.lock();
+        if at_map_count_limit(&mem.regions) {
+            return Err(ENOMEM);
+        }
         if free_or_hole(&mem, addr, end) {
             open_holes(&mut mem, addr, end);
         }

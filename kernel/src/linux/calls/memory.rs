@@ -405,6 +405,7 @@ pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if !addr.is_multiple_of(PAGE) || len == 0 || !fits_user_space(addr, len) {
         return Err(EINVAL);
     }
+    usermem::unmap_allowed(addr, addr + page_up(len))?;
     usermem::unmap(addr, addr + page_up(len));
     Ok(0)
 }
