@@ -7,7 +7,8 @@
  * [ENOPROTOOPT]; execveat of a symbolic link with AT_SYMLINK_NOFOLLOW from a forked or vfork
  * child ELOOP [EACCES]; a write or splice into /proc/self/maps opened read-only EBADF [the
  * write went into hrt's copy, the splice from an empty pipe waited for good];
- * pidfd_send_signal to itself with a siginfo of another signal EINVAL [the signal was sent]. */
+ * pidfd_send_signal to itself with a siginfo of another signal EINVAL [the signal was sent];
+ * with RLIMIT_SIGPENDING at 0, tgkill of a real-time signal EAGAIN [sent]. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -134,5 +135,14 @@ int main(void) {
     si.si_uid = getuid();
     printf("pidfd_send_signal of SIGUSR2 with SIGUSR1's siginfo: %s\n",
            res(syscall(SYS_pidfd_send_signal, self, SIGUSR2, &si, 0)));
+
+    sigset_t rt;
+    sigemptyset(&rt);
+    sigaddset(&rt, SIGRTMIN);
+    sigprocmask(SIG_BLOCK, &rt, NULL);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_SIGPENDING, &none);
+    printf("tgkill of SIGRTMIN with RLIMIT_SIGPENDING 0: %s\n",
+           res(syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGRTMIN)));
     return 0;
 }

@@ -103,6 +103,12 @@ pub const SIGRTMIN: u64 = 32;
 /// RLIMIT_SIGPENDING, per user; beyond it sigqueue fails with EAGAIN).
 const MAX_QUEUED: usize = 4096;
 
+/// The program's soft RLIMIT_SIGPENDING.
+fn sigpending_limit() -> u64 {
+    const RLIMIT_SIGPENDING: usize = 11;
+    crate::linux::process::PROCESS.rlimits.lock()[RLIMIT_SIGPENDING].0
+}
+
 /// A set of pending signals with the information of each.
 pub struct Pending {
     pub set: u64,
@@ -123,6 +129,12 @@ impl Pending {
     /// with its own information (sigqueue, tgkill) finds the queue full.
     fn add(&mut self, info: SigInfo) -> Result<bool, u32> {
         let sig = info.signo as u64;
+        // A real-time signal with information of its own (sigqueue, tgkill: a negative code)
+        // takes a queue entry, which RLIMIT_SIGPENDING bounds (the program's pending signals
+        // here, the user's on Linux); kill's and the kernel's are not refused.
+        if sig >= SIGRTMIN && info.code < 0 && PENDING_COUNT.load(Ordering::SeqCst) >= sigpending_limit() {
+            return Err(crate::linux::errno::EAGAIN);
+        }
         if self.set & bit(sig) == 0 {
             self.set |= bit(sig);
             self.info[sig as usize - 1] = info;
