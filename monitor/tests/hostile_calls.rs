@@ -368,6 +368,14 @@ fn own_proc_directories_count_the_programs_descriptors_and_threads() {
     passes_natively_and_same_on_1_and_2_cpus("own_proc_dir_figures", Some("links 2 + 3 threads: 1"));
 }
 
+/// /proc/self/maps shows write-only and write-and-execute mappings as they were asked for
+/// (tests/programs/hostile/proc_maps_write_only.c, LTP's mmap04): they showed `rw`, what the
+/// page tables hold.
+#[test]
+fn proc_maps_shows_write_only_mappings() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_maps_write_only", Some("write-only private: -w-p"));
+}
+
 /// The program's /proc/self/maps lists its mappings as Linux does: in order, cut where the
 /// protection changes, with the executable's and a private file mapping's file, offset and
 /// inode, [heap], [stack] and [vdso] (tests/programs/hostile/proc_maps.c); it was one range

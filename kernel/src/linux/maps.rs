@@ -65,7 +65,12 @@ fn snapshot() -> Vec<MapsEntry> {
     for (start, end) in super::usermem::regions() {
         for (s, e) in without(start, end, &[brk_window, guard]) {
             for (ps, pe, prot) in super::protect::runs(s, e) {
-                areas.label(ps, pe, prot as u32, &named);
+                // Write-only and execute-only pages are readable in the page tables: the page
+                // map says they were mapped without PROT_READ.
+                for (rs, re, unreadable) in super::usermap::readability_runs(ps, pe) {
+                    let prot = if unreadable { prot & !super::protect::PROT_READ } else { prot };
+                    areas.label(rs, re, prot as u32, &named);
+                }
             }
         }
     }

@@ -193,6 +193,42 @@ fn set_in(words: &[AtomicU64], start: u64, end: u64, on: bool) {
     }
 }
 
+/// `[start, end)` in runs that are all unreadable (true: mapped without PROT_READ) or all not:
+/// what `/proc/self/maps` shows of protections the page tables cannot hold (write-only is
+/// read-write there). One run, readable, while no page was ever marked.
+pub fn readability_runs(start: u64, end: u64) -> alloc::vec::Vec<(u64, u64, bool)> {
+    let mut out = alloc::vec::Vec::new();
+    if start >= end {
+        return out;
+    }
+    if !ANY_UNREADABLE.load(Ordering::Relaxed) {
+        out.push((start, end, false));
+        return out;
+    }
+    let (base, words) = (BASE.load(Ordering::Relaxed), bitmap(&UNREADABLE));
+    let (first, last) = pages_of(start, end);
+    let bit =
+        |page: u64| words.get((page / 64) as usize).is_some_and(|w| w.load(Ordering::Relaxed) & 1 << (page % 64) != 0);
+    let mut page = first;
+    let mut from = start;
+    while page < last {
+        let w = words.get((page / 64) as usize).map_or(0, |w| w.load(Ordering::Relaxed));
+        // A whole word of one kind: no change of kind inside it.
+        let mask = word_mask(page / 64, page, last);
+        let uniform = w & mask == 0 || w & mask == mask;
+        let next = if uniform { ((page / 64) + 1) * 64 } else { page + 1 };
+        let next = next.min(last);
+        if page > first && bit(page) != bit(page - 1) {
+            let at = base + page * PAGE;
+            out.push((from, at, bit(page - 1)));
+            from = at;
+        }
+        page = next;
+    }
+    out.push((from, end, first < last && bit(last - 1)));
+    out
+}
+
 /// How many bytes from `addr` (up to `len`) lie in mapped pages: the whole range if all of it
 /// is mapped, else the distance to the first unmapped page.
 pub fn mapped_len(addr: u64, len: u64) -> u64 {
