@@ -69,10 +69,18 @@ impl Forwarder {
     /// preferred one in the header (EINVAL, or 0 without a data pointer).
     pub(super) fn capget(&self, g: Guest, header: u64, data: u64) -> SysResult<i64> {
         let mut hdr: [u32; 2] = g.read(header)?;
+        let asked = hdr;
+        // The program's own pid: this thread's capabilities, which follow the program's capset
+        // (`caps::catch_up`); `hrt`'s main thread may not have yet (LTP's capget01 read back the
+        // CAP_NET_RAW it had dropped).
+        if hdr[1] == std::process::id() {
+            hdr[1] = 0;
+        }
         let mut local = [0u32; 6];
         let out = if data == 0 { std::ptr::null_mut() } else { local.as_mut_ptr() };
         // SAFETY: `hdr` is a header; `out` is NULL or room for two capability records.
         let r = unsafe { self.sys(libc::SYS_capget, &[ptr(hdr.as_mut_ptr()), ptr(out)]) };
+        hdr[1] = asked[1];
         // The host may have put its preferred version in the header.
         g.write(header, &hdr)?;
         let r = r?;

@@ -8,7 +8,8 @@
  * child ELOOP [EACCES]; a write or splice into /proc/self/maps opened read-only EBADF [the
  * write went into hrt's copy, the splice from an empty pipe waited for good];
  * pidfd_send_signal to itself with a siginfo of another signal EINVAL [the signal was sent];
- * with RLIMIT_SIGPENDING at 0, tgkill of a real-time signal EAGAIN [sent]. */
+ * with RLIMIT_SIGPENDING at 0, tgkill of a real-time signal EAGAIN [sent]; capget of the
+ * program's own pid after a capset dropped CAP_NET_RAW from its effective set [still there]. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "drop_cap.h"
 
 static const char *res(long r) { return r < 0 ? strerror(errno) : "ok"; }
 static volatile sig_atomic_t got_usr1, got_usr2;
@@ -144,5 +147,11 @@ int main(void) {
     setrlimit(RLIMIT_SIGPENDING, &none);
     printf("tgkill of SIGRTMIN with RLIMIT_SIGPENDING 0: %s\n",
            res(syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGRTMIN)));
+
+    drop_effective_capability(CAP_NET_RAW);
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, getpid()};
+    struct __user_cap_data_struct d[2];
+    syscall(SYS_capget, &h, d);
+    printf("CAP_NET_RAW effective after dropping it, by capget of its pid: %d\n", !!(d[0].effective & 1 << CAP_NET_RAW));
     return 0;
 }
