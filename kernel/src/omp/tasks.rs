@@ -70,6 +70,13 @@ pub type CopyFn = Option<extern "C" fn(*mut u8, *mut u8)>;
 /// no count line of the other's (`all_finished` reads them in an order that makes the sums
 /// exact). When the finishing thread added to the maker's lane instead, the maker's next
 /// task took that line back: one more transfer per task (`epcc.task.master`).
+///
+/// A team of one (`solo`) has nobody to share these with: its thread updates the lanes, the
+/// counts and its tasks' nodes with plain loads and stores, without the lanes' locks, and its
+/// lane is 0 without a look at its record: ~23 of ~198 cycles per deferred task (ten locked
+/// operations and five record looks; libgomp's task at one thread is ~127). A detachable
+/// task's event may be fulfilled by any thread, which then finishes the task: the team stops
+/// being solo when it makes one.
 pub struct Queue {
     lanes: [Lane; LANES],
     counts: [Counts; LANES],
@@ -106,14 +113,23 @@ impl LaneCounts {
         (self.0.load(Ordering::Acquire) >> 32) as u32
     }
 
-    /// `n` tasks queued.
-    fn add(&self, n: u32) {
-        self.0.fetch_add(n as u64 * (ONE_PUSHED + 1), Ordering::SeqCst);
+    /// `n` tasks queued (`solo`: by the only thread that changes the counts).
+    fn add(&self, n: u32, solo: bool) {
+        let d = n as u64 * (ONE_PUSHED + 1);
+        if solo {
+            self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(d), Ordering::Relaxed);
+        } else {
+            self.0.fetch_add(d, Ordering::SeqCst);
+        }
     }
 
     /// `n` tasks taken (the lane held them: the low half does not borrow).
-    fn taken(&self, n: u32) {
-        self.0.fetch_sub(n as u64, Ordering::Relaxed);
+    fn taken(&self, n: u32, solo: bool) {
+        if solo {
+            self.0.store(self.0.load(Ordering::Relaxed) - n as u64, Ordering::Relaxed);
+        } else {
+            self.0.fetch_sub(n as u64, Ordering::Relaxed);
+        }
     }
 }
 
@@ -133,6 +149,9 @@ struct Counts {
 #[repr(align(128))]
 pub struct Shared {
     pub signal: Word,
+    /// Only the team's one thread touches the queue, its counts and its tasks' nodes (see
+    /// `Queue`): set for a region's team of one, cleared when it makes a detachable task.
+    pub solo: AtomicBool,
 }
 
 impl core::ops::Deref for Queue {
@@ -147,10 +166,48 @@ fn my_lane() -> usize {
     thread::ctx().id as usize % LANES
 }
 
+impl Queue {
+    /// This thread's lane: a solo team's one thread (number 0) has lane 0, found without the
+    /// three dependent loads of its record (five looks per task).
+    #[inline(always)]
+    fn lane(solo: bool) -> usize {
+        if solo {
+            0
+        } else {
+            my_lane()
+        }
+    }
+}
+
 /// How many tasks a thread defers between two reads of the team's unfinished count: the
 /// limit is exceeded by at most this many per thread, and the read (a line per lane, which
 /// other threads write) is paid once per this many tasks.
 const BUDGET_REFILL: u32 = 16;
+
+/// Adds `n` to `a` and returns the value before: with `solo` (only this thread changes it) a
+/// load and a store, else an atomic add.
+#[inline(always)]
+fn add32(a: &AtomicU32, n: u32, solo: bool) -> u32 {
+    if solo {
+        let v = a.load(Ordering::Relaxed);
+        a.store(v.wrapping_add(n), Ordering::Relaxed);
+        v
+    } else {
+        a.fetch_add(n, Ordering::SeqCst)
+    }
+}
+
+/// `add32` for a 64-bit count.
+#[inline(always)]
+fn add64(a: &AtomicU64, n: u64, solo: bool) -> u64 {
+    if solo {
+        let v = a.load(Ordering::Relaxed);
+        a.store(v.wrapping_add(n), Ordering::Relaxed);
+        v
+    } else {
+        a.fetch_add(n, Ordering::SeqCst)
+    }
+}
 
 impl Queue {
     pub const fn new() -> Queue {
@@ -159,25 +216,54 @@ impl Queue {
                 LANES],
             counts: [const { Counts { made: AtomicU32::new(0), finished: AtomicU32::new(0), budget: AtomicU32::new(0) } };
                 LANES],
-            shared: Shared { signal: Word::new(0) },
+            shared: Shared { signal: Word::new(0), solo: AtomicBool::new(false) },
+        }
+    }
+
+    /// Makes the queue solo or shared, for a region about to start (no task of the team is
+    /// unfinished, and nobody else touches it).
+    pub fn set_solo(&mut self, solo: bool) {
+        let flag = self.shared.solo.get_mut();
+        if *flag != solo {
+            *flag = solo;
+        }
+    }
+
+    /// Whether only this thread uses the queue (see `Shared::solo`).
+    #[inline(always)]
+    fn solo(&self) -> bool {
+        self.solo.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` on lane `l`'s ready tasks, under the lane's lock unless the team is `solo`.
+    #[inline(always)]
+    fn with_lane<R>(&self, l: usize, solo: bool, f: impl FnOnce(&mut VecDeque<Arc<Task>>) -> R) -> R {
+        let lane = &self.lanes[l];
+        if solo {
+            // SAFETY: a solo team's one thread is the only one that touches its lanes, and
+            // it does not reenter this (`f` takes or queues tasks, it runs none).
+            f(unsafe { lane.ready.get_unlocked() })
+        } else {
+            f(&mut lane.ready.lock())
         }
     }
 
     fn push(&self, t: Arc<Task>) {
-        let lane = &self.lanes[my_lane()];
-        lane.ready.lock().push_back(t);
-        lane.counts.add(1);
+        let solo = self.solo();
+        let l = Queue::lane(solo);
+        self.with_lane(l, solo, |q| q.push_back(t));
+        self.lanes[l].counts.add(1, solo);
         self.signal.nudge();
     }
 
     /// Counts a deferred task made by this thread.
-    fn count_made(&self) {
-        self.counts[my_lane()].made.fetch_add(1, Ordering::SeqCst);
+    fn count_made(&self, solo: bool) {
+        add32(&self.counts[Queue::lane(solo)].made, 1, solo);
     }
 
     /// Counts the end of a task, finished by this thread.
-    fn count_finished(&self) {
-        self.counts[my_lane()].finished.fetch_add(1, Ordering::SeqCst);
+    fn count_finished(&self, solo: bool) {
+        add32(&self.counts[Queue::lane(solo)].finished, 1, solo);
     }
 
     /// The team's unfinished tasks (made and not finished), summed over the lanes; exact
@@ -195,7 +281,7 @@ impl Queue {
     /// is read when the budget is used up, so a thread defers at most `BUDGET_REFILL` past
     /// the limit.
     fn may_defer(&self, limit: u32) -> bool {
-        let budget = &self.counts[my_lane()].budget;
+        let budget = &self.counts[Queue::lane(self.solo())].budget;
         let left = budget.load(Ordering::Relaxed);
         if left > 0 {
             budget.store(left - 1, Ordering::Relaxed);
@@ -238,17 +324,26 @@ impl Queue {
         if super::icv::max_task_priority() > 0 {
             return self.take_by_priority(newest, fits);
         }
-        let me = my_lane();
+        let solo = self.solo();
+        let me = Queue::lane(solo);
         (0..LANES).find_map(|k| {
-            let lane = &self.lanes[(me + k) % LANES];
+            let l = (me + k) % LANES;
+            let lane = &self.lanes[l];
             if lane.counts.queued() == 0 {
                 return None;
             }
-            let mut q = lane.ready.lock();
-            let i = if newest { q.iter().rposition(|t| fits(t)) } else { q.iter().position(|t| fits(t)) }?;
-            let t = q.remove(i);
-            lane.counts.taken(1);
-            t
+            self.with_lane(l, solo, |q| {
+                // The end the waiter wants usually fits (a `taskwait` takes its last child).
+                let end = if newest { q.back() } else { q.front() };
+                if end.is_some_and(|t| fits(t)) {
+                    lane.counts.taken(1, solo);
+                    return if newest { q.pop_back() } else { q.pop_front() };
+                }
+                let i = if newest { q.iter().rposition(|t| fits(t)) } else { q.iter().position(|t| fits(t)) }?;
+                let t = q.remove(i);
+                lane.counts.taken(1, solo);
+                t
+            })
         })
     }
 
@@ -259,7 +354,8 @@ impl Queue {
     /// its lock, one after the other: exact for a team of one, whose tasks are all in one lane;
     /// with more threads the order is a hint anyway (the specification's word).
     fn take_by_priority(&self, newest: bool, fits: impl Fn(&Task) -> bool) -> Option<Arc<Task>> {
-        let me = my_lane();
+        let solo = self.solo();
+        let me = Queue::lane(solo);
         loop {
             let mut best: Option<(usize, u32)> = None;
             for k in 0..LANES {
@@ -267,7 +363,7 @@ impl Queue {
                 if self.lanes[l].counts.queued() == 0 {
                     continue;
                 }
-                let highest = self.lanes[l].ready.lock().iter().filter(|t| fits(t)).map(|t| t.priority).max();
+                let highest = self.with_lane(l, solo, |q| q.iter().filter(|t| fits(t)).map(|t| t.priority).max());
                 if let Some(p) = highest {
                     if best.is_none_or(|(_, b)| p > b) {
                         best = Some((l, p));
@@ -275,14 +371,16 @@ impl Queue {
                 }
             }
             let (l, p) = best?;
-            let lane = &self.lanes[l];
-            let mut q = lane.ready.lock();
             let at = |t: &Arc<Task>| fits(t) && t.priority == p;
-            let found = if newest { q.iter().rposition(at) } else { q.iter().position(at) };
+            let found = self.with_lane(l, solo, |q| {
+                let i = if newest { q.iter().rposition(at) } else { q.iter().position(at) };
+                let t = i.and_then(|i| q.remove(i))?;
+                self.lanes[l].counts.taken(1, solo);
+                Some(t)
+            });
             // Taken by another thread since the look: look again.
-            if let Some(t) = found.and_then(|i| q.remove(i)) {
-                lane.counts.taken(1);
-                return Some(t);
+            if found.is_some() {
+                return found;
             }
         }
     }
@@ -339,30 +437,31 @@ impl Queue {
         if super::icv::max_task_priority() > 0 {
             return self.take_by_priority(false, |_| true);
         }
-        let me = my_lane();
+        let solo = self.solo();
+        let me = Queue::lane(solo);
         for k in 0..LANES {
-            let lane = &self.lanes[(me + k) % LANES];
+            let l = (me + k) % LANES;
+            let lane = &self.lanes[l];
             if lane.counts.queued() == 0 {
                 continue;
             }
             let mut moved: [Option<Arc<Task>>; STEAL_BATCH] = [const { None }; STEAL_BATCH];
             let mut n = 0;
-            let first = {
-                let mut q = lane.ready.lock();
-                let Some(first) = q.pop_front() else { continue };
+            let first = self.with_lane(l, solo, |q| {
+                let first = q.pop_front()?;
                 if k != 0 {
                     n = (q.len() / 2).min(STEAL_BATCH);
                     for (slot, t) in moved.iter_mut().zip(q.drain(..n)) {
                         *slot = Some(t);
                     }
                 }
-                lane.counts.taken(1 + n as u32);
-                first
-            };
+                lane.counts.taken(1 + n as u32, solo);
+                Some(first)
+            });
+            let Some(first) = first else { continue };
             if n > 0 {
-                let mine = &self.lanes[me];
-                mine.ready.lock().extend(moved.iter_mut().take(n).filter_map(Option::take));
-                mine.counts.add(n as u32);
+                self.with_lane(me, solo, |q| q.extend(moved.iter_mut().take(n).filter_map(Option::take)));
+                self.lanes[me].counts.add(n as u32, solo);
                 self.signal.nudge();
             }
             return Some(first);
@@ -425,6 +524,9 @@ struct OwnerSide {
     /// `deps` may hold entries: a `taskwait` clears it only then (its lock was two atomic
     /// operations of every `taskwait`, most of which follow tasks without dependences).
     has_deps: AtomicBool,
+    /// The owner's team's `Shared::solo`: the counts are then changed by one thread (teams are
+    /// never freed).
+    solo: &'static AtomicBool,
 }
 
 #[repr(align(128))]
@@ -439,10 +541,17 @@ struct EndSide {
 
 const OWNER_GONE: u64 = 1 << 63;
 
+/// The counts' `solo` arguments: whether the owner's team is solo (`Shared::solo`), so that
+/// only this thread changes them. The callers have the team at hand; the node's own pointer to
+/// the flag serves the owner's end, which has not.
 impl Node {
+    fn solo(&self) -> bool {
+        self.own.solo.load(Ordering::Relaxed)
+    }
+
     /// Counts a child made (by the owner).
-    fn child_made(&self) {
-        self.own.made.fetch_add(1, Ordering::AcqRel);
+    fn child_made(&self, solo: bool) {
+        add32(&self.own.made, 1, solo);
     }
 
     /// Whether every child made so far has ended (read by the owner).
@@ -460,9 +569,10 @@ impl Node {
     ///
     /// # Safety
     /// As `child_ended`'s: the child has not ended.
-    unsafe fn child_started(node: *const Node) {
+    unsafe fn child_started(node: *const Node, solo: bool) {
         // SAFETY: the node lives until its last child has ended (this one has not yet).
-        unsafe { (*node).end.started.fetch_add(1, Ordering::AcqRel) };
+        let n = unsafe { &*node };
+        add32(&n.end.started, 1, solo);
     }
 
     /// A child of `node` has ended: the child's last use of the node. Frees the node when the
@@ -470,10 +580,10 @@ impl Node {
     ///
     /// # Safety
     /// `node` is the node of the child's owner, and the child has not ended before.
-    unsafe fn child_ended(node: *const Node) {
+    unsafe fn child_ended(node: *const Node, solo: bool) {
         // SAFETY: the node lives until its last child has ended (this one has not yet).
         let n = unsafe { &*node };
-        let now = n.end.ended.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+        let now = add64(&n.end.ended, 1, solo).wrapping_add(1);
         // Once the owner is gone, `made` no longer changes (and the count's update above
         // synchronized with the owner's, which came after its last write of `made`).
         if now & OWNER_GONE != 0 && now as u32 == n.own.made.load(Ordering::Acquire) {
@@ -492,7 +602,13 @@ impl Node {
         // SAFETY: the owner's reference keeps it alive until this update.
         let n = unsafe { &*node };
         let made = n.own.made.load(Ordering::Relaxed);
-        let before = n.end.ended.fetch_or(OWNER_GONE, Ordering::AcqRel);
+        let before = if n.solo() {
+            let v = n.end.ended.load(Ordering::Relaxed);
+            n.end.ended.store(v | OWNER_GONE, Ordering::Relaxed);
+            v
+        } else {
+            n.end.ended.fetch_or(OWNER_GONE, Ordering::AcqRel)
+        };
         if before as u32 == made {
             // SAFETY: every child has ended and the owner is gone.
             drop(unsafe { alloc::boxed::Box::from_raw(node as *mut Node) });
@@ -504,12 +620,13 @@ impl Node {
 pub struct NodeRef(core::ptr::NonNull<Node>);
 
 impl NodeRef {
-    fn new() -> NodeRef {
+    fn new(solo: &'static AtomicBool) -> NodeRef {
         let node = alloc::boxed::Box::new(Node {
             own: OwnerSide {
                 made: AtomicU32::new(0),
                 deps: SpinLock::new(BTreeMap::new()),
                 has_deps: AtomicBool::new(false),
+                solo,
             },
             end: EndSide { ended: AtomicU64::new(0), started: AtomicU32::new(0) },
         });
@@ -675,9 +792,9 @@ impl Task {
 unsafe impl Send for Task {}
 unsafe impl Sync for Task {}
 
-/// The current task's node, made on first use.
-fn node_of(c: &mut Ctx) -> *const Node {
-    c.node.get_or_insert_with(NodeRef::new).ptr()
+/// The current task's node, made on first use, for children queued in `q` (its team's).
+fn node_of(c: &mut Ctx, q: &'static Queue) -> *const Node {
+    c.node.get_or_insert_with(|| NodeRef::new(&q.solo)).ptr()
 }
 
 fn queue_of(c: &Ctx) -> Option<&'static Queue> {
@@ -740,7 +857,7 @@ fn discarded(t: &Task) -> bool {
 fn execute(t: Arc<Task>) {
     if !t.parent.is_null() {
         // SAFETY: see `finish`: the child has not ended.
-        unsafe { Node::child_started(t.parent) };
+        unsafe { Node::child_started(t.parent, (*t.team).tasks.solo()) };
     }
     if !t.constructed && discarded(&t) {
         complete(&t);
@@ -782,6 +899,7 @@ fn complete(t: &Task) {
 pub fn finish(t: &Task) {
     // SAFETY: see `Task`.
     let team = unsafe { &*t.team };
+    let solo = team.tasks.solo();
     if t.ordered() {
         let x = t.deps();
         let successors = {
@@ -801,9 +919,9 @@ pub fn finish(t: &Task) {
     if !t.parent.is_null() {
         // SAFETY: the task's parent node lives until its children have ended; this one ends
         // here (a task finishes once).
-        unsafe { Node::child_ended(t.parent) };
+        unsafe { Node::child_ended(t.parent, solo) };
     }
-    team.tasks.count_finished();
+    team.tasks.count_finished(solo);
     // Waiters test what this changed while they spin; only sleepers need the word.
     team.tasks.signal.nudge();
 }
@@ -890,7 +1008,7 @@ fn help_children_until(c: &mut Ctx, done: impl Fn() -> bool) {
     let Some(q) = queue_of(c) else {
         return;
     };
-    let node = node_of(c);
+    let node = node_of(c, q);
     // SAFETY: the current task's own node, alive while the task is.
     let started = || unsafe { (*node).children_started() };
     q.help_until(|t| t.parent == node, None, done, started);
@@ -958,6 +1076,13 @@ pub fn task(
     let final_task = flags & FLAG_FINAL != 0;
     let (size, align) = (arg_size.max(0) as usize, arg_align.max(1) as usize);
     let event = (!detach.is_null()).then(Event::new);
+    if event.is_some() && !c.team.is_null() {
+        // Any thread may fulfil the event and so finish the task: the team's counts and lanes
+        // are shared from here on.
+        // SAFETY: teams are never freed.
+        let team = unsafe { &*c.team };
+        team.tasks.solo.store(false, Ordering::SeqCst);
+    }
     if let Some(e) = &event {
         // SAFETY: gcc's event variable and argument block.
         unsafe { e.publish(detach, data) };
@@ -995,7 +1120,7 @@ pub fn task(
 #[allow(clippy::too_many_arguments)]
 fn defer(
     c: &mut Ctx,
-    queue: &Queue,
+    queue: &'static Queue,
     f: TaskFn,
     (args, constructed): (Args, bool),
     (final_task, priority): (bool, u32),
@@ -1004,8 +1129,9 @@ fn defer(
     as_child: bool,
 ) {
     debug_assert!(as_child || deps.is_empty());
-    let parent = if as_child { node_of(c) } else { core::ptr::null() };
-    queue.count_made();
+    let parent = if as_child { node_of(c, queue) } else { core::ptr::null() };
+    let solo = queue.solo();
+    queue.count_made(solo);
     let t = Arc::new(Task {
         f,
         priority,
@@ -1032,7 +1158,7 @@ fn defer(
     }
     if !t.parent.is_null() {
         // SAFETY: the current task's own node (`c.node`).
-        unsafe { (*t.parent).child_made() };
+        unsafe { (*t.parent).child_made(solo) };
     }
     if let Some(g) = &c.group {
         g.count.fetch_add(1, Ordering::AcqRel);
@@ -1342,7 +1468,7 @@ fn defer_taskloop(
     (final_task, priority): (bool, u32),
     (tasks, extra, per, n): (u64, u64, u64, u64),
     (end, value): (u64, &dyn Fn(u64) -> u64),
-    (queue, grouped): (Option<&Queue>, bool),
+    (queue, grouped): (Option<&'static Queue>, bool),
 ) {
     let c = thread::ctx();
     let mut lo = 0u64;

@@ -397,6 +397,7 @@ pub fn fork(
     // that a program of one thread sees its tasks in libgomp's order: code after a `task`
     // before the task, a `taskwait`'s children newest first, a barrier's tasks oldest first.
     set(team.defers_tasks.get_mut(), n == 1);
+    team.tasks.set_solo(n == 1);
     team.barrier.prepare(n as usize);
     let prepared = prepare(team, outer);
     set(&mut team.prepared, prepared);

@@ -85,6 +85,17 @@ impl<T: ?Sized> SpinLock<T> {
         self.data.get_mut()
     }
 
+    /// Access without locking, for data that only one thread uses for a while (an OpenMP
+    /// team of one's task lanes).
+    ///
+    /// # Safety
+    /// No other access to the data, locked or not, overlaps the returned reference's use.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get_unlocked(&self) -> &mut T {
+        // SAFETY: the caller's guarantee.
+        unsafe { &mut *self.data.get() }
+    }
+
     pub fn is_locked(&self) -> bool {
         self.locked.load(Ordering::Relaxed) != 0
     }
