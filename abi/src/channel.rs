@@ -177,7 +177,7 @@ pub struct ChannelHeader {
 }
 
 /// One line of the program's `/proc/self/maps` ([`ChannelHeader::maps`]): `[start, end)`,
-/// its protection (PROT_* bits), what it is ([`maps_kind`]), and for a file's pages the
+/// its protection (PROT_* bits, and [`MAPS_LOCKED`] for locked memory), what it is ([`maps_kind`]), and for a file's pages the
 /// file's offset of `start` and which file (`file`, by `kind`).
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -189,6 +189,9 @@ pub struct MapsEntry {
     pub prot: u32,
     pub kind: u32,
 }
+
+/// A [`MapsEntry::prot`] bit: the area is locked (mlock: smaps' `Locked:` and `lo`).
+pub const MAPS_LOCKED: u32 = 1 << 16;
 
 /// The most entries the monitor reads (Linux's default `vm.max_map_count` is 65,530).
 pub const MAPS_MAX: u64 = 65_536;
@@ -276,6 +279,8 @@ pub struct ProgramStatus {
     /// Thread `tids[i]`'s seccomp mode (0 none, 1 strict, 2 filters) and, from bit 8, how
     /// many filters it has: status's Seccomp and Seccomp_filters.
     pub seccomp: [AtomicU64; STATUS_THREADS],
+    /// Bytes the program has locked (mlock and its kin): VmLck.
+    pub vm_locked: AtomicU64,
 }
 
 /// How many thread ids the channel header lists (`ChannelHeader::thread_ids`).

@@ -498,6 +498,20 @@ fn mappings_stop_at_the_map_count_limit_as_on_linux() {
     );
 }
 
+/// Locked memory (tests/programs/hostile/memory_locks.c): VmLck after mlock, mlock2, munlock,
+/// MAP_LOCKED, mremap, mlockall with MCL_FUTURE (later mappings and the break) and munlockall;
+/// a locked part of a mapping is an area of its own with smaps' Locked and `lo`; madvise that
+/// drops pages is EINVAL on it; a forked child has no locks; RLIMIT_MEMLOCK binds without
+/// CAP_IPC_LOCK (ENOMEM, EAGAIN, EPERM at 0); msync MS_INVALIDATE of it EBUSY. mlock kept nothing before
+/// (LTP's mlock201, mlock203, mmap14, madvise02, mlock02, mlock05, munlockall01, mlockall02/03).
+#[test]
+fn memory_locks_are_kept_and_limited_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "memory_locks",
+        Some("mlock 2 more                                 Cannot allocate"),
+    );
+}
+
 /// RLIMIT_DATA (tests/programs/hostile/data_limit.c): the break and private writable mappings
 /// are refused past the soft limit as on Linux (nothing was), with Linux's exception for a soft
 /// limit of 0 under a higher hard one; then private mappings of /dev/zero fill the address

@@ -291,6 +291,7 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     let _ = call(op::EXEC_COMMIT, [described.0, described.1, argc as u64, 0, 0, 0]);
     super::signalfd::after_exec();
     super::calls::membarrier::after_exec();
+    super::locked::after_exec();
     usermem::unmap(described.0, usermem::page_up(described.0 + described.1.max(1)));
     *PROCESS.name.lock() = name;
     let t = current();

@@ -69,7 +69,11 @@ fn snapshot() -> Vec<MapsEntry> {
                 // map says they were mapped without PROT_READ.
                 for (rs, re, unreadable) in super::usermap::readability_runs(ps, pe) {
                     let prot = if unreadable { prot & !super::protect::PROT_READ } else { prot };
-                    areas.label(rs, re, prot as u32, &named);
+                    // Linux's areas end where locking changes (a flag of theirs).
+                    for (ls, le, locked) in super::locked::runs(rs, re) {
+                        let prot = prot as u32 | if locked { hrt_abi::channel::MAPS_LOCKED } else { 0 };
+                        areas.label(ls, le, prot, &named);
+                    }
                 }
             }
         }

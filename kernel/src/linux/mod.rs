@@ -16,6 +16,7 @@ pub mod filemap;
 pub mod fork_advice;
 pub mod futex;
 pub mod loader;
+pub mod locked;
 pub mod maps;
 pub mod names;
 pub mod near_table;

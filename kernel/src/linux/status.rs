@@ -107,6 +107,7 @@ pub fn publish(to: &ProgramStatus, path: u64) {
     set(&to.mapped_span[1], hi);
     let size = super::calls::info::address_space();
     set(&to.vm_size, size);
+    set(&to.vm_locked, super::locked::total());
     set(&to.vm_peak, VM_PEAK.fetch_max(size, Ordering::Relaxed).max(size));
     to.valid.store(1, Ordering::Release);
 }

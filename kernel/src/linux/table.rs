@@ -210,7 +210,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_msync => ("msync", 3, L(memory::msync)),
         __NR_mincore => ("mincore", 3, L(residency::mincore)),
         __NR_mlock => ("mlock", 2, L(residency::mlock)),
-        __NR_munlock => ("munlock", 2, L(residency::mlock)),
+        __NR_munlock => ("munlock", 2, L(residency::munlock)),
         __NR_mlock2 => ("mlock2", 3, L(residency::mlock2)),
         __NR_mlockall => ("mlockall", 1, L(residency::mlockall)),
         __NR_munlockall => ("munlockall", 0, L(residency::munlockall)),

@@ -602,6 +602,7 @@ fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u
     // So is what madvise and mmap remember of it.
     super::private_files::release(start, end);
     super::fork_advice::release(start, end);
+    super::locked::release(start, end);
     let pieces = cut(regions, start, end);
     MAPPED.fetch_sub(pieces.iter().map(|(s, e)| e - s).sum(), Ordering::Relaxed);
     pieces

@@ -19,7 +19,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use hrt_abi::channel::{maps_kind, MapsEntry, MAPS_MAX};
+use hrt_abi::channel::{maps_kind, MapsEntry, MAPS_LOCKED, MAPS_MAX};
 
 static MAIN_STACK: AtomicPtr<[AtomicU64; 4]> = AtomicPtr::new(std::ptr::null_mut());
 static MAPS: AtomicPtr<[AtomicU64; 2]> = AtomicPtr::new(std::ptr::null_mut());
@@ -224,6 +224,8 @@ struct Figures {
     rss: u64,
     shared: u64,
     anonymous: u64,
+    /// What of its resident set is locked (all of it, or none).
+    locked: u64,
 }
 
 impl Figures {
@@ -232,7 +234,8 @@ impl Figures {
         let shared = if e.kind == maps_kind::SHARED { rss } else { 0 };
         let file =
             matches!(e.kind, maps_kind::PROGRAM | maps_kind::INTERPRETER | maps_kind::FILE_FD | maps_kind::FILE_KEPT);
-        Figures { size: e.end - e.start, rss, shared, anonymous: if file || shared != 0 { 0 } else { rss } }
+        let locked = if e.prot & MAPS_LOCKED != 0 { rss } else { 0 };
+        Figures { size: e.end - e.start, rss, shared, anonymous: if file || shared != 0 { 0 } else { rss }, locked }
     }
 
     fn add(&mut self, o: Figures) {
@@ -240,6 +243,7 @@ impl Figures {
         self.rss += o.rss;
         self.shared += o.shared;
         self.anonymous += o.anonymous;
+        self.locked += o.locked;
     }
 
     /// The figure lines, as Linux prints them (`Name:` in 16 columns, the value in 8, kB); the
@@ -276,9 +280,10 @@ impl Figures {
         for name in ["KSM", "LazyFree", "AnonHugePages", "ShmemPmdMapped", "FilePmdMapped", "Shared_Hugetlb"] {
             put(name, 0);
         }
-        for name in ["Private_Hugetlb", "Swap", "SwapPss", "Locked"] {
+        for name in ["Private_Hugetlb", "Swap", "SwapPss"] {
             put(name, 0);
         }
+        put("Locked", self.locked);
     }
 }
 
@@ -298,6 +303,7 @@ fn vm_flags(out: &mut String, e: &MapsEntry) {
         (shared, "ms"),
         (e.kind == maps_kind::STACK, "gd"),
         (!shared && e.prot & 2 != 0, "ac"),
+        (e.prot & MAPS_LOCKED != 0, "lo"),
     ] {
         if on {
             flags.push_str(name);

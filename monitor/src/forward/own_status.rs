@@ -22,7 +22,7 @@
 //!   shows what the stack has grown to); **VmData**: VmSize less VmStk. The kernel keeps no
 //!   record of which mappings hold code, so VmExe and VmLib are 0, as are RssFile and RssShmem
 //!   (file pages are read into the program's own memory), VmPTE (the program's page tables are
-//!   guest memory), VmLck and VmPin (mlock locks nothing: nothing is swapped).
+//!   guest memory) and VmPin. **VmLck**: what the program locked (the kernel's `locked`).
 //! - **Threads**, **SigQ**, **SigPnd**, **ShdPnd**, **SigBlk**, **SigIgn**, **SigCgt**: the
 //!   kernel's. SigPnd and SigBlk are the main thread's in `/proc/self/status`, the caller's in
 //!   `/proc/thread-self/status`, thread N's in `task/N/status` (for the first
@@ -280,6 +280,7 @@ struct Figures {
     rss: u64,
     hwm: u64,
     stack: u64,
+    locked: u64,
     /// The thread's tid when the file is a thread's (Pid and NSpid show it).
     tid: Option<u32>,
     /// Its state: 'S' while it waits in the kernel, else 'R' (the main thread's for the
@@ -327,6 +328,7 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
         rss,
         hwm,
         stack,
+        locked: 0,
         tid: None,
         state: b'R',
         seccomp: 0,
@@ -337,6 +339,7 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
         (word(&s.shared_pending), word(&s.ignored), word(&s.caught), word(&s.queued));
     f.size = word(&s.vm_size);
     f.peak = word(&s.vm_peak).max(f.size);
+    f.locked = word(&s.vm_locked);
     let main = std::process::id() as u64;
     let tid = match whose {
         Who::Process => main,
@@ -398,9 +401,8 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
             "VmRSS" | "RssAnon" => kib(f.rss),
             "VmData" => kib(f.size.saturating_sub(f.stack)),
             "VmStk" => kib(f.stack),
-            "VmLck" | "VmPin" | "RssFile" | "RssShmem" | "VmExe" | "VmLib" | "VmPTE" | "VmSwap" | "HugetlbPages" => {
-                kib(0)
-            }
+            "VmLck" => kib(f.locked),
+            "VmPin" | "RssFile" | "RssShmem" | "VmExe" | "VmLib" | "VmPTE" | "VmSwap" | "HugetlbPages" => kib(0),
             "Threads" => f.threads.to_string(),
             // Pending instances / the host's RLIMIT_SIGPENDING for the user.
             "SigQ" => format!("{}/{}", f.queued, value.split_once('/').map_or("0", |(_, l)| l)),

@@ -10,6 +10,7 @@
 //!   zero, a private file mapping reads its file again (`private_files`), shared memory
 //!   already holds what it would read again; FREE is DONTNEED for private anonymous memory
 //!   only (EINVAL for the rest);
+//! - DONTNEED, FREE and REMOVE on locked memory (`linux::locked`): EINVAL;
 //! - REMOVE punches a hole in shared memory (the host's madvise, `nr::REMOVE_SHARED`):
 //!   EINVAL for private anonymous memory, EACCES for a private file mapping;
 //! - WIPEONFORK (private anonymous memory only), KEEPONFORK, DONTFORK and DOFORK are applied by a
@@ -80,7 +81,12 @@ pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         _ => {}
     }
     let (parts, unmapped) = parts(addr, addr + len);
+    let drops = matches!(advice, general::MADV_DONTNEED | general::MADV_FREE | general::MADV_REMOVE);
     for (s, e, kind) in parts {
+        // As Linux: locked memory keeps its pages (DONTNEED_LOCKED is the advice for it).
+        if drops && crate::linux::locked::any(s, e) {
+            return Err(EINVAL);
+        }
         apply(advice, s, e, kind)?;
     }
     if unmapped {

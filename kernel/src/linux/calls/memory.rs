@@ -7,6 +7,7 @@ use linux_raw_sys::general;
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EBADF, EINVAL, ENOMEM, EPERM};
 use crate::linux::filemap;
+use crate::linux::locked;
 use crate::linux::past_eof;
 use crate::linux::process::PROCESS;
 use crate::linux::protect;
@@ -21,6 +22,7 @@ const MAP_ANONYMOUS: u64 = general::MAP_ANONYMOUS as u64;
 const MAP_FIXED_NOREPLACE: u64 = general::MAP_FIXED_NOREPLACE as u64;
 const MAP_HUGETLB: u64 = general::MAP_HUGETLB as u64;
 const MAP_STACK: u64 = general::MAP_STACK as u64;
+const MAP_LOCKED: u64 = general::MAP_LOCKED as u64;
 pub(super) const LARGE_PAGE: u64 = 2 << 20;
 /// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
 /// lengths and fixed addresses against it before anything else.
@@ -39,6 +41,10 @@ pub(super) fn fits_user_space(start: u64, len: u64) -> bool {
 pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     filemap::forget();
     let want = a[0];
+    // Under mlockall(MCL_FUTURE) the heap's growth is locked: whether the limit binds is asked
+    // of the host before the break's lock is taken.
+    let future = locked::future();
+    let unlimited = future.is_some() && locked::unlimited();
     let mut b = PROCESS.brk.lock();
     if want < b.start || !super::data_limit::break_allowed(b.start, want) {
         return Ok(b.cur);
@@ -46,6 +52,9 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (old_cur, old_end) = (b.cur, b.mapped_end);
     let grows = page_up(want).saturating_sub(page_up(b.cur).max(b.start));
     if grows != 0 && super::info::address_space_allows_with(&b, grows).is_err() {
+        return Ok(b.cur);
+    }
+    if grows != 0 && future.is_some() && !unlimited && !locked::within_soft_limit(locked::total() + grows) {
         return Ok(b.cur);
     }
     // As Linux, the break stays a page short of the next mapping.
@@ -78,6 +87,12 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         crate::linux::status::note_peak();
     }
     b.cur = want;
+    let (was_top, top) = (page_up(old_cur).max(b.start), page_up(want).max(b.start));
+    if top > was_top && future.is_some() {
+        locked::set(was_top, top, future);
+    } else if top < was_top {
+        locked::release(top, was_top);
+    }
     usermem::break_moved(old_cur, want, old_end, b.mapped_end);
     crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
     Ok(want)
@@ -167,7 +182,22 @@ fn mapping_type_allowed(flags: u64, file: bool, off: u64, len: u64) -> Result<()
     Ok(())
 }
 
-pub fn mmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+/// mmap: `map`, with the new mapping locked where MAP_LOCKED or `mlockall(MCL_FUTURE)` asks
+/// (`locked`).
+pub fn mmap(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let explicit = a[3] & MAP_LOCKED != 0;
+    let locking = explicit || locked::future().is_some();
+    if locking && a[1] != 0 && a[1] <= TASK_SIZE {
+        locked::new_mapping_allowed(page_up(a[1]), explicit)?;
+    }
+    let start = map(frame, a)?;
+    if locking {
+        locked::new_mapping(start, start + page_up(a[1]), explicit);
+    }
+    Ok(start)
+}
+
+fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, len, prot, flags, fd, off) = (a[0], a[1], super::info::with_implied_exec(a[2]), a[3], a[4] as i32, a[5]);
     if !off.is_multiple_of(PAGE) {
         return Err(EINVAL);
@@ -413,6 +443,7 @@ pub fn munmap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// msync(addr, len, flags) as Linux checks it: unknown flags, MS_SYNC with MS_ASYNC, or an
 /// unaligned address are EINVAL; a range with unmapped pages is ENOMEM. The file pages in it
 /// are the host's, so the host's msync writes them back; other memory has nothing to sync.
+/// MS_INVALIDATE of locked memory is EBUSY.
 pub fn msync(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (addr, flags) = (a[0], a[2]);
     let (sync, ms_async) = (general::MS_SYNC as u64, general::MS_ASYNC as u64);
@@ -423,6 +454,10 @@ pub fn msync(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let end = a[1].checked_next_multiple_of(PAGE).and_then(|l| addr.checked_add(l)).ok_or(ENOMEM)?;
     if addr == end {
         return Ok(0);
+    }
+    // As Linux: locked memory cannot be invalidated.
+    if flags & general::MS_INVALIDATE as u64 != 0 && locked::any(addr, end) {
+        return Err(crate::linux::errno::EBUSY);
     }
     if !usermem::is_mapped(addr, end) {
         return Err(ENOMEM);

@@ -66,6 +66,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(old);
     }
     super::info::address_space_allows(new_len - old_len)?;
+    crate::linux::locked::may_grow(old, old_len, new_len - old_len)?;
     if super::data_limit::limited() && super::data_limit::is_data_at(old) {
         super::data_limit::data_may_grow(new_len - old_len)?;
     }
@@ -83,6 +84,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         past_eof::remapped(old, old_len, old, new_len);
         fork_advice::moved(old, old_len, old, new_len);
+        crate::linux::locked::moved(old, old_len, old, new_len, false);
         file_pages_grown(old, old_len, new_len)?;
         carry_protection(protect::prot_at(old), old + old_len, old + new_len);
         return Ok(old);
@@ -158,6 +160,7 @@ fn remap_host(old: u64, old_len: u64, new: u64, new_len: u64, prot: Option<u64>,
         true => fork_advice::copied(old, old_len, new, new_len),
         false => fork_advice::moved(old, old_len, new, new_len),
     }
+    crate::linux::locked::moved(old, old_len, new, new_len, keep_old);
     super::memory::set_protection(taken.0, taken.1, prot.unwrap_or(protect::DEFAULT));
     Ok(())
 }
@@ -275,6 +278,8 @@ fn moved(old: u64, old_len: u64, new: u64, new_len: u64, anonymous: bool) {
     past_eof::remapped(old, old_len, new, new_len);
     private_files::moved(old, old_len, new);
     fork_advice::moved(old, old_len, new, new_len);
+    // Locks move, DONTUNMAP's old range keeps none (as Linux's).
+    crate::linux::locked::moved(old, old_len, new, new_len, false);
 }
 
 /// Growing a System V segment's or shared anonymous memory's mapping after a fork (host shared

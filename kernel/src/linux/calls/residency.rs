@@ -1,12 +1,13 @@
 //! mincore: which pages of a range are resident. Program memory is physical and mapped up
 //! front, so every mapped page is; an unmapped page in the range is ENOMEM, as on Linux.
 //! (grep's and other GNU tools' stack-overflow detection probe the stack this way.)
-//! mlock and its kin (gpg's secure memory, real-time programs): every page is
-//! resident and stays so (no demand paging, no swap), so locking is already done; the calls
-//! check their arguments as Linux does (RLIMIT_MEMLOCK is not counted).
+//! mlock and its kin (gpg's secure memory, real-time programs): every page is resident and
+//! stays so (no demand paging, no swap), so locking changes no memory; the locks are kept as
+//! Linux keeps them, with RLIMIT_MEMLOCK, VmLck and the rest (`linux::locked`).
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EINVAL, ENOMEM};
+use crate::linux::locked::{self, Lock};
 use crate::linux::uaccess;
 use crate::linux::usermem::{page_up, PAGE};
 
@@ -24,19 +25,39 @@ pub fn mincore(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
-/// Whether `[addr, addr + len)`, widened to whole pages, is mapped (mlock's ENOMEM otherwise).
-fn mapped_pages(addr: u64, len: u64) -> SysResult {
+/// `[addr, addr + len)` widened to whole pages, if it is mapped (mlock's ENOMEM otherwise).
+fn mapped_pages(addr: u64, len: u64) -> Result<(u64, u64), u32> {
     let start = addr & !(PAGE - 1);
     let end = addr.checked_add(len).map(page_up).ok_or(ENOMEM)?;
     if end > uaccess::USER_END || len != 0 && !crate::linux::usermap::is_mapped(start, end - start) {
         return Err(ENOMEM);
     }
+    Ok((start, end))
+}
+
+/// Locks `[addr, addr + len)` as Linux's `do_mlock`: EPERM where the program may not lock,
+/// ENOMEM past RLIMIT_MEMLOCK (what the range has locked already counted once) or for
+/// unmapped pages.
+fn lock(addr: u64, len: u64, on_fault: bool) -> SysResult {
+    locked::may_lock()?;
+    let (start, end) = mapped_pages(addr, len)?;
+    locked::lock_allowed(start, end)?;
+    if start < end {
+        locked::set(start, end, Some(Lock { on_fault }));
+    }
     Ok(0)
 }
 
-/// mlock and munlock.
 pub fn mlock(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    mapped_pages(a[0], a[1])
+    lock(a[0], a[1], false)
+}
+
+pub fn munlock(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (start, end) = mapped_pages(a[0], a[1])?;
+    if start < end {
+        locked::set(start, end, None);
+    }
+    Ok(0)
 }
 
 /// mlock2(addr, len, flags): MLOCK_ONFAULT is the only flag.
@@ -45,7 +66,7 @@ pub fn mlock2(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if a[2] & !MLOCK_ONFAULT != 0 {
         return Err(EINVAL);
     }
-    mapped_pages(a[0], a[1])
+    lock(a[0], a[1], a[2] & MLOCK_ONFAULT != 0)
 }
 
 /// mlockall(flags): MCL_CURRENT, MCL_FUTURE, and MCL_ONFAULT with one of them.
@@ -57,9 +78,26 @@ pub fn mlockall(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if flags == 0 || flags & !(CURRENT | FUTURE | ONFAULT) != 0 || flags == ONFAULT {
         return Err(EINVAL);
     }
+    locked::may_lock()?;
+    // As Linux: the whole address space (VmSize) against the limit.
+    if flags & CURRENT != 0 && !locked::within_limit(super::info::address_space()) {
+        return Err(ENOMEM);
+    }
+    let on_fault = flags & ONFAULT != 0;
+    locked::set_future(flags & FUTURE != 0, on_fault);
+    if flags & CURRENT != 0 {
+        // Every mapping but the vDSO's (Linux leaves its special mappings unlocked).
+        for e in crate::linux::maps::entries() {
+            if e.kind != hrt_abi::channel::maps_kind::VDSO {
+                locked::set(e.start, e.end, Some(Lock { on_fault }));
+            }
+        }
+    }
     Ok(0)
 }
 
 pub fn munlockall(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    locked::set_future(false, false);
+    locked::clear();
     Ok(0)
 }
