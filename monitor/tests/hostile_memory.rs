@@ -502,8 +502,9 @@ fn mappings_stop_at_the_map_count_limit_as_on_linux() {
 /// MAP_LOCKED, mremap, mlockall with MCL_FUTURE (later mappings and the break) and munlockall;
 /// a locked part of a mapping is an area of its own with smaps' Locked and `lo`; madvise that
 /// drops pages is EINVAL on it; a forked child has no locks; RLIMIT_MEMLOCK binds without
-/// CAP_IPC_LOCK (ENOMEM, EAGAIN, EPERM at 0); msync MS_INVALIDATE of it EBUSY. mlock kept nothing before
-/// (LTP's mlock201, mlock203, mmap14, madvise02, mlock02, mlock05, munlockall01, mlockall02/03).
+/// CAP_IPC_LOCK (ENOMEM, EAGAIN, EPERM at 0); msync MS_INVALIDATE of it EBUSY. mlock kept
+/// nothing before (LTP's mlock201, mlock203, mmap14, madvise02, mlock02, mlock05, munlockall01,
+/// mlockall02/03).
 #[test]
 fn memory_locks_are_kept_and_limited_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus(
