@@ -513,6 +513,19 @@ fn memory_locks_are_kept_and_limited_as_on_linux() {
     );
 }
 
+/// Memory just above the break (tests/programs/hostile/above_the_break.c), which HRT keeps
+/// mapped for the break to grow into, is no mapping to the program: msync, mincore, mprotect,
+/// madvise, mlock and munlock of it are ENOMEM (all but mincore succeeded, and mprotect changed
+/// it); PROT_NONE memory is a mapping (mlock ENOMEM as Linux's populate fails, munlock takes
+/// it) whose pages mincore shows not resident.
+#[test]
+fn memory_above_the_break_is_no_mapping_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "above_the_break",
+        Some("mprotect above the break             Cannot allocate"),
+    );
+}
+
 /// RLIMIT_DATA (tests/programs/hostile/data_limit.c): the break and private writable mappings
 /// are refused past the soft limit as on Linux (nothing was), with Linux's exception for a soft
 /// limit of 0 under a higher hard one; then private mappings of /dev/zero fill the address

@@ -657,6 +657,36 @@ pub fn mapped_parts(start: u64, end: u64) -> (Vec<(u64, u64)>, bool) {
     (parts, covered < end - start)
 }
 
+/// `mapped_parts` as the program sees its memory: without the break's window above the break,
+/// which is mapped (the break grows into it cheaply) but on Linux is no mapping at all. The
+/// calls that take a range of the program's mappings (mprotect, msync, madvise, mlock,
+/// mincore) answer ENOMEM there, as on Linux (they changed it, and succeeded).
+pub fn program_parts(start: u64, end: u64) -> (Vec<(u64, u64)>, bool) {
+    let window = {
+        let b = super::process::PROCESS.brk.lock();
+        (page_up(b.cur).max(b.start), b.mapped_end)
+    };
+    let (parts, mut unmapped) = mapped_parts(start, end);
+    if window.0 >= window.1 || window.1 <= start || end <= window.0 {
+        return (parts, unmapped);
+    }
+    let mut out = Vec::with_capacity(parts.len() + 1);
+    for (s, e) in parts {
+        for (ps, pe) in [(s, e.min(window.0)), (s.max(window.1), e)] {
+            if ps < pe {
+                out.push((ps, pe));
+            }
+        }
+        unmapped |= s < window.1 && window.0 < e;
+    }
+    (out, unmapped)
+}
+
+/// Whether every page of `[start, end)` is one of the program's mappings (`program_parts`).
+pub fn program_mapped(start: u64, end: u64) -> bool {
+    start >= end || !program_parts(start, end).1
+}
+
 /// Runs `f` if every page of `[start, end)` is mapped, with the memory lock held, so that no
 /// unmap can free the range meanwhile; None if it is not mapped.
 pub fn while_mapped<R>(start: u64, end: u64, f: impl FnOnce() -> R) -> Option<R> {

@@ -93,6 +93,7 @@ impl Forwarder {
         self.fds = self.fds.unshared();
         self.children.forked_self.store(true, std::sync::atomic::Ordering::Relaxed);
         super::procs::PDEATH_SIGNAL.store(0, std::sync::atomic::Ordering::Relaxed);
+        super::procs::forget_parents_children();
     }
 
     /// The host descriptors the program's table holds.

@@ -1465,6 +1465,16 @@ pub fn note_rss_before_program() {
 /// The largest ru_maxrss of the program's waited-for children, as `child_rss` counted them.
 static CHILDREN_MAX_RSS_KIB: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
 
+/// In a forked `hrt`: the process has waited for no child yet, whatever its parent's copy of
+/// these counts said (RUSAGE_CHILDREN's ru_maxrss was the parent's children's: LTP getrusage03),
+/// and the host's own count of its children starts from zero.
+pub fn forget_parents_children() {
+    CHILDREN_MAX_RSS_KIB.store(0, std::sync::atomic::Ordering::Relaxed);
+    for t in &MONITORS_CHILDREN_US {
+        t.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// `op::MAX_RSS`: the program's (`who` 0) largest resident set in KiB, the host's for `hrt` less
 /// `RSS_BEFORE_KIB` (at least 4 KiB: a program that ran had a page), or the largest of its
 /// waited-for children's (1).

@@ -1,6 +1,7 @@
 /* getrusage's ru_maxrss: small at start, about 64 MiB more once 64 MiB are touched, and a
- * child's that touched 32 MiB more counts for RUSAGE_CHILDREN. Prints yes/no answers, the same
- * natively and under hrt (whose figures carry a few MiB of the boot). */
+ * child's that touched 32 MiB more counts for RUSAGE_CHILDREN; a later child's own
+ * RUSAGE_CHILDREN is 0. Prints yes/no answers, the same natively and under hrt (whose figures
+ * carry a few MiB of the boot). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,5 +37,14 @@ int main(void) {
     fprintf(stderr, "ru_maxrss KiB: start %ld, grown %ld, child %ld\n", start, grown, child);
     printf("thread's is the process's: %d\n", maxrss(RUSAGE_THREAD) >= start + grown);
     printf("child status %d\n", WEXITSTATUS(st));
+    /* A later child has waited for no child of its own: 0 (it showed its parent's figure). */
+    fflush(stdout);
+    pid_t c2 = fork();
+    if (c2 == 0) {
+        printf("a new child's RUSAGE_CHILDREN is 0: %d\n", maxrss(RUSAGE_CHILDREN) == 0);
+        fflush(stdout);
+        _exit(0);
+    }
+    waitpid(c2, &st, 0);
     return 0;
 }

@@ -191,7 +191,7 @@ pub(super) fn check_droppable(start: u64, end: u64) -> Result<(), Errno> {
 /// The mapped parts of `[start, end)` with their kind, in address order, and whether some of
 /// it is not mapped.
 fn parts(start: u64, end: u64) -> (Vec<(u64, u64, Kind)>, bool) {
-    let (mapped, unmapped) = usermem::mapped_parts(start, end);
+    let (mapped, unmapped) = usermem::program_parts(start, end);
     let mut out = Vec::new();
     for (s, e) in mapped {
         // Marks: (start, end, kind) of shared and private file mappings, in order; the rest

@@ -459,7 +459,7 @@ pub fn msync(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if flags & general::MS_INVALIDATE as u64 != 0 && locked::any(addr, end) {
         return Err(crate::linux::errno::EBUSY);
     }
-    if !usermem::is_mapped(addr, end) {
+    if !usermem::program_mapped(addr, end) {
         return Err(ENOMEM);
     }
     shared_files::sync(addr, end, flags)?;
@@ -499,11 +499,11 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if prot & protect::PROT_WRITE != 0 && super::data_limit::limited() {
         super::data_limit::data_may_grow(super::data_limit::becoming_data(addr, end))?;
     }
-    if !usermem::is_mapped(addr, end) {
+    if !usermem::program_mapped(addr, end) {
         // As Linux, which changes mapping after mapping: the mapped part before the first
         // hole takes the protection, then ENOMEM (nothing changed before).
         let mut mapped_to = addr;
-        for (s, e) in usermem::mapped_parts(addr, end).0 {
+        for (s, e) in usermem::program_parts(addr, end).0 {
             if s != mapped_to {
                 break;
             }

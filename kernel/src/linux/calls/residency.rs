@@ -1,5 +1,6 @@
 //! mincore: which pages of a range are resident. Program memory is physical and mapped up
-//! front, so every mapped page is; an unmapped page in the range is ENOMEM, as on Linux.
+//! front, so every accessible page is (PROT_NONE memory not); an unmapped page in the range
+//! (the break's window above the break included) is ENOMEM, as on Linux.
 //! (grep's and other GNU tools' stack-overflow detection probe the stack this way.)
 //! mlock and its kin (gpg's secure memory, real-time programs): every page is resident and
 //! stays so (no demand paging, no swap), so locking changes no memory; the locks are kept as
@@ -18,10 +19,15 @@ pub fn mincore(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let len = page_up(len);
     let end = addr.checked_add(len).ok_or(ENOMEM)?;
-    if end > uaccess::USER_END || !crate::linux::usermap::is_mapped(addr, len) {
+    if end > uaccess::USER_END || !crate::linux::usermem::program_mapped(addr, end) {
         return Err(ENOMEM);
     }
-    uaccess::slice_mut(vec, len / PAGE)?.fill(1);
+    // Pages the kernel keeps not present (PROT_NONE memory never made accessible) are not
+    // resident; the rest is.
+    let out = uaccess::slice_mut(vec, len / PAGE)?;
+    for (i, v) in out.iter_mut().enumerate() {
+        *v = crate::linux::usermap::is_mapped(addr + i as u64 * PAGE, PAGE) as u8;
+    }
     Ok(0)
 }
 
@@ -29,7 +35,7 @@ pub fn mincore(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 fn mapped_pages(addr: u64, len: u64) -> Result<(u64, u64), u32> {
     let start = addr & !(PAGE - 1);
     let end = addr.checked_add(len).map(page_up).ok_or(ENOMEM)?;
-    if end > uaccess::USER_END || len != 0 && !crate::linux::usermap::is_mapped(start, end - start) {
+    if end > uaccess::USER_END || len != 0 && !crate::linux::usermem::program_mapped(start, end) {
         return Err(ENOMEM);
     }
     Ok((start, end))
@@ -44,6 +50,12 @@ fn lock(addr: u64, len: u64, on_fault: bool) -> SysResult {
     locked::lock_allowed(start, end)?;
     if start < end {
         locked::set(start, end, Some(Lock { on_fault }));
+    }
+    // As Linux: the pages are locked, but populating inaccessible (PROT_NONE) ones fails, and
+    // that is the call's answer.
+    let inaccessible = || crate::linux::protect::runs(start, end).iter().any(|&(_, _, prot)| prot & 7 == 0);
+    if !on_fault && inaccessible() {
+        return Err(ENOMEM);
     }
     Ok(0)
 }
