@@ -152,6 +152,9 @@ impl Forwarder {
             F_SETOWN_EX => {
                 let [kind, who]: [i32; 2] = g.read(arg)?;
                 let owner = match kind {
+                    // Owner 0 clears the owner, as F_GETOWN_EX of a fresh descriptor reads
+                    // it (LTP fcntl31 restored that and got ESRCH).
+                    F_OWNER_TID | F_OWNER_PID | F_OWNER_PGRP if who == 0 => [kind, 0],
                     // The program's thread ids are not the host's: the process gets the signal,
                     // and the kernel gives it to one of its threads.
                     // SAFETY: getpid takes no arguments.

@@ -9,7 +9,8 @@
  * write went into hrt's copy, the splice from an empty pipe waited for good];
  * pidfd_send_signal to itself with a siginfo of another signal EINVAL [the signal was sent];
  * with RLIMIT_SIGPENDING at 0, tgkill of a real-time signal EAGAIN [sent]; capget of the
- * program's own pid after a capset dropped CAP_NET_RAW from its effective set [still there]. */
+ * program's own pid after a capset dropped CAP_NET_RAW from its effective set [still there];
+ * F_SETOWN_EX of the owner F_GETOWN_EX read from a fresh descriptor (a thread id 0) [ESRCH]. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -153,5 +154,12 @@ int main(void) {
     struct __user_cap_data_struct d[2];
     syscall(SYS_capget, &h, d);
     printf("CAP_NET_RAW effective after dropping it, by capget of its pid: %d\n", !!(d[0].effective & 1 << CAP_NET_RAW));
+
+    /* A fresh descriptor's owner, as F_GETOWN_EX reads it, set back (LTP fcntl31). */
+    int nul = open("/dev/null", O_RDONLY);
+    struct f_owner_ex own = {-1, -1};
+    fcntl(nul, F_GETOWN_EX, &own);
+    printf("F_GETOWN_EX of a fresh descriptor: type %d pid %d\n", own.type, own.pid);
+    printf("F_SETOWN_EX of it back: %s\n", res(fcntl(nul, F_SETOWN_EX, &own)));
     return 0;
 }
