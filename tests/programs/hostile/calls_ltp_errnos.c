@@ -10,7 +10,8 @@
  * pidfd_send_signal to itself with a siginfo of another signal EINVAL [the signal was sent];
  * with RLIMIT_SIGPENDING at 0, tgkill of a real-time signal EAGAIN [sent]; capget of the
  * program's own pid after a capset dropped CAP_NET_RAW from its effective set [still there];
- * F_SETOWN_EX of the owner F_GETOWN_EX read from a fresh descriptor (a thread id 0) [ESRCH]. */
+ * F_SETOWN_EX of the owner F_GETOWN_EX read from a fresh descriptor (a thread id 0) [ESRCH];
+ * shmat with SHM_RND|SHM_REMAP of an address that rounds to 0 EINVAL [ENOMEM]. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -161,5 +163,11 @@ int main(void) {
     fcntl(nul, F_GETOWN_EX, &own);
     printf("F_GETOWN_EX of a fresh descriptor: type %d pid %d\n", own.type, own.pid);
     printf("F_SETOWN_EX of it back: %s\n", res(fcntl(nul, F_SETOWN_EX, &own)));
+
+    /* shmat at an address that SHM_RND rounds to 0, with SHM_REMAP (LTP shmat03). */
+    int shm = shmget(IPC_PRIVATE, 4096, 0600);
+    void *at = shmat(shm, (void *)1, SHM_RND | SHM_REMAP);
+    printf("shmat SHM_RND|SHM_REMAP of address 1: %s\n", at == (void *)-1 ? strerror(errno) : "attached");
+    shmctl(shm, IPC_RMID, NULL);
     return 0;
 }

@@ -26,7 +26,8 @@ pub fn shmat(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let start = if addr != 0 {
         // SHMLBA is the page size on x86-64.
         let addr = if flags & SHM_RND != 0 { addr & !(PAGE - 1) } else { addr };
-        if !addr.is_multiple_of(PAGE) {
+        // A rounded-down address of 0 may not be remapped (Linux's check: LTP shmat03).
+        if !addr.is_multiple_of(PAGE) || addr == 0 && replaces {
             return Err(EINVAL);
         }
         if replaces {
