@@ -174,7 +174,18 @@ pub struct ChannelHeader {
     /// component is `maps`; zero before. Numbers from the guest, only displayed: the monitor
     /// reads at most [`MAPS_MAX`] entries, and only from guest RAM.
     pub maps: [AtomicU64; 2],
+    /// Where the program's leader thread (the one whose tid is the pid) keeps its scheduling
+    /// state: the guest address of a 32-bit word that is [`LEADER_WAITING`] or
+    /// [`LEADER_BLOCKING`] while it waits in the kernel; 0 while a forked child is being set up.
+    /// The parent's monitor reads it in the child's `hrt` (the same host addresses: a fork) for
+    /// the state its `/proc/<pid>/stat` and `status` show. Numbers from the guest, only
+    /// displayed.
+    pub leader_state: AtomicU64,
 }
+
+/// Values of the word [`ChannelHeader::leader_state`] names that mean the thread waits.
+pub const LEADER_BLOCKING: u32 = 2;
+pub const LEADER_WAITING: u32 = 3;
 
 /// One line of the program's `/proc/self/maps` ([`ChannelHeader::maps`]): `[start, end)`,
 /// its protection (PROT_* bits, and [`MAPS_LOCKED`] for locked memory), what it is ([`maps_kind`]), and for a file's pages the

@@ -127,6 +127,29 @@ fn take_host_signals() {
     }
 }
 
+/// Names `t` as the program's leader thread (`ChannelHeader::leader_state`): its state word,
+/// or none (`None`: a fork is copying this memory; the child names its own).
+pub fn publish_leader(t: Option<&crate::sched::thread::Thread>) {
+    const _: () = assert!(crate::sched::thread::BLOCKED == hrt_abi::channel::LEADER_WAITING);
+    const _: () = assert!(crate::sched::thread::BLOCKING == hrt_abi::channel::LEADER_BLOCKING);
+    if let Some(ch) = channel() {
+        let at = t.map_or(0, |t| crate::mem::virt_to_phys(&t.state as *const _ as *const u8));
+        ch.header.leader_state.store(at, Ordering::Release);
+    }
+}
+
+/// The leader named last (`publish_leader`), to name again after a fork.
+pub fn leader() -> u64 {
+    channel().map_or(0, |ch| ch.header.leader_state.load(Ordering::Acquire))
+}
+
+/// Names again the leader a fork's copy left unnamed (`leader`'s value).
+pub fn restore_leader(at: u64) {
+    if let Some(ch) = channel() {
+        ch.header.leader_state.store(at, Ordering::Release);
+    }
+}
+
 fn channel() -> Option<&'static Channel> {
     let p = CHANNEL.load(Ordering::Acquire);
     // SAFETY: set once by `init` to zeroed memory of the channel's size, never freed.

@@ -458,6 +458,7 @@ pub fn start_program(boot: &BootInfo) -> Result<(), &'static str> {
             PROCESS.pid.store(t.tid, Ordering::Relaxed);
             t.sigmask = mask;
             super::calls::signal::thread_started(t);
+            super::channel::publish_leader(Some(t));
         },
         move || {
             let top = sched::thread::stack_top(

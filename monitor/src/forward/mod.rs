@@ -30,6 +30,7 @@
 pub mod async_fds;
 mod blocking;
 pub mod caps;
+pub mod child_state;
 mod cpu_dirs;
 pub mod cross_memory;
 mod epoll;

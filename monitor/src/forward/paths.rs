@@ -522,6 +522,14 @@ impl Forwarder {
                 at._hold = hold;
                 return Ok(at);
             }
+            // A forked child's stat and status: its leader's state as its kernel has it.
+            if let Some(data) = self.forked_child_file(&comps) {
+                let mut at = self.walked(dirfd, &raw, follow, inspect, opts(dirfd, &hold))?;
+                at.special = special;
+                at._hold = hold;
+                at.synthetic = Some(data);
+                return Ok(at);
+            }
             // Node 0's link to a vCPU leads to the CPU directory's entry, as the host's links do.
             if let Some(target) = super::synthetic::through_node_link(&normalized, self.cpus, follow) {
                 return self.resolve_with(libc::AT_FDCWD as u32 as u64, target, follow, inspect);
@@ -576,6 +584,20 @@ impl Forwarder {
         at.special = special;
         at._hold = hold;
         Ok(at)
+    }
+
+    /// `/proc/<pid>/stat` or `/proc/<pid>/status` of one of the program's forked children
+    /// (child_state.rs), as normalized components.
+    fn forked_child_file(&self, comps: &[Vec<u8>]) -> Option<Vec<u8>> {
+        let [proc_dir, pid, name] = comps else { return None };
+        if proc_dir != b"proc" || !matches!(name.as_slice(), b"stat" | b"status") {
+            return None;
+        }
+        let pid: i32 = std::str::from_utf8(pid).ok()?.parse().ok()?;
+        if !self.children.is_forked(pid) {
+            return None;
+        }
+        super::child_state::proc_file(pid, name == b"status")
     }
 
     /// `raw` walked from host directory `dirfd` (see walk.rs).

@@ -119,6 +119,11 @@ pub struct Children {
 }
 
 impl Children {
+    /// Whether `pid` is a forked `hrt` of this process's not yet reaped.
+    pub(super) fn is_forked(&self, pid: i32) -> bool {
+        self.forked.lock().unwrap().contains(&pid)
+    }
+
     /// Has the process spawner do `work` (it starts processes: the filtered threads may not)
     /// and waits for its answer.
     pub(super) fn on_spawner(&self, work: Work) -> SysResult<i64> {

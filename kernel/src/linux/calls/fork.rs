@@ -178,7 +178,12 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     sched::prepare_cpus(crate::bootinfo::get().num_cpus as usize);
     // The child's memory is a copy of this one's: lines held now would print twice.
     crate::console::flush_held();
+    // The child's copy names no leader until its own starts (`resume_child`): its parent reads
+    // it as being set up, runnable, not as whatever this process's leader is doing.
+    let leader = crate::linux::channel::leader();
+    crate::linux::channel::publish_leader(None);
     let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks(), from_child]);
+    crate::linux::channel::restore_leader(leader);
     sched::unprepare_cpus();
     sched::freeze::thaw();
     if r < 0 {
@@ -301,6 +306,7 @@ pub fn resume_child(record: u64) {
             t.fpu_saved = true;
             t.omp = crate::linux::overrides::omp_after_fork(rec.omp as *mut u8);
             super::signal::thread_started(t);
+            crate::linux::channel::publish_leader(Some(t));
             if rec.set_child_tid != 0 {
                 let _ = uaccess::write::<u32>(rec.set_child_tid, pid);
             }

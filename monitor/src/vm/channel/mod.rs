@@ -287,6 +287,8 @@ impl Service {
             Box::new(move |a, l| ram_range.host_ptr(a, l)),
         );
         crate::forward::own_status::attach(&header.status);
+        let ram_range = ram.clone();
+        crate::forward::child_state::attach(&header.leader_state, Box::new(move |a, l| ram_range.host_ptr(a, l)));
         crate::forward::task_dir::attach(&header.thread_count, &header.thread_ids);
         crate::forward::task_dir::attach_rename(&header.rename);
         self.ring();
