@@ -11,7 +11,8 @@
  * with RLIMIT_SIGPENDING at 0, tgkill of a real-time signal EAGAIN [sent]; capget of the
  * program's own pid after a capset dropped CAP_NET_RAW from its effective set [still there];
  * F_SETOWN_EX of the owner F_GETOWN_EX read from a fresh descriptor (a thread id 0) [ESRCH];
- * shmat with SHM_RND|SHM_REMAP of an address that rounds to 0 EINVAL [ENOMEM]. */
+ * shmat with SHM_RND|SHM_REMAP of an address that rounds to 0 EINVAL [ENOMEM]; PR_GET_TSC
+ * PR_TSC_ENABLE and PR_SET_TSC of it 0 [EINVAL]. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
@@ -169,5 +171,11 @@ int main(void) {
     void *at = shmat(shm, (void *)1, SHM_RND | SHM_REMAP);
     printf("shmat SHM_RND|SHM_REMAP of address 1: %s\n", at == (void *)-1 ? strerror(errno) : "attached");
     shmctl(shm, IPC_RMID, NULL);
+
+    /* RDTSC's prctl (LTP prctl10): allowed, and asking that it stay so succeeds. */
+    int tsc = -1;
+    const char *got = res(prctl(PR_GET_TSC, &tsc));
+    printf("PR_GET_TSC: %s, %d\n", got, tsc);
+    printf("PR_SET_TSC PR_TSC_ENABLE: %s\n", res(prctl(PR_SET_TSC, PR_TSC_ENABLE)));
     return 0;
 }

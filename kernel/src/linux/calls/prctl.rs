@@ -34,6 +34,10 @@ const PR_SET_THP_DISABLE: u64 = 41;
 const PR_GET_THP_DISABLE: u64 = 42;
 const PR_CAP_AMBIENT: u64 = 47;
 const PR_MCE_KILL: u64 = 33;
+const PR_GET_TSC: u64 = 25;
+const PR_SET_TSC: u64 = 26;
+const PR_TSC_ENABLE: u64 = 1;
+const PR_TSC_SIGSEGV: u64 = 2;
 const PR_MCE_KILL_GET: u64 = 34;
 /// PR_MCE_KILL's policies: LATE 0, EARLY 1, DEFAULT 2 (the system's).
 const PR_MCE_KILL_DEFAULT: u64 = 2;
@@ -180,6 +184,20 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             TIMERSLACK_NS.store(if a[1] == 0 { 50_000 } else { a[1] }, Ordering::Relaxed);
             Ok(0)
         }
+        // RDTSC is always allowed: trapping it (CR4.TSD) is the host's on PVM.
+        PR_GET_TSC => {
+            uaccess::write::<i32>(a[1], PR_TSC_ENABLE as i32)?;
+            Ok(0)
+        }
+        PR_SET_TSC if a[1] == PR_TSC_ENABLE => Ok(0),
+        PR_SET_TSC if a[1] == PR_TSC_SIGSEGV => {
+            static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, Ordering::Relaxed) {
+                kprintln!("hrt: prctl PR_SET_TSC with PR_TSC_SIGSEGV (RDTSC faulting) is not supported: returning EINVAL (reported once)");
+            }
+            Err(EINVAL)
+        }
+        PR_SET_TSC => Err(EINVAL),
         PR_GET_THP_DISABLE => Ok(THP_DISABLE.load(Ordering::Relaxed)),
         PR_SET_THP_DISABLE if a[2] == 0 && a[3] == 0 && a[4] == 0 => {
             THP_DISABLE.store((a[1] != 0) as u64, Ordering::Relaxed);
