@@ -250,7 +250,9 @@ fn prlimit_of_other_processes_as_on_linux() {
 /// A parent that waits for its forked child to show S in /proc/<pid>/stat or status before it
 /// signals it (tests/programs/hostile/child_sleep_state.c, LTP's TST_PROCESS_STATE_WAIT) finds
 /// the child in pause(): the state is the child's kernel's for its leader thread. The host's
-/// view of the child's `hrt` showed S while its VM was set up (1 of 5 rounds went right).
+/// view of the child's `hrt` showed S while its VM was set up (1 of 5 rounds went right). A child
+/// whose vmsplice waits for room shows S too (LTP vmsplice04: the call waited on the polling
+/// service thread, and the child showed R).
 #[test]
 fn a_forked_childs_state_is_its_kernels() {
     passes_natively_and_same_on_1_and_2_cpus("child_sleep_state", Some("20 of 20 children woke"));

@@ -84,6 +84,9 @@ impl Forwarder {
             // sendfile(out, in, ..); tee(in, out, ..); copy_file_range and splice (in, off, out, ..).
             libc::SYS_sendfile => self.may_wait(args[0], Write) || self.may_wait(args[1], Read),
             libc::SYS_tee => self.may_wait(args[0], Read) || self.may_wait(args[1], Write),
+            // vmsplice into a full pipe waits for room (io.rs), out of an empty one for bytes:
+            // made on the polling service thread, its wait held every other call up.
+            libc::SYS_vmsplice => self.may_wait(args[0], Write) || self.may_wait(args[0], Read),
             libc::SYS_copy_file_range | libc::SYS_splice => {
                 self.may_wait(args[0], Read) || self.may_wait(args[2], Write)
             }

@@ -2,12 +2,16 @@
  * /proc/<pid>/status, then signals it once: the child is in pause() by then, so its handler
  * runs and pause returns (LTP's TST_PROCESS_STATE_WAIT, in msgrcv05, pause01 and many more).
  * The host's view of a forked `hrt` showed S while its VM was being set up: the signal came
- * before the handler and ended the child. Prints how many of the rounds went as on Linux. */
+ * before the handler and ended the child. Then a child whose vmsplice waits for room in a
+ * full pipe shows S, and its call goes through once the parent reads. Prints how many of the
+ * rounds went as on Linux. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,5 +53,32 @@ int main(void) {
         woke += WIFEXITED(st) && WEXITSTATUS(st) == 7;
     }
     printf("%d of %d children woke from pause by a signal sent once they showed S\n", woke, rounds);
+
+    /* A child whose vmsplice waits for room in a full pipe sleeps too (LTP vmsplice04; the
+     * call waited on the monitor's polling thread, and the child showed R). */
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 1;
+    fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    static char page[4096];
+    while (write(fds[1], page, sizeof page) > 0)
+        ;
+    fcntl(fds[1], F_SETFL, 0);
+    pid_t c = fork();
+    if (c == 0) {
+        struct iovec v = {page, sizeof page};
+        ssize_t n = vmsplice(fds[1], &v, 1, 0);
+        _exit(n > 0 ? 0 : 1);
+    }
+    int tries = 0;
+    while (state(c, 0) != 'S' && tries++ < 5000)
+        usleep(1000);
+    printf("a child in a vmsplice that waits shows S: %s\n", tries <= 5000 ? "yes" : "no");
+    /* One page read makes room for the child's page. */
+    if (read(fds[0], page, sizeof page) != sizeof page)
+        return 1;
+    int st;
+    waitpid(c, &st, 0);
+    printf("its vmsplice went through once there was room: %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "yes" : "no");
     return 0;
 }
