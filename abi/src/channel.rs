@@ -181,6 +181,15 @@ pub struct ChannelHeader {
     /// the state its `/proc/<pid>/stat` and `status` show. Numbers from the guest, only
     /// displayed.
     pub leader_state: AtomicU64,
+    /// 1 + the slot of the forwarded call the leader waits for, while it makes one; 0 otherwise.
+    /// The parent's monitor counts the leader as sleeping in such a call only once a worker
+    /// thread of the child's monitor has taken it (the host call waits there): a parent that
+    /// saw S and then removed a semaphore set found its child's semop not yet made (EINVAL where
+    /// Linux has EIDRM, LTP semop03).
+    pub leader_slot: AtomicU64,
+    /// Bit `i % 64` of word `i / 64`: a worker thread of the monitor is making slot `i`'s call
+    /// (set just before its host call, cleared after).
+    pub worker_busy: [AtomicU64; SLOTS / 64],
 }
 
 /// Values of the word [`ChannelHeader::leader_state`] names that mean the thread waits.

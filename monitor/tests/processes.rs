@@ -252,7 +252,8 @@ fn prlimit_of_other_processes_as_on_linux() {
 /// the child in pause(): the state is the child's kernel's for its leader thread. The host's
 /// view of the child's `hrt` showed S while its VM was set up (1 of 5 rounds went right). A child
 /// whose vmsplice waits for room shows S too (LTP vmsplice04: the call waited on the polling
-/// service thread, and the child showed R).
+/// service thread, and the child showed R), and one in a semop only once the host's semop
+/// waits (LTP semop03: the set removed before, its semop found none: EINVAL for EIDRM).
 #[test]
 fn a_forked_childs_state_is_its_kernels() {
     passes_natively_and_same_on_1_and_2_cpus("child_sleep_state", Some("20 of 20 children woke"));

@@ -138,6 +138,14 @@ pub fn publish_leader(t: Option<&crate::sched::thread::Thread>) {
     }
 }
 
+/// Whether the current thread is the one `publish_leader` named.
+fn is_leader(ch: &Channel) -> bool {
+    let cur = crate::sched::current();
+    // SAFETY: the current thread's record is alive while it runs.
+    let at = crate::mem::virt_to_phys(unsafe { &(*cur).state } as *const _ as *const u8);
+    ch.header.leader_state.load(Ordering::Relaxed) == at
+}
+
 /// The leader named last (`publish_leader`), to name again after a fork.
 pub fn leader() -> u64 {
     channel().map_or(0, |ch| ch.header.leader_state.load(Ordering::Acquire))
@@ -249,11 +257,18 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         publish_threads(ch);
     }
     let mut line = NEW;
+    let leader = is_leader(ch);
     loop {
         let idx = take_slot(ch, line);
         let slot = &ch.slots[idx];
+        if leader {
+            ch.header.leader_slot.store(idx as u64 + 1, Ordering::Release);
+        }
         submit(ch, idx, nr | super::syscall::ttou_flag(nr), args);
         let (cancelled, evicted) = wait(ch, idx, || restartable(nr, &args));
+        if leader {
+            ch.header.leader_slot.store(0, Ordering::Release);
+        }
         let mut ret = slot.ret.load(Ordering::Acquire);
         let bit = 1 << (idx % 64);
         if cancelled || evicted {

@@ -6,8 +6,11 @@
 //! state word in the channel header (`ChannelHeader::leader_state`); the child's memory has the
 //! same host addresses as this process's (it is a fork of it), so the parent reads the word with
 //! the host's process_vm_readv: S while the leader waits in its kernel, R otherwise (and while
-//! the child is set up, as Linux's new child is runnable). Other host states (zombie, stopped)
-//! are the host's.
+//! the child is set up, as Linux's new child is runnable). A leader waiting for a forwarded
+//! call (`ChannelHeader::leader_slot`) sleeps only once a worker thread of the child's monitor
+//! has taken the call (`ChannelHeader::worker_busy`): until then
+//! the host call has not started, and a parent acting on S (removing the semaphore set the
+//! child's semop is to wait on) came first. Other host states (zombie, stopped) are the host's.
 
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -17,12 +20,35 @@ use hrt_abi::channel::{LEADER_BLOCKING, LEADER_WAITING};
 use super::own_maps::RamRange;
 
 static LEADER: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
+static LEADER_SLOT: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
+/// The channel header's `worker_busy` bits.
+static BUSY: Mutex<(usize, usize)> = Mutex::new((0, 0));
 static RAM: Mutex<Option<RamRange>> = Mutex::new(None);
 
-/// The channel's `leader_state` word, and guest RAM (registration of the channel).
-pub fn attach(word: &'static AtomicU64, ram: RamRange) {
-    LEADER.store(word as *const AtomicU64 as *mut AtomicU64, Ordering::Release);
+/// The channel's `leader_state`, `leader_slot` and `worker_busy` words, and guest RAM
+/// (registration of the channel).
+pub fn attach([state, slot]: [&'static AtomicU64; 2], busy: &[AtomicU64], ram: RamRange) {
+    LEADER.store(state as *const AtomicU64 as *mut AtomicU64, Ordering::Release);
+    LEADER_SLOT.store(slot as *const AtomicU64 as *mut AtomicU64, Ordering::Release);
+    *BUSY.lock().unwrap_or_else(|e| e.into_inner()) = (busy.as_ptr() as usize, busy.len());
     *RAM.lock().unwrap_or_else(|e| e.into_inner()) = Some(ram);
+}
+
+/// Whether the forwarded call the leader of child `pid` waits for has a worker there (true
+/// when it waits for no forwarded call).
+fn call_taken(pid: i32) -> Option<bool> {
+    let slot_word = LEADER_SLOT.load(Ordering::Acquire);
+    if slot_word.is_null() {
+        return Some(true);
+    }
+    let slot: u64 = read_in(pid, slot_word as u64)?;
+    if slot == 0 {
+        return Some(true);
+    }
+    let (busy, len) = *BUSY.lock().unwrap_or_else(|e| e.into_inner());
+    let idx = usize::try_from(slot - 1).ok().filter(|&i| i / 64 < len)?;
+    let word: u64 = read_in(pid, (busy + idx / 64 * std::mem::size_of::<AtomicU64>()) as u64)?;
+    Some(word & 1 << (idx % 64) != 0)
 }
 
 /// Reads a plain value at host address `at` in process `pid` (None if it cannot be read).
@@ -45,7 +71,7 @@ fn leader_waits(pid: i32) -> Option<bool> {
     }
     let host = RAM.lock().unwrap_or_else(|e| e.into_inner()).as_ref()?(guest, 4)?;
     let state: u32 = read_in(pid, host as u64)?;
-    Some(state == LEADER_WAITING || state == LEADER_BLOCKING)
+    Some((state == LEADER_WAITING || state == LEADER_BLOCKING) && call_taken(pid)?)
 }
 
 /// The host's `/proc/<pid>/stat` (`status`: its `status`) of forked child `pid`, with the state

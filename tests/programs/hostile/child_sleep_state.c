@@ -3,14 +3,17 @@
  * runs and pause returns (LTP's TST_PROCESS_STATE_WAIT, in msgrcv05, pause01 and many more).
  * The host's view of a forked `hrt` showed S while its VM was being set up: the signal came
  * before the handler and ended the child. Then a child whose vmsplice waits for room in a
- * full pipe shows S, and its call goes through once the parent reads. Prints how many of the
- * rounds went as on Linux. */
+ * full pipe shows S, and its call goes through once the parent reads; and a child in a semop
+ * that waits shows S only once the host's semop waits (removing the set then gives it EIDRM,
+ * not EINVAL). Prints how many of the rounds went as on Linux. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sem.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,5 +83,23 @@ int main(void) {
     int st;
     waitpid(c, &st, 0);
     printf("its vmsplice went through once there was room: %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "yes" : "no");
+
+    /* A child in a semop that waits shows S only once the call waits (LTP semop03): the set
+     * removed then, its semop fails with EIDRM, not EINVAL (no such set). */
+    int eidrm = 0;
+    for (int r = 0; r < 10; r++) {
+        int set = semget(IPC_PRIVATE, 1, 0600);
+        pid_t w = fork();
+        if (w == 0) {
+            struct sembuf down = {0, -1, 0};
+            _exit(semop(set, &down, 1) == -1 && errno == EIDRM ? 0 : 1);
+        }
+        while (state(w, r & 1) != 'S')
+            usleep(100);
+        semctl(set, 0, IPC_RMID);
+        waitpid(w, &st, 0);
+        eidrm += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    printf("%d of 10 children in semop saw their set removed (EIDRM)\n", eidrm);
     return 0;
 }

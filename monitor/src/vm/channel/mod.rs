@@ -288,7 +288,11 @@ impl Service {
         );
         crate::forward::own_status::attach(&header.status);
         let ram_range = ram.clone();
-        crate::forward::child_state::attach(&header.leader_state, Box::new(move |a, l| ram_range.host_ptr(a, l)));
+        crate::forward::child_state::attach(
+            [&header.leader_state, &header.leader_slot],
+            &header.worker_busy,
+            Box::new(move |a, l| ram_range.host_ptr(a, l)),
+        );
         crate::forward::task_dir::attach(&header.thread_count, &header.thread_ids);
         crate::forward::task_dir::attach_rename(&header.rename);
         self.ring();
@@ -477,12 +481,16 @@ impl Service {
         let busy = &self.workers.busy[req.idx];
         // SAFETY: pthread_self has no preconditions.
         busy.store(unsafe { libc::pthread_self() } as u64, Ordering::SeqCst);
+        // For a parent reading the program's state (forward/child_state.rs).
+        let taken = &ch.header.worker_busy[req.idx / 64];
+        taken.fetch_or(1 << (req.idx % 64), Ordering::SeqCst);
         let ret =
             crate::forward::with_cancel(word, 1 << (req.idx % 64), || match (&shared.forwarder, req.writev_tail) {
                 (Some(f), true) => f.writev_tail(&super::hypercall::program_view(shared), req.nr, &req.args),
                 _ => super::hypercall::forward_call(shared, req.nr, req.args),
             });
         busy.store(0, Ordering::SeqCst);
+        taken.fetch_and(!(1 << (req.idx % 64)), Ordering::SeqCst);
         // The rest of a stream send: what was sent before counts, whatever the rest met.
         let ret = match req.sent {
             0 if ret == -(libc::EINTR as i64)
