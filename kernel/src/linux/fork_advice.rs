@@ -78,22 +78,8 @@ pub fn copied(old: u64, old_len: u64, new: u64, new_len: u64) {
 
 fn carried(old: u64, old_len: u64, new: u64, new_len: u64, keep_old: bool) {
     let mut map = RANGES.lock();
-    if map.is_empty() {
-        return;
-    }
-    let mut last = None;
-    for (s, e, a) in map.cut(old, old + old_len) {
-        if keep_old {
-            map.insert(s, e, a);
-        }
-        let at = new + (s - old);
-        map.insert(at, at + (e - s), a);
-        if e == old + old_len {
-            last = Some(a);
-        }
-    }
-    if let Some(a) = last.filter(|_| new_len > old_len) {
-        map.insert(new + old_len, new + new_len, a);
+    if !map.is_empty() {
+        map.carry(old, old_len, new, new_len, keep_old);
     }
 }
 

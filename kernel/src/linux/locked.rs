@@ -196,25 +196,8 @@ pub fn may_grow(old: u64, old_len: u64, grows: u64) -> Result<(), Errno> {
 /// end is locked too. `keep_old`: the old range keeps its memory and its locks.
 pub fn moved(old: u64, old_len: u64, new: u64, new_len: u64, keep_old: bool) {
     let mut map = RANGES.lock();
-    if map.is_empty() {
-        return;
-    }
-    let mut last = None;
-    for (s, e, l) in map.take(old, old + old_len) {
-        if keep_old {
-            map.insert(s, e, l);
-        }
-        // What lies past a shrunk mapping's new end is unmapped.
-        if s - old < new_len {
-            let at = new + (s - old);
-            map.insert(at, at + (e - s).min(new_len - (s - old)), l);
-        }
-        if e == old + old_len {
-            last = Some(l);
-        }
-    }
-    if let Some(l) = last.filter(|_| new_len > old_len) {
-        map.insert(new + old_len, new + new_len, l);
+    if !map.is_empty() {
+        map.carry(old, old_len, new, new_len, keep_old);
     }
 }
 

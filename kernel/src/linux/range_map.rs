@@ -70,6 +70,30 @@ impl<V: Value> RangeMap<V> {
         parts
     }
 
+    /// mremap made `[old, old + old_len)` into `[new, new + new_len)` (grown in place when
+    /// `new == old`): the ranges move with the memory (cut where a shrunk mapping ends), and the
+    /// part grown from a recorded end gets that end's value, as Linux grows a mapping, flags
+    /// and all. `keep_old`: the old range keeps its memory and its records (MREMAP_DONTUNMAP of
+    /// shared memory, a second mapping made with an old length of 0); otherwise they go.
+    pub fn carry(&mut self, old: u64, old_len: u64, new: u64, new_len: u64, keep_old: bool) {
+        let mut last = None;
+        for (s, e, v) in self.take(old, old + old_len) {
+            if keep_old {
+                self.insert(s, e, v);
+            }
+            if s - old < new_len {
+                let at = new + (s - old);
+                self.insert(at, at + (e - s).min(new_len - (s - old)), v);
+            }
+            if e == old + old_len {
+                last = Some(v);
+            }
+        }
+        if let Some(v) = last.filter(|_| new_len > old_len) {
+            self.insert(new + old_len, new + new_len, v);
+        }
+    }
+
     /// Every range, in address order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64, V)> + '_ {
         self.map.iter().map(|(&s, &(e, v))| (s, e, v))

@@ -184,30 +184,24 @@ impl Queue {
 /// other threads write) is paid once per this many tasks.
 const BUDGET_REFILL: u32 = 16;
 
-/// Adds `n` to `a` and returns the value before: with `solo` (only this thread changes it) a
-/// load and a store, else an atomic add.
-#[inline(always)]
-fn add32(a: &AtomicU32, n: u32, solo: bool) -> u32 {
-    if solo {
-        let v = a.load(Ordering::Relaxed);
-        a.store(v.wrapping_add(n), Ordering::Relaxed);
-        v
-    } else {
-        a.fetch_add(n, Ordering::SeqCst)
-    }
+/// `add32` and `add64`: add `n` to `a` and return the value before: with `solo` (only this
+/// thread changes it) a load and a store, else an atomic add.
+macro_rules! solo_add {
+    ($name:ident, $atomic:ty, $int:ty) => {
+        #[inline(always)]
+        fn $name(a: &$atomic, n: $int, solo: bool) -> $int {
+            if solo {
+                let v = a.load(Ordering::Relaxed);
+                a.store(v.wrapping_add(n), Ordering::Relaxed);
+                v
+            } else {
+                a.fetch_add(n, Ordering::SeqCst)
+            }
+        }
+    };
 }
-
-/// `add32` for a 64-bit count.
-#[inline(always)]
-fn add64(a: &AtomicU64, n: u64, solo: bool) -> u64 {
-    if solo {
-        let v = a.load(Ordering::Relaxed);
-        a.store(v.wrapping_add(n), Ordering::Relaxed);
-        v
-    } else {
-        a.fetch_add(n, Ordering::SeqCst)
-    }
-}
+solo_add!(add32, AtomicU32, u32);
+solo_add!(add64, AtomicU64, u64);
 
 impl Queue {
     pub const fn new() -> Queue {
