@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 65;
+pub const ABI_VERSION: u32 = 66;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -814,7 +814,12 @@ pub mod process {
     /// memory (a file's, a segment's, anonymous memory shared at a fork), which other
     /// processes' futexes on the same pages reach: the host's FUTEX_WAIT while the word holds
     /// `val` (relative timeout), or FUTEX_WAKE of at most `val` waiters (the number woken).
+    /// (addr, 2, nwake, nmove, addr2, compare): the host's FUTEX_REQUEUE from `addr` to
+    /// shared word `addr2`, or FUTEX_CMP_REQUEUE against the low 32 bits of `compare` when
+    /// it has `SHARED_FUTEX_COMPARE` set (the number woken plus the number moved).
     pub const SHARED_FUTEX: u64 = 0x200f;
+    /// See `SHARED_FUTEX`.
+    pub const SHARED_FUTEX_COMPARE: u64 = 1 << 32;
     /// (which): the CPU time, in microseconds, of the program's host children that ended and
     /// were waited for (the host's `getrusage(RUSAGE_CHILDREN)` of `hrt`, whose children are
     /// all the program's): user time for `which` 0, system time for 1.

@@ -313,7 +313,17 @@ fn sign_extend_12(v: u32) -> i32 {
     ((v << 20) as i32) >> 20
 }
 
-fn wake_op(addr: u64, addr2: u64, n: u64, n2: u64, encoded: u32) -> SysResult {
+/// FUTEX_WAKE_OP: applies the encoded operation to `addr2`, then wakes up to `n` waiters of
+/// `addr` and, if the old value of `addr2` met the encoded condition, up to `n2` of `addr2`,
+/// each through `wake_at` (this kernel's queues, or also the host's for shared memory).
+pub(super) fn wake_op_with(
+    addr: u64,
+    addr2: u64,
+    n: u64,
+    n2: u64,
+    encoded: u32,
+    wake_at: impl Fn(u64, u64) -> SysResult,
+) -> SysResult {
     user_atomic(addr)?;
     let word2 = user_atomic(addr2)?;
     // The kernel writes this word: it must be writable (a read-only page would fault here).
@@ -351,11 +361,15 @@ fn wake_op(addr: u64, addr2: u64, n: u64, n2: u64, encoded: u32) -> SysResult {
         5 => o >= cmparg,
         _ => return Err(ENOSYS),
     };
-    let mut woken = wake_address(addr, n);
+    let mut woken = wake_at(addr, n)?;
     if cond {
-        woken += wake_address(addr2, n2);
+        woken += wake_at(addr2, n2)?;
     }
     Ok(woken)
+}
+
+fn wake_op(addr: u64, addr2: u64, n: u64, n2: u64, encoded: u32) -> SysResult {
+    wake_op_with(addr, addr2, n, n2, encoded, |a, n| Ok(wake_address(a, n)))
 }
 
 /// A TSC deadline from a timeout: relative for FUTEX_WAIT, absolute for FUTEX_WAIT_BITSET.
@@ -396,8 +410,13 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if matches!(op & 0x7f, FUTEX_REQUEUE | FUTEX_CMP_REQUEUE) && ((val as i32) < 0 || (timeout as i32) < 0) {
         return Err(EINVAL);
     }
-    if op & FUTEX_PRIVATE_FLAG == 0 && super::shared_files::on_host(addr) {
-        return super::shared_futex::futex(addr, op & 0x7f, val, timeout, val3, realtime);
+    // A shared futex on the host's pages is the host's; so is a requeue or wake-op whose
+    // second word is (its waiters may be other processes').
+    let second_word = matches!(op & 0x7f, FUTEX_REQUEUE | FUTEX_CMP_REQUEUE | FUTEX_WAKE_OP);
+    if op & FUTEX_PRIVATE_FLAG == 0
+        && (super::shared_files::on_host(addr) || second_word && super::shared_files::on_host(addr2))
+    {
+        return super::shared_futex::futex(addr, op & 0x7f, val, timeout, addr2, val3, realtime);
     }
     match op & 0x7f {
         FUTEX_WAIT => wait(addr, val, BITSET_ANY, deadline(timeout, false, realtime)?),

@@ -169,7 +169,7 @@ fn wake_one(addr: u64, wake: Wake) {
     let shared = shared_files::on_host(addr);
     match wake {
         Wake::Any if shared => {
-            let _ = shared_futex::futex(addr, FUTEX_WAKE, 1, 0, 0, false);
+            let _ = shared_futex::futex(addr, FUTEX_WAKE, 1, 0, 0, 0, false);
         }
         Wake::Any => {
             futex::wake_address(addr, 1);

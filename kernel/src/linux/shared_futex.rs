@@ -8,17 +8,22 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::errno::{SysResult, EINTR, EINVAL, ENOSYS};
-use super::futex::{deadline, user_word, wake_in_bucket, BITSET_ANY};
-use hrt_abi::process::SHARED_FUTEX;
+use super::errno::{SysResult, EAGAIN, EINTR, EINVAL, ENOSYS};
+use super::futex::{deadline, user_atomic, user_word, wake_in_bucket, wake_op_with, BITSET_ANY};
+use super::shared_files::on_host;
+use hrt_abi::process::{SHARED_FUTEX, SHARED_FUTEX_COMPARE};
 
 const FUTEX_WAIT: u64 = 0;
 const FUTEX_WAKE: u64 = 1;
+const FUTEX_REQUEUE: u64 = 3;
+const FUTEX_CMP_REQUEUE: u64 = 4;
+const FUTEX_WAKE_OP: u64 = 5;
 const FUTEX_WAIT_BITSET: u64 = 9;
 const FUTEX_WAKE_BITSET: u64 = 10;
 
-/// futex command `cmd` (without flags) on shared word `addr`.
-pub fn futex(addr: u64, cmd: u64, val: u32, timeout: u64, val3: u32, realtime: bool) -> SysResult {
+/// futex command `cmd` (without flags) on shared word `addr` (for a requeue or wake-op,
+/// `addr` or `addr2` is shared; `val2` is the timeout argument's place).
+pub fn futex(addr: u64, cmd: u64, val: u32, timeout: u64, addr2: u64, val3: u32, realtime: bool) -> SysResult {
     // Only the host touches the word (its futex answers EFAULT for a page gone from the file).
     user_word(addr)?;
     match cmd {
@@ -40,13 +45,19 @@ pub fn futex(addr: u64, cmd: u64, val: u32, timeout: u64, val3: u32, realtime: b
             if bitset == 0 {
                 return Err(EINVAL);
             }
-            let n = val as u64;
-            let here = wake_in_bucket(addr, n, bitset);
-            if here >= n {
-                return Ok(here);
+            wake(addr, val as u64, bitset)
+        }
+        // The kernel applies the operation to the word itself (the host's page: atomic for
+        // every process that maps it); only the wake-ups need the host.
+        FUTEX_WAKE_OP => wake_op_with(addr, addr2, val as u64, timeout, val3, |a, n| {
+            if on_host(a) {
+                wake(a, n, BITSET_ANY)
+            } else {
+                Ok(wake_in_bucket(a, n, BITSET_ANY))
             }
-            let there = super::calls::procs::call(SHARED_FUTEX, [addr, 1, n - here, 0, 0, 0])?;
-            Ok(here + there)
+        }),
+        FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
+            requeue(addr, addr2, val as u64, timeout, (cmd == FUTEX_CMP_REQUEUE).then_some(val3))
         }
         other => {
             static SAID: AtomicBool = AtomicBool::new(false);
@@ -55,6 +66,43 @@ pub fn futex(addr: u64, cmd: u64, val: u32, timeout: u64, val3: u32, realtime: b
             }
             Err(ENOSYS)
         }
+    }
+}
+
+/// Wakes up to `n` waiters of shared word `addr`: this kernel's first (a wait that began
+/// before a fork shared the memory), then the host's.
+fn wake(addr: u64, n: u64, bitset: u32) -> SysResult {
+    let here = wake_in_bucket(addr, n, bitset);
+    if here >= n {
+        return Ok(here);
+    }
+    let there = super::calls::procs::call(SHARED_FUTEX, [addr, 1, n - here, 0, 0, 0])?;
+    Ok(here + there)
+}
+
+/// FUTEX_REQUEUE and FUTEX_CMP_REQUEUE (`expect`) between two shared words: the host's
+/// futex moves the waiters, which may be other processes'. Between a shared and a private
+/// word the waiters would sit on two kinds of queue; that is not supported.
+fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>) -> SysResult {
+    user_word(addr2)?;
+    if !on_host(addr) || !on_host(addr2) {
+        static SAID: AtomicBool = AtomicBool::new(false);
+        if !SAID.swap(true, Ordering::Relaxed) {
+            kprintln!("hrt: futex requeue between memory shared with other processes and private memory is not supported: returning ENOSYS (reported once)");
+        }
+        return Err(ENOSYS);
+    }
+    // Compared here before this kernel's waiters are woken, and again by the host's futex.
+    if let Some(v) = expect {
+        if user_atomic(addr)?.load(Ordering::SeqCst) != v {
+            return Err(EAGAIN);
+        }
+    }
+    let here = wake_in_bucket(addr, nwake, BITSET_ANY);
+    let compare = expect.map_or(0, |v| SHARED_FUTEX_COMPARE | v as u64);
+    match super::calls::procs::call(SHARED_FUTEX, [addr, 2, nwake - here, nmove, addr2, compare]) {
+        Err(EAGAIN) if here > 0 => Ok(here),
+        r => r.map(|there| here + there),
     }
 }
 

@@ -11,14 +11,17 @@ use super::host::ptr;
 use super::Forwarder;
 
 impl Forwarder {
-    /// args: addr, 0 (wait while the word holds `val`, timeout in ns or u64::MAX) or 1 (wake
-    /// at most `val` waiters).
+    /// args: addr, 0 (wait while the word holds `val`, timeout in ns or u64::MAX), 1 (wake
+    /// at most `val` waiters) or 2 (requeue: see `hrt_abi::process::SHARED_FUTEX`).
     pub(super) fn shared_futex(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
         let (addr, wake, val, timeout) = (a[0], a[1], a[2], a[3]);
         if !addr.is_multiple_of(4) {
             return Err(Errno::EINVAL);
         }
         let word = g.range(addr, 4)?;
+        if wake == 2 {
+            return self.shared_futex_requeue(g, word, a);
+        }
         if wake == 1 {
             let n = libc::c_long::from(i32::try_from(val).unwrap_or(i32::MAX));
             // SAFETY: the word is 4 checked bytes of guest memory; FUTEX_WAKE only looks it up.
@@ -36,5 +39,30 @@ impl Forwarder {
         // SAFETY: the word is 4 checked bytes of guest memory, the timeout our own (or null);
         // FUTEX_WAIT only reads the word.
         unsafe { self.sys(libc::SYS_futex, &[ptr(word), libc::FUTEX_WAIT as libc::c_long, expected, ptr(tp)]) }
+    }
+
+    /// The host's FUTEX_REQUEUE or FUTEX_CMP_REQUEUE from `word` (guest `a[0]`, checked) to
+    /// guest `a[4]`: both words are the program's shared pages, which other processes map.
+    fn shared_futex_requeue(&self, g: Guest, word: *mut u8, a: &[u64; 6]) -> SysResult<i64> {
+        let (nwake, nmove, addr2, compare) = (a[2], a[3], a[4], a[5]);
+        if !addr2.is_multiple_of(4) {
+            return Err(Errno::EINVAL);
+        }
+        let word2 = g.range(addr2, 4)?;
+        let count = |n: u64| libc::c_long::from(i32::try_from(n).unwrap_or(i32::MAX));
+        let (cmd, expected) = if compare & hrt_abi::process::SHARED_FUTEX_COMPARE != 0 {
+            (libc::FUTEX_CMP_REQUEUE, libc::c_long::from(compare as u32 as i32))
+        } else {
+            (libc::FUTEX_REQUEUE, 0)
+        };
+        // SAFETY: both words are 4 checked bytes of guest memory; the host's futex reads the
+        // first (for the compare) and only looks the pages up. The number to move goes in the
+        // timeout's place, as the futex call takes it.
+        unsafe {
+            self.sys(
+                libc::SYS_futex,
+                &[ptr(word), cmd as libc::c_long, count(nwake), count(nmove), ptr(word2), expected],
+            )
+        }
     }
 }

@@ -4,7 +4,8 @@
  * children post, stores seen both ways, nested forks (a mapping made by the grandparent and one
  * made by the child), what a mapping holds before the fork, partial munmap, MADV_DONTNEED,
  * mremap before a fork, fresh and reused memory reading zero and staying private; a file a
- * child grows under its mapping; then msync's answers (0 or errno). One line per case, the
+ * child grows under its mapping; then msync's answers (0 or errno); futex requeues and
+ * wake-ops that move and wake children's waiters on shared words. One line per case, the
  * same natively and under hrt.
  * Usage: procs_fork_shared */
 #define _GNU_SOURCE
@@ -12,11 +13,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ended.h"
@@ -291,6 +295,79 @@ static void msync_cases(void) {
     close(fd);
 }
 
+static long futex(atomic_int *w, int op, int val, long val2, atomic_int *w2, int val3) {
+    return syscall(SYS_futex, w, op, val, val2, w2, val3);
+}
+
+/* Children that wait on shared word w[0] until a wake-up ends the wait (exit 0). */
+static void waiting_children(atomic_int *w, pid_t *kids, int n) {
+    for (int i = 0; i < n; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            for (;;) {
+                int v = atomic_load(w);
+                long r = futex(w, FUTEX_WAIT, v, 0, NULL, 0);
+                if (r == 0)
+                    _exit(0);
+                if (errno != EAGAIN && errno != EINTR)
+                    _exit(errno);
+            }
+        }
+    }
+}
+
+/* Moves `n` waiters of a to b with requeue `op` (waking none), retrying while they are not
+ * all waiting yet; the number moved. */
+static long move_waiters(atomic_int *a, atomic_int *b, int op, long n) {
+    long moved = 0;
+    for (int tries = 0; moved < n && tries < 20000; tries++) {
+        long r = futex(a, op, 0, n - moved, b, 0);
+        if (r < 0) {
+            printf("requeue %d: errno %d\n", op, errno);
+            break;
+        }
+        moved += r;
+        if (moved < n)
+            usleep(500);
+    }
+    return moved;
+}
+
+/* Non-private futex requeue and wake-op between processes: two children wait on word a; the
+ * parent moves them to word b with FUTEX_CMP_REQUEUE (waking none; repeated until both were
+ * moved, as they may not wait yet), checks that a wake of a finds nobody, then wakes b. A
+ * child waiting on b is woken by FUTEX_WAKE_OP on (a, b). */
+static void futex_between_processes(void) {
+    atomic_int *w = shared_anonymous(PAGE);
+    atomic_int *a = &w[0], *b = &w[16];
+    pid_t kids[2];
+    waiting_children(a, kids, 2);
+    int wrong = futex(a, FUTEX_CMP_REQUEUE, 0, 2, b, 1) == -1 ? errno : 0;
+    long moved = move_waiters(a, b, FUTEX_CMP_REQUEUE, 2);
+    if (moved < 2)
+        kill(kids[0], SIGKILL), kill(kids[1], SIGKILL);
+    long left_on_a = futex(a, FUTEX_WAKE, 100, 0, NULL, 0);
+    long woken_on_b = futex(b, FUTEX_WAKE, 100, 0, NULL, 0);
+    const char *first = ended(kids[0]);
+    printf("cmp-requeue between processes: wrong value errno %d, moved %ld, then a wakes %ld, b wakes "
+           "%ld, first child %s, ",
+           wrong, moved, left_on_a, woken_on_b, first);
+    printf("second %s\n", ended(kids[1]));
+
+    /* Plain FUTEX_REQUEUE, and FUTEX_WAKE_OP whose condition holds on b's old value. */
+    waiting_children(a, kids, 1);
+    moved = move_waiters(a, b, FUTEX_REQUEUE, 1);
+    if (moved < 1)
+        kill(kids[0], SIGKILL);
+    atomic_store(b, 5);
+    long none = futex(a, FUTEX_WAKE_OP, 1, 1, b, FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_EQ, 0));
+    long woke = futex(a, FUTEX_WAKE_OP, 1, 1, b, FUTEX_OP(FUTEX_OP_SET, 9, FUTEX_OP_CMP_EQ, 6));
+    printf("requeue then wake-op: moved %ld, false condition wakes %ld, true condition wakes %ld, b "
+           "holds %d, child %s\n",
+           moved, none, woke, atomic_load(b), ended(kids[0]));
+    munmap(w, PAGE);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     counters("shared anonymous", shared_anonymous(sizeof(struct counters)));
@@ -305,5 +382,6 @@ int main(void) {
     ten_children();
     file_grown_in_child();
     msync_cases();
+    futex_between_processes();
     return 0;
 }
