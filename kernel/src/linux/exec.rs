@@ -292,6 +292,7 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     super::signalfd::after_exec();
     super::calls::membarrier::after_exec();
     super::locked::after_exec();
+    super::calls::aio::after_exec();
     // The thread that execs is the leader now (the others are gone).
     // SAFETY: the current thread's record is alive.
     super::channel::publish_leader(Some(unsafe { &*crate::sched::current() }));

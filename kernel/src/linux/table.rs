@@ -7,8 +7,8 @@
 use linux_raw_sys::general::*;
 
 use super::calls::{
-    ids, info, madvise, membarrier, memory, mremap, numa, prctl, procs, residency, sched, signal, sysv_shm, thread,
-    time,
+    aio, ids, info, madvise, membarrier, memory, mremap, numa, prctl, procs, residency, sched, signal, sysv_shm,
+    thread, time,
 };
 use super::errno::SysResult;
 use super::signal::timers;
@@ -308,6 +308,13 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_ioprio_get => ("ioprio_get", 2, L(info::ioprio_get)),
         __NR_ioprio_set => ("ioprio_set", 3, L(info::ioprio_set)),
         __NR_prctl => ("prctl", 5, L(prctl::prctl)),
+        // Linux AIO: each request performed at submission (calls/aio.rs).
+        __NR_io_setup => ("io_setup", 2, L(aio::io_setup)),
+        __NR_io_destroy => ("io_destroy", 1, L(aio::io_destroy)),
+        __NR_io_submit => ("io_submit", 3, L(aio::io_submit)),
+        __NR_io_getevents => ("io_getevents", 5, L(aio::io_getevents)),
+        __NR_io_pgetevents => ("io_pgetevents", 6, L(aio::io_pgetevents)),
+        __NR_io_cancel => ("io_cancel", 3, L(aio::io_cancel)),
 
         // Signals: delivered to handlers on the way back to the program (linux::signal).
         __NR_rt_sigaction => ("rt_sigaction", 4, L(signal::rt_sigaction)),

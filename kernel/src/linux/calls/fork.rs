@@ -276,6 +276,8 @@ pub fn prepare_child(record: u64) {
     crate::linux::fork_advice::after_fork();
     // Locks are not inherited (nor MCL_FUTURE).
     crate::linux::locked::after_fork();
+    // Nor AIO contexts.
+    crate::linux::calls::aio::after_fork();
     // Memory the parent kept from use while its calls were in flight is free here.
     crate::linux::usermem::release_quarantine_after_fork();
 }

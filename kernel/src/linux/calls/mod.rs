@@ -1,4 +1,5 @@
 //! Local system calls, grouped by subject.
+pub mod aio;
 pub mod children_time;
 pub mod data_limit;
 pub mod fork;

@@ -414,6 +414,12 @@ fn wait_sigmask(nr: u64, a: &[u64; 6]) -> Option<u64> {
     uaccess::read::<u64>(mask).ok().map(|m| m & !UNBLOCKABLE)
 }
 
+/// A local wait with a signal mask (io_pgetevents) takes `mask` for the wait, as a forwarded
+/// one does (`begin_masked_wait`); `end_masked_wait` ends it.
+pub fn begin_wait_with_mask(mask: u64) {
+    wait_with_mask(mask & !UNBLOCKABLE);
+}
+
 /// Before forwarded call `nr`: a wait with a signal mask (ppoll, pselect6, epoll_pwait,
 /// epoll_pwait2) takes it for the wait, as Linux's set_user_sigmask does, so a signal it
 /// unblocks interrupts the wait. Returns whether it did.
