@@ -1304,3 +1304,10 @@ fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
 fn linux_aio_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_aio", Some("aio: done"));
 }
+
+/// futex_waitv: argument checks, EAGAIN, absolute timeouts on both clocks, the index of the
+/// word another thread wakes among up to 128, and EINTR from a signal without SA_RESTART.
+#[test]
+fn futex_waitv_behaves_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("futex_waitv", Some("futex_waitv: done"));
+}

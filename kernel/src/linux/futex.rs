@@ -28,11 +28,11 @@ const FUTEX_PRIVATE_FLAG: u64 = 128;
 const FUTEX_CLOCK_REALTIME: u64 = 256;
 pub(super) const BITSET_ANY: u32 = u32::MAX;
 
-struct Waiter {
-    addr: u64,
-    bitset: u32,
-    thread: *mut Thread,
-    woken: bool,
+pub(super) struct Waiter {
+    pub(super) addr: u64,
+    pub(super) bitset: u32,
+    pub(super) thread: *mut Thread,
+    pub(super) woken: bool,
 }
 
 struct Waiters(Vec<*mut Waiter>);
@@ -182,27 +182,52 @@ fn wait_on_once(word: &AtomicU32, val: u32, bitset: u32, deadline: Option<u64>) 
         None => sched::block(),
     }
     let interrupted = super::signal::state::interruptible_end();
-    // Woken, timed out, or requeued and then one of those: find our bucket to settle it.
+    if settle(node_ptr) {
+        return Ok(0);
+    }
+    Err(match (interrupted, deadline) {
+        (true, None) => super::signal::ERESTARTSYS,
+        (true, Some(_)) => super::errno::EINTR,
+        (false, _) => ETIMEDOUT,
+    })
+}
+
+/// After a wait (woken, timed out, interrupted, or requeued and then one of those): true if
+/// waiter `node` was woken, else takes it off its bucket's list.
+pub(super) fn settle(node: *mut Waiter) -> bool {
     loop {
-        // SAFETY: `node` is ours; `addr` only changes under the lock of the bucket holding it.
-        let at = unsafe { core::ptr::read_volatile(&(*node_ptr).addr) };
+        // SAFETY: `node` is the caller's; `addr` only changes under the lock of the bucket
+        // holding it.
+        let at = unsafe { core::ptr::read_volatile(&(*node).addr) };
         let b = bucket(at);
         let mut list = b.list.lock();
         // SAFETY: as above, now under that bucket's lock.
-        if unsafe { (*node_ptr).woken } {
-            return Ok(0);
+        if unsafe { (*node).woken } {
+            return true;
         }
-        if let Some(i) = list.0.iter().position(|&w| w == node_ptr) {
+        if let Some(i) = list.0.iter().position(|&w| w == node) {
             list.0.swap_remove(i);
             b.waiting.fetch_sub(1, Ordering::Relaxed);
-            return Err(match (interrupted, deadline) {
-                (true, None) => super::signal::ERESTARTSYS,
-                (true, Some(_)) => super::errno::EINTR,
-                (false, _) => ETIMEDOUT,
-            });
+            return false;
         }
         // Requeued meanwhile to another bucket: look again.
     }
+}
+
+/// Lists waiter `node` (on the current thread, whose state the caller has set to BLOCKING)
+/// on its address's bucket if `word` still holds `val`; false (not listed) if it does not.
+pub(super) fn enqueue_if(node: *mut Waiter, word: &AtomicU32, val: u32) -> bool {
+    // SAFETY: `node` is the caller's and listed nowhere yet.
+    let b = bucket(unsafe { (*node).addr });
+    let mut list = b.list.lock();
+    // Counted before the word is read: see `Bucket::has_waiters`.
+    b.waiting.fetch_add(1, Ordering::SeqCst);
+    if word.load(Ordering::SeqCst) != val {
+        b.waiting.fetch_sub(1, Ordering::Relaxed);
+        return false;
+    }
+    list.0.push(node);
+    true
 }
 
 /// Wakes up to `n` waiters of `addr` whose bitset matches; returns how many. One pass over

@@ -235,6 +235,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_exit => ("exit", 1, L(thread::exit)),
         __NR_exit_group => ("exit_group", 1, L(thread::exit_group)),
         __NR_futex => ("futex", 6, L(super::futex::futex)),
+        __NR_futex_waitv => ("futex_waitv", 5, L(super::futex_waitv::futex_waitv)),
         __NR_set_tid_address => ("set_tid_address", 1, L(thread::set_tid_address)),
         __NR_set_robust_list => ("set_robust_list", 2, L(thread::set_robust_list)),
         __NR_get_robust_list => ("get_robust_list", 3, L(thread::get_robust_list)),
