@@ -1,6 +1,8 @@
 /* vmsplice(2) as on Linux: gathered buffers into a pipe's write end, a pipe's bytes scattered
  * into buffers from its read end, SPLICE_F_NONBLOCK on an empty or full pipe (EAGAIN), and a
- * descriptor that is no pipe (EBADF). */
+ * descriptor that is no pipe (EBADF); then a pipe a splice from a file has filled (Linux 6.x
+ * then refuses RWF_NOWAIT on it, which vmsplice must not show): nonblocking out of it and into
+ * it, empty and full. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -38,5 +40,23 @@ int main(void) {
     result("nonblocking into the full pipe", vmsplice(p[1], &fill, 1, SPLICE_F_NONBLOCK));
     int f = open("/proc/self/exe", O_RDONLY);
     result("a regular file", vmsplice(f, in, 1, 0));
+
+    int q[2];
+    if (pipe(q) != 0)
+        return 1;
+    loff_t off = 0;
+    result("splice from the file into a new pipe", splice(f, &off, q[1], NULL, 4096, 0));
+    char elf[4096];
+    struct iovec head = {elf, sizeof elf};
+    ssize_t got = vmsplice(q[0], &head, 1, SPLICE_F_NONBLOCK);
+    result("nonblocking out of the spliced pipe", got);
+    printf("ELF magic: %d\n", got >= 4 && memcmp(elf, "\177ELF", 4) == 0);
+    result("nonblocking out of it, empty", vmsplice(q[0], &head, 1, SPLICE_F_NONBLOCK));
+    result("nonblocking into it", vmsplice(q[1], out, 2, SPLICE_F_NONBLOCK));
+    result("blocking out of it", vmsplice(q[0], in, 2, 0));
+    printf("bytes: '%.3s' '%.6s'\n", a, b);
+    fcntl(q[1], F_SETPIPE_SZ, 4096);
+    result("nonblocking into it, small", vmsplice(q[1], &fill, 1, SPLICE_F_NONBLOCK));
+    result("nonblocking into it, full", vmsplice(q[1], &fill, 1, SPLICE_F_NONBLOCK));
     return 0;
 }

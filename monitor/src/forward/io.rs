@@ -168,11 +168,27 @@ impl Forwarder {
         flags: u64,
     ) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
+        self.rwv_on(g, nr, h.raw(), h.kind(), iov, count, pos, flags)
+    }
+
+    /// `rwv` on host descriptor `raw` (of kind `kind`).
+    #[allow(clippy::too_many_arguments)]
+    fn rwv_on(
+        &self,
+        g: Guest,
+        nr: libc::c_long,
+        raw: i32,
+        kind: super::fd_table::FdKind,
+        iov: u64,
+        count: u64,
+        pos: [u64; 2],
+        flags: u64,
+    ) -> SysResult<i64> {
         let into_program = matches!(nr, libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2);
-        let short = h.kind() == super::fd_table::FdKind::Quick;
+        let short = kind == super::fd_table::FdKind::Quick;
         let v = self.iovecs(g, iov, count, into_program, short)?;
         let args = [
-            h.raw() as libc::c_long,
+            raw as libc::c_long,
             ptr(v.as_ptr()),
             v.len() as libc::c_long,
             pos[0] as libc::c_long,
@@ -269,14 +285,64 @@ impl Forwarder {
                         // SAFETY: one pollfd of ours.
                         unsafe { self.sys(libc::SYS_poll, &[ptr(&mut p as *mut libc::pollfd), 1, -1])? };
                     }
-                    // A FIFO opened by its path takes no RWF_NOWAIT: the write as it is.
-                    Err(Errno::EOPNOTSUPP) => break self.rwv(g, libc::SYS_pwritev2, fd, iov, count, here, nowait),
+                    Err(Errno::EOPNOTSUPP) => break self.vmsplice_without_nowait(g, &h, iov, count, true, nowait != 0),
                     r => break r,
                 }
             },
-            libc::O_RDONLY => self.rwv(g, libc::SYS_preadv2, fd, iov, count, here, nowait),
+            libc::O_RDONLY => match self.rwv(g, libc::SYS_preadv2, fd, iov, count, here, nowait) {
+                Err(Errno::EOPNOTSUPP) => self.vmsplice_without_nowait(g, &h, iov, count, false, nowait != 0),
+                r => r,
+            },
             _ => Err(Errno::EBADF),
         }
+    }
+
+    /// vmsplice on a pipe whose open file description takes no RWF_NOWAIT (a FIFO opened by
+    /// its path; a pipe a `splice` has filled, since Linux 6.x clears its FMODE_NOWAIT), where
+    /// Linux's own vmsplice still does not wait (SPLICE_F_NONBLOCK) or waits only for room: the
+    /// bytes go through an O_NONBLOCK description of the same pipe, opened for this call through
+    /// /proc/self/fd (the program's description and its flags stay as they are). `write`: into
+    /// the pipe; `no_wait`: EAGAIN rather than a wait.
+    fn vmsplice_without_nowait(
+        &self,
+        g: Guest,
+        h: &super::fd_table::HostFd,
+        iov: u64,
+        count: u64,
+        write: bool,
+        no_wait: bool,
+    ) -> SysResult<i64> {
+        let here = [u64::MAX, 0];
+        let nr = if write { libc::SYS_pwritev2 } else { libc::SYS_preadv2 };
+        if !write && !no_wait {
+            // A read that may wait: a plain read of the description as it is.
+            return self.rwv_on(g, nr, h.raw(), h.kind(), iov, count, here, 0);
+        }
+        let path = std::ffi::CString::new(format!("/proc/self/fd/{}", h.raw())).map_err(|_| Errno::EBADF)?;
+        let mode = if write { libc::O_WRONLY } else { libc::O_RDONLY };
+        // SAFETY: a path of ours; the descriptor is closed below.
+        let twin = unsafe { libc::open(path.as_ptr(), mode | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+        if twin < 0 {
+            // A FIFO without a reader opens no O_NONBLOCK writer (ENXIO): the write as it is
+            // (EPIPE, as Linux's).
+            return self.rwv_on(g, nr, h.raw(), h.kind(), iov, count, here, 0);
+        }
+        let r = loop {
+            match self.rwv_on(g, nr, twin, h.kind(), iov, count, here, 0) {
+                // A write that may wait waits for room once, then hands over what fits.
+                Err(Errno::EAGAIN) if !no_wait => {
+                    let mut p = libc::pollfd { fd: h.raw(), events: libc::POLLOUT, revents: 0 };
+                    // SAFETY: one pollfd of ours.
+                    if let Err(e) = unsafe { self.sys(libc::SYS_poll, &[ptr(&mut p as *mut libc::pollfd), 1, -1]) } {
+                        break Err(e);
+                    }
+                }
+                r => break r,
+            }
+        };
+        // SAFETY: our own descriptor, opened above.
+        unsafe { libc::close(twin) };
+        r
     }
 
     pub(super) fn tee(&self, input: u64, out: u64, len: u64, flags: u64) -> SysResult<i64> {
