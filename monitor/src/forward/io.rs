@@ -300,7 +300,7 @@ impl Forwarder {
     /// vmsplice on a pipe whose open file description takes no RWF_NOWAIT (a FIFO opened by
     /// its path; a pipe a `splice` has filled, since Linux 6.x clears its FMODE_NOWAIT), where
     /// Linux's own vmsplice still does not wait (SPLICE_F_NONBLOCK) or waits only for room: the
-    /// bytes go through an O_NONBLOCK description of the same pipe, opened for this call through
+    /// bytes go through an O_NONBLOCK description of the same pipe, opened through
     /// /proc/self/fd (the program's description and its flags stay as they are). `write`: into
     /// the pipe; `no_wait`: EAGAIN rather than a wait.
     fn vmsplice_without_nowait(
@@ -314,14 +314,17 @@ impl Forwarder {
     ) -> SysResult<i64> {
         let here = [u64::MAX, 0];
         let nr = if write { libc::SYS_pwritev2 } else { libc::SYS_preadv2 };
-        if !write && !no_wait {
-            // A read that may wait: a plain read of the description as it is.
-            return self.rwv_on(g, nr, h.raw(), h.kind(), iov, count, here, 0);
+        if !write {
+            // A read that may wait: a plain read of the description as it is; one that may
+            // not: through the pipe's kept non-blocking reader.
+            let raw = if no_wait { h.nonblocking_reader().ok_or(Errno::EAGAIN)? } else { h.raw() };
+            return self.rwv_on(g, nr, raw, h.kind(), iov, count, here, 0);
         }
+        // A writer is opened for the call only: kept open, it would keep the pipe's readers
+        // from ever seeing its end.
         let path = std::ffi::CString::new(format!("/proc/self/fd/{}", h.raw())).map_err(|_| Errno::EBADF)?;
-        let mode = if write { libc::O_WRONLY } else { libc::O_RDONLY };
         // SAFETY: a path of ours; the descriptor is closed below.
-        let twin = unsafe { libc::open(path.as_ptr(), mode | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+        let twin = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC) };
         if twin < 0 {
             // A FIFO without a reader opens no O_NONBLOCK writer (ENXIO): the write as it is
             // (EPIPE, as Linux's).
