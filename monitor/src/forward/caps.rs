@@ -87,3 +87,9 @@ pub fn shown() -> Option<[u64; 3]> {
     let both = |i: usize| d[i] as u64 | (d[i + 3] as u64) << 32;
     Some([both(2), both(1), both(0)])
 }
+
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &LATEST)
+}

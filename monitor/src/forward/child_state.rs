@@ -107,6 +107,12 @@ fn in_status(text: &[u8], waits: bool) -> Vec<u8> {
     out
 }
 
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &BUSY) && crate::vm::fork::try_hold(held, &RAM)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -193,6 +193,12 @@ pub fn getdents_positioned(
     Ok(data.len() as i64)
 }
 
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &POSITION)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{parse, records_at, Entry, Listing};

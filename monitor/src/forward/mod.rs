@@ -739,3 +739,15 @@ impl Forwarder {
         }
     }
 }
+
+/// The forwarder's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one (those taken stay in `held`, which the caller gives back).
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    caps::hold_for_fork(held)
+        && child_state::hold_for_fork(held)
+        && seccomp_filters::hold_for_fork(held)
+        && own_status::hold_for_fork(held)
+        && own_maps::hold_for_fork(held)
+        && cpu_dirs::hold_for_fork(held)
+        && sockets::hold_for_fork(held)
+}

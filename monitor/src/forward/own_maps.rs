@@ -380,6 +380,12 @@ pub fn contents(mem: (u64, u64), names: &Names, form: Form) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &RAM)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

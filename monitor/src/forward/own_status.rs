@@ -295,8 +295,10 @@ struct Figures {
 /// mark is taken when a mapping goes, not when guest RAM is given back with MADV_DONTNEED), so a
 /// program that read VmRSS at its peak, freed the memory and read VmHWM could find it lower
 /// (once in a CI run). A forked `hrt` starts again from what it shows (the owner pid differs).
+/// The peak shown, and by which process (see `peak_seen`).
+static PEAK: Mutex<(u32, u64)> = Mutex::new((0, 0));
+
 fn peak_seen(rss: u64) -> u64 {
-    static PEAK: Mutex<(u32, u64)> = Mutex::new((0, 0));
     let me = std::process::id();
     let mut peak = PEAK.lock().unwrap_or_else(|e| e.into_inner());
     if peak.0 != me {
@@ -497,6 +499,12 @@ pub fn statm(mem: (u64, u64)) -> Vec<u8> {
     let f = figures(Who::Process, mem);
     let p = |b: u64| b / 4096;
     format!("{} {} 0 0 0 {} 0\n", p(f.size), p(f.rss), p(f.size.saturating_sub(f.stack))).into_bytes()
+}
+
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &RESIDENT) && crate::vm::fork::try_hold(held, &PEAK)
 }
 
 #[cfg(test)]

@@ -136,3 +136,9 @@ pub(super) unsafe fn install(programs: &[libc::sock_fprog]) -> Result<(), i32> {
     }
     Ok(())
 }
+
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &KEPT)
+}

@@ -110,9 +110,11 @@ impl SockAddr {
 }
 
 /// Says once per kind of request that it is not forwarded.
+/// What `report_once` has said.
+static REPORTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
 pub(super) fn report_once(what: String) {
-    static SEEN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut seen = REPORTED.lock().unwrap_or_else(|e| e.into_inner());
     if seen.insert(what.clone()) {
         eprintln!("hrt: {what} (reported once)");
     }
@@ -941,4 +943,10 @@ fn set_path(a: &mut SockAddr, path: &[u8]) -> SysResult<()> {
     a.buf[2 + path.len()] = 0;
     a.len = 2 + path.len() + 1;
     Ok(())
+}
+
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &REPORTED)
 }

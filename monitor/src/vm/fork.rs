@@ -14,7 +14,7 @@
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kvm_bindings::CpuId;
 
@@ -153,6 +153,47 @@ static FORKER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
 /// (a fork_threads child on a loaded host, all its threads in that lock's futex).
 pub(crate) static THREAD_STARTS: Mutex<()> = Mutex::new(());
 
+/// Guards of global locks taken for a fork, whatever they guard.
+pub(crate) type Held = Vec<Box<dyn std::any::Any>>;
+
+/// Takes `m` into `held` without waiting; false if another thread holds it.
+pub(crate) fn try_hold<T: 'static>(held: &mut Held, m: &'static Mutex<T>) -> bool {
+    match m.try_lock() {
+        Ok(g) => held.push(Box::new(g)),
+        Err(std::sync::TryLockError::Poisoned(p)) => held.push(Box::new(p.into_inner())),
+        Err(std::sync::TryLockError::WouldBlock) => return false,
+    }
+    true
+}
+
+/// Every global lock of the monitor (and Rust's stderr and stdout locks), held by the fork
+/// thread across `fork()`. The child is a copy with one thread: a lock another thread of the
+/// parent held at that moment stays held there for good, and the child waited on it (a child
+/// stuck before its first vCPU ran, in `host_signals::watch`, once in ~16 forks of a program
+/// that forked while its parent's main thread looked at signals). All or none: a lock another
+/// thread holds makes this one give back what it took and try again shortly, so a thread that
+/// holds one lock and waits for another cannot deadlock with it.
+fn hold_global_locks() -> Held {
+    loop {
+        let mut held = Held::new();
+        let all = try_hold(&mut held, &THREAD_STARTS)
+            && try_hold(&mut held, &FORKER)
+            && super::stuck::hold_for_fork(&mut held)
+            && super::shared_files::hold_for_fork(&mut held)
+            && super::shared_file_ends::hold_for_fork(&mut held)
+            && super::channel::host_signals::hold_for_fork(&mut held)
+            && crate::forward::hold_for_fork(&mut held);
+        if all {
+            // Nothing holds these while it waits for one of the monitor's locks.
+            held.push(Box::new(std::io::stderr().lock()));
+            held.push(Box::new(std::io::stdout().lock()));
+            return held;
+        }
+        drop(held);
+        std::thread::sleep(Duration::from_micros(50));
+    }
+}
+
 /// Starts the fork thread. Call it from a thread without the seccomp filter.
 pub fn start(base: Base) -> std::io::Result<()> {
     let _ = BASE.set(base);
@@ -228,12 +269,13 @@ fn fork(job: Job) -> i64 {
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old) };
     // The child's threads start from this one's capabilities: the program's.
     crate::forward::caps::catch_up();
-    let starts = THREAD_STARTS.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: the child runs only this thread's code; it takes no lock another thread of the
-    // parent may have held (the job carries everything it needs) and ends with _exit.
+    let held = hold_global_locks();
+    // SAFETY: the child runs only this thread's code; every global lock is this thread's (no
+    // other thread of the parent holds one the child would wait on for good); the child ends
+    // with _exit.
     let pid = unsafe { libc::fork() };
-    // In the child too: this thread held it there, and the child starts threads.
-    drop(starts);
+    // In the child too: this thread held them there, and the child starts threads.
+    drop(held);
     if pid == 0 {
         child(job, &old)
     }

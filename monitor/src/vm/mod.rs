@@ -4,7 +4,7 @@ mod boot_info;
 mod channel;
 mod core_file;
 mod cpuid;
-mod fork;
+pub(crate) mod fork;
 mod guest_zero;
 mod host_clocks;
 pub mod host_memory;

@@ -139,6 +139,12 @@ fn stuck_check(pending: bool) {
     unsafe { libc::_exit(128 + libc::SIGBUS) }
 }
 
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &MAPPINGS) && crate::vm::fork::try_hold(held, &UNTAKEN)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

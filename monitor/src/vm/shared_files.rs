@@ -495,3 +495,9 @@ pub fn shm_attach(shared: &Shared, a: &[u64]) -> i64 {
     populate(host, len);
     !read_only as i64
 }
+
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &HOST_SHARED)
+}

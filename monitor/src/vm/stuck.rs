@@ -37,3 +37,9 @@ pub fn say_where_vcpus_are() {
     }
     std::thread::sleep(std::time::Duration::from_millis(200));
 }
+
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &THREADS)
+}

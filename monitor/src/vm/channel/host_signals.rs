@@ -370,3 +370,9 @@ fn say_stuck(sig: i32) {
         b" for two seconds (a vCPU stuck?): it ends hrt\n",
     ]);
 }
+
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one.
+pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
+    crate::vm::fork::try_hold(held, &SEEN) && crate::vm::fork::try_hold(held, &QUEUE_SEEN)
+}
