@@ -638,3 +638,11 @@ fn memory_unmapped_under_a_blocked_read_comes_back_zero() {
         Some("fresh memory read zero after a read into unmapped memory: yes"),
     );
 }
+
+/// Shared mappings made until mmap says ENOMEM: every one shows the file, private memory keeps
+/// its bytes, and after unmapping them all a new one works (hrt left holes in guest RAM once
+/// the host's mapping limit was reached: "the program's memory is damaged").
+#[test]
+fn shared_mappings_until_enomem_leave_memory_whole() {
+    passes_natively_and_same_on("many_shared_maps", Some("many shared maps: done"), &["2"]);
+}

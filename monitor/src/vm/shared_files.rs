@@ -68,6 +68,25 @@ pub fn release_all() {
     }
 }
 
+/// Host mappings kept for the monitor's own (its threads' stacks, libraries, the channel).
+const RESERVED_VMAS: usize = 4096;
+
+/// Whether a new shared mapping would leave too few of the host's mappings. Each one splits
+/// the guest RAM mapping (up to two more host mappings), and the host's `vm.max_map_count`
+/// bounds them: past it the shared mapping's MAP_FIXED fails, and so does the anonymous memory
+/// put back when a shared mapping goes, which on Linux has already taken the old pages (a hole
+/// in guest RAM: "the program's memory is damaged"; Open POSIX mmap 24-1, which maps until
+/// ENOMEM). So a new one is ENOMEM, Linux's answer for a process with too many mappings, once
+/// the shared ranges would need more than what `RESERVED_VMAS` leaves.
+fn too_many_mappings() -> bool {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let max = *MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/max_map_count").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(65_530)
+    });
+    let ranges = HOST_SHARED.lock().unwrap_or_else(|e| e.into_inner()).len();
+    (ranges + 1) * 2 > max.saturating_sub(RESERVED_VMAS)
+}
+
 fn errno() -> i64 {
     -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
 }
@@ -134,6 +153,9 @@ fn write_sealed(fd: i32) -> bool {
 pub fn map(shared: &Shared, a: &[u64]) -> i64 {
     let (fd, addr, len, off, prot) = (a[0], a[1], a[2], a[3], a[4]);
     let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
+    if too_many_mappings() {
+        return -(libc::ENOMEM as i64);
+    }
     if !off.is_multiple_of(PAGE) || i64::try_from(off).is_err() {
         return -(libc::EINVAL as i64);
     }
@@ -216,6 +238,9 @@ pub fn remap(shared: &Shared, a: &[u64]) -> i64 {
     else {
         return -(libc::EINVAL as i64);
     };
+    if too_many_mappings() {
+        return -(libc::ENOMEM as i64);
+    }
     let in_place = new == old;
     let overlaps = new < old + old_len && old < new + new_len;
     if !is_noted(host_old, old_len) || (overlaps && !in_place) {
@@ -475,6 +500,9 @@ pub fn shm_segment_size(a: &[u64]) -> i64 {
 pub fn shm_attach(shared: &Shared, a: &[u64]) -> i64 {
     let (id, addr, len, read_only) = (a[0], a[1], a[2], a[3] == 1);
     let Some(host) = program_range(shared, addr, len) else { return -(libc::EINVAL as i64) };
+    if too_many_mappings() {
+        return -(libc::ENOMEM as i64);
+    }
     // shmat maps the whole segment: it must fit the range the guest named. (Segment ids carry a
     // sequence number, so the id cannot name a bigger segment between this check and shmat.)
     match segment_size(id) {
