@@ -15,7 +15,7 @@ fn main() {
     bench_sources::generate(&root, &PathBuf::from(env::var("OUT_DIR").unwrap()));
     let kernel_dir = root.join("kernel");
     let target_dir = root.join("target").join("kernel");
-    for p in ["src", "Cargo.toml", "linker.ld", ".cargo/config.toml"] {
+    for p in ["src", "vdso", "build.rs", "Cargo.toml", "linker.ld", ".cargo/config.toml"] {
         println!("cargo:rerun-if-changed={}", kernel_dir.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", root.join("abi/src").display());
