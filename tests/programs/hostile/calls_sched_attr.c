@@ -122,6 +122,10 @@ int main(void) {
         _exit(0);
     }
     waitpid(c, NULL, 0);
+    /* The child is gone now: no such process. */
+    p.sched_priority = 0;
+    show("sched_setscheduler(waited child)", sched_setscheduler(c, SCHED_OTHER, &p));
+    show("sched_setparam(waited child)", sched_setparam(c, &p));
     show("sched_setscheduler(IDLE, 0)", sched_setscheduler(0, SCHED_IDLE, &p));
     show("sched_getscheduler", sched_getscheduler(0));
     p.sched_priority = 1;

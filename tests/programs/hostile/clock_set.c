@@ -43,6 +43,11 @@ int main(void) {
     long own_cpu = (~(long)getpid() << 3) | 2; /* this process's CPU clock by pid (CPUCLOCK_SCHED) */
     show("clock_settime own CPU clock by pid", settime(own_cpu, &now));
     show("clock_settime own CPU clock, bad pointer", settime(own_cpu, (void *)8));
+    /* CPU clocks of no process (the pid in the id does not exist), of pid 1, and CLOCKFD. */
+    show("clock_settime CPU clock 0x80000000", settime((clockid_t)0x80000000, &now));
+    show("clock_settime CPU clock 0xbffffaa8", settime((clockid_t)0xbffffaa8, &now));
+    show("clock_settime pid 1's CPU clock", settime(((~(clockid_t)1) << 3) | 2, &now));
+    show("clock_settime a CLOCKFD id", settime((clockid_t)-5, &now));
     struct timespec neg = {-1, 0}, big_ns = {now.tv_sec, 1000000000}, far = {9000000000L, 0};
     show("clock_settime REALTIME, -1 s", settime(CLOCK_REALTIME, &neg));
     show("clock_settime REALTIME, 1e9 ns", settime(CLOCK_REALTIME, &big_ns));

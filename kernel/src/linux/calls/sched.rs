@@ -74,6 +74,8 @@ fn set_policy(pid: u64, policy: Option<u64>, param: u64) -> SysResult {
         return Err(EINVAL);
     }
     if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
+        // ESRCH for no such process (a child already waited for), as Linux.
+        host_attr(pid as u64)?;
         return unsupported_sched("a scheduling policy for another process");
     }
     if !matches!(policy, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE) {

@@ -140,7 +140,16 @@ pub fn clock_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let [s, ns] = uaccess::read::<[i64; 2]>(a[1])?;
     if cpu {
-        return Err(EPERM);
+        // A CPU clock is never set (EPERM), once its id names a thread or process (else
+        // EINVAL, as Linux's `validate_clock_permissions`); another process's the host knows.
+        return match cputime::decode(a[0]) {
+            Some(Ok(_)) => Err(EPERM),
+            _ if cputime::of_another_process(a[0]) => {
+                of_another_process(linux_raw_sys::general::__NR_clock_getres, [a[0], 0, 0, 0, 0, 0])?;
+                Err(EPERM)
+            }
+            _ => Err(EINVAL),
+        };
     }
     set_realtime(linux_raw_sys::general::__NR_clock_settime, s, ns)
 }
