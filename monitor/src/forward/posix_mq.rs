@@ -71,11 +71,13 @@ impl Forwarder {
     /// (EINVAL, EFAULT: checked before anything else) is the call's own answer at once.
     pub(super) fn mq_now(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> Option<i64> {
         static PAST: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        let valid =
-            a[4] == 0 || g.read::<[i64; 2]>(a[4]).is_ok_and(|[s, ns]| s >= 0 && (0..1_000_000_000).contains(&ns));
-        if !valid {
-            let r = if nr == libc::SYS_mq_timedsend { self.mq_timedsend(g, a) } else { self.mq_timedreceive(g, a) };
-            return Some(super::errno::to_ret(r));
+        // Checked before the descriptor, as Linux's `prepare_timeout` is.
+        if a[4] != 0 {
+            match g.read::<[i64; 2]>(a[4]) {
+                Err(_) => return Some(-(libc::EFAULT as i64)),
+                Ok([s, ns]) if s < 0 || !(0..1_000_000_000).contains(&ns) => return Some(-(libc::EINVAL as i64)),
+                Ok(_) => {}
+            }
         }
         let past = &PAST as *const libc::timespec as *mut u8;
         let r =

@@ -69,6 +69,16 @@ int main(void) {
     printf("again with O_EXCL: %s\n", result(mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr)));
     printf("no such queue: %s\n", result(mq_open("/hrt-test-none", O_RDWR)));
     printf("a name with a slash: %s\n", result(mq_open("/a/b", O_RDWR | O_CREAT, 0600, 0)));
+    {
+        /* A bad timeout is refused before the descriptor is looked at (EINVAL, EFAULT). */
+        char b[64];
+        struct timespec bad_ns = {0, -1}, bad_s = {-1, 0};
+        printf("timedreceive, bad descriptor and nanoseconds: %s\n",
+               result(mq_timedreceive((mqd_t)-1, b, sizeof b, 0, &bad_ns)));
+        printf("timedsend, bad descriptor and seconds: %s\n", result(mq_timedsend((mqd_t)-1, b, 8, 0, &bad_s)));
+        printf("timedreceive, bad descriptor and timeout at 8: %s\n",
+               result(mq_timedreceive((mqd_t)-1, b, sizeof b, 0, (struct timespec *)8)));
+    }
     struct mq_attr bad = {.mq_maxmsg = 0, .mq_msgsize = 64};
     printf("maxmsg 0: %s\n", result(mq_open("/hrt-test-bad", O_RDWR | O_CREAT, 0600, &bad)));
     struct mq_attr got;
