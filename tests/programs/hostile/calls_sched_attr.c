@@ -126,6 +126,8 @@ int main(void) {
     p.sched_priority = 0;
     show("sched_setscheduler(waited child)", sched_setscheduler(c, SCHED_OTHER, &p));
     show("sched_setparam(waited child)", sched_setparam(c, &p));
+    /* Another process's policy with its reset-on-fork flag (the host's init has it). */
+    show("sched_getscheduler(1)", sched_getscheduler(1));
     show("sched_setscheduler(IDLE, 0)", sched_setscheduler(0, SCHED_IDLE, &p));
     show("sched_getscheduler", sched_getscheduler(0));
     p.sched_priority = 1;

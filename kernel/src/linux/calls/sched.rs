@@ -112,8 +112,8 @@ fn other_process(pid: u64) -> bool {
     pid as u32 != 0 && !crate::linux::signal::is_program_thread(pid as u32)
 }
 
-/// Another process's policy and static priority, as the host's sched_getattr answers them
-/// (ESRCH for none).
+/// Another process's policy (with SCHED_RESET_ON_FORK) and static priority, as the host's
+/// sched_getattr answers them (ESRCH for none).
 fn host_attr(pid: u64) -> Result<(u32, u32), u32> {
     const SIZE: u64 = 48;
     let r = crate::linux::usermem::with_scratch(|page| {
@@ -125,8 +125,14 @@ fn host_attr(pid: u64) -> Result<(u32, u32), u32> {
             return r;
         }
         // SAFETY: the host wrote a struct sched_attr at the start of our scratch page: the
-        // policy is its second word, the static priority its sixth.
-        let (policy, priority) = unsafe { (((page + 4) as *const u32).read(), ((page + 20) as *const u32).read()) };
+        // policy is its second word, the flags its second u64, the static priority its sixth
+        // word.
+        let (policy, flags, priority) = unsafe {
+            (((page + 4) as *const u32).read(), ((page + 8) as *const u64).read(), ((page + 20) as *const u32).read())
+        };
+        // SCHED_FLAG_RESET_ON_FORK shows in the policy as SCHED_RESET_ON_FORK, as Linux's
+        // sched_getscheduler answers it (the host's init has it).
+        let policy = policy | if flags & 1 != 0 { RESET_ON_FORK as u32 } else { 0 };
         (policy as i64) << 32 | priority as i64
     });
     if r < 0 {
