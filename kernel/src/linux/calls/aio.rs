@@ -31,7 +31,7 @@ use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, EAGAIN, EBADF, EFAULT, EINTR, EINVAL, EOPNOTSUPP, ESPIPE};
 use crate::linux::syscall::forward;
 use crate::linux::uaccess;
-use crate::linux::usermem::with_scratch;
+use crate::linux::usermem::{with_scratch, PAGE};
 use crate::sync::IrqSpinLock;
 
 const IOCB_CMD_PREAD: u16 = 0;
@@ -47,7 +47,6 @@ const IOCB_FLAG_RESFD: u32 = 1;
 const AIO_MAX_NR: u64 = 65_536;
 /// The most iovecs a vectored request may have.
 const UIO_MAXIOV: u64 = 1024;
-const PAGE: u64 = 4096;
 /// Linux's `struct aio_ring` header, and a `struct io_event`.
 const RING_HEADER: u64 = 32;
 const EVENT: u64 = 32;
