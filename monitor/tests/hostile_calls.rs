@@ -644,7 +644,8 @@ fn a_signalfd_passed_in_a_message_stays_a_signalfd() {
 /// program's attributes as the host has them for `hrt` (SCHED_OTHER, its niceness), the
 /// record's size rules and the error cases, a niceness set through sched_setattr (clamped as
 /// Linux clamps it) that nice(0) and getpriority then see, and the policy calls chrt makes
-/// (priority ranges, sched_setscheduler and sched_setparam keeping SCHED_OTHER).
+/// (priority ranges, sched_setscheduler and sched_setparam keeping SCHED_OTHER); a live
+/// child's policy and niceness set by its parent, and another user's process refused (EPERM).
 #[test]
 fn sched_attributes_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_sched_attr", Some("sched_setattr(OTHER, nice 3)   0"));

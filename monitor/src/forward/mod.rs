@@ -152,6 +152,9 @@ const KERNEL_HANDLED: &[libc::c_long] = &[
     libc::SYS_ioprio_get,
     libc::SYS_ioprio_set,
     libc::SYS_sched_getattr,
+    libc::SYS_sched_setattr,
+    libc::SYS_sched_setscheduler,
+    libc::SYS_sched_setparam,
     libc::SYS_sched_rr_get_interval,
     libc::SYS_clock_gettime,
     libc::SYS_clock_getres,
@@ -657,6 +660,9 @@ impl Forwarder {
             nr @ (libc::SYS_setpriority | libc::SYS_ioprio_set) => self.setpriority(nr, a[0], a[1], a[2]),
             libc::SYS_sched_getattr => self.sched_getattr(g, a[0], a[1], a[2], a[3]),
             libc::SYS_sched_rr_get_interval => self.sched_rr_get_interval(g, a[0], a[1]),
+            n @ (libc::SYS_sched_setscheduler | libc::SYS_sched_setparam | libc::SYS_sched_setattr) => {
+                self.sched_set_other(g, n, a)
+            }
             n @ (libc::SYS_clock_gettime | libc::SYS_clock_getres) => self.process_clock(g, n, a[0], a[1]),
             libc::SYS_adjtimex => self.adjtimex(g, None, a[0]),
             n @ (libc::SYS_setuid

@@ -276,6 +276,39 @@ impl Forwarder {
         Ok(r)
     }
 
+    /// sched_setscheduler, sched_setparam or sched_setattr (`nr`) of another process (the kernel
+    /// keeps the program's own policy): the host's call with the program's record, so its
+    /// checks and answers are Linux's (ESRCH, EINVAL, EPERM for another user's process without
+    /// the capability). For another HRT process that sets its `hrt`'s main thread, which the
+    /// other program's own sched_getscheduler does not show (its kernel keeps its policy).
+    /// Never the monitor's own process or one of its threads, which the program has no name
+    /// for: ESRCH.
+    pub(super) fn sched_set_other(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
+        let pid = a[0] as u32;
+        if pid == 0
+            || pid.to_string() == self.host_pid
+            || std::path::Path::new(&format!("/proc/self/task/{pid}")).exists()
+        {
+            return Err(Errno::ESRCH);
+        }
+        let record = if nr == libc::SYS_sched_setattr {
+            // The kernel checked the size (48 to a page, zeros past what it knows).
+            let size = g.read::<u32>(a[1])?.clamp(48, 4096);
+            g.read_bytes(a[1], size as u64)?
+        } else {
+            let param = if nr == libc::SYS_sched_setscheduler { a[2] } else { a[1] };
+            g.read::<i32>(param)?.to_ne_bytes().to_vec()
+        };
+        let rec = ptr(record.as_ptr());
+        let args: &[libc::c_long] = match nr {
+            libc::SYS_sched_setscheduler => &[pid as libc::c_long, a[1] as i32 as libc::c_long, rec],
+            libc::SYS_sched_setparam => &[pid as libc::c_long, rec],
+            _ => &[pid as libc::c_long, rec, int(a[2])],
+        };
+        // SAFETY: the record is the monitor's copy, as long as the host reads it.
+        unsafe { self.sys(nr, args) }
+    }
+
     /// setpriority (and ioprio_set): for the program's own process every thread of `hrt` takes the value (they
     /// all run the program: its vCPUs, the forwarding threads, the spawner of its children), the
     /// main thread first, whose refusal (EACCES, EPERM) is the answer; anything else is the

@@ -126,6 +126,61 @@ int main(void) {
     p.sched_priority = 0;
     show("sched_setscheduler(waited child)", sched_setscheduler(c, SCHED_OTHER, &p));
     show("sched_setparam(waited child)", sched_setparam(c, &p));
+    /* A live child's policy, set by its parent (the host's call for another process). Its own
+       view of a policy its parent set is not compared: HRT's kernel keeps its own (README). */
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 1;
+    c = fork();
+    if (c == 0) {
+        char b;
+        close(fds[1]);
+        while (read(fds[0], &b, 1) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    close(fds[0]);
+    p.sched_priority = 0;
+    show("sched_setscheduler(child, IDLE)", sched_setscheduler(c, SCHED_IDLE, &p));
+    show("sched_getscheduler(child)", sched_getscheduler(c));
+    show("sched_setparam(child, 0)", sched_setparam(c, &p));
+    p.sched_priority = 5;
+    show("sched_setparam(child, 5)", sched_setparam(c, &p));
+    show("sched_setscheduler(child, 9)", sched_setscheduler(c, 9, &p));
+    show("sched_setscheduler(child, bad)", sched_setscheduler(c, SCHED_OTHER, (struct sched_param *)8));
+    struct attr ca;
+    memset(&ca, 0, sizeof ca);
+    ca.size = 48;
+    ca.nice = 4;
+    show("sched_setattr(child, nice 4)", syscall(SYS_sched_setattr, c, &ca, 0));
+    printf("  getpriority(child) %d\n", getpriority(PRIO_PROCESS, c));
+    get("sched_getattr(child)", c, 48);
+    show("sched_getparam(child)", sched_getparam(c, &p));
+    printf("  priority %d\n", p.sched_priority);
+    ca.size = 12;
+    show("sched_setattr(child, size 12)", syscall(SYS_sched_setattr, c, &ca, 0));
+    close(fds[1]);
+    waitpid(c, NULL, 0);
+    /* Another user's process: EPERM where Linux checks the permission (as root, a child that
+       gives up its ids first). */
+    if (geteuid() == 0) {
+        fflush(stdout);
+        c = fork();
+        if (c == 0) {
+            if (setgid(65534) != 0 || setuid(65534) != 0)
+                _exit(1);
+            p.sched_priority = 0;
+            show("as nobody: sched_setparam(1)", sched_setparam(1, &p));
+            show("as nobody: sched_setscheduler(1)", sched_setscheduler(1, SCHED_BATCH, &p));
+            ca.size = 48;
+            show("as nobody: sched_setattr(1)", syscall(SYS_sched_setattr, 1, &ca, 0));
+            fflush(stdout);
+            _exit(0);
+        }
+        int st;
+        waitpid(c, &st, 0);
+        printf("as nobody: child status %d\n", st);
+    }
     /* Another process's policy with its reset-on-fork flag (the host's init has it). */
     show("sched_getscheduler(1)", sched_getscheduler(1));
     show("sched_setscheduler(IDLE, 0)", sched_setscheduler(0, SCHED_IDLE, &p));

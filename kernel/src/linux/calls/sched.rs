@@ -5,7 +5,8 @@
 //! that a thread wants throughput or only idle time, are accepted and read back (for the whole
 //! program, not per thread; `chrt -b`, `chrt -i`), and change nothing here; a real-time or
 //! deadline policy is ENOSYS with a line (the kernel's scheduler has no such classes), after
-//! Linux's own argument checks.
+//! Linux's own argument checks. Another process's policy is the host's: read and set there,
+//! with the host's checks and permissions (for another HRT process, its `hrt`'s).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -50,7 +51,7 @@ pub fn sched_get_priority_min(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 /// sched_setscheduler(pid, policy, param): SCHED_OTHER with priority 0 for the program is
-/// what it has.
+/// what it has; another process's policy is set by the host.
 pub fn sched_setscheduler(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     set_policy(a[0], Some(a[1]), a[2])
 }
@@ -62,21 +63,25 @@ pub fn sched_setparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 fn set_policy(pid: u64, policy: Option<u64>, param: u64) -> SysResult {
     let pid = pid as i32;
+    let raw_policy = policy;
     let policy = policy.map(|p| p as i32 as i64 as u64 & !RESET_ON_FORK);
     if param == 0 || pid < 0 || policy.is_some_and(|p| !known(p)) {
         return Err(EINVAL);
     }
     let prio = uaccess::read::<i32>(param)?;
+    if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
+        // Another process: the host's call (monitor owners.rs), which looks for the process
+        // (ESRCH) before it checks the priority, as Linux does.
+        return match raw_policy {
+            Some(p) => forwarded(linux_raw_sys::general::__NR_sched_setscheduler, [pid as u64, p, param]),
+            None => forwarded(linux_raw_sys::general::__NR_sched_setparam, [pid as u64, param, 0]),
+        };
+    }
     let policy = policy.unwrap_or(SCHED_OTHER);
     if matches!(policy, SCHED_FIFO | SCHED_RR) && !(1..=99).contains(&prio)
         || !matches!(policy, SCHED_FIFO | SCHED_RR) && prio != 0
     {
         return Err(EINVAL);
-    }
-    if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
-        // ESRCH for no such process (a child already waited for), as Linux.
-        host_attr(pid as u64)?;
-        return unsupported_sched("a scheduling policy for another process");
     }
     if !matches!(policy, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE) {
         return unsupported_sched("a real-time or deadline scheduling policy");
@@ -180,8 +185,9 @@ pub fn sched_getattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 /// sched_setattr(pid, attr, flags): for the program itself, SCHED_OTHER with a niceness (set
 /// as `setpriority` sets it, clamped to -20..19 as Linux clamps it) or with SCHED_FLAG_KEEP_*;
-/// another policy, another process, or flags HRT does not keep (utilization clamps, reset on
-/// fork) are ENOSYS with a line, as sched_setscheduler is. Linux's argument checks first.
+/// another policy or flags HRT does not keep (utilization clamps, reset on fork) are ENOSYS
+/// with a line, as sched_setscheduler is; another process's are the host's. Linux's argument
+/// checks first.
 pub fn sched_setattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     const VER0: u32 = 48;
     const VER1: u32 = 56;
@@ -203,12 +209,13 @@ pub fn sched_setattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
     let head = uaccess::read::<[u32; 6]>(attr)?;
     let (policy, sflags, nice, prio) = (head[1], head[2] as u64 | (head[3] as u64) << 32, head[4] as i32, head[5]);
+    if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
+        // Another process: the host's call (monitor owners.rs), with Linux's checks.
+        return forwarded(linux_raw_sys::general::__NR_sched_setattr, [pid as u64, attr, flags]);
+    }
     // SCHED_OTHER, FIFO, RR, BATCH, IDLE, DEADLINE.
     if !matches!(policy, 0..=3 | 5 | 6) {
         return Err(EINVAL);
-    }
-    if pid != 0 && !crate::linux::signal::is_program_thread(pid as u32) {
-        return unsupported_sched("sched_setattr for another process");
     }
     let policy = policy as u64;
     let normal = matches!(policy, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE);
@@ -231,6 +238,15 @@ pub fn sched_setattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         r if r == -(EACCES as i64) => Err(EPERM),
         r => Err((-r) as u32),
     }
+}
+
+/// The host's answer to call `nr` (one of those the monitor performs for another process).
+fn forwarded(nr: u32, a: [u64; 3]) -> SysResult {
+    let r = crate::linux::syscall::forward(nr as u64, [a[0], a[1], a[2], 0, 0, 0]);
+    if r < 0 {
+        return Err((-r) as u32);
+    }
+    Ok(r as u64)
 }
 
 fn unsupported_sched(what: &str) -> SysResult {
