@@ -646,3 +646,12 @@ fn memory_unmapped_under_a_blocked_read_comes_back_zero() {
 fn shared_mappings_until_enomem_leave_memory_whole() {
     passes_natively_and_same_on("many_shared_maps", Some("many shared maps: done"), &["2"]);
 }
+
+/// A mapping made with MAP_GROWSDOWN grows down to a touched page below it, within
+/// RLIMIT_STACK and 256 pages above an accessible mapping (SIGSEGV past those), on a thread's
+/// stack too (LTP's mmap18), in a forked child's copy; PROT_GROWSDOWN reaches its start; shared
+/// anonymous memory cannot grow down. Before, no touch below one grew it (SIGSEGV).
+#[test]
+fn mappings_that_grow_down_grow_as_on_linux() {
+    common::hostile::passes_natively_and_same_on_1_and_2_cpus("grows_down", Some("faults caught: done"));
+}

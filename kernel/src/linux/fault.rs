@@ -102,6 +102,10 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     if frame.vector == 14 && super::protect::fault_in_lazy(cr2, frame.error) {
         return;
     }
+    // Below a mapping that grows down (MAP_GROWSDOWN): it grows to the page.
+    if frame.vector == 14 && frame.error & 1 == 0 && super::grows_down::fault(cr2) {
+        return;
+    }
     if frame.vector == 14 && super::rewrite::bare_number_call(frame, cr2) {
         super::syscall::dispatch(frame);
         return;

@@ -16,6 +16,7 @@ pub mod filemap;
 pub mod fork_advice;
 pub mod futex;
 pub mod futex_waitv;
+pub mod grows_down;
 pub mod loader;
 pub mod locked;
 pub mod maps;

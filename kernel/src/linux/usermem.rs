@@ -603,6 +603,7 @@ fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u
     super::private_files::release(start, end);
     super::fork_advice::release(start, end);
     super::locked::release(start, end);
+    super::grows_down::release(start, end);
     let pieces = cut(regions, start, end);
     MAPPED.fetch_sub(pieces.iter().map(|(s, e)| e - s).sum(), Ordering::Relaxed);
     pieces
@@ -905,6 +906,27 @@ fn grow(end: u64, new_end: u64, present: bool) -> bool {
     if present {
         super::protect::reset(end, new_end);
     }
+    true
+}
+
+/// Extends the mapping that starts at `start` down to `new_start` (one that grows down:
+/// `grows_down`), present with the default access; false if any of `[new_start, start)` is
+/// not free.
+pub fn grow_down(new_start: u64, start: u64) -> bool {
+    if !is_user_range(new_start, start) {
+        return false;
+    }
+    let mut mem = MEMORY.lock();
+    if !mem.free.take(new_start, start) {
+        return false;
+    }
+    record(&mut mem.regions, new_start, start);
+    super::usermap::set(new_start, start, true);
+    let small = super::sparse_pages::placed(&mem.free, new_start, start);
+    drop(mem);
+    huge_again_for(new_start, start);
+    small_host_pages(&small);
+    super::protect::reset(new_start, start);
     true
 }
 

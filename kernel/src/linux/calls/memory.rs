@@ -23,6 +23,7 @@ const MAP_FIXED_NOREPLACE: u64 = general::MAP_FIXED_NOREPLACE as u64;
 const MAP_HUGETLB: u64 = general::MAP_HUGETLB as u64;
 const MAP_STACK: u64 = general::MAP_STACK as u64;
 const MAP_LOCKED: u64 = general::MAP_LOCKED as u64;
+const MAP_GROWSDOWN: u64 = general::MAP_GROWSDOWN as u64;
 pub(super) const LARGE_PAGE: u64 = 2 << 20;
 /// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
 /// lengths and fixed addresses against it before anything else.
@@ -165,7 +166,9 @@ fn mapping_type_allowed(flags: u64, file: bool, off: u64, len: u64) -> Result<()
         | 0xfc00_0000;
     let kind = flags & MAP_TYPE;
     if !file {
-        return if kind == MAP_SHARED || kind == MAP_PRIVATE { Ok(()) } else { Err(EINVAL) };
+        // Shared anonymous memory cannot grow down (Linux's do_mmap).
+        let grows = kind == MAP_SHARED && flags & MAP_GROWSDOWN != 0;
+        return if (kind == MAP_SHARED || kind == MAP_PRIVATE) && !grows { Ok(()) } else { Err(EINVAL) };
     }
     match kind {
         MAP_SHARED | MAP_SHARED_VALIDATE => {
@@ -193,6 +196,11 @@ pub fn mmap(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let start = map(frame, a)?;
     if locking {
         locked::new_mapping(start, start + page_up(a[1]), explicit);
+    }
+    // Private anonymous memory grows down (a private file mapping would grow with the file's
+    // earlier pages on Linux: not followed, it stays as mapped).
+    if a[3] & MAP_GROWSDOWN != 0 && a[3] & (MAP_ANONYMOUS | MAP_SHARED) == MAP_ANONYMOUS {
+        crate::linux::grows_down::mapped(start, start + page_up(a[1]));
     }
     Ok(start)
 }
@@ -485,14 +493,15 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(0);
     }
     // PROT_GROWSDOWN: the change reaches down to the start of a mapping that grows down, the
-    // main stack (glibc's executable stack for a library that needs one); any other mapping
-    // is EINVAL, unchanged (HRT keeps no MAP_GROWSDOWN: those are EINVAL too).
+    // main stack (glibc's executable stack for a library that needs one) or a MAP_GROWSDOWN
+    // mapping; any other mapping is EINVAL, unchanged.
     let addr = if prot & general::PROT_GROWSDOWN as u64 != 0 {
         let [_, bottom, top, _] = crate::linux::loader::main_stack();
-        if addr < bottom || end > top {
-            return Err(EINVAL);
+        match crate::linux::grows_down::start_of(addr) {
+            Some(start) => start,
+            None if addr < bottom || end > top => return Err(EINVAL),
+            None => bottom,
         }
-        bottom
     } else {
         addr
     };
