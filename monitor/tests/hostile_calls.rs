@@ -1312,3 +1312,11 @@ fn linux_aio_behaves_as_on_linux() {
 fn futex_waitv_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("futex_waitv", Some("futex_waitv: done"));
 }
+
+/// Calls that never wait (lseek, fstat, a read of /dev/zero) in a process another process keeps
+/// signalling: none fails with EINTR, as on Linux (the forwarded call gave up when the signal
+/// came through the host first; found by the stress-ng sweep).
+#[test]
+fn quick_calls_finish_under_signals_from_another_process() {
+    passes_natively_and_same_on_1_and_2_cpus("quick_calls_signalled", Some("quick calls under signals: child exit 0"));
+}

@@ -31,10 +31,12 @@ pub fn ret(r: libc::c_long) -> SysResult<i64> {
 /// (a poll then keeps its deadline).
 pub fn restarting(stopping: &AtomicBool, mut f: impl FnMut() -> libc::c_long) -> SysResult<i64> {
     let passed = crate::vm::host_signals::passed_besides_sigchld();
+    let mut first = true;
     loop {
-        if cancelled() {
+        if !(first && quick()) && cancelled() {
             return Err(Errno::EINTR);
         }
+        first = false;
         match ret(f()) {
             Err(Errno::EINTR) if !stopping.load(Ordering::Relaxed) && !cancelled() => {
                 if RUNS_A_VCPU.with(|v| v.get()) && crate::vm::host_signals::passed_besides_sigchld() != passed {
@@ -58,21 +60,31 @@ pub fn runs_a_vcpu() {
 }
 
 thread_local! {
-    /// The cancel word of the call this thread performs (`with_cancel`), and its bit.
-    static CANCEL: Cell<(*const AtomicU64, u64)> = const { Cell::new((std::ptr::null(), 0)) };
+    /// The cancel word of the call this thread performs (`with_cancel`), its bit, and whether
+    /// the call is a quick one.
+    static CANCEL: Cell<(*const AtomicU64, u64, bool)> = const { Cell::new((std::ptr::null(), 0, false)) };
 }
 
 /// Runs `f` (one forwarded call) so that its host calls give up with EINTR, instead of
 /// restarting, once `bit` is set in `word` (the guest's caller was interrupted by a signal).
-pub fn with_cancel<R>(word: &AtomicU64, bit: u64, f: impl FnOnce() -> R) -> R {
-    CANCEL.with(|c| c.set((word as *const AtomicU64, bit)));
+/// A `quick` call (one that does not wait: `Forwarder::may_block` said so) makes each host
+/// call once whatever the word says, and gives up only if the host interrupted it: Linux
+/// finishes such a call (an lseek, an fstat, a read of a regular file) and takes the signal
+/// after it, never failing it with EINTR. A call that may wait gives up before it starts.
+pub fn with_cancel<R>(word: &AtomicU64, bit: u64, quick: bool, f: impl FnOnce() -> R) -> R {
+    CANCEL.with(|c| c.set((word as *const AtomicU64, bit, quick)));
     let r = f();
-    CANCEL.with(|c| c.set((std::ptr::null(), 0)));
+    CANCEL.with(|c| c.set((std::ptr::null(), 0, false)));
     r
 }
 
+/// Whether the call this thread performs is a quick one (`with_cancel`).
+fn quick() -> bool {
+    CANCEL.with(|c| c.get().2)
+}
+
 fn cancelled() -> bool {
-    let (word, bit) = CANCEL.with(|c| c.get());
+    let (word, bit, _) = CANCEL.with(|c| c.get());
     // SAFETY: `with_cancel` set a pointer to a word that outlives the call it wraps.
     !word.is_null() && unsafe { (*word).load(Ordering::SeqCst) } & bit != 0
 }

@@ -484,11 +484,12 @@ impl Service {
         // For a parent reading the program's state (forward/child_state.rs).
         let taken = &ch.header.worker_busy[req.idx / 64];
         taken.fetch_or(1 << (req.idx % 64), Ordering::SeqCst);
-        let ret =
-            crate::forward::with_cancel(word, 1 << (req.idx % 64), || match (&shared.forwarder, req.writev_tail) {
+        let ret = crate::forward::with_cancel(word, 1 << (req.idx % 64), false, || {
+            match (&shared.forwarder, req.writev_tail) {
                 (Some(f), true) => f.writev_tail(&super::hypercall::program_view(shared), req.nr, &req.args),
                 _ => super::hypercall::forward_call(shared, req.nr, req.args),
-            });
+            }
+        });
         busy.store(0, Ordering::SeqCst);
         taken.fetch_and(!(1 << (req.idx % 64)), Ordering::SeqCst);
         // The rest of a stream send: what was sent before counts, whatever the rest met.
@@ -543,7 +544,7 @@ impl Service {
         // EINTR each time the host raises it; restarted until the guest cancels, it would
         // otherwise be restarted for good (100 % of a host CPU, the handler never ran).
         let word = &ch.header.cancel[req.idx / 64];
-        let ret = crate::forward::with_cancel(word, 1 << (req.idx % 64), || {
+        let ret = crate::forward::with_cancel(word, 1 << (req.idx % 64), true, || {
             super::hypercall::forward_call(shared, req.nr, req.args)
         });
         self.complete(req.idx, ret);
