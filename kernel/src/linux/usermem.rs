@@ -124,6 +124,11 @@ pub fn pool_range() -> (u64, u64) {
     (POOL_LO.load(Ordering::Relaxed), POOL_HI.load(Ordering::Relaxed))
 }
 
+/// The RAM of the pool, free or not (its span may also hold the hole below 4 GiB).
+pub fn pool_bytes() -> u64 {
+    MEMORY.lock().free.total_bytes()
+}
+
 /// The program's mappings now, `(start, end)` in address order (adjacent ones not joined).
 pub fn regions() -> Vec<(u64, u64)> {
     MEMORY.lock().regions.iter().map(|(&s, &e)| (s, e)).collect()

@@ -409,10 +409,11 @@ pub(super) fn outside_program_memory(call: &str, addr: u64, len: u64) -> u32 {
 fn memory_full(call: &str, len: u64, e: u32) -> u32 {
     static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
     if e == ENOMEM && !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
-        let (lo, hi) = usermem::pool_range();
+        // The pool's RAM, not its span (which may hold the hole below 4 GiB: a 4 GiB VM's
+        // pool spanned 4,860 MiB).
         crate::kprintln!(
             "hrt: {call} of {len} bytes found no free range that large in the program's memory ({} MiB, --mem; {} MiB mapped): returning ENOMEM, where Linux would reserve it (reported once; a larger --mem may help)",
-            (hi - lo) >> 20,
+            usermem::pool_bytes() >> 20,
             usermem::mapped_bytes() >> 20
         );
     }
