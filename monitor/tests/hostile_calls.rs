@@ -1320,3 +1320,10 @@ fn futex_waitv_behaves_as_on_linux() {
 fn quick_calls_finish_under_signals_from_another_process() {
     passes_natively_and_same_on_1_and_2_cpus("quick_calls_signalled", Some("quick calls under signals: child exit 0"));
 }
+
+/// getdents, the old directory record (was ENOSYS): the same names and types as getdents64, in
+/// small reads too, and the error cases, as on Linux.
+#[test]
+fn old_getdents_lists_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_getdents", Some("getdents: done"));
+}

@@ -65,6 +65,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_renameat2 => ("renameat2", 5, F),
         __NR_readlink => ("readlink", 3, F),
         __NR_readlinkat => ("readlinkat", 4, F),
+        __NR_getdents => ("getdents", 3, F),
         __NR_getdents64 => ("getdents64", 3, F),
         __NR_fcntl => ("fcntl", 3, F),
         __NR_ioctl => ("ioctl", 3, F),

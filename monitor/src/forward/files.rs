@@ -505,6 +505,31 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_getdents64, &[h.raw() as libc::c_long, ptr(p), count]) }
     }
 
+    /// getdents (the old record, `struct linux_dirent`, which old C libraries' readdir asks
+    /// for): getdents64's records rewritten in place, as both records of a name are the same
+    /// length: the name one byte earlier, the type in the record's last byte.
+    pub(super) fn getdents(&self, g: Guest, fd: u64, buf: u64, count: u64) -> SysResult<i64> {
+        const NAME: usize = 19;
+        let n = self.getdents64(g, fd, buf, count)?;
+        if n <= 0 {
+            return Ok(n);
+        }
+        let mut data = g.read_bytes(buf, n as u64)?;
+        let mut at = 0;
+        while at + NAME < data.len() {
+            let reclen = u16::from_ne_bytes([data[at + 16], data[at + 17]]) as usize;
+            if reclen <= NAME || at + reclen > data.len() {
+                break;
+            }
+            let kind = data[at + NAME - 1];
+            data.copy_within(at + NAME..at + reclen, at + NAME - 1);
+            data[at + reclen - 1] = kind;
+            at += reclen;
+        }
+        g.write_bytes(buf, &data)?;
+        Ok(n)
+    }
+
     pub(super) fn truncate(&self, g: Guest, path: u64, len: u64) -> SysResult<i64> {
         let at = self.path(g, path, true)?;
         // truncate takes no directory fd: name the walk's directory through our /proc/self/fd.
