@@ -340,3 +340,11 @@ fn signals_the_monitor_also_uses_reach_the_program_from_other_processes() {
 fn a_short_pipe_write_whose_reader_left_raises_sigpipe() {
     passes_natively_and_same_on_1_and_2_cpus("short_pipe_write", Some("ended by signal 13"));
 }
+
+/// CPU-time timers with a 1 us interval (setitimer's ITIMER_PROF, a CPU-clock POSIX timer):
+/// the program keeps running and its alarm ends the loop, as on Linux, which looks at them once
+/// a tick (before, a signal every 50 us took longer to deliver than that: the program hung).
+#[test]
+fn cpu_timers_far_below_the_tick_leave_the_program_running() {
+    passes_natively_and_same_on_1_and_2_cpus("cpu_timers_fast", Some("cpu timers: done"));
+}

@@ -47,6 +47,10 @@ const CPU_SOFT: usize = 3;
 /// RLIMIT_CPU's hard limit: SIGKILL once the program's CPU time reaches it.
 const CPU_HARD: usize = 4;
 const NS_PER_SEC: u64 = 1_000_000_000;
+/// How often an interval CPU-time timer may expire at most: Linux's tick (CONFIG_HZ=250, the
+/// Debian kernels'), where it looks at CPU timers; the expiries an interval below it misses
+/// count as overruns (POSIX timers) or are merged (setitimer's), as on Linux.
+const CPU_TIMER_TICK_NS: u64 = 4_000_000;
 /// Timer slots at most (setitimer's and RLIMIT_CPU's five included): past them timer_create is
 /// EAGAIN. Linux bounds POSIX timers by RLIMIT_SIGPENDING (tens of thousands); here each armed
 /// timer has a kernel thread (32 KiB), so 4,091 armed timers hold 128 MiB of the kernel's
@@ -214,6 +218,12 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
         overrun += missed;
         tm.expiry += (missed + 1) * tm.interval;
         tm.deadline = next_check(tm, now, tm.expiry - c);
+        if tm.cpu.is_some() {
+            // At most one expiry per tick, as Linux checks CPU timers at its tick: ITIMER_PROF
+            // at 1 us sent a signal every 50 us, whose delivery took longer (the program made
+            // no progress and its alarm never ended it).
+            tm.deadline = tm.deadline.max(now.saturating_add(CPU_TIMER_TICK_NS));
+        }
     } else {
         tm.deadline = 0;
     }
