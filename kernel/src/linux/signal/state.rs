@@ -214,6 +214,9 @@ impl Pending {
             taken.w16 = super::timers::with_overrun(taken.w16, super::timers::catch_up(taken.w16));
             super::timers::delivered(taken.w16);
         }
+        // A timer whose expiry merged into this instance runs again (Linux re-arms its timers
+        // as their signal is taken).
+        super::timers::signal_taken(sig as u64 + 1);
         // A real-time signal's next instance becomes the pending one.
         match self.queued.iter().position(|i| i.signo as usize == sig + 1) {
             Some(next) => self.info[sig] = self.queued.remove(next),
@@ -282,6 +285,13 @@ pub static PENDING_COUNT: AtomicU64 = AtomicU64::new(0);
 /// Sends `info` to thread `tid` (it acts when the thread next returns to the program).
 /// EAGAIN when a real-time signal finds the queue full (see `Pending::add`).
 pub fn send_thread(tid: u32, info: SigInfo) -> Result<(), u32> {
+    send_thread_noting(tid, info, |_| {})
+}
+
+/// `send_thread`, with `merged` told under the signal lock whether the signal merged into an
+/// instance already pending (not called for a discarded one): a timer then waits for that
+/// instance to be taken (`timers::signal_taken`).
+pub fn send_thread_noting(tid: u32, info: SigInfo, merged: impl FnOnce(bool)) -> Result<(), u32> {
     let sig = info.signo as u64;
     let mut s = SIGNALS.lock();
     let t = s.thread(tid);
@@ -290,9 +300,11 @@ pub fn send_thread(tid: u32, info: SigInfo) -> Result<(), u32> {
     if discarded(sig, blocked) {
         return Ok(());
     }
-    if t.pending.add(info)? {
+    let new = t.pending.add(info)?;
+    if new {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
+    merged(!new);
     wake_waiter(t, bit(sig));
     drop(s);
     crate::linux::signalfd::pending_added(bit(sig));
@@ -343,6 +355,11 @@ pub fn blocked_anywhere(sig: u64) -> bool {
 /// Sends `info` to the process: the first thread to return to the program without blocking it
 /// takes it; threads waiting for signals are woken to look. EAGAIN as `send_thread`.
 pub fn send_process(info: SigInfo) -> Result<(), u32> {
+    send_process_noting(info, |_| {})
+}
+
+/// `send_process`, with `merged` as for `send_thread_noting`.
+pub fn send_process_noting(info: SigInfo, merged: impl FnOnce(bool)) -> Result<(), u32> {
     let sig = info.signo as u64;
     if !(1..=64).contains(&sig) {
         return Err(linux_raw_sys::errno::EINVAL);
@@ -357,9 +374,11 @@ pub fn send_process(info: SigInfo) -> Result<(), u32> {
     if discarded(sig, blocked) {
         return Ok(());
     }
-    if s.shared.add(info)? {
+    let new = s.shared.add(info)?;
+    if new {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
+    merged(!new);
     // One waiter is woken to take it, as Linux's complete_signal picks one thread: each woken
     // thread saw it pending and ended its wait with EINTR, though only one ran the handler
     // (8 threads in nanosleep, one kill: EINTR in 2-3 of them in some rounds).

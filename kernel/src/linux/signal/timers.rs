@@ -78,6 +78,11 @@ struct Timer {
     worker: *mut Thread,
     deleted: bool,
     clock: u64,
+    /// An interval timer on a wall clock whose expiry merged into its signal still pending: it
+    /// waits (deadline 0) until that signal is taken (`signal_taken`), as Linux re-arms its
+    /// timers when their signal is dequeued. Expiring on meanwhile at a short interval woke its
+    /// thread for nothing each time (a 10 us POSIX timer left the program no time to run).
+    dormant: bool,
 }
 
 // SAFETY: `worker` is only used to wake the worker, which stays alive while its slot exists.
@@ -106,7 +111,7 @@ pub fn with_overrun(word: u64, more: u64) -> u64 {
 pub fn catch_up(word: u64) -> u64 {
     let mut timers = TIMERS.lock();
     let Some(Some(tm)) = timers.get_mut(word as u32 as usize) else { return 0 };
-    if tm.deleted || tm.interval == 0 || tm.deadline == 0 || tm.cpu.is_some() {
+    if tm.deleted || tm.interval == 0 || tm.deadline == 0 && !tm.dormant || tm.cpu.is_some() {
         return 0;
     }
     let now = time::now_ns();
@@ -116,8 +121,68 @@ pub fn catch_up(word: u64) -> u64 {
     let due = (now - tm.expiry) / tm.interval + 1;
     tm.expiry += due * tm.interval;
     tm.deadline = tm.expiry;
+    let woken = wake_dormant(tm);
     update_next(&timers);
+    drop(timers);
+    wake_worker(woken);
     due
+}
+
+/// Timers waiting for their signal to be taken (`Timer::dormant`).
+static DORMANT: AtomicU32 = AtomicU32::new(0);
+
+/// Signal `signo` was taken from a pending set (under the signal lock): the timers waiting for
+/// it (`Timer::dormant`) run again from their next expiry on their interval's grid.
+pub fn signal_taken(signo: u64) {
+    if DORMANT.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    let now = time::now_ns();
+    let mut woken = Vec::new();
+    {
+        let mut timers = TIMERS.lock();
+        for tm in timers.iter_mut().flatten().filter(|t| t.dormant && t.signo == signo) {
+            if now >= tm.expiry {
+                tm.expiry += ((now - tm.expiry) / tm.interval + 1) * tm.interval;
+            }
+            tm.deadline = tm.expiry;
+            woken.push(wake_dormant(tm));
+        }
+        update_next(&timers);
+    }
+    for w in woken {
+        wake_worker(w);
+    }
+}
+
+/// Ends `tm`'s wait for its signal; its worker to wake, if it has one.
+fn wake_dormant(tm: &mut Timer) -> *mut Thread {
+    if !core::mem::take(&mut tm.dormant) {
+        return core::ptr::null_mut();
+    }
+    DORMANT.fetch_sub(1, Ordering::SeqCst);
+    tm.worker
+}
+
+fn wake_worker(worker: *mut Thread) {
+    if !worker.is_null() && worker != STARTING {
+        // SAFETY: a timer's worker lives as long as its slot.
+        unsafe { sched::wake(worker) };
+    }
+}
+
+/// The signal of timer `slot` merged into one still pending: an interval timer on a wall clock
+/// waits for it to be taken (`Timer::dormant`). Called under the signal lock.
+fn merged_into_pending(slot: usize) {
+    let mut timers = TIMERS.lock();
+    if let Some(Some(tm)) = timers.get_mut(slot) {
+        if !tm.deleted && !tm.dormant && tm.cpu.is_none() && tm.interval != 0 && tm.deadline != 0 {
+            tm.dormant = true;
+            tm.deadline = 0;
+            DORMANT.fetch_add(1, Ordering::SeqCst);
+            update_next(&timers);
+        }
+    }
 }
 
 /// The program took a POSIX timer's signal with siginfo word `word` (`state::Pending::take`).
@@ -156,7 +221,7 @@ fn worker(slot: usize) -> u64 {
             let sent = expire(slot, tm, now);
             update_next(&timers);
             drop(timers);
-            send(sent);
+            send(slot, sent);
             continue;
         }
         let me = sched::current();
@@ -246,16 +311,21 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
     (info, tm.target)
 }
 
-fn send((info, target): (SigInfo, Option<u32>)) {
+fn send(slot: usize, (info, target): (SigInfo, Option<u32>)) {
+    let merged = |m: bool| {
+        if m {
+            merged_into_pending(slot);
+        }
+    };
     match target {
         Some(0) => {
             // A real-time signal that finds the queue full (state::Pending::add) is lost; Linux
             // preallocates a timer's, but its queue limit is far beyond most programs too.
-            let _ = state::send_process(info);
+            let _ = state::send_process_noting(info, merged);
             state::kick_all();
         }
         Some(tid) => {
-            let _ = state::send_thread(tid, info);
+            let _ = state::send_thread_noting(tid, info, merged);
             state::kick_thread(tid);
         }
         None => {}
@@ -287,14 +357,14 @@ pub fn fire_due() {
         for (slot, t) in timers.iter_mut().enumerate() {
             if let Some(tm) = t {
                 if due(tm, now) {
-                    fired.push(expire(slot, tm, now));
+                    fired.push((slot, expire(slot, tm, now)));
                 }
             }
         }
         update_next(&timers);
     }
-    for sent in fired {
-        send(sent);
+    for (slot, sent) in fired {
+        send(slot, sent);
     }
     arm_local();
 }
@@ -330,6 +400,9 @@ fn arm_late(slot: usize, value: u64, interval: u64, late: u64) -> Result<(u64, u
         let mut timers = TIMERS.lock();
         let tm = timers.get_mut(slot).and_then(|t| t.as_mut()).ok_or(EINVAL)?;
         let old = (remaining(tm, now), tm.interval);
+        if core::mem::take(&mut tm.dormant) {
+            DORMANT.fetch_sub(1, Ordering::SeqCst);
+        }
         let c = clock_now(tm, now).ok_or(EINVAL)?;
         tm.expiry = c.saturating_add(value);
         tm.missed_before = late.checked_div(interval).unwrap_or(0);
@@ -414,6 +487,7 @@ fn new_timer(signo: u64, target: Option<u32>, value: u64, clock: u64, cpu: Optio
         worker: core::ptr::null_mut(),
         deleted: false,
         clock,
+        dormant: false,
     }
 }
 
@@ -473,6 +547,13 @@ fn current(slot: usize) -> Result<(u64, u64), u32> {
 
 /// The time `tm`'s clock must still run before it expires (0: disarmed).
 fn remaining(tm: &Timer, now: u64) -> u64 {
+    if tm.dormant {
+        // Its next expiry on the interval's grid, as Linux's timer_gettime forwards it.
+        return match now.checked_sub(tm.expiry) {
+            None => tm.expiry - now,
+            Some(past) => tm.interval - past % tm.interval,
+        };
+    }
     if tm.deadline == 0 {
         return 0;
     }
@@ -627,6 +708,9 @@ fn delete_slot(slot: usize) -> SysResult {
     let worker = {
         let mut timers = TIMERS.lock();
         let tm = timers[slot].as_mut().ok_or(EINVAL)?;
+        if core::mem::take(&mut tm.dormant) {
+            DORMANT.fetch_sub(1, Ordering::SeqCst);
+        }
         if tm.worker.is_null() {
             timers[slot] = None;
             return Ok(0);
@@ -646,6 +730,7 @@ fn delete_slot(slot: usize) -> SysResult {
 /// limit is, and counts the child's own time.
 pub fn after_fork() {
     TIMERS.lock().clear();
+    DORMANT.store(0, Ordering::SeqCst);
     NEXT_DEADLINE.store(u64::MAX, Ordering::SeqCst);
     crate::linux::calls::info::arm_cpu_limit();
 }
