@@ -420,6 +420,8 @@ fn wake_waiter(t: &mut ThreadSignals, b: u64) {
 /// Drops pending instances of `sig` (it became ignored).
 pub fn discard(sig: u64) {
     remove_everywhere(|p| p.remove_all(sig));
+    // A timer waiting for such an instance to be taken runs on (`timers::signal_taken`).
+    super::timers::signal_taken(sig);
     crate::linux::signalfd::pending_removed(bit(sig));
 }
 
@@ -513,6 +515,14 @@ pub fn thread_exited(tid: u32) {
             crate::linux::cputime::add_exited(unsafe { &*t.thread });
         }
         PENDING_COUNT.fetch_sub(t.pending.count(), Ordering::SeqCst);
+        drop(s);
+        // Its pending signals go with it: a timer waiting for one of them to be taken runs on.
+        let mut set = t.pending.set;
+        while set != 0 {
+            let sig = set.trailing_zeros() as u64 + 1;
+            set &= set - 1;
+            super::timers::signal_taken(sig);
+        }
     }
 }
 
