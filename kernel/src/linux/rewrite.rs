@@ -7,7 +7,8 @@
 //!
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
-//! - the instruction right before it is `mov $N, %eax` (B8 imm32) with N below the gate's sled
+//! - the instruction right before it is `mov $N, %eax` (B8 imm32, or `mov $N, %rax`, 48 C7 C0
+//!   imm32, the signal restorer's) with N below the gate's sled
 //!   (numbers the compiler hoisted into another register are register sites, and the generic
 //!   `syscall()` function's site, whose number is an argument, is a third kind: below);
 //! - the six bytes patched (the immediate and the `syscall`) lie in one cache line, so the
@@ -376,10 +377,13 @@ fn qualifies(site: u64, rax: u64) -> Plan {
         return Plan::Decided(Decision::Kept);
     };
     let mov = &instrs[at - 1];
-    let immediate = mov.code() == Code::Mov_r32_imm32
-        && mov.op0_register() == Register::EAX
-        && mov.len() == 5
-        && mov.immediate(1) == rax;
+    // `mov $N, %eax` (B8 imm32), or `mov $N, %rax` (48 C7 C0 imm32: C libraries' signal
+    // restorer, `__restore_rt`, run at the end of every handler): either way the immediate is
+    // the four bytes right before the `syscall`, which `patch` rewrites (the gate's numbers are
+    // below 2^31, so the sign-extended form loads the same value).
+    let short = mov.code() == Code::Mov_r32_imm32 && mov.op0_register() == Register::EAX && mov.len() == 5;
+    let wide = mov.code() == Code::Mov_rm64_imm32 && mov.op0_register() == Register::RAX && mov.len() == 7;
+    let immediate = (short || wide) && mov.immediate(1) == rax;
     if immediate && rax < SLED_LEN && patch_at(site) % 64 <= 56 {
         Plan::Decided(Decision::Immediate)
     } else if let Some(window) = super::regsite::qualifies(&instrs, at, rax) {
