@@ -94,7 +94,7 @@ impl<'a> Elf<'a> {
         symtab.unwrap_or(&[]).chunks_exact(SYM_SIZE).filter_map(|sym| {
             let value = u64_at(sym, 8)?;
             let size = u64_at(sym, 16)?;
-            (sym[4] & 0xf == STT_FUNC && value != 0).then_some((value, size))
+            (sym[4] & 0xf == STT_FUNC && size != 0 && value != 0).then_some((value, size))
         })
     }
 }

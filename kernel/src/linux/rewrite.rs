@@ -400,8 +400,25 @@ fn qualifies(site: u64, rax: u64) -> Plan {
 /// The instructions of the function around `site`, if the symbol table names it, it decodes,
 /// and it uses nothing below its stack pointer (the red-zone rule).
 fn site_function(site: u64) -> Option<Vec<Instruction>> {
-    let (start, end) = super::symbols::function_at(site)?;
-    function_instructions(start, end)
+    match super::symbols::function_at(site) {
+        Some((start, end)) => function_instructions(start, end),
+        None => restorer_instructions(site),
+    }
+}
+
+/// A signal restorer the program registered (`sa_restorer`) that no sized symbol or unwind
+/// entry names (static glibc's `__restore_rt` has a symbol without a size and no unwind
+/// table): its `mov $15, %rax; syscall`, which runs on the signal frame's stack. Other code
+/// without a size stays unknown: musl's `__unmapself` makes its exit call after unmapping its
+/// own stack, where a `call` has nowhere to push (its thread died of SIGSEGV when such code
+/// counted as a function).
+fn restorer_instructions(site: u64) -> Option<Vec<Instruction>> {
+    const MOV_RAX_IMM32: u64 = 7;
+    let start = site.checked_sub(MOV_RAX_IMM32)?;
+    if !super::signal::state::is_restorer(start) {
+        return None;
+    }
+    function_instructions(start, site + 2)
 }
 
 /// The instructions of the function `[start, end)`, if it decodes and uses nothing below its

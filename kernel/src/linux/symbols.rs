@@ -17,23 +17,6 @@ pub fn load(image: &[u8], bias: u64) {
     let mut funcs: Vec<(u64, u64)> = elf.functions().map(|(start, size)| (start + bias, start + bias + size)).collect();
     funcs.sort_unstable();
     funcs.dedup();
-    // A function written in assembly may carry no size (static glibc's `__restore_rt`, the
-    // signal restorer run at the end of every handler): it reaches to the next function, at
-    // most `UNSIZED_MAX` bytes; one that another symbol covers is left out.
-    const UNSIZED_MAX: u64 = 256;
-    let starts: Vec<u64> = funcs.iter().map(|&(s, _)| s).collect();
-    let mut covered_to = 0;
-    funcs.retain_mut(|f| {
-        if f.1 == f.0 {
-            if f.0 < covered_to {
-                return false;
-            }
-            let next = starts.iter().copied().find(|&s| s > f.0).unwrap_or(u64::MAX);
-            f.1 = next.min(f.0 + UNSIZED_MAX);
-        }
-        covered_to = covered_to.max(f.1);
-        true
-    });
     FUNCTIONS.lock().extend(funcs);
 }
 
