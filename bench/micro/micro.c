@@ -641,10 +641,38 @@ static void test_getpid_filtered(void) {
     }
 }
 
+/* A signal the thread sends itself (tgkill) and its handler's return through the C
+ * library's restorer (rt_sigreturn), CALL_BATCH times: what a profiler's or a runtime's
+ * preemption signal costs. */
+static volatile long handled;
+static void on_signal(int sig) {
+    (void)sig;
+    handled++;
+}
+
+static double rep_signal(void *ctx, double *aux) {
+    (void)ctx, (void)aux;
+    long pid = getpid(), tid = syscall(SYS_gettid), before = handled;
+    uint64_t t0 = bench_tsc();
+    for (int i = 0; i < CALL_BATCH; i++)
+        syscall(SYS_tgkill, pid, tid, SIGUSR2);
+    uint64_t t1 = bench_tsc();
+    if (handled - before != CALL_BATCH) {
+        fprintf(stderr, "signal: %ld handlers ran, not %d\n", handled - before, CALL_BATCH);
+        exit(1);
+    }
+    return (double)(t1 - t0) / CALL_BATCH;
+}
+
 static void test_getpid(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGUSR2, &sa, NULL);
     sampled("getpid", "cycles", 10000, 1000, 100, rep_getpid, NULL, NULL, 1);
     sampled("getpid.libc", "cycles", 10000, 1000, 100, rep_getpid_libc, NULL, NULL, 1);
     sampled("futex_wake", "cycles", 10000, 1000, 100, rep_futex_wake, NULL, NULL, 1);
+    sampled("signal", "cycles", 10000, 1000, 100, rep_signal, NULL, NULL, 1);
 }
 
 /* Forwarded I/O (issue 11): a 4 KiB pread of a cached file, a 1-byte write into a pipe that a
