@@ -28,6 +28,9 @@ struct new_dirent {
     char name[];
 };
 
+#define SHOW_WIDTH 32
+#include "show.h"
+
 static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 // Lists `dir` with getdents (old) or getdents64 in reads of `count` bytes: "name:type" sorted.
@@ -65,10 +68,6 @@ static void list(const char *what, const char *dir, int old, size_t count) {
         printf(" %s", names[i]);
     printf("\n");
     close(fd);
-}
-
-static void show(const char *what, long r) {
-    printf("%-32s %ld %s\n", what, r, r < 0 ? strerror(errno) : "");
 }
 
 int main(void) {
