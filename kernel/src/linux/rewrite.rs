@@ -7,8 +7,7 @@
 //!
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
-//! - the instruction right before it is `mov $N, %eax` (B8 imm32, or `mov $N, %rax`, 48 C7 C0
-//!   imm32, the signal restorer's) with N below the gate's sled
+//! - the instruction right before it is `mov $N, %eax` (B8 imm32) with N below the gate's sled
 //!   (numbers the compiler hoisted into another register are register sites, and the generic
 //!   `syscall()` function's site, whose number is an argument, is a third kind: below);
 //! - the six bytes patched (the immediate and the `syscall`) lie in one cache line, so the
@@ -377,13 +376,10 @@ fn qualifies(site: u64, rax: u64) -> Plan {
         return Plan::Decided(Decision::Kept);
     };
     let mov = &instrs[at - 1];
-    // `mov $N, %eax` (B8 imm32), or `mov $N, %rax` (48 C7 C0 imm32: C libraries' signal
-    // restorer, `__restore_rt`, run at the end of every handler): either way the immediate is
-    // the four bytes right before the `syscall`, which `patch` rewrites (the gate's numbers are
-    // below 2^31, so the sign-extended form loads the same value).
-    let short = mov.code() == Code::Mov_r32_imm32 && mov.op0_register() == Register::EAX && mov.len() == 5;
-    let wide = mov.code() == Code::Mov_rm64_imm32 && mov.op0_register() == Register::RAX && mov.len() == 7;
-    let immediate = (short || wide) && mov.immediate(1) == rax;
+    let immediate = mov.code() == Code::Mov_r32_imm32
+        && mov.op0_register() == Register::EAX
+        && mov.len() == 5
+        && mov.immediate(1) == rax;
     if immediate && rax < SLED_LEN && patch_at(site) % 64 <= 56 {
         Plan::Decided(Decision::Immediate)
     } else if let Some(window) = super::regsite::qualifies(&instrs, at, rax) {
@@ -400,25 +396,8 @@ fn qualifies(site: u64, rax: u64) -> Plan {
 /// The instructions of the function around `site`, if the symbol table names it, it decodes,
 /// and it uses nothing below its stack pointer (the red-zone rule).
 fn site_function(site: u64) -> Option<Vec<Instruction>> {
-    match super::symbols::function_at(site) {
-        Some((start, end)) => function_instructions(start, end),
-        None => restorer_instructions(site),
-    }
-}
-
-/// A signal restorer the program registered (`sa_restorer`) that no sized symbol or unwind
-/// entry names (static glibc's `__restore_rt` has a symbol without a size and no unwind
-/// table): its `mov $15, %rax; syscall`, which runs on the signal frame's stack. Other code
-/// without a size stays unknown: musl's `__unmapself` makes its exit call after unmapping its
-/// own stack, where a `call` has nowhere to push (its thread died of SIGSEGV when such code
-/// counted as a function).
-fn restorer_instructions(site: u64) -> Option<Vec<Instruction>> {
-    const MOV_RAX_IMM32: u64 = 7;
-    let start = site.checked_sub(MOV_RAX_IMM32)?;
-    if !super::signal::state::is_restorer(start) {
-        return None;
-    }
-    function_instructions(start, site + 2)
+    let (start, end) = super::symbols::function_at(site)?;
+    function_instructions(start, end)
 }
 
 /// The instructions of the function `[start, end)`, if it decodes and uses nothing below its
