@@ -116,7 +116,19 @@ fn lookup(hdr: u64, addr: u64) -> Option<(u64, u64)> {
     let (start, fde) = entry(lo.checked_sub(1)?)?;
     let len = fde_range(fde)?;
     let end = start.checked_add(len)?;
-    (addr < end).then_some((start, end))
+    // A signal frame's entry (augmentation 'S') starts a byte before its code, since unwinders
+    // look up a return address minus one: glibc's `__restore_rt`, whose `mov $15, %rax;
+    // syscall` decoded from there was garbage and kept SYSCALL.
+    let start = if signal_frame(fde) == Some(true) { start + 1 } else { start };
+    (start <= addr && addr < end).then_some((start, end))
+}
+
+/// Whether the CIE of the FDE at `fde` marks a signal frame (augmentation 'S').
+fn signal_frame(fde: u64) -> Option<bool> {
+    let cie_offset: u32 = uaccess::read(fde + 4).ok()?;
+    let cie = (fde + 4).checked_sub(cie_offset as u64)?;
+    let aug = uaccess::read_cstr(cie + 9, 16).ok()?;
+    Some(aug.first() == Some(&b'z') && aug.contains(&b'S'))
 }
 
 /// The `pc_range` of the FDE at `fde`, in the encoding its CIE gives (augmentation 'R').

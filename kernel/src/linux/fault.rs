@@ -106,7 +106,9 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     if frame.vector == 14 && frame.error & 1 == 0 && super::grows_down::fault(cr2) {
         return;
     }
-    if frame.vector == 14 && super::rewrite::bare_number_call(frame, cr2) {
+    if (frame.vector == 14 && super::rewrite::bare_number_call(frame, cr2))
+        || super::rewrite::blocked_push_call(frame, cr2)
+    {
         super::syscall::dispatch(frame);
         return;
     }

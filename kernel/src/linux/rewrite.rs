@@ -7,7 +7,8 @@
 //!
 //! A site is rewritten only when all of this holds, so that the rewrite cannot change what the
 //! program computes:
-//! - the instruction right before it is `mov $N, %eax` (B8 imm32) with N below the gate's sled
+//! - the instruction right before it is `mov $N, %eax` (B8 imm32, or `mov $N, %rax`, 48 C7 C0
+//!   imm32, the signal restorer's) with N below the gate's sled
 //!   (numbers the compiler hoisted into another register are register sites, and the generic
 //!   `syscall()` function's site, whose number is an argument, is a third kind: below);
 //! - the six bytes patched (the immediate and the `syscall`) lie in one cache line, so the
@@ -34,7 +35,9 @@
 //! with the gate's number, or re-enters from a register site without its slot (`restart`);
 //! one reaching a rewritten `call` with the bare
 //! number (a jump past the `mov`) faults at page 0 and is taken as the system call
-//! (`bare_number_call`). Restarts and signals see the same frame as after SYSCALL (the return
+//! (`bare_number_call`). A rewritten `call` that cannot push its return address (a stack
+//! made read-only or unmapped, where SYSCALL would have written nothing) faults and is taken
+//! as the system call too (`blocked_push_call`). Restarts and signals see the same frame as after SYSCALL (the return
 //! address is popped). `--strace` shows every call either way. `--no-rewrite` turns rewriting
 //! off.
 
@@ -336,6 +339,31 @@ pub fn bare_number_call(frame: &mut TrapFrame, cr2: u64) -> bool {
     }
 }
 
+/// Whether an exception is a rewritten site's `call *%rax` that could not push its return
+/// address (the stack below `rsp` not writable: an alternate signal stack another thread made
+/// read-only under the signal restorer, or no stack at all), where the SYSCALL it replaced
+/// writes nothing and would have run: if so, turns the frame into that system call's (rip
+/// after the site, rax the number) and returns true. A page fault counts only as a write to
+/// the eight bytes below `rsp`; #SS and #GP (a non-canonical `rsp`) need no address.
+pub fn blocked_push_call(frame: &mut TrapFrame, cr2: u64) -> bool {
+    const WRITE: u64 = 1 << 1;
+    let push = match frame.vector {
+        14 => frame.error & WRITE != 0 && (frame.rsp.wrapping_sub(8)..frame.rsp).contains(&cr2),
+        12 | 13 => true,
+        _ => false,
+    };
+    let nr = frame.rax.wrapping_sub(call_gate::base());
+    if !enabled() || !push || nr >= SLED_LEN || decision(frame.rip) != Some(Decision::Immediate) {
+        return false;
+    }
+    if uaccess::read::<[u8; 2]>(frame.rip) != Ok(CALL_RAX) {
+        return false;
+    }
+    frame.rip += 2;
+    frame.rax = nr;
+    true
+}
+
 /// The eight bytes patched for `site`: from the `mov`'s immediate (4 bytes before the site).
 fn patch_at(site: u64) -> u64 {
     site.wrapping_sub(4)
@@ -376,10 +404,13 @@ fn qualifies(site: u64, rax: u64) -> Plan {
         return Plan::Decided(Decision::Kept);
     };
     let mov = &instrs[at - 1];
-    let immediate = mov.code() == Code::Mov_r32_imm32
-        && mov.op0_register() == Register::EAX
-        && mov.len() == 5
-        && mov.immediate(1) == rax;
+    // `mov $N, %eax` (B8 imm32), or `mov $N, %rax` (48 C7 C0 imm32: C libraries' signal
+    // restorer, `__restore_rt`, run at the end of every handler): either way the immediate is
+    // the four bytes right before the `syscall`, which `patch` rewrites (the gate's numbers are
+    // below 2^31, so the sign-extended form loads the same value).
+    let short = mov.code() == Code::Mov_r32_imm32 && mov.op0_register() == Register::EAX && mov.len() == 5;
+    let wide = mov.code() == Code::Mov_rm64_imm32 && mov.op0_register() == Register::RAX && mov.len() == 7;
+    let immediate = (short || wide) && mov.immediate(1) == rax;
     if immediate && rax < SLED_LEN && patch_at(site) % 64 <= 56 {
         Plan::Decided(Decision::Immediate)
     } else if let Some(window) = super::regsite::qualifies(&instrs, at, rax) {
@@ -396,8 +427,25 @@ fn qualifies(site: u64, rax: u64) -> Plan {
 /// The instructions of the function around `site`, if the symbol table names it, it decodes,
 /// and it uses nothing below its stack pointer (the red-zone rule).
 fn site_function(site: u64) -> Option<Vec<Instruction>> {
-    let (start, end) = super::symbols::function_at(site)?;
-    function_instructions(start, end)
+    match super::symbols::function_at(site) {
+        Some((start, end)) => function_instructions(start, end),
+        None => restorer_instructions(site),
+    }
+}
+
+/// A signal restorer the program registered (`sa_restorer`) that no sized symbol or unwind
+/// entry names (static glibc's `__restore_rt` has a symbol without a size and no unwind
+/// table): its `mov $15, %rax; syscall`, which runs on the signal frame's stack. Other code
+/// without a size stays unknown: musl's `__unmapself` makes its exit call after unmapping its
+/// own stack, where a `call` has nowhere to push (its thread died of SIGSEGV when such code
+/// counted as a function).
+fn restorer_instructions(site: u64) -> Option<Vec<Instruction>> {
+    const MOV_RAX_IMM32: u64 = 7;
+    let start = site.checked_sub(MOV_RAX_IMM32)?;
+    if !super::signal::state::is_restorer(start) {
+        return None;
+    }
+    function_instructions(start, site + 2)
 }
 
 /// The instructions of the function `[start, end)`, if it decodes and uses nothing below its

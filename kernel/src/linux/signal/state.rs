@@ -75,6 +75,13 @@ pub fn handler(sig: u64) -> u64 {
     PROCESS.sigactions.lock()[sig as usize][0]
 }
 
+/// Whether `addr` is the restorer (`sa_restorer`, with SA_RESTORER) of a signal the program
+/// handles.
+pub fn is_restorer(addr: u64) -> bool {
+    const SA_RESTORER: u64 = 0x0400_0000;
+    PROCESS.sigactions.lock().iter().any(|a| a[0] > 1 && a[1] & SA_RESTORER != 0 && a[2] == addr)
+}
+
 /// The signals whose action now is to do nothing (ignored explicitly or by default): pending,
 /// they end no wait (Linux discards them as the woken thread looks, and restarts the call).
 fn ignored_now() -> u64 {
