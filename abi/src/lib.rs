@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 66;
+pub const ABI_VERSION: u32 = 67;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -573,8 +573,10 @@ pub mod nr {
     /// processes see it as the process's name), PR_CAPBSET_READ (the whole bounding set:
     /// bit i for capability i < 48, from bit 48 how many capabilities the host knows),
     /// PR_GET_SECUREBITS and PR_CAP_AMBIENT (args[1] its operation, args[2] the capability),
-    /// answered by the host.
-    /// Returns 0 (the set for PR_CAPBSET_READ) or a negated errno.
+    /// answered by the host, PR_SET_TIMERSLACK (args[1], at least 1) and PR_GET_TIMERSLACK
+    /// of `hrt`'s main thread (the program's main thread's slack; ABI 67).
+    /// Returns 0 (the set for PR_CAPBSET_READ, the slack for PR_GET_TIMERSLACK) or a negated
+    /// errno.
     pub const HOST_PRCTL: u64 = 14;
     /// With [`super::flags::OMP_LIBRARY`]: the program mapped file descriptor args[0] from file
     /// offset args[1], args[2] bytes, executable. The monitor writes the override and import

@@ -1327,3 +1327,12 @@ fn quick_calls_finish_under_signals_from_another_process() {
 fn old_getdents_lists_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_getdents", Some("getdents: done"));
 }
+
+/// The timer slack per thread, as on Linux (tests/programs/hostile/calls_timerslack.c, LTP's
+/// prctl08): /proc/self/timerslack_ns shows the main thread's (it showed `hrt`'s, which never
+/// changed), a new thread starts from its creator's, and a forked child's default is the
+/// forking thread's slack (it was Linux's 50 us).
+#[test]
+fn the_timer_slack_is_per_thread_and_shown_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_timerslack", Some("timerslack: done"));
+}

@@ -80,6 +80,10 @@ pub struct Thread {
     pub clear_child_tid: u64,
     pub robust_list: u64,
     pub sigmask: u64,
+    /// The Linux thread's timer slack in ns, current and default (PR_SET_TIMERSLACK 0 restores
+    /// the default); 0 stands for the process's initial slack (`linux::calls::prctl`). Only
+    /// the thread itself reads and writes them.
+    pub timer_slack: [u64; 2],
     /// The Linux thread's own name (PR_SET_NAME), None for the main thread while it has the
     /// process's (`linux::process::PROCESS.name`).
     pub comm: Option<[u8; 16]>,
@@ -176,6 +180,7 @@ impl Thread {
             addr_of_mut!((*p).clear_child_tid).write(0);
             addr_of_mut!((*p).robust_list).write(0);
             addr_of_mut!((*p).sigmask).write(0);
+            addr_of_mut!((*p).timer_slack).write([0; 2]);
             addr_of_mut!((*p).comm).write(None);
             addr_of_mut!((*p).affinity).write([const { AtomicU64::new(0) }; 4]);
             addr_of_mut!((*p).move_to).write(AtomicUsize::new(NO_MOVE));

@@ -62,7 +62,8 @@ impl Shared {
     /// whole bounding set, see below) are made by the main thread, which lives as long as `hrt` (the parent-death signal is a property of the
     /// thread that set it, and the vCPU threads may not call prctl: seccomp.rs); PR_SET_NAME (args[1..3]: the program's name,
     /// 16 bytes) names the process (host_name.rs); PR_SET_NO_NEW_PRIVS is noted for the host
-    /// programs the spawner starts.
+    /// programs the spawner starts; PR_SET_TIMERSLACK and PR_GET_TIMERSLACK are the main
+    /// thread's (the program's main thread's slack, which its /proc/<pid> shows).
     pub fn host_prctl(&self, args: &[u64]) -> i64 {
         const PR_SET_PDEATHSIG: u64 = 1;
         const PR_SET_NAME: u64 = 15;
@@ -72,6 +73,8 @@ impl Shared {
         const PR_GET_SECUREBITS: u64 = 27;
         const PR_CAP_AMBIENT: u64 = 47;
         const PR_SET_SECCOMP: u64 = 22;
+        const PR_SET_TIMERSLACK: u64 = 29;
+        const PR_GET_TIMERSLACK: u64 = 30;
         let work: Box<dyn FnOnce() -> i64 + Send> = match args[0] {
             PR_SET_NO_NEW_PRIVS => {
                 crate::forward::note_no_new_privs();
@@ -107,6 +110,20 @@ impl Shared {
                 let r = unsafe { libc::syscall(libc::SYS_capget, header.as_mut_ptr(), data.as_mut_ptr()) };
                 (r == 0 && data[0][0] & (1 << CAP_SYS_ADMIN) != 0) as i64
             }),
+            // The program's main thread's timer slack is `hrt`'s main thread's, which
+            // /proc/<pid>/timerslack_ns shows (linux/calls/prctl.rs): set to the value the
+            // kernel decided (never 0, whose default would be the host's), or read.
+            PR_SET_TIMERSLACK | PR_GET_TIMERSLACK => {
+                let option = args[0] as i32;
+                let arg = if args[0] == PR_SET_TIMERSLACK { args[1].max(1) } else { 0 };
+                Box::new(move || {
+                    // SAFETY: a prctl with integer arguments.
+                    match unsafe { libc::prctl(option, arg as libc::c_ulong, 0, 0, 0) } {
+                        r if r >= 0 => r as i64,
+                        _ => -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64),
+                    }
+                })
+            }
             PR_GET_SECUREBITS | PR_CAP_AMBIENT => {
                 let (option, op, cap) = (args[0] as i32, args[1], args[2]);
                 Box::new(move || {

@@ -71,6 +71,9 @@ struct ForkRecord {
     from_child: u64,
     /// The forking thread's name: the child's (its process's), as on Linux.
     name: [u8; 16],
+    /// The forking thread's current timer slack (`Thread::timer_slack[0]`): the child's
+    /// current and default one.
+    timer_slack: u64,
 }
 
 struct RecordCell(UnsafeCell<ForkRecord>);
@@ -93,6 +96,7 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
     set_child_tid: 0,
     parent_pid: 0,
     alt_stack: [0; 3],
+    timer_slack: 0,
     omp: 0,
     from_child: 0,
     name: [0; 16],
@@ -157,6 +161,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).frame.rax = 0;
         (*rec).fs_base = t.fs_base;
         (*rec).sigmask = t.sigmask;
+        (*rec).timer_slack = t.timer_slack[0];
         (*rec).affinity = t.affinity();
         (*rec).name = name;
         (*rec).cpu = t.cpu;
@@ -266,7 +271,7 @@ pub fn prepare_child(record: u64) {
     super::max_rss::after_fork();
     super::children_time::after_fork();
     super::procs::after_fork(rec.from_child as u32);
-    super::prctl::after_fork();
+    super::prctl::after_fork(rec.timer_slack);
     crate::linux::channel::after_fork(rec.answer.ready & hrt_abi::fork_ready::CHANNEL != 0);
     crate::linux::usermap::after_fork(rec.answer.ready & hrt_abi::fork_ready::USER_MAP != 0);
     crate::linux::signalfd::after_fork();
@@ -300,6 +305,7 @@ pub fn resume_child(record: u64) {
             t.tid = pid;
             t.fs_base = rec.fs_base;
             t.sigmask = rec.sigmask;
+            t.timer_slack = [rec.timer_slack; 2];
             t.set_affinity(rec.affinity);
             t.robust_list = rec.robust_list;
             crate::linux::seccomp::adopt_after_fork(t, rec.seccomp);

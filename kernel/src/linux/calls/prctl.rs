@@ -68,12 +68,71 @@ pub fn no_new_privs() -> bool {
     NO_NEW_PRIVS.load(Ordering::Relaxed) != 0
 }
 /// Flags that change nothing here but read back as set, as on Linux: PR_SET_KEEPCAPS (kept
-/// capabilities over a change of user id, which the program cannot make), the timer slack
-/// (sleeps here end on time: the slack is Linux's permission to end them later), and
+/// capabilities over a change of user id, which the program cannot make) and
 /// PR_SET_THP_DISABLE (huge pages are the guest's own choice).
 static KEEPCAPS: AtomicU64 = AtomicU64::new(0);
-static TIMERSLACK_NS: AtomicU64 = AtomicU64::new(50_000);
 static THP_DISABLE: AtomicU64 = AtomicU64::new(0);
+
+/// The timer slack (PR_SET_TIMERSLACK): per thread, as on Linux, and changing nothing here
+/// (sleeps end on time: the slack is Linux's permission to end them later). A new thread's
+/// current and default slack are its creator's current one; a forked child's default is its
+/// current one. The program's main thread is `hrt`'s main thread to the host, whose slack
+/// `/proc/<pid>/timerslack_ns` shows: the main thread's changes are made there too
+/// (`nr::HOST_PRCTL`). A thread's slack 0 stands for the process's initial one, `hrt`'s own
+/// at its start (its default too: what its parent had), asked of the host when first needed
+/// and always before the first change made there.
+static INITIAL_SLACK: AtomicU64 = AtomicU64::new(0);
+
+/// The process's initial timer slack (asked once).
+fn initial_slack() -> u64 {
+    match INITIAL_SLACK.load(Ordering::Relaxed) {
+        0 => {
+            // Linux's default where the host does not answer.
+            let v = host_value(&[PR_GET_TIMERSLACK]).ok().filter(|&v| v != 0).unwrap_or(50_000);
+            INITIAL_SLACK.store(v, Ordering::Relaxed);
+            v
+        }
+        v => v,
+    }
+}
+
+/// A thread's slack field as a value.
+fn slack_value(field: u64) -> u64 {
+    if field == 0 {
+        initial_slack()
+    } else {
+        field
+    }
+}
+
+/// The current and default slack of a thread the calling thread creates.
+pub fn slack_for_new_thread() -> [u64; 2] {
+    let now = crate::sched::current();
+    // SAFETY: the calling thread's own record; only it writes its slack.
+    let current = unsafe { (*now).timer_slack[0] };
+    [current, current]
+}
+
+/// PR_SET_TIMERSLACK for the calling thread: `ns`, or its default for 0.
+fn set_slack(ns: u64) -> SysResult {
+    let t = crate::sched::current();
+    // SAFETY: the calling thread's own record; only it writes its slack.
+    let slack = unsafe { &mut (*t).timer_slack };
+    let new = if ns == 0 { slack[1] } else { ns };
+    if is_main_thread() {
+        // The host's slack becomes the thread's: the initial one known before it changes.
+        initial_slack();
+        host_value(&[PR_SET_TIMERSLACK, slack_value(new)])?;
+    }
+    slack[0] = new;
+    Ok(0)
+}
+
+/// Whether the caller is the program's main thread (its tid the process id).
+fn is_main_thread() -> bool {
+    // SAFETY: the calling thread's own record.
+    unsafe { (*crate::sched::current()).tid == crate::linux::process::pid() }
+}
 
 /// The host's capability bounding set of `hrt` (which the program's is), asked once (procps
 /// tools read it at start): bit i for capability i, from bit 48 how many capabilities the host
@@ -98,10 +157,18 @@ fn capbset_read(cap: u64) -> SysResult {
     Ok((set >> cap) & 1)
 }
 
-/// In a forked child: no parent-death signal, not a subreaper (Linux clears both at fork).
-pub fn after_fork() {
+/// In a forked child: no parent-death signal, not a subreaper (Linux clears both at fork), and
+/// the host's timer slack of its main thread.
+pub fn after_fork(timer_slack: u64) {
     PDEATHSIG.store(0, Ordering::Relaxed);
     SUBREAPER.store(0, Ordering::Relaxed);
+    // The forking thread, whose current slack this is, becomes the child's main thread (with
+    // that slack as its default too: fork.rs), and the child's `hrt` is a copy of the parent's
+    // fork thread, whose slack is the process's initial one: made the thread's if it differs.
+    if timer_slack != 0 {
+        initial_slack();
+        let _ = host_value(&[PR_SET_TIMERSLACK, timer_slack]);
+    }
 }
 
 /// Sets `option` on `hrt`'s host process, then notes `value` in `at`.
@@ -178,12 +245,9 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             Ok(0)
         }
         PR_SET_KEEPCAPS => Err(EINVAL),
-        PR_GET_TIMERSLACK => Ok(TIMERSLACK_NS.load(Ordering::Relaxed)),
-        PR_SET_TIMERSLACK => {
-            // 0 restores the default.
-            TIMERSLACK_NS.store(if a[1] == 0 { 50_000 } else { a[1] }, Ordering::Relaxed);
-            Ok(0)
-        }
+        // SAFETY: the calling thread's own record.
+        PR_GET_TIMERSLACK => Ok(slack_value(unsafe { (*crate::sched::current()).timer_slack[0] })),
+        PR_SET_TIMERSLACK => set_slack(a[1]),
         // RDTSC is always allowed: trapping it (CR4.TSD) is the host's on PVM.
         PR_GET_TSC => {
             uaccess::write::<i32>(a[1], PR_TSC_ENABLE as i32)?;

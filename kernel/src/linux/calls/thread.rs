@@ -625,6 +625,7 @@ pub(super) fn start_program_thread(
     t.tid = process::tid_for(t.id);
     t.fs_base = fs_base;
     t.sigmask = sigmask;
+    t.timer_slack = super::prctl::slack_for_new_thread();
     t.set_affinity(affinity);
     // The creator's seccomp filters, under the lock TSYNC takes, until the thread is
     // registered where TSYNC looks for threads.
