@@ -868,6 +868,14 @@ fn getrusage_reports_the_largest_resident_set() {
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     assert!(linux.stdout.contains("grew by 64 MiB give or take 8: 1"), "natively: {}", linux.stdout);
     assert_same_on_1_and_2_cpus("rusage_maxrss", &prog, &[], &linux);
+    // `hrt` started by posix_spawn from a process whose peak was 256 MiB: Linux carries that
+    // peak into `hrt`'s own ru_maxrss, which the program's figures were measured against
+    // (start 4 KiB, grown 0; in CI, the test runner's peak: grown 39 MiB of 64).
+    let launcher = build("spawn_after_peak", &[]);
+    let mut cmd = std::process::Command::new(&launcher);
+    cmd.arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", "1"]).arg(&prog);
+    let got = run(cmd, None);
+    assert_eq!(got.stdout, linux.stdout, "hrt started after a large peak: {}", got.stderr);
 }
 
 /// PR_CAPBSET_READ answers the host's bounding set, without a line on stderr (every procps tool

@@ -1459,12 +1459,30 @@ static RSS_BEFORE_KIB: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI
 
 /// Notes `hrt`'s largest resident set so far as the part that is not the program's.
 pub fn note_rss_before_program() {
-    // SAFETY: rusage is plain integers; getrusage fills it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes the struct we pass.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
-        RSS_BEFORE_KIB.store(ru.ru_maxrss, std::sync::atomic::Ordering::Relaxed);
+    if let Some(kib) = own_peak_kib() {
+        RSS_BEFORE_KIB.store(kib, std::sync::atomic::Ordering::Relaxed);
     }
+}
+
+/// `hrt`'s own largest resident set in KiB: the VmHWM of its own memory. Not getrusage's
+/// ru_maxrss, which also counts the peak of the memory a process left at its exec (Linux's
+/// `signal->maxrss`): `hrt` started by `posix_spawn` from a large process (the test runner,
+/// tens of MiB while many tests run) carried that process's peak, and the program's figures
+/// came out that much too low (64 MiB touched read as 39). getrusage's where /proc cannot be
+/// read (`--sandbox`).
+fn own_peak_kib() -> Option<libc::c_long> {
+    let from_status = std::fs::read("/proc/self/status").ok().and_then(|status| {
+        let line = status.split(|&b| b == b'\n').find(|l| l.starts_with(b"VmHWM:"))?;
+        let digits: Vec<u8> =
+            line.iter().copied().skip_while(|b| !b.is_ascii_digit()).take_while(u8::is_ascii_digit).collect();
+        std::str::from_utf8(&digits).ok()?.parse().ok()
+    });
+    from_status.or_else(|| {
+        // SAFETY: rusage is plain integers; getrusage fills it.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage writes the struct we pass.
+        (unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0).then_some(ru.ru_maxrss)
+    })
 }
 
 /// The largest ru_maxrss of the program's waited-for children, as `child_rss` counted them.
@@ -1480,22 +1498,15 @@ pub fn forget_parents_children() {
     }
 }
 
-/// `op::MAX_RSS`: the program's (`who` 0) largest resident set in KiB, the host's for `hrt` less
-/// `RSS_BEFORE_KIB` (at least 4 KiB: a program that ran had a page), or the largest of its
+/// `op::MAX_RSS`: the program's (`who` 0) largest resident set in KiB, `hrt`'s own
+/// (`own_peak_kib`) less `RSS_BEFORE_KIB` (at least 4 KiB: a program that ran had a page), or the largest of its
 /// waited-for children's (1).
 pub(super) fn max_rss(who: u64) -> SysResult<i64> {
-    let which = match who {
-        0 => libc::RUSAGE_SELF,
-        1 => return Ok(CHILDREN_MAX_RSS_KIB.load(std::sync::atomic::Ordering::Relaxed)),
-        _ => return Err(Errno::EINVAL),
-    };
-    // SAFETY: as in `note_rss_before_program`.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::getrusage(which, &mut ru) } != 0 {
-        return Err(Errno::last());
+    match who {
+        0 => Ok(program_rss(own_peak_kib().ok_or(Errno::EIO)?)),
+        1 => Ok(CHILDREN_MAX_RSS_KIB.load(std::sync::atomic::Ordering::Relaxed)),
+        _ => Err(Errno::EINVAL),
     }
-    Ok(program_rss(ru.ru_maxrss))
 }
 
 /// A host ru_maxrss of `hrt` (or of a child `hrt`) as the program's: less `RSS_BEFORE_KIB`, at
