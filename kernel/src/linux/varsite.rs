@@ -32,7 +32,9 @@
 //!     goes to a stub that drops the `call`'s return address and jumps there, so the taken
 //!     path continues as in the old code;
 //! - no input of the window (a register an instruction reads before the window itself set it)
-//!   is a register the window writes, and every branch tests flags that an instruction of the
+//!   is a register an instruction of the window but the last writes (musl's `syscall()` ends
+//!   with `mov 0x18(%rdx), %rdx`: a thread stopped after the last instruction is at the
+//!   `syscall`, which needs no replay), and every branch tests flags that an instruction of the
 //!   window set before it (the window reaches back that far: glibc's `read` is `cmpb $0,
 //!   __libc_single_threaded(%rip); je 1f; xor %eax, %eax; syscall`, whose last two
 //!   instructions leave no room for the `call`; its `__lll_lock_wait` is `mov %r8d, %esi; xor
@@ -185,11 +187,16 @@ fn sets_flags(m: Mnemonic) -> bool {
     matches!(m, Cmp | Test | Xor | Sub | Add | And | Or | Shl | Shr | Sar)
 }
 
-/// The registers `window` reads before writing them itself (its inputs) and those it writes;
-/// None if an instruction is none of the steps, or a branch lands inside `[start, end)`.
+/// The registers `window` reads before writing them itself (its inputs) and those its
+/// instructions but the last write; None if an instruction is none of the steps, or a branch
+/// lands inside `[start, end)`.
 fn dataflow(window: &[Instruction], start: u64, end: u64) -> Option<(Vec<Register>, Vec<Register>)> {
     let (mut inputs, mut written) = (Vec::new(), Vec::new());
-    for i in window {
+    let mut written_before_last = Vec::new();
+    for (n, i) in window.iter().enumerate() {
+        if n + 1 == window.len() {
+            written_before_last = written.clone();
+        }
         let mut reads = |srcs: [Option<Register>; 3], written: &Vec<Register>| {
             inputs.extend(srcs.into_iter().flatten().filter(|r| !written.contains(r)));
         };
@@ -203,21 +210,25 @@ fn dataflow(window: &[Instruction], start: u64, end: u64) -> Option<(Vec<Registe
             Step::Branch { .. } => return None,
         }
     }
-    Some((inputs, written))
+    Some((inputs, written_before_last))
 }
 
-/// Whether no input of `window` is a register it writes, so that a replay from its start
-/// reads what the first run read (a register the window sets before it reads it, as glibc's
-/// `mov %r8d, %esi; ...; xor $0x80, %sil` before its futex calls, is no input). True also when
-/// the window cannot be replayed at all: reaching further back does not help then.
+/// Whether no input of `window` is a register an instruction of it but the last writes, so
+/// that a replay from its start, from any point inside it, reads what the first run read (a
+/// register the window sets before it reads it, as glibc's `mov %r8d, %esi; ...; xor $0x80,
+/// %sil` before its futex calls, is no input). The last instruction may write an input (musl's
+/// `syscall()` ends its window with `mov 0x18(%rdx), %rdx`): a thread stopped after it is at
+/// the `syscall` itself, which makes the call without a replay (`regsite::fix_resume_point`).
+/// True also when the window cannot be replayed at all: reaching further back does not help
+/// then.
 fn anchored(window: &[Instruction]) -> bool {
     let (lo, hi) = window.first().zip(window.last()).map_or((0, 0), |(f, l)| (f.ip(), l.next_ip()));
     dataflow(window, lo, hi).is_none_or(|(inputs, written)| !inputs.iter().any(|r| written.contains(r)))
 }
 
 /// Whether the window `[start, end)` may be replayed (the module comment's first rule): each
-/// instruction a step, no input the window writes, every branch's flags set in the window and
-/// its target outside it.
+/// instruction a step, no input written by an instruction of the window but the last, every
+/// branch's flags set in the window and its target outside it.
 fn replayable(window: &[Instruction], start: u64, end: u64) -> bool {
     let Some((inputs, written)) = dataflow(window, start, end) else { return false };
     flags_set_within(window) && !inputs.iter().any(|r| written.contains(r))

@@ -161,10 +161,12 @@ void resume_landing(void) {
     siglongjmp(resume_env, 1);
 }
 
-/* Where send_to_syscall resumes, and the r10 the old code had there. */
-static long resume_at, resume_r10;
+/* Where send_to_syscall resumes, the r10 the old code had there, and its rdx (0: as the
+ * interrupted code had it). */
+static long resume_at, resume_r10, resume_rdx;
 
-/* Resumes at resume_at with rax = getpid's number, r10 and rcx = resume_r10, rsi = 1 and a
+/* Resumes at resume_at with rax = getpid's number, r10 and rcx = resume_r10, rsi = 1, rdx =
+ * resume_rdx if set, and a
  * return address to resume_trampoline, as a debugger or a user-level scheduler may. */
 static void send_to_syscall(int sig, siginfo_t *si, void *ctx) {
     (void)sig;
@@ -177,6 +179,8 @@ static void send_to_syscall(int sig, siginfo_t *si, void *ctx) {
     uc->uc_mcontext.gregs[REG_R10] = resume_r10;
     uc->uc_mcontext.gregs[REG_RCX] = resume_r10;
     uc->uc_mcontext.gregs[REG_RSI] = 1;
+    if (resume_rdx)
+        uc->uc_mcontext.gregs[REG_RDX] = resume_rdx;
     uc->uc_mcontext.gregs[REG_RIP] = resume_at;
 }
 

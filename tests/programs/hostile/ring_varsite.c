@@ -10,8 +10,10 @@
  *             threads at once while the sites get rewritten; lseek through glibc's futex-flag
  *             shapes (windows of 20 and 24 bytes whose `xor $0x80, %sil` changes a register
  *             the window set first, from a move or a load through another register): the
- *             offset it returns shows the flag applied once; and through glibc's
- *             sched_getaffinity shape (a `cmovbe` clamping the offset), both ways
+ *             offset it returns shows the flag applied once; through glibc's
+ *             sched_getaffinity shape (a `cmovbe` clamping the offset), both ways; and
+ *             lseek, getpid and gettid through musl's syscall() shape (the window's last
+ *             load overwrites the register it loads through)
  *   restart   a thread blocks in read() through the two-move site, the global-load site and
  *             both of the read() shapes, while a SA_RESTART handler interrupts it and zeroes
  *             what the window loads the length from (the register in the frame, the global):
@@ -23,7 +25,8 @@
  *             the handler makes while the interrupted read waits in its frame to be made
  *             again at the old `syscall`
  *   resume    a handler sends the thread into a rewritten window (the middle of the two moves,
- *             the global-load site's `syscall`, past the branch of the test-and-branch window)
+ *             the global-load site's `syscall`, past the branch of the test-and-branch window,
+ *             before the last load of musl's shape, which overwrites the register it reads)
  *             with the registers the old code had there: it must make the call and go on
  *   spin      three threads spin on variable sites while the main thread sends them signals
  *             whose handler makes the same calls: no result is wrong, every signal is handled
@@ -186,7 +189,20 @@ __asm__(".text\n"
         "  cmovbe %r8, %rsi\n"
         "  syscall\n"
         "  ret\n"
-        ".size var_cmov, .-var_cmov\n");
+        ".size var_cmov, .-var_cmov\n"
+        /* var_block(block): musl's syscall() shape, the arguments loaded through the register
+         * the last load overwrites: the window `mov 0x18(%rdx), %rsi; mov (%rdx), %edx;
+         * syscall` (8 bytes, its last instruction writing its own input); block is {third
+         * argument (32 bits), nr, first, second}. */
+        ".globl var_block\n.type var_block,@function\nvar_block:\n"
+        "  mov %rdi, %rdx\n"
+        "  mov 0x8(%rdx), %rax\n"
+        "  mov 0x10(%rdx), %rdi\n"
+        "  mov 0x18(%rdx), %rsi\n"
+        "  mov (%rdx), %edx\n"
+        "  syscall\n"
+        "  ret\n"
+        ".size var_block, .-var_block\n");
 long var_call(long nr, long a, long b, long c);
 long var_lea(long nr, long a);
 long var_pair(long nr, long a, long b, long c);
@@ -197,6 +213,7 @@ long var_read(long fd, void *buf, long len);
 long var_flag(long nr, long fd, const int *words);
 long var_flag2(long nr, long fd, long off);
 long var_cmov(long nr, long fd, long off);
+long var_block(const long *block);
 int var_len = 1;
 int var_nr = SYS_lseek;
 static int seek_fd;
@@ -205,7 +222,7 @@ static int zero_fd;
 
 /* Offsets into var_pair (its second window instruction, `mov %ecx, %edx`, and its `syscall`)
  * and var_global (its `syscall`), checked against the bytes before any call. */
-enum { PAIR_SECOND = 12, PAIR_SYSCALL = 14, GLOBAL_SYSCALL = 15, BRANCH_MOV = 4 };
+enum { PAIR_SECOND = 12, PAIR_SYSCALL = 14, GLOBAL_SYSCALL = 15, BRANCH_MOV = 4, BLOCK_LAST = 15 };
 
 enum { CALLS = 20000 };
 
@@ -231,6 +248,10 @@ static long calls(void) {
         bad += var_flag(SYS_lseek, seek_fd, words) != (i ^ 0x80);
         bad += var_flag2(SYS_lseek, seek_fd, i + 7) != ((i + 7) ^ 0x80);
         bad += var_cmov(SYS_lseek, seek_fd, i) != (i < 1000 ? i : 1000);
+        long block[4] = {SEEK_SET, SYS_lseek, seek_fd, i + 3};
+        bad += var_block(block) != i + 3;
+        long pid_block[4] = {0, (i & 1) ? SYS_getpid : SYS_gettid, 0, 0};
+        bad += var_block(pid_block) != ((i & 1) ? pid : tid);
     }
     bad += var_loop(SYS_getppid, CALLS, ppid);
     bad += var_loop(SYS_getpid, CALLS, pid);
@@ -302,14 +323,18 @@ static long spin_calls(long ppid) {
 static long pair_getpid(void) { return var_pair(SYS_getpid, 0, 0, 0); }
 static long branch_getpid(void) { return var_branch(0, 1, 0, SYS_getpid); }
 static long global_getpid(void) { return var_global(SYS_getpid, 0, 0); }
+static long getpid_block[4] = {0, SYS_getpid, 0, 0};
+static long block_getpid(void) { return var_block(getpid_block); }
 
 /* The offsets above point at the instructions they name (checked before any call). */
 static int offsets_hold(void) {
     const unsigned char *pair = (const unsigned char *)(long)var_pair, *global = (const unsigned char *)(long)var_global;
     const unsigned char *branch = (const unsigned char *)(long)var_branch;
+    const unsigned char *block = (const unsigned char *)(long)var_block;
     return pair[PAIR_SECOND] == 0x89 && pair[PAIR_SECOND + 1] == 0xca && pair[PAIR_SYSCALL] == 0x0f &&
            pair[PAIR_SYSCALL + 1] == 0x05 && global[GLOBAL_SYSCALL] == 0x0f && global[GLOBAL_SYSCALL + 1] == 0x05 &&
-           branch[BRANCH_MOV] == 0x89 && branch[BRANCH_MOV + 1] == 0xc8;
+           branch[BRANCH_MOV] == 0x89 && branch[BRANCH_MOV + 1] == 0xc8 && block[BLOCK_LAST] == 0x8b &&
+           block[BLOCK_LAST + 1] == 0x12 && block[BLOCK_LAST + 2] == 0x0f;
 }
 
 int main(int argc, char **argv) {
@@ -344,6 +369,10 @@ int main(int argc, char **argv) {
         printf("resume at the syscall: %d rounds, %ld wrong\n", ROUNDS, wrong);
         wrong = resume_rounds(branch_getpid, (long)var_branch + BRANCH_MOV, SYS_getpid);
         printf("resume past a branch: %d rounds, %ld wrong\n", ROUNDS, wrong);
+        resume_rdx = (long)getpid_block;
+        wrong = resume_rounds(block_getpid, (long)var_block + BLOCK_LAST, 0);
+        printf("resume before a last load that overwrites its input: %d rounds, %ld wrong\n", ROUNDS, wrong);
+        resume_rdx = 0;
     } else if (!strcmp(c, "spin")) {
         set_handler(SIGUSR1, on_signal, SA_RESTART);
         long bad = spin_with_signals(spin_calls);
