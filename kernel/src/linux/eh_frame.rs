@@ -120,8 +120,20 @@ fn lookup(hdr: u64, addr: u64) -> Option<(u64, u64)> {
     // look up a return address minus one: glibc's `__restore_rt`, whose `mov $15, %rax;
     // syscall` decoded from there was garbage and kept SYSCALL.
     let start = if signal_frame(fde) == Some(true) { start + 1 } else { start };
+    if addr == end && lo < count as u64 {
+        // A `syscall` right where its function's entry ends, up to the next entry: glibc's
+        // clone and clone3 end their unwind information before it (the child must not unwind
+        // into the parent's frames), so pthread_create and posix_spawn in libc.so kept
+        // SYSCALL. The tail joins the function (the caller checks all of it).
+        let (next, _) = entry(lo)?;
+        return (next > end && next - end <= UNWOUND_TAIL_MAX).then_some((start, next));
+    }
     (start <= addr && addr < end).then_some((start, end))
 }
+
+/// The longest stretch after an entry's end, up to the next entry, that a site at that end
+/// takes into its function (clone's: the `syscall`, a test, two branches and a `ret`).
+const UNWOUND_TAIL_MAX: u64 = 32;
 
 /// Whether the CIE of the FDE at `fde` marks a signal frame (augmentation 'S').
 fn signal_frame(fde: u64) -> Option<bool> {
