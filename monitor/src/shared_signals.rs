@@ -118,11 +118,16 @@ pub fn install(passer: Handler) {
         // SA_ONSTACK kept: Rust's stack-overflow report for SIGSEGV/SIGBUS needs its
         // alternate stack. No SA_RESTART for a signal that had none (33: glibc's).
         let keep = old.flags & (SA_ONSTACK as u64 | SA_RESTART as u64);
+        // Every signal blocked while it runs: on the alternate stack (Rust's, a few KiB),
+        // each other signal another process sent meanwhile would nest a frame there too,
+        // and a burst of them overflowed it, which the host ends with SIGSEGV: a child
+        // program that blocked every signal while its parent sent it all of them died so
+        // (LTP's sighold02). They are handled, one at a time, once it returns.
         let ours = KernelAction {
             handler: on_shared_signal as *const () as usize,
             flags: SA_SIGINFO as u64 | SA_RESTORER | keep,
             restorer,
-            mask: 0,
+            mask: u64::MAX,
         };
         action(sig, Some(&ours));
     }

@@ -1344,3 +1344,13 @@ fn old_getdents_lists_as_on_linux() {
 fn the_timer_slack_is_per_thread_and_shown_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_timerslack", Some("timerslack: done"));
 }
+
+/// A child that blocks every signal is sent all of them by its parent (LTP's sighold02;
+/// tests/programs/hostile/signals_all_blocked.c): all stay pending, but SIGCONT, which the
+/// SIGTSTP sent after it drops as on Linux (it stayed pending), and the child lives (the
+/// monitor's handlers nested a frame per signal on their small alternate stack, which the
+/// host ended with SIGSEGV).
+#[test]
+fn a_child_blocking_every_signal_keeps_them_pending_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("signals_all_blocked", Some("signals_all_blocked: done"));
+}

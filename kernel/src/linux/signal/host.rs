@@ -27,6 +27,7 @@ pub fn make_pending(info: SigInfo) -> bool {
     let default_acts = state::handler(sig) == SIG_DFL && !state::blocked_anywhere(sig);
     if default_acts && super::stops_by_default(sig) {
         // Stop now, even while every thread waits in a host call (Ctrl-Z on a blocked read).
+        state::flush_for_stop(sig);
         super::stop_process(sig);
         return false;
     }

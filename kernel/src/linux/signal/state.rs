@@ -301,21 +301,79 @@ pub fn send_thread(tid: u32, info: SigInfo) -> Result<(), u32> {
 pub fn send_thread_noting(tid: u32, info: SigInfo, merged: impl FnOnce(bool)) -> Result<(), u32> {
     let sig = info.signo as u64;
     let mut s = SIGNALS.lock();
+    let flushed = flush_stop_or_continue(&mut s, sig);
     let t = s.thread(tid);
     // SAFETY: registered threads are alive (they unregister before exiting).
     let blocked = !t.thread.is_null() && unsafe { (*t.thread).sigmask } & bit(sig) != 0;
     if discarded(sig, blocked) {
+        drop(s);
+        flushed_away(flushed);
         return Ok(());
     }
-    let new = t.pending.add(info)?;
+    let added = t.pending.add(info);
+    let new = match added {
+        Ok(new) => new,
+        Err(e) => {
+            drop(s);
+            flushed_away(flushed);
+            return Err(e);
+        }
+    };
     if new {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
     merged(!new);
     wake_waiter(t, bit(sig));
     drop(s);
+    flushed_away(flushed);
     crate::linux::signalfd::pending_added(bit(sig));
     Ok(())
+}
+
+/// Linux's prepare_signal: a stop signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) being sent
+/// drops a pending SIGCONT, and SIGCONT drops the pending stop signals, everywhere in the
+/// program, blocked, handled or not. A program that blocked everything and was sent every
+/// signal had SIGCONT pending under hrt, where Linux had dropped it at the SIGTSTP after it
+/// (LTP's sighold02 sends them so). Returns the signals dropped (bits).
+fn flush_stop_or_continue(s: &mut Signals, sig: u64) -> u64 {
+    const SIGCONT: u64 = 18;
+    let victims: u64 = if super::stops_by_default(sig) {
+        bit(SIGCONT)
+    } else if sig == SIGCONT {
+        (19..=22).fold(0, |m, v| m | bit(v))
+    } else {
+        return 0;
+    };
+    let pending = s.threads.values().fold(s.shared.set, |all, t| all | t.pending.set) & victims;
+    if pending == 0 {
+        return 0;
+    }
+    let mut dropped = 0;
+    for v in (1..=64).filter(|&v| pending & bit(v) != 0) {
+        dropped += s.shared.remove_all(v);
+        for t in s.threads.values_mut() {
+            dropped += t.pending.remove_all(v);
+        }
+    }
+    PENDING_COUNT.fetch_sub(dropped, Ordering::SeqCst);
+    pending
+}
+
+/// `flush_stop_or_continue` for a stop signal that stops the program at once, pending nowhere.
+pub fn flush_for_stop(sig: u64) {
+    let flushed = flush_stop_or_continue(&mut SIGNALS.lock(), sig);
+    flushed_away(flushed);
+}
+
+/// After `flush_stop_or_continue` dropped `set` (the signal lock released): a timer waiting
+/// for such an instance to be taken runs on, and signalfds see them gone.
+fn flushed_away(set: u64) {
+    for sig in (1..=64).filter(|&v| set & bit(v) != 0) {
+        super::timers::signal_taken(sig);
+    }
+    if set != 0 {
+        crate::linux::signalfd::pending_removed(set);
+    }
 }
 
 /// Linux's rule for a signal the program sends itself whose action is the default one that
@@ -372,6 +430,7 @@ pub fn send_process_noting(info: SigInfo, merged: impl FnOnce(bool)) -> Result<(
         return Err(linux_raw_sys::errno::EINVAL);
     }
     let mut s = SIGNALS.lock();
+    let flushed = flush_stop_or_continue(&mut s, sig);
     let blocked = s
         .threads
         .values()
@@ -379,9 +438,18 @@ pub fn send_process_noting(info: SigInfo, merged: impl FnOnce(bool)) -> Result<(
         // SAFETY: as above.
         .any(|t| unsafe { (*t.thread).sigmask } & bit(sig) != 0);
     if discarded(sig, blocked) {
+        drop(s);
+        flushed_away(flushed);
         return Ok(());
     }
-    let new = s.shared.add(info)?;
+    let new = match s.shared.add(info) {
+        Ok(new) => new,
+        Err(e) => {
+            drop(s);
+            flushed_away(flushed);
+            return Err(e);
+        }
+    };
     if new {
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
@@ -393,6 +461,7 @@ pub fn send_process_noting(info: SigInfo, merged: impl FnOnce(bool)) -> Result<(
         wake_waiter(t, bit(sig));
     }
     drop(s);
+    flushed_away(flushed);
     crate::linux::signalfd::pending_added(bit(sig));
     Ok(())
 }
