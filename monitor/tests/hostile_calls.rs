@@ -1354,3 +1354,11 @@ fn the_timer_slack_is_per_thread_and_shown_as_on_linux() {
 fn a_child_blocking_every_signal_keeps_them_pending_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("signals_all_blocked", Some("signals_all_blocked: done"));
 }
+
+/// Namespaces asked for without CAP_SYS_ADMIN (tests/programs/hostile/calls_namespaces.c,
+/// LTP's clone11 and unshare02): EPERM from unshare and clone for every kind but a user
+/// namespace, EINVAL for a flag unshare does not know, as on Linux (all were ENOSYS).
+#[test]
+fn unprivileged_namespaces_are_refused_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_namespaces", Some("namespaces: done"));
+}

@@ -124,6 +124,9 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         // Both would be written at the parent's `ptid`.
         return Err(linux_raw_sys::errno::EINVAL);
     }
+    if super::thread::namespaces_forbidden(flags) {
+        return Err(linux_raw_sys::errno::EPERM);
+    }
     if flags & !allowed != 0 {
         if !REPORTED.swap(true, Ordering::Relaxed) {
             kprintln!(

@@ -18,8 +18,9 @@
 //! - POPULATE_READ and POPULATE_WRITE: memory is present already; EINVAL where the protection
 //!   forbids the access, EFAULT for pages past the end of a file (SIGBUS on a touch);
 //! - what HRT cannot do fails loudly, once said: COLLAPSE and GUARD_INSTALL (EINVAL, what
-//!   kernels without them answer), HWPOISON and SOFT_OFFLINE (EPERM, as without
-//!   CAP_SYS_ADMIN).
+//!   kernels without them answer), HWPOISON and SOFT_OFFLINE (EINVAL, as a kernel built
+//!   without CONFIG_MEMORY_FAILURE answers: HRT's has no memory-failure handling; it was
+//!   EPERM, which made LTP's madvise07 fail where the test host's own kernel says EINVAL).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +28,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use linux_raw_sys::general;
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{Errno, SysResult, EACCES, EFAULT, EINVAL, ENOMEM, EPERM};
+use crate::linux::errno::{Errno, SysResult, EACCES, EFAULT, EINVAL, ENOMEM};
 use crate::linux::fork_advice::{self, Change};
 use crate::linux::private_files::{self, File, Part};
 use crate::linux::usermem::{self, PAGE};
@@ -67,8 +68,9 @@ pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let advice = advice as u32;
     match advice {
         general::MADV_HWPOISON | general::MADV_SOFT_OFFLINE => {
-            let why = "madvise MADV_HWPOISON or MADV_SOFT_OFFLINE (poisoning memory) is not supported: returning EPERM";
-            return Err(say_once(&POISON, EPERM, why));
+            let why =
+                "madvise MADV_HWPOISON or MADV_SOFT_OFFLINE (poisoning memory) is not supported: returning EINVAL";
+            return Err(say_once(&POISON, EINVAL, why));
         }
         general::MADV_COLLAPSE => {
             let why = "madvise MADV_COLLAPSE is not supported (the program's memory is the host's huge pages already): returning EINVAL";

@@ -51,6 +51,19 @@ fn invalid_combination(flags: u64) -> bool {
         || both(CLONE_NEWIPC, CLONE_SYSVSEM)
 }
 
+/// CLONE_NEWTIME (unshare's and clone3's).
+const CLONE_NEWTIME: u64 = 0x80;
+
+/// Whether `flags` ask for a new namespace that needs CAP_SYS_ADMIN the caller lacks: every
+/// kind but a user namespace, unless a new user namespace comes with them (in which the
+/// caller has it). Linux's EPERM, which comes before HRT's ENOSYS for namespaces.
+pub(super) fn namespaces_forbidden(flags: u64) -> bool {
+    const CLONE_NEWUSER: u64 = 0x1000_0000;
+    flags & (CLONE_NEW_ANY | CLONE_NEWTIME) & !CLONE_NEWUSER != 0
+        && flags & CLONE_NEWUSER == 0
+        && !crate::linux::seccomp::host_has_sys_admin()
+}
+
 /// clone(flags, newsp, parent_tid, child_tid, tls): threads only (CLONE_VM | CLONE_THREAD).
 pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
@@ -321,11 +334,18 @@ pub fn unshare(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     const CLONE_FILES: u64 = 0x400;
     const CLONE_SYSVSEM: u64 = 0x4_0000;
     let flags = a[0];
+    let known = CLONE_FS | CLONE_FILES | CLONE_SYSVSEM | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM;
+    // Linux's check_unshare_flags: a flag unshare does not know is EINVAL, first.
+    if flags & !(known | CLONE_NEW_ANY | CLONE_NEWTIME) != 0 {
+        return Err(EINVAL);
+    }
     let alone = signal::state::live_tids(process::pid(), |_, _| {}) <= 1;
     if flags & (CLONE_THREAD | CLONE_SIGHAND | CLONE_VM) != 0 && !alone {
         return Err(EINVAL);
     }
-    let known = CLONE_FS | CLONE_FILES | CLONE_SYSVSEM | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM;
+    if namespaces_forbidden(flags) {
+        return Err(EPERM);
+    }
     if flags & !known == 0 && (alone || flags & (CLONE_FS | CLONE_FILES) == 0) {
         return Ok(0);
     }

@@ -369,6 +369,14 @@ fn set_strict() -> SysResult {
     Ok(0)
 }
 
+/// Whether `hrt`'s host process has CAP_SYS_ADMIN now, the program's too (asked each time: a
+/// program may have given up its privileges since): what Linux asks of a new namespace of any
+/// kind but a user namespace.
+pub fn host_has_sys_admin() -> bool {
+    const PR_SET_SECCOMP: u64 = 22;
+    crate::arch::hypercall::call(hrt_abi::nr::HOST_PRCTL, &[PR_SET_SECCOMP]) == 1
+}
+
 /// The host process may install a filter without no_new_privs (CAP_SYS_ADMIN): asked once.
 fn host_may_filter() -> bool {
     static ANSWER: AtomicU64 = AtomicU64::new(0);
