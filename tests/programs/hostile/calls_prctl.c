@@ -50,6 +50,7 @@ int main(void) {
     show("PR_SET_TIMERSLACK 0", prctl(PR_SET_TIMERSLACK, 0, 0, 0, 0));
     show("PR_GET_TIMERSLACK", prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
     show("PR_GET_THP_DISABLE", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
+    show("PR_GET_THP_DISABLE with arguments", prctl(PR_GET_THP_DISABLE, 1, 1, 0, 0));
     show("PR_SET_THP_DISABLE 1", prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
     show("PR_GET_THP_DISABLE", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
     /* An option hrt does not implement, twice (its result is not shown: Linux's is 0, the

@@ -262,7 +262,9 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             Err(EINVAL)
         }
         PR_SET_TSC => Err(EINVAL),
-        PR_GET_THP_DISABLE => Ok(THP_DISABLE.load(Ordering::Relaxed)),
+        // Linux's: the other arguments must be 0 (LTP's prctl02).
+        PR_GET_THP_DISABLE if a[1..5] == [0; 4] => Ok(THP_DISABLE.load(Ordering::Relaxed)),
+        PR_GET_THP_DISABLE => Err(EINVAL),
         PR_SET_THP_DISABLE if a[2] == 0 && a[3] == 0 && a[4] == 0 => {
             THP_DISABLE.store((a[1] != 0) as u64, Ordering::Relaxed);
             Ok(0)
