@@ -143,6 +143,9 @@ fn install_repair() {
             sa.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
             // SA_ONSTACK: Rust's stack-overflow report, chained to, needs its alternate stack.
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            // Every signal blocked meanwhile: on the small alternate stack a burst of signals
+            // sent by another process nested a frame each and overflowed it (shared_signals.rs).
+            libc::sigfillset(&mut sa.sa_mask);
             if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut old) != 0 {
                 return;
             }

@@ -72,6 +72,9 @@ pub fn install() {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_sigbus as *const () as usize;
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            // Every signal blocked meanwhile: on the small alternate stack a burst of signals
+            // sent by another process nested a frame each and overflowed it (shared_signals.rs).
+            libc::sigfillset(&mut sa.sa_mask);
             libc::sigaction(libc::SIGBUS, &sa, &mut before);
             before
         }

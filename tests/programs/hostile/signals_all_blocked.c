@@ -5,11 +5,13 @@
 // Under hrt the signals reach the child's kernel through its monitor and may come a little
 // after the parent's message: the child waits (up to 10 s) for the set to stop growing. The
 // monitor's handlers once nested a frame per signal on their small alternate stack and the
-// host killed the child with SIGSEGV.
+// host killed the child with SIGSEGV: the pass-on handler of the fault signals, and (with a
+// shared file mapping, which this program makes first) the SIGBUS handler of guest copies.
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,14 @@ static int expected_count(void) {
 }
 
 int main(void) {
+    // A shared file mapping: its pages may vanish, so the monitor catches SIGBUS too.
+    FILE *backing = tmpfile();
+    if (!backing || ftruncate(fileno(backing), 4096) != 0)
+        return 6;
+    volatile char *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(backing), 0);
+    if (shared == MAP_FAILED)
+        return 7;
+    shared[0] = 1;
     int ready[2], go[2];
     if (pipe(ready) || pipe(go))
         return 1;
