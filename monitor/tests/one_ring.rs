@@ -305,13 +305,7 @@ fn vdso_system_calls_are_rewritten_and_change_nothing() {
     // No site of the vDSO (its image is under two pages) kept SYSCALL: its CPU-clock site,
     // where the compiler put it, straddled a cache line and was kept (clock() ~33 us).
     let out = hrt(&["-v", "--cpus", "2"], &prog, &["clocks-where"]);
-    let base = address_after(&out.stdout, "vdso at 0x").unwrap_or_else(|| panic!("no vDSO address: {}", out.stdout));
-    let kept = kept_sites(&out.stderr);
-    assert!(
-        !kept.iter().any(|&k| (base..base + 0x2000).contains(&k)),
-        "a vDSO site kept SYSCALL (vDSO at {base:#x}): {kept:x?}\n{}",
-        out.stderr
-    );
+    assert_no_site_kept_in(&out, &out.stdout, "vdso at 0x", 0x2000, "the vDSO");
 }
 
 /// Variable-number sites (a `syscall` whose number is in a register nobody can prove constant,
@@ -506,15 +500,7 @@ fn the_signal_restorer_is_rewritten_and_changes_nothing() {
         }
         let out = hrt(&["-v", "--cpus", "1"], p, &[]);
         assert_eq!(out.stdout, native_out.stdout, "{}: {}", p.display(), out.stderr);
-        let restorer = address_after(&out.stderr, "restorer at 0x")
-            .unwrap_or_else(|| panic!("no restorer address: {}", out.stderr));
-        let kept = kept_sites(&out.stderr);
-        assert!(
-            !kept.iter().any(|&k| (restorer..restorer + 16).contains(&k)),
-            "{}: the restorer at {restorer:#x} kept SYSCALL: {kept:x?}\n{}",
-            p.display(),
-            out.stderr
-        );
+        assert_no_site_kept_in(&out, &out.stderr, "restorer at 0x", 16, &format!("{}: the restorer", p.display()));
     }
 }
 
@@ -539,11 +525,17 @@ fn clone_wrappers_in_shared_libraries_are_rewritten() {
     }
     let out = hrt(&["-v", "--cpus", "2"], &prog, &[]);
     assert_eq!(out.stdout, native_out.stdout, "{}", out.stderr);
-    let clone = address_after(&out.stderr, "clone at 0x").unwrap_or_else(|| panic!("no clone address: {}", out.stderr));
+    assert_no_site_kept_in(&out, &out.stderr, "clone at 0x", 0x60, "clone");
+}
+
+/// Asserts that none of the sites `hrt -v` lists as having kept SYSCALL (in `out`'s stderr) lies
+/// in the `len` bytes of `what`, whose address `text` gives after `prefix`.
+fn assert_no_site_kept_in(out: &common::hostile::Outcome, text: &str, prefix: &str, len: u64, what: &str) {
+    let at = address_after(text, prefix).unwrap_or_else(|| panic!("no address of {what}: {text}"));
     let kept = kept_sites(&out.stderr);
     assert!(
-        !kept.iter().any(|&k| (clone..clone + 0x60).contains(&k)),
-        "clone at {clone:#x} kept SYSCALL: {kept:x?}\n{}",
+        !kept.iter().any(|&k| (at..at + len).contains(&k)),
+        "{what} at {at:#x} kept SYSCALL: {kept:x?}\n{}",
         out.stderr
     );
 }
