@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 67;
+pub const ABI_VERSION: u32 = 68;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -780,6 +780,12 @@ pub mod process {
     /// stop with SIGTTIN for a program that keeps its default action (forward/tty_stop.rs).
     /// (Bit 30 is the channel's `MONITOR_OP`.)
     pub const TTIN_BLOCKED: u64 = 1 << 29;
+    /// Set in a forwarded call's number when the program may see when a signal came (it has a
+    /// handler for, or the calling thread blocks, a signal the monitor passes on): before it
+    /// answers, the monitor passes on every signal that reached `hrt` on the host so far, so
+    /// that a signal another process sent before the message this call reads is pending when
+    /// the call returns, as on Linux (monitor/src/taken_signals.rs).
+    pub const SIGNALS_WATCHED: u64 = 1 << 28;
     /// A spawn child begins (the monitor copies the program's descriptor table for it).
     pub const CHILD_BEGIN: u64 = 0x2000;
     /// A spawn child ended before exec (its table copy is dropped).
@@ -897,9 +903,13 @@ pub mod process {
     /// (id): the kernel no longer holds the filter [`SECCOMP_FILTER`] answered `id` for; the
     /// monitor drops its copy once no newer kept filter names it either.
     pub const SECCOMP_RELEASE: u64 = 0x201e;
+    /// (): answers 0 once every signal that reached `hrt` on the host before the call is the
+    /// kernel's (in the channel's word or queue): `sigpending`, a `sigtimedwait` about to
+    /// answer EAGAIN and a signalfd read about to answer EAGAIN ask first.
+    pub const SYNC_SIGNALS: u64 = 0x201f;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = SECCOMP_RELEASE;
+    pub const LAST: u64 = SYNC_SIGNALS;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

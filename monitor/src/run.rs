@@ -370,7 +370,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     // The program starts with the mask `hrt` inherited; `hrt` must see every host signal.
     crate::inherited_signals::unblock_all();
     install_stop_handlers();
-    crate::realtime_signals::take_in_order()?;
+    crate::taken_signals::take_in_order()?;
     crate::terminal_modes::save();
     crate::forward::exec_marks::init();
     if !args.as_child {

@@ -264,7 +264,7 @@ pub fn call(nr: u64, args: [u64; 6]) -> Option<i64> {
         if leader {
             ch.header.leader_slot.store(idx as u64 + 1, Ordering::Release);
         }
-        submit(ch, idx, nr | super::syscall::ttou_flag(nr), args);
+        submit(ch, idx, nr | super::syscall::call_flags(nr), args);
         let (cancelled, evicted) = wait(ch, idx, || restartable(nr, &args));
         if leader {
             ch.header.leader_slot.store(0, Ordering::Release);
@@ -736,6 +736,18 @@ fn host_signals() {
 /// How many CPUs are in `host_signals`: one that cleared a signal's bit may not have raised it
 /// yet.
 static RAISING: AtomicUsize = AtomicUsize::new(0);
+
+/// Raises now, from the calling thread, the signals that reached `hrt` on the host and still
+/// wait in the channel for CPU 0's interrupt, if any (one load of the word when none do).
+pub fn raise_waiting_host_signals() {
+    let Some(ch) = channel() else { return };
+    if ch.header.signals_ready.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    if ch.header.host_signals.load(Ordering::SeqCst) != 0 || ch.rt_signals.has_signals() {
+        raise_host_signals();
+    }
+}
 
 /// Raises now, from the calling thread, the signals that reached `hrt` on the host and wait
 /// for CPU 0's interrupt (a wait the monitor answered `SIGNAL_CAME_FIRST`), and waits until

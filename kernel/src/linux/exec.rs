@@ -396,6 +396,7 @@ fn reset_signals() {
         sig::host_mirror::after_exec_reset(signo, &old, act);
     }
     drop(table);
+    sig::state::note_handlers(None);
     sig::timers::delete_posix_timers();
 }
 

@@ -199,6 +199,10 @@ impl Forwarder {
             let _blocked = super::tty_stop::TtouBlocked::new();
             return self.in_context(nr & !op::TTOU_BLOCKED, f);
         }
+        if nr & op::SIGNALS_WATCHED != 0 {
+            // Acted on where the call is answered (`taken_signals::sync`).
+            return self.in_context(nr & !op::SIGNALS_WATCHED, f);
+        }
         if nr & op::TTIN_BLOCKED != 0 {
             // The caller blocks SIGTTIN: a background read of the terminal fails with EIO.
             let _blocked = super::tty_stop::TtinBlocked::new();
@@ -270,6 +274,10 @@ impl Forwarder {
             (op::SECCOMP_FILTER, _) => super::seccomp_filters::register(g, a),
             (op::SECCOMP_RELEASE, _) => super::seccomp_filters::release(a[0]),
             (op::HOST_LOADS, _) => host_loads(g, a[0]),
+            (op::SYNC_SIGNALS, _) => {
+                crate::taken_signals::sync();
+                Ok(0)
+            }
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
             (op::STAND_IN_PIDFD, None) => self.stand_in_pidfd(a[0] as i32, a[1] as u32),
             (op::REAP_STAND_IN, None) => self.reap_stand_in(a[0] as i32, a[1] != 0),
@@ -488,7 +496,7 @@ impl Forwarder {
     /// tgkill(tgid, tid, sig) or, with `info`, rt_tgsigqueueinfo to a thread of another
     /// process (the kernel keeps the program's own), as `kill` may reach the process: the
     /// host's. A thread of another HRT program is its `hrt`'s; the one whose tid is the pid
-    /// passes the signal on to that program (`realtime_signals::take_own_pending`).
+    /// passes the signal on to that program (`taken_signals::take_own_pending`).
     pub(super) fn thread_signal(&self, g: Guest, tgid: u64, tid: u64, sig: u64, info: Option<u64>) -> SysResult<i64> {
         let (tgid, tid) = (tgid as i32, tid as i32);
         if tgid <= 0 || tid <= 0 {

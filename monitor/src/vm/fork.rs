@@ -317,12 +317,14 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     let mut keep = job.forwarder.host_descriptors();
     keep.extend([0, 1, 2, base.kvm_fd]);
     keep.extend(job.setup.host_descriptors());
+    // The signalfd the child's taker of the program's signals waits on (`taken_signals`).
+    keep.extend(crate::taken_signals::host_descriptor());
     close_all_but(keep);
     job.setup.apply(&job.forwarder);
     channel::host_signals::detach();
     // SAFETY: restoring the mask the fork thread had.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
-    crate::realtime_signals::take_in_order()?;
+    crate::taken_signals::take_in_order()?;
     // SAFETY: the inherited /dev/kvm descriptor, owned by this process from now on.
     let kvm = unsafe { kvm_ioctls::Kvm::from_raw_fd(base.kvm_fd) };
     let vm = Arc::new(super::kvm::create_vm_without_irqchip(&kvm)?);

@@ -216,7 +216,12 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         }
         nr::SYSCALL => {
             let a = &call.args;
-            forward_call(shared, a[0], [a[1], a[2], a[3], a[4], a[5], a[6]])
+            let ret = forward_call(shared, a[0], [a[1], a[2], a[3], a[4], a[5], a[6]]);
+            if a[0] & hrt_abi::process::SIGNALS_WATCHED != 0 {
+                // As the channel's answers (`channel::Service::complete`).
+                crate::taken_signals::sync();
+            }
+            ret
         }
         nr::CHANNEL => match shared.channel.get() {
             Some(svc) => svc.register(ram, shared.program_mem, call.args[0], call.args[1]),

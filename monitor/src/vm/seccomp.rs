@@ -75,6 +75,8 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_waitid,
     // A wait that reported a child passes on the SIGCHLD the host has for it (`host_signals`).
     libc::SYS_rt_sigtimedwait,
+    // A forwarded call's answer waits for the program's signals that came (taken_signals.rs).
+    libc::SYS_rt_sigpending,
     libc::SYS_kill,
     libc::SYS_setpgid,
     libc::SYS_getpgid,

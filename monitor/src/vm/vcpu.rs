@@ -613,7 +613,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                     break Err(err!("every vCPU thread ended without a result"));
                 }
                 super::host_signals::watch();
-                crate::realtime_signals::take_own_pending();
+                crate::taken_signals::take_own_pending();
                 super::shared_file_ends::watch(&shared);
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break Err(err!("every vCPU thread ended without a result")),

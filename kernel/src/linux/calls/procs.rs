@@ -636,6 +636,7 @@ fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
 pub fn after_fork(from_child: u32) {
     if let Some(c) = CHILDREN.lock().get(&from_child) {
         *PROCESS.sigactions.lock() = *c.sigactions;
+        crate::linux::signal::state::note_handlers(None);
     }
     CHILDREN.lock().clear();
     ACTIVE.store(0, Ordering::SeqCst);

@@ -45,6 +45,9 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         table[signo] = new;
         drop(table);
         let h = new[0];
+        if h > SIG_IGN {
+            state::note_handlers(Some(signo as u64));
+        }
         if h == SIG_IGN || h == SIG_DFL && sig::ignored_by_default(signo as u64) {
             // Linux discards a pending signal that becomes ignored.
             state::discard(signo as u64);
@@ -87,7 +90,10 @@ pub fn rt_sigpending(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     // (the program's are not its; LTP's vfork02).
     let set = match super::procs::child_ctx() {
         Some(_) => 0,
-        None => state::pending_for(t.tid) & t.sigmask,
+        None => {
+            sig::host::take_sent_so_far();
+            state::pending_for(t.tid) & t.sigmask
+        }
     };
     uaccess::write_bytes(a[0], &set.to_le_bytes()[..a[1] as usize])?;
     Ok(0)
@@ -470,6 +476,8 @@ pub fn rt_sigtimedwait(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         None
     };
     let t = register_current();
+    // Whether the signals another process sent so far were asked for (once, before EAGAIN).
+    let mut asked_host = false;
     loop {
         if let Some(got) = state::take_for(t.tid, set) {
             crate::linux::signalfd::pending_removed(state::bit(got.signo as u64));
@@ -482,11 +490,13 @@ pub fn rt_sigtimedwait(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if state::pending_for(t.tid) & !t.sigmask & !set != 0 {
             return Err(EINTR);
         }
-        if deadline.is_some_and(|d| time::ticks() >= d) {
-            return Err(EAGAIN);
-        }
-        if !wait_for_signal(t.sigmask & !set, deadline) {
-            return Err(EAGAIN);
+        let timed_out = deadline.is_some_and(|d| time::ticks() >= d) || !wait_for_signal(t.sigmask & !set, deadline);
+        if timed_out {
+            if asked_host {
+                return Err(EAGAIN);
+            }
+            asked_host = true;
+            sig::host::take_sent_so_far();
         }
     }
 }

@@ -45,3 +45,12 @@ pub fn make_pending(info: SigInfo) -> bool {
     let _ = state::send_process(info);
     true
 }
+
+/// Makes every signal that reached `hrt` on the host before now pending here: the monitor
+/// passes on what it has not yet (`process::SYNC_SIGNALS`), and the forwarded call's end
+/// raises what the channel holds (`syscall::forward`). For the calls that look at pending
+/// signals without waiting for one: on Linux a signal another process sent is pending before
+/// its `kill` returns.
+pub fn take_sent_so_far() {
+    let _ = crate::linux::syscall::forward_unhooked(hrt_abi::process::SYNC_SIGNALS, [0; 6]);
+}

@@ -70,6 +70,36 @@ pub fn start_state(ignored: u64, mask: u64) -> u64 {
     mask & !unstoppable
 }
 
+/// The signals the program installed a handler for since its start or last exec (bit
+/// `sig - 1`; one that became default again stays): `signals_watched`' view, without a lock.
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+
+/// Sets `HANDLED` from the table of actions (after an exec's reset, in a forked child) or adds
+/// `sig` to it (`Some`, a handler installed).
+pub fn note_handlers(sig: Option<u64>) {
+    match sig {
+        Some(sig) => {
+            HANDLED.fetch_or(bit(sig), Ordering::Relaxed);
+        }
+        None => {
+            let acts = PROCESS.sigactions.lock();
+            let handled = (1..65u64).filter(|&s| acts[s as usize][0] > SIG_IGN).fold(0, |m, s| m | bit(s));
+            HANDLED.store(handled, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether the program may see when a signal another process sent came, for a thread whose
+/// mask is `mask`: it has a handler for, or the thread blocks (sigpending, sigwait, signalfd),
+/// a signal that `hrt` passes on from the host (not SIGCHLD, which the waits order, nor those
+/// the monitor keeps for itself: faults, SIGPIPE, SIGXFSZ, terminal stops, the C library's 32
+/// and 33). Its forwarded calls are then `process::SIGNALS_WATCHED`.
+pub fn signals_watched(mask: u64) -> bool {
+    const NOT_WATCHED: [u64; 16] = [4, 5, 6, 7, 8, 9, 11, 13, 17, 19, 21, 22, 25, 31, 32, 33];
+    let watched = !NOT_WATCHED.iter().fold(0, |m, &s| m | bit(s));
+    (HANDLED.load(Ordering::Relaxed) | mask) & watched != 0
+}
+
 /// The handler recorded for `sig` (SIG_DFL, SIG_IGN or an address).
 pub fn handler(sig: u64) -> u64 {
     PROCESS.sigactions.lock()[sig as usize][0]

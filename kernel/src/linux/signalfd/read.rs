@@ -64,6 +64,9 @@ pub fn read(fd: i32, buf: u64, len: u64) -> SysResult {
     let room = len / RECORD;
     uaccess::check_write(buf, room * RECORD).and(uaccess::still_there(buf, room * RECORD)).map_err(|_| EFAULT)?;
     let tid = crate::linux::process::current_tid();
+    // Whether the fcntl below, which made the monitor pass on the signals another process sent
+    // so far (a forwarded call of a thread that blocks them), was followed by another look.
+    let mut looked_again = false;
     loop {
         let mask = registry::mask_of(fd).ok_or(EBADF)?;
         let mut n = 0;
@@ -80,7 +83,11 @@ pub fn read(fd: i32, buf: u64, len: u64) -> SysResult {
         }
         let fl = result(forward(__NR_fcntl as u64, [fd as u64, 3, 0, 0, 0, 0]))?;
         if fl & SFD_NONBLOCK != 0 {
-            return Err(EAGAIN);
+            if looked_again {
+                return Err(EAGAIN);
+            }
+            looked_again = true;
+            continue;
         }
         // Wait until the eventfd is readable; a signal with a handler interrupts the wait as
         // it interrupts any host call (ERESTARTSYS: restarted under SA_RESTART).

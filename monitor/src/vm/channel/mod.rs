@@ -554,6 +554,10 @@ impl Service {
     fn complete(&self, idx: usize, ret: i64) {
         let Some(ch) = self.channel() else { return };
         let slot = &ch.slots[idx];
+        if slot.nr.load(Ordering::Relaxed) & hrt_abi::process::SIGNALS_WATCHED != 0 {
+            // The signals sent before the answer are the program's before it reads it.
+            crate::taken_signals::sync();
+        }
         slot.ret.store(ret, Ordering::Relaxed);
         slot.state.store(DONE, Ordering::SeqCst);
         let cpu = slot.sleeper_cpu.load(Ordering::SeqCst);
