@@ -572,8 +572,9 @@ pub mod nr {
     /// PR_SET_NAME by the main thread (args[1], args[2]: the 16 bytes of the name; other
     /// processes see it as the process's name), PR_CAPBSET_READ (the whole bounding set:
     /// bit i for capability i < 48, from bit 48 how many capabilities the host knows),
-    /// PR_GET_SECUREBITS and PR_CAP_AMBIENT (args[1] its operation, args[2] the capability),
-    /// answered by the host, PR_SET_TIMERSLACK (args[1], at least 1) and PR_GET_TIMERSLACK
+    /// PR_GET_SECUREBITS, PR_SET_SECUREBITS and PR_CAPBSET_DROP (args[1]), PR_CAP_AMBIENT
+    /// (args[1] its operation, args[2] the capability), PR_GET_SPECULATION_CTRL (args[1],
+    /// args[2]), answered by the host with the program's capabilities (ABI 68), PR_SET_TIMERSLACK (args[1], at least 1) and PR_GET_TIMERSLACK
     /// of `hrt`'s main thread (the program's main thread's slack; ABI 67).
     /// Returns 0 (the set for PR_CAPBSET_READ, the slack for PR_GET_TIMERSLACK) or a negated
     /// errno.

@@ -878,6 +878,15 @@ fn getrusage_reports_the_largest_resident_set() {
     assert_eq!(got.stdout, linux.stdout, "hrt started after a large peak: {}", got.stderr);
 }
 
+/// The security bits, the bounding set and the speculation mitigations as LTP's prctl02 uses
+/// them (tests/programs/hostile/calls_capbits.c): PR_CAPBSET_DROP drops (PR_CAPBSET_READ then
+/// reads 0), PR_SET_SECUREBITS sets, both EPERM once CAP_SETPCAP is dropped, and
+/// PR_GET_SPECULATION_CTRL answers the host's state; all three were "not implemented" (EINVAL).
+#[test]
+fn capability_bits_change_and_refuse_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_capbits", Some("capbits: done"));
+}
+
 /// PR_CAPBSET_READ answers the host's bounding set, without a line on stderr (every procps tool
 /// under hrt printed that the option was not implemented).
 #[test]

@@ -14,6 +14,7 @@ const PR_SET_PDEATHSIG: u64 = 1;
 const PR_GET_PDEATHSIG: u64 = 2;
 const PR_GET_DUMPABLE: u64 = 3;
 const PR_CAPBSET_READ: u64 = 23;
+const PR_CAPBSET_DROP: u64 = 24;
 const PR_SET_CHILD_SUBREAPER: u64 = 36;
 const PR_GET_CHILD_SUBREAPER: u64 = 37;
 const PR_SET_NO_NEW_PRIVS: u64 = 38;
@@ -28,11 +29,13 @@ const PR_SET_KEEPCAPS: u64 = 8;
 const PR_GET_SECCOMP: u64 = 21;
 const PR_SET_SECCOMP: u64 = 22;
 const PR_GET_SECUREBITS: u64 = 27;
+const PR_SET_SECUREBITS: u64 = 28;
 const PR_SET_TIMERSLACK: u64 = 29;
 const PR_GET_TIMERSLACK: u64 = 30;
 const PR_SET_THP_DISABLE: u64 = 41;
 const PR_GET_THP_DISABLE: u64 = 42;
 const PR_CAP_AMBIENT: u64 = 47;
+const PR_GET_SPECULATION_CTRL: u64 = 52;
 const PR_MCE_KILL: u64 = 33;
 const PR_GET_TSC: u64 = 25;
 const PR_SET_TSC: u64 = 26;
@@ -237,6 +240,18 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // Properties of `hrt`'s host process, which the programs it starts inherit: the
         // security bits and the ambient capabilities, read and changed there.
         PR_GET_SECUREBITS => host_value(&[PR_GET_SECUREBITS]),
+        // Changed there too, with the host's checks (EPERM without CAP_SETPCAP, EINVAL for an
+        // unknown capability or bit); the bounding set is asked again afterwards.
+        PR_SET_SECUREBITS => host_value(&[PR_SET_SECUREBITS, a[1], 0]),
+        // The host's mitigation state of `hrt`'s process (the program's), which the host
+        // checks (EINVAL for an unknown `which` or a nonzero unused argument).
+        PR_GET_SPECULATION_CTRL if a[3] | a[4] == 0 => host_value(&[PR_GET_SPECULATION_CTRL, a[1], a[2]]),
+        PR_GET_SPECULATION_CTRL => Err(EINVAL),
+        PR_CAPBSET_DROP => {
+            let r = host_value(&[PR_CAPBSET_DROP, a[1], 0]);
+            CAPBSET.store(0, Ordering::Relaxed);
+            r
+        }
         PR_CAP_AMBIENT if PR_CAP_AMBIENT_OPS.contains(&a[1]) => host_value(&[PR_CAP_AMBIENT, a[1], a[2]]),
         PR_CAP_AMBIENT => Err(EINVAL),
         PR_GET_KEEPCAPS => Ok(KEEPCAPS.load(Ordering::Relaxed)),
