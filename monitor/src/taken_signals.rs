@@ -26,9 +26,10 @@
 //! keeps for itself (`kept_signals::passed_on`).
 //!
 //! A signal another process sends to one of `hrt`'s threads in particular (`tgkill` to its
-//! pid, the main thread) waits on that thread, where no other can take it: the thread that
-//! waits for the vCPUs takes its own now and then (`take_own_pending`), and a channel
-//! worker's forwarded call its own (`sync`).
+//! pid, the main thread) waits on that thread, where no other can take it: the main thread
+//! waits on the signalfd too (`vcpu::wait_on_main`), whose readiness includes its own pending
+//! signals, and takes its own (`take_own_pending`); a channel worker's forwarded call takes
+//! its own (`sync`).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};

@@ -319,6 +319,8 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     keep.extend(job.setup.host_descriptors());
     // The signalfd the child's taker of the program's signals waits on (`taken_signals`).
     keep.extend(crate::taken_signals::host_descriptor());
+    // The main thread's wake-up (`vcpu::send_to_main`).
+    keep.extend(super::vcpu::main_wake_descriptor());
     close_all_but(keep);
     job.setup.apply(&job.forwarder);
     channel::host_signals::detach();

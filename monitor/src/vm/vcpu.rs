@@ -132,10 +132,8 @@ impl Shared {
             }
             PR_GET_SECUREBITS | PR_SET_SECUREBITS | PR_CAPBSET_DROP | PR_CAP_AMBIENT | PR_GET_SPECULATION_CTRL => {
                 let (option, op, cap) = (args[0] as i32, args[1], args[2]);
+                // With the program's capabilities (`on_main`): a change needs CAP_SETPCAP.
                 Box::new(move || {
-                    // With the program's capabilities (a change needs CAP_SETPCAP: EPERM
-                    // once the program dropped it).
-                    crate::forward::caps::catch_up();
                     // SAFETY: a prctl with integer arguments (the kernel checked the operation).
                     match unsafe { libc::prctl(option, op as libc::c_ulong, cap as libc::c_ulong, 0, 0) } {
                         r if r >= 0 => r as i64,
@@ -220,7 +218,7 @@ impl Shared {
             crate::forward::caps::catch_up();
             work()
         });
-        if main.send(Event::OnMain(work, tx)).is_err() {
+        if send_to_main(&main, Event::OnMain(work, tx)).is_err() {
             return -(libc::EAGAIN as i64);
         }
         rx.recv().unwrap_or(-(libc::EAGAIN as i64))
@@ -247,7 +245,7 @@ impl Shared {
         *self.started.lock().unwrap() = true;
         self.start.notify_all();
         if let Some(tx) = self.starter.lock().unwrap().take() {
-            let _ = tx.send(Event::StartCpus(tx.clone()));
+            let _ = send_to_main(&tx, Event::StartCpus(tx.clone()));
         }
     }
 
@@ -542,6 +540,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
         super::sandbox::restrict(dir)?;
     }
     let (tx, rx) = mpsc::channel::<Event>();
+    main_wake()?;
     let mut threads = Vec::new();
     // Each vCPU's thread starts as soon as the vCPU exists: the boot CPU boots while the others
     // are made (they wait for the boot CPU's `START_CPUS`, and it for them to come online).
@@ -564,14 +563,14 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                 // From here on, this thread makes only the host calls the filter allows.
                 if let Some(Err(e)) = filter.as_ref().map(super::seccomp::install) {
                     eprintln!("hrt: {e}");
-                    let _ = tx.send(Event::Ended(Exit::Failure(1)));
+                    let _ = send_to_main(&tx, Event::Ended(Exit::Failure(1)));
                     return;
                 }
                 if id != 0 {
                     shared.wait_for_release();
                 }
                 super::stuck::register_vcpu_thread();
-                let _ = tx.send(Event::Ended(run_loop(vcpu, id, &shared)));
+                let _ = send_to_main(&tx, Event::Ended(run_loop(vcpu, id, &shared)));
             })
             .map_err(|e| err!("cannot start a vCPU thread: {e}"))
     };
@@ -604,8 +603,23 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     drop(tx);
     // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU),
     // and for files the program maps shared that another process shrank.
+    let mut next_watch = std::time::Instant::now() + super::host_signals::WATCH_PERIOD;
     let exit = loop {
-        match rx.recv_timeout(super::host_signals::WATCH_PERIOD) {
+        let event = match rx.try_recv() {
+            Ok(event) => Ok(event),
+            Err(mpsc::TryRecvError::Disconnected) => Err(mpsc::RecvTimeoutError::Disconnected),
+            Err(mpsc::TryRecvError::Empty) => match next_watch.checked_duration_since(std::time::Instant::now()) {
+                Some(left) if !left.is_zero() => {
+                    wait_on_main(left);
+                    continue;
+                }
+                _ => {
+                    next_watch = std::time::Instant::now() + super::host_signals::WATCH_PERIOD;
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                }
+            },
+        };
+        match event {
             Ok(Event::Ended(exit)) => break Ok(exit),
             Ok(Event::StartCpus(tx)) => {
                 // The kernel waits for them: a vCPU that cannot be made ends the VM.
@@ -638,4 +652,70 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
         Exit::Status(s) => s.clamp(0, 255) as u8,
         Exit::Failure(code) => code,
     })
+}
+
+/// The eventfd that wakes the main thread's wait (`wait_on_main`) for an event sent to it
+/// (`send_to_main`); made once per process and kept (a late sender must never write to a
+/// reused descriptor number), also across a fork (`vm::fork` keeps it).
+static MAIN_WAKE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// `MAIN_WAKE`, made if this process has none yet.
+fn main_wake() -> Result<i32> {
+    use std::sync::atomic::Ordering;
+    let fd = MAIN_WAKE.load(Ordering::SeqCst);
+    // SAFETY: F_GETFD only asks whether the descriptor is open.
+    if fd >= 0 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0 {
+        return Ok(fd);
+    }
+    // SAFETY: a new eventfd of ours.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    if fd < 0 {
+        return Err(err!("cannot make an eventfd for the main thread: {}", std::io::Error::last_os_error()));
+    }
+    MAIN_WAKE.store(fd, Ordering::SeqCst);
+    Ok(fd)
+}
+
+/// The descriptor a forked child keeps (`vm::fork`).
+pub fn main_wake_descriptor() -> Option<i32> {
+    let fd = MAIN_WAKE.load(std::sync::atomic::Ordering::SeqCst);
+    (fd >= 0).then_some(fd)
+}
+
+/// Sends `event` to the main thread and wakes its wait.
+fn send_to_main(tx: &mpsc::Sender<Event>, event: Event) -> std::result::Result<(), mpsc::SendError<Event>> {
+    tx.send(event)?;
+    if let Some(fd) = main_wake_descriptor() {
+        let one = 1u64;
+        // SAFETY: writes 8 bytes of ours to the eventfd (a full counter only fails, EAGAIN).
+        unsafe { libc::write(fd, &one as *const u64 as *const libc::c_void, 8) };
+    }
+    Ok(())
+}
+
+/// The main thread waits at most `left` for an event (`send_to_main`) or for a signal that
+/// is its own or the process's (`taken_signals`): a signal another process sends to the main
+/// thread in particular (tgkill to the program's pid) is passed on at once, not at the next
+/// periodic look.
+fn wait_on_main(left: std::time::Duration) {
+    let wake = main_wake_descriptor().unwrap_or(-1);
+    let signals = crate::taken_signals::host_descriptor().unwrap_or(-1);
+    let mut fds = [
+        libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: signals, events: libc::POLLIN, revents: 0 },
+    ];
+    let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // SAFETY: two pollfds of ours (a negative descriptor is skipped).
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+    if n <= 0 {
+        return;
+    }
+    if fds[0].revents & libc::POLLIN != 0 {
+        let mut count = 0u64;
+        // SAFETY: reads the 8-byte counter into ours (EAGAIN if another read emptied it).
+        unsafe { libc::read(wake, &mut count as *mut u64 as *mut libc::c_void, 8) };
+    }
+    if fds[1].revents & libc::POLLIN != 0 {
+        crate::taken_signals::take_own_pending();
+    }
 }
