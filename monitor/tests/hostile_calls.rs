@@ -1194,6 +1194,15 @@ fn realtime_signals_from_other_processes_all_arrive_in_order() {
     );
 }
 
+/// Setting the realtime clock, as Python's test_time does (tests/programs/hostile/calls_clock_set.c:
+/// clock_settime and settimeofday to the time just read): it succeeds with CAP_SYS_TIME and
+/// the host's clock is set; the program's clocks (vDSO, system call, gettimeofday, time) still
+/// agree with the host's. It was ENOSYS.
+#[test]
+fn the_realtime_clock_is_set_on_the_host_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_clock_set", Some("clock_set: done"));
+}
+
 /// Setting the clock answers what Linux answers up to the change itself
 /// (tests/programs/hostile/clock_set.c: clocks that cannot be set, CPU-time clocks, bad
 /// pointers, times and zones out of range, EPERM without CAP_SYS_TIME); it was ENOSYS for

@@ -19,6 +19,21 @@ struct Vvar {
     raw_ns: u64,
 }
 
+/// Where the program's vDSO data page is (0: none mapped).
+static VVAR_AT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// The program set the realtime clock: its vDSO counts from `wall_ns` too. (The data page is
+/// program memory, which the program could also write: it only fools itself.)
+pub fn set_wall_base(wall_ns: u64) {
+    let at = VVAR_AT.load(core::sync::atomic::Ordering::Relaxed);
+    if at == 0 {
+        return;
+    }
+    let field = at + core::mem::offset_of!(Vvar, wall_ns) as u64;
+    // The program may have unmapped or protected the page: written only where it still can be.
+    let _ = super::uaccess::write::<u64>(field, wall_ns);
+}
+
 /// Bytes of program memory the vDSO takes: its data page and its image, whole pages.
 pub fn len() -> u64 {
     PAGE + (IMAGE.len() as u64).div_ceil(PAGE) * PAGE
@@ -38,7 +53,8 @@ pub fn map(place: Option<u64>) -> Option<u64> {
     let vvar = Vvar {
         boot_tsc,
         ns_mult,
-        wall_ns: bases[0],
+        // Moved if the program set the clock (calls/time.rs).
+        wall_ns: super::calls::time::wall_base_ns(),
         // getcpu: from GS when the kernel runs in ring 3 (RDTSCP would give the host's CPU
         // there), else from RDTSCP's TSC_AUX where offered, else a system call.
         rdtscp: if crate::arch::ring3::active() {
@@ -50,6 +66,7 @@ pub fn map(place: Option<u64>) -> Option<u64> {
         boot_ns: bases[2],
         raw_ns: bases[3],
     };
+    VVAR_AT.store(base, core::sync::atomic::Ordering::Relaxed);
     // SAFETY: both ranges are freshly allocated program memory.
     unsafe {
         (base as *mut Vvar).write(vvar);

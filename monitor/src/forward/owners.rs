@@ -192,6 +192,28 @@ impl Forwarder {
         Ok(r)
     }
 
+    /// clock_settime(CLOCK_REALTIME, tp) for the program: the host's clock is the program's
+    /// (its kernel then counts its realtime clock from the new time); the host decides (EPERM
+    /// without CAP_SYS_TIME, EINVAL). Only the realtime clock: the kernel answers the others.
+    pub(super) fn clock_settime(&self, g: Guest, clock: u64, tp: u64) -> SysResult<i64> {
+        if clock != libc::CLOCK_REALTIME as u64 {
+            return Err(Errno::EINVAL);
+        }
+        let t: [i64; 2] = g.read(tp)?;
+        // SAFETY: `t` is a struct timespec of the monitor's.
+        unsafe { self.sys(libc::SYS_clock_settime, &[int(clock), ptr(t.as_ptr())]) }
+    }
+
+    /// settimeofday(tv, tz) for the program, as `clock_settime` (either may be NULL).
+    pub(super) fn settimeofday(&self, g: Guest, tv: u64, tz: u64) -> SysResult<i64> {
+        let tv: Option<[i64; 2]> = if tv != 0 { Some(g.read(tv)?) } else { None };
+        let tz: Option<[i32; 2]> = if tz != 0 { Some(g.read(tz)?) } else { None };
+        let tv_ptr = tv.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+        let tz_ptr = tz.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+        // SAFETY: a struct timeval and a struct timezone of the monitor's, or NULL.
+        unsafe { self.sys(libc::SYS_settimeofday, &[ptr(tv_ptr), ptr(tz_ptr)]) }
+    }
+
     /// The set-id calls (setuid, setreuid, setresuid, their group forms; `nr`, `a`) for the
     /// program, which is `hrt`'s host process: made through glibc's wrappers, which change every
     /// thread of `hrt` (its setxid broadcast), so that the vCPU threads and the forwarding

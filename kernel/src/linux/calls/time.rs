@@ -4,7 +4,7 @@
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::cputime::{self, CpuClock};
-use crate::linux::errno::{SysResult, EINTR, EINVAL, ENOSYS, EOPNOTSUPP, EPERM};
+use crate::linux::errno::{SysResult, EINTR, EINVAL, EOPNOTSUPP, EPERM};
 use crate::linux::uaccess;
 use crate::sched;
 use crate::time;
@@ -37,8 +37,17 @@ pub fn host_bases() -> [u64; 4] {
     [b.wallclock_ns + gap, b.monotonic_ns + gap, b.boottime_ns + gap, b.monotonic_raw_ns + gap]
 }
 
+/// How far the program moved the realtime clock from the host's at time zero
+/// (`set_realtime`), in nanoseconds.
+static WALL_ADJUST: core::sync::atomic::AtomicI64 = core::sync::atomic::AtomicI64::new(0);
+
+/// CLOCK_REALTIME at the kernel's time zero: the host's then, moved by the program's settings.
+pub fn wall_base_ns() -> u64 {
+    (host_bases()[0] as i64).wrapping_add(WALL_ADJUST.load(core::sync::atomic::Ordering::Relaxed)) as u64
+}
+
 pub fn realtime_ns() -> u64 {
-    host_bases()[0] + time::now_ns()
+    wall_base_ns() + time::now_ns()
 }
 
 /// CLOCK_MONOTONIC: the host's.
@@ -124,12 +133,10 @@ pub fn clock_getres(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 const TIME_SETTOD_SEC_MAX: i64 = i64::MAX / 1_000_000_000 - 30 * 365 * 86_400;
 const CAP_SYS_TIME: u32 = 25;
 
-/// clock_settime(clock, tp) as Linux answers it up to the change itself, which HRT does not
-/// make (the program's clocks count from the host's at its start and would not follow):
-/// EINVAL for a clock that cannot be set, EFAULT, EPERM for a CPU-time clock, EINVAL for a
-/// time out of range, EPERM without CAP_SYS_TIME; then ENOSYS with a line (it was ENOSYS
-/// whatever the arguments: `date -s` said "Function not implemented" where Linux refuses with
-/// EPERM or EINVAL).
+/// clock_settime(clock, tp) as Linux answers it: EINVAL for a clock that cannot be set,
+/// EFAULT, EPERM for a CPU-time clock, EINVAL for a time out of range, EPERM without
+/// CAP_SYS_TIME; then the host's realtime clock is set (the program's is the host's), and
+/// the program's counts from the new time (`set_realtime`).
 pub fn clock_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let clock = a[0] as i32;
     // A process's or thread's CPU-time clock by id (negative, not a descriptor's: CLOCKFD is
@@ -151,12 +158,14 @@ pub fn clock_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             _ => Err(EINVAL),
         };
     }
-    set_realtime(linux_raw_sys::general::__NR_clock_settime, s, ns)
+    set_realtime(s, ns, || {
+        crate::linux::syscall::forward(linux_raw_sys::general::__NR_clock_settime as u64, [a[0], a[1], 0, 0, 0, 0])
+    })
 }
 
 /// settimeofday(tv, tz), as `clock_settime`: EFAULT, EINVAL for microseconds out of range or a
 /// time out of range, EPERM without CAP_SYS_TIME, EINVAL for a time zone beyond 15 hours;
-/// then ENOSYS with a line.
+/// then the host's clock (and time zone) are set.
 pub fn settimeofday(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let tv = if a[0] != 0 { Some(uaccess::read::<[i64; 2]>(a[0])?) } else { None };
     if let Some([_, us]) = tv {
@@ -179,8 +188,17 @@ pub fn settimeofday(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if tv.is_none() && tz.is_none() {
         return Ok(0);
     }
-    crate::linux::syscall::report_unimplemented(linux_raw_sys::general::__NR_settimeofday as u64, "settimeofday");
-    Err(ENOSYS)
+    let on_host =
+        || crate::linux::syscall::forward(linux_raw_sys::general::__NR_settimeofday as u64, [a[0], a[1], 0, 0, 0, 0]);
+    match tv {
+        Some([s, us]) => set_realtime(s, us * 1000, on_host),
+        None => to_result(on_host()),
+    }
+}
+
+/// A forwarded call's answer as a result.
+fn to_result(r: i64) -> SysResult {
+    u64::try_from(r).map_err(|_| (-r) as u32)
 }
 
 /// Whether Linux lets the realtime clock be set to `s` seconds and `ns` nanoseconds.
@@ -188,16 +206,23 @@ fn settable(s: i64, ns: i64) -> bool {
     (0..TIME_SETTOD_SEC_MAX).contains(&s) && (0..1_000_000_000).contains(&ns)
 }
 
-/// The realtime clock set to `s`, `ns` (`clock_settime`): the checks, then ENOSYS.
-fn set_realtime(nr: u32, s: i64, ns: i64) -> SysResult {
+/// The realtime clock set to `s`, `ns` (`clock_settime`, `settimeofday`): the checks, then
+/// the host's clock set (`on_host`, the forwarded call), then the program's realtime clock
+/// (the kernel's and the vDSO's) moved to count from the new time. Other processes see the
+/// host's, as on Linux; the program's other clocks do not move (neither do Linux's).
+fn set_realtime(s: i64, ns: i64, on_host: impl FnOnce() -> i64) -> SysResult {
     if !settable(s, ns) {
         return Err(EINVAL);
     }
     if !super::ids::capable(CAP_SYS_TIME) {
         return Err(EPERM);
     }
-    crate::linux::syscall::report_unimplemented(nr as u64, "clock_settime");
-    Err(ENOSYS)
+    to_result(on_host())?;
+    let wanted = (s as u64).saturating_mul(1_000_000_000).saturating_add(ns as u64);
+    let adjust = (wanted as i64).wrapping_sub(host_bases()[0] as i64).wrapping_sub(time::now_ns() as i64);
+    WALL_ADJUST.store(adjust, core::sync::atomic::Ordering::Relaxed);
+    crate::linux::vdso::set_wall_base(wall_base_ns());
+    Ok(0)
 }
 
 pub fn gettimeofday(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
