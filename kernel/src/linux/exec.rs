@@ -395,8 +395,8 @@ fn reset_signals() {
         // `hrt` shares some dispositions with the program (see rt_sigaction).
         sig::host_mirror::after_exec_reset(signo, &old, act);
     }
+    sig::state::note_handlers(&table);
     drop(table);
-    sig::state::note_handlers(None);
     sig::timers::delete_posix_timers();
 }
 

@@ -635,8 +635,9 @@ fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
 /// child's (`from_child`, its tid), its own signal actions are the new process's.
 pub fn after_fork(from_child: u32) {
     if let Some(c) = CHILDREN.lock().get(&from_child) {
-        *PROCESS.sigactions.lock() = *c.sigactions;
-        crate::linux::signal::state::note_handlers(None);
+        let mut actions = PROCESS.sigactions.lock();
+        *actions = *c.sigactions;
+        crate::linux::signal::state::note_handlers(&actions);
     }
     CHILDREN.lock().clear();
     ACTIVE.store(0, Ordering::SeqCst);

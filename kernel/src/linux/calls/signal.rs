@@ -43,11 +43,9 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         new[3] &= !UNBLOCKABLE;
         table[signo] = new;
+        state::note_handlers(&table);
         drop(table);
         let h = new[0];
-        if h > SIG_IGN {
-            state::note_handlers(Some(signo as u64));
-        }
         if h == SIG_IGN || h == SIG_DFL && sig::ignored_by_default(signo as u64) {
             // Linux discards a pending signal that becomes ignored.
             state::discard(signo as u64);

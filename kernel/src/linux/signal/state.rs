@@ -70,23 +70,15 @@ pub fn start_state(ignored: u64, mask: u64) -> u64 {
     mask & !unstoppable
 }
 
-/// The signals the program installed a handler for since its start or last exec (bit
-/// `sig - 1`; one that became default again stays): `signals_watched`' view, without a lock.
+/// The signals the program has a handler for (bit `sig - 1`; one whose SA_RESETHAND handler
+/// ran stays): `signals_watched`' view, without a lock.
 static HANDLED: AtomicU64 = AtomicU64::new(0);
 
-/// Sets `HANDLED` from the table of actions (after an exec's reset, in a forked child) or adds
-/// `sig` to it (`Some`, a handler installed).
-pub fn note_handlers(sig: Option<u64>) {
-    match sig {
-        Some(sig) => {
-            HANDLED.fetch_or(bit(sig), Ordering::Relaxed);
-        }
-        None => {
-            let acts = PROCESS.sigactions.lock();
-            let handled = (1..65u64).filter(|&s| acts[s as usize][0] > SIG_IGN).fold(0, |m, s| m | bit(s));
-            HANDLED.store(handled, Ordering::Relaxed);
-        }
-    }
+/// Sets `HANDLED` from the table of actions `acts` (after a sigaction, an exec's reset, in a
+/// forked child), which the caller holds locked.
+pub fn note_handlers(acts: &[[u64; 4]; 65]) {
+    let handled = (1..65u64).filter(|&s| acts[s as usize][0] > SIG_IGN).fold(0, |m, s| m | bit(s));
+    HANDLED.store(handled, Ordering::Relaxed);
 }
 
 /// Whether the program may see when a signal another process sent came, for a thread whose
