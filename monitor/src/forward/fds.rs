@@ -408,7 +408,12 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     TIOCGPKT,
     TIOCGPTLCK,
     TIOCGPTPEER,
+    IOCTL_VM_SOCKETS_GET_LOCAL_CID,
 ];
+
+/// /dev/vsock's request for the machine's context id (`_IO(7, 0xb9)`; an unsigned int out),
+/// which AF_VSOCK programs ask before they bind (sockets.rs forwards the family).
+const IOCTL_VM_SOCKETS_GET_LOCAL_CID: libc::Ioctl = 0x7b9;
 
 /// Terminal requests the libc crate lacks or names only for some targets (Linux's
 /// asm-generic/ioctls.h): termios2's attributes with any speed (glibc's `tcsetattr` from 2.42
@@ -494,6 +499,7 @@ fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
         libc::TIOCGWINSZ => Ioctl::Out(WINSIZE_SIZE),
         libc::TIOCSWINSZ => Ioctl::In(WINSIZE_SIZE),
         libc::FIONREAD | libc::TIOCOUTQ | libc::TIOCGPGRP | libc::TIOCGSID | libc::TIOCGPTN => Ioctl::Out(INT),
+        IOCTL_VM_SOCKETS_GET_LOCAL_CID => Ioctl::Out(INT),
         libc::FS_IOC_GETFLAGS | libc::FS_IOC_GETVERSION => Ioctl::Out(INT),
         libc::FIONBIO | libc::TIOCSPGRP | libc::TIOCSPTLCK | libc::FS_IOC_SETFLAGS | libc::FIOASYNC => Ioctl::In(INT),
         FIOGETOWN | SIOCGPGRP | SIOCATMARK => Ioctl::Out(INT),

@@ -1,7 +1,8 @@
-/* socket() of families hrt does not forward (AF_PACKET, AF_RDS, AF_CAN, AF_ALG, AF_VSOCK, ...)
- * and of numbers no family has: one line per family and type with the error, or "made". Where
- * the host cannot make the socket either, hrt answers the host's error (ENODEV, ESOCKTNOSUPPORT,
- * EAFNOSUPPORT as natively); where the host could, EAFNOSUPPORT (the test compares). */
+/* socket() of families hrt does not forward (AF_PACKET, AF_RDS, AF_CAN, AF_ALG, ...), of
+ * AF_VSOCK (40, forwarded) and of numbers no family has: one line per family and type with the
+ * error, or "made". Where the host cannot make the socket either, hrt answers the host's error
+ * (ENODEV, ESOCKTNOSUPPORT, EAFNOSUPPORT as natively); where the host could, EAFNOSUPPORT for a
+ * family not forwarded (the test compares). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
