@@ -6,6 +6,8 @@
 // got to it: on a busy host after the read had returned (the handler ran late, sigpending
 // missed it). The parent plays rounds of four kinds, each a signal then a byte naming the
 // kind; the child checks each and answers; the parent prints what went wrong, if anything.
+// Then SIGTERM, left at its default action, to a child waiting in read(), then the byte: the
+// child ends before read() returns.
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -114,6 +116,38 @@ int main(void) {
     int status;
     waitpid(c, &status, 0);
     printf("child: %s %d\n", WIFEXITED(status) ? "exited" : "killed", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    // A signal whose default action ends the receiver, sent while it waits in read(), then the
+    // message: it ends before read() returns, so it never says it read (10 rounds).
+    int read_anyway = 0, not_killed = 0;
+    for (int round = 0; round < 10; round++) {
+        int go2[2], back2[2];
+        if (pipe(go2) || pipe(back2))
+            return 6;
+        pid_t v = fork();
+        if (v == 0) {
+            signal(SIGTERM, SIG_DFL);
+            char k;
+            if (write(back2[1], "r", 1) != 1 || read(go2[0], &k, 1) != 1)
+                _exit(7);
+            (void)!write(back2[1], "m", 1);
+            _exit(0);
+        }
+        close(back2[1]);
+        char r;
+        if (read(back2[0], &r, 1) != 1)
+            return 8;
+        struct timespec wait_in_read = {0, 50000000};
+        nanosleep(&wait_in_read, NULL);
+        kill(v, SIGTERM);
+        (void)!write(go2[1], "x", 1);
+        read_anyway += read(back2[0], &r, 1) == 1;
+        waitpid(v, &status, 0);
+        not_killed += !(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        close(go2[0]), close(go2[1]), close(back2[0]);
+    }
+    printf("fatal signal before the message: read it anyway %d, not killed by it %d\n", read_anyway, not_killed);
+    if (read_anyway || not_killed)
+        wrong['F']++;
     int bad = 0;
     for (int i = 0; i < 256; i++)
         if (i != '.' && wrong[i]) {

@@ -408,7 +408,7 @@ impl Service {
             }
             let view = super::hypercall::program_view(shared);
             match f.try_without_waiting(&view, req.nr, &req.args) {
-                Tried::Done(ret) => self.complete(req.idx, ret),
+                Tried::Done(ret) => self.complete_after_wait(req.idx, ret),
                 Tried::Sent { sent, rest } => self.workers.hand_off(Request { args: rest, sent, ..*req }),
                 Tried::SentWritev { sent, rest } => {
                     self.workers.hand_off(Request { args: rest, sent, writev_tail: true, ..*req })
@@ -502,7 +502,7 @@ impl Service {
             0 => ret,
             sent => sent + ret.max(0),
         };
-        self.complete(req.idx, ret);
+        self.complete_after_wait(req.idx, ret);
     }
 
     /// Interrupts the host calls of slots whose callers the guest cancelled: their workers get
@@ -552,10 +552,23 @@ impl Service {
 
     /// Writes the answer of slot `idx` and wakes its caller if it sleeps where nothing polls.
     fn complete(&self, idx: usize, ret: i64) {
+        self.answer(idx, ret, false)
+    }
+
+    /// `complete` for a call that waited (a worker's, or one tried again): every program's.
+    fn complete_after_wait(&self, idx: usize, ret: i64) {
+        self.answer(idx, ret, true)
+    }
+
+    /// `complete`; the signals another process sent before the answer are passed on first
+    /// (`taken_signals::sync`, one rt_sigpending when none came) if the call is
+    /// `SIGNALS_WATCHED` or `waited`: a message that ends a wait (a read, a poll, a wait for a
+    /// child or a lock) comes after the signal sent before it, as on Linux, also for a program
+    /// that leaves the signal its default action (it ends before it reads the message).
+    fn answer(&self, idx: usize, ret: i64, waited: bool) {
         let Some(ch) = self.channel() else { return };
         let slot = &ch.slots[idx];
-        if slot.nr.load(Ordering::Relaxed) & hrt_abi::process::SIGNALS_WATCHED != 0 {
-            // The signals sent before the answer are the program's before it reads it.
+        if waited || slot.nr.load(Ordering::Relaxed) & hrt_abi::process::SIGNALS_WATCHED != 0 {
             crate::taken_signals::sync();
         }
         slot.ret.store(ret, Ordering::Relaxed);
