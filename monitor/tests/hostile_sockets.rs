@@ -106,6 +106,14 @@ fn poll_and_epoll_waits_still_wait() {
     waits_as_natively("poll_waits");
 }
 
+/// A network interface's settings (SIOCSIF*) as LTP's sockioctl01 checks them
+/// (tests/programs/hostile/interface_writes.c): EFAULT for an unreadable ifreq, EPERM without
+/// CAP_NET_ADMIN, as Linux answers before the change (hrt never makes it); they were ENOTTY.
+#[test]
+fn interface_writes_are_refused_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("interface_writes", Some("interface writes: done"));
+}
+
 /// AF_VSOCK sockets and /dev/vsock's context id, as Python's test_socket uses them
 /// (tests/programs/hostile/vsock_socket.c): made, bound, listening and named as natively (or
 /// refused the same way on a host without the device). The family was EAFNOSUPPORT and the

@@ -93,3 +93,16 @@ pub fn shown() -> Option<[u64; 3]> {
 pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
     crate::vm::fork::try_hold(held, &LATEST)
 }
+
+/// Whether the calling thread (which acts with the program's capabilities once it caught up)
+/// has capability `cap` in its effective set.
+pub fn effective(cap: u32) -> bool {
+    catch_up();
+    // struct __user_cap_header_struct (_LINUX_CAPABILITY_VERSION_3, this thread) and two
+    // __user_cap_data_struct (effective, permitted, inheritable).
+    let mut header: [u32; 2] = [0x2008_0522, 0];
+    let mut data = [[0u32; 3]; 2];
+    // SAFETY: capget writes the two data structs version 3 asks for.
+    let r = unsafe { libc::syscall(libc::SYS_capget, header.as_mut_ptr(), data.as_mut_ptr()) };
+    r == 0 && cap < 64 && data[cap as usize / 32][0] & (1 << (cap % 32)) != 0
+}

@@ -222,6 +222,20 @@ impl Forwarder {
                 super::async_fds::note(h.raw(), fd);
                 Ioctl::In(INT)
             }
+            cmd if INTERFACE_WRITES.contains(&cmd) && h.kind() == super::fd_table::FdKind::Socket => {
+                // Not made (they change the host's interfaces), but answered as Linux answers
+                // before the change: EFAULT for an ifreq it cannot read, EPERM without
+                // CAP_NET_ADMIN (LTP's sockioctl01); then ENOTTY with a line.
+                g.read_bytes(arg, IFREQ_SIZE)?;
+                const CAP_NET_ADMIN: u32 = 12;
+                if !super::caps::effective(CAP_NET_ADMIN) {
+                    return Err(Errno::EPERM);
+                }
+                super::sockets::report_once(format!(
+                    "ioctl {cmd:#x} (a network interface's setting) is not forwarded: ENOTTY"
+                ));
+                return Err(Errno::ENOTTY);
+            }
             cmd => ioctl_kind(cmd).ok_or(Errno::ENOTTY)?,
         };
         let mut local = [0u8; LARGEST_ARG];
@@ -414,6 +428,12 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
 /// /dev/vsock's request for the machine's context id (`_IO(7, 0xb9)`; an unsigned int out),
 /// which AF_VSOCK programs ask before they bind (sockets.rs forwards the family).
 const IOCTL_VM_SOCKETS_GET_LOCAL_CID: libc::Ioctl = 0x7b9;
+
+/// netdevice(7)'s writes of an interface's settings (SIOCSIFFLAGS, SIOCSIFADDR,
+/// SIOCSIFDSTADDR, SIOCSIFBRDADDR, SIOCSIFNETMASK, SIOCSIFMETRIC, SIOCSIFMTU, SIOCSIFNAME,
+/// SIOCSIFHWADDR, SIOCSIFTXQLEN): checked, never made (`ioctl`).
+const INTERFACE_WRITES: [libc::Ioctl; 10] =
+    [0x8914, 0x8916, 0x8918, 0x891a, 0x891c, 0x891e, 0x8922, 0x8923, 0x8924, 0x8943];
 
 /// Terminal requests the libc crate lacks or names only for some targets (Linux's
 /// asm-generic/ioctls.h): termios2's attributes with any speed (glibc's `tcsetattr` from 2.42
