@@ -492,7 +492,7 @@ const IFCONF_MAX: u64 = 1024 * IFREQ_SIZE;
 /// their encoding says, and GETVERSION), and a socket's questions about one network interface
 /// (netdevice(7)'s SIOCGIF* reads: index, name, flags, MTU, hardware and protocol addresses,
 /// queue length; UCX's TCP transport, which MPICH loads at MPI_Init, asks them of every
-/// interface; the SIOCSIF* writes stay ENOTTY). None of them reaches beyond the descriptor's
+/// interface; the SIOCSIF* writes are checked, never made: `INTERFACE_WRITES`). None of them reaches beyond the descriptor's
 /// own file, the process's own terminal, which is the program's (`hrt`'s host process is the
 /// program's), and the interface facts any unprivileged process reads (as the forwarded
 /// NETLINK_ROUTE sockets already give them, and SIOCGIFCONF lists them: `ioctl_ifconf`). Also
