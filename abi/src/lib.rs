@@ -908,9 +908,13 @@ pub mod process {
     /// kernel's (in the channel's word or queue): `sigpending`, a `sigtimedwait` about to
     /// answer EAGAIN and a signalfd read about to answer EAGAIN ask first.
     pub const SYNC_SIGNALS: u64 = 0x201f;
+    /// (pid): whether the program may change the CPU mask of host process `pid` (Linux's
+    /// rule: the same effective uid as the process's real or effective one, or CAP_SYS_NICE):
+    /// 0, EPERM, or ESRCH for no such process. Nothing is changed.
+    pub const AFFINITY_ALLOWED: u64 = 0x2020;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = SYNC_SIGNALS;
+    pub const LAST: u64 = AFFINITY_ALLOWED;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

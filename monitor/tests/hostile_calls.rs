@@ -878,6 +878,14 @@ fn getrusage_reports_the_largest_resident_set() {
     assert_eq!(got.stdout, linux.stdout, "hrt started after a large peak: {}", got.stderr);
 }
 
+/// sched_setaffinity of another process as LTP's sched_setaffinity01 checks it
+/// (tests/programs/hostile/affinity_other_process.c): root may, a child that became nobody gets
+/// EPERM for its parent, a pid no process has ESRCH. hrt accepted the other user's change.
+#[test]
+fn another_processs_affinity_is_refused_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("affinity_other_process", Some("affinity of others: done, child 0"));
+}
+
 /// The security bits, the bounding set and the speculation mitigations as LTP's prctl02 uses
 /// them (tests/programs/hostile/calls_capbits.c): PR_CAPBSET_DROP drops (PR_CAPBSET_READ then
 /// reads 0), PR_SET_SECUREBITS sets, both EPERM once CAP_SETPCAP is dropped, and

@@ -274,6 +274,7 @@ impl Forwarder {
             (op::SECCOMP_FILTER, _) => super::seccomp_filters::register(g, a),
             (op::SECCOMP_RELEASE, _) => super::seccomp_filters::release(a[0]),
             (op::HOST_LOADS, _) => host_loads(g, a[0]),
+            (op::AFFINITY_ALLOWED, _) => affinity_allowed(a[0]),
             (op::SYNC_SIGNALS, _) => {
                 crate::taken_signals::sync();
                 Ok(0)
@@ -1524,6 +1525,31 @@ fn program_rss(host_kib: libc::c_long) -> libc::c_long {
         return 0;
     }
     (host_kib - RSS_BEFORE_KIB.load(std::sync::atomic::Ordering::Relaxed)).max(4)
+}
+
+/// `process::AFFINITY_ALLOWED`: whether the program (this thread acts with its ids and
+/// capabilities) may set host process `pid`'s CPU mask, by Linux's rule (`check_same_owner`,
+/// else CAP_SYS_NICE), read from the process's status: nothing is changed.
+fn affinity_allowed(pid: u64) -> SysResult<i64> {
+    let pid = pid as u32 as i32;
+    if pid <= 0 {
+        return Err(Errno::ESRCH);
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).map_err(|_| Errno::ESRCH)?;
+    let ids: Vec<u32> = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .map(|rest| rest.split_whitespace().filter_map(|v| v.parse().ok()).collect())
+        .unwrap_or_default();
+    super::caps::catch_up();
+    // SAFETY: geteuid has no arguments.
+    let euid = unsafe { libc::geteuid() };
+    const CAP_SYS_NICE: u32 = 23;
+    if ids.len() >= 2 && (euid == ids[0] || euid == ids[1]) || super::caps::effective(CAP_SYS_NICE) {
+        Ok(0)
+    } else {
+        Err(Errno::EPERM)
+    }
 }
 
 /// `process::HOST_LOADS`: the host's load averages, from its `sysinfo`, into program memory.

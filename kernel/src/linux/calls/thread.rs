@@ -458,8 +458,9 @@ const MOVE_SLEEP_NS: u64 = 100_000;
 /// the caller at once, another thread at its next safe point (`sched::ask_to_move`); while
 /// the program's threads are packed onto fewer vCPUs than the VM has, another thread whose
 /// mask names none of those stays on one of them. A pid that is none of the program's threads
-/// (another process) is accepted and ignored, with a line the first time; one no process
-/// has is ESRCH.
+/// (another process) is accepted and ignored, with a line the first time, once the host says
+/// the program may (else EPERM, as Linux: `process::AFFINITY_ALLOWED`); one no process has is
+/// ESRCH.
 pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, len, mask) = (a[0], a[1], a[2]);
     let given = uaccess::slice(mask, len.min(32))?;
@@ -502,8 +503,9 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             // SAFETY: a registered thread's record is alive while the signal lock lends it.
             unsafe { sched::ask_to_move(t as *const _ as *mut _, target) }
         });
-        if running_elsewhere.is_none() && !super::procs::host_process_exists(tid) {
-            return Err(ESRCH);
+        if running_elsewhere.is_none() {
+            // Another process: ESRCH if there is none, EPERM where Linux would refuse.
+            super::procs::call(hrt_abi::process::AFFINITY_ALLOWED, [tid as u64, 0, 0, 0, 0, 0])?;
         }
         if running_elsewhere.is_none() && !REPORTED_OTHER_PID.swap(true, Ordering::Relaxed) {
             // Another process (a child: its own kernel, out of reach): accepted, as before,
