@@ -878,6 +878,15 @@ fn getrusage_reports_the_largest_resident_set() {
     assert_eq!(got.stdout, linux.stdout, "hrt started after a large peak: {}", got.stderr);
 }
 
+/// Symbolic links whose target ends in "/" and paths ending in "/." (Go's os.Root tests;
+/// tests/programs/hostile/symlink_trailing_slash.c): a link "f/" to a file is ENOTDIR for
+/// open, stat, chmod and access, "l/." through a link to a file too, and O_CREAT through a
+/// dangling "nosuch/" is EISDIR. hrt followed "f/" to the file and created "nosuch".
+#[test]
+fn a_links_trailing_slash_asks_for_a_directory() {
+    passes_natively_and_same_on_1_and_2_cpus("symlink_trailing_slash", Some("trailing slash: done"));
+}
+
 /// sched_setaffinity of another process as LTP's sched_setaffinity01 checks it
 /// (tests/programs/hostile/affinity_other_process.c): root may, a child that became nobody gets
 /// EPERM for its parent, a pid no process has ESRCH. hrt accepted the other user's change.

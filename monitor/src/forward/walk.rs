@@ -329,7 +329,8 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
     // a directory entry keeps a final "." as its last name instead (`Opts::entry`).
     let trimmed = &path[..path.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1)];
     let final_dot = opts.entry && (trimmed == b"." || trimmed.ends_with(b"/."));
-    let trailing_slash = path.ends_with(b"/") || !opts.entry && (path.ends_with(b"/.") || path == b".");
+    let ends_in_dot = !opts.entry && (path.ends_with(b"/.") || path == b".");
+    let mut trailing_slash = path.ends_with(b"/") || ends_in_dot;
     let mut queue: VecDeque<Vec<u8>> = VecDeque::new();
     push_front(&mut queue, path);
     if final_dot {
@@ -371,6 +372,11 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
         }
         let name = cstr(&c)?;
         if c.as_slice() == b"." {
+            // "." names the directory before it: a file there (a link to one followed, "l/."
+            // with l -> file) is ENOTDIR, as Linux answers, before any host call sees ".".
+            if cur.is_some() && !is_directory(raw) {
+                return Err(Errno::ENOTDIR);
+            }
             // Only a final "." of a call on a directory entry is kept (`final_dot`).
             return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true, unlooked: false });
         }
@@ -426,6 +432,11 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
                 continue;
             }
             let target = read_link_at(raw, &name)?;
+            if last && target.ends_with(b"/") {
+                // The link's own trailing slash: what it names must be a directory (a link
+                // "f/" to a file is ENOTDIR, as on Linux; it was followed to the file).
+                trailing_slash = true;
+            }
             if target.starts_with(b"/") {
                 let root = open_path(libc::AT_FDCWD, c"/", 0)?;
                 raw = root.as_raw_fd();
@@ -439,6 +450,11 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
             continue;
         }
         if last {
+            if ends_in_dot && !link && !is_directory(next.as_raw_fd()) {
+                // "x/." looks "." up in x: ENOTDIR for a file, where "x/" with O_CREAT is
+                // EISDIR (the host's answer to the name with its slash).
+                return Err(Errno::ENOTDIR);
+            }
             let name = if trailing_slash { cstr(&[&c[..], b"/"].concat())? } else { name };
             return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: !link, unlooked: false });
         }
@@ -567,6 +583,15 @@ fn is_procfs_root(dir: i32) -> bool {
     };
     // procfs's root directory has inode number 1 (PROC_ROOT_INO).
     r == 0 && st.st_ino == 1
+}
+
+/// Whether descriptor `fd` is a directory.
+fn is_directory(fd: i32) -> bool {
+    // SAFETY: an all-zero stat is valid; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a struct stat of ours.
+    let r = unsafe { libc::fstat(fd, &mut st) };
+    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
 }
 
 fn read_link_at(dir: i32, name: &CStr) -> SysResult<Vec<u8>> {
