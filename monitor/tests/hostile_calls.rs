@@ -878,6 +878,15 @@ fn getrusage_reports_the_largest_resident_set() {
     assert_eq!(got.stdout, linux.stdout, "hrt started after a large peak: {}", got.stderr);
 }
 
+/// A POSIX lock stays its owner's while a vfork child or posix_spawn dup2s the locked
+/// descriptor and execs (Go's syscall TestFcntlFlock; tests/programs/hostile/lock_across_spawn.c):
+/// the exec'd program and a later checker find the range locked by the parent. The child's
+/// dup2 was a host descriptor in `hrt`'s process, whose close released the parent's lock.
+#[test]
+fn a_lock_survives_a_spawn_childs_dup2() {
+    passes_natively_and_same_on_1_and_2_cpus("lock_across_spawn", Some("lock across spawn: done"));
+}
+
 /// Symbolic links whose target ends in "/" and paths ending in "/." (Go's os.Root tests;
 /// tests/programs/hostile/symlink_trailing_slash.c): a link "f/" to a file is ENOTDIR for
 /// open, stat, chmod and access, "l/." through a link to a file too, and O_CREAT through a

@@ -28,11 +28,23 @@ const fn larger(a: u64, b: u64) -> u64 {
     }
 }
 
+/// A guest dup of `h`: a host dup of its own (see fd_table.rs), but in a spawn child (a vfork
+/// child before its exec, which runs in `hrt`'s host process) the same host descriptor. The
+/// host releases a process's POSIX locks (F_SETLK) on a file when the process closes any
+/// descriptor of it: a host dup the child made (posix_spawn's and Go's dup2 of an inherited
+/// descriptor before the exec), closed when the child's table went, released the program's
+/// own locks (Go's syscall TestFcntlFlock: the exec'd child found the file unlocked).
+fn guest_dup(h: &Arc<HostFd>) -> SysResult<Arc<HostFd>> {
+    if super::procs::in_spawn_child() {
+        return Ok(h.clone());
+    }
+    Ok(Arc::new(h.duplicate()?))
+}
+
 impl Forwarder {
     pub(super) fn dup(&self, fd: u64) -> SysResult<i64> {
-        // Each guest dup has a host dup of its own (see fd_table.rs).
-        let h = self.fds().get(fd)?.duplicate()?;
-        self.fds().insert(Arc::new(h), false, 0)
+        let h = guest_dup(&self.fds().get(fd)?)?;
+        self.fds().insert(h, false, 0)
     }
 
     pub(super) fn dup2(&self, old: u64, new: u64) -> SysResult<i64> {
@@ -42,7 +54,7 @@ impl Forwarder {
             return Ok(n as i64);
         }
         // Whatever was at `new` is closed silently, as dup2 does.
-        drop(self.fds().replace(n, Arc::new(h.duplicate()?), false)?);
+        drop(self.fds().replace(n, guest_dup(&h)?, false)?);
         Ok(n as i64)
     }
 
@@ -53,7 +65,7 @@ impl Forwarder {
         }
         let n = FdTable::number(new)?;
         let h = self.fds().get(old)?;
-        drop(self.fds().replace(n, Arc::new(h.duplicate()?), flags != 0)?);
+        drop(self.fds().replace(n, guest_dup(&h)?, flags != 0)?);
         Ok(n as i64)
     }
 
@@ -78,7 +90,7 @@ impl Forwarder {
                 if min >= self.fds().limit() {
                     return Err(Errno::EINVAL);
                 }
-                self.fds().insert(Arc::new(h.duplicate()?), c == libc::F_DUPFD_CLOEXEC, min)
+                self.fds().insert(guest_dup(&h)?, c == libc::F_DUPFD_CLOEXEC, min)
             }
             libc::F_GETFD => Ok(if self.fds().cloexec(fd)? { libc::FD_CLOEXEC as i64 } else { 0 }),
             libc::F_SETFD => {
