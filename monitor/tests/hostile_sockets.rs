@@ -106,6 +106,14 @@ fn poll_and_epoll_waits_still_wait() {
     waits_as_natively("poll_waits");
 }
 
+/// Multipath TCP's MPTCP_INFO on both ends of a loopback connection, as Go's net
+/// TestMultiPathTCP asks it (tests/programs/hostile/mptcp_info.c): the level (SOL_MPTCP) was not
+/// forwarded (ENOPROTOOPT), which Go reads as a connection that fell back to TCP.
+#[test]
+fn mptcp_info_is_the_hosts() {
+    passes_natively_and_same_on_1_and_2_cpus("mptcp_info", Some("mptcp: done"));
+}
+
 /// A network interface's settings (SIOCSIF*) as LTP's sockioctl01 checks them
 /// (tests/programs/hostile/interface_writes.c): EFAULT for an unreadable ifreq, EPERM without
 /// CAP_NET_ADMIN, as Linux answers before the change (hrt never makes it); they were ENOTTY.

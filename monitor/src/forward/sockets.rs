@@ -124,6 +124,8 @@ pub(super) fn report_once(what: String) {
 /// whose value holds a pointer or descriptor of the caller's are never forwarded.
 /// SOL_RAW, the level of raw sockets' options (not in the libc crate).
 const SOL_RAW: i32 = 255;
+/// Multipath TCP's option level (linux/socket.h), which the libc crate lacks.
+const SOL_MPTCP: i32 = 284;
 
 /// A classic BPF program (`struct sock_fprog`) as SO_ATTACH_FILTER and
 /// SO_ATTACH_REUSEPORT_CBPF take it: its instructions copied from guest memory (`at`, `len`
@@ -172,6 +174,9 @@ fn option_forwarded(level: i32, name: i32, set: bool) -> bool {
         libc::SOL_NETLINK => !matches!(name, 6 | 7),
         // Raw sockets' ICMP_FILTER (ping) and ICMPv6's ICMP6_FILTER (ping6): plain masks.
         SOL_RAW | libc::IPPROTO_ICMPV6 => true,
+        // Multipath TCP's MPTCP_INFO, MPTCP_TCPINFO and MPTCP_SUBFLOW_ADDRS (Go asks the first
+        // whether a connection is MPTCP); not MPTCP_FULL_INFO, whose struct holds addresses.
+        SOL_MPTCP => matches!(name, 1..=3),
         _ => false,
     }
 }
