@@ -878,6 +878,15 @@ fn getrusage_reports_the_largest_resident_set() {
     assert_eq!(got.stdout, linux.stdout, "hrt started after a large peak: {}", got.stderr);
 }
 
+/// A vfork child's setsid and TIOCSCTTY before its exec (Go's Setsid + Setctty, os/signal
+/// TestTerminalSignal; tests/programs/hostile/ctty_in_spawn_child.c): the exec'd program has the
+/// pseudo-terminal as its controlling terminal; EPERM before the setsid, ENOTTY on a file. The
+/// ioctl was made in `hrt`'s process, which leads no session: EPERM.
+#[test]
+fn a_spawn_child_takes_a_controlling_terminal() {
+    passes_natively_and_same_on_1_and_2_cpus("ctty_in_spawn_child", Some("ctty in spawn child: done, status 0"));
+}
+
 /// A POSIX lock stays its owner's while a vfork child or posix_spawn dup2s the locked
 /// descriptor and execs (Go's syscall TestFcntlFlock; tests/programs/hostile/lock_across_spawn.c):
 /// the exec'd program and a later checker find the range locked by the parent. The child's

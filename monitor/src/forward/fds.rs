@@ -219,6 +219,9 @@ impl Forwarder {
                 return unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(&who as *const i32)]) };
             }
             libc::SIOCGIFCONF => return self.ioctl_ifconf(g, raw, arg),
+            libc::TIOCSCTTY if super::procs::in_spawn_child() => {
+                return super::procs::defer_ctty(&h, fd, arg).unwrap_or(Err(Errno::EPERM));
+            }
             TIOCGPTPEER => {
                 // A pseudo-terminal master's slave, opened with the flags in `arg` (O_RDWR,
                 // O_NOCTTY, O_NONBLOCK, O_CLOEXEC): a new descriptor of the program's, close-on-

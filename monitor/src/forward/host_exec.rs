@@ -49,6 +49,7 @@ impl Forwarder {
             cwd: None,
             pgid: None,
             setsid: false,
+            ctty: None,
             ignored: a[4],
             mask: a[5],
             real_timer: [0, 0],

@@ -50,6 +50,8 @@ struct ExecState {
     /// setpgid(0, pgid): Some(0) for a group of its own.
     pgid: Option<i32>,
     setsid: bool,
+    /// TIOCSCTTY after its setsid (`defer_ctty`): (descriptor number, argument).
+    ctty: Option<(i32, i32)>,
     /// Signals it ignores and its mask (bit `sig - 1`), sent just before exec.
     ignored: u64,
     mask: u64,
@@ -81,6 +83,8 @@ pub(super) struct Spawn {
     pub(super) cwd: Option<Arc<HostFd>>,
     pub(super) pgid: Option<i32>,
     pub(super) setsid: bool,
+    /// The controlling terminal to take after the setsid (`ExecState::ctty`).
+    pub(super) ctty: Option<(i32, i32)>,
     pub(super) ignored: u64,
     pub(super) mask: u64,
     /// ITIMER_REAL's (time left, interval) in nanoseconds for a forked child's exec (an exec
@@ -176,6 +180,26 @@ impl Drop for Restore {
 /// Whether the call being made is a spawn child's (a vfork child before its exec).
 pub(super) fn in_spawn_child() -> bool {
     current_child().is_some()
+}
+
+/// TIOCSCTTY(fd, arg) of a spawn child, which runs in `hrt`'s host process: that process
+/// leads no session (the child's setsid is noted for its exec), so the host refused it
+/// (EPERM; Go's os/signal TestTerminalSignal, `SysProcAttr.Setctty`). Noted too, and made by
+/// the new process after its setsid, before the exec (whose failure is then the exec's).
+/// None outside a spawn child. ENOTTY for a descriptor that is no terminal, EPERM before a
+/// setsid (the child leads no session), as Linux answers.
+pub(super) fn defer_ctty(h: &HostFd, fd: u64, arg: u64) -> Option<SysResult<i64>> {
+    let c = current_child()?;
+    // SAFETY: isatty only queries the descriptor.
+    if unsafe { libc::isatty(h.raw()) } != 1 {
+        return Some(Err(Errno::ENOTTY));
+    }
+    let mut st = c.state.lock().unwrap();
+    if !st.setsid {
+        return Some(Err(Errno::EPERM));
+    }
+    st.ctty = Some((fd as i32, arg as i32));
+    Some(Ok(0))
 }
 
 fn current_child() -> Option<Arc<ChildCtx>> {
@@ -843,6 +867,7 @@ impl Forwarder {
             cwd: st.cwd.clone(),
             pgid: st.pgid,
             setsid: st.setsid,
+            ctty: st.ctty,
             ignored: st.ignored,
             mask: st.mask,
             real_timer: [0, 0],
@@ -984,6 +1009,7 @@ pub(super) struct Prepared {
     pub(super) cwd: i32,
     pub(super) pgid: Option<i32>,
     pub(super) setsid: bool,
+    pub(super) ctty: Option<(i32, i32)>,
     pub(super) ignored: u64,
     pub(super) mask: libc::sigset_t,
     /// ITIMER_REAL for the new program (all zero: none).
@@ -1224,6 +1250,7 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
         cwd: job.cwd.as_ref().map_or(-1, |d| d.raw()),
         pgid: job.pgid,
         setsid: job.setsid,
+        ctty: job.ctty,
         ignored: job.ignored,
         mask: sigset(job.mask),
         real_timer: itimerval(job.real_timer),
@@ -1329,6 +1356,11 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         }
         if p.setsid && libc::setsid() < 0 {
             return fail(p);
+        }
+        if let Some((fd, arg)) = p.ctty {
+            if libc::ioctl(fd, libc::TIOCSCTTY, arg as libc::c_long) != 0 {
+                return fail(p);
+            }
         }
         if let Some(g) = p.pgid {
             if libc::setpgid(0, g) != 0 {
