@@ -103,6 +103,8 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
 }));
 
 static REPORTED: AtomicBool = AtomicBool::new(false);
+static EXIT_SIGNAL_REPORTED: AtomicBool = AtomicBool::new(false);
+const SIGCHLD: u64 = 17;
 
 fn current() -> &'static mut Thread {
     // SAFETY: the current thread's record is alive while it runs, and only it touches these
@@ -135,6 +137,16 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
             );
         }
         return Err(ENOSYS);
+    }
+    let exit_signal = flags & CSIGNAL;
+    if exit_signal != SIGCHLD && !EXIT_SIGNAL_REPORTED.swap(true, Ordering::Relaxed) {
+        // The child is a host process that `hrt` forks, whose end the host reports with SIGCHLD
+        // to every wait; Linux sends the clone's exit signal and shows such a child only to
+        // __WCLONE and __WALL waits.
+        kprintln!(
+            "hrt: fork with exit signal {exit_signal} (not SIGCHLD): not supported, the child's end is \
+             reported with SIGCHLD and to plain waits (reported once)"
+        );
     }
     let from_child = super::procs::child_ctx().unwrap_or(0) as u64;
     sched::note_forked();
