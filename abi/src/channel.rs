@@ -291,11 +291,13 @@ pub struct ProgramStatus {
     /// The program's resource limits (soft, hard) by resource number, as its kernel keeps
     /// them: what `/proc/self/limits` shows.
     pub rlimits: [[AtomicU64; 2]; crate::RLIMITS],
-    /// Where the program's initial environment pointers are (address of the array on the
-    /// main stack, count) and its auxiliary vector (address, bytes): what `/proc/self/environ`
-    /// and `/proc/self/auxv` show. Zero before the kernel has built a stack.
+    /// Where the program's environment strings (start, end: Linux's env_start and env_end),
+    /// auxiliary vector (address, bytes) and argument strings (arg_start, arg_end) are on its
+    /// main stack: what `/proc/self/environ`, `auxv` and `cmdline` show, read from the
+    /// program's memory as it is now (as Linux does). Zero before the kernel has built a stack.
     pub environ: [AtomicU64; 2],
     pub auxv: [AtomicU64; 2],
+    pub args: [AtomicU64; 2],
     /// Thread `tids[i]`'s seccomp mode (0 none, 1 strict, 2 filters) and, from bit 8, how
     /// many filters it has: status's Seccomp and Seccomp_filters.
     pub seccomp: [AtomicU64; STATUS_THREADS],

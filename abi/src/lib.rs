@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 68;
+pub const ABI_VERSION: u32 = 69;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;

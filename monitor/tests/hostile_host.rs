@@ -111,6 +111,18 @@ fn proc_self_status_stat_and_statm_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("proc_status", Some("VmRSS grew by 64-72 MiB: yes"));
 }
 
+/// The argument and environment strings execve leaves on the stack
+/// (tests/programs/hostile/arg_area.c): one run in order, argv[0] lowest (they were pushed in
+/// reverse: libuv's `uv_setup_args` took the arguments' room as negative and its process-title
+/// test failed; a title cleared over that room crashed the program), stat's fields 48-51 naming
+/// the areas (they were `hrt`'s own), and /proc/self/cmdline and environ read from the areas as
+/// they are now: a title the program wrote shows, one that runs on into the environment area as
+/// Linux shows it, `setenv` does not change environ.
+#[test]
+fn argument_area_is_one_run_and_shows_the_title() {
+    passes_natively_and_same_on_1_and_2_cpus("arg_area", Some("arg area: done"));
+}
+
 /// `PROG` run natively and under hrt with standard descriptor `closed` closed; the "case" lines
 /// the program prints on stderr.
 fn with_closed(prog: &std::path::Path, closed: i32, mode: &str) -> (String, String) {

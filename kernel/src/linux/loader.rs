@@ -227,9 +227,10 @@ fn placed_file(r: hrt_abi::Range) -> &'static [u8] {
     unsafe { core::slice::from_raw_parts(ptr, r.size as usize) }
 }
 
-/// Where the last built stack's environment pointers (address, count) and auxiliary vector
-/// (address, bytes) are, for `/proc/self/environ` and `auxv` (`status::publish`).
-pub static INITIAL_STACK: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+/// Where the last built stack's environment strings (start, end), auxiliary vector (address,
+/// bytes) and argument strings (start, end) are, for `/proc/self/environ`, `auxv` and
+/// `cmdline` (`status::publish`) and core files.
+pub static INITIAL_STACK: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
 
 /// Builds the initial stack below `stack_hi` and returns the initial rsp.
 fn build_stack(
@@ -241,15 +242,40 @@ fn build_stack(
 ) -> Result<u64, &'static str> {
     let strings = img.strings;
     let mut sp = stack_hi;
-    let mut push_bytes = |bytes: &[u8]| -> u64 {
-        sp -= bytes.len() as u64 + 1;
+    let push_bytes = |sp: &mut u64, bytes: &[u8]| -> u64 {
+        *sp -= bytes.len() as u64 + 1;
         // SAFETY: inside the freshly allocated stack (zeroed, so the NUL is already there).
-        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), sp as *mut u8, bytes.len()) };
-        sp
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), *sp as *mut u8, bytes.len()) };
+        *sp
     };
-    let execfn = push_bytes(img.execfn);
-    let platform = push_bytes(b"x86_64");
-    let ptrs: Vec<u64> = strings.iter().map(|s| push_bytes(s)).collect();
+    // Linux's layout (fs/exec.c): an 8-byte end marker at the top, the file name below it,
+    // then the argument and environment strings in one run, in order (argv[0] lowest, each
+    // right after the previous one's NUL). Programs rely on it: libuv's `uv_setup_args` and
+    // every setproctitle take the arguments' room as one area from argv[0] to the end of the
+    // last, which may run on into the environment's.
+    sp -= 8;
+    let execfn = push_bytes(&mut sp, img.execfn);
+    let strings_len: u64 = strings.iter().map(|s| s.len() as u64 + 1).sum();
+    sp -= strings_len;
+    let mut at = sp;
+    let ptrs: Vec<u64> = strings
+        .iter()
+        .map(|s| {
+            let p = at;
+            // SAFETY: inside the freshly allocated stack, in the run just reserved (zeroed, so
+            // each NUL is already there).
+            unsafe { core::ptr::copy_nonoverlapping(s.as_ptr(), p as *mut u8, s.len()) };
+            at += s.len() as u64 + 1;
+            p
+        })
+        .collect();
+    let argc = img.argc;
+    let args_end = ptrs.get(argc).copied().unwrap_or(at);
+    INITIAL_STACK[4].store(ptrs.first().copied().unwrap_or(at), Ordering::Relaxed);
+    INITIAL_STACK[5].store(args_end, Ordering::Relaxed);
+    INITIAL_STACK[0].store(args_end, Ordering::Relaxed);
+    INITIAL_STACK[1].store(at, Ordering::Relaxed);
+    let platform = push_bytes(&mut sp, b"x86_64");
     sp -= 16;
     let random_addr = sp;
     // Random bytes straight into the stack (seeds of the stack protector and pointer guard).
@@ -289,7 +315,6 @@ fn build_stack(
         (AT_MINSIGSTKSZ, super::signal::frame::min_alt_stack()),
         (AT_NULL, 0),
     ];
-    let argc = img.argc;
     // argc, argv..., NULL, envp..., NULL, auxv pairs.
     let words = 1 + argc + 1 + (ptrs.len() - argc) + 1 + auxv.len() * 2;
     sp = (sp - words as u64 * 8) & !15;
@@ -303,8 +328,6 @@ fn build_stack(
     };
     let envp = sp + 8 * (1 + argc as u64 + 1);
     let envc = (ptrs.len() - argc) as u64;
-    INITIAL_STACK[0].store(envp, Ordering::Relaxed);
-    INITIAL_STACK[1].store(envc, Ordering::Relaxed);
     INITIAL_STACK[2].store(envp + 8 * (envc + 1), Ordering::Relaxed);
     INITIAL_STACK[3].store(auxv.len() as u64 * 16, Ordering::Relaxed);
     put(argc as u64);

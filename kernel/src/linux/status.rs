@@ -95,7 +95,7 @@ pub fn publish(to: &ProgramStatus, path: u64) {
     }
     set(&to.queued, super::signal::state::PENDING_COUNT.load(Ordering::Relaxed));
     let stack = &super::loader::INITIAL_STACK;
-    for (w, v) in to.environ.iter().chain(to.auxv.iter()).zip(stack.iter()) {
+    for (w, v) in to.environ.iter().chain(to.auxv.iter()).chain(to.args.iter()).zip(stack.iter()) {
         set(w, v.load(Ordering::Relaxed));
     }
     for (w, l) in to.rlimits.iter().zip(PROCESS.rlimits.lock().iter()) {

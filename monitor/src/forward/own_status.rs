@@ -142,42 +142,53 @@ fn guest_bytes(addr: u64, len: u64) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The longest environment string and the whole environment `/proc/self/environ` shows.
-const ENV_STRING_MAX: u64 = 128 << 10;
-const ENVIRON_MAX: usize = 4 << 20;
+/// The most of the environment or argument area `/proc/self/environ` and `cmdline` show (the
+/// areas are the strings execve copied, at most a quarter of the stack limit on Linux).
+const AREA_MAX: u64 = 4 << 20;
 
-/// The program's `/proc/self/environ`: the strings its initial environment pointers (on the
-/// main stack, as its kernel built it) point to, each with its NUL, as Linux shows the
-/// environment area (a string the program changed in place shows changed; `setenv`'s new ones
-/// do not show). Empty before the kernel has published a stack.
+/// The most of a title (see `cmdline`) Linux shows: one page.
+const TITLE_MAX: u64 = 4096;
+
+/// The program's memory from `start` to `end` as it is now, at most `AREA_MAX` bytes; empty
+/// if it does not lie in the program's memory.
+fn area(start: u64, end: u64) -> Vec<u8> {
+    if start == 0 || end <= start {
+        return Vec::new();
+    }
+    guest_bytes(start, (end - start).min(AREA_MAX)).unwrap_or_default()
+}
+
+/// The program's `/proc/self/environ`: its environment area (the strings execve copied, on the
+/// main stack) as it is now, as Linux shows it: a string the program changed in place shows
+/// changed, `setenv`'s new ones do not show. Empty before the kernel has published a stack.
 pub fn environ() -> Vec<u8> {
     let Some(s) = published() else { return Vec::new() };
-    let (at, count) = (word(&s.environ[0]), word(&s.environ[1]).min(1 << 20));
-    let Some(ptrs) = guest_bytes(at, count * 8) else { return Vec::new() };
-    let mut out = Vec::new();
-    for p in ptrs.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default())) {
-        // A string up to its NUL, read a page at a time (it may end just before unmapped memory).
-        let mut at = p;
-        loop {
-            let chunk = 4096 - at % 4096;
-            let Some(bytes) = guest_bytes(at, chunk) else { break };
-            match bytes.iter().position(|&b| b == 0) {
-                Some(n) => {
-                    out.extend_from_slice(&bytes[..=n]);
-                    break;
-                }
-                None => out.extend_from_slice(&bytes),
-            }
-            at += chunk;
-            if at - p > ENV_STRING_MAX || out.len() > ENVIRON_MAX {
-                break;
-            }
-        }
-        if out.len() > ENVIRON_MAX {
-            break;
-        }
+    area(word(&s.environ[0]), word(&s.environ[1]))
+}
+
+/// The program's `/proc/self/cmdline` as Linux's `get_mm_cmdline` makes it from its argument
+/// area as it is now: the whole area while its last byte is a NUL; once the program wrote over
+/// that byte (a setproctitle that ran on into the environment area), its title: the bytes from
+/// the area's start up to and with the first NUL within a page. None before the kernel has
+/// published a stack.
+pub fn cmdline() -> Option<Vec<u8>> {
+    let s = published()?;
+    let (start, end) = (word(&s.args[0]), word(&s.args[1]));
+    if start == 0 || end <= start {
+        return None;
     }
-    out
+    let args = area(start, end);
+    if args.last().is_some_and(|&b| b != 0) {
+        // Linux reads on into the environment area only when it follows the arguments.
+        let (env_start, env_end) = (word(&s.environ[0]), word(&s.environ[1]));
+        let limit = if env_start == end && env_end >= env_start { env_end } else { end };
+        let mut title = area(start, limit.min(start + TITLE_MAX));
+        if let Some(n) = title.iter().position(|&b| b == 0) {
+            title.truncate(n + 1);
+        }
+        return Some(title);
+    }
+    Some(args)
 }
 
 /// The program's `/proc/self/auxv`: its auxiliary vector as its kernel built it (key and value
@@ -448,7 +459,8 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
 /// `/proc/self/stat`: the host's line for `hrt`'s process (the program's pid is `hrt`'s, so its
 /// start time, which MPI libraries such as UCX compare with what peers read from
 /// `/proc/<pid>/stat`, and its times are `hrt`'s too), with the program's name, state R, and
-/// its thread count, address space, resident pages and signal sets (fields 20, 23, 24, 31-34).
+/// its thread count, address space, resident pages, signal sets and argument and environment
+/// areas (fields 20, 23, 24, 31-34, 48-51).
 pub fn stat(comm: &[u8], whose: Who, mem: (u64, u64)) -> Vec<u8> {
     let host = std::fs::read("/proc/self/stat").unwrap_or_default();
     // The name is between the first '(' and the last ')' (it may contain either).
@@ -478,6 +490,14 @@ pub fn stat(comm: &[u8], whose: Who, mem: (u64, u64)) -> Vec<u8> {
     put(32, low(f.blocked));
     put(33, low(f.ignored));
     put(34, low(f.caught));
+    // The program's argument and environment areas (setproctitle implementations look here),
+    // not `hrt`'s.
+    if let Some(s) = published() {
+        let area = [&s.args[0], &s.args[1], &s.environ[0], &s.environ[1]];
+        for (n, w) in (48..).zip(area) {
+            put(n, word(w).to_string());
+        }
+    }
     // A thread's stat starts with its tid.
     let head = match f.tid {
         Some(t) => format!("{t} ").into_bytes(),

@@ -271,7 +271,9 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
         base.iter().copied().take(15).collect()
     });
     match name {
-        b"cmdline" => argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect(),
+        // The program's argument area as it is now (a title it set shows), else its argv.
+        b"cmdline" => super::own_status::cmdline()
+            .unwrap_or_else(|| argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect()),
         b"comm" => [comm.as_slice(), b"\n"].concat(),
         b"status" => super::own_status::status(&comm, whose, mem, cpus),
         b"stat" => super::own_status::stat(&comm, whose, mem),
