@@ -781,7 +781,8 @@ fn a_pty_masters_read_after_the_slave_closed_fails_as_on_linux() {
 }
 
 /// prctl's name, dumpable flag, seccomp mode, security bits, ambient capabilities, keep
-/// capabilities, timer slack, THP-disable and PR_MCE_KILL answer as on Linux (tests/programs/hostile/calls_prctl.c),
+/// capabilities, timer slack, THP-disable, PR_MCE_KILL and PR_GET_AUXV (was EINVAL with a line; rustix
+/// reads the auxiliary vector with it) answer as on Linux (tests/programs/hostile/calls_prctl.c),
 /// and an option hrt does not implement fails with a line on stderr, once however often it is
 /// used (it failed silently with EINVAL before).
 #[test]

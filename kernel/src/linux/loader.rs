@@ -232,6 +232,14 @@ fn placed_file(r: hrt_abi::Range) -> &'static [u8] {
 /// `cmdline` (`status::publish`) and core files.
 pub static INITIAL_STACK: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
 
+/// Words in Linux's saved copy of the auxiliary vector on x86-64 (`mm->saved_auxv`, 448
+/// bytes), which PR_GET_AUXV answers with, zero-padded.
+pub const SAVED_AUXV_WORDS: usize = 56;
+
+/// The auxiliary vector of the program's last exec as it was built (PR_GET_AUXV), whatever
+/// the program later writes over the copy on its stack.
+pub static SAVED_AUXV: [AtomicU64; SAVED_AUXV_WORDS] = [const { AtomicU64::new(0) }; SAVED_AUXV_WORDS];
+
 /// Builds the initial stack below `stack_hi` and returns the initial rsp.
 fn build_stack(
     img: &Image,
@@ -335,6 +343,10 @@ fn build_stack(
     put(0);
     ptrs[argc..].iter().for_each(|&p| put(p));
     put(0);
+    let saved = auxv.iter().flat_map(|&(k, v)| [k, v]).chain(core::iter::repeat(0));
+    for (slot, word) in SAVED_AUXV.iter().zip(saved) {
+        slot.store(word, Ordering::Relaxed);
+    }
     for (k, v) in auxv {
         put(k);
         put(v);

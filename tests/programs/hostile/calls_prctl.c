@@ -1,12 +1,17 @@
 /* prctl: the name, the dumpable flag, seccomp and security bits, ambient capabilities, keep
- * capabilities, timer slack, THP-disable and the machine-check kill policy as Linux answers
- * them; then an option hrt does not
+ * capabilities, timer slack, THP-disable, the machine-check kill policy and PR_GET_AUXV as
+ * Linux answers them; then an option hrt does not
  * implement, twice, whose result is not printed (Linux grants it; hrt says so once). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
+
+#ifndef PR_GET_AUXV
+#define PR_GET_AUXV 0x41555856
+#endif
 
 static void show(const char *what, int r) {
     if (r < 0)
@@ -53,6 +58,34 @@ int main(void) {
     show("PR_GET_THP_DISABLE with arguments", prctl(PR_GET_THP_DISABLE, 1, 1, 0, 0));
     show("PR_SET_THP_DISABLE 1", prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
     show("PR_GET_THP_DISABLE", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
+    /* PR_GET_AUXV: the vector execve built (getauxval's), zero-padded, and its size. */
+    unsigned long aux[64];
+    memset(aux, 0xab, sizeof aux);
+    show("PR_GET_AUXV size", prctl(PR_GET_AUXV, (unsigned long)aux, 0, 0, 0));
+    show("PR_GET_AUXV 16 bytes", prctl(PR_GET_AUXV, (unsigned long)aux, 16, 0, 0));
+    printf("first pair as getauxval: %s, third word untouched: %s\n",
+           aux[1] == getauxval(aux[0]) ? "yes" : "no", aux[2] == 0xababababababababUL ? "yes" : "no");
+    int got = prctl(PR_GET_AUXV, (unsigned long)aux, sizeof aux, 0, 0);
+    show("PR_GET_AUXV all", got);
+    int pairs = 0, same = 0, padded = 1;
+    for (int i = 0; i < got / 8; i += 2) {
+        if (aux[i] == AT_NULL) {
+            for (int j = i; j < got / 8; j++)
+                padded &= aux[j] == 0;
+            break;
+        }
+        /* glibc's getauxval answers AT_HWCAP and AT_HWCAP2 with its own view of them. */
+        if (aux[i] == AT_HWCAP || aux[i] == AT_HWCAP2)
+            continue;
+        pairs++;
+        same += aux[i + 1] == getauxval(aux[i]);
+    }
+    printf("auxv pairs as getauxval: %s, zero after AT_NULL: %s, has AT_RANDOM and AT_EXECFN: %s\n",
+           pairs > 10 && same == pairs ? "yes" : "no", padded ? "yes" : "no",
+           getauxval(AT_RANDOM) && getauxval(AT_EXECFN) ? "yes" : "no");
+    show("PR_GET_AUXV arg4", prctl(PR_GET_AUXV, (unsigned long)aux, 16, 1, 0));
+    show("PR_GET_AUXV bad address", prctl(PR_GET_AUXV, 8, 16, 0, 0));
+    show("PR_GET_AUXV bad address, 0", prctl(PR_GET_AUXV, 8, 0, 0, 0));
     /* An option hrt does not implement, twice (its result is not shown: Linux's is 0, the
      * size of struct prctl_mm_map written). */
     unsigned int map_size;

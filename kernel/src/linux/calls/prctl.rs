@@ -36,6 +36,7 @@ const PR_SET_THP_DISABLE: u64 = 41;
 const PR_GET_THP_DISABLE: u64 = 42;
 const PR_CAP_AMBIENT: u64 = 47;
 const PR_GET_SPECULATION_CTRL: u64 = 52;
+const PR_GET_AUXV: u64 = 0x4155_5856;
 const PR_MCE_KILL: u64 = 33;
 const PR_GET_TSC: u64 = 25;
 const PR_SET_TSC: u64 = 26;
@@ -247,6 +248,8 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // checks (EINVAL for an unknown `which` or a nonzero unused argument).
         PR_GET_SPECULATION_CTRL if a[3] | a[4] == 0 => host_value(&[PR_GET_SPECULATION_CTRL, a[1], a[2]]),
         PR_GET_SPECULATION_CTRL => Err(EINVAL),
+        PR_GET_AUXV if a[3] | a[4] == 0 => get_auxv(a[1], a[2]),
+        PR_GET_AUXV => Err(EINVAL),
         PR_CAPBSET_DROP => {
             let r = host_value(&[PR_CAPBSET_DROP, a[1], 0]);
             CAPBSET.store(0, Ordering::Relaxed);
@@ -308,6 +311,21 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             Err(EINVAL)
         }
     }
+}
+
+/// PR_GET_AUXV: the first `len` bytes of the saved auxiliary vector to `addr`; the saved
+/// vector's size whatever `len` is, as Linux answers.
+fn get_auxv(addr: u64, len: u64) -> SysResult {
+    use crate::linux::loader::{SAVED_AUXV, SAVED_AUXV_WORDS};
+    let mut bytes = [0u8; SAVED_AUXV_WORDS * 8];
+    for (chunk, word) in bytes.chunks_exact_mut(8).zip(SAVED_AUXV.iter()) {
+        chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+    }
+    let size = (len as usize).min(bytes.len());
+    if size != 0 {
+        uaccess::write_bytes(addr, &bytes[..size])?;
+    }
+    Ok(bytes.len() as u64)
 }
 
 fn report_once(option: u64) {
@@ -404,6 +422,7 @@ fn name(option: u64) -> Option<&'static str> {
     NAMES.get(option as usize).copied().filter(|n| !n.is_empty()).or(match option {
         0x5961_6d61 => Some("PR_SET_PTRACER"),
         0x5356_4d41 => Some("PR_SET_VMA"),
+        0x4155_5856 => Some("PR_GET_AUXV"),
         _ => None,
     })
 }
