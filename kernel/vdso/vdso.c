@@ -102,6 +102,12 @@ long __vdso_time(long *t) {
     return s;
 }
 
+/* Linux's vDSO has it (rustix and glibc look it up); the kernel's answer, which knows each
+ * clock's resolution. */
+int __vdso_clock_getres(int clock, struct hrt_timespec *res) {
+    return (int)SYS2(229, clock, (long)res);
+}
+
 int __vdso_getcpu(unsigned *cpu, unsigned *node, void *unused) {
     if (!hrt_vvar.rdtscp)
         return (int)SYS3(309, (long)cpu, (long)node, (long)unused);
@@ -129,3 +135,4 @@ int clock_gettime(int, struct hrt_timespec *) __attribute__((weak, alias("__vdso
 int gettimeofday(struct hrt_timeval *, void *) __attribute__((weak, alias("__vdso_gettimeofday")));
 long time(long *) __attribute__((weak, alias("__vdso_time")));
 int getcpu(unsigned *, unsigned *, void *) __attribute__((weak, alias("__vdso_getcpu")));
+int clock_getres(int, struct hrt_timespec *) __attribute__((weak, alias("__vdso_clock_getres")));

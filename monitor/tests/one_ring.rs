@@ -273,6 +273,14 @@ fn shared_library_sites_are_rewritten() {
     assert!(rewritten > 3, "libc's sites were not rewritten: {line:?}\n{}", out.stderr);
 }
 
+/// The vDSO exports what Linux's x86-64 vDSO does under LINUX_2.6, `__vdso_clock_getres`
+/// included (tests/programs/hostile/vdso_symbols.c: it was missing and rustix's vDSO test
+/// failed), and its clock_getres answers as the system call for every clock.
+#[test]
+fn vdso_exports_linuxs_functions() {
+    passes_natively_and_same_on_1_and_2_cpus("vdso_symbols", Some("__vdso_clock_getres: there"));
+}
+
 /// The vDSO's own `syscall`s (the CPU-time clocks and clock(), a gettimeofday with a time
 /// zone, an unknown clock) are rewritten like the program's once they are hot: the vDSO's
 /// functions are known to the rewriter (it is built without a red zone), so a `clock()` costs a

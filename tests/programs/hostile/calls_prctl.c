@@ -2,12 +2,15 @@
  * capabilities, timer slack, THP-disable, the machine-check kill policy and PR_GET_AUXV as
  * Linux answers them; then an option hrt does not
  * implement, twice, whose result is not printed (Linux grants it; hrt says so once). */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifndef PR_GET_AUXV
 #define PR_GET_AUXV 0x41555856
@@ -86,6 +89,18 @@ int main(void) {
     show("PR_GET_AUXV arg4", prctl(PR_GET_AUXV, (unsigned long)aux, 16, 1, 0));
     show("PR_GET_AUXV bad address", prctl(PR_GET_AUXV, 8, 16, 0, 0));
     show("PR_GET_AUXV bad address, 0", prctl(PR_GET_AUXV, 8, 0, 0, 0));
+    /* PR_GET_TID_ADDRESS: set_tid_address's (glibc set the thread's own tid field). */
+    int *first = (int *)1, *tid_address = (int *)1;
+    show("PR_GET_TID_ADDRESS", prctl(PR_GET_TID_ADDRESS, (unsigned long)&first, 0, 0, 0));
+    int mine = 1;
+    long my_tid = syscall(SYS_set_tid_address, &mine);
+    show("set_tid_address is the tid", my_tid == gettid());
+    prctl(PR_GET_TID_ADDRESS, (unsigned long)&tid_address, 0, 0, 0);
+    printf("PR_GET_TID_ADDRESS after set_tid_address: %s; before: %s\n",
+           tid_address == &mine ? "the address set" : "another",
+           first != 0 && first != (int *)1 ? "an address" : "none");
+    syscall(SYS_set_tid_address, first);
+    show("PR_GET_TID_ADDRESS bad address", prctl(PR_GET_TID_ADDRESS, 8, 0, 0, 0));
     /* An option hrt does not implement, twice (its result is not shown: Linux's is 0, the
      * size of struct prctl_mm_map written). */
     unsigned int map_size;

@@ -37,6 +37,7 @@ const PR_GET_THP_DISABLE: u64 = 42;
 const PR_CAP_AMBIENT: u64 = 47;
 const PR_GET_SPECULATION_CTRL: u64 = 52;
 const PR_GET_AUXV: u64 = 0x4155_5856;
+const PR_GET_TID_ADDRESS: u64 = 40;
 const PR_MCE_KILL: u64 = 33;
 const PR_GET_TSC: u64 = 25;
 const PR_SET_TSC: u64 = 26;
@@ -249,6 +250,12 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         PR_GET_SPECULATION_CTRL if a[3] | a[4] == 0 => host_value(&[PR_GET_SPECULATION_CTRL, a[1], a[2]]),
         PR_GET_SPECULATION_CTRL => Err(EINVAL),
         PR_GET_AUXV if a[3] | a[4] == 0 => get_auxv(a[1], a[2]),
+        PR_GET_TID_ADDRESS => {
+            // SAFETY: the calling thread's own record.
+            let tid_address = unsafe { (*crate::sched::current()).clear_child_tid };
+            uaccess::write::<u64>(a[1], tid_address)?;
+            Ok(0)
+        }
         PR_GET_AUXV => Err(EINVAL),
         PR_CAPBSET_DROP => {
             let r = host_value(&[PR_CAPBSET_DROP, a[1], 0]);
