@@ -55,6 +55,14 @@ fn fchmodat2_and_inode_flags_behave_as_on_linux() {
     same_as_linux("fchmodat2", &[]);
 }
 
+/// FICLONE and FICLONERANGE (ENOTTY before; rustix's `ioctl_ficlone` test): the source
+/// descriptor is the program's, and the answers are Linux's: EBADF, EISDIR, EFAULT, and the
+/// file system's for a real clone (tests/programs/hostile/ficlone.c).
+#[test]
+fn file_clone_ioctls_behave_as_on_linux() {
+    same_as_linux("ficlone", &[]);
+}
+
 /// copy_file_range, splice and tee (ENOSYS before) and sendfile: positions and offsets written
 /// back, flags, bad pointers and descriptors, pipes, SIGPIPE and EPIPE, as on Linux.
 #[test]

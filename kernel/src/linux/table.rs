@@ -283,6 +283,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_getrandom => ("getrandom", 3, L(info::getrandom)),
         __NR_uname => ("uname", 1, L(info::uname)),
         __NR_sethostname => ("sethostname", 2, L(info::sethostname)),
+        __NR_reboot => ("reboot", 4, L(info::reboot)),
         __NR_chroot => ("chroot", 1, L(info::chroot)),
         __NR_setdomainname => ("setdomainname", 2, L(info::setdomainname)),
         __NR_personality => ("personality", 1, L(info::personality)),

@@ -219,6 +219,22 @@ impl Forwarder {
                 return unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(&who as *const i32)]) };
             }
             libc::SIOCGIFCONF => return self.ioctl_ifconf(g, raw, arg),
+            FICLONE => {
+                // The source is a descriptor of the program's: the host's for it (EBADF if
+                // there is none, as on Linux).
+                let src = self.fds().get(uint(arg) as u32 as i32 as i64 as u64)?;
+                // SAFETY: the argument is a value.
+                return unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, src.raw() as libc::c_long]) };
+            }
+            FICLONERANGE => {
+                // struct file_clone_range { s64 src_fd; u64 src_offset, src_length, dest_offset }:
+                // its source descriptor the host's.
+                let mut range: [u64; 4] = g.read(arg)?;
+                let src = self.fds().get(range[0] as i32 as i64 as u64)?;
+                range[0] = src.raw() as u64;
+                // SAFETY: `range` is the struct the request reads.
+                return unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(range.as_ptr())]) };
+            }
             libc::TIOCSCTTY if super::procs::in_spawn_child() => {
                 return super::procs::defer_ctty(&h, fd, arg).unwrap_or(Err(Errno::EPERM));
             }
@@ -437,6 +453,8 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     TIOCGPKT,
     TIOCGPTLCK,
     TIOCGPTPEER,
+    FICLONE,
+    FICLONERANGE,
     IOCTL_VM_SOCKETS_GET_LOCAL_CID,
 ];
 
@@ -478,6 +496,10 @@ const TIOCPKT: libc::Ioctl = 0x5420;
 const TIOCGPKT: libc::Ioctl = 0x8004_5438;
 const TIOCGPTLCK: libc::Ioctl = 0x8004_5439;
 const TIOCGPTPEER: libc::Ioctl = 0x5441;
+/// Copy-on-write copies of a whole file and of a range (ioctl_ficlone(2)): `cp --reflink`,
+/// rustix's `ioctl_ficlone`.
+const FICLONE: libc::Ioctl = 0x4004_9409;
+const FICLONERANGE: libc::Ioctl = 0x4020_940d;
 /// struct termios2 (termios with c_ispeed and c_ospeed) and struct termio, on x86-64.
 const TERMIOS2_SIZE: u64 = 44;
 const TERMIO_SIZE: u64 = 18;

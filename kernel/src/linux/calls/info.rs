@@ -67,6 +67,23 @@ pub fn setdomainname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     set_uts_name(linux_raw_sys::general::__NR_setdomainname, &DOMAIN, a)
 }
 
+/// reboot(magic1, magic2, cmd, arg): Linux's refusals, EPERM without CAP_SYS_BOOT, then
+/// EINVAL for magic numbers that are not its; a program allowed past them does not restart
+/// or halt the host from under `hrt`: ENOSYS with a line.
+pub fn reboot(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    const CAP_SYS_BOOT: u32 = 22;
+    const MAGIC1: u32 = 0xfee1_dead;
+    const MAGIC2: [u32; 4] = [672_274_793, 85_072_278, 369_367_448, 537_993_216];
+    if !super::ids::capable(CAP_SYS_BOOT) {
+        return Err(linux_raw_sys::errno::EPERM);
+    }
+    if a[0] as u32 != MAGIC1 || !MAGIC2.contains(&(a[1] as u32)) {
+        return Err(linux_raw_sys::errno::EINVAL);
+    }
+    kprintln!("hrt: reboot (command {:#x}) is not made for a program under hrt: returning ENOSYS", a[2] as u32);
+    Err(linux_raw_sys::errno::ENOSYS)
+}
+
 fn set_uts_name(nr: u32, kept: &SpinLock<Option<[u8; hrt_abi::UTS_LEN]>>, a: [u64; 6]) -> SysResult {
     let r = crate::linux::syscall::forward(nr as u64, a);
     if r < 0 {

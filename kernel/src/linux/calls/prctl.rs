@@ -38,6 +38,12 @@ const PR_CAP_AMBIENT: u64 = 47;
 const PR_GET_SPECULATION_CTRL: u64 = 52;
 const PR_GET_AUXV: u64 = 0x4155_5856;
 const PR_GET_TID_ADDRESS: u64 = 40;
+const PR_GET_TIMING: u64 = 13;
+const PR_SET_TIMING: u64 = 14;
+const PR_TIMING_STATISTICAL: u64 = 0;
+const PR_SET_IO_FLUSHER: u64 = 57;
+const PR_GET_IO_FLUSHER: u64 = 58;
+const CAP_SYS_RESOURCE: u32 = 24;
 const PR_MCE_KILL: u64 = 33;
 const PR_GET_TSC: u64 = 25;
 const PR_SET_TSC: u64 = 26;
@@ -250,6 +256,15 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         PR_GET_SPECULATION_CTRL if a[3] | a[4] == 0 => host_value(&[PR_GET_SPECULATION_CTRL, a[1], a[2]]),
         PR_GET_SPECULATION_CTRL => Err(EINVAL),
         PR_GET_AUXV if a[3] | a[4] == 0 => get_auxv(a[1], a[2]),
+        // Linux times processes statistically only: PR_SET_TIMING takes nothing else.
+        PR_GET_TIMING => Ok(PR_TIMING_STATISTICAL),
+        PR_SET_TIMING if a[1] as u32 == PR_TIMING_STATISTICAL as u32 => Ok(0),
+        PR_SET_TIMING => Err(EINVAL),
+        // Linux asks for CAP_SYS_RESOURCE before anything else (hrt keeps no I/O-flusher
+        // flag: a program that has the capability gets the line below).
+        PR_SET_IO_FLUSHER | PR_GET_IO_FLUSHER if !crate::linux::calls::ids::capable(CAP_SYS_RESOURCE) => {
+            Err(linux_raw_sys::errno::EPERM)
+        }
         PR_GET_TID_ADDRESS => {
             // SAFETY: the calling thread's own record.
             let tid_address = unsafe { (*crate::sched::current()).clear_child_tid };
