@@ -321,6 +321,14 @@ fn sock_diag_lists_the_programs_sockets_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_sock_diag", Some("our listener found: 1, its backlog: 77"));
 }
 
+/// Netlink's NETLINK_USERSOCK (a message to the socket's own port), NETLINK_KOBJECT_UEVENT (a
+/// device-event listener's bind) and NETLINK_GENERIC (nlctrl's family id): as natively
+/// (tests/programs/hostile/netlink_families.c; each was EAFNOSUPPORT, rustix's netlink tests).
+#[test]
+fn more_netlink_families_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("netlink_families", Some("generic: nlctrl's family id"));
+}
+
 /// netdevice(7)'s interface queries on a socket (SIOCGIFINDEX, NAME, FLAGS, MTU, HWADDR, ADDR,
 /// NETMASK of the loopback interface; ENODEV, EFAULT, ENOTTY on a pipe), as UCX's TCP layer asks
 /// them of every interface at MPI_Init: they were ENOTTY under hrt (found with MPICH programs,

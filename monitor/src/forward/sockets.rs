@@ -1,8 +1,9 @@
 //! Sockets: socket, socketpair, bind, listen, accept, accept4, connect, sendto, recvfrom,
 //! sendmsg, recvmsg, sendmmsg, recvmmsg, shutdown, getsockname, getpeername, getsockopt,
 //! setsockopt. Each socket is a host one behind a guest descriptor (AF_UNIX, AF_INET,
-//! AF_INET6, AF_VSOCK, and AF_NETLINK's NETLINK_ROUTE for interface queries and
-//! NETLINK_SOCK_DIAG for socket lists; other families are
+//! AF_INET6, AF_VSOCK, and AF_NETLINK's NETLINK_ROUTE for interface queries,
+//! NETLINK_SOCK_DIAG for socket lists, NETLINK_GENERIC, NETLINK_KOBJECT_UEVENT and
+//! NETLINK_USERSOCK: `forwarded_family`; other families are
 //! EAFNOSUPPORT with one line saying so).
 //!
 //! Addresses are copied between the program and a host buffer the way Linux copies them
@@ -924,19 +925,32 @@ fn uint_flags(flags: u64) -> libc::c_long {
 /// said once, where the host makes them (`not_forwarded`). AF_NETLINK
 /// only for `socket` with NETLINK_ROUTE (`protocol` Some(0)): glibc's `getifaddrs` and
 /// `if_nameindex` ask the host's interfaces that way; and NETLINK_SOCK_DIAG, through which
-/// `ss` lists sockets (the program's are the host's). Their messages carry no pointers, and
-/// changing routes or destroying sockets needs the privileges it would need natively.
+/// `ss` lists sockets (the program's are the host's); NETLINK_GENERIC (taskstats, ethtool,
+/// nl80211 and other families a name resolves to), NETLINK_KOBJECT_UEVENT (device events, as
+/// libudev's monitor reads them) and NETLINK_USERSOCK (a protocol of user programs' own).
+/// Their messages carry no pointers, and changing routes, devices or sockets needs the
+/// privileges it would need natively.
 /// AF_VSOCK (a virtual machine's sockets to its hypervisor and other machines): its address
 /// (`sockaddr_vm`, a context id and a port) carries no pointer either.
 fn forwarded_family(domain: i32, protocol: Option<i32>) -> bool {
     [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6, libc::AF_VSOCK].contains(&domain)
-        || (domain == libc::AF_NETLINK && matches!(protocol, Some(libc::NETLINK_ROUTE | libc::NETLINK_SOCK_DIAG)))
+        || (domain == libc::AF_NETLINK
+            && matches!(
+                protocol,
+                Some(
+                    libc::NETLINK_ROUTE
+                        | libc::NETLINK_SOCK_DIAG
+                        | libc::NETLINK_GENERIC
+                        | libc::NETLINK_KOBJECT_UEVENT
+                        | libc::NETLINK_USERSOCK
+                )
+            ))
 }
 
 /// EAFNOSUPPORT for a family the forwarder does not make sockets of, said once.
 fn not_forwarded(domain: i32) -> SysResult<i64> {
     report_once(format!(
-        "socket family {domain} is not forwarded (only AF_UNIX, AF_INET, AF_INET6, AF_VSOCK, AF_NETLINK's NETLINK_ROUTE and NETLINK_SOCK_DIAG): EAFNOSUPPORT"
+        "socket family {domain} is not forwarded (only AF_UNIX, AF_INET, AF_INET6, AF_VSOCK, AF_NETLINK's ROUTE, SOCK_DIAG, GENERIC, KOBJECT_UEVENT and USERSOCK): EAFNOSUPPORT"
     ));
     Err(Errno::EAFNOSUPPORT)
 }
