@@ -786,6 +786,19 @@ fn private_file_mappings_past_2_gib_hold_the_files_bytes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A program that writes into a pseudo-terminal it reads itself, in chunks of 100 bytes to 64
+/// KiB (tests/programs/hostile/pty_own_reader.c; libuv's tty_pty_partial): every byte arrives,
+/// then EIO. A write the terminal could not take blocked the thread serving the program's
+/// calls, and the program hung for good; writes to a terminal that may not fit now go to a
+/// worker (forward/blocking.rs, `write_may_wait`).
+#[test]
+fn a_program_reading_its_own_pty_while_writing_it_does_not_hang() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "pty_own_reader",
+        Some("chunks of 8192: wrote 65536, read 65536, then EIO"),
+    );
+}
+
 /// A read of a pseudo-terminal's master side after its slave side closed fails with EIO, as on
 /// Linux (tests/programs/hostile/pty_master_eof.c). `hrt`, which stops itself for a background
 /// job's read of its own terminal (forward/tty_stop.rs), stopped itself for good here: the

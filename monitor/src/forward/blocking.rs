@@ -50,6 +50,11 @@ enum Direction {
     Write,
 }
 
+/// The longest write to a terminal the polling thread makes itself when the terminal polls
+/// writable (`write_may_wait`): within the one buffer chunk (up to 2 KiB, twice this with
+/// ONLCR's "\r\n") that Linux's POLLOUT promises room for.
+const TERMINAL_INLINE_WRITE: u64 = 1024;
+
 impl Forwarder {
     /// True if forwarded call `nr` with `args` may wait on the host for an unbounded time.
     /// Errs on the side of "may block": the cost of a wrong "yes" is a thread hand-off.
@@ -59,7 +64,6 @@ impl Forwarder {
 
     fn may_block_in(&self, nr: u64, args: &[u64; 6]) -> bool {
         use hrt_abi::process as op;
-        use Direction::{Read, Write};
         // Starting a host program waits for its exec; waiting for a child waits for it.
         if nr == op::EXEC || nr == op::WAIT4 && args[2] & libc::WNOHANG as u64 == 0 || nr == op::WAITID {
             return true;
@@ -71,25 +75,22 @@ impl Forwarder {
         let Ok(nr) = libc::c_long::try_from(nr) else { return false };
         match nr {
             libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 | libc::SYS_preadv | libc::SYS_preadv2 => {
-                self.may_wait(args[0], Read)
+                self.may_wait(args[0])
             }
-            libc::SYS_write
-            | libc::SYS_writev
-            | libc::SYS_pwrite64
+            libc::SYS_write | libc::SYS_pwrite64 => self.write_may_wait(args[0], args[2]),
+            libc::SYS_writev
             | libc::SYS_pwritev
             | libc::SYS_pwritev2
             | libc::SYS_ftruncate
             | libc::SYS_fsync
-            | libc::SYS_fdatasync => self.may_wait(args[0], Write),
+            | libc::SYS_fdatasync => self.may_wait(args[0]),
             // sendfile(out, in, ..); tee(in, out, ..); copy_file_range and splice (in, off, out, ..).
-            libc::SYS_sendfile => self.may_wait(args[0], Write) || self.may_wait(args[1], Read),
-            libc::SYS_tee => self.may_wait(args[0], Read) || self.may_wait(args[1], Write),
+            libc::SYS_sendfile => self.may_wait(args[0]) || self.may_wait(args[1]),
+            libc::SYS_tee => self.may_wait(args[0]) || self.may_wait(args[1]),
             // vmsplice into a full pipe waits for room (io.rs), out of an empty one for bytes:
             // made on the polling service thread, its wait held every other call up.
-            libc::SYS_vmsplice => self.may_wait(args[0], Write) || self.may_wait(args[0], Read),
-            libc::SYS_copy_file_range | libc::SYS_splice => {
-                self.may_wait(args[0], Read) || self.may_wait(args[2], Write)
-            }
+            libc::SYS_vmsplice => self.may_wait(args[0]),
+            libc::SYS_copy_file_range | libc::SYS_splice => self.may_wait(args[0]) || self.may_wait(args[2]),
             libc::SYS_fcntl => matches!(args[1] as i32, libc::F_SETLKW | libc::F_OFD_SETLKW),
             // System V semaphores and messages wait unless told not to (a semop's flags are in its
             // array: tried first, `semop_now`).
@@ -150,13 +151,37 @@ impl Forwarder {
         .unwrap_or(false)
     }
 
-    /// Whether I/O in `dir` on the program's descriptor `fd` may wait for another party.
+    /// Whether a write of `len` bytes to the program's descriptor `fd` may wait. To a
+    /// terminal: not if it is short and the terminal polls writable, which on Linux means its
+    /// buffer takes at least one more chunk (a pseudo-terminal's peer port has room, output
+    /// is not stopped with ^S). Such writes are made by the polling thread itself (~15 us
+    /// under hrt, a hand-off ~100 us); a longer one, or one to a full terminal, goes to a
+    /// worker, since the polling thread blocked in it served nothing else: a program
+    /// that writes 8 KiB at a time into a pseudo-terminal it reads itself (libuv's
+    /// tty_pty_partial test) hung for good, every forwarded call waiting behind the write.
+    fn write_may_wait(&self, fd: u64, len: u64) -> bool {
+        let Ok(host) = self.fds().get(fd) else { return false };
+        if host.kind() != FdKind::Terminal {
+            return self.may_wait(fd);
+        }
+        if len > TERMINAL_INLINE_WRITE {
+            return true;
+        }
+        let mut p = libc::pollfd { fd: host.raw(), events: libc::POLLOUT, revents: 0 };
+        // SAFETY: one pollfd of our own, a zero timeout.
+        let ready = unsafe { libc::poll(&mut p, 1, 0) } == 1;
+        !(ready && p.revents & libc::POLLOUT != 0)
+    }
+
+    /// Whether I/O on the program's descriptor `fd` may wait for another party.
     /// Unknown descriptors are EBADF, which is quick.
-    fn may_wait(&self, fd: u64, dir: Direction) -> bool {
+    fn may_wait(&self, fd: u64) -> bool {
         let Ok(host) = self.fds().get(fd) else { return false };
         match host.kind() {
             FdKind::Quick | FdKind::Epoll => false,
-            FdKind::Terminal => dir == Direction::Read,
+            // Reads wait for the user; writes to a terminal that cannot take them wait for its
+            // reader (`write_may_wait`).
+            FdKind::Terminal => true,
             FdKind::Pipe | FdKind::Socket | FdKind::Other => true,
         }
     }
