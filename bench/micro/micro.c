@@ -909,6 +909,29 @@ static double rep_mmap_touch(void *ctx, double *faults) {
     return us;
 }
 
+/* A child process: fork, the child's _exit(0) and the parent's waitpid (under hrt the child
+ * is a VM of its own in a host process of its own). */
+static double rep_fork_wait(void *ctx, double *aux) {
+    (void)ctx;
+    *aux = 0;
+    double t0 = bench_now();
+    pid_t child = fork();
+    if (child < 0) {
+        perror("fork");
+        exit(1);
+    }
+    if (child == 0)
+        _exit(0);
+    int status;
+    waitpid(child, &status, 0);
+    return (bench_now() - t0) * 1e6;
+}
+
+static void test_fork_wait(void) {
+    fflush(stdout);
+    sampled("fork_wait", "us", 50, 10, 5, rep_fork_wait, NULL, NULL, 1);
+}
+
 static void test_mmap_touch(void) {
     sampled("mmap_touch_64m", "us", 50, 10, 5, rep_mmap_touch, NULL, "mmap_touch_64m.faults", 1);
 }
@@ -1228,6 +1251,7 @@ static const struct {
     {"write_devnull", test_write_devnull},
     {"forward", test_forwarded_io},
     {"mmap_touch_64m", test_mmap_touch},
+    {"fork_wait", test_fork_wait},
     {"brk_pattern", test_brk_pattern},
     {"munmap", test_munmap},
     {"shm_touch", test_shm_touch},

@@ -322,6 +322,7 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     // The main thread's wake-up (`vcpu::send_to_main`).
     keep.extend(super::vcpu::main_wake_descriptor());
     close_all_but(keep);
+    super::vcpu::renew_main_wake_in_child()?;
     job.setup.apply(&job.forwarder);
     channel::host_signals::detach();
     // SAFETY: restoring the mask the fork thread had.

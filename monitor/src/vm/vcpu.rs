@@ -676,6 +676,30 @@ fn main_wake() -> Result<i32> {
     Ok(fd)
 }
 
+/// In a forked child: a new eventfd under `MAIN_WAKE`'s number. The inherited one is the
+/// parent's eventfd object, whose wake-ups the parent's main thread took as often as the
+/// child's: a child's main thread slept through its vCPUs' end until its wait's 250 ms ran
+/// out (a fork, `_exit` and `waitpid` took ~260 ms instead of ~5).
+pub fn renew_main_wake_in_child() -> Result<()> {
+    use std::sync::atomic::Ordering;
+    let old = MAIN_WAKE.load(Ordering::SeqCst);
+    if old < 0 {
+        return Ok(());
+    }
+    // SAFETY: a new eventfd of ours.
+    let fresh = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    if fresh < 0 {
+        return Err(err!("cannot make an eventfd for the main thread: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: `old` is this process's copy of the inherited descriptor, replaced in place
+    // (no other thread of the new process uses it yet); `fresh` is ours and closed after.
+    unsafe {
+        libc::dup3(fresh, old, libc::O_CLOEXEC);
+        libc::close(fresh);
+    }
+    Ok(())
+}
+
 /// The descriptor a forked child keeps (`vm::fork`).
 pub fn main_wake_descriptor() -> Option<i32> {
     let fd = MAIN_WAKE.load(std::sync::atomic::Ordering::SeqCst);
