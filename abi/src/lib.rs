@@ -9,7 +9,7 @@ pub mod channel;
 pub mod overrides;
 
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 69;
+pub const ABI_VERSION: u32 = 70;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -791,7 +791,8 @@ pub mod process {
     pub const CHILD_BEGIN: u64 = 0x2000;
     /// A spawn child ended before exec (its table copy is dropped).
     pub const CHILD_END: u64 = 0x2001;
-    /// The child's signal state for its exec: (ignored signals, signal mask), bit `sig - 1`.
+    /// The child's signal state for its exec: (ignored signals, signal mask), bit `sig - 1`,
+    /// and the CPUs the program allows the thread (three words of guest CPU bits).
     pub const SIGNALS: u64 = 0x2002;
     /// execveat(dirfd, path, argv, envp, flags, seccomp filters) in a spawn child: the host pid
     /// on success. The filters: [`SECCOMP_FILTER`]'s id, 0 for none.
@@ -875,7 +876,8 @@ pub mod process {
     /// the host program that
     /// [`EXEC_HOST`] prepared replaces the forked child's `hrt` (same pid, descriptors without
     /// FD_CLOEXEC at their numbers, ignored signals and mask, and the alarm, which an exec
-    /// keeps). Never answers if it started; a negated errno if the host's execve failed
+    /// keeps; args: the alarm's time left and interval, the seccomp filters, and three words
+    /// of guest CPU bits the thread may run on, which it keeps too). Never answers if it started; a negated errno if the host's execve failed
     /// (nothing changed).
     pub const EXEC_HOST_GO: u64 = 0x2019;
     /// (fd, buf, count, pos): the first pread64 of a private file mapping's contents, after

@@ -935,6 +935,15 @@ fn a_links_trailing_slash_asks_for_a_directory() {
     passes_natively_and_same_on_1_and_2_cpus("symlink_trailing_slash", Some("trailing slash: done"));
 }
 
+/// The CPUs a program set are kept by the programs it starts, after fork + execve and through
+/// posix_spawn (tests/programs/hostile/affinity_exec.c; BusyBox's taskset test): both got all of
+/// the host's CPUs under the default `--children host`. vCPU i stands for the i-th host CPU
+/// `hrt` may use.
+#[test]
+fn a_programs_cpus_are_kept_across_exec_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("affinity_exec", Some("spawned: 1 CPU(s), CPU 0 among them: yes"));
+}
+
 /// sched_setaffinity of another process as LTP's sched_setaffinity01 checks it
 /// (tests/programs/hostile/affinity_other_process.c): root may, a child that became nobody gets
 /// EPERM for its parent, a pid no process has ESRCH. hrt accepted the other user's change.

@@ -227,7 +227,9 @@ pub fn exec_on_host(nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> Opti
     let (left, interval) = sig::timers::real_timer();
     // And the thread's seccomp filters (`linux::seccomp`).
     let filters = crate::linux::seccomp::host_chain();
-    Some(call(op::EXEC_HOST_GO, [left, interval, filters, 0, 0, 0]).map(|_| 0))
+    // And the CPUs the program allows this thread, which an exec keeps.
+    let [a0, a1, a2] = super::calls::thread::exec_affinity();
+    Some(call(op::EXEC_HOST_GO, [left, interval, filters, a0, a1, a2]).map(|_| 0))
 }
 
 /// execveat(dirfd, path, argv, envp, flags) of the program itself. Returns only on an error

@@ -54,6 +54,7 @@ impl Forwarder {
             mask: a[5],
             real_timer: [0, 0],
             filters: Vec::new(),
+            affinity: None,
         };
         *self.children.replacement.lock().unwrap() = Some(job);
         Ok(1)
@@ -62,9 +63,10 @@ impl Forwarder {
     /// `EXEC_HOST_GO`: answers only if the host's execve failed. Made on the thread that
     /// serves the call, not handed to a worker (the first blocking call of a forked child
     /// starts one, ~1 ms): it waits only for the exec, which ends every thread of `hrt`.
-    pub(super) fn exec_host_go(&self, real_timer: [u64; 2], filters: u64) -> SysResult<i64> {
+    pub(super) fn exec_host_go(&self, real_timer: [u64; 2], filters: u64, affinity: [u64; 3]) -> SysResult<i64> {
         let mut job = self.children.replacement.lock().unwrap().take().ok_or(Errno::EINVAL)?;
         job.real_timer = real_timer;
+        job.affinity = procs::host_affinity(affinity, self.cpus);
         job.filters = procs::exec_filters(filters)?;
         self.children.on_spawner(Work::Replace(job))
     }
@@ -161,6 +163,11 @@ extern "C" fn exec_thread(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         if let Err(e) = procs::place_descriptors(p) {
             fail(-(e as i64));
+        }
+        // The program's CPUs, which an exec keeps (a refusal leaves this thread's).
+        if let Some(set) = &p.affinity {
+            let size = std::mem::size_of::<libc::cpu_set_t>() as u64;
+            syscall6(libc::SYS_sched_setaffinity, [0, size, set as *const libc::cpu_set_t as u64, 0, 0, 0]);
         }
         let pdeath = PDEATH_SIGNAL.load(Ordering::Relaxed);
         if pdeath != 0 {

@@ -55,6 +55,8 @@ struct ExecState {
     /// Signals it ignores and its mask (bit `sig - 1`), sent just before exec.
     ignored: u64,
     mask: u64,
+    /// The CPUs the program allows the exec'ing thread (guest CPU bits), sent with them.
+    affinity: [u64; 3],
 }
 
 /// A checked exec: the host path to run, the path as the program gave it (relative to its
@@ -92,6 +94,9 @@ pub(super) struct Spawn {
     pub(super) real_timer: [u64; 2],
     /// The exec'ing thread's seccomp filters, oldest first (`seccomp_filters`).
     pub(super) filters: Vec<Vec<libc::sock_filter>>,
+    /// The host CPUs for the CPUs the program allows the exec'ing thread (`host_affinity`;
+    /// None: not known): the new program keeps them, as an exec keeps the affinity on Linux.
+    pub(super) affinity: Option<libc::cpu_set_t>,
 }
 
 /// What the process spawner does: start a program, or make a stand-in (`stand_ins`).
@@ -275,12 +280,12 @@ impl Forwarder {
             }
             (op::SIGNALS, Some(c)) => {
                 let mut st = c.state.lock().unwrap();
-                (st.ignored, st.mask) = (a[0], a[1]);
+                (st.ignored, st.mask, st.affinity) = (a[0], a[1], [a[2], a[3], a[4]]);
                 Ok(0)
             }
             (op::EXEC, Some(c)) => self.exec(g, &c, a),
             (op::EXEC_HOST, None) => self.exec_host(g, a),
-            (op::EXEC_HOST_GO, None) => self.exec_host_go([a[0], a[1]], a[2]),
+            (op::EXEC_HOST_GO, None) => self.exec_host_go([a[0], a[1]], a[2], [a[3], a[4], a[5]]),
             (op::EXEC_OPEN, None) => self.exec_open(g, a),
             (op::EXEC_READ, None) => self.exec_read(g, a),
             (op::EXEC_COMMIT, None) => self.exec_commit(g, a),
@@ -872,6 +877,7 @@ impl Forwarder {
             mask: st.mask,
             real_timer: [0, 0],
             filters,
+            affinity: host_affinity(st.affinity, self.cpus),
         };
         drop(st);
         let pid = self.children.on_spawner(Work::Spawn(job))?;
@@ -1020,8 +1026,32 @@ pub(super) struct Prepared {
     /// with `close_exec_at`, one placed for the exec only, made close-on-exec before it.
     pub(super) exec_at: i32,
     pub(super) close_exec_at: bool,
+    /// The host CPUs the new program may run on (`host_affinity`), if the program's are known.
+    pub(super) affinity: Option<libc::cpu_set_t>,
     /// The errno of the step that failed, 0 if exec succeeded.
     pub(super) error: AtomicI32,
+}
+
+/// The host CPUs that the guest CPUs in `guest` (bit i: vCPU i) run on: vCPU i is pinned to
+/// the i-th of the host CPUs `hrt` may use, round robin (`vm::vcpu::pin_to_host_cpu`). None
+/// for an empty mask: the kernel sends none while the program has set no thread's CPUs, and
+/// its host programs then get `hrt`'s own CPUs (a `--cpus 1` run's `make -j` keeps the
+/// host's).
+pub(super) fn host_affinity(guest: [u64; 3], vcpus: u32) -> Option<libc::cpu_set_t> {
+    let vcpus = vcpus.min(192) as usize;
+    let host = crate::vm::allowed_host_cpus();
+    if host.is_empty() {
+        return None;
+    }
+    // SAFETY: cpu_set_t is plain data; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut any = false;
+    for cpu in (0..vcpus).filter(|&c| guest[c / 64] & 1 << (c % 64) != 0) {
+        // SAFETY: CPU_SET writes inside the set (host CPU numbers are below CPU_SETSIZE).
+        unsafe { libc::CPU_SET(host[cpu % host.len()], &mut set) };
+        any = true;
+    }
+    any.then_some(set)
 }
 
 pub(super) fn sigset(bits: u64) -> libc::sigset_t {
@@ -1257,6 +1287,7 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
         filters: super::seccomp_filters::programs(&job.filters),
         exec_at,
         close_exec_at,
+        affinity: job.affinity,
         error: AtomicI32::new(0),
     };
     Ok(Ready { prep, _args: args })
@@ -1346,6 +1377,10 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             let ignore = p.ignored & (1 << (sig - 1)) != 0;
             let sa = crate::raw_sys::KernelSigaction { handler: ignore as u64, ..Default::default() };
             let _ = crate::raw_sys::rt_sigaction(sig, Some(&sa));
+        }
+        // The program's CPUs, which an exec keeps (a refusal leaves the spawner's).
+        if let Some(set) = &p.affinity {
+            libc::syscall(libc::SYS_sched_setaffinity, 0, std::mem::size_of::<libc::cpu_set_t>(), set);
         }
         if p.cwd >= 0 && libc::fchdir(p.cwd) != 0 {
             return fail(p);

@@ -35,6 +35,7 @@ pub use fork::{die_of, end_signal, is_child as is_fork_child};
 pub use kvm::open_kvm;
 pub use memory::MIN_MEM;
 pub use stuck::say_where_vcpus_are;
+pub use vcpu::allowed_host_cpus;
 
 /// What `hrt run` adds to a VM: the program, its argv/envp, and how to run it.
 pub struct ProgramSetup {

@@ -391,7 +391,7 @@ fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, plan: &VcpuPlan) -> Result<
 /// The host CPUs `hrt` was started on (its affinity mask: what `taskset`, `mpirun`'s binding or
 /// Slurm gave it), in increasing order. Read once, before any thread pins itself: the first
 /// caller is a thread about to be pinned, still with the mask it inherited.
-pub(crate) fn allowed_host_cpus() -> &'static [usize] {
+pub fn allowed_host_cpus() -> &'static [usize] {
     static CPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
     CPUS.get_or_init(|| {
         // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.

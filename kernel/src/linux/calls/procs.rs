@@ -354,7 +354,9 @@ fn exec(frame: &mut TrapFrame, nr: u32, [dirfd, path, argv, envp, flags]: [u64; 
         return crate::linux::exec::exec_self(frame, args);
     };
     let mask = current().sigmask;
-    call(tagged(op::SIGNALS), [ignored(ctx), mask, 0, 0, 0, 0])?;
+    // With the CPUs the program allows this thread: the host program keeps them.
+    let [a0, a1, a2] = super::thread::exec_affinity();
+    call(tagged(op::SIGNALS), [ignored(ctx), mask, a0, a1, a2, 0])?;
     // The host program gets the thread's seccomp filters (`linux::seccomp`).
     let filters = crate::linux::seccomp::host_chain();
     let pid = call(tagged(op::EXEC), [dirfd, path, argv, envp, flags, filters])?;

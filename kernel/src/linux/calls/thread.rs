@@ -461,6 +461,22 @@ const MOVE_SLEEP_NS: u64 = 100_000;
 /// (another process) is accepted and ignored, with a line the first time, once the host says
 /// the program may (else EPERM, as Linux: `process::AFFINITY_ALLOWED`); one no process has is
 /// ESRCH.
+/// Whether the program has set a thread's CPUs (`sched_setaffinity` of one of its own): from
+/// then on the host programs it starts keep the exec'ing thread's CPUs (`exec_affinity`).
+static AFFINITY_SET: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// The CPUs the calling thread may run on, as three words of guest CPU bits for a host program
+/// it starts (an exec keeps the affinity); zero while the program has set no thread's, so that
+/// its host programs get `hrt`'s own host CPUs, not only the vCPUs' (a `--cpus 1` run's
+/// `make -j`).
+pub fn exec_affinity() -> [u64; 3] {
+    if !AFFINITY_SET.load(Ordering::Relaxed) {
+        return [0; 3];
+    }
+    let [a0, a1, a2, _] = current().affinity();
+    [a0, a1, a2]
+}
+
 pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (pid, len, mask) = (a[0], a[1], a[2]);
     let given = uaccess::slice(mask, len.min(32))?;
@@ -481,6 +497,7 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if pid != 0 && pid != current().tid as u64 {
         let tid = pid as u32;
         let running_elsewhere = signal::state::with_thread(tid, |t| {
+            AFFINITY_SET.store(true, Ordering::Relaxed);
             t.set_affinity(set);
             let target = if packs {
                 // The program's threads are packed onto as many vCPUs as the host has CPUs
@@ -550,6 +567,7 @@ pub fn sched_setaffinity(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         return Ok(0);
     }
+    AFFINITY_SET.store(true, Ordering::Relaxed);
     current().set_affinity(set);
     if !allowed(crate::cpu::id()) {
         sched::migrate_current(first);
