@@ -61,6 +61,8 @@ int main(void) {
     show("PR_GET_THP_DISABLE with arguments", prctl(PR_GET_THP_DISABLE, 1, 1, 0, 0));
     show("PR_SET_THP_DISABLE 1", prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
     show("PR_GET_THP_DISABLE", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
+    show("PR_TASK_PERF_EVENTS_DISABLE", prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0));
+    show("PR_TASK_PERF_EVENTS_ENABLE", prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0));
     show("PR_GET_TIMING", prctl(PR_GET_TIMING, 0, 0, 0, 0));
     show("PR_SET_TIMING statistical", prctl(PR_SET_TIMING, PR_TIMING_STATISTICAL, 0, 0, 0));
     show("PR_SET_TIMING timestamp", prctl(PR_SET_TIMING, PR_TIMING_TIMESTAMP, 0, 0, 0));

@@ -39,6 +39,8 @@ const PR_GET_SPECULATION_CTRL: u64 = 52;
 const PR_GET_AUXV: u64 = 0x4155_5856;
 const PR_GET_TID_ADDRESS: u64 = 40;
 const PR_GET_TIMING: u64 = 13;
+const PR_TASK_PERF_EVENTS_DISABLE: u64 = 31;
+const PR_TASK_PERF_EVENTS_ENABLE: u64 = 32;
 const PR_SET_TIMING: u64 = 14;
 const PR_TIMING_STATISTICAL: u64 = 0;
 const PR_SET_IO_FLUSHER: u64 = 57;
@@ -256,6 +258,9 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         PR_GET_SPECULATION_CTRL if a[3] | a[4] == 0 => host_value(&[PR_GET_SPECULATION_CTRL, a[1], a[2]]),
         PR_GET_SPECULATION_CTRL => Err(EINVAL),
         PR_GET_AUXV if a[3] | a[4] == 0 => get_auxv(a[1], a[2]),
+        // The program has no performance counters to switch (perf_event_open is ENOSYS with a
+        // line here): Linux answers 0 for a task without any too.
+        PR_TASK_PERF_EVENTS_DISABLE | PR_TASK_PERF_EVENTS_ENABLE => Ok(0),
         // Linux times processes statistically only: PR_SET_TIMING takes nothing else.
         PR_GET_TIMING => Ok(PR_TIMING_STATISTICAL),
         PR_SET_TIMING if a[1] as u32 == PR_TIMING_STATISTICAL as u32 => Ok(0),
