@@ -221,7 +221,7 @@ fn short_waits_on_pipes_and_sockets_behave_as_on_linux() {
 /// one (`ulimit -n 200`) leaves the monitor what it needs: `stat`, `access` and `open` by path
 /// work (EMFILE before: the path walk's own lookups), an open after a close gets a descriptor,
 /// and threads on a second vCPU start (before, `hrt` ended: "cannot create vCPU 1"), as on
-/// Linux. (The table may stop up to 64 descriptors short of the limit where `hrt` cannot raise
+/// Linux. (The table may hold up to 64 descriptors fewer than the limit where `hrt` cannot raise
 /// its own hard limit: the program prints no count.)
 #[test]
 fn a_full_descriptor_table_leaves_the_monitor_its_descriptors() {
@@ -239,6 +239,16 @@ fn a_full_descriptor_table_leaves_the_monitor_its_descriptors() {
             under_limit(vec![hrt.as_os_str(), "run".as_ref(), "--cpus".as_ref(), cpus.as_ref(), prog.as_os_str()]);
         common::hostile::assert_same(&format!("fd_exhaustion --cpus {cpus}"), &linux, &got);
     }
+}
+
+/// Descriptor numbers up to the soft limit raised to the hard one
+/// (tests/programs/hostile/dup2_near_limit.c; CPython's test_selectors, rustix's select test):
+/// dup2 to the last two numbers and F_DUPFD_CLOEXEC from the last work as on Linux. The last
+/// 64 were EBADF/EINVAL under hrt, whose own descriptors need room below the host's limit:
+/// that room now bounds how many may be open, not their numbers.
+#[test]
+fn descriptor_numbers_reach_the_limit_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("dup2_near_limit", Some("both held at once: yes"));
 }
 
 /// chown, fchown, lchown, fchownat, statfs, fstatfs and getgroups (issue 10) are forwarded and

@@ -332,18 +332,31 @@ impl Slot {
     }
 }
 
+/// How many descriptors a table whose numbers stop below `limit` may hold open.
+fn open_limit(limit: usize) -> usize {
+    super::procs::table_limit(limit as u64).min(limit as u64) as usize
+}
+
 pub struct FdTable {
     slots: Mutex<Vec<Option<Slot>>>,
     /// Guest fds are below this (the descriptor limit the guest sees: EMFILE, EBADF, EINVAL):
     /// the program's RLIMIT_NOFILE soft limit, which it may change.
     limit: AtomicUsize,
+    /// How many may be open at once (`procs::table_limit`: at most `limit`, fewer where
+    /// `hrt`'s own descriptors need room below the host's limit).
+    open_limit: AtomicUsize,
     /// Files closed here that private file mappings still name (kept_files.rs).
     kept: KeptFiles,
 }
 
 impl FdTable {
     pub fn new(limit: usize) -> FdTable {
-        FdTable { slots: Mutex::new(Vec::new()), limit: AtomicUsize::new(limit), kept: KeptFiles::default() }
+        FdTable {
+            slots: Mutex::new(Vec::new()),
+            limit: AtomicUsize::new(limit),
+            open_limit: AtomicUsize::new(open_limit(limit)),
+            kept: KeptFiles::default(),
+        }
     }
 
     /// The files kept for the program's private file mappings.
@@ -359,6 +372,17 @@ impl FdTable {
     /// open, new ones must be below it (as on Linux).
     pub fn set_limit(&self, limit: usize) {
         self.limit.store(limit, Ordering::Relaxed);
+        self.open_limit.store(open_limit(limit), Ordering::Relaxed);
+    }
+
+    /// Whether `slots` may take one more open descriptor at `n` (EMFILE if not): always while
+    /// the table is no longer than the open limit; past it, counted.
+    fn room_for_one_more(&self, slots: &[Option<Slot>], n: usize) -> bool {
+        let open_limit = self.open_limit.load(Ordering::Relaxed);
+        if slots.get(n).is_some_and(|s| s.is_some()) || slots.len().max(n + 1) <= open_limit {
+            return true;
+        }
+        slots.iter().filter(|s| s.is_some()).count() < open_limit
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Option<Slot>>> {
@@ -407,7 +431,7 @@ impl FdTable {
             Some(n) if n >= min => n,
             _ => slots.len().max(min),
         };
-        if n >= self.limit() {
+        if n >= self.limit() || !self.room_for_one_more(&slots, n) {
             return Err(Errno::EMFILE);
         }
         if n >= slots.len() {
@@ -437,6 +461,9 @@ impl FdTable {
             return Err(Errno::EBADF);
         }
         let mut slots = self.lock();
+        if !self.room_for_one_more(&slots, n) {
+            return Err(Errno::EMFILE);
+        }
         if n >= slots.len() {
             slots.resize_with(n + 1, || None);
         }
@@ -478,7 +505,12 @@ impl FdTable {
     pub fn duplicate(&self) -> FdTable {
         let slots =
             self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: s.host.clone(), cloexec: s.cloexec })).collect();
-        FdTable { slots: Mutex::new(slots), limit: AtomicUsize::new(self.limit()), kept: self.kept.mapped(Arc::clone) }
+        FdTable {
+            slots: Mutex::new(slots),
+            limit: AtomicUsize::new(self.limit()),
+            open_limit: AtomicUsize::new(self.open_limit.load(Ordering::Relaxed)),
+            kept: self.kept.mapped(Arc::clone),
+        }
     }
 
     /// In a forked child's process: a table of its own `HostFd` values for the same host
@@ -521,7 +553,12 @@ impl FdTable {
             self.lock().iter().map(|s| s.as_ref().map(|s| Slot { host: own(&s.host), cloexec: s.cloexec })).collect();
         // Kept files (host duplicates the fork inherited too) become the child's own likewise.
         let kept = self.kept.mapped(own);
-        FdTable { slots: Mutex::new(slots), limit: AtomicUsize::new(self.limit()), kept }
+        FdTable {
+            slots: Mutex::new(slots),
+            limit: AtomicUsize::new(self.limit()),
+            open_limit: AtomicUsize::new(self.open_limit.load(Ordering::Relaxed)),
+            kept,
+        }
     }
 
     /// Every guest fd: (number, host descriptor, FD_CLOEXEC).

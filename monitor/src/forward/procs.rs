@@ -1158,8 +1158,7 @@ pub fn lift_cpu_soft_limit() {
     unsafe { libc::setrlimit(libc::RLIMIT_CPU, &lifted) };
 }
 
-/// The program's table limit (`table_limit` of its RLIMIT_NOFILE soft limit) when `hrt` lifted or
-/// raised its own (0: neither).
+/// The program's RLIMIT_NOFILE soft limit when `hrt` lifted or raised its own (0: neither).
 static ORIGINAL_NOFILE_SOFT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// `hrt`'s host descriptors are the program's (one per descriptor of its table) and its own:
@@ -1190,15 +1189,18 @@ pub fn lift_descriptor_soft_limit() {
     let room = libc::rlimit { rlim_cur: raised, rlim_max: raised };
     // SAFETY: setrlimit reads the struct we pass; refused unless the host allows the raise.
     unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &room) };
-    ORIGINAL_NOFILE_SOFT.store(table_limit(rl.rlim_cur), Ordering::Relaxed);
+    ORIGINAL_NOFILE_SOFT.store(rl.rlim_cur.max(1), Ordering::Relaxed);
 }
 
 /// Descriptors kept for the monitor beyond the program's table (`table_limit`).
 const MONITOR_FDS: u64 = 64;
 
-/// How many descriptors the program's table may hold for a soft RLIMIT_NOFILE of `soft`: that
-/// many, unless the monitor's own hard limit leaves fewer than `MONITOR_FDS` beyond, then that
-/// many short of it (its soft limit is its hard one: `lift_descriptor_soft_limit`).
+/// How many descriptors the program's table may hold open at once for a soft RLIMIT_NOFILE of
+/// `soft`: that many, unless the monitor's own hard limit leaves fewer than `MONITOR_FDS`
+/// beyond, then that many short of it (its soft limit is its hard one:
+/// `lift_descriptor_soft_limit`). Their numbers may go up to `soft` all the same (a guest
+/// number is not a host one): `dup2` to 19,999 under a limit of 20,000 works as on Linux
+/// (CPython's test_selectors and rustix's select test asked for it; it was EBADF).
 pub fn table_limit(soft: u64) -> u64 {
     let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes the struct we pass.
