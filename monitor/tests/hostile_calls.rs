@@ -595,7 +595,8 @@ fn ids_kept_as_they_are_behave_as_on_linux() {
 /// a forked child, the group list and the group and user ids become nobody's; read back, a file
 /// only root may read is EACCES (also from a thread started later: every host thread of `hrt`
 /// changed), a new file is nobody's, going back to root is EPERM; the parent keeps its ids.
-/// They were ENOSYS with a line. Without root every change is EPERM, natively too.
+/// They were ENOSYS with a line. Without root every change is EPERM, natively too. The
+/// file-system ids (setfsuid/setfsgid, ENOSYS before: read as -1) follow the effective ones.
 #[test]
 fn ids_changed_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("ids_change", Some("ids change: done"));

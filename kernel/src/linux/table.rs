@@ -302,6 +302,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_setuid => ("setuid", 1, L(ids::setuid)),
         __NR_setreuid => ("setreuid", 2, L(ids::setreuid)),
         __NR_setresuid => ("setresuid", 3, L(ids::setresuid)),
+        __NR_setfsuid => ("setfsuid", 1, L(ids::setfsuid)),
+        __NR_setfsgid => ("setfsgid", 1, L(ids::setfsgid)),
         __NR_setgid => ("setgid", 1, L(ids::setgid)),
         __NR_setregid => ("setregid", 2, L(ids::setregid)),
         __NR_setresgid => ("setresgid", 3, L(ids::setresgid)),

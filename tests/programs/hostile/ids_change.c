@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,9 @@ static void show_ids(const char *who) {
     getresgid(&rg, &eg, &sg);
     printf("%s: uid %u %u %u gid %u %u %u getuid %u geteuid %u getgid %u getegid %u groups %d\n", who, r, e, s, rg,
            eg, sg, getuid(), geteuid(), getgid(), getegid(), getgroups(0, 0));
+    /* The file-system ids follow the effective ones (setfsuid(-1) only reads). */
+    printf("%s: fsuid %d fsgid %d, set to the effective ones: %d %d\n", who, setfsuid(-1), setfsgid(-1),
+           setfsuid(geteuid()), setfsgid(getegid()));
 }
 
 static void *in_thread(void *path) {

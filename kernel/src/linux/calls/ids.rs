@@ -137,6 +137,29 @@ fn set(nr: u32, a: [u64; 6], count: usize, first: usize) -> SysResult {
     }
 }
 
+/// setfsuid and setfsgid: the previous file-system id, which under hrt is always the effective
+/// one (an id of its own would have to be made on every host thread that serves the calling
+/// thread's file calls). A change to another id is not made, with a line: Linux answers the
+/// same way when it refuses one, and a caller sees it with a second call (`setfsuid(-1)`).
+/// They were ENOSYS, which a caller read as a previous id of -1.
+pub fn setfsuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    file_system_id(a[0] as u32, euid(), "setfsuid")
+}
+
+pub fn setfsgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    file_system_id(a[0] as u32, egid(), "setfsgid")
+}
+
+fn file_system_id(asked: u32, effective: u32, name: &str) -> SysResult {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if asked != UNCHANGED && asked != effective && !SAID.swap(true, Ordering::Relaxed) {
+        crate::kprintln!(
+            "hrt: {name}({asked}): a file-system id other than the effective one ({effective}) is not implemented: left unchanged (reported once)"
+        );
+    }
+    Ok(effective as u64)
+}
+
 pub fn getresuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let ids = ids();
     for (p, id) in a[..3].iter().zip(&ids[..3]) {
