@@ -453,14 +453,22 @@ fn describe_unemulated(vcpu: &VcpuFd, shared: &Shared) -> String {
 }
 
 fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
-    let mut said_where = false;
+    let mut said_where = 0;
     loop {
         let exit = match vcpu.run() {
             Ok(exit) => exit,
             Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
-                if !said_where && super::stuck::asked() {
-                    said_where = true;
-                    eprintln!("hrt: {}", describe_crash(&vcpu, id, "where the vCPU was"));
+                if said_where != super::stuck::asked() {
+                    said_where = super::stuck::asked();
+                    // SAFETY: getpid has no preconditions.
+                    let pid = unsafe { libc::getpid() };
+                    eprintln!("hrt[{pid}]: {}", describe_crash(&vcpu, id, "where the vCPU was"));
+                    if super::stuck::debugging() {
+                        if let Ok(r) = vcpu.get_regs() {
+                            let code = super::stuck::kernel_code_on_stack(&shared.ram, r.rsp);
+                            eprintln!("hrt[{pid}]: vCPU {id} kernel code on its stack: {code}");
+                        }
+                    }
                 }
                 continue;
             }
@@ -604,6 +612,7 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     // While waiting, look now and then for a signal the kernel does not take (a stuck vCPU),
     // and for files the program maps shared that another process shrank.
     let mut next_watch = std::time::Instant::now() + super::host_signals::WATCH_PERIOD;
+    let mut say_where_at = super::stuck::debug_deadline();
     let exit = loop {
         let event = match rx.try_recv() {
             Ok(event) => Ok(event),
@@ -636,6 +645,10 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                     break Err(err!("every vCPU thread ended without a result"));
                 }
                 super::host_signals::watch();
+                if say_where_at.is_some_and(|at| std::time::Instant::now() >= at) {
+                    say_where_at = Some(std::time::Instant::now() + std::time::Duration::from_secs(1));
+                    super::stuck::say_where_vcpus_are();
+                }
                 crate::taken_signals::take_own_pending();
                 super::shared_file_ends::watch(&shared);
             }
