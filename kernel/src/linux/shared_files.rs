@@ -236,6 +236,7 @@ pub fn after_host_shrink() {
     while RECHECKING.swap(true, Ordering::Acquire) {
         core::hint::spin_loop();
     }
+    crate::sync::spinlock::raw_lock_taken();
     if SHRANK.swap(false, Ordering::SeqCst) {
         // Taken before the look: a CPU whose interrupt finds the word clear finds this one
         // holding `RECHECKING`, or done.
@@ -246,6 +247,7 @@ pub fn after_host_shrink() {
         });
     }
     RECHECKING.store(false, Ordering::Release);
+    crate::sync::spinlock::raw_lock_released();
 }
 
 /// Whether forwarded call `nr` with `args`, having succeeded, may have made a file shorter:

@@ -75,11 +75,12 @@ pub fn fork_waits_for_lock_holders() -> TestResult {
             sched::yield_now();
         }
         let counted = held_anywhere();
-        if freeze_without_locks_held().is_err() {
+        let Ok(was) = freeze_without_locks_held() else {
             return u64::MAX;
-        }
+        };
         let (held, value) = (held_anywhere(), lock.try_lock().map(|g| *g));
         sched::freeze::thaw();
+        crate::arch::irq::restore(was);
         // Counted while the holder held it; none held once frozen; the holder's write done.
         (counted >= 1) as u64 | ((held == 0) as u64) << 1 | ((value == Some(1)) as u64) << 2
     })

@@ -24,6 +24,22 @@ fn note_held(delta: i64) {
     crate::arch::percpu::add_spinlocks_held(delta);
 }
 
+/// For a lock of its own kind (a flag taken with `swap`, held across a wait for other CPUs or
+/// the host), held with interrupts on: counted as a held `SpinLock`, so that `fork` waits for
+/// its holder as for one. Call `raw_lock_released` when it is released. Uncounted, a TLB
+/// shootdown's request flag held by a thread preempted in it stayed held in a forked child,
+/// whose first `mprotect` spun for good (nix's test_unistd, 3 runs in 25).
+#[inline(always)]
+pub fn raw_lock_taken() {
+    note_held(1);
+}
+
+/// Releases what `raw_lock_taken` counted.
+#[inline(always)]
+pub fn raw_lock_released() {
+    note_held(-1);
+}
+
 /// How many plain `SpinLock`s are held, by any thread. Exact while no other CPU can take or
 /// release one (all of them frozen: `sched::freeze::freeze_others`).
 pub fn held_anywhere() -> i64 {

@@ -38,6 +38,7 @@ pub fn all_cpus(cpus: usize, sync_core: bool) {
     while BUSY.swap(true, Ordering::Acquire) {
         core::hint::spin_loop();
     }
+    crate::sync::spinlock::raw_lock_taken();
     if !REGISTERED.swap(true, Ordering::AcqRel) {
         super::traps::register_immediate(MEMBARRIER_VECTOR, on_ipi);
     }
@@ -56,4 +57,5 @@ pub fn all_cpus(cpus: usize, sync_core: bool) {
         let _ = super::instr::cpuid(0, 0);
     }
     BUSY.store(false, Ordering::Release);
+    crate::sync::spinlock::raw_lock_released();
 }

@@ -42,6 +42,7 @@ impl RequestGuard {
         while REQUEST_BUSY.swap(true, Ordering::Acquire) {
             core::hint::spin_loop();
         }
+        crate::sync::spinlock::raw_lock_taken();
         RequestGuard
     }
 }
@@ -49,6 +50,7 @@ impl RequestGuard {
 impl Drop for RequestGuard {
     fn drop(&mut self) {
         REQUEST_BUSY.store(false, Ordering::Release);
+        crate::sync::spinlock::raw_lock_released();
     }
 }
 static PAGES: [AtomicU64; StaleTlb::MAX] = [const { AtomicU64::new(0) }; StaleTlb::MAX];

@@ -153,17 +153,21 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     // Read before the freeze, which must find no lock held.
     let name = crate::linux::thread_names::own();
     crate::linux::rewrite::prepare_for_fork();
-    freeze_without_locks_held()?;
+    let was = freeze_without_locks_held()?;
+    let thaw = || {
+        sched::freeze::thaw();
+        irq::restore(was);
+    };
     if crate::linux::exec::underway() {
         // Another thread's exec ends this one (on its way back): no child, as on Linux, where
         // the pending SIGKILL fails the fork. (Checked frozen: the exec cannot start meanwhile.)
-        sched::freeze::thaw();
+        thaw();
         return Err(EAGAIN);
     }
     // Anonymous shared memory becomes host shared memory, which the host fork shares with the
     // child (frozen: no other thread writes it while its bytes are copied).
     if let Err(e) = crate::linux::shared_files::share_anonymous() {
-        sched::freeze::thaw();
+        thaw();
         return Err(e);
     }
     let t = current();
@@ -188,9 +192,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).alt_stack = crate::linux::signal::state::alt_stack(t.tid);
         (*rec).omp = t.omp as u64;
         (*rec).from_child = from_child;
-        let was = irq::save_and_disable();
         fpu::save((*rec).fpu.0.as_mut_ptr());
-        irq::restore(was);
     }
     let record = crate::mem::virt_to_phys(rec as *const u8);
     // The child's CPUs find their idle-thread records made (natively, here) instead of
@@ -205,7 +207,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     let r = hypercall::call(hrt_abi::nr::FORK, &[record, crate::time::ticks(), from_child]);
     crate::linux::channel::restore_leader(leader);
     sched::unprepare_cpus();
-    sched::freeze::thaw();
+    thaw();
     if r < 0 {
         return Err((-r) as u32);
     }
@@ -226,21 +228,32 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
 /// function extents that a parent's thread was preempted holding). While one is held, the
 /// others go on for a moment, which lets its holder finish, and the freeze is tried again;
 /// EAGAIN after 2 s.
-/// On success the others are frozen: the caller must `sched::freeze::thaw` them.
-pub fn freeze_without_locks_held() -> Result<(), u32> {
+///
+/// On success the others are frozen and this CPU's interrupts are masked; the caller must
+/// `sched::freeze::thaw` them, then restore the interrupt state returned. Masked before the
+/// look for held locks, so that nothing switches this thread away from then on: another
+/// thread of this CPU that ran meanwhile could take a lock the look found free. So a TLB shootdown's request flag,
+/// taken by a thread that preempted the forking one, was copied held into the child, whose
+/// first `mprotect` spun for good (nix's test_unistd 3 runs in 25; a C program forking while
+/// two threads change protections, 10 runs in 10).
+pub fn freeze_without_locks_held() -> Result<bool, u32> {
     let start = crate::time::ticks();
     let timeout = crate::time::ns_to_ticks(FREEZE_TIMEOUT_NS);
     loop {
         let spent = crate::time::ticks().wrapping_sub(start);
         let left = crate::time::ticks_to_ns(timeout.saturating_sub(spent));
+        // Not masked yet: another CPU may be spinning on a lock that a thread preempted here
+        // holds, and reaches a safe point only once that thread ran on.
         if !sched::freeze::freeze_others(left, sched::freeze::Halted::MustPark) {
             kprintln!("hrt: fork: the other CPUs did not reach a safe point within 2 s: returning EAGAIN");
             return Err(EAGAIN);
         }
+        let was = irq::save_and_disable();
         if crate::sync::spinlock::held_anywhere() == 0 {
-            return Ok(());
+            return Ok(was);
         }
         sched::freeze::thaw();
+        irq::restore(was);
         LOCK_WAITS.fetch_add(1, Ordering::Relaxed);
         if crate::time::ticks().wrapping_sub(start) >= timeout {
             kprintln!("hrt: fork: a preempted thread held a kernel lock for 2 s: returning EAGAIN");

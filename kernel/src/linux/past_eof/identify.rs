@@ -64,11 +64,13 @@ pub fn identify() {
             core::hint::spin_loop();
             continue;
         }
+        crate::sync::spinlock::raw_lock_taken();
         let fds = needed();
         let found: Vec<(u64, Option<(u64, u64)>)> =
             fds.into_iter().map(|fd| (fd, super::fill::regular_file(fd))).collect();
         let shown = settle(&found);
         BUSY.store(false, Ordering::Release);
+        crate::sync::spinlock::raw_lock_released();
         for (s, e, prot) in shown {
             show(s, e, prot);
         }

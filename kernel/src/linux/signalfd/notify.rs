@@ -93,8 +93,10 @@ pub fn exclusively<R>(f: impl FnOnce() -> R) -> R {
         sched::yield_now();
         core::hint::spin_loop();
     }
+    crate::sync::spinlock::raw_lock_taken();
     let r = f();
     ARMING.store(false, Ordering::Release);
+    crate::sync::spinlock::raw_lock_released();
     r
 }
 
