@@ -4,9 +4,10 @@
 //! changed), and the caller waits until all have. Taking an interrupt orders the CPU's earlier
 //! accesses before the handler's; a CPU in its idle loop runs no program code and gets no IPI
 //! (its next thread starts through the scheduler's locks, which order memory as well), nor
-//! does a dormant one. One request at a time; the caller waits with interrupts enabled (the
-//! handler is `register_immediate`: it runs even where ring-3 mode masks interrupts), so two
-//! CPUs that both call cannot deadlock.
+//! does a dormant one. One request at a time: a caller waits for the request's flag with
+//! interrupts enabled (and the handler is `register_immediate`: it runs even where ring-3 mode
+//! masks interrupts), so two CPUs that both call cannot deadlock; the flag's holder keeps them
+//! masked.
 
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -35,10 +36,18 @@ pub fn all_cpus(cpus: usize, sync_core: bool) {
     if cpus <= 1 {
         return;
     }
-    while BUSY.swap(true, Ordering::Acquire) {
-        core::hint::spin_loop();
-    }
-    crate::sync::spinlock::raw_lock_taken();
+    // Held with interrupts masked (as the TLB shootdown's request, `tlb::RequestGuard`): its
+    // holder is never switched away or parked for a fork while it holds it.
+    let were_enabled = loop {
+        let were_enabled = super::irq::save_and_disable();
+        if !BUSY.swap(true, Ordering::Acquire) {
+            break were_enabled;
+        }
+        super::irq::restore(were_enabled);
+        while BUSY.load(Ordering::Relaxed) {
+            core::hint::spin_loop();
+        }
+    };
     if !REGISTERED.swap(true, Ordering::AcqRel) {
         super::traps::register_immediate(MEMBARRIER_VECTOR, on_ipi);
     }
@@ -57,5 +66,5 @@ pub fn all_cpus(cpus: usize, sync_core: bool) {
         let _ = super::instr::cpuid(0, 0);
     }
     BUSY.store(false, Ordering::Release);
-    crate::sync::spinlock::raw_lock_released();
+    super::irq::restore(were_enabled);
 }

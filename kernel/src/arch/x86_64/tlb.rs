@@ -34,23 +34,36 @@ pub const TLB_VECTOR: u8 = 0xf2;
 /// Serialises shootdowns (set while one holds the published request).
 static REQUEST_BUSY: AtomicBool = AtomicBool::new(false);
 
-/// Holds `REQUEST_BUSY` until dropped.
-struct RequestGuard;
+/// Holds `REQUEST_BUSY` until dropped, with this CPU's interrupts masked meanwhile, so that its
+/// holder is never switched away or parked for a fork while it holds it (acknowledgements still
+/// come: the other CPUs take the request's interrupt whatever their mask, or spin unmasked
+/// while they wait for the flag). Preempted holding it, a thread on the forking CPU once had
+/// it copied held into a forked child, whose first `mprotect` spun for good; and a fork that
+/// waits for such a holder caught the next one holding it nearly every time when two threads
+/// changed protections in a loop (fork_while_protecting on a loaded host: EAGAIN after 2 s).
+struct RequestGuard {
+    were_enabled: bool,
+}
 
 impl RequestGuard {
     fn acquire() -> Self {
-        while REQUEST_BUSY.swap(true, Ordering::Acquire) {
-            core::hint::spin_loop();
+        loop {
+            let were_enabled = super::irq::save_and_disable();
+            if !REQUEST_BUSY.swap(true, Ordering::Acquire) {
+                return RequestGuard { were_enabled };
+            }
+            super::irq::restore(were_enabled);
+            while REQUEST_BUSY.load(Ordering::Relaxed) {
+                core::hint::spin_loop();
+            }
         }
-        crate::sync::spinlock::raw_lock_taken();
-        RequestGuard
     }
 }
 
 impl Drop for RequestGuard {
     fn drop(&mut self) {
         REQUEST_BUSY.store(false, Ordering::Release);
-        crate::sync::spinlock::raw_lock_released();
+        super::irq::restore(self.were_enabled);
     }
 }
 static PAGES: [AtomicU64; StaleTlb::MAX] = [const { AtomicU64::new(0) }; StaleTlb::MAX];
