@@ -1487,3 +1487,15 @@ fn a_child_blocking_every_signal_keeps_them_pending_as_on_linux() {
 fn unprivileged_namespaces_are_refused_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_namespaces", Some("namespaces: done"));
 }
+
+/// A system-call number with the upper 32 bits of rax set selects the call in its lower 32
+/// bits, as Linux takes it (tests/programs/hostile/syscall_number_high_bits.c; the Linux
+/// kernel's x86 selftest syscall_numbering). read, write, readv and writev so returned ENOSYS
+/// under hrt, while getpid worked.
+#[test]
+fn system_call_numbers_ignore_the_upper_bits_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "syscall_number_high_bits",
+        Some("writev with upper bits 0xffffffff: 1\ngetpid with upper bits: the pid"),
+    );
+}

@@ -175,7 +175,9 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         frame.rax = ret as u64;
         return;
     }
-    let nr = frame.rax;
+    // Linux takes the number as an int: the upper 32 bits of rax select nothing
+    // ((1 << 32) | __NR_read is read; x86 selftest syscall_numbering).
+    let nr = frame.rax as u32 as u64;
     let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
     let (name, nargs, how) = route(nr);
     let tracing = STRACE.load(Ordering::Relaxed);
