@@ -1499,3 +1499,15 @@ fn system_call_numbers_ignore_the_upper_bits_as_on_linux() {
         Some("writev with upper bits 0xffffffff: 1\ngetpid with upper bits: the pid"),
     );
 }
+
+/// readlink("/proc/thread-self") names the calling thread as the program knows it, and the
+/// directory it names is that thread's (tests/programs/hostile/proc_thread_self_link.c). It
+/// named the monitor's host thread that served the call (the kernel's proc selftest
+/// thread-self).
+#[test]
+fn proc_thread_self_names_the_calling_thread_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "proc_thread_self_link",
+        Some("side-thread: link names this thread, its comm side-thread"),
+    );
+}

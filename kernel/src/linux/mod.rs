@@ -50,6 +50,7 @@ pub mod syscall;
 pub mod sysfunc;
 pub mod table;
 pub mod thread_names;
+pub mod thread_self;
 pub mod uaccess;
 pub mod usermap;
 pub mod usermem;

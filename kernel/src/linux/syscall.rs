@@ -216,7 +216,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
         }
         Route::Forward => match super::signalfd::intercept(nr, &args) {
             Some(ret) => (ret, 'F'),
-            None => match super::own_exe::intercept(nr, &args) {
+            None => match super::own_exe::intercept(nr, &args).or_else(|| super::thread_self::intercept(nr, &args)) {
                 Some(ret) => (ret, 'L'),
                 None => forward_call(nr, &args),
             },
