@@ -1511,3 +1511,17 @@ fn proc_thread_self_names_the_calling_thread_as_on_linux() {
         Some("side-thread: link names this thread, its comm side-thread"),
     );
 }
+
+/// mmap's MAP_32BIT places the mapping within the lowest 2 GiB, as Linux does
+/// (tests/programs/hostile/mmap_32bit.c). hrt ignored the flag: with `--mem 4G` every such
+/// mapping landed at 4 GiB and up (the default pool happened to place small ones low).
+#[test]
+fn map_32bit_mappings_lie_in_the_lowest_2_gib_as_on_linux() {
+    let prog = build("mmap_32bit", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.stdout.contains("6 of them within the lowest 2 GiB"), "natively: {linux:?}");
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus, "--mem", "4G"], &prog, &[]);
+        assert_same(&format!("mmap_32bit --cpus {cpus} --mem 4G"), &linux, &got);
+    }
+}

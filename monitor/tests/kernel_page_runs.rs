@@ -73,3 +73,15 @@ fn several_ranges_stay_apart() {
     assert!(runs.alloc(4 * MIB, PAGE).is_some());
     assert_eq!(runs.free_bytes(), 0);
 }
+
+#[test]
+fn the_lowest_fit_below_a_limit_is_found_without_taking_it() {
+    let mut runs = PageRuns::new();
+    runs.add(MIB, 4 * MIB);
+    runs.add(6 * MIB, 20 * MIB);
+    assert_eq!(runs.lowest_fit_below(2 * MIB, 16 * MIB), Some(MIB));
+    assert_eq!(runs.lowest_fit_below(4 * MIB, 16 * MIB), Some(6 * MIB), "the first run is too small");
+    assert_eq!(runs.lowest_fit_below(4 * MIB, 9 * MIB), None, "the fitting run crosses the limit");
+    assert_eq!(runs.lowest_fit_below(3 * MIB, 9 * MIB), Some(MIB));
+    assert_eq!(runs.free_bytes(), 17 * MIB, "nothing taken");
+}

@@ -326,6 +326,31 @@ pub fn place(hint: u64, len: u64, align: u64, kind: Fresh) -> Result<u64, Errno>
     }
 }
 
+/// `place` within the lowest 2 GiB (mmap's MAP_32BIT: JITs that need 32-bit code addresses):
+/// `hint` if it is free there, else the lowest free run there. ENOMEM where none is free, as
+/// Linux (which looks between 1 and 2 GiB).
+pub fn place_low(hint: u64, len: u64, kind: Fresh) -> Result<u64, Errno> {
+    const LIMIT: u64 = 1 << 31;
+    let len = len.checked_next_multiple_of(PAGE).ok_or(ENOMEM)?;
+    let hint = hint & !(PAGE - 1);
+    let hint = {
+        let mem = MEMORY.lock();
+        let hint_free = hint != 0 && hint.saturating_add(len) <= LIMIT && mem.free.is_free(hint, hint + len);
+        if hint_free {
+            hint
+        } else {
+            mem.free.lowest_fit_below(len, LIMIT).ok_or(ENOMEM)?
+        }
+    };
+    let at = place(hint, len, PAGE, kind)?;
+    if at + len > LIMIT {
+        // Another thread took the run meanwhile and `place` went elsewhere.
+        unmap(at, at + len);
+        return Err(ENOMEM);
+    }
+    Ok(at)
+}
+
 /// `alloc` for a private file mapping, which `mmap` reads before the program can touch it: the
 /// pages stay not present, and the caller makes present what the file filled, so that pages
 /// wholly past the end of the file never were (hiding them again would cost a TLB flush: see

@@ -72,6 +72,15 @@ impl PageRuns {
         Some(at)
     }
 
+    /// The lowest address of a free run of `len` bytes (a multiple of the page size, not 0)
+    /// that ends at or below `limit` (mmap's MAP_32BIT); nothing is taken.
+    pub fn lowest_fit_below(&self, len: u64, limit: u64) -> Option<u64> {
+        self.by_addr
+            .range(..limit)
+            .find(|&(&s, &e)| e.min(limit).checked_sub(s).is_some_and(|room| room >= len))
+            .map(|(&s, _)| s)
+    }
+
     /// Whether every page of `[start, end)` (page aligned) is free.
     pub fn is_free(&self, start: u64, end: u64) -> bool {
         start >= end || self.extent_containing(start).is_some_and(|(_, e)| e >= end)

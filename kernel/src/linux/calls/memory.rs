@@ -24,6 +24,7 @@ const MAP_HUGETLB: u64 = general::MAP_HUGETLB as u64;
 const MAP_STACK: u64 = general::MAP_STACK as u64;
 const MAP_LOCKED: u64 = general::MAP_LOCKED as u64;
 const MAP_GROWSDOWN: u64 = general::MAP_GROWSDOWN as u64;
+const MAP_32BIT: u64 = 0x40;
 pub(super) const LARGE_PAGE: u64 = 2 << 20;
 /// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
 /// lengths and fixed addresses against it before anything else.
@@ -302,8 +303,16 @@ fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // Out of room elsewhere, the break's window above the break is free address space,
         // as on Linux, where mappings fill the space above the heap (and the break then
         // cannot grow).
-        let placed = match usermem::place(addr, len, align, kind) {
-            Err(ENOMEM) if break_window_given_up() => usermem::place(addr, len, align, kind),
+        let place = || {
+            if flags & MAP_32BIT != 0 {
+                // Within the lowest 2 GiB, as Linux places it (a hint there is tried first).
+                usermem::place_low(addr, len, kind)
+            } else {
+                usermem::place(addr, len, align, kind)
+            }
+        };
+        let placed = match place() {
+            Err(ENOMEM) if break_window_given_up() => place(),
             placed => placed,
         };
         placed.map_err(|e| memory_full("mmap", len, e))?
