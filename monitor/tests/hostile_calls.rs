@@ -1525,3 +1525,12 @@ fn map_32bit_mappings_lie_in_the_lowest_2_gib_as_on_linux() {
         assert_same(&format!("mmap_32bit --cpus {cpus} --mem 4G"), &linux, &got);
     }
 }
+
+/// Names under /proc/self/fd, /proc/self/fdinfo and /dev/fd that are no descriptor's number
+/// are not there (ENOENT), as procfs says (tests/programs/hostile/proc_fd_names.c; the
+/// kernel's proc selftest fd-001-lookup): a leading zero named a descriptor, and junk gave
+/// EACCES.
+#[test]
+fn proc_fd_names_that_are_no_number_are_missing_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_fd_names", Some("/proc/self/fd/01             ENOENT"));
+}

@@ -113,6 +113,8 @@ enum Meaning {
     /// One of walk::SYNTHESIZED (`cmdline`, `status`, ...).
     Own(&'static [u8], synthetic::Who),
     Denied,
+    /// A name no descriptor has (`/proc/self/fd/01`, `/dev/fd/x`): ENOENT, as procfs says.
+    Missing,
 }
 
 /// Lexical normalization: components without "", "." and with ".." applied.
@@ -170,7 +172,8 @@ fn is_directory(h: &HostFd) -> bool {
 }
 
 fn number(c: &[u8]) -> Option<usize> {
-    if c.is_empty() || c.len() > 9 || !c.iter().all(u8::is_ascii_digit) {
+    // As procfs's names: digits only, no leading zero (`01` names nothing).
+    if c.is_empty() || c.len() > 9 || !c.iter().all(u8::is_ascii_digit) || c.len() > 1 && c[0] == b'0' {
         return None;
     }
     std::str::from_utf8(c).ok()?.parse().ok()
@@ -184,7 +187,7 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
         [b"dev", b"fd"] => Meaning::FdDir(false),
         [b"dev", b"fd", n, rest @ ..] => match number(n) {
             Some(n) => Meaning::Fd(n, rest.iter().map(|r| r.to_vec()).collect()),
-            None => Meaning::Plain,
+            None => Meaning::Missing,
         },
         [b"dev", b"stdin", rest @ ..] => Meaning::Fd(0, rest.iter().map(|r| r.to_vec()).collect()),
         [b"dev", b"stdout", rest @ ..] => Meaning::Fd(1, rest.iter().map(|r| r.to_vec()).collect()),
@@ -206,9 +209,9 @@ fn meaning(comps: &[Vec<u8>], host_pid: &[u8], inspect: bool) -> Meaning {
                 [b"fdinfo"] => Meaning::FdDir(true),
                 [b"fd", n, below @ ..] => match number(n) {
                     Some(n) => Meaning::Fd(n, below.iter().map(|r| r.to_vec()).collect()),
-                    None => Meaning::Plain,
+                    None => Meaning::Missing,
                 },
-                [b"fdinfo", n] => number(n).map_or(Meaning::Plain, Meaning::FdInfo),
+                [b"fdinfo", n] => number(n).map_or(Meaning::Missing, Meaning::FdInfo),
                 [b"mem"] | [b"map_files"] if inspect => Meaning::Plain,
                 [b"mem", ..] | [b"map_files", ..] => Meaning::Denied,
                 [name] => match walk::SYNTHESIZED.iter().find(|s| **s == *name) {
@@ -509,6 +512,7 @@ impl Forwarder {
                     return self.own_entry(name, whose);
                 }
                 Meaning::Denied => return Err(Errno::EACCES),
+                Meaning::Missing => return Err(Errno::ENOENT),
             }
             let normalized = abs_text(&comps);
             // The files the VM answers for lie under /proc and /sys: a path that ends elsewhere
