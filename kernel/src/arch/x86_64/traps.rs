@@ -530,6 +530,31 @@ fn dispatch_trap(frame: &mut TrapFrame) {
     after_interrupt();
 }
 
+/// A rewritten system-call site enters the kernel by `call`, which keeps the program's flags
+/// where SYSCALL clears them by its mask. With the trap flag set, kernel code took #DB after
+/// its first instruction; with AC, #AC at its first misaligned access; with NT, #GP at its
+/// IRETQ; and each was a kernel panic (the Linux kernel's x86 selftest syscall_nt). Such an
+/// exception in the call's gate page (address 0 up) or in kernel code clears that flag and the
+/// code goes on. The program gets back the flags the entry saved after that: TF and AC stay
+/// cleared after such a call (Linux keeps them), NT comes back through the IRETQ's frame.
+fn program_flags_in_kernel(frame: &mut TrapFrame) -> bool {
+    const TF: u64 = 1 << 8;
+    const NT: u64 = 1 << 14;
+    const AC: u64 = 1 << 18;
+    let flag = match frame.vector {
+        1 => TF,
+        13 => NT,
+        17 => AC,
+        _ => return false,
+    };
+    let in_kernel = frame.rip < 4096 || !from_program(frame);
+    if !in_kernel || frame.rflags & flag == 0 {
+        return false;
+    }
+    frame.rflags &= !flag;
+    true
+}
+
 /// An exception the kernel cannot handle: the upper layer's report (`set_kernel_exception_handler`),
 /// or, before there is one, the bare panic hypercall.
 fn kernel_exception(frame: &TrapFrame, cr2: u64) -> ! {
@@ -561,6 +586,9 @@ fn exception(frame: &mut TrapFrame) {
         return;
     }
     if copy_recover(frame) {
+        return;
+    }
+    if program_flags_in_kernel(frame) {
         return;
     }
     if frame.cs & 3 == 3 {
