@@ -1546,3 +1546,14 @@ fn system_calls_made_with_tf_nt_or_ac_set_return_as_on_linux() {
         Some("NT|AC|TF  40 calls, 40 returned the pid\nsingle-step traps taken: some"),
     );
 }
+
+/// A signal frame names the selectors the program runs with, CS 0x33 and SS 0x2b as on Linux
+/// (tests/programs/hostile/signal_frame_selectors.c; the Linux kernel's x86 selftest
+/// sigreturn). It said 0x23 and 0x1b, the kernel entry's own view, which reads as 32-bit code.
+#[test]
+fn signal_frames_name_the_programs_selectors_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "signal_frame_selectors",
+        Some("frame cs 0x33 ss 0x2b, the same as the live ones: 1"),
+    );
+}

@@ -84,8 +84,13 @@ impl UContext<'_> {
         for (i, r) in gregs(self.regs).iter().enumerate() {
             put(&mut b, MC + 8 * i, *r);
         }
-        // cs, gs, fs, ss (16 bits each).
-        let segs = (self.regs.cs & 0xffff) | (self.regs.ss & 0xffff) << 48;
+        // cs, gs, fs, ss (16 bits each): Linux's 64-bit user selectors, which the program also
+        // reads from its live registers. The trap frame's are the entry's own view of ring 3
+        // (0x23 and 0x1b), which a handler read as 32-bit code (the Linux kernel's x86 selftest
+        // sigreturn); rt_sigreturn takes none of them back.
+        const USER_CS: u64 = 0x33;
+        const USER_SS: u64 = 0x2b;
+        let segs = USER_CS | USER_SS << 48;
         put(&mut b, MC + 144, segs);
         put(&mut b, MC + 152, self.fault.err);
         put(&mut b, MC + 160, self.fault.trapno);
