@@ -1557,3 +1557,14 @@ fn signal_frames_name_the_programs_selectors_as_on_linux() {
         Some("frame cs 0x33 ss 0x2b, the same as the live ones: 1"),
     );
 }
+
+/// Returning from a handler to a non-canonical instruction pointer raises a SIGSEGV that a
+/// handler catches, at that address, as on Linux (tests/programs/hostile/sigreturn_bad_rip.c;
+/// the Linux kernel's x86 selftest sysret_rip). The program was ended.
+#[test]
+fn a_sigreturn_to_a_non_canonical_address_raises_a_catchable_sigsegv_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "sigreturn_bad_rip",
+        Some("at rip 0x8000000000000000\nback in main, the handler saw the address: 1"),
+    );
+}

@@ -238,10 +238,11 @@ pub fn sigreturn(regs: &mut TrapFrame) -> SysResult {
     let r = frame::parse(&uc);
     let (rsp, rip) = (r.gregs[15], r.gregs[16]);
     let frame_sp = regs.rsp;
-    if regs.cs & 3 == 3 && (rip >= uaccess::USER_END || rsp >= uaccess::USER_END) {
-        // IRETQ to a non-canonical address would fault in the kernel.
-        fault::terminate(11, None);
-    }
+    // IRETQ to a non-canonical address would fault in the kernel. Linux's return faults too,
+    // and the fault is the program's, at the restored registers: a SIGSEGV (bad rip) or SIGBUS
+    // (bad rsp) its handler may catch (the Linux kernel's x86 selftest sysret_rip); it ended
+    // the program here.
+    let bad = regs.cs & 3 == 3 && (rip >= uaccess::USER_END || rsp >= uaccess::USER_END);
     frame::restore_regs(regs, &r.gregs);
     current().sigmask = r.mask & !UNBLOCKABLE;
     // The alternate stack comes back as uc_stack says, with sigaltstack's rules at the stack
@@ -251,5 +252,22 @@ pub fn sigreturn(regs: &mut TrapFrame) -> SysResult {
     // (EPERM), as natively.
     let _ = state::change_alt_stack(current().tid, frame_sp, r.stack);
     fpstate::restore_from_frame(r.fpstate);
+    if bad {
+        // A canonical address in the kernel's half: the return succeeds and the fetch there
+        // faults (SEGV_MAPERR at it); a non-canonical one: the return's #GP (SI_KERNEL).
+        const SEGV_MAPERR: i32 = 1;
+        let canonical = ((rip as i64) << 16 >> 16) as u64 == rip;
+        let (sig, code, addr, fault) = if rip < uaccess::USER_END {
+            (7, SI_KERNEL, 0, FaultRegs { err: 0, trapno: 12, cr2: 0 })
+        } else if canonical {
+            (11, SEGV_MAPERR, rip, FaultRegs { err: 0x14, trapno: 14, cr2: rip })
+        } else {
+            (11, SI_KERNEL, 0, FaultRegs { err: 0, trapno: 13, cr2: 0 })
+        };
+        let info = SigInfo { signo: sig, errno: 0, code, w16: addr, w24: 0 };
+        if !deliver_fault(regs, info, fault) {
+            fault::terminate(sig, None);
+        }
+    }
     Ok(regs.rax)
 }
