@@ -1568,3 +1568,14 @@ fn a_sigreturn_to_a_non_canonical_address_raises_a_catchable_sigsegv_as_on_linux
         Some("at rip 0x8000000000000000\nback in main, the handler saw the address: 1"),
     );
 }
+
+/// fexecve and execveat(AT_EMPTY_PATH) of a socket, a pipe or a directory fail with EACCES, as
+/// on Linux (tests/programs/hostile/fexecve_non_regular.c; the Linux kernel's exec selftest
+/// non-regular). A socket gave ENXIO, from the monitor's reopen of it.
+#[test]
+fn fexecve_of_a_non_regular_file_is_eacces_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "fexecve_non_regular",
+        Some("execveat(a socket, \"\", AT_EMPTY_PATH) = -1 EACCES"),
+    );
+}

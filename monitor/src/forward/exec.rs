@@ -204,8 +204,16 @@ impl Forwarder {
         }
         let flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK) as libc::c_long;
         let fd = if empty {
-            // AT_EMPTY_PATH: the descriptor's file, opened again for reading.
+            // AT_EMPTY_PATH: the descriptor's file, opened again for reading. Not a regular
+            // file (a socket, a pipe): EACCES, as execve checks it, before the reopen (which
+            // fails otherwise: ENXIO for a socket; the Linux kernel's exec selftest non-regular).
             let h = self.fds().get(dirfd)?;
+            // SAFETY: fstat writes the struct we pass.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: as above, on the program's host descriptor.
+            if unsafe { libc::fstat(h.raw(), &mut st) } == 0 && st.st_mode & libc::S_IFMT != libc::S_IFREG {
+                return Err(Errno::EACCES);
+            }
             let p = CString::new(format!("/proc/self/fd/{}", h.raw())).map_err(|_| Errno::ENOENT)?;
             // SAFETY: a host C string.
             unsafe { self.sys(libc::SYS_openat, &[libc::AT_FDCWD as libc::c_long, ptr(p.as_ptr()), flags])? }
