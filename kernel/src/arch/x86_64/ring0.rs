@@ -22,8 +22,8 @@ use super::syscall::OFF_KERNEL_RSP;
 use super::traps::TrapFrame;
 
 /// The program's memory pool [lo, hi): a stack pointer inside it belongs to the program.
-static POOL_LO: AtomicU64 = AtomicU64::new(0);
-static POOL_HI: AtomicU64 = AtomicU64::new(0);
+pub(super) static POOL_LO: AtomicU64 = AtomicU64::new(0);
+pub(super) static POOL_HI: AtomicU64 = AtomicU64::new(0);
 
 /// True if this boot runs a program in ring 0.
 pub fn active() -> bool {
