@@ -681,12 +681,14 @@ pub fn set_fast_call_handler(handler: extern "C" fn(&FastCallRegs) -> i64) {
 }
 
 /// Where rewritten sites enter (the sled's final jump): the fast handler, if any, is called
-/// with the syscall registers saved on the program's stack (the site's function uses nothing
-/// below its stack pointer: a rewrite condition) and the stack aligned for the C ABI; its
-/// result returns straight to the site with `ret`. Registers are as SYSCALL leaves them (only
-/// rax, rcx, r11 change). `i64::MIN` from it, or no handler, continues at the full entry with
-/// the registers untouched. Outside the entry window: an interrupt here finds kernel code and
-/// is taken at once, on this stack below its red zone.
+/// with the syscall registers saved on the thread's kernel stack (unused meanwhile) and the
+/// stack aligned for the C ABI; its result returns straight to the site with `ret` on the
+/// program's stack. Registers are as SYSCALL leaves them (only rax, rcx, r11 change).
+/// `i64::MIN` from it, or no handler, continues at the full entry with the registers
+/// untouched. Kernel code: an interrupt here is taken at once, on the kernel stack below this
+/// code's. Nothing here writes the program's stack: another thread may make it read-only
+/// meanwhile (a signal handler's rt_sigreturn on an alternate stack that another thread keeps
+/// protecting: the handler's own pushes there faulted in kernel code, a kernel panic).
 ///
 /// # Safety
 /// Only the call gate jumps here.
@@ -695,6 +697,15 @@ pub unsafe extern "C" fn fast_call_entry() {
     naked_asm!(
         "cmp qword ptr [rip + {handler}], 0",
         "je hrt_syscall_call_entry",
+        "mov r11, gs:[{kernel_rsp}]",
+        "test r11, r11",
+        "jz hrt_syscall_call_entry",
+        "mov rcx, rsp",
+        "mov rsp, r11",
+        // The program's stack pointer, then `FastCallRegs` from its last word (the return
+        // address the site's call pushed, read from the program's stack).
+        "push rcx",
+        "push qword ptr [rcx]",
         "push rax",
         "push rdi",
         "push rsi",
@@ -719,13 +730,18 @@ pub unsafe extern "C" fn fast_call_entry() {
         "mov rcx, {not_fast}",
         "cmp rax, rcx",
         "je 1f",
-        "add rsp, 8",
+        // The saved rax and return address, then back to the program's stack.
+        "add rsp, 16",
+        "pop rsp",
         "ret",
         "1:",
         "pop rax",
+        "add rsp, 8",
+        "pop rsp",
         "jmp hrt_syscall_call_entry",
         handler = sym FAST_CALL_HANDLER,
         not_fast = const i64::MIN,
+        kernel_rsp = const OFF_KERNEL_RSP,
     );
 }
 
