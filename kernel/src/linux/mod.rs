@@ -18,6 +18,7 @@ pub mod futex;
 pub mod futex_waitv;
 pub mod grows_down;
 pub mod loader;
+pub mod local_links;
 pub mod locked;
 pub mod maps;
 pub mod names;

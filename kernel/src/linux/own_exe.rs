@@ -8,10 +8,6 @@
 
 use alloc::vec::Vec;
 
-use linux_raw_sys::general::{__NR_readlink, __NR_readlinkat};
-
-use super::errno::{EFAULT, EINVAL};
-use super::uaccess;
 use crate::sync::SpinLock;
 
 /// The answer, while the program is the image the monitor described at boot (empty: forward).
@@ -32,26 +28,10 @@ pub fn forget() {
 /// The result of forwarded call `nr` (`args`) if it is `readlink` or `readlinkat` of
 /// `/proc/self/exe` and the answer is known here; None to forward it.
 pub fn intercept(nr: u64, args: &[u64; 6]) -> Option<i64> {
-    let (path, buf, size) = if nr == __NR_readlink as u64 {
-        (args[0], args[1], args[2])
-    } else if nr == __NR_readlinkat as u64 {
-        // An absolute path: the descriptor does not matter.
-        (args[1], args[2], args[3])
-    } else {
-        return None;
-    };
     let exe = EXE.lock();
-    if exe.is_empty() || uaccess::read_cstr(path, PATH.len() + 1).ok()? != PATH {
+    if exe.is_empty() {
         return None;
     }
-    // As Linux: a size that is not positive as an int is EINVAL; the answer is cut to it.
-    let size = size as u32 as i32;
-    if size <= 0 {
-        return Some(-(EINVAL as i64));
-    }
-    let n = exe.len().min(size as usize);
-    match uaccess::write_bytes(buf, &exe[..n]) {
-        Ok(()) => Some(n as i64),
-        Err(_) => Some(-(EFAULT as i64)),
-    }
+    let (buf, size) = super::local_links::readlink_of(nr, args, PATH)?;
+    Some(super::local_links::answer(buf, size, &exe))
 }
