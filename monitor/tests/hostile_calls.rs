@@ -1579,3 +1579,13 @@ fn fexecve_of_a_non_regular_file_is_eacces_as_on_linux() {
         Some("execveat(a socket, \"\", AT_EMPTY_PATH) = -1 EACCES"),
     );
 }
+
+/// rseq(2) as Linux 6.3 keeps it (tests/programs/hostile/rseq_sections.c): glibc's
+/// registration, the CPU the area names after moves and in a forked child, critical sections
+/// aborted by a signal, a preemption, a move and membarrier's RSEQ fence, the registration's
+/// errors, and SIGSEGV for a bad descriptor. It was ENOSYS (glibc went on without it). Two
+/// CPUs at least: the moves and the fence need a second one.
+#[test]
+fn rseq_keeps_the_cpu_and_aborts_critical_sections_as_on_linux() {
+    passes_natively_and_same_on("rseq_sections", Some("fenced in a section: aborted"), &["2", "4"]);
+}

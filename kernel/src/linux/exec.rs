@@ -309,6 +309,8 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     t.fs_base = 0;
     user::set_fs_base(0);
     t.clear_child_tid = 0;
+    // The new image registers its own (glibc at start-up), as after Linux's execve.
+    t.rseq = crate::sched::thread::Rseq::default();
     crate::arch::x86_64::fpu::restore_initial();
     EXECUTING.store(0, Ordering::SeqCst);
     if start.entry >= super::uaccess::USER_END {

@@ -67,6 +67,8 @@ const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
 const AT_SYSINFO_EHDR: u64 = 33;
 const AT_MINSIGSTKSZ: u64 = 51;
+const AT_RSEQ_FEATURE_SIZE: u64 = 27;
+const AT_RSEQ_ALIGN: u64 = 28;
 
 /// Where the program landed.
 struct Loaded {
@@ -300,7 +302,7 @@ fn build_stack(
     } as u64;
     // Without a vDSO, libc simply makes system calls (the entry is then AT_IGNORE, 1).
     let vdso = super::vdso::map(Some(vdso_at)).map_or((1, 0), |a| (AT_SYSINFO_EHDR, a));
-    let auxv: [(u64, u64); 21] = [
+    let auxv: [(u64, u64); 23] = [
         vdso,
         (AT_PHDR, loaded.phdr),
         (AT_PHENT, 56),
@@ -321,6 +323,8 @@ fn build_stack(
         (AT_PLATFORM, platform),
         (AT_EXECFN, execfn),
         (AT_MINSIGSTKSZ, super::signal::frame::min_alt_stack()),
+        (AT_RSEQ_FEATURE_SIZE, super::rseq::FEATURE_SIZE),
+        (AT_RSEQ_ALIGN, super::rseq::ALIGN),
         (AT_NULL, 0),
     ];
     // argc, argv..., NULL, envp..., NULL, auxv pairs.

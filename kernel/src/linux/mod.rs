@@ -36,6 +36,7 @@ pub mod range_map;
 pub mod regsite;
 pub mod rewrite;
 pub mod robust;
+pub mod rseq;
 pub mod seccomp;
 pub mod shared_files;
 pub mod shared_futex;
@@ -63,6 +64,7 @@ pub mod vdso;
 pub fn start() {
     let boot = crate::bootinfo::get();
     signal::init();
+    rseq::init();
     channel::init();
     // Dormant CPUs (`boot::finish_boot`) count as halted for the channel's pollers: their host
     // CPUs are free.

@@ -241,7 +241,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_set_robust_list => ("set_robust_list", 2, L(thread::set_robust_list)),
         __NR_get_robust_list => ("get_robust_list", 3, L(thread::get_robust_list)),
         __NR_unshare => ("unshare", 1, L(thread::unshare)),
-        __NR_rseq => ("rseq", 4, L(thread::rseq)),
+        __NR_rseq => ("rseq", 4, L(crate::linux::rseq::rseq)),
         __NR_membarrier => ("membarrier", 3, L(membarrier::membarrier)),
         __NR_gettid => ("gettid", 0, L(thread::gettid)),
         __NR_getpid => ("getpid", 0, L(thread::getpid)),

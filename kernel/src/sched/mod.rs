@@ -822,6 +822,21 @@ pub fn migrate_current(target: usize) {
     }
     switch_away(s, cur);
     irq::restore(was);
+    let hook = AFTER_MIGRATE_HOOK.load(Ordering::Acquire);
+    if hook != 0 {
+        // SAFETY: only `set_after_migrate_hook` stores here, a `fn()`.
+        let hook = unsafe { core::mem::transmute::<usize, fn()>(hook) };
+        hook();
+    }
+}
+
+/// Run by a thread that has just moved to another CPU (`migrate_current`), on the new one: the
+/// Linux layer tells the program (rseq's cpu_id). 0: none.
+static AFTER_MIGRATE_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the function a thread runs after it moved to another CPU.
+pub fn set_after_migrate_hook(hook: fn()) {
+    AFTER_MIGRATE_HOOK.store(hook as usize, Ordering::Release);
 }
 
 /// Asks thread `t`, another thread than the caller, to move to CPU `target`. Only a thread can

@@ -49,6 +49,21 @@ unsafe impl Send for ExitState {}
 
 type Closure = Box<dyn FnOnce() -> u64 + Send>;
 
+/// A thread's rseq(2) registration, kept here for the Linux layer (`linux::rseq`), which
+/// alone reads and writes it (only on the thread itself).
+#[derive(Clone, Copy, Default)]
+pub struct Rseq {
+    /// The program's `struct rseq` (0: none registered), its length and abort signature.
+    pub area: u64,
+    pub len: u32,
+    pub sig: u32,
+    /// The CPU last written into the area (`u32::MAX`: to be written).
+    pub cpu: u32,
+    /// `run_seq` when the Linux layer last looked: a change means the thread was switched
+    /// away meanwhile (a preemption, which aborts a critical section it was in).
+    pub seen: u64,
+}
+
 #[repr(C)]
 pub struct Thread {
     /// First field: 64-byte aligned as XSAVE requires. Holds state only once `fpu_saved`.
@@ -79,6 +94,8 @@ pub struct Thread {
     pub tid: u32,
     pub clear_child_tid: u64,
     pub robust_list: u64,
+    /// The Linux layer's rseq(2) registration (`linux::rseq`); all zero for none.
+    pub rseq: Rseq,
     pub sigmask: u64,
     /// The Linux thread's timer slack in ns, current and default (PR_SET_TIMERSLACK 0 restores
     /// the default); 0 stands for the process's initial slack (`linux::calls::prctl`). Only
@@ -179,6 +196,7 @@ impl Thread {
             addr_of_mut!((*p).tid).write(0);
             addr_of_mut!((*p).clear_child_tid).write(0);
             addr_of_mut!((*p).robust_list).write(0);
+            addr_of_mut!((*p).rseq).write(Rseq::default());
             addr_of_mut!((*p).sigmask).write(0);
             addr_of_mut!((*p).timer_slack).write([0; 2]);
             addr_of_mut!((*p).comm).write(None);

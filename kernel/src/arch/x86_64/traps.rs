@@ -113,6 +113,7 @@ static AFTER_INTERRUPT_HOOK: AtomicUsize = AtomicUsize::new(0);
 static RING3_WORK_QUERY: AtomicUsize = AtomicUsize::new(0);
 static RING3_WORK_HOOK: AtomicUsize = AtomicUsize::new(0);
 static PROGRAM_INTERRUPTED_HOOK: AtomicUsize = AtomicUsize::new(0);
+static PROGRAM_RESUMES_HOOK: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the function run with the program's registers whenever a trap (system call,
 /// exception, interrupt) returns to the program.
@@ -146,6 +147,13 @@ pub fn set_ring3_work_hook(wanted: fn() -> bool, hook: Handler) {
 /// it): the scheduler looks there at where the program was.
 pub fn set_program_interrupted_hook(hook: Handler) {
     PROGRAM_INTERRUPTED_HOOK.store(hook as usize, Ordering::Release);
+}
+
+/// Installs the function run with the program's registers when an interrupt or exception of
+/// program code has been handled, after the scheduler's preemption point: the thread may have
+/// been switched away and moved meanwhile (the Linux layer's rseq looks there).
+pub fn set_program_resumes_hook(hook: Handler) {
+    PROGRAM_RESUMES_HOOK.store(hook as usize, Ordering::Release);
 }
 
 /// An exception in the kernel's own code: reports it and stops (the frame and CR2).
@@ -215,6 +223,11 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) -> u64 {
     if from_program(frame) {
         if let Some(hook) = load_handler(&USER_RETURN_HOOK) {
             hook(frame);
+        }
+        if !super::ring3::active() {
+            if let Some(hook) = load_handler(&PROGRAM_RESUMES_HOOK) {
+                hook(frame);
+            }
         }
         if super::ring3::active() {
             // The program runs with interrupts enabled, whatever the handlers left.
@@ -355,6 +368,11 @@ extern "C" fn preempt_in_ring3(frame: &mut TrapFrame) {
         }
     }
     after_interrupt();
+    if from_program(frame) {
+        if let Some(hook) = load_handler(&PROGRAM_RESUMES_HOOK) {
+            hook(frame);
+        }
+    }
     // Still masked (`dispatch`): the return path unmasks.
 }
 

@@ -58,6 +58,7 @@ struct ForkRecord {
     affinity: [u64; 4],
     cpu: usize,
     robust_list: u64,
+    rseq: crate::sched::thread::Rseq,
     /// The forking thread's seccomp chain (`linux::seccomp`), which the child's thread keeps.
     seccomp: usize,
     clear_child_tid: u64,
@@ -91,6 +92,7 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
     affinity: [0; 4],
     cpu: 0,
     robust_list: 0,
+    rseq: crate::sched::thread::Rseq { area: 0, len: 0, sig: 0, cpu: 0, seen: 0 },
     seccomp: 0,
     clear_child_tid: 0,
     set_child_tid: 0,
@@ -185,6 +187,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).name = name;
         (*rec).cpu = t.cpu;
         (*rec).robust_list = t.robust_list;
+        (*rec).rseq = crate::linux::rseq::forked(&t.rseq);
         (*rec).seccomp = t.seccomp.load(Ordering::Relaxed);
         (*rec).clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { t.clear_child_tid };
         (*rec).set_child_tid = if flags & CLONE_CHILD_SETTID != 0 { ctid } else { 0 };
@@ -336,6 +339,7 @@ pub fn resume_child(record: u64) {
             t.timer_slack = [rec.timer_slack; 2];
             t.set_affinity(rec.affinity);
             t.robust_list = rec.robust_list;
+            t.rseq = rec.rseq;
             crate::linux::seccomp::adopt_after_fork(t, rec.seccomp);
             t.clear_child_tid = rec.clear_child_tid;
             t.fpu.0.copy_from_slice(&rec.fpu.0);

@@ -4,8 +4,8 @@
 //! IPI to each busy vCPU, the only CPUs a program of one process has), SYNC_CORE with a
 //! serializing instruction; the PRIVATE_EXPEDITED commands are EPERM before their REGISTER
 //! (which is kept across fork and dropped at execve, as Linux keeps it per mm). The RSEQ pair
-//! is accepted as on a Linux built with rseq: HRT's rseq(2) is ENOSYS, so no thread is ever in
-//! an rseq critical section that the barrier would have to restart. Unknown commands and flags
+//! also makes the threads running on other CPUs leave the rseq critical section they are in
+//! (`rseq::fence_others`; FLAG_CPU's one CPU is widened to all). Unknown commands and flags
 //! are EINVAL.
 
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -82,7 +82,12 @@ pub fn membarrier(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         PRIVATE_EXPEDITED => private(REGISTER_PRIVATE_EXPEDITED, false),
         PRIVATE_EXPEDITED_SYNC_CORE => private(REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, true),
         // With FLAG_CPU Linux interrupts only `cpu_id`; all of them is a superset.
-        PRIVATE_EXPEDITED_RSEQ => private(REGISTER_PRIVATE_EXPEDITED_RSEQ, false),
+        PRIVATE_EXPEDITED_RSEQ => {
+            if REGISTERED.load(Ordering::SeqCst) & REGISTER_PRIVATE_EXPEDITED_RSEQ != 0 {
+                crate::linux::rseq::fence_others();
+            }
+            private(REGISTER_PRIVATE_EXPEDITED_RSEQ, false)
+        }
         GET_REGISTRATIONS => Ok(REGISTERED.load(Ordering::SeqCst)),
         _ => Err(EINVAL),
     }

@@ -355,11 +355,6 @@ pub fn unshare(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Err(ENOSYS)
 }
 
-/// rseq: not provided (glibc continues without it).
-pub fn rseq(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
-    Err(ENOSYS)
-}
-
 pub fn gettid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Ok(process::current_tid() as u64)
 }

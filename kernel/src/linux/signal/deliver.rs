@@ -119,6 +119,9 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
             restart(regs, nr & !super::RESTART_ALWAYS);
         }
     }
+    // A critical section the signal interrupted is left for its abort address, which the
+    // frame saves (Linux's rseq_signal_deliver).
+    crate::linux::rseq::on_signal(regs);
     let (saved, [ss_sp, ss_size, ss_flags]) = {
         let mut s = SIGNALS.lock();
         let ts = s.thread(t.tid);

@@ -80,8 +80,14 @@ pub fn take_while_waiting() {
     }
 }
 
+/// Whether a trap of program code must return through ring 3: an fpstate to write, or an
+/// rseq fence to pass (`rseq::at_edge` runs there).
+fn ring3_work_due() -> bool {
+    fpstate::due() || crate::linux::rseq::fence_due()
+}
+
 /// Registers the delivery hook with the trap code; once, at boot.
 pub fn init() {
     crate::arch::traps::set_user_return_hook(on_return);
-    crate::arch::traps::set_ring3_work_hook(fpstate::due, fpstate::complete_in_ring3);
+    crate::arch::traps::set_ring3_work_hook(ring3_work_due, fpstate::complete_in_ring3);
 }
