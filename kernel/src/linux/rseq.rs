@@ -161,15 +161,16 @@ pub fn fence_due() -> bool {
 
 /// MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, before its barrier's IPIs: every other CPU's thread
 /// leaves a critical section it is in before it runs program code again. The IPI that stops
-/// program code returns through ring 3 (`fence_due`), where `at_edge` looks; a thread the IPI
-/// finds in kernel code looks at its next return to the program from a trap or a system call.
-/// Not covered: a thread whose return to a critical section interrupted by another trap is
-/// past that look when the IPI comes (it commits after the fence).
+/// program code returns through ring 3 (`fence_due`), where `at_edge` looks; a thread already
+/// on its way back to the program from a trap, interrupts masked, passes `at_edge` in the
+/// return's drain (`request_return_look`); one in kernel code otherwise looks at its next
+/// return to the program from a trap or a system call.
 pub fn fence_others() {
     let me = crate::cpu::id();
     for (c, f) in FENCE.iter().enumerate().take(crate::cpu::count()) {
         if c != me {
             f.store(true, Ordering::Release);
+            crate::arch::traps::request_return_look(c);
         }
     }
 }

@@ -149,6 +149,7 @@ unsafe extern "C" fn trap_common() {
         "jmp hrt_ring3_return_window",
         "5:",
         "mov rbx, rsp",
+        "mov rdi, rsp",
         "and rsp, -16",
         "call {drain}",
         "mov rsp, rbx",

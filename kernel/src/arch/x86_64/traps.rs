@@ -458,11 +458,35 @@ pub fn run_deferred() {
 }
 
 /// The ring-3 trap return's drain (`idt.rs`): runs the noted interrupts with the mask kept on;
-/// the return path checks again inside its window and unmasks there.
-pub extern "C" fn drain_noted_masked() {
+/// the return path checks again inside its window and unmasks there. Returning to the
+/// program, the program-resumes hook runs after them: their preemption point may have switched
+/// the thread away, and a `request_return_look` comes this way.
+pub extern "C" fn drain_noted_masked(frame: &mut TrapFrame) {
     let cpu = super::cpu::this();
     cpu.irq_off.store(1, Ordering::Relaxed);
     run_noted(cpu);
+    if from_program(frame) {
+        if let Some(hook) = load_handler(&PROGRAM_RESUMES_HOOK) {
+            hook(frame);
+        }
+    }
+}
+
+/// A vector noted, never sent, with no work of its own: see `request_return_look`.
+const RETURN_LOOK_VECTOR: u8 = 0xf3;
+
+/// Makes CPU `cpu`'s next return to program code from a trap pass the program-resumes hook
+/// (`set_program_resumes_hook`), even one already on its way back with interrupts masked:
+/// notes a vector there, which the ring-3 return's window drains. The caller then interrupts
+/// `cpu` (an interrupt inside that window is taken as if at the program, which passes the
+/// hook as well).
+pub fn request_return_look(cpu: usize) {
+    static REGISTERED: AtomicBool = AtomicBool::new(false);
+    if !REGISTERED.swap(true, Ordering::AcqRel) {
+        register(RETURN_LOOK_VECTOR, |_| {});
+    }
+    let v = RETURN_LOOK_VECTOR as usize;
+    super::cpu::get(cpu).irq_pending[v / 64].fetch_or(1 << (v % 64), Ordering::AcqRel);
 }
 
 /// Runs the handlers of the vectors noted on `cpu` (mask on), then the scheduler's
