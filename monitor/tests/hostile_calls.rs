@@ -1589,3 +1589,11 @@ fn fexecve_of_a_non_regular_file_is_eacces_as_on_linux() {
 fn rseq_keeps_the_cpu_and_aborts_critical_sections_as_on_linux() {
     passes_natively_and_same_on("rseq_sections", Some("fenced in a section: aborted"), &["2", "4"]);
 }
+
+/// Per-CPU counters incremented in rseq critical sections by 8 threads on fewer CPUs
+/// (tests/programs/hostile/rseq_percpu_counters.c): an increment is lost wherever a preemption
+/// or a move between the section's load and its committing store did not abort it.
+#[test]
+fn rseq_per_cpu_counters_lose_no_increment() {
+    passes_natively_and_same_on_1_and_2_cpus("rseq_percpu_counters", Some("sum 40000000 expected 40000000 equal"));
+}
