@@ -1597,3 +1597,13 @@ fn rseq_keeps_the_cpu_and_aborts_critical_sections_as_on_linux() {
 fn rseq_per_cpu_counters_lose_no_increment() {
     passes_natively_and_same_on_1_and_2_cpus("rseq_percpu_counters", Some("sum 40000000 expected 40000000 equal"));
 }
+
+/// Paths through the program's own /proc/self/cwd and /proc/self/root links, also under
+/// thread-self, the pid and task/<tid> (tests/programs/hostile/proc_cwd_root_links.c): opens,
+/// creation, stat, unlink and listings below them, ENOENT for a thread that does not exist,
+/// and ELOOP where Linux stops following links. Every path below them was EACCES (they are
+/// the monitor's own magic links, which the walk refuses).
+#[test]
+fn paths_through_the_programs_cwd_and_root_links_resolve_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_cwd_root_links", Some("links done"));
+}

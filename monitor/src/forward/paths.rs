@@ -132,11 +132,11 @@ fn components(abs: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-/// A path that names one of the program's descriptor links (`/proc/self/fd/N`, `/dev/fd/N`,
-/// `/dev/stdin`, ...) and goes on after it, even by a lone `/`: the descriptor N and the text
-/// after the link's name, as given (its `.` and `..` are relative to what N is).
-fn fd_link_then(abs: &[u8], host_pid: &str) -> Option<(usize, Vec<u8>)> {
-    let mut out: Vec<Vec<u8>> = Vec::new();
+/// Reads `abs` name by name, lexically (`.` skipped, `..` drops the name before it), calling
+/// `at_name` after each name with the names so far and the offset just past it; the first
+/// `Some` it gives ends the reading.
+fn scan_names<'a, R>(abs: &'a [u8], mut at_name: impl FnMut(&[&'a [u8]], usize) -> Option<R>) -> Option<R> {
+    let mut out: Vec<&[u8]> = Vec::new();
     let mut at = 0usize;
     while at < abs.len() {
         let end = abs[at..].iter().position(|&b| b == b'/').map_or(abs.len(), |i| at + i);
@@ -146,21 +146,72 @@ fn fd_link_then(abs: &[u8], host_pid: &str) -> Option<(usize, Vec<u8>)> {
                 out.pop();
             }
             c => {
-                out.push(c.to_vec());
-                // The links lie at most six names deep (/proc/self/task/T/fd/N).
-                if end < abs.len() && (2..=6).contains(&out.len()) {
-                    let comps = thread_as_task(out.clone(), host_pid);
-                    if let Meaning::Fd(n, below) = meaning(&comps, host_pid.as_bytes(), false) {
-                        if below.is_empty() {
-                            return Some((n, abs[end + 1..].to_vec()));
-                        }
-                    }
+                out.push(c);
+                if let Some(r) = at_name(&out, end) {
+                    return Some(r);
                 }
             }
         }
         at = end + 1;
     }
     None
+}
+
+/// A path that names one of the program's descriptor links (`/proc/self/fd/N`, `/dev/fd/N`,
+/// `/dev/stdin`, ...) and goes on after it, even by a lone `/`: the descriptor N and the text
+/// after the link's name, as given (its `.` and `..` are relative to what N is).
+fn fd_link_then(abs: &[u8], host_pid: &str) -> Option<(usize, Vec<u8>)> {
+    scan_names(abs, |out, end| {
+        // The links lie at most six names deep (/proc/self/task/T/fd/N).
+        if end >= abs.len() || !(2..=6).contains(&out.len()) {
+            return None;
+        }
+        let comps = thread_as_task(out.iter().map(|c| c.to_vec()).collect(), host_pid);
+        match meaning(&comps, host_pid.as_bytes(), false) {
+            Meaning::Fd(n, below) if below.is_empty() => Some((n, abs[end + 1..].to_vec())),
+            _ => None,
+        }
+    })
+}
+
+/// The program's own working-directory and root links (`/proc/self/cwd`, `/proc/self/root`,
+/// the same under `thread-self`, `/proc/<its pid>` and `task/<tid>`) followed by more of the
+/// path, or ending it when the call follows links: whether it is the root link, and the text
+/// after the link's name, as given. They are the monitor's own magic links, which the walk
+/// refuses; the program's working directory is the monitor's, and its root `/` (chroot is
+/// not provided), so the rest is resolved from there instead. Also how many links Linux
+/// follows to get there (`self` and `thread-self` are links too), and the thread named, if any.
+fn cwd_or_root_then(abs: &[u8], host_pid: &str, follow: bool) -> Option<OwnLink> {
+    let own = |w: &[u8]| w == b"self" || w == b"thread-self" || w == host_pid.as_bytes();
+    scan_names(abs, |out, end| {
+        let (w, thread, l) = match out {
+            [b"proc", w, l] if own(w) => (*w, None, *l),
+            [b"proc", w, b"task", t, l] if own(w) && number(t).is_some() => (*w, number(t), *l),
+            _ => return None,
+        };
+        if !matches!(l, b"cwd" | b"root") || end >= abs.len() && !follow {
+            return None;
+        }
+        let rest = abs.get(end + 1..).unwrap_or_default().to_vec();
+        let links = if w == host_pid.as_bytes() { 1 } else { 2 };
+        Some(OwnLink { root: l == b"root", rest, links, thread })
+    })
+}
+
+/// See `cwd_or_root_then`.
+struct OwnLink {
+    root: bool,
+    rest: Vec<u8>,
+    links: u32,
+    thread: Option<usize>,
+}
+
+/// Linux's limit on links followed in one lookup, for the program's own cwd and root links.
+const MAX_OWN_LINKS: u32 = 40;
+
+std::thread_local! {
+    /// The program's own cwd and root links followed so far in the lookup this thread makes.
+    static LINKS_FOLLOWED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// Whether host descriptor `h` is a directory.
@@ -416,6 +467,39 @@ impl Forwarder {
             at.rewritten = true;
             at._hold = Some(h);
             return Ok(at);
+        }
+        if let Some(OwnLink { root, rest, links, thread }) =
+            abs.as_deref().and_then(|a| cwd_or_root_then(a, &self.host_pid, follow))
+        {
+            if let Some(t) = thread {
+                if !super::task_dir::thread_ids(self.host_pid.parse().unwrap_or(0)).contains(&(t as u32)) {
+                    return Err(Errno::ENOENT);
+                }
+            }
+            // From the program's root or working directory (AT_FDCWD, the monitor's), as a
+            // path given that way would be: every rule of this function applies to it too.
+            // Each such link counts as one followed, as Linux counts them: ELOOP past 40.
+            // The working directory by its name (the VM's, for one in its CPU tree), so that the
+            // rest is read lexically as any absolute path is; by the directory itself if it has
+            // none (removed).
+            let cwd = || {
+                let vm = self.cwd_vm.lock().unwrap().clone().map(|p| p.to_vec());
+                vm.or_else(|| std::env::current_dir().ok().map(|p| p.as_os_str().as_bytes().to_vec()))
+            };
+            let mut raw = match root {
+                true => b"/".to_vec(),
+                false => cwd().filter(|c| c.first() == Some(&b'/')).unwrap_or_else(|| b".".to_vec()),
+            };
+            raw.push(b'/');
+            raw.extend_from_slice(&rest);
+            let depth = LINKS_FOLLOWED.with(|d| d.replace(d.get() + links));
+            let r = if depth + links > MAX_OWN_LINKS {
+                Err(Errno::ELOOP)
+            } else {
+                self.resolve_full(libc::AT_FDCWD as u32 as u64, raw, follow, inspect, reports_link, entry)
+            };
+            LINKS_FOLLOWED.with(|d| d.set(depth));
+            return r;
         }
         if let Some(abs) = abs {
             let comps = thread_as_task(components(&abs), &self.host_pid);

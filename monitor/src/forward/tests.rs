@@ -482,8 +482,14 @@ fn readlink_proc_self() {
     let root = t.open(Path::new("/"), libc::O_RDONLY | libc::O_DIRECTORY) as u64;
     let rel = t.str("proc/self/mem");
     assert_eq!(t.call(libc::SYS_openat, &[root, rel, libc::O_RDWR as u64]), eacces);
+    // The program's cwd and root links lead to its directories, not the monitor's links: from
+    // this test's working directory (no proc/ in it) and from `/`.
     let via_cwd = t.str("/proc/self/cwd/proc/self/mem");
-    assert_eq!(t.call(libc::SYS_open, &[via_cwd, libc::O_RDONLY as u64]), eacces);
+    assert_eq!(t.call(libc::SYS_open, &[via_cwd, libc::O_RDONLY as u64]), ENOENT);
+    let via_root = t.str("/proc/self/root/proc/self/mem");
+    assert_eq!(t.call(libc::SYS_open, &[via_root, libc::O_RDONLY as u64]), eacces);
+    let via_both = t.str("/proc/self/root/proc/thread-self/cwd/../../../../../../../../proc/self/mem");
+    assert_eq!(t.call(libc::SYS_open, &[via_both, libc::O_RDONLY as u64]), eacces);
     // SAFETY: gettid has no arguments.
     let tid = unsafe { libc::gettid() };
     let by_tid = t.str(&format!("/proc/{tid}/mem"));
