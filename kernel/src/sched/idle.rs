@@ -19,6 +19,12 @@ pub fn idle_loop() -> ! {
         (halts, if halts { crate::time::ns_to_ticks(halt_after) } else { u64::MAX })
     };
     let (mut halts, mut spin_ticks) = halting();
+    // Within that time, how long it polls now: halved after a halt that lasted longer than
+    // the whole time (the wait was a long one: polling it was a host CPU taken from others,
+    // e.g. the forked child this program waits for), doubled after one that ended within it
+    // (polling would have caught the wake-up), as KVM's halt polling adapts.
+    let min_window = crate::time::ns_to_ticks(super::HALT_AFTER_NS_HALTING);
+    let mut window = spin_ticks;
     let mut idle_since = crate::time::ticks();
     irq::enable();
     // While idle, TLB shootdowns pass this CPU by (it flushes before running a thread).
@@ -52,9 +58,8 @@ pub fn idle_loop() -> ! {
         // A sleeper due within the polling time is woken from the TSC rather than by the
         // timer's interrupt after a halt: on PVM the halt, the interrupt and its EOI cost more
         // ring-0 work than the wait (Go's sysmon sleeps 20 us at a time).
-        if halts
-            && crate::time::ticks().wrapping_sub(idle_since) >= spin_ticks
-            && !super::sleep::due_within(s, spin_ticks)
+        window = window.clamp(min_window.min(spin_ticks), spin_ticks);
+        if halts && crate::time::ticks().wrapping_sub(idle_since) >= window && !super::sleep::due_within(s, spin_ticks)
         {
             super::run_idle_hook(false);
             // Sleepers of a polling CPU armed no timer (the loop ends their sleeps from the
@@ -80,7 +85,9 @@ pub fn idle_loop() -> ! {
                 super::freeze::check();
                 super::run_halt_hook(false);
                 counters::add(Stat::Halts, 1);
-                counters::add(Stat::HaltTicks, crate::time::ticks().wrapping_sub(halt_at));
+                let slept = crate::time::ticks().wrapping_sub(halt_at);
+                counters::add(Stat::HaltTicks, slept);
+                window = if slept > spin_ticks { window / 2 } else { window.saturating_mul(2) };
             }
             irq::enable();
             s.halted.store(false, Ordering::SeqCst);

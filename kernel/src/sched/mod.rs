@@ -161,7 +161,7 @@ static IDLE_HALT: AtomicBool = AtomicBool::new(false);
 static HALT_AFTER_NS: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Polling time before halting with `--idle halt`: waking a halted vCPU costs an IPI (21-56 us
 /// on a PVM host), so short gaps are better spent spinning.
-const HALT_AFTER_NS_HALTING: u64 = 50_000;
+pub(super) const HALT_AFTER_NS_HALTING: u64 = 50_000;
 /// With `IDLE_HALT_LATE`: an idle period this long is worth the IPI a wake-up then costs, and
 /// leaves the host CPU to the channel's service thread.
 const HALT_AFTER_NS_LATE: u64 = 1_000_000;
