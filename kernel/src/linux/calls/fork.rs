@@ -70,6 +70,8 @@ struct ForkRecord {
     /// The spawn child that forks (its guest tid, its context for the monitor), 0 for the
     /// program itself: its own signal actions become the new process's.
     from_child: u64,
+    /// clone3's CLONE_CLEAR_SIGHAND: the child's signal actions are cleared.
+    clear_sighand: bool,
     /// The forking thread's name: the child's (its process's), as on Linux.
     name: [u8; 16],
     /// The forking thread's current timer slack (`Thread::timer_slack[0]`): the child's
@@ -101,6 +103,7 @@ static RECORD: RecordCell = RecordCell(UnsafeCell::new(ForkRecord {
     timer_slack: 0,
     omp: 0,
     from_child: 0,
+    clear_sighand: false,
     name: [0; 16],
 }));
 
@@ -123,7 +126,13 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
     // CLONE_PTRACE, CLONE_UNTRACED (no tracer here) and CLONE_IO (one I/O context per host
     // process) change nothing the program can see.
     const NO_EFFECT: u64 = 0x2000 | 0x0080_0000 | 0x8000_0000;
-    let allowed = CSIGNAL | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | CLONE_PIDFD | NO_EFFECT;
+    let allowed = CSIGNAL
+        | CLONE_PARENT_SETTID
+        | CLONE_CHILD_SETTID
+        | CLONE_CHILD_CLEARTID
+        | CLONE_PIDFD
+        | NO_EFFECT
+        | super::procs::CLONE_CLEAR_SIGHAND;
     if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
         // Both would be written at the parent's `ptid`.
         return Err(linux_raw_sys::errno::EINVAL);
@@ -195,6 +204,7 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).alt_stack = crate::linux::signal::state::alt_stack(t.tid);
         (*rec).omp = t.omp as u64;
         (*rec).from_child = from_child;
+        (*rec).clear_sighand = flags & super::procs::CLONE_CLEAR_SIGHAND != 0;
         fpu::save((*rec).fpu.0.as_mut_ptr());
     }
     let record = crate::mem::virt_to_phys(rec as *const u8);
@@ -301,7 +311,7 @@ pub fn prepare_child(record: u64) {
     crate::linux::cputime::after_fork();
     super::max_rss::after_fork();
     super::children_time::after_fork();
-    super::procs::after_fork(rec.from_child as u32);
+    super::procs::after_fork(rec.from_child as u32, rec.clear_sighand);
     super::prctl::after_fork(rec.timer_slack);
     crate::linux::channel::after_fork(rec.answer.ready & hrt_abi::fork_ready::CHANNEL != 0);
     crate::linux::usermap::after_fork(rec.answer.ready & hrt_abi::fork_ready::USER_MAP != 0);

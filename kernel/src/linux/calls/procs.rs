@@ -232,7 +232,10 @@ fn spawn_child(frame: &mut TrapFrame, flags: u64, newsp: u64, tls: u64) -> Resul
     // A vfork child keeps its parent's alternate signal stack (Linux clears it only for
     // CLONE_VM without CLONE_VFORK: a thread).
     let alt_stack = sig::state::alt_stack(parent.tid);
-    let actions = Box::new(*PROCESS.sigactions.lock());
+    let mut actions = Box::new(*PROCESS.sigactions.lock());
+    if flags & CLONE_CLEAR_SIGHAND != 0 {
+        clear_handlers(&mut actions);
+    }
     let options = ThreadOptions::named("vfork").user();
     let mut tid = 0u32;
     let spawned = sched::spawn_with(
@@ -633,12 +636,30 @@ fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
     SigInfo { signo, errno: 0, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
 }
 
+/// clone3's CLONE_CLEAR_SIGHAND in the new process's copy of the signal actions: every
+/// handler becomes SIG_DFL, ignored signals stay ignored, and no action keeps its flags, mask
+/// or restorer (Linux's flush_signal_handlers).
+pub const CLONE_CLEAR_SIGHAND: u64 = 0x1_0000_0000;
+
+pub fn clear_handlers(actions: &mut [[u64; 4]; 65]) {
+    for act in actions.iter_mut().skip(1) {
+        let handler = if act[0] == SIG_IGN { SIG_IGN } else { 0 };
+        *act = [handler, 0, 0, 0];
+    }
+}
+
 /// In a forked child: no spawn children or zombies of the parent's. When the fork was a spawn
-/// child's (`from_child`, its tid), its own signal actions are the new process's.
-pub fn after_fork(from_child: u32) {
+/// child's (`from_child`, its tid), its own signal actions are the new process's; with
+/// `clear_sighand` (CLONE_CLEAR_SIGHAND) they are then cleared.
+pub fn after_fork(from_child: u32, clear_sighand: bool) {
     if let Some(c) = CHILDREN.lock().get(&from_child) {
         let mut actions = PROCESS.sigactions.lock();
         *actions = *c.sigactions;
+        crate::linux::signal::state::note_handlers(&actions);
+    }
+    if clear_sighand {
+        let mut actions = PROCESS.sigactions.lock();
+        clear_handlers(&mut actions);
         crate::linux::signal::state::note_handlers(&actions);
     }
     CHILDREN.lock().clear();

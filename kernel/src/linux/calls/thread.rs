@@ -64,8 +64,14 @@ pub(super) fn namespaces_forbidden(flags: u64) -> bool {
         && !crate::linux::seccomp::host_has_sys_admin()
 }
 
-/// clone(flags, newsp, parent_tid, child_tid, tls): threads only (CLONE_VM | CLONE_THREAD).
+/// clone(flags, newsp, parent_tid, child_tid, tls): threads (CLONE_VM | CLONE_THREAD), forks
+/// and vfork-style children. Its flags are an int's worth, as Linux reads them: clone3's
+/// flags beyond (CLONE_CLEAR_SIGHAND) come only through `clone_with`.
 pub fn clone(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    clone_with(frame, [a[0] as u32 as u64, a[1], a[2], a[3], a[4], a[5]])
+}
+
+fn clone_with(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
     if invalid_combination(flags) {
         return Err(EINVAL);
@@ -180,9 +186,10 @@ fn writable_stack(sp: u64) -> bool {
 
 /// clone3(args, size): `struct clone_args` checked as Linux checks it, then made as the
 /// `clone` it describes (flags with the exit signal, the stack's top, the tid and TLS
-/// pointers; CLONE_PIDFD's descriptor goes to `args.pidfd`). Not provided, ENOSYS with a line
-/// (glibc and musl then use `clone`): `set_tid`, CLONE_INTO_CGROUP, CLONE_CLEAR_SIGHAND, and
-/// CLONE_PIDFD with CLONE_PARENT_SETTID (one address here, two in clone3).
+/// pointers; CLONE_PIDFD's descriptor goes to `args.pidfd`; CLONE_CLEAR_SIGHAND clears the new
+/// process's signal actions). Not provided, ENOSYS with a line (glibc and musl then use
+/// `clone`): `set_tid`, CLONE_INTO_CGROUP, and CLONE_PIDFD with CLONE_PARENT_SETTID (one
+/// address here, two in clone3).
 pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     const CLONE_DETACHED: u64 = 0x40_0000;
     const CLONE_PARENT: u64 = 0x8000;
@@ -249,8 +256,6 @@ pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         Some("set_tid")
     } else if flags & CLONE_INTO_CGROUP != 0 {
         Some("CLONE_INTO_CGROUP")
-    } else if flags & CLONE_CLEAR_SIGHAND != 0 {
-        Some("CLONE_CLEAR_SIGHAND")
     } else if flags & CLONE_NEWTIME != 0 {
         Some("CLONE_NEWTIME")
     } else if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
@@ -264,7 +269,7 @@ pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let ptid = if flags & CLONE_PIDFD != 0 { pidfd } else { parent_tid };
     let newsp = if stack != 0 { stack + stack_size } else { 0 };
-    clone(frame, [flags | exit_signal, newsp, ptid, child_tid, tls, 0])
+    clone_with(frame, [flags | exit_signal, newsp, ptid, child_tid, tls, 0])
 }
 
 /// Ends the calling thread: marks the robust mutexes it holds (`robust`), clears and wakes
