@@ -662,7 +662,7 @@ static int server(void) {
 
 // AF_UNIX names inside the monitor's own /proc: EACCES under hrt.
 static int proc_names(void) {
-    const char *names[] = {"/proc/self/pagemap", "/proc/self/cwd/../proc/self/mem", "/proc/thread-self/attr"};
+    const char *names[] = {"/proc/self/pagemap", "/proc/self/cwd/../../../../../../../../../../../../../../../../proc/self/mem", "/proc/thread-self/attr"};
     for (int i = 0; i < 3; i++) {
         struct sockaddr_un a = {.sun_family = AF_UNIX};
         strcpy(a.sun_path, names[i]);
