@@ -106,3 +106,20 @@ fn threads_sleeping_briefly_on_one_vcpu_take_turns() {
         assert_same(&format!("sched_sleep_turns {}", options.join(" ")), &native_out, &out);
     }
 }
+
+/// 8 spinning threads and a spinning main thread on 2 (and, over the 2-CPU host, 4) vCPUs:
+/// every thread runs at the same time as main at some point
+/// (tests/programs/hostile/sched_spread_spinners.c). Threads never moved between busy vCPUs:
+/// those placed beside main never ran beside it, and the program (as crossbeam-deque's
+/// `fifo::no_starvation`) waited for good; a crowded vCPU now sends a thread whose turn ended
+/// to a less crowded one now and then (`sched::balance::spread_if_crowded`).
+#[test]
+fn spinning_threads_on_busy_vcpus_all_run_beside_the_main_thread() {
+    let prog = build("sched_spread_spinners", &[]);
+    let native_out = native(&prog, &[]);
+    assert!(native_out.stdout.contains("every thread ran beside main"), "natively: {native_out:?}");
+    for cpus in ["2", OVERCOMMITTED] {
+        let out = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_same(&format!("sched_spread_spinners --cpus {cpus}"), &native_out, &out);
+    }
+}

@@ -106,6 +106,72 @@ pub(super) fn offer(t: &Thread, busy: usize) {
     }
 }
 
+/// Per CPU: when it last sent a thread whose turn ended to a less crowded CPU (TSC).
+static LAST_SPREAD: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// How often a crowded CPU sends a thread away at most: a thread moves every few of its
+/// CPU's turns (the quantum is 10 ms), as Linux's balancing of busy CPUs moves one now and
+/// then, and a thread's cache stays warm in between.
+const SPREAD_EVERY_NS: u64 = 30_000_000;
+
+/// Turns a thread has on a crowded CPU before it may be the one sent away.
+const MOVE_AFTER_TURNS: u32 = 2;
+
+/// An interrupt of program code ended the current thread's turn on CPU `me`, where more
+/// threads are ready than on another CPU: the thread continues its next turn there. Threads
+/// are placed once and idle CPUs take waiting ones (`look`, `offer`), but between busy CPUs
+/// nothing moved them: threads that share a crowded CPU with one they wait for never ran
+/// beside it (crossbeam-deque's `fifo::no_starvation`, 8 spinning stealers and a spinning
+/// pusher on 2 vCPUs: the stealers on the pusher's vCPU never took an item, for good).
+/// With more threads than CPUs they now take turns on every CPU, as under Linux.
+pub fn spread_if_crowded(me: usize) {
+    let usable = super::placement_cpus();
+    if usable < 2 || me >= usable {
+        return;
+    }
+    let s = super::on_cpu(me);
+    let waiting = s.runq_len.load(Ordering::SeqCst);
+    if waiting == 0 || !s.turn_over() {
+        return;
+    }
+    // SAFETY: the current thread's record is alive while it runs, and only it changes
+    // `crowded_turns`.
+    let t = unsafe { &mut *super::current() };
+    let mask = t.affinity();
+    let allowed = |c: usize| mask == [0; 4] || mask[c / 64] & (1 << (c % 64)) != 0;
+    if !t.is_user
+        || t.placed.load(Ordering::Relaxed) && !t.packed
+        || t.move_to.load(Ordering::SeqCst) != NO_MOVE
+        || t.take_to.load(Ordering::SeqCst) != NO_MOVE
+    {
+        return;
+    }
+    let load = |c: usize| {
+        let o = super::on_cpu(c);
+        let running = o.current.load(Ordering::SeqCst) != o.idle.load(Ordering::Relaxed);
+        o.runq_len.load(Ordering::SeqCst) + usize::from(running)
+    };
+    let here = waiting + 1;
+    let target = (0..usable)
+        .filter(|&c| c != me && allowed(c) && !crate::cpu::is_dormant(c))
+        .map(|c| (load(c), c))
+        .min()
+        .filter(|&(l, _)| l < here);
+    let Some((_, to)) = target else { return };
+    // The one that moves is one that had turns here already: the moves go round all of them
+    // (the thread whose turn happens to end when one is due would otherwise often be the same).
+    t.crowded_turns = t.crowded_turns.saturating_add(1);
+    let now = crate::time::ticks();
+    if t.crowded_turns < MOVE_AFTER_TURNS
+        || now.wrapping_sub(LAST_SPREAD[me].load(Ordering::Relaxed)) < crate::time::ns_to_ticks(SPREAD_EVERY_NS)
+    {
+        return;
+    }
+    LAST_SPREAD[me].store(now, Ordering::Relaxed);
+    t.crowded_turns = 0;
+    super::migrate_current(to);
+}
+
 /// Moves the current thread to the CPU that asked for it (`look`, `offer`), if one did and the
 /// thread may still go there. Called only at the program's edge: the end of a system call, the
 /// start of a thread, an interrupt of program code.
@@ -130,6 +196,9 @@ pub fn move_if_taken() {
 /// Marks the current thread as placed where it is: idle CPUs do not take it (the kernel's
 /// OpenMP runtime puts its workers on CPUs of its choosing).
 pub fn keep_placed() {
-    // SAFETY: the current thread's record is alive while it runs.
-    unsafe { (*super::current()).placed.store(true, Ordering::Relaxed) };
+    // SAFETY: the current thread's record is alive while it runs; only it writes `packed`.
+    unsafe {
+        (*super::current()).placed.store(true, Ordering::Relaxed);
+        (*super::current()).packed = false;
+    }
 }

@@ -121,6 +121,11 @@ impl CpuSched {
         self.runq_len.load(Ordering::SeqCst)
     }
 
+    /// The running thread's turn is over: it gives way at this interrupt's preemption point.
+    pub fn turn_over(&self) -> bool {
+        self.need_resched.load(Ordering::Relaxed)
+    }
+
     /// A forked child's kernel, before CPU `cpu` (this record's) runs anything: the parent's
     /// threads, sleepers and tasks here are not this VM's. They are leaked, not dropped:
     /// nothing refers to them any more, and dropping a parent's task could run its code.

@@ -82,6 +82,7 @@ fn program_interrupted(frame: &mut crate::arch::traps::TrapFrame) {
     look(frame);
     super::move_if_asked();
     super::balance::move_if_taken();
+    super::balance::spread_if_crowded(crate::cpu::id());
 }
 
 /// How many looks at program code there were, and how many found it spinning (None: no looks

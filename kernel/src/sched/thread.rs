@@ -117,6 +117,13 @@ pub struct Thread {
     /// of a system call, an interrupt of program code), never inside kernel code that an
     /// interrupt preempted (which may hold this CPU's per-CPU state in its locals).
     pub take_to: AtomicUsize,
+    /// Placed (`placed`) only to pack the program's threads onto the first vCPUs when vCPUs
+    /// outnumber host CPUs: it may still move among those (`balance::spread_if_crowded`).
+    /// Written before the thread first runs.
+    pub packed: bool,
+    /// Turns that ended on a crowded CPU since the thread last moved (`balance::spread_if_crowded`;
+    /// only the thread itself touches it).
+    pub crowded_turns: u32,
     /// TSC when the thread was created.
     pub created_tsc: u64,
     /// TSC ticks the thread has run, up to its last switch away (see `cpu_ticks`).
@@ -204,6 +211,8 @@ impl Thread {
             addr_of_mut!((*p).move_to).write(AtomicUsize::new(NO_MOVE));
             addr_of_mut!((*p).placed).write(AtomicBool::new(false));
             addr_of_mut!((*p).take_to).write(AtomicUsize::new(NO_MOVE));
+            addr_of_mut!((*p).crowded_turns).write(0);
+            addr_of_mut!((*p).packed).write(false);
             addr_of_mut!((*p).created_tsc).write(crate::time::ticks());
             addr_of_mut!((*p).run_ticks).write(AtomicU64::new(0));
             addr_of_mut!((*p).run_start).write(AtomicU64::new(0));

@@ -119,6 +119,7 @@ fn clone_with(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         let packed = sched::placement_cpus();
         options.cpu = sched::thread::least_loaded(|c| c < packed && in_mask(c));
     }
+    let packed_only = options.cpu.is_some() && affinity == [0; 4];
     if affinity != [0; 4] && options.cpu.is_none() {
         options.cpu = sched::thread::least_loaded(in_mask);
     }
@@ -134,6 +135,7 @@ fn clone_with(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         options,
         |t| {
             tid = start_program_thread(t, fs_base, sigmask, affinity);
+            t.packed = packed_only;
             t.comm = Some(comm);
             if flags & CLONE_CHILD_CLEARTID != 0 {
                 t.clear_child_tid = ctid;
