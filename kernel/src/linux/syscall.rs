@@ -251,8 +251,8 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     crate::sched::move_if_asked();
     // An idle CPU asked for it while it waited behind another thread (`sched::balance`).
     crate::sched::balance::move_if_taken();
-    // Switched away or moved meanwhile: rseq's CPU and critical section (`rseq`).
-    super::rseq::at_edge(frame);
+    // Moved meanwhile: rseq's CPU (`rseq`).
+    super::rseq::at_syscall_end();
 }
 
 /// The `--strace` line of a call that does not return to the program (a vfork child's
