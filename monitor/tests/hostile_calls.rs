@@ -6,7 +6,7 @@
 mod common;
 use common::hostile::{
     assert_same, assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native, native_then_hrt,
-    passes_natively_and_same_on, passes_natively_and_same_on_1_and_2_cpus, run,
+    passes_natively_and_same_on, passes_natively_and_same_on_1_and_2_cpus, passes_natively_and_same_with, run,
 };
 
 /// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
@@ -1517,13 +1517,12 @@ fn proc_thread_self_names_the_calling_thread_as_on_linux() {
 /// mapping landed at 4 GiB and up (the default pool happened to place small ones low).
 #[test]
 fn map_32bit_mappings_lie_in_the_lowest_2_gib_as_on_linux() {
-    let prog = build("mmap_32bit", &[]);
-    let linux = native(&prog, &[]);
-    assert!(linux.stdout.contains("6 of them within the lowest 2 GiB"), "natively: {linux:?}");
-    for cpus in ["1", "2"] {
-        let got = hrt(&["--cpus", cpus, "--mem", "4G"], &prog, &[]);
-        assert_same(&format!("mmap_32bit --cpus {cpus} --mem 4G"), &linux, &got);
-    }
+    passes_natively_and_same_with(
+        "mmap_32bit",
+        Some("6 of them within the lowest 2 GiB"),
+        &["1", "2"],
+        &["--mem", "4G"],
+    );
 }
 
 /// Names under /proc/self/fd, /proc/self/fdinfo and /dev/fd that are no descriptor's number

@@ -4,7 +4,7 @@
 //! thread takes no timer interrupts). `--preempt 0` turns it off.
 
 mod common;
-use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, hrt, native};
+use common::hostile::{assert_same, assert_same_on_1_and_2_cpus, build, hrt, native, passes_natively_and_same_on};
 
 #[test]
 fn spinning_threads_that_outnumber_the_vcpus_finish() {
@@ -115,11 +115,5 @@ fn threads_sleeping_briefly_on_one_vcpu_take_turns() {
 /// to a less crowded one now and then (`sched::balance::spread_if_crowded`).
 #[test]
 fn spinning_threads_on_busy_vcpus_all_run_beside_the_main_thread() {
-    let prog = build("sched_spread_spinners", &[]);
-    let native_out = native(&prog, &[]);
-    assert!(native_out.stdout.contains("every thread ran beside main"), "natively: {native_out:?}");
-    for cpus in ["2", OVERCOMMITTED] {
-        let out = hrt(&["--cpus", cpus], &prog, &[]);
-        assert_same(&format!("sched_spread_spinners --cpus {cpus}"), &native_out, &out);
-    }
+    passes_natively_and_same_on("sched_spread_spinners", Some("every thread ran beside main"), &["2", OVERCOMMITTED]);
 }

@@ -252,6 +252,12 @@ pub fn passes_natively_and_same_on_1_and_2_cpus(name: &str, marker: Option<&str>
 /// host's CPUs, where threads on different vCPUs race as they do natively on different CPUs).
 #[allow(dead_code)] // not every test file uses it
 pub fn passes_natively_and_same_on(name: &str, marker: Option<&str>, cpus: &[&str]) -> Outcome {
+    passes_natively_and_same_with(name, marker, cpus, &[])
+}
+
+/// `passes_natively_and_same_on` with more `hrt run` options (`--mem 4G`, ...) after `--cpus N`.
+#[allow(dead_code)] // not every test file uses it
+pub fn passes_natively_and_same_with(name: &str, marker: Option<&str>, cpus: &[&str], options: &[&str]) -> Outcome {
     let prog = build(name, &[]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
@@ -259,8 +265,9 @@ pub fn passes_natively_and_same_on(name: &str, marker: Option<&str>, cpus: &[&st
         assert!(linux.stdout.contains(marker), "natively: {}", linux.stdout);
     }
     for n in cpus {
-        let got = hrt(&["--cpus", n], &prog, &[]);
-        assert_same(&format!("{name} --cpus {n}"), &linux, &got);
+        let args: Vec<&str> = ["--cpus", n].iter().chain(options).copied().collect();
+        let got = hrt(&args, &prog, &[]);
+        assert_same(&format!("{name} {}", args.join(" ")), &linux, &got);
     }
     linux
 }
