@@ -413,14 +413,22 @@ const PERMISSION_BITS: u64 = PRESENT | WRITABLE | NO_EXECUTE;
 /// their dirty bit is: touching the pages of a break grown again after a trim cost ~52 K
 /// cycles each with the bits clear, ~7 K with them set (Linux ~1.7 K with its page fault).
 /// The cost: unmapping such a leaf flushes it from the TLBs even if the program never used
-/// it. 2 MiB and 1 GiB leaves are left alone (thread stacks, large mappings mostly untouched).
-fn small_leaf_bits(bits: u64) -> u64 {
+/// it, an IPI to every busy CPU (~100-200 us of the two CPUs on PVM). So a change of at most
+/// `FEW_PAGES` pages (`preset` false) leaves the bits clear: there a fault more per touched
+/// page costs less than a flush of pages never touched, as Rust's threads showed (each maps a
+/// 3-page signal stack, takes a guard page from it, unmaps it at exit untouched: two
+/// shootdowns per thread). 2 MiB and 1 GiB leaves are left alone (thread stacks, large
+/// mappings mostly untouched).
+fn small_leaf_bits(bits: u64, preset: bool) -> u64 {
     match bits {
-        b if b & PRESENT == 0 => b,
+        b if b & PRESENT == 0 || !preset => b,
         b if b & WRITABLE != 0 => b | ACCESSED | DIRTY,
         b => b | ACCESSED,
     }
 }
+
+/// Changes of at most this many pages make 4 KiB leaves present unused (`small_leaf_bits`).
+const FEW_PAGES: u64 = 8;
 
 /// A table entry pointing to a lower-level table: permissive, the leaves decide.
 const TABLE_ENTRY_BITS: u64 = PRESENT | WRITABLE | USER;
@@ -563,7 +571,8 @@ unsafe fn split_leaf(entry: *mut u64, base: u64, size: u64, (lo, hi): (u64, u64)
         // 2 MiB leaves keep the PS bit; 4 KiB leaves must not have it (bit 7 is PAT there).
         // They count as used: a TLB may still hold the large leaf, which covers them.
         let flags = (*entry & !ADDR_MASK | ACCESSED) & if step == PAGE_SIZE { !PAGE_SIZE_BIT } else { u64::MAX };
-        let bits = if step == PAGE_SIZE && *entry & PRESENT == 0 { small_leaf_bits(bits) } else { bits };
+        let preset = hi - lo > FEW_PAGES * PAGE_SIZE;
+        let bits = if step == PAGE_SIZE && *entry & PRESENT == 0 { small_leaf_bits(bits, preset) } else { bits };
         let changed = (flags & !PERMISSION_BITS) | bits;
         // Entries [a, b) lie wholly inside [lo, hi). Three plain loops: each emulated
         // instruction costs thousands of cycles here, so the loop body is kept minimal.
@@ -600,10 +609,10 @@ unsafe fn fill_entries(table: *mut u64, from: u64, to: u64, base: u64, step: u64
 ///
 /// # Safety
 /// `entry` must be a 4 KiB leaf entry of the kernel's tables.
-unsafe fn set_small_leaf(entry: *mut u64, addr: u64, bits: u64, stale: &mut StaleTlb) {
+unsafe fn set_small_leaf(entry: *mut u64, addr: u64, bits: u64, preset: bool, stale: &mut StaleTlb) {
     // SAFETY: the caller's contract.
     unsafe {
-        let bits = if *entry & PRESENT == 0 { small_leaf_bits(bits) } else { bits };
+        let bits = if *entry & PRESENT == 0 { small_leaf_bits(bits, preset) } else { bits };
         set_leaf(entry, addr, bits, stale)
     }
 }
@@ -643,6 +652,7 @@ unsafe fn swap_entry(entry: *mut u64, new: u64) -> u64 {
 /// frees them (through the memory layer's page allocator) once `stale` has been flushed on every CPU.
 pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleTlb) -> alloc::vec::Vec<u64> {
     let bits = access.bits();
+    let preset = end - start > FEW_PAGES * PAGE_SIZE;
     PROTECTION_CHANGES.fetch_add(1, Ordering::AcqRel);
     let mut freed = alloc::vec::Vec::new();
     let pml4 = direct(kernel_pml4());
@@ -708,7 +718,7 @@ pub fn protect_user(start: u64, end: u64, access: UserAccess, stale: &mut StaleT
             let pt = direct(*e2 & ADDR_MASK);
             let stop = end.min(mib2 + LARGE_PAGE_SIZE);
             while cur < stop {
-                set_small_leaf(pt.add((cur >> 12) as usize & 511), cur, bits, stale);
+                set_small_leaf(pt.add((cur >> 12) as usize & 511), cur, bits, preset, stale);
                 cur += PAGE_SIZE;
             }
         }
