@@ -1121,6 +1121,29 @@ fn arch_prctl_cpuid_and_xstate_as_on_linux() {
     assert_same_on_1_and_2_cpus("calls_arch_prctl", &prog, &[], &linux);
 }
 
+/// A program's WRGSBASE (tests/programs/hostile/wrgsbase.c), which Linux runs where the CPU has
+/// FSGSBASE: not supported, since the kernel keeps its per-CPU data behind GS in the program's
+/// ring (AT_HWCAP2 has no FSGSBASE, ARCH_SET_GS is EINVAL). The VM triple-faults at the next
+/// kernel entry; the run must end as a program killed by SIGILL (status 132) with one line
+/// naming the instruction and the base, not as a kernel crash (status 101, "triple-faulted").
+#[test]
+fn a_program_that_writes_its_gs_base_ends_with_sigill_and_says_why() {
+    let prog = build("wrgsbase", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively (a CPU without FSGSBASE?): {linux:?}");
+    assert!(linux.stdout.contains("GS base read back: the same"), "natively: {}", linux.stdout);
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--cpus", cpus], &prog, &[]);
+        assert_eq!(got.code(), 128 + 4, "--cpus {cpus}: {got:?}");
+        assert!(got.stdout.contains("setting the GS base"), "--cpus {cpus}: {got:?}");
+        assert!(
+            got.stderr.contains("Illegal instruction: the program set the GS base to 0x")
+                && got.stderr.contains("(WRGSBASE)"),
+            "--cpus {cpus}: {got:?}"
+        );
+    }
+}
+
 /// sysinfo's load averages are the host's, as /proc/loadavg (read from the host) says; they were
 /// zeros until 2026-12-03, so glibc's getloadavg (and with it libgomp's OMP_DYNAMIC) saw an idle
 /// machine while /proc/loadavg showed the real load.

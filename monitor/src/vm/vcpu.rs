@@ -430,6 +430,16 @@ fn describe_crash(vcpu: &VcpuFd, id: u32, what: &str) -> String {
     }
 }
 
+/// The GS base of a vCPU that stopped for good, if it is not the kernel's: zero or in the
+/// program's memory. The kernel in ring 3 reaches its per-CPU data through GS, which lies in
+/// its own image; a program's WRGSBASE (which PVM lets ring 3 run) leaves the next kernel
+/// entry without it, and the VM triple-faults.
+fn program_gs_base(vcpu: &VcpuFd, shared: &Shared) -> Option<u64> {
+    let base = vcpu.get_sregs().ok()?.gs.base;
+    let (lo, hi) = shared.program_mem;
+    (base == 0 || (lo..hi).contains(&base)).then_some(base)
+}
+
 /// True if the vCPU stopped in the program's code while the program runs in ring 0.
 fn program_in_ring0(vcpu: &VcpuFd, shared: &Shared) -> bool {
     let (lo, hi) = shared.program_mem;
@@ -507,6 +517,15 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
                 return Exit::Failure(1);
             }
             VcpuExit::Shutdown => {
+                if let Some(base) = program_gs_base(&vcpu, shared) {
+                    eprintln!(
+                        "hrt: Illegal instruction: the program set the GS base to {base:#x} (WRGSBASE), \
+                         which the kernel keeps for its per-CPU data when it runs in the program's ring; \
+                         hrt does not offer FSGSBASE (AT_HWCAP2) nor ARCH_SET_GS"
+                    );
+                    super::fork::note_end_signal(libc::SIGILL as u64);
+                    return Exit::Status(128 + libc::SIGILL);
+                }
                 eprintln!(
                     "hrt: {}",
                     describe_crash(&vcpu, id, "the guest triple-faulted (kernel crash before its fault handlers)")
