@@ -217,6 +217,11 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
             );
         }
     }
+    let mut exits = alloc::string::String::new();
+    for (nr, n) in crate::arch::hypercall::made() {
+        let _ = core::fmt::Write::write_fmt(&mut exits, format_args!(" {n} x {nr},"));
+    }
+    crate::kinfo!("kernel: hypercalls (VM exits) by number (abi::nr):{}", exits.trim_end_matches(','));
     if let Some((looks, spinning)) = crate::sched::spin_look::counts() {
         crate::kinfo!("kernel: {looks} look(s) at running program threads, {spinning} found spinning");
         crate::counters::print();
