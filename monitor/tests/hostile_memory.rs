@@ -412,8 +412,9 @@ fn memory_far_into_the_pool_reads_zero_and_keeps_its_data() {
 /// shared anonymous, shared file, PROT_NONE and partly unmapped ranges; DONTNEED makes a private
 /// file mapping read its file again (its current bytes, SIGBUS past its end still), REMOVE
 /// punches a hole in a memfd, WIPEONFORK zeroes a forked child's copy (and a grandchild's),
-/// DONTFORK leaves the range unmapped in the child, the undoing advice undoes them, and the
-/// advice goes with the memory (munmap, mremap): as natively.
+/// DONTFORK leaves the range unmapped in the child, the undoing advice undoes them, the
+/// advice goes with the memory (munmap, mremap), and POPULATE_READ of memory without PROT_READ
+/// (write-only, execute-only: readable in the page tables) is EINVAL: as natively.
 #[test]
 fn madvise_answers_and_acts_as_on_linux_for_each_kind_of_memory() {
     passes_natively_and_same_on_1_and_2_cpus("madvise_kinds", Some("madvise kinds: done"));

@@ -103,6 +103,16 @@ static void dontneed(void) {
     errno = 0;
     printf("populate_read past the end: %s\n", err(madvise(pf + 2 * PG, PG, MADV_POPULATE_READ)));
     printf("populate_write inside: %s\n", err(madvise(pf, PG, MADV_POPULATE_WRITE)));
+    printf("populate_write read-only: %s\n", err(madvise(pfr, PG, MADV_POPULATE_WRITE)));
+    // Memory without PROT_READ: Linux's permission check refuses to populate it for reading.
+    int prots[] = {PROT_WRITE, PROT_EXEC, PROT_WRITE | PROT_EXEC, PROT_READ | PROT_WRITE, PROT_NONE};
+    const char *names[] = {"write-only", "exec-only", "write+exec", "read+write", "none"};
+    for (int i = 0; i < 5; i++) {
+        char *m = mmap(0, 2 * PG, prots[i], MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        const char *rd = err(madvise(m, 2 * PG, MADV_POPULATE_READ));
+        printf("populate %s: read %s, write %s\n", names[i], rd, err(madvise(m, 2 * PG, MADV_POPULATE_WRITE)));
+        munmap(m, 2 * PG);
+    }
     munmap(pf, 3 * PG), munmap(pfr, PG), munmap(pa, PG);
 }
 

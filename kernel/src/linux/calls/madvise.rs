@@ -16,7 +16,8 @@
 //! - WIPEONFORK (private anonymous memory only), KEEPONFORK, DONTFORK and DOFORK are applied by a
 //!   forked child's kernel (`fork_advice`);
 //! - POPULATE_READ and POPULATE_WRITE: memory is present already; EINVAL where the protection
-//!   forbids the access, EFAULT for pages past the end of a file (SIGBUS on a touch);
+//!   forbids the access (POPULATE_READ of memory mapped without PROT_READ too, as Linux's
+//!   permission check), EFAULT for pages past the end of a file (SIGBUS on a touch);
 //! - what HRT cannot do fails loudly, once said: COLLAPSE and GUARD_INSTALL (EINVAL, what
 //!   kernels without them answer), HWPOISON and SOFT_OFFLINE (EINVAL, as a kernel built
 //!   without CONFIG_MEMORY_FAILURE answers: HRT's has no memory-failure handling; it was
@@ -32,7 +33,7 @@ use crate::linux::errno::{Errno, SysResult, EACCES, EFAULT, EINVAL, ENOMEM};
 use crate::linux::fork_advice::{self, Change};
 use crate::linux::private_files::{self, File, Part};
 use crate::linux::usermem::{self, PAGE};
-use crate::linux::{filemap, past_eof, protect, shared_files};
+use crate::linux::{filemap, past_eof, protect, shared_files, usermap};
 
 /// What one part of the range is.
 #[derive(Clone, Copy)]
@@ -164,6 +165,11 @@ fn apply(advice: u32, s: u64, e: u64, kind: Kind) -> Result<(), Errno> {
         MADV_DOFORK => fork_advice::change(s, e, Change { wipe: None, dont_fork: Some(false) }),
         MADV_POPULATE_READ | MADV_POPULATE_WRITE if !protect::allows(s, e, advice == MADV_POPULATE_WRITE) => {
             return Err(if past_end_of_file(s, e) { EFAULT } else { EINVAL });
+        }
+        // The page tables cannot say "write-only" or "execute-only" (present means readable):
+        // the program's PROT_READ is kept beside them.
+        MADV_POPULATE_READ if usermap::readability_runs(s, e).iter().any(|&(_, _, unreadable)| unreadable) => {
+            return Err(EINVAL);
         }
         // Hints, and GUARD_REMOVE (no guard is ever installed).
         _ => {}
