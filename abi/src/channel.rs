@@ -212,6 +212,9 @@ pub struct MapsEntry {
 
 /// A [`MapsEntry::prot`] bit: the area is locked (mlock: smaps' `Locked:` and `lo`).
 pub const MAPS_LOCKED: u32 = 1 << 16;
+/// A [`MapsEntry::prot`] bit beside [`MAPS_LOCKED`]: locked on fault (MLOCK_ONFAULT,
+/// MCL_ONFAULT: smaps' `lf`).
+pub const MAPS_LOCKED_ON_FAULT: u32 = 1 << 17;
 
 /// The most entries the monitor reads (Linux's default `vm.max_map_count` is 65,530).
 pub const MAPS_MAX: u64 = 65_536;

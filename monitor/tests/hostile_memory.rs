@@ -512,7 +512,9 @@ fn mappings_stop_at_the_map_count_limit_as_on_linux() {
 
 /// Locked memory (tests/programs/hostile/memory_locks.c): VmLck after mlock, mlock2, munlock,
 /// MAP_LOCKED, mremap, mlockall with MCL_FUTURE (later mappings and the break) and munlockall;
-/// a locked part of a mapping is an area of its own with smaps' Locked and `lo`; madvise that
+/// a locked part of a mapping is an area of its own with smaps' Locked, `lo` and for a lock on
+/// fault `lf`, in Linux's order (`lo` before `ac`: it came after, and `lf` was missing, which
+/// Linux's mm mlock2-tests selftest reads); madvise that
 /// drops pages is EINVAL on it; a forked child has no locks; RLIMIT_MEMLOCK binds without
 /// CAP_IPC_LOCK (ENOMEM, EAGAIN, EPERM at 0); msync MS_INVALIDATE of it EBUSY. mlock kept
 /// nothing before (LTP's mlock201, mlock203, mmap14, madvise02, mlock02, mlock05, munlockall01,

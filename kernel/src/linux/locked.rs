@@ -120,20 +120,20 @@ pub fn clear() {
     map.take(0, u64::MAX);
 }
 
-/// `[start, end)` with whether each part is locked, in address order.
-pub fn runs(start: u64, end: u64) -> alloc::vec::Vec<(u64, u64, bool)> {
+/// `[start, end)` with how each part is locked (None: not), in address order.
+pub fn runs(start: u64, end: u64) -> alloc::vec::Vec<(u64, u64, Option<Lock>)> {
     let locked = RANGES.lock().overlapping(start, end);
     let mut out = alloc::vec::Vec::new();
     let mut cur = start;
-    for (s, e, _) in locked {
+    for (s, e, lock) in locked {
         if cur < s {
-            out.push((cur, s, false));
+            out.push((cur, s, None));
         }
-        out.push((s, e, true));
+        out.push((s, e, Some(lock)));
         cur = e;
     }
     if cur < end {
-        out.push((cur, end, false));
+        out.push((cur, end, None));
     }
     out
 }

@@ -12,7 +12,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use hrt_abi::channel::{maps_kind, MapsEntry};
+use hrt_abi::channel::{maps_kind, MapsEntry, MAPS_LOCKED, MAPS_LOCKED_ON_FAULT};
 
 use super::private_files::File;
 use super::process::PROCESS;
@@ -70,8 +70,13 @@ fn snapshot() -> Vec<MapsEntry> {
                 for (rs, re, unreadable) in super::usermap::readability_runs(ps, pe) {
                     let prot = if unreadable { prot & !super::protect::PROT_READ } else { prot };
                     // Linux's areas end where locking changes (a flag of theirs).
-                    for (ls, le, locked) in super::locked::runs(rs, re) {
-                        let prot = prot as u32 | if locked { hrt_abi::channel::MAPS_LOCKED } else { 0 };
+                    for (ls, le, lock) in super::locked::runs(rs, re) {
+                        let prot = prot as u32
+                            | match lock {
+                                Some(l) if l.on_fault => MAPS_LOCKED | MAPS_LOCKED_ON_FAULT,
+                                Some(_) => MAPS_LOCKED,
+                                None => 0,
+                            };
                         areas.label(ls, le, prot, &named);
                     }
                 }

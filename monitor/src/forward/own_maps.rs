@@ -19,7 +19,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use hrt_abi::channel::{maps_kind, MapsEntry, MAPS_LOCKED, MAPS_MAX};
+use hrt_abi::channel::{maps_kind, MapsEntry, MAPS_LOCKED, MAPS_LOCKED_ON_FAULT, MAPS_MAX};
 
 static MAIN_STACK: AtomicPtr<[AtomicU64; 4]> = AtomicPtr::new(std::ptr::null_mut());
 static MAPS: AtomicPtr<[AtomicU64; 2]> = AtomicPtr::new(std::ptr::null_mut());
@@ -288,7 +288,8 @@ impl Figures {
 }
 
 /// An area's `VmFlags` line: what it allows now (rd, wr, ex, sh), may be given (mr, mw, me,
-/// ms), grows down (gd: the main stack) and is accounted (ac: private and writable).
+/// ms), grows down (gd: the main stack), is locked (lo, and lf on fault) and is accounted (ac:
+/// private and writable), in Linux's order (that of the flags' bits).
 fn vm_flags(out: &mut String, e: &MapsEntry) {
     let shared = e.kind == maps_kind::SHARED;
     let mut flags = String::from("VmFlags: ");
@@ -302,8 +303,9 @@ fn vm_flags(out: &mut String, e: &MapsEntry) {
         (true, "me"),
         (shared, "ms"),
         (e.kind == maps_kind::STACK, "gd"),
-        (!shared && e.prot & 2 != 0, "ac"),
         (e.prot & MAPS_LOCKED != 0, "lo"),
+        (e.prot & MAPS_LOCKED_ON_FAULT != 0, "lf"),
+        (!shared && e.prot & 2 != 0, "ac"),
     ] {
         if on {
             flags.push_str(name);

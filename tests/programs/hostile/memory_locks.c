@@ -39,14 +39,15 @@ static long vm_lck(void) {
     return kb;
 }
 
-/* The maps line and smaps Locked/VmFlags-lo of the area that starts at `addr`. */
+/* The maps line and smaps Locked/VmFlags-lo/lf of the area that starts at `addr`, and whether
+ * `lo` comes before `ac` (Linux lists the flags in the order of their bits). */
 static void area(const char *what, void *addr) {
     FILE *f = fopen("/proc/self/smaps", "r");
     char line[512];
     unsigned long start, end;
     int in = 0;
     long locked = -1;
-    int lo = 0;
+    int lo = 0, lf = 0, in_order = 1;
     unsigned long size = 0;
     while (f && fgets(line, sizeof line, f)) {
         if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
@@ -59,15 +60,20 @@ static void area(const char *what, void *addr) {
         if (!in)
             continue;
         sscanf(line, "Locked: %ld kB", &locked);
-        if (!strncmp(line, "VmFlags:", 8))
-            lo = strstr(line, " lo") != NULL;
+        if (!strncmp(line, "VmFlags:", 8)) {
+            char *l = strstr(line, " lo "), *a = strstr(line, " ac ");
+            lo = l != NULL;
+            lf = strstr(line, " lf ") != NULL;
+            in_order = !l || !a || l < a;
+        }
     }
     if (f)
         fclose(f);
     if (!in)
         printf("%-44s no area starts there\n", what);
     else
-        printf("%-44s area %lu pages, Locked %ld kB, lo %d\n", what, size / page, locked, lo);
+        printf("%-44s area %lu pages, Locked %ld kB, lo %d, lf %d, in order %d\n", what, size / page, locked, lo, lf,
+               in_order);
 }
 
 static void say(const char *what, long ret) {
@@ -101,6 +107,8 @@ int main(void) {
     delta("  then", base);
     say("mlock2 ONFAULT 2 more (one partly)", syscall(SYS_mlock2, a + 8 * page, page + 1, MLOCK_ONFAULT));
     delta("  then", base);
+    a[8 * page] = 1, a[9 * page] = 1;
+    area("  the part locked on fault, touched", a + 8 * page);
     say("madvise DONTNEED on locked memory", madvise(a + 4 * page, page, MADV_DONTNEED));
     say("madvise FREE on locked memory", madvise(a + 4 * page, page, MADV_FREE));
     say("madvise REMOVE on locked memory", madvise(a + 4 * page, page, MADV_REMOVE));
