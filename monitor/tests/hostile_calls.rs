@@ -1125,15 +1125,19 @@ fn arch_prctl_cpuid_and_xstate_as_on_linux() {
 /// FSGSBASE: not supported, since the kernel keeps its per-CPU data behind GS in the program's
 /// ring (AT_HWCAP2 has no FSGSBASE, ARCH_SET_GS is EINVAL). The VM triple-faults at the next
 /// kernel entry; the run must end as a program killed by SIGILL (status 132) with one line
-/// naming the instruction and the base, not as a kernel crash (status 101, "triple-faulted").
+/// naming the instruction and the base, not as a kernel crash (status 101, "triple-faulted"),
+/// for a base in the program's memory and for a kernel-half one (Linux's x86
+/// syscall_arg_fault selftest).
 #[test]
 fn a_program_that_writes_its_gs_base_ends_with_sigill_and_says_why() {
     let prog = build("wrgsbase", &[]);
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively (a CPU without FSGSBASE?): {linux:?}");
     assert!(linux.stdout.contains("GS base read back: the same"), "natively: {}", linux.stdout);
-    for cpus in ["1", "2"] {
-        let got = hrt(&["--cpus", cpus], &prog, &[]);
+    for (cpus, args) in [("1", &[][..]), ("2", &[][..]), ("1", &["high"][..])] {
+        let linux = native(&prog, args);
+        assert_eq!(linux.code(), 0, "natively, {args:?}: {linux:?}");
+        let got = hrt(&["--cpus", cpus], &prog, args);
         assert_eq!(got.code(), 128 + 4, "--cpus {cpus}: {got:?}");
         assert!(got.stdout.contains("setting the GS base"), "--cpus {cpus}: {got:?}");
         assert!(

@@ -278,10 +278,23 @@ impl GuestRam {
     }
 }
 
+/// Where the kernel's image lies in guest memory, `[start, end)` (0, 0 before it is loaded).
+static KERNEL_SPAN: std::sync::Mutex<(u64, u64)> = std::sync::Mutex::new((0, 0));
+
+/// `[start, end)` of the loaded kernel image, its static data (the per-CPU records) included.
+pub fn kernel_span() -> (u64, u64) {
+    *KERNEL_SPAN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Copies the kernel's segments to their physical addresses (the rest of memory is zero).
 pub fn load_kernel(ram: &GuestRam, image: &KernelImage) -> Result<()> {
-    for &(addr, off, filesz, _memsz) in &image.segments {
+    let mut span = (u64::MAX, 0);
+    for &(addr, off, filesz, memsz) in &image.segments {
         ram.write(addr, image.segment_bytes(off, filesz))?;
+        span = (span.0.min(addr), span.1.max(addr + memsz as u64));
+    }
+    if span.0 < span.1 {
+        *KERNEL_SPAN.lock().unwrap_or_else(|e| e.into_inner()) = span;
     }
     Ok(())
 }

@@ -211,6 +211,7 @@ pub fn run_prepared(
         f
     });
     let shared = Arc::new(vcpu::Shared::new(mem, forwarder, boot.user_pool));
+    vcpu::note_kernel_ring(config.platform == hrt_abi::Platform::PvmEmulated && !config.kernel_ring0);
     let _ = shared.pool_slots.set(pool);
     if let Some(p) = config.program.as_ref().filter(|p| !p.no_channel) {
         let cfg = channel::ChannelConfig::defaults(config.cpus, p.service_spin_us, p.service_threads);

@@ -430,12 +430,30 @@ fn describe_crash(vcpu: &VcpuFd, id: u32, what: &str) -> String {
     }
 }
 
-/// The GS base of a vCPU that stopped for good, if it is not the kernel's: zero or in the
-/// program's memory. The kernel in ring 3 reaches its per-CPU data through GS, which lies in
-/// its own image; a program's WRGSBASE (which PVM lets ring 3 run) leaves the next kernel
-/// entry without it, and the VM triple-faults.
+/// Whether the kernel runs in the program's ring (ring 3 on PVM), where it keeps its per-CPU
+/// base in GS, which the program can write.
+static KERNEL_IN_PROGRAM_RING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes the ring the kernel runs in (set before the vCPUs run; a forked child inherits it).
+pub fn note_kernel_ring(in_program_ring: bool) {
+    KERNEL_IN_PROGRAM_RING.store(in_program_ring, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The GS base of a vCPU that stopped for good, if it is not the kernel's: outside the kernel's
+/// image (zero or in the program's memory before the image is known). The kernel in ring 3
+/// reaches its per-CPU data through GS, which lies in its image's static data; a program's
+/// WRGSBASE (which PVM lets ring 3 run) leaves the next kernel entry without it, and the VM
+/// triple-faults.
 fn program_gs_base(vcpu: &VcpuFd, shared: &Shared) -> Option<u64> {
+    if !KERNEL_IN_PROGRAM_RING.load(std::sync::atomic::Ordering::Relaxed) {
+        // In ring 0 the kernel swaps GS on entry: a crash may stop with either base.
+        return None;
+    }
     let base = vcpu.get_sregs().ok()?.gs.base;
+    let (lo, hi) = super::memory::kernel_span();
+    if lo < hi {
+        return (!(lo..hi).contains(&base)).then_some(base);
+    }
     let (lo, hi) = shared.program_mem;
     (base == 0 || (lo..hi).contains(&base)).then_some(base)
 }
