@@ -414,11 +414,13 @@ const PERMISSION_BITS: u64 = PRESENT | WRITABLE | NO_EXECUTE;
 /// cycles each with the bits clear, ~7 K with them set (Linux ~1.7 K with its page fault).
 /// The cost: unmapping such a leaf flushes it from the TLBs even if the program never used
 /// it, an IPI to every busy CPU (~100-200 us of the two CPUs on PVM). So a change of at most
-/// `FEW_PAGES` pages (`preset` false) leaves the bits clear: there a fault more per touched
-/// page costs less than a flush of pages never touched, as Rust's threads showed (each maps a
-/// 3-page signal stack, takes a guard page from it, unmaps it at exit untouched: two
-/// shootdowns per thread). 2 MiB and 1 GiB leaves are left alone (thread stacks, large
-/// mappings mostly untouched).
+/// `FEW_PAGES` pages (`preset` false) leaves the bits clear, as Rust's threads showed (each
+/// maps a 3-page signal stack, takes a guard page from it, unmaps it at exit untouched: two
+/// shootdowns per thread). Measured with another thread spinning (mmap, touch, munmap, us per
+/// round, bits set / clear): 3 pages none touched 51 / 2.4, 8 pages one touched 80-85 / 62-66,
+/// but 8 pages all touched 85-115 / 120-123 and 4 all touched 72-74 / 87-89: the threshold
+/// keeps the loss to mappings of up to 4 pages. 2 MiB and 1 GiB leaves are left alone (thread
+/// stacks, large mappings mostly untouched).
 fn small_leaf_bits(bits: u64, preset: bool) -> u64 {
     match bits {
         b if b & PRESENT == 0 || !preset => b,
@@ -428,7 +430,7 @@ fn small_leaf_bits(bits: u64, preset: bool) -> u64 {
 }
 
 /// Changes of at most this many pages make 4 KiB leaves present unused (`small_leaf_bits`).
-const FEW_PAGES: u64 = 8;
+const FEW_PAGES: u64 = 4;
 
 /// A table entry pointing to a lower-level table: permissive, the leaves decide.
 const TABLE_ENTRY_BITS: u64 = PRESENT | WRITABLE | USER;
