@@ -102,7 +102,8 @@ fn an_orphans_parent_id_changes_when_its_parent_dies() {
 
 /// clone with CLONE_PIDFD (tests/programs/hostile/clone_pidfd.c): fork-style and
 /// vfork-style (exec'd) children's pidfds poll, reap with their status and take signals as
-/// on Linux; with CLONE_PARENT_SETTID it is EINVAL.
+/// on Linux; with CLONE_PARENT_SETTID it is EINVAL for clone, and clone3 gives both the pidfd
+/// and the pid at `parent_tid` (it was ENOSYS; Linux's pidfd_wait selftest uses it).
 #[test]
 fn clone_with_clone_pidfd_gives_the_childs_pidfd() {
     passes_natively_and_same_on_1_and_2_cpus("clone_pidfd", Some("clone pidfd: done"));

@@ -1,7 +1,8 @@
 // clone with CLONE_PIDFD: the parent gets a pidfd (close-on-exec) of its child, fork-style
 // and vfork-style (CLONE_VM | CLONE_VFORK, as Go's os/exec starts processes): it polls
 // readable once the child has ended, waitid(P_PIDFD) reaps it with its status, and
-// pidfd_send_signal reaches it. CLONE_PIDFD with CLONE_PARENT_SETTID is EINVAL.
+// pidfd_send_signal reaches it. CLONE_PIDFD with CLONE_PARENT_SETTID is EINVAL for clone (one
+// address for both), and works with clone3 (two): the pidfd and the parent's copy of the pid.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,11 @@ static void report(const char *what, int pidfd) {
 }
 
 static char stack[64 << 10];
+
+// clone3's arguments, CLONE_ARGS_SIZE_VER0.
+struct clone3_args {
+    unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
 
 static int exec_true(void *arg) {
     (void)arg;
@@ -69,6 +75,20 @@ int main(void) {
     if (bad == 0)
         _exit(0);
     printf("with CLONE_PARENT_SETTID: %ld %s\n", bad, bad < 0 ? strerrorname_np(errno) : "");
+
+    pidfd = -1;
+    int parent_tid = 0;
+    struct clone3_args args = {.flags = CLONE_PIDFD | CLONE_PARENT_SETTID,
+                               .pidfd = (unsigned long)&pidfd,
+                               .parent_tid = (unsigned long)&parent_tid,
+                               .exit_signal = SIGCHLD};
+    pid = syscall(SYS_clone3, &args, sizeof args);
+    if (pid == 0)
+        _exit(4);
+    printf("clone3 with CLONE_PIDFD and CLONE_PARENT_SETTID: %s, the pid at parent_tid %d\n",
+           pid > 0 ? "a child" : strerrorname_np(errno), pid > 0 && parent_tid == pid);
+    if (pid > 0)
+        report("  its pidfd", pidfd);
     printf("clone pidfd: done\n");
     return 0;
 }

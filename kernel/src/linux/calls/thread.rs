@@ -189,9 +189,10 @@ fn writable_stack(sp: u64) -> bool {
 /// clone3(args, size): `struct clone_args` checked as Linux checks it, then made as the
 /// `clone` it describes (flags with the exit signal, the stack's top, the tid and TLS
 /// pointers; CLONE_PIDFD's descriptor goes to `args.pidfd`; CLONE_CLEAR_SIGHAND clears the new
-/// process's signal actions). Not provided, ENOSYS with a line (glibc and musl then use
-/// `clone`): `set_tid`, CLONE_INTO_CGROUP, and CLONE_PIDFD with CLONE_PARENT_SETTID (one
-/// address here, two in clone3).
+/// process's signal actions; with CLONE_PARENT_SETTID too, the parent gets the pid at
+/// `args.parent_tid`). Not provided, ENOSYS with a line (glibc and musl then use `clone`):
+/// `set_tid`, CLONE_INTO_CGROUP, and CLONE_PIDFD with CLONE_PARENT_SETTID for a child that
+/// shares the memory (CLONE_VM: the pid must be there before the child runs).
 pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     const CLONE_DETACHED: u64 = 0x40_0000;
     const CLONE_PARENT: u64 = 0x8000;
@@ -260,8 +261,8 @@ pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         Some("CLONE_INTO_CGROUP")
     } else if flags & CLONE_NEWTIME != 0 {
         Some("CLONE_NEWTIME")
-    } else if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
-        Some("CLONE_PIDFD with CLONE_PARENT_SETTID")
+    } else if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 && flags & CLONE_VM != 0 {
+        Some("CLONE_PIDFD with CLONE_PARENT_SETTID and CLONE_VM")
     } else {
         None
     };
@@ -269,8 +270,17 @@ pub fn clone3(frame: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         kprintln!("hrt: clone3 with {what} is not implemented: returning ENOSYS (the C library then uses clone)");
         return Err(ENOSYS);
     }
-    let ptid = if flags & CLONE_PIDFD != 0 { pidfd } else { parent_tid };
     let newsp = if stack != 0 { stack + stack_size } else { 0 };
+    if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 {
+        // Two addresses here, one in `clone`: the pidfd goes through `clone`'s, and the parent
+        // (its own memory: no CLONE_VM, so the child has its copy) gets the child's pid once
+        // it exists, as Linux stores it after copying the process (a failed store is ignored).
+        let flags = flags & !CLONE_PARENT_SETTID;
+        let pid = clone_with(frame, [flags | exit_signal, newsp, pidfd, child_tid, tls, 0])?;
+        let _ = uaccess::write::<u32>(parent_tid, pid as u32);
+        return Ok(pid);
+    }
+    let ptid = if flags & CLONE_PIDFD != 0 { pidfd } else { parent_tid };
     clone_with(frame, [flags | exit_signal, newsp, ptid, child_tid, tls, 0])
 }
 
