@@ -385,15 +385,20 @@ fn submit(ch: &Channel, idx: usize, nr: u64, args: [u64; 6]) {
 /// Has the monitor perform its operation `op` (a hypercall number, `nr::MEM_ZERO`) through
 /// the channel while a service thread polls it: ~1 us instead of a VM exit (~60 us on a PVM
 /// host); while none polls, the doorbell's exit serves it and wakes them for a burst of
-/// calls, if they have a host CPU to spare (`pollers_spare`). Never sleeps, so callers may
-/// hold locks: None (make the hypercall) when no slot is free or no service thread is to be
-/// woken; the answer is awaited spinning.
+/// calls, if they have a host CPU to spare (`pollers_spare`, or a halted vCPU's: 100 x 100
+/// threads that come and go at `--cpus 2` on two host CPUs, each thread's stack cleared
+/// twice, 164-176 -> 156-160 us a thread; `munmap_2m` 250 K -> 205 K cycles). Never sleeps,
+/// so callers may hold locks: None (make the hypercall) when no slot is free or no service
+/// thread is to be woken; the answer is awaited spinning.
 pub fn monitor_op(op: u64, args: [u64; 6]) -> Option<i64> {
     if !active() {
         return None;
     }
     let ch = channel()?;
-    if ch.header.service_awake.load(Ordering::SeqCst) == 0 && ch.header.pollers_spare.load(Ordering::Relaxed) == 0 {
+    if ch.header.service_awake.load(Ordering::SeqCst) == 0
+        && ch.header.pollers_spare.load(Ordering::Relaxed) == 0
+        && ch.header.halted_cpus.load(Ordering::Relaxed) == 0
+    {
         // Waking the service for a burst would take host time from the vCPUs.
         return None;
     }
