@@ -453,10 +453,12 @@ unsafe extern "C" fn hrt_irq_ring3() {
 /// The breakpoint gate in ring-3 mode. An `int3` at `hrt_ring0_gate` is a `privileged` call:
 /// run the function in rdi with the arguments in rsi, rdx, rcx on the entry stack, in ring 0,
 /// and return its rax to ring 3 (about 17 emulated instructions: no trap frame, no dispatch).
-/// An `int3` at `hrt_reload_gate` only reloads CR3 (`reload_cr3`: seven instructions, rax
-/// clobbered) or, with a count in rsi, drops that many pages from the TLB (`invalidate_pages`:
-/// five instructions a page); one at `hrt_deadline_gate` only writes edx:eax to the TSC-deadline MSR
-/// (`set_tsc_deadline`: nine instructions where `privileged` took about 23).
+/// An `int3` at `hrt_reload_gate` drops pages from the TLB (`invalidate_pages`: the one in
+/// rdx, six instructions, the common single page of a munmap or mprotect, where a loop over
+/// an array took ten; then rsi more from the array at rdi, five instructions each) or, with
+/// rsi = -1, reloads CR3 (`reload_cr3`: ten instructions, rax clobbered); one at
+/// `hrt_deadline_gate` only writes edx:eax to the TSC-deadline MSR (`set_tsc_deadline`: nine
+/// instructions where `privileged` took about 23).
 /// Any other breakpoint takes the ordinary path (SIGTRAP for the program).
 ///
 /// # Safety
@@ -466,20 +468,28 @@ pub unsafe extern "C" fn breakpoint_entry() {
     naked_asm!(
         // [rsp] rip, +8 cs, +16 rflags, +24 rsp, +32 ss
         // The kernel is linked low and position-dependent: the addresses fit an immediate.
+        // `invalidate_pages`: INVLPG the page at rdx, then each of the rsi addresses at rdi
+        // (one page, the common case, is six instructions); rsi = -1: `reload_cr3` (the INVLPG
+        // of rdx, then 0, only drops an entry).
         "cmp qword ptr [rsp], offset {reload_ret}",
         "jne 2f",
+        "invlpg [rdx]",
         "test rsi, rsi",
         "jnz 4f",
-        "mov rax, cr3",
-        "mov cr3, rax",
         "iretq",
-        // `invalidate_pages`: INVLPG each of the rsi addresses at rdi.
         "4:",
+        "cmp rsi, -1",
+        "je 5f",
+        "6:",
         "mov rax, [rdi]",
         "invlpg [rax]",
         "add rdi, 8",
         "dec rsi",
-        "jnz 4b",
+        "jnz 6b",
+        "iretq",
+        "5:",
+        "mov rax, cr3",
+        "mov cr3, rax",
         "iretq",
         "2:",
         "cmp qword ptr [rsp], offset {gate_ret}",
@@ -570,8 +580,11 @@ pub fn reload_cr3() {
         return;
     }
     // SAFETY: the gate's `int3` enters `breakpoint_entry`, which reloads CR3 (through rax)
-    // when rsi is 0 and returns here; nothing else changes.
-    unsafe { core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, in("rsi") 0u64, out("rax") _) };
+    // when rsi is -1 (after an INVLPG of rdx, 0) and returns here; nothing else changes.
+    unsafe {
+        core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, in("rsi") u64::MAX, in("rdx") 0u64,
+                         out("rax") _)
+    };
 }
 
 /// Drops the TLB entries of the pages at `pages` on this CPU: INVLPG each, from ring 3
@@ -589,11 +602,12 @@ pub fn invalidate_pages(pages: &[u64]) {
         }
         return;
     }
-    // SAFETY: the gate's `int3` enters `breakpoint_entry`, which runs INVLPG on each of the
-    // rsi addresses at rdi (clobbering rax, rdi, rsi) and returns here.
+    let (first, rest) = (pages[0], &pages[1..]);
+    // SAFETY: the gate's `int3` enters `breakpoint_entry`, which runs INVLPG on rdx and on
+    // each of the rsi addresses at rdi (clobbering rax, rdi, rsi) and returns here.
     unsafe {
-        core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, inout("rdi") pages.as_ptr() => _,
-                         inout("rsi") pages.len() as u64 => _, out("rax") _)
+        core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, in("rdx") first,
+                         inout("rdi") rest.as_ptr() => _, inout("rsi") rest.len() as u64 => _, out("rax") _)
     };
 }
 
