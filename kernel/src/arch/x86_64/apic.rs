@@ -150,7 +150,14 @@ pub fn eoi() {
     write(REG_EOI, 0);
 }
 
+/// The x2APIC's interrupt command register (MSR 0x800 + `REG_ICR`).
+pub const X2APIC_ICR_MSR: u32 = 0x800 + REG_ICR;
+
 fn send_icr(dest: u32, low: u64) {
+    if is_x2apic() && !super::ring3::in_ring0() {
+        super::ring3::send_x2apic_icr(((dest as u64) << 32) | low);
+        return;
+    }
     super::ring3::privileged(send_icr_ring0, dest as u64, low, 0);
 }
 

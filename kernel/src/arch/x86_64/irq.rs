@@ -99,7 +99,11 @@ pub fn restore(were_enabled: bool) {
 /// noted; `enable` (which the caller runs next) handles it.
 pub fn wait_for_interrupt() {
     if soft() {
-        super::ring3::privileged(halt_ring0, 0, 0, 0);
+        if super::ring3::in_ring0() {
+            halt_ring0(0, 0, 0);
+        } else {
+            super::ring3::halt_unless_pending();
+        }
         return;
     }
     super::instr::enable_and_hlt();
