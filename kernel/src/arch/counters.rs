@@ -49,5 +49,10 @@ pub fn add(s: Stat, n: u64) {
 
 /// CPU `cpu`'s counters, in `Stat` order.
 pub fn line(cpu: usize) -> [u64; STATS] {
-    core::array::from_fn(|i| LINES[cpu].0[i].load(Ordering::Relaxed))
+    let mut line: [u64; STATS] = core::array::from_fn(|i| LINES[cpu].0[i].load(Ordering::Relaxed));
+    // The interrupt entry's short paths count in the CPU's own record (one instruction).
+    let (noted, deferred) = super::x86_64::cpu::short_path_irqs(cpu);
+    line[Stat::Eois as usize] += noted;
+    line[Stat::Irqs as usize] += deferred;
+    line
 }

@@ -33,6 +33,10 @@ pub struct PerCpu {
     /// Ring-3 mode: where the last interrupt noted for later found the CPU, for the handlers
     /// of vectors that sample it (`traps::register_sampling`), run later in ring 3.
     pub noted_rip: AtomicU64,
+    /// Counted by `ring3::trap_ring3_relocate`'s short paths (`counters::line` adds them to
+    /// `Stat::Eois` and `Stat::Irqs`).
+    pub noted_irqs: AtomicU64,
+    pub deferred_irqs: AtomicU64,
     pub online: AtomicBool,
     pub gdt: PerCpuCell<Gdt>,
     pub tss: PerCpuCell<Tss>,
@@ -51,6 +55,8 @@ impl PerCpu {
             current_thread: AtomicU64::new(0),
             spinlocks_held: AtomicI64::new(0),
             noted_rip: AtomicU64::new(0),
+            noted_irqs: AtomicU64::new(0),
+            deferred_irqs: AtomicU64::new(0),
             online: AtomicBool::new(false),
             gdt: PerCpuCell::new(Gdt::new()),
             tss: PerCpuCell::new(Tss::new()),
@@ -197,6 +203,12 @@ pub fn ensure_online(c: usize) {
     SOME_DORMANT.store(false, Ordering::SeqCst);
 }
 
+/// The interrupts CPU `cpu`'s entry short paths noted for later and deferred to ring 3.
+pub fn short_path_irqs(cpu: usize) -> (u64, u64) {
+    let c = get(cpu);
+    (c.noted_irqs.load(Ordering::Relaxed), c.deferred_irqs.load(Ordering::Relaxed))
+}
+
 /// NUMA zone of the current CPU.
 pub fn current_zone() -> usize {
     this().zone.load(Ordering::Relaxed)
@@ -222,4 +234,6 @@ const _: () = {
     assert!(core::mem::offset_of!(PerCpu, current_thread) == percpu::OFF_CURRENT_THREAD);
     assert!(core::mem::offset_of!(PerCpu, spinlocks_held) == percpu::OFF_SPINLOCKS_HELD);
     assert!(core::mem::offset_of!(PerCpu, noted_rip) == percpu::OFF_NOTED_RIP);
+    assert!(core::mem::offset_of!(PerCpu, noted_irqs) == percpu::OFF_NOTED_IRQS);
+    assert!(core::mem::offset_of!(PerCpu, deferred_irqs) == percpu::OFF_DEFERRED_IRQS);
 };

@@ -20,6 +20,10 @@ pub const OFF_CURRENT_THREAD: usize = 80;
 pub const OFF_SPINLOCKS_HELD: usize = 88;
 /// Where the last interrupt noted while masked found the CPU (`PerCpu::noted_rip`).
 pub const OFF_NOTED_RIP: usize = 96;
+/// Interrupts the ring-0 short paths noted for later (`PerCpu::noted_irqs`), and those that
+/// they deferred to ring 3 (`PerCpu::deferred_irqs`): counted with one instruction there.
+pub const OFF_NOTED_IRQS: usize = 104;
+pub const OFF_DEFERRED_IRQS: usize = 112;
 
 /// # Safety
 /// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields
