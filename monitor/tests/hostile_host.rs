@@ -307,3 +307,11 @@ fn own_proc_limits_are_the_programs() {
 fn own_proc_environ_and_auxv_are_the_programs() {
     passes_natively_and_same_on_1_and_2_cpus("proc_self_environ", Some("environ is the initial environment: 1"));
 }
+
+/// The files the monitor makes up for the VM (CPU lists, /proc/cpuinfo, /proc/self/stat), whose
+/// memory files it keeps and opens again: separate offsets per open, the same bytes after many
+/// other such files, EBADF for a write, and a second read after lseek, as natively.
+#[test]
+fn made_up_files_open_as_files_of_their_own() {
+    passes_natively_and_same_on_1_and_2_cpus("synthetic_opens", Some("synthetic opens done"));
+}

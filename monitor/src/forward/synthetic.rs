@@ -13,7 +13,7 @@
 //! A PCI device's `local_cpus` and `local_cpulist` name every vCPU.
 
 use std::io::Write;
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 
 use super::cpu_dirs::Listing;
@@ -287,8 +287,26 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
 
 /// A host descriptor reading `data` from its start: a memfd, opened again read-only, so that
 /// writes (and splices into it, which waited for their pipe's data) are EBADF as for the /proc
-/// file it stands for.
+/// file it stands for. The memfds of the last few contents are kept (`Templates`): an open of
+/// the same contents again (glibc's `get_nprocs` opens /sys/devices/system/cpu/online at every
+/// `sysconf(_SC_NPROCESSORS_ONLN)`) is only the read-only open, ~4 us on the host where making
+/// the memfd, filling it and closing it added ~10.
 pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
+    if data.len() > TEMPLATE_MAX {
+        return reopen_read_only(&filled_memfd(data)?);
+    }
+    let mut templates = TEMPLATES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(template) = templates.find(data) {
+        return reopen_read_only(template);
+    }
+    let file = filled_memfd(data)?;
+    let fd = reopen_read_only(&file)?;
+    templates.keep(data, file);
+    Ok(fd)
+}
+
+/// A memfd holding `data`.
+fn filled_memfd(data: &[u8]) -> std::io::Result<std::fs::File> {
     // SAFETY: a plain memfd_create with a static NUL-terminated name.
     let fd = unsafe { libc::memfd_create(c"hrt-synthetic".as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
@@ -297,13 +315,47 @@ pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
     // SAFETY: fd is a fresh descriptor we own.
     let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
     file.write_all(data)?;
-    let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).unwrap_or_default();
-    // SAFETY: a host C string; the new descriptor is ours (the memfd closes with `file`).
+    Ok(file)
+}
+
+/// A new read-only open of `file` (its own offset), through the monitor's /proc.
+fn reopen_read_only(file: &std::fs::File) -> std::io::Result<i32> {
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).unwrap_or_default();
+    // SAFETY: a host C string; `file` stays open during the call.
     let read_only = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
     if read_only < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(read_only)
+}
+
+/// The memfds of recent synthetic contents, most recent first: at most `TEMPLATES_KEPT`, each
+/// of at most `TEMPLATE_MAX` bytes, so a program that opens many different files (each
+/// `/proc/self/stat` differs) holds at most 16 x 64 KiB of host memory here. A larger content
+/// is made afresh each time and not kept. Templates are never written after they are filled.
+/// A forked child's monitor inherits them, as read-only as its parent's.
+struct Templates(Vec<(Vec<u8>, std::fs::File)>);
+
+const TEMPLATES_KEPT: usize = 16;
+const TEMPLATE_MAX: usize = 64 << 10;
+
+static TEMPLATES: std::sync::Mutex<Templates> = std::sync::Mutex::new(Templates(Vec::new()));
+
+impl Templates {
+    /// The template holding `data`, moved to the front.
+    fn find(&mut self, data: &[u8]) -> Option<&std::fs::File> {
+        let at = self.0.iter().position(|(d, _)| d.as_slice() == data)?;
+        let entry = self.0.remove(at);
+        self.0.insert(0, entry);
+        Some(&self.0[0].1)
+    }
+
+    /// Keeps `file` (holding `data`) as the most recent template; the least recent one past
+    /// `TEMPLATES_KEPT` is closed.
+    fn keep(&mut self, data: &[u8], file: std::fs::File) {
+        self.0.truncate(TEMPLATES_KEPT - 1);
+        self.0.insert(0, (data.to_vec(), file));
+    }
 }
 
 #[cfg(test)]
