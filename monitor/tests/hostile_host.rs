@@ -310,7 +310,8 @@ fn own_proc_environ_and_auxv_are_the_programs() {
 
 /// The files the monitor makes up for the VM (CPU lists, /proc/cpuinfo, /proc/self/stat), whose
 /// memory files it keeps and opens again: separate offsets per open, the same bytes after many
-/// other such files, EBADF for a write, and a second read after lseek, as natively.
+/// other such files (also in a forked child), EBADF for a write, and a second read after lseek,
+/// as natively.
 #[test]
 fn made_up_files_open_as_files_of_their_own() {
     passes_natively_and_same_on_1_and_2_cpus("synthetic_opens", Some("synthetic opens done"));

@@ -292,12 +292,24 @@ pub fn own_proc_file(name: &[u8], argv: &[Vec<u8>], path: &[u8], mem: (u64, u64)
 /// `sysconf(_SC_NPROCESSORS_ONLN)`) is only the read-only open, ~4 us on the host where making
 /// the memfd, filling it and closing it added ~10.
 pub fn open_memory_file(data: &[u8]) -> std::io::Result<i32> {
+    // Never waits for the lock: a forked child's monitor may have inherited it held by a
+    // thread that does not exist there.
+    let mut templates = match TEMPLATES.try_lock() {
+        Ok(t) => t,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return reopen_read_only(&filled_memfd(data)?),
+    };
     if data.len() > TEMPLATE_MAX {
         return reopen_read_only(&filled_memfd(data)?);
     }
-    let mut templates = TEMPLATES.lock().unwrap_or_else(|e| e.into_inner());
+    templates.for_this_process();
     if let Some(template) = templates.find(data) {
-        return reopen_read_only(template);
+        match template.reopen() {
+            Some(fd) => return Ok(fd),
+            // Not the memfd it was (cannot happen while the process keeps its descriptors):
+            // start again.
+            None => templates.forget_all(),
+        }
     }
     let file = filled_memfd(data)?;
     let fd = reopen_read_only(&file)?;
@@ -333,29 +345,82 @@ fn reopen_read_only(file: &std::fs::File) -> std::io::Result<i32> {
 /// of at most `TEMPLATE_MAX` bytes, so a program that opens many different files (each
 /// `/proc/self/stat` differs) holds at most 16 x 64 KiB of host memory here. A larger content
 /// is made afresh each time and not kept. Templates are never written after they are filled.
-/// A forked child's monitor inherits them, as read-only as its parent's.
-struct Templates(Vec<(Vec<u8>, std::fs::File)>);
+/// A forked child's monitor closes every descriptor it does not know (`fork::close_all_but`),
+/// these too, so a process uses only the templates it made itself (`for_this_process`), and a
+/// reopened template must still be the memfd it was (`Template::reopen`): a descriptor number
+/// taken by another file would otherwise hand the program that file.
+struct Templates {
+    pid: u32,
+    kept: Vec<Template>,
+}
+
+struct Template {
+    data: Vec<u8>,
+    file: std::fs::File,
+    /// The memfd's device and inode.
+    id: (u64, u64),
+}
 
 const TEMPLATES_KEPT: usize = 16;
 const TEMPLATE_MAX: usize = 64 << 10;
 
-static TEMPLATES: std::sync::Mutex<Templates> = std::sync::Mutex::new(Templates(Vec::new()));
+static TEMPLATES: std::sync::Mutex<Templates> = std::sync::Mutex::new(Templates { pid: 0, kept: Vec::new() });
 
 impl Templates {
+    /// Drops the templates another process (the parent of a forked monitor) made: their
+    /// descriptors are not this process's any more.
+    fn for_this_process(&mut self) {
+        let pid = std::process::id();
+        if self.pid != pid {
+            self.forget_all();
+            self.pid = pid;
+        }
+    }
+
+    /// Drops every template without closing its descriptor (whose number may be another
+    /// file's now).
+    fn forget_all(&mut self) {
+        for t in self.kept.drain(..) {
+            std::mem::forget(t.file);
+        }
+    }
+
     /// The template holding `data`, moved to the front.
-    fn find(&mut self, data: &[u8]) -> Option<&std::fs::File> {
-        let at = self.0.iter().position(|(d, _)| d.as_slice() == data)?;
-        let entry = self.0.remove(at);
-        self.0.insert(0, entry);
-        Some(&self.0[0].1)
+    fn find(&mut self, data: &[u8]) -> Option<&Template> {
+        let at = self.kept.iter().position(|t| t.data.as_slice() == data)?;
+        let entry = self.kept.remove(at);
+        self.kept.insert(0, entry);
+        self.kept.first()
     }
 
     /// Keeps `file` (holding `data`) as the most recent template; the least recent one past
     /// `TEMPLATES_KEPT` is closed.
     fn keep(&mut self, data: &[u8], file: std::fs::File) {
-        self.0.truncate(TEMPLATES_KEPT - 1);
-        self.0.insert(0, (data.to_vec(), file));
+        let Some(id) = identity(file.as_raw_fd()) else { return };
+        self.kept.truncate(TEMPLATES_KEPT - 1);
+        self.kept.insert(0, Template { data: data.to_vec(), file, id });
     }
+}
+
+impl Template {
+    /// A read-only open of the template, if it is still the memfd it was.
+    fn reopen(&self) -> Option<i32> {
+        let fd = reopen_read_only(&self.file).ok()?;
+        if identity(fd) == Some(self.id) {
+            return Some(fd);
+        }
+        // SAFETY: fd was just opened here and is not shared.
+        unsafe { libc::close(fd) };
+        None
+    }
+}
+
+/// The device and inode of host descriptor `fd`.
+fn identity(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: libc::stat is plain data, for which all zeros is a value.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a plain fstat into a local buffer.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino))
 }
 
 #[cfg(test)]

@@ -1,13 +1,15 @@
 /* Files the monitor makes up for the VM (the CPU lists under /sys, /proc/cpuinfo, /proc/self/stat)
  * must behave as one open file each: two opens of the same file keep offsets of their own, an
  * open after many other such files reads the same bytes, a write is EBADF, and lseek to 0 reads
- * it again. The monitor keeps the memory files of recent contents and opens them again; this
- * checks that such reuse is invisible. Prints properties, not contents (natively the contents
+ * it again, also in a forked child (whose monitor closed the descriptors it did not know, the
+ * kept memory files among them). The monitor keeps the memory files of recent contents and
+ * opens them again; this checks that such reuse is invisible. Prints properties, not contents (natively the contents
  * are the host's). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *ONLINE = "/sys/devices/system/cpu/online";
@@ -61,6 +63,24 @@ int main(void) {
     printf("others read: %d of 40\n", others);
     len = whole(ONLINE, again, sizeof again);
     printf("online again the same: %s\n", len > 0 && memcmp(again, first, len) == 0 ? "yes" : "no");
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        char mine[4096];
+        ssize_t n = whole(ONLINE, mine, sizeof mine);
+        int fine = 0;
+        for (int i = 0; i < 20; i++)
+            fine += whole(i % 2 ? "/proc/cpuinfo" : "/proc/self/stat", other, sizeof other) > 0;
+        ssize_t m = whole(ONLINE, again, sizeof again);
+        printf("child: online the same: %s, again: %s, others %d of 20\n",
+               n == len && memcmp(mine, first, len) == 0 ? "yes" : "no",
+               m == len && memcmp(again, first, len) == 0 ? "yes" : "no", fine);
+        fflush(stdout);
+        _exit(0);
+    }
+    int status = -1;
+    waitpid(child, &status, 0);
+    printf("child ended: %d\n", status);
     puts("synthetic opens done");
     return 0;
 }
