@@ -505,9 +505,9 @@ unsafe extern "C" fn hrt_irq_ring3() {
 /// run the function in rdi with the arguments in rsi, rdx, rcx on the entry stack, in ring 0,
 /// and return its rax to ring 3 (about 17 emulated instructions: no trap frame, no dispatch).
 /// An `int3` at `hrt_reload_gate` drops pages from the TLB (`invalidate_pages`: the one in
-/// rdx, six instructions, the common single page of a munmap or mprotect, where a loop over
+/// rdx, seven instructions, the common single page of a munmap or mprotect, where a loop over
 /// an array took ten; then rsi more from the array at rdi, five instructions each) or, with
-/// rsi = -1, reloads CR3 (`reload_cr3`: ten instructions, rax clobbered); one at
+/// rsi = -1, reloads CR3 (`reload_cr3`: seven instructions, rax clobbered); one at
 /// `hrt_deadline_gate` only writes edx:eax to the TSC-deadline MSR (`set_tsc_deadline`: nine
 /// instructions where `privileged` took about 23).
 /// Any other breakpoint takes the ordinary path (SIGTRAP for the program).
@@ -520,17 +520,15 @@ pub unsafe extern "C" fn breakpoint_entry() {
         // [rsp] rip, +8 cs, +16 rflags, +24 rsp, +32 ss
         // The kernel is linked low and position-dependent: the addresses fit an immediate.
         // `invalidate_pages`: INVLPG the page at rdx, then each of the rsi addresses at rdi
-        // (one page, the common case, is six instructions); rsi = -1: `reload_cr3` (the INVLPG
-        // of rdx, then 0, only drops an entry).
+        // (one page, the common case, is seven instructions); rsi < 0: `reload_cr3` (seven
+        // too). INVLPG leaves the flags of the test alone.
         "cmp qword ptr [rsp], offset {reload_ret}",
         "jne 2f",
-        "invlpg [rdx]",
         "test rsi, rsi",
-        "jnz 4f",
+        "js 5f",
+        "invlpg [rdx]",
+        "jnz 6f",
         "iretq",
-        "4:",
-        "cmp rsi, -1",
-        "je 5f",
         "6:",
         "mov rax, [rdi]",
         "invlpg [rax]",
@@ -710,11 +708,8 @@ pub fn reload_cr3() {
         return;
     }
     // SAFETY: the gate's `int3` enters `breakpoint_entry`, which reloads CR3 (through rax)
-    // when rsi is -1 (after an INVLPG of rdx, 0) and returns here; nothing else changes.
-    unsafe {
-        core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, in("rsi") u64::MAX, in("rdx") 0u64,
-                         out("rax") _)
-    };
+    // when rsi is negative and returns here; nothing else changes.
+    unsafe { core::arch::asm!("call {gate}", gate = sym hrt_reload_gate, in("rsi") u64::MAX, out("rax") _) };
 }
 
 /// Drops the TLB entries of the pages at `pages` on this CPU: INVLPG each, from ring 3
