@@ -37,6 +37,8 @@ pub struct PerCpu {
     /// `Stat::Eois` and `Stat::Irqs`).
     pub noted_irqs: AtomicU64,
     pub deferred_irqs: AtomicU64,
+    /// Scratch of `ring3::syscall_entry` (the flags of a call-entered system call).
+    pub entry_flags: AtomicU64,
     pub online: AtomicBool,
     pub gdt: PerCpuCell<Gdt>,
     pub tss: PerCpuCell<Tss>,
@@ -57,6 +59,7 @@ impl PerCpu {
             noted_rip: AtomicU64::new(0),
             noted_irqs: AtomicU64::new(0),
             deferred_irqs: AtomicU64::new(0),
+            entry_flags: AtomicU64::new(0),
             online: AtomicBool::new(false),
             gdt: PerCpuCell::new(Gdt::new()),
             tss: PerCpuCell::new(Tss::new()),
@@ -236,4 +239,5 @@ const _: () = {
     assert!(core::mem::offset_of!(PerCpu, noted_rip) == percpu::OFF_NOTED_RIP);
     assert!(core::mem::offset_of!(PerCpu, noted_irqs) == percpu::OFF_NOTED_IRQS);
     assert!(core::mem::offset_of!(PerCpu, deferred_irqs) == percpu::OFF_DEFERRED_IRQS);
+    assert!(core::mem::offset_of!(PerCpu, entry_flags) == percpu::OFF_ENTRY_FLAGS);
 };

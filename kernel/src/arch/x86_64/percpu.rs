@@ -24,6 +24,9 @@ pub const OFF_NOTED_RIP: usize = 96;
 /// they deferred to ring 3 (`PerCpu::deferred_irqs`): counted with one instruction there.
 pub const OFF_NOTED_IRQS: usize = 104;
 pub const OFF_DEFERRED_IRQS: usize = 112;
+/// Scratch for the flags of a system call entered by a rewritten call
+/// (`ring3::syscall_entry`: pushed there, popped into r11 at once).
+pub const OFF_ENTRY_FLAGS: usize = 120;
 
 /// # Safety
 /// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields

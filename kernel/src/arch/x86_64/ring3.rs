@@ -768,19 +768,30 @@ pub fn privileged(f: Ring0Fn, a: u64, b: u64, c: u64) -> u64 {
 /// Only the CPU calls it, through LSTAR.
 #[unsafe(naked)]
 pub unsafe extern "C" fn syscall_entry() {
-    // gs:[32] is `OFF_IRQ_OFF` (asserted below): a template takes no named operand here.
+    // gs:[32] is `OFF_IRQ_OFF`, gs:[0] the CPU's own record, gs:[16] and gs:[24] the kernel and
+    // user stack slots, gs:[120] `OFF_ENTRY_FLAGS` (asserted below): a template takes no named
+    // operand here.
     // A rewritten site (`syscall_rewrite`) arrives first, by `call *%rax` through the page at
     // address 0: it pops the return address and takes the flags, so that the state is
     // SYSCALL's (rcx = return address, r11 = flags, rsp = the program's), and marks the entry
-    // with 2 in the interrupt flag (`entered_by_call`).
+    // with 2 in the interrupt flag (`entered_by_call`). The flags go through the CPU's own
+    // scratch word, never the program's stack: an interrupt on the way here (the page at 0 is
+    // program code) may have let another thread make that stack read-only after the call
+    // pushed to it, and a fault here is the kernel's (a panic in CI: altstack_read_only_race).
+    // Nor the kernel stack's top, where an immediate interrupt inside this window puts its
+    // frame. `lea` leaves the flags as they are.
     super::syscall::syscall_entry_asm!(
         ".global hrt_syscall_call_entry",
         "hrt_syscall_call_entry:",
         "mov qword ptr gs:[32], 2",
         "pop rcx",
+        "mov gs:[24], rsp",
+        "mov rsp, gs:[0]",
+        "lea rsp, [rsp + 128]",
         "pushfq",
         "pop r11",
-        "jmp 2f",
+        "mov rsp, gs:[16]",
+        "jmp hrt_syscall_ring3_switched",
         ".global hrt_syscall_ring3",
         "hrt_syscall_ring3:",
         "mov qword ptr gs:[32], 1",
@@ -905,6 +916,8 @@ pub fn call_entry_address() -> u64 {
 }
 
 const _: () = assert!(OFF_IRQ_OFF == 32);
+const _: () = assert!(super::syscall::OFF_KERNEL_RSP == 16 && super::syscall::OFF_USER_RSP == 24);
+const _: () = assert!(super::percpu::OFF_SELF == 0 && super::percpu::OFF_ENTRY_FLAGS + 8 == 128);
 
 /// Drops this CPU from ring 0 to ring 3, continuing on the same stack (whose pages, like all
 /// kernel memory in this mode, are user-accessible).
