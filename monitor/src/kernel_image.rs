@@ -20,6 +20,9 @@ pub struct KernelImage {
     pub entry: u64,
     /// (physical address, file offset, file size, memory size) of each PT_LOAD segment.
     pub segments: Vec<(u64, usize, usize, usize)>,
+    /// `[start, end)` of each PT_LOAD segment the kernel never writes (code, read-only data),
+    /// page-rounded inwards.
+    pub read_only: Vec<(u64, u64)>,
 }
 
 impl KernelImage {
@@ -45,6 +48,7 @@ impl KernelImage {
             return Err(err!("{name} is not an x86-64 ELF64 kernel"));
         }
         let mut segments = Vec::new();
+        let mut read_only = Vec::new();
         for ph in elf.program_headers.iter().filter(|p| p.p_type == PT_LOAD) {
             let (addr, off, filesz, memsz) =
                 (ph.p_paddr, ph.p_offset as usize, ph.p_filesz as usize, ph.p_memsz as usize);
@@ -59,12 +63,18 @@ impl KernelImage {
                 return Err(err!("{name}: a segment lies outside the file"));
             }
             segments.push((addr, off, filesz, memsz));
+            if ph.p_flags & goblin::elf::program_header::PF_W == 0 {
+                let (start, end) = (addr.next_multiple_of(4096), (addr + memsz as u64) & !4095);
+                if start < end {
+                    read_only.push((start, end));
+                }
+            }
         }
         if segments.is_empty() {
             return Err(err!("{name} has no loadable segments"));
         }
         let entry = elf.entry;
-        Ok(KernelImage { bytes, entry, segments })
+        Ok(KernelImage { bytes, entry, segments, read_only })
     }
 
     /// The whole ELF image (its symbols name `--profile`'s samples).

@@ -1,6 +1,6 @@
 //! `fork()` of the program (`nr::FORK`): the child is a new VM in a new host process, over a
 //! copy-on-write copy of guest RAM that the host's own `fork` makes (guest RAM is private
-//! anonymous memory). The kernel has stopped its other CPUs at safe points before asking, so the
+//! anonymous memory, but for the kernel's code, which is shared: `GuestRam::share_unwritten`). The kernel has stopped its other CPUs at safe points before asking, so the
 //! copy holds consistent kernel structures; the child's kernel resumes only the forking thread.
 //!
 //! The fork is made by the fork thread, created at start-up without the seccomp filter (the

@@ -5,6 +5,8 @@
 //! (`layout::ram_ranges`). Untouched pages cost the host nothing; the kernel never zeroes memory
 //! it does not use.
 
+use std::os::fd::{AsRawFd, FromRawFd};
+
 use kvm_ioctls::VmFd;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
 
@@ -187,6 +189,48 @@ impl GuestRam {
         0
     }
 
+    /// Backs guest `[start, end)` (page aligned, RAM) with shared memory of its own, holding
+    /// the same bytes: memory that no process of the program ever writes (the kernel's code
+    /// and read-only data). A forked child's `hrt` then shares it with its parent rather than
+    /// copying it on write, so the host's fork leaves it writable in both: under PVM's shadow
+    /// paging KVM maps the neighbours of a faulting page along with it only from memory the
+    /// host maps writable (copy-on-write memory is not), and the parent's fork zaps its
+    /// translations of copy-on-write memory only.
+    pub fn share_unwritten(&self, start: u64, end: u64) -> Result<()> {
+        let len = (end - start) as usize;
+        let host =
+            self.host_ptr(start, end - start).ok_or_else(|| err!("guest range {start:#x}..{end:#x} is not RAM"))?;
+        // SAFETY: a plain memfd_create with a NUL-terminated name.
+        let fd = unsafe { libc::memfd_create(c"hrt-kernel-code".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(err!("memfd_create: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` is ours; closed on every path below (the mapping keeps the memory).
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let file = std::fs::File::from(fd);
+        // SAFETY: `host` is `len` bytes of this mapping, readable (checked by `host_ptr`).
+        let bytes = unsafe { std::slice::from_raw_parts(host as *const u8, len) };
+        std::os::unix::fs::FileExt::write_all_at(&file, bytes, 0).map_err(|e| err!("memfd write: {e}"))?;
+        // SAFETY: replaces `len` bytes of our own guest-RAM mapping (no guest runs yet) with
+        // a shared mapping of the same contents; the region stays mapped throughout.
+        let at = unsafe {
+            libc::mmap(
+                host as *mut libc::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if at != host as *mut libc::c_void {
+            return Err(err!("mmap of the kernel's code: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: advice on the mapping just made.
+        unsafe { libc::madvise(at, len, libc::MADV_DONTDUMP) };
+        Ok(())
+    }
+
     /// The second half of `use_small_pages` for `[addr, addr + len)` (checked by the first):
     /// the top of a thread stack, which the thread touches first (glibc's thread descriptor and
     /// TLS, then its first frames), gets its host pages now, in one call, where each first touch
@@ -278,6 +322,9 @@ impl GuestRam {
     }
 }
 
+/// The end of the part of the kernel's image whose code and read-only data are shared.
+const SHARED_CODE_END: u64 = 2 << 20;
+
 /// Where the kernel's image lies in guest memory, `[start, end)` (0, 0 before it is loaded).
 static KERNEL_SPAN: std::sync::Mutex<(u64, u64)> = std::sync::Mutex::new((0, 0));
 
@@ -292,6 +339,25 @@ pub fn load_kernel(ram: &GuestRam, image: &KernelImage) -> Result<()> {
     for &(addr, off, filesz, memsz) in &image.segments {
         ram.write(addr, image.segment_bytes(off, filesz))?;
         span = (span.0.min(addr), span.1.max(addr + memsz as u64));
+    }
+    // The code and read-only data in the first 2 MiB are shared between the processes of a
+    // forked program (`share_unwritten`). Not past it: that 2 MiB page also holds the kernel's
+    // data, and a mapping of its own there would cost the rest of it its huge host page (an
+    // empty program's start took 113 shadow faults instead of 69, 9.7 ms instead of 8.3); the
+    // first 2 MiB has 4 KiB leaves in the guest's tables anyway.
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    for &(start, end) in &image.read_only {
+        match spans.last_mut() {
+            Some(last) if last.1 == start => last.1 = end,
+            _ => spans.push((start, end)),
+        }
+    }
+    for (start, end) in spans {
+        let end = end.min(SHARED_CODE_END);
+        if start < end {
+            // Failing, the memory stays private: correct, only forks are slower.
+            let _ = ram.share_unwritten(start, end);
+        }
     }
     if span.0 < span.1 {
         *KERNEL_SPAN.lock().unwrap_or_else(|e| e.into_inner()) = span;
