@@ -184,6 +184,19 @@ const KEPT_SITES_SHOWN: usize = 16;
 fn end_claimed_by(status: i32, sig: u64) -> ! {
     // Before the VM stops: another process may wait for a robust mutex a thread holds.
     super::robust::process_exits();
+    // Only when they are shown (`-v`): gathering them reads the whole site table (64 KiB) and
+    // every CPU's counters, which in a forked child are pages shared copy-on-write with its
+    // parent, each a shadow-paging fault of its own on a PVM host (16 for the site table).
+    if !crate::console::quiet() {
+        report_counts();
+    }
+    crate::console::flush_held();
+    crate::arch::hypercall::shutdown_by(status, sig)
+}
+
+/// `-v`'s end-of-run lines: rewritten sites, forwarded calls, hypercalls, per-CPU counters,
+/// steal time.
+fn report_counts() {
     if super::rewrite::enabled() {
         let (rewritten, kept) = super::rewrite::counts();
         let registers = super::regsite::count();
@@ -233,8 +246,6 @@ fn end_claimed_by(status: i32, sig: u64) -> ! {
             "kernel: steal time: the host kept this VM's {cpus} vCPU(s) waiting for a host CPU {stolen_ms} ms in all"
         );
     }
-    crate::console::flush_held();
-    crate::arch::hypercall::shutdown_by(status, sig)
 }
 
 /// Whether this process is a forked child (its parent is a program in another VM).
