@@ -196,21 +196,25 @@ impl GuestRam {
     /// paging KVM maps the neighbours of a faulting page along with it only from memory the
     /// host maps writable (copy-on-write memory is not), and the parent's fork zaps its
     /// translations of copy-on-write memory only.
-    pub fn share_unwritten(&self, start: u64, end: u64) -> Result<()> {
+    /// Returns false where it leaves the memory private (no memfd here: correct, only forks are
+    /// slower); an error where the replacing mapping failed, which may leave the range unmapped.
+    pub fn share_unwritten(&self, start: u64, end: u64) -> Result<bool> {
         let len = (end - start) as usize;
         let host =
             self.host_ptr(start, end - start).ok_or_else(|| err!("guest range {start:#x}..{end:#x} is not RAM"))?;
         // SAFETY: a plain memfd_create with a NUL-terminated name.
         let fd = unsafe { libc::memfd_create(c"hrt-kernel-code".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
-            return Err(err!("memfd_create: {}", std::io::Error::last_os_error()));
+            return Ok(false);
         }
         // SAFETY: `fd` is ours; closed on every path below (the mapping keeps the memory).
         let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
         let file = std::fs::File::from(fd);
         // SAFETY: `host` is `len` bytes of this mapping, readable (checked by `host_ptr`).
         let bytes = unsafe { std::slice::from_raw_parts(host as *const u8, len) };
-        std::os::unix::fs::FileExt::write_all_at(&file, bytes, 0).map_err(|e| err!("memfd write: {e}"))?;
+        if std::os::unix::fs::FileExt::write_all_at(&file, bytes, 0).is_err() {
+            return Ok(false);
+        }
         // SAFETY: replaces `len` bytes of our own guest-RAM mapping (no guest runs yet) with
         // a shared mapping of the same contents; the region stays mapped throughout.
         let at = unsafe {
@@ -224,11 +228,11 @@ impl GuestRam {
             )
         };
         if at != host as *mut libc::c_void {
-            return Err(err!("mmap of the kernel's code: {}", std::io::Error::last_os_error()));
+            return Err(err!("cannot map the kernel's code as shared memory: {}", std::io::Error::last_os_error()));
         }
         // SAFETY: advice on the mapping just made.
         unsafe { libc::madvise(at, len, libc::MADV_DONTDUMP) };
-        Ok(())
+        Ok(true)
     }
 
     /// The second half of `use_small_pages` for `[addr, addr + len)` (checked by the first):
@@ -355,8 +359,7 @@ pub fn load_kernel(ram: &GuestRam, image: &KernelImage) -> Result<()> {
     for (start, end) in spans {
         let end = end.min(SHARED_CODE_END);
         if start < end {
-            // Failing, the memory stays private: correct, only forks are slower.
-            let _ = ram.share_unwritten(start, end);
+            ram.share_unwritten(start, end)?;
         }
     }
     if span.0 < span.1 {
