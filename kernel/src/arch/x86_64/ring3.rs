@@ -158,6 +158,26 @@ pub fn stub_address(vector: u8) -> u64 {
     }
 }
 
+/// `trap_ring3_relocate`'s steps for an interrupt moved to ring 3 (its paths 28 and 33): set its
+/// pending bit and the CPU's deferred flag, count it, acknowledge it (x2APIC EOI) and mask.
+/// Clobbers rax, rcx (the vector before) and rdx.
+macro_rules! note_deferred_ack_and_mask {
+    () => {
+        concat!(
+            "lock bts qword ptr gs:[{pending}], rcx\n",
+            "mov rax, gs:[{cpu_id}]\n",
+            "lea rdx, [rip + {deferred}]\n",
+            "mov byte ptr [rdx + rax], 1\n",
+            "inc qword ptr gs:[{deferred_irqs}]\n",
+            "mov ecx, {msr_eoi}\n",
+            "xor eax, eax\n",
+            "xor edx, edx\n",
+            "wrmsr\n",
+            "mov qword ptr gs:[{irq_off}], 1\n",
+        )
+    };
+}
+
 /// From ring 0 (the CPU stayed on the current stack, a kernel stack or the entry stack of a
 /// `privileged` call): handle in place. From ring 3: move the frame off the entry stack, below
 /// the interrupted stack pointer for kernel code, to the thread's kernel stack top for the
@@ -285,7 +305,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
         // Past the kernel's code (the program's, the common case): in neither window, which
         // are kernel code; two instructions instead of the twelve of both windows' checks.
         "cmp rax, [rip + {khi}]",
-        "jae 28f",
+        "jae 33f",
         "lea rdx, [rip + {ret_lo}]",
         "cmp rax, rdx",
         "jb 27f",
@@ -300,16 +320,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "cmp rax, rdx",
         "jb 22b",
         "28:",
-        "lock bts qword ptr gs:[{pending}], rcx",
-        "mov rax, gs:[{cpu_id}]",
-        "lea rdx, [rip + {deferred}]",
-        "mov byte ptr [rdx + rax], 1",
-        "inc qword ptr gs:[{deferred_irqs}]",
-        "mov ecx, {msr_eoi}",
-        "xor eax, eax",
-        "xor edx, edx",
-        "wrmsr",
-        "mov qword ptr gs:[{irq_off}], 1",
+        note_deferred_ack_and_mask!(),
         // The stack: kernel code's own, past its red zone; the program's thread's kernel stack.
         "mov rax, [rsp + 40]",
         "cmp rax, [rip + {klo}]",
@@ -365,6 +376,11 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "pop rax",
         "add rsp, 16",
         "iretq",
+        // The program's own code (see the check above): noted, acknowledged and masked as at
+        // 28, and continued on the thread's kernel stack (29) without the kernel-code checks.
+        "33:",
+        note_deferred_ack_and_mask!(),
+        "jmp 29b",
         "20:",
         "test byte ptr [rsp + 24], 3",
         "jz hrt_trap_save",
