@@ -214,7 +214,7 @@ mod tests {
     fn defaults_stay_defaults() {
         let line: Vec<OsString> = child_command(&run_args(&["hrt", "run", "prog"])).unwrap();
         let child = run_args(&line.iter().map(|s| s.to_str().unwrap()).chain(["prog"]).collect::<Vec<_>>());
-        assert!(child.as_child && child.omp == OmpChoice::Libgomp && child.children == ChildrenMode::Host);
+        assert!(child.as_child && child.omp == OmpChoice::Auto && child.children == ChildrenMode::Host);
         assert!(child.vm.cpus.is_none() && child.vm.mem.is_none() && child.vm.preempt.is_none());
     }
 }

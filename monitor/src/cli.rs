@@ -65,7 +65,7 @@ pub struct RunArgs {
     pub sandbox: Option<std::path::PathBuf>,
     /// Which OpenMP runtime an OpenMP program runs on: the kernel's own (its libgomp entry
     /// points redirected to the kernel), its own libgomp, or the kernel's where it applies
-    #[arg(long, value_enum, default_value = "libgomp", value_name = "RUNTIME")]
+    #[arg(long, value_enum, default_value = "auto", value_name = "RUNTIME")]
     pub omp: crate::overrides::OmpChoice,
     /// How the program's child processes run (vfork/posix_spawn then execve): `host`, as host
     /// processes of their own; `hrt`, each as an HRT process of its own (`hrt run` with this

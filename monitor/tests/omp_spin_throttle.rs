@@ -23,9 +23,10 @@ fn dynamic_program() -> std::path::PathBuf {
     build_dynamic(&repo_root().join("tests/programs/omp_spin_throttle.c"), "omp_spin_throttle", &["-fopenmp"])
 }
 
+/// `hrt run --omp libgomp` (the default, `auto`, would put the program on the kernel's runtime).
 fn hrt(prog: &std::path::Path, options: &[&str], threads: &str) -> Outcome {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
-    cmd.arg("run").args(options).arg("--").arg(prog).env("OMP_NUM_THREADS", threads);
+    cmd.args(["run", "--omp", "libgomp"]).args(options).arg("--").arg(prog).env("OMP_NUM_THREADS", threads);
     run(cmd, None)
 }
 
@@ -81,7 +82,8 @@ fn throttles_and_packs(prog: &std::path::Path) {
     assert!(!fits.stderr.contains(THROTTLED), "{}", fits.stderr);
 }
 
-/// A stripped program has no symbol table to find libgomp's variables in: it keeps its spin.
+/// A stripped program has no symbol table to find libgomp's variables in: it keeps its spin
+/// (and, under the default `--omp auto`, its libgomp).
 #[test]
 fn a_stripped_program_keeps_its_libgomp_spin() {
     let host = std::thread::available_parallelism().map_or(2, |n| n.get());

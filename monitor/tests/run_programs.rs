@@ -717,9 +717,17 @@ fn vmsplice_as_on_linux() {
     check_alone("vmsplice");
 }
 
+/// On the default runtime (`--omp auto`: the kernel's, the program being a static gcc build).
 #[test]
 fn openmp() {
     check_program("openmp", &[Case::new("no arguments")], Checks { stderr: true, num_procs_line: true });
+}
+
+/// The same program on its own libgomp, on the kernel's Linux system calls.
+#[test]
+fn openmp_on_its_own_libgomp() {
+    let checks = Checks { stderr: true, num_procs_line: true };
+    check_program_with("openmp", &[Case::new("no arguments")], checks, &["--omp", "libgomp"], &CPUS);
 }
 
 #[test]

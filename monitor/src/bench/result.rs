@@ -18,7 +18,7 @@ pub enum Via {
     Native,
     /// In the kernel, booted by `hrt bench-kernel`.
     Kernel,
-    /// The same program under `hrt run` (OpenMP programs on their own libgomp).
+    /// The same program under `hrt run --omp libgomp` (OpenMP programs on their own libgomp).
     Run,
     /// The same program under `hrt run --omp kernel` (on the kernel's OpenMP runtime).
     RunOmpKernel,

@@ -62,9 +62,9 @@ fn run_inner(job: &Job, cx: &Context) -> Result<(Vec<Record>, Option<crate::erro
                 Side::Hrt => {
                     let mut c = Command::new(&cx.hrt);
                     c.args(["run", "--cpus", &cx.cpus.to_string()]).args(cx.run_options);
-                    if job.via == Via::RunOmpKernel {
-                        c.args(["--omp", "kernel"]);
-                    }
+                    // Each side names its runtime: `hrt run`'s default (`auto`) would put an
+                    // OpenMP program on the kernel's runtime in both columns.
+                    c.args(["--omp", if job.via == Via::RunOmpKernel { "kernel" } else { "libgomp" }]);
                     c.arg("--").arg(path);
                     c
                 }
