@@ -332,7 +332,7 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     let kvm = unsafe { kvm_ioctls::Kvm::from_raw_fd(base.kvm_fd) };
     let vm = Arc::new(super::kvm::create_vm_without_irqchip(&kvm)?);
     // As in the parent (`vm::run`): the teardown after this process has been reported.
-    super::late_teardown::defer(vm.as_raw_fd());
+    let teardown = super::late_teardown::start(vm.as_raw_fd());
     // As in the parent (`vm::run`): the chunks of the pool the parent's VM had, before any of
     // the child's CPUs runs (its kernel's chunk map, a copy of the parent's, says they are
     // KVM's), the rest as the child's kernel asks. The kernel's share: all the parent's VM had
@@ -378,6 +378,7 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     // Guest time goes on from the parent's, plus the time the fork took.
     let elapsed_ticks = job.asked.elapsed().as_nanos() as u64 * base.tsc_khz as u64 / 1_000_000;
     let plan = VcpuPlan { resume: Some((job.record, job.tsc + elapsed_ticks)), ..base.plan.clone() };
+    teardown.finish();
     let status = vcpu::run_all(&vm, &base.cpuid, shared.clone(), &plan);
     if let Some(f) = &shared.forwarder {
         f.shutdown();

@@ -25,8 +25,8 @@
 
 use std::os::unix::io::RawFd;
 
-/// The stacks of the intermediate (upper half) and of the holder (lower half): they make a
-/// handful of system calls, nothing else.
+/// The stacks of the intermediate (upper half, below its arguments) and of the holder (lower
+/// half): they make a handful of system calls, nothing else.
 const STACK_BYTES: usize = 64 * 1024;
 
 /// The program made itself a child subreaper (PR_SET_CHILD_SUBREAPER) in this process or an
@@ -40,20 +40,30 @@ pub fn note_subreaper() {
     SUBREAPER_ABOVE.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Starts the process that will destroy the VM of `vm_fd` after this process has exited.
-/// Returns whether it started.
-pub fn defer(vm_fd: RawFd) -> bool {
+/// The intermediate that `start` made, reaped by `finish`.
+#[must_use = "the intermediate must be reaped (`finish`) before the program runs"]
+pub struct Started {
+    /// Its pid, 0 if none was made.
+    pid: libc::pid_t,
+}
+
+/// Starts the process that will destroy the VM of `vm_fd` after this process has exited. Its
+/// intermediate runs meanwhile: the caller goes on setting the VM up and reaps it with
+/// `Started::finish` before the program runs (a forked child waited 0.1-1.6 ms for it here,
+/// most of it for the intermediate to get a host CPU, before that wait moved to `finish`).
+pub fn start(vm_fd: RawFd) -> Started {
+    let none = Started { pid: 0 };
     if super::is_fork_child() && SUBREAPER_ABOVE.load(std::sync::atomic::Ordering::Relaxed) {
-        return false;
+        return none;
     }
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as i64;
     if pidfd < 0 {
-        return false;
+        return none;
     }
     let pidfd = pidfd as RawFd;
-    // SAFETY: a fresh anonymous mapping for the two stacks; never unmapped (the holder runs on
-    // it after this process has exited: the mapping is its memory too).
+    // SAFETY: a fresh anonymous mapping for the two stacks and the arguments; never unmapped
+    // (the holder runs on it after this process has exited: the mapping is its memory too).
     let stack = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
@@ -64,8 +74,15 @@ pub fn defer(vm_fd: RawFd) -> bool {
             0,
         )
     };
-    let started = stack != libc::MAP_FAILED && {
-        let arg = Args { vm_fd, pidfd, holder_stack: stack as usize + STACK_BYTES / 2 };
+    let mut pid = 0;
+    if stack != libc::MAP_FAILED {
+        // The arguments at the top of the mapping, the intermediate's stack below them: they
+        // stay there while it runs, however long after this function returned.
+        let top = stack as usize + STACK_BYTES - ARGS_BYTES;
+        let arg = top as *mut Args;
+        // SAFETY: `arg` is inside the fresh mapping, aligned (ARGS_BYTES is a multiple of 16,
+        // the mapping page aligned) and used by nothing else.
+        unsafe { arg.write(Args { vm_fd, pidfd, holder_stack: stack as usize + STACK_BYTES / 2 }) };
         // Both start with every signal blocked: a handler of this process must never run on
         // their stacks (they share this thread's TLS).
         // SAFETY: sigfillset initialises the set; pthread_sigmask swaps this thread's mask.
@@ -77,34 +94,40 @@ pub fn defer(vm_fd: RawFd) -> bool {
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
         }
-        // SAFETY: the intermediate runs `detach` on the upper half of the stack in this
-        // memory, reads `arg` (alive until it is reaped below), makes only raw system calls
-        // and glibc's clone (no TLS, no allocation, no locks) and exits; no exit signal:
-        // `__WCLONE` reaps it.
-        let pid = unsafe {
-            libc::clone(
-                detach,
-                (stack as *mut u8).add(STACK_BYTES) as *mut libc::c_void,
-                libc::CLONE_VM,
-                &arg as *const Args as *mut libc::c_void,
-            )
-        };
+        // SAFETY: the intermediate runs `detach` on its stack below the arguments in this
+        // memory, reads `arg` (never freed), makes only raw system calls and glibc's clone (no
+        // TLS, no allocation, no locks) and exits; no exit signal: `__WCLONE` reaps it.
+        pid = unsafe { libc::clone(detach, top as *mut libc::c_void, libc::CLONE_VM, arg as *mut libc::c_void) };
+        // SAFETY: restores the mask saved above (the intermediate has its own copy).
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    }
+    // SAFETY: this process's copy of the pidfd; the intermediate has its own.
+    unsafe { libc::close(pidfd) };
+    Started { pid: pid.max(0) }
+}
+
+impl Started {
+    /// Reaps the intermediate; whether the holder started. Before the program runs: until
+    /// then the intermediate is this process's child, which a program's `wait4(-1, __WALL)`
+    /// would see.
+    pub fn finish(self) -> bool {
+        if self.pid <= 0 {
+            return false;
+        }
         let mut status = 1;
-        // SAFETY: reaps the intermediate (a clone child); restores the mask saved above.
-        unsafe {
-            if pid > 0 && libc::waitpid(pid, &mut status, libc::__WCLONE) != pid {
-                status = 1;
-            }
-            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        // SAFETY: reaps the intermediate (a clone child of this process).
+        if unsafe { libc::waitpid(self.pid, &mut status, libc::__WCLONE) } != self.pid {
+            status = 1;
         }
         // Its time is the monitor's, not the program's children's (`getrusage`, `times`).
         crate::forward::leave_out_monitors_children();
-        pid > 0 && status == 0
-    };
-    // SAFETY: this process's copy of the pidfd; the holder has its own.
-    unsafe { libc::close(pidfd) };
-    started
+        status == 0
+    }
 }
+
+/// Bytes at the top of the mapping for the intermediate's arguments.
+const ARGS_BYTES: usize = 64;
+const _: () = assert!(std::mem::size_of::<Args>() <= ARGS_BYTES && ARGS_BYTES.is_multiple_of(16));
 
 struct Args {
     vm_fd: RawFd,
@@ -116,7 +139,7 @@ struct Args {
 /// table: a pipe's write end kept there would hold back its reader's end of file until the VM
 /// is gone), makes the holder and exits, leaving it to init.
 extern "C" fn detach(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `defer` keeps the Args alive until this process has been reaped.
+    // SAFETY: `start` placed the Args in memory that is never unmapped.
     let a = unsafe { &*(arg as *const Args) };
     let (vm_fd, pidfd) = (a.vm_fd as u64, a.pidfd as u64);
     let (lo, hi) = (vm_fd.min(pidfd), vm_fd.max(pidfd));

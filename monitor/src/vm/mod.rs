@@ -145,7 +145,7 @@ pub fn run_prepared(
         None => kvm::create_vm_without_irqchip(&kvm)?,
     });
     // The VM's teardown after this process's exit, off its parent's wait (late_teardown.rs).
-    late_teardown::defer(vm.as_raw_fd());
+    let teardown = late_teardown::start(vm.as_raw_fd());
     let cpuid = match early_cpuid {
         Some(cpuid) => cpuid,
         None => cpuid::guest_cpuid(&kvm, config.cpus)?,
@@ -273,6 +273,7 @@ pub fn run_prepared(
             eprintln!("hrt: cannot start the fork thread ({e}): the program's fork will fail with EAGAIN");
         }
     }
+    teardown.finish();
     let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &plan);
     if let Some(f) = &shared.forwarder {
         f.shutdown();
