@@ -1,6 +1,6 @@
 //! `fork()` of the program (`nr::FORK`): the child is a new VM in a new host process, over a
 //! copy-on-write copy of guest RAM that the host's own `fork` makes (guest RAM is private
-//! anonymous memory, but for the kernel's code, which is shared: `GuestRam::share_unwritten`). The kernel has stopped its other CPUs at safe points before asking, so the
+//! anonymous memory, but for the kernel's code, which is shared from the first fork on: `GuestRam::share_unwritten`). The kernel has stopped its other CPUs at safe points before asking, so the
 //! copy holds consistent kernel structures; the child's kernel resumes only the forking thread.
 //!
 //! The fork is made by the fork thread, created at start-up without the seccomp filter (the
@@ -257,6 +257,10 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
 
 /// The fork thread: forks the monitor; the parent gets the child's pid, the child runs the VM.
 fn fork(job: Job) -> i64 {
+    if let Err(e) = super::memory::share_code_before_fork(&job.ram) {
+        say(&format!("hrt: fork: {e}\n"));
+        return -(libc::ENOMEM as i64);
+    }
     // SAFETY: all-zero sigsets are valid; the masks are our own.
     let (all, mut old) = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
@@ -269,6 +273,7 @@ fn fork(job: Job) -> i64 {
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old) };
     // The child's threads start from this one's capabilities: the program's.
     crate::forward::caps::catch_up();
+
     let held = hold_global_locks();
     // SAFETY: the child runs only this thread's code; every global lock is this thread's (no
     // other thread of the parent holds one the child would wait on for good); the child ends
