@@ -65,6 +65,39 @@ pub fn has_symbol_named(bytes: &[u8], elf: &Elf, names: &[&str]) -> bool {
     false
 }
 
+/// One symbol of a table, as `any_symbol` shows it: its name's bytes, value and section index.
+pub struct SymbolView<'a> {
+    pub name: &'a [u8],
+    pub value: u64,
+    pub shndx: u16,
+}
+
+/// Whether the file has a table of `kind` (`SHT_SYMTAB` or `SHT_DYNSYM`, ELF64) with at least
+/// one entry, and whether `pred` holds for one of its symbols (`None`: no such table).
+pub fn any_symbol(bytes: &[u8], elf: &Elf, kind: u32, pred: impl Fn(&SymbolView) -> bool) -> Option<bool> {
+    const SYM_SIZE: usize = 24;
+    let mut found_table = false;
+    for table in elf.section_headers.iter().filter(|s| s.sh_type == kind) {
+        let Some(syms) = section_bytes(bytes, table) else { continue };
+        let Some(strings) = elf.section_headers.get(table.sh_link as usize).and_then(|s| section_bytes(bytes, s))
+        else {
+            continue;
+        };
+        found_table |= syms.len() >= SYM_SIZE;
+        for sym in syms.chunks_exact(SYM_SIZE) {
+            let at = u32::from_le_bytes([sym[0], sym[1], sym[2], sym[3]]) as usize;
+            let shndx = u16::from_le_bytes([sym[6], sym[7]]);
+            let value = u64::from_le_bytes(sym[8..16].try_into().unwrap_or_default());
+            let Some(rest) = strings.get(at..) else { continue };
+            let name = &rest[..rest.iter().position(|&b| b == 0).unwrap_or(rest.len())];
+            if pred(&SymbolView { name, value, shndx }) {
+                return Some(true);
+            }
+        }
+    }
+    found_table.then_some(false)
+}
+
 /// The libraries the file names in its dynamic section (DT_NEEDED), found through its program
 /// headers (PT_DYNAMIC, DT_STRTAB), as the dynamic loader finds them.
 pub fn needed_libraries<'a>(bytes: &'a [u8], elf: &Elf) -> Vec<&'a str> {
