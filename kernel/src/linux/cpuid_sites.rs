@@ -140,12 +140,23 @@ fn landings(instrs: &[Instruction], lo: u64, hi: u64) -> Option<Vec<u64>> {
     let mut out: Vec<u64> =
         instrs.iter().filter(|i| i.op0_kind() == OpKind::NearBranch64).map(|i| i.near_branch_target()).collect();
     let mut dispatches = Vec::new();
+    let mut tables = Vec::new();
     for (k, i) in instrs.iter().enumerate() {
         if i.flow_control() == FlowControl::IndirectBranch {
             let (table, lea) = jump_table(instrs, k)?;
-            table_targets(table, lo, hi, &mut out)?;
+            tables.push((table, index_bound(instrs, k)));
             dispatches.push((instrs[lea].ip(), i.ip()));
         }
+    }
+    // A table ends where the function's next one starts (gcc lays a function's tables out
+    // one after the other): read past it, the next table's entries, taken relative to this
+    // one's start, gave targets that were none, and glibc's `handle_amd` (three tables, 22
+    // CPUIDs run at every start, ~19 us each) kept its sites for them.
+    let starts: Vec<u64> = tables.iter().map(|&(t, _)| t).collect();
+    for &(table, bound) in &tables {
+        let next = starts.iter().copied().filter(|&s| s > table).min();
+        let room = next.map_or(TABLE_MAX, |n| ((n - table) / 4).min(TABLE_MAX));
+        table_targets(table, bound.map_or(room, |b| b.min(room)), lo, hi, &mut out)?;
     }
     out.sort_unstable();
     out.dedup();
@@ -202,13 +213,61 @@ fn jump_table(instrs: &[Instruction], k: usize) -> Option<(u64, usize)> {
     None
 }
 
+/// How many entries the jump table of the indirect `jmp` that is instruction `k` may use, where
+/// its block bounds the index right before the load: `and $m, I` (m + 1 entries) or
+/// `cmp $n, I` and `ja` (n + 1) before it, I the load's index register (or its low half).
+/// None where no such bound is found (the table is then read up to its first entry that
+/// points outside the code).
+fn index_bound(instrs: &[Instruction], k: usize) -> Option<u64> {
+    let index = instrs[k.checked_sub(2)?].memory_index().full_register();
+    let mut factory = InstructionInfoFactory::new();
+    for w in (0..k - 2).rev().take(LEA_WITHIN) {
+        let i = &instrs[w];
+        // The whole index: an 8- or 16-bit `and` or `cmp` leaves its upper bits unbounded.
+        let whole = |r: Register| r.full_register() == index && r.size() >= 4;
+        let on_index = i.op0_kind() == OpKind::Register && whole(i.op0_register());
+        let imm = matches!(i.op1_kind(), OpKind::Immediate8 | OpKind::Immediate8to32 | OpKind::Immediate32)
+            .then(|| i.immediate(1));
+        match (i.mnemonic(), on_index, imm) {
+            (Mnemonic::And, true, Some(m)) if m < TABLE_MAX => return Some(m + 1),
+            (Mnemonic::Ja, ..) => {
+                // The bound's compare is the instruction before the branch.
+                let c = &instrs[w.checked_sub(1)?];
+                let on_index = c.op0_kind() == OpKind::Register && whole(c.op0_register());
+                let n = matches!(c.op1_kind(), OpKind::Immediate8 | OpKind::Immediate8to32 | OpKind::Immediate32)
+                    .then(|| c.immediate(1));
+                return match (c.mnemonic(), on_index, n) {
+                    (Mnemonic::Cmp, true, Some(n)) if n < TABLE_MAX => Some(n + 1),
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
+        if i.flow_control() != FlowControl::Next {
+            return None;
+        }
+        let writes_index = factory.info(i).used_registers().iter().any(|u| {
+            u.register().full_register() == index
+                && matches!(
+                    u.access(),
+                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
+                )
+        });
+        if writes_index {
+            // The index's last write before the load is no bound.
+            return None;
+        }
+    }
+    None
+}
+
 /// Appends the targets of the jump table at `table` (32-bit offsets from its start) to `out`:
-/// its entries up to the first that points outside the image's code `[lo, hi)`, which no
-/// entry the jump uses can do. What follows the table in memory may add targets that are
-/// none (the window they fall in is then kept: harmless). None if there are more than
-/// `TABLE_MAX`.
-fn table_targets(table: u64, lo: u64, hi: u64, out: &mut Vec<u64>) -> Option<()> {
-    for j in 0..TABLE_MAX {
+/// its first `entries` entries, up to the first that points outside the image's code
+/// `[lo, hi)`, which no entry the jump uses can do. What follows the table in memory may add
+/// targets that are none (the window they fall in is then kept: harmless). None if there are
+/// more than `TABLE_MAX`.
+fn table_targets(table: u64, entries: u64, lo: u64, hi: u64, out: &mut Vec<u64>) -> Option<()> {
+    for j in 0..entries {
         let Ok(entry) = super::uaccess::slice(table + 4 * j, 4) else { return Some(()) };
         let rel = i32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
         let target = table.wrapping_add(rel as i64 as u64);
@@ -217,7 +276,7 @@ fn table_targets(table: u64, lo: u64, hi: u64, out: &mut Vec<u64>) -> Option<()>
         }
         out.push(target);
     }
-    None
+    (entries < TABLE_MAX).then_some(())
 }
 
 /// Patches the window `[start, site + 2)` into padding and a `jmp` to a slot that replays it,
