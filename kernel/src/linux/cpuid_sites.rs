@@ -16,9 +16,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use iced_x86::{
-    Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
-};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
 
 use crate::arch::slot_table::{self, Fixup, Replayed, Then};
 
@@ -88,13 +86,7 @@ fn sets_leaf(instrs: &[Instruction], at: usize) -> bool {
         if i.flow_control() != FlowControl::Next {
             return false;
         }
-        let writes_eax = factory.info(i).used_registers().iter().any(|u| {
-            u.register().full_register() == Register::RAX
-                && matches!(
-                    u.access(),
-                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
-                )
-        });
+        let writes_eax = super::regsite::writes(&mut factory, i, Register::RAX);
         if writes_eax {
             return true;
         }
@@ -198,13 +190,7 @@ fn jump_table(instrs: &[Instruction], k: usize) -> Option<(u64, usize)> {
         if i.flow_control() != FlowControl::Next {
             return None;
         }
-        let writes_t = factory.info(i).used_registers().iter().any(|u| {
-            u.register().full_register() == t.full_register()
-                && matches!(
-                    u.access(),
-                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
-                )
-        });
+        let writes_t = super::regsite::writes(&mut factory, i, t.full_register());
         if writes_t {
             let lea = i.mnemonic() == Mnemonic::Lea && i.is_ip_rel_memory_operand() && i.op0_register() == t;
             return lea.then(|| (i.ip_rel_memory_address(), w));
@@ -246,13 +232,7 @@ fn index_bound(instrs: &[Instruction], k: usize) -> Option<u64> {
         if i.flow_control() != FlowControl::Next {
             return None;
         }
-        let writes_index = factory.info(i).used_registers().iter().any(|u| {
-            u.register().full_register() == index
-                && matches!(
-                    u.access(),
-                    OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
-                )
-        });
+        let writes_index = super::regsite::writes(&mut factory, i, index);
         if writes_index {
             // The index's last write before the load is no bound.
             return None;

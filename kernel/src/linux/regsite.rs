@@ -170,8 +170,8 @@ fn block_constant(
     None
 }
 
-/// Whether `instr` writes any part of the full register `reg`.
-fn writes(factory: &mut InstructionInfoFactory, instr: &Instruction, reg: Register) -> bool {
+/// Whether `instr` writes any part of the full register `reg` (maybe conditionally).
+pub(super) fn writes(factory: &mut InstructionInfoFactory, instr: &Instruction, reg: Register) -> bool {
     factory.info(instr).used_registers().iter().any(|u| {
         u.register().full_register() == reg
             && matches!(
