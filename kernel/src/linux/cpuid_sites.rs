@@ -136,8 +136,11 @@ fn landings(instrs: &[Instruction], lo: u64, hi: u64) -> Option<Vec<u64>> {
     for (k, i) in instrs.iter().enumerate() {
         if i.flow_control() == FlowControl::IndirectBranch {
             let (table, lea) = jump_table(instrs, k)?;
-            tables.push((table, index_bound(instrs, k)));
-            dispatches.push((instrs[lea].ip(), i.ip()));
+            let bound = index_bound(instrs, k);
+            tables.push((table, bound.map(|(n, _)| n)));
+            // From the bound (or the `lea`) to the jump: a block control must not enter.
+            let from = bound.map_or(instrs[lea].ip(), |(_, at)| at.min(instrs[lea].ip()));
+            dispatches.push((from, i.ip()));
         }
     }
     // A table ends where the function's next one starts (gcc lays a function's tables out
@@ -152,8 +155,9 @@ fn landings(instrs: &[Instruction], lo: u64, hi: u64) -> Option<Vec<u64>> {
     }
     out.sort_unstable();
     out.dedup();
-    // Control that entered a dispatch after its `lea` would reach the jump with a table
-    // register this block may not have set: then the tables read are not the whole story.
+    // Control that entered a dispatch after its `lea` (or its index's bound) would reach the
+    // jump with a table register this block may not have set (or an index it did not bound):
+    // then the tables read are not the whole story.
     let inside = |&(lea, jmp): &(u64, u64)| out.iter().any(|&t| t > lea && t <= jmp);
     (!dispatches.iter().any(inside)).then_some(out)
 }
@@ -203,8 +207,9 @@ fn jump_table(instrs: &[Instruction], k: usize) -> Option<(u64, usize)> {
 /// its block bounds the index right before the load: `and $m, I` (m + 1 entries) or
 /// `cmp $n, I` and `ja` (n + 1) before it, I the load's index register (or its low half).
 /// None where no such bound is found (the table is then read up to its first entry that
-/// points outside the code).
-fn index_bound(instrs: &[Instruction], k: usize) -> Option<u64> {
+/// points outside the code). With the address of the bounding instruction (`landings` makes
+/// sure control enters the dispatch only before it).
+fn index_bound(instrs: &[Instruction], k: usize) -> Option<(u64, u64)> {
     let index = instrs[k.checked_sub(2)?].memory_index().full_register();
     let mut factory = InstructionInfoFactory::new();
     for w in (0..k - 2).rev().take(LEA_WITHIN) {
@@ -215,7 +220,7 @@ fn index_bound(instrs: &[Instruction], k: usize) -> Option<u64> {
         let imm = matches!(i.op1_kind(), OpKind::Immediate8 | OpKind::Immediate8to32 | OpKind::Immediate32)
             .then(|| i.immediate(1));
         match (i.mnemonic(), on_index, imm) {
-            (Mnemonic::And, true, Some(m)) if m < TABLE_MAX => return Some(m + 1),
+            (Mnemonic::And, true, Some(m)) if m < TABLE_MAX => return Some((m + 1, i.ip())),
             (Mnemonic::Ja, ..) => {
                 // The bound's compare is the instruction before the branch.
                 let c = &instrs[w.checked_sub(1)?];
@@ -223,7 +228,7 @@ fn index_bound(instrs: &[Instruction], k: usize) -> Option<u64> {
                 let n = matches!(c.op1_kind(), OpKind::Immediate8 | OpKind::Immediate8to32 | OpKind::Immediate32)
                     .then(|| c.immediate(1));
                 return match (c.mnemonic(), on_index, n) {
-                    (Mnemonic::Cmp, true, Some(n)) if n < TABLE_MAX => Some(n + 1),
+                    (Mnemonic::Cmp, true, Some(n)) if n < TABLE_MAX => Some((n + 1, c.ip())),
                     _ => None,
                 };
             }
