@@ -475,7 +475,8 @@ fn rewritten_cpuid_sites_answer_as_the_cpu() {
     assert_eq!(real.code(), 0, "{}", real.stderr);
     assert_same("ring_cpuid apic at --cpus 4", &apic_ids_as_vcpus(&real), &hrt(&["--cpus", "4"], &prog, &["apic"]));
     // A function that dispatches through a jump table keeps no site the same function without
-    // one has rewritten (the table's targets are read, and none lands in the site's window).
+    // one has rewritten (the table's targets are read, and none lands in the site's window);
+    // also one with two tables back to back (`two_tables`, whose answers "leaves" prints).
     let without_tables = build("ring_cpuid", &["-DNO_JUMP_TABLES"]);
     assert_eq!(
         rewritten(&prog, &[]),

@@ -88,6 +88,44 @@ __attribute__((noinline)) static void dispatch(unsigned k, unsigned r[4]) {
     }
 }
 
+// Two switches in one function, each dispatched through a jump table (unless
+// NO_JUMP_TABLES), their tables back to back in read-only data, as in glibc's `handle_amd`,
+// with CPUIDs between and in their cases: a table read past its end into the next one gave
+// targets that were none, and the function kept sites it qualifies for.
+#ifdef NO_JUMP_TABLES
+__attribute__((optimize("no-jump-tables")))
+#endif
+__attribute__((noinline)) static unsigned two_tables(unsigned k, unsigned j, unsigned r[4]) {
+    unsigned a, b, c, d, v = 0;
+    __cpuid(0x80000000, a, b, c, d);
+    switch (k) {
+    case 0: v = a & 0xff; break;
+    case 1: v = 3 * k; break;
+    case 2: __cpuid(0x80000005, r[0], r[1], r[2], r[3]); v = r[2] >> 24; break;
+    case 3: v = k + 11; break;
+    case 4: __cpuid(0x80000006, r[0], r[1], r[2], r[3]); v = r[2] & 0xff; break;
+    case 5: v = k << 3; break;
+    case 6: v = k ^ 0x55; break;
+    case 7: v = k - 2; break;
+    default: v = 1; break;
+    }
+    __cpuid(0x80000001, a, b, c, d);
+    switch (j & 0xf) {
+    case 0: v += 1; break;
+    case 1: v += b & 1; break;
+    case 2: v *= 3; break;
+    case 3: __cpuid_count(7, 0, r[0], r[1], r[2], r[3]); v += r[0] & 0xf; break;
+    case 4: v ^= 9; break;
+    case 5: v -= 1; break;
+    case 6: v += 17; break;
+    case 7: v <<= 1; break;
+    case 8: v += 5; break;
+    case 9: v += 6; break;
+    default: v += 100; break;
+    }
+    return v;
+}
+
 static void leaves(void) {
     static const unsigned asked[][2] = {
         {0, 0}, {1, 0}, {2, 0}, {2, 0x3f}, {2, 0x77fff}, {4, 0}, {4, 1}, {4, 2}, {4, 3}, {4, 4}, {4, 5},
@@ -110,6 +148,12 @@ static void leaves(void) {
         dispatch(k, r);
         printf("dispatch %u: %08x %08x %08x %08x\n", k, r[0], r[1], r[2], r[3]);
     }
+    for (unsigned k = 0; k < 9; k++)
+        for (unsigned j = 0; j < 11; j++) {
+            unsigned r[4] = {0};
+            unsigned v = two_tables(k, j, r);
+            printf("two tables %u %u: %u %08x %08x %08x %08x\n", k, j, v, r[0], r[1], r[2], r[3]);
+        }
 }
 
 // The APIC IDs on each CPU: asked twice there (the second answer from the table, if it keeps
