@@ -589,16 +589,13 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
     let mut threads = Vec::new();
     // Each vCPU's thread starts as soon as the vCPU exists: the boot CPU boots while the others
     // are made (they wait for the boot CPU's `START_CPUS`, and it for them to come online).
+    // The thread first, then its vCPU: the thread installs its seccomp filter (~140 us here,
+    // the filter compiled for each thread) while this one makes and sets up the vCPU (~0.2-0.3
+    // ms of ioctls), instead of after it, before the vCPU's first run.
     let start = |id: u32, tx: &mpsc::Sender<Event>| -> Result<std::thread::JoinHandle<()>> {
-        let vcpu = vm.create_vcpu(id as u64).map_err(|e| err!("cannot create vCPU {id}: {e}"))?;
-        setup_vcpu(&vcpu, id, cpuid, config)?;
-        if id == 0 && config.resume.is_none() {
-            // The host clocks at a known guest TSC, as late as possible before the boot.
-            super::host_clocks::sample_at_boot(&vcpu, &shared.ram);
-            super::cpuid::write_answers(&vcpu, &shared.ram);
-        }
-        let (tx, shared, pin, filter) = (tx.clone(), shared.clone(), config.pin, filter.clone());
-        std::thread::Builder::new()
+        let (give, take) = mpsc::channel::<VcpuFd>();
+        let (tx, shared_t, pin, filter) = (tx.clone(), shared.clone(), config.pin, filter.clone());
+        let thread = std::thread::Builder::new()
             .name(format!("vcpu{id}"))
             .spawn(move || {
                 crate::forward::runs_a_vcpu();
@@ -611,13 +608,25 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                     let _ = send_to_main(&tx, Event::Ended(Exit::Failure(1)));
                     return;
                 }
+                // No vCPU: its making failed, and the main thread reports that.
+                let Ok(vcpu) = take.recv() else { return };
                 if id != 0 {
-                    shared.wait_for_release();
+                    shared_t.wait_for_release();
                 }
                 super::stuck::register_vcpu_thread();
-                let _ = send_to_main(&tx, Event::Ended(run_loop(vcpu, id, &shared)));
+                let _ = send_to_main(&tx, Event::Ended(run_loop(vcpu, id, &shared_t)));
             })
-            .map_err(|e| err!("cannot start a vCPU thread: {e}"))
+            .map_err(|e| err!("cannot start a vCPU thread: {e}"))?;
+        let vcpu = vm.create_vcpu(id as u64).map_err(|e| err!("cannot create vCPU {id}: {e}"))?;
+        setup_vcpu(&vcpu, id, cpuid, config)?;
+        if id == 0 && config.resume.is_none() {
+            // The host clocks at a known guest TSC, as late as possible before the boot.
+            super::host_clocks::sample_at_boot(&vcpu, &shared.ram);
+            super::cpuid::write_answers(&vcpu, &shared.ram);
+        }
+        // A thread that could not install its filter has said why and ended the VM already.
+        let _ = give.send(vcpu);
+        Ok(thread)
     };
     // The channel's service before any vCPU: a forked child's CPU runs at once and may ring
     // the doorbell with a blocking call, which its vCPU thread hands to a worker; with no
