@@ -1,5 +1,5 @@
 //! fork() (a new VM in a host-forked `hrt` over a copy-on-write copy of guest
-//! RAM): tests/programs/hostile/procs_fork.c (exit statuses, separate memory, pipes both ways,
+//! RAM, but for the kernel's static data, which the parent copies for the child): tests/programs/hostile/procs_fork.c (exit statuses, separate memory, pipes both ways,
 //! getpid/getppid/gettid, inherited FPU mode, TLS, signal mask and handlers, a child killed by
 //! SIGTERM and one by SIGSEGV, nested, repeated and concurrent children, forks from a
 //! multithreaded program and from a second thread, a child and grandchild that use far more
@@ -115,6 +115,24 @@ fn a_static_pie_program_forks() {
     let linux = native(&prog, &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     assert_same("static-pie procs_fork", &linux, &hrt(&["--cpus", "2"], &prog, &[]));
+}
+
+/// The kernel's static data reaches a child as a copy the parent makes at the fork
+/// (monitor/src/vm/fork_private.rs), not through the host's fork: with 4 KiB host pages that
+/// copy has them too. Children, grandchildren (whose parent's copy is itself such a copy) and
+/// great-grandchildren run and report as natively; a repeated fork reuses the copy made ahead.
+#[test]
+fn forks_with_small_host_pages() {
+    let bash = Path::new("/bin/bash");
+    let script = r#"for i in 1 2 3; do x=$(echo "a$(echo "b$( (echo c$i) )")"); echo "$x"; done
+(exit 3); echo "subshell: $?"; ( ( exit 4 ) ); echo "nested: $?""#;
+    let linux = native(bash, &["-c", script]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    assert!(linux.stdout.contains("abc3"), "natively: {}", linux.stdout);
+    for pages in ["4k", "2m"] {
+        let under = hrt(&["--cpus", "2", "--host-pages", pages], bash, &["-c", script]);
+        assert_same(&format!("bash -c --host-pages {pages}"), &linux, &under);
+    }
 }
 
 #[test]

@@ -204,8 +204,10 @@ fn start_thread() -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel::<Job>();
     std::thread::Builder::new().name("hrt-fork".into()).spawn(move || {
         while let Ok(job) = rx.recv() {
-            let reply = job.reply.clone();
+            let (reply, ram) = (job.reply.clone(), job.ram.clone());
             let _ = reply.send(fork(job));
+            // Off the next fork's path: its copy's host memory.
+            super::fork_private::prepare_next(&ram, super::memory::kernel_data_pages());
         }
     })?;
     *FORKER.lock().unwrap() = Some(tx);
@@ -261,6 +263,7 @@ fn fork(job: Job) -> i64 {
         say(&format!("hrt: fork: {e}\n"));
         return -(libc::ENOMEM as i64);
     }
+    let kept_out = super::fork_private::snapshot(&job.ram, super::memory::kernel_data_pages());
     // SAFETY: all-zero sigsets are valid; the masks are our own.
     let (all, mut old) = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
@@ -282,7 +285,10 @@ fn fork(job: Job) -> i64 {
     // In the child too: this thread held them there, and the child starts threads.
     drop(held);
     if pid == 0 {
-        child(job, &old)
+        child(job, kept_out, &old)
+    }
+    if let Some(copy) = kept_out {
+        copy.release();
     }
     let ret = if pid < 0 { errno() } else { pid as i64 };
     // SAFETY: restoring our own mask.
@@ -297,11 +303,12 @@ fn say(msg: &str) {
 }
 
 /// The new host process: runs the child's VM and exits with the program's status.
-fn child(job: Job, mask: &libc::sigset_t) -> ! {
+fn child(job: Job, kept_out: Option<super::fork_private::Snapshot>, mask: &libc::sigset_t) -> ! {
     IS_CHILD.store(true, Ordering::SeqCst);
     // This thread is the new process's main thread: the program's name, not the fork thread's.
     crate::host_name::after_fork();
-    let status = match run_child(job, mask) {
+    let placed = kept_out.map(|copy| copy.install()).transpose();
+    let status = match placed.and_then(|placed| run_child(job, placed, mask)) {
         Ok(s) => s,
         Err(e) => {
             say(&format!("hrt: fork: the child cannot start: {e}\n"));
@@ -317,7 +324,7 @@ fn child(job: Job, mask: &libc::sigset_t) -> ! {
     unsafe { libc::_exit(status as i32) }
 }
 
-fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
+fn run_child(job: Job, placed: Option<super::fork_private::Placed>, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     let base = BASE.get().ok_or_else(|| crate::error::err!("no fork base"))?;
     let mut keep = job.forwarder.host_descriptors();
     keep.extend([0, 1, 2, base.kvm_fd]);
@@ -384,6 +391,9 @@ fn run_child(job: Job, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     let elapsed_ticks = job.asked.elapsed().as_nanos() as u64 * base.tsc_khz as u64 / 1_000_000;
     let plan = VcpuPlan { resume: Some((job.record, job.tsc + elapsed_ticks)), ..base.plan.clone() };
     teardown.finish();
+    if let Some(placed) = placed {
+        placed.own();
+    }
     let status = vcpu::run_all(&vm, &base.cpuid, shared.clone(), &plan);
     if let Some(f) = &shared.forwarder {
         f.shutdown();

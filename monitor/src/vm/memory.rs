@@ -139,6 +139,11 @@ impl GuestRam {
         (now, deferred)
     }
 
+    /// Whether the host backs guest RAM with transparent huge pages (`--host-pages 2m`).
+    pub fn huge_pages(&self) -> bool {
+        self.huge
+    }
+
     /// The guest-physical RAM ranges `(base, size)`, ascending.
     pub fn ranges(&self) -> Vec<(u64, u64)> {
         self.mem.iter().map(|r| (r.start_addr().0, r.len())).collect()
@@ -335,6 +340,13 @@ static KERNEL_SPAN: std::sync::Mutex<(u64, u64)> = std::sync::Mutex::new((0, 0))
 /// `[start, end)` of the loaded kernel image, its static data (the per-CPU records) included.
 pub fn kernel_span() -> (u64, u64) {
     *KERNEL_SPAN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The whole 2 MiB pages above the shared code that hold the kernel's static data
+/// (`fork_private`).
+pub fn kernel_data_pages() -> (u64, u64) {
+    let (_, end) = kernel_span();
+    (SHARED_CODE_END, end.next_multiple_of(GRANULE).max(SHARED_CODE_END))
 }
 
 /// The kernel's code spans that `share_code_before_fork` has yet to share.

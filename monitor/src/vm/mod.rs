@@ -5,6 +5,7 @@ mod channel;
 mod core_file;
 mod cpuid;
 pub(crate) mod fork;
+mod fork_private;
 mod guest_zero;
 mod host_clocks;
 pub mod host_memory;
