@@ -611,7 +611,10 @@ pub mod nr {
     /// of the kernel's fork record (kernel memory, outside the program's), args[1] = the guest
     /// TSC now, args[2] = the forking spawn child's context (`process::CONTEXT_SHIFT`), 0 for
     /// the program itself: the new process then starts with that child's descriptor table,
-    /// working directory, process group and session. The child's VM gets memory slots for the
+    /// working directory, process group and session. args[3..=6]: advice, up to four 2 MiB
+    /// pages of the program's memory (guest-physical, 2 MiB aligned; 0 for none) that both
+    /// processes are about to use: the monitor may copy them for the child at once rather than
+    /// share them copy-on-write (pages it cannot copy so, it shares). The child's VM gets memory slots for the
     /// chunks of the pool the parent's had (`RAM_READY`), and its kernel asks for more as the
     /// parent's does. Returns the
     /// child's host pid (or a negated errno) to the parent. The child's

@@ -16,7 +16,8 @@
 //! grandchildren, atomics, a process-shared mutex and semaphore in it; msync's answers);
 //! procs_fork_cma.c (process_vm_readv/writev between parent and child); procs_fork_cma_faults.c
 //! (the same where Linux faults: unmapped, PROT_NONE, read-only pages, partial iovecs);
-//! fork_sleepers.c (forks while other threads sleep and wake on halting vCPUs).
+//! fork_sleepers.c (forks while other threads sleep and wake on halting vCPUs);
+//! fork_shared_beside_busy.c (shared memory in the pages a fork copies for the child).
 
 mod common;
 use common::hostile::{
@@ -133,6 +134,21 @@ fn forks_with_small_host_pages() {
         let under = hrt(&["--cpus", "2", "--host-pages", pages], bash, &["-c", script]);
         assert_same(&format!("bash -c --host-pages {pages}"), &linux, &under);
     }
+}
+
+/// A MAP_SHARED page in the 2 MiB page of the code that forks and one in the heap's: the
+/// pages the kernel names for the monitor to copy for the child (fork_private.rs) are shared
+/// memory's too, and stay shared, through 20 children and a grandchild
+/// (tests/programs/hostile/fork_shared_beside_busy.c; with the check for shared memory taken
+/// out, both words read "LOST"). Static and dynamic.
+#[test]
+fn shared_memory_beside_the_pages_a_fork_copies_stays_shared() {
+    passes_natively_and_same_on_1_and_2_cpus("fork_shared_beside_busy", Some("heap page's shared word: every"));
+    let source = repo_root().join("tests/programs/hostile/fork_shared_beside_busy.c");
+    let prog = build_dynamic(&source, "fork_shared_beside_busy", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.stdout.contains("code page's shared word: every"), "natively: {linux:?}");
+    assert_same("dynamic fork_shared_beside_busy", &linux, &hrt(&["--cpus", "2"], &prog, &[]));
 }
 
 #[test]

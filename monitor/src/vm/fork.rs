@@ -54,6 +54,9 @@ struct Job {
     kernel_from: u64,
     /// The kernel's fork record (guest-physical) and the guest TSC when it asked.
     record: u64,
+    /// The kernel's advice: 2 MiB pages of the program that both processes use next
+    /// (`fork_private`), unchecked.
+    busy: [u64; 4],
     tsc: u64,
     asked: Instant,
     reply: mpsc::Sender<i64>,
@@ -206,8 +209,8 @@ fn start_thread() -> std::io::Result<()> {
         while let Ok(job) = rx.recv() {
             let (reply, ram) = (job.reply.clone(), job.ram.clone());
             let _ = reply.send(fork(job));
-            // Off the next fork's path: its copy's host memory.
-            super::fork_private::prepare_next(&ram, super::memory::kernel_data_pages());
+            // Off the next fork's path: its copies' host memory.
+            super::fork_private::prepare_next(&ram);
         }
     })?;
     *FORKER.lock().unwrap() = Some(tx);
@@ -220,8 +223,8 @@ fn errno() -> i64 {
 
 /// `nr::FORK` on the asking vCPU thread: hands the fork to the fork thread and returns the
 /// child's host pid (recorded as a child of the program), or a negated errno. `ctx`: the
-/// forking spawn child's context (0: the program).
-pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
+/// forking spawn child's context (0: the program); `busy`: the kernel's advice (`nr::FORK`).
+pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64, busy: [u64; 4]) -> i64 {
     let Some(f) = shared.forwarder.as_ref() else { return -(libc::ENOSYS as i64) };
     // The record is kernel memory: whole guest RAM, outside the program's memory.
     let (lo, hi) = shared.program_mem;
@@ -243,6 +246,7 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64) -> i64 {
         pool_runs: shared.pool_slots.get().map(|p| p.registered_runs()),
         kernel_from: shared.pool_slots.get().map_or(0, |p| p.kernel_from()),
         record,
+        busy,
         tsc,
         asked: Instant::now(),
         reply,
@@ -263,7 +267,7 @@ fn fork(job: Job) -> i64 {
         say(&format!("hrt: fork: {e}\n"));
         return -(libc::ENOMEM as i64);
     }
-    let kept_out = super::fork_private::snapshot(&job.ram, super::memory::kernel_data_pages());
+    let kept_out = super::fork_private::snapshot(&job.ram, &kept_out_pages(&job));
     // SAFETY: all-zero sigsets are valid; the masks are our own.
     let (all, mut old) = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
@@ -287,13 +291,29 @@ fn fork(job: Job) -> i64 {
     if pid == 0 {
         child(job, kept_out, &old)
     }
-    if let Some(copy) = kept_out {
-        copy.release();
-    }
+    kept_out.release();
     let ret = if pid < 0 { errno() } else { pid as i64 };
     // SAFETY: restoring our own mask.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     ret
+}
+
+/// What the fork leaves out and copies for the child (`fork_private`): the kernel's static
+/// data, and the 2 MiB pages of the busy ones the kernel named that lie in the program's pool
+/// and hold no host shared memory (a copy would unshare it).
+fn kept_out_pages(job: &Job) -> Vec<(u64, u64)> {
+    const HUGE: u64 = 2 << 20;
+    let (lo, hi) = job.program_mem;
+    let mut pages = vec![super::memory::kernel_data_pages()];
+    for &page in &job.busy {
+        let fits = page.is_multiple_of(HUGE) && page >= lo && page.checked_add(HUGE).is_some_and(|end| end <= hi);
+        let host = fits.then(|| job.ram.host_ptr(page, HUGE)).flatten();
+        if host.is_some_and(|h| !super::shared_files::any_host_shared(h, HUGE)) && !pages.contains(&(page, page + HUGE))
+        {
+            pages.push((page, page + HUGE));
+        }
+    }
+    pages
 }
 
 /// Writes `msg` to stderr with one write(2): nothing of the parent's stderr lock is used.
@@ -303,11 +323,11 @@ fn say(msg: &str) {
 }
 
 /// The new host process: runs the child's VM and exits with the program's status.
-fn child(job: Job, kept_out: Option<super::fork_private::Snapshot>, mask: &libc::sigset_t) -> ! {
+fn child(job: Job, kept_out: super::fork_private::Snapshot, mask: &libc::sigset_t) -> ! {
     IS_CHILD.store(true, Ordering::SeqCst);
     // This thread is the new process's main thread: the program's name, not the fork thread's.
     crate::host_name::after_fork();
-    let placed = kept_out.map(|copy| copy.install()).transpose();
+    let placed = kept_out.install();
     let status = match placed.and_then(|placed| run_child(job, placed, mask)) {
         Ok(s) => s,
         Err(e) => {
@@ -324,7 +344,7 @@ fn child(job: Job, kept_out: Option<super::fork_private::Snapshot>, mask: &libc:
     unsafe { libc::_exit(status as i32) }
 }
 
-fn run_child(job: Job, placed: Option<super::fork_private::Placed>, mask: &libc::sigset_t) -> crate::error::Result<u8> {
+fn run_child(job: Job, placed: super::fork_private::Placed, mask: &libc::sigset_t) -> crate::error::Result<u8> {
     let base = BASE.get().ok_or_else(|| crate::error::err!("no fork base"))?;
     let mut keep = job.forwarder.host_descriptors();
     keep.extend([0, 1, 2, base.kvm_fd]);
@@ -391,9 +411,7 @@ fn run_child(job: Job, placed: Option<super::fork_private::Placed>, mask: &libc:
     let elapsed_ticks = job.asked.elapsed().as_nanos() as u64 * base.tsc_khz as u64 / 1_000_000;
     let plan = VcpuPlan { resume: Some((job.record, job.tsc + elapsed_ticks)), ..base.plan.clone() };
     teardown.finish();
-    if let Some(placed) = placed {
-        placed.own();
-    }
+    placed.own();
     let status = vcpu::run_all(&vm, &base.cpuid, shared.clone(), &plan);
     if let Some(f) = &shared.forwarder {
         f.shutdown();

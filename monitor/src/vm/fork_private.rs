@@ -1,22 +1,24 @@
-//! The kernel's static data kept out of the host's fork.
+//! Memory both processes of a fork write at once, copied for the child rather than shared.
 //!
 //! A fork of the program is a host `fork` of `hrt` (`fork.rs`): every page of guest RAM
 //! becomes copy-on-write in both processes, which makes KVM drop the parent's translations of
-//! all of it, and under PVM's shadow paging every page written afterwards costs a fault in
-//! each process (the host's copy, then KVM's mapping, one 4 KiB page a fault: KVM maps
-//! neighbours only from memory the host maps writable). The kernel's static data (its
-//! per-CPU records, run queues, locks, counters: the image's data and bss, above its shared
-//! code) is written at once by both sides: ~50 such faults per fork in each process, where the
-//! parent's and child's kernels write a few hundred bytes in each of its pages.
+//! all of it, and under PVM's shadow paging every page touched afterwards costs a fault in each
+//! process (the host's copy on a write, then KVM's mapping, one 4 KiB page a fault: KVM maps
+//! neighbours only from memory the host maps writable). Some memory both sides use at once:
+//! the kernel's static data (its per-CPU records, run queues, locks, counters: the image's data
+//! and bss above its shared code), ~50 such faults per fork in each process, and the program's
+//! own busy pages (the code the fork returns to, the stack, the TLS, the top of the heap),
+//! which the kernel names in `nr::FORK` (bash's subshells: ~250 faults per fork between the
+//! two, ~130 of them in code).
 //!
-//! So the 2 MiB pages holding it are left out of the host's fork (`MADV_DONTFORK`): the parent
-//! keeps its pages and their translations, and hands the child a copy made while its vCPUs are
-//! stopped for the fork (a 2 MiB copy, ~0.07 ms). The child moves that copy into place
-//! (`mremap`) before anything reads guest RAM there, and makes it its own (one copy-on-write
-//! fault for the whole huge page, which it reuses: the parent lets go of the copy as soon as its
-//! `fork` returns) before its vCPUs run. The copy's memory is made ahead, after the previous
-//! fork (`prepare_next`): fresh host memory costs 0.1 ms per 2 MiB here, and 4-5 ms where the
-//! host's own hypervisor has to back it again (the host reports free memory to it).
+//! So those 2 MiB pages are left out of the host's fork (`MADV_DONTFORK`): the parent keeps
+//! its pages and their translations, and hands the child a copy made while its vCPUs are
+//! stopped for the fork (~0.07 ms per 2 MiB). The child moves each copy into place (`mremap`)
+//! before anything reads guest RAM there, and makes it its own (one copy-on-write fault per
+//! huge page, which it reuses: the parent lets go of its copies as soon as its `fork` returns)
+//! before its vCPUs run. The copies' memory is made ahead, after the previous fork
+//! (`prepare_next`): fresh host memory costs 0.1 ms per 2 MiB here, and 4-5 ms where the host's
+//! own hypervisor has to back it again (the host reports free memory to it).
 
 use std::sync::Mutex;
 
@@ -27,79 +29,94 @@ use super::memory::GuestRam;
 
 const HUGE: usize = 2 << 20;
 
-/// A copy of the kept-out range, made for one fork.
+/// The copies made for one fork: (copy, place) host addresses of 2 MiB pages.
 pub struct Snapshot {
-    /// Where the copy is (host address, 2 MiB aligned).
-    copy: *mut u8,
-    len: usize,
-    /// Where it belongs in guest RAM (host address).
-    place: *mut u8,
+    pages: Vec<(usize, usize)>,
 }
 
-// SAFETY: plain addresses of this process's own mappings, used by one thread at a time.
-unsafe impl Send for Snapshot {}
+/// Copies whose host memory is made already, for the next fork (host addresses).
+static READY: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// The pages of guest RAM left out of this process's forks now (host addresses), and how many
+/// copies the last fork used.
+static KEPT_OUT: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
-/// The next fork's copy, its host memory already made (host address, length).
-static NEXT: Mutex<Option<(usize, usize)>> = Mutex::new(None);
-
-/// Marks host range `[place, place + len)` of guest RAM as left out of the host's forks
+/// Marks the 2 MiB page of guest RAM at host address `place` as left out of the host's forks
 /// (`out`) or copied by them as usual.
-fn keep_out(place: *mut u8, len: usize, out: bool) -> bool {
+fn keep_out(place: usize, out: bool) -> bool {
     let advice = if out { libc::MADV_DONTFORK } else { libc::MADV_DOFORK };
     // SAFETY: advice on our own guest-RAM mapping; it changes only what a fork copies.
-    unsafe { libc::madvise(place.cast(), len, advice) == 0 }
+    unsafe { libc::madvise(place as *mut libc::c_void, HUGE, advice) == 0 }
 }
 
-/// The 2 MiB-aligned guest range `range` as a length, if it is one.
-fn length((start, end): (u64, u64)) -> Option<usize> {
-    (start < end && start.is_multiple_of(HUGE as u64) && end.is_multiple_of(HUGE as u64))
-        .then_some((end - start) as usize)
+fn unmap(copy: usize) {
+    // SAFETY: a copy's mapping, ours alone, used by nothing else.
+    unsafe { libc::munmap(copy as *mut libc::c_void, HUGE) };
 }
 
-/// Before a fork: leaves guest `range` (whole 2 MiB pages of RAM) out of it and copies it for
-/// the child. None where the range is not that or no copy could be made: the fork then copies
-/// the range as any other memory.
-pub fn snapshot(ram: &GuestRam, range: (u64, u64)) -> Option<Snapshot> {
-    let len = length(range)?;
-    let place = ram.host_ptr(range.0, len as u64)?;
-    let ready = NEXT.lock().unwrap_or_else(|e| e.into_inner()).take();
-    let copy = match ready {
-        Some((at, l)) if l == len => Some(at as *mut u8),
-        other => {
-            if let Some((at, l)) = other {
-                // SAFETY: a prepared copy of another length, ours alone.
-                unsafe { libc::munmap(at as *mut libc::c_void, l) };
+/// Before a fork, with the guest's CPUs stopped: leaves the 2 MiB pages of guest `ranges`
+/// (2 MiB aligned) out of it and copies them for the child. A page that is not RAM or could
+/// not be copied is forked as any other memory, and so is one an earlier fork left out that
+/// `ranges` no longer has.
+pub fn snapshot(ram: &GuestRam, ranges: &[(u64, u64)]) -> Snapshot {
+    let mut places: Vec<usize> = Vec::new();
+    for &(start, end) in ranges {
+        let mut page = start;
+        while page.is_multiple_of(HUGE as u64) && page < end {
+            if let Some(host) = ram.host_ptr(page, HUGE as u64) {
+                if !places.contains(&(host as usize)) {
+                    places.push(host as usize);
+                }
             }
-            fresh(len, ram.huge_pages(), false)
+            page += HUGE as u64;
         }
-    };
-    let Some(copy) = copy.filter(|_| keep_out(place, len, true)) else {
-        // An earlier fork may have left the range out: this one must copy it.
-        keep_out(place, len, false);
-        return None;
-    };
-    // SAFETY: both ranges are `len` bytes of our own mappings; the guest's CPUs are stopped.
-    unsafe { std::ptr::copy_nonoverlapping(place, copy, len) };
-    Some(Snapshot { copy, len, place })
+    }
+    let mut kept = KEPT_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    for &place in kept.iter().filter(|p| !places.contains(p)) {
+        keep_out(place, false);
+    }
+    kept.clear();
+    let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
+    let mut pages = Vec::new();
+    for place in places {
+        let Some(copy) = ready.pop().or_else(|| fresh(ram.huge_pages(), false)) else {
+            keep_out(place, false);
+            continue;
+        };
+        if !keep_out(place, true) {
+            keep_out(place, false);
+            unmap(copy);
+            continue;
+        }
+        // SAFETY: both are 2 MiB of our own mappings; the guest's CPUs are stopped.
+        unsafe { std::ptr::copy_nonoverlapping(place as *const u8, copy as *mut u8, HUGE) };
+        kept.push(place);
+        pages.push((copy, place));
+    }
+    Snapshot { pages }
 }
 
-/// After a fork, on the fork thread: the next fork's copy gets its host memory now.
-pub fn prepare_next(ram: &GuestRam, range: (u64, u64)) {
-    let Some(len) = length(range) else { return };
-    let mut next = NEXT.lock().unwrap_or_else(|e| e.into_inner());
-    if next.is_none() {
-        *next = fresh(len, ram.huge_pages(), true).map(|at| (at as usize, len));
+/// After a fork, on the fork thread: the next fork's copies get their host memory now (as
+/// many as this one used).
+pub fn prepare_next(ram: &GuestRam) {
+    let want = KEPT_OUT.lock().unwrap_or_else(|e| e.into_inner()).len();
+    loop {
+        if READY.lock().unwrap_or_else(|e| e.into_inner()).len() >= want {
+            return;
+        }
+        // Made without the lock: a fork may take what is ready meanwhile.
+        let Some(copy) = fresh(ram.huge_pages(), true) else { return };
+        READY.lock().unwrap_or_else(|e| e.into_inner()).push(copy);
     }
 }
 
-/// A fresh private mapping of `len` bytes at a 2 MiB boundary, with huge host pages as guest
-/// RAM has them (`huge`), its host memory made at once if `made`.
-fn fresh(len: usize, huge: bool, made: bool) -> Option<*mut u8> {
+/// A fresh private 2 MiB mapping at a 2 MiB boundary, with huge host pages as guest RAM has
+/// them (`huge`), its host memory made at once if `made`.
+fn fresh(huge: bool, made: bool) -> Option<usize> {
     // SAFETY: a fresh anonymous mapping, trimmed to the aligned part below.
     let raw = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
-            len + HUGE,
+            2 * HUGE,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
             -1,
@@ -110,67 +127,74 @@ fn fresh(len: usize, huge: bool, made: bool) -> Option<*mut u8> {
         return None;
     }
     let at = (raw as usize).next_multiple_of(HUGE);
-    let (head, tail) = (at - raw as usize, raw as usize + len + HUGE - (at + len));
-    // SAFETY: trims the parts of our fresh mapping outside `[at, at + len)`; advice on it
+    let (head, tail) = (at - raw as usize, raw as usize + HUGE - at);
+    // SAFETY: trims the parts of our fresh mapping outside `[at, at + HUGE)`; advice on it
     // (failures only cost speed: small host pages, or memory made at the copy).
     unsafe {
         if head > 0 {
             libc::munmap(raw, head);
         }
         if tail > 0 {
-            libc::munmap((at + len) as *mut libc::c_void, tail);
+            libc::munmap((at + HUGE) as *mut libc::c_void, tail);
         }
         let pages = if huge { libc::MADV_HUGEPAGE } else { libc::MADV_NOHUGEPAGE };
-        libc::madvise(at as *mut libc::c_void, len, pages);
-        libc::madvise(at as *mut libc::c_void, len, libc::MADV_DONTDUMP);
+        libc::madvise(at as *mut libc::c_void, HUGE, pages);
+        libc::madvise(at as *mut libc::c_void, HUGE, libc::MADV_DONTDUMP);
         if made {
-            libc::madvise(at as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE);
+            libc::madvise(at as *mut libc::c_void, HUGE, libc::MADV_POPULATE_WRITE);
         }
     }
-    Some(at as *mut u8)
+    Some(at)
 }
 
 impl Snapshot {
-    /// In the parent once the fork is made (or failed): the copy is the child's alone.
+    /// In the parent once the fork is made (or failed): the copies are the child's alone.
     pub fn release(self) {
-        // SAFETY: the copy's mapping, which nothing in this process uses.
-        unsafe { libc::munmap(self.copy.cast(), self.len) };
+        for (copy, _) in self.pages {
+            unmap(copy);
+        }
     }
 
-    /// In the child, first of all: the copy takes the range's place (which the fork left
-    /// unmapped here) and stays left out of this process's own forks. Its pages are still
+    /// In the child, first of all: each copy takes its page's place (which the fork left
+    /// unmapped here) and stays left out of this process's own forks. Their pages are still
     /// the parent's copy-on-write until `Placed::own`.
     pub fn install(self) -> Result<Placed> {
-        // SAFETY: moves our own copy over the hole the fork left in guest RAM (same length).
-        let at = unsafe {
-            libc::mremap(
-                self.copy.cast(),
-                self.len,
-                self.len,
-                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
-                self.place.cast::<libc::c_void>(),
-            )
-        };
-        if at != self.place.cast() {
-            return Err(err!("cannot place the kernel's data: {}", std::io::Error::last_os_error()));
+        for &(copy, place) in &self.pages {
+            // SAFETY: moves our own copy over the hole the fork left in guest RAM (same length).
+            let at = unsafe {
+                libc::mremap(
+                    copy as *mut libc::c_void,
+                    HUGE,
+                    HUGE,
+                    libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                    place as *mut libc::c_void,
+                )
+            };
+            if at as usize != place {
+                return Err(err!("cannot place a copy of guest memory: {}", std::io::Error::last_os_error()));
+            }
+            keep_out(place, true);
         }
-        keep_out(self.place, self.len, true);
-        Ok(Placed { place: self.place, len: self.len })
+        // This process's own forks start from what its parent's last one kept out.
+        *KEPT_OUT.lock().unwrap_or_else(|e| e.into_inner()) = self.pages.iter().map(|&(_, place)| place).collect();
+        READY.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        Ok(Placed { places: self.pages.into_iter().map(|(_, place)| place).collect() })
     }
 }
 
-/// The copy in its place in the child.
+/// The copies in their places in the child.
 pub struct Placed {
-    place: *mut u8,
-    len: usize,
+    places: Vec<usize>,
 }
 
 impl Placed {
-    /// Before the child's vCPUs run, as late as possible: the copy's pages become this
+    /// Before the child's vCPUs run, as late as possible: each copy's pages become this
     /// process's own in one fault, which reuses the huge page once the parent has let go of
     /// it (if it has not yet, the host copies what is written, as for any forked memory).
     pub fn own(self) {
-        // SAFETY: advice on guest RAM of ours; it changes no byte.
-        unsafe { libc::madvise(self.place.cast(), self.len, libc::MADV_POPULATE_WRITE) };
+        for place in self.places {
+            // SAFETY: advice on guest RAM of ours; it changes no byte.
+            unsafe { libc::madvise(place as *mut libc::c_void, HUGE, libc::MADV_POPULATE_WRITE) };
+        }
     }
 }

@@ -266,7 +266,10 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
         nr::SMALL_HOST_PAGES => ram.use_small_pages(call.args[0], call.args[1]),
         nr::USER_MAP => register_user_map(shared, &call.args),
         nr::CORE_DUMP => super::core_file::serve(shared, call.args[0], call.args[1]),
-        nr::FORK => super::fork::serve(shared, call.args[0], call.args[1], call.args[2]),
+        nr::FORK => {
+            let busy = [call.args[3], call.args[4], call.args[5], call.args[6]];
+            super::fork::serve(shared, call.args[0], call.args[1], call.args[2], busy)
+        }
         nr::RANDOM => fill_random(ram, call.args[0], call.args[1]),
         nr::MEM_FILL => fill_run(ram, call.args[0], call.args[1], call.args[2], call.args[3]),
         nr::MEM_FILLS => fill_runs(ram, call.args[0], call.args[1]),

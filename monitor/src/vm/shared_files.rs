@@ -57,6 +57,13 @@ fn note(host: *mut u8, len: u64, shared: bool) {
     }
 }
 
+/// Whether any of host range `[host, host + len)` of guest RAM is host shared memory now.
+pub fn any_host_shared(host: *mut u8, len: u64) -> bool {
+    let (start, end) = (host as usize, host as usize + len as usize);
+    let map = HOST_SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    map.range(..end).next_back().is_some_and(|(_, &e)| e > start)
+}
+
 /// A forked child's `hrt` is about to exit: its host shared mappings become anonymous RAM
 /// now, because its memory outlives it until its parent has been told (late_teardown.rs), and
 /// meanwhile the mappings would still count: the parent's F_SEAL_WRITE of a memory file the
