@@ -183,6 +183,7 @@ fn hold_global_locks() -> Held {
             && try_hold(&mut held, &FORKER)
             && super::stuck::hold_for_fork(&mut held)
             && super::shared_files::hold_for_fork(&mut held)
+            && super::fork_private::hold_for_fork(&mut held)
             && super::shared_file_ends::hold_for_fork(&mut held)
             && super::channel::host_signals::hold_for_fork(&mut held)
             && crate::forward::hold_for_fork(&mut held);

@@ -20,7 +20,8 @@
 //! (`prepare_next`): fresh host memory costs 0.1 ms per 2 MiB here, and 4-5 ms where the host's
 //! own hypervisor has to back it again (the host reports free memory to it).
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
 
 use crate::error::err;
 use crate::error::Result;
@@ -36,9 +37,10 @@ pub struct Snapshot {
 
 /// Copies whose host memory is made already, for the next fork (host addresses).
 static READY: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-/// The pages of guest RAM left out of this process's forks now (host addresses), and how many
-/// copies the last fork used.
+/// The pages of guest RAM left out of this process's forks now (host addresses).
 static KEPT_OUT: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// How many pages the last fork would have copied: `prepare_next` makes that many ready.
+static WANTED: AtomicUsize = AtomicUsize::new(0);
 
 /// Marks the 2 MiB page of guest RAM at host address `place` as left out of the host's forks
 /// (`out`) or copied by them as usual.
@@ -54,31 +56,35 @@ fn unmap(copy: usize) {
 }
 
 /// Before a fork, with the guest's CPUs stopped: leaves the 2 MiB pages of guest `ranges`
-/// (2 MiB aligned) out of it and copies them for the child. A page that is not RAM or could
-/// not be copied is forked as any other memory, and so is one an earlier fork left out that
+/// (2 MiB aligned) out of it and copies them for the child. The first range's pages are
+/// copied in any case, the others only into memory made ahead (`prepare_next`): a fresh 2 MiB
+/// page made here can cost more than the faults its copy saves. A page that is not RAM or is
+/// not copied is forked as any other memory, and so is one an earlier fork left out that
 /// `ranges` no longer has.
 pub fn snapshot(ram: &GuestRam, ranges: &[(u64, u64)]) -> Snapshot {
-    let mut places: Vec<usize> = Vec::new();
-    for &(start, end) in ranges {
+    let mut places: Vec<(usize, bool)> = Vec::new();
+    for (i, &(start, end)) in ranges.iter().enumerate() {
         let mut page = start;
         while page.is_multiple_of(HUGE as u64) && page < end {
             if let Some(host) = ram.host_ptr(page, HUGE as u64) {
-                if !places.contains(&(host as usize)) {
-                    places.push(host as usize);
+                if !places.iter().any(|&(p, _)| p == host as usize) {
+                    places.push((host as usize, i == 0));
                 }
             }
             page += HUGE as u64;
         }
     }
+    WANTED.store(places.len(), Ordering::Relaxed);
     let mut kept = KEPT_OUT.lock().unwrap_or_else(|e| e.into_inner());
-    for &place in kept.iter().filter(|p| !places.contains(p)) {
+    for &place in kept.iter().filter(|&&p| !places.iter().any(|&(q, _)| q == p)) {
         keep_out(place, false);
     }
     kept.clear();
     let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
     let mut pages = Vec::new();
-    for place in places {
-        let Some(copy) = ready.pop().or_else(|| fresh(ram.huge_pages(), false)) else {
+    for (place, required) in places {
+        let made = ready.pop().or_else(|| if required { fresh(ram.huge_pages(), false) } else { None });
+        let Some(copy) = made else {
             keep_out(place, false);
             continue;
         };
@@ -95,18 +101,54 @@ pub fn snapshot(ram: &GuestRam, ranges: &[(u64, u64)]) -> Snapshot {
     Snapshot { pages }
 }
 
-/// After a fork, on the fork thread: the next fork's copies get their host memory now (as
-/// many as this one used).
+/// After a fork, on the fork thread: the next fork's copies get their host memory, as many as
+/// this one would have made, on a thread of their own (a fresh page took 4.5 ms in some forks
+/// here, and a fork waiting behind it took as long).
 pub fn prepare_next(ram: &GuestRam) {
-    let want = KEPT_OUT.lock().unwrap_or_else(|e| e.into_inner()).len();
-    loop {
-        if READY.lock().unwrap_or_else(|e| e.into_inner()).len() >= want {
-            return;
+    let huge = ram.huge_pages();
+    let mut maker = MAKER.lock().unwrap_or_else(|e| e.into_inner());
+    if maker.is_none() {
+        *maker = start_maker();
+    }
+    if maker.as_ref().is_none_or(|tx| tx.send(huge).is_err()) {
+        make_ready(huge);
+    }
+}
+
+/// The thread that makes copies ahead, told the RAM's page size each time.
+static MAKER: Mutex<Option<mpsc::Sender<bool>>> = Mutex::new(None);
+
+fn start_maker() -> Option<mpsc::Sender<bool>> {
+    let (tx, rx) = mpsc::channel::<bool>();
+    // No fork until the thread runs its own code (`fork::THREAD_STARTS`). Only the fork thread
+    // forks, and it is here, but it forks next as soon as this returns.
+    let starting = super::fork::THREAD_STARTS.lock().unwrap_or_else(|e| e.into_inner());
+    let (up, is_up) = mpsc::channel::<()>();
+    let started = std::thread::Builder::new().name("hrt-fork-copies".into()).stack_size(64 << 10).spawn(move || {
+        drop(up);
+        while let Ok(huge) = rx.recv() {
+            make_ready(huge);
         }
+    });
+    // Disconnected once the thread runs (or it was never made).
+    let _ = is_up.recv();
+    drop(starting);
+    started.ok().map(|_| tx)
+}
+
+/// Makes copies until `WANTED` are ready.
+fn make_ready(huge: bool) {
+    while READY.lock().unwrap_or_else(|e| e.into_inner()).len() < WANTED.load(Ordering::Relaxed) {
         // Made without the lock: a fork may take what is ready meanwhile.
-        let Some(copy) = fresh(ram.huge_pages(), true) else { return };
+        let Some(copy) = fresh(huge, true) else { return };
         READY.lock().unwrap_or_else(|e| e.into_inner()).push(copy);
     }
+}
+
+/// This module's global locks, taken without waiting for a fork (`vm::fork`): false if
+/// another thread holds one (the copy maker, pushing what it made).
+pub(crate) fn hold_for_fork(held: &mut super::fork::Held) -> bool {
+    super::fork::try_hold(held, &READY)
 }
 
 /// A fresh private 2 MiB mapping at a 2 MiB boundary, with huge host pages as guest RAM has
@@ -175,9 +217,11 @@ impl Snapshot {
             }
             keep_out(place, true);
         }
-        // This process's own forks start from what its parent's last one kept out.
+        // This process's own forks start from what its parent's last one kept out, with no
+        // copies made ahead (the parent's were taken) and no maker (threads are not copied).
         *KEPT_OUT.lock().unwrap_or_else(|e| e.into_inner()) = self.pages.iter().map(|&(_, place)| place).collect();
         READY.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        *MAKER.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(Placed { places: self.pages.into_iter().map(|(_, place)| place).collect() })
     }
 }
