@@ -101,8 +101,20 @@ pub fn any_symbol(bytes: &[u8], elf: &Elf, kind: u32, pred: impl Fn(&SymbolView)
 /// The libraries the file names in its dynamic section (DT_NEEDED), found through its program
 /// headers (PT_DYNAMIC, DT_STRTAB), as the dynamic loader finds them.
 pub fn needed_libraries<'a>(bytes: &'a [u8], elf: &Elf) -> Vec<&'a str> {
+    dynamic_strings(bytes, elf, DT_NEEDED)
+}
+
+/// The dynamic section's DT_NEEDED tag.
+pub const DT_NEEDED: u64 = 1;
+/// Its DT_RPATH and DT_RUNPATH tags (colon-separated directory lists).
+pub const DT_RPATH: u64 = 15;
+pub const DT_RUNPATH: u64 = 29;
+
+/// The strings of the dynamic section's entries tagged `tag` (DT_NEEDED, DT_RPATH, ...), in
+/// order, found through the program headers (PT_DYNAMIC, DT_STRTAB) as the dynamic loader
+/// finds them.
+pub fn dynamic_strings<'a>(bytes: &'a [u8], elf: &Elf, tag: u64) -> Vec<&'a str> {
     const DT_NULL: u64 = 0;
-    const DT_NEEDED: u64 = 1;
     const DT_STRTAB: u64 = 5;
     let Some(dynamic) = elf.program_headers.iter().find(|p| p.p_type == program_header::PT_DYNAMIC) else {
         return Vec::new();
@@ -116,13 +128,13 @@ pub fn needed_libraries<'a>(bytes: &'a [u8], elf: &Elf) -> Vec<&'a str> {
             u64::from_le_bytes(e[8..16].try_into().unwrap_or_default()),
         )
     };
-    let entries: Vec<(u64, u64)> = entries.chunks_exact(16).map(words).take_while(|&(tag, _)| tag != DT_NULL).collect();
+    let entries: Vec<(u64, u64)> = entries.chunks_exact(16).map(words).take_while(|&(t, _)| t != DT_NULL).collect();
     let Some(strtab) = entries.iter().find(|e| e.0 == DT_STRTAB).and_then(|&(_, addr)| file_offset(elf, addr)) else {
         return Vec::new();
     };
     entries
         .iter()
-        .filter(|e| e.0 == DT_NEEDED)
+        .filter(|e| e.0 == tag)
         .filter_map(|&(_, at)| {
             let name = bytes.get(strtab.checked_add(at)? as usize..)?;
             std::str::from_utf8(&name[..name.iter().position(|&b| b == 0)?]).ok()

@@ -10,7 +10,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::hostile::{assert_same, repo_root, run, Outcome};
+use common::hostile::{assert_same, build_dynamic, repo_root, run, Outcome};
 
 /// Builds tests/programs/NAME.c with `gcc -O2 -fopenmp` and `link` (-static or -static-pie), or
 /// NAME.cc with g++ when there is one.
@@ -286,6 +286,33 @@ fn a_dynamic_program_using_what_the_kernel_lacks_keeps_its_shared_libgomp() {
     let auto = hrt(&["--omp", "auto", "--cpus", "2", "-v"], &prog, None);
     assert_eq!((auto.code(), &auto.stdout), (want.code(), &want.stdout));
     assert!(auto.stderr.contains("runs on its own libgomp"), "-v does not say why:\n{}", auto.stderr);
+}
+
+/// A library the program loads that imports a libgomp function the kernel lacks (OpenACC's
+/// `GOACC_parallel_keyed`: tests/programs/hostile/omp_acc_lib.c, loaded by omp_acc_main.c, whose own
+/// imports the kernel all provides): under the default `--omp auto` the program keeps its own
+/// libgomp and `-v` names the library and the function; `--omp kernel` refuses to run it.
+#[test]
+fn a_library_using_what_the_kernel_lacks_keeps_the_programs_libgomp() {
+    let source = |name: &str| repo_root().join(format!("tests/programs/hostile/{name}.c"));
+    let lib = build_dynamic(&source("omp_acc_lib"), "acc/libomp_acc_lib.so", &["-shared", "-fPIC", "-fopenacc"]);
+    let dir = lib.parent().expect("the library's directory").to_str().expect("a UTF-8 path").to_string();
+    let rpath = format!("-Wl,-rpath,{dir}");
+    let prog =
+        build_dynamic(&source("omp_acc_main"), "acc/omp_acc_main", &["-fopenmp", "-L", &dir, "-lomp_acc_lib", &rpath]);
+    let want = native(&prog, None);
+    assert_eq!(want.code(), 0, "natively: {want:?}");
+    assert!(want.stdout.contains("openacc: 5050"), "natively: {}", want.stdout);
+    let auto = hrt(&["--cpus", "2", "-v"], &prog, None);
+    assert_eq!((auto.code(), &auto.stdout), (want.code(), &want.stdout), "{}", auto.stderr);
+    assert!(
+        auto.stderr.contains("loads libomp_acc_lib.so (") && auto.stderr.contains("which uses GOACC_parallel_keyed"),
+        "-v does not name the library and the function:\n{}",
+        auto.stderr
+    );
+    let refused = hrt(&["--omp", "kernel", "--cpus", "2"], &prog, None);
+    assert_ne!(refused.code(), 0, "--omp kernel ran a program it cannot serve");
+    assert!(refused.stderr.contains("GOACC_parallel_keyed"), "{}", refused.stderr);
 }
 
 #[test]

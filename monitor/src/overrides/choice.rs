@@ -31,7 +31,10 @@ pub fn for_program(
             "the kernel and the program run in different rings (see --app-ring, --kernel-ring)",
         ))
     } else {
-        super::plan_omp(&program.bytes)
+        // The program's environment is hrt's (but under --clear-env, where ld.so then finds
+        // fewer libraries than this looks at: the check only errs on the side of libgomp).
+        let ld_path = std::env::var("LD_LIBRARY_PATH").ok();
+        super::plan_omp(&program.bytes, Some((&program.host_path, ld_path.as_deref())))
     };
     match decision {
         Decision::Apply(entries) => {

@@ -14,18 +14,31 @@ use hrt_abi::overrides::{self as abi, Entry, Group};
 use super::{Decision, LibraryUse};
 
 /// Decides group `group` for a dynamically linked program: it must load the group's library,
-/// and none of its undefined symbols may be an entry point the kernel does not provide.
-pub fn plan_dynamic(bytes: &[u8], group: u8) -> Decision {
+/// and none of its undefined symbols may be an entry point the kernel does not provide; nor
+/// may those of the libraries it loads at start (`closure`), where `at` (the program's host
+/// path and `LD_LIBRARY_PATH`) is given: a library's call of a function the kernel lacks would
+/// reach the program's own libgomp, whose state the kernel's runtime never sets up (OpenACC's
+/// `GOACC_parallel_keyed`, say). Where the group's library is found, only names it exports
+/// count: a program importing its own `acc_sum` from a library of its own uses no OpenACC.
+pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Option<&str>)>) -> Decision {
     let g: &Group = &abi::GROUPS[group as usize];
     let elf = match Elf::parse(bytes) {
         Ok(e) => e,
         Err(e) => return Decision::Skip(format!("cannot read the program's ELF: {e}")),
     };
     let loads_library = elf.libraries.contains(&g.soname);
+    let closure = match at {
+        Some((path, ld_library_path)) if loads_library => super::closure::libraries(bytes, path, ld_library_path),
+        _ => Vec::new(),
+    };
+    let exports = closure.iter().find(|l| l.name == g.soname).map(|l| exported_names(&l.bytes));
+    let of_library = |name: &str| {
+        g.entry_prefixes.iter().any(|p| name.starts_with(p)) && exports.as_ref().is_none_or(|e| e.contains(name))
+    };
     // Undefined symbols (section index SHN_UNDEF, 0) are what the program imports.
     for s in elf.dynsyms.iter().filter(|s| s.st_shndx == 0) {
         let name = elf.dynstrtab.get_at(s.st_name).unwrap_or("");
-        if !g.entry_prefixes.iter().any(|p| name.starts_with(p)) {
+        if !of_library(name) {
             continue;
         }
         if !loads_library {
@@ -47,7 +60,46 @@ pub fn plan_dynamic(bytes: &[u8], group: u8) -> Decision {
         // for such a static program, there is nothing to redirect and it runs as it is.
         return Decision::Apply(Vec::new());
     }
+    for lib in closure.iter().filter(|l| l.name != g.soname) {
+        if let Some(name) = first_import(&lib.bytes, |n| of_library(n) && !g.overrides.contains(&n)) {
+            return Decision::Skip(format!(
+                "the program loads {} ({}), which uses {name}, a function the kernel's runtime does not provide",
+                lib.name,
+                lib.path.display()
+            ));
+        }
+    }
     Decision::Library
+}
+
+/// The first symbol the library `bytes` imports for which `wanted` holds.
+fn first_import(bytes: &[u8], wanted: impl Fn(&str) -> bool) -> Option<String> {
+    let elf = crate::elf_headers::headers(bytes, true).ok()?;
+    let found = std::cell::RefCell::new(None);
+    crate::elf_headers::any_symbol(bytes, &elf, goblin::elf::section_header::SHT_DYNSYM, |s| {
+        let hit = s.shndx == 0 && std::str::from_utf8(s.name).is_ok_and(&wanted);
+        if hit {
+            *found.borrow_mut() = std::str::from_utf8(s.name).ok().map(str::to_string);
+        }
+        hit
+    });
+    found.into_inner()
+}
+
+/// The names the library `bytes` defines in its dynamic symbol table.
+fn exported_names(bytes: &[u8]) -> std::collections::HashSet<String> {
+    let names = std::cell::RefCell::new(std::collections::HashSet::new());
+    if let Ok(elf) = crate::elf_headers::headers(bytes, true) {
+        crate::elf_headers::any_symbol(bytes, &elf, goblin::elf::section_header::SHT_DYNSYM, |s| {
+            if s.shndx != 0 {
+                if let Ok(n) = std::str::from_utf8(s.name) {
+                    names.borrow_mut().insert(n.to_string());
+                }
+            }
+            false
+        });
+    }
+    names.into_inner()
 }
 
 /// A file's entries, or why its library cannot be overridden.

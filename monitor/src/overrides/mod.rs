@@ -6,6 +6,7 @@
 //! overridden when ld.so maps it (`library`).
 
 pub mod choice;
+mod closure;
 mod library;
 pub mod parallel;
 mod references;
@@ -51,15 +52,17 @@ pub enum Decision {
     Skip(String),
 }
 
-/// Decides the OpenMP group for the program file `bytes`.
-pub fn plan_omp(bytes: &[u8]) -> Decision {
+/// Decides the OpenMP group for the program file `bytes`; `at`: where the file is and the
+/// program's `LD_LIBRARY_PATH`, for a dynamic program whose libraries must be checked too
+/// (`library::plan_dynamic`).
+pub fn plan_omp(bytes: &[u8], at: Option<(&std::path::Path, Option<&str>)>) -> Decision {
     if let Some(d) = plain_program(bytes, abi::OMP_GROUP) {
         return d;
     }
     let dynamic = goblin::elf::Elf::parse(bytes)
         .is_ok_and(|e| e.program_headers.iter().any(|p| p.p_type == goblin::elf::program_header::PT_INTERP));
     if dynamic {
-        return library::plan_dynamic(bytes, abi::OMP_GROUP);
+        return library::plan_dynamic(bytes, abi::OMP_GROUP, at);
     }
     plan(bytes, abi::OMP_GROUP)
 }
@@ -169,7 +172,7 @@ mod tests {
             assert!(is_plain(&quick), "{path}: {quick:?}");
             let elf = goblin::elf::Elf::parse(&bytes).unwrap();
             let full = if elf.interpreter.is_some() {
-                library::plan_dynamic(&bytes, abi::OMP_GROUP)
+                library::plan_dynamic(&bytes, abi::OMP_GROUP, None)
             } else {
                 plan(&bytes, abi::OMP_GROUP)
             };

@@ -1,0 +1,221 @@
+//! The shared libraries a dynamically linked program loads at its start (the closure of its
+//! DT_NEEDED entries), found where glibc's ld.so would look: the loading object's DT_RPATH
+//! (when it has no DT_RUNPATH) and the executable's, `LD_LIBRARY_PATH`, the loading object's
+//! DT_RUNPATH, the directories of /etc/ld.so.conf (and the files it includes), then the
+//! default ones. `$ORIGIN` is the loading object's directory. ld.so's cache
+//! (/etc/ld.so.cache) is not read: it lists what those directories hold.
+//!
+//! Written here rather than taken from a crate (`lddtree` does the same walk): that one parses
+//! every library whole (every symbol and string table, ~ms per large library at every start of
+//! an OpenMP program) and reads `hrt`'s own `LD_LIBRARY_PATH`; this walk reads headers and the
+//! dynamic section only, and callers look at one symbol table (`elf_headers`).
+
+use std::path::{Path, PathBuf};
+
+use crate::elf_headers::{self, DT_RPATH, DT_RUNPATH};
+
+/// The most libraries a walk reads (a program's closure is a few dozen at most).
+const MAX_LIBRARIES: usize = 256;
+/// Libraries of the C and C++ runtimes (glibc's, gcc's), which call no OpenMP runtime: not
+/// read, nor what they load (each other), ~0.8 ms of every start of a dynamic OpenMP program
+/// that libc's 2 MB alone cost.
+const RUNTIME_LIBRARIES: &[&str] = &[
+    "libc.so.6",
+    "libm.so.6",
+    "libmvec.so.1",
+    "ld-linux-x86-64.so.2",
+    "libpthread.so.0",
+    "libdl.so.2",
+    "librt.so.1",
+    "libresolv.so.2",
+    "libutil.so.1",
+    "libgcc_s.so.1",
+    "libstdc++.so.6",
+];
+/// The largest library read.
+const MAX_BYTES: u64 = 256 << 20;
+
+/// One library of the closure: its DT_NEEDED name, where it was found, its bytes.
+pub struct Library {
+    pub name: String,
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+/// The libraries the program (`bytes`, at host path `path`) loads at start, each once, in the
+/// order ld.so's breadth-first walk meets them, but the C and C++ runtimes' own
+/// (`RUNTIME_LIBRARIES`); a name found nowhere is left out (ld.so would fail to start the
+/// program, which then is not ours to judge). `ld_library_path`: the program's
+/// `LD_LIBRARY_PATH`.
+pub fn libraries(bytes: &[u8], path: &Path, ld_library_path: Option<&str>) -> Vec<Library> {
+    let Ok(elf) = elf_headers::headers(bytes, false) else { return Vec::new() };
+    let exe_dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let exe_rpath = search_list(&elf_headers::dynamic_strings(bytes, &elf, DT_RPATH), &exe_dir);
+    let exe_runpath = search_list(&elf_headers::dynamic_strings(bytes, &elf, DT_RUNPATH), &exe_dir);
+    let env: Vec<PathBuf> = ld_library_path.map(|p| search_list(&[p], &exe_dir)).unwrap_or_default();
+    let system = system_dirs();
+    // (name, the loading object's RPATH, its RUNPATH)
+    let mut queue: std::collections::VecDeque<(String, Vec<PathBuf>, Vec<PathBuf>)> =
+        elf_headers::needed_libraries(bytes, &elf)
+            .into_iter()
+            .map(|n| (n.to_string(), exe_rpath.clone(), exe_runpath.clone()))
+            .collect();
+    let mut seen: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    while let Some((name, rpath, runpath)) = queue.pop_front() {
+        if seen.contains(&name) || seen.len() >= MAX_LIBRARIES || RUNTIME_LIBRARIES.contains(&name.as_str()) {
+            continue;
+        }
+        seen.push(name.clone());
+        let candidates: Vec<PathBuf> = if name.contains('/') {
+            vec![PathBuf::from(&name)]
+        } else {
+            // ld.so: DT_RPATH (of the object, then of the executable) only when the object has
+            // no DT_RUNPATH; then LD_LIBRARY_PATH, DT_RUNPATH, the system's directories.
+            let rpaths: Vec<&PathBuf> =
+                if runpath.is_empty() { rpath.iter().chain(exe_rpath.iter()).collect() } else { Vec::new() };
+            rpaths.into_iter().chain(&env).chain(&runpath).chain(&system).map(|d| d.join(&name)).collect()
+        };
+        let Some((path, lib)) = candidates.into_iter().find_map(|p| read_elf(&p).map(|b| (p, b))) else { continue };
+        if let Ok(lelf) = elf_headers::headers(&lib, false) {
+            let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+            let rp = search_list(&elf_headers::dynamic_strings(&lib, &lelf, DT_RPATH), &dir);
+            let rn = search_list(&elf_headers::dynamic_strings(&lib, &lelf, DT_RUNPATH), &dir);
+            for next in elf_headers::needed_libraries(&lib, &lelf) {
+                queue.push_back((next.to_string(), rp.clone(), rn.clone()));
+            }
+        }
+        found.push(Library { name, path, bytes: lib });
+    }
+    found
+}
+
+/// The bytes of the 64-bit x86 ELF file at `path`, if it is one (ld.so skips others).
+fn read_elf(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_BYTES {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let elf = elf_headers::headers(&bytes, false).ok()?;
+    (elf.is_64 && elf.header.e_machine == goblin::elf::header::EM_X86_64).then_some(bytes)
+}
+
+/// The directories of colon-separated `lists`, `$ORIGIN` (and `${ORIGIN}`) as `origin`; an
+/// empty entry is the current directory, as for ld.so.
+fn search_list(lists: &[&str], origin: &Path) -> Vec<PathBuf> {
+    let origin = origin.to_string_lossy();
+    lists
+        .iter()
+        .flat_map(|l| l.split(':'))
+        .map(
+            |d| {
+                if d.is_empty() {
+                    ".".to_string()
+                } else {
+                    d.replace("${ORIGIN}", &origin).replace("$ORIGIN", &origin)
+                }
+            },
+        )
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// /etc/ld.so.conf's directories, then glibc's defaults for x86-64 (Debian's multiarch ones
+/// first).
+fn system_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    read_conf(Path::new("/etc/ld.so.conf"), &mut dirs, 0);
+    for d in ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"] {
+        dirs.push(PathBuf::from(d));
+    }
+    let mut unique = Vec::new();
+    for d in dirs {
+        if !unique.contains(&d) {
+            unique.push(d);
+        }
+    }
+    unique
+}
+
+/// The directories of one ld.so.conf-style file, following `include` lines (a path or a
+/// `DIR/*SUFFIX` pattern, relative ones to the file's directory) a few levels deep.
+fn read_conf(file: &Path, dirs: &mut Vec<PathBuf>, depth: u32) {
+    let Ok(text) = std::fs::read_to_string(file) else { return };
+    let here = file.parent().unwrap_or(Path::new("/"));
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some(pattern) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
+            if depth >= 4 {
+                continue;
+            }
+            for pat in pattern.split_whitespace() {
+                let pat = here.join(pat);
+                for f in matching(&pat) {
+                    read_conf(&f, dirs, depth + 1);
+                }
+            }
+        } else if line.starts_with('/') {
+            dirs.push(PathBuf::from(line));
+        }
+    }
+}
+
+/// The files `pattern` names: itself, or for `DIR/PREFIX*SUFFIX` those of DIR that match, in
+/// name order (as glob(3) sorts them).
+fn matching(pattern: &Path) -> Vec<PathBuf> {
+    let name = pattern.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let Some((prefix, suffix)) = name.split_once('*') else { return vec![pattern.to_path_buf()] };
+    let dir = pattern.parent().unwrap_or(Path::new("/"));
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.len() >= prefix.len() + suffix.len() && n.starts_with(prefix) && n.ends_with(suffix)
+        })
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program's libraries are found where `ldd` finds them: gcc's libgomp for a program
+    /// built with `-fopenmp` (built here if gcc is there), the C runtime's left out.
+    #[test]
+    fn a_programs_libraries_are_found_where_ld_so_finds_them() {
+        let dir = std::env::temp_dir().join(format!("hrt-closure-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (src, exe) = (dir.join("p.c"), dir.join("p"));
+        std::fs::write(&src, "int main(void) {\n#pragma omp parallel\n;\nreturn 0; }\n").unwrap();
+        let built = std::process::Command::new("gcc").arg("-fopenmp").arg("-o").arg(&exe).arg(&src).status();
+        if !built.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let found = libraries(&std::fs::read(&exe).unwrap(), &exe, None);
+        let names: Vec<&str> = found.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["libgomp.so.1"], "{names:?}");
+        let ldd = std::process::Command::new("ldd").arg(&exe).output().unwrap();
+        let ldd = String::from_utf8_lossy(&ldd.stdout).to_string();
+        let line = ldd.lines().find(|l| l.trim_start().starts_with("libgomp.so.1")).expect("ldd lists libgomp");
+        let ldd_path = line.split("=>").nth(1).and_then(|r| r.split_whitespace().next()).unwrap();
+        assert_eq!(
+            std::fs::canonicalize(&found[0].path).unwrap(),
+            std::fs::canonicalize(ldd_path).unwrap(),
+            "libgomp found at {:?}, ldd says {ldd_path}",
+            found[0].path
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn origin_and_empty_entries_expand_as_for_ld_so() {
+        let list = search_list(&["$ORIGIN/../lib:${ORIGIN}/x", ":/opt/y"], Path::new("/a/bin"));
+        let want: Vec<PathBuf> = ["/a/bin/../lib", "/a/bin/x", ".", "/opt/y"].iter().map(PathBuf::from).collect();
+        assert_eq!(list, want);
+    }
+}
