@@ -184,18 +184,27 @@ fn matching(pattern: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
+    /// A scratch directory under target/, removed when the test ends, passed or not.
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
     /// A program's libraries are found where `ldd` finds them: gcc's libgomp for a program
-    /// built with `-fopenmp` (built here if gcc is there), the C runtime's left out.
+    /// built with `-fopenmp`, the C runtime's left out. gcc builds every test program here, so
+    /// a failed build fails the test.
     #[test]
     fn a_programs_libraries_are_found_where_ld_so_finds_them() {
-        let dir = std::env::temp_dir().join(format!("hrt-closure-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (src, exe) = (dir.join("p.c"), dir.join("p"));
+        let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+        let scratch = Scratch(target.join(format!("closure-test-{}", std::process::id())));
+        std::fs::create_dir_all(&scratch.0).unwrap();
+        let (src, exe) = (scratch.0.join("p.c"), scratch.0.join("p"));
         std::fs::write(&src, "int main(void) {\n#pragma omp parallel\n;\nreturn 0; }\n").unwrap();
         let built = std::process::Command::new("gcc").arg("-fopenmp").arg("-o").arg(&exe).arg(&src).status();
-        if !built.is_ok_and(|s| s.success()) {
-            return;
-        }
+        assert!(built.as_ref().is_ok_and(|s| s.success()), "gcc -fopenmp: {built:?}");
         let found = libraries(&std::fs::read(&exe).unwrap(), &exe, None);
         let names: Vec<&str> = found.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["libgomp.so.1"], "{names:?}");
@@ -209,7 +218,6 @@ mod tests {
             "libgomp found at {:?}, ldd says {ldd_path}",
             found[0].path
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
