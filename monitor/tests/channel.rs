@@ -188,3 +188,32 @@ fn strace_lines_keep_their_order_with_the_program_output() {
         assert!(order.windows(2).all(|w| w[0] < w[1]), "out of order {order:?} (--cpus {cpus}):\n{}", out.stderr);
     }
 }
+
+/// A program with an OpenMP runtime has every vCPU started at boot, and the idle ones halted
+/// before the channel existed: uncounted, they told the monitor's pollers that every vCPU ran,
+/// so with the vCPUs outnumbering the host's CPUs the pollers slept after each call and nearly
+/// every write of a serial part rang the doorbell, a VM exit (Rodinia's pathfinder on
+/// `--cpus 4` over 2 host CPUs: 4,935 doorbells for 5,035 writes, 0.62 s against 0.42). Two
+/// vCPUs more than the host has CPUs, `--idle halt`: output as natively, and at the program's
+/// exit every vCPU but the exiting one counted halted (the doorbells themselves depend on
+/// the host's load, which a test cannot fix).
+#[test]
+fn vcpus_halted_before_the_channel_started_count_as_halted() {
+    let prog = build("omp_serial_output", &["-fopenmp"]);
+    let linux = native(&prog, &["200"]);
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get()) + 2;
+    for threads in ["1", "2"] {
+        let mut cmd = hrt_cmd();
+        cmd.args(["run", "-v", "--idle", "halt", "--cpus", &cpus.to_string(), "--"]).arg(&prog).arg("200");
+        cmd.env("OMP_NUM_THREADS", threads);
+        let got = run(cmd, None);
+        let what = format!("omp_serial_output, {threads} thread(s), --cpus {cpus} --idle halt");
+        assert_same(&what, &linux, &got);
+        let halted = got
+            .stderr
+            .lines()
+            .find_map(|l| l.split("; ").nth(1)?.strip_suffix(" vCPU(s) counted halted at exit"))
+            .unwrap_or_else(|| panic!("{what}: no count of halted vCPUs in -v's output:\n{}", got.stderr));
+        assert_eq!(halted, (cpus - 1).to_string(), "{what}: vCPUs the channel counted halted at exit");
+    }
+}

@@ -71,6 +71,7 @@ pub fn start() {
     for c in (1..crate::cpu::count()).filter(|&c| crate::cpu::is_dormant(c)) {
         channel::count_halted(c, true);
     }
+    channel::count_asleep_cpus();
     fastcall::init(boot.flags & hrt_abi::flags::STRACE != 0);
     crate::arch::traps::set_syscall_handler(|frame| syscall::dispatch(frame));
     crate::arch::traps::set_user_exception_handler(fault::user_exception);

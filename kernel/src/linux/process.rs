@@ -221,8 +221,9 @@ fn report_counts() {
     }
     if super::channel::active() {
         let (calls, slept, rung, evicted) = super::channel::counts();
+        let halted = super::channel::halted_now();
         crate::kinfo!(
-            "kernel: {calls} forwarded call(s) through the channel, {slept} of them waited asleep, {rung} doorbell(s) rung"
+            "kernel: {calls} forwarded call(s) through the channel, {slept} of them waited asleep, {rung} doorbell(s) rung; {halted} vCPU(s) counted halted at exit"
         );
         if evicted > 0 {
             crate::kinfo!(
