@@ -438,6 +438,9 @@ pub mod flags {
     ///
     /// [`PROFILE_VECTOR`]: crate::channel::PROFILE_VECTOR
     pub const PROFILE: u64 = 1 << 15;
+    /// `hrt run --exact-brk`: a lowered break always makes its pages not present, however often
+    /// it shrinks and grows again (by default a break that keeps doing so keeps them).
+    pub const EXACT_BRK: u64 = 1 << 16;
 }
 
 /// Bits of `BootInfo::features`.

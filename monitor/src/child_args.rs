@@ -20,6 +20,7 @@ pub fn child_command(args: &RunArgs) -> Result<Vec<OsString>> {
         strace,
         no_rewrite,
         no_channel,
+        exact_brk,
         // Only the program run by the user is profiled: children's reports would pile up.
         profile: _,
         service_threads,
@@ -45,9 +46,13 @@ pub fn child_command(args: &RunArgs) -> Result<Vec<OsString>> {
     if let Some(r) = app_ring {
         opt("app-ring", Some(r.to_string().into()));
     }
-    for (on, name) in
-        [(*strace, "strace"), (*no_rewrite, "no-rewrite"), (*no_channel, "no-channel"), (*verbose, "verbose")]
-    {
+    for (on, name) in [
+        (*strace, "strace"),
+        (*no_rewrite, "no-rewrite"),
+        (*no_channel, "no-channel"),
+        (*exact_brk, "exact-brk"),
+        (*verbose, "verbose"),
+    ] {
         if on {
             opt(name, None);
         }
@@ -144,6 +149,7 @@ mod tests {
             "--strace",
             "--no-rewrite",
             "--no-channel",
+            "--exact-brk",
             "--service-threads",
             "2",
             "--service-spin",
@@ -194,7 +200,9 @@ mod tests {
             _ => unreachable!(),
         };
         assert_eq!(child.app_ring, Some(3));
-        assert!(child.strace && child.no_rewrite && child.no_channel && child.verbose && child.as_child);
+        assert!(
+            child.strace && child.no_rewrite && child.no_channel && child.exact_brk && child.verbose && child.as_child
+        );
         assert!(!child.clear_env && child.argv0.is_none() && child.execfn.is_none() && !child.fexecve);
         assert_eq!((child.service_threads, child.service_spin), (Some(2), Some(77)));
         let cwd = std::env::current_dir().unwrap();

@@ -340,6 +340,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         strace: args.strace,
         no_rewrite: args.no_rewrite,
         no_channel: args.no_channel,
+        exact_brk: args.exact_brk,
         profile_hz: args.profile.unwrap_or(0),
         service_threads: args.service_threads,
         service_spin_us: args.service_spin,

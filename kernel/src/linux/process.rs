@@ -31,6 +31,16 @@ pub struct Brk {
     pub cur: u64,
     /// End of the memory backing the break (grows in 2 MiB steps, never shrinks).
     pub mapped_end: u64,
+    /// Pages `[page_up(cur), kept_top)` above a lowered break that stayed present, holding what
+    /// the program left there (`calls::memory::brk`, once the break has taken turns shrinking
+    /// and growing): zeroed when the break grows over them again, made not present when the
+    /// window above the break is given up. 0: none.
+    pub kept_top: u64,
+    /// How many times the break grew right after it had been lowered (a malloc heap's trim
+    /// and regrowth).
+    pub regrowths: u32,
+    /// The break's last move lowered it.
+    pub lowered: bool,
 }
 
 impl Brk {
@@ -60,7 +70,7 @@ const INF: u64 = u64::MAX;
 pub static PROCESS: Process = Process {
     pid: AtomicU32::new(0),
     live_threads: AtomicUsize::new(0),
-    brk: IrqSpinLock::new(Brk { start: 0, cur: 0, mapped_end: 0 }),
+    brk: IrqSpinLock::new(Brk { start: 0, cur: 0, mapped_end: 0, kept_top: 0, regrowths: 0, lowered: false }),
     name: IrqSpinLock::new([0; 16]),
     sigactions: IrqSpinLock::new([[0; 4]; 65]),
     rlimits: IrqSpinLock::new([

@@ -562,6 +562,33 @@ pub fn break_moved(old: u64, new: u64, old_end: u64, new_end: u64) {
     }
 }
 
+/// The break was lowered from page `old` to page `new` keeping the pages in between present
+/// (`calls::memory::brk`'s `keeps_trimmed`): only the page map changes, so that forwarded
+/// calls and the range calls find no mapping there, as on Linux.
+pub fn break_lowered_kept(new: u64, old: u64) {
+    super::usermap::set(new, old, false);
+}
+
+/// The break grew over pages `[from, to)` that a lowering kept present: they become the
+/// program's again, zeroed here (fresh break memory reads zero: glibc's calloc trusts it). A
+/// plain clear: the monitor's (`zero`) would give whole 2 MiB pages back to the host, which
+/// the program is about to touch again.
+pub fn break_regrown_kept(from: u64, to: u64) {
+    if from < to {
+        clear(from, to - from);
+        super::usermap::set(from, to, true);
+    }
+}
+
+/// Pages `[from, to)` above the break that a lowering kept present go as a lowering does
+/// (`break_moved`): not present, and zero.
+pub fn release_kept(from: u64, to: u64) {
+    if from < to {
+        super::protect::unmap(from, to);
+        zero(from, to - from);
+    }
+}
+
 /// Maps `[addr, addr + len)` at exactly that address with fresh (zero) contents, replacing
 /// whatever the program had mapped there (MAP_FIXED); with `fresh` false, the replaced pages
 /// keep their contents (a file mapping over the same bytes, see `filemap`). Fails with ENOMEM,

@@ -244,6 +244,9 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     if setup.no_rewrite {
         info.flags |= flags::NO_REWRITE;
     }
+    if setup.exact_brk {
+        info.flags |= flags::EXACT_BRK;
+    }
     if setup.strace {
         info.flags |= flags::STRACE;
     }

@@ -58,6 +58,8 @@ pub struct ProgramSetup {
     pub sandbox: Option<std::path::PathBuf>,
     /// `--no-channel`: forwarded calls are hypercalls (one VM exit each), as before the channel.
     pub no_channel: bool,
+    /// `--exact-brk`: a lowered break always unmaps (`flags::EXACT_BRK`).
+    pub exact_brk: bool,
     /// `--profile=HZ` (0: none).
     pub profile_hz: u32,
     /// `--service-threads`, `--service-spin` (microseconds); None: the defaults.

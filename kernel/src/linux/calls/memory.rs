@@ -95,9 +95,72 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     } else if top < was_top {
         locked::release(top, was_top);
     }
-    usermem::break_moved(old_cur, want, old_end, b.mapped_end);
+    let (old_page, new_page) = (page_up(old_cur).max(b.start), page_up(want).max(b.start));
+    if new_page < old_page {
+        if keeps_trimmed(&b, new_page, old_page) {
+            usermem::break_lowered_kept(new_page, old_page);
+            b.kept_top = b.kept_top.max(old_page);
+        } else {
+            // Exactly: what an earlier lowering kept goes too.
+            usermem::break_moved(old_cur, want, old_end, b.mapped_end);
+            if b.kept_top > old_page {
+                usermem::release_kept(old_page, b.kept_top);
+            }
+            b.kept_top = 0;
+        }
+    } else if new_page > old_page && b.kept_top > old_page {
+        let kept_end = new_page.min(b.kept_top);
+        usermem::break_regrown_kept(old_page, kept_end);
+        if kept_end == b.kept_top {
+            b.kept_top = 0;
+        }
+        usermem::break_moved(kept_end, want, old_end, b.mapped_end);
+    } else {
+        usermem::break_moved(old_cur, want, old_end, b.mapped_end);
+    }
+    if new_page != old_page {
+        if new_page > old_page && b.lowered {
+            b.regrowths = b.regrowths.saturating_add(1);
+        }
+        b.lowered = new_page < old_page;
+    }
     crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
     Ok(want)
+}
+
+/// After this many regrowths of a lowered break, lowering it keeps the pages (`keeps_trimmed`).
+const KEEP_AFTER_REGROWTHS: u32 = 4;
+/// At most this much above the break is kept present: a lowering past it is exact, and gives
+/// the host its memory back as before (whole 2 MiB pages, `usermem::zero`).
+const KEEP_AT_MOST: u64 = 64 << 20;
+
+/// Whether lowering the break from `old_page` to `new_page` keeps the pages in between present
+/// (their contents zeroed only when the break grows over them again) instead of making them not
+/// present at once. Only once the break has shrunk and grown back a few times: a malloc heap
+/// trimmed and grown again (glibc trims its top above 128 KiB, and LULESH's temporaries made
+/// it do so ~8 times an iteration), where each lowering cost a TLB flush (a CR3 reload in
+/// emulated ring 0 on a PVM host, ~25 us) and each regrowth a trapped page-table store and a
+/// shadow-paging fault per page touched again. And only for pages with the default protection
+/// and no host shared memory (Linux's lowering unmaps whatever is there; those take the exact
+/// path). What differs from Linux then: a touch above the lowered break reads or writes the
+/// kept page instead of faulting (SIGSEGV) — only a program that uses memory it gave back sees
+/// it, as under McKernel and mOS, which keep every lowered heap. Memory the break grows over
+/// still reads zero, forwarded calls and mprotect/madvise/mincore still find no mapping there
+/// (the page map says so), and the window above the break, given up to a mapping, is made not
+/// present and zero as before. At most `KEEP_AT_MOST` is kept: a program that gives a large
+/// heap back gives the host its memory back.
+fn keeps_trimmed(b: &crate::linux::process::Brk, new_page: u64, old_page: u64) -> bool {
+    if b.regrowths < KEEP_AFTER_REGROWTHS
+        || new_page >= old_page
+        || b.kept_top.max(old_page) - new_page > KEEP_AT_MOST
+        || crate::bootinfo::get().flags & hrt_abi::flags::EXACT_BRK != 0
+    {
+        return false;
+    }
+    let default = matches!(protect::runs(new_page, old_page).as_slice(), [(s, e, p)] if *s == new_page && *e == old_page && *p == protect::DEFAULT);
+    let mut owned = 0;
+    shared_files::for_each_guest_owned(new_page, old_page, |s, e| owned += e - s);
+    default && owned == old_page - new_page
 }
 
 /// Whether the program's descriptor `fd` is open (asked of the monitor: only on the way to
@@ -125,7 +188,11 @@ fn cut_break_window(b: &mut crate::linux::process::Brk, cut: u64) -> bool {
     if cut >= b.mapped_end {
         return false;
     }
+    // Pages a lowering kept present there go as any window page: not present, zero.
     usermem::unmap(cut, b.mapped_end);
+    if b.kept_top > cut {
+        b.kept_top = if cut > page_up(b.cur).max(b.start) { cut } else { 0 };
+    }
     b.mapped_end = cut;
     crate::linux::process::UNUSED_BREAK.store(b.unused(), core::sync::atomic::Ordering::Relaxed);
     true
