@@ -41,10 +41,11 @@ pub struct RunArgs {
     /// the shared-memory channel served by hrt's polling threads
     #[arg(long)]
     pub no_channel: bool,
-    /// Make the pages above a lowered break fault at once however often the break shrinks and
-    /// grows again (by default, after the 4th regrowth a lowering keeps up to 64 MiB of them
-    /// present, zeroed when the break grows over them: a trimmed malloc heap then costs no TLB
-    /// flush per trim; see README, "Memory never given faults")
+    /// Make the pages above the break fault at once however the break moves (by default, after
+    /// the 4th regrowth a lowering keeps up to 64 MiB of them present, and after 16 growths a
+    /// growth makes the rest of the 2 MiB page it grows into present; both are zeroed when the
+    /// break grows over them: a trimmed or small-stepped malloc heap then costs no TLB flush per
+    /// trim and one fault per 2 MiB; see README, "Memory never given faults")
     #[arg(long)]
     pub exact_brk: bool,
     /// Sample where every vCPU is HZ times a second (1000 with `--profile` alone) and print the

@@ -409,8 +409,15 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     start_overrides(img, &loaded);
     let (pool_lo, pool_hi) = usermem::pool_range();
     let brk_end = reserve_brk_window(loaded.end, pool_hi - pool_lo);
-    let brk =
-        Brk { start: loaded.end, cur: loaded.end, mapped_end: brk_end, kept_top: 0, regrowths: 0, lowered: false };
+    let brk = Brk {
+        start: loaded.end,
+        cur: loaded.end,
+        mapped_end: brk_end,
+        kept_top: 0,
+        regrowths: 0,
+        lowered: false,
+        grows: 0,
+    };
     super::process::UNUSED_BREAK.store(brk.unused(), Ordering::Relaxed);
     *PROCESS.brk.lock() = brk;
     // Past the break's window: first the stack's guard, the stack, then the vDSO and the near

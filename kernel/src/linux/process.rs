@@ -41,6 +41,8 @@ pub struct Brk {
     pub regrowths: u32,
     /// The break's last move lowered it.
     pub lowered: bool,
+    /// How many times the break grew by at least a page.
+    pub grows: u32,
 }
 
 impl Brk {
@@ -70,7 +72,7 @@ const INF: u64 = u64::MAX;
 pub static PROCESS: Process = Process {
     pid: AtomicU32::new(0),
     live_threads: AtomicUsize::new(0),
-    brk: IrqSpinLock::new(Brk { start: 0, cur: 0, mapped_end: 0, kept_top: 0, regrowths: 0, lowered: false }),
+    brk: IrqSpinLock::new(Brk { start: 0, cur: 0, mapped_end: 0, kept_top: 0, regrowths: 0, lowered: false, grows: 0 }),
     name: IrqSpinLock::new([0; 16]),
     sigactions: IrqSpinLock::new([[0; 4]; 65]),
     rlimits: IrqSpinLock::new([
@@ -228,6 +230,13 @@ fn report_counts() {
         }
         let (cpuid, cpuid_kept) = super::cpuid_sites::counts();
         crate::kinfo!("kernel: {cpuid} CPUID site(s) rewritten into calls, {cpuid_kept} kept CPUID");
+    }
+    let (kept, exact) = super::calls::memory::lowerings();
+    if kept + exact > 0 {
+        crate::kinfo!(
+            "kernel: the break was lowered {} time(s): {kept} kept the pages above it present (a break that grows back again; --exact-brk makes none), {exact} made them not present",
+            kept + exact
+        );
     }
     if super::channel::active() {
         let (calls, slept, rung, evicted) = super::channel::counts();

@@ -580,6 +580,18 @@ pub fn break_regrown_kept(from: u64, to: u64) {
     }
 }
 
+/// The break grew over pages `[from, to)` (none kept), and the pages `[to, ahead)` above it
+/// are made present with them (`calls::memory::grows_ahead_to`): the page map says only
+/// `[from, to)` is mapped. `old_end`/`new_end`: the break's window before and after, as for
+/// `break_moved`.
+pub fn break_grown_ahead(from: u64, to: u64, ahead: u64, old_end: u64, new_end: u64) {
+    super::usermap::set(from, to, true);
+    super::protect::reset(from, ahead);
+    if new_end > old_end {
+        super::usermap::set(to.max(old_end), new_end, false);
+    }
+}
+
 /// Pages `[from, to)` above the break that a lowering kept present go as a lowering does
 /// (`break_moved`): not present, and zero.
 pub fn release_kept(from: u64, to: u64) {

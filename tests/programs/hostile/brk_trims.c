@@ -86,6 +86,25 @@ int main(void) {
     printf("heap given back read-only and grown again: %ld non-zero bytes, writable\n", nonzero);
     sbrk(-8 * PAGE);
 
+    /* A break that grows by small steps (HRT then makes the rest of each 2 MiB page it grows
+     * into present at once): every step reads zero, and above the break is still no mapping. */
+    bad = 0;
+    char *base = sbrk(0);
+    for (int i = 0; i < 300; i++) {
+        unsigned char *p = sbrk(20 * 1024 + 4096 * (i % 3));
+        for (long k = 0; k < 20 * 1024; k++)
+            bad += p[k] != 0;
+        memset(p, 0x42, 20 * 1024);
+    }
+    printf("300 small growths: %ld non-zero bytes where the break grew\n", bad);
+    top = sbrk(0);
+    above = (char *)(((uintptr_t)top + PAGE - 1) & ~(PAGE - 1)) + PAGE;
+    printf("mprotect above the grown break: %s\n", result(mprotect(above, PAGE, PROT_READ) == 0));
+    errno = 0;
+    n = read(fd, above, 16);
+    printf("read into memory above the grown break: %zd (%s)\n", n, n < 0 ? strerror(errno) : "read");
+    brk(base);
+
     /* malloc's own trims: large blocks freed at the top, then calloc. */
     bad = 0;
     for (int i = 0; i < 200; i++) {
