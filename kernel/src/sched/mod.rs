@@ -73,6 +73,8 @@ pub struct CpuSched {
     spin_streak: AtomicU32,
     /// Looks in a row that found no spinning program.
     spin_quiet: AtomicU32,
+    /// TSC of the last look that found the program spinning (0: none).
+    spin_seen_at: AtomicU64,
     /// A program thread called `sched_yield` here since the last look: the program hands the
     /// CPU over by itself (LLVM's libomp yields periodically in its spin waits), so the next look
     /// counts as a quiet one.
@@ -110,6 +112,7 @@ impl CpuSched {
             spin_look_for_sleeper: AtomicBool::new(false),
             spin_streak: AtomicU32::new(0),
             spin_quiet: AtomicU32::new(0),
+            spin_seen_at: AtomicU64::new(0),
             program_yielded: AtomicBool::new(false),
             timer_armed: AtomicU64::new(0),
             woken_kick: AtomicBool::new(false),
@@ -150,6 +153,7 @@ impl CpuSched {
         self.spin_look_for_sleeper.store(false, Ordering::SeqCst);
         self.spin_streak.store(0, Ordering::SeqCst);
         self.spin_quiet.store(0, Ordering::SeqCst);
+        self.spin_seen_at.store(0, Ordering::SeqCst);
         self.program_yielded.store(false, Ordering::SeqCst);
         self.timer_armed.store(0, Ordering::SeqCst);
         // SAFETY: only this CPU touches these cells, and it runs no thread yet.

@@ -46,13 +46,37 @@ const CROWDED_QUIET_MAX_SHIFT: u32 = 4;
 /// host CPU and the looks go on doubling as on a crowded vCPU (4 NPB threads at `--cpus 4`,
 /// dynamic, 3 runs: bt.W 0.56-0.58 -> 0.47 s, sp.W 1.06-1.11 -> 0.87-0.88, ua.W 1.53-1.59 ->
 /// 1.27-1.29; natively 0.46-0.49, 1.15, 1.84; lu.S unchanged at ~1.0).
-fn quiet_shift(quiet: u32) -> u32 {
-    let overcommitted = OVERCOMMITTED.load(Ordering::Relaxed) && !super::only_packed_cpus_busy();
-    quiet.min(if overcommitted { QUIET_MAX_SHIFT } else { CROWDED_QUIET_MAX_SHIFT })
+///
+/// On a vCPU whose looks found a spin within `SPUN_RECENTLY_NS`, at most
+/// `SPINNING_QUIET_MAX_SHIFT`: its program waits for its threads in program code (plain-load
+/// flags), where only a look ends the wait of a thread whose awaited thread waits in the same
+/// vCPU's queue. PRK's `p2p` (a pipeline of 4 threads, packed two to a vCPU at `--cpus 4`, each
+/// waiting for its left neighbour's flag): 15.5-16.2 ms per iteration with the quiet looks at
+/// 8 ms, 13.0-13.7 at 2 ms, 12.1-12.2 at 1 ms (natively 12-20).
+fn quiet_shift(s: &CpuSched, quiet: u32) -> u32 {
+    let most = if overcommitted_in_effect() { QUIET_MAX_SHIFT } else { CROWDED_QUIET_MAX_SHIFT };
+    let spun_at = s.spin_seen_at.load(Ordering::Relaxed);
+    let spun_recently =
+        spun_at != 0 && crate::time::ticks().saturating_sub(spun_at) < crate::time::ns_to_ticks(SPUN_RECENTLY_NS);
+    quiet.min(if spun_recently { most.min(SPINNING_QUIET_MAX_SHIFT) } else { most })
 }
+const SPINNING_QUIET_MAX_SHIFT: u32 = 1;
+
+/// More vCPUs run threads than the host has CPUs (the vCPUs outnumber them, and not only the
+/// packed ones are busy).
+fn overcommitted_in_effect() -> bool {
+    OVERCOMMITTED.load(Ordering::Relaxed) && !super::only_packed_cpus_busy()
+}
+const SPUN_RECENTLY_NS: u64 = 50_000_000;
 /// The next look after one that found a spin: the wait is likely not over, and a look costs
-/// little then. After a switch to another thread the same, doubled for each look in a row that
-/// found spinning, up to `YIELD_RELOOK_MAX_SHIFT` doublings.
+/// little then. After a switch to another thread the same; on a host overcommitted in effect
+/// (more busy vCPUs than host CPUs), doubled for each look in a row that found spinning, up to
+/// `YIELD_RELOOK_MAX_SHIFT` doublings: there the looks at threads that all wait for another
+/// vCPU take host time that vCPU may need. Where each busy vCPU has a host CPU, the looks only
+/// take time its own threads would spend waiting, and a pipeline of threads packed two to a
+/// vCPU (NPB LU: each thread waits for its neighbour's flag at every plane, so every step needs
+/// a look on each vCPU) moves at the looks' pace: NPB 3.0 LU class W, 4 threads at `--cpus 4`,
+/// 15.1-15.5 s with the doubling (0.8 ms), 10.7 at 0.2 ms, 8.1 at 0.1 ms.
 const RELOOK_NS: u64 = 100_000;
 const YIELD_RELOOK_MAX_SHIFT: u32 = 3;
 /// The look after one for a woken sleeper that found kernel code (`leftover`): time for the
@@ -106,7 +130,7 @@ pub(super) fn crowded(s: &CpuSched) -> bool {
         return false;
     }
     let quiet = s.spin_quiet.load(Ordering::Relaxed);
-    s.spin_look_at.store(crate::time::ticks() + (period << quiet_shift(quiet)), Ordering::Relaxed);
+    s.spin_look_at.store(crate::time::ticks() + (period << quiet_shift(s, quiet)), Ordering::Relaxed);
     true
 }
 
@@ -140,7 +164,7 @@ pub(super) fn start(s: &CpuSched) -> bool {
     // The quiet count stays: a CPU whose threads compute (or wait in the kernel, as the
     // kernel's OpenMP runtime does) keeps its longer period across their blocks and wake-ups.
     let quiet = s.spin_quiet.load(Ordering::Relaxed);
-    s.spin_look_at.store(crate::time::ticks() + (period << quiet_shift(quiet)), Ordering::Relaxed);
+    s.spin_look_at.store(crate::time::ticks() + (period << quiet_shift(s, quiet)), Ordering::Relaxed);
     true
 }
 
@@ -185,6 +209,7 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
     }
     SPINNING.fetch_add(1, Ordering::Relaxed);
     s.spin_quiet.store(0, Ordering::Relaxed);
+    s.spin_seen_at.store(crate::time::ticks(), Ordering::Relaxed);
     let streak = s.spin_streak.load(Ordering::Relaxed);
     s.spin_streak.store(streak + 1, Ordering::Relaxed);
     if s.runnable() > 0 {
@@ -193,7 +218,8 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
         // soon, at whichever thread runs then; later while the threads here all spin (they
         // wait for another vCPU's), as a look costs more than such a wait (150-300 us here).
         s.need_resched.store(true, Ordering::Relaxed);
-        next_look(s, crate::time::ns_to_ticks(RELOOK_NS) << streak.min(YIELD_RELOOK_MAX_SHIFT));
+        let doublings = if overcommitted_in_effect() { streak.min(YIELD_RELOOK_MAX_SHIFT) } else { 0 };
+        next_look(s, crate::time::ns_to_ticks(RELOOK_NS) << doublings);
         return;
     }
     if OVERCOMMITTED.load(Ordering::Relaxed) {
@@ -239,7 +265,7 @@ pub(super) fn leftover(s: &CpuSched) {
 fn quiet_look(s: &CpuSched) {
     let quiet = s.spin_quiet.load(Ordering::Relaxed);
     s.spin_quiet.store(quiet + 1, Ordering::Relaxed);
-    next_look(s, PERIOD.load(Ordering::Relaxed) << quiet_shift(quiet));
+    next_look(s, PERIOD.load(Ordering::Relaxed) << quiet_shift(s, quiet));
 }
 
 fn next_look(s: &CpuSched, after: u64) {

@@ -28,6 +28,15 @@ static COUNTS: Code = code([0x48, 0x83, 0xc1, 0x01, 0x48, 0x39, 0xd1, 0x75, 0xf7
 static WALKS: Code = code([0x48, 0x8b, 0x00, 0x48, 0x85, 0xc0, 0x75, 0xf8]);
 // mov %ecx,(%rdi); mov (%rax),%edx; test %edx,%edx; je back (stores: not only waiting).
 static STORES: Code = code([0x89, 0x0f, 0x8b, 0x10, 0x85, 0xd2, 0x74, 0xf8]);
+// mov 0x40(%r10),%ecx; imul %eax,%ecx; add %r9d,%ecx; shl $4,%ecx; movslq %ecx,%rcx;
+// mov (%rdx,%rcx,4),%ecx; cmp %ecx,%edi; jne back (PRK p2p's wait for its neighbour's flag:
+// the index computed each round from a shared variable read again).
+static COMPUTED_ADDRESS: Code = code([
+    0x41, 0x8b, 0x4a, 0x40, 0x0f, 0xaf, 0xc8, 0x44, 0x01, 0xc9, 0xc1, 0xe1, 0x04, 0x48, 0x63, 0xc9, 0x8b, 0x0c, 0x8a,
+    0x39, 0xcf, 0x75, 0xe9,
+]);
+// mov (%rax),%edx; add %edx,%ecx; test %edx,%edx; je back (adds up what it reads: keeps state).
+static ACCUMULATES: Code = code([0x8b, 0x10, 0x01, 0xd1, 0x85, 0xd2, 0x74, 0xf8]);
 // mov (%rax),%edx; test %edx,%edx; ret (no loop).
 static NO_LOOP: Code = code([0x8b, 0x10, 0x85, 0xd2, 0xc3]);
 
@@ -38,7 +47,10 @@ pub fn spin_loop_shapes() -> TestResult {
         ("load-test-branch, at the test", at(&LOAD_TEST, 2), true),
         ("load-test-branch, at the branch", at(&LOAD_TEST, 4), true),
         ("with a lock-or fence", at(&WITH_FENCE, 2), true),
+        ("address computed from a load, at the imul", at(&COMPUTED_ADDRESS, 4), true),
+        ("address computed from a load, at the flag's load", at(&COMPUTED_ADDRESS, 16), true),
         ("counting loop", at(&COUNTS, 4), false),
+        ("accumulating loop", at(&ACCUMULATES, 2), false),
         ("list walk", at(&WALKS, 3), false),
         ("loop with a store", at(&STORES, 2), false),
         ("no loop", at(&NO_LOOP, 2), false),

@@ -1,10 +1,11 @@
 //! Whether an interrupted program sits in a spin-wait loop that has no PAUSE: a short loop
 //! that only reads memory and tests what it read, as compilers emit for `while (flag == 0);`
-//! on a volatile or atomic flag (NPB LU's pipeline, hand-written flags, `!$omp flush` loops).
-//! Such a loop keeps no state of its own: every round reads the same addresses, so only
-//! another thread's store can end it. A loop that computes (writes a register from anything
-//! but a load, writes memory, calls) or walks memory (a loaded register feeds an address) is
-//! not one. `pause::near` finds the loops that do have a PAUSE.
+//! on a volatile or atomic flag (NPB LU's pipeline, PRK's `p2p`, hand-written flags,
+//! `!$omp flush` loops). Such a loop keeps no state from one round to the next: every round
+//! reads the same addresses (perhaps computing them from what it read in the same round), so
+//! only another thread's store can end it. A loop that stores, calls, counts its rounds or
+//! walks memory (a value loaded in one round feeds the next round's address) is not one.
+//! `pause::near` finds the loops that do have a PAUSE.
 
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind, Register};
 
@@ -57,61 +58,199 @@ fn back_branch(code: &[u8], lo: u64, rip: u64) -> Option<(u64, u64)> {
     None
 }
 
-/// Whether the instructions from `start` to `end` (the back branch's end) only read memory,
-/// compare, fence and branch, with no register they load used as an address, and decode
-/// through `rip` on an instruction boundary.
+/// The most instructions a recognised loop holds.
+const MAX_INSTRUCTIONS: usize = 16;
+/// The most forward branches to inside the loop (an `if` in the round).
+const MAX_FORWARD: usize = 4;
+
+/// Whether the loop from `start` to `end` (the back branch's end) only waits: every round reads
+/// memory and computes from what it read, in registers, and keeps nothing for the next round
+/// (every register the loop writes is written in a round before that round reads it), so
+/// that only another thread's store can end it. Also, it decodes through `rip` on an
+/// instruction boundary.
+///
+/// That takes loops that compute a flag's address from shared variables they read again each
+/// round (PRK's `p2p`: `flag[(tid - 1 + j * nthread) * 16]` with `nthread` in a shared record, as
+/// an atomic read makes the compiler reload it) and leaves out loops that count rounds, walk a
+/// list (`p = p->next`: the loaded register feeds the next round's address) or store.
 fn only_waits(code: &[u8], lo: u64, start: u64, end: u64, rip: u64) -> bool {
     let mut decoder = Decoder::with_ip(64, &code[(start - lo) as usize..], start, DecoderOptions::NONE);
-    let mut ins = Instruction::default();
-    let mut written: [Register; 8] = [Register::None; 8];
-    let mut written_count = 0;
-    let mut addressing: [Register; 16] = [Register::None; 16];
-    let mut addressing_count = 0;
-    let mut loads = false;
+    let mut round = [Instruction::default(); MAX_INSTRUCTIONS];
+    let mut count = 0;
     let mut through_rip = false;
     while decoder.can_decode() && decoder.ip() < end {
-        through_rip |= decoder.ip() == rip;
-        decoder.decode_out(&mut ins);
-        if ins.is_invalid() {
+        if count == MAX_INSTRUCTIONS {
             return false;
         }
-        for op in 0..ins.op_count() {
-            if ins.op_kind(op) == OpKind::Memory {
-                loads = true;
-                for reg in [ins.memory_base(), ins.memory_index()] {
-                    if reg != Register::None && reg != Register::RIP && addressing_count < addressing.len() {
-                        addressing[addressing_count] = reg.full_register();
-                        addressing_count += 1;
-                    }
-                }
+        through_rip |= decoder.ip() == rip;
+        decoder.decode_out(&mut round[count]);
+        if round[count].is_invalid() {
+            return false;
+        }
+        count += 1;
+    }
+    if decoder.ip() != end || !through_rip {
+        return false;
+    }
+    let round = &round[..count];
+    // The registers the loop writes, and whether it reads memory at all.
+    let mut written = 0u16;
+    let mut loads = false;
+    for ins in round {
+        let Some(e) = effect(ins) else { return false };
+        written |= e.writes;
+        loads |= e.loads;
+    }
+    // Along the round, the registers written so far on every path to this point.
+    let mut defined = 0u16;
+    let mut forward: [(u64, u16); MAX_FORWARD] = [(0, 0); MAX_FORWARD];
+    let mut forward_count = 0;
+    for (n, ins) in round.iter().enumerate() {
+        for &(target, then_defined) in &forward[..forward_count] {
+            if target == ins.ip() {
+                defined &= then_defined;
             }
         }
-        match ins.mnemonic() {
-            // A load into a register: the loop's only state.
-            Mnemonic::Mov | Mnemonic::Movzx | Mnemonic::Movsx | Mnemonic::Movsxd => {
-                if ins.op0_kind() != OpKind::Register
-                    || ins.op1_kind() != OpKind::Memory
-                    || written_count == written.len()
-                {
+        let Some(e) = effect(ins) else { return false };
+        if e.reads & written & !defined != 0 {
+            return false;
+        }
+        defined |= e.full_writes;
+        if matches!(ins.flow_control(), FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch) {
+            let target = ins.near_branch_target();
+            let last = n + 1 == round.len();
+            if target > ins.ip() && target < end {
+                if forward_count == MAX_FORWARD {
                     return false;
                 }
-                written[written_count] = ins.op0_register().full_register();
-                written_count += 1;
+                forward[forward_count] = (target, defined);
+                forward_count += 1;
+            } else if target >= start && target < end && !last {
+                // A loop inside the round: not a shape spin-waits take.
+                return false;
             }
-            Mnemonic::Cmp | Mnemonic::Test | Mnemonic::Pause | Mnemonic::Nop | Mnemonic::Lfence | Mnemonic::Mfence => {}
-            // `lock or $0, (%rsp)`: gcc's full fence (`!$omp flush`, `__sync_synchronize`); it
-            // rewrites a stack word with its own value.
-            Mnemonic::Or
-                if ins.has_lock_prefix()
-                    && ins.op0_kind() == OpKind::Memory
-                    && ins.memory_base() == Register::RSP
-                    && ins.memory_index() == Register::None
-                    && ins.try_immediate(1).is_ok_and(|v| v == 0) => {}
-            _ if matches!(ins.flow_control(), FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch) => {}
-            _ => return false,
         }
     }
-    let ends_exactly = decoder.ip() == end;
-    let walks = written[..written_count].iter().any(|w| addressing[..addressing_count].contains(w));
-    ends_exactly && through_rip && loads && !walks
+    loads
+}
+
+/// What one instruction of a loop does with the general registers (bit `Register::number` of
+/// the full register).
+struct Effect {
+    /// Registers read (a write to 8 or 16 of their bits keeps the rest: a read too).
+    reads: u16,
+    /// Registers written, wholly or in part.
+    writes: u16,
+    /// Registers written wholly (a 32-bit write clears the upper half).
+    full_writes: u16,
+    /// The instruction reads memory.
+    loads: bool,
+}
+
+/// The effect of an instruction a spin-wait may hold: loads, computing into a register,
+/// compares, fences and branches; None for anything else (a store, a call, other registers).
+fn effect(ins: &Instruction) -> Option<Effect> {
+    let mut e = Effect { reads: 0, writes: 0, full_writes: 0, loads: false };
+    let (writes_op0, reads_op0) = match ins.mnemonic() {
+        Mnemonic::Pause | Mnemonic::Nop | Mnemonic::Lfence | Mnemonic::Mfence => return Some(e),
+        // `lock or $0, (%rsp)`: gcc's full fence (`!$omp flush`, `__sync_synchronize`); it
+        // rewrites a stack word with its own value.
+        Mnemonic::Or
+            if ins.has_lock_prefix()
+                && ins.op0_kind() == OpKind::Memory
+                && ins.memory_base() == Register::RSP
+                && ins.memory_index() == Register::None
+                && ins.try_immediate(1).is_ok_and(|v| v == 0) =>
+        {
+            return Some(e)
+        }
+        _ if matches!(ins.flow_control(), FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch) => {
+            return Some(e)
+        }
+        Mnemonic::Cmp | Mnemonic::Test => (false, true),
+        Mnemonic::Mov | Mnemonic::Movzx | Mnemonic::Movsx | Mnemonic::Movsxd | Mnemonic::Lea => (true, false),
+        // `xor %eax,%eax` and `sub %eax,%eax` only clear.
+        Mnemonic::Xor | Mnemonic::Sub
+            if ins.op_count() == 2
+                && ins.op0_kind() == OpKind::Register
+                && ins.op1_kind() == OpKind::Register
+                && ins.op0_register() == ins.op1_register() =>
+        {
+            (true, false)
+        }
+        Mnemonic::Imul if ins.op_count() == 3 => (true, false),
+        Mnemonic::Imul if ins.op_count() == 2 => (true, true),
+        Mnemonic::Add
+        | Mnemonic::Sub
+        | Mnemonic::And
+        | Mnemonic::Or
+        | Mnemonic::Xor
+        | Mnemonic::Shl
+        | Mnemonic::Shr
+        | Mnemonic::Sar
+        | Mnemonic::Not
+        | Mnemonic::Neg
+        | Mnemonic::Inc
+        | Mnemonic::Dec
+            if !ins.has_lock_prefix() =>
+        {
+            (true, true)
+        }
+        // Sign extensions of the accumulator.
+        Mnemonic::Cdqe | Mnemonic::Cwde => {
+            let rax = 1 << Register::RAX.number();
+            return Some(Effect { reads: rax, writes: rax, full_writes: rax, loads: false });
+        }
+        _ => return None,
+    };
+    for op in 0..ins.op_count() {
+        match ins.op_kind(op) {
+            OpKind::Register => {
+                let reg = ins.op_register(op);
+                if !reg.is_gpr() {
+                    return None;
+                }
+                let bit = 1u16 << reg.full_register().number();
+                if op == 0 && writes_op0 {
+                    e.writes |= bit;
+                    if reg.size() >= 4 {
+                        e.full_writes |= bit;
+                    } else {
+                        e.reads |= bit;
+                    }
+                    if reads_op0 {
+                        e.reads |= bit;
+                    }
+                } else {
+                    e.reads |= bit;
+                }
+            }
+            OpKind::Memory => {
+                if op == 0 && writes_op0 {
+                    return None;
+                }
+                for reg in [ins.memory_base(), ins.memory_index()] {
+                    if reg == Register::None || reg == Register::RIP {
+                        continue;
+                    }
+                    if !reg.is_gpr() {
+                        return None;
+                    }
+                    e.reads |= 1 << reg.full_register().number();
+                }
+                e.loads |= ins.mnemonic() != Mnemonic::Lea;
+            }
+            OpKind::Immediate8
+            | OpKind::Immediate8_2nd
+            | OpKind::Immediate16
+            | OpKind::Immediate32
+            | OpKind::Immediate64
+            | OpKind::Immediate8to16
+            | OpKind::Immediate8to32
+            | OpKind::Immediate8to64
+            | OpKind::Immediate32to64 => {}
+            _ => return None,
+        }
+    }
+    Some(e)
 }
