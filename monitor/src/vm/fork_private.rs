@@ -226,7 +226,11 @@ impl Snapshot {
         // copies made ahead (the parent's were taken) and no maker (threads are not copied).
         *KEPT_OUT.lock().unwrap_or_else(|e| e.into_inner()) = self.pages.iter().map(|&(_, place)| place).collect();
         READY.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        *MAKER.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        // The parent's maker's sender is leaked, not dropped: a drop disconnects the channel
+        // under its waker lock, which the parent's maker thread (not copied) may have held
+        // in its `recv` when the fork came; the child then waited for it forever (1 run in
+        // ~230 of tests/programs/hostile/signal_before_child_end.c).
+        std::mem::forget(MAKER.lock().unwrap_or_else(|e| e.into_inner()).take());
         Ok(Placed { places: self.pages.into_iter().map(|(_, place)| place).collect() })
     }
 }
