@@ -13,6 +13,16 @@
 //! records the barrier as released, so a thread still helping with tasks leaves too even if
 //! a thread that left already queued tasks of the next phase.
 //!
+//! Packed teams: with more threads than the vCPUs they are placed on (`sched::placement_cpus`,
+//! thread t on vCPU (home + t) mod c), the threads are first combined by group, thread t in
+//! group t mod c (the threads of one vCPU): the last of a group to arrive (a count in the
+//! group's slot) takes part in the dissemination for its group, over the c groups' slots, and
+//! then bumps the group's generation, which the group's other threads wait for (running tasks).
+//! A barrier then costs one switch per vCPU (the last to arrive goes on first), not several
+//! per round. The grouping is a function of the thread numbers alone, so it is correct
+//! whatever vCPU a thread runs on. A group's `seen` counts are used by its leader of the
+//! moment: leaders follow each other through the group's generation and arrival count.
+//!
 //! Cancellation: a cancellable barrier (`cancelled` given) also returns, with true, once the
 //! region is cancelled; its threads then leave the region, and the flags they never consumed
 //! or sent are zeroed by `reset` when the region has ended.
@@ -38,6 +48,14 @@ struct Slot {
     /// alone, read by the others only while they help with tasks in a barrier (apart from
     /// `seen` and `episode`, which its every barrier writes).
     opened: Opened,
+    /// As the slot of group g (packed teams): its arrivals in this barrier and its generation.
+    group: Group,
+}
+
+#[repr(align(128))]
+struct Group {
+    arrived: AtomicU32,
+    generation: AtomicU32,
 }
 
 #[repr(align(128))]
@@ -52,10 +70,14 @@ impl core::ops::Deref for Opened {
 
 pub struct Barrier {
     slots: UnsafeCell<&'static [Slot]>,
+    /// The vCPUs the region's threads are placed on (`prepare`; 0 before).
+    cpus: UnsafeCell<usize>,
 }
 
-// SAFETY: `slots` changes only in `prepare`, while the team's other threads are idle; a slot's
-// `seen` and `episode` are touched only by the thread of that number (or by `prepare`).
+// SAFETY: `slots` and `cpus` change only in `prepare`, while the team's other threads are idle;
+// a slot's `episode` is touched only by the thread of that number (or by `prepare`/`reset`),
+// its `seen` by that thread too, or in a packed team by the leader of the group of that number
+// (one at a time, see the module).
 unsafe impl Sync for Barrier {}
 unsafe impl Send for Barrier {}
 
@@ -71,6 +93,7 @@ fn new_slots(n: usize) -> &'static [Slot] {
             seen: UnsafeCell::new([0; MAX_ROUNDS]),
             episode: UnsafeCell::new(0),
             opened: Opened(AtomicU32::new(0)),
+            group: Group { arrived: AtomicU32::new(0), generation: AtomicU32::new(0) },
         })
         .collect();
     Box::leak(v.into_boxed_slice())
@@ -78,7 +101,7 @@ fn new_slots(n: usize) -> &'static [Slot] {
 
 impl Barrier {
     pub const fn new() -> Barrier {
-        Barrier { slots: UnsafeCell::new(&[]) }
+        Barrier { slots: UnsafeCell::new(&[]), cpus: UnsafeCell::new(0) }
     }
 
     /// Readies the barrier for a region of `n` threads (the master, before it starts them).
@@ -88,6 +111,10 @@ impl Barrier {
         let slots = self.slots.get_mut();
         if slots.len() < n {
             *slots = new_slots(n.next_power_of_two());
+        }
+        let cpus = crate::sched::placement_cpus();
+        if *self.cpus.get_mut() != cpus {
+            *self.cpus.get_mut() = cpus;
         }
     }
 
@@ -116,6 +143,7 @@ impl Barrier {
                 *s.seen.get() = [0; MAX_ROUNDS];
                 *s.episode.get() = 0;
             }
+            s.group.arrived.store(0, Ordering::Relaxed);
             s.opened.store(0, Ordering::Release);
         }
     }
@@ -130,28 +158,48 @@ impl Barrier {
         let (id, n) = (id as usize, n as usize);
         let me = &slots[id];
         // SAFETY: this thread's own slot.
-        let (seen, episode) = unsafe { (&mut *me.seen.get(), &mut *me.episode.get()) };
+        let episode = unsafe { &mut *me.episode.get() };
         *episode = episode.wrapping_add(1);
         let e = *episode;
-        let mut dist = 1;
-        let mut k = 0;
-        while dist < n {
-            slots[(id + dist) % n].flags[k].fetch_add(1, Ordering::Release);
-            tasks.signal.nudge();
-            seen[k] = seen[k].wrapping_add(1);
-            let (flag, target) = (&me.flags[k], seen[k]);
-            while !reached(flag.load(Ordering::Acquire), target) {
-                if is_cancelled() {
+        // SAFETY: as above.
+        let groups = match unsafe { *self.cpus.get() } {
+            0 => n,
+            c => c.min(n),
+        };
+        if groups == n {
+            // SAFETY: this thread's own slot's counts.
+            if exchange(slots, id, n, unsafe { &mut *me.seen.get() }, tasks, &is_cancelled, false) {
+                return true;
+            }
+        } else {
+            let g = id % groups;
+            let size = (n - 1 - g) / groups + 1;
+            let group = &slots[g].group;
+            // Its last value: it changes only once this thread is counted in below.
+            let generation = group.generation.load(Ordering::Acquire);
+            if group.arrived.fetch_add(1, Ordering::AcqRel) as usize + 1 == size {
+                // The last of the group: the others wait for the generation, so no one counts
+                // here until that changes.
+                group.arrived.store(0, Ordering::Relaxed);
+                // SAFETY: the group's counts, used by its last arrival alone (whose count
+                // acquired the previous leader's, see the module).
+                if exchange(slots, g, groups, unsafe { &mut *slots[g].seen.get() }, tasks, &is_cancelled, true) {
                     return true;
                 }
-                if !tasks.run_one() {
-                    wait::until(&tasks.signal, || {
-                        reached(flag.load(Ordering::Acquire), target) || tasks.has_queued() || is_cancelled()
-                    });
+                // SeqCst before `nudge`'s load of the sleepers count.
+                group.generation.fetch_add(1, Ordering::SeqCst);
+                tasks.signal.nudge();
+            } else {
+                let done = || group.generation.load(Ordering::Acquire) != generation;
+                while !done() {
+                    if is_cancelled() {
+                        return true;
+                    }
+                    if !tasks.run_one() {
+                        wait::until(&tasks.signal, || done() || tasks.has_queued() || is_cancelled());
+                    }
                 }
             }
-            dist *= 2;
-            k += 1;
         }
         // Another thread left this barrier (`opened`): read only while tasks keep this one here.
         // (Not this thread's own: it has not left.)
@@ -183,4 +231,42 @@ impl Barrier {
             }
         }
     }
+}
+
+/// The dissemination among `n` participants, as participant `id` (its slot's flags, `seen` its
+/// counts): true if the barrier was cancelled meanwhile.
+fn exchange(
+    slots: &[Slot],
+    id: usize,
+    n: usize,
+    seen: &mut [u32; MAX_ROUNDS],
+    tasks: &Queue,
+    is_cancelled: &impl Fn() -> bool,
+    remote: bool,
+) -> bool {
+    let me = &slots[id];
+    let mut dist = 1;
+    let mut k = 0;
+    while dist < n {
+        slots[(id + dist) % n].flags[k].fetch_add(1, Ordering::Release);
+        tasks.signal.nudge();
+        seen[k] = seen[k].wrapping_add(1);
+        let (flag, target) = (&me.flags[k], seen[k]);
+        while !reached(flag.load(Ordering::Acquire), target) {
+            if is_cancelled() {
+                return true;
+            }
+            if !tasks.run_one() {
+                let cond = || reached(flag.load(Ordering::Acquire), target) || tasks.has_queued() || is_cancelled();
+                if remote {
+                    wait::until_remote(&tasks.signal, cond);
+                } else {
+                    wait::until(&tasks.signal, cond);
+                }
+            }
+        }
+        dist *= 2;
+        k += 1;
+    }
+    false
 }

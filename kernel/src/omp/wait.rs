@@ -96,6 +96,14 @@ impl Spin {
         Spin { round: 0, budget: super::icv::spin_rounds() }
     }
 
+    /// A wait for another CPU's thread while this CPU's ready threads wait for this one (a
+    /// packed team's group leader in the barrier, see barrier.rs): they cannot hasten it, and
+    /// one that got the CPU would spin its 64 rounds before giving it back, so no yield at
+    /// once, only every 64 rounds.
+    fn remote() -> Spin {
+        Spin { round: 1, budget: super::icv::spin_rounds() }
+    }
+
     /// One more round (a PAUSE), or false when the budget is spent and the waiter should sleep.
     fn again(&mut self) -> bool {
         self.round += 1;
@@ -144,7 +152,16 @@ pub fn wait_until(word: &Word, cond: impl Fn() -> bool) {
 /// Waits until `cond` holds, testing it while spinning (it may read other words than
 /// `word`), then sleeping on `word`; whoever makes `cond` true calls `word.nudge()`.
 pub fn until(word: &Word, cond: impl Fn() -> bool) {
-    let mut spin = Spin::new();
+    until_with(word, cond, Spin::new());
+}
+
+/// As `until`, for a condition another CPU's thread makes true while this CPU's ready threads
+/// wait for this one (see `Spin::remote`).
+pub fn until_remote(word: &Word, cond: impl Fn() -> bool) {
+    until_with(word, cond, Spin::remote());
+}
+
+fn until_with(word: &Word, cond: impl Fn() -> bool, mut spin: Spin) {
     let spin_from = crate::time::ticks();
     loop {
         if cond() {
