@@ -13,7 +13,11 @@
  *  - thread-limit-var bounds the threads of the whole contention group (nested teams), when
  *    OMP_THREAD_LIMIT is set;
  *  - the combined-construct entry points of the old ABI (gcc before 4.9), called as such
- *    programs call them.
+ *    programs call them;
+ *  - a team of one gets a static loop's whole range as one chunk, whatever the chunk size
+ *    (gcc sets a `linear` variable of an `ordered` loop at each chunk's start and does not step
+ *    it inside the chunk, so the chunks show: the values printed are libgomp's, not the
+ *    specification's).
  * Prints one line per check and "all checks passed"; the output does not depend on the
  * number of CPUs. With the argument `target` it runs `target` regions instead: on the host
  * when asked for (if(0), the initial device), then on device 1, which does not exist: an error
@@ -240,6 +244,34 @@ static void old_abi(void) {
     check("old ABI", sum == 250000 && hits[0] == 1 && hits[4] == 1);
 }
 
+static long linear_value;
+
+static void team_of_one_chunks(void) {
+    long sum = 0;
+    linear_value = 9;
+#pragma omp for schedule(static, 1) ordered linear(linear_value : -2)
+    for (long i = -13; i <= -6; i += 3) {
+#pragma omp atomic
+        sum += linear_value;
+#pragma omp ordered
+        {
+        }
+    }
+    long orphaned = linear_value, sum_orphaned = sum;
+    sum = 0;
+    linear_value = 9;
+#pragma omp parallel num_threads(1)
+#pragma omp for schedule(static, 2) ordered linear(linear_value : 3)
+    for (int i = 0; i < 7; i++) {
+        sum += linear_value;
+#pragma omp ordered
+        {
+        }
+    }
+    printf("team of one, static chunks: orphaned sum %ld final %ld, one thread sum %ld final %ld\n",
+           sum_orphaned, orphaned, sum, linear_value);
+}
+
 static int target_regions(void) {
     int ran = 0;
 #pragma omp target if (0) map(tofrom : ran)
@@ -281,6 +313,7 @@ int main(int argc, char **argv) {
     pause_ends_workers();
     thread_limit();
     old_abi();
+    team_of_one_chunks();
     if (failures == 0)
         printf("all checks passed\n");
     return failures != 0;

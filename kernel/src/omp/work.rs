@@ -776,7 +776,12 @@ fn guided_range(slot: &WorkShare, d: &Desc, nth: u64) -> Option<(u64, u64)> {
 /// Thread `t` of `nth`'s `trip`-th static chunk.
 #[inline(never)]
 fn static_range(d: &Desc, t: u64, nth: u64, trip: &mut u64) -> Option<(u64, u64)> {
-    if d.chunk == 0 {
+    // A team of one (an orphaned loop, or `num_threads(1)`) gets the whole range as one chunk
+    // whatever the chunk size, as libgomp gives it (`gomp_iter_static_next`): gcc's lowering
+    // of some clauses computes their values once per chunk (a `linear` variable of an
+    // `ordered` loop is set at each chunk's start and not stepped inside it), so the chunking
+    // shows in the program's results.
+    if d.chunk == 0 || nth == 1 {
         if *trip > 0 {
             return None;
         }
