@@ -254,9 +254,31 @@ static int orphaned_cancel(void) {
     return count == (on ? 3 : N);
 }
 
+// `cancel taskgroup` outside any parallel region: libgomp makes no taskgroup without a team,
+// so nothing is cancelled and the group's later tasks run, undeferred or not; the cancelling
+// task still skips the rest of its code. Prints what ran (compared with the native run).
+static void taskgroup_cancel_outside_regions(void) {
+    int rest = 0, later = 0, included = 0;
+#pragma omp taskgroup
+    {
+#pragma omp task if (0) shared(rest)
+        {
+#pragma omp cancel taskgroup
+            rest++;
+        }
+#pragma omp task shared(later)
+        later++;
+#pragma omp task if (0) shared(included)
+        included++;
+    }
+    printf("cancel taskgroup outside regions: rest of the task %d, later task %d, included task %d\n", rest,
+           later, included);
+}
+
 int main(void) {
     on = omp_get_cancellation();
     printf("cancellation %d\n", on);
+    taskgroup_cancel_outside_regions();
     struct {
         const char *name;
         int (*f)(void);

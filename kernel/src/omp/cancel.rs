@@ -14,7 +14,9 @@
 //!   with the cancellation of the next construct.
 //! - `taskgroup`: the innermost taskgroup of the encountering task (the group a work-sharing
 //!   construct opens for its task reductions is not one); its tasks and their descendants
-//!   that have not started are discarded.
+//!   that have not started are discarded. Outside any parallel region nothing is cancelled,
+//!   as with libgomp, which makes no taskgroup there (every task runs at once): the
+//!   cancelling task still goes to its end, and the group's later tasks run.
 
 use core::sync::atomic::Ordering;
 
@@ -69,7 +71,7 @@ pub fn cancel(which: i32, do_cancel: bool) -> bool {
             team.ws_cancelled.store(c.barriers.wrapping_add(1), Ordering::Release);
         }
     } else if which & TASKGROUP != 0 {
-        if let Some(g) = &c.group {
+        if let (Some(_), Some(g)) = (team, &c.group) {
             g.cancel_target().cancelled.store(true, Ordering::Release);
         }
     } else if which & PARALLEL != 0 {
