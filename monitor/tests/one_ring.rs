@@ -183,6 +183,44 @@ fn register_sites_wait_to_be_patched_while_other_vcpus_compute() {
     assert_eq!(registers(&["busy", "idle"]), 1, "not patched once the other vCPU was idle");
 }
 
+/// Threads passing a token by spinning on plain loads (tests/programs/hostile/
+/// spin_token_ring.c), more of them than vCPUs: the looks find the loops and rewrite them to
+/// yield their vCPU at every round (`linux::spin_sites`), a RIP-relative load (`global`) and a
+/// two-instruction head with sentinels in every other register (`registers`: rcx and r11,
+/// which the kernel's entry clobbers, and vector registers), all unchanged across the waits.
+/// Same output as natively at 1, 2 and 4 vCPUs; the loops were rewritten and yielded with
+/// rewriting on, and not with `--no-rewrite` (where the looks hand the vCPUs over).
+#[test]
+fn spin_wait_loops_are_rewritten_to_yield_and_change_nothing() {
+    let prog = build("spin_token_ring", &[]);
+    let rewritten = |out: &common::hostile::Outcome| -> (u64, u64) {
+        let line =
+            out.stderr.lines().find_map(|l| l.strip_prefix("kernel: ")?.split_once(" spin-wait loop(s) rewritten"));
+        line.and_then(|(loops, rest)| {
+            let yields = rest.strip_prefix(" to yield their vCPU, ")?.strip_suffix(" yield(s) from them")?;
+            Some((loops.parse().ok()?, yields.parse().ok()?))
+        })
+        .unwrap_or_default()
+    };
+    for shape in ["global", "registers"] {
+        // Natively 4 threads on this host's 2 CPUs take a time slice per hand-over: few rounds.
+        let args = [shape, "4", "100"];
+        let want = native(&prog, &args);
+        assert_eq!(want.code(), 0, "natively: {want:?}");
+        for cpus in ["1", "2", "4"] {
+            let out = hrt(&["-v", "--cpus", cpus], &prog, &args);
+            assert_same(&format!("spin_token_ring {shape} at --cpus {cpus}"), &want, &out);
+            if pvm_host() && cpus != "4" {
+                let (loops, yields) = rewritten(&out);
+                assert!(loops >= 1 && yields > 0, "{shape} --cpus {cpus}: not rewritten:\n{}", out.stderr);
+            }
+        }
+        let out = hrt(&["-v", "--cpus", "1", "--no-rewrite"], &prog, &args);
+        assert_same(&format!("spin_token_ring {shape} --no-rewrite"), &want, &out);
+        assert_eq!(rewritten(&out), (0, 0), "{shape} --no-rewrite:\n{}", out.stderr);
+    }
+}
+
 /// `--strace` shows every call made through the rewritten `syscall()` site (tracing keeps
 /// the rewriting on and takes every call down the full path).
 #[test]

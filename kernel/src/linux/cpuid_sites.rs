@@ -16,9 +16,9 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
+use iced_x86::{FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register};
 
-use crate::arch::slot_table::{self, Fixup, Replayed, Then};
+use crate::arch::slot_table::{self, Then};
 
 /// The most code a pass looks at (8 MiB: a few ms at worst, about what glibc's CPUIDs cost).
 const SCAN_MAX: u64 = 8 << 20;
@@ -269,24 +269,7 @@ fn table_targets(table: u64, entries: u64, lo: u64, hi: u64, out: &mut Vec<u64>)
 fn patch(start: u64, site: u64) -> bool {
     let len = (site + 2 - start) as usize;
     let Ok(old) = super::uaccess::slice(start, len as u64) else { return false };
-    let mut decoder = Decoder::with_ip(64, &old[..len - 2], start, DecoderOptions::NONE);
-    let mut replay = Vec::new();
-    let mut at = 0;
-    while decoder.can_decode() {
-        let i = decoder.decode();
-        if i.is_invalid() {
-            return false;
-        }
-        let mut bytes = [0u8; 15];
-        bytes[..i.len()].copy_from_slice(&old[at..at + i.len()]);
-        let fixup = if i.is_ip_rel_memory_operand() {
-            Fixup::RipRelative(decoder.get_constant_offsets(&i).displacement_offset(), i.ip_rel_memory_address())
-        } else {
-            Fixup::None
-        };
-        replay.push(Replayed { bytes, len: i.len(), fixup });
-        at += i.len();
-    }
+    let Some(replay) = slot_table::straight_replay(&old[..len - 2], start) else { return false };
     let mapped = |start, end| super::usermem::is_mapped(start, end);
     let Some(rel) = slot_table::window_call(&replay, site + 2, &mapped, Then::Cpuid { back: site + 2 }) else {
         return false;

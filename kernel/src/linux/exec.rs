@@ -430,6 +430,7 @@ fn release_old_image(staged: Staged, fixed: Option<(u64, u64)>) -> Staged {
     super::status::forget_peak();
     super::filemap::forget();
     super::symbols::clear();
+    super::spin_sites::reset();
     super::own_exe::forget();
     let Some((_, hi)) = fixed.filter(|&(lo, hi)| staged.addr < hi && lo < end) else { return staged };
     let to = hi.max(end).next_multiple_of(LARGE_PAGE);

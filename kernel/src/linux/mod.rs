@@ -44,6 +44,7 @@ pub mod signal;
 pub mod signalfd;
 pub mod small_tops;
 pub mod sparse_pages;
+pub mod spin_sites;
 pub mod spin_throttle;
 pub mod stack_guard;
 pub mod status;
@@ -73,6 +74,7 @@ pub fn start() {
     }
     channel::count_asleep_cpus();
     fastcall::init(boot.flags & hrt_abi::flags::STRACE != 0);
+    spin_sites::init();
     crate::arch::traps::set_syscall_handler(|frame| syscall::dispatch(frame));
     crate::arch::traps::set_user_exception_handler(fault::user_exception);
     if let Err(msg) = loader::start_program(boot) {

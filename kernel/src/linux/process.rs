@@ -230,6 +230,8 @@ fn report_counts() {
         }
         let (cpuid, cpuid_kept) = super::cpuid_sites::counts();
         crate::kinfo!("kernel: {cpuid} CPUID site(s) rewritten into calls, {cpuid_kept} kept CPUID");
+        let (loops, yields) = super::spin_sites::counts();
+        crate::kinfo!("kernel: {loops} spin-wait loop(s) rewritten to yield their vCPU, {yields} yield(s) from them");
     }
     let (kept, exact) = super::calls::memory::lowerings();
     if kept + exact > 0 {

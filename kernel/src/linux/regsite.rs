@@ -76,6 +76,14 @@ static REGISTERS: AtomicUsize = AtomicUsize::new(0);
 static LOWEST: AtomicU64 = AtomicU64::new(u64::MAX);
 static HIGHEST: AtomicU64 = AtomicU64::new(0);
 
+/// A window patched elsewhere (`spin_sites`) whose interior points (`rewrite::record_interior`)
+/// `fix_resume_point` must look up.
+pub(super) fn note_window(start: u64, end: u64) {
+    LOWEST.fetch_min(start, Ordering::SeqCst);
+    HIGHEST.fetch_max(end, Ordering::SeqCst);
+    PATCHED.fetch_add(1, Ordering::SeqCst);
+}
+
 /// How many register sites were rewritten.
 pub fn count() -> usize {
     REGISTERS.load(Ordering::Relaxed)

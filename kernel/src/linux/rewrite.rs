@@ -169,6 +169,7 @@ fn entry(site: u64) -> Option<u64> {
 /// a rewritten site. Called with the program's memory lock held, as `on_syscall` patches.
 pub fn forget(start: u64, end: u64) {
     super::patch_defer::forget(start, end);
+    super::spin_sites::forget(start, end);
     if end <= LOWEST.load(Ordering::Relaxed) || start > HIGHEST.load(Ordering::Relaxed) {
         return;
     }

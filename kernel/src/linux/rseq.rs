@@ -254,6 +254,23 @@ fn fixup(t: &mut crate::sched::Thread, frame: &mut TrapFrame) {
     }
 }
 
+/// Whether the current thread's `rseq_cs` names a critical section that overlaps `[start,
+/// end)` (a descriptor that cannot be read counts as one: the code is left as it is).
+pub fn section_overlaps(start: u64, end: u64) -> bool {
+    let area = current().rseq.area;
+    if area == 0 {
+        return false;
+    }
+    match uaccess::read::<u64>(area + OFF_RSEQ_CS) {
+        Ok(0) => false,
+        Ok(ptr) => match uaccess::read::<CriticalSection>(ptr) {
+            Ok(cs) => cs.start_ip < end && start < cs.start_ip.saturating_add(cs.post_commit_offset),
+            Err(_) => true,
+        },
+        Err(_) => true,
+    }
+}
+
 /// Ends the program with SIGSEGV (Linux's force_sigsegv), saying why.
 fn fail(why: &str) -> ! {
     crate::kprintln!("hrt: the program's thread {} gets SIGSEGV (11): {why}", current().tid);

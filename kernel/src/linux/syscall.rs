@@ -166,6 +166,14 @@ fn forward_call(nr: u64, args: &[u64; 6]) -> (i64, char) {
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let by_call = crate::arch::ring3::entered_by_call();
     crate::arch::irq::enable();
+    if by_call && crate::arch::spin_yield::is_yield_call(frame.rip) {
+        // A rewritten spin-wait loop's round found a thread ready on this CPU
+        // (`spin_sites`): not the program's call.
+        super::spin_sites::yield_round();
+        // Perhaps moved meanwhile: rseq's CPU.
+        super::rseq::at_syscall_end();
+        return;
+    }
     if !super::rewrite::on_syscall(frame, by_call) {
         super::rewrite::null_call_fault(frame);
         return;

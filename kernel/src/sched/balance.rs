@@ -125,14 +125,28 @@ const MOVE_AFTER_TURNS: u32 = 2;
 /// pusher on 2 vCPUs: the stealers on the pusher's vCPU never took an item, for good).
 /// With more threads than CPUs they now take turns on every CPU, as under Linux.
 pub fn spread_if_crowded(me: usize) {
+    if super::on_cpu(me).turn_over() {
+        spread(me);
+    }
+}
+
+/// The current thread on CPU `me` yields its turn by itself (a rewritten spin-wait loop's
+/// round, `linux::spin_sites`, whose turns end without the interrupt `spread_if_crowded`
+/// waits for): as there, it may continue on a less crowded CPU. Returns whether it moved
+/// (then it already gave this CPU to the next thread).
+pub fn spread_on_yield(me: usize) -> bool {
+    spread(me)
+}
+
+fn spread(me: usize) -> bool {
     let usable = super::placement_cpus();
     if usable < 2 || me >= usable {
-        return;
+        return false;
     }
     let s = super::on_cpu(me);
     let waiting = s.runq_len.load(Ordering::SeqCst);
-    if waiting == 0 || !s.turn_over() {
-        return;
+    if waiting == 0 {
+        return false;
     }
     // SAFETY: the current thread's record is alive while it runs, and only it changes
     // `crowded_turns`.
@@ -144,7 +158,7 @@ pub fn spread_if_crowded(me: usize) {
         || t.move_to.load(Ordering::SeqCst) != NO_MOVE
         || t.take_to.load(Ordering::SeqCst) != NO_MOVE
     {
-        return;
+        return false;
     }
     let load = |c: usize| {
         let o = super::on_cpu(c);
@@ -157,7 +171,7 @@ pub fn spread_if_crowded(me: usize) {
         .map(|c| (load(c), c))
         .min()
         .filter(|&(l, _)| l < here);
-    let Some((_, to)) = target else { return };
+    let Some((_, to)) = target else { return false };
     // The one that moves is one that had turns here already: the moves go round all of them
     // (the thread whose turn happens to end when one is due would otherwise often be the same).
     t.crowded_turns = t.crowded_turns.saturating_add(1);
@@ -165,11 +179,12 @@ pub fn spread_if_crowded(me: usize) {
     if t.crowded_turns < MOVE_AFTER_TURNS
         || now.wrapping_sub(LAST_SPREAD[me].load(Ordering::Relaxed)) < crate::time::ns_to_ticks(SPREAD_EVERY_NS)
     {
-        return;
+        return false;
     }
     LAST_SPREAD[me].store(now, Ordering::Relaxed);
     t.crowded_turns = 0;
     super::migrate_current(to);
+    true
 }
 
 /// Moves the current thread to the CPU that asked for it (`look`, `offer`), if one did and the

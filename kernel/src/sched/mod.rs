@@ -218,6 +218,9 @@ pub fn configure(idle_halt: bool, halt_late: bool, halt_long: bool, preempt_us: 
     IDLE_HALT.store(idle_halt, Ordering::Relaxed);
     HOST_OVERCOMMITTED.store(pack_on.is_some(), Ordering::Relaxed);
     spin_look::configure(pack_on.is_some());
+    for (c, s) in SCHEDS.0.iter().enumerate() {
+        crate::arch::spin_yield::set_ready_count(c, s.runq_len.as_ptr());
+    }
     if let Some(n) = pack_on.filter(|&n| n > 0 && (n as usize) < cpu::count()) {
         // Threads that wait for each other then take turns on a vCPU (a switch in the guest,
         // ~1 us) instead of halting and kicking vCPUs, which on PVM cost emulated ring-0
@@ -673,6 +676,15 @@ pub fn yield_now() {
     }
     switch_away(s, cur);
     irq::restore(was);
+}
+
+/// A round of a spin-wait loop rewritten to yield (`linux::spin_sites`), which found a thread
+/// ready on this CPU: it runs.
+pub fn yield_for_spin_site() {
+    this_sched().program_yielded.store(true, Ordering::Relaxed);
+    if !balance::spread_on_yield(cpu::id()) {
+        yield_now();
+    }
 }
 
 /// A program's `sched_yield`: another thread of this vCPU runs if one is ready. Otherwise,

@@ -17,7 +17,7 @@
 //! `sched_yield` through the monitor), which lets the host run another vCPU, perhaps the
 //! awaited one. A thread that blocks before `LOOK_AFTER_NS` never sees a look.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::CpuSched;
 
@@ -83,6 +83,37 @@ const YIELD_RELOOK_MAX_SHIFT: u32 = 3;
 /// resumed thread to get back into its program, no more (with `RELOOK_NS` there, each
 /// `usleep(10)` beside a spinner took 290-320 us instead of 200-240).
 const SLEEPER_RELOOK_NS: u64 = 30_000;
+
+/// The upper layer's spin-site hooks (`set_spin_site_hooks`; 0: none).
+static ON_SPINNING: AtomicUsize = AtomicUsize::new(0);
+static IS_PATCHED: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs what a look calls when it finds a thread spinning in a loop without PAUSE while
+/// another waits for the vCPU (`on_spinning`, which may rewrite the loop to yield by itself,
+/// `linux::spin_sites`), and how it recognises such a rewritten loop (`is_patched`: a thread
+/// there spins as it did in the loop).
+pub fn set_spin_site_hooks(on_spinning: fn(&mut crate::arch::traps::TrapFrame), is_patched: fn(u64) -> bool) {
+    IS_PATCHED.store(is_patched as usize, Ordering::Release);
+    ON_SPINNING.store(on_spinning as usize, Ordering::Release);
+}
+
+fn patched_spin(rip: u64) -> bool {
+    let f = IS_PATCHED.load(Ordering::Acquire);
+    f != 0 && {
+        // SAFETY: only `set_spin_site_hooks` stores it, and it is such a function.
+        let hook = unsafe { core::mem::transmute::<usize, fn(u64) -> bool>(f) };
+        hook(rip)
+    }
+}
+
+fn spinning_found(frame: &mut crate::arch::traps::TrapFrame) {
+    let f = ON_SPINNING.load(Ordering::Acquire);
+    if f != 0 {
+        // SAFETY: only `set_spin_site_hooks` stores it, and it is such a function.
+        let hook = unsafe { core::mem::transmute::<usize, fn(&mut crate::arch::traps::TrapFrame)>(f) };
+        hook(frame);
+    }
+}
 
 /// Boot CPU, before any thread runs: looks only with the kernel in ring 3 (where the look
 /// itself runs natively), at every thread when the vCPUs outnumber the host's CPUs, else only
@@ -202,7 +233,9 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
     // an interrupt, 50-150 us; LLVM's libomp, packed two threads to a vCPU, met ~2,000 looks
     // a second while it yielded ~580,000 times per thread and run).
     let yielded = s.program_yielded.swap(false, Ordering::Relaxed);
-    if yielded || (!crate::arch::pause::near(frame.rip) && !crate::arch::spin_loop::encloses(frame.rip)) {
+    let pause = !yielded && crate::arch::pause::near(frame.rip);
+    let plain_loop = !yielded && !pause && crate::arch::spin_loop::encloses(frame.rip);
+    if yielded || !(pause || plain_loop || patched_spin(frame.rip)) {
         s.spin_streak.store(0, Ordering::Relaxed);
         quiet_look(s);
         return;
@@ -213,6 +246,10 @@ fn look(frame: &mut crate::arch::traps::TrapFrame) {
     let streak = s.spin_streak.load(Ordering::Relaxed);
     s.spin_streak.store(streak + 1, Ordering::Relaxed);
     if s.runnable() > 0 {
+        if plain_loop {
+            // From now on the loop may yield by itself (`linux::spin_sites`).
+            spinning_found(frame);
+        }
         // A thread waits for this vCPU: it may be the awaited one, and a switch costs far less
         // than a trip through the host. The next look comes
         // soon, at whichever thread runs then; later while the threads here all spin (they

@@ -22,6 +22,7 @@ pub mod ring0;
 pub mod ring3;
 pub mod slot_table;
 pub mod spin_loop;
+pub mod spin_yield;
 pub mod steal_time;
 pub mod syscall;
 pub mod tlb;

@@ -16,8 +16,11 @@
 //! replays the instructions of a window the site's `call` replaced, then jumps to T. Sites
 //! whose windows replay the same code share a slot. A CPUID site's window slot
 //! (`linux::cpuid_sites`, `Then::Cpuid`) is reached by `jmp` instead, calls the CPUID stub and
-//! jumps back to the site.
+//! jumps back to the site. A spin-wait loop's slot (`linux::spin_sites`, `Then::Yield`) is
+//! reached by `jmp` from the loop's head, calls the yield stub (`spin_yield`) first, then
+//! replays the window and jumps back after it.
 
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::call_gate::SLED_LEN;
@@ -46,9 +49,11 @@ const WINDOW_SLOTS: usize = 128;
 /// A table's length.
 pub const TABLE_LEN: usize = WINDOWS_AT + WINDOW_SLOTS * WINDOW_SLOT;
 /// The near table's hubs, 16 bytes each: `jmp *[rip + 2]` (6 bytes), 2 bytes of int3, an
-/// address: the entry's, then the CPUID stub's (`cpuid_cache`).
+/// address: the entry's, the CPUID stub's (`cpuid_cache`), then the yield stub's
+/// (`spin_yield`).
 const HUB: usize = 16;
-const HUB_LEN: usize = 2 * HUB;
+const HUBS: usize = 3;
+const HUB_LEN: usize = HUBS * HUB;
 /// The near table's length: the hub, then a table.
 pub const NEAR_TABLE_LEN: usize = HUB_LEN + TABLE_LEN;
 
@@ -101,7 +106,7 @@ pub(super) fn write(code: &mut [u8], addr: u64, target: u64) {
 
 /// Records the gate's table (`call_gate::install`), whose slots jump to `target`.
 pub(super) fn set_kernel(addr: u64, target: u64) {
-    WINDOWS[0].reset(addr, target, super::cpuid_cache::stub_address());
+    WINDOWS[0].reset(addr, [target, super::cpuid_cache::stub_address(), super::spin_yield::stub_address()]);
     KERNEL.store(addr, Ordering::Relaxed);
 }
 
@@ -120,7 +125,8 @@ pub fn enter_pushing_rcx_address() -> u64 {
 /// Writes a near table (hub and slots) into `code`, to be executed at `addr`.
 pub fn write_near(code: &mut [u8], addr: u64) {
     code[..HUB_LEN].fill(0xcc);
-    let targets = [super::ring3::call_entry_address(), super::cpuid_cache::stub_address()];
+    let targets =
+        [super::ring3::call_entry_address(), super::cpuid_cache::stub_address(), super::spin_yield::stub_address()];
     for (hub, target) in code[..HUB_LEN].chunks_exact_mut(HUB).zip(targets) {
         hub[..6].copy_from_slice(&[0xff, 0x25, 0x02, 0x00, 0x00, 0x00]); // jmp [rip + 2]
         hub[8..16].copy_from_slice(&target.to_le_bytes());
@@ -130,7 +136,8 @@ pub fn write_near(code: &mut [u8], addr: u64) {
 
 /// Makes the near table written at `addr` (`write_near`) the one sites may call from now on.
 pub fn set_near(addr: u64) {
-    WINDOWS[1].reset(addr + HUB_LEN as u64, addr, addr + HUB as u64);
+    let hub = |n: usize| addr + (n * HUB) as u64;
+    WINDOWS[1].reset(addr + HUB_LEN as u64, [hub(0), hub(1), hub(2)]);
     NEAR.store(addr, Ordering::SeqCst);
 }
 
@@ -140,20 +147,22 @@ pub fn set_near(addr: u64) {
 /// as a program image is loaded).
 struct Windows {
     table: AtomicU64,
-    /// Where its window slots go on to: the entry (`Then::Enter`), the CPUID stub (`Then::Cpuid`).
-    targets: [AtomicU64; 2],
+    /// Where its window slots go on to: the entry (`Then::Enter`), the CPUID stub
+    /// (`Then::Cpuid`), the yield stub (`Then::Yield`).
+    targets: [AtomicU64; HUBS],
     used: AtomicUsize,
 }
 
 impl Windows {
     const fn new() -> Self {
-        Windows { table: AtomicU64::new(0), targets: [AtomicU64::new(0), AtomicU64::new(0)], used: AtomicUsize::new(0) }
+        Windows { table: AtomicU64::new(0), targets: [const { AtomicU64::new(0) }; HUBS], used: AtomicUsize::new(0) }
     }
 
-    fn reset(&self, table: u64, enter: u64, cpuid: u64) {
+    fn reset(&self, table: u64, targets: [u64; HUBS]) {
         self.used.store(0, Ordering::SeqCst);
-        self.targets[0].store(enter, Ordering::SeqCst);
-        self.targets[1].store(cpuid, Ordering::SeqCst);
+        for (t, &target) in self.targets.iter().zip(&targets) {
+            t.store(target, Ordering::SeqCst);
+        }
         self.table.store(table, Ordering::SeqCst);
     }
 }
@@ -167,6 +176,9 @@ pub enum Then {
     /// Reached by `jmp`; calls the CPUID stub (`cpuid_cache`) with rsp 128 bytes lower, past
     /// the red zone a leaf function may use, and jumps `back`: the window ended in a `cpuid`.
     Cpuid { back: u64 },
+    /// Reached by `jmp` from a spin-wait loop's head; calls the yield stub (`spin_yield`) with
+    /// rsp 128 bytes lower first, then replays the window and jumps `back` (right after it).
+    Yield { back: u64 },
 }
 
 impl Then {
@@ -174,14 +186,29 @@ impl Then {
         match self {
             Then::Enter => 0,
             Then::Cpuid { .. } => 1,
+            Then::Yield { .. } => 2,
         }
     }
 }
 
 /// A CPUID slot's tail: `lea -128(%rsp), %rsp`, `call` (5), `lea 128(%rsp), %rsp`, `jmp` (5).
+/// A yield slot has the same bytes, the `jmp` after the replayed window.
 const LOWER_RSP: [u8; 5] = [0x48, 0x8d, 0x64, 0x24, 0x80];
 const RAISE_RSP: [u8; 8] = [0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00];
 const CPUID_TAIL: usize = LOWER_RSP.len() + 5 + RAISE_RSP.len() + 5;
+/// Writes the call to `target` below the red zone at `code[at..]` (executed at `addr`):
+/// `lea -128(%rsp), %rsp; call; lea 128(%rsp), %rsp`, which leave the flags as they are.
+/// Returns where the next byte goes.
+fn call_below_red_zone(code: &mut [u8], addr: u64, at: usize, target: u64) -> Option<usize> {
+    code[at..at + LOWER_RSP.len()].copy_from_slice(&LOWER_RSP);
+    let at = at + LOWER_RSP.len();
+    let rel = i32::try_from(target as i64 - (addr as i64 + at as i64 + 5)).ok()?;
+    code[at] = 0xe8; // call rel32
+    code[at + 1..at + 5].copy_from_slice(&rel.to_le_bytes());
+    let at = at + 5;
+    code[at..at + RAISE_RSP.len()].copy_from_slice(&RAISE_RSP);
+    Some(at + RAISE_RSP.len())
+}
 
 /// The gate's table's window slots and the near table's (`table` 0: none yet).
 static WINDOWS: [Windows; 2] = [Windows::new(), Windows::new()];
@@ -193,6 +220,30 @@ pub struct Replayed {
     pub bytes: [u8; 15],
     pub len: usize,
     pub fixup: Fixup,
+}
+
+/// The instructions of `code` (straight-line code at `ip`, no branch) as a slot replays them:
+/// RIP-relative operands adjusted there. None if some byte does not decode.
+pub fn straight_replay(code: &[u8], ip: u64) -> Option<Vec<Replayed>> {
+    let mut decoder = iced_x86::Decoder::with_ip(64, code, ip, iced_x86::DecoderOptions::NONE);
+    let mut replay = Vec::new();
+    let mut at = 0;
+    while decoder.can_decode() {
+        let i = decoder.decode();
+        if i.is_invalid() {
+            return None;
+        }
+        let mut bytes = [0u8; 15];
+        bytes[..i.len()].copy_from_slice(&code[at..at + i.len()]);
+        let fixup = if i.is_ip_rel_memory_operand() {
+            Fixup::RipRelative(decoder.get_constant_offsets(&i).displacement_offset(), i.ip_rel_memory_address())
+        } else {
+            Fixup::None
+        };
+        replay.push(Replayed { bytes, len: i.len(), fixup });
+        at += i.len();
+    }
+    Some(replay)
 }
 
 /// What a replayed instruction needs at the slot.
@@ -225,7 +276,7 @@ fn window_code(replay: &[Replayed], addr: u64, target: u64, then: Then) -> Optio
     let branches = replay.iter().filter(|r| matches!(r.fixup, Fixup::Branch(..))).count();
     let tail = match then {
         Then::Enter => 5,
-        Then::Cpuid { .. } => CPUID_TAIL,
+        Then::Cpuid { .. } | Then::Yield { .. } => CPUID_TAIL,
     };
     if body + tail + branches * STUB_LEN > WINDOW_SLOT {
         return None;
@@ -235,6 +286,11 @@ fn window_code(replay: &[Replayed], addr: u64, target: u64, then: Then) -> Optio
     let pushed = matches!(then, Then::Enter);
     let mut at = 0;
     let mut stub = body + tail;
+    if let Then::Yield { .. } = then {
+        // The call comes first: every round of the loop passes it, whatever its window's
+        // branches do.
+        at = call_below_red_zone(&mut code, addr, at, target)?;
+    }
     for r in replay {
         match r.fixup {
             Fixup::Branch(condition, to) => {
@@ -274,16 +330,10 @@ fn window_code(replay: &[Replayed], addr: u64, target: u64, then: Then) -> Optio
     match then {
         Then::Enter => jump_to(&mut code, addr, at, target)?,
         Then::Cpuid { back } => {
-            code[at..at + LOWER_RSP.len()].copy_from_slice(&LOWER_RSP);
-            at += LOWER_RSP.len();
-            let rel = i32::try_from(target as i64 - (addr as i64 + at as i64 + 5)).ok()?;
-            code[at] = 0xe8; // call rel32
-            code[at + 1..at + 5].copy_from_slice(&rel.to_le_bytes());
-            at += 5;
-            code[at..at + RAISE_RSP.len()].copy_from_slice(&RAISE_RSP);
-            at += RAISE_RSP.len();
+            at = call_below_red_zone(&mut code, addr, at, target)?;
             jump_to(&mut code, addr, at, back)?;
         }
+        Then::Yield { back } => jump_to(&mut code, addr, at, back)?,
     }
     Some(code)
 }

@@ -17,14 +17,20 @@ const MAX_AHEAD: usize = 8;
 /// True if `rip` lies in a spin-wait loop without PAUSE (see the module comment). Reads only
 /// inside `rip`'s page, through fault probes (another thread may unmap the code meanwhile).
 pub fn encloses(rip: u64) -> bool {
+    find(rip).is_some()
+}
+
+/// The spin-wait loop around `rip` (see `encloses`), as its head and the end of its back
+/// branch.
+pub fn find(rip: u64) -> Option<(u64, u64)> {
     let page = rip & !0xfff;
     let lo = rip.saturating_sub(MAX_LOOP).max(page) & !7;
     let hi = (rip + MAX_LOOP + 16).min(page + 0x1000);
     let mut bytes = [0u8; 2 * MAX_LOOP as usize + 32];
-    let Some(len) = super::pause::copy_code(lo, hi, &mut bytes) else { return false };
+    let len = super::pause::copy_code(lo, hi, &mut bytes)?;
     let code = &bytes[..len];
-    let Some((start, end)) = back_branch(code, lo, rip) else { return false };
-    only_waits(code, lo, start, end, rip)
+    let (start, end) = back_branch(code, lo, rip)?;
+    only_waits(code, lo, start, end, rip).then_some((start, end))
 }
 
 /// The loop around `rip`: decoding on from `rip`, the first branch back to `rip` or before it,

@@ -18,8 +18,9 @@ pub use super::percpu::{OFF_KERNEL_RSP, OFF_USER_RSP};
 // error 0x5, on the supervisor page; clearing EFER.SCE changes nothing; a DPL-3 `int 0x81`
 // there raises #UD). Exceptions do enter supervisor mode through the IDT, so on PVM LSTAR
 // points at this one user-executable page, whose `ud2` the #UD handler recognises by its
-// address as a system call. The page also holds the stub that rewritten CPUID sites call
-// (`cpuid_cache`), which must count as program code for the trap handlers.
+// address as a system call. The page also holds the stubs that rewritten CPUID sites and spin
+// loops call (`cpuid_cache`, `spin_yield`), which must count as program code for the trap
+// handlers.
 core::arch::global_asm!(
     ".section .text.user_trampoline, \"ax\"",
     ".balign 4096",
@@ -27,6 +28,7 @@ core::arch::global_asm!(
     "hrt_user_syscall_trampoline:",
     "    ud2",
     super::cpuid_cache::cpuid_stub_asm!(),
+    super::spin_yield::spin_yield_stub_asm!(),
     ".balign 4096",
     table = sym super::cpuid_cache::HRT_CPUID_TABLE,
     used = sym super::cpuid_cache::HRT_CPUID_USED,
@@ -34,6 +36,8 @@ core::arch::global_asm!(
     entries = const super::cpuid_cache::ENTRIES,
     entry_len = const super::cpuid_cache::ENTRY_LEN,
     cpu_id = const super::percpu::OFF_CPU_ID,
+    ready = sym super::spin_yield::HRT_SPIN_YIELD_READY,
+    nr = const linux_raw_sys::general::__NR_sched_yield,
 );
 
 extern "C" {

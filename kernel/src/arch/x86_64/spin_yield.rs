@@ -1,0 +1,82 @@
+//! The stub that rewritten spin-wait loops call at every round (`linux::spin_sites`): when a
+//! thread waits in this CPU's run queue, it enters the kernel to yield to it; otherwise it
+//! returns at once (a few dozen cycles). A loop found spinning while another thread of its
+//! vCPU waits (threads packed on fewer vCPUs, NPB LU's pipeline) otherwise keeps the vCPU
+//! until the next look, an interrupt through emulated ring 0 (~100 us here).
+//!
+//! The stub lives in the user-executable trampoline page (`syscall`), next to the CPUID stub:
+//! program code, for the trap handlers. It changes no register and no flag: it saves the
+//! flags, rax, rcx and r11, and enters as a rewritten system-call site does, by a call to the
+//! ring-3 entry (a SYSCALL instruction costs ~33 K cycles here, the call a few hundred), which
+//! the dispatcher recognises by its return address (`is_yield_call`) before anything else
+//! looks at the call (no `--strace` line, no seccomp filter: the program made no system
+//! call). The slot that calls it has moved rsp below the red zone.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use hrt_abi::MAX_CPUS;
+
+/// Per CPU: the address of its count of threads waiting in its run queue (a `usize`), set by
+/// the scheduler at boot (0: none, never yield).
+pub static HRT_SPIN_YIELD_READY: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// Tells the stub where CPU `cpu` counts the threads waiting in its run queue.
+pub fn set_ready_count(cpu: usize, count: *const usize) {
+    HRT_SPIN_YIELD_READY[cpu].store(count as u64, Ordering::Relaxed);
+}
+
+/// The stub's code, for the trampoline page's `global_asm!` (`syscall`), with operands `ready`
+/// (`HRT_SPIN_YIELD_READY`), `cpu_id` (`PerCpu::id`'s offset from GS) and `nr` (the number
+/// rax holds, `sched_yield`, should the call ever reach the ordinary dispatcher).
+macro_rules! spin_yield_stub_asm {
+    () => {
+        concat!(
+            ".global hrt_spin_yield_stub\n",
+            "hrt_spin_yield_stub:\n",
+            "    pushfq\n",
+            "    push rax\n",
+            "    push rcx\n",
+            "    mov rax, gs:[{cpu_id}]\n",
+            "    lea rcx, [rip + {ready}]\n",
+            "    mov rax, [rcx + rax * 8]\n",
+            "    test rax, rax\n",
+            "    jz 2f\n",
+            "    cmp qword ptr [rax], 0\n",
+            "    je 2f\n",
+            "    push r11\n",
+            "    mov eax, {nr}\n",
+            "    call hrt_syscall_call_entry\n",
+            ".global hrt_spin_yield_return\n",
+            "hrt_spin_yield_return:\n",
+            "    pop r11\n",
+            "2:  pop rcx\n",
+            "    pop rax\n",
+            "    popfq\n",
+            "    ret\n",
+            ".global hrt_spin_yield_stub_end\n",
+            "hrt_spin_yield_stub_end:\n",
+        )
+    };
+}
+pub(super) use spin_yield_stub_asm;
+
+extern "C" {
+    fn hrt_spin_yield_stub();
+    fn hrt_spin_yield_return();
+    fn hrt_spin_yield_stub_end();
+}
+
+/// Where the stub starts (the target of `slot_table::Then::Yield` slots).
+pub fn stub_address() -> u64 {
+    hrt_spin_yield_stub as *const () as u64
+}
+
+/// Whether a call's return address is the stub's own: a yield, not the program's call.
+pub fn is_yield_call(return_address: u64) -> bool {
+    return_address == hrt_spin_yield_return as *const () as u64
+}
+
+/// Whether `rip` lies in the stub.
+pub fn in_stub(rip: u64) -> bool {
+    (stub_address()..hrt_spin_yield_stub_end as *const () as u64).contains(&rip)
+}

@@ -1,0 +1,245 @@
+//! Spin-wait loops in program code that yield their vCPU by themselves.
+//!
+//! A thread waiting for a flag in a plain-load loop (`while (flag[i-1] == 0) { #pragma omp
+//! flush }`, NPB LU's pipeline; PRK's `p2p`) while the thread it waits for is ready on the
+//! same vCPU (threads packed on fewer vCPUs than threads, `sched::thread`) keeps the vCPU
+//! until a look (`sched::spin_look`: a timer interrupt through emulated ring 0, ~100 us here)
+//! finds it spinning and switches. A pipeline needs that at every step: NPB 3.0 LU class W,
+//! 4 threads at `--cpus 4` on 2 host CPUs, ~75,000 looks, 7.5 s against 1.0 with 2 threads.
+//!
+//! So the first look that finds a thread spinning in such a loop (`arch::spin_loop::find`:
+//! every round only loads, computes in registers, compares and branches, and keeps nothing
+//! for the next round) while another thread waits for its vCPU rewrites the loop's head: its
+//! first instructions (the window, 5-9 bytes of straight-line code) become a `jmp` to a slot
+//! (`arch::slot_table::Then::Yield`) that calls the yield stub (`arch::spin_yield`: it enters
+//! the kernel only when a thread waits in this vCPU's run queue), replays the window and jumps
+//! back after it. Each round then hands the vCPU over at once where a thread is ready, and
+//! costs a few dozen cycles more where none is. What the program can observe does not change:
+//! the stub keeps every register and the flags, its call writes below the red zone (as a
+//! signal frame would), and the loop's rounds still read what they read.
+//!
+//! Conditions (else the loop is left to the looks, and not examined again):
+//! - rewriting is on (`rewrite::enabled`, no `--no-rewrite`);
+//! - the loop lies in a function the symbol or unwind table names, decoded there on the same
+//!   instruction boundaries, with no indirect jump (whose targets could not be known);
+//! - the window is straight-line code at the loop's head, inside the loop, and no branch of
+//!   the function lands inside it but at its start;
+//! - the thread found spinning is in no restartable sequence (rseq) whose critical section
+//!   holds the loop: a switch there must send the thread to the section's abort address,
+//!   which a yield from the slot, outside the section, would not;
+//! - a slot is in reach (±2 GiB) and the other CPUs stop within the freeze's timeout.
+//!
+//! The patch is made with every other CPU stopped at a safe point (`sched::freeze`, as
+//! `regsite` does). A thread stopped inside the window (an old instruction start that is no
+//! new one) resumes at the loop's head (`rewrite::record_interior`, applied by
+//! `regsite::fix_resume_point`): the round starts again, which the loop's purity makes the
+//! same as going on.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use iced_x86::{FlowControl, Instruction};
+
+use crate::arch::slot_table::{self, Replayed, Then};
+use crate::arch::traps::TrapFrame;
+use crate::sync::SpinLock;
+
+/// Loops examined (patched or not), at most.
+const MAX_LOOPS: usize = 64;
+/// A window's bytes: at least the `jmp rel32`, at most what a slot holds beside its call and
+/// jump back (`slot_table`: 32 bytes, 23 of them the call and the jump).
+const JMP_LEN: u64 = 5;
+const MAX_WINDOW: u64 = 9;
+/// How long the patching CPU waits for the others; if they do not stop in time, the loop is
+/// left to the looks (a CPU that waits for this one, which has interrupts masked here, stops
+/// only at the timeout).
+const FREEZE_TIMEOUT_NS: u64 = 20_000_000;
+/// A slot's length (`slot_table`'s window slots).
+const SLOT_LEN: u64 = 32;
+
+/// The loops examined: head, end (of the back branch) and slot (0: left as it was).
+struct Loop {
+    start: AtomicU64,
+    end: AtomicU64,
+    slot: AtomicU64,
+}
+
+static LOOPS: [Loop; MAX_LOOPS] =
+    [const { Loop { start: AtomicU64::new(0), end: AtomicU64::new(0), slot: AtomicU64::new(0) } }; MAX_LOOPS];
+/// Entries of `LOOPS` in use.
+static USED: AtomicUsize = AtomicUsize::new(0);
+/// Serialises `remember` (a refusal is recorded without a freeze).
+static REMEMBER: SpinLock<()> = SpinLock::new(());
+static PATCHED: AtomicUsize = AtomicUsize::new(0);
+static YIELDS: AtomicU64 = AtomicU64::new(0);
+
+/// Registers the look's hooks (`sched::spin_look`), with rewriting on.
+pub fn init() {
+    if super::rewrite::enabled() {
+        crate::sched::spin_look::set_spin_site_hooks(on_spinning, is_patched);
+    }
+}
+
+/// How many loops were rewritten to yield, and how many times their rounds yielded (`-v`).
+pub fn counts() -> (usize, u64) {
+    (PATCHED.load(Ordering::Relaxed), YIELDS.load(Ordering::Relaxed))
+}
+
+/// A rewritten loop's round found a thread ready on this CPU (the yield stub's call, which the
+/// dispatcher recognised): that thread runs.
+pub fn yield_round() {
+    YIELDS.fetch_add(1, Ordering::Relaxed);
+    crate::sched::yield_for_spin_site();
+}
+
+/// Whether `rip` is in a rewritten loop, its slot or the yield stub: a thread spinning there
+/// (with no thread ready on its vCPU, so the stub returns at once).
+fn is_patched(rip: u64) -> bool {
+    if PATCHED.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    crate::arch::spin_yield::in_stub(rip)
+        || LOOPS[..USED.load(Ordering::Acquire).min(MAX_LOOPS)].iter().any(|l| {
+            let slot = l.slot.load(Ordering::Relaxed);
+            slot != 0
+                && ((l.start.load(Ordering::Relaxed)..l.end.load(Ordering::Relaxed)).contains(&rip)
+                    || (slot..slot + SLOT_LEN).contains(&rip))
+        })
+}
+
+fn examined(start: u64) -> bool {
+    LOOPS[..USED.load(Ordering::Acquire).min(MAX_LOOPS)].iter().any(|l| l.start.load(Ordering::Relaxed) == start)
+}
+
+/// The look found the program at `frame` spinning in a loop without PAUSE while another thread
+/// waits for this vCPU (ring 3, interrupts masked, no lock held): rewrites the loop the first
+/// time (see the module comment).
+fn on_spinning(frame: &mut TrapFrame) {
+    let Some((start, end)) = crate::arch::spin_loop::find(frame.rip) else { return };
+    if examined(start) || USED.load(Ordering::Acquire) >= MAX_LOOPS {
+        return;
+    }
+    if super::rseq::section_overlaps(start, end) {
+        // A restartable sequence's critical section: a thread switched away inside it must
+        // resume at its abort address, which a yield from the slot (outside the section)
+        // would not see.
+        remember(start, end, 0);
+        return;
+    }
+    let Some(window) = window(start, end) else {
+        remember(start, end, 0);
+        return;
+    };
+    if !crate::sched::freeze::freeze_others(FREEZE_TIMEOUT_NS, crate::sched::freeze::Halted::AreStopped) {
+        remember(start, end, 0);
+        return;
+    }
+    // Another CPU may have examined it while this one waited to freeze.
+    if !examined(start) && USED.load(Ordering::Acquire) < MAX_LOOPS {
+        let slot = super::usermem::while_mapped_and(start, end, |mapped| patch(start, &window, mapped)).flatten();
+        remember(start, end, slot.unwrap_or(0));
+        if slot.is_some() {
+            PATCHED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    if frame.rip > start && frame.rip < start + window.len {
+        frame.rip = start;
+    }
+    crate::sched::freeze::thaw();
+}
+
+/// Records a loop examined (`slot` 0: left as it was; a refusal may be recorded twice by a
+/// race, harmless).
+fn remember(start: u64, end: u64, slot: u64) {
+    let _serial = REMEMBER.lock();
+    let n = USED.load(Ordering::Acquire);
+    if n >= MAX_LOOPS {
+        return;
+    }
+    LOOPS[n].start.store(start, Ordering::Relaxed);
+    LOOPS[n].end.store(end, Ordering::Relaxed);
+    LOOPS[n].slot.store(slot, Ordering::Relaxed);
+    USED.store(n + 1, Ordering::Release);
+}
+
+/// The window of the loop `[start, end)`: its first instructions, as the function decodes
+/// them, up to at least `JMP_LEN` bytes.
+struct Window {
+    len: u64,
+    replay: Vec<Replayed>,
+    /// Old instruction starts inside it other than `start`.
+    interiors: Vec<u64>,
+}
+
+fn window(start: u64, end: u64) -> Option<Window> {
+    let (fstart, fend) = super::symbols::function_at(start)?;
+    let instrs: Vec<Instruction> = super::rewrite::decode_function(fstart, fend)?;
+    if instrs.iter().any(|i| i.flow_control() == FlowControl::IndirectBranch) {
+        return None;
+    }
+    let first = instrs.iter().position(|i| i.ip() == start)?;
+    let mut len = 0;
+    let mut taken = Vec::new();
+    for i in &instrs[first..] {
+        if len >= JMP_LEN {
+            break;
+        }
+        if i.flow_control() != FlowControl::Next || i.has_segment_prefix() || i.ip() + i.len() as u64 > end {
+            return None;
+        }
+        len += i.len() as u64;
+        taken.push(*i);
+    }
+    if !(JMP_LEN..=MAX_WINDOW).contains(&len) {
+        return None;
+    }
+    let interiors: Vec<u64> = taken[1..].iter().map(|i| i.ip()).collect();
+    let lands_inside =
+        instrs.iter().any(|i| i.flow_control() != FlowControl::Next && interiors.contains(&i.near_branch_target()));
+    if lands_inside {
+        return None;
+    }
+    let replay = slot_table::straight_replay(super::uaccess::slice(start, len).ok()?, start)?;
+    Some(Window { len, replay, interiors })
+}
+
+/// With the other CPUs stopped and the code mapped: if the window's bytes are still the ones
+/// decoded, writes `jmp slot` over its start (int3 after it) and returns the slot's address.
+fn patch(start: u64, window: &Window, mapped: &dyn Fn(u64, u64) -> bool) -> Option<u64> {
+    let old = super::uaccess::slice(start, window.len).ok()?;
+    let mut at = 0;
+    for r in &window.replay {
+        if old[at..at + r.len] != r.bytes[..r.len] {
+            return None;
+        }
+        at += r.len;
+    }
+    let back = start + window.len;
+    let rel = slot_table::window_call(&window.replay, start + JMP_LEN, mapped, Then::Yield { back })?;
+    // Recorded before the bytes change: a saved rip inside the window resumes at the head.
+    for &at in &window.interiors {
+        super::rewrite::record_interior(at, at - start)?;
+    }
+    super::regsite::note_window(start, back);
+    let mut new = [0xccu8; MAX_WINDOW as usize];
+    new[0] = 0xe9; // jmp rel32
+    new[1..5].copy_from_slice(&rel.to_le_bytes());
+    crate::arch::call_gate::write_code(start, &new[..window.len as usize]);
+    Some((start + JMP_LEN).wrapping_add(rel as i64 as u64))
+}
+
+/// An exec replaced the program's image (its other threads are gone): no loop is known.
+pub fn reset() {
+    let _serial = REMEMBER.lock();
+    USED.store(0, Ordering::Release);
+}
+
+/// Program memory in `[start, end)` is unmapped: loops there are no longer the program's.
+pub fn forget(start: u64, end: u64) {
+    for l in &LOOPS[..USED.load(Ordering::Acquire).min(MAX_LOOPS)] {
+        if (start..end).contains(&l.start.load(Ordering::Relaxed)) {
+            l.slot.store(0, Ordering::Relaxed);
+            l.start.store(u64::MAX, Ordering::Relaxed);
+        }
+    }
+}
