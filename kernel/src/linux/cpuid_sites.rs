@@ -269,7 +269,7 @@ fn table_targets(table: u64, entries: u64, lo: u64, hi: u64, out: &mut Vec<u64>)
 fn patch(start: u64, site: u64) -> bool {
     let len = (site + 2 - start) as usize;
     let Ok(old) = super::uaccess::slice(start, len as u64) else { return false };
-    let Some(replay) = slot_table::straight_replay(&old[..len - 2], start) else { return false };
+    let Some(replay) = slot_table::replay_of(&old[..len - 2], start) else { return false };
     let mapped = |start, end| super::usermem::is_mapped(start, end);
     let Some(rel) = slot_table::window_call(&replay, site + 2, &mapped, Then::Cpuid { back: site + 2 }) else {
         return false;

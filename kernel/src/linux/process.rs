@@ -232,6 +232,14 @@ fn report_counts() {
         crate::kinfo!("kernel: {cpuid} CPUID site(s) rewritten into calls, {cpuid_kept} kept CPUID");
         let (loops, yields) = super::spin_sites::counts();
         crate::kinfo!("kernel: {loops} spin-wait loop(s) rewritten to yield their vCPU, {yields} yield(s) from them");
+        let mut list = alloc::string::String::new();
+        for (start, end, rewritten) in super::spin_sites::examined_loops() {
+            let how = if rewritten { "rewritten" } else { "left" };
+            let _ = core::fmt::Write::write_fmt(&mut list, format_args!(" {start:#x}-{end:#x} {how},"));
+        }
+        if !list.is_empty() {
+            crate::kinfo!("kernel: spin-wait loops examined:{}", list.trim_end_matches(','));
+        }
     }
     let (kept, exact) = super::calls::memory::lowerings();
     if kept + exact > 0 {

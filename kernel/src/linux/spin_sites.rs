@@ -9,8 +9,9 @@
 //!
 //! So the first look that finds a thread spinning in such a loop (`arch::spin_loop::find`:
 //! every round only loads, computes in registers, compares and branches, and keeps nothing
-//! for the next round) while another thread waits for its vCPU rewrites the loop's head: its
-//! first instructions (the window, 5-9 bytes of straight-line code) become a `jmp` to a slot
+//! for the next round) while another thread waits for its vCPU rewrites the loop: a few of its
+//! instructions (the window, 5-9 bytes of straight-line code every round passes, at its head
+//! or, in a loop entered in its middle, after that entry) become a `jmp` to a slot
 //! (`arch::slot_table::Then::Yield`) that calls the yield stub (`arch::spin_yield`: it enters
 //! the kernel only when a thread waits in this vCPU's run queue), replays the window and jumps
 //! back after it. Each round then hands the vCPU over at once where a thread is ready, and
@@ -22,8 +23,8 @@
 //! - rewriting is on (`rewrite::enabled`, no `--no-rewrite`);
 //! - the loop lies in a function the symbol or unwind table names, decoded there on the same
 //!   instruction boundaries, with no indirect jump (whose targets could not be known);
-//! - the window is straight-line code at the loop's head, inside the loop, and no branch of
-//!   the function lands inside it but at its start;
+//! - the window is straight-line code inside the loop, and no branch of the function lands
+//!   inside it but at its start;
 //! - the thread found spinning is in no restartable sequence (rseq) whose critical section
 //!   holds the loop: a switch there must send the thread to the section's abort address,
 //!   which a yield from the slot, outside the section, would not;
@@ -33,7 +34,7 @@
 //! `regsite` does). A thread stopped inside the window (an old instruction start that is no
 //! new one) resumes at the loop's head (`rewrite::record_interior`, applied by
 //! `regsite::fix_resume_point`): the round starts again, which the loop's purity makes the
-//! same as going on.
+//! same as going on (every register a round writes it writes before it reads it).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -46,10 +47,10 @@ use crate::sync::SpinLock;
 
 /// Loops examined (patched or not), at most.
 const MAX_LOOPS: usize = 64;
-/// A window's bytes: at least the `jmp rel32`, at most what a slot holds beside its call and
-/// jump back (`slot_table`: 32 bytes, 23 of them the call and the jump).
+/// A window's bytes: at least the `jmp rel32`, at most 15 (what a slot holds beside its call
+/// and jump back, `slot_table`'s 32 bytes less 23, decides: a back branch there takes 2).
 const JMP_LEN: u64 = 5;
-const MAX_WINDOW: u64 = 9;
+const MAX_WINDOW: u64 = 15;
 /// How long the patching CPU waits for the others; if they do not stop in time, the loop is
 /// left to the looks (a CPU that waits for this one, which has interrupts masked here, stops
 /// only at the timeout).
@@ -107,6 +108,15 @@ fn is_patched(rip: u64) -> bool {
         })
 }
 
+/// The loops examined so far (head, end, whether rewritten), for `-v`.
+pub fn examined_loops() -> Vec<(u64, u64, bool)> {
+    LOOPS[..USED.load(Ordering::Acquire).min(MAX_LOOPS)]
+        .iter()
+        .map(|l| (l.start.load(Ordering::Relaxed), l.end.load(Ordering::Relaxed), l.slot.load(Ordering::Relaxed) != 0))
+        .filter(|&(start, ..)| start != u64::MAX)
+        .collect()
+}
+
 fn examined(start: u64) -> bool {
     LOOPS[..USED.load(Ordering::Acquire).min(MAX_LOOPS)].iter().any(|l| l.start.load(Ordering::Relaxed) == start)
 }
@@ -142,7 +152,7 @@ fn on_spinning(frame: &mut TrapFrame) {
             PATCHED.fetch_add(1, Ordering::Relaxed);
         }
     }
-    if frame.rip > start && frame.rip < start + window.len {
+    if frame.rip > window.at && frame.rip < window.at + window.len {
         frame.rip = start;
     }
     crate::sched::freeze::thaw();
@@ -162,12 +172,18 @@ fn remember(start: u64, end: u64, slot: u64) {
     USED.store(n + 1, Ordering::Release);
 }
 
-/// The window of the loop `[start, end)`: its first instructions, as the function decodes
-/// them, up to at least `JMP_LEN` bytes.
+/// The window of the loop `[start, end)`: straight-line instructions inside it, as the
+/// function decodes them, at least `JMP_LEN` bytes, where every round that goes on passes
+/// (the first such run from the head that no branch enters but at its first instruction: a
+/// loop entered in its middle, as compilers rotate them, has its window after that entry).
 struct Window {
+    /// Its first instruction.
+    at: u64,
     len: u64,
     replay: Vec<Replayed>,
-    /// Old instruction starts inside it other than `start`.
+    /// Old instruction starts inside it other than `at`: a thread stopped there starts the
+    /// round again at the loop's head (the window's first instructions may have overwritten
+    /// their own inputs, `imul %eax, %ecx`, so not at `at`).
     interiors: Vec<u64>,
 }
 
@@ -178,35 +194,46 @@ fn window(start: u64, end: u64) -> Option<Window> {
         return None;
     }
     let first = instrs.iter().position(|i| i.ip() == start)?;
-    let mut len = 0;
-    let mut taken = Vec::new();
-    for i in &instrs[first..] {
-        if len >= JMP_LEN {
-            break;
+    let last = instrs.iter().position(|i| i.next_ip() == end)?;
+    let lands = |at: u64| instrs.iter().any(|i| i.flow_control() != FlowControl::Next && i.near_branch_target() == at);
+    'candidates: for k in first..last {
+        let mut len = 0;
+        let mut taken = Vec::new();
+        for (n, i) in instrs[k..=last].iter().enumerate() {
+            if len >= JMP_LEN {
+                break;
+            }
+            // The back branch may end a window that starts at the head (`while (*p == 0);` is
+            // 4 bytes before it): the slot's copy goes to the slot's own start.
+            let back_to_head = k + n == last
+                && k == first
+                && i.flow_control() == FlowControl::ConditionalBranch
+                && i.near_branch_target() == start;
+            if !back_to_head && (i.flow_control() != FlowControl::Next || i.has_segment_prefix()) {
+                continue 'candidates;
+            }
+            len += i.len() as u64;
+            taken.push(*i);
         }
-        if i.flow_control() != FlowControl::Next || i.has_segment_prefix() || i.ip() + i.len() as u64 > end {
-            return None;
+        if !(JMP_LEN..=MAX_WINDOW).contains(&len) {
+            continue;
         }
-        len += i.len() as u64;
-        taken.push(*i);
+        let interiors: Vec<u64> = taken[1..].iter().map(|i| i.ip()).collect();
+        if interiors.iter().any(|&at| lands(at)) {
+            continue;
+        }
+        let at = instrs[k].ip();
+        let replay = slot_table::replay_of(super::uaccess::slice(at, len).ok()?, at)?;
+        return Some(Window { at, len, replay, interiors });
     }
-    if !(JMP_LEN..=MAX_WINDOW).contains(&len) {
-        return None;
-    }
-    let interiors: Vec<u64> = taken[1..].iter().map(|i| i.ip()).collect();
-    let lands_inside =
-        instrs.iter().any(|i| i.flow_control() != FlowControl::Next && interiors.contains(&i.near_branch_target()));
-    if lands_inside {
-        return None;
-    }
-    let replay = slot_table::straight_replay(super::uaccess::slice(start, len).ok()?, start)?;
-    Some(Window { len, replay, interiors })
+    None
 }
 
 /// With the other CPUs stopped and the code mapped: if the window's bytes are still the ones
 /// decoded, writes `jmp slot` over its start (int3 after it) and returns the slot's address.
+/// `start` is the loop's head.
 fn patch(start: u64, window: &Window, mapped: &dyn Fn(u64, u64) -> bool) -> Option<u64> {
-    let old = super::uaccess::slice(start, window.len).ok()?;
+    let old = super::uaccess::slice(window.at, window.len).ok()?;
     let mut at = 0;
     for r in &window.replay {
         if old[at..at + r.len] != r.bytes[..r.len] {
@@ -214,8 +241,9 @@ fn patch(start: u64, window: &Window, mapped: &dyn Fn(u64, u64) -> bool) -> Opti
         }
         at += r.len;
     }
-    let back = start + window.len;
-    let rel = slot_table::window_call(&window.replay, start + JMP_LEN, mapped, Then::Yield { back })?;
+    let back = window.at + window.len;
+    let then = Then::Yield { back, head: start };
+    let rel = slot_table::window_call(&window.replay, window.at + JMP_LEN, mapped, then)?;
     // Recorded before the bytes change: a saved rip inside the window resumes at the head.
     for &at in &window.interiors {
         super::rewrite::record_interior(at, at - start)?;
@@ -224,8 +252,8 @@ fn patch(start: u64, window: &Window, mapped: &dyn Fn(u64, u64) -> bool) -> Opti
     let mut new = [0xccu8; MAX_WINDOW as usize];
     new[0] = 0xe9; // jmp rel32
     new[1..5].copy_from_slice(&rel.to_le_bytes());
-    crate::arch::call_gate::write_code(start, &new[..window.len as usize]);
-    Some((start + JMP_LEN).wrapping_add(rel as i64 as u64))
+    crate::arch::call_gate::write_code(window.at, &new[..window.len as usize]);
+    Some((window.at + JMP_LEN).wrapping_add(rel as i64 as u64))
 }
 
 /// An exec replaced the program's image (its other threads are gone): no loop is known.

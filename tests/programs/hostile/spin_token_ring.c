@@ -7,9 +7,11 @@
  * - `registers`: an assembly loop (two loads, then the compare) with sentinel values
  *   in every register the loop does not use, caller-saved ones (rcx, r11: what SYSCALL and
  *   the kernel's entry clobber) and vector registers included, checked after each wait: a
- *   rewritten loop's yield must change none of them, nor the flags the loop's branch reads.
+ *   rewritten loop's yield must change none of them, nor the flags the loop's branch reads;
+ * - `short`: `1: mov (%rdi), %eax; cmp %esi, %eax; jne 1b`, 4 bytes before its back branch,
+ *   which the rewritten window then holds too.
  * Prints how many turns each thread took and whether every register survived; the output is
- * the same on any machine. Usage: spin_token_ring [global|registers] [threads] [rounds]. */
+ * the same on any machine. Usage: spin_token_ring [global|registers|short] [threads] [rounds]. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,18 @@ static volatile int turn;
 static long counts[MAX_THREADS];
 static long broken[MAX_THREADS];
 static int nthreads, rounds;
-static int use_registers;
+static int use_registers, use_short;
+
+/* The shortest wait: two 2-byte instructions and the back branch. */
+static void wait_short(volatile int *flag, int want) {
+    __asm__ volatile("1:\n\t"
+                     "mov (%%rdi), %%eax\n\t"
+                     "cmp %%esi, %%eax\n\t"
+                     "jne 1b\n\t"
+                     :
+                     : "D"(flag), "S"(want)
+                     : "rax", "cc", "memory");
+}
 
 /* Waits until *flag == want, with sentinels in rcx, rdx, rsi, rdi, r8-r11, xmm0 and xmm15;
  * returns how many of them changed. The loop reads the flag twice per round, so that its
@@ -106,6 +119,8 @@ static void *worker(void *arg) {
     for (int r = 0; r < rounds; r++) {
         if (use_registers)
             broken[me] += wait_with_sentinels(&turn, me);
+        else if (use_short)
+            wait_short(&turn, me);
         else
             while (turn != me)
                 ;
@@ -117,10 +132,11 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
     use_registers = argc > 1 && strcmp(argv[1], "registers") == 0;
+    use_short = argc > 1 && strcmp(argv[1], "short") == 0;
     nthreads = argc > 2 ? atoi(argv[2]) : 4;
     rounds = argc > 3 ? atoi(argv[3]) : 1000;
     if (nthreads < 1 || nthreads > MAX_THREADS || rounds < 1) {
-        fprintf(stderr, "usage: spin_token_ring [global|registers] [threads 1-16] [rounds]\n");
+        fprintf(stderr, "usage: spin_token_ring [global|registers|short] [threads 1-16] [rounds]\n");
         return 2;
     }
     pthread_t t[MAX_THREADS];

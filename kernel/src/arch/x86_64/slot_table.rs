@@ -176,9 +176,11 @@ pub enum Then {
     /// Reached by `jmp`; calls the CPUID stub (`cpuid_cache`) with rsp 128 bytes lower, past
     /// the red zone a leaf function may use, and jumps `back`: the window ended in a `cpuid`.
     Cpuid { back: u64 },
-    /// Reached by `jmp` from a spin-wait loop's head; calls the yield stub (`spin_yield`) with
-    /// rsp 128 bytes lower first, then replays the window and jumps `back` (right after it).
-    Yield { back: u64 },
+    /// Reached by `jmp` from a spin-wait loop; calls the yield stub (`spin_yield`) with rsp 128
+    /// bytes lower first, then replays the window and jumps `back` (right after it). The
+    /// window may end with the loop's back branch: one to `head`, where the window starts,
+    /// goes to the slot's own start (no stub).
+    Yield { back: u64, head: u64 },
 }
 
 impl Then {
@@ -222,9 +224,9 @@ pub struct Replayed {
     pub fixup: Fixup,
 }
 
-/// The instructions of `code` (straight-line code at `ip`, no branch) as a slot replays them:
-/// RIP-relative operands adjusted there. None if some byte does not decode.
-pub fn straight_replay(code: &[u8], ip: u64) -> Option<Vec<Replayed>> {
+/// The instructions of `code` (at `ip`) as a slot replays them: RIP-relative operands adjusted
+/// there, conditional branches to their targets. None if some byte does not decode.
+pub fn replay_of(code: &[u8], ip: u64) -> Option<Vec<Replayed>> {
     let mut decoder = iced_x86::Decoder::with_ip(64, code, ip, iced_x86::DecoderOptions::NONE);
     let mut replay = Vec::new();
     let mut at = 0;
@@ -235,7 +237,9 @@ pub fn straight_replay(code: &[u8], ip: u64) -> Option<Vec<Replayed>> {
         }
         let mut bytes = [0u8; 15];
         bytes[..i.len()].copy_from_slice(&code[at..at + i.len()]);
-        let fixup = if i.is_ip_rel_memory_operand() {
+        let fixup = if i.is_jcc_short_or_near() {
+            Fixup::Branch(i.condition_code() as u8 - 1, i.near_branch_target())
+        } else if i.is_ip_rel_memory_operand() {
             Fixup::RipRelative(decoder.get_constant_offsets(&i).displacement_offset(), i.ip_rel_memory_address())
         } else {
             Fixup::None
@@ -273,7 +277,10 @@ const STUB_LEN: usize = 10;
 fn window_code(replay: &[Replayed], addr: u64, target: u64, then: Then) -> Option<[u8; WINDOW_SLOT]> {
     let mut code = [0xccu8; WINDOW_SLOT];
     let body: usize = replay.iter().map(|r| if matches!(r.fixup, Fixup::Branch(..)) { 2 } else { r.len }).sum();
-    let branches = replay.iter().filter(|r| matches!(r.fixup, Fixup::Branch(..))).count();
+    // A yield slot's branch back to its window's start: to the slot's start.
+    let to_slot =
+        |r: &Replayed| matches!((r.fixup, then), (Fixup::Branch(_, to), Then::Yield { head, .. }) if to == head);
+    let branches = replay.iter().filter(|r| matches!(r.fixup, Fixup::Branch(..)) && !to_slot(r)).count();
     let tail = match then {
         Then::Enter => 5,
         Then::Cpuid { .. } | Then::Yield { .. } => CPUID_TAIL,
@@ -293,6 +300,13 @@ fn window_code(replay: &[Replayed], addr: u64, target: u64, then: Then) -> Optio
     }
     for r in replay {
         match r.fixup {
+            Fixup::Branch(condition, _) if to_slot(r) => {
+                // j<cc> rel8 to the slot's start.
+                code[at] = 0x70 | (condition & 0xf);
+                code[at + 1] = (-(at as i64 + 2)) as i8 as u8;
+                at += 2;
+                continue;
+            }
             Fixup::Branch(condition, to) => {
                 // j<cc> rel8 to this branch's stub.
                 code[at] = 0x70 | (condition & 0xf);
@@ -333,7 +347,7 @@ fn window_code(replay: &[Replayed], addr: u64, target: u64, then: Then) -> Optio
             at = call_below_red_zone(&mut code, addr, at, target)?;
             jump_to(&mut code, addr, at, back)?;
         }
-        Then::Yield { back } => jump_to(&mut code, addr, at, back)?,
+        Then::Yield { back, .. } => jump_to(&mut code, addr, at, back)?,
     }
     Some(code)
 }

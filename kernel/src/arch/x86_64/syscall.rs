@@ -37,6 +37,8 @@ core::arch::global_asm!(
     entry_len = const super::cpuid_cache::ENTRY_LEN,
     cpu_id = const super::percpu::OFF_CPU_ID,
     ready = sym super::spin_yield::HRT_SPIN_YIELD_READY,
+    last = sym super::spin_yield::HRT_SPIN_YIELD_LAST,
+    round = const super::spin_yield::ROUND_TICKS,
     nr = const linux_raw_sys::general::__NR_sched_yield,
 );
 
