@@ -726,6 +726,10 @@ pub mod nr {
     /// kernel hides the pages past its end: SIGBUS), or a negated errno (EINVAL, EFAULT, ENOMEM:
     /// only a regular file's mapping grows past what covers it).
     pub const REMAP_SHARED: u64 = 35;
+    /// A kernel entry found the GS base not the kernel's (the program ran WRGSBASE, which the
+    /// kernel in the program's ring cannot survive): args[0] is the base. Made from a static
+    /// block, not the CPU's. The monitor ends the run as a program killed by SIGILL.
+    pub const PROGRAM_GS_BASE: u64 = 36;
 }
 
 /// What [`nr::CORE_DUMP`] is given: the ending thread and process, as the notes of a Linux

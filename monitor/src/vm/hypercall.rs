@@ -301,6 +301,10 @@ pub fn serve(shared: &Shared, block_addr: u64) -> Outcome {
             outcome = Outcome::Stop(Exit::Failure(hrt_abi::PANIC_STATUS as u8));
             0
         }
+        nr::PROGRAM_GS_BASE => {
+            outcome = Outcome::Stop(super::vcpu::program_set_gs_base(call.args[0]));
+            0
+        }
         _ => -(libc::ENOSYS as i64),
     };
     let ret_addr = block_addr + std::mem::offset_of!(Hypercall, ret) as u64;

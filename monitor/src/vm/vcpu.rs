@@ -458,6 +458,18 @@ fn program_gs_base(vcpu: &VcpuFd, shared: &Shared) -> Option<u64> {
     (base == 0 || (lo..hi).contains(&base)).then_some(base)
 }
 
+/// The end of a run whose program set the GS base (`base`) with WRGSBASE: seen by a kernel
+/// entry (`nr::PROGRAM_GS_BASE`) or by the triple fault that followed one.
+pub fn program_set_gs_base(base: u64) -> Exit {
+    eprintln!(
+        "hrt: Illegal instruction: the program set the GS base to {base:#x} (WRGSBASE), \
+         which the kernel keeps for its per-CPU data when it runs in the program's ring; \
+         hrt does not offer FSGSBASE (AT_HWCAP2) nor ARCH_SET_GS"
+    );
+    super::fork::note_end_signal(libc::SIGILL as u64);
+    Exit::Status(128 + libc::SIGILL)
+}
+
 /// True if the vCPU stopped in the program's code while the program runs in ring 0.
 fn program_in_ring0(vcpu: &VcpuFd, shared: &Shared) -> bool {
     let (lo, hi) = shared.program_mem;
@@ -536,13 +548,7 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
             }
             VcpuExit::Shutdown => {
                 if let Some(base) = program_gs_base(&vcpu, shared) {
-                    eprintln!(
-                        "hrt: Illegal instruction: the program set the GS base to {base:#x} (WRGSBASE), \
-                         which the kernel keeps for its per-CPU data when it runs in the program's ring; \
-                         hrt does not offer FSGSBASE (AT_HWCAP2) nor ARCH_SET_GS"
-                    );
-                    super::fork::note_end_signal(libc::SIGILL as u64);
-                    return Exit::Status(128 + libc::SIGILL);
+                    return program_set_gs_base(base);
                 }
                 eprintln!(
                     "hrt: {}",

@@ -39,6 +39,9 @@ pub struct PerCpu {
     pub deferred_irqs: AtomicU64,
     /// Scratch of `ring3::syscall_entry` (the flags of a call-entered system call).
     pub entry_flags: AtomicU64,
+    /// `percpu::MAGIC`, which the ring-3 entries compare first: a GS base the program set
+    /// (WRGSBASE) has none (`ring3::syscall_entry`).
+    pub magic: u64,
     pub online: AtomicBool,
     pub gdt: PerCpuCell<Gdt>,
     pub tss: PerCpuCell<Tss>,
@@ -60,6 +63,7 @@ impl PerCpu {
             noted_irqs: AtomicU64::new(0),
             deferred_irqs: AtomicU64::new(0),
             entry_flags: AtomicU64::new(0),
+            magic: percpu::MAGIC as u64,
             online: AtomicBool::new(false),
             gdt: PerCpuCell::new(Gdt::new()),
             tss: PerCpuCell::new(Tss::new()),
@@ -240,4 +244,5 @@ const _: () = {
     assert!(core::mem::offset_of!(PerCpu, noted_irqs) == percpu::OFF_NOTED_IRQS);
     assert!(core::mem::offset_of!(PerCpu, deferred_irqs) == percpu::OFF_DEFERRED_IRQS);
     assert!(core::mem::offset_of!(PerCpu, entry_flags) == percpu::OFF_ENTRY_FLAGS);
+    assert!(core::mem::offset_of!(PerCpu, magic) == percpu::OFF_MAGIC);
 };

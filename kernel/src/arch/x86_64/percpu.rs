@@ -27,6 +27,9 @@ pub const OFF_DEFERRED_IRQS: usize = 112;
 /// Scratch for the flags of a system call entered by a rewritten call
 /// (`ring3::syscall_entry`: pushed there, popped into r11 at once).
 pub const OFF_ENTRY_FLAGS: usize = 120;
+/// A constant the ring-3 entries compare first (`PerCpu::magic`): a sign-extended imm32.
+pub const OFF_MAGIC: usize = 128;
+pub const MAGIC: i32 = 0x4852_5447;
 
 /// # Safety
 /// `base` must point to this CPU's `PerCpu`, which lives forever and starts with the fields

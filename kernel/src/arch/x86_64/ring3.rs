@@ -803,6 +803,9 @@ pub unsafe extern "C" fn syscall_entry() {
     super::syscall::syscall_entry_asm!(
         ".global hrt_syscall_call_entry",
         "hrt_syscall_call_entry:",
+        // gs:[128] is `OFF_MAGIC`, 0x48525447 `MAGIC` (asserted below).
+        "cmp qword ptr gs:[128], 0x48525447",
+        "jne hrt_program_gs_base",
         "mov qword ptr gs:[32], 2",
         "pop rcx",
         "mov gs:[24], rsp",
@@ -814,6 +817,8 @@ pub unsafe extern "C" fn syscall_entry() {
         "jmp hrt_syscall_ring3_switched",
         ".global hrt_syscall_ring3",
         "hrt_syscall_ring3:",
+        "cmp qword ptr gs:[128], 0x48525447",
+        "jne hrt_program_gs_base",
         "mov qword ptr gs:[32], 1",
         "2:",
         switched: [
@@ -825,6 +830,33 @@ pub unsafe extern "C" fn syscall_entry() {
         cs = USER_CS
     );
 }
+
+const _: () = assert!(super::percpu::OFF_MAGIC == 128 && super::percpu::MAGIC == 0x4852_5447);
+
+/// The request a kernel entry makes when the GS base is not the kernel's (`nr::PROGRAM_GS_BASE`):
+/// a static block, as the CPU's own is found through GS.
+static PROGRAM_GS_BASE_CALL: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
+
+// A kernel entry from the program found no `PerCpu::magic` behind GS: the program set the GS
+// base (WRGSBASE, which PVM lets ring 3 run), where the kernel in the program's ring keeps its
+// per-CPU data. Nothing here uses GS: the base goes to the monitor, which ends the run as a
+// program killed by SIGILL. Before this check such an entry went on with the program's memory
+// for per-CPU data, and ended in a triple fault or, in some kernel builds, a fault loop.
+core::arch::global_asm!(
+    ".global hrt_program_gs_base",
+    "hrt_program_gs_base:",
+    "rdgsbase rax",
+    "mov [rip + {block} + 8], rax",
+    "mov qword ptr [rip + {block}], {nr}",
+    "lea rax, [rip + {block}]",
+    "mov dx, {port}",
+    "2:",
+    "out dx, eax",
+    "jmp 2b",
+    block = sym PROGRAM_GS_BASE_CALL,
+    nr = const hrt_abi::nr::PROGRAM_GS_BASE,
+    port = const hrt_abi::HYPERCALL_PORT,
+);
 
 /// The registers `fast_call_entry` saved, in its push order (lowest address first), and the
 /// return address the site's `call *%rax` pushed.
@@ -864,6 +896,8 @@ pub fn set_fast_call_handler(handler: extern "C" fn(&FastCallRegs) -> i64) {
 #[unsafe(naked)]
 pub unsafe extern "C" fn fast_call_entry() {
     naked_asm!(
+        "cmp qword ptr gs:[{magic_at}], {magic}",
+        "jne hrt_program_gs_base",
         "cmp qword ptr [rip + {handler}], 0",
         "je hrt_syscall_call_entry",
         "mov r11, gs:[{kernel_rsp}]",
@@ -911,6 +945,8 @@ pub unsafe extern "C" fn fast_call_entry() {
         handler = sym FAST_CALL_HANDLER,
         not_fast = const i64::MIN,
         kernel_rsp = const OFF_KERNEL_RSP,
+        magic_at = const super::percpu::OFF_MAGIC,
+        magic = const super::percpu::MAGIC,
     );
 }
 
