@@ -10,7 +10,7 @@
 //! So the first look that finds a thread spinning in such a loop (`arch::spin_loop::find`:
 //! every round only loads, computes in registers, compares and branches, and keeps nothing
 //! for the next round) while another thread waits for its vCPU rewrites the loop: a few of its
-//! instructions (the window, 5-9 bytes of straight-line code every round passes, at its head
+//! instructions (the window, 5-15 bytes of straight-line code every round passes, at its head
 //! or, in a loop entered in its middle, after that entry) become a `jmp` to a slot
 //! (`arch::slot_table::Then::Yield`) that calls the yield stub (`arch::spin_yield`: it enters
 //! the kernel only when a thread waits in this vCPU's run queue), replays the window and jumps
