@@ -802,12 +802,30 @@ fn private_file_mappings_past_2_gib_hold_the_files_bytes() {
 /// then EIO. A write the terminal could not take blocked the thread serving the program's
 /// calls, and the program hung for good; writes to a terminal that may not fit now go to a
 /// worker (forward/blocking.rs, `write_may_wait`).
+///
+/// Linux itself now and then loses the end of a chunk when the slave closes while the host is
+/// loaded (natively "chunks of 8192: wrote 65536, read 56832, then EIO" once in a CI run beside
+/// other work), and hrt's terminal is the host's: a run whose reads came short is made again,
+/// up to three times on each side; a hang or a difference in every run still fails.
 #[test]
 fn a_program_reading_its_own_pty_while_writing_it_does_not_hang() {
-    passes_natively_and_same_on_1_and_2_cpus(
-        "pty_own_reader",
-        Some("chunks of 8192: wrote 65536, read 65536, then EIO"),
-    );
+    let prog = build("pty_own_reader", &[]);
+    let whole = |out: &common::hostile::Outcome| {
+        out.code() == 0
+            && out.stdout.contains("pty own reader: done")
+            && out.stdout.lines().filter(|l| l.contains("wrote 65536, read 65536, then EIO")).count() == 5
+    };
+    let linux = (0..3).map(|_| native(&prog, &[])).find(whole).expect("natively, three runs read short or failed");
+    for cpus in ["1", "2"] {
+        let mut got = hrt(&["--cpus", cpus], &prog, &[]);
+        for _ in 0..2 {
+            if got.hung || whole(&got) {
+                break;
+            }
+            got = hrt(&["--cpus", cpus], &prog, &[]);
+        }
+        assert_same(&format!("pty_own_reader --cpus {cpus}"), &linux, &got);
+    }
 }
 
 /// A read of a pseudo-terminal's master side after its slave side closed fails with EIO, as on
