@@ -222,6 +222,38 @@ fn spin_wait_loops_are_rewritten_to_yield_and_change_nothing() {
     }
 }
 
+/// Unwinding out of rewritten spin-wait loops (tests/programs/hostile/spin_unwind.cc, g++
+/// with `-fnon-call-exceptions`): threads cancelled asynchronously while they spin run their
+/// destructors, and a SIGSEGV in a loop's load thrown as a C++ exception is caught after the
+/// destructors ran. A signal frame built while a thread was in the rewritten loop's slot or the
+/// yield stub named code without an unwind entry: no destructor ran, and the exception ended
+/// in `terminate` (`linux::spin_sites::on_signal` now gives the frame the loop's own address).
+#[test]
+fn unwinding_out_of_rewritten_spin_loops_runs_every_destructor() {
+    let source = common::hostile::repo_root().join("tests/programs/hostile/spin_unwind.cc");
+    let prog = common::hostile::build_with(
+        "g++",
+        &source,
+        "spin_unwind",
+        &["-O2", "-fnon-call-exceptions", "-static", "-pthread"],
+    );
+    for case in ["cancel", "segv"] {
+        let want = native(&prog, &["4", case]);
+        assert!(want.code() == 0 && want.stdout.contains("all unwound"), "natively: {want:?}");
+        for cpus in ["1", "2"] {
+            let out = hrt(&["-v", "--cpus", cpus], &prog, &["4", case]);
+            assert_same(&format!("spin_unwind {case} at --cpus {cpus}"), &want, &out);
+            if pvm_host() {
+                assert!(
+                    !out.stderr.contains("kernel: 0 spin-wait loop(s) rewritten"),
+                    "{case} --cpus {cpus}: no loop rewritten:\n{}",
+                    out.stderr
+                );
+            }
+        }
+    }
+}
+
 /// `--strace` shows every call made through the rewritten `syscall()` site (tracing keeps
 /// the rewriting on and takes every call down the full path).
 #[test]

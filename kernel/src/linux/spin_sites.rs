@@ -41,7 +41,7 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use iced_x86::{FlowControl, Instruction};
 
-use crate::arch::slot_table::{self, Replayed, Then};
+use crate::arch::slot_table::{self, Fixup, Replayed, Then};
 use crate::arch::traps::TrapFrame;
 use crate::sync::SpinLock;
 
@@ -63,10 +63,32 @@ struct Loop {
     start: AtomicU64,
     end: AtomicU64,
     slot: AtomicU64,
+    /// Where the window starts, where it ends (`back`), and how many bytes its copy takes in
+    /// the slot (`body`): what `on_signal` needs.
+    at: AtomicU64,
+    back: AtomicU64,
+    body: AtomicU64,
 }
 
-static LOOPS: [Loop; MAX_LOOPS] =
-    [const { Loop { start: AtomicU64::new(0), end: AtomicU64::new(0), slot: AtomicU64::new(0) } }; MAX_LOOPS];
+static LOOPS: [Loop; MAX_LOOPS] = [const {
+    Loop {
+        start: AtomicU64::new(0),
+        end: AtomicU64::new(0),
+        slot: AtomicU64::new(0),
+        at: AtomicU64::new(0),
+        back: AtomicU64::new(0),
+        body: AtomicU64::new(0),
+    }
+}; MAX_LOOPS];
+
+/// A rewritten loop's slot and window (`Loop`).
+#[derive(Clone, Copy, Default)]
+struct Rewritten {
+    slot: u64,
+    at: u64,
+    back: u64,
+    body: u64,
+}
 /// Entries of `LOOPS` in use.
 static USED: AtomicUsize = AtomicUsize::new(0);
 /// Serialises `remember` (a refusal is recorded without a freeze).
@@ -133,21 +155,25 @@ fn on_spinning(frame: &mut TrapFrame) {
         // A restartable sequence's critical section: a thread switched away inside it must
         // resume at its abort address, which a yield from the slot (outside the section)
         // would not see.
-        remember(start, end, 0);
+        remember(start, end, Rewritten::default());
         return;
     }
     let Some(window) = window(start, end) else {
-        remember(start, end, 0);
+        remember(start, end, Rewritten::default());
         return;
     };
     if !crate::sched::freeze::freeze_others(FREEZE_TIMEOUT_NS, crate::sched::freeze::Halted::AreStopped) {
-        remember(start, end, 0);
+        remember(start, end, Rewritten::default());
         return;
     }
     // Another CPU may have examined it while this one waited to freeze.
     if !examined(start) && USED.load(Ordering::Acquire) < MAX_LOOPS {
         let slot = super::usermem::while_mapped_and(start, end, |mapped| patch(start, &window, mapped)).flatten();
-        remember(start, end, slot.unwrap_or(0));
+        let body =
+            window.replay.iter().map(|r| if matches!(r.fixup, Fixup::Branch(..)) { 2 } else { r.len }).sum::<usize>();
+        let rewritten =
+            slot.map(|slot| Rewritten { slot, at: window.at, back: window.at + window.len, body: body as u64 });
+        remember(start, end, rewritten.unwrap_or_default());
         if slot.is_some() {
             PATCHED.fetch_add(1, Ordering::Relaxed);
         }
@@ -160,17 +186,98 @@ fn on_spinning(frame: &mut TrapFrame) {
 
 /// Records a loop examined (`slot` 0: left as it was; a refusal may be recorded twice by a
 /// race, harmless).
-fn remember(start: u64, end: u64, slot: u64) {
+fn remember(start: u64, end: u64, how: Rewritten) {
     let _serial = REMEMBER.lock();
     let n = USED.load(Ordering::Acquire);
     if n >= MAX_LOOPS {
         return;
     }
-    LOOPS[n].start.store(start, Ordering::Relaxed);
-    LOOPS[n].end.store(end, Ordering::Relaxed);
-    LOOPS[n].slot.store(slot, Ordering::Relaxed);
+    let l = &LOOPS[n];
+    l.start.store(start, Ordering::Relaxed);
+    l.end.store(end, Ordering::Relaxed);
+    l.slot.store(how.slot, Ordering::Relaxed);
+    l.at.store(how.at, Ordering::Relaxed);
+    l.back.store(how.back, Ordering::Relaxed);
+    l.body.store(how.body, Ordering::Relaxed);
     USED.store(n + 1, Ordering::Release);
 }
+
+/// A signal handler's frame is about to be built from `frame`: a thread stopped in a rewritten
+/// loop's slot or in the yield stub goes back to the loop's own code first, so that the frame
+/// (what the handler, an unwinder or a debugger reads) names an instruction of the program, as
+/// without the rewrite: asynchronous cancellation and `-fnon-call-exceptions` unwind from it,
+/// and found no unwind entry for the slot (the cancelled thread's destructors did not run; a
+/// C++ exception thrown from a SIGSEGV in the loop's load ended in `terminate`). In the stub,
+/// the registers it saved come back from the stack and the stack pointer is the loop's; the
+/// thread resumes where the slot's `jmp` is, a round that starts again (which the loop's purity
+/// makes the same). In the slot's copy of the window, at the loop's head, for the same reason.
+pub fn on_signal(frame: &mut TrapFrame) {
+    if PATCHED.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let rip = frame.rip;
+    let used = &LOOPS[..USED.load(Ordering::Acquire).min(MAX_LOOPS)];
+    let slot_of = |addr: u64| used.iter().find(|l| l.slot.load(Ordering::Relaxed) == addr && addr != 0);
+    if let Some(depth) = crate::arch::spin_yield::stub_depth(rip) {
+        // The words the stub pushed (flags, rax, rcx, rdx, r11, in that order), then the
+        // slot's return address.
+        let sp = frame.rsp;
+        let word = |i: u64| super::uaccess::read::<u64>(sp + 8 * i).ok();
+        let Some(ret) = word(depth) else { return };
+        let Some(l) = slot_of(ret.wrapping_sub(slot_table::YIELD_CALL_RETURN)) else { return };
+        let mut saved = [0u64; 5];
+        for (i, w) in saved.iter_mut().enumerate().take(depth as usize) {
+            let Some(v) = word(depth - 1 - i as u64) else { return };
+            *w = v;
+        }
+        let depth = depth as usize;
+        if depth > 0 {
+            frame.rflags = (frame.rflags & !USER_FLAGS) | (saved[0] & USER_FLAGS);
+        }
+        for (i, reg) in [&mut frame.rax, &mut frame.rcx, &mut frame.rdx, &mut frame.r11].into_iter().enumerate() {
+            if depth > i + 1 {
+                *reg = saved[i + 1];
+            }
+        }
+        frame.rsp = sp + 8 * (depth as u64 + 1) + slot_table::RED_ZONE;
+        frame.rip = l.at.load(Ordering::Relaxed);
+        return;
+    }
+    for l in used {
+        let slot = l.slot.load(Ordering::Relaxed);
+        if slot == 0 || !(slot..slot + SLOT_LEN).contains(&rip) {
+            continue;
+        }
+        let (at, back, body) =
+            (l.at.load(Ordering::Relaxed), l.back.load(Ordering::Relaxed), l.body.load(Ordering::Relaxed));
+        let offset = rip - slot;
+        let replay = slot_table::YIELD_REPLAY_AT;
+        if offset < slot_table::YIELD_CALL_RETURN {
+            // Before the call (rsp lowered once past the first `lea`).
+            if offset > 0 {
+                frame.rsp += slot_table::RED_ZONE;
+            }
+            frame.rip = at;
+        } else if offset < replay {
+            frame.rsp += slot_table::RED_ZONE;
+            frame.rip = at;
+        } else if offset < replay + body {
+            frame.rip = l.start.load(Ordering::Relaxed);
+        } else if offset == replay + body {
+            frame.rip = back;
+        } else if let Ok(jmp) = super::uaccess::read::<[u8; 5]>(rip) {
+            // A branch's stub: `jmp target`.
+            if jmp[0] == 0xe9 {
+                let rel = i32::from_le_bytes([jmp[1], jmp[2], jmp[3], jmp[4]]);
+                frame.rip = (rip + 5).wrapping_add(rel as i64 as u64);
+            }
+        }
+        return;
+    }
+}
+
+/// The flags a program's code sets (CF, PF, AF, ZF, SF, DF, OF): what the stub's `pushfq` kept.
+const USER_FLAGS: u64 = 0xcd5;
 
 /// The window of the loop `[start, end)`: straight-line instructions inside it, as the
 /// function decodes them, at least `JMP_LEN` bytes, where every round that goes on passes

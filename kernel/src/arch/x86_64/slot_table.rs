@@ -198,6 +198,12 @@ impl Then {
 const LOWER_RSP: [u8; 5] = [0x48, 0x8d, 0x64, 0x24, 0x80];
 const RAISE_RSP: [u8; 8] = [0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00];
 const CPUID_TAIL: usize = LOWER_RSP.len() + 5 + RAISE_RSP.len() + 5;
+/// In a yield slot (`Then::Yield`): where its call returns, and where its copy of the window
+/// starts (after `lea -128(%rsp), %rsp; call; lea 128(%rsp), %rsp`); how far rsp is lowered.
+pub const YIELD_CALL_RETURN: u64 = (LOWER_RSP.len() + 5) as u64;
+pub const YIELD_REPLAY_AT: u64 = (LOWER_RSP.len() + 5 + RAISE_RSP.len()) as u64;
+pub const RED_ZONE: u64 = 128;
+
 /// Writes the call to `target` below the red zone at `code[at..]` (executed at `addr`):
 /// `lea -128(%rsp), %rsp; call; lea 128(%rsp), %rsp`, which leave the flags as they are.
 /// Returns where the next byte goes.

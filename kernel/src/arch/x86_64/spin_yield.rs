@@ -59,9 +59,17 @@ macro_rules! spin_yield_stub_asm {
             ".global hrt_spin_yield_stub\n",
             "hrt_spin_yield_stub:\n",
             "    pushfq\n",
+            ".global hrt_spin_yield_d1\n",
+            "hrt_spin_yield_d1:\n",
             "    push rax\n",
+            ".global hrt_spin_yield_d2\n",
+            "hrt_spin_yield_d2:\n",
             "    push rcx\n",
+            ".global hrt_spin_yield_d3\n",
+            "hrt_spin_yield_d3:\n",
             "    push rdx\n",
+            ".global hrt_spin_yield_d4\n",
+            "hrt_spin_yield_d4:\n",
             "    rdtsc\n",
             "    shl rdx, 32\n",
             "    or rax, rdx\n",
@@ -86,15 +94,27 @@ macro_rules! spin_yield_stub_asm {
             "    cmp qword ptr [rax], 0\n",
             "    je 2f\n",
             "    push r11\n",
+            ".global hrt_spin_yield_d5\n",
+            "hrt_spin_yield_d5:\n",
             "    mov eax, {nr}\n",
             "    call hrt_syscall_call_entry\n",
             ".global hrt_spin_yield_return\n",
             "hrt_spin_yield_return:\n",
             "    pop r11\n",
+            ".global hrt_spin_yield_p4\n",
+            "hrt_spin_yield_p4:\n",
             "2:  pop rdx\n",
+            ".global hrt_spin_yield_p3\n",
+            "hrt_spin_yield_p3:\n",
             "    pop rcx\n",
+            ".global hrt_spin_yield_p2\n",
+            "hrt_spin_yield_p2:\n",
             "    pop rax\n",
+            ".global hrt_spin_yield_p1\n",
+            "hrt_spin_yield_p1:\n",
             "    popfq\n",
+            ".global hrt_spin_yield_p0\n",
+            "hrt_spin_yield_p0:\n",
             "    ret\n",
             ".global hrt_spin_yield_stub_end\n",
             "hrt_spin_yield_stub_end:\n",
@@ -105,8 +125,43 @@ pub(super) use spin_yield_stub_asm;
 
 extern "C" {
     fn hrt_spin_yield_stub();
+    fn hrt_spin_yield_d1();
+    fn hrt_spin_yield_d2();
+    fn hrt_spin_yield_d3();
+    fn hrt_spin_yield_d4();
+    fn hrt_spin_yield_d5();
     fn hrt_spin_yield_return();
+    fn hrt_spin_yield_p4();
+    fn hrt_spin_yield_p3();
+    fn hrt_spin_yield_p2();
+    fn hrt_spin_yield_p1();
+    fn hrt_spin_yield_p0();
     fn hrt_spin_yield_stub_end();
+}
+
+/// If `rip` lies in the stub: how many words it has pushed there (flags, rax, rcx, rdx, r11,
+/// in that order), above which lies its return address into the slot.
+pub fn stub_depth(rip: u64) -> Option<u64> {
+    let at = |f: unsafe extern "C" fn()| f as *const () as u64;
+    // Each region, from its first instruction, with the words pushed while rip is in it.
+    let regions = [
+        (at(hrt_spin_yield_stub), 0),
+        (at(hrt_spin_yield_d1), 1),
+        (at(hrt_spin_yield_d2), 2),
+        (at(hrt_spin_yield_d3), 3),
+        (at(hrt_spin_yield_d4), 4),
+        (at(hrt_spin_yield_d5), 5),
+        (at(hrt_spin_yield_return), 5),
+        (at(hrt_spin_yield_p4), 4),
+        (at(hrt_spin_yield_p3), 3),
+        (at(hrt_spin_yield_p2), 2),
+        (at(hrt_spin_yield_p1), 1),
+        (at(hrt_spin_yield_p0), 0),
+    ];
+    if !in_stub(rip) {
+        return None;
+    }
+    regions.iter().rev().find(|&&(start, _)| rip >= start).map(|&(_, depth)| depth)
 }
 
 /// Where the stub starts (the target of `slot_table::Then::Yield` slots).

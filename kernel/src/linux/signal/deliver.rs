@@ -119,6 +119,8 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
             restart(regs, nr & !super::RESTART_ALWAYS);
         }
     }
+    // A rewritten spin-wait loop's slot or stub: the frame names the loop's own code.
+    crate::linux::spin_sites::on_signal(regs);
     // A critical section the signal interrupted is left for its abort address, which the
     // frame saves (Linux's rseq_signal_deliver).
     crate::linux::rseq::on_signal(regs);
