@@ -188,7 +188,8 @@ fn register_sites_wait_to_be_patched_while_other_vcpus_compute() {
 /// yield their vCPU at every round (`linux::spin_sites`), a RIP-relative load (`global`), a
 /// two-instruction head with sentinels in every other register (`registers`: rcx and r11,
 /// which the kernel's entry clobbers, and vector registers), all unchanged across the waits,
-/// and a 4-byte loop whose window takes its back branch too (`short`).
+/// a 4-byte loop whose window takes its back branch too (`short`), and a loop whose code the
+/// program then makes writable and patches (`patch`: the patch takes effect, as natively).
 /// Same output as natively at 1, 2 and 4 vCPUs; the loops were rewritten and yielded with
 /// rewriting on, and not with `--no-rewrite` (where the looks hand the vCPUs over).
 #[test]
@@ -203,7 +204,7 @@ fn spin_wait_loops_are_rewritten_to_yield_and_change_nothing() {
         })
         .unwrap_or_default()
     };
-    for shape in ["global", "registers", "short"] {
+    for shape in ["global", "registers", "short", "patch"] {
         // Natively 4 threads on this host's 2 CPUs take a time slice per hand-over: few rounds.
         let args = [shape, "4", "100"];
         let want = native(&prog, &args);

@@ -68,6 +68,9 @@ struct Loop {
     at: AtomicU64,
     back: AtomicU64,
     body: AtomicU64,
+    /// The window's original bytes (at most `MAX_WINDOW`), put back if the program makes the
+    /// code writable (`restore_writable`).
+    original: [AtomicU64; 2],
 }
 
 static LOOPS: [Loop; MAX_LOOPS] = [const {
@@ -78,6 +81,7 @@ static LOOPS: [Loop; MAX_LOOPS] = [const {
         at: AtomicU64::new(0),
         back: AtomicU64::new(0),
         body: AtomicU64::new(0),
+        original: [AtomicU64::new(0), AtomicU64::new(0)],
     }
 }; MAX_LOOPS];
 
@@ -88,6 +92,7 @@ struct Rewritten {
     at: u64,
     back: u64,
     body: u64,
+    original: [u8; 16],
 }
 /// Entries of `LOOPS` in use.
 static USED: AtomicUsize = AtomicUsize::new(0);
@@ -171,8 +176,13 @@ fn on_spinning(frame: &mut TrapFrame) {
         let slot = super::usermem::while_mapped_and(start, end, |mapped| patch(start, &window, mapped)).flatten();
         let body =
             window.replay.iter().map(|r| if matches!(r.fixup, Fixup::Branch(..)) { 2 } else { r.len }).sum::<usize>();
-        let rewritten =
-            slot.map(|slot| Rewritten { slot, at: window.at, back: window.at + window.len, body: body as u64 });
+        let rewritten = slot.map(|slot| Rewritten {
+            slot,
+            at: window.at,
+            back: window.at + window.len,
+            body: body as u64,
+            original: window.original,
+        });
         remember(start, end, rewritten.unwrap_or_default());
         if slot.is_some() {
             PATCHED.fetch_add(1, Ordering::Relaxed);
@@ -199,6 +209,9 @@ fn remember(start: u64, end: u64, how: Rewritten) {
     l.at.store(how.at, Ordering::Relaxed);
     l.back.store(how.back, Ordering::Relaxed);
     l.body.store(how.body, Ordering::Relaxed);
+    for (word, bytes) in l.original.iter().zip(how.original.chunks_exact(8)) {
+        word.store(u64::from_le_bytes(bytes.try_into().unwrap_or_default()), Ordering::Relaxed);
+    }
     USED.store(n + 1, Ordering::Release);
 }
 
@@ -287,6 +300,8 @@ struct Window {
     /// Its first instruction.
     at: u64,
     len: u64,
+    /// Its bytes as the program has them.
+    original: [u8; 16],
     replay: Vec<Replayed>,
     /// Old instruction starts inside it other than `at`: a thread stopped there starts the
     /// round again at the loop's head (the window's first instructions may have overwritten
@@ -330,8 +345,11 @@ fn window(start: u64, end: u64) -> Option<Window> {
             continue;
         }
         let at = instrs[k].ip();
-        let replay = slot_table::replay_of(super::uaccess::slice(at, len).ok()?, at)?;
-        return Some(Window { at, len, replay, interiors });
+        let code = super::uaccess::slice(at, len).ok()?;
+        let replay = slot_table::replay_of(code, at)?;
+        let mut original = [0u8; 16];
+        original[..code.len()].copy_from_slice(code);
+        return Some(Window { at, len, original, replay, interiors });
     }
     None
 }
@@ -362,6 +380,52 @@ fn patch(start: u64, window: &Window, mapped: &dyn Fn(u64, u64) -> bool) -> Opti
     crate::arch::call_gate::write_code(window.at, &new[..window.len as usize]);
     Some((window.at + JMP_LEN).wrapping_add(rel as i64 as u64))
 }
+
+/// The program makes `[start, end)` writable (mprotect): a rewritten loop there gets its
+/// bytes back, with the other CPUs stopped, and is not rewritten again. A program that
+/// patches its own code (a hot-patching framework, a test of its own bytes) then finds what
+/// it wrote there; the slot's copy, which threads in it finish, jumps back after the window.
+pub fn restore_writable(start: u64, end: u64) {
+    if PATCHED.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let used = &LOOPS[..USED.load(Ordering::Acquire).min(MAX_LOOPS)];
+    let hit = |l: &Loop| {
+        let at = l.at.load(Ordering::Relaxed);
+        l.slot.load(Ordering::Relaxed) != 0 && at < end && start < l.back.load(Ordering::Relaxed)
+    };
+    if !used.iter().any(hit) {
+        return;
+    }
+    // Until the others stop: a CPU that waits for this one's interrupts cannot park, and the
+    // timeout ends the attempt, which is made again after this CPU took its interrupts.
+    let was = loop {
+        let was = crate::arch::irq::save_and_disable();
+        if crate::sched::freeze::freeze_others(FREEZE_TIMEOUT_NS, crate::sched::freeze::Halted::AreStopped) {
+            break was;
+        }
+        crate::arch::irq::restore(was);
+        core::hint::spin_loop();
+    };
+    for l in used.iter().filter(|l| hit(l)) {
+        let (at, back) = (l.at.load(Ordering::Relaxed), l.back.load(Ordering::Relaxed));
+        let mut bytes = [0u8; 16];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(&l.original) {
+            chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        }
+        let len = ((back - at) as usize).min(bytes.len());
+        let written = super::usermem::while_mapped(at, back, || crate::arch::call_gate::write_code(at, &bytes[..len]));
+        if written.is_some() {
+            l.slot.store(0, Ordering::Relaxed);
+            RESTORED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    crate::sched::freeze::thaw();
+    crate::arch::irq::restore(was);
+}
+
+/// Loops given their bytes back (`restore_writable`).
+static RESTORED: AtomicUsize = AtomicUsize::new(0);
 
 /// An exec replaced the program's image (its other threads are gone): no loop is known.
 pub fn reset() {
