@@ -56,7 +56,7 @@ const MAX_WINDOW: u64 = 15;
 /// only at the timeout).
 const FREEZE_TIMEOUT_NS: u64 = 20_000_000;
 /// A slot's length (`slot_table`'s window slots).
-const SLOT_LEN: u64 = 32;
+const SLOT_LEN: u64 = slot_table::WINDOW_SLOT as u64;
 
 /// The loops examined: head, end (of the back branch) and slot (0: left as it was).
 struct Loop {

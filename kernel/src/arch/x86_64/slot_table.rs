@@ -43,7 +43,7 @@ const PUSHING_RCX: usize = 8;
 /// Where the window slots start in a table.
 const WINDOWS_AT: usize = (SLED_LEN as usize + 2) * SLOT;
 /// Bytes per window slot: the replayed instructions, `jmp rel32`, a stub per branch out.
-const WINDOW_SLOT: usize = 32;
+pub const WINDOW_SLOT: usize = 32;
 /// Window slots per table.
 const WINDOW_SLOTS: usize = 128;
 /// A table's length.
