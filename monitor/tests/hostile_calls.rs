@@ -1145,18 +1145,27 @@ fn arch_prctl_cpuid_and_xstate_as_on_linux() {
 /// kernel entry; the run must end as a program killed by SIGILL (status 132) with one line
 /// naming the instruction and the base, not as a kernel crash (status 101, "triple-faulted"),
 /// for a base in the program's memory and for a kernel-half one (Linux's x86
-/// syscall_arg_fault selftest).
+/// syscall_arg_fault selftest). With "spin" the kernel is next entered by the timer interrupt
+/// that preempts the program for its other thread on one vCPU: a kernel-half base made the
+/// interrupt's entry fault at the base, again and again, until stop 98 (a hang).
 #[test]
 fn a_program_that_writes_its_gs_base_ends_with_sigill_and_says_why() {
     let prog = build("wrgsbase", &[]);
-    for (cpus, args) in [("1", &[][..]), ("2", &[][..]), ("1", &["high"][..])] {
+    let runs = [
+        ("1", &[][..]),
+        ("2", &[][..]),
+        ("1", &["high"][..]),
+        ("1", &["low", "spin"][..]),
+        ("1", &["high", "spin"][..]),
+    ];
+    for (cpus, args) in runs {
         // Natively the base is written and read back (a CPU without FSGSBASE fails here).
         let linux = native(&prog, args);
         let same = linux.code() == 0 && linux.stdout.contains("GS base read back: the same");
         assert!(same, "natively, {args:?}: {linux:?}");
         let got = hrt(&["--cpus", cpus], &prog, args);
-        assert_eq!(got.code(), 128 + 4, "--cpus {cpus}: {got:?}");
-        assert!(got.stdout.contains("setting the GS base"), "--cpus {cpus}: {got:?}");
+        assert_eq!(got.code(), 128 + 4, "--cpus {cpus} {args:?}: {got:?}");
+        assert!(got.stdout.contains("setting the GS base"), "--cpus {cpus} {args:?}: {got:?}");
         assert!(
             got.stderr.contains("Illegal instruction: the program set the GS base to 0x")
                 && got.stderr.contains("(WRGSBASE)"),

@@ -383,7 +383,29 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "jmp 29b",
         "20:",
         "test byte ptr [rsp + 24], 3",
-        "jz hrt_trap_save",
+        "jnz 50f",
+        // Ring 0 runs only these entry paths in ring-3 mode, so a page fault there at the
+        // page behind GS means that the program set the GS base (WRGSBASE) to memory that is
+        // not mapped, and an entry's first per-CPU access faulted: report it as the ring-3
+        // entries do (`hrt_program_gs_base`) instead of faulting again in the handler.
+        "cmp qword ptr [rsp], 14",
+        "jne hrt_trap_save",
+        "push rax",
+        "push rcx",
+        "push rdx",
+        "mov ecx, {msr_gs_base}",
+        "rdmsr",
+        "shl rdx, 32",
+        "or rdx, rax",
+        "mov rax, cr2",
+        "sub rax, rdx",
+        "cmp rax, 4096",
+        "pop rdx",
+        "pop rcx",
+        "pop rax",
+        "jb hrt_program_gs_base_ring0",
+        "jmp hrt_trap_save",
+        "50:",
         "push rax",
         "push rbx",
         // [rsp] rbx, +8 rax, +16 vector, +24 error, +32 rip, +40 cs, +48 rflags, +56 rsp, +64 ss
@@ -480,6 +502,7 @@ unsafe extern "C" fn trap_ring3_relocate() {
         "pop rbx",
         "pop rax",
         "jmp hrt_trap_save",
+        msr_gs_base = const super::instr::MSR_GS_BASE,
         klo = sym KTEXT_LO,
         khi = sym KTEXT_HI,
         ulo = sym UTEXT_LO,
@@ -843,9 +866,19 @@ static PROGRAM_GS_BASE_CALL: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
 // program killed by SIGILL. Before this check such an entry went on with the program's memory
 // for per-CPU data, and ended in a triple fault or, in some kernel builds, a fault loop.
 core::arch::global_asm!(
+    // From ring 0 (a page fault at the base, `trap_ring3_relocate`): the MSR, since
+    // RDGSBASE there depends on the guest's CR4, which ring 3 does not.
+    ".global hrt_program_gs_base_ring0",
+    "hrt_program_gs_base_ring0:",
+    "mov ecx, {msr_gs_base}",
+    "rdmsr",
+    "shl rdx, 32",
+    "or rax, rdx",
+    "jmp 3f",
     ".global hrt_program_gs_base",
     "hrt_program_gs_base:",
     "rdgsbase rax",
+    "3:",
     "mov [rip + {block} + 8], rax",
     "mov qword ptr [rip + {block}], {nr}",
     "lea rax, [rip + {block}]",
@@ -856,6 +889,7 @@ core::arch::global_asm!(
     block = sym PROGRAM_GS_BASE_CALL,
     nr = const hrt_abi::nr::PROGRAM_GS_BASE,
     port = const hrt_abi::HYPERCALL_PORT,
+    msr_gs_base = const super::instr::MSR_GS_BASE,
 );
 
 /// The registers `fast_call_entry` saved, in its push order (lowest address first), and the
