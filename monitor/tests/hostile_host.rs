@@ -316,3 +316,25 @@ fn own_proc_environ_and_auxv_are_the_programs() {
 fn made_up_files_open_as_files_of_their_own() {
     passes_natively_and_same_on_1_and_2_cpus("synthetic_opens", Some("synthetic opens done"));
 }
+
+/// A program that maps its own text over itself again, `MAP_SHARED` from a copy of its
+/// executable (tests/programs/hostile/shared_text.c), then makes many system calls and spins
+/// in a token ring there: the kernel's code rewrites (calls, spin-wait loops) must leave shared
+/// memory alone, or the bytes reach the file. Until stop 98 the copy on disk changed ("rw",
+/// the descriptor open for writing) or the run ended in "KVM_RUN failed: Bad address" ("ro").
+/// Same output as natively at 1 and 2 vCPUs, the file unchanged, nothing rewritten there.
+#[test]
+fn code_rewrites_never_write_into_a_shared_file_mapping() {
+    let prog = build("shared_text", &[]);
+    for mode in ["rw", "ro"] {
+        let linux = native(&prog, &[mode]);
+        assert!(linux.code() == 0 && linux.stdout.contains("the file is unchanged: yes"), "natively: {linux:?}");
+        for cpus in ["1", "2"] {
+            let got = hrt(&["-v", "--cpus", cpus], &prog, &[mode]);
+            assert_same(&format!("shared_text {mode} at --cpus {cpus}"), &linux, &got);
+            let rewritten =
+                got.stderr.lines().any(|l| l.contains("spin-wait loops examined") && l.contains("rewritten"));
+            assert!(!rewritten, "{mode} --cpus {cpus}: a spin loop in shared text was rewritten:\n{}", got.stderr);
+        }
+    }
+}

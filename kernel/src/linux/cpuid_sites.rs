@@ -267,6 +267,9 @@ fn table_targets(table: u64, entries: u64, lo: u64, hi: u64, out: &mut Vec<u64>)
 /// Patches the window `[start, site + 2)` into padding and a `jmp` to a slot that replays it,
 /// answers CPUID and jumps back to `site + 2`. True if patched (a slot was to be had).
 fn patch(start: u64, site: u64) -> bool {
+    if super::shared_files::overlaps(start, site + 2) {
+        return false;
+    }
     let len = (site + 2 - start) as usize;
     let Ok(old) = super::uaccess::slice(start, len as u64) else { return false };
     let Some(replay) = slot_table::replay_of(&old[..len - 2], start) else { return false };

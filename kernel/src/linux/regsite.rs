@@ -292,7 +292,10 @@ pub(super) fn patch_frozen(
     // window moves back, which is right before the patch (the old code runs from there the
     // same) and after it.
     let decide = |mapped: &dyn Fn(u64, u64) -> bool| {
-        let Some(new) = new_code(mapped) else {
+        // Never in shared memory (`shared_files::overlaps`); checked first, as `new_code` may
+        // take a slot.
+        let new = if super::shared_files::overlaps(start, end) { None } else { new_code(mapped) };
+        let Some(new) = new else {
             rewrite::record(site, Decision::Kept);
             return false;
         };

@@ -276,7 +276,11 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
                 // Lost races (another CPU decided first) keep that CPU's decision.
                 // Recorded and patched while the site is still mapped: an unmap on another
                 // CPU (which forgets the decisions for its range) waits.
-                let decide = || record(site, decided) == Some(Decision::Immediate) && patch(site, nr);
+                let decide = || {
+                    let shared = super::shared_files::overlaps(patch_at(site), site + 2);
+                    let decided = if shared { Decision::Kept } else { decided };
+                    record(site, decided) == Some(Decision::Immediate) && patch(site, nr)
+                };
                 super::usermem::while_mapped(site, site + 2, decide) == Some(true)
             }
         };

@@ -14,7 +14,11 @@
 //!   file's or the shared memory's contents again: the same bytes);
 //! - `mprotect` adds PROT_WRITE only if the descriptor was open for writing (EACCES), as on
 //!   Linux;
-//! - the kernel never writes into it (system-call rewriting, `--omp` patches, reused file bytes).
+//! - the kernel never writes into it (system-call rewriting, `--omp` patches, reused file bytes):
+//!   code rewrites ask `overlaps` under the memory lock, and a file's range is recorded before
+//!   the monitor maps the file there, so that no rewrite finds the file's bytes unrecorded (a
+//!   program that mapped its own executable's text over itself, `MAP_SHARED` from a descriptor
+//!   open for writing, had the rewritten calls written into the file until stop 98).
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -59,8 +63,11 @@ static SHARED: IrqSpinLock<BTreeMap<u64, Range>> = IrqSpinLock::new(BTreeMap::ne
 /// (anonymous, zero) and the caller gives it back. The pages past the end of the file are
 /// not the file's: the caller hides them (`hide_past_end`) once it has set the protection.
 pub fn map(fd: u64, start: u64, len: u64, off: u64, prot: u64) -> Result<(), Errno> {
+    // Recorded first (see the module comment), as read-only with no bytes of the file yet.
+    record(0, start, len, Kind::File { file_end: start, prot })?;
     let ret = hypercall::call(hrt_abi::nr::MAP_SHARED_FILE, &[fd, start, len, off, prot]);
     if ret < 0 {
+        SHARED.lock().remove(&start);
         return Err((-ret) as u32);
     }
     // The answer: the bytes the file covers, plus 1 if the mapping may be made writable.
@@ -437,6 +444,14 @@ fn overlapping(map: &BTreeMap<u64, Range>, start: u64, end: u64) -> Vec<(u64, u6
 /// pages are the host's (false: anonymous shared memory still in guest RAM).
 pub fn parts(start: u64, end: u64) -> Vec<(u64, u64, bool)> {
     overlapping(&SHARED.lock(), start, end).into_iter().map(|(s, e, r)| (s, e, r.kind.on_host())).collect()
+}
+
+/// Whether any of `[start, end)` is shared memory of any kind: code there is never rewritten,
+/// since the bytes would reach the file, or processes that share them and may not run under
+/// hrt (the rewritten calls and jumps lead into this kernel's gate and slots).
+pub fn overlaps(start: u64, end: u64) -> bool {
+    let map = SHARED.lock();
+    !map.is_empty() && map.range(..end).next_back().is_some_and(|(_, r)| r.end > start)
 }
 
 /// Whether `addr` is in host shared pages (which other processes may share).

@@ -358,6 +358,9 @@ fn window(start: u64, end: u64) -> Option<Window> {
 /// decoded, writes `jmp slot` over its start (int3 after it) and returns the slot's address.
 /// `start` is the loop's head.
 fn patch(start: u64, window: &Window, mapped: &dyn Fn(u64, u64) -> bool) -> Option<u64> {
+    if super::shared_files::overlaps(window.at, window.at + window.len) {
+        return None;
+    }
     let old = super::uaccess::slice(window.at, window.len).ok()?;
     let mut at = 0;
     for r in &window.replay {
@@ -414,7 +417,12 @@ pub fn restore_writable(start: u64, end: u64) {
             chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
         }
         let len = ((back - at) as usize).min(bytes.len());
-        let written = super::usermem::while_mapped(at, back, || crate::arch::call_gate::write_code(at, &bytes[..len]));
+        let restore = || {
+            if !super::shared_files::overlaps(at, back) {
+                crate::arch::call_gate::write_code(at, &bytes[..len]);
+            }
+        };
+        let written = super::usermem::while_mapped(at, back, restore);
         if written.is_some() {
             l.slot.store(0, Ordering::Relaxed);
             RESTORED.fetch_add(1, Ordering::Relaxed);

@@ -183,7 +183,7 @@ pub fn before_first_thread(host: usize) {
         PACK.store(true, Ordering::SeqCst);
         return;
     }
-    for s in &sites {
+    for s in sites.iter().filter(|s| !super::shared_files::overlaps(s.at, s.at + s.len as u64)) {
         crate::arch::call_gate::write_code(s.at, &s.original[..s.len]);
     }
     STATE.store(3, Ordering::SeqCst);
