@@ -586,6 +586,25 @@ fn the_signal_restorer_is_rewritten_and_changes_nothing() {
     }
 }
 
+/// Copies of rewritten system-call sites (tests/programs/hostile/relocated_sites.c): two
+/// wrappers' `mov $N, %eax; syscall` prologues, copied elsewhere once hot, as an inline hook's
+/// trampoline does, are `mov $GATE+N, %eax; call *%rax` under hrt. The copies make the same
+/// calls (getppid 1,000 times; a read from a pipe interrupted by an SA_RESTART alarm and
+/// restarted from the copy) at 1 and 2 vCPUs and without rewriting; `--strace` shows every
+/// copied call. Until stop 98 the first one ended as a stray call into the gate (SIGSEGV).
+#[test]
+fn copies_of_rewritten_sites_make_the_same_calls() {
+    let out = passes_natively_and_same_on_1_and_2_cpus("relocated_sites", Some("copied getppid: 1000 of 1000"));
+    assert!(out.stdout.contains("'x', after the alarm"), "{out:?}");
+    let prog = build("relocated_sites", &[]);
+    let want = native(&prog, &[]);
+    let out = hrt(&["--cpus", "1", "--no-rewrite"], &prog, &[]);
+    assert_same("relocated_sites --no-rewrite", &want, &out);
+    let out = hrt(&["--cpus", "1", "--strace"], &prog, &[]);
+    let calls = out.stderr.lines().filter(|l| l.contains("] getppid() = ")).count();
+    assert!(calls >= 2001, "{calls} getppid lines under --strace:\n{}", out.stderr);
+}
+
 /// The C library's clone and clone3 wrappers end their unwind entries right before their
 /// `syscall` (the child must not unwind into the parent's frames), so in libc.so, whose
 /// functions the rewriter knows from those entries, both kept SYSCALL (~19 us a thread on a

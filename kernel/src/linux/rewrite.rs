@@ -264,7 +264,7 @@ fn warmed_up() -> bool {
 pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
     let site = frame.rip.wrapping_sub(2);
     if by_call {
-        return is_rewritten(site);
+        return is_rewritten(site) || adopt_copied_site(site, frame.rax);
     }
     if enabled() && decision(site).is_none() && warmed_up() && uaccess::read::<[u8; 2]>(site) == Ok(SYSCALL) {
         let nr = frame.rax;
@@ -289,6 +289,28 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
         }
     }
     true
+}
+
+/// Whether an entry through the gate from a place that is not a recorded site came from a copy
+/// of a rewritten immediate site: `mov $GATE+N, %eax` (or the `mov $GATE+N, %rax` form) and
+/// `call *%rax`, N being the number the gate computed from where the call landed. Code that
+/// relocates a function's first instructions makes such copies: an inline hook's trampoline
+/// (Frida, funchook: the hooked function's `mov $N, %eax; syscall` prologue, read after the
+/// rewrite), a binary translator's code cache. Such a copy is recorded as a site of its own,
+/// so that a restart and a bare-number call find it, and makes the system call; until stop
+/// 98 it ended as a stray call (SIGSEGV at address 0). Anything else stays a stray call.
+fn adopt_copied_site(site: u64, nr: u64) -> bool {
+    if !enabled() || nr >= SLED_LEN {
+        return false;
+    }
+    let imm = ((call_gate::base() + nr) as u32).to_le_bytes();
+    let Ok(tail) = uaccess::read::<[u8; 6]>(site.wrapping_sub(4)) else { return false };
+    if tail[..4] != imm || tail[4..] != CALL_RAX {
+        return false;
+    }
+    let short = uaccess::read::<u8>(site.wrapping_sub(5)) == Ok(0xb8);
+    let wide = uaccess::read::<[u8; 3]>(site.wrapping_sub(7)) == Ok([0x48, 0xc7, 0xc0]);
+    (short || wide) && record(site, Decision::Immediate) == Some(Decision::Immediate)
 }
 
 /// Turns a stray call that reached the gate (not from a rewritten site) into a SIGSEGV: an
