@@ -605,6 +605,25 @@ fn copies_of_rewritten_sites_make_the_same_calls() {
     assert!(calls >= 2001, "{calls} getppid lines under --strace:\n{}", out.stderr);
 }
 
+/// A program single-stepping itself (its own TF, tests/programs/hostile/single_step.c) over
+/// libc's getppid and write once their sites are rewritten calls: natively each step goes over
+/// the SYSCALL, so the trap count and every trap's place (the program's files) are as natively,
+/// static, static-PIE and dynamic, at 1 and 2 vCPUs. Until stop 98 the steps went on into the
+/// kernel's gate (~40 traps a call at addresses the program never mapped), and stopped there.
+#[test]
+fn single_stepping_over_rewritten_calls_is_as_over_syscall() {
+    let source = common::hostile::repo_root().join("tests/programs/hostile/single_step.c");
+    let dynamic = common::hostile::build_dynamic(&source, "single_step", &[]);
+    for prog in [build("single_step", &[]), build("single_step", &["-static-pie"]), dynamic] {
+        let want = native(&prog, &[]);
+        assert!(want.stdout.contains("outside the program's files: 0"), "natively: {want:?}");
+        for cpus in ["1", "2"] {
+            let out = hrt(&["--cpus", cpus], &prog, &[]);
+            assert_same(&format!("{} at --cpus {cpus}", prog.display()), &want, &out);
+        }
+    }
+}
+
 /// The C library's clone and clone3 wrappers end their unwind entries right before their
 /// `syscall` (the child must not unwind into the parent's frames), so in libc.so, whose
 /// functions the rewriter knows from those entries, both kept SYSCALL (~19 us a thread on a

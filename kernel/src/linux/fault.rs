@@ -108,8 +108,16 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     }
     if (frame.vector == 14 && super::rewrite::bare_number_call(frame, cr2))
         || super::rewrite::blocked_push_call(frame, cr2)
+        || super::rewrite::single_step_into_gate(frame)
     {
         super::syscall::dispatch(frame);
+        return;
+    }
+    if frame.vector == 1 && crate::arch::call_gate::is_code_for_sites(frame.rip) {
+        // The program's TF in code it reached through a rewritten site (a slot, a stub): that
+        // code is the kernel's, not the program's to step through. Stepping ends there, as
+        // after any rewritten call (`traps::program_flags_in_kernel`).
+        frame.rflags &= !(1 << 8);
         return;
     }
     let past_end = if frame.vector == 14 {

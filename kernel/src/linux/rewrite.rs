@@ -313,6 +313,28 @@ fn adopt_copied_site(site: u64, nr: u64) -> bool {
     (short || wide) && record(site, Decision::Immediate) == Some(Decision::Immediate)
 }
 
+/// A single-step trap (the program's own TF) right after a rewritten immediate site's `call *%rax`,
+/// at the gate's sled: natively the step goes over the SYSCALL it replaced, and the next trap
+/// comes after the instruction that follows it. So the frame becomes the system call's (return
+/// address popped, rax the number), TF still set, and the caller makes the call; the next trap
+/// is then the program's own. Until stop 98 the program's handler got traps inside the gate.
+pub fn single_step_into_gate(frame: &mut TrapFrame) -> bool {
+    const TF: u64 = 1 << 8;
+    let nr = frame.rip.wrapping_sub(call_gate::base());
+    if frame.vector != 1 || frame.rflags & TF == 0 || nr >= SLED_LEN || frame.rax != frame.rip {
+        return false;
+    }
+    let Ok(ret) = uaccess::read::<u64>(frame.rsp) else { return false };
+    let site = ret.wrapping_sub(2);
+    if decision(site) != Some(Decision::Immediate) && !adopt_copied_site(site, nr) {
+        return false;
+    }
+    frame.rip = ret;
+    frame.rsp = frame.rsp.wrapping_add(8);
+    frame.rax = nr;
+    true
+}
+
 /// Turns a stray call that reached the gate (not from a rewritten site) into a SIGSEGV: an
 /// instruction fetch at address 0 that is not present, with the return address pushed (the
 /// entry popped it).

@@ -50,6 +50,15 @@ pub fn base() -> u64 {
     GATE.0.get() as u64
 }
 
+/// Whether `rip` is code the kernel runs in the program's place for rewritten sites, which the
+/// program reaches by a call or jump it did not write: the gate (sled and slots), the current
+/// image's near table, and the user-executable page of stubs (yield, CPUID).
+pub fn is_code_for_sites(rip: u64) -> bool {
+    (base()..base() + GATE_LEN as u64).contains(&rip)
+        || slot_table::in_near_table(rip)
+        || super::ring3::in_user_text(rip)
+}
+
 /// Writes the gate. Boot CPU, before the program or another CPU runs.
 ///
 /// Layout: stations (EB 48) from 0, then NOPs for the last `STATION` bytes (or one more)

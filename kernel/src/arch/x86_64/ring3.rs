@@ -115,6 +115,12 @@ pub fn is_kernel_code(rip: u64) -> bool {
         && !in_entry_window(rip)
 }
 
+/// True if `rip` lies in the user-executable page of the kernel's code (the stubs rewritten
+/// code calls).
+pub fn in_user_text(rip: u64) -> bool {
+    (UTEXT_LO.load(Ordering::Relaxed)..UTEXT_HI.load(Ordering::Relaxed)).contains(&rip)
+}
+
 /// True if `rip` lies in the first instructions of the ring-3 system-call entries, which still
 /// run on the program's stack and use per-CPU scratch slots: an interrupt there is deferred.
 pub fn in_entry_window(rip: u64) -> bool {

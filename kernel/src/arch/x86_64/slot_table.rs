@@ -134,6 +134,12 @@ pub fn write_near(code: &mut [u8], addr: u64) {
     write(&mut code[HUB_LEN..], addr + HUB_LEN as u64, addr);
 }
 
+/// Whether `addr` lies in the near table sites call now (`set_near`).
+pub fn in_near_table(addr: u64) -> bool {
+    let near = NEAR.load(Ordering::Relaxed);
+    near != 0 && (near..near + NEAR_TABLE_LEN as u64).contains(&addr)
+}
+
 /// Makes the near table written at `addr` (`write_near`) the one sites may call from now on.
 pub fn set_near(addr: u64) {
     let hub = |n: usize| addr + (n * HUB) as u64;

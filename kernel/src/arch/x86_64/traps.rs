@@ -576,9 +576,11 @@ fn dispatch_trap(frame: &mut TrapFrame) {
 /// where SYSCALL clears them by its mask. With the trap flag set, kernel code took #DB after
 /// its first instruction; with AC, #AC at its first misaligned access; with NT, #GP at its
 /// IRETQ; and each was a kernel panic (the Linux kernel's x86 selftest syscall_nt). Such an
-/// exception in the call's gate page (address 0 up) or in kernel code clears that flag and the
-/// code goes on. The program gets back the flags the entry saved after that: TF and AC stay
-/// cleared after such a call (Linux keeps them), NT comes back through the IRETQ's frame.
+/// exception in kernel code (or page 0, where the gate once was) clears that flag and the code
+/// goes on. The program gets back the flags the entry saved after that: AC stays cleared after
+/// such a call (Linux keeps it), NT comes back through the IRETQ's frame. TF traps first in the
+/// gate, which is program-executable: the upper layer turns that step into the system call
+/// with TF kept (`linux::rewrite::single_step_into_gate`), as a step over SYSCALL.
 fn program_flags_in_kernel(frame: &mut TrapFrame) -> bool {
     const TF: u64 = 1 << 8;
     const NT: u64 = 1 << 14;
