@@ -681,3 +681,13 @@ fn shared_mappings_until_enomem_leave_memory_whole() {
 fn mappings_that_grow_down_grow_as_on_linux() {
     common::hostile::passes_natively_and_same_on_1_and_2_cpus("grows_down", Some("faults caught: done"));
 }
+
+/// MADV_DONTNEED on the program's own image (tests/programs/hostile/image_dontneed.c), which
+/// Linux maps from its file: changed initialized data reads the file's values again, .bss zero,
+/// the text runs on (its rewritten system calls too), a function patched after mprotect is the
+/// file's again; static, static-PIE and dynamic, at 1 and 2 vCPUs, as natively. Until stop 98
+/// the kernel, which loads the image itself, zeroed it all (a SIGSEGV at the next instruction).
+#[test]
+fn dontneed_on_the_programs_own_image_reads_its_file_again() {
+    common::hostile::same_in_every_link_on_1_and_2_cpus("image_dontneed", "after DONTNEED (0): answer 42");
+}

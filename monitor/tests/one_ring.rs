@@ -612,16 +612,7 @@ fn copies_of_rewritten_sites_make_the_same_calls() {
 /// kernel's gate (~40 traps a call at addresses the program never mapped), and stopped there.
 #[test]
 fn single_stepping_over_rewritten_calls_is_as_over_syscall() {
-    let source = common::hostile::repo_root().join("tests/programs/hostile/single_step.c");
-    let dynamic = common::hostile::build_dynamic(&source, "single_step", &[]);
-    for prog in [build("single_step", &[]), build("single_step", &["-static-pie"]), dynamic] {
-        let want = native(&prog, &[]);
-        assert!(want.stdout.contains("outside the program's files: 0"), "natively: {want:?}");
-        for cpus in ["1", "2"] {
-            let out = hrt(&["--cpus", cpus], &prog, &[]);
-            assert_same(&format!("{} at --cpus {cpus}", prog.display()), &want, &out);
-        }
-    }
+    common::hostile::same_in_every_link_on_1_and_2_cpus("single_step", "outside the program's files: 0");
 }
 
 /// The C library's clone and clone3 wrappers end their unwind entries right before their

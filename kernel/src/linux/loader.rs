@@ -31,13 +31,17 @@ const MAIN_STACK_MAX: u64 = 1 << 30;
 /// (the vDSO starts at the stack's top), for its `/proc/self/maps` (`ChannelHeader::main_stack`).
 static MAIN_STACK: [core::sync::atomic::AtomicU64; 4] = [const { core::sync::atomic::AtomicU64::new(0) }; 4];
 
-/// The file-backed parts of the loaded images' segments, for `/proc/self/maps` (`maps`): start,
-/// end, the file offset of the start, and whose (`maps_kind::PROGRAM` or `INTERPRETER`).
-static IMAGE_PARTS: IrqSpinLock<Vec<(u64, u64, u64, u32)>> = IrqSpinLock::new(Vec::new());
+/// The loaded images' files, the program's and its interpreter's (address and length), where
+/// their bytes stay in memory: those the monitor placed at boot, reserved for good. An execve's
+/// are staged in program memory and given back once loaded: (0, 0), out of reach.
+static IMAGE_FILES: IrqSpinLock<[(u64, u64); 2]> = IrqSpinLock::new([(0, 0); 2]);
 
-/// The file-backed parts of the loaded images' segments (see `IMAGE_PARTS`).
-pub fn image_parts() -> Vec<(u64, u64, u64, u32)> {
-    IMAGE_PARTS.lock().clone()
+/// The bytes of image `kind`'s file (`maps_kind::PROGRAM` or `INTERPRETER`), if they stayed
+/// in memory (see `IMAGE_FILES`): what its pages read again after MADV_DONTNEED.
+pub fn image_file(kind: u32) -> Option<&'static [u8]> {
+    let (addr, len) = IMAGE_FILES.lock()[(kind == maps_kind::INTERPRETER) as usize];
+    // SAFETY: recorded only for the monitor's placed files, which stay reserved for good.
+    (len != 0).then(|| unsafe { core::slice::from_raw_parts(addr as *const u8, len as usize) })
 }
 
 /// The loaded program's main stack and vDSO (see `MAIN_STACK`).
@@ -144,8 +148,12 @@ fn load_segments(image: &[u8], boot: Option<&BootInfo>, overrides: Option<&[u8]>
     for p in loads.iter().filter(|p| p.filesz > 0) {
         let start = (base + p.vaddr) & !(PAGE - 1);
         let offset = p.offset.saturating_sub(base + p.vaddr - start);
-        IMAGE_PARTS.lock().push((start, page_up(base + p.vaddr + p.filesz), offset, whose));
+        let writable = p.flags & PF_W != 0;
+        super::private_files::record_image(start, page_up(base + p.vaddr + p.filesz), offset, whose, writable);
     }
+    // The file's bytes for MADV_DONTNEED: at boot the monitor's placed copy stays.
+    let kept = if boot.is_some() { (image_addr, image.len() as u64) } else { (0, 0) };
+    IMAGE_FILES.lock()[(whose == maps_kind::INTERPRETER) as usize] = kept;
     // Overrides patch the code while it is still writable.
     let overridden = match overrides {
         Some(block) => super::overrides::apply(block, base, base + lo, base + hi)?,
@@ -404,7 +412,6 @@ fn reserve_brk_window(end: u64, pool_size: u64) -> u64 {
 /// the break right after them, its interpreter, the main stack with its guard; `boot` at boot
 /// (the monitor's reservations and the function overrides), None for an execve.
 pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'static str> {
-    IMAGE_PARTS.lock().clear();
     let loaded = load_segments(img.program, boot, Some(img.overrides))?;
     start_overrides(img, &loaded);
     let (pool_lo, pool_hi) = usermem::pool_range();

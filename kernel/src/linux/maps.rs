@@ -151,14 +151,12 @@ fn named_parts() -> Vec<Named> {
             file: 0,
         });
     }
-    for (start, end, offset, kind) in super::loader::image_parts() {
-        named.push(Named { start, end, kind, offset, file: 0 });
-    }
     for p in super::private_files::parts(0, u64::MAX) {
         let (kind, file) = match p.file {
             File::Fd(fd) => (maps_kind::FILE_FD, fd),
             File::Kept(h) => (maps_kind::FILE_KEPT, h),
             File::Gone => (maps_kind::ANONYMOUS, 0),
+            File::Image(kind) => (kind, 0),
         };
         named.push(Named { start: p.start, end: p.end, kind, offset: p.off, file });
     }

@@ -15,7 +15,9 @@
 //! its file (`after_forward`): its pages are still the file's, but out of reach.
 //!
 //! Records go with the memory: `release` (munmap, a mapping replacing them, exec) and `moved`
-//! (mremap). The program's own image and ld.so, which the kernel loads itself, are not here.
+//! (mremap). The program's own image and ld.so, which the kernel loads itself, are here too
+//! (`File::Image`, `record_image`): their pages are the files' to Linux as well (MADV_DONTNEED
+//! on a program's own text read zero until stop 98, and it crashed).
 //! A spawn child (vfork) before its exec shares this memory with the program but has its own
 //! descriptors: its closes change nothing here.
 
@@ -37,6 +39,9 @@ pub enum File {
     Kept(u64),
     /// Out of reach: the descriptor was closed and the monitor could not keep the file.
     Gone,
+    /// A loaded image's file (`maps_kind::PROGRAM` or `INTERPRETER`), whose bytes the loader
+    /// keeps where it has them (`loader::image_file`).
+    Image(u32),
 }
 
 /// One private file mapping (or what is left of it).
@@ -45,6 +50,11 @@ struct Mapping {
     file: File,
     /// The file offset of the first page.
     off: u64,
+    /// Whether the program may have written its pages (always for a mapping `mmap` made; for
+    /// an image's, a writable segment or one the program made writable since). Pages it never
+    /// wrote hold the file's bytes already, but for the kernel's rewrites of the code, which
+    /// must stay: MADV_DONTNEED leaves them as they are.
+    written: bool,
 }
 
 impl Value for Mapping {
@@ -60,19 +70,40 @@ static MAPPINGS: IrqSpinLock<RangeMap<Mapping>> = IrqSpinLock::new(RangeMap::new
 static DROPS: IrqSpinLock<Vec<u64>> = IrqSpinLock::new(Vec::new());
 static ANY_DROPS: AtomicBool = AtomicBool::new(false);
 
-/// A part of a range that is a private file mapping: where, and the file and file offset its
-/// first page was read from.
+/// A part of a range that is a private file mapping: where, the file and file offset its
+/// first page was read from, and whether the program may have written it (`Mapping::written`).
 pub struct Part {
     pub start: u64,
     pub end: u64,
     pub file: File,
     pub off: u64,
+    pub written: bool,
 }
 
 /// `mmap` read `[start, start + len)` from `fd` at `off` (private). Replaces what was
 /// remembered there (the caller released the range first).
 pub fn record(start: u64, len: u64, fd: u64, off: u64) {
-    MAPPINGS.lock().insert(start, start + len, Mapping { file: File::Fd(fd), off });
+    MAPPINGS.lock().insert(start, start + len, Mapping { file: File::Fd(fd), off, written: true });
+}
+
+/// The loader put a segment's file-backed pages `[start, end)` of image `kind` there, read
+/// from file offset `off`; `writable`: the segment is (PF_W).
+pub fn record_image(start: u64, end: u64, off: u64, kind: u32, writable: bool) {
+    MAPPINGS.lock().insert(start, end, Mapping { file: File::Image(kind), off, written: writable });
+}
+
+/// mprotect made `[start, end)` writable: an image's pages there may differ from its file
+/// from now on (see `Mapping::written`).
+pub fn note_writable(start: u64, end: u64) {
+    let mut map = MAPPINGS.lock();
+    if map.is_empty() {
+        return;
+    }
+    for (s, e, m) in map.cut(start, end) {
+        if !m.written {
+            map.insert(s, e, Mapping { written: true, ..m });
+        }
+    }
 }
 
 /// `[start, end)` is being unmapped or replaced: its mappings are forgotten.
@@ -114,7 +145,7 @@ pub fn parts(start: u64, end: u64) -> Vec<Part> {
     let map = MAPPINGS.lock();
     map.overlapping(start, end)
         .into_iter()
-        .map(|(s, e, m)| Part { start: s, end: e, file: m.file, off: m.off })
+        .map(|(s, e, m)| Part { start: s, end: e, file: m.file, off: m.off, written: m.written })
         .collect()
 }
 
@@ -130,7 +161,7 @@ pub fn grown(base: u64, old_len: u64, new_len: u64) -> Option<Part> {
     }
     let grown = Mapping { off: m.off + (old_end - s), ..m };
     map.insert(old_end, base + new_len, grown);
-    Some(Part { start: old_end, end: base + new_len, file: grown.file, off: grown.off })
+    Some(Part { start: old_end, end: base + new_len, file: grown.file, off: grown.off, written: true })
 }
 
 /// mremap moved `[old, old + old_len)` to `new` (the old range is unmapped next, which forgets

@@ -248,6 +248,22 @@ pub fn passes_natively_and_same_on_1_and_2_cpus(name: &str, marker: Option<&str>
     passes_natively_and_same_on(name, marker, &["1", "2"])
 }
 
+/// Builds tests/programs/hostile/NAME.c static, static-PIE and dynamic; each natively, where
+/// its output must contain `marker`, then under `hrt run --cpus 1` and `2`: the same outcome.
+#[allow(dead_code)] // not every test file uses it
+pub fn same_in_every_link_on_1_and_2_cpus(name: &str, marker: &str) {
+    let source = repo_root().join("tests/programs/hostile").join(format!("{name}.c"));
+    let dynamic = build_dynamic(&source, name, &[]);
+    for prog in [build(name, &[]), build(name, &["-static-pie"]), dynamic] {
+        let want = native(&prog, &[]);
+        assert!(want.stdout.contains(marker), "natively: {want:?}");
+        for cpus in ["1", "2"] {
+            let out = hrt(&["--cpus", cpus], &prog, &[]);
+            assert_same(&format!("{} at --cpus {cpus}", prog.display()), &want, &out);
+        }
+    }
+}
+
 /// `passes_natively_and_same_on_1_and_2_cpus` with the vCPU counts `cpus` (e.g. more than the
 /// host's CPUs, where threads on different vCPUs race as they do natively on different CPUs).
 #[allow(dead_code)] // not every test file uses it

@@ -33,16 +33,18 @@ use crate::linux::errno::{Errno, SysResult, EACCES, EFAULT, EINVAL, ENOMEM};
 use crate::linux::fork_advice::{self, Change};
 use crate::linux::private_files::{self, File, Part};
 use crate::linux::usermem::{self, PAGE};
-use crate::linux::{filemap, past_eof, protect, shared_files, usermap};
+use crate::linux::{filemap, loader, past_eof, protect, shared_files, usermap};
 
 /// What one part of the range is.
 #[derive(Clone, Copy)]
 enum Kind {
     PrivateAnonymous,
-    /// A private file mapping: where its file is, and the file offset.
+    /// A private file mapping: where its file is, the file offset, and whether the program may
+    /// have written it (`private_files::Part::written`).
     PrivateFile {
         file: File,
         off: u64,
+        written: bool,
     },
     /// Anonymous shared memory still in guest RAM (not shared with another process yet).
     SharedGuest,
@@ -141,7 +143,10 @@ fn apply(advice: u32, s: u64, e: u64, kind: Kind) -> Result<(), Errno> {
     match advice {
         MADV_DONTNEED | MADV_DONTNEED_LOCKED => match kind {
             Kind::PrivateAnonymous => usermem::zero(s, e - s),
-            Kind::PrivateFile { file, off } => read_again(Part { start: s, end: e, file, off })?,
+            // An image's pages the program never wrote hold its file's bytes, but for the
+            // kernel's rewrites of its code, which stay.
+            Kind::PrivateFile { written: false, .. } => {}
+            Kind::PrivateFile { file, off, written } => read_again(Part { start: s, end: e, file, off, written })?,
             Kind::SharedGuest | Kind::SharedHost => {}
         },
         MADV_FREE if anonymous => usermem::zero(s, e - s),
@@ -190,7 +195,12 @@ pub(super) fn drop_private_copy(start: u64, end: u64) -> Result<(), Errno> {
 /// Whether `drop_private_copy` of `[start, end)` would fail: Err (said once) if a private file
 /// mapping there no longer has its file.
 pub(super) fn check_droppable(start: u64, end: u64) -> Result<(), Errno> {
-    match parts(start, end).0.iter().any(|(_, _, k)| matches!(k, Kind::PrivateFile { file: File::Gone, .. })) {
+    let gone = |k: &Kind| match *k {
+        Kind::PrivateFile { file: File::Gone, .. } => true,
+        Kind::PrivateFile { file: File::Image(kind), written: true, .. } => loader::image_file(kind).is_none(),
+        _ => false,
+    };
+    match parts(start, end).0.iter().any(|(_, _, k)| gone(k)) {
         true => Err(out_of_reach()),
         false => Ok(()),
     }
@@ -211,7 +221,7 @@ fn parts(start: u64, end: u64) -> (Vec<(u64, u64, Kind)>, bool) {
         marks.extend(
             private_files::parts(s, e)
                 .into_iter()
-                .map(|p| (p.start, p.end, Kind::PrivateFile { file: p.file, off: p.off })),
+                .map(|p| (p.start, p.end, Kind::PrivateFile { file: p.file, off: p.off, written: p.written })),
         );
         marks.sort_by_key(|m| m.0);
         let mut cur = s;
@@ -242,11 +252,13 @@ fn past_end_of_file(start: u64, end: u64) -> bool {
 /// pages wholly past the end stay hidden. Read into fresh memory and copied over, so the pages
 /// never read anything else meanwhile and read-only ones need no change of protection.
 pub(super) fn read_again(p: Part) -> Result<(), Errno> {
-    // The descriptor's pread64, or the monitor's on its handle of the file.
+    // The descriptor's pread64, or the monitor's on its handle of the file; a loaded image's
+    // from the bytes the loader kept.
     let (nr, fd) = match p.file {
         File::Fd(fd) => (general::__NR_pread64 as u64, fd),
         File::Kept(handle) => (hrt_abi::process::KEPT_PREAD, handle),
         File::Gone => return Err(out_of_reach()),
+        File::Image(kind) => return image_again(&p, loader::image_file(kind).ok_or_else(image_out_of_reach)?),
     };
     const STEP: u64 = 2 << 20;
     let buf_len = (p.end - p.start).min(STEP);
@@ -281,6 +293,21 @@ pub(super) fn read_again(p: Part) -> Result<(), Errno> {
     result
 }
 
+/// `read_again` of a loaded image's pages: its file's bytes from `file`, zero past its end.
+fn image_again(p: &Part, file: &[u8]) -> Result<(), Errno> {
+    past_eof::for_each_present(p.start, p.end, |s, e| {
+        let from = p.off + (s - p.start);
+        let have = (file.len() as u64).saturating_sub(from).min(e - s);
+        if have > 0 {
+            usermem::copy(s, file.as_ptr() as u64 + from, have);
+        }
+        if have < e - s {
+            usermem::zero(s + have, e - s - have);
+        }
+    });
+    Ok(())
+}
+
 static POISON: AtomicBool = AtomicBool::new(false);
 static COLLAPSE: AtomicBool = AtomicBool::new(false);
 static GUARD: AtomicBool = AtomicBool::new(false);
@@ -291,6 +318,14 @@ static OUT_OF_REACH: AtomicBool = AtomicBool::new(false);
 fn out_of_reach() -> Errno {
     let why = "madvise MADV_DONTNEED (or mremap MREMAP_DONTUNMAP) of a private file mapping whose descriptor was closed or replaced, the monitor keeping too many files: the file is out of reach, returning EINVAL";
     say_once(&OUT_OF_REACH, EINVAL, why)
+}
+
+/// An execve's image's written pages cannot read its file again: the loader does not keep an
+/// exec'd file's bytes (see `loader::IMAGE_FILES`). EINVAL, said once.
+fn image_out_of_reach() -> Errno {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    let why = "madvise MADV_DONTNEED (or mremap MREMAP_DONTUNMAP) of the written data of a program loaded by execve: its file's bytes are not kept, returning EINVAL";
+    say_once(&SAID, EINVAL, why)
 }
 
 /// Says once on `hrt`'s stderr why madvise fails with `errno` where Linux would have done it.

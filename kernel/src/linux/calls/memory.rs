@@ -629,6 +629,8 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if prot & protect::PROT_WRITE != 0 {
         // Code the program will write: rewritten spin-wait loops there get their bytes back.
         crate::linux::spin_sites::restore_writable(addr, end);
+        // An image's pages it may write: MADV_DONTNEED reads them from the file from now on.
+        crate::linux::private_files::note_writable(addr, end);
     }
     if prot & protect::PROT_WRITE != 0 && super::data_limit::limited() {
         super::data_limit::data_may_grow(super::data_limit::becoming_data(addr, end))?;
