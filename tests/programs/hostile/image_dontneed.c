@@ -3,7 +3,9 @@
  * zero-initialized data (.bss, anonymous) reads zero, the text keeps running (its system calls
  * too, made many times before and after), and a function the program patched after making its
  * page writable is the file's again. Until stop 98 hrt's kernel, which loads the image itself,
- * zeroed all of it: a DONTNEED of the text crashed the program. Prints one line per case; the
+ * zeroed all of it: a DONTNEED of the text crashed the program. Last, an anonymous mapping
+ * placed over a page of the data must not carry the program's name in /proc/self/maps (it did,
+ * since the loader's record of its segments outlived them). Prints one line per case; the
  * same on any machine. */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -55,5 +57,15 @@ int main(void) {
     printf("patched (%d, %s): answer %d\n", r, imm ? "found" : "not found", answer());
     r = madvise(code, PAGE, MADV_DONTNEED);
     printf("patched page after DONTNEED (%d): answer %d\n", r, answer());
+    char *page = (char *)initialized + PAGE;
+    void *fresh = mmap(page, PAGE, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char line[512], start[32];
+    snprintf(start, sizeof start, "%08lx-", (unsigned long)page);
+    FILE *maps = fopen("/proc/self/maps", "r");
+    int named = -1;
+    while (maps && fgets(line, sizeof line, maps))
+        if (strncmp(line, start, strlen(start)) == 0)
+            named = strchr(line, '/') != NULL;
+    printf("an anonymous mapping over a data page (%s): named after a file in maps: %d\n", fresh == page ? "placed" : "failed", named);
     return 0;
 }
