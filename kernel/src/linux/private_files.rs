@@ -50,10 +50,11 @@ struct Mapping {
     file: File,
     /// The file offset of the first page.
     off: u64,
-    /// Whether the program may have written its pages (always for a mapping `mmap` made; for
-    /// an image's, a writable segment or one the program made writable since). Pages it never
-    /// wrote hold the file's bytes already, but for the kernel's rewrites of the code, which
-    /// must stay: MADV_DONTNEED leaves them as they are.
+    /// Whether the program may have written its pages: mapped writable or not executable (data
+    /// `mmap` read, which reads the file's current bytes again at MADV_DONTNEED, as Linux's
+    /// page cache shows them), or made writable since. Code never writable (a library's text,
+    /// the image's) holds the file's bytes already, but for the kernel's rewrites of it, which
+    /// must stay: MADV_DONTNEED leaves it as it is.
     written: bool,
 }
 
@@ -80,10 +81,11 @@ pub struct Part {
     pub written: bool,
 }
 
-/// `mmap` read `[start, start + len)` from `fd` at `off` (private). Replaces what was
-/// remembered there (the caller released the range first).
-pub fn record(start: u64, len: u64, fd: u64, off: u64) {
-    MAPPINGS.lock().insert(start, start + len, Mapping { file: File::Fd(fd), off, written: true });
+/// `mmap` read `[start, start + len)` from `fd` at `off` (private); `written`: the program may
+/// write it (see `Mapping::written`). Replaces what was remembered there (the caller released
+/// the range first).
+pub fn record(start: u64, len: u64, fd: u64, off: u64, written: bool) {
+    MAPPINGS.lock().insert(start, start + len, Mapping { file: File::Fd(fd), off, written });
 }
 
 /// The loader put a segment's file-backed pages `[start, end)` of image `kind` there, read

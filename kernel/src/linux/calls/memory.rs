@@ -475,8 +475,11 @@ fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
     }
     if file {
-        // Its pages are the file's to madvise (see `private_files`).
-        crate::linux::private_files::record(start, len, fd as u64, off);
+        // Its pages are the file's to madvise (see `private_files`). Code never writable
+        // (a library's text) keeps its bytes at MADV_DONTNEED: they are the file's, but for
+        // the kernel's rewrites (`--omp`'s jumps into its runtime among them), which must stay.
+        let code = prot & protect::PROT_EXEC != 0 && prot & protect::PROT_WRITE == 0;
+        crate::linux::private_files::record(start, len, fd as u64, off, !code);
     }
     if file && off == 0 && crate::linux::rewrite::enabled() {
         // An ELF object mapped from its start (ld.so loading a library): its unwind table
