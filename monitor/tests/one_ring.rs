@@ -615,6 +615,15 @@ fn single_stepping_over_rewritten_calls_is_as_over_syscall() {
     common::hostile::same_in_every_link_on_1_and_2_cpus("single_step", "outside the program's files: 0");
 }
 
+/// New code over a page where a function of the program was (tests/programs/hostile/
+/// code_over_function.c): a `syscall` inside the old symbol's extent, the red-zone store and
+/// load around it outside. The unmap must forget the old function, so that the site keeps
+/// SYSCALL: the same output as natively at 1 and 2 vCPUs (right 1 time in 3,000 until stop 98).
+#[test]
+fn code_put_over_an_old_function_is_not_taken_for_it() {
+    passes_natively_and_same_on_1_and_2_cpus("code_over_function", Some("right 3000 of 3000"));
+}
+
 /// The C library's clone and clone3 wrappers end their unwind entries right before their
 /// `syscall` (the child must not unwind into the parent's frames), so in libc.so, whose
 /// functions the rewriter knows from those entries, both kept SYSCALL (~19 us a thread on a

@@ -20,6 +20,23 @@ pub fn load(image: &[u8], bias: u64) {
     FUNCTIONS.lock().extend(funcs);
 }
 
+/// Forgets the functions in `[start, end)`, unmapped or replaced: code the program puts there
+/// later is not theirs, and a rewrite must not take their extents for its (it did until stop
+/// 98). Those starting in the range, and the one before it if it reaches in; a look-up
+/// costs a binary search where none does (most unmaps).
+pub fn forget(start: u64, end: u64) {
+    let mut funcs = FUNCTIONS.lock();
+    let first = funcs.partition_point(|&(s, _)| s < start);
+    let past = funcs.partition_point(|&(s, _)| s < end);
+    let from = match first.checked_sub(1) {
+        Some(before) if funcs[before].1 > start => before,
+        _ => first,
+    };
+    if from < past {
+        funcs.drain(from..past);
+    }
+}
+
 /// Forgets every function (execve: the old image is gone).
 pub fn clear() {
     FUNCTIONS.lock().clear();
