@@ -691,3 +691,12 @@ fn mappings_that_grow_down_grow_as_on_linux() {
 fn dontneed_on_the_programs_own_image_reads_its_file_again() {
     common::hostile::same_in_every_link_on_1_and_2_cpus("image_dontneed", "after DONTNEED (0): answer 42");
 }
+
+/// MADV_DONTNEED on the pages the kernel puts in the program (tests/programs/hostile/
+/// kernel_pages_dontneed.c): [vvar] EINVAL and [vdso] kept, as Linux answers, and the near
+/// table kept; vDSO and system calls work after, static, static-PIE and dynamic, at 1 and 2
+/// vCPUs. Until stop 98 they were zeroed, and the next vDSO call crashed.
+#[test]
+fn dontneed_on_the_kernels_pages_in_the_program_keeps_them() {
+    common::hostile::same_in_every_link_on_1_and_2_cpus("kernel_pages_dontneed", "calls after: 2000");
+}

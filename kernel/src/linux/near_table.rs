@@ -16,6 +16,16 @@ pub fn len() -> u64 {
     }
 }
 
+/// Where the near table sites call now is ((0, 0): none).
+pub fn range() -> (u64, u64) {
+    let at = slot_table::near();
+    if at == 0 {
+        (0, 0)
+    } else {
+        (at, at + len())
+    }
+}
+
 /// Maps a near table for the image just loaded (rewriting on), the one sites call from now on,
 /// at `place` (`len()` bytes of fresh program memory) or in memory of its own; without memory
 /// for it, far sites keep SYSCALL.

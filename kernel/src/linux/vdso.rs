@@ -34,6 +34,16 @@ pub fn set_wall_base(wall_ns: u64) {
     let _ = super::uaccess::write::<u64>(field, wall_ns);
 }
 
+/// Where the vDSO is: its data page's start and its image's end ((0, 0): none mapped).
+pub fn range() -> (u64, u64) {
+    let at = VVAR_AT.load(core::sync::atomic::Ordering::Relaxed);
+    if at == 0 {
+        (0, 0)
+    } else {
+        (at, at + len())
+    }
+}
+
 /// Bytes of program memory the vDSO takes: its data page and its image, whole pages.
 pub fn len() -> u64 {
     PAGE + (IMAGE.len() as u64).div_ceil(PAGE) * PAGE

@@ -134,6 +134,11 @@ pub fn write_near(code: &mut [u8], addr: u64) {
     write(&mut code[HUB_LEN..], addr + HUB_LEN as u64, addr);
 }
 
+/// The near table sites call now (`set_near`), 0 if none.
+pub fn near() -> u64 {
+    NEAR.load(Ordering::Relaxed)
+}
+
 /// Whether `addr` lies in the near table sites call now (`set_near`).
 pub fn in_near_table(addr: u64) -> bool {
     let near = NEAR.load(Ordering::Relaxed);

@@ -50,6 +50,13 @@ enum Kind {
     SharedGuest,
     /// The host's shared pages: a file, a segment, anonymous memory shared at a fork.
     SharedHost,
+    /// The vDSO's data page, which Linux maps as special pages ([vvar]): DONTNEED is EINVAL.
+    KernelData,
+    /// Code the kernel put in the program's memory: the vDSO's ([vdso], whose pages Linux
+    /// fills again from the kernel's image after DONTNEED) and the near table of rewritten
+    /// sites. DONTNEED leaves it as it is (it zeroed it until stop 98: the next vDSO call
+    /// crashed).
+    KernelCode,
 }
 
 pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -147,12 +154,13 @@ fn apply(advice: u32, s: u64, e: u64, kind: Kind) -> Result<(), Errno> {
             // kernel's rewrites of its code, which stay.
             Kind::PrivateFile { written: false, .. } => {}
             Kind::PrivateFile { file, off, written } => read_again(Part { start: s, end: e, file, off, written })?,
-            Kind::SharedGuest | Kind::SharedHost => {}
+            Kind::SharedGuest | Kind::SharedHost | Kind::KernelCode => {}
+            Kind::KernelData => return Err(EINVAL),
         },
         MADV_FREE if anonymous => usermem::zero(s, e - s),
         MADV_FREE => return Err(EINVAL),
         MADV_REMOVE => match kind {
-            Kind::PrivateAnonymous => return Err(EINVAL),
+            Kind::PrivateAnonymous | Kind::KernelData | Kind::KernelCode => return Err(EINVAL),
             Kind::PrivateFile { .. } => return Err(EACCES),
             // Not shared with anyone yet: the hole is this memory reading zero.
             Kind::SharedGuest => usermem::zero(s, e - s),
@@ -223,6 +231,7 @@ fn parts(start: u64, end: u64) -> (Vec<(u64, u64, Kind)>, bool) {
                 .into_iter()
                 .map(|p| (p.start, p.end, Kind::PrivateFile { file: p.file, off: p.off, written: p.written })),
         );
+        marks.extend(kernel_parts(s, e));
         marks.sort_by_key(|m| m.0);
         let mut cur = s;
         for (a, b, kind) in marks {
@@ -237,6 +246,23 @@ fn parts(start: u64, end: u64) -> (Vec<(u64, u64, Kind)>, bool) {
         }
     }
     (out, unmapped)
+}
+
+/// The parts of `[start, end)` the kernel put there itself: the vDSO's data page and code, the
+/// near table.
+fn kernel_parts(start: u64, end: u64) -> Vec<(u64, u64, Kind)> {
+    let (vvar, vdso_end) = crate::linux::vdso::range();
+    let near = crate::linux::near_table::range();
+    let ranges = [
+        (vvar, vvar + PAGE, Kind::KernelData),
+        (vvar + PAGE, vdso_end, Kind::KernelCode),
+        (near.0, near.1, Kind::KernelCode),
+    ];
+    ranges
+        .into_iter()
+        .filter(|&(s, e, _)| s < e && s < end && start < e)
+        .map(|(s, e, k)| (s.max(start), e.min(end), k))
+        .collect()
 }
 
 /// Whether `[start, end)` has pages of a private file mapping wholly past the end of its
