@@ -669,6 +669,7 @@ fn cut_regions(regions: &mut BTreeMap<u64, u64>, start: u64, end: u64) -> Vec<(u
     super::rewrite::forget(start, end);
     super::eh_frame::forget(start, end);
     super::symbols::forget(start, end);
+    super::vdso::forget(start, end);
     // So is what madvise and mmap remember of it.
     super::private_files::release(start, end);
     super::fork_advice::release(start, end);

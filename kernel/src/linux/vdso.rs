@@ -23,15 +23,24 @@ struct Vvar {
 static VVAR_AT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
 
 /// The program set the realtime clock: its vDSO counts from `wall_ns` too. (The data page is
-/// program memory, which the program could also write: it only fools itself.)
+/// read-only to the program, as Linux's [vvar]; the kernel writes it through the pool's alias.)
 pub fn set_wall_base(wall_ns: u64) {
     let at = VVAR_AT.load(core::sync::atomic::Ordering::Relaxed);
     if at == 0 {
         return;
     }
     let field = at + core::mem::offset_of!(Vvar, wall_ns) as u64;
-    // The program may have unmapped or protected the page: written only where it still can be.
-    let _ = super::uaccess::write::<u64>(field, wall_ns);
+    // Written while the page is still mapped (`forget` clears VVAR_AT when it goes).
+    usermem::while_mapped(field, field + 8, || usermem::copy(field, &wall_ns as *const u64 as u64, 8));
+}
+
+/// `[start, end)` is unmapped or replaced: if the data page was there, it is gone, and nothing
+/// may write the memory that takes its place.
+pub fn forget(start: u64, end: u64) {
+    let at = VVAR_AT.load(core::sync::atomic::Ordering::Relaxed);
+    if at != 0 && (start..end).contains(&at) {
+        VVAR_AT.store(0, core::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Where the vDSO is: its data page's start and its image's end ((0, 0): none mapped).
@@ -90,5 +99,7 @@ pub fn map(place: Option<u64>) -> Option<u64> {
     // Code: read and execute (fresh program memory is not executable). Rewriting its sites
     // later writes through the kernel's alias of the pool.
     super::protect::set(base + PAGE, base + len(), super::protect::PROT_READ | super::protect::PROT_EXEC);
+    // Data: read-only, as Linux's [vvar] (a program's store there is SIGSEGV).
+    super::protect::set(base, base + PAGE, super::protect::PROT_READ);
     Some(base + PAGE)
 }

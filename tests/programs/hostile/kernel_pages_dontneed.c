@@ -4,13 +4,15 @@
  * r-xp mapping, which the program also drops here without printing it, as natively there is
  * none): until stop 98 DONTNEED zeroed them, and the next vDSO or rewritten call crashed. Then
  * 1,000 clock_gettime and 2,000 getppid calls. Prints the answers for [vvar] and [vdso] and the
- * calls' results; the same on any machine. */
+ * calls' results; the same on any machine. Last, a forked child stores into [vvar], which is
+ * read-only to the program on Linux (it was writable under hrt until stop 98). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* How many of n getppid calls name the parent getppid named first. */
@@ -61,5 +63,18 @@ int main(void) {
     }
     printf("clock_gettime after: %ld of 1000 not before the start\n", ok);
     printf("calls after: %ld\n", calls(2000));
+    fflush(stdout);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(found[i].name, "[vvar]") != 0)
+            continue;
+        pid_t child = fork();
+        if (child == 0) {
+            *(volatile char *)found[i].lo = 1;
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        printf("a store into [vvar]: %s %d\n", WIFSIGNALED(status) ? "signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    }
     return 0;
 }
