@@ -700,3 +700,33 @@ fn dontneed_on_the_programs_own_image_reads_its_file_again() {
 fn dontneed_on_the_kernels_pages_in_the_program_keeps_them() {
     common::hostile::same_in_every_link_on_1_and_2_cpus("kernel_pages_dontneed", "calls after: 2000");
 }
+
+/// Shared file mappings cut, refused, shrunk and grown (found by a differential fuzzer of the
+/// memory calls, stop 98): a refused MAP_FIXED (EACCES) keeps what it would have replaced
+/// (tests/programs/hostile/shared_fixed_refused.c); anonymous memory put over part of such a
+/// mapping stays the program's when the file shrinks (shared_file_cut.c, by mremap, mmap and
+/// munmap then mmap); pages keep their own protection across a truncate and regrowth
+/// (shared_file_regrown.c) and across an mremap that moves part of the mapping
+/// (shared_file_moved.c). As natively at 1 and 2 vCPUs.
+#[test]
+fn shared_file_mappings_keep_their_parts_apart() {
+    let runs: [(&str, &[&str]); 8] = [
+        ("shared_fixed_refused", &[]),
+        ("shared_file_cut", &["0"]),
+        ("shared_file_cut", &["1"]),
+        ("shared_file_cut", &["2"]),
+        ("shared_file_regrown", &[]),
+        ("shared_file_moved", &["1", "0"]),
+        ("shared_file_moved", &["1", "1"]),
+        ("shared_file_moved", &["0", "1"]),
+    ];
+    for (name, args) in runs {
+        let prog = build(name, &[]);
+        let want = native(&prog, args);
+        assert_eq!(want.code(), 0, "{name} {args:?} natively: {want:?}");
+        for cpus in ["1", "2"] {
+            let out = hrt(&["--cpus", cpus, "--mem", "4G"], &prog, args);
+            assert_same(&format!("{name} {args:?} at --cpus {cpus}"), &want, &out);
+        }
+    }
+}

@@ -83,6 +83,15 @@ pub fn hide_past_end(start: u64, end: u64, prot: u64) {
     let mut hide = Vec::new();
     {
         let mut map = SHARED.lock();
+        // Each part keeps its own protection, as Linux splits a mapping that mprotect changes
+        // in part (and only then: a mapping mremap grows must stay one): one protection for
+        // the whole mapping gave pages the program left read-only write or execute access
+        // once its file grew over them (until stop 98).
+        let changes = |r: &Range| matches!(r.kind, Kind::File { prot: kept, .. } if kept != prot);
+        if overlapping(&map, start, end).iter().any(|(_, _, r)| changes(r)) {
+            split_at(&mut map, start);
+            split_at(&mut map, end);
+        }
         for (s, e, _) in overlapping(&map, start, end) {
             let (_, r) = map.range_mut(..=s).next_back().expect("overlapping range");
             if let Kind::File { file_end, prot: ref mut kept } = r.kind {
@@ -165,10 +174,13 @@ fn recheck(hide: impl Fn(u64, u64)) {
         if new_end >= end {
             continue;
         }
+        // Hidden up to the old end, but never past this mapping's: `file_end` may lie beyond
+        // it (a mapping cut by an unmap keeps its file's end), where other memory may be now
+        // (an anonymous page put over part of the mapping was hidden with it until stop 98).
         let shrunk = match SHARED.lock().get_mut(&s) {
-            Some(Range { kind: Kind::File { file_end, .. }, .. }) if *file_end > new_end => {
+            Some(Range { end: r_end, kind: Kind::File { file_end, .. }, .. }) if *file_end > new_end => {
                 let old = core::mem::replace(file_end, new_end);
-                Some((new_end, old))
+                Some((new_end, old.min(*r_end)))
             }
             _ => None,
         };
@@ -482,6 +494,15 @@ pub fn release(start: u64, end: u64) {
 
 /// Forgets `[start, end)` of the records, keeping what sticks out on either side; returns the
 /// parts forgotten.
+/// Splits the range holding `at` inside it in two, with the same record.
+fn split_at(map: &mut BTreeMap<u64, Range>, at: u64) {
+    let Some((&rs, &r)) = map.range(..at).next_back() else { return };
+    if r.end > at {
+        map.insert(rs, Range { end: at, ..r });
+        map.insert(at, r);
+    }
+}
+
 fn forget(map: &mut BTreeMap<u64, Range>, start: u64, end: u64) -> Vec<(u64, u64, Range)> {
     let cut = overlapping(map, start, end);
     for &(s, e, r) in &cut {

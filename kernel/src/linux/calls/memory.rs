@@ -5,7 +5,7 @@
 use linux_raw_sys::general;
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EBADF, EINVAL, ENOMEM, EPERM};
+use crate::linux::errno::{Errno, SysResult, EACCES, EBADF, EINVAL, ENOMEM, EPERM};
 use crate::linux::filemap;
 use crate::linux::locked;
 use crate::linux::past_eof;
@@ -214,6 +214,24 @@ fn descriptor_open(fd: i32) -> bool {
         >= 0
 }
 
+/// Linux's mmap checks for a file's descriptor: open (EBADF), readable, and for a shared
+/// writable mapping open for writing and not append-only (EACCES).
+fn descriptor_allows(fd: i32, prot: u64, shared: bool) -> Result<(), Errno> {
+    let fl = crate::linux::syscall::forward(
+        general::__NR_fcntl as u64,
+        [fd as u32 as u64, general::F_GETFL as u64, 0, 0, 0, 0],
+    );
+    if fl < 0 {
+        return Err(EBADF);
+    }
+    let (mode, fl) = (fl as u32 & general::O_ACCMODE, fl as u32);
+    let writes = shared && prot & protect::PROT_WRITE != 0;
+    if mode == general::O_WRONLY || writes && (mode != general::O_RDWR || fl & general::O_APPEND != 0) {
+        return Err(EACCES);
+    }
+    Ok(())
+}
+
 /// A fixed mapping at `[addr, addr + len)`: the part of the break's window above the break
 /// (kept mapped so that the break grows cheaply, but free address space on Linux) is given up
 /// from there on, so that MAP_FIXED_NOREPLACE finds it free and the break, to grow past the
@@ -382,6 +400,11 @@ fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(outside_program_memory("mmap MAP_FIXED", addr, len));
         }
         break_window_yields(addr, len);
+        if file && !reuse && flags & MAP_FIXED != 0 && usermem::mapped_within(addr, addr + len) != 0 {
+            // What it replaces stays if the descriptor is refused (the monitor's checks come
+            // after the replacement): Linux checks before it unmaps anything.
+            descriptor_allows(fd, prot, shared)?;
+        }
         if flags & MAP_FIXED_NOREPLACE != 0 {
             usermem::alloc_fixed(addr, len)?
         } else {
