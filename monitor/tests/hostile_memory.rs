@@ -707,10 +707,15 @@ fn dontneed_on_the_kernels_pages_in_the_program_keeps_them() {
 /// mapping stays the program's when the file shrinks (shared_file_cut.c, by mremap, mmap and
 /// munmap then mmap); pages keep their own protection across a truncate and regrowth
 /// (shared_file_regrown.c) and across an mremap that moves part of the mapping
-/// (shared_file_moved.c). As natively at 1 and 2 vCPUs.
+/// (shared_file_moved.c); mprotect refused at a shared page has changed the pages before it
+/// (mprotect_refused_part.c); a MREMAP_DONTUNMAP's old range keeps its wipe-on-fork advice
+/// (dontunmap_fork_advice.c). As natively at 1 and 2 vCPUs.
 #[test]
 fn shared_file_mappings_keep_their_parts_apart() {
-    let runs: [(&str, &[&str]); 8] = [
+    let runs: [(&str, &[&str]); 11] = [
+        ("mprotect_refused_part", &[]),
+        ("dontunmap_fork_advice", &["0"]),
+        ("dontunmap_fork_advice", &["1"]),
         ("shared_fixed_refused", &[]),
         ("shared_file_cut", &["0"]),
         ("shared_file_cut", &["1"]),

@@ -166,6 +166,15 @@ pub fn grown(base: u64, old_len: u64, new_len: u64) -> Option<Part> {
     Some(Part { start: old_end, end: base + new_len, file: grown.file, off: grown.off, written: true })
 }
 
+/// mremap with MREMAP_DONTUNMAP moved `[old, old + old_len)` to `new` and keeps the old range
+/// mapped: both are the file's.
+pub fn copied(old: u64, old_len: u64, new: u64) {
+    let mut map = MAPPINGS.lock();
+    if !map.is_empty() && new != old {
+        map.carry(old, old_len, new, old_len, true);
+    }
+}
+
 /// mremap moved `[old, old + old_len)` to `new` (the old range is unmapped next, which forgets
 /// it there); what it grew by is recorded by `grown`.
 pub fn moved(old: u64, old_len: u64, new: u64) {

@@ -24,7 +24,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::errno::{Errno, EACCES};
+use super::errno::Errno;
 use crate::arch::hypercall;
 use crate::sync::IrqSpinLock;
 
@@ -520,16 +520,14 @@ fn forget(map: &mut BTreeMap<u64, Range>, start: u64, end: u64) -> Vec<(u64, u64
 }
 
 /// mprotect's check: PROT_WRITE on a shared mapping whose descriptor was not open for writing
-/// is EACCES.
-pub fn check_protect(start: u64, end: u64, prot: u64) -> Result<(), Errno> {
+/// is EACCES. Where the first such mapping in `[start, end)` starts, if there is one: Linux has
+/// changed the mappings before it when it refuses (mapping after mapping).
+pub fn write_refused_from(start: u64, end: u64, prot: u64) -> Option<u64> {
     if prot & super::protect::PROT_WRITE == 0 {
-        return Ok(());
+        return None;
     }
     let map = SHARED.lock();
-    match overlapping(&map, start, end).iter().all(|(_, _, r)| r.may_write) {
-        true => Ok(()),
-        false => Err(EACCES),
-    }
+    overlapping(&map, start, end).iter().find(|(_, _, r)| !r.may_write).map(|&(s, _, _)| s)
 }
 
 /// Calls `f` on each part of `[start, end)` that is guest RAM, not the host's shared pages, in

@@ -672,14 +672,29 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             mapped_to = e;
         }
         if mapped_to > addr {
-            shared_files::check_protect(addr, mapped_to, prot)?;
-            set_protection(addr, mapped_to, prot & known);
+            protect_until_refused(addr, mapped_to, prot & known)?;
         }
         return Err(ENOMEM);
     }
-    shared_files::check_protect(addr, end, prot)?;
-    set_protection(addr, end, prot & known);
+    protect_until_refused(addr, end, prot & known)?;
     Ok(0)
+}
+
+/// mprotect's change of `[start, end)` (mapped): up to the first shared mapping that may not be
+/// made writable, which is EACCES (as Linux, which has changed the mappings before it).
+fn protect_until_refused(start: u64, end: u64, prot: u64) -> Result<(), Errno> {
+    match shared_files::write_refused_from(start, end, prot) {
+        Some(at) => {
+            if at > start {
+                set_protection(start, at, prot);
+            }
+            Err(EACCES)
+        }
+        None => {
+            set_protection(start, end, prot);
+            Ok(())
+        }
+    }
 }
 
 /// Gives `[start, end)` (mapped) protection `prot` (PROT_READ, PROT_WRITE, PROT_EXEC).

@@ -100,7 +100,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return Ok(new);
     }
     let prot = protect::prot_at(old);
-    moved(old, old_len, new, new_len, anonymous);
+    moved(old, old_len, new, new_len, anonymous, false);
     usermem::unmap(old, old + old_len);
     file_pages_grown(new, old_len, new_len)?;
     carry_protection(prot, new, new + new_len);
@@ -245,7 +245,7 @@ fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> Sys
         return Ok(new);
     }
     let prot = protect::prot_at(old);
-    moved(old, old_len, new, new_len, anonymous);
+    moved(old, old_len, new, new_len, anonymous, keep_old);
     file_pages_grown(new, old_len, new_len)?;
     if keep_old {
         // Checked above: the files are in reach.
@@ -268,16 +268,23 @@ fn carry_protection(prot: Option<u64>, start: u64, end: u64) {
 
 /// The pages of `[old, old + old_len)` are copied to `new` (its first `old_len` bytes; the rest
 /// reads zero), and what the kernel remembers of them moves along. The caller unmaps the old
-/// range, or keeps it (DONTUNMAP: the records stay for it too).
-fn moved(old: u64, old_len: u64, new: u64, new_len: u64, anonymous: bool) {
+/// range, or keeps it (`keep_old`, DONTUNMAP: its file records and fork advice stay for it
+/// too, as Linux's old mapping keeps its flags; a wipe-on-fork page written there after the
+/// move was kept in a child until stop 98).
+fn moved(old: u64, old_len: u64, new: u64, new_len: u64, anonymous: bool, keep_old: bool) {
     // Pages past the end of a file are not present (nor needed: they read zero).
     past_eof::for_each_present(old, old + old_len, |s, e| usermem::copy(new + (s - old), s, e - s));
     if anonymous {
         shared_files::anonymous_moved(old, old_len, new, new_len);
     }
     past_eof::remapped(old, old_len, new, new_len);
-    private_files::moved(old, old_len, new);
-    fork_advice::moved(old, old_len, new, new_len);
+    if keep_old {
+        private_files::copied(old, old_len, new);
+        fork_advice::copied(old, old_len, new, new_len);
+    } else {
+        private_files::moved(old, old_len, new);
+        fork_advice::moved(old, old_len, new, new_len);
+    }
     // Locks move, DONTUNMAP's old range keeps none (as Linux's).
     crate::linux::locked::moved(old, old_len, new, new_len, false);
 }
