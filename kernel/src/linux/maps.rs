@@ -64,7 +64,7 @@ fn snapshot() -> Vec<MapsEntry> {
     let mut areas = Areas { out: Vec::new(), last_part: None };
     for (start, end) in super::usermem::regions() {
         for (s, e) in without(start, end, &[brk_window, guard]) {
-            for (ps, pe, prot) in super::protect::runs(s, e) {
+            for (ps, pe, prot) in with_hidden_prots(super::protect::runs(s, e)) {
                 // Write-only and execute-only pages are readable in the page tables: the page
                 // map says they were mapped without PROT_READ.
                 for (rs, re, unreadable) in super::usermap::readability_runs(ps, pe) {
@@ -84,6 +84,36 @@ fn snapshot() -> Vec<MapsEntry> {
         }
     }
     areas.out
+}
+
+/// Protection runs, where pages of file mappings hidden past the end of their file (not
+/// present, protection 0) show the protection the program gave them, as Linux lists them.
+fn with_hidden_prots(runs: Vec<(u64, u64, u64)>) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::with_capacity(runs.len());
+    for (s, e, prot) in runs {
+        if prot != 0 {
+            out.push((s, e, prot));
+            continue;
+        }
+        let mut hidden = super::shared_files::hidden_prots(s, e);
+        hidden.extend(super::past_eof::hidden_prots(s, e));
+        hidden.sort_unstable_by_key(|h| h.0);
+        let mut cur = s;
+        for (hs, he, kept) in hidden {
+            if hs < cur {
+                continue;
+            }
+            if cur < hs {
+                out.push((cur, hs, 0));
+            }
+            out.push((hs, he, kept));
+            cur = he;
+        }
+        if cur < e {
+            out.push((cur, e, 0));
+        }
+    }
+    out
 }
 
 /// The entries made so far, and which named part the last one belongs to.

@@ -466,6 +466,22 @@ pub fn overlaps(start: u64, end: u64) -> bool {
     !map.is_empty() && map.range(..end).next_back().is_some_and(|(_, r)| r.end > start)
 }
 
+/// The pages of shared file mappings in `[start, end)` hidden past the end of their file, with
+/// the protection the program gave them (what /proc/self/maps shows for them, as Linux's).
+pub fn hidden_prots(start: u64, end: u64) -> Vec<(u64, u64, u64)> {
+    let map = SHARED.lock();
+    if map.is_empty() {
+        return Vec::new();
+    }
+    overlapping(&map, start, end)
+        .into_iter()
+        .filter_map(|(s, e, r)| match r.kind {
+            Kind::File { file_end, prot } if file_end.max(s) < e => Some((file_end.max(s), e, prot)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Whether `addr` is in host shared pages (which other processes may share).
 pub fn on_host(addr: u64) -> bool {
     let map = SHARED.lock();

@@ -132,6 +132,24 @@ pub fn mapped(m: Mapped, absent: bool, quiet: Option<u64>) {
     }
 }
 
+/// The hidden pieces in `[start, end)`, cut to it, with the protection the program gave them
+/// (what /proc/self/maps shows for them, as Linux's mapping has it).
+pub fn hidden_prots(start: u64, end: u64) -> Vec<(u64, u64, u64)> {
+    let map = PIECES.lock();
+    if map.is_empty() {
+        return Vec::new();
+    }
+    let mut v: Vec<(u64, u64, u64)> = map
+        .range(..end)
+        .rev()
+        .take_while(|(_, p)| p.end > start)
+        .filter(|(_, p)| p.state != State::Present)
+        .map(|(&s, p)| (s.max(start), p.end.min(end), p.prot))
+        .collect();
+    v.reverse();
+    v
+}
+
 /// `[start, end)` is being unmapped or replaced: its pieces are forgotten.
 pub fn release(start: u64, end: u64) {
     let mut map = PIECES.lock();
