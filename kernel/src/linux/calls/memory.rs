@@ -5,7 +5,7 @@
 use linux_raw_sys::general;
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{Errno, SysResult, EACCES, EBADF, EINVAL, ENOMEM, EPERM};
+use crate::linux::errno::{Errno, SysResult, EACCES, EBADF, EINVAL, ENODEV, ENOMEM, EPERM, ESPIPE};
 use crate::linux::filemap;
 use crate::linux::locked;
 use crate::linux::past_eof;
@@ -215,7 +215,8 @@ fn descriptor_open(fd: i32) -> bool {
 }
 
 /// Linux's mmap checks for a file's descriptor: open (EBADF), readable, and for a shared
-/// writable mapping open for writing and not append-only (EACCES).
+/// writable mapping open for writing and not append-only (EACCES); a pipe, socket or terminal
+/// (not seekable) or a directory opened as one has no mapping (ENODEV).
 fn descriptor_allows(fd: i32, prot: u64, shared: bool) -> Result<(), Errno> {
     let fl = crate::linux::syscall::forward(
         general::__NR_fcntl as u64,
@@ -228,6 +229,13 @@ fn descriptor_allows(fd: i32, prot: u64, shared: bool) -> Result<(), Errno> {
     let writes = shared && prot & protect::PROT_WRITE != 0;
     if mode == general::O_WRONLY || writes && (mode != general::O_RDWR || fl & general::O_APPEND != 0) {
         return Err(EACCES);
+    }
+    let at = crate::linux::syscall::forward(
+        general::__NR_lseek as u64,
+        [fd as u32 as u64, 0, general::SEEK_CUR as u64, 0, 0, 0],
+    );
+    if at == -(ESPIPE as i64) || fl & general::O_DIRECTORY != 0 {
+        return Err(ENODEV);
     }
     Ok(())
 }
