@@ -142,6 +142,20 @@ pub fn flush_drops() {
     }
 }
 
+/// Whether all of `[start, end)` is private mappings read from descriptor `fd` (ld.so's segments
+/// over the extent it mapped first: the descriptor was fit to map then).
+pub fn all_from(start: u64, end: u64, fd: u64) -> bool {
+    let map = MAPPINGS.lock();
+    let mut cur = start;
+    for (s, e, m) in map.overlapping(start, end) {
+        if s != cur || m.file != File::Fd(fd) {
+            return false;
+        }
+        cur = e;
+    }
+    cur == end
+}
+
 /// The private file mappings in `[start, end)`, cut to it, in address order.
 pub fn parts(start: u64, end: u64) -> Vec<Part> {
     let map = MAPPINGS.lock();

@@ -408,9 +408,11 @@ fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(outside_program_memory("mmap MAP_FIXED", addr, len));
         }
         break_window_yields(addr, len);
-        if file && !reuse && flags & MAP_FIXED != 0 && usermem::mapped_within(addr, addr + len) != 0 {
+        let over_itself = || !shared && crate::linux::private_files::all_from(addr, addr + len, fd as u64);
+        if file && !reuse && flags & MAP_FIXED != 0 && usermem::mapped_within(addr, addr + len) != 0 && !over_itself() {
             // What it replaces stays if the descriptor is refused (the monitor's checks come
-            // after the replacement): Linux checks before it unmaps anything.
+            // after the replacement): Linux checks before it unmaps anything. (Not over a
+            // private mapping of the same descriptor, which was fit to map then: ld.so's.)
             descriptor_allows(fd, prot, shared)?;
         }
         if flags & MAP_FIXED_NOREPLACE != 0 {
