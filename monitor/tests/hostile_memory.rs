@@ -706,7 +706,7 @@ fn dontneed_on_the_kernels_pages_in_the_program_keeps_them() {
 /// have replaced (tests/programs/hostile/shared_fixed_refused.c, fixed_map_refused.c);
 /// anonymous memory put over part of such a mapping stays the program's when the file shrinks
 /// (shared_file_cut.c, by mremap, mmap and munmap then mmap); pages keep their own protection across a truncate and regrowth
-/// (shared_file_regrown.c) and across an mremap that moves part of the mapping
+/// (shared_file_regrown.c, shared_file_prot_none.c) and across an mremap that moves part of the mapping
 /// (shared_file_moved.c); mprotect refused at a shared page has changed the pages before it
 /// (mprotect_refused_part.c); a MREMAP_DONTUNMAP's old range keeps its wipe-on-fork advice
 /// (dontunmap_fork_advice.c); /proc/self/maps lists pages hidden past the end of their file
@@ -714,8 +714,9 @@ fn dontneed_on_the_kernels_pages_in_the_program_keeps_them() {
 /// As natively at 1 and 2 vCPUs.
 #[test]
 fn shared_file_mappings_keep_their_parts_apart() {
-    let runs: [(&str, &[&str]); 15] = [
+    let runs: [(&str, &[&str]); 16] = [
         ("fixed_map_refused", &[]),
+        ("shared_file_prot_none", &[]),
         ("maps_past_eof", &[]),
         ("shared_file_regrown", &["exec"]),
         ("mremap_grown_file_maps", &[]),
