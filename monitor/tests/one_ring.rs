@@ -624,6 +624,15 @@ fn code_put_over_an_old_function_is_not_taken_for_it() {
     passes_natively_and_same_on_1_and_2_cpus("code_over_function", Some("right 3000 of 3000"));
 }
 
+/// A program that moves its own text into fresh memory at the same address (tests/programs/
+/// hostile/text_remap.c, the huge-page trick): the copy carries rewritten sites, which the unmap
+/// forgot; a copied `call` into a slot is adopted as a register site and makes its call, static,
+/// static-PIE and dynamic, at 1 and 2 vCPUs (a stray-call SIGSEGV until stop 98).
+#[test]
+fn text_moved_into_fresh_memory_keeps_its_calls() {
+    common::hostile::same_in_every_link_on_1_and_2_cpus("text_remap", "sums 900 900");
+}
+
 /// The C library's clone and clone3 wrappers end their unwind entries right before their
 /// `syscall` (the child must not unwind into the parent's frames), so in libc.so, whose
 /// functions the rewriter knows from those entries, both kept SYSCALL (~19 us a thread on a

@@ -298,9 +298,21 @@ pub fn on_syscall(frame: &TrapFrame, by_call: bool) -> bool {
 /// (Frida, funchook: the hooked function's `mov $N, %eax; syscall` prologue, read after the
 /// rewrite), a binary translator's code cache. Such a copy is recorded as a site of its own,
 /// so that a restart and a bare-number call find it, and makes the system call; until stop
-/// 98 it ended as a stray call (SIGSEGV at address 0). Anything else stays a stray call.
+/// 98 it ended as a stray call (SIGSEGV at address 0). So does a copy of a register site,
+/// `call rel32` into a slot table (code moved to fresh memory at the same address, as programs
+/// that put their text in huge pages do, copies every such site), recorded as a register site.
+/// Anything else stays a stray call.
 fn adopt_copied_site(site: u64, nr: u64) -> bool {
-    if !enabled() || nr >= SLED_LEN {
+    if !enabled() {
+        return false;
+    }
+    let ret = site.wrapping_add(2);
+    if let (Ok(0xe8), Ok(rel)) = (uaccess::read::<u8>(ret.wrapping_sub(5)), uaccess::read::<i32>(ret.wrapping_sub(4))) {
+        if call_gate::is_slot(ret.wrapping_add(rel as i64 as u64)) {
+            return record(site, Decision::Register) == Some(Decision::Register);
+        }
+    }
+    if nr >= SLED_LEN {
         return false;
     }
     let imm = ((call_gate::base() + nr) as u32).to_le_bytes();

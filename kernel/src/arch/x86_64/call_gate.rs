@@ -50,6 +50,12 @@ pub fn base() -> u64 {
     GATE.0.get() as u64
 }
 
+/// Whether `addr` lies in a slot table rewritten sites call (`call rel32`): the gate's, or the
+/// current image's near table.
+pub fn is_slot(addr: u64) -> bool {
+    (base() + SLOTS_AT as u64..base() + GATE_LEN as u64).contains(&addr) || slot_table::in_near_table(addr)
+}
+
 /// Whether `rip` is code the kernel runs in the program's place for rewritten sites, which the
 /// program reaches by a call or jump it did not write: the gate (sled and slots), the current
 /// image's near table, and the user-executable page of stubs (yield, CPUID).
