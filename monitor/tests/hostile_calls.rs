@@ -1112,6 +1112,15 @@ fn priority_inheritance_mutexes_lock_as_on_linux() {
     passes_natively_and_same_on("pi_mutexes", Some("pi mutexes: done"), &["1", "2", "4"]);
 }
 
+/// futex(2)'s argument checks in Linux's order (tests/programs/hostile/futex_argument_checks.c):
+/// FUTEX_CLOCK_REALTIME on a private wake was EINVAL from the fast path (ENOSYS), a requeue
+/// to an unmapped word EFAULT (0: only a key), a PI trylock of a word whose owner no thread
+/// is EAGAIN (ESRCH, with the waiters bit set as Linux sets it).
+#[test]
+fn futex_arguments_are_checked_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("futex_argument_checks", Some("futex argument checks: done"));
+}
+
 /// arch_prctl's CPUID and extended-state codes (tests/programs/hostile/calls_arch_prctl.c):
 /// answered as Linux does on a CPU without CPUID faulting or AMX (they were EINVAL). The
 /// guest's CPU has no CPUID faulting whatever the host's has (a CPUID site the kernel did not

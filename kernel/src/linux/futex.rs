@@ -280,16 +280,23 @@ fn wake(addr: u64, n: u64, bitset: u32, private: bool) -> SysResult {
         return Err(EINVAL);
     }
     if private {
-        if !addr.is_multiple_of(4) {
-            return Err(EINVAL);
-        }
-        if addr > uaccess::USER_END {
-            return Err(EFAULT);
-        }
+        private_key(addr)?;
     } else {
         user_atomic(addr)?;
     }
     Ok(wake_in_bucket(addr, n, bitset))
+}
+
+/// What Linux checks of a private futex address it does not read: aligned (EINVAL) and in
+/// user space (EFAULT); whether it is mapped does not matter.
+fn private_key(addr: u64) -> Result<(), u32> {
+    if !addr.is_multiple_of(4) {
+        return Err(EINVAL);
+    }
+    if addr > uaccess::USER_END {
+        return Err(EFAULT);
+    }
+    Ok(())
 }
 
 /// The fast path's futex call (`is_wake_only`): a private wake-up, with no trap frame.
@@ -299,15 +306,18 @@ pub fn fast_wake(a: [u64; 6]) -> SysResult {
 }
 
 fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>) -> SysResult {
-    let word = user_atomic(addr)?;
-    user_atomic(addr2)?;
+    // Only CMP_REQUEUE reads the word; otherwise both addresses are only keys, as Linux's
+    // for a private futex.
+    let word = if expect.is_some() { Some(user_atomic(addr)?) } else { None };
+    private_key(addr)?;
+    private_key(addr2)?;
     let (b1, b2) = (bucket(addr), bucket(addr2));
     let same = core::ptr::eq(b1, b2);
     // Lock in address order so two requeues cannot deadlock.
     let (first, second) = if (b1 as *const _ as usize) <= (b2 as *const _ as usize) { (b1, b2) } else { (b2, b1) };
     let mut g1 = first.list.lock();
     let mut g2 = if same { None } else { Some(second.list.lock()) };
-    if let Some(v) = expect {
+    if let (Some(v), Some(word)) = (expect, word) {
         if word.load(Ordering::SeqCst) != v {
             return Err(EAGAIN);
         }
@@ -419,7 +429,8 @@ pub(super) fn deadline(timeout: u64, absolute: bool, realtime: bool) -> Result<O
 /// True if futex operation `op` only wakes (never waits) within the process: what the fast
 /// path may serve (a shared futex may be another process's, see `shared_futex`).
 pub fn is_wake_only(op: u64) -> bool {
-    matches!(op & 0x7f, FUTEX_WAKE | FUTEX_WAKE_BITSET) && op & FUTEX_PRIVATE_FLAG != 0
+    // FUTEX_CLOCK_REALTIME on a wake is ENOSYS (`futex`'s first check): not the fast path's.
+    matches!(op & !FUTEX_PRIVATE_FLAG, FUTEX_WAKE | FUTEX_WAKE_BITSET) && op & FUTEX_PRIVATE_FLAG != 0
 }
 
 /// futex(uaddr, op, val, timeout/val2, uaddr2, val3)

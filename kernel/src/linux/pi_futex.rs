@@ -78,6 +78,7 @@ pub fn lock(addr: u64, deadline: Option<u64>) -> SysResult {
         // An owner that is no thread of the program (never was, or exited without unlocking
         // and without a robust list that names the lock): ESRCH, as Linux's lookup of it.
         if owner != me && !super::signal::state::is_program_thread(owner) {
+            w.fetch_or(FUTEX_WAITERS, Ordering::SeqCst);
             return Err(ESRCH);
         }
         if v & FUTEX_WAITERS == 0
@@ -99,7 +100,18 @@ pub fn lock(addr: u64, deadline: Option<u64>) -> SysResult {
 /// FUTEX_TRYLOCK_PI: takes the lock if nobody holds it, else EAGAIN (EWOULDBLOCK).
 pub fn try_lock(addr: u64) -> SysResult {
     let w = word(addr)?;
-    take_settled(addr, w, super::process::current_tid()).unwrap_or(Err(EAGAIN))
+    let me = super::process::current_tid();
+    take_settled(addr, w, me).unwrap_or_else(|| {
+        // As Linux's: the waiters bit is set before the owner is looked up (so it stays set
+        // whatever the answer), ESRCH for an owner that is no thread (as `lock`).
+        let owned = |v: u32| (v & FUTEX_TID_MASK != 0).then_some(v | FUTEX_WAITERS);
+        let owner = w.fetch_update(Ordering::SeqCst, Ordering::SeqCst, owned).unwrap_or(0) & FUTEX_TID_MASK;
+        if owner != 0 && !super::signal::state::is_program_thread(owner) {
+            Err(ESRCH)
+        } else {
+            Err(EAGAIN)
+        }
+    })
 }
 
 /// FUTEX_UNLOCK_PI: the caller, the owner, frees the word and wakes one waiter (EPERM for
