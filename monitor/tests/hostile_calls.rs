@@ -300,6 +300,19 @@ fn memory_policies_behave_as_on_a_one_node_machine() {
     assert!(two.stdout.contains("mems allowed                             0 mode=0 mask=0x3,0"), "{}", two.stdout);
 }
 
+/// move_pages and migrate_pages (tests/programs/hostile/numa_page_moves.c): they were ENOSYS;
+/// now answered as on a one-node machine, with 1 and 2 vCPUs. With `--numa 2` a query gives
+/// each page's node and a move to another node is refused loudly (memory never moves).
+#[test]
+fn page_moves_behave_as_on_a_one_node_machine() {
+    let linux = passes_natively_and_same_on_1_and_2_cpus("numa_page_moves", Some("numa page moves: done"));
+    assert!(linux.stdout.contains("query 0: 0 0 -14 0 0 -14"), "natively: {}", linux.stdout);
+    let two = hrt(&["--cpus", "2", "--numa", "2"], &build("numa_page_moves", &[]), &[]);
+    assert_eq!(two.code(), 0, "{two:?}");
+    assert!(two.stdout.contains("numa page moves: done"), "{}", two.stdout);
+    assert!(two.stderr.contains("move_pages to another NUMA node (--numa) is not implemented"), "{}", two.stderr);
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -218,6 +218,8 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_get_mempolicy => ("get_mempolicy", 5, L(numa::get_mempolicy)),
         __NR_set_mempolicy => ("set_mempolicy", 3, L(numa::set_mempolicy)),
         __NR_mbind => ("mbind", 6, L(numa::mbind)),
+        __NR_move_pages => ("move_pages", 6, L(numa::move_pages)),
+        __NR_migrate_pages => ("migrate_pages", 4, L(numa::migrate_pages)),
 
         // Threads, identity, scheduling.
         __NR_clone => ("clone", 5, L(thread::clone)),

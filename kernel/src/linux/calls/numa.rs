@@ -12,7 +12,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EFAULT, EINVAL, ENOSYS};
+use crate::linux::errno::{SysResult, EFAULT, EINVAL, ENODEV, ENOSYS, EPERM, ESRCH};
 use crate::linux::uaccess;
 
 const MPOL_DEFAULT: i32 = 0;
@@ -190,10 +190,11 @@ fn checked_policy(call: &str, mode_arg: u64, nmask: u64, maxnode: u64) -> Result
 /// page). Only its first word can name this VM's nodes (MAX_ZONES is far below 64); nodes past
 /// it are dropped like any node the VM does not have.
 fn read_mask(addr: u64, maxnode: u64) -> Result<u64, u32> {
-    if addr == 0 || maxnode <= 1 {
+    // Linux counts `maxnode - 1` bits with unsigned arithmetic: 0 is a huge mask (EINVAL).
+    let bits = maxnode.wrapping_sub(1);
+    if addr == 0 || bits == 0 {
         return Ok(0);
     }
-    let bits = maxnode - 1;
     if bits > MAX_MASK_BYTES * 8 {
         return Err(EINVAL);
     }
@@ -210,6 +211,107 @@ fn unplaceable(call: &str, mode: u64) -> u32 {
     if !SAID.swap(true, Ordering::Relaxed) {
         crate::kprintln!(
             "hrt: {call} mode {mode} with several NUMA nodes (--numa) is not implemented: the program's memory is placed when the VM starts: returning ENOSYS (reported once)"
+        );
+    }
+    ENOSYS
+}
+
+const CAP_SYS_NICE: u32 = 23;
+
+/// The process `pid` names for move_pages and migrate_pages: 0, the process or one of its
+/// threads. Another process's memory is out of reach (its own VM): ESRCH for a number that no
+/// thread has, ENOSYS and a line for a real other process would be a guess, so ESRCH is said
+/// only after asking the host whether it exists.
+fn own_process(call: &str, pid: u64) -> Result<(), u32> {
+    let pid = pid as i32;
+    if pid == 0
+        || pid == crate::linux::process::pid() as i32
+        || pid > 0 && crate::linux::signal::is_program_thread(pid as u32)
+    {
+        return Ok(());
+    }
+    if pid < 0 || !crate::linux::calls::procs::host_process_exists(pid as u32) {
+        return Err(ESRCH);
+    }
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        crate::kprintln!("hrt: {call} of another process ({pid}) is not implemented: returning ENOSYS (reported once)");
+    }
+    Err(ENOSYS)
+}
+
+/// The node of the page holding `addr` (EFAULT, as a negative status, where nothing is mapped).
+fn page_node(addr: u64) -> i32 {
+    let page = addr & !0xfff;
+    if !crate::linux::usermap::is_mapped(page, 0x1000) {
+        return -(EFAULT as i32);
+    }
+    crate::mem::zone_of(page).unwrap_or(0) as i32
+}
+
+/// move_pages(pid, count, pages, nodes, status, flags): where pages are (`nodes` NULL) or a
+/// move to the given nodes. The program's memory is placed when the VM starts and never moves,
+/// so a move is honoured where the page already is (always, on one node) and refused loudly
+/// (ENOSYS) where it would have to move. Linux's checks and per-page answers: EINVAL for other
+/// flags, EPERM for MPOL_MF_MOVE_ALL without CAP_SYS_NICE, ENODEV for a node the VM does not
+/// have, status EFAULT for an unmapped page. A page never touched is present here (no demand
+/// paging), so it gets its node where Linux may answer ENOENT.
+pub fn move_pages(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (pid, count, pages, nodes_arg, status, flags) = (a[0], a[1], a[2], a[3], a[4], a[5]);
+    if flags & !(MPOL_MF_MOVE | MPOL_MF_MOVE_ALL) != 0 {
+        return Err(EINVAL);
+    }
+    if flags & MPOL_MF_MOVE_ALL != 0 && !crate::linux::calls::ids::capable(CAP_SYS_NICE) {
+        return Err(EPERM);
+    }
+    own_process("move_pages", pid)?;
+    let nodes = crate::mem::num_zones().max(1) as i64;
+    for i in 0..count {
+        let addr: u64 = uaccess::read(pages.wrapping_add(i * 8)).map_err(|_| EFAULT)?;
+        let now = page_node(addr);
+        let answer = if nodes_arg == 0 {
+            now
+        } else {
+            let target: i32 = uaccess::read(nodes_arg.wrapping_add(i * 4)).map_err(|_| EFAULT)?;
+            if !(0..nodes).contains(&(target as i64)) {
+                return Err(ENODEV);
+            }
+            if now >= 0 && now != target {
+                return Err(unmovable("move_pages"));
+            }
+            now
+        };
+        uaccess::write(status.wrapping_add(i * 4), answer).map_err(|_| EFAULT)?;
+    }
+    Ok(0)
+}
+
+/// migrate_pages(pid, maxnode, old_nodes, new_nodes): moves a process's pages from one node
+/// set to another; returns how many could not be moved. Linux's checks (the masks as
+/// set_mempolicy reads them, EINVAL for a new node the VM does not have); nothing moves where
+/// the sets leave every page in place (one node), otherwise refused loudly (ENOSYS).
+pub fn migrate_pages(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    let (pid, maxnode, old, new) = (a[0], a[1], a[2], a[3]);
+    let from = read_mask(old, maxnode)?;
+    let to = read_mask(new, maxnode)?;
+    own_process("migrate_pages", pid)?;
+    let online = all_nodes(crate::mem::num_zones().max(1) as u64)[0];
+    if to & !online != 0 {
+        return Err(EINVAL);
+    }
+    // Pages move only from nodes in `from` that are not in `to`, and only if `to` names one.
+    if from & online & !to != 0 && to != 0 {
+        return Err(unmovable("migrate_pages"));
+    }
+    Ok(0)
+}
+
+/// A page move between the nodes of a VM with several: the memory never moves.
+fn unmovable(call: &str) -> u32 {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        crate::kprintln!(
+            "hrt: {call} to another NUMA node (--numa) is not implemented: the program's memory is placed when the VM starts: returning ENOSYS (reported once)"
         );
     }
     ENOSYS
