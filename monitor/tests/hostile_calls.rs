@@ -313,6 +313,13 @@ fn page_moves_behave_as_on_a_one_node_machine() {
     assert!(two.stderr.contains("move_pages to another NUMA node (--numa) is not implemented"), "{}", two.stderr);
 }
 
+/// restart_syscall called by the program with nothing to resume: EINTR as Linux's (was ENOSYS;
+/// tests/programs/hostile/calls_restart_syscall.c).
+#[test]
+fn restart_syscall_without_a_call_to_resume_is_eintr() {
+    passes_natively_and_same_on_1_and_2_cpus("calls_restart_syscall", Some("restart syscall: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

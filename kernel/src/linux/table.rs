@@ -332,6 +332,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_rt_sigsuspend => ("rt_sigsuspend", 2, L(signal::rt_sigsuspend)),
         __NR_rt_sigtimedwait => ("rt_sigtimedwait", 4, L(signal::rt_sigtimedwait)),
         __NR_pause => ("pause", 0, L(signal::pause)),
+        __NR_restart_syscall => ("restart_syscall", 0, L(signal::restart_syscall)),
         __NR_alarm => ("alarm", 1, L(timers::alarm)),
         __NR_setitimer => ("setitimer", 3, L(timers::setitimer)),
         __NR_getitimer => ("getitimer", 2, L(timers::getitimer)),

@@ -454,6 +454,13 @@ pub fn pause(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Err(EINTR)
 }
 
+/// restart_syscall(): resumes a call that a stop interrupted. HRT restarts its calls by
+/// entering them again, never through a restart block, so a program's own call finds none:
+/// EINTR, as Linux's answer without one.
+pub fn restart_syscall(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
+    Err(EINTR)
+}
+
 /// rt_sigtimedwait(set, info, timeout, size): takes a pending signal of `set` (the caller
 /// blocks them, as POSIX asks) and returns its number; EAGAIN after the timeout, EINTR when
 /// another signal runs a handler meanwhile.
