@@ -82,8 +82,10 @@ pub fn write(sig: i32, fault_addr: u64, stop: Option<Stop>) -> bool {
     written
 }
 
-/// How long the other CPUs get to reach a safe point.
-const FREEZE_TIMEOUT_NS: u64 = 50_000_000;
+/// How long the other CPUs get to reach a safe point: generous, since a vCPU on a loaded host
+/// may wait tens of milliseconds for a host CPU (50 ms lost the other threads' registers at
+/// load 10), and a dump is no fast path.
+const FREEZE_TIMEOUT_NS: u64 = 1_000_000_000;
 
 /// The program frame at the top of user thread `t`'s kernel stack.
 fn program_frame(t: &crate::sched::thread::Thread) -> &TrapFrame {

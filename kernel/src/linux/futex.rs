@@ -305,12 +305,17 @@ pub fn fast_wake(a: [u64; 6]) -> SysResult {
     wake(a[0], a[2] as u32 as u64, bitset, true)
 }
 
-fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>) -> SysResult {
-    // Only CMP_REQUEUE reads the word; otherwise both addresses are only keys, as Linux's
-    // for a private futex.
+fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>, private: bool) -> SysResult {
+    // Only CMP_REQUEUE reads the word; otherwise a private futex's addresses are only keys, as
+    // Linux's (a shared one's key is its page, which must be mapped).
     let word = if expect.is_some() { Some(user_atomic(addr)?) } else { None };
-    private_key(addr)?;
-    private_key(addr2)?;
+    for a in [addr, addr2] {
+        if private {
+            private_key(a)?;
+        } else {
+            user_atomic(a)?;
+        }
+    }
     let (b1, b2) = (bucket(addr), bucket(addr2));
     let same = core::ptr::eq(b1, b2);
     // Lock in address order so two requeues cannot deadlock.
@@ -459,8 +464,8 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         FUTEX_WAIT_BITSET => wait(addr, val, val3, deadline(timeout, true, realtime)?),
         FUTEX_WAKE => wake(addr, val as u64, BITSET_ANY, op & FUTEX_PRIVATE_FLAG != 0),
         FUTEX_WAKE_BITSET => wake(addr, val as u64, val3, op & FUTEX_PRIVATE_FLAG != 0),
-        FUTEX_REQUEUE => requeue(addr, addr2, val as u64, timeout, None),
-        FUTEX_CMP_REQUEUE => requeue(addr, addr2, val as u64, timeout, Some(val3)),
+        FUTEX_REQUEUE => requeue(addr, addr2, val as u64, timeout, None, op & FUTEX_PRIVATE_FLAG != 0),
+        FUTEX_CMP_REQUEUE => requeue(addr, addr2, val as u64, timeout, Some(val3), op & FUTEX_PRIVATE_FLAG != 0),
         FUTEX_WAKE_OP => wake_op(addr, addr2, val as u64, timeout, val3),
         // LOCK_PI's timeout is absolute on CLOCK_REALTIME, LOCK_PI2's on CLOCK_MONOTONIC
         // unless FUTEX_CLOCK_REALTIME.
