@@ -539,10 +539,16 @@ impl Forwarder {
         HANDLED.iter().any(|&h| h as u64 == nr)
     }
 
+    /// The run is ending: a host call interrupted from now on returns EINTR instead of being
+    /// made again (`host::restarting`), so that `shutdown` can interrupt calls still blocked.
+    pub fn stop_restarting(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
     /// Closes everything (end of run). Calls still blocked on the host return EINTR if their
     /// thread is signalled; later calls find no descriptors (EBADF).
     pub fn shutdown(&self) {
-        self.stopping.store(true, Ordering::Relaxed);
+        self.stop_restarting();
         for slot in self.fds.take_all() {
             let _ = slot.close();
         }

@@ -414,9 +414,7 @@ fn run_child(job: Job, placed: super::fork_private::Placed, mask: &libc::sigset_
     teardown.finish();
     placed.own();
     let status = vcpu::run_all(&vm, &base.cpuid, shared.clone(), &plan);
-    if let Some(f) = &shared.forwarder {
-        f.shutdown();
-    }
+    vcpu::end_forwarding(&shared);
     status
 }
 

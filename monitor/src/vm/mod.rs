@@ -278,9 +278,7 @@ pub fn run_prepared(
     }
     teardown.finish();
     let status = vcpu::run_all(&vm, &cpuid, shared.clone(), &plan);
-    if let Some(f) = &shared.forwarder {
-        f.shutdown();
-    }
+    vcpu::end_forwarding(&shared);
     let verbose = config.program.as_ref().is_some_and(|p| p.verbose);
     if let Some(slots) = shared.pool_slots.get().filter(|_| verbose) {
         let runs = slots.registered_runs();

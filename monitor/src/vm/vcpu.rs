@@ -808,3 +808,15 @@ fn wait_on_main(left: std::time::Duration) {
         crate::taken_signals::take_own_pending();
     }
 }
+
+/// Closes the program's host descriptors once its vCPUs have stopped. Calls still blocked on
+/// the host in workers are interrupted first (`Service::interrupt_workers`): closing a
+/// descriptor under one can wait for good.
+pub fn end_forwarding(shared: &Shared) {
+    let Some(f) = &shared.forwarder else { return };
+    f.stop_restarting();
+    if let Some(svc) = shared.channel.get() {
+        svc.interrupt_workers();
+    }
+    f.shutdown();
+}

@@ -6,6 +6,9 @@
  *                  never writes); a worker thread waits for the handler's flag.
  *   blocked_read - no handler; the main thread blocks in read() on stdin: the default action
  *                  ends the program at once (143 for SIGTERM).
+ *   blocked_splice - no handler; the main thread blocks in splice() from an empty datagram
+ *                  socket into a pipe, which holds the pipe's lock while it waits (hrt then
+ *                  hung in `close` of the pipe at its end, in state D, until SIGKILL).
  *   ignore       - SIGINT ignored: the program carries on and exits 5 after 300 ms.
  *   stop_self    - raise(SIGSTOP) after "ready": the process stops until the test continues it;
  *                  a SIGCONT handler then reports, and it exits 0.
@@ -13,7 +16,10 @@
  *   others       - handlers for SIGURG, SIGPROF, SIGRTMIN+5 and 64 (SIGRTMAX): the first that
  *                  comes is reported, then it exits 0 (hrt passed only 11 signals on, and 64
  *                  did not fit its word). */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +78,16 @@ int main(int argc, char **argv) {
         char c;
         read(0, &c, 1);
         printf("read returned\n");
+        return 0;
+    }
+    if (!strcmp(mode, "blocked_splice")) {
+        int sv[2], p[2];
+        if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) || pipe(p))
+            return 1;
+        printf("ready\n");
+        fflush(stdout);
+        long r = splice(sv[0], 0, p[1], 0, 4096, 0);
+        printf("splice returned %ld\n", r);
         return 0;
     }
     if (!strcmp(mode, "stop_self")) {

@@ -374,6 +374,29 @@ impl Service {
         self.ring();
     }
 
+    /// Interrupts the host calls the workers still make at the end of a run (the forwarder no
+    /// longer restarts them), again every millisecond for up to 200 ms while any is there (a
+    /// signal may arrive just before its worker enters the call). Closing a descriptor under
+    /// such a call can wait for good: a splice from a datagram socket holds its pipe's lock,
+    /// and closing the pipe left `hrt` in `close` (state D) after a SIGTERM.
+    pub fn interrupt_workers(&self) {
+        for _ in 0..200 {
+            let mut any = false;
+            for busy in &self.workers.busy {
+                let thread = busy.load(Ordering::SeqCst);
+                if thread != 0 {
+                    any = true;
+                    // SAFETY: as in `cancel_requested`: a live worker of ours, a no-op handler.
+                    unsafe { libc::pthread_kill(thread as libc::pthread_t, wake_signal()) };
+                }
+            }
+            if !any {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// Takes every pending request and serves it (or hands it to a worker). True if there was one.
     fn sweep(&self, shared: &Shared) -> bool {
         let Some(ch) = self.channel() else { return false };
