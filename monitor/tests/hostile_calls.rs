@@ -198,6 +198,14 @@ fn writing_to_a_closed_pipe_raises_sigpipe() {
     }
 }
 
+/// EPIPE with or without SIGPIPE by descriptor kind (tests/programs/hostile/sigpipe_kinds.c):
+/// sequenced-packet and datagram sockets raised SIGPIPE under hrt (Linux sends none: a
+/// program with the default action died of it), vmsplice to a pipe without readers did not.
+#[test]
+fn sigpipe_comes_with_epipe_where_linux_sends_it() {
+    passes_natively_and_same_on_1_and_2_cpus("sigpipe_kinds", Some("sigpipe kinds: done"));
+}
+
 /// Writes of more than PIPE_BUF bytes to pipes (HRT writes the part that fits at once and hands
 /// only the rest to a worker): a blocking one gives all its bytes in order to a slow reader, a
 /// non-blocking one the part that fits then EAGAIN, a signal ends one with its first part's

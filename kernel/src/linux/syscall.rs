@@ -118,18 +118,23 @@ pub fn ttou_flag(nr: u64) -> u64 {
         | (if blocks(SIGTTIN) { hrt_abi::process::TTIN_BLOCKED } else { 0 })
 }
 
-/// Whether forwarded call `nr` with `args` raises SIGPIPE when it fails with EPIPE: writes to a
-/// pipe or socket without readers, and sends on a socket without MSG_NOSIGNAL.
+/// Whether forwarded call `nr` with `args`, which failed with EPIPE, raises SIGPIPE: writes to
+/// a pipe without readers (vmsplice and tee too), and writes and sends (without MSG_NOSIGNAL)
+/// on a stream socket; a datagram or sequenced-packet socket's EPIPE raises none, as Linux's
+/// `unix_dgram_sendmsg` (`broken_pipe::signals`).
 #[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_write etc.
 fn raises_sigpipe(nr: u64, args: &[u64; 6]) -> bool {
     use linux_raw_sys::general::*;
     const MSG_NOSIGNAL: u64 = 0x4000;
-    match nr as u32 {
-        __NR_write | __NR_writev | __NR_pwrite64 | __NR_pwritev | __NR_sendfile | __NR_splice | __NR_tee => true,
-        __NR_sendto | __NR_sendmmsg => args[3] & MSG_NOSIGNAL == 0,
-        __NR_sendmsg => args[2] & MSG_NOSIGNAL == 0,
-        _ => false,
-    }
+    let written = match nr as u32 {
+        __NR_vmsplice | __NR_tee => return true,
+        __NR_write | __NR_writev | __NR_pwrite64 | __NR_pwritev | __NR_sendfile => args[0],
+        __NR_splice => args[2],
+        __NR_sendto | __NR_sendmmsg if args[3] & MSG_NOSIGNAL == 0 => args[0],
+        __NR_sendmsg if args[2] & MSG_NOSIGNAL == 0 => args[0],
+        _ => return false,
+    };
+    super::calls::broken_pipe::signals(written)
 }
 
 /// A forwarded call, made for the program: a wait with its own signal mask (ppoll, pselect6,

@@ -1,5 +1,6 @@
 //! Local system calls, grouped by subject.
 pub mod aio;
+pub mod broken_pipe;
 pub mod children_time;
 pub mod data_limit;
 pub mod fork;
