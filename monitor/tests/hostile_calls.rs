@@ -328,6 +328,15 @@ fn restart_syscall_without_a_call_to_resume_is_eintr() {
     passes_natively_and_same_on_1_and_2_cpus("calls_restart_syscall", Some("restart syscall: done"));
 }
 
+/// Descriptor numbers against RLIMIT_NOFILE and the table (tests/programs/hostile/
+/// fd_numbers_and_limits.c): the soft limit bounds numbers, not how many are open; select
+/// looks as far as Linux's table reaches, not the soft limit; an open with no number free is
+/// EMFILE before its name is walked; a dup2 that fails leaves a signalfd target a signalfd.
+#[test]
+fn descriptor_numbers_follow_linuxs_table_and_limit() {
+    passes_natively_and_same_on_1_and_2_cpus("fd_numbers_and_limits", Some("fd numbers and limits: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -332,9 +332,12 @@ impl Slot {
     }
 }
 
-/// How many descriptors a table whose numbers stop below `limit` may hold open.
-fn open_limit(limit: usize) -> usize {
-    super::procs::table_limit(limit as u64).min(limit as u64) as usize
+/// How many descriptors a table may hold open at once: what the monitor's own hard limit
+/// leaves it (`procs::table_limit`). The program's limit bounds the numbers of new descriptors
+/// alone, as Linux's RLIMIT_NOFILE does: with fds 3-29 open, 8 closed and the soft limit
+/// lowered to 20, an open gets 8 (it was EMFILE, 29 open counting against 20).
+fn open_limit() -> usize {
+    super::procs::table_limit(u64::MAX) as usize
 }
 
 pub struct FdTable {
@@ -342,11 +345,25 @@ pub struct FdTable {
     /// Guest fds are below this (the descriptor limit the guest sees: EMFILE, EBADF, EINVAL):
     /// the program's RLIMIT_NOFILE soft limit, which it may change.
     limit: AtomicUsize,
-    /// How many may be open at once (`procs::table_limit`: at most `limit`, fewer where
-    /// `hrt`'s own descriptors need room below the host's limit).
+    /// How many may be open at once (`procs::table_limit`: what `hrt`'s own descriptors leave
+    /// below the host's limit).
     open_limit: AtomicUsize,
     /// Files closed here that private file mappings still name (kept_files.rs).
     kept: KeptFiles,
+    /// The size Linux's table of such a process would have (`max_fds`): it grows with the
+    /// highest descriptor ever made and never shrinks. select looks no further (a bit for a
+    /// closed descriptor beyond it is ignored, below it EBADF), whatever RLIMIT_NOFILE says.
+    table_size: AtomicUsize,
+}
+
+/// Linux's first descriptor table (NR_OPEN_DEFAULT).
+const FIRST_TABLE_SIZE: usize = 64;
+
+/// The size Linux's `alloc_fdtable` gives a table that must hold descriptor `fd`: whole 1 KiB
+/// arrays of pointers (128 descriptors), a power of two of them.
+fn table_size_for(fd: usize) -> usize {
+    const PER_KIB: usize = 1024 / 8;
+    (fd / PER_KIB + 1).next_power_of_two() * PER_KIB
 }
 
 impl FdTable {
@@ -354,8 +371,9 @@ impl FdTable {
         FdTable {
             slots: Mutex::new(Vec::new()),
             limit: AtomicUsize::new(limit),
-            open_limit: AtomicUsize::new(open_limit(limit)),
+            open_limit: AtomicUsize::new(open_limit()),
             kept: KeptFiles::default(),
+            table_size: AtomicUsize::new(FIRST_TABLE_SIZE),
         }
     }
 
@@ -368,11 +386,23 @@ impl FdTable {
         self.limit.load(Ordering::Relaxed)
     }
 
+    /// How far select looks (`table_size`).
+    pub fn table_size(&self) -> usize {
+        self.table_size.load(Ordering::Relaxed)
+    }
+
+    /// Descriptor `n` is being made: Linux's table would grow to hold it.
+    fn grow_to_hold(&self, n: usize) {
+        if n >= self.table_size() {
+            self.table_size.fetch_max(table_size_for(n), Ordering::Relaxed);
+        }
+    }
+
     /// The program set its RLIMIT_NOFILE soft limit: descriptors already at or above it stay
     /// open, new ones must be below it (as on Linux).
     pub fn set_limit(&self, limit: usize) {
         self.limit.store(limit, Ordering::Relaxed);
-        self.open_limit.store(open_limit(limit), Ordering::Relaxed);
+        self.open_limit.store(open_limit(), Ordering::Relaxed);
     }
 
     /// Whether `slots` may take one more open descriptor at `n` (EMFILE if not): always while
@@ -437,8 +467,16 @@ impl FdTable {
         if n >= slots.len() {
             slots.resize_with(n + 1, || None);
         }
+        self.grow_to_hold(n);
         slots[n] = Some(Slot { host, cloexec });
         Ok(n as i64)
+    }
+
+    /// Whether a new descriptor would find a number (what `insert` with no minimum takes).
+    pub fn has_room(&self) -> bool {
+        let slots = self.lock();
+        let n = slots.iter().position(|s| s.is_none()).unwrap_or(slots.len());
+        n < self.limit() && self.room_for_one_more(&slots, n)
     }
 
     /// Adds two new descriptors (a pipe's ends, a socket pair) at the lowest free guest fds; if
@@ -467,6 +505,7 @@ impl FdTable {
         if n >= slots.len() {
             slots.resize_with(n + 1, || None);
         }
+        self.grow_to_hold(n);
         Ok(slots[n].replace(Slot { host, cloexec }))
     }
 
@@ -510,6 +549,7 @@ impl FdTable {
             limit: AtomicUsize::new(self.limit()),
             open_limit: AtomicUsize::new(self.open_limit.load(Ordering::Relaxed)),
             kept: self.kept.mapped(Arc::clone),
+            table_size: AtomicUsize::new(self.table_size()),
         }
     }
 
@@ -558,6 +598,7 @@ impl FdTable {
             limit: AtomicUsize::new(self.limit()),
             open_limit: AtomicUsize::new(self.open_limit.load(Ordering::Relaxed)),
             kept,
+            table_size: AtomicUsize::new(self.table_size()),
         }
     }
 

@@ -68,6 +68,12 @@ impl Forwarder {
         // EEXIST (what lock files and mkstemp rely on).
         let excl = (libc::O_CREAT | libc::O_EXCL) as libc::c_long;
         let follow = flags & libc::O_NOFOLLOW as libc::c_long == 0 && flags & excl != excl;
+        // Linux takes the descriptor number after reading the name and before the walk: with
+        // none free, a missing file is EMFILE, not ENOENT.
+        g.read_path(path)?;
+        if !self.fds().has_room() {
+            return Err(Errno::EMFILE);
+        }
         let at = self.path_at(g, dirfd, path, follow)?;
         if let Some(data) = &at.synthetic {
             let fd = super::synthetic::open_memory_file(data)

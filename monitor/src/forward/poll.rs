@@ -202,8 +202,8 @@ impl Forwarder {
         if n < 0 {
             return Err(Errno::EINVAL);
         }
-        // Linux looks no further than its descriptor table.
-        let n = (n as usize).min(self.fds().limit());
+        // Linux looks no further than its descriptor table (its size, not RLIMIT_NOFILE).
+        let n = (n as usize).min(self.fds().table_size());
         let words = n.div_ceil(64);
         let mut guest = Vec::with_capacity(3);
         for &addr in &sets {

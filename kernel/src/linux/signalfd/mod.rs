@@ -50,7 +50,8 @@ const F_DUPFD_CLOEXEC: u64 = 1030;
 const CLOSE_RANGE_CLOEXEC: u64 = 4;
 
 /// Before forwarded call `nr`: the answer, if this module serves it (a read of a signalfd);
-/// forgets a signalfd descriptor that `close`, `dup2` or `dup3` is about to close.
+/// forgets a signalfd descriptor that `close` or `close_range` is about to close (`dup2` and
+/// `dup3` replace theirs only if they succeed: `after_forward`).
 #[allow(non_upper_case_globals)] // linux-raw-sys names the numbers __NR_read etc.
 pub fn intercept(nr: u64, a: &[u64; 6]) -> Option<i64> {
     if registry::LIVE.load(Ordering::Relaxed) == 0 {
@@ -81,10 +82,6 @@ pub fn intercept(nr: u64, a: &[u64; 6]) -> Option<i64> {
             }
             None
         }
-        __NR_dup2 | __NR_dup3 if a[0] != a[1] => {
-            registry::forget(a[1] as i32);
-            None
-        }
         _ => None,
     }
 }
@@ -99,7 +96,13 @@ pub fn after_forward(nr: u64, a: &[u64; 6], ret: i64) {
     let new = match nr as u32 {
         __NR_recvmsg | __NR_recvmmsg => return received::after_receive(nr, a, ret),
         __NR_dup => ret,
-        __NR_dup2 | __NR_dup3 => a[1] as i64,
+        __NR_dup2 | __NR_dup3 if a[0] == a[1] => return,
+        // The target was closed and replaced: whatever it was, it is the source's now. (A
+        // failed dup2, EBADF for a closed source, leaves it as it was.)
+        __NR_dup2 | __NR_dup3 => {
+            registry::forget(a[1] as i32);
+            a[1] as i64
+        }
         __NR_fcntl if a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC => ret,
         _ => return,
     };
