@@ -337,6 +337,15 @@ fn descriptor_numbers_follow_linuxs_table_and_limit() {
     passes_natively_and_same_on_1_and_2_cpus("fd_numbers_and_limits", Some("fd numbers and limits: done"));
 }
 
+/// Signal-call details a differential fuzzer found (tests/programs/hostile/signal_call_details.c):
+/// rt_sigprocmask's unknown `how` wrote the old mask first, sigaction kept flags Linux drops,
+/// an SS_AUTODISARM stack stayed armed in a handler without SA_ONSTACK, a thread could queue
+/// a kill-like siginfo to the process, and real-time signals stopped queueing at 4,096.
+#[test]
+fn signal_calls_answer_in_linuxs_details() {
+    passes_natively_and_same_on_1_and_2_cpus("signal_call_details", Some("signal call details: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -26,7 +26,15 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if !(1..=64).contains(&signo) || size != 8 {
         return Err(EINVAL);
     }
-    let new = if act != 0 { Some(uaccess::read::<[u64; 4]>(act)?) } else { None };
+    // Flags Linux does not know are dropped (UAPI_SA_FLAGS), so that a program can tell what
+    // is supported from the old action (glibc's sign-extended SA_RESETHAND included).
+    let new = if act != 0 {
+        let mut new = uaccess::read::<[u64; 4]>(act)?;
+        new[1] &= UAPI_SA_FLAGS;
+        Some(new)
+    } else {
+        None
+    };
     if new.is_some() && (signo == 9 || signo == 19) {
         return Err(EINVAL);
     }
@@ -34,9 +42,8 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return r;
     }
     let mut table = PROCESS.sigactions.lock();
-    if oact != 0 {
-        uaccess::write::<[u64; 4]>(oact, table[signo])?;
-    }
+    // Written after the new action is set, as Linux's (a fault here leaves it set).
+    let old = table[signo];
     if let Some(mut new) = new {
         if signo == 9 || signo == 19 {
             return Err(EINVAL);
@@ -52,9 +59,20 @@ pub fn rt_sigaction(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
         // `hrt` shares some dispositions with the program (SIGTTIN, SIGTTOU, SIGCHLD).
         sig::host_mirror::after_sigaction(signo, &new);
+    } else {
+        drop(table);
+    }
+    if oact != 0 {
+        uaccess::write::<[u64; 4]>(oact, old)?;
     }
     Ok(0)
 }
+
+/// The sigaction flags Linux keeps (`UAPI_SA_FLAGS` with x86's SA_RESTORER): SA_NOCLDSTOP,
+/// SA_NOCLDWAIT, SA_SIGINFO, SA_EXPOSE_TAGBITS, SA_RESTORER, SA_ONSTACK, SA_RESTART,
+/// SA_NODEFER, SA_RESETHAND.
+const UAPI_SA_FLAGS: u64 =
+    0x1 | 0x2 | 0x4 | 0x800 | 0x0400_0000 | 0x0800_0000 | 0x1000_0000 | 0x4000_0000 | 0x8000_0000;
 
 /// rt_sigprocmask: the calling thread's mask. Signals it unblocks act on the way back.
 pub fn rt_sigprocmask(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -64,16 +82,19 @@ pub fn rt_sigprocmask(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     let t = current();
     let new = if set != 0 { Some(uaccess::read::<u64>(set)? & !UNBLOCKABLE) } else { None };
-    if oset != 0 {
-        uaccess::write::<u64>(oset, t.sigmask)?;
-    }
+    // As Linux: the new mask first (an unknown `how` fails before the old one is written), then
+    // the old one (a fault writing it leaves the new mask set).
+    let old = t.sigmask;
     if let Some(s) = new {
         t.sigmask = match how {
-            0 => t.sigmask | s,
-            1 => t.sigmask & !s,
+            0 => old | s,
+            1 => old & !s,
             2 => s,
             _ => return Err(EINVAL),
         };
+    }
+    if oset != 0 {
+        uaccess::write::<u64>(oset, old)?;
     }
     Ok(0)
 }
@@ -297,8 +318,11 @@ fn own_process(pid: u64) -> bool {
     pid as i32 == process::pid() as i32 || pid as i32 > 0 && crate::linux::signal::is_program_thread(pid as u32)
 }
 
+/// Linux refuses a siginfo that pretends to come from kill, tgkill or the kernel unless it is
+/// sent to the caller's own thread id (`task_pid_vnr(current)`): from a thread other than the
+/// main one, even the process's id is EPERM.
 fn may_queue(pid: u64, info: &SigInfo) -> Result<(), u32> {
-    if (info.code >= 0 || info.code == SI_TKILL) && !own_process(pid) {
+    if (info.code >= 0 || info.code == SI_TKILL) && pid as u32 != current().tid {
         return Err(EPERM);
     }
     Ok(())

@@ -138,9 +138,6 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
     let entering = flags & SA_ONSTACK != 0 && ss_size != 0 && !on_alt;
     if entering {
         sp = ss_sp + ss_size;
-        if ss_flags & SS_AUTODISARM != 0 {
-            state::set_alt_stack(t.tid, [0, 0, state::SS_DISABLE]);
-        }
     }
     // The frame keeps the flags as they were set, as Linux's does (0 for a stack never set).
     let uc_stack_flags = ss_flags;
@@ -179,6 +176,11 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
         .and_then(|_| fpstate::save_to_frame(t.tid, fp));
     if written.is_err() {
         return frame_failed(regs, sig);
+    }
+    // Delivered: an SS_AUTODISARM stack is disarmed for the handler whether or not it runs on
+    // it (Linux's `signal_delivered`); the frame keeps it for sigreturn to restore.
+    if ss_flags & SS_AUTODISARM != 0 {
+        state::set_alt_stack(t.tid, [0, 0, state::SS_DISABLE]);
     }
     let mut mask = t.sigmask | act[3];
     if flags & SA_NODEFER == 0 {
