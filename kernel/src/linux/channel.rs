@@ -713,7 +713,13 @@ fn host_signals() {
     RAISING.fetch_add(1, Ordering::SeqCst);
     let mut kick = false;
     while let Some(q) = ch.rt_signals.pop() {
-        let info = super::signal::SigInfo { signo: q.signo, errno: 0, code: q.code, w16: q.w16, w24: q.w24 };
+        let info = super::signal::SigInfo {
+            signo: q.signo,
+            code: q.code,
+            w16: q.w16,
+            w24: q.w24,
+            ..super::signal::SigInfo::EMPTY
+        };
         kick |= super::signal::host::make_pending(info);
     }
     if kick {
@@ -729,10 +735,10 @@ fn host_signals() {
         let slot = &ch.header.host_siginfo[n];
         let info = super::signal::SigInfo {
             signo: sig as i32,
-            errno: 0,
             code: slot.code.load(Ordering::Acquire),
             w16: slot.w16.load(Ordering::Acquire),
             w24: slot.w24.load(Ordering::Acquire),
+            ..super::signal::SigInfo::EMPTY
         };
         // Whoever clears the bit raises the signal: a waiting thread may take them too
         // (`raise_host_signals`) while CPU 0's interrupt does.

@@ -151,7 +151,7 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
         14 => (11, SEGV_MAPERR, cr2),
         _ => (11, SI_KERNEL, 0), // #GP and the rest
     };
-    let info = SigInfo { signo: sig, errno: 0, code, w16: addr, w24: 0 };
+    let info = SigInfo { signo: sig, code, w16: addr, ..SigInfo::EMPTY };
     let regs = FaultRegs { err: frame.error, trapno: frame.vector, cr2 };
     if signal::deliver_fault(frame, info, regs) {
         return;

@@ -633,7 +633,7 @@ pub fn kill_other(pid: u64, signo: u64) -> SysResult {
 /// the clone's exit signal, and for waitid's answer).
 fn child_exited(signo: i32, pid: u32, status: u32) -> SigInfo {
     let uid = crate::linux::calls::ids::ruid() as u64;
-    SigInfo { signo, errno: 0, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64 }
+    SigInfo { signo, code: CLD_EXITED, w16: pid as u64 | uid << 32, w24: (status >> 8) as u64, ..SigInfo::EMPTY }
 }
 
 /// clone3's CLONE_CLEAR_SIGHAND in the new process's copy of the signal actions: every

@@ -302,12 +302,20 @@ pub fn tkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 /// The siginfo a program passes to rt_sigqueueinfo or rt_tgsigqueueinfo for signal `signo`.
-/// The words kept are si_errno, si_code and those at offsets 16 and 24 (si_pid, si_uid, si_value for
-/// SI_QUEUE).
+/// The words kept are si_errno, si_code and those at offsets 16 to 47 (si_pid, si_uid, si_value
+/// for SI_QUEUE; whatever the program put there otherwise, which its handler sees again).
 fn queued_info(signo: u64, uinfo: u64) -> Result<SigInfo, u32> {
-    let b = uaccess::read::<[u64; 4]>(uinfo)?;
+    let b = uaccess::read::<[u64; 6]>(uinfo)?;
     let code = (b[1] & 0xffff_ffff) as u32 as i32;
-    Ok(SigInfo { signo: signo as i32, errno: (b[0] >> 32) as u32 as i32, code, w16: b[2], w24: b[3] })
+    Ok(SigInfo {
+        signo: signo as i32,
+        errno: (b[0] >> 32) as u32 as i32,
+        code,
+        w16: b[2],
+        w24: b[3],
+        w32: [b[4], b[5]],
+        timer: false,
+    })
 }
 
 /// Linux's rule for those calls: sending to another process (`pid`), a program may not claim to

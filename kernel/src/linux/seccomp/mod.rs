@@ -303,6 +303,7 @@ fn trap(ip: u64, nr: u64, data: u32) {
         errno: data as i32,
         w16: ip,
         w24: nr as u32 as u64 | (AUDIT_ARCH_X86_64 as u64) << 32,
+        ..SigInfo::EMPTY
     };
     if signal::send_thread(t.tid, info).is_err() {
         crate::linux::fault::terminate(SIGSYS, None);

@@ -204,7 +204,7 @@ fn setup(regs: &mut TrapFrame, info: SigInfo, act: [u64; 4], fault: FaultRegs) {
 /// for SIGSEGV's own frame) the end of the program.
 fn frame_failed(regs: &mut TrapFrame, sig: u64) {
     const SIGSEGV: u64 = 11;
-    let info = SigInfo { signo: SIGSEGV as i32, errno: 0, code: SI_KERNEL, w16: 0, w24: 0 };
+    let info = SigInfo { signo: SIGSEGV as i32, code: SI_KERNEL, ..SigInfo::EMPTY };
     if sig == SIGSEGV || !deliver_fault(regs, info, FaultRegs::default()) {
         fault::terminate(SIGSEGV as i32, None);
     }
@@ -271,7 +271,7 @@ pub fn sigreturn(regs: &mut TrapFrame) -> SysResult {
         } else {
             (11, SI_KERNEL, 0, FaultRegs { err: 0, trapno: 13, cr2: 0 })
         };
-        let info = SigInfo { signo: sig, errno: 0, code, w16: addr, w24: 0 };
+        let info = SigInfo { signo: sig, code, w16: addr, ..SigInfo::EMPTY };
         if !deliver_fault(regs, info, fault) {
             fault::terminate(sig, None);
         }

@@ -15,8 +15,9 @@ use crate::linux::process::PROCESS;
 use crate::sched::Thread;
 use crate::sync::IrqSpinLock;
 
-/// The part of a siginfo_t that the kinds of signal we send use: si_signo, si_errno, si_code and the
-/// two words at offsets 16 and 24 (si_pid/si_uid, si_addr, si_tid/si_overrun + si_value).
+/// The part of a siginfo_t that signals use: si_signo, si_errno, si_code and the four words at
+/// offsets 16 to 47 (si_pid/si_uid, si_addr, si_tid/si_overrun + si_value; a child's
+/// si_status, si_utime and si_stime; what a program's own rt_sigqueueinfo puts there).
 #[derive(Clone, Copy, Default, Debug)]
 pub struct SigInfo {
     pub signo: i32,
@@ -25,14 +26,22 @@ pub struct SigInfo {
     pub code: i32,
     pub w16: u64,
     pub w24: u64,
+    /// The words at offsets 32 and 40.
+    pub w32: [u64; 2],
+    /// One of the kernel's own POSIX timers sent it (never given to the program): its expiries
+    /// merge and count overruns. A program's own rt_sigqueueinfo with SI_TIMER is not one.
+    pub timer: bool,
 }
 
 impl SigInfo {
+    /// No signal: every field 0.
+    pub const EMPTY: SigInfo = SigInfo { signo: 0, errno: 0, code: 0, w16: 0, w24: 0, w32: [0, 0], timer: false };
+
     /// A signal sent by this process with kill (SI_USER) or tgkill/tkill (SI_TKILL).
     pub fn from_user(sig: u64, code: i32) -> Self {
         let pid = crate::linux::process::pid() as u64;
         let uid = crate::linux::calls::ids::ruid() as u64;
-        SigInfo { signo: sig as i32, errno: 0, code, w16: pid | uid << 32, w24: 0 }
+        SigInfo { signo: sig as i32, code, w16: pid | uid << 32, ..SigInfo::EMPTY }
     }
 
     /// The 128-byte siginfo_t.
@@ -43,6 +52,8 @@ impl SigInfo {
         b[8..12].copy_from_slice(&self.code.to_le_bytes());
         b[16..24].copy_from_slice(&self.w16.to_le_bytes());
         b[24..32].copy_from_slice(&self.w24.to_le_bytes());
+        b[32..40].copy_from_slice(&self.w32[0].to_le_bytes());
+        b[40..48].copy_from_slice(&self.w32[1].to_le_bytes());
         b
     }
 }
@@ -152,7 +163,7 @@ pub struct Pending {
 
 impl Pending {
     const fn new() -> Self {
-        Pending { set: 0, info: [SigInfo { signo: 0, errno: 0, code: 0, w16: 0, w24: 0 }; 64], queued: Vec::new() }
+        Pending { set: 0, info: [SigInfo::EMPTY; 64], queued: Vec::new() }
     }
 
     /// Adds an instance: Ok(true) when it is a new pending instance, Ok(false) when merged with
@@ -172,11 +183,10 @@ impl Pending {
             self.info[sig as usize - 1] = info;
             return Ok(true);
         }
-        use super::SI_TIMER;
-        if info.code == SI_TIMER {
+        if info.timer {
             // The timer expired again while its signal is pending: one signal, whose si_overrun
             // counts the expiries beyond the first (Linux's send_sigqueue on a queued sigqueue).
-            let timer = |i: &SigInfo| i.code == SI_TIMER && i.signo == info.signo && i.w16 as u32 == info.w16 as u32;
+            let timer = |i: &SigInfo| i.timer && i.signo == info.signo && i.w16 as u32 == info.w16 as u32;
             let first = &mut self.info[sig as usize - 1];
             let pending = if timer(first) { Some(first) } else { self.queued.iter_mut().find(|i| timer(i)) };
             if let Some(p) = pending {
@@ -212,7 +222,7 @@ impl Pending {
 
     /// Drops every pending instance of POSIX timer `id`'s signal; returns how many there were.
     fn remove_timer(&mut self, id: u32) -> u64 {
-        let of_timer = |i: &SigInfo| i.code == super::SI_TIMER && i.w16 as u32 == id;
+        let of_timer = |i: &SigInfo| i.timer && i.w16 as u32 == id;
         let before = self.queued.len();
         self.queued.retain(|i| !of_timer(i));
         let mut dropped = (before - self.queued.len()) as u64;
@@ -242,7 +252,7 @@ impl Pending {
         let pick = if sync != 0 { sync } else { ready };
         let sig = pick.trailing_zeros() as usize;
         let mut taken = self.info[sig];
-        if taken.code == super::SI_TIMER {
+        if taken.timer {
             taken.w16 = super::timers::with_overrun(taken.w16, super::timers::catch_up(taken.w16));
             super::timers::delivered(taken.w16);
         }

@@ -298,14 +298,15 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
     // The setitimer timers' and the CPU limit's signals come from the kernel (SI_KERNEL); POSIX
     // timers' are SI_TIMER.
     let info = if slot < FIRST_POSIX {
-        SigInfo { signo: tm.signo as i32, errno: 0, code: super::SI_KERNEL, w16: 0, w24: 0 }
+        SigInfo { signo: tm.signo as i32, code: super::SI_KERNEL, ..SigInfo::EMPTY }
     } else {
         SigInfo {
             signo: tm.signo as i32,
-            errno: 0,
             code: super::SI_TIMER,
             w16: with_overrun(slot as u64, overrun),
             w24: tm.value,
+            timer: true,
+            ..SigInfo::EMPTY
         }
     };
     (info, tm.target)

@@ -156,9 +156,14 @@ fn record(i: &SigInfo) -> [u8; RECORD as usize] {
     let mut r = [0u8; RECORD as usize];
     let mut put = |off: usize, bytes: &[u8]| r[off..off + bytes.len()].copy_from_slice(bytes);
     put(0, &i.signo.to_le_bytes());
+    put(4, &i.errno.to_le_bytes());
     put(8, &i.code.to_le_bytes());
     let (lo, hi) = (i.w16 as u32, (i.w16 >> 32) as u32);
     let fault = matches!(i.signo, 4 | 5 | 7 | 8 | 11);
+    // Linux's `siginfo_layout`: a kernel code (1-6) of a signal without codes of its own, and
+    // SI_SIGIO, are SIGPOLL's (band, fd).
+    const SI_SIGIO: i32 = -5;
+    let poll = i.code == SI_SIGIO || (1..=6).contains(&i.code) && !fault && !matches!(i.signo, SIGCHLD | 31);
     if i.code == SI_TIMER {
         put(24, &lo.to_le_bytes()); // ssi_tid: the timer's id
         put(32, &hi.to_le_bytes()); // ssi_overrun
@@ -166,11 +171,19 @@ fn record(i: &SigInfo) -> [u8; RECORD as usize] {
         put(48, &i.w24.to_le_bytes()); // ssi_ptr
     } else if i.code > 0 && i.code < 0x80 && fault {
         put(72, &i.w16.to_le_bytes()); // ssi_addr
+        if i.signo == 7 && matches!(i.code, 4 | 5) {
+            put(80, &(i.w24 as u16).to_le_bytes()); // ssi_addr_lsb of BUS_MCEERR_AR/AO
+        }
+    } else if poll {
+        put(28, &(i.w16 as u32).to_le_bytes()); // ssi_band
+        put(20, &(i.w24 as u32).to_le_bytes()); // ssi_fd
     } else {
         put(12, &lo.to_le_bytes()); // ssi_pid
         put(16, &hi.to_le_bytes()); // ssi_uid
         if i.code > 0 && i.code < 0x80 && i.signo == SIGCHLD {
             put(40, &(i.w24 as u32).to_le_bytes()); // ssi_status
+            put(56, &i.w32[0].to_le_bytes()); // ssi_utime
+            put(64, &i.w32[1].to_le_bytes()); // ssi_stime
         } else if i.code < 0 {
             put(44, &(i.w24 as u32).to_le_bytes()); // ssi_int
             put(48, &i.w24.to_le_bytes()); // ssi_ptr
