@@ -355,6 +355,14 @@ fn queued_siginfo_arrives_whole() {
     passes_natively_and_same_on_1_and_2_cpus("siginfo_whole", Some("siginfo whole: done"));
 }
 
+/// Zero-length reads and buffers (tests/programs/hostile/zero_length_io.c): an eventfd's or
+/// timerfd's read of 0 bytes and an eventfd writev with an empty first buffer are EINVAL, as on
+/// Linux (hrt answered 0 and 8); pipes and files take them, and a bad buffer still faults.
+#[test]
+fn zero_length_io_is_answered_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("zero_length_io", Some("zero length io: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

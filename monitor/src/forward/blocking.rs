@@ -400,6 +400,9 @@ impl Forwarder {
         match (h.kind(), dir) {
             // Other kinds (an eventfd, a timerfd, a character device) answer EOPNOTSUPP where
             // the host file does not take RWF_NOWAIT (no FMODE_NOWAIT), and then go to a worker.
+            // A zero-length read is answered by `preadv2` without asking the file (0), where
+            // an eventfd or a timerfd refuses it (EINVAL): made as it is, by a worker.
+            (FdKind::Other, Direction::Read) if count == 0 => return Err(Errno::EOPNOTSUPP),
             (FdKind::Pipe | FdKind::Socket | FdKind::Other, Direction::Read) => {}
             // Larger writes come from `pipe_write_without_waiting`, which takes a part.
             (FdKind::Pipe, Direction::Write) => {}

@@ -130,10 +130,16 @@ impl Forwarder {
         let mut out = Vec::with_capacity(guest.len());
         let mut total = 0u64;
         for v in guest {
+            if v.len == 0 {
+                // Kept: a file that takes one buffer at a time sees it (an eventfd's write of a
+                // zero-length buffer is EINVAL, whatever follows).
+                out.push(libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 });
+                continue;
+            }
             let want = v.len.min(MAX_RW_COUNT - total);
             let usable = match if into_program { g.usable_len_mut(v.base, want) } else { g.usable_len(v.base, want) } {
                 Ok(n) => n,
-                Err(_) if short && (total > 0 || !out.is_empty()) => 0,
+                Err(_) if short && total > 0 => 0,
                 Err(e) => return Err(e),
             };
             if usable > 0 {
