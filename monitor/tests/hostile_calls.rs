@@ -363,6 +363,14 @@ fn zero_length_io_is_answered_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("zero_length_io", Some("zero length io: done"));
 }
 
+/// The error that wins when a descriptor and another argument are both bad
+/// (tests/programs/hostile/bad_fd_and_argument.c): ftruncate, splice, timerfd_settime and
+/// sendfile check in Linux's order (hrt said EBADF first).
+#[test]
+fn bad_descriptors_lose_to_earlier_checks_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("bad_fd_and_argument", Some("bad fd and argument: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -551,6 +551,10 @@ impl Forwarder {
     }
 
     pub(super) fn ftruncate(&self, fd: u64, len: u64) -> SysResult<i64> {
+        // A negative length is EINVAL before the descriptor is looked at, as on Linux.
+        if (len as i64) < 0 {
+            return Err(Errno::EINVAL);
+        }
         let h = self.fds().get(fd)?;
         // SAFETY: no pointers.
         unsafe { self.sys(libc::SYS_ftruncate, &[h.raw() as libc::c_long, len as libc::c_long]) }

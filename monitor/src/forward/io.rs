@@ -223,17 +223,13 @@ impl Forwarder {
 
     /// sendfile(out, in, offset or NULL, count).
     pub(super) fn sendfile(&self, g: Guest, out: u64, input: u64, offset: u64, count: u64) -> SysResult<i64> {
-        let ho = self.fds().get(out)?;
-        let hi = self.fds().get(input)?;
+        // A descriptor the program does not have is -1 to the host, whose checks then come in
+        // Linux's order (the input's ESPIPE before the output's EBADF).
+        let (ho, hi) = (self.fds().get(out).ok(), self.fds().get(input).ok());
         let off = offset_ptr(g, offset)?;
         let count = count.min(MAX_RW_COUNT);
         // SAFETY: NULL or a loff_t in guest memory.
-        unsafe {
-            self.sys(
-                libc::SYS_sendfile,
-                &[ho.raw() as libc::c_long, hi.raw() as libc::c_long, ptr(off), count as libc::c_long],
-            )
-        }
+        unsafe { self.sys(libc::SYS_sendfile, &[raw_or_bad(&ho), raw_or_bad(&hi), ptr(off), count as libc::c_long]) }
     }
 
     /// copy_file_range(in, off_in or NULL, out, off_out or NULL, len, flags) and
@@ -244,13 +240,14 @@ impl Forwarder {
         if nr == libc::SYS_copy_file_range && a[5] != 0 {
             return Err(Errno::EINVAL);
         }
-        let hi = self.fds().get(a[0])?;
-        let ho = self.fds().get(a[2])?;
+        // As in `sendfile`: the host's checks in Linux's order (a splice of 0 bytes is 0 before
+        // any descriptor is looked at).
+        let (hi, ho) = (self.fds().get(a[0]).ok(), self.fds().get(a[2]).ok());
         let (off_in, off_out) = (offset_ptr(g, a[1])?, offset_ptr(g, a[3])?);
         let args = [
-            hi.raw() as libc::c_long,
+            raw_or_bad(&hi),
             ptr(off_in),
-            ho.raw() as libc::c_long,
+            raw_or_bad(&ho),
             ptr(off_out),
             a[4].min(MAX_RW_COUNT) as libc::c_long,
             a[5] as libc::c_long,
@@ -414,4 +411,10 @@ fn offset_ptr(g: Guest, offset: u64) -> SysResult<*mut u8> {
     } else {
         g.range_mut(offset, 8)
     }
+}
+
+/// The host descriptor of a guest one the call names, or -1 (EBADF on the host) if the program
+/// has no such descriptor: the host then checks the call's arguments in Linux's order.
+fn raw_or_bad(h: &Option<std::sync::Arc<super::fd_table::HostFd>>) -> libc::c_long {
+    h.as_ref().map_or(-1, |h| h.raw() as libc::c_long)
 }

@@ -88,14 +88,16 @@ impl Forwarder {
         guest_mono: u64,
         guest_real: u64,
     ) -> SysResult<i64> {
-        let h = self.fds().get(fd)?;
+        // Linux's order: the new value read (EFAULT), the flags and the value checked (EINVAL),
+        // then the descriptor (EBADF, EINVAL for another kind).
+        let mut spec: ItimerSpec = g.read(new)?;
         if flags & !(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET) != 0 {
             return Err(Errno::EINVAL);
         }
-        let mut spec: ItimerSpec = g.read(new)?;
         if spec.iter().any(|&v| v < 0) || spec[1] >= NS as i64 || spec[3] >= NS as i64 {
             return Err(Errno::EINVAL);
         }
+        let h = self.fds().get(fd)?;
         let armed = spec[2] != 0 || spec[3] != 0;
         if flags & TFD_TIMER_ABSTIME != 0 && armed {
             let clock = clock_of(h.raw())?;
