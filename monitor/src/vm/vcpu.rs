@@ -557,6 +557,12 @@ fn run_loop(mut vcpu: VcpuFd, id: u32, shared: &Shared) -> Exit {
                 return Exit::Failure(hrt_abi::PANIC_STATUS as u8);
             }
             VcpuExit::InternalError => {
+                // An entry that ran on with the program's GS base can also end here (an
+                // emulation failure in the wild jump that followed: seen with `wrgsbase low
+                // spin`, whose interrupt entry took its stack from the program's memory).
+                if let Some(base) = program_gs_base(&vcpu, shared) {
+                    return program_set_gs_base(base);
+                }
                 let what = if program_in_ring0(&vcpu, shared) {
                     describe_unemulated(&vcpu, shared)
                 } else {
