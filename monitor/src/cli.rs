@@ -152,8 +152,9 @@ pub enum IdleMode {
 /// Where the kernel's OpenMP runtime puts its threads when the vCPUs outnumber the host's CPUs.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Overcommit {
-    /// On as many vCPUs as the host has CPUs (unless the program or OMP_PLACES binds them):
-    /// threads that wait for each other take turns there, the other vCPUs stay halted
+    /// On as many vCPUs as the host has CPUs: threads that wait for each other take turns
+    /// there, the other vCPUs stay halted; a team bound to places (OMP_PROC_BIND, OMP_PLACES)
+    /// too, each thread keeping its place number with the packed vCPU as its CPU mask
     Pack,
     /// Over every vCPU, each a host thread that the host schedules
     Spread,
