@@ -371,6 +371,14 @@ fn bad_descriptors_lose_to_earlier_checks_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("bad_fd_and_argument", Some("bad fd and argument: done"));
 }
 
+/// Arguments Linux checks before a path (tests/programs/hostile/path_argument_checks.c):
+/// renameat2's and unlinkat's flags, truncate's length, utimensat with both times omitted
+/// (hrt walked the path first: ENOENT, EBADF).
+#[test]
+fn path_calls_check_arguments_before_the_path_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("path_argument_checks", Some("path argument checks: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -391,6 +391,10 @@ impl Forwarder {
     }
 
     pub(super) fn unlinkat(&self, g: Guest, dirfd: u64, path: u64, flags: u64) -> SysResult<i64> {
+        // Linux refuses unknown flags before it looks at the path.
+        if flags & !(libc::AT_REMOVEDIR as u64) != 0 {
+            return Err(Errno::EINVAL);
+        }
         let at = self.path_at_entry(g, dirfd, path)?;
         // The root itself (a path of slashes only) has no entry to remove: Linux says EBUSY
         // (the walk's entry for it, ".", would be EINVAL).
@@ -413,6 +417,13 @@ impl Forwarder {
         flags: Option<u64>,
     ) -> SysResult<i64> {
         let nr = if flags.is_some() { libc::SYS_renameat2 } else { libc::SYS_renameat };
+        // Linux's flag checks come before the paths: an unknown flag, or EXCHANGE with
+        // NOREPLACE or WHITEOUT, is EINVAL.
+        let f = flags.unwrap_or(0) as u32;
+        let (noreplace, exchange, whiteout) = (libc::RENAME_NOREPLACE, libc::RENAME_EXCHANGE, libc::RENAME_WHITEOUT);
+        if f & !(noreplace | exchange | whiteout) != 0 || f & exchange != 0 && f & (noreplace | whiteout) != 0 {
+            return Err(Errno::EINVAL);
+        }
         self.two_paths(g, nr, (olddir, old, None), (newdir, new), flags.map_or(0, uint))
     }
 
@@ -537,6 +548,10 @@ impl Forwarder {
     }
 
     pub(super) fn truncate(&self, g: Guest, path: u64, len: u64) -> SysResult<i64> {
+        // A negative length is EINVAL before the path is looked up, as on Linux.
+        if (len as i64) < 0 {
+            return Err(Errno::EINVAL);
+        }
         let at = self.path(g, path, true)?;
         // truncate takes no directory fd: name the walk's directory through our /proc/self/fd.
         let full = if at.dirfd == libc::AT_FDCWD || at.path.as_bytes().starts_with(b"/") {
@@ -607,6 +622,13 @@ impl Forwarder {
     /// utimensat: a NULL path means the descriptor itself, NULL times means now.
     pub(super) fn utimensat(&self, g: Guest, dirfd: u64, path: u64, times: u64, flags: u64) -> SysResult<i64> {
         let t = if times == 0 { std::ptr::null_mut() } else { g.range(times, TIMES_SIZE)? };
+        if times != 0 {
+            // Both UTIME_OMIT: nothing to do, and Linux does not even look at the path.
+            let [_, a_ns, _, m_ns]: [i64; 4] = g.read(times)?;
+            if a_ns == libc::UTIME_OMIT && m_ns == libc::UTIME_OMIT {
+                return Ok(0);
+            }
+        }
         self.utimensat_with(g, dirfd, path, t, flags)
     }
 
