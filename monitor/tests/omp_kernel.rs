@@ -1176,18 +1176,32 @@ fn threads_spinning_on_computed_flags_hand_their_vcpu_over() {
     let want = native(&prog, Some("4"));
     assert!(want.stdout.contains("all checks passed"), "natively: {want:?}");
     for cpus in ["1", "2"] {
-        let got = hrt(&["-v", "--omp", "kernel", "--cpus", cpus], &prog, Some("4"));
+        let rewritten = |got: &Outcome| {
+            got.stderr
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("kernel: ")?.split_once(" spin-wait loop(s) rewritten to yield their vCPU, ")
+                })
+                .and_then(|(loops, rest)| {
+                    Some((loops.parse::<u64>().ok()?, rest.strip_suffix(" yield(s) from them")?.parse::<u64>().ok()?))
+                })
+                .is_some_and(|(loops, yields)| loops > 0 && yields > 0)
+        };
+        // The loops are found by the kernel's looks at spinning threads, which a loaded host
+        // may starve of vCPU time for a whole run: up to three runs (each one's output
+        // checked) for one that rewrote them.
+        let mut got = hrt(&["-v", "--omp", "kernel", "--cpus", cpus], &prog, Some("4"));
         assert_same(&format!("omp_flag_pipeline with 4 threads at --cpus {cpus}"), &want, &got);
-        let rewritten = got
-            .stderr
-            .lines()
-            .find_map(|l| l.strip_prefix("kernel: ")?.split_once(" spin-wait loop(s) rewritten to yield their vCPU, "))
-            .and_then(|(loops, rest)| {
-                Some((loops.parse::<u64>().ok()?, rest.strip_suffix(" yield(s) from them")?.parse::<u64>().ok()?))
-            });
+        for _ in 0..2 {
+            if rewritten(&got) {
+                break;
+            }
+            got = hrt(&["-v", "--omp", "kernel", "--cpus", cpus], &prog, Some("4"));
+            assert_same(&format!("omp_flag_pipeline with 4 threads at --cpus {cpus}, again"), &want, &got);
+        }
         assert!(
-            rewritten.is_some_and(|(loops, yields)| loops > 0 && yields > 0),
-            "--cpus {cpus}: no spin-wait loop rewritten, or none yielded:\n{}",
+            rewritten(&got),
+            "--cpus {cpus}: no spin-wait loop rewritten, or none yielded in 3 runs:\n{}",
             got.stderr
         );
         let got = hrt(&["-v", "--no-rewrite", "--omp", "kernel", "--cpus", cpus], &prog, Some("4"));

@@ -210,11 +210,22 @@ fn spin_wait_loops_are_rewritten_to_yield_and_change_nothing() {
         let want = native(&prog, &args);
         assert_eq!(want.code(), 0, "natively: {want:?}");
         for cpus in ["1", "2", "4"] {
-            let out = hrt(&["-v", "--cpus", cpus], &prog, &args);
+            let mut out = hrt(&["-v", "--cpus", cpus], &prog, &args);
             assert_same(&format!("spin_token_ring {shape} at --cpus {cpus}"), &want, &out);
             if pvm_host() && cpus != "4" {
+                // The loops are found by the kernel's looks at spinning threads, which a loaded
+                // host may starve of vCPU time for a whole run: up to three runs (each one's
+                // output checked) for one that rewrote them.
+                for _ in 0..2 {
+                    let (loops, yields) = rewritten(&out);
+                    if loops >= 1 && yields > 0 {
+                        break;
+                    }
+                    out = hrt(&["-v", "--cpus", cpus], &prog, &args);
+                    assert_same(&format!("spin_token_ring {shape} at --cpus {cpus}, again"), &want, &out);
+                }
                 let (loops, yields) = rewritten(&out);
-                assert!(loops >= 1 && yields > 0, "{shape} --cpus {cpus}: not rewritten:\n{}", out.stderr);
+                assert!(loops >= 1 && yields > 0, "{shape} --cpus {cpus}: not rewritten in 3 runs:\n{}", out.stderr);
             }
         }
         let out = hrt(&["-v", "--cpus", "1", "--no-rewrite"], &prog, &args);
