@@ -370,7 +370,7 @@ impl Service {
     /// Ends the service (the VM has stopped): polling threads return.
     pub fn stop(&self) {
         host_signals::detach();
-        self.stopping.store(true, Ordering::Relaxed);
+        self.stopping.store(true, Ordering::SeqCst);
         self.ring();
     }
 
@@ -515,6 +515,11 @@ impl Service {
         });
         busy.store(0, Ordering::SeqCst);
         taken.fetch_and(!(1 << (req.idx % 64)), Ordering::SeqCst);
+        if self.stopping.load(Ordering::SeqCst) {
+            // The run has ended (`interrupt_workers` may have cut this call short): no answer,
+            // so that a program thread still on a vCPU never sees the interruption's EINTR.
+            return;
+        }
         // The rest of a stream send: what was sent before counts, whatever the rest met.
         let ret = match req.sent {
             0 if ret == -(libc::EINTR as i64)
