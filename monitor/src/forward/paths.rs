@@ -462,7 +462,10 @@ impl Forwarder {
                 return Err(Errno::ENOTDIR);
             }
             let rest = if rest.iter().all(|&b| b == b'/') { b".".to_vec() } else { rest };
-            let mut at = self.walked(h.raw(), &rest, follow, inspect, walk::Opts::default())?;
+            // The call's own options (a call on a directory entry keeps a trailing slash from
+            // following a link: `mkdir /proc/self/fd/N/m/` with m dangling made m's target).
+            let hold_h = Some(h.clone());
+            let mut at = self.walked(h.raw(), &rest, follow, inspect, opts(h.raw(), &hold_h))?;
             at.special = below_is_special(&h);
             at.rewritten = true;
             at._hold = Some(h);
@@ -536,7 +539,8 @@ impl Forwarder {
                         return Ok(at);
                     }
                     let rest = below.join(&b'/');
-                    let mut at = self.walked(h.raw(), &rest, follow, inspect, walk::Opts::default())?;
+                    let hold_h = Some(h.clone());
+                    let mut at = self.walked(h.raw(), &rest, follow, inspect, opts(h.raw(), &hold_h))?;
                     at.special = below_is_special(&h);
                     at.rewritten = true;
                     at._hold = Some(h);

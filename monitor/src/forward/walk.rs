@@ -331,6 +331,10 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
     let final_dot = opts.entry && (trimmed == b"." || trimmed.ends_with(b"/."));
     let ends_in_dot = !opts.entry && (path.ends_with(b"/.") || path == b".");
     let mut trailing_slash = path.ends_with(b"/") || ends_in_dot;
+    // The last name must exist: it is followed by "." (in the path, or in the body of a link
+    // that the walk follows last), so Linux walks it as a directory on the way, and a missing
+    // one is ENOENT, never a name to create (`creat("g")` with g -> "a/x/." made the file a/x).
+    let mut must_exist = ends_in_dot;
     let mut queue: VecDeque<Vec<u8>> = VecDeque::new();
     push_front(&mut queue, path);
     if final_dot {
@@ -408,7 +412,7 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
         let next = match open_path(raw, &name, libc::O_NOFOLLOW) {
             Ok(f) => f,
             // A name to be created (open O_CREAT, mkdir, rename's target...).
-            Err(Errno::ENOENT) if last => {
+            Err(Errno::ENOENT) if last && !must_exist => {
                 let name = if trailing_slash { cstr(&[&c[..], b"/"].concat())? } else { name };
                 return Ok(Resolved::At { dir: cur, raw_dir: raw, name, nofollow: true, unlooked: false });
             }
@@ -436,6 +440,10 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
                 // The link's own trailing slash: what it names must be a directory (a link
                 // "f/" to a file is ENOTDIR, as on Linux; it was followed to the file).
                 trailing_slash = true;
+            }
+            if last && (target.ends_with(b"/.") || target == b".") {
+                trailing_slash = true;
+                must_exist = true;
             }
             if target.starts_with(b"/") {
                 let root = open_path(libc::AT_FDCWD, c"/", 0)?;
