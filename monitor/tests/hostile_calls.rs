@@ -387,6 +387,13 @@ fn names_followed_by_a_dot_or_a_slash_are_not_created() {
     passes_natively_and_same_on_1_and_2_cpus("path_last_names", Some("path last names: done"));
 }
 
+/// An empty path with a closed directory descriptor (tests/programs/hostile/
+/// empty_path_closed_dirfd.c): ENOENT as on Linux, EBADF with AT_EMPTY_PATH (hrt said EBADF).
+#[test]
+fn an_empty_path_is_refused_before_its_directory_descriptor() {
+    passes_natively_and_same_on_1_and_2_cpus("empty_path_closed_dirfd", Some("empty path closed dirfd: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

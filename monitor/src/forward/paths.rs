@@ -420,7 +420,13 @@ impl Forwarder {
         let (dirfd, hold, abs) = if raw.first() == Some(&b'/') {
             (libc::AT_FDCWD, None, Some(raw.clone()))
         } else {
-            let (dirfd, hold) = self.dirfd(dirfd_arg)?;
+            let (dirfd, hold) = match self.dirfd(dirfd_arg) {
+                // An empty path with a descriptor the program does not have: -1 to the host,
+                // which answers as Linux (ENOENT before the descriptor is looked at, EBADF
+                // with AT_EMPTY_PATH).
+                Err(Errno::EBADF) if raw.is_empty() => (-1, None),
+                r => r?,
+            };
             // Only below /proc or /dev, or in the VM's CPU and node directories, can a relative
             // path be one of the rewritten spellings.
             let cwd_vm = if hold.is_none() { self.cwd_vm.lock().unwrap().clone() } else { None };
