@@ -24,6 +24,7 @@ impl Errno {
     pub const ENOSYS: Errno = Errno(libc::ENOSYS);
     pub const ELOOP: Errno = Errno(libc::ELOOP);
     pub const ENOTDIR: Errno = Errno(libc::ENOTDIR);
+    pub const EISDIR: Errno = Errno(libc::EISDIR);
     pub const ENOTSOCK: Errno = Errno(libc::ENOTSOCK);
     pub const ENOPROTOOPT: Errno = Errno(libc::ENOPROTOOPT);
     pub const EAFNOSUPPORT: Errno = Errno(libc::EAFNOSUPPORT);

@@ -70,9 +70,15 @@ impl Forwarder {
         let follow = flags & libc::O_NOFOLLOW as libc::c_long == 0 && flags & excl != excl;
         // Linux takes the descriptor number after reading the name and before the walk: with
         // none free, a missing file is EMFILE, not ENOENT.
-        g.read_path(path)?;
+        let name = g.read_path(path)?;
         if !self.fds().has_room() {
             return Err(Errno::EMFILE);
+        }
+        if flags & libc::O_CREAT as libc::c_long != 0 && name.to_bytes().ends_with(b"/") {
+            // O_CREAT of "name/": Linux walks the directory part, then says EISDIR without
+            // looking at the last name (a link loop there is no ELOOP).
+            self.path_at_entry(g, dirfd, path)?;
+            return Err(Errno::EISDIR);
         }
         let at = self.path_at(g, dirfd, path, follow)?;
         if let Some(data) = &at.synthetic {

@@ -2,7 +2,9 @@
 // "/." to a missing directory (ENOENT; hrt made a regular file there), an open O_CREAT of
 // "missing/." (ENOENT; hrt said EISDIR), and a mkdir or link whose new name, reached through
 // /proc/self/fd/N/, is a dangling link with a trailing slash (hrt followed the link and made
-// its target). Works in a fresh directory under /tmp and removes it.
+// its target); and O_CREAT of "name/", which Linux answers EISDIR right after the directory
+// part's walk, without looking at the name (hrt followed a link loop there: ELOOP). Works in a
+// fresh directory under /tmp and removes it.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +48,17 @@ int main(void) {
     snprintf(p, sizeof p, "/dev/fd/%d/m/", d);
     said("link f to /dev/fd/N/m/", link("f", p));
     printf("nothing-here %s\n", exists("nothing-here"));
+    symlink("l2", "l1");
+    symlink("l1", "l2");
+    said("creat l1/ (a link loop)", creat("l1/", 0644));
+    said("open O_CREAT|O_EXCL l1/", open("l1/", O_CREAT | O_EXCL | O_RDONLY, 0644));
+    said("open O_CREAT f/ (a file)", open("f/", O_CREAT | O_RDONLY, 0644));
+    said("open O_CREAT m/ (dangling)", open("m/", O_CREAT | O_RDONLY, 0644));
+    said("open O_CREAT missing/x/", open("missing/x/", O_CREAT | O_RDONLY, 0644));
+    said("open O_CREAT f/x/ (through a file)", open("f/x/", O_CREAT | O_RDONLY, 0644));
+    printf("nothing-here %s\n", exists("nothing-here"));
+    unlink("l1");
+    unlink("l2");
     rmdir("nothing-here");
     unlink("nothing-here");
     unlink("m");
