@@ -15,6 +15,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 /* Wrappers whose first instructions are the call (7 bytes), then `ret`. */
 __asm__(".text\n"
         ".globl wrapped_getppid\n.type wrapped_getppid,@function\nwrapped_getppid:\n"
@@ -65,11 +67,7 @@ int main(void) {
     for (int i = 0; i < 1000; i++)
         same += copy_getppid() == parent;
     printf("copied getppid: %ld of 1000 calls gave the parent\n", same);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGALRM, &sa, NULL);
+    set_handler(SIGALRM, on_alarm, SA_RESTART);
     pthread_t writer;
     pthread_create(&writer, NULL, write_later, NULL);
     struct itimerval it = {{0, 0}, {0, 30000}};

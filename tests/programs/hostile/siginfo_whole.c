@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "handler.h"
+
 static void show_words(int sig, siginfo_t *si, void *uc) {
     (void)sig, (void)uc;
     uint64_t *w = (uint64_t *)si;
@@ -32,11 +34,7 @@ static struct signalfd_siginfo through_signalfd(int sig, siginfo_t *si) {
 }
 
 int main(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = show_words;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGUSR1, &sa, 0);
+    set_info_handler(SIGUSR1, show_words, 0);
     siginfo_t si;
     memset(&si, 0, sizeof si);
     uint64_t *w = (uint64_t *)&si;
