@@ -395,6 +395,16 @@ fn an_empty_path_is_refused_before_its_directory_descriptor() {
     passes_natively_and_same_on_1_and_2_cpus("empty_path_closed_dirfd", Some("empty path closed dirfd: done"));
 }
 
+/// Links in the program's tree into /proc or /dev (tests/programs/hostile/proc_links_in_tree.c)
+/// mean the program's entries (hrt said EACCES: its walk met the monitor's /proc/self); calls
+/// on a directory entry that is one of the program's /proc entries get procfs's errors
+/// (`unlink("/proc/self/exe")` removed the program's executable, `rename(f, "/proc/self/exe")`
+/// replaced it); link's and rename's checks come in Linux's order.
+#[test]
+fn links_into_proc_and_proc_entries_behave_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("proc_links_in_tree", Some("proc links in tree: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

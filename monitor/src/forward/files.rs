@@ -82,6 +82,10 @@ impl Forwarder {
         }
         let at = self.path_at(g, dirfd, path, follow)?;
         if let Some(data) = &at.synthetic {
+            // The procfs file is there: an exclusive create is EEXIST.
+            if flags & excl == excl {
+                return Err(Errno(libc::EEXIST));
+            }
             let fd = super::synthetic::open_memory_file(data)
                 .map_err(|e| super::errno::Errno(e.raw_os_error().unwrap_or(libc::EMFILE)))?;
             let host = Arc::new(HostFd::owned(fd, false).named(at.vm_path.clone()).synthesized());
@@ -446,7 +450,28 @@ impl Forwarder {
     ) -> SysResult<i64> {
         let from = match old.2 {
             None => self.path_at_entry(g, old.0, old.1)?,
-            Some(follow) => self.path_at(g, old.0, old.1, follow)?,
+            Some(follow) => {
+                let from = self.path_at(g, old.0, old.1, follow)?;
+                // link looks the old object up whole before it walks the new path (a missing
+                // old name is ENOENT even where the new path's walk would fail): ask the host
+                // the same question first. AT_EMPTY_PATH is the call's own (`last`).
+                let mut flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+                flags |= last as i32 & libc::AT_EMPTY_PATH;
+                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+                // SAFETY: a host C string and a host struct stat.
+                unsafe {
+                    self.sys(
+                        libc::SYS_newfstatat,
+                        &[
+                            from.dirfd as libc::c_long,
+                            ptr(from.path.as_ptr()),
+                            ptr(st.as_mut_ptr()),
+                            flags as libc::c_long,
+                        ],
+                    )?
+                };
+                from
+            }
         };
         let to = self.path_at_entry(g, new.0, new.1)?;
         let args = [
@@ -461,6 +486,10 @@ impl Forwarder {
     }
 
     pub(super) fn linkat(&self, g: Guest, olddir: u64, old: u64, newdir: u64, new: u64, flags: u64) -> SysResult<i64> {
+        // Linux refuses unknown flags before it looks at either path.
+        if flags & !((libc::AT_SYMLINK_FOLLOW | libc::AT_EMPTY_PATH) as u64) != 0 {
+            return Err(Errno::EINVAL);
+        }
         let follow = int(flags) & libc::AT_SYMLINK_FOLLOW as libc::c_long != 0;
         self.two_paths(g, libc::SYS_linkat, (olddir, old, Some(follow)), (newdir, new), int(flags))
     }
@@ -468,6 +497,10 @@ impl Forwarder {
     /// symlinkat: the target is stored as text, never resolved.
     pub(super) fn symlinkat(&self, g: Guest, target: u64, newdir: u64, new: u64) -> SysResult<i64> {
         let target = g.read_path(target)?;
+        // An empty body is refused before the new name's walk.
+        if target.is_empty() {
+            return Err(Errno::ENOENT);
+        }
         let to = self.path_at_entry(g, newdir, new)?;
         // SAFETY: host C strings.
         unsafe {

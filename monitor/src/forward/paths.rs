@@ -412,6 +412,11 @@ impl Forwarder {
     ) -> SysResult<At> {
         // What the walk from `dirfd` may skip: a look at a held descriptor's file system (asked
         // once per descriptor), and at the last name when the call reports a link itself.
+        // No call that acts on a directory entry takes an empty path (AT_EMPTY_PATH is for
+        // the looked-up object): ENOENT before anything else is looked at, as on Linux.
+        if entry && raw.is_empty() {
+            return Err(Errno::ENOENT);
+        }
         let opts = |dirfd: i32, hold: &Option<Arc<HostFd>>| walk::Opts {
             start_on_procfs: hold.as_ref().filter(|h| h.raw() == dirfd).map(|h| h.on_procfs()),
             call_reports_link: reports_link,
@@ -459,6 +464,15 @@ impl Forwarder {
             return Ok(at);
         }
         let mut special = hold.as_ref().is_some_and(|h| h.special());
+        if entry {
+            if let Some(stand_in) = abs.as_deref().and_then(|a| self.procfs_entry_stand_in(a)) {
+                let mut at = At::new(libc::AT_FDCWD, cstring(stand_in)?, None);
+                at.nofollow = true;
+                at.special = true;
+                at.rewritten = true;
+                return Ok(at);
+            }
+        }
         if let Some((n, rest)) = abs.as_deref().and_then(|a| fd_link_then(a, &self.host_pid)) {
             // Anything after a descriptor link (`/dev/fd/3/..`, `/proc/self/fd/3/`) goes through
             // the descriptor, so a `..` there cannot be read lexically: a non-directory is
@@ -715,7 +729,55 @@ impl Forwarder {
                 Ok(at)
             }
             Resolved::Own(name) => self.own_entry(name, synthetic::Who::Process),
+            Resolved::Again { path, links } => {
+                // A link into /proc or /dev: the rest is looked up as the program's path would
+                // be (the walk alone would meet the monitor's /proc/self: EACCES). The links
+                // followed so far count towards ELOOP, across such restarts too.
+                let depth = LINKS_FOLLOWED.with(|d| d.replace(d.get() + links));
+                let r = if depth + links > MAX_OWN_LINKS {
+                    Err(Errno::ELOOP)
+                } else {
+                    let at_cwd = libc::AT_FDCWD as u32 as u64;
+                    self.resolve_full(at_cwd, path, follow, inspect, opts.call_reports_link, opts.entry)
+                };
+                LINKS_FOLLOWED.with(|d| d.set(depth));
+                r
+            }
         }
+    }
+
+    /// For a call on a directory entry (mkdir, unlink, rename, link's and symlink's new name),
+    /// a path whose last name is one of the program's own /proc entries (`/proc/self/fd/N`,
+    /// `/dev/fd/N/`, `/proc/self/exe`, `fd`, `task`, `status`...): the monitor's entry of the
+    /// same kind (its descriptor's for N, a name no descriptor has for one the program lacks),
+    /// so that the host answers as Linux does for the program's. That entry is not the object
+    /// behind it (`mkdir /proc/self/fd/3/` is EEXIST, `rename f /proc/self/fd/9` EXDEV), and
+    /// procfs refuses every such call there, so nothing of the monitor changes.
+    fn procfs_entry_stand_in(&self, abs: &[u8]) -> Option<Vec<u8>> {
+        let slash = if abs.ends_with(b"/") { "/" } else { "" };
+        let host = |n: usize| self.fds().lookup(n).map_or_else(|| "-".to_string(), |h| h.raw().to_string());
+        if let Some((n, rest)) = fd_link_then(abs, &self.host_pid) {
+            // A descriptor link followed by slashes only names the link's own entry.
+            return rest.iter().all(|&b| b == b'/').then(|| format!("/proc/self/fd/{}{slash}", host(n)).into_bytes());
+        }
+        let comps = thread_as_task(components(abs), &self.host_pid);
+        let pid = self.host_pid.parse().unwrap_or(0);
+        let text = match meaning(&comps, self.host_pid.as_bytes(), false) {
+            Meaning::Plain => return None,
+            Meaning::Fd(n, below) if below.is_empty() => format!("/proc/self/fd/{}", host(n)),
+            Meaning::Fd(..) => return None,
+            Meaning::FdInfo(n) => format!("/proc/self/fdinfo/{}", host(n)),
+            Meaning::Exe => "/proc/self/exe".to_string(),
+            Meaning::FdDir(info) => if info { "/proc/self/fdinfo" } else { "/proc/self/fd" }.to_string(),
+            Meaning::TaskDir => "/proc/self/task".to_string(),
+            Meaning::ThreadDir(t) if super::task_dir::thread_ids(pid).contains(&(t as u32)) => {
+                format!("/proc/self/task/{pid}")
+            }
+            Meaning::ThreadDir(_) | Meaning::Missing => "/proc/self/fd/-".to_string(),
+            Meaning::Own(name, _) => format!("/proc/self/{}", String::from_utf8_lossy(name)),
+            Meaning::Denied => "/proc/self/mem".to_string(),
+        };
+        Some([text.as_bytes(), slash.as_bytes()].concat())
     }
 
     /// The program's own `/proc/self/<name>` (one of walk::SYNTHESIZED): opening it gives the

@@ -762,3 +762,41 @@ fn a_spawn_child_has_its_own_descriptor_table() {
     assert_eq!(child(libc::SYS_close, [w, 0, 0, 0, 0, 0]), -(libc::ENOSYS as i64));
     assert_eq!(t.call(libc::SYS_close, &[w]), 0);
 }
+
+/// Links in the program's tree whose bodies lead into /proc or /dev mean the program's
+/// entries there, as a path given that way does (they met the monitor's own /proc/self:
+/// EACCES for `ln -s /proc/self/fd/3 x; cat x`), and still never reach the monitor's.
+#[test]
+fn links_into_proc_mean_the_programs_entries() {
+    let t = T::new();
+    let dir = TempDir::new("proclinks");
+    std::fs::create_dir(dir.join("d")).unwrap();
+    std::fs::write(dir.join("d/f"), b"12345").unwrap();
+    let dfd = t.open(&dir.join("d"), libc::O_RDONLY | libc::O_DIRECTORY);
+    let ffd = t.open(&dir.join("d/f"), libc::O_RDONLY);
+    assert!(dfd >= 0 && ffd >= 0);
+    let link = |name: &str, body: String| std::os::unix::fs::symlink(body, dir.join(name)).unwrap();
+    link("pd", format!("/proc/self/fd/{dfd}"));
+    link("pf", format!("/dev/fd/{ffd}"));
+    link("mem", "/proc/self/mem".to_string());
+    link("loop", format!("/proc/self/fd/{dfd}/../loop"));
+    let st = t.alloc(144);
+    let stat_size = |p: &str| match t.call(libc::SYS_stat, &[t.path(&dir.join(p)), st]) {
+        0 => t.read_u64(st + 48) as i64,
+        e => e,
+    };
+    assert_eq!(stat_size("pf"), 5, "a link to /dev/fd/N is the program's descriptor N");
+    assert_eq!(stat_size("pd/f"), 5, "below a link to /proc/self/fd/N");
+    assert_eq!(t.call(libc::SYS_mkdir, &[t.path(&dir.join("pd/new")), 0o755]), 0);
+    assert!(dir.join("d/new").is_dir());
+    let eacces = -(libc::EACCES as i64);
+    assert_eq!(t.open(&dir.join("mem"), libc::O_RDONLY), eacces, "the monitor's memory stays out of reach");
+    assert_eq!(stat_size("loop"), -(libc::ELOOP as i64));
+    // A call on the directory entry /proc/self/fd/N itself meets a procfs entry, as on Linux.
+    let own = t.str(&format!("/proc/self/fd/{ffd}"));
+    assert_eq!(t.call(libc::SYS_mkdir, &[own, 0o755]), -(libc::EEXIST as i64));
+    assert_eq!(t.call(libc::SYS_unlink, &[own]), -(libc::EPERM as i64));
+    let missing = t.str("/proc/self/fd/999");
+    assert_eq!(t.call(libc::SYS_rename, &[t.path(&dir.join("d/f")), missing]), -(libc::EXDEV as i64));
+    assert!(dir.join("d/f").exists());
+}

@@ -120,6 +120,11 @@ pub enum Resolved {
     Object(OwnedFd),
     /// One of [`SYNTHESIZED`] in the monitor's own /proc directory.
     Own(&'static [u8]),
+    /// A symbolic link on the way leads into /proc or /dev, whose names mean the program's
+    /// (`/proc/self/fd/N`, `/proc/self/cwd`, `/dev/stdin`, the VM's `/proc/cpuinfo`), not the
+    /// monitor's: the rest of the lookup is this absolute path, read as if the program had
+    /// given it (the caller resolves it again), after `links` links.
+    Again { path: Vec<u8>, links: u32 },
 }
 
 fn cstr(v: &[u8]) -> SysResult<CString> {
@@ -367,6 +372,11 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
                 Some(h) if last && m == Monitor::This && SYNTHESIZED.contains(&h) => return Ok(Resolved::Own(h)),
                 Some(_) => {}
                 None if last && inspect => {}
+                // A call on a directory entry there (mkdir, unlink, rename, link's new name
+                // ...) is refused by procfs itself whatever the entry (no process directory
+                // creates, removes or renames anything): the host answers, as Linux does
+                // (EEXIST, EPERM, EXDEV...), and nothing of the monitor is reached.
+                None if last && opts.entry => {}
                 // A name procfs has in no process directory: ENOENT, as Linux answers
                 // (`touch /proc/self/x`); which names exist is the same for every process,
                 // so the answer tells nothing of the monitor's.
@@ -436,6 +446,20 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
                 continue;
             }
             let target = read_link_at(raw, &name)?;
+            if target.starts_with(b"/") && names_proc_or_dev(&target) {
+                let mut path = target;
+                for c in &queue {
+                    path.push(b'/');
+                    path.extend_from_slice(c);
+                }
+                // How the whole path ends: as a directory that must exist, or with a slash.
+                if must_exist {
+                    path.extend_from_slice(b"/.");
+                } else if trailing_slash {
+                    path.push(b'/');
+                }
+                return Ok(Resolved::Again { path, links });
+            }
             if last && target.ends_with(b"/") {
                 // The link's own trailing slash: what it names must be a directory (a link
                 // "f/" to a file is ENOTDIR, as on Linux; it was followed to the file).
@@ -602,6 +626,12 @@ fn is_directory(fd: i32) -> bool {
     r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR
 }
 
+/// Whether an absolute path's first name (`.` and empty names skipped) is `proc` or `dev`.
+fn names_proc_or_dev(abs: &[u8]) -> bool {
+    let first = abs.split(|&b| b == b'/').find(|c| !c.is_empty() && *c != b".");
+    matches!(first, Some(b"proc" | b"dev"))
+}
+
 fn read_link_at(dir: i32, name: &CStr) -> SysResult<Vec<u8>> {
     let mut buf = vec![0u8; libc::PATH_MAX as usize];
     // SAFETY: `buf` is PATH_MAX bytes.
@@ -635,8 +665,14 @@ mod tests {
         assert_eq!(place(b"/proc/1/mem"), Place::Elsewhere);
     }
 
+    /// Refused by the walk, or handed back as a path into /proc or /dev, which the caller
+    /// reads as the program's (paths.rs; forward/tests.rs checks what it answers).
     fn denied(path: &str, follow: bool) -> bool {
-        matches!(resolve(libc::AT_FDCWD, path.as_bytes(), follow), Err(Errno::EACCES))
+        match resolve(libc::AT_FDCWD, path.as_bytes(), follow) {
+            Err(Errno::EACCES) => true,
+            Ok(Resolved::Again { path, .. }) => names_proc_or_dev(&path),
+            _ => false,
+        }
     }
 
     fn all_denied(paths: &[String]) {
