@@ -742,3 +742,12 @@ fn shared_file_mappings_keep_their_parts_apart() {
         }
     }
 }
+
+/// Memory calls a differential fuzzer found different (tests/programs/hostile/mapping_checks.c):
+/// a PROT_NONE mapping moved or grown by mremap stays PROT_NONE (it became read-write: a guard
+/// page gone), growth across two protections is EFAULT, and mmap, mprotect and
+/// MADV_POPULATE_* check their arguments in Linux's order with Linux's errors.
+#[test]
+fn mapping_calls_keep_protections_and_check_as_on_linux() {
+    common::hostile::passes_natively_and_same_on_1_and_2_cpus("mapping_checks", Some("mapping checks: done"));
+}

@@ -86,6 +86,21 @@ fn snapshot() -> Vec<MapsEntry> {
     areas.out
 }
 
+/// The protections the program gave `[start, end)` (page-aligned), as runs `(start, end,
+/// prot)` in address order, neighbours of one protection merged: pages hidden past the end of
+/// their file count with the protection they were given, pages not present otherwise are
+/// PROT_NONE (0).
+pub fn program_prots(start: u64, end: u64) -> Vec<(u64, u64, u64)> {
+    let mut out: Vec<(u64, u64, u64)> = Vec::new();
+    for (s, e, prot) in with_hidden_prots(super::protect::runs(start, end)) {
+        match out.last_mut() {
+            Some(last) if last.1 == s && last.2 == prot => last.1 = e,
+            _ => out.push((s, e, prot)),
+        }
+    }
+    out
+}
+
 /// Protection runs, where pages of file mappings hidden past the end of their file (not
 /// present, protection 0) show the protection the program gave them, as Linux lists them.
 fn with_hidden_prots(runs: Vec<(u64, u64, u64)>) -> Vec<(u64, u64, u64)> {

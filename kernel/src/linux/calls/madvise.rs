@@ -270,7 +270,8 @@ fn kernel_parts(start: u64, end: u64) -> Vec<(u64, u64, Kind)> {
 fn past_end_of_file(start: u64, end: u64) -> bool {
     let mut present = 0;
     past_eof::for_each_present(start, end, |s, e| present += e - s);
-    present < end - start
+    // A private file mapping's pages past the end, or a shared one's.
+    present < end - start || !shared_files::hidden_prots(start, end).is_empty()
 }
 
 /// MADV_DONTNEED on private file pages: they read the file's bytes again (its current ones, as

@@ -253,6 +253,17 @@ fn break_window_yields(addr: u64, len: u64) {
     }
 }
 
+/// Whether the program has memory in `[start, end)` other than the break's window above the
+/// break (which is free address space on Linux, and yields to a fixed mapping here).
+fn taken_outside_break_window(start: u64, end: u64) -> bool {
+    let (lo, hi) = {
+        let b = PROCESS.brk.lock();
+        (page_up(b.cur).max(b.start), b.mapped_end)
+    };
+    let window = if lo < hi && lo < end && start < hi { usermem::mapped_within(start.max(lo), end.min(hi)) } else { 0 };
+    usermem::mapped_within(start, end) > window
+}
+
 /// Gives the break's window from `cut` up back to the free memory; false if it ends there.
 fn cut_break_window(b: &mut crate::linux::process::Brk, cut: u64) -> bool {
     if cut >= b.mapped_end {
@@ -281,6 +292,38 @@ fn break_window_given_up() -> bool {
 /// MAP_SHARED_VALIDATE, which refuses flags Linux does not know (EOPNOTSUPP), and MAP_SYNC
 /// needs a DAX file, which no host file here is; a file offset past the largest file size is
 /// EOVERFLOW.
+/// mmap's checks of its arguments, in Linux's order (do_mmap): the length (EINVAL for none,
+/// ENOMEM past the address space), a fixed address (EINVAL unaligned, for MAP_HUGETLB to 2
+/// MiB; ENOMEM past the address space), MAP_FIXED_NOREPLACE over a mapping (EEXIST), then the
+/// mapping's type and flags.
+fn checks_before_mapping(addr: u64, len: u64, flags: u64, off: u64) -> Result<(), u32> {
+    if len == 0 {
+        return Err(EINVAL);
+    }
+    // As Linux: a length that rounds past the end of the address space, or a fixed range that
+    // does not fit in it, is ENOMEM.
+    if len > TASK_SIZE {
+        return Err(ENOMEM);
+    }
+    let len = page_up(len);
+    let file = flags & MAP_ANONYMOUS == 0;
+    if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
+        // Anonymous huge pages are placed as 2 MiB pages (a file's MAP_HUGETLB is refused
+        // below, with its type).
+        let huge = !file && flags & MAP_HUGETLB != 0;
+        if !addr.is_multiple_of(if huge { LARGE_PAGE } else { PAGE }) {
+            return Err(EINVAL);
+        }
+        if !fits_user_space(addr, len) {
+            return Err(ENOMEM);
+        }
+        if flags & MAP_FIXED == 0 && taken_outside_break_window(addr, addr + len) {
+            return Err(crate::linux::errno::EEXIST);
+        }
+    }
+    mapping_type_allowed(flags, file, off, len)
+}
+
 fn mapping_type_allowed(flags: u64, file: bool, off: u64, len: u64) -> Result<(), u32> {
     const MAP_TYPE: u64 = 0xf;
     const MAP_SHARED_VALIDATE: u64 = 0x3;
@@ -291,6 +334,7 @@ fn mapping_type_allowed(flags: u64, file: bool, off: u64, len: u64) -> Result<()
         | 0x10
         | 0x20
         | 0x40
+        | 0x80
         | 0x100
         | 0x800
         | 0x1000
@@ -308,13 +352,16 @@ fn mapping_type_allowed(flags: u64, file: bool, off: u64, len: u64) -> Result<()
         let grows = kind == MAP_SHARED && flags & MAP_GROWSDOWN != 0;
         return if (kind == MAP_SHARED || kind == MAP_PRIVATE) && !grows { Ok(()) } else { Err(EINVAL) };
     }
+    // No file here takes MAP_SYNC (a DAX file would), whatever the type (Linux 6.18 refuses
+    // it for a private mapping too); a file's mapping never grows down.
     match kind {
-        MAP_SHARED | MAP_SHARED_VALIDATE => {
-            if flags & MAP_SYNC != 0 || kind == MAP_SHARED_VALIDATE && flags & !LEGACY_MAP_MASK != 0 {
-                return Err(crate::linux::errno::EOPNOTSUPP);
-            }
+        MAP_SHARED | MAP_SHARED_VALIDATE | MAP_PRIVATE
+            if flags & MAP_SYNC != 0 || kind == MAP_SHARED_VALIDATE && flags & !LEGACY_MAP_MASK != 0 =>
+        {
+            return Err(crate::linux::errno::EOPNOTSUPP);
         }
-        MAP_PRIVATE => {}
+        MAP_SHARED | MAP_SHARED_VALIDATE | MAP_PRIVATE if flags & MAP_GROWSDOWN != 0 => return Err(EINVAL),
+        MAP_SHARED | MAP_SHARED_VALIDATE | MAP_PRIVATE => {}
         _ => return Err(EINVAL),
     }
     if off > (i64::MAX as u64).saturating_sub(len) {
@@ -348,20 +395,15 @@ fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if !off.is_multiple_of(PAGE) {
         return Err(EINVAL);
     }
-    if len == 0 || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
-        // Linux looks up a file mapping's descriptor before these checks: EBADF first.
+    if let Err(e) = checks_before_mapping(addr, len, flags, off) {
+        // Linux looks up a file mapping's descriptor before any of them: EBADF first (asked
+        // only here: a good mapping's descriptor is checked by the host's read or map).
         if flags & MAP_ANONYMOUS == 0 && !descriptor_open(fd) {
             return Err(EBADF);
         }
-        return Err(EINVAL);
-    }
-    // As Linux: a length that rounds past the end of the address space, or a fixed range that
-    // does not fit in it, is ENOMEM.
-    if len > TASK_SIZE {
-        return Err(ENOMEM);
+        return Err(e);
     }
     let len = page_up(len);
-    mapping_type_allowed(flags, flags & MAP_ANONYMOUS == 0, off, len)?;
     // RLIMIT_AS: what the mapping adds (a fixed one replaces what it covers).
     let adds = if flags & MAP_FIXED != 0 && fits_user_space(addr, len) {
         len - usermem::mapped_within(addr, addr + len)
@@ -636,18 +678,28 @@ pub fn mprotect(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     filemap::forget();
     let (addr, len, prot) = (a[0], a[1], super::info::with_implied_exec(a[2]));
     let known = protect::PROT_READ | protect::PROT_WRITE | protect::PROT_EXEC;
+    // PROT_SEM is valid on x86 and means nothing (all memory is fit for atomics).
+    const PROT_SEM: u64 = 0x8;
     let grows = (general::PROT_GROWSDOWN | general::PROT_GROWSUP) as u64;
-    if !addr.is_multiple_of(PAGE) || prot & !(known | grows) != 0 {
+    // Linux's order (do_mprotect_pkey): both directions, the start's alignment, an empty
+    // range (fine whatever the protection), a range past the end, unknown bits, then the
+    // mapping at the start (ENOMEM for a hole), then a direction it cannot grow in (EINVAL).
+    if prot & grows == grows || !addr.is_multiple_of(PAGE) {
         return Err(EINVAL);
     }
-    // x86-64 has no mapping that grows up (so PROT_GROWSUP, with or without GROWSDOWN, is
-    // EINVAL on Linux).
+    if len == 0 {
+        return Ok(0);
+    }
+    let end = addr.checked_add(page_up(len)).filter(|&e| e > addr).ok_or(ENOMEM)?;
+    if prot & !(known | PROT_SEM | grows) != 0 {
+        return Err(EINVAL);
+    }
+    if prot & grows != 0 && !usermem::program_mapped(addr, addr + PAGE) {
+        return Err(ENOMEM);
+    }
+    // x86-64 has no mapping that grows up.
     if prot & general::PROT_GROWSUP as u64 != 0 {
         return Err(EINVAL);
-    }
-    let end = addr.checked_add(page_up(len)).ok_or(ENOMEM)?;
-    if addr == end {
-        return Ok(0);
     }
     // PROT_GROWSDOWN: the change reaches down to the start of a mapping that grows down, the
     // main stack (glibc's executable stack for a library that needs one) or a MAP_GROWSDOWN

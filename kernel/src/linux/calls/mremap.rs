@@ -5,7 +5,9 @@
 //! pages in both ranges), with Linux 6.x's errno for
 //! each bad combination. A move copies the pages (memory is physical: no page tables to move);
 //! the moved or grown range takes the protection of the mapping's first page (read-write
-//! before 2026-12-03, whatever it was; a PROT_NONE mapping still becomes read-write).
+//! before 2026-12-03, whatever it was; a PROT_NONE mapping became read-write until stop 100).
+//! A range to grow or move must be one mapping: memory of more than one protection is EFAULT,
+//! as Linux answers for more than one VMA.
 
 use linux_raw_sys::errno::EFAULT;
 use linux_raw_sys::general;
@@ -71,6 +73,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         super::data_limit::data_may_grow(new_len - old_len)?;
     }
     let memory = memory_at(old, old + old_len)?;
+    one_protection(old, old + old_len)?;
     if let Memory::Host { grows: false, .. } = memory {
         return Err(shared_growth_refused());
     }
@@ -86,7 +89,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         fork_advice::moved(old, old_len, old, new_len);
         crate::linux::locked::moved(old, old_len, old, new_len, false);
         file_pages_grown(old, old_len, new_len)?;
-        carry_protection(protect::prot_at(old), old + old_len, old + new_len);
+        carry_protection(prot_of_first_page(old), old + old_len, old + new_len);
         return Ok(old);
     }
     if flags & MREMAP_MAYMOVE == 0 {
@@ -99,7 +102,7 @@ pub fn mremap(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         usermem::unmap(old, old + old_len);
         return Ok(new);
     }
-    let prot = protect::prot_at(old);
+    let prot = prot_of_first_page(old);
     moved(old, old_len, new, new_len, anonymous, false);
     usermem::unmap(old, old + old_len);
     file_pages_grown(new, old_len, new_len)?;
@@ -137,7 +140,7 @@ fn memory_at(start: u64, end: u64) -> Result<Memory, u32> {
         shared_files::Remap::Private => Ok(Memory::Private),
         shared_files::Remap::GuestAnonymous => Ok(Memory::GuestAnonymous),
         shared_files::Remap::Host => match shared_files::host_mapping(start) {
-            Some((grows, prot)) => Ok(Memory::Host { grows, prot: prot.or_else(|| protect::prot_at(start)) }),
+            Some((grows, prot)) => Ok(Memory::Host { grows, prot: prot.or_else(|| prot_of_first_page(start)) }),
             None => Err(EFAULT),
         },
         shared_files::Remap::Mixed => Err(EFAULT),
@@ -188,7 +191,7 @@ fn alias(old: u64, new_len: u64, flags: u64, to: u64) -> SysResult {
         return Err(shared_growth_refused());
     }
     let new = new_range(flags & MREMAP_FIXED != 0, to, new_len, 0)?;
-    let prot = prot.or_else(|| protect::prot_at(old));
+    let prot = prot.or_else(|| prot_of_first_page(old));
     remap_host(old, PAGE, new, new_len, prot, true)?;
     Ok(new)
 }
@@ -218,6 +221,11 @@ fn new_range(fixed: bool, to: u64, new_len: u64, freed: u64) -> Result<u64, u32>
 fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> SysResult {
     let (fixed, keep_old) = (flags & MREMAP_FIXED != 0, flags & MREMAP_DONTUNMAP != 0);
     let mut memory = memory_at(old, old + old_len)?;
+    // A move of the same size or smaller may take mappings of several protections along
+    // (Linux 6.17 on); growing, or keeping the old range (DONTUNMAP), takes one mapping.
+    if new_len > old_len || keep_old {
+        one_protection(old, old + old_len)?;
+    }
     if keep_old && memory == Memory::GuestAnonymous {
         // Both ranges go on showing the same shared memory, as on Linux: two guest ranges
         // share pages only as host shared memory, which it becomes now (as at a fork).
@@ -244,7 +252,7 @@ fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> Sys
         }
         return Ok(new);
     }
-    let prot = protect::prot_at(old);
+    let prots = crate::linux::maps::program_prots(old, old + old_len);
     moved(old, old_len, new, new_len, anonymous, keep_old);
     file_pages_grown(new, old_len, new_len)?;
     if keep_old {
@@ -253,8 +261,29 @@ fn move_to(old: u64, mut old_len: u64, new_len: u64, flags: u64, to: u64) -> Sys
     } else {
         usermem::unmap(old, old + old_len);
     }
-    carry_protection(prot, new, new + new_len);
+    // Each moved page keeps its protection; a grown tail takes the one (single) mapping's.
+    for &(s, e, prot) in &prots {
+        carry_protection(Some(prot), new + (s - old), new + (e - old));
+    }
+    if let Some(&(_, _, prot)) = prots.last() {
+        carry_protection(Some(prot), new + old_len, new + new_len);
+    }
     Ok(new)
+}
+
+/// The protection the program gave the mapped page at `addr` (a page hidden past the end of
+/// its file keeps its own; any other page not present is PROT_NONE).
+fn prot_of_first_page(addr: u64) -> Option<u64> {
+    Some(crate::linux::maps::program_prots(addr, addr + PAGE).first().map_or(0, |r| r.2))
+}
+
+/// EFAULT where `[start, end)` has more than one protection: Linux grows or moves one VMA,
+/// and pages of different protections are different VMAs.
+fn one_protection(start: u64, end: u64) -> Result<(), u32> {
+    match crate::linux::maps::program_prots(start, end).as_slice() {
+        [] | [_] => Ok(()),
+        _ => Err(EFAULT),
+    }
 }
 
 /// `[start, end)`, made by moving or growing a mapping, takes the protection `prot` its first
