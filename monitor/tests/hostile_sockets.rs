@@ -152,3 +152,12 @@ fn sockets_of_families_not_forwarded_fail_as_on_the_host() {
         }
     }
 }
+
+/// AF_UNIX calls in Linux's order (tests/programs/hostile/unix_socket_orders.c): a missing
+/// peer pathname no longer wins over the socket's own answers (a connected sequenced-packet
+/// socket sends), a descriptor the program lacks in SCM_RIGHTS is EBADF where Linux says so,
+/// recvmmsg answers a pending error first, and a received epoll instance can be waited on.
+#[test]
+fn unix_socket_calls_answer_in_linuxs_order() {
+    passes_natively_and_same_on_1_and_2_cpus("unix_socket_orders", Some("unix socket orders: done"));
+}

@@ -257,6 +257,13 @@ impl HostFd {
                 libc::S_IFCHR if unsafe { libc::isatty(self.fd) } == 1 => FdKind::Terminal,
                 libc::S_IFIFO => FdKind::Pipe,
                 libc::S_IFSOCK => FdKind::Socket,
+                // An epoll instance the program did not create here (received in an
+                // SCM_RIGHTS message, taken with pidfd_getfd): its anonymous inode says so.
+                _ if std::fs::read_link(format!("/proc/self/fd/{}", self.fd))
+                    .is_ok_and(|l| l.as_os_str() == "anon_inode:[eventpoll]") =>
+                {
+                    FdKind::Epoll
+                }
                 _ => FdKind::Other,
             }
         })

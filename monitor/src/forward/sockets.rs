@@ -86,11 +86,25 @@ struct SockAddr {
     /// The lookup a rewritten path names a directory of, or the object it names.
     _at: Option<At>,
     _obj: Option<OwnedFd>,
+    /// Why the pathname could not be looked up (the host was given `NOWHERE`).
+    lookup_error: Option<Errno>,
 }
+
+/// A pathname no lookup finds: procfs's descriptor directory has names of digits only.
+const NOWHERE: &[u8] = b"/proc/self/fd/-";
 
 impl SockAddr {
     fn empty() -> SockAddr {
-        SockAddr { buf: [0; ADDR_MAX], len: 0, _at: None, _obj: None }
+        SockAddr { buf: [0; ADDR_MAX], len: 0, _at: None, _obj: None, lookup_error: None }
+    }
+
+    /// The host's answer to a call with this address: its ENOENT for `NOWHERE` is the error
+    /// of the program's own name.
+    fn answer(&self, r: SysResult<i64>) -> SysResult<i64> {
+        match (r, self.lookup_error) {
+            (Err(Errno::ENOENT), Some(e)) => Err(e),
+            (r, _) => r,
+        }
     }
 
     fn family(&self) -> i32 {
@@ -438,16 +452,30 @@ impl Forwarder {
     }
 
     /// For connect and sendto: an AF_UNIX pathname is looked up as open would look it up, and
-    /// the host is given `/proc/self/fd/N` of the object found.
+    /// the host is given `/proc/self/fd/N` of the object found. A lookup that fails gives the
+    /// host a name that is never there instead (`NOWHERE`): its answer comes where Linux's
+    /// would (EISCONN, EPIPE, a sequenced-packet socket that ignores the address and sends, an
+    /// autobind with SO_PASSCRED before the lookup), and its ENOENT becomes the lookup's error
+    /// (`SockAddr::answer`).
     fn peer_addr(&self, h: &HostFd, mut a: SockAddr) -> SysResult<SockAddr> {
         let Some(path) = self.unix_path(h, &a)? else { return Ok(a) };
-        let at = self.resolve(libc::AT_FDCWD as u32 as u64, path, true)?;
-        if at.synthetic.is_some() {
-            return Err(Errno::ECONNREFUSED);
-        }
-        let flags = at.open_flags((libc::O_PATH | libc::O_CLOEXEC) as libc::c_long);
-        // SAFETY: a host C string.
-        let fd = unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags])? };
+        let looked_up = self.resolve(libc::AT_FDCWD as u32 as u64, path, true).and_then(|at| {
+            if at.synthetic.is_some() {
+                return Ok(Err(Errno::ECONNREFUSED));
+            }
+            let flags = at.open_flags((libc::O_PATH | libc::O_CLOEXEC) as libc::c_long);
+            // SAFETY: a host C string.
+            unsafe { self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), flags]) }.map(Ok)
+        });
+        let fd = match looked_up {
+            Ok(Ok(fd)) => fd,
+            Ok(Err(e)) => return Err(e),
+            Err(e) => {
+                set_path(&mut a, NOWHERE)?;
+                a.lookup_error = Some(e);
+                return Ok(a);
+            }
+        };
         // SAFETY: a descriptor just opened, owned by nobody else.
         let obj = unsafe { OwnedFd::from_raw_fd(fd as i32) };
         set_path(&mut a, format!("/proc/self/fd/{}", obj.as_raw_fd()).as_bytes())?;
@@ -472,7 +500,8 @@ impl Forwarder {
         let a = self.peer_addr(&h, a)?;
         let (p, l) = a.arg();
         // SAFETY: `a` is a host buffer of `l` bytes.
-        unsafe { self.sys(libc::SYS_connect, &[h.raw() as libc::c_long, p, l]) }
+        let r = unsafe { self.sys(libc::SYS_connect, &[h.raw() as libc::c_long, p, l]) };
+        a.answer(r)
     }
 
     pub(super) fn listen(&self, fd: u64, backlog: u64) -> SysResult<i64> {
@@ -638,7 +667,9 @@ impl Forwarder {
         let (ap, al) = to.arg();
         let flags = uint_flags(a[3]) | libc::MSG_NOSIGNAL as libc::c_long;
         // SAFETY: `p` covers `n` checked bytes of guest memory; `to` is a host buffer.
-        unsafe { self.sys(libc::SYS_sendto, &[h.raw() as libc::c_long, ptr(p), n as libc::c_long, flags, ap, al]) }
+        let r =
+            unsafe { self.sys(libc::SYS_sendto, &[h.raw() as libc::c_long, ptr(p), n as libc::c_long, flags, ap, al]) };
+        to.answer(r)
     }
 
     /// recvfrom(fd, buf, len, flags, addr, addrlen).
@@ -699,20 +730,16 @@ impl Forwarder {
         // The program's descriptors become the host's, held open until the host has them.
         let mut held = Vec::new();
         if !control.is_empty() && self.sock_int(h, libc::SO_DOMAIN)? == libc::AF_UNIX {
-            let mut bad = false;
             for (at, len) in rights(&control) {
                 for i in (at + CMSG_HDR..at + len).step_by(4).take_while(|i| i + 4 <= at + len) {
-                    match self.fds().get(get_i32(&control, i) as u32 as u64) {
-                        Ok(host) => {
-                            control[i..i + 4].copy_from_slice(&host.raw().to_ne_bytes());
-                            held.push(host);
-                        }
-                        Err(_) => bad = true,
-                    }
+                    // A descriptor the program does not have goes as -1: the host says EBADF
+                    // where Linux does (a sequenced-packet socket's ENOTCONN and pending
+                    // error come first).
+                    let host = self.fds().get(get_i32(&control, i) as u32 as u64).ok();
+                    let raw = host.as_ref().map_or(-1, |h| h.raw());
+                    control[i..i + 4].copy_from_slice(&raw.to_ne_bytes());
+                    held.extend(host);
                 }
-            }
-            if bad {
-                return Err(Errno::EBADF);
             }
         }
         let a = if a.len == 0 { a } else { self.peer_addr(h, a)? };
@@ -722,7 +749,7 @@ impl Forwarder {
         // SAFETY: the iovecs cover checked guest memory; name and control are host buffers.
         let r = unsafe { self.sys(libc::SYS_sendmsg, &[h.raw() as libc::c_long, ptr(&hdr), flags]) };
         drop(held);
-        r
+        a.answer(r)
     }
 
     pub(super) fn recvmsg(&self, g: Guest, fd: u64, msg: u64, flags: u64) -> SysResult<i64> {
@@ -806,6 +833,14 @@ impl Forwarder {
         };
         let h = self.socket_fd(fd)?;
         let mut flags = uint_flags(flags);
+        // As Linux: an error the socket holds (a reset peer) is taken and answered before
+        // anything is read, even with data queued (recvmsg reads the data first).
+        if flags & libc::MSG_ERRQUEUE as libc::c_long == 0 {
+            match self.sock_int(&h, libc::SO_ERROR)? {
+                0 => {}
+                e => return Err(Errno(e)),
+            }
+        }
         let n = (vlen as u32 as u64).min(libc::UIO_MAXIOV as u64);
         let mut expired = false;
         let got = self.each_mmsg(g, vec, n, |entry| {
