@@ -34,6 +34,10 @@ struct Range {
     end: u64,
     may_write: bool,
     kind: Kind,
+    /// Which mapping (made or moved) this range is part of, a number never reused: parts of
+    /// one mapping that mprotect split apart join again once their protections agree, as
+    /// Linux's VMAs merge (mremap of the whole then works).
+    origin: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -100,6 +104,10 @@ pub fn hide_past_end(start: u64, end: u64, prot: u64) {
                     hide.push((file_end.max(s), e));
                 }
             }
+        }
+        let inside: Vec<u64> = map.range(start..end).map(|(&s, _)| s).collect();
+        for at in inside.into_iter().chain([end]) {
+            join_at(&mut map, at);
         }
     }
     for (s, e) in hide {
@@ -299,7 +307,7 @@ fn record(ret: i64, start: u64, len: u64, kind: Kind) -> Result<(), Errno> {
     if matches!(kind, Kind::File { .. }) {
         ANY_FILE.store(true, Ordering::Relaxed);
     }
-    SHARED.lock().insert(start, Range { end: start + len, may_write: ret == 1, kind });
+    SHARED.lock().insert(start, Range { end: start + len, may_write: ret == 1, kind, origin: next_origin() });
     Ok(())
 }
 
@@ -418,7 +426,7 @@ pub fn remap_host(old: u64, old_len: u64, new: u64, new_len: u64) -> Result<(), 
         // Grown in place: the record ends at `old + old_len` (the pages after it were free).
         forget(&mut map, old, old + old_len);
     }
-    map.insert(new, Range { end: new + new_len, may_write: r.may_write, kind });
+    map.insert(new, Range { end: new + new_len, may_write: r.may_write, kind, origin: next_origin() });
     Ok(())
 }
 
@@ -510,6 +518,23 @@ pub fn release(start: u64, end: u64) {
 
 /// Forgets `[start, end)` of the records, keeping what sticks out on either side; returns the
 /// parts forgotten.
+/// A fresh `Range::origin`.
+fn next_origin() -> u64 {
+    static NEXT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Joins the range starting at `at` to the one ending there if both are parts of one mapping
+/// with the same record (see `Range::origin`).
+fn join_at(map: &mut BTreeMap<u64, Range>, at: u64) {
+    let Some(&next) = map.get(&at) else { return };
+    let Some((&rs, &r)) = map.range(..at).next_back() else { return };
+    if r.end == at && r.origin == next.origin && r.kind == next.kind && r.may_write == next.may_write {
+        map.remove(&at);
+        map.insert(rs, Range { end: next.end, ..r });
+    }
+}
+
 /// Splits the range holding `at` inside it in two, with the same record.
 fn split_at(map: &mut BTreeMap<u64, Range>, at: u64) {
     let Some((&rs, &r)) = map.range(..at).next_back() else { return };

@@ -5,7 +5,9 @@
 // EOPNOTSUPP before EEXIST), mapped a file MAP_GROWSDOWN or MAP_PRIVATE|MAP_SYNC and refused
 // MAP_SHARED_VALIDATE with 0x80; mprotect refused PROT_SEM, checked the protection before an
 // empty length and said EINVAL for a hole (ENOMEM); MADV_POPULATE_* over a shared file
-// mapping past the file's end was EINVAL (EFAULT). Works in a fresh directory under /tmp.
+// mapping past the file's end was EINVAL (EFAULT); parts of a shared mapping that mprotect
+// split stayed apart once their protections agreed again (mremap of the whole: EFAULT).
+// Works in a fresh directory under /tmp.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -107,6 +109,16 @@ int main(void) {
     said("mprotect hole, RWX|PROT_SEM", mprotect(p + 2 * PG, PG, 0xf));
     said("mprotect hole, 0x10", mprotect(p + 2 * PG, PG, 0x10));
     said("mprotect past the end", mprotect(p, -4096UL, 3));
+
+    // Parts of one shared mapping split by mprotect join again (hrt kept them apart: EFAULT).
+    char *sh = mmap(0, 4 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    sh[PG] = 'm';
+    mprotect(sh + PG, PG, PROT_READ);
+    mprotect(sh + PG, PG, PROT_READ | PROT_WRITE);
+    char *grown = mremap(sh, 4 * PG, 8 * PG, MREMAP_MAYMOVE);
+    mapped("grow shared memfd after mprotect there and back", grown);
+    if (grown != MAP_FAILED)
+        printf("  its byte: %c\n", grown[PG]);
 
     char *f = mmap(0, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     said("POPULATE_READ shared, past the end", madvise(f, 3 * PG, MADV_POPULATE_READ));
