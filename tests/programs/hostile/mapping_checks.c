@@ -6,8 +6,9 @@
 // MAP_SHARED_VALIDATE with 0x80; mprotect refused PROT_SEM, checked the protection before an
 // empty length and said EINVAL for a hole (ENOMEM); MADV_POPULATE_* over a shared file
 // mapping past the file's end was EINVAL (EFAULT); parts of a shared mapping that mprotect
-// split stayed apart once their protections agreed again (mremap of the whole: EFAULT).
-// Works in a fresh directory under /tmp.
+// split stayed apart once their protections agreed again (mremap of the whole: EFAULT);
+// MADV_COLD and MADV_PAGEOUT were allowed on locked memory, munlock over a hole unlocked
+// nothing. Works in a fresh directory under /tmp.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -119,6 +120,19 @@ int main(void) {
     mapped("grow shared memfd after mprotect there and back", grown);
     if (grown != MAP_FAILED)
         printf("  its byte: %c\n", grown[PG]);
+
+    // Locked memory: COLD and PAGEOUT are refused as DONTNEED is; munlock over a hole
+    // unlocks what comes before it (hrt unlocked nothing).
+    char *l = mmap(0, 4 * PG, PROT_READ | PROT_WRITE, anon, -1, 0);
+    said("mlock", mlock(l, 4 * PG));
+    said("MADV_COLD on locked memory", madvise(l, 4 * PG, MADV_COLD));
+    said("MADV_PAGEOUT on locked memory", madvise(l, 4 * PG, MADV_PAGEOUT));
+    munmap(l + 2 * PG, PG);
+    said("munlock over a hole", munlock(l, 4 * PG));
+    said("MADV_DONTNEED before the hole", madvise(l, PG, MADV_DONTNEED));
+    said("munlock from a hole", munlock(l + 2 * PG, 2 * PG));
+    said("mlock over a hole", mlock(l, 4 * PG));
+    said("MADV_DONTNEED before it", madvise(l, PG, MADV_DONTNEED));
 
     char *f = mmap(0, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     said("POPULATE_READ shared, past the end", madvise(f, 3 * PG, MADV_POPULATE_READ));

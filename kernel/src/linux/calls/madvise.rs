@@ -93,7 +93,11 @@ pub fn madvise(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         _ => {}
     }
     let (parts, unmapped) = parts(addr, addr + len);
-    let drops = matches!(advice, general::MADV_DONTNEED | general::MADV_FREE | general::MADV_REMOVE);
+    // COLD and PAGEOUT are refused for locked memory too (Linux's can_madv_lru_vma).
+    let drops = matches!(
+        advice,
+        general::MADV_DONTNEED | general::MADV_FREE | general::MADV_REMOVE | general::MADV_COLD | general::MADV_PAGEOUT
+    );
     for (s, e, kind) in parts {
         // As Linux: locked memory keeps its pages (DONTNEED_LOCKED is the advice for it).
         if drops && crate::linux::locked::any(s, e) {

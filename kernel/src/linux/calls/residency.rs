@@ -31,14 +31,26 @@ pub fn mincore(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
-/// `[addr, addr + len)` widened to whole pages, if it is mapped (mlock's ENOMEM otherwise).
-fn mapped_pages(addr: u64, len: u64) -> Result<(u64, u64), u32> {
+/// `[addr, addr + len)` widened to whole pages, and where its mapped part from the start ends:
+/// Linux changes mapping after mapping and says ENOMEM at the first hole, having changed the
+/// mappings before it (none if the range starts in a hole).
+fn mapped_pages(addr: u64, len: u64) -> Result<(u64, u64, u64), u32> {
     let start = addr & !(PAGE - 1);
     let end = addr.checked_add(len).map(page_up).ok_or(ENOMEM)?;
-    if end > uaccess::USER_END || len != 0 && !crate::linux::usermem::program_mapped(start, end) {
+    if end > uaccess::USER_END {
         return Err(ENOMEM);
     }
-    Ok((start, end))
+    if len == 0 || crate::linux::usermem::program_mapped(start, end) {
+        return Ok((start, end, end));
+    }
+    let mut mapped_to = start;
+    for (s, e) in crate::linux::usermem::program_parts(start, end).0 {
+        if s != mapped_to {
+            break;
+        }
+        mapped_to = e;
+    }
+    Ok((start, end, mapped_to))
 }
 
 /// Locks `[addr, addr + len)` as Linux's `do_mlock`: EPERM where the program may not lock,
@@ -46,10 +58,16 @@ fn mapped_pages(addr: u64, len: u64) -> Result<(u64, u64), u32> {
 /// unmapped pages.
 fn lock(addr: u64, len: u64, on_fault: bool) -> SysResult {
     locked::may_lock()?;
-    let (start, end) = mapped_pages(addr, len)?;
+    let (start, end, mapped_to) = mapped_pages(addr, len)?;
+    if mapped_to == start && start < end {
+        return Err(ENOMEM);
+    }
     locked::lock_allowed(start, end)?;
-    if start < end {
-        locked::set(start, end, Some(Lock { on_fault }));
+    if start < mapped_to {
+        locked::set(start, mapped_to, Some(Lock { on_fault }));
+    }
+    if mapped_to < end {
+        return Err(ENOMEM);
     }
     // As Linux: the pages are locked, but populating inaccessible (PROT_NONE) ones fails, and
     // that is the call's answer.
@@ -65,9 +83,12 @@ pub fn mlock(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn munlock(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    let (start, end) = mapped_pages(a[0], a[1])?;
-    if start < end {
-        locked::set(start, end, None);
+    let (start, end, mapped_to) = mapped_pages(a[0], a[1])?;
+    if start < mapped_to {
+        locked::set(start, mapped_to, None);
+    }
+    if mapped_to < end {
+        return Err(ENOMEM);
     }
     Ok(0)
 }
