@@ -405,6 +405,16 @@ fn links_into_proc_and_proc_entries_behave_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("proc_links_in_tree", Some("proc links in tree: done"));
 }
 
+/// Process calls in Linux's details (tests/programs/hostile/process_id_checks.c): setuid(-1)
+/// is EINVAL, kill and tgkill look the target up before the signal number, a thread's id
+/// names its process for getpgid and getsid (EINVAL for setpgid, ENOENT for pidfd_open),
+/// pidfd_send_signal takes the PIDFD_SIGNAL_* flags and pidfd_getfd duplicates the program's
+/// own descriptors (it was ENOSYS).
+#[test]
+fn process_calls_check_ids_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("process_id_checks", Some("process id checks: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

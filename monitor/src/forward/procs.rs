@@ -408,6 +408,33 @@ impl Forwarder {
         self.fds().insert(Arc::new(HostFd::owned(fd as i32, false)), true, 0)
     }
 
+    /// pidfd_getfd(pidfd, targetfd, flags): a new descriptor (close-on-exec, as Linux makes
+    /// it) of another process's open file. The program's own process: its descriptor
+    /// `targetfd`, duplicated. A host program: the host's call. Another `hrt` (a forked child):
+    /// refused (EPERM, said once), since its numbers are its program's, not its own, and the
+    /// host would hand over the monitor's descriptor of that number (its KVM's, say).
+    pub(super) fn pidfd_getfd(&self, pidfd: u64, target: u64, flags: u64) -> SysResult<i64> {
+        let h = self.fds().get(pidfd)?;
+        if flags != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let pid = self.signal_target(h.raw())?;
+        if pid == std::process::id() as i32 {
+            let file = self.fds().get(target)?;
+            return self.fds().insert(Arc::new(file.duplicate()?), true, 0);
+        }
+        if super::walk::monitor_of(pid as u32).is_some() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!("hrt: pidfd_getfd from another hrt process is not supported: returning EPERM (reported once)")
+            });
+            return Err(Errno(libc::EPERM));
+        }
+        // SAFETY: no pointers.
+        let fd = unsafe { self.sys(libc::SYS_pidfd_getfd, &[h.raw() as libc::c_long, int(target), 0])? };
+        self.fds().insert(Arc::new(HostFd::owned(fd as i32, false)), true, 0)
+    }
+
     /// `process::STAND_IN_PIDFD`: a pidfd in the program's table of a host process made to have
     /// exited as spawn child `child` did (`stand_ins`).
     fn stand_in_pidfd(&self, child: i32, status: u32) -> SysResult<i64> {
@@ -464,11 +491,21 @@ impl Forwarder {
     /// the program's own signal before the call returns, as `kill` does.
     pub(super) fn pidfd_send_signal(&self, g: Guest, fd: u64, sig: u64, info: u64, flags: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
-        if flags != 0 {
+        // PIDFD_SIGNAL_THREAD, _THREAD_GROUP, _PROCESS_GROUP (Linux 6.9): one at most.
+        const THREAD: u64 = 1;
+        const PROCESS_GROUP: u64 = 4;
+        if ![0, THREAD, 2, PROCESS_GROUP].contains(&flags) {
             return Err(Errno::EINVAL);
         }
         let target = self.signal_target(h.raw())?;
         if target == std::process::id() as i32 {
+            if flags == PROCESS_GROUP {
+                // The program's own group: the other members from here, its own copy from its
+                // kernel (1), as kill(0) sends it.
+                return self.kill(0, sig);
+            }
+            // The process, or its main thread (PIDFD_SIGNAL_THREAD: sent to the process here,
+            // which its main thread takes unless it blocks the signal).
             return Ok(1);
         }
         // Any process may be waited for through a pidfd, and signalled as `kill` may.
@@ -482,7 +519,9 @@ impl Forwarder {
         }
         let si_ptr = if info != 0 { ptr(si.as_ptr()) } else { 0 };
         // SAFETY: `si` is a siginfo buffer of this frame (or no pointer).
-        unsafe { self.sys(libc::SYS_pidfd_send_signal, &[h.raw() as libc::c_long, int(sig), si_ptr, 0]) }
+        unsafe {
+            self.sys(libc::SYS_pidfd_send_signal, &[h.raw() as libc::c_long, int(sig), si_ptr, flags as libc::c_long])
+        }
     }
 
     /// The host process that pidfd_send_signal's descriptor `fd` names: a pidfd's (the `Pid:`

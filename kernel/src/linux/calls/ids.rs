@@ -177,6 +177,10 @@ pub fn getresgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn setuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    // -1 is no id (Linux's uid_valid): EINVAL, where the set- forms take it as "unchanged".
+    if a[0] as u32 == UNCHANGED {
+        return Err(EINVAL);
+    }
     set(__NR_setuid, a, 1, 0)
 }
 
@@ -189,6 +193,9 @@ pub fn setresuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 pub fn setgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    if a[0] as u32 == UNCHANGED {
+        return Err(EINVAL);
+    }
     set(__NR_setgid, a, 1, 3)
 }
 

@@ -591,12 +591,32 @@ fn own_as_zero(pid: u64) -> u64 {
     }
 }
 
+/// Whether `pid` is one of the program's threads other than the main one: Linux finds it as a
+/// task of the caller's process (the host knows no such id).
+fn other_own_thread(pid: u64) -> bool {
+    let p = pid as u32;
+    p as i32 > 0 && p != process::pid() && crate::linux::signal::is_program_thread(p)
+}
+
+/// A thread's id asks about its process, as the process's own id does.
+fn own_or_thread_as_zero(pid: u64) -> u64 {
+    if other_own_thread(pid) {
+        0
+    } else {
+        own_as_zero(pid)
+    }
+}
+
 pub fn setpgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    // A thread that is not its process's leader has no process group to set (EINVAL).
+    if other_own_thread(a[0]) {
+        return Err(EINVAL);
+    }
     call(tagged(op::SETPGID), [own_as_zero(a[0]), own_as_zero(a[1]), 0, 0, 0, 0])
 }
 
 pub fn getpgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    call(tagged(op::GETPGID), [own_as_zero(a[0]), 0, 0, 0, 0, 0])
+    call(tagged(op::GETPGID), [own_or_thread_as_zero(a[0]), 0, 0, 0, 0, 0])
 }
 
 /// Whether host process `pid` (none of the program's threads) exists: its process group is
@@ -615,8 +635,31 @@ pub fn setsid(_: &mut TrapFrame, _: [u64; 6]) -> SysResult {
     Ok(if r == 0 { child_ctx().map_or(0, |c| c as u64) } else { r })
 }
 
+/// pidfd_open: the host's, but for one of the program's threads other than the main one, which
+/// the host does not know: ENOENT without PIDFD_THREAD (Linux: no process has that id as its
+/// leader), and with it not provided (ENOSYS, said once).
+pub fn pidfd_open(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
+    const PIDFD_THREAD: u64 = linux_raw_sys::general::O_EXCL as u64;
+    if other_own_thread(a[0]) && a[1] & !(PIDFD_THREAD | linux_raw_sys::general::O_NONBLOCK as u64) == 0 {
+        if a[1] & PIDFD_THREAD == 0 {
+            return Err(crate::linux::errno::ENOENT);
+        }
+        static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+        if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+            crate::kprintln!("hrt: pidfd_open with PIDFD_THREAD of one of the program's threads is not supported: returning ENOSYS (reported once)");
+        }
+        return Err(ENOSYS);
+    }
+    let r = forward(linux_raw_sys::general::__NR_pidfd_open as u64, a);
+    if r < 0 {
+        Err((-r) as u32)
+    } else {
+        Ok(r as u64)
+    }
+}
+
 pub fn getsid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    call(tagged(op::GETSID), [own_as_zero(a[0]), 0, 0, 0, 0, 0])
+    call(tagged(op::GETSID), [own_or_thread_as_zero(a[0]), 0, 0, 0, 0, 0])
 }
 
 /// kill to another process (a host descendant), a process group, or -1: the monitor sends it

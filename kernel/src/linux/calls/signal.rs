@@ -194,9 +194,8 @@ pub fn file_too_big() {
 pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     register_current();
     let signo = a[1];
-    if signo != 0 {
-        valid(signo)?;
-    }
+    // Linux looks the target up before it checks the signal (a missing process is ESRCH
+    // whatever the number): another process's answer is the host's.
     // pid_t is an int: the register's upper half is not part of it.
     if !own_process(a[0]) {
         // Another process, a process group (0: the caller's), or -1 (every other process):
@@ -207,6 +206,7 @@ pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         }
     }
     if signo != 0 {
+        valid(signo)?;
         state::send_process(SigInfo::from_user(signo, SI_USER))?;
         state::end_if_fatal(signo, None);
         state::kick_all();
@@ -244,9 +244,6 @@ pub fn pidfd_send_signal(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// return to the program (a thread running on another CPU is interrupted for it).
 fn send_to_thread(tid: u32, signo: u64, info: SigInfo) -> SysResult {
     let me = register_current();
-    if signo != 0 {
-        valid(signo)?;
-    }
     let is_self = tid == me.tid;
     let target = if is_self {
         me as *mut Thread
@@ -257,6 +254,10 @@ fn send_to_thread(tid: u32, signo: u64, info: SigInfo) -> SysResult {
         }
         t
     };
+    // After the thread's lookup, as Linux (ESRCH first).
+    if signo != 0 {
+        valid(signo)?;
+    }
     if signo != 0 {
         state::send_thread(tid, info)?;
         state::end_if_fatal(signo, Some(tid));
@@ -283,9 +284,8 @@ pub fn tgkill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// monitor sends it on the host (a thread of another HRT program is reached as its main
 /// thread, the tid that equals its pid).
 fn to_other_process(nr: u32, signo: u64, a: [u64; 6]) -> SysResult {
-    if signo != 0 {
-        valid(signo)?;
-    }
+    // The host checks the signal after it has found the thread (ESRCH first), as Linux.
+    let _ = signo;
     let r = crate::linux::syscall::forward(nr as u64, a);
     if r < 0 {
         Err((-r) as u32)
