@@ -415,6 +415,15 @@ fn process_calls_check_ids_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("process_id_checks", Some("process id checks: done"));
 }
 
+/// read and write with buffers the program may not use (tests/programs/hostile/
+/// buffer_checks.c) answer in Linux's order: the descriptor's checks, ESPIPE, a negative
+/// position, 0 at the end and EAGAIN before EFAULT (hrt said EFAULT first); zero-length
+/// transfers past the user address space are EFAULT; mmap of an O_PATH descriptor is EBADF.
+#[test]
+fn unusable_buffers_are_answered_in_linuxs_order() {
+    passes_natively_and_same_on_1_and_2_cpus("buffer_checks", Some("buffer checks: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -409,7 +409,13 @@ impl Forwarder {
             _ => return Err(Errno::EOPNOTSUPP),
         }
         let into_program = dir == Direction::Read;
-        let usable = if into_program { g.usable_len_mut(buf, count)? } else { g.usable_len(buf, count)? };
+        let usable = if into_program { g.usable_len_mut(buf, count) } else { g.usable_len(buf, count) };
+        // A buffer unusable from its first byte: the full call (`io::rw_unusable`) lets the
+        // host answer EAGAIN or 0 before EFAULT, as Linux does.
+        let usable = match usable {
+            Err(Errno::EFAULT) => return Err(Errno::EOPNOTSUPP),
+            r => r?,
+        };
         // (A write here is to a pipe: see `io::short_write_len`.)
         let count = if usable < count && !into_program {
             super::io::short_write_len(h.kind(), || false, usable)?

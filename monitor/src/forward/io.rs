@@ -30,7 +30,19 @@ impl Forwarder {
         // Only the part of the buffer before the first unmapped page (Linux's copy stops there),
         // or, for a read into the program, before the first read-only one.
         let into_program = nr == libc::SYS_read || nr == libc::SYS_pread64;
-        let usable = if into_program { g.usable_len_mut(buf, count)? } else { g.usable_len(buf, count)? };
+        let usable = if into_program { g.usable_len_mut(buf, count) } else { g.usable_len(buf, count) };
+        let usable = match usable {
+            Ok(0) if buf >= USER_END => return self.rw_unusable(nr, h, poison::KERNEL_HALF, count, pos),
+            Ok(n) => n,
+            Err(Errno::EFAULT) => {
+                let (p, n) = match buf.checked_add(count).is_some_and(|end| end <= USER_END) {
+                    true => (poison::user_range(), count.min(MAX_RW_COUNT)),
+                    false => (poison::KERNEL_HALF, count),
+                };
+                return self.rw_unusable(nr, h, p, n, pos);
+            }
+            Err(e) => return Err(e),
+        };
         let count = if usable < count && !into_program {
             short_write_len(h.kind(), || self.is_stream(h).unwrap_or(false), usable)?
         } else {
@@ -41,6 +53,17 @@ impl Forwarder {
         let pos = pos.map_or(0, |p| p as libc::c_long);
         // SAFETY: `p` covers `count` bytes of guest memory.
         unsafe { self.sys(nr, &[h.raw() as libc::c_long, ptr(p), count as libc::c_long, pos]) }
+    }
+
+    /// A read or write whose buffer the program cannot use from its first byte (unmapped,
+    /// read-only for a read, or past the user address space): the host makes the call with a
+    /// buffer that faults the same way (`poison`), so its answers come in Linux's order (EBADF
+    /// for a descriptor not open that way, ESPIPE, 0 at the end of a file, EAGAIN from an empty
+    /// pipe, before any EFAULT), and no byte of the monitor is read or written.
+    fn rw_unusable(&self, nr: libc::c_long, h: &HostFd, p: usize, count: u64, pos: Option<u64>) -> SysResult<i64> {
+        let pos = pos.map_or(0, |p| p as libc::c_long);
+        // SAFETY: `p` is memory no access can succeed on (PROT_NONE, or the kernel's half).
+        unsafe { self.sys(nr, &[h.raw() as libc::c_long, p as libc::c_long, count as libc::c_long, pos]) }
     }
 
     pub(super) fn read(&self, g: Guest, fd: u64, buf: u64, count: u64) -> SysResult<i64> {
@@ -59,6 +82,10 @@ impl Forwarder {
     }
 
     pub(super) fn pread64(&self, g: Guest, fd: u64, buf: u64, count: u64, pos: u64) -> SysResult<i64> {
+        // A negative position is EINVAL before the descriptor is looked at.
+        if (pos as i64) < 0 {
+            return Err(Errno::EINVAL);
+        }
         self.rw(g, libc::SYS_pread64, fd, buf, count, Some(pos))
     }
 
@@ -105,6 +132,9 @@ impl Forwarder {
     }
 
     pub(super) fn pwrite64(&self, g: Guest, fd: u64, buf: u64, count: u64, pos: u64) -> SysResult<i64> {
+        if (pos as i64) < 0 {
+            return Err(Errno::EINVAL);
+        }
         self.rw(g, libc::SYS_pwrite64, fd, buf, count, Some(pos))
     }
 
@@ -192,16 +222,35 @@ impl Forwarder {
     ) -> SysResult<i64> {
         let into_program = matches!(nr, libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2);
         let short = kind == super::fd_table::FdKind::Quick;
-        let v = self.iovecs(g, iov, count, into_program, short)?;
+        let (v, vector) = match self.iovecs(g, iov, count, into_program, short) {
+            Ok(v) => (v, None),
+            // As `rw_unusable`: the host answers with buffers that fault as the program's
+            // would (an iovec array it cannot read, a buffer past the user address space, or
+            // one it may not touch), its descriptor checks, ESPIPE, EAGAIN and 0 first.
+            Err(Errno::EFAULT) => match guest_iovecs(g, iov, count) {
+                Err(_) => (Vec::new(), Some(poison::KERNEL_HALF)),
+                Ok(guest) => {
+                    let beyond = guest.iter().any(|v| v.base.checked_add(v.len).is_none_or(|end| end > USER_END));
+                    let total = guest.iter().fold(0u64, |t, v| t.saturating_add(v.len)).min(MAX_RW_COUNT);
+                    let base = if beyond { poison::KERNEL_HALF } else { poison::user_range() };
+                    (vec![libc::iovec { iov_base: base as *mut libc::c_void, iov_len: total.max(1) as usize }], None)
+                }
+            },
+            Err(e) => return Err(e),
+        };
+        let (vp, vn) = match vector {
+            Some(bad) => (bad as libc::c_long, count as libc::c_long),
+            None => (ptr(v.as_ptr()), v.len() as libc::c_long),
+        };
         let args = [
             raw as libc::c_long,
-            ptr(v.as_ptr()),
-            v.len() as libc::c_long,
+            vp,
+            vn,
             pos[0] as libc::c_long,
             pos[1] as libc::c_long,
             flags as libc::c_int as libc::c_long,
         ];
-        // SAFETY: every host iovec covers checked guest memory.
+        // SAFETY: every host iovec covers checked guest memory, or memory no access succeeds on.
         unsafe { self.sys(nr, &args) }
     }
 
@@ -417,4 +466,31 @@ fn offset_ptr(g: Guest, offset: u64) -> SysResult<*mut u8> {
 /// has no such descriptor: the host then checks the call's arguments in Linux's order.
 fn raw_or_bad(h: &Option<std::sync::Arc<super::fd_table::HostFd>>) -> libc::c_long {
     h.as_ref().map_or(-1, |h| h.raw() as libc::c_long)
+}
+
+/// Buffers every access to faults, for host calls whose answer must come from the host's own
+/// checks (see `Forwarder::rw_unusable`).
+mod poison {
+    use std::sync::OnceLock;
+
+    /// An address of the kernel's half: the host's range check (access_ok) refuses it.
+    pub const KERNEL_HALF: usize = 0xffff_8000_0000_0000;
+
+    /// The start of a PROT_NONE reservation of the monitor as long as the largest transfer
+    /// (MAX_RW_COUNT): a user address the host accepts and then faults on. Address space only
+    /// (no memory); KERNEL_HALF if it could not be reserved.
+    pub fn user_range() -> usize {
+        static AT: OnceLock<usize> = OnceLock::new();
+        *AT.get_or_init(|| {
+            let len = super::MAX_RW_COUNT as usize;
+            let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+            // SAFETY: a fresh anonymous reservation, never accessed by the monitor.
+            let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_NONE, flags, -1, 0) };
+            if p == libc::MAP_FAILED {
+                KERNEL_HALF
+            } else {
+                p as usize
+            }
+        })
+    }
 }

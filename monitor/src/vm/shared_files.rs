@@ -167,6 +167,11 @@ pub fn map(shared: &Shared, a: &[u64]) -> i64 {
         return -(libc::EINVAL as i64);
     }
     let Some(file) = shared.forwarder.as_ref().and_then(|f| f.host_fd(fd)) else { return -(libc::EBADF as i64) };
+    // SAFETY: F_GETFL only reads the descriptor's flags.
+    if unsafe { libc::fcntl(file.raw(), libc::F_GETFL) } & libc::O_PATH != 0 {
+        // An O_PATH descriptor is no file to map (Linux's fget refuses it).
+        return -(libc::EBADF as i64);
+    }
     if !file.mappable() {
         return -(libc::ENODEV as i64);
     }
