@@ -424,6 +424,15 @@ fn unusable_buffers_are_answered_in_linuxs_order() {
     passes_natively_and_same_on_1_and_2_cpus("buffer_checks", Some("buffer checks: done"));
 }
 
+/// Timer details (tests/programs/hostile/timer_details.c): a periodic ITIMER_REAL waits for
+/// its pending SIGALRM to be taken (getitimer and alarm say 0 meanwhile), a zero value clears a
+/// POSIX timer's interval and keeps the CPU-time itimers', and a deleted timer's id is not
+/// given to the next timer at once.
+#[test]
+fn timers_rearm_and_number_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("timer_details", Some("timer details: done"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

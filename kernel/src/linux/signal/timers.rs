@@ -88,6 +88,9 @@ struct Timer {
 // SAFETY: `worker` is only used to wake the worker, which stays alive while its slot exists.
 unsafe impl Send for Timer {}
 
+/// Where timer_create looks for a free slot first (the one after the last it gave).
+static NEXT_POSIX_ID: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(FIRST_POSIX);
+
 /// Slots 0-2 are the setitimer timers; POSIX timer ids are slot numbers from FIRST_POSIX.
 static TIMERS: IrqSpinLock<Vec<Option<Timer>>> = IrqSpinLock::new(Vec::new());
 
@@ -313,8 +316,11 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
 }
 
 fn send(slot: usize, (info, target): (SigInfo, Option<u32>)) {
+    // ITIMER_REAL waits for its SIGALRM to be taken before it runs on, whether or not the
+    // signal merged into one pending (Linux re-arms it when SIGALRM is dequeued: until then
+    // getitimer and alarm say 0); the others only when their signal merged.
     let merged = |m: bool| {
-        if m {
+        if m || slot == ITIMER_REAL as usize {
             merged_into_pending(slot);
         }
     };
@@ -400,7 +406,7 @@ fn arm_late(slot: usize, value: u64, interval: u64, late: u64) -> Result<(u64, u
     let (old, worker) = {
         let mut timers = TIMERS.lock();
         let tm = timers.get_mut(slot).and_then(|t| t.as_mut()).ok_or(EINVAL)?;
-        let old = (remaining(tm, now), tm.interval);
+        let old = (slot_remaining(slot, tm, now), tm.interval);
         if core::mem::take(&mut tm.dormant) {
             DORMANT.fetch_sub(1, Ordering::SeqCst);
         }
@@ -523,9 +529,10 @@ pub fn setitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(EINVAL);
         }
         let value = vs as u64 * 1_000_000_000 + vus as u64 * 1000;
-        // A zero value disarms the timer, and its interval goes with it (Linux's getitimer
-        // then shows none).
-        (value, if value == 0 { 0 } else { is as u64 * 1_000_000_000 + ius as u64 * 1000 })
+        // A zero value disarms the timer; ITIMER_REAL's interval goes with it (getitimer then
+        // shows none), the CPU-time timers keep theirs, as Linux's.
+        let interval = is as u64 * 1_000_000_000 + ius as u64 * 1000;
+        (value, if value == 0 && slot == ITIMER_REAL as usize { 0 } else { interval })
     } else {
         (0, 0)
     };
@@ -543,7 +550,16 @@ fn current(slot: usize) -> Result<(u64, u64), u32> {
     let now = time::now_ns();
     let timers = TIMERS.lock();
     let tm = timers.get(slot).and_then(|t| t.as_ref()).ok_or(EINVAL)?;
-    Ok((remaining(tm, now), tm.interval))
+    Ok((slot_remaining(slot, tm, now), tm.interval))
+}
+
+/// `remaining`, but ITIMER_REAL waiting for its SIGALRM to be taken is not running (0), as
+/// Linux's timer is not queued then.
+fn slot_remaining(slot: usize, tm: &Timer, now: u64) -> u64 {
+    if slot == ITIMER_REAL as usize && tm.dormant {
+        return 0;
+    }
+    remaining(tm, now)
 }
 
 /// The time `tm`'s clock must still run before it expires (0: disarmed).
@@ -616,15 +632,22 @@ pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     };
     let id = {
         let mut timers = TIMERS.lock();
-        let free = (FIRST_POSIX..timers.len()).find(|&i| timers[i].is_none());
+        // As Linux: ids count up from the last one given (a deleted timer's id is not given
+        // again at once, so a stale id does not name the next timer), wrapping at the end.
+        let from = NEXT_POSIX_ID.load(Ordering::Relaxed).max(FIRST_POSIX);
+        let free = (from..timers.len()).find(|&i| timers[i].is_none());
         let id = match free {
             Some(i) => i,
             None if timers.len() < MAX_TIMERS => {
                 timers.push(None);
                 timers.len() - 1
             }
-            None => return Err(EAGAIN),
+            None => match (FIRST_POSIX..from.min(timers.len())).find(|&i| timers[i].is_none()) {
+                Some(i) => i,
+                None => return Err(EAGAIN),
+            },
         };
+        NEXT_POSIX_ID.store(id + 1, Ordering::Relaxed);
         // Without a sigevent the value is the timer id, as on Linux.
         timer.value = explicit.unwrap_or(id as u64);
         timers[id] = Some(timer);
@@ -658,6 +681,8 @@ pub fn timer_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let [is, ins, vs, vns] = uaccess::read::<[i64; 4]>(new)?;
     let interval = ns_from_timespec([is, ins])?;
     let mut value = ns_from_timespec([vs, vns])?;
+    // A zero value disarms the timer and clears its interval (timer_gettime shows none).
+    let interval = if value == 0 { 0 } else { interval };
     let mut late = 0;
     if flags & TIMER_ABSTIME != 0 && value != 0 {
         let tm = TIMERS.lock()[slot].ok_or(EINVAL)?;
@@ -731,6 +756,7 @@ fn delete_slot(slot: usize) -> SysResult {
 /// limit is, and counts the child's own time.
 pub fn after_fork() {
     TIMERS.lock().clear();
+    NEXT_POSIX_ID.store(FIRST_POSIX, Ordering::Relaxed);
     DORMANT.store(0, Ordering::SeqCst);
     NEXT_DEADLINE.store(u64::MAX, Ordering::SeqCst);
     crate::linux::calls::info::arm_cpu_limit();
