@@ -3,7 +3,8 @@
 // looking up the target (Linux: ESRCH for a missing one whatever the number); a thread's id
 // was unknown to getpgid, getsid, setpgid and pidfd_open (Linux finds the thread's process:
 // its group and session, EINVAL for setpgid, ENOENT for pidfd_open); pidfd_send_signal refused
-// the PIDFD_SIGNAL_* flags (Linux 6.9) and pidfd_getfd was ENOSYS.
+// the PIDFD_SIGNAL_* flags (Linux 6.9) and pidfd_getfd was ENOSYS; clone with CLONE_PIDFD
+// and CLONE_DETACHED was ENOSYS (Linux: EINVAL).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +44,9 @@ int main(void) {
     said("kill(self, 65)", kill(getpid(), 65));
     said("tgkill(self, 999999, 65)", syscall(SYS_tgkill, getpid(), 999999, 65));
     said("tgkill(self, self, 65)", syscall(SYS_tgkill, getpid(), getpid(), 65));
+
+    int pidfd = -1;
+    said("clone(CLONE_PIDFD | CLONE_DETACHED)", syscall(SYS_clone, 0x1000 | 0x400000 | SIGCHLD, 0, &pidfd, 0, 0));
 
     pthread_t t;
     pthread_create(&t, NULL, thread_main, NULL);

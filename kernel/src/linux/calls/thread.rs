@@ -49,6 +49,8 @@ fn invalid_combination(flags: u64) -> bool {
         || both(CLONE_NEWUSER, CLONE_FS)
         || flags & CLONE_THREAD != 0 && flags & (CLONE_NEWUSER | CLONE_NEWPID) != 0
         || both(CLONE_NEWIPC, CLONE_SYSVSEM)
+        // CLONE_DETACHED is kept from CLONE_PIDFD's company (Linux's copy_process).
+        || both(CLONE_PIDFD, 0x40_0000)
 }
 
 /// CLONE_NEWTIME (unshare's and clone3's).
