@@ -145,7 +145,11 @@ fn forward_call(nr: u64, args: &[u64; 6]) -> (i64, char) {
         return (ret, 'F');
     }
     let masked = super::calls::signal::begin_masked_wait(nr, args);
+    let wait = super::calls::time_left::begin(nr, args);
     let ret = forward(super::calls::procs::tagged(nr), *args);
+    if let Some(w) = wait {
+        super::calls::time_left::end(w, ret);
+    }
     if masked {
         super::calls::signal::end_masked_wait(ret);
     }

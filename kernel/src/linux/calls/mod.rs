@@ -21,3 +21,4 @@ pub mod signal;
 pub mod sysv_shm;
 pub mod thread;
 pub mod time;
+pub mod time_left;
