@@ -2,10 +2,14 @@
 // on while its SIGALRM was still pending (Linux re-arms it when the signal is taken: until
 // then getitimer and alarm say 0); a zero value kept a POSIX timer's interval and dropped the
 // CPU-time itimers' (Linux does the opposite); a deleted POSIX timer's id was given to the
-// next timer at once (Linux counts ids up), so the stale id named the new timer.
+// next timer at once (Linux counts ids up), so the stale id named the new timer; setitimer
+// with a NULL value left the timer running (Linux disarms it) and checked `which` before
+// reading the value (Linux: EFAULT first).
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +62,14 @@ int main(void) {
     printf("  old value when disarmed: interval %ld ns, running %d\n", o.it_interval.tv_nsec, o.it_value.tv_sec >= 2);
     timer_gettime(t, &o);
     printf("  after: interval %ld ns\n", o.it_interval.tv_nsec);
+
+    struct itimerval hundred = {{0, 0}, {100, 0}}, before, now;
+    setitimer(ITIMER_REAL, &hundred, NULL);
+    long r = syscall(SYS_setitimer, ITIMER_REAL, NULL, &before);
+    getitimer(ITIMER_REAL, &now);
+    printf("setitimer(NULL): %ld, was running %d, now %ld s\n", r, before.it_value.tv_sec > 50, (long)now.it_value.tv_sec);
+    r = syscall(SYS_setitimer, 7, (void *)1, NULL);
+    printf("setitimer(bad which, bad pointer): %ld errno %d\n", r, r < 0 ? errno : 0);
 
     timer_t ids[4], fresh;
     for (int i = 0; i < 4; i++)

@@ -518,13 +518,14 @@ pub fn alarm(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// time, see linux::cputime).
 pub fn setitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (which, new, old) = (a[0], a[1], a[2]);
+    // Linux reads and checks the new value before it looks at `which` (EFAULT first).
+    let read = if new != 0 { Some(uaccess::read::<[i64; 4]>(new)?) } else { None };
     if !matches!(which, ITIMER_REAL | ITIMER_VIRTUAL | ITIMER_PROF) {
         return Err(EINVAL);
     }
     let slot = which as usize;
     ensure_itimers();
-    let (value, interval) = if new != 0 {
-        let [is, ius, vs, vus] = uaccess::read::<[i64; 4]>(new)?;
+    let (value, interval) = if let Some([is, ius, vs, vus]) = read {
         if [is, vs].iter().any(|s| *s < 0) || [ius, vus].iter().any(|u| !(0..1_000_000).contains(u)) {
             return Err(EINVAL);
         }
@@ -536,7 +537,8 @@ pub fn setitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     } else {
         (0, 0)
     };
-    let (left, ival) = if new != 0 { arm(slot, value, interval)? } else { current(slot)? };
+    // A NULL new value is a zero one, as Linux still takes it: the timer is disarmed.
+    let (left, ival) = arm(slot, value, interval)?;
     if old != 0 {
         let [i0, i1] = timeval(ival);
         let [v0, v1] = timeval(left);
