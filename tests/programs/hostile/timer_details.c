@@ -4,7 +4,8 @@
 // CPU-time itimers' (Linux does the opposite); a deleted POSIX timer's id was given to the
 // next timer at once (Linux counts ids up), so the stale id named the new timer; setitimer
 // with a NULL value left the timer running (Linux disarms it) and checked `which` before
-// reading the value (Linux: EFAULT first).
+// reading the value (Linux: EFAULT first); clock_nanosleep, timer_create and clock_settime
+// checked clock ids before their pointers and said EINVAL for a descriptor's clock.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -22,6 +23,8 @@ static void until_pending(void) {
         sigpending(&p);
     } while (!sigismember(&p, SIGALRM));
 }
+
+static int fresh_id;
 
 int main(void) {
     sigset_t alrm;
@@ -70,6 +73,21 @@ int main(void) {
     printf("setitimer(NULL): %ld, was running %d, now %ld s\n", r, before.it_value.tv_sec > 50, (long)now.it_value.tv_sec);
     r = syscall(SYS_setitimer, 7, (void *)1, NULL);
     printf("setitimer(bad which, bad pointer): %ld errno %d\n", r, r < 0 ? errno : 0);
+
+    // Clock ids in Linux's order: a descriptor's clock (~fd << 3 | 3) has no sleep and no
+    // timers (EOPNOTSUPP); a bad CPU clock's id is looked at after the pointers (EFAULT).
+    int fd_clock = -5, bad_cpu = -1;
+    struct timespec zero = {0, 0};
+    r = syscall(SYS_clock_nanosleep, fd_clock, 0, &zero, NULL);
+    printf("clock_nanosleep(descriptor clock): %ld errno %d\n", r, r < 0 ? errno : 0);
+    r = syscall(SYS_timer_create, fd_clock, NULL, &fresh_id);
+    printf("timer_create(descriptor clock): %ld errno %d\n", r, r < 0 ? errno : 0);
+    r = syscall(SYS_timer_create, bad_cpu, NULL, NULL);
+    printf("timer_create(bad CPU clock, NULL id): %ld errno %d\n", r, r < 0 ? errno : 0);
+    r = syscall(SYS_clock_settime, bad_cpu, NULL);
+    printf("clock_settime(bad CPU clock, NULL): %ld errno %d\n", r, r < 0 ? errno : 0);
+    r = syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, NULL, NULL);
+    printf("clock_nanosleep(NULL request): %ld errno %d\n", r, r < 0 ? errno : 0);
 
     timer_t ids[4], fresh;
     for (int i = 0; i < 4; i++)

@@ -122,7 +122,18 @@ pub fn clock_getres(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     if a[1] != 0 {
         let coarse = crate::bootinfo::get().coarse_res_ns.max(1);
-        let res = if matches!(a[0], CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE) { coarse } else { 1 };
+        // A CPU clock that counts at the tick (the PROF and VIRT kinds, low bits 0 and 1, of a
+        // process's or thread's id) has Linux's tick as its resolution; the SCHED kind (and
+        // CLOCK_PROCESS/THREAD_CPUTIME_ID) 1 ns.
+        let id = a[0] as i32;
+        let ticking = id < 0 && id & 3 < 2;
+        let res = if matches!(a[0], CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE) {
+            coarse
+        } else if ticking {
+            crate::linux::signal::timers::CPU_TIMER_TICK_NS
+        } else {
+            1
+        };
         write_timespec(a[1], res)?;
     }
     Ok(0)
@@ -140,8 +151,9 @@ const CAP_SYS_TIME: u32 = 25;
 pub fn clock_settime(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let clock = a[0] as i32;
     // A process's or thread's CPU-time clock by id (negative, not a descriptor's: CLOCKFD is
-    // 3 in the low bits); CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID cannot be set.
-    let cpu = clock < 0 && clock & 3 != 3;
+    // 3 in the low three bits, as Linux's CLOCKFD_MASK reads them); CLOCK_PROCESS_CPUTIME_ID
+    // and CLOCK_THREAD_CPUTIME_ID cannot be set.
+    let cpu = clock < 0 && clock & 7 != 3;
     if clock != CLOCK_REALTIME as i32 && !cpu {
         return Err(EINVAL);
     }
@@ -267,21 +279,32 @@ pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (clock, abs, req) = (a[0], a[1] & TIMER_ABSTIME != 0, a[2]);
     // Linux writes the time left only for a relative sleep.
     let rem = if abs { 0 } else { a[3] };
+    // Linux's order: the clock's kind (EINVAL for none, EOPNOTSUPP for one that cannot be
+    // slept on: a descriptor's clock, the raw and coarse ones, the thread CPU clock), the
+    // request (EFAULT, EINVAL), then the clock itself (a CPU clock's id, the alarm clocks'
+    // missing RTC).
+    let id = clock as i32;
+    if id < 0 && id & 7 == 3 || id == CLOCK_THREAD_CPUTIME_ID {
+        return Err(EOPNOTSUPP);
+    }
+    if id >= 0 {
+        // (2 is CLOCK_PROCESS_CPUTIME_ID.)
+        match id as u64 {
+            CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_TAI | 2 => {}
+            CLOCK_REALTIME_ALARM | CLOCK_BOOTTIME_ALARM => {}
+            CLOCK_MONOTONIC_RAW | CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE => return Err(EOPNOTSUPP),
+            _ => return Err(EINVAL),
+        }
+    }
+    let t = read_timespec(req)?;
+    if id >= 0 && matches!(id as u64, CLOCK_REALTIME_ALARM | CLOCK_BOOTTIME_ALARM) {
+        return Err(EOPNOTSUPP);
+    }
     let cpu = match cputime::decode(clock) {
-        _ if clock as i32 == CLOCK_THREAD_CPUTIME_ID => return Err(EOPNOTSUPP),
         Some(Ok(CpuClock::Thread(tid))) if tid == crate::linux::process::current_tid() => return Err(EINVAL),
         Some(c) => Some(c?),
-        None => match clock {
-            CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_TAI => None,
-            CLOCK_MONOTONIC_RAW
-            | CLOCK_REALTIME_COARSE
-            | CLOCK_MONOTONIC_COARSE
-            | CLOCK_REALTIME_ALARM
-            | CLOCK_BOOTTIME_ALARM => return Err(EOPNOTSUPP),
-            _ => return Err(EINVAL),
-        },
+        None => None,
     };
-    let t = read_timespec(req)?;
     let Some(cpu) = cpu else {
         let ns = if abs { t.saturating_sub(clock_ns(clock).ok_or(EINVAL)?) } else { t };
         return interrupted_sleep(ns, rem);

@@ -50,7 +50,7 @@ const NS_PER_SEC: u64 = 1_000_000_000;
 /// How often an interval CPU-time timer may expire at most: Linux's tick (CONFIG_HZ=250, the
 /// Debian kernels'), where it looks at CPU timers; the expiries an interval below it misses
 /// count as overruns (POSIX timers) or are merged (setitimer's), as on Linux.
-const CPU_TIMER_TICK_NS: u64 = 4_000_000;
+pub const CPU_TIMER_TICK_NS: u64 = 4_000_000;
 /// Timer slots at most (setitimer's and RLIMIT_CPU's five included): past them timer_create is
 /// EAGAIN. Linux bounds POSIX timers by RLIMIT_SIGPENDING (tens of thousands); here each armed
 /// timer has a kernel thread (32 KiB), so 4,091 armed timers hold 128 MiB of the kernel's
@@ -533,6 +533,9 @@ pub fn setitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         // A zero value disarms the timer; ITIMER_REAL's interval goes with it (getitimer then
         // shows none), the CPU-time timers keep theirs, as Linux's.
         let interval = is as u64 * 1_000_000_000 + ius as u64 * 1000;
+        // A CPU-time timer's first expiry comes a tick later, as Linux's set_cpu_itimer adds
+        // TICK_NSEC (getitimer shows it).
+        let value = if value != 0 && slot != ITIMER_REAL as usize { value + CPU_TIMER_TICK_NS } else { value };
         (value, if value == 0 && slot == ITIMER_REAL as usize { 0 } else { interval })
     } else {
         (0, 0)
@@ -596,19 +599,29 @@ pub fn getitimer(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// clock_getcpuclockid/pthread_getcpuclockid).
 pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (clock, sevp, idp) = (a[0], a[1], a[2]);
-    let cpu = match cputime::decode(clock) {
-        Some(c) => Some(c?),
-        // REALTIME, MONOTONIC, BOOTTIME, TAI; Linux has no timers on MONOTONIC_RAW and the
-        // COARSE clocks, and none on the ALARM clocks without an RTC that can wake the
-        // machine (the VM has none).
-        None if matches!(clock, 0 | 1 | 7 | 11) => None,
-        None if matches!(clock, 4..=6 | 8 | 9) => return Err(EOPNOTSUPP),
-        None => return Err(EINVAL),
+    // Linux's order: the sigevent is read (EFAULT); the clock's kind (EINVAL for none,
+    // EOPNOTSUPP for one without timers: a descriptor's, MONOTONIC_RAW, the COARSE ones); the
+    // sigevent's fields; the new id is written (EFAULT); then the clock itself (a CPU clock's
+    // id: EINVAL; the ALARM clocks want an RTC that can wake the machine, which the VM lacks:
+    // EOPNOTSUPP, the id written all the same).
+    let ev = if sevp != 0 { Some(uaccess::read::<[u32; 6]>(sevp)?) } else { None };
+    let kind = clock as i32;
+    if kind >= 0 && !matches!(kind, 0..=3 | 7..=9 | 11) {
+        return Err(if matches!(kind, 4..=6) { EOPNOTSUPP } else { EINVAL });
+    }
+    if kind < 0 && kind & 7 == 3 {
+        return Err(EOPNOTSUPP);
+    }
+    let decoded = cputime::decode(clock);
+    let refused = match decoded {
+        Some(Err(e)) => Some(e),
+        None if matches!(kind, 8 | 9) => Some(EOPNOTSUPP),
+        _ => None,
     };
+    let cpu = decoded.and_then(Result::ok);
     ensure_itimers();
     let mut timer = new_timer(SIGALRM, Some(0), 0, clock, cpu);
-    let explicit = if sevp != 0 {
-        let ev = uaccess::read::<[u32; 6]>(sevp)?;
+    let explicit = if let Some(ev) = ev {
         let value = ev[0] as u64 | (ev[1] as u64) << 32;
         let (signo, notify, tid) = (ev[2] as u64, ev[3], ev[4]);
         match notify {
@@ -657,6 +670,10 @@ pub fn timer_create(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         id
     };
     if let Err(e) = uaccess::write::<i32>(idp, id as i32) {
+        TIMERS.lock()[id] = None;
+        return Err(e);
+    }
+    if let Some(e) = refused {
         TIMERS.lock()[id] = None;
         return Err(e);
     }
