@@ -134,6 +134,22 @@ fn a_team_larger_than_memory_allows_gets_fewer_threads() {
     same_as_libgomp("omp_bigteam", &[None]);
 }
 
+/// After a burst of deep nesting made as many workers as memory allows (`--mem 1G`), later
+/// nested regions get all their threads again (tests/programs/omp_nested_burst.c): the burst's
+/// workers, idle in the nested teams of idle workers, were not given back (a 3x2 region ran 4
+/// threads for the rest of the run).
+#[test]
+fn workers_of_a_deep_burst_serve_later_teams() {
+    let prog = build("omp_nested_burst", "-static");
+    let want = native_reference(&prog, None);
+    assert_eq!(want.code(), 0, "natively: {want:?}");
+    for cpus in ["1", "2"] {
+        let got = hrt(&["--omp", "kernel", "--mem", "1G", "--cpus", cpus], &prog, None);
+        assert_eq!(got.stdout, want.stdout, "--cpus {cpus}: {got:?}");
+        assert_eq!(got.code(), 0, "--cpus {cpus}: {got:?}");
+    }
+}
+
 #[test]
 fn kernel_runtime_defers_tasks_as_the_specification_allows() {
     same_as_libgomp("omp_tasks", &[None, Some("1"), Some("3"), Some("6")]);

@@ -559,14 +559,72 @@ fn gather_workers(team: &mut Team, needed: usize) -> usize {
         let w = match w {
             // SAFETY: pool entries are leaked workers, alive for good.
             Some(p) => unsafe { &*p },
-            None => match spawn_worker() {
-                Some(w) => w,
-                None => break,
-            },
+            None => {
+                let capped = worker_cap_reached();
+                let made = if capped { None } else { spawn_worker() };
+                match made.or_else(take_spare_worker) {
+                    Some(w) => w,
+                    None => {
+                        CAPPED.store(true, Ordering::Relaxed);
+                        if capped {
+                            no_more_workers(
+                                "the program's memory would fall below a quarter free (worker stacks are resident)",
+                            );
+                        }
+                        break;
+                    }
+                }
+            }
         };
         team.workers.push(w);
     }
     team.workers.len().min(needed)
+}
+
+/// An idle worker of a spare team (a team of a nesting level beyond the kept ones, which no
+/// master leads now: see `join`), taken from it when no new worker can be made. After a burst
+/// of deep nesting, the spare teams held every worker the cap allowed, and a later team got
+/// fewer threads than asked with most workers idle (a 3x2 nested region ran 4 threads after a
+/// 2x3x5x8 one). The worker may still linger on its old team; `open_region` waits for such
+/// a worker, whatever team it now serves, before that team's next region.
+fn take_spare_worker() -> Option<&'static Worker> {
+    let spare = SPARE_TEAMS.lock();
+    spare.iter().find_map(|&t| {
+        // SAFETY: a spare team has no master and runs no region; its worker list is changed
+        // only under this lock while it is spare (a master takes the team out first).
+        unsafe { (*(t as *mut Team)).workers.pop() }
+    })
+}
+
+/// A team got fewer workers than asked because no more could be made (memory, or
+/// `pthread_create` refused): from then on a worker
+/// that ends its part of a region gives the workers of the teams it leads (idle now) back to
+/// the pool, so that they serve whichever team needs them next. Without it, after a burst of
+/// deep nesting the workers sat in the idle nested teams of idle workers, and a later team
+/// got fewer threads than asked with most workers idle (a 3x2 nested region ran 4 threads
+/// after a 2x3x5x8 one).
+static CAPPED: AtomicBool = AtomicBool::new(false);
+
+/// Gives the workers of the teams the current worker thread `st` leads (it runs none of their
+/// regions now) to the pool (see `CAPPED`).
+fn pool_led_workers(st: &mut thread::OmpThread) {
+    let mut pool = POOL.lock();
+    for &t in st.hot.iter().filter(|t| !t.is_null()) {
+        // SAFETY: this thread leads its kept teams and runs none of their regions now; a
+        // worker still lingering on one is waited for by that team's next `open_region`.
+        pool.extend(unsafe { (*t).workers.drain(..) }.map(|w| w as *const Worker as usize));
+    }
+}
+
+/// Whether the workers made so far are past the first ones and a new one would leave less
+/// than a quarter of the program's memory free.
+fn worker_cap_reached() -> bool {
+    let anyway = WORKERS_ANYWAY.max(4 * crate::cpu::count());
+    if WORKERS_MADE.load(Ordering::Relaxed) < anyway {
+        return false;
+    }
+    let (total, free) = crate::linux::usermem::shown_bytes();
+    free < total / WORKERS_LEAVE_FREE
 }
 
 /// Places the team's workers on the CPUs after the master's (among the scheduler's placement
@@ -608,18 +666,9 @@ const WORKERS_LEAVE_FREE: u64 = 4;
 static WORKERS_MADE: AtomicUsize = AtomicUsize::new(0);
 
 /// Makes a worker thread with the program's own `pthread_create`, so it has the program's TLS.
-/// None if it cannot be made: `pthread_create` failed, or (past the first ones) the program's
-/// memory is short.
+/// None if it cannot be made (`pthread_create` failed). The caller checks the memory first
+/// (`worker_cap_reached`).
 fn spawn_worker() -> Option<&'static Worker> {
-    use crate::linux::usermem;
-    let anyway = WORKERS_ANYWAY.max(4 * crate::cpu::count());
-    if WORKERS_MADE.load(Ordering::Relaxed) >= anyway {
-        let (total, free) = usermem::shown_bytes();
-        if free < total / WORKERS_LEAVE_FREE {
-            no_more_workers("the program's memory would fall below a quarter free (worker stacks are resident)");
-            return None;
-        }
-    }
     let w: &'static Worker = Box::leak(Box::new(Worker {
         go: Word::new(0),
         team: UnsafeCell::new(core::ptr::null()),
@@ -725,6 +774,9 @@ extern "C" fn worker_main(arg: *mut u8) -> *mut u8 {
         st.set_task(idle);
         // After this the master may end the region and reuse the team: the worker only
         // watches its tasks, and comes back in only through `linger`'s compare-and-swap.
+        if CAPPED.load(Ordering::Relaxed) {
+            pool_led_workers(st);
+        }
         let left = team.remaining.value.fetch_sub(1, Ordering::AcqRel);
         team.remaining.wake();
         linger(w, team, (&mut me, idle), left & presence::GENERATION, seen);
