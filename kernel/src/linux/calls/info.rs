@@ -348,7 +348,9 @@ pub fn getrusage(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// times: the program's and its children's user and system time in clock ticks (100 a second).
 pub fn times(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     const NS_PER_TICK: u64 = 10_000_000;
-    let ticks = crate::time::now_ns() / NS_PER_TICK;
+    // Ticks since the host booted (CLOCK_BOOTTIME, as Linux counts its jiffies from boot): a
+    // count from the VM's start was 0 at first, which a program may take for no time at all.
+    let ticks = super::time::clock_ns(7).unwrap_or_else(crate::time::now_ns) / NS_PER_TICK;
     if a[0] != 0 {
         let (user, sys) = usage_ns(RUSAGE_SELF)?;
         let (cuser, csys) = usage_ns(RUSAGE_CHILDREN)?;
