@@ -16,6 +16,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "scratch.h"
+
 // An address no program has mapped (volatile: the compiler does not reason about it).
 static char *volatile bad_address = (char *)1;
 
@@ -25,7 +27,7 @@ static void said(const char *what, long r) {
 
 int main(void) {
     char dir[] = "/tmp/hrt-buffer-checks-XXXXXX";
-    if (!mkdtemp(dir) || chdir(dir))
+    if (enter_scratch(dir))
         return 1;
     char *ro = mmap(0, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     char *bad = bad_address;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "handler.h"
+#include "scratch.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
@@ -55,7 +56,7 @@ static void mapped(const char *what, void *p) {
 
 int main(void) {
     char dir[] = "/tmp/hrt-mapping-checks-XXXXXX";
-    if (!mkdtemp(dir) || chdir(dir))
+    if (enter_scratch(dir))
         return 1;
     set_info_handler(SIGSEGV, on_fault, SA_NODEFER);
     int anon = MAP_PRIVATE | MAP_ANONYMOUS;

@@ -14,18 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scratch.h"
+
 static void said(const char *what, long r) {
     printf("%-34s %ld %s\n", what, r, r < 0 ? strerror(errno) : "");
 }
 
-static const char *exists(const char *p) {
-    struct stat st;
-    return lstat(p, &st) == 0 ? "exists" : "missing";
-}
-
 int main(void) {
     char dir[] = "/tmp/hrt-path-last-XXXXXX";
-    if (!mkdtemp(dir) || chdir(dir))
+    if (enter_scratch(dir))
         return 1;
     mkdir("a", 0755);
     close(open("f", O_CREAT | O_WRONLY, 0644));

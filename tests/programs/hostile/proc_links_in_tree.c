@@ -17,18 +17,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "scratch.h"
+
 static void said(const char *what, const char *a, long r) {
     printf("%-12s %-22s %ld %s\n", what, a, r, r < 0 ? strerror(errno) : "");
 }
 
-static const char *exists(const char *p) {
-    struct stat st;
-    return lstat(p, &st) == 0 ? "exists" : "missing";
-}
-
 int main(void) {
     char dir[] = "/tmp/hrt-proc-links-XXXXXX";
-    if (!mkdtemp(dir) || chdir(dir))
+    if (enter_scratch(dir))
         return 1;
     mkdir("d", 0755);
     int f = open("d/f", O_CREAT | O_RDWR, 0644);

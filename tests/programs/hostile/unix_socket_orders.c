@@ -17,6 +17,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "scratch.h"
+
 static void said(const char *what, int type, long r) {
     printf("%-28s type %d: %ld %s\n", what, type, r, r < 0 ? strerror(errno) : "");
 }
@@ -55,7 +57,7 @@ static int receive_fd(int s) {
 
 int main(void) {
     char dir[] = "/tmp/hrt-unix-orders-XXXXXX";
-    if (!mkdtemp(dir) || chdir(dir))
+    if (enter_scratch(dir))
         return 1;
     struct sockaddr_un missing = {AF_UNIX, "no_such_socket"};
     int types[] = {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM};
