@@ -1,7 +1,8 @@
 /* POSIX timer overruns as on Linux. (1) A 1 ms periodic timer whose signal stays blocked for
  * ~100 ms: one signal, whose si_overrun (and timer_getoverrun) counts the other expiries of
  * that time; hrt gave overrun 0. (2) A 100 ms periodic timer armed with TIMER_ABSTIME 0.95 s
- * in the past: it fires at once with the 9 intervals missed as overruns; hrt reported 0.
+ * in the past: it fires at once with the 9 intervals missed as overruns (more if the host
+ * delays the signal); hrt reported 0.
  * (3) Re-arming resets timer_getoverrun to 0. (4) Disarming drops the timer's pending
  * signal, as recent Linux does (6.18, the test host's; older kernels delivered it, as hrt
  * did). On CLOCK_MONOTONIC and CLOCK_REALTIME. Prints what it checks, the same natively. */
@@ -60,18 +61,22 @@ int main(void) {
         timer_settime(t, 0, &every_ms, NULL);
         struct timespec r = {0, 100000000};
         nanosleep(&r, NULL);
+        /* The signal's overrun is counted when it is taken, somewhere between these two
+         * readings of the clock: the check holds however long a loaded host keeps the
+         * program from running between them. */
         long long expiries = (ns(clocks[k]) - t0) / 1000000;
         siginfo_t si;
         int taken = sigwaitinfo(&rt, &si) == SIGRTMIN;
+        long long expiries_after = (ns(clocks[k]) - t0) / 1000000;
         int got = timer_getoverrun(t);
         r.tv_nsec = 5000000; /* the next expiry's signal pending */
         nanosleep(&r, NULL);
         timer_settime(t, 0, &off, NULL);
-        long long d = si.si_overrun - (expiries - 1);
         long long slack = expiries / 10 > 3 ? expiries / 10 : 3;
+        int counted = si.si_overrun >= expiries - 1 - slack && si.si_overrun <= expiries_after;
         printf("%s blocked: signal taken %d, si_overrun counts the other expiries: %d, timer_getoverrun the "
                "same: %d\n",
-               names[k], taken, d >= -slack && d <= 1, got == si.si_overrun);
+               names[k], taken, counted, got == si.si_overrun);
         /* (4) the disarmed timer's pending signal is dropped (recent Linux; older kernels
          * delivered it) */
         signals = 0;
@@ -86,9 +91,13 @@ int main(void) {
         past.it_value.tv_nsec = start % 1000000000LL;
         timer_settime(t, TIMER_ABSTIME, &past, NULL);
         wait_for_signal();
+        /* 9 intervals had passed at timer_settime; more may have by the time the signal is
+         * taken (a loaded host), and Linux counts those too. */
+        long long missed_by_now = (ns(clocks[k]) - start) / 100000000LL;
         got = timer_getoverrun(t);
         timer_settime(t, 0, &off, NULL);
-        printf("%s past start: signal %d, si_overrun %d, timer_getoverrun %d\n", names[k], signals > 0, overrun, got);
+        printf("%s past start: signal %d, si_overrun counts the missed intervals: %d, timer_getoverrun the same: %d\n",
+               names[k], signals > 0, overrun >= 9 && overrun <= missed_by_now, got == overrun);
 
         /* (3) re-armed: no overrun yet */
         struct itimerspec later = {{0, 0}, {10, 0}};
