@@ -63,6 +63,15 @@ fn kill_of_groups_and_family_and_child_reaping_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("kill_group", Some("SIG_DFL again: status 4"));
 }
 
+/// A child's exec (fork, vfork after a chdir, posix_spawn; through links and a `#!` script)
+/// starts a host program that sees AT_EXECFN, its command name and the script's name as Linux
+/// gives them (they were hrt's resolved path), and its inherited descriptor's F_GETFL without
+/// hrt's own O_NOFOLLOW.
+#[test]
+fn a_childs_exec_names_the_program_as_given_and_keeps_its_flags() {
+    passes_natively_and_same_on_1_and_2_cpus("exec_names_and_flags", Some("fork: arg x, AT_EXECFN ./link, comm link"));
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

@@ -104,16 +104,35 @@ impl Forwarder {
             }
             host_flags |= nonblock;
         }
-        // SAFETY: the path is a host C string.
-        let opened = unsafe {
-            self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), host_flags, uint(mode)])
+        // Where the walk wants no link followed at the last name (a single name, see
+        // `At::nofollow`) and the program did not ask for O_NOFOLLOW, openat2's
+        // RESOLVE_NO_SYMLINKS refuses a link swapped in there just as O_NOFOLLOW would, but
+        // leaves no O_NOFOLLOW in the open file's status flags: a host program the descriptor
+        // is handed to at an exec (`--children host`) saw it in F_GETFL.
+        // (openat2 refuses what openat ignores: unknown flags, O_PATH with other flags, a mode
+        // without O_CREAT or with more than the permission bits; those keep O_NOFOLLOW.)
+        let added = (host_flags & !flags) & libc::O_NOFOLLOW as libc::c_long;
+        let strict = openat2_takes(host_flags & !added, mode);
+        let opened = if added != 0 && strict.is_some() {
+            const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+            // struct open_how's first version: flags, mode, resolve.
+            let how: [u64; 3] = [(host_flags & !added) as u32 as u64, strict.unwrap_or(0), RESOLVE_NO_SYMLINKS];
+            // SAFETY: the path is a host C string, `how` a host open_how of the size given.
+            unsafe {
+                self.sys(libc::SYS_openat2, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), ptr(how.as_ptr()), 24])
+            }
+        } else {
+            // SAFETY: the path is a host C string.
+            unsafe {
+                self.sys(libc::SYS_openat, &[at.dirfd as libc::c_long, ptr(at.path.as_ptr()), host_flags, uint(mode)])
+            }
         };
         let fd = match opened {
             Err(Errno::EAGAIN) if now => return Ok(None),
             r => r? as i32,
         };
-        let added = (host_flags & !flags) as i32 & libc::O_NOFOLLOW;
-        let mut host = HostFd::owned(fd, at.special).named(at.vm_path.clone()).hiding(added);
+        let hidden = if strict.is_some() { 0 } else { added as i32 };
+        let mut host = HostFd::owned(fd, at.special).named(at.vm_path.clone()).hiding(hidden);
         if now {
             let st = stat_at(fd, c"", libc::AT_EMPTY_PATH as libc::c_long)?;
             if !opens_at_once(&st) {
@@ -733,5 +752,38 @@ fn opens_at_once(st: &libc::stat) -> bool {
         libc::S_IFREG | libc::S_IFDIR => true,
         libc::S_IFCHR => libc::major(st.st_rdev) == 1,
         _ => false,
+    }
+}
+
+/// The mode openat2 takes for an open with `flags` and `mode` as openat takes them (0 unless
+/// the open may create), or None where openat2 would refuse what openat accepts.
+fn openat2_takes(flags: libc::c_long, mode: u64) -> Option<u64> {
+    const VALID: libc::c_long = (libc::O_ACCMODE
+        | libc::O_CREAT
+        | libc::O_EXCL
+        | libc::O_NOCTTY
+        | libc::O_TRUNC
+        | libc::O_APPEND
+        | libc::O_NONBLOCK
+        | libc::O_SYNC
+        | libc::O_DSYNC
+        | libc::O_ASYNC
+        | libc::O_DIRECT
+        | libc::O_LARGEFILE
+        | libc::O_DIRECTORY
+        | libc::O_NOFOLLOW
+        | libc::O_NOATIME
+        | libc::O_CLOEXEC
+        | libc::O_TMPFILE) as libc::c_long;
+    let flags = flags as u32 as libc::c_long;
+    if flags & !VALID != 0 || flags & libc::O_PATH as libc::c_long != 0 {
+        return None;
+    }
+    let creates = flags & libc::O_CREAT as libc::c_long != 0
+        || flags & libc::O_TMPFILE as libc::c_long == libc::O_TMPFILE as libc::c_long;
+    match creates {
+        false => Some(0),
+        true if mode & !0o7777 == 0 => Some(mode),
+        true => None,
     }
 }

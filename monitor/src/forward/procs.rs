@@ -75,6 +75,11 @@ pub(super) struct ExecTarget {
     /// on exec), for the new process to exec the descriptor's file at that number; the file
     /// may have no path the host can exec (a memfd, a file removed since).
     by_fd: Option<(i32, OwnedFd)>,
+    /// The path as given, where the host finds the same file by it (from the exec's
+    /// directory): a host program (`--children host`) is started by it, so that its AT_EXECFN,
+    /// command name and a script interpreter's argument are what Linux gives (they were the
+    /// walk's resolved path, `/home/u/bin/prog` for `./link`).
+    host_name: Option<CString>,
 }
 
 /// One host program to start.
@@ -947,6 +952,7 @@ impl Forwarder {
         };
         let execfn = CString::new(execfn).map_err(|_| Errno::ENOENT)?;
         let mut by_fd = None;
+        let mut host_name = None;
         let path = if raw.is_empty() {
             if flags & libc::AT_EMPTY_PATH as u64 == 0 {
                 return Err(Errno::ENOENT);
@@ -970,7 +976,9 @@ impl Forwarder {
                 _ => raw,
             };
             let follow = flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0;
-            self.executable(&self.resolve(dirfd, raw, follow)?, None)?.0
+            let (path, file) = self.executable(&self.resolve(dirfd, raw, follow)?, None)?;
+            host_name = given.as_deref().filter(|g| same_file_by_name(cwd, g, follow, &file)).map(<[u8]>::to_vec);
+            path
         };
         let mut total = 0;
         let argv = Self::string_array(&g, a[2], &mut total)?;
@@ -979,7 +987,8 @@ impl Forwarder {
             Some(g) => CString::new(g).map_err(|_| Errno::ENOENT)?,
             None => path.clone(),
         };
-        Ok(ExecTarget { path, name, execfn, argv, envp, by_fd })
+        let host_name = host_name.map(CString::new).transpose().map_err(|_| Errno::ENOENT)?;
+        Ok(ExecTarget { path, name, execfn, argv, envp, by_fd, host_name })
     }
 
     /// The host path to exec for a resolved path: what the walk found, as the host names it
@@ -1024,6 +1033,28 @@ impl Forwarder {
         }
         let p = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| Errno::ENOENT)?;
         Ok((CString::new(p.into_os_string().into_encoded_bytes()).map_err(|_| Errno::ENOENT)?, fd))
+    }
+}
+
+/// Whether `given` (a path the program gave, relative to `cwd` or the monitor's directory,
+/// which is the program's) names for the host the file the checked walk opened (`file`): the
+/// same device and inode, reached outside the trees the walk treats as the program's own
+/// (`/proc`, `/dev`). A host exec by the name then runs what the walk checked (a link swapped
+/// in later could only lead to what the exec's thread could open itself: its descriptors are
+/// the program's by then).
+fn same_file_by_name(cwd: Option<&Arc<HostFd>>, given: &[u8], follow: bool, file: &OwnedFd) -> bool {
+    if given.starts_with(b"/proc") || given.starts_with(b"/dev") || given.contains(&0) {
+        return false;
+    }
+    let Ok(name) = CString::new(given) else { return false };
+    let dir = cwd.map_or(libc::AT_FDCWD, |d| d.raw());
+    let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+    // SAFETY: fstatat and fstat write only the structs we own; the name is a C string.
+    unsafe {
+        let (mut a, mut b): (libc::stat, libc::stat) = (std::mem::zeroed(), std::mem::zeroed());
+        libc::fstatat(dir, name.as_ptr(), &mut a, flags) == 0
+            && libc::fstat(file.as_raw_fd(), &mut b) == 0
+            && (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
     }
 }
 
@@ -1297,12 +1328,12 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
     let host_mode = super::hrt_children::host_mode();
     let by_fd = job.target.by_fd.as_ref().map(|(n, copy)| (*n, copy.as_raw_fd(), placed));
     // `--children hrt`: `hrt run ... -- PATH ARGS` instead.
-    let (path, args) = super::hrt_children::command(
-        &job.target.path,
-        &job.target.argv,
-        (&job.target.name, &job.target.execfn),
-        by_fd,
-    )?;
+    let exec_path = match &job.target.host_name {
+        Some(name) if host_mode => name,
+        _ => &job.target.path,
+    };
+    let (path, args) =
+        super::hrt_children::command(exec_path, &job.target.argv, (&job.target.name, &job.target.execfn), by_fd)?;
     let (exec_at, close_exec_at) = match by_fd {
         Some((n, _, placed)) if host_mode => (n, placed),
         _ => (-1, false),
