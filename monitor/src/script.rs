@@ -58,11 +58,24 @@ pub fn parse(given: &str, head: &[u8]) -> Result<Option<Interpreter>> {
         return Ok(None);
     };
     let bad = |why: &str| Error::with_status(format!("{given}: bad interpreter line: {why}"), CANNOT_EXECUTE);
+    let spacetab = |b: &u8| *b == b' ' || *b == b'\t';
     let line = match rest.iter().position(|&b| b == b'\n') {
         Some(end) => &rest[..end],
         None if head.len() < LINE_MAX => rest,
-        None => return Err(bad("longer than 256 bytes")),
+        None => {
+            // No line end in the first 256 bytes: Linux takes the first 255 as the line if the
+            // interpreter's name ends in them (a blank or NUL after it), cutting the argument
+            // short; else the name itself may be cut, and the file is no script it can run.
+            let line = &rest[..LINE_MAX - 3];
+            let Some(name) = line.iter().position(|b| !spacetab(b)) else { return Err(bad("no interpreter")) };
+            if !line[name..].iter().any(|b| spacetab(b) || *b == 0) {
+                return Err(bad("longer than 256 bytes"));
+            }
+            line
+        }
     };
+    // The line is read as C strings: a NUL ends it (the interpreter's name, or its argument).
+    let line = &line[..line.iter().position(|&b| b == 0).unwrap_or(line.len())];
     let line = std::str::from_utf8(line).map_err(|_| bad("not valid UTF-8"))?;
     let line = line.trim_matches(|c| c == ' ' || c == '\t');
     let (path, arg) = match line.find([' ', '\t']) {
@@ -99,5 +112,9 @@ mod tests {
         assert_eq!(interp("\x7fELF"), None);
         assert!(parse("s", b"#!   \n").is_err());
         assert!(parse("s", &[b"#!/".as_slice(), &[b'a'; 300]].concat()).is_err());
+        // A long line whose name ends in the first 255 bytes: the argument is cut there.
+        let long = [b"#!/bin/x ".as_slice(), &[b'a'; 300]].concat();
+        assert_eq!(parse("s", &long[..256]).unwrap(), i("/bin/x", Some(&"a".repeat(246))));
+        assert_eq!(interp("#!/bin/x\0 -a\n"), i("/bin/x", None));
     }
 }

@@ -63,3 +63,14 @@ fn a_script_without_an_interpreter_line_runs_with_sh_as_execvp_runs_it() {
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("not an ELF executable"), "{}", out.stderr);
 }
+
+/// The program's own exec of scripts: through 5 scripts to its binary (the sixth is ELOOP; hrt
+/// said ELOOP at the fifth), and a `#!` line past 256 bytes whose interpreter's name ends
+/// early runs with its argument cut (hrt said ENOEXEC).
+#[test]
+fn an_exec_reads_deep_scripts_and_long_lines_as_linux_does() {
+    common::hostile::passes_natively_and_same_on_1_and_2_cpus(
+        "script_depth_and_long_lines",
+        Some("5 scripts deep: ran with 7 arguments"),
+    );
+}

@@ -2,7 +2,7 @@
 //! kernel/src/linux/exec.rs). The monitor resolves the path like open's (relative to the
 //! program's directory or `dirfd`, nothing of `hrt`'s own /proc), checks the file as Linux's
 //! execve does (a regular file, execute permission, not on a noexec mount), follows `#!` lines
-//! as binfmt_script does (up to 4 nested interpreters, then ELOOP), checks the ELF program and
+//! as binfmt_script does (up to 5 scripts deep, then ELOOP), checks the ELF program and
 //! its interpreter with the same code `hrt run` uses (program.rs, interp.rs), and keeps the
 //! result as one blob (`hrt_abi::exec_blob`) that the kernel copies into guest memory. Only when
 //! the kernel has passed its point of no return does `EXEC_COMMIT` close the FD_CLOEXEC
@@ -22,8 +22,9 @@ use super::host::ptr;
 use super::Forwarder;
 use crate::file_bytes::FileBytes;
 
-/// Linux's BINPRM_MAX_RECURSION: interpreters that are scripts themselves, at most 4 deep.
-const SCRIPT_DEPTH_MAX: usize = 4;
+/// How many scripts an exec may pass through before it reaches a binary: 5, as Linux's
+/// exec_binprm allows (its sixth rewrite is ELOOP).
+const SCRIPT_DEPTH_MAX: usize = 5;
 /// Larger program files are refused (ENOMEM): they are held whole in host memory (mapped).
 const FILE_MAX: u64 = 1 << 30;
 const PAGE: usize = 4096;
