@@ -924,9 +924,14 @@ pub mod process {
     /// rule: the same effective uid as the process's real or effective one, or CAP_SYS_NICE):
     /// 0, EPERM, or ESRCH for no such process. Nothing is changed.
     pub const AFFINITY_ALLOWED: u64 = 0x2020;
+    /// (pending signals, ITIMER_VIRTUAL's time left and interval, ITIMER_PROF's, in
+    /// nanoseconds): between [`EXEC_HOST`] and [`EXEC_HOST_GO`], what else the exec keeps on
+    /// Linux: the signals pending for the thread or the process that its mask blocks (bit
+    /// `sig - 1`), raised again for the host program, and the CPU-time interval timers.
+    pub const EXEC_HOST_CARRY: u64 = 0x2021;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = AFFINITY_ALLOWED;
+    pub const LAST: u64 = EXEC_HOST_CARRY;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

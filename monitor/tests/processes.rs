@@ -72,6 +72,17 @@ fn a_childs_exec_names_the_program_as_given_and_keeps_its_flags() {
     passes_natively_and_same_on_1_and_2_cpus("exec_names_and_flags", Some("fork: arg x, AT_EXECFN ./link, comm link"));
 }
 
+/// An exec keeps the blocked signals pending (an ignored one too) and the CPU-time interval
+/// timers, from a forked child (whose exec runs a host program, which lost both) and from the
+/// program's own exec.
+#[test]
+fn an_exec_keeps_pending_signals_and_cpu_timers() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "exec_keeps_pending_and_cpu_timers",
+        Some("forked child's exec: pending SIGTERM 1, SIGUSR1 1, SIGUSR2 (ignored) 1"),
+    );
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

@@ -225,6 +225,11 @@ pub fn exec_on_host(nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> Opti
     // The alarm goes with it, as an exec keeps it (the host program's timer, armed for what
     // is left of this one's).
     let (left, interval) = sig::timers::real_timer();
+    // And the signals pending that the mask blocks (the others would have been taken), and the
+    // CPU-time interval timers: an exec keeps both.
+    let pending = sig::state::pending_for(current().tid) & mask;
+    let [virt, virt_interval, prof, prof_interval] = sig::timers::cpu_itimers();
+    let _ = call(op::EXEC_HOST_CARRY, [pending, virt, virt_interval, prof, prof_interval, 0]);
     // And the thread's seccomp filters (`linux::seccomp`).
     let filters = crate::linux::seccomp::host_chain();
     // And the CPUs the program allows this thread, which an exec keeps.

@@ -53,11 +53,21 @@ impl Forwarder {
             ignored: a[4],
             mask: a[5],
             real_timer: [0, 0],
+            pending: 0,
+            cpu_timers: [0; 4],
             filters: Vec::new(),
             affinity: None,
         };
         *self.children.replacement.lock().unwrap() = Some(job);
         Ok(1)
+    }
+
+    /// `EXEC_HOST_CARRY(pending, cpu timers)`: kept for the exec `EXEC_HOST` prepared.
+    pub(super) fn exec_host_carry(&self, pending: u64, cpu_timers: [u64; 4]) -> SysResult<i64> {
+        let mut job = self.children.replacement.lock().unwrap();
+        let job = job.as_mut().ok_or(Errno::EINVAL)?;
+        (job.pending, job.cpu_timers) = (pending, cpu_timers);
+        Ok(0)
     }
 
     /// `EXEC_HOST_GO`: answers only if the host's execve failed. Made on the thread that
@@ -131,14 +141,17 @@ pub(super) fn replace(job: &Spawn) -> SysResult<i64> {
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     dispositions.restore();
     limits.restore();
-    if prep.real_timer.it_value.tv_sec != 0 || prep.real_timer.it_value.tv_usec != 0 {
-        // The program's alarm is the program's again (the kernel's): none for this process.
-        let off: libc::itimerval = libc::itimerval {
-            it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
-            it_value: libc::timeval { tv_sec: 0, tv_usec: 0 },
-        };
-        // SAFETY: setitimer reads the struct we pass.
-        unsafe { libc::setitimer(libc::ITIMER_REAL, &off, std::ptr::null_mut()) };
+    let timers = [libc::ITIMER_REAL, libc::ITIMER_VIRTUAL, libc::ITIMER_PROF];
+    for (which, t) in timers.into_iter().zip([&prep.real_timer, &prep.cpu_timers[0], &prep.cpu_timers[1]]) {
+        if t.it_value.tv_sec != 0 || t.it_value.tv_usec != 0 {
+            // The program's timers are the program's again (the kernel's): none for this process.
+            let off: libc::itimerval = libc::itimerval {
+                it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
+                it_value: libc::timeval { tv_sec: 0, tv_usec: 0 },
+            };
+            // SAFETY: setitimer reads the struct we pass.
+            unsafe { libc::setitimer(which, &off, std::ptr::null_mut()) };
+        }
     }
     // SAFETY: getpid has no preconditions.
     super::exec_marks::forget(unsafe { libc::getpid() });
@@ -188,11 +201,26 @@ extern "C" fn exec_thread(arg: *mut libc::c_void) -> libc::c_int {
                 }
             }
         }
+        // The program's pending signals, which the exec keeps: raised for this thread while
+        // it blocks every signal (the program's mask, set next, blocks them too), so that no
+        // other thread of `hrt` takes one and none is lost if the execve fails (they end
+        // with the thread).
+        let (pid, tid) = (syscall3(libc::SYS_getpid, 0, 0, 0), syscall3(libc::SYS_gettid, 0, 0, 0));
+        for sig in (1..=64u64).filter(|s| p.pending & 1 << (s - 1) != 0) {
+            syscall3(libc::SYS_tgkill, pid as u64, tid as u64, sig);
+        }
         syscall6(libc::SYS_rt_sigprocmask, [libc::SIG_SETMASK as u64, &p.mask as *const _ as u64, 0, 8, 0, 0]);
         if p.real_timer.it_value.tv_sec != 0 || p.real_timer.it_value.tv_usec != 0 {
             // The program's alarm, which the exec keeps (ITIMER_REAL is the process's: if it
             // fires before the execve, SIGALRM has the disposition set for the program).
             syscall6(libc::SYS_setitimer, [libc::ITIMER_REAL as u64, &p.real_timer as *const _ as u64, 0, 0, 0, 0]);
+        }
+        for (which, t) in [libc::ITIMER_VIRTUAL, libc::ITIMER_PROF].into_iter().zip(&p.cpu_timers) {
+            if t.it_value.tv_sec != 0 || t.it_value.tv_usec != 0 {
+                // The program's CPU-time timers, which the exec keeps (the process's CPU time
+                // goes on counting from what `hrt` used).
+                syscall6(libc::SYS_setitimer, [which as u64, t as *const _ as u64, 0, 0, 0, 0]);
+            }
         }
         if let Err(e) = super::seccomp_filters::install(&p.filters) {
             fail(-(e as i64));

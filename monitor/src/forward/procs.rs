@@ -97,6 +97,11 @@ pub(super) struct Spawn {
     /// ITIMER_REAL's (time left, interval) in nanoseconds for a forked child's exec (an exec
     /// keeps the alarm); zero for a spawn child, which starts without one.
     pub(super) real_timer: [u64; 2],
+    /// For a forked child's exec, what else it keeps (`process::EXEC_HOST_CARRY`): the blocked
+    /// signals pending (bit `sig - 1`), and ITIMER_VIRTUAL's and ITIMER_PROF's (time left,
+    /// interval) in nanoseconds; zero for a spawn child.
+    pub(super) pending: u64,
+    pub(super) cpu_timers: [u64; 4],
     /// The exec'ing thread's seccomp filters, oldest first (`seccomp_filters`).
     pub(super) filters: Vec<Vec<libc::sock_filter>>,
     /// The host CPUs for the CPUs the program allows the exec'ing thread (`host_affinity`;
@@ -290,6 +295,7 @@ impl Forwarder {
             }
             (op::EXEC, Some(c)) => self.exec(g, &c, a),
             (op::EXEC_HOST, None) => self.exec_host(g, a),
+            (op::EXEC_HOST_CARRY, None) => self.exec_host_carry(a[0], [a[1], a[2], a[3], a[4]]),
             (op::EXEC_HOST_GO, None) => self.exec_host_go([a[0], a[1]], a[2], [a[3], a[4], a[5]]),
             (op::EXEC_OPEN, None) => self.exec_open(g, a),
             (op::EXEC_READ, None) => self.exec_read(g, a),
@@ -920,6 +926,8 @@ impl Forwarder {
             ignored: st.ignored,
             mask: st.mask,
             real_timer: [0, 0],
+            pending: 0,
+            cpu_timers: [0; 4],
             filters,
             affinity: host_affinity(st.affinity, self.cpus),
         };
@@ -1090,6 +1098,10 @@ pub(super) struct Prepared {
     pub(super) mask: libc::sigset_t,
     /// ITIMER_REAL for the new program (all zero: none).
     pub(super) real_timer: libc::itimerval,
+    /// Signals to leave pending for it (bit `sig - 1`, blocked by `mask`), and its
+    /// ITIMER_VIRTUAL and ITIMER_PROF (all zero: none): a forked child's exec keeps them.
+    pub(super) pending: u64,
+    pub(super) cpu_timers: [libc::itimerval; 2],
     /// The seccomp filters to install last, oldest first (pointing into the `Spawn`'s).
     pub(super) filters: Vec<libc::sock_fprog>,
     /// fexecve: the descriptor number to exec with execveat(AT_EMPTY_PATH), or -1 (`path`);
@@ -1356,6 +1368,11 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
         ignored: job.ignored,
         mask: sigset(job.mask),
         real_timer: itimerval(job.real_timer),
+        pending: job.pending & job.mask,
+        cpu_timers: [
+            itimerval([job.cpu_timers[0], job.cpu_timers[1]]),
+            itimerval([job.cpu_timers[2], job.cpu_timers[3]]),
+        ],
         filters: super::seccomp_filters::programs(&job.filters),
         exec_at,
         close_exec_at,

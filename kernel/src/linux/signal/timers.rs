@@ -503,6 +503,14 @@ pub fn real_timer() -> (u64, u64) {
     current(0).unwrap_or((0, 0))
 }
 
+/// ITIMER_VIRTUAL's and ITIMER_PROF's (time left, interval) in nanoseconds (zero if unarmed),
+/// which an exec keeps as it keeps the alarm.
+pub fn cpu_itimers() -> [u64; 4] {
+    let (v, vi) = current(ITIMER_VIRTUAL as usize).unwrap_or((0, 0));
+    let (p, pi) = current(ITIMER_PROF as usize).unwrap_or((0, 0));
+    [v, vi, p, pi]
+}
+
 /// alarm(seconds): SIGALRM after that many seconds (0 cancels); returns the seconds left of the
 /// previous alarm, rounded to nearest (at least 1), as Linux does.
 pub fn alarm(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
