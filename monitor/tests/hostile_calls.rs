@@ -433,6 +433,18 @@ fn timers_rearm_and_number_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("timer_details", Some("timer details: done"));
 }
 
+/// TIOCSIG on a pseudo-terminal master signals the slave's foreground group; TIOCNOTTY's
+/// SIGHUP ends a session leader before the ioctl returns to it (it ran on in some rounds);
+/// FIGETBSZ and FIOQSIZE answer; an epoll instance answers an unknown request with EINVAL.
+/// (All but the last were ENOTTY without asking the host.)
+#[test]
+fn terminal_and_file_requests_reach_the_host() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "terminal_and_file_ioctls",
+        Some("TIOCSIG: 0 (Success), the child got signal 2"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

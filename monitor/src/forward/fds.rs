@@ -18,7 +18,7 @@ const WINSIZE_SIZE: u64 = 8;
 const IFREQ_SIZE: u64 = 40;
 const _: () = assert!(IFREQ_SIZE as usize == std::mem::size_of::<libc::ifreq>());
 /// The largest argument a forwarded request reads or writes.
-const LARGEST_ARG: usize = larger(larger(TERMIOS_SIZE, TERMIOS2_SIZE), IFREQ_SIZE) as usize;
+const LARGEST_ARG: usize = larger(larger(larger(TERMIOS_SIZE, TERMIOS2_SIZE), IFREQ_SIZE), FS_SYSFS_PATH_SIZE) as usize;
 
 const fn larger(a: u64, b: u64) -> u64 {
     if a > b {
@@ -267,6 +267,11 @@ impl Forwarder {
                 ));
                 return Err(Errno::ENOTTY);
             }
+            // An epoll instance answers requests it does not know with EINVAL (its own ioctl
+            // handler, Linux 6.9), every other descriptor here with ENOTTY.
+            cmd if ioctl_kind(cmd).is_none() && h.kind() == super::fd_table::FdKind::Epoll => {
+                return Err(Errno::EINVAL)
+            }
             cmd => ioctl_kind(cmd).ok_or(Errno::ENOTTY)?,
         };
         let mut local = [0u8; LARGEST_ARG];
@@ -294,8 +299,18 @@ impl Forwarder {
                     Err(r.err().unwrap_or(e))
                 }
             },
-            // SAFETY: the argument is a plain value.
-            Ioctl::Value => unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, arg as libc::c_long]) },
+            Ioctl::Value => {
+                // SAFETY: the argument is a plain value.
+                let r = unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, arg as libc::c_long]) };
+                if matches!(cmd, libc::TIOCNOTTY | TIOCSIG | TIOCVHANGUP) {
+                    // The host sent its signals (SIGHUP and SIGCONT to the foreground group,
+                    // TIOCSIG's) before the call returned: if `hrt` is among those it sent them
+                    // to, the program gets them before it runs on, as on Linux (it went on for a
+                    // while, and a SIGHUP after TIOCNOTTY came after its `_exit`).
+                    crate::taken_signals::sync();
+                }
+                r
+            }
         }
     }
 }
@@ -456,7 +471,46 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     FICLONE,
     FICLONERANGE,
     IOCTL_VM_SOCKETS_GET_LOCAL_CID,
+    TIOCSTI,
+    TIOCSLCKTRMIOS,
+    TIOCSIG,
+    TIOCVHANGUP,
+    FIBMAP,
+    FIGETBSZ,
+    FIOQSIZE,
+    FS_IOC_FSGETXATTR,
+    FS_IOC_FSSETXATTR,
+    FS_IOC_GETFSUUID,
+    FS_IOC_GETFSSYSFSPATH,
+    EPIOCSPARAMS,
+    EPIOCGPARAMS,
 ];
+
+/// A terminal's input typed in (one byte; CAP_SYS_ADMIN on Linux 6.2 and later), its locked
+/// attributes set (CAP_SYS_ADMIN), a signal to a pseudo-terminal master's foreground group
+/// (`_IOW` in name, the signal number by value), and a hangup of the terminal
+/// (CAP_SYS_TTY_CONFIG): the host checks the permissions, as for a native program.
+const TIOCSTI: libc::Ioctl = 0x5412;
+const TIOCSLCKTRMIOS: libc::Ioctl = 0x5457;
+const TIOCSIG: libc::Ioctl = 0x4004_5436;
+const TIOCVHANGUP: libc::Ioctl = 0x5437;
+/// Requests on any file (do_vfs_ioctl's own): a block's disk address (CAP_SYS_RAWIO), the
+/// file system's block size, the space the file takes.
+const FIBMAP: libc::Ioctl = 1;
+const FIGETBSZ: libc::Ioctl = 2;
+const FIOQSIZE: libc::Ioctl = 0x5460;
+/// A file's extended attributes (struct fsxattr, 28 bytes: `xfs_io`, `lsattr -p`), its file
+/// system's UUID (struct fsuuid2, 17 bytes) and sysfs directory (struct fs_sysfs_path, 129).
+const FS_IOC_FSGETXATTR: libc::Ioctl = 0x801c_581f;
+const FS_IOC_FSSETXATTR: libc::Ioctl = 0x401c_5820;
+const FS_IOC_GETFSUUID: libc::Ioctl = 0x8011_1500;
+const FS_IOC_GETFSSYSFSPATH: libc::Ioctl = 0x8081_1501;
+const FSXATTR_SIZE: u64 = 28;
+const FSUUID2_SIZE: u64 = 17;
+const FS_SYSFS_PATH_SIZE: u64 = 129;
+/// An epoll instance's busy-poll parameters (struct epoll_params, 8 bytes; Linux 6.9).
+const EPIOCSPARAMS: libc::Ioctl = 0x4008_8a01;
+const EPIOCGPARAMS: libc::Ioctl = 0x8008_8a02;
 
 /// /dev/vsock's request for the machine's context id (`_IO(7, 0xb9)`; an unsigned int out),
 /// which AF_VSOCK programs ask before they bind (sockets.rs forwards the family).
@@ -538,9 +592,11 @@ const IFCONF_MAX: u64 = 1024 * IFREQ_SIZE;
 /// owner (FIOSETOWN and SIOCSPGRP as F_SETOWN, checked the same way; FIOGETOWN, SIOCGPGRP),
 /// a socket's urgent mark and its last packet's time stamp. The other terminal requests of
 /// the descriptor's own terminal too (termios2, termio, line discipline, exclusive mode,
-/// break, packet mode: `terminal requests` above). Left out: TIOCSTI (typing into a
-/// terminal), TIOCCONS (the host's console output), TIOCSLCKTRMIOS, TIOCSIG (a signal to a
-/// pseudo-terminal's foreground group, any process's). TIOCGPTPEER opens a master's slave as a
+/// break, packet mode: `terminal requests` above), and typing into it, its locked attributes, a
+/// signal to a pseudo-terminal's foreground group and a hangup, which the host allows a
+/// program as it would natively. Requests any file takes (block size, space, a block's
+/// address), a file's fsxattr and its file system's UUID and sysfs path, an epoll instance's
+/// busy-poll parameters. Left out: TIOCCONS (the host's console output). TIOCGPTPEER opens a master's slave as a
 /// new descriptor of the program's (`ioctl`).
 fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
     Some(match cmd {
@@ -552,7 +608,18 @@ fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
         TCSETA | TCSETAW | TCSETAF => Ioctl::In(TERMIO_SIZE),
         TIOCGETD | TIOCGEXCL | TIOCGSOFTCAR | TIOCGDEV | TIOCGPKT | TIOCGPTLCK => Ioctl::Out(INT),
         TIOCSETD | TIOCSSOFTCAR | TIOCPKT => Ioctl::In(INT),
-        TIOCEXCL | TIOCNXCL | TIOCSBRK | TIOCCBRK => Ioctl::Value,
+        TIOCEXCL | TIOCNXCL | TIOCSBRK | TIOCCBRK | TIOCSIG | TIOCVHANGUP => Ioctl::Value,
+        TIOCSTI => Ioctl::In(1),
+        TIOCSLCKTRMIOS => Ioctl::In(TERMIOS_SIZE),
+        FIGETBSZ => Ioctl::Out(INT),
+        FIBMAP => Ioctl::InOut(INT),
+        FIOQSIZE => Ioctl::Out(8),
+        FS_IOC_FSGETXATTR => Ioctl::Out(FSXATTR_SIZE),
+        FS_IOC_FSSETXATTR => Ioctl::In(FSXATTR_SIZE),
+        FS_IOC_GETFSUUID => Ioctl::Out(FSUUID2_SIZE),
+        FS_IOC_GETFSSYSFSPATH => Ioctl::Out(FS_SYSFS_PATH_SIZE),
+        EPIOCSPARAMS => Ioctl::In(8),
+        EPIOCGPARAMS => Ioctl::Out(8),
         libc::TIOCGWINSZ => Ioctl::Out(WINSIZE_SIZE),
         libc::TIOCSWINSZ => Ioctl::In(WINSIZE_SIZE),
         libc::FIONREAD | libc::TIOCOUTQ | libc::TIOCGPGRP | libc::TIOCGSID | libc::TIOCGPTN => Ioctl::Out(INT),
