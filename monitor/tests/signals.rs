@@ -150,7 +150,7 @@ fn setitimer_real_repeats() {
 /// of 8 sleeps. hrt ended the first kind with EINTR and, in some rounds, several sleeps.
 #[test]
 fn signals_end_only_the_sleeps_linux_ends() {
-    passes_natively_and_same_on_1_and_2_cpus("sleep_signals", Some("7 full sleeps: 30 of 30"));
+    passes_natively_and_same_on_1_and_2_cpus("sleep_signals", Some("7 full sleeps: 10 of 10"));
 }
 
 /// timer_create's clocks and a disarming setitimer as on Linux (tests/programs/hostile/

@@ -25,9 +25,17 @@ static void *add(void *arg) {
     return NULL;
 }
 
+// Holds `m` from before `holding` is set until 50 ms after `release` is (main's timedlock has
+// timed out; its clocklock then waits for the holder).
+static volatile int holding, release;
+
 static void *hold(void *arg) {
     pthread_mutex_lock(&m);
-    struct timespec t = {0, 300000000};
+    holding = 1;
+    struct timespec t = {0, 1000000};
+    while (!release)
+        nanosleep(&t, NULL);
+    t.tv_nsec = 50000000;
     nanosleep(&t, NULL);
     pthread_mutex_unlock(&m);
     (void)arg;
@@ -87,7 +95,8 @@ int main(void) {
 
     pthread_t h;
     pthread_create(&h, NULL, hold, NULL);
-    pause_ms(50);
+    while (!holding)
+        pause_ms(1);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_nsec += 50000000;
@@ -96,6 +105,7 @@ int main(void) {
         ts.tv_nsec -= 1000000000;
     }
     printf("timedlock while held: %s\n", strerror(pthread_mutex_timedlock(&m, &ts)));
+    release = 1;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ts.tv_sec += 5;
     printf("clocklock after the holder: %s\n", strerror(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts)));

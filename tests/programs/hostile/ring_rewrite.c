@@ -67,13 +67,17 @@ static void *hammer(void *arg) {
     return NULL;
 }
 
-static volatile sig_atomic_t flagged;
+static volatile sig_atomic_t flagged, calling;
 static void on_usr1(int sig) { flagged = sig; }
 
+/* Sets `calling` after its first call: the signal goes only then (a thread not yet started
+ * on a loaded host would take it before making any). */
 static void *fast_caller(void *arg) {
     long calls = 0, pid = getpid();
-    while (!flagged)
+    while (!flagged) {
         calls += plain_getpid() == pid;
+        calling = 1;
+    }
     *(long *)arg = calls;
     return NULL;
 }
@@ -102,6 +106,8 @@ int main(int argc, char **argv) {
         long calls = 0;
         pthread_t t;
         pthread_create(&t, NULL, fast_caller, &calls);
+        while (!calling)
+            usleep(1000);
         usleep(50000);
         pthread_kill(t, SIGUSR1);
         pthread_join(t, NULL);

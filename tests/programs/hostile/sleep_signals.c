@@ -6,7 +6,9 @@
  * (2) One process-directed signal with a handler, sent while 8 threads sleep and the main
  *     thread blocks it: the handler runs once and exactly one sleep ends with EINTR; the
  *     others run their full time. hrt woke every sleeper, and in some rounds 2-3 ended with
- *     EINTR. */
+ *     EINTR. Each round sends the signal only once every sleeper is seen asleep (state S in
+ *     /proc/self/task/TID/stat) and the sleeps last 2 s, so that a loaded host delaying any
+ *     thread by hundreds of ms changes no round. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
@@ -21,6 +23,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "proc_state.h"
 
 static long long now_ms(void) {
     struct timespec t;
@@ -70,6 +74,7 @@ static void discarded_signals(void) {
 }
 
 static atomic_int handled, interrupted, completed, started;
+static pid_t sleeper_tid[8];
 
 static void on_usr1(int sig) {
     (void)sig;
@@ -77,8 +82,8 @@ static void on_usr1(int sig) {
 }
 
 static void *sleeper(void *arg) {
-    (void)arg;
-    struct timespec r = {0, 150000000};
+    struct timespec r = {2, 0};
+    sleeper_tid[(long)arg] = gettid();
     started++;
     if (nanosleep(&r, NULL) == 0)
         completed++;
@@ -87,9 +92,16 @@ static void *sleeper(void *arg) {
     return NULL;
 }
 
-/* A process that sends this one SIGUSR1 30 ms after each byte it reads from `go`, made once:
- * a fork per round put the fork's time inside the 150 ms window, which a loaded host
- * overran. */
+/* Whether thread `tid` of this process sleeps (state S): a sleeper that has started is then in
+ * its nanosleep. */
+static int asleep(pid_t tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    return sleeps(path);
+}
+
+/* A process that sends this one SIGUSR1 for each byte it reads from `go`, made once: a fork
+ * per round put the fork's time inside the sleeps, which a loaded host overran. */
 static int go[2];
 static pid_t sender;
 
@@ -100,10 +112,8 @@ static void start_sender(void) {
     if (sender == 0) {
         close(go[1]);
         char c;
-        while (read(go[0], &c, 1) == 1) {
-            usleep(30000);
+        while (read(go[0], &c, 1) == 1)
             kill(getppid(), SIGUSR1);
-        }
         _exit(0);
     }
     close(go[0]);
@@ -115,29 +125,39 @@ static void one_signal_many_sleepers(void) {
     sigset_t usr1;
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
-    int good = 0, rounds = 30;
+    int good = 0, rounds = 10;
     for (int round = 0; round < rounds; round++) {
         handled = interrupted = completed = started = 0;
         pthread_t t[8];
-        for (int i = 0; i < 8; i++)
-            pthread_create(&t[i], NULL, sleeper, NULL);
+        for (long i = 0; i < 8; i++)
+            pthread_create(&t[i], NULL, sleeper, (void *)i);
         /* (Blocked here after the sleepers started: they do not inherit it.) */
         pthread_sigmask(SIG_BLOCK, &usr1, NULL);
-        /* The signal goes 30 ms after every sleeper is about to sleep, not 30 ms after they
-         * were created: on a loaded host a thread could still be starting then and take the
-         * handler outside its sleep. */
+        /* The signal goes once every sleeper sleeps (at most ~3 s of looking): on a loaded
+         * host a thread could still be starting and take the handler outside its sleep. */
         while (started < 8)
             sched_yield();
+        for (int i = 0, tries = 0; i < 8 && tries < 3000; tries++) {
+            if (asleep(sleeper_tid[i])) {
+                i++;
+                continue;
+            }
+            usleep(1000);
+        }
         if (write(go[1], "g", 1) != 1)
             exit(1);
         for (int i = 0; i < 8; i++)
             pthread_join(t[i], NULL);
+        /* A signal that came after every sleep ended waits here: take it before judging, so
+         * that it is not taken in the next round. */
+        pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+        for (int i = 0; i < 5000 && handled < 1; i++)
+            usleep(1000);
         int ok = handled == 1 && interrupted == 1 && completed == 7;
         good += ok;
         if (!ok)
             printf("round %d: handler ran %d times, %d EINTR, %d full sleeps\n", round, (int)handled,
                    (int)interrupted, (int)completed);
-        pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
     }
     close(go[1]);
     waitpid(sender, NULL, 0);

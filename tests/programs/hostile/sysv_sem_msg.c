@@ -41,8 +41,15 @@ static void on_alarm(int s) {
     (void)s;
 }
 
-static void alarm_in_50ms(void) {
-    struct itimerval it = {{0, 0}, {0, 50000}};
+/* SIGALRM every 50 ms until `alarm_off`: one that comes before the call waits (a loaded host)
+ * is followed by one that ends the wait. */
+static void alarm_every_50ms(void) {
+    struct itimerval it = {{0, 50000}, {0, 50000}};
+    setitimer(ITIMER_REAL, &it, 0);
+}
+
+static void alarm_off(void) {
+    struct itimerval it = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &it, 0);
 }
 
@@ -70,7 +77,9 @@ static void semaphores(void) {
     // Another thread waits; this one's operation wakes it.
     pthread_t th;
     pthread_create(&th, 0, sem_waiter, 0);
-    pause_ms(50);
+    /* (Until the waiter waits: at most ~5 s.) */
+    for (int i = 0; i < 5000 && semctl(sem, 1, GETNCNT) != 1; i++)
+        pause_ms(1);
     printf("GETNCNT 1: %s\n", result(semctl(sem, 1, GETNCNT)));
     struct sembuf up = {1, 1, 0};
     long up_r = semop(sem, &up, 1);
@@ -80,8 +89,10 @@ static void semaphores(void) {
     // A signal with a SA_RESTART handler ends a waiting semop: EINTR, not restarted.
     struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
     sigaction(SIGALRM, &sa, 0);
-    alarm_in_50ms();
-    printf("semop interrupted: %s\n", result(semop(sem, &down, 1)));
+    alarm_every_50ms();
+    long down_r = semop(sem, &down, 1);
+    alarm_off();
+    printf("semop interrupted: %s\n", result(down_r));
 
     // A forked child's SEM_UNDO operation is undone when it exits.
     pid_t c = fork();
@@ -171,8 +182,10 @@ static void messages(void) {
     printf("msgsnd 7: %s\n", result(sent));
 
     // A waiting receive that a handler with SA_RESTART interrupts: EINTR.
-    alarm_in_50ms();
-    printf("msgrcv interrupted: %s\n", result(msgrcv(q, &r, sizeof r.text, 0, 0)));
+    alarm_every_50ms();
+    long rcv_r = msgrcv(q, &r, sizeof r.text, 0, 0);
+    alarm_off();
+    printf("msgrcv interrupted: %s\n", result(rcv_r));
 
     // A child's message.
     pid_t c = fork();

@@ -1,9 +1,10 @@
 /* A wait that a signal ends writes back the time left, as Linux's poll_select_finish does (a
  * restart continues with it): select's timeval, and the timespec of the ppoll and pselect6
- * system calls. Another thread signals the waiting one 30 ms into a 1 s wait on an empty pipe
- * (a handler without SA_RESTART). Prints each call's result, errno and whether the time left
- * is shorter than the timeout and not negative. hrt wrote it back only when the wait ended
- * without a signal. */
+ * system calls. Another thread signals the waiting one every 30 ms during a 10 s wait on an
+ * empty pipe (a handler without SA_RESTART), until the wait has ended: a signal that comes
+ * before the wait begins (a loaded host) is taken outside it, and the next one ends it.
+ * Prints each call's result, errno and whether the time left is shorter than the timeout and
+ * not negative. hrt wrote it back only when the wait ended without a signal. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -17,19 +18,29 @@
 #include <unistd.h>
 
 static pthread_t waiter;
+static volatile int done;
 
 static void on_signal(int sig) { (void)sig; }
 
 static void *signaller(void *arg) {
     (void)arg;
-    usleep(30000);
-    pthread_kill(waiter, SIGUSR1);
+    while (!done) {
+        usleep(30000);
+        if (!done)
+            pthread_kill(waiter, SIGUSR1);
+    }
     return NULL;
+}
+
+/* Ends the signaller (before anything is printed: no signal comes during a write). */
+static void stop(pthread_t t) {
+    done = 1;
+    pthread_join(t, NULL);
 }
 
 static void report(const char *what, long r, int err, long long left_ns) {
     printf("%s: %ld %s, time left shorter and not negative: %d\n", what, r, r < 0 ? strerror(err) : "-",
-           left_ns >= 0 && left_ns < 1000000000LL);
+           left_ns >= 0 && left_ns < 10000000000LL);
 }
 
 int main(void) {
@@ -43,6 +54,7 @@ int main(void) {
     waiter = pthread_self();
     for (int call = 0; call < 3; call++) {
         pthread_t t;
+        done = 0;
         pthread_create(&t, NULL, signaller, NULL);
         long r;
         int err;
@@ -51,29 +63,31 @@ int main(void) {
             fd_set set;
             FD_ZERO(&set);
             FD_SET(fds[0], &set);
-            struct timeval tv = {1, 0};
+            struct timeval tv = {10, 0};
             r = select(fds[0] + 1, &set, NULL, NULL, &tv);
             err = errno;
+            stop(t);
             left = tv.tv_sec * 1000000000LL + tv.tv_usec * 1000LL;
             report("select", r, err, left);
         } else if (call == 1) {
             struct pollfd p = {fds[0], POLLIN, 0};
-            struct timespec ts = {1, 0};
+            struct timespec ts = {10, 0};
             r = syscall(SYS_ppoll, &p, 1, &ts, NULL, 8);
             err = errno;
+            stop(t);
             left = ts.tv_sec * 1000000000LL + ts.tv_nsec;
             report("ppoll", r, err, left);
         } else {
             fd_set set;
             FD_ZERO(&set);
             FD_SET(fds[0], &set);
-            struct timespec ts = {1, 0};
+            struct timespec ts = {10, 0};
             r = syscall(SYS_pselect6, fds[0] + 1, &set, NULL, NULL, &ts, NULL);
             err = errno;
+            stop(t);
             left = ts.tv_sec * 1000000000LL + ts.tv_nsec;
             report("pselect6", r, err, left);
         }
-        pthread_join(t, NULL);
     }
     return 0;
 }
