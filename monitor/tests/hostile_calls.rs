@@ -445,6 +445,13 @@ fn terminal_and_file_requests_reach_the_host() {
     );
 }
 
+/// The running executable cannot be opened for writing, truncated by an open or by truncate:
+/// ETXTBSY as on Linux (all three succeeded under hrt, whose host does not execute it).
+#[test]
+fn the_running_executable_is_not_written() {
+    passes_natively_and_same_on_1_and_2_cpus("running_image_writes", Some("truncate of it: Text file busy"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

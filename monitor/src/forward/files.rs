@@ -97,9 +97,20 @@ impl Forwarder {
         // O_DIRECTORY open: only a directory opens (anything else is ENOTDIR before any open
         // of it), and directories take no leases (`find` and `ls -R` open each one so).
         let now = now && flags & (libc::O_PATH | libc::O_DIRECTORY) as libc::c_long == 0;
+        // An open that may write (or truncate) the program's own executable or interpreter is
+        // ETXTBSY, as Linux refuses it for a file it runs (here the host does not run it);
+        // after the permission check, as Linux's order is; not for O_CREAT|O_EXCL (EEXIST).
+        let writes = flags & libc::O_PATH as libc::c_long == 0
+            && (flags & libc::O_ACCMODE as libc::c_long != libc::O_RDONLY as libc::c_long
+                || flags & libc::O_TRUNC as libc::c_long != 0)
+            && flags & excl != excl;
+        let st = (now || writes).then(|| stat_at(at.dirfd, &at.path, at.at_flags(0)));
+        if let (true, Some(Ok(st))) = (writes, &st) {
+            self.refuse_running_image(&at, st)?;
+        }
         if now {
-            match stat_at(at.dirfd, &at.path, at.at_flags(0)) {
-                Ok(st) if !opens_at_once(&st) => return Ok(None),
+            match st {
+                Some(Ok(st)) if !opens_at_once(&st) => return Ok(None),
                 _ => {}
             }
             host_flags |= nonblock;
@@ -605,12 +616,29 @@ impl Forwarder {
         Ok(n)
     }
 
+    /// ETXTBSY if `at` (which `st` describes) is the program's executable or interpreter and
+    /// the caller may write it: Linux refuses a write access to a file it runs after the
+    /// permission check (EACCES first), and the host, which does not run it, would allow it.
+    fn refuse_running_image(&self, at: &super::paths::At, st: &libc::stat) -> SysResult<()> {
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG || !self.running_image(st) {
+            return Ok(());
+        }
+        // SAFETY: a C string and plain flags; faccessat reads only.
+        match unsafe { libc::faccessat(at.dirfd, at.path.as_ptr(), libc::W_OK, libc::AT_EACCESS) } {
+            0 => Err(Errno(libc::ETXTBSY)),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn truncate(&self, g: Guest, path: u64, len: u64) -> SysResult<i64> {
         // A negative length is EINVAL before the path is looked up, as on Linux.
         if (len as i64) < 0 {
             return Err(Errno::EINVAL);
         }
         let at = self.path(g, path, true)?;
+        if let Ok(st) = stat_at(at.dirfd, &at.path, at.at_flags(0)) {
+            self.refuse_running_image(&at, &st)?;
+        }
         // truncate takes no directory fd: name the walk's directory through our /proc/self/fd.
         let full = if at.dirfd == libc::AT_FDCWD || at.path.as_bytes().starts_with(b"/") {
             at.path.clone()

@@ -392,6 +392,22 @@ struct Described {
     mem: (u64, u64),
     /// Its interpreter's path as the program names it (empty for a static program).
     interp: Vec<u8>,
+    /// The (device, inode) of its executable and interpreter: Linux refuses to open them for
+    /// writing while they run (ETXTBSY), as the host would if it ran them (`running_image`).
+    running: Vec<(u64, u64)>,
+}
+
+impl Described {
+    fn note_running(&mut self) {
+        let ids = |p: &[u8]| {
+            use std::os::unix::ffi::OsStrExt;
+            std::fs::metadata(std::ffi::OsStr::from_bytes(p)).ok().map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                (m.dev(), m.ino())
+            })
+        };
+        self.running = [&self.exe, &self.interp].into_iter().filter(|p| !p.is_empty()).filter_map(|p| ids(p)).collect();
+    }
 }
 
 /// The descriptor limit the guest gets: the monitor's own soft RLIMIT_NOFILE as it started
@@ -481,12 +497,19 @@ impl Forwarder {
         d.argv = argv;
         d.mem = program_mem;
         d.interp = interp;
+        d.note_running();
     }
 
     /// After the program's execve: its new executable, argv, name and interpreter.
     fn describe_exec(&self, exe: Vec<u8>, argv: Vec<Vec<u8>>, name: Vec<u8>, interp: Vec<u8>) {
         let mut d = self.described.lock().unwrap();
         (d.exe, d.argv, d.name, d.interp) = (exe, argv, name, interp);
+        d.note_running();
+    }
+
+    /// Whether the file `st` describes is the program's executable or interpreter.
+    fn running_image(&self, st: &libc::stat) -> bool {
+        self.described.lock().unwrap().running.contains(&(st.st_dev, st.st_ino))
     }
 
     /// What readlink("/proc/self/exe") answers.
