@@ -83,6 +83,16 @@ fn an_exec_keeps_pending_signals_and_cpu_timers() {
     );
 }
 
+/// The argument limit of an exec counts the file name (4,000 bytes here) as Linux's does: E2BIG
+/// from the program's own exec and from a forked child's (both ran the program).
+#[test]
+fn an_exec_counts_its_file_name_towards_the_argument_limit() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "exec_counts_its_filename",
+        Some("the program's exec with a long name: Argument list too long"),
+    );
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

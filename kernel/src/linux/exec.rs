@@ -63,11 +63,13 @@ struct Args {
 }
 
 impl Args {
-    fn read(argv: u64, envp: u64) -> Result<Args, Errno> {
+    /// `filename`: the length of the name Linux copies onto the new stack first (the path,
+    /// or /dev/fd/N[/path] for one relative to a descriptor), which counts towards the limit.
+    fn read(argv: u64, envp: u64, filename: u64) -> Result<Args, Errno> {
         let soft = PROCESS.rlimits.lock()[3].0;
         let limit = (soft / 4).clamp(ARG_MIN_LIMIT, ARG_MAX_LIMIT);
         let mut args = Args { bytes: Vec::new(), argc: 0, envc: 0 };
-        let mut used = 0u64;
+        let mut used = filename + 1;
         args.argc = args.read_array(argv, &mut used, limit)?;
         args.envc = args.read_array(envp, &mut used, limit)?;
         Ok(args)
@@ -99,6 +101,30 @@ impl Args {
 
     fn strings(&self) -> impl Iterator<Item = &[u8]> {
         self.bytes.split(|&b| b == 0).take(self.argc + self.envc)
+    }
+}
+
+/// The length of the file name an exec of `path` from `dirfd` gives the new program
+/// (bprm->filename): the path from the current directory or an absolute one, else
+/// `/dev/fd/N/path`, or `/dev/fd/N` for the descriptor itself. (An unreadable path counts
+/// nothing: the exec fails on it later.)
+fn filename_len(dirfd: u64, path: u64) -> u64 {
+    const AT_FDCWD: i32 = -100;
+    let given = uaccess::read_cstr(path, 4096).map_or(0, |p| p.len() as u64);
+    let fd_digits = {
+        let mut n = dirfd as u32 as i32 as i64;
+        let mut d = if n < 0 { 2 } else { 1 };
+        while n.abs() >= 10 {
+            n /= 10;
+            d += 1;
+        }
+        d
+    };
+    let starts_at_root = uaccess::read::<u8>(path).is_ok_and(|b| b == b'/');
+    match (given, dirfd as u32 as i32 == AT_FDCWD || starts_at_root) {
+        (_, true) => given,
+        (0, false) => "/dev/fd/".len() as u64 + fd_digits,
+        (_, false) => "/dev/fd/".len() as u64 + fd_digits + 1 + given,
     }
 }
 
@@ -243,7 +269,7 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     if flags & !(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 {
         return Err(EINVAL);
     }
-    let args = Args::read(argv, envp)?;
+    let args = Args::read(argv, envp, filename_len(dirfd, path))?;
     let len = call(op::EXEC_OPEN, [dirfd, path, flags, 0, 0, 0])?;
     let staged = stage(len).inspect_err(|_| {
         let _ = call(op::EXEC_ABORT, [0; 6]);
