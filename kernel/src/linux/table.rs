@@ -157,6 +157,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_fallocate => ("fallocate", 4, F),
         __NR_sync => ("sync", 0, F),
         __NR_syncfs => ("syncfs", 1, F),
+        __NR_vhangup => ("vhangup", 0, F),
         __NR_memfd_create => ("memfd_create", 2, F),
         __NR_socket => ("socket", 3, F),
         __NR_socketpair => ("socketpair", 4, F),

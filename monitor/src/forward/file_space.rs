@@ -31,6 +31,16 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_sync, &[]) }
     }
 
+    /// vhangup: a hangup of the controlling terminal, the program's (`hrt`'s host process is
+    /// the program's), with the host's permission check (CAP_SYS_TTY_CONFIG). The SIGHUP it
+    /// sends the session is the program's before the call returns, as on Linux.
+    pub(super) fn vhangup(&self) -> SysResult<i64> {
+        // SAFETY: no arguments.
+        let r = unsafe { self.sys(libc::SYS_vhangup, &[]) };
+        crate::taken_signals::sync();
+        r
+    }
+
     pub(super) fn syncfs(&self, fd: u64) -> SysResult<i64> {
         let h = self.fds().get(fd)?;
         // SAFETY: no pointers.

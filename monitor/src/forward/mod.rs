@@ -212,6 +212,7 @@ const FORWARDED: &[libc::c_long] = &[
     libc::SYS_fallocate,
     libc::SYS_sync,
     libc::SYS_syncfs,
+    libc::SYS_vhangup,
     libc::SYS_memfd_create,
     libc::SYS_fstat,
     libc::SYS_stat,
@@ -623,6 +624,7 @@ impl Forwarder {
             libc::SYS_fallocate => self.fallocate(a[0], a[1], a[2], a[3]),
             libc::SYS_sync => self.sync(),
             libc::SYS_syncfs => self.syncfs(a[0]),
+            libc::SYS_vhangup => self.vhangup(),
             libc::SYS_memfd_create => self.memfd_create(g, a[0], a[1]),
             // The program's umask is `hrt`'s (process-wide on the host), which the host applies
             // to every file, directory, FIFO and socket the program creates.

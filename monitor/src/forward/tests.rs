@@ -552,6 +552,11 @@ fn every_handled_call_is_dispatched() {
     let t = T::new();
     for &nr in HANDLED {
         assert!(Forwarder::handles(nr as u64));
+        if nr == libc::SYS_vhangup {
+            // Not made: it takes no arguments to make it fail, and would hang up the
+            // terminal of whoever runs the tests.
+            continue;
+        }
         if nr == libc::SYS_umask {
             // Never fails; all ones would take every permission from this process's new files
             // (the other tests'): the usual 022, then whatever it was.

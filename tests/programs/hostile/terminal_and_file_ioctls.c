@@ -3,7 +3,9 @@
  * its terminal); TIOCNOTTY by a session leader sends its group SIGHUP, which must end it
  * before the ioctl returns to it (under hrt the program ran on, and an `_exit` right after
  * came first in 15-35 % of runs: 40 rounds here); FIGETBSZ and FIOQSIZE answer for any file;
- * an epoll instance answers an unknown request with EINVAL (Linux 6.9), not ENOTTY. */
+ * an epoll instance answers an unknown request with EINVAL (Linux 6.9), not ENOTTY; vhangup(2)
+ * and TIOCVHANGUP hang up the caller's terminal (SIGHUP to its session, then reads end: 0)
+ * where hrt said ENOSYS and ENOTTY. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +86,31 @@ static void tiocnotty(void) {
     printf("TIOCNOTTY: the leader died of SIGHUP in %d of 40 rounds, ran on after it in %d\n", hung_up, ran_on);
 }
 
+static volatile sig_atomic_t hangups;
+static void on_hangup(int sig) { (void)sig, hangups++; }
+
+static void hang_up(int request) {
+    char name[64];
+    int m = open_master(name, sizeof name);
+    pid_t c = fork();
+    if (c == 0) {
+        setsid();
+        int s = open(name, O_RDWR | O_NONBLOCK);
+        signal(SIGHUP, on_hangup);
+        errno = 0;
+        int r = request ? ioctl(s, TIOCVHANGUP) : vhangup();
+        int e = errno;
+        char b[4];
+        errno = 0;
+        ssize_t n = read(s, b, sizeof b);
+        printf("%s: %d (%s), SIGHUPs %d, then a read %zd (%s)\n", request ? "TIOCVHANGUP" : "vhangup", r,
+               strerror(e), hangups, n, strerror(errno));
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
+    close(m);
+}
+
 static void file_requests(void) {
     int f = open("file", O_RDWR | O_CREAT | O_TRUNC, 0600);
     if (f < 0 || write(f, "abc", 3) != 3)
@@ -116,6 +143,8 @@ int main(void) {
         return 1;
     tiocsig();
     tiocnotty();
+    hang_up(0);
+    hang_up(1);
     file_requests();
     rmdir(dir);
     return 0;
