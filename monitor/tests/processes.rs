@@ -93,6 +93,16 @@ fn an_exec_counts_its_file_name_towards_the_argument_limit() {
     );
 }
 
+/// A forked child starts without the parent's tid address and robust list, as on Linux (its
+/// main thread's exit cleared its copy of the parent's tid word).
+#[test]
+fn a_forked_child_starts_without_tid_address_and_robust_list() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "fork_resets_thread_words",
+        Some("forked child: robust list none 1, its tid word after its main thread's exit kept"),
+    );
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

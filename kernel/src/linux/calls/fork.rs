@@ -204,10 +204,14 @@ pub fn fork_process(frame: &TrapFrame, flags: u64, ptid: u64, ctid: u64) -> SysR
         (*rec).affinity = t.affinity();
         (*rec).name = name;
         (*rec).cpu = t.cpu;
-        (*rec).robust_list = t.robust_list;
+        // A forked child starts without a robust list, and without a tid address unless
+        // CLONE_CHILD_CLEARTID gives one, as Linux's copy_process leaves them (glibc registers
+        // its list again in the child; musl at its next robust lock). The child's exit cleared
+        // the parent's tid word in its copy of memory.
+        (*rec).robust_list = 0;
         (*rec).rseq = crate::linux::rseq::forked(&t.rseq);
         (*rec).seccomp = t.seccomp.load(Ordering::Relaxed);
-        (*rec).clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { t.clear_child_tid };
+        (*rec).clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { 0 };
         (*rec).set_child_tid = if flags & CLONE_CHILD_SETTID != 0 { ctid } else { 0 };
         (*rec).parent_pid = process::pid() as u64;
         (*rec).alt_stack = crate::linux::signal::state::alt_stack(t.tid);
