@@ -103,6 +103,16 @@ fn a_forked_child_starts_without_tid_address_and_robust_list() {
     );
 }
 
+/// setpgid(child, getpid()) is EPERM while the caller leads no group of that id and joins the
+/// child to the caller's group once it does (hrt gave the child a group of its own).
+#[test]
+fn setpgid_to_the_callers_pid_names_the_callers_group() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "setpgid_own_pid_group",
+        Some("not a group leader: setpgid(child, own pid) -1 (Operation not permitted)"),
+    );
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

@@ -612,7 +612,13 @@ pub fn setpgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if other_own_thread(a[0]) {
         return Err(EINVAL);
     }
-    call(tagged(op::SETPGID), [own_as_zero(a[0]), own_as_zero(a[1]), 0, 0, 0, 0])
+    // A group id equal to the caller's own pid means the caller's own group (0) only when the
+    // caller moves itself; moving a child there names the group whose id is the caller's pid,
+    // which exists only if the caller leads it (EPERM if not: it put the child in a group of
+    // its own until stop 101).
+    let target = own_as_zero(a[0]);
+    let group = if target == 0 { own_as_zero(a[1]) } else { a[1] };
+    call(tagged(op::SETPGID), [target, group, 0, 0, 0, 0])
 }
 
 pub fn getpgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
