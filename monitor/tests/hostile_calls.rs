@@ -452,6 +452,14 @@ fn the_running_executable_is_not_written() {
     passes_natively_and_same_on_1_and_2_cpus("running_image_writes", Some("truncate of it: Text file busy"));
 }
 
+/// RLIMIT_RTTIME survives a forked child's exec, RLIMIT_MSGQUEUE limits mq_open, F_DUPFD at a
+/// soft RLIMIT_NOFILE of 0-2 is EINVAL, and equal soft and hard CPU limits end the program
+/// with SIGKILL, as on Linux.
+#[test]
+fn resource_limits_act_at_their_edges_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("rlimit_edges", Some("RLIMIT_CPU 1/1: the busy child ended by signal 9"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

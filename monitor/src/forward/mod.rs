@@ -538,7 +538,7 @@ impl Forwarder {
     /// the host programs it starts get both limits.
     pub fn set_descriptor_limit(&self, soft: u64, hard: u64) {
         // Linux's own ceiling (fs.nr_open's default): a table that large is never allocated.
-        self.fds.set_limit(soft.clamp(3, 1 << 20) as usize);
+        self.fds.set_limit(soft.min(1 << 20) as usize);
         procs::note_program_limit(libc::RLIMIT_NOFILE, soft, hard);
     }
 

@@ -1178,7 +1178,7 @@ pub fn note_no_new_privs() {
 /// alone is set on `hrt` itself, where forwarded writes meet it).
 /// The host programs the program starts get them, as Linux's children inherit them. A forked
 /// `hrt` keeps them with its memory.
-pub(super) static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 14] = [
+pub(super) static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 15] = [
     (libc::RLIMIT_NOFILE, unknown_limit()),
     (libc::RLIMIT_CPU, unknown_limit()),
     (libc::RLIMIT_AS, unknown_limit()),
@@ -1193,6 +1193,8 @@ pub(super) static CHILD_LIMITS: [(u32, [std::sync::atomic::AtomicU64; 2]); 14] =
     (libc::RLIMIT_MSGQUEUE, unknown_limit()),
     (libc::RLIMIT_NICE, unknown_limit()),
     (libc::RLIMIT_RTPRIO, unknown_limit()),
+    // A forked child's host exec reset it to unlimited until stop 101.
+    (libc::RLIMIT_RTTIME, unknown_limit()),
 ];
 
 /// A `CHILD_LIMITS` entry not known yet: (1, 0), a soft limit above the hard one, which no

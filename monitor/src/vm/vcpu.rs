@@ -190,10 +190,13 @@ impl Shared {
                 crate::forward::note_program_limit(resource as u32, soft, hard);
                 0
             }
-            libc::RLIMIT_FSIZE => self.on_main(Box::new(move || {
+            // Limits the host enforces in calls it makes for the program (forwarded writes,
+            // mq_open), which `hrt` itself never meets otherwise: set on `hrt`.
+            libc::RLIMIT_FSIZE | libc::RLIMIT_MSGQUEUE => self.on_main(Box::new(move || {
                 let limit = libc::rlimit { rlim_cur: soft, rlim_max: hard };
                 // SAFETY: setrlimit reads the struct we pass.
-                if unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &limit) } == 0 {
+                if unsafe { libc::setrlimit(resource as u32, &limit) } == 0 {
+                    crate::forward::note_program_limit(resource as u32, soft, hard);
                     0
                 } else {
                     -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL) as i64)

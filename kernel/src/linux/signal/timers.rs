@@ -476,7 +476,10 @@ pub fn set_cpu_limit(soft: u64, hard: u64) -> Result<(), u32> {
         Some(ns) => ns.saturating_sub(used).max(1),
     };
     let interval = if soft.checked_mul(NS_PER_SEC).is_none() { 0 } else { NS_PER_SEC };
-    arm(CPU_SOFT, left(soft), interval)?;
+    // Linux looks at the hard limit first: a soft limit equal to the hard one never sends
+    // SIGXCPU, only SIGKILL (the two timers, armed one after the other, fired in either order).
+    let soft_left = if soft >= hard { 0 } else { left(soft) };
+    arm(CPU_SOFT, soft_left, if soft_left == 0 { 0 } else { interval })?;
     arm(CPU_HARD, left(hard), 0)?;
     Ok(())
 }
