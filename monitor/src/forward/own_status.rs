@@ -417,8 +417,12 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
             "VmLck" => kib(f.locked),
             "VmPin" | "RssFile" | "RssShmem" | "VmExe" | "VmLib" | "VmPTE" | "VmSwap" | "HugetlbPages" => kib(0),
             "Threads" => f.threads.to_string(),
-            // Pending instances / the host's RLIMIT_SIGPENDING for the user.
-            "SigQ" => format!("{}/{}", f.queued, value.split_once('/').map_or("0", |(_, l)| l)),
+            // Pending instances / RLIMIT_SIGPENDING's soft limit: the program's if it set one
+            // (the kernel keeps it), else the host's (`hrt`'s, which the program started with).
+            "SigQ" => match super::procs::program_limit(libc::RLIMIT_SIGPENDING) {
+                Some(l) => format!("{}/{}", f.queued, l.rlim_cur),
+                None => format!("{}/{}", f.queued, value.split_once('/').map_or("0", |(_, l)| l)),
+            },
             "SigPnd" => format!("{:016x}", f.pending),
             "ShdPnd" => format!("{:016x}", f.shared),
             "SigBlk" => format!("{:016x}", f.blocked),

@@ -2,7 +2,8 @@
  * child's exec (a host program: it came back unlimited); RLIMIT_MSGQUEUE limits mq_open
  * (EMFILE; hrt never refused); F_DUPFD at or above a soft RLIMIT_NOFILE of 0-2 is EINVAL (hrt:
  * EMFILE, its table kept three numbers); a CPU limit whose soft and hard values are equal ends
- * the program with SIGKILL, never SIGXCPU (hrt's two timers fired in either order). */
+ * the program with SIGKILL, never SIGXCPU (hrt's two timers fired in either order); the SigQ
+ * line of /proc/self/status shows a lowered RLIMIT_SIGPENDING (hrt showed the host's). */
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
@@ -47,6 +48,18 @@ static void msgqueue(void) {
     mq_unlink(name);
 }
 
+static void sigpending_limit(void) {
+    struct rlimit r = {1234, 1234};
+    setrlimit(RLIMIT_SIGPENDING, &r);
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "SigQ:", 5))
+            printf("RLIMIT_SIGPENDING 1234: /proc/self/status's SigQ limit %s", strchr(line, '/') + 1);
+    if (f)
+        fclose(f);
+}
+
 static void dupfd(void) {
     for (int lim = 3; lim >= 0; lim--) {
         struct rlimit r = {lim, 64};
@@ -81,6 +94,7 @@ int main(int argc, char **argv) {
     in_child(rttime);
     in_child(msgqueue);
     in_child(dupfd);
+    in_child(sigpending_limit);
     cpu();
     return 0;
 }
