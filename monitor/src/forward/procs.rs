@@ -317,6 +317,10 @@ impl Forwarder {
             (op::AFFINITY_ALLOWED, _) => affinity_allowed(a[0]),
             (op::SYNC_SIGNALS, _) => {
                 crate::taken_signals::sync();
+                // A child's SIGCHLD the host holds for `hrt` too (its handler may not have run
+                // yet): sigpending and a draining sigtimedwait saw none while the child was
+                // already waitable, and the wait then raised it (late, after the drain).
+                crate::vm::host_signals::pass_pending_sigchld();
                 Ok(0)
             }
             (op::DROP_KEPT, None) => self.fds().kept().drop_handle(a[0]),
