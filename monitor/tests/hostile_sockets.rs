@@ -161,3 +161,13 @@ fn sockets_of_families_not_forwarded_fail_as_on_the_host() {
 fn unix_socket_calls_answer_in_linuxs_order() {
     passes_natively_and_same_on_1_and_2_cpus("unix_socket_orders", Some("unix socket orders: done"));
 }
+
+/// TCP's MSG_TRUNC with a NULL buffer discards the bytes; SIOCOUTQNSD, SIOCGIFMETRIC and
+/// SIOCGIFMAP answer, SIOCGSKNS gives a descriptor (all were EFAULT or ENOTTY).
+#[test]
+fn tcp_discards_and_socket_requests_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "inet_socket_edges",
+        Some("TCP recv(NULL, 3, MSG_TRUNC): 3 (discarded), then recv: def"),
+    );
+}

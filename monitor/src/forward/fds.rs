@@ -238,6 +238,13 @@ impl Forwarder {
             libc::TIOCSCTTY if super::procs::in_spawn_child() => {
                 return super::procs::defer_ctty(&h, fd, arg).unwrap_or(Err(Errno::EPERM));
             }
+            SIOCGSKNS => {
+                // A socket's network namespace, as a new descriptor of the program's.
+                // SAFETY: the argument is unused.
+                let ns = unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, 0])? };
+                let host = Arc::new(HostFd::owned(ns as i32, false));
+                return self.fds().insert(host, true, 0);
+            }
             TIOCGPTPEER => {
                 // A pseudo-terminal master's slave, opened with the flags in `arg` (O_RDWR,
                 // O_NOCTTY, O_NONBLOCK, O_CLOEXEC): a new descriptor of the program's, close-on-
@@ -484,7 +491,23 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     FS_IOC_GETFSSYSFSPATH,
     EPIOCSPARAMS,
     EPIOCGPARAMS,
+    SIOCGIFMETRIC,
+    SIOCGIFMAP,
+    SIOCGIFPFLAGS,
+    SIOCGIFSLAVE,
+    SIOCOUTQNSD,
+    SIOCGSKNS,
 ];
+
+/// More of netdevice(7)'s reads of one interface (its metric, hardware map, private flags,
+/// bonding slave: a struct ifreq in and out), a TCP socket's unsent bytes (an int out), and
+/// a socket's network namespace (a new descriptor, close-on-exec as Linux makes it).
+const SIOCGIFMETRIC: libc::Ioctl = 0x891d;
+const SIOCGIFMAP: libc::Ioctl = 0x8970;
+const SIOCGIFPFLAGS: libc::Ioctl = 0x8935;
+const SIOCGIFSLAVE: libc::Ioctl = 0x8929;
+const SIOCOUTQNSD: libc::Ioctl = 0x894b;
+const SIOCGSKNS: libc::Ioctl = 0x894c;
 
 /// A terminal's input typed in (one byte; CAP_SYS_ADMIN on Linux 6.2 and later), its locked
 /// attributes set (CAP_SYS_ADMIN), a signal to a pseudo-terminal master's foreground group
@@ -639,7 +662,12 @@ fn ioctl_kind(cmd: libc::Ioctl) -> Option<Ioctl> {
         | libc::SIOCGIFNETMASK
         | libc::SIOCGIFBRDADDR
         | libc::SIOCGIFDSTADDR
-        | libc::SIOCGIFTXQLEN => Ioctl::InOut(IFREQ_SIZE),
+        | libc::SIOCGIFTXQLEN
+        | SIOCGIFMETRIC
+        | SIOCGIFMAP
+        | SIOCGIFPFLAGS
+        | SIOCGIFSLAVE => Ioctl::InOut(IFREQ_SIZE),
+        SIOCOUTQNSD => Ioctl::Out(INT),
         _ => return None,
     })
 }

@@ -675,7 +675,16 @@ impl Forwarder {
     /// recvfrom(fd, buf, len, flags, addr, addrlen).
     pub(super) fn recvfrom(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {
         let h = self.transfer_socket(a)?;
-        let (p, n) = Self::sock_buf(g, a[1], a[2], true, self.is_stream(&h)?)?;
+        let stream = self.is_stream(&h)?;
+        // TCP's MSG_TRUNC discards what it reads without touching the buffer (NULL is the
+        // usual one): the host gets none either (the buffer's check said EFAULT).
+        let discards = stream
+            && a[3] & libc::MSG_TRUNC as u64 != 0
+            && matches!(self.sock_int(&h, libc::SO_DOMAIN)?, libc::AF_INET | libc::AF_INET6);
+        let (p, n) = match discards {
+            true => (std::ptr::null_mut(), a[2].min(MAX_RW_COUNT)),
+            false => Self::sock_buf(g, a[1], a[2], true, stream)?,
+        };
         let (addr, alen, flags) = (a[4], a[5], a[3]);
         let mut from = [0u8; ADDR_MAX];
         let mut from_len = ADDR_MAX as libc::socklen_t;
