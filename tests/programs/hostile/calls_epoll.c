@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "handler.h"
+#include "proc_state.h"
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -343,7 +344,7 @@ static void wake_up(void) {
 // A signal with a handler ends a blocked epoll_wait with EINTR, with or without SA_RESTART.
 static volatile int handled;
 static volatile long sig_result, sig_errno;
-static volatile int sig_ready;
+static volatile int sig_ready; // the waiter's thread id once it is about to wait
 
 static void on_usr1(int sig) {
     (void)sig;
@@ -353,14 +354,15 @@ static void on_usr1(int sig) {
 static void *sig_waiter(void *arg) {
     int ep = *(int *)arg;
     struct epoll_event ev;
-    sig_ready = 1;
+    sig_ready = syscall(SYS_gettid);
     sig_result = epoll_wait(ep, &ev, 1, -1);
     sig_errno = errno;
     return NULL;
 }
 
 // Starts `waiter` on an epoll instance watching an idle pipe; once it is about to wait, sends it
-// SIGUSR1 200 ms later (if `send`); reports how its wait ended.
+// SIGUSR1 (if `send`) when /proc shows it asleep (waiting at most 10 s: a loaded host may run it
+// late); reports how its wait ended.
 static void signal_waiter(void *(*waiter)(void *), int send, const char *what) {
     int ep = epoll_create1(0), p[2];
     pipe(p);
@@ -372,7 +374,10 @@ static void signal_waiter(void *(*waiter)(void *), int send, const char *what) {
     while (!sig_ready)
         sched_yield();
     if (send) {
-        sleep_ms(200);
+        char stat[64];
+        snprintf(stat, sizeof stat, "/proc/self/task/%d/stat", sig_ready);
+        for (int i = 0; i < 1000 && !sleeps(stat); i++)
+            sleep_ms(10);
         pthread_kill(t, SIGUSR1);
     }
     pthread_join(t, NULL);
@@ -433,7 +438,7 @@ static void *masked_waiter(void *arg) {
                epoll_pwait(ep, &ev, 1, 0, &usr1));
         printf("  handled %d\n", handled);
     }
-    sig_ready = 1;
+    sig_ready = syscall(SYS_gettid);
     sig_result = epoll_pwait(ep, &ev, 1, -1, &none);
     sig_errno = errno;
     pthread_sigmask(SIG_BLOCK, NULL, &after);

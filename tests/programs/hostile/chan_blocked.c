@@ -17,6 +17,8 @@
  *   eintr    - SIGALRM (a handler without SA_RESTART) interrupts a read() blocked on an idle
  *              pipe: -1 EINTR. restart: with SA_RESTART the read goes on, and gets the byte
  *              the handler writes into the pipe. tkill: another thread's pthread_kill does it.
+ *              The signal is sent once /proc shows main asleep (looked at for at most 10 s): a
+ *              signal before the read would make it read the handler's byte.
  *   file8    - 8 threads append 2000 numbered 64-byte records each to one file (O_APPEND);
  *              the file is read back: every record present once, whole (each record's
  *              contents checked).
@@ -32,6 +34,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "proc_state.h"
 
 static int pipefd[2];
 static volatile int reader_done;
@@ -284,9 +287,22 @@ static void on_alarm(int sig) {
 
 static int interrupted_read(int flags, int by_thread);
 
-static void *kill_main(void *arg) {
-    usleep(100000);
-    pthread_kill(*(pthread_t *)arg, SIGALRM);
+/* Once main sleeps (in its read), sends it SIGALRM: by pthread_kill to `arg`, or (arg NULL) by
+ * a 1 ms ITIMER_REAL, SIGALRM blocked here so that main gets it. */
+static void *signal_main(void *arg) {
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, 0);
+    char stat[64];
+    snprintf(stat, sizeof stat, "/proc/self/task/%d/stat", (int)getpid());
+    for (int i = 0; i < 1000 && !sleeps(stat); i++) usleep(10000);
+    if (arg) {
+        pthread_kill(*(pthread_t *)arg, SIGALRM);
+    } else {
+        struct itimerval it = {{0, 0}, {0, 1000}};
+        setitimer(ITIMER_REAL, &it, 0);
+    }
     return 0;
 }
 
@@ -298,16 +314,11 @@ static int interrupted_read(int flags, int by_thread) {
     sa.sa_flags = flags;
     sigaction(SIGALRM, &sa, 0);
     pthread_t self = pthread_self(), t;
-    if (by_thread) {
-        pthread_create(&t, 0, kill_main, &self);
-    } else {
-        struct itimerval it = {{0, 0}, {0, 100000}};
-        setitimer(ITIMER_REAL, &it, 0);
-    }
+    pthread_create(&t, 0, signal_main, by_thread ? &self : 0);
     char buf[8];
     ssize_t n = read(pipefd[0], buf, sizeof buf);
     int e = errno;
-    if (by_thread) pthread_join(t, 0);
+    pthread_join(t, 0);
     printf("read: %zd %s, handler ran %d time(s)\n", n, n < 0 ? (e == EINTR ? "EINTR" : strerror(e)) : "bytes",
            (int)handled);
     return 0;

@@ -35,9 +35,11 @@ static void *receiver(void *arg) {
 }
 
 static volatile sig_atomic_t alarms, notified_value, notified_code;
+static volatile sig_atomic_t *alarms_seen; // `alarms`, in a page shared with a forked child
 static void on_alarm(int s) {
     (void)s;
     alarms++;
+    *alarms_seen = alarms;
 }
 static void on_notify(int s, siginfo_t *si, void *uc) {
     (void)s, (void)uc;
@@ -45,8 +47,9 @@ static void on_notify(int s, siginfo_t *si, void *uc) {
     notified_value = si->si_value.sival_int;
 }
 
-static void alarm_in_ms(int ms) {
-    struct itimerval it = {{0, 0}, {0, ms * 1000}};
+// SIGALRM in `ms` ms, then every `every` ms (0: once).
+static void alarm_in_ms(int ms, int every) {
+    struct itimerval it = {{0, every * 1000}, {0, ms * 1000}};
     setitimer(ITIMER_REAL, &it, 0);
 }
 
@@ -131,23 +134,30 @@ int main(void) {
     pthread_join(th, 0);
     printf("send wake: %s\n", result(sent));
 
-    // A waiting receive and a handler: restarted with SA_RESTART, EINTR without.
+    // A waiting receive and a handler: restarted with SA_RESTART, EINTR without. The alarm is
+    // armed before the fork, and the child sends only after the handler ran (waiting at most
+    // 10 s), 150 ms after the alarm at the earliest: however late a loaded host runs either.
+    alarms_seen = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
     sigaction(SIGALRM, &sa, 0);
+    alarm_in_ms(50, 0);
     pid_t c = fork();
     if (c == 0) {
         pause_ms(150);
+        for (int i = 0; i < 1000 && !*alarms_seen; i++)
+            pause_ms(10);
         mq_send(q, "late", 4, 0);
         _exit(0);
     }
-    alarm_in_ms(50);
     long n = mq_receive(q, buf, sizeof buf, &prio);
     printf("restarted receive: %s '%.*s', alarms %d\n", result(n), n > 0 ? (int)n : 0, buf, (int)alarms);
     waitpid(c, 0, 0);
     sa.sa_flags = 0;
     sigaction(SIGALRM, &sa, 0);
-    alarm_in_ms(50);
+    // Every 50 ms until the receive ends (one before it would leave it waiting for good).
+    alarm_in_ms(50, 50);
     printf("interrupted receive: %s\n", result(mq_receive(q, buf, sizeof buf, &prio)));
+    alarm_in_ms(0, 0);
 
     // Notification by signal, with the value.
     struct sigaction ns = {.sa_sigaction = on_notify, .sa_flags = SA_SIGINFO};
@@ -156,7 +166,7 @@ int main(void) {
     printf("notify: %s\n", result(mq_notify(q, &ev)));
     printf("notify again: %s\n", result(mq_notify(q, &ev)));
     mq_send(q, "n", 1, 0);
-    for (int i = 0; i < 200 && !notified_value; i++)
+    for (int i = 0; i < 2000 && !notified_value; i++)
         pause_ms(5);
     printf("notified: code %s value %d\n", notified_code == SI_MESGQ ? "SI_MESGQ" : "other", (int)notified_value);
     mq_receive(q, buf, sizeof buf, 0);

@@ -46,7 +46,8 @@ int main(int argc, char **argv) {
         int r = pause();
         printf("pause=%d eintr=%d ticks=%d si_code=%d\n", r, errno == EINTR, ticks, code);
         alarm(100);
-        printf("alarm left=%u\n", alarm(0));
+        unsigned left = alarm(0); // 100, or less after a long stall on a loaded host
+        printf("alarm left>=98: %d\n", left >= 98 && left <= 100);
         printf("alarm left after cancel=%u\n", alarm(0));
     } else if (!strcmp(c, "alarm_spin")) {
         // The alarm must reach a thread that never enters the kernel.

@@ -79,6 +79,15 @@ int main(void) {
         write(ready[1], "r", 1);
         char x;
         read(done[0], &x, 1); // all three sent
+        // Each is pending once it is sent on Linux; under hrt they travel through the child's
+        // monitor: wait (at most 10 s) until all three are, so that they are taken in order.
+        for (int i = 0; i < 1000; i++) {
+            sigset_t pending;
+            sigpending(&pending);
+            if (sigismember(&pending, SIGUSR1) && sigismember(&pending, SIGUSR2) && sigismember(&pending, SIGRTMIN))
+                break;
+            usleep(10 * 1000);
+        }
         take("child: SIGUSR1 by kill", &set, parent);
         take("child: SIGUSR2 by sigqueue", &set, parent);
         take("child: SIGRTMIN by sigqueue", &set, parent);
@@ -89,9 +98,6 @@ int main(void) {
     printf("sigqueue SIGRTMIN: %d\n", sigqueue(c, SIGRTMIN, (union sigval){.sival_int = 42}));
     printf("sigqueue SIGUSR2: %d\n", sigqueue(c, SIGUSR2, (union sigval){.sival_int = 7}));
     printf("kill SIGUSR1: %d\n", kill(c, SIGUSR1));
-    // Let the signals arrive before the child looks (each is pending once it is sent on
-    // Linux; under hrt they travel through the child's monitor).
-    usleep(200 * 1000);
     write(done[1], "d", 1);
     child_ended("parent: SIGCHLD, exit 0", &chld, c);
 
