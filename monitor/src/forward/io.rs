@@ -276,7 +276,8 @@ impl Forwarder {
         // Linux's order (the input's ESPIPE before the output's EBADF).
         let (ho, hi) = (self.fds().get(out).ok(), self.fds().get(input).ok());
         let off = offset_ptr(g, offset)?;
-        let count = count.min(MAX_RW_COUNT);
+        // The count as given: the host checks it as Linux (a count negative as ssize_t is
+        // EINVAL, after the input's checks) and caps it at MAX_RW_COUNT itself.
         // SAFETY: NULL or a loff_t in guest memory.
         unsafe { self.sys(libc::SYS_sendfile, &[raw_or_bad(&ho), raw_or_bad(&hi), ptr(off), count as libc::c_long]) }
     }
@@ -285,22 +286,20 @@ impl Forwarder {
     /// splice(in, off_in or NULL, out, off_out or NULL, len, flags): both descriptors the
     /// program's, each offset a loff_t the host reads and writes back.
     pub(super) fn copy_between(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
-        // No flag is defined for copy_file_range (Linux: EINVAL), whatever the host accepts.
-        if nr == libc::SYS_copy_file_range && a[5] != 0 {
-            return Err(Errno::EINVAL);
-        }
+        // No flag is defined for copy_file_range (Linux: EINVAL after the descriptors' and the
+        // offsets' checks), whatever the host accepts: any flag (an unsigned int) is given to
+        // the host as one no Linux takes, so it answers EINVAL in its place in the order.
+        let flags = match nr {
+            libc::SYS_copy_file_range if a[5] as u32 != 0 => 0x8000_0000,
+            _ => a[5],
+        };
         // As in `sendfile`: the host's checks in Linux's order (a splice of 0 bytes is 0 before
-        // any descriptor is looked at).
+        // any descriptor is looked at), the count as given (negative as ssize_t: EINVAL;
+        // copy_file_range's position + count past 2^64: EOVERFLOW) before any data moves.
         let (hi, ho) = (self.fds().get(a[0]).ok(), self.fds().get(a[2]).ok());
         let (off_in, off_out) = (offset_ptr(g, a[1])?, offset_ptr(g, a[3])?);
-        let args = [
-            raw_or_bad(&hi),
-            ptr(off_in),
-            raw_or_bad(&ho),
-            ptr(off_out),
-            a[4].min(MAX_RW_COUNT) as libc::c_long,
-            a[5] as libc::c_long,
-        ];
+        let args =
+            [raw_or_bad(&hi), ptr(off_in), raw_or_bad(&ho), ptr(off_out), a[4] as libc::c_long, flags as libc::c_long];
         // SAFETY: the offsets are NULL or loff_ts in guest memory; no other pointer.
         unsafe { self.sys(nr, &args) }
     }
@@ -314,6 +313,10 @@ impl Forwarder {
     /// descriptor that is no pipe, or open for both, is EBADF, as on Linux.
     pub(super) fn vmsplice(&self, g: Guest, fd: u64, iov: u64, count: u64, flags: u64) -> SysResult<i64> {
         const SPLICE_F_NONBLOCK: u64 = 2;
+        // Linux refuses a flag beyond SPLICE_F_ALL (an unsigned int) before the descriptor.
+        if flags as u32 & !SPLICE_F_ALL != 0 {
+            return Err(Errno::EINVAL);
+        }
         let h = self.fds().get(fd)?;
         if h.kind() != super::fd_table::FdKind::Pipe {
             return Err(Errno::EBADF);
@@ -401,6 +404,13 @@ impl Forwarder {
     }
 
     pub(super) fn tee(&self, input: u64, out: u64, len: u64, flags: u64) -> SysResult<i64> {
+        // Linux's order: an unknown flag is EINVAL, then a length of 0 is 0, then the pipes.
+        if flags as u32 & !SPLICE_F_ALL != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if len == 0 {
+            return Ok(0);
+        }
         let hi = self.fds().get(input)?;
         let ho = self.fds().get(out)?;
         let args = [hi.raw() as libc::c_long, ho.raw() as libc::c_long, len as libc::c_long, flags as libc::c_long];
@@ -408,6 +418,10 @@ impl Forwarder {
         unsafe { self.sys(libc::SYS_tee, &args) }
     }
 }
+
+/// SPLICE_F_MOVE | SPLICE_F_NONBLOCK | SPLICE_F_MORE | SPLICE_F_GIFT: the flags Linux's
+/// vmsplice and tee take.
+const SPLICE_F_ALL: u32 = 0xf;
 
 /// How much of a write whose buffer is usable for its first `usable` bytes only Linux would
 /// make, EFAULT if none: a file takes those bytes; a pipe whole pages of the buffer (it copies
@@ -470,7 +484,7 @@ fn raw_or_bad(h: &Option<std::sync::Arc<super::fd_table::HostFd>>) -> libc::c_lo
 
 /// Buffers every access to faults, for host calls whose answer must come from the host's own
 /// checks (see `Forwarder::rw_unusable`).
-mod poison {
+pub(super) mod poison {
     use std::sync::OnceLock;
 
     /// An address of the kernel's half: the host's range check (access_ok) refuses it.
