@@ -32,6 +32,11 @@ enum StatLayout {
     Statx,
 }
 
+/// The flags Linux's fstatat and statx take: AT_SYMLINK_NOFOLLOW, AT_NO_AUTOMOUNT,
+/// AT_EMPTY_PATH and the AT_STATX_SYNC_TYPE bits (others: EINVAL before the path).
+const STAT_AT_FLAGS: libc::c_long =
+    (libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT | libc::AT_EMPTY_PATH | 0x6000) as libc::c_long;
+
 /// Whether *at `flags` follow a symbolic link in the last component.
 fn follows(flags: libc::c_long) -> bool {
     flags & libc::AT_SYMLINK_NOFOLLOW as libc::c_long == 0
@@ -68,6 +73,8 @@ impl Forwarder {
         // EEXIST (what lock files and mkstemp rely on).
         let excl = (libc::O_CREAT | libc::O_EXCL) as libc::c_long;
         let follow = flags & libc::O_NOFOLLOW as libc::c_long == 0 && flags & excl != excl;
+        // Linux checks the flags before it reads the name (EINVAL before EFAULT or EBADF).
+        check_open_flags(flags)?;
         // Linux takes the descriptor number after reading the name and before the walk: with
         // none free, a missing file is EMFILE, not ENOENT.
         let name = g.read_path(path)?;
@@ -228,7 +235,17 @@ impl Forwarder {
     /// `path_at_to_stat`); only a link found there, to be followed, takes the full walk.
     pub(super) fn fstatat(&self, g: Guest, dirfd: u64, path: u64, buf: u64, flags: u64) -> SysResult<i64> {
         let flags = int(flags);
-        let p = g.range_mut(buf, STAT_SIZE)?;
+        let empty = flags & libc::AT_EMPTY_PATH as libc::c_long != 0;
+        // Linux 6.11+: a NULL path with AT_EMPTY_PATH and a descriptor is fstat of it (no
+        // flag looked at); with AT_FDCWD, the working directory.
+        if path == 0 && empty && int(dirfd) >= 0 {
+            return self.fstat(g, dirfd, buf);
+        }
+        // Linux's order: the flags, the path, the answer's buffer last (EFAULT).
+        if flags & !STAT_AT_FLAGS != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let p = g.range_mut(buf, STAT_SIZE).unwrap_or(super::io::poison::KERNEL_HALF as *mut u8);
         let stat = |at: &At| {
             // SAFETY: a host C string and a struct stat in guest memory.
             unsafe {
@@ -238,7 +255,11 @@ impl Forwarder {
                 )
             }
         };
-        let mut at = self.path_at_to_stat(g, dirfd, path, follows(flags))?;
+        let mut at = if path == 0 && empty {
+            self.empty_path_at(dirfd)?
+        } else {
+            self.path_at_to_stat(g, dirfd, path, follows(flags))?
+        };
         let mut r = stat(&at);
         if at.unlooked && r.is_ok() && g.read::<u32>(buf + STAT_MODE_OFFSET)? & libc::S_IFMT == libc::S_IFLNK {
             at = self.path_at_to_inspect(g, dirfd, path, follows(flags))?;
@@ -251,10 +272,23 @@ impl Forwarder {
     }
 
     pub(super) fn statx(&self, g: Guest, dirfd: u64, path: u64, flags: u64, mask: u64, buf: u64) -> SysResult<i64> {
-        let p = g.range_mut(buf, STATX_SIZE)?;
-        if path == 0 {
-            // Linux 6.11+: a NULL path with AT_EMPTY_PATH means the descriptor itself; older
-            // hosts answer EFAULT themselves.
+        const STATX_RESERVED: u32 = 0x8000_0000;
+        const AT_STATX_SYNC_TYPE: u32 = 0x6000;
+        // Linux's order: the mask and the sync type, the descriptor (a NULL path with
+        // AT_EMPTY_PATH) or the other flags and the path, the answer's buffer last (EFAULT).
+        if mask as u32 & STATX_RESERVED != 0 || flags as u32 & AT_STATX_SYNC_TYPE == AT_STATX_SYNC_TYPE {
+            return Err(Errno::EINVAL);
+        }
+        let empty = int(flags) & libc::AT_EMPTY_PATH as libc::c_long != 0;
+        // (The descriptor itself is looked at without the flag check, as Linux's do_statx_fd.)
+        let fd_itself = path == 0 && empty && int(dirfd) >= 0;
+        if !fd_itself && int(flags) & !STAT_AT_FLAGS != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let p = g.range_mut(buf, STATX_SIZE).unwrap_or(super::io::poison::KERNEL_HALF as *mut u8);
+        if path == 0 && empty {
+            // Linux 6.11+: a NULL path with AT_EMPTY_PATH means the descriptor itself (or the
+            // working directory); older hosts answer EFAULT themselves.
             let (dfd, _hold) = self.dirfd(dirfd)?;
             // SAFETY: a NULL path and a struct statx in guest memory.
             return unsafe { self.sys(libc::SYS_statx, &[dfd as libc::c_long, 0, int(flags), uint(mask), ptr(p)]) };
@@ -337,6 +371,11 @@ impl Forwarder {
     /// faccessat (flags None) or faccessat2.
     pub(super) fn faccessat(&self, g: Guest, dirfd: u64, path: u64, mode: u64, flags: Option<u64>) -> SysResult<i64> {
         let flags = flags.map(int);
+        // Linux refuses a mode beyond R_OK | W_OK | X_OK and an unknown flag before the path.
+        let known = (libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH) as libc::c_long;
+        if int(mode) & !7 != 0 || flags.is_some_and(|f| f & !known != 0) {
+            return Err(Errno::EINVAL);
+        }
         let at = self.path_at(g, dirfd, path, follows(flags.unwrap_or(0)))?;
         let args = |f| [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(mode), f];
         let with_flags = at.at_flags(flags.unwrap_or(0));
@@ -423,6 +462,13 @@ impl Forwarder {
     /// mknodat (and mknod): a FIFO, regular file or socket node where the walk allows (the
     /// host decides on device nodes, with `hrt`'s privileges, and the sandbox's rules).
     pub(super) fn mknodat(&self, g: Guest, dirfd: u64, path: u64, mode: u64, dev: u64) -> SysResult<i64> {
+        // Linux checks the type (of a umode_t) before the path: a directory is EPERM, a type
+        // it does not know EINVAL.
+        match mode as u16 as u32 & libc::S_IFMT {
+            0 | libc::S_IFREG | libc::S_IFCHR | libc::S_IFBLK | libc::S_IFIFO | libc::S_IFSOCK => {}
+            libc::S_IFDIR => return Err(Errno::EPERM),
+            _ => return Err(Errno::EINVAL),
+        }
         let at = self.path_at_entry(g, dirfd, path)?;
         // SAFETY: a host C string.
         unsafe {
@@ -503,7 +549,24 @@ impl Forwarder {
                 from
             }
         };
-        let to = self.path_at_entry(g, new.0, new.1)?;
+        let to = match self.path_at_entry(g, new.0, new.1) {
+            Ok(to) => to,
+            // Linux walks to the old name's directory before the new name, and the walk here
+            // leaves some of that to the host (an old descriptor that is no directory: ENOTDIR).
+            // For a rename, the host is asked with an empty new name, which it refuses (ENOENT)
+            // only after the old walk. (link looked the old object up above.)
+            Err(e) if old.2.is_none() => {
+                let (cwd, empty) = (libc::AT_FDCWD as libc::c_long, ptr(c"".as_ptr()));
+                // SAFETY: host C strings; an empty new name is never renamed to.
+                let r =
+                    unsafe { self.sys(nr, &[from.dirfd as libc::c_long, ptr(from.path.as_ptr()), cwd, empty, last]) };
+                return Err(match r {
+                    Err(first) if first != Errno::ENOENT => first,
+                    _ => e,
+                });
+            }
+            Err(e) => return Err(e),
+        };
         let args = [
             from.dirfd as libc::c_long,
             ptr(from.path.as_ptr()),
@@ -672,6 +735,16 @@ impl Forwarder {
     /// descriptor and its duplicates (and a forked child's) share, as on Linux; other processes
     /// of the host see it.
     pub(super) fn flock(&self, fd: u64, op: u64) -> SysResult<i64> {
+        const LOCK_MAND: u32 = 32;
+        // Before the descriptor, Linux ignores a LOCK_MAND request (0) and refuses an operation
+        // other than LOCK_SH, LOCK_EX or LOCK_UN (with or without LOCK_NB).
+        let op32 = op as u32;
+        if op32 & LOCK_MAND != 0 {
+            return Ok(0);
+        }
+        if !matches!(op32 & !(libc::LOCK_NB as u32), 1 | 2 | 8) {
+            return Err(Errno::EINVAL);
+        }
         let h = self.fds().get(fd)?;
         // SAFETY: no pointers.
         unsafe { self.sys(libc::SYS_flock, &[h.raw() as libc::c_long, uint(op)]) }
@@ -748,6 +821,15 @@ impl Forwarder {
     /// utimensat with the two timespecs at `t` (guest memory already checked, a buffer of the
     /// caller's, or NULL).
     fn utimensat_with(&self, g: Guest, dirfd: u64, path: u64, t: *mut u8, flags: u64) -> SysResult<i64> {
+        // Linux's flag checks come before the descriptor or the path: a descriptor's own times
+        // (a NULL path) take no flag, a path AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH.
+        let allowed = match path == 0 && int(dirfd) != libc::AT_FDCWD as libc::c_long {
+            true => 0,
+            false => (libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH) as libc::c_long,
+        };
+        if int(flags) & !allowed != 0 {
+            return Err(Errno::EINVAL);
+        }
         let (dfd, path_ptr, _at, _hold) = if path == 0 {
             let (dfd, hold) = self.dirfd(dirfd)?;
             (dfd, std::ptr::null(), None, hold)
@@ -760,6 +842,23 @@ impl Forwarder {
         // timespecs (in guest memory or the caller's buffer).
         unsafe { self.sys(libc::SYS_utimensat, &[dfd as libc::c_long, ptr(path_ptr), ptr(t), flags]) }
     }
+}
+
+/// Linux's checks of openat's flags (build_open_flags): O_CREAT with O_DIRECTORY is EINVAL,
+/// and so is O_TMPFILE without O_DIRECTORY or without write access; O_PATH keeps only
+/// O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC of the rest.
+fn check_open_flags(flags: libc::c_long) -> SysResult<()> {
+    const TMPFILE_ONLY: libc::c_long = libc::O_TMPFILE as libc::c_long & !(libc::O_DIRECTORY as libc::c_long);
+    let (dir, creat) = (libc::O_DIRECTORY as libc::c_long, libc::O_CREAT as libc::c_long);
+    let mut f = flags;
+    if f & libc::O_PATH as libc::c_long != 0 {
+        f &= (libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) as libc::c_long;
+    }
+    let read_only = f & libc::O_ACCMODE as libc::c_long == libc::O_RDONLY as libc::c_long;
+    if f & (dir | creat) == dir | creat || f & TMPFILE_ONLY != 0 && (f & dir == 0 || read_only) {
+        return Err(Errno::EINVAL);
+    }
+    Ok(())
 }
 
 /// fstatat(dir, path, flags) on the host.

@@ -12,6 +12,10 @@ const STATFS_SIZE: u64 = 120;
 impl Forwarder {
     /// chown, lchown (`flags` AT_SYMLINK_NOFOLLOW) and fchownat. uid/gid are 32-bit; -1 keeps one.
     pub(super) fn fchownat(&self, g: Guest, dirfd: u64, path: u64, uid: u64, gid: u64, flags: u64) -> SysResult<i64> {
+        // Linux refuses an unknown flag (an int) before the path.
+        if flags as u32 & !((libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH) as u32) != 0 {
+            return Err(Errno::EINVAL);
+        }
         let follow = flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0;
         let at = self.path_at(g, dirfd, path, follow)?;
         // The walk checked the last name: never follow a link swapped in since.

@@ -346,6 +346,12 @@ impl Forwarder {
         self.resolve_full(dirfd_arg, raw, follow, true, true, false)
     }
 
+    /// `path_at_to_stat` of a NULL path with AT_EMPTY_PATH (Linux 6.11+): the descriptor
+    /// itself, or the working directory.
+    pub(super) fn empty_path_at(&self, dirfd_arg: u64) -> SysResult<At> {
+        self.resolve_full(dirfd_arg, Vec::new(), true, true, true, false)
+    }
+
     /// `path_at` for a call that acts on the last name as a directory entry (unlink, rmdir,
     /// rename, mkdir, mknod, the new name of symlink and link): see walk::Opts::entry.
     pub(super) fn path_at_entry(&self, g: Guest, dirfd_arg: u64, path_addr: u64) -> SysResult<At> {

@@ -1,7 +1,8 @@
 //! Extended attributes: reading them (getxattr, lgetxattr, fgetxattr, listxattr, llistxattr,
 //! flistxattr: `ls -l` asks for ACLs and security labels of every file), setting and removing
 //! them (setxattr, lsetxattr, fsetxattr, removexattr, lremovexattr, fremovexattr: `cp -a`,
-//! `tar --xattrs`, `rsync -X` copy them). The host checks names, flags and permissions.
+//! `tar --xattrs`, `rsync -X` copy them). A name and a set's flags and value are checked here
+//! first, as Linux checks them before the path or descriptor; the host checks permissions.
 
 use std::ffi::CString;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -92,23 +93,15 @@ fn out_buffer(g: Guest, addr: u64, size: u64) -> SysResult<(*mut u8, u64)> {
 }
 
 impl Forwarder {
-    /// The object `path` names, walked to look at it (`inspect`) or to change it, opened; its
-    /// /proc/self/fd name; and the attribute name at `name`.
-    fn named_object(
-        &self,
-        g: Guest,
-        path: u64,
-        follow: bool,
-        inspect: bool,
-        name: u64,
-    ) -> SysResult<(OwnedFd, CString, CString)> {
+    /// The object `path` names, walked to look at it (`inspect`) or to change it, opened; and
+    /// its /proc/self/fd name.
+    fn named_object(&self, g: Guest, path: u64, follow: bool, inspect: bool) -> SysResult<(OwnedFd, CString)> {
         let at = if inspect {
             self.path_at_to_inspect(g, libc::AT_FDCWD as u32 as u64, path, follow)?
         } else {
             self.path(g, path, follow)?
         };
-        let (object, host) = open_object(&at, follow)?;
-        Ok((object, host, g.read_path(name)?))
+        open_object(&at, follow)
     }
 
     /// getxattr (`nr` SYS_getxattr) and lgetxattr (SYS_lgetxattr). Both are made as getxattr
@@ -124,9 +117,9 @@ impl Forwarder {
         size: u64,
     ) -> SysResult<i64> {
         let follow = nr == libc::SYS_getxattr;
+        let name = xattr_name(g, name)?;
         if have_xattrat() {
             let at = self.path_at_to_inspect(g, libc::AT_FDCWD as u32 as u64, path, follow)?;
-            let name = g.read_path(name)?;
             let (out, size) = out_buffer(g, value, size)?;
             let args = XattrArgs { value: out as u64, size: size as u32, flags: 0 };
             let call = [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), at_flags(&at, follow), ptr(name.as_ptr())];
@@ -136,15 +129,15 @@ impl Forwarder {
             // NULL with size 0).
             return unsafe { self.sys(SYS_GETXATTRAT, &args) };
         }
-        let (_object, host, name) = self.named_object(g, path, follow, true, name)?;
+        let (_object, host) = self.named_object(g, path, follow, true)?;
         let (out, size) = out_buffer(g, value, size)?;
         // SAFETY: host C strings and a `size`-byte guest buffer (or NULL with size 0).
         unsafe { self.sys(libc::SYS_getxattr, &[ptr(host.as_ptr()), ptr(name.as_ptr()), ptr(out), uint(size)]) }
     }
 
     pub(super) fn fgetxattr(&self, g: Guest, fd: u64, name: u64, value: u64, size: u64) -> SysResult<i64> {
+        let name = xattr_name(g, name)?;
         let h = self.fds().get(fd)?;
-        let name = g.read_path(name)?;
         let (out, size) = out_buffer(g, value, size)?;
         // SAFETY: a host C string and a `size`-byte guest buffer (or NULL with size 0).
         unsafe { self.sys(libc::SYS_fgetxattr, &[h.raw() as libc::c_long, ptr(name.as_ptr()), ptr(out), uint(size)]) }
@@ -188,10 +181,9 @@ impl Forwarder {
         flags: u64,
     ) -> SysResult<i64> {
         let follow = nr == libc::SYS_setxattr;
+        let (name, value) = set_arguments(g, name, value, size, flags)?;
         if have_xattrat() {
             let at = self.path(g, path, follow)?;
-            let name = g.read_path(name)?;
-            let value = in_buffer(g, value, size)?;
             // The flags are an int, as for setxattr.
             let args = XattrArgs { value: value.as_ptr() as u64, size: size as u32, flags: flags as u32 };
             let call = [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), at_flags(&at, follow), ptr(name.as_ptr())];
@@ -200,8 +192,7 @@ impl Forwarder {
             // SAFETY: host C strings and an xattr_args naming a `size`-byte buffer of ours.
             return unsafe { self.sys(SYS_SETXATTRAT, &args) };
         }
-        let (_object, host, name) = self.named_object(g, path, follow, false, name)?;
-        let value = in_buffer(g, value, size)?;
+        let (_object, host) = self.named_object(g, path, follow, false)?;
         // SAFETY: host C strings and a `size`-byte buffer of ours.
         unsafe {
             self.sys(
@@ -212,9 +203,8 @@ impl Forwarder {
     }
 
     pub(super) fn fsetxattr(&self, g: Guest, fd: u64, name: u64, value: u64, size: u64, flags: u64) -> SysResult<i64> {
+        let (name, value) = set_arguments(g, name, value, size, flags)?;
         let h = self.fds().get(fd)?;
-        let name = g.read_path(name)?;
-        let value = in_buffer(g, value, size)?;
         // SAFETY: a host C string and a `size`-byte buffer of ours.
         unsafe {
             self.sys(
@@ -227,24 +217,45 @@ impl Forwarder {
     /// removexattr (`nr` SYS_removexattr) and lremovexattr (SYS_lremovexattr), as setxattr.
     pub(super) fn removexattr(&self, g: Guest, nr: libc::c_long, path: u64, name: u64) -> SysResult<i64> {
         let follow = nr == libc::SYS_removexattr;
+        let name = xattr_name(g, name)?;
         if have_xattrat() {
             let at = self.path(g, path, follow)?;
-            let name = g.read_path(name)?;
             let args = [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), at_flags(&at, follow), ptr(name.as_ptr())];
             // SAFETY: host C strings.
             return unsafe { self.sys(SYS_REMOVEXATTRAT, &args) };
         }
-        let (_object, host, name) = self.named_object(g, path, follow, false, name)?;
+        let (_object, host) = self.named_object(g, path, follow, false)?;
         // SAFETY: host C strings.
         unsafe { self.sys(libc::SYS_removexattr, &[ptr(host.as_ptr()), ptr(name.as_ptr())]) }
     }
 
     pub(super) fn fremovexattr(&self, g: Guest, fd: u64, name: u64) -> SysResult<i64> {
+        let name = xattr_name(g, name)?;
         let h = self.fds().get(fd)?;
-        let name = g.read_path(name)?;
         // SAFETY: a host C string.
         unsafe { self.sys(libc::SYS_fremovexattr, &[h.raw() as libc::c_long, ptr(name.as_ptr())]) }
     }
+}
+
+/// The attribute name at `name`, read before the path or descriptor as Linux does: empty or
+/// longer than XATTR_NAME_MAX (255 bytes) is ERANGE.
+fn xattr_name(g: Guest, name: u64) -> SysResult<CString> {
+    const XATTR_NAME_MAX: usize = 255;
+    match g.read_cstr(name, XATTR_NAME_MAX + 1) {
+        Ok(n) if n.is_empty() => Err(Errno::ERANGE),
+        Err(Errno::ENAMETOOLONG) => Err(Errno::ERANGE),
+        r => r,
+    }
+}
+
+/// A set call's arguments in Linux's order, all before the path or descriptor: the flags
+/// (XATTR_CREATE, XATTR_REPLACE; else EINVAL), the name, the value.
+fn set_arguments(g: Guest, name: u64, value: u64, size: u64, flags: u64) -> SysResult<(CString, Vec<u8>)> {
+    if flags as u32 & !((libc::XATTR_CREATE | libc::XATTR_REPLACE) as u32) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let name = xattr_name(g, name)?;
+    Ok((name, in_buffer(g, value, size)?))
 }
 
 /// A value to set: `size` bytes of the program's memory, copied (E2BIG past XATTR_SIZE_MAX).
