@@ -460,6 +460,19 @@ fn resource_limits_act_at_their_edges_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("rlimit_edges", Some("RLIMIT_CPU 1/1: the busy child ended by signal 9"));
 }
 
+/// A file call given a bad flag or argument and a bad descriptor or path answers the
+/// argument's error first, as Linux's checks come (tests/programs/hostile/
+/// file_call_argument_order.c; hrt said EBADF or ENOTDIR); fstatat of a NULL path with
+/// AT_EMPTY_PATH is the descriptor (EFAULT), vmsplice refuses unknown flags, and sendfile,
+/// splice and copy_file_range refuse counts negative or past 2^64 (all three copied data).
+#[test]
+fn file_call_arguments_are_checked_in_linux_order() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "file_call_argument_order",
+        Some("renameat2(f, \"e\", AT_FDCWD, \"\", RENAME_EXCHANGE): -1 (Not a directory)"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]
