@@ -113,6 +113,17 @@ fn setpgid_to_the_callers_pid_names_the_callers_group() {
     );
 }
 
+/// The program's own exec refuses a file one of its descriptors has open for writing
+/// (ETXTBSY), a script named through a close-on-exec descriptor (ENOENT) and an O_PATH
+/// descriptor of a link (ELOOP), as Linux does (hrt ran the first two, said EACCES).
+#[test]
+fn an_exec_by_descriptor_refuses_as_linux_does() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "exec_by_descriptor_edges",
+        Some("a file open for reading and writing: Text file busy"),
+    );
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

@@ -68,6 +68,9 @@ impl Forwarder {
             (None, _) => format!("/dev/fd/{}", dirfd as u32 as i32).into_bytes(),
             (Some(_), false) => [format!("/dev/fd/{}/", dirfd as u32 as i32).as_bytes(), &raw].concat(),
         };
+        // Relative to a close-on-exec descriptor, the name is gone once the exec is done: a
+        // script's interpreter could not open it (Linux: ENOENT, BINPRM_FLAGS_PATH_INACCESSIBLE).
+        let inaccessible = !at_cwd && raw.first() != Some(&b'/') && self.fds().cloexec(dirfd).unwrap_or(false);
         let follow = flags & libc::AT_SYMLINK_NOFOLLOW as u64 == 0;
         let mut file = self.exec_file(dirfd, raw, follow)?;
         // Scripts: each level's argv[0] is replaced by [interpreter, argument?, its file name].
@@ -77,6 +80,9 @@ impl Forwarder {
             let given = String::from_utf8_lossy(&name).into_owned();
             let head = &file.bytes[..file.bytes.len().min(256)];
             let Some(interp) = crate::script::parse(&given, head).map_err(|_| Errno(libc::ENOEXEC))? else { break };
+            if depth == 0 && inaccessible {
+                return Err(Errno::ENOENT);
+            }
             if depth == SCRIPT_DEPTH_MAX {
                 return Err(Errno::ELOOP);
             }
@@ -213,7 +219,10 @@ impl Forwarder {
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             // SAFETY: as above, on the program's host descriptor.
             if unsafe { libc::fstat(h.raw(), &mut st) } == 0 && st.st_mode & libc::S_IFMT != libc::S_IFREG {
-                return Err(Errno::EACCES);
+                // An O_PATH descriptor of a symbolic link itself: ELOOP, as the exec's open
+                // refuses to follow it.
+                let link = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
+                return Err(if link { Errno(libc::ELOOP) } else { Errno::EACCES });
             }
             let p = CString::new(format!("/proc/self/fd/{}", h.raw())).map_err(|_| Errno::ENOENT)?;
             // SAFETY: a host C string.
@@ -227,8 +236,39 @@ impl Forwarder {
         // SAFETY: a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
         check_executable(&fd)?;
+        self.refuse_open_for_writing(&fd)?;
         let host_path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| Errno::ENOENT)?;
         Ok(ExecFile { bytes: read_all(fd)?, host_path })
+    }
+}
+
+impl Forwarder {
+    /// ETXTBSY if one of the program's descriptors has `file` open for writing: Linux refuses
+    /// to run a file open for writing (by anyone; here the program's own descriptors are
+    /// looked at, where a program writes a file and then runs it, or fexecve's an O_RDWR one).
+    fn refuse_open_for_writing(&self, file: &OwnedFd) -> SysResult<()> {
+        let id = |fd: i32| {
+            // SAFETY: fstat writes the struct we pass.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: as above.
+            (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino))
+        };
+        let Some(wanted) = id(file.as_raw_fd()) else { return Ok(()) };
+        for (_, h, _) in self.fds().snapshot() {
+            if id(h.raw()) != Some(wanted) {
+                continue;
+            }
+            // A memory file's descriptor from memfd_create is no writer to Linux (it opens the
+            // file without taking write access): fexecve of one runs.
+            let memfd = std::fs::read_link(format!("/proc/self/fd/{}", h.raw()))
+                .is_ok_and(|p| p.as_os_str().as_bytes().starts_with(b"/memfd:"));
+            // SAFETY: F_GETFL only reads the descriptor's status flags.
+            let fl = unsafe { libc::fcntl(h.raw(), libc::F_GETFL) };
+            if !memfd && fl >= 0 && fl & libc::O_PATH == 0 && fl & libc::O_ACCMODE != libc::O_RDONLY {
+                return Err(Errno(libc::ETXTBSY));
+            }
+        }
+        Ok(())
     }
 }
 
