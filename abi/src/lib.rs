@@ -830,10 +830,11 @@ pub mod process {
     pub const EXEC_COMMIT: u64 = 0x200d;
     /// The exec failed before its point of no return: the blob goes, nothing else changes.
     pub const EXEC_ABORT: u64 = 0x200e;
-    /// (addr, 0 = wait / 1 = wake, val, timeout in ns or u64::MAX): a futex on host shared
-    /// memory (a file's, a segment's, anonymous memory shared at a fork), which other
-    /// processes' futexes on the same pages reach: the host's FUTEX_WAIT while the word holds
-    /// `val` (relative timeout), or FUTEX_WAKE of at most `val` waiters (the number woken).
+    /// (addr, 0 = wait / 1 = wake, val, timeout in ns or u64::MAX, bitset): a futex on host
+    /// shared memory (a file's, a segment's, anonymous memory shared at a fork), which other
+    /// processes' futexes on the same pages reach: the host's FUTEX_WAIT_BITSET while the word
+    /// holds `val` (relative timeout), or FUTEX_WAKE_BITSET of at most `val` waiters (the
+    /// number woken); a bitset of 0 means every bit (FUTEX_WAIT, FUTEX_WAKE).
     /// (addr, 2, nwake, nmove, addr2, compare): the host's FUTEX_REQUEUE from `addr` to
     /// shared word `addr2`, or FUTEX_CMP_REQUEUE against the low 32 bits of `compare` when
     /// it has `SHARED_FUTEX_COMPARE` set (the number woken plus the number moved).

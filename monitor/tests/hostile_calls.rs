@@ -473,6 +473,14 @@ fn file_call_arguments_are_checked_in_linux_order() {
     );
 }
 
+/// Futex calls at their edges: a wake of 0 wakes one, the wake-op shift is taken modulo 32, a
+/// requeue onto itself keeps the order, futex_waitv answers the last word woken and EAGAIN
+/// before a later unmapped word, and wake bitsets hold across processes.
+#[test]
+fn futex_calls_at_their_edges_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("futex_edges", Some("FUTEX_WAKE of 0 woke 1, FUTEX_WAKE_OP of 0 woke 1"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

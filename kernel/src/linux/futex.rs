@@ -279,6 +279,8 @@ fn wake(addr: u64, n: u64, bitset: u32, private: bool) -> SysResult {
     if bitset == 0 {
         return Err(EINVAL);
     }
+    // Linux counts a wake-up before it compares with the count: 0 wakes one.
+    let n = n.max(1);
     if private {
         private_key(addr)?;
     } else {
@@ -289,7 +291,7 @@ fn wake(addr: u64, n: u64, bitset: u32, private: bool) -> SysResult {
 
 /// What Linux checks of a private futex address it does not read: aligned (EINVAL) and in
 /// user space (EFAULT); whether it is mapped does not matter.
-fn private_key(addr: u64) -> Result<(), u32> {
+pub(super) fn private_key(addr: u64) -> Result<(), u32> {
     if !addr.is_multiple_of(4) {
         return Err(EINVAL);
     }
@@ -329,6 +331,13 @@ fn requeue(addr: u64, addr2: u64, nwake: u64, nmove: u64, expect: Option<u32>, p
     }
     let src: &mut Waiters = if core::ptr::eq(first, b1) { &mut g1 } else { g2.as_mut().unwrap() };
     let woken = wake_in(b1, src, addr, nwake, BITSET_ANY);
+    if addr == addr2 {
+        // Requeued onto itself: counted, left where they wait (Linux moves a waiter only
+        // between hash buckets; the order of wake-ups stays first come, first woken).
+        // SAFETY: listed waiters are alive; we hold the bucket's lock.
+        let here = src.0.iter().filter(|&&w| unsafe { (*w).addr } == addr).count() as u64;
+        return Ok(woken + here.min(nmove));
+    }
     let mut moved = Vec::new();
     src.0.retain(|&w| {
         // SAFETY: listed waiters are alive; we hold the locks of both buckets.
@@ -373,7 +382,8 @@ pub(super) fn wake_op_with(
     let mut oparg = sign_extend_12((encoded >> 12) & 0xfff) as u32;
     let cmparg = sign_extend_12(encoded & 0xfff);
     if op & 8 != 0 {
-        oparg = 1u32.checked_shl(oparg).unwrap_or(0);
+        // FUTEX_OP_OPARG_SHIFT: Linux takes the shift modulo 32 (it was 0 past 31 here).
+        oparg = 1u32 << (oparg & 31);
     }
     let apply = |old: u32| match op & 7 {
         0 => Some(oparg),
@@ -401,9 +411,10 @@ pub(super) fn wake_op_with(
         5 => o >= cmparg,
         _ => return Err(ENOSYS),
     };
-    let mut woken = wake_at(addr, n)?;
+    // Each count wakes one at least, as Linux counts a wake-up before it compares.
+    let mut woken = wake_at(addr, n.max(1))?;
     if cond {
-        woken += wake_at(addr2, n2)?;
+        woken += wake_at(addr2, n2.max(1))?;
     }
     Ok(woken)
 }

@@ -65,7 +65,15 @@ pub fn futex_waitv(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
                 kprintln!("hrt: futex_waitv on memory shared with other processes is woken by this process's threads only (reported once)");
             }
         }
-        words.push((user_atomic(e.uaddr)?, val));
+        // A private word's key is its address (aligned, in user space); a shared one's page must
+        // be there. Whether a private word can be read is found as the values are compared, in
+        // order: a mismatch before an unreadable word is EAGAIN, as Linux's.
+        if e.flags & FUTEX2_PRIVATE != 0 {
+            super::futex::private_key(e.uaddr)?;
+        } else {
+            user_atomic(e.uaddr)?;
+        }
+        words.push((e.uaddr, val));
     }
     loop {
         match wait_once(&words, deadline) {
@@ -79,12 +87,10 @@ pub fn futex_waitv(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// Lists a waiter on every word, sleeps until one is woken, a signal or `deadline`, and takes
 /// the others off: the index of a woken word, or EAGAIN (a word no longer held its value),
 /// ERESTARTSYS (a signal) or ETIMEDOUT.
-fn wait_once(words: &[(&'static core::sync::atomic::AtomicU32, u32)], deadline: Option<u64>) -> SysResult {
+fn wait_once(words: &[(u64, u32)], deadline: Option<u64>) -> SysResult {
     let me = sched::current();
-    let mut nodes: Vec<Waiter> = words
-        .iter()
-        .map(|(w, _)| Waiter { addr: *w as *const _ as u64, bitset: BITSET_ANY, thread: me, woken: false })
-        .collect();
+    let mut nodes: Vec<Waiter> =
+        words.iter().map(|&(addr, _)| Waiter { addr, bitset: BITSET_ANY, thread: me, woken: false }).collect();
     // Records do not move from here on (the vector is never grown): their addresses are listed.
     let ptrs: Vec<*mut Waiter> = nodes.iter_mut().map(|n| n as *mut Waiter).collect();
     // BLOCKING before the first waiter is listed: a wake-up from then on makes the block
@@ -93,14 +99,19 @@ fn wait_once(words: &[(&'static core::sync::atomic::AtomicU32, u32)], deadline: 
     unsafe { (*me).state.store(BLOCKING, Ordering::SeqCst) };
     let mut listed = 0;
     let mut changed = false;
-    for (p, (w, val)) in ptrs.iter().zip(words) {
-        if !enqueue_if(*p, w, *val) {
+    let mut unreadable = false;
+    for (p, &(addr, val)) in ptrs.iter().zip(words) {
+        let Ok(w) = user_atomic(addr) else {
+            unreadable = true;
+            break;
+        };
+        if !enqueue_if(*p, w, val) {
             changed = true;
             break;
         }
         listed += 1;
     }
-    let interrupted = if changed {
+    let interrupted = if changed || unreadable {
         false
     } else {
         super::signal::state::interruptible_begin();
@@ -112,15 +123,17 @@ fn wait_once(words: &[(&'static core::sync::atomic::AtomicU32, u32)], deadline: 
     };
     // SAFETY: as above; no block follows, whatever a wake-up did to the state.
     unsafe { (*me).state.store(sched::thread::RUNNING, Ordering::SeqCst) };
+    // The last word woken is the answer, as Linux's (a thread woken through several).
     let mut woken = None;
     for (i, p) in ptrs[..listed].iter().enumerate() {
-        if settle(*p) && woken.is_none() {
+        if settle(*p) {
             woken = Some(i as u64);
         }
     }
     drop(nodes);
     match woken {
         Some(i) => Ok(i),
+        None if unreadable => Err(EFAULT),
         None if changed => Err(EAGAIN),
         None if interrupted => Err(super::signal::ERESTARTSYS),
         None => Err(ETIMEDOUT),

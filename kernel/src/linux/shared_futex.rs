@@ -33,7 +33,8 @@ pub fn futex(addr: u64, cmd: u64, val: u32, timeout: u64, addr2: u64, val3: u32,
             }
             let until = deadline(timeout, cmd == FUTEX_WAIT_BITSET, realtime)?;
             let ns = until.map_or(u64::MAX, |d| crate::time::ticks_to_ns(d.saturating_sub(crate::time::ticks())));
-            match super::calls::procs::call(SHARED_FUTEX, [addr, 0, val as u64, ns, 0, 0]) {
+            let bitset = if cmd == FUTEX_WAIT_BITSET { val3 } else { BITSET_ANY };
+            match super::calls::procs::call(SHARED_FUTEX, [addr, 0, val as u64, ns, bitset as u64, 0]) {
                 // Interrupted by a signal: restarted under SA_RESTART when it had no timeout,
                 // as the kernel's own futex waits are.
                 Err(EINTR) if until.is_none() => Err(super::signal::ERESTARTSYS),
@@ -76,7 +77,7 @@ fn wake(addr: u64, n: u64, bitset: u32) -> SysResult {
     if here >= n {
         return Ok(here);
     }
-    let there = super::calls::procs::call(SHARED_FUTEX, [addr, 1, n - here, 0, 0, 0])?;
+    let there = super::calls::procs::call(SHARED_FUTEX, [addr, 1, n - here, 0, bitset as u64, 0])?;
     Ok(here + there)
 }
 
