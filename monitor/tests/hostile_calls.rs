@@ -481,6 +481,13 @@ fn futex_calls_at_their_edges_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("futex_edges", Some("FUTEX_WAKE of 0 woke 1, FUTEX_WAKE_OP of 0 woke 1"));
 }
 
+/// The futex2 calls (futex_wake, futex_wait, futex_requeue), ENOSYS until stop 101: masks
+/// between threads and processes, a strict count of 0, a requeue, and their argument checks.
+#[test]
+fn futex2_calls_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("futex2_calls", Some("futex_wake, mask 2 (the second waiter's): 1"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

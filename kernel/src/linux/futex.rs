@@ -16,16 +16,16 @@ use crate::sync::IrqSpinLock;
 const FUTEX_WAIT: u64 = 0;
 const FUTEX_WAKE: u64 = 1;
 const FUTEX_REQUEUE: u64 = 3;
-const FUTEX_CMP_REQUEUE: u64 = 4;
+pub(super) const FUTEX_CMP_REQUEUE: u64 = 4;
 const FUTEX_WAKE_OP: u64 = 5;
-const FUTEX_WAIT_BITSET: u64 = 9;
-const FUTEX_WAKE_BITSET: u64 = 10;
+pub(super) const FUTEX_WAIT_BITSET: u64 = 9;
+pub(super) const FUTEX_WAKE_BITSET: u64 = 10;
 const FUTEX_LOCK_PI: u64 = 6;
 const FUTEX_UNLOCK_PI: u64 = 7;
 const FUTEX_TRYLOCK_PI: u64 = 8;
 const FUTEX_LOCK_PI2: u64 = 13;
-const FUTEX_PRIVATE_FLAG: u64 = 128;
-const FUTEX_CLOCK_REALTIME: u64 = 256;
+pub(super) const FUTEX_PRIVATE_FLAG: u64 = 128;
+pub(super) const FUTEX_CLOCK_REALTIME: u64 = 256;
 pub(super) const BITSET_ANY: u32 = u32::MAX;
 
 pub(super) struct Waiter {

@@ -15,6 +15,7 @@ pub mod fault;
 pub mod filemap;
 pub mod fork_advice;
 pub mod futex;
+pub mod futex2;
 pub mod futex_waitv;
 pub mod grows_down;
 pub mod loader;
