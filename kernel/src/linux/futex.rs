@@ -462,6 +462,12 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if matches!(op & 0x7f, FUTEX_REQUEUE | FUTEX_CMP_REQUEUE) && ((val as i32) < 0 || (timeout as i32) < 0) {
         return Err(EINVAL);
     }
+    if op & FUTEX_PRIVATE_FLAG == 0 && op & 0x7f != FUTEX_LOCK_PI && op & 0x7f != FUTEX_LOCK_PI2 {
+        shared_key(addr)?;
+        if matches!(op & 0x7f, FUTEX_REQUEUE | FUTEX_CMP_REQUEUE) {
+            shared_key(addr2)?;
+        }
+    }
     // A shared futex on the host's pages is the host's; so is a requeue or wake-op whose
     // second word is (its waiters may be other processes').
     let second_word = matches!(op & 0x7f, FUTEX_REQUEUE | FUTEX_CMP_REQUEUE | FUTEX_WAKE_OP);
@@ -488,6 +494,22 @@ pub fn futex(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             kprintln!("hrt: futex operation {other} is not implemented: returning ENOSYS");
             Err(ENOSYS)
         }
+    }
+}
+
+/// Linux keys a shared futex by its page, looked up for writing first: a read-only page of
+/// private anonymous memory has no key ("a read-only anonymous page will never change"):
+/// EFAULT. Pages of files (not written since they were read) and shared memory have one.
+fn shared_key(addr: u64) -> Result<(), u32> {
+    use super::protect::{prot_at, PROT_WRITE};
+    if prot_at(addr).is_none_or(|p| p & PROT_WRITE != 0) || super::shared_files::containing(addr).is_some() {
+        return Ok(());
+    }
+    let page = addr & !(super::usermem::PAGE - 1);
+    let parts = super::private_files::parts(page, page + super::usermem::PAGE);
+    match parts.iter().any(|p| !p.written) {
+        true => Ok(()),
+        false => Err(EFAULT),
     }
 }
 

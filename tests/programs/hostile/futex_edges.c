@@ -3,7 +3,9 @@
  * (hrt wrote 0 past 31); a requeue onto the same futex keeps the waiters' order (hrt moved them
  * behind); futex_waitv answers the last of its words a wake-up reached (hrt: the first) and
  * a value mismatch before a later unmapped word is EAGAIN (hrt: EFAULT); FUTEX_WAKE_BITSET
- * reaches only the matching waiters in another process too (hrt woke any). */
+ * reaches only the matching waiters in another process too (hrt woke any); a shared futex on
+ * a read-only page of private anonymous memory is EFAULT (Linux finds it no key; hrt waited),
+ * one on a read-only page of the program's file (its text) is not. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
@@ -127,7 +129,22 @@ static void bitset_across_fork(void) {
     printf("a waiter in another process with bitset 4: woken by bitset 1 %ld, by bitset 4 %ld\n", other, matching);
 }
 
+static void read_only_pages(void) {
+    struct timespec soon = {0, 1000000};
+    void *ro = mmap(0, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    errno = 0;
+    long r = fx(ro, FUTEX_WAIT, 0, &soon, 0, 0);
+    printf("shared FUTEX_WAIT on a read-only anonymous page: %ld (%s)", r, strerror(errno));
+    errno = 0;
+    r = fx(ro, FUTEX_WAKE, 1, 0, 0, 0);
+    printf(", FUTEX_WAKE %ld (%s)\n", r, strerror(errno));
+    errno = 0;
+    r = fx((void *)((uintptr_t)wake_zero & ~(uintptr_t)3), FUTEX_WAKE, 1, 0, 0, 0);
+    printf("shared FUTEX_WAKE on the program's text: %ld (%s)\n", r, strerror(errno));
+}
+
 int main(void) {
+    read_only_pages();
     wake_zero();
     oparg_shift();
     requeue_self();
