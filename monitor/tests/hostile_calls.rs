@@ -488,6 +488,16 @@ fn futex2_calls_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("futex2_calls", Some("futex_wake, mask 2 (the second waiter's): 1"));
 }
 
+/// The set-id calls after capset dropped CAP_SETUID/CAP_SETGID answer EPERM (hrt died of
+/// SIGABRT in glibc's set-id broadcast), and change the ids with the capabilities.
+#[test]
+fn set_id_calls_without_the_capability_answer_eperm() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "setid_without_capability",
+        Some("setresuid without the capability: -1 (Operation not permitted)"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -225,6 +225,16 @@ impl Forwarder {
     pub(super) fn set_ids(&self, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
         spawn_child_keeps_ids()?;
         let id = |i: usize| a[i] as u32;
+        // First on this thread alone, whose capabilities are the program's (`caps::catch_up`):
+        // a refusal (EPERM) ends here. glibc's broadcast aborts the process when its threads'
+        // answers differ, and threads that have not caught up with a capset that dropped
+        // CAP_SETUID still had it (a failing setuid killed `hrt` with SIGABRT). Once this
+        // thread has the new ids, repeating the call here is allowed without privileges.
+        // SAFETY: a plain call on this thread's credentials, no pointers.
+        let first = unsafe { libc::syscall(nr, a[0] as libc::c_long, a[1] as libc::c_long, a[2] as libc::c_long) };
+        if first < 0 {
+            return Err(Errno::last());
+        }
         // SAFETY: plain calls on this process's credentials, no pointers.
         let r = unsafe {
             match nr {
