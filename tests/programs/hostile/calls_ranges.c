@@ -119,6 +119,11 @@ int main(void) {
     report("clock_gettime into just-munmapped memory", syscall(SYS_clock_gettime, CLOCK_REALTIME, gone));
     report("getrandom into just-munmapped memory", getrandom(gone, 16, 0));
     report("getrandom running into the hole", getrandom(p + PAGES * PAGE - 100, 1000, 0));
+    // A read-only page ends it as a hole does (hrt said EFAULT for the whole call).
+    char *two = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(two + PAGE, PAGE, PROT_READ);
+    report("getrandom running into a read-only page", getrandom(two + PAGE - 10, 100, 0));
+    munmap(two, 2 * PAGE);
     report("uname into the hole", syscall(SYS_uname, p + PAGES * PAGE - 100));
 
     // Each iovec's whole range must lie in the user address space (Linux's access_ok) before

@@ -394,7 +394,18 @@ pub fn getrandom(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if len == 0 {
         return Ok(0);
     }
-    let n = crate::linux::usermap::mapped_len(buf, len);
+    let mapped = crate::linux::usermap::mapped_len(buf, len);
+    // The part it may write: a read-only page ends it as an unmapped one does (Linux's copy
+    // stops at the first page it cannot write; it was EFAULT for the whole call).
+    let mut n = 0;
+    while n < mapped {
+        let page_end = ((buf + n) | (crate::linux::usermem::PAGE - 1)) + 1;
+        let end = (buf + mapped).min(page_end);
+        if !crate::linux::protect::allows(buf + n, end, true) {
+            break;
+        }
+        n = end - buf;
+    }
     crate::random::fill(uaccess::slice_mut(buf, n.max(1))?)?;
     Ok(n)
 }
