@@ -1048,7 +1048,7 @@ fn prctl_answers_as_on_linux_and_says_what_it_lacks() {
     assert_eq!(got.code(), 0, "{got:?}");
     let lines: Vec<&str> = got.stderr.lines().filter(|l| l.contains("is not implemented")).collect();
     assert_eq!(lines.len(), 2, "one line per option expected:\n{}", got.stderr);
-    assert!(lines.iter().any(|l| l.contains("prctl option 35 (PR_SET_MM)")), "{}", got.stderr);
+    assert!(lines.iter().any(|l| l.contains("prctl option 62 (PR_SCHED_CORE)")), "{}", got.stderr);
     assert!(lines.iter().any(|l| l.contains("prctl option 1000 is")), "{}", got.stderr);
 }
 

@@ -106,10 +106,19 @@ int main(void) {
            first != 0 && first != (int *)1 ? "an address" : "none");
     syscall(SYS_set_tid_address, first);
     show("PR_GET_TID_ADDRESS bad address", prctl(PR_GET_TID_ADDRESS, 8, 0, 0, 0));
-    /* An option hrt does not implement, twice (its result is not shown: Linux's is 0, the
-     * size of struct prctl_mm_map written). */
-    unsigned int map_size;
-    prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, (unsigned long)&map_size, 0, 0);
-    prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, (unsigned long)&map_size, 0, 0);
+    /* PR_SET_MM's map size, its argument checks, and the other Linux 6.x questions. */
+    unsigned int map_size = 0;
+    show("PR_SET_MM_MAP_SIZE", prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, (unsigned long)&map_size, 0, 0));
+    printf("struct prctl_mm_map: %u bytes\n", map_size);
+    show("PR_SET_MM_MAP_SIZE NULL", prctl(PR_SET_MM, PR_SET_MM_MAP_SIZE, 0, 0, 0));
+    show("PR_SET_MM fifth argument", prctl(PR_SET_MM, PR_SET_MM_START_BRK, 0, 0, 1));
+    show("PR_CAP_AMBIENT IS_SET fourth argument", prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, 0, 1, 0));
+    show("PR_GET_MDWE", prctl(66, 0, 0, 0, 0));
+    show("PR_GET_MEMORY_MERGE", prctl(68, 0, 0, 0, 0));
+    /* An option hrt does not implement, twice (its result is not shown: Linux's depends on
+     * the host's core scheduling). */
+    unsigned long cookie;
+    prctl(PR_SCHED_CORE, 0, 0, 0, (unsigned long)&cookie);
+    prctl(PR_SCHED_CORE, 0, 0, 0, (unsigned long)&cookie);
     return 0;
 }

@@ -7,7 +7,7 @@
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use crate::arch::traps::TrapFrame;
-use crate::linux::errno::{SysResult, EINVAL};
+use crate::linux::errno::{SysResult, EINVAL, EPERM};
 use crate::linux::uaccess;
 
 const PR_SET_PDEATHSIG: u64 = 1;
@@ -35,6 +35,9 @@ const PR_GET_TIMERSLACK: u64 = 30;
 const PR_SET_THP_DISABLE: u64 = 41;
 const PR_GET_THP_DISABLE: u64 = 42;
 const PR_CAP_AMBIENT: u64 = 47;
+const PR_SET_MM: u64 = 35;
+const PR_GET_MDWE: u64 = 66;
+const PR_GET_MEMORY_MERGE: u64 = 68;
 const PR_GET_SPECULATION_CTRL: u64 = 52;
 const PR_GET_AUXV: u64 = 0x4155_5856;
 const PR_GET_TID_ADDRESS: u64 = 40;
@@ -282,7 +285,10 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             CAPBSET.store(0, Ordering::Relaxed);
             r
         }
-        PR_CAP_AMBIENT if PR_CAP_AMBIENT_OPS.contains(&a[1]) => host_value(&[PR_CAP_AMBIENT, a[1], a[2]]),
+        // Linux refuses a fourth or fifth argument first (EINVAL).
+        PR_CAP_AMBIENT if PR_CAP_AMBIENT_OPS.contains(&a[1]) && a[3] == 0 && a[4] == 0 => {
+            host_value(&[PR_CAP_AMBIENT, a[1], a[2]])
+        }
         PR_CAP_AMBIENT => Err(EINVAL),
         PR_GET_KEEPCAPS => Ok(KEEPCAPS.load(Ordering::Relaxed)),
         PR_SET_KEEPCAPS if a[1] <= 1 => {
@@ -333,11 +339,37 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             Ok(MCE_KILL.load(Ordering::Relaxed) as u64)
         }
         PR_MCE_KILL_GET => Err(EINVAL),
+        // No memory-deny-write-execute policy and no KSM merging here: none to report.
+        PR_GET_MDWE | PR_GET_MEMORY_MERGE if a[1] == 0 && a[2] == 0 && a[3] == 0 && a[4] == 0 => Ok(0),
+        PR_GET_MDWE | PR_GET_MEMORY_MERGE => Err(EINVAL),
+        PR_SET_MM => set_mm(a[1], a[2], a[3], a[4]),
         option => {
             report_once(option);
             Err(EINVAL)
         }
     }
+}
+
+/// PR_SET_MM(opt, addr, arg4, arg5) in Linux's order: EINVAL for extra arguments; the size
+/// of `struct prctl_mm_map` for PR_SET_MM_MAP_SIZE; EPERM without CAP_SYS_RESOURCE; the
+/// changes themselves (checkpoint/restore tools) are not made (EINVAL with a line).
+fn set_mm(opt: u64, addr: u64, arg4: u64, arg5: u64) -> SysResult {
+    const AUXV: u64 = 12;
+    const MAP: u64 = 14;
+    const MAP_SIZE: u64 = 15;
+    const PRCTL_MM_MAP_SIZE: u32 = 104;
+    if arg5 != 0 || arg4 != 0 && !matches!(opt, AUXV | MAP | MAP_SIZE) {
+        return Err(EINVAL);
+    }
+    if opt == MAP_SIZE {
+        uaccess::write::<u32>(addr, PRCTL_MM_MAP_SIZE)?;
+        return Ok(0);
+    }
+    if !crate::linux::calls::ids::capable(CAP_SYS_RESOURCE) {
+        return Err(EPERM);
+    }
+    report_once(PR_SET_MM);
+    Err(EINVAL)
 }
 
 /// PR_GET_AUXV: the first `len` bytes of the saved auxiliary vector to `addr`; the saved
