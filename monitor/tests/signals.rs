@@ -351,3 +351,14 @@ fn a_short_pipe_write_whose_reader_left_raises_sigpipe() {
 fn cpu_timers_far_below_the_tick_leave_the_program_running() {
     passes_natively_and_same_on_1_and_2_cpus("cpu_timers_fast", Some("cpu timers: done"));
 }
+
+/// A thread's kill of its own process interrupts the main thread's read, poll or nanosleep
+/// (EINTR, the handler on the main thread), as Linux gives the main thread a process signal
+/// first: the sending thread took it itself, and the main thread's read went on waiting.
+#[test]
+fn a_threads_kill_of_its_process_reaches_the_waiting_main_thread() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "kill_reaches_waiting_main",
+        Some("read: -1 (Interrupted system call), the handler ran on the main thread"),
+    );
+}

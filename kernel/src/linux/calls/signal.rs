@@ -207,7 +207,12 @@ pub fn kill(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     if signo != 0 {
         valid(signo)?;
-        state::send_process(SigInfo::from_user(signo, SI_USER))?;
+        // To the main thread if it waits for it (Linux's first choice), else to whichever
+        // thread takes it first.
+        match state::main_thread_waits_for(signo) {
+            Some(main) => state::send_thread(main, SigInfo::from_user(signo, SI_USER))?,
+            None => state::send_process(SigInfo::from_user(signo, SI_USER))?,
+        }
         state::end_if_fatal(signo, None);
         state::kick_all();
     }

@@ -501,6 +501,21 @@ pub fn send_process_noting(info: SigInfo, merged: impl FnOnce(bool)) -> Result<(
     Ok(())
 }
 
+/// Whether the program's main thread waits interruptibly (a blocking call, a sleep, a signal
+/// wait) for signals that include `sig`, which it does not block: Linux's complete_signal gives
+/// a signal sent to the process to that thread first (it wants it), so a `kill` of the
+/// program by another of its threads interrupts the main thread's blocking call. Here a
+/// process signal is anyone's, and the sending thread took it on its way back from `kill`:
+/// the main thread's `read` never ended (`calls::signal::kill` sends it to the thread then).
+pub fn main_thread_waits_for(sig: u64) -> Option<u32> {
+    let main = crate::linux::process::pid();
+    let s = SIGNALS.lock();
+    let t = s.threads.get(&main)?;
+    // SAFETY: a registered thread's record is alive (it unregisters under this lock).
+    let blocked = !t.thread.is_null() && unsafe { (*t.thread).sigmask } & bit(sig) != 0;
+    (!t.waiter.is_null() && t.wait_mask & bit(sig) == 0 && !blocked && s.shared.set & bit(sig) == 0).then_some(main)
+}
+
 /// The signals pending anywhere in the program: for the process or for any of its threads
 /// (what makes a signalfd readable here, see `linux::signalfd`).
 pub fn pending_anywhere() -> u64 {
