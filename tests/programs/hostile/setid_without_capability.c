@@ -1,11 +1,13 @@
 /* The set-id calls after capset dropped CAP_SETUID and CAP_SETGID answer EPERM (hrt died of
  * SIGABRT: glibc's set-id broadcast over hrt's threads got different answers from threads
  * that had not taken the capability change yet), and with the capabilities they change the
- * ids. Each case in a forked child (as root on the host: the program starts with them). */
+ * ids, after which the process is no longer dumpable (PR_GET_DUMPABLE 0; hrt kept 1). Each case
+ * in a forked child (as root on the host: the program starts with them). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,9 +53,10 @@ int main(void) {
     }
     pid_t c = fork();
     if (c == 0) {
+        int before = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
         long r = syscall(SYS_setresgid, 65534, 65534, 65534) | syscall(SYS_setresuid, 65534, 65534, 65534);
-        printf("setresgid and setresuid with the capabilities: %ld, now uid %d gid %d\n", r, (int)getuid(),
-               (int)getgid());
+        printf("setresgid and setresuid with the capabilities: %ld, now uid %d gid %d, dumpable %d then %d\n", r,
+               (int)getuid(), (int)getgid(), before, prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
         _exit(0);
     }
     waitpid(c, NULL, 0);

@@ -130,6 +130,12 @@ fn set(nr: u32, a: [u64; 6], count: usize, first: usize) -> SysResult {
     vfork_child_keeps_ids()?;
     let r = forward(nr as u64, a);
     refresh();
+    let after = ids();
+    if after[EUID] != now[EUID] || after[EGID] != now[EGID] {
+        // A new effective user or group id: Linux makes the process undumpable (its
+        // fs.suid_dumpable, 0 by default): no core file, PR_GET_DUMPABLE 0.
+        super::prctl::credentials_changed();
+    }
     if r < 0 {
         Err((-r) as u32)
     } else {

@@ -65,6 +65,12 @@ const PR_CAP_AMBIENT_OPS: core::ops::RangeInclusive<u64> = 1..=4;
 /// trace the program either way.
 static DUMPABLE: AtomicU8 = AtomicU8::new(1);
 
+/// The program's effective user or group id changed: not dumpable any more, as Linux's
+/// commit_creds leaves a process (fs.suid_dumpable's default, 0).
+pub fn credentials_changed() {
+    DUMPABLE.store(0, Ordering::Relaxed);
+}
+
 /// Whether the program may leave a core file (PR_SET_DUMPABLE not 0).
 pub fn dumpable() -> bool {
     DUMPABLE.load(Ordering::Relaxed) != 0
