@@ -498,6 +498,13 @@ fn set_id_calls_without_the_capability_answer_eperm() {
     );
 }
 
+/// kcmp within the program: KCMP_FILE compares two descriptors' open files, the threads share
+/// their resources, and Linux's EBADF, EINVAL and ESRCH (it was ENOSYS).
+#[test]
+fn kcmp_within_the_program_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("kcmp_own", Some("KCMP_FILE of a descriptor and its dup: the same"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

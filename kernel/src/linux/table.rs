@@ -244,6 +244,7 @@ pub fn route(nr: u64) -> (&'static str, usize, Route) {
         __NR_futex_wake => ("futex_wake", 4, L(super::futex2::futex_wake)),
         __NR_futex_wait => ("futex_wait", 6, L(super::futex2::futex_wait)),
         __NR_futex_requeue => ("futex_requeue", 4, L(super::futex2::futex_requeue)),
+        __NR_kcmp => ("kcmp", 5, L(super::calls::kcmp::kcmp)),
         __NR_set_tid_address => ("set_tid_address", 1, L(thread::set_tid_address)),
         __NR_set_robust_list => ("set_robust_list", 2, L(thread::set_robust_list)),
         __NR_get_robust_list => ("get_robust_list", 3, L(thread::get_robust_list)),

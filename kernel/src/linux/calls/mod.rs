@@ -6,6 +6,7 @@ pub mod data_limit;
 pub mod fork;
 pub mod ids;
 pub mod info;
+pub mod kcmp;
 pub mod madvise;
 pub mod max_rss;
 pub mod membarrier;
