@@ -8,8 +8,41 @@
 pub mod channel;
 pub mod overrides;
 
+/// The robust futex lists of the program's threads (`set_robust_list`), kept by the kernel in
+/// guest memory the monitor knows: when `hrt` itself is killed (SIGKILL, where no kernel code
+/// runs), the process that holds the VM's memory after it (the monitor's late teardown) walks
+/// the lists as Linux's exit does, so that processes sharing robust mutexes with the program
+/// see FUTEX_OWNER_DIED instead of waiting forever. The kernel walks them itself on every
+/// other end and then empties the table.
+pub mod robust_heads {
+    /// One thread's list: its tid (0: a free entry) and its list head's address.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub struct Head {
+        pub tid: u32,
+        pub _pad: u32,
+        pub head: u64,
+    }
+
+    /// Threads kept; a program's threads beyond these are not walked when `hrt` is killed.
+    pub const ENTRIES: usize = 4095;
+
+    /// The table: `used` is one past the highest entry ever taken (entries are taken lowest
+    /// first, so a reader looks at `heads[..used]` only).
+    #[repr(C)]
+    pub struct Table {
+        pub used: u64,
+        pub _pad: u64,
+        pub heads: [Head; ENTRIES],
+    }
+
+    /// The table's size: 64 KiB, of which a program touches the first page or two.
+    pub const BYTES: u64 = core::mem::size_of::<Table>() as u64;
+    const _: () = assert!(BYTES == 64 << 10);
+}
+
 /// Bumped whenever a structure below changes incompatibly.
-pub const ABI_VERSION: u32 = 70;
+pub const ABI_VERSION: u32 = 71;
 
 /// Identifies a valid boot-info block ("HRTBOOT1").
 pub const BOOT_MAGIC: u64 = 0x3154_4f4f_4254_5248;
@@ -239,6 +272,9 @@ pub struct BootInfo {
     /// gave them to KVM: the kernel answers the program's rewritten CPUID sites from these
     /// without asking the CPU (a CPUID traps to the host on a PVM host).
     pub cpuid: [CpuidAnswer; CPUID_ANSWERS],
+    /// `hrt run`: the table of the program's threads' robust futex lists
+    /// ([`robust_heads::Table`]), placed like `channel` (it reads zero). Empty: none kept.
+    pub robust_heads: Range,
 }
 
 /// One CPUID answer: the leaf (eax), the subleaf (ecx; 0 for leaves that ignore it), and eax,
@@ -365,6 +401,7 @@ impl BootInfo {
             cpuid_count: 0,
             comm_len: 0,
             cpuid: [CpuidAnswer { leaf: 0, subleaf: 0, regs: [0; 4] }; CPUID_ANSWERS],
+            robust_heads: Range { base: 0, size: 0 },
         }
     }
 

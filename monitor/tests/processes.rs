@@ -124,6 +124,14 @@ fn an_exec_by_descriptor_refuses_as_linux_does() {
     );
 }
 
+/// A forked child SIGKILLed while its threads hold robust process-shared mutexes: the parent's
+/// lock returns EOWNERDEAD (the child's `hrt` died without the kernel's walk of the robust
+/// lists; the parent waited forever). The late teardown's holder walks them now.
+#[test]
+fn robust_mutexes_of_a_killed_child_are_marked_owner_dead() {
+    passes_natively_and_same_on_1_and_2_cpus("robust_owner_killed", Some("waiting when killed: mutex 1: EOWNERDEAD"));
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

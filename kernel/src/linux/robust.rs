@@ -30,6 +30,14 @@ enum Wake {
     OtherProcesses,
 }
 
+/// `set_robust_list`: the calling thread's list is `head` (0: none).
+pub fn register(head: u64) {
+    // SAFETY: as in `thread_exits`.
+    let t = unsafe { &mut *sched::current() };
+    t.robust_list = head;
+    heads::set(t.tid, head);
+}
+
 /// The calling thread ends (exit, or another thread's execve ends it) or execs: walks its
 /// robust list, then forgets it (an exec'd image registers its own).
 pub fn thread_exits() {
@@ -38,8 +46,15 @@ pub fn thread_exits() {
     let t = unsafe { &mut *sched::current() };
     let head = core::mem::take(&mut t.robust_list);
     if head != 0 {
+        heads::set(t.tid, 0);
         walk(head, t.tid, Wake::Any);
     }
+}
+
+/// A forked child's kernel starts: the table it copied names the parent's threads (whose
+/// robust mutexes must never be marked for the child's death).
+pub fn forked() {
+    heads::clear();
 }
 
 /// The program ends (exit_group, a fatal signal): every thread's robust list is walked, the
@@ -51,6 +66,9 @@ pub fn thread_exits() {
 /// The other threads may still be running on other CPUs meanwhile (Linux kills them first): a
 /// thread that takes a lock at that very moment can leave it held.
 pub fn process_exits() {
+    // The monitor's holder walks what the table still has if `hrt` is killed; from here on the
+    // kernel does (or nothing needs it).
+    heads::clear();
     if !shared_files::any_on_host() {
         return;
     }
@@ -176,5 +194,72 @@ fn wake_one(addr: u64, wake: Wake) {
         }
         Wake::OtherProcesses if shared => shared_futex::wake_host(addr, 1),
         Wake::OtherProcesses => {}
+    }
+}
+
+/// The table of the threads' lists the monitor walks if `hrt` is killed before the kernel can
+/// (`hrt_abi::robust_heads`; monitor/src/vm/robust_walk.rs).
+mod heads {
+    use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+    use hrt_abi::robust_heads::{Table, BYTES, ENTRIES};
+
+    fn table() -> Option<&'static Table> {
+        let r = crate::bootinfo::get().robust_heads;
+        // SAFETY: the monitor placed the table in RAM kept from the kernel's allocator and
+        // identity-mapped, for the kernel alone (the program cannot reach it); it outlives every
+        // thread. Its words are changed only atomically (below).
+        (r.size == BYTES && r.base != 0).then(|| unsafe { &*(r.base as *const Table) })
+    }
+
+    fn used(t: &Table) -> &AtomicU64 {
+        // SAFETY: an aligned u64 of the table, changed only atomically.
+        unsafe { &*(core::ptr::addr_of!(t.used) as *const AtomicU64) }
+    }
+
+    fn tid_of(t: &Table, i: usize) -> &AtomicU32 {
+        // SAFETY: `i < ENTRIES` (the callers'), an aligned u32 changed only atomically.
+        unsafe { &*(core::ptr::addr_of!(t.heads[i].tid) as *const AtomicU32) }
+    }
+
+    fn head_of(t: &Table, i: usize) -> &AtomicU64 {
+        // SAFETY: as in `tid_of`.
+        unsafe { &*(core::ptr::addr_of!(t.heads[i].head) as *const AtomicU64) }
+    }
+
+    /// Thread `tid`'s list is `head` now (0: none, its entry freed). The lowest free entry is
+    /// taken, so the entries in use stay below `used`; a thread past ENTRIES is not kept.
+    pub fn set(tid: u32, head: u64) {
+        let Some(t) = table() else { return };
+        let n = (used(t).load(Ordering::Acquire) as usize).min(ENTRIES);
+        if let Some(i) = (0..n).find(|&i| tid_of(t, i).load(Ordering::Relaxed) == tid) {
+            if head == 0 {
+                head_of(t, i).store(0, Ordering::Relaxed);
+                tid_of(t, i).store(0, Ordering::Release);
+            } else {
+                head_of(t, i).store(head, Ordering::Release);
+            }
+            return;
+        }
+        if head == 0 {
+            return;
+        }
+        for i in 0..ENTRIES {
+            if tid_of(t, i).compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                head_of(t, i).store(head, Ordering::Release);
+                used(t).fetch_max(i as u64 + 1, Ordering::AcqRel);
+                return;
+            }
+        }
+    }
+
+    /// Frees every entry.
+    pub fn clear() {
+        let Some(t) = table() else { return };
+        let n = (used(t).swap(0, Ordering::AcqRel) as usize).min(ENTRIES);
+        for i in 0..n {
+            head_of(t, i).store(0, Ordering::Relaxed);
+            tid_of(t, i).store(0, Ordering::Release);
+        }
     }
 }

@@ -24,6 +24,8 @@ pub struct BootLayout {
     /// (`BootInfo::page_map`, `BootInfo::channel`), to be known from the start.
     pub page_map: Option<UserMap>,
     pub channel: Option<Range>,
+    /// The kernel's table of robust lists (`BootInfo::robust_heads`), walked if `hrt` is killed.
+    pub robust_heads: Option<Range>,
     /// Where the program's file lies in guest RAM (0 without a program): its large segments
     /// are left out there (`placed_image`).
     pub program_image: u64,
@@ -122,6 +124,7 @@ pub fn write(
         kernel_lazy: lazy,
         page_map: (info.page_map.pages > 0).then_some(info.page_map),
         channel: (info.channel.size > 0).then_some(info.channel),
+        robust_heads: (info.robust_heads.size > 0).then_some(info.robust_heads),
         program_image: info.program.base,
     })
 }
@@ -320,7 +323,8 @@ fn place_program(ram: &GuestRam, info: &mut BootInfo, setup: &super::ProgramSetu
     Ok(())
 }
 
-/// The kernel's page map of the pool and its forwarding channel (without `--no-channel`), at
+/// The kernel's page map of the pool, its forwarding channel (without `--no-channel`) and its
+/// table of robust lists (`hrt_abi::robust_heads`), at
 /// the bottom of the kernel's first piece `[from, to)`: memory KVM knows from the start that
 /// nothing has written, so it reads zero. The kernel then neither allocates nor clears them,
 /// and the monitor knows them from the start: no `USER_MAP` and `CHANNEL` exits, and no
@@ -334,7 +338,8 @@ fn place_kernel_tables(ram: &GuestRam, info: &mut BootInfo, from: u64, to: u64, 
     let bytes = pages.div_ceil(64) * 8;
     let stride = bytes.next_multiple_of(PAGE);
     let channel_bytes = if channel { std::mem::size_of::<hrt_abi::channel::Channel>() as u64 } else { 0 };
-    let size = 3 * stride + channel_bytes.next_multiple_of(PAGE);
+    let robust_at = 3 * stride + channel_bytes.next_multiple_of(PAGE);
+    let size = robust_at + hrt_abi::robust_heads::BYTES;
     let end = from.checked_add(size)?;
     if end > to || ram_bytes_in(ram, from, end) != size {
         return None;
@@ -353,6 +358,7 @@ fn place_kernel_tables(ram: &GuestRam, info: &mut BootInfo, from: u64, to: u64, 
     if channel {
         info.channel = Range { base: from + 3 * stride, size: channel_bytes };
     }
+    info.robust_heads = Range { base: from + robust_at, size: hrt_abi::robust_heads::BYTES };
     Some(Range { base: from, size })
 }
 

@@ -159,7 +159,8 @@ extern "C" fn detach(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
-/// The holder: waits for `hrt` to end, then exits, which closes the VM and frees the memory.
+/// The holder: waits for `hrt` to end, walks the robust lists left (robust_walk.rs), then
+/// exits, which closes the VM and frees the memory.
 extern "C" fn hold(pidfd: *mut libc::c_void) -> libc::c_int {
     // SAFETY: raw system calls on this process's own descriptor and stack.
     unsafe {
@@ -167,6 +168,8 @@ extern "C" fn hold(pidfd: *mut libc::c_void) -> libc::c_int {
         // Readable once every thread of `hrt` has exited.
         let mut pfd = libc::pollfd { fd: pidfd as usize as i32, events: libc::POLLIN, revents: 0 };
         while raw::poll(&mut pfd) < 0 {}
+        // Robust mutexes of threads that died with `hrt` (killed), for other processes.
+        super::robust_walk::walk_left_lists();
         raw::exit(0)
     }
 }

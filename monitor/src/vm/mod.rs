@@ -16,6 +16,7 @@ mod memory;
 mod pool_slots;
 mod prefault;
 pub mod prepare;
+mod robust_walk;
 mod sandbox;
 mod seccomp;
 mod seccomp_tree;
@@ -164,6 +165,11 @@ pub fn run_prepared(
         .or_else(|| tsc_khz(&kvm, &vm))
         .ok_or_else(|| crate::error::err!("KVM does not report the TSC frequency"))?;
     let boot = boot_info::write(&mem, &config, image, &cpuid, tsc_khz as u64)?;
+    if let Some(table) = boot.robust_heads.and_then(|r| mem.host_ptr(r.base, r.size)) {
+        let ram: Vec<(u64, u64, *mut u8)> =
+            mem.ranges().into_iter().filter_map(|(base, size)| Some((base, size, mem.host_ptr(base, size)?))).collect();
+        robust_walk::note(table, boot.user_pool, &ram);
+    }
     if let Some(p) = config.program.as_ref() {
         prefault::start(&mem, &prefault::segment_ranges(&p.program, boot.user_pool.0));
     }

@@ -341,6 +341,7 @@ pub fn prepare_child(record: u64) {
     crate::linux::signal::state::after_fork(pid, rec.alt_stack);
     crate::linux::signal::timers::after_fork();
     crate::linux::futex::after_fork();
+    crate::linux::robust::forked();
     crate::linux::exec::after_fork();
     crate::linux::cputime::after_fork();
     super::max_rss::after_fork();

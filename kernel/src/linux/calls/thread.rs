@@ -322,7 +322,7 @@ pub fn set_robust_list(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if a[1] != crate::linux::robust::HEAD_SIZE {
         return Err(EINVAL);
     }
-    current().robust_list = a[0];
+    crate::linux::robust::register(a[0]);
     Ok(0)
 }
 
