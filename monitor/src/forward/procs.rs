@@ -799,6 +799,7 @@ impl Forwarder {
             let ended = libc::WIFEXITED(st) || libc::WIFSIGNALED(st);
             if ended {
                 self.reaped(r);
+                crate::vm::child_reaped(r as i32, libc::WIFSIGNALED(st));
                 let (code, status) = if libc::WIFEXITED(st) {
                     (libc::CLD_EXITED, libc::WEXITSTATUS(st))
                 } else {
@@ -872,6 +873,7 @@ impl Forwarder {
         if ended {
             // CLD_EXITED, CLD_KILLED, CLD_DUMPED.
             self.reaped(pid as i64);
+            crate::vm::child_reaped(pid, info.si_code != libc::CLD_EXITED);
             if !self.children.stand_ins.is_stand_in(pid) {
                 // SAFETY: waitid filled in the siginfo.
                 crate::vm::host_signals::pass_reaped_sigchld(pid, info.si_code, unsafe { info.si_status() });

@@ -282,6 +282,7 @@ fn fork(job: Job) -> i64 {
     // The child's threads start from this one's capabilities: the program's.
     crate::forward::caps::catch_up();
 
+    let walked_pipe = super::robust_walk::pipe_for_fork();
     let held = hold_global_locks();
     // SAFETY: the child runs only this thread's code; every global lock is this thread's (no
     // other thread of the parent holds one the child would wait on for good); the child ends
@@ -290,7 +291,13 @@ fn fork(job: Job) -> i64 {
     // In the child too: this thread held them there, and the child starts threads.
     drop(held);
     if pid == 0 {
+        if let Some((_, write_end)) = walked_pipe {
+            super::robust_walk::forked_child(write_end);
+        }
         child(job, kept_out, &old)
+    }
+    if let Some(pipe) = walked_pipe {
+        super::robust_walk::forked_parent(pid as i64, pipe);
     }
     kept_out.release();
     let ret = if pid < 0 { errno() } else { pid as i64 };
@@ -354,6 +361,8 @@ fn run_child(job: Job, placed: super::fork_private::Placed, mask: &libc::sigset_
     keep.extend(crate::taken_signals::host_descriptor());
     // The main thread's wake-up (`vcpu::send_to_main`).
     keep.extend(super::vcpu::main_wake_descriptor());
+    // The pipe the holder closes once it has walked the robust lists (robust_walk.rs).
+    keep.extend(super::robust_walk::walked_descriptor());
     close_all_but(keep);
     super::vcpu::renew_main_wake_in_child()?;
     job.setup.apply(&job.forwarder);

@@ -52,6 +52,18 @@ pub struct Started {
 /// `Started::finish` before the program runs (a forked child waited 0.1-1.6 ms for it here,
 /// most of it for the intermediate to get a host CPU, before that wait moved to `finish`).
 pub fn start(vm_fd: RawFd) -> Started {
+    // A forked child's pipe to its parent (robust_walk.rs): the holder closes its copy once it
+    // has walked the robust lists, this process its own at once.
+    let walked_fd = super::robust_walk::take_walked_descriptor();
+    let started = start_holder(vm_fd, walked_fd);
+    if walked_fd >= 0 {
+        // SAFETY: this process's copy; the intermediate has its own.
+        unsafe { libc::close(walked_fd) };
+    }
+    started
+}
+
+fn start_holder(vm_fd: RawFd, walked_fd: RawFd) -> Started {
     let none = Started { pid: 0 };
     if super::is_fork_child() && SUBREAPER_ABOVE.load(std::sync::atomic::Ordering::Relaxed) {
         return none;
@@ -82,7 +94,7 @@ pub fn start(vm_fd: RawFd) -> Started {
         let arg = top as *mut Args;
         // SAFETY: `arg` is inside the fresh mapping, aligned (ARGS_BYTES is a multiple of 16,
         // the mapping page aligned) and used by nothing else.
-        unsafe { arg.write(Args { vm_fd, pidfd, holder_stack: stack as usize + STACK_BYTES / 2 }) };
+        unsafe { arg.write(Args { vm_fd, pidfd, walked_fd, holder_stack: stack as usize + STACK_BYTES / 2 }) };
         // Both start with every signal blocked: a handler of this process must never run on
         // their stacks (they share this thread's TLS).
         // SAFETY: sigfillset initialises the set; pthread_sigmask swaps this thread's mask.
@@ -132,44 +144,53 @@ const _: () = assert!(std::mem::size_of::<Args>() <= ARGS_BYTES && ARGS_BYTES.is
 struct Args {
     vm_fd: RawFd,
     pidfd: RawFd,
+    /// -1: none (robust_walk.rs).
+    walked_fd: RawFd,
     holder_stack: usize,
 }
 
-/// The intermediate: keeps only the VM's descriptor and the pidfd (the holder inherits this
+/// The intermediate: keeps only the VM's descriptor, the pidfd and the walk's pipe (the holder inherits this
 /// table: a pipe's write end kept there would hold back its reader's end of file until the VM
 /// is gone), makes the holder and exits, leaving it to init.
 extern "C" fn detach(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `start` placed the Args in memory that is never unmapped.
     let a = unsafe { &*(arg as *const Args) };
-    let (vm_fd, pidfd) = (a.vm_fd as u64, a.pidfd as u64);
-    let (lo, hi) = (vm_fd.min(pidfd), vm_fd.max(pidfd));
+    let mut kept = [a.vm_fd, a.pidfd, a.walked_fd];
+    kept.sort_unstable();
+    // The gaps between the kept descriptors (-1 keeps nothing).
+    let mut first = 0u64;
     // SAFETY: raw system calls on this process's own descriptors; glibc's clone wrapper is
     // assembly that touches no TLS but on failure (errno; the caller then looks at nothing).
     unsafe {
-        if lo > 0 {
-            raw::close_range(0, lo - 1);
+        for fd in kept.into_iter().filter(|&fd| fd >= 0).map(|fd| fd as u64) {
+            if fd > first {
+                raw::close_range(first, fd - 1);
+            }
+            first = fd + 1;
         }
-        if hi > lo + 1 {
-            raw::close_range(lo + 1, hi - 1);
-        }
-        raw::close_range(hi + 1, u32::MAX as u64);
-        let holder =
-            libc::clone(hold, a.holder_stack as *mut libc::c_void, libc::CLONE_VM, pidfd as usize as *mut libc::c_void);
+        raw::close_range(first, u32::MAX as u64);
+        let holder = libc::clone(hold, a.holder_stack as *mut libc::c_void, libc::CLONE_VM, arg);
         i32::from(holder <= 0)
     }
 }
 
 /// The holder: waits for `hrt` to end, walks the robust lists left (robust_walk.rs), then
 /// exits, which closes the VM and frees the memory.
-extern "C" fn hold(pidfd: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: raw system calls on this process's own descriptor and stack.
+extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `start` placed the Args in memory that is never unmapped.
+    let a = unsafe { &*(arg as *const Args) };
+    // SAFETY: raw system calls on this process's own descriptors and stack.
     unsafe {
         raw::prctl_name(b"hrt-teardown\0");
         // Readable once every thread of `hrt` has exited.
-        let mut pfd = libc::pollfd { fd: pidfd as usize as i32, events: libc::POLLIN, revents: 0 };
+        let mut pfd = libc::pollfd { fd: a.pidfd, events: libc::POLLIN, revents: 0 };
         while raw::poll(&mut pfd) < 0 {}
-        // Robust mutexes of threads that died with `hrt` (killed), for other processes.
+        // Robust mutexes of threads that died with `hrt` (killed), for other processes; then
+        // the parent `hrt` may report the death (robust_walk.rs).
         super::robust_walk::walk_left_lists();
+        if a.walked_fd >= 0 {
+            raw::close_range(a.walked_fd as u64, a.walked_fd as u64);
+        }
         raw::exit(0)
     }
 }

@@ -36,6 +36,7 @@ pub use channel::host_signals;
 pub use fork::{die_of, end_signal, is_child as is_fork_child};
 pub use kvm::open_kvm;
 pub use memory::MIN_MEM;
+pub use robust_walk::child_reaped;
 pub use stuck::say_where_vcpus_are;
 pub use vcpu::allowed_host_cpus;
 

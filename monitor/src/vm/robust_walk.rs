@@ -12,7 +12,10 @@
 //! unchecked arithmetic); it reads only the program's pool of guest RAM, everything from the
 //! table on being the program's and so untrusted.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::collections::BTreeMap;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use hrt_abi::robust_heads::{Head, Table, ENTRIES};
 use hrt_abi::MAX_RAM_RANGES;
@@ -22,6 +25,75 @@ const ROBUST_LIST_LIMIT: usize = 2048;
 const FUTEX_WAITERS: u32 = 0x8000_0000;
 const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
 const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
+
+/// Linux marks a dying thread's robust mutexes before its parent hears of the death, so a
+/// parent's `pthread_mutex_trylock` after `waitpid` sees EOWNERDEAD. Here the holder walks once
+/// `hrt` is gone, when the parent `hrt` may already have reaped it: each forked child gets a
+/// pipe whose write end only its holder keeps and closes once it has walked, and the parent's
+/// wait for a child killed by a signal waits for that end of file (at most `WALK_WAIT_MS`)
+/// before it answers the program.
+const WALK_WAIT_MS: i32 = 1000;
+
+/// In a forked child's `hrt`, until `late_teardown::start` takes it: the pipe's write end.
+static WALKED_FD: AtomicI32 = AtomicI32::new(-1);
+/// In a parent `hrt`: each forked child's read end, by its pid.
+static CHILDREN: Mutex<BTreeMap<i32, OwnedFd>> = Mutex::new(BTreeMap::new());
+/// Children kept before the parent looks for ones reaped without it (SIGCHLD ignored).
+const CHILDREN_PRUNED_PAST: usize = 64;
+
+/// Before the host fork of a child `hrt`: the pipe, close-on-exec (read end, write end).
+pub fn pipe_for_fork() -> Option<(RawFd, RawFd)> {
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 writes two descriptors into our array.
+    (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then_some((fds[0], fds[1]))
+}
+
+/// In the new child `hrt`: keeps the write end for the holder (`late_teardown::start`); the
+/// read end is closed with the parent's other descriptors.
+pub fn forked_child(write_end: RawFd) {
+    WALKED_FD.store(write_end, Ordering::SeqCst);
+}
+
+/// The write end to keep across the child's closing of inherited descriptors.
+pub fn walked_descriptor() -> Option<RawFd> {
+    Some(WALKED_FD.load(Ordering::SeqCst)).filter(|&fd| fd >= 0)
+}
+
+/// `late_teardown::start`: the write end, -1 if none; the caller closes it.
+pub fn take_walked_descriptor() -> RawFd {
+    WALKED_FD.swap(-1, Ordering::SeqCst)
+}
+
+/// In the parent after the host fork (`pid` < 0: it failed): keeps the read end by the
+/// child's pid, closes the write end.
+pub fn forked_parent(pid: i64, (read_end, write_end): (RawFd, RawFd)) {
+    // SAFETY: both ends are ours (`pipe_for_fork`), each closed exactly once (OwnedFd).
+    let (read_end, _) = unsafe { (OwnedFd::from_raw_fd(read_end), OwnedFd::from_raw_fd(write_end)) };
+    if pid <= 0 {
+        return;
+    }
+    let mut children = CHILDREN.lock().unwrap_or_else(|e| e.into_inner());
+    if children.len() >= CHILDREN_PRUNED_PAST {
+        // Children the host reaped without a wait (SIGCHLD ignored) or waited for otherwise.
+        children.retain(|&pid, _| {
+            // SAFETY: signal 0 checks that the process exists.
+            unsafe { libc::kill(pid, 0) == 0 }
+        });
+    }
+    children.insert(pid as i32, read_end);
+}
+
+/// The parent's wait took child `pid`; `killed`: a signal ended it. Waits for its holder's
+/// walk (see `WALK_WAIT_MS`) before the wait answers.
+pub fn child_reaped(pid: i32, killed: bool) {
+    let Some(read_end) = CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).remove(&pid) else { return };
+    if !killed {
+        return;
+    }
+    let mut pfd = libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&read_end), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one pollfd of ours; end of file (every write end closed) makes it ready.
+    unsafe { libc::poll(&mut pfd, 1, WALK_WAIT_MS) };
+}
 
 /// Where the walk finds things, noted at start (a forked child's `hrt` inherits them: its
 /// memory is at the same host addresses). TABLE 0: nothing to walk.
