@@ -19,7 +19,10 @@ fn main() {
             "-nostdlib",
             "-shared",
             "-ffreestanding",
-            "-fno-asynchronous-unwind-tables",
+            // Unwind tables and their index (PT_GNU_EH_FRAME), as Linux's vDSO has: a profiler's
+            // or crash handler's stack walk from a signal taken in the vDSO reaches the caller.
+            "-fasynchronous-unwind-tables",
+            "-Wl,--eh-frame-hdr",
             "-fno-stack-protector",
             "-mno-red-zone",
             "-Wl,-T,vdso/vdso.lds",

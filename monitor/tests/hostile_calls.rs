@@ -7,6 +7,7 @@ mod common;
 use common::hostile::{
     assert_same, assert_same_on_1_and_2_cpus, build, hrt, hrt_cmd, native, native_then_hrt,
     passes_natively_and_same_on, passes_natively_and_same_on_1_and_2_cpus, passes_natively_and_same_with, run,
+    same_in_every_link_on_1_and_2_cpus,
 };
 
 /// Builds `name`, runs it natively and under `hrt run --cpus 1`, and compares.
@@ -503,6 +504,14 @@ fn set_id_calls_without_the_capability_answer_eperm() {
 #[test]
 fn kcmp_within_the_program_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("kcmp_own", Some("KCMP_FILE of a descriptor and its dup: the same"));
+}
+
+/// A SIGPROF handler's stack walk from inside the vDSO's clock_gettime reaches main, static,
+/// static-PIE and dynamic (the vDSO had no unwind tables nor PT_GNU_EH_FRAME: every such walk
+/// stopped there, so profilers' stacks were cut).
+#[test]
+fn a_stack_walk_from_the_vdso_reaches_main() {
+    same_in_every_link_on_1_and_2_cpus("vdso_stack_walk", "samples in the vDSO whose stack walk reached main: all");
 }
 
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
