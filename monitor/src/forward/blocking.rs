@@ -330,6 +330,7 @@ impl Forwarder {
                 return waits(self.select_or_ppoll_now(g, n, args))
             }
             n @ (libc::SYS_epoll_wait | libc::SYS_epoll_pwait) => return waits(self.ready_now(g, n, args, 3)),
+            libc::SYS_epoll_pwait2 => return waits(self.epoll_pwait2_now(g, args)),
             libc::SYS_semop | libc::SYS_semtimedop => return waits(self.semop_now(g, args[0], args[1], args[2])),
             n @ (libc::SYS_msgsnd | libc::SYS_msgrcv) => return waits(self.msg_now(g, n, args)),
             n @ (libc::SYS_mq_timedsend | libc::SYS_mq_timedreceive) => return waits(self.mq_now(g, n, args)),
@@ -354,6 +355,26 @@ impl Forwarder {
         now[timeout_at] = 0;
         match self.dispatch(g, nr as u64, &now) {
             Ok(0) if args[timeout_at] as i32 != 0 => None,
+            done => Some(super::errno::to_ret(done)),
+        }
+    }
+
+    /// `ready_now` for epoll_pwait2, whose timeout is a `struct timespec` (NULL: none). Events
+    /// already there are the answer, as for epoll_pwait: a worker's wait let a signal the
+    /// call's mask unblocks end it with EINTR although events were ready (2-32 calls in 200;
+    /// Linux looks for events first). A timeout that is zero, invalid or unreadable goes to
+    /// the call itself, which answers at once.
+    fn epoll_pwait2_now(&self, g: Guest, args: &[u64; 6]) -> Option<i64> {
+        if args[3] != 0 {
+            let waits = g.read::<libc::timespec>(args[3]).is_ok_and(|t| {
+                t.tv_sec >= 0 && (0..1_000_000_000).contains(&t.tv_nsec) && (t.tv_sec, t.tv_nsec) != (0, 0)
+            });
+            if !waits {
+                return Some(super::errno::to_ret(self.dispatch(g, libc::SYS_epoll_pwait2 as u64, args)));
+            }
+        }
+        match self.epoll_pwait(g, args[0], args[1], args[2], super::epoll::Wait::Ms(0), args[4], args[5]) {
+            Ok(0) => None,
             done => Some(super::errno::to_ret(done)),
         }
     }
