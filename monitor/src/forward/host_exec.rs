@@ -59,6 +59,8 @@ impl Forwarder {
             affinity: None,
         };
         *self.children.replacement.lock().unwrap() = Some(job);
+        // From here on the kernel waits only for the exec: signals wait for it too.
+        crate::vm::host_signals::begin_exec();
         Ok(1)
     }
 
@@ -74,6 +76,13 @@ impl Forwarder {
     /// serves the call, not handed to a worker (the first blocking call of a forked child
     /// starts one, ~1 ms): it waits only for the exec, which ends every thread of `hrt`.
     pub(super) fn exec_host_go(&self, real_timer: [u64; 2], filters: u64, affinity: [u64; 3]) -> SysResult<i64> {
+        let failed = self.exec_host_go_inner(real_timer, filters, affinity);
+        // Only here if the program did not start: the signals that came go to it.
+        crate::vm::host_signals::end_exec();
+        failed
+    }
+
+    fn exec_host_go_inner(&self, real_timer: [u64; 2], filters: u64, affinity: [u64; 3]) -> SysResult<i64> {
         let mut job = self.children.replacement.lock().unwrap().take().ok_or(Errno::EINVAL)?;
         job.real_timer = real_timer;
         job.affinity = procs::host_affinity(affinity, self.cpus);
@@ -88,7 +97,7 @@ pub(super) fn replace(job: &Spawn) -> SysResult<i64> {
     let ready = procs::prepare(job)?;
     let prep = &ready.prep;
     let limits = Limits::save();
-    let dispositions = Dispositions::for_exec(job.ignored);
+    let dispositions = Dispositions::for_exec(job.ignored, job.mask);
     // The parent's setpgid on this process is EACCES from now on, as after any exec.
     super::exec_marks::mark_self();
     procs::take_programs_niceness();
@@ -174,6 +183,8 @@ extern "C" fn exec_thread(arg: *mut libc::c_void) -> libc::c_int {
     };
     // SAFETY: every call takes values prepared before the clone, on this thread's own table.
     unsafe {
+        // Signals that came since the exec began are raised on this thread, which blocks them.
+        crate::vm::host_signals::exec_thread_runs(syscall3(libc::SYS_gettid, 0, 0, 0) as i32);
         if let Err(e) = procs::place_descriptors(p) {
             fail(-(e as i64));
         }
@@ -261,8 +272,13 @@ struct Dispositions(Vec<(i32, libc::sigaction)>, Vec<(i32, crate::raw_sys::Kerne
 
 impl Dispositions {
     /// Ignored where the program ignores the signal; default where `hrt` ignores it and the
-    /// program does not (SIGPIPE: a host program writing to a closed pipe must die of it).
-    fn for_exec(ignored: u64) -> Dispositions {
+    /// program does not (SIGPIPE: a host program writing to a closed pipe must die of it), and
+    /// where `hrt` passes it on to the program and the program's mask (`mask`) lets it through:
+    /// a signal that comes from now on acts as on the new program, whose handlers an exec
+    /// resets (SIGTERM ends it), instead of going to a kernel that only waits for the execve
+    /// (`host_signals::begin_exec`). Blocked ones keep `hrt`'s handler, which leaves them
+    /// pending on the exec thread.
+    fn for_exec(ignored: u64, mask: u64) -> Dispositions {
         let mut changed = Vec::new();
         for sig in 1..=64 {
             if sig == libc::SIGKILL || sig == libc::SIGSTOP {
@@ -275,9 +291,12 @@ impl Dispositions {
                 continue;
             }
             let program_ignores = ignored & (1 << (sig - 1)) != 0;
+            let passed_through = crate::kept_signals::passed_on(sig) && mask & (1 << (sig - 1)) == 0;
+            let handled = now.sa_sigaction != libc::SIG_IGN && now.sa_sigaction != libc::SIG_DFL;
             let want = match (program_ignores, now.sa_sigaction == libc::SIG_IGN) {
                 (true, false) => libc::SIG_IGN,
                 (false, true) => libc::SIG_DFL,
+                (false, false) if handled && passed_through => libc::SIG_DFL,
                 _ => continue,
             };
             // SAFETY: as above.

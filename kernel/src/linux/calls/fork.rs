@@ -410,4 +410,7 @@ pub fn resume_child(record: u64) {
             hypercall::shutdown(1);
         }
     }
+    // Its thread has the forking thread's mask now: signals sent to the child since the host
+    // fork act on it (`channel::after_fork`).
+    crate::linux::channel::release_host_signals();
 }

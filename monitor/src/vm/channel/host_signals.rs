@@ -193,10 +193,79 @@ pub fn pass_reaped_sigchld(pid: i32, code: i32, status: i32) {
     deliver_now(libc::SIGCHLD, words.as_ptr() as *const libc::siginfo_t);
 }
 
+/// A forked child's program is in an exec of a host program (forward/host_exec.rs), from the
+/// monitor's check (`EXEC_HOST`) until the host's execve or its failure. A signal that came
+/// then went to a kernel that had sent the program's pending signals already and waited only
+/// for the execve, which then dropped it: SIGTERM sent right after a fork, as `timeout` or a
+/// shell's `kill $!` do, was lost in 3-5 rounds of 60 (the exec'd program ran on). Such signals
+/// are kept in `LATE` instead and raised on the thread that execs (`EXEC_TID`, once it runs),
+/// which blocks them: one the program blocks stays pending through the execve, as Linux keeps
+/// it; the others have the new program's dispositions by then (`host_exec::Dispositions`) and
+/// act as they would on it.
+static EXEC_WINDOW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Signals (bit `sig - 1`) that came during the exec and are not raised yet.
+static LATE: AtomicU64 = AtomicU64::new(0);
+/// The exec thread's tid (0 until it runs).
+static EXEC_TID: AtomicI32 = AtomicI32::new(0);
+/// Signals raised on the exec thread, which the program gets back if the execve fails.
+static RAISED: AtomicU64 = AtomicU64::new(0);
+
+/// The monitor kept an exec of a host program (`EXEC_HOST`): signals wait for it (`LATE`).
+pub fn begin_exec() {
+    LATE.store(0, Ordering::SeqCst);
+    RAISED.store(0, Ordering::SeqCst);
+    EXEC_TID.store(0, Ordering::SeqCst);
+    EXEC_WINDOW.store(true, Ordering::SeqCst);
+}
+
+/// On the exec thread (raw system calls only, as there): it runs as `tid`, every signal
+/// blocked; the signals that came meanwhile are raised on it.
+pub fn exec_thread_runs(tid: i32) {
+    EXEC_TID.store(tid, Ordering::SeqCst);
+    raise_late();
+}
+
+/// Raises what `LATE` holds on the exec thread, if it runs. Called by it and by every handler
+/// after it noted a signal, so that one of the two raises each.
+fn raise_late() {
+    let tid = EXEC_TID.load(Ordering::SeqCst);
+    if tid == 0 {
+        return;
+    }
+    let bits = LATE.swap(0, Ordering::SeqCst);
+    if bits == 0 {
+        return;
+    }
+    RAISED.fetch_or(bits, Ordering::SeqCst);
+    // SAFETY: getpid and tgkill of a thread of this process; async-signal-safe raw calls.
+    unsafe {
+        let pid = crate::raw_sys::syscall3(libc::SYS_getpid, 0, 0, 0) as u64;
+        for sig in (1..=64u64).filter(|s| bits & 1 << (s - 1) != 0) {
+            crate::raw_sys::syscall3(libc::SYS_tgkill, pid, tid as u64, sig);
+        }
+    }
+}
+
+/// The exec failed (the program goes on in this VM) or never started: the signals that came
+/// during it go to the program.
+pub fn end_exec() {
+    EXEC_WINDOW.store(false, Ordering::SeqCst);
+    EXEC_TID.store(0, Ordering::SeqCst);
+    let bits = LATE.swap(0, Ordering::SeqCst) | RAISED.swap(0, Ordering::SeqCst);
+    for sig in (1..=64).filter(|s| bits & 1 << (s - 1) != 0) {
+        deliver_now(sig, std::ptr::null());
+    }
+}
+
 /// `deliver` without the hand-shake for children's ends.
 fn deliver_now(sig: i32, info: *const libc::siginfo_t) -> bool {
     if !(1..=64).contains(&sig) {
         return false;
+    }
+    if EXEC_WINDOW.load(Ordering::SeqCst) {
+        LATE.fetch_or(1 << (sig - 1), Ordering::SeqCst);
+        raise_late();
+        return true;
     }
     if sig != libc::SIGCHLD {
         PASSED.fetch_add(1, Ordering::SeqCst);
