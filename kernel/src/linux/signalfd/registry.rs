@@ -10,6 +10,10 @@ struct Object {
     mask: u64,
     /// The notifier has written to the eventfd since it was last emptied.
     armed: bool,
+    /// The signals of the mask pending at the last write (less those taken since): a signal
+    /// that becomes pending beside them is written again, a new edge for an EPOLLET waiter,
+    /// as Linux's signalfd wakes its waiters for each signal that becomes pending.
+    armed_with: u64,
     fds: Vec<i32>,
 }
 
@@ -37,7 +41,7 @@ fn find(objs: &[Option<Object>], fd: i32) -> Option<usize> {
 /// Records descriptor `fd`, a new eventfd, as a signalfd with `mask`.
 pub fn create(fd: i32, mask: u64) {
     let mut objs = OBJECTS.lock();
-    let obj = Object { mask, armed: false, fds: alloc::vec![fd] };
+    let obj = Object { mask, armed: false, armed_with: 0, fds: alloc::vec![fd] };
     match objs.iter().position(|o| o.is_none()) {
         Some(i) => objs[i] = Some(obj),
         None => objs.push(Some(obj)),
@@ -99,12 +103,18 @@ pub fn all_fds() -> Vec<i32> {
     OBJECTS.lock().iter().flatten().flat_map(|o| o.fds.iter().copied()).collect()
 }
 
-/// For the notifier: a descriptor of a signalfd that is not armed and has a signal of its mask
-/// in `pending`, now armed and marked as being written (`done_notifying` ends that).
+/// For the notifier: a descriptor of a signalfd that has a signal of its mask in `pending` and
+/// is not armed, or was armed before that signal became pending (`armed_with`), now armed and
+/// marked as being written (`done_notifying` ends that).
 pub fn next_to_arm(pending: u64) -> Option<i32> {
     let mut objs = OBJECTS.lock();
-    let o = objs.iter_mut().flatten().find(|o| !o.armed && o.mask & pending != 0 && !o.fds.is_empty())?;
+    let o = objs.iter_mut().flatten().find_map(|o| {
+        let now = o.mask & pending;
+        o.armed_with &= now;
+        (now != 0 && !o.fds.is_empty() && (!o.armed || now & !o.armed_with != 0)).then_some(o)
+    })?;
     o.armed = true;
+    o.armed_with = o.mask & pending;
     let fd = o.fds[0];
     NOTIFYING.store(fd as i64, Ordering::SeqCst);
     Some(fd)
@@ -117,6 +127,7 @@ pub fn next_to_disarm(pending: u64) -> Option<i32> {
     let mut objs = OBJECTS.lock();
     let o = objs.iter_mut().flatten().find(|o| o.armed && o.mask & pending == 0 && !o.fds.is_empty())?;
     o.armed = false;
+    o.armed_with = 0;
     Some(o.fds[0])
 }
 
@@ -133,6 +144,7 @@ pub fn disarm_if_idle(fd: i32, pending: u64) -> bool {
         return false;
     }
     o.armed = false;
+    o.armed_with = 0;
     true
 }
 
@@ -142,6 +154,7 @@ pub fn rearm(fd: i32) {
     let mut objs = OBJECTS.lock();
     if let Some(o) = find(&objs, fd).and_then(|i| objs[i].as_mut()) {
         o.armed = false;
+        o.armed_with = 0;
     }
 }
 
@@ -151,6 +164,7 @@ pub fn after_fork() {
     NOTIFYING.store(-1, Ordering::SeqCst);
     for o in OBJECTS.lock().iter_mut().flatten() {
         o.armed = false;
+        o.armed_with = 0;
     }
 }
 
