@@ -533,6 +533,14 @@ fn a_signalfd_gives_an_edge_per_new_signal() {
     passes_natively_and_same_on_1_and_2_cpus("signalfd_edges", Some("SIGUSR2 beside it: 1 edge"));
 }
 
+/// shmdt detaches every piece of an attachment munmap or mprotect cut apart, and message queue
+/// descriptors are close-on-exec whatever mq_open's flags, as on Linux (the first piece only,
+/// the segment staying attached; queue descriptors open across exec).
+#[test]
+fn segments_detach_whole_and_queues_close_on_exec() {
+    passes_natively_and_same_on_1_and_2_cpus("ipc_detach_cloexec", Some("after exec: the queue descriptor is closed"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -443,9 +443,18 @@ pub fn attach_segment(id: u64, start: u64, len: u64, read_only: bool) -> Result<
     record(ret, start, len, Kind::Segment)
 }
 
-/// The end of the System V segment attached at `start`, if one is.
-pub fn segment_at(start: u64) -> Option<u64> {
-    SHARED.lock().get(&start).filter(|r| r.kind == Kind::Segment).map(|r| r.end)
+/// The pieces of the System V attachment whose first page is at `start`, in address order
+/// (munmap and mprotect may have cut it apart): Linux's shmdt detaches every one of them (only
+/// the first was detached, the segment staying attached).
+pub fn segment_pieces(start: u64) -> Option<Vec<(u64, u64)>> {
+    let map = SHARED.lock();
+    let origin = map.get(&start).filter(|r| r.kind == Kind::Segment)?.origin;
+    Some(
+        map.range(start..)
+            .filter(|(_, r)| r.kind == Kind::Segment && r.origin == origin)
+            .map(|(&s, r)| (s, r.end))
+            .collect(),
+    )
 }
 
 /// The shared ranges overlapping `[start, end)`, cut to it, in address order.

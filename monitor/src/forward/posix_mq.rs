@@ -51,7 +51,8 @@ impl Forwarder {
         // SAFETY: a host C string and NULL or a checked (or faulting) mq_attr.
         let fd =
             unsafe { self.sys(libc::SYS_mq_open, &[ptr(name.as_ptr()), int(oflag) | cloexec, uint(mode), ptr(a)])? };
-        self.fds().insert(Arc::new(HostFd::owned(fd as i32, false)), int(oflag) & cloexec != 0, 0)
+        // Close-on-exec whatever the flags say, as Linux's mq_open makes every queue descriptor.
+        self.fds().insert(Arc::new(HostFd::owned(fd as i32, false)), true, 0)
     }
 
     pub(super) fn mq_unlink(&self, g: Guest, name: u64) -> SysResult<i64> {

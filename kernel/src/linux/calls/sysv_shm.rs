@@ -60,8 +60,9 @@ pub fn shmat(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 /// Detaches the segment attached at `addr` (EINVAL when none is).
 pub fn shmdt(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     filemap::forget();
-    let addr = a[0];
-    let end = shared_files::segment_at(addr).ok_or(EINVAL)?;
-    usermem::unmap(addr, end);
+    let pieces = shared_files::segment_pieces(a[0]).ok_or(EINVAL)?;
+    for (start, end) in pieces {
+        usermem::unmap(start, end);
+    }
     Ok(0)
 }
