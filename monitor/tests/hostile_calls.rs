@@ -541,6 +541,18 @@ fn segments_detach_whole_and_queues_close_on_exec() {
     passes_natively_and_same_on_1_and_2_cpus("ipc_detach_cloexec", Some("after exec: the queue descriptor is closed"));
 }
 
+/// Set-id calls leave every thread with the same credentials: setuid(0) back to a saved 0
+/// changes only the effective id, a capset's dropped capability stays dropped after
+/// seteuid(1000), setgroups keeps duplicates (hrt's threads disagreed: 0 0 0 on some,
+/// root's powers at euid 1000 on others; a list equal to the current one as a set was kept).
+#[test]
+fn set_id_calls_leave_every_thread_alike() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "setid_threads_agree",
+        Some("capset then seteuid(1000): 0; of 80 asks, 0 saw effective capabilities, 0 opened a root-only file"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -55,6 +55,38 @@ pub fn set(data: [u32; 6]) -> Result<(), i32> {
     Ok(())
 }
 
+/// Runs `change` (a set-id call on the calling thread) with this module's lock held, after the
+/// calling thread caught up: no `set` runs meanwhile.
+pub fn changing_ids<R>(change: impl FnOnce() -> R) -> R {
+    let latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
+    catch_up_locked(&latest);
+    drop(latest);
+    change()
+}
+
+/// The ids changed on every thread (`owners::set_ids`), and with them the capabilities, as
+/// Linux's set-id rules change them (a non-zero effective uid clears the effective set, ...):
+/// the calling thread's are the program's now. Else a thread that had not caught up with an
+/// earlier `capset` applied that one later, over what the change had cleared: a program that
+/// dropped a capability and then its effective uid got its effective set back there (opened
+/// /etc/shadow after seteuid(1000)).
+pub fn ids_changed() {
+    let mut latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
+    if GENERATION.load(Ordering::Acquire) == 0 {
+        // Never set: every thread made the same change from `hrt`'s own sets.
+        return;
+    }
+    let header: [u32; 2] = [VERSION_3, 0];
+    let mut d = [[0u32; 3]; 2];
+    // SAFETY: capget writes the two records version 3 asks for.
+    if unsafe { libc::syscall(libc::SYS_capget, header.as_ptr(), d.as_mut_ptr()) } < 0 {
+        return;
+    }
+    *latest = [d[0][0], d[0][1], d[0][2], d[1][0], d[1][1], d[1][2]];
+    let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
+    APPLIED.with(|a| a.set(generation));
+}
+
 /// Gives the calling thread the program's latest capabilities if it does not have them yet
 /// (one load when nothing changed).
 pub fn catch_up() {

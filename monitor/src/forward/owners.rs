@@ -224,29 +224,37 @@ impl Forwarder {
     /// workers all act with the new ids. The host applies Linux's rules (EPERM).
     pub(super) fn set_ids(&self, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
         spawn_child_keeps_ids()?;
-        let id = |i: usize| a[i] as u32;
-        // First on this thread alone, whose capabilities are the program's (`caps::catch_up`):
-        // a refusal (EPERM) ends here. glibc's broadcast aborts the process when its threads'
-        // answers differ, and threads that have not caught up with a capset that dropped
-        // CAP_SETUID still had it (a failing setuid killed `hrt` with SIGABRT). Once this
-        // thread has the new ids, repeating the call here is allowed without privileges.
-        // SAFETY: a plain call on this thread's credentials, no pointers.
-        let first = unsafe { libc::syscall(nr, a[0] as libc::c_long, a[1] as libc::c_long, a[2] as libc::c_long) };
-        if first < 0 {
-            return Err(Errno::last());
-        }
+        let users = matches!(nr, libc::SYS_setuid | libc::SYS_setreuid | libc::SYS_setresuid);
+        let ids = super::caps::changing_ids(|| {
+            // First on this thread alone, whose capabilities are the program's
+            // (`caps::catch_up`): a refusal (EPERM) ends here. glibc's broadcast aborts the
+            // process when its threads' answers differ, and threads that have not caught up
+            // with a capset that dropped CAP_SETUID still had it (a failing setuid killed
+            // `hrt` with SIGABRT).
+            // SAFETY: a plain call on this thread's credentials, no pointers.
+            let first = unsafe { libc::syscall(nr, a[0] as libc::c_long, a[1] as libc::c_long, a[2] as libc::c_long) };
+            if first < 0 {
+                return Err(Errno::last());
+            }
+            // The ids this thread has now, which every thread gets, given explicitly: the same
+            // call repeated on the others could differ from its effect here, where it may have
+            // made this thread privileged (setuid(0) back to a saved 0 set all three ids here,
+            // only the effective one on the others: threads with different ids).
+            let mut r = [0u32; 3];
+            let get = if users { libc::SYS_getresuid } else { libc::SYS_getresgid };
+            // SAFETY: three u32 of ours.
+            unsafe { libc::syscall(get, r.as_mut_ptr(), r.as_mut_ptr().add(1), r.as_mut_ptr().add(2)) };
+            Ok(r)
+        })?;
         // SAFETY: plain calls on this process's credentials, no pointers.
         let r = unsafe {
-            match nr {
-                libc::SYS_setuid => libc::setuid(id(0)),
-                libc::SYS_setreuid => libc::setreuid(id(0), id(1)),
-                libc::SYS_setresuid => libc::setresuid(id(0), id(1), id(2)),
-                libc::SYS_setgid => libc::setgid(id(0)),
-                libc::SYS_setregid => libc::setregid(id(0), id(1)),
-                libc::SYS_setresgid => libc::setresgid(id(0), id(1), id(2)),
-                _ => return Err(Errno::ENOSYS),
+            if users {
+                libc::setresuid(ids[0], ids[1], ids[2])
+            } else {
+                libc::setresgid(ids[0], ids[1], ids[2])
             }
         };
+        super::caps::ids_changed();
         if r < 0 {
             Err(Errno::last())
         } else {

@@ -214,8 +214,8 @@ pub fn setresgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 }
 
 /// setgroups(size, list): Linux asks for CAP_SETGID first (EPERM), then a size up to
-/// NGROUPS_MAX (EINVAL) and a readable list (EFAULT). The list the program already has (as a
-/// set) is kept at once; another is the host's to set.
+/// NGROUPS_MAX (EINVAL) and a readable list (EFAULT). The list the program already has (sorted,
+/// as Linux keeps it) is kept at once; another is the host's to set.
 pub fn setgroups(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let (size, list) = (a[0] as u32 as u64, a[1]);
     if !capable(CAP_SETGID) {
@@ -234,7 +234,10 @@ pub fn setgroups(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         if n >= 0 {
             // SAFETY: the host wrote `n` (at most `room`) gids into our scratch page.
             let have = unsafe { core::slice::from_raw_parts(page as *const u32, n as usize) };
-            same = asked.iter().all(|g| have.contains(g)) && have.iter().all(|g| asked.contains(g));
+            // Linux keeps the list sorted, duplicates and all (getgroups shows them).
+            let mut sorted = asked.clone();
+            sorted.sort_unstable();
+            same = sorted == have;
         }
         0
     });
