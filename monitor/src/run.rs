@@ -379,6 +379,10 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         crate::forward::note_program_root();
     }
     let status = vm::run_prepared(kvm, prepared, config, &image)?;
+    // As a forked child's `hrt` does: its memory outlives it until the late teardown, and its
+    // System V segments stayed attached meanwhile (`ipcs` right after `hrt` returned still
+    // listed a segment the program had removed).
+    vm::release_shared_memory();
     match vm::end_signal() {
         // A spawned child dies of the signal that ended its program, as a forked one does; so
         // does `hrt` itself for SIGINT (`ends_by_sigint`).

@@ -154,6 +154,17 @@ fn signals_sent_during_a_childs_exec_reach_the_new_program() {
     );
 }
 
+/// A forked child's exec detaches its System V segments and shared mappings: after the
+/// parent's waitpid the segment counts one attachment and a memory file can be sealed (the
+/// exec of a host program kept them until the late teardown: 0 of 10 rounds).
+#[test]
+fn an_exec_detaches_the_childs_shared_memory() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "exec_detaches_shared",
+        Some("segment attached once in 10 of 10 rounds, memory file sealed in 10"),
+    );
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

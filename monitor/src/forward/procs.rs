@@ -798,8 +798,8 @@ impl Forwarder {
         if r > 0 {
             let ended = libc::WIFEXITED(st) || libc::WIFSIGNALED(st);
             if ended {
+                crate::vm::child_reaped(r as i32, libc::WIFSIGNALED(st), super::exec_marks::execd(r as i32));
                 self.reaped(r);
-                crate::vm::child_reaped(r as i32, libc::WIFSIGNALED(st));
                 let (code, status) = if libc::WIFEXITED(st) {
                     (libc::CLD_EXITED, libc::WEXITSTATUS(st))
                 } else {
@@ -872,8 +872,8 @@ impl Forwarder {
         let ended = pid > 0 && options & libc::WNOWAIT as libc::c_long == 0 && matches!(info.si_code, 1..=3);
         if ended {
             // CLD_EXITED, CLD_KILLED, CLD_DUMPED.
+            crate::vm::child_reaped(pid, info.si_code != libc::CLD_EXITED, super::exec_marks::execd(pid));
             self.reaped(pid as i64);
-            crate::vm::child_reaped(pid, info.si_code != libc::CLD_EXITED);
             if !self.children.stand_ins.is_stand_in(pid) {
                 // SAFETY: waitid filled in the siginfo.
                 crate::vm::host_signals::pass_reaped_sigchld(pid, info.si_code, unsafe { info.si_status() });

@@ -55,15 +55,42 @@ pub fn start(vm_fd: RawFd) -> Started {
     // A forked child's pipe to its parent (robust_walk.rs): the holder closes its copy once it
     // has walked the robust lists, this process its own at once.
     let walked_fd = super::robust_walk::take_walked_descriptor();
-    let started = start_holder(vm_fd, walked_fd);
-    if walked_fd >= 0 {
-        // SAFETY: this process's copy; the intermediate has its own.
-        unsafe { libc::close(walked_fd) };
+    // A forked child's exec of a host program ends `hrt`'s use of the memory too (see
+    // `exec_pipe`).
+    let exec_fd = if super::is_fork_child() { exec_pipe() } else { -1 };
+    let started = start_holder(vm_fd, walked_fd, exec_fd);
+    for fd in [walked_fd, exec_fd] {
+        if fd >= 0 {
+            // SAFETY: this process's copy; the intermediate has its own.
+            unsafe { libc::close(fd) };
+        }
     }
     started
 }
 
-fn start_holder(vm_fd: RawFd, walked_fd: RawFd) -> Started {
+/// The write end this process keeps of the pipe the holder reads (`exec_pipe`).
+static EXEC_WRITE_END: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// A pipe whose read end the holder polls besides the pidfd and whose write end only this
+/// process keeps, close-on-exec: its end of file comes when this process exits or execs a host
+/// program (forward/host_exec.rs), whose process goes on under the same pid (the pidfd stays
+/// quiet until that program ends). The holder then lets the memory go at once: the program's
+/// host shared mappings (System V segments, shared files) were attached until that program
+/// ended (a segment's nattch 2 in the exec'd program and after its parent's waitpid; a memory
+/// file's F_SEAL_WRITE EBUSY). Returns the read end, -1 if none.
+fn exec_pipe() -> RawFd {
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 writes two descriptors into our array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return -1;
+    }
+    // (A forked `hrt`'s copy of its parent's write end is closed with the parent's other
+    // descriptors, `fork::close_all_but`: the number stored before is stale here.)
+    EXEC_WRITE_END.store(fds[1], std::sync::atomic::Ordering::SeqCst);
+    fds[0]
+}
+
+fn start_holder(vm_fd: RawFd, walked_fd: RawFd, exec_fd: RawFd) -> Started {
     let none = Started { pid: 0 };
     if super::is_fork_child() && SUBREAPER_ABOVE.load(std::sync::atomic::Ordering::Relaxed) {
         return none;
@@ -94,7 +121,7 @@ fn start_holder(vm_fd: RawFd, walked_fd: RawFd) -> Started {
         let arg = top as *mut Args;
         // SAFETY: `arg` is inside the fresh mapping, aligned (ARGS_BYTES is a multiple of 16,
         // the mapping page aligned) and used by nothing else.
-        unsafe { arg.write(Args { vm_fd, pidfd, walked_fd, holder_stack: stack as usize + STACK_BYTES / 2 }) };
+        unsafe { arg.write(Args { vm_fd, pidfd, walked_fd, exec_fd, holder_stack: stack as usize + STACK_BYTES / 2 }) };
         // Both start with every signal blocked: a handler of this process must never run on
         // their stacks (they share this thread's TLS).
         // SAFETY: sigfillset initialises the set; pthread_sigmask swaps this thread's mask.
@@ -146,6 +173,8 @@ struct Args {
     pidfd: RawFd,
     /// -1: none (robust_walk.rs).
     walked_fd: RawFd,
+    /// -1: none (`exec_pipe`).
+    exec_fd: RawFd,
     holder_stack: usize,
 }
 
@@ -155,7 +184,7 @@ struct Args {
 extern "C" fn detach(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `start` placed the Args in memory that is never unmapped.
     let a = unsafe { &*(arg as *const Args) };
-    let mut kept = [a.vm_fd, a.pidfd, a.walked_fd];
+    let mut kept = [a.vm_fd, a.pidfd, a.walked_fd, a.exec_fd];
     kept.sort_unstable();
     // The gaps between the kept descriptors (-1 keeps nothing).
     let mut first = 0u64;
@@ -182,12 +211,19 @@ extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: raw system calls on this process's own descriptors and stack.
     unsafe {
         raw::prctl_name(b"hrt-teardown\0");
-        // Readable once every thread of `hrt` has exited.
-        let mut pfd = libc::pollfd { fd: a.pidfd, events: libc::POLLIN, revents: 0 };
-        while raw::poll(&mut pfd) < 0 {}
+        // Readable once every thread of `hrt` has exited; the pipe's end of file also comes
+        // when it execs a host program (`exec_pipe`).
+        let mut pfds = [
+            libc::pollfd { fd: a.pidfd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: a.exec_fd, events: libc::POLLIN, revents: 0 },
+        ];
+        let watched = if a.exec_fd >= 0 { 2 } else { 1 };
+        while raw::poll(&mut pfds[..watched]) < 0 {}
         // Robust mutexes of threads that died with `hrt` (killed), for other processes; then
         // the parent `hrt` may report the death (robust_walk.rs).
         super::robust_walk::walk_left_lists();
+        // The program's host shared memory goes first, before the slow rest of the teardown.
+        super::shared_files::unmap_all_without_waiting();
         if a.walked_fd >= 0 {
             raw::close_range(a.walked_fd as u64, a.walked_fd as u64);
         }
@@ -211,9 +247,9 @@ mod raw {
         }
     }
 
-    pub unsafe fn poll(pfd: &mut libc::pollfd) -> i64 {
-        // SAFETY: one pollfd on the caller's stack, no timeout.
-        unsafe { syscall3(libc::SYS_poll, pfd as *mut libc::pollfd as u64, 1, u64::MAX) }
+    pub unsafe fn poll(pfds: &mut [libc::pollfd]) -> i64 {
+        // SAFETY: pollfds on the caller's stack, no timeout.
+        unsafe { syscall3(libc::SYS_poll, pfds.as_mut_ptr() as u64, pfds.len() as u64, u64::MAX) }
     }
 
     pub unsafe fn prctl_name(name: &[u8]) {

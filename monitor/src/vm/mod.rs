@@ -37,6 +37,7 @@ pub use fork::{die_of, end_signal, is_child as is_fork_child};
 pub use kvm::open_kvm;
 pub use memory::MIN_MEM;
 pub use robust_walk::child_reaped;
+pub use shared_files::release_all as release_shared_memory;
 pub use stuck::say_where_vcpus_are;
 pub use vcpu::allowed_host_cpus;
 

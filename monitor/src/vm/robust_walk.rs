@@ -83,11 +83,14 @@ pub fn forked_parent(pid: i64, (read_end, write_end): (RawFd, RawFd)) {
     children.insert(pid as i32, read_end);
 }
 
-/// The parent's wait took child `pid`; `killed`: a signal ended it. Waits for its holder's
-/// walk (see `WALK_WAIT_MS`) before the wait answers.
-pub fn child_reaped(pid: i32, killed: bool) {
+/// The parent's wait took child `pid`; `killed`: a signal ended it; `execd`: it had become a
+/// host program, whose start ended its `hrt`'s use of the memory (late_teardown.rs,
+/// `exec_pipe`). Then waits for its holder's walk and unmapping of the host shared memory
+/// (see `WALK_WAIT_MS`; done long before for an exec) before the wait answers.
+pub fn child_reaped(pid: i32, killed: bool, execd: bool) {
     let Some(read_end) = CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).remove(&pid) else { return };
-    if !killed {
+    if !killed && !execd {
+        // Its own `hrt` let go of the lists and the shared memory before it exited.
         return;
     }
     let mut pfd = libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&read_end), events: libc::POLLIN, revents: 0 };

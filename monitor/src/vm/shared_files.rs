@@ -75,6 +75,19 @@ pub fn release_all() {
     }
 }
 
+/// The late teardown's holder (late_teardown.rs), `hrt` gone or exec'd: unmaps the host shared
+/// ranges at once, so that segments and files are no longer attached while the rest of the
+/// memory is torn down. The threads that kept the map died anywhere: a lock one of them held
+/// leaves the ranges to the teardown. No allocation, raw calls only.
+pub fn unmap_all_without_waiting() {
+    let Ok(map) = HOST_SHARED.try_lock() else { return };
+    for (&start, &end) in map.iter() {
+        // SAFETY: a range of guest RAM's host mapping in this (dying) memory, which nothing
+        // uses any more.
+        unsafe { crate::raw_sys::syscall3(libc::SYS_munmap, start as u64, (end - start) as u64, 0) };
+    }
+}
+
 /// Host mappings kept for the monitor's own (its threads' stacks, libraries, the channel).
 const RESERVED_VMAS: usize = 4096;
 
