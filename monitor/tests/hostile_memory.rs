@@ -751,3 +751,15 @@ fn shared_file_mappings_keep_their_parts_apart() {
 fn mapping_calls_keep_protections_and_check_as_on_linux() {
     common::hostile::passes_natively_and_same_on_1_and_2_cpus("mapping_checks", Some("mapping checks: done"));
 }
+
+/// Mappings a little over 2 MiB pack as on Linux, which aligns only whole 2 MiB pages' worth:
+/// 1,500 of 2 MiB + 4 KiB fit in `--mem 4G` (hrt aligned each and stopped at 956).
+#[test]
+fn mappings_just_over_2_mib_pack() {
+    common::hostile::passes_natively_and_same_with(
+        "mmap_just_over_2m",
+        Some("2 MiB + 4 KiB mappings: 1500 of 1500"),
+        &["1", "2"],
+        &["--mem", "4G"],
+    );
+}
