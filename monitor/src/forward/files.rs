@@ -376,18 +376,26 @@ impl Forwarder {
         if int(mode) & !7 != 0 || flags.is_some_and(|f| f & !known != 0) {
             return Err(Errno::EINVAL);
         }
-        let at = self.path_at(g, dirfd, path, follows(flags.unwrap_or(0)))?;
-        let args = |f| [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(mode), f];
-        let with_flags = at.at_flags(flags.unwrap_or(0));
-        if flags.is_none() && with_flags == 0 {
+        let check = || {
+            let at = self.path_at(g, dirfd, path, follows(flags.unwrap_or(0)))?;
+            let args = |f| [at.dirfd as libc::c_long, ptr(at.path.as_ptr()), int(mode), f];
+            let with_flags = at.at_flags(flags.unwrap_or(0));
+            if flags.is_none() && with_flags == 0 {
+                // SAFETY: a host C string.
+                return unsafe { self.sys(libc::SYS_faccessat, &args(0)) };
+            }
             // SAFETY: a host C string.
-            return unsafe { self.sys(libc::SYS_faccessat, &args(0)) };
-        }
-        // SAFETY: a host C string.
-        match unsafe { self.sys(libc::SYS_faccessat2, &args(with_flags)) } {
-            // A host without faccessat2 (before Linux 5.8): the 3-argument form.
-            Err(Errno::ENOSYS) if flags.is_none() => unsafe { self.sys(libc::SYS_faccessat, &args(0)) },
-            r => r,
+            match unsafe { self.sys(libc::SYS_faccessat2, &args(with_flags)) } {
+                // A host without faccessat2 (before Linux 5.8): the 3-argument form.
+                Err(Errno::ENOSYS) if flags.is_none() => unsafe { self.sys(libc::SYS_faccessat, &args(0)) },
+                r => r,
+            }
+        };
+        // The whole walk with the real ids, unless AT_EACCESS asks for the effective ones.
+        if flags.unwrap_or(0) & libc::AT_EACCESS as libc::c_long != 0 {
+            check()
+        } else {
+            super::real_ids::as_real_ids(check)
         }
     }
 

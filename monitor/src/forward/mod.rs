@@ -71,6 +71,7 @@ mod poll;
 mod posix_mq;
 mod proc_cpus;
 mod procs;
+mod real_ids;
 mod remote_pages;
 #[cfg(test)]
 mod routing_tests;

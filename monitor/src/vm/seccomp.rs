@@ -35,6 +35,9 @@ const HOST_ONLY: &[libc::c_long] = &[
     libc::SYS_geteuid,
     libc::SYS_getgid,
     libc::SYS_getegid,
+    // access() checks with the real ids (forward/real_ids.rs).
+    libc::SYS_setfsuid,
+    libc::SYS_setfsgid,
     // Rust's runtime on these threads.
     libc::SYS_futex,
     libc::SYS_mmap,

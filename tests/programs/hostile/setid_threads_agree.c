@@ -5,7 +5,10 @@
  * - a capset that drops an effective capability, then seteuid(1000), leaves no effective
  *   capability (hrt: threads catching up with the capset put its effective set back: root's
  *   powers at euid 1000, a root-only file opened);
- * - setgroups keeps duplicate groups (hrt dropped a list equal to the current one as a set).
+ * - setgroups keeps duplicate groups (hrt dropped a list equal to the current one as a set);
+ * - access() checks the whole path with the real ids (hrt walked it with the effective ones:
+ *   after seteuid(1000) a file under a root-only directory was EACCES, after
+ *   setresuid(1000, 0, 0) accessible).
  * Each part runs in a child of its own, and asks from several threads (under hrt, different
  * vCPUs and monitor threads serve them). */
 #define _GNU_SOURCE
@@ -14,6 +17,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,6 +97,21 @@ static void duplicate_groups(void) {
     printf("\n");
 }
 
+static char rootdir_file[96];
+
+static void access_as_real(void) {
+    int e = seteuid(1000);
+    int as_root = access(rootdir_file, R_OK);
+    int effective = faccessat(AT_FDCWD, rootdir_file, R_OK, AT_EACCESS);
+    seteuid(0);
+    setresuid(1000, 0, 0);
+    int as_user = access(rootdir_file, R_OK);
+    int effective_root = faccessat(AT_FDCWD, rootdir_file, R_OK, AT_EACCESS);
+    printf("access under a root-only directory: seteuid(1000) %d: real %d, effective %d; "
+           "setresuid(1000, 0, 0): real %d, effective %d\n",
+           e, as_root, effective, as_user, effective_root);
+}
+
 int main(void) {
     if (geteuid() != 0) {
         printf("not root: nothing to check\n");
@@ -104,9 +123,17 @@ int main(void) {
     snprintf(path, sizeof path, "%s/rootfile", dir);
     rootfile = path;
     close(open(path, O_CREAT | O_WRONLY, 0600));
+    static char inner[80];
+    snprintf(inner, sizeof inner, "%s/root-only", dir);
+    mkdir(inner, 0700);
+    snprintf(rootdir_file, sizeof rootdir_file, "%s/file", inner);
+    close(open(rootdir_file, O_CREAT | O_WRONLY, 0644));
     in_child(saved_root_back);
     in_child(dropped_then_seteuid);
     in_child(duplicate_groups);
+    in_child(access_as_real);
+    unlink(rootdir_file);
+    rmdir(inner);
     unlink(path);
     rmdir(dir);
     return 0;
