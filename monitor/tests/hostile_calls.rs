@@ -553,6 +553,16 @@ fn set_id_calls_leave_every_thread_alike() {
     );
 }
 
+/// msg_lrpid after a msgrcv that waited for a forked child's message names the receiving
+/// process (it named the monitor's worker thread that made the wait).
+#[test]
+fn a_waiting_receiver_is_the_queues_last_receiver() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "msg_blocking_pids",
+        Some("last receiver is this process: 1, last sender the child: 1"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -210,6 +210,29 @@ impl Forwarder {
         };
         // SAFETY: `p` is NULL (IPC_RMID), faults on the host or covers the structure the command
         // copies, in guest memory.
-        unsafe { self.sys(libc::SYS_msgctl, &[int(id), int(cmd), ptr(p)]) }
+        let r = unsafe { self.sys(libc::SYS_msgctl, &[int(id), int(cmd), ptr(p)]) }?;
+        if matches!(c, libc::IPC_STAT | MSG_STAT | MSG_STAT_ANY) {
+            // The last sender and receiver: a blocking msgsnd or msgrcv ran on a worker thread
+            // of this `hrt`, and Linux records the thread's id when it hands a message to a
+            // waiting receiver (or takes a waiting sender's): the program's pid, as the
+            // program's own (one-thread) call has natively.
+            for at in [std::mem::offset_of!(libc::msqid_ds, msg_lspid), std::mem::offset_of!(libc::msqid_ds, msg_lrpid)]
+            {
+                let field = p.wrapping_add(at) as *mut libc::pid_t;
+                // SAFETY: inside the structure checked above, which the host just wrote.
+                let pid = unsafe { field.read_unaligned() };
+                if pid > 0 && own_thread(pid) {
+                    // SAFETY: as above.
+                    unsafe { field.write_unaligned(libc::getpid()) };
+                }
+            }
+        }
+        Ok(r)
     }
+}
+
+/// Whether `tid` is a thread of this process other than its main one (a worker of the monitor).
+fn own_thread(tid: libc::pid_t) -> bool {
+    // SAFETY: getpid has no preconditions.
+    tid != unsafe { libc::getpid() } && std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
 }
