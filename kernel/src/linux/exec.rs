@@ -24,7 +24,7 @@ use hrt_abi::{exec_blob as blob, process as op};
 
 use super::calls::procs::call;
 use super::elf::{Elf, ET_DYN, ET_EXEC, PT_LOAD};
-use super::errno::{Errno, SysResult, E2BIG, EFAULT, EINVAL, ENAMETOOLONG, ENOEXEC, ENOMEM};
+use super::errno::{Errno, SysResult, E2BIG, EFAULT, EINTR, EINVAL, ENAMETOOLONG, ENOEXEC, ENOMEM};
 use super::loader::{self, Image};
 use super::process::{self, PROCESS};
 use super::signal::{self as sig, SIG_DFL, SIG_IGN};
@@ -251,15 +251,22 @@ pub fn exec_on_host(nr: u32, [dirfd, path, argv, envp, flags]: [u64; 5]) -> Opti
     // The alarm goes with it, as an exec keeps it (the host program's timer, armed for what
     // is left of this one's).
     let (left, interval) = sig::timers::real_timer();
-    // And the signals pending that the mask blocks (the others would have been taken), and the
-    // CPU-time interval timers: an exec keeps both.
-    let pending = sig::state::pending_for(current().tid) & mask;
+    // And the signals pending, and the CPU-time interval timers: an exec keeps both. Those the
+    // mask lets through came during this execve (the others would have been taken before it):
+    // the new program meets them with its own dispositions, as on Linux, where they are taken
+    // after the exec (a SIGTERM then ends it).
+    let pending = sig::state::pending_for(current().tid);
     let [virt, virt_interval, prof, prof_interval] = sig::timers::cpu_itimers();
     let _ = call(op::EXEC_HOST_CARRY, [pending, virt, virt_interval, prof, prof_interval, 0]);
     // And the thread's seccomp filters (`linux::seccomp`).
     let filters = crate::linux::seccomp::host_chain();
     // And the CPUs the program allows this thread, which an exec keeps.
     let [a0, a1, a2] = super::calls::thread::exec_affinity();
+    if process::ending() {
+        // A fatal signal taken before the monitor began to hold signals for the exec ends the
+        // program: no host program starts in its place (it ran on, the signal lost).
+        return Some(Err(EINTR));
+    }
     Some(call(op::EXEC_HOST_GO, [left, interval, filters, a0, a1, a2]).map(|_| 0))
 }
 

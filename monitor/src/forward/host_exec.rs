@@ -64,11 +64,20 @@ impl Forwarder {
         Ok(1)
     }
 
-    /// `EXEC_HOST_CARRY(pending, cpu timers)`: kept for the exec `EXEC_HOST` prepared.
+    /// `EXEC_HOST_CARRY(pending, cpu timers)`: kept for the exec `EXEC_HOST` prepared. Pending
+    /// signals the program's mask lets through (they came during its execve) are raised on the
+    /// exec thread too, where the new program's dispositions meet them, but only those whose
+    /// disposition the exec sets (`Dispositions::for_exec`): not `hrt`'s own fault signals,
+    /// whose handlers must not run on that thread.
     pub(super) fn exec_host_carry(&self, pending: u64, cpu_timers: [u64; 4]) -> SysResult<i64> {
         let mut job = self.children.replacement.lock().unwrap();
         let job = job.as_mut().ok_or(Errno::EINVAL)?;
-        (job.pending, job.cpu_timers) = (pending, cpu_timers);
+        let through = (1..=64)
+            .filter(|&s| {
+                crate::kept_signals::passed_on(s) || [libc::SIGPIPE, libc::SIGTTIN, libc::SIGTTOU].contains(&s)
+            })
+            .fold(0u64, |m, s| m | 1 << (s - 1));
+        (job.pending, job.cpu_timers) = (pending & (job.mask | through), cpu_timers);
         Ok(0)
     }
 
@@ -213,9 +222,10 @@ extern "C" fn exec_thread(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         // The program's pending signals, which the exec keeps: raised for this thread while
-        // it blocks every signal (the program's mask, set next, blocks them too), so that no
-        // other thread of `hrt` takes one and none is lost if the execve fails (they end
-        // with the thread).
+        // it blocks every signal, so that no other thread of `hrt` takes one; those the
+        // program's mask, set next, lets through act then with the new program's
+        // dispositions. (If the execve fails they end with the thread; the kernel still has
+        // them.)
         let (pid, tid) = (syscall3(libc::SYS_getpid, 0, 0, 0), syscall3(libc::SYS_gettid, 0, 0, 0));
         for sig in (1..=64u64).filter(|s| p.pending & 1 << (s - 1) != 0) {
             syscall3(libc::SYS_tgkill, pid as u64, tid as u64, sig);

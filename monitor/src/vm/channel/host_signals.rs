@@ -216,6 +216,15 @@ pub fn begin_exec() {
     RAISED.store(0, Ordering::SeqCst);
     EXEC_TID.store(0, Ordering::SeqCst);
     EXEC_WINDOW.store(true, Ordering::SeqCst);
+    // Those that came before and wait in the channel for a kernel that is in the exec now
+    // (its thread waits for this call's answer): theirs too (1 SIGTERM in 40 rounds was lost so).
+    let word = WORD.load(Ordering::SeqCst);
+    if !word.is_null() {
+        // SAFETY: `attach` stored it, in guest RAM mapped until the process ends.
+        let bits = unsafe { (*word).swap(0, Ordering::SeqCst) };
+        // Bit n of the word is signal n, bit 0 signal 64; LATE's bit n is signal n + 1.
+        LATE.fetch_or(bits >> 1 | (bits & 1) << 63, Ordering::SeqCst);
+    }
 }
 
 /// On the exec thread (raw system calls only, as there): it runs as `tid`, every signal
