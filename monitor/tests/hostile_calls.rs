@@ -563,6 +563,16 @@ fn a_waiting_receiver_is_the_queues_last_receiver() {
     );
 }
 
+/// poll and ppoll on a descriptor another thread closes while they wait answer POLLNVAL when
+/// they return, as Linux's last look finds it (the held host descriptor stayed open: 0).
+#[test]
+fn a_descriptor_closed_during_poll_is_pollnval() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "poll_fd_closed_meanwhile",
+        Some("ppoll of a pipe closed meanwhile: 1, revents 0x20"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

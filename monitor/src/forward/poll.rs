@@ -52,11 +52,20 @@ fn set_bit(set: &mut [u64], n: usize) {
     }
 }
 
+/// A pollfd entry as the call found it: a descriptor the program does not have (POLLNVAL at
+/// once), or the program's descriptor (negative: none, ignored).
+#[derive(Clone, Copy, PartialEq)]
+enum Polled {
+    Unknown,
+    Guest(i32),
+}
+
 impl Forwarder {
     /// The guest's pollfd array, translated: host pollfds (unknown guest fds become -1, ignored
-    /// by the host), which entries were unknown (POLLNVAL), and the descriptors held.
+    /// by the host), which entries were unknown (POLLNVAL; else the guest descriptor, -1 for
+    /// none), and the descriptors held.
     #[allow(clippy::type_complexity)]
-    fn pollfds(&self, g: Guest, fds: u64, nfds: u64) -> SysResult<(Vec<libc::pollfd>, Vec<bool>, Vec<Arc<HostFd>>)> {
+    fn pollfds(&self, g: Guest, fds: u64, nfds: u64) -> SysResult<(Vec<libc::pollfd>, Vec<Polled>, Vec<Arc<HostFd>>)> {
         let nfds = nfds as u32 as u64;
         // Against the limit the program knows (its table may stop short of it: procs::table_limit).
         let limit = super::procs::program_limit(libc::RLIMIT_NOFILE).map_or(self.fds().limit() as u64, |l| l.rlim_cur);
@@ -88,16 +97,24 @@ impl Forwarder {
                 }
             };
             host.push(libc::pollfd { fd, events, revents: 0 });
-            nval.push(bad);
+            nval.push(if bad { Polled::Unknown } else { Polled::Guest(p.fd) });
         }
         Ok((host, nval, hold))
     }
 
-    /// Writes the revents back; returns the count of ready entries (POLLNVAL ones included).
-    fn poll_results(&self, g: Guest, fds: u64, host: &[libc::pollfd], nval: &[bool]) -> SysResult<i64> {
+    /// Writes the revents back; returns the count of ready entries (POLLNVAL ones included). A
+    /// descriptor another thread closed while the call waited is POLLNVAL, as Linux's last look
+    /// at the descriptors finds it (the held host descriptor stayed open: the call timed out with
+    /// 0 where Linux answers 1 and POLLNVAL).
+    fn poll_results(&self, g: Guest, fds: u64, host: &[libc::pollfd], nval: &[Polled]) -> SysResult<i64> {
         let mut ready = 0;
-        for (i, (p, &bad)) in host.iter().zip(nval).enumerate() {
-            let revents = if bad { libc::POLLNVAL } else { p.revents };
+        for (i, (p, &entry)) in host.iter().zip(nval).enumerate() {
+            let closed = |fd: i32| fd >= 0 && self.fds().lookup(fd as usize).is_none();
+            let revents = match entry {
+                Polled::Unknown => libc::POLLNVAL,
+                Polled::Guest(fd) if closed(fd) => libc::POLLNVAL,
+                Polled::Guest(_) => p.revents,
+            };
             if revents != 0 {
                 ready += 1;
             }
@@ -110,7 +127,7 @@ impl Forwarder {
         let (mut host, nval, _hold) = self.pollfds(g, fds, nfds)?;
         let timeout = int(timeout);
         // An unknown fd is an event: Linux does not wait then.
-        let timeout = if nval.contains(&true) { 0 } else { timeout };
+        let timeout = if nval.contains(&Polled::Unknown) { 0 } else { timeout };
         let deadline = (timeout > 0).then(|| Instant::now() + Duration::from_millis(timeout as u64));
         let (p, n) = (host.as_mut_ptr(), host.len());
         // Restarted after a signal with the time left.
@@ -139,7 +156,7 @@ impl Forwarder {
         // An unknown fd is an event: Linux does not wait then (and the time left is all of it).
         let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         let waits = ts.is_none_or(|t| t.tv_sec != 0 || t.tv_nsec != 0);
-        let immediate = nval.contains(&true) || now_only;
+        let immediate = nval.contains(&Polled::Unknown) || now_only;
         let given = ts;
         if immediate {
             ts = Some(zero);
@@ -160,7 +177,7 @@ impl Forwarder {
             }
             got => got?,
         };
-        if now_only && ready == 0 && waits && !nval.contains(&true) {
+        if now_only && ready == 0 && waits && !nval.contains(&Polled::Unknown) {
             return Ok(None);
         }
         // The time left: what the host left, or all of it when the call did not wait.
