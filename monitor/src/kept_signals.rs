@@ -7,19 +7,30 @@
 /// filter's; SIGPIPE is a forwarded write's EPIPE (the kernel raises the program's own);
 /// SIGTTIN and SIGTTOU are a background job's terminal access (forward/tty_stop.rs,
 /// `run::mirror_signal_action`); 32 and 33 are the C library's (its sigaction refuses them);
-/// the channel's wake signal is `hrt`'s. Signal 64 takes bit 0 of the channel's word.
+/// the channel's wake signal and the credentials signal (`every_thread`) are `hrt`'s. Signal 64 takes bit 0 of the channel's word.
 /// Those `hrt` uses itself still reach the program when another process sends them
 /// (`shared_signals`, `reaches_program`).
 pub fn passed_on(sig: i32) -> bool {
     use libc::*;
     let kept = [SIGKILL, SIGSTOP, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS, SIGPIPE, SIGTTIN, SIGTTOU];
-    (1..=64).contains(&sig) && !kept.contains(&sig) && sig != 32 && sig != 33 && sig != wake_signal()
+    (1..=64).contains(&sig)
+        && !kept.contains(&sig)
+        && sig != 32
+        && sig != 33
+        && sig != wake_signal()
+        && sig != credentials_signal()
 }
 
 /// The signal that interrupts a channel worker's blocked host call: a real-time one nobody
 /// else uses.
 pub fn wake_signal() -> libc::c_int {
     libc::SIGRTMIN() + 2
+}
+
+/// The signal that asks each thread of `hrt` to make a credential call (`every_thread`): the
+/// next real-time one.
+pub fn credentials_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 3
 }
 
 /// Whether signal `sig` reaches the program when another process sends it: every signal

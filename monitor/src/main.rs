@@ -4,6 +4,7 @@ mod child_args;
 mod cli;
 mod elf_headers;
 mod error;
+mod every_thread;
 mod file_bytes;
 mod forward;
 mod host_cpus;

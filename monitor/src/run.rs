@@ -181,6 +181,8 @@ fn install_stop_handlers() {
     // already; say so here rather than rely on it.
     // SAFETY: setting a signal's disposition to SIG_IGN.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    // Credential calls made on every thread (capset, the security bits, ...).
+    crate::every_thread::install();
     // The signals `hrt` uses itself go to the program too when another process sends them.
     crate::shared_signals::install(stop_on_signal);
 }

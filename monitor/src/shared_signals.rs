@@ -1,7 +1,7 @@
 //! Signals `hrt` uses itself that another process may also send: a fault of `hrt`'s own
 //! threads (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP), `abort`'s SIGABRT, a forwarded write's
 //! SIGPIPE, the C library's 32 and 33 (33 is glibc's set*id broadcast), the channel's wake
-//! signal and the seccomp filter's SIGSYS. Sent by another process (`kill -SEGV`, `kill -33`,
+//! signal, the credentials signal (`every_thread`) and the seccomp filter's SIGSYS. Sent by another process (`kill -SEGV`, `kill -33`,
 //! `sigqueue` of SIGRTMIN+2) they are the program's, as they would be natively: the program's
 //! handler runs or its default action ends it. Before, `hrt` kept them: the program ran on
 //! (SIGSEGV, SIGPIPE, 33 and the wake signal were swallowed) where natively it ended.
@@ -10,8 +10,8 @@
 //! SYS_SECCOMP, ...); what `hrt` sends itself (`abort`, glibc's set*id, the wake signal) and
 //! the host kernel's SIGPIPE carry `hrt`'s own pid. A signal with `si_code <= 0` (SI_USER,
 //! SI_QUEUE, SI_TKILL) from another pid is the program's. `install` puts a handler in front of
-//! whatever `hrt` had for each signal, and chains to it for `hrt`'s own; the wake signal's and
-//! SIGSYS's handlers ask `from_another_process` themselves.
+//! whatever `hrt` had for each signal, and chains to it for `hrt`'s own; the wake signal's, the
+//! credentials signal's and SIGSYS's handlers ask `from_another_process` themselves.
 //!
 //! Installed with the raw system call: glibc's `sigaction` refuses 32 and 33.
 

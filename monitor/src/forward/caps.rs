@@ -1,13 +1,15 @@
 //! The program's capabilities (`capset`) on every thread of `hrt`. Linux keeps capabilities per
 //! thread, but any thread of `hrt` may serve the program's calls (the forwarding workers, the
 //! polling service thread, the vCPU threads), start its host programs (the spawner, the exec
-//! thread) or fork it (the fork thread): each applies the program's latest sets before it acts
-//! for the program (`catch_up`), so that a program that dropped a capability (ping drops all
-//! but CAP_NET_RAW at start) is refused what it would be refused natively, and its children
-//! start with the sets it left them. One program thread's `capset` is thus the whole program's.
+//! thread) or fork it (the fork thread): a `capset` is made on every thread at once
+//! (`every_thread`), so that a program that dropped a capability (ping drops all but
+//! CAP_NET_RAW at start) is refused what it would be refused natively, and its children start
+//! with the sets it left them. One program thread's `capset` is thus the whole program's.
+//! A thread that missed it (one that blocked every signal for seconds) still applies the
+//! program's latest sets before it next acts for the program (`catch_up`).
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// `_LINUX_CAPABILITY_VERSION_1` (one 32-bit record) and `_3` (two records).
@@ -44,34 +46,41 @@ fn set_this_thread(data: &[u32; 6]) -> Result<(), i32> {
 }
 
 /// Sets the program's capabilities to `data` (version 3's layout): the host decides on this
-/// thread (an errno if it refuses), and the other threads follow (`catch_up`).
+/// thread (an errno if it refuses), and every other thread makes the same change.
 pub fn set(data: [u32; 6]) -> Result<(), i32> {
     let mut latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
     catch_up_locked(&latest);
-    set_this_thread(&data)?;
+    let header: [u32; 2] = [VERSION_3, 0];
+    // SAFETY: a version-3 header (the calling thread) and the two records it reads, both alive
+    // until every thread made the call.
+    let r =
+        unsafe { crate::every_thread::everywhere(libc::SYS_capset, [header.as_ptr() as u64, data.as_ptr() as u64, 0]) };
+    if r < 0 {
+        return Err(-r as i32);
+    }
     *latest = data;
     let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
     APPLIED.with(|a| a.set(generation));
     Ok(())
 }
 
-/// Runs `change` (a set-id call on the calling thread) with this module's lock held, after the
-/// calling thread caught up: no `set` runs meanwhile.
+/// Runs `change` (a set-id call, which glibc makes on every thread) with this module's lock
+/// held, after the calling thread caught up: no `capset` runs meanwhile. Then the capabilities
+/// the change left (Linux's set-id rules change them: a non-zero effective uid clears the
+/// effective set, ...) are the program's latest: a thread that missed an earlier `capset` must
+/// not apply that one later, over what the change cleared (a program that dropped a
+/// capability and then its effective uid got its effective set back there and opened
+/// /etc/shadow after seteuid(1000)).
 pub fn changing_ids<R>(change: impl FnOnce() -> R) -> R {
-    let latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
+    let mut latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
     catch_up_locked(&latest);
-    drop(latest);
-    change()
+    let r = change();
+    ids_changed(&mut latest);
+    r
 }
 
-/// The ids changed on every thread (`owners::set_ids`), and with them the capabilities, as
-/// Linux's set-id rules change them (a non-zero effective uid clears the effective set, ...):
-/// the calling thread's are the program's now. Else a thread that had not caught up with an
-/// earlier `capset` applied that one later, over what the change had cleared: a program that
-/// dropped a capability and then its effective uid got its effective set back there (opened
-/// /etc/shadow after seteuid(1000)).
-pub fn ids_changed() {
-    let mut latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
+/// The calling thread's capabilities are the program's latest (after a change of ids).
+fn ids_changed(latest: &mut [u32; 6]) {
     if GENERATION.load(Ordering::Acquire) == 0 {
         // Never set: every thread made the same change from `hrt`'s own sets.
         return;
@@ -85,6 +94,28 @@ pub fn ids_changed() {
     *latest = [d[0][0], d[0][1], d[0][2], d[1][0], d[1][1], d[1][2]];
     let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
     APPLIED.with(|a| a.set(generation));
+}
+
+/// Whether the program may have set the keep-caps flag (PR_SET_KEEPCAPS 1, or
+/// SECBIT_KEEP_CAPS with PR_SET_SECUREBITS), which an exec clears.
+static KEEP_CAPS_MAYBE: AtomicBool = AtomicBool::new(false);
+
+/// prctl `option` with argument `value` changed every thread's credentials.
+pub fn prctl_changed(option: i32, value: u64) {
+    const SECBIT_KEEP_CAPS: u64 = 1 << 4;
+    if option == libc::PR_SET_KEEPCAPS && value == 1
+        || option == libc::PR_SET_SECUREBITS && value & SECBIT_KEEP_CAPS != 0
+    {
+        KEEP_CAPS_MAYBE.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The program exec'd: as Linux's execve, it clears the keep-caps flag (on every thread).
+pub fn exec_done() {
+    if KEEP_CAPS_MAYBE.swap(false, Ordering::SeqCst) {
+        // SAFETY: a prctl with integer arguments on this process's credentials.
+        unsafe { crate::every_thread::everywhere(libc::SYS_prctl, [libc::PR_SET_KEEPCAPS as u64, 0, 0]) };
+    }
 }
 
 /// Gives the calling thread the program's latest capabilities if it does not have them yet

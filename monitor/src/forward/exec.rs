@@ -190,6 +190,7 @@ impl Forwarder {
         crate::host_name::set_cmdline(&argv);
         // Its parent's setpgid on it is EACCES from now on (exec_marks.rs).
         super::exec_marks::mark_self();
+        super::caps::exec_done();
         self.describe_exec(p.exe, argv, comm, p.interp);
         Ok(0)
     }

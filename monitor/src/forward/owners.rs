@@ -225,12 +225,10 @@ impl Forwarder {
     pub(super) fn set_ids(&self, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
         spawn_child_keeps_ids()?;
         let users = matches!(nr, libc::SYS_setuid | libc::SYS_setreuid | libc::SYS_setresuid);
-        let ids = super::caps::changing_ids(|| {
-            // First on this thread alone, whose capabilities are the program's
-            // (`caps::catch_up`): a refusal (EPERM) ends here. glibc's broadcast aborts the
-            // process when its threads' answers differ, and threads that have not caught up
-            // with a capset that dropped CAP_SETUID still had it (a failing setuid killed
-            // `hrt` with SIGABRT).
+        super::caps::changing_ids(|| {
+            // First on this thread alone, whose capabilities are the program's: a refusal
+            // (EPERM) ends here. glibc's broadcast aborts the process when its threads'
+            // answers differ.
             // SAFETY: a plain call on this thread's credentials, no pointers.
             let first = unsafe { libc::syscall(nr, a[0] as libc::c_long, a[1] as libc::c_long, a[2] as libc::c_long) };
             if first < 0 {
@@ -240,26 +238,24 @@ impl Forwarder {
             // call repeated on the others could differ from its effect here, where it may have
             // made this thread privileged (setuid(0) back to a saved 0 set all three ids here,
             // only the effective one on the others: threads with different ids).
-            let mut r = [0u32; 3];
+            let mut ids = [0u32; 3];
             let get = if users { libc::SYS_getresuid } else { libc::SYS_getresgid };
             // SAFETY: three u32 of ours.
-            unsafe { libc::syscall(get, r.as_mut_ptr(), r.as_mut_ptr().add(1), r.as_mut_ptr().add(2)) };
-            Ok(r)
-        })?;
-        // SAFETY: plain calls on this process's credentials, no pointers.
-        let r = unsafe {
-            if users {
-                libc::setresuid(ids[0], ids[1], ids[2])
+            unsafe { libc::syscall(get, ids.as_mut_ptr(), ids.as_mut_ptr().add(1), ids.as_mut_ptr().add(2)) };
+            // SAFETY: plain calls on this process's credentials, no pointers.
+            let r = unsafe {
+                if users {
+                    libc::setresuid(ids[0], ids[1], ids[2])
+                } else {
+                    libc::setresgid(ids[0], ids[1], ids[2])
+                }
+            };
+            if r < 0 {
+                Err(Errno::last())
             } else {
-                libc::setresgid(ids[0], ids[1], ids[2])
+                Ok(0)
             }
-        };
-        super::caps::ids_changed();
-        if r < 0 {
-            Err(Errno::last())
-        } else {
-            Ok(0)
-        }
+        })
     }
 
     /// setgroups(size, list) for the program (every thread of `hrt`, as `set_ids`).

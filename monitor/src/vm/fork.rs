@@ -186,7 +186,8 @@ fn hold_global_locks() -> Held {
             && super::fork_private::hold_for_fork(&mut held)
             && super::shared_file_ends::hold_for_fork(&mut held)
             && super::channel::host_signals::hold_for_fork(&mut held)
-            && crate::forward::hold_for_fork(&mut held);
+            && crate::forward::hold_for_fork(&mut held)
+            && crate::every_thread::hold_for_fork(&mut held);
         if all {
             // Nothing holds these while it waits for one of the monitor's locks.
             held.push(Box::new(std::io::stderr().lock()));

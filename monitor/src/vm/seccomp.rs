@@ -125,13 +125,28 @@ fn ioctl_requests() -> Vec<u64> {
     .collect()
 }
 
+/// The options of `prctl` these threads make: the credential changes every thread of `hrt`
+/// makes when the program makes one (`every_thread`): PR_SET_KEEPCAPS, PR_CAPBSET_DROP,
+/// PR_SET_SECUREBITS, PR_CAP_AMBIENT.
+const PRCTL_OPTIONS: [u64; 4] = [8, 24, 28, 47];
+
+/// The calls allowed only with some values of one argument: `ioctl`'s requests, `prctl`'s
+/// options.
+fn filtered() -> [super::seccomp_tree::Filtered; 2] {
+    use super::seccomp_tree::Filtered;
+    [
+        Filtered { nr: libc::SYS_ioctl, arg: 1, values: ioctl_requests() },
+        Filtered { nr: libc::SYS_prctl, arg: 0, values: PRCTL_OPTIONS.to_vec() },
+    ]
+}
+
 /// The compiled filter (built once, installed by each vCPU thread on itself): a binary search
 /// over the allowed calls (`seccomp_tree`).
 pub fn filter() -> Result<BpfProgram> {
     // Compiled once: a forked child's monitor (a copy of this process) finds it made (~50 us
     // of every fork's start).
     static COMPILED: std::sync::OnceLock<BpfProgram> = std::sync::OnceLock::new();
-    Ok(COMPILED.get_or_init(|| super::seccomp_tree::compile(&allowed(), libc::SYS_ioctl, &ioctl_requests())).clone())
+    Ok(COMPILED.get_or_init(|| super::seccomp_tree::compile(&allowed(), &filtered())).clone())
 }
 
 /// Installs `filter` on the calling thread (only: other threads keep theirs).
@@ -189,6 +204,16 @@ mod tests {
         }
         for req in requests {
             assert_eq!(run(&bpf, libc::SYS_ioctl as u32, AUDIT_ARCH_X86_64, req).0, RET_ALLOW, "ioctl {req:#x}");
+        }
+        for option in PRCTL_OPTIONS {
+            assert_eq!(run(&bpf, libc::SYS_prctl as u32, AUDIT_ARCH_X86_64, option).0, RET_ALLOW, "prctl {option}");
+        }
+        for option in [libc::PR_SET_PDEATHSIG, libc::PR_SET_NAME, libc::PR_SET_DUMPABLE, libc::PR_SET_SECCOMP] {
+            assert_eq!(
+                run(&bpf, libc::SYS_prctl as u32, AUDIT_ARCH_X86_64, option as u64).0,
+                RET_TRAP,
+                "prctl {option}"
+            );
         }
         for forbidden in [libc::SYS_execve, libc::SYS_ptrace, libc::SYS_fork, libc::SYS_clone, libc::SYS_acct] {
             assert_eq!(run(&bpf, forbidden as u32, AUDIT_ARCH_X86_64, 0).0, RET_TRAP);

@@ -10,7 +10,8 @@
 //!
 //! Shape: check the architecture; load the call number; a tree whose inner nodes are
 //! `jge pivot` and whose leaves test up to `LEAF` numbers each (`ret ALLOW` on a match), with
-//! `ret TRAP` after each leaf; `ioctl` jumps to a block that allows only the listed requests.
+//! `ret TRAP` after each leaf; a call allowed only with some values of one argument (`ioctl`'s
+//! requests, `prctl`'s options) jumps to a block that tests that argument.
 //! Conditional jumps only ever skip one instruction (their offsets are 8 bits); the longer
 //! ones are `ja`, whose offset is 32 bits.
 
@@ -27,10 +28,18 @@ pub const RET_TRAP: u32 = 0x0003_0000;
 pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 
 /// Offsets in `struct seccomp_data`: the call number, the architecture, and the low half of
-/// the second argument (little-endian), which is all `ioctl`'s request is to the kernel.
+/// the first argument (little-endian; 8 bytes each after it), which is all an `int` argument
+/// (`ioctl`'s request, `prctl`'s option) is to the kernel.
 const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
-const OFF_ARG1_LOW: u32 = 24;
+const OFF_ARG0_LOW: u32 = 16;
+
+/// A call allowed only when its argument `arg` (0-5; its low 32 bits) is one of `values`.
+pub struct Filtered {
+    pub nr: i64,
+    pub arg: u32,
+    pub values: Vec<u64>,
+}
 
 /// Numbers a leaf tests one after the other.
 const LEAF: usize = 4;
@@ -46,8 +55,8 @@ fn test_eq(k: u32) -> sock_filter {
 
 struct Program {
     code: Vec<sock_filter>,
-    /// `ja` instructions that go to the ioctl block, placed last.
-    to_ioctl: Vec<usize>,
+    /// `ja` instructions that go to a filtered call's block (by its index), placed last.
+    to_block: Vec<(usize, usize)>,
 }
 
 impl Program {
@@ -56,12 +65,12 @@ impl Program {
         self.code[at].k = (self.code.len() - at - 1) as u32;
     }
 
-    fn tree(&mut self, numbers: &[u32], ioctl: u32) {
+    fn tree(&mut self, numbers: &[u32], filtered: &[Filtered]) {
         if numbers.len() <= LEAF {
             for &nr in numbers {
                 self.code.push(test_eq(nr));
-                if nr == ioctl {
-                    self.to_ioctl.push(self.code.len());
+                if let Some(block) = filtered.iter().position(|f| f.nr as u32 == nr) {
+                    self.to_block.push((self.code.len(), block));
                     self.code.push(stmt(JA, 0));
                 } else {
                     self.code.push(stmt(RET_K, RET_ALLOW));
@@ -75,44 +84,47 @@ impl Program {
         self.code.push(sock_filter { code: JGE_K, jt: 0, jf: 1, k: high[0] });
         let jump = self.code.len();
         self.code.push(stmt(JA, 0));
-        self.tree(low, ioctl);
+        self.tree(low, filtered);
         self.land(jump);
-        self.tree(high, ioctl);
+        self.tree(high, filtered);
     }
 }
 
-/// The program that allows the calls `allowed` with any arguments and `ioctl` with the
-/// requests `requests`, and traps every other call and any other architecture.
-pub fn compile(allowed: &[i64], ioctl: i64, requests: &[u64]) -> BpfProgram {
-    let mut numbers: Vec<u32> = allowed.iter().chain([&ioctl]).map(|&nr| nr as u32).collect();
+/// The program that allows the calls `allowed` with any arguments and the `filtered` ones with
+/// the values they list, and traps every other call and any other architecture.
+pub fn compile(allowed: &[i64], filtered: &[Filtered]) -> BpfProgram {
+    let mut numbers: Vec<u32> = allowed.iter().chain(filtered.iter().map(|f| &f.nr)).map(|&nr| nr as u32).collect();
     numbers.sort_unstable();
     numbers.dedup();
-    let mut p = Program { code: Vec::new(), to_ioctl: Vec::new() };
+    let mut p = Program { code: Vec::new(), to_block: Vec::new() };
     p.code.push(stmt(LD_W_ABS, OFF_ARCH));
     p.code.push(sock_filter { code: JEQ_K, jt: 1, jf: 0, k: AUDIT_ARCH_X86_64 });
     p.code.push(stmt(RET_K, RET_TRAP));
     p.code.push(stmt(LD_W_ABS, OFF_NR));
-    p.tree(&numbers, ioctl as u32);
-    for at in std::mem::take(&mut p.to_ioctl) {
-        p.code[at].k = (p.code.len() - at - 1) as u32;
+    p.tree(&numbers, filtered);
+    let jumps = std::mem::take(&mut p.to_block);
+    for (block, f) in filtered.iter().enumerate() {
+        for &(at, _) in jumps.iter().filter(|&&(_, b)| b == block) {
+            p.land(at);
+        }
+        p.code.push(stmt(LD_W_ABS, OFF_ARG0_LOW + 8 * f.arg));
+        for &value in &f.values {
+            p.code.push(test_eq(value as u32));
+            p.code.push(stmt(RET_K, RET_ALLOW));
+        }
+        p.code.push(stmt(RET_K, RET_TRAP));
     }
-    p.code.push(stmt(LD_W_ABS, OFF_ARG1_LOW));
-    for &req in requests {
-        p.code.push(test_eq(req as u32));
-        p.code.push(stmt(RET_K, RET_ALLOW));
-    }
-    p.code.push(stmt(RET_K, RET_TRAP));
     p.code
 }
 
 #[cfg(test)]
-/// Runs `prog` as the kernel would on a call (only the instructions `compile` emits);
-/// also counts the instructions run.
-pub(super) fn run(prog: &[sock_filter], nr: u32, arch: u32, arg1: u64) -> (u32, usize) {
+/// Runs `prog` as the kernel would on a call (only the instructions `compile` emits) whose
+/// arguments are all `arg`; also counts the instructions run.
+pub(super) fn run(prog: &[sock_filter], nr: u32, arch: u32, arg: u64) -> (u32, usize) {
     let data = |off: u32| match off {
         OFF_NR => nr,
         OFF_ARCH => arch,
-        OFF_ARG1_LOW => arg1 as u32,
+        off if off >= OFF_ARG0_LOW && (off - OFF_ARG0_LOW).is_multiple_of(8) && off < OFF_ARG0_LOW + 48 => arg as u32,
         _ => panic!("load at {off}"),
     };
     let (mut pc, mut a, mut steps) = (0usize, 0u32, 0);
@@ -139,11 +151,19 @@ mod tests {
     fn allows_exactly_the_listed_calls_and_requests() {
         let allowed: Vec<i64> = vec![0, 1, 3, 9, 10, 11, 39, 60, 202, 231, 435, 463];
         let (ioctl, requests) = (16, [0xae80u64, 0x5413, 0x8004_ae83]);
-        let prog = compile(&allowed, ioctl, &requests);
+        let (prctl, options) = (157, [8u64, 24]);
+        let prog = compile(
+            &allowed,
+            &[
+                Filtered { nr: ioctl, arg: 1, values: requests.to_vec() },
+                Filtered { nr: prctl, arg: 0, values: options.to_vec() },
+            ],
+        );
         for nr in 0..600u32 {
             let (got, _) = run(&prog, nr, AUDIT_ARCH_X86_64, 0x1234);
             let want = if allowed.contains(&(nr as i64)) { RET_ALLOW } else { RET_TRAP };
             assert_eq!(got, want, "call {nr}");
+            assert_eq!(run(&prog, nr, AUDIT_ARCH_X86_64, 8).0, if nr == prctl as u32 { RET_ALLOW } else { want });
             // x32 calls (bit 30) and other architectures never pass.
             assert_eq!(run(&prog, nr | 0x4000_0000, AUDIT_ARCH_X86_64, 0).0, RET_TRAP);
             assert_eq!(run(&prog, nr, 0x4000_0003, 0).0, RET_TRAP, "i386 call {nr}");
@@ -154,12 +174,18 @@ mod tests {
             assert_eq!(run(&prog, ioctl as u32, AUDIT_ARCH_X86_64, req | 1 << 40).0, RET_ALLOW);
         }
         assert_eq!(run(&prog, ioctl as u32, AUDIT_ARCH_X86_64, 0x5414).0, RET_TRAP);
+        for option in options {
+            assert_eq!(run(&prog, prctl as u32, AUDIT_ARCH_X86_64, option).0, RET_ALLOW);
+        }
+        for option in [0u64, 1, 15, 38] {
+            assert_eq!(run(&prog, prctl as u32, AUDIT_ARCH_X86_64, option).0, RET_TRAP, "prctl {option}");
+        }
     }
 
     #[test]
     fn the_monitors_list_takes_few_steps() {
         let allowed: Vec<i64> = (0..470).filter(|n| n % 2 == 0).collect();
-        let prog = compile(&allowed, 16, &[1, 2, 3]);
+        let prog = compile(&allowed, &[Filtered { nr: 16, arg: 1, values: vec![1, 2, 3] }]);
         assert!(prog.len() < 4096, "{} instructions", prog.len());
         let worst = (0..470).map(|nr| run(&prog, nr, AUDIT_ARCH_X86_64, 0).1).max().unwrap();
         assert!(worst <= 30, "{worst} instructions for one call");

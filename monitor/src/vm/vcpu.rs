@@ -60,10 +60,12 @@ enum Event {
 impl Shared {
     /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_CAPBSET_READ (the
     /// whole bounding set, see below) are made by the main thread, which lives as long as `hrt` (the parent-death signal is a property of the
-    /// thread that set it, and the vCPU threads may not call prctl: seccomp.rs), and the
-    /// security bits and bounding set read and changed (PR_GET_SECUREBITS, PR_SET_SECUREBITS,
-    /// PR_CAPBSET_DROP) with the program's capabilities, and the speculation mitigations read
-    /// (PR_GET_SPECULATION_CTRL); PR_SET_NAME (args[1..3]: the program's name,
+    /// thread that set it, and the vCPU threads may not call most prctl options: seccomp.rs),
+    /// and the security bits, keep-caps flag, bounding and ambient sets read and changed
+    /// (PR_GET_SECUREBITS, PR_SET_SECUREBITS, PR_GET_KEEPCAPS, PR_SET_KEEPCAPS,
+    /// PR_CAPBSET_DROP, PR_CAP_AMBIENT) with the program's capabilities, each change on every
+    /// thread of `hrt` (`every_thread`: they are per thread on Linux), and the speculation
+    /// mitigations read (PR_GET_SPECULATION_CTRL); PR_SET_NAME (args[1..3]: the program's name,
     /// 16 bytes) names the process (host_name.rs); PR_SET_NO_NEW_PRIVS is noted for the host
     /// programs the spawner starts; PR_SET_TIMERSLACK and PR_GET_TIMERSLACK are the main
     /// thread's (the program's main thread's slack, which its /proc/<pid> shows).
@@ -77,6 +79,9 @@ impl Shared {
         const PR_SET_SECUREBITS: u64 = 28;
         const PR_CAPBSET_DROP: u64 = 24;
         const PR_CAP_AMBIENT: u64 = 47;
+        const PR_CAP_AMBIENT_IS_SET: u64 = 1;
+        const PR_GET_KEEPCAPS: u64 = 7;
+        const PR_SET_KEEPCAPS: u64 = 8;
         const PR_GET_SPECULATION_CTRL: u64 = 52;
         const PR_SET_SECCOMP: u64 = 22;
         const PR_SET_TIMERSLACK: u64 = 29;
@@ -130,10 +135,27 @@ impl Shared {
                     }
                 })
             }
-            PR_GET_SECUREBITS | PR_SET_SECUREBITS | PR_CAPBSET_DROP | PR_CAP_AMBIENT | PR_GET_SPECULATION_CTRL => {
+            PR_GET_SECUREBITS
+            | PR_SET_SECUREBITS
+            | PR_GET_KEEPCAPS
+            | PR_SET_KEEPCAPS
+            | PR_CAPBSET_DROP
+            | PR_CAP_AMBIENT
+            | PR_GET_SPECULATION_CTRL => {
                 let (option, op, cap) = (args[0] as i32, args[1], args[2]);
+                let change = matches!(args[0], PR_SET_SECUREBITS | PR_SET_KEEPCAPS | PR_CAPBSET_DROP)
+                    || args[0] == PR_CAP_AMBIENT && op != PR_CAP_AMBIENT_IS_SET;
                 // With the program's capabilities (`on_main`): a change needs CAP_SETPCAP.
                 Box::new(move || {
+                    if change {
+                        // SAFETY: a prctl with integer arguments (the kernel checked the
+                        // operation) that changes the calling thread's credentials.
+                        let r = unsafe { crate::every_thread::everywhere(libc::SYS_prctl, [option as u64, op, cap]) };
+                        if r >= 0 {
+                            crate::forward::caps::prctl_changed(option, op);
+                        }
+                        return r.min(0);
+                    }
                     // SAFETY: a prctl with integer arguments (the kernel checked the operation).
                     match unsafe { libc::prctl(option, op as libc::c_ulong, cap as libc::c_ulong, 0, 0) } {
                         r if r >= 0 => r as i64,

@@ -89,10 +89,8 @@ static NO_NEW_PRIVS: AtomicU64 = AtomicU64::new(0);
 pub fn no_new_privs() -> bool {
     NO_NEW_PRIVS.load(Ordering::Relaxed) != 0
 }
-/// Flags that change nothing here but read back as set, as on Linux: PR_SET_KEEPCAPS (kept
-/// capabilities over a change of user id, which the program cannot make) and
-/// PR_SET_THP_DISABLE (huge pages are the guest's own choice).
-static KEEPCAPS: AtomicU64 = AtomicU64::new(0);
+/// A flag that changes nothing here but reads back as set, as on Linux: PR_SET_THP_DISABLE
+/// (huge pages are the guest's own choice).
 static THP_DISABLE: AtomicU64 = AtomicU64::new(0);
 
 /// The timer slack (PR_SET_TIMERSLACK): per thread, as on Linux, and changing nothing here
@@ -296,12 +294,11 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             host_value(&[PR_CAP_AMBIENT, a[1], a[2]])
         }
         PR_CAP_AMBIENT => Err(EINVAL),
-        PR_GET_KEEPCAPS => Ok(KEEPCAPS.load(Ordering::Relaxed)),
-        PR_SET_KEEPCAPS if a[1] <= 1 => {
-            KEEPCAPS.store(a[1], Ordering::Relaxed);
-            Ok(0)
-        }
-        PR_SET_KEEPCAPS => Err(EINVAL),
+        // Whether `hrt`'s threads keep their permitted capabilities over a change of user id
+        // (the set-id calls are made there): a security bit of the host's, changed on every
+        // thread (EINVAL above 1, EPERM when SECBIT_KEEP_CAPS_LOCKED).
+        PR_GET_KEEPCAPS => host_value(&[PR_GET_KEEPCAPS, 0, 0]),
+        PR_SET_KEEPCAPS => host_value(&[PR_SET_KEEPCAPS, a[1], 0]),
         // SAFETY: the calling thread's own record.
         PR_GET_TIMERSLACK => Ok(slack_value(unsafe { (*crate::sched::current()).timer_slack[0] })),
         PR_SET_TIMERSLACK => set_slack(a[1]),
