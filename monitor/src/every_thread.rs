@@ -16,7 +16,7 @@
 //! abort `hrt` (SIGABRT), and the prctl options stayed where they were made.
 //!
 //! The handler is async-signal-safe (raw calls, atomics, no locks); it is installed with
-//! SA_RESTART, as glibc's SIGSETXID is, so an interrupted host call resumes.
+//! SA_RESTART, so an interrupted host call resumes.
 
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -45,15 +45,11 @@ pub fn signal() -> libc::c_int {
 }
 
 /// Installs the handler; once per process, before its threads start (a forked child inherits
-/// it).
+/// it), and before `shared_signals::install`, which puts the test for another process's
+/// signal in front of it.
 pub fn install() {
-    // SAFETY: sigaction with a zeroed struct, SA_SIGINFO | SA_RESTART and an async-signal-safe
-    // handler.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_ask as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        libc::sigaction(signal(), &sa, std::ptr::null_mut());
+    if !crate::shared_signals::set_own_handler(signal(), on_ask) {
+        eprintln!("hrt: cannot install the credentials signal's handler: credential changes stay on one thread");
     }
 }
 

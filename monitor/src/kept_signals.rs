@@ -7,7 +7,7 @@
 /// filter's; SIGPIPE is a forwarded write's EPIPE (the kernel raises the program's own);
 /// SIGTTIN and SIGTTOU are a background job's terminal access (forward/tty_stop.rs,
 /// `run::mirror_signal_action`); 32 and 33 are the C library's (its sigaction refuses them);
-/// the channel's wake signal and the credentials signal (`every_thread`) are `hrt`'s. Signal 64 takes bit 0 of the channel's word.
+/// the channel's wake signal is `hrt`'s. Signal 64 takes bit 0 of the channel's word.
 /// Those `hrt` uses itself still reach the program when another process sends them
 /// (`shared_signals`, `reaches_program`).
 pub fn passed_on(sig: i32) -> bool {
@@ -27,10 +27,13 @@ pub fn wake_signal() -> libc::c_int {
     libc::SIGRTMIN() + 2
 }
 
-/// The signal that asks each thread of `hrt` to make a credential call (`every_thread`): the
-/// next real-time one.
+/// The signal that asks each thread of `hrt` to make a credential call (`every_thread`): 32,
+/// which glibc keeps for thread cancellation, which `hrt` never uses. Not a real-time signal
+/// the program may use: another process's instances of those reach the program in order
+/// through the channel, where a handler on any thread of `hrt` would pass them on unordered.
+/// glibc's `pthread_sigmask` never blocks it.
 pub fn credentials_signal() -> libc::c_int {
-    libc::SIGRTMIN() + 3
+    32
 }
 
 /// Whether signal `sig` reaches the program when another process sends it: every signal

@@ -1,7 +1,8 @@
 //! Signals `hrt` uses itself that another process may also send: a fault of `hrt`'s own
 //! threads (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP), `abort`'s SIGABRT, a forwarded write's
 //! SIGPIPE, the C library's 32 and 33 (33 is glibc's set*id broadcast), the channel's wake
-//! signal, the credentials signal (`every_thread`) and the seccomp filter's SIGSYS. Sent by another process (`kill -SEGV`, `kill -33`,
+//! signal and the seccomp filter's SIGSYS (32 is also `hrt`'s credentials signal,
+//! `every_thread`). Sent by another process (`kill -SEGV`, `kill -33`,
 //! `sigqueue` of SIGRTMIN+2) they are the program's, as they would be natively: the program's
 //! handler runs or its default action ends it. Before, `hrt` kept them: the program ran on
 //! (SIGSEGV, SIGPIPE, 33 and the wake signal were swallowed) where natively it ended.
@@ -10,8 +11,8 @@
 //! SYS_SECCOMP, ...); what `hrt` sends itself (`abort`, glibc's set*id, the wake signal) and
 //! the host kernel's SIGPIPE carry `hrt`'s own pid. A signal with `si_code <= 0` (SI_USER,
 //! SI_QUEUE, SI_TKILL) from another pid is the program's. `install` puts a handler in front of
-//! whatever `hrt` had for each signal, and chains to it for `hrt`'s own; the wake signal's, the
-//! credentials signal's and SIGSYS's handlers ask `from_another_process` themselves.
+//! whatever `hrt` had for each signal, and chains to it for `hrt`'s own; the wake signal's and
+//! SIGSYS's handlers ask `from_another_process` themselves.
 //!
 //! Installed with the raw system call: glibc's `sigaction` refuses 32 and 33.
 
@@ -99,6 +100,22 @@ fn action(sig: i32, new: Option<&KernelAction>) -> Option<KernelAction> {
     // with an 8-byte signal set.
     let r = unsafe { libc::syscall(libc::SYS_rt_sigaction, sig, new_ptr, &mut old as *mut KernelAction, 8) };
     (r == 0).then_some(old)
+}
+
+/// Gives signal `sig` the handler `handler` (SA_SIGINFO, SA_RESTART) by the raw call, which
+/// also takes 32 and 33, with the restorer of `run`'s handlers (see `install`); false if there
+/// is none yet. Call before `install`, which puts the pass-on test in front of it.
+pub fn set_own_handler(sig: i32, handler: Handler) -> bool {
+    let Some(restorer) = action(libc::SIGTERM, None).map(|a| a.restorer).filter(|&r| r != 0) else {
+        return false;
+    };
+    let ours = KernelAction {
+        handler: handler as usize,
+        flags: libc::SA_SIGINFO as u64 | SA_RESTORER | libc::SA_RESTART as u64,
+        restorer,
+        mask: 0,
+    };
+    action(sig, Some(&ours)).is_some()
 }
 
 /// Puts the pass-on test in front of `hrt`'s own disposition of each shared signal but the

@@ -581,7 +581,10 @@ fn a_descriptor_closed_during_poll_is_pollnval() {
 /// SIGABRT in about 1 run in 6 on the stop-102 binary).
 #[test]
 fn credential_changes_are_every_threads() {
-    same_in_every_link_on_1_and_2_cpus("caps_every_thread", "keepcaps 0 1, setuid 0, CAP_SETUID kept 1, capset 0, setuid(0) 0");
+    same_in_every_link_on_1_and_2_cpus(
+        "caps_every_thread",
+        "keepcaps 0 1, setuid 0, CAP_SETUID kept 1, capset 0, setuid(0) 0",
+    );
 }
 
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
