@@ -6,6 +6,7 @@
 #![no_std]
 
 pub mod channel;
+pub mod mpi_env;
 pub mod overrides;
 
 /// The robust futex lists of the program's threads (`set_robust_list`), kept by the kernel in

@@ -1,27 +1,13 @@
-//! The one environment variable `hrt` adds for an MPI rank, and why.
-//!
-//! UCX (the transport layer under Debian's MPICH, ch4:ucx) shares a `/dev/shm` file between
-//! ranks by default through `/proc/<pid>/fd/<fd>` of its creator ("proc link" mode): the peer
-//! opens the creator's descriptor by number. Under `hrt` the program's descriptor numbers are
-//! its own, not `hrt`'s host numbers, so that path names some other file of the other `hrt`
-//! and the rank's start fails (`mmap ... No such device`). With `UCX_POSIX_USE_PROC_LINK=n`
-//! UCX opens the file by its name instead, which every rank can (the mapping is then shared
-//! through `hrt`'s MAP_SHARED support). `hrt` sets it only for a program started by an MPI
-//! process manager (PMI or PMIx variables present) and only when the user has not set it.
-
-/// Variables a process manager gives every rank: Hydra and Slurm's PMI-1/PMI-2, PMIx.
-const RANK_MARKERS: &[&[u8]] = &[b"PMI_RANK=", b"PMI_FD=", b"PMI_PORT=", b"PMIX_RANK="];
-const PROC_LINK: &[u8] = b"UCX_POSIX_USE_PROC_LINK";
+//! The one environment variable `hrt` adds for an MPI rank it starts (`hrt_abi::mpi_env` says
+//! which and why; the kernel adds it to a rank exec'd inside the VM).
 
 /// Adds `UCX_POSIX_USE_PROC_LINK=n` to an MPI rank's environment `envp` unless it is set;
 /// returns whether it did.
 pub fn adjust(envp: &mut Vec<Vec<u8>>) -> bool {
-    let rank = envp.iter().any(|e| RANK_MARKERS.iter().any(|m| e.starts_with(m)));
-    let set = envp.iter().any(|e| e.starts_with(PROC_LINK) && e.get(PROC_LINK.len()) == Some(&b'='));
-    if !rank || set {
+    if !hrt_abi::mpi_env::wants_proc_link_off(envp.iter().map(Vec::as_slice)) {
         return false;
     }
-    envp.push([PROC_LINK, b"=n"].concat());
+    envp.push(hrt_abi::mpi_env::PROC_LINK_OFF.to_vec());
     true
 }
 

@@ -77,6 +77,21 @@ fn hybrid_mpi_and_openmp() {
     assert!(got.stdout.contains("threads in all 4"), "{got:?}");
 }
 
+/// `hrt run --children hrt -- mpirun -np 2 PROG`: the process manager runs inside the VM and
+/// execs each rank there, which gets UCX's proc-link mode off as a rank `hrt run` starts does
+/// (`hrt_abi::mpi_env`; the ranks' MPI_Init failed: UCX opened /proc/<peer>/fd/N of the other
+/// rank's `hrt`, which is refused).
+#[test]
+fn a_process_manager_inside_the_vm() {
+    let prog = build_mpi("mpi_pingpong");
+    let linux = mpirun(false, &prog, &[], &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    cmd.args(["run", "--mem", "4G", "--children", "hrt", "--", "mpirun", "-np", "2"]).arg(&prog);
+    let got = run(cmd, None);
+    assert_same("mpirun under hrt run --children hrt", &linux, &got);
+}
+
 /// Cross-memory attach between the ranks' VMs (UCX's `cma` transport: without it UCX sends
 /// large messages over TCP, whose teardown can hang MPI_Finalize), on the rank's own pid, and
 /// Linux's errors.

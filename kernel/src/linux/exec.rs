@@ -72,6 +72,15 @@ impl Args {
         let mut used = filename + 1;
         args.argc = args.read_array(argv, &mut used, limit)?;
         args.envc = args.read_array(envp, &mut used, limit)?;
+        // A rank an MPI process manager inside the VM starts (`--children hrt`) gets the
+        // variable `hrt run` gives one it starts (`hrt_abi::mpi_env`): a rank's start failed
+        // at MPI_Init.
+        let env = args.bytes.split(|&b| b == 0).skip(args.argc).take(args.envc);
+        if hrt_abi::mpi_env::wants_proc_link_off(env) {
+            args.bytes.extend_from_slice(hrt_abi::mpi_env::PROC_LINK_OFF);
+            args.bytes.push(0);
+            args.envc += 1;
+        }
         Ok(args)
     }
 
