@@ -447,7 +447,8 @@ fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             return Err(EPERM);
         }
         if !usermem::is_user_range(addr, addr + len) {
-            return Err(outside_program_memory("mmap MAP_FIXED", addr, len));
+            let call = if replaced { "mmap MAP_FIXED" } else { "mmap MAP_FIXED_NOREPLACE" };
+            return Err(outside_program_memory(call, addr, len));
         }
         break_window_yields(addr, len);
         let over_itself = || !shared && crate::linux::private_files::all_from(addr, addr + len, fd as u64);
