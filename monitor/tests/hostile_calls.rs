@@ -587,6 +587,21 @@ fn credential_changes_are_every_threads() {
     );
 }
 
+/// Capabilities and saved ids across the kernel's own exec (`--children hrt`: a forked child's
+/// exec stays inside `hrt`), as Linux's execve computes them: a dropped bounding-set capability
+/// leaves root's permitted set, root gets its effective set back, keep-caps and a non-root
+/// user's permitted set go, the ambient set stays, the saved uid becomes the effective one (the
+/// stop-102 binary kept the old program's capabilities and ids in 4 of 6 cases).
+#[test]
+fn capabilities_across_an_exec_inside_hrt() {
+    passes_natively_and_same_with(
+        "caps_at_exec",
+        Some("ambient CHOWN, setuid 1000   eff 00000000001 prm 00000000001"),
+        &["1", "2"],
+        &["--children", "hrt"],
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

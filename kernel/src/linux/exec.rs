@@ -339,6 +339,7 @@ pub fn exec_self(frame: &mut TrapFrame, [dirfd, path, argv, envp, flags]: [u64; 
     let Ok(start) = start else { super::fault::terminate(SIGSEGV, None) };
     let _ = call(op::EXEC_COMMIT, [described.0, described.1, argc as u64, 0, 0, 0]);
     super::signalfd::after_exec();
+    super::calls::ids::after_exec();
     super::calls::membarrier::after_exec();
     super::locked::after_exec();
     super::calls::aio::after_exec();

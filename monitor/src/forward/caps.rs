@@ -58,6 +58,7 @@ pub fn set(data: [u32; 6]) -> Result<(), i32> {
     if r < 0 {
         return Err(-r as i32);
     }
+    CHANGED.store(true, Ordering::SeqCst);
     *latest = data;
     let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
     APPLIED.with(|a| a.set(generation));
@@ -75,6 +76,7 @@ pub fn changing_ids<R>(change: impl FnOnce() -> R) -> R {
     let mut latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
     catch_up_locked(&latest);
     let r = change();
+    CHANGED.store(true, Ordering::SeqCst);
     ids_changed(&mut latest);
     r
 }
@@ -96,12 +98,18 @@ fn ids_changed(latest: &mut [u32; 6]) {
     APPLIED.with(|a| a.set(generation));
 }
 
+/// Whether the program changed its credentials (capabilities, ids, security bits, bounding or
+/// ambient sets): an exec recomputes them only then (`exec_done`; `hrt`'s own are what an exec
+/// gives).
+static CHANGED: AtomicBool = AtomicBool::new(false);
+
 /// Whether the program may have set the keep-caps flag (PR_SET_KEEPCAPS 1, or
 /// SECBIT_KEEP_CAPS with PR_SET_SECUREBITS), which an exec clears.
 static KEEP_CAPS_MAYBE: AtomicBool = AtomicBool::new(false);
 
 /// prctl `option` with argument `value` changed every thread's credentials.
 pub fn prctl_changed(option: i32, value: u64) {
+    CHANGED.store(true, Ordering::SeqCst);
     const SECBIT_KEEP_CAPS: u64 = 1 << 4;
     if option == libc::PR_SET_KEEPCAPS && value == 1
         || option == libc::PR_SET_SECUREBITS && value & SECBIT_KEEP_CAPS != 0
@@ -110,11 +118,89 @@ pub fn prctl_changed(option: i32, value: u64) {
     }
 }
 
-/// The program exec'd: as Linux's execve, it clears the keep-caps flag (on every thread).
+/// The program exec'd (the kernel's own exec, inside `hrt`): its capabilities and saved ids
+/// become what Linux's execve gives a program file without capabilities (capabilities(7)):
+/// permitted' = ambient, or inheritable | bounding | ambient for root (a real or effective uid
+/// 0, without SECBIT_NOROOT); effective' = permitted' if the effective uid is 0, else ambient;
+/// the saved ids become the effective ones; keep-caps is cleared. Every thread makes the
+/// change. What root would get back and the program dropped, `hrt` cannot raise (a thread
+/// cannot gain capabilities): said once on stderr.
 pub fn exec_done() {
+    const SECBIT_NOROOT: i32 = 1;
+    if !CHANGED.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut latest = LATEST.lock().unwrap_or_else(|e| e.into_inner());
+    catch_up_locked(&latest);
     if KEEP_CAPS_MAYBE.swap(false, Ordering::SeqCst) {
         // SAFETY: a prctl with integer arguments on this process's credentials.
         unsafe { crate::every_thread::everywhere(libc::SYS_prctl, [libc::PR_SET_KEEPCAPS as u64, 0, 0]) };
+    }
+    let (mut uids, mut gids) = ([0u32; 3], [0u32; 3]);
+    // SAFETY: three u32 of ours each.
+    unsafe {
+        libc::getresuid(&mut uids[0], &mut uids[1], &mut uids[2]);
+        libc::getresgid(&mut gids[0], &mut gids[1], &mut gids[2]);
+    }
+    let header: [u32; 2] = [VERSION_3, 0];
+    let mut d = [[0u32; 3]; 2];
+    // SAFETY: capget writes the two records version 3 asks for.
+    if unsafe { libc::syscall(libc::SYS_capget, header.as_ptr(), d.as_mut_ptr()) } < 0 {
+        return;
+    }
+    let both = |i: usize| d[0][i] as u64 | (d[1][i] as u64) << 32;
+    let (effective, permitted, inheritable) = (both(0), both(1), both(2));
+    // SAFETY (both): a prctl that only reads.
+    let in_bounding = |cap: u64| unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap as libc::c_ulong, 0, 0, 0) == 1 };
+    let in_ambient = |cap: u64| unsafe {
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_IS_SET as libc::c_ulong, cap as libc::c_ulong, 0, 0) == 1
+    };
+    let bounding: u64 = (0..64).filter(|&cap| in_bounding(cap)).fold(0, |set, cap| set | 1 << cap);
+    let ambient: u64 = (0..64).filter(|&cap| in_ambient(cap)).fold(0, |set, cap| set | 1 << cap);
+    // SAFETY: a prctl that only reads.
+    let securebits = unsafe { libc::prctl(libc::PR_GET_SECUREBITS, 0, 0, 0, 0) }.max(0);
+    let root = securebits & SECBIT_NOROOT == 0 && (uids[0] == 0 || uids[1] == 0);
+    let wanted = if root { inheritable | bounding | ambient } else { ambient };
+    let new_permitted = wanted & permitted;
+    let new_effective = if root && uids[1] == 0 { new_permitted } else { ambient & new_permitted };
+    if wanted & !permitted != 0 {
+        static SAID: AtomicBool = AtomicBool::new(false);
+        if !SAID.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "hrt: exec: the new program does not get back capabilities {:#x} its predecessor dropped (a root program's exec inside hrt cannot raise them)",
+                wanted & !permitted
+            );
+        }
+    }
+    if (new_effective, new_permitted) != (effective, permitted) {
+        let data = [
+            new_effective as u32,
+            new_permitted as u32,
+            inheritable as u32,
+            (new_effective >> 32) as u32,
+            (new_permitted >> 32) as u32,
+            (inheritable >> 32) as u32,
+        ];
+        // SAFETY: a version-3 header (the calling thread) and the two records it reads, both
+        // alive until every thread made the call.
+        let r = unsafe {
+            crate::every_thread::everywhere(libc::SYS_capset, [header.as_ptr() as u64, data.as_ptr() as u64, 0])
+        };
+        if r == 0 {
+            *latest = data;
+            let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
+            APPLIED.with(|a| a.set(generation));
+        }
+    }
+    // The saved ids become the effective ones (glibc's set-id calls change every thread).
+    // SAFETY: plain calls on this process's credentials, no pointers.
+    unsafe {
+        if uids[2] != uids[1] {
+            libc::setresuid(u32::MAX, u32::MAX, uids[1]);
+        }
+        if gids[2] != gids[1] {
+            libc::setresgid(u32::MAX, u32::MAX, gids[1]);
+        }
     }
 }
 

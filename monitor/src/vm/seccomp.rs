@@ -127,8 +127,9 @@ fn ioctl_requests() -> Vec<u64> {
 
 /// The options of `prctl` these threads make: the credential changes every thread of `hrt`
 /// makes when the program makes one (`every_thread`): PR_SET_KEEPCAPS, PR_CAPBSET_DROP,
-/// PR_SET_SECUREBITS, PR_CAP_AMBIENT.
-const PRCTL_OPTIONS: [u64; 4] = [8, 24, 28, 47];
+/// PR_SET_SECUREBITS, PR_CAP_AMBIENT; and what an exec reads to compute the new program's
+/// capabilities (`caps::exec_done`): PR_CAPBSET_READ, PR_GET_SECUREBITS.
+const PRCTL_OPTIONS: [u64; 6] = [8, 23, 24, 27, 28, 47];
 
 /// The calls allowed only with some values of one argument: `ioctl`'s requests, `prctl`'s
 /// options.

@@ -101,6 +101,15 @@ fn vfork_child_keeps_ids() -> Result<(), u32> {
     Err(ENOSYS)
 }
 
+/// After an exec: the monitor made the saved ids the effective ones (as Linux's execve), so
+/// they are read back if they differed.
+pub fn after_exec() {
+    let now = ids();
+    if now[2] != now[EUID] || now[5] != now[EGID] {
+        refresh();
+    }
+}
+
 /// Reads the ids back from the host after a change.
 fn refresh() {
     with_scratch(|page| {
