@@ -602,6 +602,16 @@ fn capabilities_across_an_exec_inside_hrt() {
     );
 }
 
+/// PR_SET_DUMPABLE after setuid(1000) gives the process's /proc/<pid> entries back to the user
+/// (the flag was the guest's only: `hrt`'s stayed root's and the program's opens were refused).
+#[test]
+fn dumpable_again_after_setuid() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "dumpable_after_setuid",
+        Some("after PR_SET_DUMPABLE 1: dumpable 1, /proc/<pid>/status owner 1000, oom_score_adj for writing opened"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -58,7 +58,8 @@ enum Event {
 }
 
 impl Shared {
-    /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_CAPBSET_READ (the
+    /// `nr::HOST_PRCTL`: PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE (who may
+    /// open `hrt`'s /proc/<pid> entries), PR_CAPBSET_READ (the
     /// whole bounding set, see below) are made by the main thread, which lives as long as `hrt` (the parent-death signal is a property of the
     /// thread that set it, and the vCPU threads may not call most prctl options: seccomp.rs),
     /// and the security bits, keep-caps flag, bounding and ambient sets read and changed
@@ -71,6 +72,7 @@ impl Shared {
     /// thread's (the program's main thread's slack, which its /proc/<pid> shows).
     pub fn host_prctl(&self, args: &[u64]) -> i64 {
         const PR_SET_PDEATHSIG: u64 = 1;
+        const PR_SET_DUMPABLE: u64 = 4;
         const PR_SET_NAME: u64 = 15;
         const PR_CAPBSET_READ: u64 = 23;
         const PR_SET_CHILD_SUBREAPER: u64 = 36;
@@ -91,7 +93,7 @@ impl Shared {
                 crate::forward::note_no_new_privs();
                 return 0;
             }
-            PR_SET_PDEATHSIG | PR_SET_CHILD_SUBREAPER => {
+            PR_SET_PDEATHSIG | PR_SET_CHILD_SUBREAPER | PR_SET_DUMPABLE => {
                 let (option, arg) = (args[0] as i32, args[1]);
                 if option == PR_SET_CHILD_SUBREAPER as i32 && arg != 0 {
                     super::late_teardown::note_subreaper();

@@ -62,7 +62,7 @@ const PR_CAP_AMBIENT_OPS: core::ops::RangeInclusive<u64> = 1..=4;
 
 /// The dumpable flag (PR_SET_DUMPABLE): 1 (SUID_DUMP_USER) at start, as Linux gives a process
 /// that did not exec a set-user-ID program. 0 means no core file (`core_dump`); nothing can
-/// trace the program either way.
+/// trace the program either way. Set on `hrt`'s host process as well (its /proc/<pid> owner).
 static DUMPABLE: AtomicU8 = AtomicU8::new(1);
 
 /// The program's effective user or group id changed: not dumpable any more, as Linux's
@@ -328,6 +328,9 @@ pub fn prctl(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         PR_SET_DUMPABLE => match a[1] {
             0 | 1 => {
                 DUMPABLE.store(a[1] as u8, Ordering::Relaxed);
+                // `hrt`'s host process too: who may open its /proc/<pid> entries (owned by
+                // root while not dumpable, as after a change of ids) follows the flag.
+                let _ = host_value(&[PR_SET_DUMPABLE, a[1], 0]);
                 Ok(0)
             }
             _ => Err(EINVAL),
