@@ -612,6 +612,17 @@ fn dumpable_again_after_setuid() {
     );
 }
 
+/// setfsuid/setfsgid: file calls use the file-system ids (a root-only file refused, a new
+/// file owned by them), and the process becomes undumpable (they were left at the effective
+/// ids, with a line).
+#[test]
+fn file_system_ids_decide_file_access() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "file_system_ids",
+        Some("open a root 0600 file: Permission denied\na new file's owner 1000 group 2000\ndumpable 0"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

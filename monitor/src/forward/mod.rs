@@ -131,6 +131,8 @@ const ID_CALLS: &[libc::c_long] = &[
     libc::SYS_getresuid,
     libc::SYS_getresgid,
     libc::SYS_capset,
+    libc::SYS_setfsuid,
+    libc::SYS_setfsgid,
 ];
 
 /// `a` then `b`, as one array of `N` (their lengths' sum): lists made of shared parts.
@@ -713,6 +715,7 @@ impl Forwarder {
             | libc::SYS_setregid
             | libc::SYS_setresgid) => self.set_ids(n, a),
             libc::SYS_setgroups => self.setgroups(g, a[0], a[1]),
+            n @ (libc::SYS_setfsuid | libc::SYS_setfsgid) => self.set_fs_id(n, a[0]),
             n @ (libc::SYS_getresuid | libc::SYS_getresgid) => self.get_res_ids(g, n, a),
             libc::SYS_clock_adjtime => self.adjtimex(g, Some(a[0]), a[1]),
             libc::SYS_clock_settime => self.clock_settime(g, a[0], a[1]),

@@ -258,6 +258,22 @@ impl Forwarder {
         })
     }
 
+    /// setfsuid or setfsgid (`nr`) of `id` for the program: on every thread of `hrt` (Linux
+    /// keeps them per thread; any thread of `hrt` may serve the program's file calls), with
+    /// the capabilities a new file-system uid leaves (Linux clears or restores the file
+    /// capabilities) as the program's latest. The previous id, as Linux answers, also when the
+    /// host refuses the change; -1 only asks.
+    pub(super) fn set_fs_id(&self, nr: libc::c_long, id: u64) -> SysResult<i64> {
+        let id = id as u32;
+        if id == u32::MAX {
+            // SAFETY: a plain call that changes nothing.
+            return Ok(unsafe { libc::syscall(nr, id) });
+        }
+        spawn_child_keeps_ids()?;
+        // SAFETY: a call on the calling thread's credentials, no pointers.
+        Ok(super::caps::changing_ids(|| unsafe { crate::every_thread::everywhere(nr, [id as u64, 0, 0]) }))
+    }
+
     /// setgroups(size, list) for the program (every thread of `hrt`, as `set_ids`).
     pub(super) fn setgroups(&self, g: Guest, size: u64, list: u64) -> SysResult<i64> {
         spawn_child_keeps_ids()?;

@@ -12,8 +12,8 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use crate::arch::traps::TrapFrame;
 use linux_raw_sys::general::{
-    __NR_capget, __NR_capset, __NR_getgroups, __NR_getresgid, __NR_getresuid, __NR_setgid, __NR_setgroups,
-    __NR_setregid, __NR_setresgid, __NR_setresuid, __NR_setreuid, __NR_setuid,
+    __NR_capget, __NR_capset, __NR_getgroups, __NR_getresgid, __NR_getresuid, __NR_setfsgid, __NR_setfsuid,
+    __NR_setgid, __NR_setgroups, __NR_setregid, __NR_setresgid, __NR_setresuid, __NR_setreuid, __NR_setuid,
 };
 
 use crate::linux::errno::{SysResult, EINVAL, ENOSYS, EPERM};
@@ -152,27 +152,34 @@ fn set(nr: u32, a: [u64; 6], count: usize, first: usize) -> SysResult {
     }
 }
 
-/// setfsuid and setfsgid: the previous file-system id, which under hrt is always the effective
-/// one (an id of its own would have to be made on every host thread that serves the calling
-/// thread's file calls). A change to another id is not made, with a line: Linux answers the
-/// same way when it refuses one, and a caller sees it with a second call (`setfsuid(-1)`).
-/// They were ENOSYS, which a caller read as a previous id of -1.
+/// setfsuid and setfsgid: made by the host on every thread of `hrt` (Linux keeps them per
+/// thread; any of `hrt`'s threads may serve the program's file calls), which answers the
+/// previous id, also when it refuses the change (Linux's answer; a caller sees a refusal with
+/// a second call, `setfsuid(-1)`). A new file-system id makes the process undumpable, as a new
+/// effective id does. They were left at the effective ids, with a line.
 pub fn setfsuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    file_system_id(a[0] as u32, euid(), "setfsuid")
+    file_system_id(__NR_setfsuid, a[0] as u32)
 }
 
 pub fn setfsgid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
-    file_system_id(a[0] as u32, egid(), "setfsgid")
+    file_system_id(__NR_setfsgid, a[0] as u32)
 }
 
-fn file_system_id(asked: u32, effective: u32, name: &str) -> SysResult {
-    static SAID: AtomicBool = AtomicBool::new(false);
-    if asked != UNCHANGED && asked != effective && !SAID.swap(true, Ordering::Relaxed) {
-        crate::kprintln!(
-            "hrt: {name}({asked}): a file-system id other than the effective one ({effective}) is not implemented: left unchanged (reported once)"
-        );
+fn file_system_id(nr: u32, asked: u32) -> SysResult {
+    if asked != UNCHANGED {
+        vfork_child_keeps_ids()?;
     }
-    Ok(effective as u64)
+    let before = forward(nr as u64, [asked as u64, 0, 0, 0, 0, 0]);
+    if before < 0 {
+        return Err((-before) as u32);
+    }
+    if asked != UNCHANGED
+        && before as u32 != asked
+        && forward(nr as u64, [UNCHANGED as u64, 0, 0, 0, 0, 0]) == asked as i64
+    {
+        super::prctl::credentials_changed();
+    }
+    Ok(before as u64)
 }
 
 pub fn getresuid(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
