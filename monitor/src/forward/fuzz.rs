@@ -375,7 +375,9 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
         | libc::SYS_setresuid
         | libc::SYS_setgid
         | libc::SYS_setregid
-        | libc::SYS_setresgid => *a = [u32::MAX as u64; 6],
+        | libc::SYS_setresgid
+        | libc::SYS_setfsuid
+        | libc::SYS_setfsgid => *a = [u32::MAX as u64; 6],
         libc::SYS_setgroups => a[0] = u32::MAX as u64,
         // The fuzzing process's capabilities stay: no data to set them from (EFAULT).
         libc::SYS_capset => a[1] = 0,
