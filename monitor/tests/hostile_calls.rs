@@ -623,6 +623,14 @@ fn file_system_ids_decide_file_access() {
     );
 }
 
+/// writev to a thread's comm file renames it (the last buffer), as write() does, and pwrite or
+/// pwritev there is ESPIPE (both were EBADF and the name stayed: musl's fopen/fputs/fclose of
+/// /proc/self/comm lost the rename).
+#[test]
+fn vectored_writes_rename_threads() {
+    same_in_every_link_on_1_and_2_cpus("comm_vectored", "writev to another thread's comm 8, its name worker-b");
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

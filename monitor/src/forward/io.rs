@@ -71,14 +71,42 @@ impl Forwarder {
     }
 
     pub(super) fn write(&self, g: Guest, fd: u64, buf: u64, count: u64) -> SysResult<i64> {
-        if let Some(tid) = self.fds().get(fd)?.vm_path().and_then(super::task_dir::comm_of) {
+        if let Some(tid) = self.comm_file(fd)? {
             // A thread's comm (pthread_setname_np of another thread): the kernel renames it.
-            let bytes = g.read_bytes(buf, count.min(64))?;
-            let pid = self.host_pid.parse().unwrap_or(0);
-            super::task_dir::rename(pid, tid, &bytes).map_err(super::errno::Errno)?;
+            self.rename_thread(g, tid, buf, count)?;
             return Ok(count as i64);
         }
         self.rw(g, libc::SYS_write, fd, buf, count, None)
+    }
+
+    /// The thread whose /proc/<pid>/task/<tid>/comm descriptor `fd` is, if it is one.
+    fn comm_file(&self, fd: u64) -> SysResult<Option<u32>> {
+        Ok(self.fds().get(fd)?.vm_path().and_then(super::task_dir::comm_of))
+    }
+
+    /// A write of `count` bytes at `buf` to thread `tid`'s comm: its first 15 bytes name it.
+    fn rename_thread(&self, g: Guest, tid: u32, buf: u64, count: u64) -> SysResult<()> {
+        let bytes = g.read_bytes(buf, count.min(64))?;
+        let pid = self.host_pid.parse().unwrap_or(0);
+        super::task_dir::rename(pid, tid, &bytes).map_err(super::errno::Errno)
+    }
+
+    /// writev/pwritev/pwritev2 to a thread's comm: each buffer is a write of its own, as Linux
+    /// writes a file without vectored writes, so the last one names the thread (musl's stdio
+    /// flushes with writev); one at a position is ESPIPE, as a pwrite there.
+    fn comm_writev(&self, g: Guest, tid: u32, nr: libc::c_long, iov: u64, count: u64, pos: [u64; 2]) -> SysResult<i64> {
+        if nr == libc::SYS_pwritev || nr == libc::SYS_pwritev2 && pos[0] as i64 != -1 {
+            return Err(Errno(libc::ESPIPE));
+        }
+        // Only the last name is seen: the kernel takes one rename when the call returns.
+        let buffers: Vec<_> = guest_iovecs(g, iov, count)?.into_iter().filter(|v| v.len > 0).collect();
+        for v in &buffers {
+            g.read_bytes(v.base, v.len.min(15))?;
+        }
+        if let Some(last) = buffers.last() {
+            self.rename_thread(g, tid, last.base, last.len)?;
+        }
+        Ok(buffers.iter().map(|v| v.len as i64).sum())
     }
 
     pub(super) fn pread64(&self, g: Guest, fd: u64, buf: u64, count: u64, pos: u64) -> SysResult<i64> {
@@ -134,6 +162,9 @@ impl Forwarder {
     pub(super) fn pwrite64(&self, g: Guest, fd: u64, buf: u64, count: u64, pos: u64) -> SysResult<i64> {
         if (pos as i64) < 0 {
             return Err(Errno::EINVAL);
+        }
+        if self.comm_file(fd)?.is_some() {
+            return Err(Errno(libc::ESPIPE));
         }
         self.rw(g, libc::SYS_pwrite64, fd, buf, count, Some(pos))
     }
@@ -203,6 +234,11 @@ impl Forwarder {
         pos: [u64; 2],
         flags: u64,
     ) -> SysResult<i64> {
+        if matches!(nr, libc::SYS_writev | libc::SYS_pwritev | libc::SYS_pwritev2) {
+            if let Some(tid) = self.comm_file(fd)? {
+                return self.comm_writev(g, tid, nr, iov, count, pos);
+            }
+        }
         let h = self.fds().get(fd)?;
         self.rwv_on(g, nr, h.raw(), h.kind(), iov, count, pos, flags)
     }
