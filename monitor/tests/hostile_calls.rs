@@ -631,6 +631,13 @@ fn vectored_writes_rename_threads() {
     same_in_every_link_on_1_and_2_cpus("comm_vectored", "writev to another thread's comm 8, its name worker-b");
 }
 
+/// FS_IOC_FIEMAP maps a sparse file's extents as natively (it was a silent ENOTTY: the request
+/// was not forwarded).
+#[test]
+fn file_extents_are_mapped() {
+    passes_natively_and_same_on_1_and_2_cpus("file_extents", Some("FIEMAP of 8: 0"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

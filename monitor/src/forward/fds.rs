@@ -219,6 +219,15 @@ impl Forwarder {
                 return unsafe { self.sys(libc::SYS_ioctl, &[raw, cmd as libc::c_long, ptr(&who as *const i32)]) };
             }
             libc::SIOCGIFCONF => return self.ioctl_ifconf(g, raw, arg),
+            FS_IOC_FIEMAP => return self.ioctl_fiemap(g, raw, arg),
+            USERFAULTFD_IOC_NEW => {
+                // /dev/userfaultfd's way to a userfaultfd (the call itself is ENOSYS with a
+                // line): not offered either, and said so (it was a silent ENOTTY).
+                super::sockets::report_once(
+                    "userfaultfd (USERFAULTFD_IOC_NEW of /dev/userfaultfd) is not implemented: ENOSYS".into(),
+                );
+                return Err(Errno::ENOSYS);
+            }
             FICLONE => {
                 // The source is a descriptor of the program's: the host's for it (EBADF if
                 // there is none, as on Linux).
@@ -323,6 +332,39 @@ impl Forwarder {
 }
 
 impl super::Forwarder {
+    /// FS_IOC_FIEMAP: struct fiemap (fm_start, fm_length, fm_flags, fm_mapped_extents,
+    /// fm_extent_count, fm_reserved: 32 bytes) and fm_extent_count extents of 56 bytes after it,
+    /// which the host fills in a buffer of `hrt`'s (at most `FIEMAP_MAX_EXTENTS`: a larger count
+    /// gets that many, the answer's fm_mapped_extents says how many) copied back.
+    fn ioctl_fiemap(&self, g: Guest, raw: libc::c_long, arg: u64) -> SysResult<i64> {
+        const HEADER: usize = 32;
+        const EXTENT: usize = 56;
+        const FIEMAP_MAX_EXTENTS: u32 = 4096;
+        let mut header = [0u8; HEADER];
+        header.copy_from_slice(&g.read_bytes(arg, HEADER as u64)?);
+        let asked = u32::from_ne_bytes([header[24], header[25], header[26], header[27]]);
+        let count = asked.min(FIEMAP_MAX_EXTENTS);
+        // The whole array must be the program's to write, as Linux checks it first.
+        let array = arg.checked_add(HEADER as u64).ok_or(Errno::EFAULT)?;
+        g.usable_len_mut(array, asked as u64 * EXTENT as u64)
+            .ok()
+            .filter(|&n| n == asked as u64 * EXTENT as u64)
+            .ok_or(Errno::EFAULT)?;
+        header[24..28].copy_from_slice(&count.to_ne_bytes());
+        let mut local = vec![0u8; HEADER + count as usize * EXTENT];
+        local[..HEADER].copy_from_slice(&header);
+        // SAFETY: `local` holds the header and room for `count` extents, as the header says.
+        let r = unsafe { self.sys(libc::SYS_ioctl, &[raw, FS_IOC_FIEMAP as libc::c_long, ptr(local.as_mut_ptr())]) };
+        if r.is_ok() || r == Err(Errno(libc::EBADR)) {
+            // The extents, or (EBADR) the flags the file system does not support, written back;
+            // the program's count as it gave it.
+            let mapped = u32::from_ne_bytes([local[20], local[21], local[22], local[23]]).min(count) as usize;
+            local[24..28].copy_from_slice(&asked.to_ne_bytes());
+            g.write_bytes(arg, &local[..HEADER + mapped * EXTENT])?;
+        }
+        r
+    }
+
     /// SIOCGIFCONF: struct ifconf { int len; struct ifreq *buf } names a buffer of the program's
     /// (at most `IFCONF_MAX` bytes are filled here): the host fills one of `hrt`'s, copied back
     /// with the length it used. A null `buf` asks for the length all records need.
@@ -488,6 +530,7 @@ pub const FORWARDED_IOCTLS: &[libc::Ioctl] = &[
     FS_IOC_FSGETXATTR,
     FS_IOC_FSSETXATTR,
     FS_IOC_GETFSUUID,
+    FS_IOC_FIEMAP,
     FS_IOC_GETFSSYSFSPATH,
     EPIOCSPARAMS,
     EPIOCGPARAMS,
@@ -527,6 +570,10 @@ const FIOQSIZE: libc::Ioctl = 0x5460;
 const FS_IOC_FSGETXATTR: libc::Ioctl = 0x801c_581f;
 const FS_IOC_FSSETXATTR: libc::Ioctl = 0x401c_5820;
 const FS_IOC_GETFSUUID: libc::Ioctl = 0x8011_1500;
+/// _IOWR('f', 11, struct fiemap).
+const FS_IOC_FIEMAP: libc::Ioctl = 0xc020_660b;
+/// _IO(0xAA, 0x00): a new userfaultfd from /dev/userfaultfd.
+const USERFAULTFD_IOC_NEW: libc::Ioctl = 0xaa00;
 const FS_IOC_GETFSSYSFSPATH: libc::Ioctl = 0x8081_1501;
 const FSXATTR_SIZE: u64 = 28;
 const FSUUID2_SIZE: u64 = 17;

@@ -332,6 +332,8 @@ impl Forwarder {
     ) -> SysResult<i64> {
         const AT_HANDLE_FID: libc::c_long = 0x200;
         const AT_HANDLE_MNT_ID_UNIQUE: libc::c_long = 0x001;
+        // A handle that can be reconnected to a path (Linux 6.13); the host decides.
+        const AT_HANDLE_CONNECTABLE: libc::c_long = 0x002;
         // A file handle's header (handle_bytes, handle_type) and Linux's largest handle.
         const HEADER: u64 = 8;
         const MAX_HANDLE_SZ: u32 = 128;
@@ -339,7 +341,8 @@ impl Forwarder {
         let known = libc::AT_SYMLINK_FOLLOW as libc::c_long
             | libc::AT_EMPTY_PATH as libc::c_long
             | AT_HANDLE_FID
-            | AT_HANDLE_MNT_ID_UNIQUE;
+            | AT_HANDLE_MNT_ID_UNIQUE
+            | AT_HANDLE_CONNECTABLE;
         if flags & !known != 0 {
             return Err(Errno::EINVAL);
         }

@@ -102,6 +102,10 @@ int main(void) {
     show("name_to_handle_at, AT_EMPTY_PATH", syscall(SYS_name_to_handle_at, hf, "", g, &mnt2, AT_EMPTY_PATH));
     printf("  same handle: %d\n", !memcmp(h->f_handle, g->f_handle, h->handle_bytes));
     close(hf);
+    // A handle that can be reconnected to its path (AT_HANDLE_CONNECTABLE, Linux 6.13; it was
+    // EINVAL under hrt whatever the host said).
+    g->handle_bytes = 128;
+    show("name_to_handle_at, connectable", syscall(SYS_name_to_handle_at, AT_FDCWD, "file", g, &mnt2, 0x002));
     show("name_to_handle_at, missing", syscall(SYS_name_to_handle_at, AT_FDCWD, "missing", g, &mnt2, 0));
     show("name_to_handle_at, bad flags", syscall(SYS_name_to_handle_at, AT_FDCWD, "file", g, &mnt2, 0x4000));
     g->handle_bytes = 4096;
