@@ -310,13 +310,20 @@ pub fn clock_nanosleep(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return interrupted_sleep(ns, rem);
     };
     // A CPU clock: look at it whenever it could have reached the deadline. A thread that has
-    // exited counts no more: the sleep ends.
-    let Some(now) = cputime::ns(cpu) else { return Ok(0) };
+    // exited counts no more: the sleep ends. The process clock counts without what this
+    // thread spends looking (on Linux it sleeps and adds nothing): alone, it woke itself after
+    // ~1 s of its own checks where Linux sleeps for good.
+    let me = cputime::thread_ns();
+    let counted = || {
+        let looking = if matches!(cpu, CpuClock::Process) { cputime::thread_ns().saturating_sub(me) } else { 0 };
+        cputime::ns(cpu).map(|now| now.saturating_sub(looking))
+    };
+    let Some(now) = counted() else { return Ok(0) };
     let deadline = if abs { t } else { now.saturating_add(t) };
-    while let Some(now) = cputime::ns(cpu).filter(|&now| now < deadline) {
+    while let Some(now) = counted().filter(|&now| now < deadline) {
         if sleep(cputime::wall_wait(cpu, deadline - now)).is_err() {
             if rem != 0 {
-                let left = cputime::ns(cpu).map_or(0, |now| deadline.saturating_sub(now));
+                let left = counted().map_or(0, |now| deadline.saturating_sub(now));
                 write_timespec(rem, left)?;
             }
             return Err(EINTR);
