@@ -15,6 +15,12 @@ pub fn uname(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             u[field] = n;
         }
     }
+    // The PER_LINUX32 execution domain names a 32-bit machine, as Linux's uname answers it
+    // (`setarch i686`, `linux32`).
+    if PERSONA.load(core::sync::atomic::Ordering::Relaxed) & PER_MASK == PER_LINUX32 {
+        u[MACHINE] = [0; 65];
+        u[MACHINE][..4].copy_from_slice(b"i686");
+    }
     uaccess::write(a[0], u)?;
     Ok(0)
 }
@@ -51,6 +57,7 @@ pub fn chroot(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
 
 /// uname's fields for the node and the domain name.
 const NODENAME: usize = 1;
+const MACHINE: usize = 4;
 const DOMAINNAME: usize = 5;
 /// The node and domain names the program set (`sethostname`, `setdomainname`), None until it
 /// does: a forked child keeps its parent's, as a copy of this memory.
@@ -103,6 +110,9 @@ static PERSONA: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::n
 /// ADDR_NO_RANDOMIZE (`setarch -R`): nothing to do, the kernel places the program's memory
 /// without randomization anyway.
 const ADDR_NO_RANDOMIZE: u32 = 0x0040000;
+/// The execution domain (the low byte) PER_LINUX32: uname's machine is i686.
+const PER_MASK: u32 = 0xff;
+const PER_LINUX32: u32 = 0x0008;
 /// READ_IMPLIES_EXEC (`setarch -X`): `mmap` and `mprotect` with PROT_READ add PROT_EXEC
 /// (`with_implied_exec`), as Linux does.
 const READ_IMPLIES_EXEC: u32 = 0x0400000;
@@ -120,7 +130,8 @@ pub fn with_implied_exec(prot: u64) -> u64 {
 }
 
 /// personality(persona): 0xffffffff asks; anything else sets it and answers the old one. Only
-/// PER_LINUX with ADDR_NO_RANDOMIZE and READ_IMPLIES_EXEC means here what it means on Linux; any other domain or flag
+/// PER_LINUX and PER_LINUX32 with ADDR_NO_RANDOMIZE and READ_IMPLIES_EXEC mean here what they
+/// mean on Linux; any other domain or flag
 /// is kept and answered back but changes nothing, which a line says once.
 pub fn personality(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     use core::sync::atomic::{AtomicBool, Ordering};
@@ -129,8 +140,11 @@ pub fn personality(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if persona == 0xffff_ffff {
         return Ok(PERSONA.load(Ordering::Relaxed) as u64);
     }
-    if persona & !(ADDR_NO_RANDOMIZE | READ_IMPLIES_EXEC) != 0 && !SAID.swap(true, Ordering::Relaxed) {
-        kprintln!("hrt: personality {persona:#x}: only PER_LINUX, ADDR_NO_RANDOMIZE and READ_IMPLIES_EXEC are honoured (the rest is kept, not acted on; reported once)");
+    let honoured = persona & PER_MASK == PER_LINUX32
+        && persona & !(PER_MASK | ADDR_NO_RANDOMIZE | READ_IMPLIES_EXEC) == 0
+        || persona & !(ADDR_NO_RANDOMIZE | READ_IMPLIES_EXEC) == 0;
+    if !honoured && !SAID.swap(true, Ordering::Relaxed) {
+        kprintln!("hrt: personality {persona:#x}: only PER_LINUX, PER_LINUX32 (uname's machine), ADDR_NO_RANDOMIZE and READ_IMPLIES_EXEC are honoured (the rest is kept, not acted on; reported once)");
     }
     Ok(PERSONA.swap(persona, Ordering::Relaxed) as u64)
 }
