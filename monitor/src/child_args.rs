@@ -35,6 +35,7 @@ pub fn child_command(args: &RunArgs) -> Result<Vec<OsString>> {
         fexecve: _,
         as_child: _,
         close_fd: _,
+        kvm_fd: _,
         vm,
         command: _,
     } = args;

@@ -100,6 +100,10 @@ pub struct RunArgs {
     /// inherit it (as the exec would have closed it)
     #[arg(long, value_name = "FD", hide = true)]
     pub close_fd: Option<i32>,
+    /// `--children hrt`: descriptor FD is the parent `hrt`'s /dev/kvm, which this `hrt` uses
+    /// (a program that changed its ids may no longer open the device) and closes at once
+    #[arg(long, value_name = "FD", hide = true)]
+    pub kvm_fd: Option<i32>,
     #[command(flatten)]
     pub vm: VmArgs,
     /// The program and its arguments

@@ -243,7 +243,13 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         // was read through a descriptor of its own), before anything of ours could take it.
         unsafe { libc::close(fd) };
     }
-    let kvm = vm::open_kvm()?;
+    // A child of another HRT program (`--children hrt`) uses its parent's /dev/kvm: the
+    // program may have changed its ids to ones that may not open the device (a daemon that
+    // dropped root and then spawned a program got "no permission to open /dev/kvm").
+    let kvm = match args.kvm_fd {
+        Some(fd) => vm::kvm_from_inherited(fd).map_or_else(vm::open_kvm, Ok)?,
+        None => vm::open_kvm()?,
+    };
     // The VM and KVM's CPUID, made while the rest of the start goes on (vm/prepare.rs).
     let prepared = vm::prepare::start(&kvm);
     let mut vm_args = args.vm.clone();
@@ -366,7 +372,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         let command = crate::child_args::child_command(args)?;
         // Command-line arguments hold no NUL byte.
         let command = command.into_iter().filter_map(|a| std::ffi::CString::new(a.into_vec()).ok()).collect();
-        crate::forward::run_children_as_hrt(command);
+        crate::forward::run_children_as_hrt(command, std::os::unix::io::AsRawFd::as_raw_fd(&kvm));
     }
     let image = KernelImage::load(args.vm.kernel.as_deref())?;
     AS_CHILD.store(args.as_child, std::sync::atomic::Ordering::Relaxed);

@@ -10,7 +10,8 @@
 
 mod common;
 use common::hostile::{
-    assert_same, build, build_dynamic, hrt, native, passes_natively_and_same_on_1_and_2_cpus, repo_root,
+    assert_same, build, build_dynamic, hrt, native, passes_natively_and_same_on_1_and_2_cpus,
+    passes_natively_and_same_with, repo_root,
 };
 
 #[test]
@@ -162,6 +163,19 @@ fn an_exec_detaches_the_childs_shared_memory() {
     passes_natively_and_same_on_1_and_2_cpus(
         "exec_detaches_shared",
         Some("segment attached once in 10 of 10 rounds, memory file sealed in 10"),
+    );
+}
+
+/// With `--children hrt`, a program that dropped root and then spawns a program: the child
+/// `hrt` uses its parent's /dev/kvm (it opened the device with nobody's ids: "no permission to
+/// open /dev/kvm", status 1).
+#[test]
+fn a_child_hrt_after_setuid_runs() {
+    passes_natively_and_same_with(
+        "spawn_after_setuid",
+        Some("65534\nposix_spawn 0, status 0"),
+        &["1", "2"],
+        &["--children", "hrt"],
     );
 }
 

@@ -27,9 +27,20 @@ static LAUNCHER: OnceLock<Vec<CString>> = OnceLock::new();
 /// The monitor's own executable, as the new process (still the monitor) names it.
 const SELF_EXE: &CStr = c"/proc/self/exe";
 
-/// `--children hrt`: from now on a spawn child's exec runs `command` (set once, at start-up).
-pub fn run_children_as_hrt(command: Vec<CString>) {
+/// `--children hrt`: from now on a spawn child's exec runs `command` (set once, at start-up),
+/// and gets the descriptor `kvm` (this `hrt`'s /dev/kvm, which lives as long as it) as
+/// `--kvm-fd`.
+pub fn run_children_as_hrt(command: Vec<CString>, kvm: i32) {
     let _ = LAUNCHER.set(command);
+    KVM.store(kvm, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// This `hrt`'s /dev/kvm descriptor with `--children hrt` (-1: none).
+static KVM: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// The descriptor a spawn child's `hrt` gets its parent's /dev/kvm through (`--kvm-fd`).
+pub(super) fn kvm_descriptor() -> Option<i32> {
+    Some(KVM.load(std::sync::atomic::Ordering::Relaxed)).filter(|&fd| fd >= 0 && !host_mode())
 }
 
 /// Whether child processes run as host programs (`--children host`).
@@ -44,12 +55,14 @@ pub(super) fn host_mode() -> bool {
 /// (its number, the monitor's copy, and whether it is placed for the exec only, being
 /// close-on-exec): the child `hrt` reads the program from `/dev/fd/N` (AT_EXECFN, as on
 /// Linux), and closes a placed one once it has (`--close-fd`); a memory file has no path
-/// to start it by. Unchanged in host mode.
+/// to start it by. `kvm_at`: the number the parent's /dev/kvm has in the new process
+/// (`--kvm-fd`). Unchanged in host mode.
 pub(super) fn command(
     path: &CStr,
     argv: &[CString],
     (name, execfn): (&CStr, &CStr),
     by_fd: Option<(i32, i32, bool)>,
+    kvm_at: Option<i32>,
 ) -> SysResult<(CString, Vec<CString>)> {
     let Some(launcher) = LAUNCHER.get() else { return Ok((path.to_owned(), argv.to_vec())) };
     let own_copy = by_fd.map(|(_, copy, _)| CString::new(format!("/proc/self/fd/{copy}")).unwrap_or_default());
@@ -67,6 +80,9 @@ pub(super) fn command(
     let mut flag = b"--execfn=".to_vec();
     flag.extend_from_slice(execfn.to_bytes());
     out.push(CString::new(flag).map_err(|_| Errno::EINVAL)?);
+    if let Some(n) = kvm_at {
+        out.push(CString::new(format!("--kvm-fd={n}")).map_err(|_| Errno::EINVAL)?);
+    }
     let path = match by_fd {
         Some((n, _, placed)) => {
             out.push(c"--fexecve".to_owned());

@@ -1346,14 +1346,27 @@ pub(super) fn prepare(job: &Spawn) -> SysResult<Ready> {
         }
     }
     let host_mode = super::hrt_children::host_mode();
+    // `--children hrt`: the parent's /dev/kvm goes just above the program's descriptors, for
+    // the child `hrt` (which closes it before it looks at what it inherited).
+    let kvm_at = super::hrt_children::kvm_descriptor().map(|kvm| {
+        let at = targets.iter().max().map_or(3, |&n| n + 1).max(3);
+        moves.push((kvm, at));
+        targets.insert(at);
+        at
+    });
     let by_fd = job.target.by_fd.as_ref().map(|(n, copy)| (*n, copy.as_raw_fd(), placed));
     // `--children hrt`: `hrt run ... -- PATH ARGS` instead.
     let exec_path = match &job.target.host_name {
         Some(name) if host_mode => name,
         _ => &job.target.path,
     };
-    let (path, args) =
-        super::hrt_children::command(exec_path, &job.target.argv, (&job.target.name, &job.target.execfn), by_fd)?;
+    let (path, args) = super::hrt_children::command(
+        exec_path,
+        &job.target.argv,
+        (&job.target.name, &job.target.execfn),
+        by_fd,
+        kvm_at,
+    )?;
     let (exec_at, close_exec_at) = match by_fd {
         Some((n, _, placed)) if host_mode => (n, placed),
         _ => (-1, false),

@@ -37,6 +37,28 @@ pub fn open_kvm() -> Result<Kvm> {
     }
 }
 
+/// The KVM device a parent `hrt` passed as descriptor `fd` (`--kvm-fd`), moved to a
+/// close-on-exec descriptor of this process's (the program must not inherit it); None if it is
+/// no KVM device.
+pub fn kvm_from_inherited(fd: i32) -> Option<Kvm> {
+    use std::os::unix::io::FromRawFd;
+    if fd <= 2 {
+        return None;
+    }
+    // SAFETY: fcntl and close on a descriptor number the parent placed for this process.
+    let own = unsafe {
+        let own = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3);
+        libc::close(fd);
+        own
+    };
+    if own < 0 {
+        return None;
+    }
+    // SAFETY: `own` is a fresh descriptor this process owns.
+    let kvm = unsafe { Kvm::from_raw_fd(own) };
+    (kvm.get_api_version() == 12).then_some(kvm)
+}
+
 /// Checks `--cpus` against KVM's limit and the kernel's; None means the host's CPU count.
 pub fn check_cpus(requested: Option<u32>, kvm: &Kvm) -> Result<u32> {
     let (kvm_limit, kernel_limit) = (kvm.get_max_vcpus(), hrt_abi::MAX_CPUS);

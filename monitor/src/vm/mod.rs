@@ -34,7 +34,7 @@ use crate::kernel_image::KernelImage;
 
 pub use channel::host_signals;
 pub use fork::{die_of, end_signal, is_child as is_fork_child};
-pub use kvm::open_kvm;
+pub use kvm::{kvm_from_inherited, open_kvm};
 pub use memory::MIN_MEM;
 pub use robust_walk::child_reaped;
 pub use shared_files::release_all as release_shared_memory;
