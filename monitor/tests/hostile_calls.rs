@@ -645,6 +645,18 @@ fn a_cpu_clock_sleep_does_not_wake_itself() {
     passes_natively_and_same_on_1_and_2_cpus("cpu_clock_sleep", Some("woken while nothing ran: no"));
 }
 
+/// A priority-inheritance mutex shared between processes: exact counter from three processes,
+/// EBUSY and ETIMEDOUT while another process holds it (FUTEX_LOCK_PI on shared memory was
+/// ENOSYS, which glibc does not check: a timed lock answered EINVAL, and processes could be
+/// inside the lock together).
+#[test]
+fn pi_mutexes_between_processes() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "pi_mutex_processes",
+        Some("counter: 60000 of 60000\ntrylock while another process holds it: Device or resource busy\ntimed lock: Connection timed out"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -9,7 +9,8 @@
 //! frees the word and wakes one waiter, which takes it as any thread may (the waiters bit
 //! kept while others sleep): the same mutual exclusion, without the hand-over's fairness.
 //! The waiters sleep in the ordinary futex queues (`futex::sleep_while`), so a robust owner's
-//! death (`robust`) wakes one of them as for any robust mutex.
+//! death (`robust`) wakes one of them as for any robust mutex. On memory shared with other
+//! processes the same protocol sleeps on the host's futex (`shared_futex`).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -17,13 +18,13 @@ use super::errno::{SysResult, EAGAIN, EDEADLK, EPERM, ESRCH, ETIMEDOUT};
 use super::futex;
 use super::uaccess;
 
-const FUTEX_WAITERS: u32 = 0x8000_0000;
-const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
-const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
+pub(super) const FUTEX_WAITERS: u32 = 0x8000_0000;
+pub(super) const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
+pub(super) const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
 
 /// The futex word at `addr`, which the kernel writes (EFAULT unless writable, EINVAL unless
 /// aligned).
-fn word(addr: u64) -> Result<&'static AtomicU32, u32> {
+pub(super) fn word(addr: u64) -> Result<&'static AtomicU32, u32> {
     let w = futex::user_atomic(addr)?;
     uaccess::check_write(addr, 4)?;
     Ok(w)
@@ -117,6 +118,15 @@ pub fn try_lock(addr: u64) -> SysResult {
 /// FUTEX_UNLOCK_PI: the caller, the owner, frees the word and wakes one waiter (EPERM for
 /// another thread's lock, or none).
 pub fn unlock(addr: u64) -> SysResult {
+    release(addr, |a, _| {
+        futex::wake_address(a, 1);
+        Ok(())
+    })
+}
+
+/// Frees the word at `addr` if the caller owns it (EPERM otherwise), then calls `wake` with
+/// the address and whether the word had FUTEX_WAITERS.
+pub(super) fn release(addr: u64, wake: impl FnOnce(u64, bool) -> Result<(), u32>) -> SysResult {
     let w = word(addr)?;
     let me = super::process::current_tid();
     loop {
@@ -125,7 +135,7 @@ pub fn unlock(addr: u64) -> SysResult {
             return Err(EPERM);
         }
         if w.compare_exchange(v, 0, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
-            futex::wake_address(addr, 1);
+            wake(addr, v & FUTEX_WAITERS != 0)?;
             return Ok(0);
         }
     }
