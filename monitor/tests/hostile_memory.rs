@@ -471,6 +471,18 @@ fn a_full_program_memory_is_enomem_said_once() {
     assert!(linux.stdout.contains("mapped 1024 MiB, then stopped"), "natively: {linux:?}");
 }
 
+/// The line about a full program memory is kept for a request Linux would grant: a 64 TiB
+/// reservation (refused natively too) does not take it from the 1 GiB one that differs.
+#[test]
+fn the_full_memory_line_names_a_request_linux_grants() {
+    let prog = build("enomem_note", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.stdout.contains("64 TiB: ENOMEM"), "natively: {linux:?}");
+    let out = hrt(&["--mem", "512M", "--cpus", "1"], &prog, &[]);
+    assert!(out.stdout.contains("64 TiB: ENOMEM\n1 GiB: ENOMEM"), "{out:?}");
+    assert!(out.stderr.contains("mmap of 1073741824 bytes found no free range"), "{out:?}");
+}
+
 /// mmap with an address hint and no MAP_FIXED (tests/programs/hostile/mmap_hints.c): placed at
 /// the hint, rounded down to a page, where that memory is free (anonymous, PROT_NONE, stack and
 /// private file mappings), elsewhere when any of it is in use, as on Linux (hints were ignored).

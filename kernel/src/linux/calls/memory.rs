@@ -614,7 +614,12 @@ pub(super) fn outside_program_memory(call: &str, addr: u64, len: u64) -> u32 {
 /// 12 GiB; INNCABS' fib 15 launched async aborts so at the default `--mem` here).
 fn memory_full(call: &str, len: u64, e: u32) -> u32 {
     static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-    if e == ENOMEM && !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+    // Only where Linux would grant it: its default overcommit refuses a mapping larger than
+    // the machine's memory too (a 64 TiB request took the one line, and the 4 GiB one that
+    // Linux would have reserved got none).
+    let host = crate::bootinfo::get().host_memory;
+    let linux_grants = host == 0 || len <= host;
+    if e == ENOMEM && linux_grants && !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
         // The pool's RAM, not its span (which may hold the hole below 4 GiB: a 4 GiB VM's
         // pool spanned 4,860 MiB).
         crate::kprintln!(
