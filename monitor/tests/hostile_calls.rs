@@ -587,6 +587,24 @@ fn credential_changes_are_every_threads() {
     );
 }
 
+/// The same from a directory only root may search (a fresh clone under `mktemp -d`, mode 0700):
+/// after setuid(1000) the exec of /proc/self/exe reaches the file through the descriptor kept for
+/// it, as Linux's magic link does without walking the path (it was EACCES under hrt).
+#[test]
+fn proc_self_exe_execs_from_a_private_directory_after_setuid() {
+    use std::os::unix::fs::PermissionsExt;
+    let prog = build("caps_at_exec", &[]);
+    let dir = prog.parent().unwrap().join("private-caps-at-exec");
+    let _ = std::fs::create_dir(&dir);
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let copy = dir.join("caps_at_exec");
+    std::fs::copy(&prog, &copy).unwrap();
+    let linux = native(&copy, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1", "--children", "hrt"], &copy, &[]);
+    assert_same("caps_at_exec from a private directory", &linux, &got);
+}
+
 /// Capabilities and saved ids across the kernel's own exec (`--children hrt`: a forked child's
 /// exec stays inside `hrt`), as Linux's execve computes them: a dropped bounding-set capability
 /// leaves root's permitted set, root gets its effective set back, keep-caps and a non-root

@@ -100,6 +100,7 @@ impl Forwarder {
     pub fn host_descriptors(&self) -> Vec<i32> {
         let mut raw: Vec<i32> = self.fds.snapshot().into_iter().map(|(_, h, _)| h.raw()).collect();
         raw.extend(self.fds.kept().raw());
+        raw.extend(self.exe_descriptor());
         raw
     }
 

@@ -399,6 +399,11 @@ struct Described {
     /// The (device, inode) of its executable and interpreter: Linux refuses to open them for
     /// writing while they run (ETXTBSY), as the host would if it ran them (`running_image`).
     running: Vec<(u64, u64)>,
+    /// The executable, opened O_PATH when it was described: /proc/self/exe reaches it through
+    /// this descriptor, as Linux's magic link reaches the file without walking its path (a
+    /// program that dropped root could not exec /proc/self/exe from a directory only root may
+    /// search).
+    exe_fd: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
 }
 
 impl Described {
@@ -411,6 +416,13 @@ impl Described {
             })
         };
         self.running = [&self.exe, &self.interp].into_iter().filter(|p| !p.is_empty()).filter_map(|p| ids(p)).collect();
+        self.exe_fd = std::ffi::CString::new(self.exe.clone()).ok().and_then(|path| {
+            use std::os::fd::FromRawFd;
+            // SAFETY: open(2) of a C string; the descriptor is ours.
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            // SAFETY: a fresh descriptor we own.
+            (fd >= 0).then(|| std::sync::Arc::new(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
+        });
     }
 }
 
@@ -519,6 +531,21 @@ impl Forwarder {
     /// What readlink("/proc/self/exe") answers.
     pub fn exe(&self) -> Vec<u8> {
         self.described.lock().unwrap().exe.clone()
+    }
+
+    /// The descriptor kept for the program's executable (`Described::exe_fd`).
+    fn exe_descriptor(&self) -> Option<i32> {
+        use std::os::fd::AsRawFd;
+        self.described.lock().unwrap().exe_fd.as_ref().map(|fd| fd.as_raw_fd())
+    }
+
+    /// The path that reaches the program's executable as /proc/self/exe does: through the
+    /// descriptor kept for it (`Described::exe_fd`), else its host path.
+    fn exe_to_open(&self) -> Vec<u8> {
+        match self.exe_descriptor() {
+            Some(fd) => format!("/proc/self/fd/{fd}").into_bytes(),
+            None => self.exe(),
+        }
     }
 
     /// The contents of the program's `/proc/self/<name>` (one of walk::SYNTHESIZED).

@@ -545,7 +545,7 @@ impl Forwarder {
                     return Ok(at);
                 }
                 Meaning::Exe => {
-                    let mut at = At::new(libc::AT_FDCWD, cstring(self.exe())?, None);
+                    let mut at = At::new(libc::AT_FDCWD, cstring(self.exe_to_open())?, None);
                     at.exe = true;
                     at.rewritten = true;
                     return Ok(at);
