@@ -656,7 +656,7 @@ fn file_extents_are_mapped() {
     passes_natively_and_same_on_1_and_2_cpus("file_extents", Some("FIEMAP of 8: 0"));
 }
 
-/// A sleep until the process CPU clock reaches a deadline does not end while nothing runs (the
+/// A sleep for 1 ms of process CPU time does not end while nothing runs (the
 /// sleeper's own wake-up checks counted as process CPU time: it woke itself after ~1 s).
 #[test]
 fn a_cpu_clock_sleep_does_not_wake_itself() {
