@@ -52,7 +52,7 @@ fn shell_tools_behave_as_on_linux() {
         "umask 077 && touch u && mkdir ud && stat -c '%a %n' u ud; rm -r u ud",
         "echo x > src && cp -a src dst && cat dst; rm src dst",
         "script -qc 'echo in a pty' /dev/null | tr -d '\\r'",
-        "echo a > tf; (timeout 2 tail -f tf & sleep 0.5; echo b >> tf; wait); rm tf",
+        "echo a > tf; : > out; tail -f tf > out & p=$!; echo b >> tf; i=0; until grep -qx b out || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done; kill $p; wait $p; cat out; rm tf out",
         "ls -la /proc/self/ | awk '{print $1, $NF}' | grep -v '^total' | sed 's/ ->.*//' | sort | head -5",
     ] {
         same_as_linux(&dir, line);

@@ -30,14 +30,15 @@ fn hrt(prog: &std::path::Path, options: &[&str], threads: &str) -> Outcome {
     run(cmd, None)
 }
 
-/// (first line, procs, cpus used) of the program's output.
-fn parse(out: &Outcome) -> (String, usize, usize) {
+/// The first line, the processor count, the vCPUs the team ran on at its end and (4th) over
+/// its rounds.
+fn parse(out: &Outcome) -> (String, usize, usize, usize) {
     let mut lines = out.stdout.lines();
     let first = lines.next().unwrap_or("").to_string();
     let second = lines.next().unwrap_or("");
     let words: Vec<&str> = second.split([' ', ',']).filter(|w| !w.is_empty()).collect();
     let num = |i: usize| words.get(i).and_then(|w| w.parse().ok()).unwrap_or(0);
-    (first, num(1), num(4))
+    (first, num(1), num(4), num(8))
 }
 
 #[test]
@@ -56,14 +57,14 @@ fn throttles_and_packs(prog: &std::path::Path) {
     let mut native = Command::new(prog);
     native.env("OMP_NUM_THREADS", &cpus);
     let want = run(native, None);
-    let (want_first, native_procs, _) = parse(&want);
+    let (want_first, native_procs, _, _) = parse(&want);
     assert!(want_first.starts_with("all checks passed"), "native run failed:\n{}", want.stdout);
     assert_eq!(native_procs, host);
 
     // Packed (the default): the spin tests are rewritten and the team uses the host's count
     // of vCPUs at most; the program still sees every vCPU.
     let got = hrt(prog, &["--cpus", &cpus, "-v"], &cpus);
-    let (first, procs, used) = parse(&got);
+    let (first, procs, used, _) = parse(&got);
     assert_eq!(first, want_first, "{}\n{}", got.stdout, got.stderr);
     assert_eq!(procs, host + 2, "omp_get_num_procs changed:\n{}", got.stdout);
     assert!(used >= 1 && used <= host, "the team ran on {used} vCPUs, not at most {host}:\n{}", got.stdout);
@@ -71,7 +72,7 @@ fn throttles_and_packs(prog: &std::path::Path) {
 
     // Spread: libgomp is left as it is, and the team takes every vCPU.
     let spread = hrt(prog, &["--cpus", &cpus, "--overcommit", "spread", "-v"], &cpus);
-    let (first, procs, used) = parse(&spread);
+    let (first, procs, _, used) = parse(&spread);
     assert_eq!(first, want_first, "{}\n{}", spread.stdout, spread.stderr);
     assert_eq!((procs, used), (host + 2, host + 2), "{}", spread.stdout);
     assert!(!spread.stderr.contains(THROTTLED), "{}", spread.stderr);

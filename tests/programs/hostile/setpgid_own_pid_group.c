@@ -8,10 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The children wait for the end of this pipe (closed once the checks are done), so they are
+ * alive, not zombies, however slowly the parent gets to them. */
+static int hold[2];
+
 static pid_t sleeper(void) {
     pid_t c = fork();
     if (c == 0) {
-        usleep(300000);
+        char b;
+        close(hold[1]);
+        while (read(hold[0], &b, 1) > 0)
+            ;
         _exit(0);
     }
     return c;
@@ -21,6 +28,8 @@ int main(void) {
     fflush(stdout);
     pid_t a = fork();
     if (a == 0) {
+        if (pipe(hold))
+            return 1;
         pid_t c = sleeper();
         errno = 0;
         int r = setpgid(c, getpid());
@@ -33,6 +42,7 @@ int main(void) {
         printf("leading its group: setpgid(child, own pid) %d (%s), the child's group is ours %d\n", r, strerror(errno),
                getpgid(d) == getpid());
         fflush(stdout);
+        close(hold[1]);
         waitpid(c, NULL, 0);
         waitpid(d, NULL, 0);
         _exit(0);
