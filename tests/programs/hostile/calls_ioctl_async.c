@@ -38,7 +38,7 @@ int main(void) {
     show("SIOCGPGRP is the program", got == pid);
     show("SIOCSPGRP to the program", ioctl(sv[0], SIOCSPGRP, &pid));
     if (write(sv[1], "x", 1) != 1) return 1;
-    for (int i = 0; i < 200 && !sigio; i++) usleep(5000);
+    for (int i = 0; i < 2000 && !sigio; i++) usleep(5000);
     show("SIGIO after the peer wrote", sigio > 0);
     on = 0;
     show("FIOASYNC off", ioctl(sv[0], FIOASYNC, &on));

@@ -73,6 +73,13 @@ int main(void) {
     show("unshare VM, two threads", unshare(CLONE_VM));
     stop = 1;
     pthread_join(t, NULL);
+    /* pthread_join returns once the thread cleared its tid, which Linux does a moment before
+     * the task is gone (a busy host can stretch that moment): wait for the task to go. */
+    char gone[64];
+    snprintf(gone, sizeof gone, "/proc/self/task/%d", (int)tid);
+    struct stat sb;
+    for (int i = 0; i < 10000 && stat(gone, &sb) == 0; i++)
+        usleep(1000);
     look("stat task/TID, ended", "/proc/self/task/%d");
     look("stat task/TID/comm, ended", "/proc/self/task/%d/comm");
     look("stat /proc/TID, ended", "/proc/%d");

@@ -13,7 +13,7 @@ int main(void) {
         if (fork() == 0) {
             pid_t before = getppid();
             if (write(q[1], "x", 1) != 1) _exit(1);
-            for (int i = 0; i < 500 && getppid() == before; i++) usleep(10000);
+            for (int i = 0; i < 3000 && getppid() == before; i++) usleep(10000);
             pid_t after = getppid();
             char line[100];
             int n = snprintf(line, sizeof line, "orphan: parent was alive: %s, then changed: %s\n",

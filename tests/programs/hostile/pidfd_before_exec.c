@@ -57,7 +57,7 @@ static void one(const char *what, unsigned long exit_signal, int by_pidfd) {
     int flags = fcntl(pidfd, F_GETFD);
     printf(", cloexec %s", flags >= 0 && (flags & FD_CLOEXEC) ? "yes" : "no");
     struct pollfd p = {.fd = pidfd, .events = POLLIN};
-    int n = poll(&p, 1, 5000);
+    int n = poll(&p, 1, 60000);
     printf(", poll %d revents %s\n", n, p.revents & POLLIN ? "POLLIN" : "none");
     int wclone = exit_signal == SIGCHLD ? 0 : __WCLONE;
     if (by_pidfd == 2) {

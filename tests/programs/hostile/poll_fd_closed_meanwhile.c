@@ -15,8 +15,8 @@ static short rev;
 static void *poller(void *arg) {
     (void)arg;
     struct pollfd f = {p[0], POLLIN, 0};
-    struct timespec t = {0, 400000000};
-    res = use_ppoll ? ppoll(&f, 1, &t, NULL) : poll(&f, 1, 400);
+    struct timespec t = {2, 0}; /* far beyond the 50 ms before the close, even on a busy host */
+    res = use_ppoll ? ppoll(&f, 1, &t, NULL) : poll(&f, 1, 2000);
     rev = f.revents;
     return NULL;
 }

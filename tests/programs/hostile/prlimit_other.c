@@ -93,7 +93,7 @@ int main(void) {
      * once the thread cleared its tid, which Linux does a moment before the task is gone: a
      * loaded host still answered for it (1 run of a full test suite), so ask a few times. */
     r = pl(tid, RLIMIT_STACK, 0, &got);
-    for (int i = 0; i < 200 && r == 0; i++) {
+    for (int i = 0; i < 10000 && r == 0; i++) {
         usleep(1000);
         r = pl(tid, RLIMIT_STACK, 0, &got);
     }

@@ -115,8 +115,8 @@ int main(void) {
     pthread_barrier_wait(&done);
     for (int i = 0; i < N; i++) pthread_join(t[i], 0);
     /* Linux wakes pthread_join (it clears the thread's tid) before it stops counting the
-     * thread, so the count may lag for a moment natively: wait (up to a second) for it. */
-    for (int tries = 0; tries < 1000 && atol(field("/proc/self/status", "Threads")) != 1; tries++)
+     * thread, so the count may lag for a moment natively: wait (up to 10 s) for it. */
+    for (int tries = 0; tries < 10000 && atol(field("/proc/self/status", "Threads")) != 1; tries++)
         usleep(1000);
     printf("Threads after the joins: %s\n", field("/proc/self/status", "Threads"));
 

@@ -49,7 +49,7 @@ int main(void) {
     for (int i = 0; i < THREADS; i++)
         pthread_create(&t[i], NULL, waiter, NULL);
     int n = 0;
-    for (int tries = 0; tries < 500 && (n = sleeping()) != THREADS; tries++)
+    for (int tries = 0; tries < 3000 && (n = sleeping()) != THREADS; tries++)
         usleep(10000);
     printf("%d of %d waiting threads show S in /proc/PID/task/TID/stat\n", n, THREADS);
     __atomic_store_n(&word, 1, __ATOMIC_SEQ_CST);

@@ -3,7 +3,7 @@
  * first, and make's handler expects to find its children still there.
  * A helper process waits until the parent says it is about to wait and then until the parent
  * sleeps (/proc/PID/status State: S, so that it waits: a loaded host can delay it by hundreds
- * of ms; at most ~5 s of looking, and 10 ms more, as before, where State tells nothing:
+ * of ms; at most ~5 s of looking, and 50 ms more where State tells nothing:
  * under hrt it is the host process's), sends SIGTERM to the parent, waits until the parent's copy has left the pending
  * set (/proc/PID/status ShdPnd: the signal has been taken, by Linux's parent or by `hrt`'s
  * host handler), and only then kills the child. Linux's wait has ended
@@ -70,7 +70,7 @@ static pid_t start(pid_t *helper, int *go) {
             _exit(1);
         for (int i = 0; i < 5000 && !sleeping(parent); i++)
             usleep(1000);
-        usleep(10000);
+        usleep(50000);
         kill(parent, SIGTERM);
         while (pending(parent, SIGTERM))
             usleep(100);
