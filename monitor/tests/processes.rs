@@ -179,6 +179,13 @@ fn a_child_hrt_after_setuid_runs() {
     );
 }
 
+/// A process group whose members all ended and were reaped is empty: `kill(-pgid, 0)` is
+/// ESRCH (a forked child's VM teardown holder stayed in the group and answered).
+#[test]
+fn a_reaped_group_is_empty() {
+    passes_natively_and_same_on_1_and_2_cpus("kill_reaped_group", Some("that group after its end: kill(-group, 0) -1"));
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

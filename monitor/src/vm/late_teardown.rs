@@ -15,7 +15,8 @@
 //! neither frees its memory nor destroys the VM: that process does both once `hrt` has been
 //! reported, and exits. It is made by a short-lived intermediate, so it is nobody's child
 //! here (a program's `wait4(-1, __WALL)` never sees it) and init reaps it; signals stay
-//! blocked in it (a terminal's Ctrl-C or Ctrl-Z is for `hrt`). Where it cannot be made (no
+//! blocked in it (a terminal's Ctrl-C or Ctrl-Z is for `hrt`), and it makes a session of its
+//! own (a kill of the program's process group finds only the program's processes). Where it cannot be made (no
 //! pidfd: Linux before 5.3), `hrt` tears the VM down itself at exit, as before.
 //!
 //! A forked child whose exec starts a host program in its place (forward/host_exec.rs) keeps
@@ -211,6 +212,10 @@ extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: raw system calls on this process's own descriptors and stack.
     unsafe {
         raw::prctl_name(b"hrt-teardown\0");
+        // Out of the program's session and process group: a kill of the group (`kill(-pgid,
+        // 0)`, a shell's job control) must find it empty once the program's processes are
+        // gone, as on Linux, not this process that outlives them (its signals are blocked).
+        raw::setsid();
         // Readable once every thread of `hrt` has exited; the pipe's end of file also comes
         // when it execs a host program (`exec_pipe`).
         let mut pfds = [
@@ -250,6 +255,11 @@ mod raw {
     pub unsafe fn poll(pfds: &mut [libc::pollfd]) -> i64 {
         // SAFETY: pollfds on the caller's stack, no timeout.
         unsafe { syscall3(libc::SYS_poll, pfds.as_mut_ptr() as u64, pfds.len() as u64, u64::MAX) }
+    }
+
+    pub unsafe fn setsid() {
+        // SAFETY: makes this process (not a group leader: a fresh clone) a session of its own.
+        unsafe { syscall3(libc::SYS_setsid, 0, 0, 0) };
     }
 
     pub unsafe fn prctl_name(name: &[u8]) {

@@ -1,0 +1,59 @@
+/* A process group whose members have all ended and been reaped is empty: kill(-pgid, sig)
+ * answers ESRCH, as Linux's does. Under hrt a group that had held a forked hrt child still
+ * answered 0 (its VM's teardown holder, which outlives the program, was in the group), so a
+ * program that looks whether a job is gone thought it was still there. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void report(const char *what, pid_t group) {
+    errno = 0;
+    int r = kill(-group, 0);
+    printf("%s: kill(-group, 0) %d (%s)\n", what, r, r ? strerror(errno) : "someone is there");
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    int st;
+    /* A group of one child. */
+    pid_t a = fork();
+    if (a == 0) {
+        setpgid(0, 0);
+        _exit(0);
+    }
+    setpgid(a, a);
+    waitpid(a, &st, 0);
+    report("a child's group after its end", a);
+
+    /* A group of a child and its own child (the leader reaps it before it ends). */
+    pid_t b = fork();
+    if (b == 0) {
+        setpgid(0, 0);
+        pid_t g = fork();
+        if (g == 0)
+            _exit(0);
+        waitpid(g, &st, 0);
+        _exit(0);
+    }
+    setpgid(b, b);
+    waitpid(b, &st, 0);
+    report("a group of two after both ended", b);
+
+    /* A group with a live member answers, and a signal reaches it. */
+    pid_t c = fork();
+    if (c == 0) {
+        setpgid(0, 0);
+        for (;;)
+            pause();
+    }
+    setpgid(c, c);
+    report("a group with a live member", c);
+    kill(-c, SIGTERM);
+    waitpid(c, &st, 0);
+    printf("its member ended by SIGTERM: %d\n", WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    report("that group after its end", c);
+    return 0;
+}
