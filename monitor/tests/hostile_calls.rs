@@ -675,6 +675,20 @@ fn pi_mutexes_between_processes() {
     );
 }
 
+/// Children started under a descriptor limit of 64 (soft and hard) have room for their
+/// descriptors: the monitor of a child `hrt` kept 64 for itself, so ld.so could not open libc.
+#[test]
+fn children_under_a_descriptor_limit_of_64_run() {
+    for children in ["hrt", "host"] {
+        passes_natively_and_same_with(
+            "low_nofile_children",
+            Some("the copy opened at least 16 descriptors: yes, then EMFILE"),
+            &["1", "2"],
+            &["--children", children],
+        );
+    }
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -1285,9 +1285,26 @@ pub fn lift_descriptor_soft_limit() {
 /// Descriptors kept for the monitor beyond the program's table (`table_limit`).
 const MONITOR_FDS: u64 = 64;
 
+/// The VM's vCPUs (`note_vcpus`).
+static VCPUS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Notes how many vCPUs the VM may make (each takes a descriptor when it is made).
+pub fn note_vcpus(n: u32) {
+    VCPUS.store(u64::from(n), Ordering::Relaxed);
+}
+
+/// What the monitor keeps for itself under a hard RLIMIT_NOFILE of `hard` it cannot raise:
+/// `MONITOR_FDS`, but only a quarter of a small limit, and not less than its own few
+/// descriptors, one per vCPU and 16 for the files the program maps (a dynamic program with a
+/// locale maps ~13). With all 64 kept, `ulimit -n 64` left the program 3 descriptors and
+/// ld.so could not open libc (status 127, natively the program ran).
+fn monitor_reserve(hard: u64) -> u64 {
+    MONITOR_FDS.min((hard / 4).max(24 + 2 * VCPUS.load(Ordering::Relaxed)))
+}
+
 /// How many descriptors the program's table may hold open at once for a soft RLIMIT_NOFILE of
-/// `soft`: that many, unless the monitor's own hard limit leaves fewer than `MONITOR_FDS`
-/// beyond, then that many short of it (its soft limit is its hard one:
+/// `soft`: that many, unless the monitor's own hard limit leaves fewer than its reserve
+/// (`monitor_reserve`) beyond, then that many short of it (its soft limit is its hard one:
 /// `lift_descriptor_soft_limit`). Their numbers may go up to `soft` all the same (a guest
 /// number is not a host one): `dup2` to 19,999 under a limit of 20,000 works as on Linux
 /// (CPython's test_selectors and rustix's select test asked for it; it was EBADF).
@@ -1297,7 +1314,7 @@ pub fn table_limit(soft: u64) -> u64 {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 {
         return soft;
     }
-    soft.min(rl.rlim_max.saturating_sub(MONITOR_FDS)).max(3)
+    soft.min(rl.rlim_max.saturating_sub(monitor_reserve(rl.rlim_max))).max(3)
 }
 
 /// The program's RLIMIT_NOFILE soft limit if `hrt` lifted its own (`lift_descriptor_soft_limit`).

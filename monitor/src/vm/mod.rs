@@ -139,6 +139,9 @@ pub fn run_prepared(
     config: VmConfig,
     image: &KernelImage,
 ) -> Result<u8> {
+    // Before the program's descriptor table is made: vCPUs made on demand take descriptors
+    // after the program may have filled it (`forward::note_vcpus`).
+    crate::forward::note_vcpus(config.cpus);
     let mem = memory::GuestRam::map(config.mem, config.huge_pages)?;
     memory::load_kernel(&mem, image)?;
     let made = prepared.map(prepare::Prepared::take);
