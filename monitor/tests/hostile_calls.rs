@@ -1873,7 +1873,8 @@ fn profile_names_the_programs_busy_function_and_the_kernels_idle_loop() {
 
 /// Linux native AIO (io_setup, io_submit, io_getevents, io_pgetevents, io_cancel, io_destroy):
 /// reads, writes, vectored and synced requests, pipes, eventfd completions, every error
-/// io_submit answers itself against those its events carry, a full context, a forked child.
+/// io_submit answers itself against those its events carry, a full context, a forked child;
+/// a completion to a blocking eventfd whose count is full (io_submit waited for good).
 #[test]
 fn linux_aio_behaves_as_on_linux() {
     passes_natively_and_same_on_1_and_2_cpus("calls_aio", Some("aio: done"));

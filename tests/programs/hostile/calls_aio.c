@@ -200,6 +200,21 @@ static void pipe_io(void) {
     printf("IOCB_FLAG_RESFD on a closed descriptor: io_submit %s\n", res(io_submit(ctx, 1, ep)));
     close(efd);
 
+    /* A completion to a blocking eventfd whose count is full: Linux's completion never waits
+     * (it leaves the count at its maximum, one past what a write can reach, which hrt does
+     * not: only the bound is printed). Under hrt io_submit waited for good. */
+    efd = eventfd(0, 0);
+    uint64_t full = UINT64_MAX - 1;
+    printf("eventfd filled: %s\n", res(write(efd, &full, 8)));
+    e[0].aio_resfd = efd;
+    e[0].aio_data = 40;
+    printf("a write with IOCB_FLAG_RESFD to a full count: io_submit %s\n", res(io_submit(ctx, 1, ep)));
+    reap("to a full count", ctx, 1, ep);
+    count = 0;
+    got = res(read(efd, &count, 8));
+    printf("eventfd read %s, count at least its maximum less one: %s\n", got, count >= UINT64_MAX - 1 ? "yes" : "no");
+    close(efd);
+
     /* Poll of a ready descriptor. */
     struct iocb pc, *pp = &pc;
     prep(&pc, IOCB_CMD_POLL, p[0], NULL, 0, 0);
