@@ -62,6 +62,10 @@ fn read_program(given: &str, path: &Path) -> Result<FileBytes> {
     if !meta.file_type().is_file() {
         return Err(not_regular(meta.file_type()));
     }
+    // A file some process has open for writing does not run (a shell says "Text file busy").
+    if crate::forward::write_busy(std::os::fd::AsFd::as_fd(&file)) {
+        return Err(refuse!("{given}: Text file busy"));
+    }
     FileBytes::read(file, meta.len()).map_err(io_err)
 }
 

@@ -198,6 +198,10 @@ fn programs_linux_refuses_to_execute() {
     cases.push(("e_phentsize 0".into(), patched("phent0", 54, &0u16.to_le_bytes())));
     cases.push(("e_phentsize 1".into(), patched("phent1", 54, &1u16.to_le_bytes())));
     cases.push(("e_phoff past the end".into(), patched("phoff", 32, &(bytes.len() as u64).to_le_bytes())));
+    // A file this process has open for writing ("Text file busy").
+    let busy = patched("busy", 0, &[]);
+    let _writer = std::fs::OpenOptions::new().write(true).open(&busy).unwrap();
+    cases.push(("open for writing".into(), busy));
     for (what, path) in &cases {
         let native_err = std::process::Command::new(path).output().err();
         let got = hrt(&["--cpus", "1"], path, &[]);
@@ -206,9 +210,10 @@ fn programs_linux_refuses_to_execute() {
         let lines: Vec<_> = got.stderr.lines().collect();
         assert!(lines.len() == 1 && lines[0].starts_with("hrt: "), "{what}: {}", got.stderr);
         if what != "a directory" {
-            // Linux refuses each of these too (EACCES or ENOEXEC).
+            // Linux refuses each of these too (EACCES, ENOEXEC or ETXTBSY).
             let e = native_err.unwrap_or_else(|| panic!("{what}: Linux ran it"));
-            assert!(matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::ENOEXEC)), "{what}: {e}");
+            let errno = e.raw_os_error();
+            assert!(matches!(errno, Some(libc::EACCES | libc::ENOEXEC | libc::ETXTBSY)), "{what}: {e}");
         }
     }
     let missing = hrt(&[], &dir.join("missing"), &[]);

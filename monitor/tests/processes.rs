@@ -186,6 +186,21 @@ fn a_reaped_group_is_empty() {
     passes_natively_and_same_on_1_and_2_cpus("kill_reaped_group", Some("that group after its end: kill(-group, 0) -1"));
 }
 
+/// An exec of a file another process has open for writing is ETXTBSY, and runs once the writer
+/// closed it: also under `--children hrt`, where the exec ran the file (only the program's
+/// own descriptors were looked at; LTP's execve04).
+#[test]
+fn an_exec_of_a_file_open_for_writing_is_text_file_busy() {
+    for children in ["hrt", "host"] {
+        passes_natively_and_same_with(
+            "exec_write_busy",
+            Some("another process writing it: exec failed: Text file busy"),
+            &["1", "2"],
+            &["--children", children],
+        );
+    }
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

@@ -10,7 +10,7 @@
 //! old program as it was.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
@@ -243,10 +243,35 @@ impl Forwarder {
     }
 }
 
+/// The argument vector of `write_busy`'s exec: an address no process maps, so that the exec
+/// always fails, after the host has looked for writers and before it reads the vector. The
+/// vCPU threads' seccomp filter allows `execveat` with this vector only.
+pub const PROBE_ARGV: u64 = 8;
+
+/// Whether some process has `file` open for writing (Linux's execve answers ETXTBSY then):
+/// asked of the host by an exec of the file that cannot succeed (`PROBE_ARGV`), which
+/// answers ETXTBSY before it would read its arguments' EFAULT.
+pub fn write_busy(file: std::os::fd::BorrowedFd<'_>) -> bool {
+    // SAFETY: an exec of a descriptor we own whose argument vector is unmapped: it fails
+    // without replacing this process (EFAULT at the latest); the empty path is a C string.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_execveat,
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            PROBE_ARGV as *const *const libc::c_char,
+            std::ptr::null::<*const libc::c_char>(),
+            libc::AT_EMPTY_PATH,
+        )
+    };
+    r < 0 && Errno::last() == Errno(libc::ETXTBSY)
+}
+
 impl Forwarder {
-    /// ETXTBSY if one of the program's descriptors has `file` open for writing: Linux refuses
-    /// to run a file open for writing (by anyone; here the program's own descriptors are
-    /// looked at, where a program writes a file and then runs it, or fexecve's an O_RDWR one).
+    /// ETXTBSY if `file` is open for writing: Linux refuses to run a file open for writing by
+    /// anyone. The program's own descriptors are looked at (where a program writes a file and
+    /// then runs it, or fexecve's an O_RDWR one), then the host's (`write_busy`: another
+    /// process; LTP's execve04 ran the file under `--children hrt`).
     fn refuse_open_for_writing(&self, file: &OwnedFd) -> SysResult<()> {
         let id = |fd: i32| {
             // SAFETY: fstat writes the struct we pass.
@@ -268,6 +293,9 @@ impl Forwarder {
             if !memfd && fl >= 0 && fl & libc::O_PATH == 0 && fl & libc::O_ACCMODE != libc::O_RDONLY {
                 return Err(Errno(libc::ETXTBSY));
             }
+        }
+        if write_busy(file.as_fd()) {
+            return Err(Errno(libc::ETXTBSY));
         }
         Ok(())
     }

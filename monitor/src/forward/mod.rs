@@ -36,6 +36,7 @@ pub mod cross_memory;
 mod epoll;
 mod errno;
 mod exec;
+pub use exec::{write_busy, PROBE_ARGV as EXEC_PROBE_ARGV};
 pub mod exec_marks;
 mod fadvise;
 mod fd_dirs;

@@ -132,12 +132,14 @@ fn ioctl_requests() -> Vec<u64> {
 const PRCTL_OPTIONS: [u64; 6] = [8, 23, 24, 27, 28, 47];
 
 /// The calls allowed only with some values of one argument: `ioctl`'s requests, `prctl`'s
-/// options.
-fn filtered() -> [super::seccomp_tree::Filtered; 2] {
+/// options, and `execveat` with the unmapped argument vector of the exec's check for
+/// writers (`forward::exec::write_busy`: it always fails).
+fn filtered() -> [super::seccomp_tree::Filtered; 3] {
     use super::seccomp_tree::Filtered;
     [
         Filtered { nr: libc::SYS_ioctl, arg: 1, values: ioctl_requests() },
         Filtered { nr: libc::SYS_prctl, arg: 0, values: PRCTL_OPTIONS.to_vec() },
+        Filtered { nr: libc::SYS_execveat, arg: 2, values: vec![crate::forward::EXEC_PROBE_ARGV] },
     ]
 }
 
@@ -219,6 +221,10 @@ mod tests {
         for forbidden in [libc::SYS_execve, libc::SYS_ptrace, libc::SYS_fork, libc::SYS_clone, libc::SYS_acct] {
             assert_eq!(run(&bpf, forbidden as u32, AUDIT_ARCH_X86_64, 0).0, RET_TRAP);
         }
+        // execveat only with the write check's unmapped argument vector, which always fails.
+        let probe = crate::forward::EXEC_PROBE_ARGV;
+        assert_eq!(run(&bpf, libc::SYS_execveat as u32, AUDIT_ARCH_X86_64, probe).0, RET_ALLOW);
+        assert_eq!(run(&bpf, libc::SYS_execveat as u32, AUDIT_ARCH_X86_64, 0x7fff_0000).0, RET_TRAP);
     }
 
     /// A forbidden call in a filtered thread ends the process with the message and status 159;
