@@ -689,6 +689,16 @@ fn children_under_a_descriptor_limit_of_64_run() {
     }
 }
 
+/// A CPU-time timer's signal (ITIMER_PROF, ITIMER_VIRTUAL, a timer on the process CPU clock)
+/// goes to the thread that runs, not to a sleeping one (whose nanosleep it broke at 2 vCPUs).
+#[test]
+fn cpu_timer_signals_go_to_the_running_thread() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "cpu_timer_thread",
+        Some("the sleeping main thread took fewer than 5: yes, its sleeps interrupted fewer than 5 times: yes"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -460,6 +460,17 @@ pub fn send_process(info: SigInfo) -> Result<(), u32> {
 
 /// `send_process`, with `merged` as for `send_thread_noting`.
 pub fn send_process_noting(info: SigInfo, merged: impl FnOnce(bool)) -> Result<(), u32> {
+    send_process_waking(info, merged, false)
+}
+
+/// As `send_process_noting`, for a signal that a thread running now should take where one
+/// does not block it (a CPU-time timer's: Linux sends it from the thread whose time made it
+/// expire, and its complete_signal keeps it there): no waiting thread is woken for it then.
+pub fn send_process_to_runners(info: SigInfo, merged: impl FnOnce(bool)) -> Result<(), u32> {
+    send_process_waking(info, merged, true)
+}
+
+fn send_process_waking(info: SigInfo, merged: impl FnOnce(bool), prefer_running: bool) -> Result<(), u32> {
     let sig = info.signo as u64;
     if !(1..=64).contains(&sig) {
         return Err(linux_raw_sys::errno::EINVAL);
@@ -492,7 +503,12 @@ pub fn send_process_noting(info: SigInfo, merged: impl FnOnce(bool)) -> Result<(
     // One waiter is woken to take it, as Linux's complete_signal picks one thread: each woken
     // thread saw it pending and ended its wait with EINTR, though only one ran the handler
     // (8 threads in nanosleep, one kill: EINTR in 2-3 of them in some rounds).
-    if let Some(t) = s.threads.values_mut().find(|t| !t.waiter.is_null() && t.wait_mask & bit(sig) == 0) {
+    let runner = prefer_running
+        && s.threads.values().any(|t| {
+            // SAFETY: as above.
+            t.waiter.is_null() && !t.thread.is_null() && unsafe { (*t.thread).sigmask } & bit(sig) == 0
+        });
+    if let Some(t) = s.threads.values_mut().find(|t| !runner && !t.waiter.is_null() && t.wait_mask & bit(sig) == 0) {
         wake_waiter(t, bit(sig));
     }
     drop(s);

@@ -277,8 +277,9 @@ fn due(tm: &mut Timer, now: u64) -> bool {
 }
 
 /// Takes an expiry of `tm` (slot `slot`), due at `now`: re-arms an interval timer (counting the
-/// expiries missed as overruns) and returns the signal to send and its target.
-fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
+/// expiries missed as overruns) and returns the signal to send, its target and whether the
+/// timer counts CPU time.
+fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>, bool) {
     let c = clock_now(tm, now).unwrap_or(tm.expiry);
     let late = c.saturating_sub(tm.expiry);
     let mut overrun = core::mem::take(&mut tm.missed_before);
@@ -312,10 +313,10 @@ fn expire(slot: usize, tm: &mut Timer, now: u64) -> (SigInfo, Option<u32>) {
             ..SigInfo::EMPTY
         }
     };
-    (info, tm.target)
+    (info, tm.target, tm.cpu.is_some())
 }
 
-fn send(slot: usize, (info, target): (SigInfo, Option<u32>)) {
+fn send(slot: usize, (info, target, cpu_time): (SigInfo, Option<u32>, bool)) {
     // ITIMER_REAL waits for its SIGALRM to be taken before it runs on, whether or not the
     // signal merged into one pending (Linux re-arms it when SIGALRM is dequeued: until then
     // getitimer and alarm say 0); the others only when their signal merged.
@@ -327,8 +328,13 @@ fn send(slot: usize, (info, target): (SigInfo, Option<u32>)) {
     match target {
         Some(0) => {
             // A real-time signal that finds the queue full (state::Pending::add) is lost; Linux
-            // preallocates a timer's, but its queue limit is far beyond most programs too.
-            let _ = state::send_process_noting(info, merged);
+            // preallocates a timer's, but its queue limit is far beyond most programs too. A
+            // CPU-time timer's signal is for a thread that runs, whose time made it expire, as
+            // on Linux (a sleeping thread woken for it saw its sleep end with EINTR).
+            let _ = match cpu_time {
+                true => state::send_process_to_runners(info, merged),
+                false => state::send_process_noting(info, merged),
+            };
             state::kick_all();
         }
         Some(tid) => {
