@@ -699,6 +699,16 @@ fn cpu_timer_signals_go_to_the_running_thread() {
     );
 }
 
+/// The main stack counts in RLIMIT_AS and VmSize as far as Linux's has grown, not the whole
+/// reservation (a 10 MiB mapping under a 16 MiB RLIMIT_AS was ENOMEM).
+#[test]
+fn the_main_stack_counts_in_the_address_space_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "stack_address_space",
+        Some("a 10 MiB mapping under a 16 MiB RLIMIT_AS: mapped"),
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

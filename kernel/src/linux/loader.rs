@@ -49,6 +49,25 @@ pub fn main_stack() -> [u64; 4] {
     MAIN_STACK.each_ref().map(|w| w.load(core::sync::atomic::Ordering::Relaxed))
 }
 
+/// The program's stack pointer at its start (its arguments and environment lie above it).
+static START_SP: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// The bytes of the main stack's range (its guard included) that Linux would not count in the
+/// address space (RLIMIT_AS, VmSize): its stack is a mapping that grows from what execve
+/// made, the arguments and environment and 128 KiB below them, where here the whole
+/// RLIMIT_STACK is reserved at once. Without this, a limit that Linux's program met was too
+/// small here by the reservation (8 MiB and the 2 MiB guard: `ulimit -v 8000` then ld.so could
+/// not map libc). Deeper use of the stack is not counted.
+pub fn main_stack_uncounted() -> u64 {
+    let [guard, bottom, top, _] = main_stack();
+    let sp = START_SP.load(core::sync::atomic::Ordering::Relaxed);
+    if top == 0 || sp == 0 || sp > top {
+        return 0;
+    }
+    let counted = (usermem::page_up(top - sp) + (128 << 10)).min(top - bottom);
+    (top - guard).saturating_sub(counted)
+}
+
 // Auxiliary vector keys.
 const AT_NULL: u64 = 0;
 const AT_PHDR: u64 = 3;
@@ -462,6 +481,7 @@ pub fn load_image(img: &Image, boot: Option<&BootInfo>) -> Result<Start, &'stati
     };
     super::profile::program_loaded(loaded.base, interp.as_ref().map_or(0, |i| i.base));
     let sp = build_stack(img, &loaded, interp.as_ref().map_or(0, |i| i.base), top, top)?;
+    START_SP.store(sp, core::sync::atomic::Ordering::Relaxed);
     super::near_table::map(Some(top + vdso_len));
     // With the near table in place (far images' slots lie there), before the program runs.
     for l in core::iter::once(&loaded).chain(interp.as_ref()) {

@@ -18,8 +18,9 @@
 //! - **VmSize** and **VmPeak**: the kernel's address space (every mapping, PROT_NONE included,
 //!   the break's window up to the break), and the largest it has been since the last exec (the
 //!   kernel notes it wherever it may shrink).
-//! - **VmStk**: the main stack the kernel reserved (RLIMIT_STACK's size, all of it, where Linux
-//!   shows what the stack has grown to); **VmData**: VmSize less VmStk. The kernel keeps no
+//! - **VmStk**: the 132 KiB Linux's main stack starts with (at most what the kernel reserved,
+//!   RLIMIT_STACK's size: the kernel counts in VmSize only what Linux's stack would have,
+//!   `loader::main_stack_uncounted`; deeper use is not seen); **VmData**: VmSize less VmStk. The kernel keeps no
 //!   record of which mappings hold code, so VmExe and VmLib are 0, as are RssFile and RssShmem
 //!   (file pages are read into the program's own memory), VmPTE (the program's page tables are
 //!   guest memory) and VmPin. **VmLck**: what the program locked (the kernel's `locked`).
@@ -275,6 +276,10 @@ fn word(w: &AtomicU64) -> u64 {
     w.load(Ordering::Relaxed)
 }
 
+/// The main stack Linux's execve makes: the arguments and environment and 128 KiB below them,
+/// 132 KiB for a usual environment (VmStk; the kernel counts the same in VmSize).
+const LINUX_START_STACK: u64 = 132 << 10;
+
 /// The program's figures for one status or stat file.
 struct Figures {
     threads: u64,
@@ -327,7 +332,7 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
         .unwrap_or((0, u64::MAX));
     let rss = resident_bytes(span);
     let hwm = (super::procs::max_rss(0).unwrap_or(0) as u64 * 1024).max(peak_seen(rss));
-    let stack = super::own_maps::stack_bytes(mem);
+    let stack = super::own_maps::stack_bytes(mem).min(LINUX_START_STACK);
     let mut f = Figures {
         threads: 1,
         pending: 0,

@@ -256,12 +256,14 @@ pub fn address_space_allows(extra: u64) -> Result<(), u32> {
 }
 
 /// The program's address space in bytes, as RLIMIT_AS counts it and `/proc/self/status` shows
-/// it (VmSize): its mappings, the break's window only up to the break. Takes no lock (the
+/// it (VmSize): its mappings, the break's window only up to the break, the main stack as far
+/// as Linux's would have grown (`loader::main_stack_uncounted`). Takes no lock (the
 /// break's mirror, `process::UNUSED_BREAK`): while another thread moves the break it may be
 /// off by that move.
 pub fn address_space() -> u64 {
     let unused = crate::linux::process::UNUSED_BREAK.load(core::sync::atomic::Ordering::Relaxed);
-    crate::linux::usermem::mapped_bytes().saturating_sub(unused)
+    let stack = crate::linux::loader::main_stack_uncounted();
+    crate::linux::usermem::mapped_bytes().saturating_sub(unused).saturating_sub(stack)
 }
 
 /// `address_space_allows` with the break `b` locked by the caller.
@@ -270,7 +272,8 @@ pub fn address_space_allows_with(b: &crate::linux::process::Brk, extra: u64) -> 
     if soft == u64::MAX {
         return Ok(());
     }
-    let used = crate::linux::usermem::mapped_bytes().saturating_sub(b.unused());
+    let stack = crate::linux::loader::main_stack_uncounted();
+    let used = crate::linux::usermem::mapped_bytes().saturating_sub(b.unused()).saturating_sub(stack);
     match used.checked_add(extra) {
         Some(total) if total <= soft => Ok(()),
         _ => Err(crate::linux::errno::ENOMEM),
