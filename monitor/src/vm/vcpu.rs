@@ -725,9 +725,16 @@ pub fn run_all(vm: &VmFd, cpuid: &CpuId, shared: Arc<Shared>, config: &VcpuPlan)
                 let _ = reply.send(work());
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                // (A vCPU thread that panicked sent nothing; the starter keeps the channel.)
+                // (A vCPU thread that panicked sent nothing; the starter keeps the channel.) A
+                // thread may have sent its result and ended since the look above: that result
+                // first (a fork's child once said "every vCPU thread ended without a result"
+                // and ended with status 1 as its program exited).
                 if threads.iter().all(|t| t.is_finished()) {
-                    break Err(err!("every vCPU thread ended without a result"));
+                    let sent = std::iter::from_fn(|| rx.try_recv().ok()).find_map(|e| match e {
+                        Event::Ended(exit) => Some(exit),
+                        _ => None,
+                    });
+                    break sent.ok_or_else(|| err!("every vCPU thread ended without a result"));
                 }
                 super::host_signals::watch();
                 if say_where_at.is_some_and(|at| std::time::Instant::now() >= at) {
