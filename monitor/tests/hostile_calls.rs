@@ -709,6 +709,20 @@ fn the_main_stack_counts_in_the_address_space_as_on_linux() {
     );
 }
 
+/// SCHED_BATCH and SCHED_IDLE reach the program's children (a forked child's exec, a spawned
+/// child) and other processes reading the program's policy by pid (they saw SCHED_OTHER).
+#[test]
+fn scheduling_policies_reach_children_and_other_processes() {
+    for children in ["hrt", "host"] {
+        passes_natively_and_same_with(
+            "policy_children",
+            Some("a spawned child: policy 5"),
+            &["1", "2"],
+            &["--children", children],
+        );
+    }
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

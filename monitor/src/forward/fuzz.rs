@@ -386,6 +386,9 @@ fn tame(mem: &Guarded, nr: i64, a: &mut [u64; 6]) -> i64 {
         libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo | libc::SYS_rt_sigqueueinfo | libc::SYS_pidfd_open => {
             a[0] = 0x3fff_fff0
         }
+        // Scheduling policies of another process, or of the fuzzing process itself (its own
+        // pid sets every thread's): a process no one is (ESRCH), never the host's init.
+        libc::SYS_sched_setscheduler | libc::SYS_sched_setparam | libc::SYS_sched_setattr => a[0] = 0x3fff_fff0,
         // The host's clock stays: a clock the monitor refuses to set (EINVAL), and nothing to
         // set (no time, no zone: a no-op).
         libc::SYS_clock_settime => a[0] = libc::CLOCK_MONOTONIC as u64,

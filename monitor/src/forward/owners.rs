@@ -341,6 +341,9 @@ impl Forwarder {
     /// for: ESRCH.
     pub(super) fn sched_set_other(&self, g: Guest, nr: libc::c_long, a: &[u64; 6]) -> SysResult<i64> {
         let pid = a[0] as u32;
+        if nr == libc::SYS_sched_setscheduler && pid.to_string() == self.host_pid {
+            return own_policy(a[1]);
+        }
         if pid == 0
             || pid.to_string() == self.host_pid
             || std::path::Path::new(&format!("/proc/self/task/{pid}")).exists()
@@ -394,4 +397,33 @@ impl Forwarder {
 /// `u32`s as their bytes.
 fn u32_bytes(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+/// The program set its own policy (SCHED_OTHER, BATCH or IDLE; the kernel keeps it and sends
+/// it here with the program's pid, which no other call names): every thread of `hrt` takes it
+/// on the host, as they all run the program (its vCPUs, the forwarding threads, the spawner of
+/// its children, which inherit it), and threads made later inherit it from their makers. The
+/// main thread's refusal is the answer (the kernel does not look at it).
+fn own_policy(policy: u64) -> SysResult<i64> {
+    const SCHED_BATCH: u64 = 3;
+    const SCHED_IDLE: u64 = 5;
+    if !matches!(policy, 0 | SCHED_BATCH | SCHED_IDLE) {
+        return Err(Errno::EINVAL);
+    }
+    let param = libc::sched_param { sched_priority: 0 };
+    let set = |tid: i64| {
+        // SAFETY: a param on this stack; sched_setscheduler only reads it.
+        unsafe { libc::syscall(libc::SYS_sched_setscheduler, tid, policy as libc::c_long, &param) }
+    };
+    let main = std::process::id() as i64;
+    if set(main) < 0 {
+        return Err(Errno::last());
+    }
+    let tasks = std::fs::read_dir("/proc/self/task").map_err(|_| Errno::ESRCH)?;
+    for tid in tasks.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i64>().ok()) {
+        if tid != main {
+            set(tid);
+        }
+    }
+    Ok(0)
 }

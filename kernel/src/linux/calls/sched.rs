@@ -3,12 +3,15 @@
 //! sched_getparam answer), with the program's niceness, which the host performs (`hrt`'s
 //! threads carry it: info.rs's priority calls). SCHED_BATCH and SCHED_IDLE, Linux's hints
 //! that a thread wants throughput or only idle time, are accepted and read back (for the whole
-//! program, not per thread; `chrt -b`, `chrt -i`), and change nothing here; a real-time or
+//! program, not per thread; `chrt -b`, `chrt -i`), and change nothing in this scheduler; the
+//! threads of `hrt` take the policy on the host (`mirror_on_host`), so that the host schedules
+//! the program as it asked, the host programs it starts inherit it and other processes read
+//! it for the program's pid, as on Linux; a real-time or
 //! deadline policy is ENOSYS with a line (the kernel's scheduler has no such classes), after
 //! Linux's own argument checks. Another process's policy is the host's: read and set there,
 //! with the host's checks and permissions (for another HRT process, its `hrt`'s).
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::arch::traps::TrapFrame;
 use crate::linux::errno::{SysResult, E2BIG, EACCES, EINVAL, ENOSYS, EPERM};
@@ -24,6 +27,29 @@ const SCHED_IDLE: u64 = 5;
 /// The program's policy as it set it: SCHED_OTHER, SCHED_BATCH or SCHED_IDLE. Kept over fork
 /// and exec, as Linux keeps a thread's.
 static POLICY: AtomicU64 = AtomicU64::new(SCHED_OTHER);
+/// Whether `POLICY` holds the program's policy: it starts as the one `hrt` was started with
+/// (`chrt -i 0 hrt run prog`, or a child `hrt` that inherits its parent's: `own_policy`).
+static POLICY_KNOWN: AtomicBool = AtomicBool::new(false);
+
+/// The program's policy; the first time, the host's for `hrt` (SCHED_OTHER, BATCH or IDLE;
+/// another is SCHED_OTHER here).
+fn own_policy() -> u64 {
+    if !POLICY_KNOWN.load(Ordering::Relaxed) {
+        let host = host_attr(crate::linux::process::pid() as u64).map(|(p, _)| p as u64 & !RESET_ON_FORK);
+        let policy = host.ok().filter(|p| matches!(*p, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE)).unwrap_or(SCHED_OTHER);
+        if POLICY_KNOWN.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            POLICY.store(policy, Ordering::Relaxed);
+        }
+    }
+    POLICY.load(Ordering::Relaxed)
+}
+
+/// The program set its policy.
+fn set_own_policy(policy: u64) {
+    POLICY.store(policy, Ordering::Relaxed);
+    POLICY_KNOWN.store(true, Ordering::SeqCst);
+    mirror_on_host(policy);
+}
 /// SCHED_RESET_ON_FORK, or'ed into sched_setscheduler's policy.
 const RESET_ON_FORK: u64 = 0x4000_0000;
 
@@ -86,8 +112,24 @@ fn set_policy(pid: u64, policy: Option<u64>, param: u64) -> SysResult {
     if !matches!(policy, SCHED_OTHER | SCHED_BATCH | SCHED_IDLE) {
         return unsupported_sched("a real-time or deadline scheduling policy");
     }
-    POLICY.store(policy, Ordering::Relaxed);
+    set_own_policy(policy);
     Ok(0)
+}
+
+/// Has every thread of `hrt` take `policy` (SCHED_OTHER, BATCH or IDLE) on the host: the monitor
+/// takes a sched_setscheduler of the program's own pid for that (owners.rs). A refusal (the
+/// host's rules for leaving SCHED_IDLE) leaves the host's policy as it was.
+fn mirror_on_host(policy: u64) {
+    let pid = crate::linux::process::pid() as u64;
+    crate::linux::usermem::with_scratch(|param| {
+        if uaccess::write::<i32>(param, 0).is_err() {
+            return 0;
+        }
+        crate::linux::syscall::forward(
+            linux_raw_sys::general::__NR_sched_setscheduler as u64,
+            [pid, policy, param, 0, 0, 0],
+        )
+    });
 }
 
 pub fn sched_getparam(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
@@ -108,7 +150,7 @@ pub fn sched_getscheduler(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     match other_process(a[0]) {
         true => Ok(host_attr(a[0])?.0 as u64),
-        false => Ok(POLICY.load(Ordering::Relaxed)),
+        false => Ok(own_policy()),
     }
 }
 
@@ -178,7 +220,7 @@ pub fn sched_getattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     }
     if own {
         // The policy is the program's (sched_attr's second word), not `hrt`'s thread's.
-        uaccess::write::<u32>(a[1] + 4, POLICY.load(Ordering::Relaxed) as u32)?;
+        uaccess::write::<u32>(a[1] + 4, own_policy() as u32)?;
     }
     Ok(r as u64)
 }
@@ -223,7 +265,7 @@ pub fn sched_setattr(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
         return unsupported_sched("sched_setattr to a real-time or deadline policy");
     }
     if sflags & KEEP_POLICY == 0 {
-        POLICY.store(policy, Ordering::Relaxed);
+        set_own_policy(policy);
     }
     if sflags & KEEP_PARAMS != 0 {
         return Ok(0);
