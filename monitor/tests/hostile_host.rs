@@ -167,6 +167,19 @@ fn closed_standard_descriptors_and_argument_order() {
     }
 }
 
+/// A file of the monitor's own /proc directory that the program would get for its own (here
+/// its page map) is refused with EACCES and one `hrt:` line, never silently.
+#[test]
+fn the_monitors_page_map_is_refused_with_a_line() {
+    let prog = build("proc_pagemap", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.stdout.contains("opened"), "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1"], &prog, &[]);
+    assert_eq!(got.stdout, "open /proc/self/pagemap: Permission denied\n".repeat(2), "{got:?}");
+    let lines: Vec<_> = got.stderr.lines().filter(|l| l.contains("pagemap")).collect();
+    assert!(lines.len() == 1 && lines[0].starts_with("hrt: "), "{}", got.stderr);
+}
+
 /// Files Linux refuses to execute are refused before any VM exists, with one `hrt:` line and
 /// status 126 (found, cannot run), never read without limit or waited on.
 #[test]

@@ -381,7 +381,15 @@ fn resolve_in(start: i32, path: &[u8], follow: bool, inspect: bool, opts: Opts) 
                 // (`touch /proc/self/x`); which names exist is the same for every process,
                 // so the answer tells nothing of the monitor's.
                 None if !entry_exists(raw, &c) => return Err(Errno::ENOENT),
-                None => return Err(Errno::EACCES),
+                None => {
+                    // Refused loudly: a program that reads its page map (LTP mmap12) learns why.
+                    let name = String::from_utf8_lossy(&c);
+                    super::sockets::report_once(format!(
+                        "/proc/<pid>/{name} of an hrt process is not offered (it is the monitor's \
+                         own, not the program's): EACCES"
+                    ));
+                    return Err(Errno::EACCES);
+                }
             }
         }
         let name = cstr(&c)?;
