@@ -15,41 +15,49 @@ static void report(const char *what, pid_t group) {
     printf("%s: kill(-group, 0) %d (%s)\n", what, r, r ? strerror(errno) : "someone is there");
 }
 
+/* Forks a child that leads a process group of its own and runs `body` there (which never
+ * returns); the parent puts it in that group too (whichever comes first) and gets its pid. */
+static pid_t group_leader(void (*body)(void)) {
+    pid_t c = fork();
+    if (c == 0) {
+        setpgid(0, 0);
+        body();
+    }
+    setpgid(c, c);
+    return c;
+}
+
+static void end_at_once(void) { _exit(0); }
+
+static void reap_own_child_then_end(void) {
+    int st;
+    pid_t g = fork();
+    if (g == 0)
+        _exit(0);
+    waitpid(g, &st, 0);
+    _exit(0);
+}
+
+static void wait_for_signals(void) {
+    for (;;)
+        pause();
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     int st;
     /* A group of one child. */
-    pid_t a = fork();
-    if (a == 0) {
-        setpgid(0, 0);
-        _exit(0);
-    }
-    setpgid(a, a);
+    pid_t a = group_leader(end_at_once);
     waitpid(a, &st, 0);
     report("a child's group after its end", a);
 
     /* A group of a child and its own child (the leader reaps it before it ends). */
-    pid_t b = fork();
-    if (b == 0) {
-        setpgid(0, 0);
-        pid_t g = fork();
-        if (g == 0)
-            _exit(0);
-        waitpid(g, &st, 0);
-        _exit(0);
-    }
-    setpgid(b, b);
+    pid_t b = group_leader(reap_own_child_then_end);
     waitpid(b, &st, 0);
     report("a group of two after both ended", b);
 
     /* A group with a live member answers, and a signal reaches it. */
-    pid_t c = fork();
-    if (c == 0) {
-        setpgid(0, 0);
-        for (;;)
-            pause();
-    }
-    setpgid(c, c);
+    pid_t c = group_leader(wait_for_signals);
     report("a group with a live member", c);
     kill(-c, SIGTERM);
     waitpid(c, &st, 0);
