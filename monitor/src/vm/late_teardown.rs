@@ -185,6 +185,16 @@ struct Args {
 extern "C" fn detach(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `start` placed the Args in memory that is never unmapped.
     let a = unsafe { &*(arg as *const Args) };
+    // SAFETY: raw system calls on this process itself.
+    unsafe {
+        raw::prctl_name(b"hrt-teardown\0");
+        // Out of the program's process group at once, as the holder: a forked child killed
+        // before it reaped this process (`Started::finish`; LTP's kill11 kills its children
+        // as they start) leaves it to init as a zombie, which a kill of the child's group
+        // (`kill(-pgid, 0)`) found until init reaped it, where Linux finds the group empty
+        // (this host's init never reaps: such a group stayed non-empty for good).
+        raw::setsid();
+    }
     let mut kept = [a.vm_fd, a.pidfd, a.walked_fd, a.exec_fd];
     kept.sort_unstable();
     // The gaps between the kept descriptors (-1 keeps nothing).

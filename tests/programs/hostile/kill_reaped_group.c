@@ -1,7 +1,9 @@
 /* A process group whose members have all ended and been reaped is empty: kill(-pgid, sig)
  * answers ESRCH, as Linux's does. Under hrt a group that had held a forked hrt child still
  * answered 0 (its VM's teardown holder, which outlives the program, was in the group), so a
- * program that looks whether a job is gone thought it was still there. */
+ * program that looks whether a job is gone thought it was still there. A child killed as it
+ * started (LTP's kill11) could also leave a helper of its `hrt` in the group, a zombie that
+ * init had to reap. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +40,21 @@ static void reap_own_child_then_end(void) {
     _exit(0);
 }
 
+/* Kills each of its children as soon as it is forked, as LTP's kill11 does, and reaps it. */
+static void kill_children_as_they_start(void) {
+    int st;
+    for (int i = 0; i < 40; i++) {
+        pid_t k = fork();
+        if (k == 0) {
+            pause();
+            _exit(0);
+        }
+        kill(k, i % 2 ? SIGTERM : SIGKILL);
+        waitpid(k, &st, 0);
+    }
+    _exit(0);
+}
+
 static void wait_for_signals(void) {
     for (;;)
         pause();
@@ -55,6 +72,11 @@ int main(void) {
     pid_t b = group_leader(reap_own_child_then_end);
     waitpid(b, &st, 0);
     report("a group of two after both ended", b);
+
+    /* A group whose leader killed its children as they started. */
+    pid_t k = group_leader(kill_children_as_they_start);
+    waitpid(k, &st, 0);
+    report("a group whose children were killed at their start", k);
 
     /* A group with a live member answers, and a signal reaches it. */
     pid_t c = group_leader(wait_for_signals);
