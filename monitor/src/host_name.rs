@@ -40,6 +40,16 @@ pub fn set_comm(name: [u8; 16]) {
     for (word, bytes) in COMM.iter().zip(name.chunks_exact(8)) {
         word.store(u64::from_le_bytes(bytes.try_into().unwrap()), Ordering::Relaxed);
     }
+    // The main thread names itself directly: /proc/self/comm is root's once the program has
+    // changed its uid (the process is no longer dumpable), so a forked child of a program that
+    // had dropped root kept the fork thread's name, `hrt-fork` (postgres's children under
+    // `setpriv --reuid`). Another thread can only write the file.
+    // SAFETY: gettid and getpid take no arguments.
+    if unsafe { libc::gettid() == libc::getpid() } {
+        // SAFETY: PR_SET_NAME reads a NUL-terminated name of at most 16 bytes.
+        unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr()) };
+        return;
+    }
     let len = name.iter().position(|&b| b == 0).unwrap_or(15);
     // The process's main thread's name, whichever thread writes it.
     let _ = std::fs::write("/proc/self/comm", &name[..len]);

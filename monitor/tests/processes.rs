@@ -202,6 +202,16 @@ fn an_exec_of_a_file_open_for_writing_is_text_file_busy() {
     }
 }
 
+/// A forked child of a program that dropped root keeps the program's name for other processes
+/// (`ps`, `pgrep`): it was `hrt-fork`, the name of its hrt's fork thread.
+#[test]
+fn a_forked_child_after_setuid_keeps_the_programs_name() {
+    passes_natively_and_same_on_1_and_2_cpus(
+        "fork_name_after_setuid",
+        Some("parent: hostile-fork_na\nchild: hostile-fork_na\nchild ended: 0"),
+    );
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host
