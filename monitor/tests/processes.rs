@@ -212,6 +212,20 @@ fn a_forked_child_after_setuid_keeps_the_programs_name() {
     );
 }
 
+/// A process found by its command line (`pidof -s`, `pgrep -f`) stops at SIGTERM: under `--children
+/// hrt` the newest such process is usually the child's VM teardown holder, which shares its
+/// `hrt`'s memory and command line and ignored the signal (memcached under hrt ran on after a
+/// service script's `kill $(pidof -s memcached)`); it now passes its signals on to `hrt`.
+#[test]
+fn a_kill_of_the_process_found_by_its_command_line_reaches_the_program() {
+    passes_natively_and_same_with(
+        "kill_by_command_line",
+        Some("waiter: SIGTERM\nwaiter ended: 0"),
+        &["1", "2"],
+        &["--children", "hrt"],
+    );
+}
+
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the
 /// new program starts, keeps the descriptor unless it is close-on-exec, and sees AT_EXECFN
 /// `/dev/fd/N`; a pipe is refused with EACCES. (A vfork child's exec went by the memfd's host

@@ -226,14 +226,40 @@ extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
         // 0)`, a shell's job control) must find it empty once the program's processes are
         // gone, as on Linux, not this process that outlives them (its signals are blocked).
         raw::setsid();
-        // Readable once every thread of `hrt` has exited; the pipe's end of file also comes
-        // when it execs a host program (`exec_pipe`).
+        // This process shares `hrt`'s memory, so it shows the program's command line: `pidof`
+        // finds it besides `hrt`, and a service script's `kill $(pidof -s server)` may pick
+        // it. The signals sent to it (all blocked) go on to `hrt`, which takes them as sent
+        // to the program (SIGKILL and SIGSTOP cannot be: a `kill -9` of this pid ends only
+        // this process, and `hrt` then tears its VM down itself).
+        let all_signals: u64 = !0;
+        let signals = raw::signalfd(&all_signals);
+        // The pidfd is readable once every thread of `hrt` has exited; the pipe's end of file
+        // also comes when it execs a host program (`exec_pipe`). Negative descriptors (no
+        // pipe, no signalfd) are left out by poll.
         let mut pfds = [
             libc::pollfd { fd: a.pidfd, events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: a.exec_fd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: signals, events: libc::POLLIN, revents: 0 },
         ];
-        let watched = if a.exec_fd >= 0 { 2 } else { 1 };
-        while raw::poll(&mut pfds[..watched]) < 0 {}
+        loop {
+            if raw::poll(&mut pfds) < 0 {
+                continue;
+            }
+            if pfds[0].revents != 0 || pfds[1].revents != 0 {
+                break;
+            }
+            if pfds[2].revents != 0 {
+                let mut info = [0u8; 128];
+                match raw::read(signals, &mut info) {
+                    128 => {
+                        let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
+                        raw::pidfd_send_signal(a.pidfd, signo);
+                    }
+                    // Never again a busy loop on a descriptor that fails.
+                    _ => pfds[2].fd = -1,
+                }
+            }
+        }
         // Robust mutexes of threads that died with `hrt` (killed), for other processes; then
         // the parent `hrt` may report the death (robust_walk.rs).
         super::robust_walk::walk_left_lists();
@@ -249,7 +275,7 @@ extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
 /// System calls without libc: the holder runs with this process's TLS, where libc's wrappers
 /// would write `errno`.
 mod raw {
-    use crate::raw_sys::syscall3;
+    use crate::raw_sys::{syscall3, syscall6};
 
     /// Closes descriptors `first..=last` (close_range, Linux 5.9; one by one before that).
     pub unsafe fn close_range(first: u64, last: u64) {
@@ -270,6 +296,30 @@ mod raw {
     pub unsafe fn setsid() {
         // SAFETY: makes this process (not a group leader: a fresh clone) a session of its own.
         unsafe { syscall3(libc::SYS_setsid, 0, 0, 0) };
+    }
+
+    /// A signalfd of the signals in `mask` (close-on-exec), or -1.
+    pub unsafe fn signalfd(mask: &u64) -> i32 {
+        // SAFETY: signalfd4 reads the 8-byte kernel signal set.
+        let fd = unsafe {
+            syscall6(libc::SYS_signalfd4, [u64::MAX, mask as *const u64 as u64, 8, libc::SFD_CLOEXEC as u64, 0, 0])
+        };
+        if fd < 0 {
+            -1
+        } else {
+            fd as i32
+        }
+    }
+
+    pub unsafe fn read(fd: i32, buf: &mut [u8]) -> i64 {
+        // SAFETY: reads into the caller's buffer, at most its length.
+        unsafe { syscall3(libc::SYS_read, fd as u64, buf.as_mut_ptr() as u64, buf.len() as u64) }
+    }
+
+    /// Sends `signo` to the process of `pidfd` (as a kill(2) from this process).
+    pub unsafe fn pidfd_send_signal(pidfd: i32, signo: u32) {
+        // SAFETY: no siginfo (null): the kernel fills in a kill's.
+        unsafe { syscall6(libc::SYS_pidfd_send_signal, [pidfd as u64, signo as u64, 0, 0, 0, 0]) };
     }
 
     pub unsafe fn prctl_name(name: &[u8]) {
