@@ -566,7 +566,8 @@ fn memory_above_the_break_is_no_mapping_as_on_linux() {
 
 /// RLIMIT_DATA (tests/programs/hostile/data_limit.c): the break and private writable mappings
 /// are refused past the soft limit as on Linux (nothing was), with Linux's exception for a soft
-/// limit of 0 under a higher hard one; then private mappings of /dev/zero fill the address
+/// limit of 0 under a higher hard one, and the break's growth counts the private writable
+/// mappings too (it did not: 80 MiB mapped and an 80 MiB break under 100 MiB); then private mappings of /dev/zero fill the address
 /// space: the break may no longer grow (it grew into its window), and the fill costs no memory
 /// (it was read, zeros written into every page: at the default `--mem` the host ran out of
 /// memory, hence `--mem 4G` here).
@@ -577,6 +578,7 @@ fn rlimit_data_and_a_filled_address_space_stop_the_break_as_on_linux() {
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     assert!(linux.stdout.contains("soft 0, hard 0: private read-write 1 MiB: Cannot allocate memory"), "{linux:?}");
     assert!(linux.stdout.contains("sbrk(1 MiB) Cannot allocate memory, resident memory grew less"), "{linux:?}");
+    assert!(linux.stdout.contains("80 MiB mapped: sbrk(80 MiB) Cannot allocate memory"), "{linux:?}");
     for cpus in ["1", "2"] {
         let got = hrt(&["--cpus", cpus, "--mem", "4G"], &prog, &[]);
         assert_same(&format!("data_limit --cpus {cpus}"), &linux, &got);

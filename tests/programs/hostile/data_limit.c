@@ -7,7 +7,9 @@
  * none fits): the break may not grow after that, and the fill costs no memory (VmRSS). Under
  * hrt the limit was not enforced (the test's `while (malloc(1));` grew the heap until the
  * host ran out of memory), the break kept growing into its reserved window, and the /dev/zero
- * mappings were read (zeros written into every page). */
+ * mappings were read (zeros written into every page). The break's growth also counts the
+ * private writable mappings (an 80 MiB mapping, then an 80 MiB break under 100 MiB: refused;
+ * under hrt it grew). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +87,22 @@ int main(void) {
     lim = (struct rlimit){1UL << 30, unlimited.rlim_max};
     setrlimit(RLIMIT_DATA, &lim);
     try_maps("soft 1 GiB");
+    /* The break's growth counts with the private writable mappings (Linux's may_expand_vm):
+     * under hrt only the heap and the data segment were counted, and both grew. */
+    lim = (struct rlimit){100UL << 20, unlimited.rlim_max};
+    setrlimit(RLIMIT_DATA, &lim);
+    void *m80 = mmap(0, 80 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    for (long grow = 80 << 20; grow >= 10 << 20; grow -= 70 << 20) {
+        errno = 0;
+        void *b = sbrk(grow);
+        printf("soft 100 MiB, 80 MiB %s: sbrk(%ld MiB) %s\n", ok(m80), grow >> 20,
+               b == (void *)-1 ? strerror(errno) : "grew");
+        if (b != (void *)-1)
+            sbrk(-grow);
+    }
+    if (m80 != MAP_FAILED)
+        munmap(m80, 80 << 20);
+    setrlimit(RLIMIT_DATA, &unlimited);
     /* Lowering the hard limit is for good: the rest runs in a child. */
     fflush(stdout);
     pid_t c = fork();

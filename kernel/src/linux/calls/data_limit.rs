@@ -44,15 +44,26 @@ pub fn break_allowed(start: u64, new: u64) -> bool {
 
 /// Whether `adds` more bytes of private writable memory fit the limit (ENOMEM if not).
 pub fn data_may_grow(adds: u64) -> Result<(), u32> {
-    let (soft, hard) = limits();
-    if soft == u64::MAX || adds == 0 {
+    if limits().0 == u64::MAX || adds == 0 {
         return Ok(());
     }
-    let total = data_bytes().saturating_add(adds);
-    if total <= soft || (soft == 0 && total <= hard) {
+    data_may_grow_from(data_bytes(), adds)
+}
+
+/// `data_may_grow` with the data memory measured before (`data_now`: the break's growth, whose
+/// lock the measure takes).
+pub fn data_may_grow_from(data: u64, adds: u64) -> Result<(), u32> {
+    let (soft, hard) = limits();
+    let total = data.saturating_add(adds);
+    if soft == u64::MAX || adds == 0 || total <= soft || (soft == 0 && total <= hard) {
         return Ok(());
     }
     Err(ENOMEM)
+}
+
+/// The program's data memory now, if the limit is set (None: nothing to measure).
+pub fn data_now() -> Option<u64> {
+    limited().then(data_bytes)
 }
 
 /// Whether the limit is set (only then are mappings measured).

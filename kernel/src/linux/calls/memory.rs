@@ -47,6 +47,10 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     // of the host before the break's lock is taken.
     let future = locked::future();
     let unlimited = future.is_some() && locked::unlimited();
+    // Under RLIMIT_DATA the heap's growth counts with every private writable mapping, as in
+    // Linux's `may_expand_vm` (an 80 MiB mapping and then an 80 MiB break under a 100 MiB
+    // limit: the break is refused). Measured before the break's lock, which the measure takes.
+    let data = super::data_limit::data_now();
     let mut b = PROCESS.brk.lock();
     if want < b.start || !super::data_limit::break_allowed(b.start, want) {
         return Ok(b.cur);
@@ -55,6 +59,11 @@ pub fn brk(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     let grows = page_up(want).saturating_sub(page_up(b.cur).max(b.start));
     if grows != 0 && super::info::address_space_allows_with(&b, grows).is_err() {
         return Ok(b.cur);
+    }
+    if let Some(data) = data.filter(|_| grows != 0) {
+        if super::data_limit::data_may_grow_from(data, grows).is_err() {
+            return Ok(b.cur);
+        }
     }
     if grows != 0 && future.is_some() && !unlimited && !locked::within_soft_limit(locked::total() + grows) {
         return Ok(b.cur);
