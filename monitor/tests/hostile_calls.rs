@@ -723,6 +723,35 @@ fn scheduling_policies_reach_children_and_other_processes() {
     }
 }
 
+/// Under a small RLIMIT_NPROC a program that dropped root still has its blocking calls answered:
+/// `hrt`'s own host threads count against the limit, and a worker thread that could not start
+/// left the call waiting for good (a blocking `read` hung `hrt`). Where the host lets `hrt`
+/// lift its own limit the copy reads its byte as natively; elsewhere (no CAP_SYS_RESOURCE, as
+/// here) the read fails with EAGAIN and `hrt` says why. One vCPU: at two, the copy's second
+/// vCPU thread, started when the program starts its thread, cannot start either there, and
+/// `hrt` ends with status 1 and a line (README, "Limits").
+#[test]
+fn a_blocking_call_under_a_small_process_limit_is_answered() {
+    let prog = build("process_limit_after_setuid", &[]);
+    let linux = native(&prog, &[]);
+    assert_eq!(linux.code(), 0, "natively: {linux:?}");
+    if linux.stdout.contains("needs root") {
+        return;
+    }
+    assert!(linux.stdout.contains("read: 1 byte, x\nthe copy: spawn Success, status 0"), "natively: {linux:?}");
+    let got = hrt(&["--cpus", "1", "--children", "hrt"], &prog, &[]);
+    assert!(!got.hung, "hrt hung; stderr:\n{}", got.stderr);
+    let refused = got.stdout.contains("read: Resource temporarily unavailable")
+        && got.stderr.contains("hrt: cannot start a thread for a blocking forwarded call");
+    assert!(
+        got.code() == 0 && (got.stdout == linux.stdout || refused),
+        "status {} stdout:\n{}\nstderr:\n{}",
+        got.code(),
+        got.stdout,
+        got.stderr
+    );
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -48,8 +48,8 @@ mod forked;
 mod host_procs;
 pub use host_procs::note_root as note_program_root;
 pub use procs::{
-    lift_cpu_soft_limit, lift_descriptor_soft_limit, note_no_new_privs, note_pdeath_signal, note_program_limit,
-    note_rss_before_program, note_vcpus, program_limit,
+    lift_cpu_soft_limit, lift_descriptor_soft_limit, lift_process_limit, note_no_new_privs, note_pdeath_signal,
+    note_program_limit, note_rss_before_program, note_vcpus, program_limit,
 };
 #[cfg(test)]
 pub(crate) mod fuzz;

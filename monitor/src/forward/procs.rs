@@ -1248,6 +1248,38 @@ pub fn lift_cpu_soft_limit() {
     unsafe { libc::setrlimit(libc::RLIMIT_CPU, &lifted) };
 }
 
+/// Host threads `hrt` may run per process of the program besides its vCPU threads: the main,
+/// fork, poller, spawner and signal threads, and forwarding workers for blocking calls.
+const MONITOR_THREADS: u64 = 24;
+
+/// RLIMIT_NPROC counts host threads, and `hrt` runs a dozen or more of its own for each of the
+/// program's processes: under `ulimit -u 30` a program that dropped root (`setuid`, where the
+/// limit starts to apply) could start none of its forked children's vCPU threads ("fork: the
+/// child cannot start", its fork having answered a pid), nor a worker for a blocking `read`.
+/// `hrt`'s own limit becomes the program's times the threads an `hrt` process may have (where
+/// the host allows it: CAP_SYS_RESOURCE; else the hard limit), so a fork bomb stays bounded;
+/// the program keeps its own limit (`getrlimit`, and the host programs it starts get it).
+pub fn lift_process_limit(cpus: u32) {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) } != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
+        return;
+    }
+    note_program_limit(libc::RLIMIT_NPROC, rl.rlim_cur, rl.rlim_max);
+    let per_process = MONITOR_THREADS + cpus as u64;
+    let wanted = rl.rlim_max.saturating_mul(per_process);
+    for lifted in [
+        libc::rlimit { rlim_cur: wanted, rlim_max: wanted.max(rl.rlim_max) },
+        libc::rlimit { rlim_cur: rl.rlim_max, rlim_max: rl.rlim_max },
+    ] {
+        // SAFETY: setrlimit reads the struct we pass; raising the hard limit needs
+        // CAP_SYS_RESOURCE (EPERM otherwise), raising the soft one up to it does not.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NPROC, &lifted) } == 0 {
+            return;
+        }
+    }
+}
+
 /// The program's RLIMIT_NOFILE soft limit when `hrt` lifted or raised its own (0: neither).
 static ORIGINAL_NOFILE_SOFT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 

@@ -180,6 +180,8 @@ pub fn run_prepared(
     }
     // The kernel has the program's CPU limit now, and enforces it on the program's own time.
     crate::forward::lift_cpu_soft_limit();
+    // The boot block has the program's process limit; `hrt`'s own threads get room beyond it.
+    crate::forward::lift_process_limit(config.cpus);
     // The boot block has the program's descriptor limit; `hrt`'s own host descriptors (kept
     // files among them) get room beyond it.
     crate::forward::lift_descriptor_soft_limit();

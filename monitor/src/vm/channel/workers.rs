@@ -16,6 +16,8 @@ struct Queue {
     idle: usize,
     /// Workers alive or being created.
     total: usize,
+    /// Workers asked of the spawner that have not started yet.
+    creating: usize,
 }
 
 pub(super) struct Workers {
@@ -31,7 +33,7 @@ impl Workers {
     pub fn new(max: usize) -> Workers {
         Workers {
             busy: (0..hrt_abi::channel::SLOTS).map(|_| AtomicU64::new(0)).collect(),
-            queue: Mutex::new(Queue { jobs: VecDeque::new(), idle: 0, total: 0 }),
+            queue: Mutex::new(Queue { jobs: VecDeque::new(), idle: 0, total: 0, creating: 0 }),
             ready: Condvar::new(),
             max,
             spawn: Mutex::new(None),
@@ -46,6 +48,7 @@ impl Workers {
             if let Some(tx) = self.spawn.lock().unwrap().as_ref() {
                 if tx.send(()).is_ok() {
                     q.total += 1;
+                    q.creating += 1;
                 }
             }
         }
@@ -58,6 +61,7 @@ impl Workers {
         let mut q = self.queue.lock().unwrap();
         while q.jobs.len() > q.idle + q.total && q.total < self.max && tx.send(()).is_ok() {
             q.total += 1;
+            q.creating += 1;
         }
         *self.spawn.lock().unwrap() = Some(tx);
     }
@@ -74,8 +78,23 @@ impl Workers {
         }
     }
 
-    fn spawn_failed(&self) {
-        self.queue.lock().unwrap().total -= 1;
+    /// A worker the spawner was asked for runs.
+    fn started(&self) {
+        self.queue.lock().unwrap().creating -= 1;
+    }
+
+    /// The host refused a worker's thread (EAGAIN: RLIMIT_NPROC, the host's thread limit).
+    /// Returns the calls that no worker will take now, newest first: more than the idle
+    /// workers and those still being made. Left queued they waited for good (a blocking `read`
+    /// under `ulimit -u` after the program dropped root hung `hrt`).
+    fn spawn_failed(&self) -> Vec<Request> {
+        let mut q = self.queue.lock().unwrap();
+        q.total -= 1;
+        q.creating -= 1;
+        let takers = q.idle + q.creating;
+        let orphans = q.jobs.len().saturating_sub(takers);
+        let keep = q.jobs.len() - orphans;
+        q.jobs.split_off(keep).into_iter().rev().collect()
     }
 }
 
@@ -104,9 +123,12 @@ pub(super) fn start_spawner(
                         drop(up);
                         if let Some(Err(e)) = filter.as_ref().map(crate::vm::seccomp::install) {
                             eprintln!("hrt: {e}");
-                            svc2.workers.spawn_failed();
+                            for req in svc2.workers.spawn_failed() {
+                                svc2.complete_after_wait(req.idx, -(libc::EAGAIN as i64));
+                            }
                             return;
                         }
+                        svc2.workers.started();
                         loop {
                             let req = svc2.workers.next_job();
                             svc2.serve_cancellable(&shared, req);
@@ -116,8 +138,12 @@ pub(super) fn start_spawner(
                 let _ = is_up.recv();
                 drop(starting);
                 if let Err(e) = started {
-                    eprintln!("hrt: cannot start a thread for a blocking forwarded call: {e}");
-                    svc.workers.spawn_failed();
+                    eprintln!(
+                        "hrt: cannot start a thread for a blocking forwarded call ({e}): the call fails with EAGAIN"
+                    );
+                    for req in svc.workers.spawn_failed() {
+                        svc.complete_after_wait(req.idx, -(libc::EAGAIN as i64));
+                    }
                 }
                 n += 1;
             }
