@@ -472,7 +472,8 @@ fn a_full_program_memory_is_enomem_said_once() {
 }
 
 /// The line about a full program memory is kept for a request Linux would grant: a 64 TiB
-/// reservation (refused natively too) does not take it from the 1 GiB one that differs.
+/// reservation (refused natively too) does not take it from the 1 GiB one that differs, and a
+/// 64 GiB PROT_NONE one, which Linux grants whatever its size, gets it (it got none).
 #[test]
 fn the_full_memory_line_names_a_request_linux_grants() {
     let prog = build("enomem_note", &[]);
@@ -481,6 +482,12 @@ fn the_full_memory_line_names_a_request_linux_grants() {
     let out = hrt(&["--mem", "512M", "--cpus", "1"], &prog, &[]);
     assert!(out.stdout.contains("64 TiB: ENOMEM\n1 GiB: ENOMEM"), "{out:?}");
     assert!(out.stderr.contains("mmap of 1073741824 bytes found no free range"), "{out:?}");
+    // Linux reserves PROT_NONE (and MAP_NORESERVE) whatever its size: the line is said.
+    let linux = native(&prog, &["none"]);
+    assert!(linux.stdout.contains("64 GiB PROT_NONE: mapped"), "natively: {linux:?}");
+    let out = hrt(&["--mem", "512M", "--cpus", "1"], &prog, &["none"]);
+    assert!(out.stdout.contains("64 GiB PROT_NONE: ENOMEM"), "{out:?}");
+    assert!(out.stderr.contains("mmap of 68719476736 bytes found no free range"), "{out:?}");
 }
 
 /// mmap with an address hint and no MAP_FIXED (tests/programs/hostile/mmap_hints.c): placed at

@@ -25,6 +25,7 @@ const MAP_STACK: u64 = general::MAP_STACK as u64;
 const MAP_LOCKED: u64 = general::MAP_LOCKED as u64;
 const MAP_GROWSDOWN: u64 = general::MAP_GROWSDOWN as u64;
 const MAP_32BIT: u64 = 0x40;
+const MAP_NORESERVE: u64 = general::MAP_NORESERVE as u64;
 pub(super) const LARGE_PAGE: u64 = 2 << 20;
 /// The top of the x86-64 user address space as Linux sees it (TASK_SIZE, 47-bit): Linux checks
 /// lengths and fixed addresses against it before anything else.
@@ -518,7 +519,10 @@ fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
             Err(ENOMEM) if break_window_given_up() => place(),
             placed => placed,
         };
-        placed.map_err(|e| memory_full("mmap", len, e))?
+        // Linux's overcommit counts only private writable memory without MAP_NORESERVE (and
+        // shared memory); anything else it reserves whatever its size.
+        let accounted = (shared || prot & protect::PROT_WRITE != 0) && flags & MAP_NORESERVE == 0;
+        placed.map_err(|e| memory_full("mmap", len, accounted, e))?
     };
     if shared {
         if let Err(e) = shared_files::map(fd as u64, start, len, off, prot) {
@@ -621,13 +625,14 @@ pub(super) fn outside_program_memory(call: &str, addr: u64, len: u64) -> u32 {
 /// its stderr, since Linux reserves address space it does not back and would have given the
 /// program the mapping (a program with ~1,500 threads alive at once has 8 MiB stacks for
 /// 12 GiB; INNCABS' fib 15 launched async aborts so at the default `--mem` here).
-fn memory_full(call: &str, len: u64, e: u32) -> u32 {
+fn memory_full(call: &str, len: u64, accounted: bool, e: u32) -> u32 {
     static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-    // Only where Linux would grant it: its default overcommit refuses a mapping larger than
-    // the machine's memory too (a 64 TiB request took the one line, and the 4 GiB one that
-    // Linux would have reserved got none).
+    // Only where Linux would grant it: its default overcommit refuses an `accounted` mapping
+    // larger than the machine's memory too (a 64 TiB request took the one line, and the 4 GiB
+    // one that Linux would have reserved got none); a PROT_NONE or MAP_NORESERVE reservation
+    // of any size it grants (64 GiB of PROT_NONE got ENOMEM with no line).
     let host = crate::bootinfo::get().host_memory;
-    let linux_grants = host == 0 || len <= host;
+    let linux_grants = host == 0 || len <= host || !accounted;
     if e == ENOMEM && linux_grants && !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
         // The pool's RAM, not its span (which may hold the hole below 4 GiB: a 4 GiB VM's
         // pool spanned 4,860 MiB).
