@@ -41,9 +41,33 @@ pub type Handler = extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c
 /// that the VM's handlers below `run` reach it without depending on `run`.
 static PASS_ON: AtomicUsize = AtomicUsize::new(0);
 
+/// Per signal: who last sent one to `hrt` that went on to the program (its pid, 0: none yet)
+/// and when (CLOCK_MONOTONIC ns). The VM's teardown holder, which shares this memory, reads
+/// them so as not to pass on a second copy of a signal a sender gave both processes
+/// (`kill $(pidof prog)` names both: vm/late_teardown.rs).
+pub static PASSED_FROM: [AtomicU64; 65] = [const { AtomicU64::new(0) }; 65];
+pub static PASSED_AT: [AtomicU64; 65] = [const { AtomicU64::new(0) }; 65];
+
+/// CLOCK_MONOTONIC in ns, by the raw system call (async-signal-safe, no `errno`: the teardown
+/// holder calls it on a borrowed TLS).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = [0i64; 2];
+    // SAFETY: clock_gettime writes the two words of a timespec we own.
+    unsafe {
+        crate::raw_sys::syscall3(libc::SYS_clock_gettime, libc::CLOCK_MONOTONIC as u64, ts.as_mut_ptr() as u64, 0)
+    };
+    (ts[0] as u64).wrapping_mul(1_000_000_000).wrapping_add(ts[1] as u64)
+}
+
 /// Passes a signal another process sent on to the program, as `run`'s handler does every
 /// signal `hrt` does not use itself. Async-signal-safe.
 pub fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    if (1..=64).contains(&sig) && !info.is_null() {
+        // SAFETY: a siginfo the caller vouches for.
+        let from = unsafe { (*info).si_pid() } as u32 as u64;
+        PASSED_AT[sig as usize].store(monotonic_ns(), Ordering::SeqCst);
+        PASSED_FROM[sig as usize].store(from, Ordering::SeqCst);
+    }
     let f = PASS_ON.load(Ordering::SeqCst);
     if f != 0 {
         // SAFETY: only `install` stores it, from a `Handler`.

@@ -215,12 +215,13 @@ fn a_forked_child_after_setuid_keeps_the_programs_name() {
 /// A process found by its command line (`pidof -s`, `pgrep -f`) stops at SIGTERM: under `--children
 /// hrt` the newest such process is usually the child's VM teardown holder, which shares its
 /// `hrt`'s memory and command line and ignored the signal (memcached under hrt ran on after a
-/// service script's `kill $(pidof -s memcached)`); it now passes its signals on to `hrt`.
+/// service script's `kill $(pidof -s memcached)`); it now passes its signals on to `hrt`, but
+/// not a second copy of one the sender gave `hrt` too (`kill $(pidof prog)`: one SIGTERM).
 #[test]
 fn a_kill_of_the_process_found_by_its_command_line_reaches_the_program() {
     passes_natively_and_same_with(
         "kill_by_command_line",
-        Some("waiter: SIGTERM\nwaiter ended: 0"),
+        Some("waiter: SIGTERM\nwaiter ended: 0\ncounter: 1 SIGTERM"),
         &["1", "2"],
         &["--children", "hrt"],
     );

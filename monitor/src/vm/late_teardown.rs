@@ -230,7 +230,9 @@ extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
         // finds it besides `hrt`, and a service script's `kill $(pidof -s server)` may pick
         // it. The signals sent to it (all blocked) go on to `hrt`, which takes them as sent
         // to the program (SIGKILL and SIGSTOP cannot be: a `kill -9` of this pid ends only
-        // this process, and `hrt` then tears its VM down itself).
+        // this process, and `hrt` then tears its VM down itself), unless the same sender
+        // gave `hrt` one too (`kill $(pidof server)` names both): a second SIGTERM is "stop
+        // now" to many servers.
         let all_signals: u64 = !0;
         let signals = raw::signalfd(&all_signals);
         // The pidfd is readable once every thread of `hrt` has exited; the pipe's end of file
@@ -253,7 +255,10 @@ extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
                 match raw::read(signals, &mut info) {
                     128 => {
                         let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
-                        raw::pidfd_send_signal(a.pidfd, signo);
+                        let sender = u32::from_ne_bytes([info[12], info[13], info[14], info[15]]);
+                        if !passed_to_hrt_too(signo, sender, &mut pfds[..2]) {
+                            raw::pidfd_send_signal(a.pidfd, signo);
+                        }
                     }
                     // Never again a busy loop on a descriptor that fails.
                     _ => pfds[2].fd = -1,
@@ -270,6 +275,30 @@ extern "C" fn hold(arg: *mut libc::c_void) -> libc::c_int {
         }
         raw::exit(0)
     }
+}
+
+/// Whether `hrt` passed on signal `signo` from `sender` too: in the second before this process
+/// got it, or within 20 ms after (the sender's kill of `hrt` may come second; `ends`, the
+/// pidfd and the exec pipe, cut the wait short, without being consumed). Reads `hrt`'s record
+/// (`shared_signals::PASSED_FROM`), in the memory this process shares.
+fn passed_to_hrt_too(signo: u32, sender: u32, ends: &mut [libc::pollfd]) -> bool {
+    use std::sync::atomic::Ordering;
+    let i = signo as usize;
+    if !(1..=64).contains(&i) {
+        return false;
+    }
+    let got = crate::shared_signals::monotonic_ns();
+    let seen = || {
+        let at = crate::shared_signals::PASSED_AT[i].load(Ordering::SeqCst);
+        crate::shared_signals::PASSED_FROM[i].load(Ordering::SeqCst) == sender as u64
+            && at.saturating_add(1_000_000_000) >= got
+    };
+    if seen() {
+        return true;
+    }
+    // SAFETY: poll on the caller's pollfds with a timeout.
+    unsafe { raw::poll_for(ends, 20) };
+    seen()
 }
 
 /// System calls without libc: the holder runs with this process's TLS, where libc's wrappers
@@ -291,6 +320,12 @@ mod raw {
     pub unsafe fn poll(pfds: &mut [libc::pollfd]) -> i64 {
         // SAFETY: pollfds on the caller's stack, no timeout.
         unsafe { syscall3(libc::SYS_poll, pfds.as_mut_ptr() as u64, pfds.len() as u64, u64::MAX) }
+    }
+
+    /// poll with a timeout in ms.
+    pub unsafe fn poll_for(pfds: &mut [libc::pollfd], ms: u64) -> i64 {
+        // SAFETY: pollfds on the caller's stack.
+        unsafe { syscall3(libc::SYS_poll, pfds.as_mut_ptr() as u64, pfds.len() as u64, ms) }
     }
 
     pub unsafe fn setsid() {

@@ -4,7 +4,9 @@
  * `kill $(pidof -s server)` sent it, and the server ran on. It now passes them to hrt. Here the
  * program starts itself again as "waiter" and sends SIGTERM to the newest process whose
  * command line is the waiter's (natively the waiter; under hrt --children hrt usually the
- * holder, made after the waiter's hrt). */
+ * holder, made after the waiter's hrt). Then it starts a "counter" and sends SIGTERM to every
+ * process with its command line (`kill $(pidof prog)`): the counter gets one, as natively,
+ * not a second one passed on by the holder (a second SIGTERM is "stop now" to many servers). */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +23,31 @@ static void on_term(int sig) {
     _exit(0);
 }
 
+static volatile sig_atomic_t terms;
+
+static void count_term(int sig) {
+    (void)sig;
+    terms++;
+}
+
+static void report_terms(int sig) {
+    (void)sig;
+    char msg[] = "counter: N SIGTERM\n";
+    msg[9] = (char)('0' + (terms > 9 ? 9 : terms));
+    write(1, msg, sizeof msg - 1);
+    _exit(0);
+}
+
+static int counter(void) {
+    signal(SIGTERM, count_term);
+    signal(SIGUSR1, report_terms);
+    write(3, "r", 1);
+    close(3);
+    for (int i = 0; i < 100; i++)
+        sleep(1);
+    return 1;
+}
+
 static int waiter(void) {
     signal(SIGTERM, on_term);
     write(3, "r", 1); /* ready */
@@ -31,8 +58,9 @@ static int waiter(void) {
     return 1;
 }
 
-/* The newest (highest) pid whose command line is exactly `want` (`len` bytes with NULs). */
-static pid_t newest_with(const char *want, size_t len) {
+/* The newest (highest) pid whose command line is exactly `want` (`len` bytes with NULs); with
+ * `sig`, sends it to every such process instead. */
+static pid_t newest_with(const char *want, size_t len, int sig) {
     DIR *d = opendir("/proc");
     struct dirent *e;
     pid_t best = -1;
@@ -51,8 +79,12 @@ static pid_t newest_with(const char *want, size_t len) {
         int pad = 1;
         for (size_t i = len; i < n; i++)
             pad &= line[i] == 0;
-        if (n >= len && pad && !memcmp(line, want, len) && p > best)
-            best = p;
+        if (n >= len && pad && !memcmp(line, want, len)) {
+            if (sig)
+                kill(p, sig);
+            if (p > best)
+                best = p;
+        }
     }
     if (d)
         closedir(d);
@@ -62,6 +94,8 @@ static pid_t newest_with(const char *want, size_t len) {
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "waiter"))
         return waiter();
+    if (argc > 1 && !strcmp(argv[1], "counter"))
+        return counter();
     setvbuf(stdout, NULL, _IONBF, 0);
     int ready[2];
     if (pipe(ready))
@@ -77,7 +111,7 @@ int main(int argc, char **argv) {
     read(ready[0], &b, 1);
     char want[256];
     int len = snprintf(want, sizeof want, "%s%cwaiter%c", argv[0], 0, 0);
-    pid_t target = newest_with(want, (size_t)len);
+    pid_t target = newest_with(want, (size_t)len, 0);
     printf("found a process with the waiter's command line: %s\n", target > 0 ? "yes" : "no");
     if (target > 0)
         kill(target, SIGTERM);
@@ -93,5 +127,25 @@ int main(int argc, char **argv) {
         return 1;
     }
     printf("waiter ended: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+
+    /* Every process with the counter's command line gets SIGTERM, then the counter says how
+     * many it got. */
+    if (pipe(ready))
+        return 1;
+    pid_t k = fork();
+    if (k == 0) {
+        dup2(ready[1], 3);
+        execl("/proc/self/exe", argv[0], "counter", (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    read(ready[0], &b, 1);
+    len = snprintf(want, sizeof want, "%s%ccounter%c", argv[0], 0, 0);
+    newest_with(want, (size_t)len, SIGTERM);
+    struct timespec settle = {0, 300 * 1000 * 1000};
+    nanosleep(&settle, NULL);
+    kill(k, SIGUSR1);
+    waitpid(k, &st, 0);
+    printf("counter ended: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return 0;
 }
