@@ -91,26 +91,35 @@ static pid_t newest_with(const char *want, size_t len, int sig) {
     return best;
 }
 
+/* Starts this program again as `argv0 mode` and waits until it is ready; its command line
+ * (NULs included) goes to `want` (256 bytes), its length to `len`. */
+static pid_t start_copy(const char *argv0, const char *mode, char *want, int *len) {
+    int ready[2];
+    if (pipe(ready))
+        return -1;
+    pid_t c = fork();
+    if (c == 0) {
+        dup2(ready[1], 3);
+        execl("/proc/self/exe", argv0, mode, (char *)NULL);
+        _exit(127);
+    }
+    close(ready[1]);
+    char b;
+    read(ready[0], &b, 1);
+    close(ready[0]);
+    *len = snprintf(want, 256, "%s%c%s%c", argv0, 0, mode, 0);
+    return c;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "waiter"))
         return waiter();
     if (argc > 1 && !strcmp(argv[1], "counter"))
         return counter();
     setvbuf(stdout, NULL, _IONBF, 0);
-    int ready[2];
-    if (pipe(ready))
-        return 1;
-    pid_t c = fork();
-    if (c == 0) {
-        dup2(ready[1], 3);
-        execl("/proc/self/exe", argv[0], "waiter", (char *)NULL);
-        _exit(127);
-    }
-    close(ready[1]);
-    char b;
-    read(ready[0], &b, 1);
     char want[256];
-    int len = snprintf(want, sizeof want, "%s%cwaiter%c", argv[0], 0, 0);
+    int len;
+    pid_t c = start_copy(argv[0], "waiter", want, &len);
     pid_t target = newest_with(want, (size_t)len, 0);
     printf("found a process with the waiter's command line: %s\n", target > 0 ? "yes" : "no");
     if (target > 0)
@@ -130,17 +139,7 @@ int main(int argc, char **argv) {
 
     /* Every process with the counter's command line gets SIGTERM, then the counter says how
      * many it got. */
-    if (pipe(ready))
-        return 1;
-    pid_t k = fork();
-    if (k == 0) {
-        dup2(ready[1], 3);
-        execl("/proc/self/exe", argv[0], "counter", (char *)NULL);
-        _exit(127);
-    }
-    close(ready[1]);
-    read(ready[0], &b, 1);
-    len = snprintf(want, sizeof want, "%s%ccounter%c", argv[0], 0, 0);
+    pid_t k = start_copy(argv[0], "counter", want, &len);
     newest_with(want, (size_t)len, SIGTERM);
     struct timespec settle = {0, 300 * 1000 * 1000};
     nanosleep(&settle, NULL);
