@@ -490,6 +490,19 @@ fn the_full_memory_line_names_a_request_linux_grants() {
     assert!(out.stderr.contains("mmap of 68719476736 bytes found no free range"), "{out:?}");
 }
 
+/// Threads the kernel's share of memory has no room for fail with EAGAIN, and `hrt` says why
+/// once (it said nothing: 16 KiB-stack threads stopped at ~2,200 under `--mem 512M`).
+#[test]
+fn threads_past_the_kernels_memory_are_eagain_said_once() {
+    let prog = build("threads_until_full", &[]);
+    let linux = native(&prog, &[]);
+    assert!(linux.stdout.contains("5000 threads started"), "natively: {linux:?}");
+    let out = hrt(&["--mem", "512M", "--cpus", "1"], &prog, &[]);
+    assert!(out.status.success() && out.stdout.contains("Resource temporarily unavailable"), "{out:?}");
+    let said = out.stderr.matches("the kernel's share of memory has no room for another thread").count();
+    assert_eq!(said, 1, "{out:?}");
+}
+
 /// mmap with an address hint and no MAP_FIXED (tests/programs/hostile/mmap_hints.c): placed at
 /// the hint, rounded down to a page, where that memory is free (anonymous, PROT_NONE, stack and
 /// private file mappings), elsewhere when any of it is in use, as on Linux (hints were ignored).
