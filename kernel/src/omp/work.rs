@@ -619,6 +619,8 @@ pub fn next(istart: *mut u64, iend: *mut u64) -> bool {
 /// into registers before the fetch-add (a locked instruction holds back later loads until
 /// the line is here), first value `start + lo * incr` (`Desc::value`: the low 64 bits of the
 /// 128-bit product, signed or not), end value the same for `lo + chunk` or `end` past `n`.
+/// A step of 1 skips the multiplies (4,096 back-to-back chunks of two threads: 14-16 TSC
+/// cycles a chunk with them, 13.4-14.7 without, libgomp under `hrt` 13.4-15.0, stop 105).
 #[unsafe(naked)]
 pub extern "C" fn loop_next_entry(_istart: *mut u64, _iend: *mut u64) -> bool {
     core::arch::naked_asm!(
@@ -636,6 +638,20 @@ pub extern "C" fn loop_next_entry(_istart: *mut u64, _iend: *mut u64) -> bool {
         "lock xadd [rdx + {next}], rax",
         "cmp rax, r8",
         "jae 3f",
+        // A step of 1 (most loops): the values are the start plus the indices, without the
+        // multiplies' latency between the fetch-add and the program's next look at them.
+        "cmp r10, 1",
+        "jne 4f",
+        "lea r11, [rax + r9]",
+        "mov [rdi], r11",
+        "add rax, rcx",
+        "cmp rax, r8",
+        "jae 2f",
+        "add rax, r9",
+        "mov [rsi], rax",
+        "mov eax, 1",
+        "ret",
+        "4:",
         "mov r11, rax",
         "imul r11, r10",
         "add r11, r9",
