@@ -477,15 +477,11 @@ fn a_full_program_memory_is_enomem_said_once() {
 #[test]
 fn the_full_memory_line_names_a_request_linux_grants() {
     let prog = build("enomem_note", &[]);
-    let linux = native(&prog, &[]);
-    assert!(linux.stdout.contains("64 TiB: ENOMEM"), "natively: {linux:?}");
-    let out = hrt(&["--mem", "512M", "--cpus", "1"], &prog, &[]);
+    let out = natively_then_in_512m(&prog, &[], "64 TiB: ENOMEM");
     assert!(out.stdout.contains("64 TiB: ENOMEM\n1 GiB: ENOMEM"), "{out:?}");
     assert!(out.stderr.contains("mmap of 1073741824 bytes found no free range"), "{out:?}");
     // Linux reserves PROT_NONE (and MAP_NORESERVE) whatever its size: the line is said.
-    let linux = native(&prog, &["none"]);
-    assert!(linux.stdout.contains("64 GiB PROT_NONE: mapped"), "natively: {linux:?}");
-    let out = hrt(&["--mem", "512M", "--cpus", "1"], &prog, &["none"]);
+    let out = natively_then_in_512m(&prog, &["none"], "64 GiB PROT_NONE: mapped");
     assert!(out.stdout.contains("64 GiB PROT_NONE: ENOMEM"), "{out:?}");
     assert!(out.stderr.contains("mmap of 68719476736 bytes found no free range"), "{out:?}");
 }
@@ -495,12 +491,20 @@ fn the_full_memory_line_names_a_request_linux_grants() {
 #[test]
 fn threads_past_the_kernels_memory_are_eagain_said_once() {
     let prog = build("threads_until_full", &[]);
-    let linux = native(&prog, &[]);
-    assert!(linux.stdout.contains("5000 threads started"), "natively: {linux:?}");
-    let out = hrt(&["--mem", "512M", "--cpus", "1"], &prog, &[]);
+    let out = natively_then_in_512m(&prog, &[], "5000 threads started");
     assert!(out.status.success() && out.stdout.contains("Resource temporarily unavailable"), "{out:?}");
     let said = out.stderr.matches("the kernel's share of memory has no room for another thread").count();
     assert_eq!(said, 1, "{out:?}");
+}
+
+/// `prog ARGS` natively, whose stdout must hold `natively` (else the host, not hrt, is at
+/// fault), then under `hrt run --mem 512M --cpus 1`, where the program's memory runs out:
+/// hrt's outcome.
+#[track_caller]
+fn natively_then_in_512m(prog: &std::path::Path, args: &[&str], natively: &str) -> common::hostile::Outcome {
+    let linux = native(prog, args);
+    assert!(linux.stdout.contains(natively), "natively: {linux:?}");
+    hrt(&["--mem", "512M", "--cpus", "1"], prog, args)
 }
 
 /// mmap with an address hint and no MAP_FIXED (tests/programs/hostile/mmap_hints.c): placed at

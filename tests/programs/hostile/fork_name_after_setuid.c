@@ -4,12 +4,13 @@
  * name to /proc/self/comm, which is root's once the uid changed (postgres under
  * `setpriv --reuid`: `pgrep -x postgres` found 1 process of 7). */
 #define _GNU_SOURCE
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "become_nobody.h"
 
 /* What a host process sees as pid's name: read by `cat`, a program of the host, since the
  * program's own reads of another hrt process's /proc files are the host's too. */
@@ -23,14 +24,9 @@ static void show_name(const char *who, pid_t pid) {
 }
 
 int main(void) {
-    if (geteuid() != 0) {
-        printf("needs root\n");
-        return 0;
-    }
-    if (setgroups(0, NULL) || setgid(65534) || setuid(65534)) {
-        perror("dropping root");
-        return 1;
-    }
+    int dropped = become_nobody();
+    if (dropped)
+        return dropped < 0 ? 0 : dropped;
     int go[2];
     if (pipe(go))
         return 1;

@@ -6,7 +6,6 @@
  * (CAP_SYS_RESOURCE), and else the read fails with EAGAIN and an `hrt:` line. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <grp.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -14,6 +13,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "become_nobody.h"
 
 extern char **environ;
 
@@ -27,10 +28,8 @@ static void *writer(void *arg) {
 }
 
 static int copy(void) {
-    if (setgroups(0, NULL) || setgid(65534) || setuid(65534)) {
-        perror("dropping root");
+    if (become_nobody()) /* the copy of a root program: root */
         return 1;
-    }
     if (pipe(pipe_fds))
         return 1;
     pthread_t t;

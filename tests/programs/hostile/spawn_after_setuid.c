@@ -2,23 +2,19 @@
  * hrt --children hrt the child is a new `hrt`, which opened /dev/kvm with nobody's ids: "no
  * permission to open /dev/kvm", status 1. It now uses its parent's. */
 #define _GNU_SOURCE
-#include <grp.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "become_nobody.h"
+
 extern char **environ;
 
 int main(void) {
-  if (geteuid() != 0) {
-    printf("needs root\n");
-    return 0;
-  }
-  if (setgroups(0, NULL) || setgid(65534) || setuid(65534)) {
-    perror("dropping root");
-    return 1;
-  }
+  int dropped = become_nobody();
+  if (dropped)
+    return dropped < 0 ? 0 : dropped;
   fflush(stdout);
   char *argv[] = {"id", "-u", NULL};
   pid_t pid;
