@@ -78,11 +78,18 @@ pub fn become_program(comm: [u8; 16], argv: &[Vec<u8>]) {
 
 /// The command line other processes read becomes `argv` (cut to the area, NUL-terminated).
 pub fn set_cmdline(argv: &[Vec<u8>]) {
+    let line: Vec<u8> = argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
+    set_cmdline_bytes(&line);
+}
+
+/// The command line other processes read becomes `line` as it is (NUL-separated words, or a
+/// process title: `forward::own_title`), cut to the area and NUL-terminated.
+pub fn set_cmdline_bytes(line: &[u8]) {
     let (start, len) = (AREA[0].load(Ordering::Relaxed), AREA[1].load(Ordering::Relaxed) as usize);
     if start == 0 || len == 0 {
         return;
     }
-    let mut line: Vec<u8> = argv.iter().flat_map(|a| a.iter().copied().chain([0])).collect();
+    let mut line = line[..line.len().min(len)].to_vec();
     line.resize(len, 0);
     line[len - 1] = 0;
     // SAFETY: [start, start + len) is this process's argument area (from its own

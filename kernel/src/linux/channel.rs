@@ -158,6 +158,13 @@ pub fn restore_leader(at: u64) {
     }
 }
 
+/// The loader has built a main stack: the monitor learns where its strings are.
+pub fn stack_built() {
+    if let Some(ch) = channel() {
+        super::status::publish_areas(&ch.header.status);
+    }
+}
+
 fn channel() -> Option<&'static Channel> {
     let p = CHANNEL.load(Ordering::Acquire);
     // SAFETY: set once by `init` to zeroed memory of the channel's size, never freed.

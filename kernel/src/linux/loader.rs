@@ -382,6 +382,7 @@ fn build_stack(
         put(k);
         put(v);
     }
+    super::channel::stack_built();
     Ok(sp)
 }
 

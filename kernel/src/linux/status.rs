@@ -49,6 +49,17 @@ fn named_thread(path: u64) -> Option<u32> {
         .find_map(|c| core::str::from_utf8(c).ok()?.parse().ok())
 }
 
+/// Where the main stack's environment strings, auxiliary vector and argument strings are
+/// (`ProgramStatus::environ`, `auxv`, `args`): with every `publish`, and as soon as the loader
+/// has built a stack, since the monitor follows the argument strings from then on (the
+/// program's process title on the host, the monitor's `own_title`).
+pub fn publish_areas(to: &ProgramStatus) {
+    let stack = &super::loader::INITIAL_STACK;
+    for (w, v) in to.environ.iter().chain(to.auxv.iter()).chain(to.args.iter()).zip(stack.iter()) {
+        w.store(v.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
 pub fn publish(to: &ProgramStatus, path: u64) {
     let set = |w: &AtomicU64, v: u64| w.store(v, Ordering::Relaxed);
     set(&to.threads, PROCESS.live_threads.load(Ordering::Relaxed) as u64);
@@ -94,10 +105,7 @@ pub fn publish(to: &ProgramStatus, path: u64) {
         set(&to.listed, n as u64);
     }
     set(&to.queued, super::signal::state::PENDING_COUNT.load(Ordering::Relaxed));
-    let stack = &super::loader::INITIAL_STACK;
-    for (w, v) in to.environ.iter().chain(to.auxv.iter()).chain(to.args.iter()).zip(stack.iter()) {
-        set(w, v.load(Ordering::Relaxed));
-    }
+    publish_areas(to);
     for (w, l) in to.rlimits.iter().zip(PROCESS.rlimits.lock().iter()) {
         set(&w[0], l.0);
         set(&w[1], l.1);

@@ -66,6 +66,7 @@ pub mod meminfo;
 mod openat2;
 pub mod own_maps;
 pub mod own_status;
+pub mod own_title;
 mod owners;
 mod paths;
 mod poll;
@@ -585,6 +586,8 @@ impl Forwarder {
     pub fn call(&self, mem: &dyn GuestMemory, nr: u64, args: [u64; 6]) -> i64 {
         // The program's capabilities, if it changed them, on this thread too.
         caps::catch_up();
+        // A title the program wrote over its argument strings, for the host's `ps`.
+        own_title::follow();
         let r = self.in_context(nr, |nr| self.dispatch(Guest::new(mem), nr, &args));
         to_ret(r.unwrap_or(Err(Errno::ENOSYS)))
     }

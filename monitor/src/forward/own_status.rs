@@ -173,7 +173,7 @@ pub fn environ() -> Vec<u8> {
 /// the area's start up to and with the first NUL within a page. None before the kernel has
 /// published a stack.
 pub fn cmdline() -> Option<Vec<u8>> {
-    let s = published()?;
+    let s = block()?;
     let (start, end) = (word(&s.args[0]), word(&s.args[1]));
     if start == 0 || end <= start {
         return None;
@@ -239,10 +239,39 @@ pub fn limits() -> Vec<u8> {
 
 /// What the kernel published, if it has.
 fn published() -> Option<&'static ProgramStatus> {
+    block().filter(|s| s.valid.load(Ordering::Acquire) != 0)
+}
+
+/// The channel's status block, whatever the kernel has written into it so far (its stack's
+/// areas as soon as it has built the stack: `status::publish_areas` in the kernel).
+fn block() -> Option<&'static ProgramStatus> {
     let p = STATUS.load(Ordering::Acquire);
     // SAFETY: `attach` takes a block that lives as long as the process (guest RAM stays mapped).
-    let s = (!p.is_null()).then(|| unsafe { &*p })?;
-    (s.valid.load(Ordering::Acquire) != 0).then_some(s)
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// Where the program's argument strings are (arg_start, arg_end) and how far its title may run
+/// on (`cmdline`: into the environment strings where they follow, at most `TITLE_MAX` bytes
+/// from the start); None before the kernel has built a stack.
+pub(super) fn title_area() -> Option<(u64, u64, u64)> {
+    let s = block()?;
+    let (start, end) = (word(&s.args[0]), word(&s.args[1]));
+    if start == 0 || end <= start {
+        return None;
+    }
+    let (env_start, env_end) = (word(&s.environ[0]), word(&s.environ[1]));
+    let limit = if env_start == end && env_end >= env_start { env_end } else { end };
+    let end = end.min(start + AREA_MAX);
+    Some((start, end, limit.min(start + TITLE_MAX).max(end)))
+}
+
+/// The host address of the program's memory `[addr, addr + len)`, if it lies in one range of
+/// the program's pool (mapped there for as long as guest RAM lives).
+pub(super) fn host_span(addr: u64, len: u64) -> Option<u64> {
+    let r = RESIDENT.lock().unwrap();
+    let end = addr.checked_add(len)?;
+    let &(g, _, h) = r.as_ref()?.ranges.iter().find(|&&(g, l, _)| addr >= g && end <= g + l)?;
+    Some(h + addr - g)
 }
 
 /// The thread id `whose` names (the main thread's, the pid, for the process), if known: the
