@@ -229,11 +229,11 @@ fn a_kill_of_the_process_found_by_its_command_line_reaches_the_program() {
 
 /// A process title written over the argument strings (postgres's and nginx's setproctitle) is
 /// what another process reads in /proc/<pid>/cmdline (`ps`, `pgrep -f`), as on Linux, also
-/// one that runs on into the environment strings: the host saw `hrt`'s area with the program's
-/// first argv for good.
+/// one that runs on into the environment strings, and a forked child's own: the host saw
+/// `hrt`'s area with the program's first argv for good.
 #[test]
 fn a_process_title_written_over_the_arguments_is_what_others_see() {
-    passes_natively_and_same_on_1_and_2_cpus("process_title", Some("long title: title: worker ww"));
+    passes_natively_and_same_on_1_and_2_cpus("process_title", Some("child's title: title: child\ndone"));
 }
 
 /// fexecve of a memfd (no path the host could exec) from a vfork child and a fork child: the

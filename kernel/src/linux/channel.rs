@@ -972,6 +972,8 @@ pub fn after_fork(monitor_did_it: bool) {
     let placed = crate::bootinfo::get().channel;
     if monitor_did_it && placed.base == phys && placed.size == bytes as u64 {
         take_host_signals();
+        // The zeroed status block learns the stack's strings again (the child's title).
+        stack_built();
         ENABLED.store(true, Ordering::Release);
         return;
     }
@@ -982,6 +984,7 @@ pub fn after_fork(monitor_did_it: bool) {
         CHANNEL.store(null_mut(), Ordering::Release);
         return;
     }
+    stack_built();
     ENABLED.store(true, Ordering::Release);
 }
 

@@ -191,9 +191,7 @@ impl Forwarder {
     /// room for it, a send on a stream socket with room, an open of a regular file or
     /// directory); or the part of a stream send or large pipe write that fits now.
     pub fn try_without_waiting(&self, mem: &dyn GuestMemory, nr: u64, args: &[u64; 6]) -> Tried {
-        // The program's capabilities, if it changed them, on this thread too (an open's
-        // permission checks use them).
-        super::caps::catch_up();
+        super::before_call();
         let tried = self.in_context(nr, |call| {
             let g = Guest::new(mem);
             match self

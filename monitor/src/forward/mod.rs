@@ -584,10 +584,7 @@ impl Forwarder {
     /// A call a spawn child makes before its exec carries the child's context in the number's
     /// high bits (`hrt_abi::process`): it acts on the child's descriptor table.
     pub fn call(&self, mem: &dyn GuestMemory, nr: u64, args: [u64; 6]) -> i64 {
-        // The program's capabilities, if it changed them, on this thread too.
-        caps::catch_up();
-        // A title the program wrote over its argument strings, for the host's `ps`.
-        own_title::follow();
+        before_call();
         let r = self.in_context(nr, |nr| self.dispatch(Guest::new(mem), nr, &args));
         to_ret(r.unwrap_or(Err(Errno::ENOSYS)))
     }
@@ -822,6 +819,15 @@ impl Forwarder {
             _ => Err(Errno::ENOSYS),
         }
     }
+}
+
+/// What every forwarded call catches up with first, on the thread that serves it (also one
+/// tried without waiting, `try_without_waiting`): the program's capabilities, if it changed
+/// them (an open's permission checks use them), and a process title it wrote over its
+/// argument strings, for the host's `ps` (`own_title`).
+pub(crate) fn before_call() {
+    caps::catch_up();
+    own_title::follow();
 }
 
 /// The forwarder's global locks, taken without waiting for a fork (`vm::fork`): false if

@@ -87,6 +87,33 @@ int main(int argc, char **argv) {
     start[len] = 0;
     child_reads_parent("long title");
     show("own long title", getpid());
+
+    /* A forked child's own title, read by its parent while the child waits. */
+    int ready[2], go[2];
+    if (pipe(ready) || pipe(go)) {
+        perror("pipe");
+        return 1;
+    }
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0) {
+        memset(start, 0, len + 1);
+        snprintf(start, room, "title: child");
+        char b = 'r';
+        if (write(ready[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
+            _exit(1);
+        _exit(0);
+    }
+    char b;
+    if (c < 0 || read(ready[0], &b, 1) != 1) {
+        printf("no child\n");
+        return 1;
+    }
+    show("child's title", c);
+    if (write(go[1], &b, 1) != 1 || waitpid(c, NULL, 0) != c) {
+        printf("child lost\n");
+        return 1;
+    }
     printf("done\n");
     return 0;
 }
