@@ -11,9 +11,16 @@
 //! it while it waits; one that computes without forwarded calls shows its older title
 //! meanwhile. A title longer than `hrt`'s area (its own command line, `hrt run ... -- `
 //! included) is cut. Each thread keeps its own copy (no line shared between vCPU threads
-//! making calls at once); the look costs a copy of the strings, usually tens of bytes.
+//! making calls at once); the look costs a copy of the strings, usually tens of bytes, at
+//! most a page (`WATCHED`).
 
 use std::cell::RefCell;
+
+/// How much of a long command line is compared (with its last byte): a title or a password
+/// wiped from the arguments (`mysql -pSECRET` does) changes the first page; a change only
+/// further on in a long command line (a linker's thousands of objects) is not followed, which
+/// would otherwise copy all of it before every forwarded call.
+const WATCHED: usize = 4096;
 
 /// What a thread saw last: where (the area `own_status::title_area` gave and its host address)
 /// and the bytes; room for the next look.
@@ -52,14 +59,15 @@ fn changed(seen: &mut Seen) -> Option<Vec<u8>> {
     // SAFETY: `host` is where guest RAM holds [start, limit), mapped for as long as guest RAM
     // lives (`host_span`); the guest may be writing these bytes, which are copied as they are.
     let last = unsafe { std::ptr::read_volatile((host as *const u8).add(args - 1)) };
-    let len = if last != 0 { (limit - start) as usize } else { args };
+    let len = if last != 0 { (limit - start) as usize } else { args.min(WATCHED) };
     seen.now.clear();
-    seen.now.reserve(len);
+    seen.now.reserve(len + 1);
     // SAFETY: as above, `len` bytes of [start, limit); into `now`'s spare room of `len` bytes.
     unsafe {
         std::ptr::copy_nonoverlapping(host as *const u8, seen.now.as_mut_ptr(), len);
         seen.now.set_len(len);
     }
+    seen.now.push(last);
     if seen.now == seen.bytes {
         return None;
     }
