@@ -27,7 +27,37 @@ pub fn for_vcpu(base: &CpuId, id: u32) -> CpuId {
             _ => {}
         }
     }
+    with_host_brand(&mut c);
     c
+}
+
+/// The processor's name (leaves 0x8000_0002-4, 48 bytes of text: `AMD EPYC`) as the host's
+/// CPU answers it: this PVM host's KVM reports those leaves empty, so `lscpu`, 7-Zip's
+/// benchmark header and every program that prints its CPU's name got an empty string, where
+/// /proc/cpuinfo (the host's file) names it. Text only, the same on every host CPU. Kept as
+/// KVM reports them where the host's CPU has no such leaves.
+fn with_host_brand(c: &mut CpuId) {
+    if std::arch::x86_64::__cpuid(0x8000_0000).eax < 0x8000_0004 {
+        return;
+    }
+    for leaf in 0x8000_0002..=0x8000_0004u32 {
+        let host = std::arch::x86_64::__cpuid(leaf);
+        let regs = (host.eax, host.ebx, host.ecx, host.edx);
+        if let Some(e) = c.as_mut_slice().iter_mut().find(|e| e.function == leaf) {
+            (e.eax, e.ebx, e.ecx, e.edx) = regs;
+        } else {
+            let e = kvm_bindings::kvm_cpuid_entry2 {
+                function: leaf,
+                eax: regs.0,
+                ebx: regs.1,
+                ecx: regs.2,
+                edx: regs.3,
+                ..Default::default()
+            };
+            // A table already full keeps KVM's answer (none): nothing else depends on it.
+            let _ = c.push(e);
+        }
+    }
 }
 
 /// LZCNT (leaf 0x8000_0001 ECX bit 5) where the host has it: an ordinary instruction that
