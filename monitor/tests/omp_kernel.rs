@@ -766,6 +766,7 @@ fn affinity_format_and_display_env_match_libgomp() {
 /// Affinity formats the runtime cannot expand end the program as libgomp ends it: status 1 and
 /// libgomp's message, naming the bad field (before: "hrt: OpenMP runtime: unsupported type in
 /// affinity format" for all of `%{foobar}` and `%X`). Found running LLVM's affinity-format tests.
+/// What the program printed before is not lost (the runtime ends it through its `exit`).
 #[test]
 fn bad_affinity_formats_fail_as_in_libgomp() {
     let prog = build("omp_affinity_bad", "-static");

@@ -112,7 +112,7 @@ fn field(name: &[u8], c: &Ctx) -> Option<(String, bool)> {
 /// libgomp's message (its `gomp_fatal`: a newline, "libgomp: ", the message) and status 1.
 fn bad_format(what: core::fmt::Arguments) -> ! {
     crate::kprintln!("\nlibgomp: {what}");
-    crate::linux::process::exit_program(1)
+    super::exit_through_program(1)
 }
 
 /// Expands `fmt` for the current task.

@@ -599,14 +599,7 @@ extern "C" fn GOMP_warning(msg: *const u8, len: usize) {
 /// program without one, at once.
 extern "C" fn GOMP_error(msg: *const u8, len: usize) {
     super::output::stderr(&error_directive_line(b"fatal error: ", msg, len));
-    let exit = super::import(super::IMPORT_EXIT);
-    if exit != 0 {
-        // SAFETY: the program's own `exit` (the loader checked the import), called with the C
-        // ABI in the program's thread and ring; it does not return.
-        let exit: extern "C" fn(i32) -> ! = unsafe { core::mem::transmute(exit as usize) };
-        exit(1);
-    }
-    crate::linux::process::exit_program(1)
+    super::exit_through_program(1)
 }
 
 /// The kernel's function for the libgomp entry point `name`.

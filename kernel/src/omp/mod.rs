@@ -79,6 +79,20 @@ fn import(index: usize) -> u64 {
     IMPORTS[index].load(Ordering::Relaxed)
 }
 
+/// Ends the program with `status` as libgomp's fatal errors do: through its C library's `exit`
+/// (atexit handlers run and stdio is flushed: output a program printed into a pipe's or file's
+/// buffer before the error is not lost), or, for a program without one, at once.
+fn exit_through_program(status: i32) -> ! {
+    let exit = import(IMPORT_EXIT);
+    if exit != 0 {
+        // SAFETY: the program's own `exit` (the loader checked the import), called with the C
+        // ABI in the program's thread and ring; it does not return.
+        let exit: extern "C" fn(i32) -> ! = unsafe { core::mem::transmute(exit as usize) };
+        exit(status);
+    }
+    crate::linux::process::exit_program(status)
+}
+
 /// Reads the `OMP_*` environment of the program (its envp strings) before it starts.
 pub fn init<'a>(env: impl Iterator<Item = &'a [u8]>) {
     icv::init(env);
