@@ -23,7 +23,11 @@ pub fn for_vcpu(base: &CpuId, id: u32) -> CpuId {
                 e.ecx |= 1 << 31; // running under a hypervisor
             }
             0xb | 0x1f => e.edx = id,
-            0x8000_0001 => e.ecx |= host_lzcnt(),
+            0x8000_0001 => {
+                let host = std::arch::x86_64::__cpuid(0x8000_0001);
+                e.ecx |= host.ecx & RING3_ECX_8000_0001;
+                e.edx |= host.edx & RING3_EDX_8000_0001;
+            }
             _ => {}
         }
     }
@@ -60,14 +64,16 @@ fn with_host_brand(c: &mut CpuId) {
     }
 }
 
-/// LZCNT (leaf 0x8000_0001 ECX bit 5) where the host has it: an ordinary instruction that
-/// runs in the guest as on the host, which this PVM host's KVM leaves out of what it reports
-/// as supported. Without it glibc counts the CPU below x86-64-v3 (`haswell`) and picks its
-/// libraries' and functions' baseline forms.
-fn host_lzcnt() -> u32 {
-    let ecx = std::arch::x86_64::__cpuid(0x8000_0001).ecx;
-    ecx & (1 << 5)
-}
+/// Features of leaf 0x8000_0001 that are ordinary ring-3 instructions, running in the guest as
+/// on the host, which this PVM host's KVM leaves out of what it reports as supported; announced
+/// where the host has them. ECX: LZCNT (bit 5: without it glibc counts the CPU below x86-64-v3,
+/// `haswell`, and picks its libraries' and functions' baseline forms) and SSE4A (bit 6).
+const RING3_ECX_8000_0001: u32 = (1 << 5) | (1 << 6);
+/// EDX: RDTSCP (bit 27), which GROMACS's mdrun requires when built to use it (Debian's is).
+/// Its TSC_AUX is the host's CPU number on PVM (PVM does not switch it), so a program that
+/// reads its CPU from RDTSCP reads the host's; the timing it is used for is right. RDPID (leaf
+/// 7 ECX bit 22), which only reads that number, stays unannounced.
+const RING3_EDX_8000_0001: u32 = 1 << 27;
 
 /// Writes into the boot block (`BootInfo::cpuid`) what the boot vCPU's CPUID answers for the
 /// leaves and subleaves `hrt_abi::cpuid_seedable` names (subleaf 0 for leaves that ignore it)

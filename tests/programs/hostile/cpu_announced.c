@@ -1,6 +1,9 @@
-/* The processor's name (CPUID leaves 0x80000002-4) as a program reads it, on the first CPU
- * and on the last one the program may use: the same text as natively (it was empty under
- * hrt on a PVM host, whose KVM reports those leaves empty). */
+/* The processor's name (CPUID leaves 0x80000002-4) and the ring-3 features of leaf
+ * 0x80000001 a program may check before it uses them (RDTSCP, LZCNT, SSE4A) as a program
+ * reads them, on the first CPU and on the last one the program may use: the same as natively.
+ * Under hrt on a PVM host, whose KVM reports the name leaves empty and leaves those bits out,
+ * the name was empty and GROMACS's mdrun refused to run ("compiled to use the rdtscp CPU
+ * instruction. However, this is not supported by the current hardware"). */
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <pthread.h>
@@ -23,6 +26,8 @@ static void say_name(const char *where) {
         memcpy(name + 16 * i + 12, &d, 4);
     }
     printf("%s: [%s]\n", where, name);
+    __cpuid(0x80000001, a, b, c, d);
+    printf("%s: rdtscp %u lzcnt %u sse4a %u\n", where, (d >> 27) & 1, (c >> 5) & 1, (c >> 6) & 1);
 }
 
 static void *on_last(void *arg) {
