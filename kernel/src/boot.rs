@@ -362,7 +362,10 @@ fn load_cpu_tables(stacks: u64) {
 fn cpu_entry_points() {
     crate::arch::syscall::init_cpu();
     crate::arch::steal_time::init_cpu(cpu::id());
-    if crate::arch::features::has(crate::arch::features::RDTSCP) {
+    // On PVM the program's RDTSCP reads the host's TSC_AUX whatever the guest writes (the
+    // vDSO's getcpu reads GS there): no emulated MSR write for nothing.
+    let pvm = crate::bootinfo::get().platform == hrt_abi::Platform::PvmEmulated as u32;
+    if crate::arch::features::has(crate::arch::features::RDTSCP) && !pvm {
         // RDTSCP (the vDSO's getcpu) reads TSC_AUX: cpu | node << 12, as on Linux.
         let aux = (cpu::id() as u64) | ((cpu::current_zone() as u64) << 12);
         // SAFETY: TSC_AUX only changes what RDTSCP/RDPID report.
