@@ -331,6 +331,40 @@ fn a_library_using_what_the_kernel_lacks_keeps_the_programs_libgomp() {
     assert!(refused.stderr.contains("GOACC_parallel_keyed"), "{}", refused.stderr);
 }
 
+/// A library, not the program, loads libgomp (ImageMagick's libMagickCore under `convert`,
+/// OpenBLAS's OpenMP build under numpy): linked to the program or opened with dlopen, its
+/// libgomp runs on the kernel's runtime under `--omp kernel`, with the native run's results
+/// (tests/programs/hostile/omp_indirect_{lib,main}.c). Both ran on the program's libgomp, `-v`
+/// saying "no OpenMP functions to replace". `--omp auto` leaves them so (it does not read every
+/// library of every dynamic program's start).
+#[test]
+fn a_libgomp_that_a_library_loads_runs_on_the_kernels_runtime() {
+    let source = |name: &str| repo_root().join(format!("tests/programs/hostile/{name}.c"));
+    let lib =
+        build_dynamic(&source("omp_indirect_lib"), "indirect/libomp_indirect.so", &["-shared", "-fPIC", "-fopenmp"]);
+    let dir = lib.parent().expect("the library's directory").to_str().expect("a UTF-8 path").to_string();
+    let rpath = format!("-Wl,-rpath,{dir}");
+    let linked =
+        build_dynamic(&source("omp_indirect_main"), "indirect/linked", &["-L", &dir, "-lomp_indirect", &rpath]);
+    let path = format!("-DLIB_PATH=\"{}\"", lib.display());
+    let opened = build_dynamic(&source("omp_indirect_main"), "indirect/opened", &[&path, "-ldl"]);
+    for prog in [&linked, &opened] {
+        for threads in [None, Some("3")] {
+            let want = native(prog, threads);
+            assert_eq!(want.code(), 0, "natively: {want:?}");
+            assert!(want.stdout.contains("sum 332833500, every iteration once: yes"), "natively: {}", want.stdout);
+            let got = hrt(&["--omp", "kernel", "--cpus", "2", "-v"], prog, threads);
+            assert_eq!((got.code(), &got.stdout), (want.code(), &want.stdout), "{}", got.stderr);
+            assert!(
+                got.stderr.contains("functions of the shared libgomp run on the kernel's OpenMP runtime"),
+                "{}: {}",
+                prog.display(),
+                got.stderr
+            );
+        }
+    }
+}
+
 #[test]
 fn places_and_binding_follow_omp_places_and_omp_proc_bind_on_both_runtimes() {
     // The native run sees the host's CPUs: the VM gets as many, so the place lists match.

@@ -34,7 +34,11 @@ pub fn for_program(
         // The program's environment is hrt's (but under --clear-env, where ld.so then finds
         // fewer libraries than this looks at: the check only errs on the side of libgomp).
         let ld_path = std::env::var("LD_LIBRARY_PATH").ok();
-        super::plan_omp(&program.bytes, Some((&program.host_path, ld_path.as_deref())))
+        // `--omp kernel` also looks for a libgomp that one of the program's libraries loads
+        // (ImageMagick's libMagickCore, OpenBLAS's OpenMP build): reading every library of the
+        // program, which `--omp auto` spares every dynamic program's start.
+        let deep = choice == OmpChoice::Kernel;
+        super::plan_omp(&program.bytes, Some((&program.host_path, ld_path.as_deref())), deep)
     };
     match decision {
         Decision::Apply(entries) => {

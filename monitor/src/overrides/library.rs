@@ -20,17 +20,23 @@ use super::{Decision, LibraryUse};
 /// reach the program's own libgomp, whose state the kernel's runtime never sets up (OpenACC's
 /// `GOACC_parallel_keyed`, say). Where the group's library is found, only names it exports
 /// count: a program importing its own `acc_sum` from a library of its own uses no OpenACC.
-pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Option<&str>)>) -> Decision {
+/// `deep`: the closure is read also when the program does not load the group's library
+/// itself; where one of its libraries loads it (ImageMagick's libMagickCore loads libgomp,
+/// `convert` does not), the library is overridden as the program's own would be.
+pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Option<&str>)>, deep: bool) -> Decision {
     let g: &Group = &abi::GROUPS[group as usize];
     let elf = match Elf::parse(bytes) {
         Ok(e) => e,
         Err(e) => return Decision::Skip(format!("cannot read the program's ELF: {e}")),
     };
-    let loads_library = elf.libraries.contains(&g.soname);
+    let loads_itself = elf.libraries.contains(&g.soname);
     let closure = match at {
-        Some((path, ld_library_path)) if loads_library => super::closure::libraries(bytes, path, ld_library_path),
+        Some((path, ld_library_path)) if loads_itself || deep => {
+            super::closure::libraries(bytes, path, ld_library_path)
+        }
         _ => Vec::new(),
     };
+    let loads_library = loads_itself || closure.iter().any(|l| l.name == g.soname);
     let exports = closure.iter().find(|l| l.name == g.soname).map(|l| exported_names(&l.bytes));
     let of_library = |name: &str| {
         g.entry_prefixes.iter().any(|p| name.starts_with(p)) && exports.as_ref().is_none_or(|e| e.contains(name))
@@ -55,11 +61,15 @@ pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Optio
             return Decision::Skip(format!("the program uses {name}, which the kernel's runtime does not provide"));
         }
     }
-    if !loads_library {
+    if !loads_library && !deep {
         // Built with -fopenmp but calling no runtime function (gcc then links no libgomp): as
         // for such a static program, there is nothing to redirect and it runs as it is.
         return Decision::Apply(Vec::new());
     }
+    // `deep` and no libgomp at start: one may come with a library the program opens later
+    // (Python's numpy loads OpenBLAS's OpenMP build with dlopen), and is overridden when it
+    // is mapped, as at start. Such a library's own imports are not checked beforehand (nor
+    // are those of a library a program that loads libgomp at start opens later).
     for lib in closure.iter().filter(|l| l.name != g.soname) {
         if let Some(name) = first_import(&lib.bytes, |n| of_library(n) && !g.overrides.contains(&n)) {
             return Decision::Skip(format!(

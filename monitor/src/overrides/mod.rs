@@ -54,15 +54,21 @@ pub enum Decision {
 
 /// Decides the OpenMP group for the program file `bytes`; `at`: where the file is and the
 /// program's `LD_LIBRARY_PATH`, for a dynamic program whose libraries must be checked too
-/// (`library::plan_dynamic`).
-pub fn plan_omp(bytes: &[u8], at: Option<(&std::path::Path, Option<&str>)>) -> Decision {
+/// (`library::plan_dynamic`). `deep`: a dynamic program that does not load libgomp itself is
+/// looked at further, since one of its libraries may (`library::plan_dynamic`).
+pub fn plan_omp(bytes: &[u8], at: Option<(&std::path::Path, Option<&str>)>, deep: bool) -> Decision {
+    let dynamic = || {
+        goblin::elf::Elf::parse(bytes)
+            .is_ok_and(|e| e.program_headers.iter().any(|p| p.p_type == goblin::elf::program_header::PT_INTERP))
+    };
+    if deep && at.is_some() && dynamic() {
+        return library::plan_dynamic(bytes, abi::OMP_GROUP, at, true);
+    }
     if let Some(d) = plain_program(bytes, abi::OMP_GROUP) {
         return d;
     }
-    let dynamic = goblin::elf::Elf::parse(bytes)
-        .is_ok_and(|e| e.program_headers.iter().any(|p| p.p_type == goblin::elf::program_header::PT_INTERP));
-    if dynamic {
-        return library::plan_dynamic(bytes, abi::OMP_GROUP, at);
+    if dynamic() {
+        return library::plan_dynamic(bytes, abi::OMP_GROUP, at, false);
     }
     plan(bytes, abi::OMP_GROUP)
 }
@@ -172,7 +178,7 @@ mod tests {
             assert!(is_plain(&quick), "{path}: {quick:?}");
             let elf = goblin::elf::Elf::parse(&bytes).unwrap();
             let full = if elf.interpreter.is_some() {
-                library::plan_dynamic(&bytes, abi::OMP_GROUP, None)
+                library::plan_dynamic(&bytes, abi::OMP_GROUP, None, false)
             } else {
                 plan(&bytes, abi::OMP_GROUP)
             };
