@@ -76,10 +76,12 @@ pub fn map(place: Option<u64>) -> Option<u64> {
         wall_ns: super::calls::time::wall_base_ns(),
         // getcpu: from GS when the kernel runs in ring 3 (RDTSCP would give the host's CPU
         // there), else from RDTSCP's TSC_AUX where offered, else a system call.
+        // On PVM TSC_AUX is the host's in any ring (the kernel does not write it there).
         rdtscp: if crate::arch::ring3::active() {
             2
         } else {
-            crate::arch::features::has(crate::arch::features::RDTSCP) as u64
+            let pvm = crate::bootinfo::get().platform == hrt_abi::Platform::PvmEmulated as u32;
+            (crate::arch::features::has(crate::arch::features::RDTSCP) && !pvm) as u64
         },
         mono_ns: bases[1],
         boot_ns: bases[2],
