@@ -822,6 +822,23 @@ fn bad_affinity_formats_fail_as_in_libgomp() {
     }
 }
 
+/// OMP_TARGET_OFFLOAD=mandatory and a device routine given no device: status 1, libgomp's
+/// message, and what the program printed before (the runtime's end went past its `exit`).
+#[test]
+fn a_missing_mandatory_device_ends_the_program_as_libgomp_does() {
+    let prog = build("omp_offload_mandatory", "-static");
+    let mut cmd = Command::new(&prog);
+    cmd.env("OMP_TARGET_OFFLOAD", "mandatory");
+    let want = run(cmd, None);
+    assert_eq!(want.code(), 1, "natively: {want:?}");
+    assert!(want.stdout.contains("before the device routine"), "natively: {want:?}");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
+    cmd.args(["run", "--omp", "kernel", "--cpus", "2", "--"]).arg(&prog).env("OMP_TARGET_OFFLOAD", "mandatory");
+    let got = run(cmd, None);
+    assert_same("OMP_TARGET_OFFLOAD=mandatory", &want, &got);
+    assert_eq!(want.stderr, got.stderr, "stderr");
+}
+
 /// The OMP_* variables, in the syntaxes the libgomp manual gives and invalid ones (which libgomp
 /// reports and ignores, in whole or in part), read as libgomp reads them: `omp_env`'s ICVs,
 /// team sizes, places, partitions and bind-var per nesting level, schedule(runtime) chunks,

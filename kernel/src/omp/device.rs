@@ -59,7 +59,7 @@ fn check_routine(device: i32) {
 fn no_device() {
     if super::icv::OFFLOAD_MANDATORY.load(core::sync::atomic::Ordering::Relaxed) {
         super::output::stderr(b"\nlibgomp: OMP_TARGET_OFFLOAD is set to MANDATORY, but device not found\n");
-        crate::linux::process::exit_program(1);
+        super::exit_through_program(1);
     }
 }
 
