@@ -12,10 +12,22 @@ use std::process::Command;
 
 use common::hostile::{assert_same, build, build_with, hrt, native, repo_root, run, Outcome};
 
+/// MPICH's own name for `tool` (`mpicc.mpich`) where Debian's `mpich` package installed it:
+/// `mpicc` and `mpirun` are alternatives that another MPI installed later (Open MPI, which
+/// LAMMPS and GROMACS pull in) takes over, without its headers.
+fn mpich(tool: &str) -> String {
+    let own = format!("{tool}.mpich");
+    if Path::new("/usr/bin").join(&own).exists() {
+        own
+    } else {
+        tool.to_string()
+    }
+}
+
 /// Fails with what to install when the MPI tools are missing.
 fn require_mpich() {
-    for tool in ["mpicc", "mpirun"] {
-        let found = Command::new(tool).arg("-h").output().is_ok();
+    for tool in ["mpicc", "mpirun"].map(mpich) {
+        let found = Command::new(&tool).arg("-h").output().is_ok();
         assert!(found, "{tool} is missing: install MPICH (apt-get install mpich libmpich-dev, as .ci/run does)");
     }
 }
@@ -23,7 +35,7 @@ fn require_mpich() {
 fn build_mpi(name: &str) -> PathBuf {
     require_mpich();
     let source = repo_root().join("tests/programs/mpi").join(format!("{name}.c"));
-    build_with("mpicc", &source, name, &["-fopenmp"])
+    build_with(&mpich("mpicc"), &source, name, &["-fopenmp"])
 }
 
 /// `mpirun -np 2 [hrt run --cpus 1 --] PROG ARGS` with `env` added, natively and under hrt
@@ -31,7 +43,7 @@ fn build_mpi(name: &str) -> PathBuf {
 /// hrt, UCX sent large messages over TCP, whose teardown hung MPI_Finalize about one run in
 /// four: the ranks' TCP flush needs the other rank's progress, UCX issue 8738).
 fn mpirun(under_hrt: bool, prog: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let mut cmd = Command::new("mpirun");
+    let mut cmd = Command::new(mpich("mpirun"));
     cmd.args(["-np", "2"]);
     if under_hrt {
         cmd.arg(env!("CARGO_BIN_EXE_hrt")).args(["run", "--cpus", "1", "--"]);
@@ -87,7 +99,8 @@ fn a_process_manager_inside_the_vm() {
     let linux = mpirun(false, &prog, &[], &[]);
     assert_eq!(linux.code(), 0, "natively: {linux:?}");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hrt"));
-    cmd.args(["run", "--mem", "4G", "--children", "hrt", "--", "mpirun", "-np", "2"]).arg(&prog);
+    let mpirun = mpich("mpirun");
+    cmd.args(["run", "--mem", "4G", "--children", "hrt", "--", &mpirun, "-np", "2"]).arg(&prog);
     let got = run(cmd, None);
     assert_same("mpirun under hrt run --children hrt", &linux, &got);
 }
@@ -123,7 +136,7 @@ fn the_default_spin_counts_all_local_ranks() {
     assert!(alone.stderr.contains(spin), "{}", alone.stderr);
     let steer = "a vCPU that wakes it keeps it off its own host CPU";
     assert!(alone.stderr.contains(steer), "{}", alone.stderr);
-    let ranks = two_cpus("mpirun", &["-np", "2", hrt_bin, "run", "-v", "--cpus", "1", "--", "/bin/true"]);
+    let ranks = two_cpus(&mpich("mpirun"), &["-np", "2", hrt_bin, "run", "-v", "--cpus", "1", "--", "/bin/true"]);
     assert_eq!(ranks.code(), 0, "{ranks:?}");
     let spin = "spins 50 µs after the last request (2 host CPU(s) for 2 local MPI rank(s) of 1 vCPU(s))";
     assert_eq!(ranks.stderr.matches(spin).count(), 2, "{}", ranks.stderr);
