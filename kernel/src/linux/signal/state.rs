@@ -488,7 +488,21 @@ fn send_process_waking(info: SigInfo, merged: impl FnOnce(bool), prefer_running:
         flushed_away(flushed);
         return Ok(());
     }
-    let new = match s.shared.add(info) {
+    // A CPU-time timer's signal goes to a thread that runs, into its own queue, as Linux's
+    // complete_signal gives it to the thread whose tick found the expiry. Left in the shared
+    // queue, whichever thread came back to the program first took it: on a loaded host, a
+    // thread waking from a sleep (which fires due timers on its way back) before the busy
+    // thread's vCPU ran again. Another runner than the caller first: the caller may be the one
+    // that just woke; busy threads still share the signals, each finding some expiries.
+    let runner = prefer_running.then(|| running_thread_for(&s, sig)).flatten();
+    let queue = match runner {
+        Some(tid) => match s.threads.get_mut(&tid) {
+            Some(t) => &mut t.pending,
+            None => &mut s.shared,
+        },
+        None => &mut s.shared,
+    };
+    let new = match queue.add(info) {
         Ok(new) => new,
         Err(e) => {
             drop(s);
@@ -500,6 +514,12 @@ fn send_process_waking(info: SigInfo, merged: impl FnOnce(bool), prefer_running:
         PENDING_COUNT.fetch_add(1, Ordering::SeqCst);
     }
     merged(!new);
+    if runner.is_some() {
+        drop(s);
+        flushed_away(flushed);
+        crate::linux::signalfd::pending_added(bit(sig));
+        return Ok(());
+    }
     // One waiter is woken to take it, as Linux's complete_signal picks one thread: each woken
     // thread saw it pending and ended its wait with EINTR, though only one ran the handler
     // (8 threads in nanosleep, one kill: EINTR in 2-3 of them in some rounds).
@@ -515,6 +535,21 @@ fn send_process_waking(info: SigInfo, merged: impl FnOnce(bool), prefer_running:
     flushed_away(flushed);
     crate::linux::signalfd::pending_added(bit(sig));
     Ok(())
+}
+
+/// A thread of the program that runs (waits for nothing) and does not block `sig`: another
+/// than the caller where there is one, else the caller.
+fn running_thread_for(s: &Signals, sig: u64) -> Option<u32> {
+    let me = crate::linux::process::current_tid();
+    // SAFETY: registered threads are alive (they unregister under the signal lock, held here).
+    let runs =
+        |t: &ThreadSignals| t.waiter.is_null() && !t.thread.is_null() && unsafe { (*t.thread).sigmask } & bit(sig) == 0;
+    let mut runners = s.threads.iter().filter(|(_, t)| runs(t)).map(|(&tid, _)| tid);
+    let first = runners.next()?;
+    if first != me {
+        return Some(first);
+    }
+    Some(runners.next().unwrap_or(first))
 }
 
 /// Whether the program's main thread waits interruptibly (a blocking call, a sleep, a signal
