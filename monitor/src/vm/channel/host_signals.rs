@@ -218,6 +218,11 @@ pub fn begin_exec() {
     EXEC_WINDOW.store(true, Ordering::SeqCst);
     // Those that came before and wait in the channel for a kernel that is in the exec now
     // (its thread waits for this call's answer): theirs too (1 SIGTERM in 40 rounds was lost so).
+    sweep_word_into_late();
+}
+
+/// Moves the signals waiting in the channel's word to `LATE` (each bit once: the swap).
+fn sweep_word_into_late() {
     let word = WORD.load(Ordering::SeqCst);
     if !word.is_null() {
         // SAFETY: `attach` stored it, in guest RAM mapped until the process ends.
@@ -323,6 +328,15 @@ fn deliver_now(sig: i32, info: *const libc::siginfo_t) -> bool {
     let before = unsafe { (*word).fetch_or(bit(sig), Ordering::SeqCst) };
     if before & bit(sig) == 0 {
         DELIVERIES[(sig & 63) as usize].fetch_add(1, Ordering::SeqCst);
+    }
+    // An exec began between the look at EXEC_WINDOW above and the bit: `begin_exec` swept the
+    // word before the bit was in it, and no kernel reads it now (a blocked SIGUSR1 sent while
+    // a forked child exec'd a host program was lost about once in 1,000 children). Either its
+    // sweep took the bit or this one does (it set the flag before it swept).
+    if EXEC_WINDOW.load(Ordering::SeqCst) {
+        sweep_word_into_late();
+        raise_late();
+        return true;
     }
     // A forked child's kernel that is not ready yet looks at the word when it is (it sets
     // `signals_ready` before it looks, as this sets the bit before it reads the flag).
