@@ -72,6 +72,21 @@ impl FileBytes {
         Ok(FileBytes::Mapped { ptr, len, mapped })
     }
 
+    /// The bytes of `file` (a regular file, `len` bytes) for reading its tables (the libgomp or
+    /// C library that `--omp` overrides or takes functions from): mapped where the host lets
+    /// it, else read into a `Vec`, never into a huge page, whose clearing would cost more than
+    /// the reading. Reads at offsets: the file's position is not moved (it may be one of the
+    /// program's open files).
+    pub fn for_a_look(file: std::fs::File, len: u64) -> std::io::Result<FileBytes> {
+        use std::os::unix::fs::FileExt;
+        if let Some(mapped) = map_file(&file, len) {
+            return Ok(mapped);
+        }
+        let mut bytes = vec![0u8; len.min(1 << 30) as usize];
+        file.read_exact_at(&mut bytes, 0)?;
+        Ok(FileBytes::Owned(bytes))
+    }
+
     /// Reads the whole file at `path`.
     pub fn read_path(path: &str) -> std::io::Result<FileBytes> {
         let file = std::fs::File::open(path)?;

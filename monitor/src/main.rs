@@ -3,6 +3,7 @@ mod bench;
 mod child_args;
 mod cli;
 mod elf_headers;
+mod elf_look;
 mod error;
 mod every_thread;
 mod file_bytes;

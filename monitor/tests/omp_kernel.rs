@@ -361,6 +361,12 @@ fn a_libgomp_that_a_library_loads_runs_on_the_kernels_runtime() {
                 prog.display(),
                 got.stderr
             );
+            // The default, `--omp auto`, overrides a libgomp that a library loads at start;
+            // one opened later (`dlopen`) stays the program's own, with the same results.
+            let got = hrt(&["--cpus", "2", "-v"], prog, threads);
+            assert_eq!((got.code(), &got.stdout), (want.code(), &want.stdout), "{}", got.stderr);
+            let kernels = got.stderr.contains("functions of the shared libgomp run on the kernel's OpenMP runtime");
+            assert_eq!(kernels, prog == &linked, "{}: {}", prog.display(), got.stderr);
         }
     }
 }

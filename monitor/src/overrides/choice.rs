@@ -34,11 +34,15 @@ pub fn for_program(
         // The program's environment is hrt's (but under --clear-env, where ld.so then finds
         // fewer libraries than this looks at: the check only errs on the side of libgomp).
         let ld_path = std::env::var("LD_LIBRARY_PATH").ok();
-        // `--omp kernel` also looks for a libgomp that one of the program's libraries loads
-        // (ImageMagick's libMagickCore, OpenBLAS's OpenMP build): reading every library of the
-        // program, which `--omp auto` spares every dynamic program's start.
-        let deep = choice == OmpChoice::Kernel;
-        super::plan_omp(&program.bytes, Some((&program.host_path, ld_path.as_deref())), deep)
+        // A libgomp that one of the program's libraries loads (ImageMagick's libMagickCore,
+        // OpenBLAS's OpenMP build) is overridden too: `--omp auto` looks at the libraries
+        // loaded at start, `--omp kernel` also stands ready for one opened later, at the cost
+        // of a look at every file each dynamic program maps.
+        let reach = match choice {
+            OmpChoice::Kernel => super::Reach::Everything,
+            _ => super::Reach::StartLibraries,
+        };
+        super::plan_omp(&program.bytes, Some((&program.host_path, ld_path.as_deref())), reach)
     };
     match decision {
         Decision::Apply(entries) => {

@@ -8,11 +8,12 @@
 //! Written here rather than taken from a crate (`lddtree` does the same walk): that one parses
 //! every library whole (every symbol and string table, ~ms per large library at every start of
 //! an OpenMP program) and reads `hrt`'s own `LD_LIBRARY_PATH`; this walk reads headers and the
-//! dynamic section only, and callers look at one symbol table (`elf_headers`).
+//! dynamic section only (`elf_look`), and callers look at one symbol table (`elf_headers`).
 
 use std::path::{Path, PathBuf};
 
 use crate::elf_headers::{self, DT_RPATH, DT_RUNPATH};
+use crate::elf_look::Looker;
 
 /// The most libraries a walk reads (a program's closure is a few dozen at most).
 const MAX_LIBRARIES: usize = 256;
@@ -32,23 +33,39 @@ const RUNTIME_LIBRARIES: &[&str] = &[
     "libgcc_s.so.1",
     "libstdc++.so.6",
 ];
-/// The largest library read.
-const MAX_BYTES: u64 = 256 << 20;
-
-/// One library of the closure: its DT_NEEDED name, where it was found, its bytes.
-pub struct Library {
+/// One library of the closure: its DT_NEEDED name, where it was found, and its bytes as far
+/// as its headers, dynamic section and (when asked) dynamic symbols go (`elf_look`; zero
+/// elsewhere), valid while the walk's visit sees it.
+pub struct Library<'a> {
     pub name: String,
     pub path: PathBuf,
-    pub bytes: Vec<u8>,
+    pub bytes: &'a [u8],
 }
 
-/// The libraries the program (`bytes`, at host path `path`) loads at start, each once, in the
-/// order ld.so's breadth-first walk meets them, but the C and C++ runtimes' own
-/// (`RUNTIME_LIBRARIES`); a name found nowhere is left out (ld.so would fail to start the
-/// program, which then is not ours to judge). `ld_library_path`: the program's
-/// `LD_LIBRARY_PATH`.
-pub fn libraries(bytes: &[u8], path: &Path, ld_library_path: Option<&str>) -> Vec<Library> {
-    let Ok(elf) = elf_headers::headers(bytes, false) else { return Vec::new() };
+/// Whether the program loads the library named `soname` at start, through any of its
+/// libraries (the walk stops there).
+pub fn loads(bytes: &[u8], path: &Path, ld_library_path: Option<&str>, soname: &str) -> bool {
+    let mut seen = false;
+    walk(bytes, path, ld_library_path, false, |lib| {
+        seen = lib.name == soname;
+        seen
+    });
+    seen
+}
+
+/// Meets the libraries the program (`bytes`, at host path `path`) loads at start, each once,
+/// in the order ld.so's breadth-first walk meets them, but the C and C++ runtimes' own
+/// (`RUNTIME_LIBRARIES`), until `visit` returns true; a name found nowhere is left out (ld.so
+/// would fail to start the program, which then is not ours to judge). `ld_library_path`: the
+/// program's `LD_LIBRARY_PATH`. `symbols`: each library's bytes include its dynamic symbols.
+pub fn walk(
+    bytes: &[u8],
+    path: &Path,
+    ld_library_path: Option<&str>,
+    symbols: bool,
+    mut visit: impl FnMut(&Library) -> bool,
+) {
+    let Ok(elf) = elf_headers::headers(bytes, false) else { return };
     let exe_dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
     let exe_rpath = search_list(&elf_headers::dynamic_strings(bytes, &elf, DT_RPATH), &exe_dir);
     let exe_runpath = search_list(&elf_headers::dynamic_strings(bytes, &elf, DT_RUNPATH), &exe_dir);
@@ -61,7 +78,7 @@ pub fn libraries(bytes: &[u8], path: &Path, ld_library_path: Option<&str>) -> Ve
             .map(|n| (n.to_string(), exe_rpath.clone(), exe_runpath.clone()))
             .collect();
     let mut seen: Vec<String> = Vec::new();
-    let mut found = Vec::new();
+    let mut looker = Looker::new();
     while let Some((name, rpath, runpath)) = queue.pop_front() {
         if seen.contains(&name) || seen.len() >= MAX_LIBRARIES || RUNTIME_LIBRARIES.contains(&name.as_str()) {
             continue;
@@ -74,31 +91,37 @@ pub fn libraries(bytes: &[u8], path: &Path, ld_library_path: Option<&str>) -> Ve
             // no DT_RUNPATH; then LD_LIBRARY_PATH, DT_RUNPATH, the system's directories.
             let rpaths: Vec<&PathBuf> =
                 if runpath.is_empty() { rpath.iter().chain(exe_rpath.iter()).collect() } else { Vec::new() };
-            rpaths.into_iter().chain(&env).chain(&runpath).chain(&system).map(|d| d.join(&name)).collect()
+            let listed = system.iter().filter(|d| d.may_hold(&name)).map(|d| &d.path);
+            rpaths.into_iter().chain(&env).chain(&runpath).chain(listed).map(|d| d.join(&name)).collect()
         };
-        let Some((path, lib)) = candidates.into_iter().find_map(|p| read_elf(&p).map(|b| (p, b))) else { continue };
-        if let Ok(lelf) = elf_headers::headers(&lib, false) {
+        // The first candidate that is a 64-bit x86 ELF file (ld.so skips others).
+        let Some(path) = candidates.into_iter().find(|p| look_at(p, &mut looker, symbols)) else { continue };
+        // `look_at` left that file's look in the buffer.
+        let lib = looker.last();
+        if let Ok(lelf) = elf_headers::headers(lib, false) {
             let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
-            let rp = search_list(&elf_headers::dynamic_strings(&lib, &lelf, DT_RPATH), &dir);
-            let rn = search_list(&elf_headers::dynamic_strings(&lib, &lelf, DT_RUNPATH), &dir);
-            for next in elf_headers::needed_libraries(&lib, &lelf) {
+            let rp = search_list(&elf_headers::dynamic_strings(lib, &lelf, DT_RPATH), &dir);
+            let rn = search_list(&elf_headers::dynamic_strings(lib, &lelf, DT_RUNPATH), &dir);
+            for next in elf_headers::needed_libraries(lib, &lelf) {
                 queue.push_back((next.to_string(), rp.clone(), rn.clone()));
             }
         }
-        found.push(Library { name, path, bytes: lib });
+        if visit(&Library { name, path, bytes: lib }) {
+            return;
+        }
     }
-    found
 }
 
-/// The bytes of the 64-bit x86 ELF file at `path`, if it is one (ld.so skips others).
-fn read_elf(path: &Path) -> Option<Vec<u8>> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_BYTES {
-        return None;
+/// Looks at the file at `path` (`Looker::last` gives its bytes); whether it is a 64-bit x86
+/// ELF file.
+fn look_at(path: &Path, looker: &mut Looker, symbols: bool) -> bool {
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let Ok(meta) = file.metadata() else { return false };
+    if !meta.is_file() {
+        return false;
     }
-    let bytes = std::fs::read(path).ok()?;
-    let elf = elf_headers::headers(&bytes, false).ok()?;
-    (elf.is_64 && elf.header.e_machine == goblin::elf::header::EM_X86_64).then_some(bytes)
+    let Some(bytes) = looker.look(&file, meta.len(), symbols) else { return false };
+    elf_headers::headers(bytes, false).is_ok_and(|e| e.header.e_machine == goblin::elf::header::EM_X86_64)
 }
 
 /// The directories of colon-separated `lists`, `$ORIGIN` (and `${ORIGIN}`) as `origin`; an
@@ -121,9 +144,42 @@ fn search_list(lists: &[&str], origin: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A directory of the system's search list, with the names it holds where they are few
+/// (/usr/local/lib, fakeroot's directory) or none (a directory that does not exist): a
+/// library not there then costs no failed open. ffmpeg's 207 libraries were ~600 failed opens
+/// in the three directories ld.so.conf puts before Debian's own.
+struct SystemDir {
+    path: PathBuf,
+    /// None: a large or unreadable directory, asked file by file.
+    names: Option<std::collections::HashSet<std::ffi::OsString>>,
+}
+
+/// A directory listed whole when it holds at most this many names.
+const LISTED_NAMES: usize = 256;
+
+impl SystemDir {
+    fn new(path: PathBuf) -> SystemDir {
+        let names = match std::fs::read_dir(&path) {
+            Ok(entries) => {
+                let names: std::collections::HashSet<_> =
+                    entries.take(LISTED_NAMES + 1).flatten().map(|e| e.file_name()).collect();
+                (names.len() <= LISTED_NAMES).then_some(names)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Default::default()),
+            Err(_) => None,
+        };
+        SystemDir { path, names }
+    }
+
+    /// Whether a file named `name` may be in the directory.
+    fn may_hold(&self, name: &str) -> bool {
+        self.names.as_ref().is_none_or(|n| n.contains(std::ffi::OsStr::new(name)))
+    }
+}
+
 /// /etc/ld.so.conf's directories, then glibc's defaults for x86-64 (Debian's multiarch ones
 /// first).
-fn system_dirs() -> Vec<PathBuf> {
+fn system_dirs() -> Vec<SystemDir> {
     let mut dirs = Vec::new();
     read_conf(Path::new("/etc/ld.so.conf"), &mut dirs, 0);
     for d in ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"] {
@@ -135,7 +191,7 @@ fn system_dirs() -> Vec<PathBuf> {
             unique.push(d);
         }
     }
-    unique
+    unique.into_iter().map(SystemDir::new).collect()
 }
 
 /// The directories of one ld.so.conf-style file, following `include` lines (a path or a
@@ -205,19 +261,51 @@ mod tests {
         std::fs::write(&src, "int main(void) {\n#pragma omp parallel\n;\nreturn 0; }\n").unwrap();
         let built = std::process::Command::new("gcc").arg("-fopenmp").arg("-o").arg(&exe).arg(&src).status();
         assert!(built.as_ref().is_ok_and(|s| s.success()), "gcc -fopenmp: {built:?}");
-        let found = libraries(&std::fs::read(&exe).unwrap(), &exe, None);
-        let names: Vec<&str> = found.iter().map(|l| l.name.as_str()).collect();
+        let mut found = Vec::new();
+        walk(&std::fs::read(&exe).unwrap(), &exe, None, true, |l| {
+            found.push((l.name.clone(), l.path.clone()));
+            false
+        });
+        let names: Vec<&str> = found.iter().map(|l| l.0.as_str()).collect();
         assert_eq!(names, ["libgomp.so.1"], "{names:?}");
         let ldd = std::process::Command::new("ldd").arg(&exe).output().unwrap();
         let ldd = String::from_utf8_lossy(&ldd.stdout).to_string();
         let line = ldd.lines().find(|l| l.trim_start().starts_with("libgomp.so.1")).expect("ldd lists libgomp");
         let ldd_path = line.split("=>").nth(1).and_then(|r| r.split_whitespace().next()).unwrap();
         assert_eq!(
-            std::fs::canonicalize(&found[0].path).unwrap(),
+            std::fs::canonicalize(&found[0].1).unwrap(),
             std::fs::canonicalize(ldd_path).unwrap(),
             "libgomp found at {:?}, ldd says {ldd_path}",
-            found[0].path
+            found[0].1
         );
+        // A program that does not load libgomp itself, but whose library (found by its
+        // RUNPATH, $ORIGIN) does: `loads` finds it; a plain program's walk does not.
+        let lib_src = scratch.0.join("l.c");
+        std::fs::write(
+            &lib_src,
+            "int work(void) { int n = 0;\n#pragma omp parallel reduction(+:n)\nn++;\nreturn n; }\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(scratch.0.join("lib")).unwrap();
+        let lib = scratch.0.join("lib/libwork.so");
+        let built = std::process::Command::new("gcc")
+            .args(["-fopenmp", "-shared", "-fPIC", "-o"])
+            .arg(&lib)
+            .arg(&lib_src)
+            .status();
+        assert!(built.as_ref().is_ok_and(|s| s.success()), "gcc -shared: {built:?}");
+        std::fs::write(&src, "int work(void);\nint main(void) { return work() > 0 ? 0 : 1; }\n").unwrap();
+        let built = std::process::Command::new("gcc")
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .arg(format!("-L{}", scratch.0.join("lib").display()))
+            .args(["-lwork", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib"])
+            .status();
+        assert!(built.as_ref().is_ok_and(|s| s.success()), "gcc -lwork: {built:?}");
+        let bytes = std::fs::read(&exe).unwrap();
+        assert!(loads(&bytes, &exe, None, "libgomp.so.1"), "libwork.so's libgomp not found");
+        assert!(!loads(&bytes, &exe, None, "libnothing.so.1"));
     }
 
     #[test]

@@ -11,7 +11,9 @@ use std::sync::Mutex;
 use goblin::elf::{program_header::PT_LOAD, sym, Elf};
 use hrt_abi::overrides::{self as abi, Entry, Group};
 
-use super::{Decision, LibraryUse};
+use super::{Decision, LibraryUse, Reach};
+use crate::elf_look::Looker;
+use crate::file_bytes::FileBytes;
 
 /// Decides group `group` for a dynamically linked program: it must load the group's library,
 /// and none of its undefined symbols may be an entry point the kernel does not provide; nor
@@ -20,24 +22,33 @@ use super::{Decision, LibraryUse};
 /// reach the program's own libgomp, whose state the kernel's runtime never sets up (OpenACC's
 /// `GOACC_parallel_keyed`, say). Where the group's library is found, only names it exports
 /// count: a program importing its own `acc_sum` from a library of its own uses no OpenACC.
-/// `deep`: the closure is read also when the program does not load the group's library
-/// itself; where one of its libraries loads it (ImageMagick's libMagickCore loads libgomp,
-/// `convert` does not), the library is overridden as the program's own would be.
-pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Option<&str>)>, deep: bool) -> Decision {
+/// `reach` beyond `Program`: the closure is read also when the program does not load the
+/// group's library itself; where one of its libraries loads it (ImageMagick's libMagickCore
+/// loads libgomp, `convert` does not), the library is overridden as the program's own would
+/// be; with `Everything`, also where none does (one may be opened later).
+pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Option<&str>)>, reach: Reach) -> Decision {
     let g: &Group = &abi::GROUPS[group as usize];
     let elf = match Elf::parse(bytes) {
         Ok(e) => e,
         Err(e) => return Decision::Skip(format!("cannot read the program's ELF: {e}")),
     };
     let loads_itself = elf.libraries.contains(&g.soname);
-    let closure = match at {
-        Some((path, ld_library_path)) if loads_itself || deep => {
-            super::closure::libraries(bytes, path, ld_library_path)
-        }
-        _ => Vec::new(),
-    };
-    let loads_library = loads_itself || closure.iter().any(|l| l.name == g.soname);
-    let exports = closure.iter().find(|l| l.name == g.soname).map(|l| exported_names(&l.bytes));
+    // Each library's imports that may be the group's (by prefix), and the group library's
+    // exports, gathered in one walk: a library's bytes last only while the walk shows it.
+    let mut closure: Vec<(String, std::path::PathBuf, Vec<String>)> = Vec::new();
+    let mut exports = None;
+    if let Some((path, ld_library_path)) = at.filter(|_| loads_itself || reach != Reach::Program) {
+        super::closure::walk(bytes, path, ld_library_path, true, |lib| {
+            if lib.name == g.soname {
+                exports = Some(exported_names(lib.bytes));
+            } else {
+                let imports = imports_named(lib.bytes, g.entry_prefixes);
+                closure.push((lib.name.clone(), lib.path.clone(), imports));
+            }
+            false
+        });
+    }
+    let loads_library = loads_itself || exports.is_some();
     let of_library = |name: &str| {
         g.entry_prefixes.iter().any(|p| name.starts_with(p)) && exports.as_ref().is_none_or(|e| e.contains(name))
     };
@@ -61,37 +72,37 @@ pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Optio
             return Decision::Skip(format!("the program uses {name}, which the kernel's runtime does not provide"));
         }
     }
-    if !loads_library && !deep {
+    if !loads_library && reach != Reach::Everything {
         // Built with -fopenmp but calling no runtime function (gcc then links no libgomp): as
         // for such a static program, there is nothing to redirect and it runs as it is.
         return Decision::Apply(Vec::new());
     }
-    // `deep` and no libgomp at start: one may come with a library the program opens later
+    // `Everything` and no libgomp at start: one may come with a library the program opens later
     // (Python's numpy loads OpenBLAS's OpenMP build with dlopen), and is overridden when it
     // is mapped, as at start. Such a library's own imports are not checked beforehand (nor
     // are those of a library a program that loads libgomp at start opens later).
-    for lib in closure.iter().filter(|l| l.name != g.soname) {
-        if let Some(name) = first_import(&lib.bytes, |n| of_library(n) && !g.overrides.contains(&n)) {
+    for (name, path, imports) in &closure {
+        if let Some(function) = imports.iter().find(|n| of_library(n) && !g.overrides.contains(&n.as_str())) {
             return Decision::Skip(format!(
-                "the program loads {} ({}), which uses {name}, a function the kernel's runtime does not provide",
-                lib.name,
-                lib.path.display()
+                "the program loads {name} ({}), which uses {function}, a function the kernel's runtime does not provide",
+                path.display()
             ));
         }
     }
     Decision::Library
 }
 
-/// The first symbol the library `bytes` imports for which `wanted` holds.
-fn first_import(bytes: &[u8], wanted: impl Fn(&str) -> bool) -> Option<String> {
-    let elf = crate::elf_headers::headers(bytes, true).ok()?;
-    let found = std::cell::RefCell::new(None);
+/// The symbols the library `bytes` imports whose names start with one of `prefixes`.
+fn imports_named(bytes: &[u8], prefixes: &[&str]) -> Vec<String> {
+    let Ok(elf) = crate::elf_headers::headers(bytes, true) else { return Vec::new() };
+    let found = std::cell::RefCell::new(Vec::new());
     crate::elf_headers::any_symbol(bytes, &elf, goblin::elf::section_header::SHT_DYNSYM, |s| {
-        let hit = s.shndx == 0 && std::str::from_utf8(s.name).is_ok_and(&wanted);
-        if hit {
-            *found.borrow_mut() = std::str::from_utf8(s.name).ok().map(str::to_string);
+        if s.shndx == 0 && prefixes.iter().any(|p| s.name.starts_with(p.as_bytes())) {
+            if let Ok(name) = std::str::from_utf8(s.name) {
+                found.borrow_mut().push(name.to_string());
+            }
         }
-        hit
+        false
     });
     found.into_inner()
 }
@@ -122,6 +133,8 @@ pub struct LibraryPlans {
     /// `-v` or `--omp kernel`: say why a library cannot be overridden.
     report: bool,
     by_file: Mutex<HashMap<(u64, u64), FilePlan>>,
+    /// Reads the tables `has_no_entries` looks at (only under `by_file`'s lock).
+    looker: Mutex<Looker>,
 }
 
 /// The largest library read to find its symbols.
@@ -129,7 +142,7 @@ const MAX_LIBRARY: u64 = 256 << 20;
 
 impl LibraryPlans {
     pub fn new(group: u8, purpose: LibraryUse, report: bool) -> LibraryPlans {
-        LibraryPlans { group, purpose, report, by_file: Mutex::new(HashMap::new()) }
+        LibraryPlans { group, purpose, report, by_file: Mutex::new(HashMap::new()), looker: Mutex::new(Looker::new()) }
     }
 
     /// Plans for the same group and purpose, none made yet (a forked child's).
@@ -154,14 +167,19 @@ impl LibraryPlans {
         let mut cache = self.by_file.lock().unwrap_or_else(|e| e.into_inner());
         let plan = cache.entry(key).or_insert_with(|| {
             let soname = abi::GROUPS[self.group as usize].soname;
+            // A quick look first: most files a program maps have nothing for either purpose.
+            let nothing = |b: &[u8]| match self.purpose {
+                LibraryUse::SpinTests => !is_named(b, soname),
+                LibraryUse::Override { .. } => has_no_entries(b, self.group),
+            };
+            if self.looks_like(fd, st.st_size as u64, nothing) {
+                return Ok(Vec::new());
+            }
             let bytes = read_file(fd, st.st_size as u64);
             if self.purpose == LibraryUse::SpinTests {
                 return bytes.map(|b| spin_entries(&b, soname, self.report));
             }
-            let plan = bytes.and_then(|b| match has_no_entries(&b, self.group) {
-                true => Ok(Vec::new()),
-                false => file_entries(&b, self.group),
-            });
+            let plan = bytes.and_then(|b| file_entries(&b, self.group));
             if let (Err(why), true) = (&plan, self.report) {
                 eprintln!("hrt: --omp: {soname}: {why}");
             }
@@ -203,17 +221,36 @@ fn spin_entries(bytes: &[u8], soname: &str, report: bool) -> Vec<Entry> {
     }
 }
 
-/// Whether a library, by a look at its dynamic section and symbol table alone, is neither the
-/// group's library (its DT_SONAME) nor one that exports an import of the group: the full parse
-/// of `file_entries` (every table) then finds nothing either, and cost ~1 ms a library at each
-/// start (ImageMagick's `convert` maps ~60: 66-72 ms a start became 119-136 under an explicit
-/// `--omp kernel`, which asks for every mapped library). False where the look cannot tell.
+impl LibraryPlans {
+    /// Whether `pred` holds for host file `fd` (borrowed; `len` bytes) as far as `elf_look`
+    /// reads it (headers, dynamic section and symbols): whether a look without the full
+    /// parse of `file_entries` (every table of the file, read whole) can tell that it has no
+    /// entries. That parse cost ~1 ms a library at each start (ImageMagick's `convert` maps
+    /// ~60: 66-72 ms a start became 119-136 under `--omp kernel`, which asks for every mapped
+    /// library). False where the look cannot tell.
+    fn looks_like(&self, fd: i32, len: u64, pred: impl Fn(&[u8]) -> bool) -> bool {
+        use std::os::fd::BorrowedFd;
+        // SAFETY: the caller's descriptor stays open for this call; a duplicate is taken at once.
+        let Ok(own) = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned() else { return false };
+        let mut looker = self.looker.lock().unwrap_or_else(|e| e.into_inner());
+        looker.look(&std::fs::File::from(own), len, true).is_some_and(pred)
+    }
+}
+
+/// Whether the library `bytes` names itself `soname` (DT_SONAME).
+fn is_named(bytes: &[u8], soname: &str) -> bool {
+    const DT_SONAME: u64 = 14;
+    crate::elf_headers::headers(bytes, false)
+        .is_ok_and(|elf| crate::elf_headers::dynamic_strings(bytes, &elf, DT_SONAME).first() == Some(&soname))
+}
+
+/// Whether the library `bytes` (as far as `elf_look` reads it) is neither the group's library
+/// nor one that exports an import of the group.
 fn has_no_entries(bytes: &[u8], group: u8) -> bool {
     use goblin::elf::section_header::SHT_DYNSYM;
-    const DT_SONAME: u64 = 14;
     let g: &Group = &abi::GROUPS[group as usize];
     let Ok(elf) = crate::elf_headers::headers(bytes, true) else { return false };
-    if crate::elf_headers::dynamic_strings(bytes, &elf, DT_SONAME).first() == Some(&g.soname) {
+    if is_named(bytes, g.soname) {
         return false;
     }
     let exports_an_import =
@@ -221,24 +258,19 @@ fn has_no_entries(bytes: &[u8], group: u8) -> bool {
     crate::elf_headers::any_symbol(bytes, &elf, SHT_DYNSYM, exports_an_import) == Some(false)
 }
 
-fn read_file(fd: i32, size: u64) -> Result<Vec<u8>, String> {
+/// The bytes of host file `fd` (borrowed), mapped where the host lets it (`FileBytes`): the
+/// plans look at a few tables of each library the program maps.
+fn read_file(fd: i32, size: u64) -> Result<FileBytes, String> {
+    use std::os::fd::BorrowedFd;
     if size > MAX_LIBRARY {
         // Neither libgomp nor the C library (a few MiB each): nothing to override or import
         // there. An error would stop a program under `--omp kernel` that maps a large library
         // (PyTorch's libtorch_cpu.so is ~500 MiB), OpenMP or not.
-        return Ok(Vec::new());
+        return Ok(FileBytes::from(Vec::new()));
     }
-    let mut bytes = vec![0u8; size as usize];
-    let mut done = 0;
-    while done < bytes.len() {
-        // SAFETY: reads into the unfilled tail of `bytes`.
-        let n = unsafe { libc::pread(fd, bytes[done..].as_mut_ptr().cast(), bytes.len() - done, done as i64) };
-        if n <= 0 {
-            return Err("cannot read the file".into());
-        }
-        done += n as usize;
-    }
-    Ok(bytes)
+    // SAFETY: the caller's descriptor stays open for this call; a duplicate is taken at once.
+    let own = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().map_err(|_| "cannot read the file")?;
+    FileBytes::for_a_look(std::fs::File::from(own), size).map_err(|_| "cannot read the file".into())
 }
 
 /// The exported functions of a shared library, by name: (file offset, size), default versions
