@@ -13,9 +13,11 @@ pub fn guest_cpuid(kvm: &Kvm, _cpus: u32) -> Result<CpuId> {
     kvm.get_supported_cpuid(KVM_MAX_CPUID_ENTRIES).map_err(|e| err!("cannot read KVM's CPUID: {e}"))
 }
 
-/// A copy of `base` for vCPU `id`: its initial APIC ID (leaf 1) and x2APIC ID (leaves 0xB, 0x1F).
-pub fn for_vcpu(base: &CpuId, id: u32) -> CpuId {
+/// A copy of `base` for vCPU `id` of `cpus`: its initial APIC ID (leaf 1) and x2APIC ID
+/// (leaves 0xB, 0x1F), and the topology the VM has (`topology`).
+pub fn for_vcpu(base: &CpuId, id: u32, cpus: u32) -> CpuId {
     let mut c = base.clone();
+    with_topology_levels(&mut c);
     for e in c.as_mut_slice() {
         match e.function {
             1 => {
@@ -30,9 +32,74 @@ pub fn for_vcpu(base: &CpuId, id: u32) -> CpuId {
             }
             _ => {}
         }
+        topology(e, id, cpus);
     }
     with_host_brand(&mut c);
     c
+}
+
+/// The VM's processor topology in the leaves that describe it: one package of `cpus` cores,
+/// one thread each, vCPU `id` being core `id` with APIC ID `id`, every cache but the last
+/// level per core, the last shared by all. This PVM host's KVM leaves the topology leaves
+/// empty (0xB's levels, AMD's 0x8000_001E) and the counts (leaf 1's, 0x8000_0008's) as the
+/// host's: hwloc's x86 backend rejected the data (`HWLOC_COMPONENTS=-linux lstopo`: "Invalid
+/// argument"; `lstopo -v` lost its caches' "Inclusive"), and any program that counts cores
+/// from CPUID counted the host's.
+fn topology(e: &mut kvm_bindings::kvm_cpuid_entry2, id: u32, cpus: u32) {
+    // Bits of the APIC ID that number the cores (its thread bits are none).
+    let core_bits = cpus.max(1).next_power_of_two().trailing_zeros();
+    match e.function {
+        1 => {
+            // Logical processors per package, and HTT ("that count is valid") beyond one.
+            e.ebx = (e.ebx & !0x00ff_0000) | (cpus.min(255) << 16);
+            if cpus > 1 {
+                e.edx |= 1 << 28;
+            }
+        }
+        4 if e.eax & 0x1f != 0 => {
+            // Intel's caches: cores per package (bits 31-26) and threads sharing (25-14).
+            let sharing = if (e.eax >> 5) & 7 >= 3 { cpus - 1 } else { 0 };
+            e.eax = (e.eax & 0x3fff) | (sharing.min(0xfff) << 14) | ((cpus - 1).min(63) << 26);
+        }
+        0xb | 0x1f => {
+            // Level 0: threads (one per core); level 1: cores (all of the package); then none.
+            (e.eax, e.ebx, e.ecx) = match e.index {
+                0 => (0, 1, 1 << 8),
+                1 => (core_bits, cpus, 2 << 8 | 1),
+                n => (0, 0, n & 0xff),
+            };
+        }
+        0x8000_0008 => {
+            // Cores per package less one (bits 7-0), APIC ID bits for them (15-12).
+            e.ecx = (e.ecx & !0xf0ff) | (core_bits << 12) | ((cpus - 1) & 0xff);
+        }
+        0x8000_001d if e.eax & 0x1f != 0 => {
+            // AMD's caches: logical processors sharing one, less one (bits 25-14).
+            let sharing = if (e.eax >> 5) & 7 >= 3 { cpus - 1 } else { 0 };
+            e.eax = (e.eax & !(0xfff << 14)) | (sharing.min(0xfff) << 14);
+        }
+        0x8000_001e => {
+            // AMD: extended APIC ID; core ID with one thread per core; node 0 of one.
+            (e.eax, e.ebx, e.ecx) = (id, id & 0xff, 0);
+        }
+        _ => {}
+    }
+}
+
+/// Subleaves 0-2 of the topology leaves (0xB, and 0x1F where KVM has it), which `topology`
+/// fills: KVM's table holds only the first here, and a subleaf it lacks answers zero (no
+/// level of cores).
+fn with_topology_levels(c: &mut CpuId) {
+    for leaf in [0xb, 0x1f] {
+        let Some(first) = c.as_slice().iter().find(|e| e.function == leaf).copied() else { continue };
+        for index in 0..3 {
+            if !c.as_slice().iter().any(|e| e.function == leaf && e.index == index) {
+                let flags = kvm_bindings::KVM_CPUID_FLAG_SIGNIFCANT_INDEX;
+                // A table already full keeps KVM's answer (no such level).
+                let _ = c.push(kvm_bindings::kvm_cpuid_entry2 { index, flags, ..first });
+            }
+        }
+    }
 }
 
 /// The processor's name (leaves 0x8000_0002-4, 48 bytes of text: `AMD EPYC`) as the host's

@@ -342,7 +342,7 @@ const MSR_IA32_TSC: u32 = 0x10;
 fn setup_vcpu(vcpu: &VcpuFd, id: u32, cpuid: &CpuId, plan: &VcpuPlan) -> Result<()> {
     let (entry, boot) = (plan.entry, plan.boot);
     let fail = |what: &str, e: kvm_ioctls::Error| err!("vCPU {id}: cannot set {what}: {e}");
-    vcpu.set_cpuid2(&super::cpuid::for_vcpu(cpuid, id)).map_err(|e| fail("CPUID", e))?;
+    vcpu.set_cpuid2(&super::cpuid::for_vcpu(cpuid, id, plan.cpus)).map_err(|e| fail("CPUID", e))?;
 
     let mut sregs = vcpu.get_sregs().map_err(|e| fail("special registers", e))?;
     sregs.cs = segment(0x08, true);
