@@ -306,6 +306,9 @@ pub struct ProgramStatus {
     pub seccomp: [AtomicU64; STATUS_THREADS],
     /// Bytes the program has locked (mlock and its kin): VmLck.
     pub vm_locked: AtomicU64,
+    /// Thread `tids[i]`'s CPU mask (bit `n` of word `n / 64`; all zero: every vCPU): status's
+    /// Cpus_allowed and its list.
+    pub affinity: [[AtomicU64; 4]; STATUS_THREADS],
 }
 
 /// How many thread ids the channel header lists (`ChannelHeader::thread_ids`).

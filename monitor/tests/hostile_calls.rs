@@ -770,6 +770,13 @@ fn cpuid_describes_the_vms_processor_topology() {
     passes_natively_and_same_on("cpu_topology", Some("every CPU has its own x2APIC ID: yes"), &["1", "2", "4"]);
 }
 
+/// Cpus_allowed_list in the status files follows each thread's CPU mask (it showed every
+/// vCPU): the process's, `thread-self`'s and another thread's, on two vCPUs as on two CPUs.
+#[test]
+fn status_shows_each_threads_cpu_mask() {
+    passes_natively_and_same_on("status_affinity", Some("worker pinned to 0: Cpus_allowed_list:\t0\n"), &["2"]);
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

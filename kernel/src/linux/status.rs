@@ -92,6 +92,10 @@ pub fn publish(to: &ProgramStatus, path: u64) {
             set(&to.blocked[n], unsafe { (*t.thread).sigmask });
             // SAFETY: as above.
             set(&to.seccomp[n], super::seccomp::status_word(unsafe { &*t.thread }));
+            // SAFETY: as above.
+            for (w, v) in to.affinity[n].iter().zip(unsafe { (*t.thread).affinity() }) {
+                set(w, v);
+            }
             set(&to.pending[n], t.pending.set);
             // SAFETY: as above.
             let name = super::thread_names::of_locked(unsafe { &*t.thread });

@@ -333,6 +333,8 @@ struct Figures {
     state: u8,
     /// The thread's seccomp mode and filter count (`ProgramStatus::seccomp`).
     seccomp: u64,
+    /// The thread's CPU mask (`ProgramStatus::affinity`).
+    affinity: [u64; 4],
 }
 
 /// The largest VmRSS this process has shown the program, `rss` (shown now) included. VmHWM is
@@ -379,6 +381,7 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
         tid: None,
         state: b'R',
         seccomp: 0,
+        affinity: [0; 4],
     };
     let Some(s) = published() else { return f };
     f.threads = word(&s.threads).max(1);
@@ -401,11 +404,50 @@ fn figures(whose: Who, mem: (u64, u64)) -> Figures {
     if let Some(i) = at(tid).or_else(|| at(main)) {
         (f.pending, f.blocked) = (word(&s.pending[i]), word(&s.blocked[i]));
         f.seccomp = word(&s.seccomp[i]);
+        f.affinity = [0, 1, 2, 3].map(|w| word(&s.affinity[i][w]));
         if word(&s.states[i]) == b'S' as u64 {
             f.state = b'S';
         }
     }
     f
+}
+
+/// Whether vCPU `cpu` is in `set` (a thread's CPU mask; all zero: every vCPU).
+fn allowed(set: [u64; 4], cpu: u32) -> bool {
+    set == [0; 4] || set[cpu as usize / 64] & (1 << (cpu % 64)) != 0
+}
+
+/// Linux's Cpus_allowed: hexadecimal, one digit per four of `cpus`, a comma between groups of 32.
+fn allowed_mask(set: [u64; 4], cpus: u32) -> String {
+    let digits = cpus.clamp(1, 256).div_ceil(4);
+    let mut text = String::new();
+    for d in (0..digits).rev() {
+        let nibble = (0..4).filter(|b| d * 4 + b < cpus && allowed(set, d * 4 + b)).fold(0, |m, b| m | 1 << b);
+        text.push(char::from(b"0123456789abcdef"[nibble as usize]));
+        if d % 8 == 0 && d > 0 {
+            text.push(',');
+        }
+    }
+    text
+}
+
+/// Linux's Cpus_allowed_list: ranges, comma-separated (`0-2,5`).
+fn allowed_list(set: [u64; 4], cpus: u32) -> String {
+    let mut parts = Vec::new();
+    let mut cpu = 0;
+    while cpu < cpus.min(256) {
+        if !allowed(set, cpu) {
+            cpu += 1;
+            continue;
+        }
+        let first = cpu;
+        while cpu + 1 < cpus.min(256) && allowed(set, cpu + 1) {
+            cpu += 1;
+        }
+        parts.push(if cpu == first { format!("{first}") } else { format!("{first}-{cpu}") });
+        cpu += 1;
+    }
+    parts.join(",")
 }
 
 fn kib(bytes: u64) -> String {
@@ -426,7 +468,6 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
     let f = figures(whose, mem);
     let host = std::fs::read("/proc/self/status").unwrap_or_default();
     let host = String::from_utf8_lossy(&host);
-    let cpu_text = |t: Vec<u8>| String::from_utf8_lossy(t.strip_suffix(b"\n").unwrap_or(&t)).into_owned();
     let mut out = b"Name:\t".to_vec();
     out.extend_from_slice(comm);
     out.push(b'\n');
@@ -462,8 +503,8 @@ pub fn status(comm: &[u8], whose: Who, mem: (u64, u64), cpus: u32) -> Vec<u8> {
             "SigBlk" => format!("{:016x}", f.blocked),
             "SigIgn" => format!("{:016x}", f.ignored),
             "SigCgt" => format!("{:016x}", f.caught),
-            "Cpus_allowed" => cpu_text(super::synthetic::cpu_mask(0, cpus, cpus)),
-            "Cpus_allowed_list" => cpu_text(super::synthetic::cpu_list(0, cpus)),
+            "Cpus_allowed" => allowed_mask(f.affinity, cpus),
+            "Cpus_allowed_list" => allowed_list(f.affinity, cpus),
             "Mems_allowed" => node0_mask(value),
             "Mems_allowed_list" => "0".to_string(),
             "voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches" => "0".to_string(),
@@ -568,6 +609,17 @@ pub(crate) fn hold_for_fork(held: &mut crate::vm::fork::Held) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_masks_read_as_linuxs() {
+        assert_eq!((allowed_list([0; 4], 4), allowed_mask([0; 4], 4)), ("0-3".to_string(), "f".to_string()));
+        assert_eq!(
+            (allowed_list([0b1011, 0, 0, 0], 4), allowed_mask([0b1011, 0, 0, 0], 4)),
+            ("0-1,3".into(), "b".into())
+        );
+        let high = [1, 0, 0, 0];
+        assert_eq!((allowed_list(high, 40), allowed_mask(high, 40)), ("0".into(), "00,00000001".into()));
+    }
 
     #[test]
     fn mems_allowed_keeps_the_hosts_shape() {
