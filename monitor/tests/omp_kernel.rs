@@ -740,6 +740,16 @@ fn task_counts_hold_in_teams_of_one_and_with_events_fulfilled_elsewhere() {
     same_as_native_on_1_2_and_4_vcpus("omp_task_counts", &prog);
 }
 
+/// omp_get_wtime is CLOCK_MONOTONIC in every thread, static and dynamic, as libgomp's (the
+/// kernel's runtime counted from the VM's boot), with OMP_NUM_THREADS=3.
+#[test]
+fn omp_get_wtime_reads_the_monotonic_clock() {
+    for link in ["-static", "-pie"] {
+        let prog = build("omp_wtime", link);
+        same_as_native_on_1_2_and_4_vcpus_with("omp_wtime", &prog, &[("OMP_NUM_THREADS", "3")]);
+    }
+}
+
 #[test]
 fn the_openmp_5_host_routines_answer_as_libgomp_does() {
     let prog = build("omp_api_extras", "-static");

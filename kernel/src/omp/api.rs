@@ -195,9 +195,12 @@ pub extern "C" fn omp_get_teams_thread_limit() -> i32 {
     icv::TEAMS_THREAD_LIMIT.load(Ordering::Relaxed) as i32
 }
 
-/// Nanoseconds since boot, for omp_get_wtime (converted to seconds in `gomp::wtime`).
+/// CLOCK_MONOTONIC in nanoseconds, for omp_get_wtime (converted to seconds in `gomp::wtime`),
+/// as libgomp reads it: the host's clock, so that a program's times agree with another
+/// process's and with its own `clock_gettime` (IQ-TREE keeps them in its checkpoints); the
+/// kernel's time since boot made them small numbers of their own.
 pub extern "C" fn wtime_ns() -> u64 {
-    crate::time::now_ns()
+    crate::linux::calls::time::monotonic_ns()
 }
 
 // Locks. The program's omp_lock_t is libgomp's (one int), omp_nest_lock_t libgomp's 16 bytes.
