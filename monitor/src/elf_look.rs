@@ -178,11 +178,25 @@ impl Looker {
         unsafe { std::slice::from_raw_parts(self.base, len as usize) }
     }
 
-    /// Zeroes the parts the last look read (small: tables, not files).
+    /// Zeroes the parts the last look read: small ones in place, large ones (a big library's
+    /// symbols) by giving their pages back, so that a looker kept for a program's life
+    /// (`LibraryPlans`) holds no more than a few pages of host memory between looks.
     fn clear(&mut self) {
+        const PAGE: usize = 4096;
         for (offset, size) in self.filled.drain(..) {
-            // SAFETY: a part read before, inside the reservation.
-            unsafe { std::ptr::write_bytes(self.base.add(offset), 0, size) };
+            if size < 16 * PAGE {
+                // SAFETY: a part read before, inside the reservation.
+                unsafe { std::ptr::write_bytes(self.base.add(offset), 0, size) };
+                continue;
+            }
+            let (start, end) = (offset / PAGE * PAGE, (offset + size).div_ceil(PAGE) * PAGE);
+            // SAFETY: whole pages of the reservation, which only this value uses; every part
+            // in them is being cleared, and private anonymous pages read zero after this.
+            let done = unsafe { libc::madvise(self.base.add(start).cast(), end - start, libc::MADV_DONTNEED) };
+            if done != 0 {
+                // SAFETY: as for a small part.
+                unsafe { std::ptr::write_bytes(self.base.add(offset), 0, size) };
+            }
         }
     }
 

@@ -115,7 +115,14 @@ pub fn walk(
 /// Looks at the file at `path` (`Looker::last` gives its bytes); whether it is a 64-bit x86
 /// ELF file.
 fn look_at(path: &Path, looker: &mut Looker, symbols: bool) -> bool {
-    let Ok(file) = std::fs::File::open(path) else { return false };
+    use std::os::unix::fs::OpenOptionsExt;
+    // A regular file only, asked before the open and after it: opening a FIFO or a device
+    // named like a library would wait for a writer, or act on the device.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path);
+    let Ok(file) = opened else { return false };
     let Ok(meta) = file.metadata() else { return false };
     if !meta.is_file() {
         return false;
