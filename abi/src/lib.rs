@@ -968,9 +968,15 @@ pub mod process {
     /// Linux: the signals pending for the thread or the process that its mask blocks (bit
     /// `sig - 1`), raised again for the host program, and the CPU-time interval timers.
     pub const EXEC_HOST_CARRY: u64 = 0x2021;
+    /// (fd, offset, length): how many entries [`super::nr::FILE_OVERRIDES`] has for the part
+    /// of file `fd` the program maps executable; a negated EOPNOTSUPP when the file is the
+    /// group's library but cannot be overridden. Asked through the channel first, so that
+    /// only a file with entries (libgomp, the C library) costs that hypercall's VM exit:
+    /// ffmpeg maps 207 libraries, each one exit before.
+    pub const FILE_ENTRY_COUNT: u64 = 0x2022;
     /// Lowest and highest process-call numbers.
     pub const FIRST: u64 = CHILD_BEGIN;
-    pub const LAST: u64 = EXEC_HOST_CARRY;
+    pub const LAST: u64 = FILE_ENTRY_COUNT;
 }
 
 /// The blob of [`process::EXEC_OPEN`]: a header of [`exec_blob::HEADER_WORDS`] little-endian

@@ -124,6 +124,18 @@ impl Forwarder {
         self.rw_on(g, libc::SYS_pread64, &h, a[1], a[2], Some(a[3]))
     }
 
+    /// `process::FILE_ENTRY_COUNT` (fd, offset, length): how many override entries that part
+    /// of the file has (worked out once per file by the plans, which `nr::FILE_OVERRIDES` then
+    /// reads); 0 when the program has no plans.
+    pub(super) fn file_entry_count(&self, a: &[u64; 6]) -> SysResult<i64> {
+        let Some(plans) = self.library_plans.get() else { return Ok(0) };
+        let h = self.fds().get(a[0])?;
+        match plans.entries(h.raw(), a[1], a[2]) {
+            Ok(entries) => Ok(entries.len() as i64),
+            Err(()) => Err(Errno::EOPNOTSUPP),
+        }
+    }
+
     /// `process::MAP_PREAD` (fd, buf, count, pos): pread64 for a private file mapping, after
     /// the checks Linux's `mmap` makes of the descriptor.
     pub(super) fn map_pread(&self, g: Guest, a: &[u64; 6]) -> SysResult<i64> {

@@ -310,6 +310,7 @@ impl Forwarder {
             (op::KEEP_FILE, None) => self.keep_file(a[0], a[1] != 0),
             (op::KEPT_PREAD, None) => self.kept_pread(g, a),
             (op::MAP_PREAD, _) => self.map_pread(g, a),
+            (op::FILE_ENTRY_COUNT, None) => self.file_entry_count(a),
             (op::SIGNALFD_EVENTFD, _) => self.signalfd_eventfd(a[0]),
             (op::SECCOMP_FILTER, _) => super::seccomp_filters::register(g, a),
             (op::SECCOMP_RELEASE, _) => super::seccomp_filters::release(a[0]),
