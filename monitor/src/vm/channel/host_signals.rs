@@ -219,6 +219,26 @@ pub fn begin_exec() {
     // Those that came before and wait in the channel for a kernel that is in the exec now
     // (its thread waits for this call's answer): theirs too (1 SIGTERM in 40 rounds was lost so).
     sweep_word_into_late();
+    sweep_queue_into_late();
+}
+
+/// Moves the real-time signals waiting in the channel's queue to `LATE` (each instance is
+/// taken once, by this or the kernel; instances of one signal merge there, and each is raised
+/// on the exec thread with `tgkill`'s siginfo).
+fn sweep_queue_into_late() {
+    let queue = QUEUE.load(Ordering::SeqCst);
+    if queue.is_null() {
+        return;
+    }
+    // SAFETY: `attach` stored it, in guest RAM mapped until the process ends.
+    let queue = unsafe { &*queue };
+    // Bounded: a program could keep writing the queue's words.
+    for _ in 0..hrt_abi::channel::RT_QUEUED {
+        let Some(s) = queue.pop() else { break };
+        if (1..=64).contains(&s.signo) {
+            LATE.fetch_or(1 << (s.signo - 1), Ordering::SeqCst);
+        }
+    }
 }
 
 /// Moves the signals waiting in the channel's word to `LATE` (each bit once: the swap).
@@ -306,6 +326,13 @@ fn deliver_now(sig: i32, info: *const libc::siginfo_t) -> bool {
         // SAFETY: `attach` stored it with `word`, into guest RAM mapped until the process ends.
         let queue = unsafe { &*QUEUE.load(Ordering::SeqCst) };
         if queue.push(TakenSignal { signo: sig, code, w16, w24 }) {
+            // An exec began since the look above: as for the word below, `begin_exec` swept
+            // the queue before the signal was in it, or sweeps it after.
+            if EXEC_WINDOW.load(Ordering::SeqCst) {
+                sweep_queue_into_late();
+                raise_late();
+                return true;
+            }
             return !ready() || interrupt();
         }
     }
