@@ -203,14 +203,15 @@ fn cpu_file(cpu: u32, cpus: u32, rest: &[u8]) -> Option<Vec<u8>> {
     }
     if let Some(name) = rest.strip_prefix(b"topology/") {
         return match name {
-            b"thread_siblings_list" | b"core_cpus_list" => Some(own()),
-            b"thread_siblings" | b"core_cpus" => Some(cpu_mask(cpu, 1, cpus)),
-            b"core_siblings_list" | b"package_cpus_list" | b"die_cpus_list" | b"cluster_cpus_list" => {
-                Some(cpu_list(0, cpus))
-            }
-            b"core_siblings" | b"package_cpus" | b"die_cpus" | b"cluster_cpus" => Some(cpu_mask(0, cpus, cpus)),
+            // A cluster is the CPUs that share an L2 on x86 Linux: each vCPU's own here, with
+            // the "no cluster id" Linux shows in a VM like this host (65535).
+            b"thread_siblings_list" | b"core_cpus_list" | b"cluster_cpus_list" => Some(own()),
+            b"thread_siblings" | b"core_cpus" | b"cluster_cpus" => Some(cpu_mask(cpu, 1, cpus)),
+            b"core_siblings_list" | b"package_cpus_list" | b"die_cpus_list" => Some(cpu_list(0, cpus)),
+            b"core_siblings" | b"package_cpus" | b"die_cpus" => Some(cpu_mask(0, cpus, cpus)),
             b"core_id" => Some(line(cpu)),
-            b"physical_package_id" | b"die_id" | b"cluster_id" => Some(line(0)),
+            b"cluster_id" => Some(line(65535)),
+            b"physical_package_id" | b"die_id" => Some(line(0)),
             _ => None,
         };
     }
@@ -444,6 +445,8 @@ mod tests {
         assert_eq!(cpu("cpu2/topology/core_siblings_list").unwrap(), b"0-3\n");
         assert_eq!(cpu("cpu1/topology/thread_siblings").unwrap(), b"2\n");
         assert_eq!(cpu("cpu1/topology/package_cpus").unwrap(), b"f\n");
+        assert_eq!(cpu("cpu2/topology/cluster_cpus_list").unwrap(), b"2\n");
+        assert_eq!(cpu("cpu2/topology/cluster_id").unwrap(), b"65535\n");
         assert_eq!(cpu("cpu0/cache/index3/level").unwrap(), b"3\n");
         assert_eq!(cpu("cpu1/cache/index2/shared_cpu_list").unwrap(), b"1\n");
         assert_eq!(cpu("cpu1/cache/index3/shared_cpu_list").unwrap(), b"0-3\n");
