@@ -139,7 +139,7 @@ impl Looker {
         let load = elf.program_headers.iter().find(|p| {
             p.p_type == goblin::elf::program_header::PT_LOAD && addr >= p.p_vaddr && addr - p.p_vaddr < p.p_filesz
         })?;
-        Some((load.p_offset + (addr - load.p_vaddr), size))
+        Some((load.p_offset.checked_add(addr - load.p_vaddr)?, size))
     }
 
     /// Reads `[offset, offset + size)` unless the first page holds it; None when it lies
