@@ -13,8 +13,9 @@
 
 use std::os::unix::fs::FileExt;
 
-/// The largest file looked at; larger ones are no library `--omp` has anything to do with.
-pub const MAX_FILE: u64 = 256 << 20;
+/// The largest file looked at (an address range reserved, not memory: only the parts read
+/// take host pages). PyTorch's pip wheels carry a 500 MB libtorch_cpu.so.
+pub const MAX_FILE: u64 = 2 << 30;
 /// The most bytes of tables read from one file (a library's dynamic symbols and strings are a
 /// few MB at most; beyond this the look gives up and the caller reads the file whole).
 const MAX_PARTS: u64 = 64 << 20;
@@ -31,8 +32,6 @@ pub struct Looker {
     base: *mut u8,
     /// The parts read for the last file, cleared before the next one is read.
     filled: Vec<(usize, usize)>,
-    /// The size of the last file looked at, 0 when that look failed.
-    len: u64,
 }
 
 // SAFETY: the reservation is owned by this value alone.
@@ -46,7 +45,7 @@ impl Default for Looker {
 
 impl Looker {
     pub fn new() -> Looker {
-        Looker { base: std::ptr::null_mut(), filled: Vec::new(), len: 0 }
+        Looker { base: std::ptr::null_mut(), filled: Vec::new() }
     }
 
     /// The bytes of `file` (a regular file of `len` bytes) as far as its ELF64 headers, its
@@ -55,7 +54,6 @@ impl Looker {
     /// `MAX_FILE`, has tables out of its bounds, or cannot be read: the caller then reads it
     /// whole, or skips it, as it would have.
     pub fn look(&mut self, file: &std::fs::File, len: u64, symbols: bool) -> Option<&[u8]> {
-        self.len = 0;
         if !(EHDR_SIZE..=MAX_FILE).contains(&len) {
             return None;
         }
@@ -108,17 +106,7 @@ impl Looker {
         if let Some((offset, size)) = self.dynamic_strings(len) {
             self.read_part(file, len, offset, size, head, &mut budget)?;
         }
-        self.len = len;
         Some(self.bytes(len))
-    }
-
-    /// The bytes of the last file looked at (empty before the first look, or when that look
-    /// failed).
-    pub fn last(&self) -> &[u8] {
-        match self.len {
-            0 => &[],
-            len => self.bytes(len),
-        }
     }
 
     /// Where the dynamic section's strings lie in the file (offset, size), if it says.

@@ -15,8 +15,14 @@ use std::path::{Path, PathBuf};
 use crate::elf_headers::{self, DT_RPATH, DT_RUNPATH};
 use crate::elf_look::Looker;
 
-/// The most libraries a walk reads (a program's closure is a few dozen at most).
-const MAX_LIBRARIES: usize = 256;
+/// The most libraries a walk reads (a program's closure is a few dozen at most; ffmpeg's 207).
+const MAX_LIBRARIES: usize = 512;
+/// An object's DT_RPATH or DT_RUNPATH directories, shared by the names it needs.
+type SearchList = std::rc::Rc<Vec<PathBuf>>;
+
+/// The most directories one search list gives (beyond them a hostile RUNPATH would cost a
+/// failed open per library each).
+const MAX_SEARCH_DIRS: usize = 256;
 /// Libraries of the C and C++ runtimes (glibc's, gcc's), which call no OpenMP runtime: not
 /// read, nor what they load (each other), ~0.8 ms of every start of a dynamic OpenMP program
 /// that libc's 2 MB alone cost.
@@ -46,7 +52,7 @@ pub struct Library<'a> {
 /// libraries (the walk stops there).
 pub fn loads(bytes: &[u8], path: &Path, ld_library_path: Option<&str>, soname: &str) -> bool {
     let mut seen = false;
-    walk(bytes, path, ld_library_path, false, |lib| {
+    let _ = walk(bytes, path, ld_library_path, false, |lib| {
         seen = lib.name == soname;
         seen
     });
@@ -58,30 +64,41 @@ pub fn loads(bytes: &[u8], path: &Path, ld_library_path: Option<&str>, soname: &
 /// (`RUNTIME_LIBRARIES`), until `visit` returns true; a name found nowhere is left out (ld.so
 /// would fail to start the program, which then is not ours to judge). `ld_library_path`: the
 /// program's `LD_LIBRARY_PATH`. `symbols`: each library's bytes include its dynamic symbols.
+/// Err (why) when the walk could not see everything ld.so would load: a library whose
+/// tables the look cannot read (ld.so may still load it), or past `MAX_LIBRARIES`; callers
+/// then decide as if an unseen library could use anything.
 pub fn walk(
     bytes: &[u8],
     path: &Path,
     ld_library_path: Option<&str>,
     symbols: bool,
     mut visit: impl FnMut(&Library) -> bool,
-) {
-    let Ok(elf) = elf_headers::headers(bytes, false) else { return };
+) -> Result<(), String> {
+    use std::rc::Rc;
+    let Ok(elf) = elf_headers::headers(bytes, false) else { return Err("cannot read the program's headers".into()) };
     let exe_dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
     let exe_rpath = search_list(&elf_headers::dynamic_strings(bytes, &elf, DT_RPATH), &exe_dir);
-    let exe_runpath = search_list(&elf_headers::dynamic_strings(bytes, &elf, DT_RUNPATH), &exe_dir);
+    let exe_runpath = Rc::new(search_list(&elf_headers::dynamic_strings(bytes, &elf, DT_RUNPATH), &exe_dir));
     let env: Vec<PathBuf> = ld_library_path.map(|p| search_list(&[p], &exe_dir)).unwrap_or_default();
     let system = system_dirs();
-    // (name, the loading object's RPATH, its RUNPATH)
-    let mut queue: std::collections::VecDeque<(String, Vec<PathBuf>, Vec<PathBuf>)> =
+    // (name, the loading object's RPATH, its RUNPATH): the lists shared by all the names one
+    // object needs (a copy each made a hostile library of 1,000 names and a 20,000-entry
+    // RUNPATH cost 1.1 GB and 1.5 s).
+    let exe_rpath = Rc::new(exe_rpath);
+    let mut queue: std::collections::VecDeque<(String, SearchList, SearchList)> =
         elf_headers::needed_libraries(bytes, &elf)
             .into_iter()
             .map(|n| (n.to_string(), exe_rpath.clone(), exe_runpath.clone()))
             .collect();
     let mut seen: Vec<String> = Vec::new();
     let mut looker = Looker::new();
+    let mut complete = Ok(());
     while let Some((name, rpath, runpath)) = queue.pop_front() {
-        if seen.contains(&name) || seen.len() >= MAX_LIBRARIES || RUNTIME_LIBRARIES.contains(&name.as_str()) {
+        if seen.contains(&name) || RUNTIME_LIBRARIES.contains(&name.as_str()) {
             continue;
+        }
+        if seen.len() >= MAX_LIBRARIES {
+            return Err(format!("it loads more than {MAX_LIBRARIES} libraries"));
         }
         seen.push(name.clone());
         let candidates: Vec<PathBuf> = if name.contains('/') {
@@ -92,63 +109,86 @@ pub fn walk(
             let rpaths: Vec<&PathBuf> =
                 if runpath.is_empty() { rpath.iter().chain(exe_rpath.iter()).collect() } else { Vec::new() };
             let listed = system.iter().filter(|d| d.may_hold(&name)).map(|d| &d.path);
-            rpaths.into_iter().chain(&env).chain(&runpath).chain(listed).map(|d| d.join(&name)).collect()
+            rpaths.into_iter().chain(&env).chain(runpath.iter()).chain(listed).map(|d| d.join(&name)).collect()
         };
         // The first candidate that is a 64-bit x86 ELF file (ld.so skips others).
-        let Some(path) = candidates.into_iter().find(|p| look_at(p, &mut looker, symbols)) else { continue };
-        // `look_at` left that file's look in the buffer.
-        let lib = looker.last();
+        let Some(path) = candidates.into_iter().find(|p| is_x86_64_elf(p)) else { continue };
+        let Some(lib) = look_at(&path, &mut looker, symbols) else {
+            if complete.is_ok() {
+                complete = Err(format!("the tables of {} cannot be read", path.display()));
+            }
+            continue;
+        };
         if let Ok(lelf) = elf_headers::headers(lib, false) {
             let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
-            let rp = search_list(&elf_headers::dynamic_strings(lib, &lelf, DT_RPATH), &dir);
-            let rn = search_list(&elf_headers::dynamic_strings(lib, &lelf, DT_RUNPATH), &dir);
+            let rp = Rc::new(search_list(&elf_headers::dynamic_strings(lib, &lelf, DT_RPATH), &dir));
+            let rn = Rc::new(search_list(&elf_headers::dynamic_strings(lib, &lelf, DT_RUNPATH), &dir));
             for next in elf_headers::needed_libraries(lib, &lelf) {
-                queue.push_back((next.to_string(), rp.clone(), rn.clone()));
+                if !seen.iter().any(|s| s == next) {
+                    queue.push_back((next.to_string(), rp.clone(), rn.clone()));
+                }
             }
         }
         if visit(&Library { name, path, bytes: lib }) {
-            return;
+            return complete;
         }
     }
+    complete
 }
 
-/// Looks at the file at `path` (`Looker::last` gives its bytes); whether it is a 64-bit x86
-/// ELF file.
-fn look_at(path: &Path, looker: &mut Looker, symbols: bool) -> bool {
+/// Opens the regular file at `path` without waiting (a FIFO or a device named like a
+/// library would wait for a writer at the open, or act on the device): the type is asked
+/// before the open and after it.
+fn open_regular(path: &Path) -> Option<(std::fs::File, u64)> {
     use std::os::unix::fs::OpenOptionsExt;
-    // A regular file only, asked before the open and after it: opening a FIFO or a device
-    // named like a library would wait for a writer, or act on the device.
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
+        return None;
     }
     let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path);
-    let Ok(file) = opened else { return false };
-    let Ok(meta) = file.metadata() else { return false };
-    if !meta.is_file() {
+    let file = opened.ok()?;
+    let meta = file.metadata().ok()?;
+    let len = meta.len();
+    meta.is_file().then_some((file, len))
+}
+
+/// Whether the file at `path` is a 64-bit x86 ELF file, by its first 64 bytes, as ld.so
+/// chooses among the candidates.
+fn is_x86_64_elf(path: &Path) -> bool {
+    use std::os::unix::fs::FileExt;
+    let Some((file, _)) = open_regular(path) else { return false };
+    let mut header = [0u8; 64];
+    if file.read_exact_at(&mut header, 0).is_err() {
         return false;
     }
-    let Some(bytes) = looker.look(&file, meta.len(), symbols) else { return false };
-    elf_headers::headers(bytes, false).is_ok_and(|e| e.header.e_machine == goblin::elf::header::EM_X86_64)
+    header[..4] == *b"\x7fELF" && header[4] == 2 && header[5] == 1 && u16::from_le_bytes([header[18], header[19]]) == 62
+}
+
+/// The bytes of the library at `path` as far as `Looker` reads them; None where it cannot
+/// (tables out of the file, too large).
+fn look_at<'a>(path: &Path, looker: &'a mut Looker, symbols: bool) -> Option<&'a [u8]> {
+    let (file, len) = open_regular(path)?;
+    looker.look(&file, len, symbols)
 }
 
 /// The directories of colon-separated `lists`, `$ORIGIN` (and `${ORIGIN}`) as `origin`; an
 /// empty entry is the current directory, as for ld.so.
 fn search_list(lists: &[&str], origin: &Path) -> Vec<PathBuf> {
     let origin = origin.to_string_lossy();
-    lists
-        .iter()
-        .flat_map(|l| l.split(':'))
-        .map(
-            |d| {
-                if d.is_empty() {
-                    ".".to_string()
-                } else {
-                    d.replace("${ORIGIN}", &origin).replace("$ORIGIN", &origin)
-                }
-            },
-        )
-        .map(PathBuf::from)
-        .collect()
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    // Each directory once, as ld.so keeps them (a list of 20,000 empty entries is one "."),
+    // and at most `MAX_SEARCH_DIRS` of them.
+    let mut seen = std::collections::HashSet::new();
+    for d in lists.iter().flat_map(|l| l.split(':')) {
+        let d =
+            if d.is_empty() { ".".to_string() } else { d.replace("${ORIGIN}", &origin).replace("$ORIGIN", &origin) };
+        if seen.insert(d.clone()) {
+            dirs.push(PathBuf::from(d));
+            if dirs.len() >= MAX_SEARCH_DIRS {
+                break;
+            }
+        }
+    }
+    dirs
 }
 
 /// A directory of the system's search list, with the names it holds where they are few
@@ -269,7 +309,7 @@ mod tests {
         let built = std::process::Command::new("gcc").arg("-fopenmp").arg("-o").arg(&exe).arg(&src).status();
         assert!(built.as_ref().is_ok_and(|s| s.success()), "gcc -fopenmp: {built:?}");
         let mut found = Vec::new();
-        walk(&std::fs::read(&exe).unwrap(), &exe, None, true, |l| {
+        let _ = walk(&std::fs::read(&exe).unwrap(), &exe, None, true, |l| {
             found.push((l.name.clone(), l.path.clone()));
             false
         });
@@ -313,6 +353,17 @@ mod tests {
         let bytes = std::fs::read(&exe).unwrap();
         assert!(loads(&bytes, &exe, None, "libgomp.so.1"), "libwork.so's libgomp not found");
         assert!(!loads(&bytes, &exe, None, "libnothing.so.1"));
+    }
+
+    /// Each directory once, as ld.so keeps them: a hostile RUNPATH of 20,000 empty entries
+    /// is one directory, not 20,000 copies for each library the object needs.
+    #[test]
+    fn a_search_list_names_each_directory_once() {
+        let list = search_list(&[&":".repeat(20_000), "/a:/b:/a"], Path::new("/x"));
+        let want: Vec<PathBuf> = [".", "/a", "/b"].iter().map(PathBuf::from).collect();
+        assert_eq!(list, want);
+        let many: String = (0..1000).map(|i| format!("/d{i}:")).collect();
+        assert_eq!(search_list(&[&many], Path::new("/x")).len(), MAX_SEARCH_DIRS);
     }
 
     #[test]

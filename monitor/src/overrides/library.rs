@@ -28,7 +28,7 @@ use crate::file_bytes::FileBytes;
 /// be; with `Everything`, also where none does (one may be opened later).
 pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Option<&str>)>, reach: Reach) -> Decision {
     let g: &Group = &abi::GROUPS[group as usize];
-    let elf = match Elf::parse(bytes) {
+    let elf = match crate::elf_headers::parse_bounded(bytes) {
         Ok(e) => e,
         Err(e) => return Decision::Skip(format!("cannot read the program's ELF: {e}")),
     };
@@ -37,9 +37,16 @@ pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Optio
     // exports, gathered in one walk: a library's bytes last only while the walk shows it.
     let mut closure: Vec<(String, std::path::PathBuf, Vec<String>)> = Vec::new();
     let mut exports = None;
+    let mut complete = Ok(());
+    let mut impostor = None;
     if let Some((path, ld_library_path)) = at.filter(|_| loads_itself || reach != Reach::Program) {
-        super::closure::walk(bytes, path, ld_library_path, true, |lib| {
+        complete = super::closure::walk(bytes, path, ld_library_path, true, |lib| {
             if lib.name == g.soname {
+                // The file ld.so finds by that name may be another runtime's (LLVM's libomp
+                // linked as libgomp.so.1): its own name says.
+                if !is_named(lib.bytes, g.soname) {
+                    impostor = Some(lib.path.clone());
+                }
                 exports = Some(exported_names(lib.bytes));
             } else {
                 let imports = imports_named(lib.bytes, g.entry_prefixes);
@@ -49,6 +56,18 @@ pub fn plan_dynamic(bytes: &[u8], group: u8, at: Option<(&std::path::Path, Optio
         });
     }
     let loads_library = loads_itself || exports.is_some();
+    if let Some(path) = impostor {
+        return Decision::Skip(format!(
+            "the {} it loads ({}) is another OpenMP runtime, not GNU's libgomp",
+            g.soname,
+            path.display()
+        ));
+    }
+    if let (true, Err(why)) = (loads_library, &complete) {
+        // A library ld.so may load but the walk could not read could use a libgomp function
+        // the kernel lacks (a hostile one could hide its OpenACC imports so).
+        return Decision::Skip(format!("not every library it loads could be checked: {why}"));
+    }
     let of_library = |name: &str| {
         g.entry_prefixes.iter().any(|p| name.starts_with(p)) && exports.as_ref().is_none_or(|e| e.contains(name))
     };
@@ -172,8 +191,24 @@ impl LibraryPlans {
                 LibraryUse::SpinTests => !is_named(b, soname),
                 LibraryUse::Override { .. } => has_no_entries(b, self.group),
             };
-            if self.looks_like(fd, st.st_size as u64, nothing) {
-                return Ok(Vec::new());
+            match self.looks_like(fd, st.st_size as u64, true, nothing) {
+                Some(true) => return Ok(Vec::new()),
+                Some(false) => {}
+                None => {
+                    // Tables the look cannot read (out of the file, too large) are not parsed
+                    // further (a hostile library's made the full parse take gigabytes). The
+                    // group's library, by its name, then cannot be overridden; any other file
+                    // has nothing to give.
+                    let named = self.looks_like(fd, st.st_size as u64, false, |b| is_named(b, soname));
+                    let plan = match (named, self.purpose) {
+                        (Some(true), LibraryUse::Override { .. }) => Err("its tables cannot be read".to_string()),
+                        _ => Ok(Vec::new()),
+                    };
+                    if let (Err(why), true) = (&plan, self.report) {
+                        eprintln!("hrt: --omp: {soname}: {why}");
+                    }
+                    return plan;
+                }
             }
             let bytes = read_file(fd, st.st_size as u64);
             if self.purpose == LibraryUse::SpinTests {
@@ -202,7 +237,7 @@ impl LibraryPlans {
 
 /// The spin tests of the group's library (`spin_sites::plan_library`), none in other files.
 fn spin_entries(bytes: &[u8], soname: &str, report: bool) -> Vec<Entry> {
-    if Elf::parse(bytes).ok().and_then(|e| e.soname) != Some(soname) {
+    if crate::elf_headers::parse_bounded(bytes).ok().and_then(|e| e.soname) != Some(soname) {
         return Vec::new();
     }
     match super::spin_sites::plan_library(bytes) {
@@ -227,13 +262,13 @@ impl LibraryPlans {
     /// parse of `file_entries` (every table of the file, read whole) can tell that it has no
     /// entries. That parse cost ~1 ms a library at each start (ImageMagick's `convert` maps
     /// ~60: 66-72 ms a start became 119-136 under `--omp kernel`, which asks for every mapped
-    /// library). False where the look cannot tell.
-    fn looks_like(&self, fd: i32, len: u64, pred: impl Fn(&[u8]) -> bool) -> bool {
+    /// library). None where the look cannot read the file.
+    fn looks_like(&self, fd: i32, len: u64, symbols: bool, pred: impl Fn(&[u8]) -> bool) -> Option<bool> {
         use std::os::fd::BorrowedFd;
         // SAFETY: the caller's descriptor stays open for this call; a duplicate is taken at once.
-        let Ok(own) = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned() else { return false };
+        let own = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().ok()?;
         let mut looker = self.looker.lock().unwrap_or_else(|e| e.into_inner());
-        looker.look(&std::fs::File::from(own), len, true).is_some_and(pred)
+        looker.look(&std::fs::File::from(own), len, symbols).map(pred)
     }
 }
 
@@ -298,14 +333,31 @@ fn exports(elf: &Elf) -> HashMap<String, (u64, u64)> {
     out
 }
 
+/// A symbol version the group's real library defines (GNU libgomp's first, `GOMP_1.0`): a file
+/// that only takes its name (`DT_SONAME`) is not overridden, its own functions run.
+fn library_version(group: u8) -> Option<&'static str> {
+    (abi::GROUPS[group as usize].soname == "libgomp.so.1").then_some("GOMP_1.0")
+}
+
+/// Whether the library defines symbol version `name` (`.gnu.version_d`).
+fn defines_version(elf: &Elf, name: &str) -> bool {
+    let Some(verdef) = &elf.verdef else { return false };
+    verdef.iter().any(|d| d.iter().any(|a| elf.dynstrtab.get_at(a.vda_name) == Some(name)))
+}
+
 /// The entries of one library file for group `group`: overrides when it is the group's
 /// library, imports when it exports them, none otherwise.
 fn file_entries(bytes: &[u8], group: u8) -> Result<Vec<Entry>, String> {
     let g: &Group = &abi::GROUPS[group as usize];
-    let Ok(elf) = Elf::parse(bytes) else { return Ok(Vec::new()) };
+    let elf = crate::elf_headers::parse_bounded(bytes).map_err(|e| format!("cannot read it: {e}"))?;
     let exported = exports(&elf);
     let mut entries = Vec::new();
     if elf.soname == Some(g.soname) {
+        if let Some(version) = library_version(group) {
+            if !defines_version(&elf, version) {
+                return Err(format!("it is not GNU's libgomp (it defines no symbol version {version})"));
+            }
+        }
         let mut patched = std::collections::HashSet::new();
         for (i, name) in g.overrides.iter().enumerate() {
             let Some(&(offset, size)) = exported.get(*name) else { continue };

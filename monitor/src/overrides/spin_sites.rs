@@ -12,13 +12,13 @@
 //! its writable segment (`plan_library`), or none is used. A stripped static program has no
 //! symbol table at all: then there are no sites, and libgomp keeps its full spin.
 
-use goblin::elf::{program_header::PT_INTERP, program_header::PT_LOAD, sym, Elf};
+use goblin::elf::{program_header::PT_INTERP, program_header::PT_LOAD, sym};
 use hrt_abi::overrides::{self as abi, Entry};
 
 /// The spin sites and the `gomp_available_cpus` entry of the static program `bytes`, or why
 /// there are none.
 pub fn plan(bytes: &[u8]) -> Result<Vec<Entry>, &'static str> {
-    let elf = Elf::parse(bytes).map_err(|_| "not an ELF file")?;
+    let elf = crate::elf_headers::parse_bounded(bytes).map_err(|_| "not an ELF file, or one too large to read")?;
     if elf.program_headers.iter().any(|p| p.p_type == PT_INTERP) {
         return Err("the program is dynamically linked (its libgomp.so has no symbol table)");
     }
@@ -53,7 +53,7 @@ pub fn plan(bytes: &[u8]) -> Result<Vec<Entry>, &'static str> {
 /// Y(%rip); jb` in the library must name the same X and Y, both 8-byte variables in its
 /// writable segment.
 pub fn plan_library(bytes: &[u8]) -> Result<Vec<Entry>, &'static str> {
-    let elf = Elf::parse(bytes).map_err(|_| "not an ELF file")?;
+    let elf = crate::elf_headers::parse_bounded(bytes).map_err(|_| "not an ELF file, or one too large to read")?;
     let mut texts = elf.program_headers.iter().filter(|p| p.p_type == PT_LOAD && p.is_executable());
     let (Some(text), None) = (texts.next(), texts.next()) else {
         return Err("not one executable segment");

@@ -1,7 +1,7 @@
 //! The program's functions as the override planner needs them: name, address, size, and
 //! whether each belongs to the library a group replaces.
 
-use goblin::elf::{program_header::PT_INTERP, sym, Elf};
+use goblin::elf::{program_header::PT_INTERP, sym};
 use hrt_abi::overrides::Group;
 
 pub struct Function {
@@ -30,7 +30,8 @@ pub struct Table<'a> {
 
 impl<'a> Table<'a> {
     pub fn read(bytes: &'a [u8], group: &Group) -> Result<Table<'a>, String> {
-        let elf = Elf::parse(bytes).map_err(|e| format!("cannot read the program's ELF: {e}"))?;
+        let elf =
+            crate::elf_headers::parse_bounded(bytes).map_err(|e| format!("cannot read the program's ELF: {e}"))?;
         if elf.program_headers.iter().any(|p| p.p_type == PT_INTERP) {
             return Err("the program is dynamically linked (its libgomp is a shared library)".into());
         }

@@ -10,15 +10,13 @@
 //! vCPU, where its `sched_yield` hands the vCPU to the thread waited for, as the host's own
 //! scheduler does for it natively (`flags::PACK_THREADS`).
 
-use goblin::elf::Elf;
-
 /// A function every libomp has, and a compiler's OpenMP code calls (`#pragma omp parallel`).
 const LIBOMP_FUNCTION: &str = "__kmpc_fork_call";
 
 /// The libomp the program uses, by name, or None: a shared library it loads (`DT_NEEDED`
 /// `libomp.so*` or `libiomp5.so`), or one linked in (a defined `__kmpc_fork_call`).
 pub fn libomp_in(bytes: &[u8]) -> Option<String> {
-    let elf = Elf::parse(bytes).ok()?;
+    let elf = crate::elf_headers::parse_bounded(bytes).ok()?;
     if let Some(lib) = elf.libraries.iter().find(|l| l.starts_with("libomp") || l.starts_with("libiomp")) {
         return Some(lib.to_string());
     }
