@@ -166,13 +166,15 @@ impl Looker {
         unsafe { std::slice::from_raw_parts(self.base, len as usize) }
     }
 
-    /// Zeroes the parts the last look read: small ones in place, large ones (a big library's
-    /// symbols) by giving their pages back, so that a looker kept for a program's life
-    /// (`LibraryPlans`) holds no more than a few pages of host memory between looks.
+    /// Zeroes the parts the last look read: in place, but a very large one (only a hostile
+    /// library's) by giving its pages back, so that a looker kept for a program's life
+    /// (`LibraryPlans`) holds at most a few MB of host memory between looks. Not every large
+    /// one: `madvise` in `hrt`, whose other threads run vCPUs, costs a TLB shootdown that
+    /// interrupts them (~0.5 ms a library mapped here, ffmpeg's start 387 -> 502 ms).
     fn clear(&mut self) {
         const PAGE: usize = 4096;
         for (offset, size) in self.filled.drain(..) {
-            if size < 16 * PAGE {
+            if size < 8 << 20 {
                 // SAFETY: a part read before, inside the reservation.
                 unsafe { std::ptr::write_bytes(self.base.add(offset), 0, size) };
                 continue;

@@ -585,7 +585,8 @@ fn map(_: &mut TrapFrame, a: [u64; 6]) -> SysResult {
     if file && prot & protect::PROT_EXEC != 0 {
         crate::linux::profile::file_mapped(fd as u64, off, start, filled_end - start);
     }
-    if file && prot & protect::PROT_EXEC != 0 && crate::linux::overrides::library_mode_on() {
+    let exec = file && prot & protect::PROT_EXEC != 0;
+    if exec && crate::linux::overrides::file_may_have_entries(fd as u64, off, filled_end - start) {
         // A shared libgomp under `--omp`: its functions jump to the kernel's runtime. The
         // patches write the code, so a replaced (or reused) range loses its old protection.
         if replaced {
