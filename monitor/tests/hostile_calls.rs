@@ -777,6 +777,14 @@ fn status_shows_each_threads_cpu_mask() {
     passes_natively_and_same_on("status_affinity", Some("worker pinned to 0: Cpus_allowed_list:\t0\n"), &["2"]);
 }
 
+/// SIGFPE's si_code for each floating-point exception, SSE and x87 (overflow, underflow,
+/// invalid, division by zero, inexact), as Linux gives it: HRT said invalid for all but
+/// division by zero, and SBCL raised the wrong condition for an overflow.
+#[test]
+fn floating_point_signals_name_their_exception_as_on_linux() {
+    passes_natively_and_same_on_1_and_2_cpus("fpe_codes", Some("x87-res  si_code 6"));
+}
+
 /// flock reaches the host's open file descriptions: conflicts, shared duplicates, a forked
 /// child, errors (it was ENOSYS: Java's start-up uses it).
 #[test]

@@ -132,12 +132,12 @@ pub fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     as_linux_int_n(frame);
     let (sig, code, addr) = match frame.vector {
         0 => (8, FPE_INTDIV, frame.rip),
-        16 | 19 => (8, simd_fpe_code(), frame.rip), // #MF, #XM
-        1 => (5, TRAP_TRACE, frame.rip),            // #DB
-        3 => (5, SI_KERNEL, 0),                     // #BP (int3)
-        6 => (4, ILL_ILLOPN, frame.rip),            // #UD
-        17 => (7, BUS_ADRALN, 0),                   // #AC
-        11 | 12 => (7, SI_KERNEL, 0),               // #NP, #SS (a non-canonical stack pointer), as on Linux
+        16 | 19 => (8, fpe_code(frame.vector), frame.rip), // #MF, #XM
+        1 => (5, TRAP_TRACE, frame.rip),                   // #DB
+        3 => (5, SI_KERNEL, 0),                            // #BP (int3)
+        6 => (4, ILL_ILLOPN, frame.rip),                   // #UD
+        17 => (7, BUS_ADRALN, 0),                          // #AC
+        11 | 12 => (7, SI_KERNEL, 0),                      // #NP, #SS (a non-canonical stack pointer), as on Linux
         // Page 0 is never the program's, nor any address above user space: Linux reports a
         // user touch of the kernel's half as a missing mapping even where a page is present
         // there (supervisor-only; a touch of 0xffff800000000000 was SEGV_ACCERR in some runs).
@@ -193,14 +193,44 @@ const BUS_ADRERR: i32 = 2;
 const SEGV_MAPERR: i32 = 1;
 const SEGV_ACCERR: i32 = 2;
 
-/// si_code of an SSE floating-point exception: division by zero or (for the rest) invalid.
-fn simd_fpe_code() -> i32 {
-    let mut mxcsr = 0u32;
-    // SAFETY: STMXCSR only stores the (live, program's) MXCSR into the local.
-    unsafe { core::arch::asm!("stmxcsr [{}]", in(reg) &mut mxcsr, options(nostack)) };
-    if mxcsr & 4 != 0 {
-        FPE_FLTDIV
+/// si_code of a floating-point exception, as Linux's `fpu__exception_code` gives it: the
+/// raised flags the program's control word leaves unmasked, in Linux's order (invalid,
+/// division by zero, overflow, underflow or denormal, inexact). #MF (vector 16) is an x87
+/// exception (its status and control words), #XM (19) an SSE one (MXCSR: its flags, and
+/// their masks 7 bits up). Only division by zero was told from invalid here: an overflow
+/// was FPE_FLTINV, and SBCL and ECL raised the wrong condition
+/// (`floating-point-invalid-operation` for `(* most-positive-double-float 10d0)`).
+fn fpe_code(vector: u64) -> i32 {
+    const FPE_FLTOVF: i32 = 4;
+    const FPE_FLTUND: i32 = 5;
+    const FPE_FLTRES: i32 = 6;
+    let (status, control) = if vector == 16 {
+        let (mut sw, mut cw) = (0u16, 0u16);
+        // SAFETY: FNSTSW and FNSTCW store the live (the program's) x87 status and control
+        // words into the locals; neither waits for, nor raises, the pending exception.
+        unsafe {
+            core::arch::asm!("fnstsw [{}]", "fnstcw [{}]", in(reg) &mut sw, in(reg) &mut cw, options(nostack));
+        }
+        (sw as u32, cw as u32)
     } else {
+        let mut mxcsr = 0u32;
+        // SAFETY: STMXCSR only stores the (live, program's) MXCSR into the local.
+        unsafe { core::arch::asm!("stmxcsr [{}]", in(reg) &mut mxcsr, options(nostack)) };
+        (mxcsr, mxcsr >> 7)
+    };
+    let raised = status & !control & 0x3f;
+    if raised & 0x01 != 0 {
+        FPE_FLTINV
+    } else if raised & 0x04 != 0 {
+        FPE_FLTDIV
+    } else if raised & 0x08 != 0 {
+        FPE_FLTOVF
+    } else if raised & 0x12 != 0 {
+        FPE_FLTUND
+    } else if raised & 0x20 != 0 {
+        FPE_FLTRES
+    } else {
+        // None unmasked (Linux sends nothing then); kept as before: invalid.
         FPE_FLTINV
     }
 }
