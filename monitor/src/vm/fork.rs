@@ -42,6 +42,9 @@ pub struct Base {
 /// One fork to make.
 struct Job {
     ram: GuestRam,
+    /// The parent's forwarder for a fork of the program itself (context 0), whose table the
+    /// fork thread copies again with it locked across the host fork; None for a spawn child's.
+    parent: Option<ParentForwarder>,
     /// The child's forwarder, a copy of the parent's taken on the asking vCPU thread, and
     /// what a forking spawn child asked for itself.
     forwarder: Forwarder,
@@ -61,6 +64,13 @@ struct Job {
     asked: Instant,
     reply: mpsc::Sender<i64>,
 }
+
+/// The forking VM's forwarder, seen from the fork thread.
+struct ParentForwarder(*const Forwarder);
+
+// SAFETY: `serve` waits for the fork thread's answer before it returns, so the forwarder
+// (the VM's, which lives as long as its vCPUs) outlives every use; `Forwarder` is Sync.
+unsafe impl Send for ParentForwarder {}
 
 static BASE: OnceLock<Base> = OnceLock::new();
 /// This process is a forked child's `hrt`.
@@ -242,6 +252,7 @@ pub fn serve(shared: &Shared, record: u64, tsc: u64, ctx: u64, busy: [u64; 4]) -
     let (reply, answer) = mpsc::channel();
     let job = Job {
         ram: shared.ram.clone(),
+        parent: (ctx == 0).then_some(ParentForwarder(f as *const Forwarder)),
         forwarder,
         setup,
         program_mem: shared.program_mem,
@@ -284,11 +295,27 @@ fn fork(job: Job) -> i64 {
     crate::forward::caps::catch_up();
 
     let walked_pipe = super::robust_walk::pipe_for_fork();
-    let held = hold_global_locks();
+    let mut job = job;
     // SAFETY: the child runs only this thread's code; every global lock is this thread's (no
     // other thread of the parent holds one the child would wait on for good); the child ends
     // with _exit.
-    let pid = unsafe { libc::fork() };
+    let host_fork = || unsafe { libc::fork() };
+    let (held, pid) = loop {
+        let held = hold_global_locks();
+        let pid = match &job.parent {
+            // SAFETY: see `ParentForwarder`.
+            Some(parent) => unsafe { &*parent.0 }.fork_with_table_held(&mut job.forwarder, host_fork),
+            None => Some(host_fork()),
+        };
+        match pid {
+            Some(pid) => break (held, pid),
+            None => {
+                // Another thread uses the table: give back the locks it may wait for.
+                drop(held);
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    };
     // In the child too: this thread held them there, and the child starts threads.
     drop(held);
     if pid == 0 {
