@@ -24,6 +24,9 @@ pub fn for_program(
     verbose: bool,
 ) -> Result<OmpPlan, String> {
     if choice == OmpChoice::Libgomp {
+        if verbose {
+            eprintln!("hrt: --omp libgomp: {}: the program runs on its own OpenMP runtime", program.given);
+        }
         return Ok(own_runtime(program, packed, verbose));
     }
     let decision = if !one_ring {
@@ -74,6 +77,7 @@ pub fn for_program(
             if verbose {
                 let own = match super::yielding_runtime::libomp_in(&program.bytes) {
                     Some(_) => "OpenMP runtime, LLVM's libomp",
+                    None if why.contains("another OpenMP runtime") => "OpenMP runtime",
                     None => "libgomp",
                 };
                 eprintln!("hrt: --omp auto: {}: the program runs on its own {own}: {why}", program.given);
