@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "handler.h"
+
 static sigjmp_buf back;
 static volatile int code;
 
@@ -70,11 +72,7 @@ static void run(const char *name, int x87, unsigned bits, int which) {
 }
 
 int main(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fpe;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    sigaction(SIGFPE, &sa, NULL);
+    set_info_handler(SIGFPE, on_fpe, SA_NODEFER);
     run("sse-ovf", 0, OVF, 0);
     run("sse-und", 0, UND, 1);
     run("sse-inv", 0, INV, 2);
